@@ -1,0 +1,23 @@
+import * as apiKeys from '../shared/api-keys.ts';
+import { listAuditLog } from '../shared/audit-log.ts';
+import { domainHandler } from '../shared/http/handler.ts';
+import * as publicKeys from '../shared/public-keys.ts';
+import { accountRoutes } from '../shared/routes/account.ts';
+import * as workspaces from '../shared/workspaces.ts';
+
+export const handler = domainHandler(accountRoutes, {
+  listApiKeys: ({ principal }) => apiKeys.listApiKeys(principal.workspaceId),
+  createApiKey: ({ principal, body }) => apiKeys.createApiKey(principal, body),
+  updateApiKey: ({ principal, params, body }) => apiKeys.updateApiKey(principal, params.id, body),
+  deleteApiKey: ({ principal, params }) => apiKeys.deleteApiKey(principal, params.id),
+  getApiKeyInfo: ({ principal }) => apiKeys.apiKeyInfo(principal),
+  listPublicKeys: ({ principal }) => publicKeys.listPublicKeys(principal.workspaceId),
+  createPublicKey: ({ principal, body }) => publicKeys.createPublicKey(principal, body),
+  updatePublicKey: ({ principal, params, body }) => publicKeys.updatePublicKey(principal, params.id, body),
+  deletePublicKey: ({ principal, params }) => publicKeys.deletePublicKey(principal, params.id),
+  getWorkspace: ({ principal }) => workspaces.getWorkspace(principal.workspaceId),
+  updateWorkspace: ({ principal, body }) => workspaces.updateWorkspace(principal, body),
+  getWorkspaceSettings: ({ principal }) => workspaces.getWorkspaceSettings(principal.workspaceId),
+  updateWorkspaceSettings: ({ principal, body }) => workspaces.updateWorkspaceSettings(principal, body),
+  listAuditLog: ({ principal, query }) => listAuditLog(principal.workspaceId, query),
+});

@@ -1,0 +1,17 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Domain } from '../shared/http/route.ts';
+
+export type HttpHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+  options: { signal: AbortSignal },
+) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/**
+ * The same handler modules CDK deploys (functions/<domain>.ts), loaded lazily so the
+ * local runtime can set its settings before any of them reads config.
+ */
+export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandler }>> = {
+  account: () => import('../functions/account.ts'),
+  meta: () => import('../functions/meta.ts'),
+};

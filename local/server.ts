@@ -1,0 +1,233 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { badRequest, payloadTooLarge } from '../shared/errors.ts';
+import { MAX_JSON_BODY_BYTES } from '../shared/http/handler.ts';
+import { errorResponse } from '../shared/http/respond.ts';
+import type { Domain } from '../shared/http/route.ts';
+import { servedRoutes } from '../shared/routes/index.ts';
+import { domainFunctions, type HttpHandler } from './functions.ts';
+
+interface Match {
+  routeKey: string;
+  domain: Domain;
+  pathParameters?: Record<string, string>;
+}
+
+/**
+ * Does locally what API Gateway's HTTP API does in AWS: matches the method and path
+ * against the route table (static segments win over parameters), builds a payload v2
+ * event with the socket's address as sourceIp, and invokes the domain's Lambda handler.
+ * Unmatched requests go to the $default route (the meta function), which answers 404.
+ */
+export function createRouter() {
+  const exact = new Map<string, Match>();
+  const templated: { method: string; segments: string[]; match: Match }[] = [];
+  for (const route of servedRoutes()) {
+    const match: Match = { routeKey: route.key, domain: route.domain };
+    if (route.path.includes('{')) {
+      templated.push({ method: route.method, segments: route.path.split('/'), match });
+    } else {
+      exact.set(`${route.method} ${route.path}`, match);
+    }
+  }
+  // API Gateway prefers the most specific route: fewer parameters first.
+  templated.sort(
+    (a, b) => a.segments.filter((s) => s.startsWith('{')).length - b.segments.filter((s) => s.startsWith('{')).length,
+  );
+
+  return function match(method: string, path: string): Match {
+    const direct = exact.get(`${method} ${path}`);
+    if (direct) return direct;
+    const segments = path.split('/');
+    for (const candidate of templated) {
+      if (candidate.method !== method || candidate.segments.length !== segments.length) continue;
+      const params: Record<string, string> = {};
+      const fits = candidate.segments.every((segment, i) => {
+        const actual = segments[i]!;
+        if (segment.startsWith('{')) {
+          if (actual === '') return false;
+          params[segment.slice(1, -1)] = decodeSegment(actual);
+          return true;
+        }
+        return segment === actual;
+      });
+      if (fits) return { ...candidate.match, pathParameters: params };
+    }
+    return { routeKey: '$default', domain: 'meta' };
+  };
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`Invalid percent-encoding in path segment "${segment.slice(0, 100)}"`);
+  }
+}
+
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-headers': 'authorization,content-type',
+  'access-control-allow-methods': 'GET,POST,PATCH,PUT,DELETE,OPTIONS',
+  'access-control-max-age': '600',
+};
+
+export interface LocalServer {
+  url: string;
+  port: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+export async function startLocalServer(options: { port: number; host?: string }): Promise<LocalServer> {
+  const match = createRouter();
+  const handlers = new Map<Domain, Promise<HttpHandler>>();
+  const handlerFor = (domain: Domain) => {
+    let loaded = handlers.get(domain);
+    if (!loaded) {
+      loaded = domainFunctions[domain]().then((module) => module.handler);
+      handlers.set(domain, loaded);
+    }
+    return loaded;
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res, match, handlerFor).catch((error) => {
+      send(res, errorResponse(error));
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  match: ReturnType<typeof createRouter>,
+  handlerFor: (domain: Domain) => Promise<HttpHandler>,
+): Promise<void> {
+  const method = (req.method ?? 'GET').toUpperCase();
+  if (method === 'OPTIONS') {
+    res.writeHead(204, CORS_HEADERS).end();
+    return;
+  }
+  const body = await readBody(req);
+  if (body === 'too-large') {
+    res.setHeader('connection', 'close');
+    send(res, errorResponse(payloadTooLarge('JSON body exceeds the 25 MB limit')));
+    req.destroy();
+    return;
+  }
+  const url = new URL(req.url ?? '/', 'http://local');
+  const route = match(method, url.pathname);
+  const event = buildEvent(req, method, url, route, body);
+  const handler = await handlerFor(route.domain);
+  send(res, await handler(event, lambdaContext(route.domain), { signal: new AbortController().signal }));
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_JSON_BODY_BYTES) {
+        if (!tooLarge) resolve('too-large');
+        tooLarge = true;
+        req.pause();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => !tooLarge && resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function buildEvent(req: IncomingMessage, method: string, url: URL, route: Match, body: Buffer): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  // API Gateway joins repeated query parameters with commas.
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+  const contentType = headers['content-type'] ?? '';
+  const binary = body.length > 0 && contentType !== '' && !/json|text|x-www-form-urlencoded/i.test(contentType);
+  const now = Date.now();
+  return {
+    version: '2.0',
+    routeKey: route.routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    pathParameters: route.pathParameters,
+    body: body.length ? body.toString(binary ? 'base64' : 'utf8') : undefined,
+    isBase64Encoded: binary,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      requestId: randomUUID(),
+      routeKey: route.routeKey,
+      stage: '$default',
+      time: new Date(now).toISOString(),
+      timeEpoch: now,
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? 'unknown',
+        userAgent: headers['user-agent'] ?? '',
+      },
+    },
+  };
+}
+
+function lambdaContext(domain: Domain): Context {
+  const deadline = Date.now() + 29_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `parley-${domain}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:parley-${domain}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/parley-${domain}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  if (res.headersSent) return;
+  const headers: Record<string, string> = { ...CORS_HEADERS };
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  const body = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  if (body) headers['content-length'] = String(body.length);
+  res.writeHead(result.statusCode ?? 200, headers);
+  res.end(body);
+}

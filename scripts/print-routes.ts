@@ -1,0 +1,4 @@
+import { servedRoutes } from '../shared/routes/index.ts';
+
+/** Every served route as `METHOD /path`, one a line (aliases included). */
+for (const route of servedRoutes()) console.log(`${route.method} ${route.path}`);

@@ -1,0 +1,197 @@
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { auditPut } from './audit-log.ts';
+import type { Principal } from './auth/gate.ts';
+import { assertGrantable } from './auth/scopes.ts';
+import { config } from './config.ts';
+import {
+  credentialDeletes,
+  credentialPuts,
+  credentialUpdate,
+  definedFields,
+  findCredential,
+  issueSecret,
+  listCredentials,
+  readCredential,
+  type CredentialItem,
+} from './credentials.ts';
+import { notFound } from './errors.ts';
+import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './routes/account.ts';
+import { db, isTransactionConflict, tableName } from './store/db.ts';
+import { keys } from './store/keys.ts';
+import { getWorkspaceItem, type WorkspaceItem } from './workspaces.ts';
+
+const MAX_ATTEMPTS = 4;
+const apiKeyNotFound = () => notFound('API key not found');
+
+export function toApiKey(item: CredentialItem): ApiKey {
+  return {
+    api_key_id: item.credential_id,
+    name: item.name,
+    masked_key: item.masked_key,
+    is_webhook_key: item.is_webhook_key === true,
+    created_timestamp: item.created_timestamp,
+    last_used_timestamp: item.last_used_timestamp ?? null,
+    scopes: item.scopes ?? [],
+    allowed_ips: item.allowed_ips ?? [],
+    rate_limit_per_minute: item.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY,
+  };
+}
+
+/** The key making the request, as authentication already read it: no further round trip. */
+export function apiKeyInfo(principal: Principal) {
+  return { ...toApiKey(principal.credential), workspace_id: principal.workspaceId };
+}
+
+export async function listApiKeys(workspaceId: string): Promise<ApiKey[]> {
+  return (await listCredentials(keys.apiKeyRefs(workspaceId))).map(toApiKey);
+}
+
+export async function createApiKey(principal: Principal, input: CreateApiKeyInput) {
+  assertGrantable(principal.scopes, input.scopes);
+  const workspaceId = principal.workspaceId;
+  const secret = await issueSecret('secret', workspaceId);
+  const nowMs = Date.now();
+  const puts = credentialPuts(workspaceId, secret, {
+    kind: 'secret',
+    name: input.name,
+    is_webhook_key: input.is_webhook_key,
+    scopes: input.scopes,
+    allowed_ips: input.allowed_ips,
+    rate_limit_per_minute: input.rate_limit_per_minute,
+  }, nowMs);
+  const audit = auditPut(workspaceId, principal, {
+    action: 'api_key.create',
+    target: { type: 'api_key', id: secret.id },
+    changes: Object.keys(definedFields(input)),
+  }, nowMs);
+
+  await withWebhookFlagRetry(async () => {
+    const move = input.is_webhook_key
+      ? webhookFlagMove(await getWorkspaceItem(workspaceId), secret.id, secret.hash)
+      : [];
+    await db.send(new TransactWriteCommand({ TransactItems: [...puts, ...move, audit] }));
+  });
+  const created = puts[0]!.Put.Item as CredentialItem;
+  return { ...toApiKey(created), api_key: secret.value };
+}
+
+export async function updateApiKey(principal: Principal, apiKeyId: string, input: UpdateApiKeyInput): Promise<ApiKey> {
+  const workspaceId = principal.workspaceId;
+  const credential = await findCredential(keys.apiKeyRef(workspaceId, apiKeyId));
+  if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
+  if (input.scopes) assertGrantable(principal.scopes, input.scopes);
+
+  const changes = definedFields(input);
+  const movesFlag = input.is_webhook_key === true && credential.is_webhook_key !== true;
+  if (!movesFlag) delete changes.is_webhook_key;
+  if (Object.keys(changes).length === 0) return toApiKey(credential);
+
+  const audit = auditPut(workspaceId, principal, {
+    action: 'api_key.update',
+    target: { type: 'api_key', id: apiKeyId },
+    changes: Object.keys(changes),
+  }, Date.now());
+  await withWebhookFlagRetry(async () => {
+    const move = movesFlag
+      ? webhookFlagMove(await getWorkspaceItem(workspaceId), apiKeyId, credential.pk.slice('CREDENTIAL#'.length))
+      : [];
+    await db.send(
+      new TransactWriteCommand({ TransactItems: [credentialUpdate(credential, changes), ...move, audit] }),
+    );
+  }, apiKeyNotFound);
+  const updated = await readCredential(credential);
+  if (!updated) throw apiKeyNotFound();
+  return toApiKey(updated);
+}
+
+/** Deleting the webhook key leaves the workspace with none (signing falls back to the oldest key). */
+export async function deleteApiKey(principal: Principal, apiKeyId: string): Promise<void> {
+  const workspaceId = principal.workspaceId;
+  const ref = keys.apiKeyRef(workspaceId, apiKeyId);
+  const credential = await findCredential(ref);
+  if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
+  const clearFlag = credential.is_webhook_key
+    ? [
+        {
+          Update: {
+            TableName: tableName,
+            Key: keys.workspace(workspaceId),
+            UpdateExpression: 'REMOVE webhook_key_id, webhook_key_credential',
+            ConditionExpression: 'webhook_key_id = :id',
+            ExpressionAttributeValues: { ':id': apiKeyId },
+          },
+        },
+      ]
+    : [];
+  try {
+    await db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          ...credentialDeletes(credential, ref),
+          ...clearFlag,
+          auditPut(workspaceId, principal, {
+            action: 'api_key.delete',
+            target: { type: 'api_key', id: apiKeyId },
+            changes: [],
+          }, Date.now()),
+        ],
+      }),
+    );
+  } catch (error) {
+    if (isTransactionConflict(error)) throw apiKeyNotFound();
+    throw error;
+  }
+}
+
+/**
+ * Moves the webhook flag to a key: the workspace records the new holder only if the
+ * holder it read is still current, and the previous holder's flag is cleared in the same
+ * transaction, so exactly one key holds it even under concurrent moves.
+ */
+function webhookFlagMove(workspace: WorkspaceItem, apiKeyId: string, credentialHash: string) {
+  const previousHash = workspace.webhook_key_credential;
+  const items: Record<string, unknown>[] = [
+    {
+      Update: {
+        TableName: tableName,
+        Key: keys.workspace(workspace.workspace_id),
+        UpdateExpression: 'SET webhook_key_id = :id, webhook_key_credential = :hash',
+        ConditionExpression: workspace.webhook_key_id
+          ? 'webhook_key_id = :previous'
+          : 'attribute_exists(pk) AND attribute_not_exists(webhook_key_id)',
+        ExpressionAttributeValues: {
+          ':id': apiKeyId,
+          ':hash': credentialHash,
+          ...(workspace.webhook_key_id ? { ':previous': workspace.webhook_key_id } : {}),
+        },
+      },
+    },
+  ];
+  if (previousHash && previousHash !== credentialHash) {
+    items.push({
+      Update: {
+        TableName: tableName,
+        Key: keys.credential(previousHash),
+        UpdateExpression: 'SET is_webhook_key = :false',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':false': false },
+      },
+    });
+  }
+  return items;
+}
+
+/** Retries a transaction that lost a race on the webhook flag, re-reading the workspace each time. */
+async function withWebhookFlagRetry(attempt: () => Promise<void>, onGone?: () => Error): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isTransactionConflict(error)) throw error;
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+      // The first item is the key itself (update) or its Put (create): gone means deleted meanwhile.
+      if (onGone && reasons[0]?.Code === 'ConditionalCheckFailed') throw onGone();
+      if (i >= MAX_ATTEMPTS) throw error;
+    }
+  }
+}

@@ -1,0 +1,30 @@
+import { forbidden, missingScope } from '../errors.ts';
+
+/** Scopes from the spec's Authentication section. An empty scope list is full access. */
+export const SCOPES = ['agents', 'calls', 'numbers', 'kb', 'analytics', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Who may call a route: a scope, any authenticated key, or anyone (public routes). */
+export type Access = Scope | 'any-key' | 'public';
+
+export function holdsScope(granted: readonly Scope[], needed: Scope): boolean {
+  return granted.length === 0 || granted.includes('admin') || granted.includes(needed);
+}
+
+export function assertScope(granted: readonly Scope[], needed: Scope): void {
+  if (!holdsScope(granted, needed)) throw missingScope(needed);
+}
+
+/**
+ * A key can never hand out more than its creator holds: full access (no scopes, or
+ * admin) may grant anything, otherwise every requested scope must be held, and a
+ * scoped creator cannot mint a full-access key by asking for no scopes.
+ */
+export function assertGrantable(creator: readonly Scope[], requested: readonly Scope[]): void {
+  if (creator.length === 0 || creator.includes('admin')) return;
+  if (requested.length === 0) {
+    throw forbidden('This API key cannot grant full access: it lacks the "admin" scope');
+  }
+  const missing = requested.find((scope) => !creator.includes(scope));
+  if (missing) throw forbidden(`This API key cannot grant the "${missing}" scope it lacks`);
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+
+/**
+ * Every setting Parley reads, validated once when the module loads. A bad value stops the
+ * process at start (or the Lambda at cold start) with the setting's name, never mid-request.
+ */
+const positiveInt = (fallback: number, max: number) =>
+  z.coerce.number().int().min(1).max(max).default(fallback);
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+
+const ConfigSchema = z.object({
+  PARLEY_ENV: z.enum(['production', 'development', 'test']).default('development'),
+  AWS_REGION: z.string().default('us-east-1'),
+  TABLE_NAME: z.string().min(3).max(255).default('parley'),
+  /** Set to DynamoDB Local's URL locally; absent in AWS. */
+  DYNAMODB_ENDPOINT: optionalString,
+  /** KMS key for envelope encryption; absent locally, where a master key in DATA_DIR stands in. */
+  KMS_KEY_ID: optionalString,
+  /** Webhook delivery queue; absent locally, where an in-process queue stands in. */
+  WEBHOOK_QUEUE_URL: optionalString,
+  /** Secrets Manager secret holding vendor credentials as JSON; absent locally (settings come from env). */
+  VENDOR_SECRET_ID: optionalString,
+  DATA_DIR: z.string().default('.data'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  RATE_LIMIT_PER_KEY: positiveInt(600, 100_000),
+  RATE_LIMIT_PER_IP: positiveInt(3000, 10_000_000),
+  BATCH_TICK_MS: positiveInt(5000, 60_000),
+  /** Public URL of the API, used in links handed to users; derived from PORT locally. */
+  PUBLIC_BASE_URL: optionalString,
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Invalid Parley settings: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+export const config: Config = loadConfig(process.env);
+
+export const isProduction = config.PARLEY_ENV === 'production';

@@ -1,0 +1,78 @@
+import type { z } from 'zod';
+import type { Principal } from '../auth/gate.ts';
+import type { Access } from '../auth/scopes.ts';
+
+export const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
+export type Method = (typeof METHODS)[number];
+
+/** One Lambda per domain; CDK and the local server read the domain from each route. */
+export const DOMAINS = ['account', 'meta'] as const;
+export type Domain = (typeof DOMAINS)[number];
+
+export interface RouteAlias {
+  method: Method;
+  path: string;
+}
+
+/**
+ * A route as data: CDK builds API Gateway routes from it, the local server matches with
+ * it, `npm run routes` prints it and the OpenAPI document is generated from it.
+ * Paths use API Gateway's `{param}` syntax.
+ */
+export interface RouteDefinition {
+  method: Method;
+  path: string;
+  aliases?: readonly RouteAlias[];
+  domain: Domain;
+  access: Access;
+  summary: string;
+  status: 200 | 201 | 202 | 204;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  response?: z.ZodType;
+  /** A public (browser) key may call it: web calls and chats only. */
+  publicKey?: boolean;
+  /** The workspace's ability to spend is checked before the handler (spec: Routes checked for spend). */
+  spendChecked?: boolean;
+}
+
+export type RouteTable = Record<string, RouteDefinition>;
+
+export const defineRoutes = <const T extends RouteTable>(routes: T): T => routes;
+
+type Parsed<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
+
+export interface RequestInfo {
+  requestId: string;
+  sourceIp: string;
+  headers: Record<string, string | undefined>;
+}
+
+export interface HandlerInput<R extends RouteDefinition> {
+  params: Parsed<R['params']>;
+  query: Parsed<R['query']>;
+  body: R['body'] extends z.ZodType ? z.output<R['body']> : undefined;
+  principal: R['access'] extends 'public' ? undefined : Principal;
+  request: RequestInfo;
+}
+
+export type HandlerOutput<R extends RouteDefinition> = R['status'] extends 204
+  ? void
+  : R['response'] extends z.ZodType
+    ? z.input<R['response']>
+    : unknown;
+
+export type RouteHandler<R extends RouteDefinition> = (
+  input: HandlerInput<R>,
+) => Promise<HandlerOutput<R>> | HandlerOutput<R>;
+
+export type Handlers<T extends RouteTable> = { [K in keyof T]: RouteHandler<T[K]> };
+
+/** Every method+path the route answers on: the canonical one first, then its aliases. */
+export function routeKeys(route: RouteDefinition): string[] {
+  return [
+    `${route.method} ${route.path}`,
+    ...(route.aliases ?? []).map((alias) => `${alias.method} ${alias.path}`),
+  ];
+}

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { idPattern, idPrefix, type IdKind } from '../ids.ts';
+
+/**
+ * Schema building blocks shared by every route. Query strings arrive as text (API
+ * Gateway joins repeated parameters with commas), so numbers are parsed strictly: ASCII
+ * digits only, no hex, no exponent, no unicode digits.
+ */
+function strictInt(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^-?[0-9]{1,20}$/, 'Must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+}
+
+export function queryInt(options: { min: number; max: number; default: number }) {
+  return strictInt(options.min, options.max).default(options.default);
+}
+
+export function optionalQueryInt(options: { min: number; max: number }) {
+  return strictInt(options.min, options.max).optional();
+}
+
+export function idOf(kind: IdKind, label: string) {
+  return z.string().regex(idPattern(kind), `Must be ${label} (${idPrefix[kind]} followed by 24 hex characters)`);
+}
+
+export const epochMs = z.number().int().nonnegative().describe('Unix epoch milliseconds');
+
+export const displayName = z.string().trim().min(1).max(200);
+
+export function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+export const httpUrl = z
+  .string()
+  .max(2048)
+  .refine(isHttpUrl, 'Must be an http:// or https:// URL');

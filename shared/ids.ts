@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+
+/** Type prefixes from the spec's Identifiers table (plus the few objects it leaves to us). */
+export const idPrefix = {
+  agent: 'agent_',
+  llm: 'llm_',
+  conversationFlow: 'conversation_flow_',
+  call: 'call_',
+  knowledgeBase: 'knowledge_base_',
+  knowledgeBaseSource: 'source_',
+  batchCall: 'batch_call_',
+  contact: 'contact_',
+  testCase: 'test_case_',
+  batchTest: 'batch_test_',
+  testRun: 'test_run_',
+  alert: 'alert_',
+  qaCohort: 'qa_cohort_',
+  apiKey: 'key_',
+  publicKey: 'public_key_',
+  workspace: 'ws_',
+  chatAgent: 'chat_agent_',
+  app: 'app_',
+  audit: 'audit_',
+  request: 'req_',
+} as const;
+
+export type IdKind = keyof typeof idPrefix;
+
+/** A type prefix followed by 24 random hex characters. */
+export function newId(kind: IdKind): string {
+  return idPrefix[kind] + randomBytes(12).toString('hex');
+}
+
+/**
+ * Audit entries need a stable newest-first order and a pagination key, so their 24 hex
+ * characters start with the creation time (12 hex of epoch ms) followed by 12 random ones.
+ */
+export function newTimeOrderedId(kind: IdKind, nowMs: number): string {
+  return idPrefix[kind] + nowMs.toString(16).padStart(12, '0') + randomBytes(6).toString('hex');
+}
+
+export function idPattern(kind: IdKind): RegExp {
+  return new RegExp(`^${idPrefix[kind]}[0-9a-f]{24}$`);
+}

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import type { RouteDefinition } from './http/route.ts';
+import { servedRoutes } from './routes/index.ts';
+
+/**
+ * Generates the OpenAPI 3.1 document from the route table and its zod schemas. The
+ * checked-in openapi.json must equal this output (a test holds it to that), so the
+ * published contract cannot drift from the code.
+ */
+export function buildOpenApiDocument(): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const served of servedRoutes()) {
+    const { route } = served;
+    const alias = served.key !== `${route.method} ${route.path}`;
+    (paths[served.path] ??= {})[served.method.toLowerCase()] = operation(served.id, route, alias);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Parley API',
+      version: '1',
+      description:
+        'Voice and chat agent platform. Paths and JSON shapes follow the Retell API; authenticate with `Authorization: Bearer <API key>`.',
+    },
+    servers: [{ url: '/' }],
+    components: {
+      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: schema(
+          z.object({ status: z.number().int(), message: z.string(), error_code: z.string().optional() }),
+          'output',
+        ),
+      },
+    },
+    paths: sortKeys(paths),
+  };
+}
+
+function operation(id: string, route: RouteDefinition, alias: boolean) {
+  const parameters = [
+    ...objectParameters(route.params, 'path'),
+    ...objectParameters(route.query, 'query'),
+  ];
+  const errorResponse = {
+    description: 'Error',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  };
+  return {
+    operationId: alias ? `${id}Alias` : id,
+    summary: route.summary,
+    ...(alias ? { description: `Alias of ${route.method} ${route.path}.` } : {}),
+    'x-parley-scope': route.access,
+    ...(route.access === 'public' ? { security: [] } : { security: [{ apiKey: [] }] }),
+    ...(parameters.length ? { parameters } : {}),
+    ...(route.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: schema(route.body, 'input') } } } }
+      : {}),
+    responses: {
+      [String(route.status)]:
+        route.status === 204 || !route.response
+          ? { description: 'Success' }
+          : { description: 'Success', content: { 'application/json': { schema: schema(route.response, 'output') } } },
+      default: errorResponse,
+    },
+  };
+}
+
+function objectParameters(shape: z.ZodObject | undefined, where: 'path' | 'query') {
+  if (!shape) return [];
+  const json = schema(shape, 'input') as { properties?: Record<string, unknown>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: where,
+    required: where === 'path' || (json.required ?? []).includes(name),
+    schema: property,
+  }));
+}
+
+function schema(type: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const json = z.toJSONSchema(type, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  delete json.$schema;
+  return json;
+}
+
+function sortKeys<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+}

@@ -1,0 +1,30 @@
+import { routeKeys, type Domain, type RouteDefinition } from '../http/route.ts';
+import { accountRoutes } from './account.ts';
+import { metaRoutes } from './meta.ts';
+
+/**
+ * The whole route table. CDK, the local server, `npm run routes`, the OpenAPI generator and
+ * the tests read this; each Lambda imports only its own domain's module.
+ */
+export const routeTable = { ...accountRoutes, ...metaRoutes } satisfies Record<string, RouteDefinition>;
+
+export type RouteId = keyof typeof routeTable;
+
+export interface ServedRoute {
+  id: string;
+  key: string;
+  method: string;
+  path: string;
+  domain: Domain;
+  route: RouteDefinition;
+}
+
+/** One entry per method+path served, canonical and alias alike. */
+export function servedRoutes(): ServedRoute[] {
+  return Object.entries(routeTable as Record<string, RouteDefinition>).flatMap(([id, route]) =>
+    routeKeys(route).map((key) => {
+      const [method, path] = key.split(' ') as [string, string];
+      return { id, key, method, path, domain: route.domain, route };
+    }),
+  );
+}

@@ -1,0 +1,85 @@
+/**
+ * The single table's layout: every key string and index is built here and nowhere else.
+ * CDK creates the table from `tableDefinition`, DynamoDB Local gets the same one, and
+ * docs/data-model.md lists the access pattern each builder serves.
+ */
+export const tableDefinition = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  timeToLiveAttribute: 'expires_at',
+  globalSecondaryIndexes: [
+    /** Overloaded listing index: `<owner>#<TYPE>[#shard]` → time-ordered sort key. */
+    { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  ],
+} as const;
+
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+export interface PartitionQuery {
+  pk: string;
+  /** Restricts the query to sort keys that start with this prefix. */
+  skPrefix?: string;
+}
+
+const workspacePartition = (workspaceId: string) => `WS#${workspaceId}`;
+
+export const keys = {
+  /** The workspace record: name, webhook URL, limits, settings, current webhook key. */
+  workspace: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'WORKSPACE' }),
+
+  /** Registry of all workspaces (written once per workspace, read by the local first start). */
+  workspaceRegistration: (workspaceId: string): ItemKey => ({ pk: 'WORKSPACES', sk: workspaceId }),
+  workspaceRegistry: (): PartitionQuery => ({ pk: 'WORKSPACES' }),
+
+  /**
+   * A secret or public key's record, addressed by the SHA-256 of its value so the request
+   * path finds it in one keyed write. It also carries the key's rate-limit windows and
+   * last use, so authentication, rate limiting and last-use are one UpdateItem.
+   */
+  credential: (secretSha256: string): ItemKey => ({ pk: `CREDENTIAL#${secretSha256}`, sk: 'CREDENTIAL' }),
+
+  /** Workspace-owned pointer from a key's ID to its credential (strongly consistent lookups). */
+  apiKeyRef: (workspaceId: string, apiKeyId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `APIKEY#${apiKeyId}`,
+  }),
+  apiKeyRefs: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'APIKEY#' }),
+
+  publicKeyRef: (workspaceId: string, publicKeyId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `PUBLICKEY#${publicKeyId}`,
+  }),
+  publicKeyRefs: (workspaceId: string): PartitionQuery => ({
+    pk: workspacePartition(workspaceId),
+    skPrefix: 'PUBLICKEY#',
+  }),
+
+  /** Per-source-IP rate window; expires by TTL when the address goes quiet. */
+  ipRateWindow: (ip: string): ItemKey => ({ pk: `RATE#IP#${ip}`, sk: 'RATE' }),
+
+  /** Audit entries sort by their time-ordered IDs within the workspace's audit partition. */
+  auditEntry: (workspaceId: string, auditId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#AUDIT`,
+    sk: auditId,
+  }),
+  auditLog: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#AUDIT` }),
+
+  /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
+  jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
+
+  /** Webhook delivery attempts, newest first, per workspace. */
+  webhookDelivery: (workspaceId: string, deliveryId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#DELIVERY`,
+    sk: deliveryId,
+  }),
+  webhookDeliveries: (workspaceId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#DELIVERY`,
+  }),
+} as const;
+
+/** Rate-window counter attribute for one epoch minute (see shared/auth/rate-window.ts). */
+export const rateWindowAttribute = (epochMinute: number) => `rl_${epochMinute}`;
+export const RATE_WINDOW_ATTRIBUTE = /^rl_(\d+)$/;
