@@ -1,0 +1,26 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { inject } from 'vitest';
+import { ensureTable } from '../../shared/store/create-table.ts';
+
+/**
+ * Runs before each test file, before it imports anything that reads settings: points the
+ * file at the shared DynamoDB Local with a table of its own and a fresh data folder.
+ */
+process.env.PARLEY_ENV = 'test';
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+process.env.DYNAMODB_ENDPOINT = inject('dynamoEndpoint');
+process.env.TABLE_NAME = `test-${randomBytes(6).toString('hex')}`;
+process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'parley-test-'));
+process.env.AWS_REGION = 'us-east-1';
+
+const client = new DynamoDBClient({
+  endpoint: process.env.DYNAMODB_ENDPOINT,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+});
+await ensureTable(client, process.env.TABLE_NAME);
+client.destroy();
