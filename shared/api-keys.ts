@@ -14,13 +14,13 @@ import {
   readCredential,
   type CredentialItem,
 } from './credentials.ts';
-import { notFound } from './errors.ts';
+import { conflict, notFound } from './errors.ts';
 import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './routes/account.ts';
 import { db, isTransactionConflict, tableName } from './store/db.ts';
 import { keys } from './store/keys.ts';
 import { getWorkspaceItem, type WorkspaceItem } from './workspaces.ts';
 
-const MAX_ATTEMPTS = 4;
+const MAX_ATTEMPTS = 10;
 const apiKeyNotFound = () => notFound('API key not found');
 
 export function toApiKey(item: CredentialItem): ApiKey {
@@ -191,7 +191,8 @@ async function withWebhookFlagRetry(attempt: () => Promise<void>, onGone?: () =>
       const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
       // The first item is the key itself (update) or its Put (create): gone means deleted meanwhile.
       if (onGone && reasons[0]?.Code === 'ConditionalCheckFailed') throw onGone();
-      if (i >= MAX_ATTEMPTS) throw error;
+      if (i >= MAX_ATTEMPTS) throw conflict('The webhook key is being changed by another request; try again');
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * i));
     }
   }
 }

@@ -42,15 +42,18 @@ export function readWindow(item: object, nowMs: number, limit: number): WindowRe
 }
 
 /** When will `previous·(1-t) + admitted + 1 ≤ limit` hold, this request not counted? */
+/** Ceiling that ignores floating-point dust (3.0000000000000027 is 3). */
+const ceilSeconds = (seconds: number) => Math.max(1, Math.ceil(seconds - 1e-9));
+
 function retryAfter(previous: number, admitted: number, elapsed: number, limit: number, resetSeconds: number) {
   if (admitted + 1 <= limit) {
     if (previous <= 0) return 1;
     const neededElapsed = 1 - (limit - admitted - 1) / previous;
-    return Math.max(1, Math.ceil((neededElapsed - elapsed) * 60));
+    return ceilSeconds((neededElapsed - elapsed) * 60);
   }
   // This minute alone is full: wait for it to close, then for it to decay as the previous one.
   const neededElapsed = admitted > 0 ? Math.max(0, 1 - (limit - 1) / admitted) : 0;
-  return Math.max(1, resetSeconds + Math.ceil(neededElapsed * 60));
+  return ceilSeconds(resetSeconds + neededElapsed * 60);
 }
 
 function counter(item: object, minute: number): number {

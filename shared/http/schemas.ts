@@ -11,7 +11,7 @@ function strictInt(min: number, max: number) {
     .string()
     .regex(/^-?[0-9]{1,20}$/, 'Must be a whole number')
     .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+    .pipe(z.number().min(min).max(max));
 }
 
 export function queryInt(options: { min: number; max: number; default: number }) {

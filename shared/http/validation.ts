@@ -12,23 +12,33 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, roo
 }
 
 export function formatIssues(issues: readonly z.core.$ZodIssue[], root: string): string {
-  const seen = new Set<string>();
-  const parts: string[] = [];
+  // One issue per field: zod also reports its implicit safe-integer bound next to ours.
+  const byPath = new Map<string, z.core.$ZodIssue>();
   for (const issue of issues) {
-    const line = `${issue.path.length ? issue.path.map(String).join('.') : root}: ${describeIssue(issue)}`;
-    if (!seen.has(line)) {
-      seen.add(line);
-      parts.push(line);
-    }
+    const path = issue.path.length ? issue.path.map(String).join('.') : root;
+    const kept = byPath.get(path);
+    if (!kept || (isSafeIntegerBound(kept) && !isSafeIntegerBound(issue))) byPath.set(path, issue);
   }
-  return parts.join('; ');
+  return [...byPath].map(([path, issue]) => `${path}: ${describeIssue(issue)}`).join('; ');
 }
 
+function isSafeIntegerBound(issue: z.core.$ZodIssue): boolean {
+  return (
+    (issue.code === 'too_big' && Number(issue.maximum) === Number.MAX_SAFE_INTEGER) ||
+    (issue.code === 'too_small' && Number(issue.minimum) === Number.MIN_SAFE_INTEGER)
+  );
+}
+
+/** zod's own messages start like this; anything else was written with the schema and is kept. */
+const ZOD_DEFAULT_MESSAGE = /^(Invalid|Too (small|big)|Unrecognized)/;
+
 function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.message && !ZOD_DEFAULT_MESSAGE.test(issue.message)) return issue.message;
   switch (issue.code) {
     case 'invalid_type': {
       const received = typeName(issue.input);
       if (received === 'undefined') return 'Required';
+      if (issue.expected === 'int' && received === 'number') return 'Must be a whole number';
       return `Expected ${issue.expected}, received ${received}`;
     }
     case 'too_small':

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalIp } from '../shared/auth/ip.ts';
+import { assertGrantable, holdsScope } from '../shared/auth/scopes.ts';
+import { ApiError } from '../shared/errors.ts';
+
+describe('scopes', () => {
+  it('treats no scopes and admin as full access', () => {
+    expect(holdsScope([], 'numbers')).toBe(true);
+    expect(holdsScope(['admin'], 'kb')).toBe(true);
+    expect(holdsScope(['agents'], 'agents')).toBe(true);
+    expect(holdsScope(['agents', 'calls'], 'kb')).toBe(false);
+  });
+
+  it('never lets a key grant more than it holds', () => {
+    expect(() => assertGrantable([], ['admin'])).not.toThrow();
+    expect(() => assertGrantable(['admin'], [])).not.toThrow();
+    expect(() => assertGrantable(['agents', 'calls'], ['calls'])).not.toThrow();
+    const escalation = (() => {
+      try {
+        assertGrantable(['agents'], ['agents', 'numbers']);
+      } catch (error) {
+        return error as ApiError;
+      }
+    })();
+    expect(escalation?.status).toBe(403);
+    expect(escalation?.message).toBe('This API key cannot grant the "numbers" scope it lacks');
+    expect(() => assertGrantable(['agents'], [])).toThrow('cannot grant full access');
+  });
+});
+
+describe('canonicalIp', () => {
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    ['2001:DB8:0:0:0:0:0:1', '2001:db8::1'],
+    ['2001:db8::0:1', '2001:db8::1'],
+    ['::ffff:192.0.2.1', '192.0.2.1'],
+    ['::1', '::1'],
+  ])('%s → %s', (input, expected) => {
+    expect(canonicalIp(input)).toBe(expected);
+  });
+
+  it.each(['10.0.0.0/8', '01.2.3.4', '1.2.3', '256.1.1.1', 'fe80::1%eth0', ' 1.2.3.4', '1.2.3.4\n', 'localhost', '１.2.3.4', ''])(
+    'rejects %j',
+    (input) => {
+      expect(canonicalIp(input)).toBeUndefined();
+    },
+  );
+});
