@@ -38,6 +38,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     case 'invalid_type': {
       const received = typeName(issue.input);
       if (received === 'undefined') return 'Required';
+      if (typeof issue.input === 'number' && !Number.isFinite(issue.input)) return 'Must be a finite number';
       if (issue.expected === 'int' && received === 'number') return 'Must be a whole number';
       return `Expected ${issue.expected}, received ${received}`;
     }
