@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalIp } from '../shared/auth/ip.ts';
 import { assertGrantable, holdsScope } from '../shared/auth/scopes.ts';
-import { ApiError } from '../shared/errors.ts';
+import type { ApiError } from '../shared/errors.ts';
 
 describe('scopes', () => {
   it('treats no scopes and admin as full access', () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../shared/errors.ts';
+import type { ApiError } from '../shared/errors.ts';
 import { queryInt } from '../shared/http/schemas.ts';
 import { parseOrThrow } from '../shared/http/validation.ts';
 

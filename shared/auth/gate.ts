@@ -1,7 +1,8 @@
 import { config } from '../config.ts';
 import { sha256 } from '../crypto/hash.ts';
+import type {
+  ApiError} from '../errors.ts';
 import {
-  ApiError,
   ipNotAllowed,
   publicKeyRestricted,
   tooManyRequests,
