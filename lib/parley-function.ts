@@ -1,0 +1,150 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { tableDefinition } from '../shared/store/keys.ts';
+
+/** cdk-nag AwsSolutions-L1 wants the newest Node.js runtime this aws-cdk-lib knows. */
+export const PARLEY_RUNTIME = lambda.Runtime.NODEJS_24_X;
+
+/** The shared resources every function is told about; what it may do with them is in `access`. */
+export interface ParleyResources {
+  table: dynamodb.ITable;
+  key: kms.IKey;
+  webhookQueue: sqs.IQueue;
+  vendorSecret: secretsmanager.ISecret;
+}
+
+/** Envelope encryption uses GenerateDataKey to seal and Decrypt to open; nothing calls Encrypt directly. */
+export type KeyUse = 'generateDataKey' | 'decrypt' | 'encrypt';
+
+export interface ParleyAccess {
+  table?: 'read' | 'readWrite';
+  /** Direct use of the KMS key (envelope encryption of stored secrets). */
+  key?: readonly KeyUse[];
+  webhookQueue?: 'send' | 'consume';
+  vendorSecret?: 'read';
+}
+
+export interface ParleyFunctionProps {
+  /** Absolute path of the handler module (functions/<name>.ts). */
+  entry: string;
+  description?: string;
+  resources: ParleyResources;
+  /** Least privilege: each function is granted only what is listed here. */
+  access: ParleyAccess;
+  /** API Gateway gives up on an integration after 30 s, so HTTP functions stop just before. */
+  timeout?: Duration;
+}
+
+const TABLE_READ_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+];
+const TABLE_WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+];
+const TABLE_KEY_READ_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey'];
+const TABLE_KEY_WRITE_ACTIONS = ['kms:Encrypt', 'kms:GenerateDataKey', 'kms:ReEncryptFrom', 'kms:ReEncryptTo'];
+const KEY_USE_ACTIONS: Record<KeyUse, string> = {
+  generateDataKey: 'kms:GenerateDataKey',
+  decrypt: 'kms:Decrypt',
+  encrypt: 'kms:Encrypt',
+};
+
+export class ParleyFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: ParleyFunctionProps) {
+    // Own role and log group (siblings, since `this` does not exist before super): the role
+    // may write to this function's log group only, instead of AWSLambdaBasicExecutionRole's
+    // logs:* on every log group in the account.
+    const role = new iam.Role(scope, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Parley ${id} function`,
+    });
+    const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH });
+    logGroup.grantWrite(role);
+
+    const { table, key, webhookQueue, vendorSecret } = props.resources;
+    super(scope, id, {
+      entry: props.entry,
+      handler: 'handler',
+      description: props.description,
+      runtime: PARLEY_RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: 1024,
+      timeout: props.timeout ?? Duration.seconds(29),
+      role,
+      logGroup,
+      environment: {
+        TABLE_NAME: table.tableName,
+        // Always set, even where the role may not use the key: without it the code would fall
+        // back to the local master key instead of failing loudly.
+        KMS_KEY_ID: key.keyArn,
+        WEBHOOK_QUEUE_URL: webhookQueue.queueUrl,
+        VENDOR_SECRET_ID: vendorSecret.secretArn,
+        PARLEY_ENV: 'production',
+        POWERTOOLS_SERVICE_NAME: 'parley',
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        forceDockerBundling: false,
+        minify: true,
+        sourceMap: true,
+        // The stack traces need the mappings only; the sources would double the upload.
+        sourcesContent: false,
+        target: 'node22',
+        format: OutputFormat.ESM,
+        mainFields: ['module', 'main'],
+        // Bundled dependencies written as CommonJS still call require().
+        banner:
+          "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);",
+        // Bundle the AWS SDK too, so production runs the SDK version the tests ran with.
+        externalModules: [],
+      },
+    });
+
+    if (props.access.table) {
+      const write = props.access.table === 'readWrite';
+      // Each index by name (from tableDefinition) rather than index/*.
+      const tableArns = [
+        table.tableArn,
+        ...tableDefinition.globalSecondaryIndexes.map((index) => `${table.tableArn}/index/${index.indexName}`),
+      ];
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: [...TABLE_READ_ACTIONS, ...(write ? TABLE_WRITE_ACTIONS : [])],
+          resources: tableArns,
+        }),
+      );
+      // The table is encrypted with the same key that seals stored secrets; going through
+      // DynamoDB must not also let the function call KMS with it directly.
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: [...TABLE_KEY_READ_ACTIONS, ...(write ? TABLE_KEY_WRITE_ACTIONS : [])],
+          resources: [key.keyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(this).region}.amazonaws.com` } },
+        }),
+      );
+    }
+
+    if (props.access.key?.length) {
+      key.grant(this, ...new Set(props.access.key.map((use) => KEY_USE_ACTIONS[use])));
+    }
+
+    if (props.access.webhookQueue === 'send') webhookQueue.grantSendMessages(this);
+    if (props.access.webhookQueue === 'consume') webhookQueue.grantConsumeMessages(this);
+
+    if (props.access.vendorSecret === 'read') vendorSecret.grantRead(this);
+  }
+}
