@@ -1,0 +1,21 @@
+import type { Context, ScheduledEvent } from 'aws-lambda';
+import { runBatchTicks, type BatchTickResult } from '../shared/batch-scheduler.ts';
+import { logger } from '../shared/logger.ts';
+
+/**
+ * EventBridge invokes this once a minute (its floor); it runs 60000 / BATCH_TICK_MS passes
+ * spaced BATCH_TICK_MS apart, each under the job lease. The optional third argument is
+ * for the local scheduler, so stopping need not wait out the minute; it has a default, so
+ * the handler still declares two parameters and Lambda treats it as an async handler.
+ */
+export async function handler(
+  _event: ScheduledEvent,
+  context: Context,
+  options: { signal?: AbortSignal } = {},
+): Promise<BatchTickResult> {
+  logger.addContext(context);
+  const signal = options.signal instanceof AbortSignal ? options.signal : undefined;
+  const result = await runBatchTicks({ signal });
+  logger.info('batch tick', { passes_run: result.passes_run, passes_skipped: result.passes_skipped });
+  return result;
+}
