@@ -31,8 +31,13 @@ export class AwsKeyManagement implements KeyManagement {
   constructor(
     private readonly keyId: string,
     region: string,
+    /** Only for tests against a KMS-compatible endpoint on 127.0.0.1. */
+    endpoint?: string,
   ) {
-    this.client = new KMSClient({ region });
+    this.client = new KMSClient({
+      region,
+      ...(endpoint ? { endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } } : {}),
+    });
   }
 
   async generateDataKey(context: EncryptionContext): Promise<DataKey> {
