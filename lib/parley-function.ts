@@ -28,7 +28,7 @@ export interface ParleyAccess {
   table?: 'read' | 'readWrite';
   /** Direct use of the KMS key (envelope encryption of stored secrets). */
   key?: readonly KeyUse[];
-  webhookQueue?: 'send' | 'consume';
+  webhookQueue?: readonly ('send' | 'consume')[];
   vendorSecret?: 'read';
 }
 
@@ -142,8 +142,8 @@ export class ParleyFunction extends NodejsFunction {
       key.grant(this, ...new Set(props.access.key.map((use) => KEY_USE_ACTIONS[use])));
     }
 
-    if (props.access.webhookQueue === 'send') webhookQueue.grantSendMessages(this);
-    if (props.access.webhookQueue === 'consume') webhookQueue.grantConsumeMessages(this);
+    if (props.access.webhookQueue?.includes('send')) webhookQueue.grantSendMessages(this);
+    if (props.access.webhookQueue?.includes('consume')) webhookQueue.grantConsumeMessages(this);
 
     if (props.access.vendorSecret === 'read') vendorSecret.grantRead(this);
   }

@@ -26,8 +26,8 @@ const FUNCTIONS_DIR = fileURLToPath(new URL('../functions/', import.meta.url));
  * deploy until someone decides its grants.
  */
 export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
-  // Issuing keys seals their values (GenerateDataKey); nothing in the domain opens them.
-  account: { table: 'readWrite', key: ['generateDataKey'] },
+  // Issuing keys seals their values; the test webhook opens the webhook key to sign.
+  account: { table: 'readWrite', key: ['generateDataKey', 'decrypt'] },
   // The gate's per-IP rate window is a write even for the public routes and the 404.
   meta: { table: 'readWrite' },
 };
@@ -42,11 +42,17 @@ interface BackgroundSpec {
   access: ParleyAccess;
 }
 
+/**
+ * Grants follow what each job's code does today; every scheduled job gets the table for its
+ * job lease. A job that starts placing calls, reading vendor credentials or enqueueing
+ * webhooks must add the grant here.
+ */
 export const BACKGROUND_FUNCTIONS: Record<BackgroundName, BackgroundSpec> = {
   'webhook-delivery': {
     description: 'Delivers queued webhooks, signing them with the workspace webhook key',
     timeout: WEBHOOK_WORKER_TIMEOUT,
-    access: { table: 'readWrite', key: ['decrypt'], webhookQueue: 'consume' },
+    // Failed attempts are re-sent to the queue with a delay, hence send as well as consume.
+    access: { table: 'readWrite', key: ['decrypt'], webhookQueue: ['consume', 'send'] },
   },
   'batch-tick': {
     description: 'Runs the 5-second batch-call passes for one minute per invocation',
@@ -57,12 +63,12 @@ export const BACKGROUND_FUNCTIONS: Record<BackgroundName, BackgroundSpec> = {
     // twice, whereas reserved concurrency of 1 would only turn that overlap into throttled,
     // retried invocations.
     timeout: Duration.seconds(70),
-    access: { table: 'readWrite', key: ['decrypt'], webhookQueue: 'send', vendorSecret: 'read' },
+    access: { table: 'readWrite' },
   },
   'oauth-refresh': {
     description: 'Refreshes OAuth tokens that are about to expire',
     timeout: Duration.seconds(60),
-    access: { table: 'readWrite', key: ['generateDataKey', 'decrypt'], vendorSecret: 'read' },
+    access: { table: 'readWrite' },
   },
   'billing-hourly': {
     description: 'Hourly billing roll-up',
