@@ -1,16 +1,32 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Aspects, type CfnResource } from 'aws-cdk-lib';
+import { fileURLToPath } from 'node:url';
+import { App, Aspects, Stack, type CfnResource } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import { BACKGROUND_FUNCTIONS, ParleyStack, type BackgroundName } from '../../lib/parley-stack.ts';
-import { PARLEY_RUNTIME } from '../../lib/parley-function.ts';
+import {
+  PARLEY_RUNTIME,
+  ParleyFunction,
+  type KeyUse,
+  type ParleyAccess,
+} from '../../lib/parley-function.ts';
+import {
+  BACKGROUND_FUNCTIONS,
+  DOMAIN_ACCESS,
+  ParleyStack,
+  type BackgroundName,
+} from '../../lib/parley-stack.ts';
 import { DOMAINS, type Domain, type RouteDefinition } from '../../shared/http/route.ts';
 import { servedRoutes, type ServedRoute } from '../../shared/routes/index.ts';
 import { tableDefinition } from '../../shared/store/keys.ts';
 
 const RESOURCE_LIMIT = 500;
+const FUNCTION_ENTRY = fileURLToPath(new URL('../../functions/meta.ts', import.meta.url));
 
 function synth(routes?: readonly ServedRoute[], nag = true) {
   // Skipping bundling keeps the tests fast; `npm run synth` bundles for real.
@@ -32,6 +48,48 @@ type Synth = ReturnType<typeof synth>;
 
 const logicalId = (synthed: Synth, resource: { node: { defaultChild?: unknown } }) =>
   synthed.stack.getLogicalId(resource.node.defaultChild as CfnResource);
+
+interface Statement {
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+}
+
+/** The statements of the role policy CDK attached to a function. */
+function statementsOf(stack: Stack, template: Template, fn: ParleyFunction): Statement[] {
+  const policy = fn.role!.node.tryFindChild('DefaultPolicy')!.node.defaultChild as CfnResource;
+  return template.toJSON().Resources[stack.getLogicalId(policy)].Properties.PolicyDocument.Statement;
+}
+
+const actionsOf = (statements: Statement[], where: (statement: Statement) => boolean = () => true) =>
+  new Set(statements.filter(where).flatMap((statement) => [statement.Action].flat()));
+
+const KEY_USE_ACTION: Record<KeyUse, string> = {
+  generateDataKey: 'kms:GenerateDataKey',
+  decrypt: 'kms:Decrypt',
+  encrypt: 'kms:Encrypt',
+};
+
+/** Checks a function's role against its declared access, in both directions. */
+function expectGrantsMatch(statements: Statement[], access: ParleyAccess, label: string) {
+  const all = actionsOf(statements);
+  const direct = (statement: Statement) => statement.Condition === undefined;
+  expect([...all].filter((action) => action.includes('*')), label).toEqual([]);
+  expect(all.has('dynamodb:GetItem'), label).toBe(access.table !== undefined);
+  expect(all.has('dynamodb:PutItem'), label).toBe(access.table === 'readWrite');
+  expect(all.has('dynamodb:Scan'), label).toBe(false);
+  expect(actionsOf(statements, (s) => direct(s) && [s.Action].flat().some((a) => a.startsWith('kms:'))), label).toEqual(
+    new Set((access.key ?? []).map((use) => KEY_USE_ACTION[use])),
+  );
+  // Any other use of the key goes through a service on the function's behalf.
+  for (const statement of statements.filter((s) => !direct(s))) {
+    expect(statement.Condition!.StringEquals!['kms:ViaService'], label).toBeDefined();
+  }
+  expect(all.has('sqs:SendMessage'), label).toBe(access.webhookQueue?.includes('send') ?? false);
+  expect(all.has('sqs:ReceiveMessage'), label).toBe(access.webhookQueue?.includes('consume') ?? false);
+  expect(all.has('secretsmanager:GetSecretValue'), label).toBe(access.vendorSecret === 'read');
+  expect(all.has('logs:PutLogEvents'), label).toBe(true);
+}
 
 const resourceCount = (template: Template) => Object.keys(template.toJSON().Resources ?? {}).length;
 
@@ -125,6 +183,40 @@ describe('ParleyStack', () => {
       expect(fn.Properties.LoggingConfig.LogGroup).toBeDefined();
     }
     expect(PARLEY_RUNTIME.name).toMatch(/^nodejs(2[2-9]|[3-9]\d)\.x$/);
+  });
+
+  it('grants each function exactly the access its spec declares', () => {
+    for (const domain of DOMAINS) {
+      const fn = parley.stack.domainFunctions[domain];
+      expectGrantsMatch(statementsOf(parley.stack, parley.template, fn), DOMAIN_ACCESS[domain], domain);
+    }
+    for (const [name, spec] of Object.entries(BACKGROUND_FUNCTIONS) as [BackgroundName, { access: ParleyAccess }][]) {
+      const fn = parley.stack.backgroundFunctions[name];
+      expectGrantsMatch(statementsOf(parley.stack, parley.template, fn), spec.access, name);
+    }
+    parley.template.resourceCountIs('AWS::IAM::ManagedPolicy', 0);
+    for (const role of Object.values(parley.template.findResources('AWS::IAM::Role'))) {
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+
+  it('grants the options no Parley function uses today the same way', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'Grants');
+    const key = new kms.Key(stack, 'Key');
+    const resources = {
+      key,
+      table: new dynamodb.Table(stack, 'Table', {
+        partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+        encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED,
+        encryptionKey: key,
+      }),
+      webhookQueue: new sqs.Queue(stack, 'Queue'),
+      vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
+    };
+    const access: ParleyAccess = { table: 'read', key: ['encrypt'], webhookQueue: ['send'], vendorSecret: 'read' };
+    const fn = new ParleyFunction(stack, 'Fn', { entry: FUNCTION_ENTRY, resources, access });
+    expectGrantsMatch(statementsOf(stack, Template.fromStack(stack), fn), access, 'all options');
   });
 
   it('builds the table from tableDefinition', () => {
