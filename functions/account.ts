@@ -3,9 +3,11 @@ import { listAuditLog } from '../shared/audit-log.ts';
 import { domainHandler } from '../shared/http/handler.ts';
 import * as publicKeys from '../shared/public-keys.ts';
 import { accountRoutes } from '../shared/routes/account.ts';
+import { webhookRoutes } from '../shared/routes/webhooks.ts';
+import * as webhooks from '../shared/webhooks.ts';
 import * as workspaces from '../shared/workspaces.ts';
 
-export const handler = domainHandler(accountRoutes, {
+export const handler = domainHandler({ ...accountRoutes, ...webhookRoutes }, {
   listApiKeys: ({ principal }) => apiKeys.listApiKeys(principal.workspaceId),
   createApiKey: ({ principal, body }) => apiKeys.createApiKey(principal, body),
   updateApiKey: ({ principal, params, body }) => apiKeys.updateApiKey(principal, params.id, body),
@@ -20,4 +22,6 @@ export const handler = domainHandler(accountRoutes, {
   getWorkspaceSettings: ({ principal }) => workspaces.getWorkspaceSettings(principal.workspaceId),
   updateWorkspaceSettings: ({ principal, body }) => workspaces.updateWorkspaceSettings(principal, body),
   listAuditLog: ({ principal, query }) => listAuditLog(principal.workspaceId, query),
+  listWebhookDeliveries: ({ principal, query }) => webhooks.listWebhookDeliveries(principal.workspaceId, query),
+  testWorkspaceWebhook: ({ principal, body }) => webhooks.sendTestWebhook(principal.workspaceId, body.url),
 });

@@ -1,4 +1,137 @@
-/** In-process stand-ins for the SQS consumer and the EventBridge schedules. */
+import { randomUUID } from 'node:crypto';
+import type { Context, ScheduledEvent } from 'aws-lambda';
+import { handler as batchTick } from '../functions/batch-tick.ts';
+import { handler as billingHourly } from '../functions/billing-hourly.ts';
+import { handler as oauthRefresh } from '../functions/oauth-refresh.ts';
+import { handler as webhookDelivery } from '../functions/webhook-delivery.ts';
+import { localLambdaContext } from '../shared/aws/local-context.ts';
+import { localWebhookQueue } from '../shared/aws/queue.ts';
+import { config } from '../shared/config.ts';
+
+type ScheduledHandler = (event: ScheduledEvent, context: Context, options: { signal?: AbortSignal }) => Promise<unknown>;
+
+interface ScheduleSpec {
+  name: string;
+  periodMs: number;
+  /** When the first invocation fires, given the start time. */
+  firstAt: (nowMs: number) => number;
+  timeoutMs: number;
+  handler: ScheduledHandler;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/**
+ * EventBridge stand-in for one rule: fires at a fixed rate with a ScheduledEvent. A firing
+ * that comes while the previous invocation still runs waits for it (never two at once);
+ * firings missed meanwhile collapse into that one.
+ */
+class LocalSchedule {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private pendingAt?: number;
+  private stopped = false;
+  private readonly abort = new AbortController();
+
+  constructor(private readonly spec: ScheduleSpec) {}
+
+  start(): void {
+    this.arm(this.spec.firstAt(Date.now()));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.abort.abort();
+    while (this.running) await this.running;
+  }
+
+  private arm(at: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => this.fire(at), Math.max(0, at - Date.now()));
+  }
+
+  private fire(at: number): void {
+    let next = at + this.spec.periodMs;
+    while (next <= Date.now()) next += this.spec.periodMs;
+    this.arm(next);
+    if (this.running) {
+      this.pendingAt = at;
+      return;
+    }
+    this.invoke(at);
+  }
+
+  private invoke(at: number): void {
+    const run = this.spec
+      .handler(scheduledEvent(this.spec.name, at), localLambdaContext(`parley-${this.spec.name}`, this.spec.timeoutMs), {
+        signal: this.abort.signal,
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => console.error(`${this.spec.name} failed: ${error instanceof Error ? error.message : String(error)}`),
+      )
+      .finally(() => {
+        this.running = undefined;
+        const pending = this.pendingAt;
+        this.pendingAt = undefined;
+        if (pending !== undefined && !this.stopped) this.invoke(pending);
+      });
+    this.running = run;
+  }
+}
+
+function scheduledEvent(name: string, atMs: number): ScheduledEvent {
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '000000000000',
+    time: new Date(atMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region: config.AWS_REGION,
+    resources: [`arn:aws:events:${config.AWS_REGION}:000000000000:rule/parley-${name}`],
+    detail: {},
+  };
+}
+
+/**
+ * In-process stand-ins for the SQS consumer and the EventBridge schedules, invoking the
+ * same handlers CDK deploys. The batch tick and OAuth refresh fire at start and then every
+ * minute (the tick paces its passes BATCH_TICK_MS apart within each minute); billing fires
+ * on the hour. `stop()` lets in-flight work finish; queued webhooks are kept in memory only.
+ */
 export function startBackgroundWork(): { stop(): Promise<void> } {
-  return { stop: async () => undefined };
+  const queue = localWebhookQueue();
+  queue.start(webhookDelivery);
+  const schedules = [
+    new LocalSchedule({
+      name: 'batch-tick',
+      periodMs: MINUTE,
+      firstAt: (now) => now,
+      timeoutMs: 2 * MINUTE,
+      handler: batchTick,
+    }),
+    new LocalSchedule({
+      name: 'oauth-refresh',
+      periodMs: MINUTE,
+      firstAt: (now) => now,
+      timeoutMs: MINUTE,
+      handler: oauthRefresh,
+    }),
+    new LocalSchedule({
+      name: 'billing-hourly',
+      periodMs: HOUR,
+      firstAt: (now) => Math.ceil(now / HOUR) * HOUR,
+      timeoutMs: 15 * MINUTE,
+      handler: billingHourly,
+    }),
+  ];
+  for (const schedule of schedules) schedule.start();
+  return {
+    stop: async () => {
+      await Promise.all([...schedules.map((schedule) => schedule.stop()), queue.stop()]);
+    },
+  };
 }

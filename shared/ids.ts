@@ -22,6 +22,8 @@ export const idPrefix = {
   app: 'app_',
   audit: 'audit_',
   request: 'req_',
+  webhookDelivery: 'webhook_delivery_',
+  webhookAttempt: 'webhook_attempt_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

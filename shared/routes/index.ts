@@ -1,12 +1,13 @@
 import { routeKeys, type Domain, type RouteDefinition } from '../http/route.ts';
 import { accountRoutes } from './account.ts';
 import { metaRoutes } from './meta.ts';
+import { webhookRoutes } from './webhooks.ts';
 
 /**
  * The whole route table. CDK, the local server, `npm run routes`, the OpenAPI generator and
  * the tests read this; each Lambda imports only its own domain's module.
  */
-export const routeTable = { ...accountRoutes, ...metaRoutes } satisfies Record<string, RouteDefinition>;
+export const routeTable = { ...accountRoutes, ...webhookRoutes, ...metaRoutes } satisfies Record<string, RouteDefinition>;
 
 export type RouteId = keyof typeof routeTable;
 

@@ -1,0 +1,36 @@
+import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { logger } from '../shared/logger.ts';
+import { deliverWebhook, parseWebhookMessage } from '../shared/webhooks.ts';
+
+/**
+ * The webhook queue's consumer. A failed delivery is not a failed message: deliverWebhook
+ * records it and queues the retry itself. Only a message whose attempt could not be
+ * recorded or whose retry could not be queued is reported, so SQS redelivers just that one.
+ */
+export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+  logger.addContext(context);
+  const batchItemFailures: SQSBatchItemFailure[] = [];
+  await Promise.all(
+    event.Records.map(async (record) => {
+      const message = parseWebhookMessage(record.body);
+      if (!message) {
+        // Redelivering cannot fix a malformed message.
+        logger.error('dropping malformed webhook message', { message_id: record.messageId });
+        return;
+      }
+      try {
+        await deliverWebhook(message, { remainingMs: () => context.getRemainingTimeInMillis() });
+      } catch (error) {
+        logger.error('webhook attempt not recorded or retry not queued', {
+          message_id: record.messageId,
+          workspace_id: message.workspace_id,
+          delivery_id: message.delivery_id,
+          attempt: message.attempt,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        batchItemFailures.push({ itemIdentifier: record.messageId });
+      }
+    }),
+  );
+  return { batchItemFailures };
+}
