@@ -34,7 +34,8 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
 
 export type BackgroundName = 'webhook-delivery' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
 
-const WEBHOOK_WORKER_TIMEOUT = Duration.seconds(60);
+// A webhook attempt may wait up to 60 s (the largest webhook_timeout_ms), plus signing and recording.
+const WEBHOOK_WORKER_TIMEOUT = Duration.seconds(90);
 
 interface BackgroundSpec {
   description: string;

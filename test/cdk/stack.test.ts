@@ -258,6 +258,8 @@ describe('ParleyStack', () => {
     const workerTimeout = parley.template.findResources('AWS::Lambda::Function')[logicalId(parley, worker)]!.Properties
       .Timeout as number;
     expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * workerTimeout);
+    // One attempt may wait the largest webhook_timeout_ms (60 s) before the worker records it.
+    expect(workerTimeout).toBeGreaterThan(60);
     parley.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
       FunctionName: { Ref: logicalId(parley, worker) },
