@@ -1,0 +1,194 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { analyzeMetafile, build, type Metafile, type Plugin } from 'esbuild';
+import { esbuildOptions, type CdkBundling } from './cdk-bundling.ts';
+
+/** One bundle written to bench/out, with what went into it. */
+export interface BuiltBundle {
+  /** functions/<name>.ts → <name>; the baseline is `baseline`; variants are `<variant>:<name>`. */
+  id: string;
+  entry: string;
+  file: string;
+  bytes: number;
+  mapBytes: number;
+  /** Bytes in the output per package (node_modules) or per project file group. */
+  byPackage: { name: string; bytes: number }[];
+  groups: Record<'zod' | 'awsSdk' | 'app' | 'other', number>;
+  error?: string;
+}
+
+export const BASELINE_ENTRY = 'bench/baseline-client.ts';
+
+export function functionEntries(dir = 'functions'): string[] {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts') && !name.endsWith('.test.ts'))
+    .sort()
+    .map((name) => join(dir, name));
+}
+
+export async function buildBundle(
+  cdk: CdkBundling,
+  id: string,
+  entry: string,
+  outDir: string,
+  plugins: Plugin[] = [],
+): Promise<BuiltBundle> {
+  const dir = join(outDir, id.replace(/[:/]/g, '__'));
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, cdk.format === 'esm' ? 'index.mjs' : 'index.js');
+  try {
+    const result = await build({ ...esbuildOptions(cdk, entry, file), plugins });
+    const metafile = result.metafile!;
+    writeFileSync(join(dir, 'meta.json'), JSON.stringify(metafile));
+    writeFileSync(join(dir, 'analysis.txt'), await analyzeMetafile(metafile, { verbose: false }));
+    const byPackage = bytesByPackage(metafile, file);
+    return {
+      id,
+      entry,
+      file,
+      bytes: statSync(file).size,
+      mapBytes: cdk.sourcemap ? statSync(`${file}.map`).size : 0,
+      byPackage,
+      groups: groupBytes(byPackage),
+    };
+  } catch (error) {
+    return {
+      id,
+      entry,
+      file,
+      bytes: Number.NaN,
+      mapBytes: Number.NaN,
+      byPackage: [],
+      groups: { zod: 0, awsSdk: 0, app: 0, other: 0 },
+      error: error instanceof Error ? error.message.split('\n')[0] : String(error),
+    };
+  }
+}
+
+/** Name of the package an input belongs to, or the project-relative file. */
+export function packageOf(input: string): string {
+  const parts = input.split('node_modules/');
+  if (parts.length === 1) return input.replace(/^(\.\.\/)+/, '');
+  const segments = parts[parts.length - 1]!.split('/');
+  return segments[0]!.startsWith('@') ? `${segments[0]}/${segments[1]}` : segments[0]!;
+}
+
+function bytesByPackage(metafile: Metafile, outfile: string): { name: string; bytes: number }[] {
+  const output = Object.entries(metafile.outputs).find(([path]) => resolve(path) === resolve(outfile))?.[1];
+  const totals = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
+    const name = packageOf(input);
+    totals.set(name, (totals.get(name) ?? 0) + bytesInOutput);
+  }
+  return [...totals].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes);
+}
+
+function groupBytes(byPackage: { name: string; bytes: number }[]): BuiltBundle['groups'] {
+  const groups = { zod: 0, awsSdk: 0, app: 0, other: 0 };
+  for (const { name, bytes } of byPackage) {
+    if (name === 'zod') groups.zod += bytes;
+    else if (/^@(aws-sdk|smithy|aws-crypto|aws)\//.test(name)) groups.awsSdk += bytes;
+    else if (!name.includes('/node_modules') && /^(shared|functions|bench|openapi\.json|local)\b/.test(name)) groups.app += bytes;
+    else groups.other += bytes;
+  }
+  return groups;
+}
+
+// ---------------------------------------------------------------------------------------
+// What-if variants: the same bundling with a proposed source change applied in memory, so
+// its effect is measured without editing code this benchmark does not own.
+
+const PROJECT_SOURCE = /[\\/](shared|functions)[\\/].*\.ts$/;
+
+/**
+ * Proposed change: `import * as z from 'zod'` instead of `import { z } from 'zod'`. The
+ * named `z` export is a namespace object esbuild has to keep whole (every locale, JSON
+ * Schema conversion, …); a namespace import lets it keep only the members that are used.
+ */
+export const zodNamespaceImport: Plugin = {
+  name: 'bench-zod-namespace-import',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: PROJECT_SOURCE }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      return { loader: 'ts', contents: text.replace(/import\s*\{\s*z\s*\}\s*from\s*'zod';/g, "import * as z from 'zod';") };
+    });
+  },
+};
+
+/**
+ * Ablation: replaces a package with a stub whose every export is an inert Proxy (any
+ * property, call or `new` returns the proxy), so the bundle still loads and runs its
+ * top level. The import time saved is that package's marginal cost, including the work
+ * the app does with it at load (e.g. building zod schemas).
+ */
+export function stubPackages(packages: string[], namedImports: Map<string, Set<string>>): Plugin {
+  const escaped = packages.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+  const filter = new RegExp(`^(${escaped.join('|')})(/.*)?$`);
+  return {
+    name: 'bench-stub-packages',
+    setup(pluginBuild) {
+      pluginBuild.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'bench-stub' }));
+      pluginBuild.onLoad({ filter: /.*/, namespace: 'bench-stub' }, (args) => {
+        const names = [...(namedImports.get(args.path) ?? [])].filter((name) => name !== 'default');
+        return {
+          loader: 'js',
+          contents: [
+            'const handler = {',
+            "  get: (_target, key) => key === 'then' ? undefined : key === Symbol.toPrimitive ? () => '' :",
+            '    key === Symbol.iterator ? function* () {} : stub,',
+            '  apply: () => stub,',
+            '  construct: () => stub,',
+            '};',
+            'const stub = new Proxy(function () {}, handler);',
+            'export default stub;',
+            ...names.map((name) => `export const ${name} = stub;`),
+          ].join('\n'),
+        };
+      });
+    },
+  };
+}
+
+/** Value imports (not `import type`) per module specifier across the project's sources. */
+export function scanNamedImports(dirs = ['functions', 'shared']): Map<string, Set<string>> {
+  const found = new Map<string, Set<string>>();
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    );
+  for (const file of dirs.flatMap(walk)) {
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/import\s+(?!type\b)([^'";]*?)\s+from\s+'([^'.][^']*)'/g)) {
+      const [, clause, specifier] = match as unknown as [string, string, string];
+      const names = found.get(specifier) ?? new Set<string>();
+      const braces = /\{([^}]*)\}/.exec(clause)?.[1];
+      for (const part of braces?.split(',') ?? []) {
+        const name = part.trim().replace(/^type\s+/, '');
+        if (!name || part.trim().startsWith('type ')) continue;
+        names.add(name.split(/\s+as\s+/)[0]!.trim());
+      }
+      if (/^\s*\w+\s*(,|$)/.test(clause)) names.add('default');
+      found.set(specifier, names);
+    }
+  }
+  return found;
+}
+
+/** Direct dependencies (package.json) that ended up in a bundle, biggest first. */
+export function directDependenciesIn(bundle: BuiltBundle, packageJson = 'package.json'): string[] {
+  const dependencies = Object.keys(
+    (JSON.parse(readFileSync(packageJson, 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {},
+  );
+  const present = new Set(bundle.byPackage.map((entry) => entry.name));
+  return dependencies
+    .filter((name) => present.has(name))
+    .sort(
+      (a, b) =>
+        (bundle.byPackage.find((entry) => entry.name === b)?.bytes ?? 0) -
+        (bundle.byPackage.find((entry) => entry.name === a)?.bytes ?? 0),
+    );
+}
+
+export const bundleName = (entry: string) => basename(entry).replace(/\.ts$/, '');
+export const displayPath = (file: string) => relative(process.cwd(), file) || dirname(file);

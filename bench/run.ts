@@ -1,0 +1,463 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  BASELINE_ENTRY,
+  buildBundle,
+  bundleName,
+  directDependenciesIn,
+  displayPath,
+  functionEntries,
+  scanNamedImports,
+  stubPackages,
+  zodNamespaceImport,
+  type BuiltBundle,
+} from './bundles.ts';
+import { readCdkBundling } from './cdk-bundling.ts';
+import { profileImports, type ImportProfile } from './cpu-profile.ts';
+import { childEnvironment, measureImports, type ImportSubject, type ImportTiming } from './import-time.ts';
+import { measureLatency, type LatencyResult } from './latency.ts';
+import { kib, ms, round, roundSummary, table, times } from './stats.ts';
+
+/**
+ * `npm run bench`: the request-path latency against a raw DynamoDB read, and each Lambda
+ * bundle's size and cold import time against a bundle of just the DynamoDB client — all
+ * as ratios against a baseline measured in the same run. Only 127.0.0.1 is contacted.
+ * Results: printed tables and bench/out/results.json. See docs/performance.md.
+ */
+const TARGETS = {
+  latencyRatioP50: 2.5,
+  bundleBytes: 1_000_000,
+  importRatio: 1.5,
+};
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    samples: { type: 'string' },
+    warmup: { type: 'string' },
+    'warmup-seconds': { type: 'string' },
+    'import-runs': { type: 'string' },
+    'budget-seconds': { type: 'string' },
+    'no-diagnostics': { type: 'boolean', default: false },
+    strict: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+if (args.help) {
+  console.log(`npm run bench [-- options]
+  --quick               fewer samples and processes (a smoke run, not for the record)
+  --only=latency|bundles
+  --samples=N           measured requests per latency variant (default 3000)
+  --warmup=N            warm-up requests per latency variant, at least (default 2000)
+  --warmup-seconds=N    warm-up duration, at least (default 15)
+  --import-runs=N       fresh node processes per bundle (default 15)
+  --budget-seconds=N    cap on the latency measurement (default 120)
+  --no-diagnostics      skip the breakdown variants, what-if and ablation bundles, profiles
+  --strict              exit 1 when a target is missed`);
+  process.exit(0);
+}
+
+const quick = args.quick;
+const intArg = (value: string | undefined, fallback: number) => {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`Expected a positive integer, got ${value}`);
+  return parsed;
+};
+const settings = {
+  samples: intArg(args.samples, quick ? 400 : 3000),
+  warmup: intArg(args.warmup, quick ? 300 : 2000),
+  warmupMs: intArg(args['warmup-seconds'], quick ? 5 : 15) * 1000,
+  importRuns: intArg(args['import-runs'], quick ? 4 : 15),
+  budgetMs: intArg(args['budget-seconds'], 120) * 1000,
+  profileRuns: quick ? 2 : 5,
+  diagnostics: !args['no-diagnostics'],
+};
+const phases = args.only ? [args.only] : ['bundles', 'latency'];
+if (phases.some((phase) => phase !== 'bundles' && phase !== 'latency')) throw new Error('--only is latency or bundles');
+
+const OUT = 'bench/out';
+mkdirSync(OUT, { recursive: true });
+const log = (line: string) => console.log(`[bench] ${line}`);
+const startedAt = new Date();
+const loadAtStart = loadavg();
+
+// ------------------------------------------------------------------------------------------
+// Bundles: size and cold import time
+
+interface BundleRow {
+  name: string;
+  file: string;
+  bytes: number;
+  mapBytes: number;
+  sizeMet: boolean;
+  importMs: number;
+  importRatio: number;
+  importMet: boolean;
+  /** With --enable-source-maps, as NODE_OPTIONS sets it for the functions in AWS. */
+  importMsSourceMaps: number;
+  importRatioSourceMaps: number;
+  processToReadyMs: number;
+  importIqrMs: [number, number];
+  runs: number;
+  groups: BuiltBundle['groups'];
+  topPackages: { name: string; bytes: number }[];
+  error?: string;
+}
+
+async function bundlesPhase() {
+  const cdk = readCdkBundling();
+  log(`Bundling with the options of ${cdk.source}: target ${cdk.target}, ${cdk.format}, minify ${cdk.minify}, ` +
+    `sourcemap ${cdk.sourcemap}, external [${cdk.external.join(', ')}]`);
+  if (cdk.unmirrored.length) log(`WARNING: bundling options not mirrored by the benchmark: ${cdk.unmirrored.join(', ')}`);
+
+  const bundleDir = join(OUT, 'bundles');
+  rmSync(bundleDir, { recursive: true, force: true });
+  const entries = functionEntries();
+  const baseline = await buildBundle(cdk, 'baseline', BASELINE_ENTRY, bundleDir);
+  if (baseline.error) throw new Error(`Baseline bundle failed: ${baseline.error}`);
+  const functions = await Promise.all(entries.map((entry) => buildBundle(cdk, bundleName(entry), entry, bundleDir)));
+  for (const failed of functions.filter((bundle) => bundle.error)) log(`Bundle ${failed.id} failed: ${failed.error}`);
+  const built = functions.filter((bundle) => !bundle.error);
+
+  // What-if and ablation bundles (diagnostics): proposed changes applied in memory.
+  const whatIf: BuiltBundle[] = [];
+  const ablations: { package: string; bundle: BuiltBundle }[] = [];
+  const probes: BuiltBundle[] = [];
+  const variantDir = join(OUT, 'variants');
+  rmSync(variantDir, { recursive: true, force: true });
+  if (settings.diagnostics) {
+    for (const bundle of built.filter((b) => b.groups.zod > 0)) {
+      whatIf.push(await buildBundle(cdk, `zod-namespace:${bundle.id}`, bundle.entry, variantDir, [zodNamespaceImport]));
+    }
+    const account = built.find((bundle) => bundle.id === 'account');
+    if (account) {
+      const named = scanNamedImports();
+      const candidates = directDependenciesIn(account).filter((name) => name !== '@aws-sdk/client-dynamodb');
+      for (const name of candidates) {
+        ablations.push({
+          package: name,
+          bundle: await buildBundle(cdk, `without:${name}`, account.entry, variantDir, [stubPackages([name], named)]),
+        });
+      }
+      ablations.push({
+        package: 'all of the above',
+        bundle: await buildBundle(cdk, 'without:all-deps', account.entry, variantDir, [stubPackages(candidates, named)]),
+      });
+    }
+    for (const probe of ['zod-only', 'route-schemas']) {
+      probes.push(await buildBundle(cdk, `probe:${probe}`, `bench/probes/${probe}.ts`, variantDir, [zodNamespaceImport]));
+    }
+  }
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-import-'));
+  const env = childEnvironment(dataDir);
+  const exportOf = (bundle: BuiltBundle) => (bundle.id === 'baseline' ? 'client' : 'handler');
+  const subjects: ImportSubject[] = [baseline, ...built, ...whatIf, ...ablations.map((a) => a.bundle), ...probes]
+    .filter((bundle) => !bundle.error)
+    .flatMap((bundle) => {
+      const plain = { id: bundle.id, file: bundle.file, expectExport: exportOf(bundle) };
+      const isVariant = bundle.id.includes(':');
+      return isVariant
+        ? [plain]
+        : [plain, { ...plain, id: `${bundle.id}+source-maps`, nodeFlags: ['--enable-source-maps'] }];
+    });
+  log(`Cold imports: ${subjects.length} subjects × ${settings.importRuns} fresh node processes, interleaved…`);
+  let timings: ImportTiming[];
+  let profiles: ImportProfile[] = [];
+  try {
+    timings = await measureImports(subjects, settings.importRuns, env, (r) => {
+      if ((r + 1) % 5 === 0 || r + 1 === settings.importRuns) log(`  round ${r + 1}/${settings.importRuns}`);
+    });
+    if (settings.diagnostics) {
+      const profiled = [baseline, built.find((b) => b.id === 'account'), whatIf.find((b) => b.id === 'zod-namespace:account')]
+        .filter((bundle): bundle is BuiltBundle => bundle !== undefined && !bundle.error);
+      log(`CPU profiles of ${profiled.map((b) => b.id).join(', ')} (${settings.profileRuns} each)…`);
+      profiles = await profileImports(profiled, settings.profileRuns, env);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  const timing = (id: string) => timings.find((t) => t.id === id)!;
+  const base = timing('baseline');
+  const baseMaps = timing('baseline+source-maps');
+
+  const row = (bundle: BuiltBundle): BundleRow => {
+    const plain = timing(bundle.id);
+    const maps = timings.find((t) => t.id === `${bundle.id}+source-maps`);
+    const ratio = plain.importMs / base.importMs;
+    return {
+      name: bundle.id,
+      file: displayPath(bundle.file),
+      bytes: bundle.bytes,
+      mapBytes: bundle.mapBytes,
+      sizeMet: bundle.bytes <= TARGETS.bundleBytes,
+      importMs: round(plain.importMs),
+      importRatio: round(ratio),
+      importMet: ratio <= TARGETS.importRatio,
+      importMsSourceMaps: round(maps?.importMs ?? Number.NaN),
+      importRatioSourceMaps: round((maps?.importMs ?? Number.NaN) / baseMaps.importMs),
+      processToReadyMs: round(plain.processToReadyMs),
+      importIqrMs: [round(plain.importIqrMs[0]), round(plain.importIqrMs[1])],
+      runs: plain.runs,
+      groups: bundle.groups,
+      topPackages: bundle.byPackage.slice(0, 15),
+      ...(plain.error ? { error: plain.error } : {}),
+    };
+  };
+  const rows = [baseline, ...built].map(row);
+
+  console.log('\nBundles (esbuild as CDK bundles them) and cold import time (median of fresh node processes)\n');
+  console.log(
+    table(
+      ['bundle', 'size', 'of 1 MB', 'zod', 'AWS SDK', 'app', 'other', 'import', '× base', 'w/ source maps', '× base', 'targets'],
+      rows.map((r) => [
+        r.name,
+        kib(r.bytes),
+        `${((100 * r.bytes) / TARGETS.bundleBytes).toFixed(0)}%`,
+        kib(r.groups.zod),
+        kib(r.groups.awsSdk),
+        kib(r.groups.app),
+        kib(r.groups.other),
+        ms(r.importMs, 1),
+        r.name === 'baseline' ? '1.00×' : times(r.importRatio),
+        ms(r.importMsSourceMaps, 1),
+        r.name === 'baseline' ? '1.00×' : times(r.importRatioSourceMaps),
+        r.name === 'baseline' ? '' : `${r.sizeMet ? 'size ok' : 'SIZE >1MB'}, ${r.importMet ? 'import ok' : 'IMPORT >1.5×'}`,
+      ]),
+    ),
+  );
+  for (const failed of functions.filter((bundle) => bundle.error)) console.log(`${failed.id}: bundle failed: ${failed.error}`);
+  for (const r of rows.filter((x) => x.error)) console.log(`${r.name}: import failed: ${r.error}`);
+
+  const account = rows.find((r) => r.name === 'account');
+  if (account) {
+    console.log('\nLargest packages in the account bundle (bytes in the minified output)\n');
+    console.log(
+      table(
+        ['package', 'bytes', 'share'],
+        account.topPackages
+          .slice(0, 12)
+          .map((p) => [p.name, kib(p.bytes), `${((100 * p.bytes) / account.bytes).toFixed(1)}%`]),
+      ),
+    );
+  }
+
+  const whatIfRows = whatIf.map((bundle) => {
+    const name = bundle.id.split(':')[1]!;
+    const original = rows.find((r) => r.name === name)!;
+    const t = timing(bundle.id);
+    return {
+      name,
+      change: 'import * as z from "zod"',
+      bytes: bundle.bytes,
+      bytesSaved: original.bytes - bundle.bytes,
+      importMs: round(t.importMs),
+      importRatio: round(t.importMs / base.importMs),
+      importMsSaved: round(original.importMs - t.importMs),
+      ...(t.error ? { error: t.error } : {}),
+    };
+  });
+  if (whatIfRows.length) {
+    console.log('\nWhat-if: the same bundles with `import { z } from "zod"` → `import * as z from "zod"` (applied in memory)\n');
+    console.log(
+      table(
+        ['bundle', 'size', 'saved', 'import', '× base', 'saved'],
+        whatIfRows.map((r) => [r.name, kib(r.bytes), kib(r.bytesSaved), ms(r.importMs, 1), times(r.importRatio), ms(r.importMsSaved, 1)]),
+      ),
+    );
+  }
+
+  const accountImport = account?.importMs ?? Number.NaN;
+  const ablationRows = ablations.map(({ package: name, bundle }) => {
+    const t = bundle.error ? undefined : timings.find((x) => x.id === bundle.id);
+    return {
+      package: name,
+      bytes: bundle.bytes,
+      bytesSaved: (account?.bytes ?? Number.NaN) - bundle.bytes,
+      importMs: round(t?.importMs ?? Number.NaN),
+      importMsSaved: round(accountImport - (t?.importMs ?? Number.NaN)),
+      ...(bundle.error || t?.error ? { error: bundle.error ?? t?.error } : {}),
+    };
+  });
+  if (ablationRows.length) {
+    console.log('\nAblation: the account bundle with one dependency replaced by an inert stub (its marginal cost)\n');
+    console.log(
+      table(
+        ['stubbed package', 'size', 'bytes saved', 'import', 'import saved'],
+        ablationRows.map((r) => [
+          r.package,
+          kib(r.bytes),
+          kib(r.bytesSaved),
+          r.error ? `failed: ${r.error.slice(0, 60)}` : ms(r.importMs, 1),
+          r.error ? 'n/a' : ms(r.importMsSaved, 1),
+        ]),
+      ),
+    );
+  }
+  const probeRows = probes.map((bundle) => {
+    const t = bundle.error ? undefined : timings.find((x) => x.id === bundle.id);
+    return {
+      name: bundle.id.split(':')[1]!,
+      bytes: bundle.bytes,
+      importMs: round(t?.importMs ?? Number.NaN),
+      ...(bundle.error || t?.error ? { error: bundle.error ?? t?.error } : {}),
+    };
+  });
+  if (probeRows.length) {
+    console.log('\nProbes (zod namespace import applied): zod alone, and zod plus the account route tables\' schemas\n');
+    console.log(
+      table(
+        ['probe', 'size', 'import'],
+        probeRows.map((r) => [r.name, kib(r.bytes), r.error ? `failed: ${r.error.slice(0, 60)}` : ms(r.importMs, 1)]),
+      ),
+    );
+  }
+  if (profiles.length) {
+    console.log('\nCPU profile of a cold import (median of fresh processes; profiling slows everything down)\n');
+    console.log(
+      table(
+        ['bundle', 'compile module source', 'bundle code', 'GC'],
+        profiles.map((p) => [p.id, ms(p.compileMs, 1), ms(p.bundleCodeMs, 1), ms(p.garbageCollectionMs, 1)]),
+      ),
+    );
+    for (const p of profiles.filter((x) => x.id !== 'baseline')) {
+      const top = p.bundleCodeByPackage.slice(0, 6).map((x) => `${x.name} ${x.ms.toFixed(1)}`);
+      console.log(`  ${p.id} bundle code by package (ms, mean per run): ${top.join(', ')}`);
+    }
+  }
+
+  return {
+    options: cdk,
+    importRuns: settings.importRuns,
+    childEnvironment: Object.keys(env).filter((k) => k !== 'PATH'),
+    baseline: rows[0],
+    functions: rows.slice(1),
+    failedBundles: functions.filter((b) => b.error).map((b) => ({ name: b.id, error: b.error })),
+    whatIf: whatIfRows,
+    ablations: ablationRows,
+    probes: probeRows,
+    importProfiles: profiles.map((p) => ({
+      ...p,
+      compileMs: round(p.compileMs),
+      bundleCodeMs: round(p.bundleCodeMs),
+      garbageCollectionMs: round(p.garbageCollectionMs),
+      bundleCodeByPackage: p.bundleCodeByPackage.slice(0, 12).map((x) => ({ name: x.name, ms: round(x.ms) })),
+    })),
+    met: {
+      size: rows.slice(1).every((r) => r.sizeMet),
+      importRatio: rows.slice(1).every((r) => r.importMet),
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------------
+// Latency: GET /get-api-key-info against a raw GetItem
+
+async function latencyPhase() {
+  const result: LatencyResult = await measureLatency({
+    samples: settings.samples,
+    warmup: settings.warmup,
+    warmupMs: settings.warmupMs,
+    roundSize: 25,
+    budgetMs: settings.budgetMs,
+    diagnostics: settings.diagnostics,
+    log,
+  });
+  const get = (id: string) => result.variants.find((v) => v.id === id)!.summary;
+  const ratio = get('api').p50 / get('ddb-get').p50;
+  const ratioP95 = get('api').p95 / get('ddb-get').p95;
+
+  console.log(
+    `\nLatency, sequential (one request in flight), ${result.rounds} interleaved rounds in ${(result.elapsedMs / 1000).toFixed(1)} s\n`,
+  );
+  console.log(
+    table(
+      ['variant', 'n', 'p50', 'p95', 'p99', 'mean', '× ddb-get p50'],
+      result.variants.map((v) => [
+        v.id,
+        v.summary.n,
+        ms(v.summary.p50, 3),
+        ms(v.summary.p95, 3),
+        ms(v.summary.p99, 3),
+        ms(v.summary.mean, 3),
+        times(v.summary.p50 / get('ddb-get').p50),
+      ]),
+    ),
+  );
+  console.log('');
+  for (const v of result.variants) console.log(`  ${v.id.padEnd(10)} ${v.description}`);
+  console.log(
+    `\nRatio p50(api)/p50(ddb-get) = ${ratio.toFixed(2)} (target ≤ ${TARGETS.latencyRatioP50}: ${ratio <= TARGETS.latencyRatioP50 ? 'met' : 'MISSED'}); ` +
+      `p95 ratio ${ratioP95.toFixed(2)}; first/second half of the rounds: ${result.ratioByHalf.map((r) => r.toFixed(2)).join(' / ')}`,
+  );
+
+  const [firstHalf, secondHalf] = result.ratioByHalf;
+  if (Math.abs(firstHalf - secondHalf) / secondHalf > 0.05) {
+    console.log('  Note: the ratio moved by more than 5% between the halves of the run (warm-up or machine noise).');
+  }
+
+  return {
+    ratioP50: round(ratio),
+    ratioP95: round(ratioP95),
+    ratioByHalf: result.ratioByHalf.map((r) => round(r)),
+    met: ratio <= TARGETS.latencyRatioP50,
+    rounds: result.rounds,
+    elapsedMs: round(result.elapsedMs, 0),
+    roundSize: 25,
+    warmup: settings.warmup,
+    warmupMs: settings.warmupMs,
+    settings: result.settings,
+    variants: result.variants.map((v) => ({ id: v.id, description: v.description, ms: roundSummary(v.summary) })),
+  };
+}
+
+// ------------------------------------------------------------------------------------------
+
+const results: Record<string, unknown> = {
+  date: startedAt.toISOString(),
+  machine: {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memoryGiB: round(totalmem() / 2 ** 30, 1),
+    os: `${platform()} ${release()}`,
+    node: process.version,
+    loadAverageAtStart: loadAtStart.map((l) => round(l, 2)),
+  },
+  settings: { ...settings, quick },
+  targets: TARGETS,
+};
+
+let failed = false;
+for (const phase of phases) {
+  try {
+    results[phase] = phase === 'bundles' ? await bundlesPhase() : await latencyPhase();
+  } catch (error) {
+    failed = true;
+    console.error(`\n[bench] ${phase} failed:`, error);
+    results[phase] = { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+(results.machine as Record<string, unknown>).loadAverageAtEnd = loadavg().map((l) => round(l, 2));
+results.durationSeconds = round((Date.now() - startedAt.getTime()) / 1000, 1);
+
+const missed: string[] = [];
+const latency = results.latency as { met?: boolean; ratioP50?: number } | undefined;
+const bundles = results.bundles as
+  | { met?: { size: boolean; importRatio: boolean }; failedBundles?: { name: string }[] }
+  | undefined;
+for (const failedBundle of bundles?.failedBundles ?? []) missed.push(`bundle ${failedBundle.name} failed to build`);
+if (latency?.met === false) missed.push(`latency ratio ${latency.ratioP50} > ${TARGETS.latencyRatioP50}`);
+if (bundles?.met?.size === false) missed.push('a bundle is over 1 MB');
+if (bundles?.met?.importRatio === false) missed.push(`a bundle imports more than ${TARGETS.importRatio}× slower than the baseline`);
+results.targetsMissed = missed;
+
+writeFileSync(join(OUT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+console.log(`\n[bench] ${missed.length ? `Targets missed: ${missed.join('; ')}` : 'All measured targets met.'}`);
+console.log(`[bench] Load average ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} at start, ` +
+  `${loadavg().map((l) => l.toFixed(2)).join(' ')} at end (${cpus().length} CPUs). Results: ${OUT}/results.json`);
+process.exit(failed || (args.strict && missed.length) ? 1 : 0);
