@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Every setting Parley reads, validated once when the module loads. A bad value stops the

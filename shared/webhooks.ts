@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import { webhookQueue, type MessageQueue } from './aws/queue.ts';
 import { credentialContext, listCredentials, type CredentialItem } from './credentials.ts';
 import { decryptSecret } from './crypto/envelope.ts';

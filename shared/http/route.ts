@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Principal } from '../auth/gate.ts';
 import type { Access } from '../auth/scopes.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { idPattern, idPrefix, type IdKind } from '../ids.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { canonicalIp } from '../auth/ip.ts';
 import { SCOPES } from '../auth/scopes.ts';
 import { defineRoutes } from '../http/route.ts';

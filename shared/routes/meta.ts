@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineRoutes } from '../http/route.ts';
 
 export const metaRoutes = defineRoutes({
