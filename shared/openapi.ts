@@ -65,7 +65,7 @@ function operation(id: string, route: RouteDefinition, alias: boolean) {
   };
 }
 
-function objectParameters(shape: z.ZodObject | undefined, where: 'path' | 'query') {
+function objectParameters(shape: z.ZodType | undefined, where: 'path' | 'query') {
   if (!shape) return [];
   const json = schema(shape, 'input') as { properties?: Record<string, unknown>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([name, property]) => ({

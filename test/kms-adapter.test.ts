@@ -2,7 +2,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AwsKeyManagement, canonicalContext, DecryptionFailed } from '../shared/crypto/kms.ts';
+import { AwsKeyManagement } from '../shared/crypto/aws-kms.ts';
+import { canonicalContext, DecryptionFailed } from '../shared/crypto/kms.ts';
 import { decryptSecret, encryptSecret, useKeyManagement } from '../shared/crypto/envelope.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config.ts';
 import { LocalMessageQueue } from './local-queue.ts';
 
@@ -12,17 +12,23 @@ export interface MessageQueue {
   send(message: object, options?: SendOptions): Promise<void>;
 }
 
-/** One client per process, created at load so warm invocations reuse its connections. */
-const sqs = new SQSClient({ region: config.AWS_REGION });
+/**
+ * One client per process, reused by warm invocations; created on the first send rather
+ * than at load, so functions that never queue do not evaluate the SQS client at cold start.
+ */
+let sqs: Promise<{ client: SQSClient; SendMessageCommand: typeof SendMessageCommand }> | undefined;
+const sqsClient = () =>
+  (sqs ??= import('@aws-sdk/client-sqs').then(({ SQSClient, SendMessageCommand }) => ({
+    client: new SQSClient({ region: config.AWS_REGION }),
+    SendMessageCommand,
+  })));
 
 export class SqsMessageQueue implements MessageQueue {
-  constructor(
-    private readonly queueUrl: string,
-    private readonly client: SQSClient = sqs,
-  ) {}
+  constructor(private readonly queueUrl: string) {}
 
   async send(message: object, options: SendOptions = {}): Promise<void> {
-    await this.client.send(
+    const { client, SendMessageCommand } = await sqsClient();
+    await client.send(
       new SendMessageCommand({
         QueueUrl: this.queueUrl,
         MessageBody: JSON.stringify(message),

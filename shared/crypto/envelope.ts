@@ -1,6 +1,5 @@
 import { config } from '../config.ts';
 import {
-  AwsKeyManagement,
   LocalKeyManagement,
   canonicalContext,
   openAesGcm,
@@ -19,18 +18,20 @@ export { DecryptionFailed, type EncryptionContext };
  */
 const FORMAT = 'env1';
 
-let keyManagement: KeyManagement | undefined;
+let keyManagement: Promise<KeyManagement> | undefined;
 
-function kms(): KeyManagement {
-  keyManagement ??= config.KMS_KEY_ID
-    ? new AwsKeyManagement(config.KMS_KEY_ID, config.AWS_REGION)
-    : LocalKeyManagement.fromDataDir(config.DATA_DIR);
+/** Created once per process on first use (the AWS client module is only loaded then). */
+function kms(): Promise<KeyManagement> {
+  const keyId = config.KMS_KEY_ID;
+  keyManagement ??= keyId
+    ? import('./aws-kms.ts').then(({ AwsKeyManagement }) => new AwsKeyManagement(keyId, config.AWS_REGION))
+    : Promise.resolve(LocalKeyManagement.fromDataDir(config.DATA_DIR));
   return keyManagement;
 }
 
 /** Tests and tools may swap the key manager (for example to a second local master key). */
 export function useKeyManagement(manager: KeyManagement): void {
-  keyManagement = manager;
+  keyManagement = Promise.resolve(manager);
 }
 
 export function recordContext(workspaceId: string, record: string): EncryptionContext {
@@ -38,7 +39,7 @@ export function recordContext(workspaceId: string, record: string): EncryptionCo
 }
 
 export async function encryptSecret(plaintext: string, context: EncryptionContext): Promise<string> {
-  const dataKey = await kms().generateDataKey(context);
+  const dataKey = await (await kms()).generateDataKey(context);
   try {
     const sealed = sealAesGcm(dataKey.plaintext, Buffer.from(plaintext, 'utf8'), canonicalContext(context));
     return [FORMAT, dataKey.wrapped.toString('base64url'), sealed.toString('base64url')].join('.');
@@ -50,7 +51,7 @@ export async function encryptSecret(plaintext: string, context: EncryptionContex
 export async function decryptSecret(stored: string, context: EncryptionContext): Promise<string> {
   const [format, wrapped, sealed, extra] = stored.split('.');
   if (format !== FORMAT || !wrapped || !sealed || extra !== undefined) throw new DecryptionFailed();
-  const dataKey = await kms().decryptDataKey(Buffer.from(wrapped, 'base64url'), context);
+  const dataKey = await (await kms()).decryptDataKey(Buffer.from(wrapped, 'base64url'), context);
   try {
     return openAesGcm(dataKey, Buffer.from(sealed, 'base64url'), canonicalContext(context)).toString('utf8');
   } finally {

@@ -1,7 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 
 /** What the spec calls the encryption context: it names the workspace and the record. */
 export type EncryptionContext = Record<string, string>;
@@ -22,43 +21,6 @@ export class DecryptionFailed extends Error {
   constructor() {
     super('Ciphertext cannot be decrypted with this encryption context');
     this.name = 'DecryptionFailed';
-  }
-}
-
-export class AwsKeyManagement implements KeyManagement {
-  private readonly client: KMSClient;
-
-  constructor(
-    private readonly keyId: string,
-    region: string,
-    /** Only for tests against a KMS-compatible endpoint on 127.0.0.1. */
-    endpoint?: string,
-  ) {
-    this.client = new KMSClient({
-      region,
-      ...(endpoint ? { endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } } : {}),
-    });
-  }
-
-  async generateDataKey(context: EncryptionContext): Promise<DataKey> {
-    const out = await this.client.send(
-      new GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: context }),
-    );
-    if (!out.Plaintext || !out.CiphertextBlob) throw new Error('KMS returned no data key');
-    return { plaintext: Buffer.from(out.Plaintext), wrapped: Buffer.from(out.CiphertextBlob) };
-  }
-
-  async decryptDataKey(wrapped: Buffer, context: EncryptionContext): Promise<Buffer> {
-    try {
-      const out = await this.client.send(
-        new DecryptCommand({ KeyId: this.keyId, CiphertextBlob: wrapped, EncryptionContext: context }),
-      );
-      if (!out.Plaintext) throw new DecryptionFailed();
-      return Buffer.from(out.Plaintext);
-    } catch (error) {
-      if (error instanceof Error && error.name === 'InvalidCiphertextException') throw new DecryptionFailed();
-      throw error;
-    }
   }
 }
 

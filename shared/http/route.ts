@@ -27,8 +27,9 @@ export interface RouteDefinition {
   access: Access;
   summary: string;
   status: 200 | 201 | 202 | 204;
-  params?: z.ZodObject;
-  query?: z.ZodObject;
+  /** Objects (usually z.lazy of one): path parameters and query are name → value. */
+  params?: z.ZodType<Record<string, unknown>, Record<string, string>>;
+  query?: z.ZodType<Record<string, unknown>, Record<string, string>>;
   body?: z.ZodType;
   response?: z.ZodType;
   /** A public (browser) key may call it: web calls and chats only. */

@@ -2,7 +2,8 @@ import * as z from 'zod';
 import { idPattern, idPrefix, type IdKind } from '../ids.ts';
 
 /**
- * Schema building blocks shared by every route. Query strings arrive as text (API
+ * Schema building blocks shared by every route, as factories: they are called inside
+ * lazily built schemas, so nothing is constructed at module load. Query strings arrive as text (API
  * Gateway joins repeated parameters with commas), so numbers are parsed strictly: ASCII
  * digits only, no hex, no exponent, no unicode digits.
  */
@@ -26,9 +27,9 @@ export function idOf(kind: IdKind, label: string) {
   return z.string().regex(idPattern(kind), `Must be ${label} (${idPrefix[kind]} followed by 24 hex characters)`);
 }
 
-export const epochMs = z.number().int().nonnegative().describe('Unix epoch milliseconds');
+export const epochMs = () => z.number().int().nonnegative().describe('Unix epoch milliseconds');
 
-export const displayName = z.string().trim().min(1).max(200);
+export const displayName = () => z.string().trim().min(1).max(200);
 
 export function isHttpUrl(value: string): boolean {
   try {
@@ -39,7 +40,4 @@ export function isHttpUrl(value: string): boolean {
   }
 }
 
-export const httpUrl = z
-  .string()
-  .max(2048)
-  .refine(isHttpUrl, 'Must be an http:// or https:// URL');
+export const httpUrl = () => z.string().max(2048).refine(isHttpUrl, 'Must be an http:// or https:// URL');

@@ -4,16 +4,23 @@ import { SCOPES } from '../auth/scopes.ts';
 import { defineRoutes } from '../http/route.ts';
 import { displayName, epochMs, httpUrl, idOf, queryInt } from '../http/schemas.ts';
 
+/*
+ * Request and response schemas are built on first use (z.lazy): a cold start builds only
+ * the schemas of the route it serves, not the whole module's (docs/performance.md).
+ */
+
 export const MAX_ALLOWED_IPS = 50;
 export const MAX_ALLOWED_ORIGINS = 50;
 
-const scopeList = z
+const scopeList = () =>
+  z
   .array(z.enum(SCOPES))
   .max(SCOPES.length * 4)
   .transform((scopes) => [...new Set(scopes)]);
 
 /** Exact addresses only, canonicalised and de-duplicated when written. */
-const allowedIps = z
+const allowedIps = () =>
+  z
   .array(
     z
       .string()
@@ -35,10 +42,11 @@ const allowedIps = z
   .max(MAX_ALLOWED_IPS)
   .transform((ips) => [...new Set(ips)]);
 
-const rateLimitPerMinute = z.number().int().min(1).max(100_000);
+const rateLimitPerMinute = () => z.number().int().min(1).max(100_000);
 
 /** Browser origins, `scheme://host[:port]`, lower-cased, no path. */
-const allowedOrigins = z
+const allowedOrigins = () =>
+  z
   .array(
     z
       .string()
@@ -63,89 +71,113 @@ const allowedOrigins = z
   .max(MAX_ALLOWED_ORIGINS)
   .transform((origins) => [...new Set(origins)]);
 
-export const ApiKey = z.object({
-  api_key_id: z.string(),
-  name: z.string(),
-  masked_key: z.string(),
-  is_webhook_key: z.boolean(),
-  created_timestamp: epochMs,
-  last_used_timestamp: epochMs.nullable(),
-  scopes: z.array(z.enum(SCOPES)),
-  allowed_ips: z.array(z.string()),
-  rate_limit_per_minute: z.number().int(),
-});
+const apiKeyObject = () =>
+  z.object({
+    api_key_id: z.string(),
+    name: z.string(),
+    masked_key: z.string(),
+    is_webhook_key: z.boolean(),
+    created_timestamp: epochMs(),
+    last_used_timestamp: epochMs().nullable(),
+    scopes: z.array(z.enum(SCOPES)),
+    allowed_ips: z.array(z.string()),
+    rate_limit_per_minute: z.number().int(),
+  });
+export const ApiKey = z.lazy(apiKeyObject);
 export type ApiKey = z.infer<typeof ApiKey>;
 
-export const CreatedApiKey = ApiKey.extend({ api_key: z.string().describe('The secret; shown only here') });
+export const CreatedApiKey = z.lazy(() =>
+  apiKeyObject().extend({ api_key: z.string().describe('The secret; shown only here') }),
+);
 
-export const ApiKeyInfo = ApiKey.extend({ workspace_id: z.string() });
+export const ApiKeyInfo = z.lazy(() => apiKeyObject().extend({ workspace_id: z.string() }));
 
-export const CreateApiKeyBody = z.object({
-  name: displayName,
-  is_webhook_key: z.boolean().default(false),
-  scopes: scopeList.default([]),
-  allowed_ips: allowedIps.default([]),
-  rate_limit_per_minute: rateLimitPerMinute.optional(),
-});
+export const CreateApiKeyBody = z.lazy(() =>
+  z.object({
+    name: displayName(),
+    is_webhook_key: z.boolean().default(false),
+    scopes: scopeList().default([]),
+    allowed_ips: allowedIps().default([]),
+    rate_limit_per_minute: rateLimitPerMinute().optional(),
+  }),
+);
 export type CreateApiKeyInput = z.infer<typeof CreateApiKeyBody>;
 
-export const UpdateApiKeyBody = z.object({
-  name: displayName.optional(),
-  is_webhook_key: z.literal(true, { error: 'Set is_webhook_key on another key to move the webhook flag' }).optional(),
-  scopes: scopeList.optional(),
-  allowed_ips: allowedIps.optional(),
-  rate_limit_per_minute: rateLimitPerMinute.nullable().optional().describe('null restores the server default'),
-});
+export const UpdateApiKeyBody = z.lazy(() =>
+  z.object({
+    name: displayName().optional(),
+    is_webhook_key: z
+      .literal(true, { error: 'Set is_webhook_key on another key to move the webhook flag' })
+      .optional(),
+    scopes: scopeList().optional(),
+    allowed_ips: allowedIps().optional(),
+    rate_limit_per_minute: rateLimitPerMinute().nullable().optional().describe('null restores the server default'),
+  }),
+);
 export type UpdateApiKeyInput = z.infer<typeof UpdateApiKeyBody>;
 
-export const PublicKey = z.object({
-  public_key_id: z.string(),
-  name: z.string(),
-  masked_key: z.string(),
-  allowed_origins: z.array(z.string()),
-  created_timestamp: epochMs,
-  last_used_timestamp: epochMs.nullable(),
-});
+const publicKeyObject = () =>
+  z.object({
+    public_key_id: z.string(),
+    name: z.string(),
+    masked_key: z.string(),
+    allowed_origins: z.array(z.string()),
+    created_timestamp: epochMs(),
+    last_used_timestamp: epochMs().nullable(),
+  });
+export const PublicKey = z.lazy(publicKeyObject);
 export type PublicKey = z.infer<typeof PublicKey>;
 
-export const CreatedPublicKey = PublicKey.extend({ public_key: z.string() });
+export const CreatedPublicKey = z.lazy(() => publicKeyObject().extend({ public_key: z.string() }));
 
-export const CreatePublicKeyBody = z.object({
-  name: displayName,
-  allowed_origins: allowedOrigins.default([]),
-});
+export const CreatePublicKeyBody = z.lazy(() =>
+  z.object({
+    name: displayName(),
+    allowed_origins: allowedOrigins().default([]),
+  }),
+);
 export type CreatePublicKeyInput = z.infer<typeof CreatePublicKeyBody>;
 
-export const UpdatePublicKeyBody = z.object({
-  name: displayName.optional(),
-  allowed_origins: allowedOrigins.optional(),
-});
+export const UpdatePublicKeyBody = z.lazy(() =>
+  z.object({
+    name: displayName().optional(),
+    allowed_origins: allowedOrigins().optional(),
+  }),
+);
 export type UpdatePublicKeyInput = z.infer<typeof UpdatePublicKeyBody>;
 
-export const Workspace = z.object({
-  workspace_id: z.string(),
-  name: z.string(),
-  webhook_url: z.string().nullable(),
-  concurrency_limit: z.number().int(),
-  created_timestamp: epochMs,
-});
+export const Workspace = z.lazy(() =>
+  z.object({
+    workspace_id: z.string(),
+    name: z.string(),
+    webhook_url: z.string().nullable(),
+    concurrency_limit: z.number().int(),
+    created_timestamp: epochMs(),
+  }),
+);
 export type Workspace = z.infer<typeof Workspace>;
 
-export const UpdateWorkspaceBody = z.object({
-  name: displayName.optional(),
-  webhook_url: httpUrl.nullable().optional().describe('null removes the workspace webhook URL'),
-  concurrency_limit: z.number().int().min(1).max(1000).optional(),
-});
+export const UpdateWorkspaceBody = z.lazy(() =>
+  z.object({
+    name: displayName().optional(),
+    webhook_url: httpUrl().nullable().optional().describe('null removes the workspace webhook URL'),
+    concurrency_limit: z.number().int().min(1).max(1000).optional(),
+  }),
+);
 export type UpdateWorkspaceInput = z.infer<typeof UpdateWorkspaceBody>;
 
-export const WorkspaceSettings = z.object({
-  webhook_timeout_ms: z.number().int(),
-});
+export const WorkspaceSettings = z.lazy(() =>
+  z.object({
+    webhook_timeout_ms: z.number().int(),
+  }),
+);
 export type WorkspaceSettings = z.infer<typeof WorkspaceSettings>;
 
-export const UpdateWorkspaceSettingsBody = z.object({
-  webhook_timeout_ms: z.number().int().min(1000).max(60_000).nullable().optional().describe('null restores 10,000'),
-});
+export const UpdateWorkspaceSettingsBody = z.lazy(() =>
+  z.object({
+    webhook_timeout_ms: z.number().int().min(1000).max(60_000).nullable().optional().describe('null restores 10,000'),
+  }),
+);
 export type UpdateWorkspaceSettingsInput = z.infer<typeof UpdateWorkspaceSettingsBody>;
 
 export const AUDIT_ACTIONS = [
@@ -159,24 +191,26 @@ export const AUDIT_ACTIONS = [
   'workspace.settings.update',
 ] as const;
 
-export const AuditEntry = z.object({
-  audit_log_id: z.string(),
-  action: z.enum(AUDIT_ACTIONS),
-  actor: z.object({ type: z.enum(['api_key', 'system']), id: z.string().nullable() }),
-  target: z.object({ type: z.string(), id: z.string() }),
-  changes: z.array(z.string()).describe('Names of the fields the action set'),
-  created_timestamp: epochMs,
-});
+export const AuditEntry = z.lazy(() =>
+  z.object({
+    audit_log_id: z.string(),
+    action: z.enum(AUDIT_ACTIONS),
+    actor: z.object({ type: z.enum(['api_key', 'system']), id: z.string().nullable() }),
+    target: z.object({ type: z.string(), id: z.string() }),
+    changes: z.array(z.string()).describe('Names of the fields the action set'),
+    created_timestamp: epochMs(),
+  }),
+);
 export type AuditEntry = z.infer<typeof AuditEntry>;
 
-const apiKeyIdParams = z.object({ id: idOf('apiKey', 'an API key ID') });
-const publicKeyIdParams = z.object({ id: idOf('publicKey', 'a public key ID') });
+const apiKeyIdParams = z.lazy(() => z.object({ id: idOf('apiKey', 'an API key ID') }));
+const publicKeyIdParams = z.lazy(() => z.object({ id: idOf('publicKey', 'a public key ID') }));
 
 export const accountRoutes = defineRoutes({
   listApiKeys: {
     method: 'GET', path: '/api-keys', domain: 'account', access: 'admin', status: 200,
     summary: 'List the workspace API keys, masked',
-    response: z.array(ApiKey),
+    response: z.lazy(() => z.array(ApiKey)),
   },
   createApiKey: {
     method: 'POST', path: '/api-keys', domain: 'account', access: 'admin', status: 201,
@@ -201,7 +235,7 @@ export const accountRoutes = defineRoutes({
   listPublicKeys: {
     method: 'GET', path: '/public-keys', domain: 'account', access: 'admin', status: 200,
     summary: 'List public (browser) keys, masked',
-    response: z.array(PublicKey),
+    response: z.lazy(() => z.array(PublicKey)),
   },
   createPublicKey: {
     method: 'POST', path: '/public-keys', domain: 'account', access: 'admin', status: 201,
@@ -239,10 +273,12 @@ export const accountRoutes = defineRoutes({
   listAuditLog: {
     method: 'GET', path: '/audit-log', domain: 'account', access: 'admin', status: 200,
     summary: 'Audit log, newest first',
-    query: z.object({
-      limit: queryInt({ min: 1, max: 1000, default: 100 }),
-      pagination_key: z.string().max(100).optional(),
-    }),
-    response: z.array(AuditEntry),
+    query: z.lazy(() =>
+      z.object({
+        limit: queryInt({ min: 1, max: 1000, default: 100 }),
+        pagination_key: z.string().max(100).optional(),
+      }),
+    ),
+    response: z.lazy(() => z.array(AuditEntry)),
   },
 });

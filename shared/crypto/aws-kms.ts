@@ -1,0 +1,43 @@
+import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import { DecryptionFailed, type DataKey, type EncryptionContext, type KeyManagement } from './kms.ts';
+
+/**
+ * AWS KMS behind the KeyManagement adapter. Kept in its own module, loaded on first use
+ * by envelope.ts, so functions that never encrypt do not evaluate the KMS client at cold start.
+ */
+export class AwsKeyManagement implements KeyManagement {
+  private readonly client: KMSClient;
+
+  constructor(
+    private readonly keyId: string,
+    region: string,
+    /** Only for tests against a KMS-compatible endpoint on 127.0.0.1. */
+    endpoint?: string,
+  ) {
+    this.client = new KMSClient({
+      region,
+      ...(endpoint ? { endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } } : {}),
+    });
+  }
+
+  async generateDataKey(context: EncryptionContext): Promise<DataKey> {
+    const out = await this.client.send(
+      new GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: context }),
+    );
+    if (!out.Plaintext || !out.CiphertextBlob) throw new Error('KMS returned no data key');
+    return { plaintext: Buffer.from(out.Plaintext), wrapped: Buffer.from(out.CiphertextBlob) };
+  }
+
+  async decryptDataKey(wrapped: Buffer, context: EncryptionContext): Promise<Buffer> {
+    try {
+      const out = await this.client.send(
+        new DecryptCommand({ KeyId: this.keyId, CiphertextBlob: wrapped, EncryptionContext: context }),
+      );
+      if (!out.Plaintext) throw new DecryptionFailed();
+      return Buffer.from(out.Plaintext);
+    } catch (error) {
+      if (error instanceof Error && error.name === 'InvalidCiphertextException') throw new DecryptionFailed();
+      throw error;
+    }
+  }
+}
