@@ -95,27 +95,6 @@ function groupBytes(byPackage: { name: string; bytes: number }[]): BuiltBundle['
   return groups;
 }
 
-// ---------------------------------------------------------------------------------------
-// What-if variants: the same bundling with a proposed source change applied in memory, so
-// its effect is measured without editing code this benchmark does not own.
-
-const PROJECT_SOURCE = /[\\/](shared|functions)[\\/].*\.ts$/;
-
-/**
- * Proposed change: `import * as z from 'zod'` instead of `import { z } from 'zod'`. The
- * named `z` export is a namespace object esbuild has to keep whole (every locale, JSON
- * Schema conversion, …); a namespace import lets it keep only the members that are used.
- */
-export const zodNamespaceImport: Plugin = {
-  name: 'bench-zod-namespace-import',
-  setup(pluginBuild) {
-    pluginBuild.onLoad({ filter: PROJECT_SOURCE }, (args) => {
-      const text = readFileSync(args.path, 'utf8');
-      return { loader: 'ts', contents: text.replace(/import\s*\{\s*z\s*\}\s*from\s*'zod';/g, "import * as z from 'zod';") };
-    });
-  },
-};
-
 /**
  * Ablation: replaces a package with a stub whose every export is an inert Proxy (any
  * property, call or `new` returns the proxy), so the bundle still loads and runs its
@@ -142,7 +121,8 @@ export function stubPackages(packages: string[], namedImports: Map<string, Set<s
             '};',
             'const stub = new Proxy(function () {}, handler);',
             'export default stub;',
-            ...names.map((name) => `export const ${name} = stub;`),
+            // Export specifiers take any identifier name, reserved words included (z.enum, z.null).
+            ...names.map((name) => `export { stub as ${name} };`),
           ].join('\n'),
         };
       });
@@ -169,6 +149,11 @@ export function scanNamedImports(dirs = ['functions', 'shared']): Map<string, Se
         names.add(name.split(/\s+as\s+/)[0]!.trim());
       }
       if (/^\s*\w+\s*(,|$)/.test(clause)) names.add('default');
+      // `import * as z from 'zod'`: the members the file reads off the namespace.
+      const namespace = /\*\s+as\s+(\w+)/.exec(clause)?.[1];
+      if (namespace) {
+        for (const use of text.matchAll(new RegExp(`\\b${namespace}\\.(\\w+)`, 'g'))) names.add(use[1]!);
+      }
       found.set(specifier, names);
     }
   }

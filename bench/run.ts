@@ -11,7 +11,6 @@ import {
   functionEntries,
   scanNamedImports,
   stubPackages,
-  zodNamespaceImport,
   type BuiltBundle,
 } from './bundles.ts';
 import { readCdkBundling } from './cdk-bundling.ts';
@@ -56,7 +55,7 @@ if (args.help) {
   --warmup-seconds=N    warm-up duration, at least (default 15)
   --import-runs=N       fresh node processes per bundle (default 15)
   --budget-seconds=N    cap on the latency measurement (default 120)
-  --no-diagnostics      skip the breakdown variants, what-if and ablation bundles, profiles
+  --no-diagnostics      skip the breakdown variants, ablation bundles, probes, profiles
   --strict              exit 1 when a target is missed`);
   process.exit(0);
 }
@@ -124,16 +123,12 @@ async function bundlesPhase() {
   for (const failed of functions.filter((bundle) => bundle.error)) log(`Bundle ${failed.id} failed: ${failed.error}`);
   const built = functions.filter((bundle) => !bundle.error);
 
-  // What-if and ablation bundles (diagnostics): proposed changes applied in memory.
-  const whatIf: BuiltBundle[] = [];
+  // Ablation bundles and probes (diagnostics).
   const ablations: { package: string; bundle: BuiltBundle }[] = [];
   const probes: BuiltBundle[] = [];
   const variantDir = join(OUT, 'variants');
   rmSync(variantDir, { recursive: true, force: true });
   if (settings.diagnostics) {
-    for (const bundle of built.filter((b) => b.groups.zod > 0)) {
-      whatIf.push(await buildBundle(cdk, `zod-namespace:${bundle.id}`, bundle.entry, variantDir, [zodNamespaceImport]));
-    }
     const account = built.find((bundle) => bundle.id === 'account');
     if (account) {
       const named = scanNamedImports();
@@ -150,14 +145,14 @@ async function bundlesPhase() {
       });
     }
     for (const probe of ['zod-only', 'route-schemas']) {
-      probes.push(await buildBundle(cdk, `probe:${probe}`, `bench/probes/${probe}.ts`, variantDir, [zodNamespaceImport]));
+      probes.push(await buildBundle(cdk, `probe:${probe}`, `bench/probes/${probe}.ts`, variantDir));
     }
   }
 
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-import-'));
   const env = childEnvironment(dataDir);
   const exportOf = (bundle: BuiltBundle) => (bundle.id === 'baseline' ? 'client' : 'handler');
-  const subjects: ImportSubject[] = [baseline, ...built, ...whatIf, ...ablations.map((a) => a.bundle), ...probes]
+  const subjects: ImportSubject[] = [baseline, ...built, ...ablations.map((a) => a.bundle), ...probes]
     .filter((bundle) => !bundle.error)
     .flatMap((bundle) => {
       const plain = { id: bundle.id, file: bundle.file, expectExport: exportOf(bundle) };
@@ -174,7 +169,7 @@ async function bundlesPhase() {
       if ((r + 1) % 5 === 0 || r + 1 === settings.importRuns) log(`  round ${r + 1}/${settings.importRuns}`);
     });
     if (settings.diagnostics) {
-      const profiled = [baseline, built.find((b) => b.id === 'account'), whatIf.find((b) => b.id === 'zod-namespace:account')]
+      const profiled = [baseline, built.find((b) => b.id === 'account')]
         .filter((bundle): bundle is BuiltBundle => bundle !== undefined && !bundle.error);
       log(`CPU profiles of ${profiled.map((b) => b.id).join(', ')} (${settings.profileRuns} each)…`);
       profiles = await profileImports(profiled, settings.profileRuns, env);
@@ -247,31 +242,6 @@ async function bundlesPhase() {
     );
   }
 
-  const whatIfRows = whatIf.map((bundle) => {
-    const name = bundle.id.split(':')[1]!;
-    const original = rows.find((r) => r.name === name)!;
-    const t = timing(bundle.id);
-    return {
-      name,
-      change: 'import * as z from "zod"',
-      bytes: bundle.bytes,
-      bytesSaved: original.bytes - bundle.bytes,
-      importMs: round(t.importMs),
-      importRatio: round(t.importMs / base.importMs),
-      importMsSaved: round(original.importMs - t.importMs),
-      ...(t.error ? { error: t.error } : {}),
-    };
-  });
-  if (whatIfRows.length) {
-    console.log('\nWhat-if: the same bundles with `import { z } from "zod"` → `import * as z from "zod"` (applied in memory)\n');
-    console.log(
-      table(
-        ['bundle', 'size', 'saved', 'import', '× base', 'saved'],
-        whatIfRows.map((r) => [r.name, kib(r.bytes), kib(r.bytesSaved), ms(r.importMs, 1), times(r.importRatio), ms(r.importMsSaved, 1)]),
-      ),
-    );
-  }
-
   const accountImport = account?.importMs ?? Number.NaN;
   const ablationRows = ablations.map(({ package: name, bundle }) => {
     const t = bundle.error ? undefined : timings.find((x) => x.id === bundle.id);
@@ -309,7 +279,7 @@ async function bundlesPhase() {
     };
   });
   if (probeRows.length) {
-    console.log('\nProbes (zod namespace import applied): zod alone, and zod plus the account route tables\' schemas\n');
+    console.log('\nProbes: zod alone, and zod plus building every schema of the account route tables (what z.lazy defers)\n');
     console.log(
       table(
         ['probe', 'size', 'import'],
@@ -338,7 +308,6 @@ async function bundlesPhase() {
     baseline: rows[0],
     functions: rows.slice(1),
     failedBundles: functions.filter((b) => b.error).map((b) => ({ name: b.id, error: b.error })),
-    whatIf: whatIfRows,
     ablations: ablationRows,
     probes: probeRows,
     importProfiles: profiles.map((p) => ({
