@@ -6,6 +6,7 @@ import { encryptSecret, recordContext } from './crypto/envelope.ts';
 import { newId } from './ids.ts';
 import { db, tableName } from './store/db.ts';
 import { keys, type ItemKey, type PartitionQuery } from './store/keys.ts';
+import { setOrRemove } from './store/update-expression.ts';
 
 /**
  * The stored form shared by secret API keys and public (browser) keys. It is addressed
@@ -136,29 +137,12 @@ export function credentialPuts(workspaceId: string, secret: IssuedSecret, fields
  * null are REMOVEd (restoring a server default). Conditional on the credential existing.
  */
 export function credentialUpdate(credential: CredentialItem, changes: Record<string, unknown>) {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets: string[] = [];
-  const removes: string[] = [];
-  Object.entries(changes).forEach(([field, value], i) => {
-    names[`#f${i}`] = field;
-    if (value === null) removes.push(`#f${i}`);
-    else {
-      values[`:v${i}`] = value;
-      sets.push(`#f${i} = :v${i}`);
-    }
-  });
-  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
-    .join(' ')
-    .trim();
   return {
     Update: {
       TableName: tableName,
       Key: { pk: credential.pk, sk: credential.sk },
-      UpdateExpression: expression,
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+      ...setOrRemove(changes),
     },
   };
 }

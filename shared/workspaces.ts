@@ -12,6 +12,7 @@ import type {
 } from './routes/account.ts';
 import { db, tableName } from './store/db.ts';
 import { keys, type ItemKey } from './store/keys.ts';
+import { setOrRemove } from './store/update-expression.ts';
 
 export const DEFAULT_CONCURRENCY_LIMIT = 20;
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
@@ -138,21 +139,8 @@ async function applyWorkspaceChange(
   changes: Record<string, unknown>,
   nowMs = Date.now(),
 ): Promise<void> {
-  const fields = Object.entries(changes).filter(([, value]) => value !== undefined);
+  const fields = Object.keys(changes).filter((field) => changes[field] !== undefined);
   if (fields.length === 0) return;
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets: string[] = [];
-  const removes: string[] = [];
-  fields.forEach(([field, value], i) => {
-    names[`#f${i}`] = field;
-    if (value === null) {
-      removes.push(`#f${i}`);
-    } else {
-      values[`:v${i}`] = value;
-      sets.push(`#f${i} = :v${i}`);
-    }
-  });
   await db.send(
     new TransactWriteCommand({
       TransactItems: [
@@ -160,18 +148,14 @@ async function applyWorkspaceChange(
           Update: {
             TableName: tableName,
             Key: keys.workspace(principal.workspaceId),
-            UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
-              .join(' ')
-              .trim(),
             ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+            ...setOrRemove(changes),
           },
         },
         auditPut(principal.workspaceId, principal, {
           action,
           target: { type: 'workspace', id: principal.workspaceId },
-          changes: fields.map(([field]) => field),
+          changes: fields,
         }, nowMs),
       ],
     }),
