@@ -26,15 +26,17 @@ const RECORD_RESERVE_MS = 5_000;
 const DELIVERY_LOG_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
 /** What travels on the queue: the exact body is fixed at enqueue so every attempt sends the same bytes. */
-export const WebhookMessage = z.object({
-  delivery_id: z.string().min(1),
-  workspace_id: z.string().min(1),
-  url: z.string().min(1),
-  event: z.string().min(1),
-  body: z.string(),
-  timeout_ms: z.number().int().min(1).max(600_000).optional(),
-  attempt: z.number().int().min(1).max(MAX_ATTEMPTS),
-});
+export const WebhookMessage = z.lazy(() =>
+  z.object({
+    delivery_id: z.string().min(1),
+    workspace_id: z.string().min(1),
+    url: z.string().min(1),
+    event: z.string().min(1),
+    body: z.string(),
+    timeout_ms: z.number().int().min(1).max(600_000).optional(),
+    attempt: z.number().int().min(1).max(MAX_ATTEMPTS),
+  }),
+);
 export type WebhookMessage = z.infer<typeof WebhookMessage>;
 
 export interface EnqueueWebhookInput {
