@@ -6,6 +6,7 @@
 // with full registry access, so `npm ci` skips it on every other platform and fetches it
 // by version on the matching one. Run after changing dependencies:
 //   npm install && node scripts/complete-lockfile.mjs
+/* global URL, console */
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const LOCK = new URL('../package-lock.json', import.meta.url);
