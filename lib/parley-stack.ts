@@ -30,6 +30,8 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   account: { table: 'readWrite', key: ['generateDataKey', 'decrypt'] },
   // The gate's per-IP rate window is a write even for the public routes and the 404.
   meta: { table: 'readWrite' },
+  agents: { table: 'readWrite' },
+  voices: { table: 'readWrite' },
 };
 
 export type BackgroundName = 'webhook-delivery' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';

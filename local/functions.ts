@@ -13,5 +13,7 @@ export type HttpHandler = (
  */
 export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandler }>> = {
   account: () => import('../functions/account.ts'),
+  agents: () => import('../functions/agents.ts'),
+  voices: () => import('../functions/voices.ts'),
   meta: () => import('../functions/meta.ts'),
 };

@@ -1,13 +1,23 @@
 import { routeKeys, type Domain, type RouteDefinition } from '../http/route.ts';
 import { accountRoutes } from './account.ts';
+import { agentRoutes } from './agents.ts';
+import { llmRoutes } from './llms.ts';
 import { metaRoutes } from './meta.ts';
+import { voiceRoutes } from './voices.ts';
 import { webhookRoutes } from './webhooks.ts';
 
 /**
  * The whole route table. CDK, the local server, `npm run routes`, the OpenAPI generator and
  * the tests read this; each Lambda imports only its own domain's module.
  */
-export const routeTable = { ...accountRoutes, ...webhookRoutes, ...metaRoutes } satisfies Record<string, RouteDefinition>;
+export const routeTable = {
+  ...accountRoutes,
+  ...webhookRoutes,
+  ...agentRoutes,
+  ...llmRoutes,
+  ...voiceRoutes,
+  ...metaRoutes,
+} satisfies Record<string, RouteDefinition>;
 
 export type RouteId = keyof typeof routeTable;
 
