@@ -1,0 +1,196 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll } from 'vitest';
+
+/**
+ * A fake OpenAI-compatible provider on 127.0.0.1 for tests: `POST /v1/chat/completions`
+ * (any path, really) is recorded and answered from a script, else by the default reply.
+ *
+ *   const llm = await startFakeOpenAi();          // closed after the file's tests
+ *   llm.enqueue({ status: 429, headers: { 'retry-after': '1' } }, { body: completion('hi') });
+ *   ... point LLM_BASE_URL (or OpenAiCompatibleModel's baseUrl) at llm.url ...
+ *   expect(llm.requests[0].body.model).toBe('gpt-4.1');
+ */
+export interface FakeReply {
+  status?: number;
+  headers?: Record<string, string>;
+  /** Sent as JSON; a string is sent as it is (for garbled responses). */
+  body?: unknown;
+  /** A streamed answer: each item becomes `data: <item>` (objects as JSON), then `data: [DONE]`. */
+  events?: unknown[];
+  /** Waits this long before answering at all (slow providers, timeouts). */
+  delayMs?: number;
+  /** Waits this long before each streamed event. */
+  eventDelayMs?: number;
+  /** Drops the connection without an answer. */
+  hangUp?: boolean;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  /** The parsed JSON body (the raw text when it is not JSON). */
+  body: any;
+  text: string;
+  /** Date.now() when the request arrived, to check back-off waits. */
+  receivedAt: number;
+}
+
+export type Responder = FakeReply | ((request: RecordedRequest) => FakeReply);
+
+export interface FakeOpenAi {
+  /** The base URL to configure, ending in `/v1`. */
+  url: string;
+  requests: RecordedRequest[];
+  /** Replies for the next requests, in order; after them the default reply answers. */
+  enqueue(...replies: Responder[]): void;
+  /** Replaces the default reply (initially `defaultReply`). */
+  setDefault(reply: Responder): void;
+  /** Forgets recorded requests, queued replies and a replaced default. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** A chat completion body as OpenAI sends it. */
+export function completion(
+  content: string | null,
+  options: { model?: string; usage?: { prompt_tokens: number; completion_tokens: number }; finish_reason?: string } = {},
+) {
+  const usage = options.usage ?? { prompt_tokens: 11, completion_tokens: 7 };
+  return {
+    id: 'chatcmpl-fake',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: options.model ?? 'fake-model',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: options.finish_reason ?? 'stop' }],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  };
+}
+
+/** The chunks of a streamed completion: one per delta, a finishing chunk, and a usage chunk. */
+export function streamChunks(
+  deltas: string[],
+  options: { model?: string; usage?: { prompt_tokens: number; completion_tokens: number } } = {},
+): unknown[] {
+  const model = options.model ?? 'fake-model';
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
+    id: 'chatcmpl-fake',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model,
+    choices,
+    ...extra,
+  });
+  return [
+    ...deltas.map((content, i) =>
+      chunk([{ index: 0, delta: i === 0 ? { role: 'assistant', content } : { content }, finish_reason: null }]),
+    ),
+    chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
+    chunk([], { usage: options.usage ?? { prompt_tokens: 11, completion_tokens: deltas.length } }),
+  ];
+}
+
+/** The default reply: `fake reply` (streamed in two pieces when asked to stream), naming the requested model. */
+export const defaultReply = (request: RecordedRequest): FakeReply => {
+  const model = typeof request.body?.model === 'string' ? request.body.model : undefined;
+  return request.body?.stream
+    ? { events: streamChunks(['fake ', 'reply'], { model }) }
+    : { body: completion('fake reply', { model }) };
+};
+
+export async function startFakeOpenAi(): Promise<FakeOpenAi> {
+  const requests: RecordedRequest[] = [];
+  const queue: Responder[] = [];
+  let fallback: Responder = defaultReply;
+
+  const server = createServer((req, res) => {
+    void handle(req, res);
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // recorded as text
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+    }
+    const recorded: RecordedRequest = {
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers,
+      body,
+      text,
+      receivedAt: Date.now(),
+    };
+    requests.push(recorded);
+    const responder = queue.shift() ?? fallback;
+    const reply = typeof responder === 'function' ? responder(recorded) : responder;
+
+    const gone = () => res.destroyed || res.writableEnded;
+    if (reply.delayMs) await wait(reply.delayMs, res);
+    if (gone()) return;
+    if (reply.hangUp) {
+      res.destroy();
+      return;
+    }
+    if (reply.events) {
+      res.writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream', ...reply.headers });
+      res.flushHeaders();
+      for (const event of reply.events) {
+        if (reply.eventDelayMs) await wait(reply.eventDelayMs, res);
+        if (gone()) return;
+        res.write(`data: ${typeof event === 'string' ? event : JSON.stringify(event)}\n\n`);
+      }
+      if (!gone()) res.end('data: [DONE]\n\n');
+      return;
+    }
+    const payload = reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+    res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
+    res.end(payload);
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  const fake: FakeOpenAi = {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    enqueue: (...replies) => void queue.push(...replies),
+    setDefault: (reply) => {
+      fallback = reply;
+    },
+    reset: () => {
+      requests.length = 0;
+      queue.length = 0;
+      fallback = defaultReply;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  afterAll(() => fake.close());
+  return fake;
+}
+
+/** Resolves after `ms`, or early when the client goes away (an aborted request). */
+function wait(ms: number, res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.on('close', done);
+  });
+}
