@@ -53,7 +53,16 @@ function operation(id: string, route: RouteDefinition, alias: boolean) {
     ...(route.access === 'public' ? { security: [] } : { security: [{ apiKey: [] }] }),
     ...(parameters.length ? { parameters } : {}),
     ...(route.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: schema(route.body, 'input') } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              [route.bodyType === 'multipart' ? 'multipart/form-data' : 'application/json']: {
+                schema: schema(route.body, 'input'),
+              },
+            },
+          },
+        }
       : {}),
     responses: {
       [String(route.status)]:

@@ -6,6 +6,7 @@ import { sourceAddress } from '../auth/ip.ts';
 import { payloadTooLarge, routeNotFound } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { parseJsonBody } from './json.ts';
+import { MULTIPART_DEFAULT_LIMITS, parseMultipart } from './multipart.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
 import { routeKeys, type Handlers, type RequestInfo, type RouteDefinition, type RouteTable } from './route.ts';
 import { parseOrThrow } from './validation.ts';
@@ -54,7 +55,7 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
       const input = {
         params: route.params ? parseOrThrow(route.params, event.pathParameters ?? {}, 'params') : {},
         query: route.query ? parseOrThrow(route.query, event.queryStringParameters ?? {}, 'query') : {},
-        body: route.body ? parseOrThrow(route.body, readJsonBody(event), 'body') : undefined,
+        body: route.body ? parseOrThrow(route.body, await readBody(event, route), 'body') : undefined,
         principal: admission?.principal,
         request: info,
       };
@@ -114,6 +115,16 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
       if (state) finish(request);
     },
   };
+}
+
+function readBody(event: Event, route: RouteDefinition): unknown {
+  if (route.bodyType !== 'multipart') return readJsonBody(event);
+  const raw = event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
+  return parseMultipart(raw, event.headers['content-type'] ?? event.headers['Content-Type'], {
+    ...MULTIPART_DEFAULT_LIMITS,
+    ...route.uploadLimits,
+    maxBodyBytes: MAX_JSON_BODY_BYTES,
+  });
 }
 
 function readJsonBody(event: Event): unknown {

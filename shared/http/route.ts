@@ -31,6 +31,14 @@ export interface RouteDefinition {
   params?: z.ZodType<Record<string, unknown>, Record<string, string>>;
   query?: z.ZodType<Record<string, unknown>, Record<string, string>>;
   body?: z.ZodType;
+  /**
+   * How the body arrives: JSON (the default) or `multipart/form-data`, which the handler
+   * parses (shared/http/multipart.ts) into text fields and arrays of uploaded files before
+   * `body` validates it.
+   */
+  bodyType?: 'json' | 'multipart';
+  /** Per-request upload limits of a multipart route (defaults: MULTIPART_DEFAULT_LIMITS). */
+  uploadLimits?: { maxFileBytes: number; maxFiles: number };
   response?: z.ZodType;
   /** A public (browser) key may call it: web calls and chats only. */
   publicKey?: boolean;
