@@ -1,4 +1,13 @@
 import { domainHandler } from '../shared/http/handler.ts';
 import { voiceRoutes } from '../shared/routes/voices.ts';
+import * as voices from '../shared/voices.ts';
 
-export const handler = domainHandler(voiceRoutes, {});
+export const handler = domainHandler(voiceRoutes, {
+  listVoices: ({ principal }) => voices.listVoices(principal.workspaceId),
+  getVoice: ({ principal, params }) => voices.getVoice(principal.workspaceId, params.voice_id),
+  getVoicePreview: ({ principal, params }) => voices.previewVoice(principal.workspaceId, params.voice_id),
+  cloneVoice: ({ principal, body }) => voices.cloneVoice(principal, body),
+  searchCommunityVoices: ({ query }) => voices.searchCommunityVoices(query),
+  searchCommunityVoicesByBody: ({ body }) => voices.searchCommunityVoices(body),
+  addCommunityVoice: ({ principal, body }) => voices.addCommunityVoice(principal, body),
+});

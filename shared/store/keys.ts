@@ -78,6 +78,13 @@ export const keys = {
   webhookDeliveries: (workspaceId: string): PartitionQuery => ({
     pk: `${workspacePartition(workspaceId)}#DELIVERY`,
   }),
+
+  /** A workspace's own voice (cloned, or added from a community library), in its configuration partition. */
+  workspaceVoice: (workspaceId: string, voiceId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `VOICE#${voiceId}`,
+  }),
+  workspaceVoices: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'VOICE#' }),
 } as const;
 
 /** Rate-window counter attribute for one epoch minute (see shared/auth/rate-window.ts). */
