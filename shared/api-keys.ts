@@ -7,7 +7,6 @@ import {
   credentialDeletes,
   credentialPuts,
   credentialUpdate,
-  definedFields,
   findCredential,
   issueSecret,
   listCredentials,
@@ -15,6 +14,7 @@ import {
   type CredentialItem,
 } from './credentials.ts';
 import { conflict, notFound } from './errors.ts';
+import { definedFields } from './objects.ts';
 import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './routes/account.ts';
 import { db, isTransactionConflict, tableName } from './store/db.ts';
 import { keys } from './store/keys.ts';
@@ -81,7 +81,7 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
   if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
   if (input.scopes) assertGrantable(principal.scopes, input.scopes);
 
-  const changes = definedFields(input);
+  const changes: Record<string, unknown> = definedFields(input);
   const movesFlag = input.is_webhook_key === true && credential.is_webhook_key !== true;
   if (!movesFlag) delete changes.is_webhook_key;
   if (Object.keys(changes).length === 0) return toApiKey(credential);

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { BatchGetCommand, GetCommand, QueryCommand, type BatchGetCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, type BatchGetCommandInput } from '@aws-sdk/lib-dynamodb';
 import { sha256 } from './crypto/hash.ts';
 import type { Scope } from './auth/scopes.ts';
 import { encryptSecret, recordContext } from './crypto/envelope.ts';
 import { newId } from './ids.ts';
 import { db, tableName } from './store/db.ts';
 import { keys, type ItemKey, type PartitionQuery } from './store/keys.ts';
+import { queryAll } from './store/query.ts';
 import { setOrRemove } from './store/update-expression.ts';
 
 /**
@@ -77,21 +78,7 @@ export async function findCredential(ref: ItemKey): Promise<CredentialItem | und
 
 /** All credentials behind a workspace's pointers of one kind, newest first. */
 export async function listCredentials(refs: PartitionQuery): Promise<CredentialItem[]> {
-  const hashes: string[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': refs.pk, ':prefix': refs.skPrefix },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) hashes.push((item as CredentialRef).credential_hash);
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const hashes = (await queryAll<CredentialRef>(refs)).map((ref) => ref.credential_hash);
 
   const items: CredentialItem[] = [];
   for (let i = 0; i < hashes.length; i += 100) {
@@ -162,7 +149,3 @@ export async function readCredential(credential: CredentialItem): Promise<Creden
   return out.Item as CredentialItem | undefined;
 }
 
-/** Only the fields a caller actually sent. */
-export function definedFields<T extends object>(input: T): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
-}

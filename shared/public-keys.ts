@@ -5,7 +5,6 @@ import {
   credentialDeletes,
   credentialPuts,
   credentialUpdate,
-  definedFields,
   findCredential,
   issueSecret,
   listCredentials,
@@ -13,6 +12,7 @@ import {
   type CredentialItem,
 } from './credentials.ts';
 import { notFound } from './errors.ts';
+import { definedFields } from './objects.ts';
 import type { CreatePublicKeyInput, PublicKey, UpdatePublicKeyInput } from './routes/account.ts';
 import { db, isTransactionConflict } from './store/db.ts';
 import { keys } from './store/keys.ts';
@@ -61,7 +61,7 @@ export async function createPublicKey(principal: Principal, input: CreatePublicK
 export async function updatePublicKey(principal: Principal, id: string, input: UpdatePublicKeyInput) {
   const credential = await findCredential(keys.publicKeyRef(principal.workspaceId, id));
   if (!credential || credential.kind !== 'public') throw publicKeyNotFound();
-  const changes = definedFields(input);
+  const changes: Record<string, unknown> = definedFields(input);
   if (Object.keys(changes).length === 0) return toPublicKey(credential);
   try {
     await db.send(
