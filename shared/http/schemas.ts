@@ -19,6 +19,10 @@ export function queryInt(options: { min: number; max: number; default: number })
   return strictInt(options.min, options.max).default(options.default);
 }
 
+export function requiredQueryInt(options: { min: number; max: number }) {
+  return strictInt(options.min, options.max);
+}
+
 export function optionalQueryInt(options: { min: number; max: number }) {
   return strictInt(options.min, options.max).optional();
 }

@@ -26,6 +26,14 @@ export interface PartitionQuery {
 
 const workspacePartition = (workspaceId: string) => `WS#${workspaceId}`;
 
+export type VersionedKind = 'agent' | 'llm' | 'conversation_flow' | 'chat_agent';
+const RESOURCE_PREFIX: Record<VersionedKind, string> = {
+  agent: 'AGENT',
+  llm: 'LLM',
+  conversation_flow: 'FLOW',
+  chat_agent: 'CHATAGENT',
+};
+
 export const keys = {
   /** The workspace record: name, webhook URL, limits, settings, current webhook key. */
   workspace: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'WORKSPACE' }),
@@ -66,6 +74,39 @@ export const keys = {
     sk: auditId,
   }),
   auditLog: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#AUDIT` }),
+
+  /**
+   * A versioned resource (agent, LLM, …): its head in the workspace partition holds the
+   * latest version's data for listings; every version has its own item in the resource's
+   * partition, which also holds the resource's other children (environment tags).
+   */
+  resourceHead: (workspaceId: string, kind: VersionedKind, id: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `${RESOURCE_PREFIX[kind]}#${id}`,
+  }),
+  resourceHeads: (workspaceId: string, kind: VersionedKind): PartitionQuery => ({
+    pk: workspacePartition(workspaceId),
+    skPrefix: `${RESOURCE_PREFIX[kind]}#`,
+  }),
+  resourceVersion: (workspaceId: string, kind: VersionedKind, id: string, version: number): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX[kind]}#${id}`,
+    sk: `V#${String(version).padStart(9, '0')}`,
+  }),
+  resourceVersions: (workspaceId: string, kind: VersionedKind, id: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX[kind]}#${id}`,
+    skPrefix: 'V#',
+  }),
+  resourceChildren: (workspaceId: string, kind: VersionedKind, id: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX[kind]}#${id}`,
+  }),
+  agentTag: (workspaceId: string, agentId: string, name: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX.agent}#${agentId}`,
+    sk: `TAG#${name}`,
+  }),
+  agentTags: (workspaceId: string, agentId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX.agent}#${agentId}`,
+    skPrefix: 'TAG#',
+  }),
 
   /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
   jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
