@@ -1,5 +1,49 @@
+import * as agents from '../shared/agents.ts';
 import { domainHandler } from '../shared/http/handler.ts';
+import * as llms from '../shared/llms.ts';
 import { agentRoutes } from '../shared/routes/agents.ts';
 import { llmRoutes } from '../shared/routes/llms.ts';
 
-export const handler = domainHandler({ ...agentRoutes, ...llmRoutes }, {});
+export const handler = domainHandler({ ...agentRoutes, ...llmRoutes }, {
+  createAgent: ({ principal, body }) => agents.createAgent(principal.workspaceId, body),
+  getAgent: ({ principal, params, query }) => agents.getAgent(principal.workspaceId, params.agent_id, query.version),
+  listAgents: ({ principal, query }) => agents.listAgents(principal.workspaceId, query),
+  listAgentsPaged: ({ principal, query, body }) => agents.listAgentsPage(principal.workspaceId, query, body.filter_criteria),
+  updateAgent: ({ principal, params, query, body }) =>
+    agents.updateAgent(principal.workspaceId, params.agent_id, query.version, body),
+  deleteAgent: ({ principal, params }) => agents.deleteAgent(principal.workspaceId, params.agent_id),
+  publishAgentVersion: ({ principal, params, body }) =>
+    agents.publishAgentVersion(principal.workspaceId, params.agent_id, body),
+  createAgentVersion: ({ principal, params, body }) =>
+    agents.createAgentVersion(principal.workspaceId, params.agent_id, body.base_version),
+  listAgentVersions: ({ principal, params, query }) =>
+    agents.agentVersionsPage(principal.workspaceId, params.agent_id, query),
+  getAgentVersions: ({ principal, params }) => agents.allAgentVersions(principal.workspaceId, params.agent_id),
+  describeAgentVersion: ({ principal, params, body }) =>
+    agents.describeAgentVersion(principal.workspaceId, params.agent_id, params.version, body),
+  deleteAgentVersion: ({ principal, params }) =>
+    agents.deleteAgentVersion(principal.workspaceId, params.agent_id, params.version),
+  deleteAgentVersionByQuery: ({ principal, params, query }) =>
+    agents.deleteAgentVersion(principal.workspaceId, params.agent_id, query.version),
+  compareAgentVersions: ({ principal, params, query }) =>
+    agents.compareAgentVersions(principal.workspaceId, params.agent_id, query.version_a, query.version_b),
+  resolveAgentVersion: ({ principal, params, query }) =>
+    agents.resolveAgentVersion(principal.workspaceId, params.agent_id, query.version),
+  listAgentTags: ({ principal, params }) => agents.listAgentTags(principal.workspaceId, params.agent_id),
+  createAgentTag: ({ principal, params, body }) => agents.createAgentTag(principal.workspaceId, params.agent_id, body),
+  updateAgentTag: ({ principal, params, body }) =>
+    agents.updateAgentTag(principal.workspaceId, params.agent_id, params.name, body),
+  deleteAgentTag: ({ principal, params }) => agents.deleteAgentTag(principal.workspaceId, params.agent_id, params.name),
+
+  createRetellLlm: ({ principal, body }) => llms.createLlm(principal.workspaceId, body),
+  getRetellLlm: ({ principal, params, query }) => llms.getLlm(principal.workspaceId, params.llm_id, query.version),
+  listRetellLlms: ({ principal, query }) => llms.listLlms(principal.workspaceId, query),
+  listRetellLlmsArray: async ({ principal, query }) => (await llms.listLlms(principal.workspaceId, query)).items,
+  updateRetellLlm: ({ principal, params, query, body }) =>
+    llms.updateLlm(principal.workspaceId, params.llm_id, query.version, body),
+  deleteRetellLlm: ({ principal, params, query }) =>
+    llms.deleteLlm(principal.workspaceId, params.llm_id, {
+      force: query.force_delete === 'true',
+      usedBy: (llmId) => agents.agentsUsingEngine(principal.workspaceId, llmId),
+    }),
+});

@@ -1,4 +1,372 @@
+import * as z from 'zod';
 import { defineRoutes } from '../http/route.ts';
+import { epochMs, httpUrl, idOf, optionalQueryInt, queryInt, requiredQueryInt } from '../http/schemas.ts';
+import { llmModel } from '../models.ts';
+import { wire } from '../naming.ts';
 
-/** Voice agents, their versions and tags (scope `agents`). */
-export const agentRoutes = defineRoutes({});
+/*
+ * Voice agents, their versions and environment tags. The field set is the compatible
+ * API's (retell-sdk AgentCreateParams); the fields Parley acts on are checked strictly,
+ * nested configuration objects keep what the client sends. Schemas are built on first
+ * use (z.lazy).
+ */
+export const AGENT_WEBHOOK_EVENTS = [
+  'call_started',
+  'call_ended',
+  'call_analyzed',
+  'transcript_updated',
+  'transfer_started',
+  'transfer_bridged',
+  'transfer_cancelled',
+  'transfer_ended',
+] as const;
+export const DEFAULT_AGENT_WEBHOOK_EVENTS = ['call_started', 'call_ended', 'call_analyzed'] as const;
+
+export const LANGUAGES = [
+  'en-US', 'en-IN', 'en-GB', 'en-AU', 'en-NZ', 'de-DE', 'es-ES', 'es-419', 'hi-IN', 'fr-FR', 'fr-CA', 'ja-JP', 'pt-PT',
+  'pt-BR', 'zh-CN', 'ru-RU', 'it-IT', 'ko-KR', 'nl-NL', 'nl-BE', 'pl-PL', 'tr-TR', 'vi-VN', 'ro-RO', 'bg-BG', 'ca-ES',
+  'th-TH', 'da-DK', 'fi-FI', 'el-GR', 'hu-HU', 'id-ID', 'no-NO', 'sk-SK', 'sv-SE', 'lt-LT', 'lv-LV', 'cs-CZ', 'ms-MY',
+  'af-ZA', 'ar-SA', 'az-AZ', 'bs-BA', 'cy-GB', 'fa-IR', 'fil-PH', 'gl-ES', 'he-IL', 'hr-HR', 'hy-AM', 'is-IS', 'kk-KZ',
+  'kn-IN', 'mk-MK', 'mr-IN', 'ne-NP', 'sl-SI', 'sr-RS', 'sw-KE', 'ta-IN', 'ur-IN', 'yue-CN', 'uk-UA',
+] as const;
+
+export const RETELL_LLM_ENGINE = `${wire.compat}-llm` as const;
+
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isWebSocketUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+const engineVersion = () => z.number().int().min(0).nullable().optional();
+
+const responseEngine = () =>
+  z.discriminatedUnion('type', [
+    z.object({ type: z.literal(RETELL_LLM_ENGINE), llm_id: idOf('llm', 'a Retell LLM ID'), version: engineVersion() }),
+    z.object({
+      type: z.literal('conversation-flow'),
+      conversation_flow_id: idOf('conversationFlow', 'a conversation flow ID'),
+      version: engineVersion(),
+    }),
+    z.object({
+      type: z.literal('custom-llm'),
+      llm_websocket_url: z.string().max(2048).refine(isWebSocketUrl, 'Must be a ws:// or wss:// URL'),
+    }),
+  ]);
+export type ResponseEngine = z.infer<ReturnType<typeof responseEngine>>;
+
+const config = () => z.looseObject({});
+const strings = (max: number) => z.array(z.string().max(200)).max(max);
+
+/** Fields an agent version carries, shared by create and update (update makes every one optional). */
+const agentFields = () => ({
+  response_engine: responseEngine(),
+  voice_id: z.string().min(1).max(200),
+  agent_name: z.string().max(200).nullable(),
+  language: z.union([z.enum(LANGUAGES), z.literal('multi'), z.array(z.enum(LANGUAGES)).min(1).max(10)]),
+  timezone: z.string().max(64).refine(isTimeZone, 'Must be an IANA time zone such as Australia/Sydney').nullable(),
+  responsiveness: z.number().min(0).max(1),
+  interruption_sensitivity: z.number().min(0).max(1),
+  stt_mode: z.enum(['fast', 'accurate', 'custom']),
+  denoising_mode: z.enum(['no-denoise', 'noise-cancellation', 'noise-and-background-speech-cancellation']),
+  end_call_after_silence_ms: z.number().int().min(10_000).max(3_600_000),
+  max_call_duration_ms: z.number().int().min(60_000).max(7_200_000),
+  webhook_url: httpUrl().nullable(),
+  webhook_events: z
+    .array(z.enum(AGENT_WEBHOOK_EVENTS))
+    .max(AGENT_WEBHOOK_EVENTS.length * 2)
+    .transform((events) => [...new Set(events)])
+    .nullable(),
+  webhook_timeout_ms: z.number().int().min(1000).max(60_000).nullable(),
+  post_call_analysis_model: llmModel().nullable(),
+  post_call_analysis_data: z.array(z.looseObject({ name: z.string().max(200).optional() })).max(100).nullable(),
+  voice_model: z.string().max(64).nullable(),
+  voice_speed: z.number().min(0.5).max(2),
+  voice_temperature: z.number().min(0).max(2),
+  voice_emotion: z.enum(['calm', 'sympathetic', 'happy', 'sad', 'angry', 'fearful', 'surprised']).nullable(),
+  volume: z.number().min(0).max(2),
+  fallback_voice_ids: strings(10).nullable(),
+  ambient_sound: z
+    .enum(['coffee-shop', 'convention-hall', 'summer-outdoor', 'mountain-outdoor', 'static-noise', 'call-center'])
+    .nullable(),
+  ambient_sound_volume: z.number().min(0).max(2),
+  enable_backchannel: z.boolean(),
+  backchannel_frequency: z.number().min(0).max(1),
+  backchannel_words: strings(50).nullable(),
+  begin_message_delay_ms: z.number().int().min(0).max(5000),
+  boosted_keywords: strings(100).nullable(),
+  pronunciation_dictionary: z.array(config()).max(200).nullable(),
+  reminder_trigger_ms: z.number().int().min(0),
+  reminder_max_count: z.number().int().min(0).max(100),
+  ring_duration_ms: z.number().int().min(5_000).max(300_000),
+  allow_user_dtmf: z.boolean(),
+  allow_dtmf_interruption: z.boolean(),
+  user_dtmf_options: config().nullable(),
+  enable_dynamic_responsiveness: z.boolean(),
+  enable_dynamic_voice_speed: z.boolean(),
+  enable_expressive_mode: z.boolean(),
+  expressive_emotion_tags: strings(20),
+  expressive_mode_prompt: z.string().max(10_000).nullable(),
+  vocab_specialization: z.enum(['general', 'medical']),
+  data_storage_setting: z.enum(['everything', 'everything_except_pii', 'basic_attributes_only']),
+  data_storage_retention_days: z.number().int().min(1).max(3650).nullable(),
+  opt_in_signed_url: z.boolean(),
+  signed_url_expiration_ms: z.number().int().min(1000).nullable(),
+  pii_config: config(),
+  guardrail_config: config(),
+  handbook_config: config(),
+  call_screening_option: config().nullable(),
+  ivr_option: config().nullable(),
+  voicemail_option: config().nullable(),
+  custom_stt_config: config().nullable(),
+  version_title: z.string().max(200).nullable(),
+  version_description: z.string().max(2000).nullable(),
+});
+
+type AgentFieldSchemas = ReturnType<typeof agentFields>;
+const allOptional = () =>
+  Object.fromEntries(Object.entries(agentFields()).map(([name, schema]) => [name, schema.optional()])) as {
+    [K in keyof AgentFieldSchemas]: z.ZodOptional<AgentFieldSchemas[K]>;
+  };
+
+export const CreateAgentBody = z.lazy(() => z.object({ ...allOptional(), response_engine: responseEngine() }));
+export type CreateAgentInput = z.infer<typeof CreateAgentBody>;
+
+export const UpdateAgentBody = z.lazy(() => z.object(allOptional()));
+export type UpdateAgentInput = z.infer<typeof UpdateAgentBody>;
+
+export const Agent = z.lazy(() =>
+  z.looseObject({
+    agent_id: z.string(),
+    version: z.number().int(),
+    is_published: z.boolean(),
+    last_modification_timestamp: epochMs(),
+    base_version: z.number().int().optional(),
+    ...allOptional(),
+  }),
+);
+export type Agent = z.infer<typeof Agent>;
+
+export const AgentVersionSummary = z.lazy(() =>
+  z.object({
+    version: z.number().int(),
+    is_published: z.boolean(),
+    last_modification_timestamp: epochMs(),
+    base_version: z.number().int().optional(),
+    version_title: z.string().optional(),
+    version_description: z.string().optional(),
+  }),
+);
+export type AgentVersionSummary = z.infer<typeof AgentVersionSummary>;
+
+const TAG_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+export const tagName = () =>
+  z
+    .string()
+    .regex(TAG_NAME, 'Must be 1 to 64 letters, digits, "_", "-" or ".", starting with a letter or digit')
+    .refine((name) => !/^\d+$/.test(name), 'Must not be a number (numbers name versions)')
+    .refine((name) => name !== 'latest' && name !== 'latest_published', 'Must not be "latest" or "latest_published"');
+
+const tagVariables = () => z.record(z.string().min(1).max(128), z.string().max(10_000)).refine((v) => Object.keys(v).length <= 100, 'Must have at most 100 variables');
+
+export const AgentTag = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    version: z.number().int(),
+    variables: z.record(z.string(), z.string()),
+    created_timestamp: epochMs(),
+    last_modification_timestamp: epochMs(),
+  }),
+);
+export type AgentTag = z.infer<typeof AgentTag>;
+
+export const CreateAgentTagBody = z.lazy(() =>
+  z.object({ name: tagName(), version: z.number().int().min(0), variables: tagVariables().default({}) }),
+);
+export const UpdateAgentTagBody = z.lazy(() =>
+  z.object({ version: z.number().int().min(0).optional(), variables: tagVariables().optional() }),
+);
+
+const agentIdParams = z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID') }));
+const agentVersionParams = z.lazy(() =>
+  z.object({
+    agent_id: idOf('agent', 'an agent ID'),
+    version: z.string().regex(/^[0-9]{1,9}$/, 'Must be a version number').transform(Number),
+  }),
+);
+const agentTagParams = z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID'), name: tagName() }));
+const versionQuery = z.lazy(() => z.object({ version: optionalQueryInt({ min: 0, max: 999_999_999 }) }));
+const listQuery = () =>
+  z.object({
+    limit: queryInt({ min: 1, max: 1000, default: 1000 }),
+    pagination_key: idOf('agent', 'an agent ID').optional(),
+    sort_order: z.enum(['ascending', 'descending']).default('descending'),
+  });
+const versionListQuery = z.lazy(() =>
+  z.object({
+    limit: queryInt({ min: 1, max: 1000, default: 100 }),
+    pagination_key: z.string().regex(/^[0-9]{1,9}$/, 'Must be a version number').transform(Number).optional(),
+    sort_order: z.enum(['ascending', 'descending']).default('descending'),
+  }),
+);
+
+export const agentRoutes = defineRoutes({
+  createAgent: {
+    method: 'POST', path: '/create-agent', domain: 'agents', access: 'agents', status: 201,
+    summary: 'Create a voice agent (version 0, a draft)', body: CreateAgentBody, response: Agent,
+  },
+  getAgent: {
+    method: 'GET', path: '/get-agent/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    summary: 'Get an agent: the latest version, or ?version=', params: agentIdParams, query: versionQuery, response: Agent,
+  },
+  listAgents: {
+    method: 'GET', path: '/v2/list-agents', aliases: [{ method: 'GET', path: '/list-agents' }],
+    domain: 'agents', access: 'agents', status: 200,
+    summary: 'List agents (latest versions), newest first',
+    query: z.lazy(listQuery), response: z.lazy(() => z.array(Agent)),
+  },
+  listAgentsPaged: {
+    method: 'POST', path: '/v2/list-agents', domain: 'agents', access: 'agents', status: 200,
+    summary: 'List agents a page at a time with filters (the compatible client’s call)',
+    query: z.lazy(listQuery),
+    body: z.lazy(() =>
+      z.object({
+        filter_criteria: z
+          .object({
+            query: z.string().max(200).optional(),
+            channel: z
+              .object({ op: z.enum(['eq', 'ne', 'sw', 'ew', 'co']), type: z.literal('string'), value: z.enum(['voice', 'chat']) })
+              .optional(),
+          })
+          .optional(),
+      }),
+    ),
+  },
+  updateAgent: {
+    method: 'PATCH', path: '/update-agent/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    summary: 'Update the latest draft (a published latest version gets a new draft), or the draft ?version=',
+    params: agentIdParams, query: versionQuery, body: UpdateAgentBody, response: Agent,
+  },
+  deleteAgent: {
+    method: 'DELETE', path: '/delete-agent/{agent_id}', domain: 'agents', access: 'agents', status: 204,
+    summary: 'Delete an agent with all its versions and tags', params: agentIdParams,
+  },
+  publishAgentVersion: {
+    method: 'POST', path: '/publish-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    summary: 'Publish a draft version (default: the latest) in place, with its response engine version',
+    params: agentIdParams,
+    body: z.lazy(() =>
+      z.object({
+        version: z.number().int().min(0).optional(),
+        version_title: z.string().max(200).optional(),
+        version_description: z.string().max(2000).optional(),
+      }),
+    ),
+    response: Agent,
+  },
+  createAgentVersion: {
+    method: 'POST', path: '/create-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 201,
+    summary: 'Create a new draft version from a base version (default: the latest)',
+    params: agentIdParams,
+    body: z.lazy(() => z.object({ base_version: z.number().int().min(0).optional() })),
+    response: Agent,
+  },
+  listAgentVersions: {
+    method: 'GET', path: '/list-agent-versions/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    summary: 'List an agent’s versions a page at a time',
+    params: agentIdParams, query: versionListQuery,
+    response: z.lazy(() =>
+      z.object({ has_more: z.boolean(), items: z.array(AgentVersionSummary), pagination_key: z.string().optional() }),
+    ),
+  },
+  getAgentVersions: {
+    method: 'GET', path: '/agent-versions/{agent_id}', aliases: [{ method: 'GET', path: '/get-agent-versions/{agent_id}' }],
+    domain: 'agents', access: 'agents', status: 200,
+    summary: 'Every version of an agent, in full, oldest first',
+    params: agentIdParams, response: z.lazy(() => z.array(Agent)),
+  },
+  describeAgentVersion: {
+    method: 'PATCH', path: '/agent-versions/{agent_id}/{version}', domain: 'agents', access: 'agents', status: 200,
+    summary: 'Set a version’s title or description (any version)',
+    params: agentVersionParams,
+    body: z.lazy(() =>
+      z.object({ version_title: z.string().max(200).nullable().optional(), version_description: z.string().max(2000).nullable().optional() }),
+    ),
+    response: Agent,
+  },
+  deleteAgentVersion: {
+    method: 'DELETE', path: '/agent-versions/{agent_id}/{version}', domain: 'agents', access: 'agents', status: 204,
+    summary: 'Delete a draft version that is neither the latest nor named by a tag', params: agentVersionParams,
+  },
+  deleteAgentVersionByQuery: {
+    method: 'DELETE', path: '/delete-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 204,
+    summary: 'Delete a draft version given as ?version= (the compatible client’s call)',
+    params: agentIdParams,
+    query: z.lazy(() => z.object({ version: requiredQueryInt({ min: 0, max: 999_999_999 }) })),
+  },
+  compareAgentVersions: {
+    method: 'GET', path: '/compare-agent-versions/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    summary: 'Field-level differences between two versions (?version_a=&version_b=)',
+    params: agentIdParams,
+    query: z.lazy(() =>
+      z.object({
+        version_a: requiredQueryInt({ min: 0, max: 999_999_999 }),
+        version_b: requiredQueryInt({ min: 0, max: 999_999_999 }),
+      }),
+    ),
+    response: z.lazy(() =>
+      z.object({
+        agent_id: z.string(),
+        version_a: z.number().int(),
+        version_b: z.number().int(),
+        differences: z.array(z.object({ field: z.string(), version_a: z.unknown(), version_b: z.unknown() })),
+      }),
+    ),
+  },
+  resolveAgentVersion: {
+    method: 'GET', path: '/resolve-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    summary: 'Resolve a version reference (a number, latest, latest_published or a tag name) to one version',
+    params: agentIdParams,
+    query: z.lazy(() => z.object({ version: z.string().min(1).max(64).default('latest') })),
+    response: z.lazy(() =>
+      z.object({
+        agent_id: z.string(),
+        version: z.number().int(),
+        is_published: z.boolean(),
+        resolved_from: z.enum(['version', 'latest', 'latest_published', 'tag']),
+        tag: z.string().optional(),
+        variables: z.record(z.string(), z.string()).optional(),
+      }),
+    ),
+  },
+  listAgentTags: {
+    method: 'GET', path: '/agents/{agent_id}/tags', domain: 'agents', access: 'agents', status: 200,
+    summary: 'Environment tags of an agent', params: agentIdParams, response: z.lazy(() => z.array(AgentTag)),
+  },
+  createAgentTag: {
+    method: 'POST', path: '/agents/{agent_id}/tags', domain: 'agents', access: 'agents', status: 201,
+    summary: 'Name a version with an environment tag carrying variables',
+    params: agentIdParams, body: CreateAgentTagBody, response: AgentTag,
+  },
+  updateAgentTag: {
+    method: 'PATCH', path: '/agents/{agent_id}/tags/{name}', domain: 'agents', access: 'agents', status: 200,
+    summary: 'Point a tag at another version or change its variables',
+    params: agentTagParams, body: UpdateAgentTagBody, response: AgentTag,
+  },
+  deleteAgentTag: {
+    method: 'DELETE', path: '/agents/{agent_id}/tags/{name}', domain: 'agents', access: 'agents', status: 204,
+    summary: 'Delete an environment tag', params: agentTagParams,
+  },
+});

@@ -1,0 +1,547 @@
+import { GetCommand, PutCommand, DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { ApiError, badRequest, conflict, invalidPaginationKey, notFound } from './errors.ts';
+import { newId } from './ids.ts';
+import { definedFields } from './objects.ts';
+import {
+  DEFAULT_AGENT_WEBHOOK_EVENTS,
+  RETELL_LLM_ENGINE,
+  type Agent,
+  type AgentTag,
+  type AgentVersionSummary,
+  type CreateAgentInput,
+  type ResponseEngine,
+  type UpdateAgentInput,
+} from './routes/agents.ts';
+import { db, isConditionFailure, tableName } from './store/db.ts';
+import { keys, type VersionedKind } from './store/keys.ts';
+import { queryAll } from './store/query.ts';
+import {
+  branch,
+  commit,
+  createItems,
+  deleteResource,
+  deleteVersionItems,
+  describeItems,
+  draftFor,
+  getHead,
+  getVersion,
+  KIND_LABEL,
+  listHeads,
+  listVersions,
+  readRecord,
+  writeItems,
+  type HeadItem,
+  type TransactItem,
+  type VersionRecord,
+} from './versions.ts';
+import { assertVoiceUsable, DEFAULT_VOICE_ID } from './voices.ts';
+
+const KIND = 'agent' as const;
+
+/** The spec's Agent defaults, applied when a create leaves the field out. */
+export const AGENT_DEFAULTS = {
+  language: 'en-AU',
+  timezone: 'Australia/Sydney',
+  responsiveness: 1,
+  interruption_sensitivity: 0.9,
+  stt_mode: 'fast',
+  denoising_mode: 'noise-cancellation',
+  end_call_after_silence_ms: 600_000,
+  max_call_duration_ms: 3_600_000,
+  webhook_url: null,
+  webhook_events: [...DEFAULT_AGENT_WEBHOOK_EVENTS],
+} satisfies Partial<CreateAgentInput>;
+
+/** Fields of a version record that describe the version rather than configure the agent. */
+const VERSION_METADATA = ['version_title', 'version_description'] as const;
+
+export function toAgent(agentId: string, record: VersionRecord): Agent {
+  return {
+    agent_id: agentId,
+    version: record.version,
+    is_published: record.is_published,
+    last_modification_timestamp: record.last_modification_timestamp,
+    ...(record.base_version !== undefined ? { base_version: record.base_version } : {}),
+    ...(record.data as Partial<CreateAgentInput>),
+    ...(record.version_title !== undefined ? { version_title: record.version_title } : {}),
+    ...(record.version_description !== undefined ? { version_description: record.version_description } : {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Response engines: an agent version runs one engine version. Publishing the agent
+// version publishes that engine version with it; a new agent draft made from a published
+// version gets a new engine draft, so a published agent never changes underneath.
+
+interface EngineRef {
+  kind: VersionedKind;
+  id: string;
+  field: 'llm_id' | 'conversation_flow_id';
+}
+
+function engineOf(engine: ResponseEngine): EngineRef | undefined {
+  if (engine.type === RETELL_LLM_ENGINE) return { kind: 'llm', id: engine.llm_id, field: 'llm_id' };
+  if (engine.type === 'conversation-flow') return { kind: 'conversation_flow', id: engine.conversation_flow_id, field: 'conversation_flow_id' };
+  return undefined;
+}
+
+/** The engine as stored on the version: an existing engine of this workspace, its version pinned. */
+async function pinnedEngine(workspaceId: string, engine: ResponseEngine): Promise<ResponseEngine> {
+  if (engine.type === 'custom-llm') return engine;
+  const ref = engineOf(engine)!;
+  const label = KIND_LABEL[ref.kind];
+  let head: HeadItem;
+  try {
+    head = await getHead(workspaceId, ref.kind, ref.id);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      throw badRequest(`response_engine.${ref.field}: ${label} ${ref.id} not found`);
+    }
+    throw error;
+  }
+  const requested = engine.version;
+  if (requested === undefined || requested === null) return { ...engine, version: head.latest_version };
+  if (requested > head.latest_version) {
+    throw badRequest(`response_engine.version: ${label} ${ref.id} has no version ${requested}`);
+  }
+  await getVersion(workspaceId, ref.kind, ref.id, requested).catch((error: unknown) => {
+    throw error instanceof ApiError && error.status === 404
+      ? badRequest(`response_engine.version: ${label} ${ref.id} has no version ${requested}`)
+      : error;
+  });
+  return { ...engine, version: requested };
+}
+
+/** Items that publish the engine version an agent version runs, when it is still a draft. */
+async function publishEngineItems(workspaceId: string, engine: ResponseEngine, nowMs: number): Promise<TransactItem[]> {
+  if (engine.type === 'custom-llm' || typeof engine.version !== 'number') return [];
+  const ref = engineOf(engine)!;
+  const head = await getHead(workspaceId, ref.kind, ref.id);
+  const record = await getVersion(workspaceId, ref.kind, ref.id, engine.version);
+  if (record.is_published) return [];
+  const published: VersionRecord = { ...record, is_published: true, published_timestamp: nowMs };
+  return writeItems(workspaceId, ref.kind, ref.id, head, published, { isNew: false, nowMs });
+}
+
+/** For a new agent draft: a new engine draft when the engine version it copies is published. */
+async function branchEngine(
+  workspaceId: string,
+  engine: ResponseEngine,
+  nowMs: number,
+): Promise<{ engine: ResponseEngine; items: TransactItem[] }> {
+  if (engine.type === 'custom-llm' || typeof engine.version !== 'number') return { engine, items: [] };
+  const ref = engineOf(engine)!;
+  const head = await getHead(workspaceId, ref.kind, ref.id);
+  const record = await getVersion(workspaceId, ref.kind, ref.id, engine.version);
+  if (!record.is_published) return { engine, items: [] };
+  const draft = branch(head, record, nowMs);
+  return {
+    engine: { ...engine, version: draft.version },
+    items: writeItems(workspaceId, ref.kind, ref.id, head, draft, { isNew: true, nowMs }),
+  };
+}
+
+/** Agents whose latest version runs the given engine (deleting the engine would break them). */
+export async function agentsUsingEngine(workspaceId: string, engineId: string): Promise<string[]> {
+  return (await listHeads(workspaceId, KIND))
+    .filter((head) => {
+      const engine = head.latest.data.response_engine as ResponseEngine | undefined;
+      return engine && engineOf(engine)?.id === engineId;
+    })
+    .map((head) => head.id);
+}
+
+// ---------------------------------------------------------------------------------------
+// Agents
+
+export async function createAgent(workspaceId: string, input: CreateAgentInput, nowMs = Date.now()): Promise<Agent> {
+  const fields = definedFields(input);
+  const { version_title, version_description, ...config } = fields;
+  const data: Record<string, unknown> = { ...AGENT_DEFAULTS, voice_id: DEFAULT_VOICE_ID, ...config };
+  data.response_engine = await pinnedEngine(workspaceId, input.response_engine);
+  await assertVoiceUsable(workspaceId, data.voice_id as string);
+  const agentId = newId('agent');
+  const metadata = definedFields({ version_title: version_title ?? undefined, version_description: version_description ?? undefined });
+  const { items, record } = createItems(workspaceId, KIND, agentId, data, nowMs, metadata);
+  await commit(items);
+  return toAgent(agentId, record);
+}
+
+export async function getAgent(workspaceId: string, agentId: string, version?: number): Promise<Agent> {
+  return toAgent(agentId, await readRecord(workspaceId, KIND, agentId, version));
+}
+
+interface ListOptions {
+  limit: number;
+  pagination_key?: string;
+  sort_order: 'ascending' | 'descending';
+}
+
+async function orderedHeads(workspaceId: string, options: ListOptions, query?: string) {
+  const needle = query?.toLowerCase();
+  const heads = (await listHeads(workspaceId, KIND))
+    .filter((head) => {
+      if (!needle) return true;
+      const name = String(head.latest.data.agent_name ?? '').toLowerCase();
+      return name.includes(needle) || head.id.includes(needle);
+    })
+    .sort((a, b) => a.created_timestamp - b.created_timestamp || (a.id < b.id ? -1 : 1));
+  if (options.sort_order === 'descending') heads.reverse();
+  let start = 0;
+  if (options.pagination_key !== undefined) {
+    const index = heads.findIndex((head) => head.id === options.pagination_key);
+    if (index === -1) throw invalidPaginationKey();
+    start = index + 1;
+  }
+  const page = heads.slice(start, start + options.limit);
+  return { page, hasMore: start + options.limit < heads.length };
+}
+
+/** `GET /v2/list-agents`: the latest version of each agent. */
+export async function listAgents(workspaceId: string, options: ListOptions): Promise<Agent[]> {
+  return (await orderedHeads(workspaceId, options)).page.map((head) => toAgent(head.id, head.latest));
+}
+
+/** `POST /v2/list-agents` (the compatible client): a page of summaries with a continuation key. */
+export async function listAgentsPage(
+  workspaceId: string,
+  options: ListOptions,
+  filter: { query?: string; channel?: { op: string; value: 'voice' | 'chat' } } = {},
+) {
+  // Voice agents only live here (chat agents are their own resource), so a channel filter
+  // either keeps all of them or none.
+  const channelMatches = !filter.channel || matchesString('voice', filter.channel.op, filter.channel.value);
+  const { page, hasMore } = channelMatches
+    ? await orderedHeads(workspaceId, options, filter.query)
+    : { page: [], hasMore: false };
+  const items = await Promise.all(
+    page.map(async (head) => ({
+      agent_id: head.id,
+      agent_name: (head.latest.data.agent_name as string | null | undefined) ?? '',
+      channel: 'voice' as const,
+      version: head.latest.version,
+      is_published: head.latest.is_published,
+      last_modification_timestamp: head.last_modification_timestamp,
+      user_modified_timestamp: head.last_modification_timestamp,
+      tags: (await tagsOf(workspaceId, head.id)).map((tag) => ({
+        name: tag.name,
+        version: tag.version,
+        dynamic_variables: tag.variables,
+      })),
+    })),
+  );
+  const last = page.at(-1);
+  return { has_more: hasMore, items, ...(hasMore && last ? { pagination_key: last.id } : {}) };
+}
+
+function matchesString(actual: string, op: string, value: string): boolean {
+  switch (op) {
+    case 'eq':
+      return actual === value;
+    case 'ne':
+      return actual !== value;
+    case 'sw':
+      return actual.startsWith(value);
+    case 'ew':
+      return actual.endsWith(value);
+    default:
+      return actual.includes(value);
+  }
+}
+
+/**
+ * Edits the draft: the given version, the latest draft, or a new draft branched from a
+ * published latest version (with a new draft of its engine).
+ */
+export async function updateAgent(
+  workspaceId: string,
+  agentId: string,
+  version: number | undefined,
+  input: UpdateAgentInput,
+  nowMs = Date.now(),
+): Promise<Agent> {
+  const draft = await draftFor(workspaceId, KIND, agentId, version, nowMs);
+  const { version_title, version_description, ...config } = definedFields(input);
+  const data: Record<string, unknown> = { ...draft.record.data, ...config };
+  const items: TransactItem[] = [];
+  if (config.response_engine) {
+    data.response_engine = await pinnedEngine(workspaceId, config.response_engine);
+  } else if (draft.isNew) {
+    const branched = await branchEngine(workspaceId, data.response_engine as ResponseEngine, nowMs);
+    data.response_engine = branched.engine;
+    items.push(...branched.items);
+  }
+  if (config.voice_id) await assertVoiceUsable(workspaceId, config.voice_id);
+  const record: VersionRecord = {
+    ...draft.record,
+    data,
+    ...definedFields({ version_title: version_title ?? undefined, version_description: version_description ?? undefined }),
+  };
+  items.unshift(...writeItems(workspaceId, KIND, agentId, draft.head, record, { isNew: draft.isNew, nowMs }));
+  await commit(items);
+  return toAgent(agentId, { ...record, last_modification_timestamp: nowMs });
+}
+
+/** Removes the agent, its versions and its tags. (Phone numbers and batches that use an agent arrive with their issues; see docs.) */
+export async function deleteAgent(workspaceId: string, agentId: string): Promise<void> {
+  await deleteResource(workspaceId, KIND, agentId);
+}
+
+// ---------------------------------------------------------------------------------------
+// Versions
+
+export async function publishAgentVersion(
+  workspaceId: string,
+  agentId: string,
+  input: { version?: number; version_title?: string; version_description?: string },
+  nowMs = Date.now(),
+): Promise<Agent> {
+  const head = await getHead(workspaceId, KIND, agentId);
+  const version = input.version ?? head.latest_version;
+  const record = version === head.latest_version ? head.latest : await getVersion(workspaceId, KIND, agentId, version);
+  if (record.is_published) throw badRequest(`Version ${version} of agent ${agentId} is already published`);
+  const published: VersionRecord = {
+    ...record,
+    is_published: true,
+    published_timestamp: nowMs,
+    ...definedFields({ version_title: input.version_title, version_description: input.version_description }),
+  };
+  await commit([
+    ...writeItems(workspaceId, KIND, agentId, head, published, { isNew: false, nowMs }),
+    ...(await publishEngineItems(workspaceId, record.data.response_engine as ResponseEngine, nowMs)),
+  ]);
+  return toAgent(agentId, { ...published, last_modification_timestamp: nowMs });
+}
+
+export async function createAgentVersion(
+  workspaceId: string,
+  agentId: string,
+  baseVersion: number | undefined,
+  nowMs = Date.now(),
+): Promise<Agent> {
+  const head = await getHead(workspaceId, KIND, agentId);
+  const base =
+    baseVersion === undefined || baseVersion === head.latest_version
+      ? head.latest
+      : await getVersion(workspaceId, KIND, agentId, baseVersion);
+  const draft = branch(head, base, nowMs);
+  const branched = await branchEngine(workspaceId, draft.data.response_engine as ResponseEngine, nowMs);
+  draft.data.response_engine = branched.engine;
+  await commit([...writeItems(workspaceId, KIND, agentId, head, draft, { isNew: true, nowMs }), ...branched.items]);
+  return toAgent(agentId, { ...draft, last_modification_timestamp: nowMs });
+}
+
+export async function agentVersionsPage(
+  workspaceId: string,
+  agentId: string,
+  options: { limit: number; pagination_key?: number; sort_order: 'ascending' | 'descending' },
+) {
+  const versions = await listVersions(workspaceId, KIND, agentId);
+  if (options.sort_order === 'descending') versions.reverse();
+  let start = 0;
+  if (options.pagination_key !== undefined) {
+    const index = versions.findIndex((record) => record.version === options.pagination_key);
+    if (index === -1) throw invalidPaginationKey();
+    start = index + 1;
+  }
+  const page = versions.slice(start, start + options.limit);
+  const hasMore = start + options.limit < versions.length;
+  const items: AgentVersionSummary[] = page.map((record) => ({
+    version: record.version,
+    is_published: record.is_published,
+    last_modification_timestamp: record.last_modification_timestamp,
+    ...definedFields({
+      base_version: record.base_version,
+      version_title: record.version_title,
+      version_description: record.version_description,
+    }),
+  }));
+  return { has_more: hasMore, items, ...(hasMore ? { pagination_key: String(page.at(-1)!.version) } : {}) };
+}
+
+export async function allAgentVersions(workspaceId: string, agentId: string): Promise<Agent[]> {
+  return (await listVersions(workspaceId, KIND, agentId)).map((record) => toAgent(agentId, record));
+}
+
+export async function describeAgentVersion(
+  workspaceId: string,
+  agentId: string,
+  version: number,
+  input: { version_title?: string | null; version_description?: string | null },
+  nowMs = Date.now(),
+): Promise<Agent> {
+  const head = await getHead(workspaceId, KIND, agentId);
+  const record = await getVersion(workspaceId, KIND, agentId, version);
+  const described: VersionRecord = { ...record };
+  for (const field of VERSION_METADATA) {
+    if (input[field] === null) delete described[field];
+    else if (input[field] !== undefined) described[field] = input[field];
+  }
+  await commit(describeItems(workspaceId, KIND, agentId, head, described, nowMs));
+  return toAgent(agentId, { ...described, last_modification_timestamp: nowMs });
+}
+
+/** Only drafts that are not the latest version and that no tag names may be deleted. */
+export async function deleteAgentVersion(workspaceId: string, agentId: string, version: number): Promise<void> {
+  const head = await getHead(workspaceId, KIND, agentId);
+  const record = await getVersion(workspaceId, KIND, agentId, version);
+  if (record.is_published) throw badRequest(`Version ${version} of agent ${agentId} is published and cannot be deleted`);
+  if (version === head.latest_version) {
+    throw badRequest(`Version ${version} is the latest version of agent ${agentId} and cannot be deleted`);
+  }
+  const tag = (await tagsOf(workspaceId, agentId)).find((t) => t.version === version);
+  if (tag) throw conflict(`Version ${version} of agent ${agentId} is named by tag "${tag.name}"; move or delete the tag first`);
+  await commit(deleteVersionItems(workspaceId, KIND, agentId, head, version));
+}
+
+/** Field-level differences between two versions, nested fields with dots and array indexes. */
+export async function compareAgentVersions(workspaceId: string, agentId: string, versionA: number, versionB: number) {
+  const [a, b] = await Promise.all([
+    getVersion(workspaceId, KIND, agentId, versionA),
+    getVersion(workspaceId, KIND, agentId, versionB),
+  ]);
+  const flatA = flatten(comparable(a));
+  const flatB = flatten(comparable(b));
+  const fields = [...new Set([...flatA.keys(), ...flatB.keys()])].sort();
+  const differences = fields
+    .filter((field) => JSON.stringify(flatA.get(field)) !== JSON.stringify(flatB.get(field)))
+    .map((field) => ({ field, version_a: flatA.get(field) ?? null, version_b: flatB.get(field) ?? null }));
+  return { agent_id: agentId, version_a: versionA, version_b: versionB, differences };
+}
+
+function comparable(record: VersionRecord): Record<string, unknown> {
+  return { ...record.data, is_published: record.is_published, ...definedFields({ version_title: record.version_title, version_description: record.version_description }) };
+}
+
+function flatten(value: unknown, prefix = '', out = new Map<string, unknown>()): Map<string, unknown> {
+  if (value !== null && typeof value === 'object' && (Array.isArray(value) ? value.length > 0 : Object.keys(value).length > 0)) {
+    for (const [key, child] of Object.entries(value)) flatten(child, prefix ? `${prefix}.${key}` : key, out);
+  } else if (prefix) {
+    out.set(prefix, value);
+  }
+  return out;
+}
+
+/** `latest`, `latest_published`, a version number or a tag name → one concrete version. */
+export async function resolveAgentVersion(workspaceId: string, agentId: string, reference: string) {
+  const head = await getHead(workspaceId, KIND, agentId);
+  const answer = (record: VersionRecord, resolvedFrom: 'version' | 'latest' | 'latest_published' | 'tag', extra = {}) => ({
+    agent_id: agentId,
+    version: record.version,
+    is_published: record.is_published,
+    resolved_from: resolvedFrom,
+    ...extra,
+  });
+  if (reference === 'latest') return answer(head.latest, 'latest');
+  if (reference === 'latest_published') {
+    const published = (await listVersions(workspaceId, KIND, agentId)).filter((record) => record.is_published).at(-1);
+    if (!published) throw notFound(`Agent ${agentId} has no published version`);
+    return answer(published, 'latest_published');
+  }
+  if (/^[0-9]{1,9}$/.test(reference)) return answer(await getVersion(workspaceId, KIND, agentId, Number(reference)), 'version');
+  const tag = await findTag(workspaceId, agentId, reference);
+  if (!tag) throw notFound(`Agent ${agentId} has no version or tag "${reference.slice(0, 64)}"`);
+  return answer(await getVersion(workspaceId, KIND, agentId, tag.version), 'tag', { tag: tag.name, variables: tag.variables });
+}
+
+// ---------------------------------------------------------------------------------------
+// Environment tags: a name for a version, with variables for calls that choose it.
+
+interface TagItem extends AgentTag {
+  pk: string;
+  sk: string;
+}
+
+const toTag = ({ pk: _pk, sk: _sk, ...tag }: TagItem): AgentTag => tag;
+
+export async function listAgentTags(workspaceId: string, agentId: string): Promise<AgentTag[]> {
+  await getHead(workspaceId, KIND, agentId);
+  return tagsOf(workspaceId, agentId);
+}
+
+/** Tags of an agent the caller already knows exists. */
+async function tagsOf(workspaceId: string, agentId: string): Promise<AgentTag[]> {
+  return (await queryAll<TagItem>(keys.agentTags(workspaceId, agentId))).map(toTag);
+}
+
+async function findTag(workspaceId: string, agentId: string, name: string): Promise<AgentTag | undefined> {
+  const out = await db.send(
+    new GetCommand({ TableName: tableName, Key: keys.agentTag(workspaceId, agentId, name), ConsistentRead: true }),
+  );
+  return out.Item ? toTag(out.Item as TagItem) : undefined;
+}
+
+async function assertVersionExists(workspaceId: string, agentId: string, version: number): Promise<void> {
+  await getVersion(workspaceId, KIND, agentId, version).catch((error: unknown) => {
+    throw error instanceof ApiError && error.status === 404 && !error.message.endsWith('not found')
+      ? badRequest(`version: Agent ${agentId} has no version ${version}`)
+      : error;
+  });
+}
+
+export async function createAgentTag(
+  workspaceId: string,
+  agentId: string,
+  input: { name: string; version: number; variables: Record<string, string> },
+  nowMs = Date.now(),
+): Promise<AgentTag> {
+  await assertVersionExists(workspaceId, agentId, input.version);
+  const tag: AgentTag = { ...input, created_timestamp: nowMs, last_modification_timestamp: nowMs };
+  try {
+    await db.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...keys.agentTag(workspaceId, agentId, input.name), ...tag },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw conflict(`A tag named "${input.name}" already exists on agent ${agentId}`);
+    throw error;
+  }
+  return tag;
+}
+
+export async function updateAgentTag(
+  workspaceId: string,
+  agentId: string,
+  name: string,
+  input: { version?: number; variables?: Record<string, string> },
+  nowMs = Date.now(),
+): Promise<AgentTag> {
+  await getHead(workspaceId, KIND, agentId);
+  const current = await findTag(workspaceId, agentId, name);
+  if (!current) throw notFound(`Agent ${agentId} has no tag "${name}"`);
+  if (input.version !== undefined) await assertVersionExists(workspaceId, agentId, input.version);
+  const tag: AgentTag = { ...current, ...definedFields(input), last_modification_timestamp: nowMs };
+  try {
+    await db.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...keys.agentTag(workspaceId, agentId, name), ...tag },
+        ConditionExpression: 'attribute_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw notFound(`Agent ${agentId} has no tag "${name}"`);
+    throw error;
+  }
+  return tag;
+}
+
+export async function deleteAgentTag(workspaceId: string, agentId: string, name: string): Promise<void> {
+  await getHead(workspaceId, KIND, agentId);
+  try {
+    await db.send(
+      new DeleteCommand({
+        TableName: tableName,
+        Key: keys.agentTag(workspaceId, agentId, name),
+        ConditionExpression: 'attribute_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw notFound(`Agent ${agentId} has no tag "${name}"`);
+    throw error;
+  }
+}
+
