@@ -122,6 +122,29 @@ export async function measureLatency(options: LatencyOptions): Promise<LatencyRe
       },
     ];
 
+    // Agents (issue 3): a create writes the agent's head and version 0 in one transaction
+    // after reading its engine; a get reads the head.
+    const call = async (method: string, path: string, expected: number, body?: unknown) => {
+      const response = await httpRequest(method, new URL(path, server.url), apiAgent, { authorization }, body === undefined ? undefined : JSON.stringify(body));
+      if (response.status !== expected) throw new Error(`${method} ${path} answered ${response.status}: ${response.body}`);
+      return JSON.parse(response.body) as Record<string, unknown>;
+    };
+    const llm = await call('POST', '/create-retell-llm', 201, { general_prompt: 'You are a benchmark.' });
+    const agentBody = { agent_name: 'Benchmark agent', response_engine: { type: 'retell-llm', llm_id: llm.llm_id } };
+    const agentPath = `/get-agent/${String((await call('POST', '/create-agent', 201, agentBody)).agent_id)}`;
+    variants.push(
+      {
+        id: 'create-agent',
+        description: 'POST /create-agent over HTTP: engine lookup, then a two-item transaction',
+        run: async () => void (await call('POST', '/create-agent', 201, agentBody)),
+      },
+      {
+        id: 'get-agent',
+        description: 'GET /get-agent/{agent_id} over HTTP: one read of the agent head',
+        run: async () => void (await call('GET', agentPath, 200)),
+      },
+    );
+
     if (options.diagnostics) {
       const noop = await startNoopServer();
       closers.unshift(() => noop.close());
@@ -247,15 +270,26 @@ async function runRounds(variants: Variant[], samples: number, roundSize: number
 }
 
 function httpGet(url: URL, agent: Agent, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return httpRequest('GET', url, agent, headers);
+}
+
+function httpRequest(
+  method: string,
+  url: URL,
+  agent: Agent,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', agent, headers }, (res) => {
+    const sent = body === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+    const req = request(url, { method, agent, headers: sent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
