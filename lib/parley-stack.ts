@@ -31,6 +31,10 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // The gate's per-IP rate window is a write even for the public routes and the 404.
   meta: { table: 'readWrite' },
   agents: { table: 'readWrite' },
+  // generate-agent, copilot and workflow tests read the language-model credentials.
+  'agent-tools': { table: 'readWrite' },
+  flows: { table: 'readWrite' },
+  'chat-agents': { table: 'readWrite' },
   voices: { table: 'readWrite' },
 };
 

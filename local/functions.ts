@@ -14,6 +14,9 @@ export type HttpHandler = (
 export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandler }>> = {
   account: () => import('../functions/account.ts'),
   agents: () => import('../functions/agents.ts'),
+  'agent-tools': () => import('../functions/agent-tools.ts'),
+  flows: () => import('../functions/flows.ts'),
+  'chat-agents': () => import('../functions/chat-agents.ts'),
   voices: () => import('../functions/voices.ts'),
   meta: () => import('../functions/meta.ts'),
 };

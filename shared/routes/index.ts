@@ -1,6 +1,9 @@
 import { routeKeys, type Domain, type RouteDefinition } from '../http/route.ts';
 import { accountRoutes } from './account.ts';
+import { agentToolRoutes } from './agent-tools.ts';
 import { agentRoutes } from './agents.ts';
+import { chatAgentRoutes } from './chat-agents.ts';
+import { flowRoutes } from './flows.ts';
 import { llmRoutes } from './llms.ts';
 import { metaRoutes } from './meta.ts';
 import { voiceRoutes } from './voices.ts';
@@ -15,6 +18,9 @@ export const routeTable = {
   ...webhookRoutes,
   ...agentRoutes,
   ...llmRoutes,
+  ...agentToolRoutes,
+  ...flowRoutes,
+  ...chatAgentRoutes,
   ...voiceRoutes,
   ...metaRoutes,
 } satisfies Record<string, RouteDefinition>;
