@@ -131,7 +131,8 @@ async function handle(
   const body = await readBody(req);
   if (body === 'too-large') {
     res.setHeader('connection', 'close');
-    send(res, errorResponse(payloadTooLarge('JSON body exceeds the 25 MB limit')));
+    const multipart = /multipart\//i.test(req.headers['content-type'] ?? '');
+    send(res, errorResponse(payloadTooLarge(`${multipart ? 'Request' : 'JSON'} body exceeds the 25 MB limit`)));
     req.destroy();
     return;
   }

@@ -30,6 +30,15 @@ describe('malformed requests get a clear 4xx and change nothing', () => {
     expect(await keyCount()).toBe(before);
   });
 
+  it('names the body type in the 413 of an oversized upload', async () => {
+    const res = await app.api.post('/clone-voice', {
+      rawBody: Buffer.alloc(25 * 1024 * 1024 + 1, 'x'),
+      headers: { 'content-type': 'multipart/form-data; boundary=b' },
+    });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ status: 413, message: 'Request body exceeds the 25 MB limit' });
+  });
+
   it('accepts a body just under the limit up to validation', async () => {
     const res = await app.api.post('/api-keys', { rawBody: `{"name":"x","pad":"${'x'.repeat(1024 * 1024)}"}` });
     expect(res.status).toBe(201);
