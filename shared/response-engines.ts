@@ -1,5 +1,5 @@
 import { ApiError, badRequest } from './errors.ts';
-import { RETELL_LLM_ENGINE, type ResponseEngine } from './routes/agents.ts';
+import { RETELL_LLM_ENGINE, type ResponseEngine } from './routes/agent-fields.ts';
 import type { VersionedKind } from './store/keys.ts';
 import {
   branch,

@@ -1,8 +1,10 @@
 import * as z from 'zod';
 import { defineRoutes } from '../http/route.ts';
-import { epochMs, httpUrl, idOf, optionalQueryInt, queryInt, requiredQueryInt } from '../http/schemas.ts';
+import { epochMs, idOf, optionalQueryInt, queryInt, requiredQueryInt } from '../http/schemas.ts';
 import { llmModel } from '../models.ts';
-import { wire } from '../naming.ts';
+import { config, responseEngine, sharedAgentFields, webhookEvents } from './agent-fields.ts';
+
+export { LANGUAGES, RETELL_LLM_ENGINE, type ResponseEngine } from './agent-fields.ts';
 
 /*
  * Voice agents, their versions and environment tags. The field set is the compatible
@@ -22,118 +24,75 @@ export const AGENT_WEBHOOK_EVENTS = [
 ] as const;
 export const DEFAULT_AGENT_WEBHOOK_EVENTS = ['call_started', 'call_ended', 'call_analyzed'] as const;
 
-export const LANGUAGES = [
-  'en-US', 'en-IN', 'en-GB', 'en-AU', 'en-NZ', 'de-DE', 'es-ES', 'es-419', 'hi-IN', 'fr-FR', 'fr-CA', 'ja-JP', 'pt-PT',
-  'pt-BR', 'zh-CN', 'ru-RU', 'it-IT', 'ko-KR', 'nl-NL', 'nl-BE', 'pl-PL', 'tr-TR', 'vi-VN', 'ro-RO', 'bg-BG', 'ca-ES',
-  'th-TH', 'da-DK', 'fi-FI', 'el-GR', 'hu-HU', 'id-ID', 'no-NO', 'sk-SK', 'sv-SE', 'lt-LT', 'lv-LV', 'cs-CZ', 'ms-MY',
-  'af-ZA', 'ar-SA', 'az-AZ', 'bs-BA', 'cy-GB', 'fa-IR', 'fil-PH', 'gl-ES', 'he-IL', 'hr-HR', 'hy-AM', 'is-IS', 'kk-KZ',
-  'kn-IN', 'mk-MK', 'mr-IN', 'ne-NP', 'sl-SI', 'sr-RS', 'sw-KE', 'ta-IN', 'ur-IN', 'yue-CN', 'uk-UA',
-] as const;
-
-export const RETELL_LLM_ENGINE = `${wire.compat}-llm` as const;
-
-function isTimeZone(value: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: value });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isWebSocketUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.hostname !== '';
-  } catch {
-    return false;
-  }
-}
-
-const engineVersion = () => z.number().int().min(0).nullable().optional();
-
-const responseEngine = () =>
-  z.discriminatedUnion('type', [
-    z.object({ type: z.literal(RETELL_LLM_ENGINE), llm_id: idOf('llm', 'a Retell LLM ID'), version: engineVersion() }),
-    z.object({
-      type: z.literal('conversation-flow'),
-      conversation_flow_id: idOf('conversationFlow', 'a conversation flow ID'),
-      version: engineVersion(),
-    }),
-    z.object({
-      type: z.literal('custom-llm'),
-      llm_websocket_url: z.string().max(2048).refine(isWebSocketUrl, 'Must be a ws:// or wss:// URL'),
-    }),
-  ]);
-export type ResponseEngine = z.infer<ReturnType<typeof responseEngine>>;
-
-const config = () => z.looseObject({});
 const strings = (max: number) => z.array(z.string().max(200)).max(max);
 
 /** Fields an agent version carries, shared by create and update (update makes every one optional). */
-const agentFields = () => ({
-  response_engine: responseEngine(),
-  voice_id: z.string().min(1).max(200),
-  agent_name: z.string().max(200).nullable(),
-  language: z.union([z.enum(LANGUAGES), z.literal('multi'), z.array(z.enum(LANGUAGES)).min(1).max(10)]),
-  timezone: z.string().max(64).refine(isTimeZone, 'Must be an IANA time zone such as Australia/Sydney').nullable(),
-  responsiveness: z.number().min(0).max(1),
-  interruption_sensitivity: z.number().min(0).max(1),
-  stt_mode: z.enum(['fast', 'accurate', 'custom']),
-  denoising_mode: z.enum(['no-denoise', 'noise-cancellation', 'noise-and-background-speech-cancellation']),
-  end_call_after_silence_ms: z.number().int().min(10_000).max(3_600_000),
-  max_call_duration_ms: z.number().int().min(60_000).max(7_200_000),
-  webhook_url: httpUrl().nullable(),
-  webhook_events: z
-    .array(z.enum(AGENT_WEBHOOK_EVENTS))
-    .max(AGENT_WEBHOOK_EVENTS.length * 2)
-    .transform((events) => [...new Set(events)])
-    .nullable(),
-  webhook_timeout_ms: z.number().int().min(1000).max(60_000).nullable(),
-  post_call_analysis_model: llmModel().nullable(),
-  post_call_analysis_data: z.array(z.looseObject({ name: z.string().max(200).optional() })).max(100).nullable(),
-  voice_model: z.string().max(64).nullable(),
-  voice_speed: z.number().min(0.5).max(2),
-  voice_temperature: z.number().min(0).max(2),
-  voice_emotion: z.enum(['calm', 'sympathetic', 'happy', 'sad', 'angry', 'fearful', 'surprised']).nullable(),
-  volume: z.number().min(0).max(2),
-  fallback_voice_ids: strings(10).nullable(),
-  ambient_sound: z
-    .enum(['coffee-shop', 'convention-hall', 'summer-outdoor', 'mountain-outdoor', 'static-noise', 'call-center'])
-    .nullable(),
-  ambient_sound_volume: z.number().min(0).max(2),
-  enable_backchannel: z.boolean(),
-  backchannel_frequency: z.number().min(0).max(1),
-  backchannel_words: strings(50).nullable(),
-  begin_message_delay_ms: z.number().int().min(0).max(5000),
-  boosted_keywords: strings(100).nullable(),
-  pronunciation_dictionary: z.array(config()).max(200).nullable(),
-  reminder_trigger_ms: z.number().int().min(0),
-  reminder_max_count: z.number().int().min(0).max(100),
-  ring_duration_ms: z.number().int().min(5_000).max(300_000),
-  allow_user_dtmf: z.boolean(),
-  allow_dtmf_interruption: z.boolean(),
-  user_dtmf_options: config().nullable(),
-  enable_dynamic_responsiveness: z.boolean(),
-  enable_dynamic_voice_speed: z.boolean(),
-  enable_expressive_mode: z.boolean(),
-  expressive_emotion_tags: strings(20),
-  expressive_mode_prompt: z.string().max(10_000).nullable(),
-  vocab_specialization: z.enum(['general', 'medical']),
-  data_storage_setting: z.enum(['everything', 'everything_except_pii', 'basic_attributes_only']),
-  data_storage_retention_days: z.number().int().min(1).max(3650).nullable(),
-  opt_in_signed_url: z.boolean(),
-  signed_url_expiration_ms: z.number().int().min(1000).nullable(),
-  pii_config: config(),
-  guardrail_config: config(),
-  handbook_config: config(),
-  call_screening_option: config().nullable(),
-  ivr_option: config().nullable(),
-  voicemail_option: config().nullable(),
-  custom_stt_config: config().nullable(),
-  version_title: z.string().max(200).nullable(),
-  version_description: z.string().max(2000).nullable(),
-});
+const agentFields = () => {
+  // The fields chat agents share, in this table's order (which the OpenAPI document keeps).
+  const {
+    response_engine, agent_name, language, timezone, webhook_url, data_storage_setting, data_storage_retention_days,
+    opt_in_signed_url, signed_url_expiration_ms, pii_config, guardrail_config, version_title,
+  } = sharedAgentFields();
+  return {
+    response_engine,
+    voice_id: z.string().min(1).max(200),
+    agent_name,
+    language,
+    timezone,
+    responsiveness: z.number().min(0).max(1),
+    interruption_sensitivity: z.number().min(0).max(1),
+    stt_mode: z.enum(['fast', 'accurate', 'custom']),
+    denoising_mode: z.enum(['no-denoise', 'noise-cancellation', 'noise-and-background-speech-cancellation']),
+    end_call_after_silence_ms: z.number().int().min(10_000).max(3_600_000),
+    max_call_duration_ms: z.number().int().min(60_000).max(7_200_000),
+    webhook_url,
+    webhook_events: webhookEvents(AGENT_WEBHOOK_EVENTS),
+    webhook_timeout_ms: z.number().int().min(1000).max(60_000).nullable(),
+    post_call_analysis_model: llmModel().nullable(),
+    post_call_analysis_data: z.array(z.looseObject({ name: z.string().max(200).optional() })).max(100).nullable(),
+    voice_model: z.string().max(64).nullable(),
+    voice_speed: z.number().min(0.5).max(2),
+    voice_temperature: z.number().min(0).max(2),
+    voice_emotion: z.enum(['calm', 'sympathetic', 'happy', 'sad', 'angry', 'fearful', 'surprised']).nullable(),
+    volume: z.number().min(0).max(2),
+    fallback_voice_ids: strings(10).nullable(),
+    ambient_sound: z
+      .enum(['coffee-shop', 'convention-hall', 'summer-outdoor', 'mountain-outdoor', 'static-noise', 'call-center'])
+      .nullable(),
+    ambient_sound_volume: z.number().min(0).max(2),
+    enable_backchannel: z.boolean(),
+    backchannel_frequency: z.number().min(0).max(1),
+    backchannel_words: strings(50).nullable(),
+    begin_message_delay_ms: z.number().int().min(0).max(5000),
+    boosted_keywords: strings(100).nullable(),
+    pronunciation_dictionary: z.array(config()).max(200).nullable(),
+    reminder_trigger_ms: z.number().int().min(0),
+    reminder_max_count: z.number().int().min(0).max(100),
+    ring_duration_ms: z.number().int().min(5_000).max(300_000),
+    allow_user_dtmf: z.boolean(),
+    allow_dtmf_interruption: z.boolean(),
+    user_dtmf_options: config().nullable(),
+    enable_dynamic_responsiveness: z.boolean(),
+    enable_dynamic_voice_speed: z.boolean(),
+    enable_expressive_mode: z.boolean(),
+    expressive_emotion_tags: strings(20),
+    expressive_mode_prompt: z.string().max(10_000).nullable(),
+    vocab_specialization: z.enum(['general', 'medical']),
+    data_storage_setting,
+    data_storage_retention_days,
+    opt_in_signed_url,
+    signed_url_expiration_ms,
+    pii_config,
+    guardrail_config,
+    handbook_config: config(),
+    call_screening_option: config().nullable(),
+    ivr_option: config().nullable(),
+    voicemail_option: config().nullable(),
+    custom_stt_config: config().nullable(),
+    version_title,
+    version_description: z.string().max(2000).nullable(),
+  };
+};
 
 type AgentFieldSchemas = ReturnType<typeof agentFields>;
 const allOptional = () =>
