@@ -1,7 +1,17 @@
 import { GetCommand, PutCommand, DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  branchDraft,
+  orderedHeads,
+  prepareDraftEdit,
+  publishDraft,
+  SHARED_AGENT_DEFAULTS,
+  storedMetadata,
+  versionView,
+  type ListOptions,
+} from './agent-versions.ts';
 import { ApiError, badRequest, conflict, invalidPaginationKey, notFound } from './errors.ts';
 import { newId } from './ids.ts';
-import { branchEngine, engineOf, pinnedEngine, publishEngineItems } from './response-engines.ts';
+import { engineOf, pinnedEngine } from './response-engines.ts';
 import { definedFields } from './objects.ts';
 import {
   DEFAULT_AGENT_WEBHOOK_EVENTS,
@@ -16,20 +26,16 @@ import { db, isConditionFailure, tableName } from './store/db.ts';
 import { keys } from './store/keys.ts';
 import { queryAll } from './store/query.ts';
 import {
-  branch,
   commit,
   createItems,
   deleteResource,
   deleteVersionItems,
   describeItems,
-  draftFor,
   getHead,
   getVersion,
   listHeads,
   listVersions,
   readRecord,
-  writeItems,
-  type TransactItem,
   type VersionRecord,
 } from './versions.ts';
 import { assertVoiceUsable, DEFAULT_VOICE_ID } from './voices.ts';
@@ -38,15 +44,13 @@ const KIND = 'agent' as const;
 
 /** The spec's Agent defaults, applied when a create leaves the field out. */
 export const AGENT_DEFAULTS = {
-  language: 'en-AU',
-  timezone: 'Australia/Sydney',
+  ...SHARED_AGENT_DEFAULTS,
   responsiveness: 1,
   interruption_sensitivity: 0.9,
   stt_mode: 'fast',
   denoising_mode: 'noise-cancellation',
   end_call_after_silence_ms: 600_000,
   max_call_duration_ms: 3_600_000,
-  webhook_url: null,
   webhook_events: [...DEFAULT_AGENT_WEBHOOK_EVENTS],
 } satisfies Partial<CreateAgentInput>;
 
@@ -54,16 +58,7 @@ export const AGENT_DEFAULTS = {
 const VERSION_METADATA = ['version_title', 'version_description'] as const;
 
 export function toAgent(agentId: string, record: VersionRecord): Agent {
-  return {
-    agent_id: agentId,
-    version: record.version,
-    is_published: record.is_published,
-    last_modification_timestamp: record.last_modification_timestamp,
-    ...(record.base_version !== undefined ? { base_version: record.base_version } : {}),
-    ...(record.data as Partial<CreateAgentInput>),
-    ...(record.version_title !== undefined ? { version_title: record.version_title } : {}),
-    ...(record.version_description !== undefined ? { version_description: record.version_description } : {}),
-  };
+  return { agent_id: agentId, ...versionView<CreateAgentInput>(record) };
 }
 
 /** Agents whose latest version runs the given engine (deleting the engine would break them). */
@@ -86,8 +81,7 @@ export async function createAgent(workspaceId: string, input: CreateAgentInput, 
   data.response_engine = await pinnedEngine(workspaceId, input.response_engine);
   await assertVoiceUsable(workspaceId, data.voice_id as string);
   const agentId = newId('agent');
-  const metadata = definedFields({ version_title: version_title ?? undefined, version_description: version_description ?? undefined });
-  const { items, record } = createItems(workspaceId, KIND, agentId, data, nowMs, metadata);
+  const { items, record } = createItems(workspaceId, KIND, agentId, data, nowMs, storedMetadata({ version_title, version_description }));
   await commit(items);
   return toAgent(agentId, record);
 }
@@ -96,35 +90,9 @@ export async function getAgent(workspaceId: string, agentId: string, version?: n
   return toAgent(agentId, await readRecord(workspaceId, KIND, agentId, version));
 }
 
-interface ListOptions {
-  limit: number;
-  pagination_key?: string;
-  sort_order: 'ascending' | 'descending';
-}
-
-async function orderedHeads(workspaceId: string, options: ListOptions, query?: string) {
-  const needle = query?.toLowerCase();
-  const heads = (await listHeads(workspaceId, KIND))
-    .filter((head) => {
-      if (!needle) return true;
-      const name = String(head.latest.data.agent_name ?? '').toLowerCase();
-      return name.includes(needle) || head.id.includes(needle);
-    })
-    .sort((a, b) => a.created_timestamp - b.created_timestamp || (a.id < b.id ? -1 : 1));
-  if (options.sort_order === 'descending') heads.reverse();
-  let start = 0;
-  if (options.pagination_key !== undefined) {
-    const index = heads.findIndex((head) => head.id === options.pagination_key);
-    if (index === -1) throw invalidPaginationKey();
-    start = index + 1;
-  }
-  const page = heads.slice(start, start + options.limit);
-  return { page, hasMore: start + options.limit < heads.length };
-}
-
 /** `GET /v2/list-agents`: the latest version of each agent. */
 export async function listAgents(workspaceId: string, options: ListOptions): Promise<Agent[]> {
-  return (await orderedHeads(workspaceId, options)).page.map((head) => toAgent(head.id, head.latest));
+  return (await orderedHeads(workspaceId, KIND, options)).page.map((head) => toAgent(head.id, head.latest));
 }
 
 /** `POST /v2/list-agents` (the compatible client): a page of summaries with a continuation key. */
@@ -137,7 +105,7 @@ export async function listAgentsPage(
   // either keeps all of them or none.
   const channelMatches = !filter.channel || matchesString('voice', filter.channel.op, filter.channel.value);
   const { page, hasMore } = channelMatches
-    ? await orderedHeads(workspaceId, options, filter.query)
+    ? await orderedHeads(workspaceId, KIND, options, filter.query)
     : { page: [], hasMore: false };
   const items = await Promise.all(
     page.map(async (head) => ({
@@ -185,26 +153,11 @@ export async function updateAgent(
   input: UpdateAgentInput,
   nowMs = Date.now(),
 ): Promise<Agent> {
-  const draft = await draftFor(workspaceId, KIND, agentId, version, nowMs);
   const { version_title, version_description, ...config } = definedFields(input);
-  const data: Record<string, unknown> = { ...draft.record.data, ...config };
-  const items: TransactItem[] = [];
-  if (config.response_engine) {
-    data.response_engine = await pinnedEngine(workspaceId, config.response_engine);
-  } else if (draft.isNew) {
-    const branched = await branchEngine(workspaceId, data.response_engine as ResponseEngine, nowMs);
-    data.response_engine = branched.engine;
-    items.push(...branched.items);
-  }
+  const { record, items } = await prepareDraftEdit(workspaceId, KIND, agentId, version, config, { version_title, version_description }, nowMs);
   if (config.voice_id) await assertVoiceUsable(workspaceId, config.voice_id);
-  const record: VersionRecord = {
-    ...draft.record,
-    data,
-    ...definedFields({ version_title: version_title ?? undefined, version_description: version_description ?? undefined }),
-  };
-  items.unshift(...writeItems(workspaceId, KIND, agentId, draft.head, record, { isNew: draft.isNew, nowMs }));
   await commit(items);
-  return toAgent(agentId, { ...record, last_modification_timestamp: nowMs });
+  return toAgent(agentId, record);
 }
 
 /** Removes the agent, its versions and its tags. (Phone numbers and batches that use an agent arrive with their issues; see docs.) */
@@ -221,21 +174,7 @@ export async function publishAgentVersion(
   input: { version?: number; version_title?: string; version_description?: string },
   nowMs = Date.now(),
 ): Promise<Agent> {
-  const head = await getHead(workspaceId, KIND, agentId);
-  const version = input.version ?? head.latest_version;
-  const record = version === head.latest_version ? head.latest : await getVersion(workspaceId, KIND, agentId, version);
-  if (record.is_published) throw badRequest(`Version ${version} of agent ${agentId} is already published`);
-  const published: VersionRecord = {
-    ...record,
-    is_published: true,
-    published_timestamp: nowMs,
-    ...definedFields({ version_title: input.version_title, version_description: input.version_description }),
-  };
-  await commit([
-    ...writeItems(workspaceId, KIND, agentId, head, published, { isNew: false, nowMs }),
-    ...(await publishEngineItems(workspaceId, record.data.response_engine as ResponseEngine, nowMs)),
-  ]);
-  return toAgent(agentId, { ...published, last_modification_timestamp: nowMs });
+  return toAgent(agentId, await publishDraft(workspaceId, KIND, agentId, input, nowMs));
 }
 
 export async function createAgentVersion(
@@ -244,16 +183,7 @@ export async function createAgentVersion(
   baseVersion: number | undefined,
   nowMs = Date.now(),
 ): Promise<Agent> {
-  const head = await getHead(workspaceId, KIND, agentId);
-  const base =
-    baseVersion === undefined || baseVersion === head.latest_version
-      ? head.latest
-      : await getVersion(workspaceId, KIND, agentId, baseVersion);
-  const draft = branch(head, base, nowMs);
-  const branched = await branchEngine(workspaceId, draft.data.response_engine as ResponseEngine, nowMs);
-  draft.data.response_engine = branched.engine;
-  await commit([...writeItems(workspaceId, KIND, agentId, head, draft, { isNew: true, nowMs }), ...branched.items]);
-  return toAgent(agentId, { ...draft, last_modification_timestamp: nowMs });
+  return toAgent(agentId, await branchDraft(workspaceId, KIND, agentId, baseVersion, nowMs));
 }
 
 export async function agentVersionsPage(
