@@ -1,4 +1,30 @@
+import { estimateAgent } from '../shared/agent-estimates.ts';
+import { askCopilot, generateAgent } from '../shared/agent-generation.ts';
+import { repairAgent } from '../shared/agent-repair.ts';
+import * as workflows from '../shared/agent-workflows.ts';
 import { domainHandler } from '../shared/http/handler.ts';
 import { agentToolRoutes } from '../shared/routes/agent-tools.ts';
+import * as shareLinks from '../shared/share-links.ts';
 
-export const handler = domainHandler(agentToolRoutes, {});
+export const handler = domainHandler(agentToolRoutes, {
+  listShareLinks: ({ principal, params }) => shareLinks.listShareLinks(principal.workspaceId, params.agent_id),
+  createShareLink: ({ principal, params }) => shareLinks.createShareLink(principal.workspaceId, params.agent_id),
+  revokeShareLink: async ({ principal, params }) => {
+    await shareLinks.revokeShareLink(principal.workspaceId, params.id);
+  },
+
+  listWorkflows: ({ principal, params }) => workflows.listWorkflows(principal.workspaceId, params.agent_id),
+  putWorkflow: ({ principal, params, body }) =>
+    workflows.putWorkflow(principal.workspaceId, params.agent_id, params.stage, body),
+  testWorkflow: ({ principal, params, body }) =>
+    workflows.testWorkflow(principal.workspaceId, params.agent_id, params.stage, body),
+  listWorkflowRuns: ({ principal, params, query }) =>
+    workflows.listWorkflowRuns(principal.workspaceId, params.agent_id, query),
+
+  generateAgent: ({ principal, body }) => generateAgent(principal.workspaceId, body),
+  agentCopilot: ({ principal, params, query, body }) =>
+    askCopilot(principal.workspaceId, params.agent_id, query.version, body),
+
+  agentEstimates: ({ principal, params, query }) => estimateAgent(principal.workspaceId, params.agent_id, query.version),
+  repairAgent: ({ principal, params, query }) => repairAgent(principal.workspaceId, params.agent_id, query.version),
+});

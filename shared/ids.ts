@@ -24,6 +24,8 @@ export const idPrefix = {
   request: 'req_',
   webhookDelivery: 'webhook_delivery_',
   webhookAttempt: 'webhook_attempt_',
+  shareLink: 'share_link_',
+  workflowRun: 'workflow_run_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

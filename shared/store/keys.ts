@@ -126,6 +126,46 @@ export const keys = {
     sk: `VOICE#${voiceId}`,
   }),
   workspaceVoices: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'VOICE#' }),
+
+  /**
+   * A knowledge base's record in its workspace's configuration partition. Repair reads it
+   * to tell a live `knowledge_base_ids` reference from a dangling one, so the knowledge-base
+   * feature must keep its record (or at least an item) at this key.
+   */
+  knowledgeBase: (workspaceId: string, knowledgeBaseId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `KB#${knowledgeBaseId}`,
+  }),
+
+  /** A share link (Voice Orb) of an agent: configuration, in the workspace partition (found by ID). */
+  shareLink: (workspaceId: string, shareLinkId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `SHARELINK#${shareLinkId}`,
+  }),
+  shareLinks: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'SHARELINK#' }),
+  /**
+   * The public lookup of an enabled share link, addressed by the SHA-256 of its token (one
+   * GetItem from the public page). Revoking deletes it, so the token stops resolving at once.
+   */
+  shareLinkToken: (tokenSha256: string): ItemKey => ({ pk: `SHARETOKEN#${tokenSha256}`, sk: 'SHARETOKEN' }),
+
+  /** An agent's workflow for one stage (pre_call, post_call), among the agent's children: deleted with it. */
+  agentWorkflow: (workspaceId: string, agentId: string, stage: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX.agent}#${agentId}`,
+    sk: `WORKFLOW#${stage}`,
+  }),
+  agentWorkflows: (workspaceId: string, agentId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX.agent}#${agentId}`,
+    skPrefix: 'WORKFLOW#',
+  }),
+  /** Recorded workflow runs of an agent, sorted by their time-ordered IDs (expire by TTL). */
+  workflowRun: (workspaceId: string, agentId: string, runId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#WFRUN#${agentId}`,
+    sk: runId,
+  }),
+  workflowRuns: (workspaceId: string, agentId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#WFRUN#${agentId}`,
+  }),
 } as const;
 
 /** Rate-window counter attribute for one epoch minute (see shared/auth/rate-window.ts). */
