@@ -2,7 +2,9 @@ import { estimateAgent } from '../shared/agent-estimates.ts';
 import { askCopilot, generateAgent } from '../shared/agent-generation.ts';
 import { repairAgent } from '../shared/agent-repair.ts';
 import * as workflows from '../shared/agent-workflows.ts';
+import { testCustomLlmConnection } from '../shared/custom-llm-connection.ts';
 import { domainHandler } from '../shared/http/handler.ts';
+import { getMcpTools } from '../shared/mcp-tools.ts';
 import { agentToolRoutes } from '../shared/routes/agent-tools.ts';
 import * as shareLinks from '../shared/share-links.ts';
 
@@ -27,4 +29,6 @@ export const handler = domainHandler(agentToolRoutes, {
 
   agentEstimates: ({ principal, params, query }) => estimateAgent(principal.workspaceId, params.agent_id, query.version),
   repairAgent: ({ principal, params, query }) => repairAgent(principal.workspaceId, params.agent_id, query.version),
+  getMcpTools: ({ principal, params, query }) => getMcpTools(principal.workspaceId, params.agent_id, query),
+  testCustomLlmConnection: ({ body }) => testCustomLlmConnection(body),
 });

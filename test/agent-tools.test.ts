@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Retell from 'retell-sdk';
@@ -25,6 +26,15 @@ async function newAgent(api: ApiClient = app.api, agent: Record<string, unknown>
 async function keyWithout(): Promise<ApiClient> {
   const key = (await app.api.post('/api-keys', { body: { name: 'calls only', scopes: ['calls'] } })).body.api_key;
   return app.api.withKey(key);
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 interface Recorded {
@@ -534,13 +544,14 @@ describe('workflows', () => {
 });
 
 describe('access', () => {
-  it('answers 404 for another workspace’s agent on copilot, estimates and repair', async () => {
+  it('answers 404 for another workspace’s agent on generation, estimates, repair and MCP tools', async () => {
     const other = await app.newWorkspace();
     const { agent } = await newAgent(other.api);
     await expectNotFoundForeign(app.api, agent.agent_id, [
       (api, id) => api.post(`/agents/${id}/copilot`, { body: { message: 'hi' } }),
       (api, id) => api.get(`/agent-estimates/${id}`),
       (api, id) => api.post(`/repair-agent/${id}`),
+      (api, id) => api.get(`/get-mcp-tools/${id}`),
     ]);
   });
 
@@ -560,10 +571,162 @@ describe('access', () => {
       await scoped.post(`/agents/${id}/copilot`, { body: { message: 'x' } }),
       await scoped.get(`/agent-estimates/${id}`),
       await scoped.post(`/repair-agent/${id}`),
+      await scoped.get(`/get-mcp-tools/${id}`),
+      await scoped.post('/test-custom-llm-connection', { body: { llm_websocket_url: 'ws://127.0.0.1:1' } }),
     ]) {
       expect(res.body).toEqual({ status: 403, message: 'This API key lacks the "agents" scope' });
     }
     expect((await app.api.get(`/agents/${id}/share-links`)).body).toEqual([]);
     expect((await app.api.get(`/agents/${id}/workflows`)).body).toEqual([]);
+  });
+});
+
+/** A fake MCP server (Streamable HTTP) on 127.0.0.1: two pages of tools, the second as an SSE stream. */
+async function fakeMcpServer() {
+  const seen: { method: string; session?: string; authorization?: string; url: string }[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.method === 'DELETE') {
+        seen.push({ method: 'DELETE', session: req.headers['mcp-session-id'] as string | undefined, url: req.url ?? '' });
+        res.writeHead(200).end();
+        return;
+      }
+      const message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      seen.push({
+        method: message.method,
+        session: req.headers['mcp-session-id'] as string | undefined,
+        authorization: req.headers.authorization,
+        url: req.url ?? '',
+      });
+      if (message.method === 'initialize') {
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'session-1' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'fake', version: '1' } } }));
+      } else if (message.method === 'notifications/initialized') {
+        res.writeHead(202).end();
+      } else if (message.method === 'tools/list' && !message.params?.cursor) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({
+          jsonrpc: '2.0',
+          id: message.id,
+          result: { tools: [{ name: 'find_customer', description: 'Find a customer by phone', inputSchema: { type: 'object', properties: { phone: { type: 'string' } } } }], nextCursor: 'page-2' },
+        }));
+      } else if (message.method === 'tools/list') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: {} })}\n\n`);
+        res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'book', inputSchema: { type: 'object' } }] } })}\n\n`);
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  afterAll(() => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  }));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+describe('get-mcp-tools', () => {
+  it('lists the tools of the LLM’s MCP servers, asked of the servers', async () => {
+    const mcp = await fakeMcpServer();
+    const { agent } = await newAgent(app.api, {}, {
+      mcps: [
+        { name: 'crm', url: `${mcp.url}/mcp`, headers: { authorization: 'Bearer mcp-key' }, query_params: { tenant: 'acme' } },
+        { name: 'down', url: `http://127.0.0.1:${await closedPort()}/mcp` },
+      ],
+    });
+    const tools = await retell.mcpTool.getMcpTools(agent.agent_id, { mcp_id: 'crm' });
+    expect(tools).toEqual([
+      { name: 'find_customer', description: 'Find a customer by phone', inputSchema: { type: 'object', properties: { phone: { type: 'string' } } } },
+      { name: 'book', description: '', inputSchema: { type: 'object' } },
+    ]);
+    expect(mcp.seen.filter((s) => s.method !== 'DELETE').map((s) => [s.method, s.session, s.authorization, s.url])).toEqual([
+      ['initialize', undefined, 'Bearer mcp-key', '/mcp?tenant=acme'],
+      ['notifications/initialized', 'session-1', 'Bearer mcp-key', '/mcp?tenant=acme'],
+      ['tools/list', 'session-1', 'Bearer mcp-key', '/mcp?tenant=acme'],
+      ['tools/list', 'session-1', 'Bearer mcp-key', '/mcp?tenant=acme'],
+    ]);
+
+    const missing = await app.api.get(`/get-mcp-tools/${agent.agent_id}?mcp_id=nope`);
+    expect(missing.body).toEqual({ status: 404, message: `Agent ${agent.agent_id} has no MCP server "nope"` });
+    const down = await app.api.get(`/get-mcp-tools/${agent.agent_id}?mcp_id=down`);
+    expect(down.body).toEqual({ status: 502, message: 'MCP server "down" failed: request failed: ECONNREFUSED' });
+  });
+
+  it('answers an empty list without MCP servers, and 400 for an engine without them', async () => {
+    const { agent } = await newAgent();
+    expect((await app.api.get(`/get-mcp-tools/${agent.agent_id}`)).body).toEqual([]);
+    const custom = await app.api.post('/create-agent', {
+      body: { response_engine: { type: 'custom-llm', llm_websocket_url: 'wss://llm.example.com/ws' } },
+    });
+    expect((await app.api.get(`/get-mcp-tools/${custom.body.agent_id}`)).body).toEqual({
+      status: 400,
+      message: `Agent ${custom.body.agent_id} does not run a Retell LLM, so it has no MCP servers`,
+    });
+  });
+});
+
+/** A local WebSocket endpoint: completes the opening handshake (or misbehaves as told). */
+async function fakeWebSocketServer(mode: 'accept' | 'wrong-accept' | 'refuse' | 'silent') {
+  const paths: string[] = [];
+  const server = createServer((req, res) => {
+    res.writeHead(404).end();
+  });
+  server.on('upgrade', (req, socket) => {
+    paths.push(req.url ?? '');
+    if (mode === 'silent') return;
+    if (mode === 'refuse') {
+      socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const key = String(req.headers['sec-websocket-key']);
+    const accept = createHash('sha1').update(mode === 'accept' ? `${key}258EAFA5-E914-47DA-95CA-C5AB0DC11B65` : 'wrong').digest('base64');
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+    socket.on('data', () => socket.end());
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  afterAll(() => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  }));
+  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/llm-websocket`, paths };
+}
+
+describe('test-custom-llm-connection', () => {
+  const test = (body: Record<string, unknown>) => app.api.post('/test-custom-llm-connection', { body });
+
+  it('opens a WebSocket at <url>/<call_id> and reports the handshake time', async () => {
+    const ws = await fakeWebSocketServer('accept');
+    const res = await test({ llm_websocket_url: ws.url });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true, latency_ms: expect.any(Number), error: null });
+    expect(ws.paths[0]).toMatch(/^\/llm-websocket\/call_[0-9a-f]{24}$/);
+  });
+
+  it.each([
+    ['refuse', 'Server answered HTTP 403 instead of switching to WebSocket'],
+    ['wrong-accept', 'Server answered with a wrong Sec-WebSocket-Accept'],
+    ['silent', 'Timed out after 500 ms'],
+  ] as const)('reports a server that does %s', async (mode, error) => {
+    const ws = await fakeWebSocketServer(mode);
+    const res = await test({ llm_websocket_url: ws.url, timeout_ms: 500 });
+    expect(res.body).toEqual({ success: false, latency_ms: null, error });
+  });
+
+  it('reports a refused connection and rejects URLs that are not ws:// or wss://', async () => {
+    expect((await test({ llm_websocket_url: `ws://127.0.0.1:${await closedPort()}/x` })).body).toEqual({
+      success: false,
+      latency_ms: null,
+      error: 'Connection failed: ECONNREFUSED',
+    });
+    expect((await test({ llm_websocket_url: 'https://llm.example.com' })).body).toEqual({
+      status: 400,
+      message: 'llm_websocket_url: Must be a ws:// or wss:// URL',
+    });
   });
 });

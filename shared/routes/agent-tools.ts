@@ -6,8 +6,8 @@ import { Agent, LANGUAGES, UpdateAgentBody } from './agents.ts';
 import { Llm, LlmBody } from './llms.ts';
 
 /*
- * Agent extras (scope `agents`): share links, workflows, generation, copilot, estimates
- * and repair. Every route that names an agent
+ * Agent extras (scope `agents`): share links, workflows, generation, copilot, estimates,
+ * repair, MCP tools and the custom-LLM connection test. Every route that names an agent
  * needs it to exist in the caller's workspace (another workspace's agent is a 404).
  * Schemas are built on first use (z.lazy).
  */
@@ -337,6 +337,30 @@ export const AgentEstimate = z.lazy(() =>
   }),
 );
 
+// ---------------------------------------------------------------------------------------
+// MCP tools and the custom-LLM connection test
+
+export const McpToolDefinition = z.lazy(() =>
+  z.object({ name: z.string(), description: z.string(), inputSchema: z.unknown() }),
+);
+
+export const CustomLlmConnectionResult = z.lazy(() =>
+  z.object({
+    success: z.boolean(),
+    latency_ms: z.number().int().nullable().describe('Time to a completed WebSocket handshake'),
+    error: z.string().nullable(),
+  }),
+);
+
+function isWebSocketUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 export const agentToolRoutes = defineRoutes({
   listShareLinks: {
     method: 'GET', path: '/agents/{agent_id}/share-links', domain: 'agent-tools', access: 'agents', status: 200,
@@ -411,5 +435,29 @@ export const agentToolRoutes = defineRoutes({
     method: 'POST', path: '/repair-agent/{agent_id}', domain: 'agent-tools', access: 'agents', status: 200,
     summary: 'Remove references to missing knowledge bases, agents and MCP servers and remap unusable voices, in a draft',
     params: agentIdParams, query: versionQuery, response: Agent,
+  },
+  getMcpTools: {
+    method: 'GET', path: '/get-mcp-tools/{agent_id}', domain: 'agent-tools', access: 'agents', status: 200,
+    summary: 'Tools the MCP servers of the agent’s Retell LLM expose (fetched from the servers)',
+    params: agentIdParams,
+    query: z.lazy(() =>
+      z.object({
+        mcp_id: z.string().min(1).max(128).optional().describe('An MCP server of the LLM, by id or name; default: all'),
+        component_id: z.string().max(128).optional().describe('Accepted for the compatible client; Retell LLMs have no components'),
+        version: optionalQueryInt({ min: 0, max: 999_999_999 }),
+      }),
+    ),
+    response: z.lazy(() => z.array(McpToolDefinition)),
+  },
+  testCustomLlmConnection: {
+    method: 'POST', path: '/test-custom-llm-connection', domain: 'agent-tools', access: 'agents', status: 200,
+    summary: 'Open a WebSocket to a custom LLM URL (as a call would, at <url>/<call_id>) and report how it went',
+    body: z.lazy(() =>
+      z.object({
+        llm_websocket_url: z.string().max(2048).refine(isWebSocketUrl, 'Must be a ws:// or wss:// URL'),
+        timeout_ms: z.number().int().min(500).max(10_000).default(5000),
+      }),
+    ),
+    response: CustomLlmConnectionResult,
   },
 });
