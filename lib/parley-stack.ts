@@ -32,10 +32,11 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   meta: { table: 'readWrite' },
   agents: { table: 'readWrite' },
   // generate-agent, copilot and workflow tests read the language-model credentials.
-  'agent-tools': { table: 'readWrite' },
+  'agent-tools': { table: 'readWrite', vendorSecret: 'read' },
   flows: { table: 'readWrite' },
   'chat-agents': { table: 'readWrite' },
-  voices: { table: 'readWrite' },
+  // Cloning and community voices read the voice vendor's API key.
+  voices: { table: 'readWrite', vendorSecret: 'read' },
 };
 
 export type BackgroundName = 'webhook-delivery' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';

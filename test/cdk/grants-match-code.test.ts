@@ -1,0 +1,32 @@
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { DOMAIN_ACCESS } from '../../lib/parley-stack.ts';
+import { DOMAINS } from '../../shared/http/route.ts';
+
+/**
+ * Grants are declared by hand per function; this derives what the code needs from what
+ * each function's bundle contains, so a domain that starts reading vendor credentials
+ * cannot ship without the grant to read them (it would fail only once deployed).
+ */
+async function bundledModules(domain: string): Promise<string[]> {
+  const result = await build({
+    entryPoints: [`functions/${domain}.ts`],
+    bundle: true,
+    write: false,
+    metafile: true,
+    platform: 'node',
+    format: 'esm',
+    logLevel: 'silent',
+    packages: 'external',
+  });
+  return Object.keys(result.metafile.inputs);
+}
+
+describe('function grants match the code they bundle', () => {
+  it.each([...DOMAINS])('%s reads the vendor secret only if granted', async (domain) => {
+    const readsVendorSettings = (await bundledModules(domain)).includes('shared/aws/secrets.ts');
+    expect(DOMAIN_ACCESS[domain].vendorSecret === 'read', `${domain} bundles shared/aws/secrets.ts: ${readsVendorSettings}`).toBe(
+      readsVendorSettings,
+    );
+  });
+});
