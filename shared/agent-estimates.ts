@@ -3,7 +3,7 @@ import { ApiError } from './errors.ts';
 import { DEFAULT_LLM_MODEL, type LlmModel, type S2S_MODELS } from './models.ts';
 import { RETELL_LLM_ENGINE, type Agent } from './routes/agents.ts';
 import { readRecord } from './versions.ts';
-import { catalogueVoice, DEFAULT_VOICE_ID, PREMIUM_VOICE_MODEL, VOICE_ID_PREFIX } from './voices.ts';
+import { catalogueVoice, DEFAULT_VOICE_ID, PREMIUM_VOICE_MODEL, VOICE_ID_PREFIX } from './voice-catalogue.ts';
 import type { VoiceProvider } from './vendors/voice-vendor.ts';
 
 /*

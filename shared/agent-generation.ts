@@ -10,7 +10,7 @@ import { definedFields } from './objects.ts';
 import { CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody, type Agent } from './routes/agents.ts';
 import type { CopilotInput, GenerateAgentInput } from './routes/agent-tools.ts';
 import { LlmBody, type Llm } from './routes/llms.ts';
-import { assertVoiceUsable } from './voices.ts';
+import { assertVoiceUsable } from './voice-catalogue.ts';
 
 /*
  * Agent generation and the copilot: both ask the language model (shared/llm) for one JSON

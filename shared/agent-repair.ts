@@ -7,7 +7,7 @@ import type { Llm, LlmInput } from './routes/llms.ts';
 import { db, tableName } from './store/db.ts';
 import { keys, type ItemKey } from './store/keys.ts';
 import { publishedVersion } from './versions.ts';
-import { catalogueVoice, DEFAULT_VOICE_ID, DEFAULT_VOICE_MODEL } from './voices.ts';
+import { catalogueVoice, DEFAULT_VOICE_ID, DEFAULT_VOICE_MODEL } from './voice-catalogue.ts';
 
 /*
  * `POST /repair-agent/{agent_id}` (retell-sdk `agent.repair`): removes references to

@@ -38,7 +38,7 @@ import {
   readRecord,
   type VersionRecord,
 } from './versions.ts';
-import { assertVoiceUsable, DEFAULT_VOICE_ID } from './voices.ts';
+import { assertVoiceUsable, DEFAULT_VOICE_ID } from './voice-catalogue.ts';
 
 const KIND = 'agent' as const;
 
