@@ -5,6 +5,8 @@ export const idPrefix = {
   agent: 'agent_',
   llm: 'llm_',
   conversationFlow: 'conversation_flow_',
+  /** Shared conversation flow components: the compatible API shows no ID format, so ours. */
+  flowComponent: 'component_',
   call: 'call_',
   knowledgeBase: 'knowledge_base_',
   knowledgeBaseSource: 'source_',

@@ -108,6 +108,19 @@ export const keys = {
     skPrefix: 'TAG#',
   }),
 
+  /**
+   * A shared conversation flow component (not versioned) in the workspace's configuration
+   * partition. `FLOWCOMPONENT#` never matches the flow heads' `FLOW#` prefix.
+   */
+  flowComponent: (workspaceId: string, componentId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `FLOWCOMPONENT#${componentId}`,
+  }),
+  flowComponents: (workspaceId: string): PartitionQuery => ({
+    pk: workspacePartition(workspaceId),
+    skPrefix: 'FLOWCOMPONENT#',
+  }),
+
   /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
   jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
 
