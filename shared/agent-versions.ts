@@ -1,6 +1,6 @@
 import { badRequest, invalidPaginationKey } from './errors.ts';
 import { definedFields } from './objects.ts';
-import { branchEngine, pinnedEngine, publishEngineItems } from './response-engines.ts';
+import { branchEngine, engineOf, pinnedEngine, publishEngineItems } from './response-engines.ts';
 import type { ResponseEngine } from './routes/agent-fields.ts';
 import type { VersionedKind } from './store/keys.ts';
 import {
@@ -52,6 +52,18 @@ export function versionView<T extends object>(record: VersionRecord) {
     ...(record.version_title !== undefined ? { version_title: record.version_title } : {}),
     ...(record.version_description !== undefined ? { version_description: record.version_description } : {}),
   };
+}
+
+/** Voice and chat agents whose latest version runs the given engine (deleting the engine would break them), voice agents first. */
+export async function agentsUsingEngine(workspaceId: string, engineId: string): Promise<string[]> {
+  const kinds: AgentKind[] = ['agent', 'chat_agent'];
+  return (await Promise.all(kinds.map((kind) => listHeads(workspaceId, kind))))
+    .flat()
+    .filter((head) => {
+      const engine = head.latest.data.response_engine as ResponseEngine | undefined;
+      return engine && engineOf(engine)?.id === engineId;
+    })
+    .map((head) => head.id);
 }
 
 export interface ListOptions {

@@ -11,7 +11,7 @@ import {
 } from './agent-versions.ts';
 import { ApiError, badRequest, conflict, invalidPaginationKey, notFound } from './errors.ts';
 import { newId } from './ids.ts';
-import { engineOf, pinnedEngine } from './response-engines.ts';
+import { pinnedEngine } from './response-engines.ts';
 import { definedFields } from './objects.ts';
 import {
   DEFAULT_AGENT_WEBHOOK_EVENTS,
@@ -19,7 +19,6 @@ import {
   type AgentTag,
   type AgentVersionSummary,
   type CreateAgentInput,
-  type ResponseEngine,
   type UpdateAgentInput,
 } from './routes/agents.ts';
 import { db, isConditionFailure, tableName } from './store/db.ts';
@@ -33,7 +32,6 @@ import {
   describeItems,
   getHead,
   getVersion,
-  listHeads,
   listVersions,
   readRecord,
   type VersionRecord,
@@ -61,15 +59,8 @@ export function toAgent(agentId: string, record: VersionRecord): Agent {
   return { agent_id: agentId, ...versionView<CreateAgentInput>(record) };
 }
 
-/** Agents whose latest version runs the given engine (deleting the engine would break them). */
-export async function agentsUsingEngine(workspaceId: string, engineId: string): Promise<string[]> {
-  return (await listHeads(workspaceId, KIND))
-    .filter((head) => {
-      const engine = head.latest.data.response_engine as ResponseEngine | undefined;
-      return engine && engineOf(engine)?.id === engineId;
-    })
-    .map((head) => head.id);
-}
+/** Engine deletes check this; it covers chat agents too, so it lives with the shared version code. */
+export { agentsUsingEngine } from './agent-versions.ts';
 
 // ---------------------------------------------------------------------------------------
 // Agents

@@ -223,6 +223,21 @@ describe('chat agents', () => {
     expect((await other.api.get(`/get-retell-llm/${foreign.llm_id}`)).body.version).toBe(0);
   });
 
+  it('keeps the engine a chat agent runs from being deleted, unless forced', async () => {
+    const { chatAgent, llm } = await newChatAgent();
+    const voice = await retell.agent.create({ response_engine: { type: 'retell-llm', llm_id: llm.llm_id } } as Retell.AgentCreateParams);
+    const refused = await failure(retell.llm.delete(llm.llm_id));
+    expect(refused.body).toEqual({
+      status: 409,
+      message: `Retell LLM ${llm.llm_id} is used by agents ${voice.agent_id}, ${chatAgent.agent_id}; point them at another engine first, or delete with force_delete=true`,
+    });
+    await retell.agent.delete(voice.agent_id);
+    expect((await failure(retell.llm.delete(llm.llm_id))).body.message).toBe(
+      `Retell LLM ${llm.llm_id} is used by agent ${chatAgent.agent_id}; point them at another engine first, or delete with force_delete=true`,
+    );
+    expect((await app.api.delete(`/delete-retell-llm/${llm.llm_id}?force_delete=true`)).status).toBe(204);
+  });
+
   it('refuses bad webhook fields on update and leaves the draft as it was', async () => {
     const { chatAgent } = await newChatAgent({ agent_name: 'as was' });
     for (const [body, message] of [
