@@ -46,6 +46,12 @@ const KNOWN = new Set([
   'mainFields',
   'banner',
   'externalModules',
+  // Hooks that only copy data files beside the bundle (openapi.json for meta) leave the
+  // bundle itself unchanged.
+  'commandHooks',
+  'beforeBundling',
+  'beforeInstall',
+  'afterBundling',
 ]);
 
 export function readCdkBundling(file = 'lib/parley-function.ts'): CdkBundling {

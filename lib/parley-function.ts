@@ -41,6 +41,11 @@ export interface ParleyFunctionProps {
   access: ParleyAccess;
   /** API Gateway gives up on an integration after 30 s, so HTTP functions stop just before. */
   timeout?: Duration;
+  /**
+   * Files of the project (paths from its root) shipped beside the bundle rather than inside
+   * it: data a function reads rarely should not weigh on every cold start.
+   */
+  files?: readonly string[];
 }
 
 const TABLE_READ_ACTIONS = [
@@ -111,6 +116,16 @@ export class ParleyFunction extends NodejsFunction {
           "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);",
         // Bundle the AWS SDK too, so production runs the SDK version the tests ran with.
         externalModules: [],
+        ...(props.files?.length
+          ? {
+              commandHooks: {
+                beforeBundling: () => [],
+                beforeInstall: () => [],
+                afterBundling: (inputDir: string, outputDir: string) =>
+                  (props.files ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/${file.split('/').pop()}"`),
+              },
+            }
+          : {}),
       },
     });
 

@@ -39,6 +39,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   voices: { table: 'readWrite', vendorSecret: 'read' },
 };
 
+/** The OpenAPI document (over 1 MB) ships beside the meta bundle and is read when asked for. */
+const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = { meta: ['openapi.json'] };
+
 export type BackgroundName = 'webhook-delivery' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
 
 // A webhook attempt may wait up to 60 s (the largest webhook_timeout_ms), plus signing and recording.
@@ -185,6 +188,7 @@ export class ParleyStack extends Stack {
         description: `Parley ${domain} routes`,
         resources,
         access: DOMAIN_ACCESS[domain],
+        files: DOMAIN_FILES[domain],
       });
     }
     for (const [name, spec] of Object.entries(BACKGROUND_FUNCTIONS) as [BackgroundName, BackgroundSpec][]) {
