@@ -330,6 +330,38 @@ describe('chat agent versions', () => {
     expect(await retell.llm.retrieve(llm.llm_id, { version: 1 })).toMatchObject({ is_published: true, general_prompt: 'changed' });
   });
 
+  it('runs a conversation flow with the same coupling: published with it, branched from it, guarded against its delete', async () => {
+    const flow = await retell.conversationFlow.create({
+      model_choice: { model: 'gpt-4.1', type: 'cascading' },
+      start_speaker: 'agent',
+      nodes: [
+        {
+          id: 'start',
+          type: 'conversation',
+          instruction: { type: 'prompt', text: 'Greet the visitor.' },
+          edges: [{ id: 'e1', transition_condition: { type: 'prompt', prompt: 'The visitor is done' }, destination_node_id: 'end' }],
+        },
+        { id: 'end', type: 'end' },
+      ],
+    } as Retell.ConversationFlowCreateParams);
+    const chatAgent = await retell.chatAgent.create({
+      response_engine: { type: 'conversation-flow', conversation_flow_id: flow.conversation_flow_id },
+    });
+    expect(chatAgent.response_engine).toEqual({ type: 'conversation-flow', conversation_flow_id: flow.conversation_flow_id, version: 0 });
+
+    await app.api.post(`/publish-chat-agent/${chatAgent.agent_id}`, { body: {} });
+    expect(await retell.conversationFlow.retrieve(flow.conversation_flow_id, { version: 0 })).toMatchObject({ is_published: true });
+    const next = await retell.chatAgent.update(chatAgent.agent_id, { agent_name: 'v1' });
+    expect(next.response_engine).toEqual({ type: 'conversation-flow', conversation_flow_id: flow.conversation_flow_id, version: 1 });
+    expect(await retell.conversationFlow.retrieve(flow.conversation_flow_id)).toMatchObject({ version: 1, is_published: false });
+
+    const refused = await failure(retell.conversationFlow.delete(flow.conversation_flow_id));
+    expect(refused.body).toEqual({
+      status: 409,
+      message: `Conversation flow ${flow.conversation_flow_id} is used by agent ${chatAgent.agent_id}; point them at another engine first, or delete with force_delete=true`,
+    });
+  });
+
   it('lists every version, reads one, and restores an earlier one as the new latest draft', async () => {
     const { chatAgent, llm } = await newChatAgent({ agent_name: 'base', webhook_events: ['chat_ended'] });
     await app.api.post(`/publish-chat-agent/${chatAgent.agent_id}`, { body: {} });
