@@ -79,12 +79,14 @@ export interface ListOptions {
  */
 export async function orderedHeads(
   workspaceId: string,
-  kind: AgentKind,
+  kind: AgentKind | readonly AgentKind[],
   options: ListOptions,
   query?: string,
 ): Promise<{ page: HeadItem[]; hasMore: boolean }> {
   const needle = query?.toLowerCase();
-  const heads = (await listHeads(workspaceId, kind))
+  const kinds = typeof kind === 'string' ? [kind] : kind;
+  const heads = (await Promise.all(kinds.map((k) => listHeads(workspaceId, k))))
+    .flat()
     .filter((head) => {
       if (!needle) return true;
       const name = String(head.latest.data.agent_name ?? '').toLowerCase();

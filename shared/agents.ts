@@ -7,10 +7,12 @@ import {
   SHARED_AGENT_DEFAULTS,
   storedMetadata,
   versionView,
+  type AgentKind,
   type ListOptions,
 } from './agent-versions.ts';
 import { ApiError, badRequest, conflict, invalidPaginationKey, notFound } from './errors.ts';
 import { newId } from './ids.ts';
+import { toChatAgent } from './chat-agents.ts';
 import { pinnedEngine } from './response-engines.ts';
 import { definedFields } from './objects.ts';
 import {
@@ -86,32 +88,41 @@ export async function listAgents(workspaceId: string, options: ListOptions): Pro
   return (await orderedHeads(workspaceId, KIND, options)).page.map((head) => toAgent(head.id, head.latest));
 }
 
-/** `POST /v2/list-agents` (the compatible client): a page of summaries with a continuation key. */
+/** Voice agent IDs start `agent_`, chat agent IDs `chat_agent_`: the paths both share dispatch on it. */
+export const kindOfAgentId = (id: string): AgentKind => (id.startsWith('chat_agent_') ? 'chat_agent' : 'agent');
+const CHANNEL: Record<AgentKind, 'voice' | 'chat'> = { agent: 'voice', chat_agent: 'chat' };
+
+/**
+ * `POST /v2/list-agents` (the compatible client): voice and chat agents together, a page
+ * of summaries with a continuation key, filterable by channel and by a name/ID query.
+ */
 export async function listAgentsPage(
   workspaceId: string,
   options: ListOptions,
   filter: { query?: string; channel?: { op: string; value: 'voice' | 'chat' } } = {},
 ) {
-  // Voice agents only live here (chat agents are their own resource), so a channel filter
-  // either keeps all of them or none.
-  const channelMatches = !filter.channel || matchesString('voice', filter.channel.op, filter.channel.value);
-  const { page, hasMore } = channelMatches
-    ? await orderedHeads(workspaceId, KIND, options, filter.query)
+  const kinds = (['agent', 'chat_agent'] as const).filter(
+    (kind) => !filter.channel || matchesString(CHANNEL[kind], filter.channel.op, filter.channel.value),
+  );
+  const { page, hasMore } = kinds.length
+    ? await orderedHeads(workspaceId, kinds, options, filter.query)
     : { page: [], hasMore: false };
   const items = await Promise.all(
     page.map(async (head) => ({
       agent_id: head.id,
       agent_name: (head.latest.data.agent_name as string | null | undefined) ?? '',
-      channel: 'voice' as const,
+      channel: CHANNEL[head.kind as AgentKind],
       version: head.latest.version,
       is_published: head.latest.is_published,
       last_modification_timestamp: head.last_modification_timestamp,
       user_modified_timestamp: head.last_modification_timestamp,
-      tags: (await tagsOf(workspaceId, head.id)).map((tag) => ({
-        name: tag.name,
-        version: tag.version,
-        dynamic_variables: tag.variables,
-      })),
+      // The client's type: a map by tag name. Environment tags exist on voice agents only.
+      tags: Object.fromEntries(
+        (head.kind === 'agent' ? await tagsOf(workspaceId, head.id) : []).map((tag) => [
+          tag.name,
+          { version: tag.version, dynamic_variables: tag.variables },
+        ]),
+      ),
     })),
   );
   const last = page.at(-1);
@@ -159,22 +170,29 @@ export async function deleteAgent(workspaceId: string, agentId: string): Promise
 // ---------------------------------------------------------------------------------------
 // Versions
 
+/** The view of a version of either kind of agent, as its own endpoints answer it. */
+function agentView(agentId: string, record: VersionRecord) {
+  return kindOfAgentId(agentId) === 'chat_agent' ? toChatAgent(agentId, record) : toAgent(agentId, record);
+}
+
+/** Voice or chat agent (the compatible client publishes both through this path). */
 export async function publishAgentVersion(
   workspaceId: string,
   agentId: string,
   input: { version?: number; version_title?: string; version_description?: string },
   nowMs = Date.now(),
-): Promise<Agent> {
-  return toAgent(agentId, await publishDraft(workspaceId, KIND, agentId, input, nowMs));
+) {
+  return agentView(agentId, await publishDraft(workspaceId, kindOfAgentId(agentId), agentId, input, nowMs));
 }
 
+/** Voice or chat agent (the compatible client branches both through this path). */
 export async function createAgentVersion(
   workspaceId: string,
   agentId: string,
   baseVersion: number | undefined,
   nowMs = Date.now(),
-): Promise<Agent> {
-  return toAgent(agentId, await branchDraft(workspaceId, KIND, agentId, baseVersion, nowMs));
+) {
+  return agentView(agentId, await branchDraft(workspaceId, kindOfAgentId(agentId), agentId, baseVersion, nowMs));
 }
 
 export async function agentVersionsPage(
@@ -227,17 +245,22 @@ export async function describeAgentVersion(
   return toAgent(agentId, { ...described, last_modification_timestamp: nowMs });
 }
 
-/** Only drafts that are not the latest version and that no tag names may be deleted. */
+/**
+ * Only drafts that are not the latest version and that no tag names may be deleted. Voice
+ * or chat agent (the compatible client deletes both through the same path).
+ */
 export async function deleteAgentVersion(workspaceId: string, agentId: string, version: number): Promise<void> {
-  const head = await getHead(workspaceId, KIND, agentId);
-  const record = await getVersion(workspaceId, KIND, agentId, version);
-  if (record.is_published) throw badRequest(`Version ${version} of agent ${agentId} is published and cannot be deleted`);
+  const kind = kindOfAgentId(agentId);
+  const label = kind === 'chat_agent' ? 'chat agent' : 'agent';
+  const head = await getHead(workspaceId, kind, agentId);
+  const record = await getVersion(workspaceId, kind, agentId, version);
+  if (record.is_published) throw badRequest(`Version ${version} of ${label} ${agentId} is published and cannot be deleted`);
   if (version === head.latest_version) {
-    throw badRequest(`Version ${version} is the latest version of agent ${agentId} and cannot be deleted`);
+    throw badRequest(`Version ${version} is the latest version of ${label} ${agentId} and cannot be deleted`);
   }
-  const tag = (await tagsOf(workspaceId, agentId)).find((t) => t.version === version);
+  const tag = kind === 'agent' ? (await tagsOf(workspaceId, agentId)).find((t) => t.version === version) : undefined;
   if (tag) throw conflict(`Version ${version} of agent ${agentId} is named by tag "${tag.name}"; move or delete the tag first`);
-  await commit(deleteVersionItems(workspaceId, KIND, agentId, head, version));
+  await commit(deleteVersionItems(workspaceId, kind, agentId, head, version));
 }
 
 /** Field-level differences between two versions, nested fields with dots and array indexes. */

@@ -140,7 +140,7 @@ describe('agents', () => {
     const page2 = await ownClient.agent.list({ limit: 2, pagination_key: page1.pagination_key });
     expect(page2.items.map((i) => i.agent_name)).toEqual(['one']);
     expect(page2.has_more).toBe(false);
-    expect(page2.items[0]).toMatchObject({ channel: 'voice', version: 0, tags: [] });
+    expect(page2.items[0]).toMatchObject({ channel: 'voice', version: 0, tags: {} });
 
     const searched = await ownClient.agent.list({ filter_criteria: { query: 'tw' } });
     expect(searched.items.map((i) => i.agent_name)).toEqual(['two']);
@@ -348,5 +348,41 @@ describe('environment tags and version references', () => {
     const tagged = await app.api.delete(`/agent-versions/${agent.agent_id}/0`);
     expect(tagged.status).toBe(409);
     expect(tagged.body.message).toBe(`Version 0 of agent ${agent.agent_id} is named by tag "staging"; move or delete the tag first`);
+  });
+});
+
+describe('the version paths voice and chat agents share', () => {
+  it('lets the client publish, branch, delete versions of and list chat agents through the agent paths', async () => {
+    const own = await app.newWorkspace();
+    const client = new Retell({ apiKey: own.api_key, baseURL: app.url, maxRetries: 0 });
+    const llm = await client.llm.create({});
+    const voice = await client.agent.create({ agent_name: 'voice one', response_engine: { type: 'retell-llm', llm_id: llm.llm_id } } as Retell.AgentCreateParams);
+    const chat = await client.chatAgent.create({ agent_name: 'chat one', response_engine: { type: 'retell-llm', llm_id: llm.llm_id } } as Retell.ChatAgentCreateParams);
+
+    await client.chatAgent.publish(chat.agent_id, { version: 0 });
+    expect(await client.chatAgent.retrieve(chat.agent_id)).toMatchObject({ version: 0, is_published: true });
+    const branched = await client.chatAgent.createVersion(chat.agent_id, { base_version: 0 });
+    expect(branched).toMatchObject({ agent_id: chat.agent_id, version: 1, is_published: false });
+    await client.chatAgent.createVersion(chat.agent_id, { base_version: 0 });
+    await client.chatAgent.deleteVersion(chat.agent_id, { version: 1 });
+    expect((await client.chatAgent.getVersions(chat.agent_id)).map((v) => v.version)).toEqual([0, 2]);
+    const refused = await failure(client.chatAgent.deleteVersion(chat.agent_id, { version: 0 }));
+    expect(refused.body.message).toBe(`Version 0 of chat agent ${chat.agent_id} is published and cannot be deleted`);
+
+    const all = await client.agent.list();
+    expect(all.items.map((i) => [i.agent_name, i.channel])).toEqual([
+      ['chat one', 'chat'],
+      ['voice one', 'voice'],
+    ]);
+    const chats = await client.chatAgent.list({ filter_criteria: { channel: { op: 'eq', type: 'string', value: 'chat' } } });
+    expect(chats.items.map((i) => i.agent_id)).toEqual([chat.agent_id]);
+    const voices = await client.agent.list({ filter_criteria: { channel: { op: 'ne', type: 'string', value: 'chat' } } });
+    expect(voices.items.map((i) => i.agent_id)).toEqual([voice.agent_id]);
+
+    const malformed = await own.api.post('/publish-agent-version/llm_000000000000000000000000', { body: {} });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.message).toBe(
+      'agent_id: Must be an agent or chat agent ID (agent_ or chat_agent_ followed by 24 hex characters)',
+    );
   });
 });

@@ -159,6 +159,14 @@ export const UpdateAgentTagBody = z.lazy(() =>
 );
 
 const agentIdParams = z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID') }));
+/** Paths the compatible client uses for voice and chat agents alike. */
+const anyAgentIdParams = z.lazy(() =>
+  z.object({
+    agent_id: z
+      .string()
+      .regex(/^(?:chat_)?agent_[0-9a-f]{24}$/, 'Must be an agent or chat agent ID (agent_ or chat_agent_ followed by 24 hex characters)'),
+  }),
+);
 const agentVersionParams = z.lazy(() =>
   z.object({
     agent_id: idOf('agent', 'an agent ID'),
@@ -224,8 +232,8 @@ export const agentRoutes = defineRoutes({
   },
   publishAgentVersion: {
     method: 'POST', path: '/publish-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 200,
-    summary: 'Publish a draft version (default: the latest) in place, with its response engine version',
-    params: agentIdParams,
+    summary: 'Publish a draft version (default: the latest) of a voice or chat agent in place, with its response engine version',
+    params: anyAgentIdParams,
     body: z.lazy(() =>
       z.object({
         version: z.number().int().min(0).optional(),
@@ -233,14 +241,14 @@ export const agentRoutes = defineRoutes({
         version_description: z.string().max(2000).optional(),
       }),
     ),
-    response: Agent,
+    response: z.lazy(() => z.looseObject({ agent_id: z.string(), version: z.number().int(), is_published: z.boolean() })),
   },
   createAgentVersion: {
     method: 'POST', path: '/create-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 201,
-    summary: 'Create a new draft version from a base version (default: the latest)',
-    params: agentIdParams,
+    summary: 'Create a new draft version of a voice or chat agent from a base version (default: the latest)',
+    params: anyAgentIdParams,
     body: z.lazy(() => z.object({ base_version: z.number().int().min(0).optional() })),
-    response: Agent,
+    response: z.lazy(() => z.looseObject({ agent_id: z.string(), version: z.number().int(), is_published: z.boolean() })),
   },
   listAgentVersions: {
     method: 'GET', path: '/list-agent-versions/{agent_id}', domain: 'agents', access: 'agents', status: 200,
@@ -272,7 +280,7 @@ export const agentRoutes = defineRoutes({
   deleteAgentVersionByQuery: {
     method: 'DELETE', path: '/delete-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 204,
     summary: 'Delete a draft version given as ?version= (the compatible client’s call)',
-    params: agentIdParams,
+    params: anyAgentIdParams,
     query: z.lazy(() => z.object({ version: requiredQueryInt({ min: 0, max: 999_999_999 }) })),
   },
   compareAgentVersions: {
