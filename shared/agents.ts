@@ -12,6 +12,7 @@ import {
 } from './agent-versions.ts';
 import { ApiError, badRequest, conflict, invalidPaginationKey, notFound } from './errors.ts';
 import { newId } from './ids.ts';
+import { assertAgentUnreferenced } from './agent-references.ts';
 import { toChatAgent } from './chat-agents.ts';
 import { pinnedEngine } from './response-engines.ts';
 import { definedFields } from './objects.ts';
@@ -162,8 +163,9 @@ export async function updateAgent(
   return toAgent(agentId, record);
 }
 
-/** Removes the agent, its versions and its tags. (Phone numbers and batches that use an agent arrive with their issues; see docs.) */
+/** Removes the agent, its versions and its tags, unless a phone number or batch call still uses it (409). */
 export async function deleteAgent(workspaceId: string, agentId: string): Promise<void> {
+  await assertAgentUnreferenced(workspaceId, KIND, agentId);
   await deleteResource(workspaceId, KIND, agentId);
 }
 

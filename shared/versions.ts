@@ -301,7 +301,9 @@ export async function commit(items: TransactItem[]): Promise<void> {
 
 /**
  * Removes a resource: the head goes first (conditionally), so the resource is gone for
- * every reader at once; its versions and tags are then removed in batches.
+ * every reader at once; its versions and tags are then removed in batches. The head's
+ * `reference_count` (see shared/agent-references.ts) must be zero: a resource something
+ * still uses cannot be deleted, even by a delete racing the reference being added.
  */
 export async function deleteResource(workspaceId: string, kind: VersionedKind, id: string): Promise<void> {
   try {
@@ -312,15 +314,17 @@ export async function deleteResource(workspaceId: string, kind: VersionedKind, i
             Delete: {
               TableName: tableName,
               Key: keys.resourceHead(workspaceId, kind, id),
-              ConditionExpression: 'attribute_exists(pk)',
+              ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(reference_count) OR reference_count = :zero)',
+              ExpressionAttributeValues: { ':zero': 0 },
             },
           },
         ],
       }),
     );
   } catch (error) {
-    if (isTransactionConflict(error)) throw notFound(`${KIND_LABEL[kind]} ${id} not found`);
-    throw error;
+    if (!isTransactionConflict(error)) throw error;
+    await getHead(workspaceId, kind, id);
+    throw conflict(`${KIND_LABEL[kind]} ${id} is in use; remove what uses it first`);
   }
   const children = await queryAll<ItemKey>(keys.resourceChildren(workspaceId, kind, id), 'pk, sk');
   for (let i = 0; i < children.length; i += 25) {

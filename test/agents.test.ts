@@ -386,3 +386,46 @@ describe('the version paths voice and chat agents share', () => {
     );
   });
 });
+
+// The modules the phone-number and batch features will use to bind agents.
+const { addAgentReferenceItems, removeAgentReferenceItems } = await import('../shared/agent-references.ts');
+const { commit } = await import('../shared/versions.ts');
+
+describe('deleting an agent that phone numbers or batch calls use', () => {
+  const ws = app.workspace.workspace_id;
+
+  it('is refused with 409 naming them, until they let go of the agent', async () => {
+    const { agent } = await newAgent();
+    const number = { type: 'phone_number' as const, id: '+61290000000' };
+    const batch = { type: 'batch_call' as const, id: 'batch_call_000000000000000000000001' };
+    await commit(addAgentReferenceItems(ws, 'agent', agent.agent_id, number));
+    await commit(addAgentReferenceItems(ws, 'agent', agent.agent_id, batch));
+
+    const refused = await app.api.delete(`/delete-agent/${agent.agent_id}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toBe(
+      `Agent ${agent.agent_id} is used by batch call ${batch.id}, phone number ${number.id}; remove the agent from them before deleting it`,
+    );
+    expect((await app.api.get(`/get-agent/${agent.agent_id}`)).status).toBe(200);
+
+    await commit(removeAgentReferenceItems(ws, 'agent', agent.agent_id, number));
+    await commit(removeAgentReferenceItems(ws, 'agent', agent.agent_id, batch));
+    expect((await app.api.delete(`/delete-agent/${agent.agent_id}`)).status).toBe(204);
+  });
+
+  it('never lets a delete and a new reference both succeed when they race', async () => {
+    for (let round = 0; round < 8; round++) {
+      const { agent } = await newAgent();
+      const [deleted, referenced] = await Promise.all([
+        app.api.delete(`/delete-agent/${agent.agent_id}`),
+        commit(addAgentReferenceItems(ws, 'agent', agent.agent_id, { type: 'phone_number', id: `+6129000000${round}` })).then(
+          () => true,
+          () => false,
+        ),
+      ]);
+      expect(deleted.status === 204 && referenced).toBe(false);
+      expect(deleted.status === 204 || referenced).toBe(true);
+      if (referenced) expect((await app.api.get(`/get-agent/${agent.agent_id}`)).status).toBe(200);
+    }
+  });
+});

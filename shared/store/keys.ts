@@ -99,6 +99,15 @@ export const keys = {
   resourceChildren: (workspaceId: string, kind: VersionedKind, id: string): PartitionQuery => ({
     pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX[kind]}#${id}`,
   }),
+  /** Something that uses an agent (a phone number, a batch call) and so keeps it from deletion. */
+  agentReference: (workspaceId: string, kind: VersionedKind, agentId: string, referrer: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX[kind]}#${agentId}`,
+    sk: `REF#${referrer}`,
+  }),
+  agentReferences: (workspaceId: string, kind: VersionedKind, agentId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX[kind]}#${agentId}`,
+    skPrefix: 'REF#',
+  }),
   agentTag: (workspaceId: string, agentId: string, name: string): ItemKey => ({
     pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX.agent}#${agentId}`,
     sk: `TAG#${name}`,
