@@ -1,4 +1,5 @@
 import { domainHandler } from '../shared/http/handler.ts';
+import { parseMultipart } from '../shared/http/multipart.ts';
 import { voiceRoutes } from '../shared/routes/voices.ts';
 import * as voices from '../shared/voices.ts';
 
@@ -10,4 +11,4 @@ export const handler = domainHandler(voiceRoutes, {
   searchCommunityVoices: ({ query }) => voices.searchCommunityVoices(query),
   searchCommunityVoicesByBody: ({ body }) => voices.searchCommunityVoices(body),
   addCommunityVoice: ({ principal, body }) => voices.addCommunityVoice(principal, body),
-});
+}, { multipart: parseMultipart });

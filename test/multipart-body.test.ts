@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { describe, expect, it } from 'vitest';
 import { domainHandler } from '../shared/http/handler.ts';
+import { parseMultipart } from '../shared/http/multipart.ts';
 import { isUploadedFile, type UploadedFile } from '../shared/http/multipart.ts';
 import { defineRoutes } from '../shared/http/route.ts';
 import { apiGatewayEvent, lambdaContext } from './support/events.ts';
@@ -26,7 +27,7 @@ const handler = domainHandler(routes, {
     files: body.files.map((f) => ({ filename: f.filename, contentType: f.contentType, size: f.size, text: f.data.toString('latin1') })),
   }),
   json: ({ body }) => body,
-});
+}, { multipart: parseMultipart });
 
 async function formBody(parts: [string, string | Blob, string?][]) {
   const form = new FormData();
@@ -109,5 +110,13 @@ describe('multipart routes', () => {
 
   it('leaves JSON routes as they were', async () => {
     expect(await invoke('POST /json', '{"n":2}', 'application/json')).toEqual({ status: 201, body: { n: 2 } });
+  });
+});
+
+describe('a multipart route without the parser', () => {
+  it('fails when the handler is built, not on the first upload', () => {
+    expect(() => domainHandler(routes, { upload: () => ({}), json: () => ({}) } as never)).toThrow(
+      'Route upload takes multipart bodies: pass the multipart parser to domainHandler',
+    );
   });
 });

@@ -6,7 +6,7 @@ import { sourceAddress } from '../auth/ip.ts';
 import { payloadTooLarge, routeNotFound } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { parseJsonBody } from './json.ts';
-import { MULTIPART_DEFAULT_LIMITS, parseMultipart } from './multipart.ts';
+import type { parseMultipart } from './multipart.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
 import { routeKeys, type Handlers, type RequestInfo, type RouteDefinition, type RouteTable } from './route.ts';
 import { parseOrThrow } from './validation.ts';
@@ -38,9 +38,20 @@ const stateOf = (context: Context) => (context as ParleyContext).parley;
  * limit, scope) → input parsing and validation → handler → response, and any error is
  * mapped to HTTP in errorResponse, with the rate-limit headers on every response.
  */
-export function domainHandler<T extends RouteTable>(routes: T, handlers: Handlers<T>) {
+export interface DomainOptions {
+  /**
+   * The multipart parser (shared/http/multipart.ts), given only by the domains that have
+   * multipart routes, so busboy is not in every function's bundle.
+   */
+  multipart?: typeof parseMultipart;
+}
+
+export function domainHandler<T extends RouteTable>(routes: T, handlers: Handlers<T>, options: DomainOptions = {}) {
   const byKey = new Map<string, Entry>();
   for (const [id, route] of Object.entries(routes)) {
+    if (route.bodyType === 'multipart' && !options.multipart) {
+      throw new Error(`Route ${id} takes multipart bodies: pass the multipart parser to domainHandler`);
+    }
     for (const key of routeKeys(route)) {
       byKey.set(key, { id, route, handler: handlers[id as keyof T] as Entry['handler'] });
     }
@@ -55,7 +66,7 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
       const input = {
         params: route.params ? parseOrThrow(route.params, event.pathParameters ?? {}, 'params') : {},
         query: route.query ? parseOrThrow(route.query, event.queryStringParameters ?? {}, 'query') : {},
-        body: route.body ? parseOrThrow(route.body, await readBody(event, route), 'body') : undefined,
+        body: route.body ? parseOrThrow(route.body, await readBody(event, route, options), 'body') : undefined,
         principal: admission?.principal,
         request: info,
       };
@@ -117,11 +128,10 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
   };
 }
 
-function readBody(event: Event, route: RouteDefinition): unknown {
-  if (route.bodyType !== 'multipart') return readJsonBody(event);
+function readBody(event: Event, route: RouteDefinition, options: DomainOptions): unknown {
+  if (route.bodyType !== 'multipart' || !options.multipart) return readJsonBody(event);
   const raw = event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
-  return parseMultipart(raw, event.headers['content-type'] ?? event.headers['Content-Type'], {
-    ...MULTIPART_DEFAULT_LIMITS,
+  return options.multipart(raw, event.headers['content-type'] ?? event.headers['Content-Type'], {
     ...route.uploadLimits,
     maxBodyBytes: MAX_JSON_BODY_BYTES,
   });

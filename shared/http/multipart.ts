@@ -51,15 +51,16 @@ function sizeText(bytes: number): string {
 export async function parseMultipart(
   body: Buffer,
   contentType: string | undefined,
-  limits: MultipartLimits & { maxBodyBytes: number },
+  given: Partial<MultipartLimits> & { maxBodyBytes: number },
 ): Promise<MultipartBody> {
+  const limits = { ...MULTIPART_DEFAULT_LIMITS, ...given };
   if (!contentType || !/^multipart\/form-data\s*(;|$)/i.test(contentType.trim())) {
     throw badRequest(`Expected a multipart/form-data body${contentType ? ` (got ${contentType.split(';')[0]!.trim()})` : ''}`);
   }
   if (body.length > limits.maxBodyBytes) {
     throw payloadTooLarge(`Request body exceeds the ${sizeText(limits.maxBodyBytes)} limit`);
   }
-  // Loaded on first use: every domain function carries the request pipeline, few take uploads.
+  // Loaded on the first upload, not at the cold start of the functions that take uploads.
   const { default: createParser } = await import('busboy');
   let parser: busboy.Busboy;
   try {
