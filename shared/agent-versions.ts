@@ -1,4 +1,4 @@
-import { badRequest, invalidPaginationKey } from './errors.ts';
+import { badRequest } from './errors.ts';
 import { definedFields } from './objects.ts';
 import { branchEngine, engineOf, pinnedEngine, publishEngineItems } from './response-engines.ts';
 import type { ResponseEngine } from './routes/agent-fields.ts';
@@ -11,8 +11,10 @@ import {
   getVersion,
   KIND_LABEL,
   listHeads,
+  pageOfHeads,
   writeItems,
   type HeadItem,
+  type ListOptions,
   type TransactItem,
   type VersionRecord,
 } from './versions.ts';
@@ -66,17 +68,9 @@ export async function agentsUsingEngine(workspaceId: string, engineId: string): 
     .map((head) => head.id);
 }
 
-export interface ListOptions {
-  limit: number;
-  pagination_key?: string;
-  sort_order: 'ascending' | 'descending';
-}
+export type { ListOptions };
 
-/**
- * One page of a kind's resources in creation order (newest first by default), optionally
- * those whose name contains `query` (any case) or whose ID contains it; the pagination
- * key is the last ID of the previous page.
- */
+/** A page of agents, optionally those whose name or ID contains `query` (any case). */
 export async function orderedHeads(
   workspaceId: string,
   kind: AgentKind | readonly AgentKind[],
@@ -84,24 +78,10 @@ export async function orderedHeads(
   query?: string,
 ): Promise<{ page: HeadItem[]; hasMore: boolean }> {
   const needle = query?.toLowerCase();
-  const kinds = typeof kind === 'string' ? [kind] : kind;
-  const heads = (await Promise.all(kinds.map((k) => listHeads(workspaceId, k))))
-    .flat()
-    .filter((head) => {
-      if (!needle) return true;
-      const name = String(head.latest.data.agent_name ?? '').toLowerCase();
-      return name.includes(needle) || head.id.includes(needle);
-    })
-    .sort((a, b) => a.created_timestamp - b.created_timestamp || (a.id < b.id ? -1 : 1));
-  if (options.sort_order === 'descending') heads.reverse();
-  let start = 0;
-  if (options.pagination_key !== undefined) {
-    const index = heads.findIndex((head) => head.id === options.pagination_key);
-    if (index === -1) throw invalidPaginationKey();
-    start = index + 1;
-  }
-  const page = heads.slice(start, start + options.limit);
-  return { page, hasMore: start + options.limit < heads.length };
+  return pageOfHeads(workspaceId, kind, options, (head) => {
+    if (!needle) return true;
+    return String(head.latest.data.agent_name ?? '').toLowerCase().includes(needle) || head.id.includes(needle);
+  });
 }
 
 /**

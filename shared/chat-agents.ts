@@ -22,7 +22,8 @@ import {
   type CreateChatAgentInput,
   type UpdateChatAgentInput,
 } from './routes/chat-agents.ts';
-import { commit, createItems, deleteResource, getVersion, listVersions, readRecord, type VersionRecord } from './versions.ts';
+import {
+  pageBody, commit, createItems, deleteResource, getVersion, listVersions, readRecord, type VersionRecord } from './versions.ts';
 
 /*
  * Chat agents: versioned like voice agents (shared/versions.ts, shared/agent-versions.ts),
@@ -63,8 +64,7 @@ export async function getChatAgent(workspaceId: string, chatAgentId: string, ver
 
 /** `GET /list-chat-agents`: the compatible client's page of agent summaries (channel `chat`). */
 export async function listChatAgents(workspaceId: string, options: ListOptions) {
-  const { page, hasMore } = await orderedHeads(workspaceId, KIND, options);
-  const items: ChatAgentListItem[] = page.map((head) => ({
+  return pageBody(await orderedHeads(workspaceId, KIND, options), (head): ChatAgentListItem => ({
     agent_id: head.id,
     agent_name: (head.latest.data.agent_name as string | null | undefined) ?? '',
     channel: 'chat',
@@ -75,8 +75,6 @@ export async function listChatAgents(workspaceId: string, options: ListOptions) 
     // Environment tags are a voice agent feature; the client's type is a map by tag name.
     tags: {},
   }));
-  const last = page.at(-1);
-  return { has_more: hasMore, items, ...(hasMore && last ? { pagination_key: last.id } : {}) };
 }
 
 /**

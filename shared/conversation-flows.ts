@@ -1,4 +1,4 @@
-import { conflict, invalidPaginationKey } from './errors.ts';
+import { conflict } from './errors.ts';
 import { assertFlowGraph, linkItems, withStartNode, type Graph } from './flow-components.ts';
 import { newId } from './ids.ts';
 import { definedFields } from './objects.ts';
@@ -8,7 +8,8 @@ import {
   createItems,
   deleteResource,
   draftFor,
-  listHeads,
+  pageBody,
+  pageOfHeads,
   readRecord,
   writeItems,
   type VersionRecord,
@@ -65,23 +66,7 @@ export async function listFlows(
   workspaceId: string,
   options: { limit: number; pagination_key?: string; sort_order: 'ascending' | 'descending' },
 ): Promise<{ has_more: boolean; items: ConversationFlow[]; pagination_key?: string }> {
-  const heads = (await listHeads(workspaceId, KIND)).sort(
-    (a, b) => a.created_timestamp - b.created_timestamp || (a.id < b.id ? -1 : 1),
-  );
-  if (options.sort_order === 'descending') heads.reverse();
-  let start = 0;
-  if (options.pagination_key !== undefined) {
-    const index = heads.findIndex((head) => head.id === options.pagination_key);
-    if (index === -1) throw invalidPaginationKey();
-    start = index + 1;
-  }
-  const page = heads.slice(start, start + options.limit);
-  const hasMore = start + options.limit < heads.length;
-  return {
-    has_more: hasMore,
-    items: page.map((head) => toFlow(head.id, head.latest)),
-    ...(hasMore ? { pagination_key: page.at(-1)!.id } : {}),
-  };
+  return pageBody(await pageOfHeads(workspaceId, KIND, options), (head) => toFlow(head.id, head.latest));
 }
 
 /**

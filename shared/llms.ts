@@ -1,4 +1,4 @@
-import { badRequest, conflict, invalidPaginationKey } from './errors.ts';
+import { badRequest, conflict } from './errors.ts';
 import { newId } from './ids.ts';
 import { definedFields } from './objects.ts';
 import { DEFAULT_LLM_MODEL } from './models.ts';
@@ -8,7 +8,8 @@ import {
   createItems,
   deleteResource,
   draftFor,
-  listHeads,
+  pageBody,
+  pageOfHeads,
   readRecord,
   writeItems,
   type VersionRecord,
@@ -56,23 +57,7 @@ export async function listLlms(
   workspaceId: string,
   options: { limit: number; pagination_key?: string; sort_order: 'ascending' | 'descending' },
 ): Promise<{ has_more: boolean; items: Llm[]; pagination_key?: string }> {
-  const heads = (await listHeads(workspaceId, KIND)).sort(
-    (a, b) => a.created_timestamp - b.created_timestamp || (a.id < b.id ? -1 : 1),
-  );
-  if (options.sort_order === 'descending') heads.reverse();
-  let start = 0;
-  if (options.pagination_key !== undefined) {
-    const index = heads.findIndex((head) => head.id === options.pagination_key);
-    if (index === -1) throw invalidPaginationKey();
-    start = index + 1;
-  }
-  const page = heads.slice(start, start + options.limit);
-  const hasMore = start + options.limit < heads.length;
-  return {
-    has_more: hasMore,
-    items: page.map((head) => toLlm(head.id, head.latest)),
-    ...(hasMore ? { pagination_key: page.at(-1)!.id } : {}),
-  };
+  return pageBody(await pageOfHeads(workspaceId, KIND, options), (head) => toLlm(head.id, head.latest));
 }
 
 /** Edits the latest draft, or the draft ?version=; a published latest version gets a new draft. */

@@ -1,5 +1,5 @@
 import { BatchWriteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { badRequest, conflict, notFound } from './errors.ts';
+import { badRequest, conflict, invalidPaginationKey, notFound } from './errors.ts';
 import { db, isTransactionConflict, tableName } from './store/db.ts';
 import { keys, type ItemKey, type VersionedKind } from './store/keys.ts';
 import { queryAll } from './store/query.ts';
@@ -91,6 +91,47 @@ export async function readRecord(
 
 export async function listHeads(workspaceId: string, kind: VersionedKind): Promise<HeadItem[]> {
   return queryAll<HeadItem>(keys.resourceHeads(workspaceId, kind));
+}
+
+export interface ListOptions {
+  limit: number;
+  pagination_key?: string;
+  sort_order: 'ascending' | 'descending';
+}
+
+/**
+ * One page of resources of the given kinds in creation order (newest first by default),
+ * optionally only those `keep` accepts; the pagination key is the last ID of the previous
+ * page (an unknown key is a 400). Listings are configuration-sized, so sorting is in memory.
+ */
+export async function pageOfHeads(
+  workspaceId: string,
+  kinds: VersionedKind | readonly VersionedKind[],
+  options: ListOptions,
+  keep: (head: HeadItem) => boolean = () => true,
+): Promise<{ page: HeadItem[]; hasMore: boolean }> {
+  const all = await Promise.all((typeof kinds === 'string' ? [kinds] : kinds).map((kind) => listHeads(workspaceId, kind)));
+  const heads = all
+    .flat()
+    .filter(keep)
+    .sort((a, b) => a.created_timestamp - b.created_timestamp || (a.id < b.id ? -1 : 1));
+  if (options.sort_order === 'descending') heads.reverse();
+  let start = 0;
+  if (options.pagination_key !== undefined) {
+    const index = heads.findIndex((head) => head.id === options.pagination_key);
+    if (index === -1) throw invalidPaginationKey();
+    start = index + 1;
+  }
+  return { page: heads.slice(start, start + options.limit), hasMore: start + options.limit < heads.length };
+}
+
+/** The compatible client's page body: `{has_more, items, pagination_key?}`. */
+export function pageBody<T>(
+  { page, hasMore }: { page: HeadItem[]; hasMore: boolean },
+  view: (head: HeadItem) => T,
+): { has_more: boolean; items: T[]; pagination_key?: string } {
+  const last = page.at(-1);
+  return { has_more: hasMore, items: page.map(view), ...(hasMore && last ? { pagination_key: last.id } : {}) };
 }
 
 /** Every version, oldest first. */
