@@ -94,16 +94,13 @@ const agentFields = () => {
   };
 };
 
-type AgentFieldSchemas = ReturnType<typeof agentFields>;
-const allOptional = () =>
-  Object.fromEntries(Object.entries(agentFields()).map(([name, schema]) => [name, schema.optional()])) as {
-    [K in keyof AgentFieldSchemas]: z.ZodOptional<AgentFieldSchemas[K]>;
-  };
+/** Every agent field, optional: what an update may send (create requires the engine). */
+const optionalAgentFields = () => z.object(agentFields()).partial().shape;
 
-export const CreateAgentBody = z.lazy(() => z.object({ ...allOptional(), response_engine: responseEngine() }));
+export const CreateAgentBody = z.lazy(() => z.object({ ...optionalAgentFields(), response_engine: responseEngine() }));
 export type CreateAgentInput = z.infer<typeof CreateAgentBody>;
 
-export const UpdateAgentBody = z.lazy(() => z.object(allOptional()));
+export const UpdateAgentBody = z.lazy(() => z.object(optionalAgentFields()));
 export type UpdateAgentInput = z.infer<typeof UpdateAgentBody>;
 
 export const Agent = z.lazy(() =>
@@ -113,7 +110,7 @@ export const Agent = z.lazy(() =>
     is_published: z.boolean(),
     last_modification_timestamp: epochMs(),
     base_version: z.number().int().optional(),
-    ...allOptional(),
+    ...optionalAgentFields(),
   }),
 );
 export type Agent = z.infer<typeof Agent>;

@@ -47,16 +47,13 @@ const chatAgentFields = () => {
   };
 };
 
-type ChatAgentFieldSchemas = ReturnType<typeof chatAgentFields>;
-const allOptional = () =>
-  Object.fromEntries(Object.entries(chatAgentFields()).map(([name, schema]) => [name, schema.optional()])) as {
-    [K in keyof ChatAgentFieldSchemas]: z.ZodOptional<ChatAgentFieldSchemas[K]>;
-  };
+/** Every chat agent field, optional: what an update may send (create requires the engine). */
+const optionalChatAgentFields = () => z.object(chatAgentFields()).partial().shape;
 
-export const CreateChatAgentBody = z.lazy(() => z.object({ ...allOptional(), response_engine: responseEngine() }));
+export const CreateChatAgentBody = z.lazy(() => z.object({ ...optionalChatAgentFields(), response_engine: responseEngine() }));
 export type CreateChatAgentInput = z.infer<typeof CreateChatAgentBody>;
 
-export const UpdateChatAgentBody = z.lazy(() => z.object(allOptional()));
+export const UpdateChatAgentBody = z.lazy(() => z.object(optionalChatAgentFields()));
 export type UpdateChatAgentInput = z.infer<typeof UpdateChatAgentBody>;
 
 export const ChatAgent = z.lazy(() =>
@@ -66,7 +63,7 @@ export const ChatAgent = z.lazy(() =>
     is_published: z.boolean(),
     last_modification_timestamp: epochMs(),
     base_version: z.number().int().optional(),
-    ...allOptional(),
+    ...optionalChatAgentFields(),
     version_description: z.string().optional(),
   }),
 );
