@@ -37,6 +37,8 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   'chat-agents': { table: 'readWrite' },
   // Cloning and community voices read the voice vendor's API key.
   voices: { table: 'readWrite', vendorSecret: 'read' },
+  // Grows with its features (carrier credentials, sealed SIP passwords); test/cdk/grants-match-code holds it to the code.
+  numbers: { table: 'readWrite' },
 };
 
 /** The OpenAPI document (over 1 MB) ships beside the meta bundle and is read when asked for. */

@@ -18,5 +18,6 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   flows: () => import('../functions/flows.ts'),
   'chat-agents': () => import('../functions/chat-agents.ts'),
   voices: () => import('../functions/voices.ts'),
+  numbers: () => import('../functions/numbers.ts'),
   meta: () => import('../functions/meta.ts'),
 };

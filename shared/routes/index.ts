@@ -6,6 +6,9 @@ import { chatAgentRoutes } from './chat-agents.ts';
 import { flowRoutes } from './flows.ts';
 import { llmRoutes } from './llms.ts';
 import { metaRoutes } from './meta.ts';
+import { connectionTestRoutes } from './connection-tests.ts';
+import { phoneNumberRoutes } from './phone-numbers.ts';
+import { telephonyRoutes } from './telephony.ts';
 import { voiceRoutes } from './voices.ts';
 import { webhookRoutes } from './webhooks.ts';
 
@@ -22,6 +25,9 @@ export const routeTable = {
   ...flowRoutes,
   ...chatAgentRoutes,
   ...voiceRoutes,
+  ...phoneNumberRoutes,
+  ...telephonyRoutes,
+  ...connectionTestRoutes,
   ...metaRoutes,
 } satisfies Record<string, RouteDefinition>;
 
