@@ -1,21 +1,12 @@
-import Retell from 'retell-sdk';
+import type Retell from 'retell-sdk';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_VOICE_ID } from '../shared/voices.ts';
 import { startTestApp } from './support/app.ts';
+import { retellClient, sdkFailure } from './support/sdk.ts';
 
 const app = await startTestApp();
-const retell = new Retell({ apiKey: app.workspace.api_key, baseURL: app.url, maxRetries: 0 });
+const retell = retellClient(app.url, app.workspace.api_key);
 
-/** The status and body of a request the client expects to fail. */
-async function failure(request: Promise<unknown>): Promise<{ status: number; body: { status: number; message: string } }> {
-  try {
-    await request;
-  } catch (error) {
-    const apiError = error as { status: number; error: { status: number; message: string } };
-    return { status: apiError.status, body: apiError.error };
-  }
-  throw new Error('expected the request to fail');
-}
 
 async function newLlm(overrides: Record<string, unknown> = {}) {
   return retell.llm.create({ general_prompt: 'You are a helpful receptionist.', ...overrides });
@@ -54,7 +45,7 @@ describe('Retell LLMs', () => {
     [{ states: [{ name: 'a' }], starting_state: 'b' }, 'starting_state: No state named "b"'],
   ])('rejects %j with a 400 naming the field, writing nothing', async (body, message) => {
     const before = (await retell.llm.list()).items.length;
-    const res = await failure(retell.llm.create(body as Retell.LlmCreateParams));
+    const res = await sdkFailure(retell.llm.create(body as Retell.LlmCreateParams));
     expect(res.status).toBe(400);
     if (message === 'model') expect(res.body.message).toMatch(/^s2s_model: Unknown realtime model "gpt-4o"/);
     else expect(res.body).toEqual({ status: 400, message });
@@ -63,14 +54,14 @@ describe('Retell LLMs', () => {
 
   it('refuses to delete an engine an agent runs, unless forced', async () => {
     const { agent, llm } = await newAgent();
-    const refused = await failure(retell.llm.delete(llm.llm_id));
+    const refused = await sdkFailure(retell.llm.delete(llm.llm_id));
     expect(refused.status).toBe(409);
     expect(refused.body.message).toBe(
       `Retell LLM ${llm.llm_id} is used by agent ${agent.agent_id}; point them at another engine first, or delete with force_delete=true`,
     );
     const forced = await app.api.delete(`/delete-retell-llm/${llm.llm_id}?force_delete=true`);
     expect(forced.status).toBe(204);
-    expect((await failure(retell.llm.retrieve(llm.llm_id))).status).toBe(404);
+    expect((await sdkFailure(retell.llm.retrieve(llm.llm_id))).status).toBe(404);
   });
 });
 
@@ -124,7 +115,7 @@ describe('agents', () => {
 
   it('lists through every spelling: GET array (and alias), the client’s paged POST', async () => {
     const own = await app.newWorkspace();
-    const ownClient = new Retell({ apiKey: own.api_key, baseURL: app.url, maxRetries: 0 });
+    const ownClient = retellClient(app.url, own.api_key);
     const llm = await ownClient.llm.create({});
     const created = [];
     for (const name of ['one', 'two', 'three']) {
@@ -210,7 +201,7 @@ describe('agents', () => {
     await retell.agent.publish(agent.agent_id, { version: 0 });
     await app.api.post(`/agents/${agent.agent_id}/tags`, { body: { name: 'prod', version: 0 } });
     await retell.agent.delete(agent.agent_id);
-    expect((await failure(retell.agent.retrieve(agent.agent_id))).status).toBe(404);
+    expect((await sdkFailure(retell.agent.retrieve(agent.agent_id))).status).toBe(404);
     expect((await app.api.get(`/agent-versions/${agent.agent_id}`)).status).toBe(404);
     expect((await app.api.get(`/agents/${agent.agent_id}/tags`)).status).toBe(404);
   });
@@ -227,7 +218,7 @@ describe('agent versions', () => {
     expect(published).toMatchObject({ version: 0, is_published: true, version_title: 'launch' });
     expect(await retell.llm.retrieve(llm.llm_id, { version: 0 })).toMatchObject({ is_published: true });
 
-    const refused = await failure(retell.agent.update(agent.agent_id, { agent_name: 'sneaky', version: 0 }));
+    const refused = await sdkFailure(retell.agent.update(agent.agent_id, { agent_name: 'sneaky', version: 0 }));
     expect(refused).toEqual({
       status: 400,
       body: { status: 400, message: `Version 0 of agent ${agent.agent_id} is published and cannot be changed; create a new version from it` },
@@ -354,7 +345,7 @@ describe('environment tags and version references', () => {
 describe('the version paths voice and chat agents share', () => {
   it('lets the client publish, branch, delete versions of and list chat agents through the agent paths', async () => {
     const own = await app.newWorkspace();
-    const client = new Retell({ apiKey: own.api_key, baseURL: app.url, maxRetries: 0 });
+    const client = retellClient(app.url, own.api_key);
     const llm = await client.llm.create({});
     const voice = await client.agent.create({ agent_name: 'voice one', response_engine: { type: 'retell-llm', llm_id: llm.llm_id } } as Retell.AgentCreateParams);
     const chat = await client.chatAgent.create({ agent_name: 'chat one', response_engine: { type: 'retell-llm', llm_id: llm.llm_id } } as Retell.ChatAgentCreateParams);
@@ -366,7 +357,7 @@ describe('the version paths voice and chat agents share', () => {
     await client.chatAgent.createVersion(chat.agent_id, { base_version: 0 });
     await client.chatAgent.deleteVersion(chat.agent_id, { version: 1 });
     expect((await client.chatAgent.getVersions(chat.agent_id)).map((v) => v.version)).toEqual([0, 2]);
-    const refused = await failure(client.chatAgent.deleteVersion(chat.agent_id, { version: 0 }));
+    const refused = await sdkFailure(client.chatAgent.deleteVersion(chat.agent_id, { version: 0 }));
     expect(refused.body.message).toBe(`Version 0 of chat agent ${chat.agent_id} is published and cannot be deleted`);
 
     const all = await client.agent.list();

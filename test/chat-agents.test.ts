@@ -1,20 +1,11 @@
-import Retell from 'retell-sdk';
+import type Retell from 'retell-sdk';
 import { describe, expect, it } from 'vitest';
 import { startTestApp } from './support/app.ts';
+import { retellClient, sdkFailure } from './support/sdk.ts';
 
 const app = await startTestApp();
-const retell = new Retell({ apiKey: app.workspace.api_key, baseURL: app.url, maxRetries: 0 });
+const retell = retellClient(app.url, app.workspace.api_key);
 
-/** The status and body of a request the client expects to fail. */
-async function failure(request: Promise<unknown>): Promise<{ status: number; body: { status: number; message: string } }> {
-  try {
-    await request;
-  } catch (error) {
-    const apiError = error as { status: number; error: { status: number; message: string } };
-    return { status: apiError.status, body: apiError.error };
-  }
-  throw new Error('expected the request to fail');
-}
 
 async function newLlm() {
   return retell.llm.create({ general_prompt: 'You are a helpful receptionist.' });
@@ -113,7 +104,7 @@ describe('chat agents', () => {
 
   it('lists chat agents a page at a time, newest first, in the client’s shape', async () => {
     const own = await app.newWorkspace();
-    const ownClient = new Retell({ apiKey: own.api_key, baseURL: app.url, maxRetries: 0 });
+    const ownClient = retellClient(app.url, own.api_key);
     const llm = await ownClient.llm.create({});
     await ownClient.agent.create({ agent_name: 'voice', response_engine: { type: 'retell-llm', llm_id: llm.llm_id } } as Retell.AgentCreateParams);
     const created = [];
@@ -156,13 +147,13 @@ describe('chat agents', () => {
     const deleted = await app.api.delete(`/delete-chat-agent/${chatAgent.agent_id}`);
     expect(deleted.status).toBe(204);
     expect(deleted.text).toBe('');
-    expect((await failure(retell.chatAgent.retrieve(chatAgent.agent_id))).body).toEqual({
+    expect((await sdkFailure(retell.chatAgent.retrieve(chatAgent.agent_id))).body).toEqual({
       status: 404,
       message: `Chat agent ${chatAgent.agent_id} not found`,
     });
     expect((await app.api.get(`/get-chat-agent-versions/${chatAgent.agent_id}`)).status).toBe(404);
     expect((await app.api.get(`/get-chat-agent-version/${chatAgent.agent_id}/0`)).status).toBe(404);
-    expect((await failure(retell.chatAgent.delete(chatAgent.agent_id))).status).toBe(404);
+    expect((await sdkFailure(retell.chatAgent.delete(chatAgent.agent_id))).status).toBe(404);
     expect(await chatAgentIds()).not.toContain(chatAgent.agent_id);
   });
 
@@ -226,13 +217,13 @@ describe('chat agents', () => {
   it('keeps the engine a chat agent runs from being deleted, unless forced', async () => {
     const { chatAgent, llm } = await newChatAgent();
     const voice = await retell.agent.create({ response_engine: { type: 'retell-llm', llm_id: llm.llm_id } } as Retell.AgentCreateParams);
-    const refused = await failure(retell.llm.delete(llm.llm_id));
+    const refused = await sdkFailure(retell.llm.delete(llm.llm_id));
     expect(refused.body).toEqual({
       status: 409,
       message: `Retell LLM ${llm.llm_id} is used by agents ${voice.agent_id}, ${chatAgent.agent_id}; point them at another engine first, or delete with force_delete=true`,
     });
     await retell.agent.delete(voice.agent_id);
-    expect((await failure(retell.llm.delete(llm.llm_id))).body.message).toBe(
+    expect((await sdkFailure(retell.llm.delete(llm.llm_id))).body.message).toBe(
       `Retell LLM ${llm.llm_id} is used by agent ${chatAgent.agent_id}; point them at another engine first, or delete with force_delete=true`,
     );
     expect((await app.api.delete(`/delete-retell-llm/${llm.llm_id}?force_delete=true`)).status).toBe(204);
@@ -307,7 +298,7 @@ describe('chat agent versions', () => {
 
     const again = await app.api.post(`/publish-chat-agent/${chatAgent.agent_id}`, { body: { version: 0 } });
     expect(again.body).toEqual({ status: 400, message: `Version 0 of chat agent ${chatAgent.agent_id} is already published` });
-    const refused = await failure(retell.chatAgent.update(chatAgent.agent_id, { agent_name: 'sneaky', version: 0 }));
+    const refused = await sdkFailure(retell.chatAgent.update(chatAgent.agent_id, { agent_name: 'sneaky', version: 0 }));
     expect(refused).toEqual({
       status: 400,
       body: {
@@ -355,7 +346,7 @@ describe('chat agent versions', () => {
     expect(next.response_engine).toEqual({ type: 'conversation-flow', conversation_flow_id: flow.conversation_flow_id, version: 1 });
     expect(await retell.conversationFlow.retrieve(flow.conversation_flow_id)).toMatchObject({ version: 1, is_published: false });
 
-    const refused = await failure(retell.conversationFlow.delete(flow.conversation_flow_id));
+    const refused = await sdkFailure(retell.conversationFlow.delete(flow.conversation_flow_id));
     expect(refused.body).toEqual({
       status: 409,
       message: `Conversation flow ${flow.conversation_flow_id} is used by agent ${chatAgent.agent_id}; point them at another engine first, or delete with force_delete=true`,

@@ -1,25 +1,16 @@
-import Retell from 'retell-sdk';
+import type Retell from 'retell-sdk';
 import { describe, expect, it } from 'vitest';
 import { LLM_MODELS } from '../shared/models.ts';
 import { NODE_TYPES } from '../shared/routes/flows.ts';
 import { startTestApp } from './support/app.ts';
+import { retellClient, sdkFailure } from './support/sdk.ts';
 
 const app = await startTestApp();
-const retell = new Retell({ apiKey: app.workspace.api_key, baseURL: app.url, maxRetries: 0 });
+const retell = retellClient(app.url, app.workspace.api_key);
 
 type FlowParams = Retell.ConversationFlowCreateParams;
 type ComponentParams = Retell.ConversationFlowComponentCreateParams;
 
-/** The status and body of a request the client expects to fail. */
-async function failure(request: Promise<unknown>): Promise<{ status: number; body: { status: number; message: string } }> {
-  try {
-    await request;
-  } catch (error) {
-    const apiError = error as { status: number; error: { status: number; message: string } };
-    return { status: apiError.status, body: apiError.error };
-  }
-  throw new Error('expected the request to fail');
-}
 
 const prompt = (text: string) => ({ type: 'prompt' as const, text });
 const when = (text: string) => ({ type: 'prompt' as const, prompt: text });
@@ -129,7 +120,7 @@ describe('conversation flows', () => {
 
   it('lists a page at a time on /v2 and as an array on the unversioned path', async () => {
     const own = await app.newWorkspace();
-    const client = new Retell({ apiKey: own.api_key, baseURL: app.url, maxRetries: 0 });
+    const client = retellClient(app.url, own.api_key);
     const created = [];
     for (const prompt of ['one', 'two', 'three']) created.push(await client.conversationFlow.create(flowBody({ global_prompt: prompt })));
     const page1 = await client.conversationFlow.list({ limit: 2 });
@@ -161,11 +152,11 @@ describe('conversation flows', () => {
     const ignored = await retell.conversationFlow.update(flow.conversation_flow_id, { is_transfer_cf: true });
     expect(ignored.is_transfer_cf).toBe(false);
 
-    expect(await failure(retell.conversationFlow.update(flow.conversation_flow_id, { version: 4, global_prompt: 'x' }))).toEqual({
+    expect(await sdkFailure(retell.conversationFlow.update(flow.conversation_flow_id, { version: 4, global_prompt: 'x' }))).toEqual({
       status: 404,
       body: { status: 404, message: `Conversation flow ${flow.conversation_flow_id} has no version 4` },
     });
-    expect((await failure(retell.conversationFlow.retrieve(flow.conversation_flow_id, { version: 4 }))).status).toBe(404);
+    expect((await sdkFailure(retell.conversationFlow.retrieve(flow.conversation_flow_id, { version: 4 }))).status).toBe(404);
   });
 
   const conversation = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: 'conversation', instruction: prompt(id), ...extra });
@@ -267,7 +258,7 @@ describe('conversation flows', () => {
     ],
   ])('refuses %s with a 400 naming the field, writing nothing', async (_label, overrides, message) => {
     const before = await flowCount();
-    const res = await failure(retell.conversationFlow.create(flowBody(overrides)));
+    const res = await sdkFailure(retell.conversationFlow.create(flowBody(overrides)));
     expect(res).toEqual({ status: 400, body: { status: 400, message } });
     expect(await flowCount()).toBe(before);
   });
@@ -292,14 +283,14 @@ describe('conversation flows', () => {
 
   it('checks the whole resulting flow on update and writes nothing when it fails', async () => {
     const flow = await retell.conversationFlow.create(flowBody());
-    const replaced = await failure(
+    const replaced = await sdkFailure(
       retell.conversationFlow.update(flow.conversation_flow_id, { nodes: [{ id: 'only', type: 'end' }] }),
     );
     expect(replaced).toEqual({
       status: 400,
       body: { status: 400, message: 'start_node_id: No node with id "start"' },
     });
-    const badModel = await failure(
+    const badModel = await sdkFailure(
       retell.conversationFlow.update(flow.conversation_flow_id, { model_choice: { model: 'gpt-4o' as 'gpt-4.1', type: 'cascading' } }),
     );
     expect(badModel.body.message).toBe(`model_choice.model: Unknown model "gpt-4o"; use one of ${MODEL_LIST}`);
@@ -317,7 +308,7 @@ describe('conversation flows', () => {
     const agent = await retell.agent.create({
       response_engine: { type: 'conversation-flow', conversation_flow_id: flow.conversation_flow_id },
     } as Retell.AgentCreateParams);
-    const refused = await failure(retell.conversationFlow.delete(flow.conversation_flow_id));
+    const refused = await sdkFailure(retell.conversationFlow.delete(flow.conversation_flow_id));
     expect(refused).toEqual({
       status: 409,
       body: {
@@ -327,7 +318,7 @@ describe('conversation flows', () => {
     });
     expect(await retell.conversationFlow.retrieve(flow.conversation_flow_id)).toEqual(flow);
     await retell.conversationFlow.delete(flow.conversation_flow_id, { force_delete: true });
-    expect((await failure(retell.conversationFlow.retrieve(flow.conversation_flow_id))).status).toBe(404);
+    expect((await sdkFailure(retell.conversationFlow.retrieve(flow.conversation_flow_id))).status).toBe(404);
     expect((await app.api.get(`/get-conversation-flow/${flow.conversation_flow_id}?version=0`)).status).toBe(404);
 
     const unused = await retell.conversationFlow.create(flowBody());
@@ -397,7 +388,7 @@ describe('flows versioned with agents', () => {
 
     await retell.agent.publish(agent.agent_id, { version: 0 });
     expect(await retell.conversationFlow.retrieve(id, { version: 0 })).toMatchObject({ version: 0, is_published: true, global_prompt: 'v0' });
-    expect(await failure(retell.conversationFlow.update(id, { version: 0, global_prompt: 'sneaky' }))).toEqual({
+    expect(await sdkFailure(retell.conversationFlow.update(id, { version: 0, global_prompt: 'sneaky' }))).toEqual({
       status: 400,
       body: { status: 400, message: `Version 0 of conversation flow ${id} is published and cannot be changed; create a new version from it` },
     });
@@ -467,7 +458,7 @@ describe('conversation flow components', () => {
     expect(await retell.conversationFlowComponent.retrieve(id)).toEqual(renamed);
 
     await retell.conversationFlowComponent.delete(id);
-    expect(await failure(retell.conversationFlowComponent.retrieve(id))).toEqual({
+    expect(await sdkFailure(retell.conversationFlowComponent.retrieve(id))).toEqual({
       status: 404,
       body: { status: 404, message: `Conversation flow component ${id} not found` },
     });
@@ -475,7 +466,7 @@ describe('conversation flow components', () => {
 
   it('pages the list on /v2', async () => {
     const own = await app.newWorkspace();
-    const client = new Retell({ apiKey: own.api_key, baseURL: app.url, maxRetries: 0 });
+    const client = retellClient(app.url, own.api_key);
     const created = [];
     for (const name of ['one', 'two', 'three']) created.push(await client.conversationFlowComponent.create(componentBody({ name })));
     const page1 = await client.conversationFlowComponent.list({ limit: 2 });
@@ -510,7 +501,7 @@ describe('conversation flow components', () => {
       componentBody({ name: 'Outer', nodes: [componentNode('inner', id, 'shared', 'done'), { id: 'done', type: 'end' }] }),
     );
 
-    const refused = await failure(retell.conversationFlowComponent.delete(id));
+    const refused = await sdkFailure(retell.conversationFlowComponent.delete(id));
     expect(refused).toEqual({
       status: 409,
       body: {
@@ -548,7 +539,7 @@ describe('conversation flow components', () => {
     ['no name', { name: undefined }, 'name: Required'],
   ])('refuses a component with %s, writing nothing', async (_label, overrides, message) => {
     const before = await componentCount();
-    const res = await failure(retell.conversationFlowComponent.create(componentBody(overrides)));
+    const res = await sdkFailure(retell.conversationFlowComponent.create(componentBody(overrides)));
     expect(res).toEqual({ status: 400, body: { status: 400, message } });
     expect(await componentCount()).toBe(before);
   });
@@ -561,14 +552,14 @@ describe('conversation flow components', () => {
     );
     const bId = b.conversation_flow_component_id;
 
-    const direct = await failure(retell.conversationFlowComponent.update(aId, { nodes: [componentNode('self', aId, 'shared', 'self')], start_node_id: null }));
+    const direct = await sdkFailure(retell.conversationFlowComponent.update(aId, { nodes: [componentNode('self', aId, 'shared', 'self')], start_node_id: null }));
     expect(direct.body).toEqual({ status: 400, message: `nodes.0.component_id: Components cannot contain themselves (${aId} → ${aId})` });
-    const through = await failure(retell.conversationFlowComponent.update(aId, { nodes: [componentNode('to-b', bId, 'shared', 'to-b')], start_node_id: null }));
+    const through = await sdkFailure(retell.conversationFlowComponent.update(aId, { nodes: [componentNode('to-b', bId, 'shared', 'to-b')], start_node_id: null }));
     expect(through.body).toEqual({
       status: 400,
       message: `nodes.0.component_id: Components cannot contain themselves (${aId} → ${bId} → ${aId})`,
     });
-    const edgeless = await failure(retell.conversationFlowComponent.update(aId, { start_node_id: 'gone' }));
+    const edgeless = await sdkFailure(retell.conversationFlowComponent.update(aId, { start_node_id: 'gone' }));
     expect(edgeless.body.message).toBe('start_node_id: No node with id "gone"');
     expect(await retell.conversationFlowComponent.retrieve(aId)).toEqual({ ...a, linked_conversation_flow_ids: [] });
   });
