@@ -1,4 +1,8 @@
 import type { Handlers } from '../../shared/http/route.ts';
 import type { connectionTestRoutes } from '../../shared/routes/connection-tests.ts';
+import { probeSipUri } from '../../shared/sip/options.ts';
 
-export const connectionTestHandlers: Handlers<typeof connectionTestRoutes> = {};
+export const connectionTestHandlers: Handlers<typeof connectionTestRoutes> = {
+  testSipConnection: ({ body }) =>
+    probeSipUri(body.termination_uri, { timeoutMs: body.timeout_ms, transport: body.transport }),
+};
