@@ -37,8 +37,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   'chat-agents': { table: 'readWrite' },
   // Cloning and community voices read the voice vendor's API key.
   voices: { table: 'readWrite', vendorSecret: 'read' },
-  // Grows with its features (carrier credentials, sealed SIP passwords); test/cdk/grants-match-code holds it to the code.
-  numbers: { table: 'readWrite' },
+  // Twilio credentials (buying, releasing, provisioning numbers) and sealed SIP trunk passwords;
+  // test/cdk/grants-match-code holds it to the code.
+  numbers: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'] },
 };
 
 /** The OpenAPI document (over 1 MB) ships beside the meta bundle and is read when asked for. */

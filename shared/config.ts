@@ -29,6 +29,17 @@ const ConfigSchema = z.object({
   RATE_LIMIT_PER_KEY: positiveInt(600, 100_000),
   RATE_LIMIT_PER_IP: positiveInt(3000, 10_000_000),
   BATCH_TICK_MS: positiveInt(5000, 60_000),
+  /** Calls per second per number: carrier-hosted and Twilio numbers (spec Limits; cps_limit overrides). */
+  DEFAULT_CPS_HOSTED: positiveInt(4, 1000),
+  /** Calls per second per number: numbers imported onto the platform's trunk from other carriers. */
+  DEFAULT_CPS_CUSTOM: positiveInt(10, 1000),
+  /**
+   * Comma-separated IPs or CIDR blocks that replace Twilio's signalling blocks as the inbound
+   * addresses of Twilio numbers without their own allowed_inbound_addresses (telephony rule 2).
+   */
+  TWILIO_INBOUND_ALLOWED_ADDRESSES: optionalString,
+  /** Host of the platform's SIP service: trunks originate to `sip:<SIP_HOST>;transport=tcp`. */
+  SIP_HOST: z.string().min(1).max(253).default('sip.parley.local'),
   /** Public URL of the API, used in links handed to users; derived from PORT locally. */
   PUBLIC_BASE_URL: optionalString,
 });

@@ -1,4 +1,18 @@
 import type { Handlers } from '../../shared/http/route.ts';
+import * as numbers from '../../shared/phone-numbers.ts';
 import type { phoneNumberRoutes } from '../../shared/routes/phone-numbers.ts';
 
-export const phoneNumberHandlers: Handlers<typeof phoneNumberRoutes> = {};
+export const phoneNumberHandlers: Handlers<typeof phoneNumberRoutes> = {
+  createPhoneNumber: ({ principal, body }) => numbers.createPhoneNumber(principal.workspaceId, body),
+  importPhoneNumber: ({ principal, body }) => numbers.importPhoneNumber(principal.workspaceId, body),
+  getPhoneNumber: ({ principal, params }) => numbers.getPhoneNumber(principal.workspaceId, params.phone_number),
+  listPhoneNumbers: ({ principal, query }) => numbers.listPhoneNumbers(principal.workspaceId, query),
+  updatePhoneNumber: ({ principal, params, body }) =>
+    numbers.updatePhoneNumber(principal.workspaceId, params.phone_number, body),
+  deletePhoneNumber: ({ principal, params }) => numbers.deletePhoneNumber(principal.workspaceId, params.phone_number),
+  searchPhoneNumbers: ({ principal, query }) => numbers.searchPhoneNumbers(principal.workspaceId, query),
+  provisionPhoneNumber: ({ principal, params }) => numbers.provisionPhoneNumber(principal.workspaceId, params.phone_number),
+  getPhoneNumberBindings: ({ principal, params }) => numbers.getPhoneNumberBinding(principal.workspaceId, params.phone_number),
+  putPhoneNumberBindings: ({ principal, params, body }) =>
+    numbers.putPhoneNumberBinding(principal.workspaceId, params.phone_number, body),
+};

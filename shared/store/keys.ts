@@ -188,6 +188,29 @@ export const keys = {
   workflowRuns: (workspaceId: string, agentId: string): PartitionQuery => ({
     pk: `${workspacePartition(workspaceId)}#WFRUN#${agentId}`,
   }),
+
+  /** A phone number (its own ID, E.164) in its workspace's configuration partition. */
+  phoneNumber: (workspaceId: string, phoneNumber: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `PHONE#${phoneNumber}`,
+  }),
+  phoneNumbers: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'PHONE#' }),
+  /**
+   * The global claim on a phone number: one item per number across all workspaces, written
+   * in the same transaction as the number (conditional on not existing), so a number exists once.
+   */
+  phoneNumberClaim: (phoneNumber: string): ItemKey => ({ pk: `PHONECLAIM#${phoneNumber}`, sk: 'PHONECLAIM' }),
+  /** The workspace's trunk at a telephony provider (one per workspace and provider). */
+  providerTrunk: (workspaceId: string, provider: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `TRUNK#${provider}`,
+  }),
+  /** The provider operation log: every request to a telephony provider, time-ordered IDs (expire by TTL). */
+  providerOperation: (workspaceId: string, operationId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#PROVIDEROP`,
+    sk: operationId,
+  }),
+  providerOperations: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#PROVIDEROP` }),
 } as const;
 
 /** Rate-window counter attribute for one epoch minute (see shared/auth/rate-window.ts). */
