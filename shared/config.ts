@@ -29,6 +29,8 @@ const ConfigSchema = z.object({
   RATE_LIMIT_PER_KEY: positiveInt(600, 100_000),
   RATE_LIMIT_PER_IP: positiveInt(3000, 10_000_000),
   BATCH_TICK_MS: positiveInt(5000, 60_000),
+  /** How long a dial waits for a calls-per-second token before 429 (spec Limits; shared/cps-limiter.ts). */
+  CPS_MAX_WAIT_MS: positiveInt(5000, 60_000),
   /** Calls per second per number: carrier-hosted and Twilio numbers (spec Limits; cps_limit overrides). */
   DEFAULT_CPS_HOSTED: positiveInt(4, 1000),
   /** Calls per second per number: numbers imported onto the platform's trunk from other carriers. */

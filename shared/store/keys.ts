@@ -130,6 +130,13 @@ export const keys = {
     skPrefix: 'FLOWCOMPONENT#',
   }),
 
+  /**
+   * A phone number's calls-per-second token bucket (shared/cps-limiter.ts): one item per
+   * number across all workspaces (a number exists once), its own partition, so each
+   * number's dials are independent of every other's. Tokens are `cpsTokenAttribute(i)`.
+   */
+  cpsBucket: (phoneNumber: string): ItemKey => ({ pk: `CPS#${phoneNumber}`, sk: 'CPS' }),
+
   /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
   jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
 
@@ -216,3 +223,6 @@ export const keys = {
 /** Rate-window counter attribute for one epoch minute (see shared/auth/rate-window.ts). */
 export const rateWindowAttribute = (epochMinute: number) => `rl_${epochMinute}`;
 export const RATE_WINDOW_ATTRIBUTE = /^rl_(\d+)$/;
+
+/** Calls-per-second token i of a number's bucket: the epoch ms from which it may be taken again. */
+export const cpsTokenAttribute = (index: number) => `t${index}`;
