@@ -635,3 +635,16 @@ export async function putPhoneNumberBinding(
   await updatePhoneNumber(workspaceId, phoneNumber, input);
   return getPhoneNumberBinding(workspaceId, phoneNumber);
 }
+
+// ---------------------------------------------------------------------------------------
+// Connection test (telephony rule 8)
+
+/** The SIP URI and transport an imported number's outbound calls go to; 400 for numbers without a trunk of their own. */
+export async function terminationOf(workspaceId: string, phoneNumber: string): Promise<{ uri: string; transport: 'tcp' | 'udp' | 'tls' }> {
+  const item = await readItem(workspaceId, phoneNumber);
+  if (!item.termination_uri) {
+    throw badRequest(`Phone number ${phoneNumber} has no termination URI: only imported numbers have a SIP trunk to test`);
+  }
+  const uri = /^sips?:/i.test(item.termination_uri) ? item.termination_uri : `sip:${item.termination_uri}`;
+  return { uri, transport: (item.transport ?? 'TCP').toLowerCase() as 'tcp' | 'udp' | 'tls' };
+}

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import type Retell from 'retell-sdk';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { startTestApp } from './support/app.ts';
 import { retellClient, sdkFailure } from './support/sdk.ts';
@@ -327,5 +328,37 @@ describe('scope', () => {
     const res = await limited.get('/v2/list-phone-numbers');
     expect(res.status).toBe(403);
     expect(res.body.message).toBe('This API key lacks the "numbers" scope');
+  });
+});
+
+describe('connection test (telephony rule 8)', () => {
+  it('sends SIP OPTIONS to the termination URI over the number’s transport', async () => {
+    const requests: string[] = [];
+    const server = createServer((socket) => {
+      let buffered = '';
+      socket.on('data', (chunk) => {
+        buffered += chunk.toString('utf8');
+        if (!buffered.includes('\r\n\r\n')) return;
+        requests.push(buffered);
+        const headers = buffered.split('\r\n').filter((line) => /^(Via|From|To|Call-ID|CSeq):/i.test(line));
+        socket.write(['SIP/2.0 200 OK', ...headers, 'Content-Length: 0', '', ''].join('\r\n'));
+        buffered = '';
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    afterAll(() => server.close());
+    const { port } = server.address() as AddressInfo;
+    const body = importBody({ termination_uri: `127.0.0.1:${port}` });
+    await retell.phoneNumber.import(body as Retell.PhoneNumberImportParams);
+    const res = await app.api.post(`/test-phone-number-connection/${encodeURIComponent(body.phone_number)}`, { body: { timeout_ms: 2000 } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ reachable: true, status_code: 200, transport: 'tcp', address: `127.0.0.1:${port}` });
+    expect(requests[0]).toMatch(/^OPTIONS sip:127\.0\.0\.1:\d+ SIP\/2\.0/);
+
+    const bought = await retell.phoneNumber.create({});
+    const refused = await app.api.post(`/test-phone-number-connection/${bought.phone_number}`, { body: {} });
+    expect(refused.status).toBe(400);
+    const missing = await app.api.post(`/test-phone-number-connection/${freshNumber()}`, { body: {} });
+    expect(missing.status).toBe(404);
   });
 });

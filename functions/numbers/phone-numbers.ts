@@ -1,6 +1,7 @@
 import type { Handlers } from '../../shared/http/route.ts';
 import * as numbers from '../../shared/phone-numbers.ts';
 import type { phoneNumberRoutes } from '../../shared/routes/phone-numbers.ts';
+import { probeSipUri } from '../../shared/sip/options.ts';
 
 export const phoneNumberHandlers: Handlers<typeof phoneNumberRoutes> = {
   createPhoneNumber: ({ principal, body }) => numbers.createPhoneNumber(principal.workspaceId, body),
@@ -12,6 +13,10 @@ export const phoneNumberHandlers: Handlers<typeof phoneNumberRoutes> = {
   deletePhoneNumber: ({ principal, params }) => numbers.deletePhoneNumber(principal.workspaceId, params.phone_number),
   searchPhoneNumbers: ({ principal, query }) => numbers.searchPhoneNumbers(principal.workspaceId, query),
   provisionPhoneNumber: ({ principal, params }) => numbers.provisionPhoneNumber(principal.workspaceId, params.phone_number),
+  testPhoneNumberConnection: async ({ principal, params, body }) => {
+    const termination = await numbers.terminationOf(principal.workspaceId, params.phone_number);
+    return probeSipUri(termination.uri, { timeoutMs: body.timeout_ms, transport: termination.transport });
+  },
   getPhoneNumberBindings: ({ principal, params }) => numbers.getPhoneNumberBinding(principal.workspaceId, params.phone_number),
   putPhoneNumberBindings: ({ principal, params, body }) =>
     numbers.putPhoneNumberBinding(principal.workspaceId, params.phone_number, body),

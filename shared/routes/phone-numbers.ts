@@ -4,6 +4,7 @@ import { epochMs, httpUrl, queryInt } from '../http/schemas.ts';
 import { idPattern } from '../ids.ts';
 import { addressList, countryList, e164, isoCountry, sipUri } from '../telephony/validation.ts';
 import { tagName } from './agents.ts';
+import { SipConnectionResult } from './connection-tests.ts';
 
 /*
  * Phone numbers: the number (E.164) is its own ID. Field set: the compatible client's
@@ -238,6 +239,13 @@ export const phoneNumberRoutes = defineRoutes({
     method: 'POST', path: '/provision-phone-number/{phone_number}', domain: 'numbers', access: 'numbers', status: 200,
     summary: 'Provision a number at its carrier again (trunk, credentials, number attached); 502 provisioning_failed when the carrier fails',
     params: numberParams, response: PhoneNumber,
+  },
+  testPhoneNumberConnection: {
+    method: 'POST', path: '/test-phone-number-connection/{phone_number}', domain: 'numbers', access: 'numbers', status: 200,
+    summary: 'Send SIP OPTIONS to an imported number’s termination URI (over its transport) and report whether and how it answered',
+    params: numberParams,
+    body: z.lazy(() => z.object({ timeout_ms: z.number().int().min(500).max(10_000).default(5000) })),
+    response: SipConnectionResult,
   },
   getPhoneNumberBindings: {
     method: 'GET', path: '/phone-number-bindings/{phone_number}', domain: 'numbers', access: 'numbers', status: 200,

@@ -3,6 +3,7 @@ import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-j
 import * as z from 'zod';
 import { canonicalIp } from '../auth/ip.ts';
 import { wire } from '../naming.ts';
+import { parseSipUri } from '../sip/options.ts';
 
 /*
  * Strict checks for what numbers carry: E.164 numbers, ISO 3166 alpha-2 countries, inbound
@@ -85,40 +86,16 @@ export const addressList = () =>
     .max(MAX_INBOUND_ADDRESSES)
     .transform((addresses) => [...new Set(addresses)]);
 
-const HOST_LABEL = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
-
-function validHost(host: string): boolean {
-  if (host.startsWith('[') && host.endsWith(']')) return ipaddr.IPv6.isValid(host.slice(1, -1));
-  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return true;
-  if (host.length > 253) return false;
-  const labels = host.split('.');
-  return labels.every((label) => HOST_LABEL.test(label)) && !/^[0-9]+$/.test(labels.at(-1) ?? '');
-}
-
 /**
- * The host of a termination URI: `sip:`/`sips:` URIs (`sip:[user@]host[:port][;params]`) or
- * a bare `host[:port]`, the form the compatible client's own example uses
+ * The host of a termination URI: a SIP URI (`sip:[user@]host[:port][;params]`, or `sips:`,
+ * parsed by shared/sip/options.ts, which the connection tests use too) or a bare
+ * `host[:port]`, the form the compatible client's own example uses
  * (`someuri.pstn.twilio.com`). Undefined when it is neither.
  */
 export function sipUriHost(text: string): string | undefined {
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (/[\s\u0000-\u001f\u007f]/.test(text) || text.length === 0) return undefined;
-  let rest = text;
-  const scheme = /^(sips?):/i.exec(rest);
-  if (scheme) rest = rest.slice(scheme[0].length);
-  else if (rest.includes(':') && /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(rest)) return undefined;
-  if (!scheme && /[@;?]/.test(rest)) return undefined;
-  const at = rest.lastIndexOf('@');
-  if (at !== -1) {
-    if (at === 0 || /[\s/]/.test(rest.slice(0, at))) return undefined;
-    rest = rest.slice(at + 1);
-  }
-  const end = rest.search(/[;?]/);
-  const hostPort = end === -1 ? rest : rest.slice(0, end);
-  const match = /^(\[[^\]]+\]|[^:[\]]+)(?::([0-9]{1,5}))?$/.exec(hostPort);
-  if (!match?.[1]) return undefined;
-  if (match[2] !== undefined && (Number(match[2]) < 1 || Number(match[2]) > 65535)) return undefined;
-  return validHost(match[1]) ? match[1].toLowerCase() : undefined;
+  if (/^sips?:/i.test(text)) return parseSipUri(text)?.host.toLowerCase();
+  if (!/^[^@;?]+$/.test(text)) return undefined;
+  return parseSipUri(`sip:${text}`)?.host.toLowerCase();
 }
 
 export const sipUri = () =>
