@@ -111,6 +111,23 @@ describe('importing numbers', () => {
     expect((await other.api.post('/import-phone-number', { body })).status).toBe(201);
   });
 
+  it('lets exactly one of concurrent imports of a number (from any workspaces) succeed', async () => {
+    const agent = await newAgent();
+    const others = await Promise.all([app.newWorkspace(), app.newWorkspace()]);
+    const body = importBody();
+    const results = await Promise.all([
+      app.api.post('/import-phone-number', { body: { ...body, inbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] } }),
+      app.api.post('/import-phone-number', { body: { ...body, inbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] } }),
+      ...others.map((ws) => ws.api.post('/import-phone-number', { body })),
+    ]);
+    expect(results.map((res) => res.status).sort()).toEqual([201, 409, 409, 409]);
+    const owners = await Promise.all([app.api, ...others.map((ws) => ws.api)].map((api) => api.get(`/get-phone-number/${body.phone_number}`)));
+    expect(owners.filter((res) => res.status === 200)).toHaveLength(1);
+    // The agent is referenced at most once: deleting the number (if it is ours) frees it.
+    if (owners[0]!.status === 200) await retell.phoneNumber.delete(body.phone_number);
+    await retell.agent.delete(agent.agent_id);
+  });
+
   const unicodeDigits = '+１４１５５５５０１２３';
   it.each([
     [{ phone_number: '+1415555CALL' }, 'phone_number'],
@@ -213,10 +230,10 @@ describe('agents on numbers', () => {
       inbound_agents: [{ agent_id: agent.agent_id, agent_version: 0, resolved_version: 0 }],
       outbound_agents: [{ agent_id: agent.agent_id, agent_version: 'latest_published', resolved_version: 0 }],
     });
-    if (tag.status === 201) {
-      const tagged = await app.api.put(`/phone-number-bindings/${body.phone_number}`, { body: { outbound_agent_version: 'prod' } });
-      expect(tagged.status).toBe(200);
-    }
+    expect(tag.status).toBe(201);
+    const tagged = await app.api.put(`/phone-number-bindings/${body.phone_number}`, { body: { outbound_agent_version: 'prod' } });
+    expect(tagged.status).toBe(200);
+    expect(tagged.body.outbound_agents[0]).toMatchObject({ agent_version: 'prod', resolved_version: 0 });
     const unknownTag = await app.api.put(`/phone-number-bindings/${body.phone_number}`, { body: { outbound_agent_version: 'staging' } });
     expect(unknownTag.status).toBe(400);
     expect(unknownTag.body.message).toMatch(/^outbound_agent_version: /);
