@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
 
 /**
@@ -11,6 +12,62 @@ const optionalString = z
   .string()
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+
+/**
+ * A list of IPv4/IPv6 CIDR blocks (a bare address is its /32 or /128), as a JSON array or
+ * a comma-separated list, canonicalised to `<network address>/<prefix>`.
+ */
+const cidrList = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const trimmed = text.trim();
+      let entries: unknown[];
+      if (trimmed.startsWith('[')) {
+        try {
+          const parsed: unknown = JSON.parse(trimmed);
+          entries = Array.isArray(parsed) ? parsed : [parsed];
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'Must be a JSON array or a comma-separated list of CIDR blocks' });
+          return z.NEVER;
+        }
+      } else {
+        entries = trimmed === '' ? [] : trimmed.split(',').map((entry) => entry.trim());
+      }
+      const blocks: string[] = [];
+      for (const entry of entries) {
+        const block = typeof entry === 'string' ? canonicalCidr(entry) : undefined;
+        if (!block) {
+          ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)} is not an IP address or CIDR block` });
+          return z.NEVER;
+        }
+        if (!blocks.includes(block)) blocks.push(block);
+      }
+      return blocks;
+    });
+
+/** `<network address>/<prefix>` for an address or CIDR block, or undefined when it is neither. */
+export function canonicalCidr(text: string): string | undefined {
+  if (text.trim() !== text || text === '' || text.includes('%')) return undefined;
+  const [address, prefix, extra] = text.split('/');
+  if (extra !== undefined || (prefix !== undefined && !/^[0-9]{1,3}$/.test(prefix))) return undefined;
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  if (ipaddr.IPv4.isValidFourPartDecimal(address!)) parsed = ipaddr.IPv4.parse(address!);
+  else if (address!.includes(':') && ipaddr.IPv6.isValid(address!)) parsed = ipaddr.IPv6.parse(address!);
+  else return undefined;
+  const max = parsed.kind() === 'ipv4' ? 32 : 128;
+  const bits = prefix === undefined ? max : Number(prefix);
+  if (bits > max) return undefined;
+  const network =
+    parsed.kind() === 'ipv4'
+      ? ipaddr.IPv4.networkAddressFromCIDR(`${parsed.toString()}/${bits}`).toString()
+      : ipaddr.IPv6.networkAddressFromCIDR(`${parsed.toString()}/${bits}`).toRFC5952String();
+  return `${network}/${bits}`;
+}
+
+/** Where the platform's SIP servers send from when SIP_IP_RANGES is not set: the local machine. */
+export const DEFAULT_SIP_IP_RANGES = '127.0.0.1/32';
 
 const ConfigSchema = z.object({
   PARLEY_ENV: z.enum(['production', 'development', 'test']).default('development'),
@@ -44,6 +101,8 @@ const ConfigSchema = z.object({
   SIP_HOST: z.string().min(1).max(253).default('sip.parley.local'),
   /** Public URL of the API, used in links handed to users; derived from PORT locally. */
   PUBLIC_BASE_URL: optionalString,
+  /** The address blocks the platform's SIP servers send from (GET /sip-origination `ip_ranges`). */
+  SIP_IP_RANGES: cidrList(DEFAULT_SIP_IP_RANGES),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

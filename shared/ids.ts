@@ -28,6 +28,10 @@ export const idPrefix = {
   webhookAttempt: 'webhook_attempt_',
   shareLink: 'share_link_',
   workflowRun: 'workflow_run_',
+  /** Telephony objects the compatible API shows no ID format for: ours. */
+  sipTrunk: 'sip_trunk_',
+  brandedCallerId: 'branded_caller_id_',
+  verifiedNumber: 'verified_number_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

@@ -218,6 +218,46 @@ export const keys = {
     sk: operationId,
   }),
   providerOperations: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#PROVIDEROP` }),
+
+  /** The workspace's business verification (KYC): one item in its configuration partition. */
+  kyc: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'KYC' }),
+
+  /** A SIP trunk (configuration; its password sealed), in the workspace partition. */
+  sipTrunk: (workspaceId: string, sipTrunkId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `SIPTRUNK#${sipTrunkId}`,
+  }),
+  sipTrunks: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'SIPTRUNK#' }),
+
+  /** A branded caller ID registration, in the workspace partition. */
+  brandedCallerId: (workspaceId: string, brandedCallerId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `BRANDEDCID#${brandedCallerId}`,
+  }),
+  brandedCallerIds: (workspaceId: string): PartitionQuery => ({
+    pk: workspacePartition(workspaceId),
+    skPrefix: 'BRANDEDCID#',
+  }),
+  /** Holds one branded caller ID per number and workspace (written in the same transaction). */
+  brandedCallerIdNumber: (workspaceId: string, phoneNumber: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `BRANDEDCIDNUM#${phoneNumber}`,
+  }),
+
+  /** A verified (caller ID) number, in the workspace partition. */
+  verifiedNumber: (workspaceId: string, verifiedNumberId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `VERIFIEDNUM#${verifiedNumberId}`,
+  }),
+  verifiedNumbers: (workspaceId: string): PartitionQuery => ({
+    pk: workspacePartition(workspaceId),
+    skPrefix: 'VERIFIEDNUM#',
+  }),
+  /** Holds one verified-number record per number and workspace. */
+  verifiedNumberNumber: (workspaceId: string, phoneNumber: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `VERIFIEDNUMNUM#${phoneNumber}`,
+  }),
 } as const;
 
 /** Rate-window counter attribute for one epoch minute (see shared/auth/rate-window.ts). */
