@@ -65,6 +65,7 @@ export async function takeDialToken(phoneNumber: string, cpsLimit: number, optio
   const started = Date.now();
   const deadline = started + maxWaitMs;
 
+  // A taker only takes a token that is back by its deadline: one that comes back later is one it may not wait for.
   const tryToken = async (index: number): Promise<DialToken | undefined> => {
     const now = Date.now();
     try {
@@ -76,7 +77,7 @@ export async function takeDialToken(phoneNumber: string, cpsLimit: number, optio
           ConditionExpression: 'attribute_not_exists(#token) OR #token <= :now',
           ExpressionAttributeNames: { '#token': cpsTokenAttribute(index) },
           ExpressionAttributeValues: {
-            ':now': now,
+            ':now': Math.min(now, deadline),
             ':until': now + CPS_TOKEN_MS,
             ':expires': Math.ceil((now + CPS_TOKEN_MS) / 1000) + IDLE_TTL_SECONDS,
           },
@@ -100,19 +101,21 @@ export async function takeDialToken(phoneNumber: string, cpsLimit: number, optio
       const value = read.Item?.[cpsTokenAttribute(i)];
       return typeof value === 'number' ? value : 0;
     });
-    const free = shuffle(dueTimes.flatMap((due, i) => (due <= now ? [i] : [])));
+    const usable = (due: number) => due <= deadline;
+    const free = shuffle(dueTimes.flatMap((due, i) => (due <= now && usable(due) ? [i] : [])));
     for (const index of free) {
       const token = await tryToken(index);
       if (token) return token;
     }
     if (free.length) continue; // others took them first: look again
 
-    const nextDue = Math.min(...dueTimes);
-    if (nextDue > deadline) {
+    const coming = dueTimes.filter((due) => due > now && usable(due));
+    if (!coming.length) {
+      const nextDue = Math.min(...dueTimes);
       throw cpsLimitReached(cpsLimit, phoneNumber, Math.max(1, Math.ceil((nextDue - now) / 1000)));
     }
     // A little jitter spreads the takers that wake for the same token.
-    await sleep(nextDue - now + randomInt(0, 6));
+    await sleep(Math.min(...coming) - now + randomInt(0, 6));
   }
 }
 

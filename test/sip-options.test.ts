@@ -1,5 +1,6 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSipUri, probeSipUri } from '../shared/sip/options.ts';
 import { startTestApp } from './support/app.ts';
@@ -36,10 +37,35 @@ afterAll(() => {
   for (const server of servers) server.close();
 });
 
-async function tcpResponder(behaviour: Behaviour): Promise<Responder> {
+/*
+ * A throwaway self-signed certificate for 127.0.0.1 (valid until 2126) for the TLS
+ * responder: test-only, it protects nothing.
+ */
+const TEST_TLS = {
+  key: `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgQVRmdwS3vot30v7R
+cWLLqCbzuh65hYxTpYF6DqYoyZKhRANCAARdp3/i02mhub5q9uL1NCKX5o1WDU+v
+ZGR3QUzZ3MWOpKnWrdh6bcqk2ZdSUtqjktkUsYYkU4Gp4ebw2JP14DgG
+-----END PRIVATE KEY-----
+`,
+  cert: `-----BEGIN CERTIFICATE-----
+MIIBpzCCAU2gAwIBAgIUMDHcuFzdd/LEk5aMqEH2Daz72ZUwCgYIKoZIzj0EAwIw
+GjEYMBYGA1UEAwwPcGFybGV5LXRlc3Qtc2lwMCAXDTI2MTEyMTA4NTkwNFoYDzIx
+MjYxMDI4MDg1OTA0WjAaMRgwFgYDVQQDDA9wYXJsZXktdGVzdC1zaXAwWTATBgcq
+hkjOPQIBBggqhkjOPQMBBwNCAARdp3/i02mhub5q9uL1NCKX5o1WDU+vZGR3QUzZ
+3MWOpKnWrdh6bcqk2ZdSUtqjktkUsYYkU4Gp4ebw2JP14DgGo28wbTAdBgNVHQ4E
+FgQUMucEZn0Mq4rWWWAb8fJtT749eeAwHwYDVR0jBBgwFoAUMucEZn0Mq4rWWWAb
+8fJtT749eeAwDwYDVR0TAQH/BAUwAwEB/zAaBgNVHREEEzARhwR/AAABgglsb2Nh
+bGhvc3QwCgYIKoZIzj0EAwIDSAAwRQIgQeD20xvSagKN9GaiDz3GWHtGGPvcCBYn
+Oo4UvJGv7+sCIQDZheLXw711VZGyYcXWwOEa1jNIfJ5KTHsPg9sGgSDp/A==
+-----END CERTIFICATE-----
+`,
+};
+
+async function tcpResponder(behaviour: Behaviour, options: { tls?: boolean } = {}): Promise<Responder> {
   const requests: string[] = [];
   const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
+  const onConnection = (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     let buffered = '';
@@ -57,7 +83,8 @@ async function tcpResponder(behaviour: Behaviour): Promise<Responder> {
         setTimeout(() => socket.write(answer.slice(10)), 5);
       }
     });
-  });
+  };
+  const server: Server = options.tls ? createTlsServer(TEST_TLS, onConnection) : createServer(onConnection);
   const close = server.close.bind(server);
   server.close = (callback) => {
     for (const socket of sockets) socket.destroy();
@@ -231,12 +258,30 @@ describe('POST /test-sip-connection', () => {
     }
   });
 
+  it('speaks TLS for a sips: URI', async () => {
+    const responder = await tcpResponder({ status: 200, reason: 'OK' }, { tls: true });
+    const result = await probeSipUri(`sips:127.0.0.1:${responder.port}`, { timeoutMs: 3000, allowUntrustedCertificate: true });
+    expect(result).toMatchObject({ reachable: true, status_code: 200, transport: 'tls', error_code: null });
+    expect(responder.requests[0]).toMatch(/^OPTIONS sips:127\.0\.0\.1:\d+ SIP\/2\.0\r\nVia: SIP\/2\.0\/TLS /);
+  });
+
+  it('reports a TLS failure for a certificate that does not verify (the API never skips verification)', async () => {
+    const responder = await tcpResponder({ status: 200, reason: 'OK' }, { tls: true });
+    const res = await test({ termination_uri: `sip:127.0.0.1:${responder.port};transport=tls`, timeout_ms: 3000 });
+    expect(res.body).toMatchObject({ reachable: false, transport: 'tls', error_code: 'tls_failure' });
+    expect(res.body.error).toMatch(/^TLS handshake with 127\.0\.0\.1:\d+ \(TLS\) failed: self[- ]signed certificate/);
+    expect(responder.requests).toHaveLength(0);
+  });
+
   it('reports a TLS failure when the far end does not speak TLS', async () => {
     const responder = await tcpResponder({ status: 200, reason: 'OK' });
     const res = await test({ termination_uri: `sips:127.0.0.1:${responder.port}`, timeout_ms: 2000 });
-    expect(res.body.transport).toBe('tls');
-    expect(res.body.reachable).toBe(false);
-    expect(['tls_failure', 'connection_closed', 'network_error', 'timeout']).toContain(res.body.error_code);
+    expect(res.body).toMatchObject({
+      reachable: false,
+      transport: 'tls',
+      error_code: 'timeout',
+      error: `TLS handshake with 127.0.0.1:${responder.port} did not finish within 2000 ms`,
+    });
   });
 
   it.each([

@@ -352,11 +352,17 @@ function exchangeStream(
             'timeout',
             transaction
               ? `No SIP response within ${options.timeoutMs} ms`
-              : `Could not connect to ${target.address}:${target.port} within ${options.timeoutMs} ms`,
+              : connected
+                ? `TLS handshake with ${target.address}:${target.port} did not finish within ${options.timeoutMs} ms`
+                : `Could not connect to ${target.address}:${target.port} within ${options.timeoutMs} ms`,
           ),
         ),
       Math.max(0, deadline - Date.now()),
     );
+    let connected = false;
+    socket.once('connect', () => {
+      connected = true;
+    });
     socket.once(transport === 'tls' ? 'secureConnect' : 'connect', () => {
       transaction = buildRequest(uri, transport, socket.localAddress ?? '0.0.0.0', socket.localPort ?? 0);
       sentAt = performance.now();
