@@ -84,14 +84,23 @@ export const TWILIO_SIGNALLING_BLOCKS = [
   '177.71.206.192/30',
 ] as const;
 
-/** The inbound blocks of Twilio numbers: `TWILIO_INBOUND_ALLOWED_ADDRESSES` when set, else Twilio's. */
-export function twilioInboundAddresses(setting = config.TWILIO_INBOUND_ALLOWED_ADDRESSES): string[] {
-  if (!setting) return [...TWILIO_SIGNALLING_BLOCKS];
+/** Parses `TWILIO_INBOUND_ALLOWED_ADDRESSES`: IPs or CIDR blocks, comma-separated, canonicalised. */
+export function parseInboundAddresses(setting: string): string[] {
   return setting.split(',').map((entry) => {
     const canonical = canonicalAddress(entry.trim());
     if (!canonical) throw new Error(`Invalid Parley settings: TWILIO_INBOUND_ALLOWED_ADDRESSES: "${entry.trim()}" is not an IP or CIDR block`);
     return canonical;
   });
+}
+
+/** Read once at load, so a bad value stops the function at cold start (like every setting), never mid-request. */
+const TWILIO_INBOUND_ADDRESSES: readonly string[] = config.TWILIO_INBOUND_ALLOWED_ADDRESSES
+  ? parseInboundAddresses(config.TWILIO_INBOUND_ALLOWED_ADDRESSES)
+  : TWILIO_SIGNALLING_BLOCKS;
+
+/** The inbound blocks of Twilio numbers: `TWILIO_INBOUND_ALLOWED_ADDRESSES` when set, else Twilio's. */
+export function twilioInboundAddresses(): string[] {
+  return [...TWILIO_INBOUND_ADDRESSES];
 }
 
 /** Where a number accepts inbound INVITEs from; null is anywhere. */
@@ -236,29 +245,32 @@ function applyFields(item: NumberItem, input: FieldInput): { next: NumberItem; t
  * resolve to a version of it.
  */
 async function checkAgents(workspaceId: string, item: NumberItem, touched: Iterable<Direction>): Promise<void> {
-  for (const direction of touched) {
-    const binding = item[`${direction}_agent_version`];
-    const entries = item[`${direction}_agents`] ?? [];
-    for (const [index, entry] of entries.entries()) {
-      const field = `${direction}_agents.${index}`;
-      try {
-        await getHead(workspaceId, 'agent', entry.agent_id);
-      } catch (error) {
-        if (error instanceof ApiError && error.status === 404) throw badRequest(`${field}.agent_id: Agent ${entry.agent_id} not found`);
-        throw error;
-      }
-      const reference = entry.agent_version ?? binding;
-      if (reference === undefined) continue;
-      try {
-        await resolveAgentVersion(workspaceId, entry.agent_id, String(reference));
-      } catch (error) {
-        if (error instanceof ApiError && error.status === 404) {
-          const named = entry.agent_version !== undefined ? `${field}.agent_version` : `${direction}_agent_version`;
-          throw badRequest(`${named}: ${error.message}`);
-        }
-        throw error;
-      }
+  const checks = [...touched].flatMap((direction) =>
+    (item[`${direction}_agents`] ?? []).map((entry, index) => checkEntry(workspaceId, item, direction, entry, index)),
+  );
+  // All at once; the first problem in field order is the one reported.
+  const failed = (await Promise.allSettled(checks)).find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+async function checkEntry(workspaceId: string, item: NumberItem, direction: Direction, entry: AgentEntry, index: number): Promise<void> {
+  const field = `${direction}_agents.${index}`;
+  try {
+    await getHead(workspaceId, 'agent', entry.agent_id);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) throw badRequest(`${field}.agent_id: Agent ${entry.agent_id} not found`);
+    throw error;
+  }
+  const reference = entry.agent_version ?? item[`${direction}_agent_version`];
+  if (reference === undefined) return;
+  try {
+    await resolveAgentVersion(workspaceId, entry.agent_id, String(reference));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      const named = entry.agent_version !== undefined ? `${field}.agent_version` : `${direction}_agent_version`;
+      throw badRequest(`${named}: ${error.message}`);
     }
+    throw error;
   }
 }
 

@@ -18,6 +18,7 @@ const app = await startTestApp({
   TWILIO_INBOUND_ALLOWED_ADDRESSES: '198.51.100.7, 203.0.113.0/28',
 });
 const { listProviderOperations } = await import('../shared/telephony/operation-log.ts');
+const { parseInboundAddresses } = await import('../shared/phone-numbers.ts');
 
 const freshNumber = () => `+1415${randomInt(200, 1000)}${String(randomInt(0, 10_000)).padStart(4, '0')}`;
 
@@ -185,5 +186,14 @@ describe('buying through the Twilio REST API (rule 7)', () => {
       process.env.TWILIO_BASE_URL = savedUrl;
     }
     expect((await ws.api.get('/v2/list-phone-numbers')).body.items).toEqual([]);
+  });
+});
+
+describe('TWILIO_INBOUND_ALLOWED_ADDRESSES (rule 2)', () => {
+  it('is canonicalised, and a bad entry is an error naming the setting', () => {
+    expect(parseInboundAddresses('198.51.100.7, 203.0.113.5/28,2001:DB8::/32')).toEqual(['198.51.100.7', '203.0.113.0/28', '2001:db8::/32']);
+    expect(() => parseInboundAddresses('198.51.100.7, nope')).toThrow(
+      'Invalid Parley settings: TWILIO_INBOUND_ALLOWED_ADDRESSES: "nope" is not an IP or CIDR block',
+    );
   });
 });
