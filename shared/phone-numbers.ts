@@ -13,6 +13,7 @@ import type {
   UpdatePhoneNumberInput,
   VersionReference,
 } from './routes/phone-numbers.ts';
+import { originationUri } from './sip-origination.ts';
 import { db, isConditionFailure, tableName } from './store/db.ts';
 import { keys } from './store/keys.ts';
 import { queryAll } from './store/query.ts';
@@ -392,9 +393,6 @@ async function ensureTrunk(workspaceId: string, provider: TelephonyProvider): Pr
     return winner.Item as unknown as Trunk;
   }
 }
-
-/** Telephony rule 4: the platform's SIP service, as trunks originate to it. */
-export const originationUri = () => `sip:${config.SIP_HOST};transport=tcp`;
 
 async function providerFor(item: Pick<NumberItem, 'carrier'>): Promise<TelephonyProvider> {
   const provider = await telephonyProvider();
