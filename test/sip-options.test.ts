@@ -113,6 +113,53 @@ async function udpResponder(behaviour: Behaviour, options: { dropFirst?: number 
   return { port: socket.address().port, requests };
 }
 
+/**
+ * A fake DNS server answering SRV queries from `records` (name → [priority, weight, port,
+ * target]) and NXDOMAIN for anything else; it records the names it was asked.
+ */
+async function fakeDns(records: Record<string, [number, number, number, string]>): Promise<{ server: string; asked: string[] }> {
+  const asked: string[] = [];
+  const socket = createSocket('udp4');
+  socket.on('message', (query, remote) => {
+    const labels: string[] = [];
+    let offset = 12;
+    while (query[offset]! > 0) {
+      labels.push(query.subarray(offset + 1, offset + 1 + query[offset]!).toString('ascii'));
+      offset += query[offset]! + 1;
+    }
+    const questionEnd = offset + 5;
+    const name = labels.join('.').toLowerCase();
+    const qtype = query.readUInt16BE(offset + 1);
+    asked.push(name);
+    const record = qtype === 33 ? records[name] : undefined;
+    const header = Buffer.alloc(12);
+    query.copy(header, 0, 0, 2);
+    header.writeUInt16BE(record ? 0x8180 : 0x8183, 2);
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(record ? 1 : 0, 6);
+    const parts = [header, query.subarray(12, questionEnd)];
+    if (record) {
+      const [priority, weight, port, target] = record;
+      const targetName = Buffer.concat([...target.split('.').map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)])), Buffer.from([0])]);
+      const rdata = Buffer.alloc(6);
+      rdata.writeUInt16BE(priority, 0);
+      rdata.writeUInt16BE(weight, 2);
+      rdata.writeUInt16BE(port, 4);
+      const answer = Buffer.alloc(12);
+      answer.writeUInt16BE(0xc00c, 0);
+      answer.writeUInt16BE(33, 2);
+      answer.writeUInt16BE(1, 4);
+      answer.writeUInt32BE(60, 6);
+      answer.writeUInt16BE(rdata.length + targetName.length, 10);
+      parts.push(answer, rdata, targetName);
+    }
+    socket.send(Buffer.concat(parts), remote.port, remote.address);
+  });
+  servers.push(socket);
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return { server: `127.0.0.1:${socket.address().port}`, asked };
+}
+
 /** A port nothing listens on (bound, read, released). */
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -243,6 +290,32 @@ describe('POST /test-sip-connection', () => {
     // localhost may resolve to ::1 first, where nothing listens: either way the outcome is explicit.
     if (res.body.address === `127.0.0.1:${responder.port}`) expect(res.body).toMatchObject({ reachable: true, status_code: 200 });
     else expect(res.body).toMatchObject({ reachable: false, error_code: 'refused' });
+  });
+
+  it('follows the SRV record of a host named without a port (RFC 3263), per transport', async () => {
+    const tcp = await tcpResponder({ status: 200, reason: 'OK' });
+    const udp = await udpResponder({ status: 486, reason: 'Busy Here' });
+    const dnsServer = await fakeDns({
+      '_sip._tcp.trunk.parley.test': [10, 5, tcp.port, '127.0.0.1'],
+      '_sip._udp.trunk.parley.test': [10, 5, udp.port, '127.0.0.1'],
+    });
+    const overTcp = await probeSipUri('sip:trunk.parley.test', { timeoutMs: 3000, dnsServers: [dnsServer.server] });
+    expect(overTcp).toMatchObject({ reachable: true, status_code: 200, transport: 'tcp', address: `127.0.0.1:${tcp.port}` });
+    const overUdp = await probeSipUri('sip:trunk.parley.test;transport=udp', { timeoutMs: 3000, dnsServers: [dnsServer.server] });
+    expect(overUdp).toMatchObject({ reachable: true, status_code: 486, transport: 'udp', address: `127.0.0.1:${udp.port}` });
+    expect(dnsServer.asked).toEqual(['_sip._tcp.trunk.parley.test', '_sip._udp.trunk.parley.test']);
+    // The Request-URI and To keep the name the URI gave, not the SRV target.
+    expect(tcp.requests[0]).toMatch(/^OPTIONS sip:trunk\.parley\.test SIP\/2\.0\r\n/);
+    expect(tcp.requests[0]).toMatch(/\r\nTo: <sip:trunk\.parley\.test>\r\n/);
+  });
+
+  it('falls back to A/AAAA when there is no SRV record, and reports the name that does not resolve', async () => {
+    const dnsServer = await fakeDns({});
+    const result = await probeSipUri('sip:trunk.parley-test.invalid', { timeoutMs: 3000, dnsServers: [dnsServer.server] });
+    expect(dnsServer.asked).toEqual(['_sip._tcp.trunk.parley-test.invalid']);
+    // ENOTFOUND where a resolver answers, EAI_AGAIN where none is reachable: a DNS failure either way.
+    expect(result).toMatchObject({ reachable: false, address: null, error_code: 'dns_failure' });
+    expect(result.error).toMatch(/^(Host trunk\.parley-test\.invalid not found \(DNS\)|DNS lookup of trunk\.parley-test\.invalid failed)/);
   });
 
   it('reports an answer that is not SIP as a malformed response', async () => {

@@ -135,6 +135,8 @@ export interface ProbeOptions {
   transport?: SipTransport;
   /** TLS only: accept a certificate that does not verify (tests). Default false. */
   allowUntrustedCertificate?: boolean;
+  /** DNS servers for the SRV lookup (`ip[:port]`); default the system's (tests point it at a fake). */
+  dnsServers?: string[];
 }
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -175,7 +177,7 @@ export async function probeSipUri(uriText: string, options: ProbeOptions): Promi
   const deadline = Date.now() + options.timeoutMs;
   let target: Target;
   try {
-    target = await withDeadline(resolveTarget(uri, transport), deadline, () =>
+    target = await withDeadline(resolveTarget(uri, transport, deadline, options.dnsServers), deadline, () =>
       new ProbeFailure('timeout', `DNS lookup of ${uri.host} did not finish within ${options.timeoutMs} ms`),
     );
   } catch (error) {
@@ -195,16 +197,20 @@ export async function probeSipUri(uriText: string, options: ProbeOptions): Promi
   }
 }
 
-async function resolveTarget(uri: SipUri, transport: SipTransport): Promise<Target> {
+async function resolveTarget(uri: SipUri, transport: SipTransport, deadline: number, dnsServers?: string[]): Promise<Target> {
   const defaultPort = transport === 'tls' ? 5061 : 5060;
   if (isIP(uri.host)) return { address: uri.host, port: uri.port ?? defaultPort };
   let host = uri.host;
   let port = uri.port;
   if (port === undefined) {
     const service = transport === 'tls' ? '_sips._tcp' : transport === 'udp' ? '_sip._udp' : '_sip._tcp';
-    const records = await dns.resolveSrv(`${service}.${uri.host}`).catch(() => []);
+    // SRV is optional (most trunks publish only A records): a slow or failing SRV lookup
+    // falls back to A/AAAA with time left for it.
+    const resolver = new dns.Resolver({ timeout: Math.max(100, Math.min(2000, Math.floor((deadline - Date.now()) / 3))), tries: 1 });
+    if (dnsServers) resolver.setServers(dnsServers);
+    const records = await resolver.resolveSrv(`${service}.${uri.host}`).catch(() => []);
     const best = records.sort((a, b) => a.priority - b.priority || b.weight - a.weight)[0];
-    if (best) {
+    if (best && best.name !== '' && best.name !== '.') {
       host = best.name;
       port = best.port;
     }
