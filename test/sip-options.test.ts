@@ -271,6 +271,15 @@ describe('POST /test-sip-connection', () => {
     });
   });
 
+  it('writes an IPv6 target in brackets', async () => {
+    const port = await closedPort();
+    const res = await test({ termination_uri: `sip:[::1]:${port}`, timeout_ms: 1000 });
+    expect(res.body).toMatchObject({ reachable: false, address: `[::1]:${port}` });
+    // Refused where the machine has IPv6 loopback; a network error (or timeout) where it has not.
+    if (res.body.error_code === 'refused') expect(res.body.error).toBe(`Connection refused by [::1]:${port} (TCP)`);
+    else expect(['network_error', 'timeout']).toContain(res.body.error_code);
+  });
+
   it('reports a closed UDP port as refused (ICMP port unreachable) or, where that is filtered, a timeout', async () => {
     const port = await closedPort();
     const res = await test({ termination_uri: `sip:127.0.0.1:${port};transport=udp`, timeout_ms: 1000 });

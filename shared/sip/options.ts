@@ -184,7 +184,7 @@ export async function probeSipUri(uriText: string, options: ProbeOptions): Promi
     const failure = error instanceof ProbeFailure ? error : new ProbeFailure('dns_failure', `DNS lookup of ${uri.host} failed`);
     return result({ error_code: failure.code, error: failure.message });
   }
-  const address = isIP(target.address) === 6 ? `[${target.address}]:${target.port}` : `${target.address}:${target.port}`;
+  const address = targetText(target);
   try {
     const response = await (transport === 'udp'
       ? exchangeUdp(uri, target, deadline, options.timeoutMs)
@@ -242,6 +242,10 @@ function withDeadline<T>(work: Promise<T>, deadline: number, onTimeout: () => Pr
     );
   });
 }
+
+/** `ip:port`, with an IPv6 address in brackets. */
+const targetText = (target: Target) =>
+  isIP(target.address) === 6 ? `[${target.address}]:${target.port}` : `${target.address}:${target.port}`;
 
 const token = (bytes = 8) => randomBytes(bytes).toString('hex');
 
@@ -359,8 +363,8 @@ function exchangeStream(
             transaction
               ? `No SIP response within ${options.timeoutMs} ms`
               : connected
-                ? `TLS handshake with ${target.address}:${target.port} did not finish within ${options.timeoutMs} ms`
-                : `Could not connect to ${target.address}:${target.port} within ${options.timeoutMs} ms`,
+                ? `TLS handshake with ${targetText(target)} did not finish within ${options.timeoutMs} ms`
+                : `Could not connect to ${targetText(target)} within ${options.timeoutMs} ms`,
           ),
         ),
       Math.max(0, deadline - Date.now()),
@@ -462,7 +466,7 @@ function exchangeUdp(uri: SipUri, target: Target, deadline: number, timeoutMs: n
 }
 
 function networkFailure(error: NodeJS.ErrnoException, target: Target, transport: SipTransport): ProbeFailure {
-  const where = `${target.address}:${target.port} (${transport.toUpperCase()})`;
+  const where = `${targetText(target)} (${transport.toUpperCase()})`;
   switch (error.code) {
     case 'ECONNREFUSED':
       return new ProbeFailure('refused', `Connection refused by ${where}`);
