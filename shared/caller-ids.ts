@@ -1,7 +1,7 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conflict, notFound } from './errors.ts';
 import { newId } from './ids.ts';
-import { assertKycApproved, getKyc } from './kyc.ts';
+import { approvedKyc } from './kyc.ts';
 import { logger } from './logger.ts';
 import type {
   BrandedCallerId,
@@ -123,11 +123,10 @@ export async function createBrandedCallerId(
   input: CreateBrandedCallerIdInput,
   nowMs = Date.now(),
 ): Promise<BrandedCallerId> {
-  await assertKycApproved(workspaceId, 'create a branded caller ID');
+  const kyc = await approvedKyc(workspaceId, 'create a branded caller ID');
   const lock = keys.brandedCallerIdNumber(workspaceId, input.phone_number);
   const taken = () => conflict(`${input.phone_number} already has a branded caller ID`);
   if (await read(lock)) throw taken();
-  const kyc = await getKyc(workspaceId);
   const vendor = await callerIdVendor();
   const registered = await vendor.registerBrandedCallerId({
     phone_number: input.phone_number,

@@ -89,19 +89,21 @@ export async function getKyc(workspaceId: string): Promise<Kyc> {
   return item ? toKyc(item) : NOT_SUBMITTED;
 }
 
-export async function kycStatus(workspaceId: string): Promise<KycStatus> {
-  return (await readItem(workspaceId))?.status ?? 'not_submitted';
-}
-
 /**
  * 403 unless the workspace's business verification is approved. `action` completes the
  * sentence "approved verification is required to <action>", e.g. `create a branded caller ID`.
  */
 export async function assertKycApproved(workspaceId: string, action: string): Promise<void> {
-  const status = await kycStatus(workspaceId);
-  if (status !== 'approved') {
-    throw forbidden(`Business verification is ${status}; approved verification is required to ${action}`);
+  await approvedKyc(workspaceId, action);
+}
+
+/** The approved verification (its details go to vendors that register on the business's behalf), else the same 403. */
+export async function approvedKyc(workspaceId: string, action: string): Promise<Kyc & { status: 'approved' }> {
+  const kyc = await getKyc(workspaceId);
+  if (kyc.status !== 'approved') {
+    throw forbidden(`Business verification is ${kyc.status}; approved verification is required to ${action}`);
   }
+  return kyc as Kyc & { status: 'approved' };
 }
 
 async function write(workspaceId: string, previous: KycItem | undefined, next: Omit<KycItem, 'pk' | 'sk' | 'revision'>) {
