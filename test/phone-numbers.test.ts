@@ -52,6 +52,7 @@ describe('importing numbers', () => {
     });
     expect(JSON.stringify(imported)).not.toContain('s3cret-pass');
     expect(await retell.phoneNumber.retrieve(body.phone_number)).toEqual(imported);
+    expect(imported.phone_number_pretty).toBe(`+1 (${body.phone_number.slice(2, 5)}) ${body.phone_number.slice(5, 8)}-${body.phone_number.slice(8)}`);
     const listed = await retell.phoneNumber.list();
     expect(listed.items.map((n) => n.phone_number)).toContain(body.phone_number);
     expect((await app.api.get('/list-phone-numbers')).body).toEqual((await app.api.get('/v2/list-phone-numbers')).body);
@@ -59,6 +60,22 @@ describe('importing numbers', () => {
     const stored = await db.send(new GetCommand({ TableName: tableName, Key: keys.phoneNumber(app.workspace.workspace_id, body.phone_number) }));
     expect(JSON.stringify(stored.Item)).not.toContain('s3cret-pass');
     expect(stored.Item?.auth_password_encrypted).toMatch(/^env1\./);
+  });
+
+  it('lists a page at a time, newest first by default', async () => {
+    const ws = await app.newWorkspace();
+    const client = retellClient(app.url, ws.api_key);
+    const numbers = [];
+    for (let i = 0; i < 3; i++) numbers.push((await client.phoneNumber.import(importBody() as Retell.PhoneNumberImportParams)).phone_number);
+    const first = await client.phoneNumber.list({ limit: 2 });
+    expect(first.items.map((n) => n.phone_number)).toEqual([numbers[2], numbers[1]]);
+    expect(first).toMatchObject({ has_more: true, pagination_key: numbers[1] });
+    const second = await client.phoneNumber.list({ limit: 2, pagination_key: first.pagination_key });
+    expect(second.items.map((n) => n.phone_number)).toEqual([numbers[0]]);
+    expect(second.has_more).toBe(false);
+    const ascending = await client.phoneNumber.list({ sort_order: 'ascending' });
+    expect(ascending.items.map((n) => n.phone_number)).toEqual(numbers);
+    expect((await ws.api.get(`/v2/list-phone-numbers?pagination_key=${encodeURIComponent(freshNumber())}`)).status).toBe(400);
   });
 
   it('takes the number as + or %2B in paths', async () => {
@@ -368,7 +385,7 @@ describe('connection test (telephony rule 8)', () => {
     const body = importBody({ termination_uri: `127.0.0.1:${port}` });
     await retell.phoneNumber.import(body as Retell.PhoneNumberImportParams);
     const res = await app.api.post(`/test-phone-number-connection/${encodeURIComponent(body.phone_number)}`, { body: { timeout_ms: 2000 } });
-    expect(res.status).toBe(200);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({ reachable: true, status_code: 200, transport: 'tcp', address: `127.0.0.1:${port}` });
     expect(requests[0]).toMatch(/^OPTIONS sip:127\.0\.0\.1:\d+ SIP\/2\.0/);
 

@@ -22,8 +22,12 @@ export function canonicalE164(text: string): string | undefined {
   return parsed.number;
 }
 
+/** As the compatible API shows it: `+1 (415) 555-0123` for North America, else international format. */
 export function prettyNumber(e164: string): string {
-  return parsePhoneNumberFromString(e164)?.formatInternational() ?? e164;
+  const parsed = parsePhoneNumberFromString(e164);
+  if (!parsed) return e164;
+  if (parsed.countryCallingCode === '1') return `+1 ${parsed.formatNational()}`;
+  return parsed.formatInternational();
 }
 
 export function countryOfNumber(e164: string): string | undefined {
