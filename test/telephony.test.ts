@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startTestApp } from './support/app.ts';
 
 const app = await startTestApp({ SIP_HOST: 'sip.test.parley.dev', SIP_IP_RANGES: '203.0.113.7, 198.51.100.0/24,2001:DB8::/32' });
@@ -110,6 +110,24 @@ describe('KYC', () => {
       expect(res.status).toBe(403);
       expect(res.body).toEqual({ status: 403, message: 'This API key lacks the "admin" scope' });
     }
+  });
+
+  it('refuses reviewer decisions through the API in production', async () => {
+    const ws = await app.newWorkspace();
+    await ws.api.post('/kyc', { body: kycDetails() });
+    process.env.PARLEY_ENV = 'production';
+    vi.resetModules();
+    try {
+      const { decideKyc } = await import('../shared/kyc.ts');
+      await expect(decideKyc(ws.workspace_id, { decision: 'approved' })).rejects.toMatchObject({
+        status: 403,
+        message: 'Business verification decisions are made by the reviewer, not through the API',
+      });
+    } finally {
+      process.env.PARLEY_ENV = 'test';
+      vi.resetModules();
+    }
+    expect((await ws.api.get('/kyc')).body.status).toBe('pending');
   });
 
   it('assertKycApproved names the status and the action', async () => {
