@@ -247,12 +247,12 @@ export const telephonyRoutes = defineRoutes({
     response: SipOrigination,
   },
   getKyc: {
-    method: 'GET', path: '/kyc', domain: 'numbers', access: 'admin', status: 200,
+    method: 'GET', path: '/kyc', domain: 'numbers', access: 'numbers', status: 200,
     summary: 'Business verification (KYC) status and the submitted details',
     response: Kyc,
   },
   postKyc: {
-    method: 'POST', path: '/kyc', domain: 'numbers', access: 'admin', status: 200,
+    method: 'POST', path: '/kyc', domain: 'numbers', access: 'numbers', status: 200,
     summary: 'Submit business details for verification (status becomes pending); outside production, decide a pending submission',
     body: PostKycBody, response: Kyc,
   },
