@@ -27,6 +27,9 @@ export function optionalQueryInt(options: { min: number; max: number }) {
   return strictInt(options.min, options.max).optional();
 }
 
+/** `?version=` of a versioned resource (versions are 9-digit numbers in the store's keys). */
+export const versionQuery = () => z.object({ version: optionalQueryInt({ min: 0, max: 999_999_999 }) });
+
 export function idOf(kind: IdKind, label: string) {
   return z.string().regex(idPattern(kind), `Must be ${label} (${idPrefix[kind]} followed by 24 hex characters)`);
 }

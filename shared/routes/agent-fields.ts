@@ -79,3 +79,11 @@ export const sharedAgentFields = () => ({
   guardrail_config: config(),
   version_title: z.string().max(200).nullable(),
 });
+
+/** Body of publishing a voice or chat agent version: which draft, and how to describe it. */
+export const publishVersionBody = () =>
+  z.object({
+    version: z.number().int().min(0).optional(),
+    version_title: z.string().max(200).optional(),
+    version_description: z.string().max(2000).optional(),
+  });

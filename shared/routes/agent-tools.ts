@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { defineRoutes } from '../http/route.ts';
-import { epochMs, idOf, optionalQueryInt, queryInt } from '../http/schemas.ts';
+import { epochMs, idOf, optionalQueryInt, queryInt, versionQuery } from '../http/schemas.ts';
 import { llmModel } from '../models.ts';
 import { Agent, LANGUAGES, UpdateAgentBody } from './agents.ts';
 import { Llm, LlmBody } from './llms.ts';
@@ -13,7 +13,7 @@ import { Llm, LlmBody } from './llms.ts';
  */
 
 const agentIdParams = z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID') }));
-const versionQuery = z.lazy(() => z.object({ version: optionalQueryInt({ min: 0, max: 999_999_999 }) }));
+const versionQueryParams = z.lazy(versionQuery);
 
 // ---------------------------------------------------------------------------------------
 // Share links
@@ -423,18 +423,18 @@ export const agentToolRoutes = defineRoutes({
   agentCopilot: {
     method: 'POST', path: '/agents/{agent_id}/copilot', domain: 'agent-tools', access: 'agents', status: 200,
     summary: 'Ask about the agent’s configuration; answers with a reply and proposed changes it never applies',
-    params: agentIdParams, query: versionQuery, body: CopilotBody, response: CopilotReply,
+    params: agentIdParams, query: versionQueryParams, body: CopilotBody, response: CopilotReply,
   },
 
   agentEstimates: {
     method: 'GET', path: '/agent-estimates/{agent_id}', domain: 'agent-tools', access: 'agents', status: 200,
     summary: 'Cost per minute and expected latency of an agent version, from the price and latency table',
-    params: agentIdParams, query: versionQuery, response: AgentEstimate,
+    params: agentIdParams, query: versionQueryParams, response: AgentEstimate,
   },
   repairAgent: {
     method: 'POST', path: '/repair-agent/{agent_id}', domain: 'agent-tools', access: 'agents', status: 200,
     summary: 'Remove references to missing knowledge bases, agents and MCP servers and remap unusable voices, in a draft',
-    params: agentIdParams, query: versionQuery, response: Agent,
+    params: agentIdParams, query: versionQueryParams, response: Agent,
   },
   getMcpTools: {
     method: 'GET', path: '/get-mcp-tools/{agent_id}', domain: 'agent-tools', access: 'agents', status: 200,

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { defineRoutes } from '../http/route.ts';
-import { epochMs, idOf, optionalQueryInt, queryInt, requiredQueryInt } from '../http/schemas.ts';
+import { epochMs, idOf, queryInt, requiredQueryInt, versionQuery } from '../http/schemas.ts';
 import { llmModel } from '../models.ts';
-import { config, responseEngine, sharedAgentFields, webhookEvents } from './agent-fields.ts';
+import { config, publishVersionBody, responseEngine, sharedAgentFields, webhookEvents } from './agent-fields.ts';
 
 export { LANGUAGES, RETELL_LLM_ENGINE, type ResponseEngine } from './agent-fields.ts';
 
@@ -171,7 +171,7 @@ const agentVersionParams = z.lazy(() =>
   }),
 );
 const agentTagParams = z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID'), name: tagName() }));
-const versionQuery = z.lazy(() => z.object({ version: optionalQueryInt({ min: 0, max: 999_999_999 }) }));
+const versionQueryParams = z.lazy(versionQuery);
 const listQuery = () =>
   z.object({
     limit: queryInt({ min: 1, max: 1000, default: 1000 }),
@@ -193,7 +193,7 @@ export const agentRoutes = defineRoutes({
   },
   getAgent: {
     method: 'GET', path: '/get-agent/{agent_id}', domain: 'agents', access: 'agents', status: 200,
-    summary: 'Get an agent: the latest version, or ?version=', params: agentIdParams, query: versionQuery, response: Agent,
+    summary: 'Get an agent: the latest version, or ?version=', params: agentIdParams, query: versionQueryParams, response: Agent,
   },
   listAgents: {
     method: 'GET', path: '/v2/list-agents', aliases: [{ method: 'GET', path: '/list-agents' }],
@@ -221,7 +221,7 @@ export const agentRoutes = defineRoutes({
   updateAgent: {
     method: 'PATCH', path: '/update-agent/{agent_id}', domain: 'agents', access: 'agents', status: 200,
     summary: 'Update the latest draft (a published latest version gets a new draft), or the draft ?version=',
-    params: agentIdParams, query: versionQuery, body: UpdateAgentBody, response: Agent,
+    params: agentIdParams, query: versionQueryParams, body: UpdateAgentBody, response: Agent,
   },
   deleteAgent: {
     method: 'DELETE', path: '/delete-agent/{agent_id}', domain: 'agents', access: 'agents', status: 204,
@@ -231,13 +231,7 @@ export const agentRoutes = defineRoutes({
     method: 'POST', path: '/publish-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 200,
     summary: 'Publish a draft version (default: the latest) of a voice or chat agent in place, with its response engine version',
     params: anyAgentIdParams,
-    body: z.lazy(() =>
-      z.object({
-        version: z.number().int().min(0).optional(),
-        version_title: z.string().max(200).optional(),
-        version_description: z.string().max(2000).optional(),
-      }),
-    ),
+    body: z.lazy(publishVersionBody),
     response: z.lazy(() => z.looseObject({ agent_id: z.string(), version: z.number().int(), is_published: z.boolean() })),
   },
   createAgentVersion: {

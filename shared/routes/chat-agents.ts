@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { defineRoutes } from '../http/route.ts';
-import { epochMs, idOf, optionalQueryInt, queryInt } from '../http/schemas.ts';
+import { epochMs, idOf, queryInt, versionQuery } from '../http/schemas.ts';
 import { llmModel } from '../models.ts';
-import { responseEngine, sharedAgentFields, webhookEvents } from './agent-fields.ts';
+import { publishVersionBody, responseEngine, sharedAgentFields, webhookEvents } from './agent-fields.ts';
 
 /*
  * Chat agents and their versions (scope `agents`). The field set is the compatible API's
@@ -87,7 +87,7 @@ const chatAgentId = () => idOf('chatAgent', 'a chat agent ID');
 const versionNumber = () => z.string().regex(/^[0-9]{1,9}$/, 'Must be a version number').transform(Number);
 const chatAgentIdParams = z.lazy(() => z.object({ chat_agent_id: chatAgentId() }));
 const chatAgentVersionParams = z.lazy(() => z.object({ chat_agent_id: chatAgentId(), version: versionNumber() }));
-const versionQuery = z.lazy(() => z.object({ version: optionalQueryInt({ min: 0, max: 999_999_999 }) }));
+const versionQueryParams = z.lazy(versionQuery);
 
 export const chatAgentRoutes = defineRoutes({
   createChatAgent: {
@@ -97,7 +97,7 @@ export const chatAgentRoutes = defineRoutes({
   getChatAgent: {
     method: 'GET', path: '/get-chat-agent/{chat_agent_id}', domain: 'chat-agents', access: 'agents', status: 200,
     summary: 'Get a chat agent: the latest version, or ?version=',
-    params: chatAgentIdParams, query: versionQuery, response: ChatAgent,
+    params: chatAgentIdParams, query: versionQueryParams, response: ChatAgent,
   },
   listChatAgents: {
     method: 'GET', path: '/list-chat-agents', domain: 'chat-agents', access: 'agents', status: 200,
@@ -116,7 +116,7 @@ export const chatAgentRoutes = defineRoutes({
   updateChatAgent: {
     method: 'PATCH', path: '/update-chat-agent/{chat_agent_id}', domain: 'chat-agents', access: 'agents', status: 200,
     summary: 'Update the latest draft (a published latest version gets a new draft), or the draft ?version=',
-    params: chatAgentIdParams, query: versionQuery, body: UpdateChatAgentBody, response: ChatAgent,
+    params: chatAgentIdParams, query: versionQueryParams, body: UpdateChatAgentBody, response: ChatAgent,
   },
   deleteChatAgent: {
     method: 'DELETE', path: '/delete-chat-agent/{chat_agent_id}', domain: 'chat-agents', access: 'agents', status: 204,
@@ -126,13 +126,7 @@ export const chatAgentRoutes = defineRoutes({
     method: 'POST', path: '/publish-chat-agent/{chat_agent_id}', domain: 'chat-agents', access: 'agents', status: 200,
     summary: 'Publish a draft version (default: the latest) in place, with its response engine version',
     params: chatAgentIdParams,
-    body: z.lazy(() =>
-      z.object({
-        version: z.number().int().min(0).optional(),
-        version_title: z.string().max(200).optional(),
-        version_description: z.string().max(2000).optional(),
-      }),
-    ),
+    body: z.lazy(publishVersionBody),
     response: ChatAgent,
   },
   getChatAgentVersions: {
@@ -154,6 +148,6 @@ export const chatAgentRoutes = defineRoutes({
     method: 'POST', path: '/convert-agent-to-chat/{agent_id}', domain: 'chat-agents', access: 'agents', status: 201,
     summary: 'Create a chat agent from a voice agent’s latest version (or ?version=), with the same response engine',
     params: z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID') })),
-    query: versionQuery, response: ChatAgent,
+    query: versionQueryParams, response: ChatAgent,
   },
 });

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { defineRoutes } from '../http/route.ts';
-import { epochMs, idOf, optionalQueryInt, queryInt } from '../http/schemas.ts';
+import { epochMs, idOf, queryInt, versionQuery } from '../http/schemas.ts';
 import { llmModel } from '../models.ts';
 
 /*
@@ -238,7 +238,7 @@ const flowIdParams = z.lazy(() => z.object({ conversation_flow_id: idOf('convers
 const componentIdParams = z.lazy(() =>
   z.object({ component_id: idOf('flowComponent', 'a conversation flow component ID') }),
 );
-const versionQuery = z.lazy(() => z.object({ version: optionalQueryInt({ min: 0, max: 999_999_999 }) }));
+const versionQueryParams = z.lazy(versionQuery);
 const listQuery = (kind: 'conversationFlow' | 'flowComponent', label: string) => () =>
   z.object({
     limit: queryInt({ min: 1, max: 1000, default: 1000 }),
@@ -256,7 +256,7 @@ export const flowRoutes = defineRoutes({
   getConversationFlow: {
     method: 'GET', path: '/get-conversation-flow/{conversation_flow_id}', domain: 'flows', access: 'agents', status: 200,
     summary: 'Get a conversation flow (latest version, or ?version=)',
-    params: flowIdParams, query: versionQuery, response: ConversationFlow,
+    params: flowIdParams, query: versionQueryParams, response: ConversationFlow,
   },
   listConversationFlows: {
     method: 'GET', path: '/v2/list-conversation-flows', domain: 'flows', access: 'agents', status: 200,
@@ -271,7 +271,7 @@ export const flowRoutes = defineRoutes({
   updateConversationFlow: {
     method: 'PATCH', path: '/update-conversation-flow/{conversation_flow_id}', domain: 'flows', access: 'agents', status: 200,
     summary: 'Update the latest draft of a conversation flow (a published latest version gets a new draft), or the draft ?version=',
-    params: flowIdParams, query: versionQuery, body: UpdateFlowBody, response: ConversationFlow,
+    params: flowIdParams, query: versionQueryParams, body: UpdateFlowBody, response: ConversationFlow,
   },
   deleteConversationFlow: {
     method: 'DELETE', path: '/delete-conversation-flow/{conversation_flow_id}', domain: 'flows', access: 'agents', status: 204,
