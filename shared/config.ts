@@ -1,4 +1,4 @@
-import ipaddr from 'ipaddr.js';
+import { canonicalCidr } from './auth/ip.ts';
 import * as z from 'zod';
 
 /**
@@ -46,25 +46,6 @@ const cidrList = (fallback: string) =>
       }
       return blocks;
     });
-
-/** `<network address>/<prefix>` for an address or CIDR block, or undefined when it is neither. */
-export function canonicalCidr(text: string): string | undefined {
-  if (text.trim() !== text || text === '' || text.includes('%')) return undefined;
-  const [address, prefix, extra] = text.split('/');
-  if (extra !== undefined || (prefix !== undefined && !/^[0-9]{1,3}$/.test(prefix))) return undefined;
-  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
-  if (ipaddr.IPv4.isValidFourPartDecimal(address!)) parsed = ipaddr.IPv4.parse(address!);
-  else if (address!.includes(':') && ipaddr.IPv6.isValid(address!)) parsed = ipaddr.IPv6.parse(address!);
-  else return undefined;
-  const max = parsed.kind() === 'ipv4' ? 32 : 128;
-  const bits = prefix === undefined ? max : Number(prefix);
-  if (bits > max) return undefined;
-  const network =
-    parsed.kind() === 'ipv4'
-      ? ipaddr.IPv4.networkAddressFromCIDR(`${parsed.toString()}/${bits}`).toString()
-      : ipaddr.IPv6.networkAddressFromCIDR(`${parsed.toString()}/${bits}`).toRFC5952String();
-  return `${network}/${bits}`;
-}
 
 /** Where the platform's SIP servers send from when SIP_IP_RANGES is not set: the local machine. */
 export const DEFAULT_SIP_IP_RANGES = '127.0.0.1/32';

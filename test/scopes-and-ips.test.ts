@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalIp } from '../shared/auth/ip.ts';
+import { canonicalCidr, canonicalIp } from '../shared/auth/ip.ts';
 import { assertGrantable, holdsScope } from '../shared/auth/scopes.ts';
 import type { ApiError } from '../shared/errors.ts';
 
@@ -45,4 +45,19 @@ describe('canonicalIp', () => {
       expect(canonicalIp(input)).toBeUndefined();
     },
   );
+});
+
+describe('canonicalCidr', () => {
+  it.each([
+    ['198.51.100.77/24', '198.51.100.0/24'],
+    ['203.0.113.7', '203.0.113.7/32'],
+    ['2001:DB8:0:0:1::/32', '2001:db8::/32'],
+    ['::1', '::1/128'],
+  ])('%s → %s', (input, expected) => {
+    expect(canonicalCidr(input)).toBe(expected);
+  });
+
+  it.each(['10.0.0.0/33', '10.0.0.0/', '10.0.0.0/8/8', '10.0.0.0/x', '2001:db8::/129', ' 10.0.0.0/8', 'nope/8'])('rejects %j', (input) => {
+    expect(canonicalCidr(input)).toBeUndefined();
+  });
 });

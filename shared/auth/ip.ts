@@ -20,3 +20,22 @@ export function canonicalIp(text: string): string | undefined {
 export function sourceAddress(raw: string | undefined): string {
   return (raw && canonicalIp(raw)) || raw || 'unknown';
 }
+
+/**
+ * A CIDR block as `<network address>/<prefix>` (the address in canonicalIp's form, host
+ * bits cleared); a bare address is its /32 or /128. Undefined when it is neither.
+ */
+export function canonicalCidr(text: string): string | undefined {
+  const slash = text.indexOf('/');
+  const ip = canonicalIp(slash === -1 ? text : text.slice(0, slash));
+  const prefixText = slash === -1 ? undefined : text.slice(slash + 1);
+  if (!ip || (prefixText !== undefined && !/^[0-9]{1,3}$/.test(prefixText))) return undefined;
+  const address = ipaddr.parse(ip);
+  const max = address.kind() === 'ipv4' ? 32 : 128;
+  const prefix = prefixText === undefined ? max : Number(prefixText);
+  if (prefix > max) return undefined;
+  const bytes = address.toByteArray();
+  for (let bit = prefix; bit < max; bit++) bytes[bit >> 3] = (bytes[bit >> 3] ?? 0) & ~(0x80 >> (bit & 7));
+  const network = ipaddr.fromByteArray(bytes);
+  return `${network.kind() === 'ipv6' ? (network as ipaddr.IPv6).toRFC5952String() : network.toString()}/${prefix}`;
+}

@@ -1,7 +1,6 @@
-import ipaddr from 'ipaddr.js';
 import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import * as z from 'zod';
-import { canonicalIp } from '../auth/ip.ts';
+import { canonicalCidr, canonicalIp } from '../auth/ip.ts';
 import { wire } from '../naming.ts';
 import { parseSipUri } from '../sip/options.ts';
 
@@ -54,20 +53,7 @@ export const countryList = () =>
 
 /** An IP address (canonical text) or a CIDR block (its network address and prefix). */
 export function canonicalAddress(text: string): string | undefined {
-  const slash = text.indexOf('/');
-  if (slash === -1) return canonicalIp(text);
-  const ip = canonicalIp(text.slice(0, slash));
-  const prefixText = text.slice(slash + 1);
-  if (!ip || !/^[0-9]{1,3}$/.test(prefixText)) return undefined;
-  const prefix = Number(prefixText);
-  const address = ipaddr.parse(ip);
-  const max = address.kind() === 'ipv4' ? 32 : 128;
-  if (prefix > max) return undefined;
-  const bytes = address.toByteArray();
-  for (let bit = prefix; bit < max; bit++) bytes[bit >> 3] = (bytes[bit >> 3] ?? 0) & ~(0x80 >> (bit & 7));
-  const network = ipaddr.fromByteArray(bytes);
-  const networkText = network.kind() === 'ipv6' ? (network as ipaddr.IPv6).toRFC5952String() : network.toString();
-  return `${networkText}/${prefix}`;
+  return text.includes('/') ? canonicalCidr(text) : canonicalIp(text);
 }
 
 export const MAX_INBOUND_ADDRESSES = 50;
