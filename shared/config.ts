@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { canonicalCidr } from './auth/ip.ts';
 import * as z from 'zod';
 
@@ -88,12 +89,61 @@ const ConfigSchema = z.object({
 
 export type Config = z.infer<typeof ConfigSchema>;
 
+/**
+ * Settings whose default only makes sense on a developer's machine (a local table name and
+ * region, no KMS key, queue or vendor secret, a `.local` SIP host, loopback SIP ranges, a
+ * base URL derived from PORT). With PARLEY_ENV=production each must be set, or the process
+ * stops at start naming the missing ones; the CDK stack sets all of them on every function.
+ */
+export const PRODUCTION_REQUIRED_SETTINGS = [
+  'TABLE_NAME',
+  'AWS_REGION',
+  'KMS_KEY_ID',
+  'WEBHOOK_QUEUE_URL',
+  'VENDOR_SECRET_ID',
+  'SIP_HOST',
+  'SIP_IP_RANGES',
+  'PUBLIC_BASE_URL',
+] as const;
+
+/** Names that never resolve to a public host (RFC 2606, 6761, 6762): local or example values. */
+const NON_PUBLIC_HOST = /(^|\.)(localhost|local|invalid|example|test)$/i;
+/** Loopback and the documentation blocks (RFC 5737, 3849): local or example values. */
+const NON_PUBLIC_RANGES = ['127.0.0.0/8', '::1/128', '192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24', '2001:db8::/32'];
+
+/** Whether every address of `block` lies in `range` (both canonical CIDR blocks). */
+function cidrWithin(block: string, range: string): boolean {
+  const [address, prefix] = ipaddr.parseCIDR(block);
+  const [rangeAddress, rangePrefix] = ipaddr.parseCIDR(range);
+  return address.kind() === rangeAddress.kind() && prefix >= rangePrefix && address.match(rangeAddress, rangePrefix);
+}
+
+function productionProblems(env: NodeJS.ProcessEnv, settings: Config): string[] {
+  const missing = PRODUCTION_REQUIRED_SETTINGS.filter((name) => (env[name] ?? '').trim() === '');
+  const problems = missing.length
+    ? [`${missing.join(', ')}: required with PARLEY_ENV=production (the defaults only make sense locally)`]
+    : [];
+  if (!missing.includes('SIP_HOST') && NON_PUBLIC_HOST.test(settings.SIP_HOST.replace(/\.$/, ''))) {
+    problems.push(`SIP_HOST: ${settings.SIP_HOST} is a local or example name, not the platform's SIP host`);
+  }
+  const local = settings.SIP_IP_RANGES.filter((block) => NON_PUBLIC_RANGES.some((range) => cidrWithin(block, range)));
+  if (!missing.includes('SIP_IP_RANGES') && local.length) {
+    problems.push(`SIP_IP_RANGES: ${local.join(', ')} are loopback or example addresses, not the SIP servers' ranges`);
+  }
+  if (!missing.includes('PUBLIC_BASE_URL') && !/^https:\/\/[^/]/.test(settings.PUBLIC_BASE_URL ?? '')) {
+    problems.push('PUBLIC_BASE_URL: must be the https:// URL of the API');
+  }
+  return problems;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const parsed = ConfigSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new Error(`Invalid Parley settings: ${problems.join('; ')}`);
-  }
+  const problems = parsed.success
+    ? parsed.data.PARLEY_ENV === 'production'
+      ? productionProblems(env, parsed.data)
+      : []
+    : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  if (!parsed.success || problems.length) throw new Error(`Invalid Parley settings: ${problems.join('; ')}`);
   return parsed.data;
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { useProductionSettings } from './support/production-settings.ts';
 
-process.env.PARLEY_ENV = 'production';
+useProductionSettings();
 const { errorResponse } = await import('../shared/http/respond.ts');
 const { ApiError, paymentRequired, badGateway, tooManyRequests } = await import('../shared/errors.ts');
 

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { startTestApp } from './support/app.ts';
+import { useProductionSettings } from './support/production-settings.ts';
 
 const app = await startTestApp({ SIP_HOST: 'sip.test.parley.dev', SIP_IP_RANGES: '203.0.113.7, 198.51.100.0/24,2001:DB8::/32' });
 
@@ -117,7 +118,7 @@ describe('KYC', () => {
   it('refuses reviewer decisions through the API in production', async () => {
     const ws = await app.newWorkspace();
     await ws.api.post('/kyc', { body: kycDetails() });
-    process.env.PARLEY_ENV = 'production';
+    const restoreSettings = useProductionSettings();
     vi.resetModules();
     try {
       const { decideKyc } = await import('../shared/kyc.ts');
@@ -126,7 +127,7 @@ describe('KYC', () => {
         message: 'Business verification decisions are made by the reviewer, not through the API',
       });
     } finally {
-      process.env.PARLEY_ENV = 'test';
+      restoreSettings();
       vi.resetModules();
     }
     expect((await ws.api.get('/kyc')).body.status).toBe('pending');
