@@ -142,7 +142,8 @@ export class ParleyStack extends Stack {
         indexName: index.indexName,
         partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
         sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
-        projectionType: dynamodb.ProjectionType.ALL,
+        projectionType: dynamodb.ProjectionType[index.projection.type],
+        nonKeyAttributes: [...index.projection.nonKeyAttributes],
       });
     }
 

@@ -1,4 +1,44 @@
 /**
+ * The attributes gsi1 copies besides the table's and the index's keys: what the call and
+ * chat lists filter and sort on (retell-sdk's list `filter_criteria`), plus the item's
+ * `workspace_id` and `type`. A list queries the index, filters on these, then reads the
+ * page's full items by key (BatchGetItem). Items must keep these at the top level (a
+ * projection names top-level attributes only), so nested values such as
+ * `call_analysis.user_sentiment` are written beside the object as well. Filters on
+ * open-ended maps (metadata, dynamic variables, custom analysis data, tool calls) apply
+ * to the full items. The projection cannot change once the index exists: docs/data-model.md.
+ */
+export const GSI1_LISTING_ATTRIBUTES = [
+  'workspace_id',
+  'type',
+  'agent_id',
+  'agent_version',
+  'batch_call_id',
+  'call_id',
+  'chat_id',
+  'call_status',
+  'chat_status',
+  'call_type',
+  'direction',
+  'from_number',
+  'to_number',
+  'start_timestamp',
+  'end_timestamp',
+  'duration_ms',
+  'disconnection_reason',
+  'user_sentiment',
+  'call_successful',
+  'chat_successful',
+  'in_voicemail',
+  'combined_cost',
+  'e2e_latency_p50',
+  'data_storage_setting',
+] as const;
+
+/** DynamoDB's limit on non-key attributes projected, summed over all of a table's indexes. */
+export const MAX_PROJECTED_ATTRIBUTES = 100;
+
+/**
  * The single table's layout: every key string and index is built here and nowhere else.
  * CDK creates the table from `tableDefinition`, DynamoDB Local gets the same one, and
  * docs/data-model.md lists the access pattern each builder serves.
@@ -9,7 +49,12 @@ export const tableDefinition = {
   timeToLiveAttribute: 'expires_at',
   globalSecondaryIndexes: [
     /** Overloaded listing index: `<owner>#<TYPE>[#shard]` → time-ordered sort key. */
-    { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+    {
+      indexName: 'gsi1',
+      partitionKey: 'gsi1pk',
+      sortKey: 'gsi1sk',
+      projection: { type: 'INCLUDE', nonKeyAttributes: GSI1_LISTING_ATTRIBUTES },
+    },
   ],
 } as const;
 
@@ -136,6 +181,12 @@ export const keys = {
    * number's dials are independent of every other's. Tokens are `cpsTokenAttribute(i)`.
    */
   cpsBucket: (phoneNumber: string): ItemKey => ({ pk: `CPS#${phoneNumber}`, sk: 'CPS' }),
+
+  /**
+   * A workspace's slots for slow outbound test requests (shared/platform/outbound-slots.ts):
+   * one item per workspace, its own partition; slot i is `outboundSlotAttribute(i)`.
+   */
+  outboundSlots: (workspaceId: string): ItemKey => ({ pk: `OUTBOUND#${workspaceId}`, sk: 'SLOTS' }),
 
   /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
   jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
@@ -266,3 +317,7 @@ export const RATE_WINDOW_ATTRIBUTE = /^rl_(\d+)$/;
 
 /** Calls-per-second token i of a number's bucket: the epoch ms from which it may be taken again. */
 export const cpsTokenAttribute = (index: number) => `t${index}`;
+
+/** Outbound test slot i of a workspace: the epoch ms its lease ends; `outboundSlotOwnerAttribute(i)` names the holder. */
+export const outboundSlotAttribute = (index: number) => `s${index}`;
+export const outboundSlotOwnerAttribute = (index: number) => `o${index}`;

@@ -23,7 +23,7 @@ import {
 } from '../../lib/parley-stack.ts';
 import { DOMAINS, type Domain, type RouteDefinition } from '../../shared/http/route.ts';
 import { servedRoutes, type ServedRoute } from '../../shared/routes/index.ts';
-import { tableDefinition } from '../../shared/store/keys.ts';
+import { GSI1_LISTING_ATTRIBUTES, tableDefinition } from '../../shared/store/keys.ts';
 
 const RESOURCE_LIMIT = 500;
 const FUNCTION_ENTRY = fileURLToPath(new URL('../../functions/meta.ts', import.meta.url));
@@ -235,7 +235,7 @@ describe('ParleyStack', () => {
               { AttributeName: index.partitionKey, KeyType: 'HASH' },
               { AttributeName: index.sortKey, KeyType: 'RANGE' },
             ],
-            Projection: { ProjectionType: 'ALL' },
+            Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...GSI1_LISTING_ATTRIBUTES] },
           }),
         ),
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
