@@ -1,10 +1,23 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import regexp from 'eslint-plugin-regexp';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', '.data/', 'coverage/', 'bench/out/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // Every pattern may meet user input: catastrophic backtracking is a denial of service
+  // (one request pinning a Lambda or the local server), so super-linear patterns fail lint.
+  {
+    // Only code that meets requests; tests and benchmarks match their own fixtures.
+    files: ['shared/**', 'functions/**', 'local/**', 'lib/**', 'bin/**'],
+    plugins: { regexp },
+    rules: {
+      'regexp/no-dupe-disjunctions': ['error', { report: 'all' }],
+      'regexp/no-super-linear-backtracking': ['error', { report: 'potential' }],
+      'regexp/no-super-linear-move': ['error', { ignorePartial: false, ignoreSticky: false }],
+    },
+  },
   {
     languageOptions: { parserOptions: { projectService: false } },
     rules: {

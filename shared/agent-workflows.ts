@@ -3,8 +3,10 @@ import { ApiError, invalidPaginationKey, notFound } from './errors.ts';
 import { newTimeOrderedId } from './ids.ts';
 import { defineOfflineShape, languageModel } from './llm/index.ts';
 import { logger } from './logger.ts';
+import { EgressRefused, EgressResponseTooLarge, egressFetch } from './platform/egress.ts';
 import {
   TEMPLATE_REFERENCE,
+  templateName,
   WORKFLOW_STAGES,
   type WorkflowInput,
   type WorkflowStage,
@@ -128,7 +130,7 @@ export async function putWorkflow(
 
 /** `{{name}}` → the variable's value ('' when unset), through `encode` (URLs). */
 export function render(text: string, variables: Record<string, string>, encode: (value: string) => string = (v) => v): string {
-  return text.replace(TEMPLATE_REFERENCE, (_match, name: string) => encode(variables[name] ?? ''));
+  return text.replace(TEMPLATE_REFERENCE, (_match, inside: string) => encode(variables[templateName(inside)] ?? ''));
 }
 
 function renderJson(value: unknown, variables: Record<string, string>): unknown {
@@ -170,13 +172,18 @@ function loggedUrl(url: string): string {
   }
 }
 
+/** The egress guard's refusal and response cap as step failures: their messages are the step's error. */
+const stepFailure = (error: unknown): never => {
+  throw error instanceof EgressRefused || error instanceof EgressResponseTooLarge ? new StepError(error.message) : error;
+};
+
 async function readLimited(response: Response): Promise<string> {
   if (!response.body) return '';
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch(stepFailure);
     if (done) break;
     size += value.byteLength;
     if (size > MAX_RESPONSE_BYTES) {
@@ -230,14 +237,16 @@ async function runHttpStep(
   };
   const values: Record<string, string> = {};
   try {
-    const response = await fetch(url, {
+    // Through the egress guard: never an internal address, and a redirect is not followed
+    // (the step's headers never go to another address).
+    const response = await egressFetch(url, {
       method: step.method,
       headers,
       body,
-      // A redirect is not followed: the step's headers never go to another address.
-      redirect: 'manual',
-      signal: AbortSignal.any([AbortSignal.timeout(step.timeout_ms), deadline]),
-    });
+      timeoutMs: step.timeout_ms,
+      maxResponseBytes: MAX_RESPONSE_BYTES,
+      signal: deadline,
+    }).catch(stepFailure);
     log.response_status = response.status;
     const text = await readLimited(response);
     if (keepExcerpt) log.response_excerpt = text.slice(0, 1000);

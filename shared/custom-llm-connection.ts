@@ -3,7 +3,9 @@ import { request as httpRequest, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { newId } from './ids.ts';
+import { trimTrailing } from './platform/text.ts';
 import { wire } from './naming.ts';
+import { EgressRefused, WEBSOCKET_SCHEMES, checkDestination, type CheckedDestination } from './platform/egress.ts';
 
 /*
  * `POST /test-custom-llm-connection`: does a custom LLM's WebSocket server accept a call?
@@ -37,7 +39,7 @@ function closeFrame(): Buffer {
 /** The URL a call would open: the given one with `/<call_id>` appended to its path. */
 export function callUrl(llmWebsocketUrl: string, callId: string): URL {
   const url = new URL(llmWebsocketUrl);
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}/${callId}`;
+  url.pathname = `${trimTrailing(url.pathname, '/')}/${callId}`;
   return url;
 }
 
@@ -47,6 +49,20 @@ export async function testCustomLlmConnection(input: { llm_websocket_url: string
   const expectedAccept = createHash('sha1').update(key + WEBSOCKET_GUID).digest('base64');
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
+
+  // Through the egress guard: the host's addresses are checked, and the connection is
+  // pinned to the checked one (`lookup` below); TLS still verifies the host name.
+  let destination: CheckedDestination;
+  try {
+    ({ destination } = await checkDestination(url, { schemes: WEBSOCKET_SCHEMES, signal: AbortSignal.timeout(input.timeout_ms) }));
+  } catch (error) {
+    const failed = (message: string): ConnectionResult => ({ success: false, latency_ms: null, error: message });
+    if (error instanceof EgressRefused) return failed(error.message);
+    if (error instanceof Error && error.name === 'TimeoutError') return failed(`Timed out after ${input.timeout_ms} ms`);
+    const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
+    return failed(`Connection failed: ${cause?.code ?? (error instanceof Error ? error.message : 'unknown error')}`);
+  }
+  const remainingMs = Math.max(1, input.timeout_ms - (performance.now() - started));
 
   return new Promise<ConnectionResult>((resolve) => {
     let settled = false;
@@ -63,7 +79,7 @@ export async function testCustomLlmConnection(input: { llm_websocket_url: string
       resolve(result);
     };
     const fail = (error: string) => finish({ success: false, latency_ms: null, error });
-    const timer = setTimeout(() => fail(`Timed out after ${input.timeout_ms} ms`), input.timeout_ms);
+    const timer = setTimeout(() => fail(`Timed out after ${input.timeout_ms} ms`), remainingMs);
 
     const send = url.protocol === 'wss:' ? httpsRequest : httpRequest;
     const req: ClientRequest = send({
@@ -71,6 +87,7 @@ export async function testCustomLlmConnection(input: { llm_websocket_url: string
       hostname: url.hostname.replace(/^\[|\]$/g, ''),
       port: url.port || (url.protocol === 'wss:' ? 443 : 80),
       path: `${url.pathname}${url.search}`,
+      lookup: destination.lookup,
       method: 'GET',
       headers: {
         connection: 'Upgrade',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../shared/errors.ts';
-import { MAX_JSON_DEPTH, parseJsonBody } from '../shared/http/json.ts';
+import { MAX_JSON_DEPTH, MAX_JSON_STRING, parseJsonBody } from '../shared/http/json.ts';
 
 function failure(text: string): string {
   try {
@@ -44,5 +44,26 @@ describe('parseJsonBody', () => {
   it(`accepts ${MAX_JSON_DEPTH} levels of nesting and rejects one more`, () => {
     expect(() => parseJsonBody(nested(MAX_JSON_DEPTH))).not.toThrow();
     expect(failure(nested(MAX_JSON_DEPTH + 1))).toBe(`Invalid JSON body: nesting deeper than ${MAX_JSON_DEPTH} levels`);
+  });
+
+  it(`accepts strings of ${MAX_JSON_STRING} characters anywhere and names where a longer one is`, () => {
+    const atCap = 'x'.repeat(MAX_JSON_STRING);
+    const over = 'x'.repeat(MAX_JSON_STRING + 1);
+    expect(parseJsonBody(JSON.stringify({ a: [{ b: atCap }] }))).toEqual({ a: [{ b: atCap }] });
+    expect(failure(JSON.stringify({ a: [1, { b: over }] }))).toBe(
+      `Invalid JSON body: a string is longer than ${MAX_JSON_STRING} characters at a[1].b`,
+    );
+    expect(failure(JSON.stringify({ steps: [{ body: { deep: [[over]] } }] }))).toBe(
+      `Invalid JSON body: a string is longer than ${MAX_JSON_STRING} characters at steps[0].body.deep[0][0]`,
+    );
+    expect(failure(JSON.stringify([over]))).toBe(`Invalid JSON body: a string is longer than ${MAX_JSON_STRING} characters at [0]`);
+    expect(failure(JSON.stringify({ [over]: 1 }))).toBe(`Invalid JSON body: a string is longer than ${MAX_JSON_STRING} characters`);
+    expect(failure(JSON.stringify(over))).toBe(`Invalid JSON body: a string is longer than ${MAX_JSON_STRING} characters`);
+  });
+
+  it('counts a string by its characters, not by its escaped text', () => {
+    const escaped = '\n'.repeat(MAX_JSON_STRING);
+    expect(JSON.stringify(escaped).length).toBeGreaterThan(MAX_JSON_STRING);
+    expect(parseJsonBody(JSON.stringify({ a: escaped }))).toEqual({ a: escaped });
   });
 });

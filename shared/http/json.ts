@@ -1,11 +1,19 @@
 import { invalidJson } from '../errors.ts';
 
 export const MAX_JSON_DEPTH = 64;
+/**
+ * No string in a request body, key or value, may be longer than this many characters (the
+ * largest field, a prompt, is 100,000). Free-form JSON a route keeps as sent (`z.json()`,
+ * loose objects) has no per-field cap of its own, and every later step that scans a string
+ * (templates, patterns, storage) stays bounded by this one.
+ */
+export const MAX_JSON_STRING = 100_000;
 
 /**
  * JSON.parse silently keeps the last of duplicate keys and accepts any depth. A request
  * body must be unambiguous, so one linear pass over the text rejects duplicate keys
- * within an object and nesting deeper than MAX_JSON_DEPTH before JSON.parse runs.
+ * within an object, nesting deeper than MAX_JSON_DEPTH and strings longer than
+ * MAX_JSON_STRING before JSON.parse's value is used.
  */
 export function parseJsonBody(text: string): unknown {
   let value: unknown;
@@ -15,37 +23,58 @@ export function parseJsonBody(text: string): unknown {
     throw invalidJson();
   }
   if (typeof value === 'object' && value !== null) checkStructure(text);
+  else if (typeof value === 'string' && value.length > MAX_JSON_STRING) throw tooLong([]);
   return value;
 }
 
+interface Frame {
+  /** The keys seen so far in an object; null for an array. */
+  keys: Set<string> | null;
+  /** The member being read: the last key (objects) or the element index (arrays). */
+  at: string | number;
+}
+
 function checkStructure(text: string): void {
-  // One frame per open container: the keys seen so far (null for arrays).
-  const frames: (Set<string> | null)[] = [];
+  const frames: Frame[] = [];
   let expectingKey = false;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (ch === 0x22 /* " */) {
       const end = endOfString(text, i);
       const frame = frames[frames.length - 1];
-      if (expectingKey && frame) {
-        const raw = text.slice(i, end + 1);
-        const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
-        if (frame.has(key)) throw invalidJson(`duplicate key "${truncate(key)}"`);
-        frame.add(key);
+      const raw = text.slice(i, end + 1);
+      // Escapes only make the text longer than the string, so most strings need no decoding.
+      const decoded = () => (raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1));
+      if (raw.length - 2 > MAX_JSON_STRING && decoded().length > MAX_JSON_STRING) {
+        throw tooLong(expectingKey ? frames.slice(0, -1) : frames);
+      }
+      if (expectingKey && frame?.keys) {
+        const key = decoded();
+        if (frame.keys.has(key)) throw invalidJson(`duplicate key "${truncate(key)}"`);
+        frame.keys.add(key);
+        frame.at = key;
         expectingKey = false;
       }
       i = end;
     } else if (ch === 0x7b /* { */ || ch === 0x5b /* [ */) {
-      frames.push(ch === 0x7b ? new Set<string>() : null);
+      frames.push({ keys: ch === 0x7b ? new Set<string>() : null, at: 0 });
       if (frames.length > MAX_JSON_DEPTH) throw invalidJson(`nesting deeper than ${MAX_JSON_DEPTH} levels`);
       expectingKey = ch === 0x7b;
     } else if (ch === 0x7d /* } */ || ch === 0x5d /* ] */) {
       frames.pop();
       expectingKey = false;
     } else if (ch === 0x2c /* , */) {
-      expectingKey = frames[frames.length - 1] instanceof Set;
+      const frame = frames[frames.length - 1];
+      expectingKey = frame?.keys instanceof Set;
+      if (frame && !frame.keys) frame.at = (frame.at as number) + 1;
     }
   }
+}
+
+function tooLong(frames: Frame[]): Error {
+  const path = frames.map((frame) => (typeof frame.at === 'number' ? `[${frame.at}]` : `.${truncate(frame.at)}`)).join('');
+  const where = path ? ` at ${path.startsWith('.') ? path.slice(1) : path}` : '';
+  return invalidJson(`a string is longer than ${MAX_JSON_STRING} characters${where}`);
 }
 
 /** Index of the closing quote of the string that opens at `start` (the text is valid JSON). */

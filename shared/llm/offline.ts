@@ -1,3 +1,4 @@
+import { trimTrailing } from '../platform/text.ts';
 import {
   estimatePromptTokens,
   estimateTokens,
@@ -60,7 +61,12 @@ export class OfflineModel implements LanguageModel {
 
   async *stream(request: CompletionRequest): AsyncGenerator<StreamEvent> {
     const completion = await this.complete(request);
-    for (const piece of completion.content.match(/\s*\S+\s*/g) ?? []) {
+    // Words with the spaces after them (the first with those before it too): concatenated,
+    // the deltas are the content.
+    const pieces = completion.content.match(/\S+\s*/g) ?? [];
+    const leading = completion.content.length - completion.content.trimStart().length;
+    if (leading > 0 && pieces.length > 0) pieces[0] = completion.content.slice(0, leading) + pieces[0];
+    for (const piece of pieces) {
       request.signal?.throwIfAborted();
       yield { type: 'delta', content: piece };
     }
@@ -134,10 +140,10 @@ export function agentDefinition({ user }: OfflineInput): Record<string, unknown>
   const stop = words.findIndex((word) => STOP_WORDS.has(word.toLowerCase()));
   const lead = words.slice(0, stop < 0 ? 4 : Math.min(stop, 4));
   const role = ROLES.find((noun) => description.toLowerCase().includes(noun));
-  const agentName = cut(
-    business ? `${business} ${title(role ?? 'assistant')}` : lead.map(title).join(' ') || 'Voice Assistant',
-    60,
-  ).replace(/[.,;:]+$/, '');
+  const agentName = trimTrailing(
+    cut(business ? `${business} ${title(role ?? 'assistant')}` : lead.map(title).join(' ') || 'Voice Assistant', 60),
+    '.,;:',
+  );
   return {
     agent_name: agentName,
     general_prompt: [

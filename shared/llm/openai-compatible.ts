@@ -1,3 +1,4 @@
+import { trimTrailing } from '../platform/text.ts';
 import { badGateway, type ApiError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import {
@@ -53,7 +54,7 @@ export class OpenAiCompatibleModel implements LanguageModel {
   private readonly fetch: typeof fetch;
 
   constructor(private readonly options: OpenAiCompatibleOptions) {
-    this.endpoint = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    this.endpoint = `${trimTrailing(options.baseUrl, '/')}/chat/completions`;
     this.timeoutMs = options.timeoutMs ?? LLM_DEFAULT_TIMEOUT_MS;
     this.maxRetries = options.maxRetries ?? LLM_MAX_RETRIES;
     this.retryBaseMs = options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS;
@@ -364,8 +365,14 @@ function errorOf(body: unknown): ProviderError | undefined {
 
 /** Models reached through compatibility layers sometimes wrap JSON in a Markdown fence. */
 function unfence(content: string): string {
-  const match = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/i.exec(content);
-  return match ? match[1]!.trim() : content.trim();
+  // By hand rather than one pattern: the fence's optional spaces and the lazy body traded
+  // characters, which backtracks polynomially on a long answer.
+  const text = content.trim();
+  const firstLineEnd = text.indexOf('\n');
+  if (!text.startsWith('```') || !text.endsWith('```') || firstLineEnd < 0 || firstLineEnd > text.length - 3) return text;
+  const info = text.slice(3, firstLineEnd).trim().toLowerCase();
+  if (info !== '' && info !== 'json') return text;
+  return text.slice(firstLineEnd + 1, -3).trim();
 }
 
 /** `retry-after-ms` (OpenAI), else `retry-after` in seconds or as an HTTP date. */

@@ -40,19 +40,26 @@ export const HTTP_STEP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as co
 export const MAX_WORKFLOW_STEPS = 10;
 export const MAX_WORKFLOW_OUTPUTS = 50;
 export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-/** `{{name}}`, spaces inside the braces allowed. */
-export const TEMPLATE_REFERENCE = /\{\{\s*([^{}]*?)\s*\}\}/g;
+/**
+ * `{{name}}`, spaces inside the braces allowed: group 1 is the inside, to be trimmed
+ * (`templateName`). The inside is one greedy class that cannot meet the closing braces,
+ * so matching is linear; the former `\{\{\s*([^{}]*?)\s*\}\}` let three quantifiers trade
+ * the same spaces and took seconds on `{{` followed by a few thousand spaces.
+ */
+export const TEMPLATE_REFERENCE = /\{\{([^{}]*)\}\}/g;
+/** The variable a `{{ name }}` reference names: the inside of the braces, trimmed. */
+export const templateName = (inside: string): string => inside.trim();
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
 /** Headers fetch computes itself; a step may not set them. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'keep-alive', 'te', 'trailer']);
 /** The scheme and host of an HTTP step's URL are literal; templates may follow them. */
 const LITERAL_ORIGIN = /^https?:\/\/[^/{}?#\s]+(?:[/?#]|$)/i;
-/** An output path: `$status`, `$body`, or dot-separated keys and array indexes into the JSON response. */
-const OUTPUT_PATH = /^(?:\$status|\$body|[^.\s]+(?:\.[^.\s]+)*)$/;
+/** An output path: `$status`, `$body`, or dot-separated keys and array indexes into the JSON response (the first two are such paths too). */
+const OUTPUT_PATH = /^[^.\s]+(?:\.[^.\s]+)*$/;
 
 function malformedTemplate(text: string): string | undefined {
   for (const match of text.matchAll(TEMPLATE_REFERENCE)) {
-    if (!VARIABLE_NAME.test(match[1]!)) return match[0];
+    if (!VARIABLE_NAME.test(templateName(match[1]!))) return match[0];
   }
   return undefined;
 }
@@ -98,6 +105,44 @@ const keyedRecord = <V extends z.ZodType>(value: V, keyIssue: (key: string) => s
     }
   });
 
+/** Each string inside a JSON step body is a template of at most this many characters. */
+export const MAX_BODY_STRING = 10_000;
+/** Characters of keys and strings in a JSON step body, in all (the string form has the same cap). */
+export const MAX_BODY_TEXT = 100_000;
+
+/**
+ * A JSON step body: `z.json()` bounds neither its strings nor their templates, so every
+ * string is checked like the other templates and the text in all is capped.
+ */
+const jsonBody = () =>
+  z.union([z.record(z.string(), z.json()), z.array(z.json())]).superRefine((body, ctx) => {
+    let total = 0;
+    const pending: { value: unknown; path: (string | number)[] }[] = [{ value: body, path: [] }];
+    while (pending.length > 0) {
+      const { value, path } = pending.pop()!;
+      if (typeof value === 'string') {
+        total += value.length;
+        if (value.length > MAX_BODY_STRING) {
+          ctx.addIssue({ code: 'custom', path, message: `Must be at most ${MAX_BODY_STRING} characters` });
+          return;
+        }
+        const bad = malformedTemplate(value);
+        if (bad) {
+          ctx.addIssue({ code: 'custom', path, message: `Malformed template ${bad.slice(0, 80)}: use {{variable_name}}` });
+          return;
+        }
+      } else if (Array.isArray(value)) {
+        value.forEach((item, i) => pending.push({ value: item, path: [...path, i] }));
+      } else if (value !== null && typeof value === 'object') {
+        for (const [key, item] of Object.entries(value)) {
+          total += key.length;
+          pending.push({ value: item, path: [...path, key] });
+        }
+      }
+    }
+    if (total > MAX_BODY_TEXT) ctx.addIssue({ code: 'custom', message: `Must hold at most ${MAX_BODY_TEXT} characters of text in all` });
+  });
+
 const httpStep = () =>
   z
     .object({
@@ -117,7 +162,7 @@ const httpStep = () =>
         'headers',
       ).default({}),
       body: z
-        .union([template(100_000), z.record(z.string(), z.json()), z.array(z.json())])
+        .union([template(MAX_BODY_TEXT), jsonBody()])
         .nullable()
         .optional()
         .describe('A template string sent as it is, or JSON whose strings are templates (sent as application/json)'),
@@ -205,12 +250,13 @@ function checkSteps(steps: WorkflowStep[], ctx: z.RefinementCtx): void {
   steps.forEach((step, i) => {
     for (const [path, text] of templatesOf(step)) {
       for (const match of text.matchAll(TEMPLATE_REFERENCE)) {
-        const producer = producers.get(match[1]!);
+        const name = templateName(match[1]!);
+        const producer = producers.get(name);
         if (producer !== undefined && producer >= i) {
           ctx.addIssue({
             code: 'custom',
             path: ['steps', i, ...path],
-            message: `{{${match[1]}}} is an output of ${producer === i ? 'this step' : `a later step ("${steps[producer]!.name}")`}`,
+            message: `{{${name}}} is an output of ${producer === i ? 'this step' : `a later step ("${steps[producer]!.name}")`}`,
           });
           return;
         }
@@ -390,6 +436,7 @@ export const agentToolRoutes = defineRoutes({
   },
   testWorkflow: {
     method: 'POST', path: '/agents/{agent_id}/workflows/{stage}/test', domain: 'agent-tools', access: 'agents', status: 200,
+    throttle: 'outbound',
     summary: 'Run the stage’s workflow (or the unsaved one given) with sample variables; the run is recorded',
     params: stageParams,
     body: z.lazy(() =>
@@ -416,12 +463,14 @@ export const agentToolRoutes = defineRoutes({
 
   generateAgent: {
     method: 'POST', path: '/generate-agent', domain: 'agent-tools', access: 'agents', status: 201,
+    throttle: 'vendor',
     summary: 'Write a Retell LLM and an agent from a description, with the language model',
     body: GenerateAgentBody,
     response: z.lazy(() => z.object({ agent: Agent, llm: Llm })),
   },
   agentCopilot: {
     method: 'POST', path: '/agents/{agent_id}/copilot', domain: 'agent-tools', access: 'agents', status: 200,
+    throttle: 'vendor',
     summary: 'Ask about the agent’s configuration; answers with a reply and proposed changes it never applies',
     params: agentIdParams, query: versionQueryParams, body: CopilotBody, response: CopilotReply,
   },
@@ -438,6 +487,7 @@ export const agentToolRoutes = defineRoutes({
   },
   getMcpTools: {
     method: 'GET', path: '/get-mcp-tools/{agent_id}', domain: 'agent-tools', access: 'agents', status: 200,
+    throttle: 'outbound',
     summary: 'Tools the MCP servers of the agent’s Retell LLM expose (fetched from the servers)',
     params: agentIdParams,
     query: z.lazy(() =>
@@ -451,6 +501,7 @@ export const agentToolRoutes = defineRoutes({
   },
   testCustomLlmConnection: {
     method: 'POST', path: '/test-custom-llm-connection', domain: 'agent-tools', access: 'agents', status: 200,
+    throttle: 'outbound',
     summary: 'Open a WebSocket to a custom LLM URL (as a call would, at <url>/<call_id>) and report how it went',
     body: z.lazy(() =>
       z.object({

@@ -1,3 +1,4 @@
+import { trimTrailing } from '../platform/text.ts';
 import { vendorSetting } from '../aws/secrets.ts';
 import { unprocessable } from '../errors.ts';
 import { logger } from '../logger.ts';
@@ -65,7 +66,7 @@ export class TwilioProvider implements TelephonyProvider {
     ]);
     const missing = [!authToken && 'TWILIO_AUTH_TOKEN', !sipPassword && 'TWILIO_SIP_PASSWORD'].filter(Boolean);
     if (missing.length > 0) throw provisioningFailed(`Twilio is not fully configured: ${missing.join(', ')} not set`);
-    const base = baseUrl?.replace(/\/+$/, '');
+    const base = baseUrl === undefined ? undefined : trimTrailing(baseUrl, '/');
     return new TwilioProvider({
       accountSid,
       authToken: authToken!,
