@@ -1,11 +1,15 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { logger } from '../shared/logger.ts';
-import { refreshExpiringConnections, type OAuthRefreshResult } from '../shared/oauth-refresh.ts';
+import { runOAuthRefresh, type OAuthRefreshRun } from '../shared/oauth-refresh.ts';
 
-/** EventBridge invokes this every minute. */
-export async function handler(_event: ScheduledEvent, context: Context): Promise<OAuthRefreshResult> {
+/**
+ * EventBridge invokes this every minute; the pass runs under the job lease, so a duplicate
+ * or overlapping invocation does nothing. A failure is not retried (the next minute's run
+ * picks the same connections up): see the stack's async-invoke settings.
+ */
+export async function handler(_event: ScheduledEvent, context: Context): Promise<OAuthRefreshRun> {
   logger.addContext(context);
-  const result = await refreshExpiringConnections();
+  const result = await runOAuthRefresh();
   logger.info('oauth refresh', { ...result });
   return result;
 }
