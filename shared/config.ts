@@ -70,6 +70,12 @@ const ConfigSchema = z.object({
   BATCH_TICK_MS: positiveInt(5000, 60_000),
   /** How long a dial waits for a calls-per-second token before 429 (spec Limits; shared/cps-limiter.ts). */
   CPS_MAX_WAIT_MS: positiveInt(5000, 60_000),
+  /**
+   * Slow outbound test requests (test webhook, workflow test, MCP tools, custom LLM and SIP
+   * connection tests) one workspace may have in flight at once; one more is 429
+   * (shared/platform/outbound-slots.ts).
+   */
+  OUTBOUND_TEST_CONCURRENCY: positiveInt(5, 100),
   /** Calls per second per number: carrier-hosted and Twilio numbers (spec Limits; cps_limit overrides). */
   DEFAULT_CPS_HOSTED: positiveInt(4, 1000),
   /** Calls per second per number: numbers imported onto the platform's trunk from other carriers. */
