@@ -1,6 +1,7 @@
 import * as apiKeys from '../shared/api-keys.ts';
 import { listAuditLog } from '../shared/audit-log.ts';
 import { domainHandler } from '../shared/http/handler.ts';
+import { withOutboundSlot } from '../shared/platform/outbound-slots.ts';
 import * as publicKeys from '../shared/public-keys.ts';
 import { accountRoutes } from '../shared/routes/account.ts';
 import { webhookRoutes } from '../shared/routes/webhooks.ts';
@@ -23,5 +24,6 @@ export const handler = domainHandler({ ...accountRoutes, ...webhookRoutes }, {
   updateWorkspaceSettings: ({ principal, body }) => workspaces.updateWorkspaceSettings(principal, body),
   listAuditLog: ({ principal, query }) => listAuditLog(principal.workspaceId, query),
   listWebhookDeliveries: ({ principal, query }) => webhooks.listWebhookDeliveries(principal.workspaceId, query),
-  testWorkspaceWebhook: ({ principal, body }) => webhooks.sendTestWebhook(principal.workspaceId, body.url),
+  testWorkspaceWebhook: ({ principal, body }) =>
+    withOutboundSlot(principal.workspaceId, () => webhooks.sendTestWebhook(principal.workspaceId, body.url)),
 });

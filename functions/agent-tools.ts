@@ -5,6 +5,7 @@ import * as workflows from '../shared/agent-workflows.ts';
 import { testCustomLlmConnection } from '../shared/custom-llm-connection.ts';
 import { domainHandler } from '../shared/http/handler.ts';
 import { getMcpTools } from '../shared/mcp-tools.ts';
+import { withOutboundSlot } from '../shared/platform/outbound-slots.ts';
 import { agentToolRoutes } from '../shared/routes/agent-tools.ts';
 import * as shareLinks from '../shared/share-links.ts';
 
@@ -19,7 +20,9 @@ export const handler = domainHandler(agentToolRoutes, {
   putWorkflow: ({ principal, params, body }) =>
     workflows.putWorkflow(principal.workspaceId, params.agent_id, params.stage, body),
   testWorkflow: ({ principal, params, body }) =>
-    workflows.testWorkflow(principal.workspaceId, params.agent_id, params.stage, body),
+    withOutboundSlot(principal.workspaceId, () =>
+      workflows.testWorkflow(principal.workspaceId, params.agent_id, params.stage, body),
+    ),
   listWorkflowRuns: ({ principal, params, query }) =>
     workflows.listWorkflowRuns(principal.workspaceId, params.agent_id, query),
 
@@ -29,6 +32,7 @@ export const handler = domainHandler(agentToolRoutes, {
 
   agentEstimates: ({ principal, params, query }) => estimateAgent(principal.workspaceId, params.agent_id, query.version),
   repairAgent: ({ principal, params, query }) => repairAgent(principal.workspaceId, params.agent_id, query.version),
-  getMcpTools: ({ principal, params, query }) => getMcpTools(principal.workspaceId, params.agent_id, query),
-  testCustomLlmConnection: ({ body }) => testCustomLlmConnection(body),
+  getMcpTools: ({ principal, params, query }) =>
+    withOutboundSlot(principal.workspaceId, () => getMcpTools(principal.workspaceId, params.agent_id, query)),
+  testCustomLlmConnection: ({ principal, body }) => withOutboundSlot(principal.workspaceId, () => testCustomLlmConnection(body)),
 });

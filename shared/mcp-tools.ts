@@ -2,6 +2,7 @@ import { getAgent } from './agents.ts';
 import { badGateway, badRequest, notFound } from './errors.ts';
 import { getLlm } from './llms.ts';
 import { wire } from './naming.ts';
+import { EgressRefused, EgressResponseTooLarge, egressFetch } from './platform/egress.ts';
 import { RETELL_LLM_ENGINE } from './routes/agents.ts';
 
 /*
@@ -67,12 +68,13 @@ class McpSession {
 
   async request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
     const id = this.nextId++;
-    const response = await fetch(this.url, {
+    const response = await egressFetch(this.url, {
       method: 'POST',
       headers: this.requestHeaders(),
       body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
-      redirect: 'manual',
       signal: this.signal,
+      timeoutMs: MCP_TIMEOUT_MS,
+      maxResponseBytes: MAX_RESPONSE_BYTES,
     });
     if (response.status < 200 || response.status > 299) {
       await response.body?.cancel().catch(() => undefined);
@@ -87,12 +89,13 @@ class McpSession {
   }
 
   async notify(method: string): Promise<void> {
-    const response = await fetch(this.url, {
+    const response = await egressFetch(this.url, {
       method: 'POST',
       headers: this.requestHeaders(),
       body: JSON.stringify({ jsonrpc: '2.0', method }),
-      redirect: 'manual',
       signal: this.signal,
+      timeoutMs: MCP_TIMEOUT_MS,
+      maxResponseBytes: MAX_RESPONSE_BYTES,
     });
     await response.body?.cancel().catch(() => undefined);
     if (response.status < 200 || response.status > 299) throw new McpFailure(`${method} answered HTTP ${response.status}`);
@@ -111,7 +114,7 @@ class McpSession {
   /** Ends the server's session, when it keeps one; best effort. */
   close(): void {
     if (!this.sessionId) return;
-    void fetch(this.url, { method: 'DELETE', headers: this.requestHeaders(), signal: AbortSignal.timeout(2000) })
+    void egressFetch(this.url, { method: 'DELETE', headers: this.requestHeaders(), timeoutMs: 2000 })
       .then((response) => response.body?.cancel())
       .catch(() => undefined);
   }
@@ -219,6 +222,8 @@ export async function listServerTools(server: McpServerConfig): Promise<McpToolD
     }
     return tools;
   } catch (error) {
+    // A destination the guard refuses is the LLM's configuration, not the server's failure.
+    if (error instanceof EgressRefused) throw badRequest(`MCP server "${label}": ${error.message}`);
     throw badGateway(`MCP server "${label}" failed: ${mcpReason(error, timeoutMs)}`);
   } finally {
     session.close();
@@ -227,6 +232,7 @@ export async function listServerTools(server: McpServerConfig): Promise<McpToolD
 
 function mcpReason(error: unknown, timeoutMs: number): string {
   if (error instanceof McpFailure) return error.message;
+  if (error instanceof EgressResponseTooLarge) return 'response too large';
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `timed out after ${timeoutMs} ms`;
   const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
   if (cause?.code) return `request failed: ${cause.code}`;

@@ -8,6 +8,7 @@ import { ApiError, badRequest } from './errors.ts';
 import { newId, newTimeOrderedId } from './ids.ts';
 import { logger } from './logger.ts';
 import { signatureHeaders, wire } from './naming.ts';
+import { EgressRefused, egressFetch } from './platform/egress.ts';
 import type { TestWebhookResult, WebhookDeliveryAttempt } from './routes/webhooks.ts';
 import { db, tableName } from './store/db.ts';
 import { keys, type ItemKey } from './store/keys.ts';
@@ -162,7 +163,9 @@ async function postOnce(
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
   try {
-    const response = await fetch(url, {
+    // Through the egress guard: never an internal address; a redirect is not followed and
+    // is not a 2xx, so the signed body is never forwarded to another address.
+    const response = await egressFetch(url, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -170,9 +173,7 @@ async function postOnce(
         ...Object.fromEntries(signatureHeaders.map((name) => [name, signature])),
       },
       body,
-      // A redirect is not a 2xx: the signed body is never forwarded to another address.
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      timeoutMs,
     });
     const latencyMs = latency();
     await response.body?.cancel().catch(() => undefined);
@@ -190,6 +191,7 @@ async function postOnce(
 }
 
 function transportError(error: unknown, timeoutMs: number): string {
+  if (error instanceof EgressRefused) return error.message;
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
     return `Timed out after ${timeoutMs} ms`;
   }

@@ -1,8 +1,11 @@
 import type { Handlers } from '../../shared/http/route.ts';
 import type { connectionTestRoutes } from '../../shared/routes/connection-tests.ts';
+import { withOutboundSlot } from '../../shared/platform/outbound-slots.ts';
 import { probeSipUri } from '../../shared/sip/options.ts';
 
 export const connectionTestHandlers: Handlers<typeof connectionTestRoutes> = {
-  testSipConnection: ({ body }) =>
-    probeSipUri(body.termination_uri, { timeoutMs: body.timeout_ms, transport: body.transport }),
+  testSipConnection: ({ principal, body }) =>
+    withOutboundSlot(principal.workspaceId, () =>
+      probeSipUri(body.termination_uri, { timeoutMs: body.timeout_ms, transport: body.transport }),
+    ),
 };

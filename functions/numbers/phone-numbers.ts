@@ -1,5 +1,6 @@
 import type { Handlers } from '../../shared/http/route.ts';
 import * as numbers from '../../shared/phone-numbers.ts';
+import { withOutboundSlot } from '../../shared/platform/outbound-slots.ts';
 import type { phoneNumberRoutes } from '../../shared/routes/phone-numbers.ts';
 import { probeSipUri } from '../../shared/sip/options.ts';
 
@@ -15,7 +16,9 @@ export const phoneNumberHandlers: Handlers<typeof phoneNumberRoutes> = {
   provisionPhoneNumber: ({ principal, params }) => numbers.provisionPhoneNumber(principal.workspaceId, params.phone_number),
   testPhoneNumberConnection: async ({ principal, params, body }) => {
     const termination = await numbers.terminationOf(principal.workspaceId, params.phone_number);
-    return probeSipUri(termination.uri, { timeoutMs: body.timeout_ms, transport: termination.transport });
+    return withOutboundSlot(principal.workspaceId, () =>
+      probeSipUri(termination.uri, { timeoutMs: body.timeout_ms, transport: termination.transport }),
+    );
   },
   getPhoneNumberBindings: ({ principal, params }) => numbers.getPhoneNumberBinding(principal.workspaceId, params.phone_number),
   putPhoneNumberBindings: ({ principal, params, body }) =>

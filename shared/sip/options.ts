@@ -3,6 +3,8 @@ import { promises as dns } from 'node:dns';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { isIP, Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { badRequest } from '../errors.ts';
+import { EgressNetworkError, EgressRefused, resolveDestination, type Resolver } from '../platform/egress.ts';
 
 /*
  * SIP OPTIONS probe (RFC 3261 §11): "does this termination URI answer SIP?". Used by
@@ -137,6 +139,8 @@ export interface ProbeOptions {
   allowUntrustedCertificate?: boolean;
   /** DNS servers for the SRV lookup (`ip[:port]`); default the system's (tests point it at a fake). */
   dnsServers?: string[];
+  /** A/AAAA resolution (default the system's; tests inject one). */
+  resolver?: Resolver;
 }
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -177,10 +181,12 @@ export async function probeSipUri(uriText: string, options: ProbeOptions): Promi
   const deadline = Date.now() + options.timeoutMs;
   let target: Target;
   try {
-    target = await withDeadline(resolveTarget(uri, transport, deadline, options.dnsServers), deadline, () =>
+    target = await withDeadline(resolveTarget(uri, transport, deadline, options), deadline, () =>
       new ProbeFailure('timeout', `DNS lookup of ${uri.host} did not finish within ${options.timeoutMs} ms`),
     );
   } catch (error) {
+    // The egress guard refused the destination: not a network outcome but a value not allowed.
+    if (error instanceof EgressRefused) throw badRequest(error.message);
     const failure = error instanceof ProbeFailure ? error : new ProbeFailure('dns_failure', `DNS lookup of ${uri.host} failed`);
     return result({ error_code: failure.code, error: failure.message });
   }
@@ -197,9 +203,18 @@ export async function probeSipUri(uriText: string, options: ProbeOptions): Promi
   }
 }
 
-async function resolveTarget(uri: SipUri, transport: SipTransport, deadline: number, dnsServers?: string[]): Promise<Target> {
+/**
+ * The address and port to send to, through the egress guard: every address of the host
+ * (the SRV target's, when SRV named one) must pass the address policy, and the probe
+ * connects to the checked address itself (never resolves again). Throws EgressRefused.
+ */
+async function resolveTarget(uri: SipUri, transport: SipTransport, deadline: number, options: ProbeOptions): Promise<Target> {
+  const { dnsServers } = options;
   const defaultPort = transport === 'tls' ? 5061 : 5060;
-  if (isIP(uri.host)) return { address: uri.host, port: uri.port ?? defaultPort };
+  if (isIP(uri.host)) {
+    const checked = await resolveDestination(uri.host, uri.port ?? defaultPort);
+    return { address: checked.address, port: checked.port };
+  }
   let host = uri.host;
   let port = uri.port;
   if (port === undefined) {
@@ -216,10 +231,11 @@ async function resolveTarget(uri: SipUri, transport: SipTransport, deadline: num
     }
   }
   try {
-    const found = await dns.lookup(host);
-    return { address: found.address, port: port ?? defaultPort };
+    const checked = await resolveDestination(host, port ?? defaultPort, { resolver: options.resolver });
+    return { address: checked.address, port: checked.port };
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    if (!(error instanceof EgressNetworkError)) throw error;
+    const code = (error.cause as NodeJS.ErrnoException).code;
     throw new ProbeFailure(
       'dns_failure',
       code === 'ENOTFOUND' ? `Host ${host} not found (DNS)` : `DNS lookup of ${host} failed (${code ?? 'error'})`,
