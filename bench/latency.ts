@@ -169,15 +169,16 @@ export async function measureLatency(options: LatencyOptions): Promise<LatencyRe
           id: 'ddb-update',
           description: 'one UpdateItem (ALL_NEW) on the credential, as the gate counts a key (countRequest)',
           run: async () => {
-            const item = await countRequest(credentialKey, Date.now(), { mustExist: true, touchLastUsed: true });
+            const item = await countRequest(credentialKey, Date.now(), { mustExist: true });
             if (!item) throw new Error('credential item not found');
           },
         },
         {
           id: 'gate',
-          description: 'admit(): the per-IP and per-key UpdateItems in parallel plus the rules, no HTTP or middy',
+          description: 'admit(): the per-IP and per-key UpdateItems in parallel plus the rules, then the last-use stamp (beside the handler in the pipeline), no HTTP or middy',
           run: async () => {
             const admission = await admit(route, { sourceIp: '127.0.0.1', authorization });
+            await admission.lastUse;
             if (!admission.principal) throw new Error('gate did not admit the key');
           },
         },

@@ -47,7 +47,7 @@ export async function listApiKeys(workspaceId: string): Promise<ApiKey[]> {
 }
 
 export async function createApiKey(principal: Principal, input: CreateApiKeyInput) {
-  assertGrantable(principal.scopes, input.scopes);
+  assertGrantable(principal, input.scopes);
   const workspaceId = principal.workspaceId;
   const secret = await issueSecret('secret', workspaceId);
   const nowMs = Date.now();
@@ -79,7 +79,7 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
   const workspaceId = principal.workspaceId;
   const credential = await findCredential(keys.apiKeyRef(workspaceId, apiKeyId));
   if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
-  if (input.scopes) assertGrantable(principal.scopes, input.scopes);
+  if (input.scopes) assertGrantable(principal, input.scopes);
 
   const changes: Record<string, unknown> = definedFields(input);
   const movesFlag = input.is_webhook_key === true && credential.is_webhook_key !== true;

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalCidr, canonicalIp } from '../shared/auth/ip.ts';
-import { assertGrantable, holdsScope } from '../shared/auth/scopes.ts';
+import { assertGrantable, holdsScope, type Scope } from '../shared/auth/scopes.ts';
 import type { ApiError } from '../shared/errors.ts';
+
+const secretKey = (scopes: Scope[]) => ({ kind: 'secret' as const, scopes });
 
 describe('scopes', () => {
   it('treats no scopes and admin as full access', () => {
@@ -12,19 +14,24 @@ describe('scopes', () => {
   });
 
   it('never lets a key grant more than it holds', () => {
-    expect(() => assertGrantable([], ['admin'])).not.toThrow();
-    expect(() => assertGrantable(['admin'], [])).not.toThrow();
-    expect(() => assertGrantable(['agents', 'calls'], ['calls'])).not.toThrow();
+    expect(() => assertGrantable(secretKey([]), ['admin'])).not.toThrow();
+    expect(() => assertGrantable(secretKey(['admin']), [])).not.toThrow();
+    expect(() => assertGrantable(secretKey(['agents', 'calls']), ['calls'])).not.toThrow();
     const escalation = (() => {
       try {
-        assertGrantable(['agents'], ['agents', 'numbers']);
+        assertGrantable(secretKey(['agents']), ['agents', 'numbers']);
       } catch (error) {
         return error as ApiError;
       }
     })();
     expect(escalation?.status).toBe(403);
     expect(escalation?.message).toBe('This API key cannot grant the "numbers" scope it lacks');
-    expect(() => assertGrantable(['agents'], [])).toThrow('cannot grant full access');
+    expect(() => assertGrantable(secretKey(['agents']), [])).toThrow('cannot grant full access');
+  });
+
+  it('never lets a public key grant anything, though its scope list is empty', () => {
+    expect(() => assertGrantable({ kind: 'public', scopes: [] }, ['calls'])).toThrow('A public key cannot grant access');
+    expect(() => assertGrantable({ kind: 'public', scopes: [] }, [])).toThrow('A public key cannot grant access');
   });
 });
 

@@ -10,15 +10,18 @@ import {
 } from '../errors.ts';
 import { keys } from '../store/keys.ts';
 import type { CredentialItem } from '../credentials.ts';
-import { countRequest, uncountRequest } from './request-counter.ts';
+import { countRequest, stampLastUse, uncountRequest } from './request-counter.ts';
 import { rateHeaders, readWindow } from './rate-window.ts';
-import { assertScope, type Access, type Scope } from './scopes.ts';
+import { assertScope, PUBLIC_KEY_CAPABILITIES, type Access, type PublicCapability, type Scope } from './scopes.ts';
 
 export interface Principal {
   kind: CredentialItem['kind'];
   workspaceId: string;
   credentialId: string;
+  /** A secret key's scopes (empty: full access). A public key's are empty and mean nothing: see `capabilities`. */
   scopes: Scope[];
+  /** What a public key may do (the fixed set); a secret key's is empty, its scopes rule. */
+  capabilities: readonly PublicCapability[];
   credential: CredentialItem;
 }
 
@@ -31,13 +34,18 @@ export interface GateRequest {
 
 export interface GateRoute {
   access: Access;
-  /** A public (browser) key may call this route: starting web calls and chats. */
-  publicKey?: boolean;
+  /** The capability a public (browser) key needs here; without it public keys are refused. */
+  publicKey?: PublicCapability;
 }
 
 export interface Admission {
   principal?: Principal;
   headers: Record<string, string>;
+  /**
+   * The admitted key's last-use stamp, written while the handler runs; the pipeline waits
+   * for it before answering so no write outlives the invocation.
+   */
+  lastUse?: Promise<void>;
 }
 
 const TOKEN = /^(?:key|public_key)_[0-9a-f]{48}$/;
@@ -45,9 +53,11 @@ const IP_WINDOW_TTL_SECONDS = 180;
 
 /**
  * Everything that stands between a request and its handler, in one sequential round trip:
- * the per-IP window and the credential (lookup + key window + last use) are written in
- * parallel; the rules are then applied in the spec's order. Refused requests are taken
- * back out of the windows they were counted in.
+ * the per-IP window and the credential (lookup + key window) are written in parallel; the
+ * rules are then applied in the spec's order. A refused request changes nothing of its
+ * key: it is taken back out of the key's window, and only an admitted request stamps the
+ * key's last use (in a write that runs beside the handler). The per-IP window keeps every
+ * request, refused or not: it is what stops guessing and floods before authentication.
  */
 export async function admit(route: GateRoute, request: GateRequest, nowMs = Date.now()): Promise<Admission> {
   const token = route.access === 'public' ? undefined : bearerToken(request.authorization);
@@ -56,11 +66,7 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
 
   const [ipItem, credential] = await Promise.all([
     countRequest(ipKey, nowMs, { mustExist: false, ttlSeconds: IP_WINDOW_TTL_SECONDS }),
-    credentialKey
-      ? (countRequest(credentialKey, nowMs, { mustExist: true, touchLastUsed: true }) as Promise<
-          CredentialItem | undefined
-        >)
-      : undefined,
+    credentialKey ? (countRequest(credentialKey, nowMs, { mustExist: true }) as Promise<CredentialItem | undefined>) : undefined,
   ]);
 
   const ipWindow = readWindow(ipItem ?? {}, nowMs, config.RATE_LIMIT_PER_IP);
@@ -80,39 +86,37 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
   const limit = credential.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
   const keyWindow = readWindow(credential, nowMs, limit);
   const headers = rateHeaders(keyWindow);
+  const refuse = async (error: ApiError): Promise<never> => {
+    await uncountRequest(credentialKey, nowMs);
+    throw withHeaders(error, headers);
+  };
 
-  if (credential.kind === 'public') {
+  const isPublic = credential.kind === 'public';
+  if (isPublic) {
     const origins = credential.allowed_origins ?? [];
-    if (origins.length > 0 && !(request.origin && origins.includes(request.origin.toLowerCase()))) {
-      await uncountRequest(credentialKey, nowMs);
-      throw withHeaders(unauthorized(), headers);
-    }
-    if (!route.publicKey) throw withHeaders(publicKeyRestricted(), headers);
+    if (origins.length > 0 && !(request.origin && origins.includes(request.origin.toLowerCase()))) await refuse(unauthorized());
+    if (!route.publicKey || !PUBLIC_KEY_CAPABILITIES.includes(route.publicKey)) await refuse(publicKeyRestricted());
   }
 
   const allowedIps = credential.allowed_ips ?? [];
-  if (allowedIps.length > 0 && !allowedIps.includes(request.sourceIp)) {
-    await uncountRequest(credentialKey, nowMs);
-    throw withHeaders(ipNotAllowed(request.sourceIp), headers);
-  }
+  if (allowedIps.length > 0 && !allowedIps.includes(request.sourceIp)) await refuse(ipNotAllowed(request.sourceIp));
 
   if (!keyWindow.allowed) {
-    await uncountRequest(credentialKey, nowMs);
-    throw withHeaders(
+    await refuse(
       tooManyRequests(
         `Rate limit exceeded for this API key: ${limit} requests per minute. Retry in ${keyWindow.retryAfterSeconds}s.`,
         keyWindow.retryAfterSeconds,
       ),
-      headers,
     );
   }
 
-  const scopes = credential.scopes ?? [];
-  if (route.access !== 'any-key') {
+  // A public key passed on its capability above; it holds no scope to check.
+  const scopes = isPublic ? [] : (credential.scopes ?? []);
+  if (!isPublic && route.access !== 'any-key') {
     try {
       assertScope(scopes, route.access);
     } catch (error) {
-      throw withHeaders(error as ApiError, headers);
+      await refuse(error as ApiError);
     }
   }
 
@@ -122,9 +126,11 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
       workspaceId: credential.workspace_id,
       credentialId: credential.credential_id,
       scopes,
-      credential,
+      capabilities: isPublic ? PUBLIC_KEY_CAPABILITIES : [],
+      credential: { ...credential, last_used_timestamp: nowMs },
     },
     headers,
+    lastUse: stampLastUse(credentialKey, nowMs),
   };
 }
 

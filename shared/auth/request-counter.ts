@@ -1,4 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { logger } from '../logger.ts';
 import { db, isConditionFailure, tableName } from '../store/db.ts';
 import { rateWindowAttribute, type ItemKey } from '../store/keys.ts';
 import { epochMinute, staleWindowAttributes } from './rate-window.ts';
@@ -6,8 +7,6 @@ import { epochMinute, staleWindowAttributes } from './rate-window.ts';
 interface CountOptions {
   /** Only count on an existing item (credentials): a missing item means an unknown key. */
   mustExist: boolean;
-  /** Also stamp last_used_timestamp (credentials). */
-  touchLastUsed?: boolean;
   /** Let the item expire this long after its last request (per-IP windows). */
   ttlSeconds?: number;
 }
@@ -15,7 +14,7 @@ interface CountOptions {
 /**
  * Adds one request to the item's current-minute counter and returns the whole item as it
  * is after the write, in a single round trip. For a credential this one call is the
- * lookup, the rate count and the last-use stamp. Returns undefined when `mustExist` and
+ * lookup and the rate count (its last use is stamped only once it is admitted). Returns undefined when `mustExist` and
  * the item is absent (an unknown or deleted key).
  */
 export async function countRequest(
@@ -25,10 +24,6 @@ export async function countRequest(
 ): Promise<Record<string, unknown> | undefined> {
   const sets: string[] = [];
   const values: Record<string, unknown> = { ':one': 1 };
-  if (options.touchLastUsed) {
-    sets.push('last_used_timestamp = :now');
-    values[':now'] = nowMs;
-  }
   if (options.ttlSeconds !== undefined) {
     sets.push('expires_at = :expires');
     values[':expires'] = Math.ceil(nowMs / 1000) + options.ttlSeconds;
@@ -52,6 +47,27 @@ export async function countRequest(
   } catch (error) {
     if (options.mustExist && isConditionFailure(error)) return undefined;
     throw error;
+  }
+}
+
+/**
+ * Stamps an admitted key's last use. Never moves the stamp back (a slower write of an
+ * earlier request loses), and a key deleted meanwhile is left deleted. Best effort: a
+ * failed stamp is logged, never the request's failure.
+ */
+export async function stampLastUse(key: ItemKey, nowMs: number): Promise<void> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: 'SET last_used_timestamp = :now',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(last_used_timestamp) OR last_used_timestamp < :now)',
+        ExpressionAttributeValues: { ':now': nowMs },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) logger.warn('Could not stamp the last use of a key', { error });
   }
 }
 

@@ -1,3 +1,4 @@
+import type { PublicCapability } from '../auth/scopes.ts';
 import type * as z from 'zod';
 import type { Principal } from '../auth/gate.ts';
 import type { Access } from '../auth/scopes.ts';
@@ -8,6 +9,15 @@ export type Method = (typeof METHODS)[number];
 /** One Lambda per domain; CDK and the local server read the domain from each route. */
 export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'meta'] as const;
 export type Domain = (typeof DOMAINS)[number];
+
+/**
+ * Routes API Gateway throttles tighter than the stage default (lib/ turns each class into
+ * per-route limits): `outbound` routes wait on an address the caller chose (test webhook,
+ * workflow test, MCP tools, connection tests) and can hold a function for seconds;
+ * `vendor` routes call a paid vendor (language model, voices, carrier, caller-ID vendor).
+ */
+export const THROTTLE_CLASSES = ['outbound', 'vendor'] as const;
+export type ThrottleClass = (typeof THROTTLE_CLASSES)[number];
 
 export interface RouteAlias {
   method: Method;
@@ -40,10 +50,15 @@ export interface RouteDefinition {
   /** Per-request upload limits of a multipart route (defaults: MULTIPART_DEFAULT_LIMITS). */
   uploadLimits?: { maxFileBytes: number; maxFiles: number };
   response?: z.ZodType;
-  /** A public (browser) key may call it: web calls and chats only. */
-  publicKey?: boolean;
+  /**
+   * The capability a public (browser) key needs to call it: starting web calls or chats
+   * (spec Authentication 10). Without it, public keys get 403 here.
+   */
+  publicKey?: PublicCapability;
   /** The workspace's ability to spend is checked before the handler (spec: Routes checked for spend). */
   spendChecked?: boolean;
+  /** Tighter API Gateway throttling than the stage default (see THROTTLE_CLASSES). */
+  throttle?: ThrottleClass;
 }
 
 export type RouteTable = Record<string, RouteDefinition>;
