@@ -340,6 +340,8 @@ export interface EgressRequestInit extends ResolveOptions {
   timeoutMs?: number;
   /** Cap on the response body (default DEFAULT_MAX_RESPONSE_BYTES). */
   maxResponseBytes?: number;
+  /** Certificate authorities to trust instead of the default ones (tests). Verification is never turned off. */
+  ca?: string | string[];
 }
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
@@ -392,6 +394,7 @@ export async function egressFetch(input: string | URL, init: EgressRequestInit =
         lookup: destination.lookup,
         // One connection per request: a pooled socket could have been opened for another address.
         agent: false,
+        ...(init.ca ? { ca: init.ca } : {}),
       });
     } catch (error) {
       // Invalid header names or values are refused by node:http before anything is sent.
