@@ -32,6 +32,7 @@ export type SipConnectionResult = z.infer<typeof SipConnectionResult>;
 export const connectionTestRoutes = defineRoutes({
   testSipConnection: {
     method: 'POST', path: '/test-sip-connection', domain: 'numbers', access: 'numbers', status: 200,
+    throttle: 'outbound',
     summary: 'Send SIP OPTIONS to a termination URI and report whether and how it answered',
     body: z.lazy(() =>
       z.object({

@@ -185,6 +185,7 @@ const numberParams = z.lazy(() => z.object({ phone_number: e164() }));
 export const phoneNumberRoutes = defineRoutes({
   createPhoneNumber: {
     method: 'POST', path: '/create-phone-number', domain: 'numbers', access: 'numbers', status: 201,
+    throttle: 'vendor',
     summary: 'Buy a number from the platform carrier account (Twilio; offline mock without credentials) and bind agents',
     body: CreatePhoneNumberBody, response: PhoneNumber,
   },
@@ -221,6 +222,7 @@ export const phoneNumberRoutes = defineRoutes({
   },
   searchPhoneNumbers: {
     method: 'GET', path: '/search-phone-numbers', domain: 'numbers', access: 'numbers', status: 200,
+    throttle: 'vendor',
     summary: 'Search numbers available to buy (country, area code, digits it contains)',
     query: z.lazy(() =>
       z.object({
@@ -237,11 +239,13 @@ export const phoneNumberRoutes = defineRoutes({
   },
   provisionPhoneNumber: {
     method: 'POST', path: '/provision-phone-number/{phone_number}', domain: 'numbers', access: 'numbers', status: 200,
+    throttle: 'vendor',
     summary: 'Provision a number at its carrier again (trunk, credentials, number attached); 502 provisioning_failed when the carrier fails',
     params: numberParams, response: PhoneNumber,
   },
   testPhoneNumberConnection: {
     method: 'POST', path: '/test-phone-number-connection/{phone_number}', domain: 'numbers', access: 'numbers', status: 200,
+    throttle: 'outbound',
     summary: 'Send SIP OPTIONS to an imported number’s termination URI (over its transport) and report whether and how it answered',
     params: numberParams,
     body: z.lazy(() => z.object({ timeout_ms: z.number().int().min(500).max(10_000).default(5000) })),

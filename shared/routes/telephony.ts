@@ -280,6 +280,7 @@ export const telephonyRoutes = defineRoutes({
   },
   createBrandedCallerId: {
     method: 'POST', path: '/create-branded-caller-id', domain: 'numbers', access: 'numbers', status: 201,
+    throttle: 'vendor',
     summary: 'Register a branded caller ID for a number with the caller-ID vendor (needs approved business verification)',
     body: CreateBrandedCallerIdBody, response: BrandedCallerId,
   },
@@ -289,6 +290,7 @@ export const telephonyRoutes = defineRoutes({
   },
   refreshBrandedCallerId: {
     method: 'POST', path: '/refresh-branded-caller-id/{id}', domain: 'numbers', access: 'numbers', status: 200,
+    throttle: 'vendor',
     summary: "Pull a branded caller ID's current status from the vendor",
     params: brandedCallerIdParams, response: BrandedCallerId,
   },
@@ -298,6 +300,7 @@ export const telephonyRoutes = defineRoutes({
   },
   createVerifiedNumber: {
     method: 'POST', path: '/create-verified-number', domain: 'numbers', access: 'numbers', status: 201,
+    throttle: 'vendor',
     summary: 'Start verifying a number you own for use as caller ID (the vendor calls it with validation_code)',
     body: CreateVerifiedNumberBody, response: VerifiedNumber,
   },
@@ -307,6 +310,7 @@ export const telephonyRoutes = defineRoutes({
   },
   refreshVerifiedNumber: {
     method: 'POST', path: '/refresh-verified-number/{id}', domain: 'numbers', access: 'numbers', status: 200,
+    throttle: 'vendor',
     summary: "Pull a verified number's current status from the vendor",
     params: verifiedNumberParams, response: VerifiedNumber,
   },

@@ -149,22 +149,26 @@ export const voiceRoutes = defineRoutes({
   },
   cloneVoice: {
     method: 'POST', path: '/clone-voice', domain: 'voices', access: 'agents', status: 201,
+    throttle: 'vendor',
     summary: 'Clone a voice from audio files (multipart/form-data: voice_name, files, voice_provider)',
     bodyType: 'multipart', uploadLimits: CLONE_UPLOAD_LIMITS,
     body: CloneVoiceBody, response: Voice,
   },
   searchCommunityVoices: {
     method: 'GET', path: '/search-community-voice', domain: 'voices', access: 'agents', status: 200,
+    throttle: 'vendor',
     summary: 'Search a vendor\'s community voice library',
     query: z.lazy(searchFields), response: CommunityVoiceSearch,
   },
   searchCommunityVoicesByBody: {
     method: 'POST', path: '/search-community-voice', domain: 'voices', access: 'agents', status: 200,
+    throttle: 'vendor',
     summary: 'Search a vendor\'s community voice library (JSON body, as retell-sdk sends it)',
     body: z.lazy(searchFields), response: CommunityVoiceSearch,
   },
   addCommunityVoice: {
     method: 'POST', path: '/add-community-voice', domain: 'voices', access: 'agents', status: 201,
+    throttle: 'vendor',
     summary: 'Add a community voice to the workspace\'s voices',
     body: AddCommunityVoiceBody, response: Voice,
   },

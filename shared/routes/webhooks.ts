@@ -45,6 +45,7 @@ export const webhookRoutes = defineRoutes({
   },
   testWorkspaceWebhook: {
     method: 'POST', path: '/workspace/test-webhook', domain: 'account', access: 'admin', status: 200,
+    throttle: 'outbound',
     summary: 'Send a signed test event and report whether the endpoint replied 2xx',
     body: TestWebhookBody, response: TestWebhookResult,
   },
