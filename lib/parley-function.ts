@@ -46,6 +46,13 @@ export interface ParleyFunctionProps {
    * it: data a function reads rarely should not weigh on every cold start.
    */
   files?: readonly string[];
+  /** Further environment: the deploy settings every function needs (lib/deploy-settings.ts). */
+  environment?: Record<string, string>;
+  /**
+   * Executions reserved for (and capping) this function, so one busy or flooded function
+   * cannot take the account's concurrency from the others; undefined: the unreserved pool.
+   */
+  reservedConcurrency?: number;
 }
 
 const TABLE_READ_ACTIONS = [
@@ -91,7 +98,9 @@ export class ParleyFunction extends NodejsFunction {
       timeout: props.timeout ?? Duration.seconds(29),
       role,
       logGroup,
+      reservedConcurrentExecutions: props.reservedConcurrency,
       environment: {
+        ...props.environment,
         TABLE_NAME: table.tableName,
         // Always set, even where the role may not use the key: without it the code would fall
         // back to the local master key instead of failing loudly.

@@ -2,20 +2,25 @@ import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { DOMAINS, METHODS, type Domain } from '../shared/http/route.ts';
+import { DOMAINS, METHODS, THROTTLE_CLASSES, type Domain, type ThrottleClass } from '../shared/http/route.ts';
 import { servedRoutes, type ServedRoute } from '../shared/routes/index.ts';
 import { tableDefinition } from '../shared/store/keys.ts';
+import { contextValue, functionSettings, settingsEnvironment, type FunctionSettings } from './deploy-settings.ts';
 import { ParleyFunction, type ParleyAccess, type ParleyResources } from './parley-function.ts';
 import { ROUTE_STACK_COUNT, RouteStack, routeStackIndex, type RouteTarget } from './route-stack.ts';
 
@@ -59,7 +64,8 @@ interface BackgroundSpec {
 /**
  * Grants follow what each job's code does today; every scheduled job gets the table for its
  * job lease. A job that starts placing calls, reading vendor credentials or enqueueing
- * webhooks must add the grant here.
+ * webhooks must add the grant here. (Billing's on-failure destination adds its own grant to
+ * send to the failure queue: see ParleyStack.schedule.)
  */
 export const BACKGROUND_FUNCTIONS: Record<BackgroundName, BackgroundSpec> = {
   'webhook-delivery': {
@@ -72,10 +78,9 @@ export const BACKGROUND_FUNCTIONS: Record<BackgroundName, BackgroundSpec> = {
     description: 'Runs the 5-second batch-call passes for one minute per invocation',
     // EventBridge cannot fire more often than once a minute, so each invocation loops through
     // the 5-second passes (BATCH_TICK_MS) for about a minute; 70 s leaves room to finish the
-    // last pass. No reserved concurrency: the next minute's invocation may start while this
-    // one drains, and the job lease in the table (keys.jobLease) keeps passes from running
-    // twice, whereas reserved concurrency of 1 would only turn that overlap into throttled,
-    // retried invocations.
+    // last pass. The next minute's invocation may start while this one drains, and the job
+    // lease in the table (keys.jobLease) keeps passes from running twice; its reserved
+    // concurrency (3) leaves room for that overlap, where 1 would turn it into throttling.
     timeout: Duration.seconds(70),
     access: { table: 'readWrite' },
   },
@@ -91,9 +96,90 @@ export const BACKGROUND_FUNCTIONS: Record<BackgroundName, BackgroundSpec> = {
   },
 };
 
+export type FunctionName = Domain | BackgroundName;
+
+/**
+ * Reserved concurrency per function (context `reservedConcurrency`: a JSON object of
+ * overrides, or false for none). It guarantees each function its share and caps it, so a
+ * flood of one kind of request (404s on meta, slow outbound tests on agent-tools) cannot
+ * take the concurrency every other function needs. The sum (382) leaves more than half of
+ * a default account's 1,000 for other workloads; AWS requires 100 to stay unreserved.
+ * Sized for ~100 ms requests: 40 executions serve ~400 requests a second.
+ */
+export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
+  account: 40,
+  // The $default route's 404s (each after a per-IP rate-limit write) land here.
+  meta: 30,
+  agents: 100,
+  // Outbound tests and language-model calls hold an execution for seconds.
+  'agent-tools': 40,
+  flows: 40,
+  'chat-agents': 40,
+  voices: 20,
+  numbers: 40,
+  // At least WEBHOOK_MAX_CONCURRENCY, or the event source's own polling would be throttled.
+  'webhook-delivery': 25,
+  // One invocation a minute that runs ~70 s, so at most two overlap; the lease does the rest.
+  'batch-tick': 3,
+  'oauth-refresh': 2,
+  'billing-hourly': 2,
+};
+
+/** What a default AWS account may run at once, and what AWS keeps unreserved of it. */
+export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
+export const UNRESERVED_CONCURRENCY_MINIMUM = 100;
+
+/**
+ * Concurrent webhook-delivery executions the SQS event source may use (context
+ * `webhookMaxConcurrency`): a backlog (say, a dead endpoint on a busy workspace) drains at
+ * this pace instead of scaling the worker up to its reservation and beyond.
+ */
+export const WEBHOOK_MAX_CONCURRENCY = 20;
+
+export interface Throttle {
+  /** Steady requests per second. */
+  rateLimit: number;
+  /** Requests API Gateway admits at once above the steady rate. */
+  burstLimit: number;
+}
+
+/**
+ * The stage's default throttle for every route (context `apiThrottle`). API Gateway counts
+ * it per route across all callers; per key and per IP limits are the gate's (shared/auth).
+ */
+export const DEFAULT_API_THROTTLE: Throttle = { rateLimit: 500, burstLimit: 1000 };
+
+/**
+ * Per-route throttles by the route's `throttle` class (context `routeThrottle`, e.g.
+ * `{"outbound":{"rateLimit":5,"burstLimit":10}}`). Each route key gets its own bucket of
+ * this size, shared by all workspaces; the per-workspace cap on concurrent outbound tests
+ * keeps one workspace from taking it all.
+ */
+export const DEFAULT_ROUTE_THROTTLES: Record<ThrottleClass, Throttle> = {
+  // Can wait up to 10 s on an address the caller chose: 2/s holds ~20 executions at worst.
+  outbound: { rateLimit: 2, burstLimit: 5 },
+  // Paid vendor calls (language model, voices, carrier): seconds each, and money.
+  vendor: { rateLimit: 5, burstLimit: 10 },
+};
+
+/**
+ * API Gateway's "Routes per API" quota (context `routesPerApiQuota`). Synth fails above it
+ * rather than the deploy failing halfway; README, Deploy with CDK, says how to raise it.
+ */
+export const DEFAULT_ROUTES_PER_API_QUOTA = 300;
+
 export interface ParleyStackProps extends StackProps {
   /** The routes to serve; the route table's by default (tests pass more to check growth). */
   routes?: readonly ServedRoute[];
+  /** SIP_HOST, SIP_IP_RANGES, PUBLIC_BASE_URL of the functions; from context when not given. */
+  settings?: Partial<FunctionSettings>;
+  /** Overrides of DEFAULT_RESERVED_CONCURRENCY, or false for no reservations at all. */
+  reservedConcurrency?: Partial<Record<FunctionName, number>> | false;
+  apiThrottle?: Throttle;
+  routeThrottles?: Partial<Record<ThrottleClass, Throttle>>;
+  routesPerApiQuota?: number;
+  /** SNS topic ARN the stack's alarms notify (context `alarmTopicArn`); none by default. */
+  alarmTopicArn?: string;
 }
 
 const pascal = (name: string) =>
@@ -107,6 +193,11 @@ export class ParleyStack extends Stack {
   readonly key: kms.Key;
   readonly webhookQueue: sqs.Queue;
   readonly webhookDeadLetters: sqs.Queue;
+  /** Scheduled invocations EventBridge could not deliver to their function. */
+  readonly scheduleDeadLetters: sqs.Queue;
+  /** Hourly billing invocations that failed after Lambda's retries (on-failure destination). */
+  readonly billingFailures: sqs.Queue;
+  readonly alarms: cloudwatch.Alarm[] = [];
   readonly vendorSecret: secretsmanager.Secret;
   readonly api: apigwv2.HttpApi;
   readonly stage: apigwv2.HttpStage;
@@ -118,6 +209,12 @@ export class ParleyStack extends Stack {
 
   constructor(scope: Construct, id: string, props: ParleyStackProps = {}) {
     super(scope, id, props);
+
+    // Checked first: a missing setting or an over-quota route table fails before any work.
+    const settings = functionSettings(this, props.settings);
+    const routes = props.routes ?? servedRoutes();
+    this.checkRouteQuota(routes, props.routesPerApiQuota);
+    const reserved = this.reservedConcurrency(props.reservedConcurrency);
 
     this.key = new kms.Key(this, 'Key', {
       alias: 'alias/parley',
@@ -163,6 +260,28 @@ export class ParleyStack extends Stack {
       deadLetterQueue: { queue: this.webhookDeadLetters, maxReceiveCount: 5 },
     });
 
+    // Dead letters of the schedules (EventBridge could not invoke the function) and billing's
+    // failed invocations; both alarm on their first message. SQS-managed encryption, as above.
+    this.scheduleDeadLetters = new sqs.Queue(this, 'ScheduleDeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.billingFailures = new sqs.Queue(this, 'BillingFailures', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    for (const queue of [this.scheduleDeadLetters, this.billingFailures]) {
+      NagSuppressions.addResourceSuppressions(queue, [
+        {
+          id: 'AwsSolutions-SQS3',
+          reason:
+            'This queue is itself where failed scheduled invocations end up (an EventBridge target DLQ or a Lambda on-failure destination); an alarm fires on its first message.',
+        },
+      ]);
+    }
+
     // Starts as `{}`; operators fill it with `aws secretsmanager put-secret-value`.
     // CloudFormation rewrites it only if this template value changes.
     this.vendorSecret = new secretsmanager.Secret(this, 'VendorSecret', {
@@ -186,6 +305,12 @@ export class ParleyStack extends Stack {
       vendorSecret: this.vendorSecret,
     };
 
+    // The API first: its endpoint is the functions' PUBLIC_BASE_URL unless one is given.
+    const { api, stage } = this.httpApi(props.apiThrottle);
+    this.api = api;
+    this.stage = stage;
+    const environment = settingsEnvironment(settings, api.apiEndpoint);
+
     for (const domain of DOMAINS) {
       this.domainFunctions[domain] = new ParleyFunction(this, `${pascal(domain)}Function`, {
         entry: `${FUNCTIONS_DIR}${domain}.ts`,
@@ -193,6 +318,8 @@ export class ParleyStack extends Stack {
         resources,
         access: DOMAIN_ACCESS[domain],
         files: DOMAIN_FILES[domain],
+        environment,
+        reservedConcurrency: reserved?.[domain],
       });
     }
     for (const [name, spec] of Object.entries(BACKGROUND_FUNCTIONS) as [BackgroundName, BackgroundSpec][]) {
@@ -202,20 +329,54 @@ export class ParleyStack extends Stack {
         timeout: spec.timeout,
         resources,
         access: spec.access,
+        environment,
+        reservedConcurrency: reserved?.[name],
       });
     }
 
+    const webhookMaxConcurrency = Number(contextValue(this, 'webhookMaxConcurrency') ?? WEBHOOK_MAX_CONCURRENCY);
+    const webhookReserved = reserved?.['webhook-delivery'];
+    if (!Number.isInteger(webhookMaxConcurrency) || webhookMaxConcurrency < 2 || webhookMaxConcurrency > 1000) {
+      throw new Error(`webhookMaxConcurrency must be a whole number from 2 to 1000, not ${webhookMaxConcurrency}`);
+    }
+    if (webhookReserved !== undefined && webhookReserved < webhookMaxConcurrency) {
+      throw new Error(
+        `The webhook-delivery function's reserved concurrency (${webhookReserved}) is below webhookMaxConcurrency (${webhookMaxConcurrency}): the event source would be throttled. Raise the one or lower the other.`,
+      );
+    }
     this.backgroundFunctions['webhook-delivery'].addEventSource(
-      new SqsEventSource(this.webhookQueue, { batchSize: 10, reportBatchItemFailures: true }),
+      new SqsEventSource(this.webhookQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: webhookMaxConcurrency,
+      }),
     );
-    this.schedule('BatchTickSchedule', 'batch-tick', Duration.minutes(1), 0);
-    this.schedule('OAuthRefreshSchedule', 'oauth-refresh', Duration.minutes(1), 0);
-    // A missed hour is not made up by the next run, so let EventBridge retry this one.
-    this.schedule('BillingHourlySchedule', 'billing-hourly', Duration.hours(1), 2);
 
-    const { api, stage } = this.httpApi();
-    this.api = api;
-    this.stage = stage;
+    const alarmTopicArn = props.alarmTopicArn ?? (contextValue(this, 'alarmTopicArn') as string | undefined);
+    const alarmAction = alarmTopicArn
+      ? new cloudwatchActions.SnsAction(sns.Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn))
+      : undefined;
+    this.alarmOnFirstMessage('ScheduleDeadLettersAlarm', this.scheduleDeadLetters, 'EventBridge could not invoke a scheduled Parley job', alarmAction);
+    this.alarmOnFirstMessage('BillingFailuresAlarm', this.billingFailures, 'An hourly billing run failed after its retries', alarmAction);
+
+    // Lambda retries a failed asynchronous invocation twice by itself. The minute jobs are
+    // not retried (the next minute's run does the same work, under the same lease), and an
+    // invocation older than its minute is dropped. A missed billing hour is not made up by
+    // the next run, so billing keeps Lambda's two retries, and what still fails goes to an
+    // alarmed queue for an operator to re-run.
+    this.schedule('BatchTickSchedule', 'batch-tick', Duration.minutes(1), {
+      retryAttempts: 0,
+      maxEventAge: Duration.seconds(60),
+    });
+    this.schedule('OAuthRefreshSchedule', 'oauth-refresh', Duration.minutes(1), {
+      retryAttempts: 0,
+      maxEventAge: Duration.seconds(60),
+    });
+    this.schedule('BillingHourlySchedule', 'billing-hourly', Duration.hours(1), {
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(1),
+      onFailure: this.billingFailures,
+    });
 
     // HttpLambdaIntegration would add a Lambda permission per route (hundreds of
     // resources); one integration per function plus one permission for the whole API.
@@ -250,19 +411,128 @@ export class ParleyStack extends Stack {
       },
     ]);
 
-    this.addRoutes(props.routes ?? servedRoutes());
+    this.addRoutes(routes);
+    this.throttleRoutes(routes, props.routeThrottles);
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Parley API base URL' });
   }
 
-  private schedule(id: string, name: BackgroundName, every: Duration, retryAttempts: number): void {
+  /**
+   * An EventBridge rule invoking a background function, with the function's asynchronous
+   * invocation settings. The rule's own retries and dead-letter queue cover only failing to
+   * hand the event to Lambda; once handed over, `retries` decides.
+   */
+  private schedule(
+    id: string,
+    name: BackgroundName,
+    every: Duration,
+    retries: { retryAttempts: number; maxEventAge: Duration; onFailure?: sqs.IQueue },
+  ): void {
+    const fn = this.backgroundFunctions[name];
+    fn.configureAsyncInvoke({
+      retryAttempts: retries.retryAttempts,
+      maxEventAge: retries.maxEventAge,
+      onFailure: retries.onFailure ? new SqsDestination(retries.onFailure) : undefined,
+    });
     new events.Rule(this, id, {
       schedule: events.Schedule.rate(every),
-      targets: [new targets.LambdaFunction(this.backgroundFunctions[name], { retryAttempts })],
+      targets: [
+        new targets.LambdaFunction(fn, {
+          retryAttempts: retries.retryAttempts,
+          maxEventAge: retries.maxEventAge,
+          deadLetterQueue: this.scheduleDeadLetters,
+        }),
+      ],
     });
   }
 
-  private httpApi(): { api: apigwv2.HttpApi; stage: apigwv2.HttpStage } {
+  private alarmOnFirstMessage(id: string, queue: sqs.Queue, description: string, action?: cloudwatch.IAlarmAction) {
+    const alarm = new cloudwatch.Alarm(this, id, {
+      alarmDescription: `${description}: see the messages in ${queue.node.id}`,
+      metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    if (action) alarm.addAlarmAction(action);
+    this.alarms.push(alarm);
+  }
+
+  /** Reservations by function (props, else context `reservedConcurrency`, over the defaults), checked against the account. */
+  private reservedConcurrency(
+    given: ParleyStackProps['reservedConcurrency'],
+  ): Record<FunctionName, number> | undefined {
+    const overrides = given ?? contextValue(this, 'reservedConcurrency') ?? {};
+    if (overrides === false) return undefined;
+    if (typeof overrides !== 'object' || Array.isArray(overrides)) {
+      throw new Error('reservedConcurrency must be false or an object of function name → executions, e.g. {"agents":200}');
+    }
+    const reserved = { ...DEFAULT_RESERVED_CONCURRENCY };
+    for (const [name, value] of Object.entries(overrides as Record<string, unknown>)) {
+      if (!(name in reserved)) {
+        throw new Error(`reservedConcurrency names ${name}, which is not a Parley function (${Object.keys(reserved).join(', ')})`);
+      }
+      if (!Number.isInteger(value) || (value as number) < 1) {
+        throw new Error(`reservedConcurrency.${name} must be a whole number of executions, at least 1`);
+      }
+      reserved[name as FunctionName] = value as number;
+    }
+    const account = Number(contextValue(this, 'accountConcurrency') ?? DEFAULT_ACCOUNT_CONCURRENCY);
+    const total = Object.values(reserved).reduce((sum, value) => sum + value, 0);
+    if (total > account - UNRESERVED_CONCURRENCY_MINIMUM) {
+      throw new Error(
+        `Parley's functions would reserve ${total} concurrent executions, but an account with ${account} (context accountConcurrency) ` +
+          `must keep ${UNRESERVED_CONCURRENCY_MINIMUM} unreserved, so the deploy would fail. Lower reservedConcurrency, ` +
+          'raise the account\'s "Concurrent executions" quota and pass -c accountConcurrency=<new>, or pass -c reservedConcurrency=false.',
+      );
+    }
+    return reserved;
+  }
+
+  /** Fails the synth when the API would exceed API Gateway's "Routes per API" quota. */
+  private checkRouteQuota(routes: readonly ServedRoute[], given: number | undefined): void {
+    const quota = Number(given ?? contextValue(this, 'routesPerApiQuota') ?? DEFAULT_ROUTES_PER_API_QUOTA);
+    if (!Number.isInteger(quota) || quota < 1) throw new Error(`routesPerApiQuota must be a whole number, not ${quota}`);
+    // The route table's keys plus $default.
+    const count = routes.length + 1;
+    if (count > quota) {
+      throw new Error(
+        `The HTTP API would have ${count} routes (${routes.length} from the route table plus $default), more than ` +
+          `routesPerApiQuota (${quota}), API Gateway's "Routes per API" quota, so the deploy would fail. ` +
+          `Ask for a higher "Routes per API" quota for this API in Service Quotas (API Gateway, in the stack's region; ` +
+          `the raise applies to an API that already exists), and once it is granted deploy with ` +
+          `-c routesPerApiQuota=<the new quota> (or set it in cdk.json's "context"). See README, Deploy with CDK.`,
+      );
+    }
+  }
+
+  /**
+   * Per-route throttles for routes with a `throttle` class. The stage names the routes by
+   * key, so it is updated after the nested stacks that create them.
+   */
+  private throttleRoutes(routes: readonly ServedRoute[], given: ParleyStackProps['routeThrottles']): void {
+    const fromContext = (contextValue(this, 'routeThrottle') ?? {}) as Partial<Record<ThrottleClass, Throttle>>;
+    const limits = {} as Record<ThrottleClass, Throttle>;
+    for (const throttleClass of THROTTLE_CLASSES) {
+      limits[throttleClass] = checkedThrottle(
+        `routeThrottle.${throttleClass}`,
+        given?.[throttleClass] ?? fromContext[throttleClass] ?? DEFAULT_ROUTE_THROTTLES[throttleClass],
+      );
+    }
+    // RouteSettings is free-form JSON in the L1, so its keys are CloudFormation's own names.
+    const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
+    for (const route of routes) {
+      if (!route.route.throttle) continue;
+      const limit = limits[route.route.throttle];
+      routeSettings[route.key] = { ThrottlingRateLimit: limit.rateLimit, ThrottlingBurstLimit: limit.burstLimit };
+    }
+    if (Object.keys(routeSettings).length === 0) return;
+    (this.stage.node.defaultChild as apigwv2.CfnStage).routeSettings = routeSettings;
+    for (const routeStack of this.routeStacks) this.stage.node.addDependency(routeStack);
+  }
+
+  private httpApi(given: Throttle | undefined): { api: apigwv2.HttpApi; stage: apigwv2.HttpStage } {
     const api = new apigwv2.HttpApi(this, 'Api', {
       apiName: 'parley',
       description: 'Parley: Retell-compatible REST API',
@@ -279,6 +549,7 @@ export class ParleyStack extends Stack {
       httpApi: api,
       stageName: '$default',
       autoDeploy: true,
+      throttle: checkedThrottle('apiThrottle', given ?? (contextValue(this, 'apiThrottle') as Throttle | undefined) ?? DEFAULT_API_THROTTLE),
       accessLogSettings: {
         destination: new apigwv2.LogGroupLogDestination(accessLogs),
         format: AccessLogFormat.custom(
@@ -327,4 +598,12 @@ export class ParleyStack extends Stack {
       );
     }
   }
+}
+
+function checkedThrottle(name: string, throttle: Throttle): Throttle {
+  const { rateLimit, burstLimit } = throttle ?? {};
+  if (!(typeof rateLimit === 'number' && rateLimit > 0) || !(Number.isInteger(burstLimit) && burstLimit >= 1)) {
+    throw new Error(`${name} must be {"rateLimit": <requests a second, above 0>, "burstLimit": <whole number, at least 1>}`);
+  }
+  return { rateLimit, burstLimit };
 }

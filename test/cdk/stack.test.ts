@@ -17,21 +17,39 @@ import {
 } from '../../lib/parley-function.ts';
 import {
   BACKGROUND_FUNCTIONS,
+  DEFAULT_ACCOUNT_CONCURRENCY,
+  DEFAULT_API_THROTTLE,
+  DEFAULT_RESERVED_CONCURRENCY,
+  DEFAULT_ROUTE_THROTTLES,
   DOMAIN_ACCESS,
   ParleyStack,
+  UNRESERVED_CONCURRENCY_MINIMUM,
+  WEBHOOK_MAX_CONCURRENCY,
   type BackgroundName,
+  type FunctionName,
+  type ParleyStackProps,
 } from '../../lib/parley-stack.ts';
-import { DOMAINS, type Domain, type RouteDefinition } from '../../shared/http/route.ts';
+import { DOMAINS, THROTTLE_CLASSES, type Domain, type RouteDefinition } from '../../shared/http/route.ts';
 import { servedRoutes, type ServedRoute } from '../../shared/routes/index.ts';
+import { loadConfig } from '../../shared/config.ts';
 import { GSI1_LISTING_ATTRIBUTES, tableDefinition } from '../../shared/store/keys.ts';
+import { PRODUCTION_TEST_SETTINGS } from '../support/production-settings.ts';
 
 const RESOURCE_LIMIT = 500;
 const FUNCTION_ENTRY = fileURLToPath(new URL('../../functions/meta.ts', import.meta.url));
 
-function synth(routes?: readonly ServedRoute[], nag = true) {
+/** Deploy settings as an operator would pass them (public-looking, not local or example values). */
+const SETTINGS = { sipHost: 'sip.parley.ai', sipIpRanges: ['34.1.2.0/24', '2600:1f18::/36'] };
+
+function synth(
+  routes?: readonly ServedRoute[],
+  nag = true,
+  props: Omit<ParleyStackProps, 'routes'> = {},
+  context: Record<string, unknown> = {},
+) {
   // Skipping bundling keeps the tests fast; `npm run synth` bundles for real.
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new ParleyStack(app, 'Parley', { routes });
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+  const stack = new ParleyStack(app, 'Parley', { routes, settings: SETTINGS, ...props });
   if (nag) Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
   const template = Template.fromStack(stack);
   const nested = stack.routeStacks.map((routeStack) => ({
@@ -70,8 +88,24 @@ const KEY_USE_ACTION: Record<KeyUse, string> = {
   encrypt: 'kms:Encrypt',
 };
 
-/** Checks a function's role against its declared access, in both directions. */
-function expectGrantsMatch(statements: Statement[], access: ParleyAccess, label: string) {
+const mentions = (statement: Statement, logicalIds: readonly string[]) =>
+  logicalIds.some((id) => JSON.stringify(statement.Resource).includes(`"${id}"`));
+
+/**
+ * Checks a function's role against its declared access, in both directions. SQS actions
+ * are the webhook queue's, except on `otherQueues` (an on-failure destination).
+ */
+function expectGrantsMatch(
+  statements: Statement[],
+  access: ParleyAccess,
+  label: string,
+  otherQueues: readonly string[] = [],
+) {
+  const sqsStatements = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('sqs:')));
+  for (const statement of sqsStatements.filter((s) => mentions(s, otherQueues))) {
+    expect([statement.Action].flat().sort(), label).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+  }
+  statements = statements.filter((s) => !mentions(s, otherQueues));
   const all = actionsOf(statements);
   const direct = (statement: Statement) => statement.Condition === undefined;
   expect([...all].filter((action) => action.includes('*')), label).toEqual([]);
@@ -175,6 +209,9 @@ describe('ParleyStack', () => {
           'NODE_OPTIONS',
           'PARLEY_ENV',
           'POWERTOOLS_SERVICE_NAME',
+          'PUBLIC_BASE_URL',
+          'SIP_HOST',
+          'SIP_IP_RANGES',
           'TABLE_NAME',
           'VENDOR_SECRET_ID',
           'WEBHOOK_QUEUE_URL',
@@ -192,7 +229,11 @@ describe('ParleyStack', () => {
     }
     for (const [name, spec] of Object.entries(BACKGROUND_FUNCTIONS) as [BackgroundName, { access: ParleyAccess }][]) {
       const fn = parley.stack.backgroundFunctions[name];
-      expectGrantsMatch(statementsOf(parley.stack, parley.template, fn), spec.access, name);
+      const statements = statementsOf(parley.stack, parley.template, fn);
+      // Billing's on-failure destination: it may send there, and only there besides its access.
+      const failures = name === 'billing-hourly' ? [logicalId(parley, parley.stack.billingFailures)] : [];
+      expect(statements.some((statement) => mentions(statement, failures)), name).toBe(failures.length > 0);
+      expectGrantsMatch(statements, spec.access, name, failures);
     }
     parley.template.resourceCountIs('AWS::IAM::ManagedPolicy', 0);
     for (const role of Object.values(parley.template.findResources('AWS::IAM::Role'))) {
@@ -333,8 +374,293 @@ describe('ParleyStack', () => {
   });
 });
 
+const functionResource = (synthed: Synth, fn: ParleyFunction) =>
+  synthed.template.findResources('AWS::Lambda::Function')[logicalId(synthed, fn)]!;
+
+const allFunctions = (synthed: Synth): [FunctionName, ParleyFunction][] => [
+  ...(Object.entries(synthed.stack.domainFunctions) as [FunctionName, ParleyFunction][]),
+  ...(Object.entries(synthed.stack.backgroundFunctions) as [FunctionName, ParleyFunction][]),
+];
+
+const stageOf = (synthed: Synth) => Object.values(synthed.template.findResources('AWS::ApiGatewayV2::Stage'))[0]!;
+
+describe('throttling and isolation', () => {
+  it('throttles every route by default at the stage', () => {
+    expect(stageOf(parley).Properties.DefaultRouteSettings).toEqual({
+      ThrottlingRateLimit: DEFAULT_API_THROTTLE.rateLimit,
+      ThrottlingBurstLimit: DEFAULT_API_THROTTLE.burstLimit,
+    });
+  });
+
+  it('throttles the outbound and vendor routes tighter, by their route-table class', () => {
+    const settings = stageOf(parley).Properties.RouteSettings as Record<string, Record<string, number>>;
+    const throttled = servedRoutes().filter((route) => route.route.throttle);
+    expect(Object.keys(settings).sort()).toEqual(throttled.map((route) => route.key).sort());
+    for (const route of throttled) {
+      const limit = DEFAULT_ROUTE_THROTTLES[route.route.throttle!];
+      expect(settings[route.key], route.key).toEqual({ ThrottlingRateLimit: limit.rateLimit, ThrottlingBurstLimit: limit.burstLimit });
+    }
+    for (const throttleClass of THROTTLE_CLASSES) {
+      expect(DEFAULT_ROUTE_THROTTLES[throttleClass].rateLimit).toBeLessThan(DEFAULT_API_THROTTLE.rateLimit / 10);
+      expect(DEFAULT_ROUTE_THROTTLES[throttleClass].burstLimit).toBeLessThan(DEFAULT_API_THROTTLE.burstLimit / 10);
+    }
+    // The expensive routes of the issue, by key: a route losing its flag fails here.
+    for (const key of [
+      'POST /workspace/test-webhook',
+      'POST /agents/{agent_id}/workflows/{stage}/test',
+      'GET /get-mcp-tools/{agent_id}',
+      'POST /test-custom-llm-connection',
+      'POST /test-sip-connection',
+      'POST /test-phone-number-connection/{phone_number}',
+    ]) {
+      expect(settings[key], key).toMatchObject({ ThrottlingRateLimit: DEFAULT_ROUTE_THROTTLES.outbound.rateLimit });
+    }
+    for (const key of ['POST /generate-agent', 'POST /agents/{agent_id}/copilot', 'POST /clone-voice', 'POST /create-phone-number']) {
+      expect(settings[key], key).toMatchObject({ ThrottlingRateLimit: DEFAULT_ROUTE_THROTTLES.vendor.rateLimit });
+    }
+    expect(settings['GET /get-agent/{agent_id}']).toBeUndefined();
+  });
+
+  it('updates the stage only after the nested stacks that create the throttled routes', () => {
+    const dependsOn = stageOf(parley).DependsOn as string[];
+    for (const { routeStack } of parley.nested) {
+      expect(dependsOn).toContain(parley.stack.getLogicalId(routeStack.nestedStackResource as CfnResource));
+    }
+  });
+
+  it('takes the limits from context', () => {
+    const synthed = synth(undefined, false, {}, {
+      apiThrottle: '{"rateLimit":50,"burstLimit":100}',
+      routeThrottle: { outbound: { rateLimit: 1, burstLimit: 2 } },
+    });
+    const stage = stageOf(synthed).Properties;
+    expect(stage.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+    expect(stage.RouteSettings['POST /test-sip-connection']).toEqual({ ThrottlingRateLimit: 1, ThrottlingBurstLimit: 2 });
+    expect(stage.RouteSettings['POST /generate-agent']).toEqual({
+      ThrottlingRateLimit: DEFAULT_ROUTE_THROTTLES.vendor.rateLimit,
+      ThrottlingBurstLimit: DEFAULT_ROUTE_THROTTLES.vendor.burstLimit,
+    });
+    expect(() => synth(undefined, false, {}, { apiThrottle: '{"rateLimit":50}' })).toThrow('apiThrottle must be');
+  });
+
+  it('reserves concurrency for every function, well within a default account', () => {
+    let total = 0;
+    for (const [name, fn] of allFunctions(parley)) {
+      const reserved = functionResource(parley, fn).Properties.ReservedConcurrentExecutions as number;
+      expect(reserved, name).toBe(DEFAULT_RESERVED_CONCURRENCY[name]);
+      expect(reserved, name).toBeGreaterThanOrEqual(2);
+      total += reserved;
+    }
+    expect(Object.keys(DEFAULT_RESERVED_CONCURRENCY).sort()).toEqual(allFunctions(parley).map(([name]) => name).sort());
+    // AWS keeps 100 unreserved; Parley takes at most half of what is left of a default account.
+    expect(total).toBeLessThanOrEqual((DEFAULT_ACCOUNT_CONCURRENCY - UNRESERVED_CONCURRENCY_MINIMUM) / 2);
+  });
+
+  it('takes reserved concurrency from context, and refuses more than the account can reserve', () => {
+    const raised = synth(undefined, false, {}, { reservedConcurrency: '{"agents":200}' });
+    expect(functionResource(raised, raised.stack.domainFunctions.agents).Properties.ReservedConcurrentExecutions).toBe(200);
+    expect(functionResource(raised, raised.stack.domainFunctions.flows).Properties.ReservedConcurrentExecutions).toBe(
+      DEFAULT_RESERVED_CONCURRENCY.flows,
+    );
+    const none = synth(undefined, false, {}, { reservedConcurrency: 'false' });
+    for (const [name, fn] of allFunctions(none)) {
+      expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
+    }
+    expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
+      /would reserve 982 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+    );
+    expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
+    expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
+    expect(() => synth(undefined, false, {}, { reservedConcurrency: { 'webhook-delivery': 5 } })).toThrow(
+      'is below webhookMaxConcurrency',
+    );
+  });
+
+  it('caps the webhook queue event source below the worker’s reservation', () => {
+    const worker = parley.stack.backgroundFunctions['webhook-delivery'];
+    parley.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(parley, worker) },
+      ScalingConfig: { MaximumConcurrency: WEBHOOK_MAX_CONCURRENCY },
+    });
+    expect(functionResource(parley, worker).Properties.ReservedConcurrentExecutions).toBeGreaterThanOrEqual(
+      WEBHOOK_MAX_CONCURRENCY,
+    );
+  });
+});
+
+describe('scheduled jobs', () => {
+  const invokeConfigOf = (name: BackgroundName) => {
+    const fnId = logicalId(parley, parley.stack.backgroundFunctions[name]);
+    const configs = Object.values(parley.template.findResources('AWS::Lambda::EventInvokeConfig')).filter(
+      (config) => config.Properties.FunctionName.Ref === fnId,
+    );
+    expect(configs, name).toHaveLength(1);
+    return configs[0]!.Properties;
+  };
+
+  it('does not let Lambda retry the minute jobs, and drops an invocation older than its minute', () => {
+    for (const name of ['batch-tick', 'oauth-refresh'] as const) {
+      expect(invokeConfigOf(name)).toEqual({
+        FunctionName: { Ref: logicalId(parley, parley.stack.backgroundFunctions[name]) },
+        Qualifier: '$LATEST',
+        MaximumRetryAttempts: 0,
+        MaximumEventAgeInSeconds: 60,
+      });
+    }
+  });
+
+  it('sends a billing run that failed its retries to a queue with an alarm', () => {
+    const failures = logicalId(parley, parley.stack.billingFailures);
+    expect(invokeConfigOf('billing-hourly')).toMatchObject({
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [failures, 'Arn'] } } },
+    });
+    parley.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [failures, 'QueueName'] } }],
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    expect(invokeConfigOf('batch-tick').DestinationConfig).toBeUndefined();
+    // No Lambda function is invoked asynchronously without settings (API routes and SQS are synchronous).
+    expect(Object.keys(parley.template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(3);
+  });
+
+  it('gives every schedule target a dead-letter queue, with an alarm, and the minute jobs no EventBridge retries', () => {
+    const deadLetters = logicalId(parley, parley.stack.scheduleDeadLetters);
+    const rules = Object.values(parley.template.findResources('AWS::Events::Rule'));
+    expect(rules).toHaveLength(3);
+    for (const rule of rules) {
+      const [target] = rule.Properties.Targets;
+      expect(target.DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [deadLetters, 'Arn'] } });
+      const minute = rule.Properties.ScheduleExpression === 'rate(1 minute)';
+      expect(target.RetryPolicy).toEqual(
+        minute
+          ? { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 }
+          : { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+      );
+    }
+    parley.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetters, 'QueueName'] } }],
+      Threshold: 1,
+    });
+    // EventBridge may send to the dead-letter queue.
+    parley.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: deadLetters }],
+      PolicyDocument: Match.objectLike({
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: 'sqs:SendMessage', Principal: { Service: 'events.amazonaws.com' } }),
+        ]),
+      }),
+    });
+  });
+
+  it('notifies an SNS topic from every alarm when one is given', () => {
+    const topic = 'arn:aws:sns:us-east-1:111122223333:parley-alarms';
+    const synthed = synth(undefined, false, {}, { alarmTopicArn: topic });
+    const alarms = Object.values(synthed.template.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms).toHaveLength(2);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([topic]);
+    for (const alarm of Object.values(parley.template.findResources('AWS::CloudWatch::Alarm'))) {
+      expect(alarm.Properties.AlarmActions).toBeUndefined();
+    }
+  });
+});
+
+describe('deploy settings', () => {
+  const bare = (context: Record<string, unknown> = {}) => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+    const stack = new ParleyStack(app, 'Parley');
+    return { app, stack, template: Template.fromStack(stack) };
+  };
+  const environmentOf = (template: Template) =>
+    Object.values(template.findResources('AWS::Lambda::Function')).map((fn) => fn.Properties.Environment.Variables);
+
+  it('passes the SIP settings and the public URL to every function', () => {
+    for (const variables of environmentOf(parley.template)) {
+      expect(variables).toMatchObject({
+        PARLEY_ENV: 'production',
+        SIP_HOST: 'sip.parley.ai',
+        SIP_IP_RANGES: '34.1.2.0/24,2600:1f18::/36',
+        PUBLIC_BASE_URL: { 'Fn::GetAtt': [logicalId(parley, parley.stack.api), 'ApiEndpoint'] },
+      });
+    }
+  });
+
+  it('fails the synth without them, saying what to pass', () => {
+    expect(() => bare()).toThrow(/Parley needs sipHost and sipIpRanges to deploy .* -c sipHost=/);
+    expect(() => bare({ sipHost: 'sip.acme.com' })).toThrow('Parley needs sipIpRanges to deploy');
+  });
+
+  it('takes them from context', () => {
+    const { template } = bare({
+      sipHost: 'sip.acme.com',
+      sipIpRanges: '34.1.2.0/24, 35.0.0.0/16',
+      publicBaseUrl: 'https://api.acme.com',
+    });
+    for (const variables of environmentOf(template)) {
+      expect(variables).toMatchObject({
+        SIP_HOST: 'sip.acme.com',
+        SIP_IP_RANGES: '34.1.2.0/24,35.0.0.0/16',
+        PUBLIC_BASE_URL: 'https://api.acme.com',
+      });
+    }
+  });
+
+  it('refuses local or example values at synth, as the functions would at start', () => {
+    expect(() => bare({ sipHost: 'sip.parley.local', sipIpRanges: '34.1.2.0/24' })).toThrow(
+      /would stop every function at start: .*SIP_HOST: sip\.parley\.local is a local or example name/,
+    );
+    expect(() => bare({ sipHost: 'sip.acme.com', sipIpRanges: '127.0.0.1/32' })).toThrow('SIP_IP_RANGES: 127.0.0.1/32 are loopback');
+    expect(() => bare({ sipHost: 'sip.acme.com', sipIpRanges: '10.0.0.0/33' })).toThrow('SIP_IP_RANGES');
+    expect(() => bare({ sipHost: 'sip.acme.com', sipIpRanges: '34.1.2.0/24', publicBaseUrl: 'http://x' })).toThrow(
+      'PUBLIC_BASE_URL: must be the https:// URL',
+    );
+  });
+
+  it('synthesizes with example values only when told to (CI), values the functions refuse to start with', () => {
+    const { template } = bare({ allowExampleSettings: 'true' });
+    for (const variables of environmentOf(template)) {
+      expect(variables).toMatchObject({ SIP_HOST: 'sip.example.invalid', SIP_IP_RANGES: '192.0.2.0/24' });
+      expect(() =>
+        loadConfig({
+          ...PRODUCTION_TEST_SETTINGS,
+          SIP_HOST: variables.SIP_HOST,
+          SIP_IP_RANGES: variables.SIP_IP_RANGES,
+        }),
+      ).toThrow(/SIP_HOST: .* is a local or example name.*; SIP_IP_RANGES: .* are loopback or example addresses/);
+    }
+  });
+
+  it('runs npm run synth with allowExampleSettings, and cdk.json supplies no settings', () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    expect(pkg.scripts.synth).toMatch(/cdk synth .*-c allowExampleSettings=true/);
+    const cdkJson = JSON.parse(readFileSync(join(root, 'cdk.json'), 'utf8'));
+    for (const name of ['sipHost', 'sipIpRanges', 'publicBaseUrl', 'allowExampleSettings']) {
+      expect(cdkJson.context[name], name).toBeUndefined();
+    }
+  });
+});
+
+describe('route quota', () => {
+  it('fails the synth past routesPerApiQuota (300 by default), saying how to proceed', () => {
+    expect(() => synth(syntheticRoutes(300), false)).toThrow(
+      /would have 301 routes \(300 from the route table plus \$default\), more than routesPerApiQuota \(300\).*Service Quotas.*-c routesPerApiQuota=/,
+    );
+    expect(() => synth(syntheticRoutes(299), false)).not.toThrow();
+    expect(() => synth(syntheticRoutes(300), false, {}, { routesPerApiQuota: '301' })).not.toThrow();
+    expect(() => synth(syntheticRoutes(350), false, { routesPerApiQuota: 320 })).toThrow('more than routesPerApiQuota (320)');
+  });
+
+  it('leaves room for today’s route table', () => {
+    expect(servedRoutes().length + 1).toBeLessThanOrEqual(300);
+  });
+});
+
 describe('ParleyStack at the product size', () => {
-  const big = synth(syntheticRoutes(370));
+  const big = synth(syntheticRoutes(370), true, { routesPerApiQuota: 400 });
 
   it('spreads ~370 routes over nested stacks that each stay under the limit', () => {
     expect(routeTargets(big).size).toBe(371);
@@ -360,7 +686,7 @@ describe('ParleyStack at the product size', () => {
       return where;
     };
     const before = placement(synth(syntheticRoutes(200), false));
-    const after = placement(synth(syntheticRoutes(370), false));
+    const after = placement(synth(syntheticRoutes(370), false, {}, { routesPerApiQuota: '400' }));
     for (const [key, where] of before) expect(after.get(key), key).toBe(where);
   });
 });

@@ -1,0 +1,116 @@
+import { Token } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { loadConfig } from '../shared/config.ts';
+
+/**
+ * Deploy-time settings: each comes from the stack's props, else from CDK context
+ * (`-c name=value` or cdk.json's `context`), else a default. Context given on the command
+ * line arrives as text, so objects, lists, numbers and booleans are read as JSON.
+ */
+export function contextValue(scope: Construct, name: string): unknown {
+  const value: unknown = scope.node.tryGetContext(name);
+  if (typeof value !== 'string') return value;
+  const text = value.trim();
+  if (!/^[[{]|^(true|false|-?\d+(\.\d+)?)$/.test(text)) return value;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new Error(`CDK context ${name}: ${JSON.stringify(value)} is not valid JSON`);
+  }
+}
+
+/**
+ * The functions' settings whose local defaults must never reach production (see
+ * PRODUCTION_REQUIRED_SETTINGS in shared/config.ts); the stack sets the others itself.
+ */
+export interface FunctionSettings {
+  /** SIP_HOST: host of the platform's SIP servers (context `sipHost`). */
+  sipHost: string;
+  /** SIP_IP_RANGES: the blocks they send from (context `sipIpRanges`: a JSON array or comma list). */
+  sipIpRanges: readonly string[];
+  /** PUBLIC_BASE_URL (context `publicBaseUrl`); default: the HTTP API's own https:// endpoint. */
+  publicBaseUrl?: string;
+}
+
+/**
+ * Obviously-not-real values that let `npm run synth` (CI, offline, no account) build the
+ * template when context `allowExampleSettings` is true. They never serve: shared/config.ts
+ * refuses `.invalid` hosts and documentation address blocks in production, so functions
+ * deployed with them stop at cold start naming SIP_HOST and SIP_IP_RANGES.
+ */
+export const EXAMPLE_SETTINGS: FunctionSettings = {
+  sipHost: 'sip.example.invalid',
+  sipIpRanges: ['192.0.2.0/24'],
+};
+
+const list = (value: unknown): string[] | undefined => {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (Array.isArray(value)) return value.map(String);
+  return String(value)
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+};
+
+/**
+ * The settings to deploy, from props or context. Missing ones fail the synth with what to
+ * pass, unless context `allowExampleSettings` is true (CI's offline synth), which fills the
+ * gaps with EXAMPLE_SETTINGS. Given values are checked now with the functions' own
+ * production check (shared/config.ts), so a local or example value fails the synth rather
+ * than every cold start.
+ */
+export function functionSettings(scope: Construct, given: Partial<FunctionSettings> = {}): FunctionSettings {
+  const sipHost = given.sipHost ?? (contextValue(scope, 'sipHost') as string | undefined);
+  const sipIpRanges = given.sipIpRanges ?? list(contextValue(scope, 'sipIpRanges'));
+  const publicBaseUrl = given.publicBaseUrl ?? (contextValue(scope, 'publicBaseUrl') as string | undefined);
+  const allowExamples = contextValue(scope, 'allowExampleSettings') === true;
+
+  const missing = [...(sipHost ? [] : ['sipHost']), ...(sipIpRanges?.length ? [] : ['sipIpRanges'])];
+  if (missing.length && !allowExamples) {
+    throw new Error(
+      `Parley needs ${missing.join(' and ')} to deploy (the functions' SIP_HOST and SIP_IP_RANGES; their local defaults never reach production). ` +
+        'Pass them as CDK context, e.g. `npx cdk deploy -c sipHost=<SIP servers\' host name> -c sipIpRanges=<CIDR block>,<CIDR block>`, ' +
+        'or put them in cdk.json\'s "context". For an offline synth that will never be deployed, pass -c allowExampleSettings=true ' +
+        '(what `npm run synth` does). See README, Deploy with CDK.',
+    );
+  }
+  const settings: FunctionSettings = {
+    sipHost: sipHost || EXAMPLE_SETTINGS.sipHost,
+    sipIpRanges: sipIpRanges?.length ? sipIpRanges : EXAMPLE_SETTINGS.sipIpRanges,
+    ...(publicBaseUrl ? { publicBaseUrl } : {}),
+  };
+  if (!missing.length) checkAsProduction(settings);
+  return settings;
+}
+
+/** What the functions' environment gets for these settings. */
+export function settingsEnvironment(settings: FunctionSettings, apiEndpoint: string): Record<string, string> {
+  return {
+    SIP_HOST: settings.sipHost,
+    SIP_IP_RANGES: settings.sipIpRanges.join(','),
+    PUBLIC_BASE_URL: settings.publicBaseUrl ?? apiEndpoint,
+  };
+}
+
+/** Runs the functions' own production settings check on these values. */
+function checkAsProduction(settings: FunctionSettings): void {
+  const environment = settingsEnvironment(settings, 'https://api.example.com');
+  // Deploy-time tokens (the stack's own resources) resolve to real values; the check is about the literals.
+  const literal = (value: string, stand: string) => (Token.isUnresolved(value) ? stand : value);
+  try {
+    loadConfig({
+      PARLEY_ENV: 'production',
+      TABLE_NAME: 'table',
+      AWS_REGION: 'region',
+      KMS_KEY_ID: 'key',
+      WEBHOOK_QUEUE_URL: 'queue',
+      VENDOR_SECRET_ID: 'secret',
+      ...environment,
+      PUBLIC_BASE_URL: literal(environment.PUBLIC_BASE_URL!, 'https://api.example.com'),
+    });
+  } catch (error) {
+    throw new Error(
+      `Parley deploy settings (sipHost, sipIpRanges, publicBaseUrl) would stop every function at start: ${(error as Error).message}`,
+    );
+  }
+}
