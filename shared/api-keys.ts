@@ -1,7 +1,7 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut } from './audit-log.ts';
 import type { Principal } from './auth/gate.ts';
-import { assertGrantable } from './auth/scopes.ts';
+import { assertGrantable, type Scope } from './auth/scopes.ts';
 import { config } from './config.ts';
 import {
   credentialDeletes,
@@ -91,12 +91,14 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
     target: { type: 'api_key', id: apiKeyId },
     changes: Object.keys(changes),
   }, Date.now());
+  const losesFullAccess = input.scopes !== undefined && hasFullAccess(credential.scopes) && !hasFullAccess(input.scopes);
   await withWebhookFlagRetry(async () => {
     const move = movesFlag
       ? webhookFlagMove(await getWorkspaceItem(workspaceId), apiKeyId, credential.pk.slice('CREDENTIAL#'.length))
       : [];
+    const guard = losesFullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'removing its full access') : [];
     await db.send(
-      new TransactWriteCommand({ TransactItems: [credentialUpdate(credential, changes), ...move, audit] }),
+      new TransactWriteCommand({ TransactItems: [credentialUpdate(credential, changes), ...move, audit, ...guard] }),
     );
   }, apiKeyNotFound);
   const updated = await readCredential(credential);
@@ -104,43 +106,93 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
   return toApiKey(updated);
 }
 
-/** Deleting the webhook key leaves the workspace with none (signing falls back to the oldest key). */
+/**
+ * Deleting the webhook key leaves the workspace with none (signing falls back to the
+ * oldest key). The last key with full access (no scopes, or `admin`) cannot be deleted:
+ * nothing else can manage keys, so the workspace would be locked out for good.
+ */
 export async function deleteApiKey(principal: Principal, apiKeyId: string): Promise<void> {
   const workspaceId = principal.workspaceId;
   const ref = keys.apiKeyRef(workspaceId, apiKeyId);
-  const credential = await findCredential(ref);
-  if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
-  const clearFlag = credential.is_webhook_key
-    ? [
-        {
-          Update: {
-            TableName: tableName,
-            Key: keys.workspace(workspaceId),
-            UpdateExpression: 'REMOVE webhook_key_id, webhook_key_credential',
-            ConditionExpression: 'webhook_key_id = :id',
-            ExpressionAttributeValues: { ':id': apiKeyId },
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const credential = await findCredential(ref);
+    if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
+    const fullAccess = hasFullAccess(credential.scopes);
+    const [remove, removeRef] = credentialDeletes(credential, ref);
+    // The delete holds only for the key as read: one promoted to full access meanwhile is re-read.
+    if (!fullAccess) {
+      remove!.Delete.ConditionExpression = `attribute_exists(pk) AND NOT (${FULL_ACCESS_CONDITION})`;
+      Object.assign(remove!.Delete, { ExpressionAttributeValues: FULL_ACCESS_VALUES });
+    }
+    const clearFlag = credential.is_webhook_key
+      ? [
+          {
+            Update: {
+              TableName: tableName,
+              Key: keys.workspace(workspaceId),
+              UpdateExpression: 'REMOVE webhook_key_id, webhook_key_credential',
+              ConditionExpression: 'webhook_key_id = :id',
+              ExpressionAttributeValues: { ':id': apiKeyId },
+            },
           },
-        },
-      ]
-    : [];
-  try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          ...credentialDeletes(credential, ref),
-          ...clearFlag,
-          auditPut(workspaceId, principal, {
-            action: 'api_key.delete',
-            target: { type: 'api_key', id: apiKeyId },
-            changes: [],
-          }, Date.now()),
-        ],
-      }),
-    );
-  } catch (error) {
-    if (isTransactionConflict(error)) throw apiKeyNotFound();
-    throw error;
+        ]
+      : [];
+    const guard = fullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'deleting it') : [];
+    try {
+      await db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            remove!,
+            removeRef!,
+            ...clearFlag,
+            auditPut(workspaceId, principal, {
+              action: 'api_key.delete',
+              target: { type: 'api_key', id: apiKeyId },
+              changes: [],
+            }, Date.now()),
+            ...guard,
+          ],
+        }),
+      );
+      return;
+    } catch (error) {
+      if (!isTransactionConflict(error)) throw error;
+      // Lost a race (the key, the flag or the other full-access key changed): read again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+    }
   }
+  throw conflict('The API key is being changed by another request; try again');
+}
+
+/** Full access: no scopes, or the `admin` scope (spec Authentication 4). */
+export const hasFullAccess = (scopes: readonly Scope[] | undefined): boolean => !scopes || scopes.length === 0 || scopes.includes('admin');
+const FULL_ACCESS_CONDITION = 'attribute_not_exists(scopes) OR size(scopes) = :noScopes OR contains(scopes, :admin)';
+const FULL_ACCESS_VALUES = { ':noScopes': 0, ':admin': 'admin' };
+
+/**
+ * A condition that another of the workspace's keys still has full access, for the
+ * transaction that takes full access away from this one. Two such transactions on the
+ * last two full-access keys cannot both commit: each checks the key the other changes.
+ */
+async function anotherFullAccessKeyCheck(workspaceId: string, apiKeyId: string, action: string) {
+  const other = (await listCredentials(keys.apiKeyRefs(workspaceId))).find(
+    (credential) => credential.credential_id !== apiKeyId && hasFullAccess(credential.scopes),
+  );
+  if (!other) {
+    throw conflict(
+      `This is the workspace's last API key with full access (no scopes, or "admin"): create another such key before ${action}`,
+    );
+  }
+  return [
+    {
+      ConditionCheck: {
+        TableName: tableName,
+        Key: { pk: other.pk, sk: other.sk },
+        ConditionExpression: `attribute_exists(pk) AND (${FULL_ACCESS_CONDITION})`,
+        ExpressionAttributeValues: FULL_ACCESS_VALUES,
+      },
+    },
+  ];
 }
 
 /**

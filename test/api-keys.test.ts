@@ -115,6 +115,62 @@ describe('API keys', () => {
   });
 });
 
+describe('the last full-access key', () => {
+  const LAST_KEY = (action: string) =>
+    `This is the workspace's last API key with full access (no scopes, or "admin"): create another such key before ${action}`;
+
+  it('cannot be deleted, so the workspace is never locked out', async () => {
+    const { api } = await app.newWorkspace();
+    const scoped = (await api.post('/api-keys', { body: apiKeyBody({ scopes: ['agents'] }) })).body;
+    const only = (await keysOf(api)).find((key: { name: string }) => key.name === 'Default key')!;
+
+    const res = await api.delete(`/api-keys/${only.api_key_id}`);
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ status: 409, message: LAST_KEY('deleting it') });
+    expect((await api.get('/get-api-key-info')).status).toBe(200);
+
+    // A scoped key is not full access and goes; an admin key can take over, then the old one goes.
+    expect((await api.delete(`/api-keys/${scoped.api_key_id}`)).status).toBe(204);
+    const admin = (await api.post('/api-keys', { body: apiKeyBody({ scopes: ['admin'] }) })).body;
+    expect((await api.delete(`/api-keys/${only.api_key_id}`)).status).toBe(204);
+    expect((await api.withKey(admin.api_key).delete(`/api-keys/${admin.api_key_id}`)).body.message).toBe(LAST_KEY('deleting it'));
+  });
+
+  it('cannot lose its full access by a scope change', async () => {
+    const { api } = await app.newWorkspace();
+    const only = (await keysOf(api))[0]!;
+    const res = await api.patch(`/api-keys/${only.api_key_id}`, { body: { scopes: ['agents'] } });
+    expect(res.status).toBe(409);
+    expect(res.body.message).toBe(LAST_KEY('removing its full access'));
+    expect((await keysOf(api))[0]!.scopes).toEqual([]);
+    expect((await api.patch(`/api-keys/${only.api_key_id}`, { body: { scopes: ['admin', 'agents'] } })).status).toBe(200);
+  });
+
+  it('survives concurrent deletes and downgrades of the last full-access keys: exactly one wins', async () => {
+    const { api } = await app.newWorkspace();
+    const second = (await api.post('/api-keys', { body: apiKeyBody({ name: 'second' }) })).body;
+    const third = (await api.post('/api-keys', { body: apiKeyBody({ name: 'third' }) })).body;
+    const first = (await keysOf(api)).find((key: { name: string }) => key.name === 'Default key')!;
+
+    const results = await Promise.all([
+      api.delete(`/api-keys/${first.api_key_id}`),
+      api.delete(`/api-keys/${second.api_key_id}`),
+      api.patch(`/api-keys/${third.api_key_id}`, { body: { scopes: ['calls'] } }),
+    ]);
+
+    const statuses = results.map((res) => res.status);
+    expect(statuses.filter((status) => status === 409), JSON.stringify(results.map((res) => res.body))).toHaveLength(1);
+    // Whichever key survived lists them (the Default key may be the one deleted).
+    const survivor = [api, api.withKey(second.api_key), api.withKey(third.api_key)];
+    const listings = await Promise.all(survivor.map((client) => client.get('/api-keys')));
+    const remaining = listings.find((res) => res.status === 200)!.body;
+    const deleted = statuses.slice(0, 2).filter((status) => status === 204).length;
+    expect(remaining).toHaveLength(3 - deleted);
+    const full = remaining.filter((key: { scopes: string[] }) => key.scopes.length === 0 || key.scopes.includes('admin'));
+    expect(full).toHaveLength(1);
+  });
+});
+
 describe('webhook key', () => {
   it('starts on the Default key and moves when set on another key', async () => {
     const { api } = await app.newWorkspace();
