@@ -1,3 +1,4 @@
+import { protectLocalPort } from '../shared/platform/egress.ts';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -105,6 +106,8 @@ export async function startLocalServer(options: { port: number; host?: string })
     server.listen(options.port, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  // Outbound requests a tenant chooses (webhooks, workflow steps) must never reach this API.
+  protectLocalPort(port, 'API');
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,

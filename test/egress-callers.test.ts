@@ -106,6 +106,16 @@ describe('workflow HTTP steps', () => {
   });
 });
 
+describe('the local API itself', () => {
+  it('is refused on the port it learned only when it listened (PORT=0), so a step cannot call the API with another key', async () => {
+    const api = new URL(app.url);
+    const ws = await app.newWorkspace();
+    const res = await ws.api.post('/workspace/test-webhook', { body: { url: `${app.url}/workspace` } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ success: false, status: null, error: `Destination not allowed: 127.0.0.1:${api.port} is the local runtime's own API` });
+  });
+});
+
 describe('webhooks', () => {
   it('test-webhook reports a refused destination as its failure and records the attempt', async () => {
     const ws = await app.newWorkspace();

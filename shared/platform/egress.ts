@@ -131,6 +131,15 @@ export function egressPolicyFor(settings: Pick<Config, 'PARLEY_ENV' | 'DYNAMODB_
 /** This process's policy, from its settings (read once at load, like every setting). */
 export const egressPolicy: EgressPolicy = egressPolicyFor(config);
 
+/**
+ * Adds a port the local runtime learns only once it listens (the API on `PORT=0`, as tests
+ * and `startLocalServer({port: 0})` use) to this process's refused ports. No effect in
+ * production, where no local service listens.
+ */
+export function protectLocalPort(port: number, name: string): void {
+  if (egressPolicy.allowLoopback && port > 0) (egressPolicy.protectedLocalPorts as Map<number, string>).set(port, name);
+}
+
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
 
