@@ -4,7 +4,7 @@ import { apiKeyBody } from './support/factories.ts';
 
 const app = await startTestApp();
 
-type Key = { api_key_id: string; name: string; is_webhook_key: boolean; masked_key: string };
+type Key = { api_key_id: string; name: string; is_webhook_key: boolean; masked_key: string; scopes: string[] };
 
 async function keysOf(api = app.api): Promise<Key[]> {
   const res = await api.get('/api-keys');
