@@ -13,6 +13,7 @@ import type {
   UpdatePhoneNumberInput,
   VersionReference,
 } from './routes/phone-numbers.ts';
+import { assertNotMasked, unlessMasked } from './platform/masking.ts';
 import { originationUri } from './sip-origination.ts';
 import { db, isConditionFailure, tableName } from './store/db.ts';
 import { keys } from './store/keys.ts';
@@ -354,6 +355,7 @@ function baseItem(workspaceId: string, phoneNumber: string, nowMs: number): Numb
 
 export async function importPhoneNumber(workspaceId: string, input: ImportPhoneNumberInput, nowMs = Date.now()): Promise<PhoneNumber> {
   const { phone_number, termination_uri, sip_trunk_auth_username, sip_trunk_auth_password, transport, provider, ...fields } = input;
+  assertNotMasked('sip_trunk_auth_password', sip_trunk_auth_password);
   const { next, touched } = applyFields(baseItem(workspaceId, phone_number, nowMs), fields);
   const item: NumberItem = {
     ...next,
@@ -484,7 +486,9 @@ export async function updatePhoneNumber(
   nowMs = Date.now(),
 ): Promise<PhoneNumber> {
   const before = await readItem(workspaceId, phoneNumber);
-  const { termination_uri, auth_username, auth_password, transport, provider, ...fields } = input;
+  const { termination_uri, auth_username, transport, provider, ...fields } = input;
+  // Phone numbers never answer their password, but a mask copied from a SIP trunk is still no password.
+  const auth_password = unlessMasked(input.auth_password);
   const { next, touched } = applyFields(before, fields);
   const imported = before.phone_number_type === 'custom';
   const trunkFields = { termination_uri, auth_username, auth_password, transport, provider };

@@ -2,6 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { encryptSecret, recordContext } from './crypto/envelope.ts';
 import { badRequest, conflict, notFound } from './errors.ts';
 import { newId } from './ids.ts';
+import { assertNotMasked, unlessMasked } from './platform/masking.ts';
 import {
   MASKED_PASSWORD,
   type CreateSipTrunkInput,
@@ -60,6 +61,7 @@ async function readItem(workspaceId: string, sipTrunkId: string): Promise<SipTru
 export async function createSipTrunk(workspaceId: string, input: CreateSipTrunkInput, nowMs = Date.now()): Promise<SipTrunk> {
   const existing = await queryAll(keys.sipTrunks(workspaceId), 'sk');
   if (existing.length >= MAX_SIP_TRUNKS) throw badRequest(`A workspace can have at most ${MAX_SIP_TRUNKS} SIP trunks`);
+  assertNotMasked('auth_password', input.auth_password);
   const sipTrunkId = newId('sipTrunk');
   const item: SipTrunkItem = {
     ...keys.sipTrunk(workspaceId, sipTrunkId),
@@ -97,6 +99,8 @@ export async function updateSipTrunk(
   nowMs = Date.now(),
 ): Promise<SipTrunk> {
   const previous = await readItem(workspaceId, sipTrunkId);
+  // The mask this trunk was answered with, written back, keeps the stored password.
+  input = { ...input, auth_password: unlessMasked(input.auth_password) };
   const next: SipTrunkItem = { ...previous, revision: previous.revision + 1, last_modification_timestamp: nowMs };
   for (const field of ['name', 'termination_uri', 'allowed_addresses', 'transport', 'auth_username'] as const) {
     if (input[field] !== undefined) (next as unknown as Record<string, unknown>)[field] = input[field];

@@ -62,6 +62,21 @@ describe('importing numbers', () => {
     expect(stored.Item?.auth_password_encrypted).toMatch(/^env1\./);
   });
 
+  it('never takes the mask of a secret as a password: refused on import, "unchanged" on update', async () => {
+    const { decryptSecret, recordContext } = await import('../shared/crypto/envelope.ts');
+    const masked = await app.api.post('/import-phone-number', { body: importBody({ sip_trunk_auth_password: '********' }) });
+    expect(masked.status).toBe(400);
+    expect(masked.body).toEqual({ status: 400, message: 'sip_trunk_auth_password: Send the secret itself; ******** is how a stored one is shown' });
+
+    const body = importBody();
+    expect((await app.api.post('/import-phone-number', { body })).status).toBe(201);
+    const updated = await app.api.patch(`/update-phone-number/${body.phone_number}`, { body: { auth_password: '********', nickname: 'Kept' } });
+    expect(updated.status).toBe(200);
+    const stored = await db.send(new GetCommand({ TableName: tableName, Key: keys.phoneNumber(app.workspace.workspace_id, body.phone_number) }));
+    const context = recordContext(app.workspace.workspace_id, `phone_number#${body.phone_number}`);
+    expect(await decryptSecret(stored.Item!.auth_password_encrypted, context)).toBe('s3cret-pass');
+  });
+
   it('lists a page at a time, newest first by default', async () => {
     const ws = await app.newWorkspace();
     const client = retellClient(app.url, ws.api_key);

@@ -215,6 +215,35 @@ describe('SIP trunks', () => {
     await expect(decryptSecret(item.auth_password_sealed, recordContext(ws.workspace_id, 'sip_trunk:other'))).rejects.toThrow();
   });
 
+  it('keeps the stored password when the masked value it answered is written back', async () => {
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { db, tableName } = await import('../shared/store/db.ts');
+    const { keys } = await import('../shared/store/keys.ts');
+    const { decryptSecret, recordContext } = await import('../shared/crypto/envelope.ts');
+    const ws = await app.newWorkspace();
+    const { sip_trunk_id: id } = (await ws.api.post('/create-sip-trunk', { body: trunkBody() })).body;
+    const storedPassword = async () => {
+      const item = (await db.send(new GetCommand({ TableName: tableName, Key: keys.sipTrunk(ws.workspace_id, id) }))).Item!;
+      return decryptSecret(item.auth_password_sealed, recordContext(ws.workspace_id, `sip_trunk:${id}`));
+    };
+
+    // Read, change the name, write the whole object back: the password must survive.
+    const { sip_trunk_id: _id, created_timestamp: _c, last_modification_timestamp: _m, ...fetched } = (await ws.api.get(`/get-sip-trunk/${id}`)).body;
+    expect(fetched.auth_password).toBe('********');
+    const written = await ws.api.patch(`/update-sip-trunk/${id}`, { body: { ...fetched, name: 'Renamed' } });
+    expect(written.status).toBe(200);
+    expect(written.body).toMatchObject({ name: 'Renamed', auth_username: 'parley-user', auth_password: '********' });
+    expect(await storedPassword()).toBe('s3cret-Passw0rd');
+
+    // A real new password still replaces it; a mask on create is refused, not stored.
+    await ws.api.patch(`/update-sip-trunk/${id}`, { body: { auth_password: 'n3w-Passw0rd' } });
+    expect(await storedPassword()).toBe('n3w-Passw0rd');
+    const copied = await ws.api.post('/create-sip-trunk', { body: { ...fetched, name: 'Copy' } });
+    expect(copied.status).toBe(400);
+    expect(copied.body).toEqual({ status: 400, message: 'auth_password: Send the secret itself; ******** is how a stored one is shown' });
+    expect((await ws.api.get('/list-sip-trunks')).body).toHaveLength(1);
+  });
+
   it.each([
     [trunkBody({ termination_uri: 'http://example.com' }), 'termination_uri: Must be a SIP URI'],
     [trunkBody({ termination_uri: 'sip:exa mple.com' }), 'termination_uri: Must be a SIP URI'],

@@ -1,3 +1,4 @@
+import { MASKED_SECRET } from '../platform/masking.ts';
 import * as z from 'zod';
 import { defineRoutes } from '../http/route.ts';
 import { epochMs, idOf, queryInt } from '../http/schemas.ts';
@@ -95,8 +96,8 @@ export const SipOrigination = z.lazy(() =>
 
 export const SIP_TRUNK_TRANSPORTS = ['TCP', 'TLS', 'UDP'] as const;
 
-/** What a stored password is answered as: its presence, never a character of it. */
-export const MASKED_PASSWORD = '********';
+/** What a stored password is answered as: its presence, never a character of it (sent back on update: unchanged). */
+export const MASKED_PASSWORD = MASKED_SECRET;
 
 const sipTransport = () =>
   z
