@@ -40,7 +40,7 @@ type Direction = 'inbound' | 'outbound';
 const DIRECTIONS: readonly Direction[] = ['inbound', 'outbound'];
 
 /** What is stored: the wire fields Parley keeps, plus bookkeeping. Absent means unset. */
-interface NumberItem {
+export interface NumberItem {
   pk: string;
   sk: string;
   workspace_id: string;
@@ -105,7 +105,10 @@ export function twilioInboundAddresses(): string[] {
   return [...TWILIO_INBOUND_ADDRESSES];
 }
 
-/** Where a number accepts inbound INVITEs from; null is anywhere. */
+/**
+ * Where a number accepts inbound INVITEs from, as configured; null: the addresses its
+ * termination URI resolves to when a call arrives (see shared/inbound-admission.ts).
+ */
 export function inboundAddressesFor(number: Pick<NumberItem, 'allowed_inbound_addresses' | 'provider'>): string[] | null {
   if (number.allowed_inbound_addresses?.length) return number.allowed_inbound_addresses;
   if (number.provider === 'twilio') return twilioInboundAddresses();
@@ -140,6 +143,11 @@ function toPhoneNumber(item: NumberItem): PhoneNumber {
     allowed_outbound_country_list: item.allowed_outbound_country_list ?? null,
     allowed_inbound_addresses: item.allowed_inbound_addresses ?? null,
     effective_inbound_addresses: inboundAddressesFor(item),
+    inbound_address_source: item.allowed_inbound_addresses?.length
+      ? 'allowed_inbound_addresses'
+      : item.provider === 'twilio'
+        ? 'carrier_signalling'
+        : 'termination_uri',
     cps_limit: cpsLimitFor(item),
     fallback_number: item.fallback_number ?? null,
     ...(item.area_code !== undefined ? { area_code: item.area_code } : {}),
@@ -288,7 +296,7 @@ function referenceChanges(workspaceId: string, before: Set<string>, after: Set<s
   ];
 }
 
-const passwordContext = (workspaceId: string, phoneNumber: string) => recordContext(workspaceId, `phone_number#${phoneNumber}`);
+export const passwordContext = (workspaceId: string, phoneNumber: string) => recordContext(workspaceId, `phone_number#${phoneNumber}`);
 
 function terminationProvider(terminationUri: string | undefined, requested?: 'twilio' | 'custom'): 'twilio' | 'custom' {
   if (requested === 'twilio') return 'twilio';

@@ -1,9 +1,9 @@
-import { randomInt } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import type Retell from 'retell-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { startTestApp } from './support/app.ts';
+import { freshNumber } from './support/factories.ts';
 import { retellClient, sdkFailure } from './support/sdk.ts';
 
 const app = await startTestApp({ TWILIO_ACCOUNT_SID: '' });
@@ -15,7 +15,6 @@ const { listProviderOperations } = await import('../shared/telephony/mock.ts');
 const failure = sdkFailure;
 
 /** A fresh valid US number each call (no two tests share one: numbers are global). */
-const freshNumber = () => `+1415${randomInt(200, 1000)}${String(randomInt(0, 10_000)).padStart(4, '0')}`;
 
 async function newAgent() {
   const llm = await retell.llm.create({ general_prompt: 'You answer the phone.' });
@@ -125,8 +124,13 @@ describe('importing numbers', () => {
     const again = await failure(retell.phoneNumber.import(body as Retell.PhoneNumberImportParams));
     expect(again).toEqual({ status: 409, body: { status: 409, message: `${body.phone_number} already exists` } });
     const other = await app.newWorkspace();
+    // Another workspace's number answers exactly as a duplicate of one's own: nothing tells
+    // a prober whether (or where) a number is held.
     const elsewhere = await other.api.post('/import-phone-number', { body });
+    const ownDuplicate = await app.api.post('/import-phone-number', { body });
     expect(elsewhere.status).toBe(409);
+    expect(elsewhere.body).toEqual(ownDuplicate.body);
+    expect(elsewhere.text).toBe(ownDuplicate.text);
     expect(elsewhere.body.message).toBe(`${body.phone_number} already exists`);
     for (const res of [
       await other.api.get(`/get-phone-number/${body.phone_number}`),

@@ -125,8 +125,15 @@ export const PhoneNumber = z.lazy(() =>
     allowed_inbound_country_list: z.array(z.string()).nullable(),
     allowed_outbound_country_list: z.array(z.string()).nullable(),
     allowed_inbound_addresses: z.array(z.string()).nullable(),
-    /** Where inbound INVITEs are accepted from: allowed_inbound_addresses, Twilio's signalling blocks for Twilio numbers, else null (anywhere). */
+    /**
+     * Where inbound INVITEs are accepted from (shared/inbound-admission.ts): allowed_inbound_addresses,
+     * else Twilio's signalling blocks for Twilio numbers, else null: the addresses termination_uri
+     * resolves to when the call arrives. An INVITE from elsewhere needs the trunk credentials.
+     */
     effective_inbound_addresses: z.array(z.string()).nullable(),
+    inbound_address_source: z
+      .enum(['allowed_inbound_addresses', 'carrier_signalling', 'termination_uri'])
+      .describe('Which rule effective_inbound_addresses comes from'),
     cps_limit: z.number().int(),
     fallback_number: z.string().nullable(),
     area_code: z.number().int().optional(),

@@ -258,6 +258,11 @@ export const keys = {
    * in the same transaction as the number (conditional on not existing), so a number exists once.
    */
   phoneNumberClaim: (phoneNumber: string): ItemKey => ({ pk: `PHONECLAIM#${phoneNumber}`, sk: 'PHONECLAIM' }),
+  /**
+   * A SIP digest nonce handed out in a challenge to an inbound INVITE: single use (the
+   * answer deletes it conditionally), expiring by TTL, bound to the called number.
+   */
+  sipDigestNonce: (nonce: string): ItemKey => ({ pk: `SIPNONCE#${nonce}`, sk: 'SIPNONCE' }),
   /** The workspace's trunk at a telephony provider (one per workspace and provider). */
   providerTrunk: (workspaceId: string, provider: string): ItemKey => ({
     pk: workspacePartition(workspaceId),
