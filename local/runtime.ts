@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startDynamoDbLocal, type RunningDynamoDb } from './dynamodb.ts';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from './private-files.ts';
 
 /**
  * The embedded default: DynamoDB Local persisting under DATA_DIR, with the settings the
@@ -19,6 +20,7 @@ const runtimeFile = () => join(dataDir(), 'runtime.json');
 export async function prepareLocalStore(): Promise<RunningDynamoDb> {
   process.env.DATA_DIR = dataDir();
   process.env.TABLE_NAME ??= 'parley';
+  ensurePrivateDir(dataDir());
   const dynamo = await startDynamoDbLocal({ dbPath: join(dataDir(), 'dynamodb') });
   process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
   const [{ ensureTable }, { dynamo: client }] = await Promise.all([
@@ -30,7 +32,7 @@ export async function prepareLocalStore(): Promise<RunningDynamoDb> {
 }
 
 export function writeRuntimeFile(contents: RuntimeFile): void {
-  writeFileSync(runtimeFile(), JSON.stringify(contents, null, 2));
+  writeFileSync(runtimeFile(), JSON.stringify(contents, null, 2), { mode: PRIVATE_FILE_MODE });
 }
 
 export function removeRuntimeFile(): void {

@@ -1,5 +1,5 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -86,6 +86,32 @@ describe('npm start and the CLI', () => {
       env.DATA_DIR = previous;
     }
   }, 180_000);
+
+  it('keeps the data folder private: folders 0700, files 0600, even ones an earlier version left open', async () => {
+    const privateDir = mkdtempSync(join(tmpdir(), 'parley-private-'));
+    chmodSync(privateDir, 0o755);
+    mkdirSync(join(privateDir, 'dynamodb'), { mode: 0o755 });
+    writeFileSync(join(privateDir, 'dynamodb', 'left-by-an-older-version.db'), '', { mode: 0o644 });
+    const previous = env.DATA_DIR;
+    env.DATA_DIR = privateDir;
+    try {
+      const started = await start();
+      // A write, so DynamoDB Local has created or touched its files.
+      expect(started.output()).toContain('Created workspace');
+      const mode = (path: string) => statSync(path).mode & 0o777;
+      expect(mode(privateDir)).toBe(0o700);
+      expect(mode(join(privateDir, 'dynamodb'))).toBe(0o700);
+      expect(mode(join(privateDir, 'master.key'))).toBe(0o600);
+      expect(mode(join(privateDir, 'runtime.json'))).toBe(0o600);
+      const files = readdirSync(join(privateDir, 'dynamodb'));
+      expect(files.length).toBeGreaterThan(1);
+      for (const file of files) expect([file, mode(join(privateDir, 'dynamodb', file))]).toEqual([file, 0o600]);
+      await stop(started.child);
+    } finally {
+      env.DATA_DIR = previous;
+      rmSync(privateDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('refuses a CLI call without a name', async () => {
     const failure = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'local/cli.ts', 'create-workspace'], { env }).catch((e) => e);

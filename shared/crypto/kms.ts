@@ -41,7 +41,8 @@ export class LocalKeyManagement implements KeyManagement {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    mkdirSync(dataDir, { recursive: true });
+    // Private like the rest of the data folder (local/private-files.ts): it holds the master key.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const key = randomBytes(32);
     try {
       writeFileSync(file, key.toString('base64'), { mode: 0o600, flag: 'wx' });
