@@ -39,9 +39,15 @@ describe('malformed requests get a clear 4xx and change nothing', () => {
     expect(res.body).toEqual({ status: 413, message: 'Request body exceeds the 25 MB limit' });
   });
 
-  it('accepts a body just under the limit up to validation', async () => {
-    const res = await app.api.post('/api-keys', { rawBody: `{"name":"x","pad":"${'x'.repeat(1024 * 1024)}"}` });
+  it('accepts a large body up to validation, but no string in it over 100,000 characters', async () => {
+    // 1.1 MB of unknown fields in strings at the cap: read, then dropped by validation.
+    const pad = JSON.stringify(Array.from({ length: 11 }, () => 'x'.repeat(100_000)));
+    const res = await app.api.post('/api-keys', { rawBody: `{"name":"x","pad":${pad}}` });
     expect(res.status).toBe(201);
+
+    const long = await app.api.post('/api-keys', { rawBody: `{"name":"x","pad":["${'x'.repeat(100_001)}"]}` });
+    expect(long.status).toBe(400);
+    expect(long.body).toEqual({ status: 400, message: 'Invalid JSON body: a string is longer than 100000 characters at pad[0]' });
   });
 
   it('answers an unknown route or method with the route it was asked for', async () => {
