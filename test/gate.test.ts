@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApiKey } from '../shared/api-keys.ts';
 import { admit } from '../shared/auth/gate.ts';
-import { stampLastUse } from '../shared/auth/request-counter.ts';
+import { presentCredential, takeBackCredential } from '../shared/auth/request-counter.ts';
 import { PUBLIC_KEY_CAPABILITIES } from '../shared/auth/scopes.ts';
 import { sha256 } from '../shared/crypto/hash.ts';
 import type { ApiError } from '../shared/errors.ts';
@@ -67,12 +67,31 @@ describe('refused requests change nothing of the key', () => {
     expect((await listedKey(key.api_key_id)).last_used_timestamp).toBeGreaterThanOrEqual(before);
   });
 
-  it('never moves last use back', async () => {
+  it('puts last use back when the key limit refuses the request', async () => {
+    await awayFromMinuteBoundary();
+    const key = await newKey({ rate_limit_per_minute: 1 });
+    const api = app.api.withKey(key.api_key);
+    const admitted = await api.get('/get-api-key-info');
+    expect(admitted.status).toBe(200);
+    const stamped = (await listedKey(key.api_key_id)).last_used_timestamp;
+    expect(stamped).toBe(admitted.body.last_used_timestamp);
+
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect((await api.get('/get-api-key-info')).status).toBe(429);
+    expect((await listedKey(key.api_key_id)).last_used_timestamp).toBe(stamped);
+  });
+
+  it('puts back a first-ever stamp too, leaving last use null', async () => {
+    await awayFromMinuteBoundary();
     const key = await newKey();
     const credentialKey = keys.credential(sha256(key.api_key));
-    await stampLastUse(credentialKey, 2_000_000_000_000);
-    await stampLastUse(credentialKey, 1_900_000_000_000);
-    expect((await listedKey(key.api_key_id)).last_used_timestamp).toBe(2_000_000_000_000);
+    const nowMs = Date.now();
+    // Counted and stamped, then refused by a limit: as if it never happened.
+    const presented = await presentCredential(credentialKey, nowMs, { expression: 'attribute_exists(sk)', names: {}, values: {} });
+    expect(presented.outcome).toBe('counted');
+    expect((await listedKey(key.api_key_id)).last_used_timestamp).toBe(nowMs);
+    await takeBackCredential(credentialKey, nowMs, undefined);
+    expect((await listedKey(key.api_key_id)).last_used_timestamp).toBeNull();
   });
 });
 
@@ -86,7 +105,6 @@ describe('public keys', () => {
   it('pass on a route that names their capability, holding that capability and no scope', async () => {
     const { public_key } = await newPublicKey();
     const admission = await admit({ access: 'calls', publicKey: 'start_web_call' }, { sourceIp: '127.0.0.1', authorization: `Bearer ${public_key}` });
-    await admission.lastUse;
     expect(admission.principal).toMatchObject({ kind: 'public', scopes: [], capabilities: PUBLIC_KEY_CAPABILITIES });
 
     // An empty scope list is full access for a secret key; for a public key it grants nothing.
@@ -104,6 +122,22 @@ describe('public keys', () => {
     }
     const listed = (await app.api.get('/public-keys')).body.find((key: { public_key_id: string }) => key.public_key_id === public_key_id);
     expect(listed.last_used_timestamp).toBeNull();
+  });
+
+  it('pass on their capability only from an allowed origin; elsewhere they are unauthenticated and unstamped', async () => {
+    const { public_key, public_key_id } = await newPublicKey({ allowed_origins: ['https://shop.example'] });
+    const route = { access: 'calls', publicKey: 'start_chat' } as const;
+    const authorization = `Bearer ${public_key}`;
+    for (const origin of ['https://evil.example', undefined]) {
+      const refused = await refusal(admit(route, { sourceIp: '127.0.0.1', authorization, origin }));
+      expect(refused.status).toBe(401);
+    }
+    const listed = async () => (await app.api.get('/public-keys')).body.find((key: { public_key_id: string }) => key.public_key_id === public_key_id);
+    expect((await listed()).last_used_timestamp).toBeNull();
+
+    const admitted = await admit(route, { sourceIp: '127.0.0.1', authorization, origin: 'https://SHOP.example' });
+    expect(admitted.principal?.kind).toBe('public');
+    expect((await listed()).last_used_timestamp).toBe(admitted.principal?.credential.last_used_timestamp);
   });
 
   it('do not pass on a capability outside the fixed set', async () => {

@@ -10,7 +10,9 @@ import {
 } from '../errors.ts';
 import { keys } from '../store/keys.ts';
 import type { CredentialItem } from '../credentials.ts';
-import { countRequest, stampLastUse, uncountRequest } from './request-counter.ts';
+import { countRequest, presentCredential, takeBackCredential, uncountRequest, type CredentialCondition } from './request-counter.ts';
+import { epochMinute } from './rate-window.ts';
+import { rateWindowAttribute } from '../store/keys.ts';
 import { rateHeaders, readWindow } from './rate-window.ts';
 import { assertScope, PUBLIC_KEY_CAPABILITIES, type Access, type PublicCapability, type Scope } from './scopes.ts';
 
@@ -41,11 +43,6 @@ export interface GateRoute {
 export interface Admission {
   principal?: Principal;
   headers: Record<string, string>;
-  /**
-   * The admitted key's last-use stamp, written while the handler runs; the pipeline waits
-   * for it before answering so no write outlives the invocation.
-   */
-  lastUse?: Promise<void>;
 }
 
 const TOKEN = /^(?:key|public_key)_[0-9a-f]{48}$/;
@@ -53,25 +50,31 @@ const IP_WINDOW_TTL_SECONDS = 180;
 
 /**
  * Everything that stands between a request and its handler, in one sequential round trip:
- * the per-IP window and the credential (lookup + key window) are written in parallel; the
- * rules are then applied in the spec's order. A refused request changes nothing of its
- * key: it is taken back out of the key's window, and only an admitted request stamps the
- * key's last use (in a write that runs beside the handler). The per-IP window keeps every
- * request, refused or not: it is what stops guessing and floods before authentication.
+ * the per-IP window and the key are written in parallel; the rules are then applied in
+ * the spec's order. A refused request changes nothing of its key: the rules its record
+ * decides (origin, public-key capability, allowlist, scope) are the condition of the
+ * key's write, so a request they refuse writes nothing; one refused by a limit is taken
+ * back out of the key's window and its last-use stamp restored. The per-IP window keeps
+ * every request but its own 429s: it is what stops guessing and floods before
+ * authentication.
  */
 export async function admit(route: GateRoute, request: GateRequest, nowMs = Date.now()): Promise<Admission> {
   const token = route.access === 'public' ? undefined : bearerToken(request.authorization);
   const ipKey = keys.ipRateWindow(request.sourceIp);
   const credentialKey = token ? keys.credential(sha256(token)) : undefined;
 
-  const [ipItem, credential] = await Promise.all([
+  const [ipItem, presented] = await Promise.all([
     countRequest(ipKey, nowMs, { mustExist: false, ttlSeconds: IP_WINDOW_TTL_SECONDS }),
-    credentialKey ? (countRequest(credentialKey, nowMs, { mustExist: true }) as Promise<CredentialItem | undefined>) : undefined,
+    credentialKey ? presentCredential(credentialKey, nowMs, recordRules(route, request)) : undefined,
   ]);
+  const takeBack = () =>
+    credentialKey && presented?.outcome === 'counted'
+      ? takeBackCredential(credentialKey, nowMs, presented.previousLastUse)
+      : undefined;
 
   const ipWindow = readWindow(ipItem ?? {}, nowMs, config.RATE_LIMIT_PER_IP);
   if (!ipWindow.allowed) {
-    await Promise.all([uncountRequest(ipKey, nowMs), credentialKey && uncountRequest(credentialKey, nowMs)]);
+    await Promise.all([uncountRequest(ipKey, nowMs), takeBack()]);
     throw withHeaders(
       tooManyRequests(
         `Rate limit exceeded for this IP address: ${ipWindow.limit} requests per minute. Retry in ${ipWindow.retryAfterSeconds}s.`,
@@ -81,25 +84,26 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
     );
   }
   if (route.access === 'public') return { headers: rateHeaders(ipWindow) };
-  if (!credential || !credentialKey) throw withHeaders(unauthorized(), rateHeaders(ipWindow));
+  if (!presented || presented.outcome === 'unknown') throw withHeaders(unauthorized(), rateHeaders(ipWindow));
 
+  // A refused record was not counted: read its window as if this request were in it.
+  const credential = (
+    presented.outcome === 'counted' ? presented.item : withThisRequest(presented.item, nowMs)
+  ) as unknown as CredentialItem;
   const limit = credential.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
   const keyWindow = readWindow(credential, nowMs, limit);
   const headers = rateHeaders(keyWindow);
   const refuse = async (error: ApiError): Promise<never> => {
-    await uncountRequest(credentialKey, nowMs);
+    await takeBack();
     throw withHeaders(error, headers);
   };
 
   const isPublic = credential.kind === 'public';
   if (isPublic) {
-    const origins = credential.allowed_origins ?? [];
-    if (origins.length > 0 && !(request.origin && origins.includes(request.origin.toLowerCase()))) await refuse(unauthorized());
-    if (!route.publicKey || !PUBLIC_KEY_CAPABILITIES.includes(route.publicKey)) await refuse(publicKeyRestricted());
+    if (!originAllowed(credential, request.origin)) await refuse(unauthorized());
+    if (!capabilityAllowed(route)) await refuse(publicKeyRestricted());
   }
-
-  const allowedIps = credential.allowed_ips ?? [];
-  if (allowedIps.length > 0 && !allowedIps.includes(request.sourceIp)) await refuse(ipNotAllowed(request.sourceIp));
+  if (!ipAllowed(credential, request.sourceIp)) await refuse(ipNotAllowed(request.sourceIp));
 
   if (!keyWindow.allowed) {
     await refuse(
@@ -119,6 +123,10 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
       await refuse(error as ApiError);
     }
   }
+  if (presented.outcome === 'refused') {
+    // The write's condition and the rules above are the same rules; they cannot disagree.
+    throw new Error('The key record was refused by its write condition but passed every rule');
+  }
 
   return {
     principal: {
@@ -127,11 +135,50 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
       credentialId: credential.credential_id,
       scopes,
       capabilities: isPublic ? PUBLIC_KEY_CAPABILITIES : [],
-      credential: { ...credential, last_used_timestamp: nowMs },
+      credential,
     },
     headers,
-    lastUse: stampLastUse(credentialKey, nowMs),
   };
+}
+
+const originAllowed = (credential: CredentialItem, origin: string | undefined) => {
+  const origins = credential.allowed_origins ?? [];
+  return origins.length === 0 || (origin !== undefined && origins.includes(origin.toLowerCase()));
+};
+const capabilityAllowed = (route: GateRoute) => route.publicKey !== undefined && PUBLIC_KEY_CAPABILITIES.includes(route.publicKey);
+const ipAllowed = (credential: CredentialItem, sourceIp: string) => {
+  const allowedIps = credential.allowed_ips ?? [];
+  return allowedIps.length === 0 || allowedIps.includes(sourceIp);
+};
+
+/**
+ * The same rules as originAllowed, capabilityAllowed, ipAllowed and the scope check, as
+ * the condition of the key's write (a stored empty list means "any", like a missing one).
+ */
+function recordRules(route: GateRoute, request: GateRequest): CredentialCondition {
+  const names: Record<string, string> = { '#kind': 'kind', '#ips': 'allowed_ips' };
+  const values: Record<string, unknown> = { ':secret': 'secret', ':zero': 0, ':ip': request.sourceIp };
+  const any = (attribute: string) => `attribute_not_exists(${attribute}) OR size(${attribute}) = :zero`;
+  const clauses = [`(${any('#ips')} OR contains(#ips, :ip))`];
+  if (capabilityAllowed(route)) {
+    names['#origins'] = 'allowed_origins';
+    // No Origin header matches no list entry (entries are origins, never empty).
+    values[':origin'] = request.origin?.toLowerCase() ?? '';
+    clauses.push(`(#kind = :secret OR ${any('#origins')} OR contains(#origins, :origin))`);
+  } else {
+    clauses.push('#kind = :secret');
+  }
+  if (route.access !== 'any-key' && route.access !== 'public') {
+    names['#scopes'] = 'scopes';
+    Object.assign(values, { ':public': 'public', ':admin': 'admin', ':scope': route.access });
+    clauses.push(`(#kind = :public OR ${any('#scopes')} OR contains(#scopes, :admin) OR contains(#scopes, :scope))`);
+  }
+  return { expression: clauses.join(' AND '), names, values };
+}
+
+function withThisRequest(item: Record<string, unknown>, nowMs: number): Record<string, unknown> {
+  const window = rateWindowAttribute(epochMinute(nowMs));
+  return { ...item, [window]: Number(item[window] ?? 0) + 1 };
 }
 
 /** `Authorization: Bearer <key>`; the scheme is case-insensitive (RFC 9110), the key is not. */

@@ -1,5 +1,6 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { logger } from '../logger.ts';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { db, isConditionFailure, tableName } from '../store/db.ts';
 import { rateWindowAttribute, type ItemKey } from '../store/keys.ts';
 import { epochMinute, staleWindowAttributes } from './rate-window.ts';
@@ -13,8 +14,8 @@ interface CountOptions {
 
 /**
  * Adds one request to the item's current-minute counter and returns the whole item as it
- * is after the write, in a single round trip. For a credential this one call is the
- * lookup and the rate count (its last use is stamped only once it is admitted). Returns undefined when `mustExist` and
+ * is after the write, in a single round trip (per-IP windows; credentials use
+ * presentCredential). Returns undefined when `mustExist` and
  * the item is absent (an unknown or deleted key).
  */
 export async function countRequest(
@@ -50,24 +51,83 @@ export async function countRequest(
   }
 }
 
+/** The rules of a credential's admission that its stored record alone decides, as a condition. */
+export interface CredentialCondition {
+  expression: string;
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+}
+
+export type PresentedCredential =
+  /** No such key (never was, or deleted). */
+  | { outcome: 'unknown' }
+  /** The record's own rules refuse the request: nothing was written, `item` is the record. */
+  | { outcome: 'refused'; item: Record<string, unknown> }
+  /** Counted in the key's window and stamped: `item` as it is now, `previousLastUse` to undo the stamp. */
+  | { outcome: 'counted'; item: Record<string, unknown>; previousLastUse: number | undefined };
+
 /**
- * Stamps an admitted key's last use. Never moves the stamp back (a slower write of an
- * earlier request loses), and a key deleted meanwhile is left deleted. Best effort: a
- * failed stamp is logged, never the request's failure.
+ * Presents a key: one conditional UpdateItem that counts the request in the key's window
+ * and stamps its last use only if the record's rules (allowlist, origin, public-key
+ * capability, scope) admit the request. The rules a record decides are checked by
+ * DynamoDB, so a refused request writes nothing, and an admitted one costs this single
+ * round trip. On a refusal DynamoDB returns the record (ReturnValuesOnConditionCheckFailure)
+ * so the gate can say which rule refused it, without a second read.
  */
-export async function stampLastUse(key: ItemKey, nowMs: number): Promise<void> {
+export async function presentCredential(key: ItemKey, nowMs: number, rules: CredentialCondition): Promise<PresentedCredential> {
+  const window = rateWindowAttribute(epochMinute(nowMs));
+  try {
+    const out = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: 'SET last_used_timestamp = :now ADD #window :one',
+        ConditionExpression: `attribute_exists(pk) AND ${rules.expression}`,
+        ExpressionAttributeNames: { '#window': window, ...rules.names },
+        ExpressionAttributeValues: { ':one': 1, ':now': nowMs, ...rules.values },
+        // The record before this write: the stamp it replaced can be put back if a later rule refuses.
+        ReturnValues: 'ALL_OLD',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    const before = out.Attributes ?? {};
+    const item = { ...before, [window]: Number(before[window] ?? 0) + 1, last_used_timestamp: nowMs };
+    const stale = staleWindowAttributes(item, nowMs);
+    if (stale.length) await dropWindows(key, stale);
+    const previous = before.last_used_timestamp;
+    return { outcome: 'counted', item, previousLastUse: typeof previous === 'number' ? previous : undefined };
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const record = (error as { Item?: Record<string, AttributeValue> }).Item;
+    return record ? { outcome: 'refused', item: unmarshall(record) } : { outcome: 'unknown' };
+  }
+}
+
+/**
+ * Takes back a counted key request that a later rule refused (its key limit, or the IP
+ * limit): out of the window, and its last-use stamp back to what it was, unless another
+ * request has stamped the key since.
+ */
+export async function takeBackCredential(key: ItemKey, nowMs: number, previousLastUse: number | undefined): Promise<void> {
   try {
     await db.send(
       new UpdateCommand({
         TableName: tableName,
         Key: key,
-        UpdateExpression: 'SET last_used_timestamp = :now',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(last_used_timestamp) OR last_used_timestamp < :now)',
-        ExpressionAttributeValues: { ':now': nowMs },
+        UpdateExpression: `${previousLastUse === undefined ? 'REMOVE last_used_timestamp' : 'SET last_used_timestamp = :previous'} ADD #window :minusOne`,
+        ConditionExpression: 'last_used_timestamp = :now',
+        ExpressionAttributeNames: { '#window': rateWindowAttribute(epochMinute(nowMs)) },
+        ExpressionAttributeValues: {
+          ':minusOne': -1,
+          ':now': nowMs,
+          ...(previousLastUse === undefined ? {} : { ':previous': previousLastUse }),
+        },
       }),
     );
   } catch (error) {
-    if (!isConditionFailure(error)) logger.warn('Could not stamp the last use of a key', { error });
+    if (!isConditionFailure(error)) throw error;
+    // Stamped by a later request (or deleted): leave the stamp, take back the count.
+    await uncountRequest(key, nowMs);
   }
 }
 

@@ -63,19 +63,15 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
     .handler(async (event, context) => {
       const { entry, admission, info } = stateOf(context);
       const route = entry!.route;
-      try {
-        const input = {
-          params: route.params ? parseOrThrow(route.params, event.pathParameters ?? {}, 'params') : {},
-          query: route.query ? parseOrThrow(route.query, event.queryStringParameters ?? {}, 'query') : {},
-          body: route.body ? parseOrThrow(route.body, await readBody(event, route, options), 'body') : undefined,
-          principal: admission?.principal,
-          request: info,
-        };
-        const output = await entry!.handler(input as never);
-        return jsonResponse(route.status, route.status === 204 ? undefined : output, admission?.headers);
-      } finally {
-        await admission?.lastUse;
-      }
+      const input = {
+        params: route.params ? parseOrThrow(route.params, event.pathParameters ?? {}, 'params') : {},
+        query: route.query ? parseOrThrow(route.query, event.queryStringParameters ?? {}, 'query') : {},
+        body: route.body ? parseOrThrow(route.body, await readBody(event, route, options), 'body') : undefined,
+        principal: admission?.principal,
+        request: info,
+      };
+      const output = await entry!.handler(input as never);
+      return jsonResponse(route.status, route.status === 204 ? undefined : output, admission?.headers);
     });
 }
 
