@@ -1,6 +1,15 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import regexp from 'eslint-plugin-regexp';
+import { readdirSync } from 'node:fs';
+
+// The layout (docs/architecture.md, Where things are): platform code at the bottom, vendor
+// adapters beside it, one folder per domain above them, the route table on top.
+const LOWER = ['platform', 'vendors'];
+const DOMAINS = readdirSync('shared', { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && !LOWER.includes(entry.name))
+  .map((entry) => entry.name);
+const domainGroup = DOMAINS.join('|');
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', '.data/', 'coverage/', 'bench/out/'] },
@@ -35,6 +44,59 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Platform never imports a domain, a vendor adapter, the route table or the local runtime.
+    files: ['shared/platform/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `(^|/)(${domainGroup}|vendors)/|(^|/)(route-table|openapi)\\.ts$|(^|/)local/`,
+              message: 'Platform code never imports a domain, a vendor adapter or the local runtime.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Vendor adapters stand on the platform only.
+    files: ['shared/vendors/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^\\.\\./\\.\\./(?!platform/)`,
+              message: 'A vendor adapter imports only platform code (and its own kind).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  ...DOMAINS.map((domain) => ({
+    // A domain reaches another only through its index.ts, and never the local runtime.
+    files: [`shared/${domain}/**`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^\\.\\./(?!platform/|vendors/|${domain}/)[\\w-]+/(?!index\\.ts$)`,
+              message: `Import another domain through its index.ts (from ${domain}).`,
+            },
+            { regex: '^\\.\\./\\.\\./', message: 'A domain never imports outside shared/ (local stand-ins are injected).' },
+            { regex: '^\\.\\./(route-table|openapi)\\.ts$', message: 'The route table sits above the domains.' },
+          ],
+        },
+      ],
+    },
+  })),
   {
     files: ['local/**', 'scripts/**', 'bench/**', 'test/**', 'bin/**'],
     rules: { 'no-console': 'off' },

@@ -72,17 +72,17 @@ export async function measureLatency(options: LatencyOptions): Promise<LatencyRe
   try {
     // Only now: these read the settings above once, at load.
     const [{ ensureTable }, { db, dynamo, tableName }, { startLocalServer }, { createWorkspace }] = await Promise.all([
-      import('../shared/store/create-table.ts'),
-      import('../shared/store/db.ts'),
+      import('../shared/platform/store/create-table.ts'),
+      import('../shared/platform/store/db.ts'),
       import('../local/server.ts'),
-      import('../shared/workspaces.ts'),
+      import('../shared/account/workspaces.ts'),
     ]);
     const [{ GetCommand }, { keys }, { sha256 }, { countRequest }, { admit }, account] = await Promise.all([
       import('@aws-sdk/lib-dynamodb'),
-      import('../shared/store/keys.ts'),
-      import('../shared/crypto/hash.ts'),
-      import('../shared/auth/request-counter.ts'),
-      import('../shared/auth/gate.ts'),
+      import('../shared/platform/store/keys.ts'),
+      import('../shared/platform/crypto/hash.ts'),
+      import('../shared/platform/auth/request-counter.ts'),
+      import('../shared/platform/auth/gate.ts'),
       import('../functions/account.ts'),
     ]);
     await ensureTable(dynamo, tableName);

@@ -1,12 +1,12 @@
-import * as apiKeys from '../shared/api-keys.ts';
-import { listAuditLog } from '../shared/audit-log.ts';
-import { domainHandler } from '../shared/http/handler.ts';
+import * as apiKeys from '../shared/account/api-keys.ts';
+import { listAuditLog } from '../shared/account/audit-log.ts';
+import { domainHandler } from '../shared/platform/http/handler.ts';
 import { withOutboundSlot } from '../shared/platform/outbound-slots.ts';
-import * as publicKeys from '../shared/public-keys.ts';
-import { accountRoutes } from '../shared/routes/account.ts';
-import { webhookRoutes } from '../shared/routes/webhooks.ts';
-import * as webhooks from '../shared/webhooks.ts';
-import * as workspaces from '../shared/workspaces.ts';
+import * as publicKeys from '../shared/account/public-keys.ts';
+import { accountRoutes } from '../shared/account/routes.ts';
+import { webhookRoutes } from '../shared/webhooks/routes.ts';
+import * as webhooks from '../shared/webhooks/webhooks.ts';
+import * as workspaces from '../shared/account/workspaces.ts';
 
 export const handler = domainHandler({ ...accountRoutes, ...webhookRoutes }, {
   listApiKeys: ({ principal }) => apiKeys.listApiKeys(principal.workspaceId),

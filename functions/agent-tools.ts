@@ -1,13 +1,13 @@
-import { estimateAgent } from '../shared/agent-estimates.ts';
-import { askCopilot, generateAgent } from '../shared/agent-generation.ts';
-import { repairAgent } from '../shared/agent-repair.ts';
-import * as workflows from '../shared/agent-workflows.ts';
-import { testCustomLlmConnection } from '../shared/custom-llm-connection.ts';
-import { domainHandler } from '../shared/http/handler.ts';
-import { getMcpTools } from '../shared/mcp-tools.ts';
+import { estimateAgent } from '../shared/agent-tools/estimates.ts';
+import { askCopilot, generateAgent } from '../shared/agent-tools/generation.ts';
+import { repairAgent } from '../shared/agent-tools/repair.ts';
+import * as workflows from '../shared/agent-tools/workflows.ts';
+import { testCustomLlmConnection } from '../shared/agent-tools/custom-llm-connection.ts';
+import { domainHandler } from '../shared/platform/http/handler.ts';
+import { getMcpTools } from '../shared/agent-tools/mcp-tools.ts';
 import { withOutboundSlot } from '../shared/platform/outbound-slots.ts';
-import { agentToolRoutes } from '../shared/routes/agent-tools.ts';
-import * as shareLinks from '../shared/share-links.ts';
+import { agentToolRoutes } from '../shared/agent-tools/routes.ts';
+import * as shareLinks from '../shared/agent-tools/share-links.ts';
 
 export const handler = domainHandler(agentToolRoutes, {
   listShareLinks: ({ principal, params }) => shareLinks.listShareLinks(principal.workspaceId, params.agent_id),

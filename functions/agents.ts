@@ -1,8 +1,8 @@
-import * as agents from '../shared/agents.ts';
-import { domainHandler } from '../shared/http/handler.ts';
-import * as llms from '../shared/llms.ts';
-import { agentRoutes } from '../shared/routes/agents.ts';
-import { llmRoutes } from '../shared/routes/llms.ts';
+import * as agents from '../shared/agents/agents.ts';
+import { domainHandler } from '../shared/platform/http/handler.ts';
+import * as llms from '../shared/agents/llms.ts';
+import { agentRoutes } from '../shared/agents/agent-routes.ts';
+import { llmRoutes } from '../shared/agents/llm-routes.ts';
 
 export const handler = domainHandler({ ...agentRoutes, ...llmRoutes }, {
   createAgent: ({ principal, body }) => agents.createAgent(principal.workspaceId, body),

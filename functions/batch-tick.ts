@@ -1,6 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { runBatchTicks, type BatchTickResult } from '../shared/batch-scheduler.ts';
-import { logger } from '../shared/logger.ts';
+import { runBatchTicks, type BatchTickResult } from '../shared/batches/scheduler.ts';
+import { logger } from '../shared/platform/logger.ts';
 
 /**
  * EventBridge invokes this once a minute (its floor); it runs 60000 / BATCH_TICK_MS passes

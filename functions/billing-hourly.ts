@@ -1,6 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { runHourlyBilling, type HourlyBillingResult } from '../shared/billing-job.ts';
-import { logger } from '../shared/logger.ts';
+import { runHourlyBilling, type HourlyBillingResult } from '../shared/billing/hourly-job.ts';
+import { logger } from '../shared/platform/logger.ts';
 
 /** EventBridge invokes this every hour. */
 export async function handler(_event: ScheduledEvent, context: Context): Promise<HourlyBillingResult> {

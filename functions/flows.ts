@@ -1,8 +1,8 @@
-import { agentsUsingEngine } from '../shared/agents.ts';
-import * as flows from '../shared/conversation-flows.ts';
-import * as components from '../shared/flow-components.ts';
-import { domainHandler } from '../shared/http/handler.ts';
-import { flowRoutes } from '../shared/routes/flows.ts';
+import { agentsUsingEngine } from '../shared/agents/agents.ts';
+import * as flows from '../shared/agents/conversation-flows.ts';
+import * as components from '../shared/agents/flow-components.ts';
+import { domainHandler } from '../shared/platform/http/handler.ts';
+import { flowRoutes } from '../shared/agents/flow-routes.ts';
 
 export const handler = domainHandler(flowRoutes, {
   createConversationFlow: ({ principal, body }) => flows.createFlow(principal.workspaceId, body),

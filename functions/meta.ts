@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { domainHandler } from '../shared/http/handler.ts';
-import { metaRoutes } from '../shared/routes/meta.ts';
+import { domainHandler } from '../shared/platform/http/handler.ts';
+import { metaRoutes } from '../shared/meta/routes.ts';
 
 /**
  * Serves the checked-in OpenAPI document and answers API Gateway's $default route with a

@@ -1,6 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { logger } from '../shared/logger.ts';
-import { runOAuthRefresh, type OAuthRefreshRun } from '../shared/oauth-refresh.ts';
+import { logger } from '../shared/platform/logger.ts';
+import { runOAuthRefresh, type OAuthRefreshRun } from '../shared/integrations/oauth-refresh.ts';
 
 /**
  * EventBridge invokes this every minute; the pass runs under the job lease, so a duplicate

@@ -1,7 +1,7 @@
-import { domainHandler } from '../shared/http/handler.ts';
-import { parseMultipart } from '../shared/http/multipart.ts';
-import { voiceRoutes } from '../shared/routes/voices.ts';
-import * as voices from '../shared/voices.ts';
+import { domainHandler } from '../shared/platform/http/handler.ts';
+import { parseMultipart } from '../shared/platform/http/multipart.ts';
+import { voiceRoutes } from '../shared/voices/routes.ts';
+import * as voices from '../shared/voices/voices.ts';
 
 export const handler = domainHandler(voiceRoutes, {
   listVoices: ({ principal }) => voices.listVoices(principal.workspaceId),

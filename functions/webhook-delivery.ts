@@ -1,6 +1,6 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { logger } from '../shared/logger.ts';
-import { deliverWebhook, parseWebhookMessage } from '../shared/webhooks.ts';
+import { logger } from '../shared/platform/logger.ts';
+import { deliverWebhook, parseWebhookMessage } from '../shared/webhooks/webhooks.ts';
 
 /**
  * The webhook queue's consumer. A failed delivery is not a failed message: deliverWebhook

@@ -1,6 +1,6 @@
 import { Token } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { loadConfig } from '../shared/config.ts';
+import { loadConfig } from '../shared/platform/config.ts';
 
 /**
  * Deploy-time settings: each comes from the stack's props, else from CDK context
@@ -21,7 +21,7 @@ export function contextValue(scope: Construct, name: string): unknown {
 
 /**
  * The functions' settings whose local defaults must never reach production (see
- * PRODUCTION_REQUIRED_SETTINGS in shared/config.ts); the stack sets the others itself.
+ * PRODUCTION_REQUIRED_SETTINGS in shared/platform/config.ts); the stack sets the others itself.
  */
 export interface FunctionSettings {
   /** SIP_HOST: host of the platform's SIP servers (context `sipHost`). */
@@ -34,7 +34,7 @@ export interface FunctionSettings {
 
 /**
  * Obviously-not-real values that let `npm run synth` (CI, offline, no account) build the
- * template when context `allowExampleSettings` is true. They never serve: shared/config.ts
+ * template when context `allowExampleSettings` is true. They never serve: shared/platform/config.ts
  * refuses `.invalid` hosts and documentation address blocks in production, so functions
  * deployed with them stop at cold start naming SIP_HOST and SIP_IP_RANGES.
  */
@@ -56,7 +56,7 @@ const list = (value: unknown): string[] | undefined => {
  * The settings to deploy, from props or context. Missing ones fail the synth with what to
  * pass, unless context `allowExampleSettings` is true (CI's offline synth), which fills the
  * gaps with EXAMPLE_SETTINGS. Given values are checked now with the functions' own
- * production check (shared/config.ts), so a local or example value fails the synth rather
+ * production check (shared/platform/config.ts), so a local or example value fails the synth rather
  * than every cold start.
  */
 export function functionSettings(scope: Construct, given: Partial<FunctionSettings> = {}): FunctionSettings {

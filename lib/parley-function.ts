@@ -8,7 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { tableDefinition } from '../shared/store/keys.ts';
+import { tableDefinition } from '../shared/platform/store/keys.ts';
 
 /** cdk-nag AwsSolutions-L1 wants the newest Node.js runtime this aws-cdk-lib knows. */
 export const PARLEY_RUNTIME = lambda.Runtime.NODEJS_24_X;

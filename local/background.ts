@@ -4,9 +4,9 @@ import { handler as batchTick } from '../functions/batch-tick.ts';
 import { handler as billingHourly } from '../functions/billing-hourly.ts';
 import { handler as oauthRefresh } from '../functions/oauth-refresh.ts';
 import { handler as webhookDelivery } from '../functions/webhook-delivery.ts';
-import { localLambdaContext } from '../shared/aws/local-context.ts';
-import { localWebhookQueue } from '../shared/aws/queue.ts';
-import { config } from '../shared/config.ts';
+import { localLambdaContext } from './local-context.ts';
+import { localWebhookQueue } from './queues.ts';
+import { config } from '../shared/platform/config.ts';
 
 type ScheduledHandler = (event: ScheduledEvent, context: Context, options: { signal?: AbortSignal }) => Promise<unknown>;
 

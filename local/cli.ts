@@ -36,7 +36,7 @@ if (!deployed) {
 }
 
 try {
-  const { createWorkspace } = await import('../shared/workspaces.ts');
+  const { createWorkspace } = await import('../shared/account/workspaces.ts');
   console.log(JSON.stringify(await createWorkspace(name)));
 } finally {
   await stopStore?.();

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { Domain } from '../shared/http/route.ts';
+import type { Domain } from '../shared/platform/http/route.ts';
 
 export type HttpHandler = (
   event: APIGatewayProxyEventV2,

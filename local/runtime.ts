@@ -24,8 +24,8 @@ export async function prepareLocalStore(): Promise<RunningDynamoDb> {
   const dynamo = await startDynamoDbLocal({ dbPath: join(dataDir(), 'dynamodb') });
   process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
   const [{ ensureTable }, { dynamo: client }] = await Promise.all([
-    import('../shared/store/create-table.ts'),
-    import('../shared/store/db.ts'),
+    import('../shared/platform/store/create-table.ts'),
+    import('../shared/platform/store/db.ts'),
   ]);
   await ensureTable(client, process.env.TABLE_NAME);
   return dynamo;

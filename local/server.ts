@@ -1,13 +1,14 @@
+import { localWebhookQueue } from './queues.ts';
 import { protectLocalPort } from '../shared/platform/egress.ts';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { badRequest, payloadTooLarge } from '../shared/errors.ts';
-import { MAX_JSON_BODY_BYTES } from '../shared/http/handler.ts';
-import { errorResponse } from '../shared/http/respond.ts';
-import type { Domain } from '../shared/http/route.ts';
-import { servedRoutes } from '../shared/routes/index.ts';
+import { badRequest, payloadTooLarge } from '../shared/platform/errors.ts';
+import { MAX_JSON_BODY_BYTES } from '../shared/platform/http/handler.ts';
+import { errorResponse } from '../shared/platform/http/respond.ts';
+import type { Domain } from '../shared/platform/http/route.ts';
+import { servedRoutes } from '../shared/route-table.ts';
 import { domainFunctions, type HttpHandler } from './functions.ts';
 
 interface Match {
@@ -94,6 +95,8 @@ export async function startLocalServer(options: { port: number; host?: string })
     return loaded;
   };
 
+  // Queues stand in for SQS here: installed before the first request can queue anything.
+  localWebhookQueue();
   const server = createServer((req, res) => {
     handle(req, res, match, handlerFor).catch((error) => {
       send(res, errorResponse(error));

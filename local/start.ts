@@ -12,8 +12,8 @@ if (already) {
 }
 
 const dynamo = await prepareLocalStore();
-const { config } = await import('../shared/config.ts');
-const { createWorkspace, hasAnyWorkspace } = await import('../shared/workspaces.ts');
+const { config } = await import('../shared/platform/config.ts');
+const { createWorkspace, hasAnyWorkspace } = await import('../shared/account/workspaces.ts');
 const { startLocalServer } = await import('./server.ts');
 const { startBackgroundWork } = await import('./background.ts');
 

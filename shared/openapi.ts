@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import type { RouteDefinition } from './http/route.ts';
-import { servedRoutes } from './routes/index.ts';
+import type { RouteDefinition } from './platform/http/route.ts';
+import { servedRoutes } from './route-table.ts';
 
 /**
  * Generates the OpenAPI 3.1 document from the route table and its zod schemas. The

@@ -1,6 +1,6 @@
 import type * as z from 'zod';
-import { accountRoutes } from '../../shared/routes/account.ts';
-import { webhookRoutes } from '../../shared/routes/webhooks.ts';
+import { accountRoutes } from '../../shared/account/routes.ts';
+import { webhookRoutes } from '../../shared/webhooks/routes.ts';
 
 /**
  * Probe: loading zod plus building every schema of the account function's route tables.

@@ -1,7 +1,7 @@
-import type { Handlers } from '../../shared/http/route.ts';
-import type { connectionTestRoutes } from '../../shared/routes/connection-tests.ts';
+import type { Handlers } from '../../shared/platform/http/route.ts';
+import type { connectionTestRoutes } from '../../shared/numbers/connection-test-routes.ts';
 import { withOutboundSlot } from '../../shared/platform/outbound-slots.ts';
-import { probeSipUri } from '../../shared/sip/options.ts';
+import { probeSipUri } from '../../shared/numbers/sip-options.ts';
 
 export const connectionTestHandlers: Handlers<typeof connectionTestRoutes> = {
   testSipConnection: ({ principal, body }) =>

@@ -1,8 +1,8 @@
-import type { Handlers } from '../../shared/http/route.ts';
-import * as numbers from '../../shared/phone-numbers.ts';
+import type { Handlers } from '../../shared/platform/http/route.ts';
+import * as numbers from '../../shared/numbers/phone-numbers.ts';
 import { withOutboundSlot } from '../../shared/platform/outbound-slots.ts';
-import type { phoneNumberRoutes } from '../../shared/routes/phone-numbers.ts';
-import { probeSipUri } from '../../shared/sip/options.ts';
+import type { phoneNumberRoutes } from '../../shared/numbers/phone-number-routes.ts';
+import { probeSipUri } from '../../shared/numbers/sip-options.ts';
 
 export const phoneNumberHandlers: Handlers<typeof phoneNumberRoutes> = {
   createPhoneNumber: ({ principal, body }) => numbers.createPhoneNumber(principal.workspaceId, body),

@@ -1,10 +1,10 @@
-import * as callerIds from '../../shared/caller-ids.ts';
-import type { Handlers } from '../../shared/http/route.ts';
-import { decideKyc, getKyc, submitKyc } from '../../shared/kyc.ts';
-import type { KycSubmissionInput, telephonyRoutes } from '../../shared/routes/telephony.ts';
-import { sipOrigination } from '../../shared/sip-origination.ts';
-import * as sipTrunks from '../../shared/sip-trunks.ts';
-import { listProviderOperations } from '../../shared/telephony/operation-log.ts';
+import * as callerIds from '../../shared/numbers/caller-ids.ts';
+import type { Handlers } from '../../shared/platform/http/route.ts';
+import { decideKyc, getKyc, submitKyc } from '../../shared/numbers/kyc.ts';
+import type { KycSubmissionInput, telephonyRoutes } from '../../shared/numbers/telephony-routes.ts';
+import { sipOrigination } from '../../shared/numbers/sip-origination.ts';
+import * as sipTrunks from '../../shared/numbers/sip-trunks.ts';
+import { listProviderOperations } from '../../shared/vendors/telephony/operation-log.ts';
 
 export const telephonyHandlers: Handlers<typeof telephonyRoutes> = {
   getSipOrigination: () => sipOrigination(),

@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
-import { config, type Config } from '../config.ts';
+import { config, type Config } from './config.ts';
 
 /*
  * The egress guard: every request to a destination a user chose (workflow HTTP steps,

@@ -1,10 +1,10 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.ts';
-import { tooManyRequests } from '../errors.ts';
-import { logger } from '../logger.ts';
-import { db, isConditionFailure, tableName } from '../store/db.ts';
-import { keys, outboundSlotAttribute, outboundSlotOwnerAttribute } from '../store/keys.ts';
+import { config } from './config.ts';
+import { tooManyRequests } from './errors.ts';
+import { logger } from './logger.ts';
+import { db, isConditionFailure, tableName } from './store/db.ts';
+import { keys, outboundSlotAttribute, outboundSlotOwnerAttribute } from './store/keys.ts';
 
 /*
  * Per-workspace cap on slow outbound test requests (test webhook, workflow test, MCP tools,

@@ -1,7 +1,7 @@
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { DOMAIN_ACCESS } from '../../lib/parley-stack.ts';
-import { DOMAINS } from '../../shared/http/route.ts';
+import { DOMAINS } from '../../shared/platform/http/route.ts';
 
 /**
  * Grants are declared by hand per function; this derives what the code needs from what
@@ -24,8 +24,8 @@ async function bundledModules(domain: string): Promise<string[]> {
 
 describe('function grants match the code they bundle', () => {
   it.each([...DOMAINS])('%s reads the vendor secret only if granted', async (domain) => {
-    const readsVendorSettings = (await bundledModules(domain)).includes('shared/aws/secrets.ts');
-    expect(DOMAIN_ACCESS[domain].vendorSecret === 'read', `${domain} bundles shared/aws/secrets.ts: ${readsVendorSettings}`).toBe(
+    const readsVendorSettings = (await bundledModules(domain)).includes('shared/platform/aws/secrets.ts');
+    expect(DOMAIN_ACCESS[domain].vendorSecret === 'read', `${domain} bundles shared/platform/aws/secrets.ts: ${readsVendorSettings}`).toBe(
       readsVendorSettings,
     );
   });

@@ -29,10 +29,10 @@ import {
   type FunctionName,
   type ParleyStackProps,
 } from '../../lib/parley-stack.ts';
-import { DOMAINS, THROTTLE_CLASSES, type Domain, type RouteDefinition } from '../../shared/http/route.ts';
-import { servedRoutes, type ServedRoute } from '../../shared/routes/index.ts';
-import { loadConfig } from '../../shared/config.ts';
-import { GSI1_LISTING_ATTRIBUTES, tableDefinition } from '../../shared/store/keys.ts';
+import { DOMAINS, THROTTLE_CLASSES, type Domain, type RouteDefinition } from '../../shared/platform/http/route.ts';
+import { servedRoutes, type ServedRoute } from '../../shared/route-table.ts';
+import { loadConfig } from '../../shared/platform/config.ts';
+import { GSI1_LISTING_ATTRIBUTES, tableDefinition } from '../../shared/platform/store/keys.ts';
 import { PRODUCTION_TEST_SETTINGS } from '../support/production-settings.ts';
 
 const RESOURCE_LIMIT = 500;

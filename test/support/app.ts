@@ -20,7 +20,7 @@ export async function startTestApp(settings: Record<string, string> = {}): Promi
   Object.assign(process.env, settings);
   const [{ startLocalServer }, { createWorkspace }] = await Promise.all([
     import('../../local/server.ts'),
-    import('../../shared/workspaces.ts'),
+    import('../../shared/account/workspaces.ts'),
   ]);
   const server = await startLocalServer({ port: 0, host: '127.0.0.1' });
   afterAll(() => server.close());

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
-import { ensureTable } from '../../shared/store/create-table.ts';
+import { ensureTable } from '../../shared/platform/store/create-table.ts';
 
 /**
  * Runs before each test file, before it imports anything that reads settings: points the

@@ -1,0 +1,284 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { localLambdaContext } from './local-context.ts';
+import type { MessageQueue, SendOptions } from '../shared/platform/aws/queue.ts';
+
+/** Shaped exactly like a Lambda SQS handler, so the deployed handler runs unchanged. */
+export type SqsConsumer = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+export interface LocalQueueOptions {
+  name: string;
+  /** How long a received message stays hidden: whole seconds, 1–43,200. */
+  visibilityTimeoutSeconds?: number;
+  /** Redrive policy: after this many receives the next receive moves it to the dead-letter queue. */
+  maxReceiveCount?: number;
+  /** Messages per consumer invocation, 1–10 (Lambda's limit without a batching window). */
+  batchSize?: number;
+  /** Batches in flight at once (Lambda runs several pollers). */
+  maxConcurrency?: number;
+  /** How long the consumer's context says it may run. */
+  consumerTimeoutMs?: number;
+  region?: string;
+  /** Where a thrown consumer error is reported; it never includes message bodies. */
+  onConsumerError?: (error: unknown) => void;
+}
+
+export interface QueuedMessage {
+  messageId: string;
+  body: string;
+  receiveCount: number;
+  sentTimestamp: number;
+}
+
+interface StoredMessage {
+  messageId: string;
+  body: string;
+  md5OfBody: string;
+  sentTimestamp: number;
+  firstReceiveTimestamp?: number;
+  receiveCount: number;
+  /** Epoch ms from which the message can be received (delay or visibility timeout). */
+  visibleAt: number;
+  /** Only the latest receive's handle deletes the message, as in SQS. */
+  receiptHandle?: string;
+}
+
+/** SQS's limit for the conservative MaximumMessageSize every queue accepts. */
+const MAX_MESSAGE_BYTES = 256 * 1024;
+const MAX_DELAY_SECONDS = 900;
+const MAX_VISIBILITY_SECONDS = 43_200;
+
+export class InvalidParameterValue extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidParameterValue';
+  }
+}
+
+function wholeNumberIn(value: number, min: number, max: number, what: string): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidParameterValue(`${what} must be a whole number from ${min} to ${max}, got ${value}`);
+  }
+  return value;
+}
+
+/**
+ * In-process stand-in for an SQS standard queue with a Lambda event source mapping
+ * (ReportBatchItemFailures on) and a redrive policy. It keeps the semantics the code
+ * relies on: per-message delay, visibility timeout, ApproximateReceiveCount, batches of up
+ * to 10, partial batch failures, whole-batch failure on a thrown error or an invalid
+ * batch response, and the dead-letter queue after maxReceiveCount. Messages live in
+ * memory only.
+ */
+export class LocalMessageQueue implements MessageQueue {
+  readonly name: string;
+  readonly arn: string;
+  readonly deadLetterQueue?: LocalMessageQueue;
+  private readonly region: string;
+  private readonly visibilityMs: number;
+  private readonly maxReceiveCount?: number;
+  private readonly batchSize: number;
+  private readonly maxConcurrency: number;
+  private readonly consumerTimeoutMs: number;
+  private readonly onConsumerError: (error: unknown) => void;
+  private readonly messages = new Map<string, StoredMessage>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private idleWaiters: (() => void)[] = [];
+  private consumer?: SqsConsumer;
+  private timer?: NodeJS.Timeout;
+
+  constructor(options: LocalQueueOptions) {
+    this.name = options.name;
+    this.region = options.region ?? 'us-east-1';
+    this.arn = `arn:aws:sqs:${this.region}:000000000000:${options.name}`;
+    // 0 is valid in SQS, but with a consumer attached it would redeliver every batch while in flight.
+    this.visibilityMs =
+      wholeNumberIn(options.visibilityTimeoutSeconds ?? 30, 1, MAX_VISIBILITY_SECONDS, 'VisibilityTimeout') * 1000;
+    this.batchSize = wholeNumberIn(options.batchSize ?? 10, 1, 10, 'BatchSize');
+    this.maxConcurrency = wholeNumberIn(options.maxConcurrency ?? 5, 1, 1000, 'MaximumConcurrency');
+    this.consumerTimeoutMs = options.consumerTimeoutMs ?? this.visibilityMs;
+    this.onConsumerError =
+      options.onConsumerError ??
+      ((error) => console.error(`${this.name}: consumer failed: ${error instanceof Error ? error.message : String(error)}`));
+    if (options.maxReceiveCount !== undefined) {
+      this.maxReceiveCount = wholeNumberIn(options.maxReceiveCount, 1, 1000, 'maxReceiveCount');
+      this.deadLetterQueue = new LocalMessageQueue({ name: `${options.name}-dlq`, region: this.region });
+    }
+  }
+
+  async send(message: object, options: SendOptions = {}): Promise<void> {
+    this.sendBody(JSON.stringify(message), options);
+  }
+
+  /** SendMessage with a raw body; returns the MessageId. */
+  sendBody(body: string, options: SendOptions = {}): string {
+    const delaySeconds = wholeNumberIn(options.delaySeconds ?? 0, 0, MAX_DELAY_SECONDS, 'DelaySeconds');
+    if (Buffer.byteLength(body, 'utf8') > MAX_MESSAGE_BYTES) {
+      throw new InvalidParameterValue(`Message body must be at most ${MAX_MESSAGE_BYTES} bytes`);
+    }
+    const now = Date.now();
+    const stored: StoredMessage = {
+      messageId: randomUUID(),
+      body,
+      md5OfBody: createHash('md5').update(body, 'utf8').digest('hex'),
+      sentTimestamp: now,
+      receiveCount: 0,
+      visibleAt: now + delaySeconds * 1000,
+    };
+    this.messages.set(stored.messageId, stored);
+    this.pump();
+    return stored.messageId;
+  }
+
+  /** Attaches the consumer and starts polling. */
+  start(consumer: SqsConsumer): void {
+    if (this.consumer) throw new Error(`${this.name} already has a consumer`);
+    this.consumer = consumer;
+    this.pump();
+  }
+
+  /** Stops polling and waits for the batches in flight; undelivered messages stay queued. */
+  async stop(): Promise<void> {
+    this.consumer = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Resolves once no message is queued, delayed, hidden or in flight. */
+  whenIdle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Every message still held (visible, delayed or in flight), oldest first. */
+  list(): QueuedMessage[] {
+    return [...this.messages.values()].map((m) => ({
+      messageId: m.messageId,
+      body: m.body,
+      receiveCount: m.receiveCount,
+      sentTimestamp: m.sentTimestamp,
+    }));
+  }
+
+  private isIdle(): boolean {
+    return this.messages.size === 0 && this.inFlight.size === 0;
+  }
+
+  private pump(): void {
+    if (!this.consumer) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.inFlight.size < this.maxConcurrency) {
+      const batch = this.receive(Date.now());
+      if (batch.length === 0) break;
+      this.dispatch(batch);
+    }
+    const now = Date.now();
+    let next: number | undefined;
+    for (const message of this.messages.values()) {
+      if (message.visibleAt > now && (next === undefined || message.visibleAt < next)) next = message.visibleAt;
+    }
+    // Visible messages left behind by a full set of pollers are picked up when a batch finishes.
+    if (next !== undefined) {
+      this.timer = setTimeout(() => this.pump(), next - now);
+      this.timer.unref();
+    }
+    this.settleIdle();
+  }
+
+  private receive(now: number): SQSRecord[] {
+    const records: SQSRecord[] = [];
+    for (const message of this.messages.values()) {
+      if (records.length >= this.batchSize) break;
+      if (message.visibleAt > now) continue;
+      if (this.maxReceiveCount !== undefined && message.receiveCount >= this.maxReceiveCount) {
+        this.messages.delete(message.messageId);
+        this.deadLetterQueue!.acceptRedriven(message);
+        continue;
+      }
+      message.receiveCount += 1;
+      message.firstReceiveTimestamp ??= now;
+      message.receiptHandle = randomUUID();
+      message.visibleAt = now + this.visibilityMs;
+      records.push(this.toRecord(message));
+    }
+    return records;
+  }
+
+  /** A redriven message keeps its ID, body and receive count, as SQS's redrive does. */
+  private acceptRedriven(message: StoredMessage): void {
+    this.messages.set(message.messageId, { ...message, receiptHandle: undefined, visibleAt: Date.now() });
+    this.pump();
+  }
+
+  private toRecord(message: StoredMessage): SQSRecord {
+    return {
+      messageId: message.messageId,
+      receiptHandle: message.receiptHandle!,
+      body: message.body,
+      attributes: {
+        ApproximateReceiveCount: String(message.receiveCount),
+        SentTimestamp: String(message.sentTimestamp),
+        SenderId: 'LOCAL',
+        ApproximateFirstReceiveTimestamp: String(message.firstReceiveTimestamp),
+      },
+      messageAttributes: {},
+      md5OfBody: message.md5OfBody,
+      eventSource: 'aws:sqs',
+      eventSourceARN: this.arn,
+      awsRegion: this.region,
+    };
+  }
+
+  private dispatch(records: SQSRecord[]): void {
+    const consumer = this.consumer!;
+    const run = (async () => {
+      let failed: Set<string> | 'all';
+      try {
+        const response = await consumer({ Records: records }, localLambdaContext(`${this.name}-consumer`, this.consumerTimeoutMs));
+        failed = failedIds(response, records);
+      } catch (error) {
+        this.onConsumerError(error);
+        failed = 'all';
+      }
+      for (const record of records) {
+        const stored = this.messages.get(record.messageId);
+        // Received again after its visibility timeout: this older receipt no longer deletes it.
+        if (!stored || stored.receiptHandle !== record.receiptHandle) continue;
+        // A failed message stays hidden until the visibility timeout set when it was received.
+        if (failed === 'all' || failed.has(record.messageId)) continue;
+        this.messages.delete(record.messageId);
+      }
+    })();
+    this.inFlight.add(run);
+    void run.finally(() => {
+      this.inFlight.delete(run);
+      this.pump();
+      this.settleIdle();
+    });
+  }
+
+  private settleIdle(): void {
+    if (!this.isIdle() || this.idleWaiters.length === 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
+/**
+ * Lambda's reading of a batch response: nothing or an empty list is full success; an
+ * identifier that is empty or not in the batch makes the whole batch a failure.
+ */
+function failedIds(response: SQSBatchResponse | void, records: SQSRecord[]): Set<string> | 'all' {
+  const failures = response?.batchItemFailures;
+  if (!failures || failures.length === 0) return new Set();
+  const inBatch = new Set(records.map((r) => r.messageId));
+  const ids = new Set<string>();
+  for (const failure of failures) {
+    if (!failure?.itemIdentifier || !inBatch.has(failure.itemIdentifier)) return 'all';
+    ids.add(failure.itemIdentifier);
+  }
+  return ids;
+}

@@ -1,0 +1,250 @@
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { auditPut } from './audit-log.ts';
+import type { Principal } from '../platform/auth/gate.ts';
+import { assertGrantable, type Scope } from '../platform/auth/scopes.ts';
+import { config } from '../platform/config.ts';
+import {
+  credentialDeletes,
+  credentialPuts,
+  credentialUpdate,
+  findCredential,
+  issueSecret,
+  listCredentials,
+  readCredential,
+  type CredentialItem,
+} from '../platform/auth/credentials.ts';
+import { conflict, notFound } from '../platform/errors.ts';
+import { definedFields } from '../platform/objects.ts';
+import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './routes.ts';
+import { db, isTransactionConflict, tableName } from '../platform/store/db.ts';
+import { keys } from '../platform/store/keys.ts';
+import { getWorkspaceItem, type WorkspaceItem } from './workspaces.ts';
+
+const MAX_ATTEMPTS = 10;
+const apiKeyNotFound = () => notFound('API key not found');
+
+export function toApiKey(item: CredentialItem): ApiKey {
+  return {
+    api_key_id: item.credential_id,
+    name: item.name,
+    masked_key: item.masked_key,
+    is_webhook_key: item.is_webhook_key === true,
+    created_timestamp: item.created_timestamp,
+    last_used_timestamp: item.last_used_timestamp ?? null,
+    scopes: item.scopes ?? [],
+    allowed_ips: item.allowed_ips ?? [],
+    rate_limit_per_minute: item.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY,
+  };
+}
+
+/** The key making the request, as authentication already read it: no further round trip. */
+export function apiKeyInfo(principal: Principal) {
+  return { ...toApiKey(principal.credential), workspace_id: principal.workspaceId };
+}
+
+export async function listApiKeys(workspaceId: string): Promise<ApiKey[]> {
+  return (await listCredentials(keys.apiKeyRefs(workspaceId))).map(toApiKey);
+}
+
+export async function createApiKey(principal: Principal, input: CreateApiKeyInput) {
+  assertGrantable(principal, input.scopes);
+  const workspaceId = principal.workspaceId;
+  const secret = await issueSecret('secret', workspaceId);
+  const nowMs = Date.now();
+  const puts = credentialPuts(workspaceId, secret, {
+    kind: 'secret',
+    name: input.name,
+    is_webhook_key: input.is_webhook_key,
+    scopes: input.scopes,
+    allowed_ips: input.allowed_ips,
+    rate_limit_per_minute: input.rate_limit_per_minute,
+  }, nowMs);
+  const audit = auditPut(workspaceId, principal, {
+    action: 'api_key.create',
+    target: { type: 'api_key', id: secret.id },
+    changes: Object.keys(definedFields(input)),
+  }, nowMs);
+
+  await withWebhookFlagRetry(async () => {
+    const move = input.is_webhook_key
+      ? webhookFlagMove(await getWorkspaceItem(workspaceId), secret.id, secret.hash)
+      : [];
+    await db.send(new TransactWriteCommand({ TransactItems: [...puts, ...move, audit] }));
+  });
+  const created = puts[0]!.Put.Item as CredentialItem;
+  return { ...toApiKey(created), api_key: secret.value };
+}
+
+export async function updateApiKey(principal: Principal, apiKeyId: string, input: UpdateApiKeyInput): Promise<ApiKey> {
+  const workspaceId = principal.workspaceId;
+  const credential = await findCredential(keys.apiKeyRef(workspaceId, apiKeyId));
+  if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
+  if (input.scopes) assertGrantable(principal, input.scopes);
+
+  const changes: Record<string, unknown> = definedFields(input);
+  const movesFlag = input.is_webhook_key === true && credential.is_webhook_key !== true;
+  if (!movesFlag) delete changes.is_webhook_key;
+  if (Object.keys(changes).length === 0) return toApiKey(credential);
+
+  const audit = auditPut(workspaceId, principal, {
+    action: 'api_key.update',
+    target: { type: 'api_key', id: apiKeyId },
+    changes: Object.keys(changes),
+  }, Date.now());
+  const losesFullAccess = input.scopes !== undefined && hasFullAccess(credential.scopes) && !hasFullAccess(input.scopes);
+  await withWebhookFlagRetry(async () => {
+    const move = movesFlag
+      ? webhookFlagMove(await getWorkspaceItem(workspaceId), apiKeyId, credential.pk.slice('CREDENTIAL#'.length))
+      : [];
+    const guard = losesFullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'removing its full access') : [];
+    await db.send(
+      new TransactWriteCommand({ TransactItems: [credentialUpdate(credential, changes), ...move, audit, ...guard] }),
+    );
+  }, apiKeyNotFound);
+  const updated = await readCredential(credential);
+  if (!updated) throw apiKeyNotFound();
+  return toApiKey(updated);
+}
+
+/**
+ * Deleting the webhook key leaves the workspace with none (signing falls back to the
+ * oldest key). The last key with full access (no scopes, or `admin`) cannot be deleted:
+ * nothing else can manage keys, so the workspace would be locked out for good.
+ */
+export async function deleteApiKey(principal: Principal, apiKeyId: string): Promise<void> {
+  const workspaceId = principal.workspaceId;
+  const ref = keys.apiKeyRef(workspaceId, apiKeyId);
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const credential = await findCredential(ref);
+    if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
+    const fullAccess = hasFullAccess(credential.scopes);
+    const [remove, removeRef] = credentialDeletes(credential, ref);
+    // The delete holds only for the key as read: one promoted to full access meanwhile is re-read.
+    if (!fullAccess) {
+      remove!.Delete.ConditionExpression = `attribute_exists(pk) AND NOT (${FULL_ACCESS_CONDITION})`;
+      Object.assign(remove!.Delete, { ExpressionAttributeValues: FULL_ACCESS_VALUES });
+    }
+    const clearFlag = credential.is_webhook_key
+      ? [
+          {
+            Update: {
+              TableName: tableName,
+              Key: keys.workspace(workspaceId),
+              UpdateExpression: 'REMOVE webhook_key_id, webhook_key_credential',
+              ConditionExpression: 'webhook_key_id = :id',
+              ExpressionAttributeValues: { ':id': apiKeyId },
+            },
+          },
+        ]
+      : [];
+    const guard = fullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'deleting it') : [];
+    try {
+      await db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            remove!,
+            removeRef!,
+            ...clearFlag,
+            auditPut(workspaceId, principal, {
+              action: 'api_key.delete',
+              target: { type: 'api_key', id: apiKeyId },
+              changes: [],
+            }, Date.now()),
+            ...guard,
+          ],
+        }),
+      );
+      return;
+    } catch (error) {
+      if (!isTransactionConflict(error)) throw error;
+      // Lost a race (the key, the flag or the other full-access key changed): read again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+    }
+  }
+  throw conflict('The API key is being changed by another request; try again');
+}
+
+/** Full access: no scopes, or the `admin` scope (spec Authentication 4). */
+export const hasFullAccess = (scopes: readonly Scope[] | undefined): boolean => !scopes || scopes.length === 0 || scopes.includes('admin');
+const FULL_ACCESS_CONDITION = 'attribute_not_exists(scopes) OR size(scopes) = :noScopes OR contains(scopes, :admin)';
+const FULL_ACCESS_VALUES = { ':noScopes': 0, ':admin': 'admin' };
+
+/**
+ * A condition that another of the workspace's keys still has full access, for the
+ * transaction that takes full access away from this one. Two such transactions on the
+ * last two full-access keys cannot both commit: each checks the key the other changes.
+ */
+async function anotherFullAccessKeyCheck(workspaceId: string, apiKeyId: string, action: string) {
+  const other = (await listCredentials(keys.apiKeyRefs(workspaceId))).find(
+    (credential) => credential.credential_id !== apiKeyId && hasFullAccess(credential.scopes),
+  );
+  if (!other) {
+    throw conflict(
+      `This is the workspace's last API key with full access (no scopes, or "admin"): create another such key before ${action}`,
+    );
+  }
+  return [
+    {
+      ConditionCheck: {
+        TableName: tableName,
+        Key: { pk: other.pk, sk: other.sk },
+        ConditionExpression: `attribute_exists(pk) AND (${FULL_ACCESS_CONDITION})`,
+        ExpressionAttributeValues: FULL_ACCESS_VALUES,
+      },
+    },
+  ];
+}
+
+/**
+ * Moves the webhook flag to a key: the workspace records the new holder only if the
+ * holder it read is still current, and the previous holder's flag is cleared in the same
+ * transaction, so exactly one key holds it even under concurrent moves.
+ */
+function webhookFlagMove(workspace: WorkspaceItem, apiKeyId: string, credentialHash: string) {
+  const previousHash = workspace.webhook_key_credential;
+  const items: Record<string, unknown>[] = [
+    {
+      Update: {
+        TableName: tableName,
+        Key: keys.workspace(workspace.workspace_id),
+        UpdateExpression: 'SET webhook_key_id = :id, webhook_key_credential = :hash',
+        ConditionExpression: workspace.webhook_key_id
+          ? 'webhook_key_id = :previous'
+          : 'attribute_exists(pk) AND attribute_not_exists(webhook_key_id)',
+        ExpressionAttributeValues: {
+          ':id': apiKeyId,
+          ':hash': credentialHash,
+          ...(workspace.webhook_key_id ? { ':previous': workspace.webhook_key_id } : {}),
+        },
+      },
+    },
+  ];
+  if (previousHash && previousHash !== credentialHash) {
+    items.push({
+      Update: {
+        TableName: tableName,
+        Key: keys.credential(previousHash),
+        UpdateExpression: 'SET is_webhook_key = :false',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':false': false },
+      },
+    });
+  }
+  return items;
+}
+
+/** Retries a transaction that lost a race on the webhook flag, re-reading the workspace each time. */
+async function withWebhookFlagRetry(attempt: () => Promise<void>, onGone?: () => Error): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isTransactionConflict(error)) throw error;
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+      // The first item is the key itself (update) or its Put (create): gone means deleted meanwhile.
+      if (onGone && reasons[0]?.Code === 'ConditionalCheckFailed') throw onGone();
+      if (i >= MAX_ATTEMPTS) throw conflict('The webhook key is being changed by another request; try again');
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * i));
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Principal } from '../platform/auth/gate.ts';
+import { invalidPaginationKey } from '../platform/errors.ts';
+import { idPattern, newTimeOrderedId } from '../platform/ids.ts';
+import type { AuditEntry } from './routes.ts';
+import { db, tableName } from '../platform/store/db.ts';
+import { keys } from '../platform/store/keys.ts';
+
+export interface AuditRecord {
+  action: AuditEntry['action'];
+  target: AuditEntry['target'];
+  changes: string[];
+}
+
+/**
+ * The Put that records an action. Callers add it to the same transaction as the change
+ * itself, so an action is never applied without its entry or recorded without applying.
+ */
+export function auditPut(workspaceId: string, actor: Principal | undefined, record: AuditRecord, nowMs: number) {
+  const auditLogId = newTimeOrderedId('audit', nowMs);
+  const entry: AuditEntry = {
+    audit_log_id: auditLogId,
+    action: record.action,
+    actor: actor ? { type: 'api_key', id: actor.credentialId } : { type: 'system', id: null },
+    target: record.target,
+    changes: record.changes,
+    created_timestamp: nowMs,
+  };
+  return { Put: { TableName: tableName, Item: { ...keys.auditEntry(workspaceId, auditLogId), ...entry } } };
+}
+
+export async function listAuditLog(
+  workspaceId: string,
+  options: { limit: number; pagination_key?: string },
+): Promise<AuditEntry[]> {
+  const partition = keys.auditLog(workspaceId);
+  if (options.pagination_key !== undefined && !idPattern('audit').test(options.pagination_key)) {
+    throw invalidPaginationKey();
+  }
+  const out = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': partition.pk },
+      ScanIndexForward: false,
+      Limit: options.limit,
+      ExclusiveStartKey: options.pagination_key
+        ? keys.auditEntry(workspaceId, options.pagination_key)
+        : undefined,
+    }),
+  );
+  return (out.Items ?? []).map((item) => ({
+    audit_log_id: item.audit_log_id,
+    action: item.action,
+    actor: item.actor,
+    target: item.target,
+    changes: item.changes,
+    created_timestamp: item.created_timestamp,
+  }));
+}

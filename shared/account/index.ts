@@ -1,0 +1,7 @@
+/**
+ * What other domains may use of account: they import it from here, never from its
+ * files (eslint no-restricted-imports). Keep it small: every name here can pull its module
+ * into another domain's bundle.
+ */
+export { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem } from './workspaces.ts';
+export type { WorkspaceItem } from './workspaces.ts';

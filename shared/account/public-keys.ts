@@ -1,0 +1,109 @@
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { auditPut } from './audit-log.ts';
+import type { Principal } from '../platform/auth/gate.ts';
+import {
+  credentialDeletes,
+  credentialPuts,
+  credentialUpdate,
+  findCredential,
+  issueSecret,
+  listCredentials,
+  readCredential,
+  type CredentialItem,
+} from '../platform/auth/credentials.ts';
+import { notFound } from '../platform/errors.ts';
+import { definedFields } from '../platform/objects.ts';
+import type { CreatePublicKeyInput, PublicKey, UpdatePublicKeyInput } from './routes.ts';
+import { db, isTransactionConflict } from '../platform/store/db.ts';
+import { keys } from '../platform/store/keys.ts';
+
+/** Public keys are browser keys: they may only start web calls and chats, from allowed origins. */
+const publicKeyNotFound = () => notFound('Public key not found');
+
+export function toPublicKey(item: CredentialItem): PublicKey {
+  return {
+    public_key_id: item.credential_id,
+    name: item.name,
+    masked_key: item.masked_key,
+    allowed_origins: item.allowed_origins ?? [],
+    created_timestamp: item.created_timestamp,
+    last_used_timestamp: item.last_used_timestamp ?? null,
+  };
+}
+
+export async function listPublicKeys(workspaceId: string): Promise<PublicKey[]> {
+  return (await listCredentials(keys.publicKeyRefs(workspaceId))).map(toPublicKey);
+}
+
+export async function createPublicKey(principal: Principal, input: CreatePublicKeyInput) {
+  const secret = await issueSecret('public', principal.workspaceId);
+  const nowMs = Date.now();
+  const puts = credentialPuts(principal.workspaceId, secret, {
+    kind: 'public',
+    name: input.name,
+    allowed_origins: input.allowed_origins,
+  }, nowMs);
+  await db.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        ...puts,
+        auditPut(principal.workspaceId, principal, {
+          action: 'public_key.create',
+          target: { type: 'public_key', id: secret.id },
+          changes: Object.keys(definedFields(input)),
+        }, nowMs),
+      ],
+    }),
+  );
+  return { ...toPublicKey(puts[0]!.Put.Item as CredentialItem), public_key: secret.value };
+}
+
+export async function updatePublicKey(principal: Principal, id: string, input: UpdatePublicKeyInput) {
+  const credential = await findCredential(keys.publicKeyRef(principal.workspaceId, id));
+  if (!credential || credential.kind !== 'public') throw publicKeyNotFound();
+  const changes: Record<string, unknown> = definedFields(input);
+  if (Object.keys(changes).length === 0) return toPublicKey(credential);
+  try {
+    await db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          credentialUpdate(credential, changes),
+          auditPut(principal.workspaceId, principal, {
+            action: 'public_key.update',
+            target: { type: 'public_key', id },
+            changes: Object.keys(changes),
+          }, Date.now()),
+        ],
+      }),
+    );
+  } catch (error) {
+    if (isTransactionConflict(error)) throw publicKeyNotFound();
+    throw error;
+  }
+  const updated = await readCredential(credential);
+  if (!updated) throw publicKeyNotFound();
+  return toPublicKey(updated);
+}
+
+export async function deletePublicKey(principal: Principal, id: string): Promise<void> {
+  const ref = keys.publicKeyRef(principal.workspaceId, id);
+  const credential = await findCredential(ref);
+  if (!credential || credential.kind !== 'public') throw publicKeyNotFound();
+  try {
+    await db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          ...credentialDeletes(credential, ref),
+          auditPut(principal.workspaceId, principal, {
+            action: 'public_key.delete',
+            target: { type: 'public_key', id },
+            changes: [],
+          }, Date.now()),
+        ],
+      }),
+    );
+  } catch (error) {
+    if (isTransactionConflict(error)) throw publicKeyNotFound();
+    throw error;
+  }
+}

@@ -1,0 +1,150 @@
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { getAgent, updateAgent } from '../agents/index.ts';
+import { ApiError } from '../platform/errors.ts';
+import { getLlm, updateLlm } from '../agents/index.ts';
+import { RETELL_LLM_ENGINE, type Agent, type UpdateAgentInput } from '../agents/index.ts';
+import type { Llm, LlmInput } from '../agents/index.ts';
+import { db, tableName } from '../platform/store/db.ts';
+import { keys, type ItemKey } from '../platform/store/keys.ts';
+import { publishedVersion } from '../platform/store/versions.ts';
+import { catalogueVoice, DEFAULT_VOICE_ID, DEFAULT_VOICE_MODEL } from '../voices/index.ts';
+
+/*
+ * `POST /repair-agent/{agent_id}` (retell-sdk `agent.repair`): removes references to
+ * things that no longer exist in the workspace and remaps voices the workspace can no
+ * longer use, in a draft:
+ *
+ * - agent: `voice_id` not usable → DEFAULT_VOICE_ID (and a set `voice_model` → that
+ *   voice's premium model); unusable `fallback_voice_ids` are dropped;
+ * - Retell LLM engine: `knowledge_base_ids` of missing knowledge bases are dropped; tools
+ *   (general and per state) are dropped when they name an MCP server the LLM no longer
+ *   has (`mcp_id`) or an agent that no longer exists (`agent_swap`).
+ *
+ * `?version=` names the draft to repair; a published version cannot be repaired (400).
+ * Without it the latest version is repaired: if it is published, a new draft is branched
+ * from it (with a new engine draft, as any edit does). An engine version that is already
+ * published is left untouched (only agent-level references are repaired, as the
+ * compatible API does). Nothing to fix is a no-op: no write, no new version.
+ * Conversation flows and custom LLMs have no engine-level repairs yet.
+ */
+
+/** Which of the keys exist, in BatchGetItem-sized chunks, strongly consistent. */
+async function existing(itemKeys: ItemKey[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < itemKeys.length; i += 100) {
+    let request: Record<string, { Keys: Record<string, unknown>[]; ConsistentRead: boolean; ProjectionExpression: string }> | undefined = {
+      [tableName]: { Keys: itemKeys.slice(i, i + 100).map((key) => ({ ...key })), ConsistentRead: true, ProjectionExpression: 'pk, sk' },
+    };
+    while (request && Object.keys(request).length > 0) {
+      const out = await db.send(new BatchGetCommand({ RequestItems: request }));
+      for (const item of out.Responses?.[tableName] ?? []) found.add(`${String(item.pk)}|${String(item.sk)}`);
+      request = out.UnprocessedKeys as typeof request;
+    }
+  }
+  return found;
+}
+
+const keyText = (key: ItemKey) => `${key.pk}|${key.sk}`;
+
+async function usableVoices(workspaceId: string, voiceIds: string[]): Promise<Set<string>> {
+  const custom = [...new Set(voiceIds.filter((id) => !catalogueVoice(id) && id.length <= 200))];
+  const found = await existing(custom.map((id) => keys.workspaceVoice(workspaceId, id)));
+  return new Set([
+    ...voiceIds.filter((id) => catalogueVoice(id)),
+    ...custom.filter((id) => found.has(keyText(keys.workspaceVoice(workspaceId, id)))),
+  ]);
+}
+
+/** The agent-level changes a version needs (empty when none). */
+async function agentRepairs(workspaceId: string, agent: Agent): Promise<UpdateAgentInput> {
+  const voiceId = agent.voice_id ?? DEFAULT_VOICE_ID;
+  const fallbacks = agent.fallback_voice_ids ?? [];
+  const usable = await usableVoices(workspaceId, [voiceId, ...fallbacks]);
+  const changes: UpdateAgentInput = {};
+  if (!usable.has(voiceId)) {
+    changes.voice_id = DEFAULT_VOICE_ID;
+    if (agent.voice_model) changes.voice_model = DEFAULT_VOICE_MODEL;
+  }
+  const keptFallbacks = fallbacks.filter((id) => usable.has(id));
+  if (keptFallbacks.length !== fallbacks.length) changes.fallback_voice_ids = keptFallbacks;
+  return changes;
+}
+
+type Tool = { type: string; mcp_id?: string; agent_id?: string } & Record<string, unknown>;
+type State = { name: string; tools?: Tool[] } & Record<string, unknown>;
+
+/** The engine-level changes a Retell LLM version needs (empty when none). */
+async function llmRepairs(workspaceId: string, llm: Llm): Promise<LlmInput> {
+  const knowledgeBases = llm.knowledge_base_ids ?? [];
+  const generalTools = (llm.general_tools ?? []) as Tool[];
+  const states = (llm.states ?? []) as State[];
+  const allTools = [...generalTools, ...states.flatMap((state) => state.tools ?? [])];
+  const swapAgents = [...new Set(allTools.filter((tool) => tool.type === 'agent_swap' && typeof tool.agent_id === 'string').map((tool) => tool.agent_id!))];
+
+  const found = await existing([
+    ...knowledgeBases.map((id) => keys.knowledgeBase(workspaceId, id)),
+    ...swapAgents.map((id) => keys.resourceHead(workspaceId, 'agent', id)),
+  ]);
+  const mcpIds = new Set(
+    ((llm.mcps ?? []) as { id?: unknown; name?: unknown }[]).flatMap((mcp) =>
+      [mcp.id, mcp.name].filter((value): value is string => typeof value === 'string'),
+    ),
+  );
+  const keepTool = (tool: Tool) => {
+    if (typeof tool.mcp_id === 'string' && !mcpIds.has(tool.mcp_id)) return false;
+    if (tool.type === 'agent_swap' && typeof tool.agent_id === 'string') {
+      return found.has(keyText(keys.resourceHead(workspaceId, 'agent', tool.agent_id)));
+    }
+    return true;
+  };
+
+  const changes: LlmInput = {};
+  const keptKnowledgeBases = knowledgeBases.filter((id) => found.has(keyText(keys.knowledgeBase(workspaceId, id))));
+  if (keptKnowledgeBases.length !== knowledgeBases.length) changes.knowledge_base_ids = keptKnowledgeBases;
+  const keptGeneral = generalTools.filter(keepTool);
+  if (keptGeneral.length !== generalTools.length) changes.general_tools = keptGeneral as LlmInput['general_tools'];
+  let statesChanged = false;
+  const keptStates = states.map((state) => {
+    if (!state.tools) return state;
+    const tools = state.tools.filter(keepTool);
+    if (tools.length === state.tools.length) return state;
+    statesChanged = true;
+    return { ...state, tools };
+  });
+  if (statesChanged) changes.states = keptStates as LlmInput['states'];
+  return changes;
+}
+
+const isEmpty = (changes: object) => Object.keys(changes).length === 0;
+
+export async function repairAgent(workspaceId: string, agentId: string, version?: number): Promise<Agent> {
+  const target = await getAgent(workspaceId, agentId, version);
+  if (version !== undefined && target.is_published) throw publishedVersion('agent', agentId, version);
+
+  const agentChanges = await agentRepairs(workspaceId, target);
+  const engine = target.response_engine;
+  let engineNeedsRepair = false;
+  if (engine?.type === RETELL_LLM_ENGINE) {
+    const llm = await getLlm(workspaceId, engine.llm_id, engine.version ?? undefined).catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    });
+    // A published engine version is never changed; when the agent version is published,
+    // its branch gets a new engine draft, which is what gets repaired.
+    engineNeedsRepair = !!llm && (!llm.is_published || target.is_published) && !isEmpty(await llmRepairs(workspaceId, llm));
+  }
+  if (isEmpty(agentChanges) && !engineNeedsRepair) return target;
+
+  // The draft: this one, or a new one branched from the published latest version.
+  const draft =
+    isEmpty(agentChanges) && !target.is_published
+      ? target
+      : await updateAgent(workspaceId, agentId, target.is_published ? undefined : target.version, agentChanges);
+  const draftEngine = draft.response_engine;
+  if (engineNeedsRepair && draftEngine?.type === RETELL_LLM_ENGINE && typeof draftEngine.version === 'number') {
+    const llm = await getLlm(workspaceId, draftEngine.llm_id, draftEngine.version);
+    const changes = llm.is_published ? {} : await llmRepairs(workspaceId, llm);
+    if (!isEmpty(changes)) await updateLlm(workspaceId, draftEngine.llm_id, draftEngine.version, changes);
+  }
+  return draft;
+}

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { sha256 } from '../platform/crypto/hash.ts';
+import { badRequest, notFound } from '../platform/errors.ts';
+import { newId } from '../platform/ids.ts';
+import { definedFields } from '../platform/objects.ts';
+import { db, isTransactionConflict, tableName } from '../platform/store/db.ts';
+import { keys } from '../platform/store/keys.ts';
+import { queryAll } from '../platform/store/query.ts';
+import { getHead } from '../platform/store/versions.ts';
+
+/*
+ * Share links (Voice Orb): a public page `/orb/<token>` that talks to one agent, billed to
+ * the agent's workspace. The token is the only credential, so it is long (256 random
+ * bits) and found by its SHA-256: the public lookup is one GetItem on
+ * `SHARETOKEN#<sha256(token)>`, an item that exists only while the link is enabled.
+ *
+ * The raw token is also kept in the link's record (workspace partition): it is part of a
+ * URL that is meant to be handed out, and the owner needs to see it again to share it
+ * (unlike an API key, which is shown once). Its reach is a web call to one agent; it is
+ * never logged and never part of a table key.
+ */
+
+export interface ShareLink {
+  share_link_id: string;
+  agent_id: string;
+  token: string;
+  enabled: boolean;
+  url_path: string;
+  created_timestamp: number;
+  revoked_timestamp?: number;
+}
+
+interface ShareLinkItem extends ShareLink {
+  pk: string;
+  sk: string;
+  workspace_id: string;
+}
+
+interface TokenItem {
+  pk: string;
+  sk: string;
+  workspace_id: string;
+  agent_id: string;
+  share_link_id: string;
+}
+
+/** How many links (enabled or revoked) one agent may have: a listing stays one small query. */
+export const MAX_SHARE_LINKS_PER_AGENT = 100;
+
+/** 32 random bytes, base64url: 43 URL-safe characters. */
+export const SHARE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+const toShareLink = (item: ShareLinkItem): ShareLink => ({
+  share_link_id: item.share_link_id,
+  agent_id: item.agent_id,
+  token: item.token,
+  enabled: item.enabled,
+  url_path: item.url_path,
+  created_timestamp: item.created_timestamp,
+  ...definedFields({ revoked_timestamp: item.revoked_timestamp }),
+});
+
+const linkNotFound = (shareLinkId: string) => notFound(`Share link ${shareLinkId} not found`);
+
+async function linksOf(workspaceId: string, agentId: string): Promise<ShareLinkItem[]> {
+  return (await queryAll<ShareLinkItem>(keys.shareLinks(workspaceId)))
+    .filter((item) => item.agent_id === agentId)
+    .sort((a, b) => b.created_timestamp - a.created_timestamp || (a.share_link_id < b.share_link_id ? 1 : -1));
+}
+
+/** An agent's links, newest first, revoked ones included (with `enabled: false`). */
+export async function listShareLinks(workspaceId: string, agentId: string): Promise<ShareLink[]> {
+  await getHead(workspaceId, 'agent', agentId);
+  return (await linksOf(workspaceId, agentId)).map(toShareLink);
+}
+
+export async function createShareLink(workspaceId: string, agentId: string, nowMs = Date.now()): Promise<ShareLink> {
+  await getHead(workspaceId, 'agent', agentId);
+  if ((await linksOf(workspaceId, agentId)).length >= MAX_SHARE_LINKS_PER_AGENT) {
+    throw badRequest(`Agent ${agentId} already has ${MAX_SHARE_LINKS_PER_AGENT} share links`);
+  }
+  const token = randomBytes(32).toString('base64url');
+  const shareLinkId = newId('shareLink');
+  const item: ShareLinkItem = {
+    ...keys.shareLink(workspaceId, shareLinkId),
+    workspace_id: workspaceId,
+    share_link_id: shareLinkId,
+    agent_id: agentId,
+    token,
+    enabled: true,
+    url_path: `/orb/${token}`,
+    created_timestamp: nowMs,
+  };
+  const tokenItem: TokenItem = {
+    ...keys.shareLinkToken(sha256(token)),
+    workspace_id: workspaceId,
+    agent_id: agentId,
+    share_link_id: shareLinkId,
+  };
+  await db.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { TableName: tableName, Item: tokenItem, ConditionExpression: 'attribute_not_exists(pk)' } },
+        // The agent must still exist when the link is written.
+        {
+          ConditionCheck: {
+            TableName: tableName,
+            Key: keys.resourceHead(workspaceId, 'agent', agentId),
+            ConditionExpression: 'attribute_exists(pk)',
+          },
+        },
+      ],
+    }),
+  ).catch((error: unknown) => {
+    if (isTransactionConflict(error)) throw notFound(`Agent ${agentId} not found`);
+    throw error;
+  });
+  return toShareLink(item);
+}
+
+/**
+ * Revokes a link: in one transaction the record is marked disabled and the token item
+ * is deleted, so the public lookup stops resolving the token immediately. Revoking a
+ * revoked link changes nothing and answers it again.
+ */
+export async function revokeShareLink(workspaceId: string, shareLinkId: string, nowMs = Date.now()): Promise<ShareLink> {
+  const out = await db.send(
+    new GetCommand({ TableName: tableName, Key: keys.shareLink(workspaceId, shareLinkId), ConsistentRead: true }),
+  );
+  const item = out.Item as ShareLinkItem | undefined;
+  if (!item) throw linkNotFound(shareLinkId);
+  // A link of a deleted agent is gone with the agent.
+  await getHead(workspaceId, 'agent', item.agent_id).catch(() => {
+    throw linkNotFound(shareLinkId);
+  });
+  if (!item.enabled) return toShareLink(item);
+  const revoked: ShareLinkItem = { ...item, enabled: false, revoked_timestamp: nowMs };
+  await db.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: tableName,
+            Item: revoked,
+            ConditionExpression: 'enabled = :true',
+            ExpressionAttributeValues: { ':true': true },
+          },
+        },
+        { Delete: { TableName: tableName, Key: keys.shareLinkToken(sha256(item.token)) } },
+      ],
+    }),
+  ).catch(async (error: unknown) => {
+    // Revoked by a concurrent request in the meantime: the outcome is the same.
+    if (!isTransactionConflict(error)) throw error;
+  });
+  return toShareLink(revoked);
+}
+
+/** What a public page needs to serve a share link. */
+export interface ResolvedShareLink {
+  workspace_id: string;
+  agent_id: string;
+  share_link_id: string;
+}
+
+/**
+ * The lookup the public Voice Orb routes use: the link behind a token, only while it is
+ * enabled and its agent exists. Strongly consistent, so a revoked link (or a deleted
+ * agent) stops resolving with the next request. Anything else (malformed, unknown,
+ * revoked) is `undefined`, without saying which.
+ */
+export async function findShareLinkByToken(token: string): Promise<ResolvedShareLink | undefined> {
+  if (!SHARE_TOKEN.test(token)) return undefined;
+  const out = await db.send(
+    new GetCommand({ TableName: tableName, Key: keys.shareLinkToken(sha256(token)), ConsistentRead: true }),
+  );
+  const item = out.Item as TokenItem | undefined;
+  if (!item) return undefined;
+  const agent = await db.send(
+    new GetCommand({
+      TableName: tableName,
+      Key: keys.resourceHead(item.workspace_id, 'agent', item.agent_id),
+      ConsistentRead: true,
+      ProjectionExpression: 'pk',
+    }),
+  );
+  if (!agent.Item) return undefined;
+  return { workspace_id: item.workspace_id, agent_id: item.agent_id, share_link_id: item.share_link_id };
+}

@@ -1,0 +1,15 @@
+/**
+ * What other domains may use of agents: they import it from here, never from its
+ * files (eslint no-restricted-imports). Keep it small: every name here can pull its module
+ * into another domain's bundle.
+ */
+export { Agent, CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody, tagName } from './agent-routes.ts';
+export type { UpdateAgentInput } from './agent-routes.ts';
+export { createAgent, getAgent, resolveAgentVersion, updateAgent } from './agents.ts';
+export { Llm, LlmBody } from './llm-routes.ts';
+export type { LlmInput } from './llm-routes.ts';
+export { createLlm, deleteLlm, getLlm, updateLlm } from './llms.ts';
+export { DEFAULT_LLM_MODEL, LLM_MODELS, llmModel } from './models.ts';
+export type { LlmModel, S2S_MODELS } from './models.ts';
+export { addAgentReferenceItems, removeAgentReferenceItems } from './references.ts';
+export type { AgentReferrer } from './references.ts';

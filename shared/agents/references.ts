@@ -1,0 +1,90 @@
+import type { AgentKind } from './agent-versions.ts';
+import { conflict } from '../platform/errors.ts';
+import { tableName } from '../platform/store/db.ts';
+import { keys } from '../platform/store/keys.ts';
+import { queryAll } from '../platform/store/query.ts';
+import { getHead, KIND_LABEL, type TransactItem } from '../platform/store/versions.ts';
+
+/**
+ * What uses an agent: phone numbers answer or dial with it, batch calls dial with it.
+ * Deleting an agent something still uses would leave that number or batch with no agent
+ * mid-flight, so the delete is refused (409 naming them) until they let go of it.
+ *
+ * The features that bind agents add the items below to the same transaction as the
+ * binding; each reference is an item in the agent's partition plus a count on its head,
+ * and the head's delete is conditional on the count being zero (shared/platform/store/versions.ts), so
+ * a binding racing a delete cannot leave a reference to a deleted agent.
+ */
+export interface AgentReferrer {
+  type: 'phone_number' | 'batch_call';
+  id: string;
+}
+
+const referrerKey = (referrer: AgentReferrer) => `${referrer.type}#${referrer.id}`;
+
+export function addAgentReferenceItems(
+  workspaceId: string,
+  kind: AgentKind,
+  agentId: string,
+  referrer: AgentReferrer,
+): TransactItem[] {
+  return [
+    {
+      Update: {
+        TableName: tableName,
+        Key: keys.resourceHead(workspaceId, kind, agentId),
+        UpdateExpression: 'ADD reference_count :one',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':one': 1 },
+      },
+    },
+    {
+      Put: {
+        TableName: tableName,
+        Item: { ...keys.agentReference(workspaceId, kind, agentId, referrerKey(referrer)), ...referrer },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ];
+}
+
+export function removeAgentReferenceItems(
+  workspaceId: string,
+  kind: AgentKind,
+  agentId: string,
+  referrer: AgentReferrer,
+): TransactItem[] {
+  return [
+    {
+      Update: {
+        TableName: tableName,
+        Key: keys.resourceHead(workspaceId, kind, agentId),
+        UpdateExpression: 'ADD reference_count :minusOne',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':minusOne': -1 },
+      },
+    },
+    {
+      Delete: {
+        TableName: tableName,
+        Key: keys.agentReference(workspaceId, kind, agentId, referrerKey(referrer)),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
+    },
+  ];
+}
+
+export async function agentReferrers(workspaceId: string, kind: AgentKind, agentId: string): Promise<AgentReferrer[]> {
+  return (await queryAll<AgentReferrer>(keys.agentReferences(workspaceId, kind, agentId))).map(({ type, id }) => ({ type, id }));
+}
+
+const LABEL: Record<AgentReferrer['type'], string> = { phone_number: 'phone number', batch_call: 'batch call' };
+
+/** 409 naming what uses the agent, when anything does. */
+export async function assertAgentUnreferenced(workspaceId: string, kind: AgentKind, agentId: string): Promise<void> {
+  await getHead(workspaceId, kind, agentId);
+  const referrers = await agentReferrers(workspaceId, kind, agentId);
+  if (referrers.length === 0) return;
+  const named = referrers.map((referrer) => `${LABEL[referrer.type]} ${referrer.id}`).join(', ');
+  throw conflict(`${KIND_LABEL[kind]} ${agentId} is used by ${named}; remove the agent from them before deleting it`);
+}

@@ -1,0 +1,128 @@
+import { randomInt } from 'node:crypto';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '../platform/config.ts';
+import { tooManyRequests } from '../platform/errors.ts';
+import { db, isConditionFailure, tableName } from '../platform/store/db.ts';
+import { cpsTokenAttribute, keys } from '../platform/store/keys.ts';
+
+/*
+ * Calls per second per phone number (spec Limits): a token bucket held in the single
+ * table, so it holds across every Lambda instance that dials from the number.
+ *
+ * The bucket has `cps_limit` tokens. Each token is an attribute of the number's bucket
+ * item (`t<i>` = the epoch ms from which token i may be taken again); taking one is a
+ * single conditional UpdateItem, `SET t<i> = now + 1000` if `attribute_not_exists(t<i>)
+ * OR t<i> <= now`. DynamoDB applies conditional writes to an item one at a time, so two
+ * takers can never both get token i: the loser's condition fails and it tries another
+ * token. A token comes back one second after it was taken (that is the refill: cps_limit
+ * tokens a second), so whatever the concurrency and however many instances, at most
+ * cps_limit dials start in any one-second window; a burst of up to cps_limit goes at once.
+ *
+ * A taker that finds no token free sleeps until the earliest one comes back and tries
+ * again, for up to `maxWaitMs` (CPS_MAX_WAIT_MS, 5 s): when the next token is due after
+ * that, it gives up with 429 and a retry-after. The first attempt writes a random token
+ * without reading (one round trip when the number is not busy); after that each round is
+ * a strongly consistent read and conditional writes to the tokens it saw free.
+ *
+ * Times are each instance's clock: skew between instances shifts a token's return by the
+ * skew (milliseconds on Lambda), never lets two takers share a token. Lowering a number's
+ * cps_limit takes full effect within a second (the dropped tokens are simply not read).
+ */
+
+export const CPS_TOKEN_MS = 1000;
+export const MAX_CPS_LIMIT = 1000;
+/** The bucket item expires this long after its last take (nothing in it matters after 1 s). */
+const IDLE_TTL_SECONDS = 120;
+
+export interface TakeOptions {
+  /** How long a dial may wait for a token before 429 (default CPS_MAX_WAIT_MS). */
+  maxWaitMs?: number;
+}
+
+export interface DialToken {
+  /** When the token was taken (epoch ms). */
+  takenAt: number;
+  /** How long the taker waited for it. */
+  waitedMs: number;
+}
+
+export const cpsLimitReached = (cpsLimit: number, phoneNumber: string, retryAfterSeconds: number) =>
+  tooManyRequests(`Calls-per-second limit of ${cpsLimit} reached for ${phoneNumber}; retry shortly`, retryAfterSeconds);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Takes one dial token for `phoneNumber`, waiting for one up to `maxWaitMs`. Throws a 429
+ * (`Calls-per-second limit of <n> reached for <number>; retry shortly`) when none comes
+ * back in time.
+ */
+export async function takeDialToken(phoneNumber: string, cpsLimit: number, options: TakeOptions = {}): Promise<DialToken> {
+  if (!Number.isInteger(cpsLimit) || cpsLimit < 1 || cpsLimit > MAX_CPS_LIMIT) {
+    throw new Error(`cps_limit must be a whole number from 1 to ${MAX_CPS_LIMIT}, not ${cpsLimit}`);
+  }
+  const maxWaitMs = options.maxWaitMs ?? config.CPS_MAX_WAIT_MS;
+  const key = keys.cpsBucket(phoneNumber);
+  const started = Date.now();
+  const deadline = started + maxWaitMs;
+
+  // A taker only takes a token that is back by its deadline: one that comes back later is one it may not wait for.
+  const tryToken = async (index: number): Promise<DialToken | undefined> => {
+    const now = Date.now();
+    try {
+      await db.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key,
+          UpdateExpression: 'SET #token = :until, expires_at = :expires',
+          ConditionExpression: 'attribute_not_exists(#token) OR #token <= :now',
+          ExpressionAttributeNames: { '#token': cpsTokenAttribute(index) },
+          ExpressionAttributeValues: {
+            ':now': Math.min(now, deadline),
+            ':until': now + CPS_TOKEN_MS,
+            ':expires': Math.ceil((now + CPS_TOKEN_MS) / 1000) + IDLE_TTL_SECONDS,
+          },
+        }),
+      );
+      return { takenAt: now, waitedMs: now - started };
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  };
+
+  // Not busy is the common case: one write, no read.
+  const first = await tryToken(randomInt(cpsLimit));
+  if (first) return first;
+
+  for (;;) {
+    const read = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+    const now = Date.now();
+    const dueTimes = Array.from({ length: cpsLimit }, (_, i) => {
+      const value = read.Item?.[cpsTokenAttribute(i)];
+      return typeof value === 'number' ? value : 0;
+    });
+    const usable = (due: number) => due <= deadline;
+    const free = shuffle(dueTimes.flatMap((due, i) => (due <= now && usable(due) ? [i] : [])));
+    for (const index of free) {
+      const token = await tryToken(index);
+      if (token) return token;
+    }
+    if (free.length) continue; // others took them first: look again
+
+    const coming = dueTimes.filter((due) => due > now && usable(due));
+    if (!coming.length) {
+      const nextDue = Math.min(...dueTimes);
+      throw cpsLimitReached(cpsLimit, phoneNumber, Math.max(1, Math.ceil((nextDue - now) / 1000)));
+    }
+    // A little jitter spreads the takers that wake for the same token.
+    await sleep(Math.min(...coming) - now + randomInt(0, 6));
+  }
+}
+
+function shuffle<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = randomInt(i + 1);
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  return items;
+}

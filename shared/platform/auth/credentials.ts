@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import { BatchGetCommand, GetCommand, type BatchGetCommandInput } from '@aws-sdk/lib-dynamodb';
+import { sha256 } from '../crypto/hash.ts';
+import type { Scope } from './scopes.ts';
+import { encryptSecret, recordContext } from '../crypto/envelope.ts';
+import { newId } from '../ids.ts';
+import { db, tableName } from '../store/db.ts';
+import { keys, type ItemKey, type PartitionQuery } from '../store/keys.ts';
+import { queryAll } from '../store/query.ts';
+import { setOrRemove } from '../store/update-expression.ts';
+
+/**
+ * The stored form shared by secret API keys and public (browser) keys. It is addressed
+ * by the SHA-256 of the key's value; a workspace-owned pointer maps the key's ID to it.
+ * The value itself is kept only as an envelope-encrypted copy.
+ */
+export interface CredentialItem extends ItemKey {
+  kind: 'secret' | 'public';
+  credential_id: string;
+  workspace_id: string;
+  name: string;
+  masked_key: string;
+  secret_ciphertext: string;
+  created_timestamp: number;
+  last_used_timestamp?: number;
+  is_webhook_key?: boolean;
+  scopes?: Scope[];
+  allowed_ips?: string[];
+  rate_limit_per_minute?: number;
+  allowed_origins?: string[];
+  [rateWindow: `rl_${number}`]: number;
+}
+
+export interface CredentialRef extends ItemKey {
+  credential_hash: string;
+}
+
+export interface IssuedSecret {
+  id: string;
+  value: string;
+  hash: string;
+  masked: string;
+  ciphertext: string;
+}
+
+/** First 8 characters, eight asterisks, last 4. */
+export function maskSecret(value: string): string {
+  return `${value.slice(0, 8)}********${value.slice(-4)}`;
+}
+
+/** A new key value (`key_` or `public_key_` + 48 hex), its lookup hash and its encrypted copy. */
+export async function issueSecret(kind: CredentialItem['kind'], workspaceId: string): Promise<IssuedSecret> {
+  const id = newId(kind === 'secret' ? 'apiKey' : 'publicKey');
+  const value = `${kind === 'secret' ? 'key_' : 'public_key_'}${randomBytes(24).toString('hex')}`;
+  return {
+    id,
+    value,
+    hash: sha256(value),
+    masked: maskSecret(value),
+    ciphertext: await encryptSecret(value, credentialContext(workspaceId, id)),
+  };
+}
+
+export function credentialContext(workspaceId: string, credentialId: string) {
+  return recordContext(workspaceId, `credential/${credentialId}`);
+}
+
+/** Follows a workspace's pointer to the credential; undefined when either is gone. */
+export async function findCredential(ref: ItemKey): Promise<CredentialItem | undefined> {
+  const pointer = await db.send(new GetCommand({ TableName: tableName, Key: ref, ConsistentRead: true }));
+  const hash = (pointer.Item as CredentialRef | undefined)?.credential_hash;
+  if (!hash) return undefined;
+  const out = await db.send(
+    new GetCommand({ TableName: tableName, Key: keys.credential(hash), ConsistentRead: true }),
+  );
+  return out.Item as CredentialItem | undefined;
+}
+
+/** All credentials behind a workspace's pointers of one kind, newest first. */
+export async function listCredentials(refs: PartitionQuery): Promise<CredentialItem[]> {
+  const hashes = (await queryAll<CredentialRef>(refs)).map((ref) => ref.credential_hash);
+
+  const items: CredentialItem[] = [];
+  for (let i = 0; i < hashes.length; i += 100) {
+    let request: BatchGetCommandInput['RequestItems'] = {
+      [tableName]: { Keys: hashes.slice(i, i + 100).map((hash) => keys.credential(hash)), ConsistentRead: true },
+    };
+    while (request && Object.keys(request).length > 0) {
+      const out: { Responses?: Record<string, Record<string, unknown>[]>; UnprocessedKeys?: BatchGetCommandInput['RequestItems'] } =
+        await db.send(new BatchGetCommand({ RequestItems: request }));
+      items.push(...((out.Responses?.[tableName] ?? []) as unknown as CredentialItem[]));
+      request = out.UnprocessedKeys;
+    }
+  }
+  return items.sort((a, b) => b.created_timestamp - a.created_timestamp || (a.credential_id < b.credential_id ? 1 : -1));
+}
+
+type NewCredential = Pick<CredentialItem, 'kind' | 'name'> &
+  Partial<Pick<CredentialItem, 'is_webhook_key' | 'scopes' | 'allowed_ips' | 'rate_limit_per_minute' | 'allowed_origins'>>;
+
+/** The two Puts that create a credential: the record itself and the workspace's pointer to it. */
+export function credentialPuts(workspaceId: string, secret: IssuedSecret, fields: NewCredential, nowMs: number) {
+  const item: CredentialItem = {
+    ...keys.credential(secret.hash),
+    ...fields,
+    credential_id: secret.id,
+    workspace_id: workspaceId,
+    masked_key: secret.masked,
+    secret_ciphertext: secret.ciphertext,
+    created_timestamp: nowMs,
+  };
+  const ref: CredentialRef = {
+    ...(fields.kind === 'secret' ? keys.apiKeyRef(workspaceId, secret.id) : keys.publicKeyRef(workspaceId, secret.id)),
+    credential_hash: secret.hash,
+  };
+  return [
+    { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+    { Put: { TableName: tableName, Item: ref, ConditionExpression: 'attribute_not_exists(pk)' } },
+  ];
+}
+
+/**
+ * The Update that applies a change to a credential: given fields are SET, fields given as
+ * null are REMOVEd (restoring a server default). Conditional on the credential existing.
+ */
+export function credentialUpdate(credential: CredentialItem, changes: Record<string, unknown>) {
+  return {
+    Update: {
+      TableName: tableName,
+      Key: { pk: credential.pk, sk: credential.sk },
+      ConditionExpression: 'attribute_exists(pk)',
+      ...setOrRemove(changes),
+    },
+  };
+}
+
+/** The Deletes that remove a credential and its pointer; the first fails if already gone. */
+export function credentialDeletes(credential: CredentialItem, ref: ItemKey) {
+  return [
+    { Delete: { TableName: tableName, Key: { pk: credential.pk, sk: credential.sk }, ConditionExpression: 'attribute_exists(pk)' } },
+    { Delete: { TableName: tableName, Key: ref } },
+  ];
+}
+
+export async function readCredential(credential: CredentialItem): Promise<CredentialItem | undefined> {
+  const out = await db.send(
+    new GetCommand({ TableName: tableName, Key: { pk: credential.pk, sk: credential.sk }, ConsistentRead: true }),
+  );
+  return out.Item as CredentialItem | undefined;
+}
+

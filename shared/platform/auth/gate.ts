@@ -1,0 +1,195 @@
+import { config } from '../config.ts';
+import { sha256 } from '../crypto/hash.ts';
+import type {
+  ApiError} from '../errors.ts';
+import {
+  ipNotAllowed,
+  publicKeyRestricted,
+  tooManyRequests,
+  unauthorized,
+} from '../errors.ts';
+import { keys } from '../store/keys.ts';
+import type { CredentialItem } from './credentials.ts';
+import { countRequest, presentCredential, takeBackCredential, uncountRequest, type CredentialCondition } from './request-counter.ts';
+import { epochMinute } from './rate-window.ts';
+import { rateWindowAttribute } from '../store/keys.ts';
+import { rateHeaders, readWindow } from './rate-window.ts';
+import { assertScope, PUBLIC_KEY_CAPABILITIES, type Access, type PublicCapability, type Scope } from './scopes.ts';
+
+export interface Principal {
+  kind: CredentialItem['kind'];
+  workspaceId: string;
+  credentialId: string;
+  /** A secret key's scopes (empty: full access). A public key's are empty and mean nothing: see `capabilities`. */
+  scopes: Scope[];
+  /** What a public key may do (the fixed set); a secret key's is empty, its scopes rule. */
+  capabilities: readonly PublicCapability[];
+  credential: CredentialItem;
+}
+
+export interface GateRequest {
+  /** API Gateway's source IP (never a client-supplied header), canonicalised. */
+  sourceIp: string;
+  authorization?: string;
+  origin?: string;
+}
+
+export interface GateRoute {
+  access: Access;
+  /** The capability a public (browser) key needs here; without it public keys are refused. */
+  publicKey?: PublicCapability;
+}
+
+export interface Admission {
+  principal?: Principal;
+  headers: Record<string, string>;
+}
+
+const TOKEN = /^(?:key|public_key)_[0-9a-f]{48}$/;
+const IP_WINDOW_TTL_SECONDS = 180;
+
+/**
+ * Everything that stands between a request and its handler, in one sequential round trip:
+ * the per-IP window and the key are written in parallel; the rules are then applied in
+ * the spec's order. A refused request changes nothing of its key: the rules its record
+ * decides (origin, public-key capability, allowlist, scope) are the condition of the
+ * key's write, so a request they refuse writes nothing; one refused by a limit is taken
+ * back out of the key's window and its last-use stamp restored. The per-IP window keeps
+ * every request but its own 429s: it is what stops guessing and floods before
+ * authentication.
+ */
+export async function admit(route: GateRoute, request: GateRequest, nowMs = Date.now()): Promise<Admission> {
+  const token = route.access === 'public' ? undefined : bearerToken(request.authorization);
+  const ipKey = keys.ipRateWindow(request.sourceIp);
+  const credentialKey = token ? keys.credential(sha256(token)) : undefined;
+
+  const [ipItem, presented] = await Promise.all([
+    countRequest(ipKey, nowMs, { mustExist: false, ttlSeconds: IP_WINDOW_TTL_SECONDS }),
+    credentialKey ? presentCredential(credentialKey, nowMs, recordRules(route, request)) : undefined,
+  ]);
+  const takeBack = () =>
+    credentialKey && presented?.outcome === 'counted'
+      ? takeBackCredential(credentialKey, nowMs, presented.previousLastUse)
+      : undefined;
+
+  const ipWindow = readWindow(ipItem ?? {}, nowMs, config.RATE_LIMIT_PER_IP);
+  if (!ipWindow.allowed) {
+    await Promise.all([uncountRequest(ipKey, nowMs), takeBack()]);
+    throw withHeaders(
+      tooManyRequests(
+        `Rate limit exceeded for this IP address: ${ipWindow.limit} requests per minute. Retry in ${ipWindow.retryAfterSeconds}s.`,
+        ipWindow.retryAfterSeconds,
+      ),
+      rateHeaders(ipWindow),
+    );
+  }
+  if (route.access === 'public') return { headers: rateHeaders(ipWindow) };
+  if (!presented || presented.outcome === 'unknown') throw withHeaders(unauthorized(), rateHeaders(ipWindow));
+
+  // A refused record was not counted: read its window as if this request were in it.
+  const credential = (
+    presented.outcome === 'counted' ? presented.item : withThisRequest(presented.item, nowMs)
+  ) as unknown as CredentialItem;
+  const limit = credential.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
+  const keyWindow = readWindow(credential, nowMs, limit);
+  const headers = rateHeaders(keyWindow);
+  const refuse = async (error: ApiError): Promise<never> => {
+    await takeBack();
+    throw withHeaders(error, headers);
+  };
+
+  const isPublic = credential.kind === 'public';
+  if (isPublic) {
+    if (!originAllowed(credential, request.origin)) await refuse(unauthorized());
+    if (!capabilityAllowed(route)) await refuse(publicKeyRestricted());
+  }
+  if (!ipAllowed(credential, request.sourceIp)) await refuse(ipNotAllowed(request.sourceIp));
+
+  if (!keyWindow.allowed) {
+    await refuse(
+      tooManyRequests(
+        `Rate limit exceeded for this API key: ${limit} requests per minute. Retry in ${keyWindow.retryAfterSeconds}s.`,
+        keyWindow.retryAfterSeconds,
+      ),
+    );
+  }
+
+  // A public key passed on its capability above; it holds no scope to check.
+  const scopes = isPublic ? [] : (credential.scopes ?? []);
+  if (!isPublic && route.access !== 'any-key') {
+    try {
+      assertScope(scopes, route.access);
+    } catch (error) {
+      await refuse(error as ApiError);
+    }
+  }
+  if (presented.outcome === 'refused') {
+    // The write's condition and the rules above are the same rules; they cannot disagree.
+    throw new Error('The key record was refused by its write condition but passed every rule');
+  }
+
+  return {
+    principal: {
+      kind: credential.kind,
+      workspaceId: credential.workspace_id,
+      credentialId: credential.credential_id,
+      scopes,
+      capabilities: isPublic ? PUBLIC_KEY_CAPABILITIES : [],
+      credential,
+    },
+    headers,
+  };
+}
+
+const originAllowed = (credential: CredentialItem, origin: string | undefined) => {
+  const origins = credential.allowed_origins ?? [];
+  return origins.length === 0 || (origin !== undefined && origins.includes(origin.toLowerCase()));
+};
+const capabilityAllowed = (route: GateRoute) => route.publicKey !== undefined && PUBLIC_KEY_CAPABILITIES.includes(route.publicKey);
+const ipAllowed = (credential: CredentialItem, sourceIp: string) => {
+  const allowedIps = credential.allowed_ips ?? [];
+  return allowedIps.length === 0 || allowedIps.includes(sourceIp);
+};
+
+/**
+ * The same rules as originAllowed, capabilityAllowed, ipAllowed and the scope check, as
+ * the condition of the key's write (a stored empty list means "any", like a missing one).
+ */
+function recordRules(route: GateRoute, request: GateRequest): CredentialCondition {
+  const names: Record<string, string> = { '#kind': 'kind', '#ips': 'allowed_ips' };
+  const values: Record<string, unknown> = { ':secret': 'secret', ':zero': 0, ':ip': request.sourceIp };
+  const any = (attribute: string) => `attribute_not_exists(${attribute}) OR size(${attribute}) = :zero`;
+  const clauses = [`(${any('#ips')} OR contains(#ips, :ip))`];
+  if (capabilityAllowed(route)) {
+    names['#origins'] = 'allowed_origins';
+    // No Origin header matches no list entry (entries are origins, never empty).
+    values[':origin'] = request.origin?.toLowerCase() ?? '';
+    clauses.push(`(#kind = :secret OR ${any('#origins')} OR contains(#origins, :origin))`);
+  } else {
+    clauses.push('#kind = :secret');
+  }
+  if (route.access !== 'any-key' && route.access !== 'public') {
+    names['#scopes'] = 'scopes';
+    Object.assign(values, { ':public': 'public', ':admin': 'admin', ':scope': route.access });
+    clauses.push(`(#kind = :public OR ${any('#scopes')} OR contains(#scopes, :admin) OR contains(#scopes, :scope))`);
+  }
+  return { expression: clauses.join(' AND '), names, values };
+}
+
+function withThisRequest(item: Record<string, unknown>, nowMs: number): Record<string, unknown> {
+  const window = rateWindowAttribute(epochMinute(nowMs));
+  return { ...item, [window]: Number(item[window] ?? 0) + 1 };
+}
+
+/** `Authorization: Bearer <key>`; the scheme is case-insensitive (RFC 9110), the key is not. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^bearer +(\S+) *$/i.exec(header);
+  const token = match?.[1];
+  return token && TOKEN.test(token) ? token : undefined;
+}
+
+function withHeaders(error: ApiError, headers: Record<string, string>): ApiError {
+  Object.assign(error.headers, headers, error.headers);
+  return error;
+}

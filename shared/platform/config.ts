@@ -1,0 +1,158 @@
+import ipaddr from 'ipaddr.js';
+import { canonicalCidr } from './auth/ip.ts';
+import * as z from 'zod';
+
+/**
+ * Every setting Parley reads, validated once when the module loads. A bad value stops the
+ * process at start (or the Lambda at cold start) with the setting's name, never mid-request.
+ */
+const positiveInt = (fallback: number, max: number) =>
+  z.coerce.number().int().min(1).max(max).default(fallback);
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+
+/**
+ * A list of IPv4/IPv6 CIDR blocks (a bare address is its /32 or /128), as a JSON array or
+ * a comma-separated list, canonicalised to `<network address>/<prefix>`.
+ */
+const cidrList = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const trimmed = text.trim();
+      let entries: unknown[];
+      if (trimmed.startsWith('[')) {
+        try {
+          const parsed: unknown = JSON.parse(trimmed);
+          entries = Array.isArray(parsed) ? parsed : [parsed];
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'Must be a JSON array or a comma-separated list of CIDR blocks' });
+          return z.NEVER;
+        }
+      } else {
+        entries = trimmed === '' ? [] : trimmed.split(',').map((entry) => entry.trim());
+      }
+      const blocks: string[] = [];
+      for (const entry of entries) {
+        const block = typeof entry === 'string' ? canonicalCidr(entry) : undefined;
+        if (!block) {
+          ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)} is not an IP address or CIDR block` });
+          return z.NEVER;
+        }
+        if (!blocks.includes(block)) blocks.push(block);
+      }
+      return blocks;
+    });
+
+/** Where the platform's SIP servers send from when SIP_IP_RANGES is not set: the local machine. */
+export const DEFAULT_SIP_IP_RANGES = '127.0.0.1/32';
+
+const ConfigSchema = z.object({
+  PARLEY_ENV: z.enum(['production', 'development', 'test']).default('development'),
+  AWS_REGION: z.string().default('us-east-1'),
+  TABLE_NAME: z.string().min(3).max(255).default('parley'),
+  /** Set to DynamoDB Local's URL locally; absent in AWS. */
+  DYNAMODB_ENDPOINT: optionalString,
+  /** KMS key for envelope encryption; absent locally, where a master key in DATA_DIR stands in. */
+  KMS_KEY_ID: optionalString,
+  /** Webhook delivery queue; absent locally, where an in-process queue stands in. */
+  WEBHOOK_QUEUE_URL: optionalString,
+  /** Secrets Manager secret holding vendor credentials as JSON; absent locally (settings come from env). */
+  VENDOR_SECRET_ID: optionalString,
+  DATA_DIR: z.string().default('.data'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  RATE_LIMIT_PER_KEY: positiveInt(600, 100_000),
+  RATE_LIMIT_PER_IP: positiveInt(3000, 10_000_000),
+  BATCH_TICK_MS: positiveInt(5000, 60_000),
+  /** How long a dial waits for a calls-per-second token before 429 (spec Limits; shared/numbers/cps-limiter.ts). */
+  CPS_MAX_WAIT_MS: positiveInt(5000, 60_000),
+  /**
+   * Slow outbound test requests (test webhook, workflow test, MCP tools, custom LLM and SIP
+   * connection tests) one workspace may have in flight at once; one more is 429
+   * (shared/platform/outbound-slots.ts).
+   */
+  OUTBOUND_TEST_CONCURRENCY: positiveInt(5, 100),
+  /** Calls per second per number: carrier-hosted and Twilio numbers (spec Limits; cps_limit overrides). */
+  DEFAULT_CPS_HOSTED: positiveInt(4, 1000),
+  /** Calls per second per number: numbers imported onto the platform's trunk from other carriers. */
+  DEFAULT_CPS_CUSTOM: positiveInt(10, 1000),
+  /**
+   * Comma-separated IPs or CIDR blocks that replace Twilio's signalling blocks as the inbound
+   * addresses of Twilio numbers without their own allowed_inbound_addresses (telephony rule 2).
+   */
+  TWILIO_INBOUND_ALLOWED_ADDRESSES: optionalString,
+  /** Host of the platform's SIP service: trunks originate to `sip:<SIP_HOST>;transport=tcp`. */
+  SIP_HOST: z.string().min(1).max(253).default('sip.parley.local'),
+  /** Public URL of the API, used in links handed to users; derived from PORT locally. */
+  PUBLIC_BASE_URL: optionalString,
+  /** The address blocks the platform's SIP servers send from (GET /sip-origination `ip_ranges`). */
+  SIP_IP_RANGES: cidrList(DEFAULT_SIP_IP_RANGES),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+/**
+ * Settings whose default only makes sense on a developer's machine (a local table name and
+ * region, no KMS key, queue or vendor secret, a `.local` SIP host, loopback SIP ranges, a
+ * base URL derived from PORT). With PARLEY_ENV=production each must be set, or the process
+ * stops at start naming the missing ones; the CDK stack sets all of them on every function.
+ */
+export const PRODUCTION_REQUIRED_SETTINGS = [
+  'TABLE_NAME',
+  'AWS_REGION',
+  'KMS_KEY_ID',
+  'WEBHOOK_QUEUE_URL',
+  'VENDOR_SECRET_ID',
+  'SIP_HOST',
+  'SIP_IP_RANGES',
+  'PUBLIC_BASE_URL',
+] as const;
+
+/** Names that never resolve to a public host (RFC 2606, 6761, 6762): local or example values. */
+const NON_PUBLIC_HOST = /(^|\.)(localhost|local|invalid|example|test)$/i;
+/** Loopback and the documentation blocks (RFC 5737, 3849): local or example values. */
+const NON_PUBLIC_RANGES = ['127.0.0.0/8', '::1/128', '192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24', '2001:db8::/32'];
+
+/** Whether every address of `block` lies in `range` (both canonical CIDR blocks). */
+function cidrWithin(block: string, range: string): boolean {
+  const [address, prefix] = ipaddr.parseCIDR(block);
+  const [rangeAddress, rangePrefix] = ipaddr.parseCIDR(range);
+  return address.kind() === rangeAddress.kind() && prefix >= rangePrefix && address.match(rangeAddress, rangePrefix);
+}
+
+function productionProblems(env: NodeJS.ProcessEnv, settings: Config): string[] {
+  const missing = PRODUCTION_REQUIRED_SETTINGS.filter((name) => (env[name] ?? '').trim() === '');
+  const problems = missing.length
+    ? [`${missing.join(', ')}: required with PARLEY_ENV=production (the defaults only make sense locally)`]
+    : [];
+  if (!missing.includes('SIP_HOST') && NON_PUBLIC_HOST.test(settings.SIP_HOST.replace(/\.$/, ''))) {
+    problems.push(`SIP_HOST: ${settings.SIP_HOST} is a local or example name, not the platform's SIP host`);
+  }
+  const local = settings.SIP_IP_RANGES.filter((block) => NON_PUBLIC_RANGES.some((range) => cidrWithin(block, range)));
+  if (!missing.includes('SIP_IP_RANGES') && local.length) {
+    problems.push(`SIP_IP_RANGES: ${local.join(', ')} are loopback or example addresses, not the SIP servers' ranges`);
+  }
+  if (!missing.includes('PUBLIC_BASE_URL') && !/^https:\/\/[^/]/.test(settings.PUBLIC_BASE_URL ?? '')) {
+    problems.push('PUBLIC_BASE_URL: must be the https:// URL of the API');
+  }
+  return problems;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  const problems = parsed.success
+    ? parsed.data.PARLEY_ENV === 'production'
+      ? productionProblems(env, parsed.data)
+      : []
+    : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  if (!parsed.success || problems.length) throw new Error(`Invalid Parley settings: ${problems.join('; ')}`);
+  return parsed.data;
+}
+
+export const config: Config = loadConfig(process.env);
+
+export const isProduction = config.PARLEY_ENV === 'production';

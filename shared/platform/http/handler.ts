@@ -1,0 +1,148 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { admit, type Admission } from '../auth/gate.ts';
+import { sourceAddress } from '../auth/ip.ts';
+import { payloadTooLarge, routeNotFound } from '../errors.ts';
+import { logger } from '../logger.ts';
+import { parseJsonBody } from './json.ts';
+import type { parseMultipart } from './multipart.ts';
+import { errorResponse, jsonResponse } from './respond.ts';
+import { routeKeys, type Handlers, type RequestInfo, type RouteDefinition, type RouteTable } from './route.ts';
+import { parseOrThrow } from './validation.ts';
+
+export const MAX_JSON_BODY_BYTES = 25 * 1024 * 1024;
+
+type Event = APIGatewayProxyEventV2;
+type Result = APIGatewayProxyStructuredResultV2;
+
+interface Entry {
+  id: string;
+  route: RouteDefinition;
+  handler: (input: never) => unknown;
+}
+
+/** What the middlewares hand the handler, on the invocation's own context object. */
+interface RequestState {
+  entry?: Entry;
+  admission?: Admission;
+  info: RequestInfo;
+  startedAt: number;
+}
+type ParleyContext = Context & { parley: RequestState };
+const stateOf = (context: Context) => (context as ParleyContext).parley;
+
+/**
+ * Builds a domain Lambda: API Gateway has already matched the route (event.routeKey), so
+ * dispatch is a map lookup. Every request runs: gate (IP limit, key, allowlist, key
+ * limit, scope) → input parsing and validation → handler → response, and any error is
+ * mapped to HTTP in errorResponse, with the rate-limit headers on every response.
+ */
+export interface DomainOptions {
+  /**
+   * The multipart parser (shared/platform/http/multipart.ts), given only by the domains that have
+   * multipart routes, so busboy is not in every function's bundle.
+   */
+  multipart?: typeof parseMultipart;
+}
+
+export function domainHandler<T extends RouteTable>(routes: T, handlers: Handlers<T>, options: DomainOptions = {}) {
+  const byKey = new Map<string, Entry>();
+  for (const [id, route] of Object.entries(routes)) {
+    if (route.bodyType === 'multipart' && !options.multipart) {
+      throw new Error(`Route ${id} takes multipart bodies: pass the multipart parser to domainHandler`);
+    }
+    for (const key of routeKeys(route)) {
+      byKey.set(key, { id, route, handler: handlers[id as keyof T] as Entry['handler'] });
+    }
+  }
+  return middy<Event, Result, Error, Context>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(accessLog())
+    .use(gate(byKey))
+    .handler(async (event, context) => {
+      const { entry, admission, info } = stateOf(context);
+      const route = entry!.route;
+      const input = {
+        params: route.params ? parseOrThrow(route.params, event.pathParameters ?? {}, 'params') : {},
+        query: route.query ? parseOrThrow(route.query, event.queryStringParameters ?? {}, 'query') : {},
+        body: route.body ? parseOrThrow(route.body, await readBody(event, route, options), 'body') : undefined,
+        principal: admission?.principal,
+        request: info,
+      };
+      const output = await entry!.handler(input as never);
+      return jsonResponse(route.status, route.status === 204 ? undefined : output, admission?.headers);
+    });
+}
+
+function gate(byKey: Map<string, Entry>): MiddlewareObj<Event, Result, Error, Context> {
+  return {
+    before: async (request) => {
+      const { event, context } = request;
+      const state = stateOf(context);
+      state.entry = byKey.get(event.routeKey);
+      const access = state.entry ? state.entry.route : ({ access: 'public' } as const);
+      state.admission = await admit(access, {
+        sourceIp: state.info.sourceIp,
+        authorization: event.headers.authorization,
+        origin: event.headers.origin,
+      });
+      if (!state.entry) throw routeNotFound(event.requestContext.http.method, event.rawPath);
+    },
+  };
+}
+
+/** Starts the request state, maps errors to responses, and logs one line per request (never secrets). */
+function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
+  const finish = (request: { event: Event; context: Context; response: Result | null }) => {
+    const state = stateOf(request.context);
+    const principal = state.admission?.principal;
+    logger.info('request', {
+      method: request.event.requestContext.http.method,
+      route: state.entry?.id ?? null,
+      status: request.response?.statusCode,
+      duration_ms: Date.now() - state.startedAt,
+      source_ip: state.info.sourceIp,
+      workspace_id: principal?.workspaceId,
+      credential_id: principal?.credentialId,
+    });
+  };
+  return {
+    before: (request) => {
+      const { event, context } = request;
+      (context as ParleyContext).parley = {
+        startedAt: Date.now(),
+        info: {
+          requestId: event.requestContext.requestId ?? context.awsRequestId,
+          sourceIp: sourceAddress(event.requestContext.http.sourceIp),
+          headers: event.headers,
+        },
+      };
+    },
+    after: (request) => finish(request),
+    onError: (request) => {
+      const state = stateOf(request.context) as RequestState | undefined;
+      request.response = errorResponse(request.error, state?.admission?.headers);
+      if (state) finish(request);
+    },
+  };
+}
+
+function readBody(event: Event, route: RouteDefinition, options: DomainOptions): unknown {
+  if (route.bodyType !== 'multipart' || !options.multipart) return readJsonBody(event);
+  const raw = event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
+  return options.multipart(raw, event.headers['content-type'] ?? event.headers['Content-Type'], {
+    ...route.uploadLimits,
+    maxBodyBytes: MAX_JSON_BODY_BYTES,
+  });
+}
+
+function readJsonBody(event: Event): unknown {
+  if (event.body === undefined || event.body === null) return {};
+  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (Buffer.byteLength(text, 'utf8') > MAX_JSON_BODY_BYTES) {
+    throw payloadTooLarge('JSON body exceeds the 25 MB limit');
+  }
+  if (text.trim() === '') return {};
+  return parseJsonBody(text);
+}

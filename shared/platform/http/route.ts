@@ -1,0 +1,102 @@
+import type { PublicCapability } from '../auth/scopes.ts';
+import type * as z from 'zod';
+import type { Principal } from '../auth/gate.ts';
+import type { Access } from '../auth/scopes.ts';
+
+export const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
+export type Method = (typeof METHODS)[number];
+
+/** One Lambda per domain; CDK and the local server read the domain from each route. */
+export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'meta'] as const;
+export type Domain = (typeof DOMAINS)[number];
+
+/**
+ * Routes API Gateway throttles tighter than the stage default (lib/ turns each class into
+ * per-route limits): `outbound` routes wait on an address the caller chose (test webhook,
+ * workflow test, MCP tools, connection tests) and can hold a function for seconds;
+ * `vendor` routes call a paid vendor (language model, voices, carrier, caller-ID vendor).
+ */
+export const THROTTLE_CLASSES = ['outbound', 'vendor'] as const;
+export type ThrottleClass = (typeof THROTTLE_CLASSES)[number];
+
+export interface RouteAlias {
+  method: Method;
+  path: string;
+}
+
+/**
+ * A route as data: CDK builds API Gateway routes from it, the local server matches with
+ * it, `npm run routes` prints it and the OpenAPI document is generated from it.
+ * Paths use API Gateway's `{param}` syntax.
+ */
+export interface RouteDefinition {
+  method: Method;
+  path: string;
+  aliases?: readonly RouteAlias[];
+  domain: Domain;
+  access: Access;
+  summary: string;
+  status: 200 | 201 | 202 | 204;
+  /** Objects (usually z.lazy of one): path parameters and query are name → value. */
+  params?: z.ZodType<Record<string, unknown>, Record<string, string>>;
+  query?: z.ZodType<Record<string, unknown>, Record<string, string>>;
+  body?: z.ZodType;
+  /**
+   * How the body arrives: JSON (the default) or `multipart/form-data`, which the handler
+   * parses (shared/platform/http/multipart.ts) into text fields and arrays of uploaded files before
+   * `body` validates it.
+   */
+  bodyType?: 'json' | 'multipart';
+  /** Per-request upload limits of a multipart route (defaults: MULTIPART_DEFAULT_LIMITS). */
+  uploadLimits?: { maxFileBytes: number; maxFiles: number };
+  response?: z.ZodType;
+  /**
+   * The capability a public (browser) key needs to call it: starting web calls or chats
+   * (spec Authentication 10). Without it, public keys get 403 here.
+   */
+  publicKey?: PublicCapability;
+  /** The workspace's ability to spend is checked before the handler (spec: Routes checked for spend). */
+  spendChecked?: boolean;
+  /** Tighter API Gateway throttling than the stage default (see THROTTLE_CLASSES). */
+  throttle?: ThrottleClass;
+}
+
+export type RouteTable = Record<string, RouteDefinition>;
+
+export const defineRoutes = <const T extends RouteTable>(routes: T): T => routes;
+
+type Parsed<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
+
+export interface RequestInfo {
+  requestId: string;
+  sourceIp: string;
+  headers: Record<string, string | undefined>;
+}
+
+export interface HandlerInput<R extends RouteDefinition> {
+  params: Parsed<R['params']>;
+  query: Parsed<R['query']>;
+  body: R['body'] extends z.ZodType ? z.output<R['body']> : undefined;
+  principal: R['access'] extends 'public' ? undefined : Principal;
+  request: RequestInfo;
+}
+
+export type HandlerOutput<R extends RouteDefinition> = R['status'] extends 204
+  ? void
+  : R['response'] extends z.ZodType
+    ? z.input<R['response']>
+    : unknown;
+
+export type RouteHandler<R extends RouteDefinition> = (
+  input: HandlerInput<R>,
+) => Promise<HandlerOutput<R>> | HandlerOutput<R>;
+
+export type Handlers<T extends RouteTable> = { [K in keyof T]: RouteHandler<T[K]> };
+
+/** Every method+path the route answers on: the canonical one first, then its aliases. */
+export function routeKeys(route: RouteDefinition): string[] {
+  return [
+    `${route.method} ${route.path}`,
+    ...(route.aliases ?? []).map((alias) => `${alias.method} ${alias.path}`),
+  ];
+}

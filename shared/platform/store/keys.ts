@@ -1,0 +1,328 @@
+/**
+ * The attributes gsi1 copies besides the table's and the index's keys: what the call and
+ * chat lists filter and sort on (retell-sdk's list `filter_criteria`), plus the item's
+ * `workspace_id` and `type`. A list queries the index, filters on these, then reads the
+ * page's full items by key (BatchGetItem). Items must keep these at the top level (a
+ * projection names top-level attributes only), so nested values such as
+ * `call_analysis.user_sentiment` are written beside the object as well. Filters on
+ * open-ended maps (metadata, dynamic variables, custom analysis data, tool calls) apply
+ * to the full items. The projection cannot change once the index exists: docs/data-model.md.
+ */
+export const GSI1_LISTING_ATTRIBUTES = [
+  'workspace_id',
+  'type',
+  'agent_id',
+  'agent_version',
+  'batch_call_id',
+  'call_id',
+  'chat_id',
+  'call_status',
+  'chat_status',
+  'call_type',
+  'direction',
+  'from_number',
+  'to_number',
+  'start_timestamp',
+  'end_timestamp',
+  'duration_ms',
+  'disconnection_reason',
+  'user_sentiment',
+  'call_successful',
+  'chat_successful',
+  'in_voicemail',
+  'combined_cost',
+  'e2e_latency_p50',
+  'data_storage_setting',
+] as const;
+
+/** DynamoDB's limit on non-key attributes projected, summed over all of a table's indexes. */
+export const MAX_PROJECTED_ATTRIBUTES = 100;
+
+/**
+ * The single table's layout: every key string and index is built here and nowhere else.
+ * CDK creates the table from `tableDefinition`, DynamoDB Local gets the same one, and
+ * docs/data-model.md lists the access pattern each builder serves.
+ */
+export const tableDefinition = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  timeToLiveAttribute: 'expires_at',
+  globalSecondaryIndexes: [
+    /** Overloaded listing index: `<owner>#<TYPE>[#shard]` → time-ordered sort key. */
+    {
+      indexName: 'gsi1',
+      partitionKey: 'gsi1pk',
+      sortKey: 'gsi1sk',
+      projection: { type: 'INCLUDE', nonKeyAttributes: GSI1_LISTING_ATTRIBUTES },
+    },
+  ],
+} as const;
+
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+export interface PartitionQuery {
+  pk: string;
+  /** Restricts the query to sort keys that start with this prefix. */
+  skPrefix?: string;
+}
+
+const workspacePartition = (workspaceId: string) => `WS#${workspaceId}`;
+
+export type VersionedKind = 'agent' | 'llm' | 'conversation_flow' | 'chat_agent';
+const RESOURCE_PREFIX: Record<VersionedKind, string> = {
+  agent: 'AGENT',
+  llm: 'LLM',
+  conversation_flow: 'FLOW',
+  chat_agent: 'CHATAGENT',
+};
+
+export const keys = {
+  /** The workspace record: name, webhook URL, limits, settings, current webhook key. */
+  workspace: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'WORKSPACE' }),
+
+  /** Registry of all workspaces (written once per workspace, read by the local first start). */
+  workspaceRegistration: (workspaceId: string): ItemKey => ({ pk: 'WORKSPACES', sk: workspaceId }),
+  workspaceRegistry: (): PartitionQuery => ({ pk: 'WORKSPACES' }),
+
+  /**
+   * A secret or public key's record, addressed by the SHA-256 of its value so the request
+   * path finds it in one keyed write. It also carries the key's rate-limit windows and
+   * last use, so authentication, rate limiting and last-use are one UpdateItem.
+   */
+  credential: (secretSha256: string): ItemKey => ({ pk: `CREDENTIAL#${secretSha256}`, sk: 'CREDENTIAL' }),
+
+  /** Workspace-owned pointer from a key's ID to its credential (strongly consistent lookups). */
+  apiKeyRef: (workspaceId: string, apiKeyId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `APIKEY#${apiKeyId}`,
+  }),
+  apiKeyRefs: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'APIKEY#' }),
+
+  publicKeyRef: (workspaceId: string, publicKeyId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `PUBLICKEY#${publicKeyId}`,
+  }),
+  publicKeyRefs: (workspaceId: string): PartitionQuery => ({
+    pk: workspacePartition(workspaceId),
+    skPrefix: 'PUBLICKEY#',
+  }),
+
+  /** Per-source-IP rate window; expires by TTL when the address goes quiet. */
+  ipRateWindow: (ip: string): ItemKey => ({ pk: `RATE#IP#${ip}`, sk: 'RATE' }),
+
+  /** Audit entries sort by their time-ordered IDs within the workspace's audit partition. */
+  auditEntry: (workspaceId: string, auditId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#AUDIT`,
+    sk: auditId,
+  }),
+  auditLog: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#AUDIT` }),
+
+  /**
+   * A versioned resource (agent, LLM, …): its head in the workspace partition holds the
+   * latest version's data for listings; every version has its own item in the resource's
+   * partition, which also holds the resource's other children (environment tags).
+   */
+  resourceHead: (workspaceId: string, kind: VersionedKind, id: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `${RESOURCE_PREFIX[kind]}#${id}`,
+  }),
+  resourceHeads: (workspaceId: string, kind: VersionedKind): PartitionQuery => ({
+    pk: workspacePartition(workspaceId),
+    skPrefix: `${RESOURCE_PREFIX[kind]}#`,
+  }),
+  resourceVersion: (workspaceId: string, kind: VersionedKind, id: string, version: number): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX[kind]}#${id}`,
+    sk: `V#${String(version).padStart(9, '0')}`,
+  }),
+  resourceVersions: (workspaceId: string, kind: VersionedKind, id: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX[kind]}#${id}`,
+    skPrefix: 'V#',
+  }),
+  resourceChildren: (workspaceId: string, kind: VersionedKind, id: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX[kind]}#${id}`,
+  }),
+  /** Something that uses an agent (a phone number, a batch call) and so keeps it from deletion. */
+  agentReference: (workspaceId: string, kind: VersionedKind, agentId: string, referrer: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX[kind]}#${agentId}`,
+    sk: `REF#${referrer}`,
+  }),
+  agentReferences: (workspaceId: string, kind: VersionedKind, agentId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX[kind]}#${agentId}`,
+    skPrefix: 'REF#',
+  }),
+  agentTag: (workspaceId: string, agentId: string, name: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX.agent}#${agentId}`,
+    sk: `TAG#${name}`,
+  }),
+  agentTags: (workspaceId: string, agentId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX.agent}#${agentId}`,
+    skPrefix: 'TAG#',
+  }),
+
+  /**
+   * A shared conversation flow component (not versioned) in the workspace's configuration
+   * partition. `FLOWCOMPONENT#` never matches the flow heads' `FLOW#` prefix.
+   */
+  flowComponent: (workspaceId: string, componentId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `FLOWCOMPONENT#${componentId}`,
+  }),
+  flowComponents: (workspaceId: string): PartitionQuery => ({
+    pk: workspacePartition(workspaceId),
+    skPrefix: 'FLOWCOMPONENT#',
+  }),
+
+  /**
+   * A phone number's calls-per-second token bucket (shared/numbers/cps-limiter.ts): one item per
+   * number across all workspaces (a number exists once), its own partition, so each
+   * number's dials are independent of every other's. Tokens are `cpsTokenAttribute(i)`.
+   */
+  cpsBucket: (phoneNumber: string): ItemKey => ({ pk: `CPS#${phoneNumber}`, sk: 'CPS' }),
+
+  /**
+   * A workspace's slots for slow outbound test requests (shared/platform/outbound-slots.ts):
+   * one item per workspace, its own partition; slot i is `outboundSlotAttribute(i)`.
+   */
+  outboundSlots: (workspaceId: string): ItemKey => ({ pk: `OUTBOUND#${workspaceId}`, sk: 'SLOTS' }),
+
+  /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
+  jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
+
+  /** Webhook delivery attempts, newest first, per workspace. */
+  webhookDelivery: (workspaceId: string, deliveryId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#DELIVERY`,
+    sk: deliveryId,
+  }),
+  webhookDeliveries: (workspaceId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#DELIVERY`,
+  }),
+
+  /** A workspace's own voice (cloned, or added from a community library), in its configuration partition. */
+  workspaceVoice: (workspaceId: string, voiceId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `VOICE#${voiceId}`,
+  }),
+  workspaceVoices: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'VOICE#' }),
+
+  /**
+   * A knowledge base's record in its workspace's configuration partition. Repair reads it
+   * to tell a live `knowledge_base_ids` reference from a dangling one, so the knowledge-base
+   * feature must keep its record (or at least an item) at this key.
+   */
+  knowledgeBase: (workspaceId: string, knowledgeBaseId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `KB#${knowledgeBaseId}`,
+  }),
+
+  /** A share link (Voice Orb) of an agent: configuration, in the workspace partition (found by ID). */
+  shareLink: (workspaceId: string, shareLinkId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `SHARELINK#${shareLinkId}`,
+  }),
+  shareLinks: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'SHARELINK#' }),
+  /**
+   * The public lookup of an enabled share link, addressed by the SHA-256 of its token (one
+   * GetItem from the public page). Revoking deletes it, so the token stops resolving at once.
+   */
+  shareLinkToken: (tokenSha256: string): ItemKey => ({ pk: `SHARETOKEN#${tokenSha256}`, sk: 'SHARETOKEN' }),
+
+  /** An agent's workflow for one stage (pre_call, post_call), among the agent's children: deleted with it. */
+  agentWorkflow: (workspaceId: string, agentId: string, stage: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX.agent}#${agentId}`,
+    sk: `WORKFLOW#${stage}`,
+  }),
+  agentWorkflows: (workspaceId: string, agentId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#${RESOURCE_PREFIX.agent}#${agentId}`,
+    skPrefix: 'WORKFLOW#',
+  }),
+  /** Recorded workflow runs of an agent, sorted by their time-ordered IDs (expire by TTL). */
+  workflowRun: (workspaceId: string, agentId: string, runId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#WFRUN#${agentId}`,
+    sk: runId,
+  }),
+  workflowRuns: (workspaceId: string, agentId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#WFRUN#${agentId}`,
+  }),
+
+  /** A phone number (its own ID, E.164) in its workspace's configuration partition. */
+  phoneNumber: (workspaceId: string, phoneNumber: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `PHONE#${phoneNumber}`,
+  }),
+  phoneNumbers: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'PHONE#' }),
+  /**
+   * The global claim on a phone number: one item per number across all workspaces, written
+   * in the same transaction as the number (conditional on not existing), so a number exists once.
+   */
+  phoneNumberClaim: (phoneNumber: string): ItemKey => ({ pk: `PHONECLAIM#${phoneNumber}`, sk: 'PHONECLAIM' }),
+  /**
+   * A SIP digest nonce handed out in a challenge to an inbound INVITE: single use (the
+   * answer deletes it conditionally), expiring by TTL, bound to the called number.
+   */
+  sipDigestNonce: (nonce: string): ItemKey => ({ pk: `SIPNONCE#${nonce}`, sk: 'SIPNONCE' }),
+  /** The workspace's trunk at a telephony provider (one per workspace and provider). */
+  providerTrunk: (workspaceId: string, provider: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `TRUNK#${provider}`,
+  }),
+  /** The provider operation log: every request to a telephony provider, time-ordered IDs (expire by TTL). */
+  providerOperation: (workspaceId: string, operationId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#PROVIDEROP`,
+    sk: operationId,
+  }),
+  providerOperations: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#PROVIDEROP` }),
+
+  /** The workspace's business verification (KYC): one item in its configuration partition. */
+  kyc: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'KYC' }),
+
+  /** A SIP trunk (configuration; its password sealed), in the workspace partition. */
+  sipTrunk: (workspaceId: string, sipTrunkId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `SIPTRUNK#${sipTrunkId}`,
+  }),
+  sipTrunks: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'SIPTRUNK#' }),
+
+  /** A branded caller ID registration, in the workspace partition. */
+  brandedCallerId: (workspaceId: string, brandedCallerId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `BRANDEDCID#${brandedCallerId}`,
+  }),
+  brandedCallerIds: (workspaceId: string): PartitionQuery => ({
+    pk: workspacePartition(workspaceId),
+    skPrefix: 'BRANDEDCID#',
+  }),
+  /** Holds one branded caller ID per number and workspace (written in the same transaction). */
+  brandedCallerIdNumber: (workspaceId: string, phoneNumber: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `BRANDEDCIDNUM#${phoneNumber}`,
+  }),
+
+  /** A verified (caller ID) number, in the workspace partition. */
+  verifiedNumber: (workspaceId: string, verifiedNumberId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `VERIFIEDNUM#${verifiedNumberId}`,
+  }),
+  verifiedNumbers: (workspaceId: string): PartitionQuery => ({
+    pk: workspacePartition(workspaceId),
+    skPrefix: 'VERIFIEDNUM#',
+  }),
+  /** Holds one verified-number record per number and workspace. */
+  verifiedNumberNumber: (workspaceId: string, phoneNumber: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `VERIFIEDNUMNUM#${phoneNumber}`,
+  }),
+} as const;
+
+/** Rate-window counter attribute for one epoch minute (see shared/platform/auth/rate-window.ts). */
+export const rateWindowAttribute = (epochMinute: number) => `rl_${epochMinute}`;
+export const RATE_WINDOW_ATTRIBUTE = /^rl_(\d+)$/;
+
+/** Calls-per-second token i of a number's bucket: the epoch ms from which it may be taken again. */
+export const cpsTokenAttribute = (index: number) => `t${index}`;
+
+/** Outbound test slot i of a workspace: the epoch ms its lease ends; `outboundSlotOwnerAttribute(i)` names the holder. */
+export const outboundSlotAttribute = (index: number) => `s${index}`;
+export const outboundSlotOwnerAttribute = (index: number) => `o${index}`;

@@ -1,0 +1,395 @@
+import { BatchWriteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { badRequest, conflict, invalidPaginationKey, notFound } from '../errors.ts';
+import { db, isTransactionConflict, tableName } from './db.ts';
+import { keys, type ItemKey, type VersionedKind } from './keys.ts';
+import { queryAll } from './query.ts';
+
+/**
+ * Versioned resources (agents, LLMs, later flows and chat agents), as the compatible API
+ * versions them: every version is a draft or published; drafts are edited in place,
+ * publishing freezes a draft for good, and a new draft can be branched from any version.
+ * The head item keeps the latest version's record so listings are one query.
+ */
+export interface VersionRecord {
+  version: number;
+  is_published: boolean;
+  data: Record<string, unknown>;
+  created_timestamp: number;
+  last_modification_timestamp: number;
+  base_version?: number;
+  version_title?: string;
+  version_description?: string;
+  published_timestamp?: number;
+}
+
+interface VersionItem extends ItemKey, VersionRecord {
+  kind: VersionedKind;
+  id: string;
+  workspace_id: string;
+}
+
+export interface HeadItem extends ItemKey {
+  kind: VersionedKind;
+  id: string;
+  workspace_id: string;
+  latest_version: number;
+  created_timestamp: number;
+  last_modification_timestamp: number;
+  latest: VersionRecord;
+}
+
+export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
+
+export const KIND_LABEL: Record<VersionedKind, string> = {
+  agent: 'Agent',
+  llm: 'Retell LLM',
+  conversation_flow: 'Conversation flow',
+  chat_agent: 'Chat agent',
+};
+
+/** A record's data must fit a DynamoDB item twice (head and version) with room to spare. */
+export const MAX_DATA_BYTES = 150_000;
+
+export async function getHead(workspaceId: string, kind: VersionedKind, id: string): Promise<HeadItem> {
+  const out = await db.send(
+    new GetCommand({ TableName: tableName, Key: keys.resourceHead(workspaceId, kind, id), ConsistentRead: true }),
+  );
+  if (!out.Item) throw notFound(`${KIND_LABEL[kind]} ${id} not found`);
+  return out.Item as HeadItem;
+}
+
+export async function getVersion(
+  workspaceId: string,
+  kind: VersionedKind,
+  id: string,
+  version: number,
+): Promise<VersionRecord> {
+  const out = await db.send(
+    new GetCommand({
+      TableName: tableName,
+      Key: keys.resourceVersion(workspaceId, kind, id, version),
+      ConsistentRead: true,
+    }),
+  );
+  if (!out.Item) {
+    await getHead(workspaceId, kind, id);
+    throw notFound(`${KIND_LABEL[kind]} ${id} has no version ${version}`);
+  }
+  return recordOf(out.Item as VersionItem);
+}
+
+/** The given version, or the latest one (one read either way). */
+export async function readRecord(
+  workspaceId: string,
+  kind: VersionedKind,
+  id: string,
+  version?: number,
+): Promise<VersionRecord> {
+  if (version === undefined) return (await getHead(workspaceId, kind, id)).latest;
+  return getVersion(workspaceId, kind, id, version);
+}
+
+export async function listHeads(workspaceId: string, kind: VersionedKind): Promise<HeadItem[]> {
+  return queryAll<HeadItem>(keys.resourceHeads(workspaceId, kind));
+}
+
+export interface ListOptions {
+  limit: number;
+  pagination_key?: string;
+  sort_order: 'ascending' | 'descending';
+}
+
+/**
+ * One page of resources of the given kinds in creation order (newest first by default),
+ * optionally only those `keep` accepts; the pagination key is the last ID of the previous
+ * page (an unknown key is a 400). Listings are configuration-sized, so sorting is in memory.
+ */
+export async function pageOfHeads(
+  workspaceId: string,
+  kinds: VersionedKind | readonly VersionedKind[],
+  options: ListOptions,
+  keep: (head: HeadItem) => boolean = () => true,
+): Promise<{ page: HeadItem[]; hasMore: boolean }> {
+  const all = await Promise.all((typeof kinds === 'string' ? [kinds] : kinds).map((kind) => listHeads(workspaceId, kind)));
+  const heads = all
+    .flat()
+    .filter(keep)
+    .sort((a, b) => a.created_timestamp - b.created_timestamp || (a.id < b.id ? -1 : 1));
+  if (options.sort_order === 'descending') heads.reverse();
+  let start = 0;
+  if (options.pagination_key !== undefined) {
+    const index = heads.findIndex((head) => head.id === options.pagination_key);
+    if (index === -1) throw invalidPaginationKey();
+    start = index + 1;
+  }
+  return { page: heads.slice(start, start + options.limit), hasMore: start + options.limit < heads.length };
+}
+
+/** The compatible client's page body: `{has_more, items, pagination_key?}`. */
+export function pageBody<T>(
+  { page, hasMore }: { page: HeadItem[]; hasMore: boolean },
+  view: (head: HeadItem) => T,
+): { has_more: boolean; items: T[]; pagination_key?: string } {
+  const last = page.at(-1);
+  return { has_more: hasMore, items: page.map(view), ...(hasMore && last ? { pagination_key: last.id } : {}) };
+}
+
+/** Every version, oldest first. */
+export async function listVersions(workspaceId: string, kind: VersionedKind, id: string): Promise<VersionRecord[]> {
+  await getHead(workspaceId, kind, id);
+  return (await queryAll<VersionItem>(keys.resourceVersions(workspaceId, kind, id))).map(recordOf);
+}
+
+/** The transaction items that create a resource with its first version (version 0, a draft). */
+export function createItems(
+  workspaceId: string,
+  kind: VersionedKind,
+  id: string,
+  data: Record<string, unknown>,
+  nowMs: number,
+  metadata: Pick<VersionRecord, 'version_title' | 'version_description'> = {},
+): { items: TransactItem[]; record: VersionRecord } {
+  assertSize(kind, data);
+  const record: VersionRecord = {
+    version: 0,
+    is_published: false,
+    data,
+    created_timestamp: nowMs,
+    last_modification_timestamp: nowMs,
+    ...metadata,
+  };
+  const head: HeadItem = {
+    ...keys.resourceHead(workspaceId, kind, id),
+    kind,
+    id,
+    workspace_id: workspaceId,
+    latest_version: 0,
+    created_timestamp: nowMs,
+    last_modification_timestamp: nowMs,
+    latest: record,
+  };
+  return {
+    record,
+    items: [
+      { Put: { TableName: tableName, Item: head, ConditionExpression: 'attribute_not_exists(pk)' } },
+      {
+        Put: {
+          TableName: tableName,
+          Item: versionItem(workspaceId, kind, id, record),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ],
+  };
+}
+
+export interface Draft {
+  head: HeadItem;
+  record: VersionRecord;
+  /** A new version branched from a published one, rather than an existing draft. */
+  isNew: boolean;
+}
+
+/**
+ * The draft an edit applies to: the given version (which must be a draft), or the latest
+ * version, or — when the latest is published — a new draft branched from it.
+ */
+export async function draftFor(
+  workspaceId: string,
+  kind: VersionedKind,
+  id: string,
+  version: number | undefined,
+  nowMs: number,
+): Promise<Draft> {
+  const head = await getHead(workspaceId, kind, id);
+  if (version !== undefined) {
+    const record = version === head.latest_version ? head.latest : await getVersion(workspaceId, kind, id, version);
+    if (record.is_published) throw publishedVersion(kind, id, version);
+    return { head, record, isNew: false };
+  }
+  if (!head.latest.is_published) return { head, record: head.latest, isNew: false };
+  return { head, record: branch(head, head.latest, nowMs), isNew: true };
+}
+
+/** A new draft at the end of the history, copied from `base`. */
+export function branch(head: HeadItem, base: VersionRecord, nowMs: number): VersionRecord {
+  return {
+    version: head.latest_version + 1,
+    is_published: false,
+    data: structuredClone(base.data),
+    created_timestamp: nowMs,
+    last_modification_timestamp: nowMs,
+    base_version: base.version,
+  };
+}
+
+export const publishedVersion = (kind: VersionedKind, id: string, version: number) =>
+  badRequest(
+    `Version ${version} of ${KIND_LABEL[kind].toLowerCase()} ${id} is published and cannot be changed; create a new version from it`,
+  );
+
+/**
+ * The items that write one version: a new one (must not exist) or a draft edited or
+ * published in place (must still be a draft), and the head, conditional on the latest
+ * version it read so concurrent writers cannot lose each other's versions.
+ */
+export function writeItems(
+  workspaceId: string,
+  kind: VersionedKind,
+  id: string,
+  head: HeadItem,
+  record: VersionRecord,
+  options: { isNew: boolean; nowMs: number },
+): TransactItem[] {
+  assertSize(kind, record.data);
+  const written: VersionRecord = { ...record, last_modification_timestamp: options.nowMs };
+  const becomesLatest = written.version >= head.latest_version;
+  return [
+    {
+      Put: {
+        TableName: tableName,
+        Item: versionItem(workspaceId, kind, id, written),
+        ConditionExpression: options.isNew ? 'attribute_not_exists(pk)' : 'is_published = :false',
+        ExpressionAttributeValues: options.isNew ? undefined : { ':false': false },
+      },
+    },
+    {
+      Update: {
+        TableName: tableName,
+        Key: keys.resourceHead(workspaceId, kind, id),
+        UpdateExpression: becomesLatest
+          ? 'SET latest_version = :version, latest = :record, last_modification_timestamp = :now'
+          : 'SET last_modification_timestamp = :now',
+        ConditionExpression: 'latest_version = :expected',
+        ExpressionAttributeValues: {
+          ':expected': head.latest_version,
+          ':now': options.nowMs,
+          ...(becomesLatest ? { ':version': written.version, ':record': written } : {}),
+        },
+      },
+    },
+  ];
+}
+
+/** The items that change only a version's title or description (allowed on any version). */
+export function describeItems(
+  workspaceId: string,
+  kind: VersionedKind,
+  id: string,
+  head: HeadItem,
+  record: VersionRecord,
+  nowMs: number,
+): TransactItem[] {
+  const written: VersionRecord = { ...record, last_modification_timestamp: nowMs };
+  const isLatest = record.version === head.latest_version;
+  return [
+    {
+      Put: {
+        TableName: tableName,
+        Item: versionItem(workspaceId, kind, id, written),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
+    },
+    {
+      Update: {
+        TableName: tableName,
+        Key: keys.resourceHead(workspaceId, kind, id),
+        UpdateExpression: isLatest ? 'SET latest = :record, last_modification_timestamp = :now' : 'SET last_modification_timestamp = :now',
+        ConditionExpression: 'latest_version = :expected',
+        ExpressionAttributeValues: { ':expected': head.latest_version, ':now': nowMs, ...(isLatest ? { ':record': written } : {}) },
+      },
+    },
+  ];
+}
+
+/** Deletes one draft version; the latest version stays (the head points at it). */
+export function deleteVersionItems(
+  workspaceId: string,
+  kind: VersionedKind,
+  id: string,
+  head: HeadItem,
+  version: number,
+): TransactItem[] {
+  return [
+    {
+      Delete: {
+        TableName: tableName,
+        Key: keys.resourceVersion(workspaceId, kind, id, version),
+        ConditionExpression: 'attribute_exists(pk) AND is_published = :false',
+        ExpressionAttributeValues: { ':false': false },
+      },
+    },
+    {
+      ConditionCheck: {
+        TableName: tableName,
+        Key: keys.resourceHead(workspaceId, kind, id),
+        ConditionExpression: 'latest_version = :expected',
+        ExpressionAttributeValues: { ':expected': head.latest_version },
+      },
+    },
+  ];
+}
+
+/** Runs a transaction; losing a race to another writer is a 409 the client can retry. */
+export async function commit(items: TransactItem[]): Promise<void> {
+  try {
+    await db.send(new TransactWriteCommand({ TransactItems: items }));
+  } catch (error) {
+    if (isTransactionConflict(error)) throw conflict('The resource was changed by another request; retry');
+    throw error;
+  }
+}
+
+/**
+ * Removes a resource: the head goes first (conditionally), so the resource is gone for
+ * every reader at once; its versions and tags are then removed in batches. The head's
+ * `reference_count` (see shared/agents/references.ts) must be zero: a resource something
+ * still uses cannot be deleted, even by a delete racing the reference being added.
+ */
+export async function deleteResource(workspaceId: string, kind: VersionedKind, id: string): Promise<void> {
+  try {
+    await db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Delete: {
+              TableName: tableName,
+              Key: keys.resourceHead(workspaceId, kind, id),
+              ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(reference_count) OR reference_count = :zero)',
+              ExpressionAttributeValues: { ':zero': 0 },
+            },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (!isTransactionConflict(error)) throw error;
+    await getHead(workspaceId, kind, id);
+    throw conflict(`${KIND_LABEL[kind]} ${id} is in use; remove what uses it first`);
+  }
+  const children = await queryAll<ItemKey>(keys.resourceChildren(workspaceId, kind, id), 'pk, sk');
+  for (let i = 0; i < children.length; i += 25) {
+    let request: Record<string, { DeleteRequest: { Key: Record<string, unknown> } }[]> | undefined = {
+      [tableName]: children.slice(i, i + 25).map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),
+    };
+    while (request && Object.keys(request).length > 0) {
+      const out = await db.send(new BatchWriteCommand({ RequestItems: request }));
+      request = out.UnprocessedItems as typeof request;
+    }
+  }
+}
+
+function versionItem(workspaceId: string, kind: VersionedKind, id: string, record: VersionRecord): VersionItem {
+  return { ...keys.resourceVersion(workspaceId, kind, id, record.version), kind, id, workspace_id: workspaceId, ...record };
+}
+
+function recordOf(item: VersionItem): VersionRecord {
+  const { pk: _pk, sk: _sk, kind: _kind, id: _id, workspace_id: _ws, ...record } = item;
+  return record;
+}
+
+function assertSize(kind: VersionedKind, data: Record<string, unknown>): void {
+  if (Buffer.byteLength(JSON.stringify(data), 'utf8') > MAX_DATA_BYTES) {
+    throw badRequest(`${KIND_LABEL[kind]} configuration exceeds ${MAX_DATA_BYTES / 1000} KB`);
+  }
+}

@@ -1,0 +1,53 @@
+import { routeKeys, type Domain, type RouteDefinition } from './platform/http/route.ts';
+import { accountRoutes } from './account/routes.ts';
+import { agentToolRoutes } from './agent-tools/routes.ts';
+import { agentRoutes } from './agents/agent-routes.ts';
+import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
+import { flowRoutes } from './agents/flow-routes.ts';
+import { llmRoutes } from './agents/llm-routes.ts';
+import { metaRoutes } from './meta/routes.ts';
+import { connectionTestRoutes } from './numbers/connection-test-routes.ts';
+import { phoneNumberRoutes } from './numbers/phone-number-routes.ts';
+import { telephonyRoutes } from './numbers/telephony-routes.ts';
+import { voiceRoutes } from './voices/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
+
+/**
+ * The whole route table. CDK, the local server, `npm run routes`, the OpenAPI generator and
+ * the tests read this; each Lambda imports only its own domain's module.
+ */
+export const routeTable = {
+  ...accountRoutes,
+  ...webhookRoutes,
+  ...agentRoutes,
+  ...llmRoutes,
+  ...agentToolRoutes,
+  ...flowRoutes,
+  ...chatAgentRoutes,
+  ...voiceRoutes,
+  ...phoneNumberRoutes,
+  ...telephonyRoutes,
+  ...connectionTestRoutes,
+  ...metaRoutes,
+} satisfies Record<string, RouteDefinition>;
+
+export type RouteId = keyof typeof routeTable;
+
+export interface ServedRoute {
+  id: string;
+  key: string;
+  method: string;
+  path: string;
+  domain: Domain;
+  route: RouteDefinition;
+}
+
+/** One entry per method+path served, canonical and alias alike. */
+export function servedRoutes(): ServedRoute[] {
+  return Object.entries(routeTable as Record<string, RouteDefinition>).flatMap(([id, route]) =>
+    routeKeys(route).map((key) => {
+      const [method, path] = key.split(' ') as [string, string];
+      return { id, key, method, path, domain: route.domain, route };
+    }),
+  );
+}

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../../platform/store/db.ts';
+import { keys } from '../../platform/store/keys.ts';
+
+/**
+ * The provider operation log: one item per request Parley makes to a telephony provider
+ * (the offline mock and Twilio alike), newest first, kept 30 days. Secrets are never
+ * recorded (passwords appear as `[redacted]`). `GET /telephony/operations` reads it.
+ */
+export interface ProviderOperation {
+  operation_id: string;
+  provider: 'twilio' | 'mock';
+  operation: string;
+  request: Record<string, unknown>;
+  outcome: 'ok' | 'error';
+  error?: string;
+  created_timestamp: number;
+}
+
+const RETENTION_SECONDS = 30 * 24 * 3600;
+
+/** 12 hex digits of the time, then 12 random ones: IDs sort by time. */
+function operationId(nowMs: number): string {
+  return `op_${nowMs.toString(16).padStart(12, '0')}${randomBytes(6).toString('hex')}`;
+}
+
+export async function recordProviderOperation(
+  workspaceId: string,
+  entry: Omit<ProviderOperation, 'operation_id' | 'created_timestamp'>,
+  nowMs = Date.now(),
+): Promise<ProviderOperation> {
+  const operation: ProviderOperation = { operation_id: operationId(nowMs), created_timestamp: nowMs, ...entry };
+  await db.send(
+    new PutCommand({
+      TableName: tableName,
+      Item: {
+        ...keys.providerOperation(workspaceId, operation.operation_id),
+        ...operation,
+        expires_at: Math.floor(nowMs / 1000) + RETENTION_SECONDS,
+      },
+    }),
+  );
+  return operation;
+}
+
+/** The workspace's provider operations, newest first (`limit` 1–1000, default 100). */
+export async function listProviderOperations(
+  workspaceId: string,
+  options: { limit?: number } = {},
+): Promise<ProviderOperation[]> {
+  const { pk } = keys.providerOperations(workspaceId);
+  const out = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ScanIndexForward: false,
+      Limit: Math.min(Math.max(options.limit ?? 100, 1), 1000),
+      ConsistentRead: true,
+    }),
+  );
+  return (out.Items ?? []).map(({ operation_id, provider, operation, request, outcome, error, created_timestamp }) => ({
+    operation_id, provider, operation, request, outcome, ...(error ? { error } : {}), created_timestamp,
+  })) as ProviderOperation[];
+}

@@ -1,0 +1,191 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { badRequest, notFound } from '../platform/errors.ts';
+import { wire } from '../platform/naming.ts';
+import type { Voice } from './routes.ts';
+import { db, tableName } from '../platform/store/db.ts';
+import { keys } from '../platform/store/keys.ts';
+import { queryAll } from '../platform/store/query.ts';
+import { synthesizedPreviewUrl } from '../vendors/voice/mock.ts';
+import type { Gender, VoiceProvider } from '../vendors/voice/voice-vendor.ts';
+
+/**
+ * Voices: a fixed built-in catalogue (IDs `<vendor>-<name>`) plus each workspace's own
+ * voices, cloned from audio or added from a vendor's community library, stored in the
+ * workspace's partition (another workspace's voice is simply not found).
+ */
+
+/** The ID prefix of each provider's voices (`11labs-Adrian`, `cartesia-Cleo`, `retell-Cimo`, …). */
+export const VOICE_ID_PREFIX: Record<VoiceProvider, string> = {
+  elevenlabs: '11labs',
+  openai: 'openai',
+  cartesia: 'cartesia',
+  minimax: 'minimax',
+  fish_audio: 'fish_audio',
+  inworld: 'inworld',
+  platform: wire.compat,
+};
+
+/**
+ * The premium (highest-quality) model tier recommended for each provider's voices, from the
+ * compatible API's voice_model list. The platform's own voices have no model choice.
+ */
+export const PREMIUM_VOICE_MODEL = {
+  elevenlabs: 'eleven_multilingual_v2',
+  openai: 'gpt-4o-mini-tts',
+  cartesia: 'sonic-3',
+  minimax: 'speech-2.8-turbo',
+  fish_audio: 's2.1-pro',
+  inworld: 'inworld-tts-2',
+  platform: null,
+} as const satisfies Record<VoiceProvider, string | null>;
+export type VoiceModel = Exclude<(typeof PREMIUM_VOICE_MODEL)[VoiceProvider], null>;
+
+export interface CatalogueVoice {
+  voice_id: string;
+  voice_name: string;
+  provider: VoiceProvider;
+  gender: Gender;
+  accent: string;
+  age: string;
+  /** Recommended voice_model for this voice: its provider's premium tier. */
+  premium_model: VoiceModel | null;
+}
+
+type Entry = [name: string, gender: Gender, accent: string, age: string];
+
+const catalogueOf = (provider: VoiceProvider, entries: Entry[]): CatalogueVoice[] =>
+  entries.map(([name, gender, accent, age]) => ({
+    voice_id: `${VOICE_ID_PREFIX[provider]}-${name}`,
+    voice_name: name,
+    provider,
+    gender,
+    accent,
+    age,
+    premium_model: PREMIUM_VOICE_MODEL[provider],
+  }));
+
+/** The built-in catalogue, in list order. */
+export const VOICE_CATALOGUE: readonly CatalogueVoice[] = [
+  ...catalogueOf('elevenlabs', [
+    ['Adrian', 'male', 'American', 'Young'],
+    ['Anthony', 'male', 'British', 'Middle Aged'],
+    ['Chloe', 'female', 'Australian', 'Young'],
+    ['Dorothy', 'female', 'British', 'Young'],
+    ['Grace', 'female', 'American', 'Middle Aged'],
+    ['Lily', 'female', 'American', 'Young'],
+    ['Marissa', 'female', 'American', 'Young'],
+    ['Noah', 'male', 'Australian', 'Middle Aged'],
+    ['Paul', 'male', 'American', 'Middle Aged'],
+  ]),
+  ...catalogueOf('cartesia', [
+    ['Cleo', 'female', 'American', 'Young'],
+    ['Emily', 'female', 'British', 'Middle Aged'],
+    ['Ryan', 'male', 'Australian', 'Young'],
+    ['Walter', 'male', 'American', 'Old'],
+  ]),
+  ...catalogueOf('openai', [
+    ['Alloy', 'female', 'American', 'Young'],
+    ['Echo', 'male', 'American', 'Young'],
+    ['Nova', 'female', 'American', 'Young'],
+    ['Onyx', 'male', 'American', 'Middle Aged'],
+    ['Shimmer', 'female', 'American', 'Young'],
+  ]),
+  ...catalogueOf('minimax', [
+    ['Ava', 'female', 'American', 'Young'],
+    ['Leo', 'male', 'American', 'Middle Aged'],
+    ['Mia', 'female', 'British', 'Young'],
+  ]),
+  ...catalogueOf('platform', [['Cimo', 'female', 'American', 'Young']]),
+];
+
+const catalogueById = new Map(VOICE_CATALOGUE.map((voice) => [voice.voice_id, voice]));
+
+/**
+ * The voice of a new agent when none is given (spec: Agent defaults, "built-in voice from
+ * a voice-vendor catalogue, premium model tier"): an ElevenLabs voice with an Australian
+ * accent, matching the default language en-AU. Its model is DEFAULT_VOICE_MODEL.
+ */
+export const DEFAULT_VOICE_ID = '11labs-Chloe';
+export const DEFAULT_VOICE_MODEL: VoiceModel = PREMIUM_VOICE_MODEL.elevenlabs;
+
+export function catalogueVoice(voiceId: string): CatalogueVoice | undefined {
+  return catalogueById.get(voiceId);
+}
+
+export function toVoice(voice: CatalogueVoice): Voice {
+  return {
+    voice_id: voice.voice_id,
+    voice_name: voice.voice_name,
+    provider: voice.provider,
+    gender: voice.gender,
+    accent: voice.accent,
+    age: voice.age,
+    preview_audio_url: synthesizedPreviewUrl(voice.voice_id, voice.gender),
+  };
+}
+
+/** A workspace's own voice as stored: pk WS#<ws>, sk VOICE#<voice_id>. */
+export interface WorkspaceVoiceItem {
+  pk: string;
+  sk: string;
+  voice_id: string;
+  voice_name: string;
+  provider: VoiceProvider;
+  provider_voice_id: string;
+  source: 'clone' | 'community';
+  public_user_id?: string;
+  gender: Gender;
+  accent?: string;
+  age?: string;
+  preview_audio_url?: string;
+  created_timestamp: number;
+}
+
+export function fromItem(item: WorkspaceVoiceItem): Voice {
+  return {
+    voice_id: item.voice_id,
+    voice_name: item.voice_name,
+    provider: item.provider,
+    gender: item.gender,
+    ...(item.accent ? { accent: item.accent } : {}),
+    ...(item.age ? { age: item.age } : {}),
+    ...(item.preview_audio_url ? { preview_audio_url: item.preview_audio_url } : {}),
+  };
+}
+
+export const voiceNotFound = () => notFound('Voice not found');
+
+export async function readWorkspaceVoice(workspaceId: string, voiceId: string): Promise<WorkspaceVoiceItem | undefined> {
+  const out = await db.send(
+    new GetCommand({ TableName: tableName, Key: keys.workspaceVoice(workspaceId, voiceId), ConsistentRead: true }),
+  );
+  return out.Item as WorkspaceVoiceItem | undefined;
+}
+
+async function listWorkspaceVoices(workspaceId: string): Promise<WorkspaceVoiceItem[]> {
+  const items = await queryAll<WorkspaceVoiceItem>(keys.workspaceVoices(workspaceId));
+  return items.sort((a, b) => a.created_timestamp - b.created_timestamp || a.voice_id.localeCompare(b.voice_id));
+}
+
+/** The catalogue first, then the workspace's own voices, oldest first. */
+export async function listVoices(workspaceId: string): Promise<Voice[]> {
+  return [...VOICE_CATALOGUE.map(toVoice), ...(await listWorkspaceVoices(workspaceId)).map(fromItem)];
+}
+
+export async function getVoice(workspaceId: string, voiceId: string): Promise<Voice> {
+  const builtIn = catalogueVoice(voiceId);
+  if (builtIn) return toVoice(builtIn);
+  const item = await readWorkspaceVoice(workspaceId, voiceId);
+  if (!item) throw voiceNotFound();
+  return fromItem(item);
+}
+
+/**
+ * For agents: a voice_id is usable when it is a catalogue voice or one of the workspace's
+ * own. Otherwise 400 `voice_id: Unknown voice <id>` (a request field, not a missing resource).
+ */
+export async function assertVoiceUsable(workspaceId: string, voiceId: string): Promise<void> {
+  if (catalogueVoice(voiceId)) return;
+  if (voiceId.length <= 200 && (await readWorkspaceVoice(workspaceId, voiceId))) return;
+  throw badRequest(`voice_id: Unknown voice ${voiceId.slice(0, 200)}`);
+}

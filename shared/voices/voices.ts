@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { Principal } from '../platform/auth/gate.ts';
+import { notFound } from '../platform/errors.ts';
+import type { AddCommunityVoiceInput, CloneVoiceInput, SearchCommunityInput, Voice } from './routes.ts';
+import { db, tableName } from '../platform/store/db.ts';
+import { keys } from '../platform/store/keys.ts';
+import { voiceVendorFor, type Gender, type VendorVoice, type VoiceProvider } from '../vendors/voice/voice-vendor.ts';
+
+export {
+  assertVoiceUsable,
+  catalogueVoice,
+  DEFAULT_VOICE_ID,
+  DEFAULT_VOICE_MODEL,
+  getVoice,
+  listVoices,
+  PREMIUM_VOICE_MODEL,
+  VOICE_CATALOGUE,
+  VOICE_ID_PREFIX,
+  type CatalogueVoice,
+  type VoiceModel,
+} from './voice-catalogue.ts';
+import {
+  catalogueVoice,
+  fromItem,
+  readWorkspaceVoice,
+  toVoice,
+  VOICE_ID_PREFIX,
+  voiceNotFound,
+  type WorkspaceVoiceItem,
+} from './voice-catalogue.ts';
+
+/*
+ * The vendor-backed voice operations (previews of workspace voices, cloning, community
+ * voices). The catalogue and voice lookups agents need live in voice-catalogue.ts, which
+ * does not import the vendor clients or their credentials.
+ */
+/**
+ * A playable preview: the catalogue's synthesized tone for built-in voices; for the
+ * workspace's own, the vendor's current preview (vendor preview links may be signed and
+ * expire), falling back to the one stored when the voice was created.
+ */
+export async function previewVoice(workspaceId: string, voiceId: string) {
+  const builtIn = catalogueVoice(voiceId);
+  if (builtIn) return { voice_id: voiceId, preview_audio_url: toVoice(builtIn).preview_audio_url! };
+  const item = await readWorkspaceVoice(workspaceId, voiceId);
+  if (!item) throw voiceNotFound();
+  const vendor = await voiceVendorFor(item.provider);
+  const url = (await vendor.preview({ provider: item.provider, providerVoiceId: item.provider_voice_id })) ?? item.preview_audio_url;
+  if (!url) throw notFound('This voice has no preview yet');
+  return { voice_id: voiceId, preview_audio_url: url };
+}
+
+export async function cloneVoice(principal: Principal, input: CloneVoiceInput): Promise<Voice> {
+  const vendor = await voiceVendorFor(input.voice_provider);
+  const cloned = await vendor.clone({
+    provider: input.voice_provider,
+    voiceName: input.voice_name,
+    files: input.files.map(({ filename, contentType, data }) => ({ filename, contentType, data })),
+  });
+  return saveWorkspaceVoice(principal.workspaceId, {
+    provider: input.voice_provider,
+    voice_name: input.voice_name,
+    source: 'clone',
+    vendorVoice: {
+      ...cloned,
+      gender: input.gender ?? cloned.gender,
+      accent: input.accent ?? cloned.accent,
+      age: input.age ?? cloned.age,
+    },
+  });
+}
+
+export async function searchCommunityVoices(input: SearchCommunityInput) {
+  const vendor = await voiceVendorFor(input.voice_provider);
+  return { voices: await vendor.searchCommunity({ provider: input.voice_provider, query: input.search_query }) };
+}
+
+export async function addCommunityVoice(principal: Principal, input: AddCommunityVoiceInput): Promise<Voice> {
+  const vendor = await voiceVendorFor(input.voice_provider);
+  const added = await vendor.addCommunity({
+    provider: input.voice_provider,
+    providerVoiceId: input.provider_voice_id,
+    publicUserId: input.public_user_id,
+    voiceName: input.voice_name,
+  });
+  return saveWorkspaceVoice(principal.workspaceId, {
+    provider: input.voice_provider,
+    voice_name: input.voice_name,
+    source: 'community',
+    public_user_id: input.public_user_id,
+    vendorVoice: added,
+  });
+}
+
+/** When neither the caller nor the vendor says: VoiceResponse requires a gender. */
+const FALLBACK_GENDER: Gender = 'female';
+
+async function saveWorkspaceVoice(
+  workspaceId: string,
+  voice: {
+    provider: VoiceProvider;
+    voice_name: string;
+    source: WorkspaceVoiceItem['source'];
+    public_user_id?: string;
+    vendorVoice: VendorVoice;
+  },
+): Promise<Voice> {
+  const voiceId = `${VOICE_ID_PREFIX[voice.provider]}-custom_voice_${randomBytes(12).toString('hex')}`;
+  const item: WorkspaceVoiceItem = {
+    ...keys.workspaceVoice(workspaceId, voiceId),
+    voice_id: voiceId,
+    voice_name: voice.voice_name,
+    provider: voice.provider,
+    provider_voice_id: voice.vendorVoice.provider_voice_id,
+    source: voice.source,
+    public_user_id: voice.public_user_id,
+    gender: voice.vendorVoice.gender ?? FALLBACK_GENDER,
+    accent: voice.vendorVoice.accent,
+    age: voice.vendorVoice.age,
+    preview_audio_url: voice.vendorVoice.preview_audio_url,
+    created_timestamp: Date.now(),
+  };
+  await db.send(
+    new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+  );
+  return fromItem(item);
+}

@@ -1,0 +1,349 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { webhookQueue, type MessageQueue } from '../platform/aws/queue.ts';
+import { credentialContext, listCredentials, type CredentialItem } from '../platform/auth/credentials.ts';
+import { decryptSecret } from '../platform/crypto/envelope.ts';
+import { ApiError, badRequest } from '../platform/errors.ts';
+import { newId, newTimeOrderedId } from '../platform/ids.ts';
+import { logger } from '../platform/logger.ts';
+import { signatureHeaders, wire } from '../platform/naming.ts';
+import { EgressRefused, egressFetch } from '../platform/egress.ts';
+import type { TestWebhookResult, WebhookDeliveryAttempt } from './routes.ts';
+import { db, tableName } from '../platform/store/db.ts';
+import { keys, type ItemKey } from '../platform/store/keys.ts';
+import { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem, type WorkspaceItem } from '../account/index.ts';
+
+/** Spec: 3 retries, waiting 1, 2 and 4 seconds. */
+export const RETRY_DELAYS_SECONDS = [1, 2, 4] as const;
+export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
+/** Receivers reject signatures older than this (Retell's SDK uses the same window). */
+export const SIGNATURE_TOLERANCE_MS = 5 * 60 * 1000;
+/** The test send answers inside an API Gateway request, whose integration limit is 30 s. */
+export const TEST_WEBHOOK_MAX_TIMEOUT_MS = 25_000;
+/** Time kept back from the consumer's own deadline to record the attempt and queue the retry. */
+const RECORD_RESERVE_MS = 5_000;
+/** Delivery log entries expire after 30 days (DynamoDB TTL), so the log cannot grow without bound. */
+const DELIVERY_LOG_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+
+/** What travels on the queue: the exact body is fixed at enqueue so every attempt sends the same bytes. */
+export const WebhookMessage = z.lazy(() =>
+  z.object({
+    delivery_id: z.string().min(1),
+    workspace_id: z.string().min(1),
+    url: z.string().min(1),
+    event: z.string().min(1),
+    body: z.string(),
+    timeout_ms: z.number().int().min(1).max(600_000).optional(),
+    attempt: z.number().int().min(1).max(MAX_ATTEMPTS),
+  }),
+);
+export type WebhookMessage = z.infer<typeof WebhookMessage>;
+
+export interface EnqueueWebhookInput {
+  workspaceId: string;
+  url: string;
+  event: string;
+  payload: Record<string, unknown>;
+  /** The agent's webhook timeout; without it the workspace's setting applies at delivery. */
+  timeoutMs?: number;
+}
+
+/** Queues a webhook for delivery; returns its delivery ID (shared by all its attempts). */
+export async function enqueueWebhook(input: EnqueueWebhookInput, queue: MessageQueue = webhookQueue()): Promise<string> {
+  const message: WebhookMessage = {
+    delivery_id: newId('webhookDelivery'),
+    workspace_id: input.workspaceId,
+    url: input.url,
+    event: input.event,
+    body: webhookBody(input.event, input.payload),
+    timeout_ms: input.timeoutMs,
+    attempt: 1,
+  };
+  await queue.send(message);
+  return message.delivery_id;
+}
+
+function webhookBody(event: string, payload: Record<string, unknown>): string {
+  const { event: _ignored, ...rest } = payload;
+  return JSON.stringify({ event, ...rest });
+}
+
+/** `v=<timestamp ms>,d=<hex HMAC-SHA256 of body followed by the timestamp>`. */
+export function signWebhook(body: string, secret: string, timestampMs: number): string {
+  return `v=${timestampMs},d=${signatureDigest(body, secret, timestampMs).toString('hex')}`;
+}
+
+function signatureDigest(body: string, secret: string, timestampMs: number): Buffer {
+  return createHmac('sha256', secret).update(body, 'utf8').update(String(timestampMs), 'utf8').digest();
+}
+
+/** What a receiver does: recompute the HMAC and reject stale timestamps. */
+export function verifyWebhookSignature(
+  body: string,
+  secret: string,
+  signature: string,
+  options: { nowMs?: number; toleranceMs?: number } = {},
+): boolean {
+  const match = /^v=(\d{1,16}),d=([0-9a-f]{64})$/i.exec(signature);
+  if (!match) return false;
+  const timestampMs = Number(match[1]);
+  const nowMs = options.nowMs ?? Date.now();
+  if (Math.abs(nowMs - timestampMs) > (options.toleranceMs ?? SIGNATURE_TOLERANCE_MS)) return false;
+  return timingSafeEqual(signatureDigest(body, secret, timestampMs), Buffer.from(match[2]!, 'hex'));
+}
+
+export class NoSigningKey extends Error {
+  constructor() {
+    super('The workspace has no API key to sign webhooks with');
+    this.name = 'NoSigningKey';
+  }
+}
+
+/**
+ * Key values never change for a given credential hash (the hash is of the value), so a
+ * decrypted value can be reused for as long as the credential exists, sparing a KMS call
+ * per delivery. Deleted keys drop out because they are looked up before the cache.
+ */
+const secretCache = new Map<string, string>();
+const SECRET_CACHE_LIMIT = 1000;
+
+/** The webhook key's value, or the oldest secret API key's when no key holds the flag. */
+export async function webhookSigningSecret(workspaceId: string): Promise<string> {
+  return signingSecret(await getWorkspaceItem(workspaceId));
+}
+
+async function signingSecret(workspace: WorkspaceItem): Promise<string> {
+  const credential = await signingCredential(workspace);
+  if (!credential) throw new NoSigningKey();
+  const cached = secretCache.get(credential.pk);
+  if (cached !== undefined) return cached;
+  const value = await decryptSecret(
+    credential.secret_ciphertext,
+    credentialContext(workspace.workspace_id, credential.credential_id),
+  );
+  if (secretCache.size >= SECRET_CACHE_LIMIT) secretCache.delete(secretCache.keys().next().value!);
+  secretCache.set(credential.pk, value);
+  return value;
+}
+
+async function signingCredential(workspace: WorkspaceItem): Promise<CredentialItem | undefined> {
+  if (workspace.webhook_key_credential) {
+    const out = await db.send(
+      new GetCommand({ TableName: tableName, Key: keys.credential(workspace.webhook_key_credential), ConsistentRead: true }),
+    );
+    const item = out.Item as CredentialItem | undefined;
+    if (item && item.kind === 'secret' && item.workspace_id === workspace.workspace_id) return item;
+  }
+  return (await listCredentials(keys.apiKeyRefs(workspace.workspace_id))).at(-1);
+}
+
+interface AttemptOutcome {
+  success: boolean;
+  status: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+async function postOnce(
+  workspace: WorkspaceItem,
+  url: string,
+  body: string,
+  timeoutMs: number,
+): Promise<AttemptOutcome & { started_at: number }> {
+  const startedAt = Date.now();
+  let secret: string;
+  try {
+    secret = await signingSecret(workspace);
+  } catch (error) {
+    if (!(error instanceof NoSigningKey)) throw error;
+    return { success: false, status: null, latency_ms: 0, error: error.message, started_at: startedAt };
+  }
+  const signature = signWebhook(body, secret, Date.now());
+  const started = performance.now();
+  const latency = () => Math.round(performance.now() - started);
+  try {
+    // Through the egress guard: never an internal address; a redirect is not followed and
+    // is not a 2xx, so the signed body is never forwarded to another address.
+    const response = await egressFetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': `${wire.service}-webhooks/1`,
+        ...Object.fromEntries(signatureHeaders.map((name) => [name, signature])),
+      },
+      body,
+      timeoutMs,
+    });
+    const latencyMs = latency();
+    await response.body?.cancel().catch(() => undefined);
+    const success = response.status >= 200 && response.status < 300;
+    return {
+      success,
+      status: response.status,
+      latency_ms: latencyMs,
+      error: success ? null : `Endpoint replied ${response.status}`,
+      started_at: startedAt,
+    };
+  } catch (error) {
+    return { success: false, status: null, latency_ms: latency(), error: transportError(error, timeoutMs), started_at: startedAt };
+  }
+}
+
+function transportError(error: unknown, timeoutMs: number): string {
+  if (error instanceof EgressRefused) return error.message;
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+    return `Timed out after ${timeoutMs} ms`;
+  }
+  const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
+  if (cause?.code) return `Request failed: ${cause.code}`;
+  return `Request failed: ${error instanceof Error ? error.message : 'unknown error'}`;
+}
+
+interface AttemptRecord {
+  delivery_id: string;
+  event: string;
+  url: string;
+  attempt: number;
+  will_retry: boolean;
+  test: boolean;
+}
+
+interface DeliveryAttemptItem extends ItemKey {
+  webhook_attempt_id: string;
+  webhook_delivery_id: string;
+  event: string;
+  url: string;
+  attempt: number;
+  success: boolean;
+  status: number | null;
+  error: string | null;
+  latency_ms: number;
+  will_retry: boolean;
+  test: boolean;
+  created_timestamp: number;
+  expires_at: number;
+}
+
+async function recordAttempt(workspaceId: string, record: AttemptRecord, outcome: AttemptOutcome & { started_at: number }) {
+  const attemptId = newTimeOrderedId('webhookAttempt', outcome.started_at);
+  const item: DeliveryAttemptItem = {
+    ...keys.webhookDelivery(workspaceId, attemptId),
+    webhook_attempt_id: attemptId,
+    webhook_delivery_id: record.delivery_id,
+    event: record.event,
+    url: record.url,
+    attempt: record.attempt,
+    success: outcome.success,
+    status: outcome.status,
+    error: outcome.error,
+    latency_ms: outcome.latency_ms,
+    will_retry: record.will_retry,
+    test: record.test,
+    created_timestamp: outcome.started_at,
+    expires_at: Math.floor(outcome.started_at / 1000) + DELIVERY_LOG_RETENTION_SECONDS,
+  };
+  await db.send(new PutCommand({ TableName: tableName, Item: item }));
+}
+
+function resolveTimeout(workspace: WorkspaceItem, given?: number): number {
+  return given ?? workspace.webhook_timeout_ms ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
+}
+
+/**
+ * One delivery attempt from the queue: sign, POST, record. A failed attempt before the
+ * last is queued again with the spec's wait; the last failure is recorded as final.
+ * Throws only when the attempt could not be made or recorded, or the retry not queued,
+ * so the queue redelivers the message.
+ */
+export async function deliverWebhook(
+  message: WebhookMessage,
+  options: { queue?: MessageQueue; remainingMs?: () => number } = {},
+): Promise<void> {
+  const queue = options.queue ?? webhookQueue();
+  let workspace: WorkspaceItem;
+  try {
+    workspace = await getWorkspaceItem(message.workspace_id);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      logger.warn('webhook dropped: workspace gone', { workspace_id: message.workspace_id, delivery_id: message.delivery_id });
+      return;
+    }
+    throw error;
+  }
+  let timeoutMs = resolveTimeout(workspace, message.timeout_ms);
+  // An attempt cut short by the consumer's deadline counts as a timeout and is retried; a
+  // consumer killed mid-attempt would instead lose the record and redeliver the whole batch.
+  if (options.remainingMs) timeoutMs = Math.max(1, Math.min(timeoutMs, options.remainingMs() - RECORD_RESERVE_MS));
+  const outcome = await postOnce(workspace, message.url, message.body, timeoutMs);
+  const willRetry = !outcome.success && message.attempt < MAX_ATTEMPTS;
+  await recordAttempt(
+    message.workspace_id,
+    { delivery_id: message.delivery_id, event: message.event, url: message.url, attempt: message.attempt, will_retry: willRetry, test: false },
+    outcome,
+  );
+  if (willRetry) {
+    const next: WebhookMessage = { ...message, attempt: message.attempt + 1 };
+    await queue.send(next, { delaySeconds: RETRY_DELAYS_SECONDS[message.attempt - 1] });
+  } else if (!outcome.success) {
+    logger.warn('webhook delivery gave up', {
+      workspace_id: message.workspace_id,
+      delivery_id: message.delivery_id,
+      event: message.event,
+      attempts: message.attempt,
+    });
+  }
+}
+
+/** Parses a queue message body; undefined when it is not a webhook message. */
+export function parseWebhookMessage(body: string): WebhookMessage | undefined {
+  try {
+    const parsed = WebhookMessage.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One synchronous, signed `test` event to the given URL (or the saved one), recorded in the log. */
+export async function sendTestWebhook(workspaceId: string, url?: string): Promise<TestWebhookResult> {
+  const workspace = await getWorkspaceItem(workspaceId);
+  const target = url ?? workspace.webhook_url;
+  if (!target) throw badRequest('Give a url, or set the workspace webhook_url first');
+  const startedAt = Date.now();
+  const body = JSON.stringify({ event: 'test', workspace_id: workspaceId, timestamp: startedAt });
+  const timeoutMs = Math.min(resolveTimeout(workspace), TEST_WEBHOOK_MAX_TIMEOUT_MS);
+  const outcome = await postOnce(workspace, target, body, timeoutMs);
+  await recordAttempt(
+    workspaceId,
+    { delivery_id: newId('webhookDelivery'), event: 'test', url: target, attempt: 1, will_retry: false, test: true },
+    outcome,
+  );
+  return { success: outcome.success, status: outcome.status, latency_ms: outcome.latency_ms, error: outcome.error };
+}
+
+export async function listWebhookDeliveries(workspaceId: string, options: { limit: number }): Promise<WebhookDeliveryAttempt[]> {
+  const out = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.webhookDeliveries(workspaceId).pk },
+      ScanIndexForward: false,
+      Limit: options.limit,
+    }),
+  );
+  return ((out.Items ?? []) as DeliveryAttemptItem[]).map((item) => ({
+    webhook_attempt_id: item.webhook_attempt_id,
+    webhook_delivery_id: item.webhook_delivery_id,
+    event: item.event,
+    url: item.url,
+    attempt: item.attempt,
+    success: item.success,
+    status: item.status,
+    error: item.error,
+    latency_ms: item.latency_ms,
+    will_retry: item.will_retry,
+    test: item.test,
+    created_timestamp: item.created_timestamp,
+  }));
+}

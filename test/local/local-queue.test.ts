@@ -1,0 +1,175 @@
+import { createHash } from 'node:crypto';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LocalMessageQueue, type LocalQueueOptions } from '../../local/local-queue.ts';
+
+interface Received {
+  at: number;
+  records: SQSRecord[];
+}
+
+const queues: LocalMessageQueue[] = [];
+afterEach(async () => {
+  await Promise.all(queues.splice(0).map((queue) => queue.stop()));
+});
+
+function newQueue(options: Partial<LocalQueueOptions> = {}) {
+  const queue = new LocalMessageQueue({ name: 'test-queue', visibilityTimeoutSeconds: 1, onConsumerError: () => undefined, ...options });
+  queues.push(queue);
+  return queue;
+}
+
+/** A consumer that records every batch and answers with `respond` (which may throw). */
+function recorder(respond: (event: SQSEvent, call: number) => SQSBatchResponse | void = () => undefined) {
+  const batches: Received[] = [];
+  const consumer = async (event: SQSEvent) => {
+    batches.push({ at: Date.now(), records: event.Records });
+    return respond(event, batches.length);
+  };
+  return { batches, consumer };
+}
+
+const bodies = (records: SQSRecord[]) => records.map((r) => JSON.parse(r.body).n as number).sort((a, b) => a - b);
+const receiveCounts = (records: SQSRecord[]) => records.map((r) => r.attributes.ApproximateReceiveCount);
+/**
+ * Visibility runs from the receive (as in SQS), which the record carries; the consumer is
+ * called a little after it, by a margin that grows when the machine is busy.
+ */
+const sinceFirstReceive = (at: number, records: SQSRecord[]) =>
+  at - Math.max(...records.map((r) => Number(r.attributes.ApproximateFirstReceiveTimestamp)));
+
+describe('LocalMessageQueue', () => {
+  it('delivers records shaped like SQS event records', async () => {
+    const queue = newQueue();
+    const { batches, consumer } = recorder();
+    await queue.send({ n: 1 });
+    queue.start(consumer);
+    await queue.whenIdle();
+    expect(batches).toHaveLength(1);
+    const record = batches[0]!.records[0]!;
+    expect(record.body).toBe('{"n":1}');
+    expect(record.md5OfBody).toBe(createHash('md5').update('{"n":1}').digest('hex'));
+    expect(record.eventSource).toBe('aws:sqs');
+    expect(record.eventSourceARN).toBe('arn:aws:sqs:us-east-1:000000000000:test-queue');
+    expect(record.attributes.ApproximateReceiveCount).toBe('1');
+    expect(record.attributes.SentTimestamp).toMatch(/^\d+$/);
+    expect(record.attributes.ApproximateFirstReceiveTimestamp).toMatch(/^\d+$/);
+    expect(record.receiptHandle).not.toBe('');
+    expect(queue.list()).toEqual([]);
+  });
+
+  it('honours DelaySeconds and validates it like SQS', async () => {
+    const queue = newQueue();
+    const { batches, consumer } = recorder();
+    queue.start(consumer);
+    const sentAt = Date.now();
+    await queue.send({ n: 1 }, { delaySeconds: 1 });
+    await queue.whenIdle();
+    expect(batches).toHaveLength(1);
+    expect(batches[0]!.at - sentAt).toBeGreaterThanOrEqual(1000);
+
+    for (const delaySeconds of [-1, 901, 1.5]) {
+      await expect(queue.send({ n: 2 }, { delaySeconds })).rejects.toMatchObject({ name: 'InvalidParameterValue' });
+    }
+    expect(queue.list()).toEqual([]);
+  });
+
+  it('redelivers only the reported batch item failures, after the visibility timeout, with the receive count incremented', async () => {
+    const queue = newQueue();
+    const { batches, consumer } = recorder((event, call) => {
+      if (call > 1) return { batchItemFailures: [] };
+      const failed = event.Records.find((r) => JSON.parse(r.body).n === 2)!;
+      return { batchItemFailures: [{ itemIdentifier: failed.messageId }] };
+    });
+    for (const n of [1, 2, 3]) await queue.send({ n });
+    queue.start(consumer);
+    await queue.whenIdle();
+
+    expect(batches).toHaveLength(2);
+    expect(bodies(batches[0]!.records)).toEqual([1, 2, 3]);
+    expect(receiveCounts(batches[0]!.records)).toEqual(['1', '1', '1']);
+    expect(bodies(batches[1]!.records)).toEqual([2]);
+    expect(receiveCounts(batches[1]!.records)).toEqual(['2']);
+    expect(batches[1]!.records[0]!.messageId).toBe(batches[0]!.records.find((r) => JSON.parse(r.body).n === 2)!.messageId);
+    expect(sinceFirstReceive(batches[1]!.at, batches[0]!.records)).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('redelivers the whole batch when the consumer throws', async () => {
+    const queue = newQueue();
+    const { batches, consumer } = recorder((_event, call) => {
+      if (call === 1) throw new Error('handler crashed');
+    });
+    for (const n of [1, 2, 3]) await queue.send({ n });
+    queue.start(consumer);
+    await queue.whenIdle();
+
+    expect(batches).toHaveLength(2);
+    expect(bodies(batches[1]!.records)).toEqual([1, 2, 3]);
+    expect(receiveCounts(batches[1]!.records)).toEqual(['2', '2', '2']);
+    expect(sinceFirstReceive(batches[1]!.at, batches[0]!.records)).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('treats a batch response naming a message outside the batch as a whole-batch failure', async () => {
+    const queue = newQueue();
+    const { batches, consumer } = recorder((_event, call) =>
+      call === 1 ? { batchItemFailures: [{ itemIdentifier: 'not-in-this-batch' }] } : undefined,
+    );
+    for (const n of [1, 2]) await queue.send({ n });
+    queue.start(consumer);
+    await queue.whenIdle();
+
+    expect(batches).toHaveLength(2);
+    expect(bodies(batches[1]!.records)).toEqual([1, 2]);
+    expect(receiveCounts(batches[1]!.records)).toEqual(['2', '2']);
+  });
+
+  it('moves a message to the dead-letter queue after maxReceiveCount receives', async () => {
+    const queue = newQueue({ maxReceiveCount: 2 });
+    const { batches, consumer } = recorder((event) => {
+      const poison = event.Records.filter((r) => JSON.parse(r.body).n === 1);
+      return { batchItemFailures: poison.map((r) => ({ itemIdentifier: r.messageId })) };
+    });
+    for (const n of [1, 2]) await queue.send({ n });
+    queue.start(consumer);
+    await queue.whenIdle();
+
+    const poisonReceives = batches.flatMap((b) => b.records).filter((r) => JSON.parse(r.body).n === 1);
+    expect(receiveCounts(poisonReceives)).toEqual(['1', '2']);
+    const dead = queue.deadLetterQueue!.list();
+    expect(dead).toHaveLength(1);
+    expect(dead[0]!.messageId).toBe(poisonReceives[0]!.messageId);
+    expect(dead[0]!.body).toBe('{"n":1}');
+    expect(dead[0]!.receiveCount).toBe(2);
+    expect(queue.deadLetterQueue!.arn).toBe('arn:aws:sqs:us-east-1:000000000000:test-queue-dlq');
+    expect(queue.list()).toEqual([]);
+  });
+
+  it('hands the consumer batches of at most 10', async () => {
+    const queue = newQueue();
+    const { batches, consumer } = recorder();
+    for (let n = 1; n <= 25; n++) await queue.send({ n });
+    queue.start(consumer);
+    await queue.whenIdle();
+
+    expect(batches.map((b) => b.records.length).sort((a, b) => a - b)).toEqual([5, 10, 10]);
+    expect(batches.flatMap((b) => bodies(b.records)).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 25 }, (_, i) => i + 1),
+    );
+  });
+
+  it('keeps undelivered messages across stop and start, and rejects oversized bodies', async () => {
+    const queue = newQueue();
+    const { batches, consumer } = recorder();
+    await queue.send({ n: 1 });
+    expect(queue.list().map((m) => m.body)).toEqual(['{"n":1}']);
+    queue.start(consumer);
+    await queue.whenIdle();
+    await queue.stop();
+    await queue.send({ n: 2 });
+    expect(batches).toHaveLength(1);
+    queue.start(consumer);
+    await queue.whenIdle();
+    expect(batches).toHaveLength(2);
+    expect(() => queue.sendBody('x'.repeat(256 * 1024 + 1))).toThrow(/at most 262144 bytes/);
+  });
+});
