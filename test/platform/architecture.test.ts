@@ -1,0 +1,133 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import { build } from 'esbuild';
+import { ESLint } from 'eslint';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/*
+ * The layout's rules (docs/architecture.md, Where things are), checked on the code as it
+ * is: no import cycles in shared/, the lint rule that keeps platform below the domains and
+ * domains behind their index.ts really refuses violations, and no deployed function
+ * bundles the local runtime's stand-ins.
+ */
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Runtime imports of each file (type-only imports and re-exports of types are erased). */
+function importGraph(root: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(root)) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const targets: string[] = [];
+    const add = (specifier: string) => {
+      if (specifier.startsWith('.')) targets.push(normalize(join(dirname(file), specifier)));
+    };
+    const visit = (node: ts.Node) => {
+      if (ts.isImportDeclaration(node) && !node.importClause?.isTypeOnly && ts.isStringLiteral(node.moduleSpecifier)) {
+        add(node.moduleSpecifier.text);
+      } else if (ts.isExportDeclaration(node) && !node.isTypeOnly && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+        add(node.moduleSpecifier.text);
+      } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+        const [argument] = node.arguments;
+        if (argument && ts.isStringLiteral(argument)) add(argument.text);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+function cycles(graph: Map<string, string[]>): string[][] {
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (file: string) => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!graph.has(next)) continue;
+      if (state.get(next) === 'open') found.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file);
+  return found;
+}
+
+describe('the layout', () => {
+  it('has no import cycles in shared/', () => {
+    const graph = importGraph('shared');
+    expect(graph.size).toBeGreaterThan(80);
+    expect(cycles(graph).map((cycle) => cycle.join(' -> '))).toEqual([]);
+  });
+
+  it('finds a cycle when there is one (the check can fail)', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+    ]);
+    expect(cycles(graph)).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
+  });
+
+  const eslint = new ESLint();
+  const lint = async (filePath: string, code: string) => {
+    const [result] = await eslint.lintText(code, { filePath });
+    return result!.messages.filter((message) => message.ruleId === 'no-restricted-imports').map((message) => message.message);
+  };
+
+  it.each([
+    ['shared/platform/http/handler.ts', "import { getAgent } from '../../agents/agents.ts';"],
+    ['shared/platform/http/handler.ts', "import { getAgent } from '../../agents/index.ts';"],
+    ['shared/platform/errors.ts', "import { telephonyProvider } from '../vendors/telephony/index.ts';"],
+    ['shared/platform/config.ts', "import { localWebhookQueue } from '../../local/queues.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { resolveAgentVersion } from '../agents/agents.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { localWebhookQueue } from '../../local/queues.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { routeTable } from '../route-table.ts';"],
+    ['shared/vendors/telephony/mock.ts', "import { canonicalE164 } from '../../numbers/validation.ts';"],
+  ])('refuses %s importing %s', async (filePath, code) => {
+    expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toHaveLength(1);
+  });
+
+  it.each([
+    ['shared/platform/http/handler.ts', "import { admit } from '../auth/gate.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { resolveAgentVersion } from '../agents/index.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { db } from '../platform/store/db.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { telephonyProvider } from '../vendors/telephony/index.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { takeDialToken } from './cps-limiter.ts';"],
+    ['shared/vendors/telephony/mock.ts', "import { canonicalE164 } from '../../platform/phone.ts';"],
+  ])('allows %s importing %s', async (filePath, code) => {
+    expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toEqual([]);
+  });
+
+  it('bundles no local stand-in into any deployed function', async () => {
+    const entries = readdirSync('functions').filter((name) => name.endsWith('.ts'));
+    expect(entries.length).toBeGreaterThan(8);
+    const offenders: string[] = [];
+    for (const entry of entries) {
+      const result = await build({
+        entryPoints: [`functions/${entry}`],
+        bundle: true,
+        write: false,
+        metafile: true,
+        platform: 'node',
+        format: 'esm',
+        logLevel: 'silent',
+        packages: 'external',
+      });
+      for (const input of Object.keys(result.metafile.inputs)) if (input.startsWith('local/')) offenders.push(`${entry}: ${input}`);
+    }
+    expect(offenders).toEqual([]);
+  }, 60_000);
+});
