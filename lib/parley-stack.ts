@@ -1,3 +1,4 @@
+import { JOBS, jobNamed, type JobName, type JobSpec } from '../shared/jobs.ts';
 import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
@@ -50,50 +51,21 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
 /** The OpenAPI document (over 1 MB) ships beside the meta bundle and is read when asked for. */
 const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = { meta: ['openapi.json'] };
 
-export type BackgroundName = 'webhook-delivery' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
-
-// A webhook attempt may wait up to 60 s (the largest webhook_timeout_ms), plus signing and recording.
-const WEBHOOK_WORKER_TIMEOUT = Duration.seconds(90);
-
-interface BackgroundSpec {
-  description: string;
-  timeout: Duration;
-  access: ParleyAccess;
-}
+export type BackgroundName = JobName;
 
 /**
- * Grants follow what each job's code does today; every scheduled job gets the table for its
- * job lease. A job that starts placing calls, reading vendor credentials or enqueueing
- * webhooks must add the grant here. (Billing's on-failure destination adds its own grant to
- * send to the failure queue: see ParleyStack.schedule.)
+ * What each background job may touch: grants follow what its code does today; every
+ * scheduled job gets the table for its job lease. A job that starts placing calls, reading
+ * vendor credentials or enqueueing webhooks must add the grant here. (A job whose failures
+ * go to an alarmed queue also gets to send there: see ParleyStack.schedule.) The jobs
+ * themselves (triggers, timeouts, retries) are listed once in shared/jobs.ts.
  */
-export const BACKGROUND_FUNCTIONS: Record<BackgroundName, BackgroundSpec> = {
-  'webhook-delivery': {
-    description: 'Delivers queued webhooks, signing them with the workspace webhook key',
-    timeout: WEBHOOK_WORKER_TIMEOUT,
-    // Failed attempts are re-sent to the queue with a delay, hence send as well as consume.
-    access: { table: 'readWrite', key: ['decrypt'], webhookQueue: ['consume', 'send'] },
-  },
-  'batch-tick': {
-    description: 'Runs the 5-second batch-call passes for one minute per invocation',
-    // EventBridge cannot fire more often than once a minute, so each invocation loops through
-    // the 5-second passes (BATCH_TICK_MS) for about a minute; 70 s leaves room to finish the
-    // last pass. The next minute's invocation may start while this one drains, and the job
-    // lease in the table (keys.jobLease) keeps passes from running twice; its reserved
-    // concurrency (3) leaves room for that overlap, where 1 would turn it into throttling.
-    timeout: Duration.seconds(70),
-    access: { table: 'readWrite' },
-  },
-  'oauth-refresh': {
-    description: 'Refreshes OAuth tokens that are about to expire',
-    timeout: Duration.seconds(60),
-    access: { table: 'readWrite' },
-  },
-  'billing-hourly': {
-    description: 'Hourly billing roll-up',
-    timeout: Duration.minutes(5),
-    access: { table: 'readWrite' },
-  },
+export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
+  // Failed attempts are re-sent to the queue with a delay, hence send as well as consume.
+  'webhook-delivery': { table: 'readWrite', key: ['decrypt'], webhookQueue: ['consume', 'send'] },
+  'batch-tick': { table: 'readWrite' },
+  'oauth-refresh': { table: 'readWrite' },
+  'billing-hourly': { table: 'readWrite' },
 };
 
 export type FunctionName = Domain | BackgroundName;
@@ -180,6 +152,8 @@ export interface ParleyStackProps extends StackProps {
   routesPerApiQuota?: number;
   /** SNS topic ARN the stack's alarms notify (context `alarmTopicArn`); none by default. */
   alarmTopicArn?: string;
+  /** The background jobs (shared/jobs.ts by default; tests pass them all live to check scheduling). */
+  jobs?: readonly JobSpec[];
 }
 
 const pascal = (name: string) =>
@@ -256,7 +230,7 @@ export class ParleyStack extends Stack {
       enforceSSL: true,
       // AWS's guidance for Lambda consumers: at least six times the function timeout, so
       // retries of a throttled batch do not make messages visible again mid-processing.
-      visibilityTimeout: Duration.seconds(WEBHOOK_WORKER_TIMEOUT.toSeconds() * 6),
+      visibilityTimeout: Duration.seconds(jobNamed('webhook-delivery').timeoutSeconds * 6),
       deadLetterQueue: { queue: this.webhookDeadLetters, maxReceiveCount: 5 },
     });
 
@@ -322,15 +296,16 @@ export class ParleyStack extends Stack {
         reservedConcurrency: reserved?.[domain],
       });
     }
-    for (const [name, spec] of Object.entries(BACKGROUND_FUNCTIONS) as [BackgroundName, BackgroundSpec][]) {
-      this.backgroundFunctions[name] = new ParleyFunction(this, `${pascal(name)}Function`, {
-        entry: `${FUNCTIONS_DIR}${name}.ts`,
-        description: spec.description,
-        timeout: spec.timeout,
+    const jobs = props.jobs ?? JOBS;
+    for (const job of jobs) {
+      this.backgroundFunctions[job.name] = new ParleyFunction(this, `${pascal(job.name)}Function`, {
+        entry: `${FUNCTIONS_DIR}${job.name}.ts`,
+        description: job.description,
+        timeout: Duration.seconds(job.timeoutSeconds),
         resources,
-        access: spec.access,
+        access: JOB_ACCESS[job.name],
         environment,
-        reservedConcurrency: reserved?.[name],
+        reservedConcurrency: reserved?.[job.name],
       });
     }
 
@@ -364,19 +339,15 @@ export class ParleyStack extends Stack {
     // invocation older than its minute is dropped. A missed billing hour is not made up by
     // the next run, so billing keeps Lambda's two retries, and what still fails goes to an
     // alarmed queue for an operator to re-run.
-    this.schedule('BatchTickSchedule', 'batch-tick', Duration.minutes(1), {
-      retryAttempts: 0,
-      maxEventAge: Duration.seconds(60),
-    });
-    this.schedule('OAuthRefreshSchedule', 'oauth-refresh', Duration.minutes(1), {
-      retryAttempts: 0,
-      maxEventAge: Duration.seconds(60),
-    });
-    this.schedule('BillingHourlySchedule', 'billing-hourly', Duration.hours(1), {
-      retryAttempts: 2,
-      maxEventAge: Duration.hours(1),
-      onFailure: this.billingFailures,
-    });
+    for (const job of jobs) {
+      if (job.trigger.kind !== 'schedule' || !job.live) continue;
+      const { retries } = job.trigger;
+      this.schedule(`${pascal(job.name)}Schedule`, job.name, job.trigger.every === 'minute' ? Duration.minutes(1) : Duration.hours(1), {
+        retryAttempts: retries.attempts,
+        maxEventAge: Duration.seconds(retries.maxEventAgeSeconds),
+        onFailure: retries.onFailure === 'alarmed-queue' ? this.billingFailures : undefined,
+      });
+    }
 
     // HttpLambdaIntegration would add a Lambda permission per route (hundreds of
     // resources); one integration per function plus one permission for the whole API.

@@ -7,6 +7,7 @@ import { handler as webhookDelivery } from '../functions/webhook-delivery.ts';
 import { localLambdaContext } from './local-context.ts';
 import { localWebhookQueue } from './queues.ts';
 import { config } from '../shared/platform/config.ts';
+import { JOBS, type JobName, type JobSpec } from '../shared/jobs.ts';
 
 type ScheduledHandler = (event: ScheduledEvent, context: Context, options: { signal?: AbortSignal }) => Promise<unknown>;
 
@@ -96,38 +97,37 @@ function scheduledEvent(name: string, atMs: number): ScheduledEvent {
   };
 }
 
+const SCHEDULED_HANDLERS: Record<Exclude<JobName, 'webhook-delivery'>, ScheduledHandler> = {
+  'batch-tick': batchTick,
+  'oauth-refresh': oauthRefresh,
+  'billing-hourly': billingHourly,
+};
+
+/** When a job's first local run fires: minute jobs at start, hourly ones on the hour (as a rate rule would). */
+const firstRun = (every: 'minute' | 'hour') => (every === 'minute' ? (now: number) => now : (now: number) => Math.ceil(now / HOUR) * HOUR);
+
 /**
  * In-process stand-ins for the SQS consumer and the EventBridge schedules, invoking the
- * same handlers CDK deploys. The batch tick and OAuth refresh fire at start and then every
- * minute (the tick paces its passes BATCH_TICK_MS apart within each minute); billing fires
- * on the hour. `stop()` lets in-flight work finish; queued webhooks are kept in memory only.
+ * same handlers CDK deploys, for the same jobs (shared/jobs.ts): a job whose feature does
+ * not exist yet is not scheduled here either. `stop()` lets in-flight work finish; queued
+ * webhooks are kept in memory only.
  */
-export function startBackgroundWork(): { stop(): Promise<void> } {
+export function startBackgroundWork(jobs: readonly JobSpec[] = JOBS): { stop(): Promise<void> } {
   const queue = localWebhookQueue();
   queue.start(webhookDelivery);
-  const schedules = [
-    new LocalSchedule({
-      name: 'batch-tick',
-      periodMs: MINUTE,
-      firstAt: (now) => now,
-      timeoutMs: 2 * MINUTE,
-      handler: batchTick,
-    }),
-    new LocalSchedule({
-      name: 'oauth-refresh',
-      periodMs: MINUTE,
-      firstAt: (now) => now,
-      timeoutMs: MINUTE,
-      handler: oauthRefresh,
-    }),
-    new LocalSchedule({
-      name: 'billing-hourly',
-      periodMs: HOUR,
-      firstAt: (now) => Math.ceil(now / HOUR) * HOUR,
-      timeoutMs: 15 * MINUTE,
-      handler: billingHourly,
-    }),
-  ];
+  const schedules: LocalSchedule[] = [];
+  for (const job of jobs) {
+    if (job.trigger.kind !== 'schedule' || !job.live || job.name === 'webhook-delivery') continue;
+    schedules.push(
+      new LocalSchedule({
+        name: job.name,
+        periodMs: job.trigger.every === 'minute' ? MINUTE : HOUR,
+        firstAt: firstRun(job.trigger.every),
+        timeoutMs: job.timeoutSeconds * 1000,
+        handler: SCHEDULED_HANDLERS[job.name],
+      }),
+    );
+  }
   for (const schedule of schedules) schedule.start();
   return {
     stop: async () => {

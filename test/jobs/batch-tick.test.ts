@@ -1,7 +1,9 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { handler as batchTick } from '../../functions/batch-tick.ts';
+import { startBackgroundWork } from '../../local/background.ts';
 import { localLambdaContext } from '../../local/local-context.ts';
+import { JOBS } from '../../shared/jobs.ts';
 import { BATCH_PASS_JOB, runBatchPass, runBatchTicks } from '../../shared/batches/scheduler.ts';
 import { acquireJobLease, releaseJobLease } from '../../shared/platform/store/job-lease.ts';
 import { db, tableName } from '../../shared/platform/store/db.ts';
@@ -111,5 +113,26 @@ describe('batch tick', () => {
     expect(result.passes_run).toBe(1);
     const lease = await db.send(new GetCommand({ TableName: tableName, Key: keys.jobLease(BATCH_PASS_JOB), ConsistentRead: true }));
     expect(lease.Item?.slot).toBe(result.slots[0]);
+  });
+});
+
+describe('local schedules', () => {
+  const leaseSlot = async () =>
+    (await db.send(new GetCommand({ TableName: tableName, Key: keys.jobLease(BATCH_PASS_JOB), ConsistentRead: true }))).Item?.slot as
+      | number
+      | undefined;
+
+  it('run the jobs of shared/jobs.ts that are live, and leave placeholders unscheduled', async () => {
+    const before = await leaseSlot();
+    const placeholders = startBackgroundWork(JOBS);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await placeholders.stop();
+    expect(await leaseSlot()).toBe(before);
+
+    const startedAt = Date.now();
+    const live = startBackgroundWork(JOBS.map((job) => ({ ...job, live: true })));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await live.stop();
+    expect(await leaseSlot()).toBeGreaterThanOrEqual(Math.floor(startedAt / 5000) * 5000);
   });
 });

@@ -1,0 +1,80 @@
+/**
+ * Every background job, once: what triggers it, how long it may run, how its failures are
+ * retried, and whether the feature it serves exists yet. CDK (lib/parley-stack.ts) deploys
+ * and schedules from this list and the local runtime (local/background.ts) runs the same
+ * jobs on the same triggers. Each job's handler is `functions/<name>.ts`; what it may touch
+ * (its grants) sits beside the domains' in lib/, as a deploy concern.
+ */
+
+export type JobName = 'webhook-delivery' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
+
+export interface JobRetries {
+  /** Lambda's retries of a failed asynchronous invocation (it retries twice unless told). */
+  attempts: number;
+  /** An invocation older than this is dropped rather than run late. */
+  maxEventAgeSeconds: number;
+  /** What still fails goes to a queue with an alarm, for an operator to re-run. */
+  onFailure?: 'alarmed-queue';
+}
+
+export type JobTrigger =
+  | { kind: 'queue'; queue: 'webhooks' }
+  | {
+      kind: 'schedule';
+      /** EventBridge's rate; its floor is one minute (the batch tick paces 5-second passes inside it). */
+      every: 'minute' | 'hour';
+      retries: JobRetries;
+    };
+
+export interface JobSpec {
+  name: JobName;
+  description: string;
+  trigger: JobTrigger;
+  timeoutSeconds: number;
+  /**
+   * The feature the job serves exists. A placeholder is deployed (so its grants and
+   * settings are reviewed with the rest) but never scheduled: nothing runs every minute
+   * to do nothing.
+   */
+  live: boolean;
+}
+
+const MINUTE_JOB_RETRIES: JobRetries = { attempts: 0, maxEventAgeSeconds: 60 };
+
+export const JOBS: readonly JobSpec[] = [
+  {
+    name: 'webhook-delivery',
+    description: 'Delivers queued webhooks, signing them with the workspace webhook key',
+    trigger: { kind: 'queue', queue: 'webhooks' },
+    // A webhook attempt may wait up to 60 s (the largest webhook_timeout_ms), plus signing and recording.
+    timeoutSeconds: 90,
+    live: true,
+  },
+  {
+    name: 'batch-tick',
+    description: 'Runs the 5-second batch-call passes for one minute per invocation',
+    // Each invocation loops through the 5-second passes (BATCH_TICK_MS) for about a minute;
+    // 70 s leaves room to finish the last pass. The next minute's invocation may start while
+    // this one drains, and the job lease in the table keeps passes from running twice.
+    trigger: { kind: 'schedule', every: 'minute', retries: MINUTE_JOB_RETRIES },
+    timeoutSeconds: 70,
+    live: false, // batch calls land with their issue
+  },
+  {
+    name: 'oauth-refresh',
+    description: 'Refreshes OAuth tokens that are about to expire',
+    trigger: { kind: 'schedule', every: 'minute', retries: MINUTE_JOB_RETRIES },
+    timeoutSeconds: 60,
+    live: false, // OAuth connections land with their issue
+  },
+  {
+    name: 'billing-hourly',
+    description: 'Hourly billing roll-up',
+    // A missed hour is not made up by the next run: Lambda's two retries, then an alarmed queue.
+    trigger: { kind: 'schedule', every: 'hour', retries: { attempts: 2, maxEventAgeSeconds: 3600, onFailure: 'alarmed-queue' } },
+    timeoutSeconds: 300,
+    live: false, // billing lands with its issue
+  },
+];
+
+export const jobNamed = (name: JobName): JobSpec => JOBS.find((job) => job.name === name)!;
