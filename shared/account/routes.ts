@@ -206,72 +206,72 @@ export type AuditEntry = z.infer<typeof AuditEntry>;
 const apiKeyIdParams = z.lazy(() => z.object({ id: idOf('apiKey', 'an API key ID') }));
 const publicKeyIdParams = z.lazy(() => z.object({ id: idOf('publicKey', 'a public key ID') }));
 
-export const accountRoutes = defineRoutes({
+export const accountRoutes = defineRoutes({ domain: 'account', access: 'admin' }, {
   listApiKeys: {
-    method: 'GET', path: '/api-keys', domain: 'account', access: 'admin', status: 200,
+    method: 'GET', path: '/api-keys', status: 200,
     summary: 'List the workspace API keys, masked',
     response: z.lazy(() => z.array(ApiKey)),
   },
   createApiKey: {
-    method: 'POST', path: '/api-keys', domain: 'account', access: 'admin', status: 201,
+    method: 'POST', path: '/api-keys', status: 201,
     summary: 'Create an API key; the secret is returned once',
     body: CreateApiKeyBody, response: CreatedApiKey,
   },
   updateApiKey: {
-    method: 'PATCH', path: '/api-keys/{id}', domain: 'account', access: 'admin', status: 200,
+    method: 'PATCH', path: '/api-keys/{id}', status: 200,
     summary: 'Rename a key, move the webhook flag to it, or change its access',
     params: apiKeyIdParams, body: UpdateApiKeyBody, response: ApiKey,
   },
   deleteApiKey: {
-    method: 'DELETE', path: '/api-keys/{id}', domain: 'account', access: 'admin', status: 204,
+    method: 'DELETE', path: '/api-keys/{id}', status: 204,
     summary: 'Delete an API key; requests using it fail at once',
     params: apiKeyIdParams,
   },
   getApiKeyInfo: {
-    method: 'GET', path: '/get-api-key-info', domain: 'account', access: 'any-key', status: 200,
+    method: 'GET', path: '/get-api-key-info', access: 'any-key', status: 200,
     summary: 'Describe the API key making the request',
     response: ApiKeyInfo,
   },
   listPublicKeys: {
-    method: 'GET', path: '/public-keys', domain: 'account', access: 'admin', status: 200,
+    method: 'GET', path: '/public-keys', status: 200,
     summary: 'List public (browser) keys, masked',
     response: z.lazy(() => z.array(PublicKey)),
   },
   createPublicKey: {
-    method: 'POST', path: '/public-keys', domain: 'account', access: 'admin', status: 201,
+    method: 'POST', path: '/public-keys', status: 201,
     summary: 'Create a public key for web calls and chats from allowed origins',
     body: CreatePublicKeyBody, response: CreatedPublicKey,
   },
   updatePublicKey: {
-    method: 'PATCH', path: '/public-keys/{id}', domain: 'account', access: 'admin', status: 200,
+    method: 'PATCH', path: '/public-keys/{id}', status: 200,
     summary: 'Rename a public key or change its allowed origins',
     params: publicKeyIdParams, body: UpdatePublicKeyBody, response: PublicKey,
   },
   deletePublicKey: {
-    method: 'DELETE', path: '/public-keys/{id}', domain: 'account', access: 'admin', status: 204,
+    method: 'DELETE', path: '/public-keys/{id}', status: 204,
     summary: 'Delete a public key',
     params: publicKeyIdParams,
   },
   getWorkspace: {
-    method: 'GET', path: '/workspace', domain: 'account', access: 'admin', status: 200,
+    method: 'GET', path: '/workspace', status: 200,
     summary: 'Get the workspace', response: Workspace,
   },
   updateWorkspace: {
-    method: 'PATCH', path: '/workspace', domain: 'account', access: 'admin', status: 200,
+    method: 'PATCH', path: '/workspace', status: 200,
     summary: 'Update the workspace name, webhook URL or concurrency limit',
     body: UpdateWorkspaceBody, response: Workspace,
   },
   getWorkspaceSettings: {
-    method: 'GET', path: '/workspace/settings', domain: 'account', access: 'admin', status: 200,
+    method: 'GET', path: '/workspace/settings', status: 200,
     summary: 'Get workspace settings', response: WorkspaceSettings,
   },
   updateWorkspaceSettings: {
-    method: 'PATCH', path: '/workspace/settings', domain: 'account', access: 'admin', status: 200,
+    method: 'PATCH', path: '/workspace/settings', status: 200,
     summary: 'Update workspace settings',
     body: UpdateWorkspaceSettingsBody, response: WorkspaceSettings,
   },
   listAuditLog: {
-    method: 'GET', path: '/audit-log', domain: 'account', access: 'admin', status: 200,
+    method: 'GET', path: '/audit-log', status: 200,
     summary: 'Audit log, newest first',
     query: z.lazy(() =>
       z.object({

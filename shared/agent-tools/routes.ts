@@ -407,35 +407,35 @@ function isWebSocketUrl(value: string): boolean {
   }
 }
 
-export const agentToolRoutes = defineRoutes({
+export const agentToolRoutes = defineRoutes({ domain: 'agent-tools', access: 'agents' }, {
   listShareLinks: {
-    method: 'GET', path: '/agents/{agent_id}/share-links', domain: 'agent-tools', access: 'agents', status: 200,
+    method: 'GET', path: '/agents/{agent_id}/share-links', status: 200,
     summary: 'Share links (Voice Orb) of an agent, newest first, revoked ones included',
     params: agentIdParams, response: z.lazy(() => z.array(ShareLink)),
   },
   createShareLink: {
-    method: 'POST', path: '/agents/{agent_id}/share-links', domain: 'agent-tools', access: 'agents', status: 201,
+    method: 'POST', path: '/agents/{agent_id}/share-links', status: 201,
     summary: 'Create a share link: a public page /orb/<token> that talks to the agent',
     params: agentIdParams, response: ShareLink,
   },
   revokeShareLink: {
-    method: 'DELETE', path: '/share-links/{id}', domain: 'agent-tools', access: 'agents', status: 204,
+    method: 'DELETE', path: '/share-links/{id}', status: 204,
     summary: 'Revoke a share link: its page stops working at once (the link stays listed, disabled)',
     params: z.lazy(() => z.object({ id: idOf('shareLink', 'a share link ID') })),
   },
 
   listWorkflows: {
-    method: 'GET', path: '/agents/{agent_id}/workflows', domain: 'agent-tools', access: 'agents', status: 200,
+    method: 'GET', path: '/agents/{agent_id}/workflows', status: 200,
     summary: 'The agent’s workflows, one per configured stage (pre_call, post_call)',
     params: agentIdParams, response: z.lazy(() => z.array(Workflow)),
   },
   putWorkflow: {
-    method: 'PUT', path: '/agents/{agent_id}/workflows/{stage}', domain: 'agent-tools', access: 'agents', status: 200,
+    method: 'PUT', path: '/agents/{agent_id}/workflows/{stage}', status: 200,
     summary: 'Set the agent’s workflow for a stage: HTTP and LLM steps whose outputs become dynamic variables',
     params: stageParams, body: WorkflowBody, response: Workflow,
   },
   testWorkflow: {
-    method: 'POST', path: '/agents/{agent_id}/workflows/{stage}/test', domain: 'agent-tools', access: 'agents', status: 200,
+    method: 'POST', path: '/agents/{agent_id}/workflows/{stage}/test', status: 200,
     throttle: 'outbound',
     summary: 'Run the stage’s workflow (or the unsaved one given) with sample variables; the run is recorded',
     params: stageParams,
@@ -448,7 +448,7 @@ export const agentToolRoutes = defineRoutes({
     response: WorkflowRun,
   },
   listWorkflowRuns: {
-    method: 'GET', path: '/agents/{agent_id}/workflow-runs', domain: 'agent-tools', access: 'agents', status: 200,
+    method: 'GET', path: '/agents/{agent_id}/workflow-runs', status: 200,
     summary: 'Recorded workflow runs of the agent (tests and calls), newest first',
     params: agentIdParams,
     query: z.lazy(() =>
@@ -462,31 +462,31 @@ export const agentToolRoutes = defineRoutes({
   },
 
   generateAgent: {
-    method: 'POST', path: '/generate-agent', domain: 'agent-tools', access: 'agents', status: 201,
+    method: 'POST', path: '/generate-agent', status: 201,
     throttle: 'vendor',
     summary: 'Write a Retell LLM and an agent from a description, with the language model',
     body: GenerateAgentBody,
     response: z.lazy(() => z.object({ agent: Agent, llm: Llm })),
   },
   agentCopilot: {
-    method: 'POST', path: '/agents/{agent_id}/copilot', domain: 'agent-tools', access: 'agents', status: 200,
+    method: 'POST', path: '/agents/{agent_id}/copilot', status: 200,
     throttle: 'vendor',
     summary: 'Ask about the agent’s configuration; answers with a reply and proposed changes it never applies',
     params: agentIdParams, query: versionQueryParams, body: CopilotBody, response: CopilotReply,
   },
 
   agentEstimates: {
-    method: 'GET', path: '/agent-estimates/{agent_id}', domain: 'agent-tools', access: 'agents', status: 200,
+    method: 'GET', path: '/agent-estimates/{agent_id}', status: 200,
     summary: 'Cost per minute and expected latency of an agent version, from the price and latency table',
     params: agentIdParams, query: versionQueryParams, response: AgentEstimate,
   },
   repairAgent: {
-    method: 'POST', path: '/repair-agent/{agent_id}', domain: 'agent-tools', access: 'agents', status: 200,
+    method: 'POST', path: '/repair-agent/{agent_id}', status: 200,
     summary: 'Remove references to missing knowledge bases, agents and MCP servers and remap unusable voices, in a draft',
     params: agentIdParams, query: versionQueryParams, response: Agent,
   },
   getMcpTools: {
-    method: 'GET', path: '/get-mcp-tools/{agent_id}', domain: 'agent-tools', access: 'agents', status: 200,
+    method: 'GET', path: '/get-mcp-tools/{agent_id}', status: 200,
     throttle: 'outbound',
     summary: 'Tools the MCP servers of the agent’s Retell LLM expose (fetched from the servers)',
     params: agentIdParams,
@@ -500,7 +500,7 @@ export const agentToolRoutes = defineRoutes({
     response: z.lazy(() => z.array(McpToolDefinition)),
   },
   testCustomLlmConnection: {
-    method: 'POST', path: '/test-custom-llm-connection', domain: 'agent-tools', access: 'agents', status: 200,
+    method: 'POST', path: '/test-custom-llm-connection', status: 200,
     throttle: 'outbound',
     summary: 'Open a WebSocket to a custom LLM URL (as a call would, at <url>/<call_id>) and report how it went',
     body: z.lazy(() =>

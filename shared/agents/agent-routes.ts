@@ -186,23 +186,23 @@ const versionListQuery = z.lazy(() =>
   }),
 );
 
-export const agentRoutes = defineRoutes({
+export const agentRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, {
   createAgent: {
-    method: 'POST', path: '/create-agent', domain: 'agents', access: 'agents', status: 201,
+    method: 'POST', path: '/create-agent', status: 201,
     summary: 'Create a voice agent (version 0, a draft)', body: CreateAgentBody, response: Agent,
   },
   getAgent: {
-    method: 'GET', path: '/get-agent/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    method: 'GET', path: '/get-agent/{agent_id}', status: 200,
     summary: 'Get an agent: the latest version, or ?version=', params: agentIdParams, query: versionQueryParams, response: Agent,
   },
   listAgents: {
     method: 'GET', path: '/v2/list-agents', aliases: [{ method: 'GET', path: '/list-agents' }],
-    domain: 'agents', access: 'agents', status: 200,
+    status: 200,
     summary: 'List agents (latest versions), newest first',
     query: z.lazy(listQuery), response: z.lazy(() => z.array(Agent)),
   },
   listAgentsPaged: {
-    method: 'POST', path: '/v2/list-agents', domain: 'agents', access: 'agents', status: 200,
+    method: 'POST', path: '/v2/list-agents', status: 200,
     summary: 'List agents a page at a time with filters (the compatible client’s call)',
     query: z.lazy(listQuery),
     body: z.lazy(() =>
@@ -219,30 +219,30 @@ export const agentRoutes = defineRoutes({
     ),
   },
   updateAgent: {
-    method: 'PATCH', path: '/update-agent/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    method: 'PATCH', path: '/update-agent/{agent_id}', status: 200,
     summary: 'Update the latest draft (a published latest version gets a new draft), or the draft ?version=',
     params: agentIdParams, query: versionQueryParams, body: UpdateAgentBody, response: Agent,
   },
   deleteAgent: {
-    method: 'DELETE', path: '/delete-agent/{agent_id}', domain: 'agents', access: 'agents', status: 204,
+    method: 'DELETE', path: '/delete-agent/{agent_id}', status: 204,
     summary: 'Delete an agent with all its versions and tags', params: agentIdParams,
   },
   publishAgentVersion: {
-    method: 'POST', path: '/publish-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    method: 'POST', path: '/publish-agent-version/{agent_id}', status: 200,
     summary: 'Publish a draft version (default: the latest) of a voice or chat agent in place, with its response engine version',
     params: anyAgentIdParams,
     body: z.lazy(publishVersionBody),
     response: z.lazy(() => z.looseObject({ agent_id: z.string(), version: z.number().int(), is_published: z.boolean() })),
   },
   createAgentVersion: {
-    method: 'POST', path: '/create-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 201,
+    method: 'POST', path: '/create-agent-version/{agent_id}', status: 201,
     summary: 'Create a new draft version of a voice or chat agent from a base version (default: the latest)',
     params: anyAgentIdParams,
     body: z.lazy(() => z.object({ base_version: z.number().int().min(0).optional() })),
     response: z.lazy(() => z.looseObject({ agent_id: z.string(), version: z.number().int(), is_published: z.boolean() })),
   },
   listAgentVersions: {
-    method: 'GET', path: '/list-agent-versions/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    method: 'GET', path: '/list-agent-versions/{agent_id}', status: 200,
     summary: 'List an agent’s versions a page at a time',
     params: agentIdParams, query: versionListQuery,
     response: z.lazy(() =>
@@ -251,12 +251,12 @@ export const agentRoutes = defineRoutes({
   },
   getAgentVersions: {
     method: 'GET', path: '/agent-versions/{agent_id}', aliases: [{ method: 'GET', path: '/get-agent-versions/{agent_id}' }],
-    domain: 'agents', access: 'agents', status: 200,
+    status: 200,
     summary: 'Every version of an agent, in full, oldest first',
     params: agentIdParams, response: z.lazy(() => z.array(Agent)),
   },
   describeAgentVersion: {
-    method: 'PATCH', path: '/agent-versions/{agent_id}/{version}', domain: 'agents', access: 'agents', status: 200,
+    method: 'PATCH', path: '/agent-versions/{agent_id}/{version}', status: 200,
     summary: 'Set a version’s title or description (any version)',
     params: agentVersionParams,
     body: z.lazy(() =>
@@ -265,17 +265,17 @@ export const agentRoutes = defineRoutes({
     response: Agent,
   },
   deleteAgentVersion: {
-    method: 'DELETE', path: '/agent-versions/{agent_id}/{version}', domain: 'agents', access: 'agents', status: 204,
+    method: 'DELETE', path: '/agent-versions/{agent_id}/{version}', status: 204,
     summary: 'Delete a draft version that is neither the latest nor named by a tag', params: agentVersionParams,
   },
   deleteAgentVersionByQuery: {
-    method: 'DELETE', path: '/delete-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 204,
+    method: 'DELETE', path: '/delete-agent-version/{agent_id}', status: 204,
     summary: 'Delete a draft version given as ?version= (the compatible client’s call)',
     params: anyAgentIdParams,
     query: z.lazy(() => z.object({ version: requiredQueryInt({ min: 0, max: 999_999_999 }) })),
   },
   compareAgentVersions: {
-    method: 'GET', path: '/compare-agent-versions/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    method: 'GET', path: '/compare-agent-versions/{agent_id}', status: 200,
     summary: 'Field-level differences between two versions (?version_a=&version_b=)',
     params: agentIdParams,
     query: z.lazy(() =>
@@ -294,7 +294,7 @@ export const agentRoutes = defineRoutes({
     ),
   },
   resolveAgentVersion: {
-    method: 'GET', path: '/resolve-agent-version/{agent_id}', domain: 'agents', access: 'agents', status: 200,
+    method: 'GET', path: '/resolve-agent-version/{agent_id}', status: 200,
     summary: 'Resolve a version reference (a number, latest, latest_published or a tag name) to one version',
     params: agentIdParams,
     query: z.lazy(() => z.object({ version: z.string().min(1).max(64).default('latest') })),
@@ -310,21 +310,21 @@ export const agentRoutes = defineRoutes({
     ),
   },
   listAgentTags: {
-    method: 'GET', path: '/agents/{agent_id}/tags', domain: 'agents', access: 'agents', status: 200,
+    method: 'GET', path: '/agents/{agent_id}/tags', status: 200,
     summary: 'Environment tags of an agent', params: agentIdParams, response: z.lazy(() => z.array(AgentTag)),
   },
   createAgentTag: {
-    method: 'POST', path: '/agents/{agent_id}/tags', domain: 'agents', access: 'agents', status: 201,
+    method: 'POST', path: '/agents/{agent_id}/tags', status: 201,
     summary: 'Name a version with an environment tag carrying variables',
     params: agentIdParams, body: CreateAgentTagBody, response: AgentTag,
   },
   updateAgentTag: {
-    method: 'PATCH', path: '/agents/{agent_id}/tags/{name}', domain: 'agents', access: 'agents', status: 200,
+    method: 'PATCH', path: '/agents/{agent_id}/tags/{name}', status: 200,
     summary: 'Point a tag at another version or change its variables',
     params: agentTagParams, body: UpdateAgentTagBody, response: AgentTag,
   },
   deleteAgentTag: {
-    method: 'DELETE', path: '/agents/{agent_id}/tags/{name}', domain: 'agents', access: 'agents', status: 204,
+    method: 'DELETE', path: '/agents/{agent_id}/tags/{name}', status: 204,
     summary: 'Delete an environment tag', params: agentTagParams,
   },
 });

@@ -248,63 +248,63 @@ const listQuery = (kind: 'conversationFlow' | 'flowComponent', label: string) =>
 const flowListQuery = z.lazy(listQuery('conversationFlow', 'a conversation flow ID'));
 const componentListQuery = z.lazy(listQuery('flowComponent', 'a conversation flow component ID'));
 
-export const flowRoutes = defineRoutes({
+export const flowRoutes = defineRoutes({ domain: 'flows', access: 'agents' }, {
   createConversationFlow: {
-    method: 'POST', path: '/create-conversation-flow', domain: 'flows', access: 'agents', status: 201,
+    method: 'POST', path: '/create-conversation-flow', status: 201,
     summary: 'Create a conversation flow response engine (version 0, a draft)', body: CreateFlowBody, response: ConversationFlow,
   },
   getConversationFlow: {
-    method: 'GET', path: '/get-conversation-flow/{conversation_flow_id}', domain: 'flows', access: 'agents', status: 200,
+    method: 'GET', path: '/get-conversation-flow/{conversation_flow_id}', status: 200,
     summary: 'Get a conversation flow (latest version, or ?version=)',
     params: flowIdParams, query: versionQueryParams, response: ConversationFlow,
   },
   listConversationFlows: {
-    method: 'GET', path: '/v2/list-conversation-flows', domain: 'flows', access: 'agents', status: 200,
+    method: 'GET', path: '/v2/list-conversation-flows', status: 200,
     summary: 'List conversation flows (latest versions) a page at a time, newest first',
     query: flowListQuery, response: z.lazy(() => page(ConversationFlow)),
   },
   listConversationFlowsArray: {
-    method: 'GET', path: '/list-conversation-flows', domain: 'flows', access: 'agents', status: 200,
+    method: 'GET', path: '/list-conversation-flows', status: 200,
     summary: 'List conversation flows (latest versions) as one array, newest first (the unversioned path)',
     query: flowListQuery, response: z.lazy(() => z.array(ConversationFlow)),
   },
   updateConversationFlow: {
-    method: 'PATCH', path: '/update-conversation-flow/{conversation_flow_id}', domain: 'flows', access: 'agents', status: 200,
+    method: 'PATCH', path: '/update-conversation-flow/{conversation_flow_id}', status: 200,
     summary: 'Update the latest draft of a conversation flow (a published latest version gets a new draft), or the draft ?version=',
     params: flowIdParams, query: versionQueryParams, body: UpdateFlowBody, response: ConversationFlow,
   },
   deleteConversationFlow: {
-    method: 'DELETE', path: '/delete-conversation-flow/{conversation_flow_id}', domain: 'flows', access: 'agents', status: 204,
+    method: 'DELETE', path: '/delete-conversation-flow/{conversation_flow_id}', status: 204,
     summary: 'Delete a conversation flow with its versions; refused while an agent uses it unless force_delete=true',
     params: flowIdParams,
     query: z.lazy(() => z.object({ force_delete: z.enum(['true', 'false']).optional() })),
   },
 
   createConversationFlowComponent: {
-    method: 'POST', path: '/create-conversation-flow-component', domain: 'flows', access: 'agents', status: 201,
+    method: 'POST', path: '/create-conversation-flow-component', status: 201,
     summary: 'Create a shared conversation flow component', body: CreateComponentBody, response: FlowComponent,
   },
   getConversationFlowComponent: {
-    method: 'GET', path: '/get-conversation-flow-component/{component_id}', domain: 'flows', access: 'agents', status: 200,
+    method: 'GET', path: '/get-conversation-flow-component/{component_id}', status: 200,
     summary: 'Get a shared conversation flow component', params: componentIdParams, response: FlowComponent,
   },
   listConversationFlowComponents: {
-    method: 'GET', path: '/v2/list-conversation-flow-components', domain: 'flows', access: 'agents', status: 200,
+    method: 'GET', path: '/v2/list-conversation-flow-components', status: 200,
     summary: 'List shared conversation flow components a page at a time, newest first (the compatible client’s call)',
     query: componentListQuery, response: z.lazy(() => page(FlowComponent)),
   },
   listConversationFlowComponentsArray: {
-    method: 'GET', path: '/list-conversation-flow-components', domain: 'flows', access: 'agents', status: 200,
+    method: 'GET', path: '/list-conversation-flow-components', status: 200,
     summary: 'List shared conversation flow components as one array, newest first',
     query: componentListQuery, response: z.lazy(() => z.array(FlowComponent)),
   },
   updateConversationFlowComponent: {
-    method: 'PATCH', path: '/update-conversation-flow-component/{component_id}', domain: 'flows', access: 'agents', status: 200,
+    method: 'PATCH', path: '/update-conversation-flow-component/{component_id}', status: 200,
     summary: 'Update a shared conversation flow component',
     params: componentIdParams, body: UpdateComponentBody, response: FlowComponent,
   },
   deleteConversationFlowComponent: {
-    method: 'DELETE', path: '/delete-conversation-flow-component/{component_id}', domain: 'flows', access: 'agents', status: 204,
+    method: 'DELETE', path: '/delete-conversation-flow-component/{component_id}', status: 204,
     summary: 'Delete a shared conversation flow component; refused while a flow or another component uses it',
     params: componentIdParams,
   },

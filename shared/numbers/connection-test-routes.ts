@@ -29,9 +29,9 @@ export const SipConnectionResult = z.lazy(() =>
 );
 export type SipConnectionResult = z.infer<typeof SipConnectionResult>;
 
-export const connectionTestRoutes = defineRoutes({
+export const connectionTestRoutes = defineRoutes({ domain: 'numbers', access: 'numbers' }, {
   testSipConnection: {
-    method: 'POST', path: '/test-sip-connection', domain: 'numbers', access: 'numbers', status: 200,
+    method: 'POST', path: '/test-sip-connection', status: 200,
     throttle: 'outbound',
     summary: 'Send SIP OPTIONS to a termination URI and report whether and how it answered',
     body: z.lazy(() =>

@@ -189,25 +189,25 @@ export const PutBindingBody = z.lazy(() =>
 
 const numberParams = z.lazy(() => z.object({ phone_number: e164() }));
 
-export const phoneNumberRoutes = defineRoutes({
+export const phoneNumberRoutes = defineRoutes({ domain: 'numbers', access: 'numbers' }, {
   createPhoneNumber: {
-    method: 'POST', path: '/create-phone-number', domain: 'numbers', access: 'numbers', status: 201,
+    method: 'POST', path: '/create-phone-number', status: 201,
     throttle: 'vendor',
     summary: 'Buy a number from the platform carrier account (Twilio; offline mock without credentials) and bind agents',
     body: CreatePhoneNumberBody, response: PhoneNumber,
   },
   importPhoneNumber: {
-    method: 'POST', path: '/import-phone-number', domain: 'numbers', access: 'numbers', status: 201,
+    method: 'POST', path: '/import-phone-number', status: 201,
     summary: 'Import a number from your own SIP trunk (termination URI, credentials, transport) and bind agents',
     body: ImportPhoneNumberBody, response: PhoneNumber,
   },
   getPhoneNumber: {
-    method: 'GET', path: '/get-phone-number/{phone_number}', domain: 'numbers', access: 'numbers', status: 200,
+    method: 'GET', path: '/get-phone-number/{phone_number}', status: 200,
     summary: 'Get a phone number', params: numberParams, response: PhoneNumber,
   },
   listPhoneNumbers: {
     method: 'GET', path: '/v2/list-phone-numbers', aliases: [{ method: 'GET', path: '/list-phone-numbers' }],
-    domain: 'numbers', access: 'numbers', status: 200,
+    status: 200,
     summary: 'List phone numbers a page at a time (the compatible client’s page), newest first',
     query: z.lazy(() =>
       z.object({
@@ -219,16 +219,16 @@ export const phoneNumberRoutes = defineRoutes({
     response: z.lazy(() => z.object({ has_more: z.boolean(), items: z.array(PhoneNumber), pagination_key: z.string().optional() })),
   },
   updatePhoneNumber: {
-    method: 'PATCH', path: '/update-phone-number/{phone_number}', domain: 'numbers', access: 'numbers', status: 200,
+    method: 'PATCH', path: '/update-phone-number/{phone_number}', status: 200,
     summary: 'Update a phone number (null removes a field or restores its default)',
     params: numberParams, body: UpdatePhoneNumberBody, response: PhoneNumber,
   },
   deletePhoneNumber: {
-    method: 'DELETE', path: '/delete-phone-number/{phone_number}', domain: 'numbers', access: 'numbers', status: 204,
+    method: 'DELETE', path: '/delete-phone-number/{phone_number}', status: 204,
     summary: 'Delete a phone number (a bought number is released at the carrier)', params: numberParams,
   },
   searchPhoneNumbers: {
-    method: 'GET', path: '/search-phone-numbers', domain: 'numbers', access: 'numbers', status: 200,
+    method: 'GET', path: '/search-phone-numbers', status: 200,
     throttle: 'vendor',
     summary: 'Search numbers available to buy (country, area code, digits it contains)',
     query: z.lazy(() =>
@@ -245,13 +245,13 @@ export const phoneNumberRoutes = defineRoutes({
     response: z.lazy(() => z.array(AvailableNumber)),
   },
   provisionPhoneNumber: {
-    method: 'POST', path: '/provision-phone-number/{phone_number}', domain: 'numbers', access: 'numbers', status: 200,
+    method: 'POST', path: '/provision-phone-number/{phone_number}', status: 200,
     throttle: 'vendor',
     summary: 'Provision a number at its carrier again (trunk, credentials, number attached); 502 provisioning_failed when the carrier fails',
     params: numberParams, response: PhoneNumber,
   },
   testPhoneNumberConnection: {
-    method: 'POST', path: '/test-phone-number-connection/{phone_number}', domain: 'numbers', access: 'numbers', status: 200,
+    method: 'POST', path: '/test-phone-number-connection/{phone_number}', status: 200,
     throttle: 'outbound',
     summary: 'Send SIP OPTIONS to an imported number’s termination URI (over its transport) and report whether and how it answered',
     params: numberParams,
@@ -259,12 +259,12 @@ export const phoneNumberRoutes = defineRoutes({
     response: SipConnectionResult,
   },
   getPhoneNumberBindings: {
-    method: 'GET', path: '/phone-number-bindings/{phone_number}', domain: 'numbers', access: 'numbers', status: 200,
+    method: 'GET', path: '/phone-number-bindings/{phone_number}', status: 200,
     summary: 'The version binding of a number and the version each of its agents resolves to now',
     params: numberParams, response: PhoneNumberBinding,
   },
   putPhoneNumberBindings: {
-    method: 'PUT', path: '/phone-number-bindings/{phone_number}', domain: 'numbers', access: 'numbers', status: 200,
+    method: 'PUT', path: '/phone-number-bindings/{phone_number}', status: 200,
     summary: 'Set the version binding (a version number, latest, latest_published or a tag name; null restores latest)',
     params: numberParams, body: PutBindingBody, response: PhoneNumberBinding,
   },

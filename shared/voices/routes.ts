@@ -131,43 +131,43 @@ export type AddCommunityVoiceInput = z.infer<typeof AddCommunityVoiceBody>;
 
 const voiceIdParams = z.lazy(() => z.object({ voice_id: z.string().min(1).max(200) }));
 
-export const voiceRoutes = defineRoutes({
+export const voiceRoutes = defineRoutes({ domain: 'voices', access: 'agents' }, {
   listVoices: {
-    method: 'GET', path: '/list-voices', domain: 'voices', access: 'agents', status: 200,
+    method: 'GET', path: '/list-voices', status: 200,
     summary: 'List the built-in catalogue voices and the workspace\'s own voices',
     response: z.lazy(() => z.array(Voice)),
   },
   getVoice: {
-    method: 'GET', path: '/get-voice/{voice_id}', domain: 'voices', access: 'agents', status: 200,
+    method: 'GET', path: '/get-voice/{voice_id}', status: 200,
     summary: 'Get a voice',
     params: voiceIdParams, response: Voice,
   },
   getVoicePreview: {
-    method: 'GET', path: '/voice-preview/{voice_id}', domain: 'voices', access: 'agents', status: 200,
+    method: 'GET', path: '/voice-preview/{voice_id}', status: 200,
     summary: 'Get a playable preview URL for a voice',
     params: voiceIdParams, response: VoicePreview,
   },
   cloneVoice: {
-    method: 'POST', path: '/clone-voice', domain: 'voices', access: 'agents', status: 201,
+    method: 'POST', path: '/clone-voice', status: 201,
     throttle: 'vendor',
     summary: 'Clone a voice from audio files (multipart/form-data: voice_name, files, voice_provider)',
     bodyType: 'multipart', uploadLimits: CLONE_UPLOAD_LIMITS,
     body: CloneVoiceBody, response: Voice,
   },
   searchCommunityVoices: {
-    method: 'GET', path: '/search-community-voice', domain: 'voices', access: 'agents', status: 200,
+    method: 'GET', path: '/search-community-voice', status: 200,
     throttle: 'vendor',
     summary: 'Search a vendor\'s community voice library',
     query: z.lazy(searchFields), response: CommunityVoiceSearch,
   },
   searchCommunityVoicesByBody: {
-    method: 'POST', path: '/search-community-voice', domain: 'voices', access: 'agents', status: 200,
+    method: 'POST', path: '/search-community-voice', status: 200,
     throttle: 'vendor',
     summary: 'Search a vendor\'s community voice library (JSON body, as retell-sdk sends it)',
     body: z.lazy(searchFields), response: CommunityVoiceSearch,
   },
   addCommunityVoice: {
-    method: 'POST', path: '/add-community-voice', domain: 'voices', access: 'agents', status: 201,
+    method: 'POST', path: '/add-community-voice', status: 201,
     throttle: 'vendor',
     summary: 'Add a community voice to the workspace\'s voices',
     body: AddCommunityVoiceBody, response: Voice,

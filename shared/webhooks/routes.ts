@@ -36,15 +36,15 @@ export const TestWebhookResult = z.lazy(() =>
 );
 export type TestWebhookResult = z.infer<typeof TestWebhookResult>;
 
-export const webhookRoutes = defineRoutes({
+export const webhookRoutes = defineRoutes({ domain: 'account', access: 'admin' }, {
   listWebhookDeliveries: {
-    method: 'GET', path: '/webhook-deliveries', domain: 'account', access: 'admin', status: 200,
+    method: 'GET', path: '/webhook-deliveries', status: 200,
     summary: 'Webhook delivery attempts, newest first',
     query: z.lazy(() => z.object({ limit: queryInt({ min: 1, max: 1000, default: 100 }) })),
     response: z.lazy(() => z.array(WebhookDeliveryAttempt)),
   },
   testWorkspaceWebhook: {
-    method: 'POST', path: '/workspace/test-webhook', domain: 'account', access: 'admin', status: 200,
+    method: 'POST', path: '/workspace/test-webhook', status: 200,
     throttle: 'outbound',
     summary: 'Send a signed test event and report whether the endpoint replied 2xx',
     body: TestWebhookBody, response: TestWebhookResult,

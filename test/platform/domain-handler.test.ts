@@ -4,10 +4,10 @@ import { domainHandler } from '../../shared/platform/http/handler.ts';
 import { defineRoutes } from '../../shared/platform/http/route.ts';
 import { apiGatewayEvent, lambdaContext } from '../support/events.ts';
 
-const routes = defineRoutes({
+const routes = defineRoutes({ domain: 'meta', access: 'public' }, {
   echo: {
     method: 'POST', path: '/v2/echo/{name}', aliases: [{ method: 'POST', path: '/echo/{name}' }],
-    domain: 'meta', access: 'public', status: 201, summary: 'echo',
+    status: 201, summary: 'echo',
     params: z.object({ name: z.string().max(5) }),
     body: z.object({ n: z.number() }),
   },

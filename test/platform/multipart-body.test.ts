@@ -7,9 +7,9 @@ import { defineRoutes } from '../../shared/platform/http/route.ts';
 import { apiGatewayEvent, lambdaContext } from '../support/events.ts';
 
 /** A multipart route invoked as Lambda is: the handler hands the raw bytes to the parser. */
-const routes = defineRoutes({
+const routes = defineRoutes({ domain: 'meta', access: 'public' }, {
   upload: {
-    method: 'POST', path: '/upload', domain: 'meta', access: 'public', status: 201, summary: 'upload',
+    method: 'POST', path: '/upload', status: 201, summary: 'upload',
     bodyType: 'multipart', uploadLimits: { maxFileBytes: 1024, maxFiles: 2 },
     body: z.object({
       title: z.string(),
@@ -17,7 +17,7 @@ const routes = defineRoutes({
     }),
   },
   json: {
-    method: 'POST', path: '/json', domain: 'meta', access: 'public', status: 201, summary: 'json',
+    method: 'POST', path: '/json', status: 201, summary: 'json',
     body: z.object({ n: z.number() }),
   },
 });

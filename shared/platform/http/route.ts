@@ -63,7 +63,26 @@ export interface RouteDefinition {
 
 export type RouteTable = Record<string, RouteDefinition>;
 
-export const defineRoutes = <const T extends RouteTable>(routes: T): T => routes;
+/** A route entry of a module: the module names its domain and usual access once. */
+export type RouteEntry = Omit<RouteDefinition, 'domain' | 'access'> & Partial<Pick<RouteDefinition, 'domain' | 'access'>>;
+
+type WithDefaults<E, D extends Domain, A extends Access> = Omit<E, 'domain' | 'access'> & {
+  domain: E extends { domain: infer X extends Domain } ? X : D;
+  access: E extends { access: infer X extends Access } ? X : A;
+};
+
+/**
+ * A route module's table: `defaults` names the Lambda (domain) that serves its routes and
+ * the access most of them need, once; an entry states `access` only where it differs.
+ */
+export function defineRoutes<const D extends Domain, const A extends Access, const T extends Record<string, RouteEntry>>(
+  defaults: { domain: D; access: A },
+  routes: T,
+): { [K in keyof T]: WithDefaults<T[K], D, A> } {
+  return Object.fromEntries(
+    Object.entries(routes).map(([id, route]) => [id, { ...route, domain: route.domain ?? defaults.domain, access: route.access ?? defaults.access }]),
+  ) as { [K in keyof T]: WithDefaults<T[K], D, A> };
+}
 
 type Parsed<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
 
