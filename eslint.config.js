@@ -82,6 +82,18 @@ export default tseslint.config(
     // A domain reaches another only through its index.ts, and never the local runtime.
     files: [`shared/${domain}/**`],
     rules: {
+      // Domain code decides by the kind of error it caught, never by its HTTP status.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "ImportDeclaration[source.value='zod'] > :matches(ImportSpecifier, ImportDefaultSpecifier)",
+          message: "Use `import * as z from 'zod'`.",
+        },
+        {
+          selector: "BinaryExpression > MemberExpression[object.name=/^(error|failure|err|cause)$/][property.name='status']",
+          message: 'Catch errors by kind (instanceof NotFound, Conflict, VendorFailed…), not by HTTP status.',
+        },
+      ],
       'no-restricted-imports': [
         'error',
         {

@@ -1,5 +1,5 @@
 import { getAgent } from '../agents/index.ts';
-import { ApiError } from '../platform/errors.ts';
+import { NotFound } from '../platform/errors.ts';
 import { DEFAULT_LLM_MODEL, type LlmModel, type S2S_MODELS } from '../agents/index.ts';
 import { RETELL_LLM_ENGINE, type Agent } from '../agents/index.ts';
 import { readRecord } from '../platform/store/versions.ts';
@@ -107,7 +107,7 @@ async function engineFacts(workspaceId: string, agent: Agent): Promise<EngineFac
     data = (await readRecord(workspaceId, kind, id, engine.version ?? undefined)).data;
   } catch (error) {
     // An engine removed with force_delete: estimate with the defaults.
-    if (!(error instanceof ApiError && error.status === 404)) throw error;
+    if (!(error instanceof NotFound)) throw error;
   }
   const modelChoice = data.model_choice as { model?: LlmModel } | undefined;
   const model = (data.model as LlmModel | null | undefined) ?? modelChoice?.model ?? DEFAULT_LLM_MODEL;

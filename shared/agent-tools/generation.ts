@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { createAgent, getAgent } from '../agents/index.ts';
-import { ApiError, badGateway } from '../platform/errors.ts';
+import { badGateway, NotFound } from '../platform/errors.ts';
 import { formatIssues } from '../platform/http/validation.ts';
 import { defineOfflineShape, languageModel, type ChatMessage } from '../vendors/llm/index.ts';
 import { createLlm, deleteLlm, getLlm } from '../agents/index.ts';
@@ -177,7 +177,7 @@ export async function askCopilot(workspaceId: string, agentId: string, version: 
   let llm: Llm | undefined;
   if (engine?.type === RETELL_LLM_ENGINE) {
     llm = await getLlm(workspaceId, engine.llm_id, engine.version ?? undefined).catch((error: unknown) => {
-      if (error instanceof ApiError && error.status === 404) return undefined;
+      if (error instanceof NotFound) return undefined;
       throw error;
     });
   }

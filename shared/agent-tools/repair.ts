@@ -1,6 +1,6 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { getAgent, updateAgent } from '../agents/index.ts';
-import { ApiError } from '../platform/errors.ts';
+import { NotFound } from '../platform/errors.ts';
 import { getLlm, updateLlm } from '../agents/index.ts';
 import { RETELL_LLM_ENGINE, type Agent, type UpdateAgentInput } from '../agents/index.ts';
 import type { Llm, LlmInput } from '../agents/index.ts';
@@ -126,7 +126,7 @@ export async function repairAgent(workspaceId: string, agentId: string, version?
   let engineNeedsRepair = false;
   if (engine?.type === RETELL_LLM_ENGINE) {
     const llm = await getLlm(workspaceId, engine.llm_id, engine.version ?? undefined).catch((error: unknown) => {
-      if (error instanceof ApiError && error.status === 404) return undefined;
+      if (error instanceof NotFound) return undefined;
       throw error;
     });
     // A published engine version is never changed; when the agent version is published,

@@ -10,7 +10,7 @@ import {
   type AgentKind,
   type ListOptions,
 } from './agent-versions.ts';
-import { ApiError, badRequest, conflict, invalidPaginationKey, notFound } from '../platform/errors.ts';
+import { badRequest, conflict, invalidPaginationKey, notFound, VersionNotFound } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { assertAgentUnreferenced } from './references.ts';
 import { toChatAgent } from './chat-agents.ts';
@@ -344,7 +344,7 @@ async function findTag(workspaceId: string, agentId: string, name: string): Prom
 
 async function assertVersionExists(workspaceId: string, agentId: string, version: number): Promise<void> {
   await getVersion(workspaceId, KIND, agentId, version).catch((error: unknown) => {
-    throw error instanceof ApiError && error.status === 404 && !error.message.endsWith('not found')
+    throw error instanceof VersionNotFound
       ? badRequest(`version: Agent ${agentId} has no version ${version}`)
       : error;
   });

@@ -1,4 +1,4 @@
-import { ApiError, badRequest } from '../platform/errors.ts';
+import { badRequest, NotFound } from '../platform/errors.ts';
 import { RETELL_LLM_ENGINE, type ResponseEngine } from './agent-fields.ts';
 import type { VersionedKind } from '../platform/store/keys.ts';
 import {
@@ -40,7 +40,7 @@ export async function pinnedEngine(workspaceId: string, engine: ResponseEngine):
   try {
     head = await getHead(workspaceId, ref.kind, ref.id);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) {
+    if (error instanceof NotFound) {
       throw badRequest(`response_engine.${ref.field}: ${label} ${ref.id} not found`);
     }
     throw error;
@@ -51,7 +51,7 @@ export async function pinnedEngine(workspaceId: string, engine: ResponseEngine):
     throw badRequest(`response_engine.version: ${label} ${ref.id} has no version ${requested}`);
   }
   await getVersion(workspaceId, ref.kind, ref.id, requested).catch((error: unknown) => {
-    throw error instanceof ApiError && error.status === 404
+    throw error instanceof NotFound
       ? badRequest(`response_engine.version: ${label} ${ref.id} has no version ${requested}`)
       : error;
   });

@@ -3,7 +3,7 @@ import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer }
 import { resolveAgentVersion } from '../agents/index.ts';
 import { config } from '../platform/config.ts';
 import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
-import { ApiError, badRequest, conflict, invalidPaginationKey, notFound } from '../platform/errors.ts';
+import { ApiError, badRequest, conflict, invalidPaginationKey, notFound, NotFound, VendorFailed } from '../platform/errors.ts';
 import type {
   AvailableNumber,
   CreatePhoneNumberInput,
@@ -268,7 +268,7 @@ async function checkEntry(workspaceId: string, item: NumberItem, direction: Dire
   try {
     await getHead(workspaceId, 'agent', entry.agent_id);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) throw badRequest(`${field}.agent_id: Agent ${entry.agent_id} not found`);
+    if (error instanceof NotFound) throw badRequest(`${field}.agent_id: Agent ${entry.agent_id} not found`);
     throw error;
   }
   const reference = entry.agent_version ?? item[`${direction}_agent_version`];
@@ -276,7 +276,7 @@ async function checkEntry(workspaceId: string, item: NumberItem, direction: Dire
   try {
     await resolveAgentVersion(workspaceId, entry.agent_id, String(reference));
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) {
+    if (error instanceof NotFound) {
       const named = entry.agent_version !== undefined ? `${field}.agent_version` : `${direction}_agent_version`;
       throw badRequest(`${named}: ${error.message}`);
     }
@@ -580,7 +580,7 @@ export async function provisionPhoneNumber(workspaceId: string, phoneNumber: str
     }),
   );
   if (failure !== undefined) {
-    if (failure instanceof ApiError && failure.status === 502) throw failure;
+    if (failure instanceof VendorFailed) throw failure;
     if (failure instanceof ApiError) throw provisioningFailed(`Provisioning failed: ${failure.message}`);
     throw failure;
   }
@@ -631,7 +631,7 @@ async function bindingOf(workspaceId: string, item: NumberItem): Promise<PhoneNu
         try {
           resolved = (await resolveAgentVersion(workspaceId, entry.agent_id, String(reference))).version;
         } catch (error) {
-          if (!(error instanceof ApiError && error.status === 404)) throw error;
+          if (!(error instanceof NotFound)) throw error;
         }
         return { agent_id: entry.agent_id, weight: entry.weight, agent_version: reference, resolved_version: resolved };
       }),

@@ -11,6 +11,12 @@ export type ErrorCode =
   | 'conductor_limit_reached'
   | 'provisioning_failed';
 
+/**
+ * The base of every error a request may answer with. Each kind is its own class, so code
+ * decides what to do by the kind it caught (`instanceof NotFound`), never by an HTTP
+ * status or a message; `status` is read only where errors become responses
+ * (shared/platform/http/respond.ts) and by tests.
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -19,23 +25,91 @@ export class ApiError extends Error {
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
-    this.name = 'ApiError';
+    this.name = new.target.name;
   }
 }
 
-export const badRequest = (message: string) => new ApiError(400, message);
-export const unauthorized = () => new ApiError(401, 'Missing or invalid API key / session');
-export const paymentRequired = (message: string, code?: ErrorCode) => new ApiError(402, message, code);
-export const forbidden = (message: string) => new ApiError(403, message);
-export const notFound = (message = 'Not found') => new ApiError(404, message);
-export const routeNotFound = (method: string, path: string) =>
-  new ApiError(404, `Route ${method} ${path} not found`);
-export const conflict = (message = 'Already exists') => new ApiError(409, message);
-export const payloadTooLarge = (message: string) => new ApiError(413, message);
-export const unprocessable = (message: string) => new ApiError(422, message);
-export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
-  new ApiError(429, message, undefined, { 'retry-after': String(retryAfterSeconds) });
-export const badGateway = (message: string, code?: ErrorCode) => new ApiError(502, message, code);
+/** 400: the request itself is wrong (a field, a reference it makes, a malformed body). */
+export class Invalid extends ApiError {
+  constructor(message: string) {
+    super(400, message);
+  }
+}
+/** 401: no valid credential. */
+export class Unauthorized extends ApiError {
+  constructor() {
+    super(401, 'Missing or invalid API key / session');
+  }
+}
+/** 402: the workspace cannot spend (spec Errors, with an error_code). */
+export class PaymentRequired extends ApiError {
+  constructor(message: string, code?: ErrorCode) {
+    super(402, message, code);
+  }
+}
+/** 403: authenticated, but not allowed. */
+export class Forbidden extends ApiError {
+  constructor(message: string) {
+    super(403, message);
+  }
+}
+/** 404: the resource (or route) does not exist for this caller. */
+export class NotFound extends ApiError {
+  constructor(message = 'Not found') {
+    super(404, message);
+  }
+}
+/** 404 for a version of a resource that exists: a caller may turn it into a field error. */
+export class VersionNotFound extends NotFound {}
+/** 409: the request conflicts with the resource's state (exists, in use, changed meanwhile). */
+export class Conflict extends ApiError {
+  constructor(message = 'Already exists') {
+    super(409, message);
+  }
+}
+/** 413: the body or an upload is too large. */
+export class TooLarge extends ApiError {
+  constructor(message: string) {
+    super(413, message);
+  }
+}
+/** 422: well-formed, but a vendor or rule cannot act on it. */
+export class Unprocessable extends ApiError {
+  constructor(message: string) {
+    super(422, message);
+  }
+}
+/** 429: over a limit; retry after the given seconds. */
+export class TooManyRequests extends ApiError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, message, undefined, { 'retry-after': String(retryAfterSeconds) });
+  }
+}
+/** 502: a vendor or provider failed. */
+export class VendorFailed extends ApiError {
+  constructor(message: string, code?: ErrorCode) {
+    super(502, message, code);
+  }
+}
+/** 503: a service Parley depends on is unavailable; retry after the given seconds. */
+export class Unavailable extends ApiError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(503, message, undefined, { 'retry-after': String(retryAfterSeconds) });
+  }
+}
+
+export const badRequest = (message: string) => new Invalid(message);
+export const unauthorized = () => new Unauthorized();
+export const paymentRequired = (message: string, code?: ErrorCode) => new PaymentRequired(message, code);
+export const forbidden = (message: string) => new Forbidden(message);
+export const notFound = (message = 'Not found') => new NotFound(message);
+export const routeNotFound = (method: string, path: string) => new NotFound(`Route ${method} ${path} not found`);
+export const conflict = (message = 'Already exists') => new Conflict(message);
+export const payloadTooLarge = (message: string) => new TooLarge(message);
+export const unprocessable = (message: string) => new Unprocessable(message);
+export const tooManyRequests = (message: string, retryAfterSeconds: number) => new TooManyRequests(message, retryAfterSeconds);
+export const badGateway = (message: string, code?: ErrorCode) => new VendorFailed(message, code);
+export const unavailable = (message: string, retryAfterSeconds: number) => new Unavailable(message, retryAfterSeconds);
 
 export const missingScope = (scope: string) => forbidden(`This API key lacks the "${scope}" scope`);
 export const ipNotAllowed = (ip: string) => forbidden(`This API key is not allowed from ${ip}`);

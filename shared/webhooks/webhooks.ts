@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { webhookQueue, type MessageQueue } from '../platform/aws/queue.ts';
 import { credentialContext, listCredentials, type CredentialItem } from '../platform/auth/credentials.ts';
 import { decryptSecret } from '../platform/crypto/envelope.ts';
-import { ApiError, badRequest } from '../platform/errors.ts';
+import { badRequest, NotFound } from '../platform/errors.ts';
 import { newId, newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { signatureHeaders, wire } from '../platform/naming.ts';
@@ -265,7 +265,7 @@ export async function deliverWebhook(
   try {
     workspace = await getWorkspaceItem(message.workspace_id);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) {
+    if (error instanceof NotFound) {
       logger.warn('webhook dropped: workspace gone', { workspace_id: message.workspace_id, delivery_id: message.delivery_id });
       return;
     }

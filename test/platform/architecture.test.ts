@@ -111,6 +111,26 @@ describe('the layout', () => {
     expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toEqual([]);
   });
 
+  it("refuses domain code that decides by an error's HTTP status", async () => {
+    const code = [
+      "import { ApiError } from '../platform/errors.ts';",
+      'export async function f(g: () => Promise<void>) {',
+      '  try {',
+      '    await g();',
+      '  } catch (error) {',
+      '    if (error instanceof ApiError && error.status === 404) return;',
+      '    throw error;',
+      '  }',
+      '}',
+      '',
+    ].join('\n');
+    const [result] = await eslint.lintText(code, {
+      filePath: 'shared/numbers/phone-numbers.ts',
+    });
+    const refused = result!.messages.filter((message) => message.ruleId === 'no-restricted-syntax');
+    expect(refused.map((message) => message.message)).toContain('Catch errors by kind (instanceof NotFound, Conflict, VendorFailed…), not by HTTP status.');
+  });
+
   it('bundles no local stand-in into any deployed function', async () => {
     const entries = readdirSync('functions').filter((name) => name.endsWith('.ts'));
     expect(entries.length).toBeGreaterThan(8);

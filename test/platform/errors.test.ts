@@ -3,7 +3,8 @@ import { useProductionSettings } from '../support/production-settings.ts';
 
 useProductionSettings();
 const { errorResponse } = await import('../../shared/platform/http/respond.ts');
-const { ApiError, paymentRequired, badGateway, tooManyRequests } = await import('../../shared/platform/errors.ts');
+const errors = await import('../../shared/platform/errors.ts');
+const { ApiError, paymentRequired, badGateway, tooManyRequests } = errors;
 
 const parsed = (result: ReturnType<typeof errorResponse>) => ({
   status: result.statusCode,
@@ -33,5 +34,32 @@ describe('error mapping', () => {
   it('keeps the headers an error carries, over the rate-limit headers', () => {
     const result = parsed(errorResponse(tooManyRequests('slow down', 7), { 'x-ratelimit-limit': '5' }));
     expect(result.headers).toMatchObject({ 'retry-after': '7', 'x-ratelimit-limit': '5', 'content-type': 'application/json' });
+  });
+
+  it.each([
+    [() => new errors.Invalid('bad'), 400],
+    [() => new errors.Unauthorized(), 401],
+    [() => new errors.PaymentRequired('pay', 'credit_exhausted'), 402],
+    [() => new errors.Forbidden('no'), 403],
+    [() => new errors.NotFound('gone'), 404],
+    [() => new errors.VersionNotFound('no version'), 404],
+    [() => new errors.Conflict('taken'), 409],
+    [() => new errors.TooLarge('big'), 413],
+    [() => new errors.Unprocessable('cannot'), 422],
+    [() => new errors.TooManyRequests('slow', 3), 429],
+    [() => new errors.VendorFailed('vendor'), 502],
+    [() => new errors.Unavailable('down', 2), 503],
+  ])('maps each kind of error to its status in one place (%#)', (make, status) => {
+    const error = make();
+    expect(error).toBeInstanceOf(ApiError);
+    expect(parsed(errorResponse(error)).status).toBe(status);
+    expect(parsed(errorResponse(error)).body.status).toBe(status);
+  });
+
+  it('lets code tell a missing version from a missing resource by kind', () => {
+    expect(new errors.VersionNotFound('Agent a has no version 3')).toBeInstanceOf(errors.NotFound);
+    expect(new errors.NotFound('Agent a not found')).not.toBeInstanceOf(errors.VersionNotFound);
+    expect(new errors.Conflict().name).toBe('Conflict');
+    expect(parsed(errorResponse(new errors.Unavailable('The store is unavailable', 2))).headers).toMatchObject({ 'retry-after': '2' });
   });
 });

@@ -1,5 +1,5 @@
 import { BatchWriteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { badRequest, conflict, invalidPaginationKey, notFound } from '../errors.ts';
+import { badRequest, conflict, invalidPaginationKey, notFound, VersionNotFound } from '../errors.ts';
 import { db, isTransactionConflict, tableName } from './db.ts';
 import { keys, type ItemKey, type VersionedKind } from './keys.ts';
 import { queryAll } from './query.ts';
@@ -73,7 +73,7 @@ export async function getVersion(
   );
   if (!out.Item) {
     await getHead(workspaceId, kind, id);
-    throw notFound(`${KIND_LABEL[kind]} ${id} has no version ${version}`);
+    throw new VersionNotFound(`${KIND_LABEL[kind]} ${id} has no version ${version}`);
   }
   return recordOf(out.Item as VersionItem);
 }
