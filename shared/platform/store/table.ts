@@ -1,0 +1,215 @@
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DeleteCommandInput,
+  type PutCommandInput,
+  type QueryCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { db, isConditionFailure, isTransactionConflict, tableName } from './db.ts';
+import type { ItemKey } from './keys.ts';
+
+/*
+ * The one way to the table. Domain code builds keys with the keys module and calls these;
+ * no `db.send` or `TableName` appears outside shared/platform/store/. The operations take
+ * DynamoDB's own inputs without `TableName` (expressions stay as DynamoDB documents
+ * them), and add what every caller needs: strongly consistent reads by default, every page
+ * of a query, unprocessed keys retried, and condition failures as typed errors.
+ */
+
+type Item = Record<string, unknown>;
+type WithoutTable<T> = Omit<T, 'TableName'>;
+
+/** A write's condition did not hold. `item` is the item as it was, when asked for. */
+export class ConditionFailed extends Error {
+  constructor(readonly item?: Item) {
+    super('The condition of the write did not hold');
+    this.name = 'ConditionFailed';
+  }
+}
+
+/**
+ * A transaction was cancelled. `failedAt` lists the indexes of the operations whose
+ * condition failed (empty when it lost a race with another transaction instead).
+ */
+export class TransactionCancelled extends Error {
+  constructor(
+    readonly failedAt: number[],
+    readonly conflicted: boolean,
+  ) {
+    super(conflicted ? 'The transaction conflicted with another write' : `Conditions failed at ${failedAt.join(', ')}`);
+    this.name = 'TransactionCancelled';
+  }
+}
+
+const rethrowCondition = (error: unknown): never => {
+  if (isConditionFailure(error)) throw new ConditionFailed((error as { Item?: Item }).Item);
+  throw error;
+};
+
+export type PutInput = WithoutTable<PutCommandInput>;
+export type UpdateInput = WithoutTable<UpdateCommandInput>;
+export type DeleteInput = WithoutTable<DeleteCommandInput>;
+export type QueryInput = WithoutTable<QueryCommandInput>;
+
+/** One operation of a transaction: DynamoDB's TransactItem without `TableName`. */
+export type TransactOp =
+  | { Put: PutInput & { Item: Item } }
+  | { Update: UpdateInput & { Key: ItemKey } }
+  | { Delete: DeleteInput & { Key: ItemKey } }
+  | {
+      ConditionCheck: {
+        Key: ItemKey;
+        ConditionExpression: string;
+        ExpressionAttributeNames?: Record<string, string>;
+        ExpressionAttributeValues?: Record<string, unknown>;
+      };
+    };
+
+const withTable = (op: TransactOp) => {
+  const [kind, input] = Object.entries(op)[0]! as [string, Item];
+  return { [kind]: { ...input, TableName: tableName } };
+};
+
+export const table = {
+  /** One item, strongly consistent unless `consistent: false`. */
+  async get<T = Item>(key: ItemKey, options: { consistent?: boolean; projection?: string } = {}): Promise<T | undefined> {
+    const out = await db.send(
+      new GetCommand({ TableName: tableName, Key: key, ConsistentRead: options.consistent ?? true, ProjectionExpression: options.projection }),
+    );
+    return out.Item as T | undefined;
+  },
+
+  /** Writes an item; a failed `ConditionExpression` throws ConditionFailed. */
+  async put(input: PutInput): Promise<void> {
+    await db.send(new PutCommand({ ...input, TableName: tableName })).catch(rethrowCondition);
+  },
+
+  /** Updates an item and answers `Attributes` (per `ReturnValues`); ConditionFailed as put. */
+  async update<T = Item>(input: UpdateInput): Promise<T | undefined> {
+    const out = await db.send(new UpdateCommand({ ...input, TableName: tableName })).catch(rethrowCondition);
+    return out.Attributes as T | undefined;
+  },
+
+  /** Deletes an item and answers `Attributes` (per `ReturnValues`); ConditionFailed as put. */
+  async delete<T = Item>(input: DeleteInput): Promise<T | undefined> {
+    const out = await db.send(new DeleteCommand({ ...input, TableName: tableName })).catch(rethrowCondition);
+    return out.Attributes as T | undefined;
+  },
+
+  /** One page of a query, as DynamoDB answers it. */
+  async queryPage<T = Item>(input: QueryInput): Promise<{ items: T[]; lastKey?: Item }> {
+    const out = await db.send(new QueryCommand({ ConsistentRead: input.IndexName ? undefined : true, ...input, TableName: tableName }));
+    return { items: (out.Items ?? []) as T[], lastKey: out.LastEvaluatedKey };
+  },
+
+  /** Every page of a query. */
+  async queryAll<T = Item>(input: QueryInput): Promise<T[]> {
+    const items: T[] = [];
+    let startKey: Item | undefined = input.ExclusiveStartKey;
+    do {
+      const page = await table.queryPage<T>({ ...input, ExclusiveStartKey: startKey });
+      items.push(...page.items);
+      startKey = page.lastKey;
+    } while (startKey);
+    return items;
+  },
+
+  /** Many items by key, strongly consistent, in request order of DynamoDB's answer; absent ones are left out. */
+  async batchGet<T = Item>(keys: readonly ItemKey[]): Promise<T[]> {
+    const items: T[] = [];
+    for (let i = 0; i < keys.length; i += 100) {
+      let request: Record<string, { Keys: Item[]; ConsistentRead: boolean }> | undefined = {
+        [tableName]: { Keys: keys.slice(i, i + 100) as unknown as Item[], ConsistentRead: true },
+      };
+      while (request && Object.keys(request).length > 0) {
+        const out = await db.send(new BatchGetCommand({ RequestItems: request }));
+        items.push(...((out.Responses?.[tableName] ?? []) as T[]));
+        request = out.UnprocessedKeys as typeof request;
+      }
+    }
+    return items;
+  },
+
+  /** Deletes many items (no conditions), 25 at a time, retrying what DynamoDB leaves unprocessed. */
+  async batchDelete(keys: readonly ItemKey[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 25) {
+      let request: Record<string, { DeleteRequest: { Key: Item } }[]> | undefined = {
+        [tableName]: keys.slice(i, i + 25).map((key) => ({ DeleteRequest: { Key: key as unknown as Item } })),
+      };
+      while (request && Object.keys(request).length > 0) {
+        const out = await db.send(new BatchWriteCommand({ RequestItems: request }));
+        request = out.UnprocessedItems as typeof request;
+      }
+    }
+  },
+
+  /**
+   * All or nothing (at most 100 operations). A cancellation throws TransactionCancelled
+   * with the indexes whose conditions failed, so callers map them to their own errors.
+   */
+  async transact(ops: readonly TransactOp[]): Promise<void> {
+    try {
+      await db.send(new TransactWriteCommand({ TransactItems: ops.map(withTable) as never }));
+    } catch (error) {
+      if (!isTransactionConflict(error)) throw error;
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+      const failedAt = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []));
+      const conflicted = reasons.some((reason) => reason.Code === 'TransactionConflict');
+      throw new TransactionCancelled(failedAt, conflicted || failedAt.length === 0);
+    }
+  },
+};
+
+/**
+ * An item type declared once with its key (ElectroDB's Entity, at the size Parley needs):
+ * `get`, `mustGet` (its own NotFound), `create` (only if absent: its own Conflict),
+ * `remove`, and the transaction operations that create or remove it.
+ */
+export function defineEntity<T extends Item, A extends unknown[]>(spec: {
+  key: (...args: A) => ItemKey;
+  /** The error a missing item answers with, e.g. `notFound(\`SIP trunk ${id} not found\`)`. */
+  notFound: (...args: A) => Error;
+  /** The error a create of an existing item answers with. */
+  exists?: (...args: A) => Error;
+}) {
+  return {
+    key: spec.key,
+    get: (...args: A): Promise<T | undefined> => table.get<T>(spec.key(...args)),
+    async mustGet(...args: A): Promise<T> {
+      const item = await table.get<T>(spec.key(...args));
+      if (!item) throw spec.notFound(...args);
+      return item;
+    },
+    /** Writes `item` (keyed by `args`) only if no item has that key. */
+    async create(item: Omit<T, 'pk' | 'sk'>, ...args: A): Promise<T> {
+      const full = { ...item, ...spec.key(...args) } as unknown as T;
+      try {
+        await table.put({ Item: full, ConditionExpression: 'attribute_not_exists(pk)' });
+      } catch (error) {
+        if (error instanceof ConditionFailed && spec.exists) throw spec.exists(...args);
+        throw error;
+      }
+      return full;
+    },
+    /** Deletes the item; a missing one answers `notFound`. */
+    async remove(...args: A): Promise<void> {
+      try {
+        await table.delete({ Key: spec.key(...args), ConditionExpression: 'attribute_exists(pk)' });
+      } catch (error) {
+        if (error instanceof ConditionFailed) throw spec.notFound(...args);
+        throw error;
+      }
+    },
+    createOp: (item: Omit<T, 'pk' | 'sk'>, ...args: A): TransactOp => ({
+      Put: { Item: { ...item, ...spec.key(...args) }, ConditionExpression: 'attribute_not_exists(pk)' },
+    }),
+    removeOp: (...args: A): TransactOp => ({ Delete: { Key: spec.key(...args), ConditionExpression: 'attribute_exists(pk)' } }),
+  };
+}
