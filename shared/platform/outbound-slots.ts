@@ -1,9 +1,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from './config.ts';
 import { tooManyRequests } from './errors.ts';
 import { logger } from './logger.ts';
-import { db, isConditionFailure, tableName } from './store/db.ts';
+import { ConditionFailed, table } from './store/table.ts';
 import { keys, outboundSlotAttribute, outboundSlotOwnerAttribute } from './store/keys.ts';
 
 /*
@@ -59,23 +58,20 @@ export async function acquireOutboundSlot(workspaceId: string, options: SlotOpti
   const tryTake = async (index: number): Promise<OutboundSlot | undefined> => {
     const at = now();
     try {
-      await db.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: key,
-          UpdateExpression: 'SET #slot = :until, #owner = :owner, expires_at = :expires',
-          ConditionExpression: 'attribute_not_exists(#slot) OR #slot <= :now',
-          ExpressionAttributeNames: { '#slot': outboundSlotAttribute(index), '#owner': outboundSlotOwnerAttribute(index) },
-          ExpressionAttributeValues: {
-            ':now': at,
-            ':until': at + OUTBOUND_SLOT_LEASE_MS,
-            ':owner': owner,
-            ':expires': Math.ceil((at + OUTBOUND_SLOT_LEASE_MS) / 1000) + IDLE_TTL_SECONDS,
-          },
-        }),
-      );
+      await table.update({
+        Key: key,
+        UpdateExpression: 'SET #slot = :until, #owner = :owner, expires_at = :expires',
+        ConditionExpression: 'attribute_not_exists(#slot) OR #slot <= :now',
+        ExpressionAttributeNames: { '#slot': outboundSlotAttribute(index), '#owner': outboundSlotOwnerAttribute(index) },
+        ExpressionAttributeValues: {
+          ':now': at,
+          ':until': at + OUTBOUND_SLOT_LEASE_MS,
+          ':owner': owner,
+          ':expires': Math.ceil((at + OUTBOUND_SLOT_LEASE_MS) / 1000) + IDLE_TTL_SECONDS,
+        },
+      });
     } catch (error) {
-      if (isConditionFailure(error)) return undefined;
+      if (error instanceof ConditionFailed) return undefined;
       throw error;
     }
     return { index, release: () => releaseSlot(workspaceId, index, owner) };
@@ -86,10 +82,10 @@ export async function acquireOutboundSlot(workspaceId: string, options: SlotOpti
   if (first) return first;
   // A few rounds: others may take the slots this one saw free.
   for (let round = 0; round < 3; round++) {
-    const read = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+    const read = await table.get(key);
     const at = now();
     const leases = Array.from({ length: cap }, (_, i) => {
-      const value = read.Item?.[outboundSlotAttribute(i)];
+      const value = read?.[outboundSlotAttribute(i)];
       return typeof value === 'number' ? value : 0;
     });
     const free = leases.flatMap((until, i) => (until <= at ? [i] : []));
@@ -107,20 +103,17 @@ export async function acquireOutboundSlot(workspaceId: string, options: SlotOpti
 
 async function releaseSlot(workspaceId: string, index: number, owner: string): Promise<void> {
   try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: keys.outboundSlots(workspaceId),
-        UpdateExpression: 'REMOVE #slot, #owner',
-        // A lease that ended and was taken by another request is theirs now.
-        ConditionExpression: '#owner = :owner',
-        ExpressionAttributeNames: { '#slot': outboundSlotAttribute(index), '#owner': outboundSlotOwnerAttribute(index) },
-        ExpressionAttributeValues: { ':owner': owner },
-      }),
-    );
+    await table.update({
+      Key: keys.outboundSlots(workspaceId),
+      UpdateExpression: 'REMOVE #slot, #owner',
+      // A lease that ended and was taken by another request is theirs now.
+      ConditionExpression: '#owner = :owner',
+      ExpressionAttributeNames: { '#slot': outboundSlotAttribute(index), '#owner': outboundSlotOwnerAttribute(index) },
+      ExpressionAttributeValues: { ':owner': owner },
+    });
   } catch (error) {
     // The lease ends by itself; a failed release only keeps the slot until then.
-    if (!isConditionFailure(error)) logger.warn('could not release an outbound test slot', { workspace_id: workspaceId, error });
+    if (!(error instanceof ConditionFailed)) logger.warn('could not release an outbound test slot', { workspace_id: workspaceId, error });
   }
 }
 

@@ -1,7 +1,4 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { db, isConditionFailure, tableName } from '../store/db.ts';
+import { ConditionFailed, table } from '../store/table.ts';
 import { rateWindowAttribute, type ItemKey } from '../store/keys.ts';
 import { epochMinute, staleWindowAttributes } from './rate-window.ts';
 
@@ -30,23 +27,20 @@ export async function countRequest(
     values[':expires'] = Math.ceil(nowMs / 1000) + options.ttlSeconds;
   }
   try {
-    const out = await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: key,
-        UpdateExpression: `${sets.length ? `SET ${sets.join(', ')} ` : ''}ADD #window :one`,
-        ConditionExpression: options.mustExist ? 'attribute_exists(pk)' : undefined,
-        ExpressionAttributeNames: { '#window': rateWindowAttribute(epochMinute(nowMs)) },
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    const item = out.Attributes ?? {};
+    const out = await table.update({
+      Key: key,
+      UpdateExpression: `${sets.length ? `SET ${sets.join(', ')} ` : ''}ADD #window :one`,
+      ConditionExpression: options.mustExist ? 'attribute_exists(pk)' : undefined,
+      ExpressionAttributeNames: { '#window': rateWindowAttribute(epochMinute(nowMs)) },
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    });
+    const item = out ?? {};
     const stale = staleWindowAttributes(item, nowMs);
     if (stale.length) await dropWindows(key, stale);
     return item;
   } catch (error) {
-    if (options.mustExist && isConditionFailure(error)) return undefined;
+    if (options.mustExist && error instanceof ConditionFailed) return undefined;
     throw error;
   }
 }
@@ -77,29 +71,25 @@ export type PresentedCredential =
 export async function presentCredential(key: ItemKey, nowMs: number, rules: CredentialCondition): Promise<PresentedCredential> {
   const window = rateWindowAttribute(epochMinute(nowMs));
   try {
-    const out = await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: key,
-        UpdateExpression: 'SET last_used_timestamp = :now ADD #window :one',
-        ConditionExpression: `attribute_exists(pk) AND ${rules.expression}`,
-        ExpressionAttributeNames: { '#window': window, ...rules.names },
-        ExpressionAttributeValues: { ':one': 1, ':now': nowMs, ...rules.values },
-        // The record before this write: the stamp it replaced can be put back if a later rule refuses.
-        ReturnValues: 'ALL_OLD',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    const before = out.Attributes ?? {};
+    const out = await table.update({
+      Key: key,
+      UpdateExpression: 'SET last_used_timestamp = :now ADD #window :one',
+      ConditionExpression: `attribute_exists(pk) AND ${rules.expression}`,
+      ExpressionAttributeNames: { '#window': window, ...rules.names },
+      ExpressionAttributeValues: { ':one': 1, ':now': nowMs, ...rules.values },
+      // The record before this write: the stamp it replaced can be put back if a later rule refuses.
+      ReturnValues: 'ALL_OLD',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+    const before = out ?? {};
     const item = { ...before, [window]: Number(before[window] ?? 0) + 1, last_used_timestamp: nowMs };
     const stale = staleWindowAttributes(item, nowMs);
     if (stale.length) await dropWindows(key, stale);
     const previous = before.last_used_timestamp;
     return { outcome: 'counted', item, previousLastUse: typeof previous === 'number' ? previous : undefined };
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const record = (error as { Item?: Record<string, AttributeValue> }).Item;
-    return record ? { outcome: 'refused', item: unmarshall(record) } : { outcome: 'unknown' };
+    if (!(error instanceof ConditionFailed)) throw error;
+    return error.item ? { outcome: 'refused', item: error.item } : { outcome: 'unknown' };
   }
 }
 
@@ -110,22 +100,19 @@ export async function presentCredential(key: ItemKey, nowMs: number, rules: Cred
  */
 export async function takeBackCredential(key: ItemKey, nowMs: number, previousLastUse: number | undefined): Promise<void> {
   try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: key,
-        UpdateExpression: `${previousLastUse === undefined ? 'REMOVE last_used_timestamp' : 'SET last_used_timestamp = :previous'} ADD #window :minusOne`,
-        ConditionExpression: 'last_used_timestamp = :now',
-        ExpressionAttributeNames: { '#window': rateWindowAttribute(epochMinute(nowMs)) },
-        ExpressionAttributeValues: {
-          ':minusOne': -1,
-          ':now': nowMs,
-          ...(previousLastUse === undefined ? {} : { ':previous': previousLastUse }),
-        },
-      }),
-    );
+    await table.update({
+      Key: key,
+      UpdateExpression: `${previousLastUse === undefined ? 'REMOVE last_used_timestamp' : 'SET last_used_timestamp = :previous'} ADD #window :minusOne`,
+      ConditionExpression: 'last_used_timestamp = :now',
+      ExpressionAttributeNames: { '#window': rateWindowAttribute(epochMinute(nowMs)) },
+      ExpressionAttributeValues: {
+        ':minusOne': -1,
+        ':now': nowMs,
+        ...(previousLastUse === undefined ? {} : { ':previous': previousLastUse }),
+      },
+    });
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+    if (!(error instanceof ConditionFailed)) throw error;
     // Stamped by a later request (or deleted): leave the stamp, take back the count.
     await uncountRequest(key, nowMs);
   }
@@ -137,18 +124,15 @@ export async function takeBackCredential(key: ItemKey, nowMs: number, previousLa
  */
 export async function uncountRequest(key: ItemKey, nowMs: number): Promise<void> {
   try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: key,
-        UpdateExpression: 'ADD #window :minusOne',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#window': rateWindowAttribute(epochMinute(nowMs)) },
-        ExpressionAttributeValues: { ':minusOne': -1 },
-      }),
-    );
+    await table.update({
+      Key: key,
+      UpdateExpression: 'ADD #window :minusOne',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#window': rateWindowAttribute(epochMinute(nowMs)) },
+      ExpressionAttributeValues: { ':minusOne': -1 },
+    });
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+    if (!(error instanceof ConditionFailed)) throw error;
   }
 }
 
@@ -156,16 +140,13 @@ export async function uncountRequest(key: ItemKey, nowMs: number): Promise<void>
 async function dropWindows(key: ItemKey, attributes: string[]): Promise<void> {
   const names = Object.fromEntries(attributes.map((name, i) => [`#w${i}`, name]));
   try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: key,
-        UpdateExpression: `REMOVE ${Object.keys(names).join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-      }),
-    );
+    await table.update({
+      Key: key,
+      UpdateExpression: `REMOVE ${Object.keys(names).join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: names,
+    });
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+    if (!(error instanceof ConditionFailed)) throw error;
   }
 }

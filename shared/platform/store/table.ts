@@ -12,6 +12,8 @@ import {
   type QueryCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { db, isConditionFailure, isTransactionConflict, tableName } from './db.ts';
 import type { ItemKey } from './keys.ts';
 
@@ -49,7 +51,11 @@ export class TransactionCancelled extends Error {
 }
 
 const rethrowCondition = (error: unknown): never => {
-  if (isConditionFailure(error)) throw new ConditionFailed((error as { Item?: Item }).Item);
+  if (isConditionFailure(error)) {
+    // The SDK leaves the item of ReturnValuesOnConditionCheckFailure in DynamoDB's JSON.
+    const raw = (error as { Item?: Record<string, AttributeValue> }).Item;
+    throw new ConditionFailed(raw ? unmarshall(raw) : undefined);
+  }
   throw error;
 };
 

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../../platform/store/db.ts';
+import { table } from '../../platform/store/table.ts';
 import { keys } from '../../platform/store/keys.ts';
 
 /**
@@ -31,16 +30,13 @@ export async function recordProviderOperation(
   nowMs = Date.now(),
 ): Promise<ProviderOperation> {
   const operation: ProviderOperation = { operation_id: operationId(nowMs), created_timestamp: nowMs, ...entry };
-  await db.send(
-    new PutCommand({
-      TableName: tableName,
-      Item: {
-        ...keys.providerOperation(workspaceId, operation.operation_id),
-        ...operation,
-        expires_at: Math.floor(nowMs / 1000) + RETENTION_SECONDS,
-      },
-    }),
-  );
+  await table.put({
+    Item: {
+      ...keys.providerOperation(workspaceId, operation.operation_id),
+      ...operation,
+      expires_at: Math.floor(nowMs / 1000) + RETENTION_SECONDS,
+    },
+  });
   return operation;
 }
 
@@ -50,17 +46,13 @@ export async function listProviderOperations(
   options: { limit?: number } = {},
 ): Promise<ProviderOperation[]> {
   const { pk } = keys.providerOperations(workspaceId);
-  const out = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
-      ScanIndexForward: false,
-      Limit: Math.min(Math.max(options.limit ?? 100, 1), 1000),
-      ConsistentRead: true,
-    }),
-  );
-  return (out.Items ?? []).map(({ operation_id, provider, operation, request, outcome, error, created_timestamp }) => ({
+  const { items } = await table.queryPage<ProviderOperation>({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ScanIndexForward: false,
+    Limit: Math.min(Math.max(options.limit ?? 100, 1), 1000),
+  });
+  return items.map(({ operation_id, provider, operation, request, outcome, error, created_timestamp }) => ({
     operation_id, provider, operation, request, outcome, ...(error ? { error } : {}), created_timestamp,
   })) as ProviderOperation[];
 }
