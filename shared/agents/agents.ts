@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand, DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import {
   branchDraft,
   orderedHeads,
@@ -24,9 +23,8 @@ import {
   type CreateAgentInput,
   type UpdateAgentInput,
 } from './agent-routes.ts';
-import { db, isConditionFailure, tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
+import { ConditionFailed, table } from '../platform/store/table.ts';
 import {
   commit,
   createItems,
@@ -40,6 +38,7 @@ import {
   type VersionRecord,
 } from '../platform/store/versions.ts';
 import { assertVoiceUsable, DEFAULT_VOICE_ID } from '../voices/index.ts';
+import { agentTags, agentTagsOf, type TagItem } from './store.ts';
 
 const KIND = 'agent' as const;
 
@@ -318,11 +317,6 @@ export async function resolveAgentVersion(workspaceId: string, agentId: string, 
 // ---------------------------------------------------------------------------------------
 // Environment tags: a name for a version, with variables for calls that choose it.
 
-interface TagItem extends AgentTag {
-  pk: string;
-  sk: string;
-}
-
 const toTag = ({ pk: _pk, sk: _sk, ...tag }: TagItem): AgentTag => tag;
 
 export async function listAgentTags(workspaceId: string, agentId: string): Promise<AgentTag[]> {
@@ -332,14 +326,12 @@ export async function listAgentTags(workspaceId: string, agentId: string): Promi
 
 /** Tags of an agent the caller already knows exists. */
 async function tagsOf(workspaceId: string, agentId: string): Promise<AgentTag[]> {
-  return (await queryAll<TagItem>(keys.agentTags(workspaceId, agentId))).map(toTag);
+  return (await queryAll<TagItem>(agentTagsOf(workspaceId, agentId))).map(toTag);
 }
 
 async function findTag(workspaceId: string, agentId: string, name: string): Promise<AgentTag | undefined> {
-  const out = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.agentTag(workspaceId, agentId, name), ConsistentRead: true }),
-  );
-  return out.Item ? toTag(out.Item as TagItem) : undefined;
+  const item = await agentTags.get(workspaceId, agentId, name);
+  return item ? toTag(item) : undefined;
 }
 
 async function assertVersionExists(workspaceId: string, agentId: string, version: number): Promise<void> {
@@ -358,18 +350,7 @@ export async function createAgentTag(
 ): Promise<AgentTag> {
   await assertVersionExists(workspaceId, agentId, input.version);
   const tag: AgentTag = { ...input, created_timestamp: nowMs, last_modification_timestamp: nowMs };
-  try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: { ...keys.agentTag(workspaceId, agentId, input.name), ...tag },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw conflict(`A tag named "${input.name}" already exists on agent ${agentId}`);
-    throw error;
-  }
+  await agentTags.create(tag, workspaceId, agentId, input.name);
   return tag;
 }
 
@@ -386,15 +367,9 @@ export async function updateAgentTag(
   if (input.version !== undefined) await assertVersionExists(workspaceId, agentId, input.version);
   const tag: AgentTag = { ...current, ...definedFields(input), last_modification_timestamp: nowMs };
   try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: { ...keys.agentTag(workspaceId, agentId, name), ...tag },
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
-    );
+    await table.put({ Item: { ...agentTags.key(workspaceId, agentId, name), ...tag }, ConditionExpression: 'attribute_exists(pk)' });
   } catch (error) {
-    if (isConditionFailure(error)) throw notFound(`Agent ${agentId} has no tag "${name}"`);
+    if (error instanceof ConditionFailed) throw notFound(`Agent ${agentId} has no tag "${name}"`);
     throw error;
   }
   return tag;
@@ -402,17 +377,6 @@ export async function updateAgentTag(
 
 export async function deleteAgentTag(workspaceId: string, agentId: string, name: string): Promise<void> {
   await getHead(workspaceId, KIND, agentId);
-  try {
-    await db.send(
-      new DeleteCommand({
-        TableName: tableName,
-        Key: keys.agentTag(workspaceId, agentId, name),
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw notFound(`Agent ${agentId} has no tag "${name}"`);
-    throw error;
-  }
+  await agentTags.remove(workspaceId, agentId, name);
 }
 

@@ -1,5 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { badRequest, conflict, invalidPaginationKey, notFound } from '../platform/errors.ts';
+import { badRequest, conflict, invalidPaginationKey } from '../platform/errors.ts';
 import { idPattern, newId } from '../platform/ids.ts';
 import { definedFields } from '../platform/objects.ts';
 import {
@@ -8,10 +7,10 @@ import {
   type FlowComponent,
   type UpdateComponentInput,
 } from './flow-routes.ts';
-import { db, tableName } from '../platform/store/db.ts';
-import { keys, type ItemKey } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
-import { commit, listHeads, MAX_DATA_BYTES, type TransactItem } from '../platform/store/versions.ts';
+import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import { listHeads, MAX_DATA_BYTES, type TransactItem } from '../platform/store/versions.ts';
+import { asTransactItem, componentLinkOp, flowComponents, flowComponentsOf, type ComponentItem } from './store.ts';
 
 /*
  * Shared conversation flow components, and the graph rules flows and components share.
@@ -250,30 +249,24 @@ async function readComponents(workspaceId: string, ids: string[]): Promise<Map<s
  * is gone, and bump its `link_writes` so a concurrent delete of it fails.
  */
 export function linkItems(workspaceId: string, componentIds: Iterable<string>): TransactItem[] {
-  return [...componentIds].map((id) => ({
-    Update: {
-      TableName: tableName,
-      Key: keys.flowComponent(workspaceId, id),
-      UpdateExpression: 'ADD link_writes :one',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':one': 1 },
-    },
-  }));
+  return linkOps(workspaceId, componentIds).map(asTransactItem);
+}
+
+const linkOps = (workspaceId: string, componentIds: Iterable<string>): TransactOp[] =>
+  [...componentIds].map((id) => componentLinkOp(workspaceId, id));
+
+/** Runs a component write; losing a race to another writer is a 409 the client can retry (as flows' writes). */
+async function commitComponent(ops: TransactOp[]): Promise<void> {
+  try {
+    await table.transact(ops);
+  } catch (error) {
+    if (error instanceof TransactionCancelled) throw conflict('The resource was changed by another request; retry');
+    throw error;
+  }
 }
 
 // ---------------------------------------------------------------------------------------
 // Shared components
-
-interface ComponentItem extends ItemKey {
-  conversation_flow_component_id: string;
-  workspace_id: string;
-  created_timestamp: number;
-  user_modified_timestamp: number;
-  link_writes?: number;
-  data: Record<string, unknown>;
-}
-
-const notFoundError = (componentId: string) => notFound(`Conversation flow component ${componentId} not found`);
 
 function toComponent(item: ComponentItem, linkedFlows: string[]): FlowComponent {
   return {
@@ -284,18 +277,8 @@ function toComponent(item: ComponentItem, linkedFlows: string[]): FlowComponent 
   };
 }
 
-async function getComponentItem(workspaceId: string, componentId: string): Promise<ComponentItem | undefined> {
-  const out = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.flowComponent(workspaceId, componentId), ConsistentRead: true }),
-  );
-  return out.Item as ComponentItem | undefined;
-}
-
-async function readComponent(workspaceId: string, componentId: string): Promise<ComponentItem> {
-  const item = await getComponentItem(workspaceId, componentId);
-  if (!item) throw notFoundError(componentId);
-  return item;
-}
+const getComponentItem = (workspaceId: string, componentId: string) => flowComponents.get(workspaceId, componentId);
+const readComponent = (workspaceId: string, componentId: string) => flowComponents.mustGet(workspaceId, componentId);
 
 /** Component ID → flows whose latest version uses it (what `linked_conversation_flow_ids` reports). */
 async function flowLinks(workspaceId: string): Promise<Map<string, string[]>> {
@@ -328,16 +311,16 @@ export async function createComponent(
   assertSize(data);
   const componentId = newId('flowComponent');
   const item: ComponentItem = {
-    ...keys.flowComponent(workspaceId, componentId),
+    ...flowComponents.key(workspaceId, componentId),
     conversation_flow_component_id: componentId,
     workspace_id: workspaceId,
     created_timestamp: nowMs,
     user_modified_timestamp: nowMs,
     data,
   };
-  await commit([
-    { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-    ...linkItems(workspaceId, check.shared.keys()),
+  await commitComponent([
+    { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+    ...linkOps(workspaceId, check.shared.keys()),
   ]);
   return toComponent(item, []);
 }
@@ -351,7 +334,7 @@ export async function listComponents(
   workspaceId: string,
   options: { limit: number; pagination_key?: string; sort_order: 'ascending' | 'descending' },
 ): Promise<{ has_more: boolean; items: FlowComponent[]; pagination_key?: string }> {
-  const [all, links] = await Promise.all([queryAll<ComponentItem>(keys.flowComponents(workspaceId)), flowLinks(workspaceId)]);
+  const [all, links] = await Promise.all([queryAll<ComponentItem>(flowComponentsOf(workspaceId)), flowLinks(workspaceId)]);
   all.sort(
     (a, b) =>
       a.created_timestamp - b.created_timestamp || (a.conversation_flow_component_id < b.conversation_flow_component_id ? -1 : 1),
@@ -387,18 +370,17 @@ export async function updateComponent(
   if (check.problems.length) throw badRequest(check.problems.join('; '));
   assertSize(data);
   const updated: ComponentItem = { ...item, data, user_modified_timestamp: nowMs };
-  await commit([
+  await commitComponent([
     {
       Update: {
-        TableName: tableName,
-        Key: keys.flowComponent(workspaceId, componentId),
+        Key: flowComponents.key(workspaceId, componentId),
         UpdateExpression: 'SET #data = :data, user_modified_timestamp = :now',
         ConditionExpression: 'user_modified_timestamp = :read',
         ExpressionAttributeNames: { '#data': 'data' },
         ExpressionAttributeValues: { ':data': data, ':now': nowMs, ':read': item.user_modified_timestamp },
       },
     },
-    ...linkItems(workspaceId, check.shared.keys()),
+    ...linkOps(workspaceId, check.shared.keys()),
   ]);
   return toComponent(updated, (await flowLinks(workspaceId)).get(componentId) ?? []);
 }
@@ -412,7 +394,7 @@ export async function deleteComponent(workspaceId: string, componentId: string):
   const item = await readComponent(workspaceId, componentId);
   const [links, components] = await Promise.all([
     flowLinks(workspaceId),
-    queryAll<ComponentItem>(keys.flowComponents(workspaceId)),
+    queryAll<ComponentItem>(flowComponentsOf(workspaceId)),
   ]);
   const users = [
     ...(links.get(componentId) ?? []).map((id) => `conversation flow ${id}`),
@@ -423,11 +405,10 @@ export async function deleteComponent(workspaceId: string, componentId: string):
   if (users.length > 0) {
     throw conflict(`Conversation flow component ${componentId} is used by ${users.join(', ')}; remove it from them first`);
   }
-  await commit([
+  await commitComponent([
     {
       Delete: {
-        TableName: tableName,
-        Key: keys.flowComponent(workspaceId, componentId),
+        Key: flowComponents.key(workspaceId, componentId),
         ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(link_writes) OR link_writes = :seen)',
         ExpressionAttributeValues: { ':seen': item.link_writes ?? 0 },
       },

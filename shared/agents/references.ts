@@ -1,9 +1,8 @@
 import type { AgentKind } from './agent-versions.ts';
 import { conflict } from '../platform/errors.ts';
-import { tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { getHead, KIND_LABEL, type TransactItem } from '../platform/store/versions.ts';
+import { addReferenceOps, agentReferencesOf, asTransactItem, removeReferenceOps, type AgentReferrer } from './store.ts';
 
 /**
  * What uses an agent: phone numbers answer or dial with it, batch calls dial with it.
@@ -15,12 +14,7 @@ import { getHead, KIND_LABEL, type TransactItem } from '../platform/store/versio
  * and the head's delete is conditional on the count being zero (shared/platform/store/versions.ts), so
  * a binding racing a delete cannot leave a reference to a deleted agent.
  */
-export interface AgentReferrer {
-  type: 'phone_number' | 'batch_call';
-  id: string;
-}
-
-const referrerKey = (referrer: AgentReferrer) => `${referrer.type}#${referrer.id}`;
+export type { AgentReferrer };
 
 export function addAgentReferenceItems(
   workspaceId: string,
@@ -28,24 +22,7 @@ export function addAgentReferenceItems(
   agentId: string,
   referrer: AgentReferrer,
 ): TransactItem[] {
-  return [
-    {
-      Update: {
-        TableName: tableName,
-        Key: keys.resourceHead(workspaceId, kind, agentId),
-        UpdateExpression: 'ADD reference_count :one',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':one': 1 },
-      },
-    },
-    {
-      Put: {
-        TableName: tableName,
-        Item: { ...keys.agentReference(workspaceId, kind, agentId, referrerKey(referrer)), ...referrer },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-  ];
+  return addReferenceOps(workspaceId, kind, agentId, referrer).map(asTransactItem);
 }
 
 export function removeAgentReferenceItems(
@@ -54,28 +31,11 @@ export function removeAgentReferenceItems(
   agentId: string,
   referrer: AgentReferrer,
 ): TransactItem[] {
-  return [
-    {
-      Update: {
-        TableName: tableName,
-        Key: keys.resourceHead(workspaceId, kind, agentId),
-        UpdateExpression: 'ADD reference_count :minusOne',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':minusOne': -1 },
-      },
-    },
-    {
-      Delete: {
-        TableName: tableName,
-        Key: keys.agentReference(workspaceId, kind, agentId, referrerKey(referrer)),
-        ConditionExpression: 'attribute_exists(pk)',
-      },
-    },
-  ];
+  return removeReferenceOps(workspaceId, kind, agentId, referrer).map(asTransactItem);
 }
 
 export async function agentReferrers(workspaceId: string, kind: AgentKind, agentId: string): Promise<AgentReferrer[]> {
-  return (await queryAll<AgentReferrer>(keys.agentReferences(workspaceId, kind, agentId))).map(({ type, id }) => ({ type, id }));
+  return (await queryAll<AgentReferrer>(agentReferencesOf(workspaceId, kind, agentId))).map(({ type, id }) => ({ type, id }));
 }
 
 const LABEL: Record<AgentReferrer['type'], string> = { phone_number: 'phone number', batch_call: 'batch call' };

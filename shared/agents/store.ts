@@ -1,0 +1,108 @@
+import type { AgentTag } from './agent-routes.ts';
+import type { AgentKind } from './agent-versions.ts';
+import { conflict, notFound } from '../platform/errors.ts';
+import { tableName } from '../platform/store/db.ts';
+import { keys } from '../platform/store/keys.ts';
+import { defineEntity, type TransactOp } from '../platform/store/table.ts';
+import type { TransactItem } from '../platform/store/versions.ts';
+
+/*
+ * The agents domain's own items, each declared once with its key (keys from the keys
+ * module). Versioned resources (agents, chat agents, LLMs, flows: heads and versions) are
+ * the versioned-resource store's (shared/platform/store/versions.ts), not declared here.
+ */
+
+/** An item's key as a type alias (an interface such as ItemKey does not satisfy defineEntity's `Record`). */
+type Keyed = { pk: string; sk: string };
+
+/** An environment tag: a name for a version of a voice agent, with variables for calls that choose it. */
+export type TagItem = AgentTag & Keyed;
+
+export const agentTags = defineEntity<TagItem, [workspaceId: string, agentId: string, name: string]>({
+  key: keys.agentTag,
+  notFound: (_workspaceId, agentId, name) => notFound(`Agent ${agentId} has no tag "${name}"`),
+  exists: (_workspaceId, agentId, name) => conflict(`A tag named "${name}" already exists on agent ${agentId}`),
+});
+export const agentTagsOf = keys.agentTags;
+
+/** A shared conversation flow component (not versioned). */
+export type ComponentItem = Keyed & {
+  conversation_flow_component_id: string;
+  workspace_id: string;
+  created_timestamp: number;
+  user_modified_timestamp: number;
+  /** Bumped by every write that references the component; its delete is conditional on it. */
+  link_writes?: number;
+  data: Record<string, unknown>;
+};
+
+export const flowComponents = defineEntity<ComponentItem, [workspaceId: string, componentId: string]>({
+  key: keys.flowComponent,
+  notFound: (_workspaceId, componentId) => notFound(`Conversation flow component ${componentId} not found`),
+});
+export const flowComponentsOf = keys.flowComponents;
+
+/** Keeps a shared component in place for a write: fails when it is gone, bumps `link_writes`. */
+export const componentLinkOp = (workspaceId: string, componentId: string): TransactOp => ({
+  Update: {
+    Key: flowComponents.key(workspaceId, componentId),
+    UpdateExpression: 'ADD link_writes :one',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':one': 1 },
+  },
+});
+
+/** Something that uses an agent (a phone number, a batch call): an item in the agent's partition. */
+export interface AgentReferrer {
+  type: 'phone_number' | 'batch_call';
+  id: string;
+}
+export const agentReferencesOf = keys.agentReferences;
+const referenceKey = (workspaceId: string, kind: AgentKind, agentId: string, referrer: AgentReferrer) =>
+  keys.agentReference(workspaceId, kind, agentId, `${referrer.type}#${referrer.id}`);
+
+/** Counts the reference on the agent's head (which must exist) and writes its item (which must not). */
+export const addReferenceOps = (workspaceId: string, kind: AgentKind, agentId: string, referrer: AgentReferrer): TransactOp[] => [
+  {
+    Update: {
+      Key: keys.resourceHead(workspaceId, kind, agentId),
+      UpdateExpression: 'ADD reference_count :one',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':one': 1 },
+    },
+  },
+  {
+    Put: {
+      Item: { ...referenceKey(workspaceId, kind, agentId, referrer), ...referrer },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  },
+];
+
+/** Uncounts the reference on the agent's head (which must exist) and deletes its item (which must exist). */
+export const removeReferenceOps = (workspaceId: string, kind: AgentKind, agentId: string, referrer: AgentReferrer): TransactOp[] => [
+  {
+    Update: {
+      Key: keys.resourceHead(workspaceId, kind, agentId),
+      UpdateExpression: 'ADD reference_count :minusOne',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':minusOne': -1 },
+    },
+  },
+  {
+    Delete: {
+      Key: referenceKey(workspaceId, kind, agentId, referrer),
+      ConditionExpression: 'attribute_exists(pk)',
+    },
+  },
+];
+
+/**
+ * An operation as the versioned-resource store's `commit` (and other domains'
+ * transactions) take it today: DynamoDB's TransactItem, with the table named. Goes when
+ * shared/platform/store/versions.ts takes table.ts's TransactOp.
+ */
+export function asTransactItem(op: TransactOp): TransactItem {
+  const [kind, input] = Object.entries(op)[0]!;
+  return { [kind]: { ...input, TableName: tableName } } as TransactItem;
+}
