@@ -1,4 +1,3 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut } from './audit-log.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { assertGrantable, type Scope } from '../platform/auth/scopes.ts';
@@ -16,9 +15,9 @@ import {
 import { conflict, notFound } from '../platform/errors.ts';
 import { definedFields } from '../platform/objects.ts';
 import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './routes.ts';
-import { db, isTransactionConflict, tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
-import { getWorkspaceItem, type WorkspaceItem } from './workspaces.ts';
+import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import { apiKeyRef, apiKeyRefs, asTableOps, credentialItemKey, credentialKey, workspaces, type WorkspaceItem } from './store.ts';
+import { getWorkspaceItem } from './workspaces.ts';
 
 const MAX_ATTEMPTS = 10;
 const apiKeyNotFound = () => notFound('API key not found');
@@ -43,7 +42,7 @@ export function apiKeyInfo(principal: Principal) {
 }
 
 export async function listApiKeys(workspaceId: string): Promise<ApiKey[]> {
-  return (await listCredentials(keys.apiKeyRefs(workspaceId))).map(toApiKey);
+  return (await listCredentials(apiKeyRefs(workspaceId))).map(toApiKey);
 }
 
 export async function createApiKey(principal: Principal, input: CreateApiKeyInput) {
@@ -69,7 +68,7 @@ export async function createApiKey(principal: Principal, input: CreateApiKeyInpu
     const move = input.is_webhook_key
       ? webhookFlagMove(await getWorkspaceItem(workspaceId), secret.id, secret.hash)
       : [];
-    await db.send(new TransactWriteCommand({ TransactItems: [...puts, ...move, audit] }));
+    await table.transact([...asTableOps(puts), ...move, audit]);
   });
   const created = puts[0]!.Put.Item as CredentialItem;
   return { ...toApiKey(created), api_key: secret.value };
@@ -77,7 +76,7 @@ export async function createApiKey(principal: Principal, input: CreateApiKeyInpu
 
 export async function updateApiKey(principal: Principal, apiKeyId: string, input: UpdateApiKeyInput): Promise<ApiKey> {
   const workspaceId = principal.workspaceId;
-  const credential = await findCredential(keys.apiKeyRef(workspaceId, apiKeyId));
+  const credential = await findCredential(apiKeyRef(workspaceId, apiKeyId));
   if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
   if (input.scopes) assertGrantable(principal, input.scopes);
 
@@ -97,9 +96,7 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
       ? webhookFlagMove(await getWorkspaceItem(workspaceId), apiKeyId, credential.pk.slice('CREDENTIAL#'.length))
       : [];
     const guard = losesFullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'removing its full access') : [];
-    await db.send(
-      new TransactWriteCommand({ TransactItems: [credentialUpdate(credential, changes), ...move, audit, ...guard] }),
-    );
+    await table.transact([...asTableOps([credentialUpdate(credential, changes)]), ...move, audit, ...guard]);
   }, apiKeyNotFound);
   const updated = await readCredential(credential);
   if (!updated) throw apiKeyNotFound();
@@ -113,7 +110,7 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
  */
 export async function deleteApiKey(principal: Principal, apiKeyId: string): Promise<void> {
   const workspaceId = principal.workspaceId;
-  const ref = keys.apiKeyRef(workspaceId, apiKeyId);
+  const ref = apiKeyRef(workspaceId, apiKeyId);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const credential = await findCredential(ref);
     if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
@@ -124,12 +121,11 @@ export async function deleteApiKey(principal: Principal, apiKeyId: string): Prom
       remove!.Delete.ConditionExpression = `attribute_exists(pk) AND NOT (${FULL_ACCESS_CONDITION})`;
       Object.assign(remove!.Delete, { ExpressionAttributeValues: FULL_ACCESS_VALUES });
     }
-    const clearFlag = credential.is_webhook_key
+    const clearFlag: TransactOp[] = credential.is_webhook_key
       ? [
           {
             Update: {
-              TableName: tableName,
-              Key: keys.workspace(workspaceId),
+              Key: workspaces.key(workspaceId),
               UpdateExpression: 'REMOVE webhook_key_id, webhook_key_credential',
               ConditionExpression: 'webhook_key_id = :id',
               ExpressionAttributeValues: { ':id': apiKeyId },
@@ -139,24 +135,19 @@ export async function deleteApiKey(principal: Principal, apiKeyId: string): Prom
       : [];
     const guard = fullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'deleting it') : [];
     try {
-      await db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            remove!,
-            removeRef!,
-            ...clearFlag,
-            auditPut(workspaceId, principal, {
-              action: 'api_key.delete',
-              target: { type: 'api_key', id: apiKeyId },
-              changes: [],
-            }, Date.now()),
-            ...guard,
-          ],
-        }),
-      );
+      await table.transact([
+        ...asTableOps([remove!, removeRef!]),
+        ...clearFlag,
+        auditPut(workspaceId, principal, {
+          action: 'api_key.delete',
+          target: { type: 'api_key', id: apiKeyId },
+          changes: [],
+        }, Date.now()),
+        ...guard,
+      ]);
       return;
     } catch (error) {
-      if (!isTransactionConflict(error)) throw error;
+      if (!(error instanceof TransactionCancelled)) throw error;
       // Lost a race (the key, the flag or the other full-access key changed): read again.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
     }
@@ -174,8 +165,8 @@ const FULL_ACCESS_VALUES = { ':noScopes': 0, ':admin': 'admin' };
  * transaction that takes full access away from this one. Two such transactions on the
  * last two full-access keys cannot both commit: each checks the key the other changes.
  */
-async function anotherFullAccessKeyCheck(workspaceId: string, apiKeyId: string, action: string) {
-  const other = (await listCredentials(keys.apiKeyRefs(workspaceId))).find(
+async function anotherFullAccessKeyCheck(workspaceId: string, apiKeyId: string, action: string): Promise<TransactOp[]> {
+  const other = (await listCredentials(apiKeyRefs(workspaceId))).find(
     (credential) => credential.credential_id !== apiKeyId && hasFullAccess(credential.scopes),
   );
   if (!other) {
@@ -186,8 +177,7 @@ async function anotherFullAccessKeyCheck(workspaceId: string, apiKeyId: string, 
   return [
     {
       ConditionCheck: {
-        TableName: tableName,
-        Key: { pk: other.pk, sk: other.sk },
+        Key: credentialItemKey(other),
         ConditionExpression: `attribute_exists(pk) AND (${FULL_ACCESS_CONDITION})`,
         ExpressionAttributeValues: FULL_ACCESS_VALUES,
       },
@@ -200,13 +190,12 @@ async function anotherFullAccessKeyCheck(workspaceId: string, apiKeyId: string, 
  * holder it read is still current, and the previous holder's flag is cleared in the same
  * transaction, so exactly one key holds it even under concurrent moves.
  */
-function webhookFlagMove(workspace: WorkspaceItem, apiKeyId: string, credentialHash: string) {
+function webhookFlagMove(workspace: WorkspaceItem, apiKeyId: string, credentialHash: string): TransactOp[] {
   const previousHash = workspace.webhook_key_credential;
-  const items: Record<string, unknown>[] = [
+  const items: TransactOp[] = [
     {
       Update: {
-        TableName: tableName,
-        Key: keys.workspace(workspace.workspace_id),
+        Key: workspaces.key(workspace.workspace_id),
         UpdateExpression: 'SET webhook_key_id = :id, webhook_key_credential = :hash',
         ConditionExpression: workspace.webhook_key_id
           ? 'webhook_key_id = :previous'
@@ -222,8 +211,7 @@ function webhookFlagMove(workspace: WorkspaceItem, apiKeyId: string, credentialH
   if (previousHash && previousHash !== credentialHash) {
     items.push({
       Update: {
-        TableName: tableName,
-        Key: keys.credential(previousHash),
+        Key: credentialKey(previousHash),
         UpdateExpression: 'SET is_webhook_key = :false',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':false': false },
@@ -239,10 +227,9 @@ async function withWebhookFlagRetry(attempt: () => Promise<void>, onGone?: () =>
     try {
       return await attempt();
     } catch (error) {
-      if (!isTransactionConflict(error)) throw error;
-      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+      if (!(error instanceof TransactionCancelled)) throw error;
       // The first item is the key itself (update) or its Put (create): gone means deleted meanwhile.
-      if (onGone && reasons[0]?.Code === 'ConditionalCheckFailed') throw onGone();
+      if (onGone && error.failedAt.includes(0)) throw onGone();
       if (i >= MAX_ATTEMPTS) throw conflict('The webhook key is being changed by another request; try again');
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * i));
     }

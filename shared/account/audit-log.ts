@@ -1,10 +1,9 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Principal } from '../platform/auth/gate.ts';
 import { invalidPaginationKey } from '../platform/errors.ts';
 import { idPattern, newTimeOrderedId } from '../platform/ids.ts';
+import type { TransactOp } from '../platform/store/table.ts';
 import type { AuditEntry } from './routes.ts';
-import { db, tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
+import { auditEntriesPage, auditEntryOp } from './store.ts';
 
 export interface AuditRecord {
   action: AuditEntry['action'];
@@ -16,7 +15,7 @@ export interface AuditRecord {
  * The Put that records an action. Callers add it to the same transaction as the change
  * itself, so an action is never applied without its entry or recorded without applying.
  */
-export function auditPut(workspaceId: string, actor: Principal | undefined, record: AuditRecord, nowMs: number) {
+export function auditPut(workspaceId: string, actor: Principal | undefined, record: AuditRecord, nowMs: number): TransactOp {
   const auditLogId = newTimeOrderedId('audit', nowMs);
   const entry: AuditEntry = {
     audit_log_id: auditLogId,
@@ -26,30 +25,18 @@ export function auditPut(workspaceId: string, actor: Principal | undefined, reco
     changes: record.changes,
     created_timestamp: nowMs,
   };
-  return { Put: { TableName: tableName, Item: { ...keys.auditEntry(workspaceId, auditLogId), ...entry } } };
+  return auditEntryOp(workspaceId, entry);
 }
 
 export async function listAuditLog(
   workspaceId: string,
   options: { limit: number; pagination_key?: string },
 ): Promise<AuditEntry[]> {
-  const partition = keys.auditLog(workspaceId);
   if (options.pagination_key !== undefined && !idPattern('audit').test(options.pagination_key)) {
     throw invalidPaginationKey();
   }
-  const out = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': partition.pk },
-      ScanIndexForward: false,
-      Limit: options.limit,
-      ExclusiveStartKey: options.pagination_key
-        ? keys.auditEntry(workspaceId, options.pagination_key)
-        : undefined,
-    }),
-  );
-  return (out.Items ?? []).map((item) => ({
+  const items = await auditEntriesPage(workspaceId, { limit: options.limit, after: options.pagination_key });
+  return items.map((item) => ({
     audit_log_id: item.audit_log_id,
     action: item.action,
     actor: item.actor,

@@ -1,4 +1,3 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut } from './audit-log.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import {
@@ -14,8 +13,8 @@ import {
 import { notFound } from '../platform/errors.ts';
 import { definedFields } from '../platform/objects.ts';
 import type { CreatePublicKeyInput, PublicKey, UpdatePublicKeyInput } from './routes.ts';
-import { db, isTransactionConflict } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
+import { table, TransactionCancelled } from '../platform/store/table.ts';
+import { asTableOps, publicKeyRef, publicKeyRefs } from './store.ts';
 
 /** Public keys are browser keys: they may only start web calls and chats, from allowed origins. */
 const publicKeyNotFound = () => notFound('Public key not found');
@@ -32,7 +31,7 @@ export function toPublicKey(item: CredentialItem): PublicKey {
 }
 
 export async function listPublicKeys(workspaceId: string): Promise<PublicKey[]> {
-  return (await listCredentials(keys.publicKeyRefs(workspaceId))).map(toPublicKey);
+  return (await listCredentials(publicKeyRefs(workspaceId))).map(toPublicKey);
 }
 
 export async function createPublicKey(principal: Principal, input: CreatePublicKeyInput) {
@@ -43,41 +42,33 @@ export async function createPublicKey(principal: Principal, input: CreatePublicK
     name: input.name,
     allowed_origins: input.allowed_origins,
   }, nowMs);
-  await db.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        ...puts,
-        auditPut(principal.workspaceId, principal, {
-          action: 'public_key.create',
-          target: { type: 'public_key', id: secret.id },
-          changes: Object.keys(definedFields(input)),
-        }, nowMs),
-      ],
-    }),
-  );
+  await table.transact([
+    ...asTableOps(puts),
+    auditPut(principal.workspaceId, principal, {
+      action: 'public_key.create',
+      target: { type: 'public_key', id: secret.id },
+      changes: Object.keys(definedFields(input)),
+    }, nowMs),
+  ]);
   return { ...toPublicKey(puts[0]!.Put.Item as CredentialItem), public_key: secret.value };
 }
 
 export async function updatePublicKey(principal: Principal, id: string, input: UpdatePublicKeyInput) {
-  const credential = await findCredential(keys.publicKeyRef(principal.workspaceId, id));
+  const credential = await findCredential(publicKeyRef(principal.workspaceId, id));
   if (!credential || credential.kind !== 'public') throw publicKeyNotFound();
   const changes: Record<string, unknown> = definedFields(input);
   if (Object.keys(changes).length === 0) return toPublicKey(credential);
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          credentialUpdate(credential, changes),
-          auditPut(principal.workspaceId, principal, {
-            action: 'public_key.update',
-            target: { type: 'public_key', id },
-            changes: Object.keys(changes),
-          }, Date.now()),
-        ],
-      }),
-    );
+    await table.transact([
+      ...asTableOps([credentialUpdate(credential, changes)]),
+      auditPut(principal.workspaceId, principal, {
+        action: 'public_key.update',
+        target: { type: 'public_key', id },
+        changes: Object.keys(changes),
+      }, Date.now()),
+    ]);
   } catch (error) {
-    if (isTransactionConflict(error)) throw publicKeyNotFound();
+    if (error instanceof TransactionCancelled) throw publicKeyNotFound();
     throw error;
   }
   const updated = await readCredential(credential);
@@ -86,24 +77,20 @@ export async function updatePublicKey(principal: Principal, id: string, input: U
 }
 
 export async function deletePublicKey(principal: Principal, id: string): Promise<void> {
-  const ref = keys.publicKeyRef(principal.workspaceId, id);
+  const ref = publicKeyRef(principal.workspaceId, id);
   const credential = await findCredential(ref);
   if (!credential || credential.kind !== 'public') throw publicKeyNotFound();
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          ...credentialDeletes(credential, ref),
-          auditPut(principal.workspaceId, principal, {
-            action: 'public_key.delete',
-            target: { type: 'public_key', id },
-            changes: [],
-          }, Date.now()),
-        ],
-      }),
-    );
+    await table.transact([
+      ...asTableOps(credentialDeletes(credential, ref)),
+      auditPut(principal.workspaceId, principal, {
+        action: 'public_key.delete',
+        target: { type: 'public_key', id },
+        changes: [],
+      }, Date.now()),
+    ]);
   } catch (error) {
-    if (isTransactionConflict(error)) throw publicKeyNotFound();
+    if (error instanceof TransactionCancelled) throw publicKeyNotFound();
     throw error;
   }
 }

@@ -1,0 +1,99 @@
+import type { credentialDeletes, CredentialItem, credentialPuts, credentialUpdate } from '../platform/auth/credentials.ts';
+import { notFound } from '../platform/errors.ts';
+import { keys } from '../platform/store/keys.ts';
+import { defineEntity, table, type TransactOp } from '../platform/store/table.ts';
+import type { AuditEntry } from './routes.ts';
+
+/*
+ * The account domain's items, each declared once with its key (the keys themselves are
+ * built in shared/platform/store/keys.ts). Domain modules reach the table through these
+ * and `table` (shared/platform/store/table.ts), never through key strings of their own.
+ * Credentials (secret and public keys) are the platform's (shared/platform/auth/credentials.ts);
+ * only the keys by which this domain addresses them are named here.
+ */
+
+/** An item's key as a type alias (an interface does not satisfy defineEntity's `Record`). */
+type Keyed = { pk: string; sk: string };
+
+// ── Workspaces ──────────────────────────────────────────────────────────────────────
+
+export type WorkspaceItem = Keyed & {
+  workspace_id: string;
+  name: string;
+  webhook_url?: string;
+  concurrency_limit: number;
+  created_timestamp: number;
+  webhook_timeout_ms?: number;
+  /** The key that signs webhooks; absent after it was deleted (signing then uses the oldest key). */
+  webhook_key_id?: string;
+  webhook_key_credential?: string;
+};
+
+export const workspaces = defineEntity<WorkspaceItem, [workspaceId: string]>({
+  key: keys.workspace,
+  notFound: () => notFound('Workspace not found'),
+});
+
+/** The workspace's entry in the registry of all workspaces (its ID is new, so no condition). */
+export const workspaceRegistrationOp = (workspaceId: string, createdTimestamp: number): TransactOp => ({
+  Put: { Item: { ...keys.workspaceRegistration(workspaceId), created_timestamp: createdTimestamp } },
+});
+
+/** Whether the registry holds any workspace (one item of one page). */
+export async function anyWorkspaceRegistered(): Promise<boolean> {
+  const { items } = await table.queryPage({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.workspaceRegistry().pk },
+    Limit: 1,
+  });
+  return items.length > 0;
+}
+
+// ── Credentials (the platform's items), as this domain addresses them ───────────────
+
+export const credentialKey = keys.credential;
+export const apiKeyRef = keys.apiKeyRef;
+export const apiKeyRefs = keys.apiKeyRefs;
+export const publicKeyRef = keys.publicKeyRef;
+export const publicKeyRefs = keys.publicKeyRefs;
+/** A credential's own key, from the item as read. */
+export const credentialItemKey = (credential: CredentialItem) => ({ pk: credential.pk, sk: credential.sk });
+
+/** An operation the platform's credential module builds: DynamoDB's TransactItem, with the table named. */
+type CredentialOp =
+  | ReturnType<typeof credentialPuts>[number]
+  | ReturnType<typeof credentialUpdate>
+  | ReturnType<typeof credentialDeletes>[number];
+
+/**
+ * The credential module's operations as `table.transact` takes them (without the table's
+ * name, which it adds). Goes when shared/platform/auth/credentials.ts builds TransactOps.
+ */
+export function asTableOps(ops: readonly CredentialOp[]): TransactOp[] {
+  return ops.map((op) => {
+    const [kind, { TableName: _table, ...input }] = Object.entries(op)[0]! as [string, { TableName?: string }];
+    return { [kind]: input } as unknown as TransactOp;
+  });
+}
+
+// ── Audit log ───────────────────────────────────────────────────────────────────────
+
+/** An audit entry as stored: the wire entry, sorted by its time-ordered ID in the workspace's audit partition. */
+export type AuditEntryItem = Keyed & AuditEntry;
+
+/** The Put of an entry (no condition: its ID is new), for the transaction of the change it records. */
+export const auditEntryOp = (workspaceId: string, entry: AuditEntry): TransactOp => ({
+  Put: { Item: { ...keys.auditEntry(workspaceId, entry.audit_log_id), ...entry } },
+});
+
+/** One page of a workspace's audit entries, newest first, after the entry `after` when given. */
+export async function auditEntriesPage(workspaceId: string, options: { limit: number; after?: string }): Promise<AuditEntryItem[]> {
+  const { items } = await table.queryPage<AuditEntryItem>({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.auditLog(workspaceId).pk },
+    ScanIndexForward: false,
+    Limit: options.limit,
+    ExclusiveStartKey: options.after ? keys.auditEntry(workspaceId, options.after) : undefined,
+  });
+  return items;
+}
