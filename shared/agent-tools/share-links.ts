@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { sha256 } from '../platform/crypto/hash.ts';
 import { badRequest, notFound } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { definedFields } from '../platform/objects.ts';
-import { db, isTransactionConflict, tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
+import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { getHead } from '../platform/store/versions.ts';
+import { agentHeadKey, shareLinks, shareLinksOf, shareTokenKey, type ShareLinkItem, type TokenItem } from './store.ts';
 
 /*
  * Share links (Voice Orb): a public page `/orb/<token>` that talks to one agent, billed to
@@ -31,20 +29,6 @@ export interface ShareLink {
   revoked_timestamp?: number;
 }
 
-interface ShareLinkItem extends ShareLink {
-  pk: string;
-  sk: string;
-  workspace_id: string;
-}
-
-interface TokenItem {
-  pk: string;
-  sk: string;
-  workspace_id: string;
-  agent_id: string;
-  share_link_id: string;
-}
-
 /** How many links (enabled or revoked) one agent may have: a listing stays one small query. */
 export const MAX_SHARE_LINKS_PER_AGENT = 100;
 
@@ -64,7 +48,7 @@ const toShareLink = (item: ShareLinkItem): ShareLink => ({
 const linkNotFound = (shareLinkId: string) => notFound(`Share link ${shareLinkId} not found`);
 
 async function linksOf(workspaceId: string, agentId: string): Promise<ShareLinkItem[]> {
-  return (await queryAll<ShareLinkItem>(keys.shareLinks(workspaceId)))
+  return (await queryAll<ShareLinkItem>(shareLinksOf(workspaceId)))
     .filter((item) => item.agent_id === agentId)
     .sort((a, b) => b.created_timestamp - a.created_timestamp || (a.share_link_id < b.share_link_id ? 1 : -1));
 }
@@ -83,7 +67,7 @@ export async function createShareLink(workspaceId: string, agentId: string, nowM
   const token = randomBytes(32).toString('base64url');
   const shareLinkId = newId('shareLink');
   const item: ShareLinkItem = {
-    ...keys.shareLink(workspaceId, shareLinkId),
+    ...shareLinks.key(workspaceId, shareLinkId),
     workspace_id: workspaceId,
     share_link_id: shareLinkId,
     agent_id: agentId,
@@ -93,30 +77,22 @@ export async function createShareLink(workspaceId: string, agentId: string, nowM
     created_timestamp: nowMs,
   };
   const tokenItem: TokenItem = {
-    ...keys.shareLinkToken(sha256(token)),
+    ...shareTokenKey(token),
     workspace_id: workspaceId,
     agent_id: agentId,
     share_link_id: shareLinkId,
   };
-  await db.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Put: { TableName: tableName, Item: tokenItem, ConditionExpression: 'attribute_not_exists(pk)' } },
-        // The agent must still exist when the link is written.
-        {
-          ConditionCheck: {
-            TableName: tableName,
-            Key: keys.resourceHead(workspaceId, 'agent', agentId),
-            ConditionExpression: 'attribute_exists(pk)',
-          },
-        },
-      ],
-    }),
-  ).catch((error: unknown) => {
-    if (isTransactionConflict(error)) throw notFound(`Agent ${agentId} not found`);
-    throw error;
-  });
+  await table
+    .transact([
+      { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+      { Put: { Item: tokenItem, ConditionExpression: 'attribute_not_exists(pk)' } },
+      // The agent must still exist when the link is written.
+      { ConditionCheck: { Key: agentHeadKey(workspaceId, agentId), ConditionExpression: 'attribute_exists(pk)' } },
+    ])
+    .catch((error: unknown) => {
+      if (error instanceof TransactionCancelled) throw notFound(`Agent ${agentId} not found`);
+      throw error;
+    });
   return toShareLink(item);
 }
 
@@ -126,35 +102,22 @@ export async function createShareLink(workspaceId: string, agentId: string, nowM
  * revoked link changes nothing and answers it again.
  */
 export async function revokeShareLink(workspaceId: string, shareLinkId: string, nowMs = Date.now()): Promise<ShareLink> {
-  const out = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.shareLink(workspaceId, shareLinkId), ConsistentRead: true }),
-  );
-  const item = out.Item as ShareLinkItem | undefined;
-  if (!item) throw linkNotFound(shareLinkId);
+  const item = await shareLinks.mustGet(workspaceId, shareLinkId);
   // A link of a deleted agent is gone with the agent.
   await getHead(workspaceId, 'agent', item.agent_id).catch(() => {
     throw linkNotFound(shareLinkId);
   });
   if (!item.enabled) return toShareLink(item);
   const revoked: ShareLinkItem = { ...item, enabled: false, revoked_timestamp: nowMs };
-  await db.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: tableName,
-            Item: revoked,
-            ConditionExpression: 'enabled = :true',
-            ExpressionAttributeValues: { ':true': true },
-          },
-        },
-        { Delete: { TableName: tableName, Key: keys.shareLinkToken(sha256(item.token)) } },
-      ],
-    }),
-  ).catch(async (error: unknown) => {
-    // Revoked by a concurrent request in the meantime: the outcome is the same.
-    if (!isTransactionConflict(error)) throw error;
-  });
+  await table
+    .transact([
+      { Put: { Item: revoked, ConditionExpression: 'enabled = :true', ExpressionAttributeValues: { ':true': true } } },
+      { Delete: { Key: shareTokenKey(item.token) } },
+    ])
+    .catch((error: unknown) => {
+      // Revoked by a concurrent request in the meantime: the outcome is the same.
+      if (!(error instanceof TransactionCancelled)) throw error;
+    });
   return toShareLink(revoked);
 }
 
@@ -173,19 +136,9 @@ export interface ResolvedShareLink {
  */
 export async function findShareLinkByToken(token: string): Promise<ResolvedShareLink | undefined> {
   if (!SHARE_TOKEN.test(token)) return undefined;
-  const out = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.shareLinkToken(sha256(token)), ConsistentRead: true }),
-  );
-  const item = out.Item as TokenItem | undefined;
+  const item = await table.get<TokenItem>(shareTokenKey(token));
   if (!item) return undefined;
-  const agent = await db.send(
-    new GetCommand({
-      TableName: tableName,
-      Key: keys.resourceHead(item.workspace_id, 'agent', item.agent_id),
-      ConsistentRead: true,
-      ProjectionExpression: 'pk',
-    }),
-  );
-  if (!agent.Item) return undefined;
+  const agent = await table.get(agentHeadKey(item.workspace_id, item.agent_id), { projection: 'pk' });
+  if (!agent) return undefined;
   return { workspace_id: item.workspace_id, agent_id: item.agent_id, share_link_id: item.share_link_id };
 }

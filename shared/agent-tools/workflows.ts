@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, invalidPaginationKey, notFound } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { defineOfflineShape, languageModel } from '../vendors/llm/index.ts';
@@ -12,10 +11,18 @@ import {
   type WorkflowStage,
   type WorkflowStep,
 } from './routes.ts';
-import { db, isTransactionConflict, tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
+import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { getHead } from '../platform/store/versions.ts';
+import {
+  agentHeadKey,
+  workflowKey,
+  workflowRunKey,
+  workflowRunsOf,
+  workflowsOf,
+  type WorkflowItem,
+  type WorkflowRunItem,
+} from './store.ts';
 
 /*
  * Agent workflows: per stage (pre_call, post_call) a list of steps run in order. An HTTP
@@ -34,11 +41,6 @@ export interface Workflow {
   enabled: boolean;
   steps: WorkflowStep[];
   last_modification_timestamp: number;
-}
-
-interface WorkflowItem extends Workflow {
-  pk: string;
-  sk: string;
 }
 
 export interface StepLog {
@@ -83,15 +85,13 @@ const toWorkflow = ({ pk: _pk, sk: _sk, ...workflow }: WorkflowItem): Workflow =
 
 export async function listWorkflows(workspaceId: string, agentId: string): Promise<Workflow[]> {
   await getHead(workspaceId, 'agent', agentId);
-  const items = (await queryAll<WorkflowItem>(keys.agentWorkflows(workspaceId, agentId))).map(toWorkflow);
+  const items = (await queryAll<WorkflowItem>(workflowsOf(workspaceId, agentId))).map(toWorkflow);
   return items.sort((a, b) => WORKFLOW_STAGES.indexOf(a.stage) - WORKFLOW_STAGES.indexOf(b.stage));
 }
 
 async function readWorkflow(workspaceId: string, agentId: string, stage: WorkflowStage): Promise<Workflow | undefined> {
-  const out = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.agentWorkflow(workspaceId, agentId, stage), ConsistentRead: true }),
-  );
-  return out.Item ? toWorkflow(out.Item as WorkflowItem) : undefined;
+  const item = await table.get<WorkflowItem>(workflowKey(workspaceId, agentId, stage));
+  return item ? toWorkflow(item) : undefined;
 }
 
 /** Replaces the stage's workflow (an empty step list keeps an empty workflow: nothing runs). */
@@ -103,23 +103,14 @@ export async function putWorkflow(
   nowMs = Date.now(),
 ): Promise<Workflow> {
   const workflow: Workflow = { agent_id: agentId, stage, enabled: input.enabled, steps: input.steps, last_modification_timestamp: nowMs };
-  await db
-    .send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: tableName, Item: { ...keys.agentWorkflow(workspaceId, agentId, stage), ...workflow } } },
-          {
-            ConditionCheck: {
-              TableName: tableName,
-              Key: keys.resourceHead(workspaceId, 'agent', agentId),
-              ConditionExpression: 'attribute_exists(pk)',
-            },
-          },
-        ],
-      }),
-    )
+  await table
+    .transact([
+      { Put: { Item: { ...workflowKey(workspaceId, agentId, stage), ...workflow } } },
+      // The agent must still exist when its workflow is written.
+      { ConditionCheck: { Key: agentHeadKey(workspaceId, agentId), ConditionExpression: 'attribute_exists(pk)' } },
+    ])
     .catch((error: unknown) => {
-      if (isTransactionConflict(error)) throw notFound(`Agent ${agentId} not found`);
+      if (error instanceof TransactionCancelled) throw notFound(`Agent ${agentId} not found`);
       throw error;
     });
   return workflow;
@@ -403,17 +394,13 @@ export async function executeWorkflow(
 }
 
 async function recordRun(workspaceId: string, run: WorkflowRun): Promise<void> {
-  const stored = { ...run, steps: run.steps.map(({ response_excerpt: _excerpt, ...log }) => log) };
-  await db.send(
-    new PutCommand({
-      TableName: tableName,
-      Item: {
-        ...keys.workflowRun(workspaceId, run.agent_id, run.run_id),
-        ...stored,
-        expires_at: Math.floor(run.started_timestamp / 1000) + RUN_RETENTION_DAYS * 86_400,
-      },
-    }),
-  );
+  const stored: WorkflowRunItem = {
+    ...workflowRunKey(workspaceId, run.agent_id, run.run_id),
+    ...run,
+    steps: run.steps.map(({ response_excerpt: _excerpt, ...log }) => log),
+    expires_at: Math.floor(run.started_timestamp / 1000) + RUN_RETENTION_DAYS * 86_400,
+  };
+  await table.put({ Item: stored });
 }
 
 /**
@@ -471,33 +458,26 @@ export async function listWorkflowRuns(
   options: { limit: number; stage?: WorkflowStage; pagination_key?: string },
 ): Promise<WorkflowRun[]> {
   await getHead(workspaceId, 'agent', agentId);
-  const partition = keys.workflowRuns(workspaceId, agentId);
+  const partition = workflowRunsOf(workspaceId, agentId);
   let startKey: Record<string, unknown> | undefined;
   if (options.pagination_key !== undefined) {
-    const key = keys.workflowRun(workspaceId, agentId, options.pagination_key);
-    const out = await db.send(new GetCommand({ TableName: tableName, Key: key, ProjectionExpression: 'pk' }));
-    if (!out.Item) throw invalidPaginationKey();
+    const key = workflowRunKey(workspaceId, agentId, options.pagination_key);
+    if (!(await table.get(key, { consistent: false, projection: 'pk' }))) throw invalidPaginationKey();
     startKey = { ...key };
   }
   const runs: WorkflowRun[] = [];
   do {
-    const out = await db.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': partition.pk, ...(options.stage ? { ':stage': options.stage } : {}) },
-        ...(options.stage ? { FilterExpression: 'stage = :stage' } : {}),
-        ScanIndexForward: false,
-        ConsistentRead: true,
-        Limit: options.limit,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of out.Items ?? []) {
-      const { pk: _pk, sk: _sk, expires_at: _expires, ...run } = item;
-      runs.push(run as WorkflowRun);
-    }
-    startKey = out.LastEvaluatedKey;
+    const page = await table.queryPage<WorkflowRunItem>({
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': partition.pk, ...(options.stage ? { ':stage': options.stage } : {}) },
+      ...(options.stage ? { FilterExpression: 'stage = :stage' } : {}),
+      ScanIndexForward: false,
+      ConsistentRead: true,
+      Limit: options.limit,
+      ExclusiveStartKey: startKey,
+    });
+    for (const { pk: _pk, sk: _sk, expires_at: _expires, ...run } of page.items) runs.push(run);
+    startKey = page.lastKey;
   } while (startKey && runs.length < options.limit);
   return runs.slice(0, options.limit);
 }
