@@ -1,13 +1,13 @@
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { getAgent, updateAgent } from '../agents/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { getLlm, updateLlm } from '../agents/index.ts';
 import { RETELL_LLM_ENGINE, type Agent, type UpdateAgentInput } from '../agents/index.ts';
 import type { Llm, LlmInput } from '../agents/index.ts';
-import { db, tableName } from '../platform/store/db.ts';
-import { keys, type ItemKey } from '../platform/store/keys.ts';
+import type { ItemKey } from '../platform/store/keys.ts';
+import { table } from '../platform/store/table.ts';
 import { publishedVersion } from '../platform/store/versions.ts';
 import { catalogueVoice, DEFAULT_VOICE_ID, DEFAULT_VOICE_MODEL } from '../voices/index.ts';
+import { agentHeadKey, knowledgeBaseKey, workspaceVoiceKey } from './store.ts';
 
 /*
  * `POST /repair-agent/{agent_id}` (retell-sdk `agent.repair`): removes references to
@@ -28,30 +28,19 @@ import { catalogueVoice, DEFAULT_VOICE_ID, DEFAULT_VOICE_MODEL } from '../voices
  * Conversation flows and custom LLMs have no engine-level repairs yet.
  */
 
-/** Which of the keys exist, in BatchGetItem-sized chunks, strongly consistent. */
-async function existing(itemKeys: ItemKey[]): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (let i = 0; i < itemKeys.length; i += 100) {
-    let request: Record<string, { Keys: Record<string, unknown>[]; ConsistentRead: boolean; ProjectionExpression: string }> | undefined = {
-      [tableName]: { Keys: itemKeys.slice(i, i + 100).map((key) => ({ ...key })), ConsistentRead: true, ProjectionExpression: 'pk, sk' },
-    };
-    while (request && Object.keys(request).length > 0) {
-      const out = await db.send(new BatchGetCommand({ RequestItems: request }));
-      for (const item of out.Responses?.[tableName] ?? []) found.add(`${String(item.pk)}|${String(item.sk)}`);
-      request = out.UnprocessedKeys as typeof request;
-    }
-  }
-  return found;
-}
-
 const keyText = (key: ItemKey) => `${key.pk}|${key.sk}`;
+
+/** Which of the keys exist (strongly consistent batch reads). */
+async function existing(itemKeys: ItemKey[]): Promise<Set<string>> {
+  return new Set((await table.batchGet<ItemKey>(itemKeys)).map(keyText));
+}
 
 async function usableVoices(workspaceId: string, voiceIds: string[]): Promise<Set<string>> {
   const custom = [...new Set(voiceIds.filter((id) => !catalogueVoice(id) && id.length <= 200))];
-  const found = await existing(custom.map((id) => keys.workspaceVoice(workspaceId, id)));
+  const found = await existing(custom.map((id) => workspaceVoiceKey(workspaceId, id)));
   return new Set([
     ...voiceIds.filter((id) => catalogueVoice(id)),
-    ...custom.filter((id) => found.has(keyText(keys.workspaceVoice(workspaceId, id)))),
+    ...custom.filter((id) => found.has(keyText(workspaceVoiceKey(workspaceId, id)))),
   ]);
 }
 
@@ -82,8 +71,8 @@ async function llmRepairs(workspaceId: string, llm: Llm): Promise<LlmInput> {
   const swapAgents = [...new Set(allTools.filter((tool) => tool.type === 'agent_swap' && typeof tool.agent_id === 'string').map((tool) => tool.agent_id!))];
 
   const found = await existing([
-    ...knowledgeBases.map((id) => keys.knowledgeBase(workspaceId, id)),
-    ...swapAgents.map((id) => keys.resourceHead(workspaceId, 'agent', id)),
+    ...knowledgeBases.map((id) => knowledgeBaseKey(workspaceId, id)),
+    ...swapAgents.map((id) => agentHeadKey(workspaceId, id)),
   ]);
   const mcpIds = new Set(
     ((llm.mcps ?? []) as { id?: unknown; name?: unknown }[]).flatMap((mcp) =>
@@ -93,13 +82,13 @@ async function llmRepairs(workspaceId: string, llm: Llm): Promise<LlmInput> {
   const keepTool = (tool: Tool) => {
     if (typeof tool.mcp_id === 'string' && !mcpIds.has(tool.mcp_id)) return false;
     if (tool.type === 'agent_swap' && typeof tool.agent_id === 'string') {
-      return found.has(keyText(keys.resourceHead(workspaceId, 'agent', tool.agent_id)));
+      return found.has(keyText(agentHeadKey(workspaceId, tool.agent_id)));
     }
     return true;
   };
 
   const changes: LlmInput = {};
-  const keptKnowledgeBases = knowledgeBases.filter((id) => found.has(keyText(keys.knowledgeBase(workspaceId, id))));
+  const keptKnowledgeBases = knowledgeBases.filter((id) => found.has(keyText(knowledgeBaseKey(workspaceId, id))));
   if (keptKnowledgeBases.length !== knowledgeBases.length) changes.knowledge_base_ids = keptKnowledgeBases;
   const keptGeneral = generalTools.filter(keepTool);
   if (keptGeneral.length !== generalTools.length) changes.general_tools = keptGeneral as LlmInput['general_tools'];
