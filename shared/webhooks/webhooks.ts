@@ -1,5 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { webhookQueue, type MessageQueue } from '../platform/aws/queue.ts';
 import { credentialContext, listCredentials, type CredentialItem } from '../platform/auth/credentials.ts';
@@ -10,8 +9,7 @@ import { logger } from '../platform/logger.ts';
 import { signatureHeaders, wire } from '../platform/naming.ts';
 import { EgressRefused, egressFetch } from '../platform/egress.ts';
 import type { TestWebhookResult, WebhookDeliveryAttempt } from './routes.ts';
-import { db, tableName } from '../platform/store/db.ts';
-import { keys, type ItemKey } from '../platform/store/keys.ts';
+import { apiKeyRefs, credentialByHash, deliveryAttempts, type DeliveryAttemptItem } from './store.ts';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem, type WorkspaceItem } from '../account/index.ts';
 
 /** Spec: 3 retries, waiting 1, 2 and 4 seconds. */
@@ -129,13 +127,10 @@ async function signingSecret(workspace: WorkspaceItem): Promise<string> {
 
 async function signingCredential(workspace: WorkspaceItem): Promise<CredentialItem | undefined> {
   if (workspace.webhook_key_credential) {
-    const out = await db.send(
-      new GetCommand({ TableName: tableName, Key: keys.credential(workspace.webhook_key_credential), ConsistentRead: true }),
-    );
-    const item = out.Item as CredentialItem | undefined;
+    const item = await credentialByHash(workspace.webhook_key_credential);
     if (item && item.kind === 'secret' && item.workspace_id === workspace.workspace_id) return item;
   }
-  return (await listCredentials(keys.apiKeyRefs(workspace.workspace_id))).at(-1);
+  return (await listCredentials(apiKeyRefs(workspace.workspace_id))).at(-1);
 }
 
 interface AttemptOutcome {
@@ -209,26 +204,9 @@ interface AttemptRecord {
   test: boolean;
 }
 
-interface DeliveryAttemptItem extends ItemKey {
-  webhook_attempt_id: string;
-  webhook_delivery_id: string;
-  event: string;
-  url: string;
-  attempt: number;
-  success: boolean;
-  status: number | null;
-  error: string | null;
-  latency_ms: number;
-  will_retry: boolean;
-  test: boolean;
-  created_timestamp: number;
-  expires_at: number;
-}
-
 async function recordAttempt(workspaceId: string, record: AttemptRecord, outcome: AttemptOutcome & { started_at: number }) {
   const attemptId = newTimeOrderedId('webhookAttempt', outcome.started_at);
-  const item: DeliveryAttemptItem = {
-    ...keys.webhookDelivery(workspaceId, attemptId),
+  const item: Omit<DeliveryAttemptItem, 'pk' | 'sk'> = {
     webhook_attempt_id: attemptId,
     webhook_delivery_id: record.delivery_id,
     event: record.event,
@@ -243,7 +221,7 @@ async function recordAttempt(workspaceId: string, record: AttemptRecord, outcome
     created_timestamp: outcome.started_at,
     expires_at: Math.floor(outcome.started_at / 1000) + DELIVERY_LOG_RETENTION_SECONDS,
   };
-  await db.send(new PutCommand({ TableName: tableName, Item: item }));
+  await deliveryAttempts.put(workspaceId, item);
 }
 
 function resolveTimeout(workspace: WorkspaceItem, given?: number): number {
@@ -323,16 +301,7 @@ export async function sendTestWebhook(workspaceId: string, url?: string): Promis
 }
 
 export async function listWebhookDeliveries(workspaceId: string, options: { limit: number }): Promise<WebhookDeliveryAttempt[]> {
-  const out = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.webhookDeliveries(workspaceId).pk },
-      ScanIndexForward: false,
-      Limit: options.limit,
-    }),
-  );
-  return ((out.Items ?? []) as DeliveryAttemptItem[]).map((item) => ({
+  return (await deliveryAttempts.newest(workspaceId, options.limit)).map((item) => ({
     webhook_attempt_id: item.webhook_attempt_id,
     webhook_delivery_id: item.webhook_delivery_id,
     event: item.event,
