@@ -1,10 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { badRequest, notFound } from '../platform/errors.ts';
+import { badRequest } from '../platform/errors.ts';
 import { wire } from '../platform/naming.ts';
 import type { Voice } from './routes.ts';
-import { db, tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
+import { workspaceVoices, workspaceVoicesOf, type WorkspaceVoiceItem } from './store.ts';
 import { synthesizedPreviewUrl } from '../vendors/voice/mock.ts';
 import type { Gender, VoiceProvider } from '../vendors/voice/voice-vendor.ts';
 
@@ -124,23 +122,6 @@ export function toVoice(voice: CatalogueVoice): Voice {
   };
 }
 
-/** A workspace's own voice as stored: pk WS#<ws>, sk VOICE#<voice_id>. */
-export interface WorkspaceVoiceItem {
-  pk: string;
-  sk: string;
-  voice_id: string;
-  voice_name: string;
-  provider: VoiceProvider;
-  provider_voice_id: string;
-  source: 'clone' | 'community';
-  public_user_id?: string;
-  gender: Gender;
-  accent?: string;
-  age?: string;
-  preview_audio_url?: string;
-  created_timestamp: number;
-}
-
 export function fromItem(item: WorkspaceVoiceItem): Voice {
   return {
     voice_id: item.voice_id,
@@ -153,17 +134,8 @@ export function fromItem(item: WorkspaceVoiceItem): Voice {
   };
 }
 
-export const voiceNotFound = () => notFound('Voice not found');
-
-export async function readWorkspaceVoice(workspaceId: string, voiceId: string): Promise<WorkspaceVoiceItem | undefined> {
-  const out = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.workspaceVoice(workspaceId, voiceId), ConsistentRead: true }),
-  );
-  return out.Item as WorkspaceVoiceItem | undefined;
-}
-
 async function listWorkspaceVoices(workspaceId: string): Promise<WorkspaceVoiceItem[]> {
-  const items = await queryAll<WorkspaceVoiceItem>(keys.workspaceVoices(workspaceId));
+  const items = await queryAll<WorkspaceVoiceItem>(workspaceVoicesOf(workspaceId));
   return items.sort((a, b) => a.created_timestamp - b.created_timestamp || a.voice_id.localeCompare(b.voice_id));
 }
 
@@ -175,9 +147,7 @@ export async function listVoices(workspaceId: string): Promise<Voice[]> {
 export async function getVoice(workspaceId: string, voiceId: string): Promise<Voice> {
   const builtIn = catalogueVoice(voiceId);
   if (builtIn) return toVoice(builtIn);
-  const item = await readWorkspaceVoice(workspaceId, voiceId);
-  if (!item) throw voiceNotFound();
-  return fromItem(item);
+  return fromItem(await workspaceVoices.mustGet(workspaceId, voiceId));
 }
 
 /**
@@ -186,6 +156,6 @@ export async function getVoice(workspaceId: string, voiceId: string): Promise<Vo
  */
 export async function assertVoiceUsable(workspaceId: string, voiceId: string): Promise<void> {
   if (catalogueVoice(voiceId)) return;
-  if (voiceId.length <= 200 && (await readWorkspaceVoice(workspaceId, voiceId))) return;
+  if (voiceId.length <= 200 && (await workspaceVoices.get(workspaceId, voiceId))) return;
   throw badRequest(`voice_id: Unknown voice ${voiceId.slice(0, 200)}`);
 }

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Principal } from '../platform/auth/gate.ts';
 import { notFound } from '../platform/errors.ts';
 import type { AddCommunityVoiceInput, CloneVoiceInput, SearchCommunityInput, Voice } from './routes.ts';
-import { db, tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
+import { workspaceVoices, type WorkspaceVoiceItem } from './store.ts';
 import { voiceVendorFor, type Gender, type VendorVoice, type VoiceProvider } from '../vendors/voice/voice-vendor.ts';
 
 export {
@@ -20,15 +18,7 @@ export {
   type CatalogueVoice,
   type VoiceModel,
 } from './voice-catalogue.ts';
-import {
-  catalogueVoice,
-  fromItem,
-  readWorkspaceVoice,
-  toVoice,
-  VOICE_ID_PREFIX,
-  voiceNotFound,
-  type WorkspaceVoiceItem,
-} from './voice-catalogue.ts';
+import { catalogueVoice, fromItem, toVoice, VOICE_ID_PREFIX } from './voice-catalogue.ts';
 
 /*
  * The vendor-backed voice operations (previews of workspace voices, cloning, community
@@ -43,8 +33,7 @@ import {
 export async function previewVoice(workspaceId: string, voiceId: string) {
   const builtIn = catalogueVoice(voiceId);
   if (builtIn) return { voice_id: voiceId, preview_audio_url: toVoice(builtIn).preview_audio_url! };
-  const item = await readWorkspaceVoice(workspaceId, voiceId);
-  if (!item) throw voiceNotFound();
+  const item = await workspaceVoices.mustGet(workspaceId, voiceId);
   const vendor = await voiceVendorFor(item.provider);
   const url = (await vendor.preview({ provider: item.provider, providerVoiceId: item.provider_voice_id })) ?? item.preview_audio_url;
   if (!url) throw notFound('This voice has no preview yet');
@@ -107,8 +96,7 @@ async function saveWorkspaceVoice(
   },
 ): Promise<Voice> {
   const voiceId = `${VOICE_ID_PREFIX[voice.provider]}-custom_voice_${randomBytes(12).toString('hex')}`;
-  const item: WorkspaceVoiceItem = {
-    ...keys.workspaceVoice(workspaceId, voiceId),
+  const item: Omit<WorkspaceVoiceItem, 'pk' | 'sk'> = {
     voice_id: voiceId,
     voice_name: voice.voice_name,
     provider: voice.provider,
@@ -121,8 +109,5 @@ async function saveWorkspaceVoice(
     preview_audio_url: voice.vendorVoice.preview_audio_url,
     created_timestamp: Date.now(),
   };
-  await db.send(
-    new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-  );
-  return fromItem(item);
+  return fromItem(await workspaceVoices.create(item, workspaceId, voiceId));
 }
