@@ -1,6 +1,5 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
-import { badRequest, conflict, notFound } from '../platform/errors.ts';
+import { badRequest, conflict } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { assertNotMasked, unlessMasked } from '../platform/masking.ts';
 import {
@@ -9,9 +8,8 @@ import {
   type SipTrunk,
   type UpdateSipTrunkInput,
 } from './telephony-routes.ts';
-import { db, isConditionFailure, tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
-import { queryAll } from '../platform/store/query.ts';
+import { ConditionFailed, table } from '../platform/store/table.ts';
+import { listSipTrunkItems, sipTrunks, type SipTrunkItem } from './store.ts';
 
 /*
  * SIP trunks: a workspace's own carrier trunks (termination URI, digest credentials,
@@ -22,19 +20,8 @@ import { queryAll } from '../platform/store/query.ts';
  * the request that set it. Another workspace's trunk is a plain 404.
  */
 
-interface SipTrunkItem extends Omit<SipTrunk, 'auth_password'> {
-  pk: string;
-  sk: string;
-  /** The sealed password (`env1.…`), absent without credentials. */
-  auth_password_sealed?: string;
-  /** Bumped by every write; updates are conditional on the revision they read. */
-  revision: number;
-}
-
 /** Most trunks per workspace: a listing stays one small query. */
 export const MAX_SIP_TRUNKS = 100;
-
-const trunkNotFound = (id: string) => notFound(`SIP trunk ${id} not found`);
 
 const passwordContext = (workspaceId: string, sipTrunkId: string) => recordContext(workspaceId, `sip_trunk:${sipTrunkId}`);
 
@@ -50,21 +37,13 @@ const toSipTrunk = (item: SipTrunkItem): SipTrunk => ({
   last_modification_timestamp: item.last_modification_timestamp,
 });
 
-async function readItem(workspaceId: string, sipTrunkId: string): Promise<SipTrunkItem> {
-  const out = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.sipTrunk(workspaceId, sipTrunkId), ConsistentRead: true }),
-  );
-  if (!out.Item) throw trunkNotFound(sipTrunkId);
-  return out.Item as SipTrunkItem;
-}
-
 export async function createSipTrunk(workspaceId: string, input: CreateSipTrunkInput, nowMs = Date.now()): Promise<SipTrunk> {
-  const existing = await queryAll(keys.sipTrunks(workspaceId), 'sk');
+  const existing = await listSipTrunkItems<{ sk: string }>(workspaceId, 'sk');
   if (existing.length >= MAX_SIP_TRUNKS) throw badRequest(`A workspace can have at most ${MAX_SIP_TRUNKS} SIP trunks`);
   assertNotMasked('auth_password', input.auth_password);
   const sipTrunkId = newId('sipTrunk');
   const item: SipTrunkItem = {
-    ...keys.sipTrunk(workspaceId, sipTrunkId),
+    ...sipTrunks.key(workspaceId, sipTrunkId),
     sip_trunk_id: sipTrunkId,
     name: input.name,
     termination_uri: input.termination_uri,
@@ -78,18 +57,18 @@ export async function createSipTrunk(workspaceId: string, input: CreateSipTrunkI
   if (input.auth_password) {
     item.auth_password_sealed = await encryptSecret(input.auth_password, passwordContext(workspaceId, sipTrunkId));
   }
-  await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  await sipTrunks.create(item, workspaceId, sipTrunkId);
   return toSipTrunk(item);
 }
 
 export async function listSipTrunks(workspaceId: string): Promise<SipTrunk[]> {
-  return (await queryAll<SipTrunkItem>(keys.sipTrunks(workspaceId)))
+  return (await listSipTrunkItems(workspaceId))
     .sort((a, b) => a.created_timestamp - b.created_timestamp || (a.sip_trunk_id < b.sip_trunk_id ? -1 : 1))
     .map(toSipTrunk);
 }
 
 export async function getSipTrunk(workspaceId: string, sipTrunkId: string): Promise<SipTrunk> {
-  return toSipTrunk(await readItem(workspaceId, sipTrunkId));
+  return toSipTrunk(await sipTrunks.mustGet(workspaceId, sipTrunkId));
 }
 
 export async function updateSipTrunk(
@@ -98,7 +77,7 @@ export async function updateSipTrunk(
   input: UpdateSipTrunkInput,
   nowMs = Date.now(),
 ): Promise<SipTrunk> {
-  const previous = await readItem(workspaceId, sipTrunkId);
+  const previous = await sipTrunks.mustGet(workspaceId, sipTrunkId);
   // The mask this trunk was answered with, written back, keeps the stored password.
   input = { ...input, auth_password: unlessMasked(input.auth_password) };
   const next: SipTrunkItem = { ...previous, revision: previous.revision + 1, last_modification_timestamp: nowMs };
@@ -120,32 +99,18 @@ export async function updateSipTrunk(
     );
   }
   try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: next,
-        ConditionExpression: 'revision = :revision',
-        ExpressionAttributeValues: { ':revision': previous.revision },
-      }),
-    );
+    await table.put({
+      Item: next,
+      ConditionExpression: 'revision = :revision',
+      ExpressionAttributeValues: { ':revision': previous.revision },
+    });
   } catch (error) {
-    if (isConditionFailure(error)) throw conflict(`SIP trunk ${sipTrunkId} changed or was deleted meanwhile; try again`);
+    if (error instanceof ConditionFailed) throw conflict(`SIP trunk ${sipTrunkId} changed or was deleted meanwhile; try again`);
     throw error;
   }
   return toSipTrunk(next);
 }
 
 export async function deleteSipTrunk(workspaceId: string, sipTrunkId: string): Promise<void> {
-  try {
-    await db.send(
-      new DeleteCommand({
-        TableName: tableName,
-        Key: keys.sipTrunk(workspaceId, sipTrunkId),
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw trunkNotFound(sipTrunkId);
-    throw error;
-  }
+  await sipTrunks.remove(workspaceId, sipTrunkId);
 }
