@@ -1,9 +1,8 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { isProduction } from '../platform/config.ts';
 import { conflict, forbidden } from '../platform/errors.ts';
 import type { KycDecisionInput, KycSubmissionInput } from './telephony-routes.ts';
-import { db, isConditionFailure, tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
+import { ConditionFailed, table } from '../platform/store/table.ts';
+import { kycRecords, type KycItem } from './store.ts';
 
 /*
  * Business verification (KYC). Some telephony actions (branded caller IDs, and buying
@@ -47,14 +46,6 @@ export interface Kyc {
   rejection_reason: string | null;
 }
 
-interface KycItem extends Omit<Kyc, 'status'> {
-  pk: string;
-  sk: string;
-  status: Exclude<KycStatus, 'not_submitted'>;
-  /** Bumped by every write; each write is conditional on the one it read. */
-  revision: number;
-}
-
 const NOT_SUBMITTED: Kyc = {
   status: 'not_submitted',
   legal_name: null,
@@ -80,8 +71,7 @@ const toKyc = (item: KycItem): Kyc => ({
 });
 
 async function readItem(workspaceId: string): Promise<KycItem | undefined> {
-  const out = await db.send(new GetCommand({ TableName: tableName, Key: keys.kyc(workspaceId), ConsistentRead: true }));
-  return out.Item as KycItem | undefined;
+  return table.get<KycItem>(kycRecords.key(workspaceId));
 }
 
 export async function getKyc(workspaceId: string): Promise<Kyc> {
@@ -107,19 +97,16 @@ export async function approvedKyc(workspaceId: string, action: string): Promise<
 }
 
 async function write(workspaceId: string, previous: KycItem | undefined, next: Omit<KycItem, 'pk' | 'sk' | 'revision'>) {
-  const item: KycItem = { ...keys.kyc(workspaceId), ...next, revision: (previous?.revision ?? 0) + 1 };
+  const item: KycItem = { ...kycRecords.key(workspaceId), ...next, revision: (previous?.revision ?? 0) + 1 };
   try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: item,
-        ...(previous
-          ? { ConditionExpression: 'revision = :revision', ExpressionAttributeValues: { ':revision': previous.revision } }
-          : { ConditionExpression: 'attribute_not_exists(pk)' }),
-      }),
-    );
+    await table.put({
+      Item: item,
+      ...(previous
+        ? { ConditionExpression: 'revision = :revision', ExpressionAttributeValues: { ':revision': previous.revision } }
+        : { ConditionExpression: 'attribute_not_exists(pk)' }),
+    });
   } catch (error) {
-    if (isConditionFailure(error)) throw conflict('Business verification changed meanwhile; read it and try again');
+    if (error instanceof ConditionFailed) throw conflict('Business verification changed meanwhile; read it and try again');
     throw error;
   }
   return toKyc(item);
