@@ -1,9 +1,8 @@
 import { randomInt } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../platform/config.ts';
 import { tooManyRequests } from '../platform/errors.ts';
-import { db, isConditionFailure, tableName } from '../platform/store/db.ts';
-import { cpsTokenAttribute, keys } from '../platform/store/keys.ts';
+import { ConditionFailed, table } from '../platform/store/table.ts';
+import { cpsBuckets } from './store.ts';
 
 /*
  * Calls per second per phone number (spec Limits): a token bucket held in the single
@@ -61,7 +60,7 @@ export async function takeDialToken(phoneNumber: string, cpsLimit: number, optio
     throw new Error(`cps_limit must be a whole number from 1 to ${MAX_CPS_LIMIT}, not ${cpsLimit}`);
   }
   const maxWaitMs = options.maxWaitMs ?? config.CPS_MAX_WAIT_MS;
-  const key = keys.cpsBucket(phoneNumber);
+  const key = cpsBuckets.key(phoneNumber);
   const started = Date.now();
   const deadline = started + maxWaitMs;
 
@@ -69,23 +68,20 @@ export async function takeDialToken(phoneNumber: string, cpsLimit: number, optio
   const tryToken = async (index: number): Promise<DialToken | undefined> => {
     const now = Date.now();
     try {
-      await db.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: key,
-          UpdateExpression: 'SET #token = :until, expires_at = :expires',
-          ConditionExpression: 'attribute_not_exists(#token) OR #token <= :now',
-          ExpressionAttributeNames: { '#token': cpsTokenAttribute(index) },
-          ExpressionAttributeValues: {
-            ':now': Math.min(now, deadline),
-            ':until': now + CPS_TOKEN_MS,
-            ':expires': Math.ceil((now + CPS_TOKEN_MS) / 1000) + IDLE_TTL_SECONDS,
-          },
-        }),
-      );
+      await table.update({
+        Key: key,
+        UpdateExpression: 'SET #token = :until, expires_at = :expires',
+        ConditionExpression: 'attribute_not_exists(#token) OR #token <= :now',
+        ExpressionAttributeNames: { '#token': cpsBuckets.tokenAttribute(index) },
+        ExpressionAttributeValues: {
+          ':now': Math.min(now, deadline),
+          ':until': now + CPS_TOKEN_MS,
+          ':expires': Math.ceil((now + CPS_TOKEN_MS) / 1000) + IDLE_TTL_SECONDS,
+        },
+      });
       return { takenAt: now, waitedMs: now - started };
     } catch (error) {
-      if (isConditionFailure(error)) return undefined;
+      if (error instanceof ConditionFailed) return undefined;
       throw error;
     }
   };
@@ -95,10 +91,10 @@ export async function takeDialToken(phoneNumber: string, cpsLimit: number, optio
   if (first) return first;
 
   for (;;) {
-    const read = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+    const bucket = await table.get(key);
     const now = Date.now();
     const dueTimes = Array.from({ length: cpsLimit }, (_, i) => {
-      const value = read.Item?.[cpsTokenAttribute(i)];
+      const value = bucket?.[cpsBuckets.tokenAttribute(i)];
       return typeof value === 'number' ? value : 0;
     });
     const usable = (due: number) => due <= deadline;
