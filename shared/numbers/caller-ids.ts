@@ -1,5 +1,4 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { conflict, notFound } from '../platform/errors.ts';
+import { conflict } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { approvedKyc } from './kyc.ts';
 import { logger } from '../platform/logger.ts';
@@ -9,9 +8,21 @@ import type {
   CreateVerifiedNumberInput,
   VerifiedNumber,
 } from './telephony-routes.ts';
-import { db, isConditionFailure, isTransactionConflict, tableName } from '../platform/store/db.ts';
-import { keys, type ItemKey } from '../platform/store/keys.ts';
-import { queryAll } from '../platform/store/query.ts';
+import type { ItemKey } from '../platform/store/keys.ts';
+import { ConditionFailed, table, TransactionCancelled } from '../platform/store/table.ts';
+import {
+  brandedCallerIdLocks,
+  brandedCallerIdNotFound,
+  brandedCallerIds,
+  listBrandedItems,
+  listVerifiedItems,
+  verifiedNumberLocks,
+  verifiedNumberNotFound,
+  verifiedNumbers,
+  type BrandedItem,
+  type CallerIdStored,
+  type VerifiedItem,
+} from './store.ts';
 import { callerIdVendor, callerIdVendorOf, type CallerIdVendor } from '../vendors/caller-id/caller-id-vendor.ts';
 
 /*
@@ -29,57 +40,30 @@ import { callerIdVendor, callerIdVendorOf, type CallerIdVendor } from '../vendor
  * current status and stores it.
  */
 
-interface StoredItem {
-  pk: string;
-  sk: string;
-  vendor_reference: string;
-}
-
-type BrandedItem = BrandedCallerId & StoredItem;
-type VerifiedItem = VerifiedNumber & StoredItem;
-
-const brandedNotFound = (id: string) => notFound(`Branded caller ID ${id} not found`);
-const verifiedNotFound = (id: string) => notFound(`Verified number ${id} not found`);
-
-function strip<T extends StoredItem>(item: T): Omit<T, 'pk' | 'sk' | 'vendor_reference'> {
+function strip<T extends CallerIdStored>(item: T): Omit<T, 'pk' | 'sk' | 'vendor_reference'> {
   const { pk: _pk, sk: _sk, vendor_reference: _reference, ...rest } = item;
   return rest;
 }
 
-async function read<T>(key: ItemKey): Promise<T | undefined> {
-  return (await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item as T | undefined;
-}
-
 /** Writes a record and its per-number lock; false when the number is taken meanwhile. */
-async function writeWithLock(record: StoredItem, lock: ItemKey): Promise<boolean> {
+async function writeWithLock(record: CallerIdStored, lock: ItemKey): Promise<boolean> {
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: tableName, Item: record, ConditionExpression: 'attribute_not_exists(pk)' } },
-          { Put: { TableName: tableName, Item: { ...lock, record_sk: record.sk }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        ],
-      }),
-    );
+    await table.transact([
+      { Put: { Item: record, ConditionExpression: 'attribute_not_exists(pk)' } },
+      { Put: { Item: { ...lock, record_sk: record.sk }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    ]);
     return true;
   } catch (error) {
-    if (isTransactionConflict(error)) return false;
+    if (error instanceof TransactionCancelled) return false;
     throw error;
   }
 }
 
 async function deleteWithLock(key: ItemKey, lock: ItemKey, onMissing: () => Error): Promise<void> {
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Delete: { TableName: tableName, Key: key, ConditionExpression: 'attribute_exists(pk)' } },
-          { Delete: { TableName: tableName, Key: lock } },
-        ],
-      }),
-    );
+    await table.transact([{ Delete: { Key: key, ConditionExpression: 'attribute_exists(pk)' } }, { Delete: { Key: lock } }]);
   } catch (error) {
-    if (isTransactionConflict(error)) throw onMissing();
+    if (error instanceof TransactionCancelled) throw onMissing();
     throw error;
   }
 }
@@ -87,20 +71,17 @@ async function deleteWithLock(key: ItemKey, lock: ItemKey, onMissing: () => Erro
 async function storeStatus(key: ItemKey, fields: Record<string, unknown>, onMissing: () => Error): Promise<Record<string, unknown>> {
   const names = Object.keys(fields);
   try {
-    const out = await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: key,
-        UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
-        ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#f${i}`, name])),
-        ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:v${i}`, fields[name]])),
-        ConditionExpression: 'attribute_exists(pk)',
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes!;
+    const stored = await table.update({
+      Key: key,
+      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#f${i}`, name])),
+      ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:v${i}`, fields[name]])),
+      ConditionExpression: 'attribute_exists(pk)',
+      ReturnValues: 'ALL_NEW',
+    });
+    return stored!;
   } catch (error) {
-    if (isConditionFailure(error)) throw onMissing();
+    if (error instanceof ConditionFailed) throw onMissing();
     throw error;
   }
 }
@@ -124,9 +105,9 @@ export async function createBrandedCallerId(
   nowMs = Date.now(),
 ): Promise<BrandedCallerId> {
   const kyc = await approvedKyc(workspaceId, 'create a branded caller ID');
-  const lock = keys.brandedCallerIdNumber(workspaceId, input.phone_number);
+  const lock = brandedCallerIdLocks.key(workspaceId, input.phone_number);
   const taken = () => conflict(`${input.phone_number} already has a branded caller ID`);
-  if (await read(lock)) throw taken();
+  if (await table.get(lock)) throw taken();
   const vendor = await callerIdVendor();
   const registered = await vendor.registerBrandedCallerId({
     phone_number: input.phone_number,
@@ -137,7 +118,7 @@ export async function createBrandedCallerId(
   });
   const id = newId('brandedCallerId');
   const item: BrandedItem = {
-    ...keys.brandedCallerId(workspaceId, id),
+    ...brandedCallerIds.key(workspaceId, id),
     branded_caller_id: id,
     phone_number: input.phone_number,
     display_name: input.display_name,
@@ -158,36 +139,30 @@ export async function createBrandedCallerId(
 }
 
 export async function listBrandedCallerIds(workspaceId: string): Promise<BrandedCallerId[]> {
-  return (await queryAll<BrandedItem>(keys.brandedCallerIds(workspaceId)))
+  return (await listBrandedItems(workspaceId))
     .sort(byCreation((item) => item.branded_caller_id))
     .map(strip);
 }
 
-async function readBranded(workspaceId: string, id: string): Promise<BrandedItem> {
-  const item = await read<BrandedItem>(keys.brandedCallerId(workspaceId, id));
-  if (!item) throw brandedNotFound(id);
-  return item;
-}
-
 export async function refreshBrandedCallerId(workspaceId: string, id: string, nowMs = Date.now()): Promise<BrandedCallerId> {
-  const item = await readBranded(workspaceId, id);
+  const item = await brandedCallerIds.mustGet(workspaceId, id);
   const vendor: CallerIdVendor = await callerIdVendorOf(item.vendor);
   const current = await vendor.getBrandedCallerId(item.vendor_reference);
   const stored = await storeStatus(
-    keys.brandedCallerId(workspaceId, id),
+    brandedCallerIds.key(workspaceId, id),
     { status: current.status, status_reason: current.status_reason, last_refreshed_timestamp: nowMs },
-    () => brandedNotFound(id),
+    () => brandedCallerIdNotFound(workspaceId, id),
   );
   return strip(stored as unknown as BrandedItem);
 }
 
 export async function deleteBrandedCallerId(workspaceId: string, id: string): Promise<void> {
-  const item = await readBranded(workspaceId, id);
+  const item = await brandedCallerIds.mustGet(workspaceId, id);
   await (await callerIdVendorOf(item.vendor)).deleteBrandedCallerId(item.vendor_reference);
   await deleteWithLock(
-    keys.brandedCallerId(workspaceId, id),
-    keys.brandedCallerIdNumber(workspaceId, item.phone_number),
-    () => brandedNotFound(id),
+    brandedCallerIds.key(workspaceId, id),
+    brandedCallerIdLocks.key(workspaceId, item.phone_number),
+    () => brandedCallerIdNotFound(workspaceId, id),
   );
 }
 
@@ -198,14 +173,14 @@ export async function createVerifiedNumber(
   input: CreateVerifiedNumberInput,
   nowMs = Date.now(),
 ): Promise<VerifiedNumber> {
-  const lock = keys.verifiedNumberNumber(workspaceId, input.phone_number);
+  const lock = verifiedNumberLocks.key(workspaceId, input.phone_number);
   const taken = () => conflict(`${input.phone_number} is already a verified number in this workspace`);
-  if (await read(lock)) throw taken();
+  if (await table.get(lock)) throw taken();
   const vendor = await callerIdVendor();
   const started = await vendor.startNumberVerification({ phone_number: input.phone_number, friendly_name: input.friendly_name });
   const id = newId('verifiedNumber');
   const item: VerifiedItem = {
-    ...keys.verifiedNumber(workspaceId, id),
+    ...verifiedNumbers.key(workspaceId, id),
     verified_number_id: id,
     phone_number: input.phone_number,
     friendly_name: input.friendly_name,
@@ -225,22 +200,16 @@ export async function createVerifiedNumber(
 }
 
 export async function listVerifiedNumbers(workspaceId: string): Promise<VerifiedNumber[]> {
-  return (await queryAll<VerifiedItem>(keys.verifiedNumbers(workspaceId)))
+  return (await listVerifiedItems(workspaceId))
     .sort(byCreation((item) => item.verified_number_id))
     .map(strip);
 }
 
-async function readVerified(workspaceId: string, id: string): Promise<VerifiedItem> {
-  const item = await read<VerifiedItem>(keys.verifiedNumber(workspaceId, id));
-  if (!item) throw verifiedNotFound(id);
-  return item;
-}
-
 export async function refreshVerifiedNumber(workspaceId: string, id: string, nowMs = Date.now()): Promise<VerifiedNumber> {
-  const item = await readVerified(workspaceId, id);
+  const item = await verifiedNumbers.mustGet(workspaceId, id);
   const current = await (await callerIdVendorOf(item.vendor)).getVerifiedNumber(item.vendor_reference);
   const stored = await storeStatus(
-    keys.verifiedNumber(workspaceId, id),
+    verifiedNumbers.key(workspaceId, id),
     {
       status: current.status,
       status_reason: current.status_reason,
@@ -248,17 +217,17 @@ export async function refreshVerifiedNumber(workspaceId: string, id: string, now
       validation_code: current.status === 'verified' ? null : (current.validation_code ?? item.validation_code),
       last_refreshed_timestamp: nowMs,
     },
-    () => verifiedNotFound(id),
+    () => verifiedNumberNotFound(workspaceId, id),
   );
   return strip(stored as unknown as VerifiedItem);
 }
 
 export async function deleteVerifiedNumber(workspaceId: string, id: string): Promise<void> {
-  const item = await readVerified(workspaceId, id);
+  const item = await verifiedNumbers.mustGet(workspaceId, id);
   await (await callerIdVendorOf(item.vendor)).deleteVerifiedNumber(item.vendor_reference);
   await deleteWithLock(
-    keys.verifiedNumber(workspaceId, id),
-    keys.verifiedNumberNumber(workspaceId, item.phone_number),
-    () => verifiedNotFound(id),
+    verifiedNumbers.key(workspaceId, id),
+    verifiedNumberLocks.key(workspaceId, item.phone_number),
+    () => verifiedNumberNotFound(workspaceId, id),
   );
 }
