@@ -1,12 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import ipaddr from 'ipaddr.js';
 import { canonicalIp } from '../platform/auth/ip.ts';
 import { decryptSecret } from '../platform/crypto/envelope.ts';
-import { inboundAddressesFor, passwordContext, type NumberItem } from './phone-numbers.ts';
-import { db, isConditionFailure, tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
+import { inboundAddressesFor, passwordContext } from './phone-numbers.ts';
+import { ConditionFailed, table } from '../platform/store/table.ts';
+import { digestNonces, phoneNumberClaims, phoneNumbers, type DigestNonceItem, type NumberItem } from './store.ts';
 import { sipUriHost } from './validation.ts';
 
 /*
@@ -76,12 +75,9 @@ export function addressInBlocks(address: string, blocks: readonly string[]): boo
 
 export async function admitInboundInvite(invite: InboundInvite, options: { resolve?: Resolver; nowMs?: number } = {}): Promise<InboundDecision> {
   const nowMs = options.nowMs ?? Date.now();
-  const claim = await db.send(new GetCommand({ TableName: tableName, Key: keys.phoneNumberClaim(invite.calledNumber), ConsistentRead: true }));
-  const workspaceId = claim.Item?.workspace_id as string | undefined;
-  const stored = workspaceId
-    ? await db.send(new GetCommand({ TableName: tableName, Key: keys.phoneNumber(workspaceId, invite.calledNumber), ConsistentRead: true }))
-    : undefined;
-  const number = stored?.Item as NumberItem | undefined;
+  const claim = await phoneNumberClaims.get(invite.calledNumber);
+  const workspaceId = claim?.workspace_id;
+  const number = workspaceId ? await phoneNumbers.get(workspaceId, invite.calledNumber) : undefined;
   if (!workspaceId || !number) return { admitted: false, status: 404, reason: `${invite.calledNumber} is not a number here` };
 
   // Numbers bought through the platform arrive over the platform's own carrier trunk.
@@ -107,17 +103,13 @@ export async function admitInboundInvite(invite: InboundInvite, options: { resol
 /** A fresh single-use nonce bound to the called number, as a `Proxy-Authenticate` value. */
 async function issueChallenge(calledNumber: string, nowMs: number): Promise<string> {
   const nonce = randomBytes(24).toString('base64url');
-  await db.send(
-    new PutCommand({
-      TableName: tableName,
-      Item: {
-        ...keys.sipDigestNonce(nonce),
-        called_number: calledNumber,
-        issued_at: nowMs,
-        expires_at: Math.ceil(nowMs / 1000) + DIGEST_NONCE_TTL_SECONDS,
-      },
-    }),
-  );
+  const item: DigestNonceItem = {
+    ...digestNonces.key(nonce),
+    called_number: calledNumber,
+    issued_at: nowMs,
+    expires_at: Math.ceil(nowMs / 1000) + DIGEST_NONCE_TTL_SECONDS,
+  };
+  await table.put({ Item: item });
   return `Digest realm="${DIGEST_REALM}", nonce="${nonce}", algorithm=SHA-256, qop="auth"`;
 }
 
@@ -192,17 +184,14 @@ async function digestValid(answer: DigestAnswer, number: NumberItem, workspaceId
   if (!timingSafeEqual(Buffer.from(expected), Buffer.from(answer.response.toLowerCase()))) return false;
   // The nonce is spent by this answer: a replayed INVITE finds it gone.
   try {
-    await db.send(
-      new DeleteCommand({
-        TableName: tableName,
-        Key: keys.sipDigestNonce(answer.nonce),
-        ConditionExpression: 'called_number = :number AND expires_at >= :now',
-        ExpressionAttributeValues: { ':number': number.phone_number, ':now': Math.floor(nowMs / 1000) },
-      }),
-    );
+    await table.delete({
+      Key: digestNonces.key(answer.nonce),
+      ConditionExpression: 'called_number = :number AND expires_at >= :now',
+      ExpressionAttributeValues: { ':number': number.phone_number, ':now': Math.floor(nowMs / 1000) },
+    });
     return true;
   } catch (error) {
-    if (isConditionFailure(error)) return false;
+    if (error instanceof ConditionFailed) return false;
     throw error;
   }
 }
