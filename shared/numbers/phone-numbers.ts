@@ -1,9 +1,8 @@
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/index.ts';
 import { resolveAgentVersion } from '../agents/index.ts';
 import { config } from '../platform/config.ts';
 import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
-import { ApiError, badRequest, conflict, invalidPaginationKey, notFound, NotFound, VendorFailed } from '../platform/errors.ts';
+import { ApiError, badRequest, conflict, invalidPaginationKey, NotFound, VendorFailed } from '../platform/errors.ts';
 import type {
   AvailableNumber,
   CreatePhoneNumberInput,
@@ -15,12 +14,19 @@ import type {
 } from './phone-number-routes.ts';
 import { assertNotMasked, unlessMasked } from '../platform/masking.ts';
 import { originationUri } from './sip-origination.ts';
-import { db, isConditionFailure, tableName } from '../platform/store/db.ts';
-import { keys } from '../platform/store/keys.ts';
-import { queryAll } from '../platform/store/query.ts';
+import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import {
+  listNumberItems,
+  phoneNumberClaims,
+  phoneNumbers,
+  providerTrunks,
+  type AgentEntry,
+  type NumberItem,
+  type ProviderTrunkItem,
+} from './store.ts';
 import { provisioningFailed, telephonyProvider, type HeldNumber, type TelephonyProvider, type Trunk } from '../vendors/telephony/index.ts';
 import { canonicalAddress, isTwilioTerminationHost, prettyNumber, sipUriHost } from './validation.ts';
-import { getHead, type TransactItem } from '../platform/store/versions.ts';
+import { getHead } from '../platform/store/versions.ts';
 
 /*
  * Phone numbers. A number is its own ID and exists once across all workspaces: the
@@ -30,49 +36,10 @@ import { getHead, type TransactItem } from '../platform/store/versions.ts';
  * use cannot be deleted; references follow the number's agents on update and go with it.
  */
 
-export interface AgentEntry {
-  agent_id: string;
-  weight: number;
-  agent_version?: VersionReference;
-}
+export type { AgentEntry, NumberItem } from './store.ts';
 
 type Direction = 'inbound' | 'outbound';
 const DIRECTIONS: readonly Direction[] = ['inbound', 'outbound'];
-
-/** What is stored: the wire fields Parley keeps, plus bookkeeping. Absent means unset. */
-export interface NumberItem {
-  pk: string;
-  sk: string;
-  workspace_id: string;
-  phone_number: string;
-  phone_number_type: PhoneNumber['phone_number_type'];
-  provider: PhoneNumber['provider'];
-  number_provider?: 'twilio' | 'telnyx';
-  /** Bought numbers: which adapter holds it and the carrier's ID for it. */
-  carrier?: 'twilio' | 'mock';
-  provider_sid?: string;
-  nickname?: string;
-  inbound_agents?: AgentEntry[];
-  outbound_agents?: AgentEntry[];
-  inbound_agent_version?: VersionReference;
-  outbound_agent_version?: VersionReference;
-  inbound_webhook_url?: string;
-  allowed_inbound_country_list?: string[];
-  allowed_outbound_country_list?: string[];
-  allowed_inbound_addresses?: string[];
-  cps_limit?: number;
-  fallback_number?: string;
-  area_code?: number;
-  termination_uri?: string;
-  auth_username?: string;
-  /** The SIP trunk password, envelope-encrypted (shared/platform/crypto/envelope.ts); never answered. */
-  auth_password_encrypted?: string;
-  transport?: string;
-  provisioning_status: 'provisioned' | 'failed';
-  revision: number;
-  created_timestamp: number;
-  last_modification_timestamp: number;
-}
 
 /** Telephony rule 2: Twilio's signalling blocks, where Twilio numbers accept INVITEs from by default. */
 export const TWILIO_SIGNALLING_BLOCKS = [
@@ -163,22 +130,13 @@ function toPhoneNumber(item: NumberItem): PhoneNumber {
 // ---------------------------------------------------------------------------------------
 // Reading
 
-async function readItem(workspaceId: string, phoneNumber: string): Promise<NumberItem> {
-  const out = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.phoneNumber(workspaceId, phoneNumber), ConsistentRead: true }),
-  );
-  // Another workspace's number is as missing as an unknown one.
-  if (!out.Item) throw notFound(`Phone number ${phoneNumber} not found`);
-  return out.Item as NumberItem;
-}
-
 export async function getPhoneNumber(workspaceId: string, phoneNumber: string): Promise<PhoneNumber> {
-  return toPhoneNumber(await readItem(workspaceId, phoneNumber));
+  return toPhoneNumber(await phoneNumbers.mustGet(workspaceId, phoneNumber));
 }
 
 /** The stored number with its agents and binding, for the calls feature (inbound routing, dialing). */
 export async function phoneNumberRecord(workspaceId: string, phoneNumber: string) {
-  const item = await readItem(workspaceId, phoneNumber);
+  const item = await phoneNumbers.mustGet(workspaceId, phoneNumber);
   return { ...toPhoneNumber(item), cps_limit: cpsLimitFor(item), inbound_addresses: inboundAddressesFor(item) };
 }
 
@@ -186,7 +144,7 @@ export async function listPhoneNumbers(
   workspaceId: string,
   options: { limit: number; pagination_key?: string; sort_order: 'ascending' | 'descending' },
 ): Promise<{ has_more: boolean; items: PhoneNumber[]; pagination_key?: string }> {
-  const items = (await queryAll<NumberItem>(keys.phoneNumbers(workspaceId))).sort(
+  const items = (await listNumberItems(workspaceId)).sort(
     (a, b) => a.created_timestamp - b.created_timestamp || (a.phone_number < b.phone_number ? -1 : 1),
   );
   if (options.sort_order === 'descending') items.reverse();
@@ -289,11 +247,13 @@ const agentsOf = (item: Pick<NumberItem, 'inbound_agents' | 'outbound_agents'>) 
 
 const referrer = (phoneNumber: string): AgentReferrer => ({ type: 'phone_number', id: phoneNumber });
 
-function referenceChanges(workspaceId: string, before: Set<string>, after: Set<string>, phoneNumber: string): TransactItem[] {
-  return [
+function referenceChanges(workspaceId: string, before: Set<string>, after: Set<string>, phoneNumber: string): TransactOp[] {
+  // The agents domain's reference operations are DynamoDB transaction items; table.transact names the table in each.
+  const changes = [
     ...[...before].filter((id) => !after.has(id)).flatMap((id) => removeAgentReferenceItems(workspaceId, 'agent', id, referrer(phoneNumber))),
     ...[...after].filter((id) => !before.has(id)).flatMap((id) => addAgentReferenceItems(workspaceId, 'agent', id, referrer(phoneNumber))),
   ];
+  return changes as TransactOp[];
 }
 
 export const passwordContext = (workspaceId: string, phoneNumber: string) => recordContext(workspaceId, `phone_number#${phoneNumber}`);
@@ -310,18 +270,16 @@ function terminationProvider(terminationUri: string | undefined, requested?: 'tw
 const alreadyExists = (phoneNumber: string) => conflict(`${phoneNumber} already exists`);
 
 async function assertUnclaimed(phoneNumber: string): Promise<void> {
-  const out = await db.send(new GetCommand({ TableName: tableName, Key: keys.phoneNumberClaim(phoneNumber), ConsistentRead: true }));
-  if (out.Item) throw alreadyExists(phoneNumber);
+  if (await phoneNumberClaims.get(phoneNumber)) throw alreadyExists(phoneNumber);
 }
 
-async function transact(items: TransactItem[], onCondition: (index: number) => ApiError): Promise<void> {
+async function transact(ops: TransactOp[], onCondition: (index: number) => ApiError): Promise<void> {
   try {
-    await db.send(new TransactWriteCommand({ TransactItems: items }));
+    await table.transact(ops);
   } catch (error) {
-    if (error instanceof Error && error.name === 'TransactionCanceledException') {
-      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-      const failed = reasons.findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
-      if (failed !== -1) throw onCondition(failed);
+    if (error instanceof TransactionCancelled) {
+      const failed = error.failedAt[0];
+      if (failed !== undefined) throw onCondition(failed);
       throw conflict('The phone number was changed by another request; retry');
     }
     throw error;
@@ -332,14 +290,8 @@ async function transact(items: TransactItem[], onCondition: (index: number) => A
 async function insertNumber(workspaceId: string, item: NumberItem): Promise<void> {
   await transact(
     [
-      { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-      {
-        Put: {
-          TableName: tableName,
-          Item: { ...keys.phoneNumberClaim(item.phone_number), workspace_id: workspaceId, phone_number: item.phone_number },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      phoneNumbers.createOp(item, workspaceId, item.phone_number),
+      phoneNumberClaims.createOp({ workspace_id: workspaceId, phone_number: item.phone_number }, item.phone_number),
       ...referenceChanges(workspaceId, new Set(), agentsOf(item), item.phone_number),
     ],
     (index) =>
@@ -349,7 +301,7 @@ async function insertNumber(workspaceId: string, item: NumberItem): Promise<void
 
 function baseItem(workspaceId: string, phoneNumber: string, nowMs: number): NumberItem {
   return {
-    ...keys.phoneNumber(workspaceId, phoneNumber),
+    ...phoneNumbers.key(workspaceId, phoneNumber),
     workspace_id: workspaceId,
     phone_number: phoneNumber,
     phone_number_type: 'custom',
@@ -383,24 +335,18 @@ export async function importPhoneNumber(workspaceId: string, input: ImportPhoneN
 
 /** Telephony rule 7: one trunk per workspace and carrier, created on first need. */
 async function ensureTrunk(workspaceId: string, provider: TelephonyProvider): Promise<Trunk> {
-  const key = keys.providerTrunk(workspaceId, provider.name);
-  const existing = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-  if (existing.Item) return existing.Item as unknown as Trunk;
+  const key = providerTrunks.key(workspaceId, provider.name);
+  const existing = await table.get<ProviderTrunkItem>(key);
+  if (existing) return existing;
   const trunk = await provider.createTrunk(workspaceId, originationUri());
+  const item: ProviderTrunkItem = { ...key, ...trunk, provider: provider.name, created_timestamp: Date.now() };
   try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: { ...key, ...trunk, provider: provider.name, created_timestamp: Date.now() },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    await table.put({ Item: item, ConditionExpression: 'attribute_not_exists(pk)' });
     return trunk;
   } catch (error) {
     // A concurrent purchase created the workspace's trunk first: use that one.
-    if (!isConditionFailure(error)) throw error;
-    const winner = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-    return winner.Item as unknown as Trunk;
+    if (!(error instanceof ConditionFailed)) throw error;
+    return (await table.get<ProviderTrunkItem>(key))!;
   }
 }
 
@@ -444,7 +390,7 @@ export async function createPhoneNumber(workspaceId: string, input: CreatePhoneN
   });
   const item: NumberItem = {
     ...next,
-    ...keys.phoneNumber(workspaceId, held.phoneNumber),
+    ...phoneNumbers.key(workspaceId, held.phoneNumber),
     phone_number: held.phoneNumber,
     phone_number_type: number_provider === 'twilio' ? 'retell-twilio' : 'retell-telnyx',
     provider: number_provider,
@@ -472,7 +418,6 @@ async function replaceNumber(workspaceId: string, before: NumberItem, after: Num
     [
       {
         Put: {
-          TableName: tableName,
           Item: after,
           ConditionExpression: 'attribute_exists(pk) AND revision = :revision',
           ExpressionAttributeValues: { ':revision': before.revision },
@@ -493,7 +438,7 @@ export async function updatePhoneNumber(
   input: UpdatePhoneNumberInput,
   nowMs = Date.now(),
 ): Promise<PhoneNumber> {
-  const before = await readItem(workspaceId, phoneNumber);
+  const before = await phoneNumbers.mustGet(workspaceId, phoneNumber);
   const { termination_uri, auth_username, transport, provider, ...fields } = input;
   // Phone numbers never answer their password, but a mask copied from a SIP trunk is still no password.
   const auth_password = unlessMasked(input.auth_password);
@@ -525,7 +470,7 @@ export async function updatePhoneNumber(
 }
 
 export async function deletePhoneNumber(workspaceId: string, phoneNumber: string): Promise<void> {
-  const item = await readItem(workspaceId, phoneNumber);
+  const item = await phoneNumbers.mustGet(workspaceId, phoneNumber);
   if (item.provider_sid) {
     const provider = await providerFor(item);
     await provider.release(workspaceId, { phoneNumber, providerSid: item.provider_sid });
@@ -534,16 +479,14 @@ export async function deletePhoneNumber(workspaceId: string, phoneNumber: string
     [
       {
         Delete: {
-          TableName: tableName,
-          Key: keys.phoneNumber(workspaceId, phoneNumber),
+          Key: phoneNumbers.key(workspaceId, phoneNumber),
           ConditionExpression: 'revision = :revision',
           ExpressionAttributeValues: { ':revision': item.revision },
         },
       },
       {
         Delete: {
-          TableName: tableName,
-          Key: keys.phoneNumberClaim(phoneNumber),
+          Key: phoneNumberClaims.key(phoneNumber),
           ConditionExpression: 'workspace_id = :ws',
           ExpressionAttributeValues: { ':ws': workspaceId },
         },
@@ -556,7 +499,7 @@ export async function deletePhoneNumber(workspaceId: string, phoneNumber: string
 
 /** Provisions the number at its carrier again: the workspace's trunk (created if missing) and the number attached to it. */
 export async function provisionPhoneNumber(workspaceId: string, phoneNumber: string, nowMs = Date.now()): Promise<PhoneNumber> {
-  const item = await readItem(workspaceId, phoneNumber);
+  const item = await phoneNumbers.mustGet(workspaceId, phoneNumber);
   let status: NumberItem['provisioning_status'] = 'provisioned';
   let failure: unknown;
   if (item.provider_sid) {
@@ -569,22 +512,19 @@ export async function provisionPhoneNumber(workspaceId: string, phoneNumber: str
       failure = error;
     }
   }
-  const out = await db.send(
-    new UpdateCommand({
-      TableName: tableName,
-      Key: keys.phoneNumber(workspaceId, phoneNumber),
-      UpdateExpression: 'SET provisioning_status = :status, last_modification_timestamp = :now ADD revision :one',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':status': status, ':now': Math.max(nowMs, item.last_modification_timestamp), ':one': 1 },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
+  const updated = await table.update<NumberItem>({
+    Key: phoneNumbers.key(workspaceId, phoneNumber),
+    UpdateExpression: 'SET provisioning_status = :status, last_modification_timestamp = :now ADD revision :one',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':status': status, ':now': Math.max(nowMs, item.last_modification_timestamp), ':one': 1 },
+    ReturnValues: 'ALL_NEW',
+  });
   if (failure !== undefined) {
     if (failure instanceof VendorFailed) throw failure;
     if (failure instanceof ApiError) throw provisioningFailed(`Provisioning failed: ${failure.message}`);
     throw failure;
   }
-  return toPhoneNumber(out.Attributes as NumberItem);
+  return toPhoneNumber(updated!);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -646,7 +586,7 @@ async function bindingOf(workspaceId: string, item: NumberItem): Promise<PhoneNu
 }
 
 export async function getPhoneNumberBinding(workspaceId: string, phoneNumber: string): Promise<PhoneNumberBinding> {
-  return bindingOf(workspaceId, await readItem(workspaceId, phoneNumber));
+  return bindingOf(workspaceId, await phoneNumbers.mustGet(workspaceId, phoneNumber));
 }
 
 export async function putPhoneNumberBinding(
@@ -663,7 +603,7 @@ export async function putPhoneNumberBinding(
 
 /** The SIP URI and transport an imported number's outbound calls go to; 400 for numbers without a trunk of their own. */
 export async function terminationOf(workspaceId: string, phoneNumber: string): Promise<{ uri: string; transport: 'tcp' | 'udp' | 'tls' }> {
-  const item = await readItem(workspaceId, phoneNumber);
+  const item = await phoneNumbers.mustGet(workspaceId, phoneNumber);
   if (!item.termination_uri) {
     throw badRequest(`Phone number ${phoneNumber} has no termination URI: only imported numbers have a SIP trunk to test`);
   }
