@@ -12,29 +12,45 @@ export interface RequestOptions {
   body?: unknown;
   /** Sent as is (for malformed-body tests) instead of JSON-encoding `body`. */
   rawBody?: string | Buffer;
-  headers?: Record<string, string>;
+  /** Extra headers; null leaves one out (e.g. the content-type a body otherwise gets). */
+  headers?: Record<string, string | null>;
   /** Source address of the connection, e.g. 127.0.0.2, to exercise IP allowlists for real. */
   localAddress?: string;
+  /** Headers sent as written, repeats included: [name, value, name, value, ...]. */
+  rawHeaders?: string[];
 }
 
 /** A real HTTP request to the local server, from a chosen loopback source address. */
 export function call(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
-  const url = new URL(path, baseUrl);
+  // The path is sent exactly as given (`//x` stays `//x`), never resolved against the base.
+  const base = new URL(baseUrl);
   const payload =
     options.rawBody !== undefined
       ? Buffer.from(options.rawBody)
       : options.body !== undefined
         ? Buffer.from(JSON.stringify(options.body))
         : undefined;
-  const headers: Record<string, string> = {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries({
     ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
     ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
     ...options.headers,
-  };
+  })) {
+    if (value !== null) headers[name] = value;
+  }
+  // Node adds no Host header to headers given as a list.
+  const sent = options.rawHeaders ? ['Host', base.host, ...Object.entries(headers).flat(), ...options.rawHeaders] : headers;
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      url,
-      { method, headers, localAddress: options.localAddress, agent: false },
+      {
+        hostname: base.hostname.replace(/^\[|\]$/g, ''),
+        port: base.port,
+        path,
+        method,
+        headers: sent,
+        localAddress: options.localAddress,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
