@@ -40,6 +40,12 @@ export function createRouter() {
   );
 
   return function match(method: string, path: string): Match {
+    // API Gateway matches the path as sent, without collapsing `//` or resolving `.`:
+    // an empty segment (`//x`, `/x//y`, a trailing `/`) matches no route, so it is the
+    // $default route's 404, never a neighbouring route.
+    if (!path.startsWith('/') || (path !== '/' && path.slice(1).split('/').includes(''))) {
+      return { routeKey: '$default', domain: 'meta' };
+    }
     const direct = exact.get(`${method} ${path}`);
     if (direct) return direct;
     const segments = path.split('/');
@@ -142,11 +148,31 @@ async function handle(
     req.destroy();
     return;
   }
-  const url = new URL(req.url ?? '/', 'http://local');
-  const route = match(method, url.pathname);
-  const event = buildEvent(req, method, url, route, body);
+  const target = requestTarget(req.url ?? '/');
+  const route = match(method, target.path);
+  const event = buildEvent(req, method, target, route, body);
   const handler = await handlerFor(route.domain);
   send(res, await handler(event, lambdaContext(route.domain), { signal: new AbortController().signal }));
+}
+
+interface RequestTarget {
+  /** The path exactly as sent (what API Gateway calls rawPath). */
+  path: string;
+  /** Everything after the first `?`, without it. */
+  query: string;
+}
+
+/**
+ * Splits the request target at its first `?` without resolving it as a URL: `new URL`
+ * would read `//host/x` as a protocol-relative URL (path `/x`) and collapse `/a/../x`,
+ * routing a request to a path it did not ask for.
+ */
+export function requestTarget(raw: string): RequestTarget {
+  const withoutFragment = raw.split('#', 1)[0]!;
+  const at = withoutFragment.indexOf('?');
+  return at === -1
+    ? { path: withoutFragment, query: '' }
+    : { path: withoutFragment.slice(0, at), query: withoutFragment.slice(at + 1) };
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
@@ -169,22 +195,25 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
   });
 }
 
-function buildEvent(req: IncomingMessage, method: string, url: URL, route: Match, body: Buffer): APIGatewayProxyEventV2 {
+function buildEvent(req: IncomingMessage, method: string, target: RequestTarget, route: Match, body: Buffer): APIGatewayProxyEventV2 {
+  // API Gateway (payload v2) joins a repeated header's values with commas. Node's
+  // req.headers keeps only the first of some (authorization, content-type, ...), which
+  // would let a second credential slip past unseen: headersDistinct keeps every value.
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (values !== undefined) headers[name] = values.join(',');
   }
   // API Gateway joins repeated query parameters with commas.
   const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+  for (const [name, value] of new URLSearchParams(target.query)) query[name] = name in query ? `${query[name]},${value}` : value;
   const contentType = headers['content-type'] ?? '';
   const binary = body.length > 0 && contentType !== '' && !/json|text|x-www-form-urlencoded/i.test(contentType);
   const now = Date.now();
   return {
     version: '2.0',
     routeKey: route.routeKey,
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
+    rawPath: target.path,
+    rawQueryString: target.query,
     headers,
     queryStringParameters: Object.keys(query).length ? query : undefined,
     pathParameters: route.pathParameters,
@@ -202,7 +231,7 @@ function buildEvent(req: IncomingMessage, method: string, url: URL, route: Match
       timeEpoch: now,
       http: {
         method,
-        path: url.pathname,
+        path: target.path,
         protocol: `HTTP/${req.httpVersion}`,
         sourceIp: req.socket.remoteAddress ?? 'unknown',
         userAgent: headers['user-agent'] ?? '',

@@ -181,9 +181,15 @@ function withThisRequest(item: Record<string, unknown>, nowMs: number): Record<s
   return { ...item, [window]: Number(item[window] ?? 0) + 1 };
 }
 
-/** `Authorization: Bearer <key>`; the scheme is case-insensitive (RFC 9110), the key is not. */
+/**
+ * `Authorization: Bearer <key>`; the scheme is case-insensitive (RFC 9110), the key is not.
+ * A request carries exactly one credential: API Gateway joins repeated headers with commas
+ * (and the local server does the same), and no key contains one, so a joined value (two
+ * Authorization headers, or one listing two credentials) is refused whole rather than
+ * letting one of them win.
+ */
 export function bearerToken(header: string | undefined): string | undefined {
-  if (!header) return undefined;
+  if (!header || header.includes(',')) return undefined;
   const match = /^bearer +(\S+) *$/i.exec(header);
   const token = match?.[1];
   return token && TOKEN.test(token) ? token : undefined;
