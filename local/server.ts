@@ -1,5 +1,6 @@
 import { localWebhookQueue } from './queues.ts';
 import { protectLocalPort } from '../shared/platform/egress.ts';
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -207,7 +208,10 @@ function buildEvent(req: IncomingMessage, method: string, target: RequestTarget,
   const query: Record<string, string> = {};
   for (const [name, value] of new URLSearchParams(target.query)) query[name] = name in query ? `${query[name]},${value}` : value;
   const contentType = headers['content-type'] ?? '';
-  const binary = body.length > 0 && contentType !== '' && !/json|text|x-www-form-urlencoded/i.test(contentType);
+  // Text types arrive as text; anything else, and any body that is not valid UTF-8, as
+  // base64, so the handler sees the bytes sent (and can refuse them) rather than U+FFFD.
+  const binary =
+    body.length > 0 && ((contentType !== '' && !/json|text|x-www-form-urlencoded/i.test(contentType)) || !isUtf8(body));
   const now = Date.now();
   return {
     version: '2.0',

@@ -6,6 +6,7 @@ import { call } from './support/http.ts';
 /** Issue 8, "Hardening": what probing the running server found, through the real HTTP layer. */
 const app = await startTestApp();
 const UNAUTHORIZED = { status: 401, message: 'Missing or invalid API key / session' };
+const keyCount = async () => (await app.api.get('/api-keys')).body.length as number;
 
 describe('one credential per request', () => {
   const other = `key_${'0'.repeat(48)}`;
@@ -41,6 +42,68 @@ describe('one credential per request', () => {
     expect(bearerToken(`Bearer ${key},Bearer ${other}`)).toBeUndefined();
     expect(bearerToken(`Bearer ${key}, Bearer ${key}`)).toBeUndefined();
     expect(bearerToken(`Bearer ${key},`)).toBeUndefined();
+  });
+});
+
+describe('JSON routes take JSON', () => {
+  const body = JSON.stringify({ name: 'hardening' });
+
+  it.each([
+    ['text/plain', 'text/plain'],
+    ['a form', 'application/x-www-form-urlencoded'],
+    ['XML', 'application/xml'],
+    ['multipart', 'multipart/form-data; boundary=b'],
+    ['JSON in another charset', 'application/json; charset=iso-8859-1'],
+    ['two content types', 'application/json,text/plain'],
+  ])('answers 415 to %s and creates nothing', async (_case, contentType) => {
+    const before = await keyCount();
+    const res = await app.api.post('/api-keys', { rawBody: body, headers: { 'content-type': contentType } });
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({
+      status: 415,
+      message: `Unsupported content type "${contentType}": this route takes a JSON body, sent with "Content-Type: application/json"`,
+    });
+    expect(await keyCount()).toBe(before);
+  });
+
+  it('answers 415 to a body without a content type', async () => {
+    const before = await keyCount();
+    const res = await app.api.post('/api-keys', { rawBody: body, headers: { 'content-type': null } });
+    expect(res.status).toBe(415);
+    expect(res.body.message).toBe('Missing content type: this route takes a JSON body, sent with "Content-Type: application/json"');
+    expect(await keyCount()).toBe(before);
+  });
+
+  it.each(['application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'application/merge-patch+json'])(
+    'accepts %s',
+    async (contentType) => {
+      const res = await app.api.post('/api-keys', { rawBody: body, headers: { 'content-type': contentType } });
+      expect(res.status).toBe(201);
+    },
+  );
+
+  it('answers 400 to bytes that are not UTF-8, storing nothing', async () => {
+    const before = await keyCount();
+    const res = await app.api.post('/api-keys', {
+      rawBody: Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]),
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ status: 400, message: 'Invalid request body: not valid UTF-8' });
+    expect(await keyCount()).toBe(before);
+  });
+
+  it('keeps non-ASCII text as sent', async () => {
+    const res = await app.api.post('/api-keys', { body: { name: 'Zoë — 名前 😀' } });
+    expect(res.status).toBe(201);
+    const listed = (await app.api.get('/api-keys')).body as { name: string }[];
+    expect(listed.map((key) => key.name)).toContain('Zoë — 名前 😀');
+  });
+
+  it('still reads an empty body without a content type as no body', async () => {
+    const res = await call(app.url, 'POST', '/api-keys', { key: app.workspace.api_key, headers: { 'content-length': '0' } });
+    // The route requires a name: the empty body reached validation rather than a 415.
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/name/);
   });
 });
 

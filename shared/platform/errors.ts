@@ -73,6 +73,12 @@ export class TooLarge extends ApiError {
     super(413, message);
   }
 }
+/** 415: a body of a type the route does not take. */
+export class UnsupportedMediaType extends ApiError {
+  constructor(message: string) {
+    super(415, message);
+  }
+}
 /** 422: well-formed, but a vendor or rule cannot act on it. */
 export class Unprocessable extends ApiError {
   constructor(message: string) {
@@ -110,10 +116,18 @@ export const unprocessable = (message: string) => new Unprocessable(message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) => new TooManyRequests(message, retryAfterSeconds);
 export const badGateway = (message: string, code?: ErrorCode) => new VendorFailed(message, code);
 export const unavailable = (message: string, retryAfterSeconds: number) => new Unavailable(message, retryAfterSeconds);
+export const serviceUnavailable = unavailable;
+export const unsupportedMediaType = (message: string) => new UnsupportedMediaType(message);
 
 export const missingScope = (scope: string) => forbidden(`This API key lacks the "${scope}" scope`);
 export const ipNotAllowed = (ip: string) => forbidden(`This API key is not allowed from ${ip}`);
 export const publicKeyRestricted = () => forbidden('A public key can only start web calls and chats');
 export const invalidJson = (detail?: string) =>
   badRequest(detail ? `Invalid JSON body: ${detail}` : 'Invalid JSON body');
+export const notJsonContentType = (contentType: string | undefined) =>
+  unsupportedMediaType(
+    `${contentType ? `Unsupported content type "${contentType.slice(0, 100)}"` : 'Missing content type'}: ` +
+      'this route takes a JSON body, sent with "Content-Type: application/json"',
+  );
+export const invalidUtf8 = () => badRequest('Invalid request body: not valid UTF-8');
 export const invalidPaginationKey = () => badRequest('Invalid pagination_key');

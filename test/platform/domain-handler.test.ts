@@ -13,8 +13,9 @@ const routes = defineRoutes({ domain: 'meta', access: 'public' }, {
   },
 });
 const handler = domainHandler(routes, { echo: ({ params, body }) => ({ name: params.name, n: body.n }) });
-async function invoke(routeKey: string, body: string) {
-  const event = apiGatewayEvent({ routeKey, method: 'POST', body, pathParameters: { name: 'ada' }, path: '/v2/echo/ada' });
+async function invoke(routeKey: string, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }, isBase64Encoded = false) {
+  const event = apiGatewayEvent({ routeKey, method: 'POST', body, headers, pathParameters: { name: 'ada' }, path: '/v2/echo/ada' });
+  event.isBase64Encoded = isBase64Encoded;
   const result = await handler(event, lambdaContext(), { signal: new AbortController().signal });
   if (!result) throw new Error('the handler returned no response');
   return result;
@@ -40,5 +41,24 @@ describe('domainHandler, invoked as Lambda is', () => {
     const result = await invoke('POST /echo/{name}', '{"n":"one"}');
     expect(result.statusCode).toBe(400);
     expect(JSON.parse(result.body!)).toEqual({ status: 400, message: 'n: Expected number, received string' });
+  });
+
+  it('takes a JSON body only as JSON, as API Gateway hands it over', async () => {
+    for (const contentType of ['application/json', 'application/json; charset=utf-8', 'application/merge-patch+json', 'Application/JSON']) {
+      expect((await invoke('POST /echo/{name}', '{"n":1}', { 'content-type': contentType })).statusCode).toBe(201);
+    }
+    const refused: Record<string, string>[] = [{}, { 'content-type': 'text/plain' }, { 'content-type': 'application/json; charset=latin1' }];
+    for (const headers of refused) {
+      const result = await invoke('POST /echo/{name}', '{"n":1}', headers);
+      expect(result.statusCode).toBe(415);
+    }
+  });
+
+  it('refuses a base64 body that is not UTF-8, and reads one that is', async () => {
+    const bad = await invoke('POST /echo/{name}', Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x31, 0xff, 0x7d]).toString('base64'), undefined, true);
+    expect(bad.statusCode).toBe(400);
+    expect(JSON.parse(bad.body!)).toEqual({ status: 400, message: 'Invalid request body: not valid UTF-8' });
+    const good = await invoke('POST /echo/{name}', Buffer.from('{"n":2}').toString('base64'), undefined, true);
+    expect(good.statusCode).toBe(201);
   });
 });

@@ -3,7 +3,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { admit, type Admission } from '../auth/gate.ts';
 import { sourceAddress } from '../auth/ip.ts';
-import { payloadTooLarge, routeNotFound } from '../errors.ts';
+import { invalidUtf8, notJsonContentType, payloadTooLarge, routeNotFound } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { parseJsonBody } from './json.ts';
 import type { parseMultipart } from './multipart.ts';
@@ -137,12 +137,42 @@ function readBody(event: Event, route: RouteDefinition, options: DomainOptions):
   });
 }
 
+/**
+ * A JSON route's body: nothing (no bytes) reads as `{}`; otherwise it must say it is JSON
+ * (415 before anything else reads it) and be valid UTF-8 (400, never U+FFFD stand-ins).
+ * A body without a Content-Type is refused too: every client the spec names (retell-sdk,
+ * the examples) sends `application/json`, and guessing would accept what a form or a
+ * text/plain request sends.
+ */
 function readJsonBody(event: Event): unknown {
-  if (event.body === undefined || event.body === null) return {};
-  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (event.body === undefined || event.body === null || event.body === '') return {};
+  assertJsonContentType(event.headers['content-type'] ?? event.headers['Content-Type']);
+  const text = event.isBase64Encoded ? decodeUtf8(Buffer.from(event.body, 'base64')) : event.body;
   if (Buffer.byteLength(text, 'utf8') > MAX_JSON_BODY_BYTES) {
     throw payloadTooLarge('JSON body exceeds the 25 MB limit');
   }
   if (text.trim() === '') return {};
   return parseJsonBody(text);
+}
+
+/** `application/json` or a `+json` type (`application/merge-patch+json`), in UTF-8 if a charset is named. */
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
+
+function assertJsonContentType(header: string | undefined): void {
+  const [mediaType = '', ...parameters] = (header ?? '').split(';').map((part) => part.trim().toLowerCase());
+  const charset = parameters.find((parameter) => parameter.startsWith('charset='))?.slice('charset='.length);
+  const utf8 = charset === undefined || ['utf-8', 'utf8', '"utf-8"'].includes(charset);
+  if (!JSON_MEDIA_TYPE.test(mediaType) || !utf8) throw notJsonContentType(header?.trim());
+}
+
+// ignoreBOM keeps a byte-order mark in the text, so JSON.parse refuses it as it does in a text body.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Strict UTF-8: a body that is not valid UTF-8 is a 400, not text with U+FFFD in it. */
+function decodeUtf8(bytes: Buffer): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw invalidUtf8();
+  }
 }
