@@ -68,6 +68,12 @@ const ConfigSchema = z.object({
   RATE_LIMIT_PER_KEY: positiveInt(600, 100_000),
   RATE_LIMIT_PER_IP: positiveInt(3000, 10_000_000),
   BATCH_TICK_MS: positiveInt(5000, 60_000),
+  /**
+   * How long one try of an AWS call (DynamoDB, KMS, SQS, Secrets Manager) may take, from
+   * waiting for a socket to the last byte of the answer; a call gets two tries
+   * (shared/platform/aws/client-options.ts). Past it the request is a 503 with retry-after.
+   */
+  AWS_REQUEST_TIMEOUT_MS: positiveInt(3000, 10_000),
   /** How long a dial waits for a calls-per-second token before 429 (spec Limits; shared/numbers/cps-limiter.ts). */
   CPS_MAX_WAIT_MS: positiveInt(5000, 60_000),
   /**

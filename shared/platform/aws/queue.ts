@@ -1,5 +1,7 @@
 import type { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config.ts';
+import { awsClientOptions } from './client-options.ts';
+import { tagAwsClient } from './unavailable.ts';
 
 export interface SendOptions {
   /** Seconds before the message can be received: 0–900, as SQS allows. */
@@ -18,7 +20,7 @@ export interface MessageQueue {
 let sqs: Promise<{ client: SQSClient; SendMessageCommand: typeof SendMessageCommand }> | undefined;
 const sqsClient = () =>
   (sqs ??= import('@aws-sdk/client-sqs').then(({ SQSClient, SendMessageCommand }) => ({
-    client: new SQSClient({ region: config.AWS_REGION }),
+    client: tagAwsClient(new SQSClient({ region: config.AWS_REGION, ...awsClientOptions() }), 'SQS'),
     SendMessageCommand,
   })));
 

@@ -1,5 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config.ts';
+import { awsClientOptions } from './client-options.ts';
+import { tagAwsClient } from './unavailable.ts';
 
 /**
  * Vendor credentials (telephony, model providers, payments). In AWS they live in one
@@ -46,12 +48,16 @@ export class VendorSettings {
   }
 
   private async fetch(secretId: string): Promise<Record<string, unknown>> {
-    this.client ??= new SecretsManagerClient({
-      region: this.options.region ?? config.AWS_REGION,
-      ...(this.options.endpoint
-        ? { endpoint: this.options.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-        : {}),
-    });
+    this.client ??= tagAwsClient(
+      new SecretsManagerClient({
+        region: this.options.region ?? config.AWS_REGION,
+        ...awsClientOptions(),
+        ...(this.options.endpoint
+          ? { endpoint: this.options.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+          : {}),
+      }),
+      'Secrets Manager',
+    );
     const out = await this.client.send(new GetSecretValueCommand({ SecretId: secretId }));
     if (out.SecretString === undefined) throw new Error(`Secret ${secretId} has no SecretString`);
     let parsed: unknown;

@@ -1,4 +1,6 @@
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import { awsClientOptions } from '../aws/client-options.ts';
+import { tagAwsClient } from '../aws/unavailable.ts';
 import { DecryptionFailed, type DataKey, type EncryptionContext, type KeyManagement } from './kms.ts';
 
 /**
@@ -14,10 +16,14 @@ export class AwsKeyManagement implements KeyManagement {
     /** Only for tests against a KMS-compatible endpoint on 127.0.0.1. */
     endpoint?: string,
   ) {
-    this.client = new KMSClient({
-      region,
-      ...(endpoint ? { endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } } : {}),
-    });
+    this.client = tagAwsClient(
+      new KMSClient({
+        region,
+        ...awsClientOptions(),
+        ...(endpoint ? { endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } } : {}),
+      }),
+      'KMS',
+    );
   }
 
   async generateDataKey(context: EncryptionContext): Promise<DataKey> {

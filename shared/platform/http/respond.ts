@@ -1,6 +1,7 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { isProduction } from '../config.ts';
-import { ApiError } from '../errors.ts';
+import { unavailableMessage, unavailableService, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../aws/unavailable.ts';
+import { ApiError, serviceUnavailable } from '../errors.ts';
 import { logger } from '../logger.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -14,8 +15,17 @@ export function jsonResponse(
   return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
-/** The one place errors become HTTP responses: `{status, message[, error_code]}`. */
+/**
+ * The one place errors become HTTP responses: `{status, message[, error_code]}`. An AWS
+ * service that did not answer (timeout, refused connection, throttling, server fault,
+ * after the SDK's bounded retries) is a 503 with retry-after, never a 500.
+ */
 export function errorResponse(error: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 {
+  const unavailable = unavailableService(error);
+  if (unavailable) {
+    logger.warn('AWS service unavailable', { service: unavailable, error: error as Error });
+    error = serviceUnavailable(unavailableMessage(unavailable), UNAVAILABLE_RETRY_AFTER_SECONDS);
+  }
   if (error instanceof ApiError) {
     return jsonResponse(
       error.status,
