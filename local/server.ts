@@ -11,6 +11,7 @@ import { errorResponse } from '../shared/platform/http/respond.ts';
 import type { Domain } from '../shared/platform/http/route.ts';
 import { servedRoutes } from '../shared/route-table.ts';
 import { domainFunctions, type HttpHandler } from './functions.ts';
+import { InvocationSlots, LOCAL_CONCURRENCY } from './invocation-slots.ts';
 
 interface Match {
   routeKey: string;
@@ -92,6 +93,7 @@ export interface LocalServer {
 
 export async function startLocalServer(options: { port: number; host?: string }): Promise<LocalServer> {
   const match = createRouter();
+  const slots = new InvocationSlots(LOCAL_CONCURRENCY);
   const handlers = new Map<Domain, Promise<HttpHandler>>();
   const handlerFor = (domain: Domain) => {
     let loaded = handlers.get(domain);
@@ -105,7 +107,7 @@ export async function startLocalServer(options: { port: number; host?: string })
   // Queues stand in for SQS here: installed before the first request can queue anything.
   localWebhookQueue();
   const server = createServer((req, res) => {
-    handle(req, res, match, handlerFor).catch((error) => {
+    handle(req, res, match, handlerFor, slots).catch((error) => {
       send(res, errorResponse(error));
     });
   });
@@ -135,6 +137,7 @@ async function handle(
   res: ServerResponse,
   match: ReturnType<typeof createRouter>,
   handlerFor: (domain: Domain) => Promise<HttpHandler>,
+  slots: InvocationSlots,
 ): Promise<void> {
   const method = (req.method ?? 'GET').toUpperCase();
   if (method === 'OPTIONS') {
@@ -153,7 +156,7 @@ async function handle(
   const route = match(method, target.path);
   const event = buildEvent(req, method, target, route, body);
   const handler = await handlerFor(route.domain);
-  send(res, await handler(event, lambdaContext(route.domain), { signal: new AbortController().signal }));
+  send(res, await slots.run(() => handler(event, lambdaContext(route.domain), { signal: new AbortController().signal })));
 }
 
 interface RequestTarget {

@@ -127,3 +127,44 @@ describe('paths are matched as sent', () => {
     expect((await call(app.url, 'GET', '/audit-log?limit=1', { key: app.workspace.api_key })).status).toBe(200);
   });
 });
+
+describe('the local server runs a bounded number of handlers at once', () => {
+  it('holds the rest in arrival order until a slot frees', async () => {
+    const { InvocationSlots } = await import('../local/invocation-slots.ts');
+    const slots = new InvocationSlots(2);
+    let running = 0;
+    let peak = 0;
+    const started: number[] = [];
+    const gates = Array.from({ length: 5 }, () => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => (resolve = done));
+      return { promise, resolve };
+    });
+    const runs = gates.map((gate, i) =>
+      slots.run(async () => {
+        started.push(i);
+        peak = Math.max(peak, ++running);
+        await gate.promise;
+        running--;
+        return i;
+      }),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual([0, 1]);
+    gates[1]!.resolve();
+    await runs[1];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual([0, 1, 2]);
+    for (const gate of gates) gate.resolve();
+    expect(await Promise.all(runs)).toEqual([0, 1, 2, 3, 4]);
+    expect(started).toEqual([0, 1, 2, 3, 4]);
+    expect(peak).toBe(2);
+  });
+
+  it('frees the slot of a handler that throws', async () => {
+    const { InvocationSlots } = await import('../local/invocation-slots.ts');
+    const slots = new InvocationSlots(1);
+    await expect(slots.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await slots.run(async () => 'next')).toBe('next');
+  });
+});
