@@ -45,7 +45,9 @@ export function call(baseUrl: string, method: string, path: string, options: Req
       {
         hostname: base.hostname.replace(/^\[|\]$/g, ''),
         port: base.port,
-        path,
+        // As a URL would, percent-encode what may not appear raw in a request line
+        // (non-ASCII, spaces, quotes), and nothing else.
+        path: path.replace(/[^\x21-\x7e]|["<>`{}]/gu, (char) => encodeURIComponent(char)),
         method,
         headers: sent,
         localAddress: options.localAddress,
