@@ -161,8 +161,8 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
 function assertJsonContentType(header: string | undefined): void {
   const [mediaType = '', ...parameters] = (header ?? '').split(';').map((part) => part.trim().toLowerCase());
   const charset = parameters.find((parameter) => parameter.startsWith('charset='))?.slice('charset='.length);
-  const utf8 = charset === undefined || ['utf-8', 'utf8', '"utf-8"'].includes(charset);
-  if (!JSON_MEDIA_TYPE.test(mediaType) || !utf8) throw notJsonContentType(header?.trim());
+  const utf8Charset = charset === undefined || ['utf-8', 'utf8', '"utf-8"'].includes(charset);
+  if (!JSON_MEDIA_TYPE.test(mediaType) || !utf8Charset) throw notJsonContentType(header?.trim());
 }
 
 // ignoreBOM keeps a byte-order mark in the text, so JSON.parse refuses it as it does in a text body.
