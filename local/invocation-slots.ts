@@ -5,7 +5,7 @@
  * every request, and without a cap a burst (700 requests) put ~1,400 calls in flight
  * against DynamoDB Local, which answers a hot item at about a hundred writes a second.
  * Every call then waited longer than the AWS clients' bounded timeouts
- * (shared/aws/client-options.ts) and most of the burst became 503s. With the cap, a
+ * (shared/platform/aws/client-options.ts) and most of the burst became 503s. With the cap, a
  * burst waits here, where no store timeout is running, and is served at the store's pace,
  * as it was before the timeouts (measured: 700 requests, all served, no 503, no socket
  * warning). At most ~3 calls per slot, 192, stay inside the clients' socket pool

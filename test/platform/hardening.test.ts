@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { bearerToken } from '../shared/auth/gate.ts';
-import { startTestApp } from './support/app.ts';
-import { call } from './support/http.ts';
+import { bearerToken } from '../../shared/platform/auth/gate.ts';
+import { startTestApp } from '../support/app.ts';
+import { call } from '../support/http.ts';
 
 /** Issue 8, "Hardening": what probing the running server found, through the real HTTP layer. */
 const app = await startTestApp();
@@ -130,7 +130,7 @@ describe('paths are matched as sent', () => {
 
 describe('the local server runs a bounded number of handlers at once', () => {
   it('holds the rest in arrival order until a slot frees', async () => {
-    const { InvocationSlots } = await import('../local/invocation-slots.ts');
+    const { InvocationSlots } = await import('../../local/invocation-slots.ts');
     const slots = new InvocationSlots(2);
     let running = 0;
     let peak = 0;
@@ -162,7 +162,7 @@ describe('the local server runs a bounded number of handlers at once', () => {
   });
 
   it('frees the slot of a handler that throws', async () => {
-    const { InvocationSlots } = await import('../local/invocation-slots.ts');
+    const { InvocationSlots } = await import('../../local/invocation-slots.ts');
     const slots = new InvocationSlots(1);
     await expect(slots.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await slots.run(async () => 'next')).toBe('next');
