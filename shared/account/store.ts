@@ -66,15 +66,11 @@ type CredentialOp =
   | ReturnType<typeof credentialDeletes>[number];
 
 /**
- * The credential module's operations as `table.transact` takes them (without the table's
- * name, which it adds). Goes when shared/platform/auth/credentials.ts builds TransactOps.
+ * The credential module's operations as `table.transact` takes them. They still name the
+ * table, which `table.transact` names on every operation anyway (the same one), and type
+ * their items as interfaces. Goes when shared/platform/auth/credentials.ts builds TransactOps.
  */
-export function asTableOps(ops: readonly CredentialOp[]): TransactOp[] {
-  return ops.map((op) => {
-    const [kind, { TableName: _table, ...input }] = Object.entries(op)[0]! as [string, { TableName?: string }];
-    return { [kind]: input } as unknown as TransactOp;
-  });
-}
+export const asTableOps = (ops: readonly CredentialOp[]): TransactOp[] => ops as unknown as TransactOp[];
 
 // ── Audit log ───────────────────────────────────────────────────────────────────────
 
