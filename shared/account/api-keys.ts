@@ -16,7 +16,7 @@ import { conflict, notFound } from '../platform/errors.ts';
 import { definedFields } from '../platform/objects.ts';
 import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './routes.ts';
 import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
-import { apiKeyRef, apiKeyRefs, asTableOps, credentialItemKey, credentialKey, workspaces, type WorkspaceItem } from './store.ts';
+import { apiKeyRef, apiKeyRefs, credentialItemKey, credentialKey, workspaces, type WorkspaceItem } from './store.ts';
 import { getWorkspaceItem } from './workspaces.ts';
 
 const MAX_ATTEMPTS = 10;
@@ -68,7 +68,7 @@ export async function createApiKey(principal: Principal, input: CreateApiKeyInpu
     const move = input.is_webhook_key
       ? webhookFlagMove(await getWorkspaceItem(workspaceId), secret.id, secret.hash)
       : [];
-    await table.transact([...asTableOps(puts), ...move, audit]);
+    await table.transact([...puts, ...move, audit]);
   });
   const created = puts[0]!.Put.Item as CredentialItem;
   return { ...toApiKey(created), api_key: secret.value };
@@ -96,7 +96,7 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
       ? webhookFlagMove(await getWorkspaceItem(workspaceId), apiKeyId, credential.pk.slice('CREDENTIAL#'.length))
       : [];
     const guard = losesFullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'removing its full access') : [];
-    await table.transact([...asTableOps([credentialUpdate(credential, changes)]), ...move, audit, ...guard]);
+    await table.transact([...[credentialUpdate(credential, changes)], ...move, audit, ...guard]);
   }, apiKeyNotFound);
   const updated = await readCredential(credential);
   if (!updated) throw apiKeyNotFound();
@@ -136,7 +136,7 @@ export async function deleteApiKey(principal: Principal, apiKeyId: string): Prom
     const guard = fullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'deleting it') : [];
     try {
       await table.transact([
-        ...asTableOps([remove!, removeRef!]),
+        ...[remove!, removeRef!],
         ...clearFlag,
         auditPut(workspaceId, principal, {
           action: 'api_key.delete',

@@ -14,7 +14,7 @@ import { notFound } from '../platform/errors.ts';
 import { definedFields } from '../platform/objects.ts';
 import type { CreatePublicKeyInput, PublicKey, UpdatePublicKeyInput } from './routes.ts';
 import { table, TransactionCancelled } from '../platform/store/table.ts';
-import { asTableOps, publicKeyRef, publicKeyRefs } from './store.ts';
+import { publicKeyRef, publicKeyRefs } from './store.ts';
 
 /** Public keys are browser keys: they may only start web calls and chats, from allowed origins. */
 const publicKeyNotFound = () => notFound('Public key not found');
@@ -43,7 +43,7 @@ export async function createPublicKey(principal: Principal, input: CreatePublicK
     allowed_origins: input.allowed_origins,
   }, nowMs);
   await table.transact([
-    ...asTableOps(puts),
+    ...puts,
     auditPut(principal.workspaceId, principal, {
       action: 'public_key.create',
       target: { type: 'public_key', id: secret.id },
@@ -60,7 +60,7 @@ export async function updatePublicKey(principal: Principal, id: string, input: U
   if (Object.keys(changes).length === 0) return toPublicKey(credential);
   try {
     await table.transact([
-      ...asTableOps([credentialUpdate(credential, changes)]),
+      credentialUpdate(credential, changes),
       auditPut(principal.workspaceId, principal, {
         action: 'public_key.update',
         target: { type: 'public_key', id },
@@ -82,7 +82,7 @@ export async function deletePublicKey(principal: Principal, id: string): Promise
   if (!credential || credential.kind !== 'public') throw publicKeyNotFound();
   try {
     await table.transact([
-      ...asTableOps(credentialDeletes(credential, ref)),
+      ...credentialDeletes(credential, ref),
       auditPut(principal.workspaceId, principal, {
         action: 'public_key.delete',
         target: { type: 'public_key', id },

@@ -1,4 +1,4 @@
-import type { credentialDeletes, CredentialItem, credentialPuts, credentialUpdate } from '../platform/auth/credentials.ts';
+import type { CredentialItem } from '../platform/auth/credentials.ts';
 import { notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
 import { defineEntity, table, type TransactOp } from '../platform/store/table.ts';
@@ -59,18 +59,6 @@ export const publicKeyRefs = keys.publicKeyRefs;
 /** A credential's own key, from the item as read. */
 export const credentialItemKey = (credential: CredentialItem) => ({ pk: credential.pk, sk: credential.sk });
 
-/** An operation the platform's credential module builds: DynamoDB's TransactItem, with the table named. */
-type CredentialOp =
-  | ReturnType<typeof credentialPuts>[number]
-  | ReturnType<typeof credentialUpdate>
-  | ReturnType<typeof credentialDeletes>[number];
-
-/**
- * The credential module's operations as `table.transact` takes them. They still name the
- * table, which `table.transact` names on every operation anyway (the same one), and type
- * their items as interfaces. Goes when shared/platform/auth/credentials.ts builds TransactOps.
- */
-export const asTableOps = (ops: readonly CredentialOp[]): TransactOp[] => ops as unknown as TransactOp[];
 
 // ── Audit log ───────────────────────────────────────────────────────────────────────
 

@@ -10,7 +10,7 @@ import type {
 } from './routes.ts';
 import { table } from '../platform/store/table.ts';
 import { setOrRemove } from '../platform/store/update-expression.ts';
-import { anyWorkspaceRegistered, asTableOps, workspaceRegistrationOp, workspaces, type WorkspaceItem } from './store.ts';
+import { anyWorkspaceRegistered, workspaceRegistrationOp, workspaces, type WorkspaceItem } from './store.ts';
 
 export type { WorkspaceItem } from './store.ts';
 
@@ -53,13 +53,13 @@ export async function createWorkspace(name: string, nowMs = Date.now()): Promise
   await table.transact([
     workspaces.createOp(workspace, workspaceId),
     workspaceRegistrationOp(workspaceId, nowMs),
-    ...asTableOps(credentialPuts(workspaceId, secret, {
+    ...credentialPuts(workspaceId, secret, {
       kind: 'secret',
       name: DEFAULT_KEY_NAME,
       is_webhook_key: true,
       scopes: [],
       allowed_ips: [],
-    }, nowMs)),
+    }, nowMs),
     auditPut(workspaceId, undefined, {
       action: 'api_key.create',
       target: { type: 'api_key', id: secret.id },

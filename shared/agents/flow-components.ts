@@ -10,7 +10,7 @@ import {
 import { queryAll } from '../platform/store/query.ts';
 import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import { listHeads, MAX_DATA_BYTES, type TransactItem } from '../platform/store/versions.ts';
-import { asTransactItem, componentLinkOp, flowComponents, flowComponentsOf, type ComponentItem } from './store.ts';
+import { componentLinkOp, flowComponents, flowComponentsOf, type ComponentItem } from './store.ts';
 
 /*
  * Shared conversation flow components, and the graph rules flows and components share.
@@ -249,7 +249,7 @@ async function readComponents(workspaceId: string, ids: string[]): Promise<Map<s
  * is gone, and bump its `link_writes` so a concurrent delete of it fails.
  */
 export function linkItems(workspaceId: string, componentIds: Iterable<string>): TransactItem[] {
-  return linkOps(workspaceId, componentIds).map(asTransactItem);
+  return linkOps(workspaceId, componentIds);
 }
 
 const linkOps = (workspaceId: string, componentIds: Iterable<string>): TransactOp[] =>

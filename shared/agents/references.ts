@@ -2,7 +2,7 @@ import type { AgentKind } from './agent-versions.ts';
 import { conflict } from '../platform/errors.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { getHead, KIND_LABEL, type TransactItem } from '../platform/store/versions.ts';
-import { addReferenceOps, agentReferencesOf, asTransactItem, removeReferenceOps, type AgentReferrer } from './store.ts';
+import { addReferenceOps, agentReferencesOf, removeReferenceOps, type AgentReferrer } from './store.ts';
 
 /**
  * What uses an agent: phone numbers answer or dial with it, batch calls dial with it.
@@ -22,7 +22,7 @@ export function addAgentReferenceItems(
   agentId: string,
   referrer: AgentReferrer,
 ): TransactItem[] {
-  return addReferenceOps(workspaceId, kind, agentId, referrer).map(asTransactItem);
+  return addReferenceOps(workspaceId, kind, agentId, referrer);
 }
 
 export function removeAgentReferenceItems(
@@ -31,7 +31,7 @@ export function removeAgentReferenceItems(
   agentId: string,
   referrer: AgentReferrer,
 ): TransactItem[] {
-  return removeReferenceOps(workspaceId, kind, agentId, referrer).map(asTransactItem);
+  return removeReferenceOps(workspaceId, kind, agentId, referrer);
 }
 
 export async function agentReferrers(workspaceId: string, kind: AgentKind, agentId: string): Promise<AgentReferrer[]> {

@@ -1,10 +1,8 @@
 import type { AgentTag } from './agent-routes.ts';
 import type { AgentKind } from './agent-versions.ts';
 import { conflict, notFound } from '../platform/errors.ts';
-import { tableName } from '../platform/store/db.ts';
 import { keys } from '../platform/store/keys.ts';
 import { defineEntity, type TransactOp } from '../platform/store/table.ts';
-import type { TransactItem } from '../platform/store/versions.ts';
 
 /*
  * The agents domain's own items, each declared once with its key (keys from the keys
@@ -97,12 +95,3 @@ export const removeReferenceOps = (workspaceId: string, kind: AgentKind, agentId
   },
 ];
 
-/**
- * An operation as the versioned-resource store's `commit` (and other domains'
- * transactions) take it today: DynamoDB's TransactItem, with the table named. Goes when
- * shared/platform/store/versions.ts takes table.ts's TransactOp.
- */
-export function asTransactItem(op: TransactOp): TransactItem {
-  const [kind, input] = Object.entries(op)[0]!;
-  return { [kind]: { ...input, TableName: tableName } } as TransactItem;
-}

@@ -248,12 +248,10 @@ const agentsOf = (item: Pick<NumberItem, 'inbound_agents' | 'outbound_agents'>) 
 const referrer = (phoneNumber: string): AgentReferrer => ({ type: 'phone_number', id: phoneNumber });
 
 function referenceChanges(workspaceId: string, before: Set<string>, after: Set<string>, phoneNumber: string): TransactOp[] {
-  // The agents domain's reference operations are DynamoDB transaction items; table.transact names the table in each.
-  const changes = [
+  return [
     ...[...before].filter((id) => !after.has(id)).flatMap((id) => removeAgentReferenceItems(workspaceId, 'agent', id, referrer(phoneNumber))),
     ...[...after].filter((id) => !before.has(id)).flatMap((id) => addAgentReferenceItems(workspaceId, 'agent', id, referrer(phoneNumber))),
   ];
-  return changes as TransactOp[];
 }
 
 export const passwordContext = (workspaceId: string, phoneNumber: string) => recordContext(workspaceId, `phone_number#${phoneNumber}`);

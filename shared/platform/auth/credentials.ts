@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { BatchGetCommand, GetCommand, type BatchGetCommandInput } from '@aws-sdk/lib-dynamodb';
 import { sha256 } from '../crypto/hash.ts';
 import type { Scope } from './scopes.ts';
 import { encryptSecret, recordContext } from '../crypto/envelope.ts';
 import { newId } from '../ids.ts';
-import { db, tableName } from '../store/db.ts';
+import { table, type TransactOp } from '../store/table.ts';
 import { keys, type ItemKey, type PartitionQuery } from '../store/keys.ts';
 import { queryAll } from '../store/query.ts';
 import { setOrRemove } from '../store/update-expression.ts';
@@ -67,39 +66,28 @@ export function credentialContext(workspaceId: string, credentialId: string) {
 
 /** Follows a workspace's pointer to the credential; undefined when either is gone. */
 export async function findCredential(ref: ItemKey): Promise<CredentialItem | undefined> {
-  const pointer = await db.send(new GetCommand({ TableName: tableName, Key: ref, ConsistentRead: true }));
-  const hash = (pointer.Item as CredentialRef | undefined)?.credential_hash;
+  const hash = (await table.get<CredentialRef>(ref))?.credential_hash;
   if (!hash) return undefined;
-  const out = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.credential(hash), ConsistentRead: true }),
-  );
-  return out.Item as CredentialItem | undefined;
+  return table.get<CredentialItem>(keys.credential(hash));
 }
 
 /** All credentials behind a workspace's pointers of one kind, newest first. */
 export async function listCredentials(refs: PartitionQuery): Promise<CredentialItem[]> {
   const hashes = (await queryAll<CredentialRef>(refs)).map((ref) => ref.credential_hash);
 
-  const items: CredentialItem[] = [];
-  for (let i = 0; i < hashes.length; i += 100) {
-    let request: BatchGetCommandInput['RequestItems'] = {
-      [tableName]: { Keys: hashes.slice(i, i + 100).map((hash) => keys.credential(hash)), ConsistentRead: true },
-    };
-    while (request && Object.keys(request).length > 0) {
-      const out: { Responses?: Record<string, Record<string, unknown>[]>; UnprocessedKeys?: BatchGetCommandInput['RequestItems'] } =
-        await db.send(new BatchGetCommand({ RequestItems: request }));
-      items.push(...((out.Responses?.[tableName] ?? []) as unknown as CredentialItem[]));
-      request = out.UnprocessedKeys;
-    }
-  }
+  const items = await table.batchGet<CredentialItem>(hashes.map((hash) => keys.credential(hash)));
   return items.sort((a, b) => b.created_timestamp - a.created_timestamp || (a.credential_id < b.credential_id ? 1 : -1));
 }
+
+/** The credential's own Put and Delete: callers read or adjust them (the item, its condition). */
+export type CredentialPut = { Put: { Item: CredentialItem; ConditionExpression: string } };
+export type CredentialDelete = { Delete: { Key: ItemKey; ConditionExpression: string; ExpressionAttributeValues?: Record<string, unknown> } };
 
 type NewCredential = Pick<CredentialItem, 'kind' | 'name'> &
   Partial<Pick<CredentialItem, 'is_webhook_key' | 'scopes' | 'allowed_ips' | 'rate_limit_per_minute' | 'allowed_origins'>>;
 
 /** The two Puts that create a credential: the record itself and the workspace's pointer to it. */
-export function credentialPuts(workspaceId: string, secret: IssuedSecret, fields: NewCredential, nowMs: number) {
+export function credentialPuts(workspaceId: string, secret: IssuedSecret, fields: NewCredential, nowMs: number): [CredentialPut, TransactOp] {
   const item: CredentialItem = {
     ...keys.credential(secret.hash),
     ...fields,
@@ -114,8 +102,8 @@ export function credentialPuts(workspaceId: string, secret: IssuedSecret, fields
     credential_hash: secret.hash,
   };
   return [
-    { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-    { Put: { TableName: tableName, Item: ref, ConditionExpression: 'attribute_not_exists(pk)' } },
+    { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+    { Put: { Item: ref, ConditionExpression: 'attribute_not_exists(pk)' } },
   ];
 }
 
@@ -123,10 +111,9 @@ export function credentialPuts(workspaceId: string, secret: IssuedSecret, fields
  * The Update that applies a change to a credential: given fields are SET, fields given as
  * null are REMOVEd (restoring a server default). Conditional on the credential existing.
  */
-export function credentialUpdate(credential: CredentialItem, changes: Record<string, unknown>) {
+export function credentialUpdate(credential: CredentialItem, changes: Record<string, unknown>): TransactOp {
   return {
     Update: {
-      TableName: tableName,
       Key: { pk: credential.pk, sk: credential.sk },
       ConditionExpression: 'attribute_exists(pk)',
       ...setOrRemove(changes),
@@ -135,17 +122,14 @@ export function credentialUpdate(credential: CredentialItem, changes: Record<str
 }
 
 /** The Deletes that remove a credential and its pointer; the first fails if already gone. */
-export function credentialDeletes(credential: CredentialItem, ref: ItemKey) {
+export function credentialDeletes(credential: CredentialItem, ref: ItemKey): [CredentialDelete, TransactOp] {
   return [
-    { Delete: { TableName: tableName, Key: { pk: credential.pk, sk: credential.sk }, ConditionExpression: 'attribute_exists(pk)' } },
-    { Delete: { TableName: tableName, Key: ref } },
+    { Delete: { Key: { pk: credential.pk, sk: credential.sk }, ConditionExpression: 'attribute_exists(pk)' } },
+    { Delete: { Key: ref } },
   ];
 }
 
 export async function readCredential(credential: CredentialItem): Promise<CredentialItem | undefined> {
-  const out = await db.send(
-    new GetCommand({ TableName: tableName, Key: { pk: credential.pk, sk: credential.sk }, ConsistentRead: true }),
-  );
-  return out.Item as CredentialItem | undefined;
+  return table.get<CredentialItem>({ pk: credential.pk, sk: credential.sk });
 }
 

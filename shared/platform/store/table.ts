@@ -59,14 +59,15 @@ const rethrowCondition = (error: unknown): never => {
   throw error;
 };
 
-export type PutInput = WithoutTable<PutCommandInput>;
+/** An item may be any object type (interfaces have no index signature). */
+export type PutInput = Omit<WithoutTable<PutCommandInput>, 'Item'> & { Item: object };
 export type UpdateInput = WithoutTable<UpdateCommandInput>;
 export type DeleteInput = WithoutTable<DeleteCommandInput>;
 export type QueryInput = WithoutTable<QueryCommandInput>;
 
 /** One operation of a transaction: DynamoDB's TransactItem without `TableName`. */
 export type TransactOp =
-  | { Put: PutInput & { Item: Item } }
+  | { Put: PutInput }
   | { Update: UpdateInput & { Key: ItemKey } }
   | { Delete: DeleteInput & { Key: ItemKey } }
   | {
@@ -94,7 +95,7 @@ export const table = {
 
   /** Writes an item; a failed `ConditionExpression` throws ConditionFailed. */
   async put(input: PutInput): Promise<void> {
-    await db.send(new PutCommand({ ...input, TableName: tableName })).catch(rethrowCondition);
+    await db.send(new PutCommand({ ...input, Item: input.Item as Item, TableName: tableName })).catch(rethrowCondition);
   },
 
   /** Updates an item and answers `Attributes` (per `ReturnValues`); ConditionFailed as put. */
@@ -178,7 +179,7 @@ export const table = {
  * `get`, `mustGet` (its own NotFound), `create` (only if absent: its own Conflict),
  * `remove`, and the transaction operations that create or remove it.
  */
-export function defineEntity<T extends Item, A extends unknown[]>(spec: {
+export function defineEntity<T extends object, A extends unknown[]>(spec: {
   key: (...args: A) => ItemKey;
   /** The error a missing item answers with, e.g. `notFound(\`SIP trunk ${id} not found\`)`. */
   notFound: (...args: A) => Error;

@@ -1,6 +1,5 @@
-import { BatchWriteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { badRequest, conflict, invalidPaginationKey, notFound, VersionNotFound } from '../errors.ts';
-import { db, isTransactionConflict, tableName } from './db.ts';
+import { ConditionFailed, table, TransactionCancelled, type TransactOp } from './table.ts';
 import { keys, type ItemKey, type VersionedKind } from './keys.ts';
 import { queryAll } from './query.ts';
 
@@ -38,7 +37,8 @@ export interface HeadItem extends ItemKey {
   latest: VersionRecord;
 }
 
-export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
+/** One operation of a transaction (table.ts's TransactOp; the store adds the table). */
+export type TransactItem = TransactOp;
 
 export const KIND_LABEL: Record<VersionedKind, string> = {
   agent: 'Agent',
@@ -51,11 +51,9 @@ export const KIND_LABEL: Record<VersionedKind, string> = {
 export const MAX_DATA_BYTES = 150_000;
 
 export async function getHead(workspaceId: string, kind: VersionedKind, id: string): Promise<HeadItem> {
-  const out = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.resourceHead(workspaceId, kind, id), ConsistentRead: true }),
-  );
-  if (!out.Item) throw notFound(`${KIND_LABEL[kind]} ${id} not found`);
-  return out.Item as HeadItem;
+  const head = await table.get<HeadItem>(keys.resourceHead(workspaceId, kind, id));
+  if (!head) throw notFound(`${KIND_LABEL[kind]} ${id} not found`);
+  return head;
 }
 
 export async function getVersion(
@@ -64,18 +62,12 @@ export async function getVersion(
   id: string,
   version: number,
 ): Promise<VersionRecord> {
-  const out = await db.send(
-    new GetCommand({
-      TableName: tableName,
-      Key: keys.resourceVersion(workspaceId, kind, id, version),
-      ConsistentRead: true,
-    }),
-  );
-  if (!out.Item) {
+  const item = await table.get<VersionItem>(keys.resourceVersion(workspaceId, kind, id, version));
+  if (!item) {
     await getHead(workspaceId, kind, id);
     throw new VersionNotFound(`${KIND_LABEL[kind]} ${id} has no version ${version}`);
   }
-  return recordOf(out.Item as VersionItem);
+  return recordOf(item);
 }
 
 /** The given version, or the latest one (one read either way). */
@@ -171,10 +163,9 @@ export function createItems(
   return {
     record,
     items: [
-      { Put: { TableName: tableName, Item: head, ConditionExpression: 'attribute_not_exists(pk)' } },
+      { Put: { Item: head, ConditionExpression: 'attribute_not_exists(pk)' } },
       {
         Put: {
-          TableName: tableName,
           Item: versionItem(workspaceId, kind, id, record),
           ConditionExpression: 'attribute_not_exists(pk)',
         },
@@ -247,7 +238,6 @@ export function writeItems(
   return [
     {
       Put: {
-        TableName: tableName,
         Item: versionItem(workspaceId, kind, id, written),
         ConditionExpression: options.isNew ? 'attribute_not_exists(pk)' : 'is_published = :false',
         ExpressionAttributeValues: options.isNew ? undefined : { ':false': false },
@@ -255,7 +245,6 @@ export function writeItems(
     },
     {
       Update: {
-        TableName: tableName,
         Key: keys.resourceHead(workspaceId, kind, id),
         UpdateExpression: becomesLatest
           ? 'SET latest_version = :version, latest = :record, last_modification_timestamp = :now'
@@ -285,14 +274,12 @@ export function describeItems(
   return [
     {
       Put: {
-        TableName: tableName,
         Item: versionItem(workspaceId, kind, id, written),
         ConditionExpression: 'attribute_exists(pk)',
       },
     },
     {
       Update: {
-        TableName: tableName,
         Key: keys.resourceHead(workspaceId, kind, id),
         UpdateExpression: isLatest ? 'SET latest = :record, last_modification_timestamp = :now' : 'SET last_modification_timestamp = :now',
         ConditionExpression: 'latest_version = :expected',
@@ -313,7 +300,6 @@ export function deleteVersionItems(
   return [
     {
       Delete: {
-        TableName: tableName,
         Key: keys.resourceVersion(workspaceId, kind, id, version),
         ConditionExpression: 'attribute_exists(pk) AND is_published = :false',
         ExpressionAttributeValues: { ':false': false },
@@ -321,7 +307,6 @@ export function deleteVersionItems(
     },
     {
       ConditionCheck: {
-        TableName: tableName,
         Key: keys.resourceHead(workspaceId, kind, id),
         ConditionExpression: 'latest_version = :expected',
         ExpressionAttributeValues: { ':expected': head.latest_version },
@@ -333,9 +318,9 @@ export function deleteVersionItems(
 /** Runs a transaction; losing a race to another writer is a 409 the client can retry. */
 export async function commit(items: TransactItem[]): Promise<void> {
   try {
-    await db.send(new TransactWriteCommand({ TransactItems: items }));
+    await table.transact(items);
   } catch (error) {
-    if (isTransactionConflict(error)) throw conflict('The resource was changed by another request; retry');
+    if (error instanceof TransactionCancelled) throw conflict('The resource was changed by another request; retry');
     throw error;
   }
 }
@@ -348,35 +333,18 @@ export async function commit(items: TransactItem[]): Promise<void> {
  */
 export async function deleteResource(workspaceId: string, kind: VersionedKind, id: string): Promise<void> {
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Delete: {
-              TableName: tableName,
-              Key: keys.resourceHead(workspaceId, kind, id),
-              ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(reference_count) OR reference_count = :zero)',
-              ExpressionAttributeValues: { ':zero': 0 },
-            },
-          },
-        ],
-      }),
-    );
+    await table.delete({
+      Key: keys.resourceHead(workspaceId, kind, id),
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(reference_count) OR reference_count = :zero)',
+      ExpressionAttributeValues: { ':zero': 0 },
+    });
   } catch (error) {
-    if (!isTransactionConflict(error)) throw error;
+    if (!(error instanceof ConditionFailed)) throw error;
     await getHead(workspaceId, kind, id);
     throw conflict(`${KIND_LABEL[kind]} ${id} is in use; remove what uses it first`);
   }
   const children = await queryAll<ItemKey>(keys.resourceChildren(workspaceId, kind, id), 'pk, sk');
-  for (let i = 0; i < children.length; i += 25) {
-    let request: Record<string, { DeleteRequest: { Key: Record<string, unknown> } }[]> | undefined = {
-      [tableName]: children.slice(i, i + 25).map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),
-    };
-    while (request && Object.keys(request).length > 0) {
-      const out = await db.send(new BatchWriteCommand({ RequestItems: request }));
-      request = out.UnprocessedItems as typeof request;
-    }
-  }
+  await table.batchDelete(children.map((item) => ({ pk: item.pk, sk: item.sk })));
 }
 
 function versionItem(workspaceId: string, kind: VersionedKind, id: string, record: VersionRecord): VersionItem {

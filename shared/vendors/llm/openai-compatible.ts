@@ -1,5 +1,5 @@
 import { trimTrailing } from '../../platform/text.ts';
-import { badGateway, type ApiError } from '../../platform/errors.ts';
+import { ApiError, badGateway } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import {
   estimatePromptTokens,
@@ -425,5 +425,5 @@ export function scrub(text: string, key: string | undefined): string {
 }
 
 function isApiError(error: unknown): error is ApiError {
-  return error instanceof Error && error.name === 'ApiError';
+  return error instanceof ApiError;
 }
