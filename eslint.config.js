@@ -56,6 +56,10 @@ export default tseslint.config(
               regex: `(^|/)(${domainGroup}|vendors)/|(^|/)(route-table|openapi)\\.ts$|(^|/)local/`,
               message: 'Platform code never imports a domain, a vendor adapter or the local runtime.',
             },
+            {
+              regex: '(^|/)store/db\\.ts$',
+              message: 'Reach the table through shared/platform/store/table.ts (or an entity), not the client.',
+            },
           ],
         },
       ],
@@ -104,6 +108,10 @@ export default tseslint.config(
             },
             { regex: '^\\.\\./\\.\\./', message: 'A domain never imports outside shared/ (local stand-ins are injected).' },
             { regex: '^\\.\\./(route-table|openapi)\\.ts$', message: 'The route table sits above the domains.' },
+            {
+              regex: '(^|/)store/db\\.ts$',
+              message: 'Reach the table through shared/platform/store/table.ts (or an entity), not the client.',
+            },
           ],
         },
       ],

@@ -96,6 +96,8 @@ describe('the layout', () => {
     ['shared/numbers/phone-numbers.ts', "import { localWebhookQueue } from '../../local/queues.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { routeTable } from '../route-table.ts';"],
     ['shared/vendors/telephony/mock.ts', "import { canonicalE164 } from '../../numbers/validation.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { db } from '../platform/store/db.ts';"],
+    ['shared/platform/auth/credentials.ts', "import { db } from '../store/db.ts';"],
   ])('refuses %s importing %s', async (filePath, code) => {
     expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toHaveLength(1);
   });
@@ -103,7 +105,7 @@ describe('the layout', () => {
   it.each([
     ['shared/platform/http/handler.ts', "import { admit } from '../auth/gate.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { resolveAgentVersion } from '../agents/index.ts';"],
-    ['shared/numbers/phone-numbers.ts', "import { db } from '../platform/store/db.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { table } from '../platform/store/table.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { telephonyProvider } from '../vendors/telephony/index.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { takeDialToken } from './cps-limiter.ts';"],
     ['shared/vendors/telephony/mock.ts', "import { canonicalE164 } from '../../platform/phone.ts';"],
