@@ -1,10 +1,15 @@
+import './quiet-aws-sdk.ts';
 import { parseArgs } from 'node:util';
-import { prepareLocalStore, runningRuntime } from './runtime.ts';
+import { dataDir, prepareLocalStore, runningRuntime, runningServers, type RuntimeFile } from './runtime.ts';
 
 /**
- * `npm run cli -- create-workspace --name <name>` prints `{workspace_id, name, api_key}`.
- * Targets, in order: a deployed table (TABLE_NAME and KMS_KEY_ID set, AWS credentials in
- * the environment); the running `npm start` of DATA_DIR; else DATA_DIR's store directly.
+ * `npm run cli -- create-workspace --name <name>` prints `{workspace_id, name, api_key}` on
+ * stdout, and on stderr which store it wrote to. Targets, in order:
+ * - a deployed table (TABLE_NAME and KMS_KEY_ID set, AWS credentials in the environment);
+ * - with DATA_DIR set: the running `npm start` of that folder, else that folder's store;
+ * - without DATA_DIR: the running `npm start` of `.data`, else the one running `npm start`
+ *   of this user whatever its folder (more than one: refused, DATA_DIR must pick), else
+ *   the `.data` store.
  */
 const usage = 'usage: npm run cli -- create-workspace --name <name>';
 const { positionals, values } = parseArgs({
@@ -22,22 +27,47 @@ if (!name || name.length > 200) {
 }
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-const deployed = Boolean(process.env.TABLE_NAME && process.env.KMS_KEY_ID && !process.env.DYNAMODB_ENDPOINT);
-let stopStore: (() => Promise<void>) | undefined;
-if (!deployed) {
-  const running = runningRuntime();
-  if (running) {
-    process.env.DYNAMODB_ENDPOINT = running.dynamodb_endpoint;
-    process.env.TABLE_NAME = running.table_name;
-  } else {
-    const dynamo = await prepareLocalStore();
-    stopStore = () => dynamo.stop();
+
+function localTarget(): RuntimeFile | 'store' {
+  const own = runningRuntime();
+  if (own || process.env.DATA_DIR !== undefined) return own ?? 'store';
+  const servers = runningServers();
+  if (servers.length > 1) {
+    console.error(
+      [
+        `${servers.length} Parley servers are running and none uses ${dataDir()}; name the one to use with DATA_DIR:`,
+        ...servers.map((server) => `  DATA_DIR=${server.data_dir} npm run cli -- create-workspace --name ...   (${server.url ?? 'no URL'})`),
+      ].join('\n'),
+    );
+    process.exit(1);
   }
+  return servers[0] ?? 'store';
 }
 
+const deployed = Boolean(process.env.TABLE_NAME && process.env.KMS_KEY_ID && !process.env.DYNAMODB_ENDPOINT);
+let stopStore: (() => Promise<void>) | undefined;
+let wroteTo = deployed ? `the deployed table ${process.env.TABLE_NAME}` : `the store in ${dataDir()}`;
 try {
+  if (!deployed) {
+    const target = localTarget();
+    if (target === 'store') {
+      const dynamo = await prepareLocalStore();
+      stopStore = () => dynamo.stop();
+      wroteTo = `the store in ${dataDir()} (no server is running on it; \`DATA_DIR=${dataDir()} npm start\` serves it)`;
+    } else {
+      // The server's own folder too: its master key seals the new workspace's secrets.
+      process.env.DATA_DIR = target.data_dir ?? dataDir();
+      process.env.DYNAMODB_ENDPOINT = target.dynamodb_endpoint;
+      process.env.TABLE_NAME = target.table_name;
+      wroteTo = `the running server ${target.url ?? `pid ${target.pid}`} (data in ${process.env.DATA_DIR})`;
+    }
+  }
   const { createWorkspace } = await import('../shared/account/workspaces.ts');
   console.log(JSON.stringify(await createWorkspace(name)));
+  console.error(`Created in ${wroteTo}.`);
+} catch (error) {
+  console.error(`create-workspace failed (${wroteTo}): ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
 } finally {
   await stopStore?.();
 }

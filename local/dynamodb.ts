@@ -39,6 +39,9 @@ export async function startDynamoDbLocal(options: { dbPath?: string; port?: numb
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  // Whatever way this process ends (an error, process.exit, a handled signal), Java goes too.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
 
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new DynamoDBClient({
@@ -64,7 +67,8 @@ export async function startDynamoDbLocal(options: { dbPath?: string; port?: numb
   return {
     endpoint,
     async stop() {
-      if (child.exitCode !== null) return;
+      process.removeListener('exit', killOnExit);
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;

@@ -1,48 +1,81 @@
+import './quiet-aws-sdk.ts';
+import type { RunningDynamoDb } from './dynamodb.ts';
 import { prepareLocalStore, removeRuntimeFile, runningRuntime, writeRuntimeFile } from './runtime.ts';
+import type { LocalServer } from './server.ts';
+import { startFailureLines } from './start-errors.ts';
 
 /**
  * `npm start`: DynamoDB Local + the table, the same Lambda handlers over HTTP on
  * 127.0.0.1:${PORT:-8080}, and the queue consumer and schedules in-process.
+ *
+ * Every way out (a start-up error, SIGINT, SIGTERM, SIGHUP) goes through `shutdown`, which
+ * stops what has started so far, DynamoDB Local's Java process included; local/dynamodb.ts
+ * also kills Java when this process exits any other way. A start-up error prints one line
+ * per problem, without a stack trace. The first workspace's key is printed only once the
+ * server listens.
  */
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-const already = runningRuntime();
-if (already) {
-  console.error(`Parley is already running from this data folder (pid ${already.pid}, ${already.url ?? ''}).`);
-  process.exit(1);
-}
 
-const dynamo = await prepareLocalStore();
-const { config } = await import('../shared/platform/config.ts');
-const { createWorkspace, hasAnyWorkspace } = await import('../shared/account/workspaces.ts');
-const { startLocalServer } = await import('./server.ts');
-const { startBackgroundWork } = await import('./background.ts');
-
-if (!(await hasAnyWorkspace())) {
-  const created = await createWorkspace('Default workspace');
-  console.log(`Created workspace ${created.workspace_id} ("${created.name}").`);
-  console.log(`Its Default key (shown once, store it now): ${created.api_key}`);
-}
-
-const server = await startLocalServer({ port: config.PORT, host: '127.0.0.1' });
-const background = startBackgroundWork();
-writeRuntimeFile({
-  pid: process.pid,
-  dynamodb_endpoint: dynamo.endpoint,
-  table_name: config.TABLE_NAME,
-  url: server.url,
-});
-console.log(`Parley listening on ${server.url} (data in ${config.DATA_DIR})`);
-
+let dynamo: RunningDynamoDb | undefined;
+let server: LocalServer | undefined;
+let background: { stop(): Promise<void> } | undefined;
+let registered = false;
 let stopping = false;
-async function stop(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  console.log(`\n${signal}: stopping`);
-  await background.stop();
-  await server.close();
-  await dynamo.stop();
-  removeRuntimeFile();
-  process.exit(0);
+
+async function shutdown(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    const steps = [() => background?.stop(), () => server?.close(), () => dynamo?.stop()];
+    for (const step of steps) await Promise.resolve(step()).catch(() => undefined);
+    if (registered) removeRuntimeFile();
+    process.exit(code);
+  }
+  return new Promise<never>(() => undefined);
 }
-process.on('SIGINT', () => void stop('SIGINT'));
-process.on('SIGTERM', () => void stop('SIGTERM'));
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    console.log(`\n${signal}: stopping`);
+    void shutdown(0);
+  });
+}
+
+// Started by npm (or a test), this process is the one signals reach (package.json's start
+// script execs node, so no shell stands in between). If whatever started it dies without
+// passing a signal on (killed outright), this process is re-parented: stop then as well.
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && !stopping && void shutdown(0), 1000).unref();
+
+try {
+  const already = runningRuntime();
+  if (already) {
+    throw new Error(`Parley is already running from this data folder (pid ${already.pid}, ${already.url ?? ''}).`);
+  }
+  dynamo = await prepareLocalStore();
+  const { config } = await import('../shared/platform/config.ts');
+  const { createWorkspace, hasAnyWorkspace } = await import('../shared/account/workspaces.ts');
+  const { startLocalServer } = await import('./server.ts');
+  const { startBackgroundWork } = await import('./background.ts');
+
+  server = await startLocalServer({ port: config.PORT, host: '127.0.0.1' });
+  const created = (await hasAnyWorkspace()) ? undefined : await createWorkspace('Default workspace');
+  background = startBackgroundWork();
+  writeRuntimeFile({
+    pid: process.pid,
+    dynamodb_endpoint: dynamo.endpoint,
+    table_name: config.TABLE_NAME,
+    url: server.url,
+  });
+  registered = true;
+  if (created) {
+    console.log(`Created workspace ${created.workspace_id} ("${created.name}").`);
+    console.log(`Its Default key (shown once, store it now): ${created.api_key}`);
+  }
+  console.log(`Parley listening on ${server.url} (data in ${config.DATA_DIR})`);
+} catch (error) {
+  if (!stopping) {
+    for (const line of startFailureLines(error)) console.error(line);
+    await shutdown(1);
+  }
+}

@@ -1,22 +1,33 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call } from '../support/http.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
-const env = { ...process.env, DATA_DIR: dataDir, PORT: '0', PARLEY_ENV: 'development' } as NodeJS.ProcessEnv;
+// Servers register in TMPDIR (local/runtime.ts): a folder of this file's own keeps the CLI
+// from seeing any other server on the machine.
+const serversTmp = mkdtempSync(join(tmpdir(), 'parley-runtime-tmp-'));
+const env = { ...process.env, DATA_DIR: dataDir, PORT: '0', PARLEY_ENV: 'development', TMPDIR: serversTmp } as NodeJS.ProcessEnv;
 delete env.DYNAMODB_ENDPOINT;
 delete env.TABLE_NAME;
 const running: ChildProcess[] = [];
 afterAll(() => running.forEach((child) => child.exitCode === null && child.kill('SIGKILL')));
 
-/** `npm start` as a user runs it, until it says where it listens. */
-async function start(): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  // node --import tsx, not npx: a signal then reaches the runtime itself, as Ctrl+C does under npm start.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const projectFile = (path: string) => new URL(`../${path}`, import.meta.url).pathname;
+
+/** `npm start` as a user runs it (npm's start script execs this), until it says where it listens. */
+async function start(
+  overrides: NodeJS.ProcessEnv = {},
+  command: [string, string[]] = [process.execPath, ['--import', 'tsx', 'local/start.ts']],
+): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(command[0], command[1], { env: { ...env, ...overrides }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.push(child);
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
@@ -35,10 +46,65 @@ async function start(): Promise<{ child: ChildProcess; url: string; output: () =
   return { child, url, output: () => output };
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+/** `npm start` that is expected to fail: its exit code and everything it printed. */
+async function failedStart(overrides: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+    env: { ...env, ...overrides },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, stdout, stderr };
+}
+
+/** Pids of the DynamoDB Local processes (Java) persisting in `folder`, read from /proc. */
+function javaFor(folder: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return args.some((arg) => arg.includes('DynamoDBLocal')) && args.includes(join(folder, 'dynamodb'));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Waits (up to 20 s) for the processes to be gone; answers those still there. */
+async function survivors(pids: number[]): Promise<number[]> {
+  const alive = () => pids.filter((pid) => existsSync(`/proc/${pid}`) && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')));
+  for (let i = 0; i < 200 && alive().length; i++) await new Promise((r) => setTimeout(r, 100));
+  return alive();
+}
+
+/** Whether something accepts connections at the URL's port. */
+function answers(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    socket.once('connect', () => socket.destroy() && resolve(true));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function stop(child: ChildProcess, folder = env.DATA_DIR!): Promise<void> {
+  const java = javaFor(folder);
+  expect(java).toHaveLength(1);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
+  expect(await survivors(java)).toEqual([]);
+}
+
+/** The CLI as a user runs it from another folder, with `env` as given (DATA_DIR or not). */
+function cli(cliEnv: NodeJS.ProcessEnv, cwd: string, args = ['create-workspace', '--name', 'Acme']) {
+  return promisify(execFile)(process.execPath, ['--import', tsxLoader, projectFile('local/cli.ts'), ...args], { env: cliEnv, cwd });
 }
 
 describe('npm start and the CLI', () => {
@@ -69,12 +135,13 @@ describe('npm start and the CLI', () => {
   it('writes straight to the data folder when nothing is running, and start then serves that workspace', async () => {
     const otherDir = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
     const otherEnv = { ...env, DATA_DIR: otherDir };
-    const { stdout } = await promisify(execFile)(
+    const { stdout, stderr } = await promisify(execFile)(
       process.execPath,
       ['--import', 'tsx', 'local/cli.ts', 'create-workspace', '--name', 'Offline'],
       { env: otherEnv },
     );
     const created = JSON.parse(stdout.trim());
+    expect(stderr).toContain(`Created in the store in ${otherDir} (no server is running on it;`);
     const previous = env.DATA_DIR;
     env.DATA_DIR = otherDir;
     try {
@@ -111,6 +178,89 @@ describe('npm start and the CLI', () => {
       env.DATA_DIR = previous;
       rmSync(privateDir, { recursive: true, force: true });
     }
+  }, 120_000);
+
+  it('the CLI without DATA_DIR finds the server started with another folder, and refuses to guess between two', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
+    const emptyFolder = mkdtempSync(join(tmpdir(), 'parley-runtime-cwd-'));
+    const noDataDir = { ...env };
+    delete noDataDir.DATA_DIR;
+    const first = await start({ DATA_DIR: elsewhere });
+
+    // From a folder without .data, as from a clone whose server was started with DATA_DIR.
+    const { stdout, stderr } = await cli(noDataDir, emptyFolder);
+    const created = JSON.parse(stdout.trim());
+    expect(stderr).toContain(`Created in the running server ${first.url} (data in ${elsewhere})`);
+    expect((await call(first.url, 'GET', '/workspace', { key: created.api_key })).body).toMatchObject({ name: 'Acme' });
+    expect(existsSync(join(emptyFolder, '.data'))).toBe(false);
+
+    const secondFolder = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
+    const second = await start({ DATA_DIR: secondFolder });
+    const refused = await cli(noDataDir, emptyFolder).catch((error) => error);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain('2 Parley servers are running');
+    expect(refused.stderr).toContain(`DATA_DIR=${elsewhere} npm run cli`);
+    expect(refused.stderr).toContain(`DATA_DIR=${secondFolder} npm run cli`);
+    // Naming one picks it.
+    const picked = await cli({ ...noDataDir, DATA_DIR: secondFolder }, emptyFolder, ['create-workspace', '--name', 'Picked']);
+    const pickedKey = JSON.parse(picked.stdout.trim()).api_key;
+    expect((await call(second.url, 'GET', '/workspace', { key: pickedKey })).body).toMatchObject({ name: 'Picked' });
+
+    await stop(second.child, secondFolder);
+    await stop(first.child, elsewhere);
+    // Both unregistered: with no server left the CLI writes to ./.data and says so.
+    const offline = await cli(noDataDir, emptyFolder, ['create-workspace', '--name', 'Offline']);
+    expect(offline.stderr).toContain(`Created in the store in ${join(emptyFolder, '.data')} (no server is running on it;`);
+  }, 240_000);
+
+  it('a start with a bad setting prints one line per problem, no stack trace, and starts no Java', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
+    const failed = await failedStart({ DATA_DIR: folder, PORT: 'abc', RATE_LIMIT_PER_KEY: '0' });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr.trim().split('\n')).toEqual([
+      'Parley did not start: invalid setting PORT: Invalid input: expected number, received NaN',
+      'Parley did not start: invalid setting RATE_LIMIT_PER_KEY: Too small: expected number to be >=1',
+    ]);
+    expect(failed.stdout).toBe('');
+    expect(javaFor(folder)).toEqual([]);
+  }, 60_000);
+
+  it('a start on a busy port stops its Java, says so in one line, and has shown no key', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const failed = await failedStart({ DATA_DIR: folder, PORT: String(port) });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr.trim()).toBe(
+        `Parley did not start: port ${port} on 127.0.0.1 is already in use; stop what listens there or set PORT to another port.`,
+      );
+      expect(failed.stdout).not.toContain('key_');
+      expect(javaFor(folder)).toEqual([]);
+      expect(existsSync(join(folder, 'runtime.json'))).toBe(false);
+    } finally {
+      busy.close();
+    }
+    // Nothing was created, so the first start that succeeds shows the Default key.
+    const started = await start({ DATA_DIR: folder });
+    expect(started.output()).toMatch(/Default key \(shown once, store it now\): key_/);
+    await stop(started.child, folder);
+  }, 120_000);
+
+  it('SIGTERM to `npm start` itself stops node and Java and frees the port', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
+    const npm = await start({ DATA_DIR: folder }, ['npm', ['start']]);
+    const java = javaFor(folder);
+    expect(java).toHaveLength(1);
+    expect(await answers(npm.url)).toBe(true);
+    const exited = new Promise((resolve) => npm.child.once('exit', resolve));
+    npm.child.kill('SIGTERM');
+    await exited;
+    expect(await survivors(java)).toEqual([]);
+    expect(await answers(npm.url)).toBe(false);
+    expect(existsSync(join(folder, 'runtime.json'))).toBe(false);
   }, 120_000);
 
   it('refuses a CLI call without a name', async () => {
