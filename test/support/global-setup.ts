@@ -1,15 +1,35 @@
+import '../../local/quiet-aws-sdk.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startDynamoDbLocal } from '../../local/dynamodb.ts';
 
-/** One in-memory DynamoDB Local for the whole run; every test file creates its own table in it. */
+/**
+ * One in-memory DynamoDB Local for the whole run; every test file creates its own table in
+ * it. Every temporary file of the run (data folders, cdk.out*, anything a test or a process
+ * it starts puts in the temp folder) goes under one folder, removed when the run ends:
+ * test/support/setup.ts points each test file's TMPDIR there.
+ */
 export default async function setup(project: TestProject) {
-  const dynamo = await startDynamoDbLocal();
-  project.provide('dynamoEndpoint', dynamo.endpoint);
-  return () => dynamo.stop();
+  const runTmp = mkdtempSync(join(tmpdir(), 'parley-test-run-'));
+  project.provide('runTmp', runTmp);
+  try {
+    const dynamo = await startDynamoDbLocal();
+    project.provide('dynamoEndpoint', dynamo.endpoint);
+    return async () => {
+      await dynamo.stop();
+      rmSync(runTmp, { recursive: true, force: true });
+    };
+  } catch (error) {
+    rmSync(runTmp, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamoEndpoint: string;
+    runTmp: string;
   }
 }

@@ -1,3 +1,4 @@
+import '../../local/quiet-aws-sdk.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,8 +9,11 @@ import { ensureTable } from '../../shared/platform/store/create-table.ts';
 
 /**
  * Runs before each test file, before it imports anything that reads settings: points the
- * file at the shared DynamoDB Local with a table of its own and a fresh data folder.
+ * file at the shared DynamoDB Local with a table of its own and a fresh data folder, and
+ * its temporary files (and those of the processes it starts) into the run's folder, which
+ * the global teardown removes.
  */
+process.env.TMPDIR = inject('runTmp');
 process.env.PARLEY_ENV = 'test';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.DYNAMODB_ENDPOINT = inject('dynamoEndpoint');
