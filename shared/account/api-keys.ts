@@ -36,9 +36,19 @@ export function toApiKey(item: CredentialItem): ApiKey {
   };
 }
 
-/** The key making the request, as authentication already read it: no further round trip. */
-export function apiKeyInfo(principal: Principal) {
-  return { ...toApiKey(principal.credential), workspace_id: principal.workspaceId };
+/**
+ * The key making the request, as authentication already read it, with retell-sdk's
+ * `identity.retrieve` fields: the key's name and its workspace's (the org). The workspace
+ * name is the one further read: a GetItem of the workspace record.
+ */
+export async function apiKeyInfo(principal: Principal) {
+  const orgName = (await workspaces.mustGet(principal.workspaceId)).name;
+  return {
+    ...toApiKey(principal.credential),
+    workspace_id: principal.workspaceId,
+    api_key_name: principal.credential.name,
+    org_name: orgName,
+  };
 }
 
 export async function listApiKeys(workspaceId: string): Promise<ApiKey[]> {

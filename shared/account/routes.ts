@@ -90,7 +90,13 @@ export const CreatedApiKey = z.lazy(() =>
   apiKeyObject().extend({ api_key: z.string().describe('The secret; shown only here') }),
 );
 
-export const ApiKeyInfo = z.lazy(() => apiKeyObject().extend({ workspace_id: z.string() }));
+export const ApiKeyInfo = z.lazy(() =>
+  apiKeyObject().extend({
+    workspace_id: z.string(),
+    api_key_name: z.string().nullable().describe("The key's name (retell-sdk identity.retrieve)"),
+    org_name: z.string().describe("The workspace's name (retell-sdk identity.retrieve)"),
+  }),
+);
 
 export const CreateApiKeyBody = z.lazy(() =>
   z.object({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
 import { apiKeyBody } from '../support/factories.ts';
+import { retellClient } from '../support/sdk.ts';
 
 const app = await startTestApp();
 
@@ -258,5 +259,18 @@ describe('audit log', () => {
     await api.post('/api-keys', { body: { name: 'x', scopes: ['nope'] } });
     await api.patch('/api-keys/key_000000000000000000000000', { body: { name: 'y' } });
     expect((await api.get('/audit-log')).body.length).toBe(before);
+  });
+});
+
+describe('GET /get-api-key-info as retell-sdk identity.retrieve', () => {
+  it("names the key and the workspace (the org), as the workspace is named now", async () => {
+    const { api, api_key, name } = await app.newWorkspace();
+    const key = (await api.post('/api-keys', { body: apiKeyBody({ name: 'deploy bot' }) })).body;
+    const identity = await retellClient(app.url, key.api_key).identity.retrieve();
+    expect(identity).toMatchObject({ api_key_name: 'deploy bot', org_name: name });
+
+    expect((await api.patch('/workspace', { body: { name: 'Renamed Inc' } })).status).toBe(200);
+    const info = await api.withKey(api_key).get('/get-api-key-info');
+    expect(info.body).toMatchObject({ name: 'Default key', api_key_name: 'Default key', org_name: 'Renamed Inc' });
   });
 });
