@@ -1,23 +1,68 @@
 import { existsSync, readFileSync } from 'node:fs';
+import packageJson from '../package.json' with { type: 'json' };
+import { config } from '../shared/platform/config.ts';
 import { domainHandler } from '../shared/platform/http/handler.ts';
 import { metaRoutes } from '../shared/meta/routes.ts';
 
 /**
- * Serves the checked-in OpenAPI document and answers API Gateway's $default route with a
- * 404. The document is a file beside the deployed bundle (lib/parley-stack.ts ships it)
- * or at the project root locally, read on the first request for it rather than bundled:
- * it is larger than the rest of the function.
+ * Serves `GET /`, the checked-in OpenAPI document and the API reference page with its two
+ * Swagger UI files, and answers API Gateway's $default route with a 404. The document and
+ * the Swagger UI files are files beside the deployed bundle (lib/parley-stack.ts ships
+ * them) or in the project locally, read on the first request for each rather than bundled:
+ * they are larger than the rest of the function.
  */
-let openApiDocument: Record<string, unknown> | undefined;
+const cache = new Map<string, string>();
 
-function readOpenApiDocument(): Record<string, unknown> {
-  const file = ['./openapi.json', '../openapi.json']
-    .map((path) => new URL(path, import.meta.url))
-    .find((url) => existsSync(url));
-  if (!file) throw new Error('openapi.json is missing from the deployment');
-  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+function readShipped(name: string, localPath: string): string {
+  let text = cache.get(name);
+  if (text === undefined) {
+    const file = [`./${name}`, localPath].map((path) => new URL(path, import.meta.url)).find((url) => existsSync(url));
+    if (!file) throw new Error(`${name} is missing from the deployment`);
+    text = readFileSync(file, 'utf8');
+    cache.set(name, text);
+  }
+  return text;
 }
 
+let openApiDocument: Record<string, unknown> | undefined;
+const configuredBase = config.PUBLIC_BASE_URL ?? '';
+const base = configuredBase.endsWith('/') ? configuredBase.slice(0, -1) : configuredBase;
+
+/** Relative links, so the page works under any base path; nothing is fetched from elsewhere. */
+const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Parley API reference</title>
+<link rel="stylesheet" href="docs/swagger-ui.css">
+</head>
+<body>
+<div id="api-reference"></div>
+<script src="docs/swagger-ui-bundle.js"></script>
+<script>
+window.ui = SwaggerUIBundle({
+  url: 'openapi.json',
+  dom_id: '#api-reference',
+  deepLinking: true,
+  docExpansion: 'list',
+  defaultModelsExpandDepth: -1,
+  validatorUrl: null,
+});
+</script>
+</body>
+</html>
+`;
+
 export const handler = domainHandler(metaRoutes, {
-  getOpenApi: () => (openApiDocument ??= readOpenApiDocument()),
+  getApiIndex: () => ({
+    name: 'Parley' as const,
+    version: packageJson.version,
+    docs_url: `${base}/docs`,
+    openapi_url: `${base}/openapi.json`,
+  }),
+  getOpenApi: () => (openApiDocument ??= JSON.parse(readShipped('openapi.json', '../openapi.json')) as Record<string, unknown>),
+  getDocs: () => DOCS_PAGE,
+  getDocsStyles: () => readShipped('swagger-ui.css', '../node_modules/swagger-ui-dist/swagger-ui.css'),
+  getDocsScript: () => readShipped('swagger-ui-bundle.js', '../node_modules/swagger-ui-dist/swagger-ui-bundle.js'),
 });

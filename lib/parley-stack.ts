@@ -48,8 +48,13 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   numbers: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'] },
 };
 
-/** The OpenAPI document (over 1 MB) ships beside the meta bundle and is read when asked for. */
-const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = { meta: ['openapi.json'] };
+/**
+ * The OpenAPI document (over 1 MB) and the API reference page's Swagger UI files (about
+ * 1.9 MB) ship beside the meta bundle and are read when asked for.
+ */
+const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
+  meta: ['openapi.json', 'node_modules/swagger-ui-dist/swagger-ui.css', 'node_modules/swagger-ui-dist/swagger-ui-bundle.js'],
+};
 
 export type BackgroundName = JobName;
 

@@ -68,7 +68,10 @@ function operation(id: string, route: RouteDefinition, alias: boolean) {
       [String(route.status)]:
         route.status === 204 || !route.response
           ? { description: 'Success' }
-          : { description: 'Success', content: { 'application/json': { schema: schema(route.response, 'output') } } },
+          : {
+              description: 'Success',
+              content: { [route.produces ?? 'application/json']: { schema: schema(route.response, 'output') } },
+            },
       default: errorResponse,
     },
   };

@@ -71,6 +71,9 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
         request: info,
       };
       const output = await entry!.handler(input as never);
+      if (route.produces) {
+        return { statusCode: route.status, headers: { 'content-type': route.produces, ...admission?.headers }, body: String(output) };
+      }
       return jsonResponse(route.status, route.status === 204 ? undefined : output, admission?.headers);
     });
 }
