@@ -24,10 +24,10 @@ try {
     POWERTOOLS_LOG_LEVEL: 'SILENT',
   });
   const [{ ensureTable }, { dynamo: client }, { startLocalServer }, { servedRoutes }] = await Promise.all([
-    import('../shared/store/create-table.ts'),
-    import('../shared/store/db.ts'),
+    import('../shared/platform/store/create-table.ts'),
+    import('../shared/platform/store/db.ts'),
     import('../local/server.ts'),
-    import('../shared/routes/index.ts'),
+    import('../shared/route-table.ts'),
   ]);
   await ensureTable(client, 'parley-docs-check');
   const server = await startLocalServer({ port: 0 });

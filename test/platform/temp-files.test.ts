@@ -14,11 +14,11 @@ it('a test run removes every temporary file it made and prints no SDK warning', 
   const tmp = mkdtempSync(join(tmpdir(), 'parley-probe-run-'));
   const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
   for (const name of Object.keys(env)) if (name.startsWith('VITEST') || name === 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED') delete env[name];
-  const vitest = new URL('../node_modules/vitest/vitest.mjs', import.meta.url).pathname;
+  const vitest = new URL('../../node_modules/vitest/vitest.mjs', import.meta.url).pathname;
   const run = await promisify(execFile)(
     process.execPath,
     [vitest, 'run', '--config', 'test/fixtures/vitest.probe.config.ts'],
-    { env, cwd: new URL('..', import.meta.url).pathname },
+    { env, cwd: new URL('../..', import.meta.url).pathname },
   );
   expect(run.stdout).toMatch(/1 passed/);
   expect(`${run.stdout}\n${run.stderr}`).not.toContain('NodeVersionSupportWarning');
