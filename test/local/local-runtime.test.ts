@@ -22,7 +22,7 @@ const running: ChildProcess[] = [];
 afterAll(() => running.forEach((child) => child.exitCode === null && child.kill('SIGKILL')));
 
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const projectFile = (path: string) => new URL(`../${path}`, import.meta.url).pathname;
+const projectFile = (path: string) => new URL(`../../${path}`, import.meta.url).pathname;
 
 /** `npm start` as a user runs it (npm's start script execs this), until it says where it listens. */
 async function start(

@@ -4,8 +4,8 @@ import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
 
 const app = await startTestApp();
-const packageVersion = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
-const swaggerFile = (name: string) => readFileSync(new URL(`../node_modules/swagger-ui-dist/${name}`, import.meta.url), 'utf8');
+const packageVersion = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+const swaggerFile = (name: string) => readFileSync(new URL(`../../node_modules/swagger-ui-dist/${name}`, import.meta.url), 'utf8');
 
 describe('GET / and the API reference at /docs (no key)', () => {
   it('GET / names the docs, the OpenAPI document and the version, and both links answer', async () => {
