@@ -1,5 +1,5 @@
-import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+import { bundledInputs } from '../support/bundle.ts';
 import { DOMAIN_ACCESS } from '../../lib/parley-stack.ts';
 import { DOMAINS } from '../../shared/platform/http/route.ts';
 
@@ -9,17 +9,7 @@ import { DOMAINS } from '../../shared/platform/http/route.ts';
  * cannot ship without the grant to read them (it would fail only once deployed).
  */
 async function bundledModules(domain: string): Promise<string[]> {
-  const result = await build({
-    entryPoints: [`functions/${domain}.ts`],
-    bundle: true,
-    write: false,
-    metafile: true,
-    platform: 'node',
-    format: 'esm',
-    logLevel: 'silent',
-    packages: 'external',
-  });
-  return Object.keys(result.metafile.inputs);
+  return bundledInputs(`functions/${domain}.ts`);
 }
 
 describe('function grants match the code they bundle', () => {

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
-import { build } from 'esbuild';
 import { ESLint } from 'eslint';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { bundledInputs } from '../support/bundle.ts';
 
 /*
  * The layout's rules (docs/architecture.md, Where things are), checked on the code as it
@@ -138,17 +138,7 @@ describe('the layout', () => {
     expect(entries.length).toBeGreaterThan(8);
     const offenders: string[] = [];
     for (const entry of entries) {
-      const result = await build({
-        entryPoints: [`functions/${entry}`],
-        bundle: true,
-        write: false,
-        metafile: true,
-        platform: 'node',
-        format: 'esm',
-        logLevel: 'silent',
-        packages: 'external',
-      });
-      for (const input of Object.keys(result.metafile.inputs)) if (input.startsWith('local/')) offenders.push(`${entry}: ${input}`);
+      for (const input of await bundledInputs(`functions/${entry}`)) if (input.startsWith('local/')) offenders.push(`${entry}: ${input}`);
     }
     expect(offenders).toEqual([]);
   }, 60_000);
