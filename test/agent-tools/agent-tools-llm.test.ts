@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
+import { newAgent } from '../support/factories.ts';
 import { completion, startFakeOpenAi } from '../support/fake-openai.ts';
 
 /*
@@ -8,18 +9,16 @@ import { completion, startFakeOpenAi } from '../support/fake-openai.ts';
  * environment on first use, so it is set before the app starts.
  */
 const llm = await startFakeOpenAi();
+const newDeskAgent = async () => {
+  const { agent, llm } = await newAgent(app.api, { agent: { agent_name: 'Desk' }, llm: { general_prompt: 'You are terse.' } });
+  return { agent, engine: llm };
+};
 const app = await startTestApp({ LLM_BASE_URL: llm.url });
 
 const json = (value: unknown) => ({ body: completion(JSON.stringify(value)) });
 
 async function counts() {
   return [(await app.api.get('/list-agents')).body.length, (await app.api.get('/list-retell-llms')).body.length];
-}
-
-async function newAgent() {
-  const engine = (await app.api.post('/create-retell-llm', { body: { general_prompt: 'You are terse.' } })).body;
-  const agent = (await app.api.post('/create-agent', { body: { response_engine: { type: 'retell-llm', llm_id: engine.llm_id }, agent_name: 'Desk' } })).body;
-  return { agent, engine };
 }
 
 describe('generate-agent through the provider', () => {
@@ -79,7 +78,7 @@ describe('generate-agent through the provider', () => {
 
 describe('copilot through the provider', () => {
   it('shows the model the configuration and keeps only valid proposed changes, applying none', async () => {
-    const { agent, engine } = await newAgent();
+    const { agent, engine } = await newDeskAgent();
     llm.reset();
     llm.enqueue(
       json({
@@ -114,7 +113,7 @@ describe('copilot through the provider', () => {
   });
 
   it('answers suggested_changes null when nothing proposed is valid', async () => {
-    const { agent } = await newAgent();
+    const { agent } = await newDeskAgent();
     llm.reset();
     llm.enqueue(json({ reply: 'It uses gpt-4.1.', suggested_changes: { agent: { nonsense: true } } }));
     const res = await app.api.post(`/agents/${agent.agent_id}/copilot`, { body: { message: 'Which model?' } });
@@ -124,7 +123,7 @@ describe('copilot through the provider', () => {
 
 describe('workflow LLM steps through the provider', () => {
   it('sends the rendered prompt with the step’s model and maps the JSON answer to outputs', async () => {
-    const { agent } = await newAgent();
+    const { agent } = await newDeskAgent();
     llm.reset();
     llm.enqueue(json({ greeting: 'Hi Ada!', priority: 2 }));
     const res = await app.api.post(`/agents/${agent.agent_id}/workflows/pre_call/test`, {
@@ -144,7 +143,7 @@ describe('workflow LLM steps through the provider', () => {
   });
 
   it('records a provider failure as a failed step', async () => {
-    const { agent } = await newAgent();
+    const { agent } = await newDeskAgent();
     llm.reset();
     llm.enqueue({ status: 401, body: { error: { message: 'no', code: 'invalid_api_key' } } });
     const res = await app.api.post(`/agents/${agent.agent_id}/workflows/pre_call/test`, {

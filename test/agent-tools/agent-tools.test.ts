@@ -8,19 +8,13 @@ import { LLM_MODELS } from '../../shared/agents/models.ts';
 import { findShareLinkByToken } from '../../shared/agent-tools/share-links.ts';
 import { DEFAULT_VOICE_ID, DEFAULT_VOICE_MODEL } from '../../shared/voices/voices.ts';
 import { startTestApp } from '../support/app.ts';
+import { newAgent as newAgentWithLlm } from '../support/factories.ts';
 import type { ApiClient } from '../support/http.ts';
 
 const app = await startTestApp();
+const newAgent = (api: ApiClient = app.api, agent: Record<string, unknown> = {}, llm: Record<string, unknown> = {}) =>
+  newAgentWithLlm(api, { agent, llm });
 const retell = new Retell({ apiKey: app.workspace.api_key, baseURL: app.url, maxRetries: 0 });
-
-async function newAgent(api: ApiClient = app.api, agent: Record<string, unknown> = {}, llm: Record<string, unknown> = {}) {
-  const createdLlm = (await api.post('/create-retell-llm', { body: { general_prompt: 'You are helpful.', ...llm } })).body;
-  const created = await api.post('/create-agent', {
-    body: { response_engine: { type: 'retell-llm', llm_id: createdLlm.llm_id }, ...agent },
-  });
-  expect(created.status).toBe(201);
-  return { agent: created.body, llm: createdLlm };
-}
 
 /** A scoped key of the main workspace that lacks `agents`. */
 async function keyWithout(): Promise<ApiClient> {

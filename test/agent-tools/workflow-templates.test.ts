@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_BODY_STRING, MAX_BODY_TEXT } from '../../shared/agent-tools/routes.ts';
 import { startTestApp } from '../support/app.ts';
+import { newAgent } from '../support/factories.ts';
 
 const app = await startTestApp();
-
-async function newAgentId(): Promise<string> {
-  const llm = (await app.api.post('/create-retell-llm', { body: { general_prompt: 'You are helpful.' } })).body;
-  const agent = await app.api.post('/create-agent', { body: { response_engine: { type: 'retell-llm', llm_id: llm.llm_id } } });
-  expect(agent.status).toBe(201);
-  return agent.body.agent_id;
-}
+const newAgentId = async () => (await newAgent(app.api)).agent.agent_id as string;
 
 const step = (extra: Record<string, unknown>) => ({ type: 'http', name: 'lookup', url: 'http://127.0.0.1:9/x', outputs: {}, ...extra });
 

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
 import type { ApiClient } from '../support/http.ts';
+import { newAgent as newAgentWithLlm } from '../support/factories.ts';
 
 /*
  * Every caller of the egress guard, through the real HTTP layer on DynamoDB Local: a
@@ -45,12 +46,7 @@ async function httpServer(handler: (req: IncomingMessage, res: ServerResponse) =
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
 }
 
-async function newAgent(api: ApiClient = app.api, llm: Record<string, unknown> = {}) {
-  const created = (await api.post('/create-retell-llm', { body: { general_prompt: 'Hi.', ...llm } })).body;
-  const agent = await api.post('/create-agent', { body: { response_engine: { type: 'retell-llm', llm_id: created.llm_id } } });
-  expect(agent.status).toBe(201);
-  return agent.body as { agent_id: string };
-}
+const newAgent = async (api: ApiClient = app.api, llm: Record<string, unknown> = {}) => (await newAgentWithLlm(api, { llm })).agent as { agent_id: string };
 
 /** The request that read every workspace's items from DynamoDB Local (issue 7, item 2). */
 const scanStep = (name: string, url: string) => ({
