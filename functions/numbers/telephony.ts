@@ -1,7 +1,8 @@
 import * as callerIds from '../../shared/numbers/caller-ids.ts';
 import type { Handlers } from '../../shared/platform/http/route.ts';
 import { decideKyc, getKyc, submitKyc } from '../../shared/numbers/kyc.ts';
-import type { KycSubmissionInput, telephonyRoutes } from '../../shared/numbers/telephony-routes.ts';
+import type { telephonyRoutes } from '../../shared/numbers/telephony-routes.ts';
+import type { KycSubmissionInput } from '../../shared/numbers/telephony-schemas.ts';
 import { sipOrigination } from '../../shared/numbers/sip-origination.ts';
 import * as sipTrunks from '../../shared/numbers/sip-trunks.ts';
 import { listProviderOperations } from '../../shared/vendors/telephony/operation-log.ts';

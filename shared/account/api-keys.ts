@@ -14,7 +14,7 @@ import {
 } from '../platform/auth/credentials.ts';
 import { conflict, notFound } from '../platform/errors.ts';
 import { definedFields } from '../platform/objects.ts';
-import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './routes.ts';
+import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './schemas.ts';
 import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import { apiKeyRef, apiKeyRefs, credentialItemKey, credentialKey, workspaces, type WorkspaceItem } from './store.ts';
 import { getWorkspaceItem } from './workspaces.ts';

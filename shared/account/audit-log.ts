@@ -2,7 +2,7 @@ import type { Principal } from '../platform/auth/gate.ts';
 import { invalidPaginationKey } from '../platform/errors.ts';
 import { idPattern, newTimeOrderedId } from '../platform/ids.ts';
 import type { TransactOp } from '../platform/store/table.ts';
-import type { AuditEntry } from './routes.ts';
+import type { AuditEntry } from './schemas.ts';
 import { auditEntriesPage, auditEntryOp } from './store.ts';
 
 export interface AuditRecord {

@@ -12,7 +12,7 @@ import {
 } from '../platform/auth/credentials.ts';
 import { notFound } from '../platform/errors.ts';
 import { definedFields } from '../platform/objects.ts';
-import type { CreatePublicKeyInput, PublicKey, UpdatePublicKeyInput } from './routes.ts';
+import type { CreatePublicKeyInput, PublicKey, UpdatePublicKeyInput } from './schemas.ts';
 import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { publicKeyRef, publicKeyRefs } from './store.ts';
 

@@ -2,7 +2,7 @@ import type { CredentialItem } from '../platform/auth/credentials.ts';
 import { notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
 import { defineEntity, table, type TransactOp } from '../platform/store/table.ts';
-import type { AuditEntry } from './routes.ts';
+import type { AuditEntry } from './schemas.ts';
 
 /*
  * The account domain's items, each declared once with its key (the keys themselves are

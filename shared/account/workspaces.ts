@@ -2,12 +2,7 @@ import { auditPut } from './audit-log.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { credentialPuts, issueSecret } from '../platform/auth/credentials.ts';
 import { newId } from '../platform/ids.ts';
-import type {
-  UpdateWorkspaceInput,
-  UpdateWorkspaceSettingsInput,
-  Workspace,
-  WorkspaceSettings,
-} from './routes.ts';
+import type { UpdateWorkspaceInput, UpdateWorkspaceSettingsInput, Workspace, WorkspaceSettings } from './schemas.ts';
 import { table } from '../platform/store/table.ts';
 import { setOrRemove } from '../platform/store/update-expression.ts';
 import { anyWorkspaceRegistered, workspaceRegistrationOp, workspaces, type WorkspaceItem } from './store.ts';

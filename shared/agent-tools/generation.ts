@@ -8,7 +8,7 @@ import { logger } from '../platform/logger.ts';
 import { LLM_MODELS, type LlmModel } from '../agents/index.ts';
 import { definedFields } from '../platform/objects.ts';
 import { CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody, type Agent } from '../agents/index.ts';
-import type { CopilotInput, GenerateAgentInput } from './routes.ts';
+import type { CopilotInput, GenerateAgentInput } from './schemas.ts';
 import { LlmBody, type Llm } from '../agents/index.ts';
 import { assertVoiceUsable } from '../voices/index.ts';
 

@@ -15,14 +15,7 @@ import { assertAgentUnreferenced } from './references.ts';
 import { toChatAgent } from './chat-agents.ts';
 import { pinnedEngine } from './response-engines.ts';
 import { definedFields } from '../platform/objects.ts';
-import {
-  DEFAULT_AGENT_WEBHOOK_EVENTS,
-  type Agent,
-  type AgentTag,
-  type AgentVersionSummary,
-  type CreateAgentInput,
-  type UpdateAgentInput,
-} from './agent-routes.ts';
+import { DEFAULT_AGENT_WEBHOOK_EVENTS, type Agent, type AgentTag, type AgentVersionSummary, type CreateAgentInput, type UpdateAgentInput } from './agent-schemas.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import {

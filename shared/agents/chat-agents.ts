@@ -14,14 +14,7 @@ import { newId } from '../platform/ids.ts';
 import { definedFields } from '../platform/objects.ts';
 import { branchEngine, pinnedEngine } from './response-engines.ts';
 import type { ResponseEngine } from './agent-fields.ts';
-import {
-  DEFAULT_CHAT_AGENT_WEBHOOK_EVENTS,
-  UpdateChatAgentBody,
-  type ChatAgent,
-  type ChatAgentListItem,
-  type CreateChatAgentInput,
-  type UpdateChatAgentInput,
-} from './chat-agent-routes.ts';
+import { DEFAULT_CHAT_AGENT_WEBHOOK_EVENTS, UpdateChatAgentBody, type ChatAgent, type ChatAgentListItem, type CreateChatAgentInput, type UpdateChatAgentInput } from './chat-agent-schemas.ts';
 import {
   pageBody, commit, createItems, deleteResource, getVersion, listVersions, readRecord, type VersionRecord } from '../platform/store/versions.ts';
 

@@ -2,7 +2,7 @@ import { conflict } from '../platform/errors.ts';
 import { assertFlowGraph, linkItems, withStartNode, type Graph } from './flow-components.ts';
 import { newId } from '../platform/ids.ts';
 import { definedFields } from '../platform/objects.ts';
-import type { ConversationFlow, CreateFlowInput, UpdateFlowInput } from './flow-routes.ts';
+import type { ConversationFlow, CreateFlowInput, UpdateFlowInput } from './flow-schemas.ts';
 import {
   commit,
   createItems,

@@ -3,11 +3,11 @@
  * files (eslint no-restricted-imports). Keep it small: every name here can pull its module
  * into another domain's bundle.
  */
-export { Agent, CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody, tagName } from './agent-routes.ts';
-export type { UpdateAgentInput } from './agent-routes.ts';
+export { Agent, CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody, tagName } from './agent-schemas.ts';
+export type { UpdateAgentInput } from './agent-schemas.ts';
 export { createAgent, getAgent, resolveAgentVersion, updateAgent } from './agents.ts';
-export { Llm, LlmBody } from './llm-routes.ts';
-export type { LlmInput } from './llm-routes.ts';
+export { Llm, LlmBody } from './llm-schemas.ts';
+export type { LlmInput } from './llm-schemas.ts';
 export { createLlm, deleteLlm, getLlm, updateLlm } from './llms.ts';
 export { DEFAULT_LLM_MODEL, LLM_MODELS, llmModel } from './models.ts';
 export type { LlmModel, S2S_MODELS } from './models.ts';

@@ -2,7 +2,7 @@ import { badRequest, conflict } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { definedFields } from '../platform/objects.ts';
 import { DEFAULT_LLM_MODEL } from './models.ts';
-import type { Llm, LlmInput } from './llm-routes.ts';
+import type { Llm, LlmInput } from './llm-schemas.ts';
 import {
   commit,
   createItems,

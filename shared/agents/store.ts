@@ -1,4 +1,4 @@
-import type { AgentTag } from './agent-routes.ts';
+import type { AgentTag } from './agent-schemas.ts';
 import type { AgentKind } from './agent-versions.ts';
 import { conflict, notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';

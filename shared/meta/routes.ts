@@ -1,13 +1,6 @@
-import * as z from 'zod';
 import { defineRoutes } from '../platform/http/route.ts';
-
-/** What `GET /` answers: where to read about the API, and which version serves it. */
-export const ApiIndex = z.object({
-  name: z.literal('Parley'),
-  version: z.string().describe("The server's version (package.json)"),
-  docs_url: z.string().describe('The interactive API reference'),
-  openapi_url: z.string().describe('The OpenAPI 3.1 document'),
-});
+import * as z from 'zod';
+import { ApiIndex } from './schemas.ts';
 
 /**
  * Public routes about the API itself. The reference page at /docs is Swagger UI

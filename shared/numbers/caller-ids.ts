@@ -2,12 +2,7 @@ import { conflict } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { approvedKyc } from './kyc.ts';
 import { logger } from '../platform/logger.ts';
-import type {
-  BrandedCallerId,
-  CreateBrandedCallerIdInput,
-  CreateVerifiedNumberInput,
-  VerifiedNumber,
-} from './telephony-routes.ts';
+import type { BrandedCallerId, CreateBrandedCallerIdInput, CreateVerifiedNumberInput, VerifiedNumber } from './telephony-schemas.ts';
 import type { ItemKey } from '../platform/store/keys.ts';
 import { ConditionFailed, table, TransactionCancelled } from '../platform/store/table.ts';
 import {

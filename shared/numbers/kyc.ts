@@ -1,6 +1,6 @@
 import { isProduction } from '../platform/config.ts';
 import { conflict, forbidden } from '../platform/errors.ts';
-import type { KycDecisionInput, KycSubmissionInput } from './telephony-routes.ts';
+import type { KycDecisionInput, KycSubmissionInput } from './telephony-schemas.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import { kycRecords, type KycItem } from './store.ts';
 

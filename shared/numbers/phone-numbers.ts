@@ -3,15 +3,7 @@ import { resolveAgentVersion } from '../agents/index.ts';
 import { config } from '../platform/config.ts';
 import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { ApiError, badRequest, conflict, invalidPaginationKey, NotFound, VendorFailed } from '../platform/errors.ts';
-import type {
-  AvailableNumber,
-  CreatePhoneNumberInput,
-  ImportPhoneNumberInput,
-  PhoneNumber,
-  PhoneNumberBinding,
-  UpdatePhoneNumberInput,
-  VersionReference,
-} from './phone-number-routes.ts';
+import type { AvailableNumber, CreatePhoneNumberInput, ImportPhoneNumberInput, PhoneNumber, PhoneNumberBinding, UpdatePhoneNumberInput, VersionReference } from './phone-number-schemas.ts';
 import { assertNotMasked, unlessMasked } from '../platform/masking.ts';
 import { originationUri } from './sip-origination.ts';
 import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';

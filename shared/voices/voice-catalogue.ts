@@ -1,6 +1,6 @@
 import { badRequest } from '../platform/errors.ts';
 import { wire } from '../platform/naming.ts';
-import type { Voice } from './routes.ts';
+import type { Voice } from './schemas.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { workspaceVoices, workspaceVoicesOf, type WorkspaceVoiceItem } from './store.ts';
 import { synthesizedPreviewUrl } from '../vendors/voice/mock.ts';

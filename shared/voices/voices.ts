@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../platform/auth/gate.ts';
 import { notFound } from '../platform/errors.ts';
-import type { AddCommunityVoiceInput, CloneVoiceInput, SearchCommunityInput, Voice } from './routes.ts';
+import type { AddCommunityVoiceInput, CloneVoiceInput, SearchCommunityInput, Voice } from './schemas.ts';
 import { workspaceVoices, type WorkspaceVoiceItem } from './store.ts';
 import { voiceVendorFor, type Gender, type VendorVoice, type VoiceProvider } from '../vendors/voice/voice-vendor.ts';
 

@@ -8,7 +8,7 @@ import { newId, newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { signatureHeaders, wire } from '../platform/naming.ts';
 import { EgressRefused, egressFetch } from '../platform/egress.ts';
-import type { TestWebhookResult, WebhookDeliveryAttempt } from './routes.ts';
+import type { TestWebhookResult, WebhookDeliveryAttempt } from './schemas.ts';
 import { apiKeyRefs, credentialByHash, deliveryAttempts, type DeliveryAttemptItem } from './store.ts';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem, type WorkspaceItem } from '../account/index.ts';
 

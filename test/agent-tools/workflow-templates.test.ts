@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_BODY_STRING, MAX_BODY_TEXT } from '../../shared/agent-tools/routes.ts';
+import { MAX_BODY_STRING, MAX_BODY_TEXT } from '../../shared/agent-tools/schemas.ts';
 import { startTestApp } from '../support/app.ts';
 import { newAgent } from '../support/factories.ts';
 

@@ -1,0 +1,212 @@
+import * as z from 'zod';
+import { canonicalIp } from '../platform/auth/ip.ts';
+import { SCOPES } from '../platform/auth/scopes.ts';
+import { displayName, epochMs, httpUrl, idOf } from '../platform/http/schemas.ts';
+
+/*
+ * Request and response schemas are built on first use (z.lazy): a cold start builds only
+ * the schemas of the route it serves, not the whole module's (docs/performance.md).
+ */
+
+export const MAX_ALLOWED_IPS = 50;
+export const MAX_ALLOWED_ORIGINS = 50;
+
+const scopeList = () =>
+  z
+  .array(z.enum(SCOPES))
+  .max(SCOPES.length * 4)
+  .transform((scopes) => [...new Set(scopes)]);
+
+/** Exact addresses only, canonicalised and de-duplicated when written. */
+const allowedIps = () =>
+  z
+  .array(
+    z
+      .string()
+      .max(64)
+      .transform((value, ctx) => {
+        const ip = canonicalIp(value);
+        if (!ip) {
+          ctx.addIssue({
+            code: 'custom',
+            message: value.includes('/')
+              ? 'Must be an exact IPv4 or IPv6 address (CIDR ranges are not allowed)'
+              : 'Must be an exact IPv4 or IPv6 address',
+          });
+          return z.NEVER;
+        }
+        return ip;
+      }),
+  )
+  .max(MAX_ALLOWED_IPS)
+  .transform((ips) => [...new Set(ips)]);
+
+const rateLimitPerMinute = () => z.number().int().min(1).max(100_000);
+
+/** Browser origins, `scheme://host[:port]`, lower-cased, no path. */
+const allowedOrigins = () =>
+  z
+  .array(
+    z
+      .string()
+      .max(300)
+      .transform((value, ctx) => {
+        let origin: string | undefined;
+        try {
+          const url = new URL(value);
+          if ((url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value.toLowerCase()) {
+            origin = url.origin;
+          }
+        } catch {
+          origin = undefined;
+        }
+        if (!origin) {
+          ctx.addIssue({ code: 'custom', message: 'Must be an origin such as https://example.com' });
+          return z.NEVER;
+        }
+        return origin;
+      }),
+  )
+  .max(MAX_ALLOWED_ORIGINS)
+  .transform((origins) => [...new Set(origins)]);
+
+const apiKeyObject = () =>
+  z.object({
+    api_key_id: z.string(),
+    name: z.string(),
+    masked_key: z.string(),
+    is_webhook_key: z.boolean(),
+    created_timestamp: epochMs(),
+    last_used_timestamp: epochMs().nullable(),
+    scopes: z.array(z.enum(SCOPES)),
+    allowed_ips: z.array(z.string()),
+    rate_limit_per_minute: z.number().int(),
+  });
+export const ApiKey = z.lazy(apiKeyObject);
+export type ApiKey = z.infer<typeof ApiKey>;
+
+export const CreatedApiKey = z.lazy(() =>
+  apiKeyObject().extend({ api_key: z.string().describe('The secret; shown only here') }),
+);
+
+export const ApiKeyInfo = z.lazy(() =>
+  apiKeyObject().extend({
+    workspace_id: z.string(),
+    api_key_name: z.string().nullable().describe("The key's name (retell-sdk identity.retrieve)"),
+    org_name: z.string().describe("The workspace's name (retell-sdk identity.retrieve)"),
+  }),
+);
+
+export const CreateApiKeyBody = z.lazy(() =>
+  z.object({
+    name: displayName(),
+    is_webhook_key: z.boolean().default(false),
+    scopes: scopeList().default([]),
+    allowed_ips: allowedIps().default([]),
+    rate_limit_per_minute: rateLimitPerMinute().optional(),
+  }),
+);
+export type CreateApiKeyInput = z.infer<typeof CreateApiKeyBody>;
+
+export const UpdateApiKeyBody = z.lazy(() =>
+  z.object({
+    name: displayName().optional(),
+    is_webhook_key: z
+      .literal(true, { error: 'Set is_webhook_key on another key to move the webhook flag' })
+      .optional(),
+    scopes: scopeList().optional(),
+    allowed_ips: allowedIps().optional(),
+    rate_limit_per_minute: rateLimitPerMinute().nullable().optional().describe('null restores the server default'),
+  }),
+);
+export type UpdateApiKeyInput = z.infer<typeof UpdateApiKeyBody>;
+
+const publicKeyObject = () =>
+  z.object({
+    public_key_id: z.string(),
+    name: z.string(),
+    masked_key: z.string(),
+    allowed_origins: z.array(z.string()),
+    created_timestamp: epochMs(),
+    last_used_timestamp: epochMs().nullable(),
+  });
+export const PublicKey = z.lazy(publicKeyObject);
+export type PublicKey = z.infer<typeof PublicKey>;
+
+export const CreatedPublicKey = z.lazy(() => publicKeyObject().extend({ public_key: z.string() }));
+
+export const CreatePublicKeyBody = z.lazy(() =>
+  z.object({
+    name: displayName(),
+    allowed_origins: allowedOrigins().default([]),
+  }),
+);
+export type CreatePublicKeyInput = z.infer<typeof CreatePublicKeyBody>;
+
+export const UpdatePublicKeyBody = z.lazy(() =>
+  z.object({
+    name: displayName().optional(),
+    allowed_origins: allowedOrigins().optional(),
+  }),
+);
+export type UpdatePublicKeyInput = z.infer<typeof UpdatePublicKeyBody>;
+
+export const Workspace = z.lazy(() =>
+  z.object({
+    workspace_id: z.string(),
+    name: z.string(),
+    webhook_url: z.string().nullable(),
+    concurrency_limit: z.number().int(),
+    created_timestamp: epochMs(),
+  }),
+);
+export type Workspace = z.infer<typeof Workspace>;
+
+export const UpdateWorkspaceBody = z.lazy(() =>
+  z.object({
+    name: displayName().optional(),
+    webhook_url: httpUrl().nullable().optional().describe('null removes the workspace webhook URL'),
+    concurrency_limit: z.number().int().min(1).max(1000).optional(),
+  }),
+);
+export type UpdateWorkspaceInput = z.infer<typeof UpdateWorkspaceBody>;
+
+export const WorkspaceSettings = z.lazy(() =>
+  z.object({
+    webhook_timeout_ms: z.number().int(),
+  }),
+);
+export type WorkspaceSettings = z.infer<typeof WorkspaceSettings>;
+
+export const UpdateWorkspaceSettingsBody = z.lazy(() =>
+  z.object({
+    webhook_timeout_ms: z.number().int().min(1000).max(60_000).nullable().optional().describe('null restores 10,000'),
+  }),
+);
+export type UpdateWorkspaceSettingsInput = z.infer<typeof UpdateWorkspaceSettingsBody>;
+
+export const AUDIT_ACTIONS = [
+  'api_key.create',
+  'api_key.update',
+  'api_key.delete',
+  'public_key.create',
+  'public_key.update',
+  'public_key.delete',
+  'workspace.update',
+  'workspace.settings.update',
+] as const;
+
+export const AuditEntry = z.lazy(() =>
+  z.object({
+    audit_log_id: z.string(),
+    action: z.enum(AUDIT_ACTIONS),
+    actor: z.object({ type: z.enum(['api_key', 'system']), id: z.string().nullable() }),
+    target: z.object({ type: z.string(), id: z.string() }),
+    changes: z.array(z.string()).describe('Names of the fields the action set'),
+    created_timestamp: epochMs(),
+  }),
+);
+export type AuditEntry = z.infer<typeof AuditEntry>;
+
+export const apiKeyIdParams = z.lazy(() => z.object({ id: idOf('apiKey', 'an API key ID') }));
+export const publicKeyIdParams = z.lazy(() => z.object({ id: idOf('publicKey', 'a public key ID') }));
