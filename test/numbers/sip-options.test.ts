@@ -2,6 +2,8 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
+import { fakeSrvDns } from '../support/fake-dns.ts';
+import { TEST_TLS } from '../support/tls.ts';
 import { parseSipUri, probeSipUri } from '../../shared/numbers/sip-options.ts';
 import { startTestApp } from '../support/app.ts';
 
@@ -36,31 +38,6 @@ const servers: Array<Server | UdpSocket> = [];
 afterAll(() => {
   for (const server of servers) server.close();
 });
-
-/*
- * A throwaway self-signed certificate for 127.0.0.1 (valid until 2126) for the TLS
- * responder: test-only, it protects nothing.
- */
-const TEST_TLS = {
-  key: `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgQVRmdwS3vot30v7R
-cWLLqCbzuh65hYxTpYF6DqYoyZKhRANCAARdp3/i02mhub5q9uL1NCKX5o1WDU+v
-ZGR3QUzZ3MWOpKnWrdh6bcqk2ZdSUtqjktkUsYYkU4Gp4ebw2JP14DgG
------END PRIVATE KEY-----
-`,
-  cert: `-----BEGIN CERTIFICATE-----
-MIIBpzCCAU2gAwIBAgIUMDHcuFzdd/LEk5aMqEH2Daz72ZUwCgYIKoZIzj0EAwIw
-GjEYMBYGA1UEAwwPcGFybGV5LXRlc3Qtc2lwMCAXDTI2MTEyMTA4NTkwNFoYDzIx
-MjYxMDI4MDg1OTA0WjAaMRgwFgYDVQQDDA9wYXJsZXktdGVzdC1zaXAwWTATBgcq
-hkjOPQIBBggqhkjOPQMBBwNCAARdp3/i02mhub5q9uL1NCKX5o1WDU+vZGR3QUzZ
-3MWOpKnWrdh6bcqk2ZdSUtqjktkUsYYkU4Gp4ebw2JP14DgGo28wbTAdBgNVHQ4E
-FgQUMucEZn0Mq4rWWWAb8fJtT749eeAwHwYDVR0jBBgwFoAUMucEZn0Mq4rWWWAb
-8fJtT749eeAwDwYDVR0TAQH/BAUwAwEB/zAaBgNVHREEEzARhwR/AAABgglsb2Nh
-bGhvc3QwCgYIKoZIzj0EAwIDSAAwRQIgQeD20xvSagKN9GaiDz3GWHtGGPvcCBYn
-Oo4UvJGv7+sCIQDZheLXw711VZGyYcXWwOEa1jNIfJ5KTHsPg9sGgSDp/A==
------END CERTIFICATE-----
-`,
-};
 
 async function tcpResponder(behaviour: Behaviour, options: { tls?: boolean } = {}): Promise<Responder> {
   const requests: string[] = [];
@@ -111,53 +88,6 @@ async function udpResponder(behaviour: Behaviour, options: { dropFirst?: number 
   servers.push(socket);
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   return { port: socket.address().port, requests };
-}
-
-/**
- * A fake DNS server answering SRV queries from `records` (name → [priority, weight, port,
- * target]) and NXDOMAIN for anything else; it records the names it was asked.
- */
-async function fakeDns(records: Record<string, [number, number, number, string]>): Promise<{ server: string; asked: string[] }> {
-  const asked: string[] = [];
-  const socket = createSocket('udp4');
-  socket.on('message', (query, remote) => {
-    const labels: string[] = [];
-    let offset = 12;
-    while (query[offset]! > 0) {
-      labels.push(query.subarray(offset + 1, offset + 1 + query[offset]!).toString('ascii'));
-      offset += query[offset]! + 1;
-    }
-    const questionEnd = offset + 5;
-    const name = labels.join('.').toLowerCase();
-    const qtype = query.readUInt16BE(offset + 1);
-    asked.push(name);
-    const record = qtype === 33 ? records[name] : undefined;
-    const header = Buffer.alloc(12);
-    query.copy(header, 0, 0, 2);
-    header.writeUInt16BE(record ? 0x8180 : 0x8183, 2);
-    header.writeUInt16BE(1, 4);
-    header.writeUInt16BE(record ? 1 : 0, 6);
-    const parts = [header, query.subarray(12, questionEnd)];
-    if (record) {
-      const [priority, weight, port, target] = record;
-      const targetName = Buffer.concat([...target.split('.').map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)])), Buffer.from([0])]);
-      const rdata = Buffer.alloc(6);
-      rdata.writeUInt16BE(priority, 0);
-      rdata.writeUInt16BE(weight, 2);
-      rdata.writeUInt16BE(port, 4);
-      const answer = Buffer.alloc(12);
-      answer.writeUInt16BE(0xc00c, 0);
-      answer.writeUInt16BE(33, 2);
-      answer.writeUInt16BE(1, 4);
-      answer.writeUInt32BE(60, 6);
-      answer.writeUInt16BE(rdata.length + targetName.length, 10);
-      parts.push(answer, rdata, targetName);
-    }
-    socket.send(Buffer.concat(parts), remote.port, remote.address);
-  });
-  servers.push(socket);
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  return { server: `127.0.0.1:${socket.address().port}`, asked };
 }
 
 /** A port nothing listens on (bound, read, released). */
@@ -304,7 +234,7 @@ describe('POST /test-sip-connection', () => {
   it('follows the SRV record of a host named without a port (RFC 3263), per transport', async () => {
     const tcp = await tcpResponder({ status: 200, reason: 'OK' });
     const udp = await udpResponder({ status: 486, reason: 'Busy Here' });
-    const dnsServer = await fakeDns({
+    const dnsServer = await fakeSrvDns({
       '_sip._tcp.trunk.parley.test': [10, 5, tcp.port, '127.0.0.1'],
       '_sip._udp.trunk.parley.test': [10, 5, udp.port, '127.0.0.1'],
     });
@@ -319,7 +249,7 @@ describe('POST /test-sip-connection', () => {
   });
 
   it('falls back to A/AAAA when there is no SRV record, and reports the name that does not resolve', async () => {
-    const dnsServer = await fakeDns({});
+    const dnsServer = await fakeSrvDns({});
     const result = await probeSipUri('sip:trunk.parley-test.invalid', { timeoutMs: 3000, dnsServers: [dnsServer.server] });
     expect(dnsServer.asked).toEqual(['_sip._tcp.trunk.parley-test.invalid']);
     // ENOTFOUND where a resolver answers, EAI_AGAIN where none is reachable: a DNS failure either way.

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
-import { createSocket } from 'node:dgram';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import { fakeSrvDns } from '../support/fake-dns.ts';
 import { startTestApp } from '../support/app.ts';
 import type { ApiClient } from '../support/http.ts';
 import { newAgent as newAgentWithLlm } from '../support/factories.ts';
@@ -188,45 +188,6 @@ describe('custom LLM connection test', () => {
   });
 });
 
-/** A fake DNS server answering SRV queries (name → [priority, weight, port, target]); NXDOMAIN otherwise. */
-async function fakeSrvDns(records: Record<string, [number, number, number, string]>): Promise<string> {
-  const socket = createSocket('udp4');
-  socket.on('message', (query, remote) => {
-    const labels: string[] = [];
-    let offset = 12;
-    while (query[offset]! > 0) {
-      labels.push(query.subarray(offset + 1, offset + 1 + query[offset]!).toString('ascii'));
-      offset += query[offset]! + 1;
-    }
-    const record = query.readUInt16BE(offset + 1) === 33 ? records[labels.join('.').toLowerCase()] : undefined;
-    const header = Buffer.alloc(12);
-    query.copy(header, 0, 0, 2);
-    header.writeUInt16BE(record ? 0x8180 : 0x8183, 2);
-    header.writeUInt16BE(1, 4);
-    header.writeUInt16BE(record ? 1 : 0, 6);
-    const parts = [header, query.subarray(12, offset + 5)];
-    if (record) {
-      const [priority, weight, port, target] = record;
-      const name = Buffer.concat([...target.split('.').map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)])), Buffer.from([0])]);
-      const rdata = Buffer.alloc(6);
-      rdata.writeUInt16BE(priority, 0);
-      rdata.writeUInt16BE(weight, 2);
-      rdata.writeUInt16BE(port, 4);
-      const answer = Buffer.alloc(12);
-      answer.writeUInt16BE(0xc00c, 0);
-      answer.writeUInt16BE(33, 2);
-      answer.writeUInt16BE(1, 4);
-      answer.writeUInt32BE(60, 6);
-      answer.writeUInt16BE(rdata.length + name.length, 10);
-      parts.push(answer, rdata, name);
-    }
-    socket.send(Buffer.concat(parts), remote.port, remote.address);
-  });
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  closers.push(() => new Promise<void>((resolve) => socket.close(() => resolve())));
-  return `127.0.0.1:${socket.address().port}`;
-}
-
 describe('SIP connection tests', () => {
   it('answer 400 for a refused termination URI, over every transport', async () => {
     for (const [uri, message] of [
@@ -244,7 +205,7 @@ describe('SIP connection tests', () => {
   });
 
   it('check the SRV target and its addresses too', async () => {
-    const dns = await fakeSrvDns({
+    const { server: dns } = await fakeSrvDns({
       '_sip._tcp.store.parley.test': [10, 5, Number(dynamo.port), '127.0.0.1'],
       '_sip._tcp.inside.parley.test': [10, 5, 5060, 'pbx.inside.parley.test'],
     });

@@ -1,0 +1,24 @@
+/*
+ * A throwaway self-signed certificate for localhost and 127.0.0.1 (valid until 2126), for the
+ * TLS responders of the SIP probe and egress tests: test-only, it protects nothing.
+ */
+export const TEST_TLS = {
+  key: `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgQVRmdwS3vot30v7R
+cWLLqCbzuh65hYxTpYF6DqYoyZKhRANCAARdp3/i02mhub5q9uL1NCKX5o1WDU+v
+ZGR3QUzZ3MWOpKnWrdh6bcqk2ZdSUtqjktkUsYYkU4Gp4ebw2JP14DgG
+-----END PRIVATE KEY-----
+`,
+  cert: `-----BEGIN CERTIFICATE-----
+MIIBpzCCAU2gAwIBAgIUMDHcuFzdd/LEk5aMqEH2Daz72ZUwCgYIKoZIzj0EAwIw
+GjEYMBYGA1UEAwwPcGFybGV5LXRlc3Qtc2lwMCAXDTI2MTEyMTA4NTkwNFoYDzIx
+MjYxMDI4MDg1OTA0WjAaMRgwFgYDVQQDDA9wYXJsZXktdGVzdC1zaXAwWTATBgcq
+hkjOPQIBBggqhkjOPQMBBwNCAARdp3/i02mhub5q9uL1NCKX5o1WDU+vZGR3QUzZ
+3MWOpKnWrdh6bcqk2ZdSUtqjktkUsYYkU4Gp4ebw2JP14DgGo28wbTAdBgNVHQ4E
+FgQUMucEZn0Mq4rWWWAb8fJtT749eeAwHwYDVR0jBBgwFoAUMucEZn0Mq4rWWWAb
+8fJtT749eeAwDwYDVR0TAQH/BAUwAwEB/zAaBgNVHREEEzARhwR/AAABgglsb2Nh
+bGhvc3QwCgYIKoZIzj0EAwIDSAAwRQIgQeD20xvSagKN9GaiDz3GWHtGGPvcCBYn
+Oo4UvJGv7+sCIQDZheLXw711VZGyYcXWwOEa1jNIfJ5KTHsPg9sGgSDp/A==
+-----END CERTIFICATE-----
+`,
+};
