@@ -18,6 +18,7 @@ import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './schemas.ts'
 import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import { apiKeyRef, apiKeyRefs, credentialItemKey, credentialKey, workspaces, type WorkspaceItem } from './store.ts';
 import { getWorkspaceItem } from './workspaces.ts';
+import { orgNameFields, withUnrenamedWorkspace } from './org-name.ts';
 
 const MAX_ATTEMPTS = 10;
 const apiKeyNotFound = () => notFound('API key not found');
@@ -38,11 +39,11 @@ export function toApiKey(item: CredentialItem): ApiKey {
 
 /**
  * The key making the request, as authentication already read it, with retell-sdk's
- * `identity.retrieve` fields: the key's name and its workspace's (the org). The workspace
- * name is the one further read: a GetItem of the workspace record.
+ * `identity.retrieve` fields: the key's name and its workspace's (the org). The workspace's
+ * name is kept on the key (org-name.ts); only keys written before that read the workspace.
  */
 export async function apiKeyInfo(principal: Principal) {
-  const orgName = (await workspaces.mustGet(principal.workspaceId)).name;
+  const orgName = principal.credential.org_name ?? (await workspaces.mustGet(principal.workspaceId)).name;
   return {
     ...toApiKey(principal.credential),
     workspace_id: principal.workspaceId,
@@ -60,25 +61,27 @@ export async function createApiKey(principal: Principal, input: CreateApiKeyInpu
   const workspaceId = principal.workspaceId;
   const secret = await issueSecret('secret', workspaceId);
   const nowMs = Date.now();
-  const puts = credentialPuts(workspaceId, secret, {
-    kind: 'secret',
+  const fields = {
+    kind: 'secret' as const,
     name: input.name,
     is_webhook_key: input.is_webhook_key,
     scopes: input.scopes,
     allowed_ips: input.allowed_ips,
     rate_limit_per_minute: input.rate_limit_per_minute,
-  }, nowMs);
+  };
   const audit = auditPut(workspaceId, principal, {
     action: 'api_key.create',
     target: { type: 'api_key', id: secret.id },
     changes: Object.keys(definedFields(input)),
   }, nowMs);
 
+  let puts!: ReturnType<typeof credentialPuts>;
   await withWebhookFlagRetry(async () => {
-    const move = input.is_webhook_key
-      ? webhookFlagMove(await getWorkspaceItem(workspaceId), secret.id, secret.hash)
-      : [];
-    await table.transact([...puts, ...move, audit]);
+    // The key carries the workspace's name as read; the transaction holds only if no rename came between.
+    const workspace = await getWorkspaceItem(workspaceId);
+    puts = credentialPuts(workspaceId, secret, { ...fields, ...orgNameFields(workspace) }, nowMs);
+    const move = input.is_webhook_key ? webhookFlagMove(workspace, secret.id, secret.hash) : [];
+    await table.transact(withUnrenamedWorkspace([...puts, ...move, audit], workspace));
   });
   const created = puts[0]!.Put.Item as CredentialItem;
   return { ...toApiKey(created), api_key: secret.value };

@@ -10,7 +10,9 @@ import {
   readCredential,
   type CredentialItem,
 } from '../platform/auth/credentials.ts';
-import { notFound } from '../platform/errors.ts';
+import { conflict, notFound } from '../platform/errors.ts';
+import { getWorkspaceItem } from './workspaces.ts';
+import { orgNameFields, withUnrenamedWorkspace } from './org-name.ts';
 import { definedFields } from '../platform/objects.ts';
 import type { CreatePublicKeyInput, PublicKey, UpdatePublicKeyInput } from './schemas.ts';
 import { table, TransactionCancelled } from '../platform/store/table.ts';
@@ -37,20 +39,32 @@ export async function listPublicKeys(workspaceId: string): Promise<PublicKey[]> 
 export async function createPublicKey(principal: Principal, input: CreatePublicKeyInput) {
   const secret = await issueSecret('public', principal.workspaceId);
   const nowMs = Date.now();
-  const puts = credentialPuts(principal.workspaceId, secret, {
-    kind: 'public',
-    name: input.name,
-    allowed_origins: input.allowed_origins,
+  const audit = auditPut(principal.workspaceId, principal, {
+    action: 'public_key.create',
+    target: { type: 'public_key', id: secret.id },
+    changes: Object.keys(definedFields(input)),
   }, nowMs);
-  await table.transact([
-    ...puts,
-    auditPut(principal.workspaceId, principal, {
-      action: 'public_key.create',
-      target: { type: 'public_key', id: secret.id },
-      changes: Object.keys(definedFields(input)),
-    }, nowMs),
-  ]);
-  return { ...toPublicKey(puts[0]!.Put.Item as CredentialItem), public_key: secret.value };
+  for (let attempt = 1; ; attempt++) {
+    // The key carries the workspace's name as read; the transaction holds only if no rename came between.
+    const workspace = await getWorkspaceItem(principal.workspaceId);
+    const puts = credentialPuts(principal.workspaceId, secret, {
+      kind: 'public',
+      name: input.name,
+      allowed_origins: input.allowed_origins,
+      ...orgNameFields(workspace),
+    }, nowMs);
+    try {
+      await table.transact(withUnrenamedWorkspace([...puts, audit], workspace));
+    } catch (error) {
+      if (!(error instanceof TransactionCancelled) || attempt >= 10) {
+        if (error instanceof TransactionCancelled) throw conflict('The workspace is being renamed by another request; try again');
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+      continue;
+    }
+    return { ...toPublicKey(puts[0]!.Put.Item as CredentialItem), public_key: secret.value };
+  }
 }
 
 export async function updatePublicKey(principal: Principal, id: string, input: UpdatePublicKeyInput) {

@@ -27,6 +27,8 @@ export type WorkspaceItem = Keyed & {
   /** The key that signs webhooks; absent after it was deleted (signing then uses the oldest key). */
   webhook_key_id?: string;
   webhook_key_credential?: string;
+  /** Counts renames; each credential holds the name as of one (see org-name.ts). Absent: never renamed. */
+  name_rev?: number;
 };
 
 export const workspaces = defineEntity<WorkspaceItem, [workspaceId: string]>({

@@ -3,8 +3,10 @@ import type { Principal } from '../platform/auth/gate.ts';
 import { credentialPuts, issueSecret } from '../platform/auth/credentials.ts';
 import { newId } from '../platform/ids.ts';
 import type { UpdateWorkspaceInput, UpdateWorkspaceSettingsInput, Workspace, WorkspaceSettings } from './schemas.ts';
-import { table } from '../platform/store/table.ts';
+import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { setOrRemove } from '../platform/store/update-expression.ts';
+import { conflict } from '../platform/errors.ts';
+import { copyOrgName, nameRev, unrenamedCondition } from './org-name.ts';
 import { anyWorkspaceRegistered, workspaceRegistrationOp, workspaces, type WorkspaceItem } from './store.ts';
 
 export type { WorkspaceItem } from './store.ts';
@@ -54,6 +56,8 @@ export async function createWorkspace(name: string, nowMs = Date.now()): Promise
       is_webhook_key: true,
       scopes: [],
       allowed_ips: [],
+      org_name: name,
+      org_name_rev: 0,
     }, nowMs),
     auditPut(workspaceId, undefined, {
       action: 'api_key.create',
@@ -73,9 +77,30 @@ export async function getWorkspace(workspaceId: string): Promise<Workspace> {
 }
 
 export async function updateWorkspace(principal: Principal, input: UpdateWorkspaceInput): Promise<Workspace> {
-  await applyWorkspaceChange(principal, 'workspace.update', input);
-  return getWorkspace(principal.workspaceId);
+  if (input.name === undefined) {
+    await applyWorkspaceChange(principal, 'workspace.update', input);
+    return getWorkspace(principal.workspaceId);
+  }
+  // A rename bumps name_rev (conditional on the one read) and then copies the name onto the
+  // workspace's keys; see org-name.ts for why this cannot leave a key with a stale name.
+  for (let attempt = 1; ; attempt++) {
+    const current = await getWorkspaceItem(principal.workspaceId);
+    const rev = nameRev(current) + 1;
+    try {
+      await applyWorkspaceChange(principal, 'workspace.update', { ...input, name_rev: rev }, unrenamedCondition(current));
+      await copyOrgName(principal.workspaceId, input.name, rev);
+      return getWorkspace(principal.workspaceId);
+    } catch (error) {
+      if (!(error instanceof TransactionCancelled) || attempt >= MAX_RENAME_ATTEMPTS) {
+        if (error instanceof TransactionCancelled) throw conflict('The workspace is being renamed by another request; try again');
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+    }
+  }
 }
+
+const MAX_RENAME_ATTEMPTS = 10;
 
 export function toSettings(item: WorkspaceItem): WorkspaceSettings {
   return { webhook_timeout_ms: item.webhook_timeout_ms ?? DEFAULT_WEBHOOK_TIMEOUT_MS };
@@ -98,16 +123,16 @@ async function applyWorkspaceChange(
   principal: Principal,
   action: 'workspace.update' | 'workspace.settings.update',
   changes: Record<string, unknown>,
+  condition?: { expression: string; values: Record<string, unknown> },
   nowMs = Date.now(),
 ): Promise<void> {
-  const fields = Object.keys(changes).filter((field) => changes[field] !== undefined);
+  const fields = Object.keys(changes).filter((field) => changes[field] !== undefined && field !== 'name_rev');
   if (fields.length === 0) return;
   await table.transact([
     {
       Update: {
         Key: workspaces.key(principal.workspaceId),
-        ConditionExpression: 'attribute_exists(pk)',
-        ...setOrRemove(changes),
+        ...withCondition(setOrRemove(changes), condition),
       },
     },
     auditPut(principal.workspaceId, principal, {
@@ -116,4 +141,17 @@ async function applyWorkspaceChange(
       changes: fields,
     }, nowMs),
   ]);
+}
+
+/** Merges a condition (and its values) into an update built by setOrRemove; the item must exist. */
+function withCondition<U extends { ExpressionAttributeValues?: Record<string, unknown> }>(
+  update: U,
+  condition: { expression: string; values: Record<string, unknown> } | undefined,
+) {
+  const values = { ...update.ExpressionAttributeValues, ...condition?.values };
+  return {
+    ...update,
+    ConditionExpression: condition ? `attribute_exists(pk) AND (${condition.expression})` : 'attribute_exists(pk)',
+    ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+  };
 }

@@ -273,4 +273,34 @@ describe('GET /get-api-key-info as retell-sdk identity.retrieve', () => {
     const info = await api.withKey(api_key).get('/get-api-key-info');
     expect(info.body).toMatchObject({ name: 'Default key', api_key_name: 'Default key', org_name: 'Renamed Inc' });
   });
+
+  it('keeps every key on the final name while renames and key creations race', async () => {
+    const { api, api_key } = await app.newWorkspace();
+    const created = await Promise.all([
+      ...Array.from({ length: 8 }, (_, i) => api.post('/api-keys', { body: apiKeyBody({ name: `k${i}` }) })),
+      ...['First', 'Second', 'Third'].map((name) => api.patch('/workspace', { body: { name } })),
+    ]);
+    expect(created.map((res) => res.status).sort()).toEqual([200, 200, 200, 201, 201, 201, 201, 201, 201, 201, 201]);
+    const finalName = (await api.get('/workspace')).body.name;
+
+    const keys = [api_key, ...created.filter((res) => res.status === 201).map((res) => res.body.api_key as string)];
+    const names = await Promise.all(keys.map(async (key) => (await api.withKey(key).get('/get-api-key-info')).body.org_name));
+    expect(names).toEqual(keys.map(() => finalName));
+  });
+
+  it('reads the workspace for a key stored before keys carried its name', async () => {
+    const { api, api_key, workspace_id } = await app.newWorkspace();
+    expect((await api.patch('/workspace', { body: { name: 'Old Record Inc' } })).status).toBe(200);
+    const { table } = await import('../../shared/platform/store/table.ts');
+    const { keys } = await import('../../shared/platform/store/keys.ts');
+    const { sha256 } = await import('../../shared/platform/crypto/hash.ts');
+    await table.update({
+      Key: keys.credential(sha256(api_key)),
+      UpdateExpression: 'REMOVE org_name, org_name_rev',
+    });
+
+    const info = await api.get('/get-api-key-info');
+    expect(info.status).toBe(200);
+    expect(info.body).toMatchObject({ workspace_id, org_name: 'Old Record Inc' });
+  });
 });

@@ -27,6 +27,13 @@ export interface CredentialItem extends ItemKey {
   allowed_ips?: string[];
   rate_limit_per_minute?: number;
   allowed_origins?: string[];
+  /**
+   * The workspace's name as of `org_name_rev` (the workspace's `name_rev`), kept here so the
+   * gate's one write returns it with the key: `get-api-key-info` needs no second read.
+   * Absent on records written before it existed (the reader then reads the workspace).
+   */
+  org_name?: string;
+  org_name_rev?: number;
   [rateWindow: `rl_${number}`]: number;
 }
 
@@ -83,7 +90,7 @@ export async function listCredentials(refs: PartitionQuery): Promise<CredentialI
 export type CredentialPut = { Put: { Item: CredentialItem; ConditionExpression: string } };
 export type CredentialDelete = { Delete: { Key: ItemKey; ConditionExpression: string; ExpressionAttributeValues?: Record<string, unknown> } };
 
-type NewCredential = Pick<CredentialItem, 'kind' | 'name'> &
+type NewCredential = Pick<CredentialItem, 'kind' | 'name' | 'org_name' | 'org_name_rev'> &
   Partial<Pick<CredentialItem, 'is_webhook_key' | 'scopes' | 'allowed_ips' | 'rate_limit_per_minute' | 'allowed_origins'>>;
 
 /** The two Puts that create a credential: the record itself and the workspace's pointer to it. */
