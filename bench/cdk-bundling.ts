@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { BuildOptions } from 'esbuild';
+import { LAMBDA_BUNDLE_ALIASES } from '../lib/bundle-aliases.ts';
 
 /**
  * The esbuild options CDK's NodejsFunction passes for our functions, mirrored for the
@@ -46,6 +47,8 @@ const KNOWN = new Set([
   'mainFields',
   'banner',
   'externalModules',
+  // Mirrored from lib/bundle-aliases.ts itself (esbuildOptions below).
+  'esbuildArgs',
   // Hooks that only copy data files beside the bundle (openapi.json for meta) leave the
   // bundle itself unchanged.
   'commandHooks',
@@ -114,6 +117,7 @@ export function esbuildOptions(cdk: CdkBundling, entry: string, outfile: string)
     external: cdk.external,
     ...(cdk.banner ? { banner: { js: cdk.banner } } : {}),
     ...(cdk.mainFields ? { mainFields: cdk.mainFields } : {}),
+    alias: { ...LAMBDA_BUNDLE_ALIASES },
     metafile: true,
     logLevel: 'silent',
   };

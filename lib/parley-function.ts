@@ -1,4 +1,5 @@
 import { Duration, Stack } from 'aws-cdk-lib';
+import { aliasEsbuildArgs } from './bundle-aliases.ts';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -125,6 +126,7 @@ export class ParleyFunction extends NodejsFunction {
           "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);",
         // Bundle the AWS SDK too, so production runs the SDK version the tests ran with.
         externalModules: [],
+        esbuildArgs: aliasEsbuildArgs(),
         ...(props.files?.length
           ? {
               commandHooks: {

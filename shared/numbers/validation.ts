@@ -1,4 +1,4 @@
-import { isSupportedCountry } from 'libphonenumber-js/max';
+import { isSupportedCountry } from '../platform/phone.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import * as z from 'zod';
 import { canonicalCidr, canonicalIp } from '../platform/auth/ip.ts';

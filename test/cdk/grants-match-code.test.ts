@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bundledInputs } from '../support/bundle.ts';
-import { DOMAIN_ACCESS } from '../../lib/parley-stack.ts';
+import { DOMAIN_ACCESS, DOMAIN_FILES, PHONE_METADATA_FILE } from '../../lib/parley-stack.ts';
 import { DOMAINS } from '../../shared/platform/http/route.ts';
 
 /**
@@ -17,6 +17,13 @@ describe('function grants match the code they bundle', () => {
     const readsVendorSettings = (await bundledModules(domain)).includes('shared/platform/aws/secrets.ts');
     expect(DOMAIN_ACCESS[domain].vendorSecret === 'read', `${domain} bundles shared/platform/aws/secrets.ts: ${readsVendorSettings}`).toBe(
       readsVendorSettings,
+    );
+  });
+
+  it.each([...DOMAINS])('%s ships the phone metadata file exactly when it bundles the phone module', async (domain) => {
+    const readsPhoneMetadata = (await bundledModules(domain)).includes('shared/platform/phone.ts');
+    expect((DOMAIN_FILES[domain] ?? []).includes(PHONE_METADATA_FILE), `${domain} bundles shared/platform/phone.ts: ${readsPhoneMetadata}`).toBe(
+      readsPhoneMetadata,
     );
   });
 });

@@ -1,4 +1,5 @@
 import { build } from 'esbuild';
+import { LAMBDA_BUNDLE_ALIASES } from '../../lib/bundle-aliases.ts';
 
 /** The project files and packages esbuild puts in a function's bundle (packages left external). */
 export async function bundledInputs(entry: string): Promise<string[]> {
@@ -11,6 +12,7 @@ export async function bundledInputs(entry: string): Promise<string[]> {
     format: 'esm',
     logLevel: 'silent',
     packages: 'external',
+    alias: { ...LAMBDA_BUNDLE_ALIASES },
   });
   return Object.keys(result.metafile.inputs);
 }
