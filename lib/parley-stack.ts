@@ -46,6 +46,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Twilio credentials (buying, releasing, provisioning numbers) and sealed SIP trunk passwords;
   // test/cdk/grants-match-code holds it to the code.
   numbers: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'] },
+  // Calls queue their webhooks, read media (LiveKit) and language-model credentials, and
+  // open the webhook key to sign custom function requests during a call's turns.
+  calls: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
 };
 
 /**
@@ -62,6 +65,7 @@ export const PHONE_METADATA_FILE = 'node_modules/libphonenumber-js/metadata.max.
 export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   meta: ['openapi.json', 'node_modules/swagger-ui-dist/swagger-ui.css', 'node_modules/swagger-ui-dist/swagger-ui-bundle.js'],
   numbers: [PHONE_METADATA_FILE],
+  calls: [PHONE_METADATA_FILE],
 };
 
 export type BackgroundName = JobName;
@@ -102,6 +106,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   'chat-agents': 40,
   voices: 20,
   numbers: 40,
+  // A dial may wait up to CPS_MAX_WAIT_MS (5 s) for a calls-per-second token.
+  calls: 60,
   // At least WEBHOOK_MAX_CONCURRENCY, or the event source's own polling would be throttled.
   'webhook-delivery': 25,
   // One invocation a minute that runs ~70 s, so at most two overlap; the lease does the rest.

@@ -19,5 +19,6 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   'chat-agents': () => import('../functions/chat-agents.ts'),
   voices: () => import('../functions/voices.ts'),
   numbers: () => import('../functions/numbers.ts'),
+  calls: () => import('../functions/calls.ts'),
   meta: () => import('../functions/meta.ts'),
 };

@@ -76,6 +76,12 @@ const ConfigSchema = z.object({
   AWS_REQUEST_TIMEOUT_MS: positiveInt(3000, 10_000),
   /** How long a dial waits for a calls-per-second token before 429 (spec Limits; shared/numbers/cps-limiter.ts). */
   CPS_MAX_WAIT_MS: positiveInt(5000, 60_000),
+  /** How long an answered sandbox call lasts unless its metadata.sandbox_call_ms says otherwise (docs/calls.md). */
+  SANDBOX_CALL_MS: z.coerce.number().int().min(0).max(3_600_000).default(5000),
+  /** A web call nobody joins ends `error_user_not_joined` after this; a registered phone call `registered_call_timeout`. */
+  CALL_JOIN_TIMEOUT_MS: positiveInt(30_000, 600_000),
+  /** How long an inbound call waits for a concurrency slot (spec Limits). */
+  INBOUND_QUEUE_TIMEOUT_MS: positiveInt(40_000, 600_000),
   /**
    * Slow outbound test requests (test webhook, workflow test, MCP tools, custom LLM and SIP
    * connection tests) one workspace may have in flight at once; one more is 429

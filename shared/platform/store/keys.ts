@@ -191,6 +191,15 @@ export const keys = {
   /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
   jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
 
+  /**
+   * A call: its own partition (spread by the random ID, so a busy workspace's calls never
+   * share one); `workspace_id` on the item scopes every read. The workspace's listing goes
+   * through gsi1 with `callListing` (sharded) and the call ID as the sort key.
+   */
+  call: (callId: string): ItemKey => ({ pk: `CALL#${callId}`, sk: 'CALL' }),
+  /** gsi1 partition of shard `shard` of a workspace's calls (docs/data-model.md, Hot partitions). */
+  callListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CALL#${shard}` }),
+
   /** Webhook delivery attempts, newest first, per workspace. */
   webhookDelivery: (workspaceId: string, deliveryId: string): ItemKey => ({
     pk: `${workspacePartition(workspaceId)}#DELIVERY`,

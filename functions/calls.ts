@@ -1,0 +1,20 @@
+import { domainHandler } from '../shared/platform/http/handler.ts';
+import { callRoutes } from '../shared/calls/routes.ts';
+import * as calls from '../shared/calls/index.ts';
+
+/** retell-sdk's `call.list` reads a page; its requests say so in their User-Agent (`Retell/JS <version>`). */
+const fromRetellSdk = (userAgent: string | undefined) => /^Retell\/JS\b/.test(userAgent ?? '');
+
+export const handler = domainHandler(callRoutes, {
+  createPhoneCall: ({ principal, body }) => calls.createPhoneCall(principal, body),
+  createWebCall: ({ principal, body }) => calls.createWebCall(principal, body),
+  registerPhoneCall: ({ principal, body }) => calls.registerPhoneCall(principal, body),
+  getCall: ({ principal, params }) => calls.getCall(principal.workspaceId, params.call_id),
+  listCalls: ({ principal, body, request }) =>
+    calls.listCalls(principal.workspaceId, body, { page: fromRetellSdk(request.headers['user-agent']) }),
+  updateCall: ({ principal, params, body }) => calls.updateCall(principal.workspaceId, params.call_id, body),
+  stopCall: ({ principal, params }) => calls.stopCall(principal.workspaceId, params.call_id),
+  deleteCall: ({ principal, params }) => calls.deleteCall(principal.workspaceId, params.call_id),
+  rerunCallAnalysis: ({ principal, params }) => calls.rerunCallAnalysis(principal.workspaceId, params.call_id),
+  backfillCallAnalysis: ({ principal, body }) => calls.backfillCallAnalysis(principal.workspaceId, body),
+});

@@ -1,0 +1,325 @@
+import { randomInt } from 'node:crypto';
+import { getAgent, resolveAgentVersion } from '../agents/index.ts';
+import { assertCanSpend } from '../billing/index.ts';
+import { cpsLimitFor, takeDialToken, workspaceNumber, type NumberItem } from '../numbers/index.ts';
+import type { Principal } from '../platform/auth/gate.ts';
+import { config } from '../platform/config.ts';
+import { badRequest, invalidPaginationKey, notFound, unprocessable } from '../platform/errors.ts';
+import { newTimeOrderedId } from '../platform/ids.ts';
+import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
+import { acquireSlot, releaseSlot } from './concurrency.ts';
+import { finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
+import { withIdempotency } from './idempotency.ts';
+import { listCallItems } from './listing.ts';
+import { mediaKind, webCallAccess } from './media.ts';
+import {
+  MAX_SANDBOX_CALL_MS,
+  type CallView,
+  type CreatePhoneCallInput,
+  type CreateWebCallInput,
+  type ListCallsInput,
+  type RegisterPhoneCallInput,
+  type UpdateCallInput,
+} from './schemas.ts';
+import {
+  deleteCallItem,
+  getCallItem,
+  newCallItem,
+  putNewCall,
+  updateCallFields,
+  type CallItem,
+  type EngineState,
+} from './store.ts';
+import { toCallView } from './view.ts';
+
+/*
+ * The calls API (spec: Calls: detailed shapes). Creating a call checks everything that can
+ * be refused before anything is written, then in this order: spend, the number's
+ * calls-per-second token, a concurrency slot; each refusal leaves nothing behind (a slot
+ * taken for a call whose record then fails to write is given back).
+ */
+
+// ---------------------------------------------------------------------------------------
+// Agents and versions
+
+interface ChosenAgent {
+  agentId: string;
+  version: number;
+  agentName?: string;
+  /** The environment tag that chose the version, and its variables (merged below the call's). */
+  tag?: string;
+  tagVariables?: Record<string, string>;
+}
+
+/** A weighted pick among a number's agent entries (weights are positive). */
+function weightedPick<T extends { weight: number }>(entries: readonly T[]): T | undefined {
+  if (entries.length <= 1) return entries[0];
+  const total = entries.reduce((sum, entry) => sum + entry.weight, 0);
+  let point = (randomInt(0, 1_000_000) / 1_000_000) * total;
+  for (const entry of entries) {
+    point -= entry.weight;
+    if (point < 0) return entry;
+  }
+  return entries.at(-1);
+}
+
+async function chooseAgent(workspaceId: string, agentId: string, reference: string): Promise<ChosenAgent> {
+  const resolved = (await resolveAgentVersion(workspaceId, agentId, reference)) as {
+    version: number;
+    tag?: string;
+    variables?: Record<string, string>;
+  };
+  const agent = await getAgent(workspaceId, agentId, resolved.version);
+  return {
+    agentId,
+    version: resolved.version,
+    agentName: agent.agent_name ?? undefined,
+    tag: resolved.tag,
+    tagVariables: resolved.variables,
+  };
+}
+
+function metadataObject(metadata: unknown): Record<string, unknown> | undefined {
+  return metadata && typeof metadata === 'object' && !Array.isArray(metadata) ? (metadata as Record<string, unknown>) : undefined;
+}
+
+/** The sandbox script a call's metadata asks for (docs/calls.md, The sandbox). */
+function sandboxScript(metadata: unknown): EngineState['sandbox'] | undefined {
+  const meta = metadataObject(metadata);
+  if (!meta) return undefined;
+  const says = meta.sandbox_user_says;
+  const callMs = meta.sandbox_call_ms;
+  if (says !== undefined && (!Array.isArray(says) || says.some((line) => typeof line !== 'string') || says.length > 200)) {
+    throw badRequest('metadata.sandbox_user_says: Must be an array of at most 200 strings');
+  }
+  if (callMs !== undefined && (typeof callMs !== 'number' || !Number.isInteger(callMs) || callMs < 0 || callMs > MAX_SANDBOX_CALL_MS)) {
+    throw badRequest(`metadata.sandbox_call_ms: Must be a whole number from 0 to ${MAX_SANDBOX_CALL_MS}`);
+  }
+  if (says === undefined && callMs === undefined) return undefined;
+  return {
+    user_lines: (says as string[] | undefined) ?? [],
+    call_ms: (callMs as number | undefined) ?? config.SANDBOX_CALL_MS,
+  };
+}
+
+/** The call's metadata with the keys the service sets (spec: `environment_tag`). */
+function callMetadata(metadata: unknown, chosen: ChosenAgent): unknown {
+  if (!chosen.tag) return metadata;
+  return { ...(metadataObject(metadata) ?? {}), environment_tag: chosen.tag };
+}
+
+// ---------------------------------------------------------------------------------------
+// Create
+
+export async function createPhoneCall(principal: Principal, input: CreatePhoneCallInput): Promise<CallView> {
+  const workspaceId = principal.workspaceId;
+  const toNumber = canonicalE164(input.to_number);
+  if (!toNumber) throw badRequest(`to_number ${input.to_number} is not a valid E.164 number`);
+  const number = await workspaceNumber(workspaceId, input.from_number);
+  if (!number) throw notFound(`from_number ${input.from_number} is not a number in this workspace`);
+  const country = countryOfNumber(toNumber);
+  const allowed = number.allowed_outbound_country_list;
+  if (allowed && allowed.length > 0 && (!country || !allowed.includes(country))) {
+    throw badRequest(`to_number ${toNumber} is in ${country ?? 'an unknown country'}, which is not in allowed_outbound_country_list of ${number.phone_number}`);
+  }
+  const sandbox = sandboxScript(input.metadata);
+
+  return withIdempotency({
+    workspaceId,
+    key: input.idempotency_key,
+    request: { route: 'create-phone-call', ...input },
+    run: async () => {
+      const chosen = await outboundAgent(workspaceId, number, input);
+      await assertCanSpend(workspaceId, 'phone_call');
+      await takeDialToken(number.phone_number, cpsLimitFor(number));
+      const call = await admitAndStore(workspaceId, 'outbound', (callId, burst, nowMs) =>
+        newCallItem({
+          call_id: callId,
+          workspace_id: workspaceId,
+          created_timestamp: nowMs,
+          call_type: 'phone_call',
+          call_status: 'registered',
+          direction: 'outbound',
+          agent_id: chosen.agentId,
+          agent_version: chosen.version,
+          ...(chosen.agentName ? { agent_name: chosen.agentName } : {}),
+          from_number: number.phone_number,
+          to_number: toNumber,
+          metadata: callMetadata(input.metadata, chosen),
+          retell_llm_dynamic_variables: { ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
+          ...(input.custom_sip_headers ? { custom_sip_headers: input.custom_sip_headers } : {}),
+          concurrency_burst: burst,
+          engine: { slot: true, media: mediaKind(), origin: 'create-phone-call', ...(sandbox ? { sandbox } : {}) },
+        }),
+      );
+      await scheduleFirstStep(call, 'dial', Date.now());
+      return toCallView(call);
+    },
+  });
+}
+
+async function outboundAgent(workspaceId: string, number: NumberItem, input: CreatePhoneCallInput): Promise<ChosenAgent> {
+  if (input.override_agent_id) {
+    const reference = input.override_agent_version ?? input.agent_version ?? String(number.outbound_agent_version ?? 'latest');
+    return chooseAgent(workspaceId, input.override_agent_id, reference);
+  }
+  const entry = weightedPick(number.outbound_agents ?? []);
+  if (!entry) {
+    throw badRequest(`${number.phone_number} has no outbound agent: set override_agent_id, or give the number outbound_agents`);
+  }
+  const reference = input.agent_version ?? input.override_agent_version ?? String(entry.agent_version ?? number.outbound_agent_version ?? 'latest');
+  return chooseAgent(workspaceId, entry.agent_id, reference);
+}
+
+/**
+ * Takes a concurrency slot for a new call ID and writes the call. A call whose record
+ * cannot be written gives its slot back, so a refusal leaves nothing behind.
+ */
+async function admitAndStore(
+  workspaceId: string,
+  kind: 'outbound' | 'web' | 'inbound',
+  build: (callId: string, burst: boolean, nowMs: number) => CallItem,
+): Promise<CallItem> {
+  const nowMs = Date.now();
+  const callId = newTimeOrderedId('call', nowMs);
+  const { burst } = await acquireSlot({ workspaceId, callId, kind });
+  const call = build(callId, burst, nowMs);
+  try {
+    await putNewCall(call);
+  } catch (error) {
+    await releaseSlot(workspaceId, callId);
+    throw error;
+  }
+  return call;
+}
+
+export async function createWebCall(principal: Principal, input: CreateWebCallInput) {
+  const workspaceId = principal.workspaceId;
+  const chosen = await chooseAgent(workspaceId, input.agent_id, input.agent_version ?? 'latest');
+  const sandbox = sandboxScript(input.metadata);
+  await assertCanSpend(workspaceId, 'web_call');
+  const call = await admitAndStore(workspaceId, 'web', (callId, burst, nowMs) =>
+    newCallItem({
+      call_id: callId,
+      workspace_id: workspaceId,
+      created_timestamp: nowMs,
+      call_type: 'web_call',
+      call_status: 'registered',
+      agent_id: chosen.agentId,
+      agent_version: chosen.version,
+      ...(chosen.agentName ? { agent_name: chosen.agentName } : {}),
+      metadata: callMetadata(input.metadata, chosen),
+      retell_llm_dynamic_variables: { ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
+      concurrency_burst: burst,
+      engine: { slot: true, media: mediaKind(), origin: 'create-web-call', ...(sandbox ? { sandbox } : {}) },
+    }),
+  );
+  const access = await webCallAccess(call.call_id);
+  // Nobody on the line yet: a sandbox web call with a script joins by itself (docs/calls.md);
+  // otherwise the user must join (the media server says so) before the join timeout.
+  if (sandbox && call.engine.media === 'sandbox') await scheduleFirstStep(call, 'join', Date.now() + 500);
+  await scheduleFirstStep(call, 'join_timeout', Date.now() + config.CALL_JOIN_TIMEOUT_MS);
+  return { ...toCallView(call), ...access };
+}
+
+/**
+ * register-phone-call: a call for the customer's own SIP stack to bridge to the agent. It
+ * needs SIP routing into the media server (a LiveKit SIP inbound trunk); the sandbox has
+ * none, so it is 422 there (spec Errors 422).
+ */
+export async function registerPhoneCall(principal: Principal, input: RegisterPhoneCallInput): Promise<CallView> {
+  const workspaceId = principal.workspaceId;
+  await chooseAgent(workspaceId, input.agent_id, input.agent_version ?? 'latest');
+  if (mediaKind() !== 'livekit') {
+    throw unprocessable('SIP routing is not configured: register-phone-call needs a media server with SIP (set LIVEKIT_URL; docs/calls.md)');
+  }
+  throw unprocessable('SIP routing is not configured: no SIP inbound trunk is set up for this deployment (docs/calls.md)');
+}
+
+// ---------------------------------------------------------------------------------------
+// Read, list, change
+
+export async function getCall(workspaceId: string, callId: string): Promise<CallView> {
+  return toCallView(await getCallItem(workspaceId, callId));
+}
+
+/** retell-sdk's `call.list` reads a page; everything else gets the spec's array (docs/calls.md). */
+export async function listCalls(workspaceId: string, input: ListCallsInput, options: { page: boolean }) {
+  const { items, hasMore, total } = await listCallItems(workspaceId, input);
+  const views = items.map(toCallView);
+  if (!options.page) return views;
+  return {
+    items: views,
+    has_more: hasMore,
+    ...(hasMore && views.length ? { pagination_key: views.at(-1)!.call_id } : {}),
+    ...(total !== undefined ? { total } : {}),
+  };
+}
+
+export async function updateCall(workspaceId: string, callId: string, input: UpdateCallInput): Promise<CallView> {
+  const current = await getCallItem(workspaceId, callId);
+  const fields: Record<string, unknown> = {
+    metadata: input.metadata,
+    data_storage_setting: input.data_storage_setting,
+    opt_in_signed_url: input.opt_in_signed_url,
+  };
+  if (input.custom_attributes) {
+    fields.custom_attributes = { ...((current as { custom_attributes?: Record<string, unknown> }).custom_attributes ?? {}), ...input.custom_attributes };
+  }
+  return toCallView(await updateCallFields(workspaceId, callId, fields));
+}
+
+/** Ends a registered or ongoing call (`manual_stopped`); stopping an ended call is 400. */
+export async function stopCall(workspaceId: string, callId: string): Promise<CallView> {
+  const call = await getCallItem(workspaceId, callId);
+  if (call.call_status !== 'registered' && call.call_status !== 'ongoing') {
+    throw badRequest(`Call ${callId} is ${call.call_status}: only a registered or ongoing call can be stopped`);
+  }
+  const ended = await finishCall(call, { status: 'ended', reason: 'manual_stopped' });
+  return toCallView(ended ?? (await getCallItem(workspaceId, callId)));
+}
+
+export async function deleteCall(workspaceId: string, callId: string): Promise<void> {
+  const old = await deleteCallItem(workspaceId, callId);
+  // A call deleted while still running gives its slot back (the release is once-only).
+  if (old.engine?.slot && (old.call_status === 'registered' || old.call_status === 'ongoing')) await releaseSlot(workspaceId, callId);
+}
+
+export async function rerunCallAnalysis(workspaceId: string, callId: string): Promise<CallView> {
+  const call = await getCallItem(workspaceId, callId);
+  if (call.call_status !== 'ended') throw badRequest('Call analysis can only be rerun on ended calls');
+  await queueAnalysis(call);
+  return toCallView(call);
+}
+
+/** Queues analysis for ended calls (given IDs, else the workspace's ended calls in a time range). */
+export async function backfillCallAnalysis(
+  workspaceId: string,
+  input: { call_ids?: string[]; start_timestamp?: number; end_timestamp?: number; agent_id?: string },
+): Promise<{ status: 'accepted'; queued: number }> {
+  let calls: CallItem[];
+  if (input.call_ids) {
+    calls = (await Promise.all(input.call_ids.map((id) => getCallItem(workspaceId, id).catch(() => undefined)))).filter(
+      (call): call is CallItem => call !== undefined,
+    );
+  } else {
+    calls = (
+      await listCallItems(workspaceId, {
+        limit: 1000,
+        sort_order: 'descending',
+        filter_criteria: {
+          call_status: ['ended'],
+          ...(input.agent_id ? { agent_id: [input.agent_id] } : {}),
+          ...(input.start_timestamp !== undefined || input.end_timestamp !== undefined
+            ? { start_timestamp: { lower_threshold: input.start_timestamp, upper_threshold: input.end_timestamp } }
+            : {}),
+        },
+      })
+    ).items;
+  }
+  const ended = calls.filter((call) => call.call_status === 'ended');
+  await Promise.all(ended.map((call) => queueAnalysis(call)));
+  return { status: 'accepted', queued: ended.length };
+}
+
+export { invalidPaginationKey };

@@ -1,0 +1,18 @@
+/**
+ * The calls domain's entry: the API operations (functions/calls.ts), the step handler the
+ * call-steps consumer runs, and what other domains (batches, contacts) may use.
+ */
+export {
+  backfillCallAnalysis,
+  createPhoneCall,
+  createWebCall,
+  deleteCall,
+  getCall,
+  listCalls,
+  registerPhoneCall,
+  rerunCallAnalysis,
+  stopCall,
+  updateCall,
+} from './calls.ts';
+export { runCallStep } from './engine.ts';
+export type { CallStepMessage } from './schedule.ts';

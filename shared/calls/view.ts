@@ -1,0 +1,13 @@
+import type { CallView } from './schemas.ts';
+import type { CallItem } from './store.ts';
+
+/** Item attributes that are storage, not the call object. */
+const INTERNAL = new Set([
+  'pk', 'sk', 'gsi1pk', 'gsi1sk', 'type', 'workspace_id', 'created_timestamp', 'engine',
+  'user_sentiment', 'call_successful', 'in_voicemail', 'combined_cost', 'e2e_latency_p50', 'expires_at',
+]);
+
+/** The call object as the API answers it (retell-sdk PhoneCallResponse / WebCallResponse). */
+export function toCallView(item: CallItem): CallView {
+  return Object.fromEntries(Object.entries(item).filter(([name]) => !INTERNAL.has(name))) as CallView;
+}

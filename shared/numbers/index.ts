@@ -1,0 +1,21 @@
+import { phoneNumberClaims, phoneNumbers, type NumberItem } from './store.ts';
+
+/**
+ * What other domains may use of numbers: a workspace's number as stored (calls dial from
+ * it and read its agents, bindings and country lists), who holds a number (inbound calls),
+ * and the number's calls-per-second limiter.
+ */
+export type { NumberItem } from './store.ts';
+export { cpsLimitFor } from './phone-numbers.ts';
+export { takeDialToken } from './cps-limiter.ts';
+
+/** The workspace's number, or undefined (another workspace's number is as absent). */
+export async function workspaceNumber(workspaceId: string, phoneNumber: string): Promise<NumberItem | undefined> {
+  return phoneNumbers.get(workspaceId, phoneNumber);
+}
+
+/** The number and its workspace, whoever holds it (an inbound call names only the number). */
+export async function numberHolder(phoneNumber: string): Promise<NumberItem | undefined> {
+  const claim = await phoneNumberClaims.get(phoneNumber);
+  return claim ? phoneNumbers.get(claim.workspace_id, phoneNumber) : undefined;
+}

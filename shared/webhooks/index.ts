@@ -1,0 +1,6 @@
+/**
+ * What other domains may use of webhooks: queue a delivery, and sign or verify a body the
+ * way every outgoing webhook (and custom function request) is signed.
+ */
+export { enqueueWebhook, signWebhook, verifyWebhookSignature, webhookSigningSecret, NoSigningKey } from './webhooks.ts';
+export type { EnqueueWebhookInput } from './webhooks.ts';

@@ -1,0 +1,63 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll } from 'vitest';
+
+export interface ReceivedWebhook {
+  at: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  json: { event?: string; call?: Record<string, any>; [field: string]: unknown };
+}
+
+const servers: Server[] = [];
+afterAll(async () => {
+  await Promise.all(
+    servers.map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    ),
+  );
+});
+
+/** A webhook endpoint on 127.0.0.1 that records every request and answers `status` (default 200). */
+export async function webhookReceiver(status: (n: number) => number = () => 200) {
+  const hits: ReceivedWebhook[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let json: ReceivedWebhook['json'] = {};
+      try {
+        json = JSON.parse(body);
+      } catch {
+        // recorded as is
+      }
+      const n = hits.length;
+      hits.push({ at: Date.now(), headers: req.headers, body, json });
+      res.writeHead(status(n), { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push(server);
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  return {
+    url,
+    hits,
+    events: (callId?: string) => hits.filter((hit) => !callId || hit.json.call?.call_id === callId).map((hit) => hit.json.event),
+  };
+}
+
+/** Polls `read` until `done` holds (or fails after `timeoutMs`). */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)?.slice(0, 2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
