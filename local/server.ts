@@ -25,10 +25,19 @@ interface Match {
  * event with the socket's address as sourceIp, and invokes the domain's Lambda handler.
  * Unmatched requests go to the $default route (the meta function), which answers 404.
  */
+/** Routes only this runtime serves (local/sandbox-routes.ts), matched like the table's. */
+const LOCAL_ONLY_KEYS = new Set(['POST /sandbox/inbound-call']);
+function localOnlyRoutes(): { key: string; method: string; path: string; domain: Domain }[] {
+  return [...LOCAL_ONLY_KEYS].map((key) => {
+    const [method, path] = key.split(' ') as [string, string];
+    return { key, method, path, domain: 'calls' };
+  });
+}
+
 export function createRouter() {
   const exact = new Map<string, Match>();
   const templated: { method: string; segments: string[]; match: Match }[] = [];
-  for (const route of servedRoutes()) {
+  for (const route of [...servedRoutes(), ...localOnlyRoutes()]) {
     const match: Match = { routeKey: route.key, domain: route.domain };
     if (route.path.includes('{')) {
       templated.push({ method: route.method, segments: route.path.split('/'), match });
@@ -155,7 +164,7 @@ async function handle(
   const target = requestTarget(req.url ?? '/');
   const route = match(method, target.path);
   const event = buildEvent(req, method, target, route, body);
-  const handler = await handlerFor(route.domain);
+  const handler = LOCAL_ONLY_KEYS.has(route.routeKey) ? ((await import('./sandbox-routes.ts')).sandboxHandler as HttpHandler) : await handlerFor(route.domain);
   send(res, await slots.run(() => handler(event, lambdaContext(route.domain), { signal: new AbortController().signal })));
 }
 

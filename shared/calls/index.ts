@@ -16,3 +16,4 @@ export {
 } from './calls.ts';
 export { runCallStep } from './engine.ts';
 export type { CallStepMessage } from './schedule.ts';
+export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';

@@ -22,8 +22,10 @@ afterAll(async () => {
   );
 });
 
-/** A webhook endpoint on 127.0.0.1 that records every request and answers `status` (default 200). */
-export async function webhookReceiver(status: (n: number) => number = () => 200) {
+type Reply = number | { status: number; body: string };
+
+/** A webhook endpoint on 127.0.0.1 that records every request and answers `reply(n)` (default 200 `ok`). */
+export async function webhookReceiver(reply: (n: number, hit: ReceivedWebhook) => Reply = () => 200) {
   const hits: ReceivedWebhook[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -37,8 +39,11 @@ export async function webhookReceiver(status: (n: number) => number = () => 200)
         // recorded as is
       }
       const n = hits.length;
-      hits.push({ at: Date.now(), headers: req.headers, body, json });
-      res.writeHead(status(n), { 'content-type': 'text/plain' }).end('ok');
+      const hit = { at: Date.now(), headers: req.headers, body, json };
+      hits.push(hit);
+      const answer = reply(n, hit);
+      const { status, body: text } = typeof answer === 'number' ? { status: answer, body: 'ok' } : answer;
+      res.writeHead(status, { 'content-type': 'application/json' }).end(text);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

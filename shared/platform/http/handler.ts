@@ -46,6 +46,17 @@ export interface DomainOptions {
   multipart?: typeof parseMultipart;
 }
 
+/**
+ * An answer with another success status than the route's (e.g. a create that created
+ * nothing answers 200, not 201). Rare by design: routes declare their status.
+ */
+export class OtherStatus {
+  constructor(
+    readonly status: 200 | 201 | 202,
+    readonly body: unknown,
+  ) {}
+}
+
 export function domainHandler<T extends RouteTable>(routes: T, handlers: Handlers<T>, options: DomainOptions = {}) {
   const byKey = new Map<string, Entry>();
   for (const [id, route] of Object.entries(routes)) {
@@ -74,6 +85,7 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
       if (route.produces) {
         return { statusCode: route.status, headers: { 'content-type': route.produces, ...admission?.headers }, body: String(output) };
       }
+      if (output instanceof OtherStatus) return jsonResponse(output.status, output.body, admission?.headers);
       return jsonResponse(route.status, route.status === 204 ? undefined : output, admission?.headers);
     });
 }
