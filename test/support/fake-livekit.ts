@@ -77,19 +77,19 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
   let counter = 0;
   const nextId = (prefix: string) => `${prefix}_${String(++counter).padStart(6, '0')}`;
 
-  const fake = {
+  const fake: FakeLiveKit = {
     url: '',
     apiKey,
     apiSecret,
-    requests: [] as TwirpRequest[],
-    refused: [] as FakeLiveKit['refused'],
+    requests: [],
+    refused: [],
     rooms: new Map(),
     trunks: new Map(),
-    calls: (method: string) => fake.requests.filter((request) => request.method === method),
-    failNext(method: string, failure: TwirpFailure) {
+    calls: (method) => fake.requests.filter((request) => request.method === method),
+    failNext(method, failure) {
       failures.set(method, [...(failures.get(method) ?? []), failure]);
     },
-    delay(method: string, ms: number) {
+    delay(method, ms) {
       delays.set(method, ms);
     },
     reset() {
@@ -102,7 +102,7 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
       delays.clear();
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  } satisfies Omit<FakeLiveKit, 'url'> & { url: string };
+  };
 
   /** Answers a method's request from the fake's state: [status, body] or a Twirp error. */
   function answer(method: string, body: any): [number, unknown] | TwirpFailure {
