@@ -50,3 +50,10 @@ export function sandboxMedia(): SandboxMedia {
   sandbox ??= new SandboxMedia();
   return sandbox;
 }
+export {
+  workerEventSchema,
+  workerUtteranceSchema,
+  WORKER_END_REASONS,
+  type WorkerEvent,
+  type WorkerUtterance,
+} from './worker-events.ts';
