@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { canonicalCidr } from './auth/ip.ts';
+import { wire } from './naming.ts';
 import * as z from 'zod';
 
 /**
@@ -47,6 +48,51 @@ const cidrList = (fallback: string) =>
       }
       return blocks;
     });
+
+/** One ICE server as a WebRTC client takes it (RTCIceServer): what web calls hand to browsers. */
+const iceServerSchema = z.strictObject({
+  urls: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+  username: z.string().optional(),
+  credential: z.string().optional(),
+});
+export type IceServer = z.infer<typeof iceServerSchema>;
+
+/** One public STUN server: enough for a browser behind an ordinary NAT to reach the media server. */
+export const DEFAULT_ICE_SERVERS: IceServer[] = [{ urls: ['stun:stun.l.google.com:19302'] }];
+
+/**
+ * WEB_CALL_ICE_SERVERS: a JSON array of ICE servers. Parsed here so a typo stops the process
+ * at start rather than handing every browser a broken list.
+ */
+const iceServers = z
+  .string()
+  .optional()
+  .transform((text, ctx): IceServer[] => {
+    if (text === undefined || text.trim() === '') return DEFAULT_ICE_SERVERS;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'Must be JSON: an array of {urls, username?, credential?}' });
+      return z.NEVER;
+    }
+    const checked = z.array(iceServerSchema).safeParse(parsed);
+    if (!checked.success) {
+      const issue = checked.error.issues[0]!;
+      ctx.addIssue({
+        code: 'custom',
+        message: `Must be an array of {urls: string | string[], username?, credential?} (${issue.path.join('.') || 'value'}: ${issue.message})`,
+      });
+      return z.NEVER;
+    }
+    return checked.data;
+  });
+
+/** The media server's URL as LiveKit's clients take it: ws(s) for browsers, http(s) also accepted. */
+const mediaServerUrl = optionalString.refine(
+  (value) => value === undefined || /^(wss?|https?):\/\/[^/]/.test(value),
+  'Must be a ws://, wss://, http:// or https:// URL',
+);
 
 /** Where the platform's SIP servers send from when SIP_IP_RANGES is not set: the local machine. */
 export const DEFAULT_SIP_IP_RANGES = '127.0.0.1/32';
@@ -103,6 +149,22 @@ const ConfigSchema = z.object({
   PUBLIC_BASE_URL: optionalString,
   /** The address blocks the platform's SIP servers send from (GET /sip-origination `ip_ranges`). */
   SIP_IP_RANGES: cidrList(DEFAULT_SIP_IP_RANGES),
+  /**
+   * The LiveKit server (shared/vendors/media). Set: calls run on LiveKit (rooms, agent
+   * dispatch, SIP). Unset: the sandbox runs calls without media, and web call tokens point
+   * at `livekit-server --dev`'s address. Not a secret, so an ordinary setting; the API key
+   * and secret are vendor settings (LIVEKIT_API_KEY, LIVEKIT_API_SECRET).
+   */
+  LIVEKIT_URL: mediaServerUrl,
+  /** The agent worker's registered name, which LiveKit's explicit dispatch addresses. */
+  LIVEKIT_AGENT_NAME: z
+    .string()
+    .trim()
+    .min(1)
+    .max(128)
+    .default(`${wire.service}-agent`),
+  /** ICE servers handed to browsers with every web call (default: one public STUN server). */
+  WEB_CALL_ICE_SERVERS: iceServers,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

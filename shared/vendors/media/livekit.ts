@@ -1,0 +1,245 @@
+import {
+  AgentDispatchClient,
+  RoomServiceClient,
+  SipCallError,
+  SipClient,
+  TwirpError,
+  type CreateSipOutboundTrunkOptions,
+  type CreateSipParticipantOptions,
+} from 'livekit-server-sdk';
+import { ApiError, Unavailable, VendorFailed } from '../../platform/errors.ts';
+import { logger } from '../../platform/logger.ts';
+import { wire } from '../../platform/naming.ts';
+import type { LiveKitCredentials } from './credentials.ts';
+import {
+  CALLEE_IDENTITY,
+  transferIdentity,
+  type ColdTransferRequest,
+  type DialFailureReason,
+  type DialOutcome,
+  type DialRequest,
+  type DispatchMetadata,
+  type MediaAdapter,
+  type MediaCall,
+  type MediaSession,
+  type OutboundTrunkConfig,
+  type TrunkStore,
+  type WarmTransferRequest,
+} from './types.ts';
+
+export interface LiveKitMediaOptions extends LiveKitCredentials {
+  /** LIVEKIT_URL (ws(s) or http(s); the SDK speaks HTTP to the same host). */
+  url: string;
+  /** LIVEKIT_AGENT_NAME: the worker explicit dispatch addresses. */
+  agentName: string;
+  trunks: TrunkStore;
+  /** The worker's report access for a call (worker-token.ts); injected so tests can pin it. */
+  reportAccess: (callId: string) => Promise<{ report_url: string; report_token: string }>;
+  /** Per-request timeout of LiveKit's API, in seconds (dials wait for the ringing timeout on top). */
+  requestTimeoutSeconds?: number;
+}
+
+/** How long a dialled phone may ring before the dial is `dial_no_answer` (LiveKit's own default). */
+const DEFAULT_RINGING_TIMEOUT_SECONDS = 30;
+/** LiveKit's SIPTransport enum values (not exported by livekit-server-sdk): AUTO 0, UDP 1, TCP 2, TLS 3. */
+const SIP_TRANSPORT = { UDP: 1, TCP: 2, TLS: 3 } as const;
+/** What Parley tells a caller to retry after when LiveKit cannot be reached. */
+const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The media layer on a LiveKit server through livekit-server-sdk (Twirp over HTTP, each
+ * request signed with a short-lived JWT from the API key and secret):
+ * - a call's room is named after its call_id, so webhooks and the worker find the call
+ *   from the room name alone;
+ * - the agent worker is dispatched explicitly (AgentDispatchService) with the call's
+ *   DispatchMetadata, never automatically, so a room without a Parley call gets no agent;
+ * - outbound dials are SIP participants over the from number's outbound trunk, created on
+ *   the number's first dial and kept in the TrunkStore;
+ * - cold transfers are SIP REFERs, warm transfers a second SIP participant.
+ *
+ * Failures: a dial the phone network refused (busy, no answer, any other SIP status) is a
+ * DialOutcome, not an error. Anything else LiveKit refuses is a 502; LiveKit unreachable,
+ * timing out or saying it is overloaded is a 503. LiveKit's own message goes to the logs
+ * only, and no message carries the key or secret.
+ */
+export class LiveKitMedia implements MediaAdapter {
+  readonly kind = 'livekit' as const;
+  private readonly rooms: RoomServiceClient;
+  private readonly dispatch: AgentDispatchClient;
+  private readonly sip: SipClient;
+  /** Trunk creations in flight in this process, so concurrent first dials of one number create one trunk. */
+  private readonly creatingTrunks = new Map<string, Promise<string>>();
+
+  constructor(private readonly options: LiveKitMediaOptions) {
+    // failover is for LiveKit Cloud's regions; it only ever applies to *.livekit.cloud hosts.
+    const clientOptions = { requestTimeout: options.requestTimeoutSeconds ?? 10 };
+    this.rooms = new RoomServiceClient(options.url, options.apiKey, options.apiSecret, clientOptions);
+    this.dispatch = new AgentDispatchClient(options.url, options.apiKey, options.apiSecret, clientOptions);
+    this.sip = new SipClient(options.url, options.apiKey, options.apiSecret, clientOptions);
+  }
+
+  async startCall(call: MediaCall): Promise<MediaSession> {
+    // Room metadata is visible to every participant (the web caller too): the call's
+    // identity only, never the report token.
+    const metadata = JSON.stringify({ call_id: call.call_id, call_type: call.call_type, agent_id: call.agent_id });
+    await attempt('CreateRoom', () => this.rooms.createRoom({ name: call.call_id, metadata }));
+    const dispatchId = await this.dispatchAgent(call.call_id, call);
+    return { room: call.call_id, dispatch_id: dispatchId };
+  }
+
+  async dispatchAgent(room: string, call: MediaCall): Promise<string> {
+    const metadata: DispatchMetadata = { ...call, ...(await this.options.reportAccess(call.call_id)) };
+    const dispatch = await attempt('CreateDispatch', () =>
+      this.dispatch.createDispatch(room, this.options.agentName, { metadata: JSON.stringify(metadata) }),
+    );
+    return dispatch.id;
+  }
+
+  dialOut(request: DialRequest): Promise<DialOutcome> {
+    return this.dial(request, request.participant_identity ?? CALLEE_IDENTITY);
+  }
+
+  warmTransfer(request: WarmTransferRequest): Promise<DialOutcome> {
+    return this.dial(request, request.participant_identity ?? transferIdentity(request.to_number));
+  }
+
+  async coldTransfer(request: ColdTransferRequest): Promise<void> {
+    const transferTo = request.to.startsWith('sip:') || request.to.startsWith('tel:') ? request.to : `tel:${request.to}`;
+    await attempt('TransferSIPParticipant', () =>
+      this.sip.transferSipParticipant(request.call_id, request.participant_identity, transferTo, {
+        ...(request.sip_headers ? { headers: request.sip_headers } : {}),
+      }),
+    );
+  }
+
+  async endCall(room: string): Promise<void> {
+    try {
+      await attempt('DeleteRoom', () => this.rooms.deleteRoom(room));
+    } catch (error) {
+      // Ending is idempotent: the room may have closed on its own (everyone left) already.
+      if (error instanceof RoomGone) return;
+      throw error;
+    }
+  }
+
+  private async dial(request: DialRequest, identity: string): Promise<DialOutcome> {
+    const trunkId = await this.outboundTrunk(request.from_number, request.trunk);
+    const options: CreateSipParticipantOptions = {
+      fromNumber: request.from_number,
+      participantIdentity: identity,
+      // Answers once the callee picked up or the dial failed, so the outcome is known here.
+      waitUntilAnswered: true,
+      ringingTimeout: request.ringing_timeout_seconds ?? DEFAULT_RINGING_TIMEOUT_SECONDS,
+      timeout: this.options.requestTimeoutSeconds,
+      ...(request.sip_headers ? { headers: request.sip_headers } : {}),
+    };
+    try {
+      await attempt('CreateSIPParticipant', () =>
+        this.sip.createSipParticipant(trunkId, request.to_number, request.call_id, options),
+      );
+      return { connected: true, voicemail: false, participant_identity: identity };
+    } catch (error) {
+      if (error instanceof DialRefused) {
+        return { connected: false, status: 'not_connected', disconnection_reason: error.reason };
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The number's outbound trunk: the stored one, else a new one stored with putIfAbsent.
+   * Two dials racing on a fresh number (two Lambdas) both create a trunk; the store keeps
+   * one, and the loser deletes its own so LiveKit is left with exactly one per number.
+   */
+  private outboundTrunk(number: string, config: OutboundTrunkConfig): Promise<string> {
+    const inFlight = this.creatingTrunks.get(number);
+    if (inFlight) return inFlight;
+    const pending = this.findOrCreateTrunk(number, config).finally(() => this.creatingTrunks.delete(number));
+    this.creatingTrunks.set(number, pending);
+    return pending;
+  }
+
+  private async findOrCreateTrunk(number: string, config: OutboundTrunkConfig): Promise<string> {
+    const stored = await this.options.trunks.get(number);
+    if (stored) return stored;
+    const options: CreateSipOutboundTrunkOptions = {
+      transport: config.transport ? SIP_TRANSPORT[config.transport] : 0,
+      metadata: JSON.stringify({ number }),
+      ...(config.auth_username ? { authUsername: config.auth_username } : {}),
+      ...(config.auth_password ? { authPassword: config.auth_password } : {}),
+    };
+    const created = await attempt('CreateSIPOutboundTrunk', () =>
+      this.sip.createSipOutboundTrunk(`${wire.service} ${number}`, sipHost(config.address), [number], options),
+    );
+    const winner = await this.options.trunks.putIfAbsent(number, created.sipTrunkId);
+    if (winner !== created.sipTrunkId) {
+      await attempt('DeleteSIPTrunk', () => this.sip.deleteSipTrunk(created.sipTrunkId)).catch((error: unknown) => {
+        // A leftover trunk costs nothing and is never used again; the dial goes on with the winner.
+        logger.warn('Could not delete a duplicate LiveKit outbound trunk', {
+          trunkId: created.sipTrunkId,
+          reason: error instanceof Error ? error.message : String(error),
+        });
+      });
+    }
+    return winner;
+  }
+}
+
+/**
+ * The host[:port] LiveKit dials: a number's termination URI without its `sip:` scheme and
+ * `;parameters` (the transport is a field of the trunk).
+ */
+export function sipHost(address: string): string {
+  const withoutScheme = /^sips?:/i.test(address) ? address.slice(address.indexOf(':') + 1) : address;
+  const end = withoutScheme.indexOf(';');
+  return (end === -1 ? withoutScheme : withoutScheme.slice(0, end)).trim();
+}
+
+/** A dial the phone network refused: a DialOutcome, not an error of Parley's. */
+class DialRefused extends Error {
+  constructor(readonly reason: DialFailureReason) {
+    super(reason);
+  }
+}
+
+/** DeleteRoom on a room that is already gone. */
+class RoomGone extends Error {}
+
+/** SIP statuses of a callee who is busy or declined (486 Busy Here, 600 Busy Everywhere, 603 Decline). */
+const BUSY = new Set([486, 600, 603]);
+/** SIP statuses of a phone nobody answered (408 Request Timeout, 480 Temporarily Unavailable, 487 Request Terminated). */
+const NO_ANSWER = new Set([408, 480, 487]);
+
+/** Twirp statuses that mean LiveKit is overloaded or not answering in time: worth a retry. */
+const RETRYABLE_STATUS = new Set([408, 429, 502, 503, 504]);
+
+/** Runs one LiveKit API call, turning its failures into Parley's errors. */
+async function attempt<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw failure(operation, error);
+  }
+}
+
+function failure(operation: string, error: unknown): Error {
+  if (error instanceof ApiError || error instanceof DialRefused || error instanceof RoomGone) return error;
+  if (error instanceof SipCallError && error.sipStatusCode !== undefined) {
+    const code = error.sipStatusCode;
+    return new DialRefused(BUSY.has(code) ? 'dial_busy' : NO_ANSWER.has(code) ? 'dial_no_answer' : 'dial_failed');
+  }
+  if (error instanceof TwirpError) {
+    if (operation === 'DeleteRoom' && error.code === 'not_found') return new RoomGone();
+    logger.warn('LiveKit refused a request', { operation, status: error.status, code: error.code, reason: error.message });
+    if (RETRYABLE_STATUS.has(error.status)) {
+      return new Unavailable(`LiveKit is unavailable (${operation}: HTTP ${error.status})`, RETRY_AFTER_SECONDS);
+    }
+    return new VendorFailed(`LiveKit ${operation} failed: HTTP ${error.status}${error.code ? ` ${error.code}` : ''}`);
+  }
+  // fetch's own failures: refused or reset connections, DNS, the request timeout.
+  logger.warn('LiveKit could not be reached', {
+    operation,
+    reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+  });
+  return new Unavailable(`LiveKit could not be reached (${operation})`, RETRY_AFTER_SECONDS);
+}

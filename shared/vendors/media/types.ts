@@ -1,0 +1,137 @@
+/**
+ * The media layer of calls: where a call's audio happens. Two implementations behind one
+ * interface, picked by settings (index.ts): LiveKit (rooms, agent dispatch, SIP) when
+ * LIVEKIT_URL is set, else the sandbox, which has no media at all and decides dial outcomes
+ * from the dialled number. The call engine (the calls domain) owns the call's state; this
+ * layer only acts on the media server and reports what happened.
+ */
+
+export type MediaKind = 'livekit' | 'sandbox';
+export type CallType = 'web_call' | 'phone_call';
+export type CallDirection = 'inbound' | 'outbound';
+
+/** What the engine knows about a call when it starts its media: the dispatch metadata minus the report access. */
+export interface MediaCall {
+  call_id: string;
+  workspace_id: string;
+  agent_id: string;
+  agent_version: number;
+  call_type: CallType;
+  /** null for web calls, as on the call object. */
+  direction: CallDirection | null;
+  from_number: string | null;
+  to_number: string | null;
+  /** The call's dynamic variables, values already strings. */
+  dynamic_variables: Record<string, string>;
+}
+
+/**
+ * The JSON the agent worker receives as its LiveKit dispatch metadata (job.metadata):
+ * the call, plus where and how it reports back (docs/calls-media.md). It is visible to the
+ * agent worker and LiveKit's operators only, never to the room's other participants, which
+ * is why the report token travels here and not in the room's metadata.
+ */
+export interface DispatchMetadata extends MediaCall {
+  /** `POST` target for the worker's events: `<base>/internal/calls/<call_id>/events`. */
+  report_url: string;
+  /** Bearer token for report_url, valid for this call only (worker-token.ts). */
+  report_token: string;
+}
+
+/** What startCall set up: the room (named after the call_id) and the agent's dispatch. */
+export interface MediaSession {
+  room: string;
+  /** LiveKit's dispatch ID; the sandbox makes one up. */
+  dispatch_id: string;
+}
+
+/** How a number's calls leave for the phone network: its termination trunk (the number's own settings). */
+export interface OutboundTrunkConfig {
+  /** The termination host, with or without `sip:` and parameters (`example.pstn.twilio.com`, `sip:pbx.example.com:5061;transport=tls`). */
+  address: string;
+  transport?: 'TCP' | 'TLS' | 'UDP' | null;
+  auth_username?: string | null;
+  auth_password?: string | null;
+}
+
+/**
+ * Where outbound trunks are kept: one LiveKit outbound trunk per number, created on the
+ * number's first dial and reused. The calls domain implements it on the table with a
+ * conditional put, so two dials racing on a fresh number agree on one trunk.
+ */
+export interface TrunkStore {
+  get(number: string): Promise<string | undefined>;
+  /** Stores `trunkId` unless the number has one; answers the trunk the number has now (the winner). */
+  putIfAbsent(number: string, trunkId: string): Promise<string>;
+}
+
+export interface DialRequest {
+  /** The call (and its room) the callee joins. */
+  call_id: string;
+  /** The caller ID, a number of the workspace with its trunk. */
+  from_number: string;
+  to_number: string;
+  trunk: OutboundTrunkConfig;
+  /** The callee's participant identity in the room (default `callee`). */
+  participant_identity?: string;
+  /** Custom SIP headers on the INVITE (`X-…`). */
+  sip_headers?: Record<string, string>;
+  /** How long the phone may ring before the dial is `dial_no_answer` (default 30 s). */
+  ringing_timeout_seconds?: number;
+}
+
+/** Why a dial did not connect (retell-sdk's disconnection_reason values for dials). */
+export type DialFailureReason = 'dial_busy' | 'dial_no_answer' | 'dial_failed';
+
+export type DialOutcome =
+  | {
+      connected: true;
+      /** The sandbox's voicemail outcome; LiveKit does not detect voicemail here (the agent worker does). */
+      voicemail: boolean;
+      participant_identity: string;
+    }
+  | { connected: false; status: 'not_connected'; disconnection_reason: DialFailureReason };
+
+/** A cold transfer: the caller's leg is handed to another destination by SIP REFER; the agent leaves. */
+export interface ColdTransferRequest {
+  call_id: string;
+  /** The SIP participant to transfer (the callee's identity, or the inbound caller's). */
+  participant_identity: string;
+  /** E.164 number (sent as `tel:`) or a `sip:` URI. */
+  to: string;
+  sip_headers?: Record<string, string>;
+}
+
+/** A warm transfer: a new INVITE dials the transfer target into the room beside the caller. */
+export type WarmTransferRequest = DialRequest;
+
+/** What one operation did, in order (the sandbox keeps them for tests and local inspection). */
+export type MediaOperation =
+  | { op: 'start_call'; call: MediaCall }
+  | { op: 'dispatch_agent'; room: string; call: MediaCall }
+  | { op: 'dial_out'; request: Omit<DialRequest, 'trunk'>; outcome: DialOutcome }
+  | { op: 'cold_transfer'; request: ColdTransferRequest }
+  | { op: 'warm_transfer'; request: Omit<DialRequest, 'trunk'>; outcome: DialOutcome }
+  | { op: 'end_call'; room: string };
+
+export interface MediaAdapter {
+  readonly kind: MediaKind;
+  /** Creates the room named after the call_id (with its metadata) and dispatches the agent worker into it. */
+  startCall(call: MediaCall): Promise<MediaSession>;
+  /**
+   * Dispatches the agent worker into an existing room (an inbound SIP call, whose room
+   * LiveKit's dispatch rule created). Answers the dispatch ID.
+   */
+  dispatchAgent(room: string, call: MediaCall): Promise<string>;
+  /** Dials the callee into the call's room over the from number's outbound trunk; answers once it answered or failed. */
+  dialOut(request: DialRequest): Promise<DialOutcome>;
+  coldTransfer(request: ColdTransferRequest): Promise<void>;
+  warmTransfer(request: WarmTransferRequest): Promise<DialOutcome>;
+  /** Ends the call's media: deletes the room, which disconnects everyone in it. A room already gone is fine. */
+  endCall(room: string): Promise<void>;
+}
+
+/** The identity a dialled callee gets in the room unless the request names one. */
+export const CALLEE_IDENTITY = 'callee';
+/** The identity a warm transfer's target gets in the room unless the request names one. */
+export const transferIdentity = (number: string) => `transfer-${number}`;

@@ -1,0 +1,59 @@
+import { AccessToken } from 'livekit-server-sdk';
+import { config, type IceServer } from '../../platform/config.ts';
+import { readLiveKitCredentials, type CredentialOptions } from './credentials.ts';
+
+/** Where `livekit-server --dev` listens: the URL web calls get when LIVEKIT_URL is unset. */
+export const LOCAL_LIVEKIT_URL = 'ws://127.0.0.1:7880';
+/** Spec Limits: a web call token is valid 1 hour. */
+export const WEB_CALL_TOKEN_TTL_SECONDS = 3600;
+
+/** What create-web-call adds to the call object (spec, "Web call (create response)"). */
+export interface WebCallAccess {
+  access_token: string;
+  /** Epoch ms of the token's expiry: exactly its `exp` claim. */
+  expires_at: number;
+  livekit_url: string;
+  transport: 'livekit';
+  ice_servers: IceServer[];
+}
+
+export interface WebCallAccessOptions extends CredentialOptions {
+  /** The participant's display name in the room. */
+  name?: string;
+}
+
+/**
+ * A LiveKit access token for the browser that joins the call's room (named after the
+ * call_id). It may join that room only, publish and subscribe to audio and send data
+ * (the web client's events); it cannot create, list or administer rooms. It is made in
+ * both modes: without a media server the call and its token still exist (the sandbox runs
+ * the call; a local `livekit-server --dev` would accept the token).
+ */
+export async function webCallAccess(
+  callId: string,
+  identity: string,
+  options: WebCallAccessOptions = {},
+): Promise<WebCallAccess> {
+  const { apiKey, apiSecret } = await readLiveKitCredentials(options);
+  const token = new AccessToken(apiKey, apiSecret, {
+    identity,
+    ttl: WEB_CALL_TOKEN_TTL_SECONDS,
+    ...(options.name ? { name: options.name } : {}),
+  });
+  token.addGrant({ room: callId, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true });
+  const jwt = await token.toJwt();
+  return {
+    access_token: jwt,
+    expires_at: expiryOf(jwt) * 1000,
+    livekit_url: config.LIVEKIT_URL ?? LOCAL_LIVEKIT_URL,
+    transport: 'livekit',
+    ice_servers: config.WEB_CALL_ICE_SERVERS,
+  };
+}
+
+/** The `exp` claim (epoch seconds) of a JWT the SDK just signed, so expires_at never drifts from it. */
+function expiryOf(jwt: string): number {
+  const payload = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+  if (typeof payload.exp !== 'number') throw new Error('LiveKit access token has no exp claim');
+  return payload.exp;
+}

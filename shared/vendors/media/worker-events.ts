@@ -1,0 +1,76 @@
+import * as z from 'zod';
+
+/**
+ * What the agent worker posts to `POST /internal/calls/{call_id}/events`
+ * (Authorization: Bearer <report_token>), one event per request, in the order they
+ * happened (docs/calls-media.md). `sequence` counts from 1 per call and never repeats, so
+ * the route can drop a retried or late event: the calls domain applies an event only if its
+ * sequence is above the last one it applied.
+ */
+const base = {
+  sequence: z.number().int().min(1),
+  /** Epoch ms on the worker's clock when it happened. */
+  timestamp: z.number().int().min(0),
+};
+
+const word = z.strictObject({ word: z.string(), start: z.number().min(0), end: z.number().min(0) });
+
+/** One finished utterance, as on the call's transcript_object (retell-sdk's shape). */
+export const workerUtteranceSchema = z.strictObject({
+  role: z.enum(['agent', 'user', 'transfer_target']),
+  content: z.string().max(100_000),
+  /** Word timings in seconds from the call's start (may be empty). */
+  words: z.array(word).max(10_000).default([]),
+});
+
+/** Why the call ended, as the worker saw it (the engine may add its own reasons). */
+export const WORKER_END_REASONS = [
+  'user_hangup',
+  'agent_hangup',
+  'call_transfer',
+  'voicemail_reached',
+  'ivr_reached',
+  'inactivity',
+  'max_duration_reached',
+  'transfer_bridged',
+  'transfer_cancelled',
+  'error_llm_websocket_open',
+  'error_llm_websocket_lost_connection',
+  'error_llm_websocket_runtime',
+  'error_llm_websocket_corrupt_payload',
+  'error_no_audio_received',
+  'error_asr',
+  'error_unknown',
+] as const;
+
+export const workerEventSchema = z.discriminatedUnion('event', [
+  z.strictObject({
+    event: z.literal('transcript_updated'),
+    ...base,
+    /** The utterances finished since the previous transcript_updated, in order. */
+    utterances: z.array(workerUtteranceSchema).min(1).max(1000),
+  }),
+  z.strictObject({
+    event: z.literal('tool_call_invoked'),
+    ...base,
+    tool_call_id: z.string().min(1).max(200),
+    name: z.string().min(1).max(200),
+    /** The arguments as the model produced them: a JSON object's text. */
+    arguments: z.string().max(100_000),
+  }),
+  z.strictObject({
+    event: z.literal('tool_call_result'),
+    ...base,
+    tool_call_id: z.string().min(1).max(200),
+    content: z.string().max(100_000),
+    successful: z.boolean(),
+  }),
+  z.strictObject({
+    event: z.literal('call_ended'),
+    ...base,
+    disconnection_reason: z.enum(WORKER_END_REASONS),
+  }),
+]);
+
+export type WorkerEvent = z.infer<typeof workerEventSchema>;
+export type WorkerUtterance = z.infer<typeof workerUtteranceSchema>;

@@ -1,0 +1,233 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AccessToken, TokenVerifier, type ClaimGrants } from 'livekit-server-sdk';
+import { afterAll } from 'vitest';
+
+/**
+ * A fake LiveKit server on 127.0.0.1 speaking the Twirp JSON protocol livekit-server-sdk
+ * uses (`POST /twirp/livekit.<Service>/<Method>`, protobuf's JSON form both ways). Like
+ * LiveKit it checks every request's `Authorization: Bearer <JWT>`: signed with the API
+ * secret, issued by the API key, not expired, and carrying the grants the method needs
+ * (the same ones LiveKit's server demands). It keeps rooms, dispatches, outbound trunks and
+ * SIP participants, records every request, and can be told to fail or to wait.
+ *
+ *   const livekit = await startFakeLiveKit();     // closed after the file's tests
+ *   livekit.failNext('SIP/CreateSIPParticipant', { status: 486, code: 'unavailable', meta: { sip_status_code: '486', sip_status: 'Busy Here' } });
+ *   ... new LiveKitMedia({ url: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, ... })
+ *   expect(livekit.calls('RoomService/CreateRoom')[0].body.name).toBe(callId);
+ */
+export const FAKE_API_KEY = 'APIfake7Qw2';
+export const FAKE_API_SECRET = 'fake-livekit-secret-5b0d7c4e9a1f2e3d8c6b';
+
+export interface TwirpRequest {
+  /** `<Service>/<Method>` without the `livekit.` package, e.g. `SIP/CreateSIPOutboundTrunk`. */
+  method: string;
+  body: any;
+  claims: ClaimGrants;
+}
+
+export interface TwirpFailure {
+  status: number;
+  /** Twirp's error code, e.g. `not_found`, `internal`, `unavailable`. */
+  code: string;
+  msg?: string;
+  meta?: Record<string, string>;
+}
+
+export interface FakeLiveKit {
+  url: string;
+  apiKey: string;
+  apiSecret: string;
+  /** Every request that passed authentication, in arrival order. */
+  requests: TwirpRequest[];
+  /** Requests refused before reaching a method (bad or missing token, missing grant). */
+  refused: { method: string; status: number; reason: string }[];
+  rooms: Map<string, { name: string; metadata: string }>;
+  trunks: Map<string, { sipTrunkId: string; name: string; address: string; numbers: string[]; transport: string; authUsername: string; authPassword: string; metadata: string }>;
+  /** The recorded requests of one method. */
+  calls(method: string): TwirpRequest[];
+  /** The next request to `method` fails this way (queued per method). */
+  failNext(method: string, failure: TwirpFailure): void;
+  /** Every request to `method` waits this long before answering (0 to stop). */
+  delay(method: string, ms: number): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** The grants each method needs, as LiveKit's server checks them. */
+const REQUIRED: Record<string, (claims: ClaimGrants, body: any) => boolean> = {
+  'RoomService/CreateRoom': (c) => c.video?.roomCreate === true,
+  'RoomService/DeleteRoom': (c) => c.video?.roomCreate === true,
+  'AgentDispatchService/CreateDispatch': (c, body) => c.video?.roomAdmin === true && c.video.room === body.room,
+  'SIP/CreateSIPOutboundTrunk': (c) => c.sip?.admin === true,
+  'SIP/ListSIPOutboundTrunk': (c) => c.sip?.admin === true,
+  'SIP/DeleteSIPTrunk': (c) => c.sip?.admin === true,
+  'SIP/CreateSIPParticipant': (c) => c.sip?.call === true,
+  'SIP/TransferSIPParticipant': (c, body) =>
+    c.sip?.call === true && c.video?.roomAdmin === true && c.video.room === body.roomName,
+};
+
+export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: string } = {}): Promise<FakeLiveKit> {
+  const apiKey = options.apiKey ?? FAKE_API_KEY;
+  const apiSecret = options.apiSecret ?? FAKE_API_SECRET;
+  const verifier = new TokenVerifier(apiKey, apiSecret);
+  const failures = new Map<string, TwirpFailure[]>();
+  const delays = new Map<string, number>();
+  let counter = 0;
+  const nextId = (prefix: string) => `${prefix}_${String(++counter).padStart(6, '0')}`;
+
+  const fake: FakeLiveKit = {
+    url: '',
+    apiKey,
+    apiSecret,
+    requests: [],
+    refused: [],
+    rooms: new Map(),
+    trunks: new Map(),
+    calls: (method) => fake.requests.filter((request) => request.method === method),
+    failNext(method, failure) {
+      failures.set(method, [...(failures.get(method) ?? []), failure]);
+    },
+    delay(method, ms) {
+      delays.set(method, ms);
+    },
+    reset() {
+      fake.requests.length = 0;
+      fake.refused.length = 0;
+      fake.rooms.clear();
+      fake.trunks.clear();
+      counter = 0;
+      failures.clear();
+      delays.clear();
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+
+  /** Answers a method's request from the fake's state: [status, body] or a Twirp error. */
+  function answer(method: string, body: any): [number, unknown] | TwirpFailure {
+    switch (method) {
+      case 'RoomService/CreateRoom': {
+        const room = fake.rooms.get(body.name) ?? { name: body.name, metadata: body.metadata ?? '' };
+        fake.rooms.set(body.name, room);
+        return [200, { sid: `RM_${body.name}`, name: room.name, metadata: room.metadata, creationTime: '1700000000' }];
+      }
+      case 'RoomService/DeleteRoom':
+        if (!fake.rooms.delete(body.room)) return { status: 404, code: 'not_found', msg: 'requested room does not exist' };
+        return [200, {}];
+      case 'AgentDispatchService/CreateDispatch':
+        return [200, { id: nextId('AD'), agentName: body.agentName, room: body.room, metadata: body.metadata }];
+      case 'SIP/CreateSIPOutboundTrunk': {
+        const trunk = {
+          sipTrunkId: nextId('ST'),
+          name: body.trunk.name ?? '',
+          address: body.trunk.address ?? '',
+          numbers: body.trunk.numbers ?? [],
+          transport: body.trunk.transport ?? 'SIP_TRANSPORT_AUTO',
+          authUsername: body.trunk.authUsername ?? '',
+          authPassword: body.trunk.authPassword ?? '',
+          metadata: body.trunk.metadata ?? '',
+        };
+        fake.trunks.set(trunk.sipTrunkId, trunk);
+        const { authPassword: _password, ...shown } = trunk;
+        return [200, shown];
+      }
+      case 'SIP/ListSIPOutboundTrunk':
+        return [200, { items: [...fake.trunks.values()].map(({ authPassword: _password, ...shown }) => shown) }];
+      case 'SIP/DeleteSIPTrunk': {
+        const trunk = fake.trunks.get(body.sipTrunkId);
+        if (!trunk) return { status: 404, code: 'not_found', msg: 'trunk not found' };
+        fake.trunks.delete(body.sipTrunkId);
+        return [200, { sipTrunkId: trunk.sipTrunkId, name: trunk.name }];
+      }
+      case 'SIP/CreateSIPParticipant':
+        if (!fake.trunks.has(body.sipTrunkId)) return { status: 404, code: 'not_found', msg: 'trunk not found' };
+        return [
+          200,
+          {
+            participantId: nextId('PA'),
+            participantIdentity: body.participantIdentity,
+            roomName: body.roomName,
+            sipCallId: nextId('SCL'),
+          },
+        ];
+      case 'SIP/TransferSIPParticipant':
+        return [200, {}];
+      default:
+        return { status: 404, code: 'bad_route', msg: `no handler for ${method}` };
+    }
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const text = await readBody(req);
+    const match = /^\/twirp\/livekit\.(\w+\/\w+)$/.exec(req.url ?? '');
+    const method = match?.[1] ?? req.url ?? '';
+    const refuse = (status: number, code: string, reason: string) => {
+      fake.refused.push({ method, status, reason });
+      sendError(res, { status, code, msg: reason });
+    };
+    if (req.method !== 'POST' || !match) return refuse(404, 'bad_route', `no route ${req.method} ${req.url}`);
+    const header = req.headers.authorization ?? '';
+    if (!header.startsWith('Bearer ')) return refuse(401, 'unauthenticated', 'authorization header missing');
+    let claims: ClaimGrants;
+    try {
+      claims = await verifier.verify(header.slice('Bearer '.length));
+    } catch (error) {
+      return refuse(401, 'unauthenticated', `invalid token: ${(error as Error).message}`);
+    }
+    const body = JSON.parse(text || '{}');
+    const allowed = REQUIRED[method];
+    if (allowed && !allowed(claims, body)) return refuse(403, 'permission_denied', `${method}: missing grant`);
+    fake.requests.push({ method, body, claims });
+    const wait = delays.get(method) ?? 0;
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const queued = failures.get(method);
+    const failure = queued?.shift();
+    if (failure) return sendError(res, failure);
+    const result = answer(method, body);
+    if (!Array.isArray(result)) return sendError(res, result);
+    res.writeHead(result[0], { 'content-type': 'application/json' }).end(JSON.stringify(result[1]));
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendError(res, { status: 500, code: 'internal', msg: String(error) });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  afterAll(() => fake.close());
+  return fake;
+}
+
+function sendError(res: ServerResponse, failure: TwirpFailure): void {
+  // Exactly `application/json`: the SDK reads a Twirp error's JSON only with that type.
+  res.writeHead(failure.status, { 'content-type': 'application/json' }).end(
+    JSON.stringify({ code: failure.code, msg: failure.msg ?? failure.code, ...(failure.meta ? { meta: failure.meta } : {}) }),
+  );
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * A webhook as LiveKit's server signs it: the JSON body, and an Authorization header with a
+ * JWT from the API key and secret whose `sha256` claim is the body's SHA-256 in base64.
+ */
+export async function signedWebhook(
+  event: Record<string, unknown>,
+  options: { apiKey?: string; apiSecret?: string; ttlSeconds?: number } = {},
+): Promise<{ body: string; authorization: string }> {
+  const body = JSON.stringify(event);
+  const token = new AccessToken(options.apiKey ?? FAKE_API_KEY, options.apiSecret ?? FAKE_API_SECRET, {
+    ttl: options.ttlSeconds ?? 300,
+  });
+  token.sha256 = createHash('sha256').update(body).digest('base64');
+  return { body, authorization: await token.toJwt() };
+}
