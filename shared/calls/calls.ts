@@ -11,7 +11,7 @@ import { acquireSlot, releaseSlot } from './concurrency.ts';
 import { finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
 import { listCallItems } from './listing.ts';
-import { mediaKind, webCallAccess } from './media.ts';
+import { mediaKind, startMedia, webCallAccess } from './media.ts';
 import {
   MAX_SANDBOX_CALL_MS,
   type CallView,
@@ -214,6 +214,8 @@ export async function createWebCall(principal: Principal, input: CreateWebCallIn
       engine: { slot: true, media: mediaKind(), origin: 'create-web-call', ...(sandbox ? { sandbox } : {}) },
     }),
   );
+  // With LiveKit the room and the agent worker's dispatch exist before the user joins.
+  if (call.engine.media === 'livekit') await startMedia(call);
   const access = await webCallAccess(call.call_id);
   // Nobody on the line yet: a sandbox web call with a script joins by itself (docs/calls.md);
   // otherwise the user must join (the media server says so) before the join timeout.

@@ -45,6 +45,11 @@ export async function runCallStep(message: CallStepMessage): Promise<void> {
     case 'user':
       return calleeSpeaks(call, message.seq);
     case 'hangup':
+      // A scripted callee says every line before hanging up, however slow the turns were.
+      if (call.call_status === 'ongoing' && (call.engine.step_seq ?? 0) < (call.engine.sandbox?.user_lines.length ?? 0) && !call.engine.sandbox?.voicemail) {
+        await scheduleStep(stepFor(call, 'hangup', 0), Date.now() + SANDBOX_LINE_GAP_MS);
+        return;
+      }
       await finishCall(call, {
         status: 'ended',
         reason: call.engine.sandbox?.voicemail ? 'voicemail_reached' : 'user_hangup',
@@ -65,7 +70,7 @@ export async function runCallStep(message: CallStepMessage): Promise<void> {
 
 async function dial(call: CallItem): Promise<void> {
   if (call.call_status !== 'registered') return;
-  const outcome = await dialOut({ callId: call.call_id, fromNumber: call.from_number ?? '', toNumber: call.to_number ?? '' });
+  const outcome = await dialOut(call);
   if (!outcome.connected) {
     await finishCall(call, { status: 'not_connected', reason: outcome.disconnection_reason });
     return;

@@ -1,33 +1,81 @@
-import { AccessToken } from 'livekit-server-sdk';
+import { trunkPassword, workspaceNumber } from '../numbers/index.ts';
+import { config } from '../platform/config.ts';
+import { keys } from '../platform/store/keys.ts';
+import { ConditionFailed, table } from '../platform/store/table.ts';
+import { mediaAdapter, webCallAccess as mediaWebCallAccess, type DialOutcome, type MediaCall, type TrunkStore } from '../vendors/media/index.ts';
+import type { CallItem } from './store.ts';
 
-// PLACEHOLDER until the media adapter lands (branch media).
-export type DialOutcome =
-  | { connected: true; voicemail?: boolean }
-  | { connected: false; disconnection_reason: 'dial_busy' | 'dial_no_answer' | 'dial_failed' };
+/*
+ * The calls domain's side of the media layer (shared/vendors/media): which one runs, the
+ * table that keeps each number's outbound trunk, and the call fields the adapter needs.
+ */
+
+export type { DialOutcome } from '../vendors/media/index.ts';
 
 export function mediaKind(): 'sandbox' | 'livekit' {
-  return 'sandbox';
+  return config.LIVEKIT_URL ? 'livekit' : 'sandbox';
 }
 
-export async function dialOut(input: { callId: string; fromNumber: string; toNumber: string }): Promise<DialOutcome> {
-  const lastFour = input.toNumber.slice(-4);
-  if (lastFour === '0001') return { connected: false, disconnection_reason: 'dial_busy' };
-  if (lastFour === '0002') return { connected: false, disconnection_reason: 'dial_no_answer' };
-  if (lastFour === '0004') return { connected: false, disconnection_reason: 'dial_failed' };
-  if (lastFour === '0003') return { connected: true, voicemail: true };
-  return { connected: true };
+/** Each number's outbound trunk at the media server, created once and kept (the first writer wins). */
+const trunks: TrunkStore = {
+  async get(number) {
+    return (await table.get<{ trunk_id: string }>(keys.mediaTrunk(number)))?.trunk_id;
+  },
+  async putIfAbsent(number, trunkId) {
+    try {
+      await table.put({ Item: { ...keys.mediaTrunk(number), trunk_id: trunkId }, ConditionExpression: 'attribute_not_exists(pk)' });
+      return trunkId;
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+      return (await table.get<{ trunk_id: string }>(keys.mediaTrunk(number)))!.trunk_id;
+    }
+  },
+};
+
+const adapter = () => mediaAdapter({ trunks });
+
+function mediaCall(call: CallItem): MediaCall {
+  return {
+    call_id: call.call_id,
+    workspace_id: call.workspace_id,
+    agent_id: call.agent_id,
+    agent_version: call.agent_version,
+    call_type: call.call_type,
+    direction: call.direction ?? null,
+    from_number: call.from_number ?? null,
+    to_number: call.to_number ?? null,
+    dynamic_variables: call.retell_llm_dynamic_variables ?? {},
+  } as MediaCall;
 }
 
-export async function endMedia(_callId: string): Promise<void> {}
+/** The room (named after the call) and the agent worker's dispatch; a no-op in the sandbox. */
+export async function startMedia(call: CallItem): Promise<void> {
+  await (await adapter()).startCall(mediaCall(call));
+}
+
+/** Dials the callee over the from-number's trunk (LiveKit), or plays the sandbox's outcome. */
+export async function dialOut(call: CallItem): Promise<DialOutcome> {
+  const media = await adapter();
+  if (media.kind === 'livekit') await media.startCall(mediaCall(call));
+  const number = call.from_number ? await workspaceNumber(call.workspace_id, call.from_number) : undefined;
+  return media.dialOut({
+    call_id: call.call_id,
+    from_number: call.from_number ?? '',
+    to_number: call.to_number ?? '',
+    trunk: {
+      address: number?.termination_uri ?? config.SIP_HOST,
+      transport: number?.transport?.toLowerCase() as never,
+      auth_username: number?.auth_username,
+      auth_password: number ? await trunkPassword(number) : undefined,
+    },
+    sip_headers: (call as { custom_sip_headers?: Record<string, string> }).custom_sip_headers,
+  });
+}
+
+export async function endMedia(callId: string): Promise<void> {
+  await (await adapter()).endCall(callId);
+}
 
 export async function webCallAccess(callId: string) {
-  const token = new AccessToken('devkey', 'secret', { identity: `user_${callId}`, ttl: 3600 });
-  token.addGrant({ room: callId, roomJoin: true, canPublish: true, canSubscribe: true });
-  return {
-    access_token: await token.toJwt(),
-    expires_at: Date.now() + 3_600_000,
-    livekit_url: 'ws://127.0.0.1:7880',
-    transport: 'livekit' as const,
-    ice_servers: [{ urls: ['stun:stun.l.google.com:19302'] }],
-  };
+  return mediaWebCallAccess(callId, `web_user_${callId}`);
 }

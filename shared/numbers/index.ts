@@ -19,3 +19,10 @@ export async function numberHolder(phoneNumber: string): Promise<NumberItem | un
   const claim = await phoneNumberClaims.get(phoneNumber);
   return claim ? phoneNumbers.get(claim.workspace_id, phoneNumber) : undefined;
 }
+
+/** An imported number's SIP trunk password, opened for a dial (undefined when it has none). */
+export async function trunkPassword(number: NumberItem): Promise<string | undefined> {
+  if (!number.auth_password_encrypted) return undefined;
+  const [{ decryptSecret }, { passwordContext }] = await Promise.all([import('../platform/crypto/envelope.ts'), import('./phone-numbers.ts')]);
+  return decryptSecret(number.auth_password_encrypted, passwordContext(number.workspace_id, number.phone_number));
+}

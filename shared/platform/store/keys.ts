@@ -199,6 +199,8 @@ export const keys = {
   call: (callId: string): ItemKey => ({ pk: `CALL#${callId}`, sk: 'CALL' }),
   /** gsi1 partition of shard `shard` of a workspace's calls (docs/data-model.md, Hot partitions). */
   callListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CALL#${shard}` }),
+  /** The media server's outbound SIP trunk for a number (created once, kept: shared/calls/media.ts). */
+  mediaTrunk: (phoneNumber: string): ItemKey => ({ pk: `MEDIATRUNK#${phoneNumber}`, sk: 'MEDIATRUNK' }),
 
   /** Webhook delivery attempts, newest first, per workspace. */
   webhookDelivery: (workspaceId: string, deliveryId: string): ItemKey => ({
