@@ -3,6 +3,7 @@ import { definedFields } from '../platform/objects.ts';
 import { branchEngine, engineOf, pinnedEngine, publishEngineItems } from './response-engines.ts';
 import type { ResponseEngine } from './agent-fields.ts';
 import type { VersionedKind } from '../platform/store/keys.ts';
+import { tagLookup, type VersionReference } from './version-references.ts';
 import {
   branch,
   commit,
@@ -85,7 +86,7 @@ export async function orderedHeads(
 }
 
 /**
- * An edit of the draft (the given version, the latest draft, or a new draft branched from
+ * An edit of the draft (the version a reference names, the latest draft, or a new draft branched from
  * a published latest version): the merged record and the items that write it, with a new
  * engine draft when the draft is new and keeps its engine. Nothing is written, so the
  * caller can run its own checks before `commit`.
@@ -94,12 +95,12 @@ export async function prepareDraftEdit(
   workspaceId: string,
   kind: AgentKind,
   id: string,
-  version: number | undefined,
+  version: VersionReference | undefined,
   config: Record<string, unknown> & { response_engine?: ResponseEngine },
   metadata: VersionMetadata,
   nowMs: number,
 ): Promise<{ record: VersionRecord; items: TransactItem[] }> {
-  const draft = await draftFor(workspaceId, kind, id, version, nowMs);
+  const draft = await draftFor(workspaceId, kind, id, version, nowMs, tagLookup(workspaceId, kind, id));
   const data: Record<string, unknown> = { ...draft.record.data, ...config };
   const items: TransactItem[] = [];
   if (config.response_engine) {

@@ -14,6 +14,7 @@ import {
   writeItems,
   type VersionRecord,
 } from '../platform/store/versions.ts';
+import { readReferenced, type VersionReference } from './version-references.ts';
 
 /**
  * Conversation flow response engines, versioned like agents and Retell LLMs
@@ -58,8 +59,9 @@ export async function createFlow(workspaceId: string, input: CreateFlowInput, no
   return toFlow(flowId, record);
 }
 
-export async function getFlow(workspaceId: string, flowId: string, version?: number): Promise<ConversationFlow> {
-  return toFlow(flowId, await readRecord(workspaceId, KIND, flowId, version));
+/** The version a reference names (a number, `latest` or `latest_published`), or the latest. */
+export async function getFlow(workspaceId: string, flowId: string, version?: VersionReference): Promise<ConversationFlow> {
+  return toFlow(flowId, await readReferenced(workspaceId, KIND, flowId, version));
 }
 
 export async function listFlows(
@@ -76,7 +78,7 @@ export async function listFlows(
 export async function updateFlow(
   workspaceId: string,
   flowId: string,
-  version: number | undefined,
+  version: VersionReference | undefined,
   input: UpdateFlowInput,
   nowMs = Date.now(),
 ): Promise<ConversationFlow> {
