@@ -37,3 +37,13 @@ export async function newAgent(api: Api, options: { agent?: Record<string, unkno
   );
   return { agent, llm };
 }
+
+/** A chat agent on a fresh Retell LLM, through the API. */
+export async function newChatAgent(api: Api, options: { chatAgent?: Record<string, unknown>; llm?: Record<string, unknown> } = {}) {
+  const llm = await newLlm(api, options.llm);
+  const chatAgent = await created(
+    api.post('/create-chat-agent', { body: { response_engine: { type: 'retell-llm', llm_id: llm.llm_id }, ...options.chatAgent } }),
+    'a chat agent',
+  );
+  return { chatAgent, llm };
+}
