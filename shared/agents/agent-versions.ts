@@ -4,6 +4,7 @@ import { branchEngine, engineOf, pinnedEngine, publishEngineItems } from './resp
 import type { ResponseEngine } from './agent-fields.ts';
 import type { VersionedKind } from '../platform/store/keys.ts';
 import { tagLookup, type VersionReference } from './version-references.ts';
+import { whyEngineCannotRun } from './runnable.ts';
 import {
   branch,
   commit,
@@ -115,7 +116,10 @@ export async function prepareDraftEdit(
   return { record: { ...record, last_modification_timestamp: nowMs }, items };
 }
 
-/** Publishes a draft (default: the latest) in place, with the engine version it runs. */
+/**
+ * Publishes a draft (default: the latest) in place, with the engine version it runs;
+ * refused (400 naming every problem) when that engine version cannot run.
+ */
 export async function publishDraft(
   workspaceId: string,
   kind: AgentKind,
@@ -127,6 +131,9 @@ export async function publishDraft(
   const version = input.version ?? head.latest_version;
   const record = version === head.latest_version ? head.latest : await getVersion(workspaceId, kind, id, version);
   if (record.is_published) throw badRequest(`Version ${version} of ${KIND_LABEL[kind].toLowerCase()} ${id} is already published`);
+  // A draft may run an incomplete flow; a published version must run.
+  const reason = await whyEngineCannotRun(workspaceId, record.data.response_engine as ResponseEngine | undefined);
+  if (reason) throw badRequest(`Version ${version} of ${KIND_LABEL[kind].toLowerCase()} ${id} cannot be published: ${reason}`);
   const published: VersionRecord = {
     ...record,
     is_published: true,

@@ -15,6 +15,7 @@ import { newId } from '../platform/ids.ts';
 import { assertAgentUnreferenced } from './references.ts';
 import { toChatAgent } from './chat-agents.ts';
 import { pinnedEngine } from './response-engines.ts';
+import { kindOfAgentId } from './runnable.ts';
 import { definedFields } from '../platform/objects.ts';
 import { DEFAULT_AGENT_WEBHOOK_EVENTS, type Agent, type AgentTag, type AgentVersionSummary, type CreateAgentInput, type UpdateAgentInput } from './agent-schemas.ts';
 import { queryAll } from '../platform/store/query.ts';
@@ -82,8 +83,7 @@ export async function listAgents(workspaceId: string, options: ListOptions): Pro
   return (await orderedHeads(workspaceId, KIND, options)).page.map((head) => toAgent(head.id, head.latest));
 }
 
-/** Voice agent IDs start `agent_`, chat agent IDs `chat_agent_`: the paths both share dispatch on it. */
-export const kindOfAgentId = (id: string): AgentKind => (id.startsWith('chat_agent_') ? 'chat_agent' : 'agent');
+export { kindOfAgentId };
 const CHANNEL: Record<AgentKind, 'voice' | 'chat'> = { agent: 'voice', chat_agent: 'chat' };
 
 /**
