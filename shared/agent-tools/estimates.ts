@@ -1,7 +1,7 @@
 import { getAgent } from '../agents/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { DEFAULT_LLM_MODEL, type LlmModel, type S2S_MODELS } from '../agents/index.ts';
-import { RETELL_LLM_ENGINE, type Agent } from '../agents/index.ts';
+import { RETELL_LLM_ENGINE, type Agent, type VersionReference } from '../agents/index.ts';
 import { readRecord } from '../platform/store/versions.ts';
 import { catalogueVoice, DEFAULT_VOICE_ID, PREMIUM_VOICE_MODEL, VOICE_ID_PREFIX } from '../voices/index.ts';
 import type { VoiceProvider } from '../vendors/voice/voice-vendor.ts';
@@ -118,7 +118,7 @@ async function engineFacts(workspaceId: string, agent: Agent): Promise<EngineFac
 
 const money = (value: number) => Math.round(value * 10_000) / 10_000;
 
-export async function estimateAgent(workspaceId: string, agentId: string, version?: number) {
+export async function estimateAgent(workspaceId: string, agentId: string, version?: VersionReference) {
   const agent = await getAgent(workspaceId, agentId, version);
   const engine = await engineFacts(workspaceId, agent);
   const cost: { component: string; description: string; cost_per_minute: number }[] = [];

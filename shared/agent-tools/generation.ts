@@ -7,7 +7,7 @@ import { createLlm, deleteLlm, getLlm } from '../agents/index.ts';
 import { logger } from '../platform/logger.ts';
 import { LLM_MODELS, type LlmModel } from '../agents/index.ts';
 import { definedFields } from '../platform/objects.ts';
-import { CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody, type Agent } from '../agents/index.ts';
+import { CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody, type Agent, type VersionReference } from '../agents/index.ts';
 import type { CopilotInput, GenerateAgentInput } from './schemas.ts';
 import { LlmBody, type Llm } from '../agents/index.ts';
 import { assertVoiceUsable } from '../voices/index.ts';
@@ -171,7 +171,7 @@ function configurationText(agent: Agent, llm: Llm | undefined): string {
  * (the client sends earlier turns as `history`). Proposed changes are checked against the
  * update routes' schemas; invalid ones are dropped. Nothing is written.
  */
-export async function askCopilot(workspaceId: string, agentId: string, version: number | undefined, input: CopilotInput) {
+export async function askCopilot(workspaceId: string, agentId: string, version: VersionReference | undefined, input: CopilotInput) {
   const agent = await getAgent(workspaceId, agentId, version);
   const engine = agent.response_engine;
   let llm: Llm | undefined;

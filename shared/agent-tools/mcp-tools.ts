@@ -3,7 +3,7 @@ import { badGateway, badRequest, notFound } from '../platform/errors.ts';
 import { getLlm } from '../agents/index.ts';
 import { wire } from '../platform/naming.ts';
 import { EgressRefused, EgressResponseTooLarge, egressFetch } from '../platform/egress.ts';
-import { RETELL_LLM_ENGINE } from '../agents/index.ts';
+import { RETELL_LLM_ENGINE, type VersionReference } from '../agents/index.ts';
 
 /*
  * `GET /get-mcp-tools/{agent_id}` (retell-sdk `mcpTool.getMcpTools`): the tools the MCP
@@ -243,7 +243,7 @@ function mcpReason(error: unknown, timeoutMs: number): string {
 export async function getMcpTools(
   workspaceId: string,
   agentId: string,
-  query: { mcp_id?: string; version?: number },
+  query: { mcp_id?: string; version?: VersionReference },
 ): Promise<McpToolDefinition[]> {
   const agent = await getAgent(workspaceId, agentId, query.version);
   const engine = agent.response_engine;

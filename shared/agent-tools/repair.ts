@@ -1,7 +1,7 @@
 import { getAgent, updateAgent } from '../agents/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { getLlm, updateLlm } from '../agents/index.ts';
-import { RETELL_LLM_ENGINE, type Agent, type UpdateAgentInput } from '../agents/index.ts';
+import { RETELL_LLM_ENGINE, type Agent, type UpdateAgentInput, type VersionReference } from '../agents/index.ts';
 import type { Llm, LlmInput } from '../agents/index.ts';
 import type { ItemKey } from '../platform/store/keys.ts';
 import { table } from '../platform/store/table.ts';
@@ -20,7 +20,7 @@ import { agentHeadKey, knowledgeBaseKey, workspaceVoiceKey } from './store.ts';
  *   (general and per state) are dropped when they name an MCP server the LLM no longer
  *   has (`mcp_id`) or an agent that no longer exists (`agent_swap`).
  *
- * `?version=` names the draft to repair; a published version cannot be repaired (400).
+ * `?version=` (a version reference) names the draft to repair; a published version cannot be repaired (400).
  * Without it the latest version is repaired: if it is published, a new draft is branched
  * from it (with a new engine draft, as any edit does). An engine version that is already
  * published is left untouched (only agent-level references are repaired, as the
@@ -106,9 +106,9 @@ async function llmRepairs(workspaceId: string, llm: Llm): Promise<LlmInput> {
 
 const isEmpty = (changes: object) => Object.keys(changes).length === 0;
 
-export async function repairAgent(workspaceId: string, agentId: string, version?: number): Promise<Agent> {
+export async function repairAgent(workspaceId: string, agentId: string, version?: VersionReference): Promise<Agent> {
   const target = await getAgent(workspaceId, agentId, version);
-  if (version !== undefined && target.is_published) throw publishedVersion('agent', agentId, version);
+  if (version !== undefined && target.is_published) throw publishedVersion('agent', agentId, target.version);
 
   const agentChanges = await agentRepairs(workspaceId, target);
   const engine = target.response_engine;

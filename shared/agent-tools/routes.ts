@@ -1,6 +1,6 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
-import { idOf, optionalQueryInt, queryInt } from '../platform/http/schemas.ts';
+import { idOf, queryInt, versionReferenceQuery } from '../platform/http/schemas.ts';
 import { Agent, Llm } from '../agents/index.ts';
 import { AgentEstimate, agentIdParams, CopilotBody, CopilotReply, CustomLlmConnectionResult, GenerateAgentBody, isWebSocketUrl, McpToolDefinition, ShareLink, stageParams, variables, versionQueryParams, Workflow, WORKFLOW_STAGES, WorkflowBody, WorkflowRun } from './schemas.ts';
 
@@ -91,7 +91,7 @@ export const agentToolRoutes = defineRoutes({ domain: 'agent-tools', access: 'ag
       z.object({
         mcp_id: z.string().min(1).max(128).optional().describe('An MCP server of the LLM, by id or name; default: all'),
         component_id: z.string().max(128).optional().describe('Accepted for the compatible client; Retell LLMs have no components'),
-        version: optionalQueryInt({ min: 0, max: 999_999_999 }),
+        version: versionReferenceQuery().optional(),
       }),
     ),
     response: z.lazy(() => z.array(McpToolDefinition)),

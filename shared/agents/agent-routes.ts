@@ -2,7 +2,7 @@ import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
 import { publishVersionBody } from './agent-fields.ts';
 import { requiredQueryInt } from '../platform/http/schemas.ts';
-import { Agent, agentIdParams, AgentTag, agentTagParams, agentVersionParams, AgentVersionSummary, anyAgentIdParams, CreateAgentBody, CreateAgentTagBody, listQuery, UpdateAgentBody, UpdateAgentTagBody, versionListQuery, versionQueryParams } from './agent-schemas.ts';
+import { Agent, agentIdParams, AgentTag, agentTagParams, agentVersionParams, AgentVersionSummary, anyAgentIdParams, CreateAgentBody, CreateAgentTagBody, listQuery, mixedListQuery, UpdateAgentBody, UpdateAgentTagBody, versionListQuery, versionQueryParams } from './agent-schemas.ts';
 
 export const agentRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, {
   createAgent: {
@@ -21,8 +21,8 @@ export const agentRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, 
   },
   listAgentsPaged: {
     method: 'POST', path: '/v2/list-agents', status: 200,
-    summary: 'List agents a page at a time with filters (the compatible client’s call)',
-    query: z.lazy(listQuery),
+    summary: 'List voice and chat agents a page at a time with filters (the compatible client’s call)',
+    query: z.lazy(mixedListQuery),
     body: z.lazy(() =>
       z.object({
         filter_criteria: z

@@ -155,14 +155,13 @@ export const UpdateAgentTagBody = z.lazy(() =>
 );
 
 export const agentIdParams = z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID') }));
+/** A voice or chat agent ID: the compatible client uses some paths for both. */
+const anyAgentId = () =>
+  z
+    .string()
+    .regex(/^(?:chat_)?agent_[0-9a-f]{24}$/, 'Must be an agent or chat agent ID (agent_ or chat_agent_ followed by 24 hex characters)');
 /** Paths the compatible client uses for voice and chat agents alike. */
-export const anyAgentIdParams = z.lazy(() =>
-  z.object({
-    agent_id: z
-      .string()
-      .regex(/^(?:chat_)?agent_[0-9a-f]{24}$/, 'Must be an agent or chat agent ID (agent_ or chat_agent_ followed by 24 hex characters)'),
-  }),
-);
+export const anyAgentIdParams = z.lazy(() => z.object({ agent_id: anyAgentId() }));
 export const agentVersionParams = z.lazy(() =>
   z.object({
     agent_id: idOf('agent', 'an agent ID'),
@@ -175,6 +174,13 @@ export const listQuery = () =>
   z.object({
     limit: queryInt({ min: 1, max: 1000, default: 1000 }),
     pagination_key: idOf('agent', 'an agent ID').optional(),
+    sort_order: z.enum(['ascending', 'descending']).default('descending'),
+  });
+/** `POST /v2/list-agents` lists voice and chat agents together: its pagination key is either kind's ID. */
+export const mixedListQuery = () =>
+  z.object({
+    limit: queryInt({ min: 1, max: 1000, default: 1000 }),
+    pagination_key: anyAgentId().optional(),
     sort_order: z.enum(['ascending', 'descending']).default('descending'),
   });
 export const versionListQuery = z.lazy(() =>

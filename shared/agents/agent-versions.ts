@@ -3,6 +3,8 @@ import { definedFields } from '../platform/objects.ts';
 import { branchEngine, engineOf, pinnedEngine, publishEngineItems } from './response-engines.ts';
 import type { ResponseEngine } from './agent-fields.ts';
 import type { VersionedKind } from '../platform/store/keys.ts';
+import { tagLookup, type VersionReference } from './version-references.ts';
+import { whyEngineCannotRun } from './runnable.ts';
 import {
   branch,
   commit,
@@ -85,7 +87,7 @@ export async function orderedHeads(
 }
 
 /**
- * An edit of the draft (the given version, the latest draft, or a new draft branched from
+ * An edit of the draft (the version a reference names, the latest draft, or a new draft branched from
  * a published latest version): the merged record and the items that write it, with a new
  * engine draft when the draft is new and keeps its engine. Nothing is written, so the
  * caller can run its own checks before `commit`.
@@ -94,12 +96,12 @@ export async function prepareDraftEdit(
   workspaceId: string,
   kind: AgentKind,
   id: string,
-  version: number | undefined,
+  version: VersionReference | undefined,
   config: Record<string, unknown> & { response_engine?: ResponseEngine },
   metadata: VersionMetadata,
   nowMs: number,
 ): Promise<{ record: VersionRecord; items: TransactItem[] }> {
-  const draft = await draftFor(workspaceId, kind, id, version, nowMs);
+  const draft = await draftFor(workspaceId, kind, id, version, nowMs, tagLookup(workspaceId, kind, id));
   const data: Record<string, unknown> = { ...draft.record.data, ...config };
   const items: TransactItem[] = [];
   if (config.response_engine) {
@@ -114,7 +116,10 @@ export async function prepareDraftEdit(
   return { record: { ...record, last_modification_timestamp: nowMs }, items };
 }
 
-/** Publishes a draft (default: the latest) in place, with the engine version it runs. */
+/**
+ * Publishes a draft (default: the latest) in place, with the engine version it runs;
+ * refused (400 naming every problem) when that engine version cannot run.
+ */
 export async function publishDraft(
   workspaceId: string,
   kind: AgentKind,
@@ -126,6 +131,9 @@ export async function publishDraft(
   const version = input.version ?? head.latest_version;
   const record = version === head.latest_version ? head.latest : await getVersion(workspaceId, kind, id, version);
   if (record.is_published) throw badRequest(`Version ${version} of ${KIND_LABEL[kind].toLowerCase()} ${id} is already published`);
+  // A draft may run an incomplete flow; a published version must run.
+  const reason = await whyEngineCannotRun(workspaceId, record.data.response_engine as ResponseEngine | undefined);
+  if (reason) throw badRequest(`Version ${version} of ${KIND_LABEL[kind].toLowerCase()} ${id} cannot be published: ${reason}`);
   const published: VersionRecord = {
     ...record,
     is_published: true,

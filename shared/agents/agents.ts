@@ -10,10 +10,12 @@ import {
   type ListOptions,
 } from './agent-versions.ts';
 import { badRequest, conflict, invalidPaginationKey, notFound, VersionNotFound } from '../platform/errors.ts';
+import { findAgentTag, readReferenced, resolveReference, toTag, type VersionReference } from './version-references.ts';
 import { newId } from '../platform/ids.ts';
 import { assertAgentUnreferenced } from './references.ts';
 import { toChatAgent } from './chat-agents.ts';
 import { pinnedEngine } from './response-engines.ts';
+import { kindOfAgentId } from './runnable.ts';
 import { definedFields } from '../platform/objects.ts';
 import { DEFAULT_AGENT_WEBHOOK_EVENTS, type Agent, type AgentTag, type AgentVersionSummary, type CreateAgentInput, type UpdateAgentInput } from './agent-schemas.ts';
 import { queryAll } from '../platform/store/query.ts';
@@ -27,7 +29,6 @@ import {
   getHead,
   getVersion,
   listVersions,
-  readRecord,
   type VersionRecord,
 } from '../platform/store/versions.ts';
 import { assertVoiceUsable, DEFAULT_VOICE_ID } from '../voices/index.ts';
@@ -72,8 +73,9 @@ export async function createAgent(workspaceId: string, input: CreateAgentInput, 
   return toAgent(agentId, record);
 }
 
-export async function getAgent(workspaceId: string, agentId: string, version?: number): Promise<Agent> {
-  return toAgent(agentId, await readRecord(workspaceId, KIND, agentId, version));
+/** The version a reference names (a number, `latest`, `latest_published` or a tag), or the latest. */
+export async function getAgent(workspaceId: string, agentId: string, version?: VersionReference): Promise<Agent> {
+  return toAgent(agentId, await readReferenced(workspaceId, KIND, agentId, version));
 }
 
 /** `GET /v2/list-agents`: the latest version of each agent. */
@@ -81,8 +83,7 @@ export async function listAgents(workspaceId: string, options: ListOptions): Pro
   return (await orderedHeads(workspaceId, KIND, options)).page.map((head) => toAgent(head.id, head.latest));
 }
 
-/** Voice agent IDs start `agent_`, chat agent IDs `chat_agent_`: the paths both share dispatch on it. */
-export const kindOfAgentId = (id: string): AgentKind => (id.startsWith('chat_agent_') ? 'chat_agent' : 'agent');
+export { kindOfAgentId };
 const CHANNEL: Record<AgentKind, 'voice' | 'chat'> = { agent: 'voice', chat_agent: 'chat' };
 
 /**
@@ -138,13 +139,13 @@ function matchesString(actual: string, op: string, value: string): boolean {
 }
 
 /**
- * Edits the draft: the given version, the latest draft, or a new draft branched from a
- * published latest version (with a new draft of its engine).
+ * Edits the draft: the version a reference names, the latest draft, or a new draft
+ * branched from a published latest version (with a new draft of its engine).
  */
 export async function updateAgent(
   workspaceId: string,
   agentId: string,
-  version: number | undefined,
+  version: VersionReference | undefined,
   input: UpdateAgentInput,
   nowMs = Date.now(),
 ): Promise<Agent> {
@@ -286,31 +287,19 @@ function flatten(value: unknown, prefix = '', out = new Map<string, unknown>()):
 }
 
 /** `latest`, `latest_published`, a version number or a tag name → one concrete version. */
-export async function resolveAgentVersion(workspaceId: string, agentId: string, reference: string) {
-  const head = await getHead(workspaceId, KIND, agentId);
-  const answer = (record: VersionRecord, resolvedFrom: 'version' | 'latest' | 'latest_published' | 'tag', extra = {}) => ({
+export async function resolveAgentVersion(workspaceId: string, agentId: string, reference: VersionReference) {
+  const { record, resolvedFrom, tag } = await resolveReference(workspaceId, KIND, agentId, reference);
+  return {
     agent_id: agentId,
     version: record.version,
     is_published: record.is_published,
     resolved_from: resolvedFrom,
-    ...extra,
-  });
-  if (reference === 'latest') return answer(head.latest, 'latest');
-  if (reference === 'latest_published') {
-    const published = (await listVersions(workspaceId, KIND, agentId)).filter((record) => record.is_published).at(-1);
-    if (!published) throw notFound(`Agent ${agentId} has no published version`);
-    return answer(published, 'latest_published');
-  }
-  if (/^[0-9]{1,9}$/.test(reference)) return answer(await getVersion(workspaceId, KIND, agentId, Number(reference)), 'version');
-  const tag = await findTag(workspaceId, agentId, reference);
-  if (!tag) throw notFound(`Agent ${agentId} has no version or tag "${reference.slice(0, 64)}"`);
-  return answer(await getVersion(workspaceId, KIND, agentId, tag.version), 'tag', { tag: tag.name, variables: tag.variables });
+    ...(tag ? { tag: tag.name, variables: tag.variables } : {}),
+  };
 }
 
 // ---------------------------------------------------------------------------------------
 // Environment tags: a name for a version, with variables for calls that choose it.
-
-const toTag = ({ pk: _pk, sk: _sk, ...tag }: TagItem): AgentTag => tag;
 
 export async function listAgentTags(workspaceId: string, agentId: string): Promise<AgentTag[]> {
   await getHead(workspaceId, KIND, agentId);
@@ -320,11 +309,6 @@ export async function listAgentTags(workspaceId: string, agentId: string): Promi
 /** Tags of an agent the caller already knows exists. */
 async function tagsOf(workspaceId: string, agentId: string): Promise<AgentTag[]> {
   return (await queryAll<TagItem>(agentTagsOf(workspaceId, agentId))).map(toTag);
-}
-
-async function findTag(workspaceId: string, agentId: string, name: string): Promise<AgentTag | undefined> {
-  const item = await agentTags.get(workspaceId, agentId, name);
-  return item ? toTag(item) : undefined;
 }
 
 async function assertVersionExists(workspaceId: string, agentId: string, version: number): Promise<void> {
@@ -355,7 +339,7 @@ export async function updateAgentTag(
   nowMs = Date.now(),
 ): Promise<AgentTag> {
   await getHead(workspaceId, KIND, agentId);
-  const current = await findTag(workspaceId, agentId, name);
+  const current = await findAgentTag(workspaceId, agentId, name);
   if (!current) throw notFound(`Agent ${agentId} has no tag "${name}"`);
   if (input.version !== undefined) await assertVersionExists(workspaceId, agentId, input.version);
   const tag: AgentTag = { ...current, ...definedFields(input), last_modification_timestamp: nowMs };

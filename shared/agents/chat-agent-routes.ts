@@ -2,7 +2,7 @@ import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
 import { idOf, queryInt } from '../platform/http/schemas.ts';
 import { publishVersionBody } from './agent-fields.ts';
-import { ChatAgent, chatAgentId, chatAgentIdParams, ChatAgentListItem, chatAgentVersionParams, CreateChatAgentBody, UpdateChatAgentBody, versionQueryParams } from './chat-agent-schemas.ts';
+import { ChatAgent, chatAgentId, chatAgentIdParams, ChatAgentListItem, chatAgentVersionParams, chatAgentVersionReferenceParams, CreateChatAgentBody, UpdateChatAgentBody, versionQueryParams } from './chat-agent-schemas.ts';
 
 export const chatAgentRoutes = defineRoutes({ domain: 'chat-agents', access: 'agents' }, {
   createChatAgent: {
@@ -51,7 +51,7 @@ export const chatAgentRoutes = defineRoutes({ domain: 'chat-agents', access: 'ag
   },
   getChatAgentVersion: {
     method: 'GET', path: '/get-chat-agent-version/{chat_agent_id}/{version}', 
-    status: 200, summary: 'One version of a chat agent', params: chatAgentVersionParams, response: ChatAgent,
+    status: 200, summary: 'One version of a chat agent (a number, latest or latest_published)', params: chatAgentVersionReferenceParams, response: ChatAgent,
   },
   restoreChatAgentVersion: {
     method: 'POST', path: '/restore-chat-agent-version/{chat_agent_id}/{version}', 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, idOf, versionQuery } from '../platform/http/schemas.ts';
+import { epochMs, idOf, versionQuery, versionReferenceQuery } from '../platform/http/schemas.ts';
 import { llmModel } from './models.ts';
 import { responseEngine, sharedAgentFields, webhookEvents } from './agent-fields.ts';
 
@@ -86,4 +86,8 @@ export const chatAgentId = () => idOf('chatAgent', 'a chat agent ID');
 const versionNumber = () => z.string().regex(/^[0-9]{1,9}$/, 'Must be a version number').transform(Number);
 export const chatAgentIdParams = z.lazy(() => z.object({ chat_agent_id: chatAgentId() }));
 export const chatAgentVersionParams = z.lazy(() => z.object({ chat_agent_id: chatAgentId(), version: versionNumber() }));
+/** A version by reference in the path: a number, `latest` or `latest_published`. */
+export const chatAgentVersionReferenceParams = z.lazy(() =>
+  z.object({ chat_agent_id: chatAgentId(), version: versionReferenceQuery() }),
+);
 export const versionQueryParams = z.lazy(versionQuery);

@@ -15,8 +15,8 @@ import { definedFields } from '../platform/objects.ts';
 import { branchEngine, pinnedEngine } from './response-engines.ts';
 import type { ResponseEngine } from './agent-fields.ts';
 import { DEFAULT_CHAT_AGENT_WEBHOOK_EVENTS, UpdateChatAgentBody, type ChatAgent, type ChatAgentListItem, type CreateChatAgentInput, type UpdateChatAgentInput } from './chat-agent-schemas.ts';
-import {
-  pageBody, commit, createItems, deleteResource, getVersion, listVersions, readRecord, type VersionRecord } from '../platform/store/versions.ts';
+import { pageBody, commit, createItems, deleteResource, listVersions, type VersionRecord } from '../platform/store/versions.ts';
+import { readReferenced, type VersionReference } from './version-references.ts';
 
 /*
  * Chat agents: versioned like voice agents (shared/platform/store/versions.ts, shared/agents/agent-versions.ts),
@@ -51,8 +51,9 @@ export async function createChatAgent(
   return toChatAgent(chatAgentId, record);
 }
 
-export async function getChatAgent(workspaceId: string, chatAgentId: string, version?: number): Promise<ChatAgent> {
-  return toChatAgent(chatAgentId, await readRecord(workspaceId, KIND, chatAgentId, version));
+/** The version a reference names (a number, `latest` or `latest_published`; chat agents have no tags), or the latest. */
+export async function getChatAgent(workspaceId: string, chatAgentId: string, version?: VersionReference): Promise<ChatAgent> {
+  return toChatAgent(chatAgentId, await readReferenced(workspaceId, KIND, chatAgentId, version));
 }
 
 /** `GET /list-chat-agents`: the compatible client's page of agent summaries (channel `chat`). */
@@ -77,7 +78,7 @@ export async function listChatAgents(workspaceId: string, options: ListOptions) 
 export async function updateChatAgent(
   workspaceId: string,
   chatAgentId: string,
-  version: number | undefined,
+  version: VersionReference | undefined,
   input: UpdateChatAgentInput,
   nowMs = Date.now(),
 ): Promise<ChatAgent> {
@@ -104,8 +105,8 @@ export async function allChatAgentVersions(workspaceId: string, chatAgentId: str
   return (await listVersions(workspaceId, KIND, chatAgentId)).map((record) => toChatAgent(chatAgentId, record));
 }
 
-export async function getChatAgentVersion(workspaceId: string, chatAgentId: string, version: number): Promise<ChatAgent> {
-  return toChatAgent(chatAgentId, await getVersion(workspaceId, KIND, chatAgentId, version));
+export async function getChatAgentVersion(workspaceId: string, chatAgentId: string, version: VersionReference): Promise<ChatAgent> {
+  return getChatAgent(workspaceId, chatAgentId, version);
 }
 
 /** A new latest draft with an earlier version's configuration (and a new engine draft when that version's engine is published). */
@@ -179,10 +180,10 @@ function chatFieldsOf(voice: Record<string, unknown>): Record<string, unknown> {
 export async function convertAgentToChat(
   workspaceId: string,
   agentId: string,
-  version: number | undefined,
+  version: VersionReference | undefined,
   nowMs = Date.now(),
 ): Promise<ChatAgent> {
-  const source = await readRecord(workspaceId, 'agent', agentId, version);
+  const source = await readReferenced(workspaceId, 'agent', agentId, version);
   const parsed = UpdateChatAgentBody.safeParse(chatFieldsOf(source.data));
   if (!parsed.success) {
     throw badRequest(`Agent ${agentId} version ${source.version} cannot be converted: ${formatIssues(parsed.error.issues, 'agent')}`);

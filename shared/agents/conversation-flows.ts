@@ -1,5 +1,5 @@
 import { conflict } from '../platform/errors.ts';
-import { assertFlowGraph, linkItems, withStartNode, type Graph } from './flow-components.ts';
+import { flowGraph, graphOf, linkItems, withStartNode, withValidation, type Graph } from './flow-components.ts';
 import { newId } from '../platform/ids.ts';
 import { definedFields } from '../platform/objects.ts';
 import type { ConversationFlow, CreateFlowInput, UpdateFlowInput } from './flow-schemas.ts';
@@ -14,6 +14,7 @@ import {
   writeItems,
   type VersionRecord,
 } from '../platform/store/versions.ts';
+import { readReferenced, type VersionReference } from './version-references.ts';
 
 /**
  * Conversation flow response engines, versioned like agents and Retell LLMs
@@ -40,6 +41,8 @@ export function toFlow(flowId: string, record: VersionRecord): ConversationFlow 
     is_published: record.is_published,
     last_modification_timestamp: record.last_modification_timestamp,
     ...(record.data as Partial<CreateFlowInput>),
+    // Versions saved before drafts could be incomplete were checked whole: no problems.
+    validation: (record.data.validation as string[] | undefined) ?? [],
   };
 }
 
@@ -49,17 +52,19 @@ function withStartNodes(data: FlowData): FlowData {
   return filled.components ? { ...filled, components: filled.components.map((component) => withStartNode(component)) } : filled;
 }
 
+/** Stores the flow, complete or not: the graph's problems are answered in `validation`. */
 export async function createFlow(workspaceId: string, input: CreateFlowInput, nowMs = Date.now()): Promise<ConversationFlow> {
-  const data = withStartNodes({ ...FLOW_DEFAULTS, ...definedFields(input) } as FlowData);
-  const components = await assertFlowGraph(workspaceId, data);
+  const graph = withStartNodes({ ...FLOW_DEFAULTS, ...definedFields(input) } as FlowData);
+  const report = await flowGraph(workspaceId, graph);
   const flowId = newId('conversationFlow');
-  const { items, record } = createItems(workspaceId, KIND, flowId, data, nowMs);
-  await commit([...items, ...linkItems(workspaceId, components)]);
+  const { items, record } = createItems(workspaceId, KIND, flowId, withValidation(graph, report), nowMs);
+  await commit([...items, ...linkItems(workspaceId, report.linked)]);
   return toFlow(flowId, record);
 }
 
-export async function getFlow(workspaceId: string, flowId: string, version?: number): Promise<ConversationFlow> {
-  return toFlow(flowId, await readRecord(workspaceId, KIND, flowId, version));
+/** The version a reference names (a number, `latest` or `latest_published`), or the latest. */
+export async function getFlow(workspaceId: string, flowId: string, version?: VersionReference): Promise<ConversationFlow> {
+  return toFlow(flowId, await readReferenced(workspaceId, KIND, flowId, version));
 }
 
 export async function listFlows(
@@ -71,22 +76,23 @@ export async function listFlows(
 
 /**
  * Edits the latest draft, or the draft ?version=; a published latest version gets a new
- * draft. The whole resulting flow is checked, not only the fields sent.
+ * draft. The whole resulting flow is checked, not only the fields sent, and its problems
+ * stored in `validation`.
  */
 export async function updateFlow(
   workspaceId: string,
   flowId: string,
-  version: number | undefined,
+  version: VersionReference | undefined,
   input: UpdateFlowInput,
   nowMs = Date.now(),
 ): Promise<ConversationFlow> {
   const draft = await draftFor(workspaceId, KIND, flowId, version, nowMs);
-  const data = withStartNodes({ ...draft.record.data, ...definedFields(input) } as FlowData);
-  const components = await assertFlowGraph(workspaceId, data);
-  const record: VersionRecord = { ...draft.record, data };
+  const graph = withStartNodes({ ...graphOf(draft.record.data), ...definedFields(input) } as FlowData);
+  const report = await flowGraph(workspaceId, graph);
+  const record: VersionRecord = { ...draft.record, data: withValidation(graph, report) };
   await commit([
     ...writeItems(workspaceId, KIND, flowId, draft.head, record, { isNew: draft.isNew, nowMs }),
-    ...linkItems(workspaceId, components),
+    ...linkItems(workspaceId, report.linked),
   ]);
   return toFlow(flowId, { ...record, last_modification_timestamp: nowMs });
 }

@@ -17,6 +17,13 @@ import { componentLinkOp, flowComponents, flowComponentsOf, type ComponentItem }
  * Components never contain themselves, directly or through others. A left-out start node
  * is the first node. Every problem is reported as `path: issue`, all at once.
  *
+ * A draft may break these rules (a flow being built has edges to nodes not added yet):
+ * saving a flow or a component stores it with its problems in `validation`. What runs a
+ * graph (publishing an agent version, binding it to a number, starting a call or chat:
+ * shared/agents/runnable.ts) checks it whole, with the shared components it uses, through
+ * `flowProblems`, and refuses it with every problem. The node schemas (types, required
+ * fields, models) are refused at save as before: no draft may break those.
+ *
  * Shared components are not versioned (the compatible API has no versions for them).
  * Every write that references a shared component bumps that component's `link_writes`
  * counter in the same transaction (failing if it is gone), and deleting a component is
@@ -130,11 +137,18 @@ export function sharedComponentsOf(data: Record<string, unknown>): Set<string> {
   return ids;
 }
 
+/** What a graph check found: its problems, and the shared components it uses that exist (to link). */
+export interface GraphReport {
+  problems: string[];
+  linked: string[];
+}
+
 /**
- * Checks a flow's whole graph (its nodes and its inline components) and answers the
- * shared components it uses; a 400 with every problem otherwise.
+ * Checks a flow's whole graph (its nodes and its inline components): every problem, and
+ * the existing shared components it uses. Using more shared components than one write
+ * can link is refused (400) rather than reported.
  */
-export async function assertFlowGraph(workspaceId: string, data: Record<string, unknown>): Promise<string[]> {
+export async function flowGraph(workspaceId: string, data: Record<string, unknown>): Promise<GraphReport> {
   const check: GraphCheck = { problems: [], shared: new Map() };
   const components = (data.components as InlineComponent[] | null | undefined) ?? [];
   const names = new Set<string>();
@@ -145,9 +159,59 @@ export async function assertFlowGraph(workspaceId: string, data: Record<string, 
   checkGraph(data as Graph, '', names, check);
   components.forEach((component, k) => checkGraph(component, `components.${k}.`, names, check));
   check.problems.push(...localCycles(components));
-  await checkShared(workspaceId, check);
-  if (check.problems.length) throw badRequest(check.problems.join('; '));
-  return [...check.shared.keys()];
+  const found = await checkShared(workspaceId, check);
+  return { problems: check.problems, linked: [...found.keys()] };
+}
+
+/** Checks a shared component's graph (`selfId` when it exists already): every problem, and the other existing shared components it uses. */
+async function componentGraph(workspaceId: string, data: Record<string, unknown>, selfId?: string): Promise<GraphReport> {
+  const check: GraphCheck = { problems: [], shared: new Map() };
+  checkGraph(data as Graph, '', null, check);
+  const found = await checkShared(workspaceId, check, selfId);
+  return { problems: check.problems, linked: [...found.keys()] };
+}
+
+/** Most shared components one run-time check reads, following components into the components they use. */
+const MAX_COMPONENTS_CHECKED = 500;
+
+/**
+ * Every problem of a flow version as something that runs it sees it: the flow's own
+ * graph, and that of each shared component it uses, directly or through others (a
+ * component's problem as `<component ID>.<path>: issue`). Empty when it can run.
+ */
+export async function flowProblems(workspaceId: string, data: Record<string, unknown>): Promise<string[]> {
+  const flow = await flowGraph(workspaceId, data);
+  const problems = [...flow.problems];
+  const queue = [...flow.linked];
+  const seen = new Set(queue);
+  for (let checked = 0; queue.length > 0 && checked < MAX_COMPONENTS_CHECKED; checked++) {
+    const id = queue.shift()!;
+    const item = await getComponentItem(workspaceId, id);
+    if (!item) {
+      problems.push(`${id}: No component with id "${id}"`);
+      continue;
+    }
+    const report = await componentGraph(workspaceId, item.data, id);
+    problems.push(...report.problems.map((problem) => `${id}.${problem}`));
+    for (const next of report.linked) {
+      if (!seen.has(next)) {
+        seen.add(next);
+        queue.push(next);
+      }
+    }
+  }
+  return problems;
+}
+
+/** A graph's data as stored: its problems in `validation` (the field is the server's; a request never sets it). */
+export function withValidation<T extends Record<string, unknown>>(data: T, report: GraphReport): T & { validation: string[] } {
+  return { ...data, validation: report.problems };
+}
+
+/** The data a graph check reads: without the stored `validation`. */
+export function graphOf<T extends Record<string, unknown>>(data: T): Omit<T, 'validation'> {
+  const { validation: _validation, ...graph } = data;
+  return graph;
 }
 
 /** Inline components that contain themselves through local component nodes. */
@@ -184,11 +248,14 @@ function localCycles(components: InlineComponent[]): string[] {
   return problems;
 }
 
-/** Every shared component named must exist in this workspace (another workspace's is not found). */
-async function checkShared(workspaceId: string, check: GraphCheck, selfId?: string): Promise<void> {
+/**
+ * Every shared component named must exist in this workspace (another workspace's is not
+ * found); answers those that do, besides the component itself. More than one write can
+ * link is a 400.
+ */
+async function checkShared(workspaceId: string, check: GraphCheck, selfId?: string): Promise<Map<string, ComponentItem>> {
   if (check.shared.size > MAX_SHARED_COMPONENTS) {
-    check.problems.push(`nodes: Must use at most ${MAX_SHARED_COMPONENTS} shared components`);
-    return;
+    throw badRequest(`nodes: Must use at most ${MAX_SHARED_COMPONENTS} shared components`);
   }
   const found = await readComponents(workspaceId, [...check.shared.keys()].filter((id) => id !== selfId));
   for (const [id, paths] of check.shared) {
@@ -199,6 +266,7 @@ async function checkShared(workspaceId: string, check: GraphCheck, selfId?: stri
     }
   }
   if (selfId !== undefined) await checkSharedCycles(workspaceId, check, found, selfId);
+  return found;
 }
 
 /** A component being updated must not be reachable from the components it now uses. */
@@ -267,6 +335,8 @@ function toComponent(item: ComponentItem, linkedFlows: string[]): FlowComponent 
   return {
     conversation_flow_component_id: item.conversation_flow_component_id,
     ...(item.data as Pick<FlowComponent, 'name' | 'nodes'>),
+    // Components saved before drafts could be incomplete were checked whole: no problems.
+    validation: (item.data.validation as string[] | undefined) ?? [],
     user_modified_timestamp: item.user_modified_timestamp,
     linked_conversation_flow_ids: linkedFlows,
   };
@@ -298,11 +368,9 @@ export async function createComponent(
   input: CreateComponentInput,
   nowMs = Date.now(),
 ): Promise<FlowComponent> {
-  const data = withStartNode(definedFields(input) as Record<string, unknown> & Graph);
-  const check: GraphCheck = { problems: [], shared: new Map() };
-  checkGraph(data, '', null, check);
-  await checkShared(workspaceId, check);
-  if (check.problems.length) throw badRequest(check.problems.join('; '));
+  const graph = withStartNode(definedFields(input) as Record<string, unknown> & Graph);
+  const report = await componentGraph(workspaceId, graph);
+  const data = withValidation(graph, report);
   assertSize(data);
   const componentId = newId('flowComponent');
   const item: ComponentItem = {
@@ -315,7 +383,7 @@ export async function createComponent(
   };
   await commitComponent([
     { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-    ...linkOps(workspaceId, check.shared.keys()),
+    ...linkOps(workspaceId, report.linked),
   ]);
   return toComponent(item, []);
 }
@@ -350,7 +418,10 @@ export async function listComponents(
   };
 }
 
-/** Applies the given fields and checks the whole resulting component (a left-out start node is the first node). */
+/**
+ * Applies the given fields and checks the whole resulting component (a left-out start
+ * node is the first node), storing its problems in `validation`.
+ */
 export async function updateComponent(
   workspaceId: string,
   componentId: string,
@@ -358,11 +429,9 @@ export async function updateComponent(
   nowMs = Date.now(),
 ): Promise<FlowComponent> {
   const item = await readComponent(workspaceId, componentId);
-  const data = withStartNode({ ...item.data, ...definedFields(input) } as Record<string, unknown> & Graph);
-  const check: GraphCheck = { problems: [], shared: new Map() };
-  checkGraph(data, '', null, check);
-  await checkShared(workspaceId, check, componentId);
-  if (check.problems.length) throw badRequest(check.problems.join('; '));
+  const graph = withStartNode({ ...graphOf(item.data), ...definedFields(input) } as Record<string, unknown> & Graph);
+  const report = await componentGraph(workspaceId, graph, componentId);
+  const data = withValidation(graph, report);
   assertSize(data);
   const updated: ComponentItem = { ...item, data, user_modified_timestamp: nowMs };
   await commitComponent([
@@ -375,7 +444,8 @@ export async function updateComponent(
         ExpressionAttributeValues: { ':data': data, ':now': nowMs, ':read': item.user_modified_timestamp },
       },
     },
-    ...linkOps(workspaceId, check.shared.keys()),
+    // Never itself: one transaction cannot write an item twice, and nothing else keeps it.
+    ...linkOps(workspaceId, report.linked),
   ]);
   return toComponent(updated, (await flowLinks(workspaceId)).get(componentId) ?? []);
 }
@@ -394,7 +464,7 @@ export async function deleteComponent(workspaceId: string, componentId: string):
   const users = [
     ...(links.get(componentId) ?? []).map((id) => `conversation flow ${id}`),
     ...components
-      .filter((other) => sharedComponentsOf(other.data).has(componentId))
+      .filter((other) => other.conversation_flow_component_id !== componentId && sharedComponentsOf(other.data).has(componentId))
       .map((other) => `component ${other.conversation_flow_component_id}`),
   ];
   if (users.length > 0) {

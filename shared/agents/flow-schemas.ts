@@ -9,7 +9,8 @@ import { llmModel } from './models.ts';
  * node type and the fields the SDK marks required for it, node IDs, every edge's
  * destination, component references and model choices; the rest of a node is
  * configuration kept as sent. The graph rules (unique IDs, start node, destinations,
- * components) are checked on the whole resulting flow by shared/agents/flow-components.ts.
+ * components) are checked on the whole resulting flow by shared/agents/flow-components.ts:
+ * a draft is stored with their problems in `validation`; what runs it refuses them.
  * Schemas are built on first use (z.lazy).
  */
 export const NODE_TYPES = [
@@ -197,6 +198,15 @@ export const UpdateFlowBody = z.lazy(() => {
 });
 export type UpdateFlowInput = z.infer<typeof UpdateFlowBody>;
 
+/** The problems of a saved graph, each `path: issue`; empty when it is complete. */
+const validation = () =>
+  z
+    .array(z.string())
+    .describe(
+      'Problems of the graph as saved, each `path: issue` (e.g. an edge to a node not added yet); empty when complete. ' +
+        'A draft may have them; publishing an agent version that runs it, binding it to a number and starting a call or chat refuse it with 400 until it has none.',
+    );
+
 export const ConversationFlow = z.lazy(() =>
   z.looseObject({
     conversation_flow_id: z.string(),
@@ -204,6 +214,7 @@ export const ConversationFlow = z.lazy(() =>
     is_published: z.boolean(),
     last_modification_timestamp: epochMs(),
     ...allOptional(),
+    validation: validation(),
   }),
 );
 export type ConversationFlow = z.infer<typeof ConversationFlow>;
@@ -226,6 +237,7 @@ export const FlowComponent = z.lazy(() =>
     user_modified_timestamp: epochMs(),
     linked_conversation_flow_ids: z.array(z.string()),
     ...componentExtras(),
+    validation: validation(),
   }),
 );
 export type FlowComponent = z.infer<typeof FlowComponent>;

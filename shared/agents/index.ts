@@ -12,4 +12,6 @@ export { createLlm, deleteLlm, getLlm, updateLlm } from './llms.ts';
 export { DEFAULT_LLM_MODEL, LLM_MODELS, llmModel } from './models.ts';
 export type { LlmModel, S2S_MODELS } from './models.ts';
 export { addAgentReferenceItems, removeAgentReferenceItems } from './references.ts';
+export { assertRunnable } from './runnable.ts';
 export type { AgentReferrer } from './references.ts';
+export type { VersionReference } from './version-references.ts';

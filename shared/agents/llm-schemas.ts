@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, idOf, optionalQueryInt, queryInt } from '../platform/http/schemas.ts';
+import { epochMs, idOf, queryInt, versionQuery as referenceQuery } from '../platform/http/schemas.ts';
 import { llmModel, s2sModel } from './models.ts';
 
 /*
@@ -75,4 +75,4 @@ export const listQuery = () =>
   });
 
 export const llmIdParams = z.lazy(() => z.object({ llm_id: idOf('llm', 'a Retell LLM ID') }));
-export const versionQuery = z.lazy(() => z.object({ version: optionalQueryInt({ min: 0, max: 1_000_000 }) }));
+export const versionQuery = z.lazy(referenceQuery);

@@ -14,6 +14,7 @@ import {
   writeItems,
   type VersionRecord,
 } from '../platform/store/versions.ts';
+import { readReferenced, type VersionReference } from './version-references.ts';
 
 /** Retell LLM response engines, versioned like agents (shared/platform/store/versions.ts). */
 const KIND = 'llm' as const;
@@ -49,8 +50,9 @@ export async function createLlm(workspaceId: string, input: LlmInput, nowMs = Da
   return toLlm(llmId, record);
 }
 
-export async function getLlm(workspaceId: string, llmId: string, version?: number): Promise<Llm> {
-  return toLlm(llmId, await readRecord(workspaceId, KIND, llmId, version));
+/** The version a reference names (a number, `latest` or `latest_published`), or the latest. */
+export async function getLlm(workspaceId: string, llmId: string, version?: VersionReference): Promise<Llm> {
+  return toLlm(llmId, await readReferenced(workspaceId, KIND, llmId, version));
 }
 
 export async function listLlms(
@@ -60,11 +62,11 @@ export async function listLlms(
   return pageBody(await pageOfHeads(workspaceId, KIND, options), (head) => toLlm(head.id, head.latest));
 }
 
-/** Edits the latest draft, or the draft ?version=; a published latest version gets a new draft. */
+/** Edits the latest draft, or the draft a ?version= reference names; a published latest version gets a new draft. */
 export async function updateLlm(
   workspaceId: string,
   llmId: string,
-  version: number | undefined,
+  version: VersionReference | undefined,
   input: LlmInput,
   nowMs = Date.now(),
 ): Promise<Llm> {

@@ -1,8 +1,8 @@
 import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/index.ts';
-import { resolveAgentVersion } from '../agents/index.ts';
+import { assertRunnable, resolveAgentVersion } from '../agents/index.ts';
 import { config } from '../platform/config.ts';
 import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
-import { ApiError, badRequest, conflict, invalidPaginationKey, NotFound, VendorFailed } from '../platform/errors.ts';
+import { ApiError, badRequest, conflict, Invalid, invalidPaginationKey, NotFound, VendorFailed } from '../platform/errors.ts';
 import type { AvailableNumber, CreatePhoneNumberInput, ImportPhoneNumberInput, PhoneNumber, PhoneNumberBinding, UpdatePhoneNumberInput, VersionReference } from './phone-number-schemas.ts';
 import { assertNotMasked, unlessMasked } from '../platform/masking.ts';
 import { originationUri } from './sip-origination.ts';
@@ -201,8 +201,9 @@ function applyFields(item: NumberItem, input: FieldInput): { next: NumberItem; t
 
 /**
  * Every agent the touched directions name must exist in the workspace (400 naming the
- * field), and each version reference (the entry's pin, else the number's binding) must
- * resolve to a version of it.
+ * field), each version reference (the entry's pin, else the number's binding, else the
+ * latest) must resolve to a version of it, and that version must be able to run (a draft
+ * may run an incomplete conversation flow: 400 naming the entry and every problem).
  */
 async function checkAgents(workspaceId: string, item: NumberItem, touched: Iterable<Direction>): Promise<void> {
   const checks = [...touched].flatMap((direction) =>
@@ -222,14 +223,14 @@ async function checkEntry(workspaceId: string, item: NumberItem, direction: Dire
     throw error;
   }
   const reference = entry.agent_version ?? item[`${direction}_agent_version`];
-  if (reference === undefined) return;
   try {
-    await resolveAgentVersion(workspaceId, entry.agent_id, String(reference));
+    await assertRunnable(workspaceId, entry.agent_id, reference);
   } catch (error) {
     if (error instanceof NotFound) {
       const named = entry.agent_version !== undefined ? `${field}.agent_version` : `${direction}_agent_version`;
       throw badRequest(`${named}: ${error.message}`);
     }
+    if (error instanceof Invalid) throw badRequest(`${field}: ${error.message}`);
     throw error;
   }
 }

@@ -112,18 +112,27 @@ export const CloneVoiceBody = z.lazy(() =>
 );
 export type CloneVoiceInput = z.infer<typeof CloneVoiceBody>;
 
+/**
+ * The client marks voice_provider and public_user_id optional: left out, the voice is
+ * found in the community libraries by its ID (shared/voices/voices.ts, communitySource).
+ */
 export const AddCommunityVoiceBody = z.lazy(() =>
-  z
-  .object({
+  z.object({
     provider_voice_id: z.string().trim().min(1).max(200),
     voice_name: displayName(),
-    public_user_id: z.string().trim().min(1).max(200).optional().describe('Required for ElevenLabs: the voice owner'),
-    voice_provider: z.enum(COMMUNITY_PROVIDERS).default('elevenlabs'),
-  })
-  .superRefine((body, ctx) => {
-    if (body.voice_provider === 'elevenlabs' && body.public_user_id === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['public_user_id'], message: 'Required for voice_provider elevenlabs' });
-    }
+    public_user_id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('ElevenLabs only: the voice owner. Left out, found by provider_voice_id; needed when the voice has several owners'),
+    voice_provider: z
+      .enum(COMMUNITY_PROVIDERS)
+      .optional()
+      .describe(
+        'Left out: the library that has provider_voice_id (ElevenLabs when public_user_id is given); needed when several libraries have it',
+      ),
   }),
 );
 export type AddCommunityVoiceInput = z.infer<typeof AddCommunityVoiceBody>;

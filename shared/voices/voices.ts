@@ -1,9 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../platform/auth/gate.ts';
-import { notFound } from '../platform/errors.ts';
+import { badRequest, notFound } from '../platform/errors.ts';
 import type { AddCommunityVoiceInput, CloneVoiceInput, SearchCommunityInput, Voice } from './schemas.ts';
 import { workspaceVoices, type WorkspaceVoiceItem } from './store.ts';
-import { voiceVendorFor, type Gender, type VendorVoice, type VoiceProvider } from '../vendors/voice/voice-vendor.ts';
+import {
+  COMMUNITY_PROVIDERS,
+  voiceVendorFor,
+  type CommunityProvider,
+  type Gender,
+  type VendorVoice,
+  type VoiceProvider,
+} from '../vendors/voice/voice-vendor.ts';
 
 export {
   assertVoiceUsable,
@@ -66,20 +73,61 @@ export async function searchCommunityVoices(input: SearchCommunityInput) {
 }
 
 export async function addCommunityVoice(principal: Principal, input: AddCommunityVoiceInput): Promise<Voice> {
-  const vendor = await voiceVendorFor(input.voice_provider);
+  const { provider, publicUserId } = await communitySource(input);
+  const vendor = await voiceVendorFor(provider);
   const added = await vendor.addCommunity({
-    provider: input.voice_provider,
+    provider,
     providerVoiceId: input.provider_voice_id,
-    publicUserId: input.public_user_id,
+    publicUserId,
     voiceName: input.voice_name,
   });
   return saveWorkspaceVoice(principal.workspaceId, {
-    provider: input.voice_provider,
+    provider,
     voice_name: input.voice_name,
     source: 'community',
-    public_user_id: input.public_user_id,
+    public_user_id: publicUserId,
     vendorVoice: added,
   });
+}
+
+/**
+ * Which library, and for ElevenLabs which owner, to add a community voice from. Given,
+ * they are used as they are (an owner without a provider means ElevenLabs, the only
+ * library with owners). Otherwise the voice is looked up by its ID: in the given library,
+ * or in every community library. Found once, that is the source; found in several
+ * libraries, or under several owners, the caller must say which (400 naming the field);
+ * found nowhere, 404.
+ */
+async function communitySource(input: AddCommunityVoiceInput): Promise<{ provider: CommunityProvider; publicUserId?: string }> {
+  const given = input.voice_provider ?? (input.public_user_id !== undefined ? 'elevenlabs' : undefined);
+  if (given && (given !== 'elevenlabs' || input.public_user_id !== undefined)) {
+    return { provider: given, publicUserId: input.public_user_id };
+  }
+  const id = input.provider_voice_id;
+  const libraries = given ? [given] : COMMUNITY_PROVIDERS;
+  const found = (
+    await Promise.all(
+      libraries.map(async (provider) => {
+        const vendor = await voiceVendorFor(provider);
+        return (await vendor.findCommunity({ provider, providerVoiceId: id })).map((voice) => ({
+          provider,
+          publicUserId: voice.public_user_id,
+        }));
+      }),
+    )
+  ).flat();
+  const providers = [...new Set(found.map((source) => source.provider))];
+  if (providers.length === 0) {
+    throw notFound(`Community voice "${id}" not found ${given ? `in the ${given} library` : 'in any community library'}`);
+  }
+  if (providers.length > 1) {
+    throw badRequest(`voice_provider: Required: community voice "${id}" is in more than one library (${providers.join(', ')})`);
+  }
+  const owners = [...new Set(found.map((source) => source.publicUserId))];
+  if (owners.length > 1) {
+    throw badRequest(`public_user_id: Required: community voice "${id}" has more than one owner (${owners.join(', ')})`);
+  }
+  return found[0]!;
 }
 
 /** When neither the caller nor the vendor says: VoiceResponse requires a gender. */

@@ -651,6 +651,35 @@ describe('get-mcp-tools', () => {
     expect(down.body).toEqual({ status: 502, message: 'MCP server "down" failed: request failed: ECONNREFUSED' });
   });
 
+  it('reads the agent version a reference names: a number, latest, latest_published or a tag', async () => {
+    const { agent, llm } = await newAgent(app.api, {}, { mcps: [{ name: 'crm', url: `http://127.0.0.1:${await closedPort()}/mcp` }] });
+    const id = agent.agent_id;
+    await retell.agent.publish(id, { version: 0 });
+    // The next draft's LLM version no longer has the server.
+    const draft = await retell.agent.update(id, { agent_name: 'next' });
+    expect(draft.response_engine).toMatchObject({ llm_id: llm.llm_id, version: 1 });
+    await retell.llm.update(llm.llm_id, { version: 1, mcps: [] });
+    expect((await app.api.post(`/agents/${id}/tags`, { body: { name: 'prod', version: 0 } })).status).toBe(201);
+
+    const withServer = { status: 502, message: 'MCP server "crm" failed: request failed: ECONNREFUSED' };
+    const withoutServer = { status: 404, message: `Agent ${id} has no MCP server "crm"` };
+    const cases: [string | number, { status: number; message: string }][] = [
+      [0, withServer],
+      ['latest_published', withServer],
+      ['prod', withServer],
+      ['latest', withoutServer],
+      [1, withoutServer],
+      ['staging', { status: 404, message: `Agent ${id} has no version or tag "staging"` }],
+    ];
+    for (const [version, expected] of cases) {
+      const failed = await retell.mcpTool.getMcpTools(id, { mcp_id: 'crm', version }).then(
+        () => undefined,
+        (error: { status: number; error: unknown }) => ({ status: error.status, body: error.error }),
+      );
+      expect(failed).toEqual({ status: expected.status, body: expected });
+    }
+  });
+
   it('answers an empty list without MCP servers, and 400 for an engine without them', async () => {
     const { agent } = await newAgent();
     expect((await app.api.get(`/get-mcp-tools/${agent.agent_id}`)).body).toEqual([]);

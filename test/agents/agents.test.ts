@@ -2,6 +2,7 @@ import type Retell from 'retell-sdk';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_VOICE_ID } from '../../shared/voices/voices.ts';
 import { startTestApp } from '../support/app.ts';
+import { newAgent as newAgentVia, newChatAgent } from '../support/factories.ts';
 import { retellClient, sdkFailure } from '../support/sdk.ts';
 
 const app = await startTestApp();
@@ -375,6 +376,54 @@ describe('the version paths voice and chat agents share', () => {
     expect(malformed.body.message).toBe(
       'agent_id: Must be an agent or chat agent ID (agent_ or chat_agent_ followed by 24 hex characters)',
     );
+  });
+});
+
+describe('paging the list of voice and chat agents', () => {
+  /** Every page of `list`, following each pagination key it hands out. */
+  async function walk(list: (key?: string) => Promise<{ items: { agent_id: string }[]; has_more: boolean; pagination_key?: string }>) {
+    const seen: string[] = [];
+    let key: string | undefined;
+    for (let pages = 0; pages < 50; pages++) {
+      const page = await list(key);
+      seen.push(...page.items.map((item) => item.agent_id));
+      if (!page.has_more) return seen;
+      expect(page.pagination_key).toBe(page.items.at(-1)!.agent_id);
+      key = page.pagination_key;
+    }
+    throw new Error('the list never ended');
+  }
+
+  it('takes back every pagination key it hands out, chat agent IDs included, and shows each agent once in both orders', async () => {
+    const own = await app.newWorkspace();
+    const client = retellClient(app.url, own.api_key);
+    const created: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      created.push((await newAgentVia(own.api, { agent: { agent_name: `voice ${i}` } })).agent.agent_id);
+      created.push((await newChatAgent(own.api, { chatAgent: { agent_name: `chat ${i}` } })).chatAgent.agent_id);
+    }
+    const ids = async (sort_order: 'ascending' | 'descending') => (await client.agent.list({ sort_order })).items.map((item) => item.agent_id);
+    const ascending = await ids('ascending');
+    expect([...ascending].sort()).toEqual([...created].sort());
+    expect(await ids('descending')).toEqual([...ascending].reverse());
+    for (const [sort_order, expected] of [['descending', [...ascending].reverse()], ['ascending', ascending]] as const) {
+      for (const limit of [1, 2, 4]) {
+        expect(await walk((pagination_key) => client.agent.list({ limit, sort_order, pagination_key }))).toEqual(expected);
+      }
+      const chats = expected.filter((id) => id.startsWith('chat_agent_'));
+      const chatOnly = { channel: { op: 'eq', type: 'string', value: 'chat' } } as const;
+      expect(await walk((pagination_key) => client.chatAgent.list({ limit: 1, sort_order, pagination_key, filter_criteria: chatOnly }))).toEqual(chats);
+    }
+
+    const foreign = (await newChatAgent(app.api)).chatAgent.agent_id;
+    expect(await sdkFailure(client.agent.list({ limit: 1, pagination_key: foreign }))).toEqual({
+      status: 400,
+      body: { status: 400, message: 'Invalid pagination_key' },
+    });
+    expect(await sdkFailure(client.agent.list({ limit: 1, pagination_key: 'llm_000000000000000000000000' }))).toEqual({
+      status: 400,
+      body: { status: 400, message: 'pagination_key: Must be an agent or chat agent ID (agent_ or chat_agent_ followed by 24 hex characters)' },
+    });
   });
 });
 

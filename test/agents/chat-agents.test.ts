@@ -395,7 +395,9 @@ describe('chat agent versions', () => {
     expect((await app.api.post(`/restore-chat-agent-version/${id}/9`)).body).toEqual(noVersion);
     expect((await app.api.post(`/publish-chat-agent/${id}`, { body: { version: 9 } })).body).toEqual(noVersion);
     expect((await app.api.patch(`/update-chat-agent/${id}?version=9`, { body: { agent_name: 'x' } })).body).toEqual(noVersion);
-    expect((await app.api.get(`/get-chat-agent-version/${id}/x1`)).body).toEqual({ status: 400, message: 'version: Must be a version number' });
+    // A version is read by any reference; x1 could only be a tag, and chat agents have none.
+    expect((await app.api.get(`/get-chat-agent-version/${id}/x1`)).body).toEqual({ status: 404, message: `Chat agent ${id} has no version or tag "x1"` });
+    expect((await app.api.post(`/restore-chat-agent-version/${id}/x1`)).body).toEqual({ status: 400, message: 'version: Must be a version number' });
     expect((await app.api.get(`/get-chat-agent/${id}?version=-1`)).status).toBe(400);
     expect(await retell.chatAgent.getVersions(id)).toEqual([chatAgent]);
     expect((await retell.llm.retrieve(llm.llm_id)).version).toBe(0);

@@ -55,6 +55,9 @@ function componentNode(id: string, componentId: string, componentType: 'local' |
   };
 }
 
+/** A voice agent on the flow; publishing it publishes the flow version it runs. */
+const agentOn = async (flowId: string) =>
+  (await retell.agent.create({ response_engine: { type: 'conversation-flow', conversation_flow_id: flowId } } as Retell.AgentCreateParams)).agent_id;
 const flowCount = async () => (await app.api.get('/list-conversation-flows')).body.length as number;
 const componentCount = async () => (await app.api.get('/list-conversation-flow-components')).body.length as number;
 const MODEL_LIST = LLM_MODELS.join(', ');
@@ -162,6 +165,8 @@ describe('conversation flows', () => {
   const conversation = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: 'conversation', instruction: prompt(id), ...extra });
   const edgeTo = (id: string, destination: string) => ({ id, transition_condition: when('go'), destination_node_id: destination });
 
+  // A draft may be incomplete: the graph's problems are stored in `validation`, and what
+  // runs the flow (publishing, binding a number, a call or chat) refuses it with each one.
   it.each([
     ['a duplicate node id', { nodes: [conversation('start'), conversation('start')] }, 'nodes.1.id: Duplicate node id "start"'],
     ['an unknown start node', { start_node_id: 'nowhere' }, 'start_node_id: No node with id "nowhere"'],
@@ -229,6 +234,28 @@ describe('conversation flows', () => {
       'components.0.nodes.0.component_id: Components cannot contain themselves ("a" → "b" → "a"); ' +
         'components.1.nodes.1.component_id: Components cannot contain themselves ("b" → "a" → "b")',
     ],
+    [
+      'several problems at once',
+      { start_node_id: 'zzz', nodes: [conversation('a', { edges: [edgeTo('e', 'q')] }), conversation('a')] },
+      'nodes.1.id: Duplicate node id "a"; nodes.0.edges.0.destination_node_id: No node with id "q"; start_node_id: No node with id "zzz"',
+    ],
+  ])('saves a draft with %s, answering each problem in validation, and refuses to publish it with them', async (_label, overrides, message) => {
+    const before = await flowCount();
+    const flow = await retell.conversationFlow.create(flowBody(overrides));
+    expect(flow).toMatchObject({ version: 0, is_published: false, validation: message.split('; ') });
+    expect(await flowCount()).toBe(before + 1);
+    const agentId = await agentOn(flow.conversation_flow_id);
+    expect(await sdkFailure(retell.agent.publish(agentId, { version: 0 }))).toEqual({
+      status: 400,
+      body: {
+        status: 400,
+        message: `Version 0 of agent ${agentId} cannot be published: conversation flow ${flow.conversation_flow_id} version 0 is incomplete: ${message}`,
+      },
+    });
+    expect(await retell.conversationFlow.retrieve(flow.conversation_flow_id)).toMatchObject({ is_published: false });
+  });
+
+  it.each([
     ['an unknown flow model', { model_choice: { model: 'gpt-3.5-turbo', type: 'cascading' } }, `model_choice.model: Unknown model "gpt-3.5-turbo"; use one of ${MODEL_LIST}`],
     ['a model the compatible API has and the model table does not', { model_choice: { model: 'gpt-5.1', type: 'cascading' } }, `model_choice.model: Unknown model "gpt-5.1"; use one of ${MODEL_LIST}`],
     [
@@ -251,12 +278,7 @@ describe('conversation flows', () => {
       'nodes.0.skip_response_edge.transition_condition: Required',
     ],
     ['a node of an unknown type', { nodes: [{ id: 'x', type: 'teleport' }] }, `nodes.0.type: Expected one of ${NODE_TYPES.map((type) => `"${type}"`).join(', ')}`],
-    [
-      'several problems at once',
-      { start_node_id: 'zzz', nodes: [conversation('a', { edges: [edgeTo('e', 'q')] }), conversation('a')] },
-      'nodes.1.id: Duplicate node id "a"; nodes.0.edges.0.destination_node_id: No node with id "q"; start_node_id: No node with id "zzz"',
-    ],
-  ])('refuses %s with a 400 naming the field, writing nothing', async (_label, overrides, message) => {
+  ])('refuses %s with a 400 naming the field, writing nothing (no draft may have it)', async (_label, overrides, message) => {
     const before = await flowCount();
     const res = await sdkFailure(retell.conversationFlow.create(flowBody(overrides)));
     expect(res).toEqual({ status: 400, body: { status: 400, message } });
@@ -281,26 +303,21 @@ describe('conversation flows', () => {
     ]);
   });
 
-  it('checks the whole resulting flow on update and writes nothing when it fails', async () => {
+  it('checks the whole resulting flow on update: graph problems go to validation, a bad schema writes nothing', async () => {
     const flow = await retell.conversationFlow.create(flowBody());
-    const replaced = await sdkFailure(
-      retell.conversationFlow.update(flow.conversation_flow_id, { nodes: [{ id: 'only', type: 'end' }] }),
-    );
-    expect(replaced).toEqual({
-      status: 400,
-      body: { status: 400, message: 'start_node_id: No node with id "start"' },
-    });
+    expect(flow).toMatchObject({ validation: [] });
     const badModel = await sdkFailure(
       retell.conversationFlow.update(flow.conversation_flow_id, { model_choice: { model: 'gpt-4o' as 'gpt-4.1', type: 'cascading' } }),
     );
     expect(badModel.body.message).toBe(`model_choice.model: Unknown model "gpt-4o"; use one of ${MODEL_LIST}`);
     expect(await retell.conversationFlow.retrieve(flow.conversation_flow_id)).toEqual(flow);
 
-    const moved = await retell.conversationFlow.update(flow.conversation_flow_id, {
-      nodes: [{ id: 'only', type: 'end' }],
-      start_node_id: null,
-    });
-    expect(moved).toMatchObject({ version: 0, start_node_id: 'only', nodes: [{ id: 'only', type: 'end' }] });
+    const replaced = await retell.conversationFlow.update(flow.conversation_flow_id, { nodes: [{ id: 'only', type: 'end' }] });
+    expect(replaced).toMatchObject({ version: 0, nodes: [{ id: 'only', type: 'end' }], validation: ['start_node_id: No node with id "start"'] });
+    expect(await retell.conversationFlow.retrieve(flow.conversation_flow_id)).toEqual(replaced);
+
+    const moved = await retell.conversationFlow.update(flow.conversation_flow_id, { start_node_id: null });
+    expect(moved).toMatchObject({ version: 0, start_node_id: 'only', nodes: [{ id: 'only', type: 'end' }], validation: [] });
   });
 
   it('refuses to delete a flow an agent runs unless forced, then deletes it with its versions', async () => {
@@ -531,6 +548,15 @@ describe('conversation flow components', () => {
       { nodes: [componentNode('c', 'component_000000000000000000000000', 'shared', 'c')] },
       'nodes.0.component_id: No component with id "component_000000000000000000000000"',
     ],
+  ])('saves a component with %s, answering the problem in validation', async (_label, overrides, message) => {
+    const before = await componentCount();
+    const component = await retell.conversationFlowComponent.create(componentBody(overrides));
+    expect(component).toMatchObject({ validation: [message] });
+    expect(await retell.conversationFlowComponent.retrieve(component.conversation_flow_component_id)).toEqual(component);
+    expect(await componentCount()).toBe(before + 1);
+  });
+
+  it.each([
     [
       'an unknown node model',
       { nodes: [{ id: 'a', type: 'end', model_choice: { model: 'gpt-4o', type: 'cascading' } }] },
@@ -544,7 +570,7 @@ describe('conversation flow components', () => {
     expect(await componentCount()).toBe(before);
   });
 
-  it('refuses an update that would make a component contain itself, directly or through another', async () => {
+  it('answers in validation an update that makes a component contain itself, directly or through another', async () => {
     const a = await retell.conversationFlowComponent.create(componentBody({ name: 'A' }));
     const aId = a.conversation_flow_component_id;
     const b = await retell.conversationFlowComponent.create(
@@ -552,19 +578,23 @@ describe('conversation flow components', () => {
     );
     const bId = b.conversation_flow_component_id;
 
-    const direct = await sdkFailure(retell.conversationFlowComponent.update(aId, { nodes: [componentNode('self', aId, 'shared', 'self')], start_node_id: null }));
-    expect(direct.body).toEqual({ status: 400, message: `nodes.0.component_id: Components cannot contain themselves (${aId} → ${aId})` });
-    const through = await sdkFailure(retell.conversationFlowComponent.update(aId, { nodes: [componentNode('to-b', bId, 'shared', 'to-b')], start_node_id: null }));
-    expect(through.body).toEqual({
-      status: 400,
-      message: `nodes.0.component_id: Components cannot contain themselves (${aId} → ${bId} → ${aId})`,
+    const direct = await retell.conversationFlowComponent.update(aId, { nodes: [componentNode('self', aId, 'shared', 'self')], start_node_id: null });
+    expect(direct).toMatchObject({ validation: [`nodes.0.component_id: Components cannot contain themselves (${aId} → ${aId})`] });
+    const through = await retell.conversationFlowComponent.update(aId, { nodes: [componentNode('to-b', bId, 'shared', 'to-b')], start_node_id: null });
+    expect(through).toMatchObject({ validation: [`nodes.0.component_id: Components cannot contain themselves (${aId} → ${bId} → ${aId})`] });
+    const edgeless = await retell.conversationFlowComponent.update(aId, { start_node_id: 'gone' });
+    expect(edgeless).toMatchObject({
+      validation: [
+        'start_node_id: No node with id "gone"',
+        `nodes.0.component_id: Components cannot contain themselves (${aId} → ${bId} → ${aId})`,
+      ],
     });
-    const edgeless = await sdkFailure(retell.conversationFlowComponent.update(aId, { start_node_id: 'gone' }));
-    expect(edgeless.body.message).toBe('start_node_id: No node with id "gone"');
-    expect(await retell.conversationFlowComponent.retrieve(aId)).toEqual({ ...a, linked_conversation_flow_ids: [] });
+    expect(await retell.conversationFlowComponent.retrieve(aId)).toEqual(edgeless);
+    // Each uses the other now, so neither can be deleted until one lets go.
+    expect((await sdkFailure(retell.conversationFlowComponent.delete(aId))).status).toBe(409);
   });
 
-  it('answers 404 for another workspace’s component and refuses it in a flow', async () => {
+  it('answers 404 for another workspace’s component, and a flow naming it as a missing one', async () => {
     const other = await app.newWorkspace();
     const foreign = (await other.api.post('/create-conversation-flow-component', { body: componentBody() })).body;
     const id = foreign.conversation_flow_component_id;
@@ -575,12 +605,16 @@ describe('conversation flow components', () => {
     ]) {
       expect(res.body).toEqual({ status: 404, message: `Conversation flow component ${id} not found` });
     }
-    const before = await flowCount();
     const flow = await app.api.post('/create-conversation-flow', {
       body: flowBody({ nodes: [componentNode('c', id, 'shared', 'c')] }),
     });
-    expect(flow.body).toEqual({ status: 400, message: `nodes.0.component_id: No component with id "${id}"` });
-    expect(await flowCount()).toBe(before);
+    expect(flow.body.validation).toEqual([`nodes.0.component_id: No component with id "${id}"`]);
+    const agentId = await agentOn(flow.body.conversation_flow_id);
+    expect((await sdkFailure(retell.agent.publish(agentId, { version: 0 }))).body.message).toBe(
+      `Version 0 of agent ${agentId} cannot be published: conversation flow ${flow.body.conversation_flow_id} version 0 is incomplete: ` +
+        `nodes.0.component_id: No component with id "${id}"`,
+    );
+    // Nothing of this workspace touched it: unchanged, linked to none of its flows.
     expect((await other.api.get(`/get-conversation-flow-component/${id}`)).body).toEqual(foreign);
   });
 

@@ -37,3 +37,124 @@ export async function newAgent(api: Api, options: { agent?: Record<string, unkno
   );
   return { agent, llm };
 }
+
+/** A chat agent on a fresh Retell LLM, through the API. */
+export async function newChatAgent(api: Api, options: { chatAgent?: Record<string, unknown>; llm?: Record<string, unknown> } = {}) {
+  const llm = await newLlm(api, options.llm);
+  const chatAgent = await created(
+    api.post('/create-chat-agent', { body: { response_engine: { type: 'retell-llm', llm_id: llm.llm_id }, ...options.chatAgent } }),
+    'a chat agent',
+  );
+  return { chatAgent, llm };
+}
+
+const when = (prompt: string) => ({ type: 'prompt' as const, prompt });
+
+/**
+ * A conversation flow in progress, every optional field set, as the compatible client's
+ * full fixtures send one: the greeting's edges already lead to a booking node not built
+ * yet, and the inline component's first node to a node not added yet. The problems it
+ * has are `FLOW_IN_PROGRESS_PROBLEMS`.
+ */
+export const flowInProgress = (overrides: Record<string, unknown> = {}) => ({
+  model_choice: { model: 'gpt-4.1', type: 'cascading', high_priority: true },
+  start_speaker: 'agent',
+  start_node_id: 'greeting',
+  global_prompt: 'You answer the phone for a dental clinic.',
+  begin_after_user_silence_ms: 2000,
+  begin_tag_display_position: { x: 100, y: 200 },
+  default_dynamic_variables: { clinic_name: 'Harbour Dental', opening_hours: '8 am to 6 pm' },
+  flex_mode: false,
+  is_transfer_cf: false,
+  kb_config: { filter_score: 0.6, top_k: 3 },
+  model_temperature: 0.7,
+  tool_call_strict_mode: true,
+  mcps: [{ name: 'calendar', url: 'https://mcp.example.com/calendar', headers: { Authorization: 'Bearer cal' }, query_params: { clinic: 'harbour' }, timeout_ms: 5000 }],
+  notes: [{ id: 'note_booking', content: 'Booking branch still to build.', display_position: { x: 300, y: 150 }, size: { height: 100, width: 200 } }],
+  tools: [
+    {
+      type: 'custom',
+      name: 'find_slot',
+      tool_id: 'tool_find_slot',
+      description: 'Find a free appointment slot',
+      url: 'https://api.example.com/slots',
+      method: 'GET',
+      parameters: { type: 'object', properties: {} },
+      timeout_ms: 1000,
+    },
+  ],
+  nodes: [
+    {
+      id: 'greeting',
+      type: 'conversation',
+      name: 'Greeting',
+      instruction: { type: 'prompt', text: 'Greet the caller and ask how you can help.' },
+      display_position: { x: 0, y: 0 },
+      interruption_sensitivity: 0.5,
+      responsiveness: 0.8,
+      edges: [{ id: 'wants_booking', transition_condition: when('The caller wants an appointment'), destination_node_id: 'book_appointment' }],
+      else_edge: { id: 'anything_else', transition_condition: when('Anything else'), destination_node_id: 'farewell' },
+      global_node_setting: {
+        condition: 'The caller asks to start over',
+        go_back_conditions: [{ id: 'start_over', transition_condition: when('Start over'), destination_node_id: 'greeting' }],
+      },
+      finetune_transition_examples: [
+        { id: 'checkup', transcript: [{ role: 'user', content: 'I need a check-up' }], destination_node_id: 'book_appointment' },
+      ],
+    },
+    { id: 'farewell', type: 'end', name: 'Farewell', display_position: { x: 400, y: 0 } },
+  ],
+  components: [
+    {
+      name: 'Collect details',
+      start_node_id: 'ask_name',
+      flex_mode: false,
+      begin_tag_display_position: { x: 0, y: 300 },
+      tools: [],
+      mcps: [],
+      notes: [],
+      nodes: [
+        {
+          id: 'ask_name',
+          type: 'conversation',
+          instruction: { type: 'prompt', text: 'Ask for their name.' },
+          edges: [{ id: 'got_name', transition_condition: when('They gave their name'), destination_node_id: 'ask_phone' }],
+        },
+      ],
+    },
+  ],
+  ...overrides,
+});
+
+export const FLOW_IN_PROGRESS_PROBLEMS = [
+  'nodes.0.edges.0.destination_node_id: No node with id "book_appointment"',
+  'nodes.0.finetune_transition_examples.0.destination_node_id: No node with id "book_appointment"',
+  'components.0.nodes.0.edges.0.destination_node_id: No node with id "ask_phone"',
+];
+
+/** The nodes that complete `flowInProgress`: the booking node its greeting leads to. */
+export const bookingNode = () => ({
+  id: 'book_appointment',
+  type: 'conversation',
+  instruction: { type: 'prompt', text: 'Find a slot and book it.' },
+  always_edge: { id: 'booked', transition_condition: when('Booked'), destination_node_id: 'farewell' },
+});
+
+/** A shared component in progress: its only node leads to a node not added yet. */
+export const componentInProgress = (overrides: Record<string, unknown> = {}) => ({
+  name: 'Insurance check',
+  start_node_id: 'ask_insurer',
+  nodes: [
+    {
+      id: 'ask_insurer',
+      type: 'conversation',
+      instruction: { type: 'prompt', text: 'Ask which insurer they are with.' },
+      edges: [{ id: 'named', transition_condition: when('They named an insurer'), destination_node_id: 'check_cover' }],
+    },
+  ],
+  tools: [],
+  mcps: [],
+  notes: [{ id: 'note_cover', content: 'Cover check to come.' }],
+  flex_mode: false,
+  ...overrides,
+});

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_VOICE_ID, DEFAULT_VOICE_MODEL, VOICE_CATALOGUE, assertVoiceUsable } from '../../shared/voices/voices.ts';
 import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
+import { sdkFailure } from '../support/sdk.ts';
 
 const app = await startTestApp();
 const retell = (apiKey = app.workspace.api_key) => new Retell({ apiKey, baseURL: app.url, maxRetries: 0 });
@@ -241,10 +242,55 @@ describe('community voices (built-in provider)', () => {
     expect(cartesia).toMatchObject({ provider: 'cartesia', gender: 'female', voice_id: expect.stringMatching(/^cartesia-custom_voice_/) });
   });
 
+  it('adds with only provider_voice_id and voice_name, finding the library and the owner by the voice’s ID', async () => {
+    const { api_key } = await app.newWorkspace();
+    const client = retell(api_key);
+    const harbour = await client.voice.addResource({ provider_voice_id: 'mockEL0001harbour', voice_name: 'Harbour' });
+    expect(harbour).toMatchObject({ voice_id: expect.stringMatching(/^11labs-custom_voice_/), provider: 'elevenlabs', accent: 'Australian' });
+    const reef = await client.voice.addResource({ provider_voice_id: 'mockfish0001reef', voice_name: 'Reef' });
+    expect(reef).toMatchObject({ voice_id: expect.stringMatching(/^fish_audio-custom_voice_/), provider: 'fish_audio', gender: 'male' });
+    // The provider given, the owner not: ElevenLabs' owner is found by the voice's ID.
+    const thames = await client.voice.addResource({ provider_voice_id: 'mockEL0004thames', voice_name: 'Thames', voice_provider: 'elevenlabs' });
+    expect(thames).toMatchObject({ provider: 'elevenlabs', accent: 'British' });
+    expect((await client.voice.list()).slice(-3)).toEqual([harbour, reef, thames]);
+  });
+
+  it('refuses only an ambiguous voice, naming the field that tells them apart, and adds it once that field is given', async () => {
+    const { api_key } = await app.newWorkspace();
+    const client = retell(api_key);
+    expect(await sdkFailure(client.voice.addResource({ provider_voice_id: 'mock-shared-0001-ember', voice_name: 'Ember' }))).toEqual({
+      status: 400,
+      body: {
+        status: 400,
+        message: 'voice_provider: Required: community voice "mock-shared-0001-ember" is in more than one library (cartesia, minimax)',
+      },
+    });
+    const ember = await client.voice.addResource({ provider_voice_id: 'mock-shared-0001-ember', voice_name: 'Ember', voice_provider: 'minimax' });
+    expect(ember).toMatchObject({ provider: 'minimax', voice_id: expect.stringMatching(/^minimax-custom_voice_/) });
+
+    for (const body of [
+      { provider_voice_id: 'mockEL0006echo', voice_name: 'Echo' },
+      { provider_voice_id: 'mockEL0006echo', voice_name: 'Echo', voice_provider: 'elevenlabs' as const },
+    ]) {
+      expect(await sdkFailure(client.voice.addResource(body))).toEqual({
+        status: 400,
+        body: {
+          status: 400,
+          message: 'public_user_id: Required: community voice "mockEL0006echo" has more than one owner (mock_owner_03, mock_owner_05)',
+        },
+      });
+    }
+    const echo = await client.voice.addResource({ provider_voice_id: 'mockEL0006echo', voice_name: 'Echo', public_user_id: 'mock_owner_05' });
+    expect(echo).toMatchObject({ provider: 'elevenlabs', accent: 'Irish' });
+    expect((await client.voice.list()).slice(-2)).toEqual([ember, echo]);
+  });
+
   it.each([
     [{ provider_voice_id: 'nope', public_user_id: 'mock_owner_01', voice_name: 'x' }, 404, 'Community voice not found'],
     [{ provider_voice_id: 'mockEL0001harbour', public_user_id: 'someone_else', voice_name: 'x' }, 404, 'Community voice not found'],
-    [{ provider_voice_id: 'mockEL0001harbour', voice_name: 'x' }, 400, 'public_user_id: Required for voice_provider elevenlabs'],
+    [{ provider_voice_id: 'nope', voice_name: 'x' }, 404, 'Community voice "nope" not found in any community library'],
+    [{ provider_voice_id: 'mockEL0001harbour', voice_name: 'x', voice_provider: 'cartesia' }, 404, 'Community voice not found'],
+    [{ provider_voice_id: 'mock-cartesia-0001-wren', voice_name: 'x', voice_provider: 'elevenlabs' }, 404, 'Community voice "mock-cartesia-0001-wren" not found in the elevenlabs library'],
     [{ provider_voice_id: 'mockEL0001harbour', public_user_id: 'mock_owner_01' }, 400, 'voice_name: Required'],
   ])('refuses to add %j', async (body, status, message) => {
     const res = await app.api.post('/add-community-voice', { body });
@@ -436,6 +482,17 @@ describe('the ElevenLabs client, against a fake vendor on 127.0.0.1', () => {
     });
     const preview = await app.api.get(`/voice-preview/${voice.voice_id}`);
     expect(preview.body).toEqual({ voice_id: voice.voice_id, preview_audio_url: 'https://cdn.fake/el_added_1.mp3' });
+  });
+
+  it('finds the owner of a shared voice given without public_user_id in the shared library, by its ID', async () => {
+    fake.received.length = 0;
+    const voice = await retell().voice.addResource({ provider_voice_id: 'shared_2', voice_name: 'Found', voice_provider: 'elevenlabs' });
+    expect(fake.received.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /v1/shared-voices?search=shared_2&page_size=100',
+      'POST /v1/voices/add/owner_9/shared_2',
+      'GET /v1/voices/el_added_1',
+    ]);
+    expect(voice).toMatchObject({ voice_name: 'Found', provider: 'elevenlabs' });
   });
 
   it('maps vendor failures: 404 → 404, 422 → 400 with its message, 5xx and bad credentials → 502', async () => {

@@ -27,8 +27,33 @@ export function optionalQueryInt(options: { min: number; max: number }) {
   return strictInt(options.min, options.max).optional();
 }
 
-/** `?version=` of a versioned resource (versions are 9-digit numbers in the store's keys). */
-export const versionQuery = () => z.object({ version: optionalQueryInt({ min: 0, max: 999_999_999 }) });
+/** Versions are numbers of up to 9 digits (the store's keys). */
+export const MAX_VERSION = 999_999_999;
+
+/**
+ * An environment tag's name. Never a number, `latest` or `latest_published` (the
+ * agents domain refuses those names), so a version reference is never ambiguous.
+ */
+export const TAG_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+const VERSION_REFERENCE_MESSAGE = 'Must be a version number, "latest", "latest_published" or an environment tag name';
+
+/**
+ * A version reference in a query string or path (spec, Versioning 4): a version number,
+ * `latest`, `latest_published` or an environment tag name (the two words fit the tag
+ * pattern). Numbers come out as numbers, the rest as the string; a string of digits too
+ * long for a version is neither. Resolved by `resolveVersion` (shared/platform/store/versions.ts).
+ */
+export const versionReferenceQuery = () =>
+  z
+    .string()
+    .regex(TAG_NAME, VERSION_REFERENCE_MESSAGE)
+    .refine((value) => !/^[0-9]{10,}$/.test(value), VERSION_REFERENCE_MESSAGE)
+    .transform((value): number | string => (/^[0-9]+$/.test(value) ? Number(value) : value))
+    .describe('A version number, `latest`, `latest_published` or an environment tag name');
+
+/** `?version=` of a versioned resource: a version reference, the latest version when absent. */
+export const versionQuery = () => z.object({ version: versionReferenceQuery().optional() });
 
 export function idOf(kind: IdKind, label: string) {
   return z.string().regex(idPattern(kind), `Must be ${label} (${idPrefix[kind]} followed by 24 hex characters)`);

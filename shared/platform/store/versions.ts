@@ -70,15 +70,69 @@ export async function getVersion(
   return recordOf(item);
 }
 
-/** The given version, or the latest one (one read either way). */
+/**
+ * A reference to one version (spec, Versioning 4): a version number, `latest`,
+ * `latest_published` or an environment tag name (a string of digits is a number).
+ */
+export type VersionReference = number | string;
+
+/** An environment tag's version, for the kinds that have tags (voice agents); undefined when there is no such tag. */
+export type TagLookup<T extends { version: number } = { version: number }> = (name: string) => Promise<T | undefined>;
+
+export interface ResolvedVersion<T extends { version: number } = { version: number }> {
+  record: VersionRecord;
+  resolvedFrom: 'version' | 'latest' | 'latest_published' | 'tag';
+  /** The tag, when a tag named the version. */
+  tag?: T;
+}
+
+const VERSION_NUMBER = /^[0-9]{1,9}$/;
+
+/**
+ * The one resolver of version references: every read or edit that takes a version goes
+ * through it. Absent means `latest`. `latest_published` is the highest published version.
+ * A tag is looked up with `findTag` (kinds without tags pass none, and a tag name names
+ * nothing). A resource that does not exist is its own 404; a reference that names no
+ * version is a VersionNotFound naming the reference.
+ */
+export async function resolveVersion<T extends { version: number }>(
+  workspaceId: string,
+  kind: VersionedKind,
+  id: string,
+  reference: VersionReference | undefined,
+  findTag?: TagLookup<T>,
+): Promise<ResolvedVersion<T>> {
+  const ref = typeof reference === 'string' && VERSION_NUMBER.test(reference) ? Number(reference) : reference;
+  if (typeof ref === 'number') return { record: await getVersion(workspaceId, kind, id, ref), resolvedFrom: 'version' };
+  const head = await getHead(workspaceId, kind, id);
+  if (ref === undefined || ref === 'latest') return { record: head.latest, resolvedFrom: 'latest' };
+  if (ref === 'latest_published') {
+    // The latest version is the highest; when it is a draft, the highest published one is found among all.
+    const published = head.latest.is_published ? head.latest : await latestPublished(workspaceId, kind, id);
+    if (!published) throw new VersionNotFound(`${KIND_LABEL[kind]} ${id} has no published version ("latest_published")`);
+    return { record: published, resolvedFrom: 'latest_published' };
+  }
+  const tag = findTag ? await findTag(ref) : undefined;
+  if (!tag) throw new VersionNotFound(`${KIND_LABEL[kind]} ${id} has no version or tag "${ref.slice(0, 64)}"`);
+  const record = tag.version === head.latest_version ? head.latest : await getVersion(workspaceId, kind, id, tag.version);
+  return { record, resolvedFrom: 'tag', tag };
+}
+
+async function latestPublished(workspaceId: string, kind: VersionedKind, id: string): Promise<VersionRecord | undefined> {
+  const items = await queryAll<VersionItem>(keys.resourceVersions(workspaceId, kind, id));
+  const found = items.filter((item) => item.is_published).at(-1);
+  return found && recordOf(found);
+}
+
+/** The version a reference names, or the latest one. */
 export async function readRecord(
   workspaceId: string,
   kind: VersionedKind,
   id: string,
-  version?: number,
+  reference?: VersionReference,
+  findTag?: TagLookup,
 ): Promise<VersionRecord> {
-  if (version === undefined) return (await getHead(workspaceId, kind, id)).latest;
-  return getVersion(workspaceId, kind, id, version);
+  return (await resolveVersion(workspaceId, kind, id, reference, findTag)).record;
 }
 
 export async function listHeads(workspaceId: string, kind: VersionedKind): Promise<HeadItem[]> {
@@ -182,22 +236,24 @@ export interface Draft {
 }
 
 /**
- * The draft an edit applies to: the given version (which must be a draft), or the latest
- * version, or — when the latest is published — a new draft branched from it.
+ * The draft an edit applies to: the version a reference names (which must be a draft), or
+ * the latest version, or — when the latest is published — a new draft branched from it.
  */
 export async function draftFor(
   workspaceId: string,
   kind: VersionedKind,
   id: string,
-  version: number | undefined,
+  reference: VersionReference | undefined,
   nowMs: number,
+  findTag?: TagLookup,
 ): Promise<Draft> {
-  const head = await getHead(workspaceId, kind, id);
-  if (version !== undefined) {
-    const record = version === head.latest_version ? head.latest : await getVersion(workspaceId, kind, id, version);
-    if (record.is_published) throw publishedVersion(kind, id, version);
-    return { head, record, isNew: false };
+  if (reference !== undefined) {
+    const { record } = await resolveVersion(workspaceId, kind, id, reference, findTag);
+    if (record.is_published) throw publishedVersion(kind, id, record.version);
+    // The head, read after the version, is what the write is conditional on.
+    return { head: await getHead(workspaceId, kind, id), record, isNew: false };
   }
+  const head = await getHead(workspaceId, kind, id);
   if (!head.latest.is_published) return { head, record: head.latest, isNew: false };
   return { head, record: branch(head, head.latest, nowMs), isNew: true };
 }

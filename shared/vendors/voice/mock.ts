@@ -23,9 +23,14 @@ export const MOCK_COMMUNITY_LIBRARY: readonly MockCommunityVoice[] = [
   { provider: 'elevenlabs', provider_voice_id: 'mockEL0003maple', name: 'Maple', description: 'Calm, reassuring voice for healthcare reminders', public_user_id: 'mock_owner_02', gender: 'female', accent: 'Canadian', age: 'Middle Aged' },
   { provider: 'elevenlabs', provider_voice_id: 'mockEL0004thames', name: 'Thames', description: 'Crisp British newsreader', public_user_id: 'mock_owner_03', gender: 'male', accent: 'British', age: 'Old' },
   { provider: 'elevenlabs', provider_voice_id: 'mockEL0005koa', name: 'Koa', description: 'Upbeat sales voice, energetic and warm', public_user_id: 'mock_owner_04', gender: 'male', accent: 'American', age: 'Young' },
+  // One voice ID under two owners, and one ID in two libraries: adding either needs the field that tells them apart.
+  { provider: 'elevenlabs', provider_voice_id: 'mockEL0006echo', name: 'Echo', description: 'Lively podcast host', public_user_id: 'mock_owner_03', gender: 'female', accent: 'Irish', age: 'Young' },
+  { provider: 'elevenlabs', provider_voice_id: 'mockEL0006echo', name: 'Echo', description: 'Lively podcast host', public_user_id: 'mock_owner_05', gender: 'female', accent: 'Irish', age: 'Young' },
   { provider: 'cartesia', provider_voice_id: 'mock-cartesia-0001-wren', name: 'Wren', description: 'Soft-spoken receptionist', gender: 'female', accent: 'British', age: 'Young' },
   { provider: 'cartesia', provider_voice_id: 'mock-cartesia-0002-flint', name: 'Flint', description: 'Deep, steady voice for collections', gender: 'male', accent: 'American', age: 'Middle Aged' },
+  { provider: 'cartesia', provider_voice_id: 'mock-shared-0001-ember', name: 'Ember', description: 'Smoky late-night radio host', gender: 'male', accent: 'American', age: 'Middle Aged' },
   { provider: 'minimax', provider_voice_id: 'mock_minimax_0001_lotus', name: 'Lotus', description: 'Gentle narrator', gender: 'female', accent: 'American', age: 'Young' },
+  { provider: 'minimax', provider_voice_id: 'mock-shared-0001-ember', name: 'Ember', description: 'Smoky late-night radio host', gender: 'male', accent: 'American', age: 'Middle Aged' },
   { provider: 'fish_audio', provider_voice_id: 'mockfish0001reef', name: 'Reef', description: 'Laid-back surfer voice with an Australian accent', gender: 'male', accent: 'Australian', age: 'Young' },
   { provider: 'inworld', provider_voice_id: 'mock-inworld-0001-sage', name: 'Sage', description: 'Thoughtful, measured advisor', gender: 'female', accent: 'American', age: 'Old' },
 ];
@@ -56,6 +61,12 @@ export const mockVoiceVendor: VoiceVendor = {
         ...(description ? { description } : {}),
         ...(public_user_id ? { public_user_id } : {}),
       }));
+  },
+
+  async findCommunity({ provider, providerVoiceId }) {
+    return MOCK_COMMUNITY_LIBRARY.filter((voice) => voice.provider === provider && voice.provider_voice_id === providerVoiceId).map(
+      ({ provider_voice_id, name, public_user_id }) => ({ provider_voice_id, name, ...(public_user_id ? { public_user_id } : {}) }),
+    );
   },
 
   async addCommunity({ provider, providerVoiceId, publicUserId }): Promise<VendorVoice> {

@@ -54,6 +54,8 @@ export interface VoiceVendor {
   readonly kind: string;
   clone(input: { provider: CloneProvider; voiceName: string; files: readonly AudioSample[] }): Promise<VendorVoice>;
   searchCommunity(input: { provider: CommunityProvider; query: string }): Promise<CommunityVoice[]>;
+  /** The community library's entries with exactly this voice ID (one per owner); empty when it has none. */
+  findCommunity(input: { provider: CommunityProvider; providerVoiceId: string }): Promise<CommunityVoice[]>;
   addCommunity(input: {
     provider: CommunityProvider;
     providerVoiceId: string;
@@ -67,6 +69,8 @@ export interface VoiceVendor {
 export const ELEVENLABS_DEFAULT_BASE_URL = 'https://api.elevenlabs.io';
 const VENDOR_TIMEOUT_MS = 30_000;
 const MAX_SEARCH_RESULTS = 30;
+/** How many of the library's search hits for an ID are checked for that exact ID. */
+const MAX_LOOKUP_RESULTS = 100;
 
 /** The adapter for one provider: the real client when its settings are present, else the mock. */
 export async function voiceVendorFor(provider: VoiceProvider): Promise<VoiceVendor> {
@@ -129,6 +133,22 @@ export class ElevenLabsVoiceVendor implements VoiceVendor {
         provider_voice_id: voice.voice_id!,
         name: voice.name ?? voice.voice_id!,
         ...(voice.description ? { description: voice.description } : {}),
+        ...(voice.public_owner_id ? { public_user_id: voice.public_owner_id } : {}),
+      }));
+  }
+
+  /**
+   * The shared library has no lookup by ID: its search (which matches names, descriptions
+   * and IDs) is asked for the ID, and only exact matches are kept.
+   */
+  async findCommunity(input: { providerVoiceId: string }): Promise<CommunityVoice[]> {
+    const query = new URLSearchParams({ search: input.providerVoiceId, page_size: String(MAX_LOOKUP_RESULTS) });
+    const found = await this.request<{ voices?: ElevenLabsSharedVoice[] }>('GET', `/v1/shared-voices?${query}`);
+    return (found.voices ?? [])
+      .filter((voice) => voice.voice_id === input.providerVoiceId)
+      .map((voice) => ({
+        provider_voice_id: voice.voice_id!,
+        name: voice.name ?? voice.voice_id!,
         ...(voice.public_owner_id ? { public_user_id: voice.public_owner_id } : {}),
       }));
   }
