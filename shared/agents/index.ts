@@ -13,3 +13,8 @@ export { DEFAULT_LLM_MODEL, LLM_MODELS, llmModel } from './models.ts';
 export type { LlmModel, S2S_MODELS } from './models.ts';
 export { addAgentReferenceItems, removeAgentReferenceItems } from './references.ts';
 export type { AgentReferrer } from './references.ts';
+export { getChatAgent } from './chat-agents.ts';
+export type { ChatAgent } from './chat-agent-schemas.ts';
+export { getFlow } from './conversation-flows.ts';
+export type { ConversationFlow } from './flow-schemas.ts';
+export type { ResponseEngine } from './agent-fields.ts';

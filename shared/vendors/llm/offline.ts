@@ -28,8 +28,10 @@ import {
  * Built in: `agent_definition` (see `agentDefinition` below).
  *
  * Tools (`request.tools`), so conversations exercise them without a real model:
- * - it calls a tool only when the last message is the user's, and then at most one: the
- *   first tool (in the request's order) one of whose keywords the user's line contains;
+ * - a `toolChoice` naming a tool is obeyed: that tool is called whatever the line says;
+ * - otherwise it calls a tool only when the last message is the user's, and then at most
+ *   one: the first tool (in the request's order) one of whose keywords the user's line
+ *   contains;
  * - a tool's keywords are its `offlineKeywords` when the caller gives them (the
  *   conversation runtime does for `end_call`, `transfer_call` and flow edges), else the
  *   words of its name split on `_`, `-` and camelCase, lowercased, of 4 letters or more,
@@ -181,10 +183,14 @@ export function lineHasKeyword(words: readonly string[], keyword: string): boole
 function offlineToolCall(request: CompletionRequest): ToolCall | undefined {
   if (!request.tools?.length || request.responseFormat === 'json') return undefined;
   const last = request.messages.at(-1);
-  if (last?.role !== 'user') return undefined;
-  const line = collapse(last.content);
+  const line = collapse(lastUser(request.messages));
+  const forced = typeof request.toolChoice === 'object' ? request.toolChoice.name : undefined;
+  if (forced === undefined && last?.role !== 'user') return undefined;
   const words = lineWords(line);
-  const tool = request.tools.find((candidate) => offlineToolKeywords(candidate).some((keyword) => lineHasKeyword(words, keyword)));
+  const tool =
+    forced !== undefined
+      ? request.tools.find((candidate) => candidate.name === forced)
+      : request.tools.find((candidate) => offlineToolKeywords(candidate).some((keyword) => lineHasKeyword(words, keyword)));
   if (!tool) return undefined;
   return {
     // Deterministic and unique within a conversation (the message count only grows).

@@ -154,6 +154,9 @@ export class OpenAiCompatibleModel implements LanguageModel {
             })),
           }
         : {}),
+      ...(request.tools?.length && typeof request.toolChoice === 'object'
+        ? { tool_choice: { type: 'function', function: { name: request.toolChoice.name } } }
+        : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
       ...(request.responseFormat === 'json' ? { response_format: { type: 'json_object' } } : {}),

@@ -57,6 +57,8 @@ export interface CompletionRequest {
   timeoutMs?: number;
   /** Functions the model may call; its answer then carries `toolCalls` instead of (or beside) text. */
   tools?: readonly ToolDefinition[];
+  /** `auto` (the default) lets the model choose; `{name}` makes it call that tool (OpenAI `tool_choice`). */
+  toolChoice?: 'auto' | { name: string };
 }
 
 export interface TokenUsage {
