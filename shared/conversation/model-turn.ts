@@ -142,43 +142,58 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
     const spoke = answer.content.trim() !== '';
     out.say(answer.content);
     if (!answer.toolCalls?.length) return {};
-    let ranFunction = false;
+    // A static execution message ("One moment…") is said before the calls, when the model said nothing itself.
+    if (!spoke) {
+      for (const call of answer.toolCalls) {
+        const tool = options.tools.find((candidate) => candidate.definition.name === call.name);
+        if (tool && tool.kind !== 'transition' && speakExecutionMessage(out, tool.tool)) break;
+      }
+    }
+    // Every call first, then every result: one assistant message with its calls, then the
+    // results, which is the order providers expect them back in.
     for (const call of answer.toolCalls) {
-      const tool = options.tools.find((candidate) => candidate.definition.name === call.name);
       out.record({ role: 'tool_call_invocation', tool_call_id: call.id, name: call.name, arguments: call.arguments });
+    }
+    let ranFunction = false;
+    let outcome: { transitionTo?: string } | undefined;
+    for (const call of answer.toolCalls) {
+      const result = (content: string, successful: boolean) =>
+        out.record({ role: 'tool_call_result', tool_call_id: call.id, content, successful });
+      if (outcome || out.done) {
+        // A call after one that ended, transferred or moved the conversation is not run.
+        result('Not run: the conversation moved on.', false);
+        continue;
+      }
+      const tool = options.tools.find((candidate) => candidate.definition.name === call.name);
       const args = parseArguments(call.arguments);
       if (!tool) {
-        out.record({ role: 'tool_call_result', tool_call_id: call.id, content: `Error: there is no tool named ${call.name}`, successful: false });
+        result(`Error: there is no tool named ${call.name}`, false);
         ranFunction = true;
-        continue;
-      }
-      if (tool.kind === 'transition') {
-        out.record({ role: 'tool_call_result', tool_call_id: call.id, content: `Moved on to ${tool.target}`, successful: true });
-        return { transitionTo: tool.target };
-      }
-      if (!spoke) speakExecutionMessage(out, tool.tool);
-      if (tool.kind === 'end_call') {
-        out.record({ role: 'tool_call_result', tool_call_id: call.id, content: 'The call was ended.', successful: true });
+      } else if (tool.kind === 'transition') {
+        result(`Moved on to ${tool.target}`, true);
+        outcome = { transitionTo: tool.target };
+      } else if (tool.kind === 'end_call') {
+        result('The call was ended.', true);
         out.end = { reason: 'agent_hangup' };
         state.ended = true;
-        return {};
-      }
-      if (tool.kind === 'transfer_call') {
+      } else if (tool.kind === 'transfer_call') {
         const transfer = transferOf(tool.tool, args, variablesOf(state));
         if (transfer) {
-          out.record({ role: 'tool_call_result', tool_call_id: call.id, content: `Transferring the call to ${transfer.number}.`, successful: true });
+            result(`Transferring the call to ${transfer.number}.`, true);
           out.transfer = transfer;
-          return {};
+        } else {
+          result('Error: no number to transfer to', false);
+          ranFunction = true;
         }
-        out.record({ role: 'tool_call_result', tool_call_id: call.id, content: 'Error: no number to transfer to', successful: false });
+      } else {
+        const done = await runCustomFunction(state, tool.tool, args);
+        result(done.content, done.successful);
+        Object.assign(state.collected_dynamic_variables, done.variables);
         ranFunction = true;
-        continue;
       }
-      const outcome = await runCustomFunction(state, tool.tool, args);
-      out.record({ role: 'tool_call_result', tool_call_id: call.id, content: outcome.content, successful: outcome.successful });
-      Object.assign(state.collected_dynamic_variables, outcome.variables);
-      ranFunction = true;
     }
+    if (outcome) return outcome;
+    if (out.done) return {};
     if (!ranFunction) return {};
   }
   return {};
@@ -218,9 +233,11 @@ export function callContext(state: ConversationState): Record<string, unknown> {
 }
 
 /** A static execution message is spoken as it is; a prompt-type one would need another model call, so it is not spoken. */
-function speakExecutionMessage(out: TurnOutput, tool: RetellTool): void {
-  if (tool.speak_during_execution !== true || tool.execution_message_type !== 'static_text') return;
-  if (typeof tool.execution_message_description === 'string') out.say(fillTemplate(tool.execution_message_description, variablesOf(out.state)));
+function speakExecutionMessage(out: TurnOutput, tool: RetellTool): boolean {
+  if (tool.speak_during_execution !== true || tool.execution_message_type !== 'static_text') return false;
+  if (typeof tool.execution_message_description !== 'string' || !tool.execution_message_description.trim()) return false;
+  out.say(fillTemplate(tool.execution_message_description, variablesOf(out.state)));
+  return true;
 }
 
 /** transfer_call's destination and kind: a predefined number (placeholders filled) or the model's `number`; warm for the warm options. */
