@@ -193,6 +193,35 @@ describe('through an OpenAI-compatible provider', () => {
     expect(fake.requests.at(-1)!.body.messages).toEqual([{ role: 'system', content: 'Greet warmly.' }]);
   });
 
+  it('sends the model only what fits the token limit: the system prompt, then the latest turns, a tool call with its result', async () => {
+    const { agent } = await newAgent(app.api, { llm: { general_prompt: 'Keep it short.', begin_message: '' } });
+    const state = await openConversation({
+      workspaceId: app.workspace.workspace_id,
+      agentId: agent.agent_id,
+      agentVersion: agent.version,
+      callId: 'call_0123456789abcdef0123cafe',
+      channel: 'chat',
+      dynamicVariables: {},
+      llmTokenLimit: 1024,
+    });
+    // 1,024 tokens less 300 for the reply and 4 for the prompt leave 720: about 2,880 characters.
+    const long = (letter: string) => letter.repeat(1200); // 300 tokens
+    state.history.push(
+      { role: 'user', content: long('a') },
+      { role: 'tool_call_invocation', tool_call_id: 'old', name: 'lookup', arguments: '{}' },
+      // After the latest two turns 418 tokens are left; the call (2) and its result (500) go together, never the call alone.
+      { role: 'tool_call_result', tool_call_id: 'old', content: 'b'.repeat(2000) },
+      { role: 'agent', content: long('c') },
+    );
+    fake.enqueue({ body: completion('Short answer.') });
+    await agentTurn(state, { type: 'user_said', text: 'And now?' });
+    expect(fake.requests[0]!.body.messages).toEqual([
+      { role: 'system', content: 'Keep it short.' },
+      { role: 'assistant', content: long('c') },
+      { role: 'user', content: 'And now?' },
+    ]);
+  });
+
   it("moves between a multi-state LLM's states through their edge tools", async () => {
     const { state } = await open({
       general_prompt: 'You are a clinic receptionist.',
