@@ -15,3 +15,8 @@ export { addAgentReferenceItems, removeAgentReferenceItems } from './references.
 export { assertRunnable } from './runnable.ts';
 export type { AgentReferrer } from './references.ts';
 export type { VersionReference } from './version-references.ts';
+export { getChatAgent } from './chat-agents.ts';
+export type { ChatAgent } from './chat-agent-schemas.ts';
+export { getFlow } from './conversation-flows.ts';
+export type { ConversationFlow } from './flow-schemas.ts';
+export type { ResponseEngine } from './agent-fields.ts';

@@ -2,5 +2,5 @@
  * What other domains may use of webhooks: queue a delivery, and sign or verify a body the
  * way every outgoing webhook (and custom function request) is signed.
  */
-export { enqueueWebhook, signWebhook, verifyWebhookSignature, webhookSigningSecret, NoSigningKey } from './webhooks.ts';
+export { enqueueWebhook, NoSigningKey, signWebhook, verifyWebhookSignature, webhookSigningSecret } from './webhooks.ts';
 export type { EnqueueWebhookInput } from './webhooks.ts';

@@ -158,3 +158,20 @@ export const componentInProgress = (overrides: Record<string, unknown> = {}) => 
   flex_mode: false,
   ...overrides,
 });
+/** A conversation flow through the API: one static conversation node unless `nodes` are given. */
+export const newFlow = (api: Api, overrides: Record<string, unknown> = {}) =>
+  created(
+    api.post('/create-conversation-flow', {
+      body: {
+        model_choice: { model: 'gpt-4.1', type: 'cascading' },
+        start_speaker: 'agent',
+        nodes: [{ id: 'start', type: 'conversation', instruction: { type: 'static_text', text: 'Hello.' } }],
+        ...overrides,
+      },
+    }),
+    'a conversation flow',
+  );
+
+/** A voice agent on any response engine (`{type: 'conversation-flow', …}`, `{type: 'custom-llm', …}`), through the API. */
+export const newAgentOn = (api: Api, responseEngine: Record<string, unknown>, overrides: Record<string, unknown> = {}) =>
+  created(api.post('/create-agent', { body: { response_engine: responseEngine, ...overrides } }), 'an agent');

@@ -68,6 +68,30 @@ export function completion(
   };
 }
 
+/** A chat completion whose message only calls tools (`content: null`, `finish_reason: tool_calls`), as OpenAI sends it. */
+export function toolCallCompletion(
+  calls: { id: string; name: string; arguments: unknown }[],
+  options: { model?: string; content?: string | null } = {},
+) {
+  const body = completion(options.content ?? null, { model: options.model, finish_reason: 'tool_calls' });
+  return {
+    ...body,
+    choices: [
+      {
+        ...body.choices[0]!,
+        message: {
+          ...body.choices[0]!.message,
+          tool_calls: calls.map((call) => ({
+            id: call.id,
+            type: 'function',
+            function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) },
+          })),
+        },
+      },
+    ],
+  };
+}
+
 /** The chunks of a streamed completion: one per delta, a finishing chunk, and a usage chunk. */
 export function streamChunks(
   deltas: string[],

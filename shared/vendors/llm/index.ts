@@ -6,7 +6,7 @@ import { OpenAiCompatibleModel } from './openai-compatible.ts';
 import type { CompletionRequest, LanguageModel } from './types.ts';
 
 export * from './types.ts';
-export { OfflineModel, defineOfflineShape, type OfflineInput, type OfflineShape } from './offline.ts';
+export { OfflineModel, defineOfflineShape, lineHasKeyword, lineWords, offlineToolKeywords, type OfflineInput, type OfflineShape } from './offline.ts';
 export { OpenAiCompatibleModel, type OpenAiCompatibleOptions } from './openai-compatible.ts';
 
 /**

@@ -7,6 +7,8 @@ import {
   type CompletionRequest,
   type LanguageModel,
   type StreamEvent,
+  type ToolCall,
+  type ToolDefinition,
 } from './types.ts';
 
 /**
@@ -24,6 +26,26 @@ import {
  *   next to its prompt, so the offline object has the fields its parser expects;
  * - an unregistered hint is a programming error and throws.
  * Built in: `agent_definition` (see `agentDefinition` below).
+ *
+ * Tools (`request.tools`), so conversations exercise them without a real model:
+ * - a `toolChoice` naming a tool is obeyed: that tool is called whatever the line says;
+ * - otherwise it calls a tool only when the last message is the user's, and then at most
+ *   one: the first tool (in the request's order) one of whose keywords the user's line
+ *   contains;
+ * - a tool's keywords are its `offlineKeywords` when the caller gives them (the
+ *   conversation runtime does for `end_call`, `transfer_call` and flow edges), else the
+ *   words of its name split on `_`, `-` and camelCase, lowercased, of 4 letters or more,
+ *   less `call`, `tool`, `tools` and `function` (`book_appointment`: `book`,
+ *   `appointment`);
+ * - a keyword matches a word of the user's line that equals it or starts with it
+ *   (`appointment` matches "appointments", `book` matches "booking"); a keyword of several
+ *   words matches those words in a row;
+ * - the arguments come from the tool's JSON-schema `parameters`, property by property:
+ *   `const`, else the first `enum` value, else `default`, else by type: a string is the
+ *   user's line (up to 200 characters), a number or integer 1, a boolean true, an array
+ *   [], an object built the same way from its own properties;
+ * - after a tool's result (the last message is a `tool` message) it answers in text,
+ *   quoting the result.
  *
  * Token counts are estimated at ~4 characters a token.
  */
@@ -49,6 +71,17 @@ export class OfflineModel implements LanguageModel {
 
   async complete(request: CompletionRequest): Promise<Completion> {
     request.signal?.throwIfAborted();
+    const call = offlineToolCall(request);
+    if (call) {
+      return {
+        content: '',
+        usage: { prompt_tokens: estimatePromptTokens(request.messages), completion_tokens: estimateTokens(call.name + call.arguments) },
+        model: request.model,
+        provider: this.provider,
+        finishReason: 'tool_calls',
+        toolCalls: [call],
+      };
+    }
     const content = offlineContent(request);
     return {
       content,
@@ -93,9 +126,13 @@ function offlineContent(request: CompletionRequest): string {
 }
 
 function textReply({ request, user }: OfflineInput): string {
-  const reply = user
-    ? `You said: "${cut(user, 200)}". This is Parley's offline model; set LLM_BASE_URL for real answers.`
-    : "Hello! This is Parley's offline model; set LLM_BASE_URL for real answers.";
+  const last = request.messages.at(-1);
+  const reply =
+    last?.role === 'tool'
+      ? `The ${toolNameOf(request.messages, last.toolCallId)} tool answered: "${cut(collapse(last.content), 200)}".`
+      : user
+        ? `You said: "${cut(user, 200)}". This is Parley's offline model; set LLM_BASE_URL for real answers.`
+        : "Hello! This is Parley's offline model; set LLM_BASE_URL for real answers.";
   return request.maxTokens !== undefined ? reply.slice(0, Math.max(1, request.maxTokens) * 4) : reply;
 }
 
@@ -107,6 +144,89 @@ function lastUser(messages: readonly ChatMessage[]): string {
 }
 
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+function toolNameOf(messages: readonly ChatMessage[], id: string | undefined): string {
+  for (const message of messages) {
+    const call = message.toolCalls?.find((candidate) => candidate.id === id);
+    if (call) return call.name;
+  }
+  return 'function';
+}
+
+const GENERIC_NAME_WORDS = new Set(['call', 'tool', 'tools', 'function']);
+
+/** A tool's keywords for the offline model: its `offlineKeywords`, else its name's words (see the rules above). */
+export function offlineToolKeywords(tool: ToolDefinition): string[] {
+  if (tool.offlineKeywords) return tool.offlineKeywords.map((word) => collapse(word.toLowerCase())).filter(Boolean);
+  return tool.name
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z]+/)
+    .filter((word) => word.length >= 4 && !GENERIC_NAME_WORDS.has(word));
+}
+
+/** The words of a line: lowercase runs of letters (and digits). */
+export function lineWords(line: string): string[] {
+  return line.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+}
+
+/** Does the line contain the keyword: a word equal to it or starting with it, or for several words, those words in a row. */
+export function lineHasKeyword(words: readonly string[], keyword: string): boolean {
+  const parts = keyword.split(' ');
+  if (parts.length === 1) return words.some((word) => word.startsWith(keyword));
+  for (let i = 0; i + parts.length <= words.length; i++) {
+    if (parts.every((part, j) => words[i + j] === part)) return true;
+  }
+  return false;
+}
+
+function offlineToolCall(request: CompletionRequest): ToolCall | undefined {
+  if (!request.tools?.length || request.responseFormat === 'json') return undefined;
+  const last = request.messages.at(-1);
+  const line = collapse(lastUser(request.messages));
+  const forced = typeof request.toolChoice === 'object' ? request.toolChoice.name : undefined;
+  if (forced === undefined && last?.role !== 'user') return undefined;
+  const words = lineWords(line);
+  const tool =
+    forced !== undefined
+      ? request.tools.find((candidate) => candidate.name === forced)
+      : request.tools.find((candidate) => offlineToolKeywords(candidate).some((keyword) => lineHasKeyword(words, keyword)));
+  if (!tool) return undefined;
+  return {
+    // Deterministic and unique within a conversation (the message count only grows).
+    id: `call_offline_${request.messages.length}`,
+    name: tool.name,
+    arguments: JSON.stringify(argumentsFor(tool.parameters, line)),
+  };
+}
+
+/** Arguments for a JSON-schema object, built from the user's line (see the rules above). */
+function argumentsFor(schema: unknown, line: string): Record<string, unknown> {
+  const properties = (schema as { properties?: unknown } | undefined)?.properties;
+  if (typeof properties !== 'object' || properties === null) return {};
+  return Object.fromEntries(Object.entries(properties as Record<string, unknown>).map(([name, property]) => [name, valueFor(property, line)]));
+}
+
+function valueFor(schema: unknown, line: string): unknown {
+  const property = (typeof schema === 'object' && schema !== null ? schema : {}) as Record<string, unknown>;
+  if ('const' in property) return property.const;
+  if (Array.isArray(property.enum) && property.enum.length > 0) return property.enum[0];
+  if (property.default !== undefined) return property.default;
+  const type = Array.isArray(property.type) ? property.type[0] : property.type;
+  switch (type) {
+    case 'number':
+    case 'integer':
+      return 1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [];
+    case 'object':
+      return argumentsFor(property, line);
+    default:
+      return cut(line, 200);
+  }
+}
 const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 const ROLES = [

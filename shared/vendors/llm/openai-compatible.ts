@@ -8,7 +8,9 @@ import {
   type CompletionRequest,
   type LanguageModel,
   type StreamEvent,
+  type ChatMessage,
   type TokenUsage,
+  type ToolCall,
 } from './types.ts';
 
 /**
@@ -81,9 +83,11 @@ export class OpenAiCompatibleModel implements LanguageModel {
     const body = parseJson(text);
     if (body === undefined) throw this.failure('response was not valid JSON', key);
     const choice = firstChoice(body);
-    const content = choice?.message?.content;
+    const toolCalls = request.tools?.length ? toolCallsOf(choice?.message?.tool_calls) : undefined;
+    // A message that only calls tools has `content: null`.
+    const content = choice?.message?.content ?? (toolCalls ? '' : undefined);
     if (typeof content !== 'string') throw this.failure('response had no message content', key);
-    const completion = this.finish(request, content, str(choice?.finish_reason), body, key);
+    const completion = this.finish(request, content, str(choice?.finish_reason), body, key, toolCalls);
     logger.debug('Language model call', {
       provider: this.provider,
       model: completion.model,
@@ -99,6 +103,8 @@ export class OpenAiCompatibleModel implements LanguageModel {
     let content = '';
     let finishReason: string | undefined;
     let last: unknown;
+    // Streamed tool calls arrive in pieces keyed by `index`: the ID and name first, the arguments in fragments.
+    const calls: { id: string; name: string; arguments: string }[] = [];
     try {
       if (!response.body) throw this.failure('response had no body', key);
       for await (const data of serverSentEvents(response.body, timer)) {
@@ -114,6 +120,7 @@ export class OpenAiCompatibleModel implements LanguageModel {
         const choice = firstChoice(chunk);
         const delta = choice?.delta?.content;
         finishReason = str(choice?.finish_reason) ?? finishReason;
+        if (request.tools?.length) collectToolCallDeltas(calls, choice?.delta?.tool_calls);
         if (typeof delta === 'string' && delta !== '') {
           content += delta;
           yield { type: 'delta', content: delta };
@@ -125,7 +132,8 @@ export class OpenAiCompatibleModel implements LanguageModel {
       // Also runs when the consumer stops early: aborting releases the connection.
       timer.dispose(true);
     }
-    yield { type: 'done', ...this.finish(request, content, finishReason, last, key) };
+    const toolCalls = calls.filter((call) => call.name !== '');
+    yield { type: 'done', ...this.finish(request, content, finishReason, last, key, toolCalls.length ? toolCalls : undefined) };
   }
 
   /** Posts the request, retrying 429s, 5xx and failed connections; returns the first 2xx. */
@@ -133,7 +141,22 @@ export class OpenAiCompatibleModel implements LanguageModel {
     const key = (await this.options.apiKey?.())?.trim() || undefined;
     const body = JSON.stringify({
       model: this.providerModel(request.model),
-      messages: request.messages.map(({ role, content }) => ({ role, content })),
+      messages: request.messages.map(wireMessage),
+      ...(request.tools?.length
+        ? {
+            tools: request.tools.map((tool) => ({
+              type: 'function',
+              function: {
+                name: tool.name,
+                ...(tool.description ? { description: tool.description } : {}),
+                parameters: tool.parameters ?? { type: 'object', properties: {} },
+              },
+            })),
+          }
+        : {}),
+      ...(request.tools?.length && typeof request.toolChoice === 'object'
+        ? { tool_choice: { type: 'function', function: { name: request.toolChoice.name } } }
+        : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
       ...(request.responseFormat === 'json' ? { response_format: { type: 'json_object' } } : {}),
@@ -197,6 +220,7 @@ export class OpenAiCompatibleModel implements LanguageModel {
     finishReason: string | undefined,
     body: unknown,
     key: string | undefined,
+    toolCalls?: ToolCall[],
   ): Completion {
     let content = raw;
     if (request.responseFormat === 'json') {
@@ -215,6 +239,7 @@ export class OpenAiCompatibleModel implements LanguageModel {
       model: str(record(body)?.model) ?? this.providerModel(request.model),
       provider: this.provider,
       ...(finishReason ? { finishReason } : {}),
+      ...(toolCalls ? { toolCalls } : {}),
     };
   }
 
@@ -337,7 +362,57 @@ function parseJson(text: string): unknown {
 function firstChoice(body: unknown) {
   const choices = record(body)?.choices;
   const choice = Array.isArray(choices) ? record(choices[0]) : undefined;
-  return choice as { message?: { content?: unknown }; delta?: { content?: unknown }; finish_reason?: unknown } | undefined;
+  return choice as
+    | { message?: { content?: unknown; tool_calls?: unknown }; delta?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown }
+    | undefined;
+}
+
+/** A message in OpenAI's shape: assistant tool calls as `tool_calls`, results as `role: tool` with `tool_call_id`. */
+function wireMessage(message: ChatMessage): Record<string, unknown> {
+  if (message.role === 'tool') return { role: 'tool', tool_call_id: message.toolCallId ?? '', content: message.content };
+  if (message.role === 'assistant' && message.toolCalls?.length) {
+    return {
+      role: 'assistant',
+      content: message.content === '' ? null : message.content,
+      tool_calls: message.toolCalls.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      })),
+    };
+  }
+  return { role: message.role, content: message.content };
+}
+
+/** `message.tool_calls` of a completion; entries without a function name are dropped. */
+function toolCallsOf(raw: unknown): ToolCall[] | undefined {
+  if (!Array.isArray(raw)) return undefined;
+  const calls: ToolCall[] = [];
+  for (const entry of raw) {
+    const fn = record(record(entry)?.function);
+    const name = str(fn?.name);
+    if (!name) continue;
+    const args = fn?.arguments;
+    calls.push({
+      id: str(record(entry)?.id) ?? `call_${calls.length}`,
+      name,
+      arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+    });
+  }
+  return calls.length ? calls : undefined;
+}
+
+function collectToolCallDeltas(calls: { id: string; name: string; arguments: string }[], raw: unknown): void {
+  if (!Array.isArray(raw)) return;
+  for (const entry of raw) {
+    const part = record(entry);
+    const index = typeof part?.index === 'number' ? part.index : calls.length;
+    const call = (calls[index] ??= { id: `call_${index}`, name: '', arguments: '' });
+    const fn = record(part?.function);
+    if (str(part?.id)) call.id = part!.id as string;
+    if (str(fn?.name)) call.name += fn!.name as string;
+    if (typeof fn?.arguments === 'string') call.arguments += fn.arguments;
+  }
 }
 
 function usageOf(body: unknown): TokenUsage | undefined {

@@ -1,0 +1,58 @@
+import { estimateMessageTokens, type ChatMessage } from '../vendors/llm/index.ts';
+import type { TranscriptEvent } from './types.ts';
+
+/*
+ * What the model sees of the conversation, within the workspace LLM token limit (spec
+ * Limits): the system prompt is always kept; the oldest turns are dropped first; a tool
+ * call and its result go together (a result without its call, or a call without its
+ * result, is refused by providers); room is kept for the reply, capped at 300 tokens.
+ */
+
+/** Spec Limits: default workspace LLM token limit, and its range. */
+export const DEFAULT_LLM_TOKEN_LIMIT = 32_768;
+export const MIN_LLM_TOKEN_LIMIT = 1_024;
+export const MAX_LLM_TOKEN_LIMIT = 131_072;
+/** Spec Limits: replies are capped at 300 completion tokens. */
+export const REPLY_MAX_TOKENS = 300;
+
+/** The conversation as chat messages: utterances, and each run of tool calls as one assistant message followed by its results. */
+export function historyMessages(history: readonly TranscriptEvent[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  for (const entry of history) {
+    if (entry.role === 'agent') messages.push({ role: 'assistant', content: entry.content });
+    else if (entry.role === 'user') messages.push({ role: 'user', content: entry.content });
+    else if (entry.role === 'tool_call_invocation') {
+      const call = { id: entry.tool_call_id, name: entry.name, arguments: entry.arguments };
+      const last = messages.at(-1);
+      if (last?.role === 'assistant' && last.toolCalls) last.toolCalls.push(call);
+      else messages.push({ role: 'assistant', content: '', toolCalls: [call] });
+    } else if (entry.role === 'tool_call_result') {
+      messages.push({ role: 'tool', content: entry.content, toolCallId: entry.tool_call_id });
+    }
+  }
+  return messages;
+}
+
+/**
+ * The system messages, then as many of the latest turns as fit in `limit` less the reply's
+ * room. Turns are dropped whole from the oldest: an assistant message with tool calls
+ * together with the results that follow it. The latest turn is always kept.
+ */
+export function fitToTokenLimit(system: ChatMessage[], turns: ChatMessage[], limit: number): ChatMessage[] {
+  const units: ChatMessage[][] = [];
+  for (const message of turns) {
+    const open = units.at(-1);
+    if (message.role === 'tool' && open?.[0]?.toolCalls) open.push(message);
+    else units.push([message]);
+  }
+  const cost = (messages: ChatMessage[]) => messages.reduce((sum, message) => sum + estimateMessageTokens(message), 0);
+  let budget = limit - REPLY_MAX_TOKENS - cost(system);
+  const kept: ChatMessage[][] = [];
+  for (let i = units.length - 1; i >= 0; i--) {
+    const unitCost = cost(units[i]!);
+    if (kept.length > 0 && unitCost > budget) break;
+    kept.unshift(units[i]!);
+    budget -= unitCost;
+  }
+  return [...system, ...kept.flat()];
+}

@@ -1,0 +1,82 @@
+import { getAgent, getChatAgent, getFlow, getLlm, type ResponseEngine } from '../agents/index.ts';
+import { badRequest } from '../platform/errors.ts';
+import { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT } from './context-window.ts';
+import { closeCustomLlm, customLlmTurn } from './custom-llm.ts';
+import { flowTurn } from './flow.ts';
+import { TurnOutput } from './model-turn.ts';
+import { retellLlmTurn } from './retell-llm.ts';
+import type { ConversationState, EngineRef, OpenConversationInput, TranscriptObject, TurnEvent, TurnResult } from './types.ts';
+
+/*
+ * The text-level conversation runtime: the call engine's sandbox (and later the LiveKit
+ * agent worker and chats) open a conversation, then drive it turn by turn. Nothing here
+ * knows about calls beyond their ID and numbers: the state is plain JSON the caller
+ * stores between turns. See docs/conversation.md.
+ */
+
+/** Loads the agent version and its engine version, and answers the state of a new conversation. */
+export async function openConversation(input: OpenConversationInput): Promise<ConversationState> {
+  const agent = input.agentId.startsWith('chat_agent_')
+    ? await getChatAgent(input.workspaceId, input.agentId, input.agentVersion)
+    : await getAgent(input.workspaceId, input.agentId, input.agentVersion);
+  const engine = engineRef(agent.response_engine as ResponseEngine);
+  const defaults = await engineDefaults(input.workspaceId, engine);
+  const limit = input.llmTokenLimit ?? DEFAULT_LLM_TOKEN_LIMIT;
+  if (!Number.isInteger(limit) || limit < MIN_LLM_TOKEN_LIMIT || limit > MAX_LLM_TOKEN_LIMIT) {
+    throw badRequest(`llm_token_limit: Must be an integer from ${MIN_LLM_TOKEN_LIMIT} to ${MAX_LLM_TOKEN_LIMIT}`);
+  }
+  return {
+    v: 1,
+    workspace_id: input.workspaceId,
+    agent_id: input.agentId,
+    agent_version: input.agentVersion,
+    call_id: input.callId,
+    channel: input.channel,
+    engine,
+    dynamic_variables: { ...defaults, ...input.dynamicVariables },
+    collected_dynamic_variables: {},
+    ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+    ...(input.fromNumber ? { from_number: input.fromNumber } : {}),
+    ...(input.toNumber ? { to_number: input.toNumber } : {}),
+    token_limit: limit,
+    history: [],
+  };
+}
+
+function engineRef(engine: ResponseEngine): EngineRef {
+  if (engine.type === 'custom-llm') return { type: 'custom-llm', llm_websocket_url: engine.llm_websocket_url };
+  if (typeof engine.version !== 'number') throw new Error('An agent version always pins its engine version');
+  if (engine.type === 'conversation-flow') return { type: 'conversation-flow', conversation_flow_id: engine.conversation_flow_id, version: engine.version };
+  return { type: 'retell-llm', llm_id: engine.llm_id, version: engine.version };
+}
+
+async function engineDefaults(workspaceId: string, engine: EngineRef): Promise<Record<string, string>> {
+  if (engine.type === 'retell-llm') return (await getLlm(workspaceId, engine.llm_id, engine.version)).default_dynamic_variables ?? {};
+  if (engine.type === 'conversation-flow') {
+    return (await getFlow(workspaceId, engine.conversation_flow_id, engine.version)).default_dynamic_variables ?? {};
+  }
+  return {};
+}
+
+/**
+ * The agent's turn: its opening on `call_started`, its reply to the user's line on
+ * `user_said`. The given state is not changed; the answer carries the next one.
+ */
+export async function agentTurn(state: ConversationState, event: TurnEvent): Promise<TurnResult> {
+  const out = new TurnOutput(structuredClone(state));
+  if (out.state.ended) return out.result();
+  if (out.state.engine.type === 'retell-llm') await retellLlmTurn(out, event);
+  else if (out.state.engine.type === 'conversation-flow') await flowTurn(out, event);
+  else await customLlmTurn(out, event);
+  return out.result();
+}
+
+/** The conversation's `transcript_object`: its utterances, in order. */
+export function transcriptObject(state: ConversationState): TranscriptObject[] {
+  return state.history.flatMap((entry) => (entry.role === 'agent' || entry.role === 'user' ? [{ role: entry.role, content: entry.content, words: [] }] : []));
+}
+
+/** Releases what this process holds for the conversation (a custom LLM's socket); call it when the call or chat ends. */
+export function closeConversation(state: Pick<ConversationState, 'call_id'>): void {
+  closeCustomLlm(state.call_id);
+}

@@ -1,0 +1,322 @@
+import WebSocket, { type ClientOptions, type RawData } from 'ws';
+import { VendorFailed } from '../platform/errors.ts';
+import { EgressRefused, WEBSOCKET_SCHEMES, checkDestination, type Resolver } from '../platform/egress.ts';
+import { logger } from '../platform/logger.ts';
+import { wire } from '../platform/naming.ts';
+import { trimTrailing } from '../platform/text.ts';
+import { callContext, type TurnOutput } from './model-turn.ts';
+import type { ConversationState, TranscriptEvent, TurnEvent } from './types.ts';
+
+/*
+ * A custom LLM, over the compatible API's LLM WebSocket protocol: Parley connects to
+ * `<llm_websocket_url>/<call_id>` (through the egress guard: the host's addresses are
+ * checked and the socket pinned to the checked one; no redirects), sends `call_details`,
+ * and reads the server's opening `response` (response_id 0: the begin message, empty when
+ * the user speaks first). Each user line is a `response_required` with the next
+ * response_id and the transcript; the server's `response` events for that ID are joined
+ * until `content_complete`, and `end_call` / `transfer_number` end or transfer the call.
+ * Server `tool_call_invocation` / `tool_call_result` events go into the transcript;
+ * `ping_pong` is answered; `config`, `metadata`, `update_agent` and `agent_interrupt`
+ * are read and ignored.
+ *
+ * Connections: a ConversationState is JSON and cannot hold a socket, so each process keeps
+ * an in-memory cache keyed by call_id. A turn uses the cached socket when it is open, and
+ * otherwise reconnects (another process or Lambda instance took the turn, the server
+ * dropped it, or it sat idle past CUSTOM_LLM_IDLE_MS): the server is told the call again
+ * (`call_details`) and its new opening response is ignored, and since every
+ * `response_required` carries the whole transcript, a reconnect loses nothing the
+ * protocol needs. `closeCustomLlm(callId)` closes a call's socket when the call ends.
+ *
+ * Why `ws`: Node 20 has no WebSocket client without a flag, and the protocol needs the
+ * whole of RFC 6455 (framing, masking, fragmentation, ping/pong, close), which the
+ * handshake-only test in shared/agent-tools/custom-llm-connection.ts does not.
+ */
+
+/** How long a turn waits for the server's complete response. */
+export const CUSTOM_LLM_RESPONSE_TIMEOUT_MS = 30_000;
+/** How long the call's start waits for the server's opening response before the agent just waits for the user. */
+export const CUSTOM_LLM_BEGIN_TIMEOUT_MS = 5_000;
+/** An idle cached socket is closed after this. */
+export const CUSTOM_LLM_IDLE_MS = 120_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+const MAX_MESSAGE_BYTES = 1024 * 1024;
+const MAX_CACHED = 1000;
+
+/** The compatible API's disconnection reasons for a failing custom LLM. */
+export type CustomLlmFailure =
+  | 'error_llm_websocket_open'
+  | 'error_llm_websocket_lost_connection'
+  | 'error_llm_websocket_runtime'
+  | 'error_llm_websocket_corrupt_payload';
+
+/** A custom LLM failed this turn; `disconnection_reason` is what the call should end with. */
+export class CustomLlmFailed extends VendorFailed {
+  constructor(
+    readonly disconnection_reason: CustomLlmFailure,
+    detail: string,
+  ) {
+    super(`Custom LLM failed: ${detail}`);
+    this.name = 'CustomLlmFailed';
+  }
+}
+
+interface Reply {
+  content: string;
+  complete: boolean;
+  endCall: boolean;
+  transferNumber?: string;
+}
+
+/** Tests: plays DNS for the guard. */
+let resolverForTests: Resolver | undefined;
+export function useCustomLlmResolver(resolver: Resolver | undefined): void {
+  resolverForTests = resolver;
+}
+
+class Connection {
+  private readonly replies = new Map<number, Reply>();
+  private waiter?: { id: number; resolve: (reply: Reply) => void; reject: (error: Error) => void };
+  /** Tool events the server reported, until the turn takes them. */
+  readonly serverEvents: TranscriptEvent[] = [];
+  private idle?: NodeJS.Timeout;
+
+  constructor(
+    readonly callId: string,
+    private readonly socket: WebSocket,
+  ) {
+    socket.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    socket.on('close', () => this.fail(new CustomLlmFailed('error_llm_websocket_lost_connection', 'the connection closed')));
+    socket.on('error', (error) => this.fail(new CustomLlmFailed('error_llm_websocket_lost_connection', `connection error (${codeOf(error)})`)));
+    this.touch();
+  }
+
+  get open(): boolean {
+    return this.socket.readyState === WebSocket.OPEN;
+  }
+
+  send(message: Record<string, unknown>): void {
+    this.socket.send(JSON.stringify(message));
+  }
+
+  /** The complete reply for `id` (already joined, or when it completes). */
+  reply(id: number, timeoutMs: number): Promise<Reply | undefined> {
+    this.touch();
+    const ready = this.replies.get(id);
+    if (ready?.complete) return Promise.resolve(ready);
+    return new Promise<Reply | undefined>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiter = undefined;
+        resolve(undefined);
+      }, timeoutMs);
+      this.waiter = {
+        id,
+        resolve: (reply) => {
+          clearTimeout(timer);
+          resolve(reply);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+    });
+  }
+
+  close(): void {
+    clearTimeout(this.idle);
+    this.socket.removeAllListeners();
+    this.socket.on('error', () => undefined);
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.close(1000);
+    else if (this.socket.readyState === WebSocket.CONNECTING) this.socket.terminate();
+    if (connections.get(this.callId) === this) connections.delete(this.callId);
+  }
+
+  private touch(): void {
+    clearTimeout(this.idle);
+    this.idle = setTimeout(() => this.close(), CUSTOM_LLM_IDLE_MS);
+    this.idle.unref();
+  }
+
+  private fail(error: CustomLlmFailed): void {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.reject(error);
+    if (connections.get(this.callId) === this) connections.delete(this.callId);
+    clearTimeout(this.idle);
+  }
+
+  private onMessage(data: RawData, isBinary: boolean): void {
+    let message: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(isBinary ? '' : rawText(data));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+      message = parsed as Record<string, unknown>;
+    } catch {
+      this.fail(new CustomLlmFailed('error_llm_websocket_corrupt_payload', 'the server sent a message that is not a JSON object'));
+      this.close();
+      return;
+    }
+    switch (message.response_type) {
+      case 'response': {
+        const id = typeof message.response_id === 'number' ? message.response_id : -1;
+        const reply = this.replies.get(id) ?? { content: '', complete: false, endCall: false };
+        if (typeof message.content === 'string') reply.content += message.content;
+        if (message.content_complete === true) reply.complete = true;
+        if (message.end_call === true) {
+          reply.endCall = true;
+          reply.complete = true;
+        }
+        if (typeof message.transfer_number === 'string' && message.transfer_number) {
+          reply.transferNumber = message.transfer_number;
+          reply.complete = true;
+        }
+        this.replies.set(id, reply);
+        if (reply.complete && this.waiter?.id === id) {
+          const waiter = this.waiter;
+          this.waiter = undefined;
+          waiter.resolve(reply);
+        }
+        return;
+      }
+      case 'tool_call_invocation':
+        if (typeof message.tool_call_id === 'string' && typeof message.name === 'string') {
+          this.serverEvents.push({
+            role: 'tool_call_invocation',
+            tool_call_id: message.tool_call_id,
+            name: message.name,
+            arguments: typeof message.arguments === 'string' ? message.arguments : JSON.stringify(message.arguments ?? {}),
+          });
+        }
+        return;
+      case 'tool_call_result':
+        if (typeof message.tool_call_id === 'string') {
+          this.serverEvents.push({
+            role: 'tool_call_result',
+            tool_call_id: message.tool_call_id,
+            content: typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? ''),
+          });
+        }
+        return;
+      case 'ping_pong':
+        this.send({ interaction_type: 'ping_pong', timestamp: Date.now() });
+        return;
+      default:
+        // config, metadata, update_agent, agent_interrupt: nothing the text runtime acts on.
+        return;
+    }
+  }
+}
+
+const connections = new Map<string, Connection>();
+
+function rawText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data as ArrayBuffer).toString('utf8');
+}
+
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : error instanceof Error ? error.message : 'unknown';
+}
+
+/** The URL a call opens: the engine's URL with `/<call_id>` appended to its path. */
+export function customLlmCallUrl(llmWebsocketUrl: string, callId: string): URL {
+  const url = new URL(llmWebsocketUrl);
+  url.pathname = `${trimTrailing(url.pathname, '/')}/${callId}`;
+  return url;
+}
+
+async function connect(state: ConversationState, url: string): Promise<Connection> {
+  const target = customLlmCallUrl(url, state.call_id);
+  let lookup;
+  try {
+    ({
+      destination: { lookup },
+    } = await checkDestination(target, {
+      schemes: WEBSOCKET_SCHEMES,
+      signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS),
+      ...(resolverForTests ? { resolver: resolverForTests } : {}),
+    }));
+  } catch (error) {
+    if (error instanceof EgressRefused) throw new CustomLlmFailed('error_llm_websocket_open', error.message);
+    throw new CustomLlmFailed('error_llm_websocket_open', `could not resolve the server (${codeOf((error as { cause?: unknown }).cause ?? error)})`);
+  }
+  const options = {
+    // Pinned to the checked address (ws hands `lookup` to node:net / node:tls), and never redirected elsewhere.
+    lookup,
+    followRedirects: false,
+    handshakeTimeout: CONNECT_TIMEOUT_MS,
+    maxPayload: MAX_MESSAGE_BYTES,
+    perMessageDeflate: false,
+    headers: { 'user-agent': `${wire.service}-custom-llm/1` },
+  } as ClientOptions;
+  const socket = new WebSocket(target, options);
+  // Listening from the start: the server's opening messages may arrive with the handshake.
+  const connection = new Connection(state.call_id, socket);
+  await new Promise<void>((resolve, reject) => {
+    const failed = (detail: string) => {
+      connection.close();
+      reject(new CustomLlmFailed('error_llm_websocket_open', detail));
+    };
+    socket.once('open', () => resolve());
+    socket.once('unexpected-response', (_request, response) => {
+      response.resume();
+      failed(`the server answered HTTP ${response.statusCode} instead of switching to WebSocket`);
+    });
+    socket.once('error', (error) => failed(`could not connect (${codeOf(error)})`));
+  });
+  if (connections.size >= MAX_CACHED) connections.values().next().value?.close();
+  connections.set(state.call_id, connection);
+  connection.send({ interaction_type: 'call_details', call: callContext(state) });
+  return connection;
+}
+
+async function connectionFor(state: ConversationState, url: string): Promise<Connection> {
+  const cached = connections.get(state.call_id);
+  if (cached?.open) return cached;
+  cached?.close();
+  return connect(state, url);
+}
+
+export async function customLlmTurn(out: TurnOutput, event: TurnEvent): Promise<void> {
+  const state = out.state;
+  if (state.engine.type !== 'custom-llm') throw new Error('not a custom LLM conversation');
+  const url = state.engine.llm_websocket_url;
+  let reply: Reply | undefined;
+  let connection: Connection;
+  if (event.type === 'call_started') {
+    connection = await connectionFor(state, url);
+    state.response_id = 0;
+    reply = await connection.reply(0, CUSTOM_LLM_BEGIN_TIMEOUT_MS);
+  } else {
+    out.user(event.text);
+    connection = await connectionFor(state, url);
+    const id = (state.response_id ?? 0) + 1;
+    state.response_id = id;
+    const transcript = state.history.flatMap((entry) =>
+      entry.role === 'agent' || entry.role === 'user' ? [{ role: entry.role, content: entry.content }] : [],
+    );
+    connection.send({ interaction_type: 'response_required', response_id: id, transcript });
+    reply = await connection.reply(id, CUSTOM_LLM_RESPONSE_TIMEOUT_MS);
+    if (!reply) {
+      throw new CustomLlmFailed('error_llm_websocket_runtime', `no complete response within ${CUSTOM_LLM_RESPONSE_TIMEOUT_MS} ms`);
+    }
+  }
+  for (const serverEvent of connection.serverEvents.splice(0)) out.record(serverEvent);
+  if (!reply) return;
+  out.say(reply.content);
+  if (reply.transferNumber) out.transfer = { number: reply.transferNumber, kind: 'cold' };
+  if (reply.endCall) {
+    out.end = { reason: 'agent_hangup' };
+    state.ended = true;
+    connection.close();
+  }
+}
+
+/** Closes the call's cached custom LLM socket, if this process has one (the call ended). */
+export function closeCustomLlm(callId: string): void {
+  const connection = connections.get(callId);
+  if (!connection) return;
+  logger.debug('Closing the custom LLM connection', { call_id: callId });
+  connection.close();
+}

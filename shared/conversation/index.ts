@@ -1,0 +1,23 @@
+/**
+ * What other domains may use of the conversation runtime (calls now, chats later): they
+ * import it from here, never from its files (eslint no-restricted-imports).
+ */
+export { agentTurn, closeConversation, openConversation, transcriptObject } from './conversation.ts';
+export { analyzeConversation } from './analysis.ts';
+export { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './context-window.ts';
+export { CustomLlmFailed, type CustomLlmFailure } from './custom-llm.ts';
+export type {
+  AnalyzeConversationInput,
+  CallAnalysis,
+  Channel,
+  ConversationState,
+  EngineRef,
+  NodeTransition,
+  OpenConversationInput,
+  ToolCallInvocation,
+  ToolCallResult,
+  TranscriptEvent,
+  TranscriptObject,
+  TurnEvent,
+  TurnResult,
+} from './types.ts';

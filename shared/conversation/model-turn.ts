@@ -1,0 +1,264 @@
+import { wire } from '../platform/naming.ts';
+import { languageModel, type ToolDefinition } from '../vendors/llm/index.ts';
+import { NoSigningKey, webhookSigningSecret } from '../webhooks/index.ts';
+import { fitToTokenLimit, historyMessages, REPLY_MAX_TOKENS } from './context-window.ts';
+import { callCustomFunction, type CustomFunctionTool } from './custom-functions.ts';
+import { fillTemplate, variablesOf } from './variables.ts';
+import type { ConversationState, TranscriptEvent, TurnResult } from './types.ts';
+
+/*
+ * One turn's output, and the model loop every engine that uses the language model shares
+ * (Retell LLMs, and conversation flow nodes): ask the model with the conversation so far
+ * and the tools on offer, speak what it says, run what it calls, feed results back, until
+ * it answers without a tool call (or a tool ends, transfers or moves the conversation).
+ */
+
+/** Collects what a turn says and does, and keeps the state's history in step. */
+export class TurnOutput {
+  readonly utterances: string[] = [];
+  readonly events: TranscriptEvent[] = [];
+  end?: TurnResult['end'];
+  transfer?: TurnResult['transfer'];
+
+  constructor(readonly state: ConversationState) {}
+
+  user(text: string): void {
+    this.record({ role: 'user', content: text });
+  }
+
+  say(text: string): void {
+    const content = text.trim();
+    if (!content) return;
+    this.utterances.push(content);
+    this.record({ role: 'agent', content });
+  }
+
+  /** An entry of `transcript_with_tool_calls`; node transitions stay out of the model's history. */
+  record(event: TranscriptEvent): void {
+    this.events.push(event.role === 'agent' || event.role === 'user' ? { ...event, words: [] } : event);
+    if (event.role !== 'node_transition') this.state.history.push(event);
+  }
+
+  get done(): boolean {
+    return this.end !== undefined || this.transfer !== undefined;
+  }
+
+  result(): TurnResult {
+    return {
+      state: this.state,
+      utterances: this.utterances,
+      events: this.events,
+      ...(this.end ? { end: this.end } : {}),
+      ...(this.transfer ? { transfer: this.transfer } : {}),
+    };
+  }
+}
+
+/** A tool as the runtime runs it: what the model is shown, and what calling it does. */
+export type RuntimeTool =
+  | { kind: 'custom'; definition: ToolDefinition; tool: RetellTool }
+  | { kind: 'end_call'; definition: ToolDefinition; tool: RetellTool }
+  | { kind: 'transfer_call'; definition: ToolDefinition; tool: RetellTool }
+  /** Moves the conversation: a multi-state LLM's edge, or a flow node's edge. */
+  | { kind: 'transition'; definition: ToolDefinition; target: string };
+
+/** A tool object as stored on an LLM or a flow (retell-sdk llm.d.ts general_tools entries). */
+export type RetellTool = Record<string, unknown> & { type: string; name?: string; description?: string };
+
+const END_CALL_WORDS = ['bye', 'goodbye', 'hang up'];
+const TRANSFER_WORDS = ['human', 'transfer', 'person', 'representative', 'operator'];
+const NO_PARAMETERS = { type: 'object', properties: {} };
+
+/**
+ * The tools of a Retell LLM (or a flow) the runtime can run: custom functions, end_call
+ * and transfer_call. Built-in scheduling, SMS, MCP and the other kinds arrive with their
+ * issues; until then they are not offered to the model.
+ */
+export function runtimeTools(tools: readonly RetellTool[] | null | undefined): RuntimeTool[] {
+  const out: RuntimeTool[] = [];
+  for (const tool of tools ?? []) {
+    const name = typeof tool.name === 'string' ? tool.name : undefined;
+    if (!name) continue;
+    const description = typeof tool.description === 'string' && tool.description ? tool.description : undefined;
+    if (tool.type === 'custom' && typeof tool.url === 'string') {
+      const parameters = (tool.parameters as Record<string, unknown> | undefined) ?? NO_PARAMETERS;
+      out.push({ kind: 'custom', tool, definition: { name, ...(description ? { description } : {}), parameters } });
+    } else if (tool.type === 'end_call') {
+      out.push({
+        kind: 'end_call',
+        tool,
+        definition: {
+          name,
+          description: description ?? 'End the call when the user says goodbye or asks to end it.',
+          parameters: NO_PARAMETERS,
+          offlineKeywords: END_CALL_WORDS,
+        },
+      });
+    } else if (tool.type === 'transfer_call') {
+      const inferred = (tool.transfer_destination as { type?: string } | undefined)?.type === 'inferred';
+      out.push({
+        kind: 'transfer_call',
+        tool,
+        definition: {
+          name,
+          description: description ?? 'Transfer the call to a human when the user asks for one.',
+          parameters: inferred
+            ? { type: 'object', properties: { number: { type: 'string', description: 'The E.164 number to transfer to' } }, required: ['number'] }
+            : NO_PARAMETERS,
+          offlineKeywords: TRANSFER_WORDS,
+        },
+      });
+    }
+  }
+  return out;
+}
+
+export interface ModelTurnOptions {
+  model: string;
+  temperature?: number;
+  system: string;
+  tools: RuntimeTool[];
+  /** Make the model call this tool (flow function nodes). */
+  forceTool?: string;
+  /** Most model calls in this turn (tool results trigger another). */
+  maxRounds?: number;
+}
+
+/** Runs the model until it answers without tools; answers the transition target when a transition tool was called. */
+export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Promise<{ transitionTo?: string }> {
+  const state = out.state;
+  const definitions = options.tools.map((tool) => tool.definition);
+  const maxRounds = options.maxRounds ?? 5;
+  for (let round = 0; round < maxRounds; round++) {
+    const messages = fitToTokenLimit([{ role: 'system', content: options.system }], historyMessages(state.history), state.token_limit);
+    const answer = await languageModel().complete({
+      model: options.model,
+      messages,
+      maxTokens: REPLY_MAX_TOKENS,
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(definitions.length ? { tools: definitions } : {}),
+      ...(round === 0 && options.forceTool ? { toolChoice: { name: options.forceTool } } : {}),
+    });
+    const spoke = answer.content.trim() !== '';
+    out.say(answer.content);
+    if (!answer.toolCalls?.length) return {};
+    // A static execution message ("One moment…") is said before the calls, when the model said nothing itself.
+    if (!spoke) {
+      for (const call of answer.toolCalls) {
+        const tool = options.tools.find((candidate) => candidate.definition.name === call.name);
+        if (tool && tool.kind !== 'transition' && speakExecutionMessage(out, tool.tool)) break;
+      }
+    }
+    // Every call first, then every result: one assistant message with its calls, then the
+    // results, which is the order providers expect them back in.
+    for (const call of answer.toolCalls) {
+      out.record({ role: 'tool_call_invocation', tool_call_id: call.id, name: call.name, arguments: call.arguments });
+    }
+    let ranFunction = false;
+    let outcome: { transitionTo?: string } | undefined;
+    for (const call of answer.toolCalls) {
+      const result = (content: string, successful: boolean) =>
+        out.record({ role: 'tool_call_result', tool_call_id: call.id, content, successful });
+      if (outcome || out.done) {
+        // A call after one that ended, transferred or moved the conversation is not run.
+        result('Not run: the conversation moved on.', false);
+        continue;
+      }
+      const tool = options.tools.find((candidate) => candidate.definition.name === call.name);
+      const args = parseArguments(call.arguments);
+      if (!tool) {
+        result(`Error: there is no tool named ${call.name}`, false);
+        ranFunction = true;
+      } else if (tool.kind === 'transition') {
+        result(`Moved on to ${tool.target}`, true);
+        outcome = { transitionTo: tool.target };
+      } else if (tool.kind === 'end_call') {
+        result('The call was ended.', true);
+        out.end = { reason: 'agent_hangup' };
+        state.ended = true;
+      } else if (tool.kind === 'transfer_call') {
+        const transfer = transferOf(tool.tool, args, variablesOf(state));
+        if (transfer) {
+            result(`Transferring the call to ${transfer.number}.`, true);
+          out.transfer = transfer;
+        } else {
+          result('Error: no number to transfer to', false);
+          ranFunction = true;
+        }
+      } else {
+        const done = await runCustomFunction(state, tool.tool, args);
+        result(done.content, done.successful);
+        Object.assign(state.collected_dynamic_variables, done.variables);
+        ranFunction = true;
+      }
+    }
+    if (outcome) return outcome;
+    if (out.done) return {};
+    if (!ranFunction) return {};
+  }
+  return {};
+}
+
+/** A custom function call with the conversation's context, signed with the workspace's webhook key. */
+export async function runCustomFunction(state: ConversationState, tool: RetellTool, args: Record<string, unknown>) {
+  let secret: string;
+  try {
+    secret = await webhookSigningSecret(state.workspace_id);
+  } catch (error) {
+    if (error instanceof NoSigningKey) return { content: `Error: ${error.message}`, successful: false, variables: {} };
+    throw error;
+  }
+  return callCustomFunction({ tool: tool as unknown as CustomFunctionTool, args, call: callContext(state), secret });
+}
+
+/** The `call` of a custom function's body: the call as far as the conversation knows it. */
+export function callContext(state: ConversationState): Record<string, unknown> {
+  const transcript = state.history.flatMap((entry) =>
+    entry.role === 'agent' || entry.role === 'user' ? [{ role: entry.role, content: entry.content }] : [],
+  );
+  return {
+    call_id: state.call_id,
+    call_type: state.channel === 'chat' ? 'chat' : 'phone_call',
+    agent_id: state.agent_id,
+    agent_version: state.agent_version,
+    call_status: 'ongoing',
+    ...(state.from_number ? { from_number: state.from_number } : {}),
+    ...(state.to_number ? { to_number: state.to_number } : {}),
+    ...(state.metadata !== undefined ? { metadata: state.metadata } : {}),
+    [`${wire.compat}_llm_dynamic_variables`]: state.dynamic_variables,
+    collected_dynamic_variables: state.collected_dynamic_variables,
+    transcript: transcript.map((entry) => `${entry.role === 'agent' ? 'Agent' : 'User'}: ${entry.content}`).join('\n'),
+    transcript_object: transcript,
+  };
+}
+
+/** A static execution message is spoken as it is; a prompt-type one would need another model call, so it is not spoken. */
+function speakExecutionMessage(out: TurnOutput, tool: RetellTool): boolean {
+  if (tool.speak_during_execution !== true || tool.execution_message_type !== 'static_text') return false;
+  if (typeof tool.execution_message_description !== 'string' || !tool.execution_message_description.trim()) return false;
+  out.say(fillTemplate(tool.execution_message_description, variablesOf(out.state)));
+  return true;
+}
+
+/** transfer_call's destination and kind: a predefined number (placeholders filled) or the model's `number`; warm for the warm options. */
+export function transferOf(
+  tool: RetellTool,
+  args: Record<string, unknown>,
+  variables: Record<string, string>,
+): { number: string; kind: 'cold' | 'warm' } | undefined {
+  const destination = tool.transfer_destination as { type?: string; number?: unknown } | undefined;
+  const raw = destination?.type === 'inferred' ? args.number : destination?.number;
+  const number = typeof raw === 'string' ? fillTemplate(raw, variables).trim() : '';
+  if (!number) return undefined;
+  const option = (tool.transfer_option as { type?: string } | undefined)?.type;
+  return { number, kind: option === 'warm_transfer' || option === 'agentic_warm_transfer' ? 'warm' : 'cold' };
+}
+
+function parseArguments(text: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(text || '{}');
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

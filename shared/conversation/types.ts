@@ -1,0 +1,125 @@
+/*
+ * The conversation runtime's shapes. Entries of `transcript_object` and
+ * `transcript_with_tool_calls` follow retell-sdk's call types (resources/call.d.ts), so the
+ * call engine (and later chats) store them as they are.
+ */
+
+export type Channel = 'voice' | 'chat';
+
+/** A `transcript_object` entry. */
+export interface TranscriptObject {
+  role: 'agent' | 'user';
+  content: string;
+  /** Word timings; a text conversation has none (the call engine may fill them from audio). */
+  words?: { word?: string; start?: number; end?: number }[];
+}
+
+export interface ToolCallInvocation {
+  role: 'tool_call_invocation';
+  tool_call_id: string;
+  name: string;
+  /** The arguments as JSON text. */
+  arguments: string;
+}
+
+export interface ToolCallResult {
+  role: 'tool_call_result';
+  tool_call_id: string;
+  content: string;
+  successful?: boolean;
+}
+
+export interface NodeTransition {
+  role: 'node_transition';
+  former_node_id: string;
+  former_node_name: string;
+  new_node_id: string;
+  new_node_name: string;
+  transition_type?: 'normal';
+}
+
+/** A `transcript_with_tool_calls` entry. */
+export type TranscriptEvent = TranscriptObject | ToolCallInvocation | ToolCallResult | NodeTransition;
+
+/** What the engine runs, by reference: configuration is read again each turn (it is versioned, so it cannot drift). */
+export type EngineRef =
+  | { type: 'retell-llm'; llm_id: string; version: number }
+  | { type: 'conversation-flow'; conversation_flow_id: string; version: number }
+  | { type: 'custom-llm'; llm_websocket_url: string };
+
+/**
+ * A conversation between turns: plain JSON, so the call engine keeps it on the call item.
+ * It holds references and the conversation so far, never a copy of the agent's
+ * configuration.
+ */
+export interface ConversationState {
+  v: 1;
+  workspace_id: string;
+  agent_id: string;
+  agent_version: number;
+  call_id: string;
+  channel: Channel;
+  engine: EngineRef;
+  /** The caller's dynamic variables over the engine's defaults, all strings. */
+  dynamic_variables: Record<string, string>;
+  /** Variables the conversation collected (custom function `response_variables`). */
+  collected_dynamic_variables: Record<string, string>;
+  metadata?: unknown;
+  from_number?: string;
+  to_number?: string;
+  /** The workspace LLM token limit this conversation runs under (spec Limits). */
+  token_limit: number;
+  /** Utterances and tool calls so far, in order (node transitions are left out: the model never sees them). */
+  history: TranscriptEvent[];
+  /** Multi-state Retell LLM: the current state's name. */
+  llm_state?: string;
+  /** Conversation flow: the current node's ID. */
+  node_id?: string;
+  /** Custom LLM: the last `response_id` asked for. */
+  response_id?: number;
+  /** Set once the agent ended the conversation; later turns say nothing. */
+  ended?: boolean;
+}
+
+export interface OpenConversationInput {
+  workspaceId: string;
+  agentId: string;
+  agentVersion: number;
+  callId: string;
+  channel: Channel;
+  dynamicVariables: Record<string, string>;
+  metadata?: unknown;
+  fromNumber?: string;
+  toNumber?: string;
+  /** The workspace LLM token limit (1,024 to 131,072); default 32,768 until the workspace setting lands. */
+  llmTokenLimit?: number;
+}
+
+export type TurnEvent = { type: 'call_started' } | { type: 'user_said'; text: string };
+
+export interface TurnResult {
+  state: ConversationState;
+  /** What the agent says this turn, in order. */
+  utterances: string[];
+  /** This turn's `transcript_with_tool_calls` entries (the user's line first, when there is one). */
+  events: TranscriptEvent[];
+  end?: { reason: 'agent_hangup' };
+  transfer?: { number: string; kind: 'cold' | 'warm' };
+}
+
+export interface CallAnalysis {
+  call_summary: string;
+  user_sentiment: 'Positive' | 'Negative' | 'Neutral' | 'Unknown';
+  call_successful: boolean;
+  in_voicemail: boolean;
+  custom_analysis_data: Record<string, string | number | boolean | null>;
+}
+
+export interface AnalyzeConversationInput {
+  workspaceId: string;
+  agentId: string;
+  agentVersion: number;
+  transcript: TranscriptObject[];
+  channel: Channel;
+  inVoicemail?: boolean;
+}
