@@ -1,48 +1,58 @@
-// PLACEHOLDER until the conversation runtime lands (branch convo): a scripted agent.
-export interface TranscriptEvent {
-  role: string;
-  content?: string;
-  [field: string]: unknown;
-}
+import {
+  agentTurn as runtimeTurn,
+  analyzeConversation,
+  closeConversation as runtimeClose,
+  openConversation as runtimeOpen,
+  type ConversationState,
+  type TranscriptEvent,
+  type TurnEvent,
+  type TurnResult,
+} from '../conversation/index.ts';
 
-export interface TurnResult {
-  state: unknown;
-  utterances: string[];
-  events: TranscriptEvent[];
-  end?: { reason: 'agent_hangup' };
-  transfer?: { number: string; kind: 'cold' | 'warm' };
-}
+/*
+ * The call engine's side of the conversation runtime (shared/conversation): the agent's
+ * turns come from its real response engine (a Retell LLM through the LLM adapter — the
+ * offline model when LLM_BASE_URL is unset —, a conversation flow, a custom LLM over its
+ * WebSocket). The state is plain JSON kept on the call item between steps.
+ */
 
-export async function openConversation(_input: {
+export type { TranscriptEvent, TurnResult };
+
+export async function openConversation(input: {
   workspaceId: string;
   agentId: string;
   agentVersion: number;
   callId: string;
   channel: 'voice' | 'chat';
   dynamicVariables: Record<string, string>;
-}): Promise<unknown> {
-  return { turns: 0 };
+  fromNumber?: string;
+  toNumber?: string;
+  metadata?: unknown;
+}): Promise<ConversationState> {
+  return runtimeOpen(input);
 }
 
-export async function agentTurn(state: unknown, event: { type: 'call_started' } | { type: 'user_said'; text: string }): Promise<TurnResult> {
-  if (event.type === 'call_started') {
-    return { state, utterances: ['Hello, how can I help you today?'], events: [{ role: 'agent', content: 'Hello, how can I help you today?' }] };
-  }
-  const reply = /\b(bye|goodbye)\b/i.test(event.text) ? 'Goodbye!' : `I heard: ${event.text}`;
-  return {
-    state,
-    utterances: [reply],
-    events: [{ role: 'agent', content: reply }],
-    ...(reply === 'Goodbye!' ? { end: { reason: 'agent_hangup' as const } } : {}),
-  };
+export async function agentTurn(state: unknown, event: TurnEvent): Promise<TurnResult> {
+  return runtimeTurn(state as ConversationState, event);
 }
 
-export async function analyzeCall(_input: {
+export function closeConversation(state: unknown): void {
+  if (state) runtimeClose(state as ConversationState);
+}
+
+export async function analyzeCall(input: {
   workspaceId: string;
   agentId: string;
   agentVersion: number;
   transcript: { role: string; content: string }[];
   inVoicemail: boolean;
-}): Promise<Record<string, unknown>> {
-  return { call_summary: 'A sandbox call.', user_sentiment: 'Neutral', call_successful: true, in_voicemail: _input.inVoicemail, custom_analysis_data: {} };
+}) {
+  return analyzeConversation({
+    workspaceId: input.workspaceId,
+    agentId: input.agentId,
+    agentVersion: input.agentVersion,
+    transcript: input.transcript as never,
+    channel: 'voice',
+    inVoicemail: input.inVoicemail,
+  });
 }

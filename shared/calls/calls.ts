@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { getAgent, resolveAgentVersion } from '../agents/index.ts';
+import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/index.ts';
 import { assertCanSpend } from '../billing/index.ts';
 import { cpsLimitFor, takeDialToken, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
@@ -64,6 +64,8 @@ function weightedPick<T extends { weight: number }>(entries: readonly T[]): T | 
 }
 
 async function chooseAgent(workspaceId: string, agentId: string, reference: string): Promise<ChosenAgent> {
+  // The version must run (a flow still in progress is 400 naming its problems: issue 9).
+  await assertRunnable(workspaceId, agentId, reference);
   const resolved = (await resolveAgentVersion(workspaceId, agentId, reference)) as {
     version: number;
     tag?: string;

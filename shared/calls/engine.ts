@@ -1,6 +1,6 @@
 import { config } from '../platform/config.ts';
 import { logger } from '../platform/logger.ts';
-import { agentTurn, analyzeCall, openConversation, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
+import { agentTurn, analyzeCall, closeConversation, openConversation, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
 import { dialOut, endMedia } from './media.ts';
@@ -89,6 +89,9 @@ async function answer(call: CallItem, options: { voicemail?: boolean }): Promise
     callId: call.call_id,
     channel: 'voice',
     dynamicVariables: call.retell_llm_dynamic_variables ?? {},
+    fromNumber: call.from_number ?? undefined,
+    toNumber: call.to_number ?? undefined,
+    metadata: call.metadata,
   });
   const sandbox = { ...(call.engine.sandbox ?? { user_lines: DEFAULT_CALLEE_LINES, call_ms: config.SANDBOX_CALL_MS }), voicemail: options.voicemail };
   const started = await transitionCall(call.call_id, {
@@ -100,6 +103,7 @@ async function answer(call: CallItem, options: { voicemail?: boolean }): Promise
   await sendCallEvent(started, 'call_started');
 
   const opening = await timedTurn(started, { type: 'call_started' });
+  if (!opening) return;
   const afterOpening = await recordTurn(started, opening, { guard: 0, next: 0 });
   if (!afterOpening) return;
   if (await followThrough(afterOpening, opening.result)) return;
@@ -118,9 +122,9 @@ async function calleeSpeaks(call: CallItem, seq: number): Promise<void> {
   if (call.call_status !== 'ongoing' || call.engine.step_seq !== seq) return;
   const line = call.engine.sandbox?.user_lines[seq];
   if (line === undefined) return;
-  const withLine = appendTranscript(call, [{ role: 'user', content: line }]);
-  const turn = await timedTurn({ ...call, ...withLine }, { type: 'user_said', text: line });
-  const updated = await recordTurn({ ...call, ...withLine }, turn, { guard: seq, next: seq + 1 });
+  const turn = await timedTurn(call, { type: 'user_said', text: line });
+  if (!turn) return;
+  const updated = await recordTurn(call, turn, { guard: seq, next: seq + 1, userLine: line });
   if (!updated) return;
   if (await followThrough(updated, turn.result)) return;
   const lines = updated.engine.sandbox?.user_lines ?? [];
@@ -140,10 +144,22 @@ async function followThrough(call: CallItem, turn: TurnResult): Promise<boolean>
   return false;
 }
 
-async function timedTurn(call: CallItem, event: Parameters<typeof agentTurn>[1]): Promise<{ result: TurnResult; ms: number }> {
+/**
+ * One turn of the agent's response engine, timed for `latency`. An engine that fails (a
+ * custom LLM's socket, a provider down after its retries) ends the call with `error` and
+ * the failure's reason rather than leaving it ongoing; undefined then.
+ */
+async function timedTurn(call: CallItem, event: Parameters<typeof agentTurn>[1]): Promise<{ result: TurnResult; ms: number } | undefined> {
   const started = performance.now();
-  const result = await agentTurn(call.engine.conversation, event);
-  return { result, ms: Math.round(performance.now() - started) };
+  try {
+    const result = await agentTurn(call.engine.conversation, event);
+    return { result, ms: Math.round(performance.now() - started) };
+  } catch (error) {
+    const reason = (error as { disconnection_reason?: DisconnectionReason }).disconnection_reason ?? 'error_unknown';
+    logger.warn('the response engine failed; ending the call', { call_id: call.call_id, error: (error as Error).message, reason });
+    await finishCall(call, { status: 'error', reason });
+    return undefined;
+  }
 }
 
 type TranscriptFields = Pick<CallItem, 'transcript' | 'transcript_object' | 'transcript_with_tool_calls'>;
@@ -168,9 +184,15 @@ function appendTranscript(call: CallItem, events: readonly TranscriptEvent[]): T
 async function recordTurn(
   call: CallItem,
   turn: { result: TurnResult; ms: number },
-  seq: { guard: number; next: number },
+  seq: { guard: number; next: number; userLine?: string },
 ): Promise<CallItem | undefined> {
-  const events = turn.result.events.length ? turn.result.events : turn.result.utterances.map((content) => ({ role: 'agent', content }));
+  // The runtime's events hold the user's line first; an engine that reports none gets the plain lines.
+  const events: TranscriptEvent[] = turn.result.events.length
+    ? turn.result.events
+    : [
+        ...(seq.userLine !== undefined ? [{ role: 'user', content: seq.userLine } as TranscriptEvent] : []),
+        ...turn.result.utterances.map((content) => ({ role: 'agent', content }) as TranscriptEvent),
+      ];
   const transcript = appendTranscript(call, events);
   const nowMs = Date.now();
   const sendUpdate = nowMs - (call.engine.transcript_sent_at ?? 0) >= TRANSCRIPT_UPDATE_MS;
@@ -235,6 +257,7 @@ export async function finishCall(call: CallItem, finish: Finish): Promise<CallIt
   });
   if (!ended) return undefined;
   if (call.engine.slot) await releaseSlot(call.workspace_id, call.call_id);
+  closeConversation(call.engine.conversation);
   await endMedia(call.call_id).catch((error) => logger.warn('ending the call media failed', { error, call_id: call.call_id }));
   await sendCallEvent(ended, 'call_ended');
   if (finish.status === 'ended') await scheduleStep(stepFor(ended, 'analyze', 0), Date.now());

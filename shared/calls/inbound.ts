@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
-import { getAgent, resolveAgentVersion } from '../agents/index.ts';
+import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/index.ts';
 import { numberHolder, type NumberItem } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { egressFetch } from '../platform/egress.ts';
-import { NotFound, TooManyRequests } from '../platform/errors.ts';
+import { Invalid, NotFound, TooManyRequests } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { signatureHeaders } from '../platform/naming.ts';
@@ -199,8 +199,10 @@ export async function receiveInboundCall(input: InboundCallInput, options: { wor
     version = resolved.version;
     tag = { name: resolved.tag, variables: resolved.variables };
     agentName = (await getAgent(workspaceId, agentId, version)).agent_name ?? undefined;
+    await assertRunnable(workspaceId, agentId, version);
   } catch (error) {
     if (error instanceof NotFound) return { accepted: false, reason: `agent ${agentId} is not in this workspace` };
+    if (error instanceof Invalid) return { accepted: false, reason: error.message };
     throw error;
   }
 
