@@ -195,9 +195,12 @@ export async function acquireSlot(input: AcquireSlotInput): Promise<{ burst: boo
     const burst = inUse >= cap.normal;
     const settings = settingsUnchanged(counter);
     // The tier read must still hold at the write, so the burst flag is exact.
-    const tier = burst
-      ? 'in_use >= :normal AND in_use < :max'
-      : '(attribute_not_exists(in_use) OR in_use < :normal)';
+    // (An absent `in_use` is 0: below any normal cap of at least 1, inside a burst tier from 0.)
+    const tier = !burst
+      ? { expression: '(attribute_not_exists(in_use) OR in_use < :normal)', values: { ':normal': cap.normal } }
+      : cap.normal <= 0
+        ? { expression: '(attribute_not_exists(in_use) OR in_use < :max)', values: { ':max': cap.max } }
+        : { expression: 'in_use >= :normal AND in_use < :max', values: { ':normal': cap.normal, ':max': cap.max } };
     const slot: SlotItem = {
       ...keys.concurrencySlot(workspaceId, callId),
       workspace_id: workspaceId,
@@ -212,14 +215,8 @@ export async function acquireSlot(input: AcquireSlotInput): Promise<{ burst: boo
         Update: {
           Key: keys.concurrencyCounter(workspaceId),
           UpdateExpression: 'SET in_use = if_not_exists(in_use, :zero) + :one',
-          ConditionExpression: `${tier} AND ${settings.expression}`,
-          ExpressionAttributeValues: {
-            ':zero': 0,
-            ':one': 1,
-            ':normal': cap.normal,
-            ...(burst ? { ':max': cap.max } : {}),
-            ...settings.values,
-          },
+          ConditionExpression: `${tier.expression} AND ${settings.expression}`,
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ...tier.values, ...settings.values },
         },
       },
       { Put: { Item: slot, ConditionExpression: 'attribute_not_exists(pk)' } },

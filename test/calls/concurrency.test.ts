@@ -142,6 +142,15 @@ describe('concurrency slots', () => {
     expect(await inUse(workspaceId)).toBe(6);
   });
 
+  it('with every slot reserved, outbound calls run on burst alone', async () => {
+    const workspaceId = await workspaceWithLimit(2);
+    await updateConcurrencySettings(workspaceId, { burst_enabled: true, reserved_inbound_concurrency: 2 });
+    // Limit 2, burst limit 6, 2 reserved: outbound normal cap 0, burst cap 4.
+    const outbound = await admitMany(workspaceId, 'outbound', 5);
+    expect(admittedOf(outbound).map((o) => o.burst)).toEqual([true, true, true, true]);
+    expect(refusedOf(outbound)).toHaveLength(1);
+  });
+
   it('a call admitted twice holds one slot; a call released by many ends at once is counted once', async () => {
     const workspaceId = await workspaceWithLimit(3);
     const callId = newCallId();
