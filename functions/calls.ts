@@ -17,4 +17,7 @@ export const handler = domainHandler(callRoutes, {
   deleteCall: ({ principal, params }) => calls.deleteCall(principal.workspaceId, params.call_id),
   rerunCallAnalysis: ({ principal, params }) => calls.rerunCallAnalysis(principal.workspaceId, params.call_id),
   backfillCallAnalysis: ({ principal, body }) => calls.backfillCallAnalysis(principal.workspaceId, body),
+  getConcurrency: ({ principal }) => calls.getConcurrency(principal.workspaceId),
+  getConcurrencySettings: ({ principal }) => calls.getConcurrencySettings(principal.workspaceId),
+  updateConcurrencySettings: ({ principal, body }) => calls.updateConcurrencySettings(principal.workspaceId, body),
 });

@@ -4,10 +4,10 @@ import { assertCanSpend } from '../billing/index.ts';
 import { cpsLimitFor, takeDialToken, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { config } from '../platform/config.ts';
-import { badRequest, invalidPaginationKey, notFound, unprocessable } from '../platform/errors.ts';
+import { badRequest, invalidPaginationKey, notFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
-import { acquireSlot, releaseSlot } from './concurrency.ts';
+import { acquireSlot, releaseSlot, sweepSlots } from './concurrency.ts';
 import { finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
 import { listCallItems } from './listing.ts';
@@ -23,6 +23,7 @@ import {
 } from './schemas.ts';
 import {
   deleteCallItem,
+  findCallItem,
   getCallItem,
   newCallItem,
   putNewCall,
@@ -184,7 +185,7 @@ async function admitAndStore(
 ): Promise<CallItem> {
   const nowMs = Date.now();
   const callId = newTimeOrderedId('call', nowMs);
-  const { burst } = await acquireSlot({ workspaceId, callId, kind });
+  const { burst } = await admitWithSweep(workspaceId, callId, kind);
   const call = build(callId, burst, nowMs);
   try {
     await putNewCall(call);
@@ -193,6 +194,27 @@ async function admitAndStore(
     throw error;
   }
   return call;
+}
+
+/**
+ * A slot for the call; when the workspace is full, the slots of calls that are no longer
+ * in progress (an instance that crashed before releasing) are swept and the call tries
+ * once more, so a lost release never keeps a workspace full.
+ */
+export async function admitWithSweep(workspaceId: string, callId: string, kind: 'outbound' | 'web' | 'inbound') {
+  try {
+    return await acquireSlot({ workspaceId, callId, kind });
+  } catch (error) {
+    if (!(error instanceof TooManyRequests)) throw error;
+    const { released } = await sweepSlots(workspaceId, isCallInProgress);
+    if (released.length === 0) throw error;
+    return acquireSlot({ workspaceId, callId, kind });
+  }
+}
+
+async function isCallInProgress(callId: string): Promise<boolean> {
+  const call = await findCallItem(callId);
+  return call !== undefined && (call.call_status === 'registered' || call.call_status === 'ongoing');
 }
 
 export async function createWebCall(principal: Principal, input: CreateWebCallInput) {

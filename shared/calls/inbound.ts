@@ -9,7 +9,8 @@ import { logger } from '../platform/logger.ts';
 import { signatureHeaders } from '../platform/naming.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { signWebhook, webhookSigningSecret } from '../webhooks/index.ts';
-import { acquireSlot, releaseSlot } from './concurrency.ts';
+import { admitWithSweep } from './calls.ts';
+import { releaseSlot } from './concurrency.ts';
 import { finishCall, scheduleFirstStep } from './engine.ts';
 import { mediaKind } from './media.ts';
 import { asVariableString, type CallView } from './schemas.ts';
@@ -137,7 +138,7 @@ async function waitForSlot(workspaceId: string, callId: string): Promise<{ burst
   const deadline = Date.now() + config.INBOUND_QUEUE_TIMEOUT_MS;
   for (;;) {
     try {
-      return await acquireSlot({ workspaceId, callId, kind: 'inbound' });
+      return await admitWithSweep(workspaceId, callId, 'inbound');
     } catch (error) {
       if (!(error instanceof TooManyRequests)) throw error;
       if (Date.now() + SLOT_RETRY_MS > deadline) return undefined;

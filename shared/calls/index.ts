@@ -17,3 +17,4 @@ export {
 export { runCallStep } from './engine.ts';
 export type { CallStepMessage } from './schedule.ts';
 export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';
+export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';

@@ -1,4 +1,6 @@
+import * as z from 'zod';
 import { defineRoutes } from '../platform/http/route.ts';
+import { ConcurrencySettingsView, ConcurrencyView, UpdateConcurrencySettingsBody } from './concurrency.ts';
 import {
   BackfillAccepted,
   BackfillCallAnalysisBody,
@@ -67,5 +69,19 @@ export const callRoutes = defineRoutes({ domain: 'calls', access: 'calls' }, {
     summary: 'Queue post-call analysis for ended calls',
     body: BackfillCallAnalysisBody, response: BackfillAccepted,
   },
+  getConcurrency: {
+    method: 'GET', path: '/get-concurrency', status: 200,
+    summary: 'Calls in progress and the workspace\'s concurrency limits',
+    response: z.lazy(() => ConcurrencyView),
+  },
+  getConcurrencySettings: {
+    method: 'GET', path: '/get-concurrency-settings', status: 200,
+    summary: 'Reserved inbound slots and burst concurrency',
+    response: z.lazy(() => ConcurrencySettingsView),
+  },
+  updateConcurrencySettings: {
+    method: 'PATCH', path: '/update-concurrency-settings', status: 200,
+    summary: 'Set reserved inbound slots (0 to the limit) and burst concurrency',
+    body: z.lazy(() => UpdateConcurrencySettingsBody), response: z.lazy(() => ConcurrencySettingsView),
+  },
 });
-

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { epochMs } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
+import { IdempotencyKey } from './idempotency.ts';
 
 /*
  * The calls API contract: request bodies as retell-sdk sends them (resources/call.d.ts
@@ -51,9 +52,6 @@ export function asVariableString(value: unknown): string {
 export const versionRef = () =>
   z.union([z.number().int().min(0).max(999_999_999), z.string().min(1).max(64)]).transform((value) => String(value));
 
-/** 1 to 200 printable ASCII characters (no control characters), scoped to the workspace. */
-export const idempotencyKey = () =>
-  z.string().regex(/^[\x20-\x7e]{1,200}$/, 'Must be 1 to 200 printable characters');
 
 /** Per-call overrides retell-sdk may send: accepted and kept with the call (not applied yet: docs/calls.md). */
 const agentOverride = () => z.record(z.string(), z.unknown());
@@ -73,7 +71,7 @@ export const CreatePhoneCallBody = z.lazy(() =>
     retell_llm_dynamic_variables: dynamicVariables().optional(),
     metadata: callMetadata().optional(),
     custom_sip_headers: sipHeaders().optional(),
-    idempotency_key: idempotencyKey().optional(),
+    idempotency_key: IdempotencyKey.optional(),
     agent_override: agentOverride().optional(),
   }),
 );

@@ -188,6 +188,33 @@ export const keys = {
    */
   outboundSlots: (workspaceId: string): ItemKey => ({ pk: `OUTBOUND#${workspaceId}`, sk: 'SLOTS' }),
 
+  /**
+   * A workspace's concurrent-call counter (shared/calls/concurrency.ts): `in_use` and the
+   * concurrency settings, in a partition of its own beside the workspace's slot records, so
+   * the counter and the slots it counts are written in one transaction and a sweep lists
+   * the slots with one query. Call traffic never touches the configuration partition.
+   */
+  concurrencyCounter: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#CONCURRENCY`, sk: 'COUNTER' }),
+  /** The slot a call holds while it counts against the workspace's limit (one item per call). */
+  concurrencySlot: (workspaceId: string, callId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#CONCURRENCY`,
+    sk: `SLOT#${callId}`,
+  }),
+  concurrencySlots: (workspaceId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#CONCURRENCY`,
+    skPrefix: 'SLOT#',
+  }),
+
+  /**
+   * An idempotency claim (shared/calls/idempotency.ts): one item per workspace and key,
+   * addressed by the SHA-256 of the caller's key (any printable characters, up to 200), each
+   * its own partition so a busy workspace's claims spread; expires by TTL after its window.
+   */
+  idempotencyClaim: (workspaceId: string, keySha256: string): ItemKey => ({
+    pk: `IDEMPOTENCY#${workspaceId}#${keySha256}`,
+    sk: 'IDEMPOTENCY',
+  }),
+
   /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
   jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
 
