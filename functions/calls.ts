@@ -20,4 +20,6 @@ export const handler = domainHandler(callRoutes, {
   getConcurrency: ({ principal }) => calls.getConcurrency(principal.workspaceId),
   getConcurrencySettings: ({ principal }) => calls.getConcurrencySettings(principal.workspaceId),
   updateConcurrencySettings: ({ principal, body }) => calls.updateConcurrencySettings(principal.workspaceId, body),
+  livekitWebhook: ({ request }) => calls.receiveMediaWebhook(request.rawBody, request.headers.authorization),
+  workerReport: ({ params, request, body }) => calls.receiveWorkerEvent(params.call_id, request.headers.authorization, body),
 });

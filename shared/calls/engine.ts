@@ -79,9 +79,15 @@ async function dial(call: CallItem): Promise<void> {
 }
 
 /** The callee (or the web user) is on the line: the call is ongoing and the agent speaks first. */
-async function answer(call: CallItem, options: { voicemail?: boolean }): Promise<void> {
+export async function answer(call: CallItem, options: { voicemail?: boolean }): Promise<void> {
   if (call.call_status !== 'registered') return;
   const nowMs = Date.now();
+  if (call.engine.media === 'livekit') {
+    // With a media server the agent worker holds the conversation and reports it (live-events.ts).
+    const live = await transitionCall(call.call_id, { from: ['registered'], to: 'ongoing', set: { start_timestamp: nowMs } });
+    if (live) await sendCallEvent(live, 'call_started');
+    return;
+  }
   const conversation = await openConversation({
     workspaceId: call.workspace_id,
     agentId: call.agent_id,

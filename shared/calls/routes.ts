@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { defineRoutes } from '../platform/http/route.ts';
+import { workerEventSchema } from '../vendors/media/index.ts';
 import { ConcurrencySettingsView, ConcurrencyView, UpdateConcurrencySettingsBody } from './concurrency.ts';
 import {
   BackfillAccepted,
@@ -83,5 +84,15 @@ export const callRoutes = defineRoutes({ domain: 'calls', access: 'calls' }, {
     method: 'PATCH', path: '/update-concurrency-settings', status: 200,
     summary: 'Set reserved inbound slots (0 to the limit) and burst concurrency',
     body: z.lazy(() => UpdateConcurrencySettingsBody), response: z.lazy(() => ConcurrencySettingsView),
+  },
+  livekitWebhook: {
+    method: 'POST', path: '/livekit/webhook', status: 200, access: 'public',
+    summary: 'LiveKit\'s room and participant webhooks (signed with the LiveKit API key; 401 otherwise)',
+    response: z.lazy(() => z.object({ applied: z.string() })),
+  },
+  workerReport: {
+    method: 'POST', path: '/internal/calls/{call_id}/events', status: 204, access: 'public',
+    summary: 'The agent worker reports a call\'s transcript, tool calls and end (Bearer: the call\'s report token)',
+    params: callIdParams, body: z.lazy(() => workerEventSchema),
   },
 });

@@ -29,6 +29,8 @@ export interface EngineState {
   step_seq?: number;
   /** Counts analyses: an analysis step carries it, so a redelivered one changes nothing. */
   analysis_seq?: number;
+  /** The last agent-worker report applied (LiveKit calls): reports at or below it change nothing. */
+  report_seq?: number;
   /** Measured response-engine turn times (ms), for `latency`. */
   turn_ms?: number[];
   /** When transcript_updated was last sent (at most every 3 s). */
@@ -95,7 +97,7 @@ export interface Transition {
   /** Fields to remove. */
   remove?: readonly string[];
   /** Only while this engine counter has this value (a stale or repeated step changes nothing). */
-  guard?: { field: 'step_seq' | 'analysis_seq'; equals: number };
+  guard?: { field: 'step_seq' | 'analysis_seq' | 'report_seq'; equals: number };
 }
 
 /**
@@ -133,7 +135,8 @@ export async function transitionCall(callId: string, change: Transition): Promis
     names['#engine'] = 'engine';
     names['#seq'] = change.guard.field;
     values[':seq'] = change.guard.equals;
-    condition += ' AND #engine.#seq = :seq';
+    // A counter not written yet reads as 0.
+    condition += change.guard.equals === 0 ? ' AND (attribute_not_exists(#engine.#seq) OR #engine.#seq = :seq)' : ' AND #engine.#seq = :seq';
   }
   const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim();
   try {

@@ -131,6 +131,7 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
           requestId: event.requestContext.requestId ?? context.awsRequestId,
           sourceIp: sourceAddress(event.requestContext.http.sourceIp),
           headers: event.headers,
+          rawBody: event.body == null ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body,
         },
       };
     },

@@ -95,6 +95,8 @@ export interface RequestInfo {
   requestId: string;
   sourceIp: string;
   headers: Record<string, string | undefined>;
+  /** The body exactly as sent, for routes that verify a signature over its bytes (LiveKit's webhooks). */
+  rawBody: string;
 }
 
 export interface HandlerInput<R extends RouteDefinition> {

@@ -1,0 +1,115 @@
+import { notFound, unauthorized, conflict } from '../platform/errors.ts';
+import { logger } from '../platform/logger.ts';
+import { verifyMediaWebhook, verifyWorkerReportToken, type WorkerEvent } from '../vendors/media/index.ts';
+import { sendCallEvent } from './call-webhooks.ts';
+import { answer, finishCall } from './engine.ts';
+import { findCallItem, transitionCall, type CallItem, type EngineState } from './store.ts';
+
+/*
+ * A call on LiveKit follows two event sources (docs/calls-media.md):
+ * - LiveKit's webhooks (`POST /livekit/webhook`, signed with the API key): the web user or
+ *   the callee joining makes the call ongoing; the last human leaving, or the room
+ *   finishing, ends it;
+ * - the agent worker's reports (`POST /internal/calls/{call_id}/events`, a per-call token):
+ *   transcript, tool calls, and the end with its reason. Each report carries a sequence;
+ *   only one above the last applied changes anything, so retries and late reports do not.
+ */
+
+const TRANSCRIPT_UPDATE_MS = 3000;
+
+/** Participants that are the human side of a call (not the agent worker, not a listener). */
+const isHuman = (participant: { kind?: string; identity?: string } | undefined) =>
+  !!participant && (participant.kind === 'sip' || participant.kind === 'standard') && !participant.identity?.startsWith('listener');
+
+/** Applies one LiveKit webhook; answers what it did (for the log and tests). */
+export async function receiveMediaWebhook(rawBody: string, authorization: string | undefined): Promise<{ applied: string }> {
+  const event = await verifyMediaWebhook(rawBody, authorization);
+  const callId = event.room?.name;
+  const call = callId ? await findCallItem(callId) : undefined;
+  if (!call) return { applied: 'ignored: no call for this room' };
+  switch (event.event) {
+    case 'participant_joined':
+      if (!isHuman(event.participant) || call.call_status !== 'registered') return { applied: 'ignored' };
+      await answer(call, {});
+      return { applied: 'ongoing' };
+    case 'participant_left':
+      if (!isHuman(event.participant) || call.call_status !== 'ongoing') return { applied: 'ignored' };
+      await finishCall(call, { status: 'ended', reason: 'user_hangup' });
+      return { applied: 'ended' };
+    case 'room_finished':
+      if (call.call_status === 'ongoing') await finishCall(call, { status: 'ended', reason: 'user_hangup' });
+      else if (call.call_status === 'registered') {
+        await finishCall(call, { status: 'not_connected', reason: call.call_type === 'web_call' ? 'error_user_not_joined' : 'dial_failed' });
+      } else return { applied: 'ignored' };
+      return { applied: 'finished' };
+    default:
+      return { applied: 'ignored' };
+  }
+}
+
+function transcriptWith(call: CallItem, entries: Record<string, unknown>[]) {
+  const objects = [...(call.transcript_object ?? [])] as { role: string; content: string }[];
+  const withTools = [...(call.transcript_with_tool_calls ?? [])] as Record<string, unknown>[];
+  for (const entry of entries) {
+    withTools.push(entry);
+    if (entry.role === 'agent' || entry.role === 'user') objects.push(entry as { role: string; content: string });
+  }
+  return {
+    transcript_object: objects,
+    transcript_with_tool_calls: withTools,
+    transcript: objects.map((entry) => `${entry.role === 'agent' ? 'Agent' : 'User'}: ${entry.content}`).join('\n') + (objects.length ? '\n' : ''),
+  };
+}
+
+/** One report of the agent worker for its call. */
+export async function receiveWorkerEvent(callId: string, authorization: string | undefined, event: WorkerEvent): Promise<void> {
+  const token = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : undefined;
+  if (!token || !(await verifyWorkerReportToken(callId, token))) throw unauthorized();
+  // A report that loses a race with another write to the call (a webhook, a stop) reads again.
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    if (await applyWorkerEvent(callId, event)) return;
+  }
+  throw conflict(`Report ${event.sequence} of call ${callId} raced other changes; send it again`);
+}
+
+/** Answers false when the call changed under it (try again). */
+async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boolean> {
+  const call = await findCallItem(callId);
+  if (!call) throw notFound('Call not found');
+  if (call.call_status !== 'ongoing' && call.call_status !== 'registered') throw conflict(`Call ${callId} has ended`);
+  const applied = call.engine.report_seq ?? 0;
+  if (event.sequence <= applied) return true;
+
+  if (event.event === 'call_ended') {
+    const marked = await transitionCall(callId, {
+      from: ['registered', 'ongoing'],
+      guard: { field: 'report_seq', equals: applied },
+      set: { engine: { ...call.engine, report_seq: event.sequence } satisfies EngineState },
+    });
+    if (!marked) return false;
+    await finishCall(marked, { status: 'ended', reason: event.disconnection_reason });
+    return true;
+  }
+  const entries: Record<string, unknown>[] =
+    event.event === 'transcript_updated'
+      ? event.utterances.map((utterance) => ({ ...utterance }))
+      : event.event === 'tool_call_invoked'
+        ? [{ role: 'tool_call_invocation', tool_call_id: event.tool_call_id, name: event.name, arguments: event.arguments }]
+        : [{ role: 'tool_call_result', tool_call_id: event.tool_call_id, content: event.content, successful: event.successful }];
+  const nowMs = Date.now();
+  const sendUpdate = event.event === 'transcript_updated' && nowMs - (call.engine.transcript_sent_at ?? 0) >= TRANSCRIPT_UPDATE_MS;
+  const updated = await transitionCall(callId, {
+    from: ['registered', 'ongoing'],
+    guard: { field: 'report_seq', equals: applied },
+    set: {
+      ...transcriptWith(call, entries),
+      engine: { ...call.engine, report_seq: event.sequence, ...(sendUpdate ? { transcript_sent_at: nowMs } : {}) },
+    },
+  });
+  if (!updated) {
+    logger.info('worker report lost a race; reading the call again', { call_id: callId, sequence: event.sequence });
+    return false;
+  }
+  if (sendUpdate) await sendCallEvent(updated, 'transcript_updated');
+  return true;
+}
