@@ -1,4 +1,4 @@
-import { localWebhookQueue } from './queues.ts';
+import { installLocalQueues } from './queues.ts';
 import { protectLocalPort } from '../shared/platform/egress.ts';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
@@ -105,7 +105,7 @@ export async function startLocalServer(options: { port: number; host?: string })
   };
 
   // Queues stand in for SQS here: installed before the first request can queue anything.
-  localWebhookQueue();
+  installLocalQueues();
   const server = createServer((req, res) => {
     handle(req, res, match, handlerFor, slots).catch((error) => {
       send(res, errorResponse(error));

@@ -256,6 +256,7 @@ describe('ParleyStack', () => {
         encryptionKey: key,
       }),
       webhookQueue: new sqs.Queue(stack, 'Queue'),
+      callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
       vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
     };
     const access: ParleyAccess = { table: 'read', key: ['encrypt'], webhookQueue: ['send'], vendorSecret: 'read' };

@@ -1,0 +1,1 @@
+export { runCallStep, type CallStepMessage } from './steps.ts';
