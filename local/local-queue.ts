@@ -116,6 +116,8 @@ export class LocalMessageQueue implements MessageQueue {
   private readonly writes = new Map<string, Promise<void>>();
   /** Until the stored messages are loaded, nothing is received (a resumed message could be redelivered out of turn). */
   private loaded: boolean;
+  /** Resolves once the messages the store held are back in the queue (at once without a store). */
+  readonly resumed: Promise<void>;
 
   constructor(options: LocalQueueOptions) {
     this.name = options.name;
@@ -144,7 +146,7 @@ export class LocalMessageQueue implements MessageQueue {
       });
     }
     this.loaded = !this.store;
-    if (this.store) void this.resume(this.store);
+    this.resumed = this.store ? this.resume(this.store) : Promise.resolve();
   }
 
   /** Takes in what the store holds for this queue (oldest first), beside anything sent meanwhile. */
