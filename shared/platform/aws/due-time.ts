@@ -108,7 +108,8 @@ export async function dueTimeBatch<T>(queueName: QueueName, event: SQSEvent, opt
           await queueNamed(queueName).send(envelope!, { delaySeconds: hopDelaySeconds(envelope!.due_at_ms, Date.now(), cap) });
           return;
         }
-        if (early > 0) await sleep(early);
+        // A timer may fire a millisecond before the wall clock says it is due: wait until it does.
+        for (let left = early; left > 0; left = envelope!.due_at_ms - Date.now()) await sleep(left);
         await options.handle(message, record);
       } catch (error) {
         logger.error('queue message failed; SQS redelivers it', {
