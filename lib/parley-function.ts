@@ -19,8 +19,12 @@ export interface ParleyResources {
   table: dynamodb.ITable;
   key: kms.IKey;
   webhookQueue: sqs.IQueue;
+  /** The call engine's timed steps (shared/platform/aws/due-time.ts). */
+  callStepsQueue: sqs.IQueue;
   vendorSecret: secretsmanager.ISecret;
 }
+
+export type QueueUse = 'send' | 'consume';
 
 /** Envelope encryption uses GenerateDataKey to seal and Decrypt to open; nothing calls Encrypt directly. */
 export type KeyUse = 'generateDataKey' | 'decrypt' | 'encrypt';
@@ -29,7 +33,9 @@ export interface ParleyAccess {
   table?: 'read' | 'readWrite';
   /** Direct use of the KMS key (envelope encryption of stored secrets). */
   key?: readonly KeyUse[];
-  webhookQueue?: readonly ('send' | 'consume')[];
+  webhookQueue?: readonly QueueUse[];
+  /** `send` for whoever schedules a call's steps (the calls domain), `consume` for the call-steps job. */
+  callStepsQueue?: readonly QueueUse[];
   vendorSecret?: 'read';
 }
 
@@ -88,7 +94,7 @@ export class ParleyFunction extends NodejsFunction {
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH });
     logGroup.grantWrite(role);
 
-    const { table, key, webhookQueue, vendorSecret } = props.resources;
+    const { table, key, webhookQueue, callStepsQueue, vendorSecret } = props.resources;
     super(scope, id, {
       entry: props.entry,
       handler: 'handler',
@@ -107,6 +113,7 @@ export class ParleyFunction extends NodejsFunction {
         // back to the local master key instead of failing loudly.
         KMS_KEY_ID: key.keyArn,
         WEBHOOK_QUEUE_URL: webhookQueue.queueUrl,
+        CALL_STEPS_QUEUE_URL: callStepsQueue.queueUrl,
         VENDOR_SECRET_ID: vendorSecret.secretArn,
         PARLEY_ENV: 'production',
         POWERTOOLS_SERVICE_NAME: 'parley',
@@ -168,8 +175,13 @@ export class ParleyFunction extends NodejsFunction {
       key.grant(this, ...new Set(props.access.key.map((use) => KEY_USE_ACTIONS[use])));
     }
 
-    if (props.access.webhookQueue?.includes('send')) webhookQueue.grantSendMessages(this);
-    if (props.access.webhookQueue?.includes('consume')) webhookQueue.grantConsumeMessages(this);
+    for (const [queue, uses] of [
+      [webhookQueue, props.access.webhookQueue],
+      [callStepsQueue, props.access.callStepsQueue],
+    ] as const) {
+      if (uses?.includes('send')) queue.grantSendMessages(this);
+      if (uses?.includes('consume')) queue.grantConsumeMessages(this);
+    }
 
     if (props.access.vendorSecret === 'read') vendorSecret.grantRead(this);
   }

@@ -48,7 +48,7 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   numbers: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'] },
   // Calls queue their webhooks, read media (LiveKit) and language-model credentials, and
   // open the webhook key to sign custom function requests during a call's turns.
-  calls: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
+  calls: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'] },
 };
 
 /**
@@ -80,6 +80,12 @@ export type BackgroundName = JobName;
 export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // Failed attempts are re-sent to the queue with a delay, hence send as well as consume.
   'webhook-delivery': { table: 'readWrite', key: ['decrypt'], webhookQueue: ['consume', 'send'] },
+  // A step not yet due is re-sent for its next hop (shared/platform/aws/due-time.ts), hence
+  // send as well as consume; the table for the call's state. The call engine adds what its
+  // steps need (the webhook queue for call events, vendor credentials for the model).
+  // A step runs a turn of the call: the agent's engine (language-model and LiveKit
+  // credentials), custom functions signed with the webhook key, and the call's webhooks.
+  'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
   'batch-tick': { table: 'readWrite' },
   'oauth-refresh': { table: 'readWrite' },
   'billing-hourly': { table: 'readWrite' },
@@ -91,7 +97,7 @@ export type FunctionName = Domain | BackgroundName;
  * Reserved concurrency per function (context `reservedConcurrency`: a JSON object of
  * overrides, or false for none). It guarantees each function its share and caps it, so a
  * flood of one kind of request (404s on meta, slow outbound tests on agent-tools) cannot
- * take the concurrency every other function needs. The sum (382) leaves more than half of
+ * take the concurrency every other function needs. The sum (432) leaves more than half of
  * a default account's 1,000 for other workloads; AWS requires 100 to stay unreserved.
  * Sized for ~100 ms requests: 40 executions serve ~400 requests a second.
  */
@@ -107,9 +113,11 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   voices: 20,
   numbers: 40,
   // A dial may wait up to CPS_MAX_WAIT_MS (5 s) for a calls-per-second token.
-  calls: 60,
+  calls: 40,
   // At least WEBHOOK_MAX_CONCURRENCY, or the event source's own polling would be throttled.
   'webhook-delivery': 25,
+  // At least CALL_STEPS_MAX_CONCURRENCY: each step is one turn of a call, seconds at most.
+  'call-steps': 25,
   // One invocation a minute that runs ~70 s, so at most two overlap; the lease does the rest.
   'batch-tick': 3,
   'oauth-refresh': 2,
@@ -126,6 +134,13 @@ export const UNRESERVED_CONCURRENCY_MINIMUM = 100;
  * this pace instead of scaling the worker up to its reservation and beyond.
  */
 export const WEBHOOK_MAX_CONCURRENCY = 20;
+
+/**
+ * Concurrent call-steps executions the SQS event source may use: below the job's
+ * reservation, so the event source's own polling is never throttled (a throttled batch
+ * would come back only after the visibility timeout, minutes late for a live call).
+ */
+export const CALL_STEPS_MAX_CONCURRENCY = 20;
 
 export interface Throttle {
   /** Steady requests per second. */
@@ -186,6 +201,8 @@ export class ParleyStack extends Stack {
   readonly key: kms.Key;
   readonly webhookQueue: sqs.Queue;
   readonly webhookDeadLetters: sqs.Queue;
+  readonly callStepsQueue: sqs.Queue;
+  readonly callStepsDeadLetters: sqs.Queue;
   /** Scheduled invocations EventBridge could not deliver to their function. */
   readonly scheduleDeadLetters: sqs.Queue;
   /** Hourly billing invocations that failed after Lambda's retries (on-failure destination). */
@@ -253,6 +270,21 @@ export class ParleyStack extends Stack {
       deadLetterQueue: { queue: this.webhookDeadLetters, maxReceiveCount: 5 },
     });
 
+    // The call engine's timed steps. A step that failed five receives goes to its dead
+    // letters, with an alarm: it belongs to a call that is now stuck.
+    this.callStepsDeadLetters = new sqs.Queue(this, 'CallStepsDeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.callStepsQueue = new sqs.Queue(this, 'CallStepsQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // Six function timeouts, as for the webhook queue.
+      visibilityTimeout: Duration.seconds(jobNamed('call-steps').timeoutSeconds * 6),
+      deadLetterQueue: { queue: this.callStepsDeadLetters, maxReceiveCount: 5 },
+    });
+
     // Dead letters of the schedules (EventBridge could not invoke the function) and billing's
     // failed invocations; both alarm on their first message. SQS-managed encryption, as above.
     this.scheduleDeadLetters = new sqs.Queue(this, 'ScheduleDeadLetters', {
@@ -295,6 +327,7 @@ export class ParleyStack extends Stack {
       table: this.table,
       key: this.key,
       webhookQueue: this.webhookQueue,
+      callStepsQueue: this.callStepsQueue,
       vendorSecret: this.vendorSecret,
     };
 
@@ -329,6 +362,12 @@ export class ParleyStack extends Stack {
     }
 
     const webhookMaxConcurrency = Number(contextValue(this, 'webhookMaxConcurrency') ?? WEBHOOK_MAX_CONCURRENCY);
+    const callStepsReserved = reserved?.['call-steps'];
+    if (callStepsReserved !== undefined && callStepsReserved < CALL_STEPS_MAX_CONCURRENCY) {
+      throw new Error(
+        `The call-steps function's reserved concurrency (${callStepsReserved}) is below its event source's maximum concurrency (${CALL_STEPS_MAX_CONCURRENCY}): the event source would be throttled.`,
+      );
+    }
     const webhookReserved = reserved?.['webhook-delivery'];
     if (!Number.isInteger(webhookMaxConcurrency) || webhookMaxConcurrency < 2 || webhookMaxConcurrency > 1000) {
       throw new Error(`webhookMaxConcurrency must be a whole number from 2 to 1000, not ${webhookMaxConcurrency}`);
@@ -345,6 +384,13 @@ export class ParleyStack extends Stack {
         maxConcurrency: webhookMaxConcurrency,
       }),
     );
+    this.backgroundFunctions['call-steps'].addEventSource(
+      new SqsEventSource(this.callStepsQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: CALL_STEPS_MAX_CONCURRENCY,
+      }),
+    );
 
     const alarmTopicArn = props.alarmTopicArn ?? (contextValue(this, 'alarmTopicArn') as string | undefined);
     const alarmAction = alarmTopicArn
@@ -352,6 +398,7 @@ export class ParleyStack extends Stack {
       : undefined;
     this.alarmOnFirstMessage('ScheduleDeadLettersAlarm', this.scheduleDeadLetters, 'EventBridge could not invoke a scheduled Parley job', alarmAction);
     this.alarmOnFirstMessage('BillingFailuresAlarm', this.billingFailures, 'An hourly billing run failed after its retries', alarmAction);
+    this.alarmOnFirstMessage('CallStepsDeadLettersAlarm', this.callStepsDeadLetters, 'A call step failed five times; its call is stuck', alarmAction);
 
     // Lambda retries a failed asynchronous invocation twice by itself. The minute jobs are
     // not retried (the next minute's run does the same work, under the same lease), and an

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { handler as batchTick } from '../functions/batch-tick.ts';
+import { handler as callSteps } from '../functions/call-steps.ts';
 import { handler as billingHourly } from '../functions/billing-hourly.ts';
 import { handler as oauthRefresh } from '../functions/oauth-refresh.ts';
 import { handler as webhookDelivery } from '../functions/webhook-delivery.ts';
 import { localLambdaContext } from './local-context.ts';
-import { localWebhookQueue } from './queues.ts';
+import { localQueue } from './queues.ts';
 import { config } from '../shared/platform/config.ts';
 import { JOBS, type JobName, type JobSpec } from '../shared/jobs.ts';
+import type { LocalMessageQueue, SqsConsumer } from './local-queue.ts';
 
 type ScheduledHandler = (event: ScheduledEvent, context: Context, options: { signal?: AbortSignal }) => Promise<unknown>;
 
@@ -97,7 +99,15 @@ function scheduledEvent(name: string, atMs: number): ScheduledEvent {
   };
 }
 
-const SCHEDULED_HANDLERS: Record<Exclude<JobName, 'webhook-delivery'>, ScheduledHandler> = {
+type QueueJob = 'webhook-delivery' | 'call-steps';
+
+/** The queue consumers, each the handler CDK attaches to its queue's event source. */
+const QUEUE_HANDLERS: Record<QueueJob, SqsConsumer> = {
+  'webhook-delivery': webhookDelivery,
+  'call-steps': callSteps,
+};
+
+const SCHEDULED_HANDLERS: Record<Exclude<JobName, QueueJob>, ScheduledHandler> = {
   'batch-tick': batchTick,
   'oauth-refresh': oauthRefresh,
   'billing-hourly': billingHourly,
@@ -110,28 +120,33 @@ const firstRun = (every: 'minute' | 'hour') => (every === 'minute' ? (now: numbe
  * In-process stand-ins for the SQS consumer and the EventBridge schedules, invoking the
  * same handlers CDK deploys, for the same jobs (shared/jobs.ts): a job whose feature does
  * not exist yet is not scheduled here either. `stop()` lets in-flight work finish; queued
- * webhooks are kept in memory only.
+ * messages stay in the table (local/queue-store.ts) for the next start.
  */
 export function startBackgroundWork(jobs: readonly JobSpec[] = JOBS): { stop(): Promise<void> } {
-  const queue = localWebhookQueue();
-  queue.start(webhookDelivery);
+  const queues: LocalMessageQueue[] = [];
+  for (const job of jobs) {
+    if (job.trigger.kind !== 'queue' || !job.live) continue;
+    const queue = localQueue(job.trigger.queue);
+    queue.start(QUEUE_HANDLERS[job.name as QueueJob]);
+    queues.push(queue);
+  }
   const schedules: LocalSchedule[] = [];
   for (const job of jobs) {
-    if (job.trigger.kind !== 'schedule' || !job.live || job.name === 'webhook-delivery') continue;
+    if (job.trigger.kind !== 'schedule' || !job.live) continue;
     schedules.push(
       new LocalSchedule({
         name: job.name,
         periodMs: job.trigger.every === 'minute' ? MINUTE : HOUR,
         firstAt: firstRun(job.trigger.every),
         timeoutMs: job.timeoutSeconds * 1000,
-        handler: SCHEDULED_HANDLERS[job.name],
+        handler: SCHEDULED_HANDLERS[job.name as Exclude<JobName, QueueJob>],
       }),
     );
   }
   for (const schedule of schedules) schedule.start();
   return {
     stop: async () => {
-      await Promise.all([...schedules.map((schedule) => schedule.stop()), queue.stop()]);
+      await Promise.all([...schedules.map((schedule) => schedule.stop()), ...queues.map((queue) => queue.stop())]);
     },
   };
 }

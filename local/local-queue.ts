@@ -21,6 +21,25 @@ export interface LocalQueueOptions {
   region?: string;
   /** Where a thrown consumer error is reported; it never includes message bodies. */
   onConsumerError?: (error: unknown) => void;
+  /**
+   * Where messages are kept besides memory, so a new queue of the same name (a restarted
+   * process) resumes them; memory only when absent. The dead-letter queue uses it too.
+   */
+  store?: LocalQueueStore;
+  /** Where a failed write to the store is reported (the queue carries on from memory). */
+  onStoreError?: (error: unknown) => void;
+}
+
+/**
+ * A durable home for a local queue's messages (local/queue-store.ts keeps them in the
+ * table). Every change of a message is written through, in order per message: `save`
+ * after a send or a receive, `remove` after a delete or a move to the dead-letter queue.
+ */
+export interface LocalQueueStore {
+  /** Every message held for `queue`, in any order. */
+  load(queue: string): Promise<StoredMessage[]>;
+  save(queue: string, message: StoredMessage): Promise<void>;
+  remove(queue: string, messageId: string): Promise<void>;
 }
 
 export interface QueuedMessage {
@@ -30,7 +49,7 @@ export interface QueuedMessage {
   sentTimestamp: number;
 }
 
-interface StoredMessage {
+export interface StoredMessage {
   messageId: string;
   body: string;
   md5OfBody: string;
@@ -67,8 +86,13 @@ function wholeNumberIn(value: number, min: number, max: number, what: string): n
  * (ReportBatchItemFailures on) and a redrive policy. It keeps the semantics the code
  * relies on: per-message delay, visibility timeout, ApproximateReceiveCount, batches of up
  * to 10, partial batch failures, whole-batch failure on a thrown error or an invalid
- * batch response, and the dead-letter queue after maxReceiveCount. Messages live in
- * memory only.
+ * batch response, and the dead-letter queue after maxReceiveCount.
+ *
+ * Messages live in memory and, with a `store`, are written through to it: a queue created
+ * over the same store resumes them, as SQS keeps messages across a consumer's restart. A
+ * message received when the process stopped stays hidden until its visibility timeout
+ * ends, then is delivered again with its receive count. Delivery is at least once: a
+ * message handled just before the process died may come again.
  */
 export class LocalMessageQueue implements MessageQueue {
   readonly name: string;
@@ -86,6 +110,14 @@ export class LocalMessageQueue implements MessageQueue {
   private idleWaiters: (() => void)[] = [];
   private consumer?: SqsConsumer;
   private timer?: NodeJS.Timeout;
+  private readonly store?: LocalQueueStore;
+  private readonly onStoreError: (error: unknown) => void;
+  /** The last write of each message to the store, so its writes land in order. */
+  private readonly writes = new Map<string, Promise<void>>();
+  /** Until the stored messages are loaded, nothing is received (a resumed message could be redelivered out of turn). */
+  private loaded: boolean;
+  /** Resolves once the messages the store held are back in the queue (at once without a store). */
+  readonly resumed: Promise<void>;
 
   constructor(options: LocalQueueOptions) {
     this.name = options.name;
@@ -100,18 +132,73 @@ export class LocalMessageQueue implements MessageQueue {
     this.onConsumerError =
       options.onConsumerError ??
       ((error) => console.error(`${this.name}: consumer failed: ${error instanceof Error ? error.message : String(error)}`));
+    this.store = options.store;
+    this.onStoreError =
+      options.onStoreError ??
+      ((error) => console.error(`${this.name}: queue store failed: ${error instanceof Error ? error.message : String(error)}`));
     if (options.maxReceiveCount !== undefined) {
       this.maxReceiveCount = wholeNumberIn(options.maxReceiveCount, 1, 1000, 'maxReceiveCount');
-      this.deadLetterQueue = new LocalMessageQueue({ name: `${options.name}-dlq`, region: this.region });
+      this.deadLetterQueue = new LocalMessageQueue({
+        name: `${options.name}-dlq`,
+        region: this.region,
+        store: options.store,
+        onStoreError: options.onStoreError,
+      });
     }
+    this.loaded = !this.store;
+    this.resumed = this.store ? this.resume(this.store) : Promise.resolve();
   }
 
+  /** Takes in what the store holds for this queue (oldest first), beside anything sent meanwhile. */
+  private async resume(store: LocalQueueStore): Promise<void> {
+    try {
+      const stored = await store.load(this.name);
+      stored.sort((a, b) => a.sentTimestamp - b.sentTimestamp);
+      const sentMeanwhile = [...this.messages.values()];
+      this.messages.clear();
+      for (const message of stored) this.messages.set(message.messageId, message);
+      for (const message of sentMeanwhile) this.messages.set(message.messageId, message);
+    } catch (error) {
+      this.onStoreError(error);
+    }
+    this.loaded = true;
+    this.pump();
+    this.settleIdle();
+  }
+
+  /** Writes one message's change to the store after its previous one; resolves when it landed. */
+  private persist(messageId: string, write: (store: LocalQueueStore) => Promise<void>): Promise<void> {
+    if (!this.store) return Promise.resolve();
+    const store = this.store;
+    const landed = (this.writes.get(messageId) ?? Promise.resolve()).then(() => write(store));
+    const tail = landed.then(
+      () => undefined,
+      (error: unknown) => this.onStoreError(error),
+    );
+    this.writes.set(messageId, tail);
+    void tail.then(() => {
+      if (this.writes.get(messageId) === tail) this.writes.delete(messageId);
+      this.settleIdle();
+    });
+    return landed;
+  }
+
+  private save(message: StoredMessage): Promise<void> {
+    const copy = { ...message };
+    return this.persist(message.messageId, (store) => store.save(this.name, copy));
+  }
+
+  /** Resolves once the message is in the store too (as SendMessage answers once SQS has it). */
   async send(message: object, options: SendOptions = {}): Promise<void> {
-    this.sendBody(JSON.stringify(message), options);
+    await this.enqueue(JSON.stringify(message), options).stored;
   }
 
-  /** SendMessage with a raw body; returns the MessageId. */
+  /** SendMessage with a raw body; returns the MessageId (its write to the store is under way). */
   sendBody(body: string, options: SendOptions = {}): string {
+    return this.enqueue(body, options).messageId;
+  }
+
+  private enqueue(body: string, options: SendOptions): { messageId: string; stored: Promise<void> } {
     const delaySeconds = wholeNumberIn(options.delaySeconds ?? 0, 0, MAX_DELAY_SECONDS, 'DelaySeconds');
     if (Buffer.byteLength(body, 'utf8') > MAX_MESSAGE_BYTES) {
       throw new InvalidParameterValue(`Message body must be at most ${MAX_MESSAGE_BYTES} bytes`);
@@ -126,8 +213,10 @@ export class LocalMessageQueue implements MessageQueue {
       visibleAt: now + delaySeconds * 1000,
     };
     this.messages.set(stored.messageId, stored);
+    // Written before the pump can receive it, so the receive's write lands after this one.
+    const written = this.save(stored);
     this.pump();
-    return stored.messageId;
+    return { messageId: stored.messageId, stored: written };
   }
 
   /** Attaches the consumer and starts polling. */
@@ -143,9 +232,15 @@ export class LocalMessageQueue implements MessageQueue {
     clearTimeout(this.timer);
     this.timer = undefined;
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await this.flushed();
   }
 
-  /** Resolves once no message is queued, delayed, hidden or in flight. */
+  /** Resolves once every write to the store so far has landed (or failed and been reported). */
+  async flushed(): Promise<void> {
+    while (this.writes.size > 0) await Promise.all([...this.writes.values()]);
+  }
+
+  /** Resolves once no message is queued, delayed, hidden or in flight, and the store has every change. */
   whenIdle(): Promise<void> {
     if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
@@ -162,11 +257,11 @@ export class LocalMessageQueue implements MessageQueue {
   }
 
   private isIdle(): boolean {
-    return this.messages.size === 0 && this.inFlight.size === 0;
+    return this.loaded && this.messages.size === 0 && this.inFlight.size === 0 && this.writes.size === 0;
   }
 
   private pump(): void {
-    if (!this.consumer) return;
+    if (!this.consumer || !this.loaded) return;
     clearTimeout(this.timer);
     this.timer = undefined;
     while (this.inFlight.size < this.maxConcurrency) {
@@ -194,7 +289,9 @@ export class LocalMessageQueue implements MessageQueue {
       if (message.visibleAt > now) continue;
       if (this.maxReceiveCount !== undefined && message.receiveCount >= this.maxReceiveCount) {
         this.messages.delete(message.messageId);
-        this.deadLetterQueue!.acceptRedriven(message);
+        // Into the dead-letter queue's store first: a crash between the two writes leaves a copy in both, never in neither.
+        const landed = this.deadLetterQueue!.acceptRedriven(message);
+        void this.persist(message.messageId, (store) => landed.then(() => store.remove(this.name, message.messageId)));
         continue;
       }
       message.receiveCount += 1;
@@ -207,9 +304,12 @@ export class LocalMessageQueue implements MessageQueue {
   }
 
   /** A redriven message keeps its ID, body and receive count, as SQS's redrive does. */
-  private acceptRedriven(message: StoredMessage): void {
-    this.messages.set(message.messageId, { ...message, receiptHandle: undefined, visibleAt: Date.now() });
+  private acceptRedriven(message: StoredMessage): Promise<void> {
+    const redriven = { ...message, receiptHandle: undefined, visibleAt: Date.now() };
+    this.messages.set(message.messageId, redriven);
+    const written = this.save(redriven);
     this.pump();
+    return written.catch(() => undefined);
   }
 
   private toRecord(message: StoredMessage): SQSRecord {
@@ -234,6 +334,14 @@ export class LocalMessageQueue implements MessageQueue {
   private dispatch(records: SQSRecord[]): void {
     const consumer = this.consumer!;
     const run = (async () => {
+      // The receive (count, visibility) is stored before the consumer runs: a process that
+      // dies mid-batch leaves these messages hidden until their visibility timeout, as in SQS.
+      await Promise.all(
+        records.map((record) => {
+          const stored = this.messages.get(record.messageId);
+          return stored ? this.save(stored).catch(() => undefined) : undefined;
+        }),
+      );
       let failed: Set<string> | 'all';
       try {
         const response = await consumer({ Records: records }, localLambdaContext(`${this.name}-consumer`, this.consumerTimeoutMs));
@@ -249,6 +357,7 @@ export class LocalMessageQueue implements MessageQueue {
         // A failed message stays hidden until the visibility timeout set when it was received.
         if (failed === 'all' || failed.has(record.messageId)) continue;
         this.messages.delete(record.messageId);
+        void this.persist(record.messageId, (store) => store.remove(this.name, record.messageId)).catch(() => undefined);
       }
     })();
     this.inFlight.add(run);

@@ -1,4 +1,4 @@
-import { localWebhookQueue } from './queues.ts';
+import { installLocalQueues } from './queues.ts';
 import { protectLocalPort } from '../shared/platform/egress.ts';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
@@ -113,8 +113,6 @@ export async function startLocalServer(options: { port: number; host?: string })
     return loaded;
   };
 
-  // Queues stand in for SQS here: installed before the first request can queue anything.
-  localWebhookQueue();
   const server = createServer((req, res) => {
     handle(req, res, match, handlerFor, slots).catch((error) => {
       send(res, errorResponse(error));
@@ -126,6 +124,10 @@ export async function startLocalServer(options: { port: number; host?: string })
     server.once('error', reject);
     server.listen(options.port, host, () => resolve());
   });
+  // Queues stand in for SQS here. Installed once listening (a start that fails on a busy
+  // port never begins reading the stored messages back), yet before the first request can
+  // queue anything: this runs in the listen callback's continuation, ahead of any request event.
+  installLocalQueues();
   const port = (server.address() as AddressInfo).port;
   // Outbound requests a tenant chooses (webhooks, workflow steps) must never reach this API.
   protectLocalPort(port, 'API');

@@ -6,7 +6,9 @@
  * (its grants) sits beside the domains' in lib/, as a deploy concern.
  */
 
-export type JobName = 'webhook-delivery' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
+import type { QueueName } from './platform/aws/queue.ts';
+
+export type JobName = 'webhook-delivery' | 'call-steps' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
 
 export interface JobRetries {
   /** Lambda's retries of a failed asynchronous invocation (it retries twice unless told). */
@@ -18,7 +20,7 @@ export interface JobRetries {
 }
 
 export type JobTrigger =
-  | { kind: 'queue'; queue: 'webhooks' }
+  | { kind: 'queue'; queue: QueueName }
   | {
       kind: 'schedule';
       /** EventBridge's rate; its floor is one minute (the batch tick paces 5-second passes inside it). */
@@ -48,6 +50,16 @@ export const JOBS: readonly JobSpec[] = [
     trigger: { kind: 'queue', queue: 'webhooks' },
     // A webhook attempt may wait up to 60 s (the largest webhook_timeout_ms), plus signing and recording.
     timeoutSeconds: 90,
+    live: true,
+  },
+  {
+    name: 'call-steps',
+    description: 'Runs the call engine\'s timed steps (dial, the next line, hang up, analysis) when they are due',
+    trigger: { kind: 'queue', queue: 'call-steps' },
+    // A step is one turn of a call: a language-model answer (its vendor timeout is well
+    // under a minute) or a post-call analysis, plus the state writes; a step waits at most
+    // one more second for its due time (shared/platform/aws/due-time.ts).
+    timeoutSeconds: 60,
     live: true,
   },
   {

@@ -5,7 +5,7 @@ import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
 import { dialOut, endMedia } from './media.ts';
 import { callCost } from './pricing.ts';
-import { scheduleStep, setStepRunner, type CallStepMessage } from './schedule.ts';
+import { scheduleStep, type CallStepMessage } from './schedule.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
 import { findCallItem, transitionCall, type CallItem, type EngineState } from './store.ts';
 
@@ -31,8 +31,6 @@ export const SANDBOX_LINE_GAP_MS = 1000;
 const VOICEMAIL_MS = 1500;
 /** transcript_updated at most this often (spec). */
 const TRANSCRIPT_UPDATE_MS = 3000;
-
-setStepRunner(runCallStep);
 
 export async function runCallStep(message: CallStepMessage): Promise<void> {
   const call = await findCallItem(message.call_id);

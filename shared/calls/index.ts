@@ -15,7 +15,7 @@ export {
   updateCall,
 } from './calls.ts';
 export { runCallStep } from './engine.ts';
-export type { CallStepMessage } from './schedule.ts';
+export { CallStepSchema, type CallStepMessage } from './schedule.ts';
 export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';

@@ -1,12 +1,15 @@
-import { logger } from '../platform/logger.ts';
+import * as z from 'zod';
+import { sendAt } from '../platform/aws/due-time.ts';
 
 /*
  * A call advances by timed steps (dial, the callee's next line, hang-up, analysis): each
- * is a message due at a time, handled by `runCallStep` (engine.ts). In AWS and locally
- * they travel through the call-steps queue; until that lands the scheduler is in-process.
+ * is a message due at a time, handled by `runCallStep` (engine.ts) in the call-steps job
+ * (functions/call-steps.ts). In AWS they travel through SQS; locally through the durable
+ * local queue, so a restart of `npm start` mid-call loses no step.
  */
 
-export type CallStepName = 'dial' | 'user' | 'hangup' | 'analyze' | 'join_timeout' | 'join';
+export const CALL_STEP_NAMES = ['dial', 'user', 'hangup', 'analyze', 'join_timeout', 'join'] as const;
+export type CallStepName = (typeof CALL_STEP_NAMES)[number];
 
 export interface CallStepMessage {
   call_id: string;
@@ -16,18 +19,17 @@ export interface CallStepMessage {
   seq: number;
 }
 
-type Runner = (message: CallStepMessage) => Promise<void>;
-let runner: Runner | undefined;
+/** The message as the call-steps consumer checks it before the engine reads it. */
+export const CallStepSchema = z.lazy(() =>
+  z.object({
+    call_id: z.string().min(1).max(128),
+    workspace_id: z.string().min(1).max(128),
+    step: z.enum(CALL_STEP_NAMES),
+    seq: z.number().int().min(0),
+  }),
+);
 
-/** engine.ts registers the step handler (it imports this module, not the reverse). */
-export function setStepRunner(run: Runner): void {
-  runner = run;
-}
-
-// PLACEHOLDER transport until the call-steps queue lands (branch queue).
+/** Queues a step for its due time (shared/platform/aws/due-time.ts: SQS delays in AWS, the local queue here). */
 export async function scheduleStep(message: CallStepMessage, dueAtMs: number): Promise<void> {
-  const delay = Math.max(0, dueAtMs - Date.now());
-  setTimeout(() => {
-    runner?.(message).catch((error) => logger.error('call step failed', { error, call_id: message.call_id, step: message.step }));
-  }, delay).unref?.();
+  await sendAt('call-steps', message, dueAtMs);
 }

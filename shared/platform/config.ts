@@ -107,6 +107,8 @@ const ConfigSchema = z.object({
   KMS_KEY_ID: optionalString,
   /** Webhook delivery queue; absent locally, where an in-process queue stands in. */
   WEBHOOK_QUEUE_URL: optionalString,
+  /** The call engine's timed steps (shared/platform/aws/due-time.ts); absent locally, as above. */
+  CALL_STEPS_QUEUE_URL: optionalString,
   /** Secrets Manager secret holding vendor credentials as JSON; absent locally (settings come from env). */
   VENDOR_SECRET_ID: optionalString,
   DATA_DIR: z.string().default('.data'),
@@ -186,6 +188,7 @@ export const PRODUCTION_REQUIRED_SETTINGS = [
   'AWS_REGION',
   'KMS_KEY_ID',
   'WEBHOOK_QUEUE_URL',
+  'CALL_STEPS_QUEUE_URL',
   'VENDOR_SECRET_ID',
   'SIP_HOST',
   'SIP_IP_RANGES',

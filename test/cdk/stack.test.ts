@@ -25,6 +25,7 @@ import {
   ParleyStack,
   UNRESERVED_CONCURRENCY_MINIMUM,
   WEBHOOK_MAX_CONCURRENCY,
+  CALL_STEPS_MAX_CONCURRENCY,
   type BackgroundName,
   type FunctionName,
   type ParleyStackProps,
@@ -92,14 +93,24 @@ const KEY_USE_ACTION: Record<KeyUse, string> = {
 const mentions = (statement: Statement, logicalIds: readonly string[]) =>
   logicalIds.some((id) => JSON.stringify(statement.Resource).includes(`"${id}"`));
 
+/** The logical IDs of the queues a ParleyAccess names, by its option. */
+type QueueIds = Record<'webhookQueue' | 'callStepsQueue', string>;
+
+const queueIdsOf = (synthed: Synth): QueueIds => ({
+  webhookQueue: logicalId(synthed, synthed.stack.webhookQueue),
+  callStepsQueue: logicalId(synthed, synthed.stack.callStepsQueue),
+});
+
 /**
  * Checks a function's role against its declared access, in both directions. SQS actions
- * are the webhook queue's, except on `otherQueues` (an on-failure destination).
+ * are those of the queues `access` names, each checked on its own queue, except on
+ * `otherQueues` (an on-failure destination).
  */
 function expectGrantsMatch(
   statements: Statement[],
   access: ParleyAccess,
   label: string,
+  queues: QueueIds,
   otherQueues: readonly string[] = [],
 ) {
   const sqsStatements = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('sqs:')));
@@ -107,6 +118,14 @@ function expectGrantsMatch(
     expect([statement.Action].flat().sort(), label).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
   }
   statements = statements.filter((s) => !mentions(s, otherQueues));
+  for (const statement of sqsStatements.filter((s) => !mentions(s, otherQueues))) {
+    expect(mentions(statement, Object.values(queues)), `${label}: ${JSON.stringify(statement.Resource)}`).toBe(true);
+  }
+  for (const [option, queueId] of Object.entries(queues) as [keyof QueueIds, string][]) {
+    const onQueue = actionsOf(statements, (s) => mentions(s, [queueId]));
+    expect(onQueue.has('sqs:SendMessage'), `${label} ${option}`).toBe(access[option]?.includes('send') ?? false);
+    expect(onQueue.has('sqs:ReceiveMessage'), `${label} ${option}`).toBe(access[option]?.includes('consume') ?? false);
+  }
   const all = actionsOf(statements);
   const direct = (statement: Statement) => statement.Condition === undefined;
   expect([...all].filter((action) => action.includes('*')), label).toEqual([]);
@@ -120,8 +139,6 @@ function expectGrantsMatch(
   for (const statement of statements.filter((s) => !direct(s))) {
     expect(statement.Condition!.StringEquals!['kms:ViaService'], label).toBeDefined();
   }
-  expect(all.has('sqs:SendMessage'), label).toBe(access.webhookQueue?.includes('send') ?? false);
-  expect(all.has('sqs:ReceiveMessage'), label).toBe(access.webhookQueue?.includes('consume') ?? false);
   expect(all.has('secretsmanager:GetSecretValue'), label).toBe(access.vendorSecret === 'read');
   expect(all.has('logs:PutLogEvents'), label).toBe(true);
 }
@@ -218,6 +235,7 @@ describe('ParleyStack', () => {
           'TABLE_NAME',
           'VENDOR_SECRET_ID',
           'WEBHOOK_QUEUE_URL',
+          'CALL_STEPS_QUEUE_URL',
         ].sort(),
       );
       expect(fn.Properties.LoggingConfig.LogGroup).toBeDefined();
@@ -228,7 +246,7 @@ describe('ParleyStack', () => {
   it('grants each function exactly the access its spec declares', () => {
     for (const domain of DOMAINS) {
       const fn = parley.stack.domainFunctions[domain];
-      expectGrantsMatch(statementsOf(parley.stack, parley.template, fn), DOMAIN_ACCESS[domain], domain);
+      expectGrantsMatch(statementsOf(parley.stack, parley.template, fn), DOMAIN_ACCESS[domain], domain, queueIdsOf(parley));
     }
     for (const [name, access] of Object.entries(JOB_ACCESS) as [BackgroundName, ParleyAccess][]) {
       const fn = parley.stack.backgroundFunctions[name];
@@ -236,7 +254,7 @@ describe('ParleyStack', () => {
       // Billing's on-failure destination: it may send there, and only there besides its access.
       const failures = name === 'billing-hourly' ? [logicalId(parley, parley.stack.billingFailures)] : [];
       expect(statements.some((statement) => mentions(statement, failures)), name).toBe(failures.length > 0);
-      expectGrantsMatch(statements, access, name, failures);
+      expectGrantsMatch(statements, access, name, queueIdsOf(parley), failures);
     }
     parley.template.resourceCountIs('AWS::IAM::ManagedPolicy', 0);
     for (const role of Object.values(parley.template.findResources('AWS::IAM::Role'))) {
@@ -256,11 +274,23 @@ describe('ParleyStack', () => {
         encryptionKey: key,
       }),
       webhookQueue: new sqs.Queue(stack, 'Queue'),
+      callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
       vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
     };
-    const access: ParleyAccess = { table: 'read', key: ['encrypt'], webhookQueue: ['send'], vendorSecret: 'read' };
+    const access: ParleyAccess = {
+      table: 'read',
+      key: ['encrypt'],
+      webhookQueue: ['send'],
+      // What the calls domain will need: schedule a call's steps, never consume them.
+      callStepsQueue: ['send'],
+      vendorSecret: 'read',
+    };
     const fn = new ParleyFunction(stack, 'Fn', { entry: FUNCTION_ENTRY, resources, access });
-    expectGrantsMatch(statementsOf(stack, Template.fromStack(stack), fn), access, 'all options');
+    const queues = {
+      webhookQueue: stack.getLogicalId(resources.webhookQueue.node.defaultChild as CfnResource),
+      callStepsQueue: stack.getLogicalId(resources.callStepsQueue.node.defaultChild as CfnResource),
+    };
+    expectGrantsMatch(statementsOf(stack, Template.fromStack(stack), fn), access, 'all options', queues);
   });
 
   it('builds the table from tableDefinition', () => {
@@ -310,6 +340,49 @@ describe('ParleyStack', () => {
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
+  });
+
+  it('gives the call-steps queue a dead-letter queue with an alarm, SQS-managed encryption, and a consumer reporting item failures', () => {
+    const queueId = logicalId(parley, parley.stack.callStepsQueue);
+    const deadLettersId = logicalId(parley, parley.stack.callStepsDeadLetters);
+    const queues = parley.template.findResources('AWS::SQS::Queue');
+    const worker = parley.stack.backgroundFunctions['call-steps'];
+    const workerTimeout = functionResource(parley, worker).Properties.Timeout as number;
+    expect(workerTimeout).toBe(60);
+    expect(queues[queueId]!.Properties).toEqual({
+      SqsManagedSseEnabled: true,
+      VisibilityTimeout: 6 * workerTimeout,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLettersId, 'Arn'] }, maxReceiveCount: 5 },
+    });
+    expect(queues[deadLettersId]!.Properties).toEqual({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    // Both refuse requests without TLS, as the webhook queue does.
+    for (const id of [queueId, deadLettersId]) {
+      parley.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: Match.objectLike({
+          Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+        }),
+      });
+    }
+    parley.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+      FunctionName: { Ref: logicalId(parley, worker) },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: CALL_STEPS_MAX_CONCURRENCY },
+    });
+    expect(functionResource(parley, worker).Properties.ReservedConcurrentExecutions).toBeGreaterThanOrEqual(CALL_STEPS_MAX_CONCURRENCY);
+    expect(() => synth(undefined, false, {}, { reservedConcurrency: { 'call-steps': CALL_STEPS_MAX_CONCURRENCY - 1 } })).toThrow(
+      `The call-steps function's reserved concurrency (${CALL_STEPS_MAX_CONCURRENCY - 1}) is below its event source's maximum concurrency (${CALL_STEPS_MAX_CONCURRENCY})`,
+    );
+    parley.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Threshold: 1,
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLettersId, 'QueueName'] } }],
+    });
+    // The queue's URL is set on every function, so the calls domain only needs the grant.
+    for (const [name, fn] of allFunctions(parley)) {
+      expect(functionResource(parley, fn).Properties.Environment.Variables.CALL_STEPS_QUEUE_URL, name).toEqual({ Ref: queueId });
+    }
   });
 
   it('schedules the three periodic functions', () => {
@@ -470,7 +543,7 @@ describe('throttling and isolation', () => {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
-      /would reserve 1042 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+      /would reserve 1047 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
@@ -573,7 +646,7 @@ describe('scheduled jobs', () => {
     const topic = 'arn:aws:sns:us-east-1:111122223333:parley-alarms';
     const synthed = synth(undefined, false, {}, { alarmTopicArn: topic });
     const alarms = Object.values(synthed.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(2);
+    expect(alarms).toHaveLength(3);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([topic]);
     for (const alarm of Object.values(parley.template.findResources('AWS::CloudWatch::Alarm'))) {
       expect(alarm.Properties.AlarmActions).toBeUndefined();

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalMessageQueue, type LocalQueueOptions } from '../../local/local-queue.ts';
+import { LocalMessageQueue, type LocalQueueOptions, type LocalQueueStore } from '../../local/local-queue.ts';
+import { tableQueueStore } from '../../local/queue-store.ts';
 
 interface Received {
   at: number;
@@ -13,11 +14,19 @@ afterEach(async () => {
   await Promise.all(queues.splice(0).map((queue) => queue.stop()));
 });
 
-function newQueue(options: Partial<LocalQueueOptions> = {}) {
-  const queue = new LocalMessageQueue({ name: 'test-queue', visibilityTimeoutSeconds: 1, onConsumerError: () => undefined, ...options });
-  queues.push(queue);
-  return queue;
+/** The table store under a partition of each test's own, so one test's leftovers never reach the next. */
+let partitions = 0;
+function ownPartitions(store: LocalQueueStore): LocalQueueStore {
+  const prefix = `semantics-${++partitions}-`;
+  return {
+    load: (queue) => store.load(prefix + queue),
+    save: (queue, message) => store.save(prefix + queue, message),
+    remove: (queue, messageId) => store.remove(prefix + queue, messageId),
+  };
 }
+
+/** Every semantic holds in memory and with the durable store the local runtime uses. */
+const STORES = { memory: () => undefined, table: () => ownPartitions(tableQueueStore) };
 
 /** A consumer that records every batch and answers with `respond` (which may throw). */
 function recorder(respond: (event: SQSEvent, call: number) => SQSBatchResponse | void = () => undefined) {
@@ -38,7 +47,22 @@ const receiveCounts = (records: SQSRecord[]) => records.map((r) => r.attributes.
 const sinceFirstReceive = (at: number, records: SQSRecord[]) =>
   at - Math.max(...records.map((r) => Number(r.attributes.ApproximateFirstReceiveTimestamp)));
 
-describe('LocalMessageQueue', () => {
+describe.each(Object.keys(STORES) as (keyof typeof STORES)[])('LocalMessageQueue (%s)', (kind) => {
+  function newQueue(options: Partial<LocalQueueOptions> = {}) {
+    const queue = new LocalMessageQueue({
+      name: 'test-queue',
+      visibilityTimeoutSeconds: 1,
+      onConsumerError: () => undefined,
+      store: STORES[kind](),
+      onStoreError: (error) => {
+        throw error;
+      },
+      ...options,
+    });
+    queues.push(queue);
+    return queue;
+  }
+
   it('delivers records shaped like SQS event records', async () => {
     const queue = newQueue();
     const { batches, consumer } = recorder();

@@ -39,23 +39,46 @@ export class SqsMessageQueue implements MessageQueue {
   }
 }
 
-let localWebhooks: MessageQueue | undefined;
-let sqsWebhooks: SqsMessageQueue | undefined;
+/**
+ * The queues Parley hands work to, each with its setting: `webhooks` (deliveries and their
+ * retries) and `call-steps` (the call engine's timed steps, sent with sendAt from
+ * ./due-time.ts). In AWS each is an SQS queue whose URL CDK sets on every function; locally
+ * the setting is unset and an in-process stand-in is installed instead.
+ */
+export type QueueName = 'webhooks' | 'call-steps';
+
+export const QUEUE_URL_SETTING = {
+  webhooks: 'WEBHOOK_QUEUE_URL',
+  'call-steps': 'CALL_STEPS_QUEUE_URL',
+} as const satisfies Record<QueueName, keyof typeof config>;
+
+const localQueues = new Map<QueueName, MessageQueue>();
+const sqsQueues = new Map<QueueName, SqsMessageQueue>();
 
 /**
- * Installs the in-process stand-in used when WEBHOOK_QUEUE_URL is not set. The local
+ * Installs the in-process stand-in used when the queue's URL setting is not set. The local
  * runtime does this (local/queues.ts); the stand-in lives in local/ and is injected, so no
  * deployed bundle contains it.
  */
-export function setLocalWebhookQueue(queue: MessageQueue): void {
-  localWebhooks = queue;
+export function setLocalQueue(name: QueueName, queue: MessageQueue): void {
+  localQueues.set(name, queue);
 }
 
-export function webhookQueue(): MessageQueue {
-  if (!config.WEBHOOK_QUEUE_URL) {
-    if (!localWebhooks) throw new Error('WEBHOOK_QUEUE_URL is not set and no local webhook queue is installed');
-    return localWebhooks;
+export function queueNamed(name: QueueName): MessageQueue {
+  const url = config[QUEUE_URL_SETTING[name]];
+  if (!url) {
+    const local = localQueues.get(name);
+    if (!local) throw new Error(`${QUEUE_URL_SETTING[name]} is not set and no local ${name} queue is installed`);
+    return local;
   }
-  sqsWebhooks ??= new SqsMessageQueue(config.WEBHOOK_QUEUE_URL);
-  return sqsWebhooks;
+  let queue = sqsQueues.get(name);
+  if (!queue) {
+    queue = new SqsMessageQueue(url);
+    sqsQueues.set(name, queue);
+  }
+  return queue;
 }
+
+/** The webhook queue, as shared/webhooks has always asked for it. */
+export const setLocalWebhookQueue = (queue: MessageQueue): void => setLocalQueue('webhooks', queue);
+export const webhookQueue = (): MessageQueue => queueNamed('webhooks');

@@ -215,6 +215,14 @@ export const keys = {
     sk: 'IDEMPOTENCY',
   }),
 
+  /**
+   * Local runtime only: a message of the in-process queue stand-in (local/queue-store.ts),
+   * so stopping `npm start` loses no queued webhook or call step. One partition per queue
+   * (its dead-letter queue is another); never written in AWS, where SQS holds messages.
+   */
+  localQueueMessage: (queue: string, messageId: string): ItemKey => ({ pk: `LOCALQUEUE#${queue}`, sk: `MSG#${messageId}` }),
+  localQueueMessages: (queue: string): PartitionQuery => ({ pk: `LOCALQUEUE#${queue}`, skPrefix: 'MSG#' }),
+
   /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
   jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
 
