@@ -53,7 +53,7 @@ interface ChosenAgent {
 }
 
 /** A weighted pick among a number's agent entries (weights are positive). */
-function weightedPick<T extends { weight: number }>(entries: readonly T[]): T | undefined {
+export function weightedPick<T extends { weight: number }>(entries: readonly T[]): T | undefined {
   if (entries.length <= 1) return entries[0];
   const total = entries.reduce((sum, entry) => sum + entry.weight, 0);
   let point = (randomInt(0, 1_000_000) / 1_000_000) * total;

@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto';
 import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/index.ts';
 import { numberHolder, type NumberItem } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
@@ -9,7 +8,7 @@ import { logger } from '../platform/logger.ts';
 import { signatureHeaders } from '../platform/naming.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { signWebhook, webhookSigningSecret } from '../webhooks/index.ts';
-import { admitWithSweep } from './calls.ts';
+import { admitWithSweep, weightedPick } from './calls.ts';
 import { releaseSlot } from './concurrency.ts';
 import { finishCall, scheduleFirstStep } from './engine.ts';
 import { mediaKind } from './media.ts';
@@ -59,17 +58,6 @@ interface WebhookAnswer {
 /** A bare 8 to 15 digit caller gets a `+` (spec: call_inbound.from_number). */
 export function normalizeCaller(from: string): string {
   return /^[0-9]{8,15}$/.test(from) ? `+${from}` : from;
-}
-
-function pickByWeight<T extends { weight: number }>(entries: readonly T[]): T | undefined {
-  if (entries.length <= 1) return entries[0];
-  const total = entries.reduce((sum, entry) => sum + entry.weight, 0);
-  let point = (randomInt(0, 1_000_000) / 1_000_000) * total;
-  for (const entry of entries) {
-    point -= entry.weight;
-    if (point < 0) return entry;
-  }
-  return entries.at(-1);
 }
 
 /** SIP `X-` headers and the pass-through headers, lower-cased, as dynamic variables (lowest precedence). */
@@ -167,7 +155,7 @@ export async function receiveInboundCall(input: InboundCallInput, options: { wor
   }
 
   // 3. The agent, by weight.
-  const entry = pickByWeight(number.inbound_agents ?? []);
+  const entry = weightedPick(number.inbound_agents ?? []);
   const callId = newTimeOrderedId('call', Date.now());
 
   // 4–5. The webhook and its answer.
