@@ -30,7 +30,7 @@ export const SANDBOX_LINE_GAP_MS = 1000;
 /** A sandbox voicemail: the agent's message, then the line is dropped after this. */
 const VOICEMAIL_MS = 1500;
 /** transcript_updated at most this often (spec). */
-const TRANSCRIPT_UPDATE_MS = 3000;
+export const TRANSCRIPT_UPDATE_MS = 3000;
 
 export async function runCallStep(message: CallStepMessage): Promise<void> {
   const call = await findCallItem(message.call_id);
@@ -168,13 +168,19 @@ async function timedTurn(call: CallItem, event: Parameters<typeof agentTurn>[1])
 
 type TranscriptFields = Pick<CallItem, 'transcript' | 'transcript_object' | 'transcript_with_tool_calls'>;
 
-function appendTranscript(call: CallItem, events: readonly TranscriptEvent[]): TranscriptFields {
+/**
+ * The call's three transcript fields with `events` appended: every event goes to
+ * transcript_with_tool_calls, the agent's and user's lines (with their word timings, when
+ * given) to transcript_object and the text transcript. Sandbox turns and LiveKit worker
+ * reports both record through it.
+ */
+export function appendTranscript(call: CallItem, events: readonly (TranscriptEvent | Record<string, unknown>)[]): TranscriptFields {
   const objects = [...(call.transcript_object ?? [])];
   const withTools = [...(call.transcript_with_tool_calls ?? [])];
-  for (const event of events) {
+  for (const event of events as Record<string, unknown>[]) {
     withTools.push(event as never);
     if ((event.role === 'agent' || event.role === 'user') && typeof event.content === 'string') {
-      objects.push({ role: event.role, content: event.content, words: [] } as never);
+      objects.push({ role: event.role, content: event.content, words: (event.words as unknown[] | undefined) ?? [] } as never);
     }
   }
   return {

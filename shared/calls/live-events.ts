@@ -2,8 +2,8 @@ import { notFound, unauthorized, conflict } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { verifyMediaWebhook, verifyWorkerReportToken, type WorkerEvent } from '../vendors/media/index.ts';
 import { sendCallEvent } from './call-webhooks.ts';
-import { answer, finishCall } from './engine.ts';
-import { findCallItem, transitionCall, type CallItem, type EngineState } from './store.ts';
+import { answer, appendTranscript, finishCall, TRANSCRIPT_UPDATE_MS } from './engine.ts';
+import { findCallItem, transitionCall, type EngineState } from './store.ts';
 
 /*
  * A call on LiveKit follows two event sources (docs/calls-media.md):
@@ -14,8 +14,6 @@ import { findCallItem, transitionCall, type CallItem, type EngineState } from '.
  *   transcript, tool calls, and the end with its reason. Each report carries a sequence;
  *   only one above the last applied changes anything, so retries and late reports do not.
  */
-
-const TRANSCRIPT_UPDATE_MS = 3000;
 
 /** Participants that are the human side of a call (not the agent worker, not a listener). */
 const isHuman = (participant: { kind?: string; identity?: string } | undefined) =>
@@ -45,20 +43,6 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
     default:
       return { applied: 'ignored' };
   }
-}
-
-function transcriptWith(call: CallItem, entries: Record<string, unknown>[]) {
-  const objects = [...(call.transcript_object ?? [])] as { role: string; content: string }[];
-  const withTools = [...(call.transcript_with_tool_calls ?? [])] as Record<string, unknown>[];
-  for (const entry of entries) {
-    withTools.push(entry);
-    if (entry.role === 'agent' || entry.role === 'user') objects.push(entry as { role: string; content: string });
-  }
-  return {
-    transcript_object: objects,
-    transcript_with_tool_calls: withTools,
-    transcript: objects.map((entry) => `${entry.role === 'agent' ? 'Agent' : 'User'}: ${entry.content}`).join('\n') + (objects.length ? '\n' : ''),
-  };
 }
 
 /** One report of the agent worker for its call. */
@@ -102,7 +86,7 @@ async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boo
     from: ['registered', 'ongoing'],
     guard: { field: 'report_seq', equals: applied },
     set: {
-      ...transcriptWith(call, entries),
+      ...appendTranscript(call, entries),
       engine: { ...call.engine, report_seq: event.sequence, ...(sendUpdate ? { transcript_sent_at: nowMs } : {}) },
     },
   });
