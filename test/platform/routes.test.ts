@@ -27,6 +27,14 @@ describe('route table', () => {
     expect(Object.keys(domainFunctions).sort()).toEqual([...DOMAINS].sort());
   });
 
+  it("has each domain's function serve exactly the table's routes of that domain", async () => {
+    for (const domain of DOMAINS) {
+      const { handler } = (await domainFunctions[domain]()) as unknown as { handler: { routeIds: readonly string[] } };
+      const fromTable = [...new Set(served.filter((r) => r.domain === domain).map((r) => r.id))].sort();
+      expect([...handler.routeIds].sort(), domain).toEqual(fromTable);
+    }
+  });
+
   it('declares a schema for exactly the parameters in each path', () => {
     for (const { route, path } of served) {
       const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);

@@ -67,7 +67,7 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
       byKey.set(key, { id, route, handler: handlers[id as keyof T] as Entry['handler'] });
     }
   }
-  return middy<Event, Result, Error, Context>()
+  const handler = middy<Event, Result, Error, Context>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(accessLog())
     .use(gate(byKey))
@@ -88,6 +88,8 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
       if (output instanceof OtherStatus) return jsonResponse(output.status, output.body, admission?.headers);
       return jsonResponse(route.status, route.status === 204 ? undefined : output, admission?.headers);
     });
+  // What this function serves, so a test can hold it to the route table's routes of its domain.
+  return Object.assign(handler, { routeIds: Object.freeze(Object.keys(routes)) });
 }
 
 function gate(byKey: Map<string, Entry>): MiddlewareObj<Event, Result, Error, Context> {
