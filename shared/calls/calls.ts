@@ -249,17 +249,77 @@ export async function createWebCall(principal: Principal, input: CreateWebCallIn
 }
 
 /**
- * register-phone-call: a call for the customer's own SIP stack to bridge to the agent. It
- * needs SIP routing into the media server (a LiveKit SIP inbound trunk); the sandbox has
- * none, so it is 422 there (spec Errors 422).
+ * Where a customer's own SIP stack sends a registered call: `sip:<call_id>@<host>` on the
+ * media server's SIP service (LIVEKIT_SIP_URI, whose parameters are kept), or undefined
+ * when SIP routing is not configured (no media server, or no SIP URI for it).
  */
-export async function registerPhoneCall(principal: Principal, input: RegisterPhoneCallInput): Promise<CallView> {
+export function registeredCallSipUri(callId: string): string | undefined {
+  const service = config.LIVEKIT_SIP_URI;
+  if (!service || mediaKind() !== 'livekit') return undefined;
+  const scheme = service.slice(0, service.indexOf(':') + 1).toLowerCase();
+  return `${scheme}${callId}@${service.slice(scheme.length)}`;
+}
+
+/** A tracked number of a registered call: E.164 (canonical) unless the caller waived the check. */
+function trackedNumber(field: 'from_number' | 'to_number', value: string | undefined, ignoreE164: boolean | undefined): string | undefined {
+  if (value === undefined || ignoreE164) return value;
+  const canonical = canonicalE164(value);
+  if (!canonical) throw badRequest(`${field} ${value} is not a valid E.164 number (set ignore_e164_validation to store it as it is)`);
+  return canonical;
+}
+
+/**
+ * register-phone-call: a call for the customer's own SIP stack to bridge to the agent. The
+ * call waits in `registered` until the SIP leg arrives at the media server's SIP service
+ * (`sip:<call_id>@<LIVEKIT_SIP_URI host>`, answered as `sip_uri`): LiveKit's webhook then
+ * makes it ongoing and dispatches the agent (live-events.ts). Nobody arriving within
+ * CALL_JOIN_TIMEOUT_MS ends it `registered_call_timeout`. Without SIP routing (the sandbox,
+ * or LiveKit without LIVEKIT_SIP_URI) it is 422 (spec Errors 422). Spend, admission and
+ * idempotency as create-phone-call; an inbound registered call may use reserved inbound slots.
+ */
+export async function registerPhoneCall(principal: Principal, input: RegisterPhoneCallInput): Promise<CallView & { sip_uri: string }> {
   const workspaceId = principal.workspaceId;
-  await chooseAgent(workspaceId, input.agent_id, input.agent_version ?? 'latest');
   if (mediaKind() !== 'livekit') {
-    throw unprocessable('SIP routing is not configured: register-phone-call needs a media server with SIP (set LIVEKIT_URL; docs/calls.md)');
+    throw unprocessable('SIP routing is not configured: register-phone-call needs a media server with SIP (set LIVEKIT_URL and LIVEKIT_SIP_URI; docs/calls-media.md)');
   }
-  throw unprocessable('SIP routing is not configured: no SIP inbound trunk is set up for this deployment (docs/calls.md)');
+  if (!config.LIVEKIT_SIP_URI) {
+    throw unprocessable('SIP routing is not configured: set LIVEKIT_SIP_URI to the media server\'s SIP URI (docs/calls-media.md)');
+  }
+  const fromNumber = trackedNumber('from_number', input.from_number, input.ignore_e164_validation);
+  const toNumber = trackedNumber('to_number', input.to_number, input.ignore_e164_validation);
+  const direction = input.direction ?? 'inbound';
+
+  return withIdempotency({
+    workspaceId,
+    key: input.idempotency_key,
+    request: { route: 'register-phone-call', ...input },
+    run: async () => {
+      const chosen = await chooseAgent(workspaceId, input.agent_id, input.agent_version ?? 'latest');
+      await assertCanSpend(workspaceId, 'register_call');
+      const call = await admitAndStore(workspaceId, direction, (callId, burst, nowMs) =>
+        newCallItem({
+          call_id: callId,
+          workspace_id: workspaceId,
+          created_timestamp: nowMs,
+          call_type: 'phone_call',
+          call_status: 'registered',
+          direction,
+          agent_id: chosen.agentId,
+          agent_version: chosen.version,
+          ...(chosen.agentName ? { agent_name: chosen.agentName } : {}),
+          ...(fromNumber !== undefined ? { from_number: fromNumber } : {}),
+          ...(toNumber !== undefined ? { to_number: toNumber } : {}),
+          metadata: callMetadata(input.metadata, chosen),
+          retell_llm_dynamic_variables: { ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
+          concurrency_burst: burst,
+          engine: { slot: true, media: 'livekit', origin: 'register-phone-call' },
+        }),
+      );
+      // Nobody on the line yet: the SIP leg must arrive before the join timeout.
+      await scheduleFirstStep(call, 'join_timeout', Date.now() + config.CALL_JOIN_TIMEOUT_MS);
+      return { ...toCallView(call), sip_uri: registeredCallSipUri(call.call_id)! };
+    },
+  });
 }
 
 // ---------------------------------------------------------------------------------------

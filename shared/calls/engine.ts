@@ -7,7 +7,7 @@ import { dialOut, endMedia } from './media.ts';
 import { callCost } from './pricing.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
-import { findCallItem, transitionCall, type CallItem, type EngineState } from './store.ts';
+import { findCallItem, roomOf, transitionCall, type CallItem, type EngineState } from './store.ts';
 
 /*
  * The call state machine, one step at a time (docs/calls.md):
@@ -268,7 +268,7 @@ export async function finishCall(call: CallItem, finish: Finish): Promise<CallIt
   if (!ended) return undefined;
   if (call.engine.slot) await releaseSlot(call.workspace_id, call.call_id);
   closeConversation(call.engine.conversation);
-  await endMedia(call.call_id).catch((error) => logger.warn('ending the call media failed', { error, call_id: call.call_id }));
+  await endMedia(roomOf(call)).catch((error) => logger.warn('ending the call media failed', { error, call_id: call.call_id }));
   await sendCallEvent(ended, 'call_ended');
   if (finish.status === 'ended') await scheduleStep(stepFor(ended, 'analyze', 0), Date.now());
   return ended;

@@ -1,3 +1,4 @@
+import { runPreCallWorkflow } from '../agent-tools/index.ts';
 import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/index.ts';
 import { numberHolder, type NumberItem } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
@@ -22,8 +23,9 @@ import { toCallView } from './view.ts';
  *   allowed_inbound_country_list; 3. an inbound agent is picked by weight; 4. the
  *   synchronous call_inbound webhook is sent (10 s an attempt, retries after 0.5 s and 1 s);
  *   5. its answer is applied; 6. without a chosen version the number's binding applies;
- *   7. pre-call workflows (not run yet: docs/calls.md); 8. admission under the concurrency
- *   limit, waiting up to INBOUND_QUEUE_TIMEOUT_MS for a slot.
+ *   7. the agent's pre-call workflow runs and its outputs join the dynamic variables (SIP
+ *   headers < the webhook's dynamic_variables < workflow outputs); 8. admission under the
+ *   concurrency limit, waiting up to INBOUND_QUEUE_TIMEOUT_MS for a slot.
  * `reject`, no agent, or an override agent not in the workspace end the call with no
  * record. The SIP edge (LiveKit's SIP dispatch in AWS) and the local runtime's
  * `POST /sandbox/inbound-call` both call `receiveInboundCall`.
@@ -40,6 +42,15 @@ export interface InboundCallInput {
   fromNumber: string;
   toNumber: string;
   sipHeaders?: Record<string, string>;
+}
+
+export interface InboundCallOptions {
+  /** Only a number of this workspace answers (the sandbox route: the caller's key). */
+  workspaceId?: string;
+  /** The call ID to use (the LiveKit path claims its room for it first); a new one otherwise. */
+  callId?: string;
+  /** The media room the caller is already in, when not named after the call (LiveKit's dispatch rule). */
+  room?: string;
 }
 
 export type InboundOutcome =
@@ -135,7 +146,30 @@ async function waitForSlot(workspaceId: string, callId: string): Promise<{ burst
   }
 }
 
-export async function receiveInboundCall(input: InboundCallInput, options: { workspaceId?: string } = {}): Promise<InboundOutcome> {
+/**
+ * Step 7: the agent's pre-call workflow with the call's variables (plus the call's own
+ * fields as inputs), answering its outputs. A failing or slow workflow never refuses the
+ * call (docs/calls.md): its steps are bounded by the workflow's 10 s budget, a failed step
+ * keeps what ran before it, and a failure of the run itself is logged and gives no outputs.
+ */
+async function preCallOutputs(
+  workspaceId: string,
+  agentId: string,
+  variables: Record<string, string>,
+  call: { call_id: string; from_number: string; to_number: string },
+): Promise<Record<string, string>> {
+  try {
+    return await runPreCallWorkflow(workspaceId, agentId, {
+      variables: { ...variables, call_id: call.call_id, agent_id: agentId, from_number: call.from_number, to_number: call.to_number, direction: 'inbound' },
+      call_id: call.call_id,
+    });
+  } catch (error) {
+    logger.error('the pre-call workflow could not run; the call goes on without its outputs', { call_id: call.call_id, agent_id: agentId, error });
+    return {};
+  }
+}
+
+export async function receiveInboundCall(input: InboundCallInput, options: InboundCallOptions = {}): Promise<InboundOutcome> {
   // 1. The number.
   const toNumber = canonicalE164(input.toNumber);
   const number = toNumber ? await numberHolder(toNumber) : undefined;
@@ -156,7 +190,7 @@ export async function receiveInboundCall(input: InboundCallInput, options: { wor
 
   // 3. The agent, by weight.
   const entry = weightedPick(number.inbound_agents ?? []);
-  const callId = newTimeOrderedId('call', Date.now());
+  const callId = options.callId ?? newTimeOrderedId('call', Date.now());
 
   // 4–5. The webhook and its answer.
   const answer = number.inbound_webhook_url
@@ -195,7 +229,10 @@ export async function receiveInboundCall(input: InboundCallInput, options: { wor
     throw error;
   }
 
-  const variables = { ...(tag.variables ?? {}), ...sipVariables(input.sipHeaders), ...(answer.dynamic_variables ?? {}) };
+  // 7. Pre-call workflow; precedence, later wins: tag variables < SIP headers < the webhook's < the workflow's.
+  const heard = { ...(tag.variables ?? {}), ...sipVariables(input.sipHeaders), ...(answer.dynamic_variables ?? {}) };
+  const outputs = await preCallOutputs(workspaceId, agentId, heard, { call_id: callId, from_number: fromNumber, to_number: number.phone_number });
+  const variables = { ...heard, ...outputs };
   const metadata = {
     ...(answer.metadata ?? {}),
     ...(input.sipHeaders ? { sip_headers: input.sipHeaders } : {}),
@@ -217,7 +254,7 @@ export async function receiveInboundCall(input: InboundCallInput, options: { wor
       metadata,
       retell_llm_dynamic_variables: variables,
       concurrency_burst: burst,
-      engine: { slot, media: mediaKind(), origin: 'inbound' },
+      engine: { slot, media: mediaKind(), origin: 'inbound', ...(options.room ? { room: options.room } : {}) },
     });
 
   // 8. Admission: a slot, or the queue's wait, then the fallback.

@@ -3,7 +3,9 @@ import { logger } from '../platform/logger.ts';
 import { verifyMediaWebhook, verifyWorkerReportToken, type WorkerEvent } from '../vendors/media/index.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { answer, appendTranscript, finishCall, TRANSCRIPT_UPDATE_MS } from './engine.ts';
-import { findCallItem, transitionCall, type EngineState } from './store.ts';
+import { isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
+import { dispatchAgentInto, endMedia } from './media.ts';
+import { callOfMediaRoom, findCallItem, transitionCall, type CallItem, type EngineState } from './store.ts';
 
 /*
  * A call on LiveKit follows two event sources (docs/calls-media.md):
@@ -19,15 +21,31 @@ import { findCallItem, transitionCall, type EngineState } from './store.ts';
 const isHuman = (participant: { kind?: string; identity?: string } | undefined) =>
   !!participant && (participant.kind === 'sip' || participant.kind === 'standard') && !participant.identity?.startsWith('listener');
 
+const isSipCaller = (participant: { kind?: string } | undefined) => participant?.kind === 'sip';
+
 /** Applies one LiveKit webhook; answers what it did (for the log and tests). */
 export async function receiveMediaWebhook(rawBody: string, authorization: string | undefined): Promise<{ applied: string }> {
   const event = await verifyMediaWebhook(rawBody, authorization);
-  const callId = event.room?.name;
+  const room = event.room?.name;
+  if (!room) return { applied: 'ignored: no call for this room' };
+  // A caller in an inbound dispatch rule's room: inbound admission (inbound-sip.ts).
+  if (event.event === 'participant_joined' && isSipCaller(event.participant) && isInboundRoom(room)) {
+    return receiveInboundSipCaller(event);
+  }
+  const callId = isInboundRoom(room) ? await callOfMediaRoom(room) : room;
   const call = callId ? await findCallItem(callId) : undefined;
-  if (!call) return { applied: 'ignored: no call for this room' };
+  if (!call) {
+    // A SIP caller in a room of no call (a stale or made-up registered call ID): hang up.
+    if (event.event === 'participant_joined' && isSipCaller(event.participant)) {
+      await endMedia(room).catch((error: unknown) => logger.warn('could not end a room of no call', { room, error }));
+      return { applied: 'removed: no call for this room' };
+    }
+    return { applied: 'ignored: no call for this room' };
+  }
   switch (event.event) {
     case 'participant_joined':
       if (!isHuman(event.participant) || call.call_status !== 'registered') return { applied: 'ignored' };
+      if (call.engine.origin === 'register-phone-call') return registeredCallArrived(call, event.participant);
       await answer(call, {});
       return { applied: 'ongoing' };
     case 'participant_left':
@@ -43,6 +61,27 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
     default:
       return { applied: 'ignored' };
   }
+}
+
+/**
+ * The SIP leg of a registered call (register-phone-call) arrived in its room (`sip:<call_id>@…`,
+ * LiveKit's `callee` dispatch rule names the room after the dialled user): the call becomes
+ * ongoing, then the agent worker is dispatched. The transition is conditional, so a
+ * duplicated webhook dispatches nothing; a dispatch LiveKit refuses ends the call.
+ */
+async function registeredCallArrived(call: CallItem, participant: { kind?: string } | undefined): Promise<{ applied: string }> {
+  if (!isSipCaller(participant)) return { applied: 'ignored: a registered call is joined by its SIP leg' };
+  const live = await transitionCall(call.call_id, { from: ['registered'], to: 'ongoing', set: { start_timestamp: Date.now() } });
+  if (!live) return { applied: 'ignored' };
+  try {
+    await dispatchAgentInto(call.call_id, live);
+  } catch (error) {
+    logger.error('the agent worker could not be dispatched to a registered call; ending it', { call_id: call.call_id, error });
+    await finishCall(live, { status: 'error', reason: 'error_unknown' });
+    return { applied: 'error: the agent could not be dispatched' };
+  }
+  await sendCallEvent(live, 'call_started');
+  return { applied: 'ongoing' };
 }
 
 /** One report of the agent worker for its call. */

@@ -72,8 +72,19 @@ export async function dialOut(call: CallItem): Promise<DialOutcome> {
   });
 }
 
-export async function endMedia(callId: string): Promise<void> {
-  await (await adapter()).endCall(callId);
+/** Ends a call's media: deletes its room (`roomOf(call)`; a room already gone is fine). */
+export async function endMedia(room: string): Promise<void> {
+  await (await adapter()).endCall(room);
+}
+
+/** Dispatches the agent worker into a room that already exists (a SIP caller's, made by LiveKit's dispatch rule). */
+export async function dispatchAgentInto(room: string, call: CallItem): Promise<string> {
+  return (await adapter()).dispatchAgent(room, mediaCall(call));
+}
+
+/** Hands a SIP caller in `room` to another number by SIP REFER (an inbound call forwarded to fallback_number). */
+export async function forwardCaller(room: string, participantIdentity: string, to: string): Promise<void> {
+  await (await adapter()).coldTransfer({ call_id: room, participant_identity: participantIdentity, to });
 }
 
 export async function webCallAccess(callId: string) {

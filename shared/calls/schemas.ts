@@ -100,6 +100,9 @@ export const RegisterPhoneCallBody = z.lazy(() =>
     retell_llm_dynamic_variables: dynamicVariables().optional(),
     metadata: callMetadata().optional(),
     agent_override: agentOverride().optional(),
+    /** from_number and to_number are only stored; with this they need not be E.164 (a PBX extension, a SIP user). */
+    ignore_e164_validation: z.boolean().optional(),
+    idempotency_key: IdempotencyKey.optional(),
   }),
 );
 export type RegisterPhoneCallInput = z.infer<typeof RegisterPhoneCallBody>;

@@ -37,6 +37,8 @@ export interface EngineState {
   transcript_sent_at?: number;
   /** The media layer in use when the call started. */
   media?: 'sandbox' | 'livekit';
+  /** The media server's room when it is not named after the call (an inbound SIP call's, made by LiveKit's dispatch rule). */
+  room?: string;
   /** Why the call was created (outbound dial, web, register, inbound). */
   origin?: 'create-phone-call' | 'create-web-call' | 'register-phone-call' | 'inbound';
 }
@@ -232,5 +234,34 @@ export type CallListingEntry = Pick<CallItem, 'pk' | 'sk' | 'call_id' | 'gsi1sk'
 export async function batchGetCalls(entries: readonly Pick<CallItem, 'pk' | 'sk'>[]): Promise<CallItem[]> {
   return table.batchGet<CallItem>(entries.map(({ pk, sk }) => ({ pk, sk })));
 }
+
+/** How long a room's claim is kept: far longer than any call, then DynamoDB's TTL removes it. */
+const ROOM_CLAIM_TTL_SECONDS = 7 * 86_400;
+
+/**
+ * Claims a media room for a call, once: the first claim wins (a conditional put), so a
+ * redelivered or duplicated "caller joined" webhook never creates a second call. Answers
+ * whether this claim won.
+ */
+export async function claimMediaRoom(room: string, callId: string, nowMs = Date.now()): Promise<boolean> {
+  try {
+    await table.put({
+      Item: { ...keys.mediaRoom(room), call_id: callId, claimed_timestamp: nowMs, expires_at: Math.floor(nowMs / 1000) + ROOM_CLAIM_TTL_SECONDS },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** The call a claimed room carries, if any. */
+export async function callOfMediaRoom(room: string): Promise<string | undefined> {
+  return (await table.get<{ call_id: string }>(keys.mediaRoom(room)))?.call_id;
+}
+
+/** The media room a call lives in: its own name, unless the dispatch rule named it. */
+export const roomOf = (call: Pick<CallItem, 'call_id' | 'engine'>): string => call.engine.room ?? call.call_id;
 
 export type { CallStatus, DisconnectionReason };

@@ -94,6 +94,16 @@ const mediaServerUrl = optionalString.refine(
   'Must be a ws://, wss://, http:// or https:// URL',
 );
 
+/**
+ * The SIP URI of the media server's SIP service (LiveKit's inbound SIP endpoint):
+ * `sip:` or `sips:`, a host, an optional port and `;parameters`, no user part (the call_id
+ * becomes the user: `sip:<call_id>@host`). Checked here so a typo stops the start.
+ */
+const sipServiceUri = optionalString.refine(
+  (value) => value === undefined || /^sips?:[A-Za-z0-9.-]+(:[0-9]{1,5})?(;[A-Za-z0-9=._-]+)*$/i.test(value),
+  'Must be a SIP URI without a user part, e.g. sip:abc123.sip.livekit.cloud or sip:sip.example.com:5060;transport=tcp',
+);
+
 /** Where the platform's SIP servers send from when SIP_IP_RANGES is not set: the local machine. */
 export const DEFAULT_SIP_IP_RANGES = '127.0.0.1/32';
 
@@ -164,6 +174,13 @@ const ConfigSchema = z.object({
    * and secret are vendor settings (LIVEKIT_API_KEY, LIVEKIT_API_SECRET).
    */
   LIVEKIT_URL: mediaServerUrl,
+  /**
+   * The media server's SIP URI, where a customer's own SIP stack sends the calls it
+   * registers (register-phone-call): with LIVEKIT_URL it turns SIP routing on, and a
+   * registered call is dialled at `sip:<call_id>@<its host>` (docs/calls-media.md). Unset,
+   * register-phone-call is 422 `SIP routing is not configured`.
+   */
+  LIVEKIT_SIP_URI: sipServiceUri,
   /** The agent worker's registered name, which LiveKit's explicit dispatch addresses. */
   LIVEKIT_AGENT_NAME: z
     .string()

@@ -47,6 +47,8 @@ export interface FakeLiveKit {
   trunks: Map<string, { sipTrunkId: string; name: string; address: string; numbers: string[]; transport: string; authUsername: string; authPassword: string; metadata: string }>;
   /** The recorded requests of one method. */
   calls(method: string): TwirpRequest[];
+  /** A room LiveKit made by itself, as a SIP dispatch rule does for an inbound caller. */
+  openRoom(name: string): void;
   /** The next request to `method` fails this way (queued per method). */
   failNext(method: string, failure: TwirpFailure): void;
   /** Every request to `method` waits this long before answering (0 to stop). */
@@ -86,6 +88,9 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
     rooms: new Map(),
     trunks: new Map(),
     calls: (method) => fake.requests.filter((request) => request.method === method),
+    openRoom(name) {
+      fake.rooms.set(name, { name, metadata: '' });
+    },
     failNext(method, failure) {
       failures.set(method, [...(failures.get(method) ?? []), failure]);
     },

@@ -236,6 +236,11 @@ export const keys = {
   callListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CALL#${shard}` }),
   /** The media server's outbound SIP trunk for a number (created once, kept: shared/calls/media.ts). */
   mediaTrunk: (phoneNumber: string): ItemKey => ({ pk: `MEDIATRUNK#${phoneNumber}`, sk: 'MEDIATRUNK' }),
+  /**
+   * A media-server room that is not named after its call (an inbound SIP call's room, made by
+   * LiveKit's dispatch rule): which call it carries. Claimed once per room (shared/calls/store.ts).
+   */
+  mediaRoom: (room: string): ItemKey => ({ pk: `MEDIAROOM#${room}`, sk: 'MEDIAROOM' }),
 
   /** Webhook delivery attempts, newest first, per workspace. */
   webhookDelivery: (workspaceId: string, deliveryId: string): ItemKey => ({

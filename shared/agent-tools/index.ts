@@ -1,0 +1,5 @@
+/**
+ * The agent tools' entry for other domains: what the calls domain runs on a call (the
+ * agent's pre-call workflow, spec: Inbound call webhook, step 7).
+ */
+export { runPreCallWorkflow, PRE_CALL_BUDGET_MS } from './workflows.ts';

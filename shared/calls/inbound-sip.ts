@@ -1,0 +1,86 @@
+import { newTimeOrderedId } from '../platform/ids.ts';
+import { logger } from '../platform/logger.ts';
+import type { MediaWebhookEvent } from '../vendors/media/index.ts';
+import { finishCall } from './engine.ts';
+import { receiveInboundCall } from './inbound.ts';
+import { dispatchAgentInto, endMedia, forwardCaller } from './media.ts';
+import { claimMediaRoom, findCallItem } from './store.ts';
+
+/*
+ * An inbound phone call arriving through LiveKit's SIP service (docs/calls-media.md,
+ * Inbound SIP). The carrier sends the INVITE to LiveKit; the deployment's inbound trunk
+ * admits it and its dispatch rule (type `individual`, room prefix `inbound-`, no agent)
+ * puts the caller in a fresh room. The caller's `participant_joined` webhook (kind `sip`)
+ * brings it here:
+ *   1. the room is claimed for a new call ID (a conditional put): a redelivered webhook
+ *      finds the claim and changes nothing;
+ *   2. `receiveInboundCall` runs the spec's eight steps with the dialled number
+ *      (`sip.trunkPhoneNumber`), the caller (`sip.phoneNumber`) and the SIP headers LiveKit
+ *      exposes as `sip.h.<name>` attributes;
+ *   3. accepted: the agent worker is dispatched into the room (the call becomes ongoing by
+ *      its `join` step); refused: the room is deleted (the caller hears the hang-up), or the
+ *      caller is forwarded by SIP REFER to the number's fallback_number when no slot was free.
+ */
+
+/** The room prefix of the inbound dispatch rule: rooms named so carry a caller not yet admitted. */
+export const INBOUND_ROOM_PREFIX = 'inbound-';
+
+/** LiveKit's attribute prefix for the INVITE's headers (`include_headers` on the inbound trunk). */
+const HEADER_ATTRIBUTE = 'sip.h.';
+
+export const isInboundRoom = (room: string): boolean => room.startsWith(INBOUND_ROOM_PREFIX);
+
+/** The INVITE's headers as LiveKit exposes them on the participant (`sip.h.x-customer-id` → `x-customer-id`). */
+export function sipHeadersOf(attributes: Record<string, string>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name.startsWith(HEADER_ATTRIBUTE) && name.length > HEADER_ATTRIBUTE.length) headers[name.slice(HEADER_ATTRIBUTE.length)] = value;
+  }
+  return headers;
+}
+
+async function hangUp(room: string): Promise<void> {
+  await endMedia(room).catch((error: unknown) => logger.warn('could not end a refused inbound room', { room, error }));
+}
+
+/** A SIP caller joined an inbound room: admit it as a call, or hang up. Answers what happened (logs, tests). */
+export async function receiveInboundSipCaller(event: MediaWebhookEvent): Promise<{ applied: string }> {
+  const room = event.room!.name;
+  const participant = event.participant!;
+  const toNumber = participant.attributes['sip.trunkPhoneNumber'];
+  const fromNumber = participant.attributes['sip.phoneNumber'] ?? '';
+  const callId = newTimeOrderedId('call', Date.now());
+  if (!(await claimMediaRoom(room, callId))) return { applied: 'ignored: room already handled' };
+  if (!toNumber) {
+    await hangUp(room);
+    return { applied: 'refused: the caller has no dialled number (sip.trunkPhoneNumber)' };
+  }
+  const headers = sipHeadersOf(participant.attributes);
+  const outcome = await receiveInboundCall(
+    { fromNumber, toNumber, ...(Object.keys(headers).length ? { sipHeaders: headers } : {}) },
+    { callId, room },
+  );
+  if (!outcome.accepted) {
+    if (outcome.fallback_number) {
+      try {
+        await forwardCaller(room, participant.identity, outcome.fallback_number);
+        return { applied: `forwarded: ${outcome.reason}` };
+      } catch (error) {
+        logger.warn('could not forward an inbound caller to fallback_number', { room, error });
+      }
+    }
+    await hangUp(room);
+    return { applied: `refused: ${outcome.reason}` };
+  }
+  // A call ended at once (no slot, no fallback) ended its room through finishCall already.
+  if (outcome.call.call_status !== 'registered') return { applied: outcome.call.call_status };
+  try {
+    await dispatchAgentInto(room, (await findCallItem(callId))!);
+  } catch (error) {
+    logger.error('the agent worker could not be dispatched to an inbound call; ending it', { call_id: callId, room, error });
+    const call = await findCallItem(callId);
+    if (call) await finishCall(call, { status: 'error', reason: 'error_unknown' });
+    return { applied: 'error: the agent could not be dispatched' };
+  }
+  return { applied: 'inbound' };
+}

@@ -1,0 +1,169 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startFakeLiveKit, signedWebhook } from '../support/fake-livekit.ts';
+import { call } from '../support/http.ts';
+import { startTestApp } from '../support/app.ts';
+import { freshNumber, newAgent } from '../support/factories.ts';
+import { retellClient } from '../support/sdk.ts';
+import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
+
+// Inbound phone calls through LiveKit's SIP service: the dispatch rule puts each caller in an
+// `inbound-` room, and the caller's participant_joined webhook runs inbound admission.
+const livekit = await startFakeLiveKit();
+const app = await startTestApp({
+  LIVEKIT_URL: livekit.url,
+  LIVEKIT_API_KEY: livekit.apiKey,
+  LIVEKIT_API_SECRET: livekit.apiSecret,
+  INBOUND_QUEUE_TIMEOUT_MS: '1000',
+});
+const { startBackgroundWork } = await import('../../local/background.ts');
+const background = startBackgroundWork();
+afterAll(() => background.stop());
+
+const CALLER = '+14155550123';
+
+async function livekitEvent(event: Record<string, unknown>) {
+  const signed = await signedWebhook(event);
+  return call(app.url, 'POST', '/livekit/webhook', {
+    rawBody: signed.body,
+    headers: { 'content-type': 'application/json', authorization: signed.authorization },
+  });
+}
+
+/** A caller dialled `number`: LiveKit's dispatch rule made a room, and the caller joined it. */
+function sipCaller(number: string, attributes: Record<string, string> = {}) {
+  const room = `inbound-_${CALLER}_${randomBytes(4).toString('hex')}`;
+  livekit.openRoom(room);
+  const participant = {
+    identity: `sip_${CALLER}`,
+    kind: 'SIP',
+    attributes: { 'sip.phoneNumber': CALLER, 'sip.trunkPhoneNumber': number, 'sip.callID': 'SCL_abc', ...attributes },
+  };
+  return {
+    room,
+    participant,
+    joins: () => livekitEvent({ event: 'participant_joined', id: `EV_join_${room}`, room: { name: room }, participant }),
+    leaves: () => livekitEvent({ event: 'participant_left', id: `EV_left_${room}`, room: { name: room }, participant }),
+  };
+}
+
+async function inboundSetup(numberFields: Record<string, unknown> = {}) {
+  const ws = await app.newWorkspace();
+  const hooks = await webhookReceiver();
+  const { agent } = await newAgent(ws.api, { agent: { webhook_url: hooks.url } });
+  const number = freshNumber();
+  const imported = await ws.api.post('/import-phone-number', {
+    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', inbound_agents: [{ agent_id: agent.agent_id, weight: 1 }], ...numberFields },
+  });
+  expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+  return { ws, hooks, agent, number, client: retellClient(app.url, ws.api_key) };
+}
+
+const listCalls = async (ws: Awaited<ReturnType<typeof inboundSetup>>['ws']) => (await ws.api.post('/v3/list-calls', { body: {} })).body as any[];
+
+describe('an inbound SIP caller on LiveKit', () => {
+  it('is admitted as a call, gets the agent dispatched into its room, goes live, and ends when the caller hangs up', async () => {
+    const { ws, hooks, agent, number, client } = await inboundSetup();
+    const caller = sipCaller(number, { 'sip.h.x-customer-id': 'c-42', 'sip.h.diversion': '<sip:+14155550100@carrier>' });
+    const joined = await caller.joins();
+    expect(joined.status).toBe(200);
+    expect(joined.body).toEqual({ applied: 'inbound' });
+
+    const [created] = await listCalls(ws);
+    expect(created).toMatchObject({
+      call_type: 'phone_call',
+      direction: 'inbound',
+      agent_id: agent.agent_id,
+      from_number: CALLER,
+      to_number: number,
+      retell_llm_dynamic_variables: { 'x-customer-id': 'c-42', diversion: '<sip:+14155550100@carrier>' },
+      metadata: { sip_headers: { 'x-customer-id': 'c-42', diversion: '<sip:+14155550100@carrier>' } },
+    });
+    const callId = created.call_id;
+    const dispatches = livekit.calls('AgentDispatchService/CreateDispatch').filter((req) => req.body.room === caller.room);
+    expect(dispatches).toHaveLength(1);
+    expect(JSON.parse(dispatches[0]!.body.metadata)).toMatchObject({
+      call_id: callId,
+      call_type: 'phone_call',
+      direction: 'inbound',
+      from_number: CALLER,
+      to_number: number,
+      dynamic_variables: { 'x-customer-id': 'c-42' },
+      report_token: expect.stringMatching(/^wrt_/),
+    });
+    // No room of its own: the caller's room is the call's.
+    expect(livekit.calls('RoomService/CreateRoom').filter((req) => req.body.name === callId)).toEqual([]);
+    await eventually(() => client.call.retrieve(callId) as Promise<any>, (c) => c.call_status === 'ongoing', 20_000);
+
+    // A redelivered webhook creates nothing more.
+    expect((await caller.joins()).body).toEqual({ applied: 'ignored: room already handled' });
+    expect(await listCalls(ws)).toHaveLength(1);
+    expect(livekit.calls('AgentDispatchService/CreateDispatch').filter((req) => req.body.room === caller.room)).toHaveLength(1);
+
+    // The caller hangs up: the call ends and its room (found through the claim) is deleted.
+    expect((await caller.leaves()).body).toEqual({ applied: 'ended' });
+    expect(await client.call.retrieve(callId)).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
+    expect(livekit.calls('RoomService/DeleteRoom').map((req) => req.body.room)).toContain(caller.room);
+    expect(livekit.rooms.has(caller.room)).toBe(false);
+    await eventually(async () => hooks.events(callId), (events) => events.includes('call_ended'));
+    expect(hooks.events(callId).slice(0, 2)).toEqual(['call_started', 'call_ended']);
+    expect((await ws.api.get('/get-concurrency')).body.current_concurrency).toBe(0);
+  });
+
+  it('hangs up a caller of a number no workspace has, and one the inbound webhook rejects, leaving no call', async () => {
+    const unknown = sipCaller(freshNumber());
+    const refused = await unknown.joins();
+    expect(refused.body.applied).toMatch(/^refused: \+1\d{10} is not a number in this workspace$/);
+    expect(livekit.rooms.has(unknown.room)).toBe(false);
+
+    const hook = await webhookReceiver(() => ({ status: 200, body: JSON.stringify({ call_inbound: { reject: true } }) }));
+    const { ws, number } = await inboundSetup({ inbound_webhook_url: hook.url });
+    const rejected = sipCaller(number);
+    expect((await rejected.joins()).body).toEqual({ applied: 'refused: rejected by the inbound webhook' });
+    expect(hook.hits).toHaveLength(1);
+    expect(hook.hits[0]!.json).toMatchObject({ event: 'call_inbound', call_inbound: { from_number: CALLER, to_number: number } });
+    expect(livekit.rooms.has(rejected.room)).toBe(false);
+    expect(await listCalls(ws)).toEqual([]);
+    expect(livekit.calls('AgentDispatchService/CreateDispatch').filter((req) => req.body.room === rejected.room)).toEqual([]);
+  });
+
+  it('hangs up a caller without a dialled number', async () => {
+    const caller = sipCaller('');
+    const { 'sip.trunkPhoneNumber': _dropped, ...attributes } = caller.participant.attributes;
+    const res = await livekitEvent({ event: 'participant_joined', room: { name: caller.room }, participant: { ...caller.participant, attributes } });
+    expect(res.body).toEqual({ applied: 'refused: the caller has no dialled number (sip.trunkPhoneNumber)' });
+    expect(livekit.rooms.has(caller.room)).toBe(false);
+  });
+
+  it('forwards the caller to fallback_number by SIP REFER when no slot frees up, or ends it no_concurrency_fallback', async () => {
+    const { ws, agent, number, client } = await inboundSetup({ fallback_number: '+14155550777' });
+    expect((await ws.api.patch('/workspace', { body: { concurrency_limit: 1 } })).status).toBe(200);
+    const busy: any = await client.call.createWebCall({ agent_id: agent.agent_id });
+
+    const forwarded = sipCaller(number);
+    expect((await forwarded.joins()).body).toEqual({ applied: 'forwarded: no concurrency slot: forwarded to fallback_number' });
+    const transfers = livekit.calls('SIP/TransferSIPParticipant').filter((req) => req.body.roomName === forwarded.room);
+    expect(transfers).toHaveLength(1);
+    expect(transfers[0]!.body).toMatchObject({ participantIdentity: forwarded.participant.identity, transferTo: 'tel:+14155550777' });
+
+    expect((await ws.api.patch(`/update-phone-number/${number}`, { body: { fallback_number: null } })).status).toBe(200);
+    const dropped = sipCaller(number);
+    expect((await dropped.joins()).body).toEqual({ applied: 'not_connected' });
+    const calls = (await listCalls(ws)).filter((c) => c.direction === 'inbound');
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'no_concurrency_fallback' });
+    expect(livekit.rooms.has(dropped.room)).toBe(false);
+    await client.call.stop(busy.call_id);
+  });
+
+  it('ends the call with error_unknown when LiveKit refuses the agent dispatch', async () => {
+    const { ws, number } = await inboundSetup();
+    const caller = sipCaller(number);
+    livekit.failNext('AgentDispatchService/CreateDispatch', { status: 500, code: 'internal' });
+    expect((await caller.joins()).body).toEqual({ applied: 'error: the agent could not be dispatched' });
+    const [ended] = await listCalls(ws);
+    expect(ended).toMatchObject({ call_status: 'error', disconnection_reason: 'error_unknown' });
+    expect(livekit.rooms.has(caller.room)).toBe(false);
+    expect((await ws.api.get('/get-concurrency')).body.current_concurrency).toBe(0);
+  });
+});
