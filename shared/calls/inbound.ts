@@ -1,4 +1,5 @@
 import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/index.ts';
+import { contactVariables } from '../contacts/index.ts';
 import { numberHolder, type NumberItem } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { egressFetch } from '../platform/egress.ts';
@@ -195,7 +196,9 @@ export async function receiveInboundCall(input: InboundCallInput, options: { wor
     throw error;
   }
 
-  const variables = { ...(tag.variables ?? {}), ...sipVariables(input.sipHeaders), ...(answer.dynamic_variables ?? {}) };
+  // The caller's contact (when contact memory is on) goes below everything else (spec: Variable precedence).
+  const contact = await contactVariables(workspaceId, fromNumber);
+  const variables = { ...contact, ...(tag.variables ?? {}), ...sipVariables(input.sipHeaders), ...(answer.dynamic_variables ?? {}) };
   const metadata = {
     ...(answer.metadata ?? {}),
     ...(input.sipHeaders ? { sip_headers: input.sipHeaders } : {}),

@@ -94,11 +94,12 @@ const mentions = (statement: Statement, logicalIds: readonly string[]) =>
   logicalIds.some((id) => JSON.stringify(statement.Resource).includes(`"${id}"`));
 
 /** The logical IDs of the queues a ParleyAccess names, by its option. */
-type QueueIds = Record<'webhookQueue' | 'callStepsQueue', string>;
+type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue', string>;
 
 const queueIdsOf = (synthed: Synth): QueueIds => ({
   webhookQueue: logicalId(synthed, synthed.stack.webhookQueue),
   callStepsQueue: logicalId(synthed, synthed.stack.callStepsQueue),
+  contactJobsQueue: logicalId(synthed, synthed.stack.contactJobsQueue),
 });
 
 /**
@@ -236,6 +237,7 @@ describe('ParleyStack', () => {
           'VENDOR_SECRET_ID',
           'WEBHOOK_QUEUE_URL',
           'CALL_STEPS_QUEUE_URL',
+          'CONTACT_JOBS_QUEUE_URL',
         ].sort(),
       );
       expect(fn.Properties.LoggingConfig.LogGroup).toBeDefined();
@@ -275,6 +277,7 @@ describe('ParleyStack', () => {
       }),
       webhookQueue: new sqs.Queue(stack, 'Queue'),
       callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
+      contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
       vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
     };
     const access: ParleyAccess = {
@@ -283,12 +286,14 @@ describe('ParleyStack', () => {
       webhookQueue: ['send'],
       // What the calls domain will need: schedule a call's steps, never consume them.
       callStepsQueue: ['send'],
+      contactJobsQueue: ['send'],
       vendorSecret: 'read',
     };
     const fn = new ParleyFunction(stack, 'Fn', { entry: FUNCTION_ENTRY, resources, access });
     const queues = {
       webhookQueue: stack.getLogicalId(resources.webhookQueue.node.defaultChild as CfnResource),
       callStepsQueue: stack.getLogicalId(resources.callStepsQueue.node.defaultChild as CfnResource),
+      contactJobsQueue: stack.getLogicalId(resources.contactJobsQueue.node.defaultChild as CfnResource),
     };
     expectGrantsMatch(statementsOf(stack, Template.fromStack(stack), fn), access, 'all options', queues);
   });
