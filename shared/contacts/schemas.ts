@@ -40,14 +40,19 @@ const customValue = () => z.union([z.string().max(MAX_CUSTOM_VALUE_CHARS), z.num
 
 /** custom_fields of a write: a value of null clears that field (retell-sdk's rule). */
 const customFieldsInput = () =>
-  z
-    .record(customFieldName(), customValue().nullable())
-    .refine((fields) => Object.keys(fields).length <= MAX_CUSTOM_FIELDS, `At most ${MAX_CUSTOM_FIELDS} custom fields`);
+  z.record(z.string(), customValue().nullable()).superRefine((fields, context) => {
+    const names = Object.keys(fields);
+    if (names.length > MAX_CUSTOM_FIELDS) context.addIssue({ code: 'custom', message: `Must have at most ${MAX_CUSTOM_FIELDS} fields` });
+    for (const name of names) {
+      const checked = customFieldName().safeParse(name);
+      if (!checked.success) context.addIssue({ code: 'custom', path: [name], message: `Field name: ${checked.error.issues[0]!.message}` });
+    }
+  });
 
 const editableFields = () => ({
   first_name: z.string().trim().max(MAX_NAME_CHARS).optional(),
   last_name: z.string().trim().max(MAX_NAME_CHARS).optional(),
-  email: z.email().max(MAX_EMAIL_CHARS).optional(),
+  email: z.email({ message: 'Must be an email address' }).max(MAX_EMAIL_CHARS).optional(),
   tags: z
     .array(z.string().trim().min(1).max(MAX_TAG_CHARS))
     .max(MAX_TAGS)
