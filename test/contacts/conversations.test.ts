@@ -156,7 +156,7 @@ describe('backfill', () => {
     const setup = await callSetup();
     const numbers = [callee(), callee(), callee()];
     const existing = (await setup.ws.api.post('/create-contact', { body: { phone_number: numbers[0], first_name: 'Kept' } })).body;
-    for (const to of [...numbers, numbers[1]]) await endedCall(setup, to);
+    for (const to of [...numbers, numbers[1]!]) await endedCall(setup, to);
 
     const started = await setup.ws.api.post('/backfill-contacts', { body: {} });
     expect(started.status).toBe(202);
