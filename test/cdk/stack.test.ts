@@ -34,7 +34,7 @@ import { DOMAINS, THROTTLE_CLASSES, type Domain, type RouteDefinition } from '..
 import { servedRoutes, type ServedRoute } from '../../shared/route-table.ts';
 import { loadConfig } from '../../shared/platform/config.ts';
 import { JOBS } from '../../shared/jobs.ts';
-import { GSI1_LISTING_ATTRIBUTES, tableDefinition } from '../../shared/platform/store/keys.ts';
+import { tableDefinition } from '../../shared/platform/store/keys.ts';
 import { PRODUCTION_TEST_SETTINGS } from '../support/production-settings.ts';
 
 const RESOURCE_LIMIT = 500;
@@ -314,7 +314,7 @@ describe('ParleyStack', () => {
               { AttributeName: index.partitionKey, KeyType: 'HASH' },
               { AttributeName: index.sortKey, KeyType: 'RANGE' },
             ],
-            Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...GSI1_LISTING_ATTRIBUTES] },
+            Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection.nonKeyAttributes] },
           }),
         ),
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
@@ -548,7 +548,7 @@ describe('throttling and isolation', () => {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
-      /would reserve 1047 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+      /would reserve 1057 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
@@ -651,7 +651,7 @@ describe('scheduled jobs', () => {
     const topic = 'arn:aws:sns:us-east-1:111122223333:parley-alarms';
     const synthed = synth(undefined, false, {}, { alarmTopicArn: topic });
     const alarms = Object.values(synthed.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(3);
+    expect(alarms).toHaveLength(4);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([topic]);
     for (const alarm of Object.values(parley.template.findResources('AWS::CloudWatch::Alarm'))) {
       expect(alarm.Properties.AlarmActions).toBeUndefined();
