@@ -105,6 +105,7 @@ function checkAsProduction(settings: FunctionSettings): void {
       KMS_KEY_ID: 'key',
       WEBHOOK_QUEUE_URL: 'queue',
       CALL_STEPS_QUEUE_URL: 'queue',
+      CONTACT_JOBS_QUEUE_URL: 'queue',
       VENDOR_SECRET_ID: 'secret',
       ...environment,
       PUBLIC_BASE_URL: literal(environment.PUBLIC_BASE_URL!, 'https://api.example.com'),

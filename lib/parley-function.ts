@@ -21,6 +21,8 @@ export interface ParleyResources {
   webhookQueue: sqs.IQueue;
   /** The call engine's timed steps (shared/platform/aws/due-time.ts). */
   callStepsQueue: sqs.IQueue;
+  /** Steps of contacts jobs (the backfill). */
+  contactJobsQueue: sqs.IQueue;
   vendorSecret: secretsmanager.ISecret;
 }
 
@@ -36,6 +38,8 @@ export interface ParleyAccess {
   webhookQueue?: readonly QueueUse[];
   /** `send` for whoever schedules a call's steps (the calls domain), `consume` for the call-steps job. */
   callStepsQueue?: readonly QueueUse[];
+  /** `send` for the contacts domain (starting a job), `consume` and `send` for the contact-jobs job. */
+  contactJobsQueue?: readonly QueueUse[];
   vendorSecret?: 'read';
 }
 
@@ -94,7 +98,7 @@ export class ParleyFunction extends NodejsFunction {
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH });
     logGroup.grantWrite(role);
 
-    const { table, key, webhookQueue, callStepsQueue, vendorSecret } = props.resources;
+    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, vendorSecret } = props.resources;
     super(scope, id, {
       entry: props.entry,
       handler: 'handler',
@@ -114,6 +118,7 @@ export class ParleyFunction extends NodejsFunction {
         KMS_KEY_ID: key.keyArn,
         WEBHOOK_QUEUE_URL: webhookQueue.queueUrl,
         CALL_STEPS_QUEUE_URL: callStepsQueue.queueUrl,
+        CONTACT_JOBS_QUEUE_URL: contactJobsQueue.queueUrl,
         VENDOR_SECRET_ID: vendorSecret.secretArn,
         PARLEY_ENV: 'production',
         POWERTOOLS_SERVICE_NAME: 'parley',
@@ -178,6 +183,7 @@ export class ParleyFunction extends NodejsFunction {
     for (const [queue, uses] of [
       [webhookQueue, props.access.webhookQueue],
       [callStepsQueue, props.access.callStepsQueue],
+      [contactJobsQueue, props.access.contactJobsQueue],
     ] as const) {
       if (uses?.includes('send')) queue.grantSendMessages(this);
       if (uses?.includes('consume')) queue.grantConsumeMessages(this);

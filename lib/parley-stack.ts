@@ -49,6 +49,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Calls queue their webhooks, read media (LiveKit) and language-model credentials, and
   // open the webhook key to sign custom function requests during a call's turns.
   calls: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'] },
+  // save-call summarises through the language model (its credentials) after reading the call
+  // from the table (getCall only: no call is placed here); a backfill is queued.
+  contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'] },
 };
 
 /**
@@ -66,6 +69,7 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   meta: ['openapi.json', 'node_modules/swagger-ui-dist/swagger-ui.css', 'node_modules/swagger-ui-dist/swagger-ui-bundle.js'],
   numbers: [PHONE_METADATA_FILE],
   calls: [PHONE_METADATA_FILE],
+  contacts: [PHONE_METADATA_FILE],
 };
 
 export type BackgroundName = JobName;
@@ -86,6 +90,8 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // A step runs a turn of the call: the agent's engine (language-model and LiveKit
   // credentials), custom functions signed with the webhook key, and the call's webhooks.
   'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
+  // A step reads a page of calls and writes contacts; the next page is re-queued.
+  'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'] },
   'batch-tick': { table: 'readWrite' },
   'oauth-refresh': { table: 'readWrite' },
   'billing-hourly': { table: 'readWrite' },
@@ -97,7 +103,7 @@ export type FunctionName = Domain | BackgroundName;
  * Reserved concurrency per function (context `reservedConcurrency`: a JSON object of
  * overrides, or false for none). It guarantees each function its share and caps it, so a
  * flood of one kind of request (404s on meta, slow outbound tests on agent-tools) cannot
- * take the concurrency every other function needs. The sum (432) leaves more than half of
+ * take the concurrency every other function needs. The sum (447) leaves more than half of
  * a default account's 1,000 for other workloads; AWS requires 100 to stay unreserved.
  * Sized for ~100 ms requests: 40 executions serve ~400 requests a second.
  */
@@ -105,7 +111,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   account: 40,
   // The $default route's 404s (each after a per-IP rate-limit write) land here.
   meta: 30,
-  agents: 100,
+  // 90 (from 100) leaves room for contacts within the 450 the stack's tests allow.
+  agents: 90,
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
@@ -114,10 +121,14 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   numbers: 40,
   // A dial may wait up to CPS_MAX_WAIT_MS (5 s) for a calls-per-second token.
   calls: 40,
+  // Contacts are written at human speed or by imports and the backfill (queued, below).
+  contacts: 8,
   // At least WEBHOOK_MAX_CONCURRENCY, or the event source's own polling would be throttled.
   'webhook-delivery': 25,
   // At least CALL_STEPS_MAX_CONCURRENCY: each step is one turn of a call, seconds at most.
   'call-steps': 25,
+  // At least CONTACT_JOBS_MAX_CONCURRENCY.
+  'contact-jobs': 2,
   // One invocation a minute that runs ~70 s, so at most two overlap; the lease does the rest.
   'batch-tick': 3,
   'oauth-refresh': 2,
@@ -141,6 +152,9 @@ export const WEBHOOK_MAX_CONCURRENCY = 20;
  * would come back only after the visibility timeout, minutes late for a live call).
  */
 export const CALL_STEPS_MAX_CONCURRENCY = 20;
+
+/** Concurrent contact-jobs executions its event source may use (below its reservation; a backfill is one chain of messages). */
+export const CONTACT_JOBS_MAX_CONCURRENCY = 2;
 
 export interface Throttle {
   /** Steady requests per second. */
@@ -203,6 +217,8 @@ export class ParleyStack extends Stack {
   readonly webhookDeadLetters: sqs.Queue;
   readonly callStepsQueue: sqs.Queue;
   readonly callStepsDeadLetters: sqs.Queue;
+  readonly contactJobsQueue: sqs.Queue;
+  readonly contactJobsDeadLetters: sqs.Queue;
   /** Scheduled invocations EventBridge could not deliver to their function. */
   readonly scheduleDeadLetters: sqs.Queue;
   /** Hourly billing invocations that failed after Lambda's retries (on-failure destination). */
@@ -285,6 +301,20 @@ export class ParleyStack extends Stack {
       deadLetterQueue: { queue: this.callStepsDeadLetters, maxReceiveCount: 5 },
     });
 
+    // Steps of contacts jobs (the backfill); a step that failed five receives goes to its
+    // dead letters, with an alarm: its job stopped there.
+    this.contactJobsDeadLetters = new sqs.Queue(this, 'ContactJobsDeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.contactJobsQueue = new sqs.Queue(this, 'ContactJobsQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(jobNamed('contact-jobs').timeoutSeconds * 6),
+      deadLetterQueue: { queue: this.contactJobsDeadLetters, maxReceiveCount: 5 },
+    });
+
     // Dead letters of the schedules (EventBridge could not invoke the function) and billing's
     // failed invocations; both alarm on their first message. SQS-managed encryption, as above.
     this.scheduleDeadLetters = new sqs.Queue(this, 'ScheduleDeadLetters', {
@@ -328,6 +358,7 @@ export class ParleyStack extends Stack {
       key: this.key,
       webhookQueue: this.webhookQueue,
       callStepsQueue: this.callStepsQueue,
+      contactJobsQueue: this.contactJobsQueue,
       vendorSecret: this.vendorSecret,
     };
 
@@ -392,6 +423,14 @@ export class ParleyStack extends Stack {
       }),
     );
 
+    this.backgroundFunctions['contact-jobs'].addEventSource(
+      new SqsEventSource(this.contactJobsQueue, {
+        batchSize: 5,
+        reportBatchItemFailures: true,
+        maxConcurrency: CONTACT_JOBS_MAX_CONCURRENCY,
+      }),
+    );
+
     const alarmTopicArn = props.alarmTopicArn ?? (contextValue(this, 'alarmTopicArn') as string | undefined);
     const alarmAction = alarmTopicArn
       ? new cloudwatchActions.SnsAction(sns.Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn))
@@ -399,6 +438,7 @@ export class ParleyStack extends Stack {
     this.alarmOnFirstMessage('ScheduleDeadLettersAlarm', this.scheduleDeadLetters, 'EventBridge could not invoke a scheduled Parley job', alarmAction);
     this.alarmOnFirstMessage('BillingFailuresAlarm', this.billingFailures, 'An hourly billing run failed after its retries', alarmAction);
     this.alarmOnFirstMessage('CallStepsDeadLettersAlarm', this.callStepsDeadLetters, 'A call step failed five times; its call is stuck', alarmAction);
+    this.alarmOnFirstMessage('ContactJobsDeadLettersAlarm', this.contactJobsDeadLetters, 'A contacts job step failed five times; its job stopped', alarmAction);
 
     // Lambda retries a failed asynchronous invocation twice by itself. The minute jobs are
     // not retried (the next minute's run does the same work, under the same lease), and an

@@ -8,6 +8,7 @@ import { tableQueueStore } from './queue-store.ts';
 const CONSUMER: Record<QueueName, JobName> = {
   webhooks: 'webhook-delivery',
   'call-steps': 'call-steps',
+  'contact-jobs': 'contact-jobs',
 };
 
 /**

@@ -8,7 +8,7 @@
 
 import type { QueueName } from './platform/aws/queue.ts';
 
-export type JobName = 'webhook-delivery' | 'call-steps' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
+export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
 
 export interface JobRetries {
   /** Lambda's retries of a failed asynchronous invocation (it retries twice unless told). */
@@ -60,6 +60,14 @@ export const JOBS: readonly JobSpec[] = [
     // under a minute) or a post-call analysis, plus the state writes; a step waits at most
     // one more second for its due time (shared/platform/aws/due-time.ts).
     timeoutSeconds: 60,
+    live: true,
+  },
+  {
+    name: 'contact-jobs',
+    description: 'Runs contacts jobs step by step (the backfill: one page of call history per message)',
+    trigger: { kind: 'queue', queue: 'contact-jobs' },
+    // One page: 200 calls read, at most 200 contact writes (each a small transaction).
+    timeoutSeconds: 120,
     live: true,
   },
   {

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/index.ts';
 import { assertCanSpend } from '../billing/index.ts';
+import { contactVariables } from '../contacts/index.ts';
 import { cpsLimitFor, takeDialToken, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { config } from '../platform/config.ts';
@@ -133,6 +134,8 @@ export async function createPhoneCall(principal: Principal, input: CreatePhoneCa
     request: { route: 'create-phone-call', ...input },
     run: async () => {
       const chosen = await outboundAgent(workspaceId, number, input);
+      // The callee's contact (when contact memory is on), below the tag's and the call's own variables.
+      const contact = await contactVariables(workspaceId, toNumber);
       await assertCanSpend(workspaceId, 'phone_call');
       await takeDialToken(number.phone_number, cpsLimitFor(number));
       const call = await admitAndStore(workspaceId, 'outbound', (callId, burst, nowMs) =>
@@ -149,7 +152,7 @@ export async function createPhoneCall(principal: Principal, input: CreatePhoneCa
           from_number: number.phone_number,
           to_number: toNumber,
           metadata: callMetadata(input.metadata, chosen),
-          retell_llm_dynamic_variables: { ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
+          retell_llm_dynamic_variables: { ...contact, ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
           ...(input.custom_sip_headers ? { custom_sip_headers: input.custom_sip_headers } : {}),
           concurrency_burst: burst,
           engine: { slot: true, media: mediaKind(), origin: 'create-phone-call', ...(sandbox ? { sandbox } : {}) },
@@ -295,6 +298,9 @@ export async function registerPhoneCall(principal: Principal, input: RegisterPho
     request: { route: 'register-phone-call', ...input },
     run: async () => {
       const chosen = await chooseAgent(workspaceId, input.agent_id, input.agent_version ?? 'latest');
+      // The other party's contact (when contact memory is on), below the tag's and the call's own variables.
+      const otherParty = direction === 'inbound' ? fromNumber : toNumber;
+      const contact = otherParty ? await contactVariables(workspaceId, otherParty) : {};
       await assertCanSpend(workspaceId, 'register_call');
       const call = await admitAndStore(workspaceId, direction, (callId, burst, nowMs) =>
         newCallItem({
@@ -310,7 +316,7 @@ export async function registerPhoneCall(principal: Principal, input: RegisterPho
           ...(fromNumber !== undefined ? { from_number: fromNumber } : {}),
           ...(toNumber !== undefined ? { to_number: toNumber } : {}),
           metadata: callMetadata(input.metadata, chosen),
-          retell_llm_dynamic_variables: { ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
+          retell_llm_dynamic_variables: { ...contact, ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
           concurrency_burst: burst,
           engine: { slot: true, media: 'livekit', origin: 'register-phone-call' },
         }),

@@ -1,5 +1,6 @@
 import { runPreCallWorkflow } from '../agent-tools/index.ts';
 import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/index.ts';
+import { contactVariables } from '../contacts/index.ts';
 import { numberHolder, type NumberItem } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { egressFetch } from '../platform/egress.ts';
@@ -229,8 +230,10 @@ export async function receiveInboundCall(input: InboundCallInput, options: Inbou
     throw error;
   }
 
-  // 7. Pre-call workflow; precedence, later wins: tag variables < SIP headers < the webhook's < the workflow's.
-  const heard = { ...(tag.variables ?? {}), ...sipVariables(input.sipHeaders), ...(answer.dynamic_variables ?? {}) };
+  // 7. Pre-call workflow; precedence, later wins: the caller's contact (when contact memory is on) <
+  // tag variables < SIP headers < the webhook's < the workflow's (spec: Variable precedence).
+  const contact = await contactVariables(workspaceId, fromNumber);
+  const heard = { ...contact, ...(tag.variables ?? {}), ...sipVariables(input.sipHeaders), ...(answer.dynamic_variables ?? {}) };
   const outputs = await preCallOutputs(workspaceId, agentId, heard, { call_id: callId, from_number: fromNumber, to_number: number.phone_number });
   const variables = { ...heard, ...outputs };
   const metadata = {

@@ -19,3 +19,4 @@ export { CallStepSchema, type CallStepMessage } from './schedule.ts';
 export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';
+export { callHistoryPage } from './history.ts';

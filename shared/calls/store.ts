@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { notFound } from '../platform/errors.ts';
+import { canonicalE164 } from '../platform/phone.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import type { CallStatus, CallView, DisconnectionReason } from './schemas.ts';
@@ -48,6 +49,9 @@ export type CallItem = CallView & {
   sk: string;
   gsi1pk: string;
   gsi1sk: string;
+  /** The conversations-by-party entry (gsi2): phone calls with a valid other party only. */
+  gsi2pk?: string;
+  gsi2sk?: string;
   type: 'call';
   workspace_id: string;
   created_timestamp: number;
@@ -78,13 +82,26 @@ export async function findCallItem(callId: string): Promise<CallItem | undefined
 export function newCallItem(
   fields: Partial<CallItem> & Pick<CallItem, 'call_id' | 'workspace_id' | 'call_type' | 'call_status' | 'agent_id' | 'agent_version' | 'engine' | 'created_timestamp'>,
 ): CallItem {
+  const party = otherParty(fields);
   return {
     ...keys.call(fields.call_id),
     ...keys.callListing(fields.workspace_id, shardOf(fields.call_id)),
     gsi1sk: fields.call_id,
+    ...(party ? keys.partyConversation(fields.workspace_id, party, fields.created_timestamp, fields.call_id) : {}),
     type: 'call',
     ...fields,
   } as CallItem;
+}
+
+/**
+ * The other party of a phone call, as the contacts' conversation index (gsi2) files it:
+ * the dialled number outbound, the caller inbound (when it is a valid E.164 number; an
+ * anonymous caller has none). Web calls have no party.
+ */
+function otherParty(fields: Partial<CallItem>): string | undefined {
+  if (fields.call_type !== 'phone_call') return undefined;
+  const number = fields.direction === 'inbound' ? fields.from_number : fields.direction === 'outbound' ? fields.to_number : undefined;
+  return typeof number === 'string' && canonicalE164(number) ? number : undefined;
 }
 
 export async function putNewCall(item: CallItem): Promise<void> {

@@ -3,7 +3,7 @@ import type { CallItem } from './store.ts';
 
 /** Item attributes that are storage, not the call object. */
 const INTERNAL = new Set([
-  'pk', 'sk', 'gsi1pk', 'gsi1sk', 'type', 'workspace_id', 'created_timestamp', 'engine',
+  'pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'type', 'workspace_id', 'created_timestamp', 'engine',
   'user_sentiment', 'call_successful', 'in_voicemail', 'combined_cost', 'e2e_latency_p50', 'expires_at',
 ]);
 

@@ -119,6 +119,8 @@ const ConfigSchema = z.object({
   WEBHOOK_QUEUE_URL: optionalString,
   /** The call engine's timed steps (shared/platform/aws/due-time.ts); absent locally, as above. */
   CALL_STEPS_QUEUE_URL: optionalString,
+  /** Steps of contacts jobs (the backfill: shared/contacts/backfill.ts); absent locally, as above. */
+  CONTACT_JOBS_QUEUE_URL: optionalString,
   /** Secrets Manager secret holding vendor credentials as JSON; absent locally (settings come from env). */
   VENDOR_SECRET_ID: optionalString,
   DATA_DIR: z.string().default('.data'),
@@ -206,6 +208,7 @@ export const PRODUCTION_REQUIRED_SETTINGS = [
   'KMS_KEY_ID',
   'WEBHOOK_QUEUE_URL',
   'CALL_STEPS_QUEUE_URL',
+  'CONTACT_JOBS_QUEUE_URL',
   'VENDOR_SECRET_ID',
   'SIP_HOST',
   'SIP_IP_RANGES',

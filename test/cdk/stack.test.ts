@@ -34,7 +34,7 @@ import { DOMAINS, THROTTLE_CLASSES, type Domain, type RouteDefinition } from '..
 import { servedRoutes, type ServedRoute } from '../../shared/route-table.ts';
 import { loadConfig } from '../../shared/platform/config.ts';
 import { JOBS } from '../../shared/jobs.ts';
-import { GSI1_LISTING_ATTRIBUTES, tableDefinition } from '../../shared/platform/store/keys.ts';
+import { tableDefinition } from '../../shared/platform/store/keys.ts';
 import { PRODUCTION_TEST_SETTINGS } from '../support/production-settings.ts';
 
 const RESOURCE_LIMIT = 500;
@@ -94,11 +94,12 @@ const mentions = (statement: Statement, logicalIds: readonly string[]) =>
   logicalIds.some((id) => JSON.stringify(statement.Resource).includes(`"${id}"`));
 
 /** The logical IDs of the queues a ParleyAccess names, by its option. */
-type QueueIds = Record<'webhookQueue' | 'callStepsQueue', string>;
+type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue', string>;
 
 const queueIdsOf = (synthed: Synth): QueueIds => ({
   webhookQueue: logicalId(synthed, synthed.stack.webhookQueue),
   callStepsQueue: logicalId(synthed, synthed.stack.callStepsQueue),
+  contactJobsQueue: logicalId(synthed, synthed.stack.contactJobsQueue),
 });
 
 /**
@@ -236,6 +237,7 @@ describe('ParleyStack', () => {
           'VENDOR_SECRET_ID',
           'WEBHOOK_QUEUE_URL',
           'CALL_STEPS_QUEUE_URL',
+          'CONTACT_JOBS_QUEUE_URL',
         ].sort(),
       );
       expect(fn.Properties.LoggingConfig.LogGroup).toBeDefined();
@@ -275,6 +277,7 @@ describe('ParleyStack', () => {
       }),
       webhookQueue: new sqs.Queue(stack, 'Queue'),
       callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
+      contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
       vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
     };
     const access: ParleyAccess = {
@@ -283,12 +286,14 @@ describe('ParleyStack', () => {
       webhookQueue: ['send'],
       // What the calls domain will need: schedule a call's steps, never consume them.
       callStepsQueue: ['send'],
+      contactJobsQueue: ['send'],
       vendorSecret: 'read',
     };
     const fn = new ParleyFunction(stack, 'Fn', { entry: FUNCTION_ENTRY, resources, access });
     const queues = {
       webhookQueue: stack.getLogicalId(resources.webhookQueue.node.defaultChild as CfnResource),
       callStepsQueue: stack.getLogicalId(resources.callStepsQueue.node.defaultChild as CfnResource),
+      contactJobsQueue: stack.getLogicalId(resources.contactJobsQueue.node.defaultChild as CfnResource),
     };
     expectGrantsMatch(statementsOf(stack, Template.fromStack(stack), fn), access, 'all options', queues);
   });
@@ -309,7 +314,7 @@ describe('ParleyStack', () => {
               { AttributeName: index.partitionKey, KeyType: 'HASH' },
               { AttributeName: index.sortKey, KeyType: 'RANGE' },
             ],
-            Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...GSI1_LISTING_ATTRIBUTES] },
+            Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection.nonKeyAttributes] },
           }),
         ),
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
@@ -543,7 +548,7 @@ describe('throttling and isolation', () => {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
-      /would reserve 1047 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+      /would reserve 1057 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
@@ -646,7 +651,7 @@ describe('scheduled jobs', () => {
     const topic = 'arn:aws:sns:us-east-1:111122223333:parley-alarms';
     const synthed = synth(undefined, false, {}, { alarmTopicArn: topic });
     const alarms = Object.values(synthed.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(3);
+    expect(alarms).toHaveLength(4);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([topic]);
     for (const alarm of Object.values(parley.template.findResources('AWS::CloudWatch::Alarm'))) {
       expect(alarm.Properties.AlarmActions).toBeUndefined();

@@ -6,8 +6,11 @@ import { GSI1_LISTING_ATTRIBUTES, MAX_PROJECTED_ATTRIBUTES, tableDefinition } fr
 
 describe('the listing index', () => {
   it('projects the listing attributes only, within DynamoDB’s limit', () => {
+    // DynamoDB counts an attribute projected into two indexes twice, so the limit is on the sum.
     const projected = tableDefinition.globalSecondaryIndexes.flatMap((index) => index.projection.nonKeyAttributes);
-    expect(new Set(projected).size).toBe(projected.length);
+    for (const index of tableDefinition.globalSecondaryIndexes) {
+      expect(new Set(index.projection.nonKeyAttributes).size, index.indexName).toBe(index.projection.nonKeyAttributes.length);
+    }
     expect(projected.length).toBeLessThanOrEqual(MAX_PROJECTED_ATTRIBUTES);
     expect(GSI1_LISTING_ATTRIBUTES).toEqual(
       expect.arrayContaining(['workspace_id', 'type', 'agent_id', 'call_status', 'start_timestamp', 'batch_call_id']),

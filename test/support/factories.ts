@@ -175,3 +175,15 @@ export const newFlow = (api: Api, overrides: Record<string, unknown> = {}) =>
 /** A voice agent on any response engine (`{type: 'conversation-flow', …}`, `{type: 'custom-llm', …}`), through the API. */
 export const newAgentOn = (api: Api, responseEngine: Record<string, unknown>, overrides: Record<string, unknown> = {}) =>
   created(api.post('/create-agent', { body: { response_engine: responseEngine, ...overrides } }), 'an agent');
+
+/** A create-contact body with a fresh number. */
+export const contactBody = (overrides: Record<string, unknown> = {}) => ({
+  phone_number: freshNumber(),
+  first_name: 'Ada',
+  last_name: 'Lovelace',
+  ...overrides,
+});
+
+/** A contact through the API. */
+export const newContact = (api: Api, overrides: Record<string, unknown> = {}) =>
+  created(api.post('/create-contact', { body: contactBody(overrides) }), 'a contact');

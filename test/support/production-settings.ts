@@ -10,6 +10,7 @@ export const PRODUCTION_TEST_SETTINGS = {
   KMS_KEY_ID: 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab',
   WEBHOOK_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/parley-webhooks',
   CALL_STEPS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/parley-call-steps',
+  CONTACT_JOBS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/parley-contact-jobs',
   VENDOR_SECRET_ID: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:parley-vendor',
   SIP_HOST: 'sip.parley.ai',
   SIP_IP_RANGES: '34.1.2.0/24',

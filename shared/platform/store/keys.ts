@@ -35,6 +35,27 @@ export const GSI1_LISTING_ATTRIBUTES = [
   'data_storage_setting',
 ] as const;
 
+/**
+ * The attributes gsi2 (conversations by party) copies besides the keys: what a contact's
+ * conversation timeline answers (shared/contacts), so a page is one query with no read of
+ * the full call items. `call_analysis` is a top-level map (summary, sentiment, success).
+ */
+export const GSI2_PARTY_ATTRIBUTES = [
+  'workspace_id',
+  'type',
+  'call_id',
+  'chat_id',
+  'direction',
+  'call_status',
+  'created_timestamp',
+  'start_timestamp',
+  'duration_ms',
+  'disconnection_reason',
+  'user_sentiment',
+  'call_successful',
+  'call_analysis',
+] as const;
+
 /** DynamoDB's limit on non-key attributes projected, summed over all of a table's indexes. */
 export const MAX_PROJECTED_ATTRIBUTES = 100;
 
@@ -54,6 +75,16 @@ export const tableDefinition = {
       partitionKey: 'gsi1pk',
       sortKey: 'gsi1sk',
       projection: { type: 'INCLUDE', nonKeyAttributes: GSI1_LISTING_ATTRIBUTES },
+    },
+    /**
+     * Conversations by party: `WS#<ws>#PARTY#<e164>` → `<12 hex of the start time>#<id>`, so a
+     * contact's calls (and later chats and SMS) to or from its number list newest first.
+     */
+    {
+      indexName: 'gsi2',
+      partitionKey: 'gsi2pk',
+      sortKey: 'gsi2sk',
+      projection: { type: 'INCLUDE', nonKeyAttributes: GSI2_PARTY_ATTRIBUTES },
     },
   ],
 } as const;
@@ -234,6 +265,18 @@ export const keys = {
   call: (callId: string): ItemKey => ({ pk: `CALL#${callId}`, sk: 'CALL' }),
   /** gsi1 partition of shard `shard` of a workspace's calls (docs/data-model.md, Hot partitions). */
   callListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CALL#${shard}` }),
+  /**
+   * gsi2 entry of a conversation with the party `e164` (the other side of a call: to_number
+   * outbound, from_number inbound): the workspace and number are the partition, the sort key
+   * starts with 12 hex digits of the creation time so the timeline sorts newest first
+   * whatever the conversation's kind.
+   */
+  partyConversation: (workspaceId: string, e164: string, createdMs: number, id: string): { gsi2pk: string; gsi2sk: string } => ({
+    gsi2pk: `${workspacePartition(workspaceId)}#PARTY#${e164}`,
+    gsi2sk: `${createdMs.toString(16).padStart(12, '0')}#${id}`,
+  }),
+  partyConversations: (workspaceId: string, e164: string): { gsi2pk: string } => ({ gsi2pk: `${workspacePartition(workspaceId)}#PARTY#${e164}` }),
+
   /** The media server's outbound SIP trunk for a number (created once, kept: shared/calls/media.ts). */
   mediaTrunk: (phoneNumber: string): ItemKey => ({ pk: `MEDIATRUNK#${phoneNumber}`, sk: 'MEDIATRUNK' }),
   /**
@@ -350,6 +393,35 @@ export const keys = {
     pk: workspacePartition(workspaceId),
     sk: `BRANDEDCIDNUM#${phoneNumber}`,
   }),
+
+  /**
+   * A contact, in its workspace's contacts partition (apart from the configuration one: an
+   * import writes thousands). Contact IDs are time-ordered, so the partition lists newest first.
+   */
+  contact: (workspaceId: string, contactId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#CONTACT`,
+    sk: `CONTACT#${contactId}`,
+  }),
+  contacts: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#CONTACT`, skPrefix: 'CONTACT#' }),
+  /** A contact's memory text (kept apart so listings stay small); deleted with the contact. */
+  contactMemory: (workspaceId: string, contactId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#CONTACT`,
+    sk: `MEMORY#${contactId}`,
+  }),
+  /**
+   * The claim on a phone number within a workspace's contacts: one item per workspace and
+   * number, its own partition, written in the contact's transaction (conditional on not
+   * existing), so a number belongs to at most one contact of a workspace. Holds `contact_id`.
+   */
+  contactPhoneClaim: (workspaceId: string, e164: string): ItemKey => ({ pk: `CONTACTPHONE#${workspaceId}#${e164}`, sk: 'CONTACTPHONE' }),
+  /** The custom field names a workspace's contacts use (a string set, grown with ADD). */
+  contactFieldRegistry: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'CONTACTFIELDS' }),
+  /** The workspace's CSV/CRM column → contact field mappings. */
+  contactFieldMappings: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'CONTACTFIELDMAPPINGS' }),
+  /** Whether contact memory and fields join new calls' dynamic variables. */
+  contactMemorySettings: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'CONTACTMEMORYSETTINGS' }),
+  /** The workspace's current or latest contact backfill job (one at a time). */
+  contactBackfillJob: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'CONTACTBACKFILL' }),
 
   /** A verified (caller ID) number, in the workspace partition. */
   verifiedNumber: (workspaceId: string, verifiedNumberId: string): ItemKey => ({

@@ -1,0 +1,29 @@
+import { domainHandler } from '../shared/platform/http/handler.ts';
+import { contactRoutes } from '../shared/contacts/routes.ts';
+import * as contacts from '../shared/contacts/index.ts';
+import { getCall } from '../shared/calls/index.ts';
+
+export const handler = domainHandler(contactRoutes, {
+  createContact: ({ principal, body }) => contacts.createContact(principal.workspaceId, body),
+  listContacts: ({ principal, query }) => contacts.listContacts(principal.workspaceId, query.limit),
+  listContactsPage: ({ principal, body }) => contacts.listContactsPage(principal.workspaceId, body),
+  getContact: ({ principal, params }) => contacts.getContact(principal.workspaceId, params.contact_id),
+  getContactByPhone: ({ principal, params }) => contacts.getContactByPhone(principal.workspaceId, params.phone_number),
+  updateContact: ({ principal, params, body }) => contacts.updateContact(principal.workspaceId, params.contact_id, body),
+  deleteContact: ({ principal, params }) => contacts.deleteContact(principal.workspaceId, params.contact_id),
+  listContactConversations: ({ principal, params, query }) =>
+    contacts.listContactConversations(principal.workspaceId, params.contact_id, query),
+  listContactFields: ({ principal }) => contacts.listContactFields(principal.workspaceId),
+  getContactFieldMappings: ({ principal }) => contacts.getFieldMappings(principal.workspaceId),
+  putContactFieldMappings: ({ principal, body }) => contacts.putFieldMappings(principal.workspaceId, body),
+  getContactMemory: ({ principal, params }) => contacts.getMemory(principal.workspaceId, params.id),
+  putContactMemory: ({ principal, params, body }) => contacts.putContactMemory(principal.workspaceId, params.id, body.memory),
+  // The function sits above both domains: it reads the call (404 if not this workspace's)
+  // and hands the contacts domain what it needs of it.
+  saveCallToContactMemory: async ({ principal, params, body }) =>
+    contacts.saveCallToMemory(principal.workspaceId, params.id, (await getCall(principal.workspaceId, body.call_id)) as contacts.CallForMemory),
+  getContactMemorySettings: ({ principal }) => contacts.getContactMemorySettings(principal.workspaceId),
+  putContactMemorySettings: ({ principal, body }) => contacts.putContactMemorySettings(principal.workspaceId, body),
+  backfillContacts: ({ principal, body }) => contacts.startBackfill(principal.workspaceId, body),
+  getBackfillContactJobStatus: ({ principal }) => contacts.getBackfillStatus(principal.workspaceId),
+});

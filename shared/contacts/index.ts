@@ -1,0 +1,31 @@
+/**
+ * The contacts domain's entry: the API operations (functions/contacts.ts), the backfill
+ * job's step (functions/contact-jobs.ts), and what other domains may use: the calls domain
+ * asks for a new call's contact variables; the imports (a later part) write rows with
+ * upsertContactByNumber.
+ */
+export {
+  createContact,
+  deleteContact,
+  getContact,
+  getContactByPhone,
+  getFieldMappings,
+  listContactConversations,
+  listContactFields,
+  listContacts,
+  listContactsPage,
+  putFieldMappings,
+  updateContact,
+  upsertContactByNumber,
+} from './contacts.ts';
+export {
+  contactVariables,
+  getContactMemorySettings,
+  getMemory,
+  putContactMemory,
+  putContactMemorySettings,
+  saveCallToMemory,
+  type CallForMemory,
+} from './memory.ts';
+export { getBackfillStatus, runBackfillStep, startBackfill, type BackfillCall, type CallPageReader } from './backfill.ts';
+export { ContactFields, ContactJobMessage, type Contact, type ContactFieldsInput } from './schemas.ts';

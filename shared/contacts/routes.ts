@@ -1,0 +1,120 @@
+import * as z from 'zod';
+import { defineRoutes } from '../platform/http/route.ts';
+import {
+  BackfillBody,
+  BackfillStatus,
+  Contact,
+  ContactFieldList,
+  ContactPage,
+  contactIdParams,
+  ConversationPage,
+  ConversationsQuery,
+  CreateContactBody,
+  FieldMappings,
+  FieldMappingsBody,
+  idParams,
+  ListContactsBody,
+  ListContactsQuery,
+  Memory,
+  MemoryBody,
+  MemorySettings,
+  MemorySettingsBody,
+  phoneParams,
+  SaveCallBody,
+  UpdateContactBody,
+} from './schemas.ts';
+
+/** Contacts (spec: the Contacts group; scope `calls`, as the spec's scope table says). */
+export const contactRoutes = defineRoutes({ domain: 'contacts', access: 'calls' }, {
+  createContact: {
+    method: 'POST', path: '/create-contact', status: 201,
+    summary: 'Create a contact (one per phone number in a workspace; 409 if the number has one)',
+    body: CreateContactBody, response: Contact,
+  },
+  listContacts: {
+    method: 'GET', path: '/list-contacts', status: 200,
+    summary: 'List contacts, newest first',
+    query: ListContactsQuery, response: z.lazy(() => z.array(Contact)),
+  },
+  listContactsPage: {
+    method: 'POST', path: '/list-contacts', status: 200,
+    summary: 'List contacts as retell-sdk pages them (filter_criteria, search_query, pagination_key, skip)',
+    body: ListContactsBody, response: ContactPage,
+  },
+  getContact: {
+    method: 'GET', path: '/get-contact/{contact_id}', status: 200,
+    summary: 'Get a contact',
+    params: contactIdParams, response: Contact,
+  },
+  getContactByPhone: {
+    method: 'GET', path: '/get-contact-by-phone/{phone_number}', status: 200,
+    summary: 'Get the contact of a phone number (E.164)',
+    params: phoneParams, response: Contact,
+  },
+  updateContact: {
+    method: 'PATCH', path: '/update-contact/{contact_id}', status: 200,
+    summary: 'Update a contact; a new phone_number moves its claim (409 if taken)',
+    params: contactIdParams, body: UpdateContactBody, response: Contact,
+  },
+  deleteContact: {
+    method: 'DELETE', path: '/delete-contact/{contact_id}', status: 204,
+    summary: 'Delete a contact and its memory; its number is free again',
+    params: contactIdParams,
+  },
+  listContactConversations: {
+    method: 'GET', path: '/list-contact-conversations/{contact_id}', status: 200,
+    summary: 'Calls with the contact\'s number, newest first (pass next_before back as `before`)',
+    params: contactIdParams, query: ConversationsQuery, response: ConversationPage,
+  },
+  listContactFields: {
+    method: 'GET', path: '/list-contact-fields', status: 200,
+    summary: 'Built-in contact fields and the custom fields in use',
+    response: ContactFieldList,
+  },
+  getContactFieldMappings: {
+    method: 'GET', path: '/contact-field-mappings', status: 200,
+    summary: 'CSV/CRM column → contact field mappings',
+    response: FieldMappings,
+  },
+  putContactFieldMappings: {
+    method: 'PUT', path: '/contact-field-mappings', status: 200,
+    summary: 'Replace the column → contact field mappings (one must target phone_number)',
+    body: FieldMappingsBody, response: FieldMappings,
+  },
+  getContactMemory: {
+    method: 'GET', path: '/contacts/{id}/memory', status: 200,
+    summary: 'A contact\'s memory text',
+    params: idParams, response: Memory,
+  },
+  putContactMemory: {
+    method: 'PUT', path: '/contacts/{id}/memory', status: 200,
+    summary: 'Replace a contact\'s memory text',
+    params: idParams, body: MemoryBody, response: Memory,
+  },
+  saveCallToContactMemory: {
+    method: 'POST', path: '/contacts/{id}/memory/save-call', status: 200,
+    summary: 'Append a language-model summary of an ended call with the contact to its memory',
+    throttle: 'vendor',
+    params: idParams, body: SaveCallBody, response: Memory,
+  },
+  getContactMemorySettings: {
+    method: 'GET', path: '/contact-memory-settings', status: 200,
+    summary: 'Whether contact memory and fields join new calls\' dynamic variables',
+    response: MemorySettings,
+  },
+  putContactMemorySettings: {
+    method: 'PUT', path: '/contact-memory-settings', status: 200,
+    summary: 'Turn contact memory and fields in new calls\' dynamic variables on or off',
+    body: MemorySettingsBody, response: MemorySettings,
+  },
+  backfillContacts: {
+    method: 'POST', path: '/backfill-contacts', aliases: [{ method: 'POST', path: '/backfill-contact-analysis-data' }], status: 202,
+    summary: 'Create contacts for the numbers in the call history, in the background (idempotent)',
+    body: BackfillBody, response: BackfillStatus,
+  },
+  getBackfillContactJobStatus: {
+    method: 'GET', path: '/get-backfill-contact-job-status', status: 200,
+    summary: 'The current or latest contacts backfill',
+    response: BackfillStatus,
+  },
+});
