@@ -7,6 +7,7 @@ import { config } from '../platform/config.ts';
 import { badRequest, invalidPaginationKey, notFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
+import { checkedAgentOverride } from './agent-override.ts';
 import { acquireSlot, releaseSlot, sweepSlots } from './concurrency.ts';
 import { finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
@@ -126,6 +127,7 @@ export async function createPhoneCall(principal: Principal, input: CreatePhoneCa
     throw badRequest(`to_number ${toNumber} is in ${country ?? 'an unknown country'}, which is not in allowed_outbound_country_list of ${number.phone_number}`);
   }
   const sandbox = sandboxScript(input.metadata);
+  const agentOverride = await checkedAgentOverride(workspaceId, input.agent_override);
 
   return withIdempotency({
     workspaceId,
@@ -152,7 +154,13 @@ export async function createPhoneCall(principal: Principal, input: CreatePhoneCa
           retell_llm_dynamic_variables: { ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
           ...(input.custom_sip_headers ? { custom_sip_headers: input.custom_sip_headers } : {}),
           concurrency_burst: burst,
-          engine: { slot: true, media: mediaKind(), origin: 'create-phone-call', ...(sandbox ? { sandbox } : {}) },
+          engine: {
+            slot: true,
+            media: mediaKind(),
+            origin: 'create-phone-call',
+            ...(sandbox ? { sandbox } : {}),
+            ...(agentOverride ? { agent_override: agentOverride } : {}),
+          },
         }),
       );
       await scheduleFirstStep(call, 'dial', Date.now());
@@ -221,6 +229,7 @@ export async function createWebCall(principal: Principal, input: CreateWebCallIn
   const workspaceId = principal.workspaceId;
   const chosen = await chooseAgent(workspaceId, input.agent_id, input.agent_version ?? 'latest');
   const sandbox = sandboxScript(input.metadata);
+  const agentOverride = await checkedAgentOverride(workspaceId, input.agent_override);
   await assertCanSpend(workspaceId, 'web_call');
   const call = await admitAndStore(workspaceId, 'web', (callId, burst, nowMs) =>
     newCallItem({
@@ -235,7 +244,13 @@ export async function createWebCall(principal: Principal, input: CreateWebCallIn
       metadata: callMetadata(input.metadata, chosen),
       retell_llm_dynamic_variables: { ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
       concurrency_burst: burst,
-      engine: { slot: true, media: mediaKind(), origin: 'create-web-call', ...(sandbox ? { sandbox } : {}) },
+      engine: {
+        slot: true,
+        media: mediaKind(),
+        origin: 'create-web-call',
+        ...(sandbox ? { sandbox } : {}),
+        ...(agentOverride ? { agent_override: agentOverride } : {}),
+      },
     }),
   );
   // With LiveKit the room and the agent worker's dispatch exist before the user joins.

@@ -8,6 +8,7 @@ import { logger } from '../platform/logger.ts';
 import { signatureHeaders } from '../platform/naming.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { signWebhook, webhookSigningSecret } from '../webhooks/index.ts';
+import { inboundAgentOverride } from './agent-override.ts';
 import { admitWithSweep, weightedPick } from './calls.ts';
 import { releaseSlot } from './concurrency.ts';
 import { finishCall, scheduleFirstStep } from './engine.ts';
@@ -196,6 +197,8 @@ export async function receiveInboundCall(input: InboundCallInput, options: { wor
   }
 
   const variables = { ...(tag.variables ?? {}), ...sipVariables(input.sipHeaders), ...(answer.dynamic_variables ?? {}) };
+  // An invalid agent_override is dropped (and logged); the call goes on with the agent as it is.
+  const agentOverride = await inboundAgentOverride(workspaceId, callId, answer.agent_override);
   const metadata = {
     ...(answer.metadata ?? {}),
     ...(input.sipHeaders ? { sip_headers: input.sipHeaders } : {}),
@@ -217,7 +220,7 @@ export async function receiveInboundCall(input: InboundCallInput, options: { wor
       metadata,
       retell_llm_dynamic_variables: variables,
       concurrency_burst: burst,
-      engine: { slot, media: mediaKind(), origin: 'inbound' },
+      engine: { slot, media: mediaKind(), origin: 'inbound', ...(agentOverride ? { agent_override: agentOverride } : {}) },
     });
 
   // 8. Admission: a slot, or the queue's wait, then the fallback.

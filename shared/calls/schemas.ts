@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { epochMs } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
+import { agentOverrideSchema } from './agent-override.ts';
 import { IdempotencyKey } from './idempotency.ts';
 
 /*
@@ -53,8 +54,8 @@ export const versionRef = () =>
   z.union([z.number().int().min(0).max(999_999_999), z.string().min(1).max(64)]).transform((value) => String(value));
 
 
-/** Per-call overrides retell-sdk may send: accepted and kept with the call (not applied yet: docs/calls.md). */
-const agentOverride = () => z.record(z.string(), z.unknown());
+/** This call's configuration over the agent version's (agent-override.ts): update-agent's, the LLM update's and the flow update's fields. */
+const agentOverride = agentOverrideSchema;
 
 const sipHeaders = () =>
   z.record(z.string().min(1).max(128), z.string().max(1024)).refine((headers) => Object.keys(headers).length <= 50, 'Must have at most 50 headers');

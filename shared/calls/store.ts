@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
+import type { AgentOverride } from './agent-override.ts';
 import type { CallStatus, CallView, DisconnectionReason } from './schemas.ts';
 
 /*
@@ -39,6 +40,24 @@ export interface EngineState {
   media?: 'sandbox' | 'livekit';
   /** Why the call was created (outbound dial, web, register, inbound). */
   origin?: 'create-phone-call' | 'create-web-call' | 'register-phone-call' | 'inbound';
+  /** The caller's SIP participant identity in the room when it is not `callee` (inbound SIP calls): what a cold transfer REFERs. */
+  sip_identity?: string;
+  /** agent_override of the create request or the inbound webhook's answer, validated (agent-override.ts): this call's configuration only. */
+  agent_override?: AgentOverride;
+}
+
+/**
+ * A transfer of the call's phone party (docs/calls.md, Transfers): kept at the item's top
+ * level, beside `transfer_seq`, so the engine's other writes (which replace `engine`) never
+ * undo it.
+ */
+export interface TransferState {
+  kind: 'cold' | 'warm';
+  destination: string;
+  status: 'dialing' | 'bridged' | 'cancelled' | 'ended';
+  started_timestamp: number;
+  /** Why a cancelled transfer did not bridge (dial_busy, dial_no_answer, dial_failed, or the call ended first). */
+  reason?: string;
 }
 
 export type CallItem = CallView & {
@@ -56,6 +75,11 @@ export type CallItem = CallView & {
   in_voicemail?: boolean;
   combined_cost?: number;
   e2e_latency_p50?: number;
+  /** The current (or last) transfer and its counter: each change of a transfer is a write conditional on the counter. */
+  transfer_state?: TransferState;
+  transfer_seq?: number;
+  transfer_destination?: string | null;
+  transfer_end_timestamp?: number;
 };
 
 export const callNotFound = () => notFound('Call not found');
@@ -97,7 +121,7 @@ export interface Transition {
   /** Fields to remove. */
   remove?: readonly string[];
   /** Only while this engine counter has this value (a stale or repeated step changes nothing). */
-  guard?: { field: 'step_seq' | 'analysis_seq' | 'report_seq'; equals: number };
+  guard?: { field: 'step_seq' | 'analysis_seq' | 'report_seq' | 'transfer_seq'; equals: number };
 }
 
 /**
@@ -132,11 +156,16 @@ export async function transitionCall(callId: string, change: Transition): Promis
   });
   let condition = `attribute_exists(pk) AND #status IN (${from.join(', ')})`;
   if (change.guard) {
-    names['#engine'] = 'engine';
     names['#seq'] = change.guard.field;
     values[':seq'] = change.guard.equals;
+    // transfer_seq is a top-level attribute (TransferState); the others live under engine.
+    let path = '#seq';
+    if (change.guard.field !== 'transfer_seq') {
+      names['#engine'] = 'engine';
+      path = '#engine.#seq';
+    }
     // A counter not written yet reads as 0.
-    condition += change.guard.equals === 0 ? ' AND (attribute_not_exists(#engine.#seq) OR #engine.#seq = :seq)' : ' AND #engine.#seq = :seq';
+    condition += change.guard.equals === 0 ? ` AND (attribute_not_exists(${path}) OR ${path} = :seq)` : ` AND ${path} = :seq`;
   }
   const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim();
   try {
