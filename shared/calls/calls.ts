@@ -9,7 +9,7 @@ import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { checkedAgentOverride } from './agent-override.ts';
 import { acquireSlot, releaseSlot, sweepSlots } from './concurrency.ts';
-import { finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
+import { DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
 import { listCallItems } from './listing.ts';
 import { mediaKind, startMedia, webCallAccess } from './media.ts';
@@ -93,16 +93,21 @@ function sandboxScript(metadata: unknown): EngineState['sandbox'] | undefined {
   if (!meta) return undefined;
   const says = meta.sandbox_user_says;
   const callMs = meta.sandbox_call_ms;
+  const ringMs = meta.sandbox_transfer_ring_ms;
   if (says !== undefined && (!Array.isArray(says) || says.some((line) => typeof line !== 'string') || says.length > 200)) {
     throw badRequest('metadata.sandbox_user_says: Must be an array of at most 200 strings');
   }
   if (callMs !== undefined && (typeof callMs !== 'number' || !Number.isInteger(callMs) || callMs < 0 || callMs > MAX_SANDBOX_CALL_MS)) {
     throw badRequest(`metadata.sandbox_call_ms: Must be a whole number from 0 to ${MAX_SANDBOX_CALL_MS}`);
   }
-  if (says === undefined && callMs === undefined) return undefined;
+  if (ringMs !== undefined && (typeof ringMs !== 'number' || !Number.isInteger(ringMs) || ringMs < 0 || ringMs > MAX_SANDBOX_CALL_MS)) {
+    throw badRequest(`metadata.sandbox_transfer_ring_ms: Must be a whole number from 0 to ${MAX_SANDBOX_CALL_MS}`);
+  }
+  if (says === undefined && callMs === undefined && ringMs === undefined) return undefined;
   return {
-    user_lines: (says as string[] | undefined) ?? [],
+    user_lines: (says as string[] | undefined) ?? (callMs === undefined ? DEFAULT_CALLEE_LINES : []),
     call_ms: (callMs as number | undefined) ?? config.SANDBOX_CALL_MS,
+    ...(ringMs !== undefined ? { transfer_ring_ms: ringMs as number } : {}),
   };
 }
 

@@ -271,7 +271,7 @@ export async function finishCall(call: CallItem, finish: Finish): Promise<CallIt
   const ended = await transitionCall(call.call_id, {
     from: ['registered', 'ongoing'],
     to: finish.status,
-    ...(ringing ? { guard: { field: 'transfer_seq' as const, equals: seq } } : {}),
+    ...(ringing ? { guard: { field: 'transfer_seq' as const, equals: seq }, remove: ['transfer_destination'] } : {}),
     set: {
       ...(ringing ? { transfer_seq: seq + 1, transfer_state: { ...ringing, status: 'cancelled', reason: finish.reason } satisfies TransferState } : {}),
       ...finish.set,
@@ -379,7 +379,7 @@ export async function startTransfer(call: CallItem, request: { number: string; k
   });
   if (!started) return 'refused';
   await sendCallEvent(started, 'transfer_started');
-  const ringMs = started.engine.media === 'sandbox' ? SANDBOX_TRANSFER_RING_MS : 0;
+  const ringMs = started.engine.media === 'sandbox' ? (started.engine.sandbox?.transfer_ring_ms ?? SANDBOX_TRANSFER_RING_MS) : 0;
   await scheduleStep(stepFor(started, 'transfer', seq + 1), Date.now() + ringMs);
   return 'started';
 }
@@ -416,6 +416,8 @@ async function transferStep(call: CallItem, seq: number): Promise<void> {
       from: ['ongoing'],
       guard: { field: 'transfer_seq', equals: seq },
       set: { transfer_seq: seq + 1, transfer_state: { ...state, status: 'cancelled', reason: outcome.reason } satisfies TransferState },
+      // transfer_destination names where a call was transferred (retell-sdk): a cancelled transfer took it nowhere.
+      remove: ['transfer_destination'],
     });
     if (!cancelled) return;
     await sendCallEvent(cancelled, 'transfer_cancelled');

@@ -21,7 +21,7 @@ export const shardOf = (callId: string): number =>
 /** What the engine keeps between steps; never answered. */
 export interface EngineState {
   /** The sandbox's script: the callee's lines still to say, and how long the call may last. */
-  sandbox?: { user_lines: string[]; call_ms: number; voicemail?: boolean };
+  sandbox?: { user_lines: string[]; call_ms: number; voicemail?: boolean; transfer_ring_ms?: number };
   /** The response engine's own state (shared/conversation), plain JSON. */
   conversation?: unknown;
   /** Whether this call holds a concurrency slot (released exactly once on its end). */
