@@ -353,7 +353,8 @@ export async function scheduleFirstStep(call: CallItem, step: 'dial' | 'join' | 
 export function transferDestination(raw: string): string | undefined {
   const value = raw.trim();
   if (/^sips?:[^\s@]+@[^\s]+$/i.test(value) || /^sips?:[^\s]+$/i.test(value)) return value.length <= 512 ? value : undefined;
-  return canonicalE164(value.replace(/^tel:/i, '')) ?? undefined;
+  // Models write numbers for people: `+1 (415) 555-0142` is the same E.164 number.
+  return canonicalE164(value.replace(/^tel:/i, '').replace(/[\s().-]/g, '')) ?? undefined;
 }
 
 /**
