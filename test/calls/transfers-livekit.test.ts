@@ -127,9 +127,11 @@ describe('transfers on LiveKit', () => {
     const ws = await app.newWorkspace();
     const { agent } = await newAgent(ws.api);
     const client = retellClient(app.url, ws.api_key);
-    const web: any = await client.call.createWebCall({ agent_id: agent.agent_id });
+    const web: any = await client.call.createWebCall({ agent_id: agent.agent_id, agent_override: { agent: { voice_speed: 1.2 } } });
     const dispatch = livekit.calls('AgentDispatchService/CreateDispatch').find((req) => req.body.room === web.call_id)!;
-    const { report_token: token } = JSON.parse(dispatch.body.metadata);
+    const { report_token: token, agent_override: override } = JSON.parse(dispatch.body.metadata);
+    // The worker gets the call's agent_override with its dispatch, to lay over the agent version it reads.
+    expect(override).toEqual({ agent: { voice_speed: 1.2 } });
     await livekitEvent({ event: 'participant_joined', room: { name: web.call_id }, participant: { identity: 'web_user', kind: 'STANDARD' } });
     const refused = await post(
       `/internal/calls/${web.call_id}/events`,
