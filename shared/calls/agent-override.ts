@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { LlmBody, UpdateAgentBody, UpdateFlowBody } from '../agents/index.ts';
 import { Invalid } from '../platform/errors.ts';
+import { parseOrThrow } from '../platform/http/validation.ts';
 import { logger } from '../platform/logger.ts';
 import { wire } from '../platform/naming.ts';
 import { assertVoiceUsable } from '../voices/index.ts';
@@ -30,15 +31,13 @@ const isObject = (value: unknown): value is Record<string, unknown> => !!value &
 const without = (fields: readonly string[]) => (value: unknown) =>
   isObject(value) ? Object.fromEntries(Object.entries(value).filter(([name]) => !fields.includes(name))) : value;
 
-/** The request field's schema (create-phone-call, create-web-call, register-phone-call). */
+/** The full check of the request field (create-phone-call, create-web-call, the inbound answer); the route's contract only names its parts (schemas.ts). */
 export const agentOverrideSchema = () =>
   z.object({
     agent: z.preprocess(without(['response_engine']), UpdateAgentBody).optional(),
     [LLM_KEY]: LlmBody.optional(),
     conversation_flow: z.preprocess(without(FLOW_GRAPH_FIELDS), UpdateFlowBody).optional(),
   });
-
-export type AgentOverrideInput = z.infer<ReturnType<typeof agentOverrideSchema>>;
 
 const nonEmpty = (value: unknown): Record<string, unknown> | undefined =>
   isObject(value) && Object.keys(value).length > 0 ? value : undefined;
@@ -48,9 +47,10 @@ const nonEmpty = (value: unknown): Record<string, unknown> | undefined =>
  * beyond the schema (a voice must exist: 400 `agent_override.agent.voice_id: …`).
  * Undefined when nothing is overridden.
  */
-export async function checkedAgentOverride(workspaceId: string, input: AgentOverrideInput | undefined): Promise<AgentOverride | undefined> {
-  if (!input) return undefined;
-  const parts = input as Record<string, unknown>;
+export async function checkedAgentOverride(workspaceId: string, input: unknown): Promise<AgentOverride | undefined> {
+  if (input === undefined) return undefined;
+  const parts = parseOrThrow(z.object({ agent_override: agentOverrideSchema() }), { agent_override: input }, 'agent_override')
+    .agent_override as Record<string, unknown>;
   const override: AgentOverride = {
     ...(nonEmpty(parts.agent) ? { agent: nonEmpty(parts.agent) } : {}),
     ...(nonEmpty(parts[LLM_KEY]) ? { llm: nonEmpty(parts[LLM_KEY]) } : {}),
@@ -75,14 +75,8 @@ export async function checkedAgentOverride(workspaceId: string, input: AgentOver
  */
 export async function inboundAgentOverride(workspaceId: string, callId: string, raw: unknown): Promise<AgentOverride | undefined> {
   if (raw === undefined) return undefined;
-  const parsed = agentOverrideSchema().safeParse(raw);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => `agent_override.${issue.path.join('.')}: ${issue.message}`).join('; ');
-    logger.warn('dropping an invalid agent_override from the call_inbound webhook', { call_id: callId, issues });
-    return undefined;
-  }
   try {
-    return await checkedAgentOverride(workspaceId, parsed.data);
+    return await checkedAgentOverride(workspaceId, raw);
   } catch (error) {
     if (!(error instanceof Invalid)) throw error;
     logger.warn('dropping an invalid agent_override from the call_inbound webhook', { call_id: callId, issues: error.message });

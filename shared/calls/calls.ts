@@ -276,6 +276,7 @@ export async function createWebCall(principal: Principal, input: CreateWebCallIn
 export async function registerPhoneCall(principal: Principal, input: RegisterPhoneCallInput): Promise<CallView> {
   const workspaceId = principal.workspaceId;
   await chooseAgent(workspaceId, input.agent_id, input.agent_version ?? 'latest');
+  await checkedAgentOverride(workspaceId, input.agent_override);
   if (mediaKind() !== 'livekit') {
     throw unprocessable('SIP routing is not configured: register-phone-call needs a media server with SIP (set LIVEKIT_URL; docs/calls.md)');
   }

@@ -61,7 +61,8 @@ describe('agent_override on create-phone-call', () => {
         agent_override: {
           // response_engine is ignored (even one that would not validate).
           agent: { webhook_url: overrideHooks.url, voice_speed: 1.5, response_engine: { type: 'custom-llm', llm_websocket_url: 'nope' } } as never,
-          retell_llm: { begin_message: 'Hi {{customer}}, this is the night desk.', general_prompt: 'You are the night desk.', model: 'gpt-4.1-mini' },
+          // general_prompt is an LLM update field (the spec's rule), beyond retell-sdk's typed list.
+          retell_llm: { begin_message: 'Hi {{customer}}, this is the night desk.', general_prompt: 'You are the night desk.', model: 'gpt-4.1-mini' } as never,
         },
       });
       const call = await analyzed(client, created.call_id);
