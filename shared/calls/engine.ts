@@ -157,7 +157,8 @@ async function followThrough(call: CallItem, turn: TurnResult): Promise<boolean>
     await finishCall(call, { status: 'ended', reason: 'agent_hangup' });
     return true;
   }
-  if (turn.transfer) return (await startTransfer(call, turn.transfer)) === 'started';
+  // recordTurn started the transfer in the turn's own write (or refused it: the call goes on).
+  if (turn.transfer) return call.transfer_state?.status === 'dialing' && call.transfer_state.started_seq === call.transfer_seq;
   return false;
 }
 
@@ -226,12 +227,16 @@ async function recordTurn(
     turn_ms: [...(call.engine.turn_ms ?? []), turn.ms],
     ...(sendUpdate ? { transcript_sent_at: nowMs } : {}),
   };
+  // A transfer the agent asked for starts in the same write as its turn, so no step (a
+  // hang-up) can come between the callee's line and the callee being on hold.
+  const transfer = turn.result.transfer ? transferStart(call, turn.result.transfer) : undefined;
   const updated = await transitionCall(call.call_id, {
     from: ['ongoing'],
     guard: { field: 'step_seq', equals: seq.guard },
-    set: { ...transcript, engine },
+    set: { ...transcript, engine, ...(transfer ?? {}) },
   });
   if (updated && sendUpdate) await sendCallEvent(updated, 'transcript_updated');
+  if (updated && transfer) await transferStarted(updated);
   return updated;
 }
 
@@ -365,24 +370,36 @@ export function transferDestination(raw: string): string | undefined {
  * ended): the call then goes on as it was.
  */
 export async function startTransfer(call: CallItem, request: { number: string; kind: 'cold' | 'warm' }): Promise<'started' | 'refused'> {
+  const fields = transferStart(call, request);
+  if (!fields) return 'refused';
+  const started = await transitionCall(call.call_id, {
+    from: ['ongoing'],
+    guard: { field: 'transfer_seq', equals: call.transfer_seq ?? 0 },
+    set: fields,
+  });
+  if (!started) return 'refused';
+  await transferStarted(started);
+  return 'started';
+}
+
+/** The fields that start a transfer on this call, or undefined (logged) when it cannot start now. */
+function transferStart(call: CallItem, request: { number: string; kind: 'cold' | 'warm' }): Record<string, unknown> | undefined {
   const why = transferRefusal(call, request.number);
   if (why) {
     logger.info('transfer refused; the call goes on', { call_id: call.call_id, reason: why });
-    return 'refused';
+    return undefined;
   }
   const destination = transferDestination(request.number)!;
-  const seq = call.transfer_seq ?? 0;
-  const state: TransferState = { kind: request.kind, destination, status: 'dialing', started_timestamp: Date.now() };
-  const started = await transitionCall(call.call_id, {
-    from: ['ongoing'],
-    guard: { field: 'transfer_seq', equals: seq },
-    set: { transfer_seq: seq + 1, transfer_state: state, transfer_destination: destination },
-  });
-  if (!started) return 'refused';
-  await sendCallEvent(started, 'transfer_started');
-  const ringMs = started.engine.media === 'sandbox' ? (started.engine.sandbox?.transfer_ring_ms ?? SANDBOX_TRANSFER_RING_MS) : 0;
-  await scheduleStep(stepFor(started, 'transfer', seq + 1), Date.now() + ringMs);
-  return 'started';
+  const seq = (call.transfer_seq ?? 0) + 1;
+  const state: TransferState = { kind: request.kind, destination, status: 'dialing', started_timestamp: Date.now(), started_seq: seq };
+  return { transfer_seq: seq, transfer_state: state, transfer_destination: destination };
+}
+
+/** A transfer was written as started: transfer_started, and the dial queued (after the sandbox's ring). */
+async function transferStarted(call: CallItem): Promise<void> {
+  await sendCallEvent(call, 'transfer_started');
+  const ringMs = call.engine.media === 'sandbox' ? (call.engine.sandbox?.transfer_ring_ms ?? SANDBOX_TRANSFER_RING_MS) : 0;
+  await scheduleStep(stepFor(call, 'transfer', call.transfer_seq ?? 0), Date.now() + ringMs);
 }
 
 /** Why a transfer to `number` cannot start on this call now; undefined when it can. */

@@ -56,6 +56,8 @@ export interface TransferState {
   destination: string;
   status: 'dialing' | 'bridged' | 'cancelled' | 'ended';
   started_timestamp: number;
+  /** The transfer_seq its start wrote (the `transfer` step carries it). */
+  started_seq?: number;
   /** Why a cancelled transfer did not bridge (dial_busy, dial_no_answer, dial_failed, or the call ended first). */
   reason?: string;
 }
