@@ -19,4 +19,5 @@ export { getChatAgent } from './chat-agents.ts';
 export type { ChatAgent } from './chat-agent-schemas.ts';
 export { getFlow } from './conversation-flows.ts';
 export type { ConversationFlow } from './flow-schemas.ts';
+export { UpdateFlowBody } from './flow-schemas.ts';
 export type { ResponseEngine } from './agent-fields.ts';

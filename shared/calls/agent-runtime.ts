@@ -3,6 +3,7 @@ import {
   analyzeConversation,
   closeConversation as runtimeClose,
   openConversation as runtimeOpen,
+  type ConfigOverrides,
   type ConversationState,
   type TranscriptEvent,
   type TurnEvent,
@@ -28,6 +29,10 @@ export async function openConversation(input: {
   fromNumber?: string;
   toNumber?: string;
   metadata?: unknown;
+  /** The call's agent_override (agent-override.ts): the versions' configuration with it laid over, for this call only. */
+  overrides?: ConfigOverrides;
+  /** False for web calls: there is no phone line to transfer, so transfer_call tells the agent so. */
+  canTransfer?: boolean;
 }): Promise<ConversationState> {
   return runtimeOpen(input);
 }
@@ -46,6 +51,7 @@ export async function analyzeCall(input: {
   agentVersion: number;
   transcript: { role: string; content: string }[];
   inVoicemail: boolean;
+  agentOverride?: Record<string, unknown>;
 }) {
   return analyzeConversation({
     workspaceId: input.workspaceId,
@@ -54,5 +60,6 @@ export async function analyzeCall(input: {
     transcript: input.transcript as never,
     channel: 'voice',
     inVoicemail: input.inVoicemail,
+    ...(input.agentOverride ? { agentOverride: input.agentOverride } : {}),
   });
 }

@@ -3,6 +3,7 @@ import { getAgent } from '../agents/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { enqueueWebhook } from '../webhooks/index.ts';
+import { withAgentOverride } from './agent-override.ts';
 import type { CallItem } from './store.ts';
 import { toCallView } from './view.ts';
 
@@ -44,7 +45,8 @@ interface Route {
 async function routeFor(call: CallItem, event: CallEvent): Promise<Route | undefined> {
   let agent: Awaited<ReturnType<typeof getAgent>> | undefined;
   try {
-    agent = await getAgent(call.workspace_id, call.agent_id, call.agent_version);
+    // The call's agent_override (webhook_url, webhook_events, webhook_timeout_ms, …) lies over the version.
+    agent = withAgentOverride(await getAgent(call.workspace_id, call.agent_id, call.agent_version), call.engine?.agent_override);
   } catch (error) {
     // The agent (or that version) was deleted after the call started: the workspace URL still hears of it.
     if (!(error instanceof NotFound)) throw error;

@@ -8,8 +8,9 @@ import { config } from '../platform/config.ts';
 import { badRequest, invalidPaginationKey, notFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
+import { checkedAgentOverride } from './agent-override.ts';
 import { acquireSlot, releaseSlot, sweepSlots } from './concurrency.ts';
-import { finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
+import { DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
 import { listCallItems } from './listing.ts';
 import { mediaKind, startMedia, webCallAccess } from './media.ts';
@@ -93,16 +94,21 @@ function sandboxScript(metadata: unknown): EngineState['sandbox'] | undefined {
   if (!meta) return undefined;
   const says = meta.sandbox_user_says;
   const callMs = meta.sandbox_call_ms;
+  const ringMs = meta.sandbox_transfer_ring_ms;
   if (says !== undefined && (!Array.isArray(says) || says.some((line) => typeof line !== 'string') || says.length > 200)) {
     throw badRequest('metadata.sandbox_user_says: Must be an array of at most 200 strings');
   }
   if (callMs !== undefined && (typeof callMs !== 'number' || !Number.isInteger(callMs) || callMs < 0 || callMs > MAX_SANDBOX_CALL_MS)) {
     throw badRequest(`metadata.sandbox_call_ms: Must be a whole number from 0 to ${MAX_SANDBOX_CALL_MS}`);
   }
-  if (says === undefined && callMs === undefined) return undefined;
+  if (ringMs !== undefined && (typeof ringMs !== 'number' || !Number.isInteger(ringMs) || ringMs < 0 || ringMs > MAX_SANDBOX_CALL_MS)) {
+    throw badRequest(`metadata.sandbox_transfer_ring_ms: Must be a whole number from 0 to ${MAX_SANDBOX_CALL_MS}`);
+  }
+  if (says === undefined && callMs === undefined && ringMs === undefined) return undefined;
   return {
-    user_lines: (says as string[] | undefined) ?? [],
+    user_lines: (says as string[] | undefined) ?? (callMs === undefined ? DEFAULT_CALLEE_LINES : []),
     call_ms: (callMs as number | undefined) ?? config.SANDBOX_CALL_MS,
+    ...(ringMs !== undefined ? { transfer_ring_ms: ringMs as number } : {}),
   };
 }
 
@@ -127,6 +133,7 @@ export async function createPhoneCall(principal: Principal, input: CreatePhoneCa
     throw badRequest(`to_number ${toNumber} is in ${country ?? 'an unknown country'}, which is not in allowed_outbound_country_list of ${number.phone_number}`);
   }
   const sandbox = sandboxScript(input.metadata);
+  const agentOverride = await checkedAgentOverride(workspaceId, input.agent_override);
 
   return withIdempotency({
     workspaceId,
@@ -155,7 +162,13 @@ export async function createPhoneCall(principal: Principal, input: CreatePhoneCa
           retell_llm_dynamic_variables: { ...contact, ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
           ...(input.custom_sip_headers ? { custom_sip_headers: input.custom_sip_headers } : {}),
           concurrency_burst: burst,
-          engine: { slot: true, media: mediaKind(), origin: 'create-phone-call', ...(sandbox ? { sandbox } : {}) },
+          engine: {
+            slot: true,
+            media: mediaKind(),
+            origin: 'create-phone-call',
+            ...(sandbox ? { sandbox } : {}),
+            ...(agentOverride ? { agent_override: agentOverride } : {}),
+          },
         }),
       );
       await scheduleFirstStep(call, 'dial', Date.now());
@@ -224,6 +237,7 @@ export async function createWebCall(principal: Principal, input: CreateWebCallIn
   const workspaceId = principal.workspaceId;
   const chosen = await chooseAgent(workspaceId, input.agent_id, input.agent_version ?? 'latest');
   const sandbox = sandboxScript(input.metadata);
+  const agentOverride = await checkedAgentOverride(workspaceId, input.agent_override);
   await assertCanSpend(workspaceId, 'web_call');
   const call = await admitAndStore(workspaceId, 'web', (callId, burst, nowMs) =>
     newCallItem({
@@ -238,7 +252,13 @@ export async function createWebCall(principal: Principal, input: CreateWebCallIn
       metadata: callMetadata(input.metadata, chosen),
       retell_llm_dynamic_variables: { ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
       concurrency_burst: burst,
-      engine: { slot: true, media: mediaKind(), origin: 'create-web-call', ...(sandbox ? { sandbox } : {}) },
+      engine: {
+        slot: true,
+        media: mediaKind(),
+        origin: 'create-web-call',
+        ...(sandbox ? { sandbox } : {}),
+        ...(agentOverride ? { agent_override: agentOverride } : {}),
+      },
     }),
   );
   // With LiveKit the room and the agent worker's dispatch exist before the user joins.
@@ -282,6 +302,8 @@ function trackedNumber(field: 'from_number' | 'to_number', value: string | undef
  */
 export async function registerPhoneCall(principal: Principal, input: RegisterPhoneCallInput): Promise<CallView & { sip_uri: string }> {
   const workspaceId = principal.workspaceId;
+  // A bad override is the caller's mistake whatever the routing: 400 before the 422.
+  const agentOverride = await checkedAgentOverride(workspaceId, input.agent_override);
   if (mediaKind() !== 'livekit') {
     throw unprocessable('SIP routing is not configured: register-phone-call needs a media server with SIP (set LIVEKIT_URL and LIVEKIT_SIP_URI; docs/calls-media.md)');
   }
@@ -318,7 +340,7 @@ export async function registerPhoneCall(principal: Principal, input: RegisterPho
           metadata: callMetadata(input.metadata, chosen),
           retell_llm_dynamic_variables: { ...contact, ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
           concurrency_burst: burst,
-          engine: { slot: true, media: 'livekit', origin: 'register-phone-call' },
+          engine: { slot: true, media: 'livekit', origin: 'register-phone-call', ...(agentOverride ? { agent_override: agentOverride } : {}) },
         }),
       );
       // Nobody on the line yet: the SIP leg must arrive before the join timeout.

@@ -1,13 +1,15 @@
 import { config } from '../platform/config.ts';
+import { ApiError } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
+import { canonicalE164 } from '../platform/phone.ts';
 import { agentTurn, analyzeCall, closeConversation, openConversation, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
-import { dialOut, endMedia } from './media.ts';
+import { dialOut, endMedia, transferCall, type TransferOutcome } from './media.ts';
 import { callCost } from './pricing.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
-import { findCallItem, roomOf, transitionCall, type CallItem, type EngineState } from './store.ts';
+import { findCallItem, roomOf, transitionCall, type CallItem, type EngineState, type TransferState } from './store.ts';
 
 /*
  * The call state machine, one step at a time (docs/calls.md):
@@ -31,6 +33,10 @@ export const SANDBOX_LINE_GAP_MS = 1000;
 const VOICEMAIL_MS = 1500;
 /** transcript_updated at most this often (spec). */
 export const TRANSCRIPT_UPDATE_MS = 3000;
+/** A sandbox transfer's destination rings this long before it answers (or the transfer fails). */
+export const SANDBOX_TRANSFER_RING_MS = 1000;
+/** A bridged sandbox warm transfer: the caller and the destination talk this long, then transfer_ended. */
+export const SANDBOX_TRANSFER_LEG_MS = 2000;
 
 export async function runCallStep(message: CallStepMessage): Promise<void> {
   const call = await findCallItem(message.call_id);
@@ -50,8 +56,15 @@ export async function runCallStep(message: CallStepMessage): Promise<void> {
       }
       await finishCall(call, {
         status: 'ended',
-        reason: call.engine.sandbox?.voicemail ? 'voicemail_reached' : 'user_hangup',
+        // A callee who hangs up while on hold for a transfer cancels it.
+        reason: call.engine.sandbox?.voicemail ? 'voicemail_reached' : call.transfer_state?.status === 'dialing' ? 'transfer_cancelled' : 'user_hangup',
       });
+      return;
+    case 'transfer':
+      await transferStep(call, message.seq);
+      return;
+    case 'transfer_end':
+      await endTransfer(call, message.seq);
       return;
     case 'join_timeout':
       if (call.call_status !== 'registered') return;
@@ -96,6 +109,8 @@ export async function answer(call: CallItem, options: { voicemail?: boolean }): 
     fromNumber: call.from_number ?? undefined,
     toNumber: call.to_number ?? undefined,
     metadata: call.metadata,
+    ...(call.engine.agent_override ? { overrides: call.engine.agent_override } : {}),
+    canTransfer: call.call_type === 'phone_call',
   });
   const sandbox = { ...(call.engine.sandbox ?? { user_lines: DEFAULT_CALLEE_LINES, call_ms: config.SANDBOX_CALL_MS }), voicemail: options.voicemail };
   const started = await transitionCall(call.call_id, {
@@ -110,20 +125,21 @@ export async function answer(call: CallItem, options: { voicemail?: boolean }): 
   if (!opening) return;
   const afterOpening = await recordTurn(started, opening, { guard: 0, next: 0 });
   if (!afterOpening) return;
+  // The call's length is the callee's: the hang-up comes at start + call_ms whatever is said
+  // (scheduled first, so an opening that transfers and is cancelled still ends in time).
+  await scheduleStep(stepFor(afterOpening, 'hangup', 0), options.voicemail ? Date.now() + VOICEMAIL_MS : nowMs + sandbox.call_ms);
   if (await followThrough(afterOpening, opening.result)) return;
-
-  if (options.voicemail) {
-    await scheduleStep(stepFor(afterOpening, 'hangup', 0), Date.now() + VOICEMAIL_MS);
-    return;
-  }
-  // The call's length is the callee's: the hang-up comes at start + call_ms whatever is said.
-  await scheduleStep(stepFor(afterOpening, 'hangup', 0), nowMs + sandbox.call_ms);
+  if (options.voicemail) return;
   if (sandbox.user_lines.length > 0) await scheduleStep(stepFor(afterOpening, 'user', 0), Date.now() + SANDBOX_LINE_GAP_MS);
 }
 
 /** The sandbox callee says line `seq`; the agent answers. */
 async function calleeSpeaks(call: CallItem, seq: number): Promise<void> {
   if (call.call_status !== 'ongoing' || call.engine.step_seq !== seq) return;
+  if (call.transfer_state?.status === 'dialing') {
+    // On hold while the transfer rings: the line waits (transferStep resumes it when cancelled).
+    return;
+  }
   const line = call.engine.sandbox?.user_lines[seq];
   if (line === undefined) return;
   const turn = await timedTurn(call, { type: 'user_said', text: line });
@@ -141,10 +157,8 @@ async function followThrough(call: CallItem, turn: TurnResult): Promise<boolean>
     await finishCall(call, { status: 'ended', reason: 'agent_hangup' });
     return true;
   }
-  if (turn.transfer) {
-    await finishCall(call, { status: 'ended', reason: 'call_transfer', set: { transfer_destination: turn.transfer.number } });
-    return true;
-  }
+  // recordTurn started the transfer in the turn's own write (or refused it: the call goes on).
+  if (turn.transfer) return call.transfer_state?.status === 'dialing' && call.transfer_state.started_seq === call.transfer_seq;
   return false;
 }
 
@@ -213,12 +227,16 @@ async function recordTurn(
     turn_ms: [...(call.engine.turn_ms ?? []), turn.ms],
     ...(sendUpdate ? { transcript_sent_at: nowMs } : {}),
   };
+  // A transfer the agent asked for starts in the same write as its turn, so no step (a
+  // hang-up) can come between the callee's line and the callee being on hold.
+  const transfer = turn.result.transfer ? transferStart(call, turn.result.transfer) : undefined;
   const updated = await transitionCall(call.call_id, {
     from: ['ongoing'],
     guard: { field: 'step_seq', equals: seq.guard },
-    set: { ...transcript, engine },
+    set: { ...transcript, engine, ...(transfer ?? {}) },
   });
   if (updated && sendUpdate) await sendCallEvent(updated, 'transcript_updated');
+  if (updated && transfer) await transferStarted(updated);
   return updated;
 }
 
@@ -237,6 +255,8 @@ export interface Finish {
   status: Extract<CallStatus, 'ended' | 'not_connected' | 'error'>;
   reason: DisconnectionReason;
   set?: Record<string, unknown>;
+  /** Leave the media up: a bridged warm transfer's caller and destination are still talking (endTransfer ends it). */
+  keepMedia?: boolean;
 }
 
 /**
@@ -250,10 +270,15 @@ export async function finishCall(call: CallItem, finish: Finish): Promise<CallIt
   const cost = callCost({ durationMs, phone: call.call_type === 'phone_call', burst: call.concurrency_burst === true });
   const llm = latencyOf(call.engine.turn_ms ?? []);
   const inVoicemail = finish.reason === 'voicemail_reached';
+  // A transfer still ringing is cancelled with the call, in the same write (conditional on its counter).
+  const ringing = call.transfer_state?.status === 'dialing' ? call.transfer_state : undefined;
+  const seq = call.transfer_seq ?? 0;
   const ended = await transitionCall(call.call_id, {
     from: ['registered', 'ongoing'],
     to: finish.status,
+    ...(ringing ? { guard: { field: 'transfer_seq' as const, equals: seq }, remove: ['transfer_destination'] } : {}),
     set: {
+      ...(ringing ? { transfer_seq: seq + 1, transfer_state: { ...ringing, status: 'cancelled', reason: finish.reason } satisfies TransferState } : {}),
       ...finish.set,
       end_timestamp: nowMs,
       duration_ms: durationMs,
@@ -265,10 +290,20 @@ export async function finishCall(call: CallItem, finish: Finish): Promise<CallIt
       engine: { ...call.engine, analysis_seq: 0 },
     },
   });
-  if (!ended) return undefined;
+  if (!ended) {
+    // The transfer moved on under this end (it bridged or failed): end the call as it is now.
+    if (ringing) {
+      const fresh = await findCallItem(call.call_id);
+      if (fresh && fresh.transfer_state?.status !== 'dialing') return finishCall(fresh, finish);
+    }
+    return undefined;
+  }
   if (call.engine.slot) await releaseSlot(call.workspace_id, call.call_id);
   closeConversation(call.engine.conversation);
-  await endMedia(roomOf(call)).catch((error) => logger.warn('ending the call media failed', { error, call_id: call.call_id }));
+  if (!finish.keepMedia) {
+    await endMedia(roomOf(call)).catch((error) => logger.warn('ending the call media failed', { error, call_id: call.call_id }));
+  }
+  if (ringing) await sendCallEvent(ended, 'transfer_cancelled');
   await sendCallEvent(ended, 'call_ended');
   if (finish.status === 'ended') await scheduleStep(stepFor(ended, 'analyze', 0), Date.now());
   return ended;
@@ -283,6 +318,7 @@ export async function analyze(call: CallItem, seq: number): Promise<CallItem | u
     agentVersion: call.agent_version,
     transcript: (call.transcript_object ?? []).map(({ role, content }) => ({ role, content })),
     inVoicemail: call.disconnection_reason === 'voicemail_reached',
+    ...(call.engine.agent_override?.agent ? { agentOverride: call.engine.agent_override.agent } : {}),
   });
   const updated = await transitionCall(call.call_id, {
     from: ['ended'],
@@ -306,4 +342,149 @@ export async function queueAnalysis(call: CallItem): Promise<void> {
 
 export async function scheduleFirstStep(call: CallItem, step: 'dial' | 'join' | 'join_timeout', dueAtMs: number): Promise<void> {
   await scheduleStep(stepFor(call, step, 0), dueAtMs);
+}
+
+// ---------------------------------------------------------------------------------------
+// Transfers (docs/calls.md, Transfers)
+//
+//   ongoing ──transfer asked──▶ dialing ──answered──▶ bridged ──leg ends──▶ ended
+//                                  └──busy, no answer, failed, error──▶ cancelled (the call goes on)
+//
+// Each change is a write conditional on the call's `transfer_seq`, which the step that
+// makes it carries, so a step delivered twice (or late) changes nothing and every
+// transfer_* event is sent once.
+
+/** The destination as the media layer takes it: an E.164 number or a `sip:` URI; undefined when it is neither. */
+export function transferDestination(raw: string): string | undefined {
+  const value = raw.trim();
+  if (/^sips?:[^\s@]+@[^\s]+$/i.test(value) || /^sips?:[^\s]+$/i.test(value)) return value.length <= 512 ? value : undefined;
+  // Models write numbers for people: `+1 (415) 555-0142` is the same E.164 number.
+  return canonicalE164(value.replace(/^tel:/i, '').replace(/[\s().-]/g, '')) ?? undefined;
+}
+
+/**
+ * A transfer the response engine (or the LiveKit agent worker) asked for: the call must be
+ * an ongoing phone call with no transfer ringing. Sends transfer_started and queues the
+ * dial (the `transfer` step). Answers 'refused' when nothing was started (a web call, a
+ * destination that is neither E.164 nor a SIP URI, a transfer already ringing, a call that
+ * ended): the call then goes on as it was.
+ */
+export async function startTransfer(call: CallItem, request: { number: string; kind: 'cold' | 'warm' }): Promise<'started' | 'refused'> {
+  const fields = transferStart(call, request);
+  if (!fields) return 'refused';
+  const started = await transitionCall(call.call_id, {
+    from: ['ongoing'],
+    guard: { field: 'transfer_seq', equals: call.transfer_seq ?? 0 },
+    set: fields,
+  });
+  if (!started) return 'refused';
+  await transferStarted(started);
+  return 'started';
+}
+
+/** The fields that start a transfer on this call, or undefined (logged) when it cannot start now. */
+function transferStart(call: CallItem, request: { number: string; kind: 'cold' | 'warm' }): Record<string, unknown> | undefined {
+  const why = transferRefusal(call, request.number);
+  if (why) {
+    logger.info('transfer refused; the call goes on', { call_id: call.call_id, reason: why });
+    return undefined;
+  }
+  const destination = transferDestination(request.number)!;
+  const seq = (call.transfer_seq ?? 0) + 1;
+  const state: TransferState = { kind: request.kind, destination, status: 'dialing', started_timestamp: Date.now(), started_seq: seq };
+  return { transfer_seq: seq, transfer_state: state, transfer_destination: destination };
+}
+
+/** A transfer was written as started: transfer_started, and the dial queued (after the sandbox's ring). */
+async function transferStarted(call: CallItem): Promise<void> {
+  await sendCallEvent(call, 'transfer_started');
+  const ringMs = call.engine.media === 'sandbox' ? (call.engine.sandbox?.transfer_ring_ms ?? SANDBOX_TRANSFER_RING_MS) : 0;
+  await scheduleStep(stepFor(call, 'transfer', call.transfer_seq ?? 0), Date.now() + ringMs);
+}
+
+/** Why a transfer to `number` cannot start on this call now; undefined when it can. */
+export function transferRefusal(call: CallItem, number: string): string | undefined {
+  const destination = transferDestination(number);
+  return call.call_type !== 'phone_call'
+      ? 'only phone calls can be transferred'
+      : call.call_status !== 'ongoing'
+        ? `the call is ${call.call_status}`
+        : call.transfer_state?.status === 'dialing' || call.transfer_state?.status === 'bridged'
+          ? 'a transfer is already in progress'
+          : !destination
+            ? `${number.slice(0, 64)} is neither an E.164 number nor a SIP URI`
+            : undefined;
+}
+
+/** The `transfer` step: the media layer transfers, then the outcome is applied once. */
+async function transferStep(call: CallItem, seq: number): Promise<void> {
+  const state = call.transfer_state;
+  if (call.call_status !== 'ongoing' || call.transfer_seq !== seq || state?.status !== 'dialing') return;
+  let outcome: TransferOutcome;
+  try {
+    outcome = await transferCall(call, state);
+  } catch (error) {
+    // The media server refused or did not answer: the transfer is cancelled, the call is not stuck in it.
+    if (!(error instanceof ApiError)) throw error;
+    logger.warn('the transfer failed at the media server; cancelling it', { call_id: call.call_id, error: error.message });
+    outcome = { bridged: false, reason: 'dial_failed' };
+  }
+  if (!outcome.bridged) {
+    const cancelled = await transitionCall(call.call_id, {
+      from: ['ongoing'],
+      guard: { field: 'transfer_seq', equals: seq },
+      set: { transfer_seq: seq + 1, transfer_state: { ...state, status: 'cancelled', reason: outcome.reason } satisfies TransferState },
+      // transfer_destination names where a call was transferred (retell-sdk): a cancelled transfer took it nowhere.
+      remove: ['transfer_destination'],
+    });
+    if (!cancelled) return;
+    await sendCallEvent(cancelled, 'transfer_cancelled');
+    // The caller is back with the agent: a sandbox callee goes on with the script.
+    const lines = cancelled.engine.sandbox?.user_lines ?? [];
+    const next = cancelled.engine.step_seq ?? 0;
+    if (cancelled.engine.media === 'sandbox' && next < lines.length) {
+      await scheduleStep(stepFor(cancelled, 'user', next), Date.now() + SANDBOX_LINE_GAP_MS);
+    }
+    return;
+  }
+  const bridged = await transitionCall(call.call_id, {
+    from: ['ongoing'],
+    guard: { field: 'transfer_seq', equals: seq },
+    set: { transfer_seq: seq + 1, transfer_state: { ...state, status: 'bridged' } satisfies TransferState },
+  });
+  if (!bridged) return;
+  await sendCallEvent(bridged, 'transfer_bridged');
+  // The agent's part is over: the call ends now (its slot is released, its cost stops: the
+  // carrier bills the transferred leg). A warm transfer's room stays up for the two parties.
+  const warm = state.kind === 'warm';
+  const ended = await finishCall(bridged, { status: 'ended', reason: warm ? 'transfer_bridged' : 'call_transfer', keepMedia: warm });
+  if (!ended) return;
+  if (!warm) {
+    // A cold transfer hands the caller's leg to the carrier with the REFER: Parley sees no more of it.
+    await endTransfer(ended, seq + 1);
+  } else if (ended.engine.media === 'sandbox') {
+    await scheduleStep(stepFor(ended, 'transfer_end', seq + 1), Date.now() + SANDBOX_TRANSFER_LEG_MS);
+  }
+  // A warm transfer on LiveKit ends when either party leaves the room (live-events.ts).
+}
+
+/**
+ * The transferred leg ended: stamps transfer_end_timestamp and sends transfer_ended once
+ * (`seq` is the bridged transfer's counter). A warm transfer's room is closed, which hangs
+ * up whoever is still on it.
+ */
+export async function endTransfer(call: CallItem, seq: number): Promise<CallItem | undefined> {
+  const state = call.transfer_state;
+  if (call.transfer_seq !== seq || state?.status !== 'bridged') return undefined;
+  const ended = await transitionCall(call.call_id, {
+    from: ['ended'],
+    guard: { field: 'transfer_seq', equals: seq },
+    set: { transfer_seq: seq + 1, transfer_state: { ...state, status: 'ended' } satisfies TransferState, transfer_end_timestamp: Date.now() },
+  });
+  if (!ended) return undefined;
+  await sendCallEvent(ended, 'transfer_ended');
+  if (state.kind === 'warm') {
+    await endMedia(call.call_id).catch((error) => logger.warn('ending the transferred leg failed', { error, call_id: call.call_id }));
+  }
+  return ended;
 }

@@ -58,7 +58,7 @@ export async function receiveInboundSipCaller(event: MediaWebhookEvent): Promise
   const headers = sipHeadersOf(participant.attributes);
   const outcome = await receiveInboundCall(
     { fromNumber, toNumber, ...(Object.keys(headers).length ? { sipHeaders: headers } : {}) },
-    { callId, room },
+    { callId, room, sipIdentity: participant.identity },
   );
   if (!outcome.accepted) {
     if (outcome.fallback_number) {

@@ -10,6 +10,7 @@ import { logger } from '../platform/logger.ts';
 import { signatureHeaders } from '../platform/naming.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { signWebhook, webhookSigningSecret } from '../webhooks/index.ts';
+import { inboundAgentOverride } from './agent-override.ts';
 import { admitWithSweep, weightedPick } from './calls.ts';
 import { releaseSlot } from './concurrency.ts';
 import { finishCall, scheduleFirstStep } from './engine.ts';
@@ -52,6 +53,8 @@ export interface InboundCallOptions {
   callId?: string;
   /** The media room the caller is already in, when not named after the call (LiveKit's dispatch rule). */
   room?: string;
+  /** The caller's SIP participant identity in that room: what a cold transfer REFERs. */
+  sipIdentity?: string;
 }
 
 export type InboundOutcome =
@@ -236,6 +239,8 @@ export async function receiveInboundCall(input: InboundCallInput, options: Inbou
   const heard = { ...contact, ...(tag.variables ?? {}), ...sipVariables(input.sipHeaders), ...(answer.dynamic_variables ?? {}) };
   const outputs = await preCallOutputs(workspaceId, agentId, heard, { call_id: callId, from_number: fromNumber, to_number: number.phone_number });
   const variables = { ...heard, ...outputs };
+  // An invalid agent_override is dropped (and logged); the call goes on with the agent as it is.
+  const agentOverride = await inboundAgentOverride(workspaceId, callId, answer.agent_override);
   const metadata = {
     ...(answer.metadata ?? {}),
     ...(input.sipHeaders ? { sip_headers: input.sipHeaders } : {}),
@@ -257,7 +262,14 @@ export async function receiveInboundCall(input: InboundCallInput, options: Inbou
       metadata,
       retell_llm_dynamic_variables: variables,
       concurrency_burst: burst,
-      engine: { slot, media: mediaKind(), origin: 'inbound', ...(options.room ? { room: options.room } : {}) },
+      engine: {
+        slot,
+        media: mediaKind(),
+        origin: 'inbound',
+        ...(options.room ? { room: options.room } : {}),
+        ...(options.sipIdentity ? { sip_identity: options.sipIdentity } : {}),
+        ...(agentOverride ? { agent_override: agentOverride } : {}),
+      },
     });
 
   // 8. Admission: a slot, or the queue's wait, then the fallback.

@@ -1,8 +1,8 @@
-import { notFound, unauthorized, conflict } from '../platform/errors.ts';
+import { notFound, unauthorized, conflict, unprocessable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { verifyMediaWebhook, verifyWorkerReportToken, type WorkerEvent } from '../vendors/media/index.ts';
 import { sendCallEvent } from './call-webhooks.ts';
-import { answer, appendTranscript, finishCall, TRANSCRIPT_UPDATE_MS } from './engine.ts';
+import { answer, appendTranscript, endTransfer, finishCall, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from './engine.ts';
 import { isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
 import { dispatchAgentInto, endMedia } from './media.ts';
 import { callOfMediaRoom, findCallItem, transitionCall, type CallItem, type EngineState } from './store.ts';
@@ -49,10 +49,23 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
       await answer(call, {});
       return { applied: 'ongoing' };
     case 'participant_left':
-      if (!isHuman(event.participant) || call.call_status !== 'ongoing') return { applied: 'ignored' };
-      await finishCall(call, { status: 'ended', reason: 'user_hangup' });
+      if (!isHuman(event.participant)) return { applied: 'ignored' };
+      // A bridged warm transfer: either party leaving ends the transferred leg (and the room).
+      if (call.call_status === 'ended' && call.transfer_state?.status === 'bridged') {
+        await endTransfer(call, call.transfer_seq ?? 0);
+        return { applied: 'transfer_ended' };
+      }
+      if (call.call_status !== 'ongoing') return { applied: 'ignored' };
+      // The target of a ringing warm transfer hanging up is the transfer's outcome, not the call's end.
+      if (event.participant?.identity?.startsWith('transfer-')) return { applied: 'ignored' };
+      // A caller who hangs up while on hold for a transfer cancels it.
+      await finishCall(call, { status: 'ended', reason: call.transfer_state?.status === 'dialing' ? 'transfer_cancelled' : 'user_hangup' });
       return { applied: 'ended' };
     case 'room_finished':
+      if (call.call_status === 'ended' && call.transfer_state?.status === 'bridged') {
+        await endTransfer(call, call.transfer_seq ?? 0);
+        return { applied: 'transfer_ended' };
+      }
       if (call.call_status === 'ongoing') await finishCall(call, { status: 'ended', reason: 'user_hangup' });
       else if (call.call_status === 'registered') {
         await finishCall(call, { status: 'not_connected', reason: call.call_type === 'web_call' ? 'error_user_not_joined' : 'dial_failed' });
@@ -111,6 +124,19 @@ async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boo
     });
     if (!marked) return false;
     await finishCall(marked, { status: 'ended', reason: event.disconnection_reason });
+    return true;
+  }
+  if (event.event === 'transfer_requested') {
+    // A refused transfer (a web call, a bad destination, one already ringing) is not applied: 422, and the call goes on.
+    const refusal = transferRefusal(call, event.destination);
+    if (refusal) throw unprocessable(`Transfer refused: ${refusal}`);
+    const marked = await transitionCall(callId, {
+      from: ['ongoing'],
+      guard: { field: 'report_seq', equals: applied },
+      set: { engine: { ...call.engine, report_seq: event.sequence } satisfies EngineState },
+    });
+    if (!marked) return false;
+    await startTransfer(marked, { number: event.destination, kind: event.kind });
     return true;
   }
   const entries: Record<string, unknown>[] =

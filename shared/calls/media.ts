@@ -2,15 +2,24 @@ import { trunkPassword, workspaceNumber } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
-import { mediaAdapter, webCallAccess as mediaWebCallAccess, type DialOutcome, type MediaCall, type TrunkStore } from '../vendors/media/index.ts';
-import type { CallItem } from './store.ts';
+import {
+  CALLEE_IDENTITY,
+  mediaAdapter,
+  webCallAccess as mediaWebCallAccess,
+  type DialOutcome,
+  type MediaCall,
+  type OutboundTrunkConfig,
+  type TransferOutcome,
+  type TrunkStore,
+} from '../vendors/media/index.ts';
+import { roomOf, type CallItem } from './store.ts';
 
 /*
  * The calls domain's side of the media layer (shared/vendors/media): which one runs, the
  * table that keeps each number's outbound trunk, and the call fields the adapter needs.
  */
 
-export type { DialOutcome } from '../vendors/media/index.ts';
+export type { DialOutcome, TransferOutcome } from '../vendors/media/index.ts';
 
 export function mediaKind(): 'sandbox' | 'livekit' {
   return config.LIVEKIT_URL ? 'livekit' : 'sandbox';
@@ -45,6 +54,7 @@ function mediaCall(call: CallItem): MediaCall {
     from_number: call.from_number ?? null,
     to_number: call.to_number ?? null,
     dynamic_variables: call.retell_llm_dynamic_variables ?? {},
+    ...(call.engine.agent_override ? { agent_override: call.engine.agent_override } : {}),
   } as MediaCall;
 }
 
@@ -53,22 +63,52 @@ export async function startMedia(call: CallItem): Promise<void> {
   await (await adapter()).startCall(mediaCall(call));
 }
 
+/** The from number's trunk, for dials and warm transfers over it. */
+async function trunkOf(call: CallItem): Promise<OutboundTrunkConfig> {
+  const number = call.from_number ? await workspaceNumber(call.workspace_id, call.from_number) : undefined;
+  return {
+    address: number?.termination_uri ?? config.SIP_HOST,
+    transport: (number?.transport?.toUpperCase() as OutboundTrunkConfig['transport']) ?? undefined,
+    auth_username: number?.auth_username,
+    auth_password: number ? await trunkPassword(number) : undefined,
+  };
+}
+
 /** Dials the callee over the from-number's trunk (LiveKit), or plays the sandbox's outcome. */
 export async function dialOut(call: CallItem): Promise<DialOutcome> {
   const media = await adapter();
   if (media.kind === 'livekit') await media.startCall(mediaCall(call));
-  const number = call.from_number ? await workspaceNumber(call.workspace_id, call.from_number) : undefined;
   return media.dialOut({
     call_id: call.call_id,
     from_number: call.from_number ?? '',
     to_number: call.to_number ?? '',
-    trunk: {
-      address: number?.termination_uri ?? config.SIP_HOST,
-      transport: number?.transport?.toLowerCase() as never,
-      auth_username: number?.auth_username,
-      auth_password: number ? await trunkPassword(number) : undefined,
-    },
+    trunk: await trunkOf(call),
     sip_headers: (call as { custom_sip_headers?: Record<string, string> }).custom_sip_headers,
+  });
+}
+
+/**
+ * Transfers the call's phone party to `destination`: cold, a SIP REFER of the callee (an
+ * outbound call's `callee`, an inbound caller's SIP identity); warm, the destination dialled
+ * into the room over the from number's trunk (identity `transfer-<number>`).
+ */
+export async function transferCall(call: CallItem, transfer: { kind: 'cold' | 'warm'; destination: string }): Promise<TransferOutcome> {
+  const media = await adapter();
+  if (transfer.kind === 'cold') {
+    return media.transfer({
+      kind: 'cold',
+      call_id: roomOf(call),
+      participant_identity: call.engine.sip_identity ?? CALLEE_IDENTITY,
+      to: transfer.destination,
+    });
+  }
+  return media.transfer({
+    kind: 'warm',
+    call_id: roomOf(call),
+    // The caller ID the destination sees is the call's own number of the workspace.
+    from_number: (call.direction === 'inbound' ? call.to_number : call.from_number) ?? '',
+    to_number: transfer.destination,
+    trunk: await trunkOf(call.direction === 'inbound' ? { ...call, from_number: call.to_number } : call),
   });
 }
 

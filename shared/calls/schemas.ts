@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { epochMs } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
+import { wire } from '../platform/naming.ts';
 import { IdempotencyKey } from './idempotency.ts';
 
 /*
@@ -53,8 +54,23 @@ export const versionRef = () =>
   z.union([z.number().int().min(0).max(999_999_999), z.string().min(1).max(64)]).transform((value) => String(value));
 
 
-/** Per-call overrides retell-sdk may send: accepted and kept with the call (not applied yet: docs/calls.md). */
-const agentOverride = () => z.record(z.string(), z.unknown());
+/**
+ * This call's configuration over the agent version's. The contract names the three parts;
+ * each is checked with its update route's schema when the call is created
+ * (agent-override.ts, 400 naming the field), so the OpenAPI document does not repeat the
+ * agent, LLM and flow schemas in every create route.
+ */
+const agentOverride = () =>
+  z
+    .looseObject({
+      agent: z.looseObject({}).optional().describe('update-agent fields for this call only; response_engine is ignored'),
+      [`${wire.compat}_llm`]: z.looseObject({}).optional().describe('Retell LLM update fields, when the agent runs a Retell LLM'),
+      conversation_flow: z
+        .looseObject({})
+        .optional()
+        .describe('conversation flow update fields, when the agent runs a flow (nodes, start_node_id and components are ignored)'),
+    })
+    .describe('This call\'s configuration over the agent version\'s; nothing is stored on the agent');
 
 const sipHeaders = () =>
   z.record(z.string().min(1).max(128), z.string().max(1024)).refine((headers) => Object.keys(headers).length <= 50, 'Must have at most 50 headers');

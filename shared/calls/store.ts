@@ -3,6 +3,7 @@ import { notFound } from '../platform/errors.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
+import type { AgentOverride } from './agent-override.ts';
 import type { CallStatus, CallView, DisconnectionReason } from './schemas.ts';
 
 /*
@@ -21,7 +22,7 @@ export const shardOf = (callId: string): number =>
 /** What the engine keeps between steps; never answered. */
 export interface EngineState {
   /** The sandbox's script: the callee's lines still to say, and how long the call may last. */
-  sandbox?: { user_lines: string[]; call_ms: number; voicemail?: boolean };
+  sandbox?: { user_lines: string[]; call_ms: number; voicemail?: boolean; transfer_ring_ms?: number };
   /** The response engine's own state (shared/conversation), plain JSON. */
   conversation?: unknown;
   /** Whether this call holds a concurrency slot (released exactly once on its end). */
@@ -42,6 +43,26 @@ export interface EngineState {
   room?: string;
   /** Why the call was created (outbound dial, web, register, inbound). */
   origin?: 'create-phone-call' | 'create-web-call' | 'register-phone-call' | 'inbound';
+  /** The caller's SIP participant identity in the room when it is not `callee` (inbound SIP calls): what a cold transfer REFERs. */
+  sip_identity?: string;
+  /** agent_override of the create request or the inbound webhook's answer, validated (agent-override.ts): this call's configuration only. */
+  agent_override?: AgentOverride;
+}
+
+/**
+ * A transfer of the call's phone party (docs/calls.md, Transfers): kept at the item's top
+ * level, beside `transfer_seq`, so the engine's other writes (which replace `engine`) never
+ * undo it.
+ */
+export interface TransferState {
+  kind: 'cold' | 'warm';
+  destination: string;
+  status: 'dialing' | 'bridged' | 'cancelled' | 'ended';
+  started_timestamp: number;
+  /** The transfer_seq its start wrote (the `transfer` step carries it). */
+  started_seq?: number;
+  /** Why a cancelled transfer did not bridge (dial_busy, dial_no_answer, dial_failed, or the call ended first). */
+  reason?: string;
 }
 
 export type CallItem = CallView & {
@@ -62,6 +83,11 @@ export type CallItem = CallView & {
   in_voicemail?: boolean;
   combined_cost?: number;
   e2e_latency_p50?: number;
+  /** The current (or last) transfer and its counter: each change of a transfer is a write conditional on the counter. */
+  transfer_state?: TransferState;
+  transfer_seq?: number;
+  transfer_destination?: string | null;
+  transfer_end_timestamp?: number;
 };
 
 export const callNotFound = () => notFound('Call not found');
@@ -116,7 +142,7 @@ export interface Transition {
   /** Fields to remove. */
   remove?: readonly string[];
   /** Only while this engine counter has this value (a stale or repeated step changes nothing). */
-  guard?: { field: 'step_seq' | 'analysis_seq' | 'report_seq'; equals: number };
+  guard?: { field: 'step_seq' | 'analysis_seq' | 'report_seq' | 'transfer_seq'; equals: number };
 }
 
 /**
@@ -151,11 +177,16 @@ export async function transitionCall(callId: string, change: Transition): Promis
   });
   let condition = `attribute_exists(pk) AND #status IN (${from.join(', ')})`;
   if (change.guard) {
-    names['#engine'] = 'engine';
     names['#seq'] = change.guard.field;
     values[':seq'] = change.guard.equals;
+    // transfer_seq is a top-level attribute (TransferState); the others live under engine.
+    let path = '#seq';
+    if (change.guard.field !== 'transfer_seq') {
+      names['#engine'] = 'engine';
+      path = '#engine.#seq';
+    }
     // A counter not written yet reads as 0.
-    condition += change.guard.equals === 0 ? ' AND (attribute_not_exists(#engine.#seq) OR #engine.#seq = :seq)' : ' AND #engine.#seq = :seq';
+    condition += change.guard.equals === 0 ? ` AND (attribute_not_exists(${path}) OR ${path} = :seq)` : ` AND ${path} = :seq`;
   }
   const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim();
   try {

@@ -21,9 +21,10 @@ const ANALYSIS_TIMEOUT_MS = 25_000;
 
 export async function analyzeConversation(input: AnalyzeConversationInput): Promise<CallAnalysis> {
   const chat = input.agentId.startsWith('chat_agent_');
-  const agent = chat
+  const version = chat
     ? await getChatAgent(input.workspaceId, input.agentId, input.agentVersion)
     : await getAgent(input.workspaceId, input.agentId, input.agentVersion);
+  const agent = (input.agentOverride ? { ...version, ...input.agentOverride } : version) as typeof version;
   const rawItems = (chat ? agent.post_chat_analysis_data : (agent as { post_call_analysis_data?: unknown }).post_call_analysis_data) ?? [];
   const chosen = chat ? agent.post_chat_analysis_model : (agent as { post_call_analysis_model?: string | null }).post_call_analysis_model;
   const model = typeof chosen === 'string' ? chosen : DEFAULT_LLM_MODEL;

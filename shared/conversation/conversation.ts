@@ -5,7 +5,7 @@ import { closeCustomLlm, customLlmTurn } from './custom-llm.ts';
 import { flowTurn } from './flow.ts';
 import { TurnOutput } from './model-turn.ts';
 import { retellLlmTurn } from './retell-llm.ts';
-import type { ConversationState, EngineRef, OpenConversationInput, TranscriptObject, TurnEvent, TurnResult } from './types.ts';
+import type { ConfigOverrides, ConversationState, EngineRef, OpenConversationInput, TranscriptObject, TurnEvent, TurnResult } from './types.ts';
 
 /*
  * The text-level conversation runtime: the call engine's sandbox (and later the LiveKit
@@ -20,7 +20,7 @@ export async function openConversation(input: OpenConversationInput): Promise<Co
     ? await getChatAgent(input.workspaceId, input.agentId, input.agentVersion)
     : await getAgent(input.workspaceId, input.agentId, input.agentVersion);
   const engine = engineRef(agent.response_engine as ResponseEngine);
-  const defaults = await engineDefaults(input.workspaceId, engine);
+  const defaults = await engineDefaults(input.workspaceId, engine, input.overrides);
   const limit = input.llmTokenLimit ?? DEFAULT_LLM_TOKEN_LIMIT;
   if (!Number.isInteger(limit) || limit < MIN_LLM_TOKEN_LIMIT || limit > MAX_LLM_TOKEN_LIMIT) {
     throw badRequest(`llm_token_limit: Must be an integer from ${MIN_LLM_TOKEN_LIMIT} to ${MAX_LLM_TOKEN_LIMIT}`);
@@ -40,6 +40,8 @@ export async function openConversation(input: OpenConversationInput): Promise<Co
     ...(input.toNumber ? { to_number: input.toNumber } : {}),
     token_limit: limit,
     history: [],
+    ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
+    ...(input.canTransfer === false ? { can_transfer: false } : {}),
   };
 }
 
@@ -50,10 +52,14 @@ function engineRef(engine: ResponseEngine): EngineRef {
   return { type: 'retell-llm', llm_id: engine.llm_id, version: engine.version };
 }
 
-async function engineDefaults(workspaceId: string, engine: EngineRef): Promise<Record<string, string>> {
-  if (engine.type === 'retell-llm') return (await getLlm(workspaceId, engine.llm_id, engine.version)).default_dynamic_variables ?? {};
+async function engineDefaults(workspaceId: string, engine: EngineRef, overrides: ConfigOverrides | undefined): Promise<Record<string, string>> {
+  if (engine.type === 'retell-llm') {
+    const llm = { ...(await getLlm(workspaceId, engine.llm_id, engine.version)), ...(overrides?.llm ?? {}) };
+    return (llm.default_dynamic_variables as Record<string, string> | null | undefined) ?? {};
+  }
   if (engine.type === 'conversation-flow') {
-    return (await getFlow(workspaceId, engine.conversation_flow_id, engine.version)).default_dynamic_variables ?? {};
+    const flow = { ...(await getFlow(workspaceId, engine.conversation_flow_id, engine.version)), ...(overrides?.flow ?? {}) };
+    return (flow.default_dynamic_variables as Record<string, string> | null | undefined) ?? {};
   }
   return {};
 }

@@ -59,7 +59,9 @@ const MAX_HOPS = 20;
 export async function loadFlow(state: ConversationState): Promise<ConversationFlow> {
   const engine = state.engine;
   if (engine.type !== 'conversation-flow') throw new Error('not a conversation flow conversation');
-  return getFlow(state.workspace_id, engine.conversation_flow_id, engine.version);
+  const flow = await getFlow(state.workspace_id, engine.conversation_flow_id, engine.version);
+  // A call's agent_override.conversation_flow lies over the version (never its graph) for this conversation only.
+  return state.overrides?.flow ? ({ ...flow, ...state.overrides.flow } as ConversationFlow) : flow;
 }
 
 export async function flowTurn(out: TurnOutput, event: TurnEvent): Promise<void> {

@@ -10,6 +10,7 @@ export type {
   AnalyzeConversationInput,
   CallAnalysis,
   Channel,
+  ConfigOverrides,
   ConversationState,
   EngineRef,
   NodeTransition,

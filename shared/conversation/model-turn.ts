@@ -178,7 +178,11 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
         state.ended = true;
       } else if (tool.kind === 'transfer_call') {
         const transfer = transferOf(tool.tool, args, variablesOf(state));
-        if (transfer) {
+        if (state.can_transfer === false) {
+          // A web call (or a chat) has no phone line to hand over: the agent is told and goes on.
+          result('Error: this call cannot be transferred (only phone calls can be transferred)', false);
+          ranFunction = true;
+        } else if (transfer) {
             result(`Transferring the call to ${transfer.number}.`, true);
           out.transfer = transfer;
         } else {

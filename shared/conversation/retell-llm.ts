@@ -15,7 +15,9 @@ type State = { name: string; state_prompt?: string; edges?: { destination_state_
 export async function loadLlm(state: ConversationState): Promise<Llm> {
   const engine = state.engine;
   if (engine.type !== 'retell-llm') throw new Error('not a Retell LLM conversation');
-  return getLlm(state.workspace_id, engine.llm_id, engine.version);
+  const llm = await getLlm(state.workspace_id, engine.llm_id, engine.version);
+  // A call's agent_override.retell_llm lies over the version for this conversation only.
+  return state.overrides?.llm ? ({ ...llm, ...state.overrides.llm } as Llm) : llm;
 }
 
 export async function retellLlmTurn(out: TurnOutput, event: TurnEvent): Promise<void> {

@@ -79,6 +79,17 @@ export interface ConversationState {
   response_id?: number;
   /** Set once the agent ended the conversation; later turns say nothing. */
   ended?: boolean;
+  /** This conversation's configuration over the versions it references (a call's agent_override); plain JSON, validated by the caller. */
+  overrides?: ConfigOverrides;
+  /** False when the conversation cannot be transferred (a web call, a chat): transfer_call answers an error and the agent goes on. */
+  can_transfer?: boolean;
+}
+
+/** Fields laid over the agent version, its Retell LLM version or its flow version for one conversation. */
+export interface ConfigOverrides {
+  agent?: Record<string, unknown>;
+  llm?: Record<string, unknown>;
+  flow?: Record<string, unknown>;
 }
 
 export interface OpenConversationInput {
@@ -93,6 +104,10 @@ export interface OpenConversationInput {
   toNumber?: string;
   /** The workspace LLM token limit (1,024 to 131,072); default 32,768 until the workspace setting lands. */
   llmTokenLimit?: number;
+  /** Configuration over the versions for this conversation only (a call's agent_override). */
+  overrides?: ConfigOverrides;
+  /** False: transfer_call is refused (the agent is told) and flow transfer nodes do not transfer. Default true. */
+  canTransfer?: boolean;
 }
 
 export type TurnEvent = { type: 'call_started' } | { type: 'user_said'; text: string };
@@ -122,4 +137,6 @@ export interface AnalyzeConversationInput {
   transcript: TranscriptObject[];
   channel: Channel;
   inVoicemail?: boolean;
+  /** Agent fields over the version's (a call's agent_override.agent): post_call_analysis_model and _data. */
+  agentOverride?: Record<string, unknown>;
 }

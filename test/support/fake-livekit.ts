@@ -44,6 +44,8 @@ export interface FakeLiveKit {
   /** Requests refused before reaching a method (bad or missing token, missing grant). */
   refused: { method: string; status: number; reason: string }[];
   rooms: Map<string, { name: string; metadata: string }>;
+  /** SIP participants in each room: added by CreateSIPParticipant, removed by TransferSIPParticipant (the REFER hands them away). */
+  participants: Map<string, Set<string>>;
   trunks: Map<string, { sipTrunkId: string; name: string; address: string; numbers: string[]; transport: string; authUsername: string; authPassword: string; metadata: string }>;
   /** The recorded requests of one method. */
   calls(method: string): TwirpRequest[];
@@ -86,6 +88,7 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
     requests: [],
     refused: [],
     rooms: new Map(),
+    participants: new Map(),
     trunks: new Map(),
     calls: (method) => fake.requests.filter((request) => request.method === method),
     openRoom(name) {
@@ -101,6 +104,7 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
       fake.requests.length = 0;
       fake.refused.length = 0;
       fake.rooms.clear();
+      fake.participants.clear();
       fake.trunks.clear();
       counter = 0;
       failures.clear();
@@ -147,6 +151,7 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
       }
       case 'SIP/CreateSIPParticipant':
         if (!fake.trunks.has(body.sipTrunkId)) return { status: 404, code: 'not_found', msg: 'trunk not found' };
+        fake.participants.set(body.roomName, (fake.participants.get(body.roomName) ?? new Set()).add(body.participantIdentity));
         return [
           200,
           {
@@ -157,6 +162,8 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
           },
         ];
       case 'SIP/TransferSIPParticipant':
+        // The REFER was accepted: the participant's call now belongs to the transfer target, not the room.
+        fake.participants.get(body.roomName)?.delete(body.participantIdentity);
         return [200, {}];
       default:
         return { status: 404, code: 'bad_route', msg: `no handler for ${method}` };

@@ -23,6 +23,8 @@ import {
   type MediaCall,
   type MediaSession,
   type OutboundTrunkConfig,
+  type TransferOutcome,
+  type TransferRequest,
   type TrunkStore,
   type WarmTransferRequest,
 } from './types.ts';
@@ -110,6 +112,30 @@ export class LiveKitMedia implements MediaAdapter {
         ...(request.sip_headers ? { headers: request.sip_headers } : {}),
       }),
     );
+  }
+
+  /**
+   * Cold: a SIP REFER of the caller's SIP participant (LiveKit answers once the transfer
+   * target answered, or with the SIP status that refused it). Warm: the target is dialled
+   * into the room (a second SIP participant over the from number's trunk); the agent worker
+   * leaves once it joins (docs/calls-media.md).
+   */
+  async transfer(request: TransferRequest): Promise<TransferOutcome> {
+    if (request.kind === 'warm') {
+      const { kind: _kind, ...dial } = request;
+      const outcome = await this.warmTransfer(dial);
+      return outcome.connected
+        ? { bridged: true, participant_identity: outcome.participant_identity }
+        : { bridged: false, reason: outcome.disconnection_reason };
+    }
+    const { kind: _kind, ...cold } = request;
+    try {
+      await this.coldTransfer(cold);
+      return { bridged: true, participant_identity: cold.participant_identity };
+    } catch (error) {
+      if (error instanceof DialRefused) return { bridged: false, reason: error.reason };
+      throw error;
+    }
   }
 
   async endCall(room: string): Promise<void> {

@@ -10,6 +10,8 @@ import {
   type MediaCall,
   type MediaOperation,
   type MediaSession,
+  type TransferOutcome,
+  type TransferRequest,
   type WarmTransferRequest,
 } from './types.ts';
 
@@ -79,6 +81,23 @@ export class SandboxMedia implements MediaAdapter {
     return outcome;
   }
 
+  /**
+   * Both kinds decide by the destination's last four digits, like dials: 0001 busy, 0002 no
+   * answer, 0004 failed (the transfer is cancelled); anything else (0003 included: a
+   * voicemail answers) bridges.
+   */
+  async transfer(request: TransferRequest): Promise<TransferOutcome> {
+    if (request.kind === 'warm') {
+      const { kind: _kind, ...dial } = request;
+      return asTransferOutcome(await this.warmTransfer(dial));
+    }
+    const { kind: _kind, ...cold } = request;
+    const target = cold.to.startsWith('sip:') ? '' : cold.to.replace(/^tel:/, '');
+    const outcome = asTransferOutcome(sandboxDialOutcome(target, cold.participant_identity));
+    this.note({ op: 'cold_transfer', request: cold, outcome });
+    return outcome;
+  }
+
   async endCall(room: string): Promise<void> {
     this.note({ op: 'end_call', room });
   }
@@ -86,6 +105,12 @@ export class SandboxMedia implements MediaAdapter {
   private note(operation: MediaOperation): void {
     if (this.record) this.operations.push(operation);
   }
+}
+
+function asTransferOutcome(outcome: DialOutcome): TransferOutcome {
+  return outcome.connected
+    ? { bridged: true, participant_identity: outcome.participant_identity }
+    : { bridged: false, reason: outcome.disconnection_reason };
 }
 
 /** A dial request as recorded: the trunk holds the number's SIP password, which is never kept. */

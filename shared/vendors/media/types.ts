@@ -23,6 +23,13 @@ export interface MediaCall {
   to_number: string | null;
   /** The call's dynamic variables, values already strings. */
   dynamic_variables: Record<string, string>;
+  /**
+   * This call's configuration over the agent version's (its agent_override, validated):
+   * `agent` (update-agent fields: voice, webhook, …), `llm` (Retell LLM fields), `flow`
+   * (conversation flow fields). The worker lays them over what it reads by agent_id and
+   * agent_version. Absent when nothing is overridden.
+   */
+  agent_override?: { agent?: Record<string, unknown>; llm?: Record<string, unknown>; flow?: Record<string, unknown> };
 }
 
 /**
@@ -105,12 +112,24 @@ export interface ColdTransferRequest {
 /** A warm transfer: a new INVITE dials the transfer target into the room beside the caller. */
 export type WarmTransferRequest = DialRequest;
 
+/** One transfer of the call's phone party: cold (SIP REFER) or warm (a new INVITE into the room). */
+export type TransferRequest = ({ kind: 'cold' } & ColdTransferRequest) | ({ kind: 'warm' } & WarmTransferRequest);
+
+/**
+ * How a transfer went: bridged (the destination answered: the REFER was accepted, or the
+ * warm target joined the room), or not, with the dial's reason. A refusal of the phone
+ * network is an outcome, not an error.
+ */
+export type TransferOutcome =
+  | { bridged: true; participant_identity: string }
+  | { bridged: false; reason: DialFailureReason };
+
 /** What one operation did, in order (the sandbox keeps them for tests and local inspection). */
 export type MediaOperation =
   | { op: 'start_call'; call: MediaCall }
   | { op: 'dispatch_agent'; room: string; call: MediaCall }
   | { op: 'dial_out'; request: Omit<DialRequest, 'trunk'>; outcome: DialOutcome }
-  | { op: 'cold_transfer'; request: ColdTransferRequest }
+  | { op: 'cold_transfer'; request: ColdTransferRequest; outcome?: TransferOutcome }
   | { op: 'warm_transfer'; request: Omit<DialRequest, 'trunk'>; outcome: DialOutcome }
   | { op: 'end_call'; room: string };
 
@@ -127,6 +146,12 @@ export interface MediaAdapter {
   dialOut(request: DialRequest): Promise<DialOutcome>;
   coldTransfer(request: ColdTransferRequest): Promise<void>;
   warmTransfer(request: WarmTransferRequest): Promise<DialOutcome>;
+  /**
+   * Transfers the call's phone party (the call engine's one entry for transfers): cold by
+   * SIP REFER of that participant, warm by dialling the destination into the room over the
+   * from number's trunk. Answers once the destination answered or the transfer failed.
+   */
+  transfer(request: TransferRequest): Promise<TransferOutcome>;
   /** Ends the call's media: deletes the room, which disconnects everyone in it. A room already gone is fine. */
   endCall(room: string): Promise<void>;
 }

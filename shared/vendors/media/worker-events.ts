@@ -66,6 +66,15 @@ export const workerEventSchema = z.discriminatedUnion('event', [
     successful: z.boolean(),
   }),
   z.strictObject({
+    /** The agent transfers the call (its transfer_call tool, a flow transfer node): the engine runs the transfer. */
+    event: z.literal('transfer_requested'),
+    ...base,
+    /** An E.164 number or a `sip:` URI. */
+    destination: z.string().min(1).max(512),
+    /** cold: SIP REFER of the caller; warm: the destination is dialled into the room. */
+    kind: z.enum(['cold', 'warm']).default('cold'),
+  }),
+  z.strictObject({
     event: z.literal('call_ended'),
     ...base,
     disconnection_reason: z.enum(WORKER_END_REASONS),

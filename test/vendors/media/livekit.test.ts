@@ -292,6 +292,15 @@ describe('transfers and ending', () => {
     expect([toUri!.body.transferTo, toUri!.body.headers]).toEqual(['sip:desk@pbx.example.com', { 'X-Reason': 'billing' }]);
   });
 
+  it('transfer() answers a refused REFER as an outcome, and a bridged one with the participant', async () => {
+    livekit.failNext('SIP/TransferSIPParticipant', { status: 500, code: 'unavailable', msg: 'sip status: 480', meta: { sip_status_code: '480', sip_status: 'Temporarily Unavailable' } });
+    const request = { kind: 'cold' as const, call_id: call.call_id, participant_identity: 'callee', to: '+14155550142' };
+    expect(await media().transfer(request)).toEqual({ bridged: false, reason: 'dial_no_answer' });
+    expect(await media().transfer(request)).toEqual({ bridged: true, participant_identity: 'callee' });
+    livekit.failNext('SIP/TransferSIPParticipant', { status: 503, code: 'unavailable' });
+    await expect(media().transfer(request)).rejects.toBeInstanceOf(Unavailable);
+  });
+
   it('a warm transfer dials the target into the room as a second SIP participant', async () => {
     const outcome = await media().warmTransfer(dial({ to_number: '+14155550142' }));
     expect(outcome).toEqual({ connected: true, voicemail: false, participant_identity: 'transfer-+14155550142' });

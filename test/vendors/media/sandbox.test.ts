@@ -43,6 +43,23 @@ describe('the sandbox media layer', () => {
     });
   });
 
+  it('transfer() decides both kinds by the destination, and records cold ones with their outcome', async () => {
+    const media = new SandboxMedia(true);
+    const cold = (to: string) => media.transfer({ kind: 'cold', call_id: 'call_sandbox000000000000000001', participant_identity: 'callee', to });
+    expect(await cold('+14155550002')).toEqual({ bridged: false, reason: 'dial_no_answer' });
+    expect(await cold('tel:+14155550004')).toEqual({ bridged: false, reason: 'dial_failed' });
+    expect(await cold('sip:desk@pbx.example.com')).toEqual({ bridged: true, participant_identity: 'callee' });
+    expect(await media.transfer({ kind: 'warm', ...dial('+14155550001') })).toEqual({ bridged: false, reason: 'dial_busy' });
+    expect(await media.transfer({ kind: 'warm', ...dial('+14155550142') })).toEqual({ bridged: true, participant_identity: 'transfer-+14155550142' });
+    expect(media.operations.map((op) => op.op)).toEqual(['cold_transfer', 'cold_transfer', 'cold_transfer', 'warm_transfer', 'warm_transfer']);
+    expect(media.operations[0]).toEqual({
+      op: 'cold_transfer',
+      request: { call_id: 'call_sandbox000000000000000001', participant_identity: 'callee', to: '+14155550002' },
+      outcome: { bridged: false, reason: 'dial_no_answer' },
+    });
+    expect(JSON.stringify(media.operations)).not.toContain('trunk-password-77');
+  });
+
   it('records every operation in order, without the trunk’s password', async () => {
     const media = new SandboxMedia(true);
     const call = {
