@@ -110,6 +110,29 @@ describe('an inbound SIP caller on LiveKit', () => {
     expect((await ws.api.get('/get-concurrency')).body.current_concurrency).toBe(0);
   });
 
+  it("transfers an admitted caller cold by a REFER of the caller's own identity in the dispatch rule's room", async () => {
+    const { ws, number, client } = await inboundSetup();
+    const caller = sipCaller(number);
+    expect((await caller.joins()).body).toEqual({ applied: 'inbound' });
+    const [created] = await listCalls(ws);
+    const callId = created.call_id;
+    await eventually(() => client.call.retrieve(callId) as Promise<any>, (c) => c.call_status === 'ongoing', 20_000);
+    const dispatch = livekit.calls('AgentDispatchService/CreateDispatch').find((req) => req.body.room === caller.room)!;
+    const { report_token: token } = JSON.parse(dispatch.body.metadata);
+
+    const asked = await call(app.url, 'POST', `/internal/calls/${callId}/events`, {
+      rawBody: JSON.stringify({ event: 'transfer_requested', sequence: 1, timestamp: Date.now(), destination: '+14155550142', kind: 'cold' }),
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    });
+    expect(asked.status).toBe(204);
+    await eventually(() => client.call.retrieve(callId) as Promise<any>, (c) => c.call_status === 'ended', 20_000);
+    const refers = livekit.calls('SIP/TransferSIPParticipant').filter((req) => req.body.roomName === caller.room);
+    expect(refers.map((req) => req.body)).toEqual([
+      { roomName: caller.room, participantIdentity: caller.participant.identity, transferTo: 'tel:+14155550142', ringingTimeout: '30s' },
+    ]);
+    expect(livekit.calls('SIP/TransferSIPParticipant').filter((req) => req.body.roomName === callId)).toEqual([]);
+  });
+
   it('hangs up a caller of a number no workspace has, and one the inbound webhook rejects, leaving no call', async () => {
     const unknown = sipCaller(freshNumber());
     const refused = await unknown.joins();
