@@ -42,6 +42,8 @@ const { values: args } = parseArgs({
     'import-runs': { type: 'string' },
     'budget-seconds': { type: 'string' },
     'no-diagnostics': { type: 'boolean', default: false },
+    functions: { type: 'string' },
+    profile: { type: 'string' },
     strict: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -57,6 +59,8 @@ if (args.help) {
   --import-runs=N       fresh node processes per bundle (default 15)
   --budget-seconds=N    cap on the latency measurement (default 120)
   --no-diagnostics      skip the breakdown variants, ablation bundles, probes, profiles
+  --functions=a,b       bundle and import only these functions (with the baseline)
+  --profile=a,b         CPU-profile these bundles' cold imports (default: account; with diagnostics)
   --strict              exit 1 when a target is missed`);
   process.exit(0);
 }
@@ -117,7 +121,9 @@ async function bundlesPhase() {
 
   const bundleDir = join(OUT, 'bundles');
   rmSync(bundleDir, { recursive: true, force: true });
-  const entries = functionEntries();
+  const only = args.functions?.split(',').map((name) => name.trim()).filter(Boolean);
+  const entries = functionEntries().filter((entry) => !only || only.includes(bundleName(entry)));
+  if (only && entries.length !== only.length) throw new Error(`--functions: unknown function in ${only.join(', ')}`);
   const baseline = await buildBundle(cdk, 'baseline', BASELINE_ENTRY, bundleDir);
   if (baseline.error) throw new Error(`Baseline bundle failed: ${baseline.error}`);
   const functions = await Promise.all(entries.map((entry) => buildBundle(cdk, bundleName(entry), entry, bundleDir)));
@@ -169,8 +175,9 @@ async function bundlesPhase() {
     timings = await measureImports(subjects, settings.importRuns, env, (r) => {
       if ((r + 1) % 5 === 0 || r + 1 === settings.importRuns) log(`  round ${r + 1}/${settings.importRuns}`);
     });
-    if (settings.diagnostics) {
-      const profiled = [baseline, built.find((b) => b.id === 'account')]
+    const profileIds = args.profile?.split(',').map((name) => name.trim()) ?? (settings.diagnostics ? ['account'] : []);
+    if (profileIds.length) {
+      const profiled = [baseline, ...profileIds.map((id) => built.find((b) => b.id === id))]
         .filter((bundle): bundle is BuiltBundle => bundle !== undefined && !bundle.error);
       log(`CPU profiles of ${profiled.map((b) => b.id).join(', ')} (${settings.profileRuns} each)…`);
       profiles = await profileImports(profiled, settings.profileRuns, env);
