@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { callsVariants, P3_PAGE } from './calls-bench.ts';
 import { roundOrder, summarize, type Summary } from './stats.ts';
 
 export interface LatencyOptions {
@@ -19,6 +20,8 @@ export interface LatencyOptions {
   budgetMs: number;
   /** Also measure the breakdown variants (gate alone, handler without HTTP, bare HTTP). */
   diagnostics: boolean;
+  /** The calls variants (P3 list-calls, create-phone-call), measured after the others; undefined skips them. */
+  calls?: { createSamples: number; listSamples: number; warmupMs: number; budgetMs: number };
   log: (line: string) => void;
 }
 
@@ -35,6 +38,7 @@ export interface LatencyResult {
   /** p50(api) / p50(ddb-get) over the first and second half of the rounds: a noise check. */
   ratioByHalf: [number, number];
   settings: Record<string, string>;
+  calls?: { variants: LatencyVariant[]; rounds: number; elapsedMs: number; seededMs: number; page: number };
 }
 
 /** The settings the shared modules read at load; the limits are high so nothing is refused. */
@@ -51,6 +55,8 @@ interface Variant {
   id: string;
   description: string;
   run: () => Promise<void>;
+  /** Its own sample count (else the run's). */
+  samples?: number;
 }
 
 /**
@@ -220,6 +226,37 @@ export async function measureLatency(options: LatencyOptions): Promise<LatencyRe
     const measured = await runRounds(variants, options.samples, options.roundSize, options.budgetMs);
     const elapsedMs = performance.now() - started;
 
+    let calls: LatencyResult['calls'];
+    if (options.calls) {
+      const http = async (method: string, path: string, expected: number, body?: unknown, auth = authorization) => {
+        const response = await httpRequest(method, new URL(path, server.url), apiAgent, { authorization: auth }, body === undefined ? undefined : JSON.stringify(body));
+        if (response.status !== expected) throw new Error(`${method} ${path} answered ${response.status}: ${response.body.slice(0, 500)}`);
+        return response.body;
+      };
+      const { variants: callVariants, seededMs } = await callsVariants({
+        http,
+        newWorkspace: (name) => createWorkspace(name),
+        createSamples: options.calls.createSamples,
+        listSamples: options.calls.listSamples,
+      });
+      options.log(`Calls: seeded ${P3_PAGE} calls in ${(seededMs / 1000).toFixed(1)} s; warming up ${options.calls.warmupMs / 1000} s…`);
+      const warmStarted = performance.now();
+      for (let round = 0; performance.now() - warmStarted < options.calls.warmupMs; round++) {
+        for (const variant of roundOrder(callVariants, round)) for (let i = 0; i < 3; i++) await variant.run();
+      }
+      options.log(`Calls: measuring ${options.calls.listSamples} list pages and ${options.calls.createSamples} creates, interleaved…`);
+      const callsStarted = performance.now();
+      // Rounds of 5 keep a slow list page and a fast create interleaved closely.
+      const callsMeasured = await runRounds(callVariants, 0, 5, options.calls.budgetMs);
+      calls = {
+        variants: callVariants.map((variant) => ({ id: variant.id, description: variant.description, summary: summarize(callsMeasured.samples.get(variant.id)!) })),
+        rounds: callsMeasured.rounds,
+        elapsedMs: performance.now() - callsStarted,
+        seededMs,
+        page: P3_PAGE,
+      };
+    }
+
     const half = Math.floor(measured.rounds / 2);
     const ratioOf = (from: number, to: number) => {
       const pick = (id: string) =>
@@ -238,6 +275,7 @@ export async function measureLatency(options: LatencyOptions): Promise<LatencyRe
       elapsedMs,
       ratioByHalf: [ratioOf(0, half), ratioOf(half, measured.rounds)],
       settings: { ...SETTINGS, DYNAMODB: 'DynamoDB Local (in memory)' },
+      ...(calls ? { calls } : {}),
     };
   } finally {
     for (const close of closers) await close();
@@ -249,11 +287,12 @@ async function runRounds(variants: Variant[], samples: number, roundSize: number
   const perRound: Map<string, number[]>[] = [];
   const started = performance.now();
   let round = 0;
-  while ([...all.values()].some((list) => list.length < samples) && performance.now() - started < budgetMs) {
+  const target = (variant: Variant) => variant.samples ?? samples;
+  while (variants.some((variant) => all.get(variant.id)!.length < target(variant)) && performance.now() - started < budgetMs) {
     const thisRound = new Map<string, number[]>();
     for (const variant of roundOrder(variants, round)) {
       const list = all.get(variant.id)!;
-      const count = Math.min(roundSize, samples - list.length);
+      const count = Math.max(0, Math.min(roundSize, target(variant) - list.length));
       const timings: number[] = [];
       for (let i = 0; i < count; i++) {
         const t0 = performance.now();

@@ -28,6 +28,8 @@ import { kib, ms, round, roundSummary, table, times } from './stats.ts';
  */
 const TARGETS = {
   latencyRatioP50: 2.5,
+  /** P3: p50 of a 1,000-call list-calls page over p50 of the raw reads of the same items. */
+  listCallsRatioP50: 1.3,
   bundleBytes: 1_000_000,
   importRatio: 1.5,
 };
@@ -42,6 +44,9 @@ const { values: args } = parseArgs({
     'import-runs': { type: 'string' },
     'budget-seconds': { type: 'string' },
     'no-diagnostics': { type: 'boolean', default: false },
+    functions: { type: 'string' },
+    profile: { type: 'string' },
+    'no-calls': { type: 'boolean', default: false },
     strict: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -57,6 +62,9 @@ if (args.help) {
   --import-runs=N       fresh node processes per bundle (default 15)
   --budget-seconds=N    cap on the latency measurement (default 120)
   --no-diagnostics      skip the breakdown variants, ablation bundles, probes, profiles
+  --no-calls            skip the calls variants (P3 list-calls, create-phone-call)
+  --functions=a,b       bundle and import only these functions (with the baseline)
+  --profile=a,b         CPU-profile these bundles' cold imports (default: account; with diagnostics)
   --strict              exit 1 when a target is missed`);
   process.exit(0);
 }
@@ -76,6 +84,9 @@ const settings = {
   budgetMs: intArg(args['budget-seconds'], 120) * 1000,
   profileRuns: quick ? 2 : 5,
   diagnostics: !args['no-diagnostics'],
+  calls: args['no-calls']
+    ? undefined
+    : { listSamples: quick ? 20 : 60, createSamples: quick ? 60 : 200, warmupMs: quick ? 2000 : 4000, budgetMs: quick ? 15_000 : 25_000 },
 };
 const phases = args.only ? [args.only] : ['bundles', 'latency'];
 if (phases.some((phase) => phase !== 'bundles' && phase !== 'latency')) throw new Error('--only is latency or bundles');
@@ -117,7 +128,9 @@ async function bundlesPhase() {
 
   const bundleDir = join(OUT, 'bundles');
   rmSync(bundleDir, { recursive: true, force: true });
-  const entries = functionEntries();
+  const only = args.functions?.split(',').map((name) => name.trim()).filter(Boolean);
+  const entries = functionEntries().filter((entry) => !only || only.includes(bundleName(entry)));
+  if (only && entries.length !== only.length) throw new Error(`--functions: unknown function in ${only.join(', ')}`);
   const baseline = await buildBundle(cdk, 'baseline', BASELINE_ENTRY, bundleDir);
   if (baseline.error) throw new Error(`Baseline bundle failed: ${baseline.error}`);
   const functions = await Promise.all(entries.map((entry) => buildBundle(cdk, bundleName(entry), entry, bundleDir)));
@@ -169,8 +182,9 @@ async function bundlesPhase() {
     timings = await measureImports(subjects, settings.importRuns, env, (r) => {
       if ((r + 1) % 5 === 0 || r + 1 === settings.importRuns) log(`  round ${r + 1}/${settings.importRuns}`);
     });
-    if (settings.diagnostics) {
-      const profiled = [baseline, built.find((b) => b.id === 'account')]
+    const profileIds = args.profile?.split(',').map((name) => name.trim()) ?? (settings.diagnostics ? ['account'] : []);
+    if (profileIds.length) {
+      const profiled = [baseline, ...profileIds.map((id) => built.find((b) => b.id === id))]
         .filter((bundle): bundle is BuiltBundle => bundle !== undefined && !bundle.error);
       log(`CPU profiles of ${profiled.map((b) => b.id).join(', ')} (${settings.profileRuns} each)…`);
       profiles = await profileImports(profiled, settings.profileRuns, env);
@@ -336,6 +350,7 @@ async function latencyPhase() {
     roundSize: 25,
     budgetMs: settings.budgetMs,
     diagnostics: settings.diagnostics,
+    calls: settings.calls,
     log,
   });
   const get = (id: string) => result.variants.find((v) => v.id === id)!.summary;
@@ -371,7 +386,50 @@ async function latencyPhase() {
     console.log('  Note: the ratio moved by more than 5% between the halves of the run (warm-up or machine noise).');
   }
 
+  let calls: Record<string, unknown> | undefined;
+  if (result.calls) {
+    const c = result.calls;
+    const cget = (id: string) => c.variants.find((v) => v.id === id)!.summary;
+    const p3 = cget('list-calls-1000').p50 / cget('raw-list-1000').p50;
+    const p3p95 = cget('list-calls-1000').p95 / cget('raw-list-1000').p95;
+    const create = cget('create-phone-call').p50 / cget('calls:ddb-get').p50;
+    console.log(`\nCalls, sequential, ${c.rounds} interleaved rounds in ${(c.elapsedMs / 1000).toFixed(1)} s (${c.page} calls seeded in ${(c.seededMs / 1000).toFixed(1)} s)\n`);
+    console.log(
+      table(
+        ['variant', 'n', 'p50', 'p95', 'p99', 'mean', '× raw-list p50', '× calls:ddb-get p50'],
+        c.variants.map((v) => [
+          v.id,
+          v.summary.n,
+          ms(v.summary.p50, 3),
+          ms(v.summary.p95, 3),
+          ms(v.summary.p99, 3),
+          ms(v.summary.mean, 3),
+          times(v.summary.p50 / cget('raw-list-1000').p50),
+          times(v.summary.p50 / cget('calls:ddb-get').p50),
+        ]),
+      ),
+    );
+    console.log('');
+    for (const v of c.variants) console.log(`  ${v.id.padEnd(18)} ${v.description}`);
+    console.log(
+      `\nP3: p50(list-calls-1000)/p50(raw-list-1000) = ${p3.toFixed(2)} (target ≤ ${TARGETS.listCallsRatioP50}: ${p3 <= TARGETS.listCallsRatioP50 ? 'met' : 'MISSED'}); ` +
+        `p95 ratio ${p3p95.toFixed(2)}. create-phone-call p50 = ${create.toFixed(2)}× calls:ddb-get (no target).`,
+    );
+    calls = {
+      p3RatioP50: round(p3),
+      p3RatioP95: round(p3p95),
+      p3Met: p3 <= TARGETS.listCallsRatioP50,
+      createPhoneCallRatioP50: round(create),
+      rounds: c.rounds,
+      elapsedMs: round(c.elapsedMs, 0),
+      seededMs: round(c.seededMs, 0),
+      page: c.page,
+      variants: c.variants.map((v) => ({ id: v.id, description: v.description, ms: roundSummary(v.summary) })),
+    };
+  }
+
   return {
+    ...(calls ? { calls } : {}),
     ratioP50: round(ratio),
     ratioP95: round(ratioP95),
     ratioByHalf: result.ratioByHalf.map((r) => round(r)),
@@ -422,6 +480,8 @@ const bundles = results.bundles as
   | undefined;
 for (const failedBundle of bundles?.failedBundles ?? []) missed.push(`bundle ${failedBundle.name} failed to build`);
 if (latency?.met === false) missed.push(`latency ratio ${latency.ratioP50} > ${TARGETS.latencyRatioP50}`);
+const p3 = (latency as { calls?: { p3Met: boolean; p3RatioP50: number } } | undefined)?.calls;
+if (p3?.p3Met === false) missed.push(`P3 list-calls ratio ${p3.p3RatioP50} > ${TARGETS.listCallsRatioP50}`);
 if (bundles?.met?.size === false) missed.push('a bundle is over 1 MB');
 if (bundles?.met?.importRatio === false) missed.push(`a bundle imports more than ${TARGETS.importRatio}× slower than the baseline`);
 results.targetsMissed = missed;

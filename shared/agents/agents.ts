@@ -28,6 +28,7 @@ import {
   describeItems,
   getHead,
   getVersion,
+  listHeads,
   listVersions,
   type VersionRecord,
 } from '../platform/store/versions.ts';
@@ -304,6 +305,18 @@ export async function resolveAgentVersion(workspaceId: string, agentId: string, 
 export async function listAgentTags(workspaceId: string, agentId: string): Promise<AgentTag[]> {
   await getHead(workspaceId, KIND, agentId);
   return tagsOf(workspaceId, agentId);
+}
+
+/**
+ * The (agent, version) pairs the workspace's voice agents' tags of these names point to
+ * now: what list-calls' `agent_tag` filter matches. One query of the heads, then one of
+ * each agent's tags (configuration-sized).
+ */
+export async function taggedAgentVersions(workspaceId: string, names: readonly string[]): Promise<{ agent_id: string; version: number }[]> {
+  const wanted = new Set(names);
+  const heads = await listHeads(workspaceId, KIND);
+  const tags = await Promise.all(heads.map(async (head) => ({ agentId: head.id, tags: await tagsOf(workspaceId, head.id) })));
+  return tags.flatMap(({ agentId, tags: list }) => list.filter((tag) => wanted.has(tag.name)).map((tag) => ({ agent_id: agentId, version: tag.version })));
 }
 
 /** Tags of an agent the caller already knows exists. */

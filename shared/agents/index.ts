@@ -5,7 +5,7 @@
  */
 export { Agent, CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody, tagName } from './agent-schemas.ts';
 export type { UpdateAgentInput } from './agent-schemas.ts';
-export { createAgent, getAgent, resolveAgentVersion, updateAgent } from './agents.ts';
+export { createAgent, getAgent, resolveAgentVersion, taggedAgentVersions, updateAgent } from './agents.ts';
 export { Llm, LlmBody } from './llm-schemas.ts';
 export type { LlmInput } from './llm-schemas.ts';
 export { createLlm, deleteLlm, getLlm, updateLlm } from './llms.ts';

@@ -53,34 +53,43 @@ export type CallKind = 'inbound' | 'outbound' | 'web' | 'batch';
 
 // ── Wire shapes (the lead mounts GET /get-concurrency, GET /get-concurrency-settings, PATCH /update-concurrency-settings) ──
 
+// Built on first use (z.lazy), like every route schema: a cold start of the calls function
+// builds none of these unless it serves one of the three concurrency routes.
+
 /** PATCH /update-concurrency-settings body; `reserved_inbound_concurrency` above the limit is a 400 (checked against the limit). */
-export const UpdateConcurrencySettingsBody = z.object({
-  reserved_inbound_concurrency: z.number().int().min(0).max(MAX_CONCURRENCY_LIMIT).optional(),
-  burst_enabled: z.boolean().optional(),
-});
+export const UpdateConcurrencySettingsBody = z.lazy(() =>
+  z.object({
+    reserved_inbound_concurrency: z.number().int().min(0).max(MAX_CONCURRENCY_LIMIT).optional(),
+    burst_enabled: z.boolean().optional(),
+  }),
+);
 export type UpdateConcurrencySettingsInput = z.infer<typeof UpdateConcurrencySettingsBody>;
 
 /** GET /get-concurrency: the spec's shape, plus retell-sdk's purchase fields. */
-export const ConcurrencyView = z.object({
-  current_concurrency: z.number().int(),
-  concurrency_limit: z.number().int(),
-  base_concurrency: z.number().int(),
-  purchased_concurrency: z.number().int(),
-  reserved_inbound_concurrency: z.number().int(),
-  concurrency_burst_enabled: z.boolean(),
-  /** min(3 × limit, limit + 300) with burst on; 0 with burst off (retell-sdk's documented value). */
-  concurrency_burst_limit: z.number().int(),
-  concurrency_purchase_limit: z.number().int(),
-  remaining_purchase_limit: z.number().int(),
-});
+export const ConcurrencyView = z.lazy(() =>
+  z.object({
+    current_concurrency: z.number().int(),
+    concurrency_limit: z.number().int(),
+    base_concurrency: z.number().int(),
+    purchased_concurrency: z.number().int(),
+    reserved_inbound_concurrency: z.number().int(),
+    concurrency_burst_enabled: z.boolean(),
+    /** min(3 × limit, limit + 300) with burst on; 0 with burst off (retell-sdk's documented value). */
+    concurrency_burst_limit: z.number().int(),
+    concurrency_purchase_limit: z.number().int(),
+    remaining_purchase_limit: z.number().int(),
+  }),
+);
 export type Concurrency = z.infer<typeof ConcurrencyView>;
 
 /** GET /get-concurrency-settings and the answer of PATCH /update-concurrency-settings. */
-export const ConcurrencySettingsView = z.object({
-  reserved_inbound_concurrency: z.number().int(),
-  burst_enabled: z.boolean(),
-  concurrency_limit: z.number().int(),
-});
+export const ConcurrencySettingsView = z.lazy(() =>
+  z.object({
+    reserved_inbound_concurrency: z.number().int(),
+    burst_enabled: z.boolean(),
+    concurrency_limit: z.number().int(),
+  }),
+);
 export type ConcurrencySettings = z.infer<typeof ConcurrencySettingsView>;
 
 // ── Items ───────────────────────────────────────────────────────────────────────────

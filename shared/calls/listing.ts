@@ -1,77 +1,381 @@
+import { taggedAgentVersions } from '../agents/index.ts';
 import { invalidPaginationKey, NotFound } from '../platform/errors.ts';
-import type { CallFilter, ListCallsInput } from './schemas.ts';
-import { batchGetCalls, CALL_LISTING_SHARDS, getCallItem, queryCallListing, type CallItem, type CallListingEntry } from './store.ts';
+import type { CallFilter, KeyedFilter, ListCallsInput } from './schemas.ts';
+import {
+  batchGetCalls,
+  CALL_LISTING_SHARDS,
+  countCallListing,
+  getCallItem,
+  queryCallListing,
+  type CallItem,
+  type CallListingEntry,
+  type ListingFilter,
+} from './store.ts';
 
 /*
  * `POST /v3/list-calls`: a query of the listing index (gsi1), never a scan. A workspace's
- * calls are spread over CALL_LISTING_SHARDS index partitions; each is queried from the
- * page's starting point (the pagination key, a call ID, which sorts by time) with the
- * filter on the projected attributes, the shards' answers are merged by call ID, and the
+ * calls are spread over CALL_LISTING_SHARDS index partitions; each is read from the page's
+ * starting point (the pagination key, a call ID, which sorts by time) with a
+ * FilterExpression on the projected attributes, the shards are merged by call ID, and the
  * page's full items are read by key (BatchGetItem).
+ *
+ * Filters (retell-sdk's FilterCriteria) apply where their attribute is:
+ * - in the FilterExpression, on the attributes gsi1 projects (status, type, direction,
+ *   numbers, agent and version, batch, times, duration, cost, latency, analysis flags,
+ *   data storage setting): DynamoDB drops what does not match before it answers;
+ * - on the index entry after the read, for what an expression cannot say (`ew`, ends with);
+ * - on the full item after the BatchGetItem, for open-ended maps (metadata, dynamic
+ *   variables, custom analysis data, custom attributes) and tool calls, which no index
+ *   projects. Then the listing keeps reading in index order until the page is full.
  */
 
-type Filter = { expression: string; names: Record<string, string>; values: Record<string, unknown> };
+/** One condition on one value (retell-sdk's filter ops; `in` for a list of values). */
+type Condition =
+  | { op: 'in'; value: readonly (string | number | boolean)[] }
+  | { op: 'eq' | 'ne'; value: string | number | boolean }
+  | { op: 'sw' | 'ew' | 'co'; value: string }
+  | { op: 'gt' | 'ge' | 'lt' | 'le'; value: number }
+  | { op: 'bt'; value: readonly [number, number] }
+  | { op: 'pr' | 'np' };
 
-const LIST_FIELDS = [
-  'agent_id', 'call_status', 'call_type', 'direction', 'from_number', 'to_number', 'batch_call_id',
-  'disconnection_reason', 'user_sentiment', 'call_successful', 'in_voicemail',
-] as const;
+type EntryTest = (entry: Record<string, unknown>) => boolean;
 
-export function filterExpression(criteria: CallFilter | undefined): Filter | undefined {
-  if (!criteria) return undefined;
-  const parts: string[] = [];
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  LIST_FIELDS.forEach((field, i) => {
-    const wanted = criteria[field] as unknown[] | undefined;
-    if (!wanted?.length) return;
-    names[`#l${i}`] = field;
-    const placeholders = wanted.map((value, j) => {
-      values[`:l${i}_${j}`] = value;
-      return `:l${i}_${j}`;
-    });
-    parts.push(`#l${i} IN (${placeholders.join(', ')})`);
-  });
-  (['start_timestamp', 'end_timestamp'] as const).forEach((field, i) => {
-    const range = criteria[field];
-    if (!range) return;
-    names[`#t${i}`] = field;
-    if (range.lower_threshold !== undefined) {
-      values[`:t${i}lo`] = range.lower_threshold;
-      parts.push(`#t${i} >= :t${i}lo`);
-    }
-    if (range.upper_threshold !== undefined) {
-      values[`:t${i}hi`] = range.upper_threshold;
-      parts.push(`#t${i} <= :t${i}hi`);
-    }
-  });
-  return parts.length ? { expression: parts.join(' AND '), names, values } : undefined;
+/** What a filter becomes: an index expression, tests on index entries and on full items. */
+export interface ListingPlan {
+  index?: ListingFilter;
+  entryTests: EntryTest[];
+  itemTests: ((item: CallItem) => boolean)[];
+  /** A filter no call can match (an agent tag no agent has): nothing is read. */
+  empty: boolean;
 }
 
-/** Up to `want` matching entries of one shard after `after`, reading index pages as needed. */
-async function shardEntries(workspaceId: string, shard: number, ascending: boolean, after: string | undefined, filter: Filter | undefined, want: number) {
-  const entries: CallListingEntry[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await queryCallListing({
-      workspaceId,
-      shard,
-      ascending,
-      after,
-      filter,
-      // Without a filter every entry read counts; with one, read in larger pages.
-      limit: filter ? Math.max(100, want) : want,
-      exclusiveStartKey: startKey,
+/**
+ * `include_total` counts on the index (Select: COUNT): at most this many matches (a total
+ * at the cap means "at least"), examining at most TOTAL_EXAMINE_CAP entries, newest first.
+ */
+export const TOTAL_COUNT_CAP = 10_000;
+export const TOTAL_EXAMINE_CAP = 100_000;
+/** With filters on full items (or `ew`), the most candidate calls read to count them. */
+export const TOTAL_ITEM_CAP = 1_000;
+
+const INDEX_FIELDS = [
+  'agent_id', 'batch_call_id', 'call_id', 'call_status', 'call_successful', 'call_type', 'combined_cost',
+  'data_storage_setting', 'direction', 'disconnection_reason', 'duration_ms', 'e2e_latency_p50', 'end_timestamp',
+  'from_number', 'in_voicemail', 'start_timestamp', 'to_number', 'user_sentiment',
+] as const;
+
+/** A field's value in any accepted shape (plain arrays, thresholds, retell-sdk's objects) as conditions. */
+function conditionsOf(value: unknown): Condition[] {
+  if (Array.isArray(value)) return [{ op: 'in', value }];
+  const filter = value as { op?: string; value?: unknown; lower_threshold?: number; upper_threshold?: number };
+  if (filter.op === undefined) {
+    return [
+      ...(filter.lower_threshold !== undefined ? [{ op: 'ge' as const, value: filter.lower_threshold }] : []),
+      ...(filter.upper_threshold !== undefined ? [{ op: 'le' as const, value: filter.upper_threshold }] : []),
+    ];
+  }
+  return [filter as Condition];
+}
+
+class Expression {
+  readonly names: Record<string, string> = {};
+  readonly values: Record<string, unknown> = {};
+  readonly parts: string[] = [];
+  private n = 0;
+
+  name(attribute: string): string {
+    const placeholder = `#f${Object.keys(this.names).length}`;
+    const existing = Object.entries(this.names).find(([, name]) => name === attribute);
+    if (existing) return existing[0];
+    this.names[placeholder] = attribute;
+    return placeholder;
+  }
+
+  value(value: unknown): string {
+    const placeholder = `:v${this.n++}`;
+    this.values[placeholder] = value;
+    return placeholder;
+  }
+
+  /** The condition as DynamoDB syntax, or undefined when it has none (checked on the entry instead). */
+  condition(attribute: string, condition: Condition, absentMeans?: string): string | undefined {
+    const a = this.name(attribute);
+    const orAbsent = (expression: string, matchesAbsent: boolean) => (matchesAbsent ? `(attribute_not_exists(${a}) OR ${expression})` : expression);
+    switch (condition.op) {
+      case 'in':
+        return orAbsent(`${a} IN (${condition.value.map((v) => this.value(v)).join(', ')})`, absentMeans !== undefined && condition.value.includes(absentMeans));
+      case 'eq':
+        return orAbsent(`${a} = ${this.value(condition.value)}`, absentMeans !== undefined && condition.value === absentMeans);
+      case 'ne':
+        // A call without the attribute is "not equal" (as on the entry); with a default, it is its default.
+        return absentMeans !== undefined && condition.value === absentMeans
+          ? `(attribute_exists(${a}) AND ${a} <> ${this.value(condition.value)})`
+          : `(attribute_not_exists(${a}) OR ${a} <> ${this.value(condition.value)})`;
+      case 'gt':
+        return `${a} > ${this.value(condition.value)}`;
+      case 'ge':
+        return `${a} >= ${this.value(condition.value)}`;
+      case 'lt':
+        return `${a} < ${this.value(condition.value)}`;
+      case 'le':
+        return `${a} <= ${this.value(condition.value)}`;
+      case 'bt':
+        return `${a} BETWEEN ${this.value(condition.value[0])} AND ${this.value(condition.value[1])}`;
+      case 'sw':
+        return `begins_with(${a}, ${this.value(condition.value)})`;
+      case 'co':
+        return `contains(${a}, ${this.value(condition.value)})`;
+      default:
+        return undefined;
+    }
+  }
+
+  build(): ListingFilter | undefined {
+    return this.parts.length ? { expression: this.parts.join(' AND '), names: this.names, values: this.values } : undefined;
+  }
+}
+
+/** Whether a value satisfies a condition, as the index expression would decide it. */
+export function matches(actual: unknown, condition: Condition): boolean {
+  const present = actual !== undefined && actual !== null;
+  switch (condition.op) {
+    case 'pr':
+      return present;
+    case 'np':
+      return !present;
+    case 'in':
+      return present && condition.value.some((v) => sameValue(actual, v));
+    case 'eq':
+      return present && sameValue(actual, condition.value);
+    case 'ne':
+      return !present || !sameValue(actual, condition.value);
+    case 'sw':
+    case 'ew':
+    case 'co': {
+      const text = asText(actual);
+      if (text === undefined) return false;
+      return condition.op === 'sw' ? text.startsWith(condition.value) : condition.op === 'ew' ? text.endsWith(condition.value) : text.includes(condition.value);
+    }
+    default: {
+      const number = asNumber(actual);
+      if (number === undefined) return false;
+      switch (condition.op) {
+        case 'gt':
+          return number > condition.value;
+        case 'ge':
+          return number >= condition.value;
+        case 'lt':
+          return number < condition.value;
+        case 'le':
+          return number <= condition.value;
+        default:
+          return number >= condition.value[0] && number <= condition.value[1];
+      }
+    }
+  }
+}
+
+/**
+ * Values of open-ended maps are compared loosely by the filter's type: dynamic variables
+ * are strings ("42", "true"), so a number or boolean filter reads them as one.
+ */
+function sameValue(actual: unknown, wanted: string | number | boolean): boolean {
+  if (typeof wanted === 'number') return asNumber(actual) === wanted;
+  if (typeof wanted === 'boolean') return actual === wanted || actual === String(wanted);
+  return asText(actual) === wanted;
+}
+
+function asText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+function asNumber(value: unknown): number | undefined {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+  return undefined;
+}
+
+const record = (value: unknown): Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+
+/** The maps the keyed filters look into. */
+const KEYED_SOURCES: Record<'metadata' | 'dynamic_variables' | 'custom_analysis_data' | 'custom_attributes', (item: CallItem) => Record<string, unknown>> = {
+  metadata: (item) => record(item.metadata),
+  // Variables given at creation, then those the call collected (which win on a shared name).
+  dynamic_variables: (item) => ({ ...record(item.retell_llm_dynamic_variables), ...record(item.collected_dynamic_variables) }),
+  custom_analysis_data: (item) => record(record(item.call_analysis).custom_analysis_data),
+  custom_attributes: (item) => record((item as { custom_attributes?: unknown }).custom_attributes),
+};
+
+function keyedTest(source: (item: CallItem) => Record<string, unknown>, filters: KeyedFilter[]) {
+  return (item: CallItem) => {
+    const map = source(item);
+    return filters.every((filter) => matches(Object.hasOwn(map, filter.key) ? map[filter.key] : undefined, filter as Condition));
+  };
+}
+
+type ToolCallFilter = NonNullable<CallFilter['tool_calls']>[number];
+
+/** Each tool-call filter must be met by one tool call of the call (invocation plus its result). */
+function toolCallsTest(filters: ToolCallFilter[]) {
+  return (item: CallItem) => {
+    const entries = (item.transcript_with_tool_calls ?? []) as Record<string, unknown>[];
+    const results = new Map(entries.filter((e) => e.role === 'tool_call_result').map((e) => [e.tool_call_id, e]));
+    const calls = entries
+      .filter((e) => e.role === 'tool_call_invocation')
+      .map((invocation) => {
+        const result = results.get(invocation.tool_call_id);
+        return {
+          name: invocation.name,
+          type: invocation.type,
+          success: result ? result.successful !== false : undefined,
+          latency_ms: result?.latency_ms ?? invocation.latency_ms,
+        };
+      });
+    return filters.every((filter) =>
+      calls.some(
+        (call) =>
+          (filter.name === undefined || call.name === filter.name) &&
+          (filter.type === undefined || call.type === filter.type) &&
+          (filter.success === undefined || call.success === (typeof filter.success === 'boolean' ? filter.success : filter.success.value)) &&
+          (filter.latency_ms === undefined || conditionsOf(filter.latency_ms).every((c) => matches(call.latency_ms, c))),
+      ),
+    );
+  };
+}
+
+/** Turns filter_criteria into the index expression and the tests the index cannot do. */
+export async function planListing(workspaceId: string, criteria: CallFilter | undefined): Promise<ListingPlan> {
+  const plan: ListingPlan = { entryTests: [], itemTests: [], empty: false };
+  if (!criteria) return plan;
+  const expression = new Expression();
+  const onIndex = (attribute: string, conditions: Condition[], absentMeans?: string) => {
+    for (const condition of conditions) {
+      const syntax = expression.condition(attribute, condition, absentMeans);
+      if (syntax) expression.parts.push(syntax);
+      else plan.entryTests.push((entry) => matches(entry[attribute], condition));
+    }
+  };
+  for (const field of INDEX_FIELDS) {
+    const value = criteria[field];
+    if (value === undefined) continue;
+    // Calls are stored without data_storage_setting until one is set: they keep everything.
+    onIndex(field, conditionsOf(value), field === 'data_storage_setting' ? 'everything' : undefined);
+  }
+  const agents: { agent_id: string; version?: number[] }[][] = [];
+  if (criteria.agent) agents.push(criteria.agent);
+  if (criteria.agent_tag) {
+    const names = conditionsOf(criteria.agent_tag).flatMap((c) => (c.op === 'in' ? c.value.map(String) : []));
+    const tagged = await taggedAgentVersions(workspaceId, names);
+    if (tagged.length === 0) return { ...plan, empty: true };
+    agents.push(tagged.map(({ agent_id, version }) => ({ agent_id, version: [version] })));
+  }
+  for (const anyOf of agents) {
+    // DynamoDB refuses redundant parentheses: only alternatives of several get them.
+    const several = anyOf.length > 1;
+    const alternatives = anyOf.map(({ agent_id, version }) => {
+      const id = `${expression.name('agent_id')} = ${expression.value(agent_id)}`;
+      if (!version?.length) return id;
+      const both = `${id} AND ${expression.name('agent_version')} IN (${version.map((v) => expression.value(v)).join(', ')})`;
+      return several ? `(${both})` : both;
     });
-    entries.push(...page.items);
-    startKey = page.lastKey;
-  } while (startKey && entries.length < want);
-  return entries.slice(0, want);
+    expression.parts.push(several ? `(${alternatives.join(' OR ')})` : alternatives[0]!);
+  }
+  for (const [field, source] of Object.entries(KEYED_SOURCES) as [keyof typeof KEYED_SOURCES, (item: CallItem) => Record<string, unknown>][]) {
+    const filters = criteria[field];
+    if (filters) plan.itemTests.push(keyedTest(source, filters));
+  }
+  if (criteria.tool_calls) plan.itemTests.push(toolCallsTest(criteria.tool_calls));
+  plan.index = expression.build();
+  return plan;
+}
+
+/**
+ * One shard's entries in index order, a page at a time: the first page is about this
+ * shard's share of what the listing needs, later ones as large as needed.
+ */
+class ShardCursor {
+  private buffer: CallListingEntry[] = [];
+  private position = 0;
+  private lastKey: Record<string, unknown> | undefined;
+  private done = false;
+  private pending: Promise<void> | undefined;
+
+  constructor(
+    private readonly query: (limit: number, startKey: Record<string, unknown> | undefined) => ReturnType<typeof queryCallListing>,
+    private readonly tests: EntryTest[],
+    private pageSize: number,
+    private readonly laterPageSize: number,
+  ) {}
+
+  /** Reads ahead (used to start every shard's first read at once). */
+  fill(): Promise<void> {
+    if (this.position < this.buffer.length || this.done) return Promise.resolve();
+    this.pending ??= this.read().finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  private async read() {
+    while (this.position >= this.buffer.length && !this.done) {
+      const page = await this.query(this.pageSize, this.lastKey);
+      this.pageSize = this.laterPageSize;
+      this.buffer = this.tests.length ? page.items.filter((entry) => this.tests.every((test) => test(entry))) : page.items;
+      this.position = 0;
+      this.lastKey = page.lastKey;
+      this.done = !page.lastKey;
+    }
+  }
+
+  /** Whether the next entry is known without a read (it is buffered, or the shard is done). */
+  get ready(): boolean {
+    return this.position < this.buffer.length || this.done;
+  }
+
+  /** The next entry once `ready`; undefined at the end of the shard. */
+  head(): CallListingEntry | undefined {
+    return this.buffer[this.position];
+  }
+
+  advance() {
+    this.position++;
+  }
+}
+
+/** The shards' entries merged in the listing's order. */
+async function* mergedEntries(cursors: ShardCursor[], ascending: boolean): AsyncGenerator<CallListingEntry> {
+  for (;;) {
+    // Every shard must show its next entry before the next in order is known.
+    const waiting = cursors.filter((cursor) => !cursor.ready);
+    if (waiting.length) await Promise.all(waiting.map((cursor) => cursor.fill()));
+    let best: { cursor: ShardCursor; entry: CallListingEntry } | undefined;
+    for (const cursor of cursors) {
+      const entry = cursor.head();
+      if (!entry) continue;
+      if (!best || (ascending ? entry.call_id < best.entry.call_id : entry.call_id > best.entry.call_id)) best = { cursor, entry };
+    }
+    if (!best) return;
+    best.cursor.advance();
+    yield best.entry;
+  }
+}
+
+/** BatchGetItem reads at most 100 keys; the reads of one chunk run in parallel. */
+const BATCH_GET_MAX = 100;
+
+async function readItems(entries: CallListingEntry[]): Promise<CallItem[]> {
+  const batches: CallListingEntry[][] = [];
+  for (let i = 0; i < entries.length; i += BATCH_GET_MAX) batches.push(entries.slice(i, i + BATCH_GET_MAX));
+  const items = (await Promise.all(batches.map((batch) => batchGetCalls(batch)))).flat();
+  const byId = new Map(items.map((item) => [item.call_id, item]));
+  // In index order; a call deleted between the index read and the item read drops out.
+  return entries.flatMap((entry) => byId.get(entry.call_id) ?? []);
 }
 
 export async function listCallItems(
   workspaceId: string,
-  input: Pick<ListCallsInput, 'limit' | 'sort_order' | 'pagination_key' | 'filter_criteria'>,
+  input: Pick<ListCallsInput, 'limit' | 'sort_order' | 'pagination_key' | 'filter_criteria'> & Partial<Pick<ListCallsInput, 'skip' | 'include_total'>>,
 ): Promise<{ items: CallItem[]; hasMore: boolean; total?: number }> {
   if (input.pagination_key) {
     try {
@@ -81,21 +385,96 @@ export async function listCallItems(
       throw error;
     }
   }
+  const plan = await planListing(workspaceId, input.filter_criteria);
+  if (plan.empty) return { items: [], hasMore: false, ...(input.include_total ? { total: 0 } : {}) };
   const ascending = input.sort_order === 'ascending';
-  const filter = filterExpression(input.filter_criteria);
-  const want = input.limit + 1;
-  const perShard = await Promise.all(
-    Array.from({ length: CALL_LISTING_SHARDS }, (_, shard) => shardEntries(workspaceId, shard, ascending, input.pagination_key, filter, want)),
+  const skip = input.skip ?? 0;
+  const [page, total] = await Promise.all([
+    readPage(workspaceId, plan, ascending, input.pagination_key, skip, input.limit),
+    input.include_total ? countMatching(workspaceId, plan) : undefined,
+  ]);
+  return { ...page, ...(total !== undefined ? { total } : {}) };
+}
+
+function shardCursors(workspaceId: string, plan: ListingPlan, ascending: boolean, after: string | undefined, firstPage: number, laterPage: number) {
+  return Array.from(
+    { length: CALL_LISTING_SHARDS },
+    (_, shard) =>
+      new ShardCursor(
+        (limit, exclusiveStartKey) => queryCallListing({ workspaceId, shard, ascending, after, filter: plan.index, limit, exclusiveStartKey }),
+        plan.entryTests,
+        firstPage,
+        laterPage,
+      ),
   );
-  const merged = perShard
-    .flat()
-    .sort((a, b) => (a.call_id < b.call_id ? -1 : a.call_id > b.call_id ? 1 : 0) * (ascending ? 1 : -1));
-  const page = merged.slice(0, input.limit);
-  const items = await batchGetCalls(page);
-  const byId = new Map(items.map((item) => [item.call_id, item]));
-  return {
-    // A call deleted between the index read and the item read drops out of the page.
-    items: page.flatMap((entry) => byId.get(entry.call_id) ?? []),
-    hasMore: merged.length > input.limit,
-  };
+}
+
+/** The page: `limit` matching calls after `skip` more, from the starting point, in order. */
+async function readPage(
+  workspaceId: string,
+  plan: ListingPlan,
+  ascending: boolean,
+  after: string | undefined,
+  skip: number,
+  limit: number,
+): Promise<{ items: CallItem[]; hasMore: boolean }> {
+  // One more than the page tells whether there is a next page.
+  const want = skip + limit + 1;
+  const fullItemFilters = plan.itemTests.length > 0;
+  const filtered = plan.index !== undefined || plan.entryTests.length > 0 || fullItemFilters;
+  // Each shard holds about a quarter of the page: its first read asks for a little more
+  // than that, and a shard that runs out reads on. A filtered read asks for more, since
+  // DynamoDB's Limit counts the entries it examined, not those that matched.
+  const share = Math.ceil((want / CALL_LISTING_SHARDS) * 1.25) + 8;
+  const entries = mergedEntries(
+    shardCursors(workspaceId, plan, ascending, after, Math.min(want, filtered ? Math.max(100, share) : share), filtered ? Math.max(100, want) : want),
+    ascending,
+  );
+  if (!fullItemFilters) {
+    const page: CallListingEntry[] = [];
+    for await (const entry of entries) {
+      page.push(entry);
+      if (page.length >= want) break;
+    }
+    // The calls `skip` passes over are never read.
+    return { items: await readItems(page.slice(skip, skip + limit)), hasMore: page.length > skip + limit };
+  }
+  // Filters on full items: read candidates in index order, a chunk at a time, until enough match.
+  const matched: CallItem[] = [];
+  const test = (item: CallItem) => plan.itemTests.every((t) => t(item));
+  let chunk: CallListingEntry[] = [];
+  for await (const entry of entries) {
+    chunk.push(entry);
+    if (chunk.length >= Math.min(1000, Math.max(BATCH_GET_MAX, 2 * (want - matched.length)))) {
+      matched.push(...(await readItems(chunk)).filter(test));
+      chunk = [];
+      if (matched.length >= want) break;
+    }
+  }
+  if (chunk.length && matched.length < want) matched.push(...(await readItems(chunk)).filter(test));
+  return { items: matched.slice(skip, skip + limit), hasMore: matched.length > skip + limit };
+}
+
+/**
+ * `include_total`, whatever the page: matching calls counted on the index with Select:
+ * COUNT, the shards in parallel, up to TOTAL_COUNT_CAP matches and TOTAL_EXAMINE_CAP
+ * entries examined. Tests the index cannot run (full-item filters, `ew`) need the entries
+ * or the items: then at most TOTAL_ITEM_CAP candidates, newest first, are read and counted.
+ */
+async function countMatching(workspaceId: string, plan: ListingPlan): Promise<number> {
+  if (plan.itemTests.length === 0 && plan.entryTests.length === 0) {
+    const counts = await Promise.all(
+      Array.from({ length: CALL_LISTING_SHARDS }, (_, shard) =>
+        countCallListing({ workspaceId, shard, filter: plan.index, cap: TOTAL_COUNT_CAP, examineCap: TOTAL_EXAMINE_CAP / CALL_LISTING_SHARDS }),
+      ),
+    );
+    return Math.min(TOTAL_COUNT_CAP, counts.reduce((sum, { count }) => sum + count, 0));
+  }
+  const candidates: CallListingEntry[] = [];
+  for await (const entry of mergedEntries(shardCursors(workspaceId, plan, false, undefined, 1000, 1000), false)) {
+    candidates.push(entry);
+    if (candidates.length >= TOTAL_ITEM_CAP) break;
+  }
+  if (plan.itemTests.length === 0) return candidates.length;
+  return (await readItems(candidates)).filter((item) => plan.itemTests.every((t) => t(item))).length;
 }

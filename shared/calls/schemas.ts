@@ -133,39 +133,130 @@ export const UpdateCallBody = z.lazy(() =>
 );
 export type UpdateCallInput = z.infer<typeof UpdateCallBody>;
 
-/** A filter value in the plain form (a string or strings) or retell-sdk's (an array). */
+/*
+ * list-calls filters (retell-sdk's CallListParams.FilterCriteria). Each field takes
+ * retell-sdk's shape (`{op, type, value}`) or a plain form: a value or an array of values
+ * (any of them), `{lower_threshold, upper_threshold}` for numbers, and `{key: value}` maps
+ * for the keyed filters (metadata, dynamic variables, custom analysis data, custom
+ * attributes). Plain values become arrays; the SDK's objects are kept as they are, and
+ * shared/calls/listing.ts turns either into conditions. An unknown key is a 400 naming it.
+ */
+
+/** A filter value in the plain form (a value or values) becomes an array. */
 const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1).max(100)]).transform((v) => (Array.isArray(v) ? v : [v]));
 
-const timeRange = () =>
+const STRING_OPS = ['eq', 'ne', 'sw', 'ew', 'co'] as const;
+const NUMBER_OPS = ['eq', 'ne', 'gt', 'ge', 'lt', 'le'] as const;
+const keyName = () => z.string().min(1).max(256);
+
+const stringFilter = (value: z.ZodType<string> = z.string().max(1024)) => z.object({ op: z.enum(STRING_OPS), type: z.literal('string'), value });
+const enumFilter = <T extends z.ZodType<string>>(item: T) =>
+  z.object({ op: z.literal('in'), type: z.literal('enum'), value: z.array(item).min(1).max(100) });
+const booleanFilter = () => z.object({ op: z.literal('eq'), type: z.literal('boolean'), value: z.boolean() });
+const numberFilter = () => z.object({ op: z.enum(NUMBER_OPS), type: z.literal('number'), value: z.number().finite() });
+const rangeFilter = () =>
+  z.object({
+    op: z.literal('bt'),
+    type: z.literal('range'),
+    value: z
+      .tuple([z.number().finite(), z.number().finite()])
+      .refine(([low, high]) => low <= high, 'Must be [lower_bound, upper_bound] with lower_bound <= upper_bound'),
+  });
+const presentFilter = () => z.object({ op: z.enum(['pr', 'np']), type: z.literal('present') });
+/** The plain form of a number filter (what list-calls took first). */
+const thresholds = () =>
   z
-    .object({ lower_threshold: epochMs().optional(), upper_threshold: epochMs().optional() })
+    .object({ lower_threshold: z.number().finite().optional(), upper_threshold: z.number().finite().optional() })
     .strict();
 
-export const FILTERABLE_FIELDS = [
-  'agent_id', 'call_status', 'call_type', 'direction', 'from_number', 'to_number', 'batch_call_id',
-  'disconnection_reason', 'user_sentiment', 'call_successful', 'in_voicemail', 'start_timestamp', 'end_timestamp',
-] as const;
+const enumField = <T extends readonly [string, ...string[]]>(values: T) => z.union([enumFilter(z.enum(values)), oneOrMany(z.enum(values))]);
+const stringField = (max = 1024) => z.union([stringFilter(z.string().max(max)), oneOrMany(z.string().max(max))]);
+const booleanField = () => z.union([booleanFilter(), oneOrMany(z.boolean())]);
+const numberField = () => z.union([numberFilter(), rangeFilter(), thresholds(), z.number().finite().transform((value) => ({ op: 'eq' as const, type: 'number' as const, value }))]);
+
+/** One condition on a key of an open-ended map (retell-sdk: key optional in the type, required here). */
+const keyedFilter = () =>
+  z.union([
+    stringFilter().extend({ key: keyName() }),
+    numberFilter().extend({ key: keyName() }),
+    booleanFilter().extend({ key: keyName() }),
+    rangeFilter().extend({ key: keyName() }),
+    enumFilter(z.string().max(1024)).extend({ key: keyName() }),
+    presentFilter().extend({ key: keyName() }),
+  ]);
+export type KeyedFilter = z.infer<ReturnType<typeof keyedFilter>>;
+
+/** retell-sdk's array of keyed conditions, or `{key: value}` (equal; an array: any of them). */
+const keyedField = () =>
+  z.union([
+    z.array(keyedFilter()).min(1).max(50),
+    z
+      .record(keyName(), z.union([z.string().max(1024), z.number().finite(), z.boolean(), z.array(z.union([z.string().max(1024), z.number().finite(), z.boolean()])).min(1).max(100)]))
+      .refine((map) => Object.keys(map).length >= 1 && Object.keys(map).length <= 50, 'Must have 1 to 50 keys')
+      .transform((map): KeyedFilter[] =>
+        Object.entries(map).map(([key, value]) =>
+          Array.isArray(value)
+            ? { key, op: 'in', type: 'enum', value: value.map(String) }
+            : typeof value === 'number'
+              ? { key, op: 'eq', type: 'number', value }
+              : typeof value === 'boolean'
+                ? { key, op: 'eq', type: 'boolean', value }
+                : { key, op: 'eq', type: 'string', value },
+        ),
+      ),
+  ]);
+
+const toolCallFilter = () =>
+  z
+    .object({
+      name: z.string().min(1).max(256).optional(),
+      type: z.string().min(1).max(64).optional(),
+      success: z.union([booleanFilter(), z.boolean()]).optional(),
+      latency_ms: z.union([numberFilter(), rangeFilter(), thresholds()]).optional(),
+    })
+    .strict();
+
+const agentFilter = () =>
+  z.object({
+    agent_id: z.string().min(1).max(64),
+    version: z.array(z.number().int().min(0).max(999_999_999)).max(100).optional(),
+  });
 
 export const CallFilter = () =>
   z
     .object({
-      agent_id: oneOrMany(z.string().max(64)).optional(),
-      call_status: oneOrMany(z.enum(CALL_STATUSES)).optional(),
-      call_type: oneOrMany(z.enum(['web_call', 'phone_call'])).optional(),
-      direction: oneOrMany(z.enum(['inbound', 'outbound'])).optional(),
-      from_number: oneOrMany(z.string().max(32)).optional(),
-      to_number: oneOrMany(z.string().max(32)).optional(),
-      batch_call_id: oneOrMany(z.string().max(64)).optional(),
-      disconnection_reason: oneOrMany(z.enum(DISCONNECTION_REASONS)).optional(),
-      user_sentiment: oneOrMany(z.enum(['Negative', 'Positive', 'Neutral', 'Unknown'])).optional(),
-      call_successful: oneOrMany(z.boolean()).optional(),
-      in_voicemail: oneOrMany(z.boolean()).optional(),
-      start_timestamp: timeRange().optional(),
-      end_timestamp: timeRange().optional(),
+      agent: z.union([z.array(agentFilter()).min(1).max(100), agentFilter().transform((agent) => [agent])]).optional(),
+      agent_id: stringField(64).optional(),
+      agent_tag: z.union([enumFilter(z.string().min(1).max(64)), oneOrMany(z.string().min(1).max(64))]).optional(),
+      batch_call_id: stringField(64).optional(),
+      call_id: z.union([stringFilter(z.string().max(128)), enumFilter(z.string().max(128)), oneOrMany(z.string().max(128))]).optional(),
+      call_status: enumField(CALL_STATUSES).optional(),
+      call_successful: booleanField().optional(),
+      call_type: enumField(['web_call', 'phone_call']).optional(),
+      combined_cost: numberField().optional(),
+      custom_analysis_data: keyedField().optional(),
+      custom_attributes: keyedField().optional(),
+      data_storage_setting: enumField(DATA_STORAGE_SETTINGS).optional(),
+      direction: enumField(['inbound', 'outbound']).optional(),
+      disconnection_reason: enumField(DISCONNECTION_REASONS).optional(),
+      duration_ms: numberField().optional(),
+      dynamic_variables: keyedField().optional(),
+      e2e_latency_p50: numberField().optional(),
+      end_timestamp: numberField().optional(),
+      from_number: stringField(32).optional(),
+      in_voicemail: booleanField().optional(),
+      metadata: keyedField().optional(),
+      start_timestamp: numberField().optional(),
+      to_number: stringField(32).optional(),
+      tool_calls: z.array(toolCallFilter()).min(1).max(20).optional(),
+      user_sentiment: enumField(['Negative', 'Positive', 'Neutral', 'Unknown']).optional(),
     })
-    // Other retell-sdk filters (metadata, dynamic variables, custom analysis data, …) are accepted and not applied: docs/calls.md.
-    .catchall(z.unknown());
+    // A filter this API does not know would be silently ignored and answer calls the caller excluded.
+    .strict();
 export type CallFilter = z.infer<ReturnType<typeof CallFilter>>;
+
+/** Most calls `skip` may pass over: each is read from the index. */
+export const MAX_LIST_SKIP = 10_000;
 
 export const ListCallsBody = z.lazy(() =>
   z
@@ -174,6 +265,8 @@ export const ListCallsBody = z.lazy(() =>
       limit: z.number().int().min(1).max(1000).default(50),
       sort_order: z.enum(['ascending', 'descending']).default('descending'),
       pagination_key: z.string().min(1).max(128).optional(),
+      /** retell-sdk's: that many matching calls are passed over before the page (after pagination_key). */
+      skip: z.number().int().min(0).max(MAX_LIST_SKIP).optional(),
       include_total: z.boolean().optional(),
     })
     .default({ limit: 50, sort_order: 'descending' }),

@@ -110,10 +110,13 @@ export const table = {
     return out.Attributes as T | undefined;
   },
 
-  /** One page of a query, as DynamoDB answers it. */
-  async queryPage<T = Item>(input: QueryInput): Promise<{ items: T[]; lastKey?: Item }> {
+  /**
+   * One page of a query, as DynamoDB answers it (`count`: the items that matched, also with
+   * `Select: 'COUNT'`; `scanned`: those examined before the filter).
+   */
+  async queryPage<T = Item>(input: QueryInput): Promise<{ items: T[]; lastKey?: Item; count: number; scanned: number }> {
     const out = await db.send(new QueryCommand({ ConsistentRead: input.IndexName ? undefined : true, ...input, TableName: tableName }));
-    return { items: (out.Items ?? []) as T[], lastKey: out.LastEvaluatedKey };
+    return { items: (out.Items ?? []) as T[], lastKey: out.LastEvaluatedKey, count: out.Count ?? 0, scanned: out.ScannedCount ?? 0 };
   },
 
   /** Every page of a query. */
