@@ -1,19 +1,19 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { dueTimeBatch } from '../shared/platform/aws/due-time.ts';
 import { logger } from '../shared/platform/logger.ts';
-import { CallStepSchema, runCallStep, type CallStepMessage } from '../shared/calls/index.ts';
+import { CallQueueMessageSchema, runCallQueueMessage, type CallQueueMessage } from '../shared/calls/index.ts';
 
-const parseCallStep = (message: unknown): CallStepMessage | undefined => {
-  const parsed = CallStepSchema.safeParse(message);
+const parseCallStep = (message: unknown): CallQueueMessage | undefined => {
+  const parsed = CallQueueMessageSchema.safeParse(message);
   return parsed.success ? parsed.data : undefined;
 };
 
 /**
- * The call-steps queue's consumer: a step not yet due is re-sent for its next hop, a due one
+ * The call-steps queue's consumer (call steps and queued inbound SIP callers): a step not yet due is re-sent for its next hop, a due one
  * goes to the call engine. Only a step whose re-send or run failed is reported, so SQS
  * redelivers just that one (shared/platform/aws/due-time.ts).
  */
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
-  return dueTimeBatch('call-steps', event, { parse: parseCallStep, handle: (message) => runCallStep(message) });
+  return dueTimeBatch('call-steps', event, { parse: parseCallStep, handle: (message) => runCallQueueMessage(message) });
 }

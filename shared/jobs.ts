@@ -58,8 +58,11 @@ export const JOBS: readonly JobSpec[] = [
     trigger: { kind: 'queue', queue: 'call-steps' },
     // A step is one turn of a call: a language-model answer (its vendor timeout is well
     // under a minute) or a post-call analysis, plus the state writes; a step waits at most
-    // one more second for its due time (shared/platform/aws/due-time.ts).
-    timeoutSeconds: 60,
+    // one more second for its due time (shared/platform/aws/due-time.ts). The longest is an
+    // inbound SIP caller's admission: the call_inbound webhook (three 10 s attempts and
+    // 1.5 s of waits), the pre-call workflow (10 s) and the inbound queue's wait
+    // (INBOUND_QUEUE_TIMEOUT_MS, 40 s by default): about 82 s.
+    timeoutSeconds: 120,
     live: true,
   },
   {

@@ -4,6 +4,7 @@ import type { MediaWebhookEvent } from '../vendors/media/index.ts';
 import { finishCall } from './engine.ts';
 import { receiveInboundCall } from './inbound.ts';
 import { dispatchAgentInto, endMedia, forwardCaller } from './media.ts';
+import { queueInboundSipCaller, type InboundSipMessage } from './schedule.ts';
 import { claimMediaRoom, findCallItem } from './store.ts';
 
 /*
@@ -43,18 +44,39 @@ async function hangUp(room: string): Promise<void> {
   await endMedia(room).catch((error: unknown) => logger.warn('could not end a refused inbound room', { room, error }));
 }
 
-/** A SIP caller joined an inbound room: admit it as a call, or hang up. Answers what happened (logs, tests). */
+/**
+ * A SIP caller joined an inbound room (the LiveKit webhook): claim the room for a new call ID
+ * and queue its admission (admitInboundSipCaller) on the call-steps job, so the webhook answers
+ * at once however long admission takes. Answers what happened (logs, tests).
+ */
 export async function receiveInboundSipCaller(event: MediaWebhookEvent): Promise<{ applied: string }> {
   const room = event.room!.name;
   const participant = event.participant!;
-  const toNumber = participant.attributes['sip.trunkPhoneNumber'];
-  const fromNumber = participant.attributes['sip.phoneNumber'] ?? '';
   const callId = newTimeOrderedId('call', Date.now());
   if (!(await claimMediaRoom(room, callId))) return { applied: 'ignored: room already handled' };
-  if (!toNumber) {
+  if (!participant.attributes['sip.trunkPhoneNumber']) {
     await hangUp(room);
     return { applied: 'refused: the caller has no dialled number (sip.trunkPhoneNumber)' };
   }
+  await queueInboundSipCaller({
+    step: 'inbound_sip',
+    call_id: callId,
+    room,
+    participant: { identity: participant.identity, attributes: participant.attributes },
+  });
+  return { applied: 'queued' };
+}
+
+/**
+ * Admits a queued inbound SIP caller: the spec's eight inbound steps, then the agent's
+ * dispatch into the caller's room, or the caller forwarded or hung up. A redelivered message
+ * whose call was already written does nothing (the call's own steps and webhooks take it on).
+ */
+export async function admitInboundSipCaller(message: InboundSipMessage): Promise<{ applied: string }> {
+  const { call_id: callId, room, participant } = message;
+  if (await findCallItem(callId)) return { applied: 'ignored: already admitted' };
+  const toNumber = participant.attributes['sip.trunkPhoneNumber'] ?? '';
+  const fromNumber = participant.attributes['sip.phoneNumber'] ?? '';
   const headers = sipHeadersOf(participant.attributes);
   const outcome = await receiveInboundCall(
     { fromNumber, toNumber, ...(Object.keys(headers).length ? { sipHeaders: headers } : {}) },

@@ -15,7 +15,8 @@ export {
   updateCall,
 } from './calls.ts';
 export { runCallStep } from './engine.ts';
-export { CallStepSchema, type CallStepMessage } from './schedule.ts';
+export { runCallQueueMessage } from './queue-consumer.ts';
+export { CallQueueMessageSchema, CallStepSchema, type CallQueueMessage, type CallStepMessage } from './schedule.ts';
 export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';

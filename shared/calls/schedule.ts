@@ -29,6 +29,42 @@ export const CallStepSchema = z.lazy(() =>
   }),
 );
 
+/**
+ * A SIP caller waiting in an inbound dispatch rule's room (inbound-sip.ts). Admission (the
+ * `call_inbound` webhook with its retries, the pre-call workflow, up to
+ * INBOUND_QUEUE_TIMEOUT_MS waiting for a slot) can take longer than an API request may, so
+ * the LiveKit webhook only claims the room and queues this message for the call-steps job.
+ */
+export interface InboundSipMessage {
+  step: 'inbound_sip';
+  /** The call ID the room was claimed for (the `call_inbound` webhook's call_id, identical on a redelivery). */
+  call_id: string;
+  room: string;
+  participant: { identity: string; attributes: Record<string, string> };
+}
+
+export const InboundSipSchema = z.lazy(() =>
+  z.object({
+    step: z.literal('inbound_sip'),
+    call_id: z.string().min(1).max(128),
+    room: z.string().min(1).max(256),
+    participant: z.object({
+      identity: z.string().max(256),
+      attributes: z.record(z.string().max(256), z.string().max(8192)),
+    }),
+  }),
+);
+
+/** What the call-steps queue carries: a timed step of a call, or an inbound SIP caller to admit. */
+export type CallQueueMessage = CallStepMessage | InboundSipMessage;
+
+export const CallQueueMessageSchema = z.lazy(() => z.union([CallStepSchema, InboundSipSchema]));
+
+/** Queues an inbound SIP caller's admission to run now on the call-steps job. */
+export async function queueInboundSipCaller(message: InboundSipMessage): Promise<void> {
+  await sendAt('call-steps', message, Date.now());
+}
+
 /** Queues a step for its due time (shared/platform/aws/due-time.ts: SQS delays in AWS, the local queue here). */
 export async function scheduleStep(message: CallStepMessage, dueAtMs: number): Promise<void> {
   await sendAt('call-steps', message, dueAtMs);

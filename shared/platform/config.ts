@@ -141,7 +141,8 @@ const ConfigSchema = z.object({
   /** A web call nobody joins ends `error_user_not_joined` after this; a registered phone call `registered_call_timeout`. */
   CALL_JOIN_TIMEOUT_MS: positiveInt(30_000, 600_000),
   /** How long an inbound call waits for a concurrency slot (spec Limits). */
-  INBOUND_QUEUE_TIMEOUT_MS: positiveInt(40_000, 600_000),
+  // At most a minute: an inbound SIP admission must finish within the call-steps job's 120 s (shared/jobs.ts).
+  INBOUND_QUEUE_TIMEOUT_MS: positiveInt(40_000, 60_000),
   /**
    * Slow outbound test requests (test webhook, workflow test, MCP tools, custom LLM and SIP
    * connection tests) one workspace may have in flight at once; one more is 429

@@ -67,8 +67,14 @@ describe('an inbound SIP caller on LiveKit', () => {
     const caller = sipCaller(number, { 'sip.h.x-customer-id': 'c-42', 'sip.h.diversion': '<sip:+14155550100@carrier>' });
     const joined = await caller.joins();
     expect(joined.status).toBe(200);
-    expect(joined.body).toEqual({ applied: 'inbound' });
+    // The webhook claims the room and queues the admission for the call-steps job.
+    expect(joined.body).toEqual({ applied: 'queued' });
 
+    await eventually(
+      async () => livekit.calls('AgentDispatchService/CreateDispatch').filter((req) => req.body.room === caller.room),
+      (list) => list.length === 1,
+      20_000,
+    );
     const [created] = await listCalls(ws);
     expect(created).toMatchObject({
       call_type: 'phone_call',
@@ -95,8 +101,11 @@ describe('an inbound SIP caller on LiveKit', () => {
     expect(livekit.calls('RoomService/CreateRoom').filter((req) => req.body.name === callId)).toEqual([]);
     await eventually(() => client.call.retrieve(callId) as Promise<any>, (c) => c.call_status === 'ongoing', 20_000);
 
-    // A redelivered webhook creates nothing more.
+    // A redelivered webhook creates nothing more, nor does a redelivered admission message.
     expect((await caller.joins()).body).toEqual({ applied: 'ignored: room already handled' });
+    const { admitInboundSipCaller } = await import('../../shared/calls/inbound-sip.ts');
+    const redelivered = await admitInboundSipCaller({ step: 'inbound_sip', call_id: callId, room: caller.room, participant: caller.participant });
+    expect(redelivered).toEqual({ applied: 'ignored: already admitted' });
     expect(await listCalls(ws)).toHaveLength(1);
     expect(livekit.calls('AgentDispatchService/CreateDispatch').filter((req) => req.body.room === caller.room)).toHaveLength(1);
 
@@ -113,8 +122,8 @@ describe('an inbound SIP caller on LiveKit', () => {
   it("transfers an admitted caller cold by a REFER of the caller's own identity in the dispatch rule's room", async () => {
     const { ws, number, client } = await inboundSetup();
     const caller = sipCaller(number);
-    expect((await caller.joins()).body).toEqual({ applied: 'inbound' });
-    const [created] = await listCalls(ws);
+    expect((await caller.joins()).body).toEqual({ applied: 'queued' });
+    const [created] = await eventually(() => listCalls(ws), (calls) => calls.length === 1, 20_000);
     const callId = created.call_id;
     await eventually(() => client.call.retrieve(callId) as Promise<any>, (c) => c.call_status === 'ongoing', 20_000);
     const dispatch = livekit.calls('AgentDispatchService/CreateDispatch').find((req) => req.body.room === caller.room)!;
@@ -135,14 +144,14 @@ describe('an inbound SIP caller on LiveKit', () => {
 
   it('hangs up a caller of a number no workspace has, and one the inbound webhook rejects, leaving no call', async () => {
     const unknown = sipCaller(freshNumber());
-    const refused = await unknown.joins();
-    expect(refused.body.applied).toMatch(/^refused: \+1\d{10} is not a number in this workspace$/);
-    expect(livekit.rooms.has(unknown.room)).toBe(false);
+    expect((await unknown.joins()).body).toEqual({ applied: 'queued' });
+    await eventually(async () => livekit.rooms.has(unknown.room), (open) => !open, 20_000);
 
     const hook = await webhookReceiver(() => ({ status: 200, body: JSON.stringify({ call_inbound: { reject: true } }) }));
     const { ws, number } = await inboundSetup({ inbound_webhook_url: hook.url });
     const rejected = sipCaller(number);
-    expect((await rejected.joins()).body).toEqual({ applied: 'refused: rejected by the inbound webhook' });
+    expect((await rejected.joins()).body).toEqual({ applied: 'queued' });
+    await eventually(async () => livekit.rooms.has(rejected.room), (open) => !open, 20_000);
     expect(hook.hits).toHaveLength(1);
     expect(hook.hits[0]!.json).toMatchObject({ event: 'call_inbound', call_inbound: { from_number: CALLER, to_number: number } });
     expect(livekit.rooms.has(rejected.room)).toBe(false);
@@ -164,15 +173,23 @@ describe('an inbound SIP caller on LiveKit', () => {
     const busy: any = await client.call.createWebCall({ agent_id: agent.agent_id });
 
     const forwarded = sipCaller(number);
-    expect((await forwarded.joins()).body).toEqual({ applied: 'forwarded: no concurrency slot: forwarded to fallback_number' });
-    const transfers = livekit.calls('SIP/TransferSIPParticipant').filter((req) => req.body.roomName === forwarded.room);
+    expect((await forwarded.joins()).body).toEqual({ applied: 'queued' });
+    const transfers = await eventually(
+      async () => livekit.calls('SIP/TransferSIPParticipant').filter((req) => req.body.roomName === forwarded.room),
+      (list) => list.length > 0,
+      20_000,
+    );
     expect(transfers).toHaveLength(1);
     expect(transfers[0]!.body).toMatchObject({ participantIdentity: forwarded.participant.identity, transferTo: 'tel:+14155550777' });
 
     expect((await ws.api.patch(`/update-phone-number/${number}`, { body: { fallback_number: null } })).status).toBe(200);
     const dropped = sipCaller(number);
-    expect((await dropped.joins()).body).toEqual({ applied: 'not_connected' });
-    const calls = (await listCalls(ws)).filter((c) => c.direction === 'inbound');
+    expect((await dropped.joins()).body).toEqual({ applied: 'queued' });
+    const calls = await eventually(
+      async () => (await listCalls(ws)).filter((c) => c.direction === 'inbound'),
+      (list) => list.length === 1 && list[0].call_status === 'not_connected',
+      20_000,
+    );
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'no_concurrency_fallback' });
     expect(livekit.rooms.has(dropped.room)).toBe(false);
@@ -183,8 +200,8 @@ describe('an inbound SIP caller on LiveKit', () => {
     const { ws, number } = await inboundSetup();
     const caller = sipCaller(number);
     livekit.failNext('AgentDispatchService/CreateDispatch', { status: 500, code: 'internal' });
-    expect((await caller.joins()).body).toEqual({ applied: 'error: the agent could not be dispatched' });
-    const [ended] = await listCalls(ws);
+    expect((await caller.joins()).body).toEqual({ applied: 'queued' });
+    const [ended] = await eventually(() => listCalls(ws), (calls) => calls.length === 1 && calls[0].call_status === 'error', 20_000);
     expect(ended).toMatchObject({ call_status: 'error', disconnection_reason: 'error_unknown' });
     expect(livekit.rooms.has(caller.room)).toBe(false);
     expect((await ws.api.get('/get-concurrency')).body.current_concurrency).toBe(0);

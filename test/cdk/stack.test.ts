@@ -353,7 +353,7 @@ describe('ParleyStack', () => {
     const queues = parley.template.findResources('AWS::SQS::Queue');
     const worker = parley.stack.backgroundFunctions['call-steps'];
     const workerTimeout = functionResource(parley, worker).Properties.Timeout as number;
-    expect(workerTimeout).toBe(60);
+    expect(workerTimeout).toBe(120);
     expect(queues[queueId]!.Properties).toEqual({
       SqsManagedSseEnabled: true,
       VisibilityTimeout: 6 * workerTimeout,

@@ -13,12 +13,12 @@ import type { CallStepMessage } from '../../shared/calls/index.ts';
 /*
  * The call engine's timed steps: sendAt's envelope, the consumer's hops and waits, and the
  * call-steps job as local/background.ts runs it. The call engine itself (shared/calls) is
- * another part's: here its runCallStep records what it was handed.
+ * another part's: here its runCallQueueMessage records what it was handed.
  */
 const ran = vi.hoisted(() => ({ steps: [] as { at: number; message: unknown }[], failFor: new Set<string>() }));
 vi.mock('../../shared/calls/index.ts', async () => ({
-  CallStepSchema: (await import('../../shared/calls/schedule.ts')).CallStepSchema,
-  runCallStep: async (message: { step: string }) => {
+  CallQueueMessageSchema: (await import('../../shared/calls/schedule.ts')).CallQueueMessageSchema,
+  runCallQueueMessage: async (message: { step: string }) => {
     ran.steps.push({ at: Date.now(), message });
     if (ran.failFor.has(message.step)) {
       ran.failFor.delete(message.step);
@@ -145,10 +145,10 @@ describe('due-time messages on a local queue', () => {
 });
 
 describe('the call-steps job', () => {
-  it('is a live queue job of 60 s on the call-steps queue', () => {
+  it('is a live queue job of 120 s on the call-steps queue (an inbound SIP admission takes up to about 82 s)', () => {
     expect(JOBS.find((job) => job.name === 'call-steps')).toMatchObject({
       trigger: { kind: 'queue', queue: 'call-steps' },
-      timeoutSeconds: 60,
+      timeoutSeconds: 120,
       live: true,
     });
   });
