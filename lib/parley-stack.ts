@@ -49,6 +49,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Calls queue their webhooks, read media (LiveKit) and language-model credentials, and
   // open the webhook key to sign custom function requests during a call's turns.
   calls: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'] },
+  // Deleting a batch unlinks its calls; creating one reads numbers and agents. It bundles the
+  // calls domain (batch dials live there), hence the calls function's grants.
+  batches: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'] },
 };
 
 /**
@@ -66,6 +69,12 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   meta: ['openapi.json', 'node_modules/swagger-ui-dist/swagger-ui.css', 'node_modules/swagger-ui-dist/swagger-ui-bundle.js'],
   numbers: [PHONE_METADATA_FILE],
   calls: [PHONE_METADATA_FILE],
+  batches: [PHONE_METADATA_FILE],
+};
+
+/** Files a background job ships beside its bundle: the batch passes check numbers (phone.ts). */
+export const JOB_FILES: Partial<Record<JobName, readonly string[]>> = {
+  'batch-tick': [PHONE_METADATA_FILE],
 };
 
 export type BackgroundName = JobName;
@@ -86,7 +95,9 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // A step runs a turn of the call: the agent's engine (language-model and LiveKit
   // credentials), custom functions signed with the webhook key, and the call's webhooks.
   'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
-  'batch-tick': { table: 'readWrite' },
+  // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
+  // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
+  'batch-tick': { table: 'readWrite', callStepsQueue: ['send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
   'oauth-refresh': { table: 'readWrite' },
   'billing-hourly': { table: 'readWrite' },
 };
@@ -97,7 +108,7 @@ export type FunctionName = Domain | BackgroundName;
  * Reserved concurrency per function (context `reservedConcurrency`: a JSON object of
  * overrides, or false for none). It guarantees each function its share and caps it, so a
  * flood of one kind of request (404s on meta, slow outbound tests on agent-tools) cannot
- * take the concurrency every other function needs. The sum (432) leaves more than half of
+ * take the concurrency every other function needs. The sum (442) leaves more than half of
  * a default account's 1,000 for other workloads; AWS requires 100 to stay unreserved.
  * Sized for ~100 ms requests: 40 executions serve ~400 requests a second.
  */
@@ -114,6 +125,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   numbers: 40,
   // A dial may wait up to CPS_MAX_WAIT_MS (5 s) for a calls-per-second token.
   calls: 40,
+  // Batch CRUD: human-speed requests (creating a 10,000-task batch writes for a few seconds).
+  batches: 10,
   // At least WEBHOOK_MAX_CONCURRENCY, or the event source's own polling would be throttled.
   'webhook-delivery': 25,
   // At least CALL_STEPS_MAX_CONCURRENCY: each step is one turn of a call, seconds at most.
@@ -356,6 +369,7 @@ export class ParleyStack extends Stack {
         timeout: Duration.seconds(job.timeoutSeconds),
         resources,
         access: JOB_ACCESS[job.name],
+        files: JOB_FILES[job.name],
         environment,
         reservedConcurrency: reserved?.[job.name],
       });

@@ -20,5 +20,6 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   voices: () => import('../functions/voices.ts'),
   numbers: () => import('../functions/numbers.ts'),
   calls: () => import('../functions/calls.ts'),
+  batches: () => import('../functions/batches.ts'),
   meta: () => import('../functions/meta.ts'),
 };

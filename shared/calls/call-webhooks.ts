@@ -3,6 +3,7 @@ import { getAgent } from '../agents/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { enqueueWebhook } from '../webhooks/index.ts';
+import { notifyCallLifecycle } from './call-listeners.ts';
 import type { CallItem } from './store.ts';
 import { toCallView } from './view.ts';
 
@@ -73,6 +74,7 @@ async function routeFor(call: CallItem, event: CallEvent): Promise<Route | undef
 
 /** Queues `{event, call}` for the call's destination; answers whether anything was queued. */
 export async function sendCallEvent(call: CallItem, event: CallEvent): Promise<boolean> {
+  await notifyCallLifecycle(call, event);
   const route = await routeFor(call, event);
   if (!route) return false;
   await enqueueWebhook({

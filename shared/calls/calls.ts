@@ -7,7 +7,7 @@ import { config } from '../platform/config.ts';
 import { badRequest, invalidPaginationKey, notFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
-import { acquireSlot, releaseSlot, sweepSlots } from './concurrency.ts';
+import { acquireSlot, releaseSlot, sweepSlots, type CallKind } from './concurrency.ts';
 import { finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
 import { listCallItems } from './listing.ts';
@@ -87,7 +87,7 @@ function metadataObject(metadata: unknown): Record<string, unknown> | undefined 
 }
 
 /** The sandbox script a call's metadata asks for (docs/calls.md, The sandbox). */
-function sandboxScript(metadata: unknown): EngineState['sandbox'] | undefined {
+export function sandboxScript(metadata: unknown): EngineState['sandbox'] | undefined {
   const meta = metadataObject(metadata);
   if (!meta) return undefined;
   const says = meta.sandbox_user_says;
@@ -106,7 +106,7 @@ function sandboxScript(metadata: unknown): EngineState['sandbox'] | undefined {
 }
 
 /** The call's metadata with the keys the service sets (spec: `environment_tag`). */
-function callMetadata(metadata: unknown, chosen: ChosenAgent): unknown {
+export function callMetadata(metadata: unknown, chosen: ChosenAgent): unknown {
   if (!chosen.tag) return metadata;
   return { ...(metadataObject(metadata) ?? {}), environment_tag: chosen.tag };
 }
@@ -161,7 +161,11 @@ export async function createPhoneCall(principal: Principal, input: CreatePhoneCa
   });
 }
 
-async function outboundAgent(workspaceId: string, number: NumberItem, input: CreatePhoneCallInput): Promise<ChosenAgent> {
+export async function outboundAgent(
+  workspaceId: string,
+  number: NumberItem,
+  input: Pick<CreatePhoneCallInput, 'override_agent_id' | 'override_agent_version' | 'agent_version'>,
+): Promise<ChosenAgent> {
   if (input.override_agent_id) {
     const reference = input.override_agent_version ?? input.agent_version ?? String(number.outbound_agent_version ?? 'latest');
     return chooseAgent(workspaceId, input.override_agent_id, reference);
@@ -201,7 +205,7 @@ async function admitAndStore(
  * in progress (an instance that crashed before releasing) are swept and the call tries
  * once more, so a lost release never keeps a workspace full.
  */
-export async function admitWithSweep(workspaceId: string, callId: string, kind: 'outbound' | 'web' | 'inbound') {
+export async function admitWithSweep(workspaceId: string, callId: string, kind: CallKind) {
   try {
     return await acquireSlot({ workspaceId, callId, kind });
   } catch (error) {

@@ -19,3 +19,8 @@ export { CallStepSchema, type CallStepMessage } from './schedule.ts';
 export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';
+export { batchCallIdFor, batchDialKey, placeBatchCall, unlinkBatchCall } from './batch-dial.ts';
+export type { BatchDialInput, BatchDialResult, BatchTaskInput } from './batch-dial.ts';
+export { onCallLifecycle } from './call-listeners.ts';
+export type { CallLifecycleEvent, CallLifecycleListener } from './call-listeners.ts';
+export { dynamicVariables, versionRef } from './schemas.ts';

@@ -38,7 +38,9 @@ export interface EngineState {
   /** The media layer in use when the call started. */
   media?: 'sandbox' | 'livekit';
   /** Why the call was created (outbound dial, web, register, inbound). */
-  origin?: 'create-phone-call' | 'create-web-call' | 'register-phone-call' | 'inbound';
+  origin?: 'create-phone-call' | 'create-web-call' | 'register-phone-call' | 'inbound' | 'batch';
+  /** The batch task that placed the call (shared/calls/batch-dial.ts); `dialled` adds the batch_dial cost line. */
+  batch?: { batch_call_id: string; task_index: number; dialled: boolean };
 }
 
 export type CallItem = CallView & {
