@@ -377,33 +377,20 @@ export async function releaseTask(workspaceId: string, batchCallId: string, inde
   }
 }
 
-/** Cancels a pending task (stop): answers whether this call cancelled it. */
-export async function cancelTask(workspaceId: string, batchCallId: string, index: number): Promise<boolean> {
-  try {
-    await table.transact([
-      { Delete: { Key: keys.batchPendingTask(workspaceId, batchCallId, index), ConditionExpression: 'attribute_exists(pk)' } },
-      {
-        Update: {
-          Key: keys.batchTask(workspaceId, batchCallId, index),
-          UpdateExpression: 'SET #status = :cancelled',
-          ConditionExpression: '#status = :pending',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':cancelled': 'cancelled', ':pending': 'pending' },
-        },
-      },
-      {
-        Update: {
-          Key: keys.batchCounters(workspaceId, batchCallId),
-          UpdateExpression: 'ADD cancelled_count :one',
-          ExpressionAttributeValues: { ':one': 1 },
-        },
-      },
-    ]);
-    return true;
-  } catch (error) {
-    if (error instanceof TransactionCancelled && !error.conflicted) return false;
-    throw error;
-  }
+/** How many tasks are pending (their PENDING markers; keys only). */
+export async function countPending(workspaceId: string, batchCallId: string): Promise<number> {
+  return (await queryAll(keys.batchPendingTasks(workspaceId, batchCallId), 'sk')).length;
+}
+
+/** Adds to one of the batch's counters. */
+export async function addToCounter(workspaceId: string, batchCallId: string, field: CounterField, amount: number): Promise<void> {
+  await table.update({
+    Key: keys.batchCounters(workspaceId, batchCallId),
+    UpdateExpression: 'ADD #counter :amount',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#counter': field },
+    ExpressionAttributeValues: { ':amount': amount },
+  });
 }
 
 /** The task's call connected: counted once (the task's `picked_up` flag is the guard). */
