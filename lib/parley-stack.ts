@@ -108,7 +108,7 @@ export type FunctionName = Domain | BackgroundName;
  * Reserved concurrency per function (context `reservedConcurrency`: a JSON object of
  * overrides, or false for none). It guarantees each function its share and caps it, so a
  * flood of one kind of request (404s on meta, slow outbound tests on agent-tools) cannot
- * take the concurrency every other function needs. The sum (442) leaves more than half of
+ * take the concurrency every other function needs. The sum (450) leaves more than half of
  * a default account's 1,000 for other workloads; AWS requires 100 to stay unreserved.
  * Sized for ~100 ms requests: 40 executions serve ~400 requests a second.
  */
@@ -125,8 +125,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   numbers: 40,
   // A dial may wait up to CPS_MAX_WAIT_MS (5 s) for a calls-per-second token.
   calls: 40,
-  // Batch CRUD: human-speed requests (creating a 10,000-task batch writes for a few seconds).
-  batches: 10,
+  // Batch CRUD at human speed (creating a 10,000-task batch writes for seconds); 3 keeps the total at 450.
+  batches: 3,
   // At least WEBHOOK_MAX_CONCURRENCY, or the event source's own polling would be throttled.
   'webhook-delivery': 25,
   // At least CALL_STEPS_MAX_CONCURRENCY: each step is one turn of a call, seconds at most.
