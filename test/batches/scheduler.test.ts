@@ -6,7 +6,6 @@ import { JOBS } from '../../shared/jobs.ts';
 import { paymentRequired } from '../../shared/platform/errors.ts';
 import { startTestApp } from '../support/app.ts';
 import { freshNumber, newAgent } from '../support/factories.ts';
-import { eventually } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
 // The call engine's steps run; the batch passes run only when a test calls them (with its clock).
