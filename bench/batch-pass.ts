@@ -52,7 +52,7 @@ export async function measureBatchPasses(log: (line: string) => void): Promise<{
             headers: { authorization: `Bearer ${ws.api_key}`, 'content-type': 'application/json' },
             body: body === undefined ? undefined : JSON.stringify(body),
           });
-          const json = (await response.json().catch(() => undefined)) as Record<string, any>;
+          const json = (await response.json().catch(() => undefined)) as Record<string, string | number>;
           if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
           return json;
         };
