@@ -1,4 +1,5 @@
 import '../local/quiet-aws-sdk.ts';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import {
   stubPackages,
   type BuiltBundle,
 } from './bundles.ts';
+import type { BatchPassMeasurement } from './batch-pass.ts';
 import { readCdkBundling } from './cdk-bundling.ts';
 import { profileImports, type ImportProfile } from './cpu-profile.ts';
 import { childEnvironment, measureImports, type ImportSubject, type ImportTiming } from './import-time.ts';
@@ -55,7 +57,7 @@ const { values: args } = parseArgs({
 if (args.help) {
   console.log(`npm run bench [-- options]
   --quick               fewer samples and processes (a smoke run, not for the record)
-  --only=latency|bundles
+  --only=latency|bundles|batches
   --samples=N           measured requests per latency variant (default 3000)
   --warmup=N            warm-up requests per latency variant, at least (default 2000)
   --warmup-seconds=N    warm-up duration, at least (default 15)
@@ -88,8 +90,8 @@ const settings = {
     ? undefined
     : { listSamples: quick ? 20 : 60, createSamples: quick ? 60 : 200, warmupMs: quick ? 2000 : 4000, budgetMs: quick ? 15_000 : 25_000 },
 };
-const phases = args.only ? [args.only] : ['bundles', 'latency'];
-if (phases.some((phase) => phase !== 'bundles' && phase !== 'latency')) throw new Error('--only is latency or bundles');
+const phases = args.only ? [args.only] : ['bundles', 'latency', 'batches'];
+if (phases.some((phase) => !['bundles', 'latency', 'batches'].includes(phase))) throw new Error('--only is latency, bundles or batches');
 
 const OUT = 'bench/out';
 mkdirSync(OUT, { recursive: true });
@@ -342,6 +344,29 @@ async function bundlesPhase() {
 // ------------------------------------------------------------------------------------------
 // Latency: GET /get-api-key-info against a raw GetItem
 
+/**
+ * P4, the batch scheduler pass (bench/batch-pass.ts), in its own process: it needs its own
+ * DynamoDB Local and settings, read once per process.
+ */
+function batchesPhase() {
+  log('Batch passes (P4): one pass per scenario on a fresh DynamoDB Local…');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/batch-pass.ts'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-bench-batches-')), POWERTOOLS_LOG_LEVEL: 'ERROR' },
+  });
+  if (run.status !== 0) throw new Error(`bench/batch-pass.ts exited ${run.status}`);
+  const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { scenarios: BatchPassMeasurement[]; met: boolean };
+  console.log('\nBatch pass (P4): dials ÷ min(pending, free capacity, CPS × tick) must be 1.0\n');
+  console.log(
+    table(
+      ['pending', 'limit', 'cps', 'expected', 'dialled', 'ratio', 'pass'],
+      result.scenarios.map((s) => [String(s.pending), String(s.limit), String(s.cps), String(s.expected), String(s.dialled), String(s.ratio), ms(s.passMs, 1)]),
+    ),
+  );
+  return result;
+}
+
 async function latencyPhase() {
   const result: LatencyResult = await measureLatency({
     samples: settings.samples,
@@ -463,7 +488,7 @@ const results: Record<string, unknown> = {
 let failed = false;
 for (const phase of phases) {
   try {
-    results[phase] = phase === 'bundles' ? await bundlesPhase() : await latencyPhase();
+    results[phase] = phase === 'bundles' ? await bundlesPhase() : phase === 'batches' ? batchesPhase() : await latencyPhase();
   } catch (error) {
     failed = true;
     console.error(`\n[bench] ${phase} failed:`, error);
@@ -479,6 +504,8 @@ const bundles = results.bundles as
   | { met?: { size: boolean; importRatio: boolean }; failedBundles?: { name: string }[] }
   | undefined;
 for (const failedBundle of bundles?.failedBundles ?? []) missed.push(`bundle ${failedBundle.name} failed to build`);
+const batches = results.batches as { met?: boolean } | undefined;
+if (batches?.met === false) missed.push('a batch pass dialled other than min(pending, free capacity, CPS × tick)');
 if (latency?.met === false) missed.push(`latency ratio ${latency.ratioP50} > ${TARGETS.latencyRatioP50}`);
 const p3 = (latency as { calls?: { p3Met: boolean; p3RatioP50: number } } | undefined)?.calls;
 if (p3?.p3Met === false) missed.push(`P3 list-calls ratio ${p3.p3RatioP50} > ${TARGETS.listCallsRatioP50}`);

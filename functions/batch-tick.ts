@@ -1,6 +1,10 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
+import { registerBatchCallCounters } from '../shared/batches/index.ts';
 import { runBatchTicks, type BatchTickResult } from '../shared/batches/scheduler.ts';
 import { logger } from '../shared/platform/logger.ts';
+
+// Batch counters hear of the calls the passes end at once (a refused spend check).
+registerBatchCallCounters();
 
 /**
  * EventBridge invokes this once a minute (its floor); it runs 60000 / BATCH_TICK_MS passes

@@ -2,6 +2,10 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { dueTimeBatch } from '../shared/platform/aws/due-time.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { CallQueueMessageSchema, runCallQueueMessage, type CallQueueMessage } from '../shared/calls/index.ts';
+import { registerBatchCallCounters } from '../shared/batches/index.ts';
+
+// Batch counters hear of the calls this consumer moves (shared/calls/call-listeners.ts).
+registerBatchCallCounters();
 
 const parseCallStep = (message: unknown): CallQueueMessage | undefined => {
   const parsed = CallQueueMessageSchema.safeParse(message);

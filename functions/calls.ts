@@ -1,6 +1,10 @@
 import { domainHandler } from '../shared/platform/http/handler.ts';
 import { callRoutes } from '../shared/calls/routes.ts';
 import * as calls from '../shared/calls/index.ts';
+import { registerBatchCallCounters } from '../shared/batches/index.ts';
+
+// Batch counters hear of the calls this function moves (stop-call, LiveKit events).
+registerBatchCallCounters();
 
 /** retell-sdk's `call.list` reads a page; its requests say so in their User-Agent (`Retell/JS <version>`). */
 const fromRetellSdk = (userAgent: string | undefined) => /^Retell\/JS\b/.test(userAgent ?? '');

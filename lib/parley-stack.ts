@@ -52,6 +52,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // save-call summarises through the language model (its credentials) after reading the call
   // from the table (getCall only: no call is placed here); a backfill is queued.
   contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'] },
+  // Deleting a batch unlinks its calls; creating one reads numbers and agents. It bundles the
+  // calls domain (batch dials live there), hence the calls function's grants.
+  batches: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'] },
 };
 
 /**
@@ -70,6 +73,12 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   numbers: [PHONE_METADATA_FILE],
   calls: [PHONE_METADATA_FILE],
   contacts: [PHONE_METADATA_FILE],
+  batches: [PHONE_METADATA_FILE],
+};
+
+/** Files a background job ships beside its bundle: the batch passes check numbers (phone.ts). */
+export const JOB_FILES: Partial<Record<JobName, readonly string[]>> = {
+  'batch-tick': [PHONE_METADATA_FILE],
 };
 
 export type BackgroundName = JobName;
@@ -92,7 +101,9 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
   // A step reads a page of calls and writes contacts; the next page is re-queued.
   'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'] },
-  'batch-tick': { table: 'readWrite' },
+  // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
+  // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
+  'batch-tick': { table: 'readWrite', callStepsQueue: ['send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
   'oauth-refresh': { table: 'readWrite' },
   'billing-hourly': { table: 'readWrite' },
 };
@@ -103,7 +114,7 @@ export type FunctionName = Domain | BackgroundName;
  * Reserved concurrency per function (context `reservedConcurrency`: a JSON object of
  * overrides, or false for none). It guarantees each function its share and caps it, so a
  * flood of one kind of request (404s on meta, slow outbound tests on agent-tools) cannot
- * take the concurrency every other function needs. The sum (447) leaves more than half of
+ * take the concurrency every other function needs. The sum (450) leaves more than half of
  * a default account's 1,000 for other workloads; AWS requires 100 to stay unreserved.
  * Sized for ~100 ms requests: 40 executions serve ~400 requests a second.
  */
@@ -123,6 +134,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   calls: 40,
   // Contacts are written at human speed or by imports and the backfill (queued, below).
   contacts: 8,
+  // Batch CRUD at human speed (creating a 10,000-task batch writes for seconds); 3 keeps the total at 450.
+  batches: 3,
   // At least WEBHOOK_MAX_CONCURRENCY, or the event source's own polling would be throttled.
   'webhook-delivery': 25,
   // At least CALL_STEPS_MAX_CONCURRENCY: each step is one turn of a call, seconds at most.
@@ -387,6 +400,7 @@ export class ParleyStack extends Stack {
         timeout: Duration.seconds(job.timeoutSeconds),
         resources,
         access: JOB_ACCESS[job.name],
+        files: JOB_FILES[job.name],
         environment,
         reservedConcurrency: reserved?.[job.name],
       });

@@ -21,5 +21,6 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   numbers: () => import('../functions/numbers.ts'),
   calls: () => import('../functions/calls.ts'),
   contacts: () => import('../functions/contacts.ts'),
+  batches: () => import('../functions/batches.ts'),
   meta: () => import('../functions/meta.ts'),
 };

@@ -81,7 +81,7 @@ export const JOBS: readonly JobSpec[] = [
     // this one drains, and the job lease in the table keeps passes from running twice.
     trigger: { kind: 'schedule', every: 'minute', retries: MINUTE_JOB_RETRIES },
     timeoutSeconds: 70,
-    live: false, // batch calls land with their issue
+    live: true,
   },
   {
     name: 'oauth-refresh',

@@ -2,6 +2,7 @@ import { routeKeys, type Domain, type RouteDefinition } from './platform/http/ro
 import { accountRoutes } from './account/routes.ts';
 import { agentToolRoutes } from './agent-tools/routes.ts';
 import { agentRoutes } from './agents/agent-routes.ts';
+import { batchRoutes } from './batches/routes.ts';
 import { callRoutes } from './calls/routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
@@ -32,6 +33,7 @@ export const routeTable = {
   ...connectionTestRoutes,
   ...callRoutes,
   ...contactRoutes,
+  ...batchRoutes,
   ...metaRoutes,
 } satisfies Record<string, RouteDefinition>;
 

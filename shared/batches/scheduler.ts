@@ -3,18 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../platform/config.ts';
 import { acquireJobLease, releaseJobLease } from '../platform/store/job-lease.ts';
 import { logger } from '../platform/logger.ts';
+import { runBatchPass } from './pass.ts';
 
-export interface BatchPassResult {
-  batches: number;
-}
-
-/**
- * One pass over the batch calls that are due. The batch-calls feature comes later; until
- * then there is nothing to dial.
- */
-export async function runBatchPass(): Promise<BatchPassResult> {
-  return { batches: 0 };
-}
+export type { BatchPassOptions, BatchPassResult, DoNotCallCheck } from './pass.ts';
+export { runBatchPass } from './pass.ts';
 
 export const BATCH_PASS_JOB = 'batch-pass';
 /** Longer than the invocation that takes it can live, so only a crashed holder's lease expires. */

@@ -4,6 +4,7 @@ import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { enqueueWebhook } from '../webhooks/index.ts';
 import { withAgentOverride } from './agent-override.ts';
+import { notifyCallLifecycle } from './call-listeners.ts';
 import type { CallItem } from './store.ts';
 import { toCallView } from './view.ts';
 
@@ -75,6 +76,7 @@ async function routeFor(call: CallItem, event: CallEvent): Promise<Route | undef
 
 /** Queues `{event, call}` for the call's destination; answers whether anything was queued. */
 export async function sendCallEvent(call: CallItem, event: CallEvent): Promise<boolean> {
+  await notifyCallLifecycle(call, event);
   const route = await routeFor(call, event);
   if (!route) return false;
   await enqueueWebhook({

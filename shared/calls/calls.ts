@@ -9,7 +9,7 @@ import { badRequest, invalidPaginationKey, notFound, TooManyRequests, unprocessa
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { checkedAgentOverride } from './agent-override.ts';
-import { acquireSlot, releaseSlot, sweepSlots } from './concurrency.ts';
+import { acquireSlot, releaseSlot, sweepSlots, type CallKind } from './concurrency.ts';
 import { DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
 import { listCallItems } from './listing.ts';
@@ -89,7 +89,7 @@ function metadataObject(metadata: unknown): Record<string, unknown> | undefined 
 }
 
 /** The sandbox script a call's metadata asks for (docs/calls.md, The sandbox). */
-function sandboxScript(metadata: unknown): EngineState['sandbox'] | undefined {
+export function sandboxScript(metadata: unknown): EngineState['sandbox'] | undefined {
   const meta = metadataObject(metadata);
   if (!meta) return undefined;
   const says = meta.sandbox_user_says;
@@ -113,7 +113,7 @@ function sandboxScript(metadata: unknown): EngineState['sandbox'] | undefined {
 }
 
 /** The call's metadata with the keys the service sets (spec: `environment_tag`). */
-function callMetadata(metadata: unknown, chosen: ChosenAgent): unknown {
+export function callMetadata(metadata: unknown, chosen: ChosenAgent): unknown {
   if (!chosen.tag) return metadata;
   return { ...(metadataObject(metadata) ?? {}), environment_tag: chosen.tag };
 }
@@ -177,7 +177,11 @@ export async function createPhoneCall(principal: Principal, input: CreatePhoneCa
   });
 }
 
-async function outboundAgent(workspaceId: string, number: NumberItem, input: CreatePhoneCallInput): Promise<ChosenAgent> {
+export async function outboundAgent(
+  workspaceId: string,
+  number: NumberItem,
+  input: Pick<CreatePhoneCallInput, 'override_agent_id' | 'override_agent_version' | 'agent_version'>,
+): Promise<ChosenAgent> {
   if (input.override_agent_id) {
     const reference = input.override_agent_version ?? input.agent_version ?? String(number.outbound_agent_version ?? 'latest');
     return chooseAgent(workspaceId, input.override_agent_id, reference);
@@ -217,7 +221,7 @@ async function admitAndStore(
  * in progress (an instance that crashed before releasing) are swept and the call tries
  * once more, so a lost release never keeps a workspace full.
  */
-export async function admitWithSweep(workspaceId: string, callId: string, kind: 'outbound' | 'web' | 'inbound') {
+export async function admitWithSweep(workspaceId: string, callId: string, kind: CallKind) {
   try {
     return await acquireSlot({ workspaceId, callId, kind });
   } catch (error) {

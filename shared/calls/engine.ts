@@ -267,7 +267,7 @@ export interface Finish {
 export async function finishCall(call: CallItem, finish: Finish): Promise<CallItem | undefined> {
   const nowMs = Date.now();
   const durationMs = call.start_timestamp ? Math.max(0, nowMs - call.start_timestamp) : 0;
-  const cost = callCost({ durationMs, phone: call.call_type === 'phone_call', burst: call.concurrency_burst === true });
+  const cost = callCost({ durationMs, phone: call.call_type === 'phone_call', burst: call.concurrency_burst === true, batchDial: call.engine.batch?.dialled === true });
   const llm = latencyOf(call.engine.turn_ms ?? []);
   const inVoicemail = finish.reason === 'voicemail_reached';
   // A transfer still ringing is cancelled with the call, in the same write (conditional on its counter).

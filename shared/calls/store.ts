@@ -42,7 +42,9 @@ export interface EngineState {
   /** The media server's room when it is not named after the call (an inbound SIP call's, made by LiveKit's dispatch rule). */
   room?: string;
   /** Why the call was created (outbound dial, web, register, inbound). */
-  origin?: 'create-phone-call' | 'create-web-call' | 'register-phone-call' | 'inbound';
+  origin?: 'create-phone-call' | 'create-web-call' | 'register-phone-call' | 'inbound' | 'batch';
+  /** The batch task that placed the call (shared/calls/batch-dial.ts); `dialled` adds the batch_dial cost line. */
+  batch?: { batch_call_id: string; task_index: number; dialled: boolean };
   /** The caller's SIP participant identity in the room when it is not `callee` (inbound SIP calls): what a cold transfer REFERs. */
   sip_identity?: string;
   /** agent_override of the create request or the inbound webhook's answer, validated (agent-override.ts): this call's configuration only. */

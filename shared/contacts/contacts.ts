@@ -432,3 +432,16 @@ export async function putFieldMappings(workspaceId: string, input: FieldMappings
 }
 
 export const isContactPhone = (text: string): boolean => canonicalE164(text) !== undefined;
+
+/**
+ * Which of `numbers` belong to a contact of the workspace flagged do-not-call, read now (the
+ * batch pass asks at dial time, so a contact flagged after its batch was created is skipped).
+ * One claim read and one contact read a number, all in parallel: a pass asks for the few
+ * dozen numbers it is about to dial.
+ */
+export async function doNotCallNumbers(workspaceId: string, numbers: readonly string[]): Promise<Set<string>> {
+  const flagged = await Promise.all(
+    numbers.map(async (number) => ((await contactByPhone(workspaceId, number))?.do_not_call ? number : undefined)),
+  );
+  return new Set(flagged.filter((number): number is string => number !== undefined));
+}

@@ -7,6 +7,7 @@
 export {
   createContact,
   deleteContact,
+  doNotCallNumbers,
   getContact,
   getContactByPhone,
   getFieldMappings,

@@ -285,6 +285,57 @@ export const keys = {
    */
   mediaRoom: (room: string): ItemKey => ({ pk: `MEDIAROOM#${room}`, sk: 'MEDIAROOM' }),
 
+  /**
+   * A batch call's record, in its workspace's configuration partition (listed by prefix).
+   * While the batch is `planned` or `ongoing` it is also in the due-batch index: gsi1 with
+   * `batchDueIndex()` and `batchDueSort(due, id)` (a sparse entry: removed when the batch
+   * leaves those states), so a scheduler pass queries only the batches that are due.
+   */
+  batchCall: (workspaceId: string, batchCallId: string): ItemKey => ({
+    pk: workspacePartition(workspaceId),
+    sk: `BATCHCALL#${batchCallId}`,
+  }),
+  batchCalls: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'BATCHCALL#' }),
+  /** gsi1 partition of the due-batch index (docs/batch-calls.md): every schedulable batch of every workspace. */
+  batchDueIndex: (): { gsi1pk: string } => ({ gsi1pk: 'BATCHDUE' }),
+  /** gsi1 sort key of a schedulable batch: its due time (epoch ms, zero-padded) then its ID. */
+  batchDueSort: (dueMs: number, batchCallId: string): string => `${String(Math.max(0, Math.floor(dueMs))).padStart(15, '0')}#${batchCallId}`,
+  /**
+   * A batch call's own partition: its counters, its tasks (`TASK#<6-digit index>`, in
+   * order), a `PENDING#<index>` marker per task not yet claimed (so the next pending tasks
+   * are one query in order) and a `CLAIM#<index>` marker per task claimed and not yet
+   * resolved (so a crashed pass's claims are found without reading every task).
+   */
+  batchPartition: (workspaceId: string, batchCallId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#BATCH#${batchCallId}` }),
+  batchCounters: (workspaceId: string, batchCallId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#BATCH#${batchCallId}`,
+    sk: 'COUNTERS',
+  }),
+  batchTask: (workspaceId: string, batchCallId: string, index: number): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#BATCH#${batchCallId}`,
+    sk: `TASK#${String(index).padStart(6, '0')}`,
+  }),
+  batchTasks: (workspaceId: string, batchCallId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#BATCH#${batchCallId}`,
+    skPrefix: 'TASK#',
+  }),
+  batchPendingTask: (workspaceId: string, batchCallId: string, index: number): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#BATCH#${batchCallId}`,
+    sk: `PENDING#${String(index).padStart(6, '0')}`,
+  }),
+  batchPendingTasks: (workspaceId: string, batchCallId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#BATCH#${batchCallId}`,
+    skPrefix: 'PENDING#',
+  }),
+  batchTaskClaim: (workspaceId: string, batchCallId: string, index: number): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#BATCH#${batchCallId}`,
+    sk: `CLAIM#${String(index).padStart(6, '0')}`,
+  }),
+  batchTaskClaims: (workspaceId: string, batchCallId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#BATCH#${batchCallId}`,
+    skPrefix: 'CLAIM#',
+  }),
+
   /** Webhook delivery attempts, newest first, per workspace. */
   webhookDelivery: (workspaceId: string, deliveryId: string): ItemKey => ({
     pk: `${workspacePartition(workspaceId)}#DELIVERY`,

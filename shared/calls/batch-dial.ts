@@ -1,0 +1,168 @@
+import { createHash } from 'node:crypto';
+import { assertCanSpend } from '../billing/index.ts';
+import { cpsLimitFor, takeDialToken, workspaceNumber } from '../numbers/index.ts';
+import { badRequest, notFound, PaymentRequired } from '../platform/errors.ts';
+import { idPrefix } from '../platform/ids.ts';
+import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
+import { admitWithSweep, callMetadata, outboundAgent, sandboxScript } from './calls.ts';
+import { releaseSlot } from './concurrency.ts';
+import { finishCall, scheduleFirstStep } from './engine.ts';
+import { withIdempotency } from './idempotency.ts';
+import { mediaKind } from './media.ts';
+import { CALL_STATUSES, type CallView } from './schemas.ts';
+import { findCallItem, newCallItem, putNewCall, transitionCall, type CallItem } from './store.ts';
+import { toCallView } from './view.ts';
+
+/*
+ * A batch task's dial: create-phone-call's path (the number, the outbound agent, spend, the
+ * number's calls-per-second token, a concurrency slot of kind `batch`, the call record, the
+ * first step) with three differences:
+ *
+ * - Idempotency key `batch_call:<batch>:task:<index>` (withIdempotency, as the create
+ *   routes use it), so a pass that retries a task whose dial already ran gets that call
+ *   back instead of dialling again.
+ * - The call ID is derived from the task (the claim's time, then a hash of batch and task),
+ *   so even a retry that runs again (the first run died after writing the call but before
+ *   completing its idempotency claim, or after the one-hour window) finds the call already
+ *   written and places nothing.
+ * - A refused spend check does not throw: the task gets a `not_connected` call with
+ *   `no_valid_payment` (spec: Batch task), ended through the engine's one end path.
+ *
+ * The call carries `batch_call_id` and `engine.batch`, which adds the `batch_dial` line to
+ * its cost and lets the batches domain hear of it (call-listeners.ts).
+ */
+
+export interface BatchTaskInput {
+  to_number: string;
+  override_agent_id?: string;
+  override_agent_version?: string;
+  retell_llm_dynamic_variables?: Record<string, string>;
+  metadata?: unknown;
+  custom_sip_headers?: Record<string, string>;
+}
+
+export interface BatchDialInput {
+  workspaceId: string;
+  batchCallId: string;
+  taskIndex: number;
+  /** When the task was claimed (epoch ms): fixes the call's ID, so it sorts by the claim. */
+  claimedAt: number;
+  fromNumber: string;
+  task: BatchTaskInput;
+  /** The spend check (billing's, unless a test injects one). Throws PaymentRequired to refuse. */
+  canSpend?: (workspaceId: string) => Promise<void>;
+}
+
+export interface BatchDialResult {
+  outcome: 'placed' | 'no_valid_payment';
+  call: CallView;
+  /** Why the spend check refused (no_valid_payment). */
+  message?: string;
+}
+
+export const batchDialKey = (batchCallId: string, taskIndex: number) => `batch_call:${batchCallId}:task:${taskIndex}`;
+
+/** The call ID a task's dial uses: 12 hex of the claim time, then 12 of a hash of batch and task. */
+export function batchCallIdFor(batchCallId: string, taskIndex: number, claimedAt: number): string {
+  const tail = createHash('sha256').update(`${batchCallId}:${taskIndex}`).digest('hex').slice(0, 12);
+  return idPrefix.call + Math.max(0, Math.floor(claimedAt)).toString(16).padStart(12, '0') + tail;
+}
+
+/**
+ * Dials one batch task, exactly once per (batch, task). Throws what create-phone-call
+ * would: NotFound (the number is gone), Invalid (no agent, the agent cannot run, a country
+ * not allowed), TooManyRequests (calls-per-second or concurrency: try the task later),
+ * Conflict (the same task's dial is running elsewhere right now).
+ */
+export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialResult> {
+  const { workspaceId, batchCallId, taskIndex, task } = input;
+  const toNumber = canonicalE164(task.to_number);
+  if (!toNumber) throw badRequest(`to_number ${task.to_number} is not a valid E.164 number`);
+  const number = await workspaceNumber(workspaceId, input.fromNumber);
+  if (!number) throw notFound(`from_number ${input.fromNumber} is not a number in this workspace`);
+  const country = countryOfNumber(toNumber);
+  const allowed = number.allowed_outbound_country_list;
+  if (allowed && allowed.length > 0 && (!country || !allowed.includes(country))) {
+    throw badRequest(`to_number ${toNumber} is in ${country ?? 'an unknown country'}, which is not in allowed_outbound_country_list of ${number.phone_number}`);
+  }
+  const sandbox = sandboxScript(task.metadata);
+  const callId = batchCallIdFor(batchCallId, taskIndex, input.claimedAt);
+  const canSpend = input.canSpend ?? ((id: string) => assertCanSpend(id, 'batch_call'));
+
+  return withIdempotency<BatchDialResult>({
+    workspaceId,
+    key: batchDialKey(batchCallId, taskIndex),
+    request: { route: 'batch-dial', batch_call_id: batchCallId, task_index: taskIndex, call_id: callId },
+    run: async () => {
+      // Written by an earlier run that died before completing its claim: that is the dial.
+      const existing = await findCallItem(callId);
+      if (existing) return resultOf(existing);
+
+      const chosen = await outboundAgent(workspaceId, number, task);
+      const build = (status: 'registered', burst: boolean, dialled: boolean, nowMs: number): CallItem =>
+        newCallItem({
+          call_id: callId,
+          workspace_id: workspaceId,
+          created_timestamp: nowMs,
+          call_type: 'phone_call',
+          call_status: status,
+          direction: 'outbound',
+          agent_id: chosen.agentId,
+          agent_version: chosen.version,
+          ...(chosen.agentName ? { agent_name: chosen.agentName } : {}),
+          from_number: number.phone_number,
+          to_number: toNumber,
+          batch_call_id: batchCallId,
+          metadata: callMetadata(task.metadata ?? {}, chosen),
+          retell_llm_dynamic_variables: { ...(chosen.tagVariables ?? {}), ...(task.retell_llm_dynamic_variables ?? {}) },
+          ...(task.custom_sip_headers ? { custom_sip_headers: task.custom_sip_headers } : {}),
+          concurrency_burst: burst,
+          engine: {
+            slot: dialled,
+            media: mediaKind(),
+            origin: 'batch',
+            batch: { batch_call_id: batchCallId, task_index: taskIndex, dialled },
+            ...(sandbox ? { sandbox } : {}),
+          },
+        });
+
+      try {
+        await canSpend(workspaceId);
+      } catch (error) {
+        if (!(error instanceof PaymentRequired)) throw error;
+        // No credit: the task gets a call that never dials (no slot, no token, no dial charge).
+        const refused = build('registered', false, false, Date.now());
+        await putNewCall(refused);
+        const ended = await finishCall(refused, { status: 'not_connected', reason: 'no_valid_payment' });
+        return { ...resultOf(ended ?? refused), outcome: 'no_valid_payment', message: error.message };
+      }
+      await takeDialToken(number.phone_number, cpsLimitFor(number));
+      const { burst } = await admitWithSweep(workspaceId, callId, 'batch');
+      const call = build('registered', burst, true, Date.now());
+      try {
+        await putNewCall(call);
+      } catch (error) {
+        await releaseSlot(workspaceId, callId);
+        throw error;
+      }
+      await scheduleFirstStep(call, 'dial', Date.now());
+      return resultOf(call);
+    },
+  });
+}
+
+function resultOf(call: CallItem): BatchDialResult {
+  return call.engine?.batch?.dialled === false
+    ? { outcome: 'no_valid_payment', call: toCallView(call) }
+    : { outcome: 'placed', call: toCallView(call) };
+}
+
+/**
+ * Removes a call's link to its batch (the batch was deleted: its calls stay in the call
+ * history, unlinked). Only while the call still names that batch; a missing call is fine.
+ */
+export async function unlinkBatchCall(callId: string, batchCallId: string): Promise<void> {
+  const call = await findCallItem(callId);
+  if (!call || call.batch_call_id !== batchCallId) return;
+  await transitionCall(callId, { from: CALL_STATUSES, remove: ['batch_call_id'] });
+}
