@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.ts';
+import { apiClient, call } from '../support/http.ts';
+import { freshNumber, newAgent } from '../support/factories.ts';
+import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
 // Servers register in TMPDIR (local/runtime.ts): a folder of this file's own keeps the CLI
@@ -133,6 +135,43 @@ describe('npm start and the CLI', () => {
     expect((await call(second.url, 'GET', '/workspace', { key: created.api_key })).body.name).toBe('Acme');
     await stop(second.child);
   }, 180_000);
+
+  it('a restart mid-call loses no call step and no webhook: the sandbox call ends and is analysed once', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
+    try {
+      const first = await start({ DATA_DIR: folder });
+      const key = /Default key \(shown once, store it now\): (key_[0-9a-f]{48})/.exec(first.output())![1]!;
+      const hooks = await webhookReceiver();
+      const { agent } = await newAgent(apiClient(first.url, key), { agent: { webhook_url: hooks.url } });
+      const number = freshNumber();
+      const imported = await call(first.url, 'POST', '/import-phone-number', {
+        key,
+        body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
+      });
+      expect(imported.status).toBe(201);
+      // A call long enough to be in progress across the restart; its hang-up is a queued step.
+      const created = await call(first.url, 'POST', '/v2/create-phone-call', {
+        key,
+        body: { from_number: number, to_number: '+14155550177', metadata: { sandbox_call_ms: 8000, sandbox_user_says: [] } },
+      });
+      expect(created.status).toBe(201);
+      const callId: string = created.body.call_id;
+      const get = (url: string) => async () => (await call(url, 'GET', `/v2/get-call/${callId}`, { key })).body;
+      await eventually(get(first.url), (c) => c.call_status === 'ongoing', 30_000);
+
+      await stop(first.child, folder);
+      const second = await start({ DATA_DIR: folder });
+      const ended = await eventually(get(second.url), (c) => c.call_analysis !== undefined, 60_000);
+      expect(ended).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
+      expect(ended.duration_ms).toBeGreaterThanOrEqual(8000);
+      const events = await eventually(async () => hooks.events(callId), (list) => list.includes('call_analyzed'), 30_000);
+      // Each event once, whichever process sent it.
+      expect([...events].sort()).toEqual(['call_analyzed', 'call_ended', 'call_started']);
+      await stop(second.child, folder);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 240_000);
 
   it('writes straight to the data folder when nothing is running, and start then serves that workspace', async () => {
     const otherDir = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
