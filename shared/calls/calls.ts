@@ -226,15 +226,36 @@ export async function admitWithSweep(workspaceId: string, callId: string, kind: 
     return await acquireSlot({ workspaceId, callId, kind });
   } catch (error) {
     if (!(error instanceof TooManyRequests)) throw error;
-    const { released } = await sweepSlots(workspaceId, isCallInProgress);
+    const stranded: CallItem[] = [];
+    const { released } = await sweepSlots(workspaceId, (id) => isCallInProgress(id, stranded));
+    // Stranded calls end now (their slots went with the sweep; finishCall's release finds them gone).
+    await Promise.all(stranded.map((call) => finishCall(call, { status: 'error', reason: 'error_unknown' })));
     if (released.length === 0) throw error;
     return acquireSlot({ workspaceId, callId, kind });
   }
 }
 
-async function isCallInProgress(callId: string): Promise<boolean> {
+/**
+ * How long a call may stay `registered` before a sweep takes it for stranded: longer than any
+ * legitimate wait in that state (a web or registered call's join timeout, up to 10 minutes;
+ * a dial's CPS wait and ringing; an inbound call's queue wait), plus a margin.
+ */
+export const STRANDED_REGISTERED_MS = 15 * 60_000;
+
+/**
+ * Whether a call still holds its slot rightly. A call `registered` for longer than
+ * STRANDED_REGISTERED_MS was left by an instance that died between writing it and queueing
+ * its first step (nothing would ever move it): it goes into `stranded`, for the caller to
+ * end `error_unknown` once the sweep has released its slot.
+ */
+async function isCallInProgress(callId: string, stranded: CallItem[]): Promise<boolean> {
   const call = await findCallItem(callId);
-  return call !== undefined && (call.call_status === 'registered' || call.call_status === 'ongoing');
+  if (!call) return false;
+  if (call.call_status === 'ongoing') return true;
+  if (call.call_status !== 'registered') return false;
+  if (Date.now() - call.created_timestamp < STRANDED_REGISTERED_MS) return true;
+  stranded.push(call);
+  return false;
 }
 
 export async function createWebCall(principal: Principal, input: CreateWebCallInput) {

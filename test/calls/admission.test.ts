@@ -83,6 +83,41 @@ describe('concurrency', () => {
     expect((await client.concurrency.retrieve()).current_concurrency).toBe(0);
   });
 
+  it('ends a call stranded in registered (its instance died before queueing its first step) when the workspace is full', async () => {
+    const { ws, agent, number, client } = await dialSetup(1);
+    const { acquireSlot } = await import('../../shared/calls/concurrency.ts');
+    const { newCallItem, putNewCall } = await import('../../shared/calls/store.ts');
+    const { STRANDED_REGISTERED_MS } = await import('../../shared/calls/calls.ts');
+    const { newTimeOrderedId } = await import('../../shared/platform/ids.ts');
+    // What a create that died after writing its call leaves: the slot and a registered call nothing moves.
+    const createdAt = Date.now() - STRANDED_REGISTERED_MS - 1000;
+    const strandedId = newTimeOrderedId('call', createdAt);
+    await acquireSlot({ workspaceId: ws.workspace_id, callId: strandedId, kind: 'outbound', now: () => createdAt });
+    await putNewCall(
+      newCallItem({
+        call_id: strandedId,
+        workspace_id: ws.workspace_id,
+        created_timestamp: createdAt,
+        call_type: 'phone_call',
+        call_status: 'registered',
+        direction: 'outbound',
+        agent_id: agent.agent_id,
+        agent_version: 0,
+        from_number: number,
+        to_number: '+14155550123',
+        engine: { slot: true, media: 'sandbox', origin: 'create-phone-call' },
+      }),
+    );
+    expect((await client.concurrency.retrieve()).current_concurrency).toBe(1);
+
+    const next = await ws.api.post('/v2/create-phone-call', { body: { from_number: number, to_number: '+14155550124', metadata: { sandbox_call_ms: 60_000 } } });
+    expect(next.status).toBe(201);
+    expect(await client.call.retrieve(strandedId)).toMatchObject({ call_status: 'error', disconnection_reason: 'error_unknown' });
+    expect((await client.concurrency.retrieve()).current_concurrency).toBe(1);
+    await ws.api.post(`/v2/stop-call/${next.body.call_id}`, { body: {} });
+    expect((await client.concurrency.retrieve()).current_concurrency).toBe(0);
+  });
+
   it('keeps reserved inbound slots from web calls, and sets burst through the settings', async () => {
     const { ws, agent, client } = await dialSetup(2);
     const set = await ws.api.patch('/update-concurrency-settings', { body: { reserved_inbound_concurrency: 2 } });
