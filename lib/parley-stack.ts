@@ -52,6 +52,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // save-call summarises through the language model (its credentials) after reading the call
   // from the table (getCall only: no call is placed here); a backfill is queued.
   contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'] },
+  // Chats run the agent's engine (language-model credentials), sign custom function requests
+  // with the webhook key, and queue chat events.
+  chats: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
 };
 
 /**
@@ -116,11 +119,14 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
-  'chat-agents': 40,
+  // 20 (from 40): chat agents are configuration, written at human speed; the 20 went to chats.
+  'chat-agents': 20,
   voices: 20,
   numbers: 40,
   // A dial may wait up to CPS_MAX_WAIT_MS (5 s) for a calls-per-second token.
   calls: 40,
+  // Each completion holds an execution for a model turn (seconds with a real model).
+  chats: 20,
   // Contacts are written at human speed or by imports and the backfill (queued, below).
   contacts: 8,
   // At least WEBHOOK_MAX_CONCURRENCY, or the event source's own polling would be throttled.
