@@ -55,6 +55,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Deleting a batch unlinks its calls; creating one reads numbers and agents. It bundles the
   // calls domain (batch dials live there), hence the calls function's grants.
   batches: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'] },
+  // Chats run the agent's engine (language-model credentials), sign custom function requests
+  // with the webhook key, and queue chat events.
+  chats: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
 };
 
 /**
@@ -127,11 +130,14 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
-  'chat-agents': 40,
+  // 20 (from 40): chat agents are configuration, written at human speed; the 20 went to chats.
+  'chat-agents': 20,
   voices: 20,
   numbers: 40,
   // A dial may wait up to CPS_MAX_WAIT_MS (5 s) for a calls-per-second token.
   calls: 40,
+  // Each completion holds an execution for a model turn (seconds with a real model).
+  chats: 20,
   // Contacts are written at human speed or by imports and the backfill (queued, below).
   contacts: 8,
   // Batch CRUD at human speed (creating a 10,000-task batch writes for seconds); 3 keeps the total at 450.

@@ -4,6 +4,7 @@ import { agentToolRoutes } from './agent-tools/routes.ts';
 import { agentRoutes } from './agents/agent-routes.ts';
 import { batchRoutes } from './batches/routes.ts';
 import { callRoutes } from './calls/routes.ts';
+import { chatRoutes } from './chats/routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
 import { flowRoutes } from './agents/flow-routes.ts';
@@ -32,6 +33,7 @@ export const routeTable = {
   ...telephonyRoutes,
   ...connectionTestRoutes,
   ...callRoutes,
+  ...chatRoutes,
   ...contactRoutes,
   ...batchRoutes,
   ...metaRoutes,

@@ -2,7 +2,7 @@ import { getWorkspaceItem } from '../account/index.ts';
 import { getAgent } from '../agents/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
-import { enqueueWebhook } from '../webhooks/index.ts';
+import { enqueueWebhook, fillUrlPlaceholders } from '../webhooks/index.ts';
 import { withAgentOverride } from './agent-override.ts';
 import { notifyCallLifecycle } from './call-listeners.ts';
 import type { CallItem } from './store.ts';
@@ -27,16 +27,6 @@ export type CallEvent =
   | 'transfer_ended';
 
 const DEFAULT_EVENTS: readonly CallEvent[] = ['call_started', 'call_ended', 'call_analyzed'];
-
-/** `{{name}}` with a linear pattern (no nested braces), as the agents' templates are read. */
-const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
-
-export function fillUrlPlaceholders(url: string, values: Record<string, unknown>): string {
-  return url.replace(PLACEHOLDER, (_match, rawName: string) => {
-    const value = values[rawName.trim()];
-    return value === undefined || value === null ? '' : encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value));
-  });
-}
 
 interface Route {
   url: string;

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs } from '../platform/http/schemas.ts';
+import { asVariableString, dynamicVariables, epochMs, versionRef } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
 import { wire } from '../platform/naming.ts';
 import { IdempotencyKey } from './idempotency.ts';
@@ -32,27 +32,7 @@ export const DATA_STORAGE_SETTINGS = ['everything', 'everything_except_pii', 'ba
 /** Longest sandbox call a request may ask for (metadata.sandbox_call_ms): one hour. */
 export const MAX_SANDBOX_CALL_MS = 3_600_000;
 
-/**
- * Dynamic variables: any JSON values, stored and sent as strings (spec: non-string values
- * are converted; `true` becomes `"true"`). Objects and arrays become their JSON text.
- */
-export const dynamicVariables = () =>
-  z
-    .record(z.string().min(1).max(256), z.unknown())
-    .refine((vars) => Object.keys(vars).length <= 500, 'Must have at most 500 variables')
-    .transform((vars) => Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, asVariableString(value)])));
-
-export function asVariableString(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
-}
-
-/** A version reference as the client sends it: a number, a numeric string, `latest`, `latest_published` or a tag name. */
-export const versionRef = () =>
-  z.union([z.number().int().min(0).max(999_999_999), z.string().min(1).max(64)]).transform((value) => String(value));
-
+export { asVariableString, dynamicVariables, versionRef };
 
 /**
  * This call's configuration over the agent version's. The contract names the three parts;

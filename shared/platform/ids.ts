@@ -8,6 +8,9 @@ export const idPrefix = {
   /** Shared conversation flow components: the compatible API shows no ID format, so ours. */
   flowComponent: 'component_',
   call: 'call_',
+  /** Chats and their messages: the compatible API shows no ID format, so ours (time-ordered). */
+  chat: 'chat_',
+  chatMessage: 'message_',
   knowledgeBase: 'knowledge_base_',
   knowledgeBaseSource: 'source_',
   batchCall: 'batch_call_',

@@ -4,3 +4,4 @@
  */
 export { enqueueWebhook, NoSigningKey, signWebhook, verifyWebhookSignature, webhookSigningSecret } from './webhooks.ts';
 export type { EnqueueWebhookInput } from './webhooks.ts';
+export { fillUrlPlaceholders, sendAgentEvent, type AgentEventInput } from './routing.ts';

@@ -57,6 +57,18 @@ export class OtherStatus {
   ) {}
 }
 
+/**
+ * An answer in another media type than the route's JSON, chosen per request (the agent
+ * playground's `text/event-stream` when the request accepts it): the body is sent as it is.
+ */
+export class MediaResponse {
+  constructor(
+    readonly contentType: string,
+    readonly body: string,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
 export function domainHandler<T extends RouteTable>(routes: T, handlers: Handlers<T>, options: DomainOptions = {}) {
   const byKey = new Map<string, Entry>();
   for (const [id, route] of Object.entries(routes)) {
@@ -86,6 +98,9 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
         return { statusCode: route.status, headers: { 'content-type': route.produces, ...admission?.headers }, body: String(output) };
       }
       if (output instanceof OtherStatus) return jsonResponse(output.status, output.body, admission?.headers);
+      if (output instanceof MediaResponse) {
+        return { statusCode: route.status, headers: { 'content-type': output.contentType, ...output.headers, ...admission?.headers }, body: output.body };
+      }
       return jsonResponse(route.status, route.status === 204 ? undefined : output, admission?.headers);
     });
   // What this function serves, so a test can hold it to the route table's routes of its domain.

@@ -73,3 +73,24 @@ export function isHttpUrl(value: string): boolean {
 }
 
 export const httpUrl = () => z.string().max(2048).refine(isHttpUrl, 'Must be an http:// or https:// URL');
+
+/**
+ * Dynamic variables: any JSON values, stored and sent as strings (spec: non-string values
+ * are converted; `true` becomes `"true"`). Objects and arrays become their JSON text.
+ */
+export const dynamicVariables = () =>
+  z
+    .record(z.string().min(1).max(256), z.unknown())
+    .refine((vars) => Object.keys(vars).length <= 500, 'Must have at most 500 variables')
+    .transform((vars) => Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, asVariableString(value)])));
+
+export function asVariableString(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** A version reference as the client sends it: a number, a numeric string, `latest`, `latest_published` or a tag name. */
+export const versionRef = () =>
+  z.union([z.number().int().min(0).max(999_999_999), z.string().min(1).max(64)]).transform((value) => String(value));

@@ -266,6 +266,18 @@ export const keys = {
   /** gsi1 partition of shard `shard` of a workspace's calls (docs/data-model.md, Hot partitions). */
   callListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CALL#${shard}` }),
   /**
+   * A chat (shared/chats): its own partition, as calls (`workspace_id` on the item scopes
+   * every read), holding the chat item and its messages (`chatMessage`), so a chat with its
+   * messages is one query. The workspace's listing: gsi1 `chatListing` (sharded), chat ID
+   * as the sort key.
+   */
+  chat: (chatId: string): ItemKey => ({ pk: `CHAT#${chatId}`, sk: 'CHAT' }),
+  /** gsi1 partition of shard `shard` of a workspace's chats. */
+  chatListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CHAT#${shard}` }),
+  /** Message `seq` (1, 2, …: the chat's message counter) of a chat, in order by its zero-padded number. */
+  chatMessage: (chatId: string, seq: number): ItemKey => ({ pk: `CHAT#${chatId}`, sk: `MSG#${String(seq).padStart(9, '0')}` }),
+  chatMessages: (chatId: string): PartitionQuery => ({ pk: `CHAT#${chatId}`, skPrefix: 'MSG#' }),
+  /**
    * gsi2 entry of a conversation with the party `e164` (the other side of a call: to_number
    * outbound, from_number inbound): the workspace and number are the partition, the sort key
    * starts with 12 hex digits of the creation time so the timeline sorts newest first

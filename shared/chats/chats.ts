@@ -1,0 +1,263 @@
+import { randomBytes } from 'node:crypto';
+import { getWorkspaceItem } from '../account/index.ts';
+import { assertRunnable } from '../agents/index.ts';
+import { assertCanSpend } from '../billing/index.ts';
+import {
+  agentTurn,
+  closeConversation,
+  openConversation,
+  type ConversationState,
+  type TranscriptEvent,
+  type TurnResult,
+} from '../conversation/index.ts';
+import { badRequest } from '../platform/errors.ts';
+import { newTimeOrderedId } from '../platform/ids.ts';
+import { logger } from '../platform/logger.ts';
+import { analyzeChat, sendChatEvent } from './events.ts';
+import { listChatItems } from './listing.ts';
+import { DATA_STORAGE_SETTINGS, type ChatMessage, type ChatType, type ChatView, type CreateChatInput, type ListChatsInput, type UpdateChatInput } from './schemas.ts';
+import {
+  chatMessages,
+  claimTurn,
+  commitTurn,
+  deleteChatItems,
+  getChatItem,
+  markEnded,
+  newChatItem,
+  putNewChat,
+  releaseTurn,
+  updateChatFields,
+  type ChatItem,
+  type MessageItem,
+} from './store.ts';
+import { toChatView, toMessage } from './view.ts';
+
+/*
+ * Chats (spec: Chats and SMS; docs/chats.md). A chat drives the conversation runtime
+ * (shared/conversation) with its chat agent's version, exactly as calls do: the agent's
+ * response engine through the LLM adapter, its tools, flows and custom LLMs, the
+ * workspace LLM token limit and its trimming. What is transport-specific stays out of
+ * here: `startChat`, `completeChat` and `endChat` answer the agent's new messages, and an
+ * SMS chat (a later part) sends them through its messaging adapter.
+ */
+
+export interface StartChatOptions {
+  chatType?: ChatType;
+  /** SMS chats: the workspace number and the other party. */
+  fromNumber?: string;
+  toNumber?: string;
+}
+
+/** The workspace LLM token limit when the workspace sets one (the account setting lands later), else the runtime's default. */
+async function workspaceTokenLimit(workspaceId: string): Promise<number | undefined> {
+  const limit = ((await getWorkspaceItem(workspaceId)) as { llm_token_limit?: unknown }).llm_token_limit;
+  return typeof limit === 'number' ? limit : undefined;
+}
+
+/** The state a turn runs on: the stored state, its history from the messages, and the chat's variable overrides. */
+function stateOf(chat: ChatItem, messages: readonly MessageItem[]): ConversationState {
+  const stored = chat.conversation as unknown as Omit<ConversationState, 'history'>;
+  return {
+    ...stored,
+    dynamic_variables: { ...stored.dynamic_variables, ...(chat.override_dynamic_variables ?? {}) },
+    ...(chat.metadata !== undefined ? { metadata: chat.metadata } : {}),
+    history: messages.flatMap((m): TranscriptEvent[] => {
+      if (m.role === 'agent' || m.role === 'user') return [{ role: m.role, content: m.content }];
+      if (m.role === 'tool_call_invocation') return [{ role: m.role, tool_call_id: m.tool_call_id, name: m.name, arguments: m.arguments }];
+      if (m.role === 'tool_call_result') {
+        return [{ role: m.role, tool_call_id: m.tool_call_id, content: m.content, ...(m.successful !== undefined ? { successful: m.successful } : {}) }];
+      }
+      return [];
+    }),
+  };
+}
+
+/** The state to store: without its history (the messages are the history), with the chat's own variables (overrides stay apart). */
+function storedState(state: ConversationState, base: Record<string, string>): Record<string, unknown> {
+  const { history: _history, metadata: _metadata, ...rest } = state;
+  return { ...rest, dynamic_variables: base };
+}
+
+/** A turn's events as stored messages, numbered from `after + 1`. */
+function messagesOf(events: readonly TranscriptEvent[], after: number, nowMs: number): MessageItem[] {
+  return events.map((event, i) => {
+    const { words: _words, ...fields } = event as TranscriptEvent & { words?: unknown };
+    return {
+      ...(fields as ChatMessage),
+      message_id: newTimeOrderedId('chatMessage', nowMs),
+      created_timestamp: nowMs,
+      seq: after + i + 1,
+    } as MessageItem;
+  });
+}
+
+const endFields = (nowMs: number, startMs: number) => ({ chat_status: 'ended' as const, end_timestamp: nowMs, duration_ms: nowMs - startMs });
+
+/**
+ * Starts a chat with a chat agent: the version a reference names (absent: latest) must run,
+ * the workspace must be able to spend, then the agent's opening turn (its begin message, or
+ * the model's opening unless the user speaks first) is stored with the chat, all or nothing,
+ * and `chat_started` is sent. Answers the chat and the agent's opening messages.
+ */
+export async function startChat(
+  workspaceId: string,
+  input: CreateChatInput,
+  options: StartChatOptions = {},
+): Promise<{ chat: ChatView; agentMessages: ChatMessage[] }> {
+  if (!input.agent_id.startsWith('chat_agent_')) {
+    throw badRequest(`agent_id: ${input.agent_id} is not a chat agent (chats run chat agents, chat_agent_…)`);
+  }
+  const { version } = await assertRunnable(workspaceId, input.agent_id, input.agent_version ?? 'latest');
+  await assertCanSpend(workspaceId, options.chatType === 'sms_chat' ? 'sms' : 'chat');
+  const nowMs = Date.now();
+  const chatId = newTimeOrderedId('chat', nowMs);
+  const variables = input.retell_llm_dynamic_variables ?? {};
+  const limit = await workspaceTokenLimit(workspaceId);
+  const state = await openConversation({
+    workspaceId,
+    agentId: input.agent_id,
+    agentVersion: version,
+    callId: chatId,
+    channel: 'chat',
+    dynamicVariables: variables,
+    ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+    ...(options.fromNumber ? { fromNumber: options.fromNumber } : {}),
+    ...(options.toNumber ? { toNumber: options.toNumber } : {}),
+    ...(limit !== undefined ? { llmTokenLimit: limit } : {}),
+    canTransfer: false,
+  });
+  const opening = await agentTurn(state, { type: 'call_started' });
+  const messages = messagesOf(opening.events, 0, nowMs);
+  const chat = newChatItem({
+    workspace_id: workspaceId,
+    chat_id: chatId,
+    chat_type: options.chatType ?? 'api_chat',
+    chat_status: 'ongoing',
+    agent_id: input.agent_id,
+    agent_version: version,
+    ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+    retell_llm_dynamic_variables: variables,
+    created_timestamp: nowMs,
+    start_timestamp: nowMs,
+    message_count: messages.length,
+    conversation: storedState(opening.state, state.dynamic_variables),
+    ...(options.fromNumber ? { from_number: options.fromNumber } : {}),
+    ...(options.toNumber ? { to_number: options.toNumber } : {}),
+    ...(opening.end ? endFields(nowMs, nowMs) : {}),
+  });
+  await putNewChat(chat, messages);
+  await sendChatEvent(chat, 'chat_started', messages);
+  if (opening.end) await afterEnd(chat, opening.state);
+  return { chat: toChatView(chat, messages), agentMessages: messages.map(toMessage) };
+}
+
+/**
+ * One completion: the user's message and the agent's reply messages (tool calls and their
+ * results, node transitions), serialised with every other completion of the chat (store.ts:
+ * the turn lease and the message counter). A completion on an ended chat is 400; nothing is
+ * written when the turn fails. Answers the agent's new messages (the user's left out, as
+ * retell-sdk's createChatCompletion reads them) and the chat as written.
+ */
+export async function completeChat(
+  workspaceId: string,
+  chatId: string,
+  userText: string,
+): Promise<{ messages: ChatMessage[]; chat: ChatView; ended: boolean }> {
+  const token = randomBytes(12).toString('hex');
+  const chat = await claimTurn(workspaceId, chatId, token);
+  let result: TurnResult;
+  let messages: MessageItem[];
+  let written: ChatItem;
+  try {
+    await assertCanSpend(workspaceId, chat.chat_type === 'sms_chat' ? 'sms' : 'chat');
+    const state = stateOf(chat, await chatMessages(chatId));
+    result = await agentTurn(state, { type: 'user_said', text: userText });
+    const nowMs = Date.now();
+    messages = messagesOf(result.events, chat.message_count, nowMs);
+    written = await commitTurn(chat, token, messages, {
+      conversation: storedState(result.state, (chat.conversation as { dynamic_variables: Record<string, string> }).dynamic_variables),
+      ...(result.end ? endFields(nowMs, chat.start_timestamp) : {}),
+    });
+  } catch (error) {
+    await releaseTurn(chatId, token);
+    throw error;
+  }
+  if (result.end) await afterEnd(written, result.state);
+  const agentMessages = messages.filter((m, i) => !(i === 0 && m.role === 'user')).map(toMessage);
+  return { messages: agentMessages, chat: toChatView(written), ended: written.chat_status === 'ended' };
+}
+
+/** What follows the end, whatever ended the chat: the runtime lets go, `chat_ended`, then the analysis and `chat_analyzed`. */
+async function afterEnd(chat: ChatItem, state?: Pick<ConversationState, 'call_id'>): Promise<void> {
+  closeConversation(state ?? { call_id: chat.chat_id });
+  const messages = await chatMessages(chat.chat_id);
+  await sendChatEvent(chat, 'chat_ended', messages);
+  try {
+    await analyzeChat(chat);
+  } catch (error) {
+    // The chat stays ended without analysis; rerun-chat-analysis can run it again.
+    logger.warn('chat analysis failed', { chat_id: chat.chat_id, error: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+/** Ends an ongoing chat (end-chat): 400 when it is not ongoing. */
+export async function endChat(workspaceId: string, chatId: string): Promise<ChatView> {
+  const ended = await markEnded(workspaceId, chatId, Date.now());
+  if (!ended) throw badRequest(`Chat ${chatId} is not ongoing: only an ongoing chat can be ended`);
+  await afterEnd(ended);
+  return toChatView(await getChatItem(workspaceId, chatId));
+}
+
+export async function getChat(workspaceId: string, chatId: string): Promise<ChatView> {
+  const chat = await getChatItem(workspaceId, chatId);
+  return toChatView(chat, await chatMessages(chatId));
+}
+
+/** retell-sdk's `chat.list` (POST /v3/list-chats) reads a page; GET /list-chats answers the array. */
+export async function listChats(workspaceId: string, input: ListChatsInput, options: { page: boolean }) {
+  const { items, hasMore, total } = await listChatItems(workspaceId, input);
+  const views = items.map((item) => toChatView(item));
+  if (!options.page) return views;
+  return {
+    items: views,
+    has_more: hasMore,
+    ...(hasMore && views.length ? { pagination_key: views.at(-1)!.chat_id } : {}),
+    ...(total !== undefined ? { total } : {}),
+  };
+}
+
+/**
+ * update-chat: metadata, custom attributes (merged), the data storage setting (never to a
+ * less restrictive one) and `override_dynamic_variables` (merged over the chat's variables
+ * from the next completion on; null removes them).
+ */
+export async function updateChat(workspaceId: string, chatId: string, input: UpdateChatInput): Promise<ChatView> {
+  const current = await getChatItem(workspaceId, chatId);
+  if (input.data_storage_setting && current.data_storage_setting) {
+    const from = DATA_STORAGE_SETTINGS.indexOf(current.data_storage_setting);
+    if (DATA_STORAGE_SETTINGS.indexOf(input.data_storage_setting) < from) {
+      throw badRequest(`data_storage_setting: Cannot change from ${current.data_storage_setting} to the less restrictive ${input.data_storage_setting}`);
+    }
+  }
+  const fields: Record<string, unknown> = {
+    metadata: input.metadata,
+    data_storage_setting: input.data_storage_setting,
+    ...(input.custom_attributes ? { custom_attributes: { ...(current.custom_attributes ?? {}), ...input.custom_attributes } } : {}),
+    ...(input.override_dynamic_variables ? { override_dynamic_variables: { ...(current.override_dynamic_variables ?? {}), ...input.override_dynamic_variables } } : {}),
+  };
+  const updated = await updateChatFields(workspaceId, chatId, fields, input.override_dynamic_variables === null ? ['override_dynamic_variables'] : []);
+  return toChatView(updated, await chatMessages(chatId));
+}
+
+export async function deleteChat(workspaceId: string, chatId: string): Promise<void> {
+  const old = await deleteChatItems(workspaceId, chatId);
+  if (old.chat_status === 'ongoing') closeConversation({ call_id: chatId });
+}
+
+/** Runs the post-chat analysis again (ended chats only) and answers the chat with it. */
+export async function rerunChatAnalysis(workspaceId: string, chatId: string): Promise<ChatView> {
+  const chat = await getChatItem(workspaceId, chatId);
+  if (chat.chat_status !== 'ended') throw badRequest('Chat analysis can only be rerun on ended chats');
+  await analyzeChat(chat);
+  return getChat(workspaceId, chatId);
+}

@@ -1,0 +1,363 @@
+import { createHash } from 'node:crypto';
+import { badRequest, conflict, notFound, TooManyRequests } from '../platform/errors.ts';
+import { keys } from '../platform/store/keys.ts';
+import { queryAll } from '../platform/store/query.ts';
+import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import type { ChatAnalysis, ChatMessage, ChatStatus, ChatType } from './schemas.ts';
+
+/*
+ * The chats domain's items (docs/chats.md, docs/data-model.md). A chat is one partition,
+ * `CHAT#<id>`: the chat item (`sk=CHAT`, the wire fields at the top level so gsi1 projects
+ * what lists filter on, the conversation state beside them) and one item per message
+ * (`sk=MSG#<9-digit seq>`), so reading a chat with its messages is one query, and an SMS
+ * chat's messages page newest first with no other index.
+ *
+ * Completions are serialised per chat by a turn lease and a message counter: a completion
+ * first takes the lease (a conditional write: no other holder, or the holder's lease ran
+ * out), runs the agent's turn, then commits the messages and the new state in one
+ * transaction conditional on still holding the lease and on `message_count` being what it
+ * read. A concurrent completion waits for the lease instead of running the model on a stale
+ * conversation, so no message is lost and a custom function never runs for a turn that is
+ * then thrown away.
+ */
+
+export const CHAT_LISTING_SHARDS = 4;
+export const shardOf = (chatId: string): number => createHash('sha256').update(chatId).digest()[0]! % CHAT_LISTING_SHARDS;
+
+/** How long a completion may hold a chat: longer than the function's 30 s timeout, so a live holder never loses it. */
+export const TURN_LEASE_MS = 35_000;
+/** How long a completion waits for another to finish before 429 (inside API Gateway's 30 s). */
+export const TURN_WAIT_MS = 20_000;
+
+export interface ChatItem {
+  pk: string;
+  sk: string;
+  gsi1pk: string;
+  gsi1sk: string;
+  type: 'chat';
+  workspace_id: string;
+  chat_id: string;
+  chat_type: ChatType;
+  chat_status: ChatStatus;
+  agent_id: string;
+  agent_version: number;
+  metadata?: unknown;
+  retell_llm_dynamic_variables: Record<string, string>;
+  override_dynamic_variables?: Record<string, string>;
+  custom_attributes?: Record<string, string | number | boolean>;
+  data_storage_setting?: 'everything' | 'everything_except_pii' | 'basic_attributes_only';
+  created_timestamp: number;
+  start_timestamp: number;
+  end_timestamp?: number;
+  duration_ms?: number;
+  /** How many messages the chat has: message i (1-based) is `keys.chatMessage(chat_id, i)`. */
+  message_count: number;
+  /** The conversation runtime's state without its history (rebuilt from the messages each turn). */
+  conversation: Record<string, unknown>;
+  chat_analysis?: ChatAnalysis;
+  /** Flattened for the listing index. */
+  user_sentiment?: string;
+  chat_successful?: boolean;
+  /** Counts analyses: each write of one is conditional on the count it read. */
+  analysis_seq?: number;
+  /** The completion holding the chat, and until when. */
+  turn_token?: string;
+  turn_until?: number;
+  /** SMS chats (a later part): the workspace number and the other party. */
+  from_number?: string;
+  to_number?: string;
+}
+
+export type MessageItem = ChatMessage & { pk: string; sk: string; seq: number; message_id: string; created_timestamp: number };
+
+export const chatNotFound = () => notFound('Chat not found');
+export const chatEnded = (chatId: string) => badRequest(`Chat ${chatId} has ended: no more completions`);
+
+export function newChatItem(fields: Omit<ChatItem, 'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'type'>): ChatItem {
+  return {
+    ...keys.chat(fields.chat_id),
+    ...keys.chatListing(fields.workspace_id, shardOf(fields.chat_id)),
+    gsi1sk: fields.chat_id,
+    type: 'chat',
+    ...fields,
+  };
+}
+
+const messagePut = (chatId: string, message: MessageItem | (ChatMessage & { seq: number })): TransactOp => ({
+  Put: { Item: { ...message, ...keys.chatMessage(chatId, message.seq) }, ConditionExpression: 'attribute_not_exists(pk)' },
+});
+
+/** A new chat with its first messages, all or nothing. */
+export async function putNewChat(chat: ChatItem, messages: readonly MessageItem[]): Promise<void> {
+  await table.transact([
+    { Put: { Item: chat, ConditionExpression: 'attribute_not_exists(pk)' } },
+    ...messages.map((message) => messagePut(chat.chat_id, message)),
+  ]);
+}
+
+/** A chat of this workspace, or 404 (another workspace's chat is as absent as an unknown one). */
+export async function getChatItem(workspaceId: string, chatId: string): Promise<ChatItem> {
+  const item = await table.get<ChatItem>(keys.chat(chatId));
+  if (!item || item.workspace_id !== workspaceId) throw chatNotFound();
+  return item;
+}
+
+/** A chat's messages in order. */
+export async function chatMessages(chatId: string): Promise<MessageItem[]> {
+  return queryAll<MessageItem>(keys.chatMessages(chatId));
+}
+
+/** A page of a chat's messages, newest first (SMS message lists): before `beforeSeq` when given. */
+export async function newestMessages(chatId: string, limit: number, beforeSeq?: number): Promise<{ items: MessageItem[]; more: boolean }> {
+  const partition = keys.chatMessages(chatId);
+  const page = await table.queryPage<MessageItem>({
+    KeyConditionExpression:
+      beforeSeq === undefined ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk AND sk BETWEEN :prefix AND :before',
+    ExpressionAttributeValues: {
+      ':pk': partition.pk,
+      ':prefix': partition.skPrefix,
+      ...(beforeSeq === undefined ? {} : { ':before': keys.chatMessage(chatId, Math.max(0, beforeSeq - 1)).sk }),
+    },
+    ScanIndexForward: false,
+    Limit: limit,
+  });
+  return { items: page.items, more: page.lastKey !== undefined };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Takes the chat's turn lease for one completion. Waits (jittered polling) while another
+ * completion holds it, up to TURN_WAIT_MS, then 429. An unknown chat is 404, an ended one 400.
+ */
+export async function claimTurn(workspaceId: string, chatId: string, token: string): Promise<ChatItem> {
+  const deadline = Date.now() + TURN_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
+    const now = Date.now();
+    try {
+      return (await table.update<ChatItem>({
+        Key: keys.chat(chatId),
+        UpdateExpression: 'SET turn_token = :token, turn_until = :until',
+        ConditionExpression:
+          'attribute_exists(pk) AND workspace_id = :ws AND chat_status = :ongoing AND (attribute_not_exists(turn_token) OR turn_until < :now)',
+        ExpressionAttributeValues: { ':token': token, ':until': now + TURN_LEASE_MS, ':ws': workspaceId, ':ongoing': 'ongoing', ':now': now },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }))!;
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+      const old = error.item as ChatItem | undefined;
+      if (!old || old.workspace_id !== workspaceId) throw chatNotFound();
+      if (old.chat_status !== 'ongoing') throw chatEnded(chatId);
+      if (Date.now() > deadline) {
+        throw new TooManyRequests(`Chat ${chatId} is busy with another completion; retry shortly`, 1);
+      }
+      await sleep(Math.min(200, 20 + attempt * 10) * (0.5 + Math.random()));
+    }
+  }
+}
+
+/** Gives the lease back without writing anything else (the turn failed). */
+export async function releaseTurn(chatId: string, token: string): Promise<void> {
+  try {
+    await table.update({
+      Key: keys.chat(chatId),
+      UpdateExpression: 'REMOVE turn_token, turn_until',
+      ConditionExpression: 'turn_token = :token',
+      ExpressionAttributeValues: { ':token': token },
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+/**
+ * Commits one completion: the new messages (numbered after `chat.message_count`), the new
+ * state and any other fields, and the lease's release, in one transaction conditional on
+ * the lease, the counter and the chat still being ongoing. Answers the chat as written.
+ */
+export async function commitTurn(
+  chat: ChatItem,
+  token: string,
+  messages: readonly MessageItem[],
+  fields: Partial<ChatItem>,
+): Promise<ChatItem> {
+  const count = chat.message_count + messages.length;
+  const set: Record<string, unknown> = { ...fields, message_count: count };
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':token': token, ':count': chat.message_count, ':ongoing': 'ongoing' };
+  const sets = Object.entries(set)
+    .filter(([, value]) => value !== undefined)
+    .map(([field, value], i) => {
+      names[`#f${i}`] = field;
+      values[`:f${i}`] = value;
+      return `#f${i} = :f${i}`;
+    });
+  names['#status'] = 'chat_status';
+  if (messages.length + 1 > 100) throw badRequest('The agent produced more messages in one turn than a chat can store at once (99)');
+  try {
+    await table.transact([
+      {
+        Update: {
+          Key: keys.chat(chat.chat_id),
+          UpdateExpression: `SET ${sets.join(', ')} REMOVE turn_token, turn_until`,
+          ConditionExpression: 'turn_token = :token AND message_count = :count AND #status = :ongoing',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+      },
+      ...messages.map((message) => messagePut(chat.chat_id, message)),
+    ]);
+  } catch (error) {
+    if (!(error instanceof TransactionCancelled)) throw error;
+    const now = await table.get<ChatItem>(keys.chat(chat.chat_id));
+    if (!now) throw chatNotFound();
+    if (now.chat_status !== 'ongoing') throw chatEnded(chat.chat_id);
+    throw conflict(`Chat ${chat.chat_id} changed during the completion (its turn lease ran out); retry`);
+  }
+  const written = { ...chat, ...set } as ChatItem;
+  delete written.turn_token;
+  delete written.turn_until;
+  return written;
+}
+
+/** Ends an ongoing chat (stamping the end); answers the chat as written, or undefined when it was not ongoing. */
+export async function markEnded(workspaceId: string, chatId: string, nowMs: number): Promise<ChatItem | undefined> {
+  try {
+    return await table.update<ChatItem>({
+      Key: keys.chat(chatId),
+      UpdateExpression: 'SET chat_status = :ended, end_timestamp = :now, duration_ms = :now - start_timestamp',
+      ConditionExpression: 'attribute_exists(pk) AND workspace_id = :ws AND chat_status = :ongoing',
+      ExpressionAttributeValues: { ':ended': 'ended', ':ongoing': 'ongoing', ':now': nowMs, ':ws': workspaceId },
+      ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    const old = error.item as ChatItem | undefined;
+    if (!old || old.workspace_id !== workspaceId) throw chatNotFound();
+    return undefined;
+  }
+}
+
+/** Stores an analysis, conditional on the analysis count read (a concurrent rerun's write is not overwritten by an older one). */
+export async function storeAnalysis(chat: ChatItem, analysis: ChatAnalysis): Promise<ChatItem | undefined> {
+  const seq = chat.analysis_seq ?? 0;
+  try {
+    return await table.update<ChatItem>({
+      Key: keys.chat(chat.chat_id),
+      UpdateExpression: 'SET chat_analysis = :analysis, user_sentiment = :sentiment, chat_successful = :successful, analysis_seq = :next',
+      ConditionExpression: `attribute_exists(pk) AND ${seq === 0 ? '(attribute_not_exists(analysis_seq) OR analysis_seq = :seq)' : 'analysis_seq = :seq'}`,
+      ExpressionAttributeValues: {
+        ':analysis': analysis,
+        ':sentiment': analysis.user_sentiment ?? 'Unknown',
+        ':successful': analysis.chat_successful ?? false,
+        ':seq': seq,
+        ':next': seq + 1,
+      },
+      ReturnValues: 'ALL_NEW',
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}
+
+/** Sets fields on a chat of this workspace (update-chat). */
+export async function updateChatFields(workspaceId: string, chatId: string, fields: Record<string, unknown>, remove: string[] = []): Promise<ChatItem> {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':ws': workspaceId };
+  const sets = Object.entries(fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([field, value], i) => {
+      names[`#f${i}`] = field;
+      values[`:f${i}`] = value;
+      return `#f${i} = :f${i}`;
+    });
+  const removes = remove.map((field, i) => {
+    names[`#r${i}`] = field;
+    return `#r${i}`;
+  });
+  if (sets.length === 0 && removes.length === 0) return getChatItem(workspaceId, chatId);
+  names['#ws'] = 'workspace_id';
+  try {
+    return (await table.update<ChatItem>({
+      Key: keys.chat(chatId),
+      UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim(),
+      ConditionExpression: 'attribute_exists(pk) AND #ws = :ws',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    }))!;
+  } catch (error) {
+    if (error instanceof ConditionFailed) throw chatNotFound();
+    throw error;
+  }
+}
+
+/** Deletes a chat of this workspace, then its messages (the chat disappears for every reader with its item). */
+export async function deleteChatItems(workspaceId: string, chatId: string): Promise<ChatItem> {
+  let old: ChatItem | undefined;
+  try {
+    old = await table.delete<ChatItem>({
+      Key: keys.chat(chatId),
+      ConditionExpression: 'attribute_exists(pk) AND workspace_id = :ws',
+      ExpressionAttributeValues: { ':ws': workspaceId },
+      ReturnValues: 'ALL_OLD',
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) throw chatNotFound();
+    throw error;
+  }
+  const messages = await queryAll<{ pk: string; sk: string }>(keys.chatMessages(chatId), 'pk, sk');
+  await table.batchDelete(messages.map(({ pk, sk }) => ({ pk, sk })));
+  return old!;
+}
+
+/** A FilterExpression on the listing index's projected attributes. */
+export interface ListingFilter {
+  expression: string;
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+}
+
+export type ChatListingEntry = Pick<ChatItem, 'pk' | 'sk' | 'chat_id'> & Record<string, unknown>;
+
+/** One shard's listing entries strictly after `after` in the sort order, following pages until `want` matched or the shard ends. */
+export async function queryChatListing(input: {
+  workspaceId: string;
+  shard: number;
+  ascending: boolean;
+  after?: string;
+  filter?: ListingFilter;
+  want: number;
+}): Promise<ChatListingEntry[]> {
+  const names: Record<string, string> = { ...(input.filter?.names ?? {}) };
+  const values: Record<string, unknown> = { ...(input.filter?.values ?? {}), ':gpk': keys.chatListing(input.workspaceId, input.shard).gsi1pk };
+  let keyCondition = 'gsi1pk = :gpk';
+  if (input.after) {
+    values[':after'] = input.after;
+    keyCondition += input.ascending ? ' AND gsi1sk > :after' : ' AND gsi1sk < :after';
+  }
+  const items: ChatListingEntry[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await table.queryPage<ChatListingEntry>({
+      IndexName: 'gsi1',
+      KeyConditionExpression: keyCondition,
+      FilterExpression: input.filter?.expression,
+      ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+      ExpressionAttributeValues: values,
+      ScanIndexForward: input.ascending,
+      Limit: Math.max(input.want, 50),
+      ExclusiveStartKey: startKey,
+    });
+    items.push(...page.items);
+    startKey = page.lastKey;
+  } while (startKey && items.length < input.want);
+  return items.slice(0, input.want);
+}
+
+export async function batchGetChats(entries: readonly Pick<ChatItem, 'pk' | 'sk'>[]): Promise<ChatItem[]> {
+  return table.batchGet<ChatItem>(entries.map(({ pk, sk }) => ({ pk, sk })));
+}
