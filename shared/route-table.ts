@@ -2,6 +2,7 @@ import { routeKeys, type Domain, type RouteDefinition } from './platform/http/ro
 import { accountRoutes } from './account/routes.ts';
 import { agentToolRoutes } from './agent-tools/routes.ts';
 import { agentRoutes } from './agents/agent-routes.ts';
+import { callArtifactRoutes } from './calls/artifact-routes.ts';
 import { callRoutes } from './calls/routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
@@ -31,6 +32,7 @@ export const routeTable = {
   ...telephonyRoutes,
   ...connectionTestRoutes,
   ...callRoutes,
+  ...callArtifactRoutes,
   ...contactRoutes,
   ...metaRoutes,
 } satisfies Record<string, RouteDefinition>;

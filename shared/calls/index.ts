@@ -20,3 +20,6 @@ export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from '
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';
 export { callHistoryPage } from './history.ts';
+export { getCallRecordingUrl } from './recordings.ts';
+export { getCallUnscrubbed, removeCallSensitiveData } from './scrubbing.ts';
+export { getCallPcap, getCallSipTrace } from './sip-trace.ts';

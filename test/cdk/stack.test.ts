@@ -235,6 +235,7 @@ describe('ParleyStack', () => {
           'SIP_IP_RANGES',
           'TABLE_NAME',
           'VENDOR_SECRET_ID',
+          'RECORDINGS_BUCKET',
           'WEBHOOK_QUEUE_URL',
           'CALL_STEPS_QUEUE_URL',
           'CONTACT_JOBS_QUEUE_URL',
