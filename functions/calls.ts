@@ -1,4 +1,6 @@
 import { domainHandler } from '../shared/platform/http/handler.ts';
+import type { Handlers } from '../shared/platform/http/route.ts';
+import { callArtifactRoutes } from '../shared/calls/artifact-routes.ts';
 import { callRoutes } from '../shared/calls/routes.ts';
 import * as calls from '../shared/calls/index.ts';
 import { registerBatchCallCounters } from '../shared/batches/index.ts';
@@ -9,7 +11,17 @@ registerBatchCallCounters();
 /** retell-sdk's `call.list` reads a page; its requests say so in their User-Agent (`Retell/JS <version>`). */
 const fromRetellSdk = (userAgent: string | undefined) => /^Retell\/JS\b/.test(userAgent ?? '');
 
-export const handler = domainHandler(callRoutes, {
+/** The call artifacts' routes (recordings, scrubbing, SIP traces), served by the same function. */
+const artifactHandlers: Handlers<typeof callArtifactRoutes> = {
+  getCallRecordingUrl: ({ principal, params }) => calls.getCallRecordingUrl(principal.workspaceId, params.call_id),
+  removeCallSensitiveData: ({ principal, params }) => calls.removeCallSensitiveData(principal.workspaceId, params.call_id),
+  getCallUnscrubbed: ({ principal, params }) => calls.getCallUnscrubbed(principal.workspaceId, params.call_id),
+  getCallSipTrace: ({ principal, params }) => calls.getCallSipTrace(principal.workspaceId, params.call_id),
+  getCallPcap: ({ principal, params }) => calls.getCallPcap(principal.workspaceId, params.call_id),
+};
+
+export const handler = domainHandler({ ...callRoutes, ...callArtifactRoutes }, {
+  ...artifactHandlers,
   createPhoneCall: ({ principal, body }) => calls.createPhoneCall(principal, body),
   createWebCall: ({ principal, body }) => calls.createWebCall(principal, body),
   registerPhoneCall: ({ principal, body }) => calls.registerPhoneCall(principal, body),

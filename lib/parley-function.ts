@@ -5,7 +5,9 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NagSuppressions } from 'cdk-nag';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -24,6 +26,8 @@ export interface ParleyResources {
   /** Steps of contacts jobs (the backfill). */
   contactJobsQueue: sqs.IQueue;
   vendorSecret: secretsmanager.ISecret;
+  /** Call recordings and their unscrubbed originals (shared/platform/aws/object-store.ts). */
+  recordingsBucket: s3.IBucket;
 }
 
 export type QueueUse = 'send' | 'consume';
@@ -41,6 +45,8 @@ export interface ParleyAccess {
   /** `send` for the contacts domain (starting a job), `consume` and `send` for the contact-jobs job. */
   contactJobsQueue?: readonly QueueUse[];
   vendorSecret?: 'read';
+  /** Objects under `recordings/` in the recordings bucket: read, write (with tags), delete. */
+  recordings?: 'readWrite';
 }
 
 export interface ParleyFunctionProps {
@@ -98,7 +104,7 @@ export class ParleyFunction extends NodejsFunction {
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH });
     logGroup.grantWrite(role);
 
-    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, vendorSecret } = props.resources;
+    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, vendorSecret, recordingsBucket } = props.resources;
     super(scope, id, {
       entry: props.entry,
       handler: 'handler',
@@ -120,6 +126,7 @@ export class ParleyFunction extends NodejsFunction {
         CALL_STEPS_QUEUE_URL: callStepsQueue.queueUrl,
         CONTACT_JOBS_QUEUE_URL: contactJobsQueue.queueUrl,
         VENDOR_SECRET_ID: vendorSecret.secretArn,
+        RECORDINGS_BUCKET: recordingsBucket.bucketName,
         PARLEY_ENV: 'production',
         POWERTOOLS_SERVICE_NAME: 'parley',
         NODE_OPTIONS: '--enable-source-maps',
@@ -190,5 +197,41 @@ export class ParleyFunction extends NodejsFunction {
     }
 
     if (props.access.vendorSecret === 'read') vendorSecret.grantRead(this);
+
+    if (props.access.recordings === 'readWrite') {
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
+          resources: [recordingsBucket.arnForObjects('recordings/*')],
+        }),
+      );
+      NagSuppressions.addResourceSuppressions(
+        role,
+        [
+          {
+            id: 'AwsSolutions-IAM5',
+            reason: 'Recordings are one object per call under recordings/<workspace>/<call_id>/: the function reads and writes any call\'s, and only under that prefix.',
+            appliesTo: [{ regex: '/^Resource::<RecordingsBucket[A-Za-z0-9]*\\.Arn>\\/recordings\\/\\*$/' }],
+          },
+        ],
+        true,
+      );
+      // Without ListBucket, S3 answers 403 rather than 404 for a missing object.
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:ListBucket'],
+          resources: [recordingsBucket.bucketArn],
+          conditions: { StringLike: { 's3:prefix': ['recordings/*'] } },
+        }),
+      );
+      // The bucket is encrypted with the stack's key: usable through S3 only, as the table's.
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          resources: [key.keyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
+        }),
+      );
+    }
   }
 }

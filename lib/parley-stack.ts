@@ -13,6 +13,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -21,6 +22,7 @@ import type { Construct } from 'constructs';
 import { DOMAINS, METHODS, THROTTLE_CLASSES, type Domain, type ThrottleClass } from '../shared/platform/http/route.ts';
 import { servedRoutes, type ServedRoute } from '../shared/route-table.ts';
 import { tableDefinition } from '../shared/platform/store/keys.ts';
+import { RETENTION_RULE_DAYS } from '../shared/platform/aws/object-store.ts';
 import { contextValue, functionSettings, settingsEnvironment, type FunctionSettings } from './deploy-settings.ts';
 import { ParleyFunction, type ParleyAccess, type ParleyResources } from './parley-function.ts';
 import { ROUTE_STACK_COUNT, RouteStack, routeStackIndex, type RouteTarget } from './route-stack.ts';
@@ -48,10 +50,14 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   numbers: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'] },
   // Calls queue their webhooks, read media (LiveKit) and language-model credentials, and
   // open the webhook key to sign custom function requests during a call's turns.
-  calls: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'] },
+  // Call artifacts: recordings in the bucket, and the sealed unscrubbed copy (generateDataKey).
+  calls: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite' },
   // save-call summarises through the language model (its credentials) after reading the call
   // from the table (getCall only: no call is placed here); a backfill is queued.
-  contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'] },
+  // The recordings grant: the function bundles the calls domain's index (getCall, the
+  // history page), which carries the recordings module (test/cdk/grants-match-code holds
+  // grants to bundles); contacts never writes a recording itself.
+  contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'], recordings: 'readWrite' },
   // Deleting a batch unlinks its calls; creating one reads numbers and agents. It bundles the
   // calls domain (batch dials live there), hence the calls function's grants.
   batches: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'] },
@@ -101,7 +107,8 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // steps need (the webhook queue for call events, vendor credentials for the model).
   // A step runs a turn of the call: the agent's engine (language-model and LiveKit
   // credentials), custom functions signed with the webhook key, and the call's webhooks.
-  'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
+  // The sandbox's recording is written when a step ends the call (finishCall).
+  'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite' },
   // A step reads a page of calls and writes contacts; the next page is re-queued.
   'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'] },
   // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
@@ -244,6 +251,7 @@ export class ParleyStack extends Stack {
   readonly billingFailures: sqs.Queue;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly vendorSecret: secretsmanager.Secret;
+  readonly recordingsBucket: s3.Bucket;
   readonly api: apigwv2.HttpApi;
   readonly stage: apigwv2.HttpStage;
   readonly domainFunctions = {} as Record<Domain, ParleyFunction>;
@@ -372,6 +380,30 @@ export class ParleyStack extends Stack {
       },
     ]);
 
+    // Call recordings (docs/calls.md, Call artifacts): private, KMS-encrypted with the stack's
+    // key, TLS only; deleted by tag (`retention_days`, one lifecycle rule per value in
+    // RETENTION_RULE_DAYS), kept otherwise.
+    this.recordingsBucket = new s3.Bucket(this, 'RecordingsBucket', {
+      encryption: s3.BucketEncryption.KMS,
+      encryptionKey: this.key,
+      bucketKeyEnabled: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy: RemovalPolicy.RETAIN,
+      lifecycleRules: [
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ...RETENTION_RULE_DAYS.map((days) => ({ id: `retention-${days}d`, tagFilters: { retention_days: String(days) }, expiration: Duration.days(days) })),
+      ],
+    });
+    NagSuppressions.addResourceSuppressions(this.recordingsBucket, [
+      {
+        id: 'AwsSolutions-S1',
+        reason:
+          'Recordings are fetched through presigned URLs the API hands out (each issue is in the API access log); a server-access-log bucket is listed under Not done yet in docs/calls.md.',
+      },
+    ]);
+
     const resources: ParleyResources = {
       table: this.table,
       key: this.key,
@@ -379,6 +411,7 @@ export class ParleyStack extends Stack {
       callStepsQueue: this.callStepsQueue,
       contactJobsQueue: this.contactJobsQueue,
       vendorSecret: this.vendorSecret,
+      recordingsBucket: this.recordingsBucket,
     };
 
     // The API first: its endpoint is the functions' PUBLIC_BASE_URL unless one is given.
@@ -511,6 +544,7 @@ export class ParleyStack extends Stack {
     this.addRoutes(routes);
     this.throttleRoutes(routes, props.routeThrottles);
 
+    new CfnOutput(this, 'RecordingsBucketName', { value: this.recordingsBucket.bucketName, description: 'Call recordings (RECORDINGS_BUCKET)' });
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Parley API base URL' });
   }
 

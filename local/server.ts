@@ -1,4 +1,5 @@
 import { installLocalQueues } from './queues.ts';
+import { config } from '../shared/platform/config.ts';
 import { protectLocalPort } from '../shared/platform/egress.ts';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
@@ -12,6 +13,7 @@ import type { Domain } from '../shared/platform/http/route.ts';
 import { servedRoutes } from '../shared/route-table.ts';
 import { domainFunctions, type HttpHandler } from './functions.ts';
 import { InvocationSlots, LOCAL_CONCURRENCY } from './invocation-slots.ts';
+import { installLocalObjectStore, LOCAL_OBJECTS_PATH, type FolderObjectStore } from './object-store.ts';
 
 interface Match {
   routeKey: string;
@@ -113,7 +115,14 @@ export async function startLocalServer(options: { port: number; host?: string })
     return loaded;
   };
 
+  let objects: FolderObjectStore | undefined;
   const server = createServer((req, res) => {
+    // The object store stand-in's signed URLs (recordings): answered here, as S3 answers its own.
+    if (objects && req.method === 'GET' && req.url?.startsWith(LOCAL_OBJECTS_PATH)) {
+      const target = requestTarget(req.url);
+      objects.serve(target.path, target.query, res).catch((error) => send(res, errorResponse(error)));
+      return;
+    }
     handle(req, res, match, handlerFor, slots).catch((error) => {
       send(res, errorResponse(error));
     });
@@ -129,10 +138,13 @@ export async function startLocalServer(options: { port: number; host?: string })
   // queue anything: this runs in the listen callback's continuation, ahead of any request event.
   installLocalQueues();
   const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // Recordings go to a folder under DATA_DIR unless a bucket is named (then S3, as in AWS).
+  if (!config.RECORDINGS_BUCKET) objects = installLocalObjectStore(url);
   // Outbound requests a tenant chooses (webhooks, workflow steps) must never reach this API.
   protectLocalPort(port, 'API');
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url,
     port,
     server,
     close: () =>

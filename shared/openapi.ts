@@ -66,8 +66,10 @@ function operation(id: string, route: RouteDefinition, alias: boolean) {
       : {}),
     responses: {
       [String(route.status)]:
-        route.status === 204 || !route.response
+        route.status === 204 || (!route.response && !route.produces)
           ? { description: 'Success' }
+          : !route.response
+            ? { description: 'Success', content: { [route.produces!]: { schema: { type: 'string', format: 'binary' } } } }
           : {
               description: 'Success',
               content: { [route.produces ?? 'application/json']: { schema: schema(route.response, 'output') } },

@@ -3,6 +3,7 @@ import { accountRoutes } from './account/routes.ts';
 import { agentToolRoutes } from './agent-tools/routes.ts';
 import { agentRoutes } from './agents/agent-routes.ts';
 import { batchRoutes } from './batches/routes.ts';
+import { callArtifactRoutes } from './calls/artifact-routes.ts';
 import { callRoutes } from './calls/routes.ts';
 import { chatRoutes } from './chats/routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
@@ -34,6 +35,7 @@ export const routeTable = {
   ...connectionTestRoutes,
   ...callRoutes,
   ...chatRoutes,
+  ...callArtifactRoutes,
   ...contactRoutes,
   ...batchRoutes,
   ...metaRoutes,

@@ -34,6 +34,7 @@ import {
   type EngineState,
 } from './store.ts';
 import { toCallView } from './view.ts';
+import { deleteCallArtifacts } from './scrubbing.ts';
 
 /*
  * The calls API (spec: Calls: detailed shapes). Creating a call checks everything that can
@@ -420,6 +421,7 @@ export async function stopCall(workspaceId: string, callId: string): Promise<Cal
 
 export async function deleteCall(workspaceId: string, callId: string): Promise<void> {
   const old = await deleteCallItem(workspaceId, callId);
+  await deleteCallArtifacts(old);
   // A call deleted while still running gives its slot back (the release is once-only).
   if (old.engine?.slot && (old.call_status === 'registered' || old.call_status === 'ongoing')) await releaseSlot(workspaceId, callId);
 }

@@ -7,6 +7,7 @@ import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
 import { dialOut, endMedia, transferCall, type TransferOutcome } from './media.ts';
 import { callCost } from './pricing.ts';
+import { recordSandboxCall } from './recordings.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
 import { findCallItem, roomOf, transitionCall, type CallItem, type EngineState, type TransferState } from './store.ts';
@@ -303,10 +304,12 @@ export async function finishCall(call: CallItem, finish: Finish): Promise<CallIt
   if (!finish.keepMedia) {
     await endMedia(roomOf(call)).catch((error) => logger.warn('ending the call media failed', { error, call_id: call.call_id }));
   }
-  if (ringing) await sendCallEvent(ended, 'transfer_cancelled');
-  await sendCallEvent(ended, 'call_ended');
-  if (finish.status === 'ended') await scheduleStep(stepFor(ended, 'analyze', 0), Date.now());
-  return ended;
+  // The sandbox's synthetic recording, stored before call_ended so the event carries its URL.
+  const recorded = await recordSandboxCall(ended);
+  if (ringing) await sendCallEvent(recorded, 'transfer_cancelled');
+  await sendCallEvent(recorded, 'call_ended');
+  if (finish.status === 'ended') await scheduleStep(stepFor(recorded, 'analyze', 0), Date.now());
+  return recorded;
 }
 
 /** Post-call analysis of an ended call; `seq` guards against a repeated step. */

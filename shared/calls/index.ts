@@ -26,3 +26,6 @@ export type { BatchDialInput, BatchDialResult, BatchTaskInput } from './batch-di
 export { onCallLifecycle } from './call-listeners.ts';
 export type { CallLifecycleEvent, CallLifecycleListener } from './call-listeners.ts';
 export { dynamicVariables, versionRef } from './schemas.ts';
+export { getCallRecordingUrl } from './recordings.ts';
+export { getCallUnscrubbed, removeCallSensitiveData } from './scrubbing.ts';
+export { getCallPcap, getCallSipTrace } from './sip-trace.ts';

@@ -51,6 +51,23 @@ export interface EngineState {
   agent_override?: AgentOverride;
 }
 
+/** Where a call's recording is stored; on the call item, never answered. */
+export interface RecordingState {
+  key: string;
+  content_type: string;
+  /** The sandbox's tones (true), or a media server's recording. */
+  synthetic: boolean;
+  duration_ms: number;
+  /** LiveKit Egress that records the room (its file lands at `key` when the egress ends). */
+  egress_id?: string;
+  /** Turns silenced by remove-call-sensitive-data (indexes into transcript_object). */
+  silenced_turns?: number[];
+  /** A media server's recording removed by scrubbing (it cannot be silenced here). */
+  removed?: boolean;
+  /** The untouched recording, kept while the data storage setting allows (scrubbing.ts). */
+  unscrubbed_key?: string;
+}
+
 /**
  * A transfer of the call's phone party (docs/calls.md, Transfers): kept at the item's top
  * level, beside `transfer_seq`, so the engine's other writes (which replace `engine`) never
@@ -90,6 +107,11 @@ export type CallItem = CallView & {
   transfer_seq?: number;
   transfer_destination?: string | null;
   transfer_end_timestamp?: number;
+  /** Where the recording is stored (shared/calls/recordings.ts); `recording_url` is the wire field. */
+  recording?: RecordingState;
+  recording_url?: string;
+  /** When remove-call-sensitive-data last scrubbed the call (shared/calls/scrubbing.ts). */
+  scrubbed_timestamp?: number;
 };
 
 export const callNotFound = () => notFound('Call not found');

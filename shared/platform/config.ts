@@ -121,6 +121,16 @@ const ConfigSchema = z.object({
   CALL_STEPS_QUEUE_URL: optionalString,
   /** Steps of contacts jobs (the backfill: shared/contacts/backfill.ts); absent locally, as above. */
   CONTACT_JOBS_QUEUE_URL: optionalString,
+  /**
+   * The S3 bucket of call recordings (shared/platform/aws/object-store.ts); absent locally,
+   * where a folder under DATA_DIR stands in and the local server serves its signed URLs.
+   */
+  RECORDINGS_BUCKET: optionalString,
+  /**
+   * An IAM role LiveKit Egress assumes to write recordings into RECORDINGS_BUCKET (its
+   * S3Upload `assumeRoleArn`). Unset, LiveKit calls are not recorded (docs/calls.md, Call artifacts).
+   */
+  RECORDINGS_EGRESS_ROLE_ARN: optionalString,
   /** Secrets Manager secret holding vendor credentials as JSON; absent locally (settings come from env). */
   VENDOR_SECRET_ID: optionalString,
   DATA_DIR: z.string().default('.data'),
@@ -211,6 +221,7 @@ export const PRODUCTION_REQUIRED_SETTINGS = [
   'CALL_STEPS_QUEUE_URL',
   'CONTACT_JOBS_QUEUE_URL',
   'VENDOR_SECRET_ID',
+  'RECORDINGS_BUCKET',
   'SIP_HOST',
   'SIP_IP_RANGES',
   'PUBLIC_BASE_URL',

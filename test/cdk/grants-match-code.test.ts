@@ -20,6 +20,11 @@ describe('function grants match the code they bundle', () => {
     );
   });
 
+  it.each([...DOMAINS])('%s may use the recordings bucket exactly when it bundles the object store', async (domain) => {
+    const usesObjects = (await bundledModules(domain)).includes('shared/platform/aws/object-store.ts');
+    expect(DOMAIN_ACCESS[domain].recordings === 'readWrite', `${domain} bundles shared/platform/aws/object-store.ts: ${usesObjects}`).toBe(usesObjects);
+  });
+
   it.each([...DOMAINS])('%s ships the phone metadata file exactly when it bundles the phone module', async (domain) => {
     const readsPhoneMetadata = (await bundledModules(domain)).includes('shared/platform/phone.ts');
     expect((DOMAIN_FILES[domain] ?? []).includes(PHONE_METADATA_FILE), `${domain} bundles shared/platform/phone.ts: ${readsPhoneMetadata}`).toBe(

@@ -6,6 +6,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
@@ -137,10 +138,11 @@ function expectGrantsMatch(
     new Set((access.key ?? []).map((use) => KEY_USE_ACTION[use])),
   );
   // Any other use of the key goes through a service on the function's behalf.
-  for (const statement of statements.filter((s) => !direct(s))) {
+  for (const statement of statements.filter((s) => !direct(s) && [s.Action].flat().some((a) => a.startsWith('kms:')))) {
     expect(statement.Condition!.StringEquals!['kms:ViaService'], label).toBeDefined();
   }
   expect(all.has('secretsmanager:GetSecretValue'), label).toBe(access.vendorSecret === 'read');
+  expect(all.has('s3:PutObject'), label).toBe(access.recordings === 'readWrite');
   expect(all.has('logs:PutLogEvents'), label).toBe(true);
 }
 
@@ -235,6 +237,7 @@ describe('ParleyStack', () => {
           'SIP_IP_RANGES',
           'TABLE_NAME',
           'VENDOR_SECRET_ID',
+          'RECORDINGS_BUCKET',
           'WEBHOOK_QUEUE_URL',
           'CALL_STEPS_QUEUE_URL',
           'CONTACT_JOBS_QUEUE_URL',
@@ -279,6 +282,7 @@ describe('ParleyStack', () => {
       callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
       contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
       vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
+      recordingsBucket: new s3.Bucket(stack, 'Recordings', { encryption: s3.BucketEncryption.KMS, encryptionKey: key }),
     };
     const access: ParleyAccess = {
       table: 'read',
@@ -288,6 +292,7 @@ describe('ParleyStack', () => {
       callStepsQueue: ['send'],
       contactJobsQueue: ['send'],
       vendorSecret: 'read',
+      recordings: 'readWrite',
     };
     const fn = new ParleyFunction(stack, 'Fn', { entry: FUNCTION_ENTRY, resources, access });
     const queues = {

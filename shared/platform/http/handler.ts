@@ -69,6 +69,14 @@ export class MediaResponse {
   ) {}
 }
 
+/** A file answer of a `produces` route: its bytes and the name a browser saves it under. */
+export class Download {
+  constructor(
+    readonly body: Buffer,
+    readonly filename: string,
+  ) {}
+}
+
 export function domainHandler<T extends RouteTable>(routes: T, handlers: Handlers<T>, options: DomainOptions = {}) {
   const byKey = new Map<string, Entry>();
   for (const [id, route] of Object.entries(routes)) {
@@ -94,6 +102,14 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
         request: info,
       };
       const output = await entry!.handler(input as never);
+      if (route.produces && output instanceof Download) {
+        return {
+          statusCode: route.status,
+          headers: { 'content-type': route.produces, 'content-disposition': `attachment; filename="${output.filename}"`, ...admission?.headers },
+          body: output.body.toString('base64'),
+          isBase64Encoded: true,
+        };
+      }
       if (route.produces) {
         return { statusCode: route.status, headers: { 'content-type': route.produces, ...admission?.headers }, body: String(output) };
       }

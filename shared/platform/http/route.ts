@@ -51,10 +51,12 @@ export interface RouteDefinition {
   uploadLimits?: { maxFileBytes: number; maxFiles: number };
   response?: z.ZodType;
   /**
-   * The response's media type when it is not JSON (the API reference page and its files):
-   * the handler returns the body as a string, sent as it is.
+   * The response's media type when it is not JSON (the API reference page and its files, a
+   * call's pcap): the handler returns the body as a string, sent as it is, or a `Download`
+   * (bytes and a file name: sent base64-encoded with isBase64Encoded, as API Gateway wants
+   * binary bodies, and `content-disposition: attachment`).
    */
-  produces?: 'text/html; charset=utf-8' | 'text/css; charset=utf-8' | 'text/javascript; charset=utf-8';
+  produces?: 'text/html; charset=utf-8' | 'text/css; charset=utf-8' | 'text/javascript; charset=utf-8' | 'application/vnd.tcpdump.pcap';
   /**
    * The capability a public (browser) key needs to call it: starting web calls or chats
    * (spec Authentication 10). Without it, public keys get 403 here.

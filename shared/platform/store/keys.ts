@@ -263,6 +263,11 @@ export const keys = {
    * through gsi1 with `callListing` (sharded) and the call ID as the sort key.
    */
   call: (callId: string): ItemKey => ({ pk: `CALL#${callId}`, sk: 'CALL' }),
+  /**
+   * A call's unscrubbed copy (remove-call-sensitive-data): the fields as they were before
+   * scrubbing, sealed with envelope encryption; in the call's own partition, written once.
+   */
+  callUnscrubbed: (callId: string): ItemKey => ({ pk: `CALL#${callId}`, sk: 'UNSCRUBBED' }),
   /** gsi1 partition of shard `shard` of a workspace's calls (docs/data-model.md, Hot partitions). */
   callListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CALL#${shard}` }),
   /**
@@ -512,3 +517,13 @@ export const cpsTokenAttribute = (index: number) => `t${index}`;
 /** Outbound test slot i of a workspace: the epoch ms its lease ends; `outboundSlotOwnerAttribute(i)` names the holder. */
 export const outboundSlotAttribute = (index: number) => `s${index}`;
 export const outboundSlotOwnerAttribute = (index: number) => `o${index}`;
+
+/**
+ * Object keys in the recordings bucket (shared/platform/aws/object-store.ts), built here like
+ * the table's keys: `recordings/<ws>/<call_id>/<name>`, so a workspace's objects share a
+ * prefix and a call's artifacts sit together.
+ */
+export const objectKeys = {
+  callArtifact: (workspaceId: string, callId: string, name: 'recording.wav' | 'recording.unscrubbed.wav' | 'recording.ogg'): string =>
+    `recordings/${workspaceId}/${callId}/${name}`,
+};

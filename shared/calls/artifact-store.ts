@@ -1,0 +1,80 @@
+import { keys } from '../platform/store/keys.ts';
+import { table, type TransactOp } from '../platform/store/table.ts';
+
+/*
+ * Items of a call's artifacts beside the call item (docs/data-model.md): the unscrubbed
+ * copy that remove-call-sensitive-data keeps, sealed (shared/calls/scrubbing.ts).
+ */
+
+export interface UnscrubbedItem {
+  pk: string;
+  sk: string;
+  workspace_id: string;
+  call_id: string;
+  /** The fields as they were before scrubbing, as JSON, sealed with envelope encryption (context names the call). */
+  sealed: string;
+  created_timestamp: number;
+  expires_at?: number;
+}
+
+export async function getUnscrubbed(callId: string): Promise<UnscrubbedItem | undefined> {
+  return table.get<UnscrubbedItem>(keys.callUnscrubbed(callId));
+}
+
+/** The transaction operation that writes the copy once (a second scrub never replaces the original). */
+export function putUnscrubbedOnce(item: Omit<UnscrubbedItem, 'pk' | 'sk'>): TransactOp {
+  return { Put: { Item: { ...keys.callUnscrubbed(item.call_id), ...item }, ConditionExpression: 'attribute_not_exists(pk)' } };
+}
+
+export function deleteUnscrubbedOp(callId: string): TransactOp {
+  return { Delete: { Key: keys.callUnscrubbed(callId) } };
+}
+
+export async function deleteUnscrubbed(callId: string): Promise<void> {
+  await table.delete({ Key: keys.callUnscrubbed(callId) });
+}
+
+/**
+ * The scrubbed call's update as a transaction operation: the call must still belong to the
+ * workspace, be over, and be at the analysis counter read (an analysis written in between
+ * would otherwise be overwritten with the scrubbed copy of the old one).
+ */
+export function scrubCallOp(
+  callId: string,
+  workspaceId: string,
+  analysisSeq: number | undefined,
+  set: Record<string, unknown>,
+  remove: readonly string[],
+): TransactOp {
+  const names: Record<string, string> = { '#ws': 'workspace_id', '#status': 'call_status', '#engine': 'engine', '#aseq': 'analysis_seq' };
+  const values: Record<string, unknown> = { ':ws': workspaceId, ':ended': 'ended', ':nc': 'not_connected', ':error': 'error' };
+  const sets = Object.entries(set).map(([field, value], i) => {
+    names[`#s${i}`] = field;
+    values[`:s${i}`] = value;
+    return `#s${i} = :s${i}`;
+  });
+  const removes = remove.map((field, i) => {
+    names[`#r${i}`] = field;
+    return `#r${i}`;
+  });
+  let condition = 'attribute_exists(pk) AND #ws = :ws AND #status IN (:ended, :nc, :error)';
+  if (analysisSeq === undefined) {
+    condition += ' AND attribute_not_exists(#engine.#aseq)';
+  } else {
+    values[':aseq'] = analysisSeq;
+    condition += ' AND #engine.#aseq = :aseq';
+  }
+  return {
+    Update: {
+      Key: keys.call(callId),
+      UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim(),
+      ConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+export async function transact(ops: readonly TransactOp[]): Promise<void> {
+  await table.transact(ops);
+}

@@ -1,0 +1,206 @@
+import { objectStore } from '../platform/aws/object-store.ts';
+import { decryptSecret, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
+import { badRequest, conflict, notFound } from '../platform/errors.ts';
+import { logger } from '../platform/logger.ts';
+import { PII_CATEGORIES, redactPii, type PiiCategory } from '../platform/pii.ts';
+import { objectKeys } from '../platform/store/keys.ts';
+import { TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import { deleteUnscrubbed, deleteUnscrubbedOp, getUnscrubbed, putUnscrubbedOnce, scrubCallOp, transact } from './artifact-store.ts';
+import { artifactSettings, syntheticRecording } from './recordings.ts';
+import type { CallView } from './schemas.ts';
+import { getCallItem, type CallItem, type RecordingState } from './store.ts';
+import { toCallView } from './view.ts';
+
+/*
+ * remove-call-sensitive-data and get-call-unscrubbed (docs/calls.md, Call artifacts).
+ *
+ * Scrubbing replaces the personal data the agent's `pii_config.categories` name (those
+ * Parley detects: credit_card with the Luhn check, ssn, email, phone_number; all four when
+ * the agent names none) with `[<category>]` in the transcript, transcript_object,
+ * transcript_with_tool_calls, both dynamic-variable maps and call_analysis, and silences the
+ * scrubbed turns in the sandbox's recording (a media server's recording cannot be edited
+ * here, so it is removed). What it replaced is kept as an encrypted copy (envelope
+ * encryption, context naming the call) only while the call's data storage setting is
+ * `everything`; under `everything_except_pii` or `basic_attributes_only` no copy is kept and
+ * an existing one is deleted. Scrubbing again is harmless: the copy is written once, and
+ * scrubbed text has nothing left to find.
+ */
+
+/** The call fields scrubbing rewrites, and the copy keeps as they were. */
+const SCRUBBED_FIELDS = [
+  'transcript',
+  'transcript_object',
+  'transcript_with_tool_calls',
+  'retell_llm_dynamic_variables',
+  'collected_dynamic_variables',
+  'call_analysis',
+] as const satisfies readonly (keyof CallItem)[];
+
+const copyContext = (call: Pick<CallItem, 'workspace_id' | 'call_id'>) => recordContext(call.workspace_id, `call_unscrubbed:${call.call_id}`);
+
+/** Every string inside `value` redacted; objects and arrays rebuilt, other values kept. */
+function scrubValue(value: unknown, categories: readonly PiiCategory[]): unknown {
+  if (typeof value === 'string') return redactPii(value, categories);
+  if (Array.isArray(value)) return value.map((entry) => scrubValue(entry, categories));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([name, entry]) => [name, scrubValue(entry, categories)]));
+  }
+  return value;
+}
+
+/** A transcript entry scrubbed; its word timings go when its text changed (they would spell out what was removed). */
+function scrubTurn(turn: Record<string, unknown>, categories: readonly PiiCategory[]): Record<string, unknown> {
+  const scrubbed = scrubValue(turn, categories) as Record<string, unknown>;
+  if (scrubbed.content !== turn.content && Array.isArray(turn.words)) scrubbed.words = [];
+  return scrubbed;
+}
+
+function categoriesOf(configured: readonly string[] | undefined): PiiCategory[] {
+  const supported = (configured ?? []).filter((name): name is PiiCategory => (PII_CATEGORIES as readonly string[]).includes(name));
+  return configured && configured.length > 0 ? supported : [...PII_CATEGORIES];
+}
+
+/** `POST /v2/remove-call-sensitive-data/{call_id}`: answers the scrubbed call. */
+export async function removeCallSensitiveData(workspaceId: string, callId: string): Promise<CallView> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await scrubOnce(workspaceId, callId);
+    } catch (error) {
+      // Another write reached the call (its analysis, a concurrent scrub) between the read and the write: read again.
+      if (!(error instanceof TransactionCancelled) || attempt >= 2) {
+        if (error instanceof TransactionCancelled) throw conflict('The call changed while it was being scrubbed; retry the request');
+        throw error;
+      }
+    }
+  }
+}
+
+async function scrubOnce(workspaceId: string, callId: string): Promise<CallView> {
+  const call = await getCallItem(workspaceId, callId);
+  if (call.call_status === 'registered' || call.call_status === 'ongoing') {
+    throw badRequest(`Sensitive data can only be removed from a call that has ended; this call is ${call.call_status}`);
+  }
+  const settings = await artifactSettings(call);
+  const categories = categoriesOf(settings.piiCategories);
+  const keepCopy = settings.dataStorage === 'everything';
+
+  const set: Record<string, unknown> = { scrubbed_timestamp: Date.now() };
+  const original: Record<string, unknown> = {};
+  for (const field of SCRUBBED_FIELDS) {
+    const value = call[field];
+    if (value === undefined) continue;
+    original[field] = value;
+    set[field] =
+      field === 'transcript_object' || field === 'transcript_with_tool_calls'
+        ? (value as Record<string, unknown>[]).map((turn) => scrubTurn(turn, categories))
+        : scrubValue(value, categories);
+  }
+  const turns = call.transcript_object ?? [];
+  const scrubbedTurns = (set.transcript_object as { content: string }[] | undefined) ?? [];
+  const silenced = turns.flatMap((turn, index) => (scrubbedTurns[index]?.content !== turn.content ? [index] : []));
+
+  const remove: string[] = [];
+  const removeAfter: string[] = [];
+  if (call.recording) {
+    const recording = await scrubRecording(call, call.recording, silenced, keepCopy, settings.retentionDays);
+    set.recording = recording;
+    if (recording.removed) remove.push('recording_url');
+    if (!keepCopy && call.recording.unscrubbed_key) removeAfter.push(call.recording.unscrubbed_key);
+  }
+
+  const existing = await getUnscrubbed(callId);
+  const ops: TransactOp[] = [scrubCallOp(callId, workspaceId, call.engine.analysis_seq, set, remove)];
+  if (keepCopy && !existing) {
+    const createdMs = Date.now();
+    ops.push(
+      putUnscrubbedOnce({
+        workspace_id: workspaceId,
+        call_id: callId,
+        sealed: await encryptSecret(JSON.stringify(original), copyContext(call)),
+        created_timestamp: createdMs,
+        ...(settings.retentionDays ? { expires_at: Math.floor((call.end_timestamp ?? createdMs) / 1000) + settings.retentionDays * 86_400 } : {}),
+      }),
+    );
+  } else if (!keepCopy && existing) {
+    ops.push(deleteUnscrubbedOp(callId));
+  }
+  await transact(ops);
+  await Promise.all(removeAfter.map((key) => objectStore().delete(key)));
+  return toCallView({ ...call, ...set, ...Object.fromEntries(remove.map((field) => [field, undefined])) } as CallItem);
+}
+
+/**
+ * The recording after scrubbing: the sandbox's tones with the scrubbed turns silenced (the
+ * untouched file kept beside it when a copy may be kept); a media server's recording moved
+ * aside (or deleted) and marked removed. Object writes come before the call's write, so a
+ * request that fails in between leaves the original safe and a retry finishes the work.
+ */
+async function scrubRecording(
+  call: CallItem,
+  recording: RecordingState,
+  silenced: number[],
+  keepCopy: boolean,
+  retentionDays: number | undefined,
+): Promise<RecordingState> {
+  const store = objectStore();
+  const already = new Set(recording.silenced_turns ?? []);
+  const all = [...new Set([...already, ...silenced])].sort((a, b) => a - b);
+  if (recording.removed || (all.length === already.size && (!keepCopy || recording.unscrubbed_key))) return { ...recording, silenced_turns: all };
+  const unscrubbedKey = objectKeys.callArtifact(call.workspace_id, call.call_id, 'recording.unscrubbed.wav');
+  let unscrubbed = recording.unscrubbed_key;
+  if (keepCopy && !unscrubbed) {
+    // Written once: a retried scrub finds it and never replaces the original with a scrubbed file.
+    if (!(await store.get(unscrubbedKey))) {
+      const current = await store.get(recording.key);
+      if (current) await store.put(unscrubbedKey, current.body, current.contentType, { retentionDays });
+    }
+    unscrubbed = unscrubbedKey;
+  }
+  if (!recording.synthetic) {
+    await store.delete(recording.key);
+    return { ...recording, silenced_turns: all, removed: true, ...(unscrubbed ? { unscrubbed_key: unscrubbed } : {}) };
+  }
+  if (all.length !== already.size) {
+    const wav = syntheticRecording(call.transcript_object ?? [], recording.duration_ms, new Set(all));
+    await store.put(recording.key, wav, 'audio/wav', { retentionDays });
+  }
+  return { ...recording, silenced_turns: all, ...(unscrubbed ? { unscrubbed_key: unscrubbed } : {}) };
+}
+
+/**
+ * `GET /v2/get-call-unscrubbed/{call_id}` (scope admin): the call with the fields as they were
+ * before scrubbing, and a signed URL of the untouched recording when one is kept. A call
+ * never scrubbed is answered as it is. 404 when the copy is not kept (the data storage
+ * setting, or its retention ran out).
+ */
+export async function getCallUnscrubbed(workspaceId: string, callId: string): Promise<CallView> {
+  const call = await getCallItem(workspaceId, callId);
+  if (call.scrubbed_timestamp === undefined) return toCallView(call);
+  const copy = await getUnscrubbed(callId);
+  if (!copy || copy.workspace_id !== workspaceId) {
+    const settings = await artifactSettings(call);
+    throw notFound(
+      settings.dataStorage === 'everything'
+        ? `No unscrubbed copy of call ${callId} is kept any more`
+        : `No unscrubbed copy of call ${callId} is kept: its data storage setting is ${settings.dataStorage}`,
+    );
+  }
+  const fields = JSON.parse(await decryptSecret(copy.sealed, copyContext(call))) as Record<string, unknown>;
+  const view = toCallView({ ...call, ...fields } as CallItem);
+  const unscrubbedKey = call.recording?.unscrubbed_key;
+  if (unscrubbedKey) {
+    const settings = await artifactSettings(call);
+    view.recording_url = await objectStore().signedUrl(unscrubbedKey, Date.now() + settings.signedUrlExpirationMs, {
+      downloadName: `${callId}.unscrubbed.wav`,
+    });
+  }
+  return view;
+}
+
+/** delete-call: the call's stored objects and its unscrubbed copy go with it (failures logged, not fatal: the call is gone). */
+export async function deleteCallArtifacts(old: Pick<CallItem, 'call_id' | 'recording'>): Promise<void> {
+  const keys = [old.recording?.key, old.recording?.unscrubbed_key].filter((key): key is string => !!key);
+  await Promise.all([deleteUnscrubbed(old.call_id), ...keys.map((key) => objectStore().delete(key))]).catch((error) =>
+    logger.warn('deleting a call\'s artifacts failed; the lifecycle rules remove them', { call_id: old.call_id, error: error as Error }),
+  );
+}

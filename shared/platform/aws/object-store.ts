@@ -1,0 +1,123 @@
+import type * as S3 from '@aws-sdk/client-s3';
+import type { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { config } from '../config.ts';
+import { awsClientOptions } from './client-options.ts';
+import { tagAwsClient } from './unavailable.ts';
+
+/**
+ * Where large artifacts live (call recordings, their unscrubbed originals): S3 in AWS (the
+ * bucket CDK creates, `RECORDINGS_BUCKET`, encrypted with the stack's KMS key), a folder
+ * under DATA_DIR locally (local/object-store.ts, injected with setLocalObjectStore, never
+ * bundled). Keys are built by the domain's store module; this layer only moves bytes.
+ */
+export interface StoredObject {
+  body: Buffer;
+  contentType: string;
+}
+
+/**
+ * Retention is the bucket's lifecycle, by tag: an object tagged `retention_days=<n>` expires
+ * n days after it was written. S3 allows 1,000 lifecycle rules, so not every day from 1 to
+ * 3,650 has one: every day up to 31, every week up to a year, every 30 days after. An
+ * object is tagged with the largest rule at or below what was asked (deleted no later than
+ * asked, at most 29 days early beyond a year); CDK creates one rule per value.
+ */
+export const RETENTION_RULE_DAYS: readonly number[] = [
+  ...Array.from({ length: 31 }, (_, i) => i + 1),
+  ...Array.from({ length: 48 }, (_, i) => 35 + i * 7),
+  ...Array.from({ length: 110 }, (_, i) => 390 + i * 30),
+].filter((days) => days <= 3650);
+
+export function retentionRuleDays(days: number): number {
+  let chosen = RETENTION_RULE_DAYS[0]!;
+  for (const rule of RETENTION_RULE_DAYS) if (rule <= days) chosen = rule;
+  return chosen;
+}
+
+export interface PutOptions {
+  /** Delete after this many days (the bucket's lifecycle; the local stand-in keeps objects). */
+  retentionDays?: number;
+}
+
+export interface ObjectStore {
+  put(key: string, body: Buffer, contentType: string, options?: PutOptions): Promise<void>;
+  /** The object, or undefined when there is none. */
+  get(key: string): Promise<StoredObject | undefined>;
+  /** Removes the object; an absent one is fine. */
+  delete(key: string): Promise<void>;
+  /**
+   * A URL anyone holding it may GET the object with until `expiresAt` (epoch ms): S3's
+   * presigned URL (SigV4 query signing), locally an HMAC-signed URL the local server checks.
+   */
+  signedUrl(key: string, expiresAt: number, options?: { downloadName?: string }): Promise<string>;
+}
+
+/** S3 caps a presigned URL at seven days (SigV4 query signing). */
+export const MAX_SIGNED_URL_SECONDS = 7 * 86_400;
+
+let s3: Promise<{ client: S3.S3Client; sdk: typeof S3; presign: typeof getSignedUrl }> | undefined;
+/** One client per process, loaded on first use so functions that never touch recordings do not load the S3 SDK. */
+const s3Client = () =>
+  (s3 ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')]).then(([sdk, presigner]) => ({
+    client: tagAwsClient(new sdk.S3Client({ region: config.AWS_REGION, ...awsClientOptions() }), 'S3'),
+    sdk,
+    presign: presigner.getSignedUrl,
+  })));
+
+const isMissing = (error: unknown) => ['NoSuchKey', 'NotFound'].includes((error as { name?: string }).name ?? '');
+
+export class S3ObjectStore implements ObjectStore {
+  constructor(private readonly bucket: string) {}
+
+  async put(key: string, body: Buffer, contentType: string, options: PutOptions = {}): Promise<void> {
+    const { client, sdk } = await s3Client();
+    const tagging = options.retentionDays ? `retention_days=${retentionRuleDays(options.retentionDays)}` : undefined;
+    // The bucket's default encryption is the stack's KMS key (aws:kms); named here too so a
+    // bucket reconfigured by hand cannot silently store recordings with S3-managed keys.
+    await client.send(new sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ServerSideEncryption: 'aws:kms', Tagging: tagging }));
+  }
+
+  async get(key: string): Promise<StoredObject | undefined> {
+    const { client, sdk } = await s3Client();
+    try {
+      const answer = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const bytes = await answer.Body!.transformToByteArray();
+      return { body: Buffer.from(bytes), contentType: answer.ContentType ?? 'application/octet-stream' };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const { client, sdk } = await s3Client();
+    await client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async signedUrl(key: string, expiresAt: number, options: { downloadName?: string } = {}): Promise<string> {
+    const { client, sdk, presign } = await s3Client();
+    const seconds = Math.min(MAX_SIGNED_URL_SECONDS, Math.max(1, Math.ceil((expiresAt - Date.now()) / 1000)));
+    const command = new sdk.GetObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      ...(options.downloadName ? { ResponseContentDisposition: `attachment; filename="${options.downloadName}"` } : {}),
+    });
+    return presign(client, command, { expiresIn: seconds });
+  }
+}
+
+let localStore: ObjectStore | undefined;
+let bucketStore: S3ObjectStore | undefined;
+
+/** The local runtime installs its folder-backed stand-in (local/object-store.ts). */
+export function setLocalObjectStore(store: ObjectStore): void {
+  localStore = store;
+}
+
+/** The recordings bucket when RECORDINGS_BUCKET is set, else the local stand-in. */
+export function objectStore(): ObjectStore {
+  const bucket = config.RECORDINGS_BUCKET;
+  if (bucket) return (bucketStore ??= new S3ObjectStore(bucket));
+  if (!localStore) throw new Error('RECORDINGS_BUCKET is not set and no local object store is installed');
+  return localStore;
+}
