@@ -59,8 +59,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // grants to bundles); contacts never writes a recording itself.
   contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'], recordings: 'readWrite' },
   // Deleting a batch unlinks its calls; creating one reads numbers and agents. It bundles the
-  // calls domain (batch dials live there), hence the calls function's grants.
-  batches: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'] },
+  // calls domain (batch dials live there), hence the calls function's grants (recordings
+  // included: the calls index carries the recordings module, though a batch never writes one).
+  batches: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite' },
   // Chats run the agent's engine (language-model credentials), sign custom function requests
   // with the webhook key, and queue chat events.
   chats: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
