@@ -4,8 +4,12 @@ import { wire } from './naming.ts';
 import * as z from 'zod';
 
 /**
- * Every setting Parley reads, validated once when the module loads. A bad value stops the
- * process at start (or the Lambda at cold start) with the setting's name, never mid-request.
+ * Every setting Parley reads, validated once. The schema is built and the environment (as it
+ * was when this module loaded) parsed on the first read of `config`, not at import, so a
+ * Lambda's cold import pays nothing for it (docs/performance.md, "2026-11-23, import time").
+ * A bad value still stops the process at start with the setting's name: local/start.ts reads
+ * `config` before it serves anything, and every function's handler calls validateConfig()
+ * before its first request does any work.
  */
 const positiveInt = (fallback: number, max: number) =>
   z.coerce.number().int().min(1).max(max).default(fallback);
@@ -107,7 +111,8 @@ const sipServiceUri = optionalString.refine(
 /** Where the platform's SIP servers send from when SIP_IP_RANGES is not set: the local machine. */
 export const DEFAULT_SIP_IP_RANGES = '127.0.0.1/32';
 
-const ConfigSchema = z.object({
+// Built on first use (configSchema() in loadConfig), like every route schema.
+const configSchema = () => z.object({
   PARLEY_ENV: z.enum(['production', 'development', 'test']).default('development'),
   AWS_REGION: z.string().default('us-east-1'),
   TABLE_NAME: z.string().min(3).max(255).default('parley'),
@@ -195,7 +200,7 @@ const ConfigSchema = z.object({
   WEB_CALL_ICE_SERVERS: iceServers,
 });
 
-export type Config = z.infer<typeof ConfigSchema>;
+export type Config = z.infer<ReturnType<typeof configSchema>>;
 
 /**
  * Settings whose default only makes sense on a developer's machine (a local table name and
@@ -247,7 +252,7 @@ function productionProblems(env: NodeJS.ProcessEnv, settings: Config): string[] 
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
-  const parsed = ConfigSchema.safeParse(env);
+  const parsed = configSchema().safeParse(env);
   const problems = parsed.success
     ? parsed.data.PARLEY_ENV === 'production'
       ? productionProblems(env, parsed.data)
@@ -257,6 +262,37 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   return parsed.data;
 }
 
-export const config: Config = loadConfig(process.env);
+/** The environment as it was when this module loaded: what `config` is read from. */
+const environmentAtLoad: NodeJS.ProcessEnv = { ...process.env };
+let validated: Config | undefined;
 
-export const isProduction = config.PARLEY_ENV === 'production';
+/**
+ * The settings, parsed and checked on the first call (then the same object): throws
+ * `Invalid Parley settings: …` naming every bad setting. Handlers call it when they are
+ * built and on each request (shared/platform/http/handler.ts), local/start.ts at start.
+ */
+export function validateConfig(): Config {
+  return (validated ??= loadConfig(environmentAtLoad));
+}
+
+/**
+ * Every setting, typed as the schema declares it. Reading (or, in tests, assigning) a
+ * property validates the settings on first use (validateConfig).
+ */
+export const config: Config = new Proxy({} as Config, {
+  get: (_target, key) => Reflect.get(validateConfig(), key),
+  set: (_target, key, value) => Reflect.set(validateConfig(), key, value),
+  has: (_target, key) => Reflect.has(validateConfig(), key),
+  ownKeys: () => Reflect.ownKeys(validateConfig()),
+  getOwnPropertyDescriptor: (_target, key) => {
+    const descriptor = Reflect.getOwnPropertyDescriptor(validateConfig(), key);
+    return descriptor && { ...descriptor, configurable: true };
+  },
+});
+
+/**
+ * Whether PARLEY_ENV is `production`, read without building the schema: when the settings
+ * are valid this is `config.PARLEY_ENV === 'production'`, and when they are not, the first
+ * read of `config` throws anyway.
+ */
+export const isProduction = environmentAtLoad.PARLEY_ENV === 'production';
