@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { canonicalCidr } from './auth/ip.ts';
+import { onFirstUse } from './lazy.ts';
 import { wire } from './naming.ts';
 import * as z from 'zod';
 
@@ -54,12 +55,13 @@ const cidrList = (fallback: string) =>
     });
 
 /** One ICE server as a WebRTC client takes it (RTCIceServer): what web calls hand to browsers. */
-const iceServerSchema = z.strictObject({
-  urls: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
-  username: z.string().optional(),
-  credential: z.string().optional(),
-});
-export type IceServer = z.infer<typeof iceServerSchema>;
+const iceServerSchema = () =>
+  z.strictObject({
+    urls: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    username: z.string().optional(),
+    credential: z.string().optional(),
+  });
+export type IceServer = z.infer<ReturnType<typeof iceServerSchema>>;
 
 /** One public STUN server: enough for a browser behind an ordinary NAT to reach the media server. */
 export const DEFAULT_ICE_SERVERS: IceServer[] = [{ urls: ['stun:stun.l.google.com:19302'] }];
@@ -80,7 +82,7 @@ const iceServers = z
       ctx.addIssue({ code: 'custom', message: 'Must be JSON: an array of {urls, username?, credential?}' });
       return z.NEVER;
     }
-    const checked = z.array(iceServerSchema).safeParse(parsed);
+    const checked = z.array(iceServerSchema()).safeParse(parsed);
     if (!checked.success) {
       const issue = checked.error.issues[0]!;
       ctx.addIssue({
@@ -268,27 +270,49 @@ let validated: Config | undefined;
 
 /**
  * The settings, parsed and checked on the first call (then the same object): throws
- * `Invalid Parley settings: …` naming every bad setting. Handlers call it when they are
- * built and on each request (shared/platform/http/handler.ts), local/start.ts at start.
+ * `Invalid Parley settings: …` naming every bad setting. HTTP functions call it before
+ * each request (shared/platform/http/handler.ts); local/start.ts reads `config` at start.
  */
 export function validateConfig(): Config {
-  return (validated ??= loadConfig(environmentAtLoad));
+  if (validated) return validated;
+  validated = loadConfig(environmentAtLoad);
+  try {
+    for (const check of settingChecks) check();
+  } catch (error) {
+    validated = undefined; // every later call throws again, as a failed start would
+    throw error;
+  }
+  return validated;
+}
+
+const settingChecks: (() => void)[] = [];
+
+/**
+ * A setting a module parses further itself (e.g. a list of addresses): `check` runs with the
+ * settings' validation, so a bad value fails like any other setting, before a request does
+ * any work, and not at import. Runs at once when the settings are already validated.
+ */
+export function checkWithSettings(check: () => void): void {
+  settingChecks.push(check);
+  if (validated) check();
 }
 
 /**
  * Every setting, typed as the schema declares it. Reading (or, in tests, assigning) a
  * property validates the settings on first use (validateConfig).
  */
-export const config: Config = new Proxy({} as Config, {
-  get: (_target, key) => Reflect.get(validateConfig(), key),
-  set: (_target, key, value) => Reflect.set(validateConfig(), key, value),
-  has: (_target, key) => Reflect.has(validateConfig(), key),
-  ownKeys: () => Reflect.ownKeys(validateConfig()),
-  getOwnPropertyDescriptor: (_target, key) => {
-    const descriptor = Reflect.getOwnPropertyDescriptor(validateConfig(), key);
-    return descriptor && { ...descriptor, configurable: true };
-  },
-});
+export const config: Config = onFirstUse(validateConfig);
+
+/**
+ * A setting as the environment gives it (or its default), read without building the schema,
+ * for the one module that needs a setting at load: shared/platform/store/db.ts names the
+ * table. Only for settings whose schema neither trims nor transforms (TABLE_NAME), so when
+ * the settings are valid this is `config[name]`; when they are not, validateConfig() throws
+ * before any request or table call runs (the DynamoDB client is created on first use).
+ */
+export function settingAsGiven(name: 'TABLE_NAME', fallback: string): string {
+  return environmentAtLoad[name] ?? fallback;
+}
 
 /**
  * Whether PARLEY_ENV is `production`, read without building the schema: when the settings

@@ -32,6 +32,7 @@ beforeAll(async () => {
 async function invoke(name: string, events: unknown[], env: Record<string, string> = {}) {
   const script = `
     const { handler } = await import(process.argv[1]);
+    process.stderr.write('imported' + String.fromCharCode(10));
     const results = [];
     for (const event of JSON.parse(process.argv[2])) results.push(await handler(event, JSON.parse(process.argv[3])));
     process.stdout.write(JSON.stringify(results));`;
@@ -84,12 +85,24 @@ describe('deployed Lambda bundles', () => {
     expect(JSON.parse(numbers!.body)).toMatchObject({ items: [] });
   });
 
-  it('stop on an invalid setting, naming it, before a request does any work', async () => {
+  it('import without reading the settings, and stop on an invalid one, naming it, before a request does any work', async () => {
     const workspace = await createWorkspace('Bundle settings test');
-    const failure = await invoke('account', [get('GET /get-api-key-info', workspace.api_key)], { RATE_LIMIT_PER_KEY: 'abc' }).catch(
-      (error: Error) => error,
-    );
-    expect(failure).toBeInstanceOf(Error);
-    expect((failure as Error).message).toContain('Invalid Parley settings: RATE_LIMIT_PER_KEY: ');
+    const cases = [
+      { name: 'account', setting: { RATE_LIMIT_PER_KEY: 'abc' }, message: 'Invalid Parley settings: RATE_LIMIT_PER_KEY: ' },
+      // Parsed by the numbers domain itself (checkWithSettings), failing with the settings.
+      {
+        name: 'numbers',
+        setting: { TWILIO_INBOUND_ALLOWED_ADDRESSES: '198.51.100.7, nope' },
+        message: 'Invalid Parley settings: TWILIO_INBOUND_ALLOWED_ADDRESSES: "nope" is not an IP or CIDR block',
+      },
+    ];
+    for (const { name, setting, message } of cases) {
+      const failure = (await invoke(name, [get('GET /get-api-key-info', workspace.api_key)], setting).catch(
+        (error: Error) => error,
+      )) as Error & { stderr?: string };
+      expect(failure, name).toBeInstanceOf(Error);
+      expect(failure.stderr, name).toMatch(/^imported\n/);
+      expect(failure.message, name).toContain(message);
+    }
   });
 });
