@@ -87,7 +87,7 @@ describe('deployed Lambda bundles', () => {
 
   it('import without reading the settings, and stop on an invalid one, naming it, before a request does any work', async () => {
     const workspace = await createWorkspace('Bundle settings test');
-    const cases = [
+    const cases: { name: string; setting: Record<string, string>; message: string }[] = [
       { name: 'account', setting: { RATE_LIMIT_PER_KEY: 'abc' }, message: 'Invalid Parley settings: RATE_LIMIT_PER_KEY: ' },
       // Parsed by the numbers domain itself (checkWithSettings), failing with the settings.
       {
