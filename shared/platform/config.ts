@@ -9,8 +9,8 @@ import * as z from 'zod';
  * was when this module loaded) parsed on the first read of `config`, not at import, so a
  * Lambda's cold import pays nothing for it (docs/performance.md, "2026-11-23, import time").
  * A bad value still stops the process at start with the setting's name: local/start.ts reads
- * `config` before it serves anything, and every function's handler calls validateConfig()
- * before its first request does any work.
+ * `config` before it serves anything, every HTTP function calls validateConfig() before a
+ * request does any work, and a job's first read of a setting (or table call) validates them.
  */
 const positiveInt = (fallback: number, max: number) =>
   z.coerce.number().int().min(1).max(max).default(fallback);
