@@ -32,7 +32,10 @@ const TARGETS = {
   latencyRatioP50: 2.5,
   /** P3: p50 of a 1,000-call list-calls page over p50 of the raw reads of the same items. */
   listCallsRatioP50: 1.3,
-  bundleBytes: 1_000_000,
+  /** Issue 8: every bundle ≤ 700 KiB. */
+  bundleBytes: 700 * 1024,
+  /** Issue 8: the numbers function's cold import ≤ 1.6× the baseline's (the older 1.5× for every function stays as a note). */
+  numbersImportRatio: 1.6,
   importRatio: 1.5,
 };
 
@@ -210,7 +213,7 @@ async function bundlesPhase() {
       sizeMet: bundle.bytes <= TARGETS.bundleBytes,
       importMs: round(plain.importMs),
       importRatio: round(ratio),
-      importMet: ratio <= TARGETS.importRatio,
+      importMet: ratio <= (bundle.id === 'numbers' ? TARGETS.numbersImportRatio : TARGETS.importRatio),
       importMsSourceMaps: round(maps?.importMs ?? Number.NaN),
       importRatioSourceMaps: round((maps?.importMs ?? Number.NaN) / baseMaps.importMs),
       processToReadyMs: round(plain.processToReadyMs),
@@ -226,7 +229,7 @@ async function bundlesPhase() {
   console.log('\nBundles (esbuild as CDK bundles them) and cold import time (median of fresh node processes)\n');
   console.log(
     table(
-      ['bundle', 'size', 'of 1 MB', 'zod', 'AWS SDK', 'app', 'other', 'import', '× base', 'w/ source maps', '× base', 'targets'],
+      ['bundle', 'size', 'of 700 KiB', 'zod', 'AWS SDK', 'app', 'other', 'import', '× base', 'w/ source maps', '× base', 'targets'],
       rows.map((r) => [
         r.name,
         kib(r.bytes),
@@ -239,7 +242,7 @@ async function bundlesPhase() {
         r.name === 'baseline' ? '1.00×' : times(r.importRatio),
         ms(r.importMsSourceMaps, 1),
         r.name === 'baseline' ? '1.00×' : times(r.importRatioSourceMaps),
-        r.name === 'baseline' ? '' : `${r.sizeMet ? 'size ok' : 'SIZE >1MB'}, ${r.importMet ? 'import ok' : 'IMPORT >1.5×'}`,
+        r.name === 'baseline' ? '' : `${r.sizeMet ? 'size ok' : 'SIZE >700KiB'}, ${r.importMet ? 'import ok' : `IMPORT >${r.name === 'numbers' ? TARGETS.numbersImportRatio : TARGETS.importRatio}×`}`,
       ]),
     ),
   );
@@ -509,7 +512,7 @@ if (batches?.met === false) missed.push('a batch pass dialled other than min(pen
 if (latency?.met === false) missed.push(`latency ratio ${latency.ratioP50} > ${TARGETS.latencyRatioP50}`);
 const p3 = (latency as { calls?: { p3Met: boolean; p3RatioP50: number } } | undefined)?.calls;
 if (p3?.p3Met === false) missed.push(`P3 list-calls ratio ${p3.p3RatioP50} > ${TARGETS.listCallsRatioP50}`);
-if (bundles?.met?.size === false) missed.push('a bundle is over 1 MB');
+if (bundles?.met?.size === false) missed.push('a bundle is over 700 KiB');
 if (bundles?.met?.importRatio === false) missed.push(`a bundle imports more than ${TARGETS.importRatio}× slower than the baseline`);
 results.targetsMissed = missed;
 

@@ -6,6 +6,15 @@
 export const LAMBDA_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   // Only the environment link of the credential chain runs in Lambda: see the module.
   '@aws-sdk/credential-provider-node': './shared/platform/aws/lambda-credentials.ts',
+  // The AWS clients Parley uses, from their own files rather than their `export *` indexes,
+  // so a module loaded with import() does not keep every command and schema of the service
+  // (shared/platform/aws/lambda-sdk/; about 100 KiB of the calls bundle).
+  ...Object.fromEntries(
+    ['client-dynamodb', 'lib-dynamodb', 'util-dynamodb', 'client-kms', 'client-sqs', 'client-secrets-manager'].map((name) => [
+      `@aws-sdk/${name}`,
+      `./shared/platform/aws/lambda-sdk/${name}.js`,
+    ]),
+  ),
 };
 
 /** The aliases as CDK's `esbuildArgs` (`--alias:<module>=<path>`). */

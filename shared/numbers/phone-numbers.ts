@@ -1,6 +1,6 @@
 import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/index.ts';
 import { assertRunnable, resolveAgentVersion } from '../agents/index.ts';
-import { config } from '../platform/config.ts';
+import { checkWithSettings, config } from '../platform/config.ts';
 import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { ApiError, badRequest, conflict, Invalid, invalidPaginationKey, NotFound, VendorFailed } from '../platform/errors.ts';
 import type { AvailableNumber, CreatePhoneNumberInput, ImportPhoneNumberInput, PhoneNumber, PhoneNumberBinding, UpdatePhoneNumberInput, VersionReference } from './phone-number-schemas.ts';
@@ -54,14 +54,17 @@ export function parseInboundAddresses(setting: string): string[] {
   });
 }
 
-/** Read once at load, so a bad value stops the function at cold start (like every setting), never mid-request. */
-const TWILIO_INBOUND_ADDRESSES: readonly string[] = config.TWILIO_INBOUND_ALLOWED_ADDRESSES
-  ? parseInboundAddresses(config.TWILIO_INBOUND_ALLOWED_ADDRESSES)
-  : TWILIO_SIGNALLING_BLOCKS;
+let inboundAddresses: readonly string[] | undefined;
+const readInboundAddresses = () =>
+  (inboundAddresses ??= config.TWILIO_INBOUND_ALLOWED_ADDRESSES
+    ? parseInboundAddresses(config.TWILIO_INBOUND_ALLOWED_ADDRESSES)
+    : TWILIO_SIGNALLING_BLOCKS);
+// Checked with every setting, so a bad value stops the function before its first request does any work, never mid-request.
+checkWithSettings(readInboundAddresses);
 
 /** The inbound blocks of Twilio numbers: `TWILIO_INBOUND_ALLOWED_ADDRESSES` when set, else Twilio's. */
 export function twilioInboundAddresses(): string[] {
-  return [...TWILIO_INBOUND_ADDRESSES];
+  return [...readInboundAddresses()];
 }
 
 /**

@@ -1,11 +1,16 @@
 import ipaddr from 'ipaddr.js';
 import { canonicalCidr } from './auth/ip.ts';
+import { onFirstUse } from './lazy.ts';
 import { wire } from './naming.ts';
 import * as z from 'zod';
 
 /**
- * Every setting Parley reads, validated once when the module loads. A bad value stops the
- * process at start (or the Lambda at cold start) with the setting's name, never mid-request.
+ * Every setting Parley reads, validated once. The schema is built and the environment (as it
+ * was when this module loaded) parsed on the first read of `config`, not at import, so a
+ * Lambda's cold import pays nothing for it (docs/performance.md, "2026-11-23, import time").
+ * A bad value still stops the process at start with the setting's name: local/start.ts reads
+ * `config` before it serves anything, every HTTP function calls validateConfig() before a
+ * request does any work, and a job's first read of a setting (or table call) validates them.
  */
 const positiveInt = (fallback: number, max: number) =>
   z.coerce.number().int().min(1).max(max).default(fallback);
@@ -50,12 +55,13 @@ const cidrList = (fallback: string) =>
     });
 
 /** One ICE server as a WebRTC client takes it (RTCIceServer): what web calls hand to browsers. */
-const iceServerSchema = z.strictObject({
-  urls: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
-  username: z.string().optional(),
-  credential: z.string().optional(),
-});
-export type IceServer = z.infer<typeof iceServerSchema>;
+const iceServerSchema = () =>
+  z.strictObject({
+    urls: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    username: z.string().optional(),
+    credential: z.string().optional(),
+  });
+export type IceServer = z.infer<ReturnType<typeof iceServerSchema>>;
 
 /** One public STUN server: enough for a browser behind an ordinary NAT to reach the media server. */
 export const DEFAULT_ICE_SERVERS: IceServer[] = [{ urls: ['stun:stun.l.google.com:19302'] }];
@@ -76,7 +82,7 @@ const iceServers = z
       ctx.addIssue({ code: 'custom', message: 'Must be JSON: an array of {urls, username?, credential?}' });
       return z.NEVER;
     }
-    const checked = z.array(iceServerSchema).safeParse(parsed);
+    const checked = z.array(iceServerSchema()).safeParse(parsed);
     if (!checked.success) {
       const issue = checked.error.issues[0]!;
       ctx.addIssue({
@@ -107,7 +113,8 @@ const sipServiceUri = optionalString.refine(
 /** Where the platform's SIP servers send from when SIP_IP_RANGES is not set: the local machine. */
 export const DEFAULT_SIP_IP_RANGES = '127.0.0.1/32';
 
-const ConfigSchema = z.object({
+// Built on first use (configSchema() in loadConfig), like every route schema.
+const configSchema = () => z.object({
   PARLEY_ENV: z.enum(['production', 'development', 'test']).default('development'),
   AWS_REGION: z.string().default('us-east-1'),
   TABLE_NAME: z.string().min(3).max(255).default('parley'),
@@ -205,7 +212,7 @@ const ConfigSchema = z.object({
   WEB_CALL_ICE_SERVERS: iceServers,
 });
 
-export type Config = z.infer<typeof ConfigSchema>;
+export type Config = z.infer<ReturnType<typeof configSchema>>;
 
 /**
  * Settings whose default only makes sense on a developer's machine (a local table name and
@@ -258,7 +265,7 @@ function productionProblems(env: NodeJS.ProcessEnv, settings: Config): string[] 
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
-  const parsed = ConfigSchema.safeParse(env);
+  const parsed = configSchema().safeParse(env);
   const problems = parsed.success
     ? parsed.data.PARLEY_ENV === 'production'
       ? productionProblems(env, parsed.data)
@@ -268,6 +275,59 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   return parsed.data;
 }
 
-export const config: Config = loadConfig(process.env);
+/** The environment as it was when this module loaded: what `config` is read from. */
+const environmentAtLoad: NodeJS.ProcessEnv = { ...process.env };
+let validated: Config | undefined;
 
-export const isProduction = config.PARLEY_ENV === 'production';
+/**
+ * The settings, parsed and checked on the first call (then the same object): throws
+ * `Invalid Parley settings: …` naming every bad setting. HTTP functions call it before
+ * each request (shared/platform/http/handler.ts); local/start.ts reads `config` at start.
+ */
+export function validateConfig(): Config {
+  if (validated) return validated;
+  validated = loadConfig(environmentAtLoad);
+  try {
+    for (const check of settingChecks) check();
+  } catch (error) {
+    validated = undefined; // every later call throws again, as a failed start would
+    throw error;
+  }
+  return validated;
+}
+
+const settingChecks: (() => void)[] = [];
+
+/**
+ * A setting a module parses further itself (e.g. a list of addresses): `check` runs with the
+ * settings' validation, so a bad value fails like any other setting, before a request does
+ * any work, and not at import. Runs at once when the settings are already validated.
+ */
+export function checkWithSettings(check: () => void): void {
+  settingChecks.push(check);
+  if (validated) check();
+}
+
+/**
+ * Every setting, typed as the schema declares it. Reading (or, in tests, assigning) a
+ * property validates the settings on first use (validateConfig).
+ */
+export const config: Config = onFirstUse(validateConfig);
+
+/**
+ * A setting as the environment gives it (or its default), read without building the schema,
+ * for the one module that needs a setting at load: shared/platform/store/db.ts names the
+ * table. Only for settings whose schema neither trims nor transforms (TABLE_NAME), so when
+ * the settings are valid this is `config[name]`; when they are not, validateConfig() throws
+ * before any request or table call runs (the DynamoDB client is created on first use).
+ */
+export function settingAsGiven(name: 'TABLE_NAME', fallback: string): string {
+  return environmentAtLoad[name] ?? fallback;
+}
+
+/**
+ * Whether PARLEY_ENV is `production`, read without building the schema: when the settings
+ * are valid this is `config.PARLEY_ENV === 'production'`, and when they are not, the first
+ * read of `config` throws anyway.
+ */
+export const isProduction = environmentAtLoad.PARLEY_ENV === 'production';

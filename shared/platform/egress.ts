@@ -5,6 +5,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { config, type Config } from './config.ts';
+import { onFirstUse } from './lazy.ts';
 
 /*
  * The egress guard: every request to a destination a user chose (workflow HTTP steps,
@@ -128,8 +129,8 @@ export function egressPolicyFor(settings: Pick<Config, 'PARLEY_ENV' | 'DYNAMODB_
   return { allowLoopback: true, protectedLocalPorts: ports };
 }
 
-/** This process's policy, from its settings (read once at load, like every setting). */
-export const egressPolicy: EgressPolicy = egressPolicyFor(config);
+/** This process's policy, from its settings (made on first use, when the settings are read). */
+export const egressPolicy: EgressPolicy = onFirstUse(() => egressPolicyFor(config));
 
 /**
  * Adds a port the local runtime learns only once it listens (the API on `PORT=0`, as tests

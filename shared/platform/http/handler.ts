@@ -1,8 +1,9 @@
-import middy, { type MiddlewareObj } from '@middy/core';
+import middy, { type MiddlewareObj, type MiddyHandlerObject } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { admit, type Admission } from '../auth/gate.ts';
 import { sourceAddress } from '../auth/ip.ts';
+import { validateConfig } from '../config.ts';
 import { invalidUtf8, notJsonContentType, payloadTooLarge, routeNotFound } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { parseJsonBody } from './json.ts';
@@ -119,8 +120,15 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
       }
       return jsonResponse(route.status, route.status === 204 ? undefined : output, admission?.headers);
     });
+  // The settings are parsed on first use, not at import (a cold start's import stays cheap):
+  // an invalid one throws here, out of the invocation and into the function's error log
+  // with the setting's name, before a request is admitted or anything is written.
+  const served = async (event: Event, context: Context, options?: MiddyHandlerObject): Promise<Result> => {
+    validateConfig();
+    return (options ? handler(event, context, options) : handler(event, context)) as Promise<Result>;
+  };
   // What this function serves, so a test can hold it to the route table's routes of its domain.
-  return Object.assign(handler, { routeIds: Object.freeze(Object.keys(routes)) });
+  return Object.assign(served, { routeIds: Object.freeze(Object.keys(routes)) });
 }
 
 function gate(byKey: Map<string, Entry>): MiddlewareObj<Event, Result, Error, Context> {

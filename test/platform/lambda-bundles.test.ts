@@ -1,0 +1,108 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { build, type Metafile } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { esbuildOptions, readCdkBundling } from '../../bench/cdk-bundling.ts';
+import { createWorkspace } from '../../shared/account/workspaces.ts';
+import { apiGatewayEvent, lambdaContext } from '../support/events.ts';
+
+/**
+ * The deployed bundles take the AWS clients from shared/platform/aws/lambda-sdk/ (bundle
+ * aliases, lib/bundle-aliases.ts) and read their settings on first use
+ * (shared/platform/config.ts): built exactly as CDK builds them, they still serve requests
+ * against DynamoDB, refuse a bad key through a failed conditional write (the SDK's error
+ * types survive the aliases), and stop on an invalid setting with its name.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'parley-test-bundles-'));
+const bundles: Record<string, { file: string; metafile: Metafile }> = {};
+
+beforeAll(async () => {
+  const cdk = readCdkBundling();
+  for (const name of ['account', 'numbers']) {
+    const file = join(dir, name, 'index.mjs');
+    const result = await build({ ...esbuildOptions(cdk, `functions/${name}.ts`, file), logLevel: 'silent' });
+    bundles[name] = { file, metafile: result.metafile! };
+  }
+}, 120_000);
+
+/** Imports a bundle in a fresh node process (as a cold start does) and invokes its handler once per event. */
+async function invoke(name: string, events: unknown[], env: Record<string, string> = {}) {
+  const script = `
+    const { handler } = await import(process.argv[1]);
+    process.stderr.write('imported' + String.fromCharCode(10));
+    const results = [];
+    for (const event of JSON.parse(process.argv[2])) results.push(await handler(event, JSON.parse(process.argv[3])));
+    process.stdout.write(JSON.stringify(results));`;
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--input-type=module', '-e', script, bundles[name]!.file, JSON.stringify(events), JSON.stringify(lambdaContext())],
+    {
+      env: {
+        PATH: process.env.PATH,
+        TABLE_NAME: process.env.TABLE_NAME,
+        DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
+        DATA_DIR: process.env.DATA_DIR,
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'local',
+        AWS_SECRET_ACCESS_KEY: 'local',
+        PARLEY_ENV: 'test',
+        POWERTOOLS_LOG_LEVEL: 'SILENT',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        ...env,
+      },
+    },
+  );
+  return JSON.parse(stdout) as { statusCode: number; body: string }[];
+}
+
+const get = (routeKey: string, apiKey: string) =>
+  apiGatewayEvent({ routeKey, headers: { authorization: `Bearer ${apiKey}` } });
+
+describe('deployed Lambda bundles', () => {
+  it('keep only the AWS commands Parley sends', () => {
+    for (const { metafile } of Object.values(bundles)) {
+      const inputs = Object.keys(metafile.inputs);
+      expect(inputs.filter((input) => /@aws-sdk\/client-dynamodb\/dist-es\/(DynamoDB|commands\/ListTablesCommand)\.js$/.test(input))).toEqual([]);
+      expect(inputs.filter((input) => /@aws-sdk\/client-kms\/dist-es\/KMS\.js$/.test(input))).toEqual([]);
+      expect(inputs.filter((input) => input.includes('lambda-sdk/client-dynamodb.js'))).toHaveLength(1);
+    }
+  });
+
+  it('serve requests against the table, and refuse an unknown key through a failed conditional write', async () => {
+    const workspace = await createWorkspace('Bundle test');
+    const [info, unknown] = await invoke('account', [
+      get('GET /get-api-key-info', workspace.api_key),
+      get('GET /get-api-key-info', `${workspace.api_key.slice(0, -4)}zzzz`),
+    ]);
+    expect(info!.statusCode).toBe(200);
+    expect(JSON.parse(info!.body)).toMatchObject({ name: 'Default key', org_name: 'Bundle test' });
+    expect(unknown!.statusCode).toBe(401);
+    const [numbers] = await invoke('numbers', [get('GET /v2/list-phone-numbers', workspace.api_key)]);
+    expect(numbers!.statusCode).toBe(200);
+    expect(JSON.parse(numbers!.body)).toMatchObject({ items: [] });
+  });
+
+  it('import without reading the settings, and stop on an invalid one, naming it, before a request does any work', async () => {
+    const workspace = await createWorkspace('Bundle settings test');
+    const cases: { name: string; setting: Record<string, string>; message: string }[] = [
+      { name: 'account', setting: { RATE_LIMIT_PER_KEY: 'abc' }, message: 'Invalid Parley settings: RATE_LIMIT_PER_KEY: ' },
+      // Parsed by the numbers domain itself (checkWithSettings), failing with the settings.
+      {
+        name: 'numbers',
+        setting: { TWILIO_INBOUND_ALLOWED_ADDRESSES: '198.51.100.7, nope' },
+        message: 'Invalid Parley settings: TWILIO_INBOUND_ALLOWED_ADDRESSES: "nope" is not an IP or CIDR block',
+      },
+    ];
+    for (const { name, setting, message } of cases) {
+      const failure = (await invoke(name, [get('GET /get-api-key-info', workspace.api_key)], setting).catch(
+        (error: Error) => error,
+      )) as Error & { stderr?: string };
+      expect(failure, name).toBeInstanceOf(Error);
+      expect(failure.stderr, name).toMatch(/^imported\n/);
+      expect(failure.message, name).toContain(message);
+    }
+  });
+});
