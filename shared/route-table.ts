@@ -3,6 +3,7 @@ import { accountRoutes } from './account/routes.ts';
 import { agentToolRoutes } from './agent-tools/routes.ts';
 import { agentRoutes } from './agents/agent-routes.ts';
 import { callRoutes } from './calls/routes.ts';
+import { liveCallRoutes } from './calls/live-routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
 import { flowRoutes } from './agents/flow-routes.ts';
@@ -31,6 +32,7 @@ export const routeTable = {
   ...telephonyRoutes,
   ...connectionTestRoutes,
   ...callRoutes,
+  ...liveCallRoutes,
   ...contactRoutes,
   ...metaRoutes,
 } satisfies Record<string, RouteDefinition>;

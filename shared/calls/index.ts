@@ -20,3 +20,6 @@ export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from '
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';
 export { callHistoryPage } from './history.ts';
+export { updateLiveCall, listenLive, takeOverLive, supervisorSay, listViewers, leaveLive } from './live-control.ts';
+export { callStream, lastEventId, monitorInfo } from './live-stream.ts';
+export { openLiveConnection, syncLiveConnection, closeLiveConnection } from './live-push.ts';

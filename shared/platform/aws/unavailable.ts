@@ -4,7 +4,7 @@
  * created (tagAwsClient); shared/http/respond.ts turns such an error into a 503 with
  * retry-after. Domain code never looks at these errors.
  */
-export type AwsService = 'DynamoDB' | 'KMS' | 'SQS' | 'Secrets Manager';
+export type AwsService = 'DynamoDB' | 'KMS' | 'SQS' | 'Secrets Manager' | 'API Gateway';
 
 const failedService = new WeakMap<object, AwsService>();
 
@@ -84,6 +84,7 @@ const WHAT: Record<AwsService, string> = {
   KMS: 'the key service',
   SQS: 'the message queue',
   'Secrets Manager': 'the secrets store',
+  'API Gateway': 'the WebSocket service',
 };
 
 /** Seconds a client is asked to wait: long enough for a blip to pass, short enough to retry soon. */

@@ -54,7 +54,7 @@ export interface RouteDefinition {
    * The response's media type when it is not JSON (the API reference page and its files):
    * the handler returns the body as a string, sent as it is.
    */
-  produces?: 'text/html; charset=utf-8' | 'text/css; charset=utf-8' | 'text/javascript; charset=utf-8';
+  produces?: 'text/html; charset=utf-8' | 'text/css; charset=utf-8' | 'text/javascript; charset=utf-8' | 'text/event-stream';
   /**
    * The capability a public (browser) key needs to call it: starting web calls or chats
    * (spec Authentication 10). Without it, public keys get 403 here.
