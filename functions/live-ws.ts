@@ -2,6 +2,7 @@ import type { APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, APIGatewa
 import { closeLiveConnection, getCall, openLiveConnection, syncLiveConnection } from '../shared/calls/index.ts';
 import { admit } from '../shared/platform/auth/gate.ts';
 import { sourceAddress } from '../shared/platform/auth/ip.ts';
+import { useManagementEndpoint } from '../shared/platform/aws/ws-connections.ts';
 import { ApiError } from '../shared/platform/errors.ts';
 import { logger } from '../shared/platform/logger.ts';
 
@@ -17,7 +18,7 @@ import { logger } from '../shared/platform/logger.ts';
  */
 
 interface WebSocketEvent {
-  requestContext: { routeKey: string; connectionId: string; authorizer?: Record<string, unknown> };
+  requestContext: { routeKey: string; connectionId: string; domainName: string; stage: string; authorizer?: Record<string, unknown> };
   queryStringParameters?: Record<string, string | undefined> | null;
 }
 
@@ -28,7 +29,8 @@ const isAuthorizer = (event: Event): event is APIGatewayRequestAuthorizerEvent =
 export async function handler(event: Event, context: Context): Promise<APIGatewayAuthorizerResult | APIGatewayProxyResult> {
   logger.addContext(context);
   if (isAuthorizer(event)) return authorize(event);
-  const { routeKey, connectionId } = event.requestContext;
+  const { routeKey, connectionId, domainName, stage } = event.requestContext;
+  useManagementEndpoint(`https://${domainName}/${stage}`);
   try {
     if (routeKey === '$connect') {
       const callId = event.queryStringParameters?.call_id ?? '';

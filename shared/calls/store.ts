@@ -4,6 +4,7 @@ import { canonicalE164 } from '../platform/phone.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import type { AgentOverride } from './agent-override.ts';
+import type { LiveLogEntry } from './live-frames.ts';
 import { publishCallChange } from './live-push.ts';
 import type { CallStatus, CallView, DisconnectionReason } from './schemas.ts';
 
@@ -94,7 +95,7 @@ export type CallItem = CallView & {
   transfer_destination?: string | null;
   transfer_end_timestamp?: number;
   /** Live calls (live-store.ts): top-level, so the engine's writes (which replace `engine`) never undo them. Never answered. */
-  live_log?: import('./live-frames.ts').LiveLogEntry[];
+  live_log?: LiveLogEntry[];
   live_say?: string[];
   live_patch?: { seq: number; dynamic_variables?: Record<string, string>; agent_override?: AgentOverride };
   live_take_over?: { participant_id: string; timestamp: number };

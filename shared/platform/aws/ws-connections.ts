@@ -18,6 +18,12 @@ export interface ConnectionPoster {
 }
 
 let local: ConnectionPoster | undefined;
+/** The management endpoint when the settings do not name one (the WebSocket API's own function reads it from each event). */
+let endpointFromEvent: string | undefined;
+
+export function useManagementEndpoint(url: string): void {
+  endpointFromEvent ??= url;
+}
 let remote: Promise<ConnectionPoster> | undefined;
 
 /** The local runtime's connections (never bundled: installed from local/). */
@@ -27,7 +33,8 @@ export function setLocalConnections(poster: ConnectionPoster | undefined): void 
 
 /** Where this process sends to connections, or undefined when it has nowhere (no WebSocket API configured, no local server). */
 export async function connectionPoster(): Promise<ConnectionPoster | undefined> {
-  if (config.LIVE_WS_MANAGEMENT_URL) return (remote ??= managementApi(config.LIVE_WS_MANAGEMENT_URL));
+  const endpoint = config.LIVE_WS_MANAGEMENT_URL ?? endpointFromEvent;
+  if (endpoint) return (remote ??= managementApi(endpoint));
   return local;
 }
 
