@@ -2,6 +2,7 @@ import { domainHandler } from '../shared/platform/http/handler.ts';
 import type { Handlers } from '../shared/platform/http/route.ts';
 import { callArtifactRoutes } from '../shared/calls/artifact-routes.ts';
 import { callRoutes } from '../shared/calls/routes.ts';
+import { liveCallRoutes } from '../shared/calls/live-routes.ts';
 import * as calls from '../shared/calls/index.ts';
 import { registerBatchCallCounters } from '../shared/batches/index.ts';
 
@@ -20,7 +21,7 @@ const artifactHandlers: Handlers<typeof callArtifactRoutes> = {
   getCallPcap: ({ principal, params }) => calls.getCallPcap(principal.workspaceId, params.call_id),
 };
 
-export const handler = domainHandler({ ...callRoutes, ...callArtifactRoutes }, {
+export const handler = domainHandler({ ...callRoutes, ...callArtifactRoutes, ...liveCallRoutes }, {
   ...artifactHandlers,
   createPhoneCall: ({ principal, body }) => calls.createPhoneCall(principal, body),
   createWebCall: ({ principal, body }) => calls.createWebCall(principal, body),
@@ -38,4 +39,14 @@ export const handler = domainHandler({ ...callRoutes, ...callArtifactRoutes }, {
   updateConcurrencySettings: ({ principal, body }) => calls.updateConcurrencySettings(principal.workspaceId, body),
   livekitWebhook: ({ request }) => calls.receiveMediaWebhook(request.rawBody, request.headers.authorization),
   workerReport: ({ params, request, body }) => calls.receiveWorkerEvent(params.call_id, request.headers.authorization, body),
+  updateLiveCall: ({ principal, params, body }) => calls.updateLiveCall(principal.workspaceId, params.call_id, body),
+  listenLiveCall: ({ principal, params }) => calls.listenLive(principal.workspaceId, params.call_id),
+  takeOverLiveCall: ({ principal, params, body }) => calls.takeOverLive(principal.workspaceId, params.call_id, body),
+  supervisorSay: ({ principal, params, body }) => calls.supervisorSay(principal.workspaceId, params.call_id, body),
+  listCallViewers: ({ principal, params }) => calls.listViewers(principal.workspaceId, params.call_id),
+  leaveLiveCall: ({ principal, params, body }) => calls.leaveLive(principal.workspaceId, params.call_id, body),
+  streamCall: ({ principal, params, query, request }) =>
+    calls.callStream(principal.workspaceId, params.call_id, calls.lastEventId(request.headers['last-event-id'], query.last_event_id)) as never,
+  callMonitor: ({ principal, params, request }) =>
+    calls.monitorInfo(principal.workspaceId, params.call_id, `http://${request.headers.host ?? '127.0.0.1'}`),
 });

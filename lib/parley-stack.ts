@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { LiveMonitorStack } from './live-monitor-stack.ts';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -119,7 +120,9 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   'billing-hourly': { table: 'readWrite' },
 };
 
-export type FunctionName = Domain | BackgroundName;
+/** The WebSocket monitor's function (functions/live-ws.ts): the WebSocket API's authorizer and routes. */
+export const LIVE_MONITOR_FUNCTION = 'live-ws';
+export type FunctionName = Domain | BackgroundName | typeof LIVE_MONITOR_FUNCTION;
 
 /**
  * Reserved concurrency per function (context `reservedConcurrency`: a JSON object of
@@ -133,8 +136,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   account: 40,
   // The $default route's 404s (each after a per-IP rate-limit write) land here.
   meta: 30,
-  // 90 (from 100) leaves room for contacts within the 450 the stack's tests allow.
-  agents: 90,
+  // 87 (from 100) leaves room for contacts and the live monitor within the 450 the stack's tests allow.
+  agents: 87,
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
@@ -160,6 +163,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   'batch-tick': 3,
   'oauth-refresh': 2,
   'billing-hourly': 2,
+  // WebSocket monitors connecting and asking to sync (pushes run in the functions that write calls).
+  'live-ws': 3,
 };
 
 /** What a default AWS account may run at once, and what AWS keeps unreserved of it. */
@@ -254,6 +259,8 @@ export class ParleyStack extends Stack {
   readonly vendorSecret: secretsmanager.Secret;
   readonly recordingsBucket: s3.Bucket;
   readonly api: apigwv2.HttpApi;
+  readonly liveMonitor: LiveMonitorStack;
+  readonly liveMonitorFunction: ParleyFunction;
   readonly stage: apigwv2.HttpStage;
   readonly domainFunctions = {} as Record<Domain, ParleyFunction>;
   readonly backgroundFunctions = {} as Record<BackgroundName, ParleyFunction>;
@@ -419,7 +426,24 @@ export class ParleyStack extends Stack {
     const { api, stage } = this.httpApi(props.apiThrottle);
     this.api = api;
     this.stage = stage;
-    const environment = settingsEnvironment(settings, api.apiEndpoint);
+    // The WebSocket monitor (docs/calls.md, Live calls): its function first, then its API in a
+    // nested stack; every other function learns where to push from the API's stage.
+    const baseEnvironment = settingsEnvironment(settings, api.apiEndpoint);
+    this.liveMonitorFunction = new ParleyFunction(this, 'LiveWsFunction', {
+      entry: `${FUNCTIONS_DIR}${LIVE_MONITOR_FUNCTION}.ts`,
+      description: 'Parley WebSocket monitors: authorizer, connect, disconnect, sync',
+      resources,
+      access: { table: 'readWrite' },
+      // No LIVE_WS_*: the function is the API's target, and finds its management endpoint in each event.
+      environment: baseEnvironment,
+      reservedConcurrency: reserved?.[LIVE_MONITOR_FUNCTION],
+    });
+    this.liveMonitor = new LiveMonitorStack(this, 'LiveMonitor', { handler: this.liveMonitorFunction });
+    const environment = {
+      ...baseEnvironment,
+      LIVE_WS_MANAGEMENT_URL: this.liveMonitor.managementUrl,
+      LIVE_WS_URL: this.liveMonitor.url,
+    };
 
     for (const domain of DOMAINS) {
       this.domainFunctions[domain] = new ParleyFunction(this, `${pascal(domain)}Function`, {
@@ -445,6 +469,25 @@ export class ParleyStack extends Stack {
         reservedConcurrency: reserved?.[job.name],
       });
     }
+
+    for (const pusher of [this.domainFunctions.calls, ...Object.values(this.backgroundFunctions)]) {
+      this.liveMonitor.grantManageConnections(pusher);
+    }
+    // The API's own function cannot name the API (the API names it: a cycle), so its grant names the stage.
+    this.liveMonitorFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['execute-api:ManageConnections'],
+        resources: [this.formatArn({ service: 'execute-api', resource: '*', resourceName: 'live/*/@connections/*' })],
+      }),
+    );
+    NagSuppressions.addStackSuppressions(this, [
+      {
+        id: 'AwsSolutions-IAM5',
+        reason:
+          'Pushing to WebSocket monitors needs execute-api:ManageConnections on every connection of the live stage (connection IDs are made by API Gateway at connect time); the live-ws function, which the API invokes, names the stage without the API ID to avoid a dependency cycle.',
+        appliesTo: [{ regex: '/^Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:.*\\/live\\/\\*\\/@connections\\/\\*$/g' }],
+      },
+    ]);
 
     const webhookMaxConcurrency = Number(contextValue(this, 'webhookMaxConcurrency') ?? WEBHOOK_MAX_CONCURRENCY);
     const callStepsReserved = reserved?.['call-steps'];

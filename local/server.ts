@@ -127,6 +127,11 @@ export async function startLocalServer(options: { port: number; host?: string })
       send(res, errorResponse(error));
     });
   });
+  // WebSocket monitors of calls (GET /v2/calls/{call_id}/ws with Upgrade): held here, as API Gateway's WebSocket API holds them in AWS.
+  const monitors = await import('./live-monitors.ts');
+  server.on('upgrade', (req, socket, head) => {
+    monitors.upgrade(req, socket, head).catch(() => socket.destroy());
+  });
   server.keepAliveTimeout = 65_000;
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -149,6 +154,7 @@ export async function startLocalServer(options: { port: number; host?: string })
     server,
     close: () =>
       new Promise<void>((resolve) => {
+        monitors.closeAll();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
@@ -179,8 +185,33 @@ async function handle(
   const route = match(method, target.path);
   const event = buildEvent(req, method, target, route, body);
   const handler = LOCAL_ONLY_KEYS.has(route.routeKey) ? ((await import('./sandbox-routes.ts')).sandboxHandler as HttpHandler) : await handlerFor(route.domain);
-  send(res, await slots.run(() => handler(event, lambdaContext(route.domain), { signal: new AbortController().signal })));
+  const context = lambdaContext(route.domain);
+  if (STREAM_ROUTES.has(route.routeKey)) {
+    // Server-sent events stream for real here (shared/platform/http/event-stream.ts): no 29 s deadline, a sink on the socket.
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    Object.assign(context, {
+      getRemainingTimeInMillis: () => 24 * 3_600_000,
+      parleyStreamSink: {
+        start: (status: number, headers: Record<string, string>) => {
+          res.writeHead(status, { ...CORS_HEADERS, ...headers });
+          res.flushHeaders();
+        },
+        write: (chunk: string) => void res.write(chunk),
+        end: () => res.end(),
+        signal: gone.signal,
+      },
+    });
+  }
+  send(res, await slots.run(() => handler(event, context, { signal: new AbortController().signal })));
 }
+
+/** Routes that answer server-sent events (`produces: text/event-stream`), by route key. */
+const STREAM_ROUTES = new Set(
+  servedRoutes()
+    .filter((served) => served.route.produces === 'text/event-stream')
+    .map((served) => served.key),
+);
 
 interface RequestTarget {
   /** The path exactly as sent (what API Gateway calls rawPath). */

@@ -6,6 +6,7 @@ import { batchRoutes } from './batches/routes.ts';
 import { callArtifactRoutes } from './calls/artifact-routes.ts';
 import { callRoutes } from './calls/routes.ts';
 import { chatRoutes } from './chats/routes.ts';
+import { liveCallRoutes } from './calls/live-routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
 import { flowRoutes } from './agents/flow-routes.ts';
@@ -36,6 +37,7 @@ export const routeTable = {
   ...callRoutes,
   ...chatRoutes,
   ...callArtifactRoutes,
+  ...liveCallRoutes,
   ...contactRoutes,
   ...batchRoutes,
   ...metaRoutes,

@@ -5,6 +5,7 @@ import { canonicalE164 } from '../platform/phone.ts';
 import { agentTurn, analyzeCall, closeConversation, openConversation, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
+import { liveConversation, pendingSays } from './live-state.ts';
 import { dialOut, endMedia, transferCall, type TransferOutcome } from './media.ts';
 import { callCost } from './pricing.ts';
 import { recordSandboxCall } from './recordings.ts';
@@ -143,7 +144,10 @@ async function calleeSpeaks(call: CallItem, seq: number): Promise<void> {
   }
   const line = call.engine.sandbox?.user_lines[seq];
   if (line === undefined) return;
-  const turn = await timedTurn(call, { type: 'user_said', text: line });
+  // Taken over (live-control.ts): a person talks to the callee now; the agent says nothing.
+  const turn = call.live_take_over
+    ? { result: { events: [], utterances: [], state: call.engine.conversation } as unknown as TurnResult, ms: -1 }
+    : await timedTurn(call, { type: 'user_said', text: line });
   if (!turn) return;
   const updated = await recordTurn(call, turn, { guard: seq, next: seq + 1, userLine: line });
   if (!updated) return;
@@ -171,7 +175,8 @@ async function followThrough(call: CallItem, turn: TurnResult): Promise<boolean>
 async function timedTurn(call: CallItem, event: Parameters<typeof agentTurn>[1]): Promise<{ result: TurnResult; ms: number } | undefined> {
   const started = performance.now();
   try {
-    const result = await agentTurn(call.engine.conversation, event);
+    // update-live-call's variables and override take effect from this turn (live-state.ts).
+    const result = await agentTurn(liveConversation(call).state, event);
     return { result, ms: Math.round(performance.now() - started) };
   } catch (error) {
     const reason = (error as { disconnection_reason?: DisconnectionReason }).disconnection_reason ?? 'error_unknown';
@@ -218,14 +223,23 @@ async function recordTurn(
         ...(seq.userLine !== undefined ? [{ role: 'user', content: seq.userLine } as TranscriptEvent] : []),
         ...turn.result.utterances.map((content) => ({ role: 'agent', content }) as TranscriptEvent),
       ];
+  // supervisor-say (live-control.ts): the agent says those texts next, after the callee's line.
+  const says = call.live_take_over ? { texts: [], said: call.engine.live_said ?? 0 } : pendingSays(call);
+  if (says.texts.length) {
+    const at = events[0]?.role === 'user' ? 1 : 0;
+    events.splice(at, 0, ...says.texts.map((content) => ({ role: 'agent', content }) as TranscriptEvent));
+  }
   const transcript = appendTranscript(call, events);
   const nowMs = Date.now();
   const sendUpdate = nowMs - (call.engine.transcript_sent_at ?? 0) >= TRANSCRIPT_UPDATE_MS;
   const engine: EngineState = {
     ...call.engine,
+    ...liveConversation(call).engine,
     conversation: turn.result.state,
     step_seq: seq.next,
-    turn_ms: [...(call.engine.turn_ms ?? []), turn.ms],
+    // A taken-over call's lines have no agent turn to time (ms -1).
+    turn_ms: turn.ms >= 0 ? [...(call.engine.turn_ms ?? []), turn.ms] : (call.engine.turn_ms ?? []),
+    ...(says.texts.length ? { live_said: says.said } : {}),
     ...(sendUpdate ? { transcript_sent_at: nowMs } : {}),
   };
   // A transfer the agent asked for starts in the same write as its turn, so no step (a
@@ -265,7 +279,9 @@ export interface Finish {
  * transfer, stop, a dial that never connected, nobody joining, an engine failure).
  * Answers the ended call, or undefined when it had already ended.
  */
-export async function finishCall(call: CallItem, finish: Finish): Promise<CallItem | undefined> {
+export async function finishCall(call: CallItem, input: Finish): Promise<CallItem | undefined> {
+  // A call a person took over (live-control.ts) ends `call_take_over`, whoever hung up.
+  const finish: Finish = call.live_take_over && input.status === 'ended' ? { ...input, reason: 'call_take_over' } : input;
   const nowMs = Date.now();
   const durationMs = call.start_timestamp ? Math.max(0, nowMs - call.start_timestamp) : 0;
   const cost = callCost({ durationMs, phone: call.call_type === 'phone_call', burst: call.concurrency_burst === true, batchDial: call.engine.batch?.dialled === true });

@@ -29,3 +29,6 @@ export { dynamicVariables, versionRef } from './schemas.ts';
 export { getCallRecordingUrl } from './recordings.ts';
 export { getCallUnscrubbed, removeCallSensitiveData } from './scrubbing.ts';
 export { getCallPcap, getCallSipTrace } from './sip-trace.ts';
+export { updateLiveCall, listenLive, takeOverLive, supervisorSay, listViewers, leaveLive } from './live-control.ts';
+export { callStream, lastEventId, monitorInfo } from './live-stream.ts';
+export { openLiveConnection, syncLiveConnection, closeLiveConnection } from './live-push.ts';

@@ -4,6 +4,8 @@ import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import {
   CALLEE_IDENTITY,
+  LIVE_CONTROL_TOPIC,
+  liveAccess,
   mediaAdapter,
   webCallAccess as mediaWebCallAccess,
   type DialOutcome,
@@ -129,4 +131,24 @@ export async function forwardCaller(room: string, participantIdentity: string, t
 
 export async function webCallAccess(callId: string) {
   return mediaWebCallAccess(callId, `web_user_${callId}`);
+}
+
+/** A live control for the agent worker: a data message on LIVE_CONTROL_TOPIC in the call's room (docs/calls-media.md). */
+export async function sendLiveControl(call: CallItem, message: Record<string, unknown>): Promise<void> {
+  await (await adapter()).sendData(roomOf(call), LIVE_CONTROL_TOPIC, { call_id: call.call_id, ...message });
+}
+
+/** Removes a live viewer from the call's room. */
+export async function removeViewer(call: CallItem, participantId: string): Promise<void> {
+  await (await adapter()).removeParticipant(roomOf(call), participantId);
+}
+
+/** Lets a viewer in the call's room speak (take-over). */
+export async function allowViewerToPublish(call: CallItem, participantId: string): Promise<void> {
+  await (await adapter()).allowPublish(roomOf(call), participantId);
+}
+
+/** The token a viewer joins the call's room with: subscribe-only, or publishing after a take-over. */
+export async function viewerAccess(call: CallItem, participantId: string, publish: boolean) {
+  return liveAccess(roomOf(call), participantId, { publish });
 }

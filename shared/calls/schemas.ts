@@ -40,7 +40,7 @@ export { asVariableString, dynamicVariables, versionRef };
  * (agent-override.ts, 400 naming the field), so the OpenAPI document does not repeat the
  * agent, LLM and flow schemas in every create route.
  */
-const agentOverride = () =>
+export const agentOverride = () =>
   z
     .looseObject({
       agent: z.looseObject({}).optional().describe('update-agent fields for this call only; response_engine is ignored'),

@@ -4,6 +4,8 @@ import { canonicalE164 } from '../platform/phone.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import type { AgentOverride } from './agent-override.ts';
+import type { LiveLogEntry } from './live-frames.ts';
+import { publishCallChange } from './live-push.ts';
 import type { CallStatus, CallView, DisconnectionReason } from './schemas.ts';
 
 /*
@@ -49,6 +51,10 @@ export interface EngineState {
   sip_identity?: string;
   /** agent_override of the create request or the inbound webhook's answer, validated (agent-override.ts): this call's configuration only. */
   agent_override?: AgentOverride;
+  /** How many of the call's `live_say` texts the sandbox agent has said (live-control.ts). */
+  live_said?: number;
+  /** The `live_patch.seq` the sandbox agent's conversation has taken in (update-live-call). */
+  live_patch_seq?: number;
 }
 
 /** Where a call's recording is stored; on the call item, never answered. */
@@ -112,6 +118,12 @@ export type CallItem = CallView & {
   recording_url?: string;
   /** When remove-call-sensitive-data last scrubbed the call (shared/calls/scrubbing.ts). */
   scrubbed_timestamp?: number;
+  /** Live calls (live-store.ts): top-level, so the engine's writes (which replace `engine`) never undo them. Never answered. */
+  live_log?: LiveLogEntry[];
+  live_say?: string[];
+  live_patch?: { seq: number; dynamic_variables?: Record<string, string>; agent_override?: AgentOverride };
+  live_take_over?: { participant_id: string; timestamp: number };
+  live_watched?: boolean;
 };
 
 export const callNotFound = () => notFound('Call not found');
@@ -213,8 +225,9 @@ export async function transitionCall(callId: string, change: Transition): Promis
     condition += change.guard.equals === 0 ? ` AND (attribute_not_exists(${path}) OR ${path} = :seq)` : ` AND ${path} = :seq`;
   }
   const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim();
+  let updated: CallItem | undefined;
   try {
-    return await table.update<CallItem>({
+    updated = await table.update<CallItem>({
       Key: keys.call(callId),
       UpdateExpression: expression,
       ConditionExpression: condition,
@@ -226,6 +239,9 @@ export async function transitionCall(callId: string, change: Transition): Promis
     if (error instanceof ConditionFailed) return undefined;
     throw error;
   }
+  // WebSocket monitors of the call get what changed (live-push.ts; nothing when none watches).
+  if (updated) await publishCallChange(updated);
+  return updated;
 }
 
 /** Sets fields on a call of this workspace without a state change (update-call). */

@@ -6,6 +6,7 @@ const INTERNAL = new Set([
   'pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'type', 'workspace_id', 'created_timestamp', 'engine',
   'user_sentiment', 'call_successful', 'in_voicemail', 'combined_cost', 'e2e_latency_p50', 'expires_at',
   'transfer_state', 'transfer_seq', 'recording', 'scrubbed_timestamp',
+  'live_log', 'live_say', 'live_patch', 'live_take_over', 'live_watched', 'live_base_variables',
 ]);
 
 /** The call object as the API answers it (retell-sdk PhoneCallResponse / WebCallResponse). */

@@ -210,6 +210,21 @@ const configSchema = () => z.object({
     .default(`${wire.service}-agent`),
   /** ICE servers handed to browsers with every web call (default: one public STUN server). */
   WEB_CALL_ICE_SERVERS: iceServers,
+  /**
+   * Live transcript streams (GET /v2/calls/{call_id}/stream, docs/calls.md Live calls): how
+   * often a stream reads the call, and how long one long-poll chunk waits for news where the
+   * response is buffered (Lambda behind the HTTP API; below API Gateway's 30 s).
+   */
+  LIVE_STREAM_POLL_MS: positiveInt(250, 5000),
+  LIVE_STREAM_CHUNK_MS: positiveInt(20_000, 28_000),
+  /**
+   * The WebSocket monitor in AWS (set by CDK): the WebSocket API's management endpoint
+   * (`https://<api>.execute-api.<region>.amazonaws.com/<stage>`, what pushes post to) and
+   * its client URL (`wss://…`, answered by `GET /v2/calls/{call_id}/ws`). Unset locally,
+   * where the local server holds the sockets at the ws route itself.
+   */
+  LIVE_WS_MANAGEMENT_URL: optionalString,
+  LIVE_WS_URL: optionalString,
 });
 
 export type Config = z.infer<ReturnType<typeof configSchema>>;

@@ -62,7 +62,8 @@ function synth(
     parameters: template.toJSON().Resources[stack.getLogicalId(routeStack.nestedStackResource as CfnResource)]
       .Properties.Parameters as Record<string, { Ref: string }>,
   }));
-  return { app, stack, template, nested };
+  const live = Template.fromStack(stack.liveMonitor);
+  return { app, stack, template, nested, live };
 }
 
 type Synth = ReturnType<typeof synth>;
@@ -219,10 +220,14 @@ describe('ParleyStack', () => {
     }
   });
 
-  it('has one arm64 function per domain plus the four background functions, on the newest Node.js', () => {
-    const functions = Object.values(parley.template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(DOMAINS.length + JOBS.length);
-    for (const fn of functions) {
+  it('has one arm64 function per domain plus the background functions and the WebSocket monitor\'s, on the newest Node.js', () => {
+    const resources = parley.template.findResources('AWS::Lambda::Function');
+    const functions = Object.values(resources);
+    expect(functions).toHaveLength(DOMAINS.length + JOBS.length + 1);
+    const liveWs = logicalId(parley, parley.stack.liveMonitorFunction);
+    for (const [id, fn] of Object.entries(resources)) {
+      // The WebSocket API's own function finds its endpoint in each event (it cannot name the API that names it).
+      const liveSettings = id === liveWs ? [] : ['LIVE_WS_MANAGEMENT_URL', 'LIVE_WS_URL'];
       expect(fn.Properties.Runtime).toBe(PARLEY_RUNTIME.name);
       expect(fn.Properties.Architectures).toEqual(['arm64']);
       expect(fn.Properties.MemorySize).toBe(1024);
@@ -241,6 +246,7 @@ describe('ParleyStack', () => {
           'WEBHOOK_QUEUE_URL',
           'CALL_STEPS_QUEUE_URL',
           'CONTACT_JOBS_QUEUE_URL',
+          ...liveSettings,
         ].sort(),
       );
       expect(fn.Properties.LoggingConfig.LogGroup).toBeDefined();
@@ -453,7 +459,8 @@ describe('ParleyStack', () => {
 
     const outdir = parley.app.synth().directory;
     const reports = readdirSync(outdir).filter((file) => /^AwsSolutions-.*-NagReport\.csv$/.test(file));
-    expect(reports).toHaveLength(1 + parley.nested.length);
+    // The parent, the route stacks and the WebSocket monitor's stack.
+    expect(reports).toHaveLength(2 + parley.nested.length);
     const rows = reports.flatMap((file) => readFileSync(join(outdir, file), 'utf8').split('\n').slice(1));
     expect(rows.some((row) => row.startsWith('"AwsSolutions-L1","') && row.includes('"Compliant"'))).toBe(true);
     expect(rows.filter((row) => row.includes('"Non-Compliant"'))).toEqual([]);
@@ -466,6 +473,7 @@ const functionResource = (synthed: Synth, fn: ParleyFunction) =>
 const allFunctions = (synthed: Synth): [FunctionName, ParleyFunction][] => [
   ...(Object.entries(synthed.stack.domainFunctions) as [FunctionName, ParleyFunction][]),
   ...(Object.entries(synthed.stack.backgroundFunctions) as [FunctionName, ParleyFunction][]),
+  ['live-ws', synthed.stack.liveMonitorFunction],
 ];
 
 const stageOf = (synthed: Synth) => Object.values(synthed.template.findResources('AWS::ApiGatewayV2::Stage'))[0]!;
@@ -553,7 +561,7 @@ describe('throttling and isolation', () => {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
-      /would reserve 1060 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+      /would reserve 1063 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
@@ -784,5 +792,25 @@ describe('ParleyStack at the product size', () => {
     const before = placement(synth(syntheticRoutes(200), false));
     const after = placement(synth(syntheticRoutes(370), false, {}, { routesPerApiQuota: '400' }));
     for (const [key, where] of before) expect(after.get(key), key).toBe(where);
+  });
+});
+
+describe('the WebSocket monitor (live calls)', () => {
+  it('is a WebSocket API whose $connect runs a Lambda authorizer on the key and the call, with a stage, routes and push grants', () => {
+    const template = parley.live;
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'parley-live', ProtocolType: 'WEBSOCKET' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'REQUEST',
+      IdentitySource: ['route.request.header.Authorization', 'route.request.querystring.call_id'],
+    });
+    const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')) as any[];
+    expect(routes.map((route) => route.Properties.RouteKey).sort()).toEqual(['$connect', '$default', '$disconnect']);
+    expect(routes.find((route) => route.Properties.RouteKey === '$connect')!.Properties).toMatchObject({ AuthorizationType: 'CUSTOM' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'live', AutoDeploy: true });
+    template.resourceCountIs('AWS::Lambda::Permission', 1);
+    const calls = functionResource(parley, parley.stack.domainFunctions.calls).Properties.Environment.Variables;
+    expect(calls.LIVE_WS_MANAGEMENT_URL).toBeDefined();
+    expect(calls.LIVE_WS_URL).toBeDefined();
+    expect(JSON.stringify(parley.template.findResources('AWS::IAM::Policy'))).toContain('execute-api:ManageConnections');
   });
 });

@@ -64,6 +64,9 @@ const REQUIRED: Record<string, (claims: ClaimGrants, body: any) => boolean> = {
   'RoomService/CreateRoom': (c) => c.video?.roomCreate === true,
   'RoomService/DeleteRoom': (c) => c.video?.roomCreate === true,
   'AgentDispatchService/CreateDispatch': (c, body) => c.video?.roomAdmin === true && c.video.room === body.room,
+  'RoomService/SendData': (c, body) => c.video?.roomAdmin === true && c.video.room === body.room,
+  'RoomService/RemoveParticipant': (c, body) => c.video?.roomAdmin === true && c.video.room === body.room,
+  'RoomService/UpdateParticipant': (c, body) => c.video?.roomAdmin === true && c.video.room === body.room,
   'SIP/CreateSIPOutboundTrunk': (c) => c.sip?.admin === true,
   'SIP/ListSIPOutboundTrunk': (c) => c.sip?.admin === true,
   'SIP/DeleteSIPTrunk': (c) => c.sip?.admin === true,
@@ -124,6 +127,13 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
       case 'RoomService/DeleteRoom':
         if (!fake.rooms.delete(body.room)) return { status: 404, code: 'not_found', msg: 'requested room does not exist' };
         return [200, {}];
+      case 'RoomService/SendData':
+        if (!fake.rooms.has(body.room)) return { status: 404, code: 'not_found', msg: 'requested room does not exist' };
+        return [200, {}];
+      case 'RoomService/RemoveParticipant':
+      case 'RoomService/UpdateParticipant':
+        // The fake has no WebRTC participants: a listener never "joined", as LiveKit would say.
+        return { status: 404, code: 'not_found', msg: 'participant not found' };
       case 'AgentDispatchService/CreateDispatch':
         return [200, { id: nextId('AD'), agentName: body.agentName, room: body.room, metadata: body.metadata }];
       case 'SIP/CreateSIPOutboundTrunk': {

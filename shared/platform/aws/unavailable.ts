@@ -4,7 +4,7 @@
  * created (tagAwsClient); shared/http/respond.ts turns such an error into a 503 with
  * retry-after. Domain code never looks at these errors.
  */
-export type AwsService = 'DynamoDB' | 'KMS' | 'SQS' | 'Secrets Manager' | 'S3';
+export type AwsService = 'DynamoDB' | 'KMS' | 'SQS' | 'Secrets Manager' | 'S3' | 'API Gateway';
 
 const failedService = new WeakMap<object, AwsService>();
 
@@ -85,6 +85,7 @@ const WHAT: Record<AwsService, string> = {
   SQS: 'the message queue',
   'Secrets Manager': 'the secrets store',
   S3: 'the object store',
+  'API Gateway': 'the WebSocket service',
 };
 
 /** Seconds a client is asked to wait: long enough for a blip to pass, short enough to retry soon. */

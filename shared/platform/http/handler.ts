@@ -6,6 +6,7 @@ import { sourceAddress } from '../auth/ip.ts';
 import { validateConfig } from '../config.ts';
 import { invalidUtf8, notJsonContentType, payloadTooLarge, routeNotFound } from '../errors.ts';
 import { logger } from '../logger.ts';
+import { EventStream, eventStreamChunk, streamEvents, streamSinkOf } from './event-stream.ts';
 import { parseJsonBody } from './json.ts';
 import type { parseMultipart } from './multipart.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
@@ -103,6 +104,13 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
         request: info,
       };
       const output = await entry!.handler(input as never);
+      if (output instanceof EventStream) {
+        // Server-sent events: streamed where the runtime can (the local server), else one long-poll chunk.
+        const sink = streamSinkOf(context);
+        if (!sink) return eventStreamChunk(output, admission?.headers as Record<string, string> | undefined);
+        await streamEvents(output, sink, admission?.headers as Record<string, string> | undefined);
+        return { statusCode: 200, headers: {}, body: '' };
+      }
       if (route.produces && output instanceof Download) {
         return {
           statusCode: route.status,

@@ -56,7 +56,7 @@ export interface RouteDefinition {
    * (bytes and a file name: sent base64-encoded with isBase64Encoded, as API Gateway wants
    * binary bodies, and `content-disposition: attachment`).
    */
-  produces?: 'text/html; charset=utf-8' | 'text/css; charset=utf-8' | 'text/javascript; charset=utf-8' | 'application/vnd.tcpdump.pcap';
+  produces?: 'text/html; charset=utf-8' | 'text/css; charset=utf-8' | 'text/javascript; charset=utf-8' | 'application/vnd.tcpdump.pcap' | 'text/event-stream';
   /**
    * The capability a public (browser) key needs to call it: starting web calls or chats
    * (spec Authentication 10). Without it, public keys get 403 here.

@@ -1,5 +1,6 @@
 import {
   AgentDispatchClient,
+  DataPacket_Kind,
   RoomServiceClient,
   SipCallError,
   SipClient,
@@ -148,6 +149,33 @@ export class LiveKitMedia implements MediaAdapter {
     }
   }
 
+  async sendData(room: string, topic: string, data: unknown): Promise<void> {
+    const payload = new TextEncoder().encode(JSON.stringify(data));
+    await attempt('SendData', () => this.rooms.sendData(room, payload, DataPacket_Kind.RELIABLE, { topic }));
+  }
+
+  async removeParticipant(room: string, identity: string): Promise<void> {
+    try {
+      await attempt('RemoveParticipant', () => this.rooms.removeParticipant(room, identity));
+    } catch (error) {
+      // A listener who never joined (or already left) is not in the room: nothing to remove.
+      if (error instanceof RoomGone) return;
+      throw error;
+    }
+  }
+
+  async allowPublish(room: string, identity: string): Promise<void> {
+    try {
+      await attempt('UpdateParticipant', () =>
+        this.rooms.updateParticipant(room, identity, { permission: { canPublish: true, canSubscribe: true, canPublishData: true } }),
+      );
+    } catch (error) {
+      // Not in the room yet: the publish token the take-over answered lets it join publishing.
+      if (error instanceof RoomGone) return;
+      throw error;
+    }
+  }
+
   private async dial(request: DialRequest, identity: string): Promise<DialOutcome> {
     const trunkId = await this.outboundTrunk(request.from_number, request.trunk);
     const options: CreateSipParticipantOptions = {
@@ -255,7 +283,9 @@ function failure(operation: string, error: unknown): Error {
     return new DialRefused(BUSY.has(code) ? 'dial_busy' : NO_ANSWER.has(code) ? 'dial_no_answer' : 'dial_failed');
   }
   if (error instanceof TwirpError) {
-    if (operation === 'DeleteRoom' && error.code === 'not_found') return new RoomGone();
+    if ((operation === 'DeleteRoom' || operation === 'RemoveParticipant' || operation === 'UpdateParticipant') && error.code === 'not_found') {
+      return new RoomGone();
+    }
     logger.warn('LiveKit refused a request', { operation, status: error.status, code: error.code, reason: error.message });
     if (RETRYABLE_STATUS.has(error.status)) {
       return new Unavailable(`LiveKit is unavailable (${operation}: HTTP ${error.status})`, RETRY_AFTER_SECONDS);

@@ -102,6 +102,18 @@ export class SandboxMedia implements MediaAdapter {
     this.note({ op: 'end_call', room });
   }
 
+  async sendData(room: string, topic: string, data: unknown): Promise<void> {
+    this.note({ op: 'send_data', room, topic, data });
+  }
+
+  async removeParticipant(room: string, identity: string): Promise<void> {
+    this.note({ op: 'remove_participant', room, identity });
+  }
+
+  async allowPublish(room: string, identity: string): Promise<void> {
+    this.note({ op: 'allow_publish', room, identity });
+  }
+
   private note(operation: MediaOperation): void {
     if (this.record) this.operations.push(operation);
   }

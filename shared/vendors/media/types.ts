@@ -131,7 +131,10 @@ export type MediaOperation =
   | { op: 'dial_out'; request: Omit<DialRequest, 'trunk'>; outcome: DialOutcome }
   | { op: 'cold_transfer'; request: ColdTransferRequest; outcome?: TransferOutcome }
   | { op: 'warm_transfer'; request: Omit<DialRequest, 'trunk'>; outcome: DialOutcome }
-  | { op: 'end_call'; room: string };
+  | { op: 'end_call'; room: string }
+  | { op: 'send_data'; room: string; topic: string; data: unknown }
+  | { op: 'remove_participant'; room: string; identity: string }
+  | { op: 'allow_publish'; room: string; identity: string };
 
 export interface MediaAdapter {
   readonly kind: MediaKind;
@@ -154,7 +157,19 @@ export interface MediaAdapter {
   transfer(request: TransferRequest): Promise<TransferOutcome>;
   /** Ends the call's media: deletes the room, which disconnects everyone in it. A room already gone is fine. */
   endCall(room: string): Promise<void>;
+  /**
+   * A reliable data message to the room on `topic` (the agent worker's live controls,
+   * docs/calls-media.md): LiveKit's SendData; the data is JSON.
+   */
+  sendData(room: string, topic: string, data: unknown): Promise<void>;
+  /** Removes a participant from the room (a live listener who left); one not in the room is fine. */
+  removeParticipant(room: string, identity: string): Promise<void>;
+  /** Lets a participant already in the room publish (a listener taking the call over); one not in the room is fine. */
+  allowPublish(room: string, identity: string): Promise<void>;
 }
+
+/** The data topic of live controls for the agent worker (docs/calls-media.md, Live controls). */
+export const LIVE_CONTROL_TOPIC = 'parley.live';
 
 /** The identity a dialled callee gets in the room unless the request names one. */
 export const CALLEE_IDENTITY = 'callee';

@@ -57,3 +57,47 @@ function expiryOf(jwt: string): number {
   if (typeof payload.exp !== 'number') throw new Error('LiveKit access token has no exp claim');
   return payload.exp;
 }
+
+/** What listen and take-over answer (retell-sdk CallListenLiveResponse): the token and where to use it. */
+export interface LiveAccess {
+  access_token: string;
+  expires_at: number;
+  participant_id: string;
+  room_name: string;
+  transport: 'livekit';
+  url: string;
+  ice_servers: IceServer[];
+}
+
+/**
+ * A token for a live viewer of a call's room: `publish: false` joins subscribe-only (hears
+ * the call, cannot speak, cannot send data, hidden from the other participants); `publish:
+ * true` is a supervisor who took the call over (speaks to the caller). Valid for an hour,
+ * like a web call's. The identity is the viewer's participant_id.
+ */
+export async function liveAccess(
+  room: string,
+  participantId: string,
+  options: CredentialOptions & { publish: boolean },
+): Promise<LiveAccess> {
+  const { apiKey, apiSecret } = await readLiveKitCredentials(options);
+  const token = new AccessToken(apiKey, apiSecret, { identity: participantId, ttl: WEB_CALL_TOKEN_TTL_SECONDS });
+  token.addGrant({
+    room,
+    roomJoin: true,
+    canSubscribe: true,
+    canPublish: options.publish,
+    canPublishData: options.publish,
+    hidden: !options.publish,
+  });
+  const jwt = await token.toJwt();
+  return {
+    access_token: jwt,
+    expires_at: expiryOf(jwt) * 1000,
+    participant_id: participantId,
+    room_name: room,
+    transport: 'livekit',
+    url: config.LIVEKIT_URL ?? LOCAL_LIVEKIT_URL,
+    ice_servers: config.WEB_CALL_ICE_SERVERS,
+  };
+}

@@ -1,0 +1,188 @@
+import { keys } from '../platform/store/keys.ts';
+import { queryAll } from '../platform/store/query.ts';
+import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import type { LiveLogEntry } from './live-frames.ts';
+import type { CallItem } from './store.ts';
+
+/*
+ * The live calls' items (docs/calls.md, Live calls; docs/data-model.md):
+ * - on the call item, top-level attributes the engine's own writes never set, so a control
+ *   and an engine step never overwrite each other: `live_log` (the controls, for the
+ *   monitors), `live_say` (supervisor-say texts the sandbox agent says next), `live_patch`
+ *   (update-live-call's variables and override, applied by the sandbox agent's next turn),
+ *   `live_take_over`, `live_watched` (some WebSocket watches it: pushes look for connections);
+ * - in the call's partition: `VIEWER#<participant_id>` (listen, take-over) and
+ *   `WSCONN#<connection_id>` (WebSocket monitors), with a `WSCONN#<id>` lookup item for
+ *   $disconnect. All carry a TTL a day out, past any call.
+ */
+
+const TTL_SECONDS = 86_400;
+const expiresAt = (nowMs: number) => Math.floor(nowMs / 1000) + TTL_SECONDS;
+
+export interface ViewerItem {
+  participant_id: string;
+  role: 'listener' | 'supervisor';
+  joined_timestamp: number;
+}
+
+export interface LiveWrite {
+  /** Appended to live_log (its t_index is the transcript length read, checked in the write). */
+  entry: Omit<LiveLogEntry, 't_index' | 'timestamp'>;
+  /** Top-level call attributes to set in the same write (never `engine`). */
+  set?: Record<string, unknown>;
+  /** Lists appended to: attribute → values. */
+  append?: Record<string, unknown[]>;
+  /** An extra condition on the call (with its names and values). */
+  condition?: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
+  /** Other items written in the same transaction (a viewer's put or delete). */
+  with?: TransactOp[];
+}
+
+/**
+ * One live control's write on an ongoing call of the workspace: the log entry (placed after
+ * the transcript as read: the write is conditional on its length), the fields, and the other
+ * items, in one transaction. Answers 'changed' when the call's condition failed (it moved
+ * under the write, or is no longer ongoing: read it again and decide), 'refused' when
+ * another item's condition failed (a viewer that is gone, or already there).
+ */
+export async function writeLiveControl(call: CallItem, write: LiveWrite, nowMs = Date.now()): Promise<'written' | 'changed' | 'refused'> {
+  const length = (call.transcript_with_tool_calls ?? []).length;
+  const names: Record<string, string> = {
+    '#status': 'call_status',
+    '#ws': 'workspace_id',
+    '#log': 'live_log',
+    '#t': 'transcript_with_tool_calls',
+    ...(write.condition?.names ?? {}),
+  };
+  const values: Record<string, unknown> = {
+    ':ongoing': 'ongoing',
+    ':ws': call.workspace_id,
+    ':len': length,
+    ':entry': [{ ...write.entry, timestamp: nowMs, t_index: length }],
+    ':empty': [],
+    ...(write.condition?.values ?? {}),
+  };
+  const sets = ['#log = list_append(if_not_exists(#log, :empty), :entry)'];
+  Object.entries(write.set ?? {}).forEach(([field, value], i) => {
+    if (value === undefined) return;
+    names[`#f${i}`] = field;
+    values[`:f${i}`] = value;
+    sets.push(`#f${i} = :f${i}`);
+  });
+  Object.entries(write.append ?? {}).forEach(([field, list], i) => {
+    names[`#a${i}`] = field;
+    values[`:a${i}`] = list;
+    sets.push(`#a${i} = list_append(if_not_exists(#a${i}, :empty), :a${i})`);
+  });
+  const lengthCondition = length === 0 ? '(attribute_not_exists(#t) OR size(#t) = :len)' : 'size(#t) = :len';
+  const update: TransactOp = {
+    Update: {
+      Key: keys.call(call.call_id),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: `#status = :ongoing AND #ws = :ws AND ${lengthCondition}${write.condition ? ` AND ${write.condition.expression}` : ''}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+  try {
+    if (write.with?.length) await table.transact([update, ...write.with]);
+    else await table.update({ ...(update as { Update: Parameters<typeof table.update>[0] }).Update });
+    return 'written';
+  } catch (error) {
+    if (error instanceof ConditionFailed) return 'changed';
+    // The call's own condition (index 0) or a lost race: read again; another item's condition: refused.
+    if (error instanceof TransactionCancelled) return error.conflicted || error.failedAt.includes(0) ? 'changed' : 'refused';
+    throw error;
+  }
+}
+
+export const putViewerOp = (callId: string, viewer: ViewerItem, options: { mustExist?: boolean } = {}): TransactOp => ({
+  Put: {
+    Item: { ...keys.callViewer(callId, viewer.participant_id), ...viewer, expires_at: expiresAt(Date.now()) },
+    ...(options.mustExist ? { ConditionExpression: 'attribute_exists(pk)' } : { ConditionExpression: 'attribute_not_exists(pk)' }),
+  },
+});
+
+export const deleteViewerOp = (callId: string, participantId: string): TransactOp => ({
+  Delete: { Key: keys.callViewer(callId, participantId), ConditionExpression: 'attribute_exists(pk)' },
+});
+
+export async function getViewer(callId: string, participantId: string): Promise<ViewerItem | undefined> {
+  return table.get<ViewerItem>(keys.callViewer(callId, participantId));
+}
+
+export async function listViewerItems(callId: string): Promise<ViewerItem[]> {
+  const items = await queryAll<ViewerItem & Record<string, unknown>>(keys.callViewers(callId));
+  return items
+    .map(({ participant_id, role, joined_timestamp }) => ({ participant_id, role, joined_timestamp }))
+    .sort((a, b) => a.joined_timestamp - b.joined_timestamp);
+}
+
+// ---------------------------------------------------------------------------------------
+// WebSocket monitor connections
+
+export interface ConnectionItem {
+  connection_id: string;
+  call_id: string;
+  workspace_id: string;
+  /** The last frame ID sent to it. */
+  cursor: number;
+}
+
+/** Records a connection watching a call (and marks the call watched, so its changes look for connections). */
+export async function putConnection(connection: ConnectionItem, nowMs = Date.now()): Promise<void> {
+  await table.transact([
+    { Put: { Item: { ...keys.liveConnection(connection.call_id, connection.connection_id), ...connection, expires_at: expiresAt(nowMs) } } },
+    {
+      Put: {
+        Item: { ...keys.liveConnectionLookup(connection.connection_id), call_id: connection.call_id, workspace_id: connection.workspace_id, expires_at: expiresAt(nowMs) },
+      },
+    },
+    {
+      Update: {
+        Key: keys.call(connection.call_id),
+        UpdateExpression: 'SET live_watched = :true',
+        ConditionExpression: 'attribute_exists(pk) AND workspace_id = :ws',
+        ExpressionAttributeValues: { ':true': true, ':ws': connection.workspace_id },
+      },
+    },
+  ]);
+}
+
+export async function connectionsOf(callId: string): Promise<ConnectionItem[]> {
+  return queryAll<ConnectionItem>(keys.liveConnections(callId));
+}
+
+export async function connectionLookup(connectionId: string): Promise<{ call_id: string; workspace_id: string } | undefined> {
+  return table.get(keys.liveConnectionLookup(connectionId));
+}
+
+/**
+ * Moves a connection's cursor forward to `cursor` and answers the one it had, or undefined
+ * when it was already there or past it (another push sent those frames) or is gone.
+ */
+export async function advanceConnection(callId: string, connectionId: string, cursor: number): Promise<number | undefined> {
+  try {
+    const old = await table.update<{ cursor: number }>({
+      Key: keys.liveConnection(callId, connectionId),
+      UpdateExpression: 'SET #c = :c',
+      ConditionExpression: 'attribute_exists(pk) AND #c < :c',
+      ExpressionAttributeNames: { '#c': 'cursor' },
+      ExpressionAttributeValues: { ':c': cursor },
+      ReturnValues: 'UPDATED_OLD',
+    });
+    return old?.cursor ?? 0;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}
+
+export async function deleteConnection(callId: string, connectionId: string): Promise<void> {
+  await table.batchDelete([keys.liveConnection(callId, connectionId), keys.liveConnectionLookup(connectionId)]);
+}
+
+/** A call by ID (the pushes' own read; store.ts's findCallItem is above this module). */
+export async function readCall(callId: string): Promise<CallItem | undefined> {
+  return table.get<CallItem>(keys.call(callId));
+}
