@@ -9,7 +9,8 @@ import { metaRoutes } from '../shared/meta/routes.ts';
  * Swagger UI files, and answers API Gateway's $default route with a 404. The document and
  * the Swagger UI files are files beside the deployed bundle (lib/parley-stack.ts ships
  * them) or in the project locally, read on the first request for each rather than bundled:
- * they are larger than the rest of the function.
+ * they are larger than the rest of the function. The page adds one Swagger UI plugin
+ * (EveryOperation, below) so that every operation is rendered, however many there are.
  */
 const cache = new Map<string, string>();
 
@@ -41,6 +42,39 @@ const DOCS_PAGE = `<!doctype html>
 <div id="api-reference"></div>
 <script src="docs/swagger-ui-bundle.js"></script>
 <script>
+// Swagger UI 5 virtualizes the operations list once it has 150 rows (tags plus
+// operations): only the rows near the viewport are in the page, so find-in-page, printing
+// and a saved page miss the rest, and no setting turns it off. This plugin puts back the
+// list Swagger UI renders below that count, built from its own OperationTag and
+// OperationContainer components, so every operation is in the page.
+function EveryOperation(system) {
+  var h = system.React.createElement;
+  function Operations(props) {
+    var specSelectors = props.specSelectors;
+    var getComponent = props.getComponent;
+    var tagged = specSelectors.taggedOperations();
+    if (tagged.size === 0) return h('h3', null, 'No operations defined in spec!');
+    var methods = specSelectors.validOperationMethods();
+    var OperationTag = getComponent('OperationTag');
+    var OperationContainer = getComponent('OperationContainer', true);
+    return h('div', null, tagged.map(function (tagObj, tag) {
+      var operations = tagObj.get('operations').map(function (op) {
+        var path = op.get('path');
+        var method = op.get('method');
+        if (methods.indexOf(method) === -1) return null;
+        return h(OperationContainer, {
+          key: path + '-' + method, specPath: op.get('specPath'), op: op, path: path, method: method, tag: tag,
+        });
+      }).toArray();
+      return h(OperationTag, {
+        key: 'operation-' + tag, tagObj: tagObj, tag: tag, getComponent: getComponent,
+        oas3Selectors: props.oas3Selectors, layoutSelectors: props.layoutSelectors,
+        layoutActions: props.layoutActions, getConfigs: props.getConfigs, specUrl: specSelectors.url(),
+      }, h('div', { className: 'operation-tag-content' }, operations));
+    }).valueSeq().toArray());
+  }
+  return { components: { operations: Operations } };
+}
 window.ui = SwaggerUIBundle({
   url: 'openapi.json',
   dom_id: '#api-reference',
@@ -48,6 +82,7 @@ window.ui = SwaggerUIBundle({
   docExpansion: 'list',
   defaultModelsExpandDepth: -1,
   validatorUrl: null,
+  plugins: [EveryOperation],
 });
 </script>
 </body>
