@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { assertCanSpend } from '../billing/index.ts';
-import { cpsLimitFor, takeDialToken, workspaceNumber } from '../numbers/index.ts';
-import { badRequest, notFound, PaymentRequired } from '../platform/errors.ts';
+import { cpsLimitFor, takeDialToken } from '../numbers/index.ts';
+import { PaymentRequired } from '../platform/errors.ts';
 import { idPrefix } from '../platform/ids.ts';
-import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
-import { admitWithSweep, callMetadata, outboundAgent, sandboxScript } from './calls.ts';
+import { admitWithSweep, callMetadata, outboundAgent, outboundDialTarget, sandboxScript } from './calls.ts';
 import { releaseSlot } from './concurrency.ts';
 import { finishCall, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
@@ -76,15 +75,7 @@ export function batchCallIdFor(batchCallId: string, taskIndex: number, claimedAt
  */
 export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialResult> {
   const { workspaceId, batchCallId, taskIndex, task } = input;
-  const toNumber = canonicalE164(task.to_number);
-  if (!toNumber) throw badRequest(`to_number ${task.to_number} is not a valid E.164 number`);
-  const number = await workspaceNumber(workspaceId, input.fromNumber);
-  if (!number) throw notFound(`from_number ${input.fromNumber} is not a number in this workspace`);
-  const country = countryOfNumber(toNumber);
-  const allowed = number.allowed_outbound_country_list;
-  if (allowed && allowed.length > 0 && (!country || !allowed.includes(country))) {
-    throw badRequest(`to_number ${toNumber} is in ${country ?? 'an unknown country'}, which is not in allowed_outbound_country_list of ${number.phone_number}`);
-  }
+  const { toNumber, number } = await outboundDialTarget(workspaceId, input.fromNumber, task.to_number);
   const sandbox = sandboxScript(task.metadata);
   const callId = batchCallIdFor(batchCallId, taskIndex, input.claimedAt);
   const canSpend = input.canSpend ?? ((id: string) => assertCanSpend(id, 'batch_call'));

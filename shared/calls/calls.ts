@@ -122,17 +122,27 @@ export function callMetadata(metadata: unknown, chosen: ChosenAgent): unknown {
 // ---------------------------------------------------------------------------------------
 // Create
 
-export async function createPhoneCall(principal: Principal, input: CreatePhoneCallInput): Promise<CallView> {
-  const workspaceId = principal.workspaceId;
-  const toNumber = canonicalE164(input.to_number);
-  if (!toNumber) throw badRequest(`to_number ${input.to_number} is not a valid E.164 number`);
-  const number = await workspaceNumber(workspaceId, input.from_number);
-  if (!number) throw notFound(`from_number ${input.from_number} is not a number in this workspace`);
+/**
+ * What an outbound dial checks before anything is written (create-phone-call and batch
+ * dials alike): the callee is E.164, the caller ID a number of this workspace, and the
+ * callee's country one the number may call.
+ */
+export async function outboundDialTarget(workspaceId: string, fromNumber: string, to: string): Promise<{ toNumber: string; number: NumberItem }> {
+  const toNumber = canonicalE164(to);
+  if (!toNumber) throw badRequest(`to_number ${to} is not a valid E.164 number`);
+  const number = await workspaceNumber(workspaceId, fromNumber);
+  if (!number) throw notFound(`from_number ${fromNumber} is not a number in this workspace`);
   const country = countryOfNumber(toNumber);
   const allowed = number.allowed_outbound_country_list;
   if (allowed && allowed.length > 0 && (!country || !allowed.includes(country))) {
     throw badRequest(`to_number ${toNumber} is in ${country ?? 'an unknown country'}, which is not in allowed_outbound_country_list of ${number.phone_number}`);
   }
+  return { toNumber, number };
+}
+
+export async function createPhoneCall(principal: Principal, input: CreatePhoneCallInput): Promise<CallView> {
+  const workspaceId = principal.workspaceId;
+  const { toNumber, number } = await outboundDialTarget(workspaceId, input.from_number, input.to_number);
   const sandbox = sandboxScript(input.metadata);
   const agentOverride = await checkedAgentOverride(workspaceId, input.agent_override);
 

@@ -1,19 +1,11 @@
 import { TokenVerifier } from 'livekit-server-sdk';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startFakeLiveKit, signedWebhook } from '../support/fake-livekit.ts';
+import { describe, expect, it } from 'vitest';
+import { startLiveKitTestApp, signedWebhook } from '../support/fake-livekit.ts';
 import { call } from '../support/http.ts';
-import { startTestApp } from '../support/app.ts';
 import { newAgent } from '../support/factories.ts';
 
 // Live controls on LiveKit: tokens signed with the server's key, the worker told by room data messages.
-const livekit = await startFakeLiveKit();
-const app = await startTestApp({ LIVEKIT_URL: livekit.url, LIVEKIT_API_KEY: livekit.apiKey, LIVEKIT_API_SECRET: livekit.apiSecret });
-const { startBackgroundWork } = await import('../../local/background.ts');
-const background = startBackgroundWork();
-afterAll(async () => {
-  await background.stop();
-  await livekit.close();
-});
+const { livekit, app } = await startLiveKitTestApp();
 
 const verifier = new TokenVerifier(livekit.apiKey, livekit.apiSecret);
 const decode = (data: string) => JSON.parse(Buffer.from(data, 'base64').toString('utf8'));

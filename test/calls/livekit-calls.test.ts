@@ -1,21 +1,12 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { startFakeLiveKit, signedWebhook } from '../support/fake-livekit.ts';
+import { describe, expect, it } from 'vitest';
+import { startLiveKitTestApp, signedWebhook } from '../support/fake-livekit.ts';
 import { call } from '../support/http.ts';
-import { startTestApp } from '../support/app.ts';
 import { freshNumber, newAgent } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
 // The media server is the fake LiveKit Twirp server: settings are read once, so it starts first.
-const livekit = await startFakeLiveKit();
-const app = await startTestApp({ LIVEKIT_URL: livekit.url, LIVEKIT_API_KEY: livekit.apiKey, LIVEKIT_API_SECRET: livekit.apiSecret });
-// Imported after the settings: it loads the config module.
-const { startBackgroundWork } = await import('../../local/background.ts');
-const background = startBackgroundWork();
-afterAll(async () => {
-  await background.stop();
-  await livekit.close();
-});
+const { livekit, app } = await startLiveKitTestApp();
 
 async function liveSetup() {
   const ws = await app.newWorkspace();

@@ -1,7 +1,6 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { startFakeLiveKit, signedWebhook } from '../support/fake-livekit.ts';
+import { describe, expect, it } from 'vitest';
+import { startLiveKitTestApp, signedWebhook } from '../support/fake-livekit.ts';
 import { call } from '../support/http.ts';
-import { startTestApp } from '../support/app.ts';
 import { freshNumber, newAgent } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
@@ -13,14 +12,7 @@ import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
  * CreateSIPParticipant into the room over the number's trunk.
  */
 
-const livekit = await startFakeLiveKit();
-const app = await startTestApp({ LIVEKIT_URL: livekit.url, LIVEKIT_API_KEY: livekit.apiKey, LIVEKIT_API_SECRET: livekit.apiSecret });
-const { startBackgroundWork } = await import('../../local/background.ts');
-const background = startBackgroundWork();
-afterAll(async () => {
-  await background.stop();
-  await livekit.close();
-});
+const { livekit, app } = await startLiveKitTestApp();
 
 const TRANSFER_EVENTS = ['call_started', 'call_ended', 'transfer_started', 'transfer_bridged', 'transfer_cancelled', 'transfer_ended'];
 

@@ -253,3 +253,21 @@ export async function signedWebhook(
   token.sha256 = createHash('sha256').update(body).digest('base64');
   return { body, authorization: await token.toJwt() };
 }
+
+/**
+ * A test app whose media server is a fresh fake LiveKit, with the background jobs running
+ * (call steps, webhooks); both stop after the file. The fake starts first and the local
+ * runtime is imported after the app, because settings are read once.
+ */
+export async function startLiveKitTestApp(settings: Record<string, string> = {}) {
+  const livekit = await startFakeLiveKit();
+  const { startTestApp } = await import('./app.ts');
+  const app = await startTestApp({ LIVEKIT_URL: livekit.url, LIVEKIT_API_KEY: livekit.apiKey, LIVEKIT_API_SECRET: livekit.apiSecret, ...settings });
+  const { startBackgroundWork } = await import('../../local/background.ts');
+  const background = startBackgroundWork();
+  afterAll(async () => {
+    await background.stop();
+    await livekit.close();
+  });
+  return { livekit, app };
+}
