@@ -485,7 +485,7 @@ export class ParleyStack extends Stack {
         id: 'AwsSolutions-IAM5',
         reason:
           'Pushing to WebSocket monitors needs execute-api:ManageConnections on every connection of the live stage (connection IDs are made by API Gateway at connect time); the live-ws function, which the API invokes, names the stage without the API ID to avoid a dependency cycle.',
-        appliesTo: [{ regex: '/^Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:.*\\/live\\/\\*\\/@connections\\/\\*$/g' }],
+        appliesTo: [{ regex: '/^Resource::arn:<AWS::Partition>:execute-api:(<AWS::Region>|[a-z0-9-]+):<AWS::AccountId>:.*\\/live\\/\\*\\/@connections\\/\\*$/g' }],
       },
     ]);
 
