@@ -4,7 +4,7 @@ import type { UploadedFile } from '../platform/http/multipart.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 import { newId, newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
-import { upsertContactByNumber } from './contacts.ts';
+import { createContactsTogether, upsertContactByNumber } from './contacts.ts';
 import {
   MAX_IMPORT_JOB_ROWS,
   MAX_JOB_ERRORS,
@@ -33,7 +33,7 @@ import {
   type ImportSource,
 } from './import-store.ts';
 import type { ImportJobMessage } from './schemas.ts';
-import { getMappings } from './store.ts';
+import { claimedNumbers, getMappings } from './store.ts';
 
 /*
  * Contact imports (docs/contacts.md, Imports). Every row is decided first (import-rows.ts:
@@ -125,11 +125,27 @@ const rowError = (row: ImportRow, reason: string): ImportRowError => ({
   reason: reason.slice(0, 500),
 });
 
+/** New contacts written per transaction (two operations each, within DynamoDB's 100 and 4 MB). */
+export const IMPORT_CONTACTS_PER_TRANSACTION = 25;
+
+/** Runs `tasks` IMPORT_ROW_PARALLELISM at a time. */
+async function inPool(tasks: readonly (() => Promise<void>)[]): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(IMPORT_ROW_PARALLELISM, tasks.length) }, async () => {
+      while (next < tasks.length) await tasks[next++]!();
+    }),
+  );
+}
+
 /**
- * Applies rows: IMPORT_ROW_PARALLELISM numbers at a time, each number's rows in order. A row
- * refused by the domain (an ApiError: a field, a race lost ten times) is reported; anything
- * else (the table unreachable) is thrown, and the caller's retry applies the rows again
- * (upserts: the same fields give the same contacts).
+ * Applies rows. Numbers that appear once and have no contact yet (one BatchGetItem per 100
+ * numbers tells) are created IMPORT_CONTACTS_PER_TRANSACTION to a transaction, each contact
+ * with its claim; a transaction that a number taken meanwhile cancels is written row by row
+ * instead. Every other row goes through upsertContactByNumber, the rows of one number in
+ * order. A row refused by the domain (an ApiError: a field, a race lost ten times) is
+ * reported; anything else (the table unreachable) is thrown, and the caller's retry applies
+ * the rows again (upserts: the same fields give the same contacts).
  */
 async function applyRows(workspaceId: string, rows: readonly ImportRow[], mergeTags: boolean): Promise<Applied> {
   const applied: Applied = { created: 0, updated: 0, failed: 0, errors: [] };
@@ -144,25 +160,35 @@ async function applyRows(workspaceId: string, rows: readonly ImportRow[], mergeT
     if (lane) lane.push(row);
     else lanes.set(row.fields.phone_number, [row]);
   }
-  const queue = [...lanes.values()];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(IMPORT_ROW_PARALLELISM, queue.length) }, async () => {
-      while (next < queue.length) {
-        for (const row of queue[next++]!) {
-          try {
-            const { created } = await upsertContactByNumber(workspaceId, row.fields!, { mergeTags });
-            if (created) applied.created++;
-            else applied.updated++;
-          } catch (error) {
-            if (!(error instanceof ApiError)) throw error;
-            applied.failed++;
-            applied.errors.push(rowError(row, error.message));
-          }
-        }
+  const singles = [...lanes.values()].filter((lane) => lane.length === 1).map((lane) => lane[0]!);
+  const claimed = await claimedNumbers(workspaceId, singles.map((row) => row.fields!.phone_number));
+  const fresh = singles.filter((row) => !claimed.has(row.fields!.phone_number));
+  const freshNumbers = new Set(fresh.map((row) => row.fields!.phone_number));
+
+  const applyLane = async (lane: readonly ImportRow[]) => {
+    for (const row of lane) {
+      try {
+        const { created } = await upsertContactByNumber(workspaceId, row.fields!, { mergeTags });
+        if (created) applied.created++;
+        else applied.updated++;
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        applied.failed++;
+        applied.errors.push(rowError(row, error.message));
       }
-    }),
-  );
+    }
+  };
+  const createGroup = async (group: readonly ImportRow[]) => {
+    if (await createContactsTogether(workspaceId, group.map((row) => row.fields!))) applied.created += group.length;
+    else for (const row of group) await applyLane([row]);
+  };
+  const tasks: (() => Promise<void>)[] = [];
+  for (let at = 0; at < fresh.length; at += IMPORT_CONTACTS_PER_TRANSACTION) {
+    const group = fresh.slice(at, at + IMPORT_CONTACTS_PER_TRANSACTION);
+    tasks.push(() => createGroup(group));
+  }
+  for (const [phone, lane] of lanes) if (!freshNumbers.has(phone)) tasks.push(() => applyLane(lane));
+  await inPool(tasks);
   applied.errors.sort((a, b) => a.row - b.row);
   return applied;
 }
