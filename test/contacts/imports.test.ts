@@ -1,7 +1,7 @@
 import { toFile } from 'retell-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
-import { runImportStep } from '../../shared/contacts/index.ts';
+import { importStepFailed, runImportStep } from '../../shared/contacts/index.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
@@ -70,6 +70,20 @@ describe('an import job\'s steps under redelivery', () => {
     const listed = await ws.api.get('/list-contacts?limit=1000');
     expect(listed.body).toHaveLength(1000);
     expect((await byPhone(ws, number(1000))).first_name).toBe('N1000');
+  });
+
+  it('stops a job as failed when a step fails its last receive, and applies nothing after', async () => {
+    const { ws, client } = await setup();
+    const started = await ws.api.post('/create-contact-import-job', { body: { contacts: [{ phone_number: number(1) }] } });
+    const message = { kind: 'import' as const, workspace_id: ws.workspace_id, job_id: started.body.import_job_id, chunk: 0 };
+    await importStepFailed(message, new Error('table unreachable'), 4);
+    expect((await ws.api.get(`/get-contact-import-job/${message.job_id}`)).body.status).toBe('queued');
+    await importStepFailed(message, new Error('table unreachable'), 5);
+    await runImportStep(message);
+    const job = (await ws.api.get(`/get-contact-import-job/${message.job_id}`)).body;
+    expect(job).toMatchObject({ status: 'failed', failure_reason: 'Chunk 0 failed 5 times: table unreachable', processed_rows: 0, created: 0 });
+    expect(await client.contact.getImport()).toMatchObject({ status: 'idle', job_status: 'failed', succeeded: 0 });
+    expect((await ws.api.get('/list-contacts')).body).toEqual([]);
   });
 });
 
