@@ -2,6 +2,7 @@ import { domainHandler } from '../shared/platform/http/handler.ts';
 import { contactRoutes } from '../shared/contacts/routes.ts';
 import * as contacts from '../shared/contacts/index.ts';
 import { getCall } from '../shared/calls/index.ts';
+import { parseMultipart } from '../shared/platform/http/multipart.ts';
 
 export const handler = domainHandler(contactRoutes, {
   createContact: ({ principal, body }) => contacts.createContact(principal.workspaceId, body),
@@ -26,4 +27,11 @@ export const handler = domainHandler(contactRoutes, {
   putContactMemorySettings: ({ principal, body }) => contacts.putContactMemorySettings(principal.workspaceId, body),
   backfillContacts: ({ principal, body }) => contacts.startBackfill(principal.workspaceId, body),
   getBackfillContactJobStatus: ({ principal }) => contacts.getBackfillStatus(principal.workspaceId),
-});
+  importContacts: ({ principal, body }) => contacts.importContacts(principal.workspaceId, body),
+  createContactImportJob: ({ principal, body }) => contacts.createImportJob(principal.workspaceId, body),
+  getContactImportJob: ({ principal, params }) => contacts.getImportJob(principal.workspaceId, params.import_job_id),
+  listContactImportJobs: ({ principal, query }) => contacts.listImportJobs(principal.workspaceId, query.limit),
+  uploadContactImportFile: ({ principal, body }) => contacts.uploadImportFile(principal.workspaceId, body.file[0]!),
+  createContactImport: ({ principal, body }) => contacts.createImportFromUpload(principal.workspaceId, body),
+  getContactImport: ({ principal }) => contacts.getLatestImport(principal.workspaceId),
+}, { multipart: parseMultipart });

@@ -111,7 +111,7 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // credentials), custom functions signed with the webhook key, and the call's webhooks.
   // The sandbox's recording is written when a step ends the call (finishCall).
   'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite' },
-  // A step reads a page of calls and writes contacts; the next page is re-queued.
+  // A step reads a page of calls (or an import chunk) and writes contacts; the next is re-queued.
   'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'] },
   // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
   // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
@@ -336,7 +336,7 @@ export class ParleyStack extends Stack {
       deadLetterQueue: { queue: this.callStepsDeadLetters, maxReceiveCount: 5 },
     });
 
-    // Steps of contacts jobs (the backfill); a step that failed five receives goes to its
+    // Steps of contacts jobs (the backfill, imports); a step that failed five receives goes to its
     // dead letters, with an alarm: its job stopped there.
     this.contactJobsDeadLetters = new sqs.Queue(this, 'ContactJobsDeadLetters', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,

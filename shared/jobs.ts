@@ -67,9 +67,9 @@ export const JOBS: readonly JobSpec[] = [
   },
   {
     name: 'contact-jobs',
-    description: 'Runs contacts jobs step by step (the backfill: one page of call history per message)',
+    description: 'Runs contacts jobs step by step (the backfill: one page of call history per message; imports: one chunk of rows)',
     trigger: { kind: 'queue', queue: 'contact-jobs' },
-    // One page: 200 calls read, at most 200 contact writes (each a small transaction).
+    // One page: 200 calls read, at most 200 contact writes; or one import chunk: up to 1,000 rows.
     timeoutSeconds: 120,
     live: true,
   },

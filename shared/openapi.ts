@@ -56,11 +56,14 @@ function operation(id: string, route: RouteDefinition, alias: boolean) {
       ? {
           requestBody: {
             required: true,
-            content: {
-              [route.bodyType === 'multipart' ? 'multipart/form-data' : 'application/json']: {
-                schema: schema(route.body, 'input'),
-              },
-            },
+            content: Object.fromEntries(
+              (route.bodyType === 'multipart'
+                ? ['multipart/form-data']
+                : route.bodyType === 'json-or-multipart'
+                  ? ['application/json', 'multipart/form-data']
+                  : ['application/json']
+              ).map((mediaType) => [mediaType, { schema: schema(route.body!, 'input') }]),
+            ),
           },
         }
       : {}),

@@ -3,7 +3,7 @@ import { newId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { contactByPhone, upsertContactByNumber } from './contacts.ts';
 import { callParty } from './memory.ts';
-import type { BackfillInput, BackfillStatus, ContactJobMessage, CustomFieldValue } from './schemas.ts';
+import type { BackfillInput, BackfillJobMessage, BackfillStatus, CustomFieldValue } from './schemas.ts';
 import { getBackfillJob, recordBackfillStep, startBackfillJob, type BackfillJobItem } from './store.ts';
 
 /*
@@ -71,7 +71,7 @@ export async function startBackfill(workspaceId: string, input: BackfillInput): 
     heartbeat_timestamp: nowMs,
   };
   if (!(await startBackfillJob(workspaceId, job, nowMs - BACKFILL_LEASE_MS))) return getBackfillStatus(workspaceId);
-  const message: ContactJobMessage = { kind: 'backfill', workspace_id: workspaceId, job_id: job.job_id };
+  const message: BackfillJobMessage = { kind: 'backfill', workspace_id: workspaceId, job_id: job.job_id };
   await queueNamed('contact-jobs').send(message);
   return toStatus(job);
 }
@@ -113,7 +113,7 @@ function analysisFields(call: BackfillCall, attributes: readonly string[]): Reco
  * number, the counts recorded on the job, then the next page queued. A message of a job
  * that was replaced or has finished changes nothing.
  */
-export async function runBackfillStep(message: ContactJobMessage, readCalls: CallPageReader): Promise<void> {
+export async function runBackfillStep(message: BackfillJobMessage, readCalls: CallPageReader): Promise<void> {
   const workspaceId = message.workspace_id;
   const job = await getBackfillJob(workspaceId);
   if (!job || job.job_id !== message.job_id || job.status === 'idle') return;
@@ -143,5 +143,5 @@ export async function runBackfillStep(message: ContactJobMessage, readCalls: Cal
   }
   const done = page.next === undefined;
   const recorded = await recordBackfillStep(workspaceId, message.job_id, { ...counts, done, nowMs: Date.now() });
-  if (recorded && !done) await queueNamed('contact-jobs').send({ ...message, after: page.next } satisfies ContactJobMessage);
+  if (recorded && !done) await queueNamed('contact-jobs').send({ ...message, after: page.next } satisfies BackfillJobMessage);
 }

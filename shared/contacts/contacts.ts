@@ -26,6 +26,7 @@ import {
   getPhoneClaim,
   putMappings,
   putNewContact,
+  putNewContacts,
   queryContacts,
   queryPartyConversations,
   replaceContact,
@@ -96,7 +97,8 @@ const mustGetContact = async (workspaceId: string, contactId: string): Promise<C
 // ---------------------------------------------------------------------------------------
 // Create, read, update, delete
 
-export async function createContactItem(workspaceId: string, input: CreateContactInput, nowMs = Date.now()): Promise<ContactItem> {
+/** A new contact's item, not written yet (createContactItem writes one; imports write many at once). */
+export function newContactItem(workspaceId: string, input: CreateContactInput, nowMs = Date.now()): ContactItem {
   const customFields = mergedCustomFields({}, input.custom_fields);
   const contactId = newTimeOrderedId('contact', nowMs);
   const item: ContactItem = {
@@ -117,10 +119,14 @@ export async function createContactItem(workspaceId: string, input: CreateContac
     user_modified_timestamp: nowMs,
     revision: 1,
   };
-  Object.assign(item, keys.contact(workspaceId, contactId));
+  return Object.assign(item, keys.contact(workspaceId, contactId));
+}
+
+export async function createContactItem(workspaceId: string, input: CreateContactInput, nowMs = Date.now()): Promise<ContactItem> {
+  const item = newContactItem(workspaceId, input, nowMs);
   for (let attempt = 0; ; attempt++) {
     try {
-      await putNewContact(item, await newFieldNames(workspaceId, customFields));
+      await putNewContact(item, await newFieldNames(workspaceId, item.custom_fields));
       return item;
     } catch (error) {
       if (!(error instanceof TransactionCancelled)) throw error;
@@ -131,6 +137,23 @@ export async function createContactItem(workspaceId: string, input: CreateContac
       if (attempt + 1 >= MAX_ATTEMPTS) throw contactExists(input.phone_number);
       await backoff(attempt);
     }
+  }
+}
+
+/**
+ * Creates new contacts in one transaction, each with its claim (imports, for numbers that
+ * had no contact a moment ago). Answers false, writing nothing, when the transaction was
+ * cancelled (a number taken meanwhile, or a race): the caller then writes them one by one.
+ */
+export async function createContactsTogether(workspaceId: string, inputs: readonly CreateContactInput[], nowMs = Date.now()): Promise<boolean> {
+  const items = inputs.map((input) => newContactItem(workspaceId, input, nowMs));
+  const names = new Set(items.flatMap((item) => Object.keys(item.custom_fields)));
+  try {
+    await putNewContacts(items, await newFieldNames(workspaceId, Object.fromEntries([...names].map((name) => [name, true]))));
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCancelled) return false;
+    throw error;
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The contacts domain's entry: the API operations (functions/contacts.ts), the backfill
  * job's step (functions/contact-jobs.ts), and what other domains may use: the calls domain
- * asks for a new call's contact variables; the imports (a later part) write rows with
+ * asks for a new call's contact variables. Imports (imports.ts) write their rows with
  * upsertContactByNumber.
  */
 export {
@@ -29,4 +29,15 @@ export {
   type CallForMemory,
 } from './memory.ts';
 export { getBackfillStatus, runBackfillStep, startBackfill, type BackfillCall, type CallPageReader } from './backfill.ts';
+export {
+  createImportFromUpload,
+  createImportJob,
+  getImportJob,
+  getLatestImport,
+  importContacts,
+  importStepFailed,
+  listImportJobs,
+  runImportStep,
+  uploadImportFile,
+} from './imports.ts';
 export { ContactFields, ContactJobMessage, type Contact, type ContactFieldsInput } from './schemas.ts';

@@ -23,6 +23,29 @@ import {
   SaveCallBody,
   UpdateContactBody,
 } from './schemas.ts';
+import {
+  CreateImportFromUploadBody,
+  CreateImportJobBody,
+  IMPORT_MAX_BODY_BYTES,
+  IMPORT_UPLOAD_LIMITS,
+  ImportContactsBody,
+  ImportJob,
+  ImportJobSummary,
+  importJobParams,
+  ImportReport,
+  ListImportJobsQuery,
+  RetellImportStatus,
+  UploadedImportFile,
+  UploadImportFileBody,
+} from './import-schemas.ts';
+
+/** An import's body: JSON (`{csv}` or `{contacts}`) or a multipart CSV `file`, up to 10 MB (413 above). */
+const importBody = {
+  bodyType: 'json-or-multipart',
+  uploadLimits: IMPORT_UPLOAD_LIMITS,
+  maxBodyBytes: IMPORT_MAX_BODY_BYTES,
+  maxJsonString: IMPORT_MAX_BODY_BYTES,
+} as const;
 
 /** Contacts (spec: the Contacts group; scope `calls`, as the spec's scope table says). */
 export const contactRoutes = defineRoutes({ domain: 'contacts', access: 'calls' }, {
@@ -111,6 +134,42 @@ export const contactRoutes = defineRoutes({ domain: 'contacts', access: 'calls' 
     method: 'POST', path: '/backfill-contacts', aliases: [{ method: 'POST', path: '/backfill-contact-analysis-data' }], status: 202,
     summary: 'Create contacts for the numbers in the call history, in the background (idempotent)',
     body: BackfillBody, response: BackfillStatus,
+  },
+  importContacts: {
+    method: 'POST', path: '/import-contacts', status: 200,
+    summary: 'Import up to 1,000 contacts now ({csv}, {contacts} or a multipart CSV file): upsert by number, a report of every row not imported',
+    ...importBody, body: ImportContactsBody, response: ImportReport,
+  },
+  createContactImportJob: {
+    method: 'POST', path: '/create-contact-import-job', status: 202,
+    summary: 'Import up to 100,000 contacts in the background ({csv}, {contacts} or a multipart CSV file)',
+    ...importBody, body: CreateImportJobBody, response: ImportJob,
+  },
+  getContactImportJob: {
+    method: 'GET', path: '/get-contact-import-job/{import_job_id}', status: 200,
+    summary: 'An import job: status, progress and the first row errors',
+    params: importJobParams, response: ImportJob,
+  },
+  listContactImportJobs: {
+    method: 'GET', path: '/list-contact-import-jobs', status: 200,
+    summary: 'Import jobs, newest first (without their row errors)',
+    query: ListImportJobsQuery, response: z.lazy(() => z.array(ImportJobSummary)),
+  },
+  uploadContactImportFile: {
+    method: 'POST', path: '/upload-contact-import-file', status: 201,
+    summary: 'Upload a CSV for create-contact-import (multipart `file`, up to 10 MB; kept a day)',
+    bodyType: 'multipart', uploadLimits: IMPORT_UPLOAD_LIMITS, maxBodyBytes: IMPORT_MAX_BODY_BYTES,
+    body: UploadImportFileBody, response: UploadedImportFile,
+  },
+  createContactImport: {
+    method: 'POST', path: '/create-contact-import', status: 202,
+    summary: 'Import an uploaded CSV in the background with a column mapping (retell-sdk\'s createImport)',
+    body: CreateImportFromUploadBody, response: RetellImportStatus,
+  },
+  getContactImport: {
+    method: 'GET', path: '/get-contact-import', status: 200,
+    summary: 'The latest import\'s status and counts (retell-sdk\'s getImport; idle once it has ended)',
+    response: RetellImportStatus,
   },
   getBackfillContactJobStatus: {
     method: 'GET', path: '/get-backfill-contact-job-status', status: 200,

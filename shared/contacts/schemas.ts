@@ -294,11 +294,24 @@ export const BackfillStatus = z.lazy(() =>
 );
 export type BackfillStatus = z.infer<typeof BackfillStatus>;
 
-/** The contact-jobs queue's message. */
-export const ContactJobMessage = z.object({
+/** A backfill step's message on the contact-jobs queue. */
+export const BackfillJobMessage = z.object({
   kind: z.literal('backfill'),
   workspace_id: z.string(),
   job_id: z.string(),
   after: z.string().optional(),
 });
+export type BackfillJobMessage = z.infer<typeof BackfillJobMessage>;
+
+/** An import step's message: one chunk of an import job's rows (shared/contacts/imports.ts). */
+export const ImportJobMessage = z.object({
+  kind: z.literal('import'),
+  workspace_id: z.string(),
+  job_id: z.string(),
+  chunk: z.number().int().min(0),
+});
+export type ImportJobMessage = z.infer<typeof ImportJobMessage>;
+
+/** The contact-jobs queue's message. */
+export const ContactJobMessage = z.discriminatedUnion('kind', [BackfillJobMessage, ImportJobMessage]);
 export type ContactJobMessage = z.infer<typeof ContactJobMessage>;

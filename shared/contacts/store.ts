@@ -82,6 +82,29 @@ export async function putNewContact(item: ContactItem, newFieldNames: readonly s
 }
 
 /**
+ * New contacts with their claims in one transaction (imports): operations 2i and 2i+1 are
+ * contact i and its claim, then the registry's new names. One number already taken cancels
+ * it all (the caller writes those contacts one by one instead). At most 49 contacts.
+ */
+export async function putNewContacts(items: readonly ContactItem[], newFieldNames: readonly string[]): Promise<void> {
+  const first = items[0];
+  if (!first) return;
+  await table.transact([
+    ...items.flatMap((item): TransactOp[] => [
+      { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+      claimPut(item.workspace_id, item.phone_number, item.contact_id),
+    ]),
+    ...registryAdd(first.workspace_id, newFieldNames),
+  ]);
+}
+
+/** Which of `e164s` have a contact's claim in the workspace (BatchGetItem, 100 at a time). */
+export async function claimedNumbers(workspaceId: string, e164s: readonly string[]): Promise<Set<string>> {
+  const claims = await table.batchGet<{ phone_number: string }>(e164s.map((e164) => keys.contactPhoneClaim(workspaceId, e164)));
+  return new Set(claims.map((claim) => claim.phone_number));
+}
+
+/**
  * Rewrites a contact read at `previous.revision`. When the number changes, the old claim is
  * deleted (it must still be this contact's) and the new one put, in the same transaction:
  * operation 0 is the contact, 1 the old claim, 2 the new claim.

@@ -4,8 +4,7 @@ import { canonicalE164 } from './phone.ts';
 
 /*
  * The dashboard's CSV import rules (spec: Batch calls, detailed shapes), for any feature
- * that takes a list of numbers with per-row variables (batch calls today, the contacts
- * import later):
+ * that takes a list of numbers with per-row variables (batch calls, the contacts import):
  *
  * - the first row is the header;
  * - the first column is the phone number, whatever its header says;
@@ -58,8 +57,22 @@ export interface DashboardCsvOptions {
   field: string;
 }
 
-/** Parses CSV text by the dashboard's rules; malformed CSV or too many rows is a 400 naming `field`. */
-export function parseDashboardCsv(text: string, options: DashboardCsvOptions): DashboardCsv {
+export interface CsvRecord {
+  /** The line the row ends on (a quoted field may span lines); the header is line 1. */
+  row: number;
+  cells: string[];
+}
+
+/**
+ * CSV text as a header and its data records (csv-parse, the options above): malformed CSV,
+ * no header or more than `maxRows` data rows is a 400 naming `field`. For features that
+ * map columns themselves (the contacts import); parseDashboardCsv is the dashboard's rules
+ * on top of it. `tooManyRows` replaces the message for too many rows.
+ */
+export function parseCsvRecords(
+  text: string,
+  options: DashboardCsvOptions & { tooManyRows?: string },
+): { header: string[]; records: CsvRecord[] } {
   let records: { record: string[]; info: { lines: number } }[];
   try {
     records = parse(text, {
@@ -76,17 +89,23 @@ export function parseDashboardCsv(text: string, options: DashboardCsvOptions): D
   const [first, ...data] = records;
   const header = first?.record;
   if (!header || header.length === 0) throw badRequest(`${options.field}: The CSV has no header row`);
-  if (data.length > options.maxRows) throw badRequest(`${options.field}: At most ${options.maxRows} rows (the header not counted)`);
+  if (data.length > options.maxRows) {
+    throw badRequest(`${options.field}: ${options.tooManyRows ?? `At most ${options.maxRows} rows (the header not counted)`}`);
+  }
+  return { header, records: data.map(({ record, info }) => ({ row: info.lines, cells: record })) };
+}
+
+/** Parses CSV text by the dashboard's rules; malformed CSV or too many rows is a 400 naming `field`. */
+export function parseDashboardCsv(text: string, options: DashboardCsvOptions): DashboardCsv {
+  const { header, records } = parseCsvRecords(text, options);
   const variables = header.slice(1).map(csvVariableName);
   const rows: CsvRow[] = [];
   const skipped: CsvSkippedRow[] = [];
-  data.forEach(({ record, info }) => {
-    // The line the row ends on (a quoted field may span lines); the header is line 1.
-    const row = info.lines;
+  records.forEach(({ row, cells: record }) => {
     const value = record[0] ?? '';
     const phone = csvPhoneNumber(value);
     if (!phone) {
-      skipped.push({ row, value, reason: value.trim() === '' ? 'No phone number' : `${value} is not a valid E.164 number` });
+      skipped.push({ row, value, reason: csvPhoneReason(value) });
       return;
     }
     const vars: Record<string, string> = {};
@@ -98,3 +117,7 @@ export function parseDashboardCsv(text: string, options: DashboardCsvOptions): D
   });
   return { variables, rows, skipped };
 }
+
+/** Why a cell is not a number by the rules above. */
+export const csvPhoneReason = (value: string): string =>
+  value.trim() === '' ? 'No phone number' : `${value} is not a valid E.164 number`;

@@ -15,6 +15,9 @@ export const idPrefix = {
   knowledgeBaseSource: 'source_',
   batchCall: 'batch_call_',
   contact: 'contact_',
+  /** Contact import jobs and uploaded import files: the compatible API shows no ID format, so ours. */
+  contactImportJob: 'contact_import_',
+  contactImportUpload: 'contact_upload_',
   testCase: 'test_case_',
   batchTest: 'batch_test_',
   testRun: 'test_run_',

@@ -62,3 +62,13 @@ export function countryOfNumber(e164: string): string | undefined {
 export function isSupportedCountry(code: string): code is CountryCode {
   return isSupportedCountryWith(code as CountryCode, phoneMetadata());
 }
+
+/**
+ * A number as written in `country` (national form: `(415) 555-0123` in US) in E.164, when
+ * it is a valid number there; undefined otherwise (an unknown country included).
+ */
+export function nationalToE164(text: string, country: string): string | undefined {
+  if (!isSupportedCountry(country)) return undefined;
+  const parsed = parseWith(text, country, phoneMetadata());
+  return parsed && parsed.isValid() ? parsed.number : undefined;
+}

@@ -82,7 +82,7 @@ export class Download {
 export function domainHandler<T extends RouteTable>(routes: T, handlers: Handlers<T>, options: DomainOptions = {}) {
   const byKey = new Map<string, Entry>();
   for (const [id, route] of Object.entries(routes)) {
-    if (route.bodyType === 'multipart' && !options.multipart) {
+    if ((route.bodyType === 'multipart' || route.bodyType === 'json-or-multipart') && !options.multipart) {
       throw new Error(`Route ${id} takes multipart bodies: pass the multipart parser to domainHandler`);
     }
     for (const key of routeKeys(route)) {
@@ -193,14 +193,22 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
   };
 }
 
+const MULTIPART_MEDIA_TYPE = /^\s*multipart\//i;
+
 function readBody(event: Event, route: RouteDefinition, options: DomainOptions): unknown {
-  if (route.bodyType !== 'multipart' || !options.multipart) return readJsonBody(event);
+  const contentType = event.headers['content-type'] ?? event.headers['Content-Type'];
+  const multipart =
+    route.bodyType === 'multipart' || (route.bodyType === 'json-or-multipart' && MULTIPART_MEDIA_TYPE.test(contentType ?? ''));
+  if (!multipart || !options.multipart) return readJsonBody(event, route);
   const raw = event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
-  return options.multipart(raw, event.headers['content-type'] ?? event.headers['Content-Type'], {
+  return options.multipart(raw, contentType, {
     ...route.uploadLimits,
-    maxBodyBytes: MAX_JSON_BODY_BYTES,
+    maxBodyBytes: route.maxBodyBytes ?? MAX_JSON_BODY_BYTES,
   });
 }
+
+/** "25 MB", "10 MB": a body cap as its 413 says it. */
+const megabytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 
 /**
  * A JSON route's body: nothing (no bytes) reads as `{}`; otherwise it must say it is JSON
@@ -209,15 +217,16 @@ function readBody(event: Event, route: RouteDefinition, options: DomainOptions):
  * the examples) sends `application/json`, and guessing would accept what a form or a
  * text/plain request sends.
  */
-function readJsonBody(event: Event): unknown {
+function readJsonBody(event: Event, route: RouteDefinition): unknown {
   if (event.body === undefined || event.body === null || event.body === '') return {};
   assertJsonContentType(event.headers['content-type'] ?? event.headers['Content-Type']);
   const text = event.isBase64Encoded ? decodeUtf8(Buffer.from(event.body, 'base64')) : event.body;
-  if (Buffer.byteLength(text, 'utf8') > MAX_JSON_BODY_BYTES) {
-    throw payloadTooLarge('JSON body exceeds the 25 MB limit');
+  const maxBytes = route.maxBodyBytes ?? MAX_JSON_BODY_BYTES;
+  if (Buffer.byteLength(text, 'utf8') > maxBytes) {
+    throw payloadTooLarge(`JSON body exceeds the ${megabytes(maxBytes)} limit`);
   }
   if (text.trim() === '') return {};
-  return parseJsonBody(text);
+  return parseJsonBody(text, route.maxJsonString);
 }
 
 /** `application/json` or a `+json` type (`application/merge-patch+json`), in UTF-8 if a charset is named. */

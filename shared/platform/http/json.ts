@@ -13,17 +13,18 @@ export const MAX_JSON_STRING = 100_000;
  * JSON.parse silently keeps the last of duplicate keys and accepts any depth. A request
  * body must be unambiguous, so one linear pass over the text rejects duplicate keys
  * within an object, nesting deeper than MAX_JSON_DEPTH and strings longer than
- * MAX_JSON_STRING before JSON.parse's value is used.
+ * MAX_JSON_STRING (or the route's own `maxJsonString`, e.g. a CSV sent as one string)
+ * before JSON.parse's value is used.
  */
-export function parseJsonBody(text: string): unknown {
+export function parseJsonBody(text: string, maxString = MAX_JSON_STRING): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     throw invalidJson();
   }
-  if (typeof value === 'object' && value !== null) checkStructure(text);
-  else if (typeof value === 'string' && value.length > MAX_JSON_STRING) throw tooLong([]);
+  if (typeof value === 'object' && value !== null) checkStructure(text, maxString);
+  else if (typeof value === 'string' && value.length > maxString) throw tooLong([], maxString);
   return value;
 }
 
@@ -34,7 +35,7 @@ interface Frame {
   at: string | number;
 }
 
-function checkStructure(text: string): void {
+function checkStructure(text: string, maxString: number): void {
   const frames: Frame[] = [];
   let expectingKey = false;
   for (let i = 0; i < text.length; i++) {
@@ -45,8 +46,8 @@ function checkStructure(text: string): void {
       const raw = text.slice(i, end + 1);
       // Escapes only make the text longer than the string, so most strings need no decoding.
       const decoded = () => (raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1));
-      if (raw.length - 2 > MAX_JSON_STRING && decoded().length > MAX_JSON_STRING) {
-        throw tooLong(expectingKey ? frames.slice(0, -1) : frames);
+      if (raw.length - 2 > maxString && decoded().length > maxString) {
+        throw tooLong(expectingKey ? frames.slice(0, -1) : frames, maxString);
       }
       if (expectingKey && frame?.keys) {
         const key = decoded();
@@ -71,10 +72,10 @@ function checkStructure(text: string): void {
   }
 }
 
-function tooLong(frames: Frame[]): Error {
+function tooLong(frames: Frame[], maxString: number): Error {
   const path = frames.map((frame) => (typeof frame.at === 'number' ? `[${frame.at}]` : `.${truncate(frame.at)}`)).join('');
   const where = path ? ` at ${path.startsWith('.') ? path.slice(1) : path}` : '';
-  return invalidJson(`a string is longer than ${MAX_JSON_STRING} characters${where}`);
+  return invalidJson(`a string is longer than ${maxString} characters${where}`);
 }
 
 /** Index of the closing quote of the string that opens at `start` (the text is valid JSON). */

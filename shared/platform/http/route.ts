@@ -44,11 +44,16 @@ export interface RouteDefinition {
   /**
    * How the body arrives: JSON (the default) or `multipart/form-data`, which the handler
    * parses (shared/platform/http/multipart.ts) into text fields and arrays of uploaded files before
-   * `body` validates it.
+   * `body` validates it; `json-or-multipart` takes either, as the Content-Type says (an
+   * import takes `{csv}` text or a CSV file).
    */
-  bodyType?: 'json' | 'multipart';
+  bodyType?: 'json' | 'multipart' | 'json-or-multipart';
   /** Per-request upload limits of a multipart route (defaults: MULTIPART_DEFAULT_LIMITS). */
   uploadLimits?: { maxFileBytes: number; maxFiles: number };
+  /** The largest body accepted (413 above it); default MAX_JSON_BODY_BYTES (25 MB). */
+  maxBodyBytes?: number;
+  /** The longest string a JSON body may hold; default MAX_JSON_STRING (100,000 characters). */
+  maxJsonString?: number;
   response?: z.ZodType;
   /**
    * The response's media type when it is not JSON (the API reference page and its files, a

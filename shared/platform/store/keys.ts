@@ -502,6 +502,25 @@ export const keys = {
   contactMemorySettings: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'CONTACTMEMORYSETTINGS' }),
   /** The workspace's current or latest contact backfill job (one at a time). */
   contactBackfillJob: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'CONTACTBACKFILL' }),
+  /**
+   * A contact import job, in the workspace's imports partition (apart from the
+   * configuration one: its chunks are large). Job IDs are time-ordered: the jobs list
+   * newest first.
+   */
+  contactImportJob: (workspaceId: string, jobId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#CONTACTIMPORT`, sk: `JOB#${jobId}` }),
+  contactImportJobs: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#CONTACTIMPORT`, skPrefix: 'JOB#' }),
+  /** Chunk `index` of an import job's parsed rows (each item under 350 KB; deleted once applied, TTL otherwise). */
+  contactImportChunk: (workspaceId: string, jobId: string, index: number): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#CONTACTIMPORT`,
+    sk: `CHUNK#${jobId}#${String(index).padStart(6, '0')}`,
+  }),
+  /** An uploaded import file (retell-sdk's upload-contact-import-file): its description, TTL a day. */
+  contactImportUpload: (workspaceId: string, uploadId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#CONTACTIMPORT`, sk: `UPLOAD#${uploadId}` }),
+  /** Part `index` of an uploaded file's bytes (each under 350 KB), TTL a day. */
+  contactImportUploadPart: (workspaceId: string, uploadId: string, index: number): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#CONTACTIMPORT`,
+    sk: `UPLOADPART#${uploadId}#${String(index).padStart(6, '0')}`,
+  }),
 
   /** A verified (caller ID) number, in the workspace partition. */
   verifiedNumber: (workspaceId: string, verifiedNumberId: string): ItemKey => ({
