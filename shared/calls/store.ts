@@ -3,6 +3,7 @@ import { notFound } from '../platform/errors.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
+import { setOrRemove } from '../platform/store/update-expression.ts';
 import type { AgentOverride } from './agent-override.ts';
 import type { LiveLogEntry } from './live-frames.ts';
 import { publishCallChange } from './live-push.ts';
@@ -246,23 +247,15 @@ export async function transitionCall(callId: string, change: Transition): Promis
 
 /** Sets fields on a call of this workspace without a state change (update-call). */
 export async function updateCallFields(workspaceId: string, callId: string, fields: Record<string, unknown>): Promise<CallItem> {
-  const names: Record<string, string> = { '#ws': 'workspace_id' };
-  const values: Record<string, unknown> = { ':ws': workspaceId };
-  const sets = Object.entries(fields)
-    .filter(([, value]) => value !== undefined)
-    .map(([field, value], i) => {
-      names[`#f${i}`] = field;
-      values[`:f${i}`] = value;
-      return `#f${i} = :f${i}`;
-    });
-  if (sets.length === 0) return getCallItem(workspaceId, callId);
+  const update = setOrRemove(fields);
+  if (!update.UpdateExpression) return getCallItem(workspaceId, callId);
   try {
     return (await table.update<CallItem>({
       Key: keys.call(callId),
-      UpdateExpression: `SET ${sets.join(', ')}`,
+      UpdateExpression: update.UpdateExpression,
       ConditionExpression: 'attribute_exists(pk) AND #ws = :ws',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
+      ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#ws': 'workspace_id' },
+      ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':ws': workspaceId },
       ReturnValues: 'ALL_NEW',
     }))!;
   } catch (error) {

@@ -243,9 +243,12 @@ export async function updateChat(workspaceId: string, chatId: string, input: Upd
     metadata: input.metadata,
     data_storage_setting: input.data_storage_setting,
     ...(input.custom_attributes ? { custom_attributes: { ...(current.custom_attributes ?? {}), ...input.custom_attributes } } : {}),
-    ...(input.override_dynamic_variables ? { override_dynamic_variables: { ...(current.override_dynamic_variables ?? {}), ...input.override_dynamic_variables } } : {}),
+    // null removes them (updateChatFields removes null fields).
+    ...(input.override_dynamic_variables !== undefined
+      ? { override_dynamic_variables: input.override_dynamic_variables && { ...(current.override_dynamic_variables ?? {}), ...input.override_dynamic_variables } }
+      : {}),
   };
-  const updated = await updateChatFields(workspaceId, chatId, fields, input.override_dynamic_variables === null ? ['override_dynamic_variables'] : []);
+  const updated = await updateChatFields(workspaceId, chatId, fields);
   return toChatView(updated, await chatMessages(chatId));
 }
 

@@ -3,6 +3,7 @@ import { badRequest, conflict, notFound, TooManyRequests } from '../platform/err
 import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import { setOrRemove } from '../platform/store/update-expression.ts';
 import type { ChatAnalysis, ChatMessage, ChatStatus, ChatType } from './schemas.ts';
 
 /*
@@ -263,30 +264,17 @@ export async function storeAnalysis(chat: ChatItem, analysis: ChatAnalysis): Pro
   }
 }
 
-/** Sets fields on a chat of this workspace (update-chat). */
-export async function updateChatFields(workspaceId: string, chatId: string, fields: Record<string, unknown>, remove: string[] = []): Promise<ChatItem> {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = { ':ws': workspaceId };
-  const sets = Object.entries(fields)
-    .filter(([, value]) => value !== undefined)
-    .map(([field, value], i) => {
-      names[`#f${i}`] = field;
-      values[`:f${i}`] = value;
-      return `#f${i} = :f${i}`;
-    });
-  const removes = remove.map((field, i) => {
-    names[`#r${i}`] = field;
-    return `#r${i}`;
-  });
-  if (sets.length === 0 && removes.length === 0) return getChatItem(workspaceId, chatId);
-  names['#ws'] = 'workspace_id';
+/** Sets fields on a chat of this workspace (update-chat): values are set, nulls removed, undefined left alone. */
+export async function updateChatFields(workspaceId: string, chatId: string, fields: Record<string, unknown>): Promise<ChatItem> {
+  const update = setOrRemove(fields);
+  if (!update.UpdateExpression) return getChatItem(workspaceId, chatId);
   try {
     return (await table.update<ChatItem>({
       Key: keys.chat(chatId),
-      UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim(),
+      UpdateExpression: update.UpdateExpression,
       ConditionExpression: 'attribute_exists(pk) AND #ws = :ws',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
+      ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#ws': 'workspace_id' },
+      ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':ws': workspaceId },
       ReturnValues: 'ALL_NEW',
     }))!;
   } catch (error) {
