@@ -168,8 +168,11 @@ export async function putContactMemorySettings(workspaceId: string, input: Memor
  */
 export async function contactVariables(workspaceId: string, phoneNumber: string | undefined): Promise<Record<string, string>> {
   if (!phoneNumber || !canonicalE164(phoneNumber)) return {};
-  const [settings, contact] = await Promise.all([getMemorySettings(workspaceId), contactByPhone(workspaceId, phoneNumber)]);
-  if (!settings?.enabled || !contact) return {};
+  // Settings first: with memory off (the default) a call creation pays one read, not three.
+  const settings = await getMemorySettings(workspaceId);
+  if (!settings?.enabled) return {};
+  const contact = await contactByPhone(workspaceId, phoneNumber);
+  if (!contact) return {};
   const variables: Record<string, string> = {};
   if (settings.include_contact_fields ?? true) {
     for (const [name, value] of Object.entries(contact.custom_fields)) variables[`contact_${name}`] = String(value);
