@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { getConcurrency, placeBatchCall, unlinkBatchCall } from '../calls/index.ts';
+import { getConcurrency, newBatchDialMemo, placeBatchCall, unlinkBatchCall, type BatchDialMemo } from '../calls/index.ts';
 import { doNotCallNumbers } from '../contacts/index.ts';
 import { cpsLimitFor, workspaceNumber } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
@@ -156,7 +156,9 @@ async function runBatch(workspaceId: string, batchCallId: string, now: number, o
     }
   }
 
-  const placed = await dialTasks(batch, [...retried.filter((task) => task.status === 'dialing'), ...toDial], options, result);
+  const memo = newBatchDialMemo();
+  memo.numbers.set(batch.from_number, Promise.resolve(number));
+  const placed = await dialTasks(batch, [...retried.filter((task) => task.status === 'dialing'), ...toDial], memo, options, result);
 
   // Fewer pending than asked for: this pass took the last ones, so the batch may be done.
   const drained = pending.length < queryLimit;
@@ -168,7 +170,7 @@ async function runBatch(workspaceId: string, batchCallId: string, now: number, o
 }
 
 /** Dials the claimed tasks, DIAL_PARALLELISM at once; answers how many calls were placed. */
-async function dialTasks(batch: BatchItem, tasks: readonly TaskItem[], options: BatchPassOptions, result: BatchPassResult): Promise<number> {
+async function dialTasks(batch: BatchItem, tasks: readonly TaskItem[], memo: BatchDialMemo, options: BatchPassOptions, result: BatchPassResult): Promise<number> {
   const { workspace_id: workspaceId, batch_call_id: batchCallId } = batch;
   let placed = 0;
   /** Calls per second or capacity ran out: the rest go back to pending for the next pass. */
@@ -195,6 +197,7 @@ async function dialTasks(batch: BatchItem, tasks: readonly TaskItem[], options: 
           custom_sip_headers: task.custom_sip_headers,
         },
         canSpend: options.canSpend,
+        memo,
       });
       await options.afterDial?.(task);
       const resolved =

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { assertCanSpend } from '../billing/index.ts';
-import { cpsLimitFor, takeDialToken } from '../numbers/index.ts';
+import { cpsLimitFor, takeDialToken, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import { PaymentRequired } from '../platform/errors.ts';
 import { idPrefix } from '../platform/ids.ts';
-import { admitWithSweep, callMetadata, outboundAgent, outboundDialTarget, sandboxScript } from './calls.ts';
+import { admitWithSweep, callMetadata, chooseAgent, outboundAgent, outboundDialTarget, sandboxScript, type AgentChooser, type ChosenAgent } from './calls.ts';
 import { releaseSlot } from './concurrency.ts';
 import { finishCall, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
@@ -40,6 +40,28 @@ export interface BatchTaskInput {
   custom_sip_headers?: Record<string, string>;
 }
 
+/**
+ * What one pass's dials of one batch share: the from-number and each (agent, version
+ * reference) resolved once instead of once per task (five reads each: the agent's
+ * reference twice, its engine, its version). A pass lasts about a second, and a change
+ * to the agent within it is as if it had landed just after the pass.
+ */
+export interface BatchDialMemo {
+  numbers: Map<string, Promise<NumberItem | undefined>>;
+  agents: Map<string, Promise<ChosenAgent>>;
+}
+
+export const newBatchDialMemo = (): BatchDialMemo => ({ numbers: new Map(), agents: new Map() });
+
+function memoized<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+  let hit = cache.get(key);
+  if (!hit) {
+    hit = load();
+    cache.set(key, hit);
+  }
+  return hit;
+}
+
 export interface BatchDialInput {
   workspaceId: string;
   batchCallId: string;
@@ -50,6 +72,8 @@ export interface BatchDialInput {
   task: BatchTaskInput;
   /** The spend check (billing's, unless a test injects one). Throws PaymentRequired to refuse. */
   canSpend?: (workspaceId: string) => Promise<void>;
+  /** Shared by the dials of one pass over one batch (newBatchDialMemo); none: every read is made. */
+  memo?: BatchDialMemo;
 }
 
 export interface BatchDialResult {
@@ -75,7 +99,14 @@ export function batchCallIdFor(batchCallId: string, taskIndex: number, claimedAt
  */
 export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialResult> {
   const { workspaceId, batchCallId, taskIndex, task } = input;
-  const { toNumber, number } = await outboundDialTarget(workspaceId, input.fromNumber, task.to_number);
+  const { memo } = input;
+  const numberOf = memo
+    ? (workspace: string, phoneNumber: string) => memoized(memo.numbers, phoneNumber, () => workspaceNumber(workspace, phoneNumber))
+    : workspaceNumber;
+  const choose: AgentChooser = memo
+    ? (workspace, agentId, reference) => memoized(memo.agents, `${agentId}@${reference}`, () => chooseAgent(workspace, agentId, reference))
+    : chooseAgent;
+  const { toNumber, number } = await outboundDialTarget(workspaceId, input.fromNumber, task.to_number, numberOf);
   const sandbox = sandboxScript(task.metadata);
   const callId = batchCallIdFor(batchCallId, taskIndex, input.claimedAt);
   const canSpend = input.canSpend ?? ((id: string) => assertCanSpend(id, 'batch_call'));
@@ -89,7 +120,7 @@ export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialRe
       const existing = await findCallItem(callId);
       if (existing) return resultOf(existing);
 
-      const chosen = await outboundAgent(workspaceId, number, task);
+      const chosen = await outboundAgent(workspaceId, number, task, choose);
       const build = (status: 'registered', burst: boolean, dialled: boolean, nowMs: number): CallItem =>
         newCallItem({
           call_id: callId,

@@ -46,7 +46,7 @@ import { deleteCallArtifacts } from './scrubbing.ts';
 // ---------------------------------------------------------------------------------------
 // Agents and versions
 
-interface ChosenAgent {
+export interface ChosenAgent {
   agentId: string;
   version: number;
   agentName?: string;
@@ -67,7 +67,9 @@ export function weightedPick<T extends { weight: number }>(entries: readonly T[]
   return entries.at(-1);
 }
 
-async function chooseAgent(workspaceId: string, agentId: string, reference: string): Promise<ChosenAgent> {
+export type AgentChooser = (workspaceId: string, agentId: string, reference: string) => Promise<ChosenAgent>;
+
+export async function chooseAgent(workspaceId: string, agentId: string, reference: string): Promise<ChosenAgent> {
   // The version must run (a flow still in progress is 400 naming its problems: issue 9).
   await assertRunnable(workspaceId, agentId, reference);
   const resolved = (await resolveAgentVersion(workspaceId, agentId, reference)) as {
@@ -127,10 +129,15 @@ export function callMetadata(metadata: unknown, chosen: ChosenAgent): unknown {
  * dials alike): the callee is E.164, the caller ID a number of this workspace, and the
  * callee's country one the number may call.
  */
-export async function outboundDialTarget(workspaceId: string, fromNumber: string, to: string): Promise<{ toNumber: string; number: NumberItem }> {
+export async function outboundDialTarget(
+  workspaceId: string,
+  fromNumber: string,
+  to: string,
+  numberOf: (workspaceId: string, phoneNumber: string) => Promise<NumberItem | undefined> = workspaceNumber,
+): Promise<{ toNumber: string; number: NumberItem }> {
   const toNumber = canonicalE164(to);
   if (!toNumber) throw badRequest(`to_number ${to} is not a valid E.164 number`);
-  const number = await workspaceNumber(workspaceId, fromNumber);
+  const number = await numberOf(workspaceId, fromNumber);
   if (!number) throw notFound(`from_number ${fromNumber} is not a number in this workspace`);
   const country = countryOfNumber(toNumber);
   const allowed = number.allowed_outbound_country_list;
@@ -192,17 +199,18 @@ export async function outboundAgent(
   workspaceId: string,
   number: NumberItem,
   input: Pick<CreatePhoneCallInput, 'override_agent_id' | 'override_agent_version' | 'agent_version'>,
+  choose: AgentChooser = chooseAgent,
 ): Promise<ChosenAgent> {
   if (input.override_agent_id) {
     const reference = input.override_agent_version ?? input.agent_version ?? String(number.outbound_agent_version ?? 'latest');
-    return chooseAgent(workspaceId, input.override_agent_id, reference);
+    return choose(workspaceId, input.override_agent_id, reference);
   }
   const entry = weightedPick(number.outbound_agents ?? []);
   if (!entry) {
     throw badRequest(`${number.phone_number} has no outbound agent: set override_agent_id, or give the number outbound_agents`);
   }
   const reference = input.agent_version ?? input.override_agent_version ?? String(entry.agent_version ?? number.outbound_agent_version ?? 'latest');
-  return chooseAgent(workspaceId, entry.agent_id, reference);
+  return choose(workspaceId, entry.agent_id, reference);
 }
 
 /**

@@ -21,8 +21,8 @@ export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from '
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';
 export { callHistoryPage } from './history.ts';
-export { batchCallIdFor, batchDialKey, placeBatchCall, unlinkBatchCall } from './batch-dial.ts';
-export type { BatchDialInput, BatchDialResult, BatchTaskInput } from './batch-dial.ts';
+export { batchCallIdFor, batchDialKey, newBatchDialMemo, placeBatchCall, unlinkBatchCall } from './batch-dial.ts';
+export type { BatchDialInput, BatchDialMemo, BatchDialResult, BatchTaskInput } from './batch-dial.ts';
 export { onCallLifecycle } from './call-listeners.ts';
 export type { CallLifecycleEvent, CallLifecycleListener } from './call-listeners.ts';
 export { dynamicVariables, versionRef } from './schemas.ts';

@@ -226,6 +226,34 @@ describe('the pass', () => {
     expect(call.call_cost.product_costs.map((line: any) => line.product)).not.toContain('batch_dial');
   });
 
+  it("one pass dials each task with its own agent and version (agents are resolved once per pass, not shared across tasks)", async () => {
+    const { ws, createBatch, batchCalls } = await setup();
+    const { agent: other } = await newAgent(ws.api);
+    // Version 0 published, then an edit: version 1 is the latest.
+    expect((await ws.api.post(`/publish-agent-version/${other.agent_id}`, { body: { version: 0 } })).status).toBe(200);
+    expect((await ws.api.patch(`/update-agent/${other.agent_id}`, { body: { agent_name: 'edited' } })).status).toBe(200);
+    const id = await createBatch({
+      tasks: [
+        { to_number: callee(1), metadata: quick },
+        { to_number: callee(2), metadata: quick, override_agent_id: other.agent_id },
+        { to_number: callee(3), metadata: quick, override_agent_id: other.agent_id, override_agent_version: '0' },
+        { to_number: callee(4), metadata: quick },
+      ],
+    });
+    const pass = await runBatchPass();
+    expect(pass.dialled).toBe(4);
+    const calls = await batchCalls(id);
+    const byCallee = Object.fromEntries(calls.map((call: any) => [call.to_number, [call.agent_id, call.agent_version]]));
+    const numberAgent = calls.find((call: any) => call.to_number === callee(1)).agent_id;
+    expect(numberAgent).not.toBe(other.agent_id);
+    expect(byCallee).toEqual({
+      [callee(1)]: [numberAgent, 0],
+      [callee(2)]: [other.agent_id, 1],
+      [callee(3)]: [other.agent_id, 0],
+      [callee(4)]: [numberAgent, 0],
+    });
+  });
+
   it('a task that cannot be dialled fails with its error; the rest go on', async () => {
     const { ws, number, createBatch, batch } = await setup();
     const id = await createBatch({ tasks: [{ to_number: callee(1), metadata: quick }, { to_number: callee(2), metadata: { sandbox_call_ms: -5 } }] });
