@@ -1,10 +1,10 @@
 import { getAgent } from '../agents/index.ts';
 import { assertCanSpend } from '../billing/index.ts';
-import { batchCallIdFor, onCallLifecycle, unlinkBatchCall, type CallLifecycleEvent } from '../calls/index.ts';
+import { batchCallIdFor, checkedAgentOverride, onCallLifecycle, unlinkBatchCall, type CallLifecycleEvent } from '../calls/index.ts';
 import { workspaceNumber } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { parseDashboardCsv, type CsvSkippedRow } from '../platform/csv.ts';
-import { badRequest, notFound, NotFound } from '../platform/errors.ts';
+import { badRequest, Invalid, notFound, NotFound } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { canonicalE164 } from '../platform/phone.ts';
@@ -68,6 +68,7 @@ function toTaskView(task: TaskItem, batchStatus: BatchStatus): TaskView {
     metadata: task.metadata ?? {},
     ...(task.override_agent_id ? { override_agent_id: task.override_agent_id } : {}),
     ...(task.override_agent_version ? { override_agent_version: task.override_agent_version } : {}),
+    ...(task.agent_override ? { agent_override: task.agent_override } : {}),
     // A stopped batch's pending tasks were cancelled by the stop.
     status: task.status === 'pending' && batchStatus === 'stopped' ? 'cancelled' : task.status,
     call_id: task.call_id ?? null,
@@ -89,6 +90,33 @@ function tasksOf(input: CreateBatchCallInput): { tasks: BatchTaskInput[]; skippe
   }
   if (!input.tasks) throw badRequest('tasks: Required');
   return { tasks: input.tasks };
+}
+
+/**
+ * Each task's agent_override, checked as create-phone-call checks one (schema, voice),
+ * the same override once however many tasks carry it. Problems name the task.
+ */
+async function checkTaskOverrides(workspaceId: string, tasks: readonly BatchTaskInput[], problems: string[]): Promise<void> {
+  const verdicts = new Map<string, Promise<string | undefined>>();
+  const verdictOf = (override: unknown) => {
+    const key = JSON.stringify(override);
+    let verdict = verdicts.get(key);
+    if (!verdict) {
+      verdict = checkedAgentOverride(workspaceId, override).then(
+        () => undefined,
+        (error: unknown) => {
+          if (error instanceof Invalid) return error.message;
+          throw error;
+        },
+      );
+      verdicts.set(key, verdict);
+    }
+    return verdict;
+  };
+  const found = await Promise.all(tasks.map((task) => (task.agent_override === undefined ? undefined : verdictOf(task.agent_override))));
+  found.forEach((problem, i) => {
+    if (problem) problems.push(`tasks.${i}.${problem}`);
+  });
 }
 
 export async function createBatchCall(principal: Principal, input: CreateBatchCallInput) {
@@ -115,6 +143,7 @@ export async function createBatchCall(principal: Principal, input: CreateBatchCa
       metadata: task.metadata ?? {},
       ...(task.override_agent_id ? { override_agent_id: task.override_agent_id } : {}),
       ...(task.override_agent_version !== undefined ? { override_agent_version: task.override_agent_version } : {}),
+      ...(task.agent_override !== undefined ? { agent_override: task.agent_override as Record<string, unknown> } : {}),
       ...(task.custom_sip_headers ? { custom_sip_headers: task.custom_sip_headers } : {}),
     };
     const size = Buffer.byteLength(JSON.stringify(item));
@@ -134,6 +163,7 @@ export async function createBatchCall(principal: Principal, input: CreateBatchCa
       }),
     );
   }
+  if (problems.length === 0) await checkTaskOverrides(workspaceId, tasks, problems);
   if (problems.length > 0) {
     const shown = problems.slice(0, MAX_PROBLEMS);
     throw badRequest(shown.join('; ') + (problems.length > shown.length ? `; and ${problems.length - shown.length} more` : ''));

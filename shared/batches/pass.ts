@@ -195,6 +195,7 @@ async function dialTasks(batch: BatchItem, tasks: readonly TaskItem[], memo: Bat
           retell_llm_dynamic_variables: task.retell_llm_dynamic_variables,
           metadata: task.metadata,
           custom_sip_headers: task.custom_sip_headers,
+          agent_override: task.agent_override,
         },
         canSpend: options.canSpend,
         memo,

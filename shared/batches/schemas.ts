@@ -51,6 +51,8 @@ export const BatchTaskBody = z.lazy(() =>
     metadata: z.unknown().optional(),
     override_agent_id: z.string().regex(idPattern('agent'), 'Must be an agent ID (agent_ followed by 24 hex characters)').optional(),
     override_agent_version: versionRef().optional(),
+    /** This task's call's configuration over its agent's (as create-phone-call's agent_override). */
+    agent_override: z.unknown().optional(),
     custom_sip_headers: z
       .record(z.string().min(1).max(128), z.string().max(1024))
       .refine((headers) => Object.keys(headers).length <= 50, 'Must have at most 50 headers')
@@ -86,6 +88,7 @@ export const TaskView = z.object({
   metadata: z.unknown(),
   override_agent_id: z.string().optional(),
   override_agent_version: z.string().optional(),
+  agent_override: z.record(z.string(), z.unknown()).optional(),
   status: z.enum(TASK_STATUSES),
   call_id: z.string().nullable(),
   error: z.string().nullable(),

@@ -47,6 +47,8 @@ export interface TaskItem {
   metadata: unknown;
   override_agent_id?: string;
   override_agent_version?: string;
+  /** As given (wire form), checked at create and again at dial (calls' checkedAgentOverride). */
+  agent_override?: Record<string, unknown>;
   custom_sip_headers?: Record<string, string>;
   status: TaskStatus;
   call_id?: string;

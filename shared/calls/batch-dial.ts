@@ -3,6 +3,7 @@ import { assertCanSpend } from '../billing/index.ts';
 import { cpsLimitFor, takeDialToken, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import { PaymentRequired } from '../platform/errors.ts';
 import { idPrefix } from '../platform/ids.ts';
+import { checkedAgentOverride } from './agent-override.ts';
 import { admitWithSweep, callMetadata, chooseAgent, outboundAgent, outboundDialTarget, sandboxScript, type AgentChooser, type ChosenAgent } from './calls.ts';
 import { releaseSlot } from './concurrency.ts';
 import { finishCall, scheduleFirstStep } from './engine.ts';
@@ -38,6 +39,8 @@ export interface BatchTaskInput {
   retell_llm_dynamic_variables?: Record<string, string>;
   metadata?: unknown;
   custom_sip_headers?: Record<string, string>;
+  /** The task's agent_override as given (checked again here: a voice may have gone since the create). */
+  agent_override?: Record<string, unknown>;
 }
 
 /**
@@ -108,6 +111,7 @@ export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialRe
     : chooseAgent;
   const { toNumber, number } = await outboundDialTarget(workspaceId, input.fromNumber, task.to_number, numberOf);
   const sandbox = sandboxScript(task.metadata);
+  const agentOverride = task.agent_override === undefined ? undefined : await checkedAgentOverride(workspaceId, task.agent_override);
   const callId = batchCallIdFor(batchCallId, taskIndex, input.claimedAt);
   const canSpend = input.canSpend ?? ((id: string) => assertCanSpend(id, 'batch_call'));
 
@@ -144,6 +148,7 @@ export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialRe
             media: mediaKind(),
             origin: 'batch',
             batch: { batch_call_id: batchCallId, task_index: taskIndex, dialled },
+            ...(agentOverride ? { agent_override: agentOverride } : {}),
             ...(sandbox ? { sandbox } : {}),
           },
         });

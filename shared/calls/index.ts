@@ -21,6 +21,7 @@ export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from '
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';
 export { callHistoryPage } from './history.ts';
+export { checkedAgentOverride } from './agent-override.ts';
 export { batchCallIdFor, batchDialKey, newBatchDialMemo, placeBatchCall, unlinkBatchCall } from './batch-dial.ts';
 export type { BatchDialInput, BatchDialMemo, BatchDialResult, BatchTaskInput } from './batch-dial.ts';
 export { onCallLifecycle } from './call-listeners.ts';

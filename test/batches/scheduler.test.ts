@@ -6,6 +6,7 @@ import { JOBS } from '../../shared/jobs.ts';
 import { paymentRequired } from '../../shared/platform/errors.ts';
 import { startTestApp } from '../support/app.ts';
 import { freshNumber, newAgent } from '../support/factories.ts';
+import { eventually } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
 // The call engine's steps run; the batch passes run only when a test calls them (with its clock).
@@ -252,6 +253,31 @@ describe('the pass', () => {
       [callee(3)]: [other.agent_id, 0],
       [callee(4)]: [numberAgent, 0],
     });
+  });
+
+  it("a task's agent_override is checked at create and runs on that task's call only", async () => {
+    const { ws, number, createBatch, batch, batchCalls } = await setup();
+    const refused = await ws.api.post('/create-batch-call', {
+      body: { from_number: number, tasks: [{ to_number: callee(1) }, { to_number: callee(2), agent_override: { agent: { voice_speed: 9 } } }] },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe('tasks.1.agent_override.agent.voice_speed: Must be at most 2');
+
+    const override = { retell_llm: { begin_message: 'Hello from the batch override.' } };
+    const id = await createBatch({ tasks: [{ to_number: callee(1), metadata: quick, agent_override: override }, { to_number: callee(2), metadata: quick }] });
+    expect((await batch(id)).tasks[0].agent_override).toEqual(override);
+    await runBatchPass();
+    const ended = await eventually(
+      () => batchCalls(id),
+      (calls) => calls.length === 2 && calls.every((call: any) => call.call_status === 'ended'),
+      20_000,
+    );
+    const firstLine = async (to: string) => {
+      const call = (await ws.api.get(`/v2/get-call/${ended.find((c: any) => c.to_number === to).call_id}`)).body;
+      return call.transcript_object[0].content;
+    };
+    expect(await firstLine(callee(1))).toBe('Hello from the batch override.');
+    expect(await firstLine(callee(2))).not.toBe('Hello from the batch override.');
   });
 
   it('a task that cannot be dialled fails with its error; the rest go on', async () => {
