@@ -1,10 +1,11 @@
 import { getAgent } from '../agents/index.ts';
+import { MAX_OVERRIDE_AGENTS, referenceAgents, releaseAgentReferences } from './agent-references.ts';
 import { assertCanSpend } from '../billing/index.ts';
 import { batchCallIdFor, checkedAgentOverride, onCallLifecycle, unlinkBatchCall, type CallLifecycleEvent } from '../calls/index.ts';
 import { workspaceNumber } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { parseDashboardCsv, type CsvSkippedRow } from '../platform/csv.ts';
-import { badRequest, Invalid, notFound, NotFound } from '../platform/errors.ts';
+import { badRequest, conflict, Invalid, notFound, NotFound } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { canonicalE164 } from '../platform/phone.ts';
@@ -17,7 +18,7 @@ import {
   countPickedUp,
   countSuccessful,
   deleteBatchPartition,
-  deleteBatchRecord,
+  deleteBatchRecordAsRead,
   getTask,
   listBatchItems,
   moveBatch,
@@ -151,6 +152,9 @@ export async function createBatchCall(principal: Principal, input: CreateBatchCa
     sizes.push(size);
     return item;
   });
+  if (overrides.size > MAX_OVERRIDE_AGENTS) {
+    problems.push(`tasks: At most ${MAX_OVERRIDE_AGENTS} different override_agent_id values in one batch (${overrides.size} given)`);
+  }
   if (problems.length === 0 && overrides.size > 0) {
     await Promise.all(
       [...overrides].map(async ([agentId, i]) => {
@@ -192,8 +196,11 @@ export async function createBatchCall(principal: Principal, input: CreateBatchCa
         honor_internal_dnc: input.honor_internal_dnc,
         created_timestamp: nowMs,
         total_task_count: stored.length,
+        ...(overrides.size > 0 ? { agent_references: [...overrides.keys()] } : {}),
       },
       status === 'planned' ? trigger : undefined,
+      // The override agents are referenced until the batch is done: none can be deleted meanwhile.
+      referenceAgents(workspaceId, batchCallId, [...overrides.keys()]),
     );
     return { ...toBatchView(item), ...(skipped ? { skipped_rows: skipped } : {}) };
   } catch (error) {
@@ -240,7 +247,7 @@ export async function stopBatchCall(workspaceId: string, batchCallId: string) {
   const refuse = (status: string) => badRequest(`Batch call ${batchCallId} is ${status}: only a draft, planned or ongoing batch can be stopped`);
   if (item.status === 'sent' || item.status === 'stopped') throw refuse(item.status);
   // The status first: from here on no pass can claim a task (the claim checks it).
-  const moved = await moveBatch(workspaceId, batchCallId, { from: ['draft', 'planned', 'ongoing'], to: 'stopped' });
+  const moved = await moveBatch(workspaceId, batchCallId, { from: ['draft', 'planned', 'ongoing'], to: 'stopped', also: releaseAgentReferences(item) });
   if (!moved) throw refuse((await mustGetBatch(workspaceId, batchCallId)).status);
   // Every task still pending is cancelled by the stop itself: no pass can claim one now, and
   // a task's view reads `pending` under a stopped batch as `cancelled`. (No write per task,
@@ -252,8 +259,15 @@ export async function stopBatchCall(workspaceId: string, batchCallId: string) {
 
 /** Removes the batch: pending tasks are never called; placed calls stay in the history, unlinked. */
 export async function deleteBatchCall(workspaceId: string, batchCallId: string): Promise<void> {
-  // The record first: from here on no pass can claim a task of it.
-  await deleteBatchRecord(workspaceId, batchCallId);
+  // The record first: from here on no pass can claim a task of it. A batch still able to
+  // dial releases its agent references with it; one sent or stopped already did.
+  for (let attempt = 0; ; attempt++) {
+    const item = await mustGetBatch(workspaceId, batchCallId);
+    const finished = item.status === 'sent' || item.status === 'stopped';
+    if (await deleteBatchRecordAsRead(workspaceId, item, finished ? [] : releaseAgentReferences(item))) break;
+    // Its status moved meanwhile (a pass sent it, a stop): read it again.
+    if (attempt >= 4) throw conflict(`Batch call ${batchCallId} is changing; try again`);
+  }
   const tasks = await allTasks(workspaceId, batchCallId);
   const callIds = tasks.flatMap((task) => {
     if (task.call_id) return [task.call_id];

@@ -21,6 +21,7 @@ import {
   type BatchItem,
   type TaskItem,
 } from './store.ts';
+import { releaseAgentReferences } from './agent-references.ts';
 import { insideWindow, nextOpening } from './windows.ts';
 
 /*
@@ -127,7 +128,7 @@ async function runBatch(workspaceId: string, batchCallId: string, now: number, o
   const pending = await pendingTaskIndexes(workspaceId, batchCallId, queryLimit);
 
   if (pending.length === 0 && claims.length === 0) {
-    await moveBatch(workspaceId, batchCallId, { from: SCHEDULABLE, to: 'sent' });
+    await moveBatch(workspaceId, batchCallId, { from: SCHEDULABLE, to: 'sent', also: releaseAgentReferences(batch) });
     return;
   }
 
@@ -163,7 +164,7 @@ async function runBatch(workspaceId: string, batchCallId: string, now: number, o
   // Fewer pending than asked for: this pass took the last ones, so the batch may be done.
   const drained = pending.length < queryLimit;
   if (drained && (await openClaims(workspaceId, batchCallId)).length === 0 && (await pendingTaskIndexes(workspaceId, batchCallId, 1)).length === 0) {
-    await moveBatch(workspaceId, batchCallId, { from: SCHEDULABLE, to: 'sent' });
+    await moveBatch(workspaceId, batchCallId, { from: SCHEDULABLE, to: 'sent', also: releaseAgentReferences(batch) });
   } else if (placed > 0 && batch.status === 'planned') {
     await moveBatch(workspaceId, batchCallId, { from: ['planned'], to: 'ongoing' });
   }

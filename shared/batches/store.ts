@@ -1,4 +1,4 @@
-import { notFound } from '../platform/errors.ts';
+import { conflict, notFound } from '../platform/errors.ts';
 import { keys, type ItemKey } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
@@ -30,6 +30,12 @@ export interface BatchItem {
   honor_internal_dnc: boolean;
   created_timestamp: number;
   total_task_count: number;
+  /**
+   * The tasks' override agents, each referenced (agents' references) from the create until
+   * the batch is sent, stopped or deleted, so such an agent cannot be deleted while the batch
+   * may still dial it. Never changes after the create.
+   */
+  agent_references?: string[];
   gsi1pk?: string;
   gsi1sk?: string;
 }
@@ -100,7 +106,8 @@ export async function countersOf(items: readonly { workspace_id: string; batch_c
 }
 
 /** Writes the record and its counters: the batch exists from here on (its tasks were written first). */
-export async function putBatch(batch: Omit<BatchItem, 'pk' | 'sk' | 'gsi1pk' | 'gsi1sk'>, dueMs: number | undefined): Promise<BatchItem> {
+/** Writes the record and its counters, with `also` (the agent references) in the same transaction. */
+export async function putBatch(batch: Omit<BatchItem, 'pk' | 'sk' | 'gsi1pk' | 'gsi1sk'>, dueMs: number | undefined, also: readonly TransactOp[] = []): Promise<BatchItem> {
   const item: BatchItem = {
     ...batch,
     ...keys.batchCall(batch.workspace_id, batch.batch_call_id),
@@ -117,7 +124,12 @@ export async function putBatch(batch: Omit<BatchItem, 'pk' | 'sk' | 'gsi1pk' | '
         },
       },
     },
-  ]);
+    ...also,
+  ]).catch((error: unknown) => {
+    // An override agent deleted between the create's check and this write (its reference's condition).
+    if (error instanceof TransactionCancelled) throw conflict('An override agent of the batch was deleted while it was being created; check the agents and try again');
+    throw error;
+  });
   return item;
 }
 
@@ -128,7 +140,7 @@ export async function putBatch(batch: Omit<BatchItem, 'pk' | 'sk' | 'gsi1pk' | '
 export async function moveBatch(
   workspaceId: string,
   batchCallId: string,
-  change: { from: readonly BatchStatus[]; to: BatchStatus; dueMs?: number; set?: Record<string, unknown> },
+  change: { from: readonly BatchStatus[]; to: BatchStatus; dueMs?: number; set?: Record<string, unknown>; also?: readonly TransactOp[] },
 ): Promise<BatchItem | undefined> {
   const schedulable = SCHEDULABLE.includes(change.to);
   const names: Record<string, string> = { '#status': 'status' };
@@ -147,17 +159,20 @@ export async function moveBatch(
     values[`:from${i}`] = status;
     return `:from${i}`;
   });
+  const update = {
+    Key: keys.batchCall(workspaceId, batchCallId),
+    UpdateExpression: `SET ${sets.join(', ')}${schedulable ? '' : ' REMOVE gsi1pk, gsi1sk'}`,
+    ConditionExpression: `attribute_exists(pk) AND #status IN (${from.join(', ')})`,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
   try {
-    return await table.update<BatchItem>({
-      Key: keys.batchCall(workspaceId, batchCallId),
-      UpdateExpression: `SET ${sets.join(', ')}${schedulable ? '' : ' REMOVE gsi1pk, gsi1sk'}`,
-      ConditionExpression: `attribute_exists(pk) AND #status IN (${from.join(', ')})`,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-      ReturnValues: 'ALL_NEW',
-    });
+    if (!change.also?.length) return await table.update<BatchItem>({ ...update, ReturnValues: 'ALL_NEW' });
+    // With the agent references released in the same transaction: only the move that wins releases them.
+    await table.transact([{ Update: update }, ...change.also]);
+    return await getBatch(workspaceId, batchCallId);
   } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
+    if (error instanceof ConditionFailed || error instanceof TransactionCancelled) return undefined;
     throw error;
   }
 }
@@ -176,18 +191,27 @@ export async function setBatchDue(workspaceId: string, batchCallId: string, dueM
   }
 }
 
-/** Deletes the record (conditional on it existing): from then on no task of it can be claimed. */
-export async function deleteBatchRecord(workspaceId: string, batchCallId: string): Promise<BatchItem> {
+/**
+ * Deletes the record as it was read (conditional on its status being unchanged), with
+ * `also` (the agent references) in the same transaction; answers false when the status
+ * moved meanwhile (read again and retry). From then on no task of it can be claimed.
+ */
+export async function deleteBatchRecordAsRead(workspaceId: string, read: BatchItem, also: readonly TransactOp[]): Promise<boolean> {
   try {
-    const old = await table.delete<BatchItem>({
-      Key: keys.batchCall(workspaceId, batchCallId),
-      ConditionExpression: 'attribute_exists(pk) AND workspace_id = :ws',
-      ExpressionAttributeValues: { ':ws': workspaceId },
-      ReturnValues: 'ALL_OLD',
-    });
-    return old!;
+    await table.transact([
+      {
+        Delete: {
+          Key: keys.batchCall(workspaceId, read.batch_call_id),
+          ConditionExpression: 'attribute_exists(pk) AND #status = :status',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':status': read.status },
+        },
+      },
+      ...also,
+    ]);
+    return true;
   } catch (error) {
-    if (error instanceof ConditionFailed) throw batchNotFound();
+    if (error instanceof TransactionCancelled) return false;
     throw error;
   }
 }

@@ -286,3 +286,55 @@ describe('list, get, start, stop, delete', () => {
     expect((await ws.api.delete(`/delete-batch-call/${created.body.batch_call_id}`)).status).toBe(404);
   });
 });
+
+describe('override agents are referenced while the batch may still dial them', () => {
+  const refusal = (agentId: string, batchCallId: string) => ({
+    status: 409,
+    message: `Agent ${agentId} is used by batch call ${batchCallId}; remove the agent from them before deleting it`,
+  });
+
+  it('an override agent cannot be deleted until its batch is stopped, sent or deleted', async () => {
+    const { ws, number } = await setup();
+    const [{ agent: stopped }, { agent: sent }, { agent: deleted }] = await Promise.all([newAgent(ws.api), newAgent(ws.api), newAgent(ws.api)]);
+    const batchWith = async (agentId: string, draft = false) => {
+      const created = await ws.api.post('/create-batch-call', {
+        body: { from_number: number, draft, tasks: [{ to_number: callee(1), metadata: quick, override_agent_id: agentId }, { to_number: callee(2), metadata: quick, override_agent_id: agentId }] },
+      });
+      expect(created.status).toBe(201);
+      return created.body.batch_call_id as string;
+    };
+    const [draftId, sentId, deletedId] = await Promise.all([batchWith(stopped.agent_id, true), batchWith(sent.agent_id), batchWith(deleted.agent_id)]);
+
+    for (const [agentId, batchId] of [[stopped.agent_id, draftId], [sent.agent_id, sentId], [deleted.agent_id, deletedId]] as const) {
+      const refused = await ws.api.delete(`/delete-agent/${agentId}`);
+      expect({ status: refused.status, message: refused.body.message }).toEqual(refusal(agentId, batchId));
+    }
+
+    // Stopped (a draft here): released.
+    expect((await ws.api.post(`/stop-batch-call/${draftId}`)).status).toBe(200);
+    expect((await ws.api.delete(`/delete-agent/${stopped.agent_id}`)).status).toBe(204);
+    // Deleted while planned: released with the record.
+    expect((await ws.api.delete(`/delete-batch-call/${deletedId}`)).status).toBe(204);
+    expect((await ws.api.delete(`/delete-agent/${deleted.agent_id}`)).status).toBe(204);
+    // Sent: released by the pass that sent it.
+    await runBatchPass();
+    expect((await ws.api.get(`/get-batch-call/${sentId}`)).body.status).toBe('sent');
+    expect((await ws.api.delete(`/delete-agent/${sent.agent_id}`)).status).toBe(204);
+    // Deleting a sent batch releases nothing twice.
+    expect((await ws.api.delete(`/delete-batch-call/${sentId}`)).status).toBe(204);
+  });
+
+  it(`refuses more than 48 different override agents in one batch, and leaves nothing referenced`, async () => {
+    const { ws, number } = await setup();
+    const agents = await Promise.all(Array.from({ length: 49 }, () => newAgent(ws.api)));
+    const tasks = agents.map(({ agent }, i) => ({ to_number: callee(i), override_agent_id: agent.agent_id }));
+    const refused = await ws.api.post('/create-batch-call', { body: { from_number: number, tasks } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe('tasks: At most 48 different override_agent_id values in one batch (49 given)');
+    expect((await ws.api.delete(`/delete-agent/${agents[0]!.agent.agent_id}`)).status).toBe(204);
+    // 48 fit in the create's one transaction.
+    const created = await ws.api.post('/create-batch-call', { body: { from_number: number, tasks: tasks.slice(1) } });
+    expect(created.status).toBe(201);
+    expect((await ws.api.delete(`/delete-agent/${agents[48]!.agent.agent_id}`)).status).toBe(409);
+  });
+});
