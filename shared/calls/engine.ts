@@ -8,7 +8,7 @@ import { releaseSlot } from './concurrency.ts';
 import { liveConversation, pendingSays } from './live-state.ts';
 import { dialOut, endMedia, transferCall, type TransferOutcome } from './media.ts';
 import { callCost } from './pricing.ts';
-import { recordSandboxCall } from './recordings.ts';
+import { recordSandboxCall, startRoomRecording } from './recordings.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
 import { findCallItem, roomOf, transitionCall, type CallItem, type EngineState, type TransferState } from './store.ts';
@@ -98,7 +98,9 @@ export async function answer(call: CallItem, options: { voicemail?: boolean }): 
   if (call.engine.media === 'livekit') {
     // With a media server the agent worker holds the conversation and reports it (live-events.ts).
     const live = await transitionCall(call.call_id, { from: ['registered'], to: 'ongoing', set: { start_timestamp: nowMs } });
-    if (live) await sendCallEvent(live, 'call_started');
+    if (!live) return;
+    await sendCallEvent(live, 'call_started');
+    await startRoomRecording(live);
     return;
   }
   const conversation = await openConversation({

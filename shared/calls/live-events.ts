@@ -5,6 +5,7 @@ import { sendCallEvent } from './call-webhooks.ts';
 import { answer, appendTranscript, endTransfer, finishCall, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from './engine.ts';
 import { isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
 import { dispatchAgentInto, endMedia } from './media.ts';
+import { finishRoomRecording, startRoomRecording } from './recordings.ts';
 import { callOfMediaRoom, findCallItem, transitionCall, type CallItem, type EngineState } from './store.ts';
 
 /*
@@ -26,6 +27,12 @@ const isSipCaller = (participant: { kind?: string } | undefined) => participant?
 /** Applies one LiveKit webhook; answers what it did (for the log and tests). */
 export async function receiveMediaWebhook(rawBody: string, authorization: string | undefined): Promise<{ applied: string }> {
   const event = await verifyMediaWebhook(rawBody, authorization);
+  // A recording's end (LiveKit Egress names the room, which is the call).
+  if (event.event === 'egress_ended' && event.egress) {
+    const egressRoom = event.egress.room_name;
+    const callId = isInboundRoom(egressRoom) ? await callOfMediaRoom(egressRoom) : egressRoom;
+    return { applied: callId ? await finishRoomRecording(callId, event.egress) : 'ignored: no call for this room' };
+  }
   const room = event.room?.name;
   if (!room) return { applied: 'ignored: no call for this room' };
   // A caller in an inbound dispatch rule's room: inbound admission (inbound-sip.ts).
@@ -94,6 +101,7 @@ async function registeredCallArrived(call: CallItem, participant: { kind?: strin
     return { applied: 'error: the agent could not be dispatched' };
   }
   await sendCallEvent(live, 'call_started');
+  await startRoomRecording(live);
   return { applied: 'ongoing' };
 }
 

@@ -11,6 +11,7 @@ import {
   type DialOutcome,
   type MediaCall,
   type OutboundTrunkConfig,
+  type RecordingUpload,
   type TransferOutcome,
   type TrunkStore,
 } from '../vendors/media/index.ts';
@@ -63,6 +64,11 @@ function mediaCall(call: CallItem): MediaCall {
 /** The room (named after the call) and the agent worker's dispatch; a no-op in the sandbox. */
 export async function startMedia(call: CallItem): Promise<void> {
   await (await adapter()).startCall(mediaCall(call));
+}
+
+/** Starts the media server's recording of the call's room; answers the egress ID. */
+export async function recordRoom(call: CallItem, upload: RecordingUpload): Promise<string> {
+  return (await adapter()).recordRoom(roomOf(call), upload);
 }
 
 /** The from number's trunk, for dials and warm transfers over it. */

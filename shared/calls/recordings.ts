@@ -1,11 +1,13 @@
 import { getAgent } from '../agents/index.ts';
-import { objectStore } from '../platform/aws/object-store.ts';
+import { objectStore, retentionTagging } from '../platform/aws/object-store.ts';
 import { config } from '../platform/config.ts';
 import { notFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { objectKeys } from '../platform/store/keys.ts';
 import type { RecordingUrlView } from './artifact-schemas.ts';
-import { getCallItem, transitionCall, type CallItem, type RecordingState } from './store.ts';
+import { CALL_STATUSES } from './schemas.ts';
+import { recordRoom } from './media.ts';
+import { findCallItem, getCallItem, transitionCall, type CallItem, type RecordingState } from './store.ts';
 
 export type { RecordingState };
 
@@ -160,7 +162,7 @@ export async function getCallRecordingUrl(workspaceId: string, callId: string): 
   const call = await getCallItem(workspaceId, callId);
   const recording = call.recording;
   if (recording?.removed) throw notFound(`The recording of call ${callId} was removed with its sensitive data`);
-  if (!recording || (recording.egress_id && call.call_status !== 'ended')) {
+  if (!recording || recording.failed || (recording.egress_id && !recording.ready)) {
     throw notFound(
       call.call_status === 'registered' || call.call_status === 'ongoing'
         ? `Call ${callId} has no recording yet: it is ${call.call_status}`
@@ -183,3 +185,60 @@ export async function getCallRecordingUrl(workspaceId: string, callId: string): 
 
 /** The setting the media layer's recorder needs; undefined when recordings cannot be made there. */
 export const egressRoleArn = (): string | undefined => (config.RECORDINGS_BUCKET ? config.RECORDINGS_EGRESS_ROLE_ARN : undefined);
+
+// ---------------------------------------------------------------------------------------
+// LiveKit calls: Egress records the room into the bucket
+
+/**
+ * Starts recording a LiveKit call that just became ongoing: a room composite Egress (audio
+ * only, OGG) writes `recordings/<ws>/<call>/recording.ogg` into the recordings bucket under
+ * RECORDINGS_EGRESS_ROLE_ARN, tagged for the agent's retention. The call keeps the egress
+ * ID; the file is there once LiveKit's `egress_ended` webhook says so (finishRoomRecording).
+ * Without the bucket and the role (locally, or not configured) LiveKit calls are not
+ * recorded. A refused start is logged and the call goes on without a recording.
+ */
+export async function startRoomRecording(call: CallItem): Promise<CallItem> {
+  const roleArn = egressRoleArn();
+  if (call.engine.media !== 'livekit' || !roleArn || call.recording) return call;
+  try {
+    const settings = await artifactSettings(call);
+    if (settings.dataStorage === 'basic_attributes_only') return call;
+    const key = objectKeys.callArtifact(call.workspace_id, call.call_id, 'recording.ogg');
+    const egressId = await recordRoom(call, {
+      bucket: config.RECORDINGS_BUCKET!,
+      region: config.AWS_REGION,
+      key,
+      role_arn: roleArn,
+      ...(settings.retentionDays ? { tagging: retentionTagging(settings.retentionDays) } : {}),
+    });
+    const recording: RecordingState = { key, content_type: 'audio/ogg', synthetic: false, duration_ms: 0, egress_id: egressId };
+    return (await transitionCall(call.call_id, { from: ['ongoing'], set: { recording } })) ?? call;
+  } catch (error) {
+    logger.warn('starting the recording of a LiveKit call failed; the call has none', { call_id: call.call_id, error: error as Error });
+    return call;
+  }
+}
+
+const EGRESS_DONE = new Set(['EGRESS_COMPLETE', 'EGRESS_LIMIT_REACHED']);
+
+/**
+ * LiveKit's `egress_ended` for a call's recording: complete (or stopped at LiveKit's
+ * limit, the file holding what was recorded) marks it ready with its length and a signed
+ * URL; failed or aborted removes it from the call (there is no file). An egress that is
+ * not the call's current one is ignored, so a redelivered or stale webhook changes nothing.
+ */
+export async function finishRoomRecording(callId: string, egress: { egress_id: string; status: string; duration_ms: number; error?: string }): Promise<string> {
+  const call = await findCallItem(callId);
+  const recording = call?.recording;
+  if (!call || !recording || recording.egress_id !== egress.egress_id) return 'ignored: not a call\'s recording';
+  if (recording.ready) return 'ignored: already recorded';
+  if (!EGRESS_DONE.has(egress.status)) {
+    logger.warn('the recording of a LiveKit call failed; the call has none', { call_id: call.call_id, status: egress.status, error: egress.error });
+    await transitionCall(call.call_id, { from: CALL_STATUSES, set: { recording: { ...recording, failed: true } } });
+    return 'recording failed';
+  }
+  const settings = await artifactSettings(call);
+  const url = await objectStore().signedUrl(recording.key, Date.now() + settings.signedUrlExpirationMs, { downloadName: `${call.call_id}.ogg` });
+  await transitionCall(call.call_id, { from: CALL_STATUSES, set: { recording: { ...recording, ready: true, duration_ms: egress.duration_ms }, recording_url: url } });
+  return 'recorded';
+}

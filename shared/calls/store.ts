@@ -67,6 +67,10 @@ export interface RecordingState {
   duration_ms: number;
   /** LiveKit Egress that records the room (its file lands at `key` when the egress ends). */
   egress_id?: string;
+  /** The egress ended with its file written (egress_ended, complete). */
+  ready?: boolean;
+  /** The egress ended without a file: the call has no recording. */
+  failed?: boolean;
   /** Turns silenced by remove-call-sensitive-data (indexes into transcript_object). */
   silenced_turns?: number[];
   /** A media server's recording removed by scrubbing (it cannot be silenced here). */

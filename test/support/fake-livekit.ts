@@ -71,6 +71,7 @@ const REQUIRED: Record<string, (claims: ClaimGrants, body: any) => boolean> = {
   'SIP/ListSIPOutboundTrunk': (c) => c.sip?.admin === true,
   'SIP/DeleteSIPTrunk': (c) => c.sip?.admin === true,
   'SIP/CreateSIPParticipant': (c) => c.sip?.call === true,
+  'Egress/StartRoomCompositeEgress': (c) => c.video?.roomRecord === true,
   'SIP/TransferSIPParticipant': (c, body) =>
     c.sip?.call === true && c.video?.roomAdmin === true && c.video.room === body.roomName,
 };
@@ -134,6 +135,10 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
       case 'RoomService/UpdateParticipant':
         // The fake has no WebRTC participants: a listener never "joined", as LiveKit would say.
         return { status: 404, code: 'not_found', msg: 'participant not found' };
+      case 'Egress/StartRoomCompositeEgress':
+        if (!fake.rooms.has(body.roomName)) return { status: 404, code: 'not_found', msg: 'requested room does not exist' };
+        // One egress per room here, named after it, so a test can send its egress_ended.
+        return [200, { egressId: `EG_${body.roomName}`, roomName: body.roomName, status: 'EGRESS_STARTING' }];
       case 'AgentDispatchService/CreateDispatch':
         return [200, { id: nextId('AD'), agentName: body.agentName, room: body.room, metadata: body.metadata }];
       case 'SIP/CreateSIPOutboundTrunk': {

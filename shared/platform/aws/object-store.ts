@@ -34,6 +34,9 @@ export function retentionRuleDays(days: number): number {
   return chosen;
 }
 
+/** The object tag set that puts an object under the retention rule for `days` (S3's URL-encoded Tagging). */
+export const retentionTagging = (days: number): string => `retention_days=${retentionRuleDays(days)}`;
+
 export interface PutOptions {
   /** Delete after this many days (the bucket's lifecycle; the local stand-in keeps objects). */
   retentionDays?: number;
@@ -71,7 +74,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async put(key: string, body: Buffer, contentType: string, options: PutOptions = {}): Promise<void> {
     const { client, sdk } = await s3Client();
-    const tagging = options.retentionDays ? `retention_days=${retentionRuleDays(options.retentionDays)}` : undefined;
+    const tagging = options.retentionDays ? retentionTagging(options.retentionDays) : undefined;
     // The bucket's default encryption is the stack's KMS key (aws:kms); named here too so a
     // bucket reconfigured by hand cannot silently store recordings with S3-managed keys.
     await client.send(new sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ServerSideEncryption: 'aws:kms', Tagging: tagging }));

@@ -1,6 +1,10 @@
 import {
   AgentDispatchClient,
   DataPacket_Kind,
+  EgressClient,
+  EncodedFileOutput,
+  EncodedFileType,
+  S3Upload,
   RoomServiceClient,
   SipCallError,
   SipClient,
@@ -24,6 +28,7 @@ import {
   type MediaCall,
   type MediaSession,
   type OutboundTrunkConfig,
+  type RecordingUpload,
   type TransferOutcome,
   type TransferRequest,
   type TrunkStore,
@@ -70,6 +75,7 @@ export class LiveKitMedia implements MediaAdapter {
   private readonly rooms: RoomServiceClient;
   private readonly dispatch: AgentDispatchClient;
   private readonly sip: SipClient;
+  private readonly egress: EgressClient;
   /** Trunk creations in flight in this process, so concurrent first dials of one number create one trunk. */
   private readonly creatingTrunks = new Map<string, Promise<string>>();
 
@@ -79,6 +85,7 @@ export class LiveKitMedia implements MediaAdapter {
     this.rooms = new RoomServiceClient(options.url, options.apiKey, options.apiSecret, clientOptions);
     this.dispatch = new AgentDispatchClient(options.url, options.apiKey, options.apiSecret, clientOptions);
     this.sip = new SipClient(options.url, options.apiKey, options.apiSecret, clientOptions);
+    this.egress = new EgressClient(options.url, options.apiKey, options.apiSecret, clientOptions);
   }
 
   async startCall(call: MediaCall): Promise<MediaSession> {
@@ -137,6 +144,17 @@ export class LiveKitMedia implements MediaAdapter {
       if (error instanceof DialRefused) return { bridged: false, reason: error.reason };
       throw error;
     }
+  }
+
+  async recordRoom(room: string, upload: RecordingUpload): Promise<string> {
+    const file = new EncodedFileOutput({
+      fileType: EncodedFileType.OGG,
+      filepath: upload.key,
+      // No keys travel: LiveKit assumes the operator's role to write into the bucket.
+      output: { case: 's3', value: new S3Upload({ bucket: upload.bucket, region: upload.region, assumeRoleArn: upload.role_arn, tagging: upload.tagging ?? '' }) },
+    });
+    const info = await attempt('StartRoomCompositeEgress', () => this.egress.startRoomCompositeEgress(room, file, { audioOnly: true }));
+    return info.egressId;
   }
 
   async endCall(room: string): Promise<void> {

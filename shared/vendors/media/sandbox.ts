@@ -10,6 +10,7 @@ import {
   type MediaCall,
   type MediaOperation,
   type MediaSession,
+  type RecordingUpload,
   type TransferOutcome,
   type TransferRequest,
   type WarmTransferRequest,
@@ -100,6 +101,12 @@ export class SandboxMedia implements MediaAdapter {
 
   async endCall(room: string): Promise<void> {
     this.note({ op: 'end_call', room });
+  }
+
+  /** The sandbox has no audio (its calls get a synthetic WAV at the end instead): noted only. */
+  async recordRoom(room: string, upload: RecordingUpload): Promise<string> {
+    this.note({ op: 'record_room', room, upload });
+    return `EG_sandbox_${room}`;
   }
 
   async sendData(room: string, topic: string, data: unknown): Promise<void> {

@@ -52,6 +52,19 @@ export interface MediaSession {
   dispatch_id: string;
 }
 
+/**
+ * Where a room's recording goes: an object in the recordings bucket, written by the media
+ * server itself (LiveKit Egress) under a role it assumes; `tagging` is the object's tag set
+ * (the bucket's retention lifecycle reads it).
+ */
+export interface RecordingUpload {
+  bucket: string;
+  region: string;
+  key: string;
+  role_arn: string;
+  tagging?: string;
+}
+
 /** How a number's calls leave for the phone network: its termination trunk (the number's own settings). */
 export interface OutboundTrunkConfig {
   /** The termination host, with or without `sip:` and parameters (`example.pstn.twilio.com`, `sip:pbx.example.com:5061;transport=tls`). */
@@ -134,7 +147,8 @@ export type MediaOperation =
   | { op: 'end_call'; room: string }
   | { op: 'send_data'; room: string; topic: string; data: unknown }
   | { op: 'remove_participant'; room: string; identity: string }
-  | { op: 'allow_publish'; room: string; identity: string };
+  | { op: 'allow_publish'; room: string; identity: string }
+  | { op: 'record_room'; room: string; upload: RecordingUpload };
 
 export interface MediaAdapter {
   readonly kind: MediaKind;
@@ -166,6 +180,12 @@ export interface MediaAdapter {
   removeParticipant(room: string, identity: string): Promise<void>;
   /** Lets a participant already in the room publish (a listener taking the call over); one not in the room is fine. */
   allowPublish(room: string, identity: string): Promise<void>;
+  /**
+   * Records the room's audio (all participants mixed) into the bucket until the room ends:
+   * LiveKit's room composite Egress, audio only, OGG. Answers the egress ID; its end comes
+   * as the `egress_ended` webhook.
+   */
+  recordRoom(room: string, upload: RecordingUpload): Promise<string>;
 }
 
 /** The data topic of live controls for the agent worker (docs/calls-media.md, Live controls). */

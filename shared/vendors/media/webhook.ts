@@ -24,6 +24,16 @@ export interface MediaWebhookEvent {
     /** Why it left (participant_left), LiveKit's DisconnectReason name, e.g. `CLIENT_INITIATED`. */
     disconnect_reason?: string;
   };
+  /** An Egress (a room's recording): egress_started, egress_updated, egress_ended. */
+  egress?: {
+    egress_id: string;
+    room_name: string;
+    /** LiveKit's EgressStatus name: `EGRESS_COMPLETE`, `EGRESS_FAILED`, `EGRESS_ABORTED`, `EGRESS_LIMIT_REACHED`, … */
+    status: string;
+    /** The file's length (its first file result), ms. */
+    duration_ms: number;
+    error?: string;
+  };
 }
 
 /**
@@ -64,6 +74,17 @@ export async function verifyMediaWebhook(
       ...(json.participant.disconnectReason ? { disconnect_reason: json.participant.disconnectReason } : {}),
     };
   }
+  if (json.egressInfo) {
+    const file = json.egressInfo.fileResults?.[0] ?? json.egressInfo.file;
+    event.egress = {
+      egress_id: json.egressInfo.egressId ?? '',
+      room_name: json.egressInfo.roomName ?? '',
+      status: json.egressInfo.status ?? 'EGRESS_STARTING',
+      // protobuf's JSON writes int64 nanoseconds as a string.
+      duration_ms: Math.round(Number(file?.duration ?? 0) / 1e6),
+      ...(json.egressInfo.error ? { error: json.egressInfo.error } : {}),
+    };
+  }
   return event;
 }
 
@@ -79,5 +100,13 @@ interface WebhookJson {
     kind?: string;
     attributes?: Record<string, string>;
     disconnectReason?: string;
+  };
+  egressInfo?: {
+    egressId?: string;
+    roomName?: string;
+    status?: string;
+    error?: string;
+    fileResults?: { duration?: string; size?: string; filename?: string }[];
+    file?: { duration?: string; size?: string; filename?: string };
   };
 }
