@@ -46,4 +46,5 @@ export const handler = domainHandler({ ...chatRoutes, ...smsRoutes }, {
   simulateInboundSms: ({ principal, params, body }) => chats.simulateInboundSms(principal.workspaceId, params.chat_id, body.content),
   twilioSmsWebhook: async ({ request }) =>
     new MediaResponse('text/xml; charset=utf-8', await chats.receiveTwilioSms(request.rawBody, request.headers)),
+  twilioSmsStatus: ({ request }) => chats.receiveTwilioSmsStatus(request.rawBody, request.headers),
 });

@@ -15,6 +15,7 @@ export {
   listSmsMessages,
   receiveInboundSms,
   receiveTwilioSms,
+  receiveTwilioSmsStatus,
   sendSms,
   simulateInboundSms,
 } from './sms.ts';

@@ -17,6 +17,8 @@ import {
  * verified by its request signature instead.
  */
 export const SMS_WEBHOOK_PATH = `/${wire.carrierA}/sms-webhook` as const;
+/** Where Twilio reports the delivery of the messages Parley sends (StatusCallback). */
+export const SMS_STATUS_PATH = `/${wire.carrierA}/sms-status` as const;
 
 export const smsRoutes = defineRoutes({ domain: 'chats', access: 'calls' }, {
   createSmsChat: {
@@ -60,5 +62,9 @@ export const smsRoutes = defineRoutes({ domain: 'chats', access: 'calls' }, {
   twilioSmsWebhook: {
     method: 'POST', path: SMS_WEBHOOK_PATH, status: 200, access: 'public',
     summary: 'Twilio\'s inbound SMS webhook (form-encoded, verified with X-Twilio-Signature; 403 otherwise): the number\'s inbound SMS agent answers by SMS',
+  },
+  twilioSmsStatus: {
+    method: 'POST', path: SMS_STATUS_PATH, status: 204, access: 'public',
+    summary: 'Twilio\'s delivery reports of sent SMS (StatusCallback; verified with X-Twilio-Signature), kept in the provider operation log',
   },
 });

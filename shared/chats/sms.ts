@@ -7,11 +7,11 @@ import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import { trimTrailing } from '../platform/text.ts';
-import { MAX_SMS_BODY, messagingProvider, twilioWebhookToken, verifyTwilioSignature } from '../vendors/messaging/index.ts';
+import { MAX_SMS_BODY, messagingProvider, recordCarrierReport, twilioWebhookToken, verifyTwilioSignature } from '../vendors/messaging/index.ts';
 import { completeChat, endChat, getChat, listChats, startChat } from './chats.ts';
 import type { ChatMessage, ChatView, ListChatsInput } from './schemas.ts';
 import type { CreateSmsChatInput, SendSmsInput } from './sms-schemas.ts';
-import { SMS_WEBHOOK_PATH } from './sms-routes.ts';
+import { SMS_STATUS_PATH, SMS_WEBHOOK_PATH } from './sms-routes.ts';
 import {
   claimInboundSms,
   finishInboundSms,
@@ -64,8 +64,13 @@ async function sendAgentMessages(workspaceId: string, chatId: string, number: st
   if (!texts.length) return;
   const provider = await messagingProvider();
   for (const text of texts) {
-    await provider.send(workspaceId, { from: number, to: party, body: text.slice(0, MAX_SMS_BODY), context: { chat_id: chatId } });
+    await provider.send(workspaceId, { from: number, to: party, body: text.slice(0, MAX_SMS_BODY), context: { chat_id: chatId }, ...statusCallback() });
   }
+}
+
+/** Twilio reports deliveries to the public API: only when it has a public URL (PUBLIC_BASE_URL). */
+function statusCallback(): { statusCallback?: string } {
+  return config.PUBLIC_BASE_URL ? { statusCallback: `${trimTrailing(config.PUBLIC_BASE_URL, '/')}${SMS_STATUS_PATH}` } : {};
 }
 
 /** An SMS chat of this workspace (another workspace's chat, or an API chat, is as absent as an unknown one). */
@@ -165,7 +170,7 @@ export async function sendSms(workspaceId: string, input: SendSmsInput) {
   const nowMs = Date.now();
   const messageId = newTimeOrderedId('chatMessage', nowMs);
   const provider = await messagingProvider();
-  const sent = await provider.send(workspaceId, { from, to, body: input.content, context: { message_id: messageId } });
+  const sent = await provider.send(workspaceId, { from, to, body: input.content, context: { message_id: messageId }, ...statusCallback() });
   return { message_id: messageId, from_number: from, to_number: to, content: input.content, ...sent, created_timestamp: nowMs };
 }
 
@@ -173,6 +178,8 @@ export async function sendSms(workspaceId: string, input: SendSmsInput) {
 export async function simulateInboundSms(workspaceId: string, chatId: string, content: string) {
   const chat = await smsChatItem(workspaceId, chatId);
   const { number, party } = endsOf(chat);
+  if (chat.chat_status !== 'ongoing') throw badRequest(`Chat ${chatId} has ended: no more completions`);
+  await recordCarrierReport(workspaceId, 'mock', 'receive_sms', { from: party, to: number, body: content, chat_id: chatId, simulated: true });
   const result = await completeChat(workspaceId, chatId, content);
   await sendAgentMessages(workspaceId, chatId, number, party, result.messages);
   return { chat_id: chatId, chat_status: result.chat.chat_status, messages: result.messages };
@@ -238,6 +245,12 @@ export async function receiveInboundSms(
   const workspaceId = number.workspace_id;
   const claimed = await claimInboundSms(workspaceId, message.provider, message.messageId, { from_number: message.from, to_number: number.phone_number });
   if (!claimed) return { duplicate: true, replies: 0 };
+  await recordCarrierReport(workspaceId, message.provider, 'receive_sms', {
+    from: message.from,
+    to: number.phone_number,
+    body: message.body,
+    message_sid: message.messageId,
+  });
   let outcome: Awaited<ReturnType<typeof converse>>;
   try {
     outcome = await converse(number, message.from, message.body);
@@ -262,9 +275,44 @@ export async function receiveInboundSms(
 }
 
 /** The URL Twilio requested (and signed): PUBLIC_BASE_URL, else the request's own host (local runs). */
-function webhookUrl(host: string | undefined): string {
+function webhookUrl(host: string | undefined, path: string): string {
   const base = config.PUBLIC_BASE_URL ? trimTrailing(config.PUBLIC_BASE_URL, '/') : `http://${host ?? '127.0.0.1'}`;
-  return `${base}${SMS_WEBHOOK_PATH}`;
+  return `${base}${path}`;
+}
+
+/** A Twilio request's form parameters, once its signature is Twilio's (403 otherwise, or while Twilio is not configured). */
+async function verifiedTwilioForm(rawBody: string, headers: Record<string, string | undefined>, path: string): Promise<URLSearchParams> {
+  const token = await twilioWebhookToken();
+  if (!token) throw forbidden('Twilio webhooks are not accepted: TWILIO_AUTH_TOKEN is not set');
+  const params = new URLSearchParams(rawBody);
+  if (!verifyTwilioSignature(token, webhookUrl(headers.host, path), params, headers['x-twilio-signature'])) {
+    throw forbidden('Invalid X-Twilio-Signature');
+  }
+  return params;
+}
+
+/**
+ * Twilio's delivery report of a message Parley sent (StatusCallback): signature first, then
+ * the sending number's workspace (404 unless one holds it); kept in its provider operation
+ * log as `sms_status`.
+ */
+export async function receiveTwilioSmsStatus(rawBody: string, headers: Record<string, string | undefined>): Promise<void> {
+  const params = await verifiedTwilioForm(rawBody, headers, SMS_STATUS_PATH);
+  const messageId = params.get('MessageSid') ?? params.get('SmsSid') ?? '';
+  const status = params.get('MessageStatus') ?? params.get('SmsStatus') ?? '';
+  if (!messageId || !status) throw badRequest('MessageSid and MessageStatus are required');
+  const from = params.get('From') ?? '';
+  const ours = canonicalE164(from);
+  const number = ours ? await numberHolder(ours) : undefined;
+  if (!number) throw notFound(`Phone number ${from} not found`);
+  const errorCode = params.get('ErrorCode');
+  await recordCarrierReport(number.workspace_id, 'twilio', 'sms_status', {
+    message_sid: messageId,
+    status,
+    from: number.phone_number,
+    to: params.get('To') ?? '',
+    ...(errorCode ? { error_code: errorCode } : {}),
+  });
 }
 
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
@@ -276,12 +324,7 @@ const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>
  * through the messaging adapter, not the webhook's answer.
  */
 export async function receiveTwilioSms(rawBody: string, headers: Record<string, string | undefined>): Promise<string> {
-  const token = await twilioWebhookToken();
-  if (!token) throw forbidden('Twilio webhooks are not accepted: TWILIO_AUTH_TOKEN is not set');
-  const params = new URLSearchParams(rawBody);
-  if (!verifyTwilioSignature(token, webhookUrl(headers.host), params, headers['x-twilio-signature'])) {
-    throw forbidden('Invalid X-Twilio-Signature');
-  }
+  const params = await verifiedTwilioForm(rawBody, headers, SMS_WEBHOOK_PATH);
   const to = params.get('To') ?? '';
   const from = params.get('From') ?? '';
   const messageId = params.get('MessageSid') ?? params.get('SmsSid') ?? '';

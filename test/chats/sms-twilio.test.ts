@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startBackgroundWork } from '../../local/background.ts';
 import { startTestApp } from '../support/app.ts';
 import { freshNumber, newChatAgent } from '../support/factories.ts';
 import { startFakeTwilio } from '../support/fake-twilio.ts';
@@ -15,6 +14,8 @@ import { retellClient, sdkFailure } from '../support/sdk.ts';
  */
 const ACCOUNT_SID = 'AC' + '1'.repeat(30);
 const AUTH_TOKEN = 'fake-sms-auth-token';
+/** What Twilio signs: the public URL it was given, not the address the request reaches here. */
+const PUBLIC = 'https://api.sms-test.example';
 const twilio = await startFakeTwilio(ACCOUNT_SID, AUTH_TOKEN);
 afterAll(() => twilio.close());
 
@@ -23,20 +24,23 @@ const app = await startTestApp({
   TWILIO_AUTH_TOKEN: AUTH_TOKEN,
   TWILIO_SIP_PASSWORD: 'Sip-Password-1234',
   TWILIO_BASE_URL: twilio.url,
+  PUBLIC_BASE_URL: PUBLIC,
 });
-const background = startBackgroundWork();
+// Loaded after the settings above (config is read as the environment was when it loaded).
+const background = (await import('../../local/background.ts')).startBackgroundWork();
 afterAll(() => background.stop());
 const { twilioSignature, verifyTwilioSignature } = await import('../../shared/vendors/messaging/index.ts');
 
 const OFFLINE = (line: string) => `You said: "${line}". This is Parley's offline model; set LLM_BASE_URL for real answers.`;
 const WEBHOOK = '/twilio/sms-webhook';
+const STATUS = '/twilio/sms-status';
 const messageSid = () => `SM${randomBytes(16).toString('hex')}`;
 
 /** Posts a form to the webhook as Twilio does: signed over the URL and the parameters (or with the given signature). */
-function deliver(params: Record<string, string>, signature?: string | null, url = `${app.url}${WEBHOOK}`) {
+function deliver(params: Record<string, string>, signature?: string | null, path = WEBHOOK) {
   const form = new URLSearchParams(params);
-  const signed = signature === undefined ? twilioSignature(AUTH_TOKEN, url, form) : signature;
-  return call(app.url, 'POST', WEBHOOK, {
+  const signed = signature === undefined ? twilioSignature(AUTH_TOKEN, `${PUBLIC}${path}`, form) : signature;
+  return call(app.url, 'POST', path, {
     rawBody: form.toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...(signed !== null ? { 'x-twilio-signature': signed } : {}) },
   });
@@ -97,6 +101,8 @@ describe('inbound SMS through the Twilio webhook', () => {
     expect((await deliver(first)).status).toBe(200);
     expect((await deliver(first)).status).toBe(200);
     expect(messagesTo(party)).toHaveLength(1);
+    const received = (await ws.api.get('/telephony/operations')).body.filter((op: any) => op.operation === 'receive_sms');
+    expect(received.map((op: any) => op.request)).toEqual([{ from: party, to: number, body: 'A table tonight?', message_sid: sid }]);
     expect((await ws.api.get(`/get-sms-chat/${chatId}`)).body.message_with_tool_calls.map((m: any) => [m.role, m.content])).toEqual([
       ['user', 'A table tonight?'],
       ['agent', OFFLINE('A table tonight?')],
@@ -135,10 +141,12 @@ describe('inbound SMS through the Twilio webhook', () => {
     const { ws, number } = await setup();
     const party = freshNumber();
     const params = { MessageSid: messageSid(), From: party, To: number, Body: 'hi' };
-    const forged = twilioSignature('not-the-token', `${app.url}${WEBHOOK}`, new URLSearchParams(params));
-    const otherUrl = twilioSignature(AUTH_TOKEN, `${app.url}/elsewhere`, new URLSearchParams(params));
-    const tampered = twilioSignature(AUTH_TOKEN, `${app.url}${WEBHOOK}`, new URLSearchParams({ ...params, Body: 'other' }));
-    for (const signature of [forged, otherUrl, tampered, null, '']) {
+    const forged = twilioSignature('not-the-token', `${PUBLIC}${WEBHOOK}`, new URLSearchParams(params));
+    const otherUrl = twilioSignature(AUTH_TOKEN, `${PUBLIC}/elsewhere`, new URLSearchParams(params));
+    // Signed for the address the request reached rather than the public URL Twilio was given.
+    const localUrl = twilioSignature(AUTH_TOKEN, `${app.url}${WEBHOOK}`, new URLSearchParams(params));
+    const tampered = twilioSignature(AUTH_TOKEN, `${PUBLIC}${WEBHOOK}`, new URLSearchParams({ ...params, Body: 'other' }));
+    for (const signature of [forged, otherUrl, localUrl, tampered, null, '']) {
       expect((await deliver(params, signature)).body).toEqual({ status: 403, message: 'Invalid X-Twilio-Signature' });
     }
     expect((await ws.api.get('/list-sms-chats')).body).toEqual([]);
@@ -161,6 +169,30 @@ describe('inbound SMS through the Twilio webhook', () => {
   });
 });
 
+describe("Twilio's delivery reports (StatusCallback)", () => {
+  it('are verified and kept in the sending workspace\'s operation log', async () => {
+    const { ws, number } = await setup();
+    const to = freshNumber();
+    const sent = (await ws.api.post('/send-sms', { body: { from_number: number, to_number: to, content: 'x' } })).body;
+    const report = { MessageSid: sent.provider_message_id, MessageStatus: 'undelivered', ErrorCode: '30003', From: number, To: to, AccountSid: ACCOUNT_SID };
+    expect((await deliver(report, 'forged', STATUS)).body).toEqual({ status: 403, message: 'Invalid X-Twilio-Signature' });
+    // A report signed for the inbound webhook's URL is not one for this URL.
+    expect((await deliver(report, twilioSignature(AUTH_TOKEN, `${PUBLIC}${WEBHOOK}`, new URLSearchParams(report)), STATUS)).status).toBe(403);
+    const res = await deliver(report, undefined, STATUS);
+    expect(res.status).toBe(204);
+    const statuses = (await ws.api.get('/telephony/operations')).body.filter((op: any) => op.operation === 'sms_status');
+    expect(statuses.map((op: any) => [op.provider, op.request])).toEqual([
+      ['twilio', { message_sid: sent.provider_message_id, status: 'undelivered', from: number, to, error_code: '30003' }],
+    ]);
+    const unknown = freshNumber();
+    expect((await deliver({ ...report, From: unknown }, undefined, STATUS)).body).toEqual({ status: 404, message: `Phone number ${unknown} not found` });
+    expect((await deliver({ MessageSid: 'SM1', From: number }, undefined, STATUS)).body).toEqual({
+      status: 400,
+      message: 'MessageSid and MessageStatus are required',
+    });
+  });
+});
+
 describe('outbound SMS through Twilio Messaging', () => {
   it('create-sms-chat and send-sms post to Messages.json with the account credentials, logged as twilio operations', async () => {
     const { ws, number, client } = await setup();
@@ -171,9 +203,10 @@ describe('outbound SMS through Twilio Messaging', () => {
     expect(sent.status).toBe(200);
     expect(sent.body).toMatchObject({ provider: 'twilio', provider_message_id: expect.stringMatching(/^SM[0-9a-f]{32}$/), status: 'queued' });
     const requests = twilio.requests.slice(start);
+    const callback = `${PUBLIC}${STATUS}`;
     expect(requests.map((r) => [r.method, r.path, r.form])).toEqual([
-      ['POST', `/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`, { From: number, To: to, Body: 'Hi, want a table?' }],
-      ['POST', `/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`, { From: number, To: to, Body: 'See you at 8' }],
+      ['POST', `/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`, { From: number, To: to, Body: 'Hi, want a table?', StatusCallback: callback }],
+      ['POST', `/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`, { From: number, To: to, Body: 'See you at 8', StatusCallback: callback }],
     ]);
     expect(requests[0]!.authorization).toBe(`Basic ${Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString('base64')}`);
     const ops = (await ws.api.get('/telephony/operations')).body.filter((op: any) => op.operation === 'send_sms');

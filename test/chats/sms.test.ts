@@ -68,6 +68,10 @@ describe('SMS chats on the mock provider', () => {
     });
     const sent = await sentSms(ws.api);
     expect(sent).toHaveLength(2);
+    const received = (await ws.api.get('/telephony/operations')).body.filter((op: any) => op.operation === 'receive_sms');
+    expect(received.map((op: any) => [op.provider, op.request])).toEqual([
+      ['mock', { from: to, to: number, body: 'Two people at 8', chat_id: chat.chat_id, simulated: true }],
+    ]);
     expect(sent[1]).toMatchObject({ from: number, to, body: OFFLINE('Two people at 8'), chat_id: chat.chat_id });
 
     const got = await ws.api.get(`/get-sms-chat/${chat.chat_id}`);

@@ -1,4 +1,5 @@
 import { vendorSetting } from '../../platform/aws/secrets.ts';
+import { recordProviderOperation } from '../telephony/operation-log.ts';
 import type { MessagingProvider } from './types.ts';
 
 export * from './types.ts';
@@ -22,4 +23,17 @@ export async function messagingProvider(): Promise<MessagingProvider> {
 /** The auth token Twilio signs its webhooks with (the platform account's), or undefined when Twilio is not configured. */
 export async function twilioWebhookToken(): Promise<string | undefined> {
   return (await vendorSetting('TWILIO_AUTH_TOKEN')) || undefined;
+}
+
+/**
+ * What the carrier told Parley about messages, in the same provider operation log as what
+ * Parley sent: an inbound SMS (`receive_sms`) and a delivery status (`sms_status`).
+ */
+export async function recordCarrierReport(
+  workspaceId: string,
+  provider: 'twilio' | 'mock',
+  operation: 'receive_sms' | 'sms_status',
+  request: Record<string, unknown>,
+): Promise<void> {
+  await recordProviderOperation(workspaceId, { provider, operation, request, outcome: 'ok' });
 }

@@ -48,7 +48,12 @@ export class TwilioMessaging implements MessagingProvider {
           accept: 'application/json',
           'content-type': 'application/x-www-form-urlencoded',
         },
-        body: new URLSearchParams({ From: message.from, To: message.to, Body: message.body }).toString(),
+        body: new URLSearchParams({
+          From: message.from,
+          To: message.to,
+          Body: message.body,
+          ...(message.statusCallback ? { StatusCallback: message.statusCallback } : {}),
+        }).toString(),
         signal: AbortSignal.timeout(TIMEOUT_MS),
         redirect: 'error',
       });

@@ -15,8 +15,10 @@ export interface OutgoingSms {
   /** The recipient (E.164). */
   to: string;
   body: string;
-  /** What the message belongs to, for the operation log (`chat_id`, or none for send-sms). */
+  /** What the message belongs to, for the operation log (`chat_id`, or `message_id` for send-sms). */
   context?: Record<string, string>;
+  /** Where the carrier reports the message's delivery (Twilio's StatusCallback), when the API has a public URL. */
+  statusCallback?: string;
 }
 
 export interface SentSms {
