@@ -85,6 +85,8 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   calls: [PHONE_METADATA_FILE],
   contacts: [PHONE_METADATA_FILE],
   batches: [PHONE_METADATA_FILE],
+  // SMS chats check their numbers (shared/chats/sms.ts, phone.ts).
+  chats: [PHONE_METADATA_FILE],
 };
 
 /** Files a background job ships beside its bundle: the batch passes check numbers (phone.ts). */

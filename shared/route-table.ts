@@ -6,6 +6,7 @@ import { batchRoutes } from './batches/routes.ts';
 import { callArtifactRoutes } from './calls/artifact-routes.ts';
 import { callRoutes } from './calls/routes.ts';
 import { chatRoutes } from './chats/routes.ts';
+import { smsRoutes } from './chats/sms-routes.ts';
 import { liveCallRoutes } from './calls/live-routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
@@ -36,6 +37,7 @@ export const routeTable = {
   ...connectionTestRoutes,
   ...callRoutes,
   ...chatRoutes,
+  ...smsRoutes,
   ...callArtifactRoutes,
   ...liveCallRoutes,
   ...contactRoutes,

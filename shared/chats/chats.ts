@@ -46,6 +46,13 @@ export interface StartChatOptions {
   /** SMS chats: the workspace number and the other party. */
   fromNumber?: string;
   toNumber?: string;
+  /** SMS chats: who started it, and the other party's number (the contact's timeline files the chat under it). */
+  direction?: 'inbound' | 'outbound';
+  party?: string;
+  /** The chat's ID when the caller chose it first (an SMS thread points at the chat before it exists). */
+  chatId?: string;
+  /** The user spoke first (an inbound SMS): the first turn is the agent's reply to this, not its opening. */
+  firstUserMessage?: string;
 }
 
 /** The workspace LLM token limit when the workspace sets one (the account setting lands later), else the runtime's default. */
@@ -110,7 +117,7 @@ export async function startChat(
   const { version } = await assertRunnable(workspaceId, input.agent_id, input.agent_version ?? 'latest');
   await assertCanSpend(workspaceId, options.chatType === 'sms_chat' ? 'sms' : 'chat');
   const nowMs = Date.now();
-  const chatId = newTimeOrderedId('chat', nowMs);
+  const chatId = options.chatId ?? newTimeOrderedId('chat', nowMs);
   const variables = input.retell_llm_dynamic_variables ?? {};
   const limit = await workspaceTokenLimit(workspaceId);
   const state = await openConversation({
@@ -126,7 +133,10 @@ export async function startChat(
     ...(limit !== undefined ? { llmTokenLimit: limit } : {}),
     canTransfer: false,
   });
-  const opening = await agentTurn(state, { type: 'call_started' });
+  const opening = await agentTurn(
+    state,
+    options.firstUserMessage !== undefined ? { type: 'user_said', text: options.firstUserMessage } : { type: 'call_started' },
+  );
   const messages = messagesOf(opening.events, 0, nowMs);
   const chat = newChatItem({
     workspace_id: workspaceId,
@@ -143,12 +153,13 @@ export async function startChat(
     conversation: storedState(opening.state, state.dynamic_variables),
     ...(options.fromNumber ? { from_number: options.fromNumber } : {}),
     ...(options.toNumber ? { to_number: options.toNumber } : {}),
+    ...(options.direction ? { direction: options.direction } : {}),
     ...(opening.end ? endFields(nowMs, nowMs) : {}),
-  });
+  }, options.party);
   await putNewChat(chat, messages);
   await sendChatEvent(chat, 'chat_started', messages);
   if (opening.end) await afterEnd(chat, opening.state);
-  return { chat: toChatView(chat, messages), agentMessages: messages.map(toMessage) };
+  return { chat: toChatView(chat, messages), agentMessages: messages.filter((m) => m.role !== 'user').map(toMessage) };
 }
 
 /**
@@ -214,8 +225,8 @@ export async function getChat(workspaceId: string, chatId: string): Promise<Chat
 }
 
 /** retell-sdk's `chat.list` (POST /v3/list-chats) reads a page; GET /list-chats answers the array. */
-export async function listChats(workspaceId: string, input: ListChatsInput, options: { page: boolean }) {
-  const { items, hasMore, total } = await listChatItems(workspaceId, input);
+export async function listChats(workspaceId: string, input: ListChatsInput, options: { page: boolean; smsOnly?: boolean }) {
+  const { items, hasMore, total } = await listChatItems(workspaceId, input, { smsOnly: options.smsOnly });
   const views = items.map((item) => toChatView(item));
   if (!options.page) return views;
   return {

@@ -7,3 +7,15 @@ export type { StartChatOptions } from './chats.ts';
 export { completionEvents, playgroundCompletion, playgroundSimulation } from './playground.ts';
 export { newestMessages } from './store.ts';
 export type { ChatMessage, ChatType, ChatView } from './schemas.ts';
+export {
+  createSmsChat,
+  endSmsChat,
+  getSmsChat,
+  listSmsChats,
+  listSmsMessages,
+  receiveInboundSms,
+  receiveTwilioSms,
+  receiveTwilioSmsStatus,
+  sendSms,
+  simulateInboundSms,
+} from './sms.ts';

@@ -80,8 +80,19 @@ export function listingFilter(filter: ChatFilter | undefined): ListingFilter | u
   return x.build();
 }
 
+/** SMS chats only: they alone carry `from_number` (projected), so no other index is needed. */
+function smsOnly(filter: ListingFilter | undefined): ListingFilter {
+  const names = { ...(filter?.names ?? {}), '#smsfrom': 'from_number' };
+  const expression = filter ? `(${filter.expression}) AND attribute_exists(#smsfrom)` : 'attribute_exists(#smsfrom)';
+  return { expression, names, values: filter?.values ?? {} };
+}
+
 /** A page of the workspace's chats (newest first by default), its `has_more`, and a total when asked for (capped at 10,000). */
-export async function listChatItems(workspaceId: string, input: ListChatsInput): Promise<{ items: ChatItem[]; hasMore: boolean; total?: number }> {
+export async function listChatItems(
+  workspaceId: string,
+  input: ListChatsInput,
+  options: { smsOnly?: boolean } = {},
+): Promise<{ items: ChatItem[]; hasMore: boolean; total?: number }> {
   const ascending = input.sort_order === 'ascending';
   if (input.pagination_key) {
     // The key is a chat ID of this workspace (the last of the previous page).
@@ -91,7 +102,7 @@ export async function listChatItems(workspaceId: string, input: ListChatsInput):
       throw invalidPaginationKey();
     }
   }
-  const filter = listingFilter(input.filter_criteria);
+  const filter = options.smsOnly ? smsOnly(listingFilter(input.filter_criteria)) : listingFilter(input.filter_criteria);
   const skip = input.skip ?? 0;
   const want = skip + input.limit + 1;
   const shards = await Promise.all(

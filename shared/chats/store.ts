@@ -64,9 +64,13 @@ export interface ChatItem {
   /** The completion holding the chat, and until when. */
   turn_token?: string;
   turn_until?: number;
-  /** SMS chats (a later part): the workspace number and the other party. */
+  /** SMS chats: the two numbers (outbound: from the workspace number; inbound: to it) and who started it. */
   from_number?: string;
   to_number?: string;
+  direction?: 'inbound' | 'outbound';
+  /** SMS chats: the conversations-by-party entry (the other party's number), so a contact's timeline shows them. */
+  gsi2pk?: string;
+  gsi2sk?: string;
 }
 
 export type MessageItem = ChatMessage & { pk: string; sk: string; seq: number; message_id: string; created_timestamp: number };
@@ -74,11 +78,13 @@ export type MessageItem = ChatMessage & { pk: string; sk: string; seq: number; m
 export const chatNotFound = () => notFound('Chat not found');
 export const chatEnded = (chatId: string) => badRequest(`Chat ${chatId} has ended: no more completions`);
 
-export function newChatItem(fields: Omit<ChatItem, 'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'type'>): ChatItem {
+/** A new chat item with its keys; `party` (an SMS chat's other number) files it in the conversations-by-party index. */
+export function newChatItem(fields: Omit<ChatItem, 'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'type'>, party?: string): ChatItem {
   return {
     ...keys.chat(fields.chat_id),
     ...keys.chatListing(fields.workspace_id, shardOf(fields.chat_id)),
     gsi1sk: fields.chat_id,
+    ...(party ? keys.partyConversation(fields.workspace_id, party, fields.created_timestamp, fields.chat_id) : {}),
     type: 'chat',
     ...fields,
   };
@@ -238,6 +244,25 @@ export async function markEnded(workspaceId: string, chatId: string, nowMs: numb
     const old = error.item as ChatItem | undefined;
     if (!old || old.workspace_id !== workspaceId) throw chatNotFound();
     return undefined;
+  }
+}
+
+/**
+ * Marks an ongoing chat `error` (an SMS chat whose opening message the carrier would not
+ * take): ended, no more completions. Answers whether it was ongoing.
+ */
+export async function markChatError(chatId: string, nowMs = Date.now()): Promise<boolean> {
+  try {
+    await table.update({
+      Key: keys.chat(chatId),
+      UpdateExpression: 'SET chat_status = :error, end_timestamp = :now, duration_ms = :now - start_timestamp',
+      ConditionExpression: 'attribute_exists(pk) AND chat_status = :ongoing',
+      ExpressionAttributeValues: { ':error': 'error', ':ongoing': 'ongoing', ':now': nowMs },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
   }
 }
 

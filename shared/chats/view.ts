@@ -38,6 +38,7 @@ export function toChatView(chat: ChatItem, messages?: readonly MessageItem[]): C
     ...(chat.data_storage_setting ? { data_storage_setting: chat.data_storage_setting } : {}),
     ...(chat.from_number ? { from_number: chat.from_number } : {}),
     ...(chat.to_number ? { to_number: chat.to_number } : {}),
+    ...(chat.direction ? { direction: chat.direction } : {}),
     start_timestamp: chat.start_timestamp,
     end_timestamp: chat.end_timestamp ?? null,
     ...(chat.duration_ms !== undefined ? { duration_ms: chat.duration_ms } : {}),

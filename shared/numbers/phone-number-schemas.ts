@@ -38,6 +38,20 @@ const weightedAgents = () =>
     )
     .max(MAX_AGENTS_PER_LIST);
 
+const chatAgentId = () => z.string().regex(idPattern('chatAgent'), 'Must be a chat agent ID (chat_agent_ followed by 24 hex characters)');
+
+/** SMS agents (retell-sdk inbound_sms_agents / outbound_sms_agents): chat agents, with weights. */
+const weightedChatAgents = () =>
+  z
+    .array(
+      z.object({
+        agent_id: chatAgentId(),
+        weight: z.number().gt(0, 'Must be a positive number').max(1_000_000),
+        agent_version: versionReference().optional(),
+      }),
+    )
+    .max(MAX_AGENTS_PER_LIST);
+
 const transport = () =>
   z
     .string()
@@ -49,6 +63,9 @@ const numberFields = () => ({
   nickname: z.string().max(200).nullable(),
   inbound_agents: weightedAgents().nullable(),
   outbound_agents: weightedAgents().nullable(),
+  /** Chat agents answering the number's SMS (inbound) and starting its SMS chats (outbound); null clears. */
+  inbound_sms_agents: weightedChatAgents().nullable(),
+  outbound_sms_agents: weightedChatAgents().nullable(),
   /** The older single-agent spelling: the same as a one-entry list of weight 1 (null clears the list). */
   inbound_agent_id: agentId().nullable(),
   outbound_agent_id: agentId().nullable(),
@@ -115,6 +132,8 @@ export const PhoneNumber = z.lazy(() =>
     nickname: z.string().nullable(),
     inbound_agents: z.array(agentEntry()).nullable(),
     outbound_agents: z.array(agentEntry()).nullable(),
+    inbound_sms_agents: z.array(agentEntry()).nullable(),
+    outbound_sms_agents: z.array(agentEntry()).nullable(),
     inbound_agent_id: z.string().nullable(),
     outbound_agent_id: z.string().nullable(),
     inbound_agent_version: z.union([z.number(), z.string()]).nullable(),

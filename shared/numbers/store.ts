@@ -37,6 +37,9 @@ export type NumberItem = Keyed & {
   nickname?: string;
   inbound_agents?: AgentEntry[];
   outbound_agents?: AgentEntry[];
+  /** Chat agents for the number's SMS chats (shared/chats/sms.ts picks one by weight). */
+  inbound_sms_agents?: AgentEntry[];
+  outbound_sms_agents?: AgentEntry[];
   inbound_agent_version?: VersionReference;
   outbound_agent_version?: VersionReference;
   inbound_webhook_url?: string;

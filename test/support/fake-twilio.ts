@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 /**
  * A fake of the Twilio REST API parts Parley uses, on 127.0.0.1: the core API
  * (`/2010-04-01/Accounts/{sid}/…`: available numbers, incoming numbers, SIP credential
- * lists) and the trunking API (`/v1/Trunks…`), both on one origin (`TWILIO_BASE_URL`).
+ * lists, Messages) and the trunking API (`/v1/Trunks…`), both on one origin (`TWILIO_BASE_URL`).
  * It checks basic auth, records every request with its form fields, keeps the trunks and
  * numbers it has handed out, and answers a scripted failure when one is queued.
  */
@@ -23,6 +23,8 @@ export interface FakeTwilio {
   trunks: Map<string, { friendlyName: string; originationUrls: string[]; credentialLists: string[]; phoneNumbers: string[]; transferMode?: string }>;
   credentialLists: Map<string, { username: string; password: string }[]>;
   numbers: Map<string, string>;
+  /** Messages sent through `POST …/Messages.json`, in order. */
+  messages: { sid: string; from: string; to: string; body: string }[];
   /** Numbers search answers with; default: three random ones in the area code asked for. */
   available: string[] | undefined;
   /** The next request matching `method path-pattern` gets this status and body instead. */
@@ -39,6 +41,7 @@ export async function startFakeTwilio(accountSid: string, authToken: string): Pr
     trunks: new Map(),
     credentialLists: new Map(),
     numbers: new Map(),
+    messages: [],
     available: undefined,
     failNext: (method, path, status, body = { code: 20500, message: 'Internal Server Error', status }) =>
       void failures.push({ method, path, status, body }),
@@ -108,6 +111,14 @@ export async function startFakeTwilio(accountSid: string, authToken: string): Pr
       const numberSid = sid('PN');
       fake.numbers.set(numberSid, form.PhoneNumber ?? '');
       return send(201, { sid: numberSid, phone_number: form.PhoneNumber });
+    }
+    if (method === 'POST' && path === `${account}/Messages.json`) {
+      // Twilio's own checks of a message: a To it can route, a body.
+      if (!/^\+[1-9][0-9]{6,14}$/.test(form.To ?? '')) return send(400, { code: 21211, message: "Invalid 'To' Phone Number", status: 400 });
+      if (!form.Body) return send(400, { code: 21602, message: 'Message body is required.', status: 400 });
+      const message = { sid: sid('SM'), from: form.From ?? '', to: form.To ?? '', body: form.Body };
+      fake.messages.push(message);
+      return send(201, { sid: message.sid, status: 'queued', from: message.from, to: message.to, body: message.body });
     }
     if ((match = new RegExp(`^${account}/IncomingPhoneNumbers/([^/]+)\\.json$`).exec(path)) && method === 'DELETE') {
       if (!fake.numbers.delete(match[1]!)) return send(404, { code: 20404, message: 'Not found', status: 404 });

@@ -283,6 +283,19 @@ export const keys = {
   chatMessage: (chatId: string, seq: number): ItemKey => ({ pk: `CHAT#${chatId}`, sk: `MSG#${String(seq).padStart(9, '0')}` }),
   chatMessages: (chatId: string): PartitionQuery => ({ pk: `CHAT#${chatId}`, skPrefix: 'MSG#' }),
   /**
+   * The SMS thread between a workspace number and another party: which SMS chat an inbound
+   * message continues (`chat_id`), moved to a new chat when one starts.
+   */
+  smsThread: (workspaceId: string, number: string, party: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#SMSTHREAD#${number}#${party}`,
+    sk: 'SMSTHREAD',
+  }),
+  /** An inbound SMS the carrier delivered (its MessageSid), claimed once so a redelivery is answered once. */
+  smsInbound: (workspaceId: string, provider: string, messageId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#SMSIN#${provider}#${messageId}`,
+    sk: 'SMSIN',
+  }),
+  /**
    * gsi2 entry of a conversation with the party `e164` (the other side of a call: to_number
    * outbound, from_number inbound): the workspace and number are the partition, the sort key
    * starts with 12 hex digits of the creation time so the timeline sorts newest first

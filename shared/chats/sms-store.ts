@@ -1,0 +1,124 @@
+import { keys } from '../platform/store/keys.ts';
+import { ConditionFailed, table } from '../platform/store/table.ts';
+
+/*
+ * The SMS part's items (docs/chats.md, SMS; docs/data-model.md):
+ *
+ * - the thread (`WS#<ws>#SMSTHREAD#<number>#<party>`): which SMS chat an inbound message
+ *   between a workspace number and a party continues. Written before the chat it names
+ *   (the chat's ID is chosen first), conditional on the chat it replaces, so two first
+ *   messages arriving together start one chat, not two.
+ * - the inbound claim (`WS#<ws>#SMSIN#<provider>#<message id>`): one per carrier message,
+ *   written before anything else with `attribute_not_exists`, so a carrier's redelivery of
+ *   the same MessageSid is answered without a second message or reply. Kept a week.
+ */
+
+export interface SmsThreadItem {
+  pk: string;
+  sk: string;
+  workspace_id: string;
+  phone_number: string;
+  party: string;
+  chat_id: string;
+  updated_timestamp: number;
+}
+
+export const getSmsThread = (workspaceId: string, number: string, party: string) =>
+  table.get<SmsThreadItem>(keys.smsThread(workspaceId, number, party));
+
+/**
+ * Points the thread at `chatId`: only if it still names `expected` (undefined: no thread
+ * yet), unless `force` (an outbound create-sms-chat starts a new chat whatever the thread
+ * held). Answers whether it was written.
+ */
+export async function pointSmsThread(
+  workspaceId: string,
+  number: string,
+  party: string,
+  chatId: string,
+  options: { expected?: string; force?: boolean } = {},
+): Promise<boolean> {
+  const item: SmsThreadItem = {
+    ...keys.smsThread(workspaceId, number, party),
+    workspace_id: workspaceId,
+    phone_number: number,
+    party,
+    chat_id: chatId,
+    updated_timestamp: Date.now(),
+  };
+  try {
+    await table.put({
+      Item: item,
+      ...(options.force
+        ? {}
+        : options.expected === undefined
+          ? { ConditionExpression: 'attribute_not_exists(pk)' }
+          : { ConditionExpression: 'chat_id = :expected', ExpressionAttributeValues: { ':expected': options.expected } }),
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** Takes the thread back from a chat that could not be started (only while it still names that chat). */
+export async function releaseSmsThread(workspaceId: string, number: string, party: string, chatId: string): Promise<void> {
+  try {
+    await table.delete({
+      Key: keys.smsThread(workspaceId, number, party),
+      ConditionExpression: 'chat_id = :chat',
+      ExpressionAttributeValues: { ':chat': chatId },
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+const INBOUND_RETENTION_SECONDS = 7 * 24 * 3600;
+
+/** Claims a carrier message for handling; false when it was claimed before (a redelivery). */
+export async function claimInboundSms(workspaceId: string, provider: string, messageId: string, fields: Record<string, unknown>): Promise<boolean> {
+  const nowMs = Date.now();
+  try {
+    await table.put({
+      Item: {
+        ...keys.smsInbound(workspaceId, provider, messageId),
+        ...fields,
+        workspace_id: workspaceId,
+        provider_message_id: messageId,
+        status: 'processing',
+        received_timestamp: nowMs,
+        expires_at: Math.floor(nowMs / 1000) + INBOUND_RETENTION_SECONDS,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** Records how a claimed message was handled (`answered`, `unanswered`, or a failed reply). */
+export async function finishInboundSms(workspaceId: string, provider: string, messageId: string, fields: Record<string, unknown>): Promise<void> {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = Object.entries(fields).map(([field, value], i) => {
+    names[`#f${i}`] = field;
+    values[`:f${i}`] = value;
+    return `#f${i} = :f${i}`;
+  });
+  if (!sets.length) return;
+  await table.update({
+    Key: keys.smsInbound(workspaceId, provider, messageId),
+    UpdateExpression: `SET ${sets.join(', ')}`,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  });
+}
+
+/** Gives a claim back when handling failed before anything was written, so the carrier's retry is handled afresh. */
+export async function releaseInboundSms(workspaceId: string, provider: string, messageId: string): Promise<void> {
+  await table.delete({ Key: keys.smsInbound(workspaceId, provider, messageId) });
+}
