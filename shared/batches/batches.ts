@@ -1,7 +1,7 @@
 import { getAgent } from '../agents/index.ts';
 import { assertCanSpend } from '../billing/index.ts';
 import { batchCallIdFor, onCallLifecycle, unlinkBatchCall, type CallLifecycleEvent } from '../calls/index.ts';
-import { workspaceNumber } from '../numbers/index.ts';
+import { verificationStatus, workspaceNumber } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { parseDashboardCsv, type CsvSkippedRow } from '../platform/csv.ts';
 import { badRequest, notFound, NotFound } from '../platform/errors.ts';
@@ -138,7 +138,7 @@ export async function createBatchCall(principal: Principal, input: CreateBatchCa
     const shown = problems.slice(0, MAX_PROBLEMS);
     throw badRequest(shown.join('; ') + (problems.length > shown.length ? `; and ${problems.length - shown.length} more` : ''));
   }
-  await assertCanSpend(workspaceId, 'batch_call');
+  await assertCanSpend(workspaceId, 'batch_call', { verificationStatus: () => verificationStatus(workspaceId) });
 
   const nowMs = Date.now();
   const batchCallId = newId('batchCall');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { assertCanSpend } from '../billing/index.ts';
-import { cpsLimitFor, takeDialToken } from '../numbers/index.ts';
+import { cpsLimitFor, takeDialToken, verificationStatus } from '../numbers/index.ts';
 import { PaymentRequired } from '../platform/errors.ts';
 import { idPrefix } from '../platform/ids.ts';
 import { admitWithSweep, callMetadata, outboundAgent, outboundDialTarget, sandboxScript } from './calls.ts';
@@ -78,7 +78,7 @@ export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialRe
   const { toNumber, number } = await outboundDialTarget(workspaceId, input.fromNumber, task.to_number);
   const sandbox = sandboxScript(task.metadata);
   const callId = batchCallIdFor(batchCallId, taskIndex, input.claimedAt);
-  const canSpend = input.canSpend ?? ((id: string) => assertCanSpend(id, 'batch_call'));
+  const canSpend = input.canSpend ?? ((id: string) => assertCanSpend(id, 'batch_call', { verificationStatus: () => verificationStatus(id) }));
 
   return withIdempotency<BatchDialResult>({
     workspaceId,

@@ -589,8 +589,8 @@ describe('scheduled jobs', () => {
     expect(Object.keys(deployed.template.findResources('AWS::Events::Rule'))).toHaveLength(live.length);
     expect(Object.keys(deployed.template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(live.length);
     for (const job of JOBS) expect(deployed.stack.backgroundFunctions[job.name], job.name).toBeDefined();
-    // Batch calls exist, so their tick is scheduled; the other scheduled jobs are placeholders.
-    expect(live.map((job) => job.name)).toEqual(['batch-tick']);
+    // Batch calls and billing exist, so their schedules run; the other scheduled jobs are placeholders.
+    expect(live.map((job) => job.name)).toEqual(['batch-tick', 'billing-hourly']);
   });
 
   const invokeConfigOf = (name: BackgroundName) => {
