@@ -5,13 +5,13 @@ import type { ApiClient } from '../support/http.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
 // New workspaces start with no free credit here, so the credit block is reachable at once.
-const app = await startTestApp({ FREE_CREDIT_USD: '0' });
+const app = await startTestApp({ FREE_CREDIT_USD: '0', BATCH_TICK_MS: '500' });
 const { startBackgroundWork } = await import('../../local/background.ts');
 const { recordCallCharge } = await import('../../shared/billing/index.ts');
 const { setBillingClockOffset } = await import('../../shared/billing/clock.ts');
 const { runHourlyBilling } = await import('../../shared/billing/hourly-job.ts');
-// The queues (call steps, webhooks) run; the hourly billing schedule does not: tests run it themselves.
-const background = startBackgroundWork((await import('../../shared/jobs.ts')).JOBS.filter((job) => job.trigger.kind === 'queue'));
+// The queues (call steps, webhooks) and the batch passes run; the hourly billing schedule does not: tests run it themselves.
+const background = startBackgroundWork((await import('../../shared/jobs.ts')).JOBS.filter((job) => job.name !== 'billing-hourly'));
 afterAll(() => background.stop());
 afterEach(() => setBillingClockOffset(0));
 
@@ -291,8 +291,8 @@ describe('the spend check (402)', () => {
     expect((await other.api.get(`/billing/invoices/${invoice.invoice_id}/html`)).status).toBe(404);
     expect((await other.api.get('/billing/invoices')).body).toEqual([]);
 
-    // 14 days after issue: overdue, and spending is blocked (credit would not be enough either, overdue comes first).
-    setBillingClockOffset(nextMonthStart + 15 * DAY_MS - Date.now());
+    // 15 days after issue: overdue, and spending is blocked (credit would not be enough either, overdue comes first).
+    setBillingClockOffset(nextMonthStart + 16 * DAY_MS - Date.now());
     expect((await ws.api.get('/billing/invoices')).body[0].status).toBe('overdue');
     const blocked = await ws.api.post('/v3/create-web-call', { body: { agent_id: agent.agent_id } });
     expect(blocked.status).toBe(402);
@@ -304,6 +304,29 @@ describe('the spend check (402)', () => {
     expect(paid).toMatchObject({ status: 'paid', amount_due_usd: 0 });
     expect((await billing(ws)).open_invoice_ids).toEqual([]);
     expect((await ws.api.post('/v3/create-web-call', { body: { agent_id: agent.agent_id } })).status).toBe(201);
+  });
+
+  it('gives a batch task a not_connected call with no_valid_payment when the credit runs out mid-batch', async () => {
+    const ws = await app.newWorkspace();
+    await credit(ws, 0.05);
+    const { number } = await dialSetup(ws);
+    const batch = await ws.api.post('/create-batch-call', { body: { from_number: number, draft: true, tasks: [{ to_number: callee() }, { to_number: callee() }] } });
+    expect(batch.status).toBe(201);
+    // Spent before the pass dials.
+    await recordCallCharge({ workspaceId: ws.workspace_id, callId: 'call_0000000000000000000batch1', callCost: { product_costs: [{ product: 'voice_engine', cost: 5 }] } });
+    expect((await ws.api.post(`/start-batch-call/${batch.body.batch_call_id}`)).status).toBe(200);
+    const done = await eventually(
+      async () => (await ws.api.get(`/get-batch-call/${batch.body.batch_call_id}`)).body,
+      (view) => view.tasks.every((task: any) => task.status === 'failed'),
+      30_000,
+    );
+    for (const task of done.tasks) {
+      expect(task.error).toBe('no_valid_payment: Credit balance is $0.00; add credits to continue');
+      const call = (await ws.api.get(`/v2/get-call/${task.call_id}`)).body;
+      expect(call).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'no_valid_payment' });
+    }
+    // A call that never dialled costs nothing: no charge beyond the one that spent the credit.
+    expect((await billing(ws)).entries.filter((entry: any) => entry.kind === 'call_charge')).toHaveLength(1);
   });
 
   it('refuses outbound dials with verification_needed while verification is required and not approved', async () => {
