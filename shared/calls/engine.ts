@@ -317,11 +317,12 @@ export async function finishCall(call: CallItem, input: Finish): Promise<CallIte
     return undefined;
   }
   if (call.engine.slot) await releaseSlot(call.workspace_id, call.call_id);
-  await chargeCall(ended);
   closeConversation(call.engine.conversation);
   if (!finish.keepMedia) {
     await endMedia(roomOf(call)).catch((error) => logger.warn('ending the call media failed', { error, call_id: call.call_id }));
   }
+  // Charged once the media is down (the ledger write takes a few round trips).
+  await chargeCall(ended);
   // The sandbox's synthetic recording, stored before call_ended so the event carries its URL.
   const recorded = await recordSandboxCall(ended);
   if (ringing) await sendCallEvent(recorded, 'transfer_cancelled');
