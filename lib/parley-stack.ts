@@ -66,6 +66,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Chats run the agent's engine (language-model credentials), sign custom function requests
   // with the webhook key, and queue chat events.
   chats: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
+  // Stripe's credentials (vendor secret); a charge may queue a budget event. The spend check
+  // reads the KYC status through the numbers index (phone metadata, below).
+  billing: { table: 'readWrite', vendorSecret: 'read', webhookQueue: ['send'] },
 };
 
 /**
@@ -87,6 +90,7 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   batches: [PHONE_METADATA_FILE],
   // SMS chats check their numbers (shared/chats/sms.ts, phone.ts).
   chats: [PHONE_METADATA_FILE],
+  billing: [PHONE_METADATA_FILE],
 };
 
 /** Files a background job ships beside its bundle: the batch passes check numbers (phone.ts). */
@@ -119,7 +123,8 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
   'batch-tick': { table: 'readWrite', callStepsQueue: ['send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
   'oauth-refresh': { table: 'readWrite' },
-  'billing-hourly': { table: 'readWrite' },
+  // Concurrency charges go through the ledger: a budget event may be queued, an auto-recharge reads Stripe's key.
+  'billing-hourly': { table: 'readWrite', webhookQueue: ['send'], vendorSecret: 'read' },
 };
 
 /** The WebSocket monitor's function (functions/live-ws.ts): the WebSocket API's authorizer and routes. */
@@ -138,8 +143,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   account: 40,
   // The $default route's 404s (each after a per-IP rate-limit write) land here.
   meta: 30,
-  // 87 (from 100) leaves room for contacts and the live monitor within the 450 the stack's tests allow.
-  agents: 87,
+  // 82 (from 100) leaves room for contacts, the live monitor and billing within the 450 the stack's tests allow.
+  agents: 82,
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
@@ -155,6 +160,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   contacts: 8,
   // Batch CRUD at human speed (creating a 10,000-task batch writes for seconds); 3 keeps the total at 450.
   batches: 3,
+  // Billing is read and set at human speed, plus Stripe's webhooks; 5 taken from agents keeps the total at 450.
+  billing: 5,
   // At least WEBHOOK_MAX_CONCURRENCY, or the event source's own polling would be throttled.
   'webhook-delivery': 25,
   // At least CALL_STEPS_MAX_CONCURRENCY: each step is one turn of a call, seconds at most.

@@ -23,5 +23,6 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   chats: () => import('../functions/chats.ts'),
   contacts: () => import('../functions/contacts.ts'),
   batches: () => import('../functions/batches.ts'),
+  billing: () => import('../functions/billing.ts'),
   meta: () => import('../functions/meta.ts'),
 };

@@ -92,11 +92,11 @@ export const JOBS: readonly JobSpec[] = [
   },
   {
     name: 'billing-hourly',
-    description: 'Hourly billing roll-up',
+    description: 'Hourly billing: purchased concurrency charges and last month\'s invoices',
     // A missed hour is not made up by the next run: Lambda's two retries, then an alarmed queue.
     trigger: { kind: 'schedule', every: 'hour', retries: { attempts: 2, maxEventAgeSeconds: 3600, onFailure: 'alarmed-queue' } },
     timeoutSeconds: 300,
-    live: false, // billing lands with its issue
+    live: true,
   },
 ];
 

@@ -3,6 +3,7 @@ import { accountRoutes } from './account/routes.ts';
 import { agentToolRoutes } from './agent-tools/routes.ts';
 import { agentRoutes } from './agents/agent-routes.ts';
 import { batchRoutes } from './batches/routes.ts';
+import { billingRoutes } from './billing/routes.ts';
 import { callArtifactRoutes } from './calls/artifact-routes.ts';
 import { callRoutes } from './calls/routes.ts';
 import { chatRoutes } from './chats/routes.ts';
@@ -42,6 +43,7 @@ export const routeTable = {
   ...liveCallRoutes,
   ...contactRoutes,
   ...batchRoutes,
+  ...billingRoutes,
   ...metaRoutes,
 } satisfies Record<string, RouteDefinition>;
 

@@ -5,3 +5,5 @@
  */
 export { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem } from './workspaces.ts';
 export type { WorkspaceItem } from './workspaces.ts';
+/** Every workspace's ID (billing's hourly run and the operator's platform usage). */
+export { registeredWorkspaceIds } from './store.ts';

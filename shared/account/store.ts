@@ -51,6 +51,16 @@ export async function anyWorkspaceRegistered(): Promise<boolean> {
   return items.length > 0;
 }
 
+/** Every workspace's ID, oldest registration first as the keys sort (billing's hourly run). */
+export async function registeredWorkspaceIds(): Promise<string[]> {
+  const items = await table.queryAll<{ sk: string }>({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.workspaceRegistry().pk },
+    ProjectionExpression: 'sk',
+  });
+  return items.map((item) => item.sk);
+}
+
 // ── Credentials (the platform's items), as this domain addresses them ───────────────
 
 export const credentialKey = keys.credential;

@@ -2,7 +2,7 @@ import { getAgent } from '../agents/index.ts';
 import { MAX_OVERRIDE_AGENTS, referenceAgents, releaseAgentReferences } from './agent-references.ts';
 import { assertCanSpend } from '../billing/index.ts';
 import { batchCallIdFor, checkedAgentOverride, onCallLifecycle, unlinkBatchCall, type CallLifecycleEvent } from '../calls/index.ts';
-import { workspaceNumber } from '../numbers/index.ts';
+import { verificationStatus, workspaceNumber } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { parseDashboardCsv, type CsvSkippedRow } from '../platform/csv.ts';
 import { badRequest, conflict, Invalid, notFound, NotFound } from '../platform/errors.ts';
@@ -172,7 +172,7 @@ export async function createBatchCall(principal: Principal, input: CreateBatchCa
     const shown = problems.slice(0, MAX_PROBLEMS);
     throw badRequest(shown.join('; ') + (problems.length > shown.length ? `; and ${problems.length - shown.length} more` : ''));
   }
-  await assertCanSpend(workspaceId, 'batch_call');
+  await assertCanSpend(workspaceId, 'batch_call', { verificationStatus: () => verificationStatus(workspaceId) });
 
   const nowMs = Date.now();
   const batchCallId = newId('batchCall');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { assertCanSpend } from '../billing/index.ts';
-import { cpsLimitFor, takeDialToken, workspaceNumber, type NumberItem } from '../numbers/index.ts';
+import { cpsLimitFor, takeDialToken, verificationStatus, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import { PaymentRequired } from '../platform/errors.ts';
 import { idPrefix } from '../platform/ids.ts';
 import { checkedAgentOverride } from './agent-override.ts';
@@ -113,7 +113,7 @@ export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialRe
   const sandbox = sandboxScript(task.metadata);
   const agentOverride = task.agent_override === undefined ? undefined : await checkedAgentOverride(workspaceId, task.agent_override);
   const callId = batchCallIdFor(batchCallId, taskIndex, input.claimedAt);
-  const canSpend = input.canSpend ?? ((id: string) => assertCanSpend(id, 'batch_call'));
+  const canSpend = input.canSpend ?? ((id: string) => assertCanSpend(id, 'batch_call', { verificationStatus: () => verificationStatus(id) }));
 
   return withIdempotency<BatchDialResult>({
     workspaceId,

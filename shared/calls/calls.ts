@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/index.ts';
 import { assertCanSpend } from '../billing/index.ts';
 import { contactVariables } from '../contacts/index.ts';
-import { cpsLimitFor, takeDialToken, workspaceNumber, type NumberItem } from '../numbers/index.ts';
+import { cpsLimitFor, takeDialToken, verificationStatus, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { config } from '../platform/config.ts';
 import { badRequest, invalidPaginationKey, notFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
@@ -161,7 +161,7 @@ export async function createPhoneCall(principal: Principal, input: CreatePhoneCa
       const chosen = await outboundAgent(workspaceId, number, input);
       // The callee's contact (when contact memory is on), below the tag's and the call's own variables.
       const contact = await contactVariables(workspaceId, toNumber);
-      await assertCanSpend(workspaceId, 'phone_call');
+      await assertCanSpend(workspaceId, 'phone_call', { verificationStatus: () => verificationStatus(workspaceId) });
       await takeDialToken(number.phone_number, cpsLimitFor(number));
       const call = await admitAndStore(workspaceId, 'outbound', (callId, burst, nowMs) =>
         newCallItem({

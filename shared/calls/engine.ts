@@ -1,3 +1,4 @@
+import { recordCallCharge } from '../billing/index.ts';
 import { config } from '../platform/config.ts';
 import { ApiError } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
@@ -7,7 +8,7 @@ import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
 import { liveConversation, pendingSays } from './live-state.ts';
 import { dialOut, endMedia, transferCall, type TransferOutcome } from './media.ts';
-import { callCost } from './pricing.ts';
+import { callCost, type CallCost } from './pricing.ts';
 import { recordSandboxCall, startRoomRecording } from './recordings.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
@@ -322,6 +323,8 @@ export async function finishCall(call: CallItem, input: Finish): Promise<CallIte
   if (!finish.keepMedia) {
     await endMedia(roomOf(call)).catch((error) => logger.warn('ending the call media failed', { error, call_id: call.call_id }));
   }
+  // Charged once the media is down (the ledger write takes a few round trips).
+  await chargeCall(ended);
   // The sandbox's synthetic recording, stored before call_ended so the event carries its URL.
   const recorded = await recordSandboxCall(ended);
   if (ringing) await sendCallEvent(recorded, 'transfer_cancelled');
@@ -330,9 +333,23 @@ export async function finishCall(call: CallItem, input: Finish): Promise<CallIte
   return recorded;
 }
 
+/**
+ * Charges an ended call's cost to its workspace's credit (billing's ledger: once per call,
+ * however often this runs). Called where the call ends and again before its analysis, so a
+ * charge that failed at the end is written by the analysis step; a failure is logged, never
+ * fails the end.
+ */
+async function chargeCall(call: CallItem): Promise<void> {
+  if (!call.call_cost) return;
+  await recordCallCharge({ workspaceId: call.workspace_id, callId: call.call_id, callCost: call.call_cost as unknown as CallCost }).catch((error: unknown) =>
+    logger.error('charging the call failed', { error, call_id: call.call_id }),
+  );
+}
+
 /** Post-call analysis of an ended call; `seq` guards against a repeated step. */
 export async function analyze(call: CallItem, seq: number): Promise<CallItem | undefined> {
   if (call.call_status !== 'ended' || call.engine.analysis_seq !== seq) return undefined;
+  await chargeCall(call);
   const analysis = await analyzeCall({
     workspaceId: call.workspace_id,
     agentId: call.agent_id,

@@ -1,21 +1,14 @@
+import { BATCH_DIAL_USD, PER_MINUTE_USD } from '../billing/index.ts';
+
 /*
  * One price table for call costs (retell-sdk CallCost: cents, unit prices in cents per
- * second). Rates are per minute in USD, as a price list states them; the billing issue
- * charges from the same table. Spec Limits: calls over the concurrency limit (burst) cost
+ * second). Rates are per minute in USD, as a price list states them; billing charges the
+ * same lines (shared/billing/prices.ts holds the table). Spec Limits: calls over the concurrency limit (burst) cost
  * an extra $0.15 a minute (`concurrency_burst`), batch dials $0.01 each (`batch_dial`).
  */
 
-export const PER_MINUTE_USD = {
-  /** The voice engine: speech in and out, turn taking. */
-  voice_engine: 0.07,
-  /** Telephony for phone calls (either direction); web calls have none. */
-  telephony: 0.015,
-  /** Response engines: the model's share, by the agent's LLM model family. */
-  llm_default: 0.006,
-  concurrency_burst: 0.15,
-} as const;
-
-export const BATCH_DIAL_USD = 0.01;
+// The price table is billing's, so calls and the ledger charge from one table.
+export { BATCH_DIAL_USD, PER_MINUTE_USD };
 
 export interface ProductCost {
   product: string;

@@ -1,3 +1,4 @@
+import { getKyc } from './kyc.ts';
 import { phoneNumberClaims, phoneNumbers, type NumberItem } from './store.ts';
 
 /**
@@ -25,4 +26,9 @@ export async function trunkPassword(number: NumberItem): Promise<string | undefi
   if (!number.auth_password_encrypted) return undefined;
   const [{ decryptSecret }, { passwordContext }] = await Promise.all([import('../platform/crypto/envelope.ts'), import('./phone-numbers.ts')]);
   return decryptSecret(number.auth_password_encrypted, passwordContext(number.workspace_id, number.phone_number));
+}
+
+/** The workspace's business verification status (`approved`, `pending`, …): billing's verification_needed check asks it. */
+export async function verificationStatus(workspaceId: string): Promise<string> {
+  return (await getKyc(workspaceId)).status;
 }

@@ -225,6 +225,21 @@ const configSchema = () => z.object({
    */
   LIVE_WS_MANAGEMENT_URL: optionalString,
   LIVE_WS_URL: optionalString,
+  /** Credit every new workspace starts with, in USD (shared/billing: granted on its first billing read or write). */
+  FREE_CREDIT_USD: z.coerce.number().min(0).max(1_000_000).default(10),
+  /** Outbound calls and batches need approved business verification (KYC) first: 402 verification_needed. */
+  REQUIRE_VERIFICATION_FOR_OUTBOUND: z
+    .enum(['true', 'false', '1', '0', ''])
+    .default('false')
+    .transform((value) => value === 'true' || value === '1'),
+  /**
+   * Workspaces whose admin keys are operator keys (GET /billing/platform-usage): a JSON
+   * array or a comma list of workspace IDs. Empty: no operator.
+   */
+  OPERATOR_WORKSPACE_IDS: z
+    .string()
+    .default('')
+    .transform((text) => text.replace(/[[\]"\s]/g, '').split(',').filter((id) => id !== '')),
 });
 
 export type Config = z.infer<ReturnType<typeof configSchema>>;

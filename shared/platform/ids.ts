@@ -38,6 +38,9 @@ export const idPrefix = {
   sipTrunk: 'sip_trunk_',
   brandedCallerId: 'branded_caller_id_',
   verifiedNumber: 'verified_number_',
+  /** Billing objects (shared/billing): ours. */
+  ledgerEntry: 'ledger_entry_',
+  invoice: 'invoice_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

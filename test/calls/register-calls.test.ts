@@ -6,7 +6,7 @@ import { newAgent } from '../support/factories.ts';
 import { retellClient, sdkFailure } from '../support/sdk.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
-// The spend seam admits every workspace until billing lands; a flag lets one test refuse.
+// A stand-in for billing's spend check, so one test can refuse (test/billing covers the real check).
 const spend = vi.hoisted(() => ({ refuse: new Set<string>() }));
 vi.mock('../../shared/billing/spend.ts', async () => {
   const { PaymentRequired } = await import('../../shared/platform/errors.ts');

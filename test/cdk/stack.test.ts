@@ -561,7 +561,7 @@ describe('throttling and isolation', () => {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
-      /would reserve 1063 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+      /would reserve 1068 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
@@ -589,8 +589,8 @@ describe('scheduled jobs', () => {
     expect(Object.keys(deployed.template.findResources('AWS::Events::Rule'))).toHaveLength(live.length);
     expect(Object.keys(deployed.template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(live.length);
     for (const job of JOBS) expect(deployed.stack.backgroundFunctions[job.name], job.name).toBeDefined();
-    // Batch calls exist, so their tick is scheduled; the other scheduled jobs are placeholders.
-    expect(live.map((job) => job.name)).toEqual(['batch-tick']);
+    // Batch calls and billing exist, so their schedules run; the other scheduled jobs are placeholders.
+    expect(live.map((job) => job.name)).toEqual(['batch-tick', 'billing-hourly']);
   });
 
   const invokeConfigOf = (name: BackgroundName) => {

@@ -549,6 +549,35 @@ export const keys = {
     pk: workspacePartition(workspaceId),
     sk: `VERIFIEDNUMNUM#${phoneNumber}`,
   }),
+
+  /**
+   * Billing (shared/billing, docs/billing.md): a workspace's billing partition. The account
+   * item holds the balance (µUSD), the month's charges, settings and open invoices; every
+   * ledger write updates it in the same transaction as its entry.
+   */
+  billingAccount: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: 'ACCOUNT' }),
+  /** A ledger entry: 12 hex of its time, then its ID, so the ledger lists in time order and a month is one range. */
+  ledgerEntry: (workspaceId: string, createdMs: number, entryId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#BILLING`,
+    sk: `ENTRY#${createdMs.toString(16).padStart(12, '0')}#${entryId}`,
+  }),
+  ledgerEntries: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, skPrefix: 'ENTRY#' }),
+  /** The sort key bound of a ledger range starting (or ending) at `ms`. */
+  ledgerEntryBound: (ms: number): string => `ENTRY#${Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0')}`,
+  /** The marker of a ledger entry's source (a call's charge, a checkout): written once, in the entry's transaction. */
+  ledgerSource: (workspaceId: string, sourceKey: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#BILLING`,
+    sk: `SOURCE#${sourceKey}`,
+  }),
+  /** Charges of one day (YYYY-MM-DD, UTC) by product, added in the charge's transaction. */
+  billingUsageDay: (workspaceId: string, day: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `USAGE#${day}` }),
+  billingUsageDays: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, skPrefix: 'USAGE#' }),
+  billingUsageBound: (day: string): string => `USAGE#${day}`,
+  /** An invoice of the workspace (its ID derived from the workspace and period, so one per month). */
+  invoice: (workspaceId: string, invoiceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `INVOICE#${invoiceId}` }),
+  invoices: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, skPrefix: 'INVOICE#' }),
+  /** A Stripe event processed (by its event ID, across workspaces): a replay finds it and changes nothing. */
+  stripeEvent: (eventId: string): ItemKey => ({ pk: `STRIPEEVENT#${eventId}`, sk: 'STRIPEEVENT' }),
 } as const;
 
 /** Rate-window counter attribute for one epoch minute (see shared/platform/auth/rate-window.ts). */

@@ -1,0 +1,96 @@
+import { config } from '../platform/config.ts';
+import { notFound } from '../platform/errors.ts';
+import { paymentsProvider, type PaymentsProvider } from '../vendors/payments/index.ts';
+import { ensureAccount } from './entries.ts';
+import type { CheckoutInput } from './schemas.ts';
+import { deliverSelfSignedEvents } from './stripe-events.ts';
+import { billingStore } from './store.ts';
+
+/*
+ * Payments through the provider (Stripe, or the mock): checkout sessions that buy credit,
+ * setup intents that save a card, the default payment method, the customer portal. None of
+ * these changes the ledger: Stripe's signed webhook does (stripe-events.ts). The mock's
+ * events are delivered to that same handler at once. A declined card is 402 without
+ * error_code (spec Errors: failed payments on billing actions).
+ */
+
+const baseUrl = () => {
+  const base = config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`;
+  return base.endsWith('/') ? base.slice(0, -1) : base;
+};
+
+/** The workspace's customer at the provider, created once (the provider's idempotency key makes a retry the same customer). */
+async function customerFor(provider: PaymentsProvider, workspaceId: string): Promise<string> {
+  const account = await ensureAccount(workspaceId);
+  const existing = account[`customer_${provider.kind}`];
+  if (existing) return existing;
+  const created = await provider.createCustomer({ workspaceId, idempotencyKey: `customer:${workspaceId}` });
+  return billingStore.setCustomer(workspaceId, provider.kind, created.id);
+}
+
+export async function createCheckout(workspaceId: string, input: CheckoutInput) {
+  const provider = await paymentsProvider();
+  const customerId = await customerFor(provider, workspaceId);
+  const session = await provider.createCheckoutSession({
+    customerId,
+    workspaceId,
+    amountCents: Math.round(input.amount_usd * 100),
+    successUrl: input.success_url ?? `${baseUrl()}/billing?checkout=success`,
+    cancelUrl: input.cancel_url ?? `${baseUrl()}/billing?checkout=cancelled`,
+    idempotencyKey: `checkout:${workspaceId}:${crypto.randomUUID()}`,
+  });
+  await deliverSelfSignedEvents(provider, session.events);
+  return { checkout_session_id: session.id, url: session.url, amount_usd: input.amount_usd, provider: provider.kind };
+}
+
+export async function createSetupIntent(workspaceId: string) {
+  const provider = await paymentsProvider();
+  const customerId = await customerFor(provider, workspaceId);
+  const intent = await provider.createSetupIntent(customerId, workspaceId);
+  await deliverSelfSignedEvents(provider, intent.events);
+  return { setup_intent_id: intent.id, client_secret: intent.client_secret, provider: provider.kind };
+}
+
+export async function listPaymentMethods(workspaceId: string) {
+  const provider = await paymentsProvider();
+  const account = await ensureAccount(workspaceId);
+  const customerId = account[`customer_${provider.kind}`];
+  if (!customerId) return [];
+  const methods = await provider.listPaymentMethods(customerId);
+  return methods.map(({ customer: _customer, ...method }) => ({ ...method, is_default: method.id === account.default_payment_method }));
+}
+
+/** The payment method, when it belongs to this workspace's customer (another's is as absent: 404). */
+async function ownMethod(provider: PaymentsProvider, workspaceId: string, paymentMethodId: string): Promise<{ customerId: string }> {
+  const account = await ensureAccount(workspaceId);
+  const customerId = account[`customer_${provider.kind}`];
+  const method = customerId ? await provider.getPaymentMethod(paymentMethodId) : undefined;
+  if (!customerId || !method || method.customer !== customerId) throw notFound(`Payment method ${paymentMethodId} not found`);
+  return { customerId };
+}
+
+export async function setDefaultPaymentMethod(workspaceId: string, paymentMethodId: string) {
+  const provider = await paymentsProvider();
+  const { customerId } = await ownMethod(provider, workspaceId, paymentMethodId);
+  await provider.setDefaultPaymentMethod(customerId, paymentMethodId);
+  await billingStore.setDefaultPaymentMethod(workspaceId, paymentMethodId);
+  return listPaymentMethods(workspaceId);
+}
+
+export async function deletePaymentMethod(workspaceId: string, paymentMethodId: string): Promise<void> {
+  const provider = await paymentsProvider();
+  await ownMethod(provider, workspaceId, paymentMethodId);
+  await provider.detachPaymentMethod(paymentMethodId);
+  const account = await billingStore.account(workspaceId);
+  if (account?.default_payment_method === paymentMethodId) await billingStore.setDefaultPaymentMethod(workspaceId, null);
+}
+
+export async function createPortal(workspaceId: string, returnUrl?: string) {
+  const provider = await paymentsProvider();
+  const customerId = await customerFor(provider, workspaceId);
+  return provider.createPortalSession(customerId, returnUrl ?? `${baseUrl()}/billing`);
+}
+
+export async function paymentProviderKind(): Promise<'stripe' | 'mock'> {
+  return (await paymentsProvider()).kind;
+}

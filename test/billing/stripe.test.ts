@@ -1,0 +1,180 @@
+import { describe, expect, it } from 'vitest';
+import { startTestApp } from '../support/app.ts';
+import { newAgent } from '../support/factories.ts';
+import { startFakeLiveKit } from '../support/fake-livekit.ts';
+import { startFakeStripe } from '../support/fake-stripe.ts';
+import type { ApiClient } from '../support/http.ts';
+
+// Stripe is the fake on 127.0.0.1 (its REST API, and events signed with the endpoint secret).
+const stripe = await startFakeStripe();
+const livekit = await startFakeLiveKit();
+const app = await startTestApp({
+  FREE_CREDIT_USD: '0',
+  STRIPE_SECRET_KEY: stripe.secretKey,
+  STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
+  STRIPE_API_BASE_URL: stripe.url,
+  LIVEKIT_URL: livekit.url,
+  LIVEKIT_API_KEY: livekit.apiKey,
+  LIVEKIT_API_SECRET: livekit.apiSecret,
+  LIVEKIT_SIP_URI: 'sip:parley-billing.sip.livekit.cloud;transport=tcp',
+});
+const { recordCallCharge } = await import('../../shared/billing/index.ts');
+
+const balance = async (api: ApiClient) => (await api.get('/billing')).body.balance_usd as number;
+const postEvent = (event: { payload: string; signature: string }, signature: string | null = event.signature) =>
+  app.api.post('/billing/stripe/webhook', { rawBody: event.payload, headers: { 'stripe-signature': signature, authorization: null } });
+
+/** A workspace with a checkout started at the fake: its session ID and customer. */
+async function checkout(amount: number) {
+  const ws = await app.newWorkspace();
+  const started = await ws.api.post('/billing/checkout', { body: { amount_usd: amount, success_url: 'https://app.example.com/paid' } });
+  expect(started.status).toBe(200);
+  const customer = stripe.requests.find((request) => request.path === '/v1/customers' && request.idempotencyKey === `customer:${ws.workspace_id}`);
+  expect(customer).toBeDefined();
+  const customerId = [...stripe.customers.values()].find((c) => c.metadata.workspace_id === ws.workspace_id)!.id;
+  return { ws, session: started.body, customerId };
+}
+
+describe('a checkout through Stripe', () => {
+  it('credits only when Stripe\'s signed event arrives, once, however often it is delivered', async () => {
+    const { ws, session, customerId } = await checkout(25);
+    expect(session).toMatchObject({ provider: 'stripe', amount_usd: 25 });
+    expect(session.url).toMatch(/^https:\/\/checkout\.stripe\.test\/c\/pay\//);
+    const created = stripe.requests.find((request) => request.path === '/v1/checkout/sessions' && request.form.customer === customerId)!;
+    expect(created.form).toMatchObject({
+      mode: 'payment',
+      success_url: 'https://app.example.com/paid',
+      'line_items[0][price_data][unit_amount]': '2500',
+      'line_items[0][price_data][currency]': 'usd',
+      'metadata[workspace_id]': ws.workspace_id,
+      'metadata[purpose]': 'credits',
+    });
+    expect(created.idempotencyKey).toMatch(/^checkout:/);
+    expect(await balance(ws.api)).toBe(0);
+
+    const event = stripe.signedEvent('checkout.session.completed', stripe.paidSession(session.checkout_session_id));
+    const delivered = await postEvent(event);
+    expect(delivered.status).toBe(200);
+    expect(delivered.body).toEqual({ received: true, duplicate: false, applied: 'credited' });
+    expect(await balance(ws.api)).toBe(25);
+
+    // Stripe retries, a replay by someone who captured it, concurrent deliveries: nothing more.
+    const replays = await Promise.all([postEvent(event), postEvent(event), postEvent(event)]);
+    expect(replays.map((replay) => [replay.status, replay.body.duplicate])).toEqual([
+      [200, true],
+      [200, true],
+      [200, true],
+    ]);
+    // The same session in another event (checkout.session.async_payment_succeeded): still one credit.
+    const other = await postEvent(stripe.signedEvent('checkout.session.async_payment_succeeded', stripe.paidSession(session.checkout_session_id)));
+    expect(other.body).toEqual({ received: true, duplicate: false, applied: 'ignored: already credited' });
+    const overview = (await ws.api.get('/billing')).body;
+    expect(overview.balance_usd).toBe(25);
+    expect(overview.entries).toEqual([expect.objectContaining({ kind: 'credit_purchase', amount_usd: 25, reference: session.checkout_session_id })]);
+  });
+
+  it('refuses a bad Stripe-Signature with 400 and changes nothing', async () => {
+    const { ws, session } = await checkout(10);
+    const paid = stripe.paidSession(session.checkout_session_id);
+    const cases: [{ payload: string; signature: string }, string | null, string][] = [
+      [stripe.signedEvent('checkout.session.completed', paid, { secret: 'whsec_not_the_secret' }), undefined as never, 'Stripe-Signature does not match the body'],
+      [stripe.signedEvent('checkout.session.completed', paid), null, 'Missing Stripe-Signature header'],
+      [stripe.signedEvent('checkout.session.completed', paid), 'v1=abc', 'Invalid Stripe-Signature header'],
+      [stripe.signedEvent('checkout.session.completed', paid, { timestampSeconds: Math.floor(Date.now() / 1000) - 600 }), undefined as never, 'Stripe-Signature timestamp is outside the tolerance'],
+    ];
+    for (const [event, header, message] of cases) {
+      const res = await postEvent(event, header === undefined ? event.signature : header);
+      expect(res.status, message).toBe(400);
+      expect(res.body).toEqual({ status: 400, message });
+    }
+    // A body changed after signing (a larger amount) fails too.
+    const signed = stripe.signedEvent('checkout.session.completed', paid, { eventId: 'evt_tampered_once' });
+    const tampered = await postEvent({ payload: signed.payload.replace('"amount_total":1000', '"amount_total":900000'), signature: signed.signature });
+    expect(tampered.status).toBe(400);
+    expect(await balance(ws.api)).toBe(0);
+    // A refused delivery did not use up the event: the genuine one still credits.
+    expect((await postEvent(signed)).body.applied).toBe('credited');
+    expect(await balance(ws.api)).toBe(10);
+  });
+
+  it('never credits a workspace from another workspace\'s payment', async () => {
+    const victim = await checkout(10);
+    const attacker = await checkout(10);
+    // The attacker's own paid session, relabelled with the victim's workspace (as if metadata were forged).
+    const forged = { ...stripe.paidSession(attacker.session.checkout_session_id), metadata: { workspace_id: victim.ws.workspace_id, purpose: 'credits' } };
+    const res = await postEvent(stripe.signedEvent('checkout.session.completed', forged));
+    expect(res.body).toEqual({ received: true, duplicate: false, applied: 'ignored: unknown customer' });
+    expect(await balance(victim.ws.api)).toBe(0);
+    expect(await balance(attacker.ws.api)).toBe(0);
+  });
+});
+
+describe('payment methods, the portal and auto-recharge through Stripe', () => {
+  it('lists, sets the default and removes a saved card of the workspace only', async () => {
+    const { ws, customerId } = await checkout(5);
+    const intent = await ws.api.post('/billing/payment-methods/setup-intent');
+    expect(intent.status).toBe(200);
+    expect(intent.body).toMatchObject({ provider: 'stripe', setup_intent_id: expect.stringMatching(/^seti_/), client_secret: expect.any(String) });
+    expect(stripe.requests.at(-1)!.form).toMatchObject({ customer: customerId, usage: 'off_session' });
+    const card = stripe.addCard(customerId);
+    expect((await ws.api.get('/billing/payment-methods')).body).toEqual([
+      { id: card, type: 'card', brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2030, is_default: false },
+    ]);
+    const set = await ws.api.post('/billing/payment-methods/default', { body: { payment_method_id: card } });
+    expect(set.status).toBe(200);
+    expect(set.body[0].is_default).toBe(true);
+    expect(stripe.customers.get(customerId)!.default_payment_method).toBe(card);
+
+    const other = await checkout(5);
+    expect((await other.ws.api.post('/billing/payment-methods/default', { body: { payment_method_id: card } })).status).toBe(404);
+    expect((await other.ws.api.delete(`/billing/payment-methods/${card}`)).status).toBe(404);
+    expect((await ws.api.post('/billing/payment-methods/default', { body: { payment_method_id: 'pm_missing' } })).body).toEqual({
+      status: 404,
+      message: 'Payment method pm_missing not found',
+    });
+
+    const portal = await ws.api.post('/billing/portal', { body: {} });
+    expect(portal.body.url).toMatch(/^https:\/\/billing\.stripe\.test\/p\/session\//);
+    expect(stripe.requests.at(-1)!.form).toMatchObject({ customer: customerId, return_url: 'http://127.0.0.1:8080/billing' });
+
+    expect((await ws.api.delete(`/billing/payment-methods/${card}`)).status).toBe(204);
+    expect(stripe.requests.at(-1)!.path).toBe(`/v1/payment_methods/${card}/detach`);
+    expect((await ws.api.get('/billing/payment-methods')).body).toEqual([]);
+  });
+
+  it('auto-recharges off-session, credited by the payment_intent.succeeded event; a declined card credits nothing', async () => {
+    for (const declines of [true, false]) {
+      const { ws, session, customerId } = await checkout(10);
+      await postEvent(stripe.signedEvent('checkout.session.completed', stripe.paidSession(session.checkout_session_id)));
+      const card = stripe.addCard(customerId, { declines });
+      await ws.api.post('/billing/payment-methods/default', { body: { payment_method_id: card } });
+      await ws.api.patch('/billing/settings', { body: { auto_recharge: { threshold_usd: 5, amount_usd: 20 } } });
+      const before = stripe.requests.length;
+      await recordCallCharge({ workspaceId: ws.workspace_id, callId: `call_${declines ? 'd' : 'a'}00000000000000000000000`, callCost: { product_costs: [{ product: 'voice_engine', cost: 600 }] } });
+      const payment = stripe.requests.slice(before).find((request) => request.path === '/v1/payment_intents')!;
+      expect(payment.form).toMatchObject({ amount: '2000', currency: 'usd', customer: customerId, payment_method: card, off_session: 'true', confirm: 'true', 'metadata[purpose]': 'auto_recharge' });
+      expect(await balance(ws.api)).toBe(4); // nothing credited without the event
+      // A second charge while the first attempt holds the lock starts no second payment.
+      await recordCallCharge({ workspaceId: ws.workspace_id, callId: `call_${declines ? 'd' : 'a'}00000000000000000000001`, callCost: { product_costs: [{ product: 'voice_engine', cost: 100 }] } });
+      expect(stripe.requests.slice(before).filter((request) => request.path === '/v1/payment_intents')).toHaveLength(1);
+      if (declines) continue;
+      const intent = { id: 'pi_auto_1', object: 'payment_intent', status: 'succeeded', amount: 2000, amount_received: 2000, customer: customerId, metadata: { workspace_id: ws.workspace_id, purpose: 'auto_recharge' } };
+      expect((await postEvent(stripe.signedEvent('payment_intent.succeeded', intent))).body.applied).toBe('credited');
+      expect(await balance(ws.api)).toBe(23);
+    }
+  });
+});
+
+describe('register-phone-call (SIP routing on)', () => {
+  it('is a spend route: 402 credit_exhausted on both paths at a zero balance', async () => {
+    const ws = await app.newWorkspace();
+    const { agent } = await newAgent(ws.api);
+    for (const path of ['/v2/register-phone-call', '/register-phone-call']) {
+      const res = await ws.api.post(path, { body: { agent_id: agent.agent_id, from_number: '+14155550100', to_number: '+14155550101' } });
+      expect(res.status, path).toBe(402);
+      expect(res.body).toEqual({ status: 402, error_code: 'credit_exhausted', message: 'Credit balance is $0.00; add credits to continue' });
+    }
+    await ws.api.post('/billing/add-credits', { body: { amount_usd: 1 } });
+    expect((await ws.api.post('/v2/register-phone-call', { body: { agent_id: agent.agent_id } })).status).toBe(201);
+  });
+});
