@@ -66,6 +66,10 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Chats run the agent's engine (language-model credentials), sign custom function requests
   // with the webhook key, and queue chat events.
   chats: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
+  // Exports, assets, privacy, reliability, account status (docs/account-data.md): starts jobs
+  // on the export-jobs queue, writes assets and reads exports in the bucket; the privacy call
+  // view bundles the calls index (hence the recordings grant, test/cdk/grants-match-code).
+  'account-data': { table: 'readWrite', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite' },
 };
 
 /**
@@ -85,6 +89,7 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   calls: [PHONE_METADATA_FILE],
   contacts: [PHONE_METADATA_FILE],
   batches: [PHONE_METADATA_FILE],
+  'account-data': [PHONE_METADATA_FILE],
 };
 
 /** Files a background job ships beside its bundle: the batch passes check numbers (phone.ts). */
@@ -113,6 +118,9 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite' },
   // A step reads a page of calls (or an import chunk) and writes contacts; the next is re-queued.
   'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'] },
+  // An export streams table pages into its object (multipart); an erase or retention run deletes
+  // calls (their recordings too), contacts and exports.
+  'export-jobs': { table: 'readWrite', exportJobsQueue: ['consume'], recordings: 'readWrite', accountObjects: 'readWrite' },
   // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
   // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
   'batch-tick': { table: 'readWrite', callStepsQueue: ['send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
@@ -136,8 +144,9 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   account: 40,
   // The $default route's 404s (each after a per-IP rate-limit write) land here.
   meta: 30,
-  // 87 (from 100) leaves room for contacts and the live monitor within the 450 the stack's tests allow.
-  agents: 87,
+  // 87 (from 100) leaves room for contacts and the live monitor within the 450 the stack's tests allow;
+  // 80 (from 87): 5 went to account-data and 2 to export-jobs.
+  agents: 80,
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
@@ -159,6 +168,10 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   'call-steps': 25,
   // At least CONTACT_JOBS_MAX_CONCURRENCY.
   'contact-jobs': 2,
+  // Exports, erases and retention runs, one whole job per message (at least EXPORT_JOBS_MAX_CONCURRENCY).
+  'export-jobs': 2,
+  // Exports, assets, privacy requests and settings at human speed; public asset fetches are cached by browsers.
+  'account-data': 5,
   // One invocation a minute that runs ~70 s, so at most two overlap; the lease does the rest.
   'batch-tick': 3,
   'oauth-refresh': 2,
@@ -187,6 +200,9 @@ export const CALL_STEPS_MAX_CONCURRENCY = 20;
 
 /** Concurrent contact-jobs executions its event source may use (below its reservation; a backfill is one chain of messages). */
 export const CONTACT_JOBS_MAX_CONCURRENCY = 2;
+
+/** Concurrent export-jobs executions its event source may use (its reservation). */
+export const EXPORT_JOBS_MAX_CONCURRENCY = 2;
 
 export interface Throttle {
   /** Steady requests per second. */
@@ -251,6 +267,8 @@ export class ParleyStack extends Stack {
   readonly callStepsDeadLetters: sqs.Queue;
   readonly contactJobsQueue: sqs.Queue;
   readonly contactJobsDeadLetters: sqs.Queue;
+  readonly exportJobsQueue: sqs.Queue;
+  readonly exportJobsDeadLetters: sqs.Queue;
   /** Scheduled invocations EventBridge could not deliver to their function. */
   readonly scheduleDeadLetters: sqs.Queue;
   /** Hourly billing invocations that failed after Lambda's retries (on-failure destination). */
@@ -350,6 +368,20 @@ export class ParleyStack extends Stack {
       deadLetterQueue: { queue: this.contactJobsDeadLetters, maxReceiveCount: 5 },
     });
 
+    // Account-data jobs (exports, privacy erases, retention runs): a job that failed records
+    // itself as failed; a message that still failed three receives goes to its dead letters, alarmed.
+    this.exportJobsDeadLetters = new sqs.Queue(this, 'ExportJobsDeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.exportJobsQueue = new sqs.Queue(this, 'ExportJobsQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(jobNamed('export-jobs').timeoutSeconds * 6),
+      deadLetterQueue: { queue: this.exportJobsDeadLetters, maxReceiveCount: 3 },
+    });
+
     // Dead letters of the schedules (EventBridge could not invoke the function) and billing's
     // failed invocations; both alarm on their first message. SQS-managed encryption, as above.
     this.scheduleDeadLetters = new sqs.Queue(this, 'ScheduleDeadLetters', {
@@ -418,6 +450,7 @@ export class ParleyStack extends Stack {
       webhookQueue: this.webhookQueue,
       callStepsQueue: this.callStepsQueue,
       contactJobsQueue: this.contactJobsQueue,
+      exportJobsQueue: this.exportJobsQueue,
       vendorSecret: this.vendorSecret,
       recordingsBucket: this.recordingsBucket,
     };
@@ -528,6 +561,14 @@ export class ParleyStack extends Stack {
       }),
     );
 
+    this.backgroundFunctions['export-jobs'].addEventSource(
+      new SqsEventSource(this.exportJobsQueue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency: EXPORT_JOBS_MAX_CONCURRENCY,
+      }),
+    );
+
     const alarmTopicArn = props.alarmTopicArn ?? (contextValue(this, 'alarmTopicArn') as string | undefined);
     const alarmAction = alarmTopicArn
       ? new cloudwatchActions.SnsAction(sns.Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn))
@@ -536,6 +577,7 @@ export class ParleyStack extends Stack {
     this.alarmOnFirstMessage('BillingFailuresAlarm', this.billingFailures, 'An hourly billing run failed after its retries', alarmAction);
     this.alarmOnFirstMessage('CallStepsDeadLettersAlarm', this.callStepsDeadLetters, 'A call step failed five times; its call is stuck', alarmAction);
     this.alarmOnFirstMessage('ContactJobsDeadLettersAlarm', this.contactJobsDeadLetters, 'A contacts job step failed five times; its job stopped', alarmAction);
+    this.alarmOnFirstMessage('ExportJobsDeadLettersAlarm', this.exportJobsDeadLetters, 'An account-data job (export, erase, retention) failed three times', alarmAction);
 
     // Lambda retries a failed asynchronous invocation twice by itself. The minute jobs are
     // not retried (the next minute's run does the same work, under the same lease), and an

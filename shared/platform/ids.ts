@@ -38,6 +38,10 @@ export const idPrefix = {
   sipTrunk: 'sip_trunk_',
   brandedCallerId: 'branded_caller_id_',
   verifiedNumber: 'verified_number_',
+  /** Account data (shared/account-data): exports (time-ordered), assets (96 random bits: their public URL is the ID), privacy requests. */
+  export: 'export_',
+  asset: 'asset_',
+  privacyRequest: 'privacy_request_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
