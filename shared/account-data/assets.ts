@@ -48,7 +48,7 @@ export async function createAsset(workspaceId: string, file: UploadedFile, nowMs
   const sniffed = sniffAsset(file.data);
   if ('refused' in sniffed) {
     // An SVG with scripts is a bad file (400); bytes of no supported type are a 415.
-    throw sniffed.refused.includes('SVG') ? badRequest(sniffed.refused) : unsupportedMediaType(sniffed.refused);
+    throw sniffed.unsafe ? badRequest(sniffed.refused) : unsupportedMediaType(sniffed.refused);
   }
   const { ok } = sniffed;
   if (ok.kind === 'audio' && ok.durationMs !== undefined && ok.durationMs > ASSET_MAX_AUDIO_MS) {

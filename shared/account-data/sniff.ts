@@ -71,7 +71,7 @@ function looksLikeSvg(bytes: Buffer): string | undefined {
   return text.includes('\u0000') ? undefined : text;
 }
 
-export type SniffResult = { ok: Sniffed } | { refused: string };
+export type SniffResult = { ok: Sniffed } | { refused: string; unsafe?: true };
 
 export function sniffAsset(bytes: Buffer): SniffResult {
   const b = bytes;
@@ -102,7 +102,7 @@ export function sniffAsset(bytes: Buffer): SniffResult {
   const svg = looksLikeSvg(b);
   if (svg !== undefined) {
     const problem = svgProblem(svg);
-    if (problem) return { refused: `file: This SVG is refused: ${problem}` };
+    if (problem) return { refused: `file: This SVG is refused: ${problem}`, unsafe: true };
     return { ok: { kind: 'image', contentType: 'image/svg+xml', extension: 'svg' } };
   }
   return {
