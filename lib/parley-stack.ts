@@ -68,8 +68,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   chats: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
   // Exports, assets, privacy, reliability, account status (docs/account-data.md): starts jobs
   // on the export-jobs queue, writes assets and reads exports in the bucket; the privacy call
-  // view bundles the calls index (hence the recordings grant, test/cdk/grants-match-code).
-  'account-data': { table: 'readWrite', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite' },
+  // view bundles the calls index (hence the recordings and vendor-secret grants, which
+  // test/cdk/grants-match-code holds to the bundle; nothing here calls a vendor).
+  'account-data': { table: 'readWrite', vendorSecret: 'read', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite' },
 };
 
 /**
@@ -95,6 +96,8 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
 /** Files a background job ships beside its bundle: the batch passes check numbers (phone.ts). */
 export const JOB_FILES: Partial<Record<JobName, readonly string[]>> = {
   'batch-tick': [PHONE_METADATA_FILE],
+  // Erases and exports go through the calls and contacts indexes, which check numbers (phone.ts).
+  'export-jobs': [PHONE_METADATA_FILE],
 };
 
 export type BackgroundName = JobName;
