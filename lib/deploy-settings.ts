@@ -106,6 +106,7 @@ function checkAsProduction(settings: FunctionSettings): void {
       WEBHOOK_QUEUE_URL: 'queue',
       CALL_STEPS_QUEUE_URL: 'queue',
       CONTACT_JOBS_QUEUE_URL: 'queue',
+      EXPORT_JOBS_QUEUE_URL: 'queue',
       VENDOR_SECRET_ID: 'secret',
       RECORDINGS_BUCKET: 'bucket',
       ...environment,

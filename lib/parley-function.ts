@@ -25,6 +25,8 @@ export interface ParleyResources {
   callStepsQueue: sqs.IQueue;
   /** Steps of contacts jobs (the backfill). */
   contactJobsQueue: sqs.IQueue;
+  /** Account-data jobs (exports, privacy erases, retention runs). */
+  exportJobsQueue: sqs.IQueue;
   vendorSecret: secretsmanager.ISecret;
   /** Call recordings and their unscrubbed originals (shared/platform/aws/object-store.ts). */
   recordingsBucket: s3.IBucket;
@@ -44,9 +46,13 @@ export interface ParleyAccess {
   callStepsQueue?: readonly QueueUse[];
   /** `send` for the contacts domain (starting a job), `consume` and `send` for the contact-jobs job. */
   contactJobsQueue?: readonly QueueUse[];
+  /** `send` for the account-data domain (starting a job), `consume` for the export-jobs job. */
+  exportJobsQueue?: readonly QueueUse[];
   vendorSecret?: 'read';
   /** Objects under `recordings/` in the recordings bucket: read, write (with tags), delete. */
   recordings?: 'readWrite';
+  /** Objects under `exports/` and `assets/` in the same bucket (account data): read, write (multipart), delete. */
+  accountObjects?: 'readWrite';
 }
 
 export interface ParleyFunctionProps {
@@ -104,7 +110,7 @@ export class ParleyFunction extends NodejsFunction {
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH });
     logGroup.grantWrite(role);
 
-    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, vendorSecret, recordingsBucket } = props.resources;
+    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, exportJobsQueue, vendorSecret, recordingsBucket } = props.resources;
     super(scope, id, {
       entry: props.entry,
       handler: 'handler',
@@ -125,6 +131,7 @@ export class ParleyFunction extends NodejsFunction {
         WEBHOOK_QUEUE_URL: webhookQueue.queueUrl,
         CALL_STEPS_QUEUE_URL: callStepsQueue.queueUrl,
         CONTACT_JOBS_QUEUE_URL: contactJobsQueue.queueUrl,
+        EXPORT_JOBS_QUEUE_URL: exportJobsQueue.queueUrl,
         VENDOR_SECRET_ID: vendorSecret.secretArn,
         RECORDINGS_BUCKET: recordingsBucket.bucketName,
         PARLEY_ENV: 'production',
@@ -191,12 +198,33 @@ export class ParleyFunction extends NodejsFunction {
       [webhookQueue, props.access.webhookQueue],
       [callStepsQueue, props.access.callStepsQueue],
       [contactJobsQueue, props.access.contactJobsQueue],
+      [exportJobsQueue, props.access.exportJobsQueue],
     ] as const) {
       if (uses?.includes('send')) queue.grantSendMessages(this);
       if (uses?.includes('consume')) queue.grantConsumeMessages(this);
     }
 
     if (props.access.vendorSecret === 'read') vendorSecret.grantRead(this);
+
+    if (props.access.accountObjects === 'readWrite') {
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject', 's3:AbortMultipartUpload'],
+          resources: [recordingsBucket.arnForObjects('exports/*'), recordingsBucket.arnForObjects('assets/*')],
+        }),
+      );
+      NagSuppressions.addResourceSuppressions(
+        role,
+        [
+          {
+            id: 'AwsSolutions-IAM5',
+            reason: 'Exports and assets are one object each under exports/<workspace>/ and assets/<workspace>/: the function writes any workspace\'s, and only under those prefixes.',
+            appliesTo: [{ regex: '/^Resource::<RecordingsBucket[A-Za-z0-9]*\\.Arn>\\/(exports|assets)\\/\\*$/' }],
+          },
+        ],
+        true,
+      );
+    }
 
     if (props.access.recordings === 'readWrite') {
       this.addToRolePolicy(

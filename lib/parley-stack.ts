@@ -69,6 +69,11 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Stripe's credentials (vendor secret); a charge may queue a budget event. The spend check
   // reads the KYC status through the numbers index (phone metadata, below).
   billing: { table: 'readWrite', vendorSecret: 'read', webhookQueue: ['send'] },
+  // Exports, assets, privacy, reliability, account status (docs/account-data.md): starts jobs
+  // on the export-jobs queue, writes assets and reads exports in the bucket; the privacy call
+  // view bundles the calls index (hence the recordings and vendor-secret grants, which
+  // test/cdk/grants-match-code holds to the bundle; nothing here calls a vendor).
+  'account-data': { table: 'readWrite', vendorSecret: 'read', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite' },
 };
 
 /**
@@ -91,11 +96,14 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   // SMS chats check their numbers (shared/chats/sms.ts, phone.ts).
   chats: [PHONE_METADATA_FILE],
   billing: [PHONE_METADATA_FILE],
+  'account-data': [PHONE_METADATA_FILE],
 };
 
 /** Files a background job ships beside its bundle: the batch passes check numbers (phone.ts). */
 export const JOB_FILES: Partial<Record<JobName, readonly string[]>> = {
   'batch-tick': [PHONE_METADATA_FILE],
+  // Erases and exports go through the calls and contacts indexes, which check numbers (phone.ts).
+  'export-jobs': [PHONE_METADATA_FILE],
 };
 
 export type BackgroundName = JobName;
@@ -119,6 +127,9 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite' },
   // A step reads a page of calls (or an import chunk) and writes contacts; the next is re-queued.
   'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'] },
+  // An export streams table pages into its object (multipart); an erase or retention run deletes
+  // calls (their recordings too), contacts and exports.
+  'export-jobs': { table: 'readWrite', exportJobsQueue: ['consume'], recordings: 'readWrite', accountObjects: 'readWrite' },
   // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
   // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
   'batch-tick': { table: 'readWrite', callStepsQueue: ['send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
@@ -143,8 +154,9 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   account: 40,
   // The $default route's 404s (each after a per-IP rate-limit write) land here.
   meta: 30,
-  // 82 (from 100) leaves room for contacts, the live monitor and billing within the 450 the stack's tests allow.
-  agents: 82,
+  // 75 (from 100) leaves room for contacts, the live monitor, billing (5) and account-data
+  // (5, with export-jobs 2) within the 450 the stack's tests allow.
+  agents: 75,
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
@@ -168,6 +180,10 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   'call-steps': 25,
   // At least CONTACT_JOBS_MAX_CONCURRENCY.
   'contact-jobs': 2,
+  // Exports, erases and retention runs, one whole job per message (at least EXPORT_JOBS_MAX_CONCURRENCY).
+  'export-jobs': 2,
+  // Exports, assets, privacy requests and settings at human speed; public asset fetches are cached by browsers.
+  'account-data': 5,
   // One invocation a minute that runs ~70 s, so at most two overlap; the lease does the rest.
   'batch-tick': 3,
   'oauth-refresh': 2,
@@ -196,6 +212,9 @@ export const CALL_STEPS_MAX_CONCURRENCY = 20;
 
 /** Concurrent contact-jobs executions its event source may use (below its reservation; a backfill is one chain of messages). */
 export const CONTACT_JOBS_MAX_CONCURRENCY = 2;
+
+/** Concurrent export-jobs executions its event source may use (its reservation). */
+export const EXPORT_JOBS_MAX_CONCURRENCY = 2;
 
 export interface Throttle {
   /** Steady requests per second. */
@@ -260,6 +279,8 @@ export class ParleyStack extends Stack {
   readonly callStepsDeadLetters: sqs.Queue;
   readonly contactJobsQueue: sqs.Queue;
   readonly contactJobsDeadLetters: sqs.Queue;
+  readonly exportJobsQueue: sqs.Queue;
+  readonly exportJobsDeadLetters: sqs.Queue;
   /** Scheduled invocations EventBridge could not deliver to their function. */
   readonly scheduleDeadLetters: sqs.Queue;
   /** Hourly billing invocations that failed after Lambda's retries (on-failure destination). */
@@ -359,6 +380,20 @@ export class ParleyStack extends Stack {
       deadLetterQueue: { queue: this.contactJobsDeadLetters, maxReceiveCount: 5 },
     });
 
+    // Account-data jobs (exports, privacy erases, retention runs): a job that failed records
+    // itself as failed; a message that still failed three receives goes to its dead letters, alarmed.
+    this.exportJobsDeadLetters = new sqs.Queue(this, 'ExportJobsDeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.exportJobsQueue = new sqs.Queue(this, 'ExportJobsQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(jobNamed('export-jobs').timeoutSeconds * 6),
+      deadLetterQueue: { queue: this.exportJobsDeadLetters, maxReceiveCount: 3 },
+    });
+
     // Dead letters of the schedules (EventBridge could not invoke the function) and billing's
     // failed invocations; both alarm on their first message. SQS-managed encryption, as above.
     this.scheduleDeadLetters = new sqs.Queue(this, 'ScheduleDeadLetters', {
@@ -427,6 +462,7 @@ export class ParleyStack extends Stack {
       webhookQueue: this.webhookQueue,
       callStepsQueue: this.callStepsQueue,
       contactJobsQueue: this.contactJobsQueue,
+      exportJobsQueue: this.exportJobsQueue,
       vendorSecret: this.vendorSecret,
       recordingsBucket: this.recordingsBucket,
     };
@@ -537,6 +573,14 @@ export class ParleyStack extends Stack {
       }),
     );
 
+    this.backgroundFunctions['export-jobs'].addEventSource(
+      new SqsEventSource(this.exportJobsQueue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency: EXPORT_JOBS_MAX_CONCURRENCY,
+      }),
+    );
+
     const alarmTopicArn = props.alarmTopicArn ?? (contextValue(this, 'alarmTopicArn') as string | undefined);
     const alarmAction = alarmTopicArn
       ? new cloudwatchActions.SnsAction(sns.Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn))
@@ -545,6 +589,7 @@ export class ParleyStack extends Stack {
     this.alarmOnFirstMessage('BillingFailuresAlarm', this.billingFailures, 'An hourly billing run failed after its retries', alarmAction);
     this.alarmOnFirstMessage('CallStepsDeadLettersAlarm', this.callStepsDeadLetters, 'A call step failed five times; its call is stuck', alarmAction);
     this.alarmOnFirstMessage('ContactJobsDeadLettersAlarm', this.contactJobsDeadLetters, 'A contacts job step failed five times; its job stopped', alarmAction);
+    this.alarmOnFirstMessage('ExportJobsDeadLettersAlarm', this.exportJobsDeadLetters, 'An account-data job (export, erase, retention) failed three times', alarmAction);
 
     // Lambda retries a failed asynchronous invocation twice by itself. The minute jobs are
     // not retried (the next minute's run does the same work, under the same lease), and an

@@ -25,4 +25,5 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   batches: () => import('../functions/batches.ts'),
   billing: () => import('../functions/billing.ts'),
   meta: () => import('../functions/meta.ts'),
+  'account-data': () => import('../functions/account-data.ts'),
 };

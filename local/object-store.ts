@@ -1,10 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { config } from '../shared/platform/config.ts';
-import { setLocalObjectStore, type ObjectStore, type StoredObject } from '../shared/platform/aws/object-store.ts';
+import { setLocalObjectStore, type ObjectStore, type ObjectUpload, type StoredObject } from '../shared/platform/aws/object-store.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
 
 /*
@@ -65,6 +65,29 @@ export class FolderObjectStore implements ObjectStore {
     await writeFile(temporary, body, { mode: PRIVATE_FILE_MODE });
     await writeFile(`${path}.type`, contentType, { mode: PRIVATE_FILE_MODE });
     await rename(temporary, path);
+  }
+
+  /** Appends to a file aside, renamed into place on complete (as S3 shows a multipart object only once completed). */
+  async upload(key: string, contentType: string): Promise<ObjectUpload> {
+    const path = this.pathOf(key);
+    await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+    const temporary = `${path}.${randomBytes(4).toString('hex')}.part`;
+    await writeFile(temporary, '', { mode: PRIVATE_FILE_MODE });
+    let size = 0;
+    return {
+      async write(chunk) {
+        size += chunk.length;
+        await appendFile(temporary, chunk);
+      },
+      async complete() {
+        await writeFile(`${path}.type`, contentType, { mode: PRIVATE_FILE_MODE });
+        await rename(temporary, path);
+        return size;
+      },
+      async abort() {
+        await rm(temporary, { force: true });
+      },
+    };
   }
 
   async get(key: string): Promise<StoredObject | undefined> {

@@ -8,7 +8,7 @@
 
 import type { QueueName } from './platform/aws/queue.ts';
 
-export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
+export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
 
 export interface JobRetries {
   /** Lambda's retries of a failed asynchronous invocation (it retries twice unless told). */
@@ -71,6 +71,15 @@ export const JOBS: readonly JobSpec[] = [
     trigger: { kind: 'queue', queue: 'contact-jobs' },
     // One page: 200 calls read, at most 200 contact writes; or one import chunk: up to 1,000 rows.
     timeoutSeconds: 120,
+    live: true,
+  },
+  {
+    name: 'export-jobs',
+    description: 'Runs account-data jobs: an export streamed into its object, a privacy erase of one number, a retention run',
+    trigger: { kind: 'queue', queue: 'export-jobs' },
+    // One message is one whole job: an export of 100,000 calls streams for a minute or two
+    // (docs/performance.md); Lambda's own ceiling is 900 s.
+    timeoutSeconds: 900,
     live: true,
   },
   {

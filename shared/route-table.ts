@@ -1,5 +1,6 @@
 import { routeKeys, type Domain, type RouteDefinition } from './platform/http/route.ts';
 import { accountRoutes } from './account/routes.ts';
+import { accountDataRoutes } from './account-data/routes.ts';
 import { agentToolRoutes } from './agent-tools/routes.ts';
 import { agentRoutes } from './agents/agent-routes.ts';
 import { batchRoutes } from './batches/routes.ts';
@@ -44,6 +45,7 @@ export const routeTable = {
   ...contactRoutes,
   ...batchRoutes,
   ...billingRoutes,
+  ...accountDataRoutes,
   ...metaRoutes,
 } satisfies Record<string, RouteDefinition>;
 

@@ -7,3 +7,5 @@ export { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem } from './workspaces.ts';
 export type { WorkspaceItem } from './workspaces.ts';
 /** Every workspace's ID (billing's hourly run and the operator's platform usage). */
 export { registeredWorkspaceIds } from './store.ts';
+/** Account data (shared/account-data) records its privacy requests and settings changes in the audit log. */
+export { auditPut } from './audit-log.ts';

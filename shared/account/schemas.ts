@@ -194,6 +194,9 @@ export const AUDIT_ACTIONS = [
   'public_key.delete',
   'workspace.update',
   'workspace.settings.update',
+  'workspace.reliability.update',
+  'privacy.delete_phone_number',
+  'privacy.run_retention',
 ] as const;
 
 export const AuditEntry = z.lazy(() =>

@@ -1,6 +1,10 @@
+import { parseOrThrow } from '../platform/http/validation.ts';
 import { listCallItems } from './listing.ts';
 import { toCallView } from './view.ts';
-import type { CallView } from './schemas.ts';
+import { CallFilter, type CallView } from './schemas.ts';
+import { getCallItem, queryCallIdsByParty } from './store.ts';
+import { artifactSettings } from './recordings.ts';
+import { getUnscrubbed } from './artifact-store.ts';
 
 /*
  * A workspace's call history page by page, oldest first, for jobs that walk it (the
@@ -18,4 +22,75 @@ export async function callHistoryPage(
   });
   const calls = items.map(toCallView);
   return { calls, ...(hasMore && items.length ? { next: items.at(-1)!.call_id } : {}) };
+}
+
+/**
+ * A page of a workspace's calls for an export, oldest first, with the filter of
+ * `POST /v3/list-calls` (already checked by parseCallFilter): `after` is the last call ID of
+ * the previous page.
+ */
+export async function callExportPage(
+  workspaceId: string,
+  input: { after?: string; limit: number; filter?: CallFilter },
+): Promise<{ calls: CallView[]; next?: string }> {
+  const { items, hasMore } = await listCallItems(workspaceId, {
+    limit: input.limit,
+    sort_order: 'ascending',
+    pagination_key: input.after,
+    ...(input.filter ? { filter_criteria: input.filter } : {}),
+  });
+  const calls = items.map(toCallView);
+  return { calls, ...(hasMore && items.length ? { next: items.at(-1)!.call_id } : {}) };
+}
+
+/** A call filter (retell-sdk's FilterCriteria, as list-calls takes it), or a 400 naming `field`. */
+export function parseCallFilter(value: unknown, field: string): CallFilter {
+  return parseOrThrow(CallFilter(), value, field);
+}
+
+/** The IDs of the workspace's phone calls with `e164` as the other party (a privacy erase). */
+export const callIdsWithNumber = (workspaceId: string, e164: string): Promise<string[]> => queryCallIdsByParty(workspaceId, e164);
+
+/** What is stored for one call, for the privacy view (GET /privacy/call/{call_id}). */
+export interface CallStorageFacts {
+  call: CallView;
+  /** When the call was created (epoch ms): what retention counts from. */
+  created_timestamp: number;
+  recording: boolean;
+  scrubbed: boolean;
+  unscrubbed_copy: boolean;
+  data_storage_setting: 'everything' | 'everything_except_pii' | 'basic_attributes_only';
+  data_storage_retention_days: number | null;
+}
+
+export async function callStorageFacts(workspaceId: string, callId: string): Promise<CallStorageFacts> {
+  const item = await getCallItem(workspaceId, callId);
+  const [settings, unscrubbed] = await Promise.all([artifactSettings(item), getUnscrubbed(callId)]);
+  return {
+    call: toCallView(item),
+    created_timestamp: item.created_timestamp,
+    recording: item.recording !== undefined && !item.recording.removed,
+    scrubbed: item.scrubbed_timestamp !== undefined,
+    unscrubbed_copy: unscrubbed !== undefined,
+    data_storage_setting: settings.dataStorage,
+    data_storage_retention_days: settings.retentionDays ?? null,
+  };
+}
+
+/** A page of the workspace's calls, oldest first, as retention judges them (agent, creation time). */
+export async function callRetentionPage(
+  workspaceId: string,
+  input: { after?: string; limit: number },
+): Promise<{ calls: { call_id: string; agent_id: string; agent_version?: number; created_timestamp: number; data_storage_setting?: string | null }[]; next?: string }> {
+  const { items, hasMore } = await listCallItems(workspaceId, { limit: input.limit, sort_order: 'ascending', pagination_key: input.after });
+  return {
+    calls: items.map((item) => ({
+      call_id: item.call_id,
+      agent_id: item.agent_id,
+      agent_version: item.agent_version,
+      created_timestamp: item.created_timestamp,
+      data_storage_setting: item.data_storage_setting,
+    })),
+    ...(hasMore && items.length ? { next: items.at(-1)!.call_id } : {}),
+  };
 }

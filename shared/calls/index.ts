@@ -20,7 +20,7 @@ export { CallQueueMessageSchema, CallStepSchema, type CallQueueMessage, type Cal
 export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';
-export { callHistoryPage } from './history.ts';
+export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, callStorageFacts, parseCallFilter, type CallStorageFacts } from './history.ts';
 export { checkedAgentOverride } from './agent-override.ts';
 export { batchCallIdFor, batchDialKey, newBatchDialMemo, placeBatchCall, unlinkBatchCall } from './batch-dial.ts';
 export type { BatchDialInput, BatchDialMemo, BatchDialResult, BatchTaskInput } from './batch-dial.ts';

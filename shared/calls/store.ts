@@ -390,3 +390,16 @@ export async function callOfMediaRoom(room: string): Promise<string | undefined>
 export const roomOf = (call: Pick<CallItem, 'call_id' | 'engine'>): string => call.engine.room ?? call.call_id;
 
 export type { CallStatus, DisconnectionReason };
+
+/**
+ * The IDs of a workspace's calls whose other party is `e164` (gsi2, as the contacts'
+ * timeline reads it), every page: what a privacy erase of that number deletes.
+ */
+export async function queryCallIdsByParty(workspaceId: string, e164: string): Promise<string[]> {
+  const entries = await table.queryAll<{ call_id?: string; type?: string }>({
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.partyConversations(workspaceId, e164).gsi2pk },
+  });
+  return entries.filter((entry) => entry.type === 'call' && entry.call_id).map((entry) => entry.call_id!);
+}

@@ -9,6 +9,8 @@ import { phoneNumberClaims, phoneNumbers, type NumberItem } from './store.ts';
 export type { NumberItem } from './store.ts';
 export { cpsLimitFor } from './phone-numbers.ts';
 export { takeDialToken } from './cps-limiter.ts';
+/** The workspace's verification status, for account-status (shared/account-data). */
+export { getKyc } from './kyc.ts';
 
 /** The workspace's number, or undefined (another workspace's number is as absent). */
 export async function workspaceNumber(workspaceId: string, phoneNumber: string): Promise<NumberItem | undefined> {

@@ -128,6 +128,15 @@ const configSchema = () => z.object({
   CALL_STEPS_QUEUE_URL: optionalString,
   /** Steps of contacts jobs (the backfill: shared/contacts/backfill.ts); absent locally, as above. */
   CONTACT_JOBS_QUEUE_URL: optionalString,
+  /** Steps of account-data jobs (exports, privacy erases, retention runs: shared/account-data); absent locally, as above. */
+  EXPORT_JOBS_QUEUE_URL: optionalString,
+  /**
+   * The fixed addresses the functions that call customers and vendors send from
+   * (`GET /workspace/egress`): a JSON array or comma list of IPs or CIDR blocks. Empty (the
+   * default): no fixed egress. The stack sets it from its NAT gateways' Elastic IPs when
+   * `fixedEgress` is on (docs/account-data.md, Egress).
+   */
+  EGRESS_IP_ADDRESSES: cidrList(''),
   /**
    * The S3 bucket of call recordings (shared/platform/aws/object-store.ts); absent locally,
    * where a folder under DATA_DIR stands in and the local server serves its signed URLs.
@@ -257,6 +266,7 @@ export const PRODUCTION_REQUIRED_SETTINGS = [
   'WEBHOOK_QUEUE_URL',
   'CALL_STEPS_QUEUE_URL',
   'CONTACT_JOBS_QUEUE_URL',
+  'EXPORT_JOBS_QUEUE_URL',
   'VENDOR_SECRET_ID',
   'RECORDINGS_BUCKET',
   'SIP_HOST',

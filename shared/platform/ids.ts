@@ -41,6 +41,10 @@ export const idPrefix = {
   /** Billing objects (shared/billing): ours. */
   ledgerEntry: 'ledger_entry_',
   invoice: 'invoice_',
+  /** Account data (shared/account-data): exports (time-ordered), assets (96 random bits: their public URL is the ID), privacy requests. */
+  export: 'export_',
+  asset: 'asset_',
+  privacyRequest: 'privacy_request_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

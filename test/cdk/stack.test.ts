@@ -96,12 +96,13 @@ const mentions = (statement: Statement, logicalIds: readonly string[]) =>
   logicalIds.some((id) => JSON.stringify(statement.Resource).includes(`"${id}"`));
 
 /** The logical IDs of the queues a ParleyAccess names, by its option. */
-type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue', string>;
+type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue' | 'exportJobsQueue', string>;
 
 const queueIdsOf = (synthed: Synth): QueueIds => ({
   webhookQueue: logicalId(synthed, synthed.stack.webhookQueue),
   callStepsQueue: logicalId(synthed, synthed.stack.callStepsQueue),
   contactJobsQueue: logicalId(synthed, synthed.stack.contactJobsQueue),
+  exportJobsQueue: logicalId(synthed, synthed.stack.exportJobsQueue),
 });
 
 /**
@@ -246,6 +247,7 @@ describe('ParleyStack', () => {
           'WEBHOOK_QUEUE_URL',
           'CALL_STEPS_QUEUE_URL',
           'CONTACT_JOBS_QUEUE_URL',
+          'EXPORT_JOBS_QUEUE_URL',
           ...liveSettings,
         ].sort(),
       );
@@ -287,6 +289,7 @@ describe('ParleyStack', () => {
       webhookQueue: new sqs.Queue(stack, 'Queue'),
       callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
       contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
+      exportJobsQueue: new sqs.Queue(stack, 'ExportJobsQueue'),
       vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
       recordingsBucket: new s3.Bucket(stack, 'Recordings', { encryption: s3.BucketEncryption.KMS, encryptionKey: key }),
     };
@@ -297,6 +300,7 @@ describe('ParleyStack', () => {
       // What the calls domain will need: schedule a call's steps, never consume them.
       callStepsQueue: ['send'],
       contactJobsQueue: ['send'],
+      exportJobsQueue: ['send'],
       vendorSecret: 'read',
       recordings: 'readWrite',
     };
@@ -305,6 +309,7 @@ describe('ParleyStack', () => {
       webhookQueue: stack.getLogicalId(resources.webhookQueue.node.defaultChild as CfnResource),
       callStepsQueue: stack.getLogicalId(resources.callStepsQueue.node.defaultChild as CfnResource),
       contactJobsQueue: stack.getLogicalId(resources.contactJobsQueue.node.defaultChild as CfnResource),
+      exportJobsQueue: stack.getLogicalId(resources.exportJobsQueue.node.defaultChild as CfnResource),
     };
     expectGrantsMatch(statementsOf(stack, Template.fromStack(stack), fn), access, 'all options', queues);
   });
@@ -561,7 +566,7 @@ describe('throttling and isolation', () => {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
-      /would reserve 1068 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+      /would reserve 1075 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
@@ -664,7 +669,7 @@ describe('scheduled jobs', () => {
     const topic = 'arn:aws:sns:us-east-1:111122223333:parley-alarms';
     const synthed = synth(undefined, false, {}, { alarmTopicArn: topic });
     const alarms = Object.values(synthed.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(4);
+    expect(alarms).toHaveLength(5);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([topic]);
     for (const alarm of Object.values(parley.template.findResources('AWS::CloudWatch::Alarm'))) {
       expect(alarm.Properties.AlarmActions).toBeUndefined();

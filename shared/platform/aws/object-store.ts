@@ -42,7 +42,25 @@ export interface PutOptions {
   retentionDays?: number;
 }
 
+/**
+ * An object written piece by piece (exports): bytes are appended with `write`, the object
+ * appears whole on `complete` (never half of it), `abort` drops what was written. In S3 a
+ * multipart upload of parts of at least UPLOAD_PART_BYTES (S3's 5 MiB floor for every part
+ * but the last), so a writer holds at most about one part in memory.
+ */
+export interface ObjectUpload {
+  write(chunk: Buffer): Promise<void>;
+  /** Finishes the object; answers its size in bytes. */
+  complete(): Promise<number>;
+  abort(): Promise<void>;
+}
+
+/** S3's smallest part (except the last). */
+export const UPLOAD_PART_BYTES = 5 * 1024 * 1024;
+
 export interface ObjectStore {
+  /** Starts an object written in pieces (see ObjectUpload). */
+  upload(key: string, contentType: string, options?: PutOptions): Promise<ObjectUpload>;
   put(key: string, body: Buffer, contentType: string, options?: PutOptions): Promise<void>;
   /** The object, or undefined when there is none. */
   get(key: string): Promise<StoredObject | undefined>;
@@ -78,6 +96,53 @@ export class S3ObjectStore implements ObjectStore {
     // The bucket's default encryption is the stack's KMS key (aws:kms); named here too so a
     // bucket reconfigured by hand cannot silently store recordings with S3-managed keys.
     await client.send(new sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ServerSideEncryption: 'aws:kms', Tagging: tagging }));
+  }
+
+  async upload(key: string, contentType: string, options: PutOptions = {}): Promise<ObjectUpload> {
+    const { client, sdk } = await s3Client();
+    const tagging = options.retentionDays ? `retention_days=${retentionRuleDays(options.retentionDays)}` : undefined;
+    const started = await client.send(
+      new sdk.CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType, ServerSideEncryption: 'aws:kms', Tagging: tagging }),
+    );
+    const uploadId = started.UploadId!;
+    const parts: { ETag: string; PartNumber: number }[] = [];
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let size = 0;
+    const flush = async () => {
+      if (pendingBytes === 0 && parts.length > 0) return;
+      const body = Buffer.concat(pending);
+      pending = [];
+      pendingBytes = 0;
+      const partNumber = parts.length + 1;
+      const answer = await client.send(new sdk.UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body }));
+      parts.push({ ETag: answer.ETag!, PartNumber: partNumber });
+    };
+    const bucket = this.bucket;
+    const abort = async () => {
+      await client.send(new sdk.AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+    };
+    return {
+      async write(chunk) {
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        size += chunk.length;
+        if (pendingBytes >= UPLOAD_PART_BYTES) await flush();
+      },
+      async complete() {
+        try {
+          await flush();
+          await client.send(
+            new sdk.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
+          );
+        } catch (error) {
+          await abort();
+          throw error;
+        }
+        return size;
+      },
+      abort,
+    };
   }
 
   async get(key: string): Promise<StoredObject | undefined> {

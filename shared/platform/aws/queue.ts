@@ -42,15 +42,16 @@ export class SqsMessageQueue implements MessageQueue {
 /**
  * The queues Parley hands work to, each with its setting: `webhooks` (deliveries and their
  * retries), `call-steps` (the call engine's timed steps, sent with sendAt from
- * ./due-time.ts) and `contact-jobs` (the steps of contacts jobs: the backfill). In AWS each is an SQS queue whose URL CDK sets on every function; locally
+ * ./due-time.ts) `contact-jobs` (the steps of contacts jobs: the backfill) and `export-jobs` (account-data jobs: exports, privacy erases, retention runs). In AWS each is an SQS queue whose URL CDK sets on every function; locally
  * the setting is unset and an in-process stand-in is installed instead.
  */
-export type QueueName = 'webhooks' | 'call-steps' | 'contact-jobs';
+export type QueueName = 'webhooks' | 'call-steps' | 'contact-jobs' | 'export-jobs';
 
 export const QUEUE_URL_SETTING = {
   webhooks: 'WEBHOOK_QUEUE_URL',
   'call-steps': 'CALL_STEPS_QUEUE_URL',
   'contact-jobs': 'CONTACT_JOBS_QUEUE_URL',
+  'export-jobs': 'EXPORT_JOBS_QUEUE_URL',
 } as const satisfies Record<QueueName, keyof typeof config>;
 
 const localQueues = new Map<QueueName, MessageQueue>();

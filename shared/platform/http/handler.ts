@@ -71,6 +71,18 @@ export class MediaResponse {
   ) {}
 }
 
+/**
+ * Bytes of a type known only per request (a public asset): sent base64-encoded with
+ * isBase64Encoded, as API Gateway wants binary bodies, with the given headers.
+ */
+export class BinaryResponse {
+  constructor(
+    readonly contentType: string,
+    readonly body: Buffer,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
 /** A file answer of a `produces` route: its bytes and the name a browser saves it under. */
 export class Download {
   constructor(
@@ -123,6 +135,14 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
         return { statusCode: route.status, headers: { 'content-type': route.produces, ...admission?.headers }, body: String(output) };
       }
       if (output instanceof OtherStatus) return jsonResponse(output.status, output.body, admission?.headers);
+      if (output instanceof BinaryResponse) {
+        return {
+          statusCode: route.status,
+          headers: { 'content-type': output.contentType, 'content-length': String(output.body.length), ...output.headers, ...admission?.headers },
+          body: output.body.toString('base64'),
+          isBase64Encoded: true,
+        };
+      }
       if (output instanceof MediaResponse) {
         return { statusCode: route.status, headers: { 'content-type': output.contentType, ...output.headers, ...admission?.headers }, body: output.body };
       }

@@ -535,6 +535,20 @@ export const keys = {
     sk: `UPLOADPART#${uploadId}#${String(index).padStart(6, '0')}`,
   }),
 
+  /**
+   * Account data (shared/account-data): an export request, in the workspace's exports
+   * partition (time-ordered IDs: the list is newest first).
+   */
+  exportJob: (workspaceId: string, exportId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#EXPORT`, sk: `EXPORT#${exportId}` }),
+  exportJobs: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#EXPORT`, skPrefix: 'EXPORT#' }),
+  /** An asset's record, in the workspace's assets partition. */
+  asset: (workspaceId: string, assetId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#ASSET`, sk: `ASSET#${assetId}` }),
+  assets: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#ASSET`, skPrefix: 'ASSET#' }),
+  /** The public pointer of an asset (`GET /public/assets/{id}` has no workspace): each ID its own partition. */
+  assetPublic: (assetId: string): ItemKey => ({ pk: `ASSETPUB#${assetId}`, sk: 'ASSETPUB' }),
+  /** A privacy request (an erase of one number, a retention run), in the workspace's privacy partition. */
+  privacyRequest: (workspaceId: string, requestId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#PRIVACY`, sk: `REQ#${requestId}` }),
+
   /** A verified (caller ID) number, in the workspace partition. */
   verifiedNumber: (workspaceId: string, verifiedNumberId: string): ItemKey => ({
     pk: workspacePartition(workspaceId),
@@ -599,4 +613,8 @@ export const outboundSlotOwnerAttribute = (index: number) => `o${index}`;
 export const objectKeys = {
   callArtifact: (workspaceId: string, callId: string, name: 'recording.wav' | 'recording.unscrubbed.wav' | 'recording.ogg'): string =>
     `recordings/${workspaceId}/${callId}/${name}`,
+  /** An export's file: `exports/<ws>/<export_id>.<csv|jsonl>` (expires by its retention tag). */
+  exportFile: (workspaceId: string, exportId: string, format: 'csv' | 'jsonl'): string => `exports/${workspaceId}/${exportId}.${format}`,
+  /** An uploaded asset's bytes: `assets/<ws>/<asset_id>`. */
+  asset: (workspaceId: string, assetId: string): string => `assets/${workspaceId}/${assetId}`,
 };

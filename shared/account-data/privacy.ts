@@ -1,0 +1,191 @@
+import { auditPut } from '../account/index.ts';
+import { getAgent, getChatAgent } from '../agents/index.ts';
+import { callIdsWithNumber, callRetentionPage, callStorageFacts, deleteCall } from '../calls/index.ts';
+import { deleteChat, listChats } from '../chats/index.ts';
+import { deleteContact, getContactByPhone } from '../contacts/index.ts';
+import type { Principal } from '../platform/auth/gate.ts';
+import { objectStore } from '../platform/aws/object-store.ts';
+import { queueNamed } from '../platform/aws/queue.ts';
+import { NotFound } from '../platform/errors.ts';
+import { newTimeOrderedId } from '../platform/ids.ts';
+import { logger } from '../platform/logger.ts';
+import type { AccountDataJobMessage } from './messages.ts';
+import type { ErasureReport, PrivacyRequest, RetentionReport } from './schemas.ts';
+import {
+  allExports,
+  deleteExportItem,
+  finishPrivacyRequest,
+  markPrivacyRunning,
+  privacyRequests,
+  putPrivacyRequest,
+  type PrivacyRequestItem,
+} from './store.ts';
+
+/*
+ * Privacy requests (docs/privacy.md). `delete-phone-number` erases one person's number from
+ * the workspace in the background: every call with that number as its other party (the
+ * item, transcripts, recordings, the unscrubbed copy, the listing and party index entries:
+ * deleteCall), the contact with that number (its claim and memory: deleteContact), and
+ * every export file of the workspace (an export may hold the number). Running it again
+ * finds nothing left and reports zeros. The request keeps the number only while it runs;
+ * its report and the audit entry name the last four digits. `run-retention` applies each
+ * agent's data_storage_retention_days to its calls and each chat agent's to its chats.
+ */
+
+const DAY_MS = 86_400_000;
+const PAGE = 500;
+
+const mask = (e164: string) => `***${e164.slice(-4)}`;
+
+function toPrivacyRequest(item: PrivacyRequestItem): PrivacyRequest {
+  return {
+    request_id: item.request_id,
+    kind: item.kind,
+    status: item.status,
+    ...(item.phone_number_masked ? { phone_number_masked: item.phone_number_masked } : {}),
+    ...(item.report ? { report: item.report } : {}),
+    ...(item.failure_reason ? { failure_reason: item.failure_reason } : {}),
+    created_timestamp: item.created_timestamp,
+    ...(item.completed_timestamp !== undefined ? { completed_timestamp: item.completed_timestamp } : {}),
+  };
+}
+
+async function startRequest(workspaceId: string, item: Omit<PrivacyRequestItem, 'type' | 'workspace_id' | 'request_id' | 'status' | 'created_timestamp'>, nowMs: number) {
+  const request: PrivacyRequestItem = {
+    type: 'privacy_request',
+    request_id: newTimeOrderedId('privacyRequest', nowMs),
+    workspace_id: workspaceId,
+    status: 'pending',
+    created_timestamp: nowMs,
+    ...item,
+  };
+  await putPrivacyRequest(request);
+  const kind = request.kind === 'delete_phone_number' ? 'erase' : 'retention';
+  await queueNamed('export-jobs').send({ kind, workspace_id: workspaceId, request_id: request.request_id } satisfies AccountDataJobMessage);
+  return toPrivacyRequest(request);
+}
+
+export const requestPhoneNumberErase = (workspaceId: string, phoneNumber: string, nowMs = Date.now()) =>
+  startRequest(workspaceId, { kind: 'delete_phone_number', phone_number: phoneNumber, phone_number_masked: mask(phoneNumber) }, nowMs);
+
+export const requestRetentionRun = (workspaceId: string, nowMs = Date.now()) => startRequest(workspaceId, { kind: 'run_retention' }, nowMs);
+
+export async function getPrivacyRequest(workspaceId: string, requestId: string): Promise<PrivacyRequest> {
+  return toPrivacyRequest(await privacyRequests.mustGet(workspaceId, requestId));
+}
+
+/** Deletes, counting what was there: a NotFound (deleted meanwhile, by a concurrent erase) counts as nothing. */
+async function gone(remove: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await remove();
+    return true;
+  } catch (error) {
+    if (error instanceof NotFound) return false;
+    throw error;
+  }
+}
+
+/** Erases `e164` from the workspace now (the job's work; idempotent). */
+export async function erasePhoneNumber(workspaceId: string, e164: string): Promise<ErasureReport> {
+  const report: ErasureReport = { calls_deleted: 0, recordings_deleted: 0, chats_deleted: 0, sms_deleted: 0, contacts_deleted: 0, exports_deleted: 0 };
+  for (const callId of await callIdsWithNumber(workspaceId, e164)) {
+    const facts = await callStorageFacts(workspaceId, callId).catch((error: unknown) => {
+      if (error instanceof NotFound) return undefined;
+      throw error;
+    });
+    if (!facts) continue;
+    if (await gone(() => deleteCall(workspaceId, callId))) {
+      report.calls_deleted++;
+      if (facts.recording) report.recordings_deleted++;
+    }
+  }
+  const contact = await getContactByPhone(workspaceId, e164).catch((error: unknown) => {
+    if (error instanceof NotFound) return undefined;
+    throw error;
+  });
+  if (contact && (await gone(() => deleteContact(workspaceId, contact.contact_id)))) report.contacts_deleted++;
+  for (const item of await allExports(workspaceId)) {
+    await objectStore().delete(item.object_key);
+    await deleteExportItem(workspaceId, item.export_id);
+    report.exports_deleted++;
+  }
+  return report;
+}
+
+/** Applies the retention settings at `nowMs` (the job's work; a fake clock in tests). */
+export async function applyRetention(workspaceId: string, nowMs = Date.now()): Promise<RetentionReport> {
+  const report: RetentionReport = { calls_deleted: 0, chats_deleted: 0, calls_examined: 0, chats_examined: 0 };
+  const days = new Map<string, Promise<number | undefined>>();
+  const retentionOf = (key: string, read: () => Promise<{ data_storage_retention_days?: number | null }>) => {
+    let known = days.get(key);
+    if (!known) {
+      known = read().then(
+        (agent) => agent.data_storage_retention_days ?? undefined,
+        () => undefined,
+      );
+      days.set(key, known);
+    }
+    return known;
+  };
+  let after: string | undefined;
+  do {
+    const page = await callRetentionPage(workspaceId, { after, limit: PAGE });
+    for (const call of page.calls) {
+      report.calls_examined++;
+      const keep = await retentionOf(`agent:${call.agent_id}:${call.agent_version ?? ''}`, () =>
+        getAgent(workspaceId, call.agent_id, call.agent_version) as Promise<{ data_storage_retention_days?: number | null }>,
+      );
+      if (keep !== undefined && call.created_timestamp + keep * DAY_MS <= nowMs && (await gone(() => deleteCall(workspaceId, call.call_id)))) {
+        report.calls_deleted++;
+      }
+    }
+    after = page.next;
+  } while (after);
+  after = undefined;
+  do {
+    const page = (await listChats(workspaceId, { limit: PAGE, sort_order: 'ascending', ...(after ? { pagination_key: after } : {}) }, { page: true })) as {
+      items: { chat_id: string; agent_id: string; agent_version: number; start_timestamp: number }[];
+      pagination_key?: string;
+    };
+    for (const chat of page.items) {
+      report.chats_examined++;
+      const keep = await retentionOf(`chat_agent:${chat.agent_id}:${chat.agent_version}`, () =>
+        getChatAgent(workspaceId, chat.agent_id, chat.agent_version) as Promise<{ data_storage_retention_days?: number | null }>,
+      );
+      if (keep !== undefined && chat.start_timestamp + keep * DAY_MS <= nowMs && (await gone(() => deleteChat(workspaceId, chat.chat_id)))) {
+        report.chats_deleted++;
+      }
+    }
+    after = page.pagination_key;
+  } while (after);
+  return report;
+}
+
+/** Runs a privacy request (an export-jobs message): pending or running → complete or failed, with its audit entry. */
+export async function runPrivacyRequest(workspaceId: string, requestId: string, actor?: Principal): Promise<void> {
+  const item = await privacyRequests.get(workspaceId, requestId);
+  if (!item || item.status === 'complete' || item.status === 'failed') return;
+  await markPrivacyRunning(workspaceId, requestId);
+  try {
+    const report =
+      item.kind === 'delete_phone_number' ? await erasePhoneNumber(workspaceId, item.phone_number!) : await applyRetention(workspaceId);
+    const nowMs = Date.now();
+    const audit = auditPut(
+      workspaceId,
+      actor,
+      {
+        action: item.kind === 'delete_phone_number' ? 'privacy.delete_phone_number' : 'privacy.run_retention',
+        target: item.kind === 'delete_phone_number' ? { type: 'phone_number', id: item.phone_number_masked! } : { type: 'workspace', id: workspaceId },
+        changes: Object.entries(report)
+          .filter(([, count]) => count > 0)
+          .map(([name]) => name),
+      },
+      nowMs,
+    );
+    await finishPrivacyRequest(workspaceId, requestId, { status: 'complete', report }, nowMs, audit);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    logger.error('privacy request failed', { requestId, error: reason });
+    await finishPrivacyRequest(workspaceId, requestId, { status: 'failed', reason: `Failed: ${reason.slice(0, 300)}` }, Date.now());
+  }
+}

@@ -1,0 +1,108 @@
+import { auditPut, getWorkspaceItem } from '../account/index.ts';
+import { LLM_MODELS } from '../agents/index.ts';
+import { callStorageFacts, getConcurrency } from '../calls/index.ts';
+import { getKyc } from '../numbers/index.ts';
+import type { Principal } from '../platform/auth/gate.ts';
+import { assertScope } from '../platform/auth/scopes.ts';
+import { config } from '../platform/config.ts';
+import { badRequest } from '../platform/errors.ts';
+import { assertVoiceUsable } from '../voices/index.ts';
+import { DEFAULT_LLM_TOKEN_LIMIT, type PutReliabilityInput, type ReliabilitySettings } from './schemas.ts';
+import { reliabilityUpdate, transact } from './store.ts';
+
+/*
+ * Reliability settings, account status, egress and the privacy view of one call
+ * (docs/account-data.md).
+ */
+
+const DAY_MS = 86_400_000;
+
+export async function getReliability(workspaceId: string): Promise<ReliabilitySettings> {
+  const item = (await getWorkspaceItem(workspaceId)) as { llm_token_limit?: number; fallback_llm_model?: string; fallback_voice_ids?: string[] };
+  return {
+    llm_token_limit: item.llm_token_limit ?? DEFAULT_LLM_TOKEN_LIMIT,
+    fallback_llm_model: item.fallback_llm_model ?? null,
+    fallback_voice_ids: item.fallback_voice_ids ?? [],
+  };
+}
+
+/**
+ * PUT /workspace/reliability: admin only (spec Limits); each field given is checked (the
+ * model from the model table, each voice usable by the workspace) and written with its
+ * audit entry in one transaction. `llm_token_limit` is what the chat and playground code
+ * paths read from the workspace item.
+ */
+export async function putReliability(principal: Principal, input: PutReliabilityInput): Promise<ReliabilitySettings> {
+  assertScope(principal.scopes, 'admin');
+  const workspaceId = principal.workspaceId;
+  if (input.fallback_llm_model != null && !(LLM_MODELS as readonly string[]).includes(input.fallback_llm_model)) {
+    throw badRequest(`fallback_llm_model: Unknown model ${input.fallback_llm_model}`);
+  }
+  for (const [index, voiceId] of (input.fallback_voice_ids ?? []).entries()) {
+    await assertVoiceUsable(workspaceId, voiceId).catch(() => {
+      throw badRequest(`fallback_voice_ids.${index}: Unknown voice ${voiceId}`);
+    });
+  }
+  const changes = Object.entries(input)
+    .filter(([, value]) => value !== undefined)
+    .map(([name]) => name);
+  if (changes.length) {
+    await transact([
+      reliabilityUpdate(workspaceId, input),
+      auditPut(workspaceId, principal, { action: 'workspace.reliability.update', target: { type: 'workspace', id: workspaceId }, changes }, Date.now()),
+    ]);
+  }
+  return getReliability(workspaceId);
+}
+
+export async function accountStatus(principal: Principal) {
+  const workspaceId = principal.workspaceId;
+  const [workspace, kyc, concurrency] = await Promise.all([getWorkspaceItem(workspaceId), getKyc(workspaceId), getConcurrency(workspaceId)]);
+  const suspended = typeof (workspace as { suspended_timestamp?: unknown }).suspended_timestamp === 'number';
+  const reasons = suspended ? ['The workspace is suspended'] : [];
+  return {
+    workspace_id: workspaceId,
+    status: suspended ? ('suspended' as const) : ('active' as const),
+    can_work: reasons.length === 0,
+    reasons,
+    verification: { status: kyc.status },
+    // The billing issue fills the codes (shared/billing/spend.ts admits every workspace today).
+    spend: { state: 'ok' as const, codes: [] },
+    concurrency: { limit: concurrency.concurrency_limit, in_use: concurrency.current_concurrency },
+    rate_limits: {
+      per_key_per_minute: principal.credential.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY,
+      per_ip_per_minute: config.RATE_LIMIT_PER_IP,
+    },
+  };
+}
+
+export function workspaceEgress() {
+  const addresses = config.EGRESS_IP_ADDRESSES;
+  return { fixed: addresses.length > 0, addresses };
+}
+
+/** Fields of a call that can identify the caller. */
+const PERSONAL_FIELDS = new Set([
+  'from_number', 'to_number', 'transcript', 'transcript_object', 'transcript_with_tool_calls', 'recording_url',
+  'retell_llm_dynamic_variables', 'collected_dynamic_variables', 'metadata', 'call_analysis', 'public_log_url', 'custom_attributes',
+]);
+
+export async function privacyCallView(workspaceId: string, callId: string) {
+  const facts = await callStorageFacts(workspaceId, callId);
+  const stored = Object.entries(facts.call)
+    .filter(([, value]) => value !== undefined && value !== null && !(typeof value === 'string' && value === ''))
+    .map(([name]) => name)
+    .sort();
+  const days = facts.data_storage_retention_days;
+  return {
+    call_id: callId,
+    data_storage_setting: facts.data_storage_setting,
+    data_storage_retention_days: days,
+    retention_timestamp: days ? facts.created_timestamp + days * DAY_MS : null,
+    stored_fields: stored,
+    personal_fields: stored.filter((name) => PERSONAL_FIELDS.has(name)),
+    recording: facts.recording,
+    scrubbed: facts.scrubbed,
+    unscrubbed_copy: facts.unscrubbed_copy,
+  };
+}

@@ -1,0 +1,283 @@
+import { notFound } from '../platform/errors.ts';
+import { keys } from '../platform/store/keys.ts';
+import { ConditionFailed, defineEntity, table, type TransactOp } from '../platform/store/table.ts';
+import type { ErasureReport, ExportFormat, ExportStatus, ExportType, RetentionReport } from './schemas.ts';
+
+/*
+ * The account-data items (docs/data-model.md):
+ * - exports, `WS#<ws>#EXPORT` / `EXPORT#<id>` (time-ordered IDs, newest first), TTL with their file;
+ * - assets, `WS#<ws>#ASSET` / `ASSET#<id>`, and their public pointer `ASSETPUB#<id>` (the
+ *   public route has no workspace), written and deleted together;
+ * - privacy requests, `WS#<ws>#PRIVACY` / `REQ#<id>`;
+ * - the reliability settings: attributes of the workspace item (`WS#<ws>`/`WORKSPACE`), where
+ *   the conversation runtime's callers read `llm_token_limit` (shared/chats).
+ */
+
+export interface ExportItem {
+  type: 'export';
+  export_id: string;
+  workspace_id: string;
+  export_type: ExportType;
+  format: ExportFormat;
+  status: ExportStatus;
+  start_timestamp?: number;
+  end_timestamp?: number;
+  filter_criteria?: Record<string, unknown>;
+  row_count: number;
+  size_bytes: number;
+  object_key: string;
+  failure_reason?: string;
+  created_timestamp: number;
+  started_timestamp?: number;
+  completed_timestamp?: number;
+  expires_at: number;
+}
+
+export const exportsEntity = defineEntity<ExportItem, [workspaceId: string, exportId: string]>({
+  key: keys.exportJob,
+  notFound: (_ws, id) => notFound(`Export ${id} not found`),
+});
+
+export async function putExport(item: ExportItem): Promise<void> {
+  await table.put({ Item: { ...keys.exportJob(item.workspace_id, item.export_id), ...item }, ConditionExpression: 'attribute_not_exists(pk)' });
+}
+
+/** pending → running: only one consumer of a (redelivered) message starts it. */
+export async function markExportRunning(workspaceId: string, exportId: string, nowMs: number): Promise<boolean> {
+  try {
+    await table.update({
+      Key: keys.exportJob(workspaceId, exportId),
+      UpdateExpression: 'SET #status = :running, started_timestamp = :now',
+      ConditionExpression: '#status = :pending',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':now': nowMs },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+export async function recordExportProgress(workspaceId: string, exportId: string, rowCount: number): Promise<void> {
+  await table.update({
+    Key: keys.exportJob(workspaceId, exportId),
+    UpdateExpression: 'SET row_count = :rows',
+    ConditionExpression: '#status = :running',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':rows': rowCount, ':running': 'running' },
+  });
+}
+
+/** running → complete or failed (conditional: an export ends once). */
+export async function finishExport(
+  workspaceId: string,
+  exportId: string,
+  outcome: { status: 'complete'; rowCount: number; sizeBytes: number } | { status: 'failed'; reason: string },
+  nowMs: number,
+): Promise<boolean> {
+  const complete = outcome.status === 'complete';
+  try {
+    await table.update({
+      Key: keys.exportJob(workspaceId, exportId),
+      UpdateExpression: complete
+        ? 'SET #status = :status, row_count = :rows, size_bytes = :size, completed_timestamp = :now'
+        : 'SET #status = :status, failure_reason = :reason, completed_timestamp = :now',
+      ConditionExpression: '#status IN (:pending, :running)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':status': outcome.status,
+        ':now': nowMs,
+        ':pending': 'pending',
+        ':running': 'running',
+        ...(complete ? { ':rows': outcome.rowCount, ':size': outcome.sizeBytes } : { ':reason': outcome.reason }),
+      },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** A page of a workspace's exports by ID (time-ordered), after `after`. */
+export async function queryExports(
+  workspaceId: string,
+  input: { limit: number; descending: boolean; after?: string },
+): Promise<{ items: ExportItem[]; more: boolean }> {
+  const partition = keys.exportJobs(workspaceId);
+  const values: Record<string, unknown> = { ':pk': partition.pk, ':prefix': partition.skPrefix };
+  const page = await table.queryPage<ExportItem>({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: values,
+    ScanIndexForward: !input.descending,
+    Limit: input.limit + 1,
+    ...(input.after ? { ExclusiveStartKey: keys.exportJob(workspaceId, input.after) } : {}),
+  });
+  return { items: page.items.slice(0, input.limit), more: page.items.length > input.limit };
+}
+
+export async function allExports(workspaceId: string): Promise<ExportItem[]> {
+  const partition = keys.exportJobs(workspaceId);
+  return table.queryAll<ExportItem>({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
+  });
+}
+
+export const deleteExportItem = (workspaceId: string, exportId: string) => table.delete({ Key: keys.exportJob(workspaceId, exportId) });
+
+// ---------------------------------------------------------------------------------------
+// Assets
+
+export interface AssetItem {
+  type: 'asset';
+  asset_id: string;
+  workspace_id: string;
+  content_type: string;
+  kind: 'image' | 'audio';
+  file_name: string;
+  file_size: number;
+  duration_ms?: number;
+  object_key: string;
+  created_timestamp: number;
+}
+
+export interface AssetPointer {
+  asset_id: string;
+  workspace_id: string;
+  content_type: string;
+  object_key: string;
+}
+
+export const assetsEntity = defineEntity<AssetItem, [workspaceId: string, assetId: string]>({
+  key: keys.asset,
+  notFound: (_ws, id) => notFound(`Asset ${id} not found`),
+});
+
+/** The record and its public pointer, in one transaction (both new). */
+export async function putAsset(item: AssetItem): Promise<void> {
+  const pointer: AssetPointer = { asset_id: item.asset_id, workspace_id: item.workspace_id, content_type: item.content_type, object_key: item.object_key };
+  await table.transact([
+    { Put: { Item: { ...keys.asset(item.workspace_id, item.asset_id), ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    { Put: { Item: { ...keys.assetPublic(item.asset_id), ...pointer }, ConditionExpression: 'attribute_not_exists(pk)' } },
+  ]);
+}
+
+export const getAssetPointer = (assetId: string) => table.get<AssetPointer>(keys.assetPublic(assetId));
+
+export async function queryAssets(workspaceId: string): Promise<AssetItem[]> {
+  const partition = keys.assets(workspaceId);
+  return table.queryAll<AssetItem>({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
+  });
+}
+
+/** Deletes the record (it must exist) and the pointer together: the public URL stops with the record. */
+export async function deleteAssetItems(workspaceId: string, assetId: string): Promise<void> {
+  await table.transact([
+    { Delete: { Key: keys.asset(workspaceId, assetId), ConditionExpression: 'attribute_exists(pk)' } },
+    { Delete: { Key: keys.assetPublic(assetId), ConditionExpression: 'workspace_id = :ws', ExpressionAttributeValues: { ':ws': workspaceId } } },
+  ]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Privacy requests
+
+export interface PrivacyRequestItem {
+  type: 'privacy_request';
+  request_id: string;
+  workspace_id: string;
+  kind: 'delete_phone_number' | 'run_retention';
+  status: 'pending' | 'running' | 'complete' | 'failed';
+  /** Only while the erase is pending or running; removed when it ends. */
+  phone_number?: string;
+  phone_number_masked?: string;
+  report?: ErasureReport | RetentionReport;
+  failure_reason?: string;
+  created_timestamp: number;
+  completed_timestamp?: number;
+}
+
+export const privacyRequests = defineEntity<PrivacyRequestItem, [workspaceId: string, requestId: string]>({
+  key: keys.privacyRequest,
+  notFound: (_ws, id) => notFound(`Privacy request ${id} not found`),
+});
+
+export async function putPrivacyRequest(item: PrivacyRequestItem): Promise<void> {
+  await table.put({ Item: { ...keys.privacyRequest(item.workspace_id, item.request_id), ...item }, ConditionExpression: 'attribute_not_exists(pk)' });
+}
+
+export async function markPrivacyRunning(workspaceId: string, requestId: string): Promise<void> {
+  await table.update({
+    Key: keys.privacyRequest(workspaceId, requestId),
+    UpdateExpression: 'SET #status = :running',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':running': 'running' },
+  });
+}
+
+/**
+ * Ends a request with its report (or failure), removing the number it held, with the
+ * audit entry in the same transaction (`audit`: the account domain's Put).
+ */
+export async function finishPrivacyRequest(
+  workspaceId: string,
+  requestId: string,
+  outcome: { status: 'complete'; report: ErasureReport | RetentionReport } | { status: 'failed'; reason: string },
+  nowMs: number,
+  audit?: TransactOp,
+): Promise<void> {
+  const complete = outcome.status === 'complete';
+  await table.transact([
+    {
+      Update: {
+        Key: keys.privacyRequest(workspaceId, requestId),
+        UpdateExpression: `SET #status = :status, completed_timestamp = :now, ${complete ? 'report = :report' : 'failure_reason = :reason'} REMOVE phone_number`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':status': outcome.status, ':now': nowMs, ...(complete ? { ':report': outcome.report } : { ':reason': outcome.reason }) },
+      },
+    },
+    ...(audit ? [audit] : []),
+  ]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Reliability settings (attributes of the workspace item)
+
+export interface ReliabilityAttributes {
+  llm_token_limit?: number;
+  fallback_llm_model?: string | null;
+  fallback_voice_ids?: string[];
+}
+
+export const reliabilityKey = (workspaceId: string) => keys.workspace(workspaceId);
+
+/** The Update of the workspace item that sets the given settings (null removes the fallback model). */
+export function reliabilityUpdate(workspaceId: string, input: ReliabilityAttributes): TransactOp {
+  const sets: string[] = [];
+  const removes: string[] = [];
+  const values: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(input)) {
+    if (value === undefined) continue;
+    if (value === null) removes.push(name);
+    else {
+      sets.push(`${name} = :${name}`);
+      values[`:${name}`] = value;
+    }
+  }
+  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
+  return {
+    Update: {
+      Key: reliabilityKey(workspaceId),
+      UpdateExpression: expression,
+      ConditionExpression: 'attribute_exists(pk)',
+      ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+    },
+  };
+}
+
+export const transact = (operations: TransactOp[]) => table.transact(operations);

@@ -1,0 +1,147 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startBackgroundWork } from '../../local/background.ts';
+import { applyRetention } from '../../shared/account-data/index.ts';
+import { JOBS } from '../../shared/jobs.ts';
+import { config } from '../../shared/platform/config.ts';
+import { db } from '../../shared/platform/store/db.ts';
+import { startTestApp } from '../support/app.ts';
+import { apiKeyBody, freshNumber, newAgent } from '../support/factories.ts';
+import { eventually } from '../support/webhook-receiver.ts';
+
+const app = await startTestApp();
+const background = startBackgroundWork(JOBS.filter((job) => job.name === 'export-jobs'));
+afterAll(() => background.stop());
+
+const DAY = 86_400_000;
+
+async function setup(agentFields: Record<string, unknown> = {}) {
+  const ws = await app.newWorkspace();
+  const { agent } = await newAgent(ws.api, { agent: agentFields });
+  const from = freshNumber();
+  await ws.api.post('/import-phone-number', {
+    body: { phone_number: from, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
+  });
+  const dial = async (to: string) => (await ws.api.post('/v2/create-phone-call', { body: { from_number: from, to_number: to } })).body;
+  return { ws, dial };
+}
+
+/** Every item of the table holding the text anywhere (a full scan). */
+async function itemsMentioning(text: string): Promise<unknown[]> {
+  const found: unknown[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(new ScanCommand({ TableName: config.TABLE_NAME, ExclusiveStartKey: start }));
+    for (const item of page.Items ?? []) if (JSON.stringify(item).includes(text)) found.push(item);
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return found;
+}
+
+const completed = (ws: { api: any }, id: string) =>
+  eventually(async () => (await ws.api.get(`/privacy/requests/${id}`)).body, (r) => r.status === 'complete' || r.status === 'failed', 30_000);
+
+describe('privacy', () => {
+  it('erases a number\'s calls, contact and exports, leaving no trace in a full table scan; a second erase finds nothing', async () => {
+    const { ws, dial } = await setup();
+    const person = `+1415${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+    const kept = await dial('+14155550199');
+    for (let i = 0; i < 3; i++) await dial(person);
+    expect((await ws.api.post('/create-contact', { body: { phone_number: person, first_name: 'Ada' } })).status).toBe(201);
+    const exported = await ws.api.post('/exports', { body: { type: 'calls', format: 'csv' } });
+    await eventually(async () => (await ws.api.get(`/exports/${exported.body.export_id}`)).body, (e) => e.status === 'complete', 30_000);
+    expect((await itemsMentioning(person)).length).toBeGreaterThan(0);
+
+    const started = await ws.api.post('/privacy/delete-phone-number', { body: { phone_number: person } });
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ kind: 'delete_phone_number', status: 'pending', phone_number_masked: `***${person.slice(-4)}` });
+    const done = await completed(ws, started.body.request_id);
+    expect(done).toMatchObject({
+      status: 'complete',
+      report: { calls_deleted: 3, recordings_deleted: 0, chats_deleted: 0, sms_deleted: 0, contacts_deleted: 1, exports_deleted: 1 },
+    });
+    expect(await itemsMentioning(person)).toEqual([]);
+    expect((await ws.api.get(`/v2/get-call/${kept.call_id}`)).status).toBe(200);
+    expect((await ws.api.get(`/exports/${exported.body.export_id}`)).status).toBe(404);
+    const audit = (await ws.api.get('/audit-log')).body as any[];
+    expect(audit[0]).toMatchObject({ action: 'privacy.delete_phone_number', target: { type: 'phone_number', id: `***${person.slice(-4)}` } });
+
+    const again = await ws.api.post('/privacy/delete-phone-number', { body: { phone_number: person } });
+    expect((await completed(ws, again.body.request_id)).report).toEqual({
+      calls_deleted: 0, recordings_deleted: 0, chats_deleted: 0, sms_deleted: 0, contacts_deleted: 0, exports_deleted: 0,
+    });
+    const bad = await ws.api.post('/privacy/delete-phone-number', { body: { phone_number: '555-0100' } });
+    expect(bad.body).toEqual({ status: 400, message: 'phone_number: Must be an E.164 number, e.g. +14155550100' });
+    const other = await app.newWorkspace();
+    expect((await other.api.get(`/privacy/requests/${started.body.request_id}`)).status).toBe(404);
+  }, 60_000);
+
+  it('applies the agents\' retention by day (a fake clock), and the call view tells when', async () => {
+    const { ws, dial } = await setup({ data_storage_retention_days: 2 });
+    const callId = (await dial('+14155550123')).call_id;
+    const view = await ws.api.get(`/privacy/call/${callId}`);
+    expect(view.status).toBe(200);
+    expect(view.body).toMatchObject({
+      call_id: callId,
+      data_storage_setting: 'everything',
+      data_storage_retention_days: 2,
+      recording: false,
+      scrubbed: false,
+      unscrubbed_copy: false,
+    });
+    expect(view.body.personal_fields).toEqual(expect.arrayContaining(['from_number', 'to_number']));
+    const createdAt = view.body.retention_timestamp - 2 * DAY;
+    expect(Math.abs(createdAt - Date.now())).toBeLessThan(60_000);
+
+    expect(await applyRetention(ws.workspace_id, createdAt + 2 * DAY - 1)).toEqual({ calls_deleted: 0, chats_deleted: 0, calls_examined: 1, chats_examined: 0 });
+    expect((await ws.api.get(`/v2/get-call/${callId}`)).status).toBe(200);
+    expect(await applyRetention(ws.workspace_id, createdAt + 2 * DAY)).toEqual({ calls_deleted: 1, chats_deleted: 0, calls_examined: 1, chats_examined: 0 });
+    expect((await ws.api.get(`/v2/get-call/${callId}`)).status).toBe(404);
+    expect((await ws.api.get(`/privacy/call/${callId}`)).status).toBe(404);
+
+    const run = await ws.api.post('/privacy/run-retention');
+    expect(run.status).toBe(202);
+    expect((await completed(ws, run.body.request_id)).report).toEqual({ calls_deleted: 0, chats_deleted: 0, calls_examined: 0, chats_examined: 0 });
+  }, 60_000);
+
+  it('keeps privacy routes to admin keys', async () => {
+    const ws = await app.newWorkspace();
+    const scoped = await ws.api.post('/api-keys', { body: apiKeyBody({ scopes: ['calls'] }) });
+    const res = await fetch(`${app.url}/privacy/run-retention`, { method: 'POST', headers: { authorization: `Bearer ${scoped.body.api_key}` } });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({ status: 403, message: 'This API key lacks the "admin" scope' });
+  });
+});
+
+describe('reliability, account status, egress', () => {
+  it('validates, stores and audits the workspace LLM token limit and fallbacks', async () => {
+    const ws = await app.newWorkspace();
+    expect((await ws.api.get('/workspace/reliability')).body).toEqual({ llm_token_limit: 32768, fallback_llm_model: null, fallback_voice_ids: [] });
+    const low = await ws.api.put('/workspace/reliability', { body: { llm_token_limit: 1023 } });
+    expect(low.body).toEqual({ status: 400, message: 'llm_token_limit: Must be from 1024 to 131072' });
+    const model = await ws.api.put('/workspace/reliability', { body: { fallback_llm_model: 'gpt-0' } });
+    expect(model.body).toEqual({ status: 400, message: 'fallback_llm_model: Unknown model gpt-0' });
+    const set = await ws.api.put('/workspace/reliability', { body: { llm_token_limit: 4096, fallback_llm_model: 'gpt-4.1-mini' } });
+    expect(set.body).toEqual({ llm_token_limit: 4096, fallback_llm_model: 'gpt-4.1-mini', fallback_voice_ids: [] });
+    expect((await ws.api.get('/workspace/reliability')).body.llm_token_limit).toBe(4096);
+    expect((await ws.api.get('/audit-log')).body[0]).toMatchObject({ action: 'workspace.reliability.update', changes: ['llm_token_limit', 'fallback_llm_model'] });
+    const cleared = await ws.api.put('/workspace/reliability', { body: { fallback_llm_model: null } });
+    expect(cleared.body.fallback_llm_model).toBeNull();
+  });
+
+  it('answers the account status and the egress addresses', async () => {
+    const ws = await app.newWorkspace();
+    const status = await ws.api.get('/account-status');
+    expect(status.body).toEqual({
+      workspace_id: ws.workspace_id,
+      status: 'active',
+      can_work: true,
+      reasons: [],
+      verification: { status: 'not_submitted' },
+      spend: { state: 'ok', codes: [] },
+      concurrency: { limit: 20, in_use: 0 },
+      rate_limits: { per_key_per_minute: 600, per_ip_per_minute: 3000 },
+    });
+    expect((await ws.api.get('/workspace/egress')).body).toEqual({ fixed: false, addresses: [] });
+  });
+});
