@@ -25,6 +25,8 @@ export interface ParleyResources {
   callStepsQueue: sqs.IQueue;
   /** Steps of contacts jobs (the backfill). */
   contactJobsQueue: sqs.IQueue;
+  /** Steps of integrations jobs (CRM syncs). */
+  integrationJobsQueue: sqs.IQueue;
   vendorSecret: secretsmanager.ISecret;
   /** Call recordings and their unscrubbed originals (shared/platform/aws/object-store.ts). */
   recordingsBucket: s3.IBucket;
@@ -44,6 +46,8 @@ export interface ParleyAccess {
   callStepsQueue?: readonly QueueUse[];
   /** `send` for the contacts domain (starting a job), `consume` and `send` for the contact-jobs job. */
   contactJobsQueue?: readonly QueueUse[];
+  /** `send` for the integrations domain (starting a sync), `consume` and `send` for the integration-jobs job. */
+  integrationJobsQueue?: readonly QueueUse[];
   vendorSecret?: 'read';
   /** Objects under `recordings/` in the recordings bucket: read, write (with tags), delete. */
   recordings?: 'readWrite';
@@ -104,7 +108,7 @@ export class ParleyFunction extends NodejsFunction {
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH });
     logGroup.grantWrite(role);
 
-    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, vendorSecret, recordingsBucket } = props.resources;
+    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, integrationJobsQueue, vendorSecret, recordingsBucket } = props.resources;
     super(scope, id, {
       entry: props.entry,
       handler: 'handler',
@@ -125,6 +129,7 @@ export class ParleyFunction extends NodejsFunction {
         WEBHOOK_QUEUE_URL: webhookQueue.queueUrl,
         CALL_STEPS_QUEUE_URL: callStepsQueue.queueUrl,
         CONTACT_JOBS_QUEUE_URL: contactJobsQueue.queueUrl,
+        INTEGRATION_JOBS_QUEUE_URL: integrationJobsQueue.queueUrl,
         VENDOR_SECRET_ID: vendorSecret.secretArn,
         RECORDINGS_BUCKET: recordingsBucket.bucketName,
         PARLEY_ENV: 'production',
@@ -191,6 +196,7 @@ export class ParleyFunction extends NodejsFunction {
       [webhookQueue, props.access.webhookQueue],
       [callStepsQueue, props.access.callStepsQueue],
       [contactJobsQueue, props.access.contactJobsQueue],
+      [integrationJobsQueue, props.access.integrationJobsQueue],
     ] as const) {
       if (uses?.includes('send')) queue.grantSendMessages(this);
       if (uses?.includes('consume')) queue.grantConsumeMessages(this);

@@ -66,6 +66,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Chats run the agent's engine (language-model credentials), sign custom function requests
   // with the webhook key, and queue chat events.
   chats: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
+  // OAuth clients and pasted credentials (vendor settings), tokens sealed and opened (the
+  // envelope's data keys), CRM sync jobs queued.
+  integrations: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['send'] },
 };
 
 /**
@@ -113,10 +116,15 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite' },
   // A step reads a page of calls (or an import chunk) and writes contacts; the next is re-queued.
   'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'] },
+  // A CRM sync step reads contacts and ended calls (it bundles both domains' indexes, hence the
+  // recordings grant as for contacts), opens and refreshes the connection's tokens (seals the
+  // new ones), and queues its next step.
+  'integration-jobs': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['consume', 'send'], recordings: 'readWrite' },
   // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
   // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
   'batch-tick': { table: 'readWrite', callStepsQueue: ['send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
-  'oauth-refresh': { table: 'readWrite' },
+  // Refreshes open the refresh token and seal the new tokens; OAuth clients come from the vendor settings.
+  'oauth-refresh': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'] },
   'billing-hourly': { table: 'readWrite' },
 };
 
@@ -136,8 +144,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   account: 40,
   // The $default route's 404s (each after a per-IP rate-limit write) land here.
   meta: 30,
-  // 87 (from 100) leaves room for contacts and the live monitor within the 450 the stack's tests allow.
-  agents: 87,
+  // 82 (from 100) leaves room for contacts, the live monitor and integrations within the 450 the stack's tests allow.
+  agents: 82,
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
@@ -153,12 +161,17 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   contacts: 8,
   // Batch CRUD at human speed (creating a 10,000-task batch writes for seconds); 3 keeps the total at 450.
   batches: 3,
+  // OAuth and app configuration at human speed, vendor tests and tool runs (seconds); 3 + 2 for
+  // its job were taken from agents.
+  integrations: 3,
   // At least WEBHOOK_MAX_CONCURRENCY, or the event source's own polling would be throttled.
   'webhook-delivery': 25,
   // At least CALL_STEPS_MAX_CONCURRENCY: each step is one turn of a call, seconds at most.
   'call-steps': 25,
   // At least CONTACT_JOBS_MAX_CONCURRENCY.
   'contact-jobs': 2,
+  // At least INTEGRATION_JOBS_MAX_CONCURRENCY.
+  'integration-jobs': 2,
   // One invocation a minute that runs ~70 s, so at most two overlap; the lease does the rest.
   'batch-tick': 3,
   'oauth-refresh': 2,
@@ -187,6 +200,9 @@ export const CALL_STEPS_MAX_CONCURRENCY = 20;
 
 /** Concurrent contact-jobs executions its event source may use (below its reservation; a backfill is one chain of messages). */
 export const CONTACT_JOBS_MAX_CONCURRENCY = 2;
+
+/** Concurrent integration-jobs executions its event source may use (a CRM sync is one chain of messages). */
+export const INTEGRATION_JOBS_MAX_CONCURRENCY = 2;
 
 export interface Throttle {
   /** Steady requests per second. */
@@ -251,6 +267,8 @@ export class ParleyStack extends Stack {
   readonly callStepsDeadLetters: sqs.Queue;
   readonly contactJobsQueue: sqs.Queue;
   readonly contactJobsDeadLetters: sqs.Queue;
+  readonly integrationJobsQueue: sqs.Queue;
+  readonly integrationJobsDeadLetters: sqs.Queue;
   /** Scheduled invocations EventBridge could not deliver to their function. */
   readonly scheduleDeadLetters: sqs.Queue;
   /** Hourly billing invocations that failed after Lambda's retries (on-failure destination). */
@@ -350,6 +368,19 @@ export class ParleyStack extends Stack {
       deadLetterQueue: { queue: this.contactJobsDeadLetters, maxReceiveCount: 5 },
     });
 
+    // Steps of integrations jobs (CRM syncs); five failed receives stop the job, with an alarm.
+    this.integrationJobsDeadLetters = new sqs.Queue(this, 'IntegrationJobsDeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.integrationJobsQueue = new sqs.Queue(this, 'IntegrationJobsQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(jobNamed('integration-jobs').timeoutSeconds * 6),
+      deadLetterQueue: { queue: this.integrationJobsDeadLetters, maxReceiveCount: 5 },
+    });
+
     // Dead letters of the schedules (EventBridge could not invoke the function) and billing's
     // failed invocations; both alarm on their first message. SQS-managed encryption, as above.
     this.scheduleDeadLetters = new sqs.Queue(this, 'ScheduleDeadLetters', {
@@ -418,6 +449,7 @@ export class ParleyStack extends Stack {
       webhookQueue: this.webhookQueue,
       callStepsQueue: this.callStepsQueue,
       contactJobsQueue: this.contactJobsQueue,
+      integrationJobsQueue: this.integrationJobsQueue,
       vendorSecret: this.vendorSecret,
       recordingsBucket: this.recordingsBucket,
     };
@@ -528,6 +560,14 @@ export class ParleyStack extends Stack {
       }),
     );
 
+    this.backgroundFunctions['integration-jobs'].addEventSource(
+      new SqsEventSource(this.integrationJobsQueue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency: INTEGRATION_JOBS_MAX_CONCURRENCY,
+      }),
+    );
+
     const alarmTopicArn = props.alarmTopicArn ?? (contextValue(this, 'alarmTopicArn') as string | undefined);
     const alarmAction = alarmTopicArn
       ? new cloudwatchActions.SnsAction(sns.Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn))
@@ -536,6 +576,7 @@ export class ParleyStack extends Stack {
     this.alarmOnFirstMessage('BillingFailuresAlarm', this.billingFailures, 'An hourly billing run failed after its retries', alarmAction);
     this.alarmOnFirstMessage('CallStepsDeadLettersAlarm', this.callStepsDeadLetters, 'A call step failed five times; its call is stuck', alarmAction);
     this.alarmOnFirstMessage('ContactJobsDeadLettersAlarm', this.contactJobsDeadLetters, 'A contacts job step failed five times; its job stopped', alarmAction);
+    this.alarmOnFirstMessage('IntegrationJobsDeadLettersAlarm', this.integrationJobsDeadLetters, 'A CRM sync step failed five times; its job stopped', alarmAction);
 
     // Lambda retries a failed asynchronous invocation twice by itself. The minute jobs are
     // not retried (the next minute's run does the same work, under the same lease), and an

@@ -23,5 +23,6 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   chats: () => import('../functions/chats.ts'),
   contacts: () => import('../functions/contacts.ts'),
   batches: () => import('../functions/batches.ts'),
+  integrations: () => import('../functions/integrations.ts'),
   meta: () => import('../functions/meta.ts'),
 };

@@ -11,6 +11,7 @@ import { contactRoutes } from './contacts/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
 import { flowRoutes } from './agents/flow-routes.ts';
 import { llmRoutes } from './agents/llm-routes.ts';
+import { integrationRoutes } from './integrations/routes.ts';
 import { metaRoutes } from './meta/routes.ts';
 import { connectionTestRoutes } from './numbers/connection-test-routes.ts';
 import { phoneNumberRoutes } from './numbers/phone-number-routes.ts';
@@ -40,6 +41,7 @@ export const routeTable = {
   ...liveCallRoutes,
   ...contactRoutes,
   ...batchRoutes,
+  ...integrationRoutes,
   ...metaRoutes,
 } satisfies Record<string, RouteDefinition>;
 

@@ -128,6 +128,10 @@ const configSchema = () => z.object({
   CALL_STEPS_QUEUE_URL: optionalString,
   /** Steps of contacts jobs (the backfill: shared/contacts/backfill.ts); absent locally, as above. */
   CONTACT_JOBS_QUEUE_URL: optionalString,
+  /** Steps of integrations jobs (CRM syncs: shared/integrations/crm.ts); absent locally, as above. */
+  INTEGRATION_JOBS_QUEUE_URL: optionalString,
+  /** Where the OAuth callback sends the browser back to (the dashboard); default PUBLIC_BASE_URL. */
+  DASHBOARD_URL: optionalString,
   /**
    * The S3 bucket of call recordings (shared/platform/aws/object-store.ts); absent locally,
    * where a folder under DATA_DIR stands in and the local server serves its signed URLs.

@@ -96,12 +96,13 @@ const mentions = (statement: Statement, logicalIds: readonly string[]) =>
   logicalIds.some((id) => JSON.stringify(statement.Resource).includes(`"${id}"`));
 
 /** The logical IDs of the queues a ParleyAccess names, by its option. */
-type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue', string>;
+type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue' | 'integrationJobsQueue', string>;
 
 const queueIdsOf = (synthed: Synth): QueueIds => ({
   webhookQueue: logicalId(synthed, synthed.stack.webhookQueue),
   callStepsQueue: logicalId(synthed, synthed.stack.callStepsQueue),
   contactJobsQueue: logicalId(synthed, synthed.stack.contactJobsQueue),
+  integrationJobsQueue: logicalId(synthed, synthed.stack.integrationJobsQueue),
 });
 
 /**
@@ -246,6 +247,7 @@ describe('ParleyStack', () => {
           'WEBHOOK_QUEUE_URL',
           'CALL_STEPS_QUEUE_URL',
           'CONTACT_JOBS_QUEUE_URL',
+          'INTEGRATION_JOBS_QUEUE_URL',
           ...liveSettings,
         ].sort(),
       );
@@ -287,6 +289,7 @@ describe('ParleyStack', () => {
       webhookQueue: new sqs.Queue(stack, 'Queue'),
       callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
       contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
+      integrationJobsQueue: new sqs.Queue(stack, 'IntegrationJobsQueue'),
       vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
       recordingsBucket: new s3.Bucket(stack, 'Recordings', { encryption: s3.BucketEncryption.KMS, encryptionKey: key }),
     };
@@ -297,6 +300,7 @@ describe('ParleyStack', () => {
       // What the calls domain will need: schedule a call's steps, never consume them.
       callStepsQueue: ['send'],
       contactJobsQueue: ['send'],
+      integrationJobsQueue: ['send'],
       vendorSecret: 'read',
       recordings: 'readWrite',
     };
@@ -305,6 +309,7 @@ describe('ParleyStack', () => {
       webhookQueue: stack.getLogicalId(resources.webhookQueue.node.defaultChild as CfnResource),
       callStepsQueue: stack.getLogicalId(resources.callStepsQueue.node.defaultChild as CfnResource),
       contactJobsQueue: stack.getLogicalId(resources.contactJobsQueue.node.defaultChild as CfnResource),
+      integrationJobsQueue: stack.getLogicalId(resources.integrationJobsQueue.node.defaultChild as CfnResource),
     };
     expectGrantsMatch(statementsOf(stack, Template.fromStack(stack), fn), access, 'all options', queues);
   });
