@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { decryptSecret, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
-import { badGateway, badRequest, conflict, notFound } from '../platform/errors.ts';
+import { decryptSecret, DecryptionFailed, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
+import { badGateway, badRequest, conflict, notFound, unprocessable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { GrantRevoked, ProviderFailed, refreshGrant, type TokenSet } from '../vendors/oauth/client.ts';
 import { isOAuthProvider, PROVIDER_TABLE, resolveProvider, type KeptValue, type OAuthProviderName, type ProviderOptions } from '../vendors/oauth/providers.ts';
@@ -41,8 +41,15 @@ export const connectionContext = (workspaceId: string, connectionId: string) => 
 export const sealSecrets = (workspaceId: string, connectionId: string, secrets: ConnectionSecrets) =>
   encryptSecret(JSON.stringify(secrets), connectionContext(workspaceId, connectionId));
 
-export async function openSecrets(item: Pick<ConnectionItem, 'workspace_id' | 'connection_id' | 'secret'>): Promise<ConnectionSecrets> {
-  return JSON.parse(await decryptSecret(item.secret, connectionContext(item.workspace_id, item.connection_id))) as ConnectionSecrets;
+/** Opens a connection's secrets; a ciphertext that is not this connection's (moved, tampered) is a 422, never used. */
+export async function openSecrets(item: Pick<ConnectionItem, 'workspace_id' | 'connection_id' | 'secret' | 'provider'>): Promise<ConnectionSecrets> {
+  try {
+    return JSON.parse(await decryptSecret(item.secret, connectionContext(item.workspace_id, item.connection_id))) as ConnectionSecrets;
+  } catch (error) {
+    if (!(error instanceof DecryptionFailed)) throw error;
+    logger.error('integration connection: stored credentials do not open', { workspace_id: item.workspace_id, connection_id: item.connection_id });
+    throw unprocessable(`The stored credentials of this ${item.provider} connection cannot be opened; reconnect it`);
+  }
 }
 
 /** Whether the minute job and use-time refresh apply to a provider's tokens (notion's never expire). */
