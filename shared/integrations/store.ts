@@ -437,7 +437,8 @@ export async function recordSyncStep(
   try {
     await table.put({
       Item: { ...keys.crmSyncJob(job.workspace_id, job.sync_job_id), ...job, ...next },
-      ConditionExpression: 'cursor = :cursor',
+      ConditionExpression: '#cursor = :cursor',
+      ExpressionAttributeNames: { '#cursor': 'cursor' },
       ExpressionAttributeValues: { ':cursor': job.cursor },
     });
     return true;
