@@ -566,7 +566,7 @@ describe('throttling and isolation', () => {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
-      /would reserve 1063 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+      /would reserve 1068 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
@@ -594,8 +594,8 @@ describe('scheduled jobs', () => {
     expect(Object.keys(deployed.template.findResources('AWS::Events::Rule'))).toHaveLength(live.length);
     expect(Object.keys(deployed.template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(live.length);
     for (const job of JOBS) expect(deployed.stack.backgroundFunctions[job.name], job.name).toBeDefined();
-    // Batch calls exist, so their tick is scheduled; the other scheduled jobs are placeholders.
-    expect(live.map((job) => job.name)).toEqual(['batch-tick']);
+    // Batch calls and OAuth connections exist, so their minute jobs are scheduled; billing is a placeholder.
+    expect(live.map((job) => job.name)).toEqual(['batch-tick', 'oauth-refresh']);
   });
 
   const invokeConfigOf = (name: BackgroundName) => {
@@ -669,7 +669,7 @@ describe('scheduled jobs', () => {
     const topic = 'arn:aws:sns:us-east-1:111122223333:parley-alarms';
     const synthed = synth(undefined, false, {}, { alarmTopicArn: topic });
     const alarms = Object.values(synthed.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(4);
+    expect(alarms).toHaveLength(5);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([topic]);
     for (const alarm of Object.values(parley.template.findResources('AWS::CloudWatch::Alarm'))) {
       expect(alarm.Properties.AlarmActions).toBeUndefined();
