@@ -27,6 +27,8 @@ export interface ParleyResources {
   contactJobsQueue: sqs.IQueue;
   /** Account-data jobs (exports, privacy erases, retention runs). */
   exportJobsQueue: sqs.IQueue;
+  /** Steps of integrations jobs (CRM syncs). */
+  integrationJobsQueue: sqs.IQueue;
   vendorSecret: secretsmanager.ISecret;
   /** Call recordings and their unscrubbed originals (shared/platform/aws/object-store.ts). */
   recordingsBucket: s3.IBucket;
@@ -48,6 +50,8 @@ export interface ParleyAccess {
   contactJobsQueue?: readonly QueueUse[];
   /** `send` for the account-data domain (starting a job), `consume` for the export-jobs job. */
   exportJobsQueue?: readonly QueueUse[];
+  /** `send` for the integrations domain (starting a sync), `consume` and `send` for the integration-jobs job. */
+  integrationJobsQueue?: readonly QueueUse[];
   vendorSecret?: 'read';
   /** Objects under `recordings/` in the recordings bucket: read, write (with tags), delete. */
   recordings?: 'readWrite';
@@ -110,7 +114,7 @@ export class ParleyFunction extends NodejsFunction {
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH });
     logGroup.grantWrite(role);
 
-    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, exportJobsQueue, vendorSecret, recordingsBucket } = props.resources;
+    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, exportJobsQueue, integrationJobsQueue, vendorSecret, recordingsBucket } = props.resources;
     super(scope, id, {
       entry: props.entry,
       handler: 'handler',
@@ -132,6 +136,7 @@ export class ParleyFunction extends NodejsFunction {
         CALL_STEPS_QUEUE_URL: callStepsQueue.queueUrl,
         CONTACT_JOBS_QUEUE_URL: contactJobsQueue.queueUrl,
         EXPORT_JOBS_QUEUE_URL: exportJobsQueue.queueUrl,
+        INTEGRATION_JOBS_QUEUE_URL: integrationJobsQueue.queueUrl,
         VENDOR_SECRET_ID: vendorSecret.secretArn,
         RECORDINGS_BUCKET: recordingsBucket.bucketName,
         PARLEY_ENV: 'production',
@@ -199,6 +204,7 @@ export class ParleyFunction extends NodejsFunction {
       [callStepsQueue, props.access.callStepsQueue],
       [contactJobsQueue, props.access.contactJobsQueue],
       [exportJobsQueue, props.access.exportJobsQueue],
+      [integrationJobsQueue, props.access.integrationJobsQueue],
     ] as const) {
       if (uses?.includes('send')) queue.grantSendMessages(this);
       if (uses?.includes('consume')) queue.grantConsumeMessages(this);

@@ -74,6 +74,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // view bundles the calls index (hence the recordings and vendor-secret grants, which
   // test/cdk/grants-match-code holds to the bundle; nothing here calls a vendor).
   'account-data': { table: 'readWrite', vendorSecret: 'read', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite' },
+  // OAuth clients and pasted credentials (vendor settings), tokens sealed and opened (the
+  // envelope's data keys), CRM sync jobs queued.
+  integrations: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['send'] },
 };
 
 /**
@@ -130,10 +133,15 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // An export streams table pages into its object (multipart); an erase or retention run deletes
   // calls (their recordings too), contacts and exports.
   'export-jobs': { table: 'readWrite', exportJobsQueue: ['consume'], recordings: 'readWrite', accountObjects: 'readWrite' },
+  // A CRM sync step reads contacts and ended calls (it bundles both domains' indexes, hence the
+  // recordings grant as for contacts), opens and refreshes the connection's tokens (seals the
+  // new ones), and queues its next step.
+  'integration-jobs': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['consume', 'send'], recordings: 'readWrite' },
   // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
   // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
   'batch-tick': { table: 'readWrite', callStepsQueue: ['send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
-  'oauth-refresh': { table: 'readWrite' },
+  // Refreshes open the refresh token and seal the new tokens; OAuth clients come from the vendor settings.
+  'oauth-refresh': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'] },
   // Concurrency charges go through the ledger: a budget event may be queued, an auto-recharge reads Stripe's key.
   'billing-hourly': { table: 'readWrite', webhookQueue: ['send'], vendorSecret: 'read' },
 };
@@ -154,9 +162,10 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   account: 40,
   // The $default route's 404s (each after a per-IP rate-limit write) land here.
   meta: 30,
-  // 75 (from 100) leaves room for contacts, the live monitor, billing (5) and account-data
-  // (5, with export-jobs 2) within the 450 the stack's tests allow.
-  agents: 75,
+  // 70 (from 100) leaves room for contacts, the live monitor, billing (5), account-data
+  // (5, with export-jobs 2) and integrations (3, with integration-jobs 2) within the 450
+  // the stack's tests allow.
+  agents: 70,
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
@@ -174,6 +183,9 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   batches: 3,
   // Billing is read and set at human speed, plus Stripe's webhooks; 5 taken from agents keeps the total at 450.
   billing: 5,
+  // OAuth and app configuration at human speed, vendor tests and tool runs (seconds); 3 + 2 for
+  // its job were taken from agents.
+  integrations: 3,
   // At least WEBHOOK_MAX_CONCURRENCY, or the event source's own polling would be throttled.
   'webhook-delivery': 25,
   // At least CALL_STEPS_MAX_CONCURRENCY: each step is one turn of a call, seconds at most.
@@ -184,6 +196,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   'export-jobs': 2,
   // Exports, assets, privacy requests and settings at human speed; public asset fetches are cached by browsers.
   'account-data': 5,
+  // At least INTEGRATION_JOBS_MAX_CONCURRENCY.
+  'integration-jobs': 2,
   // One invocation a minute that runs ~70 s, so at most two overlap; the lease does the rest.
   'batch-tick': 3,
   'oauth-refresh': 2,
@@ -215,6 +229,8 @@ export const CONTACT_JOBS_MAX_CONCURRENCY = 2;
 
 /** Concurrent export-jobs executions its event source may use (its reservation). */
 export const EXPORT_JOBS_MAX_CONCURRENCY = 2;
+/** Concurrent integration-jobs executions its event source may use (a CRM sync is one chain of messages). */
+export const INTEGRATION_JOBS_MAX_CONCURRENCY = 2;
 
 export interface Throttle {
   /** Steady requests per second. */
@@ -281,6 +297,8 @@ export class ParleyStack extends Stack {
   readonly contactJobsDeadLetters: sqs.Queue;
   readonly exportJobsQueue: sqs.Queue;
   readonly exportJobsDeadLetters: sqs.Queue;
+  readonly integrationJobsQueue: sqs.Queue;
+  readonly integrationJobsDeadLetters: sqs.Queue;
   /** Scheduled invocations EventBridge could not deliver to their function. */
   readonly scheduleDeadLetters: sqs.Queue;
   /** Hourly billing invocations that failed after Lambda's retries (on-failure destination). */
@@ -394,6 +412,19 @@ export class ParleyStack extends Stack {
       deadLetterQueue: { queue: this.exportJobsDeadLetters, maxReceiveCount: 3 },
     });
 
+    // Steps of integrations jobs (CRM syncs); five failed receives stop the job, with an alarm.
+    this.integrationJobsDeadLetters = new sqs.Queue(this, 'IntegrationJobsDeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.integrationJobsQueue = new sqs.Queue(this, 'IntegrationJobsQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(jobNamed('integration-jobs').timeoutSeconds * 6),
+      deadLetterQueue: { queue: this.integrationJobsDeadLetters, maxReceiveCount: 5 },
+    });
+
     // Dead letters of the schedules (EventBridge could not invoke the function) and billing's
     // failed invocations; both alarm on their first message. SQS-managed encryption, as above.
     this.scheduleDeadLetters = new sqs.Queue(this, 'ScheduleDeadLetters', {
@@ -463,6 +494,7 @@ export class ParleyStack extends Stack {
       callStepsQueue: this.callStepsQueue,
       contactJobsQueue: this.contactJobsQueue,
       exportJobsQueue: this.exportJobsQueue,
+      integrationJobsQueue: this.integrationJobsQueue,
       vendorSecret: this.vendorSecret,
       recordingsBucket: this.recordingsBucket,
     };
@@ -580,6 +612,13 @@ export class ParleyStack extends Stack {
         maxConcurrency: EXPORT_JOBS_MAX_CONCURRENCY,
       }),
     );
+    this.backgroundFunctions['integration-jobs'].addEventSource(
+      new SqsEventSource(this.integrationJobsQueue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency: INTEGRATION_JOBS_MAX_CONCURRENCY,
+      }),
+    );
 
     const alarmTopicArn = props.alarmTopicArn ?? (contextValue(this, 'alarmTopicArn') as string | undefined);
     const alarmAction = alarmTopicArn
@@ -590,6 +629,7 @@ export class ParleyStack extends Stack {
     this.alarmOnFirstMessage('CallStepsDeadLettersAlarm', this.callStepsDeadLetters, 'A call step failed five times; its call is stuck', alarmAction);
     this.alarmOnFirstMessage('ContactJobsDeadLettersAlarm', this.contactJobsDeadLetters, 'A contacts job step failed five times; its job stopped', alarmAction);
     this.alarmOnFirstMessage('ExportJobsDeadLettersAlarm', this.exportJobsDeadLetters, 'An account-data job (export, erase, retention) failed three times', alarmAction);
+    this.alarmOnFirstMessage('IntegrationJobsDeadLettersAlarm', this.integrationJobsDeadLetters, 'A CRM sync step failed five times; its job stopped', alarmAction);
 
     // Lambda retries a failed asynchronous invocation twice by itself. The minute jobs are
     // not retried (the next minute's run does the same work, under the same lease), and an

@@ -24,6 +24,7 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   contacts: () => import('../functions/contacts.ts'),
   batches: () => import('../functions/batches.ts'),
   billing: () => import('../functions/billing.ts'),
+  integrations: () => import('../functions/integrations.ts'),
   meta: () => import('../functions/meta.ts'),
   'account-data': () => import('../functions/account-data.ts'),
 };

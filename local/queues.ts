@@ -10,6 +10,7 @@ const CONSUMER: Record<QueueName, JobName> = {
   'call-steps': 'call-steps',
   'contact-jobs': 'contact-jobs',
   'export-jobs': 'export-jobs',
+  'integration-jobs': 'integration-jobs',
 };
 
 /**

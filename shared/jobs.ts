@@ -8,7 +8,7 @@
 
 import type { QueueName } from './platform/aws/queue.ts';
 
-export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
+export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly' | 'integration-jobs';
 
 export interface JobRetries {
   /** Lambda's retries of a failed asynchronous invocation (it retries twice unless told). */
@@ -83,6 +83,14 @@ export const JOBS: readonly JobSpec[] = [
     live: true,
   },
   {
+    name: 'integration-jobs',
+    description: 'Runs integrations jobs step by step (a CRM sync: one page of contacts or ended calls pushed per message)',
+    trigger: { kind: 'queue', queue: 'integration-jobs' },
+    // One page: 50 objects, each up to three vendor requests of at most 10 s (usually well under a second).
+    timeoutSeconds: 300,
+    live: true,
+  },
+  {
     name: 'batch-tick',
     description: 'Runs the 5-second batch-call passes for one minute per invocation',
     // Each invocation loops through the 5-second passes (BATCH_TICK_MS) for about a minute;
@@ -97,7 +105,7 @@ export const JOBS: readonly JobSpec[] = [
     description: 'Refreshes OAuth tokens that are about to expire',
     trigger: { kind: 'schedule', every: 'minute', retries: MINUTE_JOB_RETRIES },
     timeoutSeconds: 60,
-    live: false, // OAuth connections land with their issue
+    live: true,
   },
   {
     name: 'billing-hourly',

@@ -14,6 +14,7 @@ import { contactRoutes } from './contacts/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
 import { flowRoutes } from './agents/flow-routes.ts';
 import { llmRoutes } from './agents/llm-routes.ts';
+import { integrationRoutes } from './integrations/routes.ts';
 import { metaRoutes } from './meta/routes.ts';
 import { connectionTestRoutes } from './numbers/connection-test-routes.ts';
 import { phoneNumberRoutes } from './numbers/phone-number-routes.ts';
@@ -46,6 +47,7 @@ export const routeTable = {
   ...batchRoutes,
   ...billingRoutes,
   ...accountDataRoutes,
+  ...integrationRoutes,
   ...metaRoutes,
 } satisfies Record<string, RouteDefinition>;
 

@@ -1,16 +1,45 @@
 import { randomUUID } from 'node:crypto';
+import { logger } from '../platform/logger.ts';
 import { acquireJobLease, releaseJobLease } from '../platform/store/job-lease.ts';
+import { REFRESH_AHEAD_MS, refreshConnection } from './connections.ts';
+import { queryExpiringConnections } from './store.ts';
 
 export interface OAuthRefreshResult {
   refreshed: number;
+  /** Connections the pass could not refresh (a revoked grant marks needs_reconnect; a failing provider is retried next minute). */
+  failed?: number;
 }
 
+/** At most this many connections per pass (the function has 60 s; the rest come next minute, soonest first). */
+const MAX_PER_PASS = 200;
+const PARALLEL = 4;
+
 /**
- * Refreshes OAuth connections whose access tokens expire soon. No feature stores OAuth
- * connections yet (integrations come later), so there is nothing to refresh.
+ * Refreshes OAuth connections whose access tokens expire within 10 minutes (spec: OAuth
+ * refresh), found through the expiry index (gsi1 `OAUTHEXPIRY`, soonest first), not a
+ * scan. Each refresh takes the connection's own lease too, so a refresh before use
+ * running at the same moment on another instance never uses the same refresh token twice.
  */
-export async function refreshExpiringConnections(): Promise<OAuthRefreshResult> {
-  return { refreshed: 0 };
+export async function refreshExpiringConnections(nowMs = Date.now()): Promise<OAuthRefreshResult> {
+  const due = await queryExpiringConnections(nowMs + REFRESH_AHEAD_MS, MAX_PER_PASS);
+  let refreshed = 0;
+  let failed = 0;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(PARALLEL, due.length) }, async () => {
+      while (next < due.length) {
+        const { workspaceId, connectionId } = due[next++]!;
+        try {
+          const outcome = await refreshConnection(workspaceId, connectionId, { withinMs: REFRESH_AHEAD_MS });
+          if (outcome.refreshed) refreshed++;
+        } catch (error) {
+          failed++;
+          logger.warn('oauth refresh: connection not refreshed', { workspace_id: workspaceId, connection_id: connectionId, error: error instanceof Error ? error.message : String(error) });
+        }
+      }
+    }),
+  );
+  return { refreshed, ...(failed ? { failed } : {}) };
 }
 
 export const OAUTH_REFRESH_JOB = 'oauth-refresh';

@@ -137,6 +137,10 @@ const configSchema = () => z.object({
    * `fixedEgress` is on (docs/account-data.md, Egress).
    */
   EGRESS_IP_ADDRESSES: cidrList(''),
+  /** Steps of integrations jobs (CRM syncs: shared/integrations/crm.ts); absent locally, as above. */
+  INTEGRATION_JOBS_QUEUE_URL: optionalString,
+  /** Where the OAuth callback sends the browser back to (the dashboard); default PUBLIC_BASE_URL. */
+  DASHBOARD_URL: optionalString,
   /**
    * The S3 bucket of call recordings (shared/platform/aws/object-store.ts); absent locally,
    * where a folder under DATA_DIR stands in and the local server serves its signed URLs.

@@ -28,6 +28,9 @@ export const idPrefix = {
   workspace: 'ws_',
   chatAgent: 'chat_agent_',
   app: 'app_',
+  /** CRM sync jobs and OAuth-synced sources: the compatible API shows no ID format, so ours. */
+  crmSyncJob: 'crm_sync_',
+  syncedSource: 'sync_',
   audit: 'audit_',
   request: 'req_',
   webhookDelivery: 'webhook_delivery_',

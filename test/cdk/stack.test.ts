@@ -96,13 +96,14 @@ const mentions = (statement: Statement, logicalIds: readonly string[]) =>
   logicalIds.some((id) => JSON.stringify(statement.Resource).includes(`"${id}"`));
 
 /** The logical IDs of the queues a ParleyAccess names, by its option. */
-type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue' | 'exportJobsQueue', string>;
+type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue' | 'exportJobsQueue' | 'integrationJobsQueue', string>;
 
 const queueIdsOf = (synthed: Synth): QueueIds => ({
   webhookQueue: logicalId(synthed, synthed.stack.webhookQueue),
   callStepsQueue: logicalId(synthed, synthed.stack.callStepsQueue),
   contactJobsQueue: logicalId(synthed, synthed.stack.contactJobsQueue),
   exportJobsQueue: logicalId(synthed, synthed.stack.exportJobsQueue),
+  integrationJobsQueue: logicalId(synthed, synthed.stack.integrationJobsQueue),
 });
 
 /**
@@ -248,6 +249,7 @@ describe('ParleyStack', () => {
           'CALL_STEPS_QUEUE_URL',
           'CONTACT_JOBS_QUEUE_URL',
           'EXPORT_JOBS_QUEUE_URL',
+          'INTEGRATION_JOBS_QUEUE_URL',
           ...liveSettings,
         ].sort(),
       );
@@ -290,6 +292,7 @@ describe('ParleyStack', () => {
       callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
       contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
       exportJobsQueue: new sqs.Queue(stack, 'ExportJobsQueue'),
+      integrationJobsQueue: new sqs.Queue(stack, 'IntegrationJobsQueue'),
       vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
       recordingsBucket: new s3.Bucket(stack, 'Recordings', { encryption: s3.BucketEncryption.KMS, encryptionKey: key }),
     };
@@ -301,6 +304,7 @@ describe('ParleyStack', () => {
       callStepsQueue: ['send'],
       contactJobsQueue: ['send'],
       exportJobsQueue: ['send'],
+      integrationJobsQueue: ['send'],
       vendorSecret: 'read',
       recordings: 'readWrite',
     };
@@ -310,6 +314,7 @@ describe('ParleyStack', () => {
       callStepsQueue: stack.getLogicalId(resources.callStepsQueue.node.defaultChild as CfnResource),
       contactJobsQueue: stack.getLogicalId(resources.contactJobsQueue.node.defaultChild as CfnResource),
       exportJobsQueue: stack.getLogicalId(resources.exportJobsQueue.node.defaultChild as CfnResource),
+      integrationJobsQueue: stack.getLogicalId(resources.integrationJobsQueue.node.defaultChild as CfnResource),
     };
     expectGrantsMatch(statementsOf(stack, Template.fromStack(stack), fn), access, 'all options', queues);
   });
@@ -566,7 +571,7 @@ describe('throttling and isolation', () => {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
-      /would reserve 1075 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+      /would reserve 1080 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
@@ -594,8 +599,8 @@ describe('scheduled jobs', () => {
     expect(Object.keys(deployed.template.findResources('AWS::Events::Rule'))).toHaveLength(live.length);
     expect(Object.keys(deployed.template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(live.length);
     for (const job of JOBS) expect(deployed.stack.backgroundFunctions[job.name], job.name).toBeDefined();
-    // Batch calls and billing exist, so their schedules run; the other scheduled jobs are placeholders.
-    expect(live.map((job) => job.name)).toEqual(['batch-tick', 'billing-hourly']);
+    // Batch calls, OAuth connections and billing exist, so their schedules run.
+    expect(live.map((job) => job.name)).toEqual(['batch-tick', 'oauth-refresh', 'billing-hourly']);
   });
 
   const invokeConfigOf = (name: BackgroundName) => {

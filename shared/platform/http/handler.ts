@@ -68,6 +68,8 @@ export class MediaResponse {
     readonly contentType: string,
     readonly body: string,
     readonly headers: Record<string, string> = {},
+    /** Another status than the route's (an OAuth token endpoint's RFC 6749 error is a 400 in its own format). */
+    readonly status?: number,
   ) {}
 }
 
@@ -81,6 +83,14 @@ export class BinaryResponse {
     readonly body: Buffer,
     readonly headers: Record<string, string> = {},
   ) {}
+}
+
+/**
+ * A browser redirect (302 with `location`): the OAuth callback sends the browser back to
+ * the dashboard. The target is built by the domain, never taken from the request as is.
+ */
+export class Redirect {
+  constructor(readonly location: string) {}
 }
 
 /** A file answer of a `produces` route: its bytes and the name a browser saves it under. */
@@ -144,7 +154,10 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
         };
       }
       if (output instanceof MediaResponse) {
-        return { statusCode: route.status, headers: { 'content-type': output.contentType, ...output.headers, ...admission?.headers }, body: output.body };
+        return { statusCode: output.status ?? route.status, headers: { 'content-type': output.contentType, ...output.headers, ...admission?.headers }, body: output.body };
+      }
+      if (output instanceof Redirect) {
+        return { statusCode: 302, headers: { location: output.location, 'cache-control': 'no-store', ...admission?.headers }, body: '' };
       }
       return jsonResponse(route.status, route.status === 204 ? undefined : output, admission?.headers);
     });

@@ -549,6 +549,56 @@ export const keys = {
   /** A privacy request (an erase of one number, a retention run), in the workspace's privacy partition. */
   privacyRequest: (workspaceId: string, requestId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#PRIVACY`, sk: `REQ#${requestId}` }),
 
+  /**
+   * Integrations (shared/integrations, docs/integrations.md), all in the workspace's
+   * integrations partition `WS#<ws>#INTEGRATION`: a connection (OAuth tokens or pasted
+   * credentials, sealed; its refresh lease and token version), an app, a CRM provider's
+   * config, the workspace's CRM settings, sync jobs (time-ordered IDs, newest first) and
+   * the per-object sync records that make a re-run idempotent.
+   */
+  integrationConnection: (workspaceId: string, connectionId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#INTEGRATION`,
+    sk: `CONN#${connectionId}`,
+  }),
+  integrationApp: (workspaceId: string, appId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, sk: `APP#${appId}` }),
+  integrationApps: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, skPrefix: 'APP#' }),
+  /** Something (an agent version, a flow, a knowledge base) whose tools use an app: list-app-usages, and deleting an app in use is 409. */
+  integrationAppUsage: (workspaceId: string, appId: string, referrer: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#INTEGRATION`,
+    sk: `APPUSE#${appId}#${referrer}`,
+  }),
+  integrationAppUsages: (workspaceId: string, appId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, skPrefix: `APPUSE#${appId}#` }),
+  crmProviderConfig: (workspaceId: string, provider: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, sk: `CRMCONFIG#${provider}` }),
+  crmProviderConfigs: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, skPrefix: 'CRMCONFIG#' }),
+  crmSettings: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, sk: 'CRMSETTINGS' }),
+  crmSyncJob: (workspaceId: string, jobId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, sk: `CRMSYNC#${jobId}` }),
+  crmSyncJobs: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, skPrefix: 'CRMSYNC#' }),
+  /** The one sync job of a workspace in flight (a conditional put: one at a time). */
+  crmSyncLock: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, sk: 'CRMSYNCLOCK' }),
+  /** What one object (contact or call) last pushed to one provider looked like: a re-run skips it. */
+  crmSyncedObject: (workspaceId: string, provider: string, objectId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#CRMSYNCED#${provider}`,
+    sk: objectId,
+  }),
+  /**
+   * A pending OAuth authorization (its state's nonce): one item, its own partition,
+   * consumed by a conditional delete (single use), expiring by TTL.
+   */
+  oauthState: (nonce: string): ItemKey => ({ pk: `OAUTHSTATE#${nonce}`, sk: 'OAUTHSTATE' }),
+  /**
+   * gsi1 entry of a connection whose token expires: one partition, sorted by expiry, so the
+   * minute job reads the connections expiring within 10 minutes with one query (not a scan).
+   */
+  oauthExpiry: (expiresAtMs: number, workspaceId: string, connectionId: string): { gsi1pk: string; gsi1sk: string } => ({
+    gsi1pk: 'OAUTHEXPIRY',
+    gsi1sk: `${String(expiresAtMs).padStart(15, '0')}#${workspaceId}#${connectionId}`,
+  }),
+  /** The gsi1 sort key bound of connections expiring before `beforeMs`. */
+  oauthExpiring: (beforeMs: number): { gsi1pk: string; gsi1skBefore: string } => ({
+    gsi1pk: 'OAUTHEXPIRY',
+    gsi1skBefore: `${String(beforeMs).padStart(15, '0')}#`,
+  }),
+
   /** A verified (caller ID) number, in the workspace partition. */
   verifiedNumber: (workspaceId: string, verifiedNumberId: string): ItemKey => ({
     pk: workspacePartition(workspaceId),

@@ -1,0 +1,315 @@
+import { badGateway, badRequest, conflict, notFound, unprocessable } from '../platform/errors.ts';
+import { newId } from '../platform/ids.ts';
+import { trimTrailing } from '../platform/text.ts';
+import { TransactionCancelled, table } from '../platform/store/table.ts';
+import {
+  AppAuthRejected,
+  AppUnsupported,
+  AppVendorFailed,
+  defaultAppBaseUrl,
+  executeAppTool,
+  testAppAuth,
+  type AppTarget,
+} from '../vendors/apps/index.ts';
+import { isOAuthProvider, isPastedProvider, providerApiBase } from '../vendors/oauth/providers.ts';
+import { appTypes, providerEntry, toolSchemas, TOOLS } from './catalogue.ts';
+import { freshConnection, sealSecrets } from './connections.ts';
+import type { AppView, AuthConfigInput, CreateAppInput, UpdateAppInput } from './schemas.ts';
+import {
+  appDeleteOp,
+  appEntity,
+  appPutOp,
+  appUsageKeys,
+  batchDeleteKeys,
+  connectionDeleteOp,
+  connectionPutOp,
+  getConnection,
+  queryApps,
+  queryAppUsages,
+  putAppUsage,
+  deleteAppUsage,
+  setAppConnectionStatus,
+  setConnectionStatus,
+  type AppItem,
+  type AppUsageItem,
+  type ConnectionItem,
+} from './store.ts';
+
+/*
+ * Integration apps (retell-sdk's `app`): one connection to an external system each. OAuth
+ * providers connect through POST /oauth/start (target app); pasted-credential providers
+ * (cal_com, zendesk) take `auth_config`, sealed in the app's connection and never answered.
+ */
+
+export const MAX_APPS_PER_PROVIDER = 20;
+
+export { appTypes, toolSchemas };
+
+function view(app: AppItem, connection: ConnectionItem | undefined): AppView {
+  const status = connection?.status === 'needs_reconnect' ? 'needs_reconnect' : app.connection_status;
+  return {
+    app_id: app.app_id,
+    org_id: app.workspace_id,
+    provider: app.provider,
+    type: app.app_type,
+    ...(app.name !== undefined ? { name: app.name } : {}),
+    connection_status: connection?.status === 'needs_reconnect' ? 'error' : app.connection_status,
+    status,
+    mock: connection?.mode === 'mock',
+    ...(connection
+      ? { auth_config: connection.auth_type === 'basic' ? { type: 'basic', username: connection.username ?? '' } : { type: connection.auth_type } }
+      : {}),
+    ...(app.crm_config ? { crm_config: app.crm_config } : {}),
+    ...(app.tenant_id ? { tenant_id: app.tenant_id } : {}),
+    ...(app.tenant_url ? { tenant_url: app.tenant_url } : {}),
+    ...(connection?.token_expires_at !== undefined ? { token_expires_at: connection.token_expires_at } : {}),
+    created_timestamp: app.created_timestamp,
+    user_modified_timestamp: app.user_modified_timestamp,
+  };
+}
+
+function checkProvider(provider: string, type: string) {
+  const entry = providerEntry(provider);
+  if (!entry) throw badRequest(`provider ${provider} is not supported; GET /list-app-types lists the providers`);
+  if (entry.type !== type) throw badRequest(`provider ${provider} is a ${entry.type} app, not ${type}`);
+  return entry;
+}
+
+function checkAuthConfig(provider: string, auth: AuthConfigInput | undefined) {
+  if (!auth) return;
+  if (isOAuthProvider(provider)) throw badRequest(`auth_config is not accepted for ${provider}: connect it through POST /oauth/start`);
+  const entry = providerEntry(provider)!;
+  if (auth.type === 'oauth2' || !entry.auth_types?.includes(auth.type)) {
+    throw badRequest(`auth_config.type ${auth.type} is not accepted for ${provider} (${entry.auth_types?.join(' or ')})`);
+  }
+}
+
+function pastedConnection(workspaceId: string, appId: string, provider: string, auth: Exclude<AuthConfigInput, { type: 'oauth2' }>, secret: string, now: number, created?: number) {
+  return {
+    type: 'integration_connection' as const,
+    workspace_id: workspaceId,
+    connection_id: appId,
+    target: 'app' as const,
+    provider,
+    mode: 'pasted' as const,
+    status: 'connected' as const,
+    auth_type: auth.type,
+    ...(auth.type === 'basic' ? { username: auth.username } : {}),
+    secret,
+    created_timestamp: created ?? now,
+    updated_timestamp: now,
+  };
+}
+
+const sealAuth = (workspaceId: string, appId: string, auth: Exclude<AuthConfigInput, { type: 'oauth2' }>) =>
+  sealSecrets(workspaceId, appId, auth.type === 'api_key' ? { api_key: auth.api_key } : { password: auth.password });
+
+export async function createApp(workspaceId: string, input: CreateAppInput): Promise<AppView> {
+  const entry = checkProvider(input.provider, input.type);
+  checkAuthConfig(input.provider, input.auth_config);
+  if (entry.requires_tenant_url && !input.tenant_url) throw badRequest(`tenant_url is required for ${input.provider} (e.g. https://yourcompany.zendesk.com)`);
+  const existing = await queryApps(workspaceId);
+  if (existing.filter((app) => app.provider === input.provider).length >= MAX_APPS_PER_PROVIDER) {
+    throw conflict(`A workspace holds at most ${MAX_APPS_PER_PROVIDER} ${input.provider} apps`);
+  }
+  const now = Date.now();
+  const app: AppItem = {
+    type: 'integration_app',
+    app_id: newId('app'),
+    workspace_id: workspaceId,
+    provider: input.provider,
+    app_type: input.type,
+    name: input.name ?? entry.display_name,
+    ...(input.tenant_id ? { tenant_id: input.tenant_id } : {}),
+    ...(input.tenant_url ? { tenant_url: trimTrailing(input.tenant_url, '/') } : {}),
+    ...(input.crm_config ? { crm_config: input.crm_config } : {}),
+    connection_status: 'not_connected',
+    created_timestamp: now,
+    user_modified_timestamp: now,
+    revision: 1,
+  };
+  const ops = [appPutOp(app)];
+  let connection: ConnectionItem | undefined;
+  if (input.auth_config && input.auth_config.type !== 'oauth2') {
+    const pasted = pastedConnection(workspaceId, app.app_id, app.provider, input.auth_config, await sealAuth(workspaceId, app.app_id, input.auth_config), now);
+    ops.push(connectionPutOp(pasted, undefined, false));
+    connection = { ...pasted, token_version: 1 };
+  }
+  await table.transact(ops);
+  return view(app, connection);
+}
+
+export async function getApp(workspaceId: string, appId: string): Promise<AppView> {
+  const [app, connection] = await Promise.all([appEntity.mustGet(workspaceId, appId), getConnection(workspaceId, appId)]);
+  return view(app, connection);
+}
+
+export async function listApps(workspaceId: string, query: { limit: number; pagination_key?: string; sort_order: 'ascending' | 'descending' }) {
+  const apps = (await queryApps(workspaceId)).sort((a, b) => a.created_timestamp - b.created_timestamp || a.app_id.localeCompare(b.app_id));
+  if (query.sort_order === 'descending') apps.reverse();
+  let start = 0;
+  if (query.pagination_key) {
+    const index = apps.findIndex((app) => app.app_id === query.pagination_key);
+    if (index < 0) throw badRequest('Invalid pagination_key');
+    start = index + 1;
+  }
+  const page = apps.slice(start, start + query.limit);
+  const connections = await Promise.all(page.map((app) => getConnection(workspaceId, app.app_id)));
+  const hasMore = start + query.limit < apps.length;
+  return {
+    items: page.map((app, index) => view(app, connections[index])),
+    has_more: hasMore,
+    ...(hasMore && page.length ? { pagination_key: page.at(-1)!.app_id } : {}),
+  };
+}
+
+export async function updateApp(workspaceId: string, appId: string, input: UpdateAppInput): Promise<AppView> {
+  const app = await appEntity.mustGet(workspaceId, appId);
+  checkAuthConfig(app.provider, input.auth_config);
+  const now = Date.now();
+  const credentialsChanged = input.auth_config !== undefined || (input.tenant_url !== undefined && input.tenant_url !== app.tenant_url) || (input.tenant_id !== undefined && input.tenant_id !== app.tenant_id);
+  const next: AppItem = {
+    ...app,
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.tenant_id !== undefined ? { tenant_id: input.tenant_id } : {}),
+    ...(input.tenant_url !== undefined ? { tenant_url: trimTrailing(input.tenant_url, '/') } : {}),
+    ...(input.crm_config !== undefined ? { crm_config: input.crm_config } : {}),
+    // New credentials or a new tenant: unverified until tested (retell-sdk's connection_status rule).
+    ...(credentialsChanged && !isOAuthProvider(app.provider) ? { connection_status: 'not_connected' as const } : {}),
+    user_modified_timestamp: now,
+    revision: app.revision + 1,
+  };
+  const ops = [appPutOp(next, app.revision)];
+  const previous = await getConnection(workspaceId, appId);
+  let connection = previous;
+  if (input.auth_config && input.auth_config.type !== 'oauth2') {
+    const pasted = pastedConnection(workspaceId, appId, app.provider, input.auth_config, await sealAuth(workspaceId, appId, input.auth_config), now, previous?.created_timestamp);
+    ops.push(connectionPutOp(pasted, previous?.token_version, false));
+    connection = { ...pasted, token_version: (previous?.token_version ?? 0) + 1 };
+  }
+  try {
+    await table.transact(ops);
+  } catch (error) {
+    if (error instanceof TransactionCancelled) throw conflict(`App ${appId} changed meanwhile; retry`);
+    throw error;
+  }
+  return view(next, connection);
+}
+
+function usageView(usage: AppUsageItem) {
+  return {
+    type: usage.kind,
+    ...(usage.kind === 'agent' ? { agent_id: usage.referrer_id, ...(usage.referrer_name ? { agent_name: usage.referrer_name } : {}), agent_versions: usage.agent_versions ?? [] } : {}),
+    ...(usage.kind === 'conversation_flow' ? { conversation_flow_id: usage.referrer_id } : {}),
+    ...(usage.kind === 'knowledge_base' ? { knowledge_base_id: usage.referrer_id } : {}),
+    configured_timestamp: usage.configured_timestamp,
+  };
+}
+
+export async function listAppUsages(workspaceId: string, appId: string) {
+  await appEntity.mustGet(workspaceId, appId);
+  const usages = (await queryAppUsages(workspaceId, appId)).sort((a, b) => b.configured_timestamp - a.configured_timestamp);
+  return { items: usages.map(usageView), has_more: false };
+}
+
+/** Deletes an app with its connection and usage records; in use: 409 naming the users, unless forced. */
+export async function deleteApp(workspaceId: string, appId: string, force: boolean): Promise<void> {
+  await appEntity.mustGet(workspaceId, appId);
+  const usages = await queryAppUsages(workspaceId, appId);
+  if (usages.length && !force) {
+    const names = usages.map((usage) => `${usage.kind} ${usage.referrer_id}`).join(', ');
+    throw conflict(`App ${appId} is used by ${names}; remove it from them first (or pass force_delete=true)`);
+  }
+  try {
+    await table.transact([appDeleteOp(workspaceId, appId), connectionDeleteOp(workspaceId, appId)]);
+  } catch (error) {
+    if (error instanceof TransactionCancelled) throw notFound(`App ${appId} not found`);
+    throw error;
+  }
+  if (usages.length) await batchDeleteKeys(appUsageKeys(workspaceId, usages));
+}
+
+/**
+ * Records that an agent, flow or knowledge base uses an app (its tools name the app): what
+ * list-app-usages answers and what keeps the app from deletion. Other domains call this
+ * through the integrations index when they save a configuration naming an app.
+ */
+export async function recordAppUsage(
+  workspaceId: string,
+  usage: { app_id: string; kind: AppUsageItem['kind']; referrer_id: string; referrer_name?: string; agent_versions?: number[] },
+): Promise<void> {
+  await appEntity.mustGet(workspaceId, usage.app_id);
+  await putAppUsage(workspaceId, { ...usage, referrer: `${usage.kind}:${usage.referrer_id}`, configured_timestamp: Date.now() });
+}
+
+export async function removeAppUsage(workspaceId: string, appId: string, kind: AppUsageItem['kind'], referrerId: string): Promise<void> {
+  await deleteAppUsage(workspaceId, appId, `${kind}:${referrerId}`);
+}
+
+/** The vendor target of an app: its base URL (tenant or provider default) and a fresh credential. */
+async function appTarget(workspaceId: string, app: AppItem): Promise<AppTarget> {
+  const connection = await getConnection(workspaceId, app.app_id);
+  if (!connection) throw badRequest(`App ${app.app_id} is not connected: ${isPastedProvider(app.provider) ? 'give it auth_config' : 'connect it through POST /oauth/start'}`);
+  const usable = await freshConnection(workspaceId, app.app_id);
+  let baseUrl: string | undefined;
+  if (isOAuthProvider(app.provider)) baseUrl = await providerApiBase(app.provider, usable.options, usable.kept);
+  else baseUrl = app.tenant_url ?? defaultAppBaseUrl(app.provider);
+  if (!baseUrl) throw badRequest(`App ${app.app_id} has no tenant_url`);
+  return { provider: app.provider, baseUrl, credentials: usable.credentials, mock: usable.mode === 'mock' };
+}
+
+/** Maps a vendor failure to the taxonomy (and records a rejected credential on the app). */
+async function vendorCall<T>(workspaceId: string, app: AppItem, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof AppAuthRejected) {
+      await Promise.all([setAppConnectionStatus(workspaceId, app.app_id, 'error', Date.now()), setConnectionStatus(workspaceId, app.app_id, 'error', Date.now())]);
+      throw unprocessable(`${app.provider} refused the app's credentials (HTTP ${error.status})`);
+    }
+    if (error instanceof AppVendorFailed) {
+      if (error.refused) throw badRequest(`The app's URL is not allowed: ${error.detail}`);
+      throw badGateway(`${app.provider} failed: ${error.detail}`);
+    }
+    if (error instanceof AppUnsupported) throw unprocessable(error.message);
+    throw error;
+  }
+}
+
+export async function testAuth(workspaceId: string, appId: string): Promise<{ success: boolean; message?: string }> {
+  const app = await appEntity.mustGet(workspaceId, appId);
+  const target = await appTarget(workspaceId, app);
+  try {
+    await testAppAuth(target);
+  } catch (error) {
+    if (error instanceof AppAuthRejected) {
+      await Promise.all([setAppConnectionStatus(workspaceId, appId, 'error', Date.now()), setConnectionStatus(workspaceId, appId, 'error', Date.now())]);
+      return { success: false, message: `${app.provider} refused the app's credentials (HTTP ${error.status})` };
+    }
+    await vendorCall(workspaceId, app, () => Promise.reject(error));
+  }
+  await Promise.all([setAppConnectionStatus(workspaceId, appId, 'connected', Date.now()), setConnectionStatus(workspaceId, appId, 'connected', Date.now())]);
+  return { success: true };
+}
+
+export async function executeTool(workspaceId: string, appId: string, tool: string, args: Record<string, unknown>) {
+  const app = await appEntity.mustGet(workspaceId, appId);
+  const entry = providerEntry(app.provider);
+  if (!entry?.tools.includes(tool)) throw badRequest(`${app.provider} has no tool ${tool} (it has ${entry?.tools.join(', ') ?? 'none'})`);
+  const definition = TOOLS[tool]!;
+  const missing = definition.parameters.required.filter((name) => args[name] === undefined || args[name] === null || args[name] === '');
+  if (missing.length) throw badRequest(missing.map((name) => `arguments.${name}: Required`).join('; '));
+  const target = await appTarget(workspaceId, app);
+  const result = await vendorCall(workspaceId, app, () => executeAppTool(target, tool, args));
+  if (app.connection_status !== 'connected') await setAppConnectionStatus(workspaceId, appId, 'connected', Date.now());
+  return { app_id: appId, tool, result };
+}
+
+export function getToolSchema(filter: { provider?: string; type?: string }) {
+  return toolSchemas(filter);
+}
+
+export async function toolSchemaForApp(workspaceId: string, appId: string) {
+  const app = await appEntity.mustGet(workspaceId, appId);
+  return toolSchemas({ provider: app.provider });
+}

@@ -1,0 +1,27 @@
+/**
+ * The integrations domain's entry (docs/integrations.md): the API operations
+ * (functions/integrations.ts), the CRM sync job's step (functions/integration-jobs.ts), the
+ * minute refresh (functions/oauth-refresh.ts), and what other domains may use: a fresh
+ * access token for a connection (the knowledge bases' kb_sync sources), app usages (agents
+ * and flows whose tools name an app), and the start of a sync when a call ends.
+ */
+export { appTypes, createApp, deleteApp, executeTool, getApp, getToolSchema, listApps, listAppUsages, recordAppUsage, removeAppUsage, testAuth, toolSchemaForApp, updateApp } from './apps.ts';
+export { freshAccessToken, freshConnection, refreshConnection, type UsableConnection } from './connections.ts';
+export {
+  crmSchema,
+  deleteCrmProvider,
+  getCrmConfig,
+  getSyncJobView,
+  getSyncStatus,
+  listSyncJobs,
+  runSyncStep,
+  startSync,
+  startSyncForSdk,
+  syncStepFailed,
+  testCrmAuth,
+  updateCrmProvider,
+  updateCrmSettings,
+  type SyncReaders,
+} from './crm.ts';
+export { forceRefresh, handleCallback, listProviders, mockAuthorizePage, mockTokenHttp, startAuthorization } from './oauth.ts';
+export { IntegrationJobMessage } from './schemas.ts';

@@ -1,0 +1,468 @@
+import { notFound } from '../platform/errors.ts';
+import { keys, type ItemKey } from '../platform/store/keys.ts';
+import { ConditionFailed, defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import type { KeptValue, ProviderOptions } from '../vendors/oauth/providers.ts';
+import type { AppType } from './catalogue.ts';
+
+/*
+ * The integrations domain's items (docs/data-model.md). Everything of a workspace sits in
+ * its integrations partition `WS#<ws>#INTEGRATION`; OAuth states have their own
+ * partitions (single use, TTL); the expiry index is gsi1 `OAUTHEXPIRY`.
+ */
+
+export type ConnectionMode = 'oauth' | 'mock' | 'pasted';
+export type ConnectionStatus = 'connected' | 'needs_reconnect' | 'error';
+export type Target = 'crm' | 'app' | 'kb_sync';
+
+export interface ConnectionItem {
+  type: 'integration_connection';
+  workspace_id: string;
+  connection_id: string;
+  target: Target;
+  provider: string;
+  mode: ConnectionMode;
+  status: ConnectionStatus;
+  auth_type: 'oauth2' | 'api_key' | 'basic';
+  /** Basic auth's user name (not secret). */
+  username?: string;
+  /** Sealed JSON of the secrets (tokens, API key or password); context: workspace and connection. */
+  secret: string;
+  /** When the access token expires (epoch ms); absent: it does not (notion, pasted credentials). */
+  token_expires_at?: number;
+  /** Bumped by every token write: a refresh writes only over the version it read. */
+  token_version: number;
+  kept?: Partial<Record<KeptValue, string>>;
+  options?: ProviderOptions;
+  scope?: string;
+  knowledge_base_id?: string;
+  sync_config?: Record<string, string>;
+  refresh_lease_until?: number;
+  refresh_lease_holder?: string;
+  last_refreshed_timestamp?: number;
+  status_reason?: string;
+  created_timestamp: number;
+  updated_timestamp: number;
+  gsi1pk?: string;
+  gsi1sk?: string;
+}
+
+const connectionKey = (workspaceId: string, connectionId: string) => keys.integrationConnection(workspaceId, connectionId);
+
+/** The expiry index entry of a refreshable connection (none for tokens that never expire or need a reconnect). */
+function expiryIndex(item: Pick<ConnectionItem, 'workspace_id' | 'connection_id' | 'token_expires_at' | 'mode' | 'status'>, refreshable: boolean) {
+  if (!refreshable || item.mode === 'pasted' || item.status !== 'connected' || item.token_expires_at === undefined) return undefined;
+  return keys.oauthExpiry(item.token_expires_at, item.workspace_id, item.connection_id);
+}
+
+export const getConnection = (workspaceId: string, connectionId: string) => table.get<ConnectionItem>(connectionKey(workspaceId, connectionId));
+
+/**
+ * Writes a connection's new credentials (a callback, a reconnect, pasted credentials):
+ * the whole item, its token version one past the stored one, any refresh lease dropped.
+ */
+export function connectionPutOp(
+  item: Omit<ConnectionItem, 'token_version' | 'gsi1pk' | 'gsi1sk'>,
+  previousVersion: number | undefined,
+  refreshable: boolean,
+): TransactOp {
+  const index = expiryIndex(item, refreshable);
+  return {
+    Put: {
+      Item: { ...connectionKey(item.workspace_id, item.connection_id), ...item, token_version: (previousVersion ?? 0) + 1, ...index },
+      ...(previousVersion === undefined
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : { ConditionExpression: 'token_version = :v', ExpressionAttributeValues: { ':v': previousVersion } }),
+    },
+  };
+}
+
+export async function putConnection(item: Omit<ConnectionItem, 'token_version' | 'gsi1pk' | 'gsi1sk'>, previousVersion: number | undefined, refreshable: boolean) {
+  await table.transact([connectionPutOp(item, previousVersion, refreshable)]);
+}
+
+/**
+ * Takes the connection's refresh lease (one refresher at a time across instances): only if
+ * no lease is held or the holder's has run out. Answers the item as it stands, or undefined
+ * when someone else holds the lease.
+ */
+export async function acquireRefreshLease(workspaceId: string, connectionId: string, holder: string, nowMs: number, leaseMs: number): Promise<ConnectionItem | undefined> {
+  try {
+    return await table.update<ConnectionItem>({
+      Key: connectionKey(workspaceId, connectionId),
+      UpdateExpression: 'SET refresh_lease_until = :until, refresh_lease_holder = :holder',
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(refresh_lease_until) OR refresh_lease_until <= :now)',
+      ExpressionAttributeValues: { ':until': nowMs + leaseMs, ':holder': holder, ':now': nowMs },
+      ReturnValues: 'ALL_NEW',
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Stores refreshed tokens: only while this holder's lease stands and the token version is
+ * the one it refreshed from, so a stale refresher (its lease run out, someone else wrote)
+ * never overwrites a rotated refresh token. Answers false when the condition failed.
+ */
+export async function writeRefreshedTokens(
+  item: ConnectionItem,
+  holder: string,
+  update: { secret: string; token_expires_at?: number; kept?: ConnectionItem['kept']; nowMs: number },
+  refreshable: boolean,
+): Promise<boolean> {
+  const next = { ...item, token_expires_at: update.token_expires_at };
+  const index = expiryIndex(next, refreshable);
+  const names: Record<string, string> = { '#status': 'status' };
+  const values: Record<string, unknown> = {
+    ':secret': update.secret,
+    ':v': item.token_version,
+    ':one': 1,
+    ':holder': holder,
+    ':now': update.nowMs,
+    ':connected': 'connected',
+    ':kept': update.kept ?? item.kept ?? {},
+  };
+  const set = ['secret = :secret', 'token_version = token_version + :one', 'last_refreshed_timestamp = :now', 'updated_timestamp = :now', '#status = :connected', 'kept = :kept'];
+  const remove = ['refresh_lease_until', 'refresh_lease_holder', 'status_reason'];
+  if (update.token_expires_at === undefined) remove.push('token_expires_at');
+  else {
+    set.push('token_expires_at = :expires');
+    values[':expires'] = update.token_expires_at;
+  }
+  if (index) {
+    set.push('gsi1pk = :gpk', 'gsi1sk = :gsk');
+    values[':gpk'] = index.gsi1pk;
+    values[':gsk'] = index.gsi1sk;
+  } else remove.push('gsi1pk', 'gsi1sk');
+  try {
+    await table.update({
+      Key: connectionKey(item.workspace_id, item.connection_id),
+      UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
+      ConditionExpression: 'refresh_lease_holder = :holder AND token_version = :v',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** Ends this holder's lease (a failed refresh); nothing if it no longer holds it. */
+export async function releaseRefreshLease(workspaceId: string, connectionId: string, holder: string): Promise<void> {
+  try {
+    await table.update({
+      Key: connectionKey(workspaceId, connectionId),
+      UpdateExpression: 'REMOVE refresh_lease_until, refresh_lease_holder',
+      ConditionExpression: 'refresh_lease_holder = :holder',
+      ExpressionAttributeValues: { ':holder': holder },
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+/** The provider revoked the grant: the connection needs a reconnect (and leaves the expiry index). */
+export async function markNeedsReconnect(workspaceId: string, connectionId: string, holder: string, reason: string, nowMs: number): Promise<void> {
+  try {
+    await table.update({
+      Key: connectionKey(workspaceId, connectionId),
+      UpdateExpression: 'SET #status = :status, status_reason = :reason, updated_timestamp = :now REMOVE refresh_lease_until, refresh_lease_holder, gsi1pk, gsi1sk',
+      ConditionExpression: 'refresh_lease_holder = :holder',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':status': 'needs_reconnect', ':reason': reason, ':now': nowMs, ':holder': holder },
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+/** Records a vendor's verdict on pasted credentials (test-auth, a tool call). */
+export async function setConnectionStatus(workspaceId: string, connectionId: string, status: ConnectionStatus, nowMs: number): Promise<void> {
+  try {
+    await table.update({
+      Key: connectionKey(workspaceId, connectionId),
+      UpdateExpression: 'SET #status = :status, updated_timestamp = :now',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':status': status, ':now': nowMs },
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+export const connectionDeleteOp = (workspaceId: string, connectionId: string): TransactOp => ({ Delete: { Key: connectionKey(workspaceId, connectionId) } });
+
+/** Connections whose access token expires before `beforeMs`: one query of the expiry index. */
+export async function queryExpiringConnections(beforeMs: number, limit: number): Promise<{ workspaceId: string; connectionId: string }[]> {
+  const bound = keys.oauthExpiring(beforeMs);
+  const page = await table.queryPage<{ gsi1sk: string }>({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+    ExpressionAttributeValues: { ':pk': bound.gsi1pk, ':before': bound.gsi1skBefore },
+    Limit: limit,
+  });
+  return page.items.map((item) => {
+    const [, workspaceId, connectionId] = item.gsi1sk.split('#') as [string, string, string];
+    return { workspaceId, connectionId };
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// OAuth states
+
+export interface StateItem {
+  workspace_id: string;
+  provider: string;
+  target: Target;
+  expires_ms: number;
+  /** TTL (epoch seconds): DynamoDB removes it some time after it lapsed. */
+  expires_at: number;
+}
+
+export async function putState(nonce: string, item: StateItem): Promise<void> {
+  await table.put({ Item: { ...keys.oauthState(nonce), ...item }, ConditionExpression: 'attribute_not_exists(pk)' });
+}
+
+/** Consumes a state once (a conditional delete): undefined when it was used, never issued, or issued for another workspace or provider. */
+export async function consumeState(nonce: string, workspaceId: string, provider: string): Promise<StateItem | undefined> {
+  try {
+    return await table.delete<StateItem>({
+      Key: keys.oauthState(nonce),
+      ConditionExpression: 'attribute_exists(pk) AND workspace_id = :ws AND provider = :provider',
+      ExpressionAttributeValues: { ':ws': workspaceId, ':provider': provider },
+      ReturnValues: 'ALL_OLD',
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Apps
+
+export interface AppItem {
+  type: 'integration_app';
+  app_id: string;
+  workspace_id: string;
+  provider: string;
+  app_type: AppType;
+  name?: string;
+  tenant_id?: string;
+  tenant_url?: string;
+  crm_config?: Record<string, unknown>;
+  /** `not_connected` until credentials are verified or an OAuth connect succeeds. */
+  connection_status: 'not_connected' | 'connected' | 'error';
+  created_timestamp: number;
+  user_modified_timestamp: number;
+  revision: number;
+}
+
+export const appEntity = defineEntity<AppItem, [workspaceId: string, appId: string]>({
+  key: (workspaceId, appId) => keys.integrationApp(workspaceId, appId),
+  notFound: (_workspaceId, appId) => notFound(`App ${appId} not found`),
+});
+
+export async function queryApps(workspaceId: string): Promise<AppItem[]> {
+  const partition = keys.integrationApps(workspaceId);
+  return table.queryAll<AppItem>({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
+  });
+}
+
+export const appPutOp = (item: AppItem, expectedRevision?: number): TransactOp => ({
+  Put: {
+    Item: { ...keys.integrationApp(item.workspace_id, item.app_id), ...item },
+    ...(expectedRevision === undefined
+      ? { ConditionExpression: 'attribute_not_exists(pk)' }
+      : { ConditionExpression: 'revision = :r', ExpressionAttributeValues: { ':r': expectedRevision } }),
+  },
+});
+
+export const appDeleteOp = (workspaceId: string, appId: string): TransactOp => ({
+  Delete: { Key: keys.integrationApp(workspaceId, appId), ConditionExpression: 'attribute_exists(pk)' },
+});
+
+export async function setAppConnectionStatus(workspaceId: string, appId: string, status: AppItem['connection_status'], nowMs: number): Promise<void> {
+  try {
+    await table.update({
+      Key: keys.integrationApp(workspaceId, appId),
+      UpdateExpression: 'SET connection_status = :status, revision = revision + :one',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':status': status, ':one': 1 },
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+  void nowMs;
+}
+
+export interface AppUsageItem {
+  app_id: string;
+  referrer: string;
+  kind: 'agent' | 'conversation_flow' | 'knowledge_base';
+  referrer_id: string;
+  referrer_name?: string;
+  agent_versions?: number[];
+  configured_timestamp: number;
+}
+
+export async function queryAppUsages(workspaceId: string, appId: string): Promise<AppUsageItem[]> {
+  const partition = keys.integrationAppUsages(workspaceId, appId);
+  return table.queryAll<AppUsageItem>({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
+  });
+}
+
+export const putAppUsage = (workspaceId: string, item: AppUsageItem) =>
+  table.put({ Item: { ...keys.integrationAppUsage(workspaceId, item.app_id, item.referrer), ...item } });
+export const deleteAppUsage = (workspaceId: string, appId: string, referrer: string) => table.delete({ Key: keys.integrationAppUsage(workspaceId, appId, referrer) });
+export const appUsageKeys = (workspaceId: string, usages: readonly AppUsageItem[]): ItemKey[] =>
+  usages.map((usage) => keys.integrationAppUsage(workspaceId, usage.app_id, usage.referrer));
+export const batchDeleteKeys = (itemKeys: readonly ItemKey[]) => table.batchDelete(itemKeys);
+
+// ---------------------------------------------------------------------------------------
+// CRM
+
+export interface CrmProviderItem {
+  workspace_id: string;
+  provider: string;
+  enabled: boolean;
+  sync_calls: boolean;
+  sync_contacts: boolean;
+  field_mappings: { field_name: string; external_field_name: string }[];
+  last_sync_timestamp?: number;
+  created_timestamp: number;
+  updated_timestamp: number;
+}
+
+export const getCrmProvider = (workspaceId: string, provider: string) => table.get<CrmProviderItem>(keys.crmProviderConfig(workspaceId, provider));
+export const crmProviderPutOp = (item: CrmProviderItem): TransactOp => ({ Put: { Item: { ...keys.crmProviderConfig(item.workspace_id, item.provider), ...item } } });
+export const putCrmProvider = (item: CrmProviderItem) => table.put({ Item: { ...keys.crmProviderConfig(item.workspace_id, item.provider), ...item } });
+export const crmProviderDeleteOp = (workspaceId: string, provider: string): TransactOp => ({
+  Delete: { Key: keys.crmProviderConfig(workspaceId, provider), ConditionExpression: 'attribute_exists(pk)' },
+});
+export async function queryCrmProviders(workspaceId: string): Promise<CrmProviderItem[]> {
+  const partition = keys.crmProviderConfigs(workspaceId);
+  return table.queryAll<CrmProviderItem>({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
+  });
+}
+export async function setCrmLastSync(workspaceId: string, provider: string, nowMs: number): Promise<void> {
+  try {
+    await table.update({
+      Key: keys.crmProviderConfig(workspaceId, provider),
+      UpdateExpression: 'SET last_sync_timestamp = :now',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':now': nowMs },
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+export interface CrmSettingsItem {
+  app_id?: string;
+  contact_columns_order?: string[];
+  crm_analysis_data_mappings?: unknown[];
+  custom_fields?: unknown[];
+  contact_tags?: string[];
+  updated_timestamp: number;
+}
+export const getCrmSettings = (workspaceId: string) => table.get<CrmSettingsItem>(keys.crmSettings(workspaceId));
+export const putCrmSettings = (workspaceId: string, item: CrmSettingsItem) => table.put({ Item: { ...keys.crmSettings(workspaceId), ...item } });
+
+export interface SyncJobItem {
+  sync_job_id: string;
+  workspace_id: string;
+  provider: string;
+  status: 'queued' | 'running' | 'completed' | 'failed';
+  triggered_by: 'manual' | 'cron' | 'call_ended';
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  errors: { object_id: string; message: string }[];
+  /** The step the next message runs (`<phase>:<after>`): a redelivered step is recorded once. */
+  cursor: string;
+  start_timestamp: number;
+  end_timestamp?: number;
+  failure_reason?: string;
+}
+
+/** Creates a job and takes the workspace's sync lock in one transaction (409 upstream when it is held). */
+export async function createSyncJob(item: SyncJobItem, nowMs: number, lockMs: number): Promise<boolean> {
+  try {
+    await table.transact([
+      {
+        Put: {
+          Item: { ...keys.crmSyncLock(item.workspace_id), sync_job_id: item.sync_job_id, lock_until: nowMs + lockMs },
+          ConditionExpression: 'attribute_not_exists(pk) OR lock_until <= :now',
+          ExpressionAttributeValues: { ':now': nowMs },
+        },
+      },
+      { Put: { Item: { ...keys.crmSyncJob(item.workspace_id, item.sync_job_id), ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    ]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCancelled) return false;
+    throw error;
+  }
+}
+
+export const getSyncJob = (workspaceId: string, jobId: string) => table.get<SyncJobItem>(keys.crmSyncJob(workspaceId, jobId));
+
+export async function querySyncJobs(workspaceId: string, limit: number): Promise<SyncJobItem[]> {
+  const partition = keys.crmSyncJobs(workspaceId);
+  const page = await table.queryPage<SyncJobItem>({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
+    ScanIndexForward: false,
+    Limit: limit,
+  });
+  return page.items;
+}
+
+/** Records one step's results, conditional on the cursor the step ran from. */
+export async function recordSyncStep(
+  job: SyncJobItem,
+  next: Pick<SyncJobItem, 'succeeded' | 'failed' | 'skipped' | 'errors' | 'cursor' | 'status'> & { end_timestamp?: number; failure_reason?: string },
+): Promise<boolean> {
+  try {
+    await table.put({
+      Item: { ...keys.crmSyncJob(job.workspace_id, job.sync_job_id), ...job, ...next },
+      ConditionExpression: '#cursor = :cursor',
+      ExpressionAttributeNames: { '#cursor': 'cursor' },
+      ExpressionAttributeValues: { ':cursor': job.cursor },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** Releases the workspace's sync lock if this job holds it. */
+export async function releaseSyncLock(workspaceId: string, jobId: string): Promise<void> {
+  try {
+    await table.delete({ Key: keys.crmSyncLock(workspaceId), ConditionExpression: 'sync_job_id = :job', ExpressionAttributeValues: { ':job': jobId } });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+export interface SyncedObjectItem {
+  external_id: string;
+  digest: string;
+  synced_timestamp: number;
+}
+export const getSyncedObject = (workspaceId: string, provider: string, objectId: string) =>
+  table.get<SyncedObjectItem>(keys.crmSyncedObject(workspaceId, provider, objectId));
+export const putSyncedObject = (workspaceId: string, provider: string, objectId: string, item: SyncedObjectItem) =>
+  table.put({ Item: { ...keys.crmSyncedObject(workspaceId, provider, objectId), ...item } });

@@ -1,0 +1,348 @@
+import { egressFetch, EgressRefused } from '../../platform/egress.ts';
+
+/*
+ * Integration apps' vendor APIs (docs/integrations.md): the minimal authenticated call an
+ * auth test makes, the tools an agent may run (book a meeting, create a ticket, upsert a
+ * contact, log a call), a CRM's contact fields and the pushes of a CRM sync. Every request
+ * goes through the egress guard: an app's base URL (a Zendesk subdomain, a self-hosted
+ * Cal.com, a Salesforce instance) is the user's choice. In mock mode (a connection made
+ * through the mock OAuth provider) nothing leaves Parley and the answers are deterministic.
+ */
+
+export type AppCredentials =
+  | { kind: 'bearer'; token: string }
+  | { kind: 'api_key'; apiKey: string }
+  | { kind: 'basic'; username: string; password: string };
+
+export interface AppTarget {
+  provider: string;
+  /** The vendor API's base URL (no trailing slash). */
+  baseUrl: string;
+  credentials: AppCredentials;
+  mock: boolean;
+}
+
+/** The vendor refused the credentials (401/403). */
+export class AppAuthRejected extends Error {
+  constructor(readonly provider: string, readonly status: number) {
+    super(`${provider} refused the credentials (HTTP ${status})`);
+    this.name = 'AppAuthRejected';
+  }
+}
+
+/** The vendor failed, answered an error, or could not be reached (the egress guard's refusals included). */
+export class AppVendorFailed extends Error {
+  constructor(readonly provider: string, readonly detail: string, readonly refused = false) {
+    super(`${provider} failed: ${detail}`);
+    this.name = 'AppVendorFailed';
+  }
+}
+
+/** The provider has no adapter for this operation yet (docs/integrations.md, Not done yet). */
+export class AppUnsupported extends Error {
+  constructor(readonly provider: string, readonly operation: string) {
+    super(`${operation} is not supported for ${provider} yet`);
+    this.name = 'AppUnsupported';
+  }
+}
+
+export interface CrmField {
+  name: string;
+  type: 'string' | 'number' | 'boolean' | 'date' | 'datetime' | 'enum';
+  label?: string;
+  description?: string;
+  options?: string[];
+}
+
+export interface CrmContact {
+  contact_id: string;
+  phone_number: string;
+  first_name?: string;
+  last_name?: string;
+  email?: string;
+  /** Extra CRM fields from the provider config's field mappings (CRM field → value). */
+  fields?: Record<string, string | number | boolean>;
+}
+
+export interface CrmCall {
+  call_id: string;
+  direction?: string;
+  from_number?: string;
+  to_number?: string;
+  start_timestamp?: number;
+  duration_ms?: number;
+  summary?: string;
+  transcript?: string;
+}
+
+/** A vendor's JSON answer, read field by field (each read checked where it matters). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- vendor JSON of many shapes
+type Json = any;
+
+const DEFAULT_BASE: Record<string, string> = {
+  cal_com: 'https://api.cal.com/v2',
+};
+
+export const defaultAppBaseUrl = (provider: string): string | undefined => DEFAULT_BASE[provider];
+
+function authHeader(credentials: AppCredentials): string {
+  switch (credentials.kind) {
+    case 'bearer':
+      return `Bearer ${credentials.token}`;
+    case 'api_key':
+      return `Bearer ${credentials.apiKey}`;
+    case 'basic':
+      return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
+  }
+}
+
+async function call(target: AppTarget, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Json> {
+  let response: Response;
+  try {
+    response = await egressFetch(`${target.baseUrl}${path}`, {
+      method,
+      headers: {
+        authorization: authHeader(target.credentials),
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...extraHeaders,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      timeoutMs: 10_000,
+      maxResponseBytes: 1024 * 1024,
+    });
+  } catch (error) {
+    if (error instanceof EgressRefused) throw new AppVendorFailed(target.provider, error.message, true);
+    throw new AppVendorFailed(target.provider, error instanceof Error ? error.message : String(error));
+  }
+  const text = await response.text().catch(() => '');
+  if (response.status === 401 || response.status === 403) throw new AppAuthRejected(target.provider, response.status);
+  if (response.status >= 300) throw new AppVendorFailed(target.provider, `HTTP ${response.status}`);
+  if (!text) return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppVendorFailed(target.provider, 'the answer is not JSON');
+  }
+}
+
+const calHeaders = { 'cal-api-version': '2024-08-13' };
+
+/** One minimal authenticated call; resolves when the vendor accepted the credentials. */
+export async function testAppAuth(target: AppTarget): Promise<void> {
+  if (target.mock) return;
+  switch (target.provider) {
+    case 'cal_com':
+      await call(target, 'GET', '/me', undefined, calHeaders);
+      return;
+    case 'zendesk':
+      await call(target, 'GET', '/api/v2/users/me.json');
+      return;
+    case 'hubspot':
+      await call(target, 'GET', '/crm/v3/objects/contacts?limit=1');
+      return;
+    case 'salesforce':
+      await call(target, 'GET', '/services/data/v60.0/limits');
+      return;
+    case 'calendly':
+      await call(target, 'GET', '/users/me');
+      return;
+    default:
+      throw new AppUnsupported(target.provider, 'Testing credentials');
+  }
+}
+
+const str = (value: unknown) => (typeof value === 'string' ? value : value === undefined || value === null ? undefined : String(value));
+
+/** Runs one tool through the vendor's API and answers the vendor's result. */
+export async function executeAppTool(target: AppTarget, tool: string, args: Record<string, unknown>): Promise<unknown> {
+  if (target.mock) return { mock: true, tool, provider: target.provider, result: mockToolResult(tool, args) };
+  switch (`${target.provider}:${tool}`) {
+    case 'cal_com:check_availability': {
+      const query = new URLSearchParams({ eventTypeId: String(args.event_type_id), start: String(args.start), end: String(args.end) });
+      return call(target, 'GET', `/slots?${query}`, undefined, { 'cal-api-version': '2024-09-04' });
+    }
+    case 'cal_com:book_meeting':
+      return call(
+        target,
+        'POST',
+        '/bookings',
+        {
+          start: args.start,
+          eventTypeId: args.event_type_id,
+          attendee: { name: args.name, email: args.email, timeZone: args.time_zone ?? 'UTC', ...(args.phone_number ? { phoneNumber: args.phone_number } : {}) },
+        },
+        calHeaders,
+      );
+    case 'zendesk:create_ticket':
+      return call(target, 'POST', '/api/v2/tickets.json', {
+        ticket: {
+          subject: args.subject,
+          comment: { body: args.description },
+          ...(args.requester_email ? { requester: { email: args.requester_email, name: args.requester_name ?? args.requester_email } } : {}),
+          ...(args.priority ? { priority: args.priority } : {}),
+        },
+      });
+    case 'zendesk:get_ticket':
+      return call(target, 'GET', `/api/v2/tickets/${encodeURIComponent(String(args.ticket_id))}.json`);
+    case 'hubspot:upsert_contact':
+    case 'salesforce:upsert_contact':
+      return pushCrmContact(target, {
+        contact_id: str(args.phone_number) ?? '',
+        phone_number: str(args.phone_number) ?? '',
+        first_name: str(args.first_name),
+        last_name: str(args.last_name),
+        email: str(args.email),
+      });
+    case 'hubspot:log_call':
+    case 'salesforce:log_call':
+      return pushCrmCall(target, { call_id: str(args.call_id) ?? 'manual', summary: str(args.summary), duration_ms: Number(args.duration_ms ?? 0), to_number: str(args.phone_number) });
+    case 'calendly:create_scheduling_link':
+      return call(target, 'POST', '/scheduling_links', { max_event_count: 1, owner: args.event_type_uri, owner_type: 'EventType' });
+    default:
+      throw new AppUnsupported(target.provider, `The tool ${tool}`);
+  }
+}
+
+function mockToolResult(tool: string, args: Record<string, unknown>): Record<string, unknown> {
+  switch (tool) {
+    case 'check_availability':
+      return { slots: [{ start: '2030-01-07T09:00:00Z' }, { start: '2030-01-07T10:00:00Z' }] };
+    case 'book_meeting':
+      return { booking_id: 'mock-booking-1', status: 'accepted', start: args.start ?? null };
+    case 'create_ticket':
+      return { ticket_id: 'mock-ticket-1', status: 'new', subject: args.subject ?? null };
+    case 'get_ticket':
+      return { ticket_id: args.ticket_id ?? null, status: 'open' };
+    case 'upsert_contact':
+      return { id: `mock-contact-${String(args.phone_number ?? '')}`, created: true };
+    case 'log_call':
+      return { id: 'mock-call-1' };
+    default:
+      return {};
+  }
+}
+
+const MOCK_FIELDS: CrmField[] = [
+  { name: 'firstname', type: 'string', label: 'First name' },
+  { name: 'lastname', type: 'string', label: 'Last name' },
+  { name: 'email', type: 'string', label: 'Email' },
+  { name: 'phone', type: 'string', label: 'Phone number' },
+  { name: 'lifecyclestage', type: 'enum', label: 'Lifecycle stage', options: ['lead', 'customer'] },
+];
+
+const hubspotType = (type: string, fieldType?: string): CrmField['type'] =>
+  type === 'number' ? 'number' : type === 'bool' || fieldType === 'booleancheckbox' ? 'boolean' : type === 'date' ? 'date' : type === 'datetime' ? 'datetime' : type === 'enumeration' ? 'enum' : 'string';
+
+const salesforceType = (type: string): CrmField['type'] =>
+  ['double', 'int', 'currency', 'percent', 'long'].includes(type) ? 'number' : type === 'boolean' ? 'boolean' : type === 'date' ? 'date' : type === 'datetime' ? 'datetime' : type === 'picklist' ? 'enum' : 'string';
+
+/** The CRM's contact object fields. */
+export async function crmContactSchema(target: AppTarget): Promise<CrmField[]> {
+  if (target.mock) return MOCK_FIELDS;
+  switch (target.provider) {
+    case 'hubspot': {
+      const answer = await call(target, 'GET', '/crm/v3/properties/contacts');
+      return ((answer.results ?? []) as Json[]).map((field) => ({
+        name: String(field.name),
+        type: hubspotType(String(field.type ?? ''), field.fieldType),
+        ...(field.label ? { label: String(field.label) } : {}),
+        ...(field.description ? { description: String(field.description) } : {}),
+        ...(Array.isArray(field.options) && field.options.length ? { options: field.options.map((option: Json) => String(option.value)) } : {}),
+      }));
+    }
+    case 'salesforce': {
+      const answer = await call(target, 'GET', '/services/data/v60.0/sobjects/Contact/describe');
+      return ((answer.fields ?? []) as Json[]).map((field) => ({
+        name: String(field.name),
+        type: salesforceType(String(field.type ?? '')),
+        ...(field.label ? { label: String(field.label) } : {}),
+        ...(Array.isArray(field.picklistValues) && field.picklistValues.length ? { options: field.picklistValues.map((value: Json) => String(value.value)) } : {}),
+      }));
+    }
+    default:
+      throw new AppUnsupported(target.provider, 'Reading the CRM schema');
+  }
+}
+
+/** Creates or updates the CRM contact with this phone number; answers the CRM's ID for it. */
+export async function pushCrmContact(target: AppTarget, contact: CrmContact): Promise<{ external_id: string; created: boolean }> {
+  if (target.mock) return { external_id: `mock-contact-${contact.contact_id}`, created: true };
+  switch (target.provider) {
+    case 'hubspot': {
+      const properties = {
+        phone: contact.phone_number,
+        ...(contact.first_name ? { firstname: contact.first_name } : {}),
+        ...(contact.last_name ? { lastname: contact.last_name } : {}),
+        ...(contact.email ? { email: contact.email } : {}),
+        ...contact.fields,
+      };
+      const found = await call(target, 'POST', '/crm/v3/objects/contacts/search', {
+        filterGroups: [{ filters: [{ propertyName: 'phone', operator: 'EQ', value: contact.phone_number }] }],
+        limit: 1,
+      });
+      const existing = found.results?.[0]?.id as string | undefined;
+      if (existing) {
+        await call(target, 'PATCH', `/crm/v3/objects/contacts/${encodeURIComponent(existing)}`, { properties });
+        return { external_id: existing, created: false };
+      }
+      const created = await call(target, 'POST', '/crm/v3/objects/contacts', { properties });
+      return { external_id: String(created.id), created: true };
+    }
+    case 'salesforce': {
+      const fields = {
+        Phone: contact.phone_number,
+        LastName: contact.last_name ?? contact.phone_number,
+        ...(contact.first_name ? { FirstName: contact.first_name } : {}),
+        ...(contact.email ? { Email: contact.email } : {}),
+        ...contact.fields,
+      };
+      const soql = `SELECT Id FROM Contact WHERE Phone = '${contact.phone_number.replace(/[^+\d]/g, '')}' LIMIT 1`;
+      const found = await call(target, 'GET', `/services/data/v60.0/query?q=${encodeURIComponent(soql)}`);
+      const existing = found.records?.[0]?.Id as string | undefined;
+      if (existing) {
+        await call(target, 'PATCH', `/services/data/v60.0/sobjects/Contact/${encodeURIComponent(existing)}`, fields);
+        return { external_id: existing, created: false };
+      }
+      const created = await call(target, 'POST', '/services/data/v60.0/sobjects/Contact', fields);
+      return { external_id: String(created.id), created: true };
+    }
+    default:
+      throw new AppUnsupported(target.provider, 'Pushing contacts');
+  }
+}
+
+/** Logs an ended call as a CRM activity; answers the CRM's ID for it. */
+export async function pushCrmCall(target: AppTarget, callRecord: CrmCall): Promise<{ external_id: string; created: boolean }> {
+  if (target.mock) return { external_id: `mock-call-${callRecord.call_id}`, created: true };
+  const body = callRecord.summary ?? callRecord.transcript ?? '';
+  switch (target.provider) {
+    case 'hubspot': {
+      const created = await call(target, 'POST', '/crm/v3/objects/calls', {
+        properties: {
+          hs_timestamp: new Date(callRecord.start_timestamp ?? Date.now()).toISOString(),
+          hs_call_title: `Call ${callRecord.call_id}`,
+          hs_call_body: body,
+          hs_call_duration: String(callRecord.duration_ms ?? 0),
+          hs_call_direction: callRecord.direction === 'inbound' ? 'INBOUND' : 'OUTBOUND',
+          hs_call_status: 'COMPLETED',
+          ...(callRecord.from_number ? { hs_call_from_number: callRecord.from_number } : {}),
+          ...(callRecord.to_number ? { hs_call_to_number: callRecord.to_number } : {}),
+        },
+      });
+      return { external_id: String(created.id), created: true };
+    }
+    case 'salesforce': {
+      const created = await call(target, 'POST', '/services/data/v60.0/sobjects/Task', {
+        Subject: `Call ${callRecord.call_id}`,
+        Description: body,
+        TaskSubtype: 'Call',
+        Status: 'Completed',
+        CallDurationInSeconds: Math.round((callRecord.duration_ms ?? 0) / 1000),
+      });
+      return { external_id: String(created.id), created: true };
+    }
+    default:
+      throw new AppUnsupported(target.provider, 'Pushing calls');
+  }
+}
