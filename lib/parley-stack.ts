@@ -66,6 +66,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Chats run the agent's engine (language-model credentials), sign custom function requests
   // with the webhook key, and queue chat events.
   chats: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
+  // Members sign sessions (the sealed signing key, created on first use), seal the SSO
+  // client secret and open it for the identity provider's token request.
+  members: { table: 'readWrite', key: ['generateDataKey', 'decrypt'] },
 };
 
 /**
@@ -136,8 +139,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   account: 40,
   // The $default route's 404s (each after a per-IP rate-limit write) land here.
   meta: 30,
-  // 87 (from 100) leaves room for contacts and the live monitor within the 450 the stack's tests allow.
-  agents: 87,
+  // 82 (from 100): 13 went to contacts and the live monitor, 5 to members, within the 450 the stack's tests allow.
+  agents: 82,
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
@@ -163,6 +166,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   'batch-tick': 3,
   'oauth-refresh': 2,
   'billing-hourly': 2,
+  // Members, invites, sign-in and SCIM provisioning: human speed.
+  members: 5,
   // WebSocket monitors connecting and asking to sync (pushes run in the functions that write calls).
   'live-ws': 3,
 };

@@ -11,6 +11,7 @@ import { contactRoutes } from './contacts/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
 import { flowRoutes } from './agents/flow-routes.ts';
 import { llmRoutes } from './agents/llm-routes.ts';
+import { memberRoutes } from './members/routes.ts';
 import { metaRoutes } from './meta/routes.ts';
 import { connectionTestRoutes } from './numbers/connection-test-routes.ts';
 import { phoneNumberRoutes } from './numbers/phone-number-routes.ts';
@@ -41,6 +42,7 @@ export const routeTable = {
   ...contactRoutes,
   ...batchRoutes,
   ...metaRoutes,
+  ...memberRoutes,
 } satisfies Record<string, RouteDefinition>;
 
 export type RouteId = keyof typeof routeTable;

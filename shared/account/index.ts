@@ -5,3 +5,5 @@
  */
 export { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem } from './workspaces.ts';
 export type { WorkspaceItem } from './workspaces.ts';
+export { auditPut } from './audit-log.ts';
+export type { AuditRecord } from './audit-log.ts';

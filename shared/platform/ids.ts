@@ -38,6 +38,10 @@ export const idPrefix = {
   sipTrunk: 'sip_trunk_',
   brandedCallerId: 'branded_caller_id_',
   verifiedNumber: 'verified_number_',
+  /** Members, invites and sessions: the compatible API shows no ID format, so ours. */
+  member: 'member_',
+  invite: 'invite_',
+  session: 'session_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
