@@ -97,12 +97,17 @@ const guardedFetch: oidc.CustomFetch = async (url, options) =>
 async function clientFor(item: SsoConfigItem, workspaceId: string): Promise<oidc.Configuration> {
   const secret = await decryptSecret(item.client_secret_sealed, secretContext(workspaceId));
   try {
-    return await oidc.discovery(new URL(item.issuer), item.client_id, { redirect_uris: [ssoRedirectUri()] }, oidc.ClientSecretPost(secret), {
+    const client = await oidc.discovery(new URL(item.issuer), item.client_id, { redirect_uris: [ssoRedirectUri()] }, oidc.ClientSecretPost(secret), {
       [oidc.customFetch]: guardedFetch,
       // http issuers only outside production (tests' fake issuer on 127.0.0.1).
       ...(config.PARLEY_ENV === 'production' ? {} : { execute: [oidc.allowInsecureRequests] }),
       timeout: 10,
     });
+    // OIDC lets a client trust an ID token from the token endpoint unverified (it came over
+    // TLS); we verify its signature against the issuer's JWKS anyway (a forged token failed
+    // without this in the tests, and http issuers exist outside production).
+    oidc.enableNonRepudiationChecks(client);
+    return client;
   } catch (error) {
     throw issuerFailed(error);
   }
