@@ -8,7 +8,7 @@ import { newId } from '../platform/ids.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import { toMember } from './members.ts';
-import { getRoster, members, sessions, type MemberItem, type SessionItem } from './store.ts';
+import { getRoster, memberEmails, members, sessions, type MemberItem, type SessionItem } from './store.ts';
 
 /*
  * Sessions as the members domain issues them: a session item (its refresh token's hash)
@@ -118,4 +118,13 @@ export async function refreshSession(refreshToken: string, nowMs = Date.now()): 
 export async function signOut(principal: Principal): Promise<MediaResponse> {
   if (principal.member) await table.delete({ Key: keys.memberSession(principal.workspaceId, principal.member.sessionId) });
   return new MediaResponse('application/json', JSON.stringify({ signed_out: principal.member !== undefined }), { 'set-cookie': clearedSessionCookie() });
+}
+
+/** The local CLI's `create-session`: a session for an existing member, without an identity provider. */
+export async function createSessionFor(workspaceId: string, email: string): Promise<{ session_token: string; role: string }> {
+  const claim = await memberEmails.get(workspaceId, email.trim().toLowerCase());
+  const member = claim ? await members.get(workspaceId, claim.member_id) : undefined;
+  if (!member) throw new Error(`${email} is not a member of ${workspaceId}`);
+  const issued = await startSession(member);
+  return { session_token: issued.session_token, role: member.role };
 }
