@@ -77,6 +77,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // OAuth clients and pasted credentials (vendor settings), tokens sealed and opened (the
   // envelope's data keys), CRM sync jobs queued.
   integrations: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['send'] },
+  // Members sign sessions (the sealed signing key, created on first use), seal the SSO
+  // client secret and open it for the identity provider's token request.
+  members: { table: 'readWrite', key: ['generateDataKey', 'decrypt'] },
 };
 
 /**
@@ -162,10 +165,10 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   account: 40,
   // The $default route's 404s (each after a per-IP rate-limit write) land here.
   meta: 30,
-  // 70 (from 100) leaves room for contacts, the live monitor, billing (5), account-data
-  // (5, with export-jobs 2) and integrations (3, with integration-jobs 2) within the 450
-  // the stack's tests allow.
-  agents: 70,
+  // 65 (from 100) leaves room for contacts, the live monitor, billing (5), account-data
+  // (5, with export-jobs 2), integrations (3, with integration-jobs 2) and members (5)
+  // within the 450 the stack's tests allow.
+  agents: 65,
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
@@ -202,6 +205,8 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   'batch-tick': 3,
   'oauth-refresh': 2,
   'billing-hourly': 2,
+  // Members, invites, sign-in and SCIM provisioning: human speed.
+  members: 5,
   // WebSocket monitors connecting and asking to sync (pushes run in the functions that write calls).
   'live-ws': 3,
 };

@@ -4,25 +4,32 @@ import { dataDir, prepareLocalStore, runningRuntime, runningServers, type Runtim
 
 /**
  * `npm run cli -- create-workspace --name <name>` prints `{workspace_id, name, api_key}` on
- * stdout, and on stderr which store it wrote to. Targets, in order:
+ * stdout, and on stderr which store it wrote to. `npm run cli -- create-session --workspace
+ * <id> --email <email>` prints `{session_token, role}` for an existing member, so a developer
+ * can act as any role without an identity provider. Targets, in order:
  * - a deployed table (TABLE_NAME and KMS_KEY_ID set, AWS credentials in the environment);
  * - with DATA_DIR set: the running `npm start` of that folder, else that folder's store;
  * - without DATA_DIR: the running `npm start` of `.data`, else the one running `npm start`
  *   of this user whatever its folder (more than one: refused, DATA_DIR must pick), else
  *   the `.data` store.
  */
-const usage = 'usage: npm run cli -- create-workspace --name <name>';
+const usage = 'usage: npm run cli -- create-workspace --name <name> | create-session --workspace <id> --email <email>';
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { name: { type: 'string' } },
+  options: { name: { type: 'string' }, workspace: { type: 'string' }, email: { type: 'string' } },
 });
-if (positionals[0] !== 'create-workspace' || positionals.length !== 1) {
+const command = positionals[0];
+if ((command !== 'create-workspace' && command !== 'create-session') || positionals.length !== 1) {
   console.error(usage);
   process.exit(2);
 }
 const name = values.name?.trim();
-if (!name || name.length > 200) {
+if (command === 'create-workspace' && (!name || name.length > 200)) {
   console.error('--name is required (1 to 200 characters)');
+  process.exit(2);
+}
+if (command === 'create-session' && (!values.workspace || !values.email)) {
+  console.error('--workspace and --email are required');
   process.exit(2);
 }
 
@@ -62,11 +69,16 @@ try {
       wroteTo = `the running server ${target.url ?? `pid ${target.pid}`} (data in ${process.env.DATA_DIR})`;
     }
   }
-  const { createWorkspace } = await import('../shared/account/workspaces.ts');
-  console.log(JSON.stringify(await createWorkspace(name)));
+  if (command === 'create-session') {
+    const { createSessionFor } = await import('../shared/members/sessions.ts');
+    console.log(JSON.stringify(await createSessionFor(values.workspace!, values.email!)));
+  } else {
+    const { createWorkspace } = await import('../shared/account/workspaces.ts');
+    console.log(JSON.stringify(await createWorkspace(name!)));
+  }
   console.error(`Created in ${wroteTo}.`);
 } catch (error) {
-  console.error(`create-workspace failed (${wroteTo}): ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`${command} failed (${wroteTo}): ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;
 } finally {
   await stopStore?.();

@@ -27,4 +27,5 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   integrations: () => import('../functions/integrations.ts'),
   meta: () => import('../functions/meta.ts'),
   'account-data': () => import('../functions/account-data.ts'),
+  members: () => import('../functions/members.ts'),
 };

@@ -15,6 +15,7 @@ import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
 import { flowRoutes } from './agents/flow-routes.ts';
 import { llmRoutes } from './agents/llm-routes.ts';
 import { integrationRoutes } from './integrations/routes.ts';
+import { memberRoutes } from './members/routes.ts';
 import { metaRoutes } from './meta/routes.ts';
 import { connectionTestRoutes } from './numbers/connection-test-routes.ts';
 import { phoneNumberRoutes } from './numbers/phone-number-routes.ts';
@@ -49,6 +50,7 @@ export const routeTable = {
   ...accountDataRoutes,
   ...integrationRoutes,
   ...metaRoutes,
+  ...memberRoutes,
 } satisfies Record<string, RouteDefinition>;
 
 export type RouteId = keyof typeof routeTable;

@@ -1,3 +1,4 @@
+import { checkSpend } from '../billing/index.ts';
 import { auditPut, getWorkspaceItem } from '../account/index.ts';
 import { LLM_MODELS } from '../agents/index.ts';
 import { callStorageFacts, getConcurrency } from '../calls/index.ts';
@@ -58,19 +59,20 @@ export async function putReliability(principal: Principal, input: PutReliability
 export async function accountStatus(principal: Principal) {
   const workspaceId = principal.workspaceId;
   const [workspace, kyc, concurrency] = await Promise.all([getWorkspaceItem(workspaceId), getKyc(workspaceId), getConcurrency(workspaceId)]);
+  // What billing's spend check would say of an outbound call now (the strictest action).
+  const spend = await checkSpend(workspaceId, 'phone_call', { verificationStatus: async () => kyc.status });
   const suspended = typeof (workspace as { suspended_timestamp?: unknown }).suspended_timestamp === 'number';
-  const reasons = suspended ? ['The workspace is suspended'] : [];
+  const reasons = [...(suspended ? ['The workspace is suspended'] : []), ...(spend.allowed ? [] : [spend.message ?? 'The workspace cannot spend'])];
   return {
     workspace_id: workspaceId,
     status: suspended ? ('suspended' as const) : ('active' as const),
     can_work: reasons.length === 0,
     reasons,
     verification: { status: kyc.status },
-    // The billing issue fills the codes (shared/billing/spend.ts admits every workspace today).
-    spend: { state: 'ok' as const, codes: [] },
+    spend: spend.allowed ? { state: 'ok' as const, codes: [] } : { state: 'blocked' as const, codes: [spend.error_code!] },
     concurrency: { limit: concurrency.concurrency_limit, in_use: concurrency.current_concurrency },
     rate_limits: {
-      per_key_per_minute: principal.credential.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY,
+      per_key_per_minute: principal.credential?.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY,
       per_ip_per_minute: config.RATE_LIMIT_PER_IP,
     },
   };

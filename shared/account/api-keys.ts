@@ -12,7 +12,7 @@ import {
   readCredential,
   type CredentialItem,
 } from '../platform/auth/credentials.ts';
-import { conflict, notFound } from '../platform/errors.ts';
+import { badRequest, conflict, notFound } from '../platform/errors.ts';
 import { definedFields } from '../platform/objects.ts';
 import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './schemas.ts';
 import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
@@ -43,11 +43,13 @@ export function toApiKey(item: CredentialItem): ApiKey {
  * name is kept on the key (org-name.ts); only keys written before that read the workspace.
  */
 export async function apiKeyInfo(principal: Principal) {
-  const orgName = principal.credential.org_name ?? (await workspaces.mustGet(principal.workspaceId)).name;
+  const credential = principal.credential;
+  if (!credential) throw badRequest('get-api-key-info describes an API key; this request is signed in with a session');
+  const orgName = credential.org_name ?? (await workspaces.mustGet(principal.workspaceId)).name;
   return {
-    ...toApiKey(principal.credential),
+    ...toApiKey(credential),
     workspace_id: principal.workspaceId,
-    api_key_name: principal.credential.name,
+    api_key_name: credential.name,
     org_name: orgName,
   };
 }

@@ -20,7 +20,13 @@ export function auditPut(workspaceId: string, actor: Principal | undefined, reco
   const entry: AuditEntry = {
     audit_log_id: auditLogId,
     action: record.action,
-    actor: actor ? { type: 'api_key', id: actor.credentialId } : { type: 'system', id: null },
+    actor: !actor
+      ? { type: 'system', id: null }
+      : actor.kind === 'session'
+        ? { type: 'member', id: actor.credentialId }
+        : actor.credentialId === 'scim'
+          ? { type: 'scim', id: null }
+          : { type: 'api_key', id: actor.credentialId },
     target: record.target,
     changes: record.changes,
     created_timestamp: nowMs,

@@ -9,3 +9,4 @@ export type { WorkspaceItem } from './workspaces.ts';
 export { registeredWorkspaceIds } from './store.ts';
 /** Account data (shared/account-data) records its privacy requests and settings changes in the audit log. */
 export { auditPut } from './audit-log.ts';
+export type { AuditRecord } from './audit-log.ts';

@@ -5,7 +5,7 @@ import { ApiKey, apiKeyIdParams, ApiKeyInfo, AuditEntry, CreateApiKeyBody, Creat
 
 export const accountRoutes = defineRoutes({ domain: 'account', access: 'admin' }, {
   listApiKeys: {
-    method: 'GET', path: '/api-keys', status: 200,
+    method: 'GET', path: '/api-keys', status: 200, role: 'developer',
     summary: 'List the workspace API keys, masked',
     response: z.lazy(() => z.array(ApiKey)),
   },
@@ -20,7 +20,7 @@ export const accountRoutes = defineRoutes({ domain: 'account', access: 'admin' }
     params: apiKeyIdParams, body: UpdateApiKeyBody, response: ApiKey,
   },
   deleteApiKey: {
-    method: 'DELETE', path: '/api-keys/{id}', status: 204,
+    method: 'DELETE', path: '/api-keys/{id}', status: 204, role: 'admin',
     summary: 'Delete an API key; requests using it fail at once',
     params: apiKeyIdParams,
   },
@@ -30,7 +30,7 @@ export const accountRoutes = defineRoutes({ domain: 'account', access: 'admin' }
     response: ApiKeyInfo,
   },
   listPublicKeys: {
-    method: 'GET', path: '/public-keys', status: 200,
+    method: 'GET', path: '/public-keys', status: 200, role: 'developer',
     summary: 'List public (browser) keys, masked',
     response: z.lazy(() => z.array(PublicKey)),
   },
@@ -68,7 +68,7 @@ export const accountRoutes = defineRoutes({ domain: 'account', access: 'admin' }
     body: UpdateWorkspaceSettingsBody, response: WorkspaceSettings,
   },
   listAuditLog: {
-    method: 'GET', path: '/audit-log', status: 200,
+    method: 'GET', path: '/audit-log', status: 200, role: 'developer',
     summary: 'Audit log, newest first',
     query: z.lazy(() =>
       z.object({

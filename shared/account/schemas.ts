@@ -197,13 +197,29 @@ export const AUDIT_ACTIONS = [
   'workspace.reliability.update',
   'privacy.delete_phone_number',
   'privacy.run_retention',
+  // Members and access (shared/members).
+  'member.create',
+  'member.invite',
+  'member.invite_revoke',
+  'member.join',
+  'member.update',
+  'member.remove',
+  'member.leave',
+  'workspace.transfer',
+  'workspace.delete',
+  'sso.update',
+  'sso.delete',
+  'saml.update',
+  'saml.delete',
+  'scim.token_create',
+  'scim.token_delete',
 ] as const;
 
 export const AuditEntry = z.lazy(() =>
   z.object({
     audit_log_id: z.string(),
     action: z.enum(AUDIT_ACTIONS),
-    actor: z.object({ type: z.enum(['api_key', 'system']), id: z.string().nullable() }),
+    actor: z.object({ type: z.enum(['api_key', 'member', 'scim', 'system']), id: z.string().nullable() }),
     target: z.object({ type: z.string(), id: z.string() }),
     changes: z.array(z.string()).describe('Names of the fields the action set'),
     created_timestamp: epochMs(),

@@ -48,6 +48,10 @@ export const idPrefix = {
   export: 'export_',
   asset: 'asset_',
   privacyRequest: 'privacy_request_',
+  /** Members, invites and sessions: the compatible API shows no ID format, so ours. */
+  member: 'member_',
+  invite: 'invite_',
+  session: 'session_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

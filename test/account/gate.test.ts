@@ -137,7 +137,7 @@ describe('public keys', () => {
 
     const admitted = await admit(route, { sourceIp: '127.0.0.1', authorization, origin: 'https://SHOP.example' });
     expect(admitted.principal?.kind).toBe('public');
-    expect((await listed()).last_used_timestamp).toBe(admitted.principal?.credential.last_used_timestamp);
+    expect((await listed()).last_used_timestamp).toBe(admitted.principal?.credential?.last_used_timestamp);
   });
 
   it('do not pass on a capability outside the fixed set', async () => {

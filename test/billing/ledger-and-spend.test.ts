@@ -68,6 +68,12 @@ describe('the ledger', () => {
     const fresh = await billing(ws);
     expect(fresh).toMatchObject({ workspace_id: ws.workspace_id, currency: 'usd', balance_usd: 0, month_charges_usd: 0, payment_provider: 'mock', open_invoice_ids: [] });
     expect(fresh.spend).toEqual({ allowed: false, error_code: 'credit_exhausted', message: 'Credit balance is $0.00; add credits to continue' });
+    // The account status says the same.
+    expect((await ws.api.get('/account-status')).body).toMatchObject({
+      can_work: false,
+      reasons: ['Credit balance is $0.00; add credits to continue'],
+      spend: { state: 'blocked', codes: ['credit_exhausted'] },
+    });
     expect(fresh.entries).toEqual([]);
 
     const added = await ws.api.post('/billing/add-credits', { body: { amount_usd: 12.5, idempotency_key: 'promo-1', description: 'Welcome' } });

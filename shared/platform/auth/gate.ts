@@ -15,16 +15,25 @@ import { epochMinute } from './rate-window.ts';
 import { rateWindowAttribute } from '../store/keys.ts';
 import { rateHeaders, readWindow } from './rate-window.ts';
 import { assertScope, PUBLIC_KEY_CAPABILITIES, type Access, type PublicCapability, type Scope } from './scopes.ts';
+import { assertRole, type Role } from './roles.ts';
+import { CSRF_HEADER, SESSION_COOKIE, cookieValue, looksLikeSessionToken, readSession, verifySessionToken, type SessionClaims } from './sessions.ts';
+import { forbidden } from '../errors.ts';
+import { timingSafeEqual } from 'node:crypto';
 
 export interface Principal {
-  kind: CredentialItem['kind'];
+  /** A secret or public API key, or a member's dashboard session. */
+  kind: CredentialItem['kind'] | 'session';
   workspaceId: string;
+  /** The API key's ID, or the signed-in member's ID. */
   credentialId: string;
   /** A secret key's scopes (empty: full access). A public key's are empty and mean nothing: see `capabilities`. */
   scopes: Scope[];
   /** What a public key may do (the fixed set); a secret key's is empty, its scopes rule. */
   capabilities: readonly PublicCapability[];
-  credential: CredentialItem;
+  /** The key's record (absent for a session). */
+  credential?: CredentialItem;
+  /** The signed-in member (sessions only): the role as read on this request. */
+  member?: { memberId: string; email: string; role: Role; sessionId: string; viaCookie: boolean };
 }
 
 export interface GateRequest {
@@ -32,12 +41,20 @@ export interface GateRequest {
   sourceIp: string;
   authorization?: string;
   origin?: string;
+  /** The Cookie header (API Gateway's `cookies` joined): a session may come as a cookie. */
+  cookie?: string;
+  /** `x-csrf-token`: what a cookie-authenticated write must echo. */
+  csrfToken?: string;
 }
 
 export interface GateRoute {
   access: Access;
   /** The capability a public (browser) key needs here; without it public keys are refused. */
   publicKey?: PublicCapability;
+  /** For sessions' role check (roles.ts); without a method the route counts as a read. */
+  method?: string;
+  path?: string;
+  role?: Role;
 }
 
 export interface Admission {
@@ -59,6 +76,10 @@ const IP_WINDOW_TTL_SECONDS = 180;
  * authentication.
  */
 export async function admit(route: GateRoute, request: GateRequest, nowMs = Date.now()): Promise<Admission> {
+  if (route.access !== 'public') {
+    const session = presentedSession(request);
+    if (session) return admitSession(route, request, session, nowMs);
+  }
   const token = route.access === 'public' ? undefined : bearerToken(request.authorization);
   const ipKey = keys.ipRateWindow(request.sourceIp);
   const credentialKey = token ? keys.credential(sha256(token)) : undefined;
@@ -141,6 +162,79 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
   };
 }
 
+/** A session token from `Authorization: Bearer`, or else from the session cookie. */
+function presentedSession(request: GateRequest): { token: string; viaCookie: boolean } | undefined {
+  if (request.authorization) {
+    const token = rawBearer(request.authorization);
+    return token && looksLikeSessionToken(token) ? { token, viaCookie: false } : undefined;
+  }
+  const token = cookieValue(request.cookie, SESSION_COOKIE);
+  return token && looksLikeSessionToken(token) ? { token, viaCookie: true } : undefined;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A member's session: the signature is checked in memory; the member and the session are
+ * read in one BatchGetItem beside the per-IP window's write (one round trip, as for keys).
+ * The role is the member's as read now, so a demotion holds at the next request; a removed
+ * or deactivated member, or a signed-out session, is 401. A write authenticated by the
+ * cookie must echo the session's CSRF token in `x-csrf-token` (a header another site's
+ * form or image cannot set). Sessions are rate limited by the source IP's window.
+ */
+async function admitSession(route: GateRoute, request: GateRequest, presented: { token: string; viaCookie: boolean }, nowMs: number): Promise<Admission> {
+  const ipKey = keys.ipRateWindow(request.sourceIp);
+  const [ipItem, found] = await Promise.all([
+    countRequest(ipKey, nowMs, { mustExist: false, ttlSeconds: IP_WINDOW_TTL_SECONDS }),
+    verifySessionToken(presented.token, nowMs).then(async (claims) => (claims ? { claims, ...(await readSession(claims)) } : undefined)),
+  ]);
+  const ipWindow = readWindow(ipItem ?? {}, nowMs, config.RATE_LIMIT_PER_IP);
+  const headers = rateHeaders(ipWindow);
+  if (!ipWindow.allowed) {
+    await uncountRequest(ipKey, nowMs);
+    throw withHeaders(
+      tooManyRequests(
+        `Rate limit exceeded for this IP address: ${ipWindow.limit} requests per minute. Retry in ${ipWindow.retryAfterSeconds}s.`,
+        ipWindow.retryAfterSeconds,
+      ),
+      headers,
+    );
+  }
+  const member = found?.member;
+  const session = found?.session;
+  if (!found || !member || member.active === false || !session || session.member_id !== found.claims.memberId) {
+    throw withHeaders(unauthorized(), headers);
+  }
+  if (presented.viaCookie && !SAFE_METHODS.has(route.method ?? 'GET') && !sameToken(request.csrfToken, found.claims)) {
+    throw withHeaders(forbidden('Missing or invalid CSRF token: send the session\'s csrf_token in x-csrf-token'), headers);
+  }
+  try {
+    assertRole(member.role, { method: route.method ?? 'GET', path: route.path ?? '', role: route.role });
+  } catch (error) {
+    throw withHeaders(error as ApiError, headers);
+  }
+  return {
+    principal: {
+      kind: 'session',
+      workspaceId: member.workspace_id,
+      credentialId: member.member_id,
+      scopes: [],
+      capabilities: [],
+      member: { memberId: member.member_id, email: member.email, role: member.role, sessionId: session.session_id, viaCookie: presented.viaCookie },
+    },
+    headers,
+  };
+}
+
+function sameToken(sent: string | undefined, claims: SessionClaims): boolean {
+  if (!sent) return false;
+  const a = Buffer.from(sent);
+  const b = Buffer.from(claims.csrf);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export { CSRF_HEADER };
+
 const originAllowed = (credential: CredentialItem, origin: string | undefined) => {
   const origins = credential.allowed_origins ?? [];
   return origins.length === 0 || (origin !== undefined && origins.includes(origin.toLowerCase()));
@@ -189,10 +283,14 @@ function withThisRequest(item: Record<string, unknown>, nowMs: number): Record<s
  * letting one of them win.
  */
 export function bearerToken(header: string | undefined): string | undefined {
-  if (!header || header.includes(',')) return undefined;
-  const match = /^bearer +(\S+) *$/i.exec(header);
-  const token = match?.[1];
+  const token = rawBearer(header);
   return token && TOKEN.test(token) ? token : undefined;
+}
+
+/** The one token of a Bearer header, whatever its form (a key or a session). */
+export function rawBearer(header: string | undefined): string | undefined {
+  if (!header || header.includes(',')) return undefined;
+  return /^bearer +(\S+) *$/i.exec(header)?.[1];
 }
 
 function withHeaders(error: ApiError, headers: Record<string, string>): ApiError {

@@ -29,8 +29,10 @@ export function assertScope(granted: readonly Scope[], needed: Scope): void {
  * admin) may grant anything, otherwise every requested scope must be held, and a
  * scoped creator cannot mint a full-access key by asking for no scopes.
  */
-export function assertGrantable(creator: { kind: 'secret' | 'public'; scopes: readonly Scope[] }, requested: readonly Scope[]): void {
-  if (creator.kind !== 'secret') throw forbidden('A public key cannot grant access');
+export function assertGrantable(creator: { kind: 'secret' | 'public' | 'session'; scopes: readonly Scope[] }, requested: readonly Scope[]): void {
+  if (creator.kind === 'public') throw forbidden('A public key cannot grant access');
+  // A developer's or admin's session (the role check admitted it) manages keys in full.
+  if (creator.kind === 'session') return;
   if (creator.scopes.length === 0 || creator.scopes.includes('admin')) return;
   if (requested.length === 0) {
     throw forbidden('This API key cannot grant full access: it lacks the "admin" scope');

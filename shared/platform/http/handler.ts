@@ -1,7 +1,7 @@
 import middy, { type MiddlewareObj, type MiddyHandlerObject } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { admit, type Admission } from '../auth/gate.ts';
+import { admit, CSRF_HEADER, type Admission } from '../auth/gate.ts';
 import { sourceAddress } from '../auth/ip.ts';
 import { validateConfig } from '../config.ts';
 import { invalidUtf8, notJsonContentType, payloadTooLarge, routeNotFound } from '../errors.ts';
@@ -68,7 +68,7 @@ export class MediaResponse {
     readonly contentType: string,
     readonly body: string,
     readonly headers: Record<string, string> = {},
-    /** Another status than the route's (an OAuth token endpoint's RFC 6749 error is a 400 in its own format). */
+    /** Another status than the route's (an OAuth token endpoint's RFC 6749 error is a 400 in its own format; SCIM answers its errors in its own media type). */
     readonly status?: number,
   ) {}
 }
@@ -183,6 +183,9 @@ function gate(byKey: Map<string, Entry>): MiddlewareObj<Event, Result, Error, Co
         sourceIp: state.info.sourceIp,
         authorization: event.headers.authorization,
         origin: event.headers.origin,
+        // Payload v2 moves Cookie headers into `cookies`; the local server leaves them in headers.
+        cookie: event.cookies?.join('; ') ?? event.headers.cookie,
+        csrfToken: event.headers[CSRF_HEADER],
       });
       if (!state.entry) throw routeNotFound(event.requestContext.http.method, event.rawPath);
     },
@@ -228,8 +231,16 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
 
 const MULTIPART_MEDIA_TYPE = /^\s*multipart\//i;
 
+const FORM_MEDIA_TYPE = /^\s*application\/x-www-form-urlencoded\s*(?:;|$)/i;
+
 function readBody(event: Event, route: RouteDefinition, options: DomainOptions): unknown {
   const contentType = event.headers['content-type'] ?? event.headers['Content-Type'];
+  if (route.bodyType === 'json-or-form' && FORM_MEDIA_TYPE.test(contentType ?? '')) {
+    // An HTML form post (SAML's HTTP-POST binding): each field once, as text.
+    const text = event.body == null ? '' : event.isBase64Encoded ? decodeUtf8(Buffer.from(event.body, 'base64')) : event.body;
+    if (Buffer.byteLength(text, 'utf8') > (route.maxBodyBytes ?? MAX_JSON_BODY_BYTES)) throw payloadTooLarge('Form body too large');
+    return Object.fromEntries(new URLSearchParams(text));
+  }
   const multipart =
     route.bodyType === 'multipart' || (route.bodyType === 'json-or-multipart' && MULTIPART_MEDIA_TYPE.test(contentType ?? ''));
   if (!multipart || !options.multipart) return readJsonBody(event, route);

@@ -2,12 +2,13 @@ import type { PublicCapability } from '../auth/scopes.ts';
 import type * as z from 'zod';
 import type { Principal } from '../auth/gate.ts';
 import type { Access } from '../auth/scopes.ts';
+import type { Role } from '../auth/roles.ts';
 
 export const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
 export type Method = (typeof METHODS)[number];
 
 /** One Lambda per domain; CDK and the local server read the domain from each route. */
-export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'calls', 'chats', 'contacts', 'batches', 'billing', 'integrations', 'meta', 'account-data'] as const;
+export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'calls', 'chats', 'contacts', 'batches', 'billing', 'integrations', 'meta', 'account-data', 'members'] as const;
 export type Domain = (typeof DOMAINS)[number];
 
 /**
@@ -47,7 +48,7 @@ export interface RouteDefinition {
    * `body` validates it; `json-or-multipart` takes either, as the Content-Type says (an
    * import takes `{csv}` text or a CSV file).
    */
-  bodyType?: 'json' | 'multipart' | 'json-or-multipart';
+  bodyType?: 'json' | 'multipart' | 'json-or-multipart' | 'json-or-form';
   /** Per-request upload limits of a multipart route (defaults: MULTIPART_DEFAULT_LIMITS). */
   uploadLimits?: { maxFileBytes: number; maxFiles: number };
   /** The largest body accepted (413 above it); default MAX_JSON_BODY_BYTES (25 MB). */
@@ -67,6 +68,12 @@ export interface RouteDefinition {
    * (spec Authentication 10). Without it, public keys get 403 here.
    */
   publicKey?: PublicCapability;
+  /**
+   * The least dashboard role a session needs here when it differs from the default (reads
+   * `member`, writes `developer`): `admin` for members, SSO/SAML/SCIM, key deletion;
+   * `member` for what any member may do (sign out, leave). shared/platform/auth/roles.ts.
+   */
+  role?: Role;
   /** The workspace's ability to spend is checked before the handler (spec: Routes checked for spend). */
   spendChecked?: boolean;
   /** Tighter API Gateway throttling than the stage default (see THROTTLE_CLASSES). */

@@ -642,6 +642,32 @@ export const keys = {
   invoices: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, skPrefix: 'INVOICE#' }),
   /** A Stripe event processed (by its event ID, across workspaces): a replay finds it and changes nothing. */
   stripeEvent: (eventId: string): ItemKey => ({ pk: `STRIPEEVENT#${eventId}`, sk: 'STRIPEEVENT' }),
+  // ── Members, sessions and enterprise sign-in (shared/members; the gate reads the first two) ──
+  /** A member of a workspace: email, role, active. The gate reads it on every session request. */
+  member: (workspaceId: string, memberId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: `MEMBER#${memberId}` }),
+  members: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'MEMBER#' }),
+  /** Holds one member per email and workspace (the email lower-cased). */
+  memberEmail: (workspaceId: string, email: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: `MEMBEREMAIL#${email}` }),
+  /** The workspace's member counters (`admin_count`, `member_count`) and owner: the last-admin guard's condition. */
+  memberRoster: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'MEMBERROSTER' }),
+  /** A signed-in session (its refresh token's hash), read with the member by the gate. */
+  memberSession: (workspaceId: string, sessionId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#SESSION`, sk: `SESSION#${sessionId}` }),
+  memberSessions: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#SESSION`, skPrefix: 'SESSION#' }),
+  /** An invite (its token's hash), in the workspace partition. */
+  invite: (workspaceId: string, inviteId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: `INVITE#${inviteId}` }),
+  invites: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'INVITE#' }),
+  /** The platform's session signing key, sealed (one item for all workspaces). */
+  sessionSigningKey: (): ItemKey => ({ pk: 'SESSIONKEY', sk: 'SESSIONKEY' }),
+  /** SSO (OIDC), SAML and SCIM settings of a workspace. */
+  ssoConfig: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'SSOCONFIG' }),
+  samlConfig: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'SAMLCONFIG' }),
+  scimConfig: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'SCIMCONFIG' }),
+  /** A SCIM bearer token's record, addressed by its hash (the SCIM routes' one lookup). */
+  scimToken: (tokenSha256: string): ItemKey => ({ pk: `SCIMTOKEN#${tokenSha256}`, sk: 'SCIMTOKEN' }),
+  /** A pending OIDC sign-in (state, PKCE verifier, nonce): single use, 10 minutes. */
+  ssoState: (stateSha256: string): ItemKey => ({ pk: `SSOSTATE#${stateSha256}`, sk: 'SSOSTATE' }),
+  /** A SAML assertion ID already used (replay guard), until the assertion expires. */
+  samlAssertion: (workspaceId: string, assertionId: string): ItemKey => ({ pk: `SAMLASSERTION#${workspaceId}#${assertionId}`, sk: 'SAMLASSERTION' }),
 } as const;
 
 /** Rate-window counter attribute for one epoch minute (see shared/platform/auth/rate-window.ts). */

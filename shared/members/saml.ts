@@ -1,0 +1,164 @@
+import { createHash, X509Certificate } from 'node:crypto';
+import { SAML, ValidateInResponseTo } from '@node-saml/node-saml';
+import type { Principal } from '../platform/auth/gate.ts';
+import type { Role } from '../platform/auth/roles.ts';
+import { badRequest, Unauthorized } from '../platform/errors.ts';
+import { keys } from '../platform/store/keys.ts';
+import { table } from '../platform/store/table.ts';
+import { auditOp } from './members.ts';
+import type { IssuedSession } from './sessions.ts';
+import { publicBase, signInByEmail } from './sso.ts';
+import { recordSamlAssertion, samlConfigs, type SamlConfigItem } from './store.ts';
+
+/*
+ * SAML 2.0 sign-in (IdP-initiated, HTTP-POST binding) with @node-saml/node-saml: the
+ * assertion must be signed by the configured IdP certificate (wantAssertionsSigned), its
+ * audience must be our SP entity ID, its recipient our ACS URL, its times within 2 minutes'
+ * skew; each assertion ID is accepted once (a conditional Put kept until it expires).
+ */
+
+const CLOCK_SKEW_MS = 2 * 60 * 1000;
+export const samlSpEntityId = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}`;
+export const samlAcsUrl = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}/acs`;
+
+class SamlRefused extends Unauthorized {
+  constructor(reason: string) {
+    super();
+    Object.defineProperty(this, 'message', { value: `SAML sign-in refused: ${reason}` });
+  }
+}
+
+export function toSamlConfig(workspaceId: string, item: SamlConfigItem | undefined) {
+  return {
+    enabled: item !== undefined,
+    idp_entity_id: item?.idp_entity_id ?? null,
+    sso_url: item?.sso_url ?? null,
+    certificate_fingerprint: item?.certificate_fingerprint ?? null,
+    allowed_domains: item?.allowed_domains ?? [],
+    default_role: item?.default_role ?? ('member' as const),
+    sp_entity_id: samlSpEntityId(workspaceId),
+    acs_url: samlAcsUrl(workspaceId),
+    updated_timestamp: item?.updated_timestamp ?? null,
+  };
+}
+
+export async function getSaml(workspaceId: string) {
+  return toSamlConfig(workspaceId, await samlConfigs.get(workspaceId));
+}
+
+/** The PEM of a certificate given as PEM or bare base64 DER; 400 when it is not one. */
+function certificatePem(text: string): { pem: string; fingerprint: string } {
+  const body = text.replace(/-----(?:BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, '');
+  try {
+    const der = Buffer.from(body, 'base64');
+    const certificate = new X509Certificate(der);
+    const lines = certificate.raw.toString('base64').match(/.{1,64}/g) ?? [];
+    return {
+      pem: `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`,
+      fingerprint: createHash('sha256').update(certificate.raw).digest('hex'),
+    };
+  } catch {
+    throw badRequest('certificate: Must be an X.509 certificate (PEM or base64 DER)');
+  }
+}
+
+/** What IdP metadata names: entity ID, HTTP-Redirect/POST SSO URL, signing certificate. */
+function readMetadata(xml: string): { entityId?: string; ssoUrl?: string; certificate?: string } {
+  const attribute = (tag: string, name: string) => {
+    const start = xml.search(new RegExp(`<(?:\\w+:)?${tag}\\b`));
+    if (start < 0) return undefined;
+    const end = xml.indexOf('>', start);
+    const element = xml.slice(start, end);
+    const match = new RegExp(`\\b${name}="([^"]*)"`).exec(element);
+    return match?.[1];
+  };
+  const certStart = xml.search(/<(?:\w+:)?X509Certificate>/);
+  let certificate: string | undefined;
+  if (certStart >= 0) {
+    const open = xml.indexOf('>', certStart) + 1;
+    const close = xml.indexOf('<', open);
+    certificate = xml.slice(open, close).trim();
+  }
+  return { entityId: attribute('EntityDescriptor', 'entityID'), ssoUrl: attribute('SingleSignOnService', 'Location'), certificate };
+}
+
+export async function putSaml(
+  principal: Principal,
+  input: { idp_entity_id?: string; sso_url?: string; certificate?: string; metadata_xml?: string; allowed_domains: string[]; default_role: Role },
+) {
+  const workspaceId = principal.workspaceId;
+  const metadata = input.metadata_xml ? readMetadata(input.metadata_xml) : {};
+  const entityId = input.idp_entity_id ?? metadata.entityId;
+  const ssoUrl = input.sso_url ?? metadata.ssoUrl;
+  const certificate = input.certificate ?? metadata.certificate;
+  const missing = [!entityId && 'idp_entity_id', !ssoUrl && 'sso_url', !certificate && 'certificate'].filter(Boolean);
+  if (missing.length) throw badRequest(missing.map((field) => `${field}: Required (or in metadata_xml)`).join('; '));
+  const { pem, fingerprint } = certificatePem(certificate!);
+  const item: SamlConfigItem = {
+    ...keys.samlConfig(workspaceId),
+    idp_entity_id: entityId!,
+    sso_url: ssoUrl!,
+    certificate: pem,
+    certificate_fingerprint: fingerprint,
+    allowed_domains: [...new Set(input.allowed_domains)],
+    default_role: input.default_role,
+    updated_timestamp: Date.now(),
+  };
+  await table.transact([
+    { Put: { Item: item } },
+    auditOp(workspaceId, principal, { action: 'saml.update', target: { type: 'saml', id: workspaceId }, changes: ['idp_entity_id', 'sso_url', 'certificate', 'allowed_domains', 'default_role'] }),
+  ]);
+  return toSamlConfig(workspaceId, item);
+}
+
+export async function deleteSaml(principal: Principal): Promise<void> {
+  await table.transact([
+    samlConfigs.removeOp(principal.workspaceId),
+    auditOp(principal.workspaceId, principal, { action: 'saml.delete', target: { type: 'saml', id: principal.workspaceId }, changes: [] }),
+  ]).catch(() => {
+    throw badRequest('SAML is not configured');
+  });
+}
+
+type Parsed = { Assertion?: { $?: { ID?: string }; Subject?: { SubjectConfirmation?: { SubjectConfirmationData?: { $?: { Recipient?: string; NotOnOrAfter?: string } }[] }[] }[]; Conditions?: { $?: { NotOnOrAfter?: string } }[] } };
+
+/** The IdP's POST to the ACS: verifies the signed assertion and signs its subject in. */
+export async function consumeSamlResponse(workspaceId: string, samlResponse: string, nowMs = Date.now()): Promise<IssuedSession> {
+  const item = await samlConfigs.get(workspaceId);
+  if (!item) throw badRequest('SAML is not configured for this workspace');
+  const saml = new SAML({
+    idpCert: item.certificate,
+    issuer: samlSpEntityId(workspaceId),
+    audience: samlSpEntityId(workspaceId),
+    callbackUrl: samlAcsUrl(workspaceId),
+    entryPoint: item.sso_url,
+    idpIssuer: item.idp_entity_id,
+    wantAssertionsSigned: true,
+    wantAuthnResponseSigned: false,
+    acceptedClockSkewMs: CLOCK_SKEW_MS,
+    maxAssertionAgeMs: 10 * 60 * 1000,
+    validateInResponseTo: ValidateInResponseTo.never,
+  });
+  let profile;
+  try {
+    ({ profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse }));
+  } catch (error) {
+    throw new SamlRefused((error as Error).message);
+  }
+  if (!profile) throw new SamlRefused('no assertion');
+  if (profile.issuer !== item.idp_entity_id) throw new SamlRefused('the issuer is not the configured IdP');
+  const parsed = profile.getAssertion?.() as Parsed | undefined;
+  const assertion = parsed?.Assertion;
+  const assertionId = assertion?.$?.ID;
+  if (!assertionId) throw new SamlRefused('the assertion has no ID');
+  const confirmation = assertion?.Subject?.[0]?.SubjectConfirmation?.[0]?.SubjectConfirmationData?.[0]?.$;
+  if (confirmation?.Recipient !== samlAcsUrl(workspaceId)) throw new SamlRefused('the recipient is not this ACS URL');
+  const notOnOrAfter = Date.parse(confirmation?.NotOnOrAfter ?? assertion?.Conditions?.[0]?.$?.NotOnOrAfter ?? '');
+  const keepUntil = Math.floor((Number.isFinite(notOnOrAfter) ? notOnOrAfter : nowMs + 3600_000) / 1000) + CLOCK_SKEW_MS / 1000;
+  if (!(await recordSamlAssertion(workspaceId, assertionId, keepUntil))) throw new SamlRefused('this assertion was already used');
+  const attributes = profile as unknown as Record<string, unknown>;
+  const emailAttribute = [attributes.email, attributes.mail, attributes['http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress']].find((v) => typeof v === 'string') as string | undefined;
+  const email = (emailAttribute ?? profile.nameID ?? '').toLowerCase();
+  if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new SamlRefused('the assertion names no email');
+  return signInByEmail(workspaceId, email, item.allowed_domains, item.default_role, 'saml');
+}

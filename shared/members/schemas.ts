@@ -1,0 +1,141 @@
+import * as z from 'zod';
+import { ROLES } from '../platform/auth/roles.ts';
+import { epochMs, idOf, queryInt } from '../platform/http/schemas.ts';
+
+/*
+ * The members domain's API contract. The spec names the routes (Members and access) and
+ * the roles, not the shapes: these are ours, in the style of the rest of the API.
+ */
+
+const email = () => z.email().max(254).transform((value) => value.toLowerCase());
+const role = () => z.enum(ROLES);
+
+export const Member = z.lazy(() =>
+  z.object({
+    member_id: z.string(),
+    email: z.string(),
+    name: z.string().nullable(),
+    role: role(),
+    active: z.boolean().describe('false: deprovisioned (SCIM); it cannot sign in'),
+    is_owner: z.boolean(),
+    source: z.enum(['api', 'invite', 'sso', 'saml', 'scim', 'cli']),
+    created_timestamp: epochMs(),
+  }),
+);
+export type Member = z.infer<typeof Member>;
+
+export const memberIdParams = z.lazy(() => z.object({ id: idOf('member', 'a member ID') }));
+export const inviteIdParams = z.lazy(() => z.object({ id: idOf('invite', 'an invite ID') }));
+export const workspaceIdParams = z.lazy(() => z.object({ workspace_id: idOf('workspace', 'a workspace ID') }));
+
+export const AddMemberBody = z.lazy(() =>
+  z.object({ email: email(), role: role().default('member'), name: z.string().trim().min(1).max(200).optional() }),
+);
+export const UpdateMemberBody = z.lazy(() =>
+  z.object({ role: role().optional(), name: z.string().trim().min(1).max(200).nullable().optional() }),
+);
+
+export const Invite = z.lazy(() =>
+  z.object({
+    invite_id: z.string(),
+    email: z.string(),
+    role: role(),
+    created_timestamp: epochMs(),
+    expires_timestamp: epochMs(),
+  }),
+);
+export const CreatedInvite = z.lazy(() =>
+  Invite.and(z.object({ token: z.string().describe('Shown once: the invitee accepts with it (POST /auth/invites/accept)') })),
+);
+export const CreateInviteBody = z.lazy(() => z.object({ email: email(), role: role().default('member') }));
+export const AcceptInviteBody = z.lazy(() => z.object({ token: z.string().min(1).max(300), name: z.string().trim().min(1).max(200).optional() }));
+
+export const TransferBody = z.lazy(() => z.object({ member_id: idOf('member', 'a member ID') }));
+export const DeleteWorkspaceBody = z.lazy(() => z.object({ confirm: z.string().describe("The workspace's name, exactly") }));
+
+export const SessionView = z.lazy(() =>
+  z.object({
+    token_type: z.literal('Bearer'),
+    session_token: z.string().describe('Send as Authorization: Bearer, or use the parley_session cookie set with it'),
+    expires_in: z.number().int(),
+    refresh_token: z.string().describe('Single use: each refresh answers a new one; a reused one signs the session out'),
+    csrf_token: z.string().describe('Echo in x-csrf-token on writes authenticated by the cookie'),
+    workspace_id: z.string(),
+    member: Member,
+  }),
+);
+export const RefreshBody = z.lazy(() => z.object({ refresh_token: z.string().min(1).max(300) }));
+
+export const SsoConfig = z.lazy(() =>
+  z.object({
+    enabled: z.boolean(),
+    issuer: z.string().nullable(),
+    client_id: z.string().nullable(),
+    client_secret: z.string().nullable().describe('Always ******** once set'),
+    allowed_domains: z.array(z.string()),
+    default_role: role(),
+    redirect_uri: z.string().describe('Register this at the identity provider'),
+    updated_timestamp: epochMs().nullable(),
+  }),
+);
+export const PutSsoBody = z.lazy(() =>
+  z.object({
+    issuer: z.url({ protocol: /^https?$/ }).max(500),
+    client_id: z.string().min(1).max(500),
+    client_secret: z.string().min(1).max(2000),
+    allowed_domains: z.array(z.string().trim().toLowerCase().regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'Must be a domain name')).min(1).max(50),
+    default_role: role().default('member'),
+  }),
+);
+
+export const SamlConfig = z.lazy(() =>
+  z.object({
+    enabled: z.boolean(),
+    idp_entity_id: z.string().nullable(),
+    sso_url: z.string().nullable(),
+    certificate_fingerprint: z.string().nullable().describe('SHA-256 of the IdP signing certificate'),
+    allowed_domains: z.array(z.string()),
+    default_role: role(),
+    sp_entity_id: z.string(),
+    acs_url: z.string().describe('Assertion consumer service: the IdP posts SAMLResponse here'),
+    updated_timestamp: epochMs().nullable(),
+  }),
+);
+export const PutSamlBody = z.lazy(() =>
+  z.object({
+    idp_entity_id: z.string().min(1).max(500).optional(),
+    sso_url: z.url({ protocol: /^https?$/ }).max(1000).optional(),
+    certificate: z.string().min(1).max(20_000).optional().describe('PEM or base64 DER of the IdP signing certificate'),
+    metadata_xml: z.string().min(1).max(200_000).optional().describe('IdP metadata: entity id, SSO URL and certificate are read from it'),
+    allowed_domains: z.array(z.string().trim().toLowerCase().regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'Must be a domain name')).max(50).default([]),
+    default_role: role().default('member'),
+  }),
+);
+export const SamlAcsBody = z.lazy(() => z.object({ SAMLResponse: z.string().min(1).max(500_000), RelayState: z.string().max(2000).optional() }));
+
+export const SsoStartQuery = z.lazy(() => z.object({}));
+export const SsoStart = z.lazy(() => z.object({ authorization_url: z.string() }));
+export const SsoCallbackQuery = z.lazy(() =>
+  z.object({ code: z.string().min(1).max(4000).optional(), state: z.string().min(1).max(200), error: z.string().max(200).optional(), error_description: z.string().max(1000).optional() }),
+);
+
+export const ScimStatus = z.lazy(() =>
+  z.object({
+    enabled: z.boolean(),
+    base_url: z.string(),
+    token_created_timestamp: epochMs().nullable(),
+    masked_token: z.string().nullable(),
+  }),
+);
+export const CreatedScimToken = z.lazy(() => ScimStatus.and(z.object({ token: z.string().describe('Shown once') })));
+
+export const ScimListQuery = z.lazy(() =>
+  z.object({
+    filter: z.string().max(500).optional(),
+    startIndex: queryInt({ min: 1, max: 1_000_000_000, default: 1 }),
+    count: queryInt({ min: 0, max: 1000, default: 100 }),
+  }),
+);
+export const scimUserParams = z.lazy(() => z.object({ id: z.string().max(100) }));
+/** SCIM bodies are checked by the SCIM module (errors in SCIM's format); here only "an object". */
+export const ScimBody = z.lazy(() => z.looseObject({}));

@@ -1,0 +1,207 @@
+import * as oidc from 'openid-client';
+import type { Principal } from '../platform/auth/gate.ts';
+import type { Role } from '../platform/auth/roles.ts';
+import { config } from '../platform/config.ts';
+import { decryptSecret, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
+import { sha256 } from '../platform/crypto/hash.ts';
+import { egressFetch, EgressRefused } from '../platform/egress.ts';
+import { badRequest, forbidden, unauthorized, VendorFailed } from '../platform/errors.ts';
+import { MASKED_SECRET as MASK } from '../platform/masking.ts';
+import { keys } from '../platform/store/keys.ts';
+import { table } from '../platform/store/table.ts';
+import { trimTrailing } from '../platform/text.ts';
+import { auditOp, createMember, memberEmails } from './members.ts';
+import { startSession, type IssuedSession } from './sessions.ts';
+import { members, ssoConfigs, type MemberItem, type SsoConfigItem, type SsoStateItem } from './store.ts';
+
+/*
+ * OIDC single sign-on with openid-client: per-workspace issuer, client and sealed secret;
+ * the authorization code flow with PKCE (S256), state and nonce, the state kept in the
+ * table (single use, 10 minutes). Every request to the issuer (discovery, JWKS, token)
+ * goes through the egress guard. A verified email in an allowed domain signs in as its
+ * member, or joins just in time with the default role.
+ */
+
+const STATE_TTL_MS = 10 * 60 * 1000;
+const secretContext = (workspaceId: string) => recordContext(workspaceId, 'sso/client_secret');
+
+export const publicBase = () => trimTrailing(config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`, '/');
+export const ssoRedirectUri = () => `${publicBase()}/auth/sso/callback`;
+
+export function toSsoConfig(item: SsoConfigItem | undefined) {
+  return {
+    enabled: item !== undefined,
+    issuer: item?.issuer ?? null,
+    client_id: item?.client_id ?? null,
+    client_secret: item ? MASK : null,
+    allowed_domains: item?.allowed_domains ?? [],
+    default_role: item?.default_role ?? ('member' as const),
+    redirect_uri: ssoRedirectUri(),
+    updated_timestamp: item?.updated_timestamp ?? null,
+  };
+}
+
+export async function getSso(workspaceId: string) {
+  return toSsoConfig(await ssoConfigs.get(workspaceId));
+}
+
+export async function putSso(
+  principal: Principal,
+  input: { issuer: string; client_id: string; client_secret: string; allowed_domains: string[]; default_role: Role },
+) {
+  const workspaceId = principal.workspaceId;
+  const existing = await ssoConfigs.get(workspaceId);
+  let sealed: string;
+  if (input.client_secret === MASK) {
+    if (!existing) throw badRequest(`client_secret: Send the secret itself; ${MASK} is how a stored one is shown`);
+    sealed = existing.client_secret_sealed;
+  } else {
+    sealed = await encryptSecret(input.client_secret, secretContext(workspaceId));
+  }
+  const item: SsoConfigItem = {
+    ...keys.ssoConfig(workspaceId),
+    issuer: input.issuer,
+    client_id: input.client_id,
+    client_secret_sealed: sealed,
+    allowed_domains: [...new Set(input.allowed_domains)],
+    default_role: input.default_role,
+    updated_timestamp: Date.now(),
+  };
+  await table.transact([
+    { Put: { Item: item } },
+    auditOp(workspaceId, principal, { action: 'sso.update', target: { type: 'sso', id: workspaceId }, changes: ['issuer', 'client_id', 'client_secret', 'allowed_domains', 'default_role'] }),
+  ]);
+  return toSsoConfig(item);
+}
+
+export async function deleteSso(principal: Principal): Promise<void> {
+  await table.transact([
+    ssoConfigs.removeOp(principal.workspaceId),
+    auditOp(principal.workspaceId, principal, { action: 'sso.delete', target: { type: 'sso', id: principal.workspaceId }, changes: [] }),
+  ]).catch(() => {
+    throw badRequest('SSO is not configured');
+  });
+}
+
+/** openid-client's fetch, through the egress guard (no redirects, capped, pinned to a checked address). */
+const guardedFetch: oidc.CustomFetch = async (url, options) =>
+  egressFetch(url, {
+    method: options.method,
+    headers: options.headers,
+    body: typeof options.body === 'string' ? options.body : options.body instanceof URLSearchParams ? options.body.toString() : undefined,
+    timeoutMs: 10_000,
+    maxResponseBytes: 512 * 1024,
+    signal: options.signal,
+  });
+
+async function clientFor(item: SsoConfigItem, workspaceId: string): Promise<oidc.Configuration> {
+  const secret = await decryptSecret(item.client_secret_sealed, secretContext(workspaceId));
+  try {
+    const client = await oidc.discovery(new URL(item.issuer), item.client_id, { redirect_uris: [ssoRedirectUri()] }, oidc.ClientSecretPost(secret), {
+      [oidc.customFetch]: guardedFetch,
+      // http issuers only outside production (tests' fake issuer on 127.0.0.1).
+      ...(config.PARLEY_ENV === 'production' ? {} : { execute: [oidc.allowInsecureRequests] }),
+      timeout: 10,
+    });
+    // OIDC lets a client trust an ID token from the token endpoint unverified (it came over
+    // TLS); we verify its signature against the issuer's JWKS anyway (a forged token failed
+    // without this in the tests, and http issuers exist outside production).
+    oidc.enableNonRepudiationChecks(client);
+    return client;
+  } catch (error) {
+    throw issuerFailed(error);
+  }
+}
+
+function issuerFailed(error: unknown): Error {
+  if (error instanceof EgressRefused) return badRequest(`SSO issuer: ${error.message}`);
+  return new VendorFailed(`SSO issuer failed: ${(error as Error).message}`);
+}
+
+/** Starts a sign-in: the identity provider's authorization URL (PKCE S256, state, nonce). */
+export async function startSso(workspaceId: string, nowMs = Date.now()): Promise<{ authorization_url: string }> {
+  const item = await ssoConfigs.get(workspaceId);
+  if (!item) throw badRequest('SSO is not configured for this workspace');
+  const client = await clientFor(item, workspaceId);
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const stateItem: SsoStateItem = {
+    ...keys.ssoState(sha256(state)),
+    workspace_id: workspaceId,
+    code_verifier: verifier,
+    nonce,
+    expires_timestamp: nowMs + STATE_TTL_MS,
+    expires_at: Math.floor((nowMs + STATE_TTL_MS) / 1000),
+  };
+  await table.put({ Item: stateItem, ConditionExpression: 'attribute_not_exists(pk)' });
+  const url = oidc.buildAuthorizationUrl(client, {
+    redirect_uri: ssoRedirectUri(),
+    scope: 'openid email profile',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    nonce,
+  });
+  return { authorization_url: url.href };
+}
+
+/** The identity provider's redirect back: exchanges the code, checks the ID token, signs in. */
+export async function finishSso(query: { code?: string; state: string; error?: string; error_description?: string }, nowMs = Date.now()): Promise<IssuedSession> {
+  // The state is taken (deleted) first: single use, whatever follows.
+  const taken = await table.delete<SsoStateItem>({ Key: keys.ssoState(sha256(query.state)), ReturnValues: 'ALL_OLD' });
+  if (!taken || taken.expires_timestamp <= nowMs) throw badRequest('Sign-in state is invalid, expired or already used');
+  if (query.error) throw unauthorizedWith(`The identity provider refused the sign-in: ${query.error}`);
+  if (!query.code) throw badRequest('code: Required');
+  const workspaceId = taken.workspace_id;
+  const item = await ssoConfigs.get(workspaceId);
+  if (!item) throw badRequest('SSO is not configured for this workspace');
+  const client = await clientFor(item, workspaceId);
+  const current = new URL(ssoRedirectUri());
+  current.searchParams.set('code', query.code);
+  current.searchParams.set('state', query.state);
+  let claims: oidc.IDToken | undefined;
+  try {
+    const tokens = await oidc.authorizationCodeGrant(client, current, {
+      pkceCodeVerifier: taken.code_verifier,
+      expectedState: query.state,
+      expectedNonce: taken.nonce,
+      idTokenExpected: true,
+    });
+    claims = tokens.claims();
+  } catch (error) {
+    if (error instanceof oidc.ResponseBodyError || error instanceof oidc.AuthorizationResponseError) throw unauthorizedWith(`SSO sign-in failed: ${error.message}`);
+    if (error instanceof Error && (error.name === 'OperationProcessingError' || error.name === 'JWSSignatureVerificationFailed' || (error as { code?: string }).code?.startsWith('OAUTH_'))) {
+      throw unauthorizedWith(`SSO sign-in failed: ${error.message}`);
+    }
+    throw issuerFailed(error);
+  }
+  const email = typeof claims?.email === 'string' ? claims.email.toLowerCase() : undefined;
+  if (!email) throw unauthorizedWith('The ID token has no email');
+  if (claims?.email_verified === false) throw unauthorizedWith('The ID token\'s email is not verified');
+  return signInByEmail(workspaceId, email, item.allowed_domains, item.default_role, 'sso', typeof claims?.name === 'string' ? claims.name : undefined);
+}
+
+function unauthorizedWith(message: string) {
+  const error = unauthorized();
+  Object.defineProperty(error, 'message', { value: message });
+  return error;
+}
+
+/** A verified email signs in as its member, or joins with the default role (just in time). */
+export async function signInByEmail(
+  workspaceId: string,
+  email: string,
+  allowedDomains: string[],
+  defaultRole: Role,
+  source: 'sso' | 'saml',
+  name?: string,
+): Promise<IssuedSession> {
+  const domain = email.slice(email.lastIndexOf('@') + 1);
+  if (allowedDomains.length > 0 && !allowedDomains.includes(domain)) throw forbidden(`${domain} is not an allowed email domain for this workspace`);
+  const claim = await memberEmails.get(workspaceId, email);
+  let member: MemberItem | undefined = claim ? await members.get(workspaceId, claim.member_id) : undefined;
+  if (!member) member = await createMember(workspaceId, undefined, { email, role: defaultRole, name, source }, [], 'member.join');
+  if (member.active === false) throw forbidden('This member is deactivated');
+  return startSession(member);
+}

@@ -1,0 +1,139 @@
+import type { MemberAuthItem, SessionAuthItem } from '../platform/auth/sessions.ts';
+import type { Role } from '../platform/auth/roles.ts';
+import { notFound } from '../platform/errors.ts';
+import { keys } from '../platform/store/keys.ts';
+import { queryAll } from '../platform/store/query.ts';
+import { ConditionFailed, defineEntity, table, type TransactOp } from '../platform/store/table.ts';
+
+/*
+ * The members domain's items, declared once (keys from shared/platform/store/keys.ts).
+ * Member and session items carry what the gate reads on every session request
+ * (MemberAuthItem, SessionAuthItem in shared/platform/auth/sessions.ts).
+ */
+
+type Keyed = { pk: string; sk: string };
+
+export type MemberSource = 'api' | 'invite' | 'sso' | 'saml' | 'scim' | 'cli';
+
+export type MemberItem = MemberAuthItem & {
+  name?: string;
+  source: MemberSource;
+  created_timestamp: number;
+  /** SCIM's `externalId` and name parts, kept as sent. */
+  external_id?: string;
+  given_name?: string;
+  family_name?: string;
+};
+
+export const members = defineEntity<MemberItem, [workspaceId: string, memberId: string]>({
+  key: keys.member,
+  notFound: () => notFound('Member not found'),
+});
+export const listMemberItems = (workspaceId: string) => queryAll<MemberItem>(keys.members(workspaceId));
+
+export type MemberEmailItem = Keyed & { member_id: string };
+export const memberEmails = defineEntity<MemberEmailItem, [workspaceId: string, email: string]>({
+  key: keys.memberEmail,
+  notFound: () => notFound('Member not found'),
+});
+
+/** Counters of active admins and members, and the owner: the last-admin guard's conditions. */
+export type RosterItem = Keyed & { admin_count?: number; member_count?: number; owner_member_id?: string };
+export const rosterKey = keys.memberRoster;
+export const getRoster = (workspaceId: string) => table.get<RosterItem>(keys.memberRoster(workspaceId));
+
+export type SessionItem = SessionAuthItem & {
+  refresh_hash: string;
+  /** Refresh tokens already exchanged (their hashes): presenting one again is reuse. */
+  used_hashes: string[];
+  created_timestamp: number;
+  refreshed_timestamp?: number;
+  expires_at: number;
+};
+export const sessions = defineEntity<SessionItem, [workspaceId: string, sessionId: string]>({
+  key: keys.memberSession,
+  notFound: () => notFound('Session not found'),
+});
+export const listSessionItems = (workspaceId: string) => queryAll<SessionItem>(keys.memberSessions(workspaceId));
+
+export type InviteItem = Keyed & {
+  invite_id: string;
+  workspace_id: string;
+  email: string;
+  role: Role;
+  token_hash: string;
+  created_timestamp: number;
+  expires_timestamp: number;
+  expires_at: number;
+};
+export const invites = defineEntity<InviteItem, [workspaceId: string, inviteId: string]>({
+  key: keys.invite,
+  notFound: () => notFound('Invite not found'),
+});
+export const listInviteItems = (workspaceId: string) => queryAll<InviteItem>(keys.invites(workspaceId));
+
+export type SsoConfigItem = Keyed & {
+  issuer: string;
+  client_id: string;
+  client_secret_sealed: string;
+  allowed_domains: string[];
+  default_role: Role;
+  updated_timestamp: number;
+};
+export const ssoConfigs = defineEntity<SsoConfigItem, [workspaceId: string]>({
+  key: keys.ssoConfig,
+  notFound: () => notFound('SSO is not configured'),
+});
+
+export type SamlConfigItem = Keyed & {
+  idp_entity_id: string;
+  sso_url: string;
+  certificate: string;
+  certificate_fingerprint: string;
+  allowed_domains: string[];
+  default_role: Role;
+  updated_timestamp: number;
+};
+export const samlConfigs = defineEntity<SamlConfigItem, [workspaceId: string]>({
+  key: keys.samlConfig,
+  notFound: () => notFound('SAML is not configured'),
+});
+
+export type ScimConfigItem = Keyed & { token_hash: string; masked_token: string; created_timestamp: number };
+export const scimConfigs = defineEntity<ScimConfigItem, [workspaceId: string]>({
+  key: keys.scimConfig,
+  notFound: () => notFound('SCIM is not enabled'),
+});
+export type ScimTokenItem = Keyed & { workspace_id: string; created_timestamp: number };
+export const scimTokens = defineEntity<ScimTokenItem, [tokenSha256: string]>({
+  key: keys.scimToken,
+  notFound: () => notFound('SCIM token not found'),
+});
+
+export type SsoStateItem = Keyed & {
+  workspace_id: string;
+  code_verifier: string;
+  nonce: string;
+  expires_timestamp: number;
+  expires_at: number;
+};
+export const ssoStates = defineEntity<SsoStateItem, [stateSha256: string]>({
+  key: keys.ssoState,
+  notFound: () => notFound('Sign-in state not found'),
+});
+
+/** Records an assertion ID as used; false when it was already (a replay). */
+export async function recordSamlAssertion(workspaceId: string, assertionId: string, expiresAtSeconds: number): Promise<boolean> {
+  try {
+    await table.put({
+      Item: { ...keys.samlAssertion(workspaceId, assertionId), expires_at: expiresAtSeconds },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+export type { TransactOp };

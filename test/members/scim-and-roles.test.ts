@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { routeTable } from '../../shared/route-table.ts';
+import { requiredRole } from '../../shared/platform/auth/roles.ts';
+import { routeKeys, type RouteDefinition } from '../../shared/platform/http/route.ts';
+import { startTestApp } from '../support/app.ts';
+import { call } from '../support/http.ts';
+
+const app = await startTestApp();
+const { api } = app;
+await api.post('/workspace/members', { body: { email: 'owner@example.com', role: 'admin' } });
+
+async function session(email: string, role: string) {
+  const invite = await api.post('/workspace/invites', { body: { email, role } });
+  const accepted = await call(app.url, 'POST', '/auth/invites/accept', { body: { token: invite.body.token } });
+  expect(accepted.status).toBe(200);
+  return accepted.body as { session_token: string; member: { member_id: string } };
+}
+
+const routes = Object.entries(routeTable as Record<string, RouteDefinition>).filter(([, route]) => route.access !== 'public');
+/** A concrete path for a route key: each {param} gets a well-formed value that names nothing. */
+const concrete = (path: string) => path.replace(/\{(\w+)\}/g, 'none');
+
+describe('the role table', () => {
+  it('maps every route to one role: reads to member, writes to developer, admin where named', () => {
+    const table = Object.fromEntries(routes.map(([id, route]) => [id, requiredRole(route)]));
+    for (const id of ['addMember', 'updateMember', 'removeMember', 'createInvite', 'deleteWorkspace', 'transferWorkspace', 'putSso', 'getSso', 'putSaml', 'createScimToken', 'deleteApiKey']) {
+      expect(table[id], id).toBe('admin');
+    }
+    for (const id of ['listApiKeys', 'listPublicKeys', 'createApiKey', 'updateWorkspace']) expect(table[id], id).toBe('developer');
+    for (const id of ['getWorkspace', 'listMembers', 'signOut', 'leaveWorkspace']) expect(table[id], id).toBe('member');
+  });
+
+  it('answers a member 403 read-only on every write route and a developer 403 on every admin route', async () => {
+    const member = await session('member@example.com', 'member');
+    const developer = await session('developer@example.com', 'developer');
+    const checked: string[] = [];
+    for (const [id, route] of routes) {
+      const needed = requiredRole(route);
+      for (const key of routeKeys(route)) {
+        const [method, path] = key.split(' ') as [string, string];
+        if (needed !== 'member') {
+          const res = await call(app.url, method, concrete(path), { headers: { authorization: `Bearer ${member.session_token}` }, body: method === 'GET' ? undefined : {} });
+          const writes = !(method === 'GET' || (method === 'POST' && /^\/(?:v\d\/)?(?:list|search)-/.test(path)));
+          expect({ id, key, status: res.status, message: res.body?.message }).toEqual({
+            id, key, status: 403, message: writes ? 'The member role is read-only' : `Requires role: ${needed}`,
+          });
+          checked.push(key);
+        }
+        if (needed === 'admin') {
+          const res = await call(app.url, method, concrete(path), { headers: { authorization: `Bearer ${developer.session_token}` }, body: method === 'GET' ? undefined : {} });
+          expect({ id, key, status: res.status, message: res.body?.message }).toEqual({ id, key, status: 403, message: 'Requires role: admin' });
+        }
+      }
+    }
+    expect(checked.length).toBeGreaterThan(100);
+  }, 120_000);
+
+  it('lets a member read and a developer write outside the admin routes; API keys keep their scopes', async () => {
+    const member = await session('reader@example.com', 'member');
+    const developer = await session('writer@example.com', 'developer');
+    expect((await call(app.url, 'GET', '/workspace', { headers: { authorization: `Bearer ${member.session_token}` } })).status).toBe(200);
+    expect((await call(app.url, 'POST', '/v2/list-calls', { headers: { authorization: `Bearer ${member.session_token}` }, body: {} })).status).toBe(200);
+    const keys = await call(app.url, 'GET', '/api-keys', { headers: { authorization: `Bearer ${member.session_token}` } });
+    expect(keys.status).toBe(403);
+    expect(keys.body.message).toBe('Requires role: developer');
+    expect((await call(app.url, 'PATCH', '/workspace', { headers: { authorization: `Bearer ${developer.session_token}` }, body: { name: 'Renamed' } })).status).toBe(200);
+    const scoped = await api.post('/api-keys', { body: { name: 'calls only', scopes: ['calls'] } });
+    const refused = await api.withKey(scoped.body.api_key).get('/workspace/members');
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toBe('This API key lacks the "admin" scope');
+    expect((await api.get('/workspace/members')).status).toBe(200);
+  });
+});
+
+describe('SCIM 2.0', () => {
+  const scimHeaders = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' });
+
+  it('provisions, filters, pages, patches and deprovisions a user', async () => {
+    const created = await api.post('/workspace/scim-token');
+    expect(created.status).toBe(201);
+    const token = created.body.token as string;
+    expect(token).toMatch(/^scim_[0-9a-f]{48}$/);
+    expect((await api.get('/workspace/scim')).body).toMatchObject({ enabled: true, masked_token: `${token.slice(0, 8)}********${token.slice(-4)}` });
+    const h = scimHeaders(token);
+
+    const unauth = await call(app.url, 'GET', '/scim/v2/Users', { headers: { authorization: 'Bearer scim_' + '0'.repeat(48) } });
+    expect(unauth.status).toBe(401);
+    expect(unauth.headers['content-type']).toBe('application/scim+json');
+    expect(unauth.body).toEqual({ schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '401', detail: 'Missing or invalid API key / session' });
+
+    const user = await call(app.url, 'POST', '/scim/v2/Users', {
+      headers: h,
+      body: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'Jane@Example.com', name: { givenName: 'Jane', familyName: 'Doe' }, emails: [{ value: 'jane@example.com', primary: true }], active: true, roles: [{ value: 'developer' }], externalId: 'ext-1' },
+    });
+    expect(user.status).toBe(201);
+    expect(user.headers['content-type']).toBe('application/scim+json');
+    expect(user.body).toMatchObject({ userName: 'jane@example.com', active: true, roles: [{ value: 'developer', primary: true }], externalId: 'ext-1', name: { givenName: 'Jane', familyName: 'Doe', formatted: 'Jane Doe' } });
+    const dup = await call(app.url, 'POST', '/scim/v2/Users', { headers: h, body: { userName: 'jane@example.com' } });
+    expect(dup.status).toBe(409);
+    expect(dup.body).toMatchObject({ status: '409', scimType: 'uniqueness', detail: 'jane@example.com is already a member' });
+    for (const email of ['a1@example.com', 'a2@example.com']) {
+      expect((await call(app.url, 'POST', '/scim/v2/Users', { headers: h, body: { userName: email } })).status).toBe(201);
+    }
+
+    const filtered = await call(app.url, 'GET', `/scim/v2/Users?filter=${encodeURIComponent('userName eq "JANE@example.com"')}`, { headers: h });
+    expect(filtered.body).toMatchObject({ schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'], totalResults: 1, startIndex: 1, itemsPerPage: 1 });
+    expect(filtered.body.Resources[0].id).toBe(user.body.id);
+    const byEmail = await call(app.url, 'GET', `/scim/v2/Users?filter=${encodeURIComponent('emails.value eq "a1@example.com"')}`, { headers: h });
+    expect(byEmail.body.totalResults).toBe(1);
+    const all = await call(app.url, 'GET', '/scim/v2/Users', { headers: h });
+    const total = all.body.totalResults as number;
+    const page = await call(app.url, 'GET', '/scim/v2/Users?startIndex=2&count=2', { headers: h });
+    expect(page.body).toMatchObject({ totalResults: total, startIndex: 2, itemsPerPage: 2 });
+    expect(page.body.Resources.map((r: { id: string }) => r.id)).toEqual(all.body.Resources.slice(1, 3).map((r: { id: string }) => r.id));
+    const badFilter = await call(app.url, 'GET', `/scim/v2/Users?filter=${encodeURIComponent('userName co "j"')}`, { headers: h });
+    expect(badFilter.status).toBe(400);
+    expect(badFilter.body.scimType).toBe('invalidFilter');
+
+    // The provisioned member signs in (an invite stands in for the IdP here) and then is deprovisioned.
+    const login = await call(app.url, 'POST', '/scim/v2/Users', { headers: h, body: { userName: 'temp@example.com' } });
+    const invited = await api.post('/workspace/invites', { body: { email: 'temp2@example.com', role: 'developer' } });
+    const signedIn = (await call(app.url, 'POST', '/auth/invites/accept', { body: { token: invited.body.token } })).body;
+    const temp2 = (await call(app.url, 'GET', `/scim/v2/Users?filter=${encodeURIComponent('userName eq "temp2@example.com"')}`, { headers: h })).body.Resources[0];
+    expect((await call(app.url, 'GET', '/workspace', { headers: { authorization: `Bearer ${signedIn.session_token}` } })).status).toBe(200);
+
+    const patched = await call(app.url, 'PATCH', `/scim/v2/Users/${temp2.id}`, {
+      headers: h,
+      body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'name.givenName', value: 'Tem' }, { op: 'add', path: 'roles', value: [{ value: 'member' }] }, { op: 'replace', value: { active: false } }] },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ active: false, roles: [{ value: 'member', primary: true }], name: { givenName: 'Tem' } });
+    const after = await call(app.url, 'GET', '/workspace', { headers: { authorization: `Bearer ${signedIn.session_token}` } });
+    expect(after.status).toBe(401);
+    const inactive = await call(app.url, 'GET', `/scim/v2/Users?filter=${encodeURIComponent('active eq false')}`, { headers: h });
+    expect(inactive.body.Resources.map((r: { id: string }) => r.id)).toEqual([temp2.id]);
+
+    const removed = await call(app.url, 'PATCH', `/scim/v2/Users/${login.body.id}`, { headers: h, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'remove', path: 'userName' }] } });
+    expect(removed.status).toBe(400);
+    expect(removed.body.scimType).toBe('mutability');
+    const put = await call(app.url, 'PUT', `/scim/v2/Users/${login.body.id}`, { headers: h, body: { userName: 'temp@example.com', displayName: 'Temp', roles: [{ value: 'admin' }] } });
+    expect(put.body).toMatchObject({ displayName: 'Temp', roles: [{ value: 'admin', primary: true }], active: true });
+    expect((await call(app.url, 'DELETE', `/scim/v2/Users/${login.body.id}`, { headers: h })).status).toBe(204);
+    const gone = await call(app.url, 'GET', `/scim/v2/Users/${login.body.id}`, { headers: h });
+    expect(gone.status).toBe(404);
+    expect(gone.body).toMatchObject({ status: '404', detail: `User ${login.body.id} not found` });
+
+    // Discovery says exactly what is supported.
+    const config = await call(app.url, 'GET', '/scim/v2/ServiceProviderConfig', { headers: h });
+    expect(config.body).toMatchObject({ patch: { supported: true }, bulk: { supported: false }, filter: { supported: true }, sort: { supported: false }, etag: { supported: false } });
+    expect((await call(app.url, 'GET', '/scim/v2/ResourceTypes', { headers: h })).body.Resources[0]).toMatchObject({ id: 'User', endpoint: '/Users' });
+    expect((await call(app.url, 'GET', '/scim/v2/Schemas', { headers: h })).body.Resources[0].id).toBe('urn:ietf:params:scim:schemas:core:2.0:User');
+
+    // Revoked: the token stops at once; a new one replaces the old.
+    const replaced = (await api.post('/workspace/scim-token')).body.token;
+    expect((await call(app.url, 'GET', '/scim/v2/Users', { headers: h })).status).toBe(401);
+    expect((await api.delete('/workspace/scim-token')).status).toBe(204);
+    expect((await call(app.url, 'GET', '/scim/v2/Users', { headers: scimHeaders(replaced) })).status).toBe(401);
+    const log = (await api.get('/audit-log')).body.map((e: { action: string }) => e.action);
+    expect(log).toEqual(expect.arrayContaining(['scim.token_create', 'scim.token_delete', 'member.update', 'member.remove']));
+  });
+});

@@ -1,0 +1,185 @@
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { SignedXml } from 'xml-crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startTestApp } from '../support/app.ts';
+import { call } from '../support/http.ts';
+
+const app = await startTestApp();
+const { api, workspace } = app;
+await api.post('/workspace/members', { body: { email: 'owner@example.com', role: 'admin' } });
+
+// ── A fake OIDC provider on 127.0.0.1 ───────────────────────────────────────────────
+
+const { privateKey, publicKey } = await generateKeyPair('RS256');
+const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+const codes = new Map<string, { challenge: string; nonce: string; email: string }>();
+let signingKey = privateKey;
+const provider: Server = createServer((req, res) => {
+  const url = new URL(req.url!, issuer);
+  const json = (status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  if (url.pathname === '/.well-known/openid-configuration') {
+    return json(200, {
+      issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks`,
+      response_types_supported: ['code'], subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'],
+      code_challenge_methods_supported: ['S256'], token_endpoint_auth_methods_supported: ['client_secret_post'],
+    });
+  }
+  if (url.pathname === '/jwks') return json(200, { keys: [jwk] });
+  if (url.pathname === '/token') {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', async () => {
+      const form = new URLSearchParams(body);
+      const grant = codes.get(form.get('code') ?? '');
+      codes.delete(form.get('code') ?? '');
+      const verifier = form.get('code_verifier') ?? '';
+      if (!grant || form.get('client_secret') !== 'shh' || createHash('sha256').update(verifier).digest('base64url') !== grant.challenge) {
+        return json(400, { error: 'invalid_grant' });
+      }
+      const idToken = await new SignJWT({ email: grant.email, email_verified: true, nonce: grant.nonce, name: 'Sso User' })
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+        .setIssuer(issuer).setAudience('parley-client').setSubject(grant.email).setIssuedAt().setExpirationTime('5m')
+        .sign(signingKey);
+      json(200, { access_token: 'at', token_type: 'Bearer', expires_in: 300, id_token: idToken });
+    });
+    return;
+  }
+  json(404, {});
+});
+await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+const issuer = `http://127.0.0.1:${(provider.address() as { port: number }).port}`;
+afterAll(() => provider.close());
+
+/** The provider "signs the user in": a code bound to the authorization request's PKCE challenge and nonce. */
+function authorize(authorizationUrl: string, email: string) {
+  const url = new URL(authorizationUrl);
+  expect(url.origin).toBe(issuer);
+  expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+  const code = randomBytes(8).toString('hex');
+  codes.set(code, { challenge: url.searchParams.get('code_challenge')!, nonce: url.searchParams.get('nonce')!, email });
+  return { code, state: url.searchParams.get('state')! };
+}
+
+describe('OIDC single sign-on', () => {
+  it('configures SSO with a sealed secret and signs members in just in time, in allowed domains only', async () => {
+    const put = await api.put('/workspace/sso', { body: { issuer, client_id: 'parley-client', client_secret: 'shh', allowed_domains: ['example.com'], default_role: 'developer' } });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ enabled: true, issuer, client_secret: '********', default_role: 'developer' });
+    expect(put.body.redirect_uri).toMatch(/\/auth\/sso\/callback$/);
+
+    const start = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`);
+    expect(start.status).toBe(200);
+    const { code, state } = authorize(start.body.authorization_url, 'Sso.User@Example.com');
+    const signedIn = await call(app.url, 'GET', `/auth/sso/callback?code=${code}&state=${state}`);
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.member).toMatchObject({ email: 'sso.user@example.com', role: 'developer', source: 'sso' });
+    expect((await call(app.url, 'GET', '/workspace', { headers: { authorization: `Bearer ${signedIn.body.session_token}` } })).status).toBe(200);
+
+    // The state is single use.
+    const replay = await call(app.url, 'GET', `/auth/sso/callback?code=${code}&state=${state}`);
+    expect(replay.status).toBe(400);
+    expect(replay.body.message).toBe('Sign-in state is invalid, expired or already used');
+
+    // Another domain is refused.
+    const other = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`)).body.authorization_url, 'eve@evil.test');
+    const refused = await call(app.url, 'GET', `/auth/sso/callback?code=${other.code}&state=${other.state}`);
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toBe('evil.test is not an allowed email domain for this workspace');
+  });
+
+  it('refuses an ID token signed by another key', async () => {
+    const forged = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`)).body.authorization_url, 'mallory@example.com');
+    signingKey = (await generateKeyPair('RS256')).privateKey;
+    try {
+      const res = await call(app.url, 'GET', `/auth/sso/callback?code=${forged.code}&state=${forged.state}`);
+      expect(res.status).toBe(401);
+      expect(res.body.message).toMatch(/^SSO sign-in failed: /);
+    } finally {
+      signingKey = privateKey;
+    }
+    const members = (await api.get('/workspace/members')).body.map((m: { email: string }) => m.email);
+    expect(members).not.toContain('mallory@example.com');
+  });
+});
+
+// ── SAML with a self-signed certificate made here ────────────────────────────────────
+
+const dir = mkdtempSync(join(tmpdir(), 'saml-'));
+function keyPair(name: string) {
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${name}`, '-days', '2', '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.crt`)], { stdio: 'ignore' });
+  return { key: readFileSync(join(dir, `${name}.key`), 'utf8'), cert: readFileSync(join(dir, `${name}.crt`), 'utf8') };
+}
+const idp = keyPair('idp');
+const attacker = keyPair('attacker');
+const IDP_ENTITY = 'https://idp.example.com/metadata';
+
+function samlResponse(options: { key: string; acs: string; audience: string; email: string; id?: string }) {
+  const now = new Date();
+  const later = new Date(now.getTime() + 5 * 60_000).toISOString();
+  const id = options.id ?? `_a${randomBytes(8).toString('hex')}`;
+  const assertion =
+    `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${now.toISOString()}">` +
+    `<saml:Issuer>${IDP_ENTITY}</saml:Issuer>` +
+    `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${options.email}</saml:NameID>` +
+    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${later}" Recipient="${options.acs}"/></saml:SubjectConfirmation></saml:Subject>` +
+    `<saml:Conditions NotBefore="${new Date(now.getTime() - 60_000).toISOString()}" NotOnOrAfter="${later}"><saml:AudienceRestriction><saml:Audience>${options.audience}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
+    `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${id}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+    `</saml:Assertion>`;
+  const signer = new SignedXml({ privateKey: options.key, signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256', canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#' });
+  signer.addReference({ xpath: "//*[local-name(.)='Assertion']", transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', 'http://www.w3.org/2001/10/xml-exc-c14n#'], digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256' });
+  signer.computeSignature(assertion, { location: { reference: "//*[local-name(.)='Issuer']", action: 'after' } });
+  const response =
+    `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_r${randomBytes(8).toString('hex')}" Version="2.0" IssueInstant="${now.toISOString()}" Destination="${options.acs}">` +
+    `<saml:Issuer xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">${IDP_ENTITY}</saml:Issuer>` +
+    `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>` +
+    signer.getSignedXml() +
+    `</samlp:Response>`;
+  return Buffer.from(response).toString('base64');
+}
+
+describe('SAML', () => {
+  it('signs in with a signed assertion, and refuses a forged signature, a replay, another audience or recipient', async () => {
+    const put = await api.put('/workspace/saml', { body: { idp_entity_id: IDP_ENTITY, sso_url: 'https://idp.example.com/sso', certificate: idp.cert, allowed_domains: ['example.com'], default_role: 'member' } });
+    expect(put.status).toBe(200);
+    const { acs_url: acs, sp_entity_id: audience } = put.body;
+    const path = new URL(acs).pathname;
+
+    const good = samlResponse({ key: idp.key, acs, audience, email: 'saml.user@example.com' });
+    // The IdP posts the browser's form (application/x-www-form-urlencoded).
+    const signedIn = await call(app.url, 'POST', path, { rawBody: new URLSearchParams({ SAMLResponse: good }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.member).toMatchObject({ email: 'saml.user@example.com', role: 'member', source: 'saml' });
+
+    const replay = await call(app.url, 'POST', path, { body: { SAMLResponse: good } });
+    expect(replay.status).toBe(401);
+    expect(replay.body.message).toBe('SAML sign-in refused: this assertion was already used');
+
+    const forged = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: attacker.key, acs, audience, email: 'saml.user@example.com' }) } });
+    expect(forged.status).toBe(401);
+    expect(forged.body.message).toMatch(/^SAML sign-in refused: /);
+
+    const tampered = Buffer.from(samlResponse({ key: idp.key, acs, audience, email: 'saml.user@example.com' }), 'base64').toString().replace('saml.user@example.com', 'owner@example.com');
+    const tamperedRes = await call(app.url, 'POST', path, { body: { SAMLResponse: Buffer.from(tampered).toString('base64') } });
+    expect(tamperedRes.status).toBe(401);
+
+    const wrongAudience = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs, audience: 'https://other.example/sp', email: 'saml.user@example.com' }) } });
+    expect(wrongAudience.status).toBe(401);
+    const wrongRecipient = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs: 'https://other.example/acs', audience, email: 'saml.user@example.com' }) } });
+    expect(wrongRecipient.status).toBe(401);
+    expect(wrongRecipient.body.message).toBe('SAML sign-in refused: the recipient is not this ACS URL');
+
+    expect((await api.get('/workspace/saml')).body).toMatchObject({ enabled: true, idp_entity_id: IDP_ENTITY });
+    expect((await api.delete('/workspace/saml')).status).toBe(204);
+    const off = await call(app.url, 'POST', path, { body: { SAMLResponse: good } });
+    expect(off.status).toBe(400);
+  });
+});
