@@ -25,6 +25,10 @@ export interface ParleyResources {
   callStepsQueue: sqs.IQueue;
   /** Steps of contacts jobs (the backfill). */
   contactJobsQueue: sqs.IQueue;
+  /** Knowledge-base ingestion (shared/knowledge-bases/ingest.ts). */
+  kbJobsQueue: sqs.IQueue;
+  /** Knowledge-base originals, extracted text, chunks and indexes. */
+  knowledgeBaseBucket: s3.IBucket;
   vendorSecret: secretsmanager.ISecret;
   /** Call recordings and their unscrubbed originals (shared/platform/aws/object-store.ts). */
   recordingsBucket: s3.IBucket;
@@ -44,7 +48,11 @@ export interface ParleyAccess {
   callStepsQueue?: readonly QueueUse[];
   /** `send` for the contacts domain (starting a job), `consume` and `send` for the contact-jobs job. */
   contactJobsQueue?: readonly QueueUse[];
+  /** `send` for the knowledge-bases domain (queueing an ingestion), `consume` and `send` for the kb-jobs job. */
+  kbJobsQueue?: readonly QueueUse[];
   vendorSecret?: 'read';
+  /** Objects under `knowledge-bases/` in the knowledge-base bucket: read, write, delete. */
+  knowledgeBases?: 'readWrite';
   /** Objects under `recordings/` in the recordings bucket: read, write (with tags), delete. */
   recordings?: 'readWrite';
 }
@@ -104,7 +112,7 @@ export class ParleyFunction extends NodejsFunction {
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH });
     logGroup.grantWrite(role);
 
-    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, vendorSecret, recordingsBucket } = props.resources;
+    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, kbJobsQueue, vendorSecret, recordingsBucket, knowledgeBaseBucket } = props.resources;
     super(scope, id, {
       entry: props.entry,
       handler: 'handler',
@@ -125,6 +133,8 @@ export class ParleyFunction extends NodejsFunction {
         WEBHOOK_QUEUE_URL: webhookQueue.queueUrl,
         CALL_STEPS_QUEUE_URL: callStepsQueue.queueUrl,
         CONTACT_JOBS_QUEUE_URL: contactJobsQueue.queueUrl,
+        KB_JOBS_QUEUE_URL: kbJobsQueue.queueUrl,
+        KNOWLEDGE_BASE_BUCKET: knowledgeBaseBucket.bucketName,
         VENDOR_SECRET_ID: vendorSecret.secretArn,
         RECORDINGS_BUCKET: recordingsBucket.bucketName,
         PARLEY_ENV: 'production',
@@ -191,12 +201,47 @@ export class ParleyFunction extends NodejsFunction {
       [webhookQueue, props.access.webhookQueue],
       [callStepsQueue, props.access.callStepsQueue],
       [contactJobsQueue, props.access.contactJobsQueue],
+      [kbJobsQueue, props.access.kbJobsQueue],
     ] as const) {
       if (uses?.includes('send')) queue.grantSendMessages(this);
       if (uses?.includes('consume')) queue.grantConsumeMessages(this);
     }
 
     if (props.access.vendorSecret === 'read') vendorSecret.grantRead(this);
+
+    if (props.access.knowledgeBases === 'readWrite') {
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+          resources: [knowledgeBaseBucket.arnForObjects('knowledge-bases/*')],
+        }),
+      );
+      NagSuppressions.addResourceSuppressions(
+        role,
+        [
+          {
+            id: 'AwsSolutions-IAM5',
+            reason: 'Knowledge-base objects are many per knowledge base under knowledge-bases/<workspace>/<kb>/: the function reads and writes any knowledge base\'s, and only under that prefix.',
+            appliesTo: [{ regex: '/^Resource::<KnowledgeBaseBucket[A-Za-z0-9]*\\.Arn>\\/knowledge-bases\\/\\*$/' }],
+          },
+        ],
+        true,
+      );
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:ListBucket'],
+          resources: [knowledgeBaseBucket.bucketArn],
+          conditions: { StringLike: { 's3:prefix': ['knowledge-bases/*'] } },
+        }),
+      );
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          resources: [key.keyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
+        }),
+      );
+    }
 
     if (props.access.recordings === 'readWrite') {
       this.addToRolePolicy(

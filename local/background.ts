@@ -3,6 +3,7 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import { handler as batchTick } from '../functions/batch-tick.ts';
 import { handler as callSteps } from '../functions/call-steps.ts';
 import { handler as contactJobs } from '../functions/contact-jobs.ts';
+import { handler as kbJobs } from '../functions/kb-jobs.ts';
 import { handler as billingHourly } from '../functions/billing-hourly.ts';
 import { handler as oauthRefresh } from '../functions/oauth-refresh.ts';
 import { handler as webhookDelivery } from '../functions/webhook-delivery.ts';
@@ -100,13 +101,14 @@ function scheduledEvent(name: string, atMs: number): ScheduledEvent {
   };
 }
 
-type QueueJob = 'webhook-delivery' | 'call-steps' | 'contact-jobs';
+type QueueJob = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'kb-jobs';
 
 /** The queue consumers, each the handler CDK attaches to its queue's event source. */
 const QUEUE_HANDLERS: Record<QueueJob, SqsConsumer> = {
   'webhook-delivery': webhookDelivery,
   'call-steps': callSteps,
   'contact-jobs': contactJobs,
+  'kb-jobs': kbJobs,
 };
 
 const SCHEDULED_HANDLERS: Record<Exclude<JobName, QueueJob>, ScheduledHandler> = {

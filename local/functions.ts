@@ -24,4 +24,5 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   contacts: () => import('../functions/contacts.ts'),
   batches: () => import('../functions/batches.ts'),
   meta: () => import('../functions/meta.ts'),
+  'knowledge-bases': () => import('../functions/knowledge-bases.ts'),
 };

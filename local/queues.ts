@@ -9,6 +9,7 @@ const CONSUMER: Record<QueueName, JobName> = {
   webhooks: 'webhook-delivery',
   'call-steps': 'call-steps',
   'contact-jobs': 'contact-jobs',
+  'kb-jobs': 'kb-jobs',
 };
 
 /**

@@ -8,7 +8,7 @@
 
 import type { QueueName } from './platform/aws/queue.ts';
 
-export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
+export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'kb-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
 
 export interface JobRetries {
   /** Lambda's retries of a failed asynchronous invocation (it retries twice unless told). */
@@ -71,6 +71,15 @@ export const JOBS: readonly JobSpec[] = [
     trigger: { kind: 'queue', queue: 'contact-jobs' },
     // One page: 200 calls read, at most 200 contact writes; or one import chunk: up to 1,000 rows.
     timeoutSeconds: 120,
+    live: true,
+  },
+  {
+    name: 'kb-jobs',
+    description: 'Ingests knowledge-base sources (extracts, crawls, chunks, embeds) and rebuilds the knowledge base\'s index',
+    trigger: { kind: 'queue', queue: 'kb-jobs' },
+    // One knowledge base's pending sources: files up to 50 MB to extract, crawls of up to
+    // 20 pages at 10 s each, embeddings in batches, then the index. 300 s bounds it.
+    timeoutSeconds: 300,
     live: true,
   },
   {

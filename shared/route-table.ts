@@ -8,6 +8,7 @@ import { callRoutes } from './calls/routes.ts';
 import { chatRoutes } from './chats/routes.ts';
 import { liveCallRoutes } from './calls/live-routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
+import { knowledgeBaseRoutes } from './knowledge-bases/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
 import { flowRoutes } from './agents/flow-routes.ts';
 import { llmRoutes } from './agents/llm-routes.ts';
@@ -41,6 +42,7 @@ export const routeTable = {
   ...contactRoutes,
   ...batchRoutes,
   ...metaRoutes,
+  ...knowledgeBaseRoutes,
 } satisfies Record<string, RouteDefinition>;
 
 export type RouteId = keyof typeof routeTable;

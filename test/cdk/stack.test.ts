@@ -96,12 +96,13 @@ const mentions = (statement: Statement, logicalIds: readonly string[]) =>
   logicalIds.some((id) => JSON.stringify(statement.Resource).includes(`"${id}"`));
 
 /** The logical IDs of the queues a ParleyAccess names, by its option. */
-type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue', string>;
+type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue' | 'kbJobsQueue', string>;
 
 const queueIdsOf = (synthed: Synth): QueueIds => ({
   webhookQueue: logicalId(synthed, synthed.stack.webhookQueue),
   callStepsQueue: logicalId(synthed, synthed.stack.callStepsQueue),
   contactJobsQueue: logicalId(synthed, synthed.stack.contactJobsQueue),
+  kbJobsQueue: logicalId(synthed, synthed.stack.kbJobsQueue),
 });
 
 /**
@@ -143,7 +144,10 @@ function expectGrantsMatch(
     expect(statement.Condition!.StringEquals!['kms:ViaService'], label).toBeDefined();
   }
   expect(all.has('secretsmanager:GetSecretValue'), label).toBe(access.vendorSecret === 'read');
-  expect(all.has('s3:PutObject'), label).toBe(access.recordings === 'readWrite');
+  const s3On = (prefix: string) => actionsOf(statements, (s) => JSON.stringify(s.Resource).includes(`/${prefix}/*`));
+  expect(s3On('recordings').has('s3:PutObject'), label).toBe(access.recordings === 'readWrite');
+  expect(s3On('knowledge-bases').has('s3:PutObject'), label).toBe(access.knowledgeBases === 'readWrite');
+  expect(all.has('s3:PutObject'), label).toBe(access.recordings === 'readWrite' || access.knowledgeBases === 'readWrite');
   expect(all.has('logs:PutLogEvents'), label).toBe(true);
 }
 
@@ -246,6 +250,8 @@ describe('ParleyStack', () => {
           'WEBHOOK_QUEUE_URL',
           'CALL_STEPS_QUEUE_URL',
           'CONTACT_JOBS_QUEUE_URL',
+          'KB_JOBS_QUEUE_URL',
+          'KNOWLEDGE_BASE_BUCKET',
           ...liveSettings,
         ].sort(),
       );
@@ -287,8 +293,10 @@ describe('ParleyStack', () => {
       webhookQueue: new sqs.Queue(stack, 'Queue'),
       callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
       contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
+      kbJobsQueue: new sqs.Queue(stack, 'KbJobsQueue'),
       vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
       recordingsBucket: new s3.Bucket(stack, 'Recordings', { encryption: s3.BucketEncryption.KMS, encryptionKey: key }),
+      knowledgeBaseBucket: new s3.Bucket(stack, 'KnowledgeBases', { encryption: s3.BucketEncryption.KMS, encryptionKey: key }),
     };
     const access: ParleyAccess = {
       table: 'read',
@@ -297,14 +305,17 @@ describe('ParleyStack', () => {
       // What the calls domain will need: schedule a call's steps, never consume them.
       callStepsQueue: ['send'],
       contactJobsQueue: ['send'],
+      kbJobsQueue: ['send'],
       vendorSecret: 'read',
       recordings: 'readWrite',
+      knowledgeBases: 'readWrite',
     };
     const fn = new ParleyFunction(stack, 'Fn', { entry: FUNCTION_ENTRY, resources, access });
     const queues = {
       webhookQueue: stack.getLogicalId(resources.webhookQueue.node.defaultChild as CfnResource),
       callStepsQueue: stack.getLogicalId(resources.callStepsQueue.node.defaultChild as CfnResource),
       contactJobsQueue: stack.getLogicalId(resources.contactJobsQueue.node.defaultChild as CfnResource),
+      kbJobsQueue: stack.getLogicalId(resources.kbJobsQueue.node.defaultChild as CfnResource),
     };
     expectGrantsMatch(statementsOf(stack, Template.fromStack(stack), fn), access, 'all options', queues);
   });
@@ -561,7 +572,7 @@ describe('throttling and isolation', () => {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
-      /would reserve 1063 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+      /would reserve 1070 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
@@ -664,7 +675,7 @@ describe('scheduled jobs', () => {
     const topic = 'arn:aws:sns:us-east-1:111122223333:parley-alarms';
     const synthed = synth(undefined, false, {}, { alarmTopicArn: topic });
     const alarms = Object.values(synthed.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(4);
+    expect(alarms).toHaveLength(5);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([topic]);
     for (const alarm of Object.values(parley.template.findResources('AWS::CloudWatch::Alarm'))) {
       expect(alarm.Properties.AlarmActions).toBeUndefined();

@@ -45,12 +45,13 @@ export class SqsMessageQueue implements MessageQueue {
  * ./due-time.ts) and `contact-jobs` (the steps of contacts jobs: the backfill). In AWS each is an SQS queue whose URL CDK sets on every function; locally
  * the setting is unset and an in-process stand-in is installed instead.
  */
-export type QueueName = 'webhooks' | 'call-steps' | 'contact-jobs';
+export type QueueName = 'webhooks' | 'call-steps' | 'contact-jobs' | 'kb-jobs';
 
 export const QUEUE_URL_SETTING = {
   webhooks: 'WEBHOOK_QUEUE_URL',
   'call-steps': 'CALL_STEPS_QUEUE_URL',
   'contact-jobs': 'CONTACT_JOBS_QUEUE_URL',
+  'kb-jobs': 'KB_JOBS_QUEUE_URL',
 } as const satisfies Record<QueueName, keyof typeof config>;
 
 const localQueues = new Map<QueueName, MessageQueue>();
