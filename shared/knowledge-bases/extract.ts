@@ -62,7 +62,8 @@ export const CONTENT_TYPE: Record<FileKind, string> = {
 /** The page's readable text and title; links are the caller's (the crawler) to take. */
 export async function htmlText(html: string): Promise<{ title?: string; text: string }> {
   const { parse } = await import('node-html-parser');
-  const root = parse(html, { blockTextElements: { script: false, style: false, noscript: false, pre: true } });
+  // The doctype and comments are not text (the parser would keep a doctype as a text node).
+  const root = parse(html.replace(/<!doctype[^>]*>/gi, '').replace(/<!--[\s\S]*?-->/g, ''), { blockTextElements: { script: false, style: false, noscript: false, pre: true } });
   for (const node of root.querySelectorAll('script, style, noscript, nav, header, footer, template, svg')) node.remove();
   const title = root.querySelector('title')?.text.trim() || undefined;
   root.querySelector('head')?.remove();
