@@ -1,8 +1,11 @@
 import MiniSearch from 'minisearch';
+import { stemmer } from 'stemmer';
 
 /*
  * A knowledge base's index: every chunk of its complete sources, a lexical index (BM25+,
- * MiniSearch's scoring: k1 1.2, b 0.7, d 0.5) and one embedding per chunk. Serialised to
+ * MiniSearch's scoring: k1 1.2, b 0.7, d 0.5, over lower-cased Porter stems without stop
+ * words; a query stem of 4+ letters also matches the stems it starts) and one embedding per
+ * chunk. Serialised to
  * one JSON object in the bucket; functions that retrieve keep the parsed index warm in
  * memory, keyed by its object key (a new index is a new key).
  *
@@ -48,9 +51,10 @@ const searchOptions = {
   idField: 'id',
   processTerm: (term: string) => {
     const lower = term.toLowerCase();
-    return STOP_WORDS.has(lower) ? null : lower;
+    return STOP_WORDS.has(lower) ? null : stemmer(lower);
   },
-  searchOptions: { combineWith: 'OR' as const },
+  // A query term of 4+ letters also matches longer words it starts (weighted down by MiniSearch).
+  searchOptions: { combineWith: 'OR' as const, prefix: (term: string) => term.length >= 4 },
 };
 
 export function buildIndex(chunks: IndexedChunk[], vectors: Float32Array[], embedderId: string): SerializedIndex {
