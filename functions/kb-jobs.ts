@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '../shared/platform/logger.ts';
-import { ingestionFailed, KbJobMessage, runIngestion } from '../shared/knowledge-bases/index.ts';
+import { ingestionFailed, KbJobMessage, runIngestion } from '../shared/knowledge-bases/ingest.ts';
 
 /**
  * The kb-jobs queue's consumer: each message is one ingestion of a knowledge base (its

@@ -59,7 +59,8 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // The recordings grant: the function bundles the calls domain's index (getCall, the
   // history page), which carries the recordings module (test/cdk/grants-match-code holds
   // grants to bundles); contacts never writes a recording itself.
-  contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'], recordings: 'readWrite' },
+  // The knowledge-base grant likewise: the calls index carries the conversation runtime, which retrieves.
+  contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
   // Deleting a batch unlinks its calls; creating one reads numbers and agents. It bundles the
   // calls domain (batch dials live there), hence the calls function's grants (recordings
   // included: the calls index carries the recordings module, though a batch never writes one).
@@ -90,11 +91,14 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   calls: [PHONE_METADATA_FILE],
   contacts: [PHONE_METADATA_FILE],
   batches: [PHONE_METADATA_FILE],
+  // The CSV extractor's module (shared/platform/csv.ts) carries the phone module.
+  'knowledge-bases': [PHONE_METADATA_FILE],
 };
 
 /** Files a background job ships beside its bundle: the batch passes check numbers (phone.ts). */
 export const JOB_FILES: Partial<Record<JobName, readonly string[]>> = {
   'batch-tick': [PHONE_METADATA_FILE],
+  'kb-jobs': [PHONE_METADATA_FILE],
 };
 
 export type BackgroundName = JobName;

@@ -100,22 +100,27 @@ export class LoadedIndex {
       if (hit.score > best) best = hit.score;
     }
     const useVectors = queryVector !== undefined && queryVector.length === this.dimensions && this.dimensions > 0;
-    const scored: { index: number; score: number; lexical: number; vector: number }[] = [];
     const count = this.chunks.length;
+    const dims = this.dimensions;
+    // The best k so far, kept sorted (k is small): one pass over the chunks, no sort of them all.
+    const top: { index: number; score: number; lexical: number; vector: number }[] = [];
     for (let i = 0; i < count; i++) {
       const lexical = best > 0 ? (lexicalScores.get(i) ?? 0) / best : 0;
       let vector = 0;
       if (useVectors) {
         let dot = 0;
-        const base = i * this.dimensions;
-        for (let d = 0; d < this.dimensions; d++) dot += queryVector[d]! * this.vectors[base + d]!;
-        vector = Math.max(0, dot);
+        const base = i * dims;
+        for (let d = 0; d < dims; d++) dot += queryVector[d]! * this.vectors[base + d]!;
+        vector = dot > 0 ? dot : 0;
       }
       const score = useVectors ? LEXICAL_WEIGHT * lexical + VECTOR_WEIGHT * vector : lexical;
-      if (score > 0) scored.push({ index: i, score, lexical, vector });
+      if (score <= 0 || (top.length === k && score <= top[k - 1]!.score)) continue;
+      let at = top.length;
+      while (at > 0 && top[at - 1]!.score < score) at--;
+      top.splice(at, 0, { index: i, score, lexical, vector });
+      if (top.length > k) top.pop();
     }
-    scored.sort((a, b) => b.score - a.score);
-    return scored.slice(0, k).map(({ index, score, lexical, vector }) => ({
+    return top.map(({ index, score, lexical, vector }) => ({
       ...this.chunks[index]!,
       score: round(score),
       lexical_score: round(lexical),
