@@ -107,8 +107,10 @@ function checkAsProduction(settings: FunctionSettings): void {
       CALL_STEPS_QUEUE_URL: 'queue',
       CONTACT_JOBS_QUEUE_URL: 'queue',
       EXPORT_JOBS_QUEUE_URL: 'queue',
+      KB_JOBS_QUEUE_URL: 'queue',
       VENDOR_SECRET_ID: 'secret',
       RECORDINGS_BUCKET: 'bucket',
+      KNOWLEDGE_BASE_BUCKET: 'bucket',
       ...environment,
       PUBLIC_BASE_URL: literal(environment.PUBLIC_BASE_URL!, 'https://api.example.com'),
     });

@@ -29,6 +29,10 @@ export interface ParleyResources {
   exportJobsQueue: sqs.IQueue;
   /** Steps of integrations jobs (CRM syncs). */
   integrationJobsQueue: sqs.IQueue;
+  /** Knowledge-base ingestion (shared/knowledge-bases/ingest.ts). */
+  kbJobsQueue: sqs.IQueue;
+  /** Knowledge-base originals, extracted text, chunks and indexes. */
+  knowledgeBaseBucket: s3.IBucket;
   vendorSecret: secretsmanager.ISecret;
   /** Call recordings and their unscrubbed originals (shared/platform/aws/object-store.ts). */
   recordingsBucket: s3.IBucket;
@@ -52,7 +56,11 @@ export interface ParleyAccess {
   exportJobsQueue?: readonly QueueUse[];
   /** `send` for the integrations domain (starting a sync), `consume` and `send` for the integration-jobs job. */
   integrationJobsQueue?: readonly QueueUse[];
+  /** `send` for the knowledge-bases domain (queueing an ingestion), `consume` and `send` for the kb-jobs job. */
+  kbJobsQueue?: readonly QueueUse[];
   vendorSecret?: 'read';
+  /** Objects under `knowledge-bases/` in the knowledge-base bucket: read, write, delete. */
+  knowledgeBases?: 'readWrite';
   /** Objects under `recordings/` in the recordings bucket: read, write (with tags), delete. */
   recordings?: 'readWrite';
   /** Objects under `exports/` and `assets/` in the same bucket (account data): read, write (multipart), delete. */
@@ -114,7 +122,7 @@ export class ParleyFunction extends NodejsFunction {
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH });
     logGroup.grantWrite(role);
 
-    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, exportJobsQueue, integrationJobsQueue, vendorSecret, recordingsBucket } = props.resources;
+    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, exportJobsQueue, integrationJobsQueue, kbJobsQueue, vendorSecret, recordingsBucket, knowledgeBaseBucket } = props.resources;
     super(scope, id, {
       entry: props.entry,
       handler: 'handler',
@@ -137,6 +145,8 @@ export class ParleyFunction extends NodejsFunction {
         CONTACT_JOBS_QUEUE_URL: contactJobsQueue.queueUrl,
         EXPORT_JOBS_QUEUE_URL: exportJobsQueue.queueUrl,
         INTEGRATION_JOBS_QUEUE_URL: integrationJobsQueue.queueUrl,
+        KB_JOBS_QUEUE_URL: kbJobsQueue.queueUrl,
+        KNOWLEDGE_BASE_BUCKET: knowledgeBaseBucket.bucketName,
         VENDOR_SECRET_ID: vendorSecret.secretArn,
         RECORDINGS_BUCKET: recordingsBucket.bucketName,
         PARLEY_ENV: 'production',
@@ -205,6 +215,7 @@ export class ParleyFunction extends NodejsFunction {
       [contactJobsQueue, props.access.contactJobsQueue],
       [exportJobsQueue, props.access.exportJobsQueue],
       [integrationJobsQueue, props.access.integrationJobsQueue],
+      [kbJobsQueue, props.access.kbJobsQueue],
     ] as const) {
       if (uses?.includes('send')) queue.grantSendMessages(this);
       if (uses?.includes('consume')) queue.grantConsumeMessages(this);
@@ -229,6 +240,40 @@ export class ParleyFunction extends NodejsFunction {
           },
         ],
         true,
+      );
+    }
+
+    if (props.access.knowledgeBases === 'readWrite') {
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+          resources: [knowledgeBaseBucket.arnForObjects('knowledge-bases/*')],
+        }),
+      );
+      NagSuppressions.addResourceSuppressions(
+        role,
+        [
+          {
+            id: 'AwsSolutions-IAM5',
+            reason: 'Knowledge-base objects are many per knowledge base under knowledge-bases/<workspace>/<kb>/: the function reads and writes any knowledge base\'s, and only under that prefix.',
+            appliesTo: [{ regex: '/^Resource::<KnowledgeBaseBucket[A-Za-z0-9]*\\.Arn>\\/knowledge-bases\\/\\*$/' }],
+          },
+        ],
+        true,
+      );
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:ListBucket'],
+          resources: [knowledgeBaseBucket.bucketArn],
+          conditions: { StringLike: { 's3:prefix': ['knowledge-bases/*'] } },
+        }),
+      );
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          resources: [key.keyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
+        }),
       );
     }
 

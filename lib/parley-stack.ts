@@ -52,20 +52,23 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Calls queue their webhooks, read media (LiveKit) and language-model credentials, and
   // open the webhook key to sign custom function requests during a call's turns.
   // Call artifacts: recordings in the bucket, and the sealed unscrubbed copy (generateDataKey).
-  calls: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite' },
+  // Knowledge bases: conversations retrieve from their indexes (shared/knowledge-bases, read only in practice).
+  calls: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
   // save-call summarises through the language model (its credentials) after reading the call
   // from the table (getCall only: no call is placed here); a backfill is queued.
   // The recordings grant: the function bundles the calls domain's index (getCall, the
   // history page), which carries the recordings module (test/cdk/grants-match-code holds
   // grants to bundles); contacts never writes a recording itself.
-  contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'], recordings: 'readWrite' },
+  // The knowledge-base grant likewise: the calls index carries the conversation runtime, which retrieves.
+  contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
   // Deleting a batch unlinks its calls; creating one reads numbers and agents. It bundles the
   // calls domain (batch dials live there), hence the calls function's grants (recordings
   // included: the calls index carries the recordings module, though a batch never writes one).
-  batches: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite' },
+  batches: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
   // Chats run the agent's engine (language-model credentials), sign custom function requests
   // with the webhook key, and queue chat events.
-  chats: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
+  // Chats retrieve from their agents' knowledge bases (the indexes in the knowledge-base bucket).
+  chats: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], knowledgeBases: 'readWrite' },
   // Stripe's credentials (vendor secret); a charge may queue a budget event. The spend check
   // reads the KYC status through the numbers index (phone metadata, below).
   billing: { table: 'readWrite', vendorSecret: 'read', webhookQueue: ['send'] },
@@ -80,6 +83,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Members sign sessions (the sealed signing key, created on first use), seal the SSO
   // client secret and open it for the identity provider's token request.
   members: { table: 'readWrite', key: ['generateDataKey', 'decrypt'] },
+  // Knowledge bases: originals, text, chunks and indexes in their bucket; embeddings through the
+  // language-model vendor (its credentials); ingestion queued on kb-jobs.
+  'knowledge-bases': { table: 'readWrite', vendorSecret: 'read', kbJobsQueue: ['send'], knowledgeBases: 'readWrite' },
 };
 
 /**
@@ -103,6 +109,8 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   chats: [PHONE_METADATA_FILE],
   billing: [PHONE_METADATA_FILE],
   'account-data': [PHONE_METADATA_FILE],
+  // The CSV extractor's module (shared/platform/csv.ts) carries the phone module.
+  'knowledge-bases': [PHONE_METADATA_FILE],
 };
 
 /** Files a background job ships beside its bundle: the batch passes check numbers (phone.ts). */
@@ -110,6 +118,7 @@ export const JOB_FILES: Partial<Record<JobName, readonly string[]>> = {
   'batch-tick': [PHONE_METADATA_FILE],
   // Erases and exports go through the calls and contacts indexes, which check numbers (phone.ts).
   'export-jobs': [PHONE_METADATA_FILE],
+  'kb-jobs': [PHONE_METADATA_FILE],
 };
 
 export type BackgroundName = JobName;
@@ -130,7 +139,7 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // A step runs a turn of the call: the agent's engine (language-model and LiveKit
   // credentials), custom functions signed with the webhook key, and the call's webhooks.
   // The sandbox's recording is written when a step ends the call (finishCall).
-  'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite' },
+  'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite', knowledgeBases: 'readWrite' },
   // A step reads a page of calls (or an import chunk) and writes contacts; the next is re-queued.
   'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'] },
   // An export streams table pages into its object (multipart); an erase or retention run deletes
@@ -140,6 +149,8 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // recordings grant as for contacts), opens and refreshes the connection's tokens (seals the
   // new ones), and queues its next step.
   'integration-jobs': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['consume', 'send'], recordings: 'readWrite' },
+  // Extracts, crawls (through the egress guard), embeds (language-model credentials) and writes the index.
+  'kb-jobs': { table: 'readWrite', kbJobsQueue: ['consume'], vendorSecret: 'read', knowledgeBases: 'readWrite' },
   // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
   // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
   'batch-tick': { table: 'readWrite', callStepsQueue: ['send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
@@ -165,10 +176,10 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   account: 40,
   // The $default route's 404s (each after a per-IP rate-limit write) land here.
   meta: 30,
-  // 65 (from 100) leaves room for contacts, the live monitor, billing (5), account-data
-  // (5, with export-jobs 2), integrations (3, with integration-jobs 2) and members (5)
-  // within the 450 the stack's tests allow.
-  agents: 65,
+  // 58 (from 100) leaves room for contacts, the live monitor, billing (5), account-data
+  // (5, with export-jobs 2), integrations (3, with integration-jobs 2), members (5) and
+  // knowledge bases (5, with kb-jobs 2) within the 450 the stack's tests allow.
+  agents: 58,
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
@@ -201,6 +212,10 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   'account-data': 5,
   // At least INTEGRATION_JOBS_MAX_CONCURRENCY.
   'integration-jobs': 2,
+  // Knowledge bases are configuration, written at human speed; uploads and crawl previews hold an execution for seconds.
+  'knowledge-bases': 5,
+  // At least KB_JOBS_MAX_CONCURRENCY.
+  'kb-jobs': 2,
   // One invocation a minute that runs ~70 s, so at most two overlap; the lease does the rest.
   'batch-tick': 3,
   'oauth-refresh': 2,
@@ -236,6 +251,8 @@ export const CONTACT_JOBS_MAX_CONCURRENCY = 2;
 export const EXPORT_JOBS_MAX_CONCURRENCY = 2;
 /** Concurrent integration-jobs executions its event source may use (a CRM sync is one chain of messages). */
 export const INTEGRATION_JOBS_MAX_CONCURRENCY = 2;
+/** Concurrent kb-jobs executions its event source may use (its reservation). */
+export const KB_JOBS_MAX_CONCURRENCY = 2;
 
 export interface Throttle {
   /** Steady requests per second. */
@@ -304,6 +321,9 @@ export class ParleyStack extends Stack {
   readonly exportJobsDeadLetters: sqs.Queue;
   readonly integrationJobsQueue: sqs.Queue;
   readonly integrationJobsDeadLetters: sqs.Queue;
+  readonly kbJobsQueue: sqs.Queue;
+  readonly kbJobsDeadLetters: sqs.Queue;
+  readonly knowledgeBaseBucket: s3.Bucket;
   /** Scheduled invocations EventBridge could not deliver to their function. */
   readonly scheduleDeadLetters: sqs.Queue;
   /** Hourly billing invocations that failed after Lambda's retries (on-failure destination). */
@@ -430,6 +450,20 @@ export class ParleyStack extends Stack {
       deadLetterQueue: { queue: this.integrationJobsDeadLetters, maxReceiveCount: 5 },
     });
 
+    // Knowledge-base ingestions; one that failed five receives goes to its dead letters, with an
+    // alarm (its knowledge base was marked `error`).
+    this.kbJobsDeadLetters = new sqs.Queue(this, 'KbJobsDeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.kbJobsQueue = new sqs.Queue(this, 'KbJobsQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(jobNamed('kb-jobs').timeoutSeconds * 6),
+      deadLetterQueue: { queue: this.kbJobsDeadLetters, maxReceiveCount: 5 },
+    });
+
     // Dead letters of the schedules (EventBridge could not invoke the function) and billing's
     // failed invocations; both alarm on their first message. SQS-managed encryption, as above.
     this.scheduleDeadLetters = new sqs.Queue(this, 'ScheduleDeadLetters', {
@@ -492,6 +526,27 @@ export class ParleyStack extends Stack {
       },
     ]);
 
+    // Knowledge bases (docs/knowledge-bases.md): originals, extracted text, chunks and indexes;
+    // private, KMS-encrypted, TLS only. Objects of deleted sources and knowledge bases are
+    // deleted by the API; noncurrent versions are not kept (no versioning) and incomplete
+    // uploads are aborted after a day.
+    this.knowledgeBaseBucket = new s3.Bucket(this, 'KnowledgeBaseBucket', {
+      encryption: s3.BucketEncryption.KMS,
+      encryptionKey: this.key,
+      bucketKeyEnabled: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy: RemovalPolicy.RETAIN,
+      lifecycleRules: [{ id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+    });
+    NagSuppressions.addResourceSuppressions(this.knowledgeBaseBucket, [
+      {
+        id: 'AwsSolutions-S1',
+        reason: 'Knowledge-base files are fetched through presigned URLs the API hands out (each in the API access log); a server-access-log bucket is listed under Not done yet in docs/knowledge-bases.md.',
+      },
+    ]);
+
     const resources: ParleyResources = {
       table: this.table,
       key: this.key,
@@ -500,8 +555,10 @@ export class ParleyStack extends Stack {
       contactJobsQueue: this.contactJobsQueue,
       exportJobsQueue: this.exportJobsQueue,
       integrationJobsQueue: this.integrationJobsQueue,
+      kbJobsQueue: this.kbJobsQueue,
       vendorSecret: this.vendorSecret,
       recordingsBucket: this.recordingsBucket,
+      knowledgeBaseBucket: this.knowledgeBaseBucket,
     };
 
     // The API first: its endpoint is the functions' PUBLIC_BASE_URL unless one is given.
@@ -624,6 +681,13 @@ export class ParleyStack extends Stack {
         maxConcurrency: INTEGRATION_JOBS_MAX_CONCURRENCY,
       }),
     );
+    this.backgroundFunctions['kb-jobs'].addEventSource(
+      new SqsEventSource(this.kbJobsQueue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency: KB_JOBS_MAX_CONCURRENCY,
+      }),
+    );
 
     const alarmTopicArn = props.alarmTopicArn ?? (contextValue(this, 'alarmTopicArn') as string | undefined);
     const alarmAction = alarmTopicArn
@@ -635,6 +699,7 @@ export class ParleyStack extends Stack {
     this.alarmOnFirstMessage('ContactJobsDeadLettersAlarm', this.contactJobsDeadLetters, 'A contacts job step failed five times; its job stopped', alarmAction);
     this.alarmOnFirstMessage('ExportJobsDeadLettersAlarm', this.exportJobsDeadLetters, 'An account-data job (export, erase, retention) failed three times', alarmAction);
     this.alarmOnFirstMessage('IntegrationJobsDeadLettersAlarm', this.integrationJobsDeadLetters, 'A CRM sync step failed five times; its job stopped', alarmAction);
+    this.alarmOnFirstMessage('KbJobsDeadLettersAlarm', this.kbJobsDeadLetters, 'A knowledge-base ingestion failed five times; its knowledge base is in error', alarmAction);
 
     // Lambda retries a failed asynchronous invocation twice by itself. The minute jobs are
     // not retried (the next minute's run does the same work, under the same lease), and an
@@ -687,6 +752,7 @@ export class ParleyStack extends Stack {
     this.addRoutes(routes);
     this.throttleRoutes(routes, props.routeThrottles);
 
+    new CfnOutput(this, 'KnowledgeBaseBucketName', { value: this.knowledgeBaseBucket.bucketName, description: 'Knowledge bases (KNOWLEDGE_BASE_BUCKET)' });
     new CfnOutput(this, 'RecordingsBucketName', { value: this.recordingsBucket.bucketName, description: 'Call recordings (RECORDINGS_BUCKET)' });
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Parley API base URL' });
   }

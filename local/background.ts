@@ -5,6 +5,7 @@ import { handler as callSteps } from '../functions/call-steps.ts';
 import { handler as contactJobs } from '../functions/contact-jobs.ts';
 import { handler as exportJobs } from '../functions/export-jobs.ts';
 import { handler as integrationJobs } from '../functions/integration-jobs.ts';
+import { handler as kbJobs } from '../functions/kb-jobs.ts';
 import { handler as billingHourly } from '../functions/billing-hourly.ts';
 import { handler as oauthRefresh } from '../functions/oauth-refresh.ts';
 import { handler as webhookDelivery } from '../functions/webhook-delivery.ts';
@@ -102,7 +103,7 @@ function scheduledEvent(name: string, atMs: number): ScheduledEvent {
   };
 }
 
-type QueueJob = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'integration-jobs';
+type QueueJob = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'integration-jobs' | 'kb-jobs';
 
 /** The queue consumers, each the handler CDK attaches to its queue's event source. */
 const QUEUE_HANDLERS: Record<QueueJob, SqsConsumer> = {
@@ -111,6 +112,7 @@ const QUEUE_HANDLERS: Record<QueueJob, SqsConsumer> = {
   'contact-jobs': contactJobs,
   'export-jobs': exportJobs,
   'integration-jobs': integrationJobs,
+  'kb-jobs': kbJobs,
 };
 
 const SCHEDULED_HANDLERS: Record<Exclude<JobName, QueueJob>, ScheduledHandler> = {

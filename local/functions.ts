@@ -28,4 +28,5 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   meta: () => import('../functions/meta.ts'),
   'account-data': () => import('../functions/account-data.ts'),
   members: () => import('../functions/members.ts'),
+  'knowledge-bases': () => import('../functions/knowledge-bases.ts'),
 };

@@ -11,6 +11,7 @@ const CONSUMER: Record<QueueName, JobName> = {
   'contact-jobs': 'contact-jobs',
   'export-jobs': 'export-jobs',
   'integration-jobs': 'integration-jobs',
+  'kb-jobs': 'kb-jobs',
 };
 
 /**

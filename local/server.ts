@@ -19,6 +19,8 @@ interface Match {
   routeKey: string;
   domain: Domain;
   pathParameters?: Record<string, string>;
+  /** A route's own body cap above the 25 MB default (knowledge base uploads); API Gateway caps far lower in AWS. */
+  maxBodyBytes?: number;
 }
 
 /**
@@ -40,7 +42,8 @@ export function createRouter() {
   const exact = new Map<string, Match>();
   const templated: { method: string; segments: string[]; match: Match }[] = [];
   for (const route of [...servedRoutes(), ...localOnlyRoutes()]) {
-    const match: Match = { routeKey: route.key, domain: route.domain };
+    const maxBodyBytes = (route as { route?: { maxBodyBytes?: number } }).route?.maxBodyBytes;
+    const match: Match = { routeKey: route.key, domain: route.domain, ...(maxBodyBytes && maxBodyBytes > MAX_JSON_BODY_BYTES ? { maxBodyBytes } : {}) };
     if (route.path.includes('{')) {
       templated.push({ method: route.method, segments: route.path.split('/'), match });
     } else {
@@ -145,7 +148,7 @@ export async function startLocalServer(options: { port: number; host?: string })
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // Recordings go to a folder under DATA_DIR unless a bucket is named (then S3, as in AWS).
-  if (!config.RECORDINGS_BUCKET) objects = installLocalObjectStore(url);
+  if (!config.RECORDINGS_BUCKET || !config.KNOWLEDGE_BASE_BUCKET) objects = installLocalObjectStore(url);
   // Outbound requests a tenant chooses (webhooks, workflow steps) must never reach this API.
   protectLocalPort(port, 'API');
   return {
@@ -173,16 +176,17 @@ async function handle(
     res.writeHead(204, CORS_HEADERS).end();
     return;
   }
-  const body = await readBody(req);
+  const target = requestTarget(req.url ?? '/');
+  const route = match(method, target.path);
+  const body = await readBody(req, route.maxBodyBytes ?? MAX_JSON_BODY_BYTES);
   if (body === 'too-large') {
     res.setHeader('connection', 'close');
     const multipart = /multipart\//i.test(req.headers['content-type'] ?? '');
-    send(res, errorResponse(payloadTooLarge(`${multipart ? 'Request' : 'JSON'} body exceeds the 25 MB limit`)));
+    const limit = `${Math.round((route.maxBodyBytes ?? MAX_JSON_BODY_BYTES) / (1024 * 1024))} MB`;
+    send(res, errorResponse(payloadTooLarge(`${multipart ? 'Request' : 'JSON'} body exceeds the ${limit} limit`)));
     req.destroy();
     return;
   }
-  const target = requestTarget(req.url ?? '/');
-  const route = match(method, target.path);
   const event = buildEvent(req, method, target, route, body);
   const handler = LOCAL_ONLY_KEYS.has(route.routeKey) ? ((await import('./sandbox-routes.ts')).sandboxHandler as HttpHandler) : await handlerFor(route.domain);
   const context = lambdaContext(route.domain);
@@ -233,14 +237,14 @@ export function requestTarget(raw: string): RequestTarget {
     : { path: withoutFragment.slice(0, at), query: withoutFragment.slice(at + 1) };
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
+function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer | 'too-large'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_JSON_BODY_BYTES) {
+      if (size > limitBytes) {
         if (!tooLarge) resolve('too-large');
         tooLarge = true;
         req.pause();

@@ -8,7 +8,7 @@
 
 import type { QueueName } from './platform/aws/queue.ts';
 
-export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly' | 'integration-jobs';
+export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'integration-jobs' | 'kb-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
 
 export interface JobRetries {
   /** Lambda's retries of a failed asynchronous invocation (it retries twice unless told). */
@@ -87,6 +87,15 @@ export const JOBS: readonly JobSpec[] = [
     description: 'Runs integrations jobs step by step (a CRM sync: one page of contacts or ended calls pushed per message)',
     trigger: { kind: 'queue', queue: 'integration-jobs' },
     // One page: 50 objects, each up to three vendor requests of at most 10 s (usually well under a second).
+    timeoutSeconds: 300,
+    live: true,
+  },
+  {
+    name: 'kb-jobs',
+    description: 'Ingests knowledge-base sources (extracts, crawls, chunks, embeds) and rebuilds the knowledge base\'s index',
+    trigger: { kind: 'queue', queue: 'kb-jobs' },
+    // One knowledge base's pending sources: files up to 50 MB to extract, crawls of up to
+    // 20 pages at 10 s each, embeddings in batches, then the index. 300 s bounds it.
     timeoutSeconds: 300,
     live: true,
   },

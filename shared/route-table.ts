@@ -11,6 +11,7 @@ import { chatRoutes } from './chats/routes.ts';
 import { smsRoutes } from './chats/sms-routes.ts';
 import { liveCallRoutes } from './calls/live-routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
+import { knowledgeBaseRoutes } from './knowledge-bases/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';
 import { flowRoutes } from './agents/flow-routes.ts';
 import { llmRoutes } from './agents/llm-routes.ts';
@@ -51,6 +52,7 @@ export const routeTable = {
   ...integrationRoutes,
   ...metaRoutes,
   ...memberRoutes,
+  ...knowledgeBaseRoutes,
 } satisfies Record<string, RouteDefinition>;
 
 export type RouteId = keyof typeof routeTable;

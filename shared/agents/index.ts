@@ -21,3 +21,4 @@ export { getFlow } from './conversation-flows.ts';
 export type { ConversationFlow } from './flow-schemas.ts';
 export { UpdateFlowBody } from './flow-schemas.ts';
 export type { ResponseEngine } from './agent-fields.ts';
+export { knowledgeBaseUsers } from './knowledge-base-users.ts';

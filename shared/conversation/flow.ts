@@ -1,6 +1,7 @@
 import { DEFAULT_LLM_MODEL, getFlow, type ConversationFlow } from '../agents/index.ts';
 import { lineWords } from '../vendors/llm/index.ts';
 import { modelTurn, runtimeTools, transferOf, type RetellTool, type RuntimeTool, type TurnOutput } from './model-turn.ts';
+import { knowledgeFor, withKnowledge } from './knowledge.ts';
 import { fillTemplate, variablesOf } from './variables.ts';
 import type { ConversationState, TurnEvent } from './types.ts';
 
@@ -79,6 +80,7 @@ export async function flowTurn(out: TurnOutput, event: TurnEvent): Promise<void>
   const current = walker.node(out.state.node_id) ?? start;
   if (!current) return;
   out.state.node_id = current.id;
+  walker.knowledge = await knowledgeFor(out.state, flow, event.text);
   await walker.respond(current);
 }
 
@@ -87,6 +89,8 @@ const state = (out: TurnOutput) => out.state;
 class FlowWalker {
   private hops = 0;
   private readonly nodes: FlowNode[];
+  /** This turn's knowledge-base section (knowledge.ts), added to every node's system prompt. */
+  knowledge = '';
 
   constructor(
     private readonly out: TurnOutput,
@@ -113,7 +117,7 @@ class FlowWalker {
 
   private system(node: FlowNode): string {
     const parts = [this.flow.global_prompt ?? '', node.instruction?.text ?? ''].filter((part) => part.trim() !== '');
-    return fillTemplate(parts.join('\n\n'), this.variables);
+    return withKnowledge(fillTemplate(parts.join('\n\n'), this.variables), this.knowledge);
   }
 
   /** The user spoke at `node`: an equation edge, else the model (which may pick a prompt edge or answer). */

@@ -1,6 +1,7 @@
 import { DEFAULT_LLM_MODEL, getLlm, type Llm } from '../agents/index.ts';
 import { modelTurn, runtimeTools, type RetellTool, type RuntimeTool, type TurnOutput } from './model-turn.ts';
 import { fillTemplate, variablesOf } from './variables.ts';
+import { knowledgeFor, withKnowledge } from './knowledge.ts';
 import type { ConversationState, TurnEvent } from './types.ts';
 
 /*
@@ -31,8 +32,11 @@ export async function retellLlmTurn(out: TurnOutput, event: TurnEvent): Promise<
       out.say(fillTemplate(llm.begin_message, variablesOf(state)));
       return;
     }
-  } else {
+  }
+  let knowledge = '';
+  if (event.type === 'user_said') {
     out.user(event.text);
+    knowledge = await knowledgeFor(state, llm, event.text);
   }
   // A state transition hands the turn to the new state, which answers (bounded, in case of a loop).
   for (let hop = 0; hop < 5 && !out.done; hop++) {
@@ -40,7 +44,7 @@ export async function retellLlmTurn(out: TurnOutput, event: TurnEvent): Promise<
     const { transitionTo } = await modelTurn(out, {
       model: llm.model ?? DEFAULT_LLM_MODEL,
       temperature: llm.model_temperature,
-      system: systemPrompt(llm, current, state),
+      system: withKnowledge(systemPrompt(llm, current, state), knowledge),
       tools: toolsFor(llm, current),
     });
     if (!transitionTo) return;

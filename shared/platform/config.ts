@@ -141,6 +141,13 @@ const configSchema = () => z.object({
   INTEGRATION_JOBS_QUEUE_URL: optionalString,
   /** Where the OAuth callback sends the browser back to (the dashboard); default PUBLIC_BASE_URL. */
   DASHBOARD_URL: optionalString,
+  /** Steps of knowledge-base ingestion (shared/knowledge-bases/ingest.ts); absent locally, as above. */
+  KB_JOBS_QUEUE_URL: optionalString,
+  /**
+   * The S3 bucket of knowledge-base originals, extracted text and indexes; absent locally,
+   * where the same folder under DATA_DIR as recordings stands in (under knowledge-bases/).
+   */
+  KNOWLEDGE_BASE_BUCKET: optionalString,
   /**
    * The S3 bucket of call recordings (shared/platform/aws/object-store.ts); absent locally,
    * where a folder under DATA_DIR stands in and the local server serves its signed URLs.
@@ -271,8 +278,10 @@ export const PRODUCTION_REQUIRED_SETTINGS = [
   'CALL_STEPS_QUEUE_URL',
   'CONTACT_JOBS_QUEUE_URL',
   'EXPORT_JOBS_QUEUE_URL',
+  'KB_JOBS_QUEUE_URL',
   'VENDOR_SECRET_ID',
   'RECORDINGS_BUCKET',
+  'KNOWLEDGE_BASE_BUCKET',
   'SIP_HOST',
   'SIP_IP_RANGES',
   'PUBLIC_BASE_URL',

@@ -13,6 +13,8 @@ export const idPrefix = {
   chatMessage: 'message_',
   knowledgeBase: 'knowledge_base_',
   knowledgeBaseSource: 'source_',
+  /** One retrieval of a call or chat from its knowledge bases: ours (time-ordered). */
+  kbRetrieval: 'kb_retrieval_',
   batchCall: 'batch_call_',
   contact: 'contact_',
   /** Contact import jobs and uploaded import files: the compatible API shows no ID format, so ours. */

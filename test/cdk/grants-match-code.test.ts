@@ -20,9 +20,18 @@ describe('function grants match the code they bundle', () => {
     );
   });
 
-  it.each([...DOMAINS])('%s may use the recordings bucket exactly when it bundles the object store', async (domain) => {
-    const usesObjects = (await bundledModules(domain)).includes('shared/platform/aws/object-store.ts');
-    expect(DOMAIN_ACCESS[domain].recordings === 'readWrite', `${domain} bundles shared/platform/aws/object-store.ts: ${usesObjects}`).toBe(usesObjects);
+  // The modules that call objectStore() (the recordings bucket); the object store module itself
+  // also serves the knowledge-base bucket (knowledgeBaseObjectStore), granted apart below.
+  const RECORDINGS_USERS = ['shared/calls/recordings.ts', 'shared/calls/scrubbing.ts'];
+  it.each([...DOMAINS])('%s may use the recordings bucket exactly when it bundles what writes recordings', async (domain) => {
+    const modules = await bundledModules(domain);
+    const usesRecordings = RECORDINGS_USERS.some((module) => modules.includes(module));
+    expect(DOMAIN_ACCESS[domain].recordings === 'readWrite', `${domain} bundles ${RECORDINGS_USERS.join(' or ')}: ${usesRecordings}`).toBe(usesRecordings);
+  });
+
+  it.each([...DOMAINS])('%s may use the knowledge-base bucket exactly when it bundles the knowledge-base store', async (domain) => {
+    const usesKnowledgeBases = (await bundledModules(domain)).includes('shared/knowledge-bases/store.ts');
+    expect(DOMAIN_ACCESS[domain].knowledgeBases === 'readWrite', `${domain} bundles shared/knowledge-bases/store.ts: ${usesKnowledgeBases}`).toBe(usesKnowledgeBases);
   });
 
   it.each([...DOMAINS])('%s ships the phone metadata file exactly when it bundles the phone module', async (domain) => {

@@ -100,7 +100,7 @@ const mentions = (statement: Statement, logicalIds: readonly string[]) =>
   logicalIds.some((id) => JSON.stringify(statement.Resource).includes(`"${id}"`));
 
 /** The logical IDs of the queues a ParleyAccess names, by its option. */
-type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue' | 'exportJobsQueue' | 'integrationJobsQueue', string>;
+type QueueIds = Record<'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue' | 'exportJobsQueue' | 'integrationJobsQueue' | 'kbJobsQueue', string>;
 
 const queueIdsOf = (synthed: Synth): QueueIds => ({
   webhookQueue: logicalId(synthed, synthed.stack.webhookQueue),
@@ -108,6 +108,7 @@ const queueIdsOf = (synthed: Synth): QueueIds => ({
   contactJobsQueue: logicalId(synthed, synthed.stack.contactJobsQueue),
   exportJobsQueue: logicalId(synthed, synthed.stack.exportJobsQueue),
   integrationJobsQueue: logicalId(synthed, synthed.stack.integrationJobsQueue),
+  kbJobsQueue: logicalId(synthed, synthed.stack.kbJobsQueue),
 });
 
 /**
@@ -149,7 +150,10 @@ function expectGrantsMatch(
     expect(statement.Condition!.StringEquals!['kms:ViaService'], label).toBeDefined();
   }
   expect(all.has('secretsmanager:GetSecretValue'), label).toBe(access.vendorSecret === 'read');
-  expect(all.has('s3:PutObject'), label).toBe(access.recordings === 'readWrite');
+  const s3On = (prefix: string) => actionsOf(statements, (s) => JSON.stringify(s.Resource).includes(`/${prefix}/*`));
+  expect(s3On('recordings').has('s3:PutObject'), label).toBe(access.recordings === 'readWrite');
+  expect(s3On('knowledge-bases').has('s3:PutObject'), label).toBe(access.knowledgeBases === 'readWrite');
+  expect(all.has('s3:PutObject'), label).toBe(access.recordings === 'readWrite' || access.knowledgeBases === 'readWrite');
   expect(all.has('logs:PutLogEvents'), label).toBe(true);
 }
 
@@ -254,6 +258,8 @@ describe('ParleyStack', () => {
           'CONTACT_JOBS_QUEUE_URL',
           'EXPORT_JOBS_QUEUE_URL',
           'INTEGRATION_JOBS_QUEUE_URL',
+          'KB_JOBS_QUEUE_URL',
+          'KNOWLEDGE_BASE_BUCKET',
           ...liveSettings,
         ].sort(),
       );
@@ -297,8 +303,10 @@ describe('ParleyStack', () => {
       contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
       exportJobsQueue: new sqs.Queue(stack, 'ExportJobsQueue'),
       integrationJobsQueue: new sqs.Queue(stack, 'IntegrationJobsQueue'),
+      kbJobsQueue: new sqs.Queue(stack, 'KbJobsQueue'),
       vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
       recordingsBucket: new s3.Bucket(stack, 'Recordings', { encryption: s3.BucketEncryption.KMS, encryptionKey: key }),
+      knowledgeBaseBucket: new s3.Bucket(stack, 'KnowledgeBases', { encryption: s3.BucketEncryption.KMS, encryptionKey: key }),
     };
     const access: ParleyAccess = {
       table: 'read',
@@ -309,8 +317,10 @@ describe('ParleyStack', () => {
       contactJobsQueue: ['send'],
       exportJobsQueue: ['send'],
       integrationJobsQueue: ['send'],
+      kbJobsQueue: ['send'],
       vendorSecret: 'read',
       recordings: 'readWrite',
+      knowledgeBases: 'readWrite',
     };
     const fn = new ParleyFunction(stack, 'Fn', { entry: FUNCTION_ENTRY, resources, access });
     const queues = {
@@ -319,6 +329,7 @@ describe('ParleyStack', () => {
       contactJobsQueue: stack.getLogicalId(resources.contactJobsQueue.node.defaultChild as CfnResource),
       exportJobsQueue: stack.getLogicalId(resources.exportJobsQueue.node.defaultChild as CfnResource),
       integrationJobsQueue: stack.getLogicalId(resources.integrationJobsQueue.node.defaultChild as CfnResource),
+      kbJobsQueue: stack.getLogicalId(resources.kbJobsQueue.node.defaultChild as CfnResource),
     };
     expectGrantsMatch(statementsOf(stack, Template.fromStack(stack), fn), access, 'all options', queues);
   });
@@ -575,7 +586,7 @@ describe('throttling and isolation', () => {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
-      /would reserve 1085 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+      /would reserve 1092 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
@@ -678,7 +689,8 @@ describe('scheduled jobs', () => {
     const topic = 'arn:aws:sns:us-east-1:111122223333:parley-alarms';
     const synthed = synth(undefined, false, {}, { alarmTopicArn: topic });
     const alarms = Object.values(synthed.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(6);
+    expect(alarms).toHaveLength(7);
+    expect(alarms).toHaveLength(5);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([topic]);
     for (const alarm of Object.values(parley.template.findResources('AWS::CloudWatch::Alarm'))) {
       expect(alarm.Properties.AlarmActions).toBeUndefined();

@@ -14,6 +14,8 @@ export const PRODUCTION_TEST_SETTINGS = {
   EXPORT_JOBS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/parley-export-jobs',
   VENDOR_SECRET_ID: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:parley-vendor',
   RECORDINGS_BUCKET: 'parley-recordings-111122223333',
+  KB_JOBS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/parley-kb-jobs',
+  KNOWLEDGE_BASE_BUCKET: 'parley-knowledge-bases-111122223333',
   SIP_HOST: 'sip.parley.ai',
   SIP_IP_RANGES: '34.1.2.0/24',
   PUBLIC_BASE_URL: 'https://api.parley.ai',

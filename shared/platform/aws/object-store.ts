@@ -182,6 +182,16 @@ export function setLocalObjectStore(store: ObjectStore): void {
   localStore = store;
 }
 
+let knowledgeBaseStore: S3ObjectStore | undefined;
+
+/** The knowledge-base bucket when KNOWLEDGE_BASE_BUCKET is set, else the local stand-in (keys under knowledge-bases/). */
+export function knowledgeBaseObjectStore(): ObjectStore {
+  const bucket = config.KNOWLEDGE_BASE_BUCKET;
+  if (bucket) return (knowledgeBaseStore ??= new S3ObjectStore(bucket));
+  if (!localStore) throw new Error('KNOWLEDGE_BASE_BUCKET is not set and no local object store is installed');
+  return localStore;
+}
+
 /** The recordings bucket when RECORDINGS_BUCKET is set, else the local stand-in. */
 export function objectStore(): ObjectStore {
   const bucket = config.RECORDINGS_BUCKET;

@@ -45,7 +45,7 @@ export class SqsMessageQueue implements MessageQueue {
  * ./due-time.ts) `contact-jobs` (the steps of contacts jobs: the backfill) and `export-jobs` (account-data jobs: exports, privacy erases, retention runs). In AWS each is an SQS queue whose URL CDK sets on every function; locally
  * the setting is unset and an in-process stand-in is installed instead.
  */
-export type QueueName = 'webhooks' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'integration-jobs';
+export type QueueName = 'webhooks' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'integration-jobs' | 'kb-jobs';
 
 export const QUEUE_URL_SETTING = {
   webhooks: 'WEBHOOK_QUEUE_URL',
@@ -53,6 +53,7 @@ export const QUEUE_URL_SETTING = {
   'contact-jobs': 'CONTACT_JOBS_QUEUE_URL',
   'export-jobs': 'EXPORT_JOBS_QUEUE_URL',
   'integration-jobs': 'INTEGRATION_JOBS_QUEUE_URL',
+  'kb-jobs': 'KB_JOBS_QUEUE_URL',
 } as const satisfies Record<QueueName, keyof typeof config>;
 
 const localQueues = new Map<QueueName, MessageQueue>();

@@ -8,7 +8,7 @@ export const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
 export type Method = (typeof METHODS)[number];
 
 /** One Lambda per domain; CDK and the local server read the domain from each route. */
-export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'calls', 'chats', 'contacts', 'batches', 'billing', 'integrations', 'meta', 'account-data', 'members'] as const;
+export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'calls', 'chats', 'contacts', 'batches', 'billing', 'integrations', 'meta', 'account-data', 'members', 'knowledge-bases'] as const;
 export type Domain = (typeof DOMAINS)[number];
 
 /**

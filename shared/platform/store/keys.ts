@@ -403,6 +403,22 @@ export const keys = {
     pk: workspacePartition(workspaceId),
     sk: `KB#${knowledgeBaseId}`,
   }),
+  workspaceKnowledgeBases: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'KB#' }),
+  /** A source of a knowledge base, in the knowledge base's own partition (deleted with it). */
+  knowledgeBaseSource: (workspaceId: string, knowledgeBaseId: string, sourceId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#KB#${knowledgeBaseId}`,
+    sk: `SOURCE#${sourceId}`,
+  }),
+  knowledgeBaseSources: (workspaceId: string, knowledgeBaseId: string): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#KB#${knowledgeBaseId}`,
+    skPrefix: 'SOURCE#',
+  }),
+  /** One knowledge-base retrieval of a call or chat (time-ordered IDs), under its workspace. */
+  kbRetrieval: (workspaceId: string, callId: string, retrievalId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#KBRET#${callId}`,
+    sk: `R#${retrievalId}`,
+  }),
+  kbRetrievals: (workspaceId: string, callId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#KBRET#${callId}`, skPrefix: 'R#' }),
 
   /** A share link (Voice Orb) of an agent: configuration, in the workspace partition (found by ID). */
   shareLink: (workspaceId: string, shareLinkId: string): ItemKey => ({
@@ -693,4 +709,11 @@ export const objectKeys = {
   exportFile: (workspaceId: string, exportId: string, format: 'csv' | 'jsonl'): string => `exports/${workspaceId}/${exportId}.${format}`,
   /** An uploaded asset's bytes: `assets/<ws>/<asset_id>`. */
   asset: (workspaceId: string, assetId: string): string => `assets/${workspaceId}/${assetId}`,
+  /** A knowledge base's index (`index-<token>.json`), in the knowledge-base bucket. */
+  knowledgeBaseIndex: (workspaceId: string, knowledgeBaseId: string, token: string): string => `knowledge-bases/${workspaceId}/${knowledgeBaseId}/index-${token}.json`,
+  /** Everything of one knowledge base shares this prefix (its delete removes what is under it). */
+  knowledgeBasePrefix: (workspaceId: string, knowledgeBaseId: string): string => `knowledge-bases/${workspaceId}/${knowledgeBaseId}/`,
+  /** A source's original (`original`), its extracted text (`content.txt`) and its chunks (`chunks.json`). */
+  knowledgeBaseSource: (workspaceId: string, knowledgeBaseId: string, sourceId: string, name: 'original' | 'content.txt' | 'chunks.json'): string =>
+    `knowledge-bases/${workspaceId}/${knowledgeBaseId}/sources/${sourceId}/${name}`,
 };

@@ -101,3 +101,4 @@ function safeUrl(text: string): URL | undefined {
     return undefined;
   }
 }
+export { embedder, useEmbedder, offlineEmbedder, offlineEmbedding, OpenAiEmbedder, type Embedder } from './embeddings.ts';

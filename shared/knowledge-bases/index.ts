@@ -1,0 +1,7 @@
+/**
+ * What other domains may use of knowledge bases: retrieval for a conversation's turn (the
+ * conversation runtime calls it). Keep it small: calls and chats bundle what this exposes
+ * (the ingestion, with its extractors and crawler, is the kb-jobs function's own import).
+ */
+export { retrieveForConversation, retrieve, knowledgeSection, DEFAULT_TOP_K } from './retrieval.ts';
+export type { RetrievedChunk, RetrieveInput } from './retrieval.ts';

@@ -1,0 +1,280 @@
+import { knowledgeBaseUsers } from '../agents/index.ts';
+import { checkDestination, EgressRefused } from '../platform/egress.ts';
+import { badRequest, conflict, notFound } from '../platform/errors.ts';
+import type { UploadedFile } from '../platform/http/multipart.ts';
+import { newId } from '../platform/ids.ts';
+import { crawl, CrawlFailed } from './crawl.ts';
+import { assertSupportedFile, CONTENT_TYPE } from './extract.ts';
+import { queueIngestion } from './ingest.ts';
+import {
+  DEFAULT_MAX_CHUNK,
+  DEFAULT_MIN_CHUNK,
+  MAX_SOURCES,
+  type AddSourcesInput,
+  type CreateKnowledgeBaseInput,
+  type KnowledgeBaseView,
+} from './schemas.ts';
+import {
+  addSourceItems,
+  kbObjects,
+  knowledgeBases,
+  listKnowledgeBaseItems,
+  listSourceItems,
+  nextGeneration,
+  putKnowledgeBase,
+  recordSource,
+  removeKnowledgeBaseItems,
+  removeSourceItem,
+  sources as sourceEntity,
+  updateKnowledgeBaseFields,
+  type KnowledgeBaseItem,
+  type SourceItem,
+} from './store.ts';
+
+/** Sources one request may add: a knowledge base and its sources are one transaction (at most 100 operations). */
+export const MAX_SOURCES_PER_REQUEST = 99;
+/** How long the content and file URLs in a knowledge base's view work. */
+const SIGNED_URL_MS = 60 * 60 * 1000;
+/** enable_auto_refresh: a knowledge base read or used more than a day after its last refresh is refreshed. */
+export const AUTO_REFRESH_MS = 24 * 60 * 60 * 1000;
+
+interface NewSource {
+  item: SourceItem;
+  /** The original to store before the items are written (texts and files). */
+  original?: { body: Buffer; contentType: string };
+}
+
+async function checkUrls(urls: readonly string[]): Promise<void> {
+  await Promise.all(
+    urls.map(async (url, index) => {
+      try {
+        await checkDestination(url);
+      } catch (error) {
+        // The production SSRF rules: refused before anything is stored. A host that does not
+        // resolve now is the crawl's to report on the source.
+        if (error instanceof EgressRefused) throw badRequest(`knowledge_base_urls.${index}: ${error.message}`);
+      }
+    }),
+  );
+}
+
+async function newSources(workspaceId: string, knowledgeBaseId: string, input: AddSourcesInput, nowMs: number): Promise<NewSource[]> {
+  const texts = input.knowledge_base_texts ?? [];
+  const urls = input.knowledge_base_urls ?? [];
+  const files: UploadedFile[] = input.knowledge_base_files ?? [];
+  const total = texts.length + urls.length + files.length;
+  if (total > MAX_SOURCES_PER_REQUEST) throw badRequest(`At most ${MAX_SOURCES_PER_REQUEST} sources per request (got ${total})`);
+  const kinds = files.map((file) => assertSupportedFile(file.filename, file.contentType));
+  await checkUrls(urls);
+  const base = { knowledge_base_id: knowledgeBaseId, workspace_id: workspaceId, status: 'in_progress' as const, created_timestamp: nowMs, updated_timestamp: nowMs };
+  return [
+    ...texts.map((text) => ({
+      item: { ...base, source_id: newId('knowledgeBaseSource'), type: 'text' as const, title: text.title },
+      original: { body: Buffer.from(text.text, 'utf8'), contentType: 'text/plain; charset=utf-8' },
+    })),
+    ...urls.map((url) => ({ item: { ...base, source_id: newId('knowledgeBaseSource'), type: 'url' as const, url } })),
+    ...files.map((file, i) => ({
+      item: {
+        ...base,
+        source_id: newId('knowledgeBaseSource'),
+        type: 'document' as const,
+        filename: file.filename || `document-${i + 1}`,
+        content_type: CONTENT_TYPE[kinds[i]!],
+        file_size: file.size,
+      },
+      original: { body: file.data, contentType: CONTENT_TYPE[kinds[i]!] },
+    })),
+  ];
+}
+
+/** Originals go to the bucket before the items that point at them. */
+async function storeOriginals(workspaceId: string, knowledgeBaseId: string, added: NewSource[]): Promise<void> {
+  await Promise.all(
+    added
+      .filter((source) => source.original)
+      .map((source) => kbObjects.putSource(workspaceId, knowledgeBaseId, source.item.source_id, 'original', source.original!.body, source.original!.contentType)),
+  );
+}
+
+async function sourceView(kb: KnowledgeBaseItem, source: SourceItem, expiresAt: number): Promise<KnowledgeBaseView['knowledge_base_sources'][number]> {
+  const common = {
+    source_id: source.source_id,
+    type: source.type,
+    status: source.status,
+    ...(source.error_message ? { error_message: source.error_message } : {}),
+    ...(source.chunk_count !== undefined ? { chunk_count: source.chunk_count } : {}),
+  };
+  if (source.type === 'text') {
+    return { ...common, title: source.title ?? '', content_url: await kbObjects.sourceUrl(kb.workspace_id, kb.knowledge_base_id, source.source_id, 'original', expiresAt) };
+  }
+  if (source.type === 'document') {
+    return {
+      ...common,
+      filename: source.filename ?? '',
+      file_size: source.file_size ?? 0,
+      file_url: await kbObjects.sourceUrl(kb.workspace_id, kb.knowledge_base_id, source.source_id, 'original', expiresAt, source.filename),
+    };
+  }
+  return { ...common, url: source.url ?? '', ...(source.pages ? { pages: source.pages } : {}) };
+}
+
+export async function knowledgeBaseView(kb: KnowledgeBaseItem, sourceItems?: SourceItem[], nowMs = Date.now()): Promise<KnowledgeBaseView> {
+  const items = sourceItems ?? (await listSourceItems(kb.workspace_id, kb.knowledge_base_id));
+  const expiresAt = nowMs + SIGNED_URL_MS;
+  return {
+    knowledge_base_id: kb.knowledge_base_id,
+    knowledge_base_name: kb.knowledge_base_name,
+    status: kb.status,
+    enable_auto_refresh: kb.enable_auto_refresh,
+    knowledge_base_sources: await Promise.all(items.map((source) => sourceView(kb, source, expiresAt))),
+    max_chunk_size: kb.max_chunk_size,
+    min_chunk_size: kb.min_chunk_size,
+    ...(kb.last_refreshed_timestamp !== undefined ? { last_refreshed_timestamp: kb.last_refreshed_timestamp } : {}),
+    error_messages: kb.error_messages ?? [],
+    chunk_count: kb.chunk_count ?? 0,
+    created_timestamp: kb.created_timestamp,
+    user_modified_timestamp: kb.user_modified_timestamp,
+  };
+}
+
+export async function createKnowledgeBase(workspaceId: string, input: CreateKnowledgeBaseInput, nowMs = Date.now()): Promise<KnowledgeBaseView> {
+  const knowledgeBaseId = newId('knowledgeBase');
+  const added = await newSources(workspaceId, knowledgeBaseId, input, nowMs);
+  const kb: KnowledgeBaseItem = {
+    type: 'knowledge_base',
+    knowledge_base_id: knowledgeBaseId,
+    workspace_id: workspaceId,
+    knowledge_base_name: input.knowledge_base_name,
+    enable_auto_refresh: input.enable_auto_refresh ?? false,
+    max_chunk_size: input.max_chunk_size ?? DEFAULT_MAX_CHUNK,
+    min_chunk_size: input.min_chunk_size ?? DEFAULT_MIN_CHUNK,
+    status: 'in_progress',
+    generation: 1,
+    chunk_count: 0,
+    error_messages: [],
+    created_timestamp: nowMs,
+    user_modified_timestamp: nowMs,
+  };
+  await storeOriginals(workspaceId, knowledgeBaseId, added);
+  await putKnowledgeBase(kb, added.map((source) => source.item));
+  // Even with no source the ingestion runs once: it installs the (empty) index and settles `complete`.
+  await queueIngestion(workspaceId, knowledgeBaseId, kb.generation);
+  return knowledgeBaseView(kb, added.map((source) => source.item), nowMs);
+}
+
+/** Queues a refresh when auto refresh is on and the last one is more than a day old (the generation read guards against twins). */
+async function maybeAutoRefresh(kb: KnowledgeBaseItem, nowMs: number): Promise<KnowledgeBaseItem> {
+  if (!kb.enable_auto_refresh || kb.status !== 'complete') return kb;
+  if (nowMs - (kb.last_refreshed_timestamp ?? kb.created_timestamp) < AUTO_REFRESH_MS) return kb;
+  const urls = (await listSourceItems(kb.workspace_id, kb.knowledge_base_id)).filter((source) => source.type === 'url');
+  if (urls.length === 0) return kb;
+  const started = await startRefresh(kb, urls, nowMs).catch(() => undefined);
+  return started ?? kb;
+}
+
+export async function getKnowledgeBase(workspaceId: string, knowledgeBaseId: string, nowMs = Date.now()): Promise<KnowledgeBaseView> {
+  const kb = await maybeAutoRefresh(await knowledgeBases.mustGet(workspaceId, knowledgeBaseId), nowMs);
+  return knowledgeBaseView(kb, undefined, nowMs);
+}
+
+export async function listKnowledgeBases(workspaceId: string, nowMs = Date.now()): Promise<KnowledgeBaseView[]> {
+  const items = await listKnowledgeBaseItems(workspaceId);
+  items.sort((a, b) => b.created_timestamp - a.created_timestamp);
+  return Promise.all(items.map((kb) => knowledgeBaseView(kb, undefined, nowMs)));
+}
+
+export async function updateKnowledgeBase(
+  workspaceId: string,
+  knowledgeBaseId: string,
+  input: { knowledge_base_name?: string; enable_auto_refresh?: boolean },
+  nowMs = Date.now(),
+): Promise<KnowledgeBaseView> {
+  const kb = await updateKnowledgeBaseFields(workspaceId, knowledgeBaseId, input, nowMs);
+  return knowledgeBaseView(kb, undefined, nowMs);
+}
+
+export async function deleteKnowledgeBase(workspaceId: string, knowledgeBaseId: string, force: boolean): Promise<void> {
+  const kb = await knowledgeBases.mustGet(workspaceId, knowledgeBaseId);
+  if (!force) {
+    const users = await knowledgeBaseUsers(workspaceId, knowledgeBaseId);
+    const names = [...users.llm_ids, ...users.conversation_flow_ids];
+    if (names.length > 0) {
+      throw conflict(`Knowledge base ${knowledgeBaseId} is used by ${names.join(', ')}; remove it from them first, or delete with ?force=true`);
+    }
+  }
+  const removed = await removeKnowledgeBaseItems(workspaceId, knowledgeBaseId);
+  await Promise.all([
+    ...removed.map((source) => kbObjects.deleteSource(workspaceId, knowledgeBaseId, source.source_id)),
+    ...(kb.index_key ? [kbObjects.delete(kb.index_key)] : []),
+  ]);
+}
+
+export async function addKnowledgeBaseSources(workspaceId: string, knowledgeBaseId: string, input: AddSourcesInput, nowMs = Date.now()): Promise<KnowledgeBaseView> {
+  const kb = await knowledgeBases.mustGet(workspaceId, knowledgeBaseId);
+  const added = await newSources(workspaceId, knowledgeBaseId, input, nowMs);
+  if (added.length === 0) throw badRequest('Add at least one of knowledge_base_texts, knowledge_base_urls or knowledge_base_files');
+  const existing = await listSourceItems(workspaceId, knowledgeBaseId);
+  if (existing.length + added.length > MAX_SOURCES) {
+    throw badRequest(`A knowledge base holds at most ${MAX_SOURCES} sources (it has ${existing.length})`);
+  }
+  await storeOriginals(workspaceId, knowledgeBaseId, added);
+  const status = kb.status === 'in_progress' || kb.index_generation === undefined ? 'in_progress' : 'refreshing_in_progress';
+  const generation = await addSourceItems(workspaceId, knowledgeBaseId, added.map((source) => source.item), status, nowMs);
+  await queueIngestion(workspaceId, knowledgeBaseId, generation);
+  return knowledgeBaseView({ ...kb, status, generation, user_modified_timestamp: nowMs }, [...existing, ...added.map((source) => source.item)], nowMs);
+}
+
+export async function deleteKnowledgeBaseSource(workspaceId: string, knowledgeBaseId: string, sourceId: string, nowMs = Date.now()): Promise<KnowledgeBaseView> {
+  await knowledgeBases.mustGet(workspaceId, knowledgeBaseId);
+  if (!(await removeSourceItem(workspaceId, knowledgeBaseId, sourceId))) throw notFound(`Source ${sourceId} not found`);
+  await kbObjects.deleteSource(workspaceId, knowledgeBaseId, sourceId);
+  // The index drops the source's chunks when the queued rebuild installs the next one.
+  const generation = await nextGeneration(workspaceId, knowledgeBaseId, 'refreshing_in_progress', nowMs);
+  await queueIngestion(workspaceId, knowledgeBaseId, generation);
+  return knowledgeBaseView(await knowledgeBases.mustGet(workspaceId, knowledgeBaseId), undefined, nowMs);
+}
+
+export async function getSourceContent(workspaceId: string, knowledgeBaseId: string, sourceId: string) {
+  await knowledgeBases.mustGet(workspaceId, knowledgeBaseId);
+  const source = await sourceEntity.mustGet(workspaceId, knowledgeBaseId, sourceId);
+  const [text, chunks] = await Promise.all([
+    kbObjects.getSource(workspaceId, knowledgeBaseId, sourceId, 'content.txt'),
+    kbObjects.getSource(workspaceId, knowledgeBaseId, sourceId, 'chunks.json'),
+  ]);
+  const parsed = chunks ? (JSON.parse(chunks.body.toString('utf8')) as { chunks: { chunk_id: string; content: string }[] }).chunks : [];
+  return {
+    knowledge_base_id: knowledgeBaseId,
+    source_id: sourceId,
+    type: source.type,
+    status: source.status,
+    content: text?.body.toString('utf8') ?? '',
+    chunks: parsed.map((chunk) => ({ chunk_id: chunk.chunk_id, content: chunk.content })),
+  };
+}
+
+export async function crawlPreview(input: { url: string; max_pages?: number; max_depth?: number }) {
+  try {
+    const result = await crawl(input.url, { maxPages: input.max_pages ?? 20, maxDepth: input.max_depth ?? 1, keepText: false });
+    return { url: input.url, pages: result.pages.map(({ url, depth, title }) => ({ url, depth, ...(title ? { title } : {}) })), skipped: result.skipped };
+  } catch (error) {
+    if (error instanceof CrawlFailed) throw badRequest(`url: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Marks the URL sources for re-crawling and queues them; unchanged pages keep their chunks. */
+async function startRefresh(kb: KnowledgeBaseItem, urls: SourceItem[], nowMs: number): Promise<KnowledgeBaseItem> {
+  for (const source of urls) await recordSource(kb.workspace_id, kb.knowledge_base_id, source.source_id, { status: 'in_progress' }, nowMs);
+  const generation = await nextGeneration(kb.workspace_id, kb.knowledge_base_id, 'refreshing_in_progress', nowMs);
+  await queueIngestion(kb.workspace_id, kb.knowledge_base_id, generation);
+  return { ...kb, generation, status: 'refreshing_in_progress', user_modified_timestamp: nowMs };
+}
+
+export async function refreshKnowledgeBase(workspaceId: string, knowledgeBaseId: string, nowMs = Date.now()): Promise<KnowledgeBaseView> {
+  const kb = await knowledgeBases.mustGet(workspaceId, knowledgeBaseId);
+  const urls = (await listSourceItems(workspaceId, knowledgeBaseId)).filter((source) => source.type === 'url');
+  if (urls.length === 0) throw badRequest(`Knowledge base ${knowledgeBaseId} has no URL sources to refresh`);
+  return knowledgeBaseView(await startRefresh(kb, urls, nowMs), undefined, nowMs);
+}
+
+export { maybeAutoRefresh };

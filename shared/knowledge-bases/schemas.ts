@@ -1,0 +1,177 @@
+import * as z from 'zod';
+import { isUploadedFile, type UploadedFile } from '../platform/http/multipart.ts';
+import { idOf } from '../platform/http/schemas.ts';
+
+/*
+ * The knowledge bases API contract (spec: the Knowledge bases group, Limits, Errors 413;
+ * shapes it does not show follow retell-sdk's `knowledgeBase` types). Create and
+ * add-sources take JSON or multipart: retell-sdk sends multipart with
+ * `knowledge_base_texts` and `knowledge_base_urls` as JSON text fields and every file as a
+ * `knowledge_base_files` part.
+ */
+
+/** Spec Limits: 50 MB per file, 25 files per request. */
+export const MAX_FILE_BYTES = 50 * 1024 * 1024;
+export const MAX_FILES = 25;
+export const KB_UPLOAD_LIMITS = { maxFileBytes: MAX_FILE_BYTES, maxFiles: MAX_FILES };
+/**
+ * The whole multipart body, locally (the local server reads up to this for these routes):
+ * room for two 50 MB files. In AWS API Gateway and Lambda cap a request near 6 MB first
+ * (docs/knowledge-bases.md, Uploads).
+ */
+export const KB_MAX_BODY_BYTES = 110 * 1024 * 1024;
+export const MAX_TEXTS = 100;
+export const MAX_TEXT_CHARS = 1_000_000;
+export const MAX_URLS = 100;
+export const MAX_NAME_CHARS = 39;
+export const DEFAULT_MAX_CHUNK = 2000;
+export const DEFAULT_MIN_CHUNK = 400;
+/** Sources a knowledge base may hold in all. */
+export const MAX_SOURCES = 500;
+
+/** A multipart text field holding JSON (retell-sdk's arrays of objects), or the value itself from a JSON body. */
+const jsonField = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => {
+    if (typeof value !== 'string') return value;
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  }, schema);
+
+/** `"true"`/`"false"` from a form, a boolean from JSON. */
+const formBoolean = () => z.preprocess((value) => (value === 'true' ? true : value === 'false' ? false : value), z.boolean());
+const formInt = (min: number, max: number) =>
+  z.preprocess((value) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value), z.number().int().min(min).max(max));
+
+export const KnowledgeBaseText = z.object({
+  title: z.string().trim().min(1).max(200),
+  text: z.string().min(1).max(MAX_TEXT_CHARS),
+});
+
+const knowledgeBaseUrl = () =>
+  z
+    .string()
+    .max(2048)
+    .refine((value) => {
+      try {
+        return ['http:', 'https:'].includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    }, 'Must be an http:// or https:// URL');
+
+const files = () =>
+  z
+    .array(z.custom<UploadedFile>(isUploadedFile, { message: 'Must be a file sent as multipart/form-data' }))
+    .max(MAX_FILES, `Too many files: at most ${MAX_FILES} per request`);
+
+const sourceFields = {
+  knowledge_base_texts: jsonField(z.array(KnowledgeBaseText).max(MAX_TEXTS)).optional(),
+  knowledge_base_urls: jsonField(z.array(knowledgeBaseUrl()).max(MAX_URLS)).optional(),
+  knowledge_base_files: files().optional(),
+};
+
+export const CreateKnowledgeBaseBody = z
+  .object({
+    knowledge_base_name: z.string().trim().min(1).max(MAX_NAME_CHARS, `Must be less than ${MAX_NAME_CHARS + 1} characters`),
+    enable_auto_refresh: formBoolean().optional(),
+    max_chunk_size: formInt(200, 8000).optional(),
+    min_chunk_size: formInt(1, 8000).optional(),
+    ...sourceFields,
+  })
+  .refine((body) => (body.min_chunk_size ?? DEFAULT_MIN_CHUNK) < (body.max_chunk_size ?? DEFAULT_MAX_CHUNK), {
+    message: 'Must be less than max_chunk_size',
+    path: ['min_chunk_size'],
+  });
+export type CreateKnowledgeBaseInput = z.output<typeof CreateKnowledgeBaseBody>;
+
+export const AddSourcesBody = z.object(sourceFields);
+export type AddSourcesInput = z.output<typeof AddSourcesBody>;
+
+export const UpdateKnowledgeBaseBody = z.object({
+  knowledge_base_name: z.string().trim().min(1).max(MAX_NAME_CHARS, `Must be less than ${MAX_NAME_CHARS + 1} characters`).optional(),
+  enable_auto_refresh: z.boolean().optional(),
+});
+
+export const CrawlPreviewBody = z.object({
+  url: knowledgeBaseUrl(),
+  max_pages: z.number().int().min(1).max(100).optional(),
+  max_depth: z.number().int().min(0).max(3).optional(),
+});
+
+export const kbParams = z.lazy(() => z.object({ knowledge_base_id: idOf('knowledgeBase', 'a knowledge base ID') }));
+export const sourceParams = z.lazy(() =>
+  z.object({ knowledge_base_id: idOf('knowledgeBase', 'a knowledge base ID'), source_id: idOf('knowledgeBaseSource', 'a source ID') }),
+);
+export const callParams = z.lazy(() => z.object({ call_id: z.string().min(1).max(100) }));
+export const deleteQuery = z.lazy(() => z.object({ force: z.enum(['true', 'false']).optional() }));
+
+export const SourceStatus = z.enum(['in_progress', 'complete', 'error']);
+
+export const KnowledgeBaseSource = z.object({
+  source_id: z.string(),
+  type: z.enum(['document', 'text', 'url']),
+  title: z.string().optional(),
+  content_url: z.string().optional(),
+  filename: z.string().optional(),
+  file_size: z.number().optional(),
+  file_url: z.string().optional(),
+  url: z.string().optional(),
+  status: SourceStatus,
+  error_message: z.string().optional(),
+  chunk_count: z.number().optional(),
+  pages: z.array(z.string()).optional(),
+});
+
+export const KnowledgeBase = z.object({
+  knowledge_base_id: z.string(),
+  knowledge_base_name: z.string(),
+  status: z.enum(['in_progress', 'complete', 'error', 'refreshing_in_progress']),
+  enable_auto_refresh: z.boolean(),
+  knowledge_base_sources: z.array(KnowledgeBaseSource),
+  max_chunk_size: z.number(),
+  min_chunk_size: z.number(),
+  last_refreshed_timestamp: z.number().optional(),
+  error_messages: z.array(z.string()),
+  chunk_count: z.number(),
+  created_timestamp: z.number(),
+  user_modified_timestamp: z.number(),
+});
+export type KnowledgeBaseView = z.input<typeof KnowledgeBase>;
+
+export const SourceContent = z.object({
+  knowledge_base_id: z.string(),
+  source_id: z.string(),
+  type: z.enum(['document', 'text', 'url']),
+  status: SourceStatus,
+  content: z.string(),
+  chunks: z.array(z.object({ chunk_id: z.string(), content: z.string() })),
+});
+
+export const CrawlPreview = z.object({
+  url: z.string(),
+  pages: z.array(z.object({ url: z.string(), depth: z.number(), title: z.string().optional() })),
+  skipped: z.array(z.object({ url: z.string(), reason: z.string() })),
+});
+
+export const Retrieval = z.object({
+  retrieval_id: z.string(),
+  timestamp: z.number(),
+  query: z.string(),
+  knowledge_base_ids: z.array(z.string()),
+  chunks: z.array(
+    z.object({
+      knowledge_base_id: z.string(),
+      source_id: z.string(),
+      chunk_id: z.string(),
+      content: z.string(),
+      score: z.number(),
+      lexical_score: z.number(),
+      vector_score: z.number(),
+    }),
+  ),
+});
+export type RetrievalView = z.output<typeof Retrieval>;
+export const Retrievals = z.object({ call_id: z.string(), retrievals: z.array(Retrieval) });
