@@ -75,8 +75,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Exports, assets, privacy, reliability, account status (docs/account-data.md): starts jobs
   // on the export-jobs queue, writes assets and reads exports in the bucket; the privacy call
   // view bundles the calls index (hence the recordings and vendor-secret grants, which
-  // test/cdk/grants-match-code holds to the bundle; nothing here calls a vendor).
-  'account-data': { table: 'readWrite', vendorSecret: 'read', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite' },
+  // test/cdk/grants-match-code holds to the bundle; nothing here calls a vendor; the calls index
+  // carries the knowledge-base store through the conversation's retrieval, hence that grant too).
+  'account-data': { table: 'readWrite', vendorSecret: 'read', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite' },
   // OAuth clients and pasted credentials (vendor settings), tokens sealed and opened (the
   // envelope's data keys), CRM sync jobs queued.
   integrations: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['send'] },
