@@ -379,91 +379,23 @@ export class ParleyStack extends Stack {
       });
     }
 
-    // SQS-managed encryption: a KMS key here would need kms:GenerateDataKey/Decrypt on the
-    // envelope key for every producer and consumer.
-    this.webhookDeadLetters = new sqs.Queue(this, 'WebhookDeadLetters', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    this.webhookQueue = new sqs.Queue(this, 'WebhookQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      // AWS's guidance for Lambda consumers: at least six times the function timeout, so
-      // retries of a throttled batch do not make messages visible again mid-processing.
-      visibilityTimeout: Duration.seconds(jobNamed('webhook-delivery').timeoutSeconds * 6),
-      deadLetterQueue: { queue: this.webhookDeadLetters, maxReceiveCount: 5 },
-    });
-
-    // The call engine's timed steps. A step that failed five receives goes to its dead
-    // letters, with an alarm: it belongs to a call that is now stuck.
-    this.callStepsDeadLetters = new sqs.Queue(this, 'CallStepsDeadLetters', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    this.callStepsQueue = new sqs.Queue(this, 'CallStepsQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      // Six function timeouts, as for the webhook queue.
-      visibilityTimeout: Duration.seconds(jobNamed('call-steps').timeoutSeconds * 6),
-      deadLetterQueue: { queue: this.callStepsDeadLetters, maxReceiveCount: 5 },
-    });
-
-    // Steps of contacts jobs (the backfill, imports); a step that failed five receives goes to its
-    // dead letters, with an alarm: its job stopped there.
-    this.contactJobsDeadLetters = new sqs.Queue(this, 'ContactJobsDeadLetters', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    this.contactJobsQueue = new sqs.Queue(this, 'ContactJobsQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(jobNamed('contact-jobs').timeoutSeconds * 6),
-      deadLetterQueue: { queue: this.contactJobsDeadLetters, maxReceiveCount: 5 },
-    });
-
-    // Account-data jobs (exports, privacy erases, retention runs): a job that failed records
-    // itself as failed; a message that still failed three receives goes to its dead letters, alarmed.
-    this.exportJobsDeadLetters = new sqs.Queue(this, 'ExportJobsDeadLetters', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    this.exportJobsQueue = new sqs.Queue(this, 'ExportJobsQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(jobNamed('export-jobs').timeoutSeconds * 6),
-      deadLetterQueue: { queue: this.exportJobsDeadLetters, maxReceiveCount: 3 },
-    });
-
-    // Steps of integrations jobs (CRM syncs); five failed receives stop the job, with an alarm.
-    this.integrationJobsDeadLetters = new sqs.Queue(this, 'IntegrationJobsDeadLetters', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    this.integrationJobsQueue = new sqs.Queue(this, 'IntegrationJobsQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(jobNamed('integration-jobs').timeoutSeconds * 6),
-      deadLetterQueue: { queue: this.integrationJobsDeadLetters, maxReceiveCount: 5 },
-    });
-
-    // Knowledge-base ingestions; one that failed five receives goes to its dead letters, with an
-    // alarm (its knowledge base was marked `error`).
-    this.kbJobsDeadLetters = new sqs.Queue(this, 'KbJobsDeadLetters', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    this.kbJobsQueue = new sqs.Queue(this, 'KbJobsQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(jobNamed('kb-jobs').timeoutSeconds * 6),
-      deadLetterQueue: { queue: this.kbJobsDeadLetters, maxReceiveCount: 5 },
-    });
+    // Each queue job's queue and its dead letters (jobQueue, below). A message that failed its
+    // receives goes to the dead letters, with an alarm (except webhooks: a delivery that failed
+    // is recorded on the webhook log, and its dead letters are for an operator's look).
+    // - webhooks: deliveries, five receives.
+    // - call-steps: the call engine's timed steps; a step that failed five receives belongs to
+    //   a call that is now stuck.
+    // - contact-jobs: steps of contacts jobs (the backfill, imports); its job stopped there.
+    // - export-jobs: account-data jobs (exports, privacy erases, retention runs); a job that
+    //   failed records itself as failed, so three receives.
+    // - integration-jobs: steps of integrations jobs (CRM syncs); its job stopped there.
+    // - kb-jobs: knowledge-base ingestions (its knowledge base was marked `error`).
+    ({ queue: this.webhookQueue, deadLetters: this.webhookDeadLetters } = this.jobQueue('Webhook', 'webhook-delivery', 5));
+    ({ queue: this.callStepsQueue, deadLetters: this.callStepsDeadLetters } = this.jobQueue('CallSteps', 'call-steps', 5));
+    ({ queue: this.contactJobsQueue, deadLetters: this.contactJobsDeadLetters } = this.jobQueue('ContactJobs', 'contact-jobs', 5));
+    ({ queue: this.exportJobsQueue, deadLetters: this.exportJobsDeadLetters } = this.jobQueue('ExportJobs', 'export-jobs', 3));
+    ({ queue: this.integrationJobsQueue, deadLetters: this.integrationJobsDeadLetters } = this.jobQueue('IntegrationJobs', 'integration-jobs', 5));
+    ({ queue: this.kbJobsQueue, deadLetters: this.kbJobsDeadLetters } = this.jobQueue('KbJobs', 'kb-jobs', 5));
 
     // Dead letters of the schedules (EventBridge could not invoke the function) and billing's
     // failed invocations; both alarm on their first message. SQS-managed encryption, as above.
@@ -645,50 +577,13 @@ export class ParleyStack extends Stack {
         `The webhook-delivery function's reserved concurrency (${webhookReserved}) is below webhookMaxConcurrency (${webhookMaxConcurrency}): the event source would be throttled. Raise the one or lower the other.`,
       );
     }
-    this.backgroundFunctions['webhook-delivery'].addEventSource(
-      new SqsEventSource(this.webhookQueue, {
-        batchSize: 10,
-        reportBatchItemFailures: true,
-        maxConcurrency: webhookMaxConcurrency,
-      }),
-    );
-    this.backgroundFunctions['call-steps'].addEventSource(
-      new SqsEventSource(this.callStepsQueue, {
-        batchSize: 10,
-        reportBatchItemFailures: true,
-        maxConcurrency: CALL_STEPS_MAX_CONCURRENCY,
-      }),
-    );
-
-    this.backgroundFunctions['contact-jobs'].addEventSource(
-      new SqsEventSource(this.contactJobsQueue, {
-        batchSize: 5,
-        reportBatchItemFailures: true,
-        maxConcurrency: CONTACT_JOBS_MAX_CONCURRENCY,
-      }),
-    );
-
-    this.backgroundFunctions['export-jobs'].addEventSource(
-      new SqsEventSource(this.exportJobsQueue, {
-        batchSize: 1,
-        reportBatchItemFailures: true,
-        maxConcurrency: EXPORT_JOBS_MAX_CONCURRENCY,
-      }),
-    );
-    this.backgroundFunctions['integration-jobs'].addEventSource(
-      new SqsEventSource(this.integrationJobsQueue, {
-        batchSize: 1,
-        reportBatchItemFailures: true,
-        maxConcurrency: INTEGRATION_JOBS_MAX_CONCURRENCY,
-      }),
-    );
-    this.backgroundFunctions['kb-jobs'].addEventSource(
-      new SqsEventSource(this.kbJobsQueue, {
-        batchSize: 1,
-        reportBatchItemFailures: true,
-        maxConcurrency: KB_JOBS_MAX_CONCURRENCY,
-      }),
-    );
+    // Batches of 10 for the short steps, 5 for contacts steps, 1 for the long whole-job messages.
+    this.consume('webhook-delivery', this.webhookQueue, 10, webhookMaxConcurrency);
+    this.consume('call-steps', this.callStepsQueue, 10, CALL_STEPS_MAX_CONCURRENCY);
+    this.consume('contact-jobs', this.contactJobsQueue, 5, CONTACT_JOBS_MAX_CONCURRENCY);
+    this.consume('export-jobs', this.exportJobsQueue, 1, EXPORT_JOBS_MAX_CONCURRENCY);
+    this.consume('integration-jobs', this.integrationJobsQueue, 1, INTEGRATION_JOBS_MAX_CONCURRENCY);
+    this.consume('kb-jobs', this.kbJobsQueue, 1, KB_JOBS_MAX_CONCURRENCY);
 
     const alarmTopicArn = props.alarmTopicArn ?? (contextValue(this, 'alarmTopicArn') as string | undefined);
     const alarmAction = alarmTopicArn
@@ -785,6 +680,33 @@ export class ParleyStack extends Stack {
         }),
       ],
     });
+  }
+
+  /**
+   * A queue job's queue and its dead letters, `<id>Queue` and `<id>DeadLetters`. SQS-managed
+   * encryption: a KMS key here would need kms:GenerateDataKey/Decrypt on the envelope key for
+   * every producer and consumer. The visibility timeout is six function timeouts (AWS's
+   * guidance for Lambda consumers), so retries of a throttled batch do not make messages
+   * visible again mid-processing.
+   */
+  private jobQueue(id: string, job: JobName, maxReceiveCount: number): { queue: sqs.Queue; deadLetters: sqs.Queue } {
+    const deadLetters = new sqs.Queue(this, `${id}DeadLetters`, {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    const queue = new sqs.Queue(this, `${id}Queue`, {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(jobNamed(job).timeoutSeconds * 6),
+      deadLetterQueue: { queue: deadLetters, maxReceiveCount },
+    });
+    return { queue, deadLetters };
+  }
+
+  /** The job's function consumes its queue, reporting the messages of a batch that failed. */
+  private consume(job: JobName, queue: sqs.Queue, batchSize: number, maxConcurrency: number): void {
+    this.backgroundFunctions[job].addEventSource(new SqsEventSource(queue, { batchSize, reportBatchItemFailures: true, maxConcurrency }));
   }
 
   private alarmOnFirstMessage(id: string, queue: sqs.Queue, description: string, action?: cloudwatch.IAlarmAction) {
