@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { callHistoryPage } from '../shared/calls/index.ts';
 import { ContactJobMessage, importStepFailed, runBackfillStep, runImportStep, type CallPageReader } from '../shared/contacts/index.ts';
@@ -14,32 +15,12 @@ const readCalls: CallPageReader = (workspaceId, input) => callHistoryPage(worksp
  */
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  await Promise.all(
-    event.Records.map(async (record) => {
-      let body: unknown;
-      try {
-        body = JSON.parse(record.body);
-      } catch {
-        body = undefined;
-      }
-      const parsed = ContactJobMessage.safeParse(body);
-      if (!parsed.success) {
-        logger.error('contact-jobs: malformed message dropped', { messageId: record.messageId });
-        return;
-      }
-      const message = parsed.data;
-      try {
-        if (message.kind === 'import') await runImportStep(message);
-        else await runBackfillStep(message, readCalls);
-      } catch (error) {
-        logger.error('contact-jobs: step failed', { messageId: record.messageId, error: error instanceof Error ? error.message : String(error) });
-        failures.push({ itemIdentifier: record.messageId });
-        if (message.kind === 'import') {
-          await importStepFailed(message, error, Number(record.attributes?.ApproximateReceiveCount ?? 1)).catch(() => undefined);
-        }
-      }
-    }),
-  );
-  return { batchItemFailures: failures };
+  return runQueueSteps(event, {
+    job: 'contact-jobs',
+    schema: ContactJobMessage,
+    run: (message) => (message.kind === 'import' ? runImportStep(message) : runBackfillStep(message, readCalls)),
+    failed: async (message, error, receives) => {
+      if (message.kind === 'import') await importStepFailed(message, error, receives);
+    },
+  });
 }

@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { AccountDataJobMessage, runExport, runPrivacyRequest } from '../shared/account-data/index.ts';
 
@@ -10,27 +11,11 @@ import { AccountDataJobMessage, runExport, runPrivacyRequest } from '../shared/a
  */
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  for (const record of event.Records) {
-    let body: unknown;
-    try {
-      body = JSON.parse(record.body);
-    } catch {
-      body = undefined;
-    }
-    const parsed = AccountDataJobMessage.safeParse(body);
-    if (!parsed.success) {
-      logger.error('export-jobs: malformed message dropped', { messageId: record.messageId });
-      continue;
-    }
-    const message = parsed.data;
-    try {
-      if (message.kind === 'export') await runExport(message.workspace_id, message.export_id);
-      else await runPrivacyRequest(message.workspace_id, message.request_id);
-    } catch (error) {
-      logger.error('export-jobs: job failed', { messageId: record.messageId, error: error instanceof Error ? error.message : String(error) });
-      failures.push({ itemIdentifier: record.messageId });
-    }
-  }
-  return { batchItemFailures: failures };
+  // One whole job per message (minutes for a large export): one after another.
+  return runQueueSteps(event, {
+    job: 'export-jobs',
+    schema: AccountDataJobMessage,
+    run: (message) => (message.kind === 'export' ? runExport(message.workspace_id, message.export_id) : runPrivacyRequest(message.workspace_id, message.request_id)),
+    sequential: true,
+  });
 }

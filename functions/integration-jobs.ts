@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { callHistoryPage } from '../shared/calls/index.ts';
 import { listContactsPage } from '../shared/contacts/index.ts';
@@ -52,28 +53,12 @@ const LAST_RECEIVE = 5;
  */
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  await Promise.all(
-    event.Records.map(async (record) => {
-      let body: unknown;
-      try {
-        body = JSON.parse(record.body);
-      } catch {
-        body = undefined;
-      }
-      const parsed = IntegrationJobMessage.safeParse(body);
-      if (!parsed.success) {
-        logger.error('integration-jobs: malformed message dropped', { messageId: record.messageId });
-        return;
-      }
-      try {
-        await runSyncStep(parsed.data, readers);
-      } catch (error) {
-        logger.error('integration-jobs: step failed', { messageId: record.messageId, error: error instanceof Error ? error.message : String(error) });
-        failures.push({ itemIdentifier: record.messageId });
-        if (Number(record.attributes?.ApproximateReceiveCount ?? 1) >= LAST_RECEIVE) await syncStepFailed(parsed.data, error).catch(() => undefined);
-      }
-    }),
-  );
-  return { batchItemFailures: failures };
+  return runQueueSteps(event, {
+    job: 'integration-jobs',
+    schema: IntegrationJobMessage,
+    run: (message) => runSyncStep(message, readers),
+    failed: async (message, error, receives) => {
+      if (receives >= LAST_RECEIVE) await syncStepFailed(message, error);
+    },
+  });
 }

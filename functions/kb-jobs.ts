@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { ingestionFailed, KbJobMessage, runIngestion } from '../shared/knowledge-bases/ingest.ts';
 
@@ -10,28 +11,5 @@ import { ingestionFailed, KbJobMessage, runIngestion } from '../shared/knowledge
  */
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  await Promise.all(
-    event.Records.map(async (record) => {
-      let body: unknown;
-      try {
-        body = JSON.parse(record.body);
-      } catch {
-        body = undefined;
-      }
-      const parsed = KbJobMessage.safeParse(body);
-      if (!parsed.success) {
-        logger.error('kb-jobs: malformed message dropped', { messageId: record.messageId });
-        return;
-      }
-      try {
-        await runIngestion(parsed.data);
-      } catch (error) {
-        logger.error('kb-jobs: ingestion failed', { messageId: record.messageId, error: error instanceof Error ? error.message : String(error) });
-        failures.push({ itemIdentifier: record.messageId });
-        await ingestionFailed(parsed.data, error, Number(record.attributes?.ApproximateReceiveCount ?? 1)).catch(() => undefined);
-      }
-    }),
-  );
-  return { batchItemFailures: failures };
+  return runQueueSteps(event, { job: 'kb-jobs', schema: KbJobMessage, run: runIngestion, failed: ingestionFailed });
 }
