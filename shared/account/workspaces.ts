@@ -155,3 +155,13 @@ function withCondition<U extends { ExpressionAttributeValues?: Record<string, un
     ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
   };
 }
+
+/**
+ * The workspace LLM token limit (`PUT /workspace/reliability`, kept on the workspace item),
+ * or undefined when the workspace sets none (the conversation runtime's default applies).
+ * Calls and chats read it when a conversation opens.
+ */
+export async function workspaceLlmTokenLimit(workspaceId: string): Promise<number | undefined> {
+  const limit = ((await getWorkspaceItem(workspaceId)) as { llm_token_limit?: unknown }).llm_token_limit;
+  return typeof limit === 'number' ? limit : undefined;
+}

@@ -1,3 +1,4 @@
+import { workspaceLlmTokenLimit } from '../account/index.ts';
 import {
   agentTurn as runtimeTurn,
   analyzeConversation,
@@ -34,7 +35,9 @@ export async function openConversation(input: {
   /** False for web calls: there is no phone line to transfer, so transfer_call tells the agent so. */
   canTransfer?: boolean;
 }): Promise<ConversationState> {
-  return runtimeOpen(input);
+  // The workspace LLM token limit (reliability settings), as chats use it.
+  const limit = await workspaceLlmTokenLimit(input.workspaceId);
+  return runtimeOpen({ ...input, ...(limit !== undefined ? { llmTokenLimit: limit } : {}) });
 }
 
 export async function agentTurn(state: unknown, event: TurnEvent): Promise<TurnResult> {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { getWorkspaceItem } from '../account/index.ts';
+import { workspaceLlmTokenLimit } from '../account/index.ts';
 import { assertRunnable } from '../agents/index.ts';
 import { assertCanSpend } from '../billing/index.ts';
 import {
@@ -53,12 +53,6 @@ export interface StartChatOptions {
   chatId?: string;
   /** The user spoke first (an inbound SMS): the first turn is the agent's reply to this, not its opening. */
   firstUserMessage?: string;
-}
-
-/** The workspace LLM token limit when the workspace sets one (the account setting lands later), else the runtime's default. */
-async function workspaceTokenLimit(workspaceId: string): Promise<number | undefined> {
-  const limit = ((await getWorkspaceItem(workspaceId)) as { llm_token_limit?: unknown }).llm_token_limit;
-  return typeof limit === 'number' ? limit : undefined;
 }
 
 /** The state a turn runs on: the stored state, its history from the messages, and the chat's variable overrides. */
@@ -119,7 +113,7 @@ export async function startChat(
   const nowMs = Date.now();
   const chatId = options.chatId ?? newTimeOrderedId('chat', nowMs);
   const variables = input.retell_llm_dynamic_variables ?? {};
-  const limit = await workspaceTokenLimit(workspaceId);
+  const limit = await workspaceLlmTokenLimit(workspaceId);
   const state = await openConversation({
     workspaceId,
     agentId: input.agent_id,
