@@ -53,17 +53,26 @@ describe('due-time messages on a local queue', () => {
   const handled: { at: number; message: CallStepMessage }[] = [];
   const failOnce = new Set<string>();
 
-  beforeEach(() => {
-    received.length = 0;
-    handled.length = 0;
-    failOnce.clear();
+  /*
+   * A long visibility timeout unless a test needs redelivery: with 1 s, a consumer slowed
+   * past a second (the store's writes on a loaded machine) sees its message received again
+   * while in flight, and every such receive re-sends another hop, as SQS itself would.
+   */
+  const useQueue = (visibilityTimeoutSeconds: number) => {
     queue = new LocalMessageQueue({
       name: `due-time-${Math.random().toString(16).slice(2)}`,
-      visibilityTimeoutSeconds: 1,
+      visibilityTimeoutSeconds,
       store: tableQueueStore,
       onConsumerError: () => undefined,
     });
     setLocalQueue('call-steps', queue);
+  };
+
+  beforeEach(() => {
+    received.length = 0;
+    handled.length = 0;
+    failOnce.clear();
+    useQueue(30);
   });
   afterEach(async () => {
     await queue.stop();
@@ -110,6 +119,8 @@ describe('due-time messages on a local queue', () => {
   });
 
   it('reports only the failed step of a batch, so only it comes again', async () => {
+    await queue.stop();
+    useQueue(2);
     for (const name of ['dial', 'user', 'hangup'] as const) await queue.send(step(name));
     failOnce.add('user');
     startConsumer();
