@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { getConcurrency, newBatchDialMemo, placeBatchCall, unlinkBatchCall, type BatchDialMemo } from '../calls/index.ts';
+import { getConcurrency, newBatchDialMemo, placeBatchCall, releaseUnusedBatchDialSlots, prepareBatchDials, unlinkBatchCall, type BatchDialMemo } from '../calls/index.ts';
 import { doNotCallNumbers } from '../contacts/index.ts';
 import { cpsLimitFor, workspaceNumber } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
@@ -159,7 +159,21 @@ async function runBatch(workspaceId: string, batchCallId: string, now: number, o
 
   const memo = newBatchDialMemo();
   memo.numbers.set(batch.from_number, Promise.resolve(number));
-  const placed = await dialTasks(batch, [...retried.filter((task) => task.status === 'dialing'), ...toDial], memo, options, result);
+  // The fresh claims' concurrency slots and calls-per-second tokens in one write each; a
+  // retried claim's dial (its call may exist already, holding its slot) takes its own.
+  await prepareBatchDials(
+    memo,
+    workspaceId,
+    batchCallId,
+    number,
+    toDial.map((task) => ({ taskIndex: task.task_index, claimedAt: task.claimed_at ?? claimedAt })),
+  );
+  let placed: number;
+  try {
+    placed = await dialTasks(batch, [...retried.filter((task) => task.status === 'dialing'), ...toDial], memo, options, result);
+  } finally {
+    await releaseUnusedBatchDialSlots(memo, workspaceId);
+  }
 
   // Fewer pending than asked for: this pass took the last ones, so the batch may be done.
   const drained = pending.length < queryLimit;

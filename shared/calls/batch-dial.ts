@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { assertCanSpend } from '../billing/index.ts';
-import { cpsLimitFor, takeDialToken, verificationStatus, workspaceNumber, type NumberItem } from '../numbers/index.ts';
+import { AHEAD_TOKEN_USE_MS, cpsLimitFor, takeDialToken, takeDialTokens, verificationStatus, workspaceNumber, type DialToken, type NumberItem } from '../numbers/index.ts';
 import { PaymentRequired } from '../platform/errors.ts';
 import { idPrefix } from '../platform/ids.ts';
+import { logger } from '../platform/logger.ts';
 import { checkedAgentOverride } from './agent-override.ts';
 import { admitWithSweep, callMetadata, chooseAgent, outboundAgent, outboundDialTarget, sandboxScript, type AgentChooser, type ChosenAgent } from './calls.ts';
-import { releaseSlot } from './concurrency.ts';
+import { acquireSlots, releaseSlot } from './concurrency.ts';
 import { finishCall, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
 import { mediaKind } from './media.ts';
@@ -52,9 +53,53 @@ export interface BatchTaskInput {
 export interface BatchDialMemo {
   numbers: Map<string, Promise<NumberItem | undefined>>;
   agents: Map<string, Promise<ChosenAgent>>;
+  /** Concurrency slots the pass took for its dials at once (prepareBatchDials), by call ID. */
+  slots: Map<string, { burst: boolean }>;
+  /** Calls-per-second tokens the pass took ahead for its dials (prepareBatchDials), by from-number. */
+  tokens: Map<string, DialToken[]>;
+  /** The pass's spend check: one per pass, its answer shared by the dials (they would all read the same balance). */
+  spend?: Promise<void>;
 }
 
-export const newBatchDialMemo = (): BatchDialMemo => ({ numbers: new Map(), agents: new Map() });
+export const newBatchDialMemo = (): BatchDialMemo => ({ numbers: new Map(), agents: new Map(), slots: new Map(), tokens: new Map() });
+
+/**
+ * Takes what a pass's dials would each take from one shared item, in one write each: their
+ * concurrency slots (acquireSlots, in task order, as many as the caps allow) and their
+ * from-number's calls-per-second tokens (takeDialTokens). Twenty dials taking these one by
+ * one queue behind each other on the workspace's counter and the number's bucket. A dial
+ * left without a reserved slot or token takes its own (and is refused as before when none is
+ * left); a reserved slot no dial used is released (by the dial, or releaseUnusedBatchDialSlots).
+ * Answers how many slots were reserved.
+ */
+export async function prepareBatchDials(
+  memo: BatchDialMemo,
+  workspaceId: string,
+  batchCallId: string,
+  fromNumber: NumberItem | undefined,
+  tasks: readonly { taskIndex: number; claimedAt: number }[],
+): Promise<number> {
+  if (tasks.length === 0) return 0;
+  const callIds = tasks.map((task) => batchCallIdFor(batchCallId, task.taskIndex, task.claimedAt));
+  const [admitted, tokens] = await Promise.all([
+    acquireSlots({ workspaceId, callIds, kind: 'batch' }),
+    // Only when the number's second holds every dial: a slower number's dials wait for their
+    // tokens anyway, and holding tokens ahead for two seconds would slow them further.
+    fromNumber && tasks.length <= cpsLimitFor(fromNumber) ? takeDialTokens(fromNumber.phone_number, cpsLimitFor(fromNumber), tasks.length) : [],
+  ]);
+  for (const [callId, slot] of admitted) memo.slots.set(callId, slot);
+  if (fromNumber) memo.tokens.set(fromNumber.phone_number, tokens);
+  return admitted.size;
+}
+
+/** A token the pass took ahead for this number, still fresh enough to dial on, or a new one. */
+async function dialToken(memo: BatchDialMemo | undefined, number: NumberItem): Promise<void> {
+  const ahead = memo?.tokens.get(number.phone_number);
+  for (let token = ahead?.pop(); token; token = ahead?.pop()) {
+    if (Date.now() - token.takenAt < AHEAD_TOKEN_USE_MS) return;
+  }
+  await takeDialToken(number.phone_number, cpsLimitFor(number));
+}
 
 function memoized<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
   let hit = cache.get(key);
@@ -94,6 +139,19 @@ export function batchCallIdFor(batchCallId: string, taskIndex: number, claimedAt
   return idPrefix.call + Math.max(0, Math.floor(claimedAt)).toString(16).padStart(12, '0') + tail;
 }
 
+/** Releases the reserved slots no dial took (tasks given back when the pass stopped early). */
+export async function releaseUnusedBatchDialSlots(memo: BatchDialMemo, workspaceId: string): Promise<void> {
+  const unused = [...memo.slots.keys()];
+  memo.slots.clear();
+  await Promise.all(
+    unused.map((callId) =>
+      releaseSlot(workspaceId, callId).catch((error: unknown) =>
+        logger.warn('could not release an unused batch dial slot; the sweep will', { workspace_id: workspaceId, call_id: callId, error }),
+      ),
+    ),
+  );
+}
+
 /**
  * Dials one batch task, exactly once per (batch, task). Throws what create-phone-call
  * would: NotFound (the number is gone), Invalid (no agent, the agent cannot run, a country
@@ -101,6 +159,25 @@ export function batchCallIdFor(batchCallId: string, taskIndex: number, claimedAt
  * Conflict (the same task's dial is running elsewhere right now).
  */
 export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialResult> {
+  const callId = batchCallIdFor(input.batchCallId, input.taskIndex, input.claimedAt);
+  const reserved = input.memo?.slots.get(callId);
+  if (!reserved) return dialTask(input, callId);
+  input.memo!.slots.delete(callId);
+  /** Whether the call was written holding the reserved slot: from then on it is the call's to release. */
+  let used = false;
+  try {
+    return await dialTask(input, callId, { burst: reserved.burst, taken: () => void (used = true) });
+  } finally {
+    if (!used) {
+      await releaseSlot(input.workspaceId, callId).catch((error: unknown) =>
+        logger.warn('could not release an unused batch dial slot; the sweep will', { workspace_id: input.workspaceId, call_id: callId, error }),
+      );
+    }
+  }
+}
+
+/** placeBatchCall's dial, with the slot the pass reserved for it, if any. */
+async function dialTask(input: BatchDialInput, callId: string, reserved?: { burst: boolean; taken(): void }): Promise<BatchDialResult> {
   const { workspaceId, batchCallId, taskIndex, task } = input;
   const { memo } = input;
   const numberOf = memo
@@ -112,7 +189,6 @@ export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialRe
   const { toNumber, number } = await outboundDialTarget(workspaceId, input.fromNumber, task.to_number, numberOf);
   const sandbox = sandboxScript(task.metadata);
   const agentOverride = task.agent_override === undefined ? undefined : await checkedAgentOverride(workspaceId, task.agent_override);
-  const callId = batchCallIdFor(batchCallId, taskIndex, input.claimedAt);
   const canSpend = input.canSpend ?? ((id: string) => assertCanSpend(id, 'batch_call', { verificationStatus: () => verificationStatus(id) }));
 
   return withIdempotency<BatchDialResult>({
@@ -154,7 +230,7 @@ export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialRe
         });
 
       try {
-        await canSpend(workspaceId);
+        await (memo ? (memo.spend ??= canSpend(workspaceId)) : canSpend(workspaceId));
       } catch (error) {
         if (!(error instanceof PaymentRequired)) throw error;
         // No credit: the task gets a call that never dials (no slot, no token, no dial charge).
@@ -163,11 +239,12 @@ export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialRe
         const ended = await finishCall(refused, { status: 'not_connected', reason: 'no_valid_payment' });
         return { ...resultOf(ended ?? refused), outcome: 'no_valid_payment', message: error.message };
       }
-      await takeDialToken(number.phone_number, cpsLimitFor(number));
-      const { burst } = await admitWithSweep(workspaceId, callId, 'batch');
+      await dialToken(memo, number);
+      const { burst } = reserved ?? (await admitWithSweep(workspaceId, callId, 'batch'));
       const call = build('registered', burst, true, Date.now());
       try {
         await putNewCall(call);
+        reserved?.taken();
       } catch (error) {
         await releaseSlot(workspaceId, callId);
         throw error;

@@ -22,7 +22,7 @@ export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } fro
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';
 export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, callStorageFacts, parseCallFilter, type CallStorageFacts } from './history.ts';
 export { checkedAgentOverride } from './agent-override.ts';
-export { batchCallIdFor, batchDialKey, newBatchDialMemo, placeBatchCall, unlinkBatchCall } from './batch-dial.ts';
+export { batchCallIdFor, batchDialKey, newBatchDialMemo, placeBatchCall, releaseUnusedBatchDialSlots, prepareBatchDials, unlinkBatchCall } from './batch-dial.ts';
 export type { BatchDialInput, BatchDialMemo, BatchDialResult, BatchTaskInput } from './batch-dial.ts';
 export { onCallLifecycle } from './call-listeners.ts';
 export type { CallLifecycleEvent, CallLifecycleListener } from './call-listeners.ts';

@@ -8,7 +8,7 @@ import { phoneNumberClaims, phoneNumbers, type NumberItem } from './store.ts';
  */
 export type { NumberItem } from './store.ts';
 export { cpsLimitFor } from './phone-numbers.ts';
-export { takeDialToken } from './cps-limiter.ts';
+export { AHEAD_TOKEN_USE_MS, takeDialToken, takeDialTokens, type DialToken } from './cps-limiter.ts';
 /** The workspace's verification status, for account-status (shared/account-data). */
 export { getKyc } from './kyc.ts';
 

@@ -225,6 +225,8 @@ describe('the pass', () => {
     const call = (await ws.api.get(`/v2/get-call/${done.tasks[0].call_id}`)).body;
     expect(call).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'no_valid_payment', batch_call_id: id });
     expect(call.call_cost.product_costs.map((line: any) => line.product)).not.toContain('batch_dial');
+    // The slot the pass reserved for the dial went back when the task got no dial.
+    expect((await ws.api.get('/get-concurrency')).body.current_concurrency).toBe(0);
   });
 
   it("one pass dials each task with its own agent and version (agents are resolved once per pass, not shared across tasks)", async () => {
@@ -295,5 +297,10 @@ describe('the pass', () => {
     expect((await ws.api.delete(`/delete-phone-number/${encodeURIComponent(number)}`)).status).toBe(204);
     await runBatchPass();
     expect((await batch(gone)).tasks[0]).toMatchObject({ status: 'failed', error: `from_number ${number} is not a number in this workspace` });
+    // The failed dials' reserved slots were released; the one call placed releases its own when it ends.
+    await eventually(
+      async () => (await ws.api.get('/get-concurrency')).body.current_concurrency as number,
+      (inUse) => inUse === 0,
+    );
   });
 });

@@ -7,6 +7,7 @@ import {
   SLOT_SETUP_GRACE_MS,
   UpdateConcurrencySettingsBody,
   acquireSlot,
+  acquireSlots,
   burstLimit,
   getConcurrency,
   getConcurrencySettings,
@@ -248,6 +249,54 @@ describe('concurrency slots', () => {
     });
     expect(result.released).toEqual([]);
     expect(await inUse(workspaceId)).toBe(1);
+  });
+});
+
+describe('slots taken together (a batch pass reserving its dials)', () => {
+  const counterOf = async (workspaceId: string) => (await getConcurrency(workspaceId)).current_concurrency;
+
+  it('admits in order up to the cap, flags exactly the burst ones, and keeps the counter equal to the slot items', async () => {
+    const workspaceId = await workspaceWithLimit(4);
+    await updateConcurrencySettings(workspaceId, { burst_enabled: true, reserved_inbound_concurrency: 1 });
+    const [first] = admittedOf([await admit(workspaceId, 'outbound')]);
+    const callIds = Array.from({ length: 15 }, newCallId);
+
+    const taken = await acquireSlots({ workspaceId, callIds, kind: 'batch' });
+
+    // limit 4, 1 reserved: normal cap 3, burst cap min(12, 304) − 1 = 11; one slot was in use.
+    expect([...taken.keys()]).toEqual(callIds.slice(0, 10));
+    expect([...taken.values()].map((slot) => slot.burst)).toEqual([false, false, true, true, true, true, true, true, true, true]);
+    expect(await counterOf(workspaceId)).toBe(11);
+    expect((await slotItems(workspaceId)).map((slot) => slot.call_id).sort()).toEqual([first!.callId, ...callIds.slice(0, 10)].sort());
+    expect((await admit(workspaceId, 'batch')).admitted).toBe(false);
+    expect((await admit(workspaceId, 'inbound')).admitted).toBe(true);
+  });
+
+  it('leaves out a call that already holds a slot, and crosses the 100-operation transaction limit', async () => {
+    const workspaceId = await workspaceWithLimit(300);
+    const callIds = Array.from({ length: 150 }, newCallId);
+    await acquireSlot({ workspaceId, callId: callIds[7]!, kind: 'batch' });
+
+    const taken = await acquireSlots({ workspaceId, callIds, kind: 'batch' });
+
+    expect(taken.size).toBe(149);
+    expect(taken.has(callIds[7]!)).toBe(false);
+    expect(await counterOf(workspaceId)).toBe(150);
+    expect(await slotItems(workspaceId)).toHaveLength(150);
+  });
+
+  it('beside single admissions racing for the same counter, never exceeds the limit and stays exact', async () => {
+    const workspaceId = await workspaceWithLimit(30);
+    const callIds = Array.from({ length: 25 }, newCallId);
+
+    const [taken, singles] = await Promise.all([acquireSlots({ workspaceId, callIds, kind: 'batch' }), admitMany(workspaceId, 'outbound', 20)]);
+
+    expect(taken.size + admittedOf(singles).length).toBe(30);
+    expect(refusedOf(singles).length).toBe(20 - admittedOf(singles).length);
+    expect(await counterOf(workspaceId)).toBe(30);
+    expect(await slotItems(workspaceId)).toHaveLength(30);
+    await Promise.all([...taken.keys()].map((callId) => releaseSlot(workspaceId, callId)));
+    expect(await counterOf(workspaceId)).toBe(admittedOf(singles).length);
   });
 });
 

@@ -10,7 +10,7 @@ import { ApiError } from '../../shared/platform/errors.ts';
 // Settings are read at load: a short default wait, so the default is observable quickly.
 process.env.CPS_MAX_WAIT_MS = '700';
 const { config } = await import('../../shared/platform/config.ts');
-const { takeDialToken } = await import('../../shared/numbers/cps-limiter.ts');
+const { takeDialToken, takeDialTokens } = await import('../../shared/numbers/cps-limiter.ts');
 const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
 const { db, tableName } = await import('../../shared/platform/store/db.ts');
 const { keys } = await import('../../shared/platform/store/keys.ts');
@@ -119,6 +119,21 @@ console.log(JSON.stringify(outcomes));
     // How many get through depends on when each process really started (a slow start is a
     // later deadline); that no second ever holds more than four does not.
     expect(times.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('takes tokens ahead in one write, all or none, and holds them two seconds so their dials never share a second with a reuse', async () => {
+    const number = newNumber();
+    const ahead = await takeDialTokens(number, 5, 3);
+    expect(ahead).toHaveLength(3);
+    // Two tokens are left; a taker ahead wanting three gets none, one wanting two gets both.
+    expect(await takeDialTokens(number, 5, 3)).toEqual([]);
+    expect(await takeDialTokens(number, 5, 2)).toHaveLength(2);
+    // None comes back after one second (a single take's would), only after two.
+    const afterOneSecond = await take(number, 5, 1200);
+    expect(afterOneSecond.admitted).toBe(false);
+    expect(afterOneSecond.admitted || afterOneSecond.error.status).toBe(429);
+    const later = await take(number, 5, 2500);
+    expect(later.admitted && later.takenAt - ahead[0]!.takenAt).toBeGreaterThanOrEqual(2000);
   });
 
   it('keeps each number to itself', async () => {

@@ -23,8 +23,10 @@ const CONNECTION_CODES = new Set([
 
 /** Throttling and server faults the services name (after the SDK's own retries ran out). */
 const UNAVAILABLE_NAMES = new Set([
-  // The SDK's request and connection timeouts.
+  // The SDK's request and connection timeouts (the request timeout aborts the socket: some
+  // handler versions surface that as an AbortError rather than a TimeoutError).
   'TimeoutError',
+  'AbortError',
   'ThrottlingException',
   'ProvisionedThroughputExceededException',
   'RequestLimitExceeded',
