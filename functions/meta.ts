@@ -2,11 +2,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import packageJson from '../package.json' with { type: 'json' };
 import { config } from '../shared/platform/config.ts';
 import { domainHandler } from '../shared/platform/http/handler.ts';
+import { orbPage, webAsset } from '../shared/meta/orb-page.ts';
 import { metaRoutes } from '../shared/meta/routes.ts';
 
 /**
  * Serves `GET /`, the checked-in OpenAPI document and the API reference page with its two
- * Swagger UI files, and answers API Gateway's $default route with a 404. The document and
+ * Swagger UI files, the Voice Orb page and the built browser files (shared/meta/orb-page.ts),
+ * and answers API Gateway's $default route with a 404. The document and
  * the Swagger UI files are files beside the deployed bundle (lib/parley-stack.ts ships
  * them) or in the project locally, read on the first request for each rather than bundled:
  * they are larger than the rest of the function. The page adds one Swagger UI plugin
@@ -100,4 +102,7 @@ export const handler = domainHandler(metaRoutes, {
   getDocs: () => DOCS_PAGE,
   getDocsStyles: () => readShipped('swagger-ui.css', '../node_modules/swagger-ui-dist/swagger-ui.css'),
   getDocsScript: () => readShipped('swagger-ui-bundle.js', '../node_modules/swagger-ui-dist/swagger-ui-bundle.js'),
+  // Both answer with their own headers (CSP, cache policy): a MediaResponse in the route's media type.
+  getOrbPage: () => orbPage() as never,
+  getWebAsset: ({ params }) => webAsset(params.file) as never,
 });

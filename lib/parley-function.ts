@@ -81,6 +81,12 @@ export interface ParleyFunctionProps {
    * it: data a function reads rarely should not weigh on every cold start.
    */
   files?: readonly string[];
+  /**
+   * Folders of the project shipped beside the bundle, source → name beside it (the meta
+   * function's built browser files, web/dist → web). The bundling fails, naming the command
+   * to run, when a folder has no manifest.json (it was not built).
+   */
+  directories?: Readonly<Record<string, string>>;
   /** Further environment: the deploy settings every function needs (lib/deploy-settings.ts). */
   environment?: Record<string, string>;
   /**
@@ -168,13 +174,18 @@ export class ParleyFunction extends NodejsFunction {
         // Bundle the AWS SDK too, so production runs the SDK version the tests ran with.
         externalModules: [],
         esbuildArgs: aliasEsbuildArgs(),
-        ...(props.files?.length
+        ...(props.files?.length || Object.keys(props.directories ?? {}).length
           ? {
               commandHooks: {
                 beforeBundling: () => [],
                 beforeInstall: () => [],
-                afterBundling: (inputDir: string, outputDir: string) =>
-                  (props.files ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/${file.split('/').pop()}"`),
+                afterBundling: (inputDir: string, outputDir: string) => [
+                  ...(props.files ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/${file.split('/').pop()}"`),
+                  ...Object.entries(props.directories ?? {}).flatMap(([from, to]) => [
+                    `test -f "${inputDir}/${from}/manifest.json" || { echo "${from} is not built: run npm run build:web" >&2; exit 1; }`,
+                    `cp -R "${inputDir}/${from}" "${outputDir}/${to}"`,
+                  ]),
+                ],
               },
             }
           : {}),

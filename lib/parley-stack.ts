@@ -114,6 +114,16 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   'knowledge-bases': [PHONE_METADATA_FILE],
 };
 
+/**
+ * Folders shipped beside a bundle (source → name): the meta function serves the built
+ * browser files (`npm run build:web`: the web SDK, the Voice Orb page's script and styles)
+ * from `web/` beside it (shared/meta/web-assets.ts; docs/browser.md says why not S3 and
+ * CloudFront).
+ */
+export const DOMAIN_DIRECTORIES: Partial<Record<Domain, Readonly<Record<string, string>>>> = {
+  meta: { 'web/dist': 'web' },
+};
+
 /** Files a background job ships beside its bundle: the batch passes check numbers (phone.ts). */
 export const JOB_FILES: Partial<Record<JobName, readonly string[]>> = {
   'batch-tick': [PHONE_METADATA_FILE],
@@ -524,6 +534,7 @@ export class ParleyStack extends Stack {
         resources,
         access: DOMAIN_ACCESS[domain],
         files: DOMAIN_FILES[domain],
+        directories: DOMAIN_DIRECTORIES[domain],
         environment,
         reservedConcurrency: reserved?.[domain],
       });

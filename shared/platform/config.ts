@@ -245,6 +245,12 @@ const configSchema = () => z.object({
    */
   LIVE_WS_MANAGEMENT_URL: optionalString,
   LIVE_WS_URL: optionalString,
+  /**
+   * Where the built browser files are (`npm run build:web`: the web SDK and the Voice Orb
+   * page's script and styles, with their manifest.json). Unset: beside the deployed meta
+   * bundle (`web/`), else the project's web/dist. Tests point it at a build of their own.
+   */
+  WEB_ASSETS_DIR: optionalString,
   /** Credit every new workspace starts with, in USD (shared/billing: granted on its first billing read or write). */
   FREE_CREDIT_USD: z.coerce.number().min(0).max(1_000_000).default(10),
   /** Outbound calls and batches need approved business verification (KYC) first: 402 verification_needed. */

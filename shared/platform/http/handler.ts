@@ -141,6 +141,10 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
           isBase64Encoded: true,
         };
       }
+      // A page or file that sets its own headers (the Voice Orb page's CSP, an asset's cache policy).
+      if (route.produces && output instanceof MediaResponse) {
+        return { statusCode: output.status ?? route.status, headers: { 'content-type': output.contentType, ...output.headers, ...admission?.headers }, body: output.body };
+      }
       if (route.produces) {
         return { statusCode: route.status, headers: { 'content-type': route.produces, ...admission?.headers }, body: String(output) };
       }
