@@ -1,4 +1,4 @@
-import { domainHandler } from '../shared/platform/http/handler.ts';
+import { domainHandler, Redirect } from '../shared/platform/http/handler.ts';
 import * as invites from '../shared/members/invites.ts';
 import * as members from '../shared/members/members.ts';
 import { memberRoutes } from '../shared/members/routes.ts';
@@ -37,8 +37,12 @@ export const handler = domainHandler(memberRoutes, {
   acceptInvite: ({ body }) => session(invites.acceptInvite(body.token, body.name)),
   refreshSession: ({ body }) => session(sessions.refreshSession(body.refresh_token)),
   signOut: ({ principal }) => sessions.signOut(principal),
-  startSso: ({ params }) => sso.startSso(params.workspace_id),
-  finishSso: ({ query }) => session(sso.finishSso(query)),
+  startSso: async ({ params, query, request }) => {
+    const respond = sso.startResponds(query.format, request.headers.accept);
+    const started = await sso.startSso(params.workspace_id, { respond, returnTo: query.return_to });
+    return respond === 'json' ? started : (new Redirect(started.authorization_url) as never);
+  },
+  finishSso: ({ query }) => sso.ssoCallback(query) as never,
   samlAcs: ({ params, body }) => session(saml.consumeSamlResponse(params.workspace_id, body.SAMLResponse)),
 
   scimListUsers: ({ request, query }) => scim.scim(request.headers, (ws) => scim.listUsers(ws, query)),

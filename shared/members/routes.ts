@@ -24,6 +24,7 @@ import {
   SsoCallbackQuery,
   SsoConfig,
   SsoStart,
+  SsoStartQuery,
   TransferBody,
   UpdateMemberBody,
   workspaceIdParams,
@@ -143,12 +144,12 @@ export const memberRoutes = defineRoutes({ domain: 'members', access: 'admin' },
   },
   startSso: {
     method: 'GET', path: '/auth/sso/{workspace_id}/start', status: 200, access: 'public',
-    summary: "The identity provider's authorization URL (PKCE, state, nonce) for this workspace",
-    params: workspaceIdParams, response: SsoStart,
+    summary: "Start OIDC sign-in (PKCE, state, nonce): 302 to the identity provider; {authorization_url} with ?format=json or Accept: application/json",
+    params: workspaceIdParams, query: SsoStartQuery, response: SsoStart,
   },
   finishSso: {
     method: 'GET', path: '/auth/sso/callback', status: 200, access: 'public',
-    summary: "The identity provider's redirect: signs the member in",
+    summary: "The identity provider's redirect: signs the member in; the session cookie and a 302 to the dashboard's return_to (JSON when the start was)",
     query: SsoCallbackQuery, response: SessionView,
   },
   samlAcs: {

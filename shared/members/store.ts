@@ -114,6 +114,10 @@ export type SsoStateItem = Keyed & {
   workspace_id: string;
   code_verifier: string;
   nonce: string;
+  /** How the callback answers: JSON (an API client started it) or a 302 to the dashboard. */
+  respond?: 'json' | 'redirect';
+  /** The dashboard path the browser returns to (a same-site path, checked at the start). */
+  return_to?: string;
   expires_timestamp: number;
   expires_at: number;
 };

@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
 
-const app = await startTestApp();
+const DASHBOARD = 'https://dash.example.com';
+const app = await startTestApp({ DASHBOARD_URL: DASHBOARD });
 const { api, workspace } = app;
 await api.post('/workspace/members', { body: { email: 'owner@example.com', role: 'admin' } });
 
@@ -76,7 +77,7 @@ describe('OIDC single sign-on', () => {
     expect(put.body).toMatchObject({ enabled: true, issuer, client_secret: '********', default_role: 'developer' });
     expect(put.body.redirect_uri).toMatch(/\/auth\/sso\/callback$/);
 
-    const start = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`);
+    const start = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`, { headers: { accept: 'application/json' } });
     expect(start.status).toBe(200);
     const { code, state } = authorize(start.body.authorization_url, 'Sso.User@Example.com');
     const signedIn = await call(app.url, 'GET', `/auth/sso/callback?code=${code}&state=${state}`);
@@ -90,14 +91,47 @@ describe('OIDC single sign-on', () => {
     expect(replay.body.message).toBe('Sign-in state is invalid, expired or already used');
 
     // Another domain is refused.
-    const other = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`)).body.authorization_url, 'eve@evil.test');
+    const other = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=json`)).body.authorization_url, 'eve@evil.test');
     const refused = await call(app.url, 'GET', `/auth/sso/callback?code=${other.code}&state=${other.state}`);
     expect(refused.status).toBe(403);
     expect(refused.body.message).toBe('evil.test is not an allowed email domain for this workspace');
   });
 
+  it('redirects a browser to the identity provider and back to the dashboard with the cookie; return_to stays on the dashboard', async () => {
+    const start = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?return_to=/agents?tab=voice`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(start.status).toBe(302);
+    expect(start.headers['cache-control']).toBe('no-store');
+    const { code, state } = authorize(start.headers.location!, 'browser.user@example.com');
+    const back = await call(app.url, 'GET', `/auth/sso/callback?code=${code}&state=${state}`);
+    expect(back.status).toBe(302);
+    expect(back.headers.location).toBe(`${DASHBOARD}/agents?tab=voice`);
+    const cookie = back.headers['set-cookie']!;
+    expect(cookie).toMatch(/^parley_session=[\w-]+\.[\w-]+\.[\w-]+; Path=\/; Max-Age=900; HttpOnly; Secure; SameSite=Strict$/);
+    const token = cookie.slice('parley_session='.length, cookie.indexOf(';'));
+    const me = await call(app.url, 'GET', '/workspace/members', { headers: { cookie: `parley_session=${token}` } });
+    expect(me.status).toBe(200);
+    expect(me.body.map((m: { email: string }) => m.email)).toContain('browser.user@example.com');
+
+    // A refusal after the state goes back to the dashboard too, with the reason and no cookie.
+    const other = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`)).headers.location!, 'eve@evil.test');
+    const refused = await call(app.url, 'GET', `/auth/sso/callback?code=${other.code}&state=${other.state}`);
+    expect(refused.status).toBe(302);
+    expect(refused.headers['set-cookie']).toBeUndefined();
+    const location = new URL(refused.headers.location!);
+    expect(location.origin + location.pathname).toBe(`${DASHBOARD}/`);
+    expect(location.searchParams.get('sso')).toBe('error');
+    expect(location.searchParams.get('message')).toBe('evil.test is not an allowed email domain for this workspace');
+
+    // No open redirect: return_to is a path on the dashboard only.
+    for (const target of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', 'evil.example', '/a b']) {
+      const res = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?return_to=${encodeURIComponent(target)}`);
+      expect(res.status, target).toBe(400);
+      expect(res.body, target).toEqual({ status: 400, message: 'return_to: Must be a path on the dashboard starting with a single /' });
+    }
+  });
+
   it('refuses an ID token signed by another key', async () => {
-    const forged = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`)).body.authorization_url, 'mallory@example.com');
+    const forged = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=json`)).body.authorization_url, 'mallory@example.com');
     signingKey = (await generateKeyPair('RS256')).privateKey;
     try {
       const res = await call(app.url, 'GET', `/auth/sso/callback?code=${forged.code}&state=${forged.state}`);
