@@ -43,7 +43,12 @@ export const handler = domainHandler(memberRoutes, {
     return respond === 'json' ? started : (new Redirect(started.authorization_url) as never);
   },
   finishSso: ({ query }) => sso.ssoCallback(query) as never,
-  samlAcs: ({ params, body }) => session(saml.consumeSamlResponse(params.workspace_id, body.SAMLResponse)),
+  startSaml: async ({ params, query, request }) => {
+    const respond = sso.startResponds(query.format, request.headers.accept);
+    const started = await saml.startSaml(params.workspace_id, { respond, returnTo: query.return_to });
+    return respond === 'json' ? started : (new Redirect(started.authorization_url) as never);
+  },
+  samlAcs: ({ params, body }) => saml.samlAcs(params.workspace_id, body.SAMLResponse) as never,
 
   scimListUsers: ({ request, query }) => scim.scim(request.headers, (ws) => scim.listUsers(ws, query)),
   scimCreateUser: ({ request, body }) => scim.scim(request.headers, (ws) => scim.createUser(ws, body)),

@@ -152,9 +152,14 @@ export const memberRoutes = defineRoutes({ domain: 'members', access: 'admin' },
     summary: "The identity provider's redirect: signs the member in; the session cookie and a 302 to the dashboard's return_to (JSON when the start was)",
     query: SsoCallbackQuery, response: SessionView,
   },
+  startSaml: {
+    method: 'GET', path: '/auth/saml/{workspace_id}/start', status: 200, access: 'public',
+    summary: "Start SP-initiated SAML sign-in: 302 to the IdP with an AuthnRequest (HTTP-Redirect binding); {authorization_url} with ?format=json or Accept: application/json",
+    params: workspaceIdParams, query: SsoStartQuery, response: SsoStart,
+  },
   samlAcs: {
     method: 'POST', path: '/auth/saml/{workspace_id}/acs', status: 200, access: 'public', bodyType: 'json-or-form',
-    summary: "SAML assertion consumer service (HTTP-POST binding): signs the assertion's subject in",
+    summary: "SAML assertion consumer service (HTTP-POST binding): signs the assertion's subject in; an answer to a browser's start 302s to the dashboard with the cookie",
     params: workspaceIdParams, body: SamlAcsBody, response: SessionView,
   },
 

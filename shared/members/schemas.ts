@@ -98,6 +98,7 @@ export const SamlConfig = z.lazy(() =>
     default_role: role(),
     sp_entity_id: z.string(),
     acs_url: z.string().describe('Assertion consumer service: the IdP posts SAMLResponse here'),
+    allow_idp_initiated: z.boolean().describe('Unsolicited (IdP-initiated) responses are accepted; false: only answers to our AuthnRequests'),
     updated_timestamp: epochMs().nullable(),
   }),
 );
@@ -109,6 +110,7 @@ export const PutSamlBody = z.lazy(() =>
     metadata_xml: z.string().min(1).max(200_000).optional().describe('IdP metadata: entity id, SSO URL and certificate are read from it'),
     allowed_domains: z.array(z.string().trim().toLowerCase().regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'Must be a domain name')).max(50).default([]),
     default_role: role().default('member'),
+    allow_idp_initiated: z.boolean().default(true),
   }),
 );
 export const SamlAcsBody = z.lazy(() => z.object({ SAMLResponse: z.string().min(1).max(500_000), RelayState: z.string().max(2000).optional() }));

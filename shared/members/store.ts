@@ -92,6 +92,8 @@ export type SamlConfigItem = Keyed & {
   certificate_fingerprint: string;
   allowed_domains: string[];
   default_role: Role;
+  /** Absent (configured before it existed): allowed, as it was. */
+  allow_idp_initiated?: boolean;
   updated_timestamp: number;
 };
 export const samlConfigs = defineEntity<SamlConfigItem, [workspaceId: string]>({
@@ -217,3 +219,16 @@ export const workspacePartitionItems = (workspaceId: string) =>
   table.queryAll<Keyed>({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.workspace(workspaceId).pk }, ProjectionExpression: 'pk, sk' });
 
 export const deleteItems = (itemKeys: readonly Keyed[]) => table.batchDelete(itemKeys.map(({ pk, sk }) => ({ pk, sk })));
+
+/** An AuthnRequest we sent (SP-initiated SAML): the ACS takes it once when a response names it. */
+export type SamlRequestItem = Keyed & { respond: 'json' | 'redirect'; return_to: string; issue_instant: string; expires_timestamp: number; expires_at: number };
+
+export async function recordSamlRequest(workspaceId: string, requestIdSha256: string, item: Omit<SamlRequestItem, 'pk' | 'sk'>): Promise<void> {
+  await table.put({ Item: { ...keys.samlRequest(workspaceId, requestIdSha256), ...item }, ConditionExpression: 'attribute_not_exists(pk)' });
+}
+
+/** Takes (deletes) the request once; undefined when it is unknown, spent or expired. */
+export async function takeSamlRequest(workspaceId: string, requestIdSha256: string, nowMs: number): Promise<SamlRequestItem | undefined> {
+  const taken = await table.delete<SamlRequestItem>({ Key: keys.samlRequest(workspaceId, requestIdSha256), ReturnValues: 'ALL_OLD' });
+  return taken && taken.expires_timestamp > nowMs ? taken : undefined;
+}

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { inflateRawSync } from 'node:zlib';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -156,7 +157,7 @@ const idp = keyPair('idp');
 const attacker = keyPair('attacker');
 const IDP_ENTITY = 'https://idp.example.com/metadata';
 
-function samlResponse(options: { key: string; acs: string; audience: string; email: string; id?: string }) {
+function samlResponse(options: { key: string; acs: string; audience: string; email: string; id?: string; inResponseTo?: string }) {
   const now = new Date();
   const later = new Date(now.getTime() + 5 * 60_000).toISOString();
   const id = options.id ?? `_a${randomBytes(8).toString('hex')}`;
@@ -164,7 +165,7 @@ function samlResponse(options: { key: string; acs: string; audience: string; ema
     `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${now.toISOString()}">` +
     `<saml:Issuer>${IDP_ENTITY}</saml:Issuer>` +
     `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${options.email}</saml:NameID>` +
-    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${later}" Recipient="${options.acs}"/></saml:SubjectConfirmation></saml:Subject>` +
+    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${later}" Recipient="${options.acs}"${options.inResponseTo ? ` InResponseTo="${options.inResponseTo}"` : ''}/></saml:SubjectConfirmation></saml:Subject>` +
     `<saml:Conditions NotBefore="${new Date(now.getTime() - 60_000).toISOString()}" NotOnOrAfter="${later}"><saml:AudienceRestriction><saml:Audience>${options.audience}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
     `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${id}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
     `</saml:Assertion>`;
@@ -172,7 +173,7 @@ function samlResponse(options: { key: string; acs: string; audience: string; ema
   signer.addReference({ xpath: "//*[local-name(.)='Assertion']", transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', 'http://www.w3.org/2001/10/xml-exc-c14n#'], digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256' });
   signer.computeSignature(assertion, { location: { reference: "//*[local-name(.)='Issuer']", action: 'after' } });
   const response =
-    `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_r${randomBytes(8).toString('hex')}" Version="2.0" IssueInstant="${now.toISOString()}" Destination="${options.acs}">` +
+    `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_r${randomBytes(8).toString('hex')}" Version="2.0" IssueInstant="${now.toISOString()}" Destination="${options.acs}"${options.inResponseTo ? ` InResponseTo="${options.inResponseTo}"` : ''}>` +
     `<saml:Issuer xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">${IDP_ENTITY}</saml:Issuer>` +
     `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>` +
     signer.getSignedXml() +
@@ -215,5 +216,49 @@ describe('SAML', () => {
     expect((await api.delete('/workspace/saml')).status).toBe(204);
     const off = await call(app.url, 'POST', path, { body: { SAMLResponse: good } });
     expect(off.status).toBe(400);
+  });
+
+  it('SP-initiated: an AuthnRequest whose ID the response must answer, once; IdP-initiated only where allowed', async () => {
+    const put = await api.put('/workspace/saml', { body: { idp_entity_id: IDP_ENTITY, sso_url: 'https://idp.example.com/sso', certificate: idp.cert, allowed_domains: ['example.com'], allow_idp_initiated: false } });
+    expect(put.status).toBe(200);
+    expect(put.body.allow_idp_initiated).toBe(false);
+    const { acs_url: acs, sp_entity_id: audience } = put.body;
+    const path = new URL(acs).pathname;
+    const requestId = async (query: string, headers: Record<string, string> = {}) => {
+      const start = await call(app.url, 'GET', `/auth/saml/${workspace.workspace_id}/start${query}`, { headers });
+      const target = new URL(start.status === 302 ? start.headers.location! : start.body.authorization_url);
+      expect(target.origin + target.pathname).toBe('https://idp.example.com/sso');
+      const xml = inflateRawSync(Buffer.from(target.searchParams.get('SAMLRequest')!, 'base64')).toString();
+      expect(xml).toContain(`AssertionConsumerServiceURL="${acs}"`);
+      return { status: start.status, id: /ID="([^"]+)"/.exec(xml)![1]! };
+    };
+
+    const json = await requestId('?format=json');
+    expect(json.status).toBe(200);
+    const answered = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: json.id }) } });
+    expect(answered.status).toBe(200);
+    expect(answered.body.member).toMatchObject({ email: 'sp.user@example.com', source: 'saml' });
+    // The request is answered once: another assertion naming it is refused.
+    const again = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: json.id }) } });
+    expect(again.status).toBe(401);
+    expect(again.body.message).toBe('SAML sign-in refused: InResponseTo is not valid');
+    const unknown = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: '_never_sent' }) } });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body.message).toBe('SAML sign-in refused: InResponseTo is not valid');
+    const unsolicited = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com' }) } });
+    expect(unsolicited.status).toBe(401);
+    expect(unsolicited.body.message).toBe('SAML sign-in refused: this workspace accepts only answers to its own sign-in requests (IdP-initiated sign-in is off)');
+
+    // A browser's start: a 302 to the IdP, and the ACS sends it back to the dashboard with the cookie.
+    const browser = await requestId('?return_to=/calls');
+    expect(browser.status).toBe(302);
+    const posted = await call(app.url, 'POST', path, {
+      rawBody: new URLSearchParams({ SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: browser.id }) }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(posted.status).toBe(302);
+    expect(posted.headers.location).toBe(`${DASHBOARD}/calls`);
+    expect(posted.headers['set-cookie']).toMatch(/^parley_session=/);
+    expect((await api.delete('/workspace/saml')).status).toBe(204);
   });
 });
