@@ -1,4 +1,4 @@
-import { domainHandler } from '../shared/platform/http/handler.ts';
+import { domainHandler, Redirect } from '../shared/platform/http/handler.ts';
 import * as invites from '../shared/members/invites.ts';
 import * as members from '../shared/members/members.ts';
 import { memberRoutes } from '../shared/members/routes.ts';
@@ -37,9 +37,18 @@ export const handler = domainHandler(memberRoutes, {
   acceptInvite: ({ body }) => session(invites.acceptInvite(body.token, body.name)),
   refreshSession: ({ body }) => session(sessions.refreshSession(body.refresh_token)),
   signOut: ({ principal }) => sessions.signOut(principal),
-  startSso: ({ params }) => sso.startSso(params.workspace_id),
-  finishSso: ({ query }) => session(sso.finishSso(query)),
-  samlAcs: ({ params, body }) => session(saml.consumeSamlResponse(params.workspace_id, body.SAMLResponse)),
+  startSso: async ({ params, query, request }) => {
+    const respond = sso.startResponds(query.format, request.headers.accept);
+    const started = await sso.startSso(params.workspace_id, { respond, returnTo: query.return_to });
+    return respond === 'json' ? started : (new Redirect(started.authorization_url) as never);
+  },
+  finishSso: ({ query }) => sso.ssoCallback(query) as never,
+  startSaml: async ({ params, query, request }) => {
+    const respond = sso.startResponds(query.format, request.headers.accept);
+    const started = await saml.startSaml(params.workspace_id, { respond, returnTo: query.return_to });
+    return respond === 'json' ? started : (new Redirect(started.authorization_url) as never);
+  },
+  samlAcs: ({ params, body }) => saml.samlAcs(params.workspace_id, body.SAMLResponse) as never,
 
   scimListUsers: ({ request, query }) => scim.scim(request.headers, (ws) => scim.listUsers(ws, query)),
   scimCreateUser: ({ request, body }) => scim.scim(request.headers, (ws) => scim.createUser(ws, body)),

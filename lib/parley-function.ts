@@ -45,6 +45,8 @@ export type KeyUse = 'generateDataKey' | 'decrypt' | 'encrypt';
 
 export interface ParleyAccess {
   table?: 'read' | 'readWrite';
+  /** Scan the whole table (the base table only): the workspace purge alone (shared/members/purge.ts). */
+  tableScan?: true;
   /** Direct use of the KMS key (envelope encryption of stored secrets). */
   key?: readonly KeyUse[];
   webhookQueue?: readonly QueueUse[];
@@ -216,6 +218,10 @@ export class ParleyFunction extends NodejsFunction {
       );
     }
 
+    if (props.access.tableScan) {
+      this.addToRolePolicy(new iam.PolicyStatement({ actions: ['dynamodb:Scan'], resources: [table.tableArn] }));
+    }
+
     if (props.access.key?.length) {
       key.grant(this, ...new Set(props.access.key.map((use) => KEY_USE_ACTIONS[use])));
     }
@@ -239,6 +245,14 @@ export class ParleyFunction extends NodejsFunction {
         new iam.PolicyStatement({
           actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject', 's3:AbortMultipartUpload'],
           resources: [recordingsBucket.arnForObjects('exports/*'), recordingsBucket.arnForObjects('assets/*')],
+        }),
+      );
+      // Listing under those prefixes: the workspace purge empties a workspace's (shared/members/purge.ts).
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:ListBucket'],
+          resources: [recordingsBucket.bucketArn],
+          conditions: { StringLike: { 's3:prefix': ['exports/*', 'assets/*'] } },
         }),
       );
       NagSuppressions.addResourceSuppressions(

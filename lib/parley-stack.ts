@@ -83,7 +83,8 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   integrations: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['send'] },
   // Members sign sessions (the sealed signing key, created on first use), seal the SSO
   // client secret and open it for the identity provider's token request.
-  members: { table: 'readWrite', key: ['generateDataKey', 'decrypt'] },
+  // Deleting a workspace queues its purge on the export-jobs queue.
+  members: { table: 'readWrite', key: ['generateDataKey', 'decrypt'], exportJobsQueue: ['send'] },
   // Knowledge bases: originals, text, chunks and indexes in their bucket; embeddings through the
   // language-model vendor (its credentials); ingestion queued on kb-jobs.
   'knowledge-bases': { table: 'readWrite', vendorSecret: 'read', kbJobsQueue: ['send'], knowledgeBases: 'readWrite' },
@@ -155,7 +156,10 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'] },
   // An export streams table pages into its object (multipart); an erase or retention run deletes
   // calls (their recordings too), contacts and exports.
-  'export-jobs': { table: 'readWrite', exportJobsQueue: ['consume'], recordings: 'readWrite', accountObjects: 'readWrite' },
+  // The purge of a deleted workspace (shared/members/purge.ts) runs here too: it scans the table,
+  // empties the workspace's prefixes in both buckets, releases its numbers at the carrier (the
+  // vendor credentials) and queues its own next step.
+  'export-jobs': { table: 'readWrite', tableScan: true, exportJobsQueue: ['consume', 'send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite', vendorSecret: 'read' },
   // A CRM sync step reads contacts and ended calls (it bundles both domains' indexes, hence the
   // recordings grant as for contacts), opens and refreshes the connection's tokens (seals the
   // new ones), and queues its next step.

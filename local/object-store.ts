@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { config } from '../shared/platform/config.ts';
@@ -104,6 +104,14 @@ export class FolderObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     const path = this.pathOf(key);
     await Promise.all([rm(path, { force: true }), rm(`${path}.type`, { force: true })]);
+  }
+
+  /** Removes the prefix's folder whole (a local folder has no page limit). */
+  async deletePrefix(prefix: string): Promise<{ deleted: number; more: boolean }> {
+    const folder = this.pathOf(prefix.endsWith('/') ? prefix.slice(0, -1) : prefix);
+    const files = await readdir(folder, { recursive: true }).catch(() => [] as string[]);
+    await rm(folder, { recursive: true, force: true });
+    return { deleted: files.filter((name) => !name.endsWith('.type')).length, more: false };
   }
 
   private signature(key: string, expiresAt: number): Buffer {

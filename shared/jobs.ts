@@ -75,7 +75,7 @@ export const JOBS: readonly JobSpec[] = [
   },
   {
     name: 'export-jobs',
-    description: 'Runs account-data jobs: an export streamed into its object, a privacy erase of one number, a retention run',
+    description: 'Runs account-data jobs (an export streamed into its object, a privacy erase of one number, a retention run) and the bounded steps of a deleted workspace\'s purge',
     trigger: { kind: 'queue', queue: 'export-jobs' },
     // One message is one whole job: an export of 100,000 calls streams for a minute or two
     // (docs/performance.md); Lambda's own ceiling is 900 s.

@@ -31,9 +31,10 @@ export function orgNameFields(workspace: WorkspaceItem): Pick<CredentialItem, 'o
 
 /** The condition that the workspace has not been renamed since it was read. */
 export function unrenamedCondition(workspace: WorkspaceItem): { expression: string; values: Record<string, unknown> } {
+  // Nor deleted since: a key written after POST /workspace/delete marked the workspace would outlive it.
   return workspace.name_rev === undefined
-    ? { expression: 'attribute_exists(pk) AND attribute_not_exists(name_rev)', values: {} }
-    : { expression: 'name_rev = :nameRev', values: { ':nameRev': workspace.name_rev } };
+    ? { expression: 'attribute_exists(pk) AND attribute_not_exists(name_rev) AND attribute_not_exists(deleted_timestamp)', values: {} }
+    : { expression: 'name_rev = :nameRev AND attribute_not_exists(deleted_timestamp)', values: { ':nameRev': workspace.name_rev } };
 }
 
 /**

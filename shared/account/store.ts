@@ -29,6 +29,8 @@ export type WorkspaceItem = Keyed & {
   webhook_key_credential?: string;
   /** Counts renames; each credential holds the name as of one (see org-name.ts). Absent: never renamed. */
   name_rev?: number;
+  /** Set by POST /workspace/delete: the workspace answers as absent while its purge runs. */
+  deleted_timestamp?: number;
 };
 
 export const workspaces = defineEntity<WorkspaceItem, [workspaceId: string]>({

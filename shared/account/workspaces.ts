@@ -5,7 +5,7 @@ import { newId } from '../platform/ids.ts';
 import type { UpdateWorkspaceInput, UpdateWorkspaceSettingsInput, Workspace, WorkspaceSettings } from './schemas.ts';
 import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { setOrRemove } from '../platform/store/update-expression.ts';
-import { conflict } from '../platform/errors.ts';
+import { conflict, notFound } from '../platform/errors.ts';
 import { copyOrgName, nameRev, unrenamedCondition } from './org-name.ts';
 import { anyWorkspaceRegistered, workspaceRegistrationOp, workspaces, type WorkspaceItem } from './store.ts';
 
@@ -25,8 +25,11 @@ export function toWorkspace(item: WorkspaceItem): Workspace {
   };
 }
 
+/** The workspace; a deleted one (POST /workspace/delete, its purge under way) is as absent: 404. */
 export async function getWorkspaceItem(workspaceId: string): Promise<WorkspaceItem> {
-  return workspaces.mustGet(workspaceId);
+  const item = await workspaces.mustGet(workspaceId);
+  if (item.deleted_timestamp !== undefined) throw notFound('Workspace not found');
+  return item;
 }
 
 export interface CreatedWorkspace {

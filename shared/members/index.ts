@@ -1,5 +1,6 @@
 /**
- * What other domains may use of members: nothing yet. Sessions and roles are enforced by
- * the platform's gate (shared/platform/auth), which reads members' items by key.
+ * What other code may use of members. Sessions and roles are enforced by the platform's
+ * gate (shared/platform/auth), which reads members' items by key; the export-jobs consumer
+ * runs the purge of a deleted workspace.
  */
-export {};
+export { runPurgeStep, purgeStatus, WorkspacePurgeMessage } from './purge.ts';

@@ -6,6 +6,7 @@ import { badRequest, conflict, forbidden, notFound } from '../platform/errors.ts
 import { newId } from '../platform/ids.ts';
 import { keys } from '../platform/store/keys.ts';
 import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import { enqueuePurgeStep } from './purge-queue.ts';
 import type { Member } from './schemas.ts';
 import {
   getRoster,
@@ -13,6 +14,8 @@ import {
   listSessionItems,
   memberEmails,
   members,
+  purges,
+  purgeStartOp,
   rosterKey,
   type MemberItem,
   type MemberSource,
@@ -298,7 +301,8 @@ export async function transferOwnership(principal: Principal, targetId: string):
 /**
  * Deletes the workspace (an admin, confirming with its exact name): every API and public
  * key, member, session, invite and the SSO/SAML/SCIM settings go at once, so nothing can
- * authenticate to it after this answers; the workspace record is marked deleted.
+ * authenticate to it after this answers; the workspace record is marked deleted and the
+ * purge of everything else is queued (shared/members/purge.ts).
  */
 export async function deleteWorkspace(principal: Principal, confirm: string): Promise<void> {
   const workspaceId = principal.workspaceId;
@@ -307,10 +311,16 @@ export async function deleteWorkspace(principal: Principal, confirm: string): Pr
   if (principal.credential && (principal.credential.scopes ?? []).length > 0 && !(principal.credential.scopes ?? []).includes('admin')) {
     throw forbidden('Deleting the workspace needs a key with full access');
   }
+  const nowMs = Date.now();
+  // Marked deleted (reads of the workspace answer 404 from here on, and a key written by a
+  // request already past the gate fails its workspace condition), with the purge's record.
   await table.transact([
-    { Update: { Key: keys.workspace(workspaceId), UpdateExpression: 'SET deleted_timestamp = :now', ExpressionAttributeValues: { ':now': Date.now() } } },
+    { Update: { Key: keys.workspace(workspaceId), UpdateExpression: 'SET deleted_timestamp = if_not_exists(deleted_timestamp, :now)', ExpressionAttributeValues: { ':now': nowMs } } },
     auditOp(workspaceId, principal, { action: 'workspace.delete', target: { type: 'workspace', id: workspaceId }, changes: [] }),
+    purgeStartOp(workspaceId, nowMs),
   ]);
+  // Queued before the keys go: should the send fail, the caller's key still works to retry.
+  await enqueuePurgeStep(workspaceId, (await purges.mustGet(workspaceId)).step);
   const credentials = [
     ...(await listCredentials(keys.apiKeyRefs(workspaceId))).map((c) => [c, keys.apiKeyRef(workspaceId, c.credential_id)] as const),
     ...(await listCredentials(keys.publicKeyRefs(workspaceId))).map((c) => [c, keys.publicKeyRef(workspaceId, c.credential_id)] as const),

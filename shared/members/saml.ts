@@ -1,14 +1,17 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import { SAML, ValidateInResponseTo } from '@node-saml/node-saml';
+import { SAML, ValidateInResponseTo, type CacheProvider } from '@node-saml/node-saml';
+import { sessionCookie } from '../platform/auth/sessions.ts';
+import { sha256 } from '../platform/crypto/hash.ts';
+import { MediaResponse } from '../platform/http/handler.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import type { Role } from '../platform/auth/roles.ts';
 import { badRequest, Unauthorized } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
 import { table } from '../platform/store/table.ts';
 import { auditOp } from './members.ts';
-import type { IssuedSession } from './sessions.ts';
-import { publicBase, signInByEmail } from './sso.ts';
-import { recordSamlAssertion, samlConfigs, type SamlConfigItem } from './store.ts';
+import { withCookie, type IssuedSession } from './sessions.ts';
+import { dashboardUrl, DEFAULT_RETURN_TO, publicBase, signInByEmail } from './sso.ts';
+import { recordSamlAssertion, recordSamlRequest, samlConfigs, takeSamlRequest, type SamlConfigItem, type SamlRequestItem } from './store.ts';
 
 /*
  * SAML 2.0 sign-in (IdP-initiated, HTTP-POST binding) with @node-saml/node-saml: the
@@ -38,6 +41,7 @@ export function toSamlConfig(workspaceId: string, item: SamlConfigItem | undefin
     default_role: item?.default_role ?? ('member' as const),
     sp_entity_id: samlSpEntityId(workspaceId),
     acs_url: samlAcsUrl(workspaceId),
+    allow_idp_initiated: item?.allow_idp_initiated !== false,
     updated_timestamp: item?.updated_timestamp ?? null,
   };
 }
@@ -84,7 +88,7 @@ function readMetadata(xml: string): { entityId?: string; ssoUrl?: string; certif
 
 export async function putSaml(
   principal: Principal,
-  input: { idp_entity_id?: string; sso_url?: string; certificate?: string; metadata_xml?: string; allowed_domains: string[]; default_role: Role },
+  input: { idp_entity_id?: string; sso_url?: string; certificate?: string; metadata_xml?: string; allowed_domains: string[]; default_role: Role; allow_idp_initiated: boolean },
 ) {
   const workspaceId = principal.workspaceId;
   const metadata = input.metadata_xml ? readMetadata(input.metadata_xml) : {};
@@ -102,11 +106,12 @@ export async function putSaml(
     certificate_fingerprint: fingerprint,
     allowed_domains: [...new Set(input.allowed_domains)],
     default_role: input.default_role,
+    allow_idp_initiated: input.allow_idp_initiated,
     updated_timestamp: Date.now(),
   };
   await table.transact([
     { Put: { Item: item } },
-    auditOp(workspaceId, principal, { action: 'saml.update', target: { type: 'saml', id: workspaceId }, changes: ['idp_entity_id', 'sso_url', 'certificate', 'allowed_domains', 'default_role'] }),
+    auditOp(workspaceId, principal, { action: 'saml.update', target: { type: 'saml', id: workspaceId }, changes: ['idp_entity_id', 'sso_url', 'certificate', 'allowed_domains', 'default_role', 'allow_idp_initiated'] }),
   ]);
   return toSamlConfig(workspaceId, item);
 }
@@ -122,11 +127,41 @@ export async function deleteSaml(principal: Principal): Promise<void> {
 
 type Parsed = { Assertion?: { $?: { ID?: string }; Subject?: { SubjectConfirmation?: { SubjectConfirmationData?: { $?: { Recipient?: string; NotOnOrAfter?: string } }[] }[] }[]; Conditions?: { $?: { NotOnOrAfter?: string } }[] } };
 
-/** The IdP's POST to the ACS: verifies the signed assertion and signs its subject in. */
-export async function consumeSamlResponse(workspaceId: string, samlResponse: string, nowMs = Date.now()): Promise<IssuedSession> {
-  const item = await samlConfigs.get(workspaceId);
-  if (!item) throw badRequest('SAML is not configured for this workspace');
-  const saml = new SAML({
+const REQUEST_TTL_MS = 10 * 60 * 1000;
+
+/**
+ * node-saml's request cache, on the table: `saveAsync` records the AuthnRequest ID we send
+ * (its hash, 10 minutes); `getAsync` takes it (a conditional delete: once), remembering
+ * what it took for the rest of this validation (node-saml asks for the Response's and the
+ * SubjectConfirmation's InResponseTo in turn).
+ */
+function requestCache(workspaceId: string, pending?: { respond: 'json' | 'redirect'; returnTo: string }) {
+  const taken = new Map<string, SamlRequestItem | undefined>();
+  const cache: CacheProvider = {
+    async saveAsync(key, value) {
+      const nowMs = Date.now();
+      await recordSamlRequest(workspaceId, sha256(key), {
+        respond: pending?.respond ?? 'json',
+        return_to: pending?.returnTo ?? DEFAULT_RETURN_TO,
+        issue_instant: value,
+        expires_timestamp: nowMs + REQUEST_TTL_MS,
+        expires_at: Math.floor((nowMs + REQUEST_TTL_MS) / 1000),
+      });
+      return { value, createdAt: nowMs };
+    },
+    async getAsync(key) {
+      if (!taken.has(key)) taken.set(key, await takeSamlRequest(workspaceId, sha256(key), Date.now()));
+      return taken.get(key)?.issue_instant ?? null;
+    },
+    async removeAsync() {
+      return null;
+    },
+  };
+  return { cache, taken };
+}
+
+function samlClient(workspaceId: string, item: SamlConfigItem, cacheProvider: CacheProvider): SAML {
+  return new SAML({
     idpCert: item.certificate,
     issuer: samlSpEntityId(workspaceId),
     audience: samlSpEntityId(workspaceId),
@@ -137,8 +172,38 @@ export async function consumeSamlResponse(workspaceId: string, samlResponse: str
     wantAuthnResponseSigned: false,
     acceptedClockSkewMs: CLOCK_SKEW_MS,
     maxAssertionAgeMs: 10 * 60 * 1000,
-    validateInResponseTo: ValidateInResponseTo.never,
+    // A response naming a request must name one we sent and have not seen answered; one
+    // naming none is IdP-initiated, accepted only where the workspace allows it (below).
+    validateInResponseTo: ValidateInResponseTo.ifPresent,
+    requestIdExpirationPeriodMs: REQUEST_TTL_MS,
+    cacheProvider,
   });
+}
+
+/**
+ * SP-initiated sign-in: an AuthnRequest (HTTP-Redirect binding, unsigned) to the IdP's SSO
+ * URL, its ID recorded for the ACS to take once.
+ */
+export async function startSaml(workspaceId: string, options: { respond: 'json' | 'redirect'; returnTo?: string }): Promise<{ authorization_url: string }> {
+  const item = await samlConfigs.get(workspaceId);
+  if (!item) throw badRequest('SAML is not configured for this workspace');
+  const { cache } = requestCache(workspaceId, { respond: options.respond, returnTo: options.returnTo ?? DEFAULT_RETURN_TO });
+  const url = await samlClient(workspaceId, item, cache).getAuthorizeUrlAsync('', undefined, {});
+  return { authorization_url: url };
+}
+
+export interface SamlSignIn {
+  session: IssuedSession;
+  /** The AuthnRequest answered (SP-initiated), or undefined (IdP-initiated). */
+  request?: SamlRequestItem;
+}
+
+/** The IdP's POST to the ACS: verifies the signed assertion and signs its subject in. */
+export async function consumeSamlResponse(workspaceId: string, samlResponse: string, nowMs = Date.now()): Promise<SamlSignIn> {
+  const item = await samlConfigs.get(workspaceId);
+  if (!item) throw badRequest('SAML is not configured for this workspace');
+  const { cache, taken } = requestCache(workspaceId);
+  const saml = samlClient(workspaceId, item, cache);
   let profile;
   try {
     ({ profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse }));
@@ -146,6 +211,8 @@ export async function consumeSamlResponse(workspaceId: string, samlResponse: str
     throw new SamlRefused((error as Error).message);
   }
   if (!profile) throw new SamlRefused('no assertion');
+  const request = [...taken.values()].find((value) => value !== undefined);
+  if (!request && item.allow_idp_initiated === false) throw new SamlRefused('this workspace accepts only answers to its own sign-in requests (IdP-initiated sign-in is off)');
   if (profile.issuer !== item.idp_entity_id) throw new SamlRefused('the issuer is not the configured IdP');
   const parsed = profile.getAssertion?.() as Parsed | undefined;
   const assertion = parsed?.Assertion;
@@ -160,5 +227,12 @@ export async function consumeSamlResponse(workspaceId: string, samlResponse: str
   const emailAttribute = [attributes.email, attributes.mail, attributes['http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress']].find((v) => typeof v === 'string') as string | undefined;
   const email = (emailAttribute ?? profile.nameID ?? '').toLowerCase();
   if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new SamlRefused('the assertion names no email');
-  return signInByEmail(workspaceId, email, item.allowed_domains, item.default_role, 'saml');
+  return { session: await signInByEmail(workspaceId, email, item.allowed_domains, item.default_role, 'saml'), request };
+}
+
+/** The ACS's answer: a browser that started with a redirect goes back to the dashboard with the cookie; otherwise the session JSON. */
+export async function samlAcs(workspaceId: string, samlResponse: string): Promise<MediaResponse> {
+  const { session, request } = await consumeSamlResponse(workspaceId, samlResponse);
+  if (request?.respond !== 'redirect') return withCookie(session);
+  return new MediaResponse('text/plain; charset=utf-8', '', { location: dashboardUrl(request.return_to), 'cache-control': 'no-store', 'set-cookie': sessionCookie(session.session_token) }, 302);
 }

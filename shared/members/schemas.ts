@@ -98,6 +98,7 @@ export const SamlConfig = z.lazy(() =>
     default_role: role(),
     sp_entity_id: z.string(),
     acs_url: z.string().describe('Assertion consumer service: the IdP posts SAMLResponse here'),
+    allow_idp_initiated: z.boolean().describe('Unsolicited (IdP-initiated) responses are accepted; false: only answers to our AuthnRequests'),
     updated_timestamp: epochMs().nullable(),
   }),
 );
@@ -109,11 +110,24 @@ export const PutSamlBody = z.lazy(() =>
     metadata_xml: z.string().min(1).max(200_000).optional().describe('IdP metadata: entity id, SSO URL and certificate are read from it'),
     allowed_domains: z.array(z.string().trim().toLowerCase().regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'Must be a domain name')).max(50).default([]),
     default_role: role().default('member'),
+    allow_idp_initiated: z.boolean().default(true),
   }),
 );
 export const SamlAcsBody = z.lazy(() => z.object({ SAMLResponse: z.string().min(1).max(500_000), RelayState: z.string().max(2000).optional() }));
 
-export const SsoStartQuery = z.lazy(() => z.object({}));
+/** A path on the dashboard: one leading `/`, no scheme, host, backslash or control character (no open redirect). */
+export const dashboardPath = () =>
+  z
+    .string()
+    .max(500)
+    .regex(/^\/(?![/\\])[\w\-.~!$&'()*+,;=:@/%?#]*$/, 'Must be a path on the dashboard starting with a single /');
+export const SsoStartQuery = z.lazy(() =>
+  z.object({
+    /** `json` answers `{authorization_url}` (and the callback answers the session as JSON) instead of redirecting. */
+    format: z.enum(['json', 'redirect']).optional(),
+    return_to: dashboardPath().optional(),
+  }),
+);
 export const SsoStart = z.lazy(() => z.object({ authorization_url: z.string() }));
 export const SsoCallbackQuery = z.lazy(() =>
   z.object({ code: z.string().min(1).max(4000).optional(), state: z.string().min(1).max(200), error: z.string().max(200).optional(), error_description: z.string().max(1000).optional() }),

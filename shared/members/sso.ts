@@ -5,13 +5,15 @@ import { config } from '../platform/config.ts';
 import { decryptSecret, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { egressFetch, EgressRefused } from '../platform/egress.ts';
-import { badRequest, forbidden, unauthorized, VendorFailed } from '../platform/errors.ts';
+import { ApiError, badRequest, forbidden, unauthorized, VendorFailed } from '../platform/errors.ts';
 import { MASKED_SECRET as MASK } from '../platform/masking.ts';
 import { keys } from '../platform/store/keys.ts';
 import { table } from '../platform/store/table.ts';
 import { trimTrailing } from '../platform/text.ts';
 import { auditOp, createMember, memberEmails } from './members.ts';
-import { startSession, type IssuedSession } from './sessions.ts';
+import { sessionCookie } from '../platform/auth/sessions.ts';
+import { MediaResponse } from '../platform/http/handler.ts';
+import { startSession, withCookie, type IssuedSession } from './sessions.ts';
 import { members, ssoConfigs, type MemberItem, type SsoConfigItem, type SsoStateItem } from './store.ts';
 
 /*
@@ -118,8 +120,38 @@ function issuerFailed(error: unknown): Error {
   return new VendorFailed(`SSO issuer failed: ${(error as Error).message}`);
 }
 
+export interface SsoStartOptions {
+  respond: 'json' | 'redirect';
+  returnTo?: string;
+}
+
+/**
+ * Whether a start answers JSON (`?format=json`, or an `Accept` preferring
+ * application/json over HTML, as an API client's) or a 302 (a browser's navigation).
+ */
+export function startResponds(format: string | undefined, accept: string | undefined): 'json' | 'redirect' {
+  if (format === 'json' || format === 'redirect') return format;
+  const wanted = (accept ?? '').toLowerCase();
+  return wanted.includes('application/json') && !wanted.includes('text/html') ? 'json' : 'redirect';
+}
+
+export const DEFAULT_RETURN_TO = '/';
+
+/**
+ * The dashboard URL of a return path (DASHBOARD_URL, else PUBLIC_BASE_URL). The path was
+ * checked at the start (one leading slash, no scheme, host or backslash); the origin is
+ * checked again here, so nothing but the dashboard is ever a redirect target.
+ */
+export function dashboardUrl(returnTo: string, params: Record<string, string> = {}): string {
+  const base = trimTrailing(config.DASHBOARD_URL ?? publicBase(), '/');
+  const url = new URL(`${base}${returnTo}`);
+  if (url.origin !== new URL(base).origin) return base + DEFAULT_RETURN_TO;
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  return url.toString();
+}
+
 /** Starts a sign-in: the identity provider's authorization URL (PKCE S256, state, nonce). */
-export async function startSso(workspaceId: string, nowMs = Date.now()): Promise<{ authorization_url: string }> {
+export async function startSso(workspaceId: string, options: SsoStartOptions = { respond: 'json' }, nowMs = Date.now()): Promise<{ authorization_url: string }> {
   const item = await ssoConfigs.get(workspaceId);
   if (!item) throw badRequest('SSO is not configured for this workspace');
   const client = await clientFor(item, workspaceId);
@@ -131,6 +163,8 @@ export async function startSso(workspaceId: string, nowMs = Date.now()): Promise
     workspace_id: workspaceId,
     code_verifier: verifier,
     nonce,
+    respond: options.respond,
+    return_to: options.returnTo ?? DEFAULT_RETURN_TO,
     expires_timestamp: nowMs + STATE_TTL_MS,
     expires_at: Math.floor((nowMs + STATE_TTL_MS) / 1000),
   };
@@ -146,11 +180,35 @@ export async function startSso(workspaceId: string, nowMs = Date.now()): Promise
   return { authorization_url: url.href };
 }
 
-/** The identity provider's redirect back: exchanges the code, checks the ID token, signs in. */
-export async function finishSso(query: { code?: string; state: string; error?: string; error_description?: string }, nowMs = Date.now()): Promise<IssuedSession> {
+type CallbackQuery = { code?: string; state: string; error?: string; error_description?: string };
+
+/**
+ * The identity provider's redirect back, answered as the start asked: a browser's gets the
+ * session cookie and a 302 to the dashboard's return path (a refusal: a 302 there with
+ * `sso=error&message=…`, no cookie); an API client's gets the session JSON (and the cookie).
+ * An unknown, expired or spent state is a 400 either way (nothing says where to go).
+ */
+export async function ssoCallback(query: CallbackQuery, nowMs = Date.now()): Promise<MediaResponse> {
   // The state is taken (deleted) first: single use, whatever follows.
   const taken = await table.delete<SsoStateItem>({ Key: keys.ssoState(sha256(query.state)), ReturnValues: 'ALL_OLD' });
   if (!taken || taken.expires_timestamp <= nowMs) throw badRequest('Sign-in state is invalid, expired or already used');
+  if (taken.respond !== 'redirect') return withCookie(await finishSso(taken, query));
+  const returnTo = taken.return_to ?? DEFAULT_RETURN_TO;
+  let issued: IssuedSession;
+  try {
+    issued = await finishSso(taken, query);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    return redirectTo(dashboardUrl(returnTo, { sso: 'error', message: error.message }));
+  }
+  return redirectTo(dashboardUrl(returnTo), { 'set-cookie': sessionCookie(issued.session_token) });
+}
+
+const redirectTo = (location: string, headers: Record<string, string> = {}) =>
+  new MediaResponse('text/plain; charset=utf-8', '', { location, 'cache-control': 'no-store', ...headers }, 302);
+
+/** Exchanges the code, checks the ID token, signs in (the state already taken). */
+async function finishSso(taken: SsoStateItem, query: CallbackQuery): Promise<IssuedSession> {
   if (query.error) throw unauthorizedWith(`The identity provider refused the sign-in: ${query.error}`);
   if (!query.code) throw badRequest('code: Required');
   const workspaceId = taken.workspace_id;

@@ -92,6 +92,8 @@ export type SamlConfigItem = Keyed & {
   certificate_fingerprint: string;
   allowed_domains: string[];
   default_role: Role;
+  /** Absent (configured before it existed): allowed, as it was. */
+  allow_idp_initiated?: boolean;
   updated_timestamp: number;
 };
 export const samlConfigs = defineEntity<SamlConfigItem, [workspaceId: string]>({
@@ -114,6 +116,10 @@ export type SsoStateItem = Keyed & {
   workspace_id: string;
   code_verifier: string;
   nonce: string;
+  /** How the callback answers: JSON (an API client started it) or a 302 to the dashboard. */
+  respond?: 'json' | 'redirect';
+  /** The dashboard path the browser returns to (a same-site path, checked at the start). */
+  return_to?: string;
   expires_timestamp: number;
   expires_at: number;
 };
@@ -137,3 +143,92 @@ export async function recordSamlAssertion(workspaceId: string, assertionId: stri
 }
 
 export type { TransactOp };
+
+/** A deleted workspace's purge: where it is (shared/members/purge.ts). */
+export type PurgePhase = 'numbers' | 'objects' | 'items' | 'done';
+export type PurgeItem = Keyed & {
+  workspace_id: string;
+  phase: PurgePhase;
+  /** Advanced by one, conditionally, at the end of every step: a redelivered step finds it moved and stops. */
+  step: number;
+  /** The objects phase: the index of the prefix being emptied. */
+  prefix_index?: number;
+  /** The items phase: the scan's LastEvaluatedKey as JSON (absent: from the start). */
+  cursor?: string;
+  numbers_released: number;
+  objects_deleted: number;
+  items_deleted: number;
+  items_scanned: number;
+  started_timestamp: number;
+  updated_timestamp: number;
+  completed_timestamp?: number;
+  expires_at?: number;
+};
+export const purges = defineEntity<PurgeItem, [workspaceId: string]>({
+  key: keys.workspacePurge,
+  notFound: () => notFound('No purge of this workspace'),
+});
+
+/** The first step of a purge, in deleteWorkspace's transaction; a repeated delete keeps the one under way. */
+export function purgeStartOp(workspaceId: string, nowMs: number): TransactOp {
+  return {
+    Update: {
+      Key: keys.workspacePurge(workspaceId),
+      UpdateExpression:
+        'SET workspace_id = :ws, phase = if_not_exists(phase, :phase), step = if_not_exists(step, :zero), numbers_released = if_not_exists(numbers_released, :zero), ' +
+        'objects_deleted = if_not_exists(objects_deleted, :zero), items_deleted = if_not_exists(items_deleted, :zero), items_scanned = if_not_exists(items_scanned, :zero), ' +
+        'started_timestamp = if_not_exists(started_timestamp, :now), updated_timestamp = :now',
+      ExpressionAttributeValues: { ':ws': workspaceId, ':phase': 'numbers', ':zero': 0, ':now': nowMs },
+    },
+  };
+}
+
+/**
+ * Saves a step's progress if no other run of the same step saved first (`step` as read);
+ * false when one did (this run was a redelivery or a duplicate: it must not continue).
+ */
+export async function advancePurge(item: PurgeItem, next: PurgeItem): Promise<boolean> {
+  try {
+    await table.put({ Item: { ...next, step: item.step + 1 }, ConditionExpression: 'step = :step', ExpressionAttributeValues: { ':step': item.step } });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/**
+ * One page of the table's items that belong to a workspace: its ID in the partition key
+ * (`WS#<ws>…`, `CONTACTPHONE#<ws>#…`, `IDEMPOTENCY#<ws>#…`, …), or its `workspace_id` on the
+ * item (calls, chats, credentials, number claims, public pointers, …), or the registry's
+ * entry; never the purge's own record. IDs are 24 random hex digits, so no other
+ * workspace's key contains this one's.
+ */
+export async function workspaceItemsPage(workspaceId: string, startKey: Record<string, unknown> | undefined, limit: number) {
+  return table.scanPage<Keyed>({
+    ExclusiveStartKey: startKey,
+    Limit: limit,
+    ProjectionExpression: 'pk, sk',
+    FilterExpression: '(contains(pk, :ws) OR workspace_id = :ws OR sk = :ws) AND pk <> :purge',
+    ExpressionAttributeValues: { ':ws': workspaceId, ':purge': keys.workspacePurge(workspaceId).pk },
+  });
+}
+
+/** What is left in the workspace's own partition (`WS#<ws>`), for the purge's last sweep. */
+export const workspacePartitionItems = (workspaceId: string) =>
+  table.queryAll<Keyed>({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.workspace(workspaceId).pk }, ProjectionExpression: 'pk, sk' });
+
+export const deleteItems = (itemKeys: readonly Keyed[]) => table.batchDelete(itemKeys.map(({ pk, sk }) => ({ pk, sk })));
+
+/** An AuthnRequest we sent (SP-initiated SAML): the ACS takes it once when a response names it. */
+export type SamlRequestItem = Keyed & { respond: 'json' | 'redirect'; return_to: string; issue_instant: string; expires_timestamp: number; expires_at: number };
+
+export async function recordSamlRequest(workspaceId: string, requestIdSha256: string, item: Omit<SamlRequestItem, 'pk' | 'sk'>): Promise<void> {
+  await table.put({ Item: { ...keys.samlRequest(workspaceId, requestIdSha256), ...item }, ConditionExpression: 'attribute_not_exists(pk)' });
+}
+
+/** Takes (deletes) the request once; undefined when it is unknown, spent or expired. */
+export async function takeSamlRequest(workspaceId: string, requestIdSha256: string, nowMs: number): Promise<SamlRequestItem | undefined> {
+  const taken = await table.delete<SamlRequestItem>({ Key: keys.samlRequest(workspaceId, requestIdSha256), ReturnValues: 'ALL_OLD' });
+  return taken && taken.expires_timestamp > nowMs ? taken : undefined;
+}

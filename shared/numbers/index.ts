@@ -1,5 +1,7 @@
 import { getKyc } from './kyc.ts';
-import { phoneNumberClaims, phoneNumbers, type NumberItem } from './store.ts';
+import { NotFound } from '../platform/errors.ts';
+import { deletePhoneNumber } from './phone-numbers.ts';
+import { listNumberItems, phoneNumberClaims, phoneNumbers, type NumberItem } from './store.ts';
 
 /**
  * What other domains may use of numbers: a workspace's number as stored (calls dial from
@@ -33,4 +35,24 @@ export async function trunkPassword(number: NumberItem): Promise<string | undefi
 /** The workspace's business verification status (`approved`, `pending`, …): billing's verification_needed check asks it. */
 export async function verificationStatus(workspaceId: string): Promise<string> {
   return (await getKyc(workspaceId)).status;
+}
+
+/**
+ * Releases up to `limit` of a workspace's numbers at their carriers and deletes them (the
+ * workspace purge after `POST /workspace/delete`: a held number costs money every month).
+ * `more` when numbers remain. A number already gone is skipped; a carrier that refuses is
+ * thrown, so the purge step is retried rather than dropping a number still being paid for.
+ */
+export async function releaseWorkspaceNumbers(workspaceId: string, limit = 20): Promise<{ released: number; more: boolean }> {
+  const items = await listNumberItems(workspaceId);
+  let released = 0;
+  for (const item of items.slice(0, limit)) {
+    try {
+      await deletePhoneNumber(workspaceId, item.phone_number);
+      released++;
+    } catch (error) {
+      if (!(error instanceof NotFound)) throw error;
+    }
+  }
+  return { released, more: items.length > limit };
 }

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { inflateRawSync } from 'node:zlib';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
 
-const app = await startTestApp();
+const DASHBOARD = 'https://dash.example.com';
+const app = await startTestApp({ DASHBOARD_URL: DASHBOARD });
 const { api, workspace } = app;
 await api.post('/workspace/members', { body: { email: 'owner@example.com', role: 'admin' } });
 
@@ -76,7 +78,7 @@ describe('OIDC single sign-on', () => {
     expect(put.body).toMatchObject({ enabled: true, issuer, client_secret: '********', default_role: 'developer' });
     expect(put.body.redirect_uri).toMatch(/\/auth\/sso\/callback$/);
 
-    const start = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`);
+    const start = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`, { headers: { accept: 'application/json' } });
     expect(start.status).toBe(200);
     const { code, state } = authorize(start.body.authorization_url, 'Sso.User@Example.com');
     const signedIn = await call(app.url, 'GET', `/auth/sso/callback?code=${code}&state=${state}`);
@@ -90,14 +92,47 @@ describe('OIDC single sign-on', () => {
     expect(replay.body.message).toBe('Sign-in state is invalid, expired or already used');
 
     // Another domain is refused.
-    const other = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`)).body.authorization_url, 'eve@evil.test');
+    const other = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=json`)).body.authorization_url, 'eve@evil.test');
     const refused = await call(app.url, 'GET', `/auth/sso/callback?code=${other.code}&state=${other.state}`);
     expect(refused.status).toBe(403);
     expect(refused.body.message).toBe('evil.test is not an allowed email domain for this workspace');
   });
 
+  it('redirects a browser to the identity provider and back to the dashboard with the cookie; return_to stays on the dashboard', async () => {
+    const start = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?return_to=/agents?tab=voice`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(start.status).toBe(302);
+    expect(start.headers['cache-control']).toBe('no-store');
+    const { code, state } = authorize(start.headers.location!, 'browser.user@example.com');
+    const back = await call(app.url, 'GET', `/auth/sso/callback?code=${code}&state=${state}`);
+    expect(back.status).toBe(302);
+    expect(back.headers.location).toBe(`${DASHBOARD}/agents?tab=voice`);
+    const cookie = back.headers['set-cookie']!;
+    expect(cookie).toMatch(/^parley_session=[\w-]+\.[\w-]+\.[\w-]+; Path=\/; Max-Age=900; HttpOnly; Secure; SameSite=Strict$/);
+    const token = cookie.slice('parley_session='.length, cookie.indexOf(';'));
+    const me = await call(app.url, 'GET', '/workspace/members', { headers: { cookie: `parley_session=${token}` } });
+    expect(me.status).toBe(200);
+    expect(me.body.map((m: { email: string }) => m.email)).toContain('browser.user@example.com');
+
+    // A refusal after the state goes back to the dashboard too, with the reason and no cookie.
+    const other = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`)).headers.location!, 'eve@evil.test');
+    const refused = await call(app.url, 'GET', `/auth/sso/callback?code=${other.code}&state=${other.state}`);
+    expect(refused.status).toBe(302);
+    expect(refused.headers['set-cookie']).toBeUndefined();
+    const location = new URL(refused.headers.location!);
+    expect(location.origin + location.pathname).toBe(`${DASHBOARD}/`);
+    expect(location.searchParams.get('sso')).toBe('error');
+    expect(location.searchParams.get('message')).toBe('evil.test is not an allowed email domain for this workspace');
+
+    // No open redirect: return_to is a path on the dashboard only.
+    for (const target of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', 'evil.example', '/a b']) {
+      const res = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?return_to=${encodeURIComponent(target)}`);
+      expect(res.status, target).toBe(400);
+      expect(res.body, target).toEqual({ status: 400, message: 'return_to: Must be a path on the dashboard starting with a single /' });
+    }
+  });
+
   it('refuses an ID token signed by another key', async () => {
-    const forged = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`)).body.authorization_url, 'mallory@example.com');
+    const forged = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=json`)).body.authorization_url, 'mallory@example.com');
     signingKey = (await generateKeyPair('RS256')).privateKey;
     try {
       const res = await call(app.url, 'GET', `/auth/sso/callback?code=${forged.code}&state=${forged.state}`);
@@ -122,7 +157,7 @@ const idp = keyPair('idp');
 const attacker = keyPair('attacker');
 const IDP_ENTITY = 'https://idp.example.com/metadata';
 
-function samlResponse(options: { key: string; acs: string; audience: string; email: string; id?: string }) {
+function samlResponse(options: { key: string; acs: string; audience: string; email: string; id?: string; inResponseTo?: string }) {
   const now = new Date();
   const later = new Date(now.getTime() + 5 * 60_000).toISOString();
   const id = options.id ?? `_a${randomBytes(8).toString('hex')}`;
@@ -130,7 +165,7 @@ function samlResponse(options: { key: string; acs: string; audience: string; ema
     `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${now.toISOString()}">` +
     `<saml:Issuer>${IDP_ENTITY}</saml:Issuer>` +
     `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${options.email}</saml:NameID>` +
-    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${later}" Recipient="${options.acs}"/></saml:SubjectConfirmation></saml:Subject>` +
+    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${later}" Recipient="${options.acs}"${options.inResponseTo ? ` InResponseTo="${options.inResponseTo}"` : ''}/></saml:SubjectConfirmation></saml:Subject>` +
     `<saml:Conditions NotBefore="${new Date(now.getTime() - 60_000).toISOString()}" NotOnOrAfter="${later}"><saml:AudienceRestriction><saml:Audience>${options.audience}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
     `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${id}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
     `</saml:Assertion>`;
@@ -138,7 +173,7 @@ function samlResponse(options: { key: string; acs: string; audience: string; ema
   signer.addReference({ xpath: "//*[local-name(.)='Assertion']", transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', 'http://www.w3.org/2001/10/xml-exc-c14n#'], digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256' });
   signer.computeSignature(assertion, { location: { reference: "//*[local-name(.)='Issuer']", action: 'after' } });
   const response =
-    `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_r${randomBytes(8).toString('hex')}" Version="2.0" IssueInstant="${now.toISOString()}" Destination="${options.acs}">` +
+    `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_r${randomBytes(8).toString('hex')}" Version="2.0" IssueInstant="${now.toISOString()}" Destination="${options.acs}"${options.inResponseTo ? ` InResponseTo="${options.inResponseTo}"` : ''}>` +
     `<saml:Issuer xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">${IDP_ENTITY}</saml:Issuer>` +
     `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>` +
     signer.getSignedXml() +
@@ -181,5 +216,49 @@ describe('SAML', () => {
     expect((await api.delete('/workspace/saml')).status).toBe(204);
     const off = await call(app.url, 'POST', path, { body: { SAMLResponse: good } });
     expect(off.status).toBe(400);
+  });
+
+  it('SP-initiated: an AuthnRequest whose ID the response must answer, once; IdP-initiated only where allowed', async () => {
+    const put = await api.put('/workspace/saml', { body: { idp_entity_id: IDP_ENTITY, sso_url: 'https://idp.example.com/sso', certificate: idp.cert, allowed_domains: ['example.com'], allow_idp_initiated: false } });
+    expect(put.status).toBe(200);
+    expect(put.body.allow_idp_initiated).toBe(false);
+    const { acs_url: acs, sp_entity_id: audience } = put.body;
+    const path = new URL(acs).pathname;
+    const requestId = async (query: string, headers: Record<string, string> = {}) => {
+      const start = await call(app.url, 'GET', `/auth/saml/${workspace.workspace_id}/start${query}`, { headers });
+      const target = new URL(start.status === 302 ? start.headers.location! : start.body.authorization_url);
+      expect(target.origin + target.pathname).toBe('https://idp.example.com/sso');
+      const xml = inflateRawSync(Buffer.from(target.searchParams.get('SAMLRequest')!, 'base64')).toString();
+      expect(xml).toContain(`AssertionConsumerServiceURL="${acs}"`);
+      return { status: start.status, id: /ID="([^"]+)"/.exec(xml)![1]! };
+    };
+
+    const json = await requestId('?format=json');
+    expect(json.status).toBe(200);
+    const answered = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: json.id }) } });
+    expect(answered.status).toBe(200);
+    expect(answered.body.member).toMatchObject({ email: 'sp.user@example.com', source: 'saml' });
+    // The request is answered once: another assertion naming it is refused.
+    const again = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: json.id }) } });
+    expect(again.status).toBe(401);
+    expect(again.body.message).toBe('SAML sign-in refused: InResponseTo is not valid');
+    const unknown = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: '_never_sent' }) } });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body.message).toBe('SAML sign-in refused: InResponseTo is not valid');
+    const unsolicited = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com' }) } });
+    expect(unsolicited.status).toBe(401);
+    expect(unsolicited.body.message).toBe('SAML sign-in refused: this workspace accepts only answers to its own sign-in requests (IdP-initiated sign-in is off)');
+
+    // A browser's start: a 302 to the IdP, and the ACS sends it back to the dashboard with the cookie.
+    const browser = await requestId('?return_to=/calls');
+    expect(browser.status).toBe(302);
+    const posted = await call(app.url, 'POST', path, {
+      rawBody: new URLSearchParams({ SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: browser.id }) }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(posted.status).toBe(302);
+    expect(posted.headers.location).toBe(`${DASHBOARD}/calls`);
+    expect(posted.headers['set-cookie']).toMatch(/^parley_session=/);
+    expect((await api.delete('/workspace/saml')).status).toBe(204);
   });
 });

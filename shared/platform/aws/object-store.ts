@@ -67,6 +67,11 @@ export interface ObjectStore {
   /** Removes the object; an absent one is fine. */
   delete(key: string): Promise<void>;
   /**
+   * Removes up to `limit` objects whose keys start with `prefix` (a folder's worth: it ends
+   * with `/`); `more` when some may remain (the workspace purge calls it until none do).
+   */
+  deletePrefix(prefix: string, limit?: number): Promise<{ deleted: number; more: boolean }>;
+  /**
    * A URL anyone holding it may GET the object with until `expiresAt` (epoch ms): S3's
    * presigned URL (SigV4 query signing), locally an HMAC-signed URL the local server checks.
    */
@@ -160,6 +165,18 @@ export class S3ObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     const { client, sdk } = await s3Client();
     await client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async deletePrefix(prefix: string, limit = 1000): Promise<{ deleted: number; more: boolean }> {
+    const { client, sdk } = await s3Client();
+    const listed = await client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: Math.min(1000, limit) }));
+    const objects = (listed.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
+    if (objects.length > 0) {
+      const answer = await client.send(new sdk.DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: objects, Quiet: true } }));
+      const failed = answer.Errors ?? [];
+      if (failed.length > 0) throw new Error(`S3 refused to delete ${failed.length} objects under ${prefix}: ${failed[0]?.Code ?? 'unknown'}`);
+    }
+    return { deleted: objects.length, more: listed.IsTruncated === true };
   }
 
   async signedUrl(key: string, expiresAt: number, options: { downloadName?: string } = {}): Promise<string> {

@@ -684,6 +684,17 @@ export const keys = {
   ssoState: (stateSha256: string): ItemKey => ({ pk: `SSOSTATE#${stateSha256}`, sk: 'SSOSTATE' }),
   /** A SAML assertion ID already used (replay guard), until the assertion expires. */
   samlAssertion: (workspaceId: string, assertionId: string): ItemKey => ({ pk: `SAMLASSERTION#${workspaceId}#${assertionId}`, sk: 'SAMLASSERTION' }),
+  /**
+   * An SP-initiated SAML sign-in's AuthnRequest ID (its hash): the ACS takes it once, so the
+   * response's `InResponseTo` names a request we sent and is never accepted twice. 10 minutes.
+   */
+  samlRequest: (workspaceId: string, requestIdSha256: string): ItemKey => ({ pk: `SAMLREQUEST#${workspaceId}#${requestIdSha256}`, sk: 'SAMLREQUEST' }),
+  /**
+   * A deleted workspace's purge (shared/members/purge.ts): its phase, step number and scan
+   * cursor. Outside the workspace's partitions (the purge deletes those) though its key names
+   * the workspace; kept 90 days after the purge ends as its record.
+   */
+  workspacePurge: (workspaceId: string): ItemKey => ({ pk: `PURGE#${workspaceId}`, sk: 'PURGE' }),
 } as const;
 
 /** Rate-window counter attribute for one epoch minute (see shared/platform/auth/rate-window.ts). */
@@ -709,6 +720,10 @@ export const objectKeys = {
   exportFile: (workspaceId: string, exportId: string, format: 'csv' | 'jsonl'): string => `exports/${workspaceId}/${exportId}.${format}`,
   /** An uploaded asset's bytes: `assets/<ws>/<asset_id>`. */
   asset: (workspaceId: string, assetId: string): string => `assets/${workspaceId}/${assetId}`,
+  /** Every prefix holding a workspace's objects in the recordings bucket (recordings, exports, assets): the purge empties them. */
+  workspaceRecordingsBucketPrefixes: (workspaceId: string): string[] => [`recordings/${workspaceId}/`, `exports/${workspaceId}/`, `assets/${workspaceId}/`],
+  /** The prefix of a workspace's objects in the knowledge-base bucket. */
+  workspaceKnowledgeBasePrefix: (workspaceId: string): string => `knowledge-bases/${workspaceId}/`,
   /** A knowledge base's index (`index-<token>.json`), in the knowledge-base bucket. */
   knowledgeBaseIndex: (workspaceId: string, knowledgeBaseId: string, token: string): string => `knowledge-bases/${workspaceId}/${knowledgeBaseId}/index-${token}.json`,
   /** Everything of one knowledge base shares this prefix (its delete removes what is under it). */

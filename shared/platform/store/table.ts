@@ -5,11 +5,13 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  ScanCommand,
   TransactWriteCommand,
   UpdateCommand,
   type DeleteCommandInput,
   type PutCommandInput,
   type QueryCommandInput,
+  type ScanCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -64,6 +66,7 @@ export type PutInput = Omit<WithoutTable<PutCommandInput>, 'Item'> & { Item: obj
 export type UpdateInput = WithoutTable<UpdateCommandInput>;
 export type DeleteInput = WithoutTable<DeleteCommandInput>;
 export type QueryInput = WithoutTable<QueryCommandInput>;
+export type ScanInput = WithoutTable<ScanCommandInput>;
 
 /** One operation of a transaction: DynamoDB's TransactItem without `TableName`. */
 export type TransactOp =
@@ -117,6 +120,15 @@ export const table = {
   async queryPage<T = Item>(input: QueryInput): Promise<{ items: T[]; lastKey?: Item; count: number; scanned: number }> {
     const out = await db.send(new QueryCommand({ ConsistentRead: input.IndexName ? undefined : true, ...input, TableName: tableName }));
     return { items: (out.Items ?? []) as T[], lastKey: out.LastEvaluatedKey, count: out.Count ?? 0, scanned: out.ScannedCount ?? 0 };
+  },
+
+  /**
+   * One page of a scan of the whole table (strongly consistent). Only the workspace purge
+   * scans (shared/members/purge.ts): every other read knows its partition.
+   */
+  async scanPage<T = Item>(input: ScanInput): Promise<{ items: T[]; lastKey?: Item; scanned: number }> {
+    const out = await db.send(new ScanCommand({ ConsistentRead: true, ...input, TableName: tableName }));
+    return { items: (out.Items ?? []) as T[], lastKey: out.LastEvaluatedKey, scanned: out.ScannedCount ?? 0 };
   },
 
   /** Every page of a query. */

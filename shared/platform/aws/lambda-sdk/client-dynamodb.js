@@ -12,5 +12,6 @@ export { DeleteItemCommand } from '../../../../node_modules/@aws-sdk/client-dyna
 export { GetItemCommand } from '../../../../node_modules/@aws-sdk/client-dynamodb/dist-es/commands/GetItemCommand.js';
 export { PutItemCommand } from '../../../../node_modules/@aws-sdk/client-dynamodb/dist-es/commands/PutItemCommand.js';
 export { QueryCommand } from '../../../../node_modules/@aws-sdk/client-dynamodb/dist-es/commands/QueryCommand.js';
+export { ScanCommand } from '../../../../node_modules/@aws-sdk/client-dynamodb/dist-es/commands/ScanCommand.js';
 export { TransactWriteItemsCommand } from '../../../../node_modules/@aws-sdk/client-dynamodb/dist-es/commands/TransactWriteItemsCommand.js';
 export { UpdateItemCommand } from '../../../../node_modules/@aws-sdk/client-dynamodb/dist-es/commands/UpdateItemCommand.js';

@@ -11,6 +11,7 @@ export { BatchWriteCommand } from '../../../../node_modules/@aws-sdk/lib-dynamod
 export { DeleteCommand } from '../../../../node_modules/@aws-sdk/lib-dynamodb/dist-es/commands/DeleteCommand.js';
 export { GetCommand } from '../../../../node_modules/@aws-sdk/lib-dynamodb/dist-es/commands/GetCommand.js';
 export { PutCommand } from '../../../../node_modules/@aws-sdk/lib-dynamodb/dist-es/commands/PutCommand.js';
+export { ScanCommand } from '../../../../node_modules/@aws-sdk/lib-dynamodb/dist-es/commands/ScanCommand.js';
 export { QueryCommand } from '../../../../node_modules/@aws-sdk/lib-dynamodb/dist-es/commands/QueryCommand.js';
 export { TransactWriteCommand } from '../../../../node_modules/@aws-sdk/lib-dynamodb/dist-es/commands/TransactWriteCommand.js';
 export { UpdateCommand } from '../../../../node_modules/@aws-sdk/lib-dynamodb/dist-es/commands/UpdateCommand.js';
