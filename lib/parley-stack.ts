@@ -80,14 +80,17 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   'account-data': { table: 'readWrite', vendorSecret: 'read', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite' },
   // OAuth clients and pasted credentials (vendor settings), tokens sealed and opened (the
   // envelope's data keys), CRM sync jobs queued.
-  integrations: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['send'] },
+  // A kb_sync connection's callback starts its first sync on the kb-jobs queue.
+  integrations: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['send'], kbJobsQueue: ['send'] },
   // Members sign sessions (the sealed signing key, created on first use), seal the SSO
   // client secret and open it for the identity provider's token request.
   // Deleting a workspace queues its purge on the export-jobs queue.
   members: { table: 'readWrite', key: ['generateDataKey', 'decrypt'], exportJobsQueue: ['send'] },
   // Knowledge bases: originals, text, chunks and indexes in their bucket; embeddings through the
   // language-model vendor (its credentials); ingestion queued on kb-jobs.
-  'knowledge-bases': { table: 'readWrite', vendorSecret: 'read', kbJobsQueue: ['send'], knowledgeBases: 'readWrite' },
+  // Synced sources read their kb_sync connection (the integrations index: its refresh seals new
+  // tokens, hence the key) and start runs on kb-jobs; presigned uploads are PUT to the bucket.
+  'knowledge-bases': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], kbJobsQueue: ['send'], knowledgeBases: 'readWrite' },
 };
 
 /**
@@ -165,7 +168,9 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // new ones), and queues its next step.
   'integration-jobs': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['consume', 'send'], recordings: 'readWrite' },
   // Extracts, crawls (through the egress guard), embeds (language-model credentials) and writes the index.
-  'kb-jobs': { table: 'readWrite', kbJobsQueue: ['consume'], vendorSecret: 'read', knowledgeBases: 'readWrite' },
+  // Synced sources: a fresh access token of the kb_sync connection (refreshing seals new tokens),
+  // the vendors' APIs through the egress guard, and the run's next step (and the sweep's next page) queued.
+  'kb-jobs': { table: 'readWrite', kbJobsQueue: ['consume', 'send'], vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], knowledgeBases: 'readWrite' },
   // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
   // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
   'batch-tick': { table: 'readWrite', callStepsQueue: ['send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read' },
@@ -625,6 +630,30 @@ export class ParleyStack extends Stack {
         maxEventAge: Duration.seconds(retries.maxEventAgeSeconds),
         onFailure: retries.onFailure === 'alarmed-queue' ? this.billingFailures : undefined,
       });
+    }
+
+    // Messages a queue job's queue receives on a schedule (shared/jobs.ts `scheduledMessages`):
+    // the kb-jobs daily refresh sweep. EventBridge sends to the queue (the target adds the
+    // queue policy for events.amazonaws.com); what it cannot deliver goes to the schedules'
+    // alarmed dead-letter queue.
+    const scheduledQueues: Partial<Record<JobName, sqs.Queue>> = { 'kb-jobs': this.kbJobsQueue };
+    for (const job of jobs) {
+      if (job.trigger.kind !== 'queue' || !job.live) continue;
+      for (const scheduled of job.scheduledMessages ?? []) {
+        const queue = scheduledQueues[job.name];
+        if (!queue) throw new Error(`${job.name}: scheduled messages need its queue in scheduledQueues`);
+        new events.Rule(this, `${pascal(scheduled.name)}Schedule`, {
+          schedule: events.Schedule.rate(Duration.days(1)),
+          targets: [
+            new targets.SqsQueue(queue, {
+              message: events.RuleTargetInput.fromObject(scheduled.message),
+              retryAttempts: 2,
+              maxEventAge: Duration.hours(1),
+              deadLetterQueue: this.scheduleDeadLetters,
+            }),
+          ],
+        });
+      }
     }
 
     // HttpLambdaIntegration would add a Lambda permission per route (hundreds of

@@ -28,6 +28,7 @@ interface ScheduleSpec {
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 /**
  * EventBridge stand-in for one rule: fires at a fixed rate with a ScheduledEvent. A firing
@@ -150,6 +151,23 @@ export function startBackgroundWork(jobs: readonly JobSpec[] = JOBS): { stop(): 
         handler: SCHEDULED_HANDLERS[job.name as Exclude<JobName, QueueJob>],
       }),
     );
+  }
+  // Messages a queue job's queue receives on a schedule (EventBridge → SQS in AWS): the first a
+  // minute after the start, then at the rule's rate.
+  for (const job of jobs) {
+    if (job.trigger.kind !== 'queue' || !job.live) continue;
+    const queueName = job.trigger.queue;
+    for (const scheduled of job.scheduledMessages ?? []) {
+      schedules.push(
+        new LocalSchedule({
+          name: scheduled.name,
+          periodMs: DAY,
+          firstAt: (now) => now + MINUTE,
+          timeoutMs: MINUTE,
+          handler: async () => localQueue(queueName).send(scheduled.message),
+        }),
+      );
+    }
   }
   for (const schedule of schedules) schedule.start();
   return {

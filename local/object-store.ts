@@ -2,9 +2,9 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { config } from '../shared/platform/config.ts';
-import { setLocalObjectStore, type ObjectStore, type ObjectUpload, type StoredObject } from '../shared/platform/aws/object-store.ts';
+import { setLocalObjectStore, type ObjectStore, type ObjectUpload, type SignedPut, type StoredObject } from '../shared/platform/aws/object-store.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
 
 /*
@@ -122,6 +122,62 @@ export class FolderObjectStore implements ObjectStore {
     this.pathOf(key);
     const signature = this.signature(key, expiresAt).toString('base64url');
     return `${this.baseUrl}${LOCAL_OBJECTS_PATH}${key}?expires=${expiresAt}&signature=${signature}`;
+  }
+
+  private putSignature(key: string, upload: SignedPut): Buffer {
+    return createHmac('sha256', this.secret).update(`PUT\n${key}\n${upload.expiresAt}\n${upload.contentLength}\n${upload.contentType}`).digest();
+  }
+
+  /** A presigned PUT as S3 signs it: the key, the expiry, the exact length and the content type are signed. */
+  async signedPutUrl(key: string, upload: SignedPut): Promise<{ url: string; headers: Record<string, string> }> {
+    this.pathOf(key);
+    const signature = this.putSignature(key, upload).toString('base64url');
+    const query = new URLSearchParams({ expires: String(upload.expiresAt), length: String(upload.contentLength), type: upload.contentType, signature });
+    return {
+      url: `${this.baseUrl}${LOCAL_OBJECTS_PATH}${key}?${query.toString()}`,
+      headers: { 'content-type': upload.contentType, 'content-length': String(upload.contentLength) },
+    };
+  }
+
+  /**
+   * Answers a presigned PUT: 403 unless the signature matches the key, expiry, length and
+   * type, the request's content-type is the signed one, and it has not expired; a body of
+   * another length than signed is refused (400) and nothing is stored, as S3 does.
+   */
+  async receive(path: string, query: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const key = path.slice(LOCAL_OBJECTS_PATH.length);
+    const params = new URLSearchParams(query);
+    const upload: SignedPut = { expiresAt: Number(params.get('expires')), contentLength: Number(params.get('length')), contentType: params.get('type') ?? '' };
+    const given = Buffer.from(params.get('signature') ?? '', 'base64url');
+    const refuse = (status: number, message: string) => {
+      req.resume();
+      res.writeHead(status, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ status, message }));
+    };
+    if (!SAFE_KEY.test(key) || !Number.isSafeInteger(upload.expiresAt) || !Number.isSafeInteger(upload.contentLength)) return void refuse(403, 'Invalid signed URL');
+    const expected = this.putSignature(key, upload);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void refuse(403, 'Signature does not match');
+    if (Date.now() >= upload.expiresAt) return void refuse(403, 'Signed URL expired');
+    if ((req.headers['content-type'] ?? '') !== upload.contentType) return void refuse(403, 'Signature does not match (content-type)');
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) !== upload.contentLength) return void refuse(403, 'Signature does not match (content-length)');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLong = false;
+    await new Promise<void>((resolveBody, reject) => {
+      req.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > upload.contentLength) {
+          tooLong = true;
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on('end', () => resolveBody());
+      req.on('error', reject);
+    });
+    if (tooLong || size !== upload.contentLength) return void refuse(400, 'The body is not the signed content-length');
+    await this.put(key, Buffer.concat(chunks), upload.contentType);
+    res.writeHead(200, { 'content-length': '0' }).end();
   }
 
   /** Answers a signed URL's GET: 403 unless the signature matches and has not expired, 404 without the object. */

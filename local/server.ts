@@ -126,6 +126,12 @@ export async function startLocalServer(options: { port: number; host?: string })
       objects.serve(target.path, target.query, res).catch((error) => send(res, errorResponse(error)));
       return;
     }
+    // Presigned uploads (knowledge-base files past API Gateway's request limit): a PUT to the signed URL, as to S3.
+    if (objects && req.method === 'PUT' && req.url?.startsWith(LOCAL_OBJECTS_PATH)) {
+      const target = requestTarget(req.url);
+      objects.receive(target.path, target.query, req, res).catch((error) => send(res, errorResponse(error)));
+      return;
+    }
     handle(req, res, match, handlerFor, slots).catch((error) => {
       send(res, errorResponse(error));
     });

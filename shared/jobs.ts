@@ -39,6 +39,19 @@ export interface JobSpec {
    * to do nothing.
    */
   live: boolean;
+  /**
+   * Messages a queue job's queue also receives on a schedule (an EventBridge rule targeting
+   * the queue; locally, local/background.ts sends them): periodic work that the job's own
+   * function does, without a function of its own.
+   */
+  scheduledMessages?: readonly ScheduledMessage[];
+}
+
+export interface ScheduledMessage {
+  /** Names the rule (`<Name>Schedule` in the stack). */
+  name: string;
+  every: 'day';
+  message: Readonly<Record<string, unknown>>;
 }
 
 const MINUTE_JOB_RETRIES: JobRetries = { attempts: 0, maxEventAgeSeconds: 60 };
@@ -95,9 +108,13 @@ export const JOBS: readonly JobSpec[] = [
     description: 'Ingests knowledge-base sources (extracts, crawls, chunks, embeds) and rebuilds the knowledge base\'s index',
     trigger: { kind: 'queue', queue: 'kb-jobs' },
     // One knowledge base's pending sources: files up to 50 MB to extract, crawls of up to
-    // 20 pages at 10 s each, embeddings in batches, then the index. 300 s bounds it.
+    // 20 pages at 10 s each, embeddings in batches, then the index. 300 s bounds it. A synced
+    // source's step fetches at most 20 documents (60 s each at worst) before queueing the next.
     timeoutSeconds: 300,
     live: true,
+    // enable_auto_refresh: the daily sweep of the knowledge bases whose refresh is due
+    // (shared/knowledge-bases/auto-refresh.ts), a message on this queue.
+    scheduledMessages: [{ name: 'kb-refresh-sweep', every: 'day', message: { kind: 'refresh-sweep' } }],
   },
   {
     name: 'batch-tick',

@@ -181,3 +181,29 @@ export async function freshAccessToken(workspaceId: string, connectionId: string
   if (usable.credentials.kind !== 'bearer') throw notOAuth();
   return { accessToken: usable.credentials.token, provider: usable.provider, mock: usable.mode === 'mock', kept: usable.kept, expiresAt: usable.expiresAt };
 }
+
+/** What a connection is, without opening its secrets (the knowledge bases check a kb_sync connection before using it). */
+export interface ConnectionSummary {
+  connection_id: string;
+  target: ConnectionItem['target'];
+  provider: string;
+  mode: ConnectionItem['mode'];
+  status: ConnectionItem['status'];
+  knowledge_base_id?: string;
+  sync_config?: Record<string, string>;
+}
+
+/** The workspace's connection, or undefined (another workspace's ID is simply not found). */
+export async function describeConnection(workspaceId: string, connectionId: string): Promise<ConnectionSummary | undefined> {
+  const item = await getConnection(workspaceId, connectionId);
+  if (!item) return undefined;
+  return {
+    connection_id: item.connection_id,
+    target: item.target,
+    provider: item.provider,
+    mode: item.mode,
+    status: item.status,
+    ...(item.knowledge_base_id ? { knowledge_base_id: item.knowledge_base_id } : {}),
+    ...(item.sync_config ? { sync_config: item.sync_config } : {}),
+  };
+}

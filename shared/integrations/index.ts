@@ -6,7 +6,7 @@
  * and flows whose tools name an app), and the start of a sync when a call ends.
  */
 export { appTypes, createApp, deleteApp, executeTool, getApp, getToolSchema, listApps, listAppUsages, recordAppUsage, removeAppUsage, testAuth, toolSchemaForApp, updateApp } from './apps.ts';
-export { freshAccessToken, freshConnection, refreshConnection, type UsableConnection } from './connections.ts';
+export { describeConnection, freshAccessToken, freshConnection, refreshConnection, type ConnectionSummary, type UsableConnection } from './connections.ts';
 export {
   crmSchema,
   deleteCrmProvider,

@@ -37,6 +37,7 @@ import {
   type Target,
 } from './store.ts';
 import { table } from '../platform/store/table.ts';
+import { queueNamed } from '../platform/aws/queue.ts';
 
 /*
  * The OAuth flow (spec: OAuth, OAuth state parameter, Authentication 12): start builds the
@@ -263,6 +264,13 @@ async function storeConnection(payload: StatePayload, tokens: TokenSet): Promise
   } catch (error) {
     if (error instanceof TransactionCancelled) throw new CallbackFailure('The connection changed while it was being stored; start again');
     throw error;
+  }
+  if (payload.target === 'kb_sync') {
+    // The first sync starts at once (spec: kb_sync creates a synced source and starts it): the
+    // knowledge bases' kb-jobs queue takes the connection (its message `connected`, see
+    // shared/knowledge-bases/ingest.ts), creates the sync named by this ID and runs it. Sent,
+    // not imported: the knowledge bases already depend on this domain.
+    await queueNamed('kb-jobs').send({ kind: 'connected', workspace_id: ws, sync_id: connectionId });
   }
   return result;
 }

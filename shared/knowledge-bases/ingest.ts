@@ -34,19 +34,19 @@ import {
  *    indexed nothing because every source failed.
  */
 
-export const KbJobMessage = z.object({
+export const IngestJobMessage = z.object({
   kind: z.literal('ingest'),
   workspace_id: z.string(),
   knowledge_base_id: z.string(),
   generation: z.number().int(),
 });
-export type KbJobMessage = z.output<typeof KbJobMessage>;
+export type IngestJobMessage = z.output<typeof IngestJobMessage>;
 
 /** A URL source: its page and the pages it links to under the same path. */
 export const URL_SOURCE_LIMITS = { maxPages: 10, maxDepth: 1, keepText: true } as const;
 
 export async function queueIngestion(workspaceId: string, knowledgeBaseId: string, generation: number): Promise<void> {
-  const message: KbJobMessage = { kind: 'ingest', workspace_id: workspaceId, knowledge_base_id: knowledgeBaseId, generation };
+  const message: IngestJobMessage = { kind: 'ingest', workspace_id: workspaceId, knowledge_base_id: knowledgeBaseId, generation };
   await queueNamed('kb-jobs').send(message);
 }
 
@@ -137,7 +137,7 @@ async function processSource(kb: KnowledgeBaseItem, source: SourceItem, embed: E
 }
 
 /** Runs one ingestion message (the kb-jobs consumer). Throws on a store failure, so the queue retries. */
-export async function runIngestion(message: KbJobMessage, nowMs: () => number = Date.now): Promise<void> {
+export async function runIngestion(message: IngestJobMessage, nowMs: () => number = Date.now): Promise<void> {
   const { workspace_id: ws, knowledge_base_id: kbId } = message;
   const kb = await knowledgeBases.get(ws, kbId);
   if (!kb || kb.generation > message.generation) return;
@@ -187,7 +187,7 @@ export async function runIngestion(message: KbJobMessage, nowMs: () => number = 
 }
 
 /** After the last receive of a failing message: the knowledge base stops as `error` (if nothing newer is pending). */
-export async function ingestionFailed(message: KbJobMessage, error: unknown, receiveCount: number): Promise<void> {
+export async function ingestionFailed(message: IngestJobMessage, error: unknown, receiveCount: number): Promise<void> {
   if (receiveCount < 5) return;
   logger.error('kb-jobs: ingestion failed for good', { knowledge_base_id: message.knowledge_base_id, error: error instanceof Error ? error.message : String(error) });
   await settleStatus(message.workspace_id, message.knowledge_base_id, message.generation, 'error');

@@ -1,32 +1,40 @@
 import { knowledgeBaseUsers } from '../agents/index.ts';
 import { checkDestination, EgressRefused } from '../platform/egress.ts';
-import { badRequest, conflict, notFound } from '../platform/errors.ts';
+import { badRequest, conflict, notFound, payloadTooLarge } from '../platform/errors.ts';
 import type { UploadedFile } from '../platform/http/multipart.ts';
 import { newId } from '../platform/ids.ts';
+import type { TransactOp } from '../platform/store/table.ts';
+import { startUrlRefresh } from './auto-refresh.ts';
 import { crawl, CrawlFailed } from './crawl.ts';
 import { assertSupportedFile, CONTENT_TYPE } from './extract.ts';
 import { queueIngestion } from './ingest.ts';
+import { removeSyncsOf } from './syncs.ts';
 import {
   DEFAULT_MAX_CHUNK,
   DEFAULT_MIN_CHUNK,
+  MAX_FILE_BYTES,
+  MAX_FILES,
   MAX_SOURCES,
+  UPLOAD_URL_TTL_MS,
   type AddSourcesInput,
   type CreateKnowledgeBaseInput,
   type KnowledgeBaseView,
 } from './schemas.ts';
 import {
   addSourceItems,
+  consumeUploadOp,
   kbObjects,
   knowledgeBases,
   listKnowledgeBaseItems,
   listSourceItems,
   nextGeneration,
   putKnowledgeBase,
-  recordSource,
   removeKnowledgeBaseItems,
   removeSourceItem,
   sources as sourceEntity,
   updateKnowledgeBaseFields,
+  uploadObjects,
+  uploads,
   type KnowledgeBaseItem,
   type SourceItem,
 } from './store.ts';
@@ -35,8 +43,6 @@ import {
 export const MAX_SOURCES_PER_REQUEST = 99;
 /** How long the content and file URLs in a knowledge base's view work. */
 const SIGNED_URL_MS = 60 * 60 * 1000;
-/** enable_auto_refresh: a knowledge base read or used more than a day after its last refresh is refreshed. */
-export const AUTO_REFRESH_MS = 24 * 60 * 60 * 1000;
 
 interface NewSource {
   item: SourceItem;
@@ -58,10 +64,27 @@ async function checkUrls(urls: readonly string[]): Promise<void> {
   );
 }
 
+/** The uploads a request names, read back from their objects (each this workspace's, uploaded, of the size it announced). */
+async function uploadedFiles(workspaceId: string, uploadIds: readonly string[]): Promise<UploadedFile[]> {
+  if (new Set(uploadIds).size !== uploadIds.length) throw badRequest('knowledge_base_upload_ids: Each upload may be named once');
+  return Promise.all(
+    uploadIds.map(async (uploadId, index) => {
+      const upload = await uploads.get(workspaceId, uploadId);
+      if (!upload) throw badRequest(`knowledge_base_upload_ids.${index}: Upload ${uploadId} not found (it expired, was already added, or is another workspace's)`);
+      const object = await uploadObjects.get(workspaceId, uploadId);
+      if (!object) throw badRequest(`knowledge_base_upload_ids.${index}: Nothing was uploaded for ${uploadId} yet; PUT the file to its upload_url first`);
+      if (object.body.length > MAX_FILE_BYTES) throw payloadTooLarge(`File "${upload.filename}" exceeds the 50 MB limit per file`);
+      return { fieldName: 'knowledge_base_upload_ids', filename: upload.filename, contentType: upload.content_type, size: object.body.length, data: object.body } as UploadedFile;
+    }),
+  );
+}
+
 async function newSources(workspaceId: string, knowledgeBaseId: string, input: AddSourcesInput, nowMs: number): Promise<NewSource[]> {
   const texts = input.knowledge_base_texts ?? [];
   const urls = input.knowledge_base_urls ?? [];
-  const files: UploadedFile[] = input.knowledge_base_files ?? [];
+  const uploadIds = input.knowledge_base_upload_ids ?? [];
+  if ((input.knowledge_base_files?.length ?? 0) + uploadIds.length > MAX_FILES) throw badRequest(`Too many files: at most ${MAX_FILES} per request`);
+  const files: UploadedFile[] = [...(input.knowledge_base_files ?? []), ...(await uploadedFiles(workspaceId, uploadIds))];
   const total = texts.length + urls.length + files.length;
   if (total > MAX_SOURCES_PER_REQUEST) throw badRequest(`At most ${MAX_SOURCES_PER_REQUEST} sources per request (got ${total})`);
   const kinds = files.map((file) => assertSupportedFile(file.filename, file.contentType));
@@ -103,6 +126,7 @@ async function sourceView(kb: KnowledgeBaseItem, source: SourceItem, expiresAt: 
     status: source.status,
     ...(source.error_message ? { error_message: source.error_message } : {}),
     ...(source.chunk_count !== undefined ? { chunk_count: source.chunk_count } : {}),
+    ...(source.sync_id ? { sync_id: source.sync_id } : {}),
   };
   if (source.type === 'text') {
     return { ...common, title: source.title ?? '', content_url: await kbObjects.sourceUrl(kb.workspace_id, kb.knowledge_base_id, source.source_id, 'original', expiresAt) };
@@ -156,25 +180,56 @@ export async function createKnowledgeBase(workspaceId: string, input: CreateKnow
     user_modified_timestamp: nowMs,
   };
   await storeOriginals(workspaceId, knowledgeBaseId, added);
-  await putKnowledgeBase(kb, added.map((source) => source.item));
+  await putKnowledgeBase(kb, added.map((source) => source.item), uploadOps(workspaceId, input));
+  await dropUploads(workspaceId, input);
   // Even with no source the ingestion runs once: it installs the (empty) index and settles `complete`.
   await queueIngestion(workspaceId, knowledgeBaseId, kb.generation);
   return knowledgeBaseView(kb, added.map((source) => source.item), nowMs);
 }
 
-/** Queues a refresh when auto refresh is on and the last one is more than a day old (the generation read guards against twins). */
-async function maybeAutoRefresh(kb: KnowledgeBaseItem, nowMs: number): Promise<KnowledgeBaseItem> {
-  if (!kb.enable_auto_refresh || kb.status !== 'complete') return kb;
-  if (nowMs - (kb.last_refreshed_timestamp ?? kb.created_timestamp) < AUTO_REFRESH_MS) return kb;
-  const urls = (await listSourceItems(kb.workspace_id, kb.knowledge_base_id)).filter((source) => source.type === 'url');
-  if (urls.length === 0) return kb;
-  const started = await startRefresh(kb, urls, nowMs).catch(() => undefined);
-  return started ?? kb;
+/** The uploads a request used are consumed in the transaction that adds their sources (a replay fails it). */
+const uploadOps = (workspaceId: string, input: AddSourcesInput): TransactOp[] =>
+  (input.knowledge_base_upload_ids ?? []).map((uploadId) => consumeUploadOp(workspaceId, uploadId));
+
+async function dropUploads(workspaceId: string, input: AddSourcesInput): Promise<void> {
+  await Promise.all((input.knowledge_base_upload_ids ?? []).map((uploadId) => uploadObjects.delete(workspaceId, uploadId).catch(() => undefined)));
+}
+
+/**
+ * POST /create-knowledge-base-upload: a presigned PUT URL for one file (issue 19 point 7),
+ * for files past API Gateway's ~6 MB request limit. The object key is under the workspace's
+ * own prefix; the URL works for UPLOAD_URL_TTL_MS and only for exactly `content_length`
+ * bytes of `content_type`. The file becomes a source when create-knowledge-base or
+ * add-knowledge-base-sources names the upload in `knowledge_base_upload_ids`.
+ */
+export async function createUpload(workspaceId: string, input: { filename: string; content_type?: string; content_length: number }, nowMs = Date.now()) {
+  if (input.content_length > MAX_FILE_BYTES) throw payloadTooLarge(`File "${input.filename}" exceeds the 50 MB limit per file`);
+  const kind = assertSupportedFile(input.filename, input.content_type ?? '');
+  const contentType = input.content_type ?? CONTENT_TYPE[kind];
+  const uploadId = newId('kbUpload');
+  const expiresAt = nowMs + UPLOAD_URL_TTL_MS;
+  await uploads.create(
+    {
+      type: 'knowledge_base_upload',
+      upload_id: uploadId,
+      workspace_id: workspaceId,
+      filename: input.filename,
+      content_type: contentType,
+      content_length: input.content_length,
+      upload_expires_at: expiresAt,
+      created_timestamp: nowMs,
+      // An upload never added is forgotten a day later (the bucket's own lifecycle removes stray objects).
+      expires_at: Math.floor(expiresAt / 1000) + 86_400,
+    },
+    workspaceId,
+    uploadId,
+  );
+  const signed = await uploadObjects.signedPut(workspaceId, uploadId, { contentType, contentLength: input.content_length, expiresAt });
+  return { upload_id: uploadId, upload_url: signed.url, method: 'PUT' as const, headers: signed.headers, expires_at: expiresAt, max_bytes: MAX_FILE_BYTES };
 }
 
 export async function getKnowledgeBase(workspaceId: string, knowledgeBaseId: string, nowMs = Date.now()): Promise<KnowledgeBaseView> {
-  const kb = await maybeAutoRefresh(await knowledgeBases.mustGet(workspaceId, knowledgeBaseId), nowMs);
-  return knowledgeBaseView(kb, undefined, nowMs);
+  return knowledgeBaseView(await knowledgeBases.mustGet(workspaceId, knowledgeBaseId), undefined, nowMs);
 }
 
 export async function listKnowledgeBases(workspaceId: string, nowMs = Date.now()): Promise<KnowledgeBaseView[]> {
@@ -203,6 +258,7 @@ export async function deleteKnowledgeBase(workspaceId: string, knowledgeBaseId: 
     }
   }
   const removed = await removeKnowledgeBaseItems(workspaceId, knowledgeBaseId);
+  await removeSyncsOf(workspaceId, knowledgeBaseId);
   await Promise.all([
     ...removed.map((source) => kbObjects.deleteSource(workspaceId, knowledgeBaseId, source.source_id)),
     ...(kb.index_key ? [kbObjects.delete(kb.index_key)] : []),
@@ -212,14 +268,15 @@ export async function deleteKnowledgeBase(workspaceId: string, knowledgeBaseId: 
 export async function addKnowledgeBaseSources(workspaceId: string, knowledgeBaseId: string, input: AddSourcesInput, nowMs = Date.now()): Promise<KnowledgeBaseView> {
   const kb = await knowledgeBases.mustGet(workspaceId, knowledgeBaseId);
   const added = await newSources(workspaceId, knowledgeBaseId, input, nowMs);
-  if (added.length === 0) throw badRequest('Add at least one of knowledge_base_texts, knowledge_base_urls or knowledge_base_files');
+  if (added.length === 0) throw badRequest('Add at least one of knowledge_base_texts, knowledge_base_urls, knowledge_base_files or knowledge_base_upload_ids');
   const existing = await listSourceItems(workspaceId, knowledgeBaseId);
   if (existing.length + added.length > MAX_SOURCES) {
     throw badRequest(`A knowledge base holds at most ${MAX_SOURCES} sources (it has ${existing.length})`);
   }
   await storeOriginals(workspaceId, knowledgeBaseId, added);
   const status = kb.status === 'in_progress' || kb.index_generation === undefined ? 'in_progress' : 'refreshing_in_progress';
-  const generation = await addSourceItems(workspaceId, knowledgeBaseId, added.map((source) => source.item), status, nowMs);
+  const generation = await addSourceItems(workspaceId, knowledgeBaseId, added.map((source) => source.item), status, nowMs, uploadOps(workspaceId, input));
+  await dropUploads(workspaceId, input);
   await queueIngestion(workspaceId, knowledgeBaseId, generation);
   return knowledgeBaseView({ ...kb, status, generation, user_modified_timestamp: nowMs }, [...existing, ...added.map((source) => source.item)], nowMs);
 }
@@ -262,19 +319,10 @@ export async function crawlPreview(input: { url: string; max_pages?: number; max
   }
 }
 
-/** Marks the URL sources for re-crawling and queues them; unchanged pages keep their chunks. */
-async function startRefresh(kb: KnowledgeBaseItem, urls: SourceItem[], nowMs: number): Promise<KnowledgeBaseItem> {
-  for (const source of urls) await recordSource(kb.workspace_id, kb.knowledge_base_id, source.source_id, { status: 'in_progress' }, nowMs);
-  const generation = await nextGeneration(kb.workspace_id, kb.knowledge_base_id, 'refreshing_in_progress', nowMs);
-  await queueIngestion(kb.workspace_id, kb.knowledge_base_id, generation);
-  return { ...kb, generation, status: 'refreshing_in_progress', user_modified_timestamp: nowMs };
-}
-
 export async function refreshKnowledgeBase(workspaceId: string, knowledgeBaseId: string, nowMs = Date.now()): Promise<KnowledgeBaseView> {
   const kb = await knowledgeBases.mustGet(workspaceId, knowledgeBaseId);
   const urls = (await listSourceItems(workspaceId, knowledgeBaseId)).filter((source) => source.type === 'url');
   if (urls.length === 0) throw badRequest(`Knowledge base ${knowledgeBaseId} has no URL sources to refresh`);
-  return knowledgeBaseView(await startRefresh(kb, urls, nowMs), undefined, nowMs);
+  return knowledgeBaseView(await startUrlRefresh(kb, urls, nowMs), undefined, nowMs);
 }
 
-export { maybeAutoRefresh };

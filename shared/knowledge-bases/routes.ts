@@ -2,6 +2,11 @@ import * as z from 'zod';
 import { defineRoutes } from '../platform/http/route.ts';
 import {
   AddSourcesBody,
+  AddSyncedSourceBody,
+  CreateUploadBody,
+  KnowledgeBaseSync,
+  syncParams,
+  Upload,
   callParams,
   CrawlPreview,
   CrawlPreviewBody,
@@ -26,7 +31,7 @@ const sourcesBody = {
   maxJsonString: MAX_TEXT_CHARS,
 } as const;
 
-/** Knowledge bases (spec: the Knowledge bases group; scope `kb`). The OAuth-synced sources are not served yet. */
+/** Knowledge bases (spec: the Knowledge bases group; scope `kb`), their synced sources and presigned uploads. */
 export const knowledgeBaseRoutes = defineRoutes({ domain: 'knowledge-bases', access: 'kb' }, {
   createKnowledgeBase: {
     method: 'POST', path: '/create-knowledge-base', status: 201,
@@ -78,6 +83,31 @@ export const knowledgeBaseRoutes = defineRoutes({ domain: 'knowledge-bases', acc
     method: 'POST', path: '/refresh-knowledge-base/{knowledge_base_id}', status: 202,
     summary: 'Re-crawl the URL sources now; changed ones are re-indexed in the background',
     params: kbParams, response: KnowledgeBase,
+  },
+  addKnowledgeBaseSyncedSource: {
+    method: 'POST', path: '/add-knowledge-base-synced-source/{knowledge_base_id}', status: 201,
+    summary: 'Sync a Google Drive folder, SharePoint drive or folder, or Notion page into a knowledge base through a kb_sync OAuth connection; the first run starts at once',
+    params: kbParams, body: AddSyncedSourceBody, response: KnowledgeBaseSync,
+  },
+  listKnowledgeBaseSyncs: {
+    method: 'GET', path: '/list-knowledge-base-syncs/{knowledge_base_id}', status: 200,
+    summary: 'The synced sources of a knowledge base with their status and recent runs (counts and errors)',
+    params: kbParams, response: z.lazy(() => z.array(KnowledgeBaseSync)),
+  },
+  syncKnowledgeBaseSource: {
+    method: 'POST', path: '/sync-knowledge-base-source/{sync_id}', status: 202,
+    summary: 'Sync a synced source now: changed documents are fetched and re-indexed, removed ones leave the knowledge base',
+    params: syncParams, response: KnowledgeBaseSync,
+  },
+  deleteKnowledgeBaseSync: {
+    method: 'DELETE', path: '/delete-knowledge-base-sync/{sync_id}', status: 204,
+    summary: 'Delete a synced source and the documents it brought into its knowledge base',
+    params: syncParams,
+  },
+  createKnowledgeBaseUpload: {
+    method: 'POST', path: '/create-knowledge-base-upload', status: 201,
+    summary: 'A presigned URL to PUT one file (up to 50 MB) to, for files past the ~6 MB request limit; then name it in knowledge_base_upload_ids',
+    body: CreateUploadBody, response: Upload,
   },
   getKbRetrievals: {
     method: 'GET', path: '/kb-retrievals/{call_id}', status: 200,

@@ -71,6 +71,10 @@ const sourceFields = {
   knowledge_base_texts: jsonField(z.array(KnowledgeBaseText).max(MAX_TEXTS)).optional(),
   knowledge_base_urls: jsonField(z.array(knowledgeBaseUrl()).max(MAX_URLS)).optional(),
   knowledge_base_files: files().optional(),
+  /** Files uploaded to presigned URLs (POST /create-knowledge-base-upload): past API Gateway's ~6 MB request limit. */
+  knowledge_base_upload_ids: jsonField(
+    z.array(z.lazy(() => idOf('kbUpload', 'an upload ID from POST /create-knowledge-base-upload'))).max(MAX_FILES, `Too many files: at most ${MAX_FILES} per request`),
+  ).optional(),
 };
 
 export const CreateKnowledgeBaseBody = z
@@ -110,6 +114,71 @@ export const deleteQuery = z.lazy(() => z.object({ force: z.enum(['true', 'false
 
 export const SourceStatus = z.enum(['in_progress', 'complete', 'error']);
 
+/** How long a presigned upload URL works. */
+export const UPLOAD_URL_TTL_MS = 15 * 60_000;
+
+export const CreateUploadBody = z.object({
+  filename: z.string().trim().min(1).max(255),
+  content_type: z.string().trim().min(1).max(200).regex(/^[\w.+-]+\/[\w.+-]+$/, 'Must be a media type such as application/pdf').optional(),
+  content_length: z.number().int().min(1),
+});
+
+export const Upload = z.object({
+  upload_id: z.string(),
+  upload_url: z.string(),
+  method: z.literal('PUT'),
+  headers: z.record(z.string(), z.string()),
+  expires_at: z.number(),
+  max_bytes: z.number(),
+});
+
+/** A vendor's folder, drive or page ID: the characters they use, nothing that escapes a path or a query. */
+const vendorId = () => z.string().regex(/^[A-Za-z0-9_!.-]{1,200}$/, 'Must be an ID of the provider (letters, digits, _ ! . -)');
+
+export const AddSyncedSourceBody = z.object({
+  connection_id: z.string().trim().min(1).max(100),
+  folder_id: vendorId().optional(),
+  drive_id: vendorId().optional(),
+  page_id: vendorId().optional(),
+});
+export type AddSyncedSourceInput = z.output<typeof AddSyncedSourceBody>;
+
+export const syncParams = z.lazy(() => z.object({ sync_id: idOf('syncedSource', 'a sync ID') }));
+
+export const SyncRun = z.object({
+  run_id: z.string(),
+  trigger: z.enum(['created', 'connected', 'manual', 'auto_refresh']),
+  status: z.enum(['in_progress', 'complete', 'error']),
+  started_timestamp: z.number(),
+  finished_timestamp: z.number().optional(),
+  listed: z.number(),
+  added: z.number(),
+  updated: z.number(),
+  removed: z.number(),
+  unchanged: z.number(),
+  skipped: z.number(),
+  failed: z.number(),
+  errors: z.array(z.string()),
+  error_message: z.string().optional(),
+});
+
+export const KnowledgeBaseSync = z.object({
+  sync_id: z.string(),
+  knowledge_base_id: z.string(),
+  provider: z.enum(['google_drive', 'sharepoint', 'notion']),
+  connection_id: z.string(),
+  folder_id: z.string().optional(),
+  drive_id: z.string().optional(),
+  page_id: z.string().optional(),
+  status: z.enum(['in_progress', 'complete', 'error']),
+  last_sync_timestamp: z.number().optional(),
+  error_message: z.string().optional(),
+  document_count: z.number(),
+  created_timestamp: z.number(),
+  recent_runs: z.array(SyncRun),
+});
+export type KnowledgeBaseSyncView = z.input<typeof KnowledgeBaseSync>;
+
 export const KnowledgeBaseSource = z.object({
   source_id: z.string(),
   type: z.enum(['document', 'text', 'url']),
@@ -123,6 +192,8 @@ export const KnowledgeBaseSource = z.object({
   error_message: z.string().optional(),
   chunk_count: z.number().optional(),
   pages: z.array(z.string()).optional(),
+  /** A synced source's document: the sync it came from. */
+  sync_id: z.string().optional(),
 });
 
 export const KnowledgeBase = z.object({

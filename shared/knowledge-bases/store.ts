@@ -38,6 +38,9 @@ export interface KnowledgeBaseItem {
   last_refreshed_timestamp?: number;
   created_timestamp: number;
   user_modified_timestamp: number;
+  /** With enable_auto_refresh: the daily sweep's index entry (keys.kbRefreshDue), sparse. */
+  gsi1pk?: string;
+  gsi1sk?: string;
 }
 
 export interface SourceItem {
@@ -56,6 +59,10 @@ export interface SourceItem {
   chunk_count?: number;
   pages?: string[];
   error_message?: string;
+  /** A synced source's document: its sync, the vendor's document ID and version (a changed version is re-fetched). */
+  sync_id?: string;
+  external_id?: string;
+  external_version?: string;
   created_timestamp: number;
   updated_timestamp: number;
 }
@@ -72,6 +79,9 @@ export interface RetrievalItem {
 }
 
 type Keyed = { pk: string; sk: string };
+
+/** enable_auto_refresh: a knowledge base is refreshed by the daily sweep once its last refresh is a day old. */
+export const AUTO_REFRESH_MS = 24 * 60 * 60 * 1000;
 
 export const knowledgeBases = defineEntity<KnowledgeBaseItem & Keyed, [workspaceId: string, knowledgeBaseId: string]>({
   key: keys.knowledgeBase,
@@ -107,18 +117,32 @@ const strip = <T extends object>(item: T & Partial<Keyed>): T => {
 };
 
 /** The knowledge base and its sources in one transaction (at most 100 operations: 99 sources a write). */
-export async function putKnowledgeBase(item: KnowledgeBaseItem, newSources: SourceItem[]): Promise<void> {
-  await table.transact([
-    knowledgeBases.createOp(item, item.workspace_id, item.knowledge_base_id),
-    ...newSources.map((source) => sources.createOp(source, source.workspace_id, source.knowledge_base_id, source.source_id)),
-  ]);
+export async function putKnowledgeBase(item: KnowledgeBaseItem, newSources: SourceItem[], extraOps: TransactOp[] = []): Promise<void> {
+  const due = item.enable_auto_refresh ? keys.kbRefreshDue(item.created_timestamp + AUTO_REFRESH_MS, item.workspace_id, item.knowledge_base_id) : {};
+  try {
+    await table.transact([
+      knowledgeBases.createOp({ ...item, ...due }, item.workspace_id, item.knowledge_base_id),
+      ...newSources.map((source) => sources.createOp(source, source.workspace_id, source.knowledge_base_id, source.source_id)),
+      ...extraOps,
+    ]);
+  } catch (error) {
+    if (error instanceof TransactionCancelled && extraOps.length > 0) throw conflict('An upload named here was already used or has expired; upload the file again');
+    throw error;
+  }
 }
 
 /**
  * New sources and the knowledge base's next generation in one transaction, conditional on
  * the knowledge base still existing. Answers the new generation.
  */
-export async function addSourceItems(workspaceId: string, knowledgeBaseId: string, newSources: SourceItem[], status: KbStatus, nowMs: number): Promise<number> {
+export async function addSourceItems(
+  workspaceId: string,
+  knowledgeBaseId: string,
+  newSources: SourceItem[],
+  status: KbStatus,
+  nowMs: number,
+  extraOps: TransactOp[] = [],
+): Promise<number> {
   const kb = await knowledgeBases.mustGet(workspaceId, knowledgeBaseId);
   const next = kb.generation + 1;
   const ops: TransactOp[] = [
@@ -132,11 +156,16 @@ export async function addSourceItems(workspaceId: string, knowledgeBaseId: strin
       },
     },
     ...newSources.map((source) => sources.createOp(source, workspaceId, knowledgeBaseId, source.source_id)),
+    ...extraOps,
   ];
   try {
     await table.transact(ops);
   } catch (error) {
-    if (error instanceof TransactionCancelled) throw conflict(`Knowledge base ${knowledgeBaseId} changed meanwhile; retry`);
+    if (error instanceof TransactionCancelled) {
+      const failed = error.failedAt;
+      if (failed.some((index) => index > newSources.length)) throw conflict('An upload named here was already used or has expired; upload the file again');
+      throw conflict(`Knowledge base ${knowledgeBaseId} changed meanwhile; retry`);
+    }
     throw error;
   }
   return next;
@@ -169,16 +198,26 @@ export async function updateKnowledgeBaseFields(
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ':now': nowMs };
   const sets = ['user_modified_timestamp = :now'];
+  const removes: string[] = [];
   for (const [field, value] of Object.entries(fields)) {
     if (value === undefined) continue;
     names[`#${field}`] = field;
     values[`:${field}`] = value;
     sets.push(`#${field} = :${field}`);
   }
+  if (fields.enable_auto_refresh === false) removes.push('gsi1pk', 'gsi1sk');
+  if (fields.enable_auto_refresh === true) {
+    // Due a day after the last refresh (or now, when that is past): the daily sweep's entry.
+    const kb = await knowledgeBases.mustGet(workspaceId, knowledgeBaseId);
+    const due = keys.kbRefreshDue((kb.last_refreshed_timestamp ?? kb.created_timestamp) + AUTO_REFRESH_MS, workspaceId, knowledgeBaseId);
+    values[':gsi1pk'] = due.gsi1pk;
+    values[':gsi1sk'] = due.gsi1sk;
+    sets.push('gsi1pk = :gsi1pk', 'gsi1sk = :gsi1sk');
+  }
   try {
     const updated = await table.update<KnowledgeBaseItem & Keyed>({
       Key: keys.knowledgeBase(workspaceId, knowledgeBaseId),
-      UpdateExpression: `SET ${sets.join(', ')}`,
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
       ConditionExpression: 'attribute_exists(pk)',
       ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
       ExpressionAttributeValues: values,
@@ -322,3 +361,340 @@ export const kbObjects = {
   getIndex: (key: string) => knowledgeBaseObjectStore().get(key),
   delete: (key: string) => knowledgeBaseObjectStore().delete(key),
 };
+
+// ---------------------------------------------------------------------------------------
+// Synced sources (docs/knowledge-bases.md, Synced sources)
+
+export type SyncStatus = 'in_progress' | 'complete' | 'error';
+export type SyncTrigger = 'created' | 'connected' | 'manual' | 'auto_refresh';
+
+export interface SyncItem {
+  type: 'knowledge_base_sync';
+  sync_id: string;
+  workspace_id: string;
+  knowledge_base_id: string;
+  /** The integrations domain's kb_sync connection whose token the sync uses. */
+  connection_id: string;
+  provider: string;
+  folder_id?: string;
+  drive_id?: string;
+  page_id?: string;
+  /** Of the latest run. */
+  status: SyncStatus;
+  run_id?: string;
+  run_started_timestamp?: number;
+  last_sync_timestamp?: number;
+  error_message?: string;
+  document_count: number;
+  created_timestamp: number;
+  updated_timestamp: number;
+}
+
+export interface SyncRunCounts {
+  listed: number;
+  added: number;
+  updated: number;
+  removed: number;
+  unchanged: number;
+  skipped: number;
+  failed: number;
+}
+
+export interface SyncRunItem extends SyncRunCounts {
+  run_id: string;
+  sync_id: string;
+  workspace_id: string;
+  trigger: SyncTrigger;
+  status: SyncStatus;
+  /** The first 20 per-document failures, `<name>: <reason>`. */
+  errors: string[];
+  error_message?: string;
+  /** Vendor document IDs this run already fetched or tried (a continuation step skips them). */
+  attempted?: Set<string>;
+  started_timestamp: number;
+  finished_timestamp?: number;
+  expires_at: number;
+}
+
+export const syncs = defineEntity<SyncItem & Keyed, [workspaceId: string, syncId: string]>({
+  key: keys.kbSync,
+  notFound: (_workspaceId, syncId) => notFound(`Sync ${syncId} not found`),
+  exists: (_workspaceId, syncId) => conflict(`Sync ${syncId} already exists`),
+});
+
+export async function listSyncItems(workspaceId: string, knowledgeBaseId?: string): Promise<SyncItem[]> {
+  const partition = keys.workspaceKbSyncs(workspaceId);
+  const items = await table.queryAll<SyncItem & Keyed>({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
+  });
+  return items
+    .map((item) => strip(item))
+    .filter((item) => knowledgeBaseId === undefined || item.knowledge_base_id === knowledgeBaseId)
+    .sort((a, b) => a.created_timestamp - b.created_timestamp || a.sync_id.localeCompare(b.sync_id));
+}
+
+/** Runs are kept 90 days. */
+const SYNC_RUN_TTL_SECONDS = 90 * 86_400;
+/** A run whose step has not finished within this is taken to have died: a new run may start. */
+export const SYNC_RUN_STALE_MS = 15 * 60_000;
+
+/**
+ * Starts a run: the sync becomes `in_progress` with the run's ID, conditional on no other
+ * run being in progress (unless that one is stale), and the run's item is written. Answers
+ * false when another run holds the sync.
+ */
+export async function beginSyncRun(item: SyncItem, runId: string, trigger: SyncTrigger, nowMs: number): Promise<boolean> {
+  try {
+    await table.transact([
+      {
+        Update: {
+          Key: keys.kbSync(item.workspace_id, item.sync_id),
+          UpdateExpression: 'SET #status = :running, run_id = :run, run_started_timestamp = :now, updated_timestamp = :now',
+          ConditionExpression: 'attribute_exists(pk) AND (#status <> :running OR run_started_timestamp < :stale)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':running': 'in_progress', ':run': runId, ':now': nowMs, ':stale': nowMs - SYNC_RUN_STALE_MS },
+        },
+      },
+      {
+        Put: {
+          Item: {
+            ...keys.kbSyncRun(item.workspace_id, item.sync_id, runId),
+            run_id: runId,
+            sync_id: item.sync_id,
+            workspace_id: item.workspace_id,
+            trigger,
+            status: 'in_progress',
+            listed: 0,
+            added: 0,
+            updated: 0,
+            removed: 0,
+            unchanged: 0,
+            skipped: 0,
+            failed: 0,
+            errors: [],
+            started_timestamp: nowMs,
+            expires_at: Math.floor(nowMs / 1000) + SYNC_RUN_TTL_SECONDS,
+          },
+        },
+      },
+    ]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCancelled) return false;
+    throw error;
+  }
+}
+
+export const getSyncRun = (workspaceId: string, syncId: string, runId: string) => table.get<SyncRunItem>(keys.kbSyncRun(workspaceId, syncId, runId));
+
+/** The newest runs of a sync, newest first. */
+export async function listSyncRuns(workspaceId: string, syncId: string, limit: number): Promise<SyncRunItem[]> {
+  const partition = keys.kbSyncRuns(workspaceId, syncId);
+  const page = await table.queryPage<SyncRunItem & Keyed>({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
+    ScanIndexForward: false,
+    Limit: limit,
+  });
+  return page.items.map((item) => strip(item));
+}
+
+/** Adds one step's counts (and the documents it tried) to the run. */
+export async function addRunProgress(
+  workspaceId: string,
+  syncId: string,
+  runId: string,
+  counts: Partial<SyncRunCounts>,
+  attempted: string[],
+  errors: string[],
+  listed?: number,
+): Promise<void> {
+  const adds = Object.entries(counts).filter(([, value]) => value);
+  const values: Record<string, unknown> = {};
+  const parts: string[] = [];
+  adds.forEach(([field, value]) => {
+    values[`:${field}`] = value;
+    parts.push(`${field} :${field}`);
+  });
+  if (attempted.length) {
+    values[':attempted'] = new Set(attempted);
+    parts.push('attempted :attempted');
+  }
+  const sets: string[] = [];
+  if (listed !== undefined) {
+    values[':listedNow'] = listed;
+    sets.push('listed = :listedNow');
+  }
+  if (errors.length) {
+    const run = await getSyncRun(workspaceId, syncId, runId);
+    values[':errors'] = [...(run?.errors ?? []), ...errors].slice(0, 20);
+    sets.push('#errors = :errors');
+  }
+  if (!parts.length && !sets.length) return;
+  await table.update({
+    Key: keys.kbSyncRun(workspaceId, syncId, runId),
+    UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', parts.length ? `ADD ${parts.join(', ')}` : ''].filter(Boolean).join(' '),
+    ...(errors.length ? { ExpressionAttributeNames: { '#errors': 'errors' } } : {}),
+    ExpressionAttributeValues: values,
+  });
+}
+
+/**
+ * Ends a run: its item and the sync's status, conditional on the sync still running this
+ * run (a replayed last step, or a run that a newer one replaced, changes nothing).
+ */
+export async function finishSyncRun(
+  workspaceId: string,
+  syncId: string,
+  runId: string,
+  outcome: { status: 'complete' | 'error'; error?: string; documentCount?: number },
+  nowMs: number,
+): Promise<boolean> {
+  try {
+    await table.transact([
+      {
+        Update: {
+          Key: keys.kbSync(workspaceId, syncId),
+          UpdateExpression:
+            'SET #status = :status, updated_timestamp = :now' +
+            (outcome.status === 'complete' ? ', last_sync_timestamp = :now' : '') +
+            (outcome.documentCount !== undefined ? ', document_count = :count' : '') +
+            (outcome.error ? ', error_message = :error' : ' REMOVE error_message'),
+          ConditionExpression: 'run_id = :run AND #status = :running',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':status': outcome.status,
+            ':now': nowMs,
+            ':run': runId,
+            ':running': 'in_progress',
+            ...(outcome.documentCount !== undefined ? { ':count': outcome.documentCount } : {}),
+            ...(outcome.error ? { ':error': outcome.error } : {}),
+          },
+        },
+      },
+      {
+        Update: {
+          Key: keys.kbSyncRun(workspaceId, syncId, runId),
+          UpdateExpression: 'SET #status = :status, finished_timestamp = :now' + (outcome.error ? ', error_message = :error' : '') + ' REMOVE attempted',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':status': outcome.status, ':now': nowMs, ...(outcome.error ? { ':error': outcome.error } : {}) },
+        },
+      },
+    ]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCancelled) return false;
+    throw error;
+  }
+}
+
+/** A synced document's item after a new version was fetched: re-ingested (in_progress). */
+export async function updateSyncedSource(
+  workspaceId: string,
+  knowledgeBaseId: string,
+  sourceId: string,
+  fields: { filename: string; content_type: string; file_size: number; external_version: string },
+  nowMs: number,
+): Promise<boolean> {
+  try {
+    await table.update({
+      Key: keys.knowledgeBaseSource(workspaceId, knowledgeBaseId, sourceId),
+      UpdateExpression:
+        'SET filename = :filename, content_type = :type, file_size = :size, external_version = :version, #status = :status, updated_timestamp = :now REMOVE error_message',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':filename': fields.filename,
+        ':type': fields.content_type,
+        ':size': fields.file_size,
+        ':version': fields.external_version,
+        ':status': 'in_progress',
+        ':now': nowMs,
+      },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** A synced document seen for the first time; false when the knowledge base already has it (a replayed step). */
+export async function createSyncedSource(item: SourceItem): Promise<boolean> {
+  try {
+    await sources.create(item, item.workspace_id, item.knowledge_base_id, item.source_id);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Presigned uploads (docs/knowledge-bases.md, Limits and uploads)
+
+export interface UploadItem {
+  type: 'knowledge_base_upload';
+  upload_id: string;
+  workspace_id: string;
+  filename: string;
+  content_type: string;
+  content_length: number;
+  upload_expires_at: number;
+  created_timestamp: number;
+  expires_at: number;
+}
+
+export const uploads = defineEntity<UploadItem & Keyed, [workspaceId: string, uploadId: string]>({
+  key: keys.kbUpload,
+  notFound: (_workspaceId, uploadId) => notFound(`Upload ${uploadId} not found`),
+});
+
+/** Consumes an upload in the transaction that creates its source: a second use (a replay) fails the transaction. */
+export const consumeUploadOp = (workspaceId: string, uploadId: string): TransactOp => uploads.removeOp(workspaceId, uploadId);
+
+export const uploadObjects = {
+  key: (ws: string, uploadId: string) => objectKeys.knowledgeBaseUpload(ws, uploadId),
+  signedPut: (ws: string, uploadId: string, upload: { contentType: string; contentLength: number; expiresAt: number }) =>
+    knowledgeBaseObjectStore().signedPutUrl(objectKeys.knowledgeBaseUpload(ws, uploadId), upload),
+  get: (ws: string, uploadId: string) => knowledgeBaseObjectStore().get(objectKeys.knowledgeBaseUpload(ws, uploadId)),
+  delete: (ws: string, uploadId: string) => knowledgeBaseObjectStore().delete(objectKeys.knowledgeBaseUpload(ws, uploadId)),
+};
+
+// ---------------------------------------------------------------------------------------
+// The daily refresh sweep's index (gsi1, keys.kbRefreshDue)
+
+/** Knowledge bases whose daily refresh is due before `beforeMs`, oldest due first. */
+export async function queryDueKnowledgeBases(beforeMs: number, limit: number): Promise<{ workspaceId: string; knowledgeBaseId: string; gsi1sk: string }[]> {
+  const bound = keys.kbRefreshDueBefore(beforeMs);
+  const page = await table.queryPage<{ gsi1sk: string }>({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+    ExpressionAttributeValues: { ':pk': bound.gsi1pk, ':before': bound.gsi1skBefore },
+    Limit: limit,
+  });
+  return page.items.map((item) => {
+    const [, workspaceId, knowledgeBaseId] = item.gsi1sk.split('#') as [string, string, string];
+    return { workspaceId, knowledgeBaseId, gsi1sk: item.gsi1sk };
+  });
+}
+
+/**
+ * Moves a knowledge base's next refresh to `nextDueMs`, conditional on the entry the sweep
+ * read (two overlapping sweeps never refresh one knowledge base twice). False when it moved.
+ */
+export async function claimRefresh(workspaceId: string, knowledgeBaseId: string, readSort: string, nextDueMs: number): Promise<boolean> {
+  const next = keys.kbRefreshDue(nextDueMs, workspaceId, knowledgeBaseId);
+  try {
+    await table.update({
+      Key: keys.knowledgeBase(workspaceId, knowledgeBaseId),
+      UpdateExpression: 'SET gsi1sk = :next',
+      ConditionExpression: 'gsi1sk = :read AND enable_auto_refresh = :on',
+      ExpressionAttributeValues: { ':next': next.gsi1sk, ':read': readSort, ':on': true },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}

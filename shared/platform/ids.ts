@@ -33,6 +33,9 @@ export const idPrefix = {
   /** CRM sync jobs and OAuth-synced sources: the compatible API shows no ID format, so ours. */
   crmSyncJob: 'crm_sync_',
   syncedSource: 'sync_',
+  /** A knowledge base's synced-source runs (time-ordered) and presigned uploads: ours. */
+  kbSyncRun: 'sync_run_',
+  kbUpload: 'kb_upload_',
   audit: 'audit_',
   request: 'req_',
   webhookDelivery: 'webhook_delivery_',

@@ -437,7 +437,8 @@ describe('ParleyStack', () => {
       ['oauth-refresh', 'rate(1 minute)'],
       ['billing-hourly', 'rate(1 hour)'],
     ];
-    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(3);
+    // Plus the kb-jobs queue's daily refresh sweep (a rule targeting the queue, tested below).
+    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(4);
     for (const [name, rate] of schedules) {
       parley.template.hasResourceProperties('AWS::Events::Rule', {
         ScheduleExpression: rate,
@@ -616,7 +617,8 @@ describe('scheduled jobs', () => {
   it('deploys every job of shared/jobs.ts but schedules only those whose feature exists', () => {
     const deployed = synth(undefined, false);
     const live = JOBS.filter((job) => job.live && job.trigger.kind === 'schedule');
-    expect(Object.keys(deployed.template.findResources('AWS::Events::Rule'))).toHaveLength(live.length);
+    const queueMessages = JOBS.filter((job) => job.live).flatMap((job) => job.scheduledMessages ?? []);
+    expect(Object.keys(deployed.template.findResources('AWS::Events::Rule'))).toHaveLength(live.length + queueMessages.length);
     expect(Object.keys(deployed.template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(live.length);
     for (const job of JOBS) expect(deployed.stack.backgroundFunctions[job.name], job.name).toBeDefined();
     // Batch calls, OAuth connections and billing exist, so their schedules run.
@@ -664,7 +666,8 @@ describe('scheduled jobs', () => {
   it('gives every schedule target a dead-letter queue, with an alarm, and the minute jobs no EventBridge retries', () => {
     const deadLetters = logicalId(parley, parley.stack.scheduleDeadLetters);
     const rules = Object.values(parley.template.findResources('AWS::Events::Rule'));
-    expect(rules).toHaveLength(3);
+    // Three functions' schedules and the kb-jobs queue's daily refresh sweep.
+    expect(rules).toHaveLength(4);
     for (const rule of rules) {
       const [target] = rule.Properties.Targets;
       expect(target.DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [deadLetters, 'Arn'] } });
@@ -686,6 +689,20 @@ describe('scheduled jobs', () => {
         Statement: Match.arrayWith([
           Match.objectLike({ Action: 'sqs:SendMessage', Principal: { Service: 'events.amazonaws.com' } }),
         ]),
+      }),
+    });
+  });
+
+  it('puts the daily knowledge-base refresh sweep on the kb-jobs queue (no function of its own)', () => {
+    const queue = logicalId(parley, parley.stack.kbJobsQueue);
+    parley.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 day)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [queue, 'Arn'] }, Input: JSON.stringify({ kind: 'refresh-sweep' }) })],
+    });
+    parley.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: queue }],
+      PolicyDocument: Match.objectLike({
+        Statement: Match.arrayWith([Match.objectLike({ Action: Match.arrayWith(['sqs:SendMessage']), Principal: { Service: 'events.amazonaws.com' } })]),
       }),
     });
   });

@@ -172,7 +172,7 @@ describe('limits and bad input', () => {
     expect(url.body).toEqual({ status: 400, message: 'knowledge_base_urls.0: Must be an http:// or https:// URL' });
     const nothing = await ws.api.post('/create-knowledge-base', { body: { knowledge_base_name: 'N' } });
     const add = await ws.api.post(`/add-knowledge-base-sources/${nothing.body.knowledge_base_id}`, { body: {} });
-    expect(add.body).toEqual({ status: 400, message: 'Add at least one of knowledge_base_texts, knowledge_base_urls or knowledge_base_files' });
+    expect(add.body).toEqual({ status: 400, message: 'Add at least one of knowledge_base_texts, knowledge_base_urls, knowledge_base_files or knowledge_base_upload_ids' });
   });
 
   it('refuses URLs the production SSRF rules refuse, at add time and in crawl preview', async () => {

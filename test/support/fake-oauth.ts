@@ -111,7 +111,11 @@ export async function fakeOAuth(): Promise<FakeOAuth> {
     if (req.method === 'POST' && url.pathname === '/token') {
       const form = Object.fromEntries(new URLSearchParams(text));
       fake.tokenRequests.push({ grant_type: form.grant_type ?? '', form, authorization: req.headers.authorization });
-      if (form.client_id !== fake.clientId || form.client_secret !== fake.clientSecret) return send(res, 401, { error: 'invalid_client' });
+      // client_secret_post, or client_secret_basic (Notion's): the client in the Authorization header.
+      const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const [basicId, basicSecret] = basic ? Buffer.from(basic, 'base64').toString('utf8').split(':').map((part) => decodeURIComponent(part)) : [];
+      const clientOk = basic ? basicId === fake.clientId && basicSecret === fake.clientSecret : form.client_id === fake.clientId && form.client_secret === fake.clientSecret;
+      if (!clientOk) return send(res, 401, { error: 'invalid_client' });
       if (form.grant_type === 'authorization_code') {
         const code = codes.get(form.code ?? '');
         codes.delete(form.code ?? '');

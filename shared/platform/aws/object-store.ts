@@ -76,6 +76,20 @@ export interface ObjectStore {
    * presigned URL (SigV4 query signing), locally an HMAC-signed URL the local server checks.
    */
   signedUrl(key: string, expiresAt: number, options?: { downloadName?: string }): Promise<string>;
+  /**
+   * A URL anyone holding it may PUT exactly one object to until `expiresAt` (presigned
+   * uploads past API Gateway's request limit): the content type and the exact length are
+   * part of the signature, so a body of another size or type is refused by the store (S3:
+   * 403 SignatureDoesNotMatch; locally the same check). `headers` are the ones the PUT must send.
+   */
+  signedPutUrl(key: string, upload: SignedPut): Promise<{ url: string; headers: Record<string, string> }>;
+}
+
+export interface SignedPut {
+  contentType: string;
+  contentLength: number;
+  /** Epoch ms. */
+  expiresAt: number;
 }
 
 /** S3 caps a presigned URL at seven days (SigV4 query signing). */
@@ -188,6 +202,15 @@ export class S3ObjectStore implements ObjectStore {
       ...(options.downloadName ? { ResponseContentDisposition: `attachment; filename="${options.downloadName}"` } : {}),
     });
     return presign(client, command, { expiresIn: seconds });
+  }
+
+  async signedPutUrl(key: string, upload: SignedPut): Promise<{ url: string; headers: Record<string, string> }> {
+    const { client, sdk, presign } = await s3Client();
+    const seconds = Math.min(MAX_SIGNED_URL_SECONDS, Math.max(1, Math.ceil((upload.expiresAt - Date.now()) / 1000)));
+    // ContentLength and ContentType are signed headers: S3 refuses a PUT of any other size or type.
+    const command = new sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: upload.contentType, ContentLength: upload.contentLength });
+    const url = await presign(client, command, { expiresIn: seconds, signableHeaders: new Set(['content-type', 'content-length']) });
+    return { url, headers: { 'content-type': upload.contentType, 'content-length': String(upload.contentLength) } };
   }
 }
 

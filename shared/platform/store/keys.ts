@@ -419,6 +419,33 @@ export const keys = {
     sk: `R#${retrievalId}`,
   }),
   kbRetrievals: (workspaceId: string, callId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#KBRET#${callId}`, skPrefix: 'R#' }),
+  /**
+   * A synced source of a knowledge base (an OAuth connection's folder, drive or page), in
+   * the workspace's configuration partition: the sync routes name only the sync ID.
+   */
+  kbSync: (workspaceId: string, syncId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: `KBSYNC#${syncId}` }),
+  workspaceKbSyncs: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'KBSYNC#' }),
+  /** One run of a synced source (time-ordered IDs, newest last), in the sync's own partition. */
+  kbSyncRun: (workspaceId: string, syncId: string, runId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#KBSYNC#${syncId}`,
+    sk: `RUN#${runId}`,
+  }),
+  kbSyncRuns: (workspaceId: string, syncId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#KBSYNC#${syncId}`, skPrefix: 'RUN#' }),
+  /** A presigned knowledge-base upload waiting to be ingested (its object is `objectKeys.knowledgeBaseUpload`). */
+  kbUpload: (workspaceId: string, uploadId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: `KBUPLOAD#${uploadId}` }),
+  /**
+   * gsi1 entry of a knowledge base with `enable_auto_refresh`: one partition sorted by when
+   * its next daily refresh is due, so the daily sweep reads only the due ones (sparse).
+   */
+  kbRefreshDue: (dueMs: number, workspaceId: string, knowledgeBaseId: string): { gsi1pk: string; gsi1sk: string } => ({
+    gsi1pk: 'KBREFRESH',
+    gsi1sk: `${String(Math.max(0, Math.floor(dueMs))).padStart(15, '0')}#${workspaceId}#${knowledgeBaseId}`,
+  }),
+  /** The gsi1 sort key bound of knowledge bases due before `beforeMs`. */
+  kbRefreshDueBefore: (beforeMs: number): { gsi1pk: string; gsi1skBefore: string } => ({
+    gsi1pk: 'KBREFRESH',
+    gsi1skBefore: `${String(Math.max(0, Math.floor(beforeMs))).padStart(15, '0')}#`,
+  }),
 
   /** A share link (Voice Orb) of an agent: configuration, in the workspace partition (found by ID). */
   shareLink: (workspaceId: string, shareLinkId: string): ItemKey => ({
@@ -728,6 +755,8 @@ export const objectKeys = {
   knowledgeBaseIndex: (workspaceId: string, knowledgeBaseId: string, token: string): string => `knowledge-bases/${workspaceId}/${knowledgeBaseId}/index-${token}.json`,
   /** Everything of one knowledge base shares this prefix (its delete removes what is under it). */
   knowledgeBasePrefix: (workspaceId: string, knowledgeBaseId: string): string => `knowledge-bases/${workspaceId}/${knowledgeBaseId}/`,
+  /** A presigned upload (issue 19 point 7), under the workspace's own prefix, until it is ingested as a source. */
+  knowledgeBaseUpload: (workspaceId: string, uploadId: string): string => `knowledge-bases/${workspaceId}/uploads/${uploadId}`,
   /** A source's original (`original`), its extracted text (`content.txt`) and its chunks (`chunks.json`). */
   knowledgeBaseSource: (workspaceId: string, knowledgeBaseId: string, sourceId: string, name: 'original' | 'content.txt' | 'chunks.json'): string =>
     `knowledge-bases/${workspaceId}/${knowledgeBaseId}/sources/${sourceId}/${name}`,
