@@ -36,7 +36,8 @@ interface ChatAnswer {
 }
 
 const STYLE = `
-:host { all: initial; position: fixed; right: 20px; bottom: 20px; z-index: 2147483000; font: 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1a1a1a; }
+/* Important :host rules win over the page's own, even its !important ones (CSS Scoping). */
+:host { all: initial !important; display: block !important; position: fixed !important; right: 20px !important; bottom: 20px !important; z-index: 2147483000 !important; font: 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif !important; color: #1a1a1a !important; }
 *, *::before, *::after { box-sizing: border-box; }
 .launcher { display: flex; align-items: center; gap: 8px; border: 0; border-radius: 999px; padding: 12px 18px; background: #1f4fd1; color: #fff; font: inherit; font-weight: 600; cursor: pointer; box-shadow: 0 4px 14px rgba(0,0,0,.25); }
 .launcher:hover { background: #173fab; }
@@ -47,10 +48,10 @@ header { display: flex; align-items: center; justify-content: space-between; pad
 h2 { margin: 0; font-size: 16px; font-weight: 600; }
 .close, .restart { border: 0; background: transparent; color: inherit; font: inherit; cursor: pointer; padding: 4px 8px; border-radius: 6px; }
 .close { font-size: 20px; line-height: 1; }
-ol { list-style: none; margin: 0; padding: 12px; flex: 1; overflow-y: auto; display: flex; flex-direction: column; gap: 8px; }
-li { max-width: 85%; padding: 8px 12px; border-radius: 12px; white-space: pre-wrap; word-wrap: break-word; }
-li.agent { align-self: flex-start; background: #eef1f6; }
-li.user { align-self: flex-end; background: #1f4fd1; color: #fff; }
+.log { margin: 0; padding: 12px; flex: 1; overflow-y: auto; display: flex; flex-direction: column; gap: 8px; }
+.msg { margin: 0; max-width: 85%; padding: 8px 12px; border-radius: 12px; white-space: pre-wrap; word-wrap: break-word; }
+.msg.agent { align-self: flex-start; background: #eef1f6; color: #1a1a1a; }
+.msg.user { align-self: flex-end; background: #1f4fd1; color: #fff; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 form { display: flex; gap: 8px; padding: 10px; border-top: 1px solid #e1e4ea; }
 textarea { flex: 1; resize: none; min-height: 40px; max-height: 120px; padding: 8px 10px; border: 1px solid #8a93a3; border-radius: 8px; font: inherit; color: #1a1a1a; background: #fff; }
@@ -79,7 +80,7 @@ function boot(script: HTMLScriptElement): void {
       <button type="button" class="close" id="close" aria-label="Close chat">×</button>
     </div>
   </header>
-  <ol id="log" role="log" aria-live="polite" aria-relevant="additions" aria-label="Messages"></ol>
+  <div class="log" id="log" role="log" aria-live="polite" aria-relevant="additions" aria-label="Messages"></div>
   <p class="status" id="status" role="status"></p>
   <form id="form">
     <label class="sr-only" for="input">Your message</label>
@@ -91,7 +92,7 @@ function boot(script: HTMLScriptElement): void {
   const $ = <T extends HTMLElement>(id: string) => root.getElementById(id) as T;
   const panel = $<HTMLElement>('panel');
   const launcher = $<HTMLButtonElement>('launcher');
-  const log = $<HTMLOListElement>('log');
+  const log = $<HTMLDivElement>('log');
   const status = $<HTMLParagraphElement>('status');
   const form = $<HTMLFormElement>('form');
   const input = $<HTMLTextAreaElement>('input');
@@ -119,8 +120,8 @@ function boot(script: HTMLScriptElement): void {
     }
   }
   function render(message: Message): void {
-    const item = document.createElement('li');
-    item.className = message.role;
+    const item = document.createElement('p');
+    item.className = `msg ${message.role}`;
     const who = document.createElement('span');
     who.className = 'sr-only';
     who.textContent = message.role === 'agent' ? 'Agent: ' : 'You: ';
@@ -148,7 +149,15 @@ function boot(script: HTMLScriptElement): void {
   }
   async function start(): Promise<boolean> {
     say('Connecting…');
-    const { status: code, json } = await post('/public/chat/start', { agent_id: agentId }, true);
+    let answer: { status: number; json: ChatAnswer };
+    try {
+      answer = await post('/public/chat/start', { agent_id: agentId }, true);
+    } catch {
+      // Refused by CORS (this page's origin is not allowed for the key) or offline.
+      say('Chat unavailable right now.');
+      return false;
+    }
+    const { status: code, json } = answer;
     if (code !== 201 || !json.chat_id || !json.chat_secret) {
       say(json.message ? `Chat unavailable: ${json.message}` : 'Chat unavailable right now.');
       return false;
