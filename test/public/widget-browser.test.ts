@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
-import { axeViolations, launchBrowser, servePages } from '../support/browser.ts';
+import { axeViolations, computedStyle, hasFocus, launchBrowser, servePages } from '../support/browser.ts';
 import { newChatAgent, publicKeyBody } from '../support/factories.ts';
 
 /*
@@ -48,8 +48,8 @@ describe('the chat widget', () => {
     const launcher = page.getByRole('button', { name: 'Chat with us' });
     await expect.poll(() => launcher.getAttribute('aria-expanded')).toBe('false');
     // The page's `button { background: red !important }` does not reach into the shadow root, nor the widget's styles out.
-    expect(await launcher.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(31, 79, 209)');
-    expect(await page.locator('#page-button').evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(255, 0, 0)');
+    expect(await computedStyle(launcher, 'background-color')).toBe('rgb(31, 79, 209)');
+    expect(await computedStyle(page.locator('#page-button'), 'background-color')).toBe('rgb(255, 0, 0)');
 
     await launcher.click();
     const input = page.getByRole('textbox', { name: 'Your message' });
@@ -58,7 +58,7 @@ describe('the chat widget', () => {
     expect(await launcher.getAttribute('aria-expanded')).toBe('true');
     expect(await log.getAttribute('aria-live')).toBe('polite');
     // Opening moves focus into the panel's text box.
-    expect(await input.evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el)).toBe(true);
+    expect(await hasFocus(input)).toBe(true);
 
     await input.fill('Where is order 1234?');
     await input.press('Enter');
@@ -67,7 +67,7 @@ describe('the chat widget', () => {
     expect(texts[0]).toBe('Agent: Hi! Ask me about your order.');
     expect(texts[1]).toBe('You: Where is order 1234?');
     expect(texts[2]).toMatch(/^Agent: ./);
-    expect(await log.locator('.msg').first().evaluate((el) => getComputedStyle(el).color)).not.toBe('rgb(0, 255, 0)');
+    expect(await computedStyle(log.locator('.msg').first(), 'color')).not.toBe('rgb(0, 255, 0)');
 
     // The server holds the same chat, started from this page's origin.
     const chats = (await app.api.get('/list-chats')).body as { chat_id: string; metadata: { source: string } }[];
@@ -88,7 +88,7 @@ describe('the chat widget', () => {
     await page.keyboard.press('Escape');
     const relaunch = page.getByRole('button', { name: 'Chat with us' });
     expect(await relaunch.getAttribute('aria-expanded')).toBe('false');
-    expect(await relaunch.evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el)).toBe(true);
+    expect(await hasFocus(relaunch)).toBe(true);
     expect((await app.api.get('/list-chats')).body).toHaveLength(1);
     await context.close();
   });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 /*
  * Headless Chromium for browser tests (docs/browser.md): Debian's `chromium` (or CHROMIUM)
@@ -74,8 +74,21 @@ export async function axeViolations(page: Page, options: { all?: boolean; within
   await page.addScriptTag({ content: axeSource() });
   const violations = await page.evaluate(async (within) => {
     const axe = (globalThis as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<{ violations: AxeViolation[] }> } }).axe;
-    const result = await axe.run(within ? { include: [[within]] } : document, { resultTypes: ['violations'] });
+    const result = await axe.run(within ? { include: [[within]] } : (globalThis as unknown as { document: unknown }).document, { resultTypes: ['violations'] });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) }));
   }, options.within);
   return options.all ? violations : violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
+
+/** The browser window as the page's functions see it (this project's TypeScript has no DOM library). */
+interface PageWindow {
+  getComputedStyle(element: unknown): { getPropertyValue(property: string): string };
+}
+
+/** A CSS property's computed value on the element (`background-color`, `color`, ...). */
+export const computedStyle = (locator: Locator, property: string): Promise<string> =>
+  locator.evaluate((element, name) => (globalThis as unknown as PageWindow).getComputedStyle(element).getPropertyValue(name), property);
+
+/** Whether the element has focus in its own document or shadow root. */
+export const hasFocus = (locator: Locator): Promise<boolean> =>
+  locator.evaluate((element) => (element.getRootNode() as unknown as { activeElement: unknown }).activeElement === element);
