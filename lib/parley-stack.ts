@@ -20,7 +20,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { DOMAINS, METHODS, THROTTLE_CLASSES, type Domain, type ThrottleClass } from '../shared/platform/http/route.ts';
+import { DOMAINS, THROTTLE_CLASSES, type Domain, type ThrottleClass } from '../shared/platform/http/route.ts';
 import { servedRoutes, type ServedRoute } from '../shared/route-table.ts';
 import { tableDefinition } from '../shared/platform/store/keys.ts';
 import { RETENTION_RULE_DAYS } from '../shared/platform/aws/object-store.ts';
@@ -91,6 +91,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Synced sources read their kb_sync connection (the integrations index: its refresh seals new
   // tokens, hence the key) and start runs on kb-jobs; presigned uploads are PUT to the bucket.
   'knowledge-bases': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], kbJobsQueue: ['send'], knowledgeBases: 'readWrite' },
+  // Public routes (docs/browser.md): share links start web calls (the calls index: its
+  // grants, as batches have them) and public chats run the chat runtime (chats' grants).
+  public: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
 };
 
 /**
@@ -116,6 +119,8 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   'account-data': [PHONE_METADATA_FILE],
   // The CSV extractor's module (shared/platform/csv.ts) carries the phone module.
   'knowledge-bases': [PHONE_METADATA_FILE],
+  // The chat widget's script (GET /widget.js, read when asked for) and the calls index's phone module.
+  public: [PHONE_METADATA_FILE, 'web/widget/dist/widget.js'],
 };
 
 /**
@@ -198,8 +203,9 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   meta: 30,
   // 58 (from 100) leaves room for contacts, the live monitor, billing (5), account-data
   // (5, with export-jobs 2), integrations (3, with integration-jobs 2), members (5) and
-  // knowledge bases (5, with kb-jobs 2) within the 450 the stack's tests allow.
-  agents: 58,
+  // knowledge bases (5, with kb-jobs 2) within the 450 the stack's tests allow; 53 (from
+  // 58): the public function's 5.
+  agents: 53,
   // Outbound tests and language-model calls hold an execution for seconds.
   'agent-tools': 40,
   flows: 40,
@@ -242,9 +248,15 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   'billing-hourly': 2,
   // Members, invites, sign-in and SCIM provisioning: human speed.
   members: 5,
+  // Anonymous browser traffic (widget chats, share links, CORS preflights) in its own pool,
+  // so it can never take the executions of keyed API calls; 5 taken from agents.
+  public: 5,
   // WebSocket monitors connecting and asking to sync (pushes run in the functions that write calls).
   'live-ws': 3,
 };
+
+/** The one route of CORS preflights (the public function answers them; docs/browser.md). */
+export const PREFLIGHT_ROUTE_KEY = 'OPTIONS /{proxy+}';
 
 /** What a default AWS account may run at once, and what AWS keeps unreserved of it. */
 export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
@@ -689,6 +701,20 @@ export class ParleyStack extends Stack {
       },
     ]);
 
+    // CORS preflights for every path, answered by the public function (docs/browser.md).
+    const preflightRoute = new apigwv2.CfnRoute(this, 'PreflightRoute', {
+      apiId: api.apiId,
+      routeKey: PREFLIGHT_ROUTE_KEY,
+      target: `integrations/${this.integrations.public.integrationId}`,
+      authorizationType: 'NONE',
+    });
+    NagSuppressions.addResourceSuppressions(preflightRoute, [
+      {
+        id: 'AwsSolutions-APIG4',
+        reason: 'CORS preflights carry no credentials by design (Fetch standard); the function only answers which origins public keys allow.',
+      },
+    ]);
+
     this.addRoutes(routes);
     this.throttleRoutes(routes, props.routeThrottles);
 
@@ -801,11 +827,11 @@ export class ParleyStack extends Stack {
   private checkRouteQuota(routes: readonly ServedRoute[], given: number | undefined): void {
     const quota = Number(given ?? contextValue(this, 'routesPerApiQuota') ?? DEFAULT_ROUTES_PER_API_QUOTA);
     if (!Number.isInteger(quota) || quota < 1) throw new Error(`routesPerApiQuota must be a whole number, not ${quota}`);
-    // The route table's keys plus $default.
-    const count = routes.length + 1;
+    // The route table's keys plus $default and the preflight route.
+    const count = routes.length + 2;
     if (count > quota) {
       throw new Error(
-        `The HTTP API would have ${count} routes (${routes.length} from the route table plus $default), more than ` +
+        `The HTTP API would have ${count} routes (${routes.length} from the route table plus $default and ${PREFLIGHT_ROUTE_KEY}), more than ` +
           `routesPerApiQuota (${quota}), API Gateway's "Routes per API" quota, so the deploy would fail. ` +
           `Ask for a higher "Routes per API" quota for this API in Service Quotas (API Gateway, in the stack's region; ` +
           `the raise applies to an API that already exists), and once it is granted deploy with ` +
@@ -844,12 +870,10 @@ export class ParleyStack extends Stack {
       apiName: 'parley',
       description: 'Parley: Retell-compatible REST API',
       createDefaultStage: false,
-      corsPreflight: {
-        allowOrigins: ['*'],
-        allowHeaders: ['authorization', 'content-type'],
-        allowMethods: METHODS.map((method) => apigwv2.CorsHttpMethod[method]),
-        maxAge: Duration.minutes(10),
-      },
+      // No corsPreflight: API Gateway's CORS would replace every function's CORS headers with
+      // one list, and the browser routes answer only the origins public keys allow. The
+      // functions set CORS headers themselves, and `OPTIONS /{proxy+}` (below) goes to the
+      // public function (shared/platform/http/cors.ts, docs/browser.md).
     });
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logs.RetentionDays.ONE_MONTH });
     const stage = new apigwv2.HttpStage(this, 'DefaultStage', {

@@ -29,4 +29,5 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   'account-data': () => import('../functions/account-data.ts'),
   members: () => import('../functions/members.ts'),
   'knowledge-bases': () => import('../functions/knowledge-bases.ts'),
+  public: () => import('../functions/public.ts'),
 };

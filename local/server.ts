@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { badRequest, payloadTooLarge } from '../shared/platform/errors.ts';
 import { MAX_JSON_BODY_BYTES } from '../shared/platform/http/handler.ts';
+import { preflightResponse, preflightTable } from '../shared/platform/http/cors.ts';
 import { errorResponse } from '../shared/platform/http/respond.ts';
 import type { Domain } from '../shared/platform/http/route.ts';
 import { servedRoutes } from '../shared/route-table.ts';
@@ -178,11 +179,14 @@ async function handle(
   slots: InvocationSlots,
 ): Promise<void> {
   const method = (req.method ?? 'GET').toUpperCase();
+  const target = requestTarget(req.url ?? '/');
   if (method === 'OPTIONS') {
-    res.writeHead(204, CORS_HEADERS).end();
+    // CORS preflights: judged by the routes' CORS classes, as the public function does behind API Gateway.
+    const headers: Record<string, string> = {};
+    for (const [name, values] of Object.entries(req.headersDistinct)) if (values !== undefined) headers[name] = values.join(',');
+    sendRaw(res, await preflightResponse(PREFLIGHT, target.path, headers));
     return;
   }
-  const target = requestTarget(req.url ?? '/');
   const route = match(method, target.path);
   const body = await readBody(req, route.maxBodyBytes ?? MAX_JSON_BODY_BYTES);
   if (body === 'too-large') {
@@ -213,8 +217,11 @@ async function handle(
       },
     });
   }
-  send(res, await slots.run(() => handler(event, context, { signal: new AbortController().signal })));
+  // The handler set the CORS headers its route's class allows (shared/platform/http/cors.ts).
+  sendRaw(res, await slots.run(() => handler(event, context, { signal: new AbortController().signal })));
 }
+
+const PREFLIGHT = preflightTable(servedRoutes().map((served) => served.route));
 
 /** Routes that answer server-sent events (`produces: text/event-stream`), by route key. */
 const STREAM_ROUTES = new Set(
@@ -329,9 +336,14 @@ function lambdaContext(domain: Domain): Context {
   };
 }
 
+/** An answer the server built itself (an oversized body, an object URL): CORS as every route but the browser ones. */
 function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  sendRaw(res, { ...result, headers: { ...CORS_HEADERS, ...result.headers } });
+}
+
+function sendRaw(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
   if (res.headersSent) return;
-  const headers: Record<string, string> = { ...CORS_HEADERS };
+  const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
   const body = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
   if (body) headers['content-length'] = String(body.length);

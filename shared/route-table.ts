@@ -20,6 +20,7 @@ import { memberRoutes } from './members/routes.ts';
 import { metaRoutes } from './meta/routes.ts';
 import { connectionTestRoutes } from './numbers/connection-test-routes.ts';
 import { phoneNumberRoutes } from './numbers/phone-number-routes.ts';
+import { publicRoutes } from './public/routes.ts';
 import { telephonyRoutes } from './numbers/telephony-routes.ts';
 import { voiceRoutes } from './voices/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
@@ -53,6 +54,7 @@ export const routeTable = {
   ...metaRoutes,
   ...memberRoutes,
   ...knowledgeBaseRoutes,
+  ...publicRoutes,
 } satisfies Record<string, RouteDefinition>;
 
 export type RouteId = keyof typeof routeTable;

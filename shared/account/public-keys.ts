@@ -16,6 +16,7 @@ import { orgNameFields, withUnrenamedWorkspace } from './org-name.ts';
 import { definedFields } from '../platform/objects.ts';
 import type { CreatePublicKeyInput, PublicKey, UpdatePublicKeyInput } from './schemas.ts';
 import { table, TransactionCancelled } from '../platform/store/table.ts';
+import { indexPublicOrigins, unindexPublicOrigins } from '../platform/auth/public-origins.ts';
 import { publicKeyRef, publicKeyRefs } from './store.ts';
 
 /** Public keys are browser keys: they may only start web calls and chats, from allowed origins. */
@@ -44,6 +45,8 @@ export async function createPublicKey(principal: Principal, input: CreatePublicK
     target: { type: 'public_key', id: secret.id },
     changes: Object.keys(definedFields(input)),
   }, nowMs);
+  // The origin index (CORS preflights) learns the origins before the key allows them.
+  await indexPublicOrigins(secret.id, input.allowed_origins);
   for (let attempt = 1; ; attempt++) {
     // The key carries the workspace's name as read; the transaction holds only if no rename came between.
     const workspace = await getWorkspaceItem(principal.workspaceId);
@@ -72,6 +75,9 @@ export async function updatePublicKey(principal: Principal, id: string, input: U
   if (!credential || credential.kind !== 'public') throw publicKeyNotFound();
   const changes: Record<string, unknown> = definedFields(input);
   if (Object.keys(changes).length === 0) return toPublicKey(credential);
+  const before = credential.allowed_origins ?? [];
+  const after = input.allowed_origins ?? before;
+  await indexPublicOrigins(id, after.filter((origin) => !before.includes(origin)));
   try {
     await table.transact([
       credentialUpdate(credential, changes),
@@ -87,6 +93,8 @@ export async function updatePublicKey(principal: Principal, id: string, input: U
   }
   const updated = await readCredential(credential);
   if (!updated) throw publicKeyNotFound();
+  const allowedNow = updated.allowed_origins ?? [];
+  await unindexPublicOrigins(id, before.filter((origin) => !allowedNow.includes(origin)));
   return toPublicKey(updated);
 }
 
@@ -107,4 +115,5 @@ export async function deletePublicKey(principal: Principal, id: string): Promise
     if (error instanceof TransactionCancelled) throw publicKeyNotFound();
     throw error;
   }
+  await unindexPublicOrigins(id, credential.allowed_origins ?? []);
 }

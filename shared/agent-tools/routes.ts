@@ -2,18 +2,18 @@ import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
 import { idOf, queryInt, versionReferenceQuery } from '../platform/http/schemas.ts';
 import { Agent, Llm } from '../agents/index.ts';
-import { AgentEstimate, agentIdParams, CopilotBody, CopilotReply, CustomLlmConnectionResult, GenerateAgentBody, isWebSocketUrl, McpToolDefinition, ShareLink, stageParams, variables, versionQueryParams, Workflow, WORKFLOW_STAGES, WorkflowBody, WorkflowRun } from './schemas.ts';
+import { AgentEstimate, agentIdParams, CopilotBody, CopilotReply, CustomLlmConnectionResult, GenerateAgentBody, isWebSocketUrl, McpToolDefinition, ShareLink, shareAgentParams, stageParams, variables, versionQueryParams, Workflow, WORKFLOW_STAGES, WorkflowBody, WorkflowRun } from './schemas.ts';
 
 export const agentToolRoutes = defineRoutes({ domain: 'agent-tools', access: 'agents' }, {
   listShareLinks: {
     method: 'GET', path: '/agents/{agent_id}/share-links', status: 200,
     summary: 'Share links (Voice Orb) of an agent, newest first, revoked ones included',
-    params: agentIdParams, response: z.lazy(() => z.array(ShareLink)),
+    params: shareAgentParams, response: z.lazy(() => z.array(ShareLink)),
   },
   createShareLink: {
     method: 'POST', path: '/agents/{agent_id}/share-links', status: 201,
-    summary: 'Create a share link: a public page /orb/<token> that talks to the agent',
-    params: agentIdParams, response: ShareLink,
+    summary: 'Create a share link: a public page /orb/<token> that talks to the agent (a chat agent\'s: public chats)',
+    params: shareAgentParams, response: ShareLink,
   },
   revokeShareLink: {
     method: 'DELETE', path: '/share-links/{id}', status: 204,

@@ -10,6 +10,10 @@ import { LANGUAGES, LlmBody, llmModel, UpdateAgentBody } from '../agents/index.t
  */
 
 export const agentIdParams = z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID') }));
+/** A share link's agent: a voice agent (Voice Orb, web calls) or a chat agent (public chats). */
+export const shareAgentParams = z.lazy(() =>
+  z.object({ agent_id: z.union([idOf('agent', 'an agent ID'), idOf('chatAgent', 'a chat agent ID')], { error: 'Must be an agent ID (agent_…) or a chat agent ID (chat_agent_…)' }) }),
+);
 export const versionQueryParams = z.lazy(versionQuery);
 
 // ---------------------------------------------------------------------------------------

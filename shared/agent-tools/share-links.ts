@@ -5,7 +5,7 @@ import { definedFields } from '../platform/objects.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { getHead } from '../platform/store/versions.ts';
-import { agentHeadKey, shareLinks, shareLinksOf, shareTokenKey, type ShareLinkItem, type TokenItem } from './store.ts';
+import { shareAgentHeadKey, shareAgentKind, shareLinks, shareLinksOf, shareTokenKey, type ShareLinkItem, type TokenItem } from './store.ts';
 
 /*
  * Share links (Voice Orb): a public page `/orb/<token>` that talks to one agent, billed to
@@ -55,12 +55,12 @@ async function linksOf(workspaceId: string, agentId: string): Promise<ShareLinkI
 
 /** An agent's links, newest first, revoked ones included (with `enabled: false`). */
 export async function listShareLinks(workspaceId: string, agentId: string): Promise<ShareLink[]> {
-  await getHead(workspaceId, 'agent', agentId);
+  await getHead(workspaceId, shareAgentKind(agentId), agentId);
   return (await linksOf(workspaceId, agentId)).map(toShareLink);
 }
 
 export async function createShareLink(workspaceId: string, agentId: string, nowMs = Date.now()): Promise<ShareLink> {
-  await getHead(workspaceId, 'agent', agentId);
+  await getHead(workspaceId, shareAgentKind(agentId), agentId);
   if ((await linksOf(workspaceId, agentId)).length >= MAX_SHARE_LINKS_PER_AGENT) {
     throw badRequest(`Agent ${agentId} already has ${MAX_SHARE_LINKS_PER_AGENT} share links`);
   }
@@ -87,7 +87,7 @@ export async function createShareLink(workspaceId: string, agentId: string, nowM
       { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
       { Put: { Item: tokenItem, ConditionExpression: 'attribute_not_exists(pk)' } },
       // The agent must still exist when the link is written.
-      { ConditionCheck: { Key: agentHeadKey(workspaceId, agentId), ConditionExpression: 'attribute_exists(pk)' } },
+      { ConditionCheck: { Key: shareAgentHeadKey(workspaceId, agentId), ConditionExpression: 'attribute_exists(pk)' } },
     ])
     .catch((error: unknown) => {
       if (error instanceof TransactionCancelled) throw notFound(`Agent ${agentId} not found`);
@@ -104,7 +104,7 @@ export async function createShareLink(workspaceId: string, agentId: string, nowM
 export async function revokeShareLink(workspaceId: string, shareLinkId: string, nowMs = Date.now()): Promise<ShareLink> {
   const item = await shareLinks.mustGet(workspaceId, shareLinkId);
   // A link of a deleted agent is gone with the agent.
-  await getHead(workspaceId, 'agent', item.agent_id).catch(() => {
+  await getHead(workspaceId, shareAgentKind(item.agent_id), item.agent_id).catch(() => {
     throw linkNotFound(shareLinkId);
   });
   if (!item.enabled) return toShareLink(item);
@@ -138,7 +138,17 @@ export async function findShareLinkByToken(token: string): Promise<ResolvedShare
   if (!SHARE_TOKEN.test(token)) return undefined;
   const item = await table.get<TokenItem>(shareTokenKey(token));
   if (!item) return undefined;
-  const agent = await table.get(agentHeadKey(item.workspace_id, item.agent_id), { projection: 'pk' });
+  const agent = await table.get(shareAgentHeadKey(item.workspace_id, item.agent_id), { projection: 'pk' });
   if (!agent) return undefined;
   return { workspace_id: item.workspace_id, agent_id: item.agent_id, share_link_id: item.share_link_id };
+}
+
+/**
+ * Whether a link is still enabled (its token item exists and its agent too): the public chats
+ * a share link started stop with the link (shared/public). By the link's record, strongly consistent.
+ */
+export async function isShareLinkEnabled(workspaceId: string, shareLinkId: string): Promise<boolean> {
+  const item = await shareLinks.get(workspaceId, shareLinkId);
+  if (!item?.enabled) return false;
+  return (await findShareLinkByToken(item.token)) !== undefined;
 }

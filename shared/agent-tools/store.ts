@@ -17,6 +17,10 @@ type Keyed = { pk: string; sk: string };
 /** The voice agent's head, which a share link or workflow write requires to exist. */
 export const agentHeadKey = (workspaceId: string, agentId: string) => keys.resourceHead(workspaceId, 'agent', agentId);
 
+/** A share link's agent head: a voice agent's, or a chat agent's (public chats), by the ID's prefix. */
+export const shareAgentKind = (agentId: string) => (agentId.startsWith('chat_agent_') ? ('chat_agent' as const) : ('agent' as const));
+export const shareAgentHeadKey = (workspaceId: string, agentId: string) => keys.resourceHead(workspaceId, shareAgentKind(agentId), agentId);
+
 /** A share link's record, in the workspace partition (found by ID, listed by prefix). Pick makes the interface a Record. */
 export type ShareLinkItem = Pick<ShareLink, keyof ShareLink> & Keyed & { workspace_id: string };
 

@@ -33,3 +33,4 @@ export { getCallPcap, getCallSipTrace } from './sip-trace.ts';
 export { updateLiveCall, listenLive, takeOverLive, supervisorSay, listViewers, leaveLive } from './live-control.ts';
 export { callStream, lastEventId, monitorInfo } from './live-stream.ts';
 export { openLiveConnection, syncLiveConnection, closeLiveConnection } from './live-push.ts';
+export { findPublicCallLog, type PublicCallLog } from './public-call.ts';

@@ -6,7 +6,9 @@ export { completeChat, deleteChat, endChat, getChat, listChats, rerunChatAnalysi
 export type { StartChatOptions } from './chats.ts';
 export { completionEvents, playgroundCompletion, playgroundSimulation } from './playground.ts';
 export { newestMessages } from './store.ts';
-export type { ChatMessage, ChatType, ChatView } from './schemas.ts';
+export type { ChatType, ChatView } from './schemas.ts';
+/** The chat and message schemas, for the public chat routes' answers (shared/public). */
+export { Chat, ChatMessage } from './schemas.ts';
 export {
   createSmsChat,
   endSmsChat,

@@ -5,3 +5,5 @@
  */
 export { retrieveForConversation, retrieve, knowledgeSection, DEFAULT_TOP_K } from './retrieval.ts';
 export type { RetrievedChunk, RetrieveInput } from './retrieval.ts';
+/** GET /kb-retrievals/{call_id}'s answer, for the public call route too (shared/public). */
+export { getKbRetrievals } from './retrieval.ts';

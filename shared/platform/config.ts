@@ -251,6 +251,12 @@ const configSchema = () => z.object({
    * bundle (`web/`), else the project's web/dist. Tests point it at a build of their own.
    */
   WEB_ASSETS_DIR: optionalString,
+  /**
+   * Requests per minute per token on the public routes (docs/browser.md): per share token,
+   * per public chat and per web call's log, on top of the per-IP window (and a public key's
+   * own window on the routes it opens).
+   */
+  PUBLIC_RATE_LIMIT_PER_TOKEN: z.coerce.number().int().min(1).max(100_000).default(60),
   /** Credit every new workspace starts with, in USD (shared/billing: granted on its first billing read or write). */
   FREE_CREDIT_USD: z.coerce.number().min(0).max(1_000_000).default(10),
   /** Outbound calls and batches need approved business verification (KYC) first: 402 verification_needed. */

@@ -199,9 +199,9 @@ function syntheticRoutes(count: number): ServedRoute[] {
 const parley = synth(undefined, true, { jobs: JOBS.map((job) => ({ ...job, live: true })) });
 
 describe('ParleyStack', () => {
-  it('serves every route key exactly once, plus $default', () => {
+  it('serves every route key exactly once, plus $default and the CORS preflights', () => {
     const targets = routeTargets(parley);
-    const expected = [...servedRoutes().map((route) => route.key), '$default'];
+    const expected = [...servedRoutes().map((route) => route.key), '$default', 'OPTIONS /{proxy+}'];
     expect([...targets.keys()].sort()).toEqual(expected.sort());
     for (const [key, integrations] of targets) expect(integrations, key).toHaveLength(1);
   });
@@ -211,6 +211,8 @@ describe('ParleyStack', () => {
     const targets = routeTargets(parley);
     for (const route of servedRoutes()) expect(targets.get(route.key), route.key).toEqual([integrationFor(route.domain)]);
     expect(targets.get('$default')).toEqual([integrationFor('meta')]);
+    // CORS preflights go to the public function (docs/browser.md).
+    expect(targets.get('OPTIONS /{proxy+}')).toEqual([integrationFor('public')]);
 
     const integrations = parley.template.findResources('AWS::ApiGatewayV2::Integration');
     for (const domain of DOMAINS) {
@@ -467,14 +469,10 @@ describe('ParleyStack', () => {
       routeKey: '$context.routeKey',
       status: '$context.status',
     });
-    parley.template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
-      CorsConfiguration: {
-        AllowOrigins: ['*'],
-        AllowHeaders: ['authorization', 'content-type'],
-        AllowMethods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
-        MaxAge: 600,
-      },
-    });
+    // No API Gateway CORS: it would overwrite the functions' per-origin CORS headers (docs/browser.md).
+    const apis = Object.values(parley.template.findResources('AWS::ApiGatewayV2::Api')).filter((api) => api.Properties.ProtocolType === 'HTTP');
+    expect(apis).toHaveLength(1);
+    expect(apis[0]!.Properties.CorsConfiguration).toBeUndefined();
     parley.template.hasOutput('ApiUrl', {});
   });
 
@@ -592,7 +590,7 @@ describe('throttling and isolation', () => {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
-      /would reserve 1092 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
+      /would reserve 1097 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
@@ -800,16 +798,16 @@ describe('route quota', () => {
     // Without cdk.json's raised value: API Gateway's default quota.
     const bare = { routesPerApiQuota: undefined };
     expect(() => synth(syntheticRoutes(300), false, {}, bare)).toThrow(
-      /would have 301 routes \(300 from the route table plus \$default\), more than routesPerApiQuota \(300\).*Service Quotas.*-c routesPerApiQuota=/,
+      /would have 302 routes \(300 from the route table plus \$default and OPTIONS \/\{proxy\+\}\), more than routesPerApiQuota \(300\).*Service Quotas.*-c routesPerApiQuota=/,
     );
-    expect(() => synth(syntheticRoutes(299), false, {}, bare)).not.toThrow();
-    expect(() => synth(syntheticRoutes(300), false, {}, { routesPerApiQuota: '301' })).not.toThrow();
+    expect(() => synth(syntheticRoutes(298), false, {}, bare)).not.toThrow();
+    expect(() => synth(syntheticRoutes(300), false, {}, { routesPerApiQuota: '302' })).not.toThrow();
     expect(() => synth(syntheticRoutes(350), false, { routesPerApiQuota: 320 })).toThrow('more than routesPerApiQuota (320)');
   });
 
   it('leaves room for today’s route table within the quota cdk.json states (raised past 300: README, Routes per API)', () => {
     expect(PROJECT_CONTEXT.routesPerApiQuota).toBe(500);
-    expect(servedRoutes().length + 1).toBeLessThanOrEqual(500);
+    expect(servedRoutes().length + 2).toBeLessThanOrEqual(500);
   });
 });
 
@@ -817,7 +815,7 @@ describe('ParleyStack at the product size', () => {
   const big = synth(syntheticRoutes(370), true, { routesPerApiQuota: 400 });
 
   it('spreads ~370 routes over nested stacks that each stay under the limit', () => {
-    expect(routeTargets(big).size).toBe(371);
+    expect(routeTargets(big).size).toBe(372);
     expect(resourceCount(big.template)).toBeLessThan(RESOURCE_LIMIT);
     for (const { template } of big.nested) {
       expect(resourceCount(template)).toBeLessThan(RESOURCE_LIMIT);

@@ -6,6 +6,7 @@ import { sourceAddress } from '../auth/ip.ts';
 import { validateConfig } from '../config.ts';
 import { invalidUtf8, notJsonContentType, payloadTooLarge, routeNotFound } from '../errors.ts';
 import { logger } from '../logger.ts';
+import { preflightResponse, responseCorsHeaders, type preflightTable } from './cors.ts';
 import { EventStream, eventStreamChunk, streamEvents, streamSinkOf } from './event-stream.ts';
 import { parseJsonBody } from './json.ts';
 import type { parseMultipart } from './multipart.ts';
@@ -46,6 +47,11 @@ export interface DomainOptions {
    * multipart routes, so busboy is not in every function's bundle.
    */
   multipart?: typeof parseMultipart;
+  /**
+   * The function that answers CORS preflights (API Gateway's `OPTIONS /{proxy+}`, the public
+   * function): the routes' CORS classes to judge them by (shared/platform/http/cors.ts).
+   */
+  preflight?: ReturnType<typeof preflightTable>;
 }
 
 /**
@@ -102,6 +108,7 @@ export class Download {
 }
 
 export function domainHandler<T extends RouteTable>(routes: T, handlers: Handlers<T>, options: DomainOptions = {}) {
+  const preflight = options.preflight;
   const byKey = new Map<string, Entry>();
   for (const [id, route] of Object.entries(routes)) {
     if ((route.bodyType === 'multipart' || route.bodyType === 'json-or-multipart') && !options.multipart) {
@@ -141,11 +148,7 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
           isBase64Encoded: true,
         };
       }
-      // A page or file that sets its own headers (the Voice Orb page's CSP, an asset's cache policy).
-      if (route.produces && output instanceof MediaResponse) {
-        return { statusCode: output.status ?? route.status, headers: { 'content-type': output.contentType, ...output.headers, ...admission?.headers }, body: output.body };
-      }
-      if (route.produces) {
+      if (route.produces && !(output instanceof MediaResponse)) {
         return { statusCode: route.status, headers: { 'content-type': route.produces, ...admission?.headers }, body: String(output) };
       }
       if (output instanceof OtherStatus) return jsonResponse(output.status, output.body, admission?.headers);
@@ -170,6 +173,7 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
   // with the setting's name, before a request is admitted or anything is written.
   const served = async (event: Event, context: Context, options?: MiddyHandlerObject): Promise<Result> => {
     validateConfig();
+    if (preflight && event.requestContext.http.method === 'OPTIONS') return preflightResponse(preflight, event.rawPath, event.headers);
     return (options ? handler(event, context, options) : handler(event, context)) as Promise<Result>;
   };
   // What this function serves, so a test can hold it to the route table's routes of its domain.
@@ -211,6 +215,13 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
       credential_id: principal?.credentialId,
     });
   };
+  // CORS headers on every answer (docs/browser.md): what the route's class allows this origin.
+  const withCors = async (request: { event: Event; context: Context; response: Result | null }) => {
+    const state = stateOf(request.context) as RequestState | undefined;
+    if (!request.response) return;
+    const cors = await responseCorsHeaders(state?.entry?.route, request.event.headers, state?.admission?.principal);
+    request.response.headers = { ...cors, ...request.response.headers };
+  };
   return {
     before: (request) => {
       const { event, context } = request;
@@ -224,10 +235,14 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
         },
       };
     },
-    after: (request) => finish(request),
-    onError: (request) => {
+    after: async (request) => {
+      await withCors(request);
+      finish(request);
+    },
+    onError: async (request) => {
       const state = stateOf(request.context) as RequestState | undefined;
       request.response = errorResponse(request.error, state?.admission?.headers);
+      await withCors(request);
       if (state) finish(request);
     },
   };

@@ -8,7 +8,7 @@ export const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
 export type Method = (typeof METHODS)[number];
 
 /** One Lambda per domain; CDK and the local server read the domain from each route. */
-export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'calls', 'chats', 'contacts', 'batches', 'billing', 'integrations', 'meta', 'account-data', 'members', 'knowledge-bases'] as const;
+export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'calls', 'chats', 'contacts', 'batches', 'billing', 'integrations', 'meta', 'account-data', 'members', 'knowledge-bases', 'public'] as const;
 export type Domain = (typeof DOMAINS)[number];
 
 /**
@@ -74,6 +74,14 @@ export interface RouteDefinition {
    * `member` for what any member may do (sign out, leave). shared/platform/auth/roles.ts.
    */
   role?: Role;
+  /**
+   * CORS of a browser route (docs/browser.md): `public-key-origins` (the default of routes
+   * with a `publicKey` capability) answers `access-control-allow-origin` with the request's
+   * Origin only when a public key allows it (the key the request was admitted with, or any
+   * public key where no key was presented); `same-origin` answers no CORS headers (the share
+   * links' routes, used by the page Parley serves itself); `any` (every other route) `*`.
+   */
+  cors?: 'public-key-origins' | 'same-origin' | 'any';
   /** The workspace's ability to spend is checked before the handler (spec: Routes checked for spend). */
   spendChecked?: boolean;
   /** Tighter API Gateway throttling than the stage default (see THROTTLE_CLASSES). */

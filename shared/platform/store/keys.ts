@@ -143,6 +143,23 @@ export const keys = {
 
   /** Per-source-IP rate window; expires by TTL when the address goes quiet. */
   ipRateWindow: (ip: string): ItemKey => ({ pk: `RATE#IP#${ip}`, sk: 'RATE' }),
+  /**
+   * Per-token rate window of the public routes (a share token's hash, a public chat's ID, a
+   * web call's ID): `kind` says which, so two kinds never share a window. Expires by TTL.
+   */
+  tokenRateWindow: (kind: string, id: string): ItemKey => ({ pk: `RATE#TOKEN#${kind}#${id}`, sk: 'RATE' }),
+  /**
+   * The origin index of public keys: one item per (origin, key) while the key allows that
+   * origin, so a CORS preflight (which carries no key) can ask whether any public key
+   * allows its origin with one query. It decides CORS headers only, never admission.
+   */
+  publicOrigin: (origin: string, credentialId: string): ItemKey => ({ pk: `PUBLICORIGIN#${origin}`, sk: `KEY#${credentialId}` }),
+  publicOrigins: (origin: string): PartitionQuery => ({ pk: `PUBLICORIGIN#${origin}`, skPrefix: 'KEY#' }),
+  /**
+   * A chat started through the public routes (widget, share link): its secret's hash and
+   * what started it, addressed by the chat ID alone (public requests name no workspace).
+   */
+  publicChat: (chatId: string): ItemKey => ({ pk: `PUBLICCHAT#${chatId}`, sk: 'PUBLICCHAT' }),
 
   /** Audit entries sort by their time-ordered IDs within the workspace's audit partition. */
   auditEntry: (workspaceId: string, auditId: string): ItemKey => ({

@@ -7,7 +7,7 @@ import { workerReportToken, workerReportUrl } from './worker-token.ts';
 export * from './types.ts';
 export { readLiveKitCredentials, DEV_API_KEY, DEV_API_SECRET, type LiveKitCredentials, type CredentialOptions } from './credentials.ts';
 export { SandboxMedia, sandboxDialOutcome } from './sandbox.ts';
-export { webCallAccess, liveAccess, LOCAL_LIVEKIT_URL, WEB_CALL_TOKEN_TTL_SECONDS, type WebCallAccess, type WebCallAccessOptions, type LiveAccess } from './web-call.ts';
+export { webCallAccess, verifyWebCallAccess, liveAccess, LOCAL_LIVEKIT_URL, WEB_CALL_TOKEN_TTL_SECONDS, type WebCallAccess, type WebCallAccessOptions, type LiveAccess } from './web-call.ts';
 export { verifyMediaWebhook, type MediaWebhookEvent } from './webhook.ts';
 export { workerReportToken, verifyWorkerReportToken, workerReportUrl } from './worker-token.ts';
 

@@ -1,4 +1,4 @@
-import { AccessToken } from 'livekit-server-sdk';
+import { AccessToken, TokenVerifier } from 'livekit-server-sdk';
 import { config, type IceServer } from '../../platform/config.ts';
 import { readLiveKitCredentials, type CredentialOptions } from './credentials.ts';
 
@@ -49,6 +49,22 @@ export async function webCallAccess(
     transport: 'livekit',
     ice_servers: config.WEB_CALL_ICE_SERVERS,
   };
+}
+
+/**
+ * Whether `token` is a valid, unexpired web call token for `callId` (signed with our LiveKit
+ * credentials, for that call's room and its web user): what the public call routes ask
+ * for instead of a key (docs/browser.md).
+ */
+export async function verifyWebCallAccess(callId: string, token: string, options: CredentialOptions = {}): Promise<boolean> {
+  if (token.length > 4096) return false;
+  const { apiKey, apiSecret } = await readLiveKitCredentials(options);
+  try {
+    const claims = await new TokenVerifier(apiKey, apiSecret).verify(token);
+    return claims.video?.room === callId && claims.sub === `web_user_${callId}`;
+  } catch {
+    return false;
+  }
 }
 
 /** The `exp` claim (epoch seconds) of a JWT the SDK just signed, so expires_at never drifts from it. */
