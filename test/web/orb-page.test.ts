@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
@@ -10,10 +9,8 @@ import { builtWebAssets, cspViolations, newPage, readBody, seriousAxeViolations,
  * The Voice Orb page, `GET /orb/{token}`, served by the meta function from a build of the
  * browser files made for this file, and opened in headless Chromium.
  *
- * The page calls `GET /public/share/{token}` and `POST /public/share/{token}/web-call`. Where
- * the app does not serve those (they belong to the public routes built beside this page), a
- * stand-in in front of the app answers them from the app's own share links and its real
- * `POST /v2/create-web-call`; once the app serves them, the stand-in passes everything through.
+ * The page calls the app's own `GET /public/share/{token}` and `POST /public/share/{token}/web-call`
+ * through a front server on another port, which records the web-call answers it passes on.
  * Without a LiveKit server the web call's livekit_url is `livekit-server --dev`'s address, where
  * nothing listens, so the page must end in its "cannot reach the media server" state.
  * PARLEY_SCREENSHOTS=<folder> saves the screenshots docs/browser.md shows.
@@ -23,32 +20,10 @@ let front: string;
 let agentId: string;
 let token: string;
 let revokedToken: string;
-const standIn = { share: 0, webCall: 0 };
 const webCallStatuses: number[] = [];
 const screenshots = process.env.PARLEY_SCREENSHOTS;
 
 const SHARE_PATH = /^\/public\/share\/([^/?]+)(\/web-call)?$/;
-
-async function standInAnswer(req: IncomingMessage, res: ServerResponse, match: RegExpMatchArray, body: string): Promise<void> {
-  const json = (status: number, value: unknown) =>
-    void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
-  const links = (await app.api.get(`/agents/${agentId}/share-links`)).body as { token: string; enabled: boolean }[];
-  const link = links.find((candidate) => candidate.token === decodeURIComponent(match[1]!) && candidate.enabled);
-  if (!link) return json(404, { status: 404, message: 'Share link not found' });
-  if (!match[2] && req.method === 'GET') {
-    standIn.share++;
-    return json(200, { agent_name: 'Front desk', agent_type: 'voice' });
-  }
-  if (match[2] && req.method === 'POST') {
-    standIn.webCall++;
-    const request = (body ? JSON.parse(body) : {}) as { metadata?: Record<string, unknown>; retell_llm_dynamic_variables?: Record<string, string> };
-    const created = await app.api.post('/v2/create-web-call', {
-      body: { agent_id: agentId, retell_llm_dynamic_variables: request.retell_llm_dynamic_variables, metadata: { ...request.metadata, source: 'voice_orb' } },
-    });
-    return json(created.status, created.body);
-  }
-  return json(405, { status: 405, message: 'Method not allowed' });
-}
 
 beforeAll(async () => {
   const { dir } = await builtWebAssets();
@@ -67,9 +42,6 @@ beforeAll(async () => {
     const upstream = await fetch(`${app.url}${req.url}`, { method: req.method, headers, body: body === '' ? undefined : body });
     const bytes = Buffer.from(await upstream.arrayBuffer());
     const match = (req.url ?? '').match(SHARE_PATH);
-    if (match && upstream.status === 404 && /^\{"status":404,"message":"Route /.test(bytes.toString('utf8'))) {
-      return standInAnswer(req, res, match, body);
-    }
     if (match?.[2]) webCallStatuses.push(upstream.status);
     const passed: Record<string, string> = {};
     upstream.headers.forEach((value, name) => {
@@ -172,7 +144,7 @@ describe('GET /orb/{token}', () => {
     expect(await cspViolations(page)).toEqual([]);
     if (screenshots) await page.screenshot({ path: `${screenshots}/orb-unreachable.png` });
     await page.context().close();
-    expect(webCallStatuses.length + standIn.webCall).toBe(1);
+    expect(webCallStatuses).toEqual([201]);
   }, 60_000);
 
   it('fits a phone screen without sideways scrolling', async () => {
