@@ -6,6 +6,7 @@ import { answer, appendTranscript, endTransfer, finishCall, startTransfer, TRANS
 import { isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
 import { dispatchAgentInto, endMedia } from './media.ts';
 import { finishRoomRecording, startRoomRecording } from './recordings.ts';
+import { recordSipWebhook } from './sip-leg.ts';
 import { callOfMediaRoom, findCallItem, transitionCall, type CallItem, type EngineState } from './store.ts';
 
 /*
@@ -49,6 +50,8 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
     }
     return { applied: 'ignored: no call for this room' };
   }
+  // The phone party's SIP attributes and callStatus, for the call's SIP trace (sip-leg.ts).
+  await recordSipWebhook(call, event);
   switch (event.event) {
     case 'participant_joined':
       if (!isHuman(event.participant) || call.call_status !== 'registered') return { applied: 'ignored' };
