@@ -25,6 +25,10 @@ const isHuman = (participant: { kind?: string; identity?: string } | undefined) 
 
 const isSipCaller = (participant: { kind?: string } | undefined) => participant?.kind === 'sip';
 
+/** A SIP participant LiveKit is still dialling (`sip.callStatus` dialing or ringing): not on the line yet. */
+const isStillDialling = (participant: { attributes?: Record<string, string> } | undefined) =>
+  participant?.attributes?.['sip.callStatus'] === 'dialing' || participant?.attributes?.['sip.callStatus'] === 'ringing';
+
 /** Applies one LiveKit webhook; answers what it did (for the log and tests). */
 export async function receiveMediaWebhook(rawBody: string, authorization: string | undefined): Promise<{ applied: string }> {
   const event = await verifyMediaWebhook(rawBody, authorization);
@@ -56,6 +60,8 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
     case 'participant_joined':
       if (!isHuman(event.participant) || call.call_status !== 'registered') return { applied: 'ignored' };
       if (call.engine.origin === 'register-phone-call') return registeredCallArrived(call, event.participant);
+      // LiveKit puts a dialled callee in the room while it still rings: the dial's answer makes the call live.
+      if (isSipCaller(event.participant) && isStillDialling(event.participant)) return { applied: 'ignored: not answered yet' };
       await answer(call, {});
       return { applied: 'ongoing' };
     case 'participant_left':
