@@ -41,6 +41,7 @@ export interface SipLegReport {
   trunk_id?: string;
   rule_id?: string;
   invite_time?: number;
+  joined_at?: number;
   dial_started_at?: number;
   failure?: SipLeg['failure'];
   disconnect_reason?: string;
@@ -59,6 +60,7 @@ const IDENTIFIERS = [
   'trunk_id',
   'rule_id',
   'invite_time',
+  'joined_at',
   'dial_started_at',
   'failure',
   'disconnect_reason',
@@ -132,6 +134,7 @@ export function reportOfParticipant(
     trunk_id: clip(attributes['sip.trunkID']),
     rule_id: clip(attributes['sip.ruleID']),
     ...(Number.isFinite(inviteTime) && inviteTime > 0 ? { invite_time: Math.trunc(inviteTime) } : {}),
+    ...(event === 'participant_joined' ? { joined_at: at } : {}),
     ...(event === 'participant_left' && participant.disconnect_reason ? { disconnect_reason: clip(participant.disconnect_reason) } : {}),
     ...(status ? { transition: { status: status.slice(0, 32), at, source: 'webhook' as const, event } } : {}),
   };

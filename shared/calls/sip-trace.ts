@@ -231,21 +231,29 @@ function legSteps(call: CallItem, leg: SipLeg, parleyCalls: boolean): Step[] {
       ? [leg.dial_started_at, 'CreateSIPParticipant sent']
       : leg.invite_time !== undefined
         ? [leg.invite_time, 'lk.sip.inviteTime']
-        : first
-          ? [first.at, label(first)]
-          : [call.created_timestamp, 'call created_timestamp'];
+        : leg.joined_at !== undefined && (!first || leg.joined_at <= first.at)
+          ? [leg.joined_at, 'participant_joined']
+          : first
+            ? [first.at, label(first)]
+            : [call.created_timestamp, 'call created_timestamp'];
   const steps: Step[] = [
     { at: inviteAt, from: caller, method: 'INVITE', cseq: 1, sdp: true, basis: inviteBasis },
     { at: inviteAt + 1, from: callee, status: [100, 'Trying', 'INVITE'], cseq: 1, basis: 'implied' },
   ];
   const ringing = status('ringing');
   if (ringing) steps.push({ at: ringing.at, from: callee, status: [180, 'Ringing', 'INVITE'], cseq: 1, basis: label(ringing) });
-  const answered = [status('automation'), status('active')].filter((t) => t !== undefined).sort((a, b) => a.at - b.at)[0];
+  const reported = [status('automation'), status('active')].filter((t) => t !== undefined).sort((a, b) => a.at - b.at)[0];
+  // LiveKit reported no answer (an inbound caller joins already answered): the call record's start, when it has one.
+  const answered = reported
+    ? { at: reported.at, basis: label(reported) }
+    : call.start_timestamp !== undefined && !leg.failure
+      ? { at: call.start_timestamp, basis: 'call start_timestamp' }
+      : undefined;
   const hangup = status('hangup');
 
   if (answered) {
     steps.push(
-      { at: answered.at, from: callee, status: [200, 'OK', 'INVITE'], cseq: 1, sdp: true, basis: label(answered) },
+      { at: answered.at, from: callee, status: [200, 'OK', 'INVITE'], cseq: 1, sdp: true, basis: answered.basis },
       { at: answered.at + 1, from: caller, method: 'ACK', cseq: 1, basis: 'implied' },
     );
     const endAt = hangup?.at ?? (call.call_status === 'registered' || call.call_status === 'ongoing' ? undefined : call.end_timestamp);
@@ -350,7 +358,8 @@ export function buildSipTrace(call: CallItem): SipTrace {
 
 /** A LiveKit call's trace from its SIP leg's facts (`synthetic: false`). */
 function livekitTrace(call: CallItem, leg: SipLeg, parleyCalls: boolean): SipTrace {
-  const sipCallId = leg.call_id_full ?? leg.livekit_call_id!;
+  // A dial refused before any webhook named the participant has no Call-ID from LiveKit: Parley's own stands in.
+  const sipCallId = leg.call_id_full ?? leg.livekit_call_id ?? `${hex(call.call_id, 32)}@${config.SIP_HOST}`;
   const carrierHost = leg.hostname ?? leg.trunk_host ?? CARRIER.ip;
   // Outbound: From is the workspace's number on the trunk, To the dialled party; inbound the other way.
   const party = leg.phone_number ?? (parleyCalls ? call.to_number : call.from_number) ?? 'unknown';

@@ -136,6 +136,8 @@ export interface SipLeg {
   rule_id?: string;
   /** `lk.sip.inviteTime`: when LiveKit received an inbound INVITE (epoch ms). */
   invite_time?: number;
+  /** When LiveKit said the participant joined the room (participant_joined; an inbound caller's INVITE was just accepted). */
+  joined_at?: number;
   /** When the dial (CreateSIPParticipant) was sent: the outbound INVITE. */
   dial_started_at?: number;
   /** The SIP status that refused the dial (CreateSIPParticipant's error), when it failed. */
