@@ -1,5 +1,6 @@
 import { keys } from '../platform/store/keys.ts';
-import { table, type TransactOp } from '../platform/store/table.ts';
+import { ConditionFailed, table, type TransactOp } from '../platform/store/table.ts';
+import type { SipLeg } from './store.ts';
 
 /*
  * Items of a call's artifacts beside the call item (docs/data-model.md): the unscrubbed
@@ -77,4 +78,28 @@ export function scrubCallOp(
 
 export async function transact(ops: readonly TransactOp[]): Promise<void> {
   await table.transact(ops);
+}
+
+/**
+ * Writes a call's SIP leg (sip-leg.ts) if nobody wrote it since it was read at `readRev`
+ * (0: never written). Answers false when another writer got there first (read again and
+ * merge). The call must exist and keep its workspace: a room's webhook writes only its call.
+ */
+export async function writeSipLeg(callId: string, workspaceId: string, readRev: number, leg: SipLeg): Promise<boolean> {
+  try {
+    await table.update({
+      Key: keys.call(callId),
+      UpdateExpression: 'SET #leg = :leg',
+      ConditionExpression:
+        readRev === 0
+          ? 'attribute_exists(pk) AND #ws = :ws AND attribute_not_exists(#leg)'
+          : 'attribute_exists(pk) AND #ws = :ws AND #leg.#rev = :rev',
+      ExpressionAttributeNames: { '#leg': 'sip_leg', '#ws': 'workspace_id', ...(readRev === 0 ? {} : { '#rev': 'rev' }) },
+      ExpressionAttributeValues: { ':leg': leg, ':ws': workspaceId, ...(readRev === 0 ? {} : { ':rev': readRev }) },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
 }

@@ -11,6 +11,7 @@ import { dialOut, endMedia, transferCall, type TransferOutcome } from './media.t
 import { callCost, type CallCost } from './pricing.ts';
 import { recordSandboxCall, startRoomRecording } from './recordings.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
+import { recordSipDial } from './sip-leg.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
 import { findCallItem, roomOf, transitionCall, type CallItem, type EngineState, type TransferState } from './store.ts';
 
@@ -85,6 +86,8 @@ export async function runCallStep(message: CallStepMessage): Promise<void> {
 async function dial(call: CallItem): Promise<void> {
   if (call.call_status !== 'registered') return;
   const outcome = await dialOut(call);
+  // What LiveKit answered about the SIP leg (its call ID, or the SIP status that refused it), for the trace.
+  await recordSipDial(call, outcome);
   if (!outcome.connected) {
     await finishCall(call, { status: 'not_connected', reason: outcome.disconnection_reason });
     return;

@@ -5,6 +5,7 @@ import { finishCall } from './engine.ts';
 import { receiveInboundCall } from './inbound.ts';
 import { dispatchAgentInto, endMedia, forwardCaller } from './media.ts';
 import { queueInboundSipCaller, type InboundSipMessage } from './schedule.ts';
+import { mergeSipLeg, reportOfParticipant, webhookTime } from './sip-leg.ts';
 import { claimMediaRoom, findCallItem } from './store.ts';
 
 /*
@@ -63,6 +64,7 @@ export async function receiveInboundSipCaller(event: MediaWebhookEvent): Promise
     call_id: callId,
     room,
     participant: { identity: participant.identity, attributes: participant.attributes },
+    joined_at: webhookTime(event),
   });
   return { applied: 'queued' };
 }
@@ -80,7 +82,16 @@ export async function admitInboundSipCaller(message: InboundSipMessage): Promise
   const headers = sipHeadersOf(participant.attributes);
   const outcome = await receiveInboundCall(
     { fromNumber, toNumber, ...(Object.keys(headers).length ? { sipHeaders: headers } : {}) },
-    { callId, room, sipIdentity: participant.identity },
+    {
+      callId,
+      room,
+      sipIdentity: participant.identity,
+      // The caller's SIP leg as it joined (its sip.* attributes and callStatus), for the SIP trace.
+      sipLeg: {
+        ...mergeSipLeg(undefined, reportOfParticipant({ ...participant, sid: '', kind: 'sip' }, 'participant_joined', message.joined_at ?? Date.now())),
+        rev: 1,
+      },
+    },
   );
   if (!outcome.accepted) {
     if (outcome.fallback_number) {

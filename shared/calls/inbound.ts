@@ -16,7 +16,7 @@ import { releaseSlot } from './concurrency.ts';
 import { finishCall, scheduleFirstStep } from './engine.ts';
 import { mediaKind } from './media.ts';
 import { asVariableString, type CallView } from './schemas.ts';
-import { newCallItem, putNewCall, type CallItem } from './store.ts';
+import { newCallItem, putNewCall, type CallItem, type SipLeg } from './store.ts';
 import { toCallView } from './view.ts';
 
 /*
@@ -55,6 +55,8 @@ export interface InboundCallOptions {
   room?: string;
   /** The caller's SIP participant identity in that room: what a cold transfer REFERs. */
   sipIdentity?: string;
+  /** What LiveKit's participant_joined said about the caller's SIP leg (sip-leg.ts), kept for the SIP trace. */
+  sipLeg?: SipLeg;
 }
 
 export type InboundOutcome =
@@ -262,6 +264,7 @@ export async function receiveInboundCall(input: InboundCallInput, options: Inbou
       metadata,
       retell_llm_dynamic_variables: variables,
       concurrency_burst: burst,
+      ...(options.sipLeg ? { sip_leg: options.sipLeg } : {}),
       engine: {
         slot,
         media: mediaKind(),

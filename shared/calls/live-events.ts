@@ -6,6 +6,7 @@ import { answer, appendTranscript, endTransfer, finishCall, startTransfer, TRANS
 import { isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
 import { dispatchAgentInto, endMedia } from './media.ts';
 import { finishRoomRecording, startRoomRecording } from './recordings.ts';
+import { recordSipWebhook } from './sip-leg.ts';
 import { callOfMediaRoom, findCallItem, transitionCall, type CallItem, type EngineState } from './store.ts';
 
 /*
@@ -23,6 +24,10 @@ const isHuman = (participant: { kind?: string; identity?: string } | undefined) 
   !!participant && (participant.kind === 'sip' || participant.kind === 'standard') && !participant.identity?.startsWith('listener');
 
 const isSipCaller = (participant: { kind?: string } | undefined) => participant?.kind === 'sip';
+
+/** A SIP participant LiveKit is still dialling (`sip.callStatus` dialing or ringing): not on the line yet. */
+const isStillDialling = (participant: { attributes?: Record<string, string> } | undefined) =>
+  participant?.attributes?.['sip.callStatus'] === 'dialing' || participant?.attributes?.['sip.callStatus'] === 'ringing';
 
 /** Applies one LiveKit webhook; answers what it did (for the log and tests). */
 export async function receiveMediaWebhook(rawBody: string, authorization: string | undefined): Promise<{ applied: string }> {
@@ -49,10 +54,14 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
     }
     return { applied: 'ignored: no call for this room' };
   }
+  // The phone party's SIP attributes and callStatus, for the call's SIP trace (sip-leg.ts).
+  await recordSipWebhook(call, event);
   switch (event.event) {
     case 'participant_joined':
       if (!isHuman(event.participant) || call.call_status !== 'registered') return { applied: 'ignored' };
       if (call.engine.origin === 'register-phone-call') return registeredCallArrived(call, event.participant);
+      // LiveKit puts a dialled callee in the room while it still rings: the dial's answer makes the call live.
+      if (isSipCaller(event.participant) && isStillDialling(event.participant)) return { applied: 'ignored: not answered yet' };
       await answer(call, {});
       return { applied: 'ongoing' };
     case 'participant_left':

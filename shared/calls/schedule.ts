@@ -41,6 +41,8 @@ export interface InboundSipMessage {
   call_id: string;
   room: string;
   participant: { identity: string; attributes: Record<string, string> };
+  /** When the caller joined (the webhook's time, epoch ms): its SIP leg's first callStatus (sip-leg.ts). */
+  joined_at?: number;
 }
 
 export const InboundSipSchema = z.lazy(() =>
@@ -52,6 +54,7 @@ export const InboundSipSchema = z.lazy(() =>
       identity: z.string().max(256),
       attributes: z.record(z.string().max(256), z.string().max(8192)),
     }),
+    joined_at: z.number().int().min(0).optional(),
   }),
 );
 

@@ -95,6 +95,58 @@ export interface TransferState {
   reason?: string;
 }
 
+/** One `sip.callStatus` the call's SIP participant reached, when, and who said so. */
+export interface SipStatusTransition {
+  /** LiveKit's `sip.callStatus`: dialing, ringing, automation, active, hangup (any other value is kept as reported). */
+  status: string;
+  /** Epoch ms. */
+  at: number;
+  /** A LiveKit webhook carrying the participant's attributes, or the dial's own answer (CreateSIPParticipant). */
+  source: 'webhook' | 'dial';
+  /** The webhook event that carried it (participant_joined, participant_left, track_published, …). */
+  event?: string;
+}
+
+/**
+ * What LiveKit reported about a call's SIP leg (shared/calls/sip-leg.ts): the SIP
+ * participant's identifiers (its `sip.*` attributes) and each callStatus it reached, from
+ * LiveKit's webhooks and the dial's answer. Top-level (the engine's writes replace
+ * `engine`), bounded (SIP_LEG_MAX_TRANSITIONS), written conditionally on `rev`. Never
+ * answered on the call; the SIP trace is built from it.
+ */
+export interface SipLeg {
+  /** Bumped by every write: each write is conditional on the value it read. */
+  rev: number;
+  participant_identity?: string;
+  participant_sid?: string;
+  /** `sip.callID`: LiveKit's SIP call ID (SCL_…). */
+  livekit_call_id?: string;
+  /** `sip.callIDFull`: the dialog's Call-ID header, as the trunk provider sees it. */
+  call_id_full?: string;
+  /** `sip.phoneNumber`: the phone party (the callee outbound, the caller inbound). */
+  phone_number?: string;
+  /** `sip.trunkPhoneNumber`: the workspace's number on the trunk. */
+  trunk_phone_number?: string;
+  /** `sip.hostname`: the host on the far side of LiveKit's SIP service. */
+  hostname?: string;
+  /** The termination host the outbound trunk dialled (from the dial, when LiveKit named none). */
+  trunk_host?: string;
+  /** `sip.trunkID`, `sip.ruleID`. */
+  trunk_id?: string;
+  rule_id?: string;
+  /** `lk.sip.inviteTime`: when LiveKit received an inbound INVITE (epoch ms). */
+  invite_time?: number;
+  /** When LiveKit said the participant joined the room (participant_joined; an inbound caller's INVITE was just accepted). */
+  joined_at?: number;
+  /** When the dial (CreateSIPParticipant) was sent: the outbound INVITE. */
+  dial_started_at?: number;
+  /** The SIP status that refused the dial (CreateSIPParticipant's error), when it failed. */
+  failure?: { status_code: number; reason: string; at: number };
+  /** LiveKit's DisconnectReason when the participant left (CLIENT_INITIATED, ROOM_DELETED, USER_REJECTED, …). */
+  disconnect_reason?: string;
+  transitions: SipStatusTransition[];
+}
+
 export type CallItem = CallView & {
   pk: string;
   sk: string;
@@ -129,6 +181,8 @@ export type CallItem = CallView & {
   live_patch?: { seq: number; dynamic_variables?: Record<string, string>; agent_override?: AgentOverride };
   live_take_over?: { participant_id: string; timestamp: number };
   live_watched?: boolean;
+  /** LiveKit's reports about the call's SIP leg (sip-leg.ts), for the SIP trace. Never answered. */
+  sip_leg?: SipLeg;
 };
 
 export const callNotFound = () => notFound('Call not found');

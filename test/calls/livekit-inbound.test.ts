@@ -117,6 +117,19 @@ describe('an inbound SIP caller on LiveKit', () => {
     await eventually(async () => hooks.events(callId), (events) => events.includes('call_ended'));
     expect(hooks.events(callId).slice(0, 2)).toEqual(['call_started', 'call_ended']);
     expect((await ws.api.get('/get-concurrency')).body.current_concurrency).toBe(0);
+
+    // The SIP trace comes from the caller's SIP participant (its sip.* attributes, its join and hang-up).
+    const trace = (await ws.api.get(`/v2/get-call-sip-trace/${callId}`)).body;
+    expect(trace).toMatchObject({
+      synthetic: false,
+      source: 'livekit_sip_participant',
+      sip_call_id: 'SCL_abc',
+      sip_participant: { participant_identity: `sip_${CALLER}`, phone_number: CALLER, trunk_phone_number: number, status_transitions: [{ status: 'hangup', source: 'webhook' }] },
+    });
+    expect(trace.messages.map((m: any) => `${m.direction} ${m.method ?? m.status_code}`)).toEqual(['received INVITE', 'sent 100', 'sent 200', 'received ACK', 'received BYE', 'sent 200']);
+    expect(trace.messages[0]).toMatchObject({ basis: 'participant_joined' });
+    expect(trace.messages[0].raw).toContain(`From: <sip:${CALLER}@`);
+    expect(trace.messages[0].raw).toContain(`To: <sip:${number}@`);
   });
 
   it("transfers an admitted caller cold by a REFER of the caller's own identity in the dispatch rule's room", async () => {

@@ -55,6 +55,11 @@ export interface FakeLiveKit {
   failNext(method: string, failure: TwirpFailure): void;
   /** Every request to `method` waits this long before answering (0 to stop). */
   delay(method: string, ms: number): void;
+  /**
+   * Requests to `method` wait until the returned release is called (a dial ringing for as
+   * long as the test needs, without timing): they then answer as usual (or as failNext says).
+   */
+  hold(method: string): () => void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -82,6 +87,7 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
   const verifier = new TokenVerifier(apiKey, apiSecret);
   const failures = new Map<string, TwirpFailure[]>();
   const delays = new Map<string, number>();
+  const holds = new Map<string, Promise<void>>();
   let counter = 0;
   const nextId = (prefix: string) => `${prefix}_${String(++counter).padStart(6, '0')}`;
 
@@ -104,6 +110,14 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
     delay(method, ms) {
       delays.set(method, ms);
     },
+    hold(method) {
+      let release!: () => void;
+      holds.set(method, new Promise<void>((resolve) => (release = resolve)));
+      return () => {
+        holds.delete(method);
+        release();
+      };
+    },
     reset() {
       fake.requests.length = 0;
       fake.refused.length = 0;
@@ -113,6 +127,7 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
       counter = 0;
       failures.clear();
       delays.clear();
+      holds.clear();
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -208,6 +223,7 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
     fake.requests.push({ method, body, claims });
     const wait = delays.get(method) ?? 0;
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    await holds.get(method);
     const queued = failures.get(method);
     const failure = queued?.shift();
     if (failure) return sendError(res, failure);

@@ -29,6 +29,7 @@ import {
   type MediaSession,
   type OutboundTrunkConfig,
   type RecordingUpload,
+  type SipDialReport,
   type TransferOutcome,
   type TransferRequest,
   type TrunkStore,
@@ -205,14 +206,32 @@ export class LiveKitMedia implements MediaAdapter {
       timeout: this.options.requestTimeoutSeconds,
       ...(request.sip_headers ? { headers: request.sip_headers } : {}),
     };
+    const startedAt = Date.now();
+    const host = sipHost(request.trunk.address);
     try {
-      await attempt('CreateSIPParticipant', () =>
+      const answer = await attempt('CreateSIPParticipant', () =>
         this.sip.createSipParticipant(trunkId, request.to_number, request.call_id, options),
       );
-      return { connected: true, voicemail: false, participant_identity: identity };
+      const sip: SipDialReport = {
+        started_at: startedAt,
+        ended_at: Date.now(),
+        participant_identity: identity,
+        host,
+        ...(answer?.sipCallId ? { sip_call_id: answer.sipCallId } : {}),
+        ...(answer?.participantId ? { participant_id: answer.participantId } : {}),
+      };
+      return { connected: true, voicemail: false, participant_identity: identity, sip };
     } catch (error) {
       if (error instanceof DialRefused) {
-        return { connected: false, status: 'not_connected', disconnection_reason: error.reason };
+        const sip: SipDialReport = {
+          started_at: startedAt,
+          ended_at: Date.now(),
+          participant_identity: identity,
+          host,
+          ...(error.sipStatusCode !== undefined ? { status_code: error.sipStatusCode } : {}),
+          ...(error.sipStatus ? { status: error.sipStatus } : {}),
+        };
+        return { connected: false, status: 'not_connected', disconnection_reason: error.reason, sip };
       }
       throw error;
     }
@@ -269,7 +288,12 @@ export function sipHost(address: string): string {
 
 /** A dial the phone network refused: a DialOutcome, not an error of Parley's. */
 class DialRefused extends Error {
-  constructor(readonly reason: DialFailureReason) {
+  constructor(
+    readonly reason: DialFailureReason,
+    /** The SIP status LiveKit reported (SipCallError's metadata), for the call's SIP trace. */
+    readonly sipStatusCode?: number,
+    readonly sipStatus?: string,
+  ) {
     super(reason);
   }
 }
@@ -298,7 +322,7 @@ function failure(operation: string, error: unknown): Error {
   if (error instanceof ApiError || error instanceof DialRefused || error instanceof RoomGone) return error;
   if (error instanceof SipCallError && error.sipStatusCode !== undefined) {
     const code = error.sipStatusCode;
-    return new DialRefused(BUSY.has(code) ? 'dial_busy' : NO_ANSWER.has(code) ? 'dial_no_answer' : 'dial_failed');
+    return new DialRefused(BUSY.has(code) ? 'dial_busy' : NO_ANSWER.has(code) ? 'dial_no_answer' : 'dial_failed', code, error.sipStatus);
   }
   if (error instanceof TwirpError) {
     if ((operation === 'DeleteRoom' || operation === 'RemoveParticipant' || operation === 'UpdateParticipant') && error.code === 'not_found') {

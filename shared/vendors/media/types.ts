@@ -103,14 +103,37 @@ export interface DialRequest {
 /** Why a dial did not connect (retell-sdk's disconnection_reason values for dials). */
 export type DialFailureReason = 'dial_busy' | 'dial_no_answer' | 'dial_failed';
 
+/**
+ * What the media server reported about a dial's SIP leg (LiveKit's CreateSIPParticipant:
+ * its answer, or the SIP status that refused the call), for the call's SIP trace. The
+ * sandbox has no SIP leg and reports none.
+ */
+export interface SipDialReport {
+  /** When the dial was sent (epoch ms): the INVITE left then. */
+  started_at: number;
+  /** When the media server answered: the callee picked up, or the dial failed (epoch ms). */
+  ended_at: number;
+  /** LiveKit's SIP call ID (the participant's `sip.callID`), from the answer. */
+  sip_call_id?: string;
+  /** The SIP participant's ID in the room, from the answer. */
+  participant_id?: string;
+  participant_identity: string;
+  /** The termination host the trunk dials (without `sip:` and parameters). */
+  host?: string;
+  /** The SIP status that refused the call (486, 480, 603, …) and its reason phrase, when it failed. */
+  status_code?: number;
+  status?: string;
+}
+
 export type DialOutcome =
   | {
       connected: true;
       /** The sandbox's voicemail outcome; LiveKit does not detect voicemail here (the agent worker does). */
       voicemail: boolean;
       participant_identity: string;
+      sip?: SipDialReport;
     }
-  | { connected: false; status: 'not_connected'; disconnection_reason: DialFailureReason };
+  | { connected: false; status: 'not_connected'; disconnection_reason: DialFailureReason; sip?: SipDialReport };
 
 /** A cold transfer: the caller's leg is handed to another destination by SIP REFER; the agent leaves. */
 export interface ColdTransferRequest {

@@ -156,7 +156,20 @@ describe('dialling out over the number’s outbound trunk', () => {
     const trunks = new MemoryTrunks();
     const outcome = await media(trunks).dialOut(dial());
 
-    expect(outcome).toEqual({ connected: true, voicemail: false, participant_identity: 'callee' });
+    expect(outcome).toEqual({
+      connected: true,
+      voicemail: false,
+      participant_identity: 'callee',
+      // What LiveKit answered about the SIP leg, for the call's SIP trace.
+      sip: {
+        started_at: expect.any(Number),
+        ended_at: expect.any(Number),
+        participant_identity: 'callee',
+        host: 'parley-test.pstn.twilio.com',
+        sip_call_id: expect.stringMatching(/^SCL_/),
+        participant_id: expect.stringMatching(/^PA_/),
+      },
+    });
     const [created] = livekit.calls('SIP/CreateSIPOutboundTrunk');
     expect(created!.body).toEqual({
       trunk: {
@@ -241,7 +254,7 @@ describe('dialling out over the number’s outbound trunk', () => {
       sipTrunkId: 'ST_elsewhere', name: '', address: '', numbers: [], transport: '', authUsername: '', authPassword: '', metadata: '',
     });
 
-    expect(await media(racing).dialOut(dial())).toEqual({ connected: true, voicemail: false, participant_identity: 'callee' });
+    expect(await media(racing).dialOut(dial())).toMatchObject({ connected: true, voicemail: false, participant_identity: 'callee' });
     expect(livekit.calls('SIP/DeleteSIPTrunk').map((request) => request.body)).toEqual([{ sipTrunkId: 'ST_000001' }]);
     expect(livekit.calls('SIP/CreateSIPParticipant')[0]!.body.sipTrunkId).toBe('ST_elsewhere');
   });
@@ -260,7 +273,12 @@ describe('dialling out over the number’s outbound trunk', () => {
       msg: `sip status: ${code}`,
       meta: { sip_status_code: String(code), sip_status: status },
     });
-    expect(await media().dialOut(dial())).toEqual({ connected: false, status: 'not_connected', disconnection_reason: reason });
+    expect(await media().dialOut(dial())).toEqual({
+      connected: false,
+      status: 'not_connected',
+      disconnection_reason: reason,
+      sip: { started_at: expect.any(Number), ended_at: expect.any(Number), participant_identity: 'callee', host: 'parley-test.pstn.twilio.com', status_code: code, status },
+    });
   });
 
   it('reads the trunk host from a termination URI', () => {
@@ -303,7 +321,7 @@ describe('transfers and ending', () => {
 
   it('a warm transfer dials the target into the room as a second SIP participant', async () => {
     const outcome = await media().warmTransfer(dial({ to_number: '+14155550142' }));
-    expect(outcome).toEqual({ connected: true, voicemail: false, participant_identity: 'transfer-+14155550142' });
+    expect(outcome).toMatchObject({ connected: true, voicemail: false, participant_identity: 'transfer-+14155550142' });
     const [participant] = livekit.calls('SIP/CreateSIPParticipant');
     expect([participant!.body.roomName, participant!.body.sipCallTo, participant!.body.participantIdentity]).toEqual([
       call.call_id,
