@@ -1,9 +1,10 @@
 import { config } from '../platform/config.ts';
 import { notFound } from '../platform/errors.ts';
-import { paymentsProvider, type PaymentsProvider } from '../vendors/payments/index.ts';
+import type { PaymentsProvider } from '../vendors/payments/index.ts';
+import { paymentsProvider } from '../vendors/payments/provider.ts';
 import { ensureAccount } from './entries.ts';
 import type { CheckoutInput } from './schemas.ts';
-import { deliverSelfSignedEvents } from './stripe-events.ts';
+import { deliverSelfSignedEvents } from './stripe-webhook.ts';
 import { billingStore } from './store.ts';
 
 /*
@@ -91,6 +92,4 @@ export async function createPortal(workspaceId: string, returnUrl?: string) {
   return provider.createPortalSession(customerId, returnUrl ?? `${baseUrl()}/billing`);
 }
 
-export async function paymentProviderKind(): Promise<'stripe' | 'mock'> {
-  return (await paymentsProvider()).kind;
-}
+export { paymentsProviderKind as paymentProviderKind } from '../vendors/payments/index.ts';

@@ -8,7 +8,7 @@ import { epochMs, httpUrl, queryInt } from '../platform/http/schemas.ts';
  */
 
 export const SPEND_ACTION_NAMES = ['phone_call', 'web_call', 'register_call', 'batch_call', 'chat', 'sms'] as const;
-export const ENTRY_KINDS = ['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'call_charge', 'batch_dial', 'purchased_concurrency', 'refund'] as const;
+export const ENTRY_KINDS = ['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'refund', 'dispute_hold', 'dispute_release', 'invoice_payment'] as const;
 
 /** USD in whole cents. */
 const usdAmount = (min: number, max: number) =>
