@@ -165,6 +165,109 @@ describe('payment methods, the portal and auto-recharge through Stripe', () => {
   });
 });
 
+describe('refunds and disputes through the signed webhook', () => {
+  /** A workspace whose checkout of `amount` was paid and credited: its payment intent and customer. */
+  async function paid(amount: number) {
+    const started = await checkout(amount);
+    const sessionId = started.session.checkout_session_id as string;
+    expect((await postEvent(stripe.signedEvent('checkout.session.completed', stripe.paidSession(sessionId)))).body.applied).toBe('credited');
+    return { ...started, paymentIntent: stripe.paymentIntentOf(sessionId) };
+  }
+  const auditActions = async (api: ApiClient) =>
+    ((await api.get('/audit-log')).body as { action: string; actor: { type: string }; target: { type: string; id: string } }[])
+      .filter((entry) => entry.action.startsWith('billing.'))
+      .map((entry) => [entry.action, entry.actor.type, entry.target.id])
+      .reverse();
+
+  it('takes each refund of a payment back once (a refund entry and an audit entry), listed or not', async () => {
+    const { ws, customerId, paymentIntent } = await paid(25);
+    const charge = (amountRefunded: number, refunds?: { id: string; amount: number; status: string }[]) => ({
+      id: 'ch_refunded_1',
+      object: 'charge',
+      amount: 2500,
+      amount_refunded: amountRefunded,
+      customer: customerId,
+      payment_intent: paymentIntent,
+      refunded: amountRefunded === 2500,
+      ...(refunds ? { refunds: { object: 'list', data: refunds } } : {}),
+    });
+    const first = stripe.signedEvent('charge.refunded', charge(1000, [{ id: 're_1', amount: 1000, status: 'succeeded' }]));
+    expect((await postEvent(first)).body).toEqual({ received: true, duplicate: false, applied: 'refunded: 1' });
+    expect(await balance(ws.api)).toBe(15);
+    expect((await postEvent(first)).body.duplicate).toBe(true);
+    // A second refund: the event lists both; only the new one is written.
+    const second = await postEvent(stripe.signedEvent('charge.refunded', charge(1500, [{ id: 're_2', amount: 500, status: 'succeeded' }, { id: 're_1', amount: 1000, status: 'succeeded' }])));
+    expect(second.body.applied).toBe('refunded: 1');
+    expect(await balance(ws.api)).toBe(10);
+    // Without the list (newer API versions): what amount_refunded says beyond what is recorded, once.
+    expect((await postEvent(stripe.signedEvent('charge.refunded', charge(2000)))).body.applied).toBe('refunded: 1');
+    expect((await postEvent(stripe.signedEvent('charge.refunded', charge(2000)))).body.applied).toBe('ignored: already refunded');
+    const overview = (await ws.api.get('/billing')).body;
+    expect(overview.balance_usd).toBe(5);
+    // Refunds are money moving back, not usage: no month charges, no usage lines.
+    expect(overview.month_charges_usd).toBe(0);
+    expect(overview.entries.filter((entry: { kind: string }) => entry.kind === 'refund').map((entry: { amount_usd: number }) => entry.amount_usd)).toEqual([-5, -5, -10]);
+    expect((await ws.api.get('/billing/usage')).body.total_usd).toBe(0);
+    expect(await auditActions(ws.api)).toEqual([
+      ['billing.refund', 'system', 'ch_refunded_1'],
+      ['billing.refund', 'system', 'ch_refunded_1'],
+      ['billing.refund', 'system', 'ch_refunded_1'],
+    ]);
+  });
+
+  it('never refunds from a workspace whose payment it is not', async () => {
+    const victim = await paid(10);
+    const attacker = await paid(10);
+    // The victim's payment intent with the attacker's customer, and a payment intent nobody credited.
+    const cases = [
+      { id: 'ch_forged_1', amount: 1000, amount_refunded: 1000, customer: attacker.customerId, payment_intent: victim.paymentIntent },
+      { id: 'ch_forged_2', amount: 1000, amount_refunded: 1000, customer: attacker.customerId, payment_intent: 'pi_never_credited' },
+    ];
+    for (const charge of cases) {
+      expect((await postEvent(stripe.signedEvent('charge.refunded', { object: 'charge', ...charge }))).body.applied).toBe('ignored: not a payment of a workspace');
+    }
+    expect(await balance(victim.ws.api)).toBe(10);
+    expect(await balance(attacker.ws.api)).toBe(10);
+  });
+
+  it('holds a disputed amount (402 while held), releases it when won, keeps it when lost', async () => {
+    const { ws, paymentIntent } = await paid(20);
+    const dispute = (id: string, status: string) => ({ id, object: 'dispute', amount: 2000, charge: 'ch_disputed', payment_intent: paymentIntent, status, reason: 'fraudulent' });
+    const created = await postEvent(stripe.signedEvent('charge.dispute.created', dispute('dp_1', 'needs_response')));
+    expect(created.body).toEqual({ received: true, duplicate: false, applied: 'dispute_hold' });
+    expect(await balance(ws.api)).toBe(0);
+    const { agent } = await newAgent(ws.api);
+    const refused = await ws.api.post('/v2/create-web-call', { body: { agent_id: agent.agent_id } });
+    expect(refused.status).toBe(402);
+    expect(refused.body).toEqual({ status: 402, error_code: 'credit_exhausted', message: 'Credit balance is $0.00; add credits to continue' });
+    // The same dispute announced again (another event ID) holds nothing more.
+    expect((await postEvent(stripe.signedEvent('charge.dispute.created', dispute('dp_1', 'needs_response')))).body.applied).toBe('ignored: already held');
+
+    expect((await postEvent(stripe.signedEvent('charge.dispute.closed', dispute('dp_1', 'won')))).body.applied).toBe('dispute_release');
+    expect((await postEvent(stripe.signedEvent('charge.dispute.closed', dispute('dp_1', 'won')))).body.applied).toBe('ignored: already released');
+    expect(await balance(ws.api)).toBe(20);
+
+    expect((await postEvent(stripe.signedEvent('charge.dispute.created', dispute('dp_2', 'needs_response')))).body.applied).toBe('dispute_hold');
+    expect((await postEvent(stripe.signedEvent('charge.dispute.closed', dispute('dp_2', 'lost')))).body.applied).toBe('dispute_lost');
+    expect(await balance(ws.api)).toBe(0);
+    // Won without a hold (its creation never arrived): nothing to release.
+    expect((await postEvent(stripe.signedEvent('charge.dispute.closed', dispute('dp_3', 'won')))).body.applied).toBe('ignored: nothing held');
+
+    const entries = (await ws.api.get('/billing')).body.entries.map((entry: { kind: string; amount_usd: number; reference: string }) => [entry.kind, entry.amount_usd, entry.reference]);
+    expect(entries.slice(0, 3)).toEqual([
+      ['dispute_hold', -20, 'dp_2'],
+      ['dispute_release', 20, 'dp_1'],
+      ['dispute_hold', -20, 'dp_1'],
+    ]);
+    expect(await auditActions(ws.api)).toEqual([
+      ['billing.dispute_hold', 'system', 'dp_1'],
+      ['billing.dispute_release', 'system', 'dp_1'],
+      ['billing.dispute_hold', 'system', 'dp_2'],
+      ['billing.dispute_lost', 'system', 'dp_2'],
+    ]);
+  });
+});
+
 describe('register-phone-call (SIP routing on)', () => {
   it('is a spend route: 402 credit_exhausted on both paths at a zero balance', async () => {
     const ws = await app.newWorkspace();
