@@ -99,6 +99,8 @@ export type CheckoutInput = z.infer<typeof CheckoutBody>;
 export const CheckoutView = z.lazy(() =>
   z.object({ checkout_session_id: z.string(), url: z.string(), amount_usd: z.number(), provider: z.enum(['stripe', 'mock']) }),
 );
+export const PayInvoiceBody = z.lazy(() => z.object({ success_url: httpUrl().optional(), cancel_url: httpUrl().optional() }));
+export type PayInvoiceInput = z.infer<typeof PayInvoiceBody>;
 export const CheckoutSessionBody = z.lazy(() => z.object({ amount_usd: usdAmount(5, 10_000) }));
 export const UrlView = z.lazy(() => z.object({ url: z.string() }));
 export const PortalBody = z.lazy(() => z.object({ return_url: httpUrl().optional() }));

@@ -102,6 +102,8 @@ interface CreditInput {
   /** The payment behind it, so its refunds and disputes find this workspace. */
   paymentIntent?: string;
   customer: string;
+  /** The invoice this payment pays (purpose `invoice`): marked paid whatever the balance is by then. */
+  invoiceId?: string;
 }
 
 async function credit(workspaceId: string, input: CreditInput): Promise<{ applied: string; entryId?: string }> {
@@ -117,8 +119,9 @@ async function credit(workspaceId: string, input: CreditInput): Promise<{ applie
   if (input.paymentIntent) {
     await billingStore.recordStripePayment(input.paymentIntent, { workspace_id: workspaceId, customer: input.customer, amount_cents: input.cents, entry_id: entry.entry_id });
   }
+  const invoicePaid = input.invoiceId ? await billingStore.markInvoicePaid(workspaceId, input.invoiceId, billingNow()) : false;
   await settleInvoices(workspaceId);
-  return { applied: created ? 'credited' : 'ignored: already credited', entryId: entry.entry_id };
+  return { applied: `${created ? 'credited' : 'ignored: already credited'}${invoicePaid ? '; invoice_paid' : ''}`, entryId: entry.entry_id };
 }
 
 /** A balance movement that is not usage (a refund, a dispute's hold or release), with its audit entry in the same transaction. */
@@ -157,9 +160,8 @@ async function apply(context: EventContext, event: StripeEvent): Promise<string>
         description: invoiceId ? `Payment of invoice ${invoiceId}` : 'Credit purchase',
         paymentIntent: idOf(object.payment_intent),
         customer: idOf(object.customer)!,
+        ...(invoiceId ? { invoiceId } : {}),
       });
-      // The invoice is paid by its own payment, whatever the balance is by now.
-      if (invoiceId && (await billingStore.markInvoicePaid(workspaceId, invoiceId, billingNow()))) return `${applied}; invoice_paid`;
       return applied;
     }
     case 'payment_intent.succeeded': {

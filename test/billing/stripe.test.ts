@@ -19,6 +19,7 @@ const app = await startTestApp({
   LIVEKIT_SIP_URI: 'sip:parley-billing.sip.livekit.cloud;transport=tcp',
 });
 const { recordCallCharge } = await import('../../shared/billing/index.ts');
+const { setBillingClockOffset } = await import('../../shared/billing/clock.ts');
 
 const balance = async (api: ApiClient) => (await api.get('/billing')).body.balance_usd as number;
 const postEvent = (event: { payload: string; signature: string }, signature: string | null = event.signature) =>
@@ -265,6 +266,47 @@ describe('refunds and disputes through the signed webhook', () => {
       ['billing.dispute_hold', 'system', 'dp_2'],
       ['billing.dispute_lost', 'system', 'dp_2'],
     ]);
+  });
+});
+
+describe('paying an open invoice', () => {
+  it('checks out the amount due; the signed event credits it and marks that invoice paid', async () => {
+    const { ws, session, customerId } = await checkout(5);
+    await postEvent(stripe.signedEvent('checkout.session.completed', stripe.paidSession(session.checkout_session_id)));
+    await recordCallCharge({ workspaceId: ws.workspace_id, callId: 'call_0000000000000000000invpay', callCost: { product_costs: [{ product: 'voice_engine', cost: 700 }] } });
+    expect(await balance(ws.api)).toBe(-2);
+    const nextMonthStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1);
+    setBillingClockOffset(nextMonthStart + 24 * 60 * 60 * 1000 - Date.now());
+    try {
+      const invoice = (await ws.api.post('/billing/invoices/usage', { body: {} })).body.invoice;
+      expect(invoice).toMatchObject({ status: 'open', total_usd: 7, amount_due_usd: 2 });
+      const other = await app.newWorkspace();
+      expect((await other.api.post(`/billing/invoices/${invoice.invoice_id}/pay`, { body: {} })).body).toEqual({ status: 404, message: `Invoice ${invoice.invoice_id} not found` });
+
+      const pay = await ws.api.post(`/billing/invoices/${invoice.invoice_id}/pay`, { body: { success_url: 'https://app.example.com/paid' } });
+      expect(pay.status).toBe(200);
+      expect(pay.body).toMatchObject({ provider: 'stripe', amount_usd: 2, url: expect.stringMatching(/^https:\/\/checkout\.stripe\.test\//) });
+      const created = stripe.requests.findLast((request) => request.path === '/v1/checkout/sessions')!;
+      expect(created.form).toMatchObject({
+        customer: customerId,
+        'line_items[0][price_data][unit_amount]': '200',
+        'metadata[purpose]': 'invoice',
+        'metadata[invoice_id]': invoice.invoice_id,
+        'payment_intent_data[metadata][invoice_id]': invoice.invoice_id,
+      });
+      // Nothing changes until Stripe confirms it.
+      expect((await ws.api.get('/billing/invoices')).body[0].status).toBe('open');
+      const paid = await postEvent(stripe.signedEvent('checkout.session.completed', stripe.paidSession(pay.body.checkout_session_id)));
+      expect(paid.body).toEqual({ received: true, duplicate: false, applied: 'credited; invoice_paid' });
+      const after = (await ws.api.get('/billing')).body;
+      expect(after.balance_usd).toBe(0);
+      expect(after.open_invoice_ids).toEqual([]);
+      expect(after.entries[0]).toMatchObject({ kind: 'invoice_payment', amount_usd: 2, reference: invoice.invoice_id });
+      expect((await ws.api.get('/billing/invoices')).body[0]).toMatchObject({ status: 'paid', amount_due_usd: 0 });
+      expect((await ws.api.post(`/billing/invoices/${invoice.invoice_id}/pay`, { body: {} })).body).toEqual({ status: 409, message: `Invoice ${invoice.invoice_id} is already paid` });
+    } finally {
+      setBillingClockOffset(0);
+    }
   });
 });
 
