@@ -12,6 +12,7 @@ export const handler = domainHandler(billingRoutes, {
   listInvoices: ({ principal }) => billing.listInvoices(principal.workspaceId),
   issueUsageInvoice: ({ principal, body }) => billing.issueMonthlyInvoice(principal.workspaceId, body.month),
   invoiceHtml: ({ principal, params }) => billing.invoiceHtml(principal.workspaceId, params.id),
+  payInvoice: ({ principal, params, body }) => billing.createInvoiceCheckout(principal.workspaceId, params.id, body),
   getUsage: ({ principal, query }) => billing.workspaceUsage(principal.workspaceId, query),
   listPaymentMethods: ({ principal }) => billing.listPaymentMethods(principal.workspaceId),
   createSetupIntent: ({ principal }) => billing.createSetupIntent(principal.workspaceId),

@@ -213,6 +213,11 @@ export const AUDIT_ACTIONS = [
   'saml.delete',
   'scim.token_create',
   'scim.token_delete',
+  // Money moved back by the payments provider (shared/billing/stripe-events.ts).
+  'billing.refund',
+  'billing.dispute_hold',
+  'billing.dispute_release',
+  'billing.dispute_lost',
 ] as const;
 
 export const AuditEntry = z.lazy(() =>

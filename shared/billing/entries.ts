@@ -1,7 +1,7 @@
 import { config } from '../platform/config.ts';
 import { newId } from '../platform/ids.ts';
 import { keys } from '../platform/store/keys.ts';
-import { TransactionCancelled } from '../platform/store/table.ts';
+import { TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import { billingNow, dayOf, monthOf } from './clock.ts';
 import { toMicros } from './prices.ts';
 import { billingStore, type BillingAccountItem, type EntryKind, type LedgerEntryItem } from './store.ts';
@@ -47,7 +47,14 @@ export async function ensureAccount(workspaceId: string): Promise<BillingAccount
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Appends an entry once per source key; concurrent writers to one account retry their transaction. */
-export async function writeEntry(workspaceId: string, input: NewEntry, options: { slots?: { previous: number; next: number } } = {}): Promise<AppendResult> {
+export interface WriteOptions {
+  /** The month's billed concurrency slots, moved from `previous` to `next` in the same write. */
+  slots?: { previous: number; next: number };
+  /** Operations that must be written with the entry or not at all (built per attempt: an audit entry's time-ordered ID). */
+  extra?: (nowMs: number) => TransactOp[];
+}
+
+export async function writeEntry(workspaceId: string, input: NewEntry, options: WriteOptions = {}): Promise<AppendResult> {
   for (let attempt = 0; ; attempt++) {
     const nowMs = billingNow();
     const entryId = newId('ledgerEntry');
@@ -65,7 +72,7 @@ export async function writeEntry(workspaceId: string, input: NewEntry, options: 
     };
     let outcome: Awaited<ReturnType<typeof billingStore.appendEntry>>;
     try {
-      outcome = await billingStore.appendEntry(entry, { month: monthOf(nowMs), day: dayOf(nowMs), ...options });
+      outcome = await billingStore.appendEntry(entry, { month: monthOf(nowMs), day: dayOf(nowMs), slots: options.slots, extra: options.extra?.(nowMs) });
     } catch (error) {
       // Another transaction on the same account won the race: try again, a little later each time.
       if (error instanceof TransactionCancelled && error.conflicted && attempt < 30) {

@@ -4,5 +4,5 @@
  * calls, chats and batches bundle everything it reaches.
  */
 export { assertCanSpend, checkSpend, type SpendAction, type SpendDecision, type SpendOptions } from './spend.ts';
-export { recordCallCharge, type CallChargeInput } from './ledger.ts';
-export { BATCH_DIAL_USD, PER_MINUTE_USD } from './prices.ts';
+export { recordCallCharge, recordChatCharge, recordSmsCharge, type CallChargeInput, type ChatChargeInput, type SmsChargeInput } from './ledger.ts';
+export { BATCH_DIAL_USD, CHAT_MESSAGE_USD, PER_MINUTE_USD, SMS_USD } from './prices.ts';

@@ -4,7 +4,7 @@ import { billingNow, monthBounds, monthOf, previousMonth } from './clock.ts';
 import { ensureAccount } from './entries.ts';
 import { INVOICE_OVERDUE_DAYS, toUsd } from './prices.ts';
 import type { InvoiceView } from './schemas.ts';
-import { billingStore, type InvoiceItem, type InvoiceLine } from './store.ts';
+import { billingStore, CHARGE_KINDS, CREDIT_KINDS, type InvoiceItem, type InvoiceLine } from './store.ts';
 
 /*
  * Monthly usage invoices: one per workspace and month (its ID derived from both, so the
@@ -23,6 +23,8 @@ export const PRODUCT_NAMES: Record<string, string> = {
   concurrency_burst: 'Burst concurrency',
   batch_dial: 'Batch dials',
   purchased_concurrency: 'Purchased concurrency slots',
+  chat: 'Chat messages',
+  sms: 'SMS sent',
 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -67,8 +69,8 @@ export async function issueMonthlyInvoice(workspaceId: string, period?: string):
   const byProduct = new Map<string, number>();
   let credits = 0;
   for (const entry of entries) {
-    if (entry.amount > 0) credits += entry.amount;
-    if (entry.amount >= 0) continue;
+    if (CREDIT_KINDS.has(entry.kind)) credits += entry.amount;
+    if (!CHARGE_KINDS.has(entry.kind) || entry.amount >= 0) continue;
     const lines = entry.lines ?? { [entry.kind]: -entry.amount };
     for (const [product, amount] of Object.entries(lines)) byProduct.set(product, (byProduct.get(product) ?? 0) + amount);
   }

@@ -1,9 +1,10 @@
 import { logger } from '../platform/logger.ts';
 import { maybeAutoRecharge } from './autorecharge.ts';
 import { sendBudgetEvents } from './budget.ts';
-import { writeEntry, type AppendResult, type NewEntry } from './entries.ts';
-import { centsToMicros } from './prices.ts';
+import { writeEntry, type AppendResult, type NewEntry, type WriteOptions } from './entries.ts';
+import { centsToMicros, CHAT_MESSAGE_USD, SMS_USD, toMicros } from './prices.ts';
 import { settleInvoices } from './settle.ts';
+import { CHARGE_KINDS } from './store.ts';
 
 /*
  * The ledger as the rest of billing and the other domains use it: an entry written once
@@ -14,10 +15,12 @@ import { settleInvoices } from './settle.ts';
 export type { AppendResult, NewEntry } from './entries.ts';
 
 /** Appends an entry (once per source key) and runs its effects; an effect that fails is logged, the entry stands. */
-export async function appendEntry(workspaceId: string, input: NewEntry, options: { slots?: { previous: number; next: number } } = {}): Promise<AppendResult> {
+export async function appendEntry(workspaceId: string, input: NewEntry, options: WriteOptions = {}): Promise<AppendResult> {
   const result = await writeEntry(workspaceId, input, options);
   if (!result.created) return result;
-  const effects = result.entry.amount < 0 ? [sendBudgetEvents, maybeAutoRecharge] : [settleInvoices];
+  // Charges may send budget events and start an auto-recharge; credit may settle invoices.
+  // Refunds and dispute holds do neither (recharging the card a customer just disputed would be wrong).
+  const effects = CHARGE_KINDS.has(result.entry.kind) ? [sendBudgetEvents, maybeAutoRecharge] : result.entry.amount > 0 ? [settleInvoices] : [];
   for (const effect of effects) {
     await effect(workspaceId).catch((error: unknown) => logger.error('after a ledger write', { error, workspace_id: workspaceId, entry_id: result.entry.entry_id }));
   }
@@ -51,5 +54,50 @@ export async function recordCallCharge(input: CallChargeInput): Promise<AppendRe
     description: `Call ${input.callId}`,
     sourceKey: `call:${input.callId}`,
     reference: input.callId,
+  });
+}
+
+export interface ChatChargeInput {
+  workspaceId: string;
+  chatId: string;
+  /** The chat's messages at its end that count: the user's and the agent's. */
+  messageCount: number;
+}
+
+/**
+ * Charges an ended chat: CHAT_MESSAGE_USD per message (line `chat`), one entry per chat
+ * (source `chat:<id>`) however often its end is processed. A chat without messages writes nothing.
+ */
+export async function recordChatCharge(input: ChatChargeInput): Promise<AppendResult | undefined> {
+  const micros = toMicros(CHAT_MESSAGE_USD) * Math.max(0, Math.floor(input.messageCount));
+  if (micros === 0) return undefined;
+  return appendEntry(input.workspaceId, {
+    kind: 'chat_charge',
+    amount: -micros,
+    lines: { chat: micros },
+    description: `Chat ${input.chatId} (${input.messageCount} messages)`,
+    sourceKey: `chat:${input.chatId}`,
+    reference: input.chatId,
+  });
+}
+
+export interface SmsChargeInput {
+  workspaceId: string;
+  /** The message's ID (a chat message's, or send-sms's): one charge per message. */
+  messageId: string;
+  /** The SMS chat it belongs to, if any. */
+  chatId?: string;
+}
+
+/** Charges one SMS Parley sent: SMS_USD (line `sms`), once per message (source `sms:<message id>`). */
+export async function recordSmsCharge(input: SmsChargeInput): Promise<AppendResult> {
+  const micros = toMicros(SMS_USD);
+  return appendEntry(input.workspaceId, {
+    kind: 'sms_charge',
+    amount: -micros,
+    lines: { sms: micros },
+    description: input.chatId ? `SMS in chat ${input.chatId}` : 'SMS sent',
+    sourceKey: `sms:${input.messageId}`,
+    reference: input.chatId ?? input.messageId,
   });
 }

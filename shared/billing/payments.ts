@@ -1,9 +1,10 @@
 import { config } from '../platform/config.ts';
-import { notFound } from '../platform/errors.ts';
-import { paymentsProvider, type PaymentsProvider } from '../vendors/payments/index.ts';
+import { conflict, notFound } from '../platform/errors.ts';
+import type { PaymentsProvider } from '../vendors/payments/index.ts';
+import { paymentsProvider } from '../vendors/payments/provider.ts';
 import { ensureAccount } from './entries.ts';
-import type { CheckoutInput } from './schemas.ts';
-import { deliverSelfSignedEvents } from './stripe-events.ts';
+import type { CheckoutInput, PayInvoiceInput } from './schemas.ts';
+import { deliverSelfSignedEvents } from './stripe-webhook.ts';
 import { billingStore } from './store.ts';
 
 /*
@@ -41,6 +42,33 @@ export async function createCheckout(workspaceId: string, input: CheckoutInput) 
   });
   await deliverSelfSignedEvents(provider, session.events);
   return { checkout_session_id: session.id, url: session.url, amount_usd: input.amount_usd, provider: provider.kind };
+}
+
+/**
+ * A checkout that pays an open invoice its amount due: the signed `checkout.session.completed`
+ * (purpose `invoice`) credits that amount and marks the invoice paid, whatever the balance is
+ * by then (stripe-events.ts). A paid invoice is a 409; another workspace's is a 404.
+ */
+export async function createInvoiceCheckout(workspaceId: string, invoiceId: string, input: PayInvoiceInput) {
+  const invoice = await billingStore.invoice(workspaceId, invoiceId);
+  if (!invoice) throw notFound(`Invoice ${invoiceId} not found`);
+  if (invoice.status !== 'open') throw conflict(`Invoice ${invoiceId} is already paid`);
+  const provider = await paymentsProvider();
+  const customerId = await customerFor(provider, workspaceId);
+  const amountCents = Math.ceil(invoice.amount_due / 10_000);
+  const session = await provider.createCheckoutSession({
+    customerId,
+    workspaceId,
+    amountCents,
+    successUrl: input.success_url ?? `${baseUrl()}/billing?invoice=${invoiceId}&checkout=success`,
+    cancelUrl: input.cancel_url ?? `${baseUrl()}/billing?invoice=${invoiceId}&checkout=cancelled`,
+    idempotencyKey: `invoice-checkout:${invoiceId}:${crypto.randomUUID()}`,
+    purpose: 'invoice',
+    invoiceId,
+    productName: `Parley invoice ${invoice.period}`,
+  });
+  await deliverSelfSignedEvents(provider, session.events);
+  return { checkout_session_id: session.id, url: session.url, amount_usd: amountCents / 100, provider: provider.kind };
 }
 
 export async function createSetupIntent(workspaceId: string) {
@@ -91,6 +119,4 @@ export async function createPortal(workspaceId: string, returnUrl?: string) {
   return provider.createPortalSession(customerId, returnUrl ?? `${baseUrl()}/billing`);
 }
 
-export async function paymentProviderKind(): Promise<'stripe' | 'mock'> {
-  return (await paymentsProvider()).kind;
-}
+export { paymentsProviderKind as paymentProviderKind } from '../vendors/payments/index.ts';

@@ -20,6 +20,15 @@ export const PER_MINUTE_USD = {
 /** Each batch dial attempt (line `batch_dial`, spec Limits). */
 export const BATCH_DIAL_USD = 0.01;
 
+/**
+ * Chats and SMS (the spec's Limits give no price for either; these are Parley's, documented in
+ * docs/billing.md): each message of an ended chat, the user's and the agent's (line `chat`),
+ * charged once when the chat ends; each SMS Parley sends, an agent's reply in an SMS chat or a
+ * send-sms (line `sms`), charged once when the carrier took it. An SMS chat pays both.
+ */
+export const CHAT_MESSAGE_USD = 0.002;
+export const SMS_USD = 0.0075;
+
 /** Concurrency slots included in the price; each slot above costs SLOT_PRICE_USD a month. */
 export const INCLUDED_CONCURRENCY = 20;
 export const SLOT_PRICE_USD = 12;

@@ -17,6 +17,7 @@ import {
   InvoiceList,
   IssueInvoiceBody,
   IssuedInvoiceView,
+  PayInvoiceBody,
   paymentMethodIdParams,
   PaymentMethodList,
   PlatformUsageView,
@@ -81,6 +82,11 @@ export const billingRoutes = defineRoutes({ domain: 'billing', access: 'admin' }
     method: 'GET', path: '/billing/invoices/{id}/html', status: 200, role: 'admin',
     summary: 'An invoice as a printable HTML page',
     params: invoiceIdParams, produces: 'text/html; charset=utf-8',
+  },
+  payInvoice: {
+    method: 'POST', path: '/billing/invoices/{id}/pay', status: 200, role: 'admin',
+    summary: 'Start a checkout that pays an open invoice (paid when the payment provider confirms it)',
+    params: invoiceIdParams, body: PayInvoiceBody, response: CheckoutView, throttle: 'vendor',
   },
   getUsage: {
     method: 'GET', path: '/billing/usage', status: 200, role: 'admin',

@@ -8,7 +8,7 @@ import { epochMs, httpUrl, queryInt } from '../platform/http/schemas.ts';
  */
 
 export const SPEND_ACTION_NAMES = ['phone_call', 'web_call', 'register_call', 'batch_call', 'chat', 'sms'] as const;
-export const ENTRY_KINDS = ['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'call_charge', 'batch_dial', 'purchased_concurrency', 'refund'] as const;
+export const ENTRY_KINDS = ['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'refund', 'dispute_hold', 'dispute_release', 'invoice_payment'] as const;
 
 /** USD in whole cents. */
 const usdAmount = (min: number, max: number) =>
@@ -99,6 +99,8 @@ export type CheckoutInput = z.infer<typeof CheckoutBody>;
 export const CheckoutView = z.lazy(() =>
   z.object({ checkout_session_id: z.string(), url: z.string(), amount_usd: z.number(), provider: z.enum(['stripe', 'mock']) }),
 );
+export const PayInvoiceBody = z.lazy(() => z.object({ success_url: httpUrl().optional(), cancel_url: httpUrl().optional() }));
+export type PayInvoiceInput = z.infer<typeof PayInvoiceBody>;
 export const CheckoutSessionBody = z.lazy(() => z.object({ amount_usd: usdAmount(5, 10_000) }));
 export const UrlView = z.lazy(() => z.object({ url: z.string() }));
 export const PortalBody = z.lazy(() => z.object({ return_url: httpUrl().optional() }));

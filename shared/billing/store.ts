@@ -27,7 +27,21 @@ export type EntryKind =
   | 'call_charge'
   | 'batch_dial'
   | 'purchased_concurrency'
-  | 'refund';
+  | 'chat_charge'
+  | 'sms_charge'
+  | 'refund'
+  | 'dispute_hold'
+  | 'dispute_release'
+  | 'invoice_payment';
+
+/**
+ * The kinds that are charges for usage: they count toward the month's charges (budget, spend
+ * check, invoices) and the usage reports. Refunds and dispute holds also take credit away, but
+ * are money moving back, not usage.
+ */
+export const CHARGE_KINDS: ReadonlySet<EntryKind> = new Set(['call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge']);
+/** The kinds that add credit bought or granted (an invoice's "credits added in the period"). */
+export const CREDIT_KINDS: ReadonlySet<EntryKind> = new Set(['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'invoice_payment']);
 
 export interface LedgerEntryItem {
   pk: string;
@@ -157,9 +171,9 @@ export const billingStore = {
    */
   async appendEntry(
     entry: LedgerEntryItem,
-    options: { month: string; day: string; slots?: { previous: number; next: number } },
+    options: { month: string; day: string; slots?: { previous: number; next: number }; extra?: readonly TransactOp[] },
   ): Promise<'written' | 'duplicate' | 'no-account' | 'slots-moved'> {
-    const charge = entry.amount < 0 ? -entry.amount : 0;
+    const charge = CHARGE_KINDS.has(entry.kind) && entry.amount < 0 ? -entry.amount : 0;
     const names: Record<string, string> = { '#charges': chargesAttribute(options.month) };
     const values: Record<string, unknown> = { ':amount': entry.amount, ':charge': charge };
     let condition = 'attribute_exists(pk)';
@@ -207,6 +221,8 @@ export const billingStore = {
         },
       });
     }
+    // What must happen with the entry or not at all (an audit entry, an invoice marked paid).
+    ops.push(...(options.extra ?? []));
     try {
       await table.transact(ops);
       return 'written';
@@ -424,6 +440,23 @@ export const billingStore = {
       if (error instanceof ConditionFailed) return false;
       throw error;
     }
+  },
+
+  /** Records which workspace a Stripe payment credited (by PaymentIntent), so its refunds and disputes find it. */
+  async recordStripePayment(paymentIntentId: string, payment: { workspace_id: string; customer: string; amount_cents: number; entry_id: string }): Promise<void> {
+    await table.put({
+      Item: { ...keys.stripePayment(paymentIntentId), payment_intent_id: paymentIntentId, ...payment },
+      ConditionExpression: 'attribute_not_exists(pk) OR workspace_id = :ws',
+      ExpressionAttributeValues: { ':ws': payment.workspace_id },
+    });
+  },
+
+  stripePayment: (paymentIntentId: string) =>
+    table.get<{ workspace_id: string; customer: string; amount_cents: number; entry_id: string }>(keys.stripePayment(paymentIntentId)),
+
+  /** Writes an audit entry on its own (one not tied to a ledger write). */
+  async putAudit(op: TransactOp): Promise<void> {
+    await table.transact([op]);
   },
 
   /** Lets a Stripe event be processed again (its handling failed before it took effect). */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { workspaceLlmTokenLimit } from '../account/index.ts';
 import { assertRunnable } from '../agents/index.ts';
-import { assertCanSpend } from '../billing/index.ts';
+import { assertCanSpend, recordChatCharge } from '../billing/index.ts';
 import {
   agentTurn,
   closeConversation,
@@ -196,6 +196,12 @@ export async function completeChat(
 async function afterEnd(chat: ChatItem, state?: Pick<ConversationState, 'call_id'>): Promise<void> {
   closeConversation(state ?? { call_id: chat.chat_id });
   const messages = await chatMessages(chat.chat_id);
+  // The chat's charge: once per chat (billing's source key), by its user and agent messages.
+  await recordChatCharge({
+    workspaceId: chat.workspace_id,
+    chatId: chat.chat_id,
+    messageCount: messages.filter((m) => m.role === 'user' || m.role === 'agent').length,
+  }).catch((error: unknown) => logger.error('chat charge failed', { chat_id: chat.chat_id, error }));
   await sendChatEvent(chat, 'chat_ended', messages);
   try {
     await analyzeChat(chat);

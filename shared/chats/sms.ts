@@ -1,5 +1,5 @@
-import { randomInt } from 'node:crypto';
-import { assertCanSpend } from '../billing/index.ts';
+import { randomInt, randomUUID } from 'node:crypto';
+import { assertCanSpend, recordSmsCharge } from '../billing/index.ts';
 import { numberHolder, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { badRequest, forbidden, Invalid, notFound, NotFound } from '../platform/errors.ts';
@@ -60,12 +60,20 @@ function endsOf(chat: Pick<ChatItem, 'direction' | 'from_number' | 'to_number'>)
 
 /** Sends the agent's messages (their text) from the number to the party, in order. */
 async function sendAgentMessages(workspaceId: string, chatId: string, number: string, party: string, messages: readonly ChatMessage[]) {
-  const texts = messages.flatMap((m) => (m.role === 'agent' && m.content.trim() ? [m.content] : []));
+  const texts = messages.flatMap((m) => (m.role === 'agent' && m.content.trim() ? [{ text: m.content, messageId: m.message_id ?? `${chatId}:${randomUUID()}` }] : []));
   if (!texts.length) return;
   const provider = await messagingProvider();
-  for (const text of texts) {
+  for (const { text, messageId } of texts) {
     await provider.send(workspaceId, { from: number, to: party, body: text.slice(0, MAX_SMS_BODY), context: { chat_id: chatId }, ...statusCallback() });
+    await chargeSms(workspaceId, messageId, chatId);
   }
+}
+
+/** Each SMS the carrier took is charged once (billing's source key is the message); a failed charge is logged, the SMS is sent. */
+async function chargeSms(workspaceId: string, messageId: string, chatId?: string): Promise<void> {
+  await recordSmsCharge({ workspaceId, messageId, ...(chatId ? { chatId } : {}) }).catch((error: unknown) =>
+    logger.error('SMS charge failed', { workspace_id: workspaceId, message_id: messageId, error }),
+  );
 }
 
 /** Twilio reports deliveries to the public API: only when it has a public URL (PUBLIC_BASE_URL). */
@@ -171,6 +179,7 @@ export async function sendSms(workspaceId: string, input: SendSmsInput) {
   const messageId = newTimeOrderedId('chatMessage', nowMs);
   const provider = await messagingProvider();
   const sent = await provider.send(workspaceId, { from, to, body: input.content, context: { message_id: messageId }, ...statusCallback() });
+  await chargeSms(workspaceId, messageId);
   return { message_id: messageId, from_number: from, to_number: to, content: input.content, ...sent, created_timestamp: nowMs };
 }
 

@@ -19,6 +19,7 @@ const app = await startTestApp({
   LIVEKIT_SIP_URI: 'sip:parley-billing.sip.livekit.cloud;transport=tcp',
 });
 const { recordCallCharge } = await import('../../shared/billing/index.ts');
+const { setBillingClockOffset } = await import('../../shared/billing/clock.ts');
 
 const balance = async (api: ApiClient) => (await api.get('/billing')).body.balance_usd as number;
 const postEvent = (event: { payload: string; signature: string }, signature: string | null = event.signature) =>
@@ -161,6 +162,150 @@ describe('payment methods, the portal and auto-recharge through Stripe', () => {
       const intent = { id: 'pi_auto_1', object: 'payment_intent', status: 'succeeded', amount: 2000, amount_received: 2000, customer: customerId, metadata: { workspace_id: ws.workspace_id, purpose: 'auto_recharge' } };
       expect((await postEvent(stripe.signedEvent('payment_intent.succeeded', intent))).body.applied).toBe('credited');
       expect(await balance(ws.api)).toBe(23);
+    }
+  });
+});
+
+describe('refunds and disputes through the signed webhook', () => {
+  /** A workspace whose checkout of `amount` was paid and credited: its payment intent and customer. */
+  async function paid(amount: number) {
+    const started = await checkout(amount);
+    const sessionId = started.session.checkout_session_id as string;
+    expect((await postEvent(stripe.signedEvent('checkout.session.completed', stripe.paidSession(sessionId)))).body.applied).toBe('credited');
+    return { ...started, paymentIntent: stripe.paymentIntentOf(sessionId) };
+  }
+  const auditActions = async (api: ApiClient) =>
+    ((await api.get('/audit-log')).body as { action: string; actor: { type: string }; target: { type: string; id: string } }[])
+      .filter((entry) => entry.action.startsWith('billing.'))
+      .map((entry) => [entry.action, entry.actor.type, entry.target.id])
+      .reverse();
+
+  it('takes each refund of a payment back once (a refund entry and an audit entry), listed or not', async () => {
+    const { ws, customerId, paymentIntent } = await paid(25);
+    const charge = (amountRefunded: number, refunds?: { id: string; amount: number; status: string }[]) => ({
+      id: 'ch_refunded_1',
+      object: 'charge',
+      amount: 2500,
+      amount_refunded: amountRefunded,
+      customer: customerId,
+      payment_intent: paymentIntent,
+      refunded: amountRefunded === 2500,
+      ...(refunds ? { refunds: { object: 'list', data: refunds } } : {}),
+    });
+    const first = stripe.signedEvent('charge.refunded', charge(1000, [{ id: 're_1', amount: 1000, status: 'succeeded' }]));
+    expect((await postEvent(first)).body).toEqual({ received: true, duplicate: false, applied: 'refunded: 1' });
+    expect(await balance(ws.api)).toBe(15);
+    expect((await postEvent(first)).body.duplicate).toBe(true);
+    // A second refund: the event lists both; only the new one is written.
+    const second = await postEvent(stripe.signedEvent('charge.refunded', charge(1500, [{ id: 're_2', amount: 500, status: 'succeeded' }, { id: 're_1', amount: 1000, status: 'succeeded' }])));
+    expect(second.body.applied).toBe('refunded: 1');
+    expect(await balance(ws.api)).toBe(10);
+    // Without the list (newer API versions): what amount_refunded says beyond what is recorded, once.
+    expect((await postEvent(stripe.signedEvent('charge.refunded', charge(2000)))).body.applied).toBe('refunded: 1');
+    expect((await postEvent(stripe.signedEvent('charge.refunded', charge(2000)))).body.applied).toBe('ignored: already refunded');
+    const overview = (await ws.api.get('/billing')).body;
+    expect(overview.balance_usd).toBe(5);
+    // Refunds are money moving back, not usage: no month charges, no usage lines.
+    expect(overview.month_charges_usd).toBe(0);
+    expect(overview.entries.filter((entry: { kind: string }) => entry.kind === 'refund').map((entry: { amount_usd: number }) => entry.amount_usd)).toEqual([-5, -5, -10]);
+    expect((await ws.api.get('/billing/usage')).body.total_usd).toBe(0);
+    expect(await auditActions(ws.api)).toEqual([
+      ['billing.refund', 'system', 'ch_refunded_1'],
+      ['billing.refund', 'system', 'ch_refunded_1'],
+      ['billing.refund', 'system', 'ch_refunded_1'],
+    ]);
+  });
+
+  it('never refunds from a workspace whose payment it is not', async () => {
+    const victim = await paid(10);
+    const attacker = await paid(10);
+    // The victim's payment intent with the attacker's customer, and a payment intent nobody credited.
+    const cases = [
+      { id: 'ch_forged_1', amount: 1000, amount_refunded: 1000, customer: attacker.customerId, payment_intent: victim.paymentIntent },
+      { id: 'ch_forged_2', amount: 1000, amount_refunded: 1000, customer: attacker.customerId, payment_intent: 'pi_never_credited' },
+    ];
+    for (const charge of cases) {
+      expect((await postEvent(stripe.signedEvent('charge.refunded', { object: 'charge', ...charge }))).body.applied).toBe('ignored: not a payment of a workspace');
+    }
+    expect(await balance(victim.ws.api)).toBe(10);
+    expect(await balance(attacker.ws.api)).toBe(10);
+  });
+
+  it('holds a disputed amount (402 while held), releases it when won, keeps it when lost', async () => {
+    const { ws, paymentIntent } = await paid(20);
+    const dispute = (id: string, status: string) => ({ id, object: 'dispute', amount: 2000, charge: 'ch_disputed', payment_intent: paymentIntent, status, reason: 'fraudulent' });
+    const created = await postEvent(stripe.signedEvent('charge.dispute.created', dispute('dp_1', 'needs_response')));
+    expect(created.body).toEqual({ received: true, duplicate: false, applied: 'dispute_hold' });
+    expect(await balance(ws.api)).toBe(0);
+    const { agent } = await newAgent(ws.api);
+    const refused = await ws.api.post('/v2/create-web-call', { body: { agent_id: agent.agent_id } });
+    expect(refused.status).toBe(402);
+    expect(refused.body).toEqual({ status: 402, error_code: 'credit_exhausted', message: 'Credit balance is $0.00; add credits to continue' });
+    // The same dispute announced again (another event ID) holds nothing more.
+    expect((await postEvent(stripe.signedEvent('charge.dispute.created', dispute('dp_1', 'needs_response')))).body.applied).toBe('ignored: already held');
+
+    expect((await postEvent(stripe.signedEvent('charge.dispute.closed', dispute('dp_1', 'won')))).body.applied).toBe('dispute_release');
+    expect((await postEvent(stripe.signedEvent('charge.dispute.closed', dispute('dp_1', 'won')))).body.applied).toBe('ignored: already released');
+    expect(await balance(ws.api)).toBe(20);
+
+    expect((await postEvent(stripe.signedEvent('charge.dispute.created', dispute('dp_2', 'needs_response')))).body.applied).toBe('dispute_hold');
+    expect((await postEvent(stripe.signedEvent('charge.dispute.closed', dispute('dp_2', 'lost')))).body.applied).toBe('dispute_lost');
+    expect(await balance(ws.api)).toBe(0);
+    // Won without a hold (its creation never arrived): nothing to release.
+    expect((await postEvent(stripe.signedEvent('charge.dispute.closed', dispute('dp_3', 'won')))).body.applied).toBe('ignored: nothing held');
+
+    const entries = (await ws.api.get('/billing')).body.entries.map((entry: { kind: string; amount_usd: number; reference: string }) => [entry.kind, entry.amount_usd, entry.reference]);
+    expect(entries.slice(0, 3)).toEqual([
+      ['dispute_hold', -20, 'dp_2'],
+      ['dispute_release', 20, 'dp_1'],
+      ['dispute_hold', -20, 'dp_1'],
+    ]);
+    expect(await auditActions(ws.api)).toEqual([
+      ['billing.dispute_hold', 'system', 'dp_1'],
+      ['billing.dispute_release', 'system', 'dp_1'],
+      ['billing.dispute_hold', 'system', 'dp_2'],
+      ['billing.dispute_lost', 'system', 'dp_2'],
+    ]);
+  });
+});
+
+describe('paying an open invoice', () => {
+  it('checks out the amount due; the signed event credits it and marks that invoice paid', async () => {
+    const { ws, session, customerId } = await checkout(5);
+    await postEvent(stripe.signedEvent('checkout.session.completed', stripe.paidSession(session.checkout_session_id)));
+    await recordCallCharge({ workspaceId: ws.workspace_id, callId: 'call_0000000000000000000invpay', callCost: { product_costs: [{ product: 'voice_engine', cost: 700 }] } });
+    expect(await balance(ws.api)).toBe(-2);
+    const nextMonthStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1);
+    setBillingClockOffset(nextMonthStart + 24 * 60 * 60 * 1000 - Date.now());
+    try {
+      const invoice = (await ws.api.post('/billing/invoices/usage', { body: {} })).body.invoice;
+      expect(invoice).toMatchObject({ status: 'open', total_usd: 7, amount_due_usd: 2 });
+      const other = await app.newWorkspace();
+      expect((await other.api.post(`/billing/invoices/${invoice.invoice_id}/pay`, { body: {} })).body).toEqual({ status: 404, message: `Invoice ${invoice.invoice_id} not found` });
+
+      const pay = await ws.api.post(`/billing/invoices/${invoice.invoice_id}/pay`, { body: { success_url: 'https://app.example.com/paid' } });
+      expect(pay.status).toBe(200);
+      expect(pay.body).toMatchObject({ provider: 'stripe', amount_usd: 2, url: expect.stringMatching(/^https:\/\/checkout\.stripe\.test\//) });
+      const created = stripe.requests.findLast((request) => request.path === '/v1/checkout/sessions')!;
+      expect(created.form).toMatchObject({
+        customer: customerId,
+        'line_items[0][price_data][unit_amount]': '200',
+        'metadata[purpose]': 'invoice',
+        'metadata[invoice_id]': invoice.invoice_id,
+        'payment_intent_data[metadata][invoice_id]': invoice.invoice_id,
+      });
+      // Nothing changes until Stripe confirms it.
+      expect((await ws.api.get('/billing/invoices')).body[0].status).toBe('open');
+      const paid = await postEvent(stripe.signedEvent('checkout.session.completed', stripe.paidSession(pay.body.checkout_session_id)));
+      expect(paid.body).toEqual({ received: true, duplicate: false, applied: 'credited; invoice_paid' });
+      const after = (await ws.api.get('/billing')).body;
+      expect(after.balance_usd).toBe(0);
+      expect(after.open_invoice_ids).toEqual([]);
+      expect(after.entries[0]).toMatchObject({ kind: 'invoice_payment', amount_usd: 2, reference: invoice.invoice_id });
+      expect((await ws.api.get('/billing/invoices')).body[0]).toMatchObject({ status: 'paid', amount_due_usd: 0 });
+      expect((await ws.api.post(`/billing/invoices/${invoice.invoice_id}/pay`, { body: {} })).body).toEqual({ status: 409, message: `Invoice ${invoice.invoice_id} is already paid` });
+    } finally {
+      setBillingClockOffset(0);
     }
   });
 });

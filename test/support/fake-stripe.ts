@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Stripe from 'stripe';
 import { afterAll } from 'vitest';
-import { stripeSignatureHeader } from '../../shared/vendors/payments/signature.ts';
 
 /*
  * A fake Stripe API on 127.0.0.1: the few REST endpoints billing calls (customers, checkout
  * sessions, setup intents, payment methods, the portal, payment intents), with in-memory
- * objects, form bodies parsed the way Stripe reads them, and every request recorded. Events
- * are built and signed here (`signedEvent`) and posted to Parley's webhook by the test, as
- * Stripe would after a payment.
+ * objects, form bodies parsed the way Stripe reads them, and every request recorded (Parley
+ * calls it through the `stripe` package, and the off-session charge with fetch). Events are
+ * built here and signed with the package's own `webhooks.generateTestHeaderString`
+ * (`signedEvent`), then posted to Parley's webhook by the test, as Stripe would after a payment.
  */
 
 export interface StripeRequest {
@@ -63,6 +64,7 @@ export async function startFakeStripe(options: { secretKey?: string; webhookSecr
         metadata: metadataOf(form),
         payment_status: 'unpaid',
         status: 'open',
+        payment_intent: id('pi'),
       };
       sessions.set(session.id, session);
       return { status: 200, body: session };
@@ -139,7 +141,7 @@ export async function startFakeStripe(options: { secretKey?: string; webhookSecr
   /** A Stripe event as JSON text and its Stripe-Signature header (`secret` and `timestampSeconds` may be forged). */
   function signedEvent(type: string, object: Record<string, unknown>, sign: { secret?: string; timestampSeconds?: number; eventId?: string } = {}) {
     const payload = JSON.stringify({ id: sign.eventId ?? id('evt'), object: 'event', type, created: Math.floor(Date.now() / 1000), data: { object } });
-    const signature = stripeSignatureHeader(payload, sign.secret ?? webhookSecret, sign.timestampSeconds ?? Math.floor(Date.now() / 1000));
+    const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: sign.secret ?? webhookSecret, timestamp: sign.timestampSeconds ?? Math.floor(Date.now() / 1000) });
     return { payload, signature };
   }
 
@@ -151,6 +153,8 @@ export async function startFakeStripe(options: { secretKey?: string; webhookSecr
     customers,
     /** The session as it is once paid (what checkout.session.completed carries). */
     paidSession: (sessionId: string) => ({ ...sessions.get(sessionId)!, payment_status: 'paid', status: 'complete' }),
+    /** The PaymentIntent a paid session made (what its charges' refunds and disputes name). */
+    paymentIntentOf: (sessionId: string) => sessions.get(sessionId)!.payment_intent as string,
     /** Saves a card on a customer (as the payment page would after a setup intent). */
     addCard(customerId: string, options: { declines?: boolean } = {}) {
       const pm = { id: id('pm'), customer: customerId, declines: options.declines ?? false, last4: options.declines ? '0002' : '4242' };

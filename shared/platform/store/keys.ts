@@ -702,6 +702,8 @@ export const keys = {
   invoices: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, skPrefix: 'INVOICE#' }),
   /** A Stripe event processed (by its event ID, across workspaces): a replay finds it and changes nothing. */
   stripeEvent: (eventId: string): ItemKey => ({ pk: `STRIPEEVENT#${eventId}`, sk: 'STRIPEEVENT' }),
+  /** A payment that credited a workspace (by its PaymentIntent ID): refunds and disputes of it find their workspace here. */
+  stripePayment: (paymentIntentId: string): ItemKey => ({ pk: `STRIPEPAYMENT#${paymentIntentId}`, sk: 'STRIPEPAYMENT' }),
   // ── Members, sessions and enterprise sign-in (shared/members; the gate reads the first two) ──
   /** A member of a workspace: email, role, active. The gate reads it on every session request. */
   member: (workspaceId: string, memberId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: `MEMBER#${memberId}` }),

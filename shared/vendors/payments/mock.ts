@@ -35,7 +35,8 @@ export class MockPaymentsProvider implements PaymentsProvider {
       client_reference_id: input.workspaceId,
       amount_total: input.amountCents,
       currency: 'usd',
-      metadata: { workspace_id: input.workspaceId, purpose: 'credits' },
+      payment_intent: `pi_mock_${hex(12)}`,
+      metadata: { workspace_id: input.workspaceId, purpose: input.purpose ?? 'credits', ...(input.invoiceId ? { invoice_id: input.invoiceId } : {}) },
     };
     // Completed at once: the "page" is the success URL Stripe would redirect to.
     const url = `${input.successUrl}${input.successUrl.includes('?') ? '&' : '?'}session_id=${id}&mock=true`;

@@ -1,94 +1,144 @@
-import { badGateway, paymentRequired } from '../../platform/errors.ts';
+import Stripe from 'stripe';
+import { badGateway, badRequest, paymentRequired } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
+import { chargeOffSessionOverRest } from './stripe-off-session.ts';
 import type { CheckoutInput, OffSessionChargeInput, PaymentMethodInfo, PaymentsProvider } from './types.ts';
 
 /*
- * Stripe over its REST API (https://docs.stripe.com/api): form-encoded requests with the
- * secret key as a bearer token, an Idempotency-Key on every create, JSON answers. The key
- * and base URL are read per request (vendor settings: a rotated key is picked up), so the
- * official package is not needed for the dozen calls billing makes.
+ * Stripe through the official `stripe` package, pointed at STRIPE_API_BASE_URL (tests: a fake
+ * on 127.0.0.1) with a 10 s timeout and one network retry (the SDK sends an Idempotency-Key
+ * with every retried POST; creates that must be the same object when repeated carry ours).
+ * The package is about 240 KiB minified, so only the billing function loads this module
+ * (shared/vendors/payments/provider.ts); the charge path in calls, chats and batches never does
+ * (docs/billing.md, "Payments: Stripe and the mock").
  *
- * Errors: a card declined (HTTP 402 or `card_error`) → 402 `Payment failed: <Stripe's
+ * Errors: a card declined (`StripeCardError`, HTTP 402) → 402 `Payment failed: <Stripe's
  * message>` without error_code (spec Errors); a missing object on a read → undefined; anything
  * else → 502 `Payment provider stripe failed: <status> <code>` (Stripe's message to the log only).
  */
 
-const STRIPE_TIMEOUT_MS = 10_000;
+export const STRIPE_TIMEOUT_MS = 10_000;
+/** How old a signed event may be (Stripe's default tolerance). */
+export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300;
 
 export interface StripeOptions {
   baseUrl: string;
-  secretKey: () => Promise<string | undefined>;
+  secretKey: string;
   webhookSecret: () => Promise<string | undefined>;
 }
 
-type Form = Record<string, unknown>;
-
-/** Stripe's form encoding: nested objects as `a[b]=…`, arrays as `a[0]=…`. */
-export function stripeForm(params: Form, prefix = ''): string[] {
-  return Object.entries(params).flatMap(([name, value]) => {
-    const key = prefix ? `${prefix}[${name}]` : name;
-    if (value === undefined || value === null) return [];
-    if (Array.isArray(value)) return value.flatMap((item, i) => (typeof item === 'object' && item !== null ? stripeForm(item as Form, `${key}[${i}]`) : [`${encodeURIComponent(`${key}[${i}]`)}=${encodeURIComponent(String(item))}`]));
-    if (typeof value === 'object') return stripeForm(value as Form, key);
-    return [`${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`];
-  });
-}
-
-interface StripeObject {
-  id: string;
-  [field: string]: unknown;
+/** A Stripe client for a key and base URL (one per pair per process: the SDK keeps its agent and settings). */
+const clients = new Map<string, Stripe>();
+function stripeClient(secretKey: string, baseUrl: string): Stripe {
+  const cacheKey = `${baseUrl}\n${secretKey}`;
+  let client = clients.get(cacheKey);
+  if (!client) {
+    const url = new URL(baseUrl);
+    const protocol = url.protocol === 'http:' ? 'http' : 'https';
+    client = new Stripe(secretKey, {
+      host: url.hostname,
+      port: url.port || (protocol === 'http' ? 80 : 443),
+      protocol,
+      timeout: STRIPE_TIMEOUT_MS,
+      maxNetworkRetries: 1,
+      telemetry: false,
+      appInfo: { name: 'Parley' },
+    });
+    clients.set(cacheKey, client);
+  }
+  return client;
 }
 
 class NotFoundAtStripe extends Error {}
 
+/** Maps the SDK's errors onto Parley's taxonomy (see the header comment). */
+function mapped(error: unknown, operation: string): Error {
+  if (error instanceof Stripe.errors.StripeError) {
+    if (error.type === 'StripeCardError' || error.statusCode === 402) return paymentRequired(`Payment failed: ${error.message || 'the card was declined'}`);
+    if (error.statusCode === 404 || error.code === 'resource_missing') return new NotFoundAtStripe(operation);
+    if (error.type === 'StripeConnectionError') {
+      logger.warn('Stripe unreachable', { operation, message: error.message });
+      return badGateway('Payment provider stripe failed: unreachable');
+    }
+    logger.warn('Stripe refused a request', { operation, status: error.statusCode, code: error.code, type: error.type, message: error.message });
+    return badGateway(`Payment provider stripe failed: ${error.statusCode ?? 'error'}${error.code ? ` ${error.code}` : ''}`);
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+async function call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw mapped(error, operation);
+  }
+}
+
+const idOf = (value: string | { id: string } | null | undefined): string | null => (typeof value === 'string' ? value : (value?.id ?? null));
+
+function toPaymentMethod(method: Stripe.PaymentMethod): PaymentMethodInfo {
+  return {
+    id: method.id,
+    type: method.type ?? 'card',
+    brand: method.card?.brand ?? null,
+    last4: method.card?.last4 ?? null,
+    exp_month: method.card?.exp_month ?? null,
+    exp_year: method.card?.exp_year ?? null,
+    customer: idOf(method.customer as string | { id: string } | null),
+  };
+}
+
 export class StripeProvider implements PaymentsProvider {
   readonly kind = 'stripe' as const;
+  private readonly stripe: Stripe;
 
-  constructor(private readonly options: StripeOptions) {}
+  constructor(private readonly options: StripeOptions) {
+    this.stripe = stripeClient(options.secretKey, options.baseUrl);
+  }
 
   async createCustomer(input: { workspaceId: string; idempotencyKey: string }): Promise<{ id: string }> {
-    const customer = await this.request('POST', '/v1/customers', { metadata: { workspace_id: input.workspaceId } }, input.idempotencyKey);
+    const customer = await call('customers.create', () =>
+      this.stripe.customers.create({ metadata: { workspace_id: input.workspaceId } }, { idempotencyKey: input.idempotencyKey }),
+    );
     return { id: customer.id };
   }
 
   async createCheckoutSession(input: CheckoutInput): Promise<{ id: string; url: string }> {
-    const session = await this.request(
-      'POST',
-      '/v1/checkout/sessions',
-      {
-        mode: 'payment',
-        customer: input.customerId,
-        success_url: input.successUrl,
-        cancel_url: input.cancelUrl,
-        client_reference_id: input.workspaceId,
-        line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: input.amountCents, product_data: { name: 'Parley credit' } } }],
-        metadata: { workspace_id: input.workspaceId, purpose: 'credits' },
-        payment_intent_data: { setup_future_usage: 'off_session', metadata: { workspace_id: input.workspaceId, purpose: 'credits' } },
-      },
-      input.idempotencyKey,
+    const metadata = { workspace_id: input.workspaceId, purpose: input.purpose ?? 'credits', ...(input.invoiceId ? { invoice_id: input.invoiceId } : {}) };
+    const session = await call('checkout.sessions.create', () =>
+      this.stripe.checkout.sessions.create(
+        {
+          mode: 'payment',
+          customer: input.customerId,
+          success_url: input.successUrl,
+          cancel_url: input.cancelUrl,
+          client_reference_id: input.workspaceId,
+          line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: input.amountCents, product_data: { name: input.productName ?? 'Parley credit' } } }],
+          metadata,
+          payment_intent_data: { setup_future_usage: 'off_session', metadata },
+        },
+        { idempotencyKey: input.idempotencyKey },
+      ),
     );
     if (typeof session.url !== 'string') throw badGateway('Payment provider stripe failed: the checkout session has no url');
     return { id: session.id, url: session.url };
   }
 
   async createSetupIntent(customerId: string, workspaceId: string): Promise<{ id: string; client_secret: string }> {
-    const intent = await this.request('POST', '/v1/setup_intents', {
-      customer: customerId,
-      usage: 'off_session',
-      'payment_method_types[0]': 'card',
-      metadata: { workspace_id: workspaceId },
-    });
-    return { id: intent.id, client_secret: String(intent.client_secret ?? '') };
+    const intent = await call('setupIntents.create', () =>
+      this.stripe.setupIntents.create({ customer: customerId, usage: 'off_session', allowed_payment_method_types: ['card'], metadata: { workspace_id: workspaceId } }),
+    );
+    return { id: intent.id, client_secret: intent.client_secret ?? '' };
   }
 
   async listPaymentMethods(customerId: string): Promise<PaymentMethodInfo[]> {
-    const list = await this.request('GET', `/v1/customers/${encodeURIComponent(customerId)}/payment_methods?type=card&limit=100`);
-    return ((list.data as StripeObject[] | undefined) ?? []).map(toPaymentMethod);
+    const list = await call('customers.listPaymentMethods', () => this.stripe.customers.listPaymentMethods(customerId, { type: 'card', limit: 100 }));
+    return list.data.map(toPaymentMethod);
   }
 
   async getPaymentMethod(paymentMethodId: string): Promise<PaymentMethodInfo | undefined> {
     try {
-      return toPaymentMethod(await this.request('GET', `/v1/payment_methods/${encodeURIComponent(paymentMethodId)}`));
+      return toPaymentMethod(await call('paymentMethods.retrieve', () => this.stripe.paymentMethods.retrieve(paymentMethodId)));
     } catch (error) {
       if (error instanceof NotFoundAtStripe) return undefined;
       throw error;
@@ -96,96 +146,67 @@ export class StripeProvider implements PaymentsProvider {
   }
 
   async defaultPaymentMethod(customerId: string): Promise<string | null> {
-    const customer = await this.request('GET', `/v1/customers/${encodeURIComponent(customerId)}`);
-    const settings = customer.invoice_settings as { default_payment_method?: string | { id: string } | null } | undefined;
-    const value = settings?.default_payment_method;
-    return typeof value === 'string' ? value : (value?.id ?? null);
+    const customer = await call('customers.retrieve', () => this.stripe.customers.retrieve(customerId));
+    if ('deleted' in customer && customer.deleted) return null;
+    return idOf((customer as Stripe.Customer).invoice_settings?.default_payment_method as string | { id: string } | null);
   }
 
   async setDefaultPaymentMethod(customerId: string, paymentMethodId: string): Promise<void> {
-    await this.request('POST', `/v1/customers/${encodeURIComponent(customerId)}`, { invoice_settings: { default_payment_method: paymentMethodId } });
+    await call('customers.update', () => this.stripe.customers.update(customerId, { invoice_settings: { default_payment_method: paymentMethodId } }));
   }
 
   async detachPaymentMethod(paymentMethodId: string): Promise<void> {
-    await this.request('POST', `/v1/payment_methods/${encodeURIComponent(paymentMethodId)}/detach`, {});
+    await call('paymentMethods.detach', () => this.stripe.paymentMethods.detach(paymentMethodId));
   }
 
   async createPortalSession(customerId: string, returnUrl: string): Promise<{ url: string }> {
-    const session = await this.request('POST', '/v1/billing_portal/sessions', { customer: customerId, return_url: returnUrl });
-    return { url: String(session.url) };
+    const session = await call('billingPortal.sessions.create', () => this.stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl }));
+    return { url: session.url };
   }
 
-  async chargeOffSession(input: OffSessionChargeInput): Promise<{ id: string; status: string }> {
-    const intent = await this.request(
-      'POST',
-      '/v1/payment_intents',
-      {
-        amount: input.amountCents,
-        currency: 'usd',
-        customer: input.customerId,
-        payment_method: input.paymentMethodId,
-        off_session: true,
-        confirm: true,
-        metadata: { workspace_id: input.workspaceId, purpose: input.purpose },
-      },
-      input.idempotencyKey,
-    );
-    return { id: intent.id, status: String(intent.status) };
+  /** The one request the charge path makes, kept out of the SDK (stripe-off-session.ts), so calls, chats and batches never load it. */
+  chargeOffSession(input: OffSessionChargeInput): Promise<{ id: string; status: string }> {
+    return chargeOffSessionOverRest({ baseUrl: this.options.baseUrl, secretKey: this.options.secretKey }, input);
   }
 
   webhookSecret(): Promise<string | undefined> {
     return this.options.webhookSecret();
   }
-
-  private async request(method: 'GET' | 'POST', path: string, params?: Form, idempotencyKey?: string): Promise<StripeObject> {
-    const key = await this.options.secretKey();
-    if (!key) throw badGateway('Payment provider stripe is not configured (STRIPE_SECRET_KEY)');
-    const body = method === 'POST' ? stripeForm(params ?? {}).join('&') : undefined;
-    let response: Response;
-    try {
-      response = await fetch(`${this.options.baseUrl.replace(/\/$/, '')}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${key}`,
-          ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-          ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-        },
-        body,
-        redirect: 'error',
-        signal: AbortSignal.timeout(STRIPE_TIMEOUT_MS),
-      });
-    } catch (error) {
-      logger.warn('Stripe unreachable', { error, path });
-      throw badGateway('Payment provider stripe failed: unreachable');
-    }
-    let json: { error?: { type?: string; code?: string; message?: string } } & Partial<StripeObject>;
-    try {
-      json = (await response.json()) as typeof json;
-    } catch {
-      throw badGateway(`Payment provider stripe failed: ${response.status} unreadable answer`);
-    }
-    if (response.ok && typeof json.id === 'string') return json as StripeObject;
-    if (response.ok && method === 'GET' && Array.isArray((json as { data?: unknown }).data)) return { id: '', ...json } as StripeObject;
-    const error = json.error ?? {};
-    if (response.status === 402 || error.type === 'card_error') {
-      throw paymentRequired(`Payment failed: ${error.message ?? 'the card was declined'}`);
-    }
-    if (response.status === 404 || error.code === 'resource_missing') throw new NotFoundAtStripe(path);
-    logger.warn('Stripe refused a request', { path, status: response.status, code: error.code, message: error.message });
-    throw badGateway(`Payment provider stripe failed: ${response.status}${error.code ? ` ${error.code}` : ''}`);
-  }
 }
 
-function toPaymentMethod(object: StripeObject): PaymentMethodInfo {
-  const card = (object.card ?? {}) as { brand?: string; last4?: string; exp_month?: number; exp_year?: number };
-  const customer = object.customer as string | { id: string } | null | undefined;
-  return {
-    id: object.id,
-    type: String(object.type ?? 'card'),
-    brand: card.brand ?? null,
-    last4: card.last4 ?? null,
-    exp_month: card.exp_month ?? null,
-    exp_year: card.exp_year ?? null,
-    customer: typeof customer === 'string' ? customer : (customer?.id ?? null),
-  };
+export type SignatureProblem = 'missing' | 'malformed' | 'mismatch' | 'too_old';
+
+const PROBLEMS: Record<SignatureProblem, string> = {
+  missing: 'Missing Stripe-Signature header',
+  malformed: 'Invalid Stripe-Signature header',
+  mismatch: 'Stripe-Signature does not match the body',
+  too_old: 'Stripe-Signature timestamp is outside the tolerance',
+};
+
+/**
+ * Checks the `Stripe-Signature` header with the package's `stripe.webhooks.constructEvent`
+ * (HMAC-SHA256 of `<t>.<raw body>` with the endpoint's secret, any v1 matching, 5 minutes of
+ * tolerance) and answers the parsed event; a missing, malformed, mismatched or stale signature
+ * is a 400 naming which.
+ */
+export function verifyStripeEvent(rawBody: string, header: string | undefined, secret: string): unknown {
+  if (!header) throw badRequest(PROBLEMS.missing);
+  try {
+    return Stripe.webhooks.constructEvent(rawBody, header, secret, STRIPE_SIGNATURE_TOLERANCE_SECONDS);
+  } catch (error) {
+    if (!(error instanceof Stripe.errors.StripeSignatureVerificationError)) {
+      // The signature matched but the body is not JSON (constructEvent parses it).
+      if (error instanceof SyntaxError) throw badRequest('Invalid Stripe event');
+      throw error;
+    }
+    const message = error.message;
+    const problem: SignatureProblem = message.startsWith('Timestamp outside')
+      ? 'too_old'
+      : message.startsWith('No signatures found matching')
+        ? 'mismatch'
+        : message.startsWith('No webhook payload')
+          ? 'mismatch'
+          : 'malformed';
+    throw badRequest(PROBLEMS[problem]);
+  }
 }

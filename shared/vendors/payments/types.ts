@@ -30,6 +30,12 @@ export interface CheckoutInput {
   successUrl: string;
   cancelUrl: string;
   idempotencyKey: string;
+  /** What the payment is for (metadata `purpose`): credit (default) or an open invoice. */
+  purpose?: 'credits' | 'invoice';
+  /** The invoice paid (metadata `invoice_id`), for purpose `invoice`. */
+  invoiceId?: string;
+  /** The line's name on the payment page (default `Parley credit`). */
+  productName?: string;
 }
 
 export interface OffSessionChargeInput {
