@@ -26,6 +26,7 @@ import { tableDefinition } from '../shared/platform/store/keys.ts';
 import { RETENTION_RULE_DAYS } from '../shared/platform/aws/object-store.ts';
 import { contextValue, functionSettings, settingsEnvironment, type FunctionSettings } from './deploy-settings.ts';
 import { ParleyFunction, type ParleyAccess, type ParleyResources } from './parley-function.ts';
+import { FixedEgress } from './fixed-egress.ts';
 import { ROUTE_STACK_COUNT, RouteStack, routeStackIndex, type RouteTarget } from './route-stack.ts';
 
 const FUNCTIONS_DIR = fileURLToPath(new URL('../functions/', import.meta.url));
@@ -227,6 +228,23 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
   'live-ws': 3,
 };
 
+/**
+ * The functions that call customers' and vendors' servers, which fixed egress (context
+ * `fixedEgress: true`, lib/fixed-egress.ts) puts behind its NAT gateways' Elastic IPs:
+ * webhooks, custom functions, MCP tools and custom LLMs during calls and chats (calls,
+ * call-steps, chats, batch-tick's dials), workflows and outbound tests (agent-tools), crawls
+ * and embeddings (knowledge-bases, kb-jobs), OAuth and CRM sync (integrations,
+ * integration-jobs, oauth-refresh), and save-call's summaries (contacts). The others reach
+ * only AWS (and Twilio, Stripe, ElevenLabs, which allowlist nothing of ours).
+ */
+export const EGRESS_FUNCTIONS: readonly FunctionName[] = [
+  'webhook-delivery', 'calls', 'call-steps', 'chats', 'batch-tick', 'agent-tools', 'knowledge-bases', 'kb-jobs',
+  'integrations', 'integration-jobs', 'oauth-refresh', 'contacts',
+];
+
+/** NAT gateways (each with its address) fixed egress creates by default (context `fixedEgressNatGateways`): one per zone. */
+export const DEFAULT_EGRESS_NAT_GATEWAYS = 2;
+
 /** What a default AWS account may run at once, and what AWS keeps unreserved of it. */
 export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
 export const UNRESERVED_CONCURRENCY_MINIMUM = 100;
@@ -341,6 +359,8 @@ export class ParleyStack extends Stack {
   readonly integrations = {} as Record<Domain, apigwv2.HttpIntegration>;
   readonly defaultRoute: apigwv2.CfnRoute;
   readonly routeStacks: RouteStack[] = [];
+  /** The VPC, NAT gateways and addresses of fixed egress; undefined unless context `fixedEgress` is true. */
+  readonly egress?: FixedEgress;
 
   constructor(scope: Construct, id: string, props: ParleyStackProps = {}) {
     super(scope, id, props);
@@ -511,10 +531,19 @@ export class ParleyStack extends Stack {
       reservedConcurrency: reserved?.[LIVE_MONITOR_FUNCTION],
     });
     this.liveMonitor = new LiveMonitorStack(this, 'LiveMonitor', { handler: this.liveMonitorFunction });
+    // Fixed egress (opt-in): the addresses are every function's EGRESS_IP_ADDRESSES (GET /workspace/egress).
+    if (contextValue(this, 'fixedEgress') === true) {
+      const natGateways = Number(contextValue(this, 'fixedEgressNatGateways') ?? DEFAULT_EGRESS_NAT_GATEWAYS);
+      this.egress = new FixedEgress(this, 'Egress', { natGateways });
+      new CfnOutput(this, 'EgressAddresses', { value: this.egress.addressList(), description: 'Fixed egress addresses customers allowlist (EGRESS_IP_ADDRESSES)' });
+    }
+    const network = (name: FunctionName) =>
+      this.egress && EGRESS_FUNCTIONS.includes(name) ? { vpc: this.egress.vpc, securityGroup: this.egress.securityGroup } : undefined;
     const environment = {
       ...baseEnvironment,
       LIVE_WS_MANAGEMENT_URL: this.liveMonitor.managementUrl,
       LIVE_WS_URL: this.liveMonitor.url,
+      ...(this.egress ? { EGRESS_IP_ADDRESSES: this.egress.addressList() } : {}),
     };
 
     for (const domain of DOMAINS) {
@@ -526,6 +555,7 @@ export class ParleyStack extends Stack {
         files: DOMAIN_FILES[domain],
         environment,
         reservedConcurrency: reserved?.[domain],
+        network: network(domain),
       });
     }
     const jobs = props.jobs ?? JOBS;
@@ -539,6 +569,7 @@ export class ParleyStack extends Stack {
         files: JOB_FILES[job.name],
         environment,
         reservedConcurrency: reserved?.[job.name],
+        network: network(job.name),
       });
     }
 
