@@ -615,6 +615,8 @@ export class ParleyStack extends Stack {
     this.consume('export-jobs', this.exportJobsQueue, 1, EXPORT_JOBS_MAX_CONCURRENCY);
     this.consume('integration-jobs', this.integrationJobsQueue, 1, INTEGRATION_JOBS_MAX_CONCURRENCY);
     this.consume('kb-jobs', this.kbJobsQueue, 1, KB_JOBS_MAX_CONCURRENCY);
+    // Messages a schedule sends to a queue job (shared/jobs.ts scheduledMessages): the daily retention sweep.
+    this.scheduleMessages(jobs, { 'export-jobs': this.exportJobsQueue });
 
     const alarmTopicArn = props.alarmTopicArn ?? (contextValue(this, 'alarmTopicArn') as string | undefined);
     const alarmAction = alarmTopicArn
@@ -711,6 +713,33 @@ export class ParleyStack extends Stack {
         }),
       ],
     });
+  }
+
+  /**
+   * An EventBridge rule per scheduled message of a live queue job, sending it (with the
+   * firing's time as `scheduled_at`) to the job's queue; EventBridge's own retries, then the
+   * schedules' alarmed dead letters. The queue's consumer does the rest as for any message.
+   */
+  private scheduleMessages(jobs: readonly JobSpec[], queues: Partial<Record<JobName, sqs.IQueue>>): void {
+    for (const job of jobs) {
+      if (!job.live) continue;
+      for (const scheduled of job.scheduledMessages ?? []) {
+        const queue = queues[job.name];
+        if (!queue) throw new Error(`${job.name} has a scheduled message (${scheduled.name}) but no queue to send it to`);
+        new events.Rule(this, `${pascal(job.name)}${pascal(scheduled.name)}Schedule`, {
+          description: scheduled.description,
+          schedule: events.Schedule.cron({ minute: '0', hour: String(scheduled.atHourUtc) }),
+          targets: [
+            new targets.SqsQueue(queue, {
+              message: events.RuleTargetInput.fromObject({ ...scheduled.message, scheduled_at: events.EventField.time }),
+              retryAttempts: 3,
+              maxEventAge: Duration.hours(1),
+              deadLetterQueue: this.scheduleDeadLetters,
+            }),
+          ],
+        });
+      }
+    }
   }
 
   /**

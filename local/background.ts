@@ -28,6 +28,7 @@ interface ScheduleSpec {
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 /**
  * EventBridge stand-in for one rule: fires at a fixed rate with a ScheduledEvent. A firing
@@ -150,6 +151,27 @@ export function startBackgroundWork(jobs: readonly JobSpec[] = JOBS): { stop(): 
         handler: SCHEDULED_HANDLERS[job.name as Exclude<JobName, QueueJob>],
       }),
     );
+  }
+  // Messages a schedule sends to a queue job (the daily retention sweep), at their UTC hour.
+  for (const job of jobs) {
+    if (job.trigger.kind !== 'queue' || !job.live) continue;
+    const queue = localQueue(job.trigger.queue);
+    for (const scheduled of job.scheduledMessages ?? []) {
+      schedules.push(
+        new LocalSchedule({
+          name: `${job.name}-${scheduled.name}`,
+          periodMs: DAY,
+          firstAt: (now) => {
+            const at = Math.floor(now / DAY) * DAY + scheduled.atHourUtc * HOUR;
+            return at > now ? at : at + DAY;
+          },
+          timeoutMs: 60_000,
+          handler: async (event) => {
+            await queue.send({ ...scheduled.message, scheduled_at: event.time });
+          },
+        }),
+      );
+    }
   }
   for (const schedule of schedules) schedule.start();
   return {

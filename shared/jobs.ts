@@ -28,8 +28,25 @@ export type JobTrigger =
       retries: JobRetries;
     };
 
+/**
+ * A message a schedule puts on a queue job's queue (an EventBridge rule with the queue as its
+ * target; locally local/background.ts): work a queue job does on a timetable as well as on
+ * demand. The schedule adds `scheduled_at`, the ISO time of the firing.
+ */
+export interface ScheduledMessage {
+  /** The rule's name part (`<job>-<name>`). */
+  name: string;
+  description: string;
+  every: 'day';
+  /** The UTC hour it is sent at. */
+  atHourUtc: number;
+  message: Record<string, string>;
+}
+
 export interface JobSpec {
   name: JobName;
+  /** Messages a schedule sends to the job's queue (queue jobs only). */
+  scheduledMessages?: readonly ScheduledMessage[];
   description: string;
   trigger: JobTrigger;
   timeoutSeconds: number;
@@ -81,6 +98,11 @@ export const JOBS: readonly JobSpec[] = [
     // (docs/performance.md); Lambda's own ceiling is 900 s.
     timeoutSeconds: 900,
     live: true,
+    // Every workspace's retention once a day, a bounded run per message, resumable
+    // (shared/account-data/retention.ts), at a quiet hour.
+    scheduledMessages: [
+      { name: 'retention-sweep', description: 'The daily retention sweep of every workspace', every: 'day', atHourUtc: 3, message: { kind: 'retention-sweep' } },
+    ],
   },
   {
     name: 'integration-jobs',

@@ -1,7 +1,5 @@
 import { auditPut } from '../account/index.ts';
-import { getAgent, getChatAgent } from '../agents/index.ts';
-import { callIdsWithNumber, callRetentionPage, callStorageFacts, deleteCall } from '../calls/index.ts';
-import { deleteChat, listChats } from '../chats/index.ts';
+import { callIdsWithNumber, callStorageFacts, deleteCall } from '../calls/index.ts';
 import { deleteContact, getContactByPhone } from '../contacts/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { objectStore } from '../platform/aws/object-store.ts';
@@ -10,7 +8,8 @@ import { NotFound } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import type { AccountDataJobMessage } from './messages.ts';
-import type { ErasureReport, PrivacyRequest, RetentionReport } from './schemas.ts';
+import { applyRetention } from './retention.ts';
+import type { ErasureReport, PrivacyRequest } from './schemas.ts';
 import {
   allExports,
   deleteExportItem,
@@ -31,9 +30,6 @@ import {
  * its report and the audit entry name the last four digits. `run-retention` applies each
  * agent's data_storage_retention_days to its calls and each chat agent's to its chats.
  */
-
-const DAY_MS = 86_400_000;
-const PAGE = 500;
 
 const mask = (e164: string) => `***${e164.slice(-4)}`;
 
@@ -109,55 +105,6 @@ export async function erasePhoneNumber(workspaceId: string, e164: string): Promi
     await deleteExportItem(workspaceId, item.export_id);
     report.exports_deleted++;
   }
-  return report;
-}
-
-/** Applies the retention settings at `nowMs` (the job's work; a fake clock in tests). */
-export async function applyRetention(workspaceId: string, nowMs = Date.now()): Promise<RetentionReport> {
-  const report: RetentionReport = { calls_deleted: 0, chats_deleted: 0, calls_examined: 0, chats_examined: 0 };
-  const days = new Map<string, Promise<number | undefined>>();
-  const retentionOf = (key: string, read: () => Promise<{ data_storage_retention_days?: number | null }>) => {
-    let known = days.get(key);
-    if (!known) {
-      known = read().then(
-        (agent) => agent.data_storage_retention_days ?? undefined,
-        () => undefined,
-      );
-      days.set(key, known);
-    }
-    return known;
-  };
-  let after: string | undefined;
-  do {
-    const page = await callRetentionPage(workspaceId, { after, limit: PAGE });
-    for (const call of page.calls) {
-      report.calls_examined++;
-      const keep = await retentionOf(`agent:${call.agent_id}:${call.agent_version ?? ''}`, () =>
-        getAgent(workspaceId, call.agent_id, call.agent_version) as Promise<{ data_storage_retention_days?: number | null }>,
-      );
-      if (keep !== undefined && call.created_timestamp + keep * DAY_MS <= nowMs && (await gone(() => deleteCall(workspaceId, call.call_id)))) {
-        report.calls_deleted++;
-      }
-    }
-    after = page.next;
-  } while (after);
-  after = undefined;
-  do {
-    const page = (await listChats(workspaceId, { limit: PAGE, sort_order: 'ascending', ...(after ? { pagination_key: after } : {}) }, { page: true })) as {
-      items: { chat_id: string; agent_id: string; agent_version: number; start_timestamp: number }[];
-      pagination_key?: string;
-    };
-    for (const chat of page.items) {
-      report.chats_examined++;
-      const keep = await retentionOf(`chat_agent:${chat.agent_id}:${chat.agent_version}`, () =>
-        getChatAgent(workspaceId, chat.agent_id, chat.agent_version) as Promise<{ data_storage_retention_days?: number | null }>,
-      );
-      if (keep !== undefined && chat.start_timestamp + keep * DAY_MS <= nowMs && (await gone(() => deleteChat(workspaceId, chat.chat_id)))) {
-        report.chats_deleted++;
-      }
-    }
-    after = page.pagination_key;
-  } while (after);
   return report;
 }
 

@@ -281,3 +281,128 @@ export function reliabilityUpdate(workspaceId: string, input: ReliabilityAttribu
 }
 
 export const transact = (operations: TransactOp[]) => table.transact(operations);
+
+// ---------------------------------------------------------------------------------------
+// The daily retention sweep (shared/account-data/retention.ts)
+
+/** Where a workspace's retention pass stands: its calls, then its chats, each after a cursor. */
+export interface RetentionCursor {
+  phase: 'calls' | 'chats';
+  after?: string;
+}
+
+export interface RetentionSweepItem {
+  type: 'retention_sweep';
+  day: string;
+  status: 'running' | 'complete';
+  /** The last workspace finished (registry order); absent: none yet. */
+  workspace_after?: string;
+  /** The workspace being swept and where in it. */
+  current?: { workspace_id: string; cursor: RetentionCursor };
+  workspaces_examined: number;
+  workspaces_swept: number;
+  calls_deleted: number;
+  chats_deleted: number;
+  runs: number;
+  lease_token?: string;
+  lease_until?: number;
+  started_timestamp: number;
+  completed_timestamp?: number;
+  expires_at: number;
+}
+
+export type SweepProgress = Pick<
+  RetentionSweepItem,
+  'workspace_after' | 'current' | 'workspaces_examined' | 'workspaces_swept' | 'calls_deleted' | 'chats_deleted'
+>;
+
+export const getRetentionSweep = (day: string) => table.get<RetentionSweepItem>(keys.retentionSweep(day));
+
+/** The day's sweep, created on its first message (a second creation finds the first). */
+export async function createRetentionSweep(item: RetentionSweepItem): Promise<RetentionSweepItem> {
+  try {
+    await table.put({ Item: { ...keys.retentionSweep(item.day), ...item }, ConditionExpression: 'attribute_not_exists(pk)' });
+    return item;
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    return (await getRetentionSweep(item.day))!;
+  }
+}
+
+/** Takes the sweep's lease unless another run holds one that has not expired; answers the item as leased. */
+export async function takeRetentionSweepLease(day: string, token: string, nowMs: number, untilMs: number): Promise<RetentionSweepItem | undefined> {
+  try {
+    return await table.update<RetentionSweepItem>({
+      Key: keys.retentionSweep(day),
+      UpdateExpression: 'SET lease_token = :token, lease_until = :until ADD runs :one',
+      ConditionExpression: '#status = :running AND (attribute_not_exists(lease_until) OR lease_until < :now)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':token': token, ':until': untilMs, ':now': nowMs, ':running': 'running', ':one': 1 },
+      ReturnValues: 'ALL_NEW',
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}
+
+const SWEEP_PROGRESS_FIELDS = ['workspace_after', 'current', 'workspaces_examined', 'workspaces_swept', 'calls_deleted', 'chats_deleted'] as const;
+
+/**
+ * Records the sweep's progress (conditional on holding the lease): `release` also gives the
+ * lease back, `complete` ends the day's sweep.
+ */
+export async function saveRetentionSweep(
+  day: string,
+  token: string,
+  progress: SweepProgress,
+  end: { release?: boolean; completeAt?: number } = {},
+): Promise<void> {
+  const sets: string[] = [];
+  const removes: string[] = [];
+  const values: Record<string, unknown> = { ':token': token };
+  // Names through placeholders: `current` is one of DynamoDB's reserved words.
+  const names: Record<string, string> = {};
+  for (const field of SWEEP_PROGRESS_FIELDS) {
+    names[`#${field}`] = field;
+    const value = progress[field];
+    if (value === undefined) removes.push(`#${field}`);
+    else {
+      sets.push(`#${field} = :${field}`);
+      values[`:${field}`] = value;
+    }
+  }
+  if (end.completeAt !== undefined) {
+    names['#status'] = 'status';
+    sets.push('#status = :complete', 'completed_timestamp = :now');
+    values[':complete'] = 'complete';
+    values[':now'] = end.completeAt;
+  }
+  if (end.release || end.completeAt !== undefined) removes.push('lease_token', 'lease_until');
+  await table.update({
+    Key: keys.retentionSweep(day),
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    ConditionExpression: 'lease_token = :token',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  });
+}
+
+/**
+ * Whether any of the workspace's voice or chat agents sets data_storage_retention_days (on
+ * its latest version, which the head carries as `latest.data`): the daily sweep skips the others.
+ */
+export async function workspaceHasRetention(workspaceId: string): Promise<boolean> {
+  for (const kind of ['agent', 'chat_agent'] as const) {
+    const heads = keys.resourceHeads(workspaceId, kind);
+    const found = await table.queryAll<{ sk: string }>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      FilterExpression: 'attribute_type(latest.#data.data_storage_retention_days, :number)',
+      ExpressionAttributeNames: { '#data': 'data' },
+      ExpressionAttributeValues: { ':pk': heads.pk, ':prefix': heads.skPrefix, ':number': 'N' },
+      ProjectionExpression: 'sk',
+    });
+    if (found.length) return true;
+  }
+  return false;
+}

@@ -432,7 +432,8 @@ describe('ParleyStack', () => {
       ['oauth-refresh', 'rate(1 minute)'],
       ['billing-hourly', 'rate(1 hour)'],
     ];
-    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(3);
+    // The three periodic functions, plus the daily retention sweep's message to the export-jobs queue.
+    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(4);
     for (const [name, rate] of schedules) {
       parley.template.hasResourceProperties('AWS::Events::Rule', {
         ScheduleExpression: rate,
@@ -448,6 +449,30 @@ describe('ParleyStack', () => {
       logicalId(parley, parley.stack.backgroundFunctions['batch-tick'])
     ]!;
     expect(batchTick.Properties.Timeout).toBe(70);
+  });
+
+  it('sends the daily retention sweep to the export-jobs queue at 03:00 UTC, with its time and the schedules\' dead letters', () => {
+    const queueArn = { 'Fn::GetAtt': [logicalId(parley, parley.stack.exportJobsQueue), 'Arn'] };
+    parley.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'cron(0 3 * * ? *)',
+      State: 'ENABLED',
+      Targets: [
+        Match.objectLike({
+          Arn: queueArn,
+          InputTransformer: { InputPathsMap: { time: '$.time' }, InputTemplate: '{"kind":"retention-sweep","scheduled_at":<time>}' },
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [logicalId(parley, parley.stack.scheduleDeadLetters), 'Arn'] } },
+          RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
+        }),
+      ],
+    });
+    // EventBridge may send to the queue, for this rule only.
+    parley.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: Match.objectLike({
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: Match.arrayWith(['sqs:SendMessage']), Principal: { Service: 'events.amazonaws.com' }, Resource: queueArn }),
+        ]),
+      }),
+    });
   });
 
   it('logs API access as JSON on an auto-deployed $default stage', () => {
@@ -611,7 +636,8 @@ describe('scheduled jobs', () => {
   it('deploys every job of shared/jobs.ts but schedules only those whose feature exists', () => {
     const deployed = synth(undefined, false);
     const live = JOBS.filter((job) => job.live && job.trigger.kind === 'schedule');
-    expect(Object.keys(deployed.template.findResources('AWS::Events::Rule'))).toHaveLength(live.length);
+    const scheduledMessages = JOBS.filter((job) => job.live).flatMap((job) => job.scheduledMessages ?? []);
+    expect(Object.keys(deployed.template.findResources('AWS::Events::Rule'))).toHaveLength(live.length + scheduledMessages.length);
     expect(Object.keys(deployed.template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(live.length);
     for (const job of JOBS) expect(deployed.stack.backgroundFunctions[job.name], job.name).toBeDefined();
     // Batch calls, OAuth connections and billing exist, so their schedules run.
@@ -659,15 +685,18 @@ describe('scheduled jobs', () => {
   it('gives every schedule target a dead-letter queue, with an alarm, and the minute jobs no EventBridge retries', () => {
     const deadLetters = logicalId(parley, parley.stack.scheduleDeadLetters);
     const rules = Object.values(parley.template.findResources('AWS::Events::Rule'));
-    expect(rules).toHaveLength(3);
+    expect(rules).toHaveLength(4);
     for (const rule of rules) {
       const [target] = rule.Properties.Targets;
       expect(target.DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [deadLetters, 'Arn'] } });
       const minute = rule.Properties.ScheduleExpression === 'rate(1 minute)';
+      const daily = rule.Properties.ScheduleExpression.startsWith('cron(');
       expect(target.RetryPolicy).toEqual(
         minute
           ? { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 }
-          : { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+          : daily
+            ? { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 }
+            : { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
       );
     }
     parley.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
