@@ -1,6 +1,7 @@
 import { notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, defineEntity, table, type TransactOp } from '../platform/store/table.ts';
+import type { UploadCheckpoint } from '../platform/aws/object-store.ts';
 import type { ErasureReport, ExportFormat, ExportStatus, ExportType, RetentionReport } from './schemas.ts';
 
 /*
@@ -31,6 +32,20 @@ export interface ExportItem {
   started_timestamp?: number;
   completed_timestamp?: number;
   expires_at: number;
+  /** Where a running export's file durably stands: a run that takes it over goes on from here. */
+  checkpoint?: ExportCheckpoint;
+  /** The running run's lease (a run that died is taken over once it expires). */
+  lease_token?: string;
+  lease_until?: number;
+}
+
+export interface ExportCheckpoint {
+  upload: UploadCheckpoint;
+  /** Rows in the durable bytes. */
+  rows: number;
+  /** The next page's cursor; absent with `finished`: every page is in. */
+  next?: string;
+  finished: boolean;
 }
 
 export const exportsEntity = defineEntity<ExportItem, [workspaceId: string, exportId: string]>({
@@ -42,15 +57,44 @@ export async function putExport(item: ExportItem): Promise<void> {
   await table.put({ Item: { ...keys.exportJob(item.workspace_id, item.export_id), ...item }, ConditionExpression: 'attribute_not_exists(pk)' });
 }
 
-/** pending → running: only one consumer of a (redelivered) message starts it. */
-export async function markExportRunning(workspaceId: string, exportId: string, nowMs: number): Promise<boolean> {
+/**
+ * Starts a pending export, or takes over a running one whose lease expired (its run died):
+ * answers the item as leased, or undefined when another run holds it or it has ended.
+ */
+export async function takeExportLease(workspaceId: string, exportId: string, token: string, nowMs: number, untilMs: number): Promise<ExportItem | undefined> {
+  try {
+    return await table.update<ExportItem>({
+      Key: keys.exportJob(workspaceId, exportId),
+      UpdateExpression: 'SET #status = :running, lease_token = :token, lease_until = :until, started_timestamp = if_not_exists(started_timestamp, :now)',
+      ConditionExpression: '#status = :pending OR (#status = :running AND (attribute_not_exists(lease_until) OR lease_until < :now))',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':now': nowMs, ':token': token, ':until': untilMs },
+      ReturnValues: 'ALL_NEW',
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Records a page's progress (the rows so far and, when the bytes are durable, the checkpoint),
+ * conditional on still holding the lease: false when another run took it over.
+ */
+export async function recordExportProgress(
+  workspaceId: string,
+  exportId: string,
+  token: string,
+  rowCount: number,
+  checkpoint: ExportCheckpoint | undefined,
+): Promise<boolean> {
   try {
     await table.update({
       Key: keys.exportJob(workspaceId, exportId),
-      UpdateExpression: 'SET #status = :running, started_timestamp = :now',
-      ConditionExpression: '#status = :pending',
+      UpdateExpression: checkpoint ? 'SET row_count = :rows, checkpoint = :checkpoint' : 'SET row_count = :rows',
+      ConditionExpression: '#status = :running AND lease_token = :token',
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':now': nowMs },
+      ExpressionAttributeValues: { ':rows': rowCount, ':running': 'running', ':token': token, ...(checkpoint ? { ':checkpoint': checkpoint } : {}) },
     });
     return true;
   } catch (error) {
@@ -59,37 +103,31 @@ export async function markExportRunning(workspaceId: string, exportId: string, n
   }
 }
 
-export async function recordExportProgress(workspaceId: string, exportId: string, rowCount: number): Promise<void> {
-  await table.update({
-    Key: keys.exportJob(workspaceId, exportId),
-    UpdateExpression: 'SET row_count = :rows',
-    ConditionExpression: '#status = :running',
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':rows': rowCount, ':running': 'running' },
-  });
-}
-
 /** running → complete or failed (conditional: an export ends once). */
 export async function finishExport(
   workspaceId: string,
   exportId: string,
   outcome: { status: 'complete'; rowCount: number; sizeBytes: number } | { status: 'failed'; reason: string },
   nowMs: number,
+  /** The run's lease: only the run holding it ends a running export. */
+  token?: string,
 ): Promise<boolean> {
   const complete = outcome.status === 'complete';
   try {
     await table.update({
       Key: keys.exportJob(workspaceId, exportId),
-      UpdateExpression: complete
-        ? 'SET #status = :status, row_count = :rows, size_bytes = :size, completed_timestamp = :now'
-        : 'SET #status = :status, failure_reason = :reason, completed_timestamp = :now',
-      ConditionExpression: '#status IN (:pending, :running)',
+      UpdateExpression: `${
+        complete
+          ? 'SET #status = :status, row_count = :rows, size_bytes = :size, completed_timestamp = :now'
+          : 'SET #status = :status, failure_reason = :reason, completed_timestamp = :now'
+      } REMOVE checkpoint, lease_token, lease_until`,
+      ConditionExpression: token ? '#status = :running AND lease_token = :token' : '#status IN (:pending, :running)',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':status': outcome.status,
         ':now': nowMs,
-        ':pending': 'pending',
         ':running': 'running',
+        ...(token ? { ':token': token } : { ':pending': 'pending' }),
         ...(complete ? { ':rows': outcome.rowCount, ':size': outcome.sizeBytes } : { ':reason': outcome.reason }),
       },
     });
