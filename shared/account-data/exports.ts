@@ -1,10 +1,10 @@
 import { callExportPage, parseCallFilter } from '../calls/index.ts';
-import { listChats } from '../chats/index.ts';
+import { getChat, listChats } from '../chats/index.ts';
 import { listContactsPage } from '../contacts/index.ts';
 import { randomBytes } from 'node:crypto';
 import { objectStore, type ObjectUpload } from '../platform/aws/object-store.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
-import { conflict } from '../platform/errors.ts';
+import { conflict, NotFound } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { objectKeys } from '../platform/store/keys.ts';
@@ -160,19 +160,28 @@ function pageReader(item: ExportItem, pageSize: number): (after: string | undefi
       const page = await callExportPage(ws, { after, limit: pageSize, ...(filter ? { filter } : {}) });
       return { rows: page.calls.filter((call) => within(call.start_timestamp)) as Record<string, unknown>[], next: page.next };
     },
+    // Each chat of the page with its messages (transcript, message_with_tool_calls), a few reads at once.
     chats: async (after) => {
       const page = (await listChats(ws, { limit: pageSize, sort_order: 'ascending', ...(after ? { pagination_key: after } : {}) }, { page: true })) as {
         items: Record<string, unknown>[];
         pagination_key?: string;
       };
-      return { rows: page.items.filter((chat) => within(chat.start_timestamp)), next: page.pagination_key };
+      const chats = await withMessages(ws, page.items.filter((chat) => within(chat.start_timestamp)));
+      return { rows: chats, next: page.pagination_key };
     },
     contacts: async (after) => {
       const page = await listContactsPage(ws, { limit: pageSize, sort_order: 'asc', ...(after ? { pagination_key: after } : {}) });
       return { rows: (page.items as Record<string, unknown>[]).filter((contact) => within(contact.created_timestamp)), next: page.pagination_key };
     },
-    // SMS is not stored yet (its issue has not landed): an SMS export is the header alone.
-    sms: async () => ({ rows: [] }),
+    // One row per SMS message (shared/chats SMS), chat by chat, oldest first; the time range is the message's.
+    sms: async (after) => {
+      const page = (await listChats(ws, { limit: pageSize, sort_order: 'ascending', ...(after ? { pagination_key: after } : {}) }, { page: true, smsOnly: true })) as {
+        items: Record<string, unknown>[];
+        pagination_key?: string;
+      };
+      const rows = (await withMessages(ws, page.items)).flatMap((chat) => smsRows(chat).filter((row) => within(row.created_timestamp)));
+      return { rows, next: page.pagination_key };
+    },
   };
   return readers[item.export_type];
 }
@@ -186,6 +195,51 @@ export interface ExportRunOptions {
   pageSize?: number;
   /** Called after each page is written, before its progress is recorded (tests stop a run here). */
   afterWrite?: () => Promise<void> | void;
+}
+
+const MESSAGE_READS_AT_ONCE = 10;
+
+/** The chats as GET /get-chat answers them (with their messages), in order; a chat deleted meanwhile is left out. */
+async function withMessages(workspaceId: string, chats: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  const full: (Record<string, unknown> | undefined)[] = [];
+  for (let start = 0; start < chats.length; start += MESSAGE_READS_AT_ONCE) {
+    full.push(
+      ...(await Promise.all(
+        chats.slice(start, start + MESSAGE_READS_AT_ONCE).map((chat) =>
+          getChat(workspaceId, chat.chat_id as string).then(
+            (view) => view as unknown as Record<string, unknown>,
+            (error: unknown) => {
+              if (error instanceof NotFound) return undefined;
+              throw error;
+            },
+          ),
+        ),
+      )),
+    );
+  }
+  return full.filter((chat): chat is Record<string, unknown> => chat !== undefined);
+}
+
+/** An SMS chat's messages as export rows: the agent's are sent by the workspace number, the other party's received. */
+function smsRows(chat: Record<string, unknown>): Record<string, unknown>[] {
+  const inbound = chat.direction === 'inbound';
+  const ours = (inbound ? chat.to_number : chat.from_number) as string | undefined;
+  const party = (inbound ? chat.from_number : chat.to_number) as string | undefined;
+  const messages = (chat.message_with_tool_calls ?? []) as { message_id?: string; role: string; content?: string; created_timestamp?: number }[];
+  return messages
+    .filter((message) => message.role === 'agent' || message.role === 'user')
+    .map((message) => {
+      const sent = message.role === 'agent';
+      return {
+        message_id: message.message_id,
+        chat_id: chat.chat_id,
+        direction: sent ? 'outbound' : 'inbound',
+        from_number: sent ? ours : party,
+        to_number: sent ? party : ours,
+        body: message.content,
+        created_timestamp: message.created_timestamp,
+      };
+    });
 }
 
 /**

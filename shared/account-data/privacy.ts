@@ -1,5 +1,6 @@
 import { auditPut } from '../account/index.ts';
 import { callIdsWithNumber, callStorageFacts, deleteCall } from '../calls/index.ts';
+import { deleteChat, getChat } from '../chats/index.ts';
 import { deleteContact, getContactByPhone } from '../contacts/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { objectStore } from '../platform/aws/object-store.ts';
@@ -12,8 +13,13 @@ import { applyRetention } from './retention.ts';
 import type { ErasureReport, PrivacyRequest } from './schemas.ts';
 import {
   allExports,
+  chatIdsWithParty,
   deleteExportItem,
+  deleteLogEntriesMentioning,
+  deleteSmsThread,
+  eraseBatchTasks,
   finishPrivacyRequest,
+  maskAuditTargets,
   markPrivacyRunning,
   privacyRequests,
   putPrivacyRequest,
@@ -83,7 +89,17 @@ async function gone(remove: () => Promise<unknown>): Promise<boolean> {
 
 /** Erases `e164` from the workspace now (the job's work; idempotent). */
 export async function erasePhoneNumber(workspaceId: string, e164: string): Promise<ErasureReport> {
-  const report: ErasureReport = { calls_deleted: 0, recordings_deleted: 0, chats_deleted: 0, sms_deleted: 0, contacts_deleted: 0, exports_deleted: 0 };
+  const report: ErasureReport = {
+    calls_deleted: 0,
+    recordings_deleted: 0,
+    chats_deleted: 0,
+    sms_deleted: 0,
+    contacts_deleted: 0,
+    exports_deleted: 0,
+    batch_tasks_erased: 0,
+    audit_entries_masked: 0,
+    log_entries_deleted: 0,
+  };
   for (const callId of await callIdsWithNumber(workspaceId, e164)) {
     const facts = await callStorageFacts(workspaceId, callId).catch((error: unknown) => {
       if (error instanceof NotFound) return undefined;
@@ -95,6 +111,17 @@ export async function erasePhoneNumber(workspaceId: string, e164: string): Promi
       if (facts.recording) report.recordings_deleted++;
     }
   }
+  // SMS chats with the number (the chat, its messages, and the thread whose key holds the number).
+  for (const chatId of await chatIdsWithParty(workspaceId, e164)) {
+    const chat = (await getChat(workspaceId, chatId).catch((error: unknown) => {
+      if (error instanceof NotFound) return undefined;
+      throw error;
+    })) as { from_number?: string; to_number?: string; direction?: string } | undefined;
+    if (!chat) continue;
+    if (await gone(() => deleteChat(workspaceId, chatId))) report.sms_deleted++;
+    const ours = chat.direction === 'inbound' ? chat.to_number : chat.from_number;
+    if (ours) await deleteSmsThread(workspaceId, ours, e164, chatId);
+  }
   const contact = await getContactByPhone(workspaceId, e164).catch((error: unknown) => {
     if (error instanceof NotFound) return undefined;
     throw error;
@@ -105,6 +132,11 @@ export async function erasePhoneNumber(workspaceId: string, e164: string): Promi
     await deleteExportItem(workspaceId, item.export_id);
     report.exports_deleted++;
   }
+  // Records that quote the number without being about it: batch tasks, audit targets.
+  report.batch_tasks_erased = await eraseBatchTasks(workspaceId, e164, mask(e164));
+  report.audit_entries_masked = await maskAuditTargets(workspaceId, e164, mask(e164));
+  const logs = await deleteLogEntriesMentioning(workspaceId, e164);
+  report.log_entries_deleted = logs.webhook_deliveries + logs.provider_operations;
   return report;
 }
 
