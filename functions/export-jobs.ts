@@ -2,17 +2,18 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
-import { AccountDataJobMessage, runExport, runPrivacyRequest } from '../shared/account-data/index.ts';
+import { AccountDataJobMessage, runExport, runPrivacyRequest, runRetentionSweep, utcDay } from '../shared/account-data/index.ts';
 import { runPurgeStep, WorkspacePurgeMessage } from '../shared/members/index.ts';
 
 const ExportJobsMessage = z.union([AccountDataJobMessage, WorkspacePurgeMessage]);
 
 /**
  * The export-jobs queue's consumer: each message is one whole account-data job (an export,
- * a privacy erase, a retention run) or one bounded step of a deleted workspace's purge
- * (shared/members/purge.ts, which queues its own next step). A job records its own failure
- * (failed, with a reason); what throws past that (the table unreachable) is reported alone,
- * so SQS redelivers only it; a malformed message is logged and dropped.
+ * a privacy erase, a retention run, a run of the daily retention sweep) or one bounded step
+ * of a deleted workspace's purge (shared/members/purge.ts, which queues its own next step).
+ * A job records its own failure (failed, with a reason); what throws past that (the table
+ * unreachable) is reported alone, so SQS redelivers only it; a malformed message is logged
+ * and dropped.
  */
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
@@ -20,9 +21,15 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
   return runQueueSteps(event, {
     job: 'export-jobs',
     schema: ExportJobsMessage,
-    run: (message) => {
+    run: async (message) => {
       if (message.kind === 'workspace-purge') return runPurgeStep(message);
-      return message.kind === 'export' ? runExport(message.workspace_id, message.export_id) : runPrivacyRequest(message.workspace_id, message.request_id);
+      if (message.kind === 'export') return runExport(message.workspace_id, message.export_id);
+      if (message.kind === 'retention-sweep') {
+        const scheduled = message.scheduled_at ? Date.parse(message.scheduled_at) : NaN;
+        await runRetentionSweep(message.day ?? utcDay(Number.isNaN(scheduled) ? Date.now() : scheduled));
+        return;
+      }
+      return runPrivacyRequest(message.workspace_id, message.request_id);
     },
     sequential: true,
   });

@@ -1,6 +1,7 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import { aliasEsbuildArgs } from './bundle-aliases.ts';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -96,6 +97,11 @@ export interface ParleyFunctionProps {
    * cannot take the account's concurrency from the others; undefined: the unreserved pool.
    */
   reservedConcurrency?: number;
+  /**
+   * Fixed egress (lib/fixed-egress.ts): the function runs in the VPC's private subnets and
+   * reaches the internet through its NAT gateways' Elastic IPs; undefined: Lambda's own network.
+   */
+  network?: { vpc: ec2.IVpc; securityGroup: ec2.ISecurityGroup };
 }
 
 const TABLE_READ_ACTIONS = [
@@ -142,6 +148,9 @@ export class ParleyFunction extends NodejsFunction {
       role,
       logGroup,
       reservedConcurrentExecutions: props.reservedConcurrency,
+      ...(props.network
+        ? { vpc: props.network.vpc, vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }, securityGroups: [props.network.securityGroup] }
+        : {}),
       environment: {
         ...props.environment,
         TABLE_NAME: table.tableName,
@@ -193,6 +202,22 @@ export class ParleyFunction extends NodejsFunction {
           : {}),
       },
     });
+
+    if (props.network) {
+      // What AWSLambdaVPCAccessExecutionRole grants (the function's network interfaces), inline:
+      // the role is our own, so Lambda adds nothing to it. EC2 takes no resource ARNs here.
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
+          resources: ['*'],
+        }),
+      );
+      NagSuppressions.addResourceSuppressions(
+        role,
+        [{ id: 'AwsSolutions-IAM5', reason: 'A function in a VPC manages its network interfaces; EC2 has no resource-level permissions for these actions.', appliesTo: ['Resource::*'] }],
+        true,
+      );
+    }
 
     if (props.access.table) {
       const write = props.access.table === 'readWrite';

@@ -26,6 +26,7 @@ import { tableDefinition } from '../shared/platform/store/keys.ts';
 import { RETENTION_RULE_DAYS } from '../shared/platform/aws/object-store.ts';
 import { contextValue, functionSettings, settingsEnvironment, type FunctionSettings } from './deploy-settings.ts';
 import { ParleyFunction, type ParleyAccess, type ParleyResources } from './parley-function.ts';
+import { FixedEgress } from './fixed-egress.ts';
 import { ROUTE_STACK_COUNT, RouteStack, routeStackIndex, type RouteTarget } from './route-stack.ts';
 
 const FUNCTIONS_DIR = fileURLToPath(new URL('../functions/', import.meta.url));
@@ -257,6 +258,22 @@ export const DEFAULT_RESERVED_CONCURRENCY: Record<FunctionName, number> = {
 
 /** The one route of CORS preflights (the public function answers them; docs/browser.md). */
 export const PREFLIGHT_ROUTE_KEY = 'OPTIONS /{proxy+}';
+/**
+ * The functions that call customers' and vendors' servers, which fixed egress (context
+ * `fixedEgress: true`, lib/fixed-egress.ts) puts behind its NAT gateways' Elastic IPs:
+ * webhooks, custom functions, MCP tools and custom LLMs during calls and chats (calls,
+ * call-steps, chats, batch-tick's dials), workflows and outbound tests (agent-tools), crawls
+ * and embeddings (knowledge-bases, kb-jobs), OAuth and CRM sync (integrations,
+ * integration-jobs, oauth-refresh), and save-call's summaries (contacts). The others reach
+ * only AWS (and Twilio, Stripe, ElevenLabs, which allowlist nothing of ours).
+ */
+export const EGRESS_FUNCTIONS: readonly FunctionName[] = [
+  'webhook-delivery', 'calls', 'call-steps', 'chats', 'batch-tick', 'agent-tools', 'knowledge-bases', 'kb-jobs',
+  'integrations', 'integration-jobs', 'oauth-refresh', 'contacts',
+];
+
+/** NAT gateways (each with its address) fixed egress creates by default (context `fixedEgressNatGateways`): one per zone. */
+export const DEFAULT_EGRESS_NAT_GATEWAYS = 2;
 
 /** What a default AWS account may run at once, and what AWS keeps unreserved of it. */
 export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
@@ -372,6 +389,8 @@ export class ParleyStack extends Stack {
   readonly integrations = {} as Record<Domain, apigwv2.HttpIntegration>;
   readonly defaultRoute: apigwv2.CfnRoute;
   readonly routeStacks: RouteStack[] = [];
+  /** The VPC, NAT gateways and addresses of fixed egress; undefined unless context `fixedEgress` is true. */
+  readonly egress?: FixedEgress;
 
   constructor(scope: Construct, id: string, props: ParleyStackProps = {}) {
     super(scope, id, props);
@@ -542,10 +561,19 @@ export class ParleyStack extends Stack {
       reservedConcurrency: reserved?.[LIVE_MONITOR_FUNCTION],
     });
     this.liveMonitor = new LiveMonitorStack(this, 'LiveMonitor', { handler: this.liveMonitorFunction });
+    // Fixed egress (opt-in): the addresses are every function's EGRESS_IP_ADDRESSES (GET /workspace/egress).
+    if (contextValue(this, 'fixedEgress') === true) {
+      const natGateways = Number(contextValue(this, 'fixedEgressNatGateways') ?? DEFAULT_EGRESS_NAT_GATEWAYS);
+      this.egress = new FixedEgress(this, 'Egress', { natGateways });
+      new CfnOutput(this, 'EgressAddresses', { value: this.egress.addressList(), description: 'Fixed egress addresses customers allowlist (EGRESS_IP_ADDRESSES)' });
+    }
+    const network = (name: FunctionName) =>
+      this.egress && EGRESS_FUNCTIONS.includes(name) ? { vpc: this.egress.vpc, securityGroup: this.egress.securityGroup } : undefined;
     const environment = {
       ...baseEnvironment,
       LIVE_WS_MANAGEMENT_URL: this.liveMonitor.managementUrl,
       LIVE_WS_URL: this.liveMonitor.url,
+      ...(this.egress ? { EGRESS_IP_ADDRESSES: this.egress.addressList() } : {}),
     };
 
     for (const domain of DOMAINS) {
@@ -558,6 +586,7 @@ export class ParleyStack extends Stack {
         directories: DOMAIN_DIRECTORIES[domain],
         environment,
         reservedConcurrency: reserved?.[domain],
+        network: network(domain),
       });
     }
     const jobs = props.jobs ?? JOBS;
@@ -571,6 +600,7 @@ export class ParleyStack extends Stack {
         files: JOB_FILES[job.name],
         environment,
         reservedConcurrency: reserved?.[job.name],
+        network: network(job.name),
       });
     }
 
@@ -616,6 +646,9 @@ export class ParleyStack extends Stack {
     this.consume('export-jobs', this.exportJobsQueue, 1, EXPORT_JOBS_MAX_CONCURRENCY);
     this.consume('integration-jobs', this.integrationJobsQueue, 1, INTEGRATION_JOBS_MAX_CONCURRENCY);
     this.consume('kb-jobs', this.kbJobsQueue, 1, KB_JOBS_MAX_CONCURRENCY);
+    // Messages a schedule sends to a queue job (shared/jobs.ts scheduledMessages): the daily
+    // retention sweep and the knowledge bases' daily auto refresh.
+    this.scheduleMessages(jobs, { 'export-jobs': this.exportJobsQueue, 'kb-jobs': this.kbJobsQueue });
 
     const alarmTopicArn = props.alarmTopicArn ?? (contextValue(this, 'alarmTopicArn') as string | undefined);
     const alarmAction = alarmTopicArn
@@ -642,30 +675,6 @@ export class ParleyStack extends Stack {
         maxEventAge: Duration.seconds(retries.maxEventAgeSeconds),
         onFailure: retries.onFailure === 'alarmed-queue' ? this.billingFailures : undefined,
       });
-    }
-
-    // Messages a queue job's queue receives on a schedule (shared/jobs.ts `scheduledMessages`):
-    // the kb-jobs daily refresh sweep. EventBridge sends to the queue (the target adds the
-    // queue policy for events.amazonaws.com); what it cannot deliver goes to the schedules'
-    // alarmed dead-letter queue.
-    const scheduledQueues: Partial<Record<JobName, sqs.Queue>> = { 'kb-jobs': this.kbJobsQueue };
-    for (const job of jobs) {
-      if (job.trigger.kind !== 'queue' || !job.live) continue;
-      for (const scheduled of job.scheduledMessages ?? []) {
-        const queue = scheduledQueues[job.name];
-        if (!queue) throw new Error(`${job.name}: scheduled messages need its queue in scheduledQueues`);
-        new events.Rule(this, `${pascal(scheduled.name)}Schedule`, {
-          schedule: events.Schedule.rate(Duration.days(1)),
-          targets: [
-            new targets.SqsQueue(queue, {
-              message: events.RuleTargetInput.fromObject(scheduled.message),
-              retryAttempts: 2,
-              maxEventAge: Duration.hours(1),
-              deadLetterQueue: this.scheduleDeadLetters,
-            }),
-          ],
-        });
-      }
     }
 
     // HttpLambdaIntegration would add a Lambda permission per route (hundreds of
@@ -750,6 +759,33 @@ export class ParleyStack extends Stack {
         }),
       ],
     });
+  }
+
+  /**
+   * An EventBridge rule per scheduled message of a live queue job, sending it (with the
+   * firing's time as `scheduled_at`) to the job's queue; EventBridge's own retries, then the
+   * schedules' alarmed dead letters. The queue's consumer does the rest as for any message.
+   */
+  private scheduleMessages(jobs: readonly JobSpec[], queues: Partial<Record<JobName, sqs.IQueue>>): void {
+    for (const job of jobs) {
+      if (!job.live) continue;
+      for (const scheduled of job.scheduledMessages ?? []) {
+        const queue = queues[job.name];
+        if (!queue) throw new Error(`${job.name} has a scheduled message (${scheduled.name}) but no queue to send it to`);
+        new events.Rule(this, `${pascal(job.name)}${pascal(scheduled.name)}Schedule`, {
+          description: scheduled.description,
+          schedule: events.Schedule.cron({ minute: '0', hour: String(scheduled.atHourUtc) }),
+          targets: [
+            new targets.SqsQueue(queue, {
+              message: events.RuleTargetInput.fromObject({ ...scheduled.message, scheduled_at: events.EventField.time }),
+              retryAttempts: 3,
+              maxEventAge: Duration.hours(1),
+              deadLetterQueue: this.scheduleDeadLetters,
+            }),
+          ],
+        });
+      }
+    }
   }
 
   /**

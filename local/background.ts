@@ -152,19 +152,23 @@ export function startBackgroundWork(jobs: readonly JobSpec[] = JOBS): { stop(): 
       }),
     );
   }
-  // Messages a queue job's queue receives on a schedule (EventBridge → SQS in AWS): the first a
-  // minute after the start, then at the rule's rate.
+  // Messages a schedule sends to a queue job (the daily retention sweep), at their UTC hour.
   for (const job of jobs) {
     if (job.trigger.kind !== 'queue' || !job.live) continue;
-    const queueName = job.trigger.queue;
+    const queue = localQueue(job.trigger.queue);
     for (const scheduled of job.scheduledMessages ?? []) {
       schedules.push(
         new LocalSchedule({
-          name: scheduled.name,
+          name: `${job.name}-${scheduled.name}`,
           periodMs: DAY,
-          firstAt: (now) => now + MINUTE,
-          timeoutMs: MINUTE,
-          handler: async () => localQueue(queueName).send(scheduled.message),
+          firstAt: (now) => {
+            const at = Math.floor(now / DAY) * DAY + scheduled.atHourUtc * HOUR;
+            return at > now ? at : at + DAY;
+          },
+          timeoutMs: 60_000,
+          handler: async (event) => {
+            await queue.send({ ...scheduled.message, scheduled_at: event.time });
+          },
         }),
       );
     }

@@ -1,10 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { config } from '../shared/platform/config.ts';
-import { setLocalObjectStore, type ObjectStore, type ObjectUpload, type SignedPut, type StoredObject } from '../shared/platform/aws/object-store.ts';
+import { setLocalObjectStore, type ObjectStore, type ObjectUpload, type SignedPut, type StoredObject, type UploadCheckpoint } from '../shared/platform/aws/object-store.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
 
 /*
@@ -67,14 +67,26 @@ export class FolderObjectStore implements ObjectStore {
     await rename(temporary, path);
   }
 
-  /** Appends to a file aside, renamed into place on complete (as S3 shows a multipart object only once completed). */
-  async upload(key: string, contentType: string): Promise<ObjectUpload> {
+  /**
+   * Appends to a file aside, renamed into place on complete (as S3 shows a multipart object
+   * only once completed). Every write is durable, so every write is a checkpoint; resuming
+   * cuts the file back to the checkpoint's size.
+   */
+  async upload(key: string, contentType: string, _options?: unknown, resume?: UploadCheckpoint): Promise<ObjectUpload> {
     const path = this.pathOf(key);
     await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
-    const temporary = `${path}.${randomBytes(4).toString('hex')}.part`;
-    await writeFile(temporary, '', { mode: PRIVATE_FILE_MODE });
+    const uploadId = resume?.upload_id ?? randomBytes(4).toString('hex');
+    if (!/^[0-9a-f]{8}$/.test(uploadId)) throw new Error('Invalid upload ID');
+    const temporary = `${path}.${uploadId}.part`;
     let size = 0;
+    if (resume) {
+      // Throws ENOENT when the upload is gone (completed or aborted), as S3's NoSuchUpload.
+      if ((await stat(temporary)).size < resume.size) throw new Error('The upload is shorter than its checkpoint');
+      await truncate(temporary, resume.size);
+      size = resume.size;
+    } else await writeFile(temporary, '', { mode: PRIVATE_FILE_MODE });
     return {
+      checkpoint: () => ({ upload_id: uploadId, parts: [], size }),
       async write(chunk) {
         size += chunk.length;
         await appendFile(temporary, chunk);

@@ -28,8 +28,25 @@ export type JobTrigger =
       retries: JobRetries;
     };
 
+/**
+ * A message a schedule puts on a queue job's queue (an EventBridge rule with the queue as its
+ * target; locally local/background.ts): work a queue job does on a timetable as well as on
+ * demand. The schedule adds `scheduled_at`, the ISO time of the firing.
+ */
+export interface ScheduledMessage {
+  /** The rule's name part (`<job>-<name>`). */
+  name: string;
+  description: string;
+  every: 'day';
+  /** The UTC hour it is sent at. */
+  atHourUtc: number;
+  message: Record<string, string>;
+}
+
 export interface JobSpec {
   name: JobName;
+  /** Messages a schedule sends to the job's queue (queue jobs only). */
+  scheduledMessages?: readonly ScheduledMessage[];
   description: string;
   trigger: JobTrigger;
   timeoutSeconds: number;
@@ -39,19 +56,6 @@ export interface JobSpec {
    * to do nothing.
    */
   live: boolean;
-  /**
-   * Messages a queue job's queue also receives on a schedule (an EventBridge rule targeting
-   * the queue; locally, local/background.ts sends them): periodic work that the job's own
-   * function does, without a function of its own.
-   */
-  scheduledMessages?: readonly ScheduledMessage[];
-}
-
-export interface ScheduledMessage {
-  /** Names the rule (`<Name>Schedule` in the stack). */
-  name: string;
-  every: 'day';
-  message: Readonly<Record<string, unknown>>;
 }
 
 const MINUTE_JOB_RETRIES: JobRetries = { attempts: 0, maxEventAgeSeconds: 60 };
@@ -94,6 +98,11 @@ export const JOBS: readonly JobSpec[] = [
     // (docs/performance.md); Lambda's own ceiling is 900 s.
     timeoutSeconds: 900,
     live: true,
+    // Every workspace's retention once a day, a bounded run per message, resumable
+    // (shared/account-data/retention.ts), at a quiet hour.
+    scheduledMessages: [
+      { name: 'retention-sweep', description: 'The daily retention sweep of every workspace', every: 'day', atHourUtc: 3, message: { kind: 'retention-sweep' } },
+    ],
   },
   {
     name: 'integration-jobs',
@@ -114,7 +123,9 @@ export const JOBS: readonly JobSpec[] = [
     live: true,
     // enable_auto_refresh: the daily sweep of the knowledge bases whose refresh is due
     // (shared/knowledge-bases/auto-refresh.ts), a message on this queue.
-    scheduledMessages: [{ name: 'kb-refresh-sweep', every: 'day', message: { kind: 'refresh-sweep' } }],
+    scheduledMessages: [
+      { name: 'refresh-sweep', description: 'The daily auto refresh of knowledge bases', every: 'day', atHourUtc: 4, message: { kind: 'refresh-sweep' } },
+    ],
   },
   {
     name: 'batch-tick',

@@ -15,7 +15,7 @@ export const EXPORT_COLUMNS: Record<ExportType, readonly string[]> = {
   ],
   chats: [
     'chat_id', 'chat_type', 'chat_status', 'agent_id', 'agent_version', 'start_timestamp', 'end_timestamp', 'message_count',
-    'user_sentiment', 'chat_successful', 'chat_summary', 'metadata',
+    'user_sentiment', 'chat_successful', 'chat_summary', 'metadata', 'transcript',
   ],
   contacts: [
     'contact_id', 'phone_number', 'first_name', 'last_name', 'email', 'tags', 'do_not_call', 'external_id', 'custom_fields',

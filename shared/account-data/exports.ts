@@ -1,9 +1,10 @@
 import { callExportPage, parseCallFilter } from '../calls/index.ts';
-import { listChats } from '../chats/index.ts';
+import { getChat, listChats } from '../chats/index.ts';
 import { listContactsPage } from '../contacts/index.ts';
-import { objectStore } from '../platform/aws/object-store.ts';
+import { randomBytes } from 'node:crypto';
+import { objectStore, type ObjectUpload } from '../platform/aws/object-store.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
-import { conflict } from '../platform/errors.ts';
+import { conflict, NotFound } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { objectKeys } from '../platform/store/keys.ts';
@@ -19,10 +20,10 @@ import {
 import {
   exportsEntity,
   finishExport,
-  markExportRunning,
   putExport,
   queryExports,
   recordExportProgress,
+  takeExportLease,
   type ExportItem,
 } from './store.ts';
 
@@ -80,8 +81,18 @@ export async function createExport(workspaceId: string, input: CreateExportInput
   return { export_id: exportId, status: item.status };
 }
 
-export async function getExport(workspaceId: string, exportId: string): Promise<ExportRequest> {
-  return toExportRequest(await exportsEntity.mustGet(workspaceId, exportId));
+/**
+ * One export. A running export whose lease expired lost its run and its message (SQS
+ * redelivers a dead run's message by itself; this covers one that went to the dead letters):
+ * reading it queues it again, and the next run goes on from its checkpoint (only one run
+ * takes the lease, however many reads queued it).
+ */
+export async function getExport(workspaceId: string, exportId: string, nowMs = Date.now()): Promise<ExportRequest> {
+  const item = await exportsEntity.mustGet(workspaceId, exportId);
+  if (item.status === 'running' && item.lease_until !== undefined && item.lease_until < nowMs) {
+    await queueNamed('export-jobs').send({ kind: 'export', workspace_id: workspaceId, export_id: exportId } satisfies AccountDataJobMessage);
+  }
+  return toExportRequest(item);
 }
 
 /** The spec's list: an array, newest first. */
@@ -136,7 +147,7 @@ export async function downloadExport(workspaceId: string, exportId: string, nowM
 type Page = { rows: Record<string, unknown>[]; next?: string };
 
 /** Reads the export's records page by page, oldest first; `after` is the previous page's cursor. */
-function pageReader(item: ExportItem): (after: string | undefined) => Promise<Page> {
+function pageReader(item: ExportItem, pageSize: number): (after: string | undefined) => Promise<Page> {
   const within = (time: unknown) =>
     (item.start_timestamp === undefined && item.end_timestamp === undefined) ||
     (typeof time === 'number' &&
@@ -146,42 +157,131 @@ function pageReader(item: ExportItem): (after: string | undefined) => Promise<Pa
   const readers: Record<ExportType, (after: string | undefined) => Promise<Page>> = {
     calls: async (after) => {
       const filter = item.filter_criteria !== undefined ? parseCallFilter(item.filter_criteria, 'filter_criteria') : undefined;
-      const page = await callExportPage(ws, { after, limit: PAGE_SIZE, ...(filter ? { filter } : {}) });
+      const page = await callExportPage(ws, { after, limit: pageSize, ...(filter ? { filter } : {}) });
       return { rows: page.calls.filter((call) => within(call.start_timestamp)) as Record<string, unknown>[], next: page.next };
     },
+    // Each chat of the page with its messages (transcript, message_with_tool_calls), a few reads at once.
     chats: async (after) => {
-      const page = (await listChats(ws, { limit: PAGE_SIZE, sort_order: 'ascending', ...(after ? { pagination_key: after } : {}) }, { page: true })) as {
+      const page = (await listChats(ws, { limit: pageSize, sort_order: 'ascending', ...(after ? { pagination_key: after } : {}) }, { page: true })) as {
         items: Record<string, unknown>[];
         pagination_key?: string;
       };
-      return { rows: page.items.filter((chat) => within(chat.start_timestamp)), next: page.pagination_key };
+      const chats = await withMessages(ws, page.items.filter((chat) => within(chat.start_timestamp)));
+      return { rows: chats, next: page.pagination_key };
     },
     contacts: async (after) => {
-      const page = await listContactsPage(ws, { limit: PAGE_SIZE, sort_order: 'asc', ...(after ? { pagination_key: after } : {}) });
+      const page = await listContactsPage(ws, { limit: pageSize, sort_order: 'asc', ...(after ? { pagination_key: after } : {}) });
       return { rows: (page.items as Record<string, unknown>[]).filter((contact) => within(contact.created_timestamp)), next: page.pagination_key };
     },
-    // SMS is not stored yet (its issue has not landed): an SMS export is the header alone.
-    sms: async () => ({ rows: [] }),
+    // One row per SMS message (shared/chats SMS), chat by chat, oldest first; the time range is the message's.
+    sms: async (after) => {
+      const page = (await listChats(ws, { limit: pageSize, sort_order: 'ascending', ...(after ? { pagination_key: after } : {}) }, { page: true, smsOnly: true })) as {
+        items: Record<string, unknown>[];
+        pagination_key?: string;
+      };
+      const rows = (await withMessages(ws, page.items)).flatMap((chat) => smsRows(chat).filter((row) => within(row.created_timestamp)));
+      return { rows, next: page.pagination_key };
+    },
   };
   return readers[item.export_type];
 }
 
+/** A run's lease: longer than the job's 900 s, so a live run is never taken over. */
+export const EXPORT_LEASE_MS = 960_000;
+
+export interface ExportRunOptions {
+  /** The clock (leases, timestamps); tests pass a fake one. */
+  nowMs?: () => number;
+  pageSize?: number;
+  /** Called after each page is written, before its progress is recorded (tests stop a run here). */
+  afterWrite?: () => Promise<void> | void;
+}
+
+const MESSAGE_READS_AT_ONCE = 10;
+
+/** The chats as GET /get-chat answers them (with their messages), in order; a chat deleted meanwhile is left out. */
+async function withMessages(workspaceId: string, chats: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  const full: (Record<string, unknown> | undefined)[] = [];
+  for (let start = 0; start < chats.length; start += MESSAGE_READS_AT_ONCE) {
+    full.push(
+      ...(await Promise.all(
+        chats.slice(start, start + MESSAGE_READS_AT_ONCE).map((chat) =>
+          getChat(workspaceId, chat.chat_id as string).then(
+            (view) => view as unknown as Record<string, unknown>,
+            (error: unknown) => {
+              if (error instanceof NotFound) return undefined;
+              throw error;
+            },
+          ),
+        ),
+      )),
+    );
+  }
+  return full.filter((chat): chat is Record<string, unknown> => chat !== undefined);
+}
+
+/** An SMS chat's messages as export rows: the agent's are sent by the workspace number, the other party's received. */
+function smsRows(chat: Record<string, unknown>): Record<string, unknown>[] {
+  const inbound = chat.direction === 'inbound';
+  const ours = (inbound ? chat.to_number : chat.from_number) as string | undefined;
+  const party = (inbound ? chat.from_number : chat.to_number) as string | undefined;
+  const messages = (chat.message_with_tool_calls ?? []) as { message_id?: string; role: string; content?: string; created_timestamp?: number }[];
+  return messages
+    .filter((message) => message.role === 'agent' || message.role === 'user')
+    .map((message) => {
+      const sent = message.role === 'agent';
+      return {
+        message_id: message.message_id,
+        chat_id: chat.chat_id,
+        direction: sent ? 'outbound' : 'inbound',
+        from_number: sent ? ours : party,
+        to_number: sent ? party : ours,
+        body: message.content,
+        created_timestamp: message.created_timestamp,
+      };
+    });
+}
+
 /**
- * Runs one export (an export-jobs message): starts it (only a pending one: a redelivered
- * message of a running or ended export does nothing), streams every page into the upload,
- * then completes it, or aborts the upload and records the failure.
+ * Runs one export (an export-jobs message). Takes the export's lease: a pending export
+ * starts; a running one whose lease expired (its run died: the message SQS redelivers, or one
+ * GET /exports/{id} queued again) goes on from its checkpoint, with the same upload cut back
+ * to the checkpoint's bytes, so no row is written twice; a live run's export or an ended one
+ * is left alone. Each page is appended and its progress recorded (the checkpoint when the
+ * bytes are durable: every page locally, every 5 MiB part in S3); then the export completes,
+ * or records its failure and aborts the upload. A run that lost its lease stops quietly.
  */
-export async function runExport(workspaceId: string, exportId: string, nowMs = () => Date.now()): Promise<void> {
-  const item = await exportsEntity.get(workspaceId, exportId);
-  if (!item || !(await markExportRunning(workspaceId, exportId, nowMs()))) return;
+export async function runExport(workspaceId: string, exportId: string, options: ExportRunOptions = {}): Promise<void> {
+  const now = options.nowMs ?? (() => Date.now());
+  const token = randomBytes(12).toString('hex');
+  const leasedAt = now();
+  const item = await takeExportLease(workspaceId, exportId, token, leasedAt, leasedAt + EXPORT_LEASE_MS);
+  if (!item) return;
   const contentType = item.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson';
-  const upload = await objectStore().upload(item.object_key, contentType, { retentionDays: EXPORT_RETENTION_DAYS });
-  let rowCount = 0;
+  const store = objectStore();
+  let resumed = item.checkpoint;
+  let upload: ObjectUpload | undefined;
+  if (resumed) {
+    upload = await store.upload(item.object_key, contentType, { retentionDays: EXPORT_RETENTION_DAYS }, resumed.upload).catch((error: unknown) => {
+      logger.warn('export upload cannot be resumed; starting over', { exportId, error: error instanceof Error ? error.message : String(error) });
+      return undefined;
+    });
+    if (!upload) resumed = undefined;
+    else logger.info('export resumed', { exportId, rows: resumed.rows });
+  }
   try {
-    if (item.format === 'csv') await upload.write(Buffer.from(csvLine(EXPORT_COLUMNS[item.export_type]), 'utf8'));
-    const read = pageReader(item);
-    let after: string | undefined;
-    do {
+    upload ??= await store.upload(item.object_key, contentType, { retentionDays: EXPORT_RETENTION_DAYS });
+  } catch (error) {
+    await fail(workspaceId, exportId, error, now(), token);
+    return;
+  }
+  let rowCount = resumed?.rows ?? 0;
+  let after = resumed?.next;
+  let finished = resumed?.finished ?? false;
+  try {
+    if (!resumed && item.format === 'csv') await upload.write(Buffer.from(csvLine(EXPORT_COLUMNS[item.export_type]), 'utf8'));
+    const read = pageReader(item, options.pageSize ?? PAGE_SIZE);
+    while (!finished) {
       const page = await read(after);
       if (page.rows.length) {
         const text = page.rows
@@ -189,16 +289,27 @@ export async function runExport(workspaceId: string, exportId: string, nowMs = (
           .join('');
         await upload.write(Buffer.from(text, 'utf8'));
         rowCount += page.rows.length;
-        await recordExportProgress(workspaceId, exportId, rowCount);
       }
       after = page.next;
-    } while (after);
+      finished = !after;
+      await options.afterWrite?.();
+      const durable = upload.checkpoint();
+      const checkpoint = durable ? { upload: durable, rows: rowCount, ...(after ? { next: after } : {}), finished } : undefined;
+      if (!(await recordExportProgress(workspaceId, exportId, token, rowCount, checkpoint))) {
+        logger.warn('export lease lost; another run goes on', { exportId });
+        return;
+      }
+    }
     const size = await upload.complete();
-    await finishExport(workspaceId, exportId, { status: 'complete', rowCount, sizeBytes: size }, nowMs());
+    await finishExport(workspaceId, exportId, { status: 'complete', rowCount, sizeBytes: size }, now(), token);
   } catch (error) {
     await upload.abort().catch(() => undefined);
-    const reason = error instanceof Error ? error.message : String(error);
-    logger.error('export failed', { exportId, error: reason });
-    await finishExport(workspaceId, exportId, { status: 'failed', reason: `Export failed: ${reason.slice(0, 300)}` }, nowMs());
+    await fail(workspaceId, exportId, error, now(), token);
   }
+}
+
+async function fail(workspaceId: string, exportId: string, error: unknown, nowMs: number, token: string) {
+  const reason = error instanceof Error ? error.message : String(error);
+  logger.error('export failed', { exportId, error: reason });
+  await finishExport(workspaceId, exportId, { status: 'failed', reason: `Export failed: ${reason.slice(0, 300)}` }, nowMs, token);
 }

@@ -4,8 +4,8 @@
  */
 export { createExport, downloadExport, getExport, listExportRequests, listExports, runExport } from './exports.ts';
 export { createAsset, deleteAsset, getAsset, listAssets, publicAsset } from './assets.ts';
+export { applyRetention, runRetentionSweep, utcDay } from './retention.ts';
 export {
-  applyRetention,
   erasePhoneNumber,
   getPrivacyRequest,
   requestPhoneNumberErase,

@@ -5,5 +5,10 @@ export const AccountDataJobMessage = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('export'), workspace_id: z.string(), export_id: z.string() }),
   z.object({ kind: z.literal('erase'), workspace_id: z.string(), request_id: z.string() }),
   z.object({ kind: z.literal('retention'), workspace_id: z.string(), request_id: z.string() }),
+  /**
+   * The daily retention sweep: the schedule sends `scheduled_at` (its event's time), each run
+   * the `day` it continues (shared/account-data/retention.ts).
+   */
+  z.object({ kind: z.literal('retention-sweep'), day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional(), scheduled_at: z.string().optional() }),
 ]);
 export type AccountDataJobMessage = z.infer<typeof AccountDataJobMessage>;

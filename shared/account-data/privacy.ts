@@ -1,7 +1,6 @@
 import { auditPut } from '../account/index.ts';
-import { getAgent, getChatAgent } from '../agents/index.ts';
-import { callIdsWithNumber, callRetentionPage, callStorageFacts, deleteCall } from '../calls/index.ts';
-import { deleteChat, listChats } from '../chats/index.ts';
+import { callIdsWithNumber, callStorageFacts, deleteCall } from '../calls/index.ts';
+import { deleteChat, getChat } from '../chats/index.ts';
 import { deleteContact, getContactByPhone } from '../contacts/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { objectStore } from '../platform/aws/object-store.ts';
@@ -10,11 +9,17 @@ import { NotFound } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import type { AccountDataJobMessage } from './messages.ts';
-import type { ErasureReport, PrivacyRequest, RetentionReport } from './schemas.ts';
+import { applyRetention } from './retention.ts';
+import type { ErasureReport, PrivacyRequest } from './schemas.ts';
 import {
   allExports,
+  chatIdsWithParty,
   deleteExportItem,
+  deleteLogEntriesMentioning,
+  deleteSmsThread,
+  eraseBatchTasks,
   finishPrivacyRequest,
+  maskAuditTargets,
   markPrivacyRunning,
   privacyRequests,
   putPrivacyRequest,
@@ -31,9 +36,6 @@ import {
  * its report and the audit entry name the last four digits. `run-retention` applies each
  * agent's data_storage_retention_days to its calls and each chat agent's to its chats.
  */
-
-const DAY_MS = 86_400_000;
-const PAGE = 500;
 
 const mask = (e164: string) => `***${e164.slice(-4)}`;
 
@@ -87,7 +89,17 @@ async function gone(remove: () => Promise<unknown>): Promise<boolean> {
 
 /** Erases `e164` from the workspace now (the job's work; idempotent). */
 export async function erasePhoneNumber(workspaceId: string, e164: string): Promise<ErasureReport> {
-  const report: ErasureReport = { calls_deleted: 0, recordings_deleted: 0, chats_deleted: 0, sms_deleted: 0, contacts_deleted: 0, exports_deleted: 0 };
+  const report: ErasureReport = {
+    calls_deleted: 0,
+    recordings_deleted: 0,
+    chats_deleted: 0,
+    sms_deleted: 0,
+    contacts_deleted: 0,
+    exports_deleted: 0,
+    batch_tasks_erased: 0,
+    audit_entries_masked: 0,
+    log_entries_deleted: 0,
+  };
   for (const callId of await callIdsWithNumber(workspaceId, e164)) {
     const facts = await callStorageFacts(workspaceId, callId).catch((error: unknown) => {
       if (error instanceof NotFound) return undefined;
@@ -99,6 +111,17 @@ export async function erasePhoneNumber(workspaceId: string, e164: string): Promi
       if (facts.recording) report.recordings_deleted++;
     }
   }
+  // SMS chats with the number (the chat, its messages, and the thread whose key holds the number).
+  for (const chatId of await chatIdsWithParty(workspaceId, e164)) {
+    const chat = (await getChat(workspaceId, chatId).catch((error: unknown) => {
+      if (error instanceof NotFound) return undefined;
+      throw error;
+    })) as { from_number?: string; to_number?: string; direction?: string } | undefined;
+    if (!chat) continue;
+    if (await gone(() => deleteChat(workspaceId, chatId))) report.sms_deleted++;
+    const ours = chat.direction === 'inbound' ? chat.to_number : chat.from_number;
+    if (ours) await deleteSmsThread(workspaceId, ours, e164, chatId);
+  }
   const contact = await getContactByPhone(workspaceId, e164).catch((error: unknown) => {
     if (error instanceof NotFound) return undefined;
     throw error;
@@ -109,55 +132,11 @@ export async function erasePhoneNumber(workspaceId: string, e164: string): Promi
     await deleteExportItem(workspaceId, item.export_id);
     report.exports_deleted++;
   }
-  return report;
-}
-
-/** Applies the retention settings at `nowMs` (the job's work; a fake clock in tests). */
-export async function applyRetention(workspaceId: string, nowMs = Date.now()): Promise<RetentionReport> {
-  const report: RetentionReport = { calls_deleted: 0, chats_deleted: 0, calls_examined: 0, chats_examined: 0 };
-  const days = new Map<string, Promise<number | undefined>>();
-  const retentionOf = (key: string, read: () => Promise<{ data_storage_retention_days?: number | null }>) => {
-    let known = days.get(key);
-    if (!known) {
-      known = read().then(
-        (agent) => agent.data_storage_retention_days ?? undefined,
-        () => undefined,
-      );
-      days.set(key, known);
-    }
-    return known;
-  };
-  let after: string | undefined;
-  do {
-    const page = await callRetentionPage(workspaceId, { after, limit: PAGE });
-    for (const call of page.calls) {
-      report.calls_examined++;
-      const keep = await retentionOf(`agent:${call.agent_id}:${call.agent_version ?? ''}`, () =>
-        getAgent(workspaceId, call.agent_id, call.agent_version) as Promise<{ data_storage_retention_days?: number | null }>,
-      );
-      if (keep !== undefined && call.created_timestamp + keep * DAY_MS <= nowMs && (await gone(() => deleteCall(workspaceId, call.call_id)))) {
-        report.calls_deleted++;
-      }
-    }
-    after = page.next;
-  } while (after);
-  after = undefined;
-  do {
-    const page = (await listChats(workspaceId, { limit: PAGE, sort_order: 'ascending', ...(after ? { pagination_key: after } : {}) }, { page: true })) as {
-      items: { chat_id: string; agent_id: string; agent_version: number; start_timestamp: number }[];
-      pagination_key?: string;
-    };
-    for (const chat of page.items) {
-      report.chats_examined++;
-      const keep = await retentionOf(`chat_agent:${chat.agent_id}:${chat.agent_version}`, () =>
-        getChatAgent(workspaceId, chat.agent_id, chat.agent_version) as Promise<{ data_storage_retention_days?: number | null }>,
-      );
-      if (keep !== undefined && chat.start_timestamp + keep * DAY_MS <= nowMs && (await gone(() => deleteChat(workspaceId, chat.chat_id)))) {
-        report.chats_deleted++;
-      }
-    }
-    after = page.pagination_key;
-  } while (after);
+  // Records that quote the number without being about it: batch tasks, audit targets.
+  report.batch_tasks_erased = await eraseBatchTasks(workspaceId, e164, mask(e164));
+  report.audit_entries_masked = await maskAuditTargets(workspaceId, e164, mask(e164));
+  const logs = await deleteLogEntriesMentioning(workspaceId, e164);
+  report.log_entries_deleted = logs.webhook_deliveries + logs.provider_operations;
   return report;
 }
 

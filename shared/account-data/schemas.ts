@@ -148,6 +148,9 @@ export const ErasureReport = z.object({
   sms_deleted: z.number().int(),
   contacts_deleted: z.number().int(),
   exports_deleted: z.number().int(),
+  batch_tasks_erased: z.number().int().describe('Batch-call tasks to the number: not yet dialled ones skipped, all with the number and variables replaced'),
+  audit_entries_masked: z.number().int().describe('Audit entries whose target was the number, now its last four digits'),
+  log_entries_deleted: z.number().int().describe('Webhook delivery and telephony provider log entries quoting the number'),
 });
 export type ErasureReport = z.infer<typeof ErasureReport>;
 

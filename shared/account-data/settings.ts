@@ -78,8 +78,12 @@ export async function accountStatus(principal: Principal) {
   };
 }
 
+/**
+ * The addresses the functions that call out leave from (EGRESS_IP_ADDRESSES: with the CDK
+ * setting `fixedEgress`, the stack's Elastic IPs): single hosts as plain addresses, blocks as CIDR.
+ */
 export function workspaceEgress() {
-  const addresses = config.EGRESS_IP_ADDRESSES;
+  const addresses = config.EGRESS_IP_ADDRESSES.map((block) => block.replace(/\/(32|128)$/, ''));
   return { fixed: addresses.length > 0, addresses };
 }
 

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent, newContact } from '../support/factories.ts';
+import { freshNumber, newAgent, newChatAgent, newContact } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
@@ -133,7 +133,56 @@ describe('exports', () => {
     expect((await finished(ws, future.body.export_id)).row_count).toBe(0);
   }, 60_000);
 
-  it('refuses bad requests with 400s; an SMS export is the header alone', async () => {
+  it('exports chats with their transcript and SMS chats message by message', async () => {
+    const ws = await app.newWorkspace();
+    const { chatAgent } = await newChatAgent(ws.api, { llm: { general_prompt: 'You book tables.', begin_message: 'Hi, want a table?' } });
+    const ours = freshNumber();
+    const person = freshNumber();
+    expect(
+      (await ws.api.post('/import-phone-number', {
+        body: { phone_number: ours, termination_uri: 'sip:trunk.example.com', outbound_sms_agents: [{ agent_id: chatAgent.agent_id, weight: 1 }] },
+      })).status,
+    ).toBe(201);
+    const chat = await ws.api.post('/create-chat', { body: { agent_id: chatAgent.agent_id } });
+    expect((await ws.api.post('/create-chat-completion', { body: { chat_id: chat.body.chat_id, content: 'Hello, "friend"' } })).status).toBe(200);
+    const sms = await ws.api.post('/create-sms-chat', { body: { from_number: ours, to_number: person } });
+    expect((await ws.api.post(`/sms-chats/${sms.body.chat_id}/simulate-inbound`, { body: { content: 'Table for two' } })).status).toBe(200);
+    const apiChat = (await ws.api.get(`/get-chat/${chat.body.chat_id}`)).body;
+    const smsChat = (await ws.api.get(`/get-sms-chat/${sms.body.chat_id}`)).body;
+
+    const chatsCsv = await ws.api.post('/exports', { body: { type: 'chats', format: 'csv' } });
+    expect(await finished(ws, chatsCsv.body.export_id)).toMatchObject({ status: 'complete', row_count: 2 });
+    const [header, ...rows] = parse(await download(ws, chatsCsv.body.export_id)) as string[][];
+    expect(header!.at(-1)).toBe('transcript');
+    const apiRow = rows.find((row) => row[0] === chat.body.chat_id)!;
+    expect(apiRow.at(-1)).toBe(apiChat.transcript);
+    expect(apiRow.at(-1)).toContain('User: Hello, "friend"');
+
+    const chatsJsonl = await ws.api.post('/exports', { body: { type: 'chats', format: 'jsonl' } });
+    await finished(ws, chatsJsonl.body.export_id);
+    const lines = (await download(ws, chatsJsonl.body.export_id)).trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines.find((line) => line.chat_id === chat.body.chat_id).message_with_tool_calls).toEqual(apiChat.message_with_tool_calls);
+
+    const smsCsv = await ws.api.post('/exports', { body: { type: 'sms', format: 'csv' } });
+    const utterances = (smsChat.message_with_tool_calls as any[]).filter((m) => m.role === 'agent' || m.role === 'user');
+    expect(utterances.length).toBe(3);
+    expect(await finished(ws, smsCsv.body.export_id)).toMatchObject({ status: 'complete', row_count: 3 });
+    const [smsHeader, ...smsRows] = parse(await download(ws, smsCsv.body.export_id)) as string[][];
+    expect(smsHeader).toEqual(['message_id', 'chat_id', 'direction', 'from_number', 'to_number', 'body', 'created_timestamp']);
+    expect(smsRows).toEqual(
+      utterances.map((m) => [
+        m.message_id,
+        sms.body.chat_id,
+        m.role === 'agent' ? 'outbound' : 'inbound',
+        m.role === 'agent' ? ours : person,
+        m.role === 'agent' ? person : ours,
+        m.content,
+        String(m.created_timestamp),
+      ]),
+    );
+  }, 60_000);
+
+  it('refuses bad requests with 400s; an SMS export of a workspace without SMS is the header alone', async () => {
     const ws = await app.newWorkspace();
     const bad = await ws.api.post('/exports', { body: { type: 'recordings', format: 'xml' } });
     expect(bad.status).toBe(400);

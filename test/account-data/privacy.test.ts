@@ -6,7 +6,7 @@ import { JOBS } from '../../shared/jobs.ts';
 import { config } from '../../shared/platform/config.ts';
 import { db } from '../../shared/platform/store/db.ts';
 import { startTestApp } from '../support/app.ts';
-import { apiKeyBody, freshNumber, newAgent } from '../support/factories.ts';
+import { apiKeyBody, freshNumber, newAgent, newChatAgent } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
@@ -59,7 +59,10 @@ describe('privacy', () => {
     const done = await completed(ws, started.body.request_id);
     expect(done).toMatchObject({
       status: 'complete',
-      report: { calls_deleted: 3, recordings_deleted: 0, chats_deleted: 0, sms_deleted: 0, contacts_deleted: 1, exports_deleted: 1 },
+      report: {
+        calls_deleted: 3, recordings_deleted: 0, chats_deleted: 0, sms_deleted: 0, contacts_deleted: 1, exports_deleted: 1,
+        batch_tasks_erased: 0, audit_entries_masked: 0, log_entries_deleted: 0,
+      },
     });
     expect(await itemsMentioning(person)).toEqual([]);
     expect((await ws.api.get(`/v2/get-call/${kept.call_id}`)).status).toBe(200);
@@ -70,11 +73,54 @@ describe('privacy', () => {
     const again = await ws.api.post('/privacy/delete-phone-number', { body: { phone_number: person } });
     expect((await completed(ws, again.body.request_id)).report).toEqual({
       calls_deleted: 0, recordings_deleted: 0, chats_deleted: 0, sms_deleted: 0, contacts_deleted: 0, exports_deleted: 0,
+      batch_tasks_erased: 0, audit_entries_masked: 0, log_entries_deleted: 0,
     });
     const bad = await ws.api.post('/privacy/delete-phone-number', { body: { phone_number: '555-0100' } });
     expect(bad.body).toEqual({ status: 400, message: 'phone_number: Must be an E.164 number, e.g. +14155550100' });
     const other = await app.newWorkspace();
     expect((await other.api.get(`/privacy/requests/${started.body.request_id}`)).status).toBe(404);
+  }, 60_000);
+
+  it('also erases the number\'s SMS chats and their thread, batch tasks (a pending one is skipped, never dialled) and log entries quoting it', async () => {
+    const ws = await app.newWorkspace();
+    const { chatAgent } = await newChatAgent(ws.api, { llm: { general_prompt: 'You book tables.', begin_message: 'Hi, want a table?' } });
+    const { agent } = await newAgent(ws.api);
+    const ours = freshNumber();
+    expect(
+      (await ws.api.post('/import-phone-number', {
+        body: {
+          phone_number: ours,
+          termination_uri: 'sip:trunk.example.com',
+          outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }],
+          outbound_sms_agents: [{ agent_id: chatAgent.agent_id, weight: 1 }],
+        },
+      })).status,
+    ).toBe(201);
+    const person = freshNumber();
+    const other = freshNumber();
+    const chat = await ws.api.post('/create-sms-chat', { body: { from_number: ours, to_number: person } });
+    expect(chat.status).toBe(201);
+    expect((await ws.api.post(`/sms-chats/${chat.body.chat_id}/simulate-inbound`, { body: { content: 'Table for two at 8' } })).status).toBe(200);
+    expect((await ws.api.post('/send-sms', { body: { from_number: ours, to_number: person, content: 'See you at 8' } })).status).toBe(200);
+    const kept = await ws.api.post('/create-sms-chat', { body: { from_number: ours, to_number: other } });
+    // A batch due in 2030: its tasks are pending.
+    const batch = await ws.api.post('/create-batch-call', {
+      body: { from_number: ours, trigger_timestamp: 1_900_000_000_000, tasks: [{ to_number: person, retell_llm_dynamic_variables: { name: 'Ada' } }, { to_number: other }] },
+    });
+    expect(batch.status).toBe(201);
+    expect((await itemsMentioning(person)).length).toBeGreaterThan(3);
+
+    const started = await ws.api.post('/privacy/delete-phone-number', { body: { phone_number: person } });
+    const done = await completed(ws, started.body.request_id);
+    expect(done.report).toMatchObject({ sms_deleted: 1, batch_tasks_erased: 1, calls_deleted: 0 });
+    // The provider operation log held the opening, the answer and the one-off SMS.
+    expect(done.report.log_entries_deleted).toBeGreaterThanOrEqual(3);
+    expect(await itemsMentioning(person)).toEqual([]);
+    expect((await ws.api.get(`/get-sms-chat/${chat.body.chat_id}`)).status).toBe(404);
+    expect((await ws.api.get(`/get-sms-chat/${kept.body.chat_id}`)).status).toBe(200);
+    const batchNow = (await ws.api.get(`/get-batch-call/${batch.body.batch_call_id}`)).body;
+    expect(batchNow).toMatchObject({ total_task_count: 2, skipped_count: 1 });
+    expect((await itemsMentioning(other)).length).toBeGreaterThan(0);
   }, 60_000);
 
   it('applies the agents\' retention by day (a fake clock), and the call view tells when', async () => {

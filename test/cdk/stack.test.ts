@@ -439,7 +439,8 @@ describe('ParleyStack', () => {
       ['oauth-refresh', 'rate(1 minute)'],
       ['billing-hourly', 'rate(1 hour)'],
     ];
-    // Plus the kb-jobs queue's daily refresh sweep (a rule targeting the queue, tested below).
+    // The three periodic functions, plus the scheduled queue messages (the daily retention sweep
+    // to export-jobs, the daily refresh sweep to kb-jobs; tested below).
     expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(4);
     for (const [name, rate] of schedules) {
       parley.template.hasResourceProperties('AWS::Events::Rule', {
@@ -456,6 +457,30 @@ describe('ParleyStack', () => {
       logicalId(parley, parley.stack.backgroundFunctions['batch-tick'])
     ]!;
     expect(batchTick.Properties.Timeout).toBe(70);
+  });
+
+  it('sends the daily retention sweep to the export-jobs queue at 03:00 UTC, with its time and the schedules\' dead letters', () => {
+    const queueArn = { 'Fn::GetAtt': [logicalId(parley, parley.stack.exportJobsQueue), 'Arn'] };
+    parley.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'cron(0 3 * * ? *)',
+      State: 'ENABLED',
+      Targets: [
+        Match.objectLike({
+          Arn: queueArn,
+          InputTransformer: { InputPathsMap: { time: '$.time' }, InputTemplate: '{"kind":"retention-sweep","scheduled_at":<time>}' },
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [logicalId(parley, parley.stack.scheduleDeadLetters), 'Arn'] } },
+          RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
+        }),
+      ],
+    });
+    // EventBridge may send to the queue, for this rule only.
+    parley.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: Match.objectLike({
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: Match.arrayWith(['sqs:SendMessage']), Principal: { Service: 'events.amazonaws.com' }, Resource: queueArn }),
+        ]),
+      }),
+    });
   });
 
   it('logs API access as JSON on an auto-deployed $default stage', () => {
@@ -664,16 +689,19 @@ describe('scheduled jobs', () => {
   it('gives every schedule target a dead-letter queue, with an alarm, and the minute jobs no EventBridge retries', () => {
     const deadLetters = logicalId(parley, parley.stack.scheduleDeadLetters);
     const rules = Object.values(parley.template.findResources('AWS::Events::Rule'));
-    // Three functions' schedules and the kb-jobs queue's daily refresh sweep.
-    expect(rules).toHaveLength(4);
+    // Three functions' schedules, the daily retention sweep and the kb-jobs queue's daily refresh sweep.
+    expect(rules).toHaveLength(5);
     for (const rule of rules) {
       const [target] = rule.Properties.Targets;
       expect(target.DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [deadLetters, 'Arn'] } });
       const minute = rule.Properties.ScheduleExpression === 'rate(1 minute)';
+      const daily = rule.Properties.ScheduleExpression.startsWith('cron(');
       expect(target.RetryPolicy).toEqual(
         minute
           ? { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 }
-          : { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+          : daily
+            ? { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 }
+            : { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
       );
     }
     parley.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -694,8 +722,13 @@ describe('scheduled jobs', () => {
   it('puts the daily knowledge-base refresh sweep on the kb-jobs queue (no function of its own)', () => {
     const queue = logicalId(parley, parley.stack.kbJobsQueue);
     parley.template.hasResourceProperties('AWS::Events::Rule', {
-      ScheduleExpression: 'rate(1 day)',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [queue, 'Arn'] }, Input: JSON.stringify({ kind: 'refresh-sweep' }) })],
+      ScheduleExpression: 'cron(0 4 * * ? *)',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [queue, 'Arn'] },
+          InputTransformer: { InputPathsMap: { time: '$.time' }, InputTemplate: '{"kind":"refresh-sweep","scheduled_at":<time>}' },
+        }),
+      ],
     });
     parley.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
       Queues: [{ Ref: queue }],

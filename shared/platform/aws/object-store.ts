@@ -53,14 +53,35 @@ export interface ObjectUpload {
   /** Finishes the object; answers its size in bytes. */
   complete(): Promise<number>;
   abort(): Promise<void>;
+  /**
+   * The upload as durably written so far, when nothing written is held only in memory (S3:
+   * right after a part went up; the local file: after every write), else undefined. Kept by
+   * the caller, it lets another process go on with the same upload (ObjectStore.upload's
+   * `resume`), from exactly these bytes.
+   */
+  checkpoint(): UploadCheckpoint | undefined;
+}
+
+/** Where a piece-by-piece upload stands (JSON, kept on the caller's record). */
+export interface UploadCheckpoint {
+  /** S3's UploadId (locally the file written aside). */
+  upload_id: string;
+  /** The parts S3 holds (none locally). */
+  parts: { ETag: string; PartNumber: number }[];
+  /** Bytes durably written. */
+  size: number;
 }
 
 /** S3's smallest part (except the last). */
 export const UPLOAD_PART_BYTES = 5 * 1024 * 1024;
 
 export interface ObjectStore {
-  /** Starts an object written in pieces (see ObjectUpload). */
-  upload(key: string, contentType: string, options?: PutOptions): Promise<ObjectUpload>;
+  /**
+   * Starts an object written in pieces (see ObjectUpload), or with `resume` goes on with one
+   * started earlier (perhaps by a process that died) from that checkpoint: bytes written
+   * after it are dropped. Throws when that upload no longer exists.
+   */
+  upload(key: string, contentType: string, options?: PutOptions, resume?: UploadCheckpoint): Promise<ObjectUpload>;
   put(key: string, body: Buffer, contentType: string, options?: PutOptions): Promise<void>;
   /** The object, or undefined when there is none. */
   get(key: string): Promise<StoredObject | undefined>;
@@ -117,17 +138,25 @@ export class S3ObjectStore implements ObjectStore {
     await client.send(new sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ServerSideEncryption: 'aws:kms', Tagging: tagging }));
   }
 
-  async upload(key: string, contentType: string, options: PutOptions = {}): Promise<ObjectUpload> {
+  async upload(key: string, contentType: string, options: PutOptions = {}, resume?: UploadCheckpoint): Promise<ObjectUpload> {
     const { client, sdk } = await s3Client();
     const tagging = options.retentionDays ? `retention_days=${retentionRuleDays(options.retentionDays)}` : undefined;
-    const started = await client.send(
-      new sdk.CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType, ServerSideEncryption: 'aws:kms', Tagging: tagging }),
-    );
-    const uploadId = started.UploadId!;
-    const parts: { ETag: string; PartNumber: number }[] = [];
+    let uploadId: string;
+    if (resume) {
+      // Fails (NoSuchUpload) once the upload was aborted (the bucket's rule drops those after a day).
+      await client.send(new sdk.ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: resume.upload_id, MaxParts: 1 }));
+      uploadId = resume.upload_id;
+    } else {
+      const started = await client.send(
+        new sdk.CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType, ServerSideEncryption: 'aws:kms', Tagging: tagging }),
+      );
+      uploadId = started.UploadId!;
+    }
+    // Parts after the checkpoint's are overwritten by number as the upload goes on again.
+    const parts: { ETag: string; PartNumber: number }[] = resume ? [...resume.parts] : [];
     let pending: Buffer[] = [];
     let pendingBytes = 0;
-    let size = 0;
+    let size = resume?.size ?? 0;
     const flush = async () => {
       if (pendingBytes === 0 && parts.length > 0) return;
       const body = Buffer.concat(pending);
@@ -161,6 +190,7 @@ export class S3ObjectStore implements ObjectStore {
         return size;
       },
       abort,
+      checkpoint: () => (pendingBytes === 0 ? { upload_id: uploadId, parts: [...parts], size } : undefined),
     };
   }
 

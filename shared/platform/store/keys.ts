@@ -608,6 +608,8 @@ export const keys = {
   assetPublic: (assetId: string): ItemKey => ({ pk: `ASSETPUB#${assetId}`, sk: 'ASSETPUB' }),
   /** A privacy request (an erase of one number, a retention run), in the workspace's privacy partition. */
   privacyRequest: (workspaceId: string, requestId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#PRIVACY`, sk: `REQ#${requestId}` }),
+  /** The daily retention sweep of one UTC day (every workspace's retention): its cursor, lease and counts. */
+  retentionSweep: (day: string): ItemKey => ({ pk: `RETENTIONSWEEP#${day}`, sk: 'RETENTIONSWEEP' }),
 
   /**
    * Integrations (shared/integrations, docs/integrations.md), all in the workspace's
