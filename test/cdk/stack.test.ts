@@ -441,7 +441,7 @@ describe('ParleyStack', () => {
     ];
     // The three periodic functions, plus the scheduled queue messages (the daily retention sweep
     // to export-jobs, the daily refresh sweep to kb-jobs; tested below).
-    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(4);
+    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(5);
     for (const [name, rate] of schedules) {
       parley.template.hasResourceProperties('AWS::Events::Rule', {
         ScheduleExpression: rate,
