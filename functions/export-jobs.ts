@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
+import { instrumented } from '../shared/platform/telemetry.ts';
 import { AccountDataJobMessage, runExport, runPrivacyRequest } from '../shared/account-data/index.ts';
 
 /**
@@ -9,7 +10,7 @@ import { AccountDataJobMessage, runExport, runPrivacyRequest } from '../shared/a
  * what throws past that (the table unreachable) is reported alone, so SQS redelivers only
  * it; a malformed message is logged and dropped.
  */
-export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+async function handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
   // One whole job per message (minutes for a large export): one after another.
   return runQueueSteps(event, {
@@ -19,3 +20,6 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
     sequential: true,
   });
 }
+
+/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+export const handler = instrumented(handle);
