@@ -1,5 +1,6 @@
 import { badGateway, paymentRequired } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
+import { traced } from '../../platform/tracing.ts';
 import type { CheckoutInput, OffSessionChargeInput, PaymentMethodInfo, PaymentsProvider } from './types.ts';
 
 /*
@@ -143,7 +144,7 @@ export class StripeProvider implements PaymentsProvider {
     const body = method === 'POST' ? stripeForm(params ?? {}).join('&') : undefined;
     let response: Response;
     try {
-      response = await fetch(`${this.options.baseUrl.replace(/\/$/, '')}${path}`, {
+      response = await traced('stripe', () => fetch(`${this.options.baseUrl.replace(/\/$/, '')}${path}`, {
         method,
         headers: {
           authorization: `Bearer ${key}`,
@@ -153,7 +154,7 @@ export class StripeProvider implements PaymentsProvider {
         body,
         redirect: 'error',
         signal: AbortSignal.timeout(STRIPE_TIMEOUT_MS),
-      });
+      }));
     } catch (error) {
       logger.warn('Stripe unreachable', { error, path });
       throw badGateway('Payment provider stripe failed: unreachable');
