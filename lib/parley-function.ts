@@ -134,7 +134,13 @@ export class ParleyFunction extends NodejsFunction {
       role,
       logGroup,
       reservedConcurrentExecutions: props.reservedConcurrency,
+      // X-Ray: Lambda opens a segment per invocation; Powertools Tracer adds the handler,
+      // AWS SDK and vendor subsegments (shared/platform/tracing.ts). CDK grants the role
+      // xray:PutTraceSegments and xray:PutTelemetryRecords (suppressed for nag below).
+      tracing: lambda.Tracing.ACTIVE,
       environment: {
+        // The `stage` dimension of the business metrics (shared/platform/metrics.ts).
+        PARLEY_STAGE: parleyStage(scope),
         ...props.environment,
         TABLE_NAME: table.tableName,
         // Always set, even where the role may not use the key: without it the code would fall
@@ -180,6 +186,18 @@ export class ParleyFunction extends NodejsFunction {
           : {}),
       },
     });
+
+    NagSuppressions.addResourceSuppressions(
+      role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason: 'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions (the X-Ray service authorization reference), so Lambda\'s tracing grant names "*".',
+          appliesTo: ['Resource::*'],
+        },
+      ],
+      true,
+    );
 
     if (props.access.table) {
       const write = props.access.table === 'readWrite';
@@ -313,4 +331,13 @@ export class ParleyFunction extends NodejsFunction {
       );
     }
   }
+}
+
+/**
+ * The deployment's name for the metrics' `stage` dimension: the context value `stage` when
+ * given (`cdk deploy -c stage=prod`), else the name of the stack the function is in.
+ */
+export function parleyStage(scope: Construct): string {
+  const given = scope.node.tryGetContext('stage') as unknown;
+  return typeof given === 'string' && given !== '' ? given : Stack.of(scope).stackName;
 }

@@ -117,7 +117,7 @@ export const DEFAULT_SIP_IP_RANGES = '127.0.0.1/32';
 const configSchema = () => z.object({
   PARLEY_ENV: z.enum(['production', 'development', 'test']).default('development'),
   /** The deployment's name (`prod`, `staging`, …): the `stage` dimension of every metric (shared/platform/metrics.ts). */
-  PARLEY_STAGE: z.string().regex(/^[\w-]{1,64}$/, 'Must be 1 to 64 letters, digits, _ or -').default('local'),
+  PARLEY_STAGE: z.string().regex(/^[\w-]{1,128}$/, 'Must be 1 to 128 letters, digits, _ or -').default('local'),
   AWS_REGION: z.string().default('us-east-1'),
   TABLE_NAME: z.string().min(3).max(255).default('parley'),
   /** Set to DynamoDB Local's URL locally; absent in AWS. */

@@ -246,6 +246,7 @@ describe('ParleyStack', () => {
           'KMS_KEY_ID',
           'NODE_OPTIONS',
           'PARLEY_ENV',
+          'PARLEY_STAGE',
           'POWERTOOLS_SERVICE_NAME',
           'PUBLIC_BASE_URL',
           'SIP_HOST',
@@ -460,6 +461,11 @@ describe('ParleyStack', () => {
       ip: '$context.identity.sourceIp',
       routeKey: '$context.routeKey',
       status: '$context.status',
+      // What the integration itself said (issue 19 point 2), beside API Gateway's status.
+      integrationError: '$context.integrationErrorMessage',
+      integrationStatus: '$context.integration.status',
+      integrationServiceError: '$context.integration.error',
+      integrationServiceLatencyMs: '$context.integration.latency',
     });
     parley.template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
       CorsConfiguration: {
@@ -470,6 +476,26 @@ describe('ParleyStack', () => {
       },
     });
     parley.template.hasOutput('ApiUrl', {});
+  });
+
+  it('traces every function with X-Ray: active tracing, the X-Ray grant and nothing else on "*", and a stage for the metrics', () => {
+    const resources = parley.template.findResources('AWS::Lambda::Function');
+    const all = [...Object.values(parley.stack.domainFunctions), ...Object.values(parley.stack.backgroundFunctions), parley.stack.liveMonitorFunction];
+    expect(all).toHaveLength(Object.keys(resources).length);
+    for (const [id, fn] of Object.entries(resources)) {
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+      expect(fn.Properties.Environment.Variables.PARLEY_STAGE, id).toBe('Parley');
+    }
+    for (const fn of all) {
+      const statements = statementsOf(parley.stack, parley.template, fn);
+      const anywhere = statements.filter((statement) => statement.Resource === '*');
+      expect(anywhere.map((statement) => [statement.Action].flat().sort()), fn.node.id).toEqual([['xray:PutTelemetryRecords', 'xray:PutTraceSegments']]);
+    }
+    // The context value `stage` names the stage instead of the stack.
+    const staged = synth(syntheticRoutes(1), false, {}, { stage: 'prod' });
+    for (const fn of Object.values(staged.template.findResources('AWS::Lambda::Function'))) {
+      expect(fn.Properties.Environment.Variables.PARLEY_STAGE).toBe('prod');
+    }
   });
 
   it('keeps every stack under the CloudFormation resource limit', () => {
