@@ -12,6 +12,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../shared/platform/store/keys.ts';
+import { TRACER_SIDECAR } from '../shared/platform/tracing.ts';
 
 /** cdk-nag AwsSolutions-L1 wants the newest Node.js runtime this aws-cdk-lib knows. */
 export const PARLEY_RUNTIME = lambda.Runtime.NODEJS_24_X;
@@ -174,16 +175,15 @@ export class ParleyFunction extends NodejsFunction {
         // Bundle the AWS SDK too, so production runs the SDK version the tests ran with.
         externalModules: [],
         esbuildArgs: aliasEsbuildArgs(),
-        ...(props.files?.length
-          ? {
-              commandHooks: {
-                beforeBundling: () => [],
-                beforeInstall: () => [],
-                afterBundling: (inputDir: string, outputDir: string) =>
-                  (props.files ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/${file.split('/').pop()}"`),
-              },
-            }
-          : {}),
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir: string, outputDir: string) => [
+            // The tracer beside the bundle, loaded on the first invocation (shared/platform/tracing.ts).
+            tracerSidecarCommand(inputDir, outputDir),
+            ...(props.files ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/${file.split('/').pop()}"`),
+          ],
+        },
       },
     });
 
@@ -340,4 +340,21 @@ export class ParleyFunction extends NodejsFunction {
 export function parleyStage(scope: Construct): string {
   const given = scope.node.tryGetContext('stage') as unknown;
   return typeof given === 'string' && given !== '' ? given : Stack.of(scope).stackName;
+}
+
+/**
+ * The shell command that writes Powertools Tracer (with the X-Ray SDK) as one ES module
+ * beside a function's bundle, built like the bundle (esbuild, minified, the same target and
+ * `require` banner). The bundle imports it on its first invocation in Lambda, so it adds
+ * nothing to the bundle's size or cold import (docs/performance.md).
+ */
+export function tracerSidecarCommand(inputDir: string, outputDir: string): string {
+  const banner = "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);";
+  return [
+    `"${inputDir}/node_modules/.bin/esbuild"`,
+    `"${inputDir}/node_modules/@aws-lambda-powertools/tracer/lib/esm/index.js"`,
+    '--bundle --platform=node --format=esm --target=node22 --minify --main-fields=module,main --log-level=warning',
+    `--banner:js="${banner}"`,
+    `--outfile="${outputDir}/${TRACER_SIDECAR}"`,
+  ].join(' ');
 }

@@ -1,5 +1,6 @@
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { runsInLambda } from './config.ts';
+import { logger } from './logger.ts';
 
 /**
  * X-Ray traces through Powertools Tracer (issue 19 point 2). Every function runs with
@@ -11,9 +12,11 @@ import { runsInLambda } from './config.ts';
  * requests under whichever subsegment is open.
  *
  * Outside Lambda (npm start, tests) or with POWERTOOLS_TRACE_ENABLED=false nothing is
- * loaded and every function here is a pass-through. In Lambda the tracer module (the X-Ray
- * SDK, about 125 KiB) is imported on the first invocation rather than at import, so a cold
- * import does not evaluate it (docs/performance.md, "Metrics and traces: cold-start cost").
+ * loaded and every function here is a pass-through. In Lambda the tracer (Powertools and
+ * the X-Ray SDK, about 125 KiB minified) is imported on the first invocation, from its own
+ * file beside the function's bundle (TRACER_SIDECAR, built by lib/parley-function.ts), so
+ * neither the bundle's size nor its cold import carries it (docs/performance.md, "Metrics
+ * and traces: cold-start cost"). Should it fail to load, the function runs untraced.
  */
 
 type AwsClient = Parameters<Tracer['captureAWSv3Client']>[0];
@@ -30,14 +33,41 @@ export const tracingWanted = (): boolean => runsInLambda && !/^(false|0)$/i.test
 /** The tracer once loaded (undefined outside Lambda and before the first invocation). */
 export const activeTracer = (): Tracer | undefined => tracer;
 
+/** The tracer's module beside a deployed bundle (lib/parley-function.ts writes it there). */
+export const TRACER_SIDECAR = 'powertools-tracer.mjs';
+
+type TracerModule = typeof import('@aws-lambda-powertools/tracer');
+
+/**
+ * The sidecar beside this module's file (a deployed bundle), else the package itself (a
+ * process running the sources). Neither specifier is a literal, so esbuild bundles neither.
+ */
+async function importTracer(): Promise<TracerModule> {
+  try {
+    return (await import(new URL(`./${TRACER_SIDECAR}`, import.meta.url).href)) as TracerModule;
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+  }
+  const packageName = ['@aws-lambda-powertools', 'tracer'].join('/');
+  return (await import(packageName)) as TracerModule;
+}
+
 /** Loads the tracer where tracing is wanted (once per process); resolves undefined elsewhere. */
 export function startTracing(): Promise<Tracer | undefined> {
   if (!tracingWanted()) return Promise.resolve(undefined);
-  loading ??= import('@aws-lambda-powertools/tracer').then(({ Tracer: PowertoolsTracer }) => {
-    tracer = new PowertoolsTracer({ serviceName: 'parley' });
-    for (const client of waiting.splice(0)) tracer.captureAWSv3Client(client);
-    return tracer;
-  });
+  loading ??= importTracer().then(
+    ({ Tracer: PowertoolsTracer }) => {
+      tracer = new PowertoolsTracer({ serviceName: 'parley' });
+      for (const client of waiting.splice(0)) tracer.captureAWSv3Client(client);
+      return tracer;
+    },
+    (error: unknown) => {
+      // Tracing is an aid: a function whose tracer is missing still serves, untraced.
+      logger.error('tracer not loaded: running untraced', { error: error instanceof Error ? error.message : String(error) });
+      waiting.length = 0;
+      return undefined;
+    },
+  );
   return loading;
 }
 

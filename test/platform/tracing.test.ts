@@ -1,10 +1,25 @@
-import { execFile } from 'node:child_process';
+import { exec, execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { activeTracer, closeInvocation, openInvocation, startTracing, traceAwsClient, traced, tracingWanted } from '../../shared/platform/tracing.ts';
+import { esbuildOptions, readCdkBundling } from '../../bench/cdk-bundling.ts';
+import { tracerSidecarCommand } from '../../lib/parley-function.ts';
+import {
+  activeTracer,
+  closeInvocation,
+  openInvocation,
+  startTracing,
+  traceAwsClient,
+  traced,
+  TRACER_SIDECAR,
+  tracingWanted,
+} from '../../shared/platform/tracing.ts';
 
 /*
  * X-Ray tracing (shared/platform/tracing.ts): nothing at all outside Lambda, and in a
@@ -38,8 +53,8 @@ describe('tracing outside Lambda', () => {
   });
 });
 
-/** Runs the probe as a Lambda invocation (with `env` on top) and collects what reached the fake daemon. */
-async function invokeProbe(env: Record<string, string> = {}) {
+/** Runs the probe (its sources, or a bundle of it) as a Lambda invocation (with `env` on top) and collects what reached the fake daemon. */
+async function invokeProbe(env: Record<string, string> = {}, file = PROBE) {
   const daemon = createSocket('udp4');
   const documents: Record<string, any>[] = [];
   daemon.on('message', (packet) => {
@@ -49,7 +64,7 @@ async function invokeProbe(env: Record<string, string> = {}) {
   });
   await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
   try {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', PROBE], {
+    const { stdout } = await promisify(execFile)(process.execPath, file === PROBE ? ['--import', 'tsx', PROBE] : [file], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,
@@ -92,6 +107,31 @@ describe('tracing in Lambda', () => {
     expect(byName.twilio).toMatchObject({ parent_id: handler.id, annotations: { vendor: 'twilio' }, fault: true });
     expect(byName.twilio!.cause.exceptions[0]).toMatchObject({ message: 'refused', type: 'Error' });
   }, 60_000);
+
+  it('runs from a deployed bundle with the tracer in its own file beside it, not in the bundle', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-test-tracer-'));
+    const bundle = join(dir, 'index.mjs');
+    const built = await build({ ...esbuildOptions(readCdkBundling(), PROBE, bundle), logLevel: 'silent' });
+    const inputs = Object.keys(built.metafile!.inputs);
+    expect(inputs.filter((input) => /aws-xray-sdk-core|@aws-lambda-powertools\/tracer/.test(input))).toEqual([]);
+    // The command CDK runs after bundling each function (lib/parley-function.ts).
+    await promisify(exec)(tracerSidecarCommand(ROOT, dir));
+    expect(statSync(join(dir, TRACER_SIDECAR)).size).toBeGreaterThan(50_000);
+
+    const { result, documents } = await invokeProbe({}, bundle);
+    expect(result).toMatchObject({ value: 42, failed: 'refused', opened: true, loaded: true });
+    expect(result.middleware).toContain('XRaySDKInstrumentation - build');
+    expect(documents.map((document) => document.name).sort()).toEqual(['## index.handler', 'llm', 'twilio']);
+  }, 90_000);
+
+  it('runs untraced when a deployed bundle finds no tracer beside it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-test-tracer-'));
+    const bundle = join(dir, 'index.mjs');
+    await build({ ...esbuildOptions(readCdkBundling(), PROBE, bundle), logLevel: 'silent' });
+    const { result, documents } = await invokeProbe({ POWERTOOLS_LOG_LEVEL: 'SILENT' }, bundle);
+    expect(result).toMatchObject({ value: 42, failed: 'refused', opened: false, loaded: false });
+    expect(documents).toEqual([]);
+  }, 90_000);
 
   it('loads nothing and sends nothing when POWERTOOLS_TRACE_ENABLED is false', async () => {
     const { result, documents } = await invokeProbe({ POWERTOOLS_TRACE_ENABLED: 'false' });
