@@ -1,3 +1,4 @@
+import type * as PowertoolsTracer from '@aws-lambda-powertools/tracer';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { runsInLambda } from './config.ts';
 import { logger } from './logger.ts';
@@ -36,7 +37,7 @@ export const activeTracer = (): Tracer | undefined => tracer;
 /** The tracer's module beside a deployed bundle (lib/parley-function.ts writes it there). */
 export const TRACER_SIDECAR = 'powertools-tracer.mjs';
 
-type TracerModule = typeof import('@aws-lambda-powertools/tracer');
+type TracerModule = typeof PowertoolsTracer;
 
 /**
  * The sidecar beside this module's file (a deployed bundle), else the package itself (a
@@ -56,8 +57,8 @@ async function importTracer(): Promise<TracerModule> {
 export function startTracing(): Promise<Tracer | undefined> {
   if (!tracingWanted()) return Promise.resolve(undefined);
   loading ??= importTracer().then(
-    ({ Tracer: PowertoolsTracer }) => {
-      tracer = new PowertoolsTracer({ serviceName: 'parley' });
+    (module) => {
+      tracer = new module.Tracer({ serviceName: 'parley' });
       for (const client of waiting.splice(0)) tracer.captureAWSv3Client(client);
       return tracer;
     },
