@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { PaymentRequired, TooManyRequests } from './errors.ts';
+import { ApiError, PaymentRequired, TooManyRequests } from './errors.ts';
 import { countMetric, flushMetrics } from './metrics.ts';
 import { closeInvocation, openInvocation, type OpenedSegment } from './tracing.ts';
 
@@ -31,7 +31,9 @@ export function telemetry<E, R>(): MiddlewareObj<E, R, Error, Context> {
     },
     onError: (request) => {
       countRefusal(request.error);
-      closeInvocation((request.context as WithOpened)[OPENED], request.response ? undefined : request.error);
+      // A refusal (4xx) is an answer, not a failure of the function: only a 5xx marks the trace.
+      const failed = !(request.error instanceof ApiError) || request.error.status >= 500;
+      closeInvocation((request.context as WithOpened)[OPENED], failed ? request.error : undefined);
       flushMetrics();
     },
   };
