@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import {
   PARLEY_RUNTIME,
   ParleyFunction,
+  parleyStage,
   type KeyUse,
   type ParleyAccess,
 } from '../../lib/parley-function.ts';
@@ -492,10 +493,8 @@ describe('ParleyStack', () => {
       expect(anywhere.map((statement) => [statement.Action].flat().sort()), fn.node.id).toEqual([['xray:PutTelemetryRecords', 'xray:PutTraceSegments']]);
     }
     // The context value `stage` names the stage instead of the stack.
-    const staged = synth(syntheticRoutes(1), false, {}, { stage: 'prod' });
-    for (const fn of Object.values(staged.template.findResources('AWS::Lambda::Function'))) {
-      expect(fn.Properties.Environment.Variables.PARLEY_STAGE).toBe('prod');
-    }
+    expect(parleyStage(new Stack(new App({ context: { stage: 'prod' } }), 'Parley-prod'))).toBe('prod');
+    expect(parleyStage(new Stack(new App(), 'Parley-staging'))).toBe('Parley-staging');
   });
 
   it('keeps every stack under the CloudFormation resource limit', () => {
