@@ -2,6 +2,7 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import { registerBatchCallCounters } from '../shared/batches/index.ts';
 import { runBatchTicks, type BatchTickResult } from '../shared/batches/scheduler.ts';
 import { logger } from '../shared/platform/logger.ts';
+import { instrumented } from '../shared/platform/telemetry.ts';
 
 // Batch counters hear of the calls the passes end at once (a refused spend check).
 registerBatchCallCounters();
@@ -12,7 +13,7 @@ registerBatchCallCounters();
  * for the local scheduler, so stopping need not wait out the minute; it has a default, so
  * the handler still declares two parameters and Lambda treats it as an async handler.
  */
-export async function handler(
+async function handle(
   _event: ScheduledEvent,
   context: Context,
   options: { signal?: AbortSignal } = {},
@@ -23,3 +24,6 @@ export async function handler(
   logger.info('batch tick', { passes_run: result.passes_run, passes_skipped: result.passes_skipped });
   return result;
 }
+
+/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+export const handler = instrumented(handle);

@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { dueTimeBatch } from '../shared/platform/aws/due-time.ts';
 import { logger } from '../shared/platform/logger.ts';
+import { instrumented } from '../shared/platform/telemetry.ts';
 import { CallQueueMessageSchema, runCallQueueMessage, type CallQueueMessage } from '../shared/calls/index.ts';
 import { registerBatchCallCounters } from '../shared/batches/index.ts';
 
@@ -17,7 +18,10 @@ const parseCallStep = (message: unknown): CallQueueMessage | undefined => {
  * goes to the call engine. Only a step whose re-send or run failed is reported, so SQS
  * redelivers just that one (shared/platform/aws/due-time.ts).
  */
-export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+async function handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
   return dueTimeBatch('call-steps', event, { parse: parseCallStep, handle: (message) => runCallQueueMessage(message) });
 }
+
+/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+export const handler = instrumented(handle);

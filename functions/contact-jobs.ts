@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
+import { instrumented } from '../shared/platform/telemetry.ts';
 import { callHistoryPage } from '../shared/calls/index.ts';
 import { ContactJobMessage, importStepFailed, runBackfillStep, runImportStep, type CallPageReader } from '../shared/contacts/index.ts';
 
@@ -13,7 +14,7 @@ const readCalls: CallPageReader = (workspaceId, input) => callHistoryPage(worksp
  * redelivers only it (an import step that failed its last receive stops its job as failed);
  * a malformed message is logged and dropped.
  */
-export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+async function handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
   return runQueueSteps(event, {
     job: 'contact-jobs',
@@ -24,3 +25,6 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
     },
   });
 }
+
+/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+export const handler = instrumented(handle);

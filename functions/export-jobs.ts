@@ -2,6 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
+import { instrumented } from '../shared/platform/telemetry.ts';
 import { AccountDataJobMessage, runExport, runPrivacyRequest, runRetentionSweep, utcDay } from '../shared/account-data/index.ts';
 import { runPurgeStep, WorkspacePurgeMessage } from '../shared/members/index.ts';
 
@@ -15,7 +16,7 @@ const ExportJobsMessage = z.union([AccountDataJobMessage, WorkspacePurgeMessage]
  * unreachable) is reported alone, so SQS redelivers only it; a malformed message is logged
  * and dropped.
  */
-export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+async function handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
   // One whole job per message (minutes for a large export): one after another.
   return runQueueSteps(event, {
@@ -34,3 +35,6 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
     sequential: true,
   });
 }
+
+/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+export const handler = instrumented(handle);

@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
+import { instrumented } from '../shared/platform/telemetry.ts';
 import { callHistoryPage } from '../shared/calls/index.ts';
 import { listContactsPage } from '../shared/contacts/index.ts';
 import { IntegrationJobMessage, runSyncStep, syncStepFailed, type SyncReaders } from '../shared/integrations/index.ts';
@@ -51,7 +52,7 @@ const LAST_RECEIVE = 5;
  * contacts or ended calls). A step that throws is reported alone, so SQS redelivers only
  * it; on its last receive the job is marked failed. A malformed message is logged and dropped.
  */
-export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+async function handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
   return runQueueSteps(event, {
     job: 'integration-jobs',
@@ -62,3 +63,6 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
     },
   });
 }
+
+/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+export const handler = instrumented(handle);

@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
+import { instrumented } from '../shared/platform/telemetry.ts';
 import { kbJobFailed, KbJobMessage, runKbJob } from '../shared/knowledge-bases/jobs.ts';
 
 /**
@@ -10,7 +11,10 @@ import { kbJobFailed, KbJobMessage, runKbJob } from '../shared/knowledge-bases/j
  * only it; on its last receive the knowledge base is marked `error`. A malformed message is
  * logged and dropped.
  */
-export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+async function handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
   return runQueueSteps(event, { job: 'kb-jobs', schema: KbJobMessage, run: runKbJob, failed: kbJobFailed });
 }
+
+/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+export const handler = instrumented(handle);

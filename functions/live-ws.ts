@@ -5,6 +5,7 @@ import { sourceAddress } from '../shared/platform/auth/ip.ts';
 import { useManagementEndpoint } from '../shared/platform/aws/ws-connections.ts';
 import { ApiError } from '../shared/platform/errors.ts';
 import { logger } from '../shared/platform/logger.ts';
+import { instrumented } from '../shared/platform/telemetry.ts';
 
 /*
  * The WebSocket monitor in AWS (docs/calls.md, Live calls): API Gateway's WebSocket API
@@ -26,7 +27,7 @@ type Event = APIGatewayRequestAuthorizerEvent | WebSocketEvent;
 
 const isAuthorizer = (event: Event): event is APIGatewayRequestAuthorizerEvent => (event as { type?: string }).type === 'REQUEST';
 
-export async function handler(event: Event, context: Context): Promise<APIGatewayAuthorizerResult | APIGatewayProxyResult> {
+async function handle(event: Event, context: Context): Promise<APIGatewayAuthorizerResult | APIGatewayProxyResult> {
   logger.addContext(context);
   if (isAuthorizer(event)) return authorize(event);
   const { routeKey, connectionId, domainName, stage } = event.requestContext;
@@ -73,3 +74,6 @@ const policy = (effect: 'Allow' | 'Deny', resource: string) => ({
   Version: '2012-10-17',
   Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resource }],
 });
+
+/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+export const handler = instrumented(handle);

@@ -1,5 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { logger } from '../shared/platform/logger.ts';
+import { instrumented } from '../shared/platform/telemetry.ts';
 import { runOAuthRefresh, type OAuthRefreshRun } from '../shared/integrations/oauth-refresh.ts';
 
 /**
@@ -7,9 +8,12 @@ import { runOAuthRefresh, type OAuthRefreshRun } from '../shared/integrations/oa
  * or overlapping invocation does nothing. A failure is not retried (the next minute's run
  * picks the same connections up): see the stack's async-invoke settings.
  */
-export async function handler(_event: ScheduledEvent, context: Context): Promise<OAuthRefreshRun> {
+async function handle(_event: ScheduledEvent, context: Context): Promise<OAuthRefreshRun> {
   logger.addContext(context);
   const result = await runOAuthRefresh();
   logger.info('oauth refresh', { ...result });
   return result;
 }
+
+/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+export const handler = instrumented(handle);

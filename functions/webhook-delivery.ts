@@ -1,5 +1,7 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '../shared/platform/logger.ts';
+import { countMetric } from '../shared/platform/metrics.ts';
+import { instrumented } from '../shared/platform/telemetry.ts';
 import { deliverWebhook, parseWebhookMessage } from '../shared/webhooks/webhooks.ts';
 
 /**
@@ -7,7 +9,7 @@ import { deliverWebhook, parseWebhookMessage } from '../shared/webhooks/webhooks
  * records it and queues the retry itself. Only a message whose attempt could not be
  * recorded or whose retry could not be queued is reported, so SQS redelivers just that one.
  */
-export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+export const handler = instrumented(async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   logger.addContext(context);
   const batchItemFailures: SQSBatchItemFailure[] = [];
   await Promise.all(
@@ -29,8 +31,9 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
           error: error instanceof Error ? error.message : String(error),
         });
         batchItemFailures.push({ itemIdentifier: record.messageId });
+        countMetric('WebhookAttempt', { result: 'failed' });
       }
     }),
   );
   return { batchItemFailures };
-}
+});

@@ -13,6 +13,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../shared/platform/store/keys.ts';
+import { TRACER_SIDECAR } from '../shared/platform/tracing.ts';
 
 /** cdk-nag AwsSolutions-L1 wants the newest Node.js runtime this aws-cdk-lib knows. */
 export const PARLEY_RUNTIME = lambda.Runtime.NODEJS_24_X;
@@ -151,7 +152,13 @@ export class ParleyFunction extends NodejsFunction {
       ...(props.network
         ? { vpc: props.network.vpc, vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }, securityGroups: [props.network.securityGroup] }
         : {}),
+      // X-Ray: Lambda opens a segment per invocation; Powertools Tracer adds the handler,
+      // AWS SDK and vendor subsegments (shared/platform/tracing.ts). CDK grants the role
+      // xray:PutTraceSegments and xray:PutTelemetryRecords (suppressed for nag below).
+      tracing: lambda.Tracing.ACTIVE,
       environment: {
+        // The `stage` dimension of the business metrics (shared/platform/metrics.ts).
+        PARLEY_STAGE: parleyStage(scope),
         ...props.environment,
         TABLE_NAME: table.tableName,
         // Always set, even where the role may not use the key: without it the code would fall
@@ -185,21 +192,19 @@ export class ParleyFunction extends NodejsFunction {
         // Bundle the AWS SDK too, so production runs the SDK version the tests ran with.
         externalModules: [],
         esbuildArgs: aliasEsbuildArgs(),
-        ...(props.files?.length || Object.keys(props.directories ?? {}).length
-          ? {
-              commandHooks: {
-                beforeBundling: () => [],
-                beforeInstall: () => [],
-                afterBundling: (inputDir: string, outputDir: string) => [
-                  ...(props.files ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/${file.split('/').pop()}"`),
-                  ...Object.entries(props.directories ?? {}).flatMap(([from, to]) => [
-                    `test -f "${inputDir}/${from}/manifest.json" || { echo "${from} is not built: run npm run build:web" >&2; exit 1; }`,
-                    `cp -R "${inputDir}/${from}" "${outputDir}/${to}"`,
-                  ]),
-                ],
-              },
-            }
-          : {}),
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir: string, outputDir: string) => [
+            // The tracer beside the bundle, loaded on the first invocation (shared/platform/tracing.ts).
+            tracerSidecarCommand(inputDir, outputDir),
+            ...(props.files ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/${file.split('/').pop()}"`),
+            ...Object.entries(props.directories ?? {}).flatMap(([from, to]) => [
+              `test -f "${inputDir}/${from}/manifest.json" || { echo "${from} is not built: run npm run build:web" >&2; exit 1; }`,
+              `cp -R "${inputDir}/${from}" "${outputDir}/${to}"`,
+            ]),
+          ],
+        },
       },
     });
 
@@ -218,6 +223,18 @@ export class ParleyFunction extends NodejsFunction {
         true,
       );
     }
+
+    NagSuppressions.addResourceSuppressions(
+      role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason: 'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions (the X-Ray service authorization reference), so Lambda\'s tracing grant names "*".',
+          appliesTo: ['Resource::*'],
+        },
+      ],
+      true,
+    );
 
     if (props.access.table) {
       const write = props.access.table === 'readWrite';
@@ -363,4 +380,30 @@ export class ParleyFunction extends NodejsFunction {
       );
     }
   }
+}
+
+/**
+ * The deployment's name for the metrics' `stage` dimension: the context value `stage` when
+ * given (`cdk deploy -c stage=prod`), else the name of the stack the function is in.
+ */
+export function parleyStage(scope: Construct): string {
+  const given = scope.node.tryGetContext('stage') as unknown;
+  return typeof given === 'string' && given !== '' ? given : Stack.of(scope).stackName;
+}
+
+/**
+ * The shell command that writes Powertools Tracer (with the X-Ray SDK) as one ES module
+ * beside a function's bundle, built like the bundle (esbuild, minified, the same target and
+ * `require` banner). The bundle imports it on its first invocation in Lambda, so it adds
+ * nothing to the bundle's size or cold import (docs/performance.md).
+ */
+export function tracerSidecarCommand(inputDir: string, outputDir: string): string {
+  const banner = "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);";
+  return [
+    `"${inputDir}/node_modules/.bin/esbuild"`,
+    `"${inputDir}/node_modules/@aws-lambda-powertools/tracer/lib/esm/index.js"`,
+    '--bundle --platform=node --format=esm --target=node22 --minify --main-fields=module,main --log-level=warning',
+    `--banner:js="${banner}"`,
+    `--outfile="${outputDir}/${TRACER_SIDECAR}"`,
+  ].join(' ');
 }

@@ -933,6 +933,11 @@ export class ParleyStack extends Stack {
             latencyMs: '$context.responseLatency',
             integrationLatencyMs: '$context.integrationLatency',
             integrationError: '$context.integrationErrorMessage',
+            // The integration's own answer (issue 19): the function's status, the Lambda
+            // service's error, and the time Lambda took, beside API Gateway's view above.
+            integrationStatus: '$context.integration.status',
+            integrationServiceError: '$context.integration.error',
+            integrationServiceLatencyMs: '$context.integration.latency',
             userAgent: '$context.identity.userAgent',
           }),
         ),

@@ -5,6 +5,7 @@ import { cpsLimitFor, workspaceNumber } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { ApiError, Conflict, TooManyRequests, Unavailable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
+import { countMetric } from '../platform/metrics.ts';
 import {
   claimTask,
   dueBatchEntries,
@@ -227,11 +228,13 @@ async function dialTasks(batch: BatchItem, tasks: readonly TaskItem[], memo: Bat
             });
       if (resolved && dial.outcome === 'placed') placed += 1;
       if (resolved && dial.outcome !== 'placed') result.failed += 1;
+      if (resolved) countMetric('BatchDial', { result: dial.outcome === 'placed' ? 'placed' : 'spend_blocked' });
       // The batch was deleted while the call was placed: the call stays in the history, unlinked.
       if (!resolved && !(await getTask(workspaceId, batchCallId, task.task_index))) await unlinkBatchCall(dial.call.call_id, batchCallId);
     } catch (error) {
       if (error instanceof TooManyRequests) {
         halted = true;
+        countMetric('BatchDial', { result: 'deferred' });
         return giveBack(task);
       }
       // The same task's dial is running elsewhere, or the store did not answer (or the pass
@@ -243,6 +246,7 @@ async function dialTasks(batch: BatchItem, tasks: readonly TaskItem[], memo: Bat
       // It cannot be dialled (no agent, the agent cannot run, the number is gone, …).
       if (await resolveTask(workspaceId, batchCallId, task.task_index, { status: 'failed', error: error.message, counter: 'failed_count' })) {
         result.failed += 1;
+        countMetric('BatchDial', { result: 'failed' });
       }
     }
   };

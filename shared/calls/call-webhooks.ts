@@ -2,6 +2,7 @@ import { getWorkspaceItem } from '../account/index.ts';
 import { getAgent } from '../agents/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
+import { countMetric } from '../platform/metrics.ts';
 import { enqueueWebhook, fillUrlPlaceholders } from '../webhooks/index.ts';
 import { withAgentOverride } from './agent-override.ts';
 import { notifyCallLifecycle } from './call-listeners.ts';
@@ -66,6 +67,11 @@ async function routeFor(call: CallItem, event: CallEvent): Promise<Route | undef
 
 /** Queues `{event, call}` for the call's destination; answers whether anything was queued. */
 export async function sendCallEvent(call: CallItem, event: CallEvent): Promise<boolean> {
+  // Sent once per transition (the transitions are conditional writes), so each is counted once.
+  if (event === 'call_started') countMetric('CallStarted', { call_type: call.call_type });
+  if (event === 'call_ended') {
+    countMetric('CallEnded', { call_status: call.call_status, disconnection_reason: call.disconnection_reason ?? 'none' });
+  }
   await notifyCallLifecycle(call, event);
   const route = await routeFor(call, event);
   if (!route) return false;

@@ -146,7 +146,7 @@ export const concurrencyLimitReached = (inUse: number, kind: CallKind, limits: L
   const notes = [`limit ${limits.limit}`];
   if (kind !== 'inbound' && limits.reserved > 0) notes.push(`${limits.reserved} reserved for inbound calls`);
   if (limits.burstEnabled) notes.push(`burst limit ${burstLimit(limits.limit)}`);
-  return tooManyRequests(`Concurrency limit reached: ${inUse} calls in progress (${notes.join(', ')})`, FULL_RETRY_AFTER_SECONDS);
+  return tooManyRequests(`Concurrency limit reached: ${inUse} calls in progress (${notes.join(', ')})`, FULL_RETRY_AFTER_SECONDS, 'concurrency');
 };
 
 const workspaceLimit = async (workspaceId: string) => (await getWorkspaceItem(workspaceId)).concurrency_limit;

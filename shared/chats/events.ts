@@ -2,6 +2,7 @@ import { getChatAgent } from '../agents/index.ts';
 import { analyzeConversation, type TranscriptObject } from '../conversation/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
+import { countMetric } from '../platform/metrics.ts';
 import { sendAgentEvent } from '../webhooks/index.ts';
 import type { ChatAnalysis } from './schemas.ts';
 import { chatMessages, storeAnalysis, type ChatItem, type MessageItem } from './store.ts';
@@ -20,6 +21,8 @@ export type ChatEvent = 'chat_started' | 'chat_ended' | 'chat_analyzed';
 const DEFAULT_EVENTS: readonly ChatEvent[] = ['chat_started', 'chat_ended', 'chat_analyzed'];
 
 export async function sendChatEvent(chat: ChatItem, event: ChatEvent, messages?: readonly MessageItem[]): Promise<boolean> {
+  if (event === 'chat_started') countMetric('ChatStarted', { chat_type: chat.chat_type });
+  if (event === 'chat_ended') countMetric('ChatEnded', { chat_type: chat.chat_type });
   let agent: Awaited<ReturnType<typeof getChatAgent>> | undefined;
   try {
     agent = await getChatAgent(chat.workspace_id, chat.agent_id, chat.agent_version);

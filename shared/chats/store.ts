@@ -157,7 +157,7 @@ export async function claimTurn(workspaceId: string, chatId: string, token: stri
       if (!old || old.workspace_id !== workspaceId) throw chatNotFound();
       if (old.chat_status !== 'ongoing') throw chatEnded(chatId);
       if (Date.now() > deadline) {
-        throw new TooManyRequests(`Chat ${chatId} is busy with another completion; retry shortly`, 1);
+        throw new TooManyRequests(`Chat ${chatId} is busy with another completion; retry shortly`, 1, 'chat_busy');
       }
       await sleep(Math.min(200, 20 + attempt * 10) * (0.5 + Math.random()));
     }

@@ -46,7 +46,7 @@ export interface DialToken {
 }
 
 export const cpsLimitReached = (cpsLimit: number, phoneNumber: string, retryAfterSeconds: number) =>
-  tooManyRequests(`Calls-per-second limit of ${cpsLimit} reached for ${phoneNumber}; retry shortly`, retryAfterSeconds);
+  tooManyRequests(`Calls-per-second limit of ${cpsLimit} reached for ${phoneNumber}; retry shortly`, retryAfterSeconds, 'cps');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

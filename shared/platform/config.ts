@@ -116,6 +116,8 @@ export const DEFAULT_SIP_IP_RANGES = '127.0.0.1/32';
 // Built on first use (configSchema() in loadConfig), like every route schema.
 const configSchema = () => z.object({
   PARLEY_ENV: z.enum(['production', 'development', 'test']).default('development'),
+  /** The deployment's name (`prod`, `staging`, …): the `stage` dimension of every metric (shared/platform/metrics.ts). */
+  PARLEY_STAGE: z.string().regex(/^[\w-]{1,128}$/, 'Must be 1 to 128 letters, digits, _ or -').default('local'),
   AWS_REGION: z.string().default('us-east-1'),
   TABLE_NAME: z.string().min(3).max(255).default('parley'),
   /** Set to DynamoDB Local's URL locally; absent in AWS. */
@@ -396,3 +398,10 @@ export function settingAsGiven(name: 'TABLE_NAME', fallback: string): string {
  * read of `config` throws anyway.
  */
 export const isProduction = environmentAtLoad.PARLEY_ENV === 'production';
+
+/**
+ * Whether this process is a Lambda function (the runtime sets AWS_LAMBDA_FUNCTION_NAME):
+ * metrics go to standard output and traces to X-Ray only there (docs/operations.md,
+ * "Metrics and traces"); locally and in tests both stay in the process.
+ */
+export const runsInLambda = Boolean(environmentAtLoad.AWS_LAMBDA_FUNCTION_NAME);

@@ -6,6 +6,7 @@ import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { config, type Config } from './config.ts';
 import { onFirstUse } from './lazy.ts';
+import { traced } from './tracing.ts';
 
 /*
  * The egress guard: every request to a destination a user chose (workflow HTTP steps,
@@ -363,7 +364,12 @@ const NULL_BODY_STATUSES = new Set([204, 205, 304]);
  * EgressResponseTooLarge past the cap or with the abort reason (a TimeoutError) past the
  * time. Throws EgressRefused, EgressNetworkError, or the abort reason.
  */
-export async function egressFetch(input: string | URL, init: EgressRequestInit = {}): Promise<Response> {
+export function egressFetch(input: string | URL, init: EgressRequestInit = {}): Promise<Response> {
+  // An `egress` trace subsegment in Lambda (until the headers: the body streams after it closes).
+  return traced('egress', () => guardedFetch(input, init));
+}
+
+async function guardedFetch(input: string | URL, init: EgressRequestInit): Promise<Response> {
   const url = checkUrl(input, HTTP_SCHEMES);
   const timeoutMs = init.timeoutMs ?? DEFAULT_EGRESS_TIMEOUT_MS;
   const maxBytes = init.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;

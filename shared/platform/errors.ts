@@ -85,9 +85,16 @@ export class Unprocessable extends ApiError {
     super(422, message);
   }
 }
+/** Which limit refused a request with a 429: the `kind` dimension of the RateLimited metric. */
+export type RateLimitKind = 'ip' | 'key' | 'outbound' | 'concurrency' | 'cps' | 'chat_busy' | 'other';
+
 /** 429: over a limit; retry after the given seconds. */
 export class TooManyRequests extends ApiError {
-  constructor(message: string, retryAfterSeconds: number) {
+  constructor(
+    message: string,
+    retryAfterSeconds: number,
+    readonly kind: RateLimitKind = 'other',
+  ) {
     super(429, message, undefined, { 'retry-after': String(retryAfterSeconds) });
   }
 }
@@ -113,7 +120,8 @@ export const routeNotFound = (method: string, path: string) => new NotFound(`Rou
 export const conflict = (message = 'Already exists') => new Conflict(message);
 export const payloadTooLarge = (message: string) => new TooLarge(message);
 export const unprocessable = (message: string) => new Unprocessable(message);
-export const tooManyRequests = (message: string, retryAfterSeconds: number) => new TooManyRequests(message, retryAfterSeconds);
+export const tooManyRequests = (message: string, retryAfterSeconds: number, kind?: RateLimitKind) =>
+  new TooManyRequests(message, retryAfterSeconds, kind);
 export const badGateway = (message: string, code?: ErrorCode) => new VendorFailed(message, code);
 export const unavailable = (message: string, retryAfterSeconds: number) => new Unavailable(message, retryAfterSeconds);
 export const serviceUnavailable = unavailable;

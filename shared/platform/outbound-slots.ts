@@ -46,6 +46,7 @@ export const outboundLimitReached = (cap: number, retryAfterSeconds: number) =>
   tooManyRequests(
     `Outbound test request limit reached: ${cap} at a time per workspace (test webhook, workflow tests, MCP tools, connection tests). Retry in ${retryAfterSeconds}s.`,
     retryAfterSeconds,
+    'outbound',
   );
 
 /** Takes one of the workspace's slots or throws 429. */

@@ -6,6 +6,8 @@ import { decryptSecret } from '../platform/crypto/envelope.ts';
 import { badRequest, NotFound } from '../platform/errors.ts';
 import { newId, newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
+import { countMetric } from '../platform/metrics.ts';
+import { traced } from '../platform/tracing.ts';
 import { signatureHeaders, wire } from '../platform/naming.ts';
 import { EgressRefused, egressFetch } from '../platform/egress.ts';
 import type { TestWebhookResult, WebhookDeliveryAttempt } from './schemas.ts';
@@ -160,16 +162,18 @@ async function postOnce(
   try {
     // Through the egress guard: never an internal address; a redirect is not followed and
     // is not a 2xx, so the signed body is never forwarded to another address.
-    const response = await egressFetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': `${wire.service}-webhooks/1`,
-        ...Object.fromEntries(signatureHeaders.map((name) => [name, signature])),
-      },
-      body,
-      timeoutMs,
-    });
+    const response = await traced('webhook', () =>
+      egressFetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': `${wire.service}-webhooks/1`,
+          ...Object.fromEntries(signatureHeaders.map((name) => [name, signature])),
+        },
+        body,
+        timeoutMs,
+      }),
+    );
     const latencyMs = latency();
     await response.body?.cancel().catch(() => undefined);
     const success = response.status >= 200 && response.status < 300;
@@ -271,6 +275,9 @@ export async function deliverWebhook(
       attempts: message.attempt,
     });
   }
+  // Counted once the attempt is recorded and its retry queued; a failure before that is the
+  // consumer's `failed` (functions/webhook-delivery.ts), and SQS brings the message back.
+  countMetric('WebhookAttempt', { result: outcome.success ? 'delivered' : willRetry ? 'retried' : 'dead' });
 }
 
 /** Parses a queue message body; undefined when it is not a webhook message. */

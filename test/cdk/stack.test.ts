@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import {
   PARLEY_RUNTIME,
   ParleyFunction,
+  parleyStage,
   type KeyUse,
   type ParleyAccess,
 } from '../../lib/parley-function.ts';
@@ -253,6 +254,7 @@ describe('ParleyStack', () => {
           'KMS_KEY_ID',
           'NODE_OPTIONS',
           'PARLEY_ENV',
+          'PARLEY_STAGE',
           'POWERTOOLS_SERVICE_NAME',
           'PUBLIC_BASE_URL',
           'SIP_HOST',
@@ -493,12 +495,35 @@ describe('ParleyStack', () => {
       ip: '$context.identity.sourceIp',
       routeKey: '$context.routeKey',
       status: '$context.status',
+      // What the integration itself said (issue 19 point 2), beside API Gateway's status.
+      integrationError: '$context.integrationErrorMessage',
+      integrationStatus: '$context.integration.status',
+      integrationServiceError: '$context.integration.error',
+      integrationServiceLatencyMs: '$context.integration.latency',
     });
     // No API Gateway CORS: it would overwrite the functions' per-origin CORS headers (docs/browser.md).
     const apis = Object.values(parley.template.findResources('AWS::ApiGatewayV2::Api')).filter((api) => api.Properties.ProtocolType === 'HTTP');
     expect(apis).toHaveLength(1);
     expect(apis[0]!.Properties.CorsConfiguration).toBeUndefined();
     parley.template.hasOutput('ApiUrl', {});
+  });
+
+  it('traces every function with X-Ray: active tracing, the X-Ray grant and nothing else on "*", and a stage for the metrics', () => {
+    const resources = parley.template.findResources('AWS::Lambda::Function');
+    const all = [...Object.values(parley.stack.domainFunctions), ...Object.values(parley.stack.backgroundFunctions), parley.stack.liveMonitorFunction];
+    expect(all).toHaveLength(Object.keys(resources).length);
+    for (const [id, fn] of Object.entries(resources)) {
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+      expect(fn.Properties.Environment.Variables.PARLEY_STAGE, id).toBe('Parley');
+    }
+    for (const fn of all) {
+      const statements = statementsOf(parley.stack, parley.template, fn);
+      const anywhere = statements.filter((statement) => statement.Resource === '*');
+      expect(anywhere.map((statement) => [statement.Action].flat().sort()), fn.node.id).toEqual([['xray:PutTelemetryRecords', 'xray:PutTraceSegments']]);
+    }
+    // The context value `stage` names the stage instead of the stack.
+    expect(parleyStage(new Stack(new App({ context: { stage: 'prod' } }), 'Parley-prod'))).toBe('prod');
+    expect(parleyStage(new Stack(new App(), 'Parley-staging'))).toBe('Parley-staging');
   });
 
   it('keeps every stack under the CloudFormation resource limit', () => {

@@ -100,6 +100,7 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
       tooManyRequests(
         `Rate limit exceeded for this IP address: ${ipWindow.limit} requests per minute. Retry in ${ipWindow.retryAfterSeconds}s.`,
         ipWindow.retryAfterSeconds,
+        'ip',
       ),
       rateHeaders(ipWindow),
     );
@@ -131,6 +132,7 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
       tooManyRequests(
         `Rate limit exceeded for this API key: ${limit} requests per minute. Retry in ${keyWindow.retryAfterSeconds}s.`,
         keyWindow.retryAfterSeconds,
+        'key',
       ),
     );
   }
@@ -196,6 +198,7 @@ async function admitSession(route: GateRoute, request: GateRequest, presented: {
       tooManyRequests(
         `Rate limit exceeded for this IP address: ${ipWindow.limit} requests per minute. Retry in ${ipWindow.retryAfterSeconds}s.`,
         ipWindow.retryAfterSeconds,
+        'ip',
       ),
       headers,
     );

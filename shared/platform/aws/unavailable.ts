@@ -4,6 +4,8 @@
  * created (tagAwsClient); shared/http/respond.ts turns such an error into a 503 with
  * retry-after. Domain code never looks at these errors.
  */
+import { traceAwsClient } from '../tracing.ts';
+
 export type AwsService = 'DynamoDB' | 'KMS' | 'SQS' | 'Secrets Manager' | 'S3' | 'API Gateway';
 
 const failedService = new WeakMap<object, AwsService>();
@@ -50,7 +52,8 @@ interface MiddlewareClient {
 /**
  * Marks every error a client's calls throw with the client's service, after the SDK's
  * retries (the initialize step wraps them), keeping the error itself unchanged so code
- * that checks a name (ConditionalCheckFailedException, ...) sees what it always did.
+ * that checks a name (ConditionalCheckFailedException, ...) sees what it always did. Every
+ * client passes here once, so this is also where its calls join the X-Ray trace (in Lambda).
  */
 export function tagAwsClient<T extends MiddlewareClient>(client: T, service: AwsService): T {
   client.middlewareStack.add(
@@ -64,7 +67,7 @@ export function tagAwsClient<T extends MiddlewareClient>(client: T, service: Aws
     },
     { step: 'initialize', name: 'parleyServiceTag' },
   );
-  return client;
+  return traceAwsClient(client);
 }
 
 /** The service an error says is unavailable (timeout, no connection, throttled, server fault), if any. */

@@ -7,6 +7,7 @@ import { validateConfig } from '../config.ts';
 import { invalidUtf8, notJsonContentType, payloadTooLarge, routeNotFound } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { preflightResponse, responseCorsHeaders, type preflightTable } from './cors.ts';
+import { telemetry } from '../telemetry.ts';
 import { EventStream, eventStreamChunk, streamEvents, streamSinkOf } from './event-stream.ts';
 import { parseJsonBody } from './json.ts';
 import type { parseMultipart } from './multipart.ts';
@@ -119,6 +120,9 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
     }
   }
   const handler = middy<Event, Result, Error, Context>()
+    // Outermost: the trace's handler subsegment spans the rest, and the metrics the request
+    // counted (429s and 402s included) are flushed once its answer is final.
+    .use(telemetry())
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(accessLog())
     .use(gate(byKey))

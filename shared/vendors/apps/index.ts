@@ -1,4 +1,5 @@
 import { egressFetch, EgressRefused } from '../../platform/egress.ts';
+import { traced } from '../../platform/tracing.ts';
 
 /*
  * Integration apps' vendor APIs (docs/integrations.md): the minimal authenticated call an
@@ -99,7 +100,7 @@ function authHeader(credentials: AppCredentials): string {
 async function call(target: AppTarget, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Json> {
   let response: Response;
   try {
-    response = await egressFetch(`${target.baseUrl}${path}`, {
+    response = await traced('apps', () => egressFetch(`${target.baseUrl}${path}`, {
       method,
       headers: {
         authorization: authHeader(target.credentials),
@@ -110,7 +111,7 @@ async function call(target: AppTarget, method: string, path: string, body?: unkn
       body: body === undefined ? undefined : JSON.stringify(body),
       timeoutMs: 10_000,
       maxResponseBytes: 1024 * 1024,
-    });
+    }));
   } catch (error) {
     if (error instanceof EgressRefused) throw new AppVendorFailed(target.provider, error.message, true);
     throw new AppVendorFailed(target.provider, error instanceof Error ? error.message : String(error));

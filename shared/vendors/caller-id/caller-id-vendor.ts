@@ -1,5 +1,6 @@
 import { badGateway, badRequest } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
+import { traced } from '../../platform/tracing.ts';
 import { mockCallerIdVendor } from './mock.ts';
 
 /*
@@ -168,13 +169,13 @@ export class HttpCallerIdVendor implements CallerIdVendor {
     if (json !== undefined) headers['content-type'] = 'application/json';
     let response: Response;
     try {
-      response = await fetch(new URL(path, this.options.baseUrl), {
+      response = await traced('caller-id', () => fetch(new URL(path, this.options.baseUrl), {
         method,
         headers,
         body: json === undefined ? undefined : JSON.stringify(json),
         signal: AbortSignal.timeout(this.options.timeoutMs ?? VENDOR_TIMEOUT_MS),
         redirect: 'error',
-      });
+      }));
     } catch (error) {
       const reason = ((error as Error).cause as { code?: string } | undefined)?.code ?? (error as Error).name;
       throw this.failure(`was unreachable (${reason})`);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { vendorSetting } from '../../platform/aws/secrets.ts';
 import { trimTrailing } from '../../platform/text.ts';
+import { traced } from '../../platform/tracing.ts';
 import { providerFailed } from './openai-compatible.ts';
 
 /*
@@ -87,12 +88,12 @@ export class OpenAiEmbedder implements Embedder {
     const key = await this.apiKey();
     let response: Response;
     try {
-      response = await this.fetchImpl(`${trimTrailing(this.baseUrl, '/')}/embeddings`, {
+      response = await traced('llm', () => this.fetchImpl(`${trimTrailing(this.baseUrl, '/')}/embeddings`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
         body: JSON.stringify({ model: this.model, input }),
         signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(30_000)]) : AbortSignal.timeout(30_000),
-      });
+      }));
     } catch (error) {
       throw providerFailed(`embeddings request failed (${(error as Error).name})`);
     }

@@ -1,6 +1,7 @@
 import { trimTrailing } from '../../platform/text.ts';
 import { ApiError, badGateway } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
+import { traced } from '../../platform/tracing.ts';
 import {
   estimatePromptTokens,
   estimateTokens,
@@ -174,7 +175,7 @@ export class OpenAiCompatibleModel implements LanguageModel {
       const timer = new AttemptTimer(timeoutMs, request.signal);
       let response: Response;
       try {
-        response = await this.fetch(this.endpoint, { method: 'POST', headers, body, signal: timer.signal });
+        response = await traced('llm', () => this.fetch(this.endpoint, { method: 'POST', headers, body, signal: timer.signal }));
       } catch (error) {
         timer.dispose();
         if (request.signal?.aborted) throw request.signal.reason;

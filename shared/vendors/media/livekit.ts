@@ -15,6 +15,7 @@ import {
 import { ApiError, Unavailable, VendorFailed } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { wire } from '../../platform/naming.ts';
+import { traced } from '../../platform/tracing.ts';
 import type { LiveKitCredentials } from './credentials.ts';
 import {
   CALLEE_IDENTITY,
@@ -309,10 +310,10 @@ const NO_ANSWER = new Set([408, 480, 487]);
 /** Twirp statuses that mean LiveKit is overloaded or not answering in time: worth a retry. */
 const RETRYABLE_STATUS = new Set([408, 429, 502, 503, 504]);
 
-/** Runs one LiveKit API call, turning its failures into Parley's errors. */
+/** Runs one LiveKit API call (a `livekit` trace subsegment), turning its failures into Parley's errors. */
 async function attempt<T>(operation: string, call: () => Promise<T>): Promise<T> {
   try {
-    return await call();
+    return await traced('livekit', call);
   } catch (error) {
     throw failure(operation, error);
   }

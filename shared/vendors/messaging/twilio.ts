@@ -3,6 +3,7 @@ import { badGateway, unprocessable } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { wire } from '../../platform/naming.ts';
 import { trimTrailing } from '../../platform/text.ts';
+import { traced } from '../../platform/tracing.ts';
 import { recordProviderOperation } from '../telephony/operation-log.ts';
 import type { MessagingProvider, OutgoingSms, SentSms } from './types.ts';
 
@@ -41,7 +42,7 @@ export class TwilioMessaging implements MessagingProvider {
       recordProviderOperation(workspaceId, { provider: this.name, operation: 'send_sms', request: { ...logged, ...extra }, outcome, ...(error ? { error } : {}) });
     let response: Response;
     try {
-      response = await fetch(`${this.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(this.accountSid)}/Messages.json`, {
+      response = await traced('twilio', () => fetch(`${this.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(this.accountSid)}/Messages.json`, {
         method: 'POST',
         headers: {
           authorization: `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`,
@@ -56,7 +57,7 @@ export class TwilioMessaging implements MessagingProvider {
         }).toString(),
         signal: AbortSignal.timeout(TIMEOUT_MS),
         redirect: 'error',
-      });
+      }));
     } catch (error) {
       const reason = error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'unreachable';
       await record('error', {}, reason);

@@ -1,6 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { isProduction } from '../../platform/config.ts';
 import { egressFetch, EgressRefused } from '../../platform/egress.ts';
+import { traced } from '../../platform/tracing.ts';
 import { mockTokenEndpoint } from './mock.ts';
 import { MOCK_TOKEN_PATH, redirectUri, type KeptValue, type ResolvedProvider } from './providers.ts';
 
@@ -43,7 +44,9 @@ function transport(provider: ResolvedProvider) {
   return async (url: string, init: oauth.CustomFetchOptions<'POST', URLSearchParams>): Promise<Response> => {
     const body = init.body instanceof URLSearchParams ? init.body.toString() : String(init.body ?? '');
     if (provider.mock && new URL(url).pathname === MOCK_TOKEN_PATH) return mockTokenEndpoint(new URLSearchParams(body));
-    return egressFetch(url, { method: init.method, headers: init.headers, body, timeoutMs: TOKEN_TIMEOUT_MS, maxResponseBytes: 256 * 1024 });
+    return traced('oauth', () =>
+      egressFetch(url, { method: init.method, headers: init.headers, body, timeoutMs: TOKEN_TIMEOUT_MS, maxResponseBytes: 256 * 1024 }),
+    );
   };
 }
 

@@ -3,6 +3,7 @@ import { vendorSetting } from '../../platform/aws/secrets.ts';
 import { unprocessable } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { wire } from '../../platform/naming.ts';
+import { traced } from '../../platform/tracing.ts';
 import { recordProviderOperation } from './operation-log.ts';
 import {
   provisioningFailed,
@@ -95,7 +96,7 @@ export class TwilioProvider implements TelephonyProvider {
       : undefined;
     let response: Response;
     try {
-      response = await fetch(url, {
+      response = await traced('twilio', () => fetch(url, {
         method,
         headers: {
           authorization: `Basic ${Buffer.from(`${this.settings.accountSid}:${this.settings.authToken}`).toString('base64')}`,
@@ -105,7 +106,7 @@ export class TwilioProvider implements TelephonyProvider {
         body,
         signal: AbortSignal.timeout(TIMEOUT_MS),
         redirect: 'error',
-      });
+      }));
     } catch (error) {
       const reason = error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'unreachable';
       throw new TwilioFailure(undefined, undefined, reason);

@@ -1,5 +1,6 @@
 import { badGateway, badRequest, notFound } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
+import { traced } from '../../platform/tracing.ts';
 import { mockVoiceVendor } from './mock.ts';
 
 /**
@@ -199,12 +200,12 @@ export class ElevenLabsVoiceVendor implements VoiceVendor {
     if (options.json !== undefined) headers['content-type'] = 'application/json';
     let response: Response;
     try {
-      response = await fetch(new URL(path, this.options.baseUrl), {
+      response = await traced('voice', () => fetch(new URL(path, this.options.baseUrl), {
         method,
         headers,
         body: options.body ?? (options.json === undefined ? undefined : JSON.stringify(options.json)),
         signal: AbortSignal.timeout(this.options.timeoutMs ?? VENDOR_TIMEOUT_MS),
-      });
+      }));
     } catch (error) {
       // fetch reports network failures as TypeError with the system error as its cause.
       const reason = ((error as Error).cause as { code?: string } | undefined)?.code ?? (error as Error).name;
