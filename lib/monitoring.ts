@@ -87,7 +87,15 @@ export class Monitoring extends Construct {
           'The topic carries CloudWatch alarm notifications only (alarm names, states and metric values, no customer data); CloudWatch can publish to a KMS-encrypted topic only with a customer key whose policy admits it, which this topic does not need.',
       },
     ]);
-    for (const email of props.alarmEmails) this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+    for (const email of props.alarmEmails) {
+      const subscription = this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+      NagSuppressions.addResourceSuppressions(subscription, [
+        {
+          id: 'Serverless-SNSRedrivePolicy',
+          reason: 'An alarm email that cannot be delivered has nothing to retry from a queue: the alarm stays in ALARM on the dashboard and in CloudWatch until someone looks.',
+        },
+      ]);
+    }
     this.actions = [new cloudwatchActions.SnsAction(this.topic)];
     if (props.alarmTopicArn) this.actions.push(new cloudwatchActions.SnsAction(sns.Topic.fromTopicArn(this, 'GivenAlarmTopic', props.alarmTopicArn)));
 

@@ -618,7 +618,8 @@ export class ParleyStack extends Stack {
         id: 'AwsSolutions-IAM5',
         reason:
           'Pushing to WebSocket monitors needs execute-api:ManageConnections on every connection of the live stage (connection IDs are made by API Gateway at connect time); the live-ws function, which the API invokes, names the stage without the API ID to avoid a dependency cycle.',
-        appliesTo: [{ regex: '/^Resource::arn:<AWS::Partition>:execute-api:(<AWS::Region>|[a-z0-9-]+):<AWS::AccountId>:.*\\/live\\/\\*\\/@connections\\/\\*$/g' }],
+        // Tokens when the stack is environment-agnostic; literals when a stage names its account and region.
+        appliesTo: [{ regex: '/^Resource::arn:(<AWS::Partition>|aws[a-z-]*):execute-api:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\\d{12}):.*\\/live\\/\\*\\/@connections\\/\\*$/g' }],
       },
     ]);
 
@@ -738,6 +739,7 @@ export class ParleyStack extends Stack {
     new CfnOutput(this, 'KnowledgeBaseBucketName', { value: this.knowledgeBaseBucket.bucketName, description: 'Knowledge bases (KNOWLEDGE_BASE_BUCKET)' });
     new CfnOutput(this, 'RecordingsBucketName', { value: this.recordingsBucket.bucketName, description: 'Call recordings (RECORDINGS_BUCKET)' });
     new CfnOutput(this, 'ApiUrl', { value: publicUrl ?? apiStage.url, description: 'Parley API base URL' });
+    new CfnOutput(this, 'ApiId', { value: api.apiId, description: 'The HTTP API\'s ID (for a "Routes per API" quota raise)' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The table (TABLE_NAME for the CLI)' });
     new CfnOutput(this, 'KeyArn', { value: this.key.keyArn, description: 'The KMS key (KMS_KEY_ID for the CLI)' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn, description: 'Subscribe to get the alarms (docs/operations.md)' });
