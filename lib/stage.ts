@@ -106,7 +106,7 @@ export function stageSettings(scope: Construct, given: StageProps): StageSetting
   const emails = read('alarmEmails');
   const alarmEmails = emails === undefined ? [] : Array.isArray(emails) ? emails.map(String) : String(emails).split(',').map((e) => e.trim()).filter(Boolean);
   for (const email of alarmEmails) {
-    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new Error(`alarmEmails: ${JSON.stringify(email)} is not an email address`);
+    if (!/^[^@\s]+@[^@\s.]+(\.[^@\s.]+)+$/.test(email)) throw new Error(`alarmEmails: ${JSON.stringify(email)} is not an email address`);
   }
 
   return {

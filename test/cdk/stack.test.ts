@@ -139,7 +139,8 @@ function expectGrantsMatch(
   for (const statement of sqsStatements.filter((s) => mentions(s, otherQueues))) {
     expect([statement.Action].flat().sort(), label).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
   }
-  statements = statements.filter((s) => !mentions(s, otherQueues));
+  // (With @aws-cdk/aws-iam:minimizePolicies a send to the destination may share a statement with
+  // a send to one of `queues`; the per-queue checks below read each queue's own actions.)
   for (const statement of sqsStatements.filter((s) => !mentions(s, otherQueues))) {
     expect(mentions(statement, Object.values(queues)), `${label}: ${JSON.stringify(statement.Resource)}`).toBe(true);
   }
