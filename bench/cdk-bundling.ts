@@ -77,7 +77,8 @@ export function readCdkBundling(file = 'lib/parley-function.ts'): CdkBundling {
 
   return {
     source: file,
-    target: string('target') ?? DEFAULTS.target,
+    // The target is derived from the runtime (esbuildTarget(PARLEY_RUNTIME): nodejs24.x → node24).
+    target: string('target') ?? runtimeTarget(text, block) ?? DEFAULTS.target,
     format: format ? (format.toLowerCase() as 'esm' | 'cjs') : DEFAULTS.format,
     minify: bool('minify', false),
     sourcemap: bool('sourceMap', false),
@@ -88,6 +89,13 @@ export function readCdkBundling(file = 'lib/parley-function.ts'): CdkBundling {
     external: list('externalModules') ?? ['@aws-sdk/*'],
     unmirrored: options.filter((name) => !KNOWN.has(name)),
   };
+}
+
+/** `node<N>` when the block's target is `esbuildTarget(PARLEY_RUNTIME)` and the file sets PARLEY_RUNTIME to NODEJS_<N>_X. */
+function runtimeTarget(text: string, block: string): string | undefined {
+  if (!/\btarget:\s*esbuildTarget\(PARLEY_RUNTIME\)/.test(block)) return undefined;
+  const version = /\bPARLEY_RUNTIME = lambda\.Runtime\.NODEJS_(\d+)_X\b/.exec(text)?.[1];
+  return version ? `node${version}` : undefined;
 }
 
 /** The text between the braces that follow `marker`, balancing nested braces. */

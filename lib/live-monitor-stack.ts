@@ -5,9 +5,14 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 
+/** Requests a second (and burst) the WebSocket API admits across all monitors. */
+export const LIVE_MONITOR_THROTTLE = { rateLimit: 20, burstLimit: 40 };
+
 export interface LiveMonitorStackProps extends NestedStackProps {
   /** functions/live-ws.ts: the authorizer and the three routes. */
   handler: lambda.IFunction;
+  /** The WebSocket API's name (scoped by stage). */
+  apiName: string;
 }
 
 /**
@@ -29,7 +34,7 @@ export class LiveMonitorStack extends NestedStack {
   constructor(scope: Construct, id: string, props: LiveMonitorStackProps) {
     super(scope, id, props);
     this.api = new apigwv2.CfnApi(this, 'Api', {
-      name: 'parley-live',
+      name: props.apiName,
       description: 'Parley: WebSocket monitors of calls',
       protocolType: 'WEBSOCKET',
       routeSelectionExpression: '$request.body.action',
@@ -54,10 +59,17 @@ export class LiveMonitorStack extends NestedStack {
         { id: 'AwsSolutions-APIG4', reason: 'API Gateway runs a WebSocket API\'s authorizer on $connect only; $disconnect and $default belong to a connection it already authorized.' },
       ]);
     }
-    this.stage = new apigwv2.CfnStage(this, 'Stage', { apiId, stageName: 'live', autoDeploy: true });
+    // A monitor connects and asks to sync at human speed; the function's reservation (3) caps it anyway.
+    this.stage = new apigwv2.CfnStage(this, 'Stage', {
+      apiId,
+      stageName: 'live',
+      autoDeploy: true,
+      defaultRouteSettings: { throttlingRateLimit: LIVE_MONITOR_THROTTLE.rateLimit, throttlingBurstLimit: LIVE_MONITOR_THROTTLE.burstLimit },
+    });
     this.stage.addDependency(connect);
     NagSuppressions.addResourceSuppressions(this.stage, [
       { id: 'AwsSolutions-APIG1', reason: 'Each connection, refusal and sync is logged by the live-ws function (structured JSON with the workspace); stage access logs would repeat it.' },
+      { id: 'Serverless-APIGWAccessLogging', reason: 'Each connection, refusal and sync is logged by the live-ws function (structured JSON with the workspace); stage access logs would repeat it.' },
     ]);
     new lambda.CfnPermission(this, 'InvokePermission', {
       action: 'lambda:InvokeFunction',

@@ -14,9 +14,32 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../shared/platform/store/keys.ts';
 import { TRACER_SIDECAR } from '../shared/platform/tracing.ts';
+import { ENCRYPTION_CONTEXT_KEYS } from '../shared/platform/crypto/kms.ts';
 
 /** cdk-nag AwsSolutions-L1 wants the newest Node.js runtime this aws-cdk-lib knows. */
 export const PARLEY_RUNTIME = lambda.Runtime.NODEJS_24_X;
+
+/** esbuild's target for a Node.js runtime: `nodejs24.x` → `node24`, so the bundle never outgrows or lags the runtime. */
+export function esbuildTarget(runtime: lambda.Runtime): string {
+  const match = /^nodejs(\d+)\.x$/.exec(runtime.name);
+  if (!match) throw new Error(`${runtime.name} is not a Node.js runtime`);
+  return `node${match[1]}`;
+}
+
+/** The alias the API, the queues' event sources and the schedules invoke; CodeDeploy shifts it between versions. */
+export const LIVE_ALIAS = 'live';
+
+/**
+ * The conditions on direct use of the key (envelope encryption, shared/platform/crypto): the
+ * request's encryption context has only the envelope's keys, and names the record. Every
+ * seal and open in the code passes such a context (EncryptionContext's type requires
+ * `record`), so this refuses only a use of the key outside the envelope (a bare Encrypt or
+ * Decrypt of table or bucket data, which go through their services' own grants).
+ */
+export const KEY_CONTEXT_CONDITIONS = {
+  'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': [...ENCRYPTION_CONTEXT_KEYS] },
+  Null: { 'kms:EncryptionContext:record': 'false' },
+};
 
 /** The shared resources every function is told about; what it may do with them is in `access`. */
 export interface ParleyResources {
@@ -80,6 +103,10 @@ export interface ParleyFunctionProps {
   access: ParleyAccess;
   /** API Gateway gives up on an integration after 30 s, so HTTP functions stop just before. */
   timeout?: Duration;
+  /** Memory in MB (lib/function-sizes.ts); CPU comes in proportion. */
+  memorySize?: number;
+  /** Log group name, unique per account and region (the stage is in it); generated when absent. */
+  logGroupName?: string;
   /**
    * Files of the project (paths from its root) shipped beside the bundle rather than inside
    * it: data a function reads rarely should not weigh on every cold start.
@@ -126,6 +153,13 @@ const KEY_USE_ACTIONS: Record<KeyUse, string> = {
 };
 
 export class ParleyFunction extends NodejsFunction {
+  /**
+   * The `live` alias on the function's current version: what every trigger invokes. Each
+   * deploy that changes the function publishes a version; CodeDeploy moves this alias to it
+   * (lib/parley-stack.ts). Reserved concurrency stays on the function, shared by its versions.
+   */
+  readonly live: lambda.Alias;
+
   constructor(scope: Construct, id: string, props: ParleyFunctionProps) {
     // Own role and log group (siblings, since `this` does not exist before super): the role
     // may write to this function's log group only, instead of AWSLambdaBasicExecutionRole's
@@ -134,7 +168,7 @@ export class ParleyFunction extends NodejsFunction {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: `Parley ${id} function`,
     });
-    const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH });
+    const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH, logGroupName: props.logGroupName });
     logGroup.grantWrite(role);
 
     const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, exportJobsQueue, integrationJobsQueue, kbJobsQueue, vendorSecret, recordingsBucket, knowledgeBaseBucket } = props.resources;
@@ -144,7 +178,7 @@ export class ParleyFunction extends NodejsFunction {
       description: props.description,
       runtime: PARLEY_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: 1024,
+      memorySize: props.memorySize ?? 1024,
       timeout: props.timeout ?? Duration.seconds(29),
       role,
       logGroup,
@@ -183,7 +217,7 @@ export class ParleyFunction extends NodejsFunction {
         sourceMap: true,
         // The stack traces need the mappings only; the sources would double the upload.
         sourcesContent: false,
-        target: 'node22',
+        target: esbuildTarget(PARLEY_RUNTIME),
         format: OutputFormat.ESM,
         mainFields: ['module', 'main'],
         // Bundled dependencies written as CommonJS still call require().
@@ -236,6 +270,15 @@ export class ParleyFunction extends NodejsFunction {
       true,
     );
 
+    this.live = new lambda.Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.currentVersion });
+    NagSuppressions.addResourceSuppressions(this, [
+      {
+        id: 'Serverless-LambdaDLQ',
+        reason:
+          'A function-level DLQ catches failed asynchronous invocations only. The API and the WebSocket API invoke synchronously (the caller gets the error); queue consumers fail back to their queue, whose redrive policy has a dead-letter queue; scheduled jobs are asynchronous and configured on their alias (EventInvokeConfig: billing has an alarmed on-failure destination, the minute jobs are not retried by design).',
+      },
+    ]);
+
     if (props.access.table) {
       const write = props.access.table === 'readWrite';
       // Each index by name (from tableDefinition) rather than index/*.
@@ -265,7 +308,13 @@ export class ParleyFunction extends NodejsFunction {
     }
 
     if (props.access.key?.length) {
-      key.grant(this, ...new Set(props.access.key.map((use) => KEY_USE_ACTIONS[use])));
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: [...new Set(props.access.key.map((use) => KEY_USE_ACTIONS[use]))],
+          resources: [key.keyArn],
+          conditions: KEY_CONTEXT_CONDITIONS,
+        }),
+      );
     }
 
     for (const [queue, uses] of [

@@ -1,43 +1,122 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bundledInputs } from '../support/bundle.ts';
-import { DOMAIN_ACCESS, DOMAIN_FILES, PHONE_METADATA_FILE } from '../../lib/parley-stack.ts';
+import { DOMAIN_ACCESS, DOMAIN_FILES, JOB_ACCESS, JOB_FILES, LIVE_MONITOR_ACCESS, LIVE_MONITOR_FILES, LIVE_MONITOR_FUNCTION, PHONE_METADATA_FILE, type FunctionName } from '../../lib/parley-stack.ts';
+import type { ParleyAccess } from '../../lib/parley-function.ts';
 import { DOMAINS } from '../../shared/platform/http/route.ts';
+import { JOBS, type JobName } from '../../shared/jobs.ts';
+import type { QueueName } from '../../shared/platform/aws/queue.ts';
 
 /**
  * Grants are declared by hand per function; this derives what the code needs from what
- * each function's bundle contains, so a domain that starts reading vendor credentials
- * cannot ship without the grant to read them (it would fail only once deployed).
+ * each function's bundle contains. Every function (domains, jobs, the WebSocket monitor)
+ * and every kind of grant is held to least privilege: no grant without bundled code that
+ * uses it. Where a module's presence means the function uses it (the store client, the
+ * vendor settings, recordings, knowledge bases, the phone module, the queue that triggers
+ * a job), the grant must also be there, so a function that starts reading vendor
+ * credentials cannot ship without the grant (it would fail only once deployed). Envelope
+ * encryption and queue sends are bundled far more widely than they are called (the
+ * webhooks module, say, is in most bundles), so for those the test holds only the first
+ * direction.
  */
-async function bundledModules(domain: string): Promise<string[]> {
-  return bundledInputs(`functions/${domain}.ts`);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+const FUNCTIONS: [FunctionName, ParleyAccess, readonly string[]][] = [
+  ...DOMAINS.map((domain) => [domain, DOMAIN_ACCESS[domain], DOMAIN_FILES[domain] ?? []] as [FunctionName, ParleyAccess, readonly string[]]),
+  ...JOBS.map((job) => [job.name, JOB_ACCESS[job.name], JOB_FILES[job.name] ?? []] as [FunctionName, ParleyAccess, readonly string[]]),
+  [LIVE_MONITOR_FUNCTION, LIVE_MONITOR_ACCESS, LIVE_MONITOR_FILES],
+];
+
+const bundles = new Map<string, Promise<string[]>>();
+/** The project files in a function's bundle, built once per function for the whole file. */
+function bundledModules(name: string): Promise<string[]> {
+  let modules = bundles.get(name);
+  if (!modules) {
+    modules = bundledInputs(`functions/${name}.ts`);
+    bundles.set(name, modules);
+  }
+  return modules;
 }
 
-describe('function grants match the code they bundle', () => {
-  it.each([...DOMAINS])('%s reads the vendor secret only if granted', async (domain) => {
-    const readsVendorSettings = (await bundledModules(domain)).includes('shared/platform/aws/secrets.ts');
-    expect(DOMAIN_ACCESS[domain].vendorSecret === 'read', `${domain} bundles shared/platform/aws/secrets.ts: ${readsVendorSettings}`).toBe(
-      readsVendorSettings,
-    );
+const QUEUE_OPTION: Record<QueueName, keyof ParleyAccess> = {
+  webhooks: 'webhookQueue',
+  'call-steps': 'callStepsQueue',
+  'contact-jobs': 'contactJobsQueue',
+  'export-jobs': 'exportJobsQueue',
+  'integration-jobs': 'integrationJobsQueue',
+  'kb-jobs': 'kbJobsQueue',
+};
+
+/** The queues a bundle's own code sends to: `queueNamed('<queue>')`, `sendAt('<queue>', …)`, `webhookQueue()`. */
+async function queuesSentTo(name: string): Promise<Set<QueueName>> {
+  const sent = new Set<QueueName>();
+  for (const module of await bundledModules(name)) {
+    if (!module.startsWith('shared/') || module === 'shared/platform/aws/queue.ts') continue;
+    const source = readFileSync(`${ROOT}${module}`, 'utf8');
+    for (const match of source.matchAll(/\b(?:queueNamed|sendAt)\('([a-z-]+)'/g)) sent.add(match[1] as QueueName);
+    if (/\bwebhookQueue\(\)/.test(source)) sent.add('webhooks');
+  }
+  return sent;
+}
+
+// The modules that call objectStore() for recordings; the object store module itself also
+// serves the knowledge-base bucket (knowledgeBaseObjectStore) and account objects.
+const RECORDINGS_USERS = ['shared/calls/recordings.ts', 'shared/calls/scrubbing.ts'];
+const ACCOUNT_OBJECT_USERS = ['shared/account-data/assets.ts', 'shared/account-data/exports.ts'];
+
+describe('function grants match the code they bundle', { timeout: 60_000 }, () => {
+  it.each(FUNCTIONS)('%s has the table exactly when it bundles the store client', async (name, access) => {
+    const usesTable = (await bundledModules(name)).includes('shared/platform/store/db.ts');
+    expect(access.table !== undefined, `${name} bundles shared/platform/store/db.ts: ${usesTable}`).toBe(usesTable);
   });
 
-  // The modules that call objectStore() (the recordings bucket); the object store module itself
-  // also serves the knowledge-base bucket (knowledgeBaseObjectStore), granted apart below.
-  const RECORDINGS_USERS = ['shared/calls/recordings.ts', 'shared/calls/scrubbing.ts'];
-  it.each([...DOMAINS])('%s may use the recordings bucket exactly when it bundles what writes recordings', async (domain) => {
-    const modules = await bundledModules(domain);
+  it.each(FUNCTIONS)('%s may use the key directly only when it bundles envelope encryption', async (name, access) => {
+    const seals = (await bundledModules(name)).includes('shared/platform/crypto/envelope.ts');
+    if ((access.key ?? []).length > 0) expect(seals, `${name} has a key grant but bundles no shared/platform/crypto/envelope.ts`).toBe(true);
+  });
+
+  it.each(FUNCTIONS)('%s may send only to queues its code sends to', async (name, access) => {
+    const sent = await queuesSentTo(name);
+    for (const [queue, option] of Object.entries(QUEUE_OPTION) as [QueueName, keyof ParleyAccess][]) {
+      const granted = ((access[option] as readonly string[] | undefined) ?? []).includes('send');
+      if (granted) expect(sent.has(queue), `${name} may send to ${queue} but no bundled code does`).toBe(true);
+    }
+  });
+
+  it.each(FUNCTIONS)('%s consumes exactly the queue that triggers it', (name, access) => {
+    const job = JOBS.find((candidate) => candidate.name === (name as JobName));
+    const trigger = job?.trigger.kind === 'queue' ? job.trigger.queue : undefined;
+    for (const [queue, option] of Object.entries(QUEUE_OPTION) as [QueueName, keyof ParleyAccess][]) {
+      const consumes = ((access[option] as readonly string[] | undefined) ?? []).includes('consume');
+      expect(consumes, `${name} is triggered by ${trigger ?? 'no queue'}`).toBe(trigger === queue);
+    }
+  });
+
+  it.each(FUNCTIONS)('%s reads the vendor secret only if granted', async (name, access) => {
+    const readsVendorSettings = (await bundledModules(name)).includes('shared/platform/aws/secrets.ts');
+    expect(access.vendorSecret === 'read', `${name} bundles shared/platform/aws/secrets.ts: ${readsVendorSettings}`).toBe(readsVendorSettings);
+  });
+
+  it.each(FUNCTIONS)('%s may use the recordings bucket exactly when it bundles what writes recordings', async (name, access) => {
+    const modules = await bundledModules(name);
     const usesRecordings = RECORDINGS_USERS.some((module) => modules.includes(module));
-    expect(DOMAIN_ACCESS[domain].recordings === 'readWrite', `${domain} bundles ${RECORDINGS_USERS.join(' or ')}: ${usesRecordings}`).toBe(usesRecordings);
+    expect(access.recordings === 'readWrite', `${name} bundles ${RECORDINGS_USERS.join(' or ')}: ${usesRecordings}`).toBe(usesRecordings);
   });
 
-  it.each([...DOMAINS])('%s may use the knowledge-base bucket exactly when it bundles the knowledge-base store', async (domain) => {
-    const usesKnowledgeBases = (await bundledModules(domain)).includes('shared/knowledge-bases/store.ts');
-    expect(DOMAIN_ACCESS[domain].knowledgeBases === 'readWrite', `${domain} bundles shared/knowledge-bases/store.ts: ${usesKnowledgeBases}`).toBe(usesKnowledgeBases);
+  it.each(FUNCTIONS)('%s may use exports and assets exactly when it bundles what writes them', async (name, access) => {
+    const modules = await bundledModules(name);
+    const usesAccountObjects = ACCOUNT_OBJECT_USERS.some((module) => modules.includes(module));
+    expect(access.accountObjects === 'readWrite', `${name} bundles ${ACCOUNT_OBJECT_USERS.join(' or ')}: ${usesAccountObjects}`).toBe(usesAccountObjects);
   });
 
-  it.each([...DOMAINS])('%s ships the phone metadata file exactly when it bundles the phone module', async (domain) => {
-    const readsPhoneMetadata = (await bundledModules(domain)).includes('shared/platform/phone.ts');
-    expect((DOMAIN_FILES[domain] ?? []).includes(PHONE_METADATA_FILE), `${domain} bundles shared/platform/phone.ts: ${readsPhoneMetadata}`).toBe(
-      readsPhoneMetadata,
-    );
+  it.each(FUNCTIONS)('%s may use the knowledge-base bucket exactly when it bundles the knowledge-base store', async (name, access) => {
+    const usesKnowledgeBases = (await bundledModules(name)).includes('shared/knowledge-bases/store.ts');
+    expect(access.knowledgeBases === 'readWrite', `${name} bundles shared/knowledge-bases/store.ts: ${usesKnowledgeBases}`).toBe(usesKnowledgeBases);
+  });
+
+  it.each(FUNCTIONS)('%s ships the phone metadata file exactly when it bundles the phone module', async (name, _access, files) => {
+    const readsPhoneMetadata = (await bundledModules(name)).includes('shared/platform/phone.ts');
+    expect(files.includes(PHONE_METADATA_FILE), `${name} bundles shared/platform/phone.ts: ${readsPhoneMetadata}`).toBe(readsPhoneMetadata);
   });
 });

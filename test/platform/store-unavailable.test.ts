@@ -98,7 +98,7 @@ describe('every AWS client is bounded and mapped', () => {
       'KMS',
       async () => {
         const { AwsKeyManagement } = await import('../../shared/platform/crypto/aws-kms.ts');
-        await new AwsKeyManagement('alias/test', 'us-east-1', stalled()).generateDataKey({ purpose: 'test' });
+        await new AwsKeyManagement('alias/test', 'us-east-1', stalled()).generateDataKey({ record: 'test' });
       },
       'the key service',
     ],

@@ -2,8 +2,15 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** What the spec calls the encryption context: it names the workspace and the record. */
-export type EncryptionContext = Record<string, string>;
+/**
+ * The keys an encryption context may have. The deployed key's IAM grants allow
+ * GenerateDataKey and Decrypt only with a context of these keys and `record` present
+ * (lib/parley-function.ts), so a new key here must be added there too (test/cdk checks).
+ */
+export const ENCRYPTION_CONTEXT_KEYS = ['workspace_id', 'record'] as const;
+
+/** What the spec calls the encryption context: it names the record and, for a workspace's record, the workspace. */
+export type EncryptionContext = { record: string; workspace_id?: string };
 
 export interface DataKey {
   plaintext: Buffer;
@@ -65,10 +72,11 @@ export class LocalKeyManagement implements KeyManagement {
 }
 
 /** Context order never matters to KMS, so it must not matter here either. */
-export function canonicalContext(context: EncryptionContext): Buffer {
-  const sorted = Object.keys(context)
+export function canonicalContext(context: EncryptionContext | Record<string, string>): Buffer {
+  const entries = context as Record<string, string | undefined>;
+  const sorted = Object.keys(entries)
     .sort()
-    .map((name) => [name, context[name]]);
+    .map((name) => [name, entries[name]]);
   return Buffer.from(JSON.stringify(sorted), 'utf8');
 }
 
