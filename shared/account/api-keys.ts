@@ -12,7 +12,7 @@ import {
   readCredential,
   type CredentialItem,
 } from '../platform/auth/credentials.ts';
-import { badRequest, conflict, notFound } from '../platform/errors.ts';
+import { badRequest, conflict, forbidden, notFound } from '../platform/errors.ts';
 import { definedFields } from '../platform/objects.ts';
 import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './schemas.ts';
 import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
@@ -70,6 +70,8 @@ export async function createApiKey(principal: Principal, input: CreateApiKeyInpu
     scopes: input.scopes,
     allowed_ips: input.allowed_ips,
     rate_limit_per_minute: input.rate_limit_per_minute,
+    // A developer may delete the keys they created (spec Authentication 11), so the creator is kept.
+    ...(principal.member ? { created_by_member: principal.member.memberId } : {}),
   };
   const audit = auditPut(workspaceId, principal, {
     action: 'api_key.create',
@@ -129,6 +131,10 @@ export async function deleteApiKey(principal: Principal, apiKeyId: string): Prom
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const credential = await findCredential(ref);
     if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
+    // Admins delete any key; a developer only the keys their own sessions created.
+    if (principal.member && principal.member.role !== 'admin' && credential.created_by_member !== principal.member.memberId) {
+      throw forbidden('Requires role: admin');
+    }
     const fullAccess = hasFullAccess(credential.scopes);
     const [remove, removeRef] = credentialDeletes(credential, ref);
     // The delete holds only for the key as read: one promoted to full access meanwhile is re-read.

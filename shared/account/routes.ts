@@ -20,8 +20,8 @@ export const accountRoutes = defineRoutes({ domain: 'account', access: 'admin' }
     params: apiKeyIdParams, body: UpdateApiKeyBody, response: ApiKey,
   },
   deleteApiKey: {
-    method: 'DELETE', path: '/api-keys/{id}', status: 204, role: 'admin',
-    summary: 'Delete an API key; requests using it fail at once',
+    method: 'DELETE', path: '/api-keys/{id}', status: 204,
+    summary: 'Delete an API key; requests using it fail at once (a developer: only the keys they created)',
     params: apiKeyIdParams,
   },
   getApiKeyInfo: {

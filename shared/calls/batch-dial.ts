@@ -82,10 +82,17 @@ export async function prepareBatchDials(
   if (tasks.length === 0) return 0;
   const callIds = tasks.map((task) => batchCallIdFor(batchCallId, task.taskIndex, task.claimedAt));
   const [admitted, tokens] = await Promise.all([
-    acquireSlots({ workspaceId, callIds, kind: 'batch' }),
+    // Taking them at once is an optimisation: when it fails (acquireSlots gave back what it
+    // took), each dial takes its own as it would have.
+    acquireSlots({ workspaceId, callIds, kind: 'batch' }).catch((error: unknown) => {
+      logger.warn('could not reserve a pass\'s concurrency slots at once; its dials take their own', { workspace_id: workspaceId, error });
+      return new Map<string, { burst: boolean }>();
+    }),
     // Only when the number's second holds every dial: a slower number's dials wait for their
     // tokens anyway, and holding tokens ahead for two seconds would slow them further.
-    fromNumber && tasks.length <= cpsLimitFor(fromNumber) ? takeDialTokens(fromNumber.phone_number, cpsLimitFor(fromNumber), tasks.length) : [],
+    fromNumber && tasks.length <= cpsLimitFor(fromNumber)
+      ? takeDialTokens(fromNumber.phone_number, cpsLimitFor(fromNumber), tasks.length).catch(() => [])
+      : [],
   ]);
   for (const [callId, slot] of admitted) memo.slots.set(callId, slot);
   if (fromNumber) memo.tokens.set(fromNumber.phone_number, tokens);

@@ -318,9 +318,11 @@ export async function acquireSlots(input: { workspaceId: string; callIds: readon
       continue;
     } catch (error) {
       if (!(error instanceof TransactionCancelled)) {
-        // The transaction may have been applied: give back what this attempt may hold.
+        // The transaction may have been applied: give back what this attempt may hold, and
+        // what the earlier transactions took (the caller gets none of them).
+        const earlier = [...admitted.keys()].map((callId) => ({ call_id: callId, token: undefined as string | undefined }));
         await Promise.all(
-          slots.map((slot) =>
+          [...slots, ...earlier].map((slot) =>
             release(workspaceId, slot.call_id, slot.token).catch((cleanup: unknown) =>
               logger.warn('could not clean up after a failed admission', { workspace_id: workspaceId, call_id: slot.call_id, error: cleanup }),
             ),
@@ -331,7 +333,8 @@ export async function acquireSlots(input: { workspaceId: string; callIds: readon
       // A call that holds a slot already keeps it and is left out; the others are tried again.
       const held = new Set(error.failedAt.filter((index) => index > 0).map((index) => batch[index - 1]!));
       if (held.size > 0) waiting = waiting.filter((callId) => !held.has(callId));
-      if (attempt++ >= MAX_ATTEMPTS) throw tooBusy();
+      // Too busy to take the rest at once: the caller's dials take theirs one by one.
+      if (attempt++ >= MAX_ATTEMPTS) break;
       if (error.conflicted) await backoff(attempt);
       counter = await readCounter(workspaceId);
     }

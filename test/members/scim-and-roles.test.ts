@@ -23,10 +23,10 @@ const concrete = (path: string) => path.replace(/\{(\w+)\}/g, 'none');
 describe('the role table', () => {
   it('maps every route to one role: reads to member, writes to developer, admin where named', () => {
     const table = Object.fromEntries(routes.map(([id, route]) => [id, requiredRole(route)]));
-    for (const id of ['addMember', 'updateMember', 'removeMember', 'createInvite', 'deleteWorkspace', 'transferWorkspace', 'putSso', 'getSso', 'putSaml', 'createScimToken', 'deleteApiKey']) {
+    for (const id of ['addMember', 'updateMember', 'removeMember', 'createInvite', 'deleteWorkspace', 'transferWorkspace', 'putSso', 'getSso', 'putSaml', 'createScimToken']) {
       expect(table[id], id).toBe('admin');
     }
-    for (const id of ['listApiKeys', 'listPublicKeys', 'createApiKey', 'updateWorkspace']) expect(table[id], id).toBe('developer');
+    for (const id of ['listApiKeys', 'listPublicKeys', 'createApiKey', 'deleteApiKey', 'updateWorkspace']) expect(table[id], id).toBe('developer');
     for (const id of ['getWorkspace', 'listMembers', 'signOut', 'leaveWorkspace']) expect(table[id], id).toBe('member');
   });
 
@@ -69,6 +69,20 @@ describe('the role table', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.message).toBe('This API key lacks the "admin" scope');
     expect((await api.get('/workspace/members')).status).toBe(200);
+  });
+
+  it('lets a developer delete the keys they created, and no other', async () => {
+    const developer = await session('keys@example.com', 'developer');
+    const asDeveloper = { authorization: `Bearer ${developer.session_token}` };
+    const own = await call(app.url, 'POST', '/api-keys', { headers: asDeveloper, body: { name: 'mine', scopes: ['calls'] } });
+    expect(own.status).toBe(201);
+    const others = await api.post('/api-keys', { body: { name: 'the admin key', scopes: ['calls'] } });
+
+    const refused = await call(app.url, 'DELETE', `/api-keys/${others.body.api_key_id}`, { headers: asDeveloper });
+    expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 403, message: 'Requires role: admin' });
+    expect((await call(app.url, 'DELETE', `/api-keys/${own.body.api_key_id}`, { headers: asDeveloper })).status).toBe(204);
+    expect((await api.withKey(own.body.api_key).post('/v2/list-calls', { body: {} })).status).toBe(401);
+    expect((await api.delete(`/api-keys/${others.body.api_key_id}`)).status).toBe(204);
   });
 });
 

@@ -27,6 +27,8 @@ export interface CredentialItem extends ItemKey {
   allowed_ips?: string[];
   rate_limit_per_minute?: number;
   allowed_origins?: string[];
+  /** The member whose dashboard session created the key (absent: an API key or an older record). */
+  created_by_member?: string;
   /**
    * The workspace's name as of `org_name_rev` (the workspace's `name_rev`), kept here so the
    * gate's one write returns it with the key: `get-api-key-info` needs no second read.
