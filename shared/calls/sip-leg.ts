@@ -28,25 +28,8 @@ export const SIP_LEG_MAX_TRANSITIONS = 50;
 const MAX_VALUE = 256;
 const WRITE_ATTEMPTS = 5;
 
-/** What one report says about the leg: identifiers, at most one status, a failure. */
-export interface SipLegReport {
-  participant_identity?: string;
-  participant_sid?: string;
-  livekit_call_id?: string;
-  call_id_full?: string;
-  phone_number?: string;
-  trunk_phone_number?: string;
-  hostname?: string;
-  trunk_host?: string;
-  trunk_id?: string;
-  rule_id?: string;
-  invite_time?: number;
-  joined_at?: number;
-  dial_started_at?: number;
-  failure?: SipLeg['failure'];
-  disconnect_reason?: string;
-  transition?: SipStatusTransition;
-}
+/** What one report says about the leg: identifiers, at most one status, a failure (the leg's fields, all optional). */
+export type SipLegReport = Partial<Omit<SipLeg, 'rev' | 'transitions'>> & { transition?: SipStatusTransition };
 
 const IDENTIFIERS = [
   'participant_identity',
