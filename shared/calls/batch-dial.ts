@@ -146,17 +146,18 @@ export function batchCallIdFor(batchCallId: string, taskIndex: number, claimedAt
   return idPrefix.call + Math.max(0, Math.floor(claimedAt)).toString(16).padStart(12, '0') + tail;
 }
 
+/** Gives back a reserved slot no call was written with; a failure is left to the sweep (its call never exists). */
+const releaseUnusedSlot = (workspaceId: string, callId: string) =>
+  releaseSlot(workspaceId, callId).then(
+    () => undefined,
+    (error: unknown) => logger.warn('could not release an unused batch dial slot; the sweep will', { workspace_id: workspaceId, call_id: callId, error }),
+  );
+
 /** Releases the reserved slots no dial took (tasks given back when the pass stopped early). */
 export async function releaseUnusedBatchDialSlots(memo: BatchDialMemo, workspaceId: string): Promise<void> {
   const unused = [...memo.slots.keys()];
   memo.slots.clear();
-  await Promise.all(
-    unused.map((callId) =>
-      releaseSlot(workspaceId, callId).catch((error: unknown) =>
-        logger.warn('could not release an unused batch dial slot; the sweep will', { workspace_id: workspaceId, call_id: callId, error }),
-      ),
-    ),
-  );
+  await Promise.all(unused.map((callId) => releaseUnusedSlot(workspaceId, callId)));
 }
 
 /**
@@ -175,11 +176,7 @@ export async function placeBatchCall(input: BatchDialInput): Promise<BatchDialRe
   try {
     return await dialTask(input, callId, { burst: reserved.burst, taken: () => void (used = true) });
   } finally {
-    if (!used) {
-      await releaseSlot(input.workspaceId, callId).catch((error: unknown) =>
-        logger.warn('could not release an unused batch dial slot; the sweep will', { workspace_id: input.workspaceId, call_id: callId, error }),
-      );
-    }
+    if (!used) await releaseUnusedSlot(input.workspaceId, callId);
   }
 }
 
