@@ -3,10 +3,15 @@ import { dueTimeBatch } from '../shared/platform/aws/due-time.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { instrumented } from '../shared/platform/telemetry.ts';
 import { CallQueueMessageSchema, runCallQueueMessage, type CallQueueMessage } from '../shared/calls/index.ts';
+import { onCallLifecycle } from '../shared/calls/index.ts';
 import { registerBatchCallCounters } from '../shared/batches/index.ts';
+import { queueCrmCallPush } from '../shared/integrations/index.ts';
 
 // Batch counters hear of the calls this consumer moves (shared/calls/call-listeners.ts).
 registerBatchCallCounters();
+// An analysed call (the analysis step runs here) queues its CRM push: only a message on
+// integration-jobs, when the workspace's CRM config asks for it (docs/integrations.md).
+onCallLifecycle(queueCrmCallPush);
 
 const parseCallStep = (message: unknown): CallQueueMessage | undefined => {
   const parsed = CallQueueMessageSchema.safeParse(message);

@@ -169,7 +169,7 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // A step runs a turn of the call: the agent's engine (language-model and LiveKit
   // credentials), custom functions signed with the webhook key, and the call's webhooks.
   // The sandbox's recording is written when a step ends the call (finishCall).
-  'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite', knowledgeBases: 'readWrite' },
+  'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], integrationJobsQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite', knowledgeBases: 'readWrite' },
   // A step reads a page of calls (or an import chunk) and writes contacts; the next is re-queued.
   // It bundles the calls index (the history pages), hence the calls index's grants (vendor
   // settings, recordings, knowledge bases), which test/cdk/grants-match-code holds to the bundle.

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { queueNamed } from '../platform/aws/queue.ts';
-import { badGateway, badRequest, conflict, notFound, unprocessable } from '../platform/errors.ts';
+import { badGateway, badRequest, conflict, Invalid, NotFound, notFound, Unprocessable, unprocessable } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { TransactionCancelled, table } from '../platform/store/table.ts';
@@ -19,9 +19,12 @@ import {
 import { providerApiBase, type OAuthProviderName } from '../vendors/oauth/providers.ts';
 import { CRM_PROVIDERS } from './catalogue.ts';
 import { freshConnection } from './connections.ts';
-import type { CrmSettingsInput, IntegrationJobMessage, SyncJobView } from './schemas.ts';
+import { analysisChange, checkCrmSettings, mappedFields, type AnalysisMapping, type ContactChange, type CustomFieldSpec, type ParleyContact } from './field-mappings.ts';
+import type { CrmCallMessage, CrmSettingsInput, CrmSyncMessage, SyncJobView } from './schemas.ts';
 import {
   appEntity,
+  claimCallAnalysis,
+  claimSyncedCall,
   connectionDeleteOp,
   createSyncJob,
   crmProviderDeleteOp,
@@ -36,10 +39,14 @@ import {
   queryCrmProviders,
   querySyncJobs,
   recordSyncStep,
+  releaseCallAnalysis,
+  releaseSyncedClaim,
   releaseSyncLock,
+  countCallPushed,
   setCrmLastSync,
   type ConnectionItem,
   type CrmProviderItem,
+  type CrmSettingsItem,
   type SyncJobItem,
 } from './store.ts';
 
@@ -67,6 +74,7 @@ function providerView(item: CrmProviderItem, connection: ConnectionItem | undefi
     mock: connection?.mode === 'mock',
     ...(connection?.token_expires_at !== undefined ? { token_expires_at: connection.token_expires_at } : {}),
     ...(item.last_sync_timestamp ? { last_sync_timestamp: item.last_sync_timestamp } : {}),
+    calls_pushed: item.calls_pushed ?? 0,
     created_timestamp: item.created_timestamp,
     updated_timestamp: item.updated_timestamp,
   };
@@ -103,6 +111,7 @@ export async function updateCrmProvider(
     sync_contacts: input.sync_contacts ?? existing?.sync_contacts ?? true,
     field_mappings: input.field_mappings ?? existing?.field_mappings ?? [],
     ...(existing?.last_sync_timestamp ? { last_sync_timestamp: existing.last_sync_timestamp } : {}),
+    ...(existing?.calls_pushed ? { calls_pushed: existing.calls_pushed } : {}),
     created_timestamp: existing?.created_timestamp ?? now,
     updated_timestamp: now,
   };
@@ -118,6 +127,11 @@ export async function updateCrmSettings(workspaceId: string, input: CrmSettingsI
     if (!app) throw notFound(`App ${input.app_id} not found`);
     if (app.app_type !== 'crm') throw badRequest(`App ${input.app_id} is a ${app.app_type} app, not a CRM`);
   }
+  checkCrmSettings(
+    (input.custom_fields ?? existing.custom_fields ?? []) as CustomFieldSpec[],
+    (input.crm_analysis_data_mappings ?? existing.crm_analysis_data_mappings ?? []) as AnalysisMapping[],
+    input.custom_fields !== undefined ? ((existing.custom_fields ?? []) as CustomFieldSpec[]) : undefined,
+  );
   const { app_id: appId, ...rest } = input;
   const next = { ...existing, ...rest, updated_timestamp: Date.now() } as Record<string, unknown>;
   if (appId === null) delete next.app_id;
@@ -258,7 +272,7 @@ export async function startSync(workspaceId: string, input: { provider?: string 
     start_timestamp: now,
   };
   if (!(await createSyncJob(job, now, SYNC_LOCK_MS))) throw conflict('A CRM sync is already running in this workspace');
-  const message: IntegrationJobMessage = { kind: 'crm-sync', workspace_id: workspaceId, sync_job_id: job.sync_job_id, phase: 'contacts' };
+  const message: CrmSyncMessage = { kind: 'crm-sync', workspace_id: workspaceId, sync_job_id: job.sync_job_id, phase: 'contacts' };
   try {
     await queueNamed('integration-jobs').send(message);
   } catch (error) {
@@ -291,21 +305,61 @@ export async function getSyncStatus(workspaceId: string) {
   return sdkStatus(latest);
 }
 
-/** What a sync step reads: the job function (above the domains) hands these in. */
+/** An ended call as the CRM side reads it: the call log, the other party's number and the analysis data. */
+export interface CallForCrm extends CrmCall {
+  call_status: string;
+  /** The other party's E.164 number (outbound: to, inbound: from), when there is one. */
+  party_number?: string;
+  /** The post-call analysis' custom data (what crm_analysis_data_mappings read). */
+  analysis_data?: Record<string, unknown>;
+}
+
+/** What the CRM jobs read and write outside this domain: the job function (above the domains) hands these in. */
 export interface SyncReaders {
-  contacts(workspaceId: string, after: string | undefined, limit: number): Promise<{ items: CrmContact[]; next?: string }>;
+  contacts(workspaceId: string, after: string | undefined, limit: number): Promise<{ items: ParleyContact[]; next?: string }>;
   endedCalls(workspaceId: string, after: string | undefined, limit: number): Promise<{ items: CrmCall[]; next?: string }>;
+  /** One call of the workspace, or undefined (deleted, another workspace's). */
+  call(workspaceId: string, callId: string): Promise<CallForCrm | undefined>;
+  contactByPhone(workspaceId: string, phoneNumber: string): Promise<ParleyContact | undefined>;
+  /** Applies a change to a contact (update-contact's rules; a bad value throws Invalid). */
+  updateContact(workspaceId: string, contact: ParleyContact, change: ContactChange): Promise<ParleyContact>;
 }
 
 const digest = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('hex');
 
+const customFieldsOf = (settings: CrmSettingsItem | undefined) => (settings?.custom_fields ?? []) as CustomFieldSpec[];
+
+/** A contact as a CRM receives it: its built-in fields, plus the provider's field mappings. */
+function crmContact(contact: ParleyContact, config: CrmProviderItem, fields: readonly CustomFieldSpec[]): CrmContact {
+  const mapped = mappedFields(contact, config.field_mappings, fields);
+  return {
+    contact_id: contact.contact_id,
+    phone_number: contact.phone_number,
+    ...(contact.first_name ? { first_name: contact.first_name } : {}),
+    ...(contact.last_name ? { last_name: contact.last_name } : {}),
+    ...(contact.email ? { email: contact.email } : {}),
+    ...(mapped ? { fields: mapped } : {}),
+  };
+}
+
+/** Pushes a contact unless the CRM already has this form of it (its digest): `skipped` or `pushed`. */
+async function pushContactOnce(ws: string, provider: string, target: AppTarget, pushed: CrmContact): Promise<'pushed' | 'skipped'> {
+  const hash = digest(pushed);
+  const previous = await getSyncedObject(ws, provider, pushed.contact_id);
+  if (previous?.digest === hash) return 'skipped';
+  const result = await pushCrmContact(target, pushed);
+  await putSyncedObject(ws, provider, pushed.contact_id, { external_id: result.external_id, digest: hash, synced_timestamp: Date.now() });
+  return 'pushed';
+}
+
 /**
  * One step of a sync job: one page of contacts or ended calls pushed to the CRM. Each
- * object's pushed form is remembered (its digest), so a re-run or a redelivered step skips
- * what the CRM already has; the job's record is conditional on the cursor the step ran
- * from, so a redelivered step never counts twice.
+ * contact's pushed form is remembered (its digest), so a re-run or a redelivered step
+ * skips what the CRM already has; a call is logged once (whether by a sync or by the
+ * per-call push); the job's record is conditional on the cursor the step ran from, so a
+ * redelivered step never counts twice.
  */
-export async function runSyncStep(message: IntegrationJobMessage, readers: SyncReaders): Promise<void> {
+export async function runSyncStep(message: CrmSyncMessage, readers: SyncReaders): Promise<void> {
   const job = await getSyncJob(message.workspace_id, message.sync_job_id);
   if (!job || job.status === 'completed' || job.status === 'failed') return;
   const cursor = `${message.phase}:${message.after ?? ''}`;
@@ -326,6 +380,7 @@ export async function runSyncStep(message: IntegrationJobMessage, readers: SyncR
   } catch (error) {
     return finish({ status: 'failed', failure_reason: error instanceof Error ? error.message : String(error) });
   }
+  const fields = customFieldsOf(await getCrmSettings(ws));
   const counts = { succeeded: job.succeeded, failed: job.failed, skipped: job.skipped, errors: [...job.errors] };
   let next: string | undefined;
   const wanted = message.phase === 'contacts' ? config.sync_contacts : config.sync_calls;
@@ -335,19 +390,25 @@ export async function runSyncStep(message: IntegrationJobMessage, readers: SyncR
     next = page.next;
     for (const object of page.items) {
       const objectId = 'contact_id' in object ? object.contact_id : object.call_id;
-      const pushed =
-        'contact_id' in object
-          ? { ...object, fields: mappedFields(object, config.field_mappings) }
-          : object;
-      const hash = digest(pushed);
-      const previous = await getSyncedObject(ws, job.provider, objectId);
-      if (previous?.digest === hash) {
-        counts.skipped++;
-        continue;
-      }
       try {
-        const result = 'contact_id' in object ? await pushCrmContact(target, pushed as CrmContact) : await pushCrmCall(target, object);
-        await putSyncedObject(ws, job.provider, objectId, { external_id: result.external_id, digest: hash, synced_timestamp: Date.now() });
+        if ('contact_id' in object) {
+          if ((await pushContactOnce(ws, job.provider, target, crmContact(object, config, fields))) === 'skipped') counts.skipped++;
+          else counts.succeeded++;
+          continue;
+        }
+        // A call is logged once: a record (pushed, or a per-call push holding it) means skip.
+        const token = randomUUID();
+        if ((await claimSyncedCall(ws, job.provider, object.call_id, token, Date.now(), CALL_PUSH_LEASE_MS)) !== 'claimed') {
+          counts.skipped++;
+          continue;
+        }
+        try {
+          const result = await pushCrmCall(target, object);
+          await putSyncedObject(ws, job.provider, object.call_id, { external_id: result.external_id, digest: digest(object), synced_timestamp: Date.now() });
+        } catch (error) {
+          await releaseSyncedClaim(ws, job.provider, object.call_id, token);
+          throw error;
+        }
         counts.succeeded++;
       } catch (error) {
         if (error instanceof AppAuthRejected) {
@@ -359,7 +420,7 @@ export async function runSyncStep(message: IntegrationJobMessage, readers: SyncR
       }
     }
   }
-  let nextMessage: IntegrationJobMessage | undefined;
+  let nextMessage: CrmSyncMessage | undefined;
   if (next) nextMessage = { ...message, after: next };
   else if (message.phase === 'contacts') nextMessage = { kind: 'crm-sync', workspace_id: ws, sync_job_id: job.sync_job_id, phase: 'calls' };
   if (!nextMessage) return finish({ ...counts, status: 'completed' });
@@ -367,21 +428,89 @@ export async function runSyncStep(message: IntegrationJobMessage, readers: SyncR
   if (recorded) await queueNamed('integration-jobs').send(nextMessage);
 }
 
-function mappedFields(contact: CrmContact, mappings: CrmProviderItem['field_mappings']): Record<string, string | number | boolean> | undefined {
-  const fields: Record<string, string | number | boolean> = {};
-  const source = contact as unknown as Record<string, unknown>;
-  for (const mapping of mappings) {
-    const value = source[mapping.field_name] ?? contact.fields?.[mapping.field_name];
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[mapping.external_field_name] = value;
-  }
-  return Object.keys(fields).length ? fields : undefined;
-}
-
 /** A step that failed its last delivery stops its job (the job function calls this). */
-export async function syncStepFailed(message: IntegrationJobMessage, error: unknown): Promise<void> {
+export async function syncStepFailed(message: CrmSyncMessage, error: unknown): Promise<void> {
   const job = await getSyncJob(message.workspace_id, message.sync_job_id);
   if (!job || job.status === 'completed' || job.status === 'failed') return;
   logger.error('crm sync step failed', { sync_job_id: job.sync_job_id, error: error instanceof Error ? error.message : String(error) });
   const recorded = await recordSyncStep(job, { ...job, status: 'failed', failure_reason: 'A sync step failed repeatedly', end_timestamp: Date.now() });
   if (recorded) await releaseSyncLock(job.workspace_id, job.sync_job_id);
+}
+
+// ---------------------------------------------------------------------------------------
+// The per-call push (an analysed call, queued by queueCrmCallPush)
+
+/** How long a push of one call may hold it before another delivery may take it over. */
+const CALL_PUSH_LEASE_MS = 5 * 60_000;
+
+const callLog = (call: CallForCrm): CrmCall => {
+  const { call_status: _status, party_number: _party, analysis_data: _data, ...log } = call;
+  return log;
+};
+
+/**
+ * The CRM side of one analysed call: its analysis data written into its contact (the
+ * settings' crm_analysis_data_mappings, once per call), then for each enabled CRM config
+ * with `sync_calls` on, the contact (with the config's field mappings, when `sync_contacts`
+ * is on and the number has a contact) and the call log, each call logged once per CRM
+ * however often its analysis is reported. A failure the vendor may get over is thrown (the
+ * queue redelivers; what was pushed is not pushed again); refused credentials, an
+ * unsupported provider or a missing connection are logged and leave the call to a sync.
+ */
+export async function runCallPush(message: CrmCallMessage, readers: SyncReaders): Promise<void> {
+  const ws = message.workspace_id;
+  const call = await readers.call(ws, message.call_id);
+  if (!call || call.call_status !== 'ended') return;
+  const [settings, providers] = await Promise.all([getCrmSettings(ws), queryCrmProviders(ws)]);
+  const fields = customFieldsOf(settings);
+  let contact = call.party_number ? await readers.contactByPhone(ws, call.party_number) : undefined;
+  const mappings = (settings?.crm_analysis_data_mappings ?? []) as AnalysisMapping[];
+  if (contact && mappings.length && call.analysis_data) {
+    const change = analysisChange(contact, call.analysis_data, mappings, fields);
+    if (change && (await claimCallAnalysis(ws, call.call_id, Date.now()))) {
+      try {
+        contact = await readers.updateContact(ws, contact, change);
+      } catch (error) {
+        if (error instanceof NotFound) contact = undefined;
+        else if (error instanceof Invalid) logger.warn('crm: analysis data not written to the contact', { call_id: call.call_id, error: error.message });
+        else {
+          await releaseCallAnalysis(ws, call.call_id);
+          throw error;
+        }
+      }
+    }
+  }
+  for (const config of providers.filter((item) => item.enabled && item.sync_calls)) {
+    await pushCallTo(ws, config, call, contact, fields);
+  }
+}
+
+async function pushCallTo(ws: string, config: CrmProviderItem, call: CallForCrm, contact: ParleyContact | undefined, fields: readonly CustomFieldSpec[]): Promise<void> {
+  const provider = config.provider;
+  const token = randomUUID();
+  if ((await claimSyncedCall(ws, provider, call.call_id, token, Date.now(), CALL_PUSH_LEASE_MS)) !== 'claimed') return;
+  const giveUp = async (reason: string) => {
+    await releaseSyncedClaim(ws, provider, call.call_id, token);
+    logger.warn('crm: call not pushed', { call_id: call.call_id, provider, reason });
+  };
+  let target: AppTarget;
+  try {
+    target = await crmTarget(ws, { provider });
+  } catch (error) {
+    // No connection, one that needs a reconnect or does not open: a sync pushes the call later.
+    if (error instanceof Invalid || error instanceof NotFound || error instanceof Unprocessable) return giveUp(error.message);
+    await releaseSyncedClaim(ws, provider, call.call_id, token);
+    throw error;
+  }
+  try {
+    if (contact && config.sync_contacts) await pushContactOnce(ws, provider, target, crmContact(contact, config, fields));
+    const log = callLog(call);
+    const result = await pushCrmCall(target, log);
+    await putSyncedObject(ws, provider, call.call_id, { external_id: result.external_id, digest: digest(log), synced_timestamp: Date.now() });
+  } catch (error) {
+    if (error instanceof AppAuthRejected || error instanceof AppUnsupported || (error instanceof AppVendorFailed && error.refused)) return giveUp(error.message);
+    await releaseSyncedClaim(ws, provider, call.call_id, token);
+    throw error;
+  }
+  await countCallPushed(ws, provider);
 }

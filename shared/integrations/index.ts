@@ -3,7 +3,8 @@
  * (functions/integrations.ts), the CRM sync job's step (functions/integration-jobs.ts), the
  * minute refresh (functions/oauth-refresh.ts), and what other domains may use: a fresh
  * access token for a connection (the knowledge bases' kb_sync sources), app usages (agents
- * and flows whose tools name an app), and the start of a sync when a call ends.
+ * and flows whose tools name an app), and the CRM push of an analysed call (queueCrmCallPush:
+ * only a queue message, registered by the call-steps function as a call lifecycle listener).
  */
 export { appTypes, createApp, deleteApp, executeTool, getApp, getToolSchema, listApps, listAppUsages, recordAppUsage, removeAppUsage, testAuth, toolSchemaForApp, updateApp } from './apps.ts';
 export { describeConnection, freshAccessToken, freshConnection, refreshConnection, type ConnectionSummary, type UsableConnection } from './connections.ts';
@@ -14,6 +15,7 @@ export {
   getSyncJobView,
   getSyncStatus,
   listSyncJobs,
+  runCallPush,
   runSyncStep,
   startSync,
   startSyncForSdk,
@@ -21,7 +23,10 @@ export {
   testCrmAuth,
   updateCrmProvider,
   updateCrmSettings,
+  type CallForCrm,
   type SyncReaders,
 } from './crm.ts';
+export { queueCrmCallPush, type AnalysedCallEvent } from './call-push.ts';
+export type { ContactChange, ParleyContact } from './field-mappings.ts';
 export { forceRefresh, handleCallback, listProviders, mockAuthorizePage, mockTokenHttp, startAuthorization } from './oauth.ts';
 export { IntegrationJobMessage } from './schemas.ts';

@@ -211,6 +211,7 @@ async function storeConnection(payload: StatePayload, tokens: TokenSet): Promise
         sync_contacts: true,
         field_mappings: existing?.field_mappings ?? [],
         ...(existing?.last_sync_timestamp ? { last_sync_timestamp: existing.last_sync_timestamp } : {}),
+        ...(existing?.calls_pushed ? { calls_pushed: existing.calls_pushed } : {}),
         created_timestamp: existing?.created_timestamp ?? now,
         updated_timestamp: now,
       }),

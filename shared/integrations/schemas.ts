@@ -228,6 +228,8 @@ export const CrmProviderConfig = z.object({
   mock: z.boolean(),
   token_expires_at: z.number().int().optional(),
   last_sync_timestamp: z.number().int().optional(),
+  /** Ours: calls logged in this CRM as their analysis landed (the per-call push). */
+  calls_pushed: z.number().int(),
   created_timestamp: z.number().int(),
   updated_timestamp: z.number().int(),
 });
@@ -289,11 +291,22 @@ export const syncJobParams = z.lazy(() => z.object({ id: z.string().regex(/^crm_
 export const ListSyncJobsQuery = z.lazy(() => z.object({ limit: queryInt({ min: 1, max: 100, default: 20 }) }));
 
 /** A step of a CRM sync job on the integration-jobs queue. */
-export const IntegrationJobMessage = z.object({
+export const CrmSyncMessage = z.object({
   kind: z.literal('crm-sync'),
   workspace_id: z.string(),
   sync_job_id: z.string(),
   phase: z.enum(['contacts', 'calls']),
   after: z.string().optional(),
 });
+export type CrmSyncMessage = z.infer<typeof CrmSyncMessage>;
+
+/**
+ * An analysed call to carry to the CRM side (queued by the call-steps function when a
+ * call's analysis lands): the analysis data mapped into its contact, the contact and the
+ * call log pushed to each CRM whose config asks for it. Idempotent by call ID.
+ */
+export const CrmCallMessage = z.object({ kind: z.literal('crm-call'), workspace_id: z.string(), call_id: z.string() });
+export type CrmCallMessage = z.infer<typeof CrmCallMessage>;
+
+export const IntegrationJobMessage = z.discriminatedUnion('kind', [CrmSyncMessage, CrmCallMessage]);
 export type IntegrationJobMessage = z.infer<typeof IntegrationJobMessage>;

@@ -338,6 +338,8 @@ export interface CrmProviderItem {
   sync_contacts: boolean;
   field_mappings: { field_name: string; external_field_name: string }[];
   last_sync_timestamp?: number;
+  /** Calls logged in this CRM by the per-call push (carried over by every rewrite of the config). */
+  calls_pushed?: number;
   created_timestamp: number;
   updated_timestamp: number;
 }
@@ -362,6 +364,20 @@ export async function setCrmLastSync(workspaceId: string, provider: string, nowM
       UpdateExpression: 'SET last_sync_timestamp = :now',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: { ':now': nowMs },
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+/** Counts a call logged by the per-call push (nothing if the config was deleted meanwhile). */
+export async function countCallPushed(workspaceId: string, provider: string): Promise<void> {
+  try {
+    await table.update({
+      Key: keys.crmProviderConfig(workspaceId, provider),
+      UpdateExpression: 'ADD calls_pushed :one',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':one': 1 },
     });
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
@@ -462,6 +478,64 @@ export interface SyncedObjectItem {
   digest: string;
   synced_timestamp: number;
 }
+
+/** A synced-object record while a per-call push holds it (no external_id yet). */
+interface SyncedClaim {
+  external_id?: string;
+  claim_token?: string;
+  claim_until?: number;
+}
+
+/**
+ * Claims a call's push to one provider: `claimed` when this caller may push it (no record,
+ * or an unfinished claim whose holder's time ran out), `done` when it was pushed already,
+ * `busy` while another holder pushes it. A call is logged in a CRM once.
+ */
+export async function claimSyncedCall(workspaceId: string, provider: string, callId: string, token: string, nowMs: number, leaseMs: number): Promise<'claimed' | 'done' | 'busy'> {
+  const key = keys.crmSyncedObject(workspaceId, provider, callId);
+  try {
+    await table.put({
+      Item: { ...key, claim_token: token, claim_until: nowMs + leaseMs },
+      ConditionExpression: 'attribute_not_exists(pk) OR (attribute_not_exists(external_id) AND claim_until < :now)',
+      ExpressionAttributeValues: { ':now': nowMs },
+    });
+    return 'claimed';
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+  const existing = await table.get<SyncedClaim>(key);
+  return existing?.external_id ? 'done' : existing ? 'busy' : 'claimed';
+}
+
+/** Gives a failed push's claim back (only this holder's), so a retry may push. */
+export async function releaseSyncedClaim(workspaceId: string, provider: string, callId: string, token: string): Promise<void> {
+  try {
+    await table.delete({
+      Key: keys.crmSyncedObject(workspaceId, provider, callId),
+      ConditionExpression: 'claim_token = :token AND attribute_not_exists(external_id)',
+      ExpressionAttributeValues: { ':token': token },
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+/** Claims the one application of a call's analysis data to its contact (false: applied already). */
+export async function claimCallAnalysis(workspaceId: string, callId: string, nowMs: number): Promise<boolean> {
+  try {
+    await table.put({
+      Item: { ...keys.crmCallAnalysisApplied(workspaceId, callId), applied_timestamp: nowMs, expires_at: Math.floor(nowMs / 1000) + 90 * 86_400 },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** Undoes a claim whose contact write failed, so the retry applies it. */
+export const releaseCallAnalysis = (workspaceId: string, callId: string) => table.delete({ Key: keys.crmCallAnalysisApplied(workspaceId, callId) });
 export const getSyncedObject = (workspaceId: string, provider: string, objectId: string) =>
   table.get<SyncedObjectItem>(keys.crmSyncedObject(workspaceId, provider, objectId));
 export const putSyncedObject = (workspaceId: string, provider: string, objectId: string, item: SyncedObjectItem) =>

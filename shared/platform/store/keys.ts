@@ -643,6 +643,11 @@ export const keys = {
     sk: objectId,
   }),
   /**
+   * An analysed call whose analysis data was written into its contact (the CRM config's
+   * crm_analysis_data_mappings): claimed once per call, so a repeated push merges nothing twice.
+   */
+  crmCallAnalysisApplied: (workspaceId: string, callId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#CRMANALYSIS`, sk: callId }),
+  /**
    * A pending OAuth authorization (its state's nonce): one item, its own partition,
    * consumed by a conditional delete (single use), expiring by TTL.
    */
