@@ -30,6 +30,7 @@ import {
   deleteAppUsage,
   setAppConnectionStatus,
   setConnectionStatus,
+  unlinkCrmApp,
   type AppItem,
   type AppUsageItem,
   type ConnectionItem,
@@ -212,7 +213,7 @@ export async function listAppUsages(workspaceId: string, appId: string) {
   return { items: usages.map(usageView), has_more: false };
 }
 
-/** Deletes an app with its connection and usage records; in use: 409 naming the users, unless forced. */
+/** Deletes an app with its connection and usage records (and the CRM settings' link to it); in use: 409 naming the users, unless forced. */
 export async function deleteApp(workspaceId: string, appId: string, force: boolean): Promise<void> {
   await appEntity.mustGet(workspaceId, appId);
   const usages = await queryAppUsages(workspaceId, appId);
@@ -227,6 +228,8 @@ export async function deleteApp(workspaceId: string, appId: string, force: boole
     throw error;
   }
   if (usages.length) await batchDeleteKeys(appUsageKeys(workspaceId, usages));
+  // retell-sdk: "If a CRM config is linked to this App, the link is cleared."
+  await unlinkCrmApp(workspaceId, appId, Date.now());
 }
 
 /**

@@ -395,6 +395,20 @@ export interface CrmSettingsItem {
 export const getCrmSettings = (workspaceId: string) => table.get<CrmSettingsItem>(keys.crmSettings(workspaceId));
 export const putCrmSettings = (workspaceId: string, item: CrmSettingsItem) => table.put({ Item: { ...keys.crmSettings(workspaceId), ...item } });
 
+/** Clears the CRM settings' link to an app (its app was deleted); nothing when another app is linked. */
+export async function unlinkCrmApp(workspaceId: string, appId: string, nowMs: number): Promise<void> {
+  try {
+    await table.update({
+      Key: keys.crmSettings(workspaceId),
+      UpdateExpression: 'REMOVE app_id SET updated_timestamp = :now',
+      ConditionExpression: 'app_id = :app',
+      ExpressionAttributeValues: { ':app': appId, ':now': nowMs },
+    });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
 export interface SyncJobItem {
   sync_job_id: string;
   workspace_id: string;

@@ -225,4 +225,22 @@ describe('the CRM settings that drive it', () => {
     expect(retargeted.status).toBe(200);
     expect(retargeted.body.crm_analysis_data_mappings).toEqual([{ analysis_data_name: 'plan', field_name: 'tier', update_mode: 'merge' }]);
   });
+
+  it('clears the link to a CRM app when that app is deleted, and only that link', async () => {
+    const ws = await app.newWorkspace();
+    const client = retellClient(app.url, ws.api_key);
+    const linkApp = async () => {
+      const start = await ws.api.post('/oauth/start', { body: { target: 'app', provider: 'salesforce' } });
+      const page = await call(app.url, 'GET', localPath(start.body.authorize_url));
+      const approve = /id="approve" href="([^"]+)"/.exec(page.text)![1]!.replaceAll('&amp;', '&');
+      const done = await call(app.url, 'GET', localPath(approve));
+      return new URL(done.headers.location!).searchParams.get('app_id')!;
+    };
+    const [first, second] = [await linkApp(), await linkApp()];
+    expect((await client.crm.updateConfig({ app_id: first })).app_id).toBe(first);
+    await client.app.delete(second);
+    expect((await client.crm.getConfig()).app_id).toBe(first);
+    await client.app.delete(first);
+    expect(await client.crm.getConfig()).toEqual({ org_id: ws.workspace_id, providers: [] });
+  });
 });
