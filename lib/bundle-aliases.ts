@@ -10,7 +10,7 @@ export const LAMBDA_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   // so a module loaded with import() does not keep every command and schema of the service
   // (shared/platform/aws/lambda-sdk/; about 100 KiB of the calls bundle).
   ...Object.fromEntries(
-    ['client-dynamodb', 'lib-dynamodb', 'util-dynamodb', 'client-kms', 'client-sqs', 'client-secrets-manager'].map((name) => [
+    ['client-dynamodb', 'lib-dynamodb', 'util-dynamodb', 'client-kms', 'client-sqs', 'client-secrets-manager', 'client-s3', 'client-apigatewaymanagementapi'].map((name) => [
       `@aws-sdk/${name}`,
       `./shared/platform/aws/lambda-sdk/${name}.js`,
     ]),

@@ -6,6 +6,7 @@ export { addCredits, getBilling, getBillingSettings, updateBillingSettings } fro
 export { checkSpendFor } from './check.ts';
 export { chargePurchasedConcurrency, concurrencyBilling } from './concurrency-billing.ts';
 export { invoiceHtml, issueMonthlyInvoice, listInvoices } from './invoices.ts';
+export { mockCheckoutAction, mockCheckoutPage } from './mock-checkout.ts';
 export { createCheckout, createInvoiceCheckout, createPortal, createSetupIntent, deletePaymentMethod, listPaymentMethods, setDefaultPaymentMethod } from './payments.ts';
 export { receiveStripeWebhook } from './stripe-webhook.ts';
 export { platformUsage, workspaceUsage } from './usage.ts';

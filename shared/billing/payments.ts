@@ -1,9 +1,10 @@
 import { config } from '../platform/config.ts';
 import { conflict, notFound } from '../platform/errors.ts';
-import type { PaymentsProvider } from '../vendors/payments/index.ts';
+import type { CheckoutInput as ProviderCheckoutInput, PaymentsProvider, SelfSignedEvent } from '../vendors/payments/index.ts';
 import { paymentsProvider } from '../vendors/payments/provider.ts';
 import { ensureAccount } from './entries.ts';
 import type { CheckoutInput, PayInvoiceInput } from './schemas.ts';
+import { newMockCheckoutToken, storeMockCheckout } from './mock-checkout.ts';
 import { deliverSelfSignedEvents } from './stripe-webhook.ts';
 import { billingStore } from './store.ts';
 
@@ -29,10 +30,22 @@ async function customerFor(provider: PaymentsProvider, workspaceId: string): Pro
   return billingStore.setCustomer(workspaceId, provider.kind, created.id);
 }
 
+/**
+ * A checkout session at the provider. The mock's is kept here until its page's Pay or Cancel
+ * (mock-checkout.ts): its URL is that page, under a fresh random token.
+ */
+async function openCheckout(provider: PaymentsProvider, input: Omit<ProviderCheckoutInput, 'mockPageUrl'>): Promise<{ id: string; url: string; events?: SelfSignedEvent[] }> {
+  if (provider.kind !== 'mock') return provider.createCheckoutSession(input);
+  const token = newMockCheckoutToken();
+  const session = await provider.createCheckoutSession({ ...input, mockPageUrl: `${baseUrl()}/billing/mock-checkout/${token}` });
+  await storeMockCheckout(token, input, session);
+  return session;
+}
+
 export async function createCheckout(workspaceId: string, input: CheckoutInput) {
   const provider = await paymentsProvider();
   const customerId = await customerFor(provider, workspaceId);
-  const session = await provider.createCheckoutSession({
+  const session = await openCheckout(provider, {
     customerId,
     workspaceId,
     amountCents: Math.round(input.amount_usd * 100),
@@ -56,7 +69,7 @@ export async function createInvoiceCheckout(workspaceId: string, invoiceId: stri
   const provider = await paymentsProvider();
   const customerId = await customerFor(provider, workspaceId);
   const amountCents = Math.ceil(invoice.amount_due / 10_000);
-  const session = await provider.createCheckoutSession({
+  const session = await openCheckout(provider, {
     customerId,
     workspaceId,
     amountCents,

@@ -14,6 +14,8 @@ import {
   ConcurrencyBillingView,
   DefaultPaymentMethodBody,
   invoiceIdParams,
+  MockCheckoutActionBody,
+  mockCheckoutParams,
   InvoiceList,
   IssueInvoiceBody,
   IssuedInvoiceView,
@@ -132,6 +134,16 @@ export const billingRoutes = defineRoutes({ domain: 'billing', access: 'admin' }
     method: 'POST', path: '/billing/stripe/webhook', status: 200, access: 'public',
     summary: 'Stripe\'s webhook events (verified by the Stripe-Signature header; a replayed event changes nothing)',
     response: StripeWebhookView,
+  },
+  mockCheckoutPage: {
+    method: 'GET', path: '/billing/mock-checkout/{token}', status: 200, access: 'public',
+    summary: 'The built-in payments mock\'s checkout page (amount, Pay, Cancel); the token in its URL is its credential',
+    params: mockCheckoutParams, produces: 'text/html; charset=utf-8', cors: 'same-origin',
+  },
+  mockCheckoutAction: {
+    method: 'POST', path: '/billing/mock-checkout/{token}', status: 200, access: 'public', bodyType: 'json-or-form',
+    summary: 'The mock checkout page\'s form: pay (adds the credit once) or cancel, then 303 to the success or cancel URL',
+    params: mockCheckoutParams, body: MockCheckoutActionBody, produces: 'text/html; charset=utf-8', cors: 'same-origin',
   },
   getConcurrencyBilling: {
     method: 'GET', path: '/concurrency-billing', status: 200, role: 'admin',

@@ -103,6 +103,8 @@ export const PayInvoiceBody = z.lazy(() => z.object({ success_url: httpUrl().opt
 export type PayInvoiceInput = z.infer<typeof PayInvoiceBody>;
 export const CheckoutSessionBody = z.lazy(() => z.object({ amount_usd: usdAmount(5, 10_000) }));
 export const UrlView = z.lazy(() => z.object({ url: z.string() }));
+export const mockCheckoutParams = z.lazy(() => z.object({ token: z.string().regex(/^[\w-]{43}$/, 'Must be a checkout token') }));
+export const MockCheckoutActionBody = z.lazy(() => z.object({ action: z.enum(['pay', 'cancel']) }));
 export const PortalBody = z.lazy(() => z.object({ return_url: httpUrl().optional() }));
 
 export const InvoiceView = z.object({

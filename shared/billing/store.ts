@@ -1,5 +1,6 @@
 import { keys } from '../platform/store/keys.ts';
-import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import { notFound } from '../platform/errors.ts';
+import { ConditionFailed, defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 
 /*
  * Billing's items (docs/billing.md, docs/data-model.md), all in the workspace's billing
@@ -13,6 +14,7 @@ import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '.
  *   source writes one entry however often it is reported.
  * - USAGE#<YYYY-MM-DD>: that day's charges by product (`p_<product>`, µUSD) and `total`.
  * - INVOICE#<id>: invoices.
+ * - MOCKCHECKOUT#<token hash> (its own partition): a checkout of the built-in mock until its page's Pay or Cancel.
  *
  * Every ledger write is one transaction: the source marker (only if absent), the entry, the
  * account's balance and month charges (ADD, so concurrent writes never lose one) and, for
@@ -118,13 +120,63 @@ export interface InvoiceItem {
   paid_timestamp?: number;
 }
 
+/** A checkout session of the built-in mock, waiting for its page's Pay or Cancel (docs/billing.md). */
+export interface MockCheckoutItem {
+  pk: string;
+  sk: string;
+  session_id: string;
+  workspace_id: string;
+  customer_id: string;
+  amount_cents: number;
+  product_name: string;
+  purpose: 'credits' | 'invoice';
+  invoice_id?: string;
+  success_url: string;
+  cancel_url: string;
+  status: 'open' | 'complete' | 'cancelled';
+  created_timestamp: number;
+  /** Epoch seconds (the table's TTL); the page refuses the session from then on. */
+  expires_at: number;
+}
+
 /** `YYYYMM` of a month key `YYYY-MM`: the suffix of the account's monthly attributes. */
 const monthSuffix = (month: string) => month.replace('-', '');
 export const chargesAttribute = (month: string) => `charges_${monthSuffix(month)}` as const;
 export const slotsAttribute = (month: string) => `slots_${monthSuffix(month)}` as const;
 export const budgetEventAttribute = (event: string, month: string) => `budget_${event}_${monthSuffix(month)}` as const;
 
+const mockCheckouts = defineEntity<MockCheckoutItem, [tokenHash: string]>({
+  key: keys.mockCheckout,
+  notFound: () => notFound('Checkout session not found'),
+});
+
 export const billingStore = {
+  mockCheckout: mockCheckouts.get,
+  createMockCheckout: (item: Omit<MockCheckoutItem, 'pk' | 'sk'>, tokenHash: string) => mockCheckouts.create(item, tokenHash),
+
+  /**
+   * Moves an open session to `complete` (Pay; also from `complete`, so a repeated Pay finishes
+   * what the first may not have) or to `cancelled` (only from open, or again from cancelled).
+   * Answers the session as it was when the move was refused (another outcome already won).
+   */
+  async settleMockCheckout(tokenHash: string, status: 'complete' | 'cancelled'): Promise<{ moved: true } | { moved: false; item: MockCheckoutItem }> {
+    try {
+      await table.update({
+        Key: keys.mockCheckout(tokenHash),
+        UpdateExpression: 'SET #status = :status',
+        ConditionExpression: 'attribute_exists(pk) AND (#status = :open OR #status = :status)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':status': status, ':open': 'open' },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+      return { moved: true };
+    } catch (error) {
+      if (error instanceof ConditionFailed && error.item) return { moved: false, item: error.item as unknown as MockCheckoutItem };
+      if (error instanceof ConditionFailed) throw notFound('Checkout session not found');
+      throw error;
+    }
+  },
+
   account: (workspaceId: string) => table.get<BillingAccountItem>(keys.billingAccount(workspaceId)),
 
   /** Opens the account with its free credit as its first entry; false when it already existed. */

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
 import { freshNumber, newAgent, newChatAgent } from '../support/factories.ts';
-import type { ApiClient } from '../support/http.ts';
+import { call, type ApiClient } from '../support/http.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
 // New workspaces start with no free credit here, so the credit block is reachable at once.
@@ -398,19 +398,27 @@ describe('concurrency billing', () => {
 });
 
 describe('payments with the built-in mock (no STRIPE_SECRET_KEY)', () => {
-  it('completes a checkout through its own signed event, saves a card, and auto-recharges below the threshold', async () => {
+  it('completes a checkout on its page through its own signed event, saves a card, and auto-recharges below the threshold', async () => {
     const ws = await app.newWorkspace();
     const checkout = await ws.api.post('/billing/checkout', { body: { amount_usd: 20 } });
     expect(checkout.status).toBe(200);
     expect(checkout.body).toMatchObject({ provider: 'mock', amount_usd: 20 });
     expect(checkout.body.checkout_session_id).toMatch(/^cs_mock_[0-9a-f]{24}$/);
-    expect(checkout.body.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/billing\\?checkout=success&session_id=${checkout.body.checkout_session_id}&mock=true$`));
+    expect(checkout.body.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/billing\/mock-checkout\/[\w-]{43}$/);
+    expect((await billing(ws)).balance_usd).toBe(0);
+    // The page's Pay button (test/billing/mock-checkout.test.ts covers the page itself).
+    const pay = (url: string) => call(app.url, 'POST', new URL(url).pathname, { rawBody: 'action=pay', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const paid = await pay(checkout.body.url);
+    expect(paid.status).toBe(303);
+    expect(paid.headers.location).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/billing\\?checkout=success&session_id=${checkout.body.checkout_session_id}&mock=true$`));
     const afterCheckout = await billing(ws);
     expect(afterCheckout.balance_usd).toBe(20);
     expect(afterCheckout.entries[0]).toMatchObject({ kind: 'credit_purchase', amount_usd: 20, reference: checkout.body.checkout_session_id });
 
     const session = await ws.api.post('/billing/checkout-session', { body: { amount_usd: 5 } });
     expect(Object.keys(session.body)).toEqual(['url']);
+    expect((await billing(ws)).balance_usd).toBe(20);
+    expect((await pay(session.body.url)).status).toBe(303);
     expect((await billing(ws)).balance_usd).toBe(25);
 
     const intent = await ws.api.post('/billing/payment-methods/setup-intent');

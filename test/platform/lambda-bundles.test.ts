@@ -68,6 +68,9 @@ describe('deployed Lambda bundles', () => {
       expect(inputs.filter((input) => /@aws-sdk\/client-dynamodb\/dist-es\/(DynamoDB|commands\/ListTablesCommand)\.js$/.test(input))).toEqual([]);
       expect(inputs.filter((input) => /@aws-sdk\/client-kms\/dist-es\/KMS\.js$/.test(input))).toEqual([]);
       expect(inputs.filter((input) => input.includes('lambda-sdk/client-dynamodb.js'))).toHaveLength(1);
+      // Sessions take jose's sign and verify entry points, not its index (which kept JWE, JWKS, ...).
+      expect(inputs.filter((input) => /jose\/dist\/webapi\/(index|jwe\/|jwks\/)/.test(input))).toEqual([]);
+      expect(inputs.filter((input) => /jose\/dist\/webapi\/jwt\/(sign|verify)\.js$/.test(input))).toHaveLength(2);
     }
   });
 

@@ -55,7 +55,7 @@ interface SigningKeyItem extends ItemKey {
 const SIGNING_CONTEXT = { workspace_id: 'platform', record: 'session-signing-key' };
 
 /** jose is loaded on the first session, not at import: API-key requests never pay for it. */
-const jose = () => import('jose');
+const jose = () => import('./jose-session.ts');
 
 let verifying: Promise<{ kid: string; key: KeyObject }> | undefined;
 let signing: Promise<{ kid: string; key: KeyObject }> | undefined;
@@ -125,7 +125,7 @@ export async function signSessionToken(claims: SessionClaims, nowMs = Date.now()
 export async function verifySessionToken(token: string, nowMs = Date.now()): Promise<SessionClaims | undefined> {
   const key = await verificationKey();
   if (!key) return undefined;
-  const { jwtVerify, errors: joseErrors } = await jose();
+  const { jwtVerify, JOSEError } = await jose();
   try {
     const { payload, protectedHeader } = await jwtVerify(token, key.key, {
       algorithms: [ALGORITHM],
@@ -139,7 +139,7 @@ export async function verifySessionToken(token: string, nowMs = Date.now()): Pro
     if (typeof sub !== 'string' || typeof ws !== 'string' || typeof sid !== 'string' || typeof csrf !== 'string') return undefined;
     return { workspaceId: ws, memberId: sub, sessionId: sid, csrf };
   } catch (error) {
-    if (error instanceof joseErrors.JOSEError) return undefined;
+    if (error instanceof JOSEError) return undefined;
     throw error;
   }
 }

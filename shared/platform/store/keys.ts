@@ -707,6 +707,11 @@ export const keys = {
   /** An invoice of the workspace (its ID derived from the workspace and period, so one per month). */
   invoice: (workspaceId: string, invoiceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `INVOICE#${invoiceId}` }),
   invoices: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, skPrefix: 'INVOICE#' }),
+  /**
+   * A checkout session of the built-in payments mock, by the SHA-256 of its page's token (the
+   * page is public: the token in its URL is the only credential, never stored). TTL a day.
+   */
+  mockCheckout: (tokenHash: string): ItemKey => ({ pk: `MOCKCHECKOUT#${tokenHash}`, sk: 'MOCKCHECKOUT' }),
   /** A Stripe event processed (by its event ID, across workspaces): a replay finds it and changes nothing. */
   stripeEvent: (eventId: string): ItemKey => ({ pk: `STRIPEEVENT#${eventId}`, sk: 'STRIPEEVENT' }),
   /** A payment that credited a workspace (by its PaymentIntent ID): refunds and disputes of it find their workspace here. */

@@ -16,7 +16,7 @@ import type { OffSessionChargeInput, PaymentsProvider, PaymentsProviderKind } fr
  * read on each use (rotations are picked up).
  */
 
-export type { CheckoutInput, OffSessionChargeInput, PaymentMethodInfo, PaymentsProvider, PaymentsProviderKind, SelfSignedEvent } from './types.ts';
+export type { CheckoutInput, MockCheckoutSession, OffSessionChargeInput, PaymentMethodInfo, PaymentsProvider, PaymentsProviderKind, SelfSignedEvent } from './types.ts';
 export { stripeSignatureHeader } from './signature.ts';
 
 let mock: MockPaymentsProvider | undefined;

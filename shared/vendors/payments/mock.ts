@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { stripeSignatureHeader } from './signature.ts';
-import type { CheckoutInput, OffSessionChargeInput, PaymentMethodInfo, PaymentsProvider, SelfSignedEvent } from './types.ts';
+import type { CheckoutInput, MockCheckoutSession, OffSessionChargeInput, PaymentMethodInfo, PaymentsProvider, SelfSignedEvent } from './types.ts';
 
 /*
- * The built-in payments mock (no STRIPE_SECRET_KEY): no money moves. A checkout completes at
- * once, a setup intent saves a test card (Visa 4242), an off-session charge succeeds; each
- * produces the Stripe event a real payment would, signed with this process's own random
+ * The built-in payments mock (no STRIPE_SECRET_KEY): no money moves. A checkout's URL is
+ * Parley's own payment page (`mockPageUrl`, served by billing: shared/billing/mock-checkout.ts),
+ * whose Pay button completes it (`checkoutCompleted`), a setup intent saves a test card
+ * (Visa 4242), an off-session charge succeeds; each produces the Stripe event a real payment would, signed with this process's own random
  * secret, which billing feeds to the same webhook handler as Stripe's. So the whole flow
  * (signature check, replay guard, ledger) runs offline, and nobody outside the process can
  * forge a mock event (the secret never leaves it). State lives in this process only.
@@ -23,24 +24,32 @@ export class MockPaymentsProvider implements PaymentsProvider {
     return { id: `cus_mock_${hex(12)}` };
   }
 
-  async createCheckoutSession(input: CheckoutInput): Promise<{ id: string; url: string; events: SelfSignedEvent[] }> {
-    const id = `cs_mock_${hex(12)}`;
-    const session = {
-      id,
+  /** Opens a session (nothing is paid yet): its page is `mockPageUrl`, where Pay completes it. */
+  async createCheckoutSession(input: CheckoutInput): Promise<{ id: string; url: string }> {
+    if (!input.mockPageUrl) throw new Error('The mock provider needs the URL of its checkout page (mockPageUrl)');
+    return { id: `cs_mock_${hex(12)}`, url: input.mockPageUrl };
+  }
+
+  /**
+   * The signed `checkout.session.completed` of a session paid on the mock's page. Its event ID
+   * is derived from the session's, so a second Pay of the same session is a replay of the same
+   * event (and the credit's source key, the session, is written once anyway).
+   */
+  checkoutCompleted(session: MockCheckoutSession): SelfSignedEvent {
+    const object = {
+      id: session.id,
       object: 'checkout.session',
       mode: 'payment',
       status: 'complete',
       payment_status: 'paid',
-      customer: input.customerId,
-      client_reference_id: input.workspaceId,
-      amount_total: input.amountCents,
+      customer: session.customerId,
+      client_reference_id: session.workspaceId,
+      amount_total: session.amountCents,
       currency: 'usd',
-      payment_intent: `pi_mock_${hex(12)}`,
-      metadata: { workspace_id: input.workspaceId, purpose: input.purpose ?? 'credits', ...(input.invoiceId ? { invoice_id: input.invoiceId } : {}) },
+      payment_intent: session.id.replace(/^cs_mock_/, 'pi_mock_'),
+      metadata: { workspace_id: session.workspaceId, purpose: session.purpose, ...(session.invoiceId ? { invoice_id: session.invoiceId } : {}) },
     };
-    // Completed at once: the "page" is the success URL Stripe would redirect to.
-    const url = `${input.successUrl}${input.successUrl.includes('?') ? '&' : '?'}session_id=${id}&mock=true`;
-    return { id, url, events: [this.event('checkout.session.completed', session)] };
+    return this.event('checkout.session.completed', object, `evt_mock_${session.id.replace(/^cs_mock_/, 'cs_')}`);
   }
 
   async createSetupIntent(customerId: string, workspaceId: string): Promise<{ id: string; client_secret: string; events: SelfSignedEvent[] }> {
@@ -98,8 +107,8 @@ export class MockPaymentsProvider implements PaymentsProvider {
     return this.secret;
   }
 
-  private event(type: string, object: Record<string, unknown>): SelfSignedEvent {
-    const payload = JSON.stringify({ id: `evt_mock_${hex(12)}`, object: 'event', type, created: Math.floor(Date.now() / 1000), livemode: false, data: { object } });
+  private event(type: string, object: Record<string, unknown>, id = `evt_mock_${hex(12)}`): SelfSignedEvent {
+    const payload = JSON.stringify({ id, object: 'event', type, created: Math.floor(Date.now() / 1000), livemode: false, data: { object } });
     return { payload, signature: stripeSignatureHeader(payload, this.secret, Math.floor(Date.now() / 1000)) };
   }
 }

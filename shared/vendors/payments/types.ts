@@ -36,6 +36,21 @@ export interface CheckoutInput {
   invoiceId?: string;
   /** The line's name on the payment page (default `Parley credit`). */
   productName?: string;
+  /**
+   * The built-in mock's payment page for this session (Parley serves it: billing's
+   * `/billing/mock-checkout/{token}`); Stripe hosts its own page and ignores this.
+   */
+  mockPageUrl?: string;
+}
+
+/** What the mock's completion event says of a checkout session (billing keeps it until Pay). */
+export interface MockCheckoutSession {
+  id: string;
+  customerId: string;
+  workspaceId: string;
+  amountCents: number;
+  purpose: 'credits' | 'invoice';
+  invoiceId?: string;
 }
 
 export interface OffSessionChargeInput {
