@@ -1,5 +1,13 @@
-import { egressFetch, EgressRefused } from '../../platform/egress.ts';
-import { traced } from '../../platform/tracing.ts';
+import {
+  AppUnsupported,
+  call,
+  str,
+  type AppTarget,
+  type CrmCall,
+  type CrmContact,
+  type CrmField,
+  type Json,
+} from './core.ts';
 
 /*
  * Integration apps' vendor APIs (docs/integrations.md): the minimal authenticated call an
@@ -10,122 +18,22 @@ import { traced } from '../../platform/tracing.ts';
  * through the mock OAuth provider) nothing leaves Parley and the answers are deterministic.
  */
 
-export type AppCredentials =
-  | { kind: 'bearer'; token: string }
-  | { kind: 'api_key'; apiKey: string }
-  | { kind: 'basic'; username: string; password: string };
-
-export interface AppTarget {
-  provider: string;
-  /** The vendor API's base URL (no trailing slash). */
-  baseUrl: string;
-  credentials: AppCredentials;
-  mock: boolean;
-}
-
-/** The vendor refused the credentials (401/403). */
-export class AppAuthRejected extends Error {
-  constructor(readonly provider: string, readonly status: number) {
-    super(`${provider} refused the credentials (HTTP ${status})`);
-    this.name = 'AppAuthRejected';
-  }
-}
-
-/** The vendor failed, answered an error, or could not be reached (the egress guard's refusals included). */
-export class AppVendorFailed extends Error {
-  constructor(readonly provider: string, readonly detail: string, readonly refused = false) {
-    super(`${provider} failed: ${detail}`);
-    this.name = 'AppVendorFailed';
-  }
-}
-
-/** The provider has no adapter for this operation yet (docs/integrations.md, Not done yet). */
-export class AppUnsupported extends Error {
-  constructor(readonly provider: string, readonly operation: string) {
-    super(`${operation} is not supported for ${provider} yet`);
-    this.name = 'AppUnsupported';
-  }
-}
-
-export interface CrmField {
-  name: string;
-  type: 'string' | 'number' | 'boolean' | 'date' | 'datetime' | 'enum';
-  label?: string;
-  description?: string;
-  options?: string[];
-}
-
-export interface CrmContact {
-  contact_id: string;
-  phone_number: string;
-  first_name?: string;
-  last_name?: string;
-  email?: string;
-  /** Extra CRM fields from the provider config's field mappings (CRM field → value). */
-  fields?: Record<string, string | number | boolean>;
-}
-
-export interface CrmCall {
-  call_id: string;
-  direction?: string;
-  from_number?: string;
-  to_number?: string;
-  start_timestamp?: number;
-  duration_ms?: number;
-  summary?: string;
-  transcript?: string;
-}
-
-/** A vendor's JSON answer, read field by field (each read checked where it matters). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- vendor JSON of many shapes
-type Json = any;
+export {
+  AppAuthRejected,
+  AppUnsupported,
+  AppVendorFailed,
+  type AppCredentials,
+  type AppTarget,
+  type CrmCall,
+  type CrmContact,
+  type CrmField,
+} from './core.ts';
 
 const DEFAULT_BASE: Record<string, string> = {
   cal_com: 'https://api.cal.com/v2',
 };
 
 export const defaultAppBaseUrl = (provider: string): string | undefined => DEFAULT_BASE[provider];
-
-function authHeader(credentials: AppCredentials): string {
-  switch (credentials.kind) {
-    case 'bearer':
-      return `Bearer ${credentials.token}`;
-    case 'api_key':
-      return `Bearer ${credentials.apiKey}`;
-    case 'basic':
-      return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
-  }
-}
-
-async function call(target: AppTarget, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Json> {
-  let response: Response;
-  try {
-    response = await traced('apps', () => egressFetch(`${target.baseUrl}${path}`, {
-      method,
-      headers: {
-        authorization: authHeader(target.credentials),
-        accept: 'application/json',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...extraHeaders,
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      timeoutMs: 10_000,
-      maxResponseBytes: 1024 * 1024,
-    }));
-  } catch (error) {
-    if (error instanceof EgressRefused) throw new AppVendorFailed(target.provider, error.message, true);
-    throw new AppVendorFailed(target.provider, error instanceof Error ? error.message : String(error));
-  }
-  const text = await response.text().catch(() => '');
-  if (response.status === 401 || response.status === 403) throw new AppAuthRejected(target.provider, response.status);
-  if (response.status >= 300) throw new AppVendorFailed(target.provider, `HTTP ${response.status}`);
-  if (!text) return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new AppVendorFailed(target.provider, 'the answer is not JSON');
-  }
-}
 
 const calHeaders = { 'cal-api-version': '2024-08-13' };
 
@@ -152,8 +60,6 @@ export async function testAppAuth(target: AppTarget): Promise<void> {
       throw new AppUnsupported(target.provider, 'Testing credentials');
   }
 }
-
-const str = (value: unknown) => (typeof value === 'string' ? value : value === undefined || value === null ? undefined : String(value));
 
 /** Runs one tool through the vendor's API and answers the vendor's result. */
 export async function executeAppTool(target: AppTarget, tool: string, args: Record<string, unknown>): Promise<unknown> {
