@@ -136,3 +136,27 @@ export async function call(target: AppTarget, method: string, path: string, body
     throw new AppVendorFailed(target.provider, 'the answer is not JSON');
   }
 }
+
+export interface PushResult {
+  external_id: string;
+  created: boolean;
+}
+
+/** One CRM's client: what a CRM app's tools, get-crm-schema, test-crm-auth and a sync job call. */
+export interface CrmClient {
+  /** One minimal authenticated call; resolves when the vendor accepted the token. */
+  testAuth(target: AppTarget): Promise<void>;
+  /** The contact object's fields. */
+  schema(target: AppTarget): Promise<CrmField[]>;
+  /** Creates or updates the contact with this phone number. */
+  upsertContact(target: AppTarget, contact: CrmContact): Promise<PushResult>;
+  /** Logs an ended call as an activity. */
+  logCall(target: AppTarget, callRecord: CrmCall): Promise<PushResult>;
+}
+
+/** The text a CRM activity gets for a call: its summary, else its transcript. */
+export const callBody = (callRecord: CrmCall) => callRecord.summary ?? callRecord.transcript ?? '';
+
+/** The other party of a call: the callee of an outbound call, the caller of an inbound one. */
+export const otherParty = (callRecord: CrmCall) =>
+  (callRecord.direction === 'inbound' ? callRecord.from_number ?? callRecord.to_number : callRecord.to_number ?? callRecord.from_number) || undefined;
