@@ -279,4 +279,29 @@ describe('knowledge apps: search_documents', () => {
     expect(refused.body.message).toBe("google_drive refused the app's credentials (HTTP 401)");
     expect((await ws.api.get(`/get-app/${appId}`)).body.connection_status).toBe('error');
   });
+
+  it('answers from the mock store in mock mode (a provider without a client id)', async () => {
+    const ws = await app.newWorkspace();
+    const clientId = process.env.NOTION_OAUTH_CLIENT_ID;
+    delete process.env.NOTION_OAUTH_CLIENT_ID;
+    try {
+      const start = await ws.api.post('/oauth/start', { body: { target: 'app', provider: 'notion' } });
+      expect(start.body.mock).toBe(true);
+      const page = await call(app.url, 'GET', localPath(start.body.authorize_url));
+      const approve = /id="approve" href="([^"]+)"/.exec(page.text)![1]!.replaceAll('&amp;', '&');
+      const done = await call(app.url, 'GET', localPath(approve));
+      const appId = new URL(done.headers.location!).searchParams.get('app_id')!;
+      const mark = vendors.requests.length;
+      const found = await ws.api.post(`/apps/${appId}/execute`, { body: { tool: 'search_documents', arguments: { query: 'welcome' } } });
+      expect(found.body.result).toEqual({
+        mock: true,
+        tool: 'search_documents',
+        provider: 'notion',
+        result: { query: 'welcome', documents: [{ id: 'mock-welcome', name: 'Welcome.md', snippet: 'A mock notion document: no real account is read.' }] },
+      });
+      expect(vendors.requests).toHaveLength(mark);
+    } finally {
+      process.env.NOTION_OAUTH_CLIENT_ID = clientId;
+    }
+  });
 });
