@@ -258,7 +258,7 @@ async function appTarget(workspaceId: string, app: AppItem): Promise<AppTarget> 
   if (isOAuthProvider(app.provider)) baseUrl = await providerApiBase(app.provider, usable.options, usable.kept);
   else baseUrl = app.tenant_url ?? defaultAppBaseUrl(app.provider);
   if (!baseUrl) throw badRequest(`App ${app.app_id} has no tenant_url`);
-  return { provider: app.provider, baseUrl, credentials: usable.credentials, mock: usable.mode === 'mock' };
+  return { provider: app.provider, baseUrl, credentials: usable.credentials, mock: usable.mode === 'mock', kept: usable.kept };
 }
 
 /** Maps a vendor failure to the taxonomy (and records a rejected credential on the app). */

@@ -170,7 +170,7 @@ async function crmTarget(workspaceId: string, ref: { provider?: string; app_id?:
   if (!connection) throw badRequest(`No ${provider} CRM is connected in this workspace; connect it through POST /oauth/start`);
   const usable = await freshConnection(workspaceId, connectionId);
   const baseUrl = await providerApiBase(provider as OAuthProviderName, usable.options, usable.kept);
-  return { provider, baseUrl, credentials: usable.credentials, mock: usable.mode === 'mock' };
+  return { provider, baseUrl, credentials: usable.credentials, mock: usable.mode === 'mock', kept: usable.kept };
 }
 
 function mapVendorError(error: unknown): never {

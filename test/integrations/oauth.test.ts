@@ -188,7 +188,7 @@ describe('the OAuth flow with the built-in mock provider', () => {
 
     const wrongTarget = await app.api.post('/oauth/start', { body: { target: 'crm', provider: 'notion' } });
     expect(wrongTarget.status).toBe(400);
-    expect(wrongTarget.body.message).toBe('provider notion cannot be used for target crm (it serves kb_sync)');
+    expect(wrongTarget.body.message).toBe('provider notion cannot be used for target crm (it serves kb_sync, app)');
     const badReturn = await app.api.post('/oauth/start', { body: { target: 'crm', provider: 'hubspot', return_to: '//evil.example' } });
     expect(badReturn.status).toBe(400);
     expect(badReturn.body.message).toBe('return_to: Must be a path on the dashboard starting with a single /');

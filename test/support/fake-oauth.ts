@@ -39,6 +39,8 @@ export interface FakeOAuth {
   expiresIn: number;
   /** Delay of refresh-token answers (widens a race). */
   refreshDelayMs: number;
+  /** Extra fields of every token answer (a vendor's kept values: Zoho's api_domain, HighLevel's locationId). */
+  tokenExtras: Record<string, unknown>;
   /** Refuses every refresh token from now on (the user revoked the app). */
   revokeAll(): void;
   refreshUses(): number;
@@ -74,6 +76,7 @@ export async function fakeOAuth(): Promise<FakeOAuth> {
     issued: [],
     expiresIn: 3600,
     refreshDelayMs: 0,
+    tokenExtras: {},
     revokeAll: () => {
       revoked = true;
     },
@@ -87,7 +90,7 @@ export async function fakeOAuth(): Promise<FakeOAuth> {
     accessTokens.add(access);
     refreshTokens.set(refresh, true);
     fake.issued.push(access, refresh);
-    return { access_token: access, refresh_token: refresh, token_type: 'Bearer', expires_in: fake.expiresIn, instance_url: fake.url, scope: 'api refresh_token' };
+    return { access_token: access, refresh_token: refresh, token_type: 'Bearer', expires_in: fake.expiresIn, instance_url: fake.url, scope: 'api refresh_token', ...fake.tokenExtras };
   };
 
   const server = createServer(async (req, res) => {

@@ -1,5 +1,19 @@
-import { egressFetch, EgressRefused } from '../../platform/egress.ts';
-import { traced } from '../../platform/tracing.ts';
+import {
+  AppUnsupported,
+  call,
+  str,
+  type AppTarget,
+  type CrmCall,
+  type CrmClient,
+  type CrmContact,
+  type CrmField,
+  type Json,
+  type PushResult,
+} from './core.ts';
+import { dynamics } from './dynamics.ts';
+import { mockSearch, searchDocuments, testDocumentAuth } from './documents.ts';
+import { gohighlevel } from './gohighlevel.ts';
+import { zoho } from './zoho.ts';
 
 /*
  * Integration apps' vendor APIs (docs/integrations.md): the minimal authenticated call an
@@ -10,75 +24,23 @@ import { traced } from '../../platform/tracing.ts';
  * through the mock OAuth provider) nothing leaves Parley and the answers are deterministic.
  */
 
-export type AppCredentials =
-  | { kind: 'bearer'; token: string }
-  | { kind: 'api_key'; apiKey: string }
-  | { kind: 'basic'; username: string; password: string };
+export {
+  AppAuthRejected,
+  AppUnsupported,
+  AppVendorFailed,
+  type AppCredentials,
+  type AppTarget,
+  type CrmCall,
+  type CrmContact,
+  type CrmField,
+  type CrmClient,
+  type PushResult,
+} from './core.ts';
+export { SEARCH_LIMIT, type DocumentSearchResult, type FoundDocument } from './documents.ts';
 
-export interface AppTarget {
-  provider: string;
-  /** The vendor API's base URL (no trailing slash). */
-  baseUrl: string;
-  credentials: AppCredentials;
-  mock: boolean;
-}
-
-/** The vendor refused the credentials (401/403). */
-export class AppAuthRejected extends Error {
-  constructor(readonly provider: string, readonly status: number) {
-    super(`${provider} refused the credentials (HTTP ${status})`);
-    this.name = 'AppAuthRejected';
-  }
-}
-
-/** The vendor failed, answered an error, or could not be reached (the egress guard's refusals included). */
-export class AppVendorFailed extends Error {
-  constructor(readonly provider: string, readonly detail: string, readonly refused = false) {
-    super(`${provider} failed: ${detail}`);
-    this.name = 'AppVendorFailed';
-  }
-}
-
-/** The provider has no adapter for this operation yet (docs/integrations.md, Not done yet). */
-export class AppUnsupported extends Error {
-  constructor(readonly provider: string, readonly operation: string) {
-    super(`${operation} is not supported for ${provider} yet`);
-    this.name = 'AppUnsupported';
-  }
-}
-
-export interface CrmField {
-  name: string;
-  type: 'string' | 'number' | 'boolean' | 'date' | 'datetime' | 'enum';
-  label?: string;
-  description?: string;
-  options?: string[];
-}
-
-export interface CrmContact {
-  contact_id: string;
-  phone_number: string;
-  first_name?: string;
-  last_name?: string;
-  email?: string;
-  /** Extra CRM fields from the provider config's field mappings (CRM field → value). */
-  fields?: Record<string, string | number | boolean>;
-}
-
-export interface CrmCall {
-  call_id: string;
-  direction?: string;
-  from_number?: string;
-  to_number?: string;
-  start_timestamp?: number;
-  duration_ms?: number;
-  summary?: string;
-  transcript?: string;
-}
-
-/** A vendor's JSON answer, read field by field (each read checked where it matters). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- vendor JSON of many shapes
-type Json = any;
+/** The CRMs with a client of their own (HubSpot and Salesforce are written out below). */
+const CRM_CLIENTS: Partial<Record<string, CrmClient>> = { dynamics, zoho, gohighlevel };
+const DOCUMENT_STORES = new Set(['google_drive', 'sharepoint', 'notion']);
 
 const DEFAULT_BASE: Record<string, string> = {
   cal_com: 'https://api.cal.com/v2',
@@ -86,52 +48,14 @@ const DEFAULT_BASE: Record<string, string> = {
 
 export const defaultAppBaseUrl = (provider: string): string | undefined => DEFAULT_BASE[provider];
 
-function authHeader(credentials: AppCredentials): string {
-  switch (credentials.kind) {
-    case 'bearer':
-      return `Bearer ${credentials.token}`;
-    case 'api_key':
-      return `Bearer ${credentials.apiKey}`;
-    case 'basic':
-      return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
-  }
-}
-
-async function call(target: AppTarget, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Json> {
-  let response: Response;
-  try {
-    response = await traced('apps', () => egressFetch(`${target.baseUrl}${path}`, {
-      method,
-      headers: {
-        authorization: authHeader(target.credentials),
-        accept: 'application/json',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...extraHeaders,
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      timeoutMs: 10_000,
-      maxResponseBytes: 1024 * 1024,
-    }));
-  } catch (error) {
-    if (error instanceof EgressRefused) throw new AppVendorFailed(target.provider, error.message, true);
-    throw new AppVendorFailed(target.provider, error instanceof Error ? error.message : String(error));
-  }
-  const text = await response.text().catch(() => '');
-  if (response.status === 401 || response.status === 403) throw new AppAuthRejected(target.provider, response.status);
-  if (response.status >= 300) throw new AppVendorFailed(target.provider, `HTTP ${response.status}`);
-  if (!text) return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new AppVendorFailed(target.provider, 'the answer is not JSON');
-  }
-}
-
 const calHeaders = { 'cal-api-version': '2024-08-13' };
 
 /** One minimal authenticated call; resolves when the vendor accepted the credentials. */
 export async function testAppAuth(target: AppTarget): Promise<void> {
   if (target.mock) return;
+  const crm = CRM_CLIENTS[target.provider];
+  if (crm) return crm.testAuth(target);
+  if (DOCUMENT_STORES.has(target.provider)) return testDocumentAuth(target);
   switch (target.provider) {
     case 'cal_com':
       await call(target, 'GET', '/me', undefined, calHeaders);
@@ -153,11 +77,10 @@ export async function testAppAuth(target: AppTarget): Promise<void> {
   }
 }
 
-const str = (value: unknown) => (typeof value === 'string' ? value : value === undefined || value === null ? undefined : String(value));
-
 /** Runs one tool through the vendor's API and answers the vendor's result. */
 export async function executeAppTool(target: AppTarget, tool: string, args: Record<string, unknown>): Promise<unknown> {
-  if (target.mock) return { mock: true, tool, provider: target.provider, result: mockToolResult(tool, args) };
+  if (target.mock) return { mock: true, tool, provider: target.provider, result: mockToolResult(target.provider, tool, args) };
+  if (tool === 'search_documents' && DOCUMENT_STORES.has(target.provider)) return searchDocuments(target, String(args.query));
   switch (`${target.provider}:${tool}`) {
     case 'cal_com:check_availability': {
       const query = new URLSearchParams({ eventTypeId: String(args.event_type_id), start: String(args.start), end: String(args.end) });
@@ -188,6 +111,9 @@ export async function executeAppTool(target: AppTarget, tool: string, args: Reco
       return call(target, 'GET', `/api/v2/tickets/${encodeURIComponent(String(args.ticket_id))}.json`);
     case 'hubspot:upsert_contact':
     case 'salesforce:upsert_contact':
+    case 'dynamics:upsert_contact':
+    case 'zoho:upsert_contact':
+    case 'gohighlevel:upsert_contact':
       return pushCrmContact(target, {
         contact_id: str(args.phone_number) ?? '',
         phone_number: str(args.phone_number) ?? '',
@@ -197,6 +123,9 @@ export async function executeAppTool(target: AppTarget, tool: string, args: Reco
       });
     case 'hubspot:log_call':
     case 'salesforce:log_call':
+    case 'dynamics:log_call':
+    case 'zoho:log_call':
+    case 'gohighlevel:log_call':
       return pushCrmCall(target, { call_id: str(args.call_id) ?? 'manual', summary: str(args.summary), duration_ms: Number(args.duration_ms ?? 0), to_number: str(args.phone_number) });
     case 'calendly:create_scheduling_link':
       return call(target, 'POST', '/scheduling_links', { max_event_count: 1, owner: args.event_type_uri, owner_type: 'EventType' });
@@ -205,8 +134,10 @@ export async function executeAppTool(target: AppTarget, tool: string, args: Reco
   }
 }
 
-function mockToolResult(tool: string, args: Record<string, unknown>): Record<string, unknown> {
+function mockToolResult(provider: string, tool: string, args: Record<string, unknown>): unknown {
   switch (tool) {
+    case 'search_documents':
+      return mockSearch(provider, String(args.query ?? ''));
     case 'check_availability':
       return { slots: [{ start: '2030-01-07T09:00:00Z' }, { start: '2030-01-07T10:00:00Z' }] };
     case 'book_meeting':
@@ -241,6 +172,8 @@ const salesforceType = (type: string): CrmField['type'] =>
 /** The CRM's contact object fields. */
 export async function crmContactSchema(target: AppTarget): Promise<CrmField[]> {
   if (target.mock) return MOCK_FIELDS;
+  const crm = CRM_CLIENTS[target.provider];
+  if (crm) return crm.schema(target);
   switch (target.provider) {
     case 'hubspot': {
       const answer = await call(target, 'GET', '/crm/v3/properties/contacts');
@@ -267,8 +200,10 @@ export async function crmContactSchema(target: AppTarget): Promise<CrmField[]> {
 }
 
 /** Creates or updates the CRM contact with this phone number; answers the CRM's ID for it. */
-export async function pushCrmContact(target: AppTarget, contact: CrmContact): Promise<{ external_id: string; created: boolean }> {
+export async function pushCrmContact(target: AppTarget, contact: CrmContact): Promise<PushResult> {
   if (target.mock) return { external_id: `mock-contact-${contact.contact_id}`, created: true };
+  const crm = CRM_CLIENTS[target.provider];
+  if (crm) return crm.upsertContact(target, contact);
   switch (target.provider) {
     case 'hubspot': {
       const properties = {
@@ -314,8 +249,10 @@ export async function pushCrmContact(target: AppTarget, contact: CrmContact): Pr
 }
 
 /** Logs an ended call as a CRM activity; answers the CRM's ID for it. */
-export async function pushCrmCall(target: AppTarget, callRecord: CrmCall): Promise<{ external_id: string; created: boolean }> {
+export async function pushCrmCall(target: AppTarget, callRecord: CrmCall): Promise<PushResult> {
   if (target.mock) return { external_id: `mock-call-${callRecord.call_id}`, created: true };
+  const crm = CRM_CLIENTS[target.provider];
+  if (crm) return crm.logCall(target, callRecord);
   const body = callRecord.summary ?? callRecord.transcript ?? '';
   switch (target.provider) {
     case 'hubspot': {

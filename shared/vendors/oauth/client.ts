@@ -86,7 +86,7 @@ export function authorizeUrl(provider: ResolvedProvider, state: string, codeChal
   url.searchParams.set('client_id', provider.clientId);
   url.searchParams.set('redirect_uri', redirectUri());
   url.searchParams.set('state', state);
-  url.searchParams.set('scope', provider.spec.scopes.join(' '));
+  url.searchParams.set('scope', provider.scopes.join(' '));
   if (codeChallenge) {
     url.searchParams.set('code_challenge', codeChallenge);
     url.searchParams.set('code_challenge_method', 'S256');

@@ -46,6 +46,8 @@ export interface ProviderSpec {
   targets: readonly OAuthTarget[];
   pkce: boolean;
   scopes: readonly string[];
+  /** Scopes that depend on the tenant (Dynamics: the organisation's own resource); `scopes` otherwise. */
+  scopesFor?: (options: ProviderOptions) => readonly string[];
   /** Where the token answer holds each kept value (its own field name). */
   kept: Partial<Record<KeptValue, string>>;
   /** Tokens that never expire and come without a refresh token (notion). */
@@ -99,6 +101,8 @@ export const PROVIDER_TABLE: Record<OAuthProviderName, ProviderSpec> = {
     targets: ['crm', 'app'],
     pkce: true,
     scopes: ['offline_access'],
+    // A Dataverse token is for one organisation: its URL is the resource of the delegated scope.
+    scopesFor: (options) => [...(options.instance_url ? [`${trimTrailing(options.instance_url, '/')}/user_impersonation`] : []), 'offline_access'],
     kept: {},
     clientAuth: 'client_secret_post',
     endpoints: (options) => {
@@ -133,7 +137,7 @@ export const PROVIDER_TABLE: Record<OAuthProviderName, ProviderSpec> = {
     prefix: 'GOHIGHLEVEL',
     targets: ['crm', 'app'],
     pkce: false,
-    scopes: ['contacts.readonly', 'contacts.write', 'locations.readonly'],
+    scopes: ['contacts.readonly', 'contacts.write', 'locations.readonly', 'locations/customFields.readonly'],
     kept: { location_id: 'locationId' },
     clientAuth: 'client_secret_post',
     endpoints: () => ({
@@ -156,7 +160,8 @@ export const PROVIDER_TABLE: Record<OAuthProviderName, ProviderSpec> = {
   google_drive: {
     name: 'google_drive',
     prefix: 'GOOGLE_DRIVE',
-    targets: ['kb_sync'],
+    // kb_sync: a knowledge base's synced source; app: a knowledge app's search_documents tool.
+    targets: ['kb_sync', 'app'],
     pkce: true,
     scopes: ['https://www.googleapis.com/auth/drive.readonly'],
     kept: {},
@@ -168,7 +173,8 @@ export const PROVIDER_TABLE: Record<OAuthProviderName, ProviderSpec> = {
   sharepoint: {
     name: 'sharepoint',
     prefix: 'SHAREPOINT',
-    targets: ['kb_sync'],
+    // kb_sync: a knowledge base's synced source; app: a knowledge app's search_documents tool.
+    targets: ['kb_sync', 'app'],
     pkce: true,
     scopes: ['offline_access', 'Files.Read.All', 'Sites.Read.All'],
     kept: {},
@@ -185,7 +191,8 @@ export const PROVIDER_TABLE: Record<OAuthProviderName, ProviderSpec> = {
   notion: {
     name: 'notion',
     prefix: 'NOTION',
-    targets: ['kb_sync'],
+    // kb_sync: a knowledge base's synced source; app: a knowledge app's search_documents tool.
+    targets: ['kb_sync', 'app'],
     pkce: false,
     scopes: [],
     kept: { workspace_id: 'workspace_id' },
@@ -219,6 +226,8 @@ export interface ResolvedProvider {
   pkce: boolean;
   clientId: string;
   clientSecret?: string;
+  /** The scopes the authorize URL asks for. */
+  scopes: readonly string[];
   authorizeUrl: string;
   tokenUrl: string;
 }
@@ -238,6 +247,7 @@ export async function resolveProvider(name: OAuthProviderName, options: Provider
       spec,
       mock: true,
       pkce: true,
+      scopes: spec.scopesFor?.(options) ?? spec.scopes,
       clientId: mockClientId(name),
       authorizeUrl: `${base}${MOCK_AUTHORIZE_PATH}`,
       tokenUrl: `${base}${MOCK_TOKEN_PATH}`,
@@ -253,6 +263,7 @@ export async function resolveProvider(name: OAuthProviderName, options: Provider
     spec,
     mock: false,
     pkce: spec.pkce,
+    scopes: spec.scopesFor?.(options) ?? spec.scopes,
     clientId,
     clientSecret,
     authorizeUrl: authorizeOverride ?? endpoints.authorize,
