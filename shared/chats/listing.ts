@@ -77,6 +77,8 @@ export function listingFilter(filter: ChatFilter | undefined): ListingFilter | u
   if (filter.start_timestamp) x.number('start_timestamp', filter.start_timestamp);
   if (filter.end_timestamp) x.number('end_timestamp', filter.end_timestamp);
   if (filter.duration_ms) x.number('duration_ms', filter.duration_ms);
+  // Set with chat_cost when the chat ends: an ongoing chat has none and matches no cost filter.
+  if (filter.combined_cost) x.number('combined_cost', filter.combined_cost);
   return x.build();
 }
 
