@@ -15,7 +15,7 @@ import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { chatCost } from './cost.ts';
 import { analyzeChat, sendChatEvent } from './events.ts';
-import { listChatItems } from './listing.ts';
+import { listChatItems, type SmsNumbers } from './listing.ts';
 import { DATA_STORAGE_SETTINGS, type ChatMessage, type ChatType, type ChatView, type CreateChatInput, type ListChatsInput, type UpdateChatInput } from './schemas.ts';
 import {
   chatMessages,
@@ -248,8 +248,8 @@ export async function getChat(workspaceId: string, chatId: string): Promise<Chat
 }
 
 /** retell-sdk's `chat.list` (POST /v3/list-chats) reads a page; GET /list-chats answers the array. */
-export async function listChats(workspaceId: string, input: ListChatsInput, options: { page: boolean; smsOnly?: boolean }) {
-  const { items, hasMore, total } = await listChatItems(workspaceId, input, { smsOnly: options.smsOnly });
+export async function listChats(workspaceId: string, input: ListChatsInput, options: { page: boolean; smsOnly?: boolean; numbers?: SmsNumbers }) {
+  const { items, hasMore, total } = await listChatItems(workspaceId, input, { smsOnly: options.smsOnly, numbers: options.numbers });
   const views = items.map((item) => toChatView(item));
   if (!options.page) return views;
   return {

@@ -8,7 +8,7 @@ import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import { trimTrailing } from '../platform/text.ts';
-import { MAX_SMS_BODY, messagingProvider, recordCarrierReport, twilioWebhookToken, verifyTwilioSignature } from '../vendors/messaging/index.ts';
+import { MAX_SMS_BODY, messagingProvider, SmsSendFailed, recordCarrierReport, twilioWebhookToken, verifyTwilioSignature } from '../vendors/messaging/index.ts';
 import { completeChat, endChat, getChat, listChats, settleChatCost, startChat } from './chats.ts';
 import { SMS_STATUSES, type ChatView, type ListChatsInput } from './schemas.ts';
 import type { CreateSmsChatInput, SendSmsInput } from './sms-schemas.ts';
@@ -99,7 +99,15 @@ async function sendAgentMessages(
   const provider = await messagingProvider();
   for (const message of texts) {
     const text = (message as { content: string }).content;
-    const sent = await provider.send(workspaceId, { from: number, to: party, body: text.slice(0, MAX_SMS_BODY), context: { chat_id: chatId }, ...statusCallback() });
+    const sms = { from: number, to: party, body: text.slice(0, MAX_SMS_BODY), context: { chat_id: chatId }, ...statusCallback() };
+    const sent = await provider.send(workspaceId, sms).catch(async (error: unknown) => {
+      // Once more when the carrier surely did not take it (it failed or was unreachable; not
+      // after a timeout, nor when it refused the message itself).
+      if (!(error instanceof SmsSendFailed && error.retryable)) throw error;
+      logger.warn('SMS reply failed; retrying once', { chat_id: chatId, error: error.message });
+      await sleep(SEND_RETRY_DELAY_MS);
+      return provider.send(workspaceId, sms);
+    });
     await chargeSms(workspaceId, message.message_id ?? `${chatId}:${randomUUID()}`, chatId);
     await recordSent(workspaceId, chatId, message.seq, sent).catch((error: unknown) =>
       logger.error('SMS status not recorded on its message', { chat_id: chatId, error }),
@@ -123,6 +131,9 @@ async function recordSent(workspaceId: string, chatId: string, seq: number, sent
     ...(reported?.sms_error_code ? { sms_error_code: reported.sms_error_code } : {}),
   });
 }
+
+const SEND_RETRY_DELAY_MS = 500;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Do-not-call (docs/contacts.md): a contact of the workspace flagged do_not_call is not texted either. */
 async function assertMayText(workspaceId: string, to: string): Promise<void> {
@@ -210,8 +221,12 @@ export async function endSmsChat(workspaceId: string, chatId: string): Promise<C
   return endChat(workspaceId, chatId);
 }
 
-export async function listSmsChats(workspaceId: string, input: ListChatsInput): Promise<ChatView[]> {
-  return (await listChats(workspaceId, input, { page: false, smsOnly: true })) as ChatView[];
+export async function listSmsChats(workspaceId: string, input: ListChatsInput, numbers: { from_number?: string; to_number?: string } = {}): Promise<ChatView[]> {
+  const exact = {
+    ...(numbers.from_number !== undefined ? { from_number: e164Field('from_number', numbers.from_number) } : {}),
+    ...(numbers.to_number !== undefined ? { to_number: e164Field('to_number', numbers.to_number) } : {}),
+  };
+  return (await listChats(workspaceId, input, { page: false, smsOnly: true, numbers: exact })) as ChatView[];
 }
 
 /** An SMS chat's messages, newest first; `pagination_key` is the previous page's (a message number). */
@@ -258,7 +273,6 @@ export async function simulateInboundSms(workspaceId: string, chatId: string, co
   return { chat_id: chatId, chat_status: result.chat.chat_status, messages: result.messages };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** How long an inbound message waits for the chat its thread names to be written (its first turn is running). */
 const THREAD_WAIT_MS = 20_000;
 
