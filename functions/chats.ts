@@ -40,7 +40,8 @@ export const handler = domainHandler({ ...chatRoutes, ...smsRoutes }, {
   createSmsChat: ({ principal, body }) => chats.createSmsChat(principal.workspaceId, body),
   getSmsChat: ({ principal, params }) => chats.getSmsChat(principal.workspaceId, params.chat_id),
   endSmsChat: ({ principal, params }) => chats.endSmsChat(principal.workspaceId, params.chat_id),
-  listSmsChats: ({ principal, query }) => chats.listSmsChats(principal.workspaceId, listQuery(query)),
+  listSmsChats: ({ principal, query }) =>
+    chats.listSmsChats(principal.workspaceId, listQuery(query), { from_number: query.from_number, to_number: query.to_number }),
   listSmsMessages: ({ principal, query }) => chats.listSmsMessages(principal.workspaceId, query),
   sendSms: ({ principal, body }) => chats.sendSms(principal.workspaceId, body),
   simulateInboundSms: ({ principal, params, body }) => chats.simulateInboundSms(principal.workspaceId, params.chat_id, body.content),

@@ -13,8 +13,9 @@ import {
 import { badRequest } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
+import { chatCost } from './cost.ts';
 import { analyzeChat, sendChatEvent } from './events.ts';
-import { listChatItems } from './listing.ts';
+import { listChatItems, type SmsNumbers } from './listing.ts';
 import { DATA_STORAGE_SETTINGS, type ChatMessage, type ChatType, type ChatView, type CreateChatInput, type ListChatsInput, type UpdateChatInput } from './schemas.ts';
 import {
   chatMessages,
@@ -26,6 +27,7 @@ import {
   newChatItem,
   putNewChat,
   releaseTurn,
+  storeChatCost,
   updateChatFields,
   type ChatItem,
   type MessageItem,
@@ -104,7 +106,7 @@ export async function startChat(
   workspaceId: string,
   input: CreateChatInput,
   options: StartChatOptions = {},
-): Promise<{ chat: ChatView; agentMessages: ChatMessage[] }> {
+): Promise<{ chat: ChatView; agentMessages: ChatMessage[]; agentItems: MessageItem[] }> {
   if (!input.agent_id.startsWith('chat_agent_')) {
     throw badRequest(`agent_id: ${input.agent_id} is not a chat agent (chats run chat agents, chat_agent_…)`);
   }
@@ -153,7 +155,8 @@ export async function startChat(
   await putNewChat(chat, messages);
   await sendChatEvent(chat, 'chat_started', messages);
   if (opening.end) await afterEnd(chat, opening.state);
-  return { chat: toChatView(chat, messages), agentMessages: messages.filter((m) => m.role !== 'user').map(toMessage) };
+  const agentItems = messages.filter((m) => m.role !== 'user');
+  return { chat: toChatView(chat, messages), agentMessages: agentItems.map(toMessage), agentItems };
 }
 
 /**
@@ -167,7 +170,7 @@ export async function completeChat(
   workspaceId: string,
   chatId: string,
   userText: string,
-): Promise<{ messages: ChatMessage[]; chat: ChatView; ended: boolean }> {
+): Promise<{ messages: ChatMessage[]; agentItems: MessageItem[]; chat: ChatView; ended: boolean }> {
   const token = randomBytes(12).toString('hex');
   const chat = await claimTurn(workspaceId, chatId, token);
   let result: TurnResult;
@@ -188,19 +191,39 @@ export async function completeChat(
     throw error;
   }
   if (result.end) await afterEnd(written, result.state);
-  const agentMessages = messages.filter((m, i) => !(i === 0 && m.role === 'user')).map(toMessage);
-  return { messages: agentMessages, chat: toChatView(written), ended: written.chat_status === 'ended' };
+  const agentItems = messages.filter((m, i) => !(i === 0 && m.role === 'user'));
+  return { messages: agentItems.map(toMessage), agentItems, chat: toChatView(written), ended: written.chat_status === 'ended' };
 }
 
-/** What follows the end, whatever ended the chat: the runtime lets go, `chat_ended`, then the analysis and `chat_analyzed`. */
-async function afterEnd(chat: ChatItem, state?: Pick<ConversationState, 'call_id'>): Promise<void> {
-  closeConversation(state ?? { call_id: chat.chat_id });
-  const messages = await chatMessages(chat.chat_id);
+/** The messages a chat is charged for: the user's and the agent's (billing's `chat` line). */
+const chargedMessages = (messages: readonly MessageItem[]) => messages.filter((m) => m.role === 'user' || m.role === 'agent').length;
+
+/**
+ * Stores an ended chat's `chat_cost` from its messages as they are now (cost.ts): the chat
+ * line by its user and agent messages, and for an SMS chat the SMS sent (agent messages the
+ * carrier took). Only grows, so calling it again after later SMS is safe. Answers the chat
+ * with its cost.
+ */
+export async function settleChatCost(chat: ChatItem, messages?: readonly MessageItem[]): Promise<ChatItem> {
+  const all = messages ?? (await chatMessages(chat.chat_id));
+  const cost = chatCost({
+    messages: chargedMessages(all),
+    ...(chat.chat_type === 'sms_chat' ? { sms: all.filter((m) => m.role === 'agent' && m.provider_message_id).length } : {}),
+  });
+  if (await storeChatCost(chat.chat_id, cost)) return { ...chat, chat_cost: cost, combined_cost: cost.combined_cost };
+  return chat;
+}
+
+/** What follows the end, whatever ended the chat: the runtime lets go, its cost and charge, `chat_ended`, then the analysis and `chat_analyzed`. */
+async function afterEnd(ended: ChatItem, state?: Pick<ConversationState, 'call_id'>): Promise<void> {
+  closeConversation(state ?? { call_id: ended.chat_id });
+  const messages = await chatMessages(ended.chat_id);
+  const chat = await settleChatCost(ended, messages);
   // The chat's charge: once per chat (billing's source key), by its user and agent messages.
   await recordChatCharge({
     workspaceId: chat.workspace_id,
     chatId: chat.chat_id,
-    messageCount: messages.filter((m) => m.role === 'user' || m.role === 'agent').length,
+    messageCount: chargedMessages(messages),
   }).catch((error: unknown) => logger.error('chat charge failed', { chat_id: chat.chat_id, error }));
   await sendChatEvent(chat, 'chat_ended', messages);
   try {
@@ -225,8 +248,8 @@ export async function getChat(workspaceId: string, chatId: string): Promise<Chat
 }
 
 /** retell-sdk's `chat.list` (POST /v3/list-chats) reads a page; GET /list-chats answers the array. */
-export async function listChats(workspaceId: string, input: ListChatsInput, options: { page: boolean; smsOnly?: boolean }) {
-  const { items, hasMore, total } = await listChatItems(workspaceId, input, { smsOnly: options.smsOnly });
+export async function listChats(workspaceId: string, input: ListChatsInput, options: { page: boolean; smsOnly?: boolean; numbers?: SmsNumbers }) {
+  const { items, hasMore, total } = await listChatItems(workspaceId, input, { smsOnly: options.smsOnly, numbers: options.numbers });
   const views = items.map((item) => toChatView(item));
   if (!options.page) return views;
   return {

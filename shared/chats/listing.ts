@@ -77,21 +77,38 @@ export function listingFilter(filter: ChatFilter | undefined): ListingFilter | u
   if (filter.start_timestamp) x.number('start_timestamp', filter.start_timestamp);
   if (filter.end_timestamp) x.number('end_timestamp', filter.end_timestamp);
   if (filter.duration_ms) x.number('duration_ms', filter.duration_ms);
+  // Set with chat_cost when the chat ends: an ongoing chat has none and matches no cost filter.
+  if (filter.combined_cost) x.number('combined_cost', filter.combined_cost);
   return x.build();
 }
 
-/** SMS chats only: they alone carry `from_number` (projected), so no other index is needed. */
-function smsOnly(filter: ListingFilter | undefined): ListingFilter {
-  const names = { ...(filter?.names ?? {}), '#smsfrom': 'from_number' };
-  const expression = filter ? `(${filter.expression}) AND attribute_exists(#smsfrom)` : 'attribute_exists(#smsfrom)';
-  return { expression, names, values: filter?.values ?? {} };
+/** SMS chats only: they alone carry `from_number` (projected, as `to_number`), so no other index is needed; optionally with these numbers. */
+function smsOnly(filter: ListingFilter | undefined, numbers: SmsNumbers = {}): ListingFilter {
+  const names: Record<string, string> = { ...(filter?.names ?? {}), '#smsfrom': 'from_number' };
+  const values: Record<string, unknown> = { ...(filter?.values ?? {}) };
+  const parts = [...(filter ? [`(${filter.expression})`] : []), 'attribute_exists(#smsfrom)'];
+  if (numbers.from_number) {
+    values[':smsfrom'] = numbers.from_number;
+    parts.push('#smsfrom = :smsfrom');
+  }
+  if (numbers.to_number) {
+    names['#smsto'] = 'to_number';
+    values[':smsto'] = numbers.to_number;
+    parts.push('#smsto = :smsto');
+  }
+  return { expression: parts.join(' AND '), names, values };
+}
+
+export interface SmsNumbers {
+  from_number?: string;
+  to_number?: string;
 }
 
 /** A page of the workspace's chats (newest first by default), its `has_more`, and a total when asked for (capped at 10,000). */
 export async function listChatItems(
   workspaceId: string,
   input: ListChatsInput,
-  options: { smsOnly?: boolean } = {},
+  options: { smsOnly?: boolean; numbers?: SmsNumbers } = {},
 ): Promise<{ items: ChatItem[]; hasMore: boolean; total?: number }> {
   const ascending = input.sort_order === 'ascending';
   if (input.pagination_key) {
@@ -102,7 +119,7 @@ export async function listChatItems(
       throw invalidPaginationKey();
     }
   }
-  const filter = options.smsOnly ? smsOnly(listingFilter(input.filter_criteria)) : listingFilter(input.filter_criteria);
+  const filter = options.smsOnly ? smsOnly(listingFilter(input.filter_criteria), options.numbers) : listingFilter(input.filter_criteria);
   const skip = input.skip ?? 0;
   const want = skip + input.limit + 1;
   const shards = await Promise.all(

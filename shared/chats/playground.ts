@@ -88,9 +88,6 @@ export async function playgroundCompletion(
   version: string | undefined,
   input: PlaygroundCompletionInput,
 ): Promise<PlaygroundCompletionResult> {
-  if (input.tool_mocks?.length) {
-    throw badRequest('tool_mocks: Not supported yet: the playground runs custom functions for real (docs/chats.md, Not done yet)');
-  }
   const last = input.messages.at(-1);
   let event: TurnEvent;
   let history: TranscriptEvent[];
@@ -109,6 +106,8 @@ export async function playgroundCompletion(
     history,
     ...(input.current_node_id ? { node_id: input.current_node_id } : {}),
     ...(input.current_state ? { llm_state: input.current_state } : {}),
+    // Mocked tools answer their output instead of running (shared/conversation/tool-mocks.ts).
+    ...(input.tool_mocks?.length ? { tool_mocks: input.tool_mocks } : {}),
   };
   let result: TurnResult;
   try {

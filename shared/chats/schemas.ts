@@ -70,6 +70,7 @@ export const ChatFilter = () =>
     start_timestamp: numberFilter().optional(),
     end_timestamp: numberFilter().optional(),
     duration_ms: numberFilter().optional(),
+    combined_cost: numberFilter().optional(),
   });
 export type ChatFilter = z.infer<ReturnType<typeof ChatFilter>>;
 
@@ -108,10 +109,21 @@ const messageFields = {
   created_timestamp: epochMs().optional(),
 };
 
+/** Twilio's statuses of a sent message, in the order they move (a later report never moves one back: docs/chats.md). */
+export const SMS_STATUSES = ['accepted', 'scheduled', 'queued', 'sending', 'sent', 'delivered', 'undelivered', 'failed', 'canceled', 'read'] as const;
+
+/** An SMS chat's agent messages, once sent: the carrier, its message ID, its latest delivery status. */
+const smsFields = {
+  provider: z.enum(['twilio', 'mock']).optional(),
+  provider_message_id: z.string().optional(),
+  sms_status: z.enum(SMS_STATUSES).optional(),
+  sms_error_code: z.string().optional(),
+};
+
 /** A message of a chat (retell-sdk's MessageBase, ToolCall…MessageBase, NodeTransitionMessageBase). */
 export const ChatMessage = z.lazy(() =>
   z.union([
-    z.object({ role: z.enum(['agent', 'user']), content: z.string(), ...messageFields }),
+    z.object({ role: z.enum(['agent', 'user']), content: z.string(), ...messageFields, ...smsFields }),
     z.object({ role: z.literal('tool_call_invocation'), tool_call_id: z.string(), name: z.string(), arguments: z.string(), ...messageFields }),
     z.object({ role: z.literal('tool_call_result'), tool_call_id: z.string(), content: z.string(), successful: z.boolean().optional(), ...messageFields }),
     z.looseObject({ role: z.literal('node_transition'), ...messageFields }),
@@ -152,7 +164,13 @@ export const Chat = z.lazy(() =>
     transcript: z.string().optional(),
     message_with_tool_calls: z.array(ChatMessage).optional(),
     chat_analysis: ChatAnalysis.optional(),
-    chat_cost: z.object({ combined_cost: z.number(), product_costs: z.array(z.object({ product: z.string(), cost: z.number() })) }).optional(),
+    chat_cost: z
+      .object({
+        combined_cost: z.number().describe('Cents'),
+        product_costs: z.array(z.object({ product: z.string(), unit_price: z.number().describe('Cents per message'), cost: z.number() })),
+      })
+      .optional()
+      .describe('Set when the chat ends (SMS chats: and again as each later SMS is sent)'),
   }),
 );
 export type ChatView = z.infer<typeof Chat>;
@@ -185,7 +203,20 @@ export const PlaygroundCompletionBody = z.lazy(() =>
     current_state: z.string().min(1).max(256).optional(),
     component_id: z.string().min(1).max(256).optional(),
     dynamic_variables: dynamicVariables().optional(),
-    tool_mocks: z.array(z.looseObject({ tool_name: z.string(), output: z.string() })).max(100).optional(),
+    tool_mocks: z
+      .array(
+        z.object({
+          tool_name: z.string().min(1).max(256),
+          input_match_rule: z
+            .discriminatedUnion('type', [z.object({ type: z.literal('any') }), z.object({ type: z.literal('partial_match'), args: z.record(z.string(), z.unknown()) })])
+            .optional(),
+          output: z.string().max(100_000),
+          result: z.boolean().nullable().optional(),
+        }),
+      )
+      .max(100)
+      .optional()
+      .describe('Tool calls answered with `output` instead of running the tool (custom functions and transfer_call); the first mock whose tool_name and input_match_rule match (absent rule: any call)'),
   }),
 );
 export type PlaygroundCompletionInput = z.infer<typeof PlaygroundCompletionBody>;

@@ -1,8 +1,9 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import { wire } from '../platform/naming.ts';
-import { Chat, ChatList, chatIdParams, ListChatsQuery } from './schemas.ts';
+import { Chat, ChatList, chatIdParams } from './schemas.ts';
 import {
   CreateSmsChatBody,
+  ListSmsChatsQuery,
   ListSmsMessagesQuery,
   SendSmsBody,
   SentSms,
@@ -39,8 +40,8 @@ export const smsRoutes = defineRoutes({ domain: 'chats', access: 'calls' }, {
   },
   listSmsChats: {
     method: 'GET', path: '/list-sms-chats', status: 200,
-    summary: 'List SMS chats, newest first (an array; the transcript fields are left out)',
-    query: ListChatsQuery, response: ChatList,
+    summary: 'List SMS chats, newest first (an array; the transcript fields are left out); ?from_number=&to_number= filter on the chat\'s numbers',
+    query: ListSmsChatsQuery, response: ChatList,
   },
   listSmsMessages: {
     method: 'GET', path: '/list-sms-messages', status: 200,

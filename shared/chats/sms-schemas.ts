@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { dynamicVariables, epochMs, versionRef } from '../platform/http/schemas.ts';
-import { ChatMessage } from './schemas.ts';
+import { ChatMessage, ListChatsQuery } from './schemas.ts';
 
 /*
  * The SMS part of the chats API contract (spec: Chats and SMS lists the routes only;
@@ -35,6 +35,9 @@ const strictInt = (min: number, max: number) =>
     .regex(/^[0-9]{1,7}$/, 'Must be a whole number')
     .transform(Number)
     .refine((n) => n >= min && n <= max, `Must be from ${min} to ${max}`);
+
+/** list-sms-chats: the chat listing's query, and the chat's numbers (`from_number`: who sent the first message; E.164, checked in the logic). */
+export const ListSmsChatsQuery = z.lazy(() => ListChatsQuery.unwrap().extend({ from_number: phone().optional(), to_number: phone().optional() }));
 
 export const ListSmsMessagesQuery = z.lazy(() =>
   z.object({

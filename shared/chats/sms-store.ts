@@ -122,3 +122,76 @@ export async function finishInboundSms(workspaceId: string, provider: string, me
 export async function releaseInboundSms(workspaceId: string, provider: string, messageId: string): Promise<void> {
   await table.delete({ Key: keys.smsInbound(workspaceId, provider, messageId) });
 }
+
+/*
+ * The outbound link (`WS#<ws>#SMSOUT#<provider>#<message id>`): which chat message an SMS
+ * Parley sent is, for its delivery reports. A report may arrive before the sender has
+ * written the link (Twilio reports within milliseconds), so both sides write to it: the
+ * report records its status (only forward, by rank), the sender records the chat message.
+ * Whoever comes second sees the other's half and writes the message's status, which is
+ * itself only ever moved forward; either order ends with the latest status on the message.
+ */
+export interface SmsOutboundItem {
+  pk: string;
+  sk: string;
+  workspace_id: string;
+  provider_message_id: string;
+  chat_id?: string;
+  seq?: number;
+  sms_status?: string;
+  sms_status_rank?: number;
+  sms_error_code?: string;
+  expires_at: number;
+}
+
+const OUTBOUND_RETENTION_SECONDS = 30 * 24 * 3600;
+
+/** The sender's half: the chat message this SMS is. Answers the link as it is now (with a report's status if one came first). */
+export async function linkOutboundSms(workspaceId: string, provider: string, messageId: string, chatId: string, seq: number): Promise<SmsOutboundItem> {
+  return (await table.update<SmsOutboundItem>({
+    Key: keys.smsOutbound(workspaceId, provider, messageId),
+    UpdateExpression: 'SET workspace_id = :ws, provider_message_id = :sid, chat_id = :chat, seq = :seq, expires_at = :expires',
+    ExpressionAttributeValues: {
+      ':ws': workspaceId,
+      ':sid': messageId,
+      ':chat': chatId,
+      ':seq': seq,
+      ':expires': Math.floor(Date.now() / 1000) + OUTBOUND_RETENTION_SECONDS,
+    },
+    ReturnValues: 'ALL_NEW',
+  }))!;
+}
+
+/**
+ * The report's half: records the status when it is later than the one recorded (by rank).
+ * Answers the link as written, or undefined when the report is not newer (out of order, or
+ * a repeat: nothing to do).
+ */
+export async function reportOutboundSms(
+  workspaceId: string,
+  provider: string,
+  messageId: string,
+  report: { sms_status: string; rank: number; sms_error_code?: string },
+): Promise<SmsOutboundItem | undefined> {
+  try {
+    return await table.update<SmsOutboundItem>({
+      Key: keys.smsOutbound(workspaceId, provider, messageId),
+      UpdateExpression: `SET workspace_id = :ws, provider_message_id = :sid, sms_status = :status, sms_status_rank = :rank, expires_at = if_not_exists(expires_at, :expires)${
+        report.sms_error_code ? ', sms_error_code = :code' : ''
+      }`,
+      ConditionExpression: 'attribute_not_exists(sms_status_rank) OR sms_status_rank < :rank',
+      ExpressionAttributeValues: {
+        ':ws': workspaceId,
+        ':sid': messageId,
+        ':status': report.sms_status,
+        ':rank': report.rank,
+        ':expires': Math.floor(Date.now() / 1000) + OUTBOUND_RETENTION_SECONDS,
+        ...(report.sms_error_code ? { ':code': report.sms_error_code } : {}),
+      },
+      ReturnValues: 'ALL_NEW',
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}

@@ -1,5 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { assertCanSpend, recordSmsCharge } from '../billing/index.ts';
+import { doNotCallNumbers } from '../contacts/index.ts';
 import { numberHolder, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { badRequest, forbidden, Invalid, notFound, NotFound } from '../platform/errors.ts';
@@ -7,20 +8,22 @@ import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import { trimTrailing } from '../platform/text.ts';
-import { MAX_SMS_BODY, messagingProvider, recordCarrierReport, twilioWebhookToken, verifyTwilioSignature } from '../vendors/messaging/index.ts';
-import { completeChat, endChat, getChat, listChats, startChat } from './chats.ts';
-import type { ChatMessage, ChatView, ListChatsInput } from './schemas.ts';
+import { MAX_SMS_BODY, messagingProvider, SmsSendFailed, recordCarrierReport, twilioWebhookToken, verifyTwilioSignature } from '../vendors/messaging/index.ts';
+import { completeChat, endChat, getChat, listChats, settleChatCost, startChat } from './chats.ts';
+import { SMS_STATUSES, type ChatView, type ListChatsInput } from './schemas.ts';
 import type { CreateSmsChatInput, SendSmsInput } from './sms-schemas.ts';
 import { SMS_STATUS_PATH, SMS_WEBHOOK_PATH } from './sms-routes.ts';
 import {
   claimInboundSms,
   finishInboundSms,
   getSmsThread,
+  linkOutboundSms,
   pointSmsThread,
   releaseInboundSms,
   releaseSmsThread,
+  reportOutboundSms,
 } from './sms-store.ts';
-import { chatNotFound, getChatItem, markChatError, newestMessages, type ChatItem } from './store.ts';
+import { chatNotFound, getChatItem, markChatError, newestMessages, setMessageSmsStatus, type ChatItem, type MessageItem } from './store.ts';
 import { toMessage } from './view.ts';
 
 /*
@@ -58,14 +61,84 @@ function endsOf(chat: Pick<ChatItem, 'direction' | 'from_number' | 'to_number'>)
     : { number: chat.from_number!, party: chat.to_number! };
 }
 
-/** Sends the agent's messages (their text) from the number to the party, in order. */
-async function sendAgentMessages(workspaceId: string, chatId: string, number: string, party: string, messages: readonly ChatMessage[]) {
-  const texts = messages.flatMap((m) => (m.role === 'agent' && m.content.trim() ? [{ text: m.content, messageId: m.message_id ?? `${chatId}:${randomUUID()}` }] : []));
+/**
+ * A delivery status's place in Twilio's order (accepted → queued → sending → sent → a final
+ * one): a message's status only moves to a higher rank. Statuses of inbound messages
+ * (`receiving`, `received`) and unknown ones have none and are only logged.
+ */
+const SMS_STATUS_RANK: Record<string, number> = {
+  accepted: 0,
+  scheduled: 0,
+  queued: 1,
+  sending: 2,
+  sent: 3,
+  delivered: 4,
+  undelivered: 4,
+  failed: 4,
+  canceled: 4,
+  read: 5,
+};
+const isSmsStatus = (status: string): status is (typeof SMS_STATUSES)[number] => (SMS_STATUSES as readonly string[]).includes(status);
+
+/**
+ * Sends the agent's messages (their text) from the number to the party, in order, and
+ * records each on its chat message (carrier, message ID, status; linked for the delivery
+ * reports). When the chat has ended (the agent's last turn ended it), its cost is settled
+ * again with these SMS.
+ */
+async function sendAgentMessages(
+  workspaceId: string,
+  chat: { chatId: string; ended: boolean },
+  number: string,
+  party: string,
+  messages: readonly MessageItem[],
+) {
+  const { chatId } = chat;
+  const texts = messages.filter((m) => m.role === 'agent' && m.content.trim());
   if (!texts.length) return;
   const provider = await messagingProvider();
-  for (const { text, messageId } of texts) {
-    await provider.send(workspaceId, { from: number, to: party, body: text.slice(0, MAX_SMS_BODY), context: { chat_id: chatId }, ...statusCallback() });
-    await chargeSms(workspaceId, messageId, chatId);
+  for (const message of texts) {
+    const text = (message as { content: string }).content;
+    const sms = { from: number, to: party, body: text.slice(0, MAX_SMS_BODY), context: { chat_id: chatId }, ...statusCallback() };
+    const sent = await provider.send(workspaceId, sms).catch(async (error: unknown) => {
+      // Once more when the carrier surely did not take it (it failed or was unreachable; not
+      // after a timeout, nor when it refused the message itself).
+      if (!(error instanceof SmsSendFailed && error.retryable)) throw error;
+      logger.warn('SMS reply failed; retrying once', { chat_id: chatId, error: error.message });
+      await sleep(SEND_RETRY_DELAY_MS);
+      return provider.send(workspaceId, sms);
+    });
+    await chargeSms(workspaceId, message.message_id ?? `${chatId}:${randomUUID()}`, chatId);
+    await recordSent(workspaceId, chatId, message.seq, sent).catch((error: unknown) =>
+      logger.error('SMS status not recorded on its message', { chat_id: chatId, error }),
+    );
+  }
+  if (chat.ended) {
+    await settleChatCost(await getChatItem(workspaceId, chatId)).catch((error: unknown) => logger.error('chat cost not settled', { chat_id: chatId, error }));
+  }
+}
+
+/** The sent SMS on its chat message: linked by the carrier's ID first, then the later of the send's status and any report that came first. */
+async function recordSent(workspaceId: string, chatId: string, seq: number, sent: { provider: string; provider_message_id: string; status: string }) {
+  const link = await linkOutboundSms(workspaceId, sent.provider, sent.provider_message_id, chatId, seq);
+  const own = isSmsStatus(sent.status) ? sent.status : 'queued';
+  const reported = link.sms_status && isSmsStatus(link.sms_status) && (link.sms_status_rank ?? -1) > SMS_STATUS_RANK[own]! ? link : undefined;
+  await setMessageSmsStatus(chatId, seq, {
+    provider: sent.provider,
+    provider_message_id: sent.provider_message_id,
+    sms_status: reported?.sms_status ?? own,
+    rank: reported?.sms_status_rank ?? SMS_STATUS_RANK[own]!,
+    ...(reported?.sms_error_code ? { sms_error_code: reported.sms_error_code } : {}),
+  });
+}
+
+const SEND_RETRY_DELAY_MS = 500;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Do-not-call (docs/contacts.md): a contact of the workspace flagged do_not_call is not texted either. */
+async function assertMayText(workspaceId: string, to: string): Promise<void> {
+  if ((await doNotCallNumbers(workspaceId, [to])).has(to)) {
+    throw badRequest(`to_number ${to} belongs to a contact flagged do-not-call: no SMS is sent to it`);
   }
 }
 
@@ -100,6 +173,7 @@ export async function createSmsChat(workspaceId: string, input: CreateSmsChatInp
   if (from === to) throw badRequest('to_number: Must be another number than from_number');
   const number = await workspaceNumber(workspaceId, from);
   if (!number) throw notFound(`Phone number ${from} not found`);
+  await assertMayText(workspaceId, to);
   let agent: { agent_id: string; agent_version?: string };
   if (input.override_agent_id !== undefined) {
     if (!input.override_agent_id.startsWith('chat_agent_')) {
@@ -117,7 +191,7 @@ export async function createSmsChat(workspaceId: string, input: CreateSmsChatInp
     };
   }
   const chatId = newTimeOrderedId('chat', Date.now());
-  const { chat, agentMessages } = await startChat(
+  const { chat, agentItems } = await startChat(
     workspaceId,
     {
       agent_id: agent.agent_id,
@@ -129,7 +203,7 @@ export async function createSmsChat(workspaceId: string, input: CreateSmsChatInp
   );
   await pointSmsThread(workspaceId, from, to, chatId, { force: true });
   try {
-    await sendAgentMessages(workspaceId, chatId, from, to, agentMessages);
+    await sendAgentMessages(workspaceId, { chatId, ended: chat.chat_status !== 'ongoing' }, from, to, agentItems);
   } catch (error) {
     await markChatError(chatId);
     throw error;
@@ -147,8 +221,12 @@ export async function endSmsChat(workspaceId: string, chatId: string): Promise<C
   return endChat(workspaceId, chatId);
 }
 
-export async function listSmsChats(workspaceId: string, input: ListChatsInput): Promise<ChatView[]> {
-  return (await listChats(workspaceId, input, { page: false, smsOnly: true })) as ChatView[];
+export async function listSmsChats(workspaceId: string, input: ListChatsInput, numbers: { from_number?: string; to_number?: string } = {}): Promise<ChatView[]> {
+  const exact = {
+    ...(numbers.from_number !== undefined ? { from_number: e164Field('from_number', numbers.from_number) } : {}),
+    ...(numbers.to_number !== undefined ? { to_number: e164Field('to_number', numbers.to_number) } : {}),
+  };
+  return (await listChats(workspaceId, input, { page: false, smsOnly: true, numbers: exact })) as ChatView[];
 }
 
 /** An SMS chat's messages, newest first; `pagination_key` is the previous page's (a message number). */
@@ -174,6 +252,7 @@ export async function sendSms(workspaceId: string, input: SendSmsInput) {
   const to = e164Field('to_number', input.to_number);
   if (from === to) throw badRequest('to_number: Must be another number than from_number');
   if (!(await workspaceNumber(workspaceId, from))) throw notFound(`Phone number ${from} not found`);
+  await assertMayText(workspaceId, to);
   await assertCanSpend(workspaceId, 'sms');
   const nowMs = Date.now();
   const messageId = newTimeOrderedId('chatMessage', nowMs);
@@ -190,11 +269,10 @@ export async function simulateInboundSms(workspaceId: string, chatId: string, co
   if (chat.chat_status !== 'ongoing') throw badRequest(`Chat ${chatId} has ended: no more completions`);
   await recordCarrierReport(workspaceId, 'mock', 'receive_sms', { from: party, to: number, body: content, chat_id: chatId, simulated: true });
   const result = await completeChat(workspaceId, chatId, content);
-  await sendAgentMessages(workspaceId, chatId, number, party, result.messages);
+  await sendAgentMessages(workspaceId, { chatId, ended: result.ended }, number, party, result.agentItems);
   return { chat_id: chatId, chat_status: result.chat.chat_status, messages: result.messages };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** How long an inbound message waits for the chat its thread names to be written (its first turn is running). */
 const THREAD_WAIT_MS = 20_000;
 
@@ -203,7 +281,7 @@ const THREAD_WAIT_MS = 20_000;
  * chat, or starts one with the number's inbound SMS agent whose first turn answers it.
  * Answers the chat and the agent's replies, or undefined when the number has no inbound SMS agent.
  */
-async function converse(number: NumberItem, party: string, text: string): Promise<{ chatId: string; messages: ChatMessage[] } | undefined> {
+async function converse(number: NumberItem, party: string, text: string): Promise<{ chatId: string; ended: boolean; messages: MessageItem[] } | undefined> {
   const workspaceId = number.workspace_id;
   const deadline = Date.now() + THREAD_WAIT_MS;
   for (;;) {
@@ -211,7 +289,7 @@ async function converse(number: NumberItem, party: string, text: string): Promis
     if (thread) {
       try {
         const result = await completeChat(workspaceId, thread.chat_id, text);
-        return { chatId: thread.chat_id, messages: result.messages };
+        return { chatId: thread.chat_id, ended: result.ended, messages: result.agentItems };
       } catch (error) {
         const starting = error instanceof NotFound && Date.now() - thread.updated_timestamp < 35_000;
         if (starting && Date.now() < deadline) {
@@ -228,12 +306,12 @@ async function converse(number: NumberItem, party: string, text: string): Promis
     const chatId = newTimeOrderedId('chat', Date.now());
     if (!(await pointSmsThread(workspaceId, number.phone_number, party, chatId, { expected: thread?.chat_id }))) continue;
     try {
-      const { agentMessages } = await startChat(
+      const { chat, agentItems } = await startChat(
         workspaceId,
         { agent_id: entry.agent_id, ...(entry.agent_version !== undefined ? { agent_version: String(entry.agent_version) } : {}) },
         { chatType: 'sms_chat', fromNumber: party, toNumber: number.phone_number, direction: 'inbound', party, chatId, firstUserMessage: text },
       );
-      return { chatId, messages: agentMessages };
+      return { chatId, ended: chat.chat_status !== 'ongoing', messages: agentItems };
     } catch (error) {
       await releaseSmsThread(workspaceId, number.phone_number, party, chatId);
       throw error;
@@ -273,7 +351,7 @@ export async function receiveInboundSms(
     return { duplicate: false, replies: 0 };
   }
   try {
-    await sendAgentMessages(workspaceId, outcome.chatId, number.phone_number, message.from, outcome.messages);
+    await sendAgentMessages(workspaceId, outcome, number.phone_number, message.from, outcome.messages);
     await finishInboundSms(workspaceId, message.provider, message.messageId, { status: 'answered', chat_id: outcome.chatId });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -321,6 +399,26 @@ export async function receiveTwilioSmsStatus(rawBody: string, headers: Record<st
     from: number.phone_number,
     to: params.get('To') ?? '',
     ...(errorCode ? { error_code: errorCode } : {}),
+  });
+  await applyDeliveryReport(number.workspace_id, 'twilio', messageId, status, errorCode ?? undefined);
+}
+
+/**
+ * A delivery report onto its chat message, only forward: the link records it when it is
+ * later than what it holds (an out-of-order or repeated report changes nothing), then the
+ * message, when the sender has linked it (else the sender applies it: recordSent).
+ */
+async function applyDeliveryReport(workspaceId: string, provider: string, messageId: string, status: string, errorCode?: string): Promise<void> {
+  const rank = SMS_STATUS_RANK[status];
+  if (rank === undefined || !isSmsStatus(status)) return;
+  const link = await reportOutboundSms(workspaceId, provider, messageId, { sms_status: status, rank, ...(errorCode ? { sms_error_code: errorCode } : {}) });
+  if (!link?.chat_id || link.seq === undefined) return;
+  await setMessageSmsStatus(link.chat_id, link.seq, {
+    provider,
+    provider_message_id: messageId,
+    sms_status: status,
+    rank,
+    ...(errorCode ? { sms_error_code: errorCode } : {}),
   });
 }
 

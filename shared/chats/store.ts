@@ -4,6 +4,7 @@ import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import { setOrRemove } from '../platform/store/update-expression.ts';
+import type { ChatCost } from './cost.ts';
 import type { ChatAnalysis, ChatMessage, ChatStatus, ChatType } from './schemas.ts';
 
 /*
@@ -56,6 +57,9 @@ export interface ChatItem {
   /** The conversation runtime's state without its history (rebuilt from the messages each turn). */
   conversation: Record<string, unknown>;
   chat_analysis?: ChatAnalysis;
+  /** Set when the chat ends (cost.ts); `combined_cost` beside it for the listing index's filter. */
+  chat_cost?: ChatCost;
+  combined_cost?: number;
   /** Flattened for the listing index. */
   user_sentiment?: string;
   chat_successful?: boolean;
@@ -73,7 +77,15 @@ export interface ChatItem {
   gsi2sk?: string;
 }
 
-export type MessageItem = ChatMessage & { pk: string; sk: string; seq: number; message_id: string; created_timestamp: number };
+export type MessageItem = ChatMessage & {
+  pk: string;
+  sk: string;
+  seq: number;
+  message_id: string;
+  created_timestamp: number;
+  /** SMS chats: the rank of `sms_status` (delivery reports only move it forward). */
+  sms_status_rank?: number;
+};
 
 export const chatNotFound = () => notFound('Chat not found');
 export const chatEnded = (chatId: string) => badRequest(`Chat ${chatId} has ended: no more completions`);
@@ -285,6 +297,58 @@ export async function storeAnalysis(chat: ChatItem, analysis: ChatAnalysis): Pro
     });
   } catch (error) {
     if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Stores the chat's cost, unless a larger one is stored already: a cost only grows (an SMS
+ * chat's last replies are sent after its end), so a writer that read less never overwrites
+ * one that read more.
+ */
+export async function storeChatCost(chatId: string, cost: ChatCost): Promise<boolean> {
+  try {
+    await table.update({
+      Key: keys.chat(chatId),
+      UpdateExpression: 'SET chat_cost = :cost, combined_cost = :combined',
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(combined_cost) OR combined_cost < :combined)',
+      ExpressionAttributeValues: { ':cost': cost, ':combined': cost.combined_cost },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/**
+ * Sets an SMS chat message's carrier fields and delivery status, only forward: conditional
+ * on the stored rank being lower (or absent), so a late or repeated report never moves a
+ * `delivered` message back to `sent`. Answers whether it was written.
+ */
+export async function setMessageSmsStatus(
+  chatId: string,
+  seq: number,
+  fields: { provider: string; provider_message_id: string; sms_status: string; rank: number; sms_error_code?: string },
+): Promise<boolean> {
+  try {
+    await table.update({
+      Key: keys.chatMessage(chatId, seq),
+      UpdateExpression: `SET provider = :provider, provider_message_id = :sid, sms_status = :status, sms_status_rank = :rank${
+        fields.sms_error_code ? ', sms_error_code = :code' : ''
+      }`,
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(sms_status_rank) OR sms_status_rank < :rank)',
+      ExpressionAttributeValues: {
+        ':provider': fields.provider,
+        ':sid': fields.provider_message_id,
+        ':status': fields.sms_status,
+        ':rank': fields.rank,
+        ...(fields.sms_error_code ? { ':code': fields.sms_error_code } : {}),
+      },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
     throw error;
   }
 }

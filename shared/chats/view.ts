@@ -4,7 +4,7 @@ import type { ChatItem, MessageItem } from './store.ts';
 
 /** A stored message as the API answers it (the keys and counter left out). */
 export function toMessage(item: MessageItem): ChatMessage {
-  const { pk: _pk, sk: _sk, seq: _seq, ...message } = item;
+  const { pk: _pk, sk: _sk, seq: _seq, sms_status_rank: _rank, ...message } = item;
   return message as ChatMessage;
 }
 
@@ -45,5 +45,6 @@ export function toChatView(chat: ChatItem, messages?: readonly MessageItem[]): C
     message_count: chat.message_count,
     ...(messages ? { transcript: transcriptText(messages), message_with_tool_calls: messages.map(toMessage) } : {}),
     ...(chat.chat_analysis ? { chat_analysis: chat.chat_analysis } : {}),
+    ...(chat.chat_cost ? { chat_cost: chat.chat_cost } : {}),
   };
 }

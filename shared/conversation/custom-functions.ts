@@ -119,7 +119,7 @@ function transportFailure(error: unknown, timeoutMs: number): string {
   return `Error: the request failed (${typeof code === 'string' ? code : 'network error'})`;
 }
 
-function responseVariables(tool: CustomFunctionTool, text: string): Record<string, string> {
+export function responseVariables(tool: CustomFunctionTool, text: string): Record<string, string> {
   const paths = Object.entries(tool.response_variables ?? {});
   if (paths.length === 0) return {};
   let parsed: unknown;

@@ -20,5 +20,6 @@ export type {
   TranscriptEvent,
   TranscriptObject,
   TurnEvent,
+  ToolMock,
   TurnResult,
 } from './types.ts';

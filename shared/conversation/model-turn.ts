@@ -2,7 +2,8 @@ import { wire } from '../platform/naming.ts';
 import { languageModel, type ToolDefinition } from '../vendors/llm/index.ts';
 import { NoSigningKey, webhookSigningSecret } from '../webhooks/index.ts';
 import { fitToTokenLimit, historyMessages, REPLY_MAX_TOKENS } from './context-window.ts';
-import { callCustomFunction, type CustomFunctionTool } from './custom-functions.ts';
+import { callCustomFunction, responseVariables, type CustomFunctionTool } from './custom-functions.ts';
+import { findToolMock } from './tool-mocks.ts';
 import { fillTemplate, variablesOf } from './variables.ts';
 import type { ConversationState, TranscriptEvent, TurnResult } from './types.ts';
 
@@ -166,7 +167,14 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
       }
       const tool = options.tools.find((candidate) => candidate.definition.name === call.name);
       const args = parseArguments(call.arguments);
-      if (!tool) {
+      const mock = tool && (tool.kind === 'custom' || tool.kind === 'transfer_call') ? findToolMock(state.tool_mocks, call.name, args) : undefined;
+      if (tool && mock) {
+        // Mocked (the playground): the given output stands in for the function's answer or the
+        // transfer's outcome, and nothing runs; a custom function's response variables are read from it.
+        result(mock.output, mock.result ?? true);
+        if (tool.kind === 'custom') Object.assign(state.collected_dynamic_variables, responseVariables(tool.tool as unknown as CustomFunctionTool, mock.output));
+        ranFunction = true;
+      } else if (!tool) {
         result(`Error: there is no tool named ${call.name}`, false);
         ranFunction = true;
       } else if (tool.kind === 'transition') {

@@ -83,6 +83,19 @@ export interface ConversationState {
   overrides?: ConfigOverrides;
   /** False when the conversation cannot be transferred (a web call, a chat): transfer_call answers an error and the agent goes on. */
   can_transfer?: boolean;
+  /** Tool calls answered by a given output instead of running (the playground's `tool_mocks`; tool-mocks.ts). */
+  tool_mocks?: ToolMock[];
+}
+
+/** A mocked tool (retell-sdk PlaygroundCompletionParams.ToolMock): which calls it answers, and with what. */
+export interface ToolMock {
+  tool_name: string;
+  /** Absent: every call of the tool (as `{type: 'any'}`). */
+  input_match_rule?: { type: 'any' } | { type: 'partial_match'; args: unknown };
+  /** The tool result the model reads. */
+  output: string;
+  /** Whether the call succeeded (transfer_call: whether the transfer went through); default true. */
+  result?: boolean | null;
 }
 
 /** Fields laid over the agent version, its Retell LLM version or its flow version for one conversation. */

@@ -139,6 +139,51 @@ describe('the agent playground', () => {
     expect(done.call_ended).toBe(false);
   });
 
+  it('answers mocked tool calls with the mock\'s output (tool_mocks) and never calls the function\'s URL', async () => {
+    const ws = await app.newWorkspace();
+    const client = retellClient(app.url, ws.api_key);
+    const { chatAgent } = await newChatAgent(ws.api, {
+      llm: { general_prompt: 'You help.', general_tools: [{ ...lookupTool(), response_variables: { order_status: 'status' } }] },
+    });
+    const mocks = [
+      { tool_name: 'lookup_order', input_match_rule: { type: 'partial_match' as const, args: { order_id: '7' } }, output: '{"status":"lost"}', result: false },
+      { tool_name: 'lookup_order', input_match_rule: { type: 'any' as const }, output: '{"status":"mocked"}' },
+    ];
+    fake.enqueue(
+      { body: toolCallCompletion([{ id: 'call_a', name: 'lookup_order', arguments: { order_id: '42', note: 'x' } }, { id: 'call_b', name: 'lookup_order', arguments: { order_id: '7' } }]) },
+      { body: completion('Done.') },
+    );
+    const answer = await client.playground.completion(chatAgent.agent_id, { messages: [{ role: 'user', content: 'Orders 42 and 7?' }], tool_mocks: mocks });
+    expect(answer.messages.map((m: any) => [m.role, m.content ?? m.name])).toEqual([
+      ['tool_call_invocation', 'lookup_order'],
+      ['tool_call_invocation', 'lookup_order'],
+      ['tool_call_result', '{"status":"mocked"}'],
+      ['tool_call_result', '{"status":"lost"}'],
+      ['agent', 'Done.'],
+    ]);
+    expect(answer.messages.filter((m: any) => m.role === 'tool_call_result').map((m: any) => m.successful)).toEqual([true, false]);
+    // The second is the last one run: its response variables are read from the mocked output.
+    expect((answer as any).dynamic_variables).toEqual({ order_status: 'lost' });
+    expect(receiver.requests).toHaveLength(0);
+    // The model read the mocked results.
+    expect(fake.requests[1]!.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content)).toEqual(['{"status":"mocked"}', '{"status":"lost"}']);
+
+    // A mock for another tool, or whose arguments do not match, leaves the function to run.
+    fake.enqueue({ body: toolCallCompletion([{ id: 'call_c', name: 'lookup_order', arguments: { order_id: '8' } }]) }, { body: completion('Shipped.') });
+    const unmatched = await client.playground.completion(chatAgent.agent_id, {
+      messages: [{ role: 'user', content: 'Order 8?' }],
+      tool_mocks: [mocks[0]!, { tool_name: 'other_tool', input_match_rule: { type: 'any' }, output: 'x' }],
+    });
+    expect(unmatched.messages.find((m: any) => m.role === 'tool_call_result')).toMatchObject({ content: '{"status":"shipped"}', successful: true });
+    expect(receiver.requests).toHaveLength(1);
+
+    const bad = await ws.api.post(`/agent-playground-completion/${chatAgent.agent_id}`, {
+      body: { messages: [{ role: 'user', content: 'x' }], tool_mocks: [{ tool_name: 'lookup_order', input_match_rule: { type: 'exact' }, output: 'x' }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/^tool_mocks\.0\.input_match_rule/);
+  });
+
   it('simulates a user against the agent for max_turns turns without creating a call', async () => {
     const ws = await app.newWorkspace();
     const { agent } = await newAgent(ws.api, { llm: { general_prompt: 'You sell shoes.', begin_message: 'Welcome to the shoe shop.' } });

@@ -193,6 +193,91 @@ describe("Twilio's delivery reports (StatusCallback)", () => {
   });
 });
 
+describe('delivery status on the chat\'s messages', () => {
+  const statusReport = (sid: string, from: string, to: string, status: string, extra: Record<string, string> = {}) =>
+    deliver({ MessageSid: sid, SmsSid: sid, MessageStatus: status, From: from, To: to, AccountSid: ACCOUNT_SID, ...extra }, undefined, STATUS);
+
+  it('moves queued → sent → delivered from signed reports, never backwards, and refuses a forged one', async () => {
+    const { ws, number, client } = await setup();
+    const to = freshNumber();
+    const chat: any = await client.chat.createSMSChat({ from_number: number, to_number: to });
+    const opening = messagesTo(to)[0]!;
+    const statusOf = async () => {
+      const page = await ws.api.get(`/list-sms-messages?chat_id=${chat.chat_id}`);
+      expect(page.status).toBe(200);
+      const [message] = page.body.items;
+      return [message.provider, message.provider_message_id, message.sms_status, message.sms_error_code];
+    };
+    expect(await statusOf()).toEqual(['twilio', opening.sid, 'queued', undefined]);
+
+    // A forged report changes nothing.
+    const forged = await deliver({ MessageSid: opening.sid, MessageStatus: 'failed', From: number, To: to }, 'forged', STATUS);
+    expect(forged.body).toEqual({ status: 403, message: 'Invalid X-Twilio-Signature' });
+    expect(await statusOf()).toEqual(['twilio', opening.sid, 'queued', undefined]);
+
+    expect((await statusReport(opening.sid, number, to, 'sent')).status).toBe(204);
+    expect(await statusOf()).toEqual(['twilio', opening.sid, 'sent', undefined]);
+    expect((await statusReport(opening.sid, number, to, 'delivered')).status).toBe(204);
+    expect(await statusOf()).toEqual(['twilio', opening.sid, 'delivered', undefined]);
+    // Out of order (a late `sent`, a repeated `queued`) or another final status: ignored, still 204 (Twilio must not retry).
+    for (const late of ['sent', 'queued', 'undelivered']) {
+      expect((await statusReport(opening.sid, number, to, late, { ErrorCode: '30003' })).status).toBe(204);
+    }
+    expect(await statusOf()).toEqual(['twilio', opening.sid, 'delivered', undefined]);
+    // Each report is still logged.
+    const logged = (await ws.api.get('/telephony/operations')).body.filter((op: any) => op.operation === 'sms_status');
+    expect(logged.map((op: any) => op.request.status).reverse()).toEqual(['sent', 'delivered', 'sent', 'queued', 'undelivered']);
+
+    // A failure carries Twilio's error code.
+    const reply = await ws.api.post(`/sms-chats/${chat.chat_id}/simulate-inbound`, { body: { content: 'Yes' } });
+    expect(reply.status).toBe(200);
+    const replySid = messagesTo(to)[1]!.sid;
+    expect((await statusReport(replySid, number, to, 'failed', { ErrorCode: '30007' })).status).toBe(204);
+    expect(await statusOf()).toEqual(['twilio', replySid, 'failed', '30007']);
+  });
+
+  it('a report that arrives before Twilio has answered the send is kept and lands on the message', async () => {
+    const { ws, number, client } = await setup();
+    const to = freshNumber();
+    twilio.beforeMessageAnswer = async (message) => {
+      twilio.beforeMessageAnswer = undefined;
+      expect((await statusReport(message.sid, message.from, message.to, 'sent')).status).toBe(204);
+    };
+    const chat: any = await client.chat.createSMSChat({ from_number: number, to_number: to });
+    expect(twilio.beforeMessageAnswer).toBeUndefined();
+    const [message] = (await ws.api.get(`/list-sms-messages?chat_id=${chat.chat_id}`)).body.items;
+    expect(message).toMatchObject({ provider: 'twilio', provider_message_id: messagesTo(to)[0]!.sid, sms_status: 'sent' });
+  });
+
+  it('a reply Twilio failed to take is sent once more; one it refused is not', async () => {
+    const { ws, number, client } = await setup();
+    const to = freshNumber();
+    const chat: any = await client.chat.createSMSChat({ from_number: number, to_number: to });
+    twilio.failNext('POST', /Messages\.json$/, 503);
+    const reply = await ws.api.post(`/sms-chats/${chat.chat_id}/simulate-inbound`, { body: { content: 'Two at eight' } });
+    expect(reply.status).toBe(200);
+    expect(messagesTo(to).map((m) => m.body)).toEqual(['Hi, want a table?', OFFLINE('Two at eight')]);
+    const [latest] = (await ws.api.get(`/list-sms-messages?chat_id=${chat.chat_id}`)).body.items;
+    expect(latest).toMatchObject({ provider_message_id: messagesTo(to)[1]!.sid, sms_status: 'queued' });
+
+    twilio.failNext('POST', /Messages\.json$/, 400, { code: 21610, message: 'Attempt to send to unsubscribed recipient', status: 400 });
+    const refused = await ws.api.post(`/sms-chats/${chat.chat_id}/simulate-inbound`, { body: { content: 'Stop' } });
+    expect(refused.body).toEqual({ status: 422, message: `Twilio refused the SMS to ${to}: HTTP 400 (Twilio error 21610)` });
+    expect(messagesTo(to)).toHaveLength(2);
+    const ops = (await ws.api.get('/telephony/operations')).body.filter((op: any) => op.operation === 'send_sms');
+    expect(ops.map((op: any) => [op.outcome, op.error ?? null])).toEqual([
+      ['error', 'HTTP 400 (Twilio error 21610)'],
+      ['ok', null],
+      ['error', 'HTTP 503 (Twilio error 20500)'],
+      ['ok', null],
+    ]);
+    // The refused reply was stored (the turn ran) but has no carrier fields.
+    const [unsent] = (await ws.api.get(`/list-sms-messages?chat_id=${chat.chat_id}`)).body.items;
+    expect(unsent).toMatchObject({ role: 'agent', content: OFFLINE('Stop') });
+    expect(unsent.sms_status).toBeUndefined();
+  });
+});
+
 describe('outbound SMS through Twilio Messaging', () => {
   it('create-sms-chat and send-sms post to Messages.json with the account credentials, logged as twilio operations', async () => {
     const { ws, number, client } = await setup();

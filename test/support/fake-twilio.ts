@@ -27,6 +27,8 @@ export interface FakeTwilio {
   messages: { sid: string; from: string; to: string; body: string }[];
   /** Numbers search answers with; default: three random ones in the area code asked for. */
   available: string[] | undefined;
+  /** Runs before a sent message is answered (a status callback that beats the answer, as Twilio's can). */
+  beforeMessageAnswer: ((message: { sid: string; from: string; to: string; body: string }) => Promise<void>) | undefined;
   /** The next request matching `method path-pattern` gets this status and body instead. */
   failNext(method: string, path: RegExp, status: number, body?: Record<string, unknown>): void;
   close(): Promise<void>;
@@ -43,6 +45,7 @@ export async function startFakeTwilio(accountSid: string, authToken: string): Pr
     numbers: new Map(),
     messages: [],
     available: undefined,
+    beforeMessageAnswer: undefined,
     failNext: (method, path, status, body = { code: 20500, message: 'Internal Server Error', status }) =>
       void failures.push({ method, path, status, body }),
   };
@@ -118,7 +121,10 @@ export async function startFakeTwilio(accountSid: string, authToken: string): Pr
       if (!form.Body) return send(400, { code: 21602, message: 'Message body is required.', status: 400 });
       const message = { sid: sid('SM'), from: form.From ?? '', to: form.To ?? '', body: form.Body };
       fake.messages.push(message);
-      return send(201, { sid: message.sid, status: 'queued', from: message.from, to: message.to, body: message.body });
+      const answer = () => send(201, { sid: message.sid, status: 'queued', from: message.from, to: message.to, body: message.body });
+      if (!fake.beforeMessageAnswer) return answer();
+      void fake.beforeMessageAnswer(message).then(answer, () => send(500, { code: 20500, message: 'hook failed', status: 500 }));
+      return;
     }
     if ((match = new RegExp(`^${account}/IncomingPhoneNumbers/([^/]+)\\.json$`).exec(path)) && method === 'DELETE') {
       if (!fake.numbers.delete(match[1]!)) return send(404, { code: 20404, message: 'Not found', status: 404 });
@@ -141,6 +147,12 @@ export async function startFakeTwilio(accountSid: string, authToken: string): Pr
     },
     set available(value) {
       fake.available = value;
+    },
+    get beforeMessageAnswer() {
+      return fake.beforeMessageAnswer;
+    },
+    set beforeMessageAnswer(value) {
+      fake.beforeMessageAnswer = value;
     },
     url: `http://127.0.0.1:${port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

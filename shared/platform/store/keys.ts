@@ -313,6 +313,14 @@ export const keys = {
     sk: 'SMSIN',
   }),
   /**
+   * An SMS Parley sent in an SMS chat, by the carrier's message ID: which chat message a
+   * delivery report (StatusCallback) is about (`chat_id`, `seq`).
+   */
+  smsOutbound: (workspaceId: string, provider: string, messageId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#SMSOUT#${provider}#${messageId}`,
+    sk: 'SMSOUT',
+  }),
+  /**
    * gsi2 entry of a conversation with the party `e164` (the other side of a call: to_number
    * outbound, from_number inbound): the workspace and number are the partition, the sort key
    * starts with 12 hex digits of the creation time so the timeline sorts newest first

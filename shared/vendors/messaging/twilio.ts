@@ -5,7 +5,7 @@ import { wire } from '../../platform/naming.ts';
 import { trimTrailing } from '../../platform/text.ts';
 import { traced } from '../../platform/tracing.ts';
 import { recordProviderOperation } from '../telephony/operation-log.ts';
-import type { MessagingProvider, OutgoingSms, SentSms } from './types.ts';
+import { SmsSendFailed, type MessagingProvider, type OutgoingSms, type SentSms } from './types.ts';
 
 /**
  * Twilio Messaging through its REST API: `POST /2010-04-01/Accounts/{sid}/Messages.json`
@@ -61,7 +61,7 @@ export class TwilioMessaging implements MessagingProvider {
     } catch (error) {
       const reason = error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'unreachable';
       await record('error', {}, reason);
-      throw badGateway(`Twilio send SMS failed: ${reason}`);
+      throw new SmsSendFailed(`Twilio send SMS failed: ${reason}`, reason !== 'timed out');
     }
     let parsed: Record<string, unknown> = {};
     try {
@@ -82,7 +82,7 @@ export class TwilioMessaging implements MessagingProvider {
       if (response.status >= 400 && response.status < 500 && response.status !== 401 && response.status !== 403 && response.status !== 429) {
         throw unprocessable(`Twilio refused the SMS to ${message.to}: ${reason}`);
       }
-      throw badGateway(`Twilio send SMS failed: ${reason}`);
+      throw new SmsSendFailed(`Twilio send SMS failed: ${reason}`, true);
     }
     if (typeof parsed.sid !== 'string' || !parsed.sid) {
       await record('error', {}, 'no sid in the answer');

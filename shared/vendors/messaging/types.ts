@@ -9,6 +9,21 @@
  * number that cannot receive SMS, an unsubscribed recipient), 502 when it fails or cannot
  * be reached.
  */
+import { VendorFailed } from '../../platform/errors.ts';
+
+/**
+ * 502: the carrier failed to take the message. `retryable` when it surely did not take it
+ * (it answered an error, or could not be reached); not after a timeout, when it may have.
+ */
+export class SmsSendFailed extends VendorFailed {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
+
 export interface OutgoingSms {
   /** The workspace's number (E.164). */
   from: string;
