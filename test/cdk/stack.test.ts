@@ -692,6 +692,17 @@ describe('scheduled jobs', () => {
     expect(live.map((job) => job.name)).toEqual(['batch-tick', 'oauth-refresh', 'billing-hourly']);
   });
 
+  it('sends the concurrency sweep to the call-steps queue every minute, dropped rather than sent late', () => {
+    const rules = Object.values(parley.template.findResources('AWS::Events::Rule')).filter(
+      (rule) => rule.Properties.ScheduleExpression === 'rate(1 minute)' && rule.Properties.Targets[0].Arn['Fn::GetAtt'],
+    );
+    expect(rules).toHaveLength(1);
+    const target = rules[0]!.Properties.Targets[0];
+    expect(target.Arn['Fn::GetAtt'][0]).toBe(logicalId(parley, parley.stack.callStepsQueue));
+    expect(target.RetryPolicy).toEqual({ MaximumEventAgeInSeconds: 60, MaximumRetryAttempts: 3 });
+    expect(target.InputTransformer.InputTemplate).toContain('"kind":"concurrency-sweep"');
+  });
+
   const invokeConfigOf = (name: BackgroundName) => {
     const fnId = logicalId(parley, parley.stack.backgroundFunctions[name]);
     const configs = Object.values(parley.template.findResources('AWS::Lambda::EventInvokeConfig')).filter(
