@@ -971,8 +971,9 @@ export class ParleyStack extends Stack {
           targets: [
             new targets.SqsQueue(queue, {
               message: events.RuleTargetInput.fromObject({ ...scheduled.message, scheduled_at: events.EventField.time }),
-              retryAttempts: 3,
-              // A minute's message not handed over within its minute is dropped: the next one does the same work.
+              // A minute's message is not retried and is dropped after its minute, as the minute
+              // jobs are: the next minute's does the same work.
+              retryAttempts: scheduled.every === 'minute' ? 0 : 3,
               maxEventAge: scheduled.every === 'minute' ? Duration.minutes(1) : Duration.hours(1),
               deadLetterQueue: this.scheduleDeadLetters,
             }),

@@ -83,6 +83,18 @@ export interface ConversationState {
   overrides?: ConfigOverrides;
   /** False when the conversation cannot be transferred (a web call, a chat): transfer_call answers an error and the agent goes on. */
   can_transfer?: boolean;
+  /**
+   * What the caller told the agent between turns (`noteToAgent`: a transfer that did not go
+   * through), each after `after` history entries: the model sees it there as a system
+   * message. Never part of the transcript.
+   */
+  agent_notes?: AgentNote[];
+}
+
+/** A note to the agent from outside the conversation (the call engine), placed after `after` history entries. */
+export interface AgentNote {
+  after: number;
+  content: string;
 }
 
 /** Fields laid over the agent version, its Retell LLM version or its flow version for one conversation. */
