@@ -708,8 +708,8 @@ export class ParleyStack extends Stack {
     this.consume('integration-jobs', this.integrationJobsQueue, 1, INTEGRATION_JOBS_MAX_CONCURRENCY);
     this.consume('kb-jobs', this.kbJobsQueue, 1, KB_JOBS_MAX_CONCURRENCY);
     // Messages a schedule sends to a queue job (shared/jobs.ts scheduledMessages): the daily
-    // retention sweep and the knowledge bases' daily auto refresh.
-    this.scheduleMessages(jobs, { 'export-jobs': this.exportJobsQueue, 'kb-jobs': this.kbJobsQueue });
+    // retention sweep and the knowledge bases' daily auto refresh; the concurrency sweep every minute.
+    this.scheduleMessages(jobs, { 'export-jobs': this.exportJobsQueue, 'kb-jobs': this.kbJobsQueue, 'call-steps': this.callStepsQueue });
 
     // Lambda retries a failed asynchronous invocation twice by itself. The minute jobs are
     // not retried (the next minute's run does the same work, under the same lease), and an
@@ -964,12 +964,17 @@ export class ParleyStack extends Stack {
         if (!queue) throw new Error(`${job.name} has a scheduled message (${scheduled.name}) but no queue to send it to`);
         new events.Rule(this, `${pascal(job.name)}${pascal(scheduled.name)}Schedule`, {
           description: scheduled.description,
-          schedule: events.Schedule.cron({ minute: '0', hour: String(scheduled.atHourUtc) }),
+          schedule:
+            scheduled.every === 'minute'
+              ? events.Schedule.rate(Duration.minutes(1))
+              : events.Schedule.cron({ minute: '0', hour: String(scheduled.atHourUtc) }),
           targets: [
             new targets.SqsQueue(queue, {
               message: events.RuleTargetInput.fromObject({ ...scheduled.message, scheduled_at: events.EventField.time }),
-              retryAttempts: 3,
-              maxEventAge: Duration.hours(1),
+              // A minute's message is not retried and is dropped after its minute, as the minute
+              // jobs are: the next minute's does the same work.
+              retryAttempts: scheduled.every === 'minute' ? 0 : 3,
+              maxEventAge: scheduled.every === 'minute' ? Duration.minutes(1) : Duration.hours(1),
               deadLetterQueue: this.scheduleDeadLetters,
             }),
           ],

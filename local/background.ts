@@ -152,7 +152,7 @@ export function startBackgroundWork(jobs: readonly JobSpec[] = JOBS): { stop(): 
       }),
     );
   }
-  // Messages a schedule sends to a queue job (the daily retention sweep), at their UTC hour.
+  // Messages a schedule sends to a queue job (the daily retention sweep at its UTC hour, the concurrency sweep every minute).
   for (const job of jobs) {
     if (job.trigger.kind !== 'queue' || !job.live) continue;
     const queue = localQueue(job.trigger.queue);
@@ -160,8 +160,10 @@ export function startBackgroundWork(jobs: readonly JobSpec[] = JOBS): { stop(): 
       schedules.push(
         new LocalSchedule({
           name: `${job.name}-${scheduled.name}`,
-          periodMs: DAY,
+          periodMs: scheduled.every === 'minute' ? MINUTE : DAY,
           firstAt: (now) => {
+            // A rate rule's first firing comes a period after it is created.
+            if (scheduled.every === 'minute') return now + MINUTE;
             const at = Math.floor(now / DAY) * DAY + scheduled.atHourUtc * HOUR;
             return at > now ? at : at + DAY;
           },

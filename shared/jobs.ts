@@ -33,15 +33,22 @@ export type JobTrigger =
  * target; locally local/background.ts): work a queue job does on a timetable as well as on
  * demand. The schedule adds `scheduled_at`, the ISO time of the firing.
  */
-export interface ScheduledMessage {
+export type ScheduledMessage = {
   /** The rule's name part (`<job>-<name>`). */
   name: string;
   description: string;
-  every: 'day';
-  /** The UTC hour it is sent at. */
-  atHourUtc: number;
   message: Record<string, string>;
-}
+} & (
+  | {
+      every: 'day';
+      /** The UTC hour it is sent at. */
+      atHourUtc: number;
+    }
+  | {
+      /** EventBridge's rate(1 minute); locally the first one a minute after start. */
+      every: 'minute';
+    }
+);
 
 export interface JobSpec {
   name: JobName;
@@ -81,6 +88,12 @@ export const JOBS: readonly JobSpec[] = [
     // (INBOUND_QUEUE_TIMEOUT_MS, 40 s by default): about 82 s.
     timeoutSeconds: 120,
     live: true,
+    // Concurrency slots a crashed instance left behind (its call ended, or was never written)
+    // are released, and calls stranded in `registered` ended, without waiting for a full
+    // workspace to sweep (shared/calls/calls.ts sweepHeldSlots; docs/calls.md, Concurrency).
+    scheduledMessages: [
+      { name: 'concurrency-sweep', description: 'The scheduled sweep of concurrency slots held by calls no longer in progress', every: 'minute', message: { kind: 'concurrency-sweep' } },
+    ],
   },
   {
     name: 'contact-jobs',

@@ -3,6 +3,7 @@ import {
   agentTurn as runtimeTurn,
   analyzeConversation,
   closeConversation as runtimeClose,
+  noteToAgent as runtimeNote,
   openConversation as runtimeOpen,
   type ConfigOverrides,
   type ConversationState,
@@ -42,6 +43,11 @@ export async function openConversation(input: {
 
 export async function agentTurn(state: unknown, event: TurnEvent): Promise<TurnResult> {
   return runtimeTurn(state as ConversationState, event);
+}
+
+/** The conversation state with a note the agent's next turns see (a system message); the state unchanged when there is none. */
+export function noteToAgent(state: unknown, content: string): unknown {
+  return state ? runtimeNote(state as ConversationState, content) : state;
 }
 
 export function closeConversation(state: unknown): void {

@@ -9,7 +9,7 @@ import { badRequest, invalidPaginationKey, notFound, TooManyRequests, unprocessa
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { checkedAgentOverride } from './agent-override.ts';
-import { acquireSlot, releaseSlot, sweepSlots, type CallKind } from './concurrency.ts';
+import { acquireSlot, releaseSlot, SLOT_RECHECK_MS, sweepDueSlots, sweepSlots, type CallKind, type DueSweepResult, type SlotVerdict } from './concurrency.ts';
 import { DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
 import { listCallItems } from './listing.ts';
@@ -268,13 +268,39 @@ export const STRANDED_REGISTERED_MS = 15 * 60_000;
  * end `error_unknown` once the sweep has released its slot.
  */
 async function isCallInProgress(callId: string, stranded: CallItem[]): Promise<boolean> {
+  return (await slotVerdict(callId, Date.now(), stranded)).keep;
+}
+
+/**
+ * The one judgement of both sweeps: a slot is kept while its call is `ongoing`, or
+ * `registered` for less than STRANDED_REGISTERED_MS (looked at again by then); anything else
+ * (ended, never written, stranded) gives it back. A stranded call goes into `stranded`.
+ */
+async function slotVerdict(callId: string, nowMs: number, stranded: CallItem[]): Promise<SlotVerdict> {
   const call = await findCallItem(callId);
-  if (!call) return false;
-  if (call.call_status === 'ongoing') return true;
-  if (call.call_status !== 'registered') return false;
-  if (Date.now() - call.created_timestamp < STRANDED_REGISTERED_MS) return true;
+  if (!call) return { keep: false };
+  if (call.call_status === 'ongoing') return { keep: true, recheckAt: nowMs + SLOT_RECHECK_MS };
+  if (call.call_status !== 'registered') return { keep: false };
+  const strandedAt = call.created_timestamp + STRANDED_REGISTERED_MS;
+  if (nowMs < strandedAt) return { keep: true, recheckAt: Math.min(nowMs + SLOT_RECHECK_MS, strandedAt) };
   stranded.push(call);
-  return false;
+  return { keep: false };
+}
+
+/**
+ * The scheduled concurrency sweep (the call-steps job's `concurrency-sweep` message, every
+ * minute): across every workspace, the slots held past the setup grace whose calls are no
+ * longer in progress (an instance crashed before releasing, or before writing the call) are
+ * released, and calls stranded in `registered` end `error_unknown`, exactly as the sweep
+ * before a refusal does, without waiting for a request to fill the workspace.
+ */
+export async function sweepHeldSlots(options: { now?: () => number } = {}): Promise<DueSweepResult & { ended: string[] }> {
+  const now = options.now ?? Date.now;
+  const stranded: CallItem[] = [];
+  const result = await sweepDueSlots((slot) => slotVerdict(slot.call_id, now(), stranded), { now });
+  // Their slots went with the sweep (or another release); finishCall's own release finds them gone.
+  await Promise.all(stranded.map((call) => finishCall(call, { status: 'error', reason: 'error_unknown' })));
+  return { ...result, ended: stranded.map((call) => call.call_id) };
 }
 
 export async function createWebCall(principal: Principal, input: CreateWebCallInput) {

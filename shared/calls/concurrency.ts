@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import * as z from 'zod';
 import { getWorkspaceItem } from '../account/index.ts';
 import { badRequest, tooManyRequests, unavailable } from '../platform/errors.ts';
@@ -45,6 +45,13 @@ export const MAX_CONCURRENCY_LIMIT = 1000;
  * the call record is written after its slot, so a call being set up is not in progress yet.
  */
 export const SLOT_SETUP_GRACE_MS = 120_000;
+/** How long the scheduled sweep leaves a slot whose call is in progress before it looks again. */
+export const SLOT_RECHECK_MS = 5 * 60_000;
+/** The scheduled sweep's index is spread over this many gsi1 partitions (by call ID). */
+export const SLOT_SWEEP_SHARDS = 4;
+const sweepShardOf = (callId: string): number => createHash('sha256').update(callId).digest()[0]! % SLOT_SWEEP_SHARDS;
+/** The slot's entry in the scheduled sweep's index, due at `dueMs`. */
+const sweepEntry = (workspaceId: string, callId: string, dueMs: number) => keys.concurrencySweepDue(sweepShardOf(callId), dueMs, workspaceId, callId);
 /** Retry-after of a 429: calls last minutes, so a slot rarely comes back within a second. */
 const FULL_RETRY_AFTER_SECONDS = 5;
 const MAX_ATTEMPTS = 25;
@@ -116,6 +123,9 @@ export type SlotItem = {
   acquired_timestamp: number;
   /** Names this admission, so a cleanup or a sweep releases only the slot it means. */
   token: string;
+  /** The scheduled sweep's index (keys.concurrencySweepDue): when it next looks at the slot. Absent on slots taken before it existed. */
+  gsi1pk?: string;
+  gsi1sk?: string;
 };
 
 // ── Limits ──────────────────────────────────────────────────────────────────────────
@@ -210,14 +220,16 @@ export async function acquireSlot(input: AcquireSlotInput): Promise<{ burst: boo
       : cap.normal <= 0
         ? { expression: '(attribute_not_exists(in_use) OR in_use < :max)', values: { ':max': cap.max } }
         : { expression: 'in_use >= :normal AND in_use < :max', values: { ':normal': cap.normal, ':max': cap.max } };
+    const acquiredAt = now();
     const slot: SlotItem = {
       ...keys.concurrencySlot(workspaceId, callId),
       workspace_id: workspaceId,
       call_id: callId,
       kind,
       burst,
-      acquired_timestamp: now(),
+      acquired_timestamp: acquiredAt,
       token: randomBytes(9).toString('base64url'),
+      ...sweepEntry(workspaceId, callId, acquiredAt + SLOT_SETUP_GRACE_MS),
     };
     const ops: TransactOp[] = [
       {
@@ -285,15 +297,19 @@ export async function acquireSlots(input: { workspaceId: string; callIds: readon
     const batch = waiting.slice(0, Math.min(SLOTS_PER_TRANSACTION, Math.max(0, cap.max - inUse)));
     if (batch.length === 0) break;
     const settings = settingsUnchanged(counter);
-    const slots: SlotItem[] = batch.map((callId, i) => ({
-      ...keys.concurrencySlot(workspaceId, callId),
-      workspace_id: workspaceId,
-      call_id: callId,
-      kind,
-      burst: inUse + i >= cap.normal,
-      acquired_timestamp: now(),
-      token: randomBytes(9).toString('base64url'),
-    }));
+    const slots: SlotItem[] = batch.map((callId, i) => {
+      const acquiredAt = now();
+      return {
+        ...keys.concurrencySlot(workspaceId, callId),
+        workspace_id: workspaceId,
+        call_id: callId,
+        kind,
+        burst: inUse + i >= cap.normal,
+        acquired_timestamp: acquiredAt,
+        token: randomBytes(9).toString('base64url'),
+        ...sweepEntry(workspaceId, callId, acquiredAt + SLOT_SETUP_GRACE_MS),
+      };
+    });
     const unchanged =
       counter?.in_use === undefined
         ? { expression: 'attribute_not_exists(in_use)', values: {} }
@@ -454,6 +470,109 @@ export async function sweepSlots(
     );
   }
   return { checked: slots.length, released };
+}
+
+/**
+ * What the scheduled sweep does with a due slot, from its call: keep it and look again at
+ * `recheckAt` (epoch ms), or release it.
+ */
+export type SlotVerdict = { keep: true; recheckAt: number } | { keep: false };
+
+export interface DueSweepOptions {
+  /** The clock, epoch ms (tests). */
+  now?: () => number;
+  /** Index entries read at most per shard in one pass (the rest wait for the next pass). */
+  maxPerShard?: number;
+}
+
+export interface DueSweepResult {
+  /** Due slots the pass judged. */
+  checked: number;
+  /** Slots this pass released (not those another release got to first). */
+  released: { workspace_id: string; call_id: string }[];
+  /** Slots kept, whose next look was moved to their `recheckAt`. */
+  rescheduled: number;
+}
+
+const SWEEP_PAGE = 100;
+const SWEEP_MAX_PER_SHARD = 1000;
+
+/**
+ * The scheduled sweep (every workspace, no table scan): reads the slots the sweep index says
+ * are due (keys.concurrencySweepDue: a slot is due SLOT_SETUP_GRACE_MS after it was taken, then
+ * whenever a pass set it), asks `judge` about each one's call, and releases it (by its token,
+ * so never a slot its call took again) or moves its next look to `recheckAt` (conditional on
+ * the entry read, so two overlapping passes judge a slot once). Safe beside any number of
+ * releases, on-demand sweeps and other passes: each slot is released once.
+ */
+export async function sweepDueSlots(judge: (slot: SlotItem) => Promise<SlotVerdict>, options: DueSweepOptions = {}): Promise<DueSweepResult> {
+  const now = options.now ?? Date.now;
+  const maxPerShard = options.maxPerShard ?? SWEEP_MAX_PER_SHARD;
+  const startedAt = now();
+  const result: DueSweepResult = { checked: 0, released: [], rescheduled: 0 };
+
+  const sweepShard = async (shard: number) => {
+    const bound = keys.concurrencySweepDueBefore(shard, startedAt);
+    let startKey: Record<string, unknown> | undefined;
+    for (let read = 0; read < maxPerShard; ) {
+      const page = await table.queryPage<Pick<SlotItem, 'workspace_id' | 'call_id' | 'gsi1sk'>>({
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+        ExpressionAttributeValues: { ':pk': bound.gsi1pk, ':before': bound.gsi1skBefore },
+        Limit: Math.min(SWEEP_PAGE, maxPerShard - read),
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      });
+      read += page.items.length;
+      for (let i = 0; i < page.items.length; i += SWEEP_PARALLELISM) {
+        await Promise.all(page.items.slice(i, i + SWEEP_PARALLELISM).map((entry) => sweepOne(entry)));
+      }
+      startKey = page.lastKey;
+      if (!startKey) break;
+    }
+  };
+
+  const sweepOne = async (entry: Pick<SlotItem, 'workspace_id' | 'call_id' | 'gsi1sk'>) => {
+    // The index is eventually consistent: the slot as it is now decides.
+    const slot = await readSlot(entry.workspace_id, entry.call_id);
+    if (!slot || slot.gsi1sk !== entry.gsi1sk) return; // released, or taken again or judged since
+    result.checked++;
+    const verdict = await judge(slot);
+    if (verdict.keep) {
+      if (await moveSweepEntry(slot, verdict.recheckAt)) result.rescheduled++;
+      return;
+    }
+    if (await release(slot.workspace_id, slot.call_id, slot.token)) {
+      logger.warn('scheduled sweep released the concurrency slot of a call no longer in progress', {
+        workspace_id: slot.workspace_id,
+        call_id: slot.call_id,
+      });
+      result.released.push({ workspace_id: slot.workspace_id, call_id: slot.call_id });
+    }
+  };
+
+  await Promise.all(Array.from({ length: SLOT_SWEEP_SHARDS }, (_, shard) => sweepShard(shard)));
+  return result;
+}
+
+/** Moves a kept slot's next look; false when the slot changed since it was read (released, taken again, judged by another pass). */
+async function moveSweepEntry(slot: SlotItem, recheckAt: number): Promise<boolean> {
+  try {
+    await table.update({
+      Key: keys.concurrencySlot(slot.workspace_id, slot.call_id),
+      UpdateExpression: 'SET gsi1sk = :next',
+      ConditionExpression: '#token = :token AND gsi1sk = :read',
+      ExpressionAttributeNames: { '#token': 'token' },
+      ExpressionAttributeValues: {
+        ':next': sweepEntry(slot.workspace_id, slot.call_id, recheckAt).gsi1sk,
+        ':token': slot.token,
+        ':read': slot.gsi1sk,
+      },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
 }
 
 // ── Reads and settings ──────────────────────────────────────────────────────────────

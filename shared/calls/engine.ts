@@ -3,11 +3,11 @@ import { config } from '../platform/config.ts';
 import { ApiError } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { canonicalE164 } from '../platform/phone.ts';
-import { agentTurn, analyzeCall, closeConversation, openConversation, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
+import { agentTurn, analyzeCall, closeConversation, noteToAgent, openConversation, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
 import { liveConversation, pendingSays } from './live-state.ts';
-import { dialOut, endMedia, transferCall, type TransferOutcome } from './media.ts';
+import { dialOut, endMedia, sendLiveControl, transferCall, type TransferOutcome } from './media.ts';
 import { callCost, type CallCost } from './pricing.ts';
 import { recordSandboxCall, startRoomRecording } from './recordings.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
@@ -457,6 +457,17 @@ export function transferRefusal(call: CallItem, number: string): string | undefi
             : undefined;
 }
 
+const NOT_BRIDGED: Record<Extract<TransferOutcome, { bridged: false }>['reason'], string> = {
+  dial_busy: 'the line was busy',
+  dial_no_answer: 'nobody answered',
+  dial_failed: 'the call could not be placed',
+};
+
+/** What the agent is told when its transfer did not go through. */
+export function transferCancelledNote(destination: string, reason: Extract<TransferOutcome, { bridged: false }>['reason']): string {
+  return `The transfer to ${destination} did not go through (${NOT_BRIDGED[reason]}): the caller is still on the line with you. Tell them, and carry on helping them.`;
+}
+
 /** The `transfer` step: the media layer transfers, then the outcome is applied once. */
 async function transferStep(call: CallItem, seq: number): Promise<void> {
   const state = call.transfer_state;
@@ -471,15 +482,28 @@ async function transferStep(call: CallItem, seq: number): Promise<void> {
     outcome = { bridged: false, reason: 'dial_failed' };
   }
   if (!outcome.bridged) {
+    // The agent is told (its turn ended on "Transferring…"), in the same write: a sandbox
+    // agent's conversation gets a note its next turn sees; a LiveKit worker a data message.
+    const note = transferCancelledNote(state.destination, outcome.reason);
+    const sandboxConversation = call.engine.media === 'sandbox' && call.engine.conversation !== undefined;
     const cancelled = await transitionCall(call.call_id, {
       from: ['ongoing'],
       guard: { field: 'transfer_seq', equals: seq },
-      set: { transfer_seq: seq + 1, transfer_state: { ...state, status: 'cancelled', reason: outcome.reason } satisfies TransferState },
+      set: {
+        transfer_seq: seq + 1,
+        transfer_state: { ...state, status: 'cancelled', reason: outcome.reason } satisfies TransferState,
+        ...(sandboxConversation ? { engine: { ...call.engine, conversation: noteToAgent(call.engine.conversation, note) } } : {}),
+      },
       // transfer_destination names where a call was transferred (retell-sdk): a cancelled transfer took it nowhere.
       remove: ['transfer_destination'],
     });
     if (!cancelled) return;
     await sendCallEvent(cancelled, 'transfer_cancelled');
+    if (cancelled.engine.media === 'livekit') {
+      await sendLiveControl(cancelled, { type: 'transfer_cancelled', destination: state.destination, reason: outcome.reason, note }).catch((error: unknown) =>
+        logger.warn('telling the agent worker the transfer was cancelled failed', { call_id: call.call_id, error }),
+      );
+    }
     // The caller is back with the agent: a sandbox callee goes on with the script.
     const lines = cancelled.engine.sandbox?.user_lines ?? [];
     const next = cancelled.engine.step_seq ?? 0;

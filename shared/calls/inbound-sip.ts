@@ -6,7 +6,7 @@ import { receiveInboundCall } from './inbound.ts';
 import { dispatchAgentInto, endMedia, forwardCaller } from './media.ts';
 import { queueInboundSipCaller, type InboundSipMessage } from './schedule.ts';
 import { mergeSipLeg, reportOfParticipant, webhookTime } from './sip-leg.ts';
-import { claimMediaRoom, findCallItem } from './store.ts';
+import { claimMediaRoom, findCallItem, mediaRoomEnd } from './store.ts';
 
 /*
  * An inbound phone call arriving through LiveKit's SIP service (docs/calls-media.md,
@@ -31,6 +31,9 @@ export const INBOUND_ROOM_PREFIX = 'inbound-';
 const HEADER_ATTRIBUTE = 'sip.h.';
 
 export const isInboundRoom = (room: string): boolean => room.startsWith(INBOUND_ROOM_PREFIX);
+
+/** How an inbound call whose caller hung up before the agent answered ends. */
+export const CALLER_LEFT_BEFORE_ANSWER = { status: 'not_connected', reason: 'user_hangup' } as const;
 
 /** The INVITE's headers as LiveKit exposes them on the participant (`sip.h.x-customer-id` → `x-customer-id`). */
 export function sipHeadersOf(attributes: Record<string, string>): Record<string, string> {
@@ -77,6 +80,11 @@ export async function receiveInboundSipCaller(event: MediaWebhookEvent): Promise
 export async function admitInboundSipCaller(message: InboundSipMessage): Promise<{ applied: string }> {
   const { call_id: callId, room, participant } = message;
   if (await findCallItem(callId)) return { applied: 'ignored: already admitted' };
+  // The caller hung up before admission began (live-events.ts recorded it on the room's claim).
+  if (await mediaRoomEnd(room)) {
+    await hangUp(room);
+    return { applied: 'ignored: the caller left before admission' };
+  }
   const toNumber = participant.attributes['sip.trunkPhoneNumber'] ?? '';
   const fromNumber = participant.attributes['sip.phoneNumber'] ?? '';
   const headers = sipHeadersOf(participant.attributes);
@@ -107,6 +115,14 @@ export async function admitInboundSipCaller(message: InboundSipMessage): Promise
   }
   // A call ended at once (no slot, no fallback) ended its room through finishCall already.
   if (outcome.call.call_status !== 'registered') return { applied: outcome.call.call_status };
+  // The caller hung up while admission ran: the call (written now) ends at once and gives its
+  // slot back. The webhook wrote the claim's mark before reading the call, and admission wrote
+  // the call before reading the mark, so one of them always sees the other.
+  if (await mediaRoomEnd(room)) {
+    const call = await findCallItem(callId);
+    if (call) await finishCall(call, CALLER_LEFT_BEFORE_ANSWER);
+    return { applied: 'not_connected: the caller left during admission' };
+  }
   try {
     await dispatchAgentInto(room, (await findCallItem(callId))!);
   } catch (error) {

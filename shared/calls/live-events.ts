@@ -1,13 +1,13 @@
 import { notFound, unauthorized, conflict, unprocessable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
-import { verifyMediaWebhook, verifyWorkerReportToken, type WorkerEvent } from '../vendors/media/index.ts';
+import { verifyMediaWebhook, verifyWorkerReportToken, type MediaWebhookEvent, type WorkerEvent } from '../vendors/media/index.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { answer, appendTranscript, endTransfer, finishCall, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from './engine.ts';
-import { isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
+import { CALLER_LEFT_BEFORE_ANSWER, isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
 import { dispatchAgentInto, endMedia } from './media.ts';
 import { finishRoomRecording, startRoomRecording } from './recordings.ts';
-import { recordSipWebhook } from './sip-leg.ts';
-import { callOfMediaRoom, findCallItem, transitionCall, type CallItem, type EngineState } from './store.ts';
+import { recordSipWebhook, webhookTime } from './sip-leg.ts';
+import { callOfMediaRoom, findCallItem, markMediaRoomEnded, transitionCall, type CallItem, type EngineState } from './store.ts';
 
 /*
  * A call on LiveKit follows two event sources (docs/calls-media.md):
@@ -29,6 +29,10 @@ const isSipCaller = (participant: { kind?: string } | undefined) => participant?
 const isStillDialling = (participant: { attributes?: Record<string, string> } | undefined) =>
   participant?.attributes?.['sip.callStatus'] === 'dialing' || participant?.attributes?.['sip.callStatus'] === 'ringing';
 
+/** In an inbound room: the caller hung up (the human SIP party leaving, not a transfer target or a listener), or the room is gone. */
+const callerLeft = (event: MediaWebhookEvent) =>
+  event.event === 'room_finished' || (event.event === 'participant_left' && isHuman(event.participant) && !event.participant?.identity?.startsWith('transfer-'));
+
 /** Applies one LiveKit webhook; answers what it did (for the log and tests). */
 export async function receiveMediaWebhook(rawBody: string, authorization: string | undefined): Promise<{ applied: string }> {
   const event = await verifyMediaWebhook(rawBody, authorization);
@@ -44,8 +48,18 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
   if (event.event === 'participant_joined' && isSipCaller(event.participant) && isInboundRoom(room)) {
     return receiveInboundSipCaller(event);
   }
-  const callId = isInboundRoom(room) ? await callOfMediaRoom(room) : room;
+  // An inbound caller leaving (or the room finishing) is first recorded on the room's claim,
+  // then the call is read: admission writes the call, then reads the claim (inbound-sip.ts), so
+  // whichever comes second sees the other, and a caller who hangs up during admission (the
+  // call_inbound webhook, the pre-call workflow, the inbound queue) is never lost.
+  const callerGone = isInboundRoom(room) && callerLeft(event);
+  const callId = !isInboundRoom(room)
+    ? room
+    : callerGone
+      ? await markMediaRoomEnded(room, { ended_timestamp: webhookTime(event), ended_by: event.event })
+      : await callOfMediaRoom(room);
   const call = callId ? await findCallItem(callId) : undefined;
+  if (!call && callId && callerGone) return { applied: 'recorded: the caller left before the call was admitted' };
   if (!call) {
     // A SIP caller in a room of no call (a stale or made-up registered call ID): hang up.
     if (event.event === 'participant_joined' && isSipCaller(event.participant)) {
@@ -71,6 +85,11 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
         await endTransfer(call, call.transfer_seq ?? 0);
         return { applied: 'transfer_ended' };
       }
+      // An inbound caller admitted but not yet answered (the agent is being dispatched) hung up.
+      if (call.call_status === 'registered' && callerGone) {
+        await finishCall(call, CALLER_LEFT_BEFORE_ANSWER);
+        return { applied: 'not_connected' };
+      }
       if (call.call_status !== 'ongoing') return { applied: 'ignored' };
       // The target of a ringing warm transfer hanging up is the transfer's outcome, not the call's end.
       if (event.participant?.identity?.startsWith('transfer-')) return { applied: 'ignored' };
@@ -84,7 +103,10 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
       }
       if (call.call_status === 'ongoing') await finishCall(call, { status: 'ended', reason: 'user_hangup' });
       else if (call.call_status === 'registered') {
-        await finishCall(call, { status: 'not_connected', reason: call.call_type === 'web_call' ? 'error_user_not_joined' : 'dial_failed' });
+        await finishCall(
+          call,
+          callerGone ? CALLER_LEFT_BEFORE_ANSWER : { status: 'not_connected', reason: call.call_type === 'web_call' ? 'error_user_not_joined' : 'dial_failed' },
+        );
       } else return { applied: 'ignored' };
       return { applied: 'finished' };
     default:

@@ -58,10 +58,26 @@ export const InboundSipSchema = z.lazy(() =>
   }),
 );
 
-/** What the call-steps queue carries: a timed step of a call, or an inbound SIP caller to admit. */
-export type CallQueueMessage = CallStepMessage | InboundSipMessage;
+/**
+ * The scheduled concurrency sweep (shared/jobs.ts: an EventBridge rule puts it on the queue
+ * every minute, with the firing's time): `sweepHeldSlots` in calls.ts.
+ */
+export interface ConcurrencySweepMessage {
+  kind: 'concurrency-sweep';
+  scheduled_at?: string;
+}
 
-export const CallQueueMessageSchema = z.lazy(() => z.union([CallStepSchema, InboundSipSchema]));
+export const ConcurrencySweepSchema = z.lazy(() =>
+  z.object({
+    kind: z.literal('concurrency-sweep'),
+    scheduled_at: z.string().max(64).optional(),
+  }),
+);
+
+/** What the call-steps queue carries: a timed step of a call, an inbound SIP caller to admit, or the scheduled concurrency sweep. */
+export type CallQueueMessage = CallStepMessage | InboundSipMessage | ConcurrencySweepMessage;
+
+export const CallQueueMessageSchema = z.lazy(() => z.union([CallStepSchema, InboundSipSchema, ConcurrencySweepSchema]));
 
 /** Queues an inbound SIP caller's admission to run now on the call-steps job. */
 export async function queueInboundSipCaller(message: InboundSipMessage): Promise<void> {

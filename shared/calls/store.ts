@@ -440,6 +440,39 @@ export async function callOfMediaRoom(room: string): Promise<string | undefined>
   return (await table.get<{ call_id: string }>(keys.mediaRoom(room)))?.call_id;
 }
 
+/** A claimed room's caller left (or the room finished): when, and by which event. */
+export interface MediaRoomEnd {
+  ended_timestamp: number;
+  ended_by: string;
+}
+
+/**
+ * Records on a claimed room that its caller is gone, for an admission still running (the
+ * call not written yet) to honour: the first mark stays (a redelivery changes nothing).
+ * Answers the claim's call ID; undefined when the room has no claim.
+ */
+export async function markMediaRoomEnded(room: string, end: MediaRoomEnd): Promise<string | undefined> {
+  try {
+    const claim = await table.update<{ call_id: string }>({
+      Key: keys.mediaRoom(room),
+      UpdateExpression: 'SET ended_timestamp = if_not_exists(ended_timestamp, :at), ended_by = if_not_exists(ended_by, :by)',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':at': end.ended_timestamp, ':by': end.ended_by },
+      ReturnValues: 'ALL_NEW',
+    });
+    return claim?.call_id;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}
+
+/** The end recorded on a claimed room (markMediaRoomEnded), if its caller is gone. */
+export async function mediaRoomEnd(room: string): Promise<MediaRoomEnd | undefined> {
+  const claim = await table.get<Partial<MediaRoomEnd>>(keys.mediaRoom(room));
+  return claim?.ended_timestamp !== undefined ? { ended_timestamp: claim.ended_timestamp, ended_by: claim.ended_by ?? 'room_finished' } : undefined;
+}
+
 /** The media room a call lives in: its own name, unless the dispatch rule named it. */
 export const roomOf = (call: Pick<CallItem, 'call_id' | 'engine'>): string => call.engine.room ?? call.call_id;
 

@@ -1,5 +1,5 @@
 import { estimateMessageTokens, type ChatMessage } from '../vendors/llm/index.ts';
-import type { TranscriptEvent } from './types.ts';
+import type { AgentNote, TranscriptEvent } from './types.ts';
 
 /*
  * What the model sees of the conversation, within the workspace LLM token limit (spec
@@ -15,10 +15,23 @@ export const MAX_LLM_TOKEN_LIMIT = 131_072;
 /** Spec Limits: replies are capped at 300 completion tokens. */
 export const REPLY_MAX_TOKENS = 300;
 
-/** The conversation as chat messages: utterances, and each run of tool calls as one assistant message followed by its results. */
-export function historyMessages(history: readonly TranscriptEvent[]): ChatMessage[] {
+/**
+ * The conversation as chat messages: utterances, and each run of tool calls as one assistant
+ * message followed by its results; a note to the agent is a system message where it was
+ * given (never between tool calls and their results: it waits for the results).
+ */
+export function historyMessages(history: readonly TranscriptEvent[], notes: readonly AgentNote[] = []): ChatMessage[] {
   const messages: ChatMessage[] = [];
-  for (const entry of history) {
+  const pending = [...notes].sort((a, b) => a.after - b.after);
+  const noteUpTo = (index: number) => {
+    while (pending.length > 0 && pending[0]!.after <= index) {
+      // Not inside a run of tool calls: providers want the results right after their calls.
+      if (history[index]?.role === 'tool_call_result') return;
+      messages.push({ role: 'system', content: pending.shift()!.content });
+    }
+  };
+  for (const [index, entry] of history.entries()) {
+    noteUpTo(index);
     if (entry.role === 'agent') messages.push({ role: 'assistant', content: entry.content });
     else if (entry.role === 'user') messages.push({ role: 'user', content: entry.content });
     else if (entry.role === 'tool_call_invocation') {
@@ -30,6 +43,7 @@ export function historyMessages(history: readonly TranscriptEvent[]): ChatMessag
       messages.push({ role: 'tool', content: entry.content, toolCallId: entry.tool_call_id });
     }
   }
+  noteUpTo(history.length);
   return messages;
 }
 

@@ -77,6 +77,16 @@ export async function agentTurn(state: ConversationState, event: TurnEvent): Pro
   return out.result();
 }
 
+/**
+ * Tells the agent something between turns (the call engine: a transfer that did not go
+ * through): the next state, whose model turns see `content` as a system message after
+ * what has been said so far. Not part of the transcript. A custom LLM is not told: the
+ * compatible WebSocket protocol has no such message.
+ */
+export function noteToAgent(state: ConversationState, content: string): ConversationState {
+  return { ...state, agent_notes: [...(state.agent_notes ?? []), { after: state.history.length, content }] };
+}
+
 /** The conversation's `transcript_object`: its utterances, in order. */
 export function transcriptObject(state: ConversationState): TranscriptObject[] {
   return state.history.flatMap((entry) => (entry.role === 'agent' || entry.role === 'user' ? [{ role: entry.role, content: entry.content, words: [] }] : []));

@@ -131,7 +131,7 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
   const definitions = options.tools.map((tool) => tool.definition);
   const maxRounds = options.maxRounds ?? 5;
   for (let round = 0; round < maxRounds; round++) {
-    const messages = fitToTokenLimit([{ role: 'system', content: options.system }], historyMessages(state.history), state.token_limit);
+    const messages = fitToTokenLimit([{ role: 'system', content: options.system }], historyMessages(state.history, state.agent_notes), state.token_limit);
     const answer = await languageModel().complete({
       model: options.model,
       messages,

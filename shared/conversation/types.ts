@@ -85,6 +85,12 @@ export interface ConversationState {
   can_transfer?: boolean;
   /** Tool calls answered by a given output instead of running (the playground's `tool_mocks`; tool-mocks.ts). */
   tool_mocks?: ToolMock[];
+  /**
+   * What the caller told the agent between turns (`noteToAgent`: a transfer that did not go
+   * through), each after `after` history entries: the model sees it there as a system
+   * message. Never part of the transcript.
+   */
+  agent_notes?: AgentNote[];
 }
 
 /** A mocked tool (retell-sdk PlaygroundCompletionParams.ToolMock): which calls it answers, and with what. */
@@ -96,6 +102,12 @@ export interface ToolMock {
   output: string;
   /** Whether the call succeeded (transfer_call: whether the transfer went through); default true. */
   result?: boolean | null;
+}
+
+/** A note to the agent from outside the conversation (the call engine), placed after `after` history entries. */
+export interface AgentNote {
+  after: number;
+  content: string;
 }
 
 /** Fields laid over the agent version, its Retell LLM version or its flow version for one conversation. */

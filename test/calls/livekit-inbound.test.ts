@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeLiveKit, signedWebhook } from '../support/fake-livekit.ts';
 import { call } from '../support/http.ts';
@@ -218,5 +220,69 @@ describe('an inbound SIP caller on LiveKit', () => {
     expect(ended).toMatchObject({ call_status: 'error', disconnection_reason: 'error_unknown' });
     expect(livekit.rooms.has(caller.room)).toBe(false);
     expect((await ws.api.get('/get-concurrency')).body.current_concurrency).toBe(0);
+  });
+});
+
+/** A call_inbound webhook endpoint that holds every answer until `release()`: admission is in progress meanwhile. */
+async function heldInboundWebhook() {
+  const asked: string[] = [];
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      asked.push(body);
+      void released.then(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ call_inbound: {} })));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  afterAll(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/inbound`, asked, release };
+}
+
+describe('an inbound SIP caller who hangs up while admission runs (the room race)', () => {
+  it('is not lost: the early participant_left is kept on the room claim and admission ends the call at once, slot released', async () => {
+    const inbound = await heldInboundWebhook();
+    const { ws, hooks, number, client } = await inboundSetup({ inbound_webhook_url: inbound.url });
+    const caller = sipCaller(number);
+    expect((await caller.joins()).body).toEqual({ applied: 'queued' });
+    // Admission is waiting for the call_inbound webhook's answer: no call exists yet.
+    await eventually(async () => inbound.asked.length, (n) => n === 1, 20_000);
+    expect(await listCalls(ws)).toEqual([]);
+
+    // The caller hangs up now: LiveKit's webhooks find no call, and are recorded, not dropped.
+    expect((await caller.leaves()).body).toEqual({ applied: 'recorded: the caller left before the call was admitted' });
+    // A redelivery and the room finishing change nothing more.
+    expect((await caller.leaves()).body).toEqual({ applied: 'recorded: the caller left before the call was admitted' });
+    expect((await livekitEvent({ event: 'room_finished', id: `EV_fin_${caller.room}`, room: { name: caller.room } })).body).toEqual({
+      applied: 'recorded: the caller left before the call was admitted',
+    });
+
+    inbound.release();
+    const [ended] = await eventually(() => listCalls(ws), (calls) => calls.length === 1 && calls[0].call_status !== 'registered', 20_000);
+    expect(ended).toMatchObject({ direction: 'inbound', call_status: 'not_connected', disconnection_reason: 'user_hangup' });
+    expect((await client.concurrency.retrieve()).current_concurrency).toBe(0);
+    // The agent was never dispatched to a room nobody is in.
+    expect(livekit.calls('AgentDispatchService/CreateDispatch').filter((req) => req.body.room === caller.room)).toEqual([]);
+    // call_ended went out (the call was never started); a late webhook about the room changes nothing.
+    await eventually(async () => hooks.events(ended.call_id), (events) => events.includes('call_ended'));
+    expect(hooks.events(ended.call_id)).not.toContain('call_started');
+    expect((await caller.leaves()).body).toEqual({ applied: 'ignored' });
+    expect(await client.call.retrieve(ended.call_id)).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'user_hangup' });
+  });
+
+  it('ends an admitted call the agent has not answered yet when its caller leaves (no longer ignored while registered)', async () => {
+    const { ws, number, client } = await inboundSetup();
+    const caller = sipCaller(number);
+    expect((await caller.joins()).body).toEqual({ applied: 'queued' });
+    const [admitted] = await eventually(() => listCalls(ws), (calls) => calls.length === 1, 20_000);
+    const left = await caller.leaves();
+    expect(left.status).toBe(200);
+    const final = await eventually(() => client.call.retrieve(admitted.call_id) as Promise<any>, (c) => c.call_status !== 'registered' && c.call_status !== 'ongoing', 20_000);
+    // Whether the join step made it ongoing first or not, the caller leaving ended it, with its slot.
+    expect(['ended', 'not_connected']).toContain(final.call_status);
+    expect(final.disconnection_reason).toBe('user_hangup');
+    expect((await client.concurrency.retrieve()).current_concurrency).toBe(0);
   });
 });

@@ -79,6 +79,17 @@ describe('transfers on LiveKit', () => {
     expect(live.call_status).toBe('ongoing');
     expect(live).not.toHaveProperty('transfer_destination');
     expect([...events].sort()).toEqual(['call_started', 'transfer_cancelled', 'transfer_started']);
+    // The worker is told (its agent said "Transferring…"): one data message on parley.live.
+    const told = livekit.calls('RoomService/SendData').filter((req) => req.body.room === callId);
+    expect(told).toHaveLength(1);
+    expect(told[0]!.body.topic).toBe('parley.live');
+    expect(JSON.parse(Buffer.from(told[0]!.body.data, 'base64').toString('utf8'))).toEqual({
+      call_id: callId,
+      type: 'transfer_cancelled',
+      destination: '+14155550142',
+      reason: 'dial_busy',
+      note: 'The transfer to +14155550142 did not go through (the line was busy): the caller is still on the line with you. Tell them, and carry on helping them.',
+    });
     // The call goes on: the worker keeps reporting, then ends it.
     expect((await report({ event: 'call_ended', sequence: 2, disconnection_reason: 'agent_hangup' })).status).toBe(204);
     expect(await get()).toMatchObject({ call_status: 'ended', disconnection_reason: 'agent_hangup' });

@@ -1,6 +1,7 @@
 import { verify as retellVerify } from 'retell-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
+import { OfflineModel, useLanguageModel, type CompletionRequest, type LanguageModel } from '../../shared/vendors/llm/index.ts';
 import { sandboxMedia } from '../../shared/vendors/media/index.ts';
 import { startTestApp } from '../support/app.ts';
 import { freshNumber, newAgent } from '../support/factories.ts';
@@ -120,6 +121,52 @@ describe('a cold transfer in the sandbox', () => {
     expect([...events.slice(3)].sort()).toEqual(['call_analyzed', 'call_ended']);
     expect(hitOf(hooks.hits, created.call_id, 'transfer_cancelled').json.call).toMatchObject({ call_status: 'ongoing' });
     await verifySignatures(hooks.hits, ws.api_key);
+  });
+});
+
+/** The offline model, recording what each turn asks it. */
+class RecordingModel implements LanguageModel {
+  readonly requests: CompletionRequest[] = [];
+  private readonly inner = new OfflineModel();
+  complete(request: CompletionRequest) {
+    this.requests.push(request);
+    return this.inner.complete(request);
+  }
+  stream(request: CompletionRequest) {
+    this.requests.push(request);
+    return this.inner.stream(request);
+  }
+}
+
+describe('a cancelled transfer, and the agent', () => {
+  it('is told in its conversation: its next turn sees a note after the tool result, the transcript does not', async () => {
+    const { number, client } = await transferSetup('cold_transfer', '+14155550001');
+    const model = new RecordingModel();
+    useLanguageModel(model);
+    try {
+      const created: any = await client.call.createPhoneCall({
+        from_number: number,
+        to_number: '+14155555555',
+        metadata: { sandbox_call_ms: 3000, sandbox_user_says: ['Can I speak to a human, please?', 'Okay, what are your hours?'] },
+      });
+      const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_status === 'ended', 20_000);
+      expect(final.disconnection_reason).toBe('user_hangup');
+      const note = 'The transfer to +14155550001 did not go through (the line was busy): the caller is still on the line with you. Tell them, and carry on helping them.';
+      // The turn answering the callee's next line: the note comes right after the transfer tool's result.
+      const next = model.requests.find((request) => request.messages.at(-1)?.content === 'Okay, what are your hours?');
+      expect(next).toBeDefined();
+      const roles = next!.messages.map((message) => message.role);
+      expect(roles).toEqual(['system', 'assistant', 'user', 'assistant', 'tool', 'system', 'user']);
+      expect(next!.messages[4]!.content).toBe('Transferring the call to +14155550001.');
+      expect(next!.messages[5]).toEqual({ role: 'system', content: note });
+      // The turn before the cancellation did not see it, and the transcript never holds it.
+      const asked = model.requests.find((request) => request.messages.at(-1)?.content === 'Can I speak to a human, please?');
+      expect(asked!.messages.filter((message) => message.content === note)).toEqual([]);
+      expect(JSON.stringify(final.transcript_with_tool_calls)).not.toContain('did not go through');
+      expect(final.transcript_object.map((entry: any) => entry.role)).toEqual(['agent', 'user', 'user', 'agent']);
+    } finally {
+      useLanguageModel(undefined);
+    }
   });
 });
 

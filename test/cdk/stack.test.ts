@@ -461,8 +461,8 @@ describe('ParleyStack', () => {
       ['billing-hourly', 'rate(1 hour)'],
     ];
     // The three periodic functions, plus the scheduled queue messages (the daily retention sweep
-    // to export-jobs, the daily refresh sweep to kb-jobs; tested below).
-    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(5);
+    // to export-jobs, the daily refresh sweep to kb-jobs, the concurrency sweep to call-steps; tested below).
+    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(6);
     for (const [name, rate] of schedules) {
       parley.template.hasResourceProperties('AWS::Events::Rule', {
         ScheduleExpression: rate,
@@ -692,6 +692,17 @@ describe('scheduled jobs', () => {
     expect(live.map((job) => job.name)).toEqual(['batch-tick', 'oauth-refresh', 'billing-hourly']);
   });
 
+  it('sends the concurrency sweep to the call-steps queue every minute, dropped rather than sent late', () => {
+    const rules = Object.values(parley.template.findResources('AWS::Events::Rule')).filter(
+      (rule) => rule.Properties.ScheduleExpression === 'rate(1 minute)' && rule.Properties.Targets[0].Arn['Fn::GetAtt'],
+    );
+    expect(rules).toHaveLength(1);
+    const target = rules[0]!.Properties.Targets[0];
+    expect(target.Arn['Fn::GetAtt'][0]).toBe(logicalId(parley, parley.stack.callStepsQueue));
+    expect(target.RetryPolicy).toEqual({ MaximumEventAgeInSeconds: 60, MaximumRetryAttempts: 0 });
+    expect(target.InputTransformer.InputTemplate).toContain('"kind":"concurrency-sweep"');
+  });
+
   const invokeConfigOf = (name: BackgroundName) => {
     const fnId = logicalId(parley, parley.stack.backgroundFunctions[name]);
     const configs = Object.values(parley.template.findResources('AWS::Lambda::EventInvokeConfig')).filter(
@@ -734,8 +745,9 @@ describe('scheduled jobs', () => {
   it('gives every schedule target a dead-letter queue, with an alarm, and the minute jobs no EventBridge retries', () => {
     const deadLetters = logicalId(parley, parley.stack.scheduleDeadLetters);
     const rules = Object.values(parley.template.findResources('AWS::Events::Rule'));
-    // Three functions' schedules, the daily retention sweep and the kb-jobs queue's daily refresh sweep.
-    expect(rules).toHaveLength(5);
+    // Three functions' schedules, the daily retention sweep, the kb-jobs queue's daily refresh sweep
+    // and the call-steps queue's concurrency sweep every minute.
+    expect(rules).toHaveLength(6);
     for (const rule of rules) {
       const [target] = rule.Properties.Targets;
       expect(target.DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [deadLetters, 'Arn'] } });

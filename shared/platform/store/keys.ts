@@ -252,6 +252,20 @@ export const keys = {
     pk: `${workspacePartition(workspaceId)}#CONCURRENCY`,
     skPrefix: 'SLOT#',
   }),
+  /**
+   * gsi1 entry of a held slot, for the scheduled sweep (docs/calls.md, Concurrency): every
+   * slot of every workspace, in `shard` (from the call ID) sorted by when the sweep should
+   * next look at it, so a pass reads only the due ones (sparse: slot items only).
+   */
+  concurrencySweepDue: (shard: number, dueMs: number, workspaceId: string, callId: string): { gsi1pk: string; gsi1sk: string } => ({
+    gsi1pk: `SLOTSWEEP#${shard}`,
+    gsi1sk: `${String(Math.max(0, Math.floor(dueMs))).padStart(15, '0')}#${workspaceId}#${callId}`,
+  }),
+  /** The gsi1 sort key bound of the slots of `shard` due before `beforeMs`. */
+  concurrencySweepDueBefore: (shard: number, beforeMs: number): { gsi1pk: string; gsi1skBefore: string } => ({
+    gsi1pk: `SLOTSWEEP#${shard}`,
+    gsi1skBefore: `${String(Math.max(0, Math.floor(beforeMs))).padStart(15, '0')}#`,
+  }),
 
   /**
    * An idempotency claim (shared/calls/idempotency.ts): one item per workspace and key,
