@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dynamicVariables, epochMs, versionRef } from '../platform/http/schemas.ts';
+import { dynamicVariables, epochMs, llmFallback, versionRef } from '../platform/http/schemas.ts';
 
 /*
  * The chats API contract (spec: Chats and SMS; shapes from retell-sdk resources/chat.d.ts and
@@ -153,6 +153,7 @@ export const Chat = z.lazy(() =>
     message_with_tool_calls: z.array(ChatMessage).optional(),
     chat_analysis: ChatAnalysis.optional(),
     chat_cost: z.object({ combined_cost: z.number(), product_costs: z.array(z.object({ product: z.string(), cost: z.number() })) }).optional(),
+    llm_fallback: llmFallback().optional(),
   }),
 );
 export type ChatView = z.infer<typeof Chat>;
@@ -199,6 +200,7 @@ export const PlaygroundCompletion = z.lazy(() =>
     current_node_id: z.string().optional(),
     current_state: z.string().optional(),
     dynamic_variables: z.record(z.string(), z.string()),
+    llm_fallback: llmFallback().optional(),
   }),
 );
 
@@ -222,5 +224,6 @@ export const PlaygroundSimulation = z.lazy(() =>
     ended_by: z.enum(['agent', 'max_turns', 'time_budget']),
     messages: z.array(ChatMessage),
     transcript: z.string(),
+    llm_fallback: llmFallback().optional(),
   }),
 );

@@ -45,5 +45,7 @@ export function toChatView(chat: ChatItem, messages?: readonly MessageItem[]): C
     message_count: chat.message_count,
     ...(messages ? { transcript: transcriptText(messages), message_with_tool_calls: messages.map(toMessage) } : {}),
     ...(chat.chat_analysis ? { chat_analysis: chat.chat_analysis } : {}),
+    // The workspace's fallback model answered some of the agent's turns (reliability settings).
+    ...(chat.conversation.llm_fallback ? { llm_fallback: chat.conversation.llm_fallback as ChatView['llm_fallback'] } : {}),
   };
 }

@@ -83,6 +83,21 @@ export interface ConversationState {
   overrides?: ConfigOverrides;
   /** False when the conversation cannot be transferred (a web call, a chat): transfer_call answers an error and the agent goes on. */
   can_transfer?: boolean;
+  /** The workspace's fallback model when the conversation opened (reliability settings); absent: none. */
+  fallback_llm_model?: string;
+  /** Set once a model call fell back to it (fallback.ts): what the call, the chat and the playground show. */
+  llm_fallback?: LlmFallbackRecord;
+}
+
+/** `llm_fallback` of a call, a chat or a playground answer: the provider failed the primary model and the fallback answered. */
+export interface LlmFallbackRecord {
+  primary_model: string;
+  fallback_model: string;
+  /** Model calls answered by the fallback model (at most one switch a model call). */
+  count: number;
+  /** The primary model's failure, as the provider adapter put it (no key, no provider text). */
+  last_reason: string;
+  last_timestamp: number;
 }
 
 /** Fields laid over the agent version, its Retell LLM version or its flow version for one conversation. */
@@ -102,8 +117,10 @@ export interface OpenConversationInput {
   metadata?: unknown;
   fromNumber?: string;
   toNumber?: string;
-  /** The workspace LLM token limit (1,024 to 131,072); default 32,768 until the workspace setting lands. */
+  /** The workspace LLM token limit (1,024 to 131,072); default 32,768 when the workspace sets none. */
   llmTokenLimit?: number;
+  /** The workspace's fallback model (reliability settings): tried once when the provider cannot answer the primary. */
+  fallbackLlmModel?: string;
   /** Configuration over the versions for this conversation only (a call's agent_override). */
   overrides?: ConfigOverrides;
   /** False: transfer_call is refused (the agent is told) and flow transfer nodes do not transfer. Default true. */
