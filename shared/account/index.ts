@@ -10,3 +10,6 @@ export { registeredWorkspaceIds } from './store.ts';
 /** Account data (shared/account-data) records its privacy requests and settings changes in the audit log. */
 export { auditPut } from './audit-log.ts';
 export type { AuditRecord } from './audit-log.ts';
+/** Account data's privacy erase masks audit targets; its reliability settings are attributes of the workspace item. */
+export { maskAuditTargets, reliabilityUpdate } from './store.ts';
+export type { ReliabilityAttributes } from './store.ts';
