@@ -303,13 +303,15 @@ export async function runExport(workspaceId: string, exportId: string, options: 
     const size = await upload.complete();
     await finishExport(workspaceId, exportId, { status: 'complete', rowCount, sizeBytes: size }, now(), token);
   } catch (error) {
-    await upload.abort().catch(() => undefined);
-    await fail(workspaceId, exportId, error, now(), token);
+    // Only the run holding the lease ends the export and aborts its upload: a run that lost
+    // it (another run goes on with the same upload) must not pull the parts from under it.
+    if (await fail(workspaceId, exportId, error, now(), token)) await upload.abort().catch(() => undefined);
   }
 }
 
-async function fail(workspaceId: string, exportId: string, error: unknown, nowMs: number, token: string) {
+/** Ends the export `failed` when this run still holds its lease; answers whether it did. */
+async function fail(workspaceId: string, exportId: string, error: unknown, nowMs: number, token: string): Promise<boolean> {
   const reason = error instanceof Error ? error.message : String(error);
   logger.error('export failed', { exportId, error: reason });
-  await finishExport(workspaceId, exportId, { status: 'failed', reason: `Export failed: ${reason.slice(0, 300)}` }, nowMs, token);
+  return finishExport(workspaceId, exportId, { status: 'failed', reason: `Export failed: ${reason.slice(0, 300)}` }, nowMs, token);
 }

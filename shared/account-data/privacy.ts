@@ -1,6 +1,7 @@
-import { auditPut } from '../account/index.ts';
+import { auditPut, maskAuditTargets } from '../account/index.ts';
+import { eraseNumberFromBatchTasks } from '../batches/index.ts';
 import { callIdsWithNumber, callStorageFacts, deleteCall } from '../calls/index.ts';
-import { deleteChat, getChat } from '../chats/index.ts';
+import { deleteChat, deleteSmsThreadOf, getChat, smsChatIdsWithParty } from '../chats/index.ts';
 import { deleteContact, getContactByPhone } from '../contacts/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { objectStore } from '../platform/aws/object-store.ts';
@@ -8,18 +9,15 @@ import { queueNamed } from '../platform/aws/queue.ts';
 import { NotFound } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
+import { deleteProviderOperationsMentioning } from '../vendors/telephony/operation-log.ts';
+import { deleteDeliveriesMentioning } from '../webhooks/index.ts';
 import type { AccountDataJobMessage } from './messages.ts';
 import { applyRetention } from './retention.ts';
 import type { ErasureReport, PrivacyRequest } from './schemas.ts';
 import {
   allExports,
-  chatIdsWithParty,
   deleteExportItem,
-  deleteLogEntriesMentioning,
-  deleteSmsThread,
-  eraseBatchTasks,
   finishPrivacyRequest,
-  maskAuditTargets,
   markPrivacyRunning,
   privacyRequests,
   putPrivacyRequest,
@@ -112,7 +110,7 @@ export async function erasePhoneNumber(workspaceId: string, e164: string): Promi
     }
   }
   // SMS chats with the number (the chat, its messages, and the thread whose key holds the number).
-  for (const chatId of await chatIdsWithParty(workspaceId, e164)) {
+  for (const chatId of await smsChatIdsWithParty(workspaceId, e164)) {
     const chat = (await getChat(workspaceId, chatId).catch((error: unknown) => {
       if (error instanceof NotFound) return undefined;
       throw error;
@@ -120,7 +118,7 @@ export async function erasePhoneNumber(workspaceId: string, e164: string): Promi
     if (!chat) continue;
     if (await gone(() => deleteChat(workspaceId, chatId))) report.sms_deleted++;
     const ours = chat.direction === 'inbound' ? chat.to_number : chat.from_number;
-    if (ours) await deleteSmsThread(workspaceId, ours, e164, chatId);
+    if (ours) await deleteSmsThreadOf(workspaceId, ours, e164, chatId);
   }
   const contact = await getContactByPhone(workspaceId, e164).catch((error: unknown) => {
     if (error instanceof NotFound) return undefined;
@@ -133,10 +131,10 @@ export async function erasePhoneNumber(workspaceId: string, e164: string): Promi
     report.exports_deleted++;
   }
   // Records that quote the number without being about it: batch tasks, audit targets.
-  report.batch_tasks_erased = await eraseBatchTasks(workspaceId, e164, mask(e164));
+  report.batch_tasks_erased = await eraseNumberFromBatchTasks(workspaceId, e164, mask(e164));
   report.audit_entries_masked = await maskAuditTargets(workspaceId, e164, mask(e164));
-  const logs = await deleteLogEntriesMentioning(workspaceId, e164);
-  report.log_entries_deleted = logs.webhook_deliveries + logs.provider_operations;
+  // Entries of the workspace's logs quoting the number go whole: webhook deliveries, provider operations.
+  report.log_entries_deleted = (await deleteDeliveriesMentioning(workspaceId, e164)) + (await deleteProviderOperationsMentioning(workspaceId, e164));
   return report;
 }
 

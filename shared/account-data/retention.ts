@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { registeredWorkspaceIds } from '../account/index.ts';
-import { getAgent, getChatAgent } from '../agents/index.ts';
+import { getAgent, getChatAgent, workspaceHasRetentionSetting } from '../agents/index.ts';
 import { callRetentionPage, deleteCall } from '../calls/index.ts';
 import { deleteChat, listChats } from '../chats/index.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
@@ -13,7 +13,6 @@ import {
   getRetentionSweep,
   saveRetentionSweep,
   takeRetentionSweepLease,
-  workspaceHasRetention,
   type RetentionCursor,
   type SweepProgress,
 } from './store.ts';
@@ -189,7 +188,7 @@ export async function runRetentionSweep(day: string, options: SweepOptions = {})
         return 'complete';
       }
       progress.workspaces_examined++;
-      if (await workspaceHasRetention(next)) {
+      if (await workspaceHasRetentionSetting(next)) {
         progress.workspaces_swept++;
         progress.current = { workspace_id: next, cursor: { phase: 'calls' } };
       } else progress.workspace_after = next;

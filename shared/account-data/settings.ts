@@ -1,5 +1,5 @@
 import { checkSpend } from '../billing/index.ts';
-import { auditPut, getWorkspaceItem } from '../account/index.ts';
+import { auditPut, getWorkspaceItem, reliabilityUpdate } from '../account/index.ts';
 import { LLM_MODELS } from '../agents/index.ts';
 import { callStorageFacts, getConcurrency } from '../calls/index.ts';
 import { getKyc } from '../numbers/index.ts';
@@ -9,7 +9,7 @@ import { config } from '../platform/config.ts';
 import { badRequest } from '../platform/errors.ts';
 import { assertVoiceUsable } from '../voices/index.ts';
 import { DEFAULT_LLM_TOKEN_LIMIT, type PutReliabilityInput, type ReliabilitySettings } from './schemas.ts';
-import { reliabilityUpdate, transact } from './store.ts';
+import { transact } from './store.ts';
 
 /*
  * Reliability settings, account status, egress and the privacy view of one call

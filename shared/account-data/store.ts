@@ -1,6 +1,6 @@
 import { notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
-import { ConditionFailed, defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import { ConditionFailed, defineEntity, table, type TransactOp } from '../platform/store/table.ts';
 import type { UploadCheckpoint } from '../platform/aws/object-store.ts';
 import type { ErasureReport, ExportFormat, ExportStatus, ExportType, RetentionReport } from './schemas.ts';
 
@@ -10,8 +10,10 @@ import type { ErasureReport, ExportFormat, ExportStatus, ExportType, RetentionRe
  * - assets, `WS#<ws>#ASSET` / `ASSET#<id>`, and their public pointer `ASSETPUB#<id>` (the
  *   public route has no workspace), written and deleted together;
  * - privacy requests, `WS#<ws>#PRIVACY` / `REQ#<id>`;
- * - the reliability settings: attributes of the workspace item (`WS#<ws>`/`WORKSPACE`), where
- *   the conversation runtime's callers read `llm_token_limit` (shared/chats).
+ * - the day's retention sweep, `RETENTIONSWEEP#<day>`.
+ * Items of other domains (the workspace item's reliability settings, batch tasks, SMS chats
+ * and threads, audit entries, log entries, agent heads) are reached through those domains'
+ * index.ts only (privacy.ts, retention.ts, settings.ts), never through keys here.
  */
 
 export interface ExportItem {
@@ -283,41 +285,6 @@ export async function finishPrivacyRequest(
   ]);
 }
 
-// ---------------------------------------------------------------------------------------
-// Reliability settings (attributes of the workspace item)
-
-export interface ReliabilityAttributes {
-  llm_token_limit?: number;
-  fallback_llm_model?: string | null;
-  fallback_voice_ids?: string[];
-}
-
-export const reliabilityKey = (workspaceId: string) => keys.workspace(workspaceId);
-
-/** The Update of the workspace item that sets the given settings (null removes the fallback model). */
-export function reliabilityUpdate(workspaceId: string, input: ReliabilityAttributes): TransactOp {
-  const sets: string[] = [];
-  const removes: string[] = [];
-  const values: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(input)) {
-    if (value === undefined) continue;
-    if (value === null) removes.push(name);
-    else {
-      sets.push(`${name} = :${name}`);
-      values[`:${name}`] = value;
-    }
-  }
-  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
-  return {
-    Update: {
-      Key: reliabilityKey(workspaceId),
-      UpdateExpression: expression,
-      ConditionExpression: 'attribute_exists(pk)',
-      ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-    },
-  };
-}
-
 export const transact = (operations: TransactOp[]) => table.transact(operations);
 
 // ---------------------------------------------------------------------------------------
@@ -426,165 +393,3 @@ export async function saveRetentionSweep(
   });
 }
 
-/**
- * Whether any of the workspace's voice or chat agents sets data_storage_retention_days (on
- * its latest version, which the head carries as `latest.data`): the daily sweep skips the others.
- */
-export async function workspaceHasRetention(workspaceId: string): Promise<boolean> {
-  for (const kind of ['agent', 'chat_agent'] as const) {
-    const heads = keys.resourceHeads(workspaceId, kind);
-    const found = await table.queryAll<{ sk: string }>({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      FilterExpression: 'attribute_type(latest.#data.data_storage_retention_days, :number)',
-      ExpressionAttributeNames: { '#data': 'data' },
-      ExpressionAttributeValues: { ':pk': heads.pk, ':prefix': heads.skPrefix, ':number': 'N' },
-      ProjectionExpression: 'sk',
-    });
-    if (found.length) return true;
-  }
-  return false;
-}
-
-// ---------------------------------------------------------------------------------------
-// Erasing a number from the other records that quote it (shared/account-data/privacy.ts)
-
-/**
- * Batch-call tasks to `e164` in every batch of the workspace: a task not yet claimed is
- * skipped (its pending marker removed, the batch's skipped count raised, in one transaction,
- * so the scheduler never dials it); every task to the number then has its number, variables,
- * metadata and SIP headers replaced (`masked`). Answers how many tasks were rewritten.
- */
-export async function eraseBatchTasks(workspaceId: string, e164: string, masked: string): Promise<number> {
-  const batches = keys.batchCalls(workspaceId);
-  const batchIds = (
-    await table.queryAll<{ batch_call_id: string }>({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': batches.pk, ':prefix': batches.skPrefix },
-      ProjectionExpression: 'batch_call_id',
-    })
-  ).map((batch) => batch.batch_call_id);
-  let rewritten = 0;
-  for (const batchCallId of batchIds) {
-    const tasks = keys.batchTasks(workspaceId, batchCallId);
-    const matching = await table.queryAll<{ task_index: number; status: string }>({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      FilterExpression: 'to_number = :number',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':pk': tasks.pk, ':prefix': tasks.skPrefix, ':number': e164 },
-      ProjectionExpression: 'task_index, #status',
-    });
-    for (const task of matching) {
-      const redact = {
-        UpdateExpression: 'SET to_number = :masked, retell_llm_dynamic_variables = :empty, metadata = :null REMOVE custom_sip_headers',
-        values: { ':masked': masked, ':empty': {}, ':null': null },
-      };
-      if (task.status === 'pending') {
-        try {
-          await table.transact([
-            { Delete: { Key: keys.batchPendingTask(workspaceId, batchCallId, task.task_index), ConditionExpression: 'attribute_exists(pk)' } },
-            {
-              Update: {
-                Key: keys.batchTask(workspaceId, batchCallId, task.task_index),
-                UpdateExpression: `${redact.UpdateExpression.replace('SET ', 'SET #status = :skipped, #error = :why, ')}`,
-                ConditionExpression: '#status = :pending',
-                ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-                ExpressionAttributeValues: { ...redact.values, ':skipped': 'skipped', ':pending': 'pending', ':why': 'Erased by a privacy request' },
-              },
-            },
-            {
-              Update: {
-                Key: keys.batchCounters(workspaceId, batchCallId),
-                UpdateExpression: 'ADD skipped_count :one',
-                ConditionExpression: 'attribute_exists(pk)',
-                ExpressionAttributeValues: { ':one': 1 },
-              },
-            },
-          ]);
-          rewritten++;
-          continue;
-        } catch (error) {
-          // Claimed by a scheduler pass meanwhile: it is being dialled; its number is redacted below.
-          if (!(error instanceof TransactionCancelled)) throw error;
-        }
-      }
-      await table.update({
-        Key: keys.batchTask(workspaceId, batchCallId, task.task_index),
-        UpdateExpression: redact.UpdateExpression,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: redact.values,
-      });
-      rewritten++;
-    }
-  }
-  return rewritten;
-}
-
-/** Audit entries of the workspace whose target is `e164` get the masked number instead. Answers how many. */
-export async function maskAuditTargets(workspaceId: string, e164: string, masked: string): Promise<number> {
-  const log = keys.auditLog(workspaceId);
-  const entries = await table.queryAll<{ sk: string }>({
-    KeyConditionExpression: 'pk = :pk',
-    FilterExpression: 'target.id = :number',
-    ExpressionAttributeValues: { ':pk': log.pk, ':number': e164 },
-    ProjectionExpression: 'sk',
-  });
-  for (const entry of entries) {
-    await table.update({
-      Key: keys.auditEntry(workspaceId, entry.sk),
-      UpdateExpression: 'SET target.id = :masked',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':masked': masked },
-    });
-  }
-  return entries.length;
-}
-
-/** The workspace's chats with `e164` as their other party (SMS chats: the party index, gsi2). */
-export async function chatIdsWithParty(workspaceId: string, e164: string): Promise<string[]> {
-  const entries = await table.queryAll<{ chat_id?: string; type?: string }>({
-    IndexName: 'gsi2',
-    KeyConditionExpression: 'gsi2pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.partyConversations(workspaceId, e164).gsi2pk },
-  });
-  return entries.filter((entry) => entry.type === 'chat' && entry.chat_id).map((entry) => entry.chat_id!);
-}
-
-/** The SMS thread between a workspace number and the party, if it still points at `chatId` (its key holds the party's number). */
-export async function deleteSmsThread(workspaceId: string, number: string, party: string, chatId: string): Promise<void> {
-  try {
-    await table.delete({ Key: keys.smsThread(workspaceId, number, party), ConditionExpression: 'chat_id = :chat', ExpressionAttributeValues: { ':chat': chatId } });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
-}
-
-/**
- * Deletes the entries of the workspace's logs that quote `text` anywhere (the webhook
- * delivery log, the telephony provider operation log, whose requests carry numbers and SMS
- * bodies): a log entry about the person goes whole. Read page by page; answers how many.
- */
-export async function deleteLogEntriesMentioning(workspaceId: string, text: string): Promise<{ webhook_deliveries: number; provider_operations: number }> {
-  const counts = { webhook_deliveries: 0, provider_operations: 0 };
-  const logs = [
-    ['webhook_deliveries', keys.webhookDeliveries(workspaceId).pk, (sk: string) => keys.webhookDelivery(workspaceId, sk)],
-    ['provider_operations', keys.providerOperations(workspaceId).pk, (sk: string) => keys.providerOperation(workspaceId, sk)],
-  ] as const;
-  for (const [name, pk, keyOf] of logs) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await table.queryPage<Record<string, unknown> & { sk: string }>({
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        Limit: 500,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      });
-      for (const entry of page.items) {
-        if (!JSON.stringify(entry).includes(text)) continue;
-        await table.delete({ Key: keyOf(entry.sk) });
-        counts[name]++;
-      }
-      start = page.lastKey;
-    } while (start);
-  }
-  return counts;
-}

@@ -95,3 +95,55 @@ export async function auditEntriesPage(workspaceId: string, options: { limit: nu
   });
   return items;
 }
+
+/** Audit entries of the workspace whose target is `e164` get the masked number instead. Answers how many. */
+export async function maskAuditTargets(workspaceId: string, e164: string, masked: string): Promise<number> {
+  const log = keys.auditLog(workspaceId);
+  const entries = await table.queryAll<{ sk: string }>({
+    KeyConditionExpression: 'pk = :pk',
+    FilterExpression: 'target.id = :number',
+    ExpressionAttributeValues: { ':pk': log.pk, ':number': e164 },
+    ProjectionExpression: 'sk',
+  });
+  for (const entry of entries) {
+    await table.update({
+      Key: keys.auditEntry(workspaceId, entry.sk),
+      UpdateExpression: 'SET target.id = :masked',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':masked': masked },
+    });
+  }
+  return entries.length;
+}
+
+// Reliability settings (PUT /workspace/reliability, shared/account-data): attributes of the workspace item.
+
+export interface ReliabilityAttributes {
+  llm_token_limit?: number;
+  fallback_llm_model?: string | null;
+  fallback_voice_ids?: string[];
+}
+
+/** The Update of the workspace item that sets the given settings (null removes the fallback model). */
+export function reliabilityUpdate(workspaceId: string, input: ReliabilityAttributes): TransactOp {
+  const sets: string[] = [];
+  const removes: string[] = [];
+  const values: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(input)) {
+    if (value === undefined) continue;
+    if (value === null) removes.push(name);
+    else {
+      sets.push(`${name} = :${name}`);
+      values[`:${name}`] = value;
+    }
+  }
+  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
+  return {
+    Update: {
+      Key: keys.workspace(workspaceId),
+      UpdateExpression: expression,
+      ConditionExpression: 'attribute_exists(pk)',
+      ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+    },
+  };
+}

@@ -168,3 +168,26 @@ export async function workspaceLlmTokenLimit(workspaceId: string): Promise<numbe
   const limit = ((await getWorkspaceItem(workspaceId)) as { llm_token_limit?: unknown }).llm_token_limit;
   return typeof limit === 'number' ? limit : undefined;
 }
+
+/** The workspace's reliability settings as the conversation and media code paths use them (one read of the workspace item). */
+export interface WorkspaceReliability {
+  /** Absent: the runtime's default (32,768). */
+  llmTokenLimit?: number;
+  /** Tried once when the provider cannot answer the primary model. */
+  fallbackLlmModel?: string;
+  /** Handed to the agent worker with the call, in order of preference. */
+  fallbackVoiceIds: string[];
+}
+
+/**
+ * `PUT /workspace/reliability`'s settings, read where a conversation opens (calls, chats, the
+ * playground) and where a call's media starts (the worker's dispatch metadata).
+ */
+export async function workspaceReliability(workspaceId: string): Promise<WorkspaceReliability> {
+  const item = (await getWorkspaceItem(workspaceId)) as { llm_token_limit?: unknown; fallback_llm_model?: unknown; fallback_voice_ids?: unknown };
+  return {
+    ...(typeof item.llm_token_limit === 'number' ? { llmTokenLimit: item.llm_token_limit } : {}),
+    ...(typeof item.fallback_llm_model === 'string' && item.fallback_llm_model ? { fallbackLlmModel: item.fallback_llm_model } : {}),
+    fallbackVoiceIds: Array.isArray(item.fallback_voice_ids) ? item.fallback_voice_ids.filter((id): id is string => typeof id === 'string') : [],
+  };
+}

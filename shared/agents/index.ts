@@ -22,3 +22,5 @@ export type { ConversationFlow } from './flow-schemas.ts';
 export { UpdateFlowBody } from './flow-schemas.ts';
 export type { ResponseEngine } from './agent-fields.ts';
 export { knowledgeBaseUsers } from './knowledge-base-users.ts';
+/** The daily retention sweep (shared/account-data) skips workspaces where this is false. */
+export { workspaceHasRetentionSetting } from './store.ts';

@@ -2,7 +2,7 @@ import type { AgentTag } from './agent-schemas.ts';
 import type { AgentKind } from './agent-versions.ts';
 import { conflict, notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
-import { defineEntity, type TransactOp } from '../platform/store/table.ts';
+import { defineEntity, table, type TransactOp } from '../platform/store/table.ts';
 
 /*
  * The agents domain's own items, each declared once with its key (keys from the keys
@@ -95,3 +95,21 @@ export const removeReferenceOps = (workspaceId: string, kind: AgentKind, agentId
   },
 ];
 
+/**
+ * Whether any of the workspace's voice or chat agents sets data_storage_retention_days (on
+ * its latest version, which the head carries as `latest.data`): the daily sweep skips the others.
+ */
+export async function workspaceHasRetentionSetting(workspaceId: string): Promise<boolean> {
+  for (const kind of ['agent', 'chat_agent'] as const) {
+    const heads = keys.resourceHeads(workspaceId, kind);
+    const found = await table.queryAll<{ sk: string }>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      FilterExpression: 'attribute_type(latest.#data.data_storage_retention_days, :number)',
+      ExpressionAttributeNames: { '#data': 'data' },
+      ExpressionAttributeValues: { ':pk': heads.pk, ':prefix': heads.skPrefix, ':number': 'N' },
+      ProjectionExpression: 'sk',
+    });
+    if (found.length) return true;
+  }
+  return false;
+}

@@ -14,6 +14,8 @@ export {
   stopBatchCall,
 } from './batches.ts';
 export { runBatchPass, runBatchTicks } from './scheduler.ts';
+/** A privacy erase of one number (shared/account-data): its pending tasks skipped, every task to it redacted. */
+export { eraseNumberFromBatchTasks } from './store.ts';
 export type { BatchPassOptions, BatchPassResult, DoNotCallCheck } from './scheduler.ts';
 export { insideWindow, nextOpening } from './windows.ts';
 export { csvPhoneNumber, csvVariableName, parseDashboardCsv } from '../platform/csv.ts';

@@ -487,3 +487,77 @@ export async function countSuccessful(
     throw error;
   }
 }
+
+// ---------------------------------------------------------------------------------------
+// A privacy erase (shared/account-data/privacy.ts, through index.ts)
+
+/**
+ * Batch-call tasks to `e164` in every batch of the workspace: a task not yet claimed is
+ * skipped (its pending marker removed, the batch's skipped count raised, in one transaction,
+ * so the scheduler never dials it); every task to the number then has its number, variables,
+ * metadata and SIP headers replaced (`masked`). Answers how many tasks were rewritten.
+ */
+export async function eraseNumberFromBatchTasks(workspaceId: string, e164: string, masked: string): Promise<number> {
+  const batches = keys.batchCalls(workspaceId);
+  const batchIds = (
+    await table.queryAll<{ batch_call_id: string }>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': batches.pk, ':prefix': batches.skPrefix },
+      ProjectionExpression: 'batch_call_id',
+    })
+  ).map((batch) => batch.batch_call_id);
+  let rewritten = 0;
+  for (const batchCallId of batchIds) {
+    const tasks = keys.batchTasks(workspaceId, batchCallId);
+    const matching = await table.queryAll<{ task_index: number; status: string }>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      FilterExpression: 'to_number = :number',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':pk': tasks.pk, ':prefix': tasks.skPrefix, ':number': e164 },
+      ProjectionExpression: 'task_index, #status',
+    });
+    for (const task of matching) {
+      const redact = {
+        UpdateExpression: 'SET to_number = :masked, retell_llm_dynamic_variables = :empty, metadata = :null REMOVE custom_sip_headers',
+        values: { ':masked': masked, ':empty': {}, ':null': null },
+      };
+      if (task.status === 'pending') {
+        try {
+          await table.transact([
+            { Delete: { Key: keys.batchPendingTask(workspaceId, batchCallId, task.task_index), ConditionExpression: 'attribute_exists(pk)' } },
+            {
+              Update: {
+                Key: keys.batchTask(workspaceId, batchCallId, task.task_index),
+                UpdateExpression: `${redact.UpdateExpression.replace('SET ', 'SET #status = :skipped, #error = :why, ')}`,
+                ConditionExpression: '#status = :pending',
+                ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+                ExpressionAttributeValues: { ...redact.values, ':skipped': 'skipped', ':pending': 'pending', ':why': 'Erased by a privacy request' },
+              },
+            },
+            {
+              Update: {
+                Key: keys.batchCounters(workspaceId, batchCallId),
+                UpdateExpression: 'ADD skipped_count :one',
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeValues: { ':one': 1 },
+              },
+            },
+          ]);
+          rewritten++;
+          continue;
+        } catch (error) {
+          // Claimed by a scheduler pass meanwhile: it is being dialled; its number is redacted below.
+          if (!(error instanceof TransactionCancelled)) throw error;
+        }
+      }
+      await table.update({
+        Key: keys.batchTask(workspaceId, batchCallId, task.task_index),
+        UpdateExpression: redact.UpdateExpression,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: redact.values,
+      });
+      rewritten++;
+    }
+  }
+  return rewritten;
+}

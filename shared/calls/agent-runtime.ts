@@ -1,4 +1,4 @@
-import { workspaceLlmTokenLimit } from '../account/index.ts';
+import { workspaceReliability } from '../account/index.ts';
 import {
   agentTurn as runtimeTurn,
   analyzeConversation,
@@ -36,9 +36,13 @@ export async function openConversation(input: {
   /** False for web calls: there is no phone line to transfer, so transfer_call tells the agent so. */
   canTransfer?: boolean;
 }): Promise<ConversationState> {
-  // The workspace LLM token limit (reliability settings), as chats use it.
-  const limit = await workspaceLlmTokenLimit(input.workspaceId);
-  return runtimeOpen({ ...input, ...(limit !== undefined ? { llmTokenLimit: limit } : {}) });
+  // The workspace LLM token limit and fallback model (reliability settings), as chats use them.
+  const reliability = await workspaceReliability(input.workspaceId);
+  return runtimeOpen({
+    ...input,
+    ...(reliability.llmTokenLimit !== undefined ? { llmTokenLimit: reliability.llmTokenLimit } : {}),
+    ...(reliability.fallbackLlmModel ? { fallbackLlmModel: reliability.fallbackLlmModel } : {}),
+  });
 }
 
 export async function agentTurn(state: unknown, event: TurnEvent): Promise<TurnResult> {

@@ -8,7 +8,7 @@ import { checkedAgentOverride } from './agent-override.ts';
 import { admitWithSweep, callMetadata, chooseAgent, outboundAgent, outboundDialTarget, sandboxScript, type AgentChooser, type ChosenAgent } from './calls.ts';
 import { acquireSlots, releaseSlot } from './concurrency.ts';
 import { finishCall, scheduleFirstStep } from './engine.ts';
-import { withIdempotency } from './idempotency.ts';
+import { batchDialKey, withIdempotency } from './idempotency.ts';
 import { mediaKind } from './media.ts';
 import { CALL_STATUSES, type CallView } from './schemas.ts';
 import { findCallItem, newCallItem, putNewCall, transitionCall, type CallItem } from './store.ts';
@@ -138,7 +138,7 @@ export interface BatchDialResult {
   message?: string;
 }
 
-export const batchDialKey = (batchCallId: string, taskIndex: number) => `batch_call:${batchCallId}:task:${taskIndex}`;
+export { batchDialKey };
 
 /** The call ID a task's dial uses: 12 hex of the claim time, then 12 of a hash of batch and task. */
 export function batchCallIdFor(batchCallId: string, taskIndex: number, claimedAt: number): string {

@@ -6,12 +6,13 @@ import { cpsLimitFor, takeDialToken, verificationStatus, workspaceNumber, type N
 import type { Principal } from '../platform/auth/gate.ts';
 import { config } from '../platform/config.ts';
 import { badRequest, invalidPaginationKey, notFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
+import { sha256 } from '../platform/crypto/hash.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { checkedAgentOverride } from './agent-override.ts';
 import { acquireSlot, releaseSlot, SLOT_RECHECK_MS, sweepDueSlots, sweepSlots, type CallKind, type DueSweepResult, type SlotVerdict } from './concurrency.ts';
 import { DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
-import { withIdempotency } from './idempotency.ts';
+import { batchDialKey, scrubIdempotencyClaim, withIdempotency } from './idempotency.ts';
 import { listCallItems } from './listing.ts';
 import { mediaKind, startMedia, webCallAccess } from './media.ts';
 import {
@@ -179,6 +180,7 @@ export async function createPhoneCall(principal: Principal, input: CreatePhoneCa
           metadata: callMetadata(input.metadata, chosen),
           retell_llm_dynamic_variables: { ...contact, ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
           ...(input.custom_sip_headers ? { custom_sip_headers: input.custom_sip_headers } : {}),
+          ...(input.idempotency_key !== undefined ? { idempotency_claim: sha256(input.idempotency_key) } : {}),
           concurrency_burst: burst,
           engine: {
             slot: true,
@@ -409,6 +411,7 @@ export async function registerPhoneCall(principal: Principal, input: RegisterPho
           ...(toNumber !== undefined ? { to_number: toNumber } : {}),
           metadata: callMetadata(input.metadata, chosen),
           retell_llm_dynamic_variables: { ...contact, ...(chosen.tagVariables ?? {}), ...(input.retell_llm_dynamic_variables ?? {}) },
+          ...(input.idempotency_key !== undefined ? { idempotency_claim: sha256(input.idempotency_key) } : {}),
           concurrency_burst: burst,
           engine: { slot: true, media: 'livekit', origin: 'register-phone-call', ...(agentOverride ? { agent_override: agentOverride } : {}) },
         }),
@@ -466,6 +469,9 @@ export async function stopCall(workspaceId: string, callId: string): Promise<Cal
 export async function deleteCall(workspaceId: string, callId: string): Promise<void> {
   const old = await deleteCallItem(workspaceId, callId);
   await deleteCallArtifacts(old);
+  // A stored idempotent answer with the call (create-phone-call, register-phone-call, a batch dial) keeps only its ID.
+  const claim = old.idempotency_claim ?? (old.engine?.batch ? sha256(batchDialKey(old.engine.batch.batch_call_id, old.engine.batch.task_index)) : undefined);
+  if (claim) await scrubIdempotencyClaim(workspaceId, claim, callId);
   // A call deleted while still running gives its slot back (the release is once-only).
   if (old.engine?.slot && (old.call_status === 'registered' || old.call_status === 'ongoing')) await releaseSlot(workspaceId, callId);
 }

@@ -254,7 +254,13 @@ async function recordTurn(
   const updated = await transitionCall(call.call_id, {
     from: ['ongoing'],
     guard: { field: 'step_seq', equals: seq.guard },
-    set: { ...transcript, engine, ...(transfer ?? {}) },
+    set: {
+      ...transcript,
+      engine,
+      ...(transfer ?? {}),
+      // The workspace's fallback model answered (reliability settings): shown on the call.
+      ...(turn.result.state.llm_fallback ? { llm_fallback: turn.result.state.llm_fallback } : {}),
+    },
   });
   if (updated && sendUpdate) await sendCallEvent(updated, 'transcript_updated');
   if (updated && transfer) await transferStarted(updated);

@@ -38,6 +38,9 @@ export const IdempotencyKey = z
   // Control characters (C0, DEL, C1) and lone surrogates are not printable.
   .regex(/^[^\p{Cc}\p{Cs}]*$/u, 'idempotency_key must be 1 to 200 printable characters');
 
+/** The idempotency key of a batch task's dial (shared/calls/batch-dial.ts): one dial per task, ever. */
+export const batchDialKey = (batchCallId: string, taskIndex: number) => `batch_call:${batchCallId}:task:${taskIndex}`;
+
 /** How long a finished request's response is answered to repeats (spec Limits: 1 hour). */
 export const IDEMPOTENCY_WINDOW_MS = 60 * 60 * 1000;
 /**
@@ -215,4 +218,54 @@ export function canonicalJson(value: unknown): string {
     if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
     return Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }) ?? 'undefined';
+}
+
+/**
+ * The fields of a call a stored response keeps once the call is deleted (delete-call, a
+ * privacy erase, retention): nothing that names or quotes the other party.
+ */
+const KEPT_CALL_FIELDS = ['call_id', 'call_type', 'call_status', 'agent_id', 'agent_version', 'agent_name', 'direction', 'batch_call_id', 'sip_uri'] as const;
+
+/** A stored response with its call (a create answer, or a batch dial's `{outcome, call}`) cut to KEPT_CALL_FIELDS. */
+function scrubbedResponse(value: unknown, callId: string): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const record = value as Record<string, unknown>;
+  if (record.call_id === callId) return Object.fromEntries(KEPT_CALL_FIELDS.filter((name) => name in record).map((name) => [name, record[name]]));
+  if ('call' in record) return { ...record, call: scrubbedResponse(record.call, callId) };
+  return value;
+}
+
+/**
+ * A deleted call's idempotency claim (`keySha256`: the SHA-256 of the key it was created
+ * with) keeps answering repeats within its window, so a retry never dials the person again,
+ * but its stored response no longer holds the call's numbers, variables or metadata: it is
+ * cut to the call's ID, type, status and agent. Only a claim whose response is that call's
+ * is changed (a claim the key took over later for another call is left alone), and only
+ * when it still holds what was read (a conditional write). Answers whether it changed one.
+ */
+export async function scrubIdempotencyClaim(workspaceId: string, keySha256: string, callId: string): Promise<boolean> {
+  const key = keys.idempotencyClaim(workspaceId, keySha256);
+  const claim = await table.get<ClaimItem>(key);
+  if (!claim || claim.workspace_id !== workspaceId || claim.response === undefined) return false;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(claim.response);
+  } catch {
+    return false;
+  }
+  const scrubbed = JSON.stringify(scrubbedResponse(parsed, callId));
+  if (scrubbed === claim.response) return false;
+  try {
+    await table.update({
+      Key: key,
+      UpdateExpression: 'SET #response = :scrubbed',
+      ConditionExpression: '#response = :read',
+      ExpressionAttributeNames: { '#response': 'response' },
+      ExpressionAttributeValues: { ':scrubbed': scrubbed, ':read': claim.response },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
 }

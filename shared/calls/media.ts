@@ -1,3 +1,4 @@
+import { workspaceReliability } from '../account/index.ts';
 import { trunkPassword, workspaceNumber } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { keys } from '../platform/store/keys.ts';
@@ -46,7 +47,10 @@ const trunks: TrunkStore = {
 
 const adapter = () => mediaAdapter({ trunks });
 
-function mediaCall(call: CallItem): MediaCall {
+/** The call as the media layer (and the agent worker's dispatch metadata) sees it, with the workspace's fallbacks. */
+async function mediaCall(call: CallItem): Promise<MediaCall> {
+  const reliability = await workspaceReliability(call.workspace_id);
+  const fallbacks = reliability.fallbackVoiceIds.length > 0 || reliability.fallbackLlmModel !== undefined;
   return {
     call_id: call.call_id,
     workspace_id: call.workspace_id,
@@ -58,12 +62,13 @@ function mediaCall(call: CallItem): MediaCall {
     to_number: call.to_number ?? null,
     dynamic_variables: call.retell_llm_dynamic_variables ?? {},
     ...(call.engine.agent_override ? { agent_override: call.engine.agent_override } : {}),
+    ...(fallbacks ? { reliability: { fallback_voice_ids: reliability.fallbackVoiceIds, fallback_llm_model: reliability.fallbackLlmModel ?? null } } : {}),
   } as MediaCall;
 }
 
 /** The room (named after the call) and the agent worker's dispatch; a no-op in the sandbox. */
 export async function startMedia(call: CallItem): Promise<void> {
-  await (await adapter()).startCall(mediaCall(call));
+  await (await adapter()).startCall(await mediaCall(call));
 }
 
 /** Starts the media server's recording of the call's room; answers the egress ID. */
@@ -85,7 +90,7 @@ async function trunkOf(call: CallItem): Promise<OutboundTrunkConfig> {
 /** Dials the callee over the from-number's trunk (LiveKit), or plays the sandbox's outcome. */
 export async function dialOut(call: CallItem): Promise<DialOutcome> {
   const media = await adapter();
-  if (media.kind === 'livekit') await media.startCall(mediaCall(call));
+  if (media.kind === 'livekit') await media.startCall(await mediaCall(call));
   return media.dialOut({
     call_id: call.call_id,
     from_number: call.from_number ?? '',
@@ -127,7 +132,7 @@ export async function endMedia(room: string): Promise<void> {
 
 /** Dispatches the agent worker into a room that already exists (a SIP caller's, made by LiveKit's dispatch rule). */
 export async function dispatchAgentInto(room: string, call: CallItem): Promise<string> {
-  return (await adapter()).dispatchAgent(room, mediaCall(call));
+  return (await adapter()).dispatchAgent(room, await mediaCall(call));
 }
 
 /** Hands a SIP caller in `room` to another number by SIP REFER (an inbound call forwarded to fallback_number). */

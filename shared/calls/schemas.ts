@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { asVariableString, dynamicVariables, epochMs, versionRef } from '../platform/http/schemas.ts';
+import { asVariableString, dynamicVariables, epochMs, llmFallback, versionRef } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
 import { wire } from '../platform/naming.ts';
 import { IdempotencyKey } from './idempotency.ts';
@@ -281,6 +281,7 @@ export const Call = z.lazy(() =>
     call_analysis: z.looseObject({}).optional(),
     call_cost: z.looseObject({}).optional(),
     latency: z.looseObject({}).optional(),
+    llm_fallback: llmFallback().optional(),
     concurrency_burst: z.boolean().optional(),
     data_storage_setting: z.enum(DATA_STORAGE_SETTINGS).nullable().optional(),
     batch_call_id: z.string().optional(),

@@ -165,6 +165,8 @@ export type CallItem = CallView & {
   in_voicemail?: boolean;
   combined_cost?: number;
   e2e_latency_p50?: number;
+  /** SHA-256 of the idempotency_key the call was created with (its claim: idempotency.ts), so deleting the call scrubs the stored response. */
+  idempotency_claim?: string;
   /** The current (or last) transfer and its counter: each change of a transfer is a write conditional on the counter. */
   transfer_state?: TransferState;
   transfer_seq?: number;

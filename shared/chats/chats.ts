@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { workspaceLlmTokenLimit } from '../account/index.ts';
+import { workspaceReliability } from '../account/index.ts';
 import { assertRunnable } from '../agents/index.ts';
 import { assertCanSpend, recordChatCharge } from '../billing/index.ts';
 import {
@@ -115,7 +115,7 @@ export async function startChat(
   const nowMs = Date.now();
   const chatId = options.chatId ?? newTimeOrderedId('chat', nowMs);
   const variables = input.retell_llm_dynamic_variables ?? {};
-  const limit = await workspaceLlmTokenLimit(workspaceId);
+  const reliability = await workspaceReliability(workspaceId);
   const state = await openConversation({
     workspaceId,
     agentId: input.agent_id,
@@ -126,7 +126,8 @@ export async function startChat(
     ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
     ...(options.fromNumber ? { fromNumber: options.fromNumber } : {}),
     ...(options.toNumber ? { toNumber: options.toNumber } : {}),
-    ...(limit !== undefined ? { llmTokenLimit: limit } : {}),
+    ...(reliability.llmTokenLimit !== undefined ? { llmTokenLimit: reliability.llmTokenLimit } : {}),
+    ...(reliability.fallbackLlmModel ? { fallbackLlmModel: reliability.fallbackLlmModel } : {}),
     canTransfer: false,
   });
   const opening = await agentTurn(

@@ -21,3 +21,5 @@ export {
   sendSms,
   simulateInboundSms,
 } from './sms.ts';
+/** A privacy erase of one number (shared/account-data): its SMS chats (the party index) and their thread. */
+export { deleteSmsThreadOf, smsChatIdsWithParty } from './sms-store.ts';

@@ -1,17 +1,20 @@
 import { randomBytes } from 'node:crypto';
+import { workspaceReliability } from '../account/index.ts';
 import { assertRunnable, DEFAULT_LLM_MODEL } from '../agents/index.ts';
 import {
   agentTurn,
   closeConversation,
+  completeWithFallback,
   openConversation,
   REPLY_MAX_TOKENS,
   type ConversationState,
+  type LlmFallbackRecord,
   type TranscriptEvent,
   type TurnEvent,
   type TurnResult,
 } from '../conversation/index.ts';
 import { badRequest } from '../platform/errors.ts';
-import { languageModel, type ChatMessage as ModelMessage } from '../vendors/llm/index.ts';
+import type { ChatMessage as ModelMessage } from '../vendors/llm/index.ts';
 import type { ChatMessage, PlaygroundCompletionInput, PlaygroundSimulationInput } from './schemas.ts';
 import { transcriptText } from './view.ts';
 
@@ -26,6 +29,8 @@ const playgroundId = () => `playground_${randomBytes(12).toString('hex')}`;
 
 async function openFor(workspaceId: string, agentId: string, version: string | undefined, variables: Record<string, string> | undefined) {
   const resolved = await assertRunnable(workspaceId, agentId, version ?? 'latest');
+  // The workspace's LLM token limit and fallback model, as calls and chats run under them.
+  const reliability = await workspaceReliability(workspaceId);
   const state = await openConversation({
     workspaceId,
     agentId,
@@ -35,6 +40,8 @@ async function openFor(workspaceId: string, agentId: string, version: string | u
     dynamicVariables: variables ?? {},
     // Nothing to transfer in a playground: transfer_call tells the agent so.
     canTransfer: false,
+    ...(reliability.llmTokenLimit !== undefined ? { llmTokenLimit: reliability.llmTokenLimit } : {}),
+    ...(reliability.fallbackLlmModel ? { fallbackLlmModel: reliability.fallbackLlmModel } : {}),
   });
   return { state, version: resolved.version };
 }
@@ -74,6 +81,8 @@ export interface PlaygroundCompletionResult {
   current_node_id?: string;
   current_state?: string;
   dynamic_variables: Record<string, string>;
+  /** Present when the workspace's fallback model answered in this turn. */
+  llm_fallback?: LlmFallbackRecord;
 }
 
 /**
@@ -122,6 +131,7 @@ export async function playgroundCompletion(
     ...(result.state.node_id ? { current_node_id: result.state.node_id } : {}),
     ...(result.state.llm_state ? { current_state: result.state.llm_state } : {}),
     dynamic_variables: result.state.collected_dynamic_variables,
+    ...(result.state.llm_fallback ? { llm_fallback: result.state.llm_fallback } : {}),
   };
 }
 
@@ -135,7 +145,7 @@ export function completionEvents(result: PlaygroundCompletionResult): string {
 export const SIMULATION_BUDGET_MS = 20_000;
 
 /** The simulated user's next line: the model plays the user the prompt describes, seeing the agent's lines as the other side. */
-async function simulatedUserLine(userPrompt: string, history: readonly TranscriptEvent[]): Promise<string> {
+async function simulatedUserLine(userPrompt: string, history: readonly TranscriptEvent[], fallbackModel: string | undefined): Promise<string> {
   const messages: ModelMessage[] = [
     {
       role: 'system',
@@ -145,7 +155,7 @@ async function simulatedUserLine(userPrompt: string, history: readonly Transcrip
       entry.role === 'agent' ? [{ role: 'user', content: entry.content }] : entry.role === 'user' ? [{ role: 'assistant', content: entry.content }] : [],
     ),
   ];
-  const answer = await languageModel().complete({ model: DEFAULT_LLM_MODEL, messages, maxTokens: REPLY_MAX_TOKENS, timeoutMs: 15_000 });
+  const answer = await completeWithFallback({ model: DEFAULT_LLM_MODEL, messages, maxTokens: REPLY_MAX_TOKENS, timeoutMs: 15_000 }, fallbackModel);
   return answer.content.trim() || '…';
 }
 
@@ -179,7 +189,7 @@ export async function playgroundSimulation(workspaceId: string, agentId: string,
         endedBy = 'time_budget';
         break;
       }
-      const line = await simulatedUserLine(input.user_prompt, state.history);
+      const line = await simulatedUserLine(input.user_prompt, state.history, state.fallback_llm_model);
       result = await agentTurn(state, { type: 'user_said', text: line });
       turns++;
     }
@@ -187,5 +197,13 @@ export async function playgroundSimulation(workspaceId: string, agentId: string,
     closeConversation(state);
   }
   const messages = asMessages(events);
-  return { agent_id: agentId, version: opened.version, turns, ended_by: endedBy, messages, transcript: transcriptText(messages) };
+  return {
+    agent_id: agentId,
+    version: opened.version,
+    turns,
+    ended_by: endedBy,
+    messages,
+    transcript: transcriptText(messages),
+    ...(state.llm_fallback ? { llm_fallback: state.llm_fallback } : {}),
+  };
 }

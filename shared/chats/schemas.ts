@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dynamicVariables, epochMs, versionRef } from '../platform/http/schemas.ts';
+import { dynamicVariables, epochMs, llmFallback, versionRef } from '../platform/http/schemas.ts';
 
 /*
  * The chats API contract (spec: Chats and SMS; shapes from retell-sdk resources/chat.d.ts and
@@ -171,6 +171,7 @@ export const Chat = z.lazy(() =>
       })
       .optional()
       .describe('Set when the chat ends (SMS chats: and again as each later SMS is sent)'),
+    llm_fallback: llmFallback().optional(),
   }),
 );
 export type ChatView = z.infer<typeof Chat>;
@@ -230,6 +231,7 @@ export const PlaygroundCompletion = z.lazy(() =>
     current_node_id: z.string().optional(),
     current_state: z.string().optional(),
     dynamic_variables: z.record(z.string(), z.string()),
+    llm_fallback: llmFallback().optional(),
   }),
 );
 
@@ -253,5 +255,6 @@ export const PlaygroundSimulation = z.lazy(() =>
     ended_by: z.enum(['agent', 'max_turns', 'time_budget']),
     messages: z.array(ChatMessage),
     transcript: z.string(),
+    llm_fallback: llmFallback().optional(),
   }),
 );

@@ -195,3 +195,24 @@ export async function reportOutboundSms(
     throw error;
   }
 }
+
+// A privacy erase of one number (shared/account-data/privacy.ts, through index.ts).
+
+/** The workspace's chats with `e164` as their other party (SMS chats: the party index, gsi2). */
+export async function smsChatIdsWithParty(workspaceId: string, e164: string): Promise<string[]> {
+  const entries = await table.queryAll<{ chat_id?: string; type?: string }>({
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.partyConversations(workspaceId, e164).gsi2pk },
+  });
+  return entries.filter((entry) => entry.type === 'chat' && entry.chat_id).map((entry) => entry.chat_id!);
+}
+
+/** The SMS thread between a workspace number and the party, if it still points at `chatId` (its key holds the party's number). */
+export async function deleteSmsThreadOf(workspaceId: string, number: string, party: string, chatId: string): Promise<void> {
+  try {
+    await table.delete({ Key: keys.smsThread(workspaceId, number, party), ConditionExpression: 'chat_id = :chat', ExpressionAttributeValues: { ':chat': chatId } });
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}

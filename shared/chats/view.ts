@@ -46,5 +46,7 @@ export function toChatView(chat: ChatItem, messages?: readonly MessageItem[]): C
     ...(messages ? { transcript: transcriptText(messages), message_with_tool_calls: messages.map(toMessage) } : {}),
     ...(chat.chat_analysis ? { chat_analysis: chat.chat_analysis } : {}),
     ...(chat.chat_cost ? { chat_cost: chat.chat_cost } : {}),
+    // The workspace's fallback model answered some of the agent's turns (reliability settings).
+    ...(chat.conversation.llm_fallback ? { llm_fallback: chat.conversation.llm_fallback as ChatView['llm_fallback'] } : {}),
   };
 }

@@ -42,6 +42,7 @@ export async function openConversation(input: OpenConversationInput): Promise<Co
     history: [],
     ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
     ...(input.canTransfer === false ? { can_transfer: false } : {}),
+    ...(input.fallbackLlmModel ? { fallback_llm_model: input.fallbackLlmModel } : {}),
   };
 }
 

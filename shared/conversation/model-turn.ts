@@ -1,8 +1,9 @@
 import { wire } from '../platform/naming.ts';
-import { languageModel, type ToolDefinition } from '../vendors/llm/index.ts';
+import type { ToolDefinition } from '../vendors/llm/index.ts';
 import { NoSigningKey, webhookSigningSecret } from '../webhooks/index.ts';
 import { fitToTokenLimit, historyMessages, REPLY_MAX_TOKENS } from './context-window.ts';
 import { callCustomFunction, responseVariables, type CustomFunctionTool } from './custom-functions.ts';
+import { completeWithFallback, recordFallback } from './fallback.ts';
 import { findToolMock } from './tool-mocks.ts';
 import { fillTemplate, variablesOf } from './variables.ts';
 import type { ConversationState, TranscriptEvent, TurnResult } from './types.ts';
@@ -130,15 +131,20 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
   const state = out.state;
   const definitions = options.tools.map((tool) => tool.definition);
   const maxRounds = options.maxRounds ?? 5;
+  // Once the primary model failed in this turn, its later rounds go to the fallback directly.
+  let model = options.model;
   for (let round = 0; round < maxRounds; round++) {
     const messages = fitToTokenLimit([{ role: 'system', content: options.system }], historyMessages(state.history, state.agent_notes), state.token_limit);
-    const answer = await languageModel().complete({
-      model: options.model,
+    const answer = await completeWithFallback({
+      model,
       messages,
       maxTokens: REPLY_MAX_TOKENS,
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
       ...(definitions.length ? { tools: definitions } : {}),
       ...(round === 0 && options.forceTool ? { toolChoice: { name: options.forceTool } } : {}),
+    }, state.fallback_llm_model, (use) => {
+      recordFallback(state, use);
+      model = use.fallback_model;
     });
     const spoke = answer.content.trim() !== '';
     out.say(answer.content);

@@ -91,6 +91,10 @@ export interface ConversationState {
    * message. Never part of the transcript.
    */
   agent_notes?: AgentNote[];
+  /** The workspace's fallback model when the conversation opened (reliability settings); absent: none. */
+  fallback_llm_model?: string;
+  /** Set once a model call fell back to it (fallback.ts): what the call, the chat and the playground show. */
+  llm_fallback?: LlmFallbackRecord;
 }
 
 /** A mocked tool (retell-sdk PlaygroundCompletionParams.ToolMock): which calls it answers, and with what. */
@@ -110,6 +114,17 @@ export interface AgentNote {
   content: string;
 }
 
+/** `llm_fallback` of a call, a chat or a playground answer: the provider failed the primary model and the fallback answered. */
+export interface LlmFallbackRecord {
+  primary_model: string;
+  fallback_model: string;
+  /** Model calls answered by the fallback model (at most one switch a model call). */
+  count: number;
+  /** The primary model's failure, as the provider adapter put it (no key, no provider text). */
+  last_reason: string;
+  last_timestamp: number;
+}
+
 /** Fields laid over the agent version, its Retell LLM version or its flow version for one conversation. */
 export interface ConfigOverrides {
   agent?: Record<string, unknown>;
@@ -127,8 +142,10 @@ export interface OpenConversationInput {
   metadata?: unknown;
   fromNumber?: string;
   toNumber?: string;
-  /** The workspace LLM token limit (1,024 to 131,072); default 32,768 until the workspace setting lands. */
+  /** The workspace LLM token limit (1,024 to 131,072); default 32,768 when the workspace sets none. */
   llmTokenLimit?: number;
+  /** The workspace's fallback model (reliability settings): tried once when the provider cannot answer the primary. */
+  fallbackLlmModel?: string;
   /** Configuration over the versions for this conversation only (a call's agent_override). */
   overrides?: ConfigOverrides;
   /** False: transfer_call is refused (the agent is told) and flow transfer nodes do not transfer. Default true. */

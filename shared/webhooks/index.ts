@@ -5,3 +5,5 @@
 export { enqueueWebhook, NoSigningKey, signWebhook, verifyWebhookSignature, webhookSigningSecret } from './webhooks.ts';
 export type { EnqueueWebhookInput } from './webhooks.ts';
 export { fillUrlPlaceholders, sendAgentEvent, type AgentEventInput } from './routing.ts';
+/** A privacy erase (shared/account-data) deletes the delivery log entries quoting the number. */
+export { deleteDeliveriesMentioning } from './store.ts';

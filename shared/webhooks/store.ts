@@ -53,3 +53,28 @@ export const credentialByHash = (hash: string): Promise<CredentialItem | undefin
 
 /** The workspace's pointers to its secret API keys (signing falls back to the oldest key). */
 export const apiKeyRefs = keys.apiKeyRefs;
+
+/**
+ * A privacy erase (shared/account-data, through index.ts): deletes the workspace's delivery
+ * log entries that quote `text` anywhere (an entry about the person goes whole), page by
+ * page. Answers how many.
+ */
+export async function deleteDeliveriesMentioning(workspaceId: string, text: string): Promise<number> {
+  let deleted = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await table.queryPage<DeliveryAttemptItem>({
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.webhookDeliveries(workspaceId).pk },
+      Limit: 500,
+      ...(start ? { ExclusiveStartKey: start } : {}),
+    });
+    for (const entry of page.items) {
+      if (!JSON.stringify(entry).includes(text)) continue;
+      await table.delete({ Key: keys.webhookDelivery(workspaceId, entry.webhook_attempt_id) });
+      deleted++;
+    }
+    start = page.lastKey;
+  } while (start);
+  return deleted;
+}

@@ -127,11 +127,42 @@ const s3Client = () =>
 
 const isMissing = (error: unknown) => ['NoSuchKey', 'NotFound'].includes((error as { name?: string }).name ?? '');
 
+/** An S3-compatible store other than AWS's own (tests' fake S3, MinIO): its endpoint, path-style addressing. */
+export interface S3StoreOptions {
+  /** e.g. `http://127.0.0.1:9000`: a client of its own for this store, path-style, with these credentials. */
+  endpoint?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string };
+  /** The multipart upload's part size (default UPLOAD_PART_BYTES; AWS refuses smaller parts but the last). */
+  partBytes?: number;
+}
+
 export class S3ObjectStore implements ObjectStore {
-  constructor(private readonly bucket: string) {}
+  private readonly partBytes: number;
+  private ownClient?: ReturnType<typeof s3Client>;
+
+  constructor(
+    private readonly bucket: string,
+    private readonly options: S3StoreOptions = {},
+  ) {
+    this.partBytes = options.partBytes ?? UPLOAD_PART_BYTES;
+  }
+
+  /** The process's S3 client, or this store's own for another endpoint. */
+  private client(): ReturnType<typeof s3Client> {
+    const { endpoint, credentials } = this.options;
+    if (!endpoint) return s3Client();
+    return (this.ownClient ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')]).then(([sdk, presigner]) => ({
+      client: tagAwsClient(
+        new sdk.S3Client({ region: config.AWS_REGION, ...awsClientOptions(), endpoint, forcePathStyle: true, ...(credentials ? { credentials } : {}) }),
+        'S3',
+      ),
+      sdk,
+      presign: presigner.getSignedUrl,
+    })));
+  }
 
   async put(key: string, body: Buffer, contentType: string, options: PutOptions = {}): Promise<void> {
-    const { client, sdk } = await s3Client();
+    const { client, sdk } = await this.client();
     const tagging = options.retentionDays ? retentionTagging(options.retentionDays) : undefined;
     // The bucket's default encryption is the stack's KMS key (aws:kms); named here too so a
     // bucket reconfigured by hand cannot silently store recordings with S3-managed keys.
@@ -139,7 +170,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async upload(key: string, contentType: string, options: PutOptions = {}, resume?: UploadCheckpoint): Promise<ObjectUpload> {
-    const { client, sdk } = await s3Client();
+    const { client, sdk } = await this.client();
     const tagging = options.retentionDays ? `retention_days=${retentionRuleDays(options.retentionDays)}` : undefined;
     let uploadId: string;
     if (resume) {
@@ -167,6 +198,7 @@ export class S3ObjectStore implements ObjectStore {
       parts.push({ ETag: answer.ETag!, PartNumber: partNumber });
     };
     const bucket = this.bucket;
+    const partBytes = this.partBytes;
     const abort = async () => {
       await client.send(new sdk.AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
     };
@@ -175,7 +207,7 @@ export class S3ObjectStore implements ObjectStore {
         pending.push(chunk);
         pendingBytes += chunk.length;
         size += chunk.length;
-        if (pendingBytes >= UPLOAD_PART_BYTES) await flush();
+        if (pendingBytes >= partBytes) await flush();
       },
       async complete() {
         try {
@@ -195,7 +227,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
-    const { client, sdk } = await s3Client();
+    const { client, sdk } = await this.client();
     try {
       const answer = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }));
       const bytes = await answer.Body!.transformToByteArray();
@@ -207,12 +239,12 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async delete(key: string): Promise<void> {
-    const { client, sdk } = await s3Client();
+    const { client, sdk } = await this.client();
     await client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
   async deletePrefix(prefix: string, limit = 1000): Promise<{ deleted: number; more: boolean }> {
-    const { client, sdk } = await s3Client();
+    const { client, sdk } = await this.client();
     const listed = await client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: Math.min(1000, limit) }));
     const objects = (listed.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
     if (objects.length > 0) {
@@ -224,7 +256,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async signedUrl(key: string, expiresAt: number, options: { downloadName?: string } = {}): Promise<string> {
-    const { client, sdk, presign } = await s3Client();
+    const { client, sdk, presign } = await this.client();
     const seconds = Math.min(MAX_SIGNED_URL_SECONDS, Math.max(1, Math.ceil((expiresAt - Date.now()) / 1000)));
     const command = new sdk.GetObjectCommand({
       Bucket: this.bucket,
@@ -235,7 +267,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async signedPutUrl(key: string, upload: SignedPut): Promise<{ url: string; headers: Record<string, string> }> {
-    const { client, sdk, presign } = await s3Client();
+    const { client, sdk, presign } = await this.client();
     const seconds = Math.min(MAX_SIGNED_URL_SECONDS, Math.max(1, Math.ceil((upload.expiresAt - Date.now()) / 1000)));
     // ContentLength and ContentType are signed headers: S3 refuses a PUT of any other size or type.
     const command = new sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: upload.contentType, ContentLength: upload.contentLength });

@@ -94,3 +94,16 @@ export function asVariableString(value: unknown): string {
 /** A version reference as the client sends it: a number, a numeric string, `latest`, `latest_published` or a tag name. */
 export const versionRef = () =>
   z.union([z.number().int().min(0).max(999_999_999), z.string().min(1).max(64)]).transform((value) => String(value));
+
+/**
+ * `llm_fallback` on a call, a chat or a playground answer: the provider could not answer the
+ * primary model and the workspace's fallback model did (reliability settings).
+ */
+export const llmFallback = () =>
+  z.object({
+    primary_model: z.string(),
+    fallback_model: z.string(),
+    count: z.number().int().describe('Model calls the fallback model answered'),
+    last_reason: z.string(),
+    last_timestamp: epochMs(),
+  });

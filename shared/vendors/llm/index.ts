@@ -7,7 +7,7 @@ import type { CompletionRequest, LanguageModel } from './types.ts';
 
 export * from './types.ts';
 export { OfflineModel, defineOfflineShape, lineHasKeyword, lineWords, offlineToolKeywords, type OfflineInput, type OfflineShape } from './offline.ts';
-export { OpenAiCompatibleModel, type OpenAiCompatibleOptions } from './openai-compatible.ts';
+export { LlmUnavailable, OpenAiCompatibleModel, type OpenAiCompatibleOptions } from './openai-compatible.ts';
 
 /**
  * The language model every feature goes through: `await languageModel().complete({...})`.

@@ -1,5 +1,5 @@
 import { trimTrailing } from '../../platform/text.ts';
-import { ApiError, badGateway } from '../../platform/errors.ts';
+import { ApiError, badGateway, VendorFailed } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { traced } from '../../platform/tracing.ts';
 import {
@@ -45,6 +45,19 @@ const MAX_LOGGED_DETAIL = 300;
 
 export function providerFailed(reason: string): ApiError {
   return badGateway(`Language model provider failed: ${reason}`);
+}
+
+/**
+ * The provider could not answer at all (a 5xx or 429 after the retries, no answer in time,
+ * no connection): a 502 like any provider failure, of its own kind so the conversation
+ * runtime can try the workspace's fallback model (reliability settings). A provider that
+ * answered and refused the request (a 4xx, an unusable body) is not this: another model
+ * behind the same provider would most likely be refused too.
+ */
+export class LlmUnavailable extends VendorFailed {
+  constructor(reason: string) {
+    super(`Language model provider failed: ${reason}`);
+  }
 }
 
 export class OpenAiCompatibleModel implements LanguageModel {
@@ -179,14 +192,14 @@ export class OpenAiCompatibleModel implements LanguageModel {
       } catch (error) {
         timer.dispose();
         if (request.signal?.aborted) throw request.signal.reason;
-        if (timer.fired) throw this.failure(`no response within ${duration(timeoutMs)}`, key);
+        if (timer.fired) throw this.failure(`no response within ${duration(timeoutMs)}`, key, true);
         // undici rejects with a bare TypeError (no cause) when it cannot build the request,
         // e.g. a key holding a control character; retrying would not help.
         if (!(error instanceof Error) || error.cause === undefined) {
           throw this.failure('could not send the request (check LLM_BASE_URL and LLM_API_KEY)', key);
         }
         const reason = `could not reach the provider (${networkCode(error)})`;
-        if (attempt > this.maxRetries) throw this.failure(withAttempts(reason, attempt), key);
+        if (attempt > this.maxRetries) throw this.failure(withAttempts(reason, attempt), key, true);
         const wait = this.backoff(attempt);
         logger.warn('Language model call failed, retrying', { reason, attempt, retry_in_ms: wait });
         await sleep(wait, request.signal);
@@ -199,7 +212,7 @@ export class OpenAiCompatibleModel implements LanguageModel {
         const asked = retryAfterMs(response.headers);
         timer.dispose(true); // the error body is not needed
         if (asked !== undefined && asked > this.maxRetryAfterMs) {
-          throw this.failure(`HTTP ${status}, asked to retry after ${duration(asked)}`, key);
+          throw this.failure(`HTTP ${status}, asked to retry after ${duration(asked)}`, key, true);
         }
         const wait = asked ?? this.backoff(attempt);
         logger.warn('Language model call failed, retrying', { status, attempt, retry_in_ms: wait });
@@ -211,7 +224,7 @@ export class OpenAiCompatibleModel implements LanguageModel {
       timer.dispose();
       const error = errorOf(detail);
       this.logProviderError('error response', status, error, key);
-      throw this.failure(withAttempts(`HTTP ${status}${error?.code ? ` ${error.code}` : ''}`, attempt), key);
+      throw this.failure(withAttempts(`HTTP ${status}${error?.code ? ` ${error.code}` : ''}`, attempt), key, status === 429 || status >= 500);
     }
   }
 
@@ -248,12 +261,12 @@ export class OpenAiCompatibleModel implements LanguageModel {
   private readFailure(error: unknown, request: CompletionRequest, timer: AttemptTimer, key: string | undefined): unknown {
     if (isApiError(error)) return error;
     if (request.signal?.aborted) return request.signal.reason;
-    if (timer.fired) return this.failure(`no data within ${duration(timer.timeoutMs)}`, key);
-    return this.failure(`connection failed while reading the response (${networkCode(error)})`, key);
+    if (timer.fired) return this.failure(`no data within ${duration(timer.timeoutMs)}`, key, true);
+    return this.failure(`connection failed while reading the response (${networkCode(error)})`, key, true);
   }
 
-  private failure(reason: string, key: string | undefined): ApiError {
-    const error = providerFailed(scrub(reason, key));
+  private failure(reason: string, key: string | undefined, unavailable = false): ApiError {
+    const error = unavailable ? new LlmUnavailable(scrub(reason, key)) : providerFailed(scrub(reason, key));
     logger.warn('Language model call failed', { reason: error.message });
     return error;
   }

@@ -30,6 +30,12 @@ export interface MediaCall {
    * agent_version. Absent when nothing is overridden.
    */
   agent_override?: { agent?: Record<string, unknown>; llm?: Record<string, unknown>; flow?: Record<string, unknown> };
+  /**
+   * The workspace's reliability settings (PUT /workspace/reliability): voices to switch to, in
+   * order, when the agent's voice provider fails, and the model to try once when the LLM
+   * provider cannot answer the agent's. Absent when the workspace sets none.
+   */
+  reliability?: { fallback_voice_ids: string[]; fallback_llm_model: string | null };
 }
 
 /**

@@ -56,3 +56,29 @@ export async function listProviderOperations(
     operation_id, provider, operation, request, outcome, ...(error ? { error } : {}), created_timestamp,
   })) as ProviderOperation[];
 }
+
+/**
+ * A privacy erase (shared/account-data): deletes the workspace's operations whose request,
+ * outcome or error quotes `text` anywhere (requests carry numbers and SMS bodies), page by
+ * page. Answers how many.
+ */
+export async function deleteProviderOperationsMentioning(workspaceId: string, text: string): Promise<number> {
+  const { pk } = keys.providerOperations(workspaceId);
+  let deleted = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await table.queryPage<ProviderOperation>({
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      Limit: 500,
+      ...(start ? { ExclusiveStartKey: start } : {}),
+    });
+    for (const entry of page.items) {
+      if (!JSON.stringify(entry).includes(text)) continue;
+      await table.delete({ Key: keys.providerOperation(workspaceId, entry.operation_id) });
+      deleted++;
+    }
+    start = page.lastKey;
+  } while (start);
+  return deleted;
+}
