@@ -63,6 +63,9 @@ export type ConnectedJobMessage = z.output<typeof ConnectedJobMessage>;
 
 /** Documents one step fetches at most (each up to 50 MB; at most 60 s each), FETCH_CONCURRENCY at once. */
 export const FETCHES_PER_STEP = 20;
+/** Documents whose listed size is at most SMALL_DOCUMENT_BYTES: up to this many a step (25 MB at most). */
+const SMALL_FETCHES_PER_STEP = 100;
+const SMALL_DOCUMENT_BYTES = 256 * 1024;
 const FETCH_CONCURRENCY = 4;
 /** Synced documents a knowledge base may hold, across its syncs (besides its MAX_SOURCES own sources). */
 export const MAX_SYNCED_SOURCES = 2000;
@@ -395,7 +398,10 @@ export async function runSyncStep(message: SyncJobMessage, nowMs: () => number =
     listingDone = page.next === undefined;
   }
 
-  const batch = pending.slice(0, FETCHES_PER_STEP);
+  // Small documents (the listing gave their size) go up to SMALL_FETCHES_PER_STEP a step.
+  let small = 0;
+  while (small < SMALL_FETCHES_PER_STEP && small < pending.length && (pending[small]!.size ?? Infinity) <= SMALL_DOCUMENT_BYTES) small++;
+  const batch = pending.slice(0, Math.max(small, FETCHES_PER_STEP));
   pending = pending.slice(batch.length);
   let authFailure: string | undefined;
   await pooled(batch, FETCH_CONCURRENCY, async (document) => {
