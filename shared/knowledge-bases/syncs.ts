@@ -38,14 +38,15 @@ import {
 /*
  * Synced sources (docs/knowledge-bases.md, Synced sources): a knowledge base keeps the
  * documents of a Google Drive folder, a SharePoint/OneDrive drive or folder, or a Notion page
- * (and its child pages) through a kb_sync OAuth connection of its workspace. A run lists the
+ * (with its child pages and databases) or database through a kb_sync OAuth connection of its workspace. A run lists the
  * documents with a fresh access token (the integrations domain refreshes it first when it is
  * about to expire), fetches those whose version changed (Drive's modifiedTime and md5,
  * Graph's cTag, Notion's last_edited_time), stores each as a document source's original and
  * lets the ingestion (ingest.ts) extract, chunk and index it; documents that disappeared are
- * removed. A run is steps on the kb-jobs queue, each fetching at most FETCHES_PER_STEP
- * documents and queueing the next, so no step nears the function's timeout; a step lists
- * again and skips what its run already tried, so a replayed step repeats nothing.
+ * removed. A run is numbered steps on the kb-jobs queue (runSyncStep): each reads one page
+ * of the vendor's listing when nothing is pending, fetches a few documents and queues the
+ * next, so no step nears the function's timeout and no location is too large to page
+ * through; the run item says which step is next, so a replayed step repeats nothing.
  */
 
 export const SyncJobMessage = z.object({
@@ -61,8 +62,8 @@ export type SyncJobMessage = z.output<typeof SyncJobMessage>;
 export const ConnectedJobMessage = z.object({ kind: z.literal('connected'), workspace_id: z.string(), sync_id: z.string() });
 export type ConnectedJobMessage = z.output<typeof ConnectedJobMessage>;
 
-/** Documents one step fetches at most (each up to 50 MB; at most 60 s each), FETCH_CONCURRENCY at once. */
-export const FETCHES_PER_STEP = 20;
+/** Documents one step fetches at most (each up to 50 MB; at most 60 s each), FETCH_CONCURRENCY at once: 3 rounds, within the 300 s timeout. */
+export const FETCHES_PER_STEP = 12;
 /** Documents whose listed size is at most SMALL_DOCUMENT_BYTES: up to this many a step (25 MB at most). */
 const SMALL_FETCHES_PER_STEP = 100;
 const SMALL_DOCUMENT_BYTES = 256 * 1024;
@@ -321,7 +322,7 @@ async function pooled<T>(items: readonly T[], limit: number, work: (item: T) => 
  * naming its number; the run item says which step is next, so a replayed or duplicate
  * message does nothing. A step with no documents left to fetch reads the next page of the
  * vendor's listing (one request; the cursor is kept on the run), then fetches at most
- * FETCHES_PER_STEP of the page's new or changed documents; the rest wait for the next step.
+ * FETCHES_PER_STEP (SMALL_FETCHES_PER_STEP small ones) of the page's new or changed documents; the rest wait for the next step.
  * After the last page, the last step removes the documents the listing no longer had and
  * queues one ingestion. Throws on a store failure, so the queue retries.
  */
