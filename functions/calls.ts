@@ -39,6 +39,7 @@ export const handler = domainHandler({ ...callRoutes, ...callArtifactRoutes, ...
   updateConcurrencySettings: ({ principal, body }) => calls.updateConcurrencySettings(principal.workspaceId, body),
   livekitWebhook: ({ request }) => calls.receiveMediaWebhook(request.rawBody, request.headers.authorization),
   workerReport: ({ params, request, body }) => calls.receiveWorkerEvent(params.call_id, request.headers.authorization, body),
+  workerRetrieve: ({ params, request, body }) => calls.retrieveForWorker(params.call_id, request.headers.authorization, body),
   updateLiveCall: ({ principal, params, body }) => calls.updateLiveCall(principal.workspaceId, params.call_id, body),
   listenLiveCall: ({ principal, params }) => calls.listenLive(principal.workspaceId, params.call_id),
   takeOverLiveCall: ({ principal, params, body }) => calls.takeOverLive(principal.workspaceId, params.call_id, body),

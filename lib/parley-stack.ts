@@ -572,6 +572,23 @@ export class ParleyStack extends Stack {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       removalPolicy: RemovalPolicy.RETAIN,
       lifecycleRules: [{ id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      // Browsers PUT files to presigned upload URLs (create-knowledge-base-upload) from the
+      // dashboards named by context kbUploadOrigins; the signature still decides what is
+      // accepted (key, content type, exact length, 15 minutes). No origins, no rule.
+      ...(settingsOfStage.kbUploadOrigins.length
+        ? {
+            cors: [
+              {
+                id: 'presigned-uploads',
+                allowedMethods: [s3.HttpMethods.PUT],
+                allowedOrigins: [...settingsOfStage.kbUploadOrigins],
+                allowedHeaders: ['content-type', 'content-length'],
+                exposedHeaders: ['etag'],
+                maxAge: 3000,
+              },
+            ],
+          }
+        : {}),
     });
     NagSuppressions.addResourceSuppressions(this.knowledgeBaseBucket, [
       {

@@ -44,6 +44,12 @@ export interface StageSettings {
   alarmTopicArn?: string;
   /** Emails subscribed to the stack's alarm topic at deploy time (each confirms by email). */
   alarmEmails: readonly string[];
+  /**
+   * Browser origins allowed to PUT files to the knowledge-base bucket's presigned upload URLs
+   * (context `kbUploadOrigins`: a JSON array or comma list of `https://host[:port]`); none
+   * (the default) means no CORS rule: curl and servers upload, browsers cannot.
+   */
+  kbUploadOrigins: readonly string[];
 }
 
 export interface StageProps {
@@ -51,6 +57,7 @@ export interface StageProps {
   deployment?: DeploymentStrategy;
   customDomain?: CustomDomain;
   alarmTopicArn?: string;
+  kbUploadOrigins?: readonly string[];
 }
 
 export function checkStageName(stage: unknown): string {
@@ -109,13 +116,44 @@ export function stageSettings(scope: Construct, given: StageProps): StageSetting
     if (!/^[^@\s]+@[^@\s.]+(\.[^@\s.]+)+$/.test(email)) throw new Error(`alarmEmails: ${JSON.stringify(email)} is not an email address`);
   }
 
+  const origins = given.kbUploadOrigins ?? read('kbUploadOrigins');
+  const kbUploadOrigins = checkUploadOrigins(
+    origins === undefined || origins === null || origins === '' ? [] : Array.isArray(origins) ? origins.map(String) : String(origins).split(',').map((o) => o.trim()).filter(Boolean),
+  );
+
   return {
     stage,
     deployment,
+    kbUploadOrigins,
     ...(customDomain ? { customDomain } : {}),
     ...(text(given.alarmTopicArn ?? read('alarmTopicArn')) ? { alarmTopicArn: text(given.alarmTopicArn ?? read('alarmTopicArn')) } : {}),
     alarmEmails,
   };
+}
+
+/**
+ * Browser origins for the knowledge-base bucket's CORS rule: exact origins only
+ * (`https://host[:port]`, or `http://localhost[:port]` / `http://127.0.0.1[:port]` for a
+ * dashboard under development), no wildcard, no path: a presigned URL is a bearer
+ * capability, and the rule should name the dashboards that hand it to a browser.
+ */
+export function checkUploadOrigins(origins: readonly string[]): string[] {
+  const checked = origins.map((origin) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    const local = url?.protocol === 'http:' && (url.hostname === 'localhost' || url.hostname === '127.0.0.1');
+    if (!url || url.origin !== origin || origin.includes('*') || !(url.protocol === 'https:' || local)) {
+      throw new Error(
+        `kbUploadOrigins: ${JSON.stringify(origin)} is not an origin; give https://host[:port] (no path, no trailing slash, no wildcard), or http://localhost[:port]`,
+      );
+    }
+    return origin;
+  });
+  return [...new Set(checked)];
 }
 
 function checkCustomDomain(domain: CustomDomain): void {

@@ -131,7 +131,8 @@ export const JOBS: readonly JobSpec[] = [
     trigger: { kind: 'queue', queue: 'kb-jobs' },
     // One knowledge base's pending sources: files up to 50 MB to extract, crawls of up to
     // 20 pages at 10 s each, embeddings in batches, then the index. 300 s bounds it. A synced
-    // source's step fetches at most 20 documents (60 s each at worst) before queueing the next.
+    // source's step reads one listing page and fetches at most 12 documents, 4 at once (60 s
+    // each at worst), or 100 small ones, before queueing the next.
     timeoutSeconds: 300,
     live: true,
     // enable_auto_refresh: the daily sweep of the knowledge bases whose refresh is due

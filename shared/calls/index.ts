@@ -20,6 +20,7 @@ export { CallQueueMessageSchema, CallStepSchema, type CallQueueMessage, type Cal
 export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';
+export { retrieveForWorker } from './worker-retrieval.ts';
 export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, callStorageFacts, parseCallFilter, type CallStorageFacts } from './history.ts';
 export { checkedAgentOverride } from './agent-override.ts';
 export { batchCallIdFor, batchDialKey, newBatchDialMemo, placeBatchCall, releaseUnusedBatchDialSlots, prepareBatchDials, unlinkBatchCall } from './batch-dial.ts';

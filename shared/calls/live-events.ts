@@ -1,6 +1,6 @@
-import { notFound, unauthorized, conflict, unprocessable } from '../platform/errors.ts';
+import { notFound, conflict, unprocessable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
-import { verifyMediaWebhook, verifyWorkerReportToken, type MediaWebhookEvent, type WorkerEvent } from '../vendors/media/index.ts';
+import { verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '../vendors/media/index.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { answer, appendTranscript, endTransfer, finishCall, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from './engine.ts';
 import { CALLER_LEFT_BEFORE_ANSWER, isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
@@ -8,6 +8,7 @@ import { dispatchAgentInto, endMedia } from './media.ts';
 import { finishRoomRecording, startRoomRecording } from './recordings.ts';
 import { recordSipWebhook, webhookTime } from './sip-leg.ts';
 import { callOfMediaRoom, findCallItem, markMediaRoomEnded, transitionCall, type CallItem, type EngineState } from './store.ts';
+import { assertWorkerToken } from './worker-retrieval.ts';
 
 /*
  * A call on LiveKit follows two event sources (docs/calls-media.md):
@@ -138,8 +139,7 @@ async function registeredCallArrived(call: CallItem, participant: { kind?: strin
 
 /** One report of the agent worker for its call. */
 export async function receiveWorkerEvent(callId: string, authorization: string | undefined, event: WorkerEvent): Promise<void> {
-  const token = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : undefined;
-  if (!token || !(await verifyWorkerReportToken(callId, token))) throw unauthorized();
+  await assertWorkerToken(callId, authorization);
   // A report that loses a race with another write to the call (a webhook, a stop) reads again.
   for (let attempt = 1; attempt <= 3; attempt++) {
     if (await applyWorkerEvent(callId, event)) return;

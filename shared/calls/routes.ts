@@ -14,6 +14,8 @@ import {
   RegisterPhoneCallBody,
   UpdateCallBody,
   WebCall,
+  WorkerRetrievalBody,
+  WorkerRetrievalView,
 } from './schemas.ts';
 
 export const callRoutes = defineRoutes({ domain: 'calls', access: 'calls' }, {
@@ -94,5 +96,10 @@ export const callRoutes = defineRoutes({ domain: 'calls', access: 'calls' }, {
     method: 'POST', path: '/internal/calls/{call_id}/events', status: 204, access: 'public',
     summary: 'The agent worker reports a call\'s transcript, tool calls and end (Bearer: the call\'s report token)',
     params: callIdParams, body: z.lazy(() => workerEventSchema),
+  },
+  workerRetrieve: {
+    method: 'POST', path: '/internal/calls/{call_id}/kb-retrieve', status: 200, access: 'public',
+    summary: 'The agent worker retrieves knowledge-base chunks for the user\'s words, recorded for kb-retrievals (Bearer: the call\'s report token)',
+    params: callIdParams, body: z.lazy(() => WorkerRetrievalBody), response: z.lazy(() => WorkerRetrievalView),
   },
 });

@@ -330,3 +330,27 @@ export const SandboxInboundBody = z.lazy(() =>
   }),
 );
 export type SandboxInboundInput = z.infer<typeof SandboxInboundBody>;
+
+/** `POST /internal/calls/{call_id}/kb-retrieve`: the LiveKit worker's retrieval (worker-retrieval.ts). */
+export const WorkerRetrievalBody = z
+  .object({ query: z.string().trim().min(1, 'Must not be empty').max(4000, 'Must be at most 4000 characters') })
+  .strict();
+export type WorkerRetrievalBody = z.output<typeof WorkerRetrievalBody>;
+
+export const WorkerRetrievalView = z.object({
+  call_id: z.string(),
+  retrieval_id: z.string().nullable(),
+  knowledge_base_ids: z.array(z.string()),
+  chunks: z.array(
+    z.object({
+      knowledge_base_id: z.string(),
+      source_id: z.string(),
+      chunk_id: z.string(),
+      content: z.string(),
+      score: z.number(),
+      lexical_score: z.number(),
+      vector_score: z.number(),
+    }),
+  ),
+  prompt: z.string(),
+});

@@ -5,6 +5,7 @@
 export { agentTurn, closeConversation, noteToAgent, openConversation, transcriptObject } from './conversation.ts';
 export { analyzeConversation } from './analysis.ts';
 export { completeWithFallback, type FallbackUse } from './fallback.ts';
+export { retrieveForAgent, type AgentRetrieval } from './knowledge.ts';
 export { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './context-window.ts';
 export { CustomLlmFailed, type CustomLlmFailure } from './custom-llm.ts';
 export type {

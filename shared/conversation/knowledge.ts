@@ -1,5 +1,6 @@
-import { retrieveForConversation } from '../knowledge-bases/index.ts';
-import type { ConversationState } from './types.ts';
+import { getAgent, getChatAgent, getFlow, getLlm, type ResponseEngine } from '../agents/index.ts';
+import { knowledgeSection, retrieveAndRecord, retrieveForConversation, type RetrievedChunk } from '../knowledge-bases/index.ts';
+import type { ConfigOverrides, ConversationState } from './types.ts';
 
 /*
  * Retrieval before answering: an LLM's or flow's `knowledge_base_ids` make each user turn
@@ -29,3 +30,56 @@ export async function knowledgeFor(state: ConversationState, config: KnowledgeCo
 }
 
 export const withKnowledge = (system: string, knowledge: string) => (knowledge ? (system ? `${system}\n\n${knowledge}` : knowledge) : system);
+
+/** What one retrieval for an agent answered: the chunks recorded for kb-retrievals and the prompt section built from them. */
+export interface AgentRetrieval {
+  retrieval_id: string | null;
+  knowledge_base_ids: string[];
+  chunks: RetrievedChunk[];
+  /** The "## Knowledge base" section the sandbox adds to the system prompt for this turn ('' for no chunks). */
+  prompt: string;
+}
+
+/**
+ * Retrieval for a turn someone else drives (the LiveKit agent worker): the knowledge bases
+ * and kb_config of the agent version's response engine (its Retell LLM or conversation flow
+ * version, with the call's agent_override laid over it, as the sandbox's turns read them),
+ * recorded under the call's ID like the sandbox's. A custom LLM has no knowledge bases: no
+ * chunks, nothing recorded. Throws when the store or the embedder fails.
+ */
+export async function retrieveForAgent(input: {
+  workspaceId: string;
+  agentId: string;
+  agentVersion: number;
+  callId: string;
+  query: string;
+  overrides?: ConfigOverrides;
+}): Promise<AgentRetrieval> {
+  const agent = input.agentId.startsWith('chat_agent_')
+    ? await getChatAgent(input.workspaceId, input.agentId, input.agentVersion)
+    : await getAgent(input.workspaceId, input.agentId, input.agentVersion);
+  const engine = agent.response_engine as ResponseEngine;
+  let config: KnowledgeConfig = {};
+  if (engine.type === 'retell-llm' && typeof engine.version === 'number') {
+    config = { ...(await getLlm(input.workspaceId, engine.llm_id, engine.version)), ...(input.overrides?.llm ?? {}) } as KnowledgeConfig;
+  } else if (engine.type === 'conversation-flow' && typeof engine.version === 'number') {
+    config = { ...(await getFlow(input.workspaceId, engine.conversation_flow_id, engine.version)), ...(input.overrides?.flow ?? {}) } as KnowledgeConfig;
+  }
+  const ids = [...(config.knowledge_base_ids ?? [])];
+  const topK = config.kb_config?.top_k;
+  const filterScore = config.kb_config?.filter_score;
+  const recorded = await retrieveAndRecord({
+    workspaceId: input.workspaceId,
+    callId: input.callId,
+    knowledgeBaseIds: ids,
+    query: input.query,
+    ...(typeof topK === 'number' ? { topK } : {}),
+    ...(typeof filterScore === 'number' ? { filterScore } : {}),
+  });
+  return {
+    retrieval_id: recorded?.retrieval_id ?? null,
+    knowledge_base_ids: ids,
+    chunks: recorded?.chunks ?? [],
+    prompt: recorded ? knowledgeSection(recorded.chunks) : '',
+  };
+}

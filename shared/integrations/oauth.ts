@@ -93,7 +93,7 @@ export async function startAuthorization(principal: Principal, input: StartInput
     if (!input.knowledge_base_id) throw badRequest('knowledge_base_id is required for target kb_sync');
     const config = input.sync_config ?? {};
     if (input.provider === 'google_drive' && !config.folder_id) throw badRequest('sync_config.folder_id is required for google_drive');
-    if (input.provider === 'notion' && !config.page_id) throw badRequest('sync_config.page_id is required for notion');
+    if (input.provider === 'notion' && !config.page_id && !config.database_id) throw badRequest('sync_config.page_id (or database_id) is required for notion');
   }
   if (input.app_id) {
     const app = await appEntity.mustGet(workspaceId, input.app_id);

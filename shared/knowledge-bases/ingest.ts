@@ -42,6 +42,10 @@ export const IngestJobMessage = z.object({
 });
 export type IngestJobMessage = z.output<typeof IngestJobMessage>;
 
+/** Sources one message extracts, chunks and embeds at most (then the same generation is queued again), and at once. */
+const SOURCES_PER_MESSAGE = 200;
+const SOURCE_CONCURRENCY = 4;
+
 /** A URL source: its page and the pages it links to under the same path. */
 export const URL_SOURCE_LIMITS = { maxPages: 10, maxDepth: 1, keepText: true } as const;
 
@@ -143,26 +147,52 @@ export async function runIngestion(message: IngestJobMessage, nowMs: () => numbe
   if (!kb || kb.generation > message.generation) return;
   const embed = await embedder();
   const pending = (await listSourceItems(ws, kbId)).filter((source) => source.status === 'in_progress');
-  for (const source of pending) await processSource(kb, source, embed, nowMs);
+  // A large batch (a sync of many documents) is read in parts, each message well within the
+  // function's timeout: the same generation is queued again and the index waits for the last part.
+  const part = pending.slice(0, SOURCES_PER_MESSAGE);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(SOURCE_CONCURRENCY, part.length) }, async () => {
+      while (next < part.length) await processSource(kb, part[next++]!, embed, nowMs);
+    }),
+  );
+  if (pending.length > part.length) {
+    await queueIngestion(ws, kbId, message.generation);
+    return;
+  }
 
   const all = await listSourceItems(ws, kbId);
   const complete = all.filter((source) => source.status === 'complete');
   const chunks: IndexedChunk[] = [];
   const vectors: Float32Array[] = [];
-  for (const source of complete) {
-    const object = await kbObjects.getSource(ws, kbId, source.source_id, 'chunks.json');
-    if (!object) continue;
-    let stored = JSON.parse(object.body.toString('utf8')) as StoredChunks;
-    if (stored.embedder !== embed.id) {
-      stored = { ...stored, embedder: embed.id, ...packVectors(await embed.embed(stored.chunks.map((chunk) => chunk.content))) };
-      await kbObjects.putSource(ws, kbId, source.source_id, 'chunks.json', Buffer.from(JSON.stringify(stored)), 'application/json');
-    }
+  // Read SOURCE_CONCURRENCY at once, kept in the sources' order (the index is the same whatever the timing).
+  const storedOf = new Array<StoredChunks | undefined>(complete.length);
+  let reading = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(SOURCE_CONCURRENCY, complete.length) }, async () => {
+      while (reading < complete.length) {
+        const i = reading++;
+        const source = complete[i]!;
+        const object = await kbObjects.getSource(ws, kbId, source.source_id, 'chunks.json');
+        if (!object) continue;
+        let stored = JSON.parse(object.body.toString('utf8')) as StoredChunks;
+        if (stored.embedder !== embed.id) {
+          stored = { ...stored, embedder: embed.id, ...packVectors(await embed.embed(stored.chunks.map((chunk) => chunk.content))) };
+          await kbObjects.putSource(ws, kbId, source.source_id, 'chunks.json', Buffer.from(JSON.stringify(stored)), 'application/json');
+        }
+        storedOf[i] = stored;
+      }
+    }),
+  );
+  complete.forEach((source, i) => {
+    const stored = storedOf[i];
+    if (!stored) return;
     const sourceVectors = unpackVectors(stored);
-    stored.chunks.forEach((chunk, i) => {
+    stored.chunks.forEach((chunk, j) => {
       chunks.push({ chunk_id: chunk.chunk_id, source_id: source.source_id, content: chunk.content });
-      vectors.push(sourceVectors[i]!);
+      vectors.push(sourceVectors[j]!);
     });
-  }
+  });
   const errors = all.filter((source) => source.error_message).map((source) => `${label(source)}: ${source.error_message}`);
   const firstIngestion = kb.index_generation === undefined;
   const status = firstIngestion && complete.length === 0 && all.some((source) => source.status === 'error') ? 'error' : 'complete';

@@ -269,7 +269,8 @@ export async function addKnowledgeBaseSources(workspaceId: string, knowledgeBase
   const kb = await knowledgeBases.mustGet(workspaceId, knowledgeBaseId);
   const added = await newSources(workspaceId, knowledgeBaseId, input, nowMs);
   if (added.length === 0) throw badRequest('Add at least one of knowledge_base_texts, knowledge_base_urls, knowledge_base_files or knowledge_base_upload_ids');
-  const existing = await listSourceItems(workspaceId, knowledgeBaseId);
+  // Synced documents have their own allowance (syncs.ts, MAX_SYNCED_SOURCES).
+  const existing = (await listSourceItems(workspaceId, knowledgeBaseId)).filter((source) => !source.sync_id);
   if (existing.length + added.length > MAX_SOURCES) {
     throw badRequest(`A knowledge base holds at most ${MAX_SOURCES} sources (it has ${existing.length})`);
   }

@@ -83,35 +83,52 @@ export function knowledgeSection(chunks: readonly RetrievedChunk[]): string {
   ].join('\n\n');
 }
 
+export interface RecordedRetrieval {
+  retrieval_id: string;
+  timestamp: number;
+  knowledge_base_ids: string[];
+  chunks: RetrievedChunk[];
+}
+
+/**
+ * Retrieves for one user turn of a call or chat and records it for `kb-retrievals`
+ * (undefined, nothing recorded, when there is no knowledge base or no query). Throws when
+ * the store or the embedder fails: the LiveKit worker's route answers that as an error.
+ */
+export async function retrieveAndRecord(input: RetrieveInput & { callId: string; nowMs?: number }): Promise<RecordedRetrieval | undefined> {
+  if (input.knowledgeBaseIds.length === 0 || !input.query.trim()) return undefined;
+  const chunks = await retrieve(input);
+  const nowMs = input.nowMs ?? Date.now();
+  const item: RetrievalItem = {
+    retrieval_id: newTimeOrderedId('kbRetrieval', nowMs),
+    workspace_id: input.workspaceId,
+    call_id: input.callId,
+    timestamp: nowMs,
+    query: input.query.slice(0, MAX_RECORDED_CHARS),
+    knowledge_base_ids: [...input.knowledgeBaseIds],
+    chunks: chunks.map((chunk) => ({
+      knowledge_base_id: chunk.knowledge_base_id,
+      source_id: chunk.source_id,
+      chunk_id: chunk.chunk_id,
+      content: chunk.content.slice(0, MAX_RECORDED_CHARS),
+      score: chunk.score,
+      lexical_score: chunk.lexical_score,
+      vector_score: chunk.vector_score,
+    })),
+    expires_at: Math.floor(nowMs / 1000) + RETRIEVAL_TTL_SECONDS,
+  };
+  await putRetrieval(item);
+  return { retrieval_id: item.retrieval_id, timestamp: nowMs, knowledge_base_ids: item.knowledge_base_ids, chunks };
+}
+
 /**
  * Retrieves for one user turn of a call or chat and records it; answers the prompt section.
  * Never throws: a failed retrieval is logged and the turn goes on without knowledge.
  */
 export async function retrieveForConversation(input: RetrieveInput & { callId: string; nowMs?: number }): Promise<string> {
-  if (input.knowledgeBaseIds.length === 0 || !input.query.trim()) return '';
   try {
-    const chunks = await retrieve(input);
-    const nowMs = input.nowMs ?? Date.now();
-    const item: RetrievalItem = {
-      retrieval_id: newTimeOrderedId('kbRetrieval', nowMs),
-      workspace_id: input.workspaceId,
-      call_id: input.callId,
-      timestamp: nowMs,
-      query: input.query.slice(0, MAX_RECORDED_CHARS),
-      knowledge_base_ids: [...input.knowledgeBaseIds],
-      chunks: chunks.map((chunk) => ({
-        knowledge_base_id: chunk.knowledge_base_id,
-        source_id: chunk.source_id,
-        chunk_id: chunk.chunk_id,
-        content: chunk.content.slice(0, MAX_RECORDED_CHARS),
-        score: chunk.score,
-        lexical_score: chunk.lexical_score,
-        vector_score: chunk.vector_score,
-      })),
-      expires_at: Math.floor(nowMs / 1000) + RETRIEVAL_TTL_SECONDS,
-    };
-    await putRetrieval(item);
-    return knowledgeSection(chunks);
+    const recorded = await retrieveAndRecord(input);
+    return recorded ? knowledgeSection(recorded.chunks) : '';
   } catch (error) {
     logger.warn('Knowledge base retrieval failed; answering without it', { call_id: input.callId, error: error instanceof Error ? error.message : String(error) });
     return '';

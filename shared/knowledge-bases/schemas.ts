@@ -26,7 +26,7 @@ export const MAX_URLS = 100;
 export const MAX_NAME_CHARS = 39;
 export const DEFAULT_MAX_CHUNK = 2000;
 export const DEFAULT_MIN_CHUNK = 400;
-/** Sources a knowledge base may hold in all. */
+/** Sources (texts, files, URLs) a knowledge base may hold, besides synced documents (syncs.ts, MAX_SYNCED_SOURCES). */
 export const MAX_SOURCES = 500;
 
 /** A multipart text field holding JSON (retell-sdk's arrays of objects), or the value itself from a JSON body. */
@@ -140,6 +140,7 @@ export const AddSyncedSourceBody = z.object({
   folder_id: vendorId().optional(),
   drive_id: vendorId().optional(),
   page_id: vendorId().optional(),
+  database_id: vendorId().optional(),
 });
 export type AddSyncedSourceInput = z.output<typeof AddSyncedSourceBody>;
 
@@ -170,6 +171,7 @@ export const KnowledgeBaseSync = z.object({
   folder_id: z.string().optional(),
   drive_id: z.string().optional(),
   page_id: z.string().optional(),
+  database_id: z.string().optional(),
   status: z.enum(['in_progress', 'complete', 'error']),
   last_sync_timestamp: z.number().optional(),
   error_message: z.string().optional(),

@@ -379,6 +379,8 @@ export interface SyncItem {
   folder_id?: string;
   drive_id?: string;
   page_id?: string;
+  /** Notion: a database whose pages are the documents (instead of page_id). */
+  database_id?: string;
   /** Of the latest run. */
   status: SyncStatus;
   run_id?: string;
@@ -409,8 +411,14 @@ export interface SyncRunItem extends SyncRunCounts {
   /** The first 20 per-document failures, `<name>: <reason>`. */
   errors: string[];
   error_message?: string;
-  /** Vendor document IDs this run already fetched or tried (a continuation step skips them). */
-  attempted?: Set<string>;
+  /** Steps applied so far: a job message names the step it runs, and only the next one applies (a replay does nothing). */
+  step?: number;
+  /** The vendor listing's cursor of the next page (the vendor's page token and the folders still to walk). */
+  cursor?: string;
+  /** The last listing page has been read. */
+  listing_done?: boolean;
+  /** The current page's documents still to fetch (JSON of PendingDocument[]). */
+  pending?: string;
   started_timestamp: number;
   finished_timestamp?: number;
   expires_at: number;
@@ -500,45 +508,92 @@ export async function listSyncRuns(workspaceId: string, syncId: string, limit: n
   return page.items.map((item) => strip(item));
 }
 
-/** Adds one step's counts (and the documents it tried) to the run. */
-export async function addRunProgress(
+/** What one step of a run did: added to the run's counts, with where the listing goes next. */
+export interface SyncStepProgress {
+  counts: Partial<SyncRunCounts>;
+  errors: string[];
+  cursor?: string;
+  listingDone: boolean;
+  /** JSON of the documents still to fetch; undefined when none. */
+  pending?: string;
+}
+
+/**
+ * Applies one step to its run: its counts, errors and the listing's next state, conditional
+ * on the run still being at `step` and in progress (a replayed or duplicate step that lost
+ * changes nothing). False when it lost.
+ */
+export async function advanceSyncRun(
   workspaceId: string,
   syncId: string,
   runId: string,
-  counts: Partial<SyncRunCounts>,
-  attempted: string[],
-  errors: string[],
-  listed?: number,
-): Promise<void> {
-  const adds = Object.entries(counts).filter(([, value]) => value);
-  const values: Record<string, unknown> = {};
-  const parts: string[] = [];
-  adds.forEach(([field, value]) => {
+  step: number,
+  progress: SyncStepProgress,
+  previousErrors: readonly string[],
+): Promise<boolean> {
+  const values: Record<string, unknown> = { ':next': step + 1, ':running': 'in_progress', ':done': progress.listingDone };
+  const sets = ['step = :next', 'listing_done = :done'];
+  const removes: string[] = [];
+  const adds: string[] = [];
+  for (const [field, value] of Object.entries(progress.counts)) {
+    if (!value) continue;
     values[`:${field}`] = value;
-    parts.push(`${field} :${field}`);
-  });
-  if (attempted.length) {
-    values[':attempted'] = new Set(attempted);
-    parts.push('attempted :attempted');
+    adds.push(`${field} :${field}`);
   }
-  const sets: string[] = [];
-  if (listed !== undefined) {
-    values[':listedNow'] = listed;
-    sets.push('listed = :listedNow');
-  }
-  if (errors.length) {
-    const run = await getSyncRun(workspaceId, syncId, runId);
-    values[':errors'] = [...(run?.errors ?? []), ...errors].slice(0, 20);
+  if (progress.cursor !== undefined) {
+    values[':cursor'] = progress.cursor;
+    sets.push('#cursor = :cursor');
+  } else removes.push('#cursor');
+  if (progress.pending !== undefined) {
+    values[':pending'] = progress.pending;
+    sets.push('pending = :pending');
+  } else removes.push('pending');
+  if (progress.errors.length) {
+    values[':errors'] = [...previousErrors, ...progress.errors].slice(0, 20);
     sets.push('#errors = :errors');
   }
-  if (!parts.length && !sets.length) return;
+  if (step === 0) values[':zero'] = 0;
+  try {
+    await table.update({
+      Key: keys.kbSyncRun(workspaceId, syncId, runId),
+      UpdateExpression: [`SET ${sets.join(', ')}`, adds.length ? `ADD ${adds.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' '),
+      ConditionExpression: `#status = :running AND ${step === 0 ? '(attribute_not_exists(step) OR step = :zero)' : 'step = :step'}`,
+      ExpressionAttributeNames: { '#status': 'status', '#cursor': 'cursor', ...(progress.errors.length ? { '#errors': 'errors' } : {}) },
+      ExpressionAttributeValues: { ...values, ...(step === 0 ? {} : { ':step': step }) },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** Adds the removals of a run's last step (not conditional: a repeated last step removes nothing twice). */
+export async function addRunRemovals(workspaceId: string, syncId: string, runId: string, removed: number): Promise<void> {
+  if (!removed) return;
   await table.update({
     Key: keys.kbSyncRun(workspaceId, syncId, runId),
-    UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', parts.length ? `ADD ${parts.join(', ')}` : ''].filter(Boolean).join(' '),
-    ...(errors.length ? { ExpressionAttributeNames: { '#errors': 'errors' } } : {}),
-    ExpressionAttributeValues: values,
+    UpdateExpression: 'ADD removed :removed',
+    ExpressionAttributeValues: { ':removed': removed },
   });
 }
+
+/** Adds the documents one listing page found to what the run has seen (a set: a replay adds nothing new). */
+export async function addSeenDocuments(workspaceId: string, syncId: string, runId: string, ids: readonly string[], nowMs: number): Promise<void> {
+  if (!ids.length) return;
+  await table.update({
+    Key: keys.kbSyncRunSeen(workspaceId, syncId, runId),
+    UpdateExpression: 'ADD ids :ids SET expires_at = :expires',
+    ExpressionAttributeValues: { ':ids': new Set(ids), ':expires': Math.floor(nowMs / 1000) + SYNC_RUN_TTL_SECONDS },
+  });
+}
+
+export async function seenDocuments(workspaceId: string, syncId: string, runId: string): Promise<Set<string>> {
+  const item = await table.get<{ ids?: Set<string> }>(keys.kbSyncRunSeen(workspaceId, syncId, runId));
+  return new Set(item?.ids ?? []);
+}
+
+export const forgetSeenDocuments = (workspaceId: string, syncId: string, runId: string) => table.delete({ Key: keys.kbSyncRunSeen(workspaceId, syncId, runId) });
 
 /**
  * Ends a run: its item and the sync's status, conditional on the sync still running this
@@ -576,8 +631,8 @@ export async function finishSyncRun(
       {
         Update: {
           Key: keys.kbSyncRun(workspaceId, syncId, runId),
-          UpdateExpression: 'SET #status = :status, finished_timestamp = :now' + (outcome.error ? ', error_message = :error' : '') + ' REMOVE attempted',
-          ExpressionAttributeNames: { '#status': 'status' },
+          UpdateExpression: 'SET #status = :status, finished_timestamp = :now' + (outcome.error ? ', error_message = :error' : '') + ' REMOVE pending, #cursor',
+          ExpressionAttributeNames: { '#status': 'status', '#cursor': 'cursor' },
           ExpressionAttributeValues: { ':status': outcome.status, ':now': nowMs, ...(outcome.error ? { ':error': outcome.error } : {}) },
         },
       },
@@ -620,13 +675,18 @@ export async function updateSyncedSource(
   }
 }
 
-/** A synced document seen for the first time; false when the knowledge base already has it (a replayed step). */
+/**
+ * A synced document seen for the first time; false when the knowledge base already has it
+ * (its source ID derives from the sync and the document, so a replayed or duplicate step
+ * finds the one an earlier attempt wrote).
+ */
 export async function createSyncedSource(item: SourceItem): Promise<boolean> {
   try {
     await sources.create(item, item.workspace_id, item.knowledge_base_id, item.source_id);
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
   }
 }
 

@@ -1,19 +1,23 @@
+import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { describeConnection, freshAccessToken } from '../integrations/index.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 import { ApiError, badRequest, conflict, notFound } from '../platform/errors.ts';
-import { newId, newTimeOrderedId } from '../platform/ids.ts';
+import { idPrefix, newId, newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { DOCUMENT_PROVIDERS, documentStore, DocumentVendorFailed, type DocumentLocation, type DocumentProvider, type RemoteDocument } from '../vendors/documents/index.ts';
 import { providerApiBase } from '../vendors/oauth/providers.ts';
 import { CONTENT_TYPE, fileKind } from './extract.ts';
 import { queueIngestion } from './ingest.ts';
-import { MAX_FILE_BYTES, MAX_SOURCES, type AddSyncedSourceInput, type KnowledgeBaseSyncView } from './schemas.ts';
+import { MAX_FILE_BYTES, type AddSyncedSourceInput, type KnowledgeBaseSyncView } from './schemas.ts';
 import {
-  addRunProgress,
+  addRunRemovals,
+  addSeenDocuments,
+  advanceSyncRun,
   beginSyncRun,
   createSyncedSource,
   finishSyncRun,
+  forgetSeenDocuments,
   getSyncRun,
   kbObjects,
   knowledgeBases,
@@ -22,6 +26,7 @@ import {
   listSyncRuns,
   nextGeneration,
   removeSourceItem,
+  seenDocuments,
   syncs,
   updateSyncedSource,
   type SourceItem,
@@ -33,24 +38,40 @@ import {
 /*
  * Synced sources (docs/knowledge-bases.md, Synced sources): a knowledge base keeps the
  * documents of a Google Drive folder, a SharePoint/OneDrive drive or folder, or a Notion page
- * (and its child pages) through a kb_sync OAuth connection of its workspace. A run lists the
+ * (with its child pages and databases) or database through a kb_sync OAuth connection of its workspace. A run lists the
  * documents with a fresh access token (the integrations domain refreshes it first when it is
  * about to expire), fetches those whose version changed (Drive's modifiedTime and md5,
  * Graph's cTag, Notion's last_edited_time), stores each as a document source's original and
  * lets the ingestion (ingest.ts) extract, chunk and index it; documents that disappeared are
- * removed. A run is steps on the kb-jobs queue, each fetching at most FETCHES_PER_STEP
- * documents and queueing the next, so no step nears the function's timeout; a step lists
- * again and skips what its run already tried, so a replayed step repeats nothing.
+ * removed. A run is numbered steps on the kb-jobs queue (runSyncStep): each reads one page
+ * of the vendor's listing when nothing is pending, fetches a few documents and queues the
+ * next, so no step nears the function's timeout and no location is too large to page
+ * through; the run item says which step is next, so a replayed step repeats nothing.
  */
 
-export const SyncJobMessage = z.object({ kind: z.literal('sync'), workspace_id: z.string(), sync_id: z.string(), run_id: z.string() });
+export const SyncJobMessage = z.object({
+  kind: z.literal('sync'),
+  workspace_id: z.string(),
+  sync_id: z.string(),
+  run_id: z.string(),
+  /** The run's step this message runs (0, the first, when absent). */
+  step: z.number().int().nonnegative().optional(),
+});
 export type SyncJobMessage = z.output<typeof SyncJobMessage>;
 /** Sent by the integrations domain's OAuth callback for a kb_sync connection (shared/integrations/oauth.ts). */
 export const ConnectedJobMessage = z.object({ kind: z.literal('connected'), workspace_id: z.string(), sync_id: z.string() });
 export type ConnectedJobMessage = z.output<typeof ConnectedJobMessage>;
 
-/** Documents one step fetches at most (each up to 50 MB; at most 60 s each). */
-export const FETCHES_PER_STEP = 20;
+/** Documents one step fetches at most (each up to 50 MB; at most 60 s each), FETCH_CONCURRENCY at once: 3 rounds, within the 300 s timeout. */
+export const FETCHES_PER_STEP = 12;
+/** Documents whose listed size is at most SMALL_DOCUMENT_BYTES: up to this many a step (25 MB at most). */
+const SMALL_FETCHES_PER_STEP = 100;
+const SMALL_DOCUMENT_BYTES = 256 * 1024;
+const FETCH_CONCURRENCY = 4;
+/** Synced documents a knowledge base may hold, across its syncs (besides its MAX_SOURCES own sources). */
+export const MAX_SYNCED_SOURCES = 2000;
+/** Files (supported or not) one run may list: a larger location fails the run (sync a smaller folder). */
+export const MAX_LISTED_PER_RUN = 10_000;
 /** Synced sources a knowledge base may have. */
 export const MAX_SYNCS_PER_KB = 20;
 /** Runs answered with each sync by list-knowledge-base-syncs. */
@@ -67,6 +88,7 @@ function syncView(item: SyncItem, runs: SyncRunItem[]): KnowledgeBaseSyncView {
     ...(item.folder_id ? { folder_id: item.folder_id } : {}),
     ...(item.drive_id ? { drive_id: item.drive_id } : {}),
     ...(item.page_id ? { page_id: item.page_id } : {}),
+    ...(item.database_id ? { database_id: item.database_id } : {}),
     status: item.status,
     ...(item.last_sync_timestamp !== undefined ? { last_sync_timestamp: item.last_sync_timestamp } : {}),
     ...(item.error_message ? { error_message: item.error_message } : {}),
@@ -106,8 +128,13 @@ function locationFor(provider: DocumentProvider, given: Partial<DocumentLocation
     return { folder_id: folder };
   }
   if (provider === 'notion') {
-    const page = check('page_id', pick('page_id'));
-    if (!page) throw badRequest('page_id: Required for a notion synced source (the page to sync, with its child pages)');
+    // The request's location wins whole: a page in the body does not inherit the connection's database, nor the reverse.
+    const fromBody = given.page_id !== undefined || given.database_id !== undefined;
+    const page = check('page_id', fromBody ? given.page_id : fromConnection.page_id);
+    const database = check('database_id', fromBody ? given.database_id : fromConnection.database_id);
+    if (page && database) throw badRequest('page_id: Give page_id or database_id for a notion synced source, not both');
+    if (database) return { database_id: database };
+    if (!page) throw badRequest('page_id: Required for a notion synced source (the page to sync, with its child pages), unless database_id names a database to sync');
     return { page_id: page };
   }
   const drive = check('drive_id', pick('drive_id'));
@@ -128,7 +155,8 @@ async function usableConnection(workspaceId: string, connectionId: string) {
   return { ...connection, provider: connection.provider as DocumentProvider };
 }
 
-const sameLocation = (a: DocumentLocation, b: DocumentLocation) => a.folder_id === b.folder_id && a.drive_id === b.drive_id && a.page_id === b.page_id;
+const sameLocation = (a: DocumentLocation, b: DocumentLocation) =>
+  a.folder_id === b.folder_id && a.drive_id === b.drive_id && a.page_id === b.page_id && a.database_id === b.database_id;
 
 async function createSync(
   workspaceId: string,
@@ -270,15 +298,53 @@ async function failRun(message: SyncJobMessage, error: string, nowMs: number): P
 const vendorMessage = (error: DocumentVendorFailed) =>
   error.kind === 'auth' ? `${error.detail}; reconnect the ${error.provider} connection` : error.detail;
 
-/** One step of a sync run (the kb-jobs consumer). Throws on a store failure, so the queue retries. */
+/** A document of the current listing page still to fetch, with the source it updates (none: a new one). */
+interface PendingDocument extends RemoteDocument {
+  source_id?: string;
+}
+
+/** A synced document's source ID: derived from the sync and the vendor's ID, so every attempt to add it names the same item. */
+export const syncedSourceId = (syncId: string, externalId: string) =>
+  `${idPrefix.knowledgeBaseSource}${createHash('sha256').update(`${syncId}\n${externalId}`).digest('hex').slice(0, 24)}`;
+
+/** Runs `work` over `items`, at most `limit` at once. */
+async function pooled<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+/**
+ * One step of a sync run (the kb-jobs consumer). A run is a chain of steps, each a message
+ * naming its number; the run item says which step is next, so a replayed or duplicate
+ * message does nothing. A step with no documents left to fetch reads the next page of the
+ * vendor's listing (one request; the cursor is kept on the run), then fetches at most
+ * FETCHES_PER_STEP (SMALL_FETCHES_PER_STEP small ones) of the page's new or changed documents; the rest wait for the next step.
+ * After the last page, the last step removes the documents the listing no longer had and
+ * queues one ingestion. Throws on a store failure, so the queue retries.
+ */
 export async function runSyncStep(message: SyncJobMessage, nowMs: () => number = Date.now): Promise<void> {
   const { workspace_id: ws, sync_id: syncId, run_id: runId } = message;
+  const step = message.step ?? 0;
   const item = await syncs.get(ws, syncId);
   // A deleted sync, or a run another one replaced, or one already finished (a replayed last step): nothing to do.
   if (!item || item.run_id !== runId || item.status !== 'in_progress') return;
+  const run = await getSyncRun(ws, syncId, runId);
+  if (!run || run.status !== 'in_progress') return;
+  const done = run.step ?? 0;
+  if (step < done) {
+    // This step was applied, but its successor may never have been queued (the send failed after the write): queue it again.
+    if (step === done - 1) await queueNamed('kb-jobs').send({ ...message, step: done } satisfies SyncJobMessage);
+    return;
+  }
+  if (step > done) return;
   const kb = await knowledgeBases.get(ws, item.knowledge_base_id);
   if (!kb) return void (await failRun(message, `Knowledge base ${item.knowledge_base_id} no longer exists`, nowMs()));
   if (!isDocumentProvider(item.provider)) return void (await failRun(message, `${item.provider} cannot be synced`, nowMs()));
+  if (run.listing_done && !run.pending) return finishRun(message, item, run, nowMs);
 
   let store;
   try {
@@ -289,72 +355,82 @@ export async function runSyncStep(message: SyncJobMessage, nowMs: () => number =
     if (error instanceof ApiError) return void (await failRun(message, `The ${item.provider} connection cannot be used: ${error.message}`, nowMs()));
     throw error;
   }
-  const location: DocumentLocation = { folder_id: item.folder_id, drive_id: item.drive_id, page_id: item.page_id };
-  let listed: RemoteDocument[];
-  try {
-    listed = await store.list(location);
-  } catch (error) {
-    if (error instanceof DocumentVendorFailed) return void (await failRun(message, `Listing the documents failed: ${vendorMessage(error)}`, nowMs()));
-    throw error;
-  }
 
-  const run = await getSyncRun(ws, syncId, runId);
-  const attempted = new Set(run?.attempted ?? []);
-  const all = await listSourceItems(ws, item.knowledge_base_id);
-  const mine = new Map(all.filter((source) => source.sync_id === syncId && source.external_id).map((source) => [source.external_id!, source]));
-  const supported = listed.filter((document) => fileKind(document.name, document.mimeType ?? ''));
-  const supportedIds = new Set(supported.map((document) => document.id));
-  const changed = supported.filter((document) => mine.get(document.id)?.external_version !== document.version && !attempted.has(document.id));
-  const unchanged = supported.filter((document) => mine.get(document.id)?.external_version === document.version && !attempted.has(document.id));
-
-  const counts = { added: 0, updated: 0, removed: 0, unchanged: unchanged.length, skipped: 0, failed: 0 };
+  const counts = { listed: 0, added: 0, updated: 0, unchanged: 0, skipped: 0, failed: 0 };
   const errors: string[] = [];
-  const tried: string[] = unchanged.map((document) => document.id);
-  // The first step counts what it cannot read; later steps of the run list the same documents.
-  const firstStep = !run || run.listed === 0;
-  if (firstStep) {
-    counts.skipped = listed.length - supported.length;
-    // Documents gone from the vendor (or no longer readable) leave the knowledge base.
-    for (const [externalId, source] of mine) {
-      if (supportedIds.has(externalId)) continue;
-      if (await removeSourceItem(ws, item.knowledge_base_id, source.source_id)) {
-        await kbObjects.deleteSource(ws, item.knowledge_base_id, source.source_id);
-        counts.removed++;
-      }
+  let pending: PendingDocument[] = run.pending ? (JSON.parse(run.pending) as PendingDocument[]) : [];
+  let cursor = run.cursor;
+  let listingDone = run.listing_done ?? false;
+  if (pending.length === 0 && !listingDone) {
+    const location: DocumentLocation = { folder_id: item.folder_id, drive_id: item.drive_id, page_id: item.page_id, database_id: item.database_id };
+    let page;
+    try {
+      page = await store.listPage(location, cursor);
+    } catch (error) {
+      if (error instanceof DocumentVendorFailed) return void (await failRun(message, `Listing the documents failed: ${vendorMessage(error)}`, nowMs()));
+      throw error;
     }
+    if (run.listed + page.documents.length > MAX_LISTED_PER_RUN) {
+      return void (await failRun(message, `More than ${MAX_LISTED_PER_RUN} files under this location; sync a smaller folder`, nowMs()));
+    }
+    counts.listed = page.documents.length;
+    const supported = page.documents.filter((document) => fileKind(document.name, document.mimeType ?? ''));
+    counts.skipped = page.documents.length - supported.length;
+    await addSeenDocuments(ws, syncId, runId, supported.map((document) => document.id), nowMs());
+    const all = await listSourceItems(ws, item.knowledge_base_id);
+    const mine = new Map(all.filter((source) => source.sync_id === syncId && source.external_id).map((source) => [source.external_id!, source]));
+    // Room for new synced documents, across the knowledge base's syncs (earlier pages' documents are in already).
+    let room = MAX_SYNCED_SOURCES - all.filter((source) => source.sync_id).length;
+    for (const document of supported) {
+      const existing = mine.get(document.id);
+      if (existing?.external_version === document.version) {
+        counts.unchanged++;
+        continue;
+      }
+      if (!existing && room <= 0) {
+        counts.failed++;
+        if (errors.length < 20) errors.push(`${label(document)}: the knowledge base holds at most ${MAX_SYNCED_SOURCES} synced documents`);
+        continue;
+      }
+      if (!existing) room--;
+      pending.push({ ...document, ...(existing ? { source_id: existing.source_id } : {}) });
+    }
+    cursor = page.next;
+    listingDone = page.next === undefined;
   }
 
-  let room = MAX_SOURCES - (all.length - counts.removed);
-  const batch = changed.slice(0, FETCHES_PER_STEP);
-  for (const document of batch) {
-    tried.push(document.id);
-    const existing = mine.get(document.id);
-    if (!existing && room <= 0) {
-      counts.failed++;
-      errors.push(`${label(document)}: the knowledge base holds at most ${MAX_SOURCES} sources`);
-      continue;
-    }
+  // Small documents (the listing gave their size) go up to SMALL_FETCHES_PER_STEP a step.
+  let small = 0;
+  while (small < SMALL_FETCHES_PER_STEP && small < pending.length && (pending[small]!.size ?? Infinity) <= SMALL_DOCUMENT_BYTES) small++;
+  const batch = pending.slice(0, Math.max(small, FETCHES_PER_STEP));
+  pending = pending.slice(batch.length);
+  let authFailure: string | undefined;
+  await pooled(batch, FETCH_CONCURRENCY, async (document) => {
+    if (authFailure) return;
     let fetched;
     try {
       fetched = await store.fetch(document);
     } catch (error) {
       if (!(error instanceof DocumentVendorFailed)) throw error;
-      if (error.kind === 'auth') return void (await failRun(message, `Fetching ${label(document)} failed: ${vendorMessage(error)}`, nowMs()));
+      if (error.kind === 'auth') {
+        authFailure = `Fetching ${label(document)} failed: ${vendorMessage(error)}`;
+        return;
+      }
       counts.failed++;
       errors.push(`${label(document)}: ${error.detail}`);
-      continue;
+      return;
     }
     const kind = fileKind(document.name, fetched.contentType)!;
     const contentType = CONTENT_TYPE[kind];
     const now = nowMs();
-    if (existing) {
-      await kbObjects.putSource(ws, item.knowledge_base_id, existing.source_id, 'original', fetched.body, contentType);
-      const ok = await updateSyncedSource(ws, item.knowledge_base_id, existing.source_id, { filename: document.name, content_type: contentType, file_size: fetched.body.length, external_version: document.version }, now);
+    if (document.source_id) {
+      await kbObjects.putSource(ws, item.knowledge_base_id, document.source_id, 'original', fetched.body, contentType);
+      const ok = await updateSyncedSource(ws, item.knowledge_base_id, document.source_id, { filename: document.name, content_type: contentType, file_size: fetched.body.length, external_version: document.version }, now);
       if (ok) counts.updated++;
-      continue;
+      return;
     }
     const source: SourceItem = {
-      source_id: newId('knowledgeBaseSource'),
+      source_id: syncedSourceId(syncId, document.id),
       knowledge_base_id: item.knowledge_base_id,
       workspace_id: ws,
       type: 'document',
@@ -369,26 +445,54 @@ export async function runSyncStep(message: SyncJobMessage, nowMs: () => number =
       updated_timestamp: now,
     };
     await kbObjects.putSource(ws, item.knowledge_base_id, source.source_id, 'original', fetched.body, contentType);
-    if (await createSyncedSource(source)) {
-      counts.added++;
-      room--;
-    } else await kbObjects.deleteSource(ws, item.knowledge_base_id, source.source_id);
-  }
+    // Already there: an earlier attempt of this step (this run's document all the same).
+    await createSyncedSource(source);
+    counts.added++;
+  });
+  if (authFailure) return void (await failRun(message, authFailure, nowMs()));
 
-  await addRunProgress(ws, syncId, runId, counts, tried, errors, firstStep ? listed.length : undefined);
-  if (counts.added + counts.updated + counts.removed > 0) {
-    const status = kb.index_generation === undefined ? 'in_progress' : 'refreshing_in_progress';
-    const generation = await nextGeneration(ws, item.knowledge_base_id, status, nowMs());
-    await queueIngestion(ws, item.knowledge_base_id, generation);
-  }
-  if (changed.length > batch.length) {
-    // More changed documents than one step fetches: the next step continues this run.
-    await queueNamed('kb-jobs').send(message);
+  const progress = { counts, errors, cursor, listingDone, pending: pending.length ? JSON.stringify(pending) : undefined };
+  if (!(await advanceSyncRun(ws, syncId, runId, step, progress, run.errors ?? []))) return;
+  const next: SyncJobMessage = { ...message, step: step + 1 };
+  if (!listingDone || pending.length) {
+    await queueNamed('kb-jobs').send(next);
     return;
   }
-  const documentCount = (await listSourceItems(ws, item.knowledge_base_id)).filter((source) => source.sync_id === syncId).length;
-  await finishSyncRun(ws, syncId, runId, { status: 'complete', documentCount }, nowMs());
-  logger.info('kb-jobs: sync run finished', { sync_id: syncId, run_id: runId, documents: documentCount });
+  const advanced = await getSyncRun(ws, syncId, runId);
+  if (advanced) await finishRun(next, item, advanced, nowMs);
+}
+
+/**
+ * The run's last step: the sync's documents its listing did not find (gone, moved out, no
+ * longer readable) leave the knowledge base with their objects; one ingestion is queued when
+ * anything changed; the run ends `complete`. Repeating it changes nothing.
+ */
+async function finishRun(message: SyncJobMessage, item: SyncItem, run: SyncRunItem, nowMs: () => number): Promise<void> {
+  const { workspace_id: ws, sync_id: syncId, run_id: runId } = message;
+  const seen = await seenDocuments(ws, syncId, runId);
+  const mine = (await listSourceItems(ws, item.knowledge_base_id)).filter((source) => source.sync_id === syncId);
+  let removed = 0;
+  for (const source of mine) {
+    if (source.external_id && seen.has(source.external_id)) continue;
+    if (await removeSourceItem(ws, item.knowledge_base_id, source.source_id)) {
+      await kbObjects.deleteSource(ws, item.knowledge_base_id, source.source_id);
+      removed++;
+    }
+  }
+  await addRunRemovals(ws, syncId, runId, removed);
+  if (run.added + run.updated + run.removed + removed > 0) {
+    const kb = await knowledgeBases.get(ws, item.knowledge_base_id);
+    if (kb) {
+      const status = kb.index_generation === undefined ? 'in_progress' : 'refreshing_in_progress';
+      const generation = await nextGeneration(ws, item.knowledge_base_id, status, nowMs());
+      await queueIngestion(ws, item.knowledge_base_id, generation);
+    }
+  }
+  const documentCount = mine.length - removed;
+  if (await finishSyncRun(ws, syncId, runId, { status: 'complete', documentCount }, nowMs())) {
+    await forgetSeenDocuments(ws, syncId, runId);
+    logger.info('kb-jobs: sync run finished', { sync_id: syncId, run_id: runId, documents: documentCount });
+  }
 }
 
 /** After the last receive of a failing sync step: the run ends as `error`. */

@@ -7,7 +7,8 @@ import { afterAll } from 'vitest';
  * origin: Google Drive v3 at /drive/v3 (files.list with `'<folder>' in parents`, two files
  * a page; files.export; files.get?alt=media), Microsoft Graph at /graph/v1.0 (children with
  * an absolute @odata.nextLink, two items a page; /content answering 302 to a
- * pre-authenticated /download URL) and Notion at /notion/v1 (pages and block children). The
+ * pre-authenticated /download URL) and Notion at /notion/v1 (pages, block children and
+ * database queries, `notionPageSize` a page). The
  * API paths check the bearer token with `tokenValid`; /download must come without one. Every
  * request is recorded, so a test sees which documents were fetched.
  */
@@ -24,8 +25,10 @@ export interface FakeNotionPage {
   id: string;
   title: string;
   edited: string;
-  /** Paragraphs, and child pages by ID. */
-  blocks: ({ text: string } | { child: string })[];
+  /** Paragraphs, child pages by ID, and databases inside the page by ID. */
+  blocks: ({ text: string } | { child: string } | { database: string })[];
+  /** A database row's properties besides its title (Notion property objects). */
+  properties?: Record<string, unknown>;
 }
 
 export interface FakeDocuments {
@@ -34,6 +37,11 @@ export interface FakeDocuments {
   /** Drive folders and Graph folders (`<drive>/<folder>`, `me/root` for the user's drive root) → their files and subfolders. */
   folders: Map<string, (FakeFile | { folder: string; name: string })[]>;
   notion: Map<string, FakeNotionPage>;
+  /** Notion databases → the IDs of their pages (rows), each a page of `notion`. */
+  notionDatabases: Map<string, string[]>;
+  /** Entries a listing page holds: Drive files, Graph items, Notion blocks and database rows (default 2; Notion 100). */
+  pageSize?: number;
+  notionPageSize?: number;
   /** Where Graph's next page points (to test that another origin is not followed). */
   graphNextLinkOrigin?: string;
   /** Where Graph's /content redirects (default this server's /download). */
@@ -54,6 +62,7 @@ export async function fakeDocuments(tokenValid: (token: string) => boolean): Pro
     requests: [],
     folders: new Map(),
     notion: new Map(),
+    notionDatabases: new Map(),
     fetchedSince: (mark) =>
       fake.requests
         .slice(mark)
@@ -61,6 +70,13 @@ export async function fakeDocuments(tokenValid: (token: string) => boolean): Pro
         .filter((path) => /\/export|alt=media|\/download\//.test(path)),
   };
   const allFiles = () => [...fake.folders.values()].flat().filter(isFile);
+  /** A Notion list answer: `notionPageSize` results from the cursor (an index), with has_more and next_cursor. */
+  const notionList = (all: unknown[], cursor: string | null) => {
+    const size = fake.notionPageSize ?? 100;
+    const start = Number(cursor ?? 0);
+    const more = start + size < all.length;
+    return { object: 'list', results: all.slice(start, start + size), has_more: more, next_cursor: more ? String(start + size) : null };
+  };
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://fake');
     fake.requests.push({ path: url.pathname + url.search, authorization: req.headers.authorization });
@@ -77,13 +93,14 @@ export async function fakeDocuments(tokenValid: (token: string) => boolean): Pro
       const folder = /^'([^']+)' in parents and trashed = false$/.exec(url.searchParams.get('q') ?? '')?.[1];
       if (!folder || !fake.folders.has(folder)) return send(res, 404, { error: { message: 'File not found' } });
       const entries = fake.folders.get(folder)!;
+      const size = fake.pageSize ?? 2;
       const start = Number(url.searchParams.get('pageToken') ?? 0);
-      const page = entries.slice(start, start + 2).map((entry) =>
+      const page = entries.slice(start, start + size).map((entry) =>
         isFile(entry)
           ? { id: entry.id, name: entry.name, mimeType: entry.mimeType, modifiedTime: entry.modified, ...(entry.mimeType.startsWith('application/vnd.google-apps') ? {} : { size: String(entry.content.length), md5Checksum: `md5-${entry.modified}` }) }
           : { id: entry.folder, name: entry.name, mimeType: 'application/vnd.google-apps.folder' },
       );
-      return send(res, 200, { files: page, ...(start + 2 < entries.length ? { nextPageToken: String(start + 2) } : {}) });
+      return send(res, 200, { files: page, ...(start + size < entries.length ? { nextPageToken: String(start + size) } : {}) });
     }
     const driveFile = /^\/drive\/v3\/files\/([^/]+)(\/export)?$/.exec(url.pathname);
     if (driveFile) {
@@ -101,15 +118,16 @@ export async function fakeDocuments(tokenValid: (token: string) => boolean): Pro
       const drive = children[1] ?? 'me';
       const entries = fake.folders.get(key);
       if (!entries) return send(res, 404, { error: { code: 'itemNotFound' } });
+      const size = fake.pageSize ?? 2;
       const start = Number(url.searchParams.get('$skiptoken') ?? 0);
-      const value = entries.slice(start, start + 2).map((entry) =>
+      const value = entries.slice(start, start + size).map((entry) =>
         isFile(entry)
           ? { id: entry.id, name: entry.name, cTag: `c-${entry.modified}`, size: entry.content.length, file: { mimeType: entry.mimeType }, parentReference: { driveId: drive } }
           : { id: entry.folder.split('/')[1], name: entry.name, folder: { childCount: 1 }, parentReference: { driveId: drive } },
       );
-      const more = start + 2 < entries.length;
+      const more = start + size < entries.length;
       const nextOrigin = fake.graphNextLinkOrigin ?? fake.url;
-      return send(res, 200, { value, ...(more ? { '@odata.nextLink': `${nextOrigin}${url.pathname}?$skiptoken=${start + 2}` } : {}) });
+      return send(res, 200, { value, ...(more ? { '@odata.nextLink': `${nextOrigin}${url.pathname}?$skiptoken=${start + size}` } : {}) });
     }
     const content = /^\/graph\/v1\.0\/drives\/[^/]+\/items\/([^/]+)\/content$/.exec(url.pathname);
     if (content) {
@@ -131,14 +149,36 @@ export async function fakeDocuments(tokenValid: (token: string) => boolean): Pro
     if (blocks) {
       const page = fake.notion.get(blocks[1]!);
       if (!page) return send(res, 404, { object: 'error', code: 'object_not_found' });
-      const results = page.blocks.map((block, i) => {
+      const all = page.blocks.map((block, i) => {
         if ('child' in block) {
           const child = fake.notion.get(block.child)!;
           return { object: 'block', id: child.id, type: 'child_page', has_children: true, last_edited_time: child.edited, child_page: { title: child.title } };
         }
+        if ('database' in block) return { object: 'block', id: block.database, type: 'child_database', has_children: false, child_database: { title: block.database } };
         return { object: 'block', id: `${page.id}-b${i}`, type: 'paragraph', has_children: false, paragraph: { rich_text: [{ plain_text: block.text }] } };
       });
-      return send(res, 200, { object: 'list', results, has_more: false, next_cursor: null });
+      return send(res, 200, notionList(all, url.searchParams.get('start_cursor')));
+    }
+    const database = /^\/notion\/v1\/databases\/([^/]+)\/query$/.exec(url.pathname);
+    if (database && req.method === 'POST') {
+      const rows = fake.notionDatabases.get(database[1]!);
+      if (!rows) return send(res, 404, { object: 'error', code: 'object_not_found' });
+      let text = '';
+      req.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      req.on('end', () => {
+        const body = JSON.parse(text || '{}') as { start_cursor?: string; page_size?: number };
+        const results = rows.map((id) => {
+          const row = fake.notion.get(id)!;
+          return {
+            object: 'page',
+            id: row.id,
+            last_edited_time: row.edited,
+            properties: { Name: { type: 'title', title: [{ plain_text: row.title }] }, ...row.properties },
+          };
+        });
+        send(res, 200, notionList(results, body.start_cursor ?? null));
+      });
+      return;
     }
     return send(res, 404, { error: 'not found' });
   });

@@ -470,6 +470,11 @@ export const keys = {
     sk: `RUN#${runId}`,
   }),
   kbSyncRuns: (workspaceId: string, syncId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#KBSYNC#${syncId}`, skPrefix: 'RUN#' }),
+  /** The vendor document IDs a run's listing pages found so far (what is not in it leaves the knowledge base when the run ends). */
+  kbSyncRunSeen: (workspaceId: string, syncId: string, runId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#KBSYNC#${syncId}`,
+    sk: `SEEN#${runId}`,
+  }),
   /** A presigned knowledge-base upload waiting to be ingested (its object is `objectKeys.knowledgeBaseUpload`). */
   kbUpload: (workspaceId: string, uploadId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: `KBUPLOAD#${uploadId}` }),
   /**

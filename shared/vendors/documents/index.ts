@@ -16,11 +16,12 @@ import { egressFetch, EgressRefused, EgressResponseTooLarge } from '../../platfo
 export type DocumentProvider = 'google_drive' | 'sharepoint' | 'notion';
 export const DOCUMENT_PROVIDERS: readonly DocumentProvider[] = ['google_drive', 'sharepoint', 'notion'];
 
-/** Where the documents are: Drive's folder, Graph's drive and folder, Notion's page. */
+/** Where the documents are: Drive's folder, Graph's drive and folder, Notion's page or database. */
 export interface DocumentLocation {
   folder_id?: string;
   drive_id?: string;
   page_id?: string;
+  database_id?: string;
 }
 
 export interface RemoteDocument {
@@ -32,8 +33,10 @@ export interface RemoteDocument {
   version: string;
   mimeType?: string;
   size?: number;
-  /** What `fetch` needs besides the ID (Graph's drive ID, Drive's native type). */
+  /** What `fetch` needs besides the ID (Graph's drive ID, Drive's native type, a Notion page's title). */
   hint?: string;
+  /** Text put before the document's own (a Notion database page's properties, `Name: value` lines). */
+  preface?: string;
 }
 
 export interface FetchedDocument {
@@ -41,9 +44,19 @@ export interface FetchedDocument {
   contentType: string;
 }
 
+/** One page of a listing: its documents, and the cursor of the next page (none after the last). */
+export interface ListedPage {
+  documents: RemoteDocument[];
+  next?: string;
+}
+
 export interface DocumentStore {
-  /** Every document under the location (folders walked to MAX_DEPTH), at most MAX_DOCUMENTS. */
-  list(location: DocumentLocation): Promise<RemoteDocument[]>;
+  /**
+   * One page of the documents under the location (folders walked to MAX_DEPTH): exactly one
+   * vendor request. `cursor` is the previous page's `next` (undefined for the first page);
+   * it is opaque JSON text to keep between job messages, at most a few KB.
+   */
+  listPage(location: DocumentLocation, cursor?: string): Promise<ListedPage>;
   fetch(document: RemoteDocument): Promise<FetchedDocument>;
 }
 
@@ -59,7 +72,8 @@ export class DocumentVendorFailed extends Error {
   }
 }
 
-export const MAX_DOCUMENTS = 500;
+/** Folders (or Notion pages and databases) a listing may still have to walk at once: more fails the listing. */
+export const MAX_PENDING_FOLDERS = 500;
 /** Folders (Drive, Graph) and child pages (Notion) are walked this deep below the location. */
 export const MAX_DEPTH = 3;
 const LIST_TIMEOUT_MS = 15_000;
@@ -93,14 +107,20 @@ interface RequestOptions {
   headers?: Record<string, string>;
   /** Send the bearer token (not to a pre-authenticated download URL). */
   auth?: boolean;
+  method?: 'GET' | 'POST';
+  /** A JSON body (POST). */
+  body?: unknown;
 }
 
 async function request(target: DocumentStoreTarget, url: string, options: RequestOptions = {}): Promise<Response> {
   try {
     return await egressFetch(url, {
+      ...(options.method ? { method: options.method } : {}),
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
       headers: {
         ...(options.auth === false ? {} : { authorization: `Bearer ${target.accessToken}` }),
         accept: options.accept ?? 'application/json',
+        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
         ...options.headers,
       },
       timeoutMs: options.timeoutMs ?? LIST_TIMEOUT_MS,
@@ -118,8 +138,8 @@ function failure(target: DocumentStoreTarget, status: number, what: string): Doc
   return new DocumentVendorFailed(target.provider, `${what}: HTTP ${status}`);
 }
 
-async function json(target: DocumentStoreTarget, url: string, what: string, headers: Record<string, string> = {}): Promise<Json> {
-  const response = await request(target, url, { headers });
+async function json(target: DocumentStoreTarget, url: string, what: string, headers: Record<string, string> = {}, body?: unknown): Promise<Json> {
+  const response = await request(target, url, { headers, ...(body !== undefined ? { method: 'POST', body } : {}) });
   const text = await readText(target, response);
   if (response.status !== 200) throw failure(target, response.status, what);
   try {
@@ -155,8 +175,30 @@ function safeId(target: DocumentStoreTarget, field: string, value: string): stri
   return value;
 }
 
-const tooMany = (target: DocumentStoreTarget) =>
-  new DocumentVendorFailed(target.provider, `more than ${MAX_DOCUMENTS} documents under this location; sync a smaller folder`);
+const tooManyFolders = (target: DocumentStoreTarget) =>
+  new DocumentVendorFailed(target.provider, `more than ${MAX_PENDING_FOLDERS} folders to walk under this location; sync a smaller folder`);
+
+/** A listing's cursor: the folders (or pages, databases) still to walk, the first one in progress. */
+interface Walk<E> {
+  queue: E[];
+}
+
+function readCursor<E>(target: DocumentStoreTarget, cursor: string | undefined): Walk<E> | undefined {
+  if (cursor === undefined) return undefined;
+  try {
+    const walk = JSON.parse(cursor) as Walk<E>;
+    if (Array.isArray(walk?.queue)) return walk;
+  } catch {
+    // Falls through to the error below.
+  }
+  throw new DocumentVendorFailed(target.provider, 'the listing cursor is not valid');
+}
+
+/** The next page's cursor: the same queue (its head's next page) or the rest of it. */
+function nextCursor<E>(target: DocumentStoreTarget, queue: E[]): string | undefined {
+  if (queue.length > MAX_PENDING_FOLDERS) throw tooManyFolders(target);
+  return queue.length ? JSON.stringify({ queue } satisfies Walk<E>) : undefined;
+}
 
 // ---------------------------------------------------------------------------------------
 // Google Drive (API v3)
@@ -168,50 +210,45 @@ const GOOGLE_EXPORTS: Record<string, { mimeType: string; extension: string }> = 
 };
 const GOOGLE_FOLDER = 'application/vnd.google-apps.folder';
 
+type DriveEntry = { id: string; depth: number; token?: string };
+
 function googleDrive(target: DocumentStoreTarget): DocumentStore {
   return {
-    async list(location) {
-      const root = safeId(target, 'folder_id', location.folder_id ?? '');
+    async listPage(location, cursor) {
+      const queue = readCursor<DriveEntry>(target, cursor)?.queue ?? [{ id: safeId(target, 'folder_id', location.folder_id ?? ''), depth: 0 }];
+      const head = queue[0]!;
+      const folder = safeId(target, 'folder_id', head.id);
+      const query = new URLSearchParams({
+        q: `'${folder}' in parents and trashed = false`,
+        fields: 'nextPageToken,files(id,name,mimeType,modifiedTime,md5Checksum,size)',
+        pageSize: '100',
+        supportsAllDrives: 'true',
+        includeItemsFromAllDrives: 'true',
+        ...(head.token ? { pageToken: head.token } : {}),
+      });
+      const page = await json(target, `${target.baseUrl}/files?${query.toString()}`, `Folder ${folder}`);
       const documents: RemoteDocument[] = [];
-      let folders = [root];
-      for (let depth = 0; depth <= MAX_DEPTH && folders.length > 0; depth++) {
-        const next: string[] = [];
-        for (const folder of folders) {
-          let pageToken: string | undefined;
-          do {
-            const query = new URLSearchParams({
-              q: `'${folder}' in parents and trashed = false`,
-              fields: 'nextPageToken,files(id,name,mimeType,modifiedTime,md5Checksum,size)',
-              pageSize: '100',
-              supportsAllDrives: 'true',
-              includeItemsFromAllDrives: 'true',
-              ...(pageToken ? { pageToken } : {}),
-            });
-            const page = await json(target, `${target.baseUrl}/files?${query.toString()}`, `Folder ${folder}`);
-            for (const file of (page.files ?? []) as Json[]) {
-              if (typeof file?.id !== 'string' || typeof file.name !== 'string') continue;
-              if (file.mimeType === GOOGLE_FOLDER) {
-                if (SAFE_ID.test(file.id)) next.push(file.id);
-                continue;
-              }
-              const exported = GOOGLE_EXPORTS[file.mimeType];
-              if (String(file.mimeType ?? '').startsWith('application/vnd.google-apps.') && !exported) continue;
-              documents.push({
-                id: file.id,
-                name: exported ? `${file.name}.${exported.extension}` : file.name,
-                version: `${file.modifiedTime ?? ''}${file.md5Checksum ? `#${file.md5Checksum}` : ''}`,
-                mimeType: exported ? exported.mimeType : file.mimeType,
-                ...(file.size !== undefined ? { size: Number(file.size) } : {}),
-                ...(exported ? { hint: file.mimeType } : {}),
-              });
-              if (documents.length > MAX_DOCUMENTS) throw tooMany(target);
-            }
-            pageToken = typeof page.nextPageToken === 'string' ? page.nextPageToken : undefined;
-          } while (pageToken);
+      const rest = queue.slice(1);
+      for (const file of (page.files ?? []) as Json[]) {
+        if (typeof file?.id !== 'string' || typeof file.name !== 'string') continue;
+        if (file.mimeType === GOOGLE_FOLDER) {
+          if (SAFE_ID.test(file.id) && head.depth < MAX_DEPTH) rest.push({ id: file.id, depth: head.depth + 1 });
+          continue;
         }
-        folders = next;
+        const exported = GOOGLE_EXPORTS[file.mimeType];
+        if (String(file.mimeType ?? '').startsWith('application/vnd.google-apps.') && !exported) continue;
+        documents.push({
+          id: file.id,
+          name: exported ? `${file.name}.${exported.extension}` : file.name,
+          version: `${file.modifiedTime ?? ''}${file.md5Checksum ? `#${file.md5Checksum}` : ''}`,
+          mimeType: exported ? exported.mimeType : file.mimeType,
+          ...(file.size !== undefined ? { size: Number(file.size) } : {}),
+          ...(exported ? { hint: file.mimeType } : {}),
+        });
       }
-      return documents;
+      const token = typeof page.nextPageToken === 'string' && page.nextPageToken ? page.nextPageToken : undefined;
+      // The folder's next page first (its subfolders wait behind it), else the next folder.
+      return { documents, next: nextCursor(target, token ? [{ ...head, token }, ...rest] : rest) };
     },
     async fetch(document) {
       const id = encodeURIComponent(safeId(target, 'file id', document.id));
@@ -230,47 +267,45 @@ function googleDrive(target: DocumentStoreTarget): DocumentStore {
 // ---------------------------------------------------------------------------------------
 // SharePoint and OneDrive (Microsoft Graph v1.0)
 
+type GraphEntry = { url: string; depth: number };
+const GRAPH_SELECT = '$select=id,name,file,folder,eTag,cTag,lastModifiedDateTime,size,parentReference&$top=200';
+
 function microsoftGraph(target: DocumentStoreTarget): DocumentStore {
   const origin = new URL(target.baseUrl).origin;
   return {
-    async list(location) {
+    async listPage(location, cursor) {
       const drive = location.drive_id ? `/drives/${encodeURIComponent(safeId(target, 'drive_id', location.drive_id))}` : '/me/drive';
       const folder = location.folder_id ? `/items/${encodeURIComponent(safeId(target, 'folder_id', location.folder_id))}` : '/root';
-      const select = '$select=id,name,file,folder,eTag,cTag,lastModifiedDateTime,size,parentReference&$top=200';
+      const queue = readCursor<GraphEntry>(target, cursor)?.queue ?? [{ url: `${target.baseUrl}${drive}${folder}/children?${GRAPH_SELECT}`, depth: 0 }];
+      const head = queue[0]!;
+      // Every URL walked is on the API's own origin (next links are checked when followed; a kept cursor again here).
+      if (new URL(head.url).origin !== origin) throw new DocumentVendorFailed(target.provider, 'the listing cursor is not valid');
+      const page = await json(target, head.url, 'Folder');
       const documents: RemoteDocument[] = [];
-      let folders = [`${target.baseUrl}${drive}${folder}/children?${select}`];
-      for (let depth = 0; depth <= MAX_DEPTH && folders.length > 0; depth++) {
-        const next: string[] = [];
-        for (const first of folders) {
-          let url: string | undefined = first;
-          while (url) {
-            const page = await json(target, url, 'Folder');
-            for (const item of (page.value ?? []) as Json[]) {
-              if (typeof item?.id !== 'string' || typeof item.name !== 'string') continue;
-              const driveId = String(item.parentReference?.driveId ?? location.drive_id ?? '');
-              if (item.folder) {
-                if (SAFE_ID.test(item.id) && SAFE_ID.test(driveId)) next.push(`${target.baseUrl}/drives/${encodeURIComponent(driveId)}/items/${encodeURIComponent(item.id)}/children?${select}`);
-                continue;
-              }
-              if (!item.file) continue;
-              documents.push({
-                id: item.id,
-                name: item.name,
-                version: String(item.cTag ?? item.eTag ?? item.lastModifiedDateTime ?? ''),
-                mimeType: item.file.mimeType,
-                ...(item.size !== undefined ? { size: Number(item.size) } : {}),
-                hint: driveId,
-              });
-              if (documents.length > MAX_DOCUMENTS) throw tooMany(target);
-            }
-            // Graph's next page is an absolute URL: followed only on the API's own origin.
-            const nextLink: unknown = page['@odata.nextLink'];
-            url = typeof nextLink === 'string' && new URL(nextLink).origin === origin ? nextLink : undefined;
+      const rest = queue.slice(1);
+      for (const item of (page.value ?? []) as Json[]) {
+        if (typeof item?.id !== 'string' || typeof item.name !== 'string') continue;
+        const driveId = String(item.parentReference?.driveId ?? location.drive_id ?? '');
+        if (item.folder) {
+          if (SAFE_ID.test(item.id) && SAFE_ID.test(driveId) && head.depth < MAX_DEPTH) {
+            rest.push({ url: `${target.baseUrl}/drives/${encodeURIComponent(driveId)}/items/${encodeURIComponent(item.id)}/children?${GRAPH_SELECT}`, depth: head.depth + 1 });
           }
+          continue;
         }
-        folders = next;
+        if (!item.file) continue;
+        documents.push({
+          id: item.id,
+          name: item.name,
+          version: String(item.cTag ?? item.eTag ?? item.lastModifiedDateTime ?? ''),
+          mimeType: item.file.mimeType,
+          ...(item.size !== undefined ? { size: Number(item.size) } : {}),
+          hint: driveId,
+        });
       }
-      return documents;
+      // Graph's next page is an absolute URL: followed only on the API's own origin.
+      const nextLink: unknown = page['@odata.nextLink'];
+      const next = typeof nextLink === 'string' && URL.canParse(nextLink) && new URL(nextLink).origin === origin ? nextLink : undefined;
+      return { documents, next: nextCursor(target, next ? [{ url: next, depth: head.depth }, ...rest] : rest) };
     },
     async fetch(document) {
       const item = encodeURIComponent(safeId(target, 'item id', document.id));
@@ -310,6 +345,35 @@ const NOTION_TEXT_BLOCKS: Record<string, string> = {
 const plainText = (richText: unknown): string =>
   Array.isArray(richText) ? richText.map((part: Json) => (typeof part?.plain_text === 'string' ? part.plain_text : '')).join('') : '';
 
+type NotionEntry = { kind: 'blocks' | 'database'; id: string; depth: number; cursor?: string };
+/** A database page's properties kept as text, at most. */
+const MAX_PREFACE_CHARS = 4000;
+
+/** A Notion property's value as text (the types a knowledge base can use); '' for the others and the title. */
+function propertyValue(property: Json): string {
+  switch (property?.type) {
+    case 'rich_text':
+      return plainText(property.rich_text);
+    case 'number':
+      return typeof property.number === 'number' ? String(property.number) : '';
+    case 'select':
+    case 'status':
+      return typeof property[property.type]?.name === 'string' ? property[property.type].name : '';
+    case 'multi_select':
+      return Array.isArray(property.multi_select) ? property.multi_select.map((option: Json) => option?.name).filter((name: unknown) => typeof name === 'string').join(', ') : '';
+    case 'checkbox':
+      return property.checkbox === true ? 'yes' : property.checkbox === false ? 'no' : '';
+    case 'date':
+      return typeof property.date?.start === 'string' ? property.date.start + (typeof property.date.end === 'string' ? ` to ${property.date.end}` : '') : '';
+    case 'url':
+    case 'email':
+    case 'phone_number':
+      return typeof property[property.type] === 'string' ? property[property.type] : '';
+    default:
+      return '';
+  }
+}
+
 function notion(target: DocumentStoreTarget): DocumentStore {
   const headers = { 'notion-version': NOTION_VERSION };
   const children = async (blockId: string): Promise<Json[]> => {
@@ -331,30 +395,71 @@ function notion(target: DocumentStoreTarget): DocumentStore {
     return '';
   };
   const fileName = (title: string, id: string) => `${(title || id).replace(/[\\/\n\r]+/g, ' ').slice(0, 150)}.md`;
+  /** A database page's properties other than its title, as `Name: value` lines (what a row holds). */
+  const propertiesText = (page: Json): string => {
+    const lines: string[] = [];
+    for (const [name, property] of Object.entries((page?.properties ?? {}) as Record<string, Json>)) {
+      const value = propertyValue(property);
+      if (value) lines.push(`${name}: ${value}`);
+      if (lines.join('\n').length > MAX_PREFACE_CHARS) break;
+    }
+    return lines.join('\n').slice(0, MAX_PREFACE_CHARS);
+  };
+  const pageDocument = (id: string, title: string, edited: unknown, preface?: string): RemoteDocument => ({
+    id,
+    name: fileName(title, id),
+    version: String(edited ?? ''),
+    mimeType: 'text/markdown',
+    hint: title,
+    ...(preface ? { preface } : {}),
+  });
   return {
-    async list(location) {
-      const root = safeId(target, 'page_id', location.page_id ?? '');
-      const page = await json(target, `${target.baseUrl}/pages/${encodeURIComponent(root)}`, `Page ${root}`, headers);
-      const title = titleOf(page);
-      const documents: RemoteDocument[] = [{ id: root, name: fileName(title, root), version: String(page.last_edited_time ?? ''), mimeType: 'text/markdown', hint: title }];
-      let pages = [root];
-      for (let depth = 0; depth < MAX_DEPTH && pages.length > 0; depth++) {
-        const next: string[] = [];
-        for (const parent of pages) {
-          for (const block of await children(parent)) {
-            if (block?.type !== 'child_page' || typeof block.id !== 'string' || !SAFE_ID.test(block.id)) continue;
+    async listPage(location, cursor) {
+      const walk = readCursor<NotionEntry>(target, cursor);
+      let queue: NotionEntry[];
+      const documents: RemoteDocument[] = [];
+      if (!walk) {
+        if (location.database_id) {
+          queue = [{ kind: 'database', id: safeId(target, 'database_id', location.database_id), depth: 0 }];
+        } else {
+          // The first page of a page location is the page itself; its blocks come next.
+          const root = safeId(target, 'page_id', location.page_id ?? '');
+          const page = await json(target, `${target.baseUrl}/pages/${encodeURIComponent(root)}`, `Page ${root}`, headers);
+          documents.push(pageDocument(root, titleOf(page), page.last_edited_time));
+          return { documents, next: nextCursor<NotionEntry>(target, MAX_DEPTH > 0 ? [{ kind: 'blocks', id: root, depth: 0 }] : []) };
+        }
+      } else queue = walk.queue;
+      const head = queue[0]!;
+      const rest = queue.slice(1);
+      const id = encodeURIComponent(safeId(target, 'block id', head.id));
+      let page: Json;
+      if (head.kind === 'database') {
+        page = await json(target, `${target.baseUrl}/databases/${id}/query`, `Database ${head.id}`, headers, { page_size: 100, ...(head.cursor ? { start_cursor: head.cursor } : {}) });
+        for (const row of (page.results ?? []) as Json[]) {
+          if (row?.object !== 'page' || typeof row.id !== 'string' || !SAFE_ID.test(row.id) || row.archived || row.in_trash) continue;
+          documents.push(pageDocument(row.id, titleOf(row), row.last_edited_time, propertiesText(row)));
+          if (head.depth + 1 < MAX_DEPTH) rest.push({ kind: 'blocks', id: row.id, depth: head.depth + 1 });
+        }
+      } else {
+        const query = new URLSearchParams({ page_size: '100', ...(head.cursor ? { start_cursor: head.cursor } : {}) });
+        page = await json(target, `${target.baseUrl}/blocks/${id}/children?${query.toString()}`, `Page ${head.id}`, headers);
+        for (const block of (page.results ?? []) as Json[]) {
+          if (typeof block?.id !== 'string' || !SAFE_ID.test(block.id)) continue;
+          if (block.type === 'child_page') {
             const childTitle = String(block.child_page?.title ?? '');
-            documents.push({ id: block.id, name: fileName(childTitle, block.id), version: String(block.last_edited_time ?? ''), mimeType: 'text/markdown', hint: childTitle });
-            if (documents.length > MAX_DOCUMENTS) throw tooMany(target);
-            next.push(block.id);
+            documents.push(pageDocument(block.id, childTitle, block.last_edited_time));
+            if (head.depth + 1 < MAX_DEPTH) rest.push({ kind: 'blocks', id: block.id, depth: head.depth + 1 });
+          } else if (block.type === 'child_database') {
+            // A database inside the page: its pages are documents one level down, like child pages.
+            rest.push({ kind: 'database', id: block.id, depth: head.depth });
           }
         }
-        pages = next;
       }
-      return documents;
+      const more = page.has_more && typeof page.next_cursor === 'string' ? page.next_cursor : undefined;
+      return { documents, next: nextCursor(target, more ? [{ ...head, cursor: more }, ...rest] : rest) };
     },
     async fetch(document) {
-      const lines: string[] = document.hint ? [`# ${document.hint}`, ''] : [];
+      const lines: string[] = [...(document.hint ? [`# ${document.hint}`, ''] : []), ...(document.preface ? [document.preface, ''] : [])];
       let size = 0;
       const walk = async (blockId: string, depth: number) => {
         for (const block of await children(blockId)) {
@@ -390,8 +495,8 @@ function mockStore(provider: DocumentProvider): DocumentStore {
     { id: 'mock-faq', name: 'FAQ.txt', version: 'mock-1', mimeType: 'text/plain' },
   ];
   return {
-    async list() {
-      return documents;
+    async listPage() {
+      return { documents };
     },
     async fetch(document) {
       const text =
