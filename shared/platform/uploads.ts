@@ -131,10 +131,12 @@ export async function withClaimedUploads<T>(
   try {
     result = await use();
   } catch (error) {
+    // The use's own error is the answer; cleaning up is best effort (a claim lapses, an item expires, an object has its retention tag).
     if (keepOnFailure(error)) await releaseUploads(workspaceId, uploadIds);
-    else await discardUploads(workspaceId, uploadIds);
+    else await discardUploads(workspaceId, uploadIds).catch(() => undefined);
     throw error;
   }
-  await discardUploads(workspaceId, uploadIds);
+  // The vendor call happened: a failed cleanup must not turn it into an error (its result would be lost).
+  await discardUploads(workspaceId, uploadIds).catch(() => undefined);
   return result;
 }
