@@ -9,7 +9,9 @@ export const handler = domainHandler(accountDataRoutes, {
   listExportRequests: ({ principal, query }) => data.listExportRequests(principal.workspaceId, query),
   getExport: ({ principal, params }) => data.getExport(principal.workspaceId, params.id),
   downloadExport: ({ principal, params }) => data.downloadExport(principal.workspaceId, params.id),
-  createAsset: ({ principal, body }) => data.createAsset(principal.workspaceId, body.file[0]!),
+  createAsset: ({ principal, body }) =>
+    body.upload_id ? data.createAssetFromUpload(principal.workspaceId, body.upload_id) : data.createAsset(principal.workspaceId, body.file![0]!),
+  createAssetUpload: ({ principal, body }) => data.createAssetUpload(principal.workspaceId, body),
   listAssets: ({ principal }) => data.listAssets(principal.workspaceId),
   getAsset: ({ principal, params }) => data.getAsset(principal.workspaceId, params.asset_id),
   deleteAsset: ({ principal, params }) => data.deleteAsset(principal.workspaceId, params.asset_id),

@@ -8,6 +8,7 @@ export const handler = domainHandler(voiceRoutes, {
   getVoice: ({ principal, params }) => voices.getVoice(principal.workspaceId, params.voice_id),
   getVoicePreview: ({ principal, params }) => voices.previewVoice(principal.workspaceId, params.voice_id),
   cloneVoice: ({ principal, body }) => voices.cloneVoice(principal, body),
+  createVoiceCloneUpload: ({ principal, body }) => voices.createVoiceCloneUpload(principal.workspaceId, body),
   searchCommunityVoices: ({ query }) => voices.searchCommunityVoices(query),
   searchCommunityVoicesByBody: ({ body }) => voices.searchCommunityVoices(body),
   addCommunityVoice: ({ principal, body }) => voices.addCommunityVoice(principal, body),

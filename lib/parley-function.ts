@@ -92,6 +92,12 @@ export interface ParleyAccess {
   recordings?: 'readWrite';
   /** Objects under `exports/` and `assets/` in the same bucket (account data): read, write (multipart), delete. */
   accountObjects?: 'readWrite';
+  /**
+   * Presigned uploads under `uploads/` in the same bucket (shared/platform/uploads.ts): sign
+   * PUTs (the URL acts with the signer's rights: put, with the retention tag), read them back,
+   * delete them; list for the workspace purge.
+   */
+  uploads?: 'readWrite';
 }
 
 export interface ParleyFunctionProps {
@@ -382,6 +388,41 @@ export class ParleyFunction extends NodejsFunction {
           actions: ['s3:ListBucket'],
           resources: [knowledgeBaseBucket.bucketArn],
           conditions: { StringLike: { 's3:prefix': ['knowledge-bases/*'] } },
+        }),
+      );
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          resources: [key.keyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
+        }),
+      );
+    }
+
+    if (props.access.uploads === 'readWrite') {
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
+          resources: [recordingsBucket.arnForObjects('uploads/*')],
+        }),
+      );
+      NagSuppressions.addResourceSuppressions(
+        role,
+        [
+          {
+            id: 'AwsSolutions-IAM5',
+            reason: 'Presigned uploads are one object each under uploads/<workspace>/<upload_id>: the function signs, reads and deletes any workspace\'s, and only under that prefix.',
+            appliesTo: [{ regex: '/^Resource::<RecordingsBucket[A-Za-z0-9]*\\.Arn>\\/uploads\\/\\*$/' }],
+          },
+        ],
+        true,
+      );
+      // Without ListBucket, S3 answers 403 rather than 404 for an upload never PUT.
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:ListBucket'],
+          resources: [recordingsBucket.bucketArn],
+          conditions: { StringLike: { 's3:prefix': ['uploads/*'] } },
         }),
       );
       this.addToRolePolicy(

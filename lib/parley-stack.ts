@@ -50,8 +50,9 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   'agent-tools': { table: 'readWrite', vendorSecret: 'read' },
   flows: { table: 'readWrite' },
   'chat-agents': { table: 'readWrite' },
-  // Cloning and community voices read the voice vendor's API key.
-  voices: { table: 'readWrite', vendorSecret: 'read' },
+  // Cloning and community voices read the voice vendor's API key; voice samples past the
+  // request limit are presigned uploads (uploads/* in the recordings bucket).
+  voices: { table: 'readWrite', vendorSecret: 'read', uploads: 'readWrite' },
   // Twilio credentials (buying, releasing, provisioning numbers) and sealed SIP trunk passwords;
   // test/cdk/grants-match-code holds it to the code.
   numbers: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'] },
@@ -83,7 +84,8 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // view bundles the calls index (hence the recordings and vendor-secret grants, which
   // test/cdk/grants-match-code holds to the bundle; nothing here calls a vendor; the calls index
   // carries the knowledge-base store through the conversation's retrieval, hence that grant too).
-  'account-data': { table: 'readWrite', vendorSecret: 'read', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite' },
+  // Assets past the request limit are presigned uploads (uploads/*).
+  'account-data': { table: 'readWrite', vendorSecret: 'read', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite', uploads: 'readWrite' },
   // OAuth clients and pasted credentials (vendor settings), tokens sealed and opened (the
   // envelope's data keys), CRM sync jobs queued.
   // A kb_sync connection's callback starts its first sync on the kb-jobs queue.
@@ -180,7 +182,8 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // The purge of a deleted workspace (shared/members/purge.ts) runs here too: it scans the table,
   // empties the workspace's prefixes in both buckets, releases its numbers at the carrier (the
   // vendor credentials) and queues its own next step.
-  'export-jobs': { table: 'readWrite', tableScan: true, exportJobsQueue: ['consume', 'send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite', vendorSecret: 'read' },
+  // It bundles the account-data index (presigned asset uploads) and the purge empties uploads/<ws>/ too.
+  'export-jobs': { table: 'readWrite', tableScan: true, exportJobsQueue: ['consume', 'send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite', vendorSecret: 'read', uploads: 'readWrite' },
   // A CRM sync step reads contacts and ended calls (it bundles both domains' indexes, hence the
   // recordings grant as for contacts), opens and refreshes the connection's tokens (seals the
   // new ones), and queues its next step.

@@ -1,10 +1,10 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { appendFile, mkdir, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { config } from '../shared/platform/config.ts';
-import { setLocalObjectStore, type ObjectStore, type ObjectUpload, type SignedPut, type StoredObject, type UploadCheckpoint } from '../shared/platform/aws/object-store.ts';
+import { setLocalObjectStore, signedPutHeaders, type ObjectStore, type ObjectUpload, type SignedPut, type StoredObject, type UploadCheckpoint } from '../shared/platform/aws/object-store.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
 
 /*
@@ -137,18 +137,23 @@ export class FolderObjectStore implements ObjectStore {
   }
 
   private putSignature(key: string, upload: SignedPut): Buffer {
-    return createHmac('sha256', this.secret).update(`PUT\n${key}\n${upload.expiresAt}\n${upload.contentLength}\n${upload.contentType}`).digest();
+    const signed = `PUT\n${key}\n${upload.expiresAt}\n${upload.contentLength}\n${upload.contentType}\n${upload.retentionDays ?? ''}\n${upload.checksumSha256 ?? ''}`;
+    return createHmac('sha256', this.secret).update(signed).digest();
   }
 
   /** A presigned PUT as S3 signs it: the key, the expiry, the exact length and the content type are signed. */
   async signedPutUrl(key: string, upload: SignedPut): Promise<{ url: string; headers: Record<string, string> }> {
     this.pathOf(key);
     const signature = this.putSignature(key, upload).toString('base64url');
-    const query = new URLSearchParams({ expires: String(upload.expiresAt), length: String(upload.contentLength), type: upload.contentType, signature });
-    return {
-      url: `${this.baseUrl}${LOCAL_OBJECTS_PATH}${key}?${query.toString()}`,
-      headers: { 'content-type': upload.contentType, 'content-length': String(upload.contentLength) },
-    };
+    const query = new URLSearchParams({
+      expires: String(upload.expiresAt),
+      length: String(upload.contentLength),
+      type: upload.contentType,
+      ...(upload.retentionDays ? { retention: String(upload.retentionDays) } : {}),
+      ...(upload.checksumSha256 ? { sha256: upload.checksumSha256 } : {}),
+      signature,
+    });
+    return { url: `${this.baseUrl}${LOCAL_OBJECTS_PATH}${key}?${query.toString()}`, headers: signedPutHeaders(upload) };
   }
 
   /**
@@ -159,7 +164,13 @@ export class FolderObjectStore implements ObjectStore {
   async receive(path: string, query: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const key = path.slice(LOCAL_OBJECTS_PATH.length);
     const params = new URLSearchParams(query);
-    const upload: SignedPut = { expiresAt: Number(params.get('expires')), contentLength: Number(params.get('length')), contentType: params.get('type') ?? '' };
+    const upload: SignedPut = {
+      expiresAt: Number(params.get('expires')),
+      contentLength: Number(params.get('length')),
+      contentType: params.get('type') ?? '',
+      ...(params.get('retention') ? { retentionDays: Number(params.get('retention')) } : {}),
+      ...(params.get('sha256') ? { checksumSha256: params.get('sha256')! } : {}),
+    };
     const given = Buffer.from(params.get('signature') ?? '', 'base64url');
     const refuse = (status: number, message: string) => {
       req.resume();
@@ -170,6 +181,10 @@ export class FolderObjectStore implements ObjectStore {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void refuse(403, 'Signature does not match');
     if (Date.now() >= upload.expiresAt) return void refuse(403, 'Signed URL expired');
     if ((req.headers['content-type'] ?? '') !== upload.contentType) return void refuse(403, 'Signature does not match (content-type)');
+    // Signed headers, as S3 checks them: the tagging and the checksum must be sent as signed.
+    for (const [name, value] of Object.entries(signedPutHeaders(upload))) {
+      if (name.startsWith('x-amz-') && req.headers[name] !== value) return void refuse(403, `Signature does not match (${name})`);
+    }
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) !== upload.contentLength) return void refuse(403, 'Signature does not match (content-length)');
     const chunks: Buffer[] = [];
@@ -188,7 +203,11 @@ export class FolderObjectStore implements ObjectStore {
       req.on('error', reject);
     });
     if (tooLong || size !== upload.contentLength) return void refuse(400, 'The body is not the signed content-length');
-    await this.put(key, Buffer.concat(chunks), upload.contentType);
+    const body = Buffer.concat(chunks);
+    if (upload.checksumSha256 && createHash('sha256').update(body).digest('base64') !== upload.checksumSha256) {
+      return void refuse(400, 'The body does not match the signed x-amz-checksum-sha256 (BadDigest)');
+    }
+    await this.put(key, body, upload.contentType);
     res.writeHead(200, { 'content-length': '0' }).end();
   }
 

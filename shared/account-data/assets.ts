@@ -4,7 +4,7 @@ import { badRequest, notFound, unsupportedMediaType } from '../platform/errors.t
 import type { UploadedFile } from '../platform/http/multipart.ts';
 import { newId } from '../platform/ids.ts';
 import { objectKeys } from '../platform/store/keys.ts';
-import { TransactionCancelled } from '../platform/store/table.ts';
+import { TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import { ASSET_MAX_AUDIO_MS, type Asset } from './schemas.ts';
 import { sniffAsset } from './sniff.ts';
 import { assetsEntity, deleteAssetItems, getAssetPointer, putAsset, queryAssets, type AssetItem } from './store.ts';
@@ -43,7 +43,12 @@ function storedName(given: string, extension: string): string {
   return `${base}.${extension}`;
 }
 
-export async function createAsset(workspaceId: string, file: UploadedFile, nowMs = Date.now()): Promise<Asset> {
+/**
+ * Stores one file as an asset after the checks below (the multipart `file`, or a presigned
+ * upload read back by asset-uploads.ts, which passes the op consuming the upload so the
+ * record and that consumption are one transaction).
+ */
+export async function createAsset(workspaceId: string, file: UploadedFile, nowMs = Date.now(), transactOps: readonly TransactOp[] = []): Promise<Asset> {
   if (file.size === 0) throw badRequest('file: The file is empty');
   const sniffed = sniffAsset(file.data);
   if ('refused' in sniffed) {
@@ -69,7 +74,7 @@ export async function createAsset(workspaceId: string, file: UploadedFile, nowMs
   };
   await objectStore().put(item.object_key, file.data, item.content_type);
   try {
-    await putAsset(item);
+    await putAsset(item, transactOps);
   } catch (error) {
     await objectStore().delete(item.object_key).catch(() => undefined);
     throw error;

@@ -4,6 +4,7 @@
  */
 export { createExport, downloadExport, getExport, listExportRequests, listExports, runExport } from './exports.ts';
 export { createAsset, deleteAsset, getAsset, listAssets, publicAsset } from './assets.ts';
+export { createAssetFromUpload, createAssetUpload } from './asset-uploads.ts';
 export { applyRetention, runRetentionSweep, utcDay } from './retention.ts';
 export {
   erasePhoneNumber,

@@ -6,7 +6,9 @@ import {
   ASSET_MAX_BODY_BYTES,
   ASSET_UPLOAD_LIMITS,
   assetParams,
+  AssetUpload,
   CreateAssetBody,
+  CreateAssetUploadBody,
   CreatedExport,
   CreateExportBody,
   DeletePhoneNumberBody,
@@ -58,9 +60,14 @@ export const accountDataRoutes = defineRoutes({ domain: 'account-data', access: 
   },
   createAsset: {
     method: 'POST', path: '/create-asset', status: 201, access: 'agents',
-    summary: 'Upload an image or audio asset (multipart `file`, up to 10 MB, audio up to 210 s; the type is read from the bytes)',
-    bodyType: 'multipart', uploadLimits: ASSET_UPLOAD_LIMITS, maxBodyBytes: ASSET_MAX_BODY_BYTES,
+    summary: 'Upload an image or audio asset (multipart `file`, up to 10 MB, audio up to 210 s; the type is read from the bytes), or ingest a presigned upload (JSON `{upload_id}`)',
+    bodyType: 'json-or-multipart', uploadLimits: ASSET_UPLOAD_LIMITS, maxBodyBytes: ASSET_MAX_BODY_BYTES,
     body: CreateAssetBody, response: Asset,
+  },
+  createAssetUpload: {
+    method: 'POST', path: '/create-asset-upload', status: 201, access: 'agents',
+    summary: 'A presigned URL to PUT one asset file (up to 10 MB) to, past the ~6 MB request limit; then POST /create-asset {upload_id}',
+    body: CreateAssetUploadBody, response: AssetUpload,
   },
   listAssets: {
     method: 'GET', path: '/list-assets', status: 200, access: 'agents',

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { epochMs, idOf, optionalQueryInt } from '../platform/http/schemas.ts';
 import { isUploadedFile, type UploadedFile } from '../platform/http/multipart.ts';
+import { createUploadBody, PresignedUploadView } from '../platform/http/upload-schemas.ts';
 
 /*
  * The account-data API contract (docs/account-data.md): exports, assets, privacy requests,
@@ -110,13 +111,29 @@ export const ASSET_MAX_AUDIO_MS = 210_000;
 export const ASSET_MAX_BODY_BYTES = ASSET_MAX_BYTES + 64 * 1024;
 export const ASSET_UPLOAD_LIMITS = { maxFileBytes: ASSET_MAX_BYTES, maxFiles: 1 };
 
+/**
+ * Multipart `file` (retell-sdk's asset.create), or JSON `{upload_id}` naming a presigned
+ * upload (POST /create-asset-upload) for files past API Gateway's ~6 MB request limit.
+ */
 export const CreateAssetBody = z.lazy(() =>
-  z.object({
-    file: z
-      .array(z.custom<UploadedFile>(isUploadedFile, { message: 'Must be a file sent as multipart/form-data' }))
-      .length(1, 'Send one file'),
-  }),
+  z
+    .object({
+      file: z
+        .array(z.custom<UploadedFile>(isUploadedFile, { message: 'Must be a file sent as multipart/form-data' }))
+        .length(1, 'Send one file')
+        .optional(),
+      upload_id: idOf('upload', 'an upload ID from POST /create-asset-upload').optional(),
+    })
+    .superRefine((body, ctx) => {
+      if (body.file && body.upload_id) ctx.addIssue({ code: 'custom', path: ['upload_id'], message: 'Send either file or upload_id, not both' });
+      else if (!body.file && !body.upload_id) ctx.addIssue({ code: 'custom', path: ['file'], message: 'Required (or upload_id, a presigned upload)' });
+    }),
 );
+export type CreateAssetInput = z.output<typeof CreateAssetBody>;
+
+/** POST /create-asset-upload: a presigned PUT for one asset file (up to 10 MB), then `POST /create-asset {upload_id}`. */
+export const CreateAssetUploadBody = z.lazy(createUploadBody);
+export const AssetUpload = z.lazy(PresignedUploadView);
 
 export const Asset = z.lazy(() =>
   z.object({

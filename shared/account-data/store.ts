@@ -195,12 +195,13 @@ export const assetsEntity = defineEntity<AssetItem, [workspaceId: string, assetI
   notFound: (_ws, id) => notFound(`Asset ${id} not found`),
 });
 
-/** The record and its public pointer, in one transaction (both new). */
-export async function putAsset(item: AssetItem): Promise<void> {
+/** The record and its public pointer, in one transaction (both new), with `extraOps` (a presigned upload consumed). */
+export async function putAsset(item: AssetItem, extraOps: readonly TransactOp[] = []): Promise<void> {
   const pointer: AssetPointer = { asset_id: item.asset_id, workspace_id: item.workspace_id, content_type: item.content_type, object_key: item.object_key };
   await table.transact([
     { Put: { Item: { ...keys.asset(item.workspace_id, item.asset_id), ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
     { Put: { Item: { ...keys.assetPublic(item.asset_id), ...pointer }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    ...extraOps,
   ]);
 }
 

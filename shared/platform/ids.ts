@@ -36,6 +36,8 @@ export const idPrefix = {
   /** A knowledge base's synced-source runs (time-ordered) and presigned uploads: ours. */
   kbSyncRun: 'sync_run_',
   kbUpload: 'kb_upload_',
+  /** Presigned uploads of assets and voice samples (shared/platform/uploads.ts): ours. */
+  upload: 'upload_',
   audit: 'audit_',
   request: 'req_',
   webhookDelivery: 'webhook_delivery_',

@@ -1,6 +1,17 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
-import { AddCommunityVoiceBody, CLONE_UPLOAD_LIMITS, CloneVoiceBody, CommunityVoiceSearch, searchFields, Voice, voiceIdParams, VoicePreview } from './schemas.ts';
+import {
+  AddCommunityVoiceBody,
+  CLONE_UPLOAD_LIMITS,
+  CloneVoiceBody,
+  CommunityVoiceSearch,
+  CreateVoiceCloneUploadBody,
+  searchFields,
+  Voice,
+  VoiceCloneUpload,
+  voiceIdParams,
+  VoicePreview,
+} from './schemas.ts';
 
 export const voiceRoutes = defineRoutes({ domain: 'voices', access: 'agents' }, {
   listVoices: {
@@ -21,9 +32,14 @@ export const voiceRoutes = defineRoutes({ domain: 'voices', access: 'agents' }, 
   cloneVoice: {
     method: 'POST', path: '/clone-voice', status: 201,
     throttle: 'vendor',
-    summary: 'Clone a voice from audio files (multipart/form-data: voice_name, files, voice_provider)',
-    bodyType: 'multipart', uploadLimits: CLONE_UPLOAD_LIMITS,
+    summary: 'Clone a voice from audio files (multipart/form-data: voice_name, files, voice_provider), or from presigned uploads (`upload_ids`, JSON or multipart)',
+    bodyType: 'json-or-multipart', uploadLimits: CLONE_UPLOAD_LIMITS,
     body: CloneVoiceBody, response: Voice,
+  },
+  createVoiceCloneUpload: {
+    method: 'POST', path: '/create-voice-clone-upload', status: 201,
+    summary: 'A presigned URL to PUT one voice sample (audio, up to 10 MB) to, past the ~6 MB request limit; then name it in clone-voice\'s upload_ids',
+    body: CreateVoiceCloneUploadBody, response: VoiceCloneUpload,
   },
   searchCommunityVoices: {
     method: 'GET', path: '/search-community-voice', status: 200,

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { isUploadedFile, MULTIPART_DEFAULT_LIMITS, type UploadedFile } from '../platform/http/multipart.ts';
-import { displayName } from '../platform/http/schemas.ts';
+import { displayName, idOf } from '../platform/http/schemas.ts';
+import { createUploadBody, PresignedUploadView } from '../platform/http/upload-schemas.ts';
 import { CLONE_PROVIDERS, COMMUNITY_PROVIDERS, VOICE_PROVIDERS } from '../vendors/voice/voice-vendor.ts';
 
 /*
@@ -89,19 +90,54 @@ export const searchFields = () =>
   });
 export type SearchCommunityInput = z.infer<ReturnType<typeof searchFields>>;
 
+/** Voice samples past the request limit: at most this many bytes across the files of one clone (held in memory for the vendor call). */
+export const CLONE_MAX_TOTAL_BYTES = 100 * 1024 * 1024;
+
+/** Upload IDs as JSON sends them (an array), or as multipart text fields (repeated, or one JSON array). */
+const uploadIds = () =>
+  z.preprocess(
+    (value) => {
+      if (typeof value !== 'string') return value;
+      const text = value.trim();
+      if (!text.startsWith('[')) return [text];
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        return value;
+      }
+    },
+    z
+      .array(idOf('upload', 'an upload ID from POST /create-voice-clone-upload'))
+      .max(CLONE_UPLOAD_LIMITS.maxFiles, `Too many files: at most ${CLONE_UPLOAD_LIMITS.maxFiles} per request`),
+  );
+
+/** POST /create-voice-clone-upload: a presigned PUT for one voice sample (an audio file up to 10 MB). */
+export const CreateVoiceCloneUploadBody = z.lazy(createUploadBody);
+export const VoiceCloneUpload = z.lazy(PresignedUploadView);
+
+/**
+ * Multipart `files` (retell-sdk's voice.clone), or presigned uploads named in `upload_ids`
+ * (POST /create-voice-clone-upload) for samples past API Gateway's ~6 MB request limit, in
+ * JSON or as a multipart field; both may be mixed.
+ */
 export const CloneVoiceBody = z.lazy(() =>
   z
   .object({
     voice_name: displayName(),
     voice_provider: z.enum(CLONE_PROVIDERS).default('elevenlabs'),
-    files: z.array(audioFile()).min(1).max(CLONE_UPLOAD_LIMITS.maxFiles),
+    files: z.array(audioFile()).min(1).max(CLONE_UPLOAD_LIMITS.maxFiles).optional(),
+    upload_ids: uploadIds().optional(),
     gender: genderEnum().optional().describe('Not in the compatible API; defaults to the vendor\'s label, else female'),
     accent: z.string().trim().min(1).max(100).optional(),
     age: z.string().trim().min(1).max(100).optional(),
   })
   .superRefine((body, ctx) => {
     const max = CLONE_MAX_FILES[body.voice_provider];
-    if (body.files.length > max) {
+    const count = (body.files?.length ?? 0) + (body.upload_ids?.length ?? 0);
+    if (count === 0) ctx.addIssue({ code: 'custom', path: ['files'], message: 'Required (or upload_ids, presigned uploads)' });
+    else if (count > CLONE_UPLOAD_LIMITS.maxFiles) {
+      ctx.addIssue({ code: 'custom', path: ['files'], message: `Too many files: at most ${CLONE_UPLOAD_LIMITS.maxFiles} per request` });
+    } else if (count > max) {
       ctx.addIssue({
         code: 'custom',
         path: ['files'],

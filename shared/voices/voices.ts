@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../platform/auth/gate.ts';
-import { badRequest, notFound } from '../platform/errors.ts';
-import type { AddCommunityVoiceInput, CloneVoiceInput, SearchCommunityInput, Voice } from './schemas.ts';
+import { badRequest, Invalid, notFound, payloadTooLarge } from '../platform/errors.ts';
+import type { UploadedFile } from '../platform/http/multipart.ts';
+import { createPresignedUpload, readUpload, withClaimedUploads, type PresignedUpload } from '../platform/uploads.ts';
+import { CLONE_MAX_TOTAL_BYTES, CLONE_UPLOAD_LIMITS, isAudioUpload, type AddCommunityVoiceInput, type CloneVoiceInput, type SearchCommunityInput, type Voice } from './schemas.ts';
 import { workspaceVoices, type WorkspaceVoiceItem } from './store.ts';
 import {
   COMMUNITY_PROVIDERS,
@@ -47,13 +49,66 @@ export async function previewVoice(workspaceId: string, voiceId: string) {
   return { voice_id: voiceId, preview_audio_url: url };
 }
 
+/**
+ * POST /create-voice-clone-upload: a presigned PUT for one voice sample past API Gateway's
+ * ~6 MB request limit (shared/platform/uploads.ts). The sample is checked as a multipart file
+ * is (audio by its declared type, or a generic type with an audio extension; 10 MB), then
+ * named in clone-voice's `upload_ids`.
+ */
+export async function createVoiceCloneUpload(
+  workspaceId: string,
+  input: { filename: string; content_type?: string; content_length: number; checksum_sha256?: string },
+  nowMs = Date.now(),
+): Promise<PresignedUpload> {
+  const maxBytes = CLONE_UPLOAD_LIMITS.maxFileBytes;
+  if (input.content_length > maxBytes) throw payloadTooLarge(`File "${input.filename}" exceeds the ${maxBytes / (1024 * 1024)} MB limit per file`);
+  const contentType = input.content_type ?? 'application/octet-stream';
+  if (!isAudioUpload({ filename: input.filename, contentType, size: input.content_length, data: Buffer.alloc(0) })) {
+    throw badRequest(`File "${input.filename}" is ${contentType}; only audio files (audio/*) are accepted`);
+  }
+  return createPresignedUpload(
+    workspaceId,
+    { purpose: 'voice_sample', filename: input.filename, contentType, contentLength: input.content_length, ...(input.checksum_sha256 ? { checksumSha256: input.checksum_sha256 } : {}) },
+    maxBytes,
+    nowMs,
+  );
+}
+
+/** The samples of a clone: the multipart files, then the presigned uploads (each this workspace's voice sample, uploaded). */
+async function cloneFiles(workspaceId: string, input: CloneVoiceInput): Promise<UploadedFile[]> {
+  const uploaded = await Promise.all(
+    (input.upload_ids ?? []).map((uploadId, index) => readUpload(workspaceId, uploadId, 'voice_sample', `upload_ids.${index}`, CLONE_UPLOAD_LIMITS.maxFileBytes)),
+  );
+  const files = [...(input.files ?? []), ...uploaded];
+  const total = files.reduce((sum, file) => sum + file.size, 0);
+  if (total > CLONE_MAX_TOTAL_BYTES) throw payloadTooLarge(`The files of one clone may total ${CLONE_MAX_TOTAL_BYTES / (1024 * 1024)} MB; these are ${Math.ceil(total / (1024 * 1024))} MB`);
+  return files;
+}
+
+/**
+ * Clones a voice from multipart files and/or presigned uploads. The uploads are held while the
+ * vendor clones (a concurrent clone naming one is a 409, so no sample is cloned twice) and
+ * deleted once it did; when the vendor fails they are given back for a retry.
+ */
 export async function cloneVoice(principal: Principal, input: CloneVoiceInput): Promise<Voice> {
+  const workspaceId = principal.workspaceId;
+  const uploadIds = input.upload_ids ?? [];
+  if (new Set(uploadIds).size !== uploadIds.length) throw badRequest('upload_ids: Each upload may be named once');
+  const files = await cloneFiles(workspaceId, input);
   const vendor = await voiceVendorFor(input.voice_provider);
-  const cloned = await vendor.clone({
-    provider: input.voice_provider,
-    voiceName: input.voice_name,
-    files: input.files.map(({ filename, contentType, data }) => ({ filename, contentType, data })),
-  });
+  const cloned = await withClaimedUploads(
+    workspaceId,
+    uploadIds,
+    'upload_ids',
+    () =>
+      vendor.clone({
+        provider: input.voice_provider,
+        voiceName: input.voice_name,
+        files: files.map(({ filename, contentType, data }) => ({ filename, contentType, data })),
+      }),
+    // The vendor refusing the audio (400) spends the uploads; a vendor outage gives them back.
+    (error) => !(error instanceof Invalid),
+  );
   return saveWorkspaceVoice(principal.workspaceId, {
     provider: input.voice_provider,
     voice_name: input.voice_name,

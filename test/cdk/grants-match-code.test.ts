@@ -110,6 +110,12 @@ describe('function grants match the code they bundle', { timeout: 60_000 }, () =
     expect(access.accountObjects === 'readWrite', `${name} bundles ${ACCOUNT_OBJECT_USERS.join(' or ')}: ${usesAccountObjects}`).toBe(usesAccountObjects);
   });
 
+  it.each(FUNCTIONS)('%s may use presigned uploads exactly when it bundles them or the workspace purge', async (name, access) => {
+    const modules = await bundledModules(name);
+    const usesUploads = ['shared/platform/uploads.ts', 'shared/members/purge.ts'].some((module) => modules.includes(module));
+    expect(access.uploads === 'readWrite', `${name} bundles shared/platform/uploads.ts or shared/members/purge.ts: ${usesUploads}`).toBe(usesUploads);
+  });
+
   it.each(FUNCTIONS)('%s may use the knowledge-base bucket exactly when it bundles the knowledge-base store', async (name, access) => {
     const usesKnowledgeBases = (await bundledModules(name)).includes('shared/knowledge-bases/store.ts');
     expect(access.knowledgeBases === 'readWrite', `${name} bundles shared/knowledge-bases/store.ts: ${usesKnowledgeBases}`).toBe(usesKnowledgeBases);

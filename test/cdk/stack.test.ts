@@ -176,7 +176,8 @@ function expectGrantsMatch(
   const s3On = (prefix: string) => actionsOf(statements, (s) => JSON.stringify(s.Resource).includes(`/${prefix}/*`));
   expect(s3On('recordings').has('s3:PutObject'), label).toBe(access.recordings === 'readWrite');
   expect(s3On('knowledge-bases').has('s3:PutObject'), label).toBe(access.knowledgeBases === 'readWrite');
-  expect(all.has('s3:PutObject'), label).toBe(access.recordings === 'readWrite' || access.knowledgeBases === 'readWrite');
+  expect(s3On('uploads').has('s3:PutObject'), label).toBe(access.uploads === 'readWrite');
+  expect(all.has('s3:PutObject'), label).toBe(access.recordings === 'readWrite' || access.knowledgeBases === 'readWrite' || access.uploads === 'readWrite');
   expect(all.has('logs:PutLogEvents'), label).toBe(true);
 }
 

@@ -126,7 +126,7 @@ describe('cloning (built-in provider)', () => {
       'no files',
       [['voice_name', 'x']],
       400,
-      'files: Required',
+      'files: Required (or upload_ids, presigned uploads)',
     ],
     [
       'a file that is not audio',
@@ -181,10 +181,10 @@ describe('cloning (built-in provider)', () => {
     expect(res.body).toEqual({ status: 413, message: 'File "big.wav" exceeds the 10 MB limit per file' });
   });
 
-  it('refuses a body that is not multipart/form-data with 400', async () => {
-    const res = await app.api.post('/clone-voice', { body: { voice_name: 'x', files: [] } });
+  it('refuses files in a JSON body (JSON names presigned uploads only) with 400', async () => {
+    const res = await app.api.post('/clone-voice', { body: { voice_name: 'x', files: ['UklGRg=='] } });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ status: 400, message: 'Expected a multipart/form-data body (got application/json)' });
+    expect(res.body).toEqual({ status: 400, message: 'files.0: Must be an audio file upload' });
   });
 });
 
@@ -455,6 +455,33 @@ describe('the ElevenLabs client, against a fake vendor on 127.0.0.1', () => {
     const preview = await app.api.get(`/voice-preview/${voice.voice_id}`);
     expect(preview.body).toEqual({ status: 404, message: 'This voice has no preview yet' });
   });
+
+  it('clones from a presigned upload: a vendor outage gives the upload back for a retry, a refusal of the audio spends it', async () => {
+    const sample = Buffer.alloc(6 * 1024 * 1024 + 10, 9);
+    const created = await app.api.post('/create-voice-clone-upload', { body: { filename: 'studio.wav', content_type: 'audio/wav', content_length: sample.length } });
+    expect((await fetch(created.body.upload_url, { method: 'PUT', headers: created.body.headers, body: sample })).status).toBe(200);
+    const uploadIds = [created.body.upload_id];
+
+    const exploded = await app.api.post('/clone-voice', { body: { voice_name: 'explode', upload_ids: uploadIds } });
+    expect(exploded.body).toEqual({ status: 502, message: 'Voice vendor elevenlabs answered HTTP 500' });
+    fake.received.length = 0;
+    const voice = await app.api.post('/clone-voice', { body: { voice_name: 'From Upload', upload_ids: uploadIds } });
+    expect(voice.status).toBe(201);
+    expect(fake.received[0]).toMatchObject({
+      method: 'POST',
+      path: '/v1/voices/add',
+      fields: { name: 'From Upload' },
+      files: [{ name: 'files', filename: 'studio.wav', type: 'audio/wav', size: sample.length }],
+    });
+    expect((await app.api.post('/clone-voice', { body: { voice_name: 'again', upload_ids: uploadIds } })).status).toBe(400);
+
+    const refusedSample = await app.api.post('/create-voice-clone-upload', { body: { filename: 'noise.mp3', content_type: 'audio/mpeg', content_length: 4 } });
+    await fetch(refusedSample.body.upload_url, { method: 'PUT', headers: refusedSample.body.headers, body: Buffer.from('abcd') });
+    const rejected = await app.api.post('/clone-voice', { body: { voice_name: 'reject me', upload_ids: [refusedSample.body.upload_id] } });
+    expect(rejected.body).toEqual({ status: 400, message: 'Voice vendor elevenlabs rejected the request: Audio too short' });
+    const after = await app.api.post('/clone-voice', { body: { voice_name: 'x', upload_ids: [refusedSample.body.upload_id] } });
+    expect(after.body.message).toBe(`upload_ids.0: Upload ${refusedSample.body.upload_id} not found (it expired, was already used, or is another workspace's)`);
+  }, 30_000);
 
   it('searches the shared library and maps its owner to public_user_id', async () => {
     fake.received.length = 0;

@@ -111,6 +111,23 @@ export interface SignedPut {
   contentLength: number;
   /** Epoch ms. */
   expiresAt: number;
+  /**
+   * The object is tagged for the retention rule of this many days (`x-amz-tagging`, a signed
+   * header the PUT must send), so an upload never used is deleted by the bucket's lifecycle.
+   */
+  retentionDays?: number;
+  /** The body's SHA-256 (base64), signed: the store refuses a body with another digest (S3: `x-amz-checksum-sha256`). */
+  checksumSha256?: string;
+}
+
+/** The headers a presigned PUT must send (each is signed). */
+export function signedPutHeaders(upload: SignedPut): Record<string, string> {
+  return {
+    'content-type': upload.contentType,
+    'content-length': String(upload.contentLength),
+    ...(upload.retentionDays ? { 'x-amz-tagging': retentionTagging(upload.retentionDays) } : {}),
+    ...(upload.checksumSha256 ? { 'x-amz-checksum-sha256': upload.checksumSha256 } : {}),
+  };
 }
 
 /** S3 caps a presigned URL at seven days (SigV4 query signing). */
@@ -124,6 +141,16 @@ const s3Client = () =>
     sdk,
     presign: presigner.getSignedUrl,
   })));
+
+let presigner: Promise<S3.S3Client> | undefined;
+/**
+ * The client presigned PUTs are signed with. The S3 client's default (`requestChecksumCalculation:
+ * WHEN_SUPPORTED`) puts the CRC32 of the empty body it was given (`x-amz-checksum-crc32=AAAAAA==`)
+ * into a presigned PutObject URL, and S3 then refuses every real body (BadDigest); this one
+ * adds a checksum only when asked (the caller's signed SHA-256).
+ */
+const presigningClient = () =>
+  (presigner ??= s3Client().then(({ sdk }) => tagAwsClient(new sdk.S3Client({ region: config.AWS_REGION, requestChecksumCalculation: 'WHEN_REQUIRED', ...awsClientOptions() }), 'S3')));
 
 const isMissing = (error: unknown) => ['NoSuchKey', 'NotFound'].includes((error as { name?: string }).name ?? '');
 
@@ -267,12 +294,24 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async signedPutUrl(key: string, upload: SignedPut): Promise<{ url: string; headers: Record<string, string> }> {
-    const { client, sdk, presign } = await this.client();
+    const { sdk, presign } = await this.client();
     const seconds = Math.min(MAX_SIGNED_URL_SECONDS, Math.max(1, Math.ceil((upload.expiresAt - Date.now()) / 1000)));
-    // ContentLength and ContentType are signed headers: S3 refuses a PUT of any other size or type.
-    const command = new sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: upload.contentType, ContentLength: upload.contentLength });
-    const url = await presign(client, command, { expiresIn: seconds, signableHeaders: new Set(['content-type', 'content-length']) });
-    return { url, headers: { 'content-type': upload.contentType, 'content-length': String(upload.contentLength) } };
+    // ContentLength and ContentType are signed headers: S3 refuses a PUT of any other size or
+    // type. The tagging and the checksum stay headers too (signed, not hoisted into the query).
+    const command = new sdk.PutObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      ContentType: upload.contentType,
+      ContentLength: upload.contentLength,
+      ...(upload.retentionDays ? { Tagging: retentionTagging(upload.retentionDays) } : {}),
+      ...(upload.checksumSha256 ? { ChecksumSHA256: upload.checksumSha256 } : {}),
+    });
+    const url = await presign(await presigningClient(), command, {
+      expiresIn: seconds,
+      signableHeaders: new Set(['content-type', 'content-length']),
+      unhoistableHeaders: new Set(['x-amz-tagging', 'x-amz-checksum-sha256']),
+    });
+    return { url, headers: signedPutHeaders(upload) };
   }
 }
 

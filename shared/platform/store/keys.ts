@@ -477,6 +477,8 @@ export const keys = {
   }),
   /** A presigned knowledge-base upload waiting to be ingested (its object is `objectKeys.knowledgeBaseUpload`). */
   kbUpload: (workspaceId: string, uploadId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: `KBUPLOAD#${uploadId}` }),
+  /** A presigned upload of an asset or voice sample waiting to be used (shared/platform/uploads.ts; its object is `objectKeys.upload`). */
+  upload: (workspaceId: string, uploadId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: `UPLOAD#${uploadId}` }),
   /**
    * gsi1 entry of a knowledge base with `enable_auto_refresh`: one partition sorted by when
    * its next daily refresh is due, so the daily sweep reads only the due ones (sparse).
@@ -805,8 +807,10 @@ export const objectKeys = {
   exportFile: (workspaceId: string, exportId: string, format: 'csv' | 'jsonl'): string => `exports/${workspaceId}/${exportId}.${format}`,
   /** An uploaded asset's bytes: `assets/<ws>/<asset_id>`. */
   asset: (workspaceId: string, assetId: string): string => `assets/${workspaceId}/${assetId}`,
-  /** Every prefix holding a workspace's objects in the recordings bucket (recordings, exports, assets): the purge empties them. */
-  workspaceRecordingsBucketPrefixes: (workspaceId: string): string[] => [`recordings/${workspaceId}/`, `exports/${workspaceId}/`, `assets/${workspaceId}/`],
+  /** A presigned upload's bytes (an asset or voice sample past the request limit) until it is used: `uploads/<ws>/<upload_id>`. */
+  upload: (workspaceId: string, uploadId: string): string => `uploads/${workspaceId}/${uploadId}`,
+  /** Every prefix holding a workspace's objects in the recordings bucket (recordings, exports, assets, presigned uploads): the purge empties them. */
+  workspaceRecordingsBucketPrefixes: (workspaceId: string): string[] => [`recordings/${workspaceId}/`, `exports/${workspaceId}/`, `assets/${workspaceId}/`, `uploads/${workspaceId}/`],
   /** The prefix of a workspace's objects in the knowledge-base bucket. */
   workspaceKnowledgeBasePrefix: (workspaceId: string): string => `knowledge-bases/${workspaceId}/`,
   /** A knowledge base's index (`index-<token>.json`), in the knowledge-base bucket. */

@@ -1,0 +1,36 @@
+import * as z from 'zod';
+
+/*
+ * The request and answer of a presigned upload (shared/platform/uploads.ts): the same shape
+ * as the knowledge bases' `POST /create-knowledge-base-upload`.
+ */
+
+export const createUploadBody = () =>
+  z.object({
+    filename: z.string().trim().min(1).max(255),
+    content_type: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .min(1)
+      .max(200)
+      .regex(/^[\w.+-]+\/[\w.+-]+$/, 'Must be a media type such as audio/mpeg')
+      .optional()
+      .describe('The type the PUT will send (signed); application/octet-stream when left out'),
+    content_length: z.number().int().min(1).describe('The exact size in bytes the PUT will send (signed)'),
+    checksum_sha256: z
+      .string()
+      .regex(/^[A-Za-z0-9+/]{43}=$/, 'Must be the file\'s SHA-256 in base64 (44 characters)')
+      .optional()
+      .describe('The file\'s SHA-256 in base64: signed, so the store refuses any other bytes (send it as x-amz-checksum-sha256)'),
+  });
+
+export const PresignedUploadView = () =>
+  z.object({
+    upload_id: z.string(),
+    upload_url: z.string().describe('PUT the file here, with `headers`, before expires_at'),
+    method: z.literal('PUT'),
+    headers: z.record(z.string(), z.string()).describe('Headers the PUT must send (all signed)'),
+    expires_at: z.number().describe('When upload_url stops working (epoch ms)'),
+    max_bytes: z.number(),
+  });
