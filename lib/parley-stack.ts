@@ -541,6 +541,25 @@ export class ParleyStack extends Stack {
     // Call recordings (docs/calls.md, Call artifacts): private, KMS-encrypted with the stack's
     // key, TLS only; deleted by tag (`retention_days`, one lifecycle rule per value in
     // RETENTION_RULE_DAYS), kept otherwise.
+    // Browsers PUT files to presigned upload URLs (knowledge-base files to the knowledge-base
+    // bucket; assets and voice samples, with their signed retention tag and optional checksum,
+    // to the recordings bucket's uploads/) from the dashboards named by context uploadOrigins;
+    // the signature still decides what is accepted (key, content type, exact length, expiry).
+    // No origins, no rule.
+    const uploadCors = settingsOfStage.uploadOrigins.length
+      ? {
+          cors: [
+            {
+              id: 'presigned-uploads',
+              allowedMethods: [s3.HttpMethods.PUT],
+              allowedOrigins: [...settingsOfStage.uploadOrigins],
+              allowedHeaders: ['content-type', 'content-length', 'x-amz-tagging', 'x-amz-checksum-sha256'],
+              exposedHeaders: ['etag'],
+              maxAge: 3000,
+            },
+          ],
+        }
+      : {};
     this.recordingsBucket = new s3.Bucket(this, 'RecordingsBucket', {
       encryption: s3.BucketEncryption.KMS,
       encryptionKey: this.key,
@@ -553,6 +572,7 @@ export class ParleyStack extends Stack {
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
         ...RETENTION_RULE_DAYS.map((days) => ({ id: `retention-${days}d`, tagFilters: { retention_days: String(days) }, expiration: Duration.days(days) })),
       ],
+      ...uploadCors,
     });
     NagSuppressions.addResourceSuppressions(this.recordingsBucket, [
       {
@@ -575,23 +595,8 @@ export class ParleyStack extends Stack {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       removalPolicy: RemovalPolicy.RETAIN,
       lifecycleRules: [{ id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
-      // Browsers PUT files to presigned upload URLs (create-knowledge-base-upload) from the
-      // dashboards named by context kbUploadOrigins; the signature still decides what is
-      // accepted (key, content type, exact length, 15 minutes). No origins, no rule.
-      ...(settingsOfStage.kbUploadOrigins.length
-        ? {
-            cors: [
-              {
-                id: 'presigned-uploads',
-                allowedMethods: [s3.HttpMethods.PUT],
-                allowedOrigins: [...settingsOfStage.kbUploadOrigins],
-                allowedHeaders: ['content-type', 'content-length'],
-                exposedHeaders: ['etag'],
-                maxAge: 3000,
-              },
-            ],
-          }
-        : {}),
+      // Browsers PUT knowledge-base files to presigned upload URLs (create-knowledge-base-upload).
+      ...uploadCors,
     });
     NagSuppressions.addResourceSuppressions(this.knowledgeBaseBucket, [
       {

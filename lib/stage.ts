@@ -45,11 +45,11 @@ export interface StageSettings {
   /** Emails subscribed to the stack's alarm topic at deploy time (each confirms by email). */
   alarmEmails: readonly string[];
   /**
-   * Browser origins allowed to PUT files to the knowledge-base bucket's presigned upload URLs
-   * (context `kbUploadOrigins`: a JSON array or comma list of `https://host[:port]`); none
+   * Browser origins allowed to PUT files to presigned upload URLs (knowledge-base files to its bucket; assets and voice samples to the recordings bucket)
+   * (context `uploadOrigins`: a JSON array or comma list of `https://host[:port]`); none
    * (the default) means no CORS rule: curl and servers upload, browsers cannot.
    */
-  kbUploadOrigins: readonly string[];
+  uploadOrigins: readonly string[];
 }
 
 export interface StageProps {
@@ -57,7 +57,7 @@ export interface StageProps {
   deployment?: DeploymentStrategy;
   customDomain?: CustomDomain;
   alarmTopicArn?: string;
-  kbUploadOrigins?: readonly string[];
+  uploadOrigins?: readonly string[];
 }
 
 export function checkStageName(stage: unknown): string {
@@ -116,15 +116,15 @@ export function stageSettings(scope: Construct, given: StageProps): StageSetting
     if (!/^[^@\s]+@[^@\s.]+(\.[^@\s.]+)+$/.test(email)) throw new Error(`alarmEmails: ${JSON.stringify(email)} is not an email address`);
   }
 
-  const origins = given.kbUploadOrigins ?? read('kbUploadOrigins');
-  const kbUploadOrigins = checkUploadOrigins(
+  const origins = given.uploadOrigins ?? read('uploadOrigins');
+  const uploadOrigins = checkUploadOrigins(
     origins === undefined || origins === null || origins === '' ? [] : Array.isArray(origins) ? origins.map(String) : String(origins).split(',').map((o) => o.trim()).filter(Boolean),
   );
 
   return {
     stage,
     deployment,
-    kbUploadOrigins,
+    uploadOrigins,
     ...(customDomain ? { customDomain } : {}),
     ...(text(given.alarmTopicArn ?? read('alarmTopicArn')) ? { alarmTopicArn: text(given.alarmTopicArn ?? read('alarmTopicArn')) } : {}),
     alarmEmails,
@@ -148,7 +148,7 @@ export function checkUploadOrigins(origins: readonly string[]): string[] {
     const local = url?.protocol === 'http:' && (url.hostname === 'localhost' || url.hostname === '127.0.0.1');
     if (!url || url.origin !== origin || origin.includes('*') || !(url.protocol === 'https:' || local)) {
       throw new Error(
-        `kbUploadOrigins: ${JSON.stringify(origin)} is not an origin; give https://host[:port] (no path, no trailing slash, no wildcard), or http://localhost[:port]`,
+        `uploadOrigins: ${JSON.stringify(origin)} is not an origin; give https://host[:port] (no path, no trailing slash, no wildcard), or http://localhost[:port]`,
       );
     }
     return origin;

@@ -817,9 +817,8 @@ describe('deploy settings', () => {
         PUBLIC_BASE_URL: { 'Fn::GetAtt': [logicalId(parley, parley.stack.api), 'ApiEndpoint'] },
       });
     }
-    // Without kbUploadOrigins the knowledge-base bucket has no CORS rule (browsers cannot PUT to it).
-    const bucket = parley.template.findResources('AWS::S3::Bucket')[logicalId(parley, parley.stack.knowledgeBaseBucket)]!;
-    expect(bucket.Properties.CorsConfiguration).toBeUndefined();
+    // Without uploadOrigins no bucket has a CORS rule (browsers cannot PUT to them).
+    for (const bucket of Object.values(parley.template.findResources('AWS::S3::Bucket'))) expect(bucket.Properties.CorsConfiguration).toBeUndefined();
   });
 
   it('fails the synth without them, saying what to pass', () => {
@@ -832,22 +831,24 @@ describe('deploy settings', () => {
       sipHost: 'sip.acme.com',
       sipIpRanges: '34.1.2.0/24, 35.0.0.0/16',
       publicBaseUrl: 'https://api.acme.com',
-      kbUploadOrigins: 'https://app.acme.com, http://localhost:3000,https://app.acme.com',
+      uploadOrigins: 'https://app.acme.com, http://localhost:3000,https://app.acme.com',
     });
-    // Browser PUTs to presigned knowledge-base uploads, from the named origins only.
-    const bucket = template.findResources('AWS::S3::Bucket')[stack.getLogicalId(stack.knowledgeBaseBucket.node.defaultChild as CfnResource)]!;
-    expect(bucket.Properties.CorsConfiguration).toEqual({
-      CorsRules: [
-        {
-          Id: 'presigned-uploads',
-          AllowedMethods: ['PUT'],
-          AllowedOrigins: ['https://app.acme.com', 'http://localhost:3000'],
-          AllowedHeaders: ['content-type', 'content-length'],
-          ExposedHeaders: ['etag'],
-          MaxAge: 3000,
-        },
-      ],
-    });
+    // Browser PUTs to presigned uploads (knowledge-base files; assets and voice samples), from the named origins only.
+    const buckets = template.findResources('AWS::S3::Bucket');
+    for (const upload of [stack.knowledgeBaseBucket, stack.recordingsBucket]) {
+      expect(buckets[stack.getLogicalId(upload.node.defaultChild as CfnResource)]!.Properties.CorsConfiguration).toEqual({
+        CorsRules: [
+          {
+            Id: 'presigned-uploads',
+            AllowedMethods: ['PUT'],
+            AllowedOrigins: ['https://app.acme.com', 'http://localhost:3000'],
+            AllowedHeaders: ['content-type', 'content-length', 'x-amz-tagging', 'x-amz-checksum-sha256'],
+            ExposedHeaders: ['etag'],
+            MaxAge: 3000,
+          },
+        ],
+      });
+    }
     for (const variables of environmentOf(template)) {
       expect(variables).toMatchObject({
         SIP_HOST: 'sip.acme.com',
@@ -860,7 +861,7 @@ describe('deploy settings', () => {
   it('refuses upload origins that are not exact origins', () => {
     const given = { sipHost: 'sip.acme.com', sipIpRanges: '34.1.2.0/24' };
     for (const origin of ['*', 'https://app.acme.com/', 'https://*.acme.com', 'http://app.acme.com', 'app.acme.com', 'https://app.acme.com/upload']) {
-      expect(() => bare({ ...given, kbUploadOrigins: origin }), origin).toThrow(`kbUploadOrigins: ${JSON.stringify(origin)} is not an origin`);
+      expect(() => bare({ ...given, uploadOrigins: origin }), origin).toThrow(`uploadOrigins: ${JSON.stringify(origin)} is not an origin`);
     }
   });
 
