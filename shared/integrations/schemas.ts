@@ -95,7 +95,16 @@ export const AppCrmConfig = z.object({
 export const AuthConfigBody = z.discriminatedUnion('type', [
   z.object({ type: z.literal('api_key'), api_key: z.string().min(1).max(2000) }),
   z.object({ type: z.literal('basic'), username: z.string().min(1).max(300), password: z.string().min(1).max(2000) }),
-  z.object({ type: z.literal('oauth2'), client_id: z.string().min(1).max(300), client_secret: z.string().min(1).max(2000) }),
+  // retell-sdk's OAuthConfigRequest (a caller's own OAuth client), plus ours: the client's
+  // authorize and token URLs and scopes (default: the provider table's).
+  z.object({
+    type: z.literal('oauth2'),
+    client_id: z.string().min(1).max(300),
+    client_secret: z.string().min(1).max(2000),
+    authorize_url: z.string().min(1).max(500).optional(),
+    token_url: z.string().min(1).max(500).optional(),
+    scopes: z.array(z.string().min(1).max(200).regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'Must be an OAuth scope token (no spaces or quotes)')).max(50).optional(),
+  }),
 ]);
 export type AuthConfigInput = z.infer<typeof AuthConfigBody>;
 
@@ -135,7 +144,16 @@ export const App = z.object({
   /** Ours: the OAuth connection's state (`needs_reconnect` once the provider revoked it). */
   status: z.enum(['not_connected', 'connected', 'needs_reconnect', 'error']),
   mock: z.boolean(),
-  auth_config: z.object({ type: z.string(), username: z.string().optional(), client_id: z.string().optional() }).optional(),
+  auth_config: z
+    .object({
+      type: z.string(),
+      username: z.string().optional(),
+      client_id: z.string().optional(),
+      authorize_url: z.string().optional(),
+      token_url: z.string().optional(),
+      scopes: z.array(z.string()).optional(),
+    })
+    .optional(),
   crm_config: AppCrmConfig.optional(),
   tenant_id: z.string().optional(),
   tenant_url: z.string().optional(),

@@ -36,6 +36,8 @@ export interface ConnectionItem {
   scope?: string;
   knowledge_base_id?: string;
   sync_config?: Record<string, string>;
+  /** `app`: made with the app's own OAuth client (its `oauth_client`), which its refreshes use too. */
+  client?: 'app';
   refresh_lease_until?: number;
   refresh_lease_holder?: string;
   last_refreshed_timestamp?: number;
@@ -255,11 +257,22 @@ export interface AppItem {
   tenant_id?: string;
   tenant_url?: string;
   crm_config?: Record<string, unknown>;
+  /** The caller's own OAuth client (retell-sdk's `oauth2` auth_config), its secret sealed. */
+  oauth_client?: AppOAuthClient;
   /** `not_connected` until credentials are verified or an OAuth connect succeeds. */
   connection_status: 'not_connected' | 'connected' | 'error';
   created_timestamp: number;
   user_modified_timestamp: number;
   revision: number;
+}
+
+export interface AppOAuthClient {
+  client_id: string;
+  /** Sealed client secret; context: workspace and `integration_app_client:<app_id>`. */
+  secret: string;
+  authorize_url?: string;
+  token_url?: string;
+  scopes?: string[];
 }
 
 export const appEntity = defineEntity<AppItem, [workspaceId: string, appId: string]>({
