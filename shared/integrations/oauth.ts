@@ -226,6 +226,7 @@ async function storeConnection(payload: StatePayload, tokens: TokenSet): Promise
         field_mappings: existing?.field_mappings ?? [],
         ...(existing?.last_sync_timestamp ? { last_sync_timestamp: existing.last_sync_timestamp } : {}),
         ...(existing?.calls_pushed ? { calls_pushed: existing.calls_pushed } : {}),
+        ...(existing?.sync_interval_minutes ? { sync_interval_minutes: existing.sync_interval_minutes, next_sync_at: existing.next_sync_at ?? now } : {}),
         created_timestamp: existing?.created_timestamp ?? now,
         updated_timestamp: now,
       }),

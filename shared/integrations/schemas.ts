@@ -209,6 +209,8 @@ export const UpdateCrmProviderBody = z.lazy(() =>
     sync_calls: z.boolean().optional(),
     sync_contacts: z.boolean().optional(),
     field_mappings: z.array(FieldMapping).max(100).optional(),
+    /** Ours: a scheduled (`cron`) sync every this many minutes (15 to 10,080, a week); null: none. */
+    sync_interval_minutes: z.number().int().min(15).max(10_080).nullable().optional(),
   }),
 );
 
@@ -248,6 +250,9 @@ export const CrmProviderConfig = z.object({
   last_sync_timestamp: z.number().int().optional(),
   /** Ours: calls logged in this CRM as their analysis landed (the per-call push). */
   calls_pushed: z.number().int(),
+  /** Ours: the scheduled sync's period in minutes (null: none) and when it next runs. */
+  sync_interval_minutes: z.number().int().nullable(),
+  next_sync_at: z.number().int().optional(),
   created_timestamp: z.number().int(),
   updated_timestamp: z.number().int(),
 });
@@ -326,5 +331,9 @@ export type CrmSyncMessage = z.infer<typeof CrmSyncMessage>;
 export const CrmCallMessage = z.object({ kind: z.literal('crm-call'), workspace_id: z.string(), call_id: z.string() });
 export type CrmCallMessage = z.infer<typeof CrmCallMessage>;
 
-export const IntegrationJobMessage = z.discriminatedUnion('kind', [CrmSyncMessage, CrmCallMessage]);
+/** A provider config's scheduled sync is due (queued by the minute job): start a `cron` sync job. */
+export const CrmScheduledSyncMessage = z.object({ kind: z.literal('crm-sync-due'), workspace_id: z.string(), provider: z.string() });
+export type CrmScheduledSyncMessage = z.infer<typeof CrmScheduledSyncMessage>;
+
+export const IntegrationJobMessage = z.discriminatedUnion('kind', [CrmSyncMessage, CrmCallMessage, CrmScheduledSyncMessage]);
 export type IntegrationJobMessage = z.infer<typeof IntegrationJobMessage>;

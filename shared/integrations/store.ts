@@ -353,13 +353,59 @@ export interface CrmProviderItem {
   last_sync_timestamp?: number;
   /** Calls logged in this CRM by the per-call push (carried over by every rewrite of the config). */
   calls_pushed?: number;
+  /** Ours: a scheduled (`cron`) sync every this many minutes; absent: none. */
+  sync_interval_minutes?: number;
+  /** When the next scheduled sync is due (epoch ms); indexed in gsi1 `CRMSYNCDUE` while the config is enabled. */
+  next_sync_at?: number;
   created_timestamp: number;
   updated_timestamp: number;
 }
 
+/** The item as written: its key, and its due-sync index entry when a scheduled sync applies. */
+function crmProviderRecord(item: CrmProviderItem) {
+  const { gsi1pk: _pk, gsi1sk: _sk, ...plain } = item as CrmProviderItem & { gsi1pk?: string; gsi1sk?: string };
+  const due = plain.enabled && plain.sync_interval_minutes && plain.next_sync_at !== undefined ? keys.crmSyncDue(plain.next_sync_at, plain.workspace_id, plain.provider) : {};
+  return { ...keys.crmProviderConfig(plain.workspace_id, plain.provider), ...plain, ...due };
+}
+
 export const getCrmProvider = (workspaceId: string, provider: string) => table.get<CrmProviderItem>(keys.crmProviderConfig(workspaceId, provider));
-export const crmProviderPutOp = (item: CrmProviderItem): TransactOp => ({ Put: { Item: { ...keys.crmProviderConfig(item.workspace_id, item.provider), ...item } } });
-export const putCrmProvider = (item: CrmProviderItem) => table.put({ Item: { ...keys.crmProviderConfig(item.workspace_id, item.provider), ...item } });
+export const crmProviderPutOp = (item: CrmProviderItem): TransactOp => ({ Put: { Item: crmProviderRecord(item) } });
+export const putCrmProvider = (item: CrmProviderItem) => table.put({ Item: crmProviderRecord(item) });
+
+/** Provider configs whose scheduled sync is due before `beforeMs`, soonest first (gsi1 `CRMSYNCDUE`, keys only). */
+export async function queryDueCrmSyncs(beforeMs: number, limit: number): Promise<{ workspaceId: string; provider: string; nextSyncAt: number }[]> {
+  const bound = keys.crmSyncsDue(beforeMs);
+  const page = await table.queryPage<{ gsi1sk: string }>({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+    ExpressionAttributeValues: { ':pk': bound.gsi1pk, ':before': bound.gsi1skBefore },
+    Limit: limit,
+  });
+  return page.items.map((item) => {
+    const [at, workspaceId, provider] = item.gsi1sk.split('#') as [string, string, string];
+    return { workspaceId, provider, nextSyncAt: Number(at) };
+  });
+}
+
+/**
+ * Claims a due scheduled sync: moves the config's next sync to `nextMs`, only if it is
+ * still the one read (so two passes, or a pass racing a config rewrite, claim it once).
+ */
+export async function advanceCrmSync(workspaceId: string, provider: string, dueMs: number, nextMs: number): Promise<boolean> {
+  const due = keys.crmSyncDue(nextMs, workspaceId, provider);
+  try {
+    await table.update({
+      Key: keys.crmProviderConfig(workspaceId, provider),
+      UpdateExpression: 'SET next_sync_at = :next, gsi1sk = :sk',
+      ConditionExpression: 'next_sync_at = :due AND enabled = :on AND attribute_exists(sync_interval_minutes)',
+      ExpressionAttributeValues: { ':next': nextMs, ':sk': due.gsi1sk, ':due': dueMs, ':on': true },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
 export const crmProviderDeleteOp = (workspaceId: string, provider: string): TransactOp => ({
   Delete: { Key: keys.crmProviderConfig(workspaceId, provider), ConditionExpression: 'attribute_exists(pk)' },
 });
