@@ -174,6 +174,35 @@ describe('an app with its own OAuth client (auth_config oauth2)', () => {
     expect((await ws.api.get('/list-apps')).body.items).toHaveLength(1);
   });
 
+  it('retell-sdk creates one unchanged; without URLs the provider table\'s endpoints are used', async () => {
+    const ws = await app.newWorkspace();
+    const client = retellClient(app.url, ws.api_key);
+    const created = await client.app.create({ provider: 'salesforce', type: 'crm', auth_config: { type: 'oauth2', client_id: 'my-sf-client', client_secret: 'my-sf-secret' } });
+    expect(created.auth_config).toEqual({ type: 'oauth2', client_id: 'my-sf-client' });
+    expect(created.connection_status).toBe('not_connected');
+    expect(JSON.stringify(await client.app.get(created.app_id))).not.toContain('my-sf-secret');
+    const start = await ws.api.post('/oauth/start', { body: { target: 'app', provider: 'salesforce', app_id: created.app_id } });
+    expect(start.body).toMatchObject({ mock: false, pkce: true });
+    const authorize = new URL(start.body.authorize_url);
+    expect(`${authorize.origin}${authorize.pathname}`).toBe('https://login.salesforce.com/services/oauth2/authorize');
+    expect(authorize.searchParams.get('client_id')).toBe('my-sf-client');
+    expect(authorize.searchParams.get('scope')).toBe('api refresh_token');
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+  });
+
+  it('a client secret moved to another app does not open there', async () => {
+    const ws = await app.newWorkspace();
+    const first = await createWithClient(ws.api);
+    const second = await createWithClient(ws.api);
+    const source = await table.get<Record<string, any>>(keys.integrationApp(ws.workspace_id, first));
+    const target = await table.get<Record<string, any>>(keys.integrationApp(ws.workspace_id, second));
+    await table.put({ Item: { ...target!, oauth_client: { ...target!.oauth_client, secret: source!.oauth_client.secret } } });
+    const start = await ws.api.post('/oauth/start', { body: { target: 'app', provider: 'hubspot', app_id: second } });
+    expect(start.status).toBe(422);
+    expect(start.body).toEqual({ status: 422, message: `The stored OAuth client of app ${second} cannot be opened; give its auth_config again` });
+    expect((await ws.api.post('/oauth/start', { body: { target: 'app', provider: 'hubspot', app_id: first } })).status).toBe(200);
+  });
+
   it('in production only https URLs are taken', async () => {
     await expect(checkClientUrl('token_url', `${fake.url}/token`, true)).rejects.toThrow('auth_config.token_url: Destination not allowed: http: URLs are not allowed (https: only)');
     await expect(checkClientUrl('token_url', `${fake.url}/token`, false)).resolves.toBe(`${fake.url}/token`);
