@@ -1,6 +1,8 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkClientUrl } from '../../shared/integrations/app-clients.ts';
 import { refreshExpiringConnections } from '../../shared/integrations/oauth-refresh.ts';
+import { db, tableName } from '../../shared/platform/store/db.ts';
 import { keys } from '../../shared/platform/store/keys.ts';
 import { table } from '../../shared/platform/store/table.ts';
 import { startTestApp } from '../support/app.ts';
@@ -201,6 +203,12 @@ describe('an app with its own OAuth client (auth_config oauth2)', () => {
     expect(start.status).toBe(422);
     expect(start.body).toEqual({ status: 422, message: `The stored OAuth client of app ${second} cannot be opened; give its auth_config again` });
     expect((await ws.api.post('/oauth/start', { body: { target: 'app', provider: 'hubspot', app_id: first } })).status).toBe(200);
+  });
+
+  it('leaves no client secret or token in plaintext anywhere in the table', async () => {
+    const dump = JSON.stringify((await db.send(new ScanCommand({ TableName: tableName }))).Items);
+    expect(fake.issued.length).toBeGreaterThan(4);
+    for (const secret of [fake.clientSecret, 'my-sf-secret', 'another-secret', ...fake.issued]) expect(dump).not.toContain(secret);
   });
 
   it('in production only https URLs are taken', async () => {
