@@ -33,7 +33,7 @@ import {
   getCrmSettings,
   getSyncedObject,
   getSyncJob,
-  putCrmProvider,
+  replaceCrmProvider,
   putCrmSettings,
   putSyncedObject,
   queryCrmProviders,
@@ -103,27 +103,30 @@ export async function updateCrmProvider(
   provider: string,
   input: { enabled?: boolean; sync_calls?: boolean; sync_contacts?: boolean; field_mappings?: CrmProviderItem['field_mappings']; sync_interval_minutes?: number | null },
 ) {
-  const now = Date.now();
-  const existing = await getCrmProvider(workspaceId, provider);
-  // A scheduled sync: kept when not sent; a new interval counts from now; null switches it off.
-  const interval = input.sync_interval_minutes === undefined ? existing?.sync_interval_minutes : (input.sync_interval_minutes ?? undefined);
-  const keepNext = interval !== undefined && interval === existing?.sync_interval_minutes && existing.next_sync_at !== undefined;
-  const schedule = interval ? { sync_interval_minutes: interval, next_sync_at: keepNext ? existing!.next_sync_at! : now + interval * 60_000 } : {};
-  const item: CrmProviderItem = {
-    workspace_id: workspaceId,
-    provider,
-    enabled: input.enabled ?? existing?.enabled ?? true,
-    sync_calls: input.sync_calls ?? existing?.sync_calls ?? true,
-    sync_contacts: input.sync_contacts ?? existing?.sync_contacts ?? true,
-    field_mappings: input.field_mappings ?? existing?.field_mappings ?? [],
-    ...(existing?.last_sync_timestamp ? { last_sync_timestamp: existing.last_sync_timestamp } : {}),
-    ...(existing?.calls_pushed ? { calls_pushed: existing.calls_pushed } : {}),
-    ...schedule,
-    created_timestamp: existing?.created_timestamp ?? now,
-    updated_timestamp: now,
-  };
-  await putCrmProvider(item);
-  return providerView(item, await getConnection(workspaceId, `crm_${provider}`));
+  // Rewritten only over the config read (a push counted or a scheduled sync claimed meanwhile: read again).
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const now = Date.now();
+    const existing = await getCrmProvider(workspaceId, provider);
+    // A scheduled sync: kept when not sent; a new interval counts from now; null switches it off.
+    const interval = input.sync_interval_minutes === undefined ? existing?.sync_interval_minutes : (input.sync_interval_minutes ?? undefined);
+    const keepNext = interval !== undefined && interval === existing?.sync_interval_minutes && existing.next_sync_at !== undefined;
+    const schedule = interval ? { sync_interval_minutes: interval, next_sync_at: keepNext ? existing!.next_sync_at! : now + interval * 60_000 } : {};
+    const item: CrmProviderItem = {
+      workspace_id: workspaceId,
+      provider,
+      enabled: input.enabled ?? existing?.enabled ?? true,
+      sync_calls: input.sync_calls ?? existing?.sync_calls ?? true,
+      sync_contacts: input.sync_contacts ?? existing?.sync_contacts ?? true,
+      field_mappings: input.field_mappings ?? existing?.field_mappings ?? [],
+      ...(existing?.last_sync_timestamp ? { last_sync_timestamp: existing.last_sync_timestamp } : {}),
+      ...(existing?.calls_pushed ? { calls_pushed: existing.calls_pushed } : {}),
+      ...schedule,
+      created_timestamp: existing?.created_timestamp ?? now,
+      updated_timestamp: now,
+    };
+    if (await replaceCrmProvider(item, existing)) return providerView(item, await getConnection(workspaceId, `crm_${provider}`));
+  }
+  throw conflict(`The ${provider} CRM config kept changing meanwhile; retry`);
 }
 
 /** retell-sdk's update-crm-config: a sent field replaces its stored value in full. */

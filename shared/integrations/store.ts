@@ -370,7 +370,28 @@ function crmProviderRecord(item: CrmProviderItem) {
 
 export const getCrmProvider = (workspaceId: string, provider: string) => table.get<CrmProviderItem>(keys.crmProviderConfig(workspaceId, provider));
 export const crmProviderPutOp = (item: CrmProviderItem): TransactOp => ({ Put: { Item: crmProviderRecord(item) } });
-export const putCrmProvider = (item: CrmProviderItem) => table.put({ Item: crmProviderRecord(item) });
+
+/** The fields other writers change in place (the push counter, the sync stamp, the scheduled sync's claim). */
+const CARRIED = ['calls_pushed', 'last_sync_timestamp', 'next_sync_at'] as const;
+
+/**
+ * Rewrites a provider config only over the one read (`undefined`: none existed): the fields
+ * other writers change in place must still hold the values carried over, so a rewrite never
+ * undoes a counted push or a claimed scheduled sync. False when something changed meanwhile.
+ */
+export async function replaceCrmProvider(item: CrmProviderItem, read: CrmProviderItem | undefined): Promise<boolean> {
+  const values: Record<string, unknown> = {};
+  const condition = read
+    ? ['attribute_exists(pk)', ...CARRIED.map((name) => (read[name] === undefined ? `attribute_not_exists(${name})` : ((values[`:${name}`] = read[name]), `${name} = :${name}`)))].join(' AND ')
+    : 'attribute_not_exists(pk)';
+  try {
+    await table.put({ Item: crmProviderRecord(item), ConditionExpression: condition, ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}) });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
 
 /** Provider configs whose scheduled sync is due before `beforeMs`, soonest first (gsi1 `CRMSYNCDUE`, keys only). */
 export async function queryDueCrmSyncs(beforeMs: number, limit: number): Promise<{ workspaceId: string; provider: string; nextSyncAt: number }[]> {

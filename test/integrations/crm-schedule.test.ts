@@ -3,7 +3,7 @@ import { startBackgroundWork } from '../../local/background.ts';
 import { runScheduledSync } from '../../shared/integrations/index.ts';
 import { runOAuthRefresh } from '../../shared/integrations/oauth-refresh.ts';
 import { queueDueCrmSyncs } from '../../shared/integrations/scheduled-sync.ts';
-import { createSyncJob } from '../../shared/integrations/store.ts';
+import { createSyncJob, getCrmProvider, replaceCrmProvider } from '../../shared/integrations/store.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { newTimeOrderedId } from '../../shared/platform/ids.ts';
 import { startTestApp } from '../support/app.ts';
@@ -72,6 +72,22 @@ describe('scheduled CRM syncs', () => {
     expect(mine(ws.workspace_id, await queueDueCrmSyncs(late))).toHaveLength(1);
     expect((await ws.api.get('/get-crm-config')).body.providers[0].next_sync_at).toBe(late + 30 * MINUTE);
     await eventually(() => ws.api.get('/list-crm-sync-jobs'), (answer) => answer.body.length === 2 && answer.body[0].status === 'completed', 30_000);
+  });
+
+  it('a config rewrite never brings back a claimed sync\'s time', async () => {
+    const ws = await app.newWorkspace();
+    await connectMockCrm(ws.api);
+    const set = await ws.api.put('/update-crm-config/hubspot', { body: { sync_interval_minutes: 20 } });
+    const due = set.body.next_sync_at as number;
+    const stale = (await getCrmProvider(ws.workspace_id, 'hubspot'))!;
+    // The minute job claims the sync between a rewrite's read and its write: the write is refused.
+    expect(mine(ws.workspace_id, await queueDueCrmSyncs(due))).toHaveLength(1);
+    expect(await replaceCrmProvider({ ...stale, sync_calls: false }, stale)).toBe(false);
+    // The route reads again and keeps the claimed time.
+    const put = await ws.api.put('/update-crm-config/hubspot', { body: { sync_calls: false } });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ sync_calls: false, next_sync_at: due + 20 * MINUTE });
+    await eventually(() => ws.api.get('/list-crm-sync-jobs'), (answer) => answer.body[0]?.status === 'completed', 30_000);
   });
 
   it('runs from the OAuth refresh schedule; off (null) or disabled configs are not synced', async () => {
