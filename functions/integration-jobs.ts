@@ -5,7 +5,7 @@ import { instrumented } from '../shared/platform/telemetry.ts';
 import { callHistoryPage, getCall } from '../shared/calls/index.ts';
 import { ContactFields, getContactByPhone, listContactsPage, updateContact, type Contact } from '../shared/contacts/index.ts';
 import { badRequest, NotFound } from '../shared/platform/errors.ts';
-import { IntegrationJobMessage, runCallPush, runSyncStep, syncStepFailed, type CallForCrm, type ParleyContact, type SyncReaders } from '../shared/integrations/index.ts';
+import { IntegrationJobMessage, runCallPush, runScheduledSync, runSyncStep, syncStepFailed, type CallForCrm, type ParleyContact, type SyncReaders } from '../shared/integrations/index.ts';
 
 const E164 = /^\+[1-9]\d{6,14}$/;
 
@@ -90,7 +90,7 @@ const LAST_RECEIVE = 5;
 
 /**
  * The integration-jobs queue's consumer: each message is one step of a CRM sync (a page of
- * contacts or ended calls) or the CRM push of one analysed call. A step that throws is reported alone, so SQS redelivers only
+ * contacts or ended calls), the CRM push of one analysed call, or a scheduled sync to start. A step that throws is reported alone, so SQS redelivers only
  * it; on its last receive the job is marked failed. A malformed message is logged and dropped.
  */
 async function handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
@@ -98,7 +98,8 @@ async function handle(event: SQSEvent, context: Context): Promise<SQSBatchRespon
   return runQueueSteps(event, {
     job: 'integration-jobs',
     schema: IntegrationJobMessage,
-    run: (message) => (message.kind === 'crm-sync' ? runSyncStep(message, readers) : runCallPush(message, readers)),
+    run: (message) =>
+      message.kind === 'crm-sync' ? runSyncStep(message, readers) : message.kind === 'crm-call' ? runCallPush(message, readers) : runScheduledSync(message),
     failed: async (message, error, receives) => {
       if (message.kind === 'crm-sync' && receives >= LAST_RECEIVE) await syncStepFailed(message, error);
     },

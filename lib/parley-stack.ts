@@ -196,8 +196,9 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
   // It bundles the calls domain (dials), hence recordings and knowledge bases as for the batches domain.
   'batch-tick': { table: 'readWrite', callStepsQueue: ['send'], webhookQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite', knowledgeBases: 'readWrite' },
-  // Refreshes open the refresh token and seal the new tokens; OAuth clients come from the vendor settings.
-  'oauth-refresh': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'] },
+  // Refreshes open the refresh token and seal the new tokens; OAuth clients come from the vendor settings
+  // (or an app's own client, sealed in the table). Scheduled CRM syncs that come due are queued on integration-jobs.
+  'oauth-refresh': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['send'] },
   // Concurrency charges go through the ledger: a budget event may be queued, an auto-recharge reads Stripe's key.
   'billing-hourly': { table: 'readWrite', webhookQueue: ['send'], vendorSecret: 'read' },
 };

@@ -13,6 +13,7 @@ import {
 } from '../vendors/apps/index.ts';
 import { isOAuthProvider, isPastedProvider, providerApiBase } from '../vendors/oauth/providers.ts';
 import { appTypes, providerEntry, toolSchemas, TOOLS } from './catalogue.ts';
+import { clientView, sealAppClient, takesOwnClient } from './app-clients.ts';
 import { freshConnection, sealSecrets } from './connections.ts';
 import type { AppView, AuthConfigInput, CreateAppInput, UpdateAppInput } from './schemas.ts';
 import {
@@ -57,9 +58,11 @@ function view(app: AppItem, connection: ConnectionItem | undefined): AppView {
     connection_status: connection?.status === 'needs_reconnect' ? 'error' : app.connection_status,
     status,
     mock: connection?.mode === 'mock',
-    ...(connection
-      ? { auth_config: connection.auth_type === 'basic' ? { type: 'basic', username: connection.username ?? '' } : { type: connection.auth_type } }
-      : {}),
+    ...(app.oauth_client
+      ? { auth_config: clientView(app.oauth_client) }
+      : connection
+        ? { auth_config: connection.auth_type === 'basic' ? { type: 'basic', username: connection.username ?? '' } : { type: connection.auth_type } }
+        : {}),
     ...(app.crm_config ? { crm_config: app.crm_config } : {}),
     ...(app.tenant_id ? { tenant_id: app.tenant_id } : {}),
     ...(app.tenant_url ? { tenant_url: app.tenant_url } : {}),
@@ -76,16 +79,23 @@ function checkProvider(provider: string, type: string) {
   return entry;
 }
 
+type PastedAuth = Exclude<AuthConfigInput, { type: 'oauth2' }>;
+
+/** OAuth providers take only a caller's own OAuth client (`oauth2`); pasted providers their credential types. */
 function checkAuthConfig(provider: string, auth: AuthConfigInput | undefined) {
   if (!auth) return;
-  if (isOAuthProvider(provider)) throw badRequest(`auth_config is not accepted for ${provider}: connect it through POST /oauth/start`);
+  if (isOAuthProvider(provider)) {
+    if (auth.type === 'oauth2' && takesOwnClient(provider)) return;
+    if (!takesOwnClient(provider)) throw badRequest(`auth_config is not accepted for ${provider}: connect it through POST /oauth/start`);
+    throw badRequest(`auth_config.type ${auth.type} is not accepted for ${provider}: connect it through POST /oauth/start, or give your own OAuth client (type oauth2)`);
+  }
   const entry = providerEntry(provider)!;
   if (auth.type === 'oauth2' || !entry.auth_types?.includes(auth.type)) {
     throw badRequest(`auth_config.type ${auth.type} is not accepted for ${provider} (${entry.auth_types?.join(' or ')})`);
   }
 }
 
-function pastedConnection(workspaceId: string, appId: string, provider: string, auth: Exclude<AuthConfigInput, { type: 'oauth2' }>, secret: string, now: number, created?: number) {
+function pastedConnection(workspaceId: string, appId: string, provider: string, auth: PastedAuth, secret: string, now: number, created?: number) {
   return {
     type: 'integration_connection' as const,
     workspace_id: workspaceId,
@@ -102,7 +112,7 @@ function pastedConnection(workspaceId: string, appId: string, provider: string, 
   };
 }
 
-const sealAuth = (workspaceId: string, appId: string, auth: Exclude<AuthConfigInput, { type: 'oauth2' }>) =>
+const sealAuth = (workspaceId: string, appId: string, auth: PastedAuth) =>
   sealSecrets(workspaceId, appId, auth.type === 'api_key' ? { api_key: auth.api_key } : { password: auth.password });
 
 export async function createApp(workspaceId: string, input: CreateAppInput): Promise<AppView> {
@@ -129,6 +139,7 @@ export async function createApp(workspaceId: string, input: CreateAppInput): Pro
     user_modified_timestamp: now,
     revision: 1,
   };
+  if (input.auth_config?.type === 'oauth2') app.oauth_client = await sealAppClient(workspaceId, app.app_id, input.auth_config);
   const ops = [appPutOp(app)];
   let connection: ConnectionItem | undefined;
   if (input.auth_config && input.auth_config.type !== 'oauth2') {
@@ -175,8 +186,10 @@ export async function updateApp(workspaceId: string, appId: string, input: Updat
     ...(input.tenant_id !== undefined ? { tenant_id: input.tenant_id } : {}),
     ...(input.tenant_url !== undefined ? { tenant_url: trimTrailing(input.tenant_url, '/') } : {}),
     ...(input.crm_config !== undefined ? { crm_config: input.crm_config } : {}),
+    // A new OAuth client: the tokens of the old one are dropped (below); connect again through /oauth/start.
+    ...(input.auth_config?.type === 'oauth2' ? { oauth_client: await sealAppClient(workspaceId, appId, input.auth_config) } : {}),
     // New credentials or a new tenant: unverified until tested (retell-sdk's connection_status rule).
-    ...(credentialsChanged && !isOAuthProvider(app.provider) ? { connection_status: 'not_connected' as const } : {}),
+    ...((credentialsChanged && !isOAuthProvider(app.provider)) || input.auth_config?.type === 'oauth2' ? { connection_status: 'not_connected' as const } : {}),
     user_modified_timestamp: now,
     revision: app.revision + 1,
   };
@@ -187,6 +200,11 @@ export async function updateApp(workspaceId: string, appId: string, input: Updat
     const pasted = pastedConnection(workspaceId, appId, app.provider, input.auth_config, await sealAuth(workspaceId, appId, input.auth_config), now, previous?.created_timestamp);
     ops.push(connectionPutOp(pasted, previous?.token_version, false));
     connection = { ...pasted, token_version: (previous?.token_version ?? 0) + 1 };
+  }
+  if (input.auth_config?.type === 'oauth2' && previous) {
+    // retell-sdk: "Updating auth_config ... invalidates the cached provider token immediately."
+    ops.push(connectionDeleteOp(workspaceId, appId));
+    connection = undefined;
   }
   try {
     await table.transact(ops);

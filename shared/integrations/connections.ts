@@ -4,8 +4,10 @@ import { badGateway, badRequest, conflict, notFound, unprocessable } from '../pl
 import { logger } from '../platform/logger.ts';
 import { GrantRevoked, ProviderFailed, refreshGrant, type TokenSet } from '../vendors/oauth/client.ts';
 import { isOAuthProvider, PROVIDER_TABLE, resolveProvider, type KeptValue, type OAuthProviderName, type ProviderOptions } from '../vendors/oauth/providers.ts';
+import { resolveAppClient } from './app-clients.ts';
 import {
   acquireRefreshLease,
+  appEntity,
   getConnection,
   markNeedsReconnect,
   releaseRefreshLease,
@@ -118,8 +120,7 @@ async function runRefresh(item: ConnectionItem, holder: string): Promise<Refresh
       await markNeedsReconnect(item.workspace_id, item.connection_id, holder, 'The provider gave no refresh token', Date.now());
       throw needsReconnect(item);
     }
-    const resolved = await resolveProvider(provider, item.options ?? {}, item.mode === 'mock');
-    tokens = await refreshGrant(resolved, secrets.refresh_token);
+    tokens = await refreshGrant(await connectionProvider(item), secrets.refresh_token);
   } catch (error) {
     if (error instanceof GrantRevoked) {
       logger.warn('oauth refresh: grant revoked', { workspace_id: item.workspace_id, connection_id: item.connection_id, provider });
@@ -143,6 +144,16 @@ async function runRefresh(item: ConnectionItem, holder: string): Promise<Refresh
     return { refreshed: true, expires_at: now?.token_expires_at ?? null };
   }
   return { refreshed: true, expires_at: tokens.expiresAt ?? null };
+}
+
+/** The client a connection refreshes with: the app's own (made with it), the mock, or the deployment's. */
+async function connectionProvider(item: ConnectionItem) {
+  if (item.client === 'app') {
+    const app = await appEntity.get(item.workspace_id, item.connection_id);
+    if (!app?.oauth_client) throw badRequest(`App ${item.connection_id} has no OAuth client of its own any more; connect it again`);
+    return resolveAppClient(app, item.options ?? {});
+  }
+  return resolveProvider(item.provider as OAuthProviderName, item.options ?? {}, item.mode === 'mock');
 }
 
 /** What a vendor call needs: a usable credential and where the vendor is. */

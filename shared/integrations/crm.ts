@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { queueNamed } from '../platform/aws/queue.ts';
-import { badGateway, badRequest, conflict, Invalid, NotFound, notFound, Unprocessable, unprocessable } from '../platform/errors.ts';
+import { badGateway, badRequest, Conflict, conflict, Invalid, NotFound, notFound, Unprocessable, unprocessable } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { TransactionCancelled, table } from '../platform/store/table.ts';
@@ -20,7 +20,7 @@ import { providerApiBase, type OAuthProviderName } from '../vendors/oauth/provid
 import { CRM_PROVIDERS } from './catalogue.ts';
 import { freshConnection } from './connections.ts';
 import { analysisChange, checkCrmSettings, mappedFields, type AnalysisMapping, type ContactChange, type CustomFieldSpec, type ParleyContact } from './field-mappings.ts';
-import type { CrmCallMessage, CrmSettingsInput, CrmSyncMessage, SyncJobView } from './schemas.ts';
+import type { CrmCallMessage, CrmScheduledSyncMessage, CrmSettingsInput, CrmSyncMessage, SyncJobView } from './schemas.ts';
 import {
   appEntity,
   claimCallAnalysis,
@@ -33,7 +33,7 @@ import {
   getCrmSettings,
   getSyncedObject,
   getSyncJob,
-  putCrmProvider,
+  replaceCrmProvider,
   putCrmSettings,
   putSyncedObject,
   queryCrmProviders,
@@ -75,6 +75,8 @@ function providerView(item: CrmProviderItem, connection: ConnectionItem | undefi
     ...(connection?.token_expires_at !== undefined ? { token_expires_at: connection.token_expires_at } : {}),
     ...(item.last_sync_timestamp ? { last_sync_timestamp: item.last_sync_timestamp } : {}),
     calls_pushed: item.calls_pushed ?? 0,
+    sync_interval_minutes: item.sync_interval_minutes ?? null,
+    ...(item.sync_interval_minutes && item.next_sync_at !== undefined ? { next_sync_at: item.next_sync_at } : {}),
     created_timestamp: item.created_timestamp,
     updated_timestamp: item.updated_timestamp,
   };
@@ -99,24 +101,32 @@ export async function getCrmConfig(workspaceId: string) {
 export async function updateCrmProvider(
   workspaceId: string,
   provider: string,
-  input: { enabled?: boolean; sync_calls?: boolean; sync_contacts?: boolean; field_mappings?: CrmProviderItem['field_mappings'] },
+  input: { enabled?: boolean; sync_calls?: boolean; sync_contacts?: boolean; field_mappings?: CrmProviderItem['field_mappings']; sync_interval_minutes?: number | null },
 ) {
-  const now = Date.now();
-  const existing = await getCrmProvider(workspaceId, provider);
-  const item: CrmProviderItem = {
-    workspace_id: workspaceId,
-    provider,
-    enabled: input.enabled ?? existing?.enabled ?? true,
-    sync_calls: input.sync_calls ?? existing?.sync_calls ?? true,
-    sync_contacts: input.sync_contacts ?? existing?.sync_contacts ?? true,
-    field_mappings: input.field_mappings ?? existing?.field_mappings ?? [],
-    ...(existing?.last_sync_timestamp ? { last_sync_timestamp: existing.last_sync_timestamp } : {}),
-    ...(existing?.calls_pushed ? { calls_pushed: existing.calls_pushed } : {}),
-    created_timestamp: existing?.created_timestamp ?? now,
-    updated_timestamp: now,
-  };
-  await putCrmProvider(item);
-  return providerView(item, await getConnection(workspaceId, `crm_${provider}`));
+  // Rewritten only over the config read (a push counted or a scheduled sync claimed meanwhile: read again).
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const now = Date.now();
+    const existing = await getCrmProvider(workspaceId, provider);
+    // A scheduled sync: kept when not sent; a new interval counts from now; null switches it off.
+    const interval = input.sync_interval_minutes === undefined ? existing?.sync_interval_minutes : (input.sync_interval_minutes ?? undefined);
+    const keepNext = interval !== undefined && interval === existing?.sync_interval_minutes && existing.next_sync_at !== undefined;
+    const schedule = interval ? { sync_interval_minutes: interval, next_sync_at: keepNext ? existing!.next_sync_at! : now + interval * 60_000 } : {};
+    const item: CrmProviderItem = {
+      workspace_id: workspaceId,
+      provider,
+      enabled: input.enabled ?? existing?.enabled ?? true,
+      sync_calls: input.sync_calls ?? existing?.sync_calls ?? true,
+      sync_contacts: input.sync_contacts ?? existing?.sync_contacts ?? true,
+      field_mappings: input.field_mappings ?? existing?.field_mappings ?? [],
+      ...(existing?.last_sync_timestamp ? { last_sync_timestamp: existing.last_sync_timestamp } : {}),
+      ...(existing?.calls_pushed ? { calls_pushed: existing.calls_pushed } : {}),
+      ...schedule,
+      created_timestamp: existing?.created_timestamp ?? now,
+      updated_timestamp: now,
+    };
+    if (await replaceCrmProvider(item, existing)) return providerView(item, await getConnection(workspaceId, `crm_${provider}`));
+  }
+  throw conflict(`The ${provider} CRM config kept changing meanwhile; retry`);
 }
 
 /** retell-sdk's update-crm-config: a sent field replaces its stored value in full. */
@@ -284,6 +294,22 @@ export async function startSync(workspaceId: string, input: { provider?: string 
 }
 
 export const runSyncJob = startSync;
+
+/**
+ * A scheduled sync's message (the minute job queued it when the config's next sync came
+ * due): starts a `cron` job as run-crm-sync-job would. A sync already running, a config
+ * disabled or a CRM no longer connected skips this run (logged); the next one is already
+ * scheduled.
+ */
+export async function runScheduledSync(message: CrmScheduledSyncMessage): Promise<void> {
+  try {
+    const job = await startSync(message.workspace_id, { provider: message.provider }, 'cron');
+    logger.info('crm: scheduled sync started', { workspace_id: message.workspace_id, provider: message.provider, sync_job_id: job.sync_job_id });
+  } catch (error) {
+    if (!(error instanceof Conflict || error instanceof Invalid)) throw error;
+    logger.info('crm: scheduled sync skipped', { workspace_id: message.workspace_id, provider: message.provider, reason: error.message });
+  }
+}
 
 export async function startSyncForSdk(workspaceId: string) {
   const job = await startSync(workspaceId, {});

@@ -16,6 +16,7 @@ export {
   getSyncStatus,
   listSyncJobs,
   runCallPush,
+  runScheduledSync,
   runSyncStep,
   startSync,
   startSyncForSdk,

@@ -2,12 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { logger } from '../platform/logger.ts';
 import { acquireJobLease, releaseJobLease } from '../platform/store/job-lease.ts';
 import { REFRESH_AHEAD_MS, refreshConnection } from './connections.ts';
+import { queueDueCrmSyncs } from './scheduled-sync.ts';
 import { queryExpiringConnections } from './store.ts';
 
 export interface OAuthRefreshResult {
   refreshed: number;
   /** Connections the pass could not refresh (a revoked grant marks needs_reconnect; a failing provider is retried next minute). */
   failed?: number;
+  /** Scheduled CRM syncs queued by this pass (shared/integrations/scheduled-sync.ts). */
+  crm_syncs_queued?: number;
+}
+
+/** The minute's work: refresh expiring tokens, then queue the CRM syncs that came due (one schedule for both). */
+export async function minuteWork(nowMs = Date.now()): Promise<OAuthRefreshResult> {
+  const refreshed = await refreshExpiringConnections(nowMs);
+  const syncs = await queueDueCrmSyncs(nowMs);
+  return { ...refreshed, ...(syncs.queued.length ? { crm_syncs_queued: syncs.queued.length } : {}) };
 }
 
 /** At most this many connections per pass (the function has 60 s; the rest come next minute, soonest first). */
@@ -81,7 +91,7 @@ export async function runOAuthRefresh(options: OAuthRefreshOptions = {}): Promis
     return { slot, ran: false, refreshed: 0 };
   }
   try {
-    const result = await (options.refresh ?? refreshExpiringConnections)();
+    const result = await (options.refresh ?? (() => minuteWork(options.now)))();
     return { slot, ran: true, ...result };
   } finally {
     await releaseJobLease(job, slot, holder);

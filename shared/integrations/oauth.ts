@@ -20,6 +20,7 @@ import {
   type OAuthProviderName,
   type ProviderOptions,
 } from '../vendors/oauth/providers.ts';
+import { resolveAppClient } from './app-clients.ts';
 import { providerEntry } from './catalogue.ts';
 import { notOAuth, refreshable, refreshConnection, sealSecrets, type RefreshOutcome } from './connections.ts';
 import type { StartInput } from './schemas.ts';
@@ -63,6 +64,8 @@ interface StatePayload {
   sync_config?: Record<string, string>;
   sync_id?: string;
   options?: ProviderOptions;
+  /** The app's own OAuth client id, when the app has one (the exchange uses that client). */
+  own_client?: string;
   return_to: string;
   exp: number;
 }
@@ -95,11 +98,13 @@ export async function startAuthorization(principal: Principal, input: StartInput
     if (input.provider === 'google_drive' && !config.folder_id) throw badRequest('sync_config.folder_id is required for google_drive');
     if (input.provider === 'notion' && !config.page_id && !config.database_id) throw badRequest('sync_config.page_id (or database_id) is required for notion');
   }
+  let app: AppItem | undefined;
   if (input.app_id) {
-    const app = await appEntity.mustGet(workspaceId, input.app_id);
+    app = await appEntity.mustGet(workspaceId, input.app_id);
     if (app.provider !== input.provider) throw badRequest(`App ${input.app_id} is a ${app.provider} app, not ${input.provider}`);
   }
-  const resolved = await resolveProvider(input.provider, input.options ?? {});
+  // An app with its own OAuth client (auth_config oauth2) authorizes with it, never the mock.
+  const resolved = app?.oauth_client ? await resolveAppClient(app, input.options ?? {}) : await resolveProvider(input.provider, input.options ?? {});
   if (!resolved.mock) {
     const problem = optionsProblem(input.provider, input.options ?? {});
     if (problem) throw badRequest(problem);
@@ -120,6 +125,7 @@ export async function startAuthorization(principal: Principal, input: StartInput
     ...(input.sync_config ? { sync_config: input.sync_config } : {}),
     ...(input.sync_id ? { sync_id: input.sync_id } : {}),
     ...(input.options ? { options: input.options } : {}),
+    ...(app?.oauth_client ? { own_client: app.oauth_client.client_id } : {}),
     return_to: input.return_to ?? (input.target === 'kb_sync' ? '/knowledge-base' : '/settings/integrations'),
     exp: now + STATE_TTL_MS,
   };
@@ -174,7 +180,7 @@ export async function handleCallback(query: { state?: string; code?: string; err
     if (payload.exp <= Date.now() || stored.expires_ms <= Date.now()) throw new CallbackFailure('This authorization has expired; start again');
     if (query.error) throw new CallbackFailure(`The provider refused the authorization: ${query.error_description ?? query.error}`);
     if (!query.code) throw new CallbackFailure('The provider sent no code');
-    const resolved = await resolveProvider(payload.provider, payload.options ?? {}, payload.mock);
+    const resolved = payload.own_client ? await ownClient(payload) : await resolveProvider(payload.provider, payload.options ?? {}, payload.mock);
     const callbackParams = new URLSearchParams();
     for (const [name, value] of Object.entries(query)) if (typeof value === 'string') callbackParams.set(name, value);
     let tokens: TokenSet;
@@ -191,6 +197,14 @@ export async function handleCallback(query: { state?: string; code?: string; err
     if (!(error instanceof CallbackFailure)) logger.error('oauth callback failed', error as Error);
     return dashboardUrl(payload?.return_to ?? DEFAULT_RETURN, { oauth: 'error', provider: payload?.provider ?? '', message });
   }
+}
+
+/** The app's own client as the start used it (a client changed meanwhile: start again). */
+async function ownClient(payload: StatePayload) {
+  const app = payload.app_id ? await appEntity.get(payload.ws, payload.app_id) : undefined;
+  if (!app) throw new CallbackFailure(`App ${payload.app_id} no longer exists`);
+  if (app.oauth_client?.client_id !== payload.own_client) throw new CallbackFailure('The app\'s OAuth client changed meanwhile; start again');
+  return resolveAppClient(app, payload.options ?? {});
 }
 
 async function storeConnection(payload: StatePayload, tokens: TokenSet): Promise<Record<string, string>> {
@@ -212,6 +226,7 @@ async function storeConnection(payload: StatePayload, tokens: TokenSet): Promise
         field_mappings: existing?.field_mappings ?? [],
         ...(existing?.last_sync_timestamp ? { last_sync_timestamp: existing.last_sync_timestamp } : {}),
         ...(existing?.calls_pushed ? { calls_pushed: existing.calls_pushed } : {}),
+        ...(existing?.sync_interval_minutes ? { sync_interval_minutes: existing.sync_interval_minutes, next_sync_at: existing.next_sync_at ?? now } : {}),
         created_timestamp: existing?.created_timestamp ?? now,
         updated_timestamp: now,
       }),
@@ -257,6 +272,7 @@ async function storeConnection(payload: StatePayload, tokens: TokenSet): Promise
     ...(tokens.scope ? { scope: tokens.scope } : {}),
     ...(payload.knowledge_base_id ? { knowledge_base_id: payload.knowledge_base_id } : {}),
     ...(payload.sync_config ? { sync_config: payload.sync_config } : {}),
+    ...(payload.own_client ? { client: 'app' as const } : {}),
     created_timestamp: previous?.created_timestamp ?? now,
     updated_timestamp: now,
   };

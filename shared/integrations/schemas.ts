@@ -95,7 +95,16 @@ export const AppCrmConfig = z.object({
 export const AuthConfigBody = z.discriminatedUnion('type', [
   z.object({ type: z.literal('api_key'), api_key: z.string().min(1).max(2000) }),
   z.object({ type: z.literal('basic'), username: z.string().min(1).max(300), password: z.string().min(1).max(2000) }),
-  z.object({ type: z.literal('oauth2'), client_id: z.string().min(1).max(300), client_secret: z.string().min(1).max(2000) }),
+  // retell-sdk's OAuthConfigRequest (a caller's own OAuth client), plus ours: the client's
+  // authorize and token URLs and scopes (default: the provider table's).
+  z.object({
+    type: z.literal('oauth2'),
+    client_id: z.string().min(1).max(300),
+    client_secret: z.string().min(1).max(2000),
+    authorize_url: z.string().min(1).max(500).optional(),
+    token_url: z.string().min(1).max(500).optional(),
+    scopes: z.array(z.string().min(1).max(200).regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'Must be an OAuth scope token (no spaces or quotes)')).max(50).optional(),
+  }),
 ]);
 export type AuthConfigInput = z.infer<typeof AuthConfigBody>;
 
@@ -135,7 +144,16 @@ export const App = z.object({
   /** Ours: the OAuth connection's state (`needs_reconnect` once the provider revoked it). */
   status: z.enum(['not_connected', 'connected', 'needs_reconnect', 'error']),
   mock: z.boolean(),
-  auth_config: z.object({ type: z.string(), username: z.string().optional(), client_id: z.string().optional() }).optional(),
+  auth_config: z
+    .object({
+      type: z.string(),
+      username: z.string().optional(),
+      client_id: z.string().optional(),
+      authorize_url: z.string().optional(),
+      token_url: z.string().optional(),
+      scopes: z.array(z.string()).optional(),
+    })
+    .optional(),
   crm_config: AppCrmConfig.optional(),
   tenant_id: z.string().optional(),
   tenant_url: z.string().optional(),
@@ -191,6 +209,8 @@ export const UpdateCrmProviderBody = z.lazy(() =>
     sync_calls: z.boolean().optional(),
     sync_contacts: z.boolean().optional(),
     field_mappings: z.array(FieldMapping).max(100).optional(),
+    /** Ours: a scheduled (`cron`) sync every this many minutes (15 to 10,080, a week); null: none. */
+    sync_interval_minutes: z.number().int().min(15).max(10_080).nullable().optional(),
   }),
 );
 
@@ -230,6 +250,9 @@ export const CrmProviderConfig = z.object({
   last_sync_timestamp: z.number().int().optional(),
   /** Ours: calls logged in this CRM as their analysis landed (the per-call push). */
   calls_pushed: z.number().int(),
+  /** Ours: the scheduled sync's period in minutes (null: none) and when it next runs. */
+  sync_interval_minutes: z.number().int().nullable(),
+  next_sync_at: z.number().int().optional(),
   created_timestamp: z.number().int(),
   updated_timestamp: z.number().int(),
 });
@@ -308,5 +331,9 @@ export type CrmSyncMessage = z.infer<typeof CrmSyncMessage>;
 export const CrmCallMessage = z.object({ kind: z.literal('crm-call'), workspace_id: z.string(), call_id: z.string() });
 export type CrmCallMessage = z.infer<typeof CrmCallMessage>;
 
-export const IntegrationJobMessage = z.discriminatedUnion('kind', [CrmSyncMessage, CrmCallMessage]);
+/** A provider config's scheduled sync is due (queued by the minute job): start a `cron` sync job. */
+export const CrmScheduledSyncMessage = z.object({ kind: z.literal('crm-sync-due'), workspace_id: z.string(), provider: z.string() });
+export type CrmScheduledSyncMessage = z.infer<typeof CrmScheduledSyncMessage>;
+
+export const IntegrationJobMessage = z.discriminatedUnion('kind', [CrmSyncMessage, CrmCallMessage, CrmScheduledSyncMessage]);
 export type IntegrationJobMessage = z.infer<typeof IntegrationJobMessage>;

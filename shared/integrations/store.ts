@@ -36,6 +36,8 @@ export interface ConnectionItem {
   scope?: string;
   knowledge_base_id?: string;
   sync_config?: Record<string, string>;
+  /** `app`: made with the app's own OAuth client (its `oauth_client`), which its refreshes use too. */
+  client?: 'app';
   refresh_lease_until?: number;
   refresh_lease_holder?: string;
   last_refreshed_timestamp?: number;
@@ -255,11 +257,22 @@ export interface AppItem {
   tenant_id?: string;
   tenant_url?: string;
   crm_config?: Record<string, unknown>;
+  /** The caller's own OAuth client (retell-sdk's `oauth2` auth_config), its secret sealed. */
+  oauth_client?: AppOAuthClient;
   /** `not_connected` until credentials are verified or an OAuth connect succeeds. */
   connection_status: 'not_connected' | 'connected' | 'error';
   created_timestamp: number;
   user_modified_timestamp: number;
   revision: number;
+}
+
+export interface AppOAuthClient {
+  client_id: string;
+  /** Sealed client secret; context: workspace and `integration_app_client:<app_id>`. */
+  secret: string;
+  authorize_url?: string;
+  token_url?: string;
+  scopes?: string[];
 }
 
 export const appEntity = defineEntity<AppItem, [workspaceId: string, appId: string]>({
@@ -340,13 +353,80 @@ export interface CrmProviderItem {
   last_sync_timestamp?: number;
   /** Calls logged in this CRM by the per-call push (carried over by every rewrite of the config). */
   calls_pushed?: number;
+  /** Ours: a scheduled (`cron`) sync every this many minutes; absent: none. */
+  sync_interval_minutes?: number;
+  /** When the next scheduled sync is due (epoch ms); indexed in gsi1 `CRMSYNCDUE` while the config is enabled. */
+  next_sync_at?: number;
   created_timestamp: number;
   updated_timestamp: number;
 }
 
+/** The item as written: its key, and its due-sync index entry when a scheduled sync applies. */
+function crmProviderRecord(item: CrmProviderItem) {
+  const { gsi1pk: _pk, gsi1sk: _sk, ...plain } = item as CrmProviderItem & { gsi1pk?: string; gsi1sk?: string };
+  const due = plain.enabled && plain.sync_interval_minutes && plain.next_sync_at !== undefined ? keys.crmSyncDue(plain.next_sync_at, plain.workspace_id, plain.provider) : {};
+  return { ...keys.crmProviderConfig(plain.workspace_id, plain.provider), ...plain, ...due };
+}
+
 export const getCrmProvider = (workspaceId: string, provider: string) => table.get<CrmProviderItem>(keys.crmProviderConfig(workspaceId, provider));
-export const crmProviderPutOp = (item: CrmProviderItem): TransactOp => ({ Put: { Item: { ...keys.crmProviderConfig(item.workspace_id, item.provider), ...item } } });
-export const putCrmProvider = (item: CrmProviderItem) => table.put({ Item: { ...keys.crmProviderConfig(item.workspace_id, item.provider), ...item } });
+export const crmProviderPutOp = (item: CrmProviderItem): TransactOp => ({ Put: { Item: crmProviderRecord(item) } });
+
+/** The fields other writers change in place (the push counter, the sync stamp, the scheduled sync's claim). */
+const CARRIED = ['calls_pushed', 'last_sync_timestamp', 'next_sync_at'] as const;
+
+/**
+ * Rewrites a provider config only over the one read (`undefined`: none existed): the fields
+ * other writers change in place must still hold the values carried over, so a rewrite never
+ * undoes a counted push or a claimed scheduled sync. False when something changed meanwhile.
+ */
+export async function replaceCrmProvider(item: CrmProviderItem, read: CrmProviderItem | undefined): Promise<boolean> {
+  const values: Record<string, unknown> = {};
+  const condition = read
+    ? ['attribute_exists(pk)', ...CARRIED.map((name) => (read[name] === undefined ? `attribute_not_exists(${name})` : ((values[`:${name}`] = read[name]), `${name} = :${name}`)))].join(' AND ')
+    : 'attribute_not_exists(pk)';
+  try {
+    await table.put({ Item: crmProviderRecord(item), ConditionExpression: condition, ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}) });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** Provider configs whose scheduled sync is due before `beforeMs`, soonest first (gsi1 `CRMSYNCDUE`, keys only). */
+export async function queryDueCrmSyncs(beforeMs: number, limit: number): Promise<{ workspaceId: string; provider: string; nextSyncAt: number }[]> {
+  const bound = keys.crmSyncsDue(beforeMs);
+  const page = await table.queryPage<{ gsi1sk: string }>({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+    ExpressionAttributeValues: { ':pk': bound.gsi1pk, ':before': bound.gsi1skBefore },
+    Limit: limit,
+  });
+  return page.items.map((item) => {
+    const [at, workspaceId, provider] = item.gsi1sk.split('#') as [string, string, string];
+    return { workspaceId, provider, nextSyncAt: Number(at) };
+  });
+}
+
+/**
+ * Claims a due scheduled sync: moves the config's next sync to `nextMs`, only if it is
+ * still the one read (so two passes, or a pass racing a config rewrite, claim it once).
+ */
+export async function advanceCrmSync(workspaceId: string, provider: string, dueMs: number, nextMs: number): Promise<boolean> {
+  const due = keys.crmSyncDue(nextMs, workspaceId, provider);
+  try {
+    await table.update({
+      Key: keys.crmProviderConfig(workspaceId, provider),
+      UpdateExpression: 'SET next_sync_at = :next, gsi1sk = :sk',
+      ConditionExpression: 'next_sync_at = :due AND enabled = :on AND attribute_exists(sync_interval_minutes)',
+      ExpressionAttributeValues: { ':next': nextMs, ':sk': due.gsi1sk, ':due': dueMs, ':on': true },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
 export const crmProviderDeleteOp = (workspaceId: string, provider: string): TransactOp => ({
   Delete: { Key: keys.crmProviderConfig(workspaceId, provider), ConditionExpression: 'attribute_exists(pk)' },
 });

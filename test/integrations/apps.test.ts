@@ -142,7 +142,7 @@ describe('apps through retell-sdk and over HTTP', () => {
     }
     const oauthWithKey = await ws.api.post('/create-app', { body: { provider: 'hubspot', type: 'crm', auth_config: { type: 'api_key', api_key: 'k' } } });
     expect(oauthWithKey.status).toBe(400);
-    expect(oauthWithKey.body.message).toBe('auth_config is not accepted for hubspot: connect it through POST /oauth/start');
+    expect(oauthWithKey.body.message).toBe('auth_config.type api_key is not accepted for hubspot: connect it through POST /oauth/start, or give your own OAuth client (type oauth2)');
     const wrongType = await ws.api.post('/create-app', { body: { provider: 'zendesk', type: 'crm' } });
     expect(wrongType.body.message).toBe('provider zendesk is a support app, not crm');
     const noTenant = await ws.api.post('/create-app', { body: { provider: 'zendesk', type: 'support' } });

@@ -695,6 +695,20 @@ export const keys = {
     gsi1skBefore: `${String(beforeMs).padStart(15, '0')}#`,
   }),
 
+  /**
+   * gsi1 entry of a CRM provider config with a scheduled sync: one partition, sorted by the
+   * next sync's time, so the minute job reads the due ones with one query (not a scan).
+   */
+  crmSyncDue: (nextSyncMs: number, workspaceId: string, provider: string): { gsi1pk: string; gsi1sk: string } => ({
+    gsi1pk: 'CRMSYNCDUE',
+    gsi1sk: `${String(nextSyncMs).padStart(15, '0')}#${workspaceId}#${provider}`,
+  }),
+  /** The gsi1 sort key bound of CRM syncs due before `beforeMs`. */
+  crmSyncsDue: (beforeMs: number): { gsi1pk: string; gsi1skBefore: string } => ({
+    gsi1pk: 'CRMSYNCDUE',
+    gsi1skBefore: `${String(beforeMs).padStart(15, '0')}#`,
+  }),
+
   /** A verified (caller ID) number, in the workspace partition. */
   verifiedNumber: (workspaceId: string, verifiedNumberId: string): ItemKey => ({
     pk: workspacePartition(workspaceId),
