@@ -100,5 +100,6 @@ export async function resolveAppClient(app: Pick<AppItem, 'workspace_id' | 'app_
     clientSecret,
     authorizeUrl: client.authorize_url ?? endpoints.authorize,
     tokenUrl: client.token_url ?? endpoints.token,
+    scopes: client.scopes ?? spec.scopesFor?.(options) ?? spec.scopes,
   };
 }
