@@ -18,8 +18,9 @@ import type { JobName } from '../shared/jobs.ts';
  *   the 5-second batch loop and the token refresh are small (256 MB), ingestion of up to
  *   50 MB files (PDF.js) and the index build take 2,048 MB.
  *
- * These are estimates from what each function does, not yet from measured peaks
- * (docs/operations.md says how to measure and where to change them).
+ * Checked against one measured run (`npm run measure:functions`, docs/operations.md
+ * "Function sizes"): every peak RSS was 63–174 MB, so none is too small; live-ws and
+ * integration-jobs were not measured.
  */
 export interface FunctionSize {
   memoryMb: number;
