@@ -120,7 +120,10 @@ describe('an export of a few thousand calls', () => {
     expect(seeded).toHaveLength(SEEDED);
     const seedMs = Date.now() - seededAt;
 
+    const listedAt = Date.now();
     const calls = await listAll(ws.api);
+    const listMs = Date.now() - listedAt;
+    const exportedAt = Date.now();
     expect(calls).toHaveLength(SEEDED + REAL.length);
     expect(calls.slice(-REAL.length).map((call) => call.call_id).sort()).toEqual(real.map((call) => call.call_id).sort());
     expect(new Set(calls.map((call) => call.call_id)).size).toBe(calls.length);
@@ -142,6 +145,7 @@ describe('an export of a few thousand calls', () => {
     expect(new Set(parsed.map((row) => row.call_id)).size).toBe(calls.length);
     parsed.forEach((row, i) => expect(row).toEqual(calls[i]));
 
+    const jsonlMs = Date.now() - exportedAt;
     // CSV: the header, then one row per call with the fields equal, quoting undone by csv-parse.
     const doneCsv = await finished(ws.api, csv.body.export_id);
     expect(doneCsv).toMatchObject({ status: 'complete', type: 'calls', format: 'csv', row_count: calls.length });
@@ -160,6 +164,6 @@ describe('an export of a few thousand calls', () => {
     expect(conversation[17]).toContain('User: Line one\nline two');
     expect(rows.find((row) => row[0] === real[3].call_id)!.slice(11, 15)).toEqual(['dial_busy', '', '', '']);
 
-    console.info(`export-scale: seeded ${SEEDED} calls in ${seedMs} ms; JSONL ${doneJsonl.size_bytes} bytes, CSV ${doneCsv.size_bytes} bytes`);
+    console.info(`export-scale: real calls ${seededAt - realStartedAt} ms, seeded ${SEEDED} calls in ${seedMs} ms, listed in ${listMs} ms, JSONL done and compared ${jsonlMs} ms, all ${Date.now() - realStartedAt} ms; JSONL ${doneJsonl.size_bytes} bytes, CSV ${doneCsv.size_bytes} bytes`);
   }, 90_000);
 });
