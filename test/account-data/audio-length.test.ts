@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
-import { aac, m4a, mp3, ogg, webm } from '../support/audio-fixtures.ts';
+import { aac, m4a, mp3, ogg, recordedWebm, webm } from '../support/audio-fixtures.ts';
 import { call } from '../support/http.ts';
 
 /*
  * The 210 s limit on audio assets for every audio type (docs/account-data.md, Assets): the
  * length of MP3, AAC, Ogg, WebM and M4A files is measured (music-metadata), not only WAV's
- * and FLAC's, and audio whose length cannot be read is refused. The files are built in
+ * and FLAC's (a live recording's WebM from its blocks' times), and audio whose length cannot
+ * be read is refused. The files are built in
  * memory (test/support/audio-fixtures.ts) and uploaded under a misleading name and type.
  */
 const app = await startTestApp();
@@ -29,6 +30,8 @@ const TYPES = [
   ['OGG', ogg, 'audio/ogg', 'ogg', 3000, 'file: Audio is 211 s long; at most 210 s'],
   ['WebM', webm, 'audio/webm', 'webm', 3000, 'file: Audio is 211 s long; at most 210 s'],
   ['M4A', m4a, 'audio/mp4', 'm4a', 3000, 'file: Audio is 211 s long; at most 210 s'],
+  // As a browser's MediaRecorder writes it: no Duration, unknown sizes; measured from its blocks' times.
+  ['recorded WebM', recordedWebm, 'audio/webm', 'webm', 3000, 'file: Audio is 211 s long; at most 210 s'],
 ] as const;
 
 describe('the length of audio assets', () => {
@@ -51,7 +54,7 @@ describe('the length of audio assets', () => {
     expect(edge.body.duration_ms).toBe(210_000);
   });
 
-  it('refuses audio whose length cannot be read (a WebM without Duration, an MP3 with no frames) with a 400', async () => {
+  it('refuses audio whose length cannot be read (a WebM with neither Duration nor blocks, an MP3 with no frames) with a 400', async () => {
     const ws = await app.newWorkspace();
     const recorded = await upload(ws.api_key, webm(null), 'take.webm', 'audio/webm');
     expect(recorded.body).toEqual({

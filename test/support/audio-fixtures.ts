@@ -123,6 +123,33 @@ export function webm(seconds: number | null): Buffer {
   return Buffer.concat([header, ebml([0x18, 0x53, 0x80, 0x67], Buffer.concat([info, tracks]))]);
 }
 
+/** An EBML element of unknown size (all ones), as a live recorder writes its Segment and Clusters. */
+const unknownSize = (id: number[]) => Buffer.from([...id, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+
+/**
+ * WebM as a browser's MediaRecorder writes it: no Duration, the Segment and its Clusters of
+ * unknown size, one Opus track in SimpleBlocks of 60 ms (a few bytes each), a Cluster every
+ * 5 s; `seconds` of them.
+ */
+export function recordedWebm(seconds: number): Buffer {
+  const head = webm(null);
+  // webm(null) ends with its Segment (8-byte ID+size prefix) holding Info and Tracks: keep the
+  // EBML header and the Segment's children, and give the Segment an unknown size instead.
+  const segmentAt = head.indexOf(Buffer.from([0x18, 0x53, 0x80, 0x67]));
+  const parts = [head.subarray(0, segmentAt), unknownSize([0x18, 0x53, 0x80, 0x67]), head.subarray(segmentAt + 12)];
+  const blocks = Math.round((seconds * 1000) / 60);
+  for (let first = 0; first < blocks; first += 5000 / 60) {
+    const clusterMs = Math.round(first * 60);
+    parts.push(unknownSize([0x1f, 0x43, 0xb6, 0x75]), Buffer.from([0xe7, 0x84]), Buffer.from([clusterMs >>> 24, (clusterMs >>> 16) & 0xff, (clusterMs >>> 8) & 0xff, clusterMs & 0xff]));
+    for (let b = Math.ceil(first); b < Math.min(blocks, first + 5000 / 60); b++) {
+      const relative = b * 60 - clusterMs;
+      // SimpleBlock: track 1, the time relative to the Cluster, keyframe, a 3-byte Opus packet.
+      parts.push(Buffer.from([0xa3, 0x87, 0x81, (relative >> 8) & 0xff, relative & 0xff, 0x80, 0xf8, 0xff, 0xfe]));
+    }
+  }
+  return Buffer.concat(parts);
+}
+
 function box(type: string, content: Buffer): Buffer {
   const size = Buffer.alloc(8);
   size.writeUInt32BE(8 + content.length);
