@@ -48,7 +48,7 @@ async function listAll(api: Api): Promise<any[]> {
 }
 
 async function finished(api: Api, exportId: string) {
-  return eventually(async () => (await api.get(`/exports/${exportId}`)).body, (e) => e.status === 'complete' || e.status === 'failed', 25_000);
+  return eventually(async () => (await api.get(`/exports/${exportId}`)).body, (e) => e.status === 'complete' || e.status === 'failed', 60_000);
 }
 
 async function download(api: Api, exportId: string): Promise<string> {
@@ -81,23 +81,26 @@ describe('an export of a few thousand calls', () => {
       })).status,
     ).toBe(201);
 
-    // The real ones: dialled through the API and run to their end by the call steps.
+    // The real ones: dialled through the API and run to their end by the call steps. The callee hangs
+    // up at sandbox_call_ms whatever is said, and says a line a second (SANDBOX_LINE_GAP_MS): 6 s
+    // leaves both lines room on a loaded machine.
     const realStartedAt = Date.now();
     const real = await Promise.all(
       REAL.map(async ({ lastFour, says }) => {
         const created = await ws.api.post('/v2/create-phone-call', {
-          body: { from_number: from, to_number: `+1415555${lastFour}`, metadata: { sandbox_call_ms: 1000, sandbox_user_says: says } },
+          body: { from_number: from, to_number: `+1415555${lastFour}`, metadata: { sandbox_call_ms: says.length ? 6000 : 1000, sandbox_user_says: says } },
         });
         expect(created.status).toBe(201);
         return eventually(
           async () => (await ws.api.get(`/v2/get-call/${created.body.call_id}`)).body,
           (call) => call.call_status === 'not_connected' || call.call_analysis !== undefined,
-          20_000,
+          60_000,
         );
       }),
     );
     expect(real.map((call) => call.call_status)).toEqual(['ended', 'ended', 'ended', 'not_connected']);
-    expect(real[2].disconnection_reason).toBe('voicemail_reached');
+    expect(real.map((call) => call.disconnection_reason)).toEqual(['user_hangup', 'user_hangup', 'voicemail_reached', 'dial_busy']);
+    expect(real[0].transcript).toContain('User: What are your hours?');
 
     // The copies: created a second apart before the real ones, each template in turn, with its own callee and metadata.
     const templates = await Promise.all(real.map(async (call) => (await findCallItem(call.call_id))!));
@@ -165,5 +168,5 @@ describe('an export of a few thousand calls', () => {
     expect(rows.find((row) => row[0] === real[3].call_id)!.slice(11, 15)).toEqual(['dial_busy', '', '', '']);
 
     console.info(`export-scale: real calls ${seededAt - realStartedAt} ms, seeded ${SEEDED} calls in ${seedMs} ms, listed in ${listMs} ms, JSONL done and compared ${jsonlMs} ms, all ${Date.now() - realStartedAt} ms; JSONL ${doneJsonl.size_bytes} bytes, CSV ${doneCsv.size_bytes} bytes`);
-  }, 90_000);
+  }, 240_000);
 });
