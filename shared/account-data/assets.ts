@@ -6,6 +6,7 @@ import { newId } from '../platform/ids.ts';
 import { objectKeys } from '../platform/store/keys.ts';
 import { TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import { ASSET_MAX_AUDIO_MS, type Asset } from './schemas.ts';
+import { measuredAudioMs } from './audio-length.ts';
 import { sniffAsset } from './sniff.ts';
 import { assetsEntity, deleteAssetItems, getAssetPointer, putAsset, queryAssets, type AssetItem } from './store.ts';
 
@@ -55,9 +56,16 @@ export async function createAsset(workspaceId: string, file: UploadedFile, nowMs
     // An SVG with scripts is a bad file (400); bytes of no supported type are a 415.
     throw sniffed.unsafe ? badRequest(sniffed.refused) : unsupportedMediaType(sniffed.refused);
   }
-  const { ok } = sniffed;
-  if (ok.kind === 'audio' && ok.durationMs !== undefined && ok.durationMs > ASSET_MAX_AUDIO_MS) {
-    throw badRequest(`file: Audio is ${Math.round(ok.durationMs / 100) / 10} s long; at most ${ASSET_MAX_AUDIO_MS / 1000} s`);
+  const ok = { ...sniffed.ok };
+  if (ok.kind === 'audio') {
+    // Every audio type's length is checked: WAV and FLAC from their headers, the others measured.
+    ok.durationMs ??= await measuredAudioMs(file.data, ok);
+    if (ok.durationMs === undefined) {
+      throw badRequest(`file: The length of this ${ok.extension.toUpperCase()} audio could not be read; audio assets must tell their length and last at most ${ASSET_MAX_AUDIO_MS / 1000} s`);
+    }
+    if (ok.durationMs > ASSET_MAX_AUDIO_MS) {
+      throw badRequest(`file: Audio is ${Math.round(ok.durationMs / 100) / 10} s long; at most ${ASSET_MAX_AUDIO_MS / 1000} s`);
+    }
   }
   const assetId = newId('asset');
   const item: AssetItem = {

@@ -231,6 +231,15 @@ export async function putNewCall(item: CallItem): Promise<void> {
   await table.put({ Item: item, ConditionExpression: 'attribute_not_exists(pk)' });
 }
 
+/**
+ * Writes many whole call items at once (BatchWrite, no conditions: an item with the same
+ * key is replaced). Only for items built by newCallItem that the caller holds whole: the
+ * export-at-scale test seeds thousands of ended calls this way (test/support/factories.ts).
+ */
+export async function putCallItems(items: readonly CallItem[]): Promise<void> {
+  await table.batchPut(items);
+}
+
 export interface Transition {
   from: readonly CallStatus[];
   to?: CallStatus;

@@ -12,7 +12,7 @@ const app = await startTestApp();
 const background = startBackgroundWork(JOBS.filter((job) => job.name === 'export-jobs'));
 afterAll(() => background.stop());
 
-const CALLS = 150;
+const CALLS = 40;
 
 async function workspaceWithCalls(count: number) {
   const ws = await app.newWorkspace();

@@ -50,6 +50,15 @@ describe('table', () => {
     expect(await table.queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } })).toEqual([]);
   });
 
+  it('writes items in batches past the per-call limit, replacing what had their keys', async () => {
+    const pk = `P#${Date.now()}`;
+    const items = Array.from({ length: 60 }, (_, i) => ({ pk, sk: `ITEM#${String(i).padStart(3, '0')}`, n: i }));
+    await table.put({ Item: { ...items[0]!, n: -1, stale: true } });
+    await table.batchPut(items);
+    const all = await table.queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } });
+    expect(all).toEqual(items);
+  });
+
   it('writes a transaction all or nothing and names the operations whose conditions failed', async () => {
     const [a, b] = [key(), key()];
     await table.put({ Item: { ...b } });

@@ -187,3 +187,44 @@ export const contactBody = (overrides: Record<string, unknown> = {}) => ({
 /** A contact through the API. */
 export const newContact = (api: Api, overrides: Record<string, unknown> = {}) =>
   created(api.post('/create-contact', { body: contactBody(overrides) }), 'a contact');
+
+/**
+ * `count` calls copied from `template` (a call item a sandbox call left, as the calls store
+ * reads it): each with its own time-ordered call ID (every mention of the template's ID
+ * replaced), `created_timestamp` = `firstCreatedMs + i * stepMs` with its start and end
+ * shifted alike, and the fields `vary(i)` returns; the keys and index entries come from the
+ * calls store's newCallItem, and the items are written in BatchWrites (putCallItems), four
+ * batches of 250 at a time. Answers the items written, in creation order. The calls domain is
+ * imported here, not at the top, so that test files that never seed do not load it before
+ * their settings are applied.
+ */
+export async function seedCallsLike(
+  template: Record<string, unknown> & { call_id: string; created_timestamp: number },
+  count: number,
+  options: { firstCreatedMs: number; stepMs: number; vary?: (i: number) => Record<string, unknown> },
+): Promise<Record<string, unknown>[]> {
+  const [{ newCallItem, putCallItems }, { newTimeOrderedId }] = await Promise.all([
+    import('../../shared/calls/store.ts'),
+    import('../../shared/platform/ids.ts'),
+  ]);
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g1s, gsi2pk: _g2, gsi2sk: _g2s, idempotency_claim: _claim, ...fields } = template;
+  const text = JSON.stringify(fields);
+  const items = Array.from({ length: count }, (_, i) => {
+    const created = options.firstCreatedMs + i * options.stepMs;
+    const callId = newTimeOrderedId('call', created);
+    const copy = JSON.parse(text.replaceAll(template.call_id, callId)) as Record<string, unknown>;
+    const shift = created - template.created_timestamp;
+    for (const field of ['start_timestamp', 'end_timestamp'] as const) {
+      if (typeof copy[field] === 'number') copy[field] = (copy[field] as number) + shift;
+    }
+    return newCallItem({ ...copy, ...options.vary?.(i), call_id: callId, created_timestamp: created } as Parameters<typeof newCallItem>[0]);
+  });
+  const chunks = Array.from({ length: Math.ceil(items.length / 250) }, (_, i) => items.slice(i * 250, (i + 1) * 250));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < chunks.length) await putCallItems(chunks[next++]!);
+    }),
+  );
+  return items;
+}

@@ -159,6 +159,23 @@ export const table = {
     return items;
   },
 
+  /**
+   * Writes many items (no conditions: each replaces whatever has its key), 25 at a time,
+   * retrying what DynamoDB leaves unprocessed. For items the caller already holds whole
+   * (seeding tests, restores); a create that must not overwrite uses `put` with a condition.
+   */
+  async batchPut(items: readonly Item[]): Promise<void> {
+    for (let i = 0; i < items.length; i += 25) {
+      let request: Record<string, { PutRequest: { Item: Item } }[]> | undefined = {
+        [tableName]: items.slice(i, i + 25).map((item) => ({ PutRequest: { Item: item } })),
+      };
+      while (request && Object.keys(request).length > 0) {
+        const out = await db.send(new BatchWriteCommand({ RequestItems: request }));
+        request = out.UnprocessedItems as typeof request;
+      }
+    }
+  },
+
   /** Deletes many items (no conditions), 25 at a time, retrying what DynamoDB leaves unprocessed. */
   async batchDelete(keys: readonly ItemKey[]): Promise<void> {
     for (let i = 0; i < keys.length; i += 25) {
