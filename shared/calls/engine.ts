@@ -13,7 +13,7 @@ import { recordSandboxCall, startRoomRecording } from './recordings.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
 import { recordSipDial } from './sip-leg.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
-import { findCallItem, roomOf, transitionCall, type CallItem, type EngineState, type TransferState } from './store.ts';
+import { findCallItem, mediaRoomEnd, roomOf, transitionCall, type CallItem, type EngineState, type TransferState } from './store.ts';
 
 /*
  * The call state machine, one step at a time (docs/calls.md):
@@ -100,6 +100,14 @@ export async function answer(call: CallItem, options: { voicemail?: boolean }): 
   if (call.call_status !== 'registered') return;
   const nowMs = Date.now();
   if (call.engine.media === 'livekit') {
+    // An inbound caller who hung up while admission ran (live-events.ts marked the dispatch
+    // rule's room before reading the call): the call never starts. The mark is written before
+    // the webhook reads the call, and read here before the call goes live, so a caller leaving
+    // after this read finds the call ongoing and ends it as a hang-up.
+    if (call.engine.room && (await mediaRoomEnd(call.engine.room))) {
+      await finishCall(call, { status: 'not_connected', reason: 'user_hangup' });
+      return;
+    }
     // With a media server the agent worker holds the conversation and reports it (live-events.ts).
     const live = await transitionCall(call.call_id, { from: ['registered'], to: 'ongoing', set: { start_timestamp: nowMs } });
     if (!live) return;

@@ -313,18 +313,19 @@ describe('OpenAI-compatible provider: streaming', () => {
     expect((await collect(model().stream(ask()))).deltas).toEqual(['fake ', 'reply']);
     expect(llm.requests).toHaveLength(2);
 
-    llm.enqueue({ events: streamChunks(['a', 'b', 'c']), eventDelayMs: 150 });
-    const slowButSteady = await collect(model({ timeoutMs: 400 }).stream(ask()));
+    // Margins wide enough for a loaded machine: each event comes well inside the timeout, the stall well past it.
+    llm.enqueue({ events: streamChunks(['a', 'b', 'c']), eventDelayMs: 100 });
+    const slowButSteady = await collect(model({ timeoutMs: 2000 }).stream(ask()));
     expect(slowButSteady.done?.content).toBe('abc');
 
-    llm.enqueue({ events: [...streamChunks(['a']).slice(0, 1), ...streamChunks(['b'])], eventDelayMs: 600 });
+    llm.enqueue({ events: [...streamChunks(['a']).slice(0, 1), ...streamChunks(['b'])], eventDelayMs: 3000 });
     const seen: string[] = [];
     const error = await failure(
       (async () => {
-        for await (const event of model({ timeoutMs: 300 }).stream(ask())) if (event.type === 'delta') seen.push(event.content);
+        for await (const event of model({ timeoutMs: 900 }).stream(ask())) if (event.type === 'delta') seen.push(event.content);
       })(),
     );
-    expect(error.message).toBe('Language model provider failed: no data within 300 ms');
+    expect(error.message).toBe('Language model provider failed: no data within 900 ms');
   });
 
   it('fails on a garbled event and checks JSON mode on the joined text', async () => {
