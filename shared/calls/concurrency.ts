@@ -515,13 +515,7 @@ export async function sweepDueSlots(judge: (slot: SlotItem) => Promise<SlotVerdi
     const bound = keys.concurrencySweepDueBefore(shard, startedAt);
     let startKey: Record<string, unknown> | undefined;
     for (let read = 0; read < maxPerShard; ) {
-      const page = await table.queryPage<Pick<SlotItem, 'workspace_id' | 'call_id' | 'gsi1sk'>>({
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
-        ExpressionAttributeValues: { ':pk': bound.gsi1pk, ':before': bound.gsi1skBefore },
-        Limit: Math.min(SWEEP_PAGE, maxPerShard - read),
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      });
+      const page = await table.dueBefore<Pick<SlotItem, 'workspace_id' | 'call_id' | 'gsi1sk'>>(bound, Math.min(SWEEP_PAGE, maxPerShard - read), startKey);
       read += page.items.length;
       for (let i = 0; i < page.items.length; i += SWEEP_PARALLELISM) {
         await Promise.all(page.items.slice(i, i + SWEEP_PARALLELISM).map((entry) => sweepOne(entry)));

@@ -200,13 +200,7 @@ export const connectionDeleteOp = (workspaceId: string, connectionId: string): T
 
 /** Connections whose access token expires before `beforeMs`: one query of the expiry index. */
 export async function queryExpiringConnections(beforeMs: number, limit: number): Promise<{ workspaceId: string; connectionId: string }[]> {
-  const bound = keys.oauthExpiring(beforeMs);
-  const page = await table.queryPage<{ gsi1sk: string }>({
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
-    ExpressionAttributeValues: { ':pk': bound.gsi1pk, ':before': bound.gsi1skBefore },
-    Limit: limit,
-  });
+  const page = await table.dueBefore(keys.oauthExpiring(beforeMs), limit);
   return page.items.map((item) => {
     const [, workspaceId, connectionId] = item.gsi1sk.split('#') as [string, string, string];
     return { workspaceId, connectionId };
@@ -395,13 +389,7 @@ export async function replaceCrmProvider(item: CrmProviderItem, read: CrmProvide
 
 /** Provider configs whose scheduled sync is due before `beforeMs`, soonest first (gsi1 `CRMSYNCDUE`, keys only). */
 export async function queryDueCrmSyncs(beforeMs: number, limit: number): Promise<{ workspaceId: string; provider: string; nextSyncAt: number }[]> {
-  const bound = keys.crmSyncsDue(beforeMs);
-  const page = await table.queryPage<{ gsi1sk: string }>({
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
-    ExpressionAttributeValues: { ':pk': bound.gsi1pk, ':before': bound.gsi1skBefore },
-    Limit: limit,
-  });
+  const page = await table.dueBefore(keys.crmSyncsDue(beforeMs), limit);
   return page.items.map((item) => {
     const [at, workspaceId, provider] = item.gsi1sk.split('#') as [string, string, string];
     return { workspaceId, provider, nextSyncAt: Number(at) };

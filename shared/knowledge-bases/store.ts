@@ -726,13 +726,7 @@ export const uploadObjects = {
 
 /** Knowledge bases whose daily refresh is due before `beforeMs`, oldest due first. */
 export async function queryDueKnowledgeBases(beforeMs: number, limit: number): Promise<{ workspaceId: string; knowledgeBaseId: string; gsi1sk: string }[]> {
-  const bound = keys.kbRefreshDueBefore(beforeMs);
-  const page = await table.queryPage<{ gsi1sk: string }>({
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
-    ExpressionAttributeValues: { ':pk': bound.gsi1pk, ':before': bound.gsi1skBefore },
-    Limit: limit,
-  });
+  const page = await table.dueBefore(keys.kbRefreshDueBefore(beforeMs), limit);
   return page.items.map((item) => {
     const [, workspaceId, knowledgeBaseId] = item.gsi1sk.split('#') as [string, string, string];
     return { workspaceId, knowledgeBaseId, gsi1sk: item.gsi1sk };

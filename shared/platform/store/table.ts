@@ -131,6 +131,27 @@ export const table = {
     return { items: (out.Items ?? []) as T[], lastKey: out.LastEvaluatedKey, scanned: out.ScannedCount ?? 0 };
   },
 
+  /**
+   * One page of a due-time index (gsi1 partitions whose sort key starts with a zero-padded
+   * time, e.g. `keys.crmSyncsDue`): the entries due before the bound, soonest first. The
+   * schedulers (OAuth refresh, CRM syncs, knowledge-base refreshes, the concurrency sweep) read
+   * their work this way, never by a scan.
+   */
+  async dueBefore<T extends { gsi1sk?: string } = { gsi1sk: string }>(
+    bound: { gsi1pk: string; gsi1skBefore: string },
+    limit: number,
+    startKey?: Item,
+  ): Promise<{ items: T[]; lastKey?: Item }> {
+    const page = await table.queryPage<T>({
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+      ExpressionAttributeValues: { ':pk': bound.gsi1pk, ':before': bound.gsi1skBefore },
+      Limit: limit,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    });
+    return { items: page.items, lastKey: page.lastKey };
+  },
+
   /** Every page of a query. */
   async queryAll<T = Item>(input: QueryInput): Promise<T[]> {
     const items: T[] = [];
