@@ -1,4 +1,4 @@
-import { callExportPage, parseCallFilter } from '../calls/index.ts';
+import { callExportPage, parseCallFilter } from '../calls/records.ts';
 import { getChat, listChats } from '../chats/index.ts';
 import { listContactsPage } from '../contacts/index.ts';
 import { randomBytes } from 'node:crypto';

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dynamicVariables, versionRef } from '../calls/index.ts';
+import { dynamicVariables, versionRef } from '../calls/records.ts';
 import { epochMs } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
 

@@ -1,17 +1,16 @@
-import { createHash } from 'node:crypto';
 import { assertCanSpend } from '../billing/index.ts';
 import { AHEAD_TOKEN_USE_MS, cpsLimitFor, takeDialToken, takeDialTokens, verificationStatus, workspaceNumber, type DialToken, type NumberItem } from '../numbers/index.ts';
 import { PaymentRequired } from '../platform/errors.ts';
-import { idPrefix } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { checkedAgentOverride } from './agent-override.ts';
+import { batchCallIdFor } from './batch-links.ts';
 import { admitWithSweep, callMetadata, chooseAgent, outboundAgent, outboundDialTarget, sandboxScript, type AgentChooser, type ChosenAgent } from './calls.ts';
 import { acquireSlots, releaseSlot } from './concurrency.ts';
 import { finishCall, scheduleFirstStep } from './engine.ts';
 import { batchDialKey, withIdempotency } from './idempotency.ts';
 import { mediaKind } from './media.ts';
-import { CALL_STATUSES, type CallView } from './schemas.ts';
-import { findCallItem, newCallItem, putNewCall, transitionCall, type CallItem } from './store.ts';
+import type { CallView } from './schemas.ts';
+import { findCallItem, newCallItem, putNewCall, type CallItem } from './store.ts';
 import { toCallView } from './view.ts';
 
 /*
@@ -140,11 +139,6 @@ export interface BatchDialResult {
 
 export { batchDialKey };
 
-/** The call ID a task's dial uses: 12 hex of the claim time, then 12 of a hash of batch and task. */
-export function batchCallIdFor(batchCallId: string, taskIndex: number, claimedAt: number): string {
-  const tail = createHash('sha256').update(`${batchCallId}:${taskIndex}`).digest('hex').slice(0, 12);
-  return idPrefix.call + Math.max(0, Math.floor(claimedAt)).toString(16).padStart(12, '0') + tail;
-}
 
 /** Gives back a reserved slot no call was written with; a failure is left to the sweep (its call never exists). */
 const releaseUnusedSlot = (workspaceId: string, callId: string) =>
@@ -263,14 +257,4 @@ function resultOf(call: CallItem): BatchDialResult {
   return call.engine?.batch?.dialled === false
     ? { outcome: 'no_valid_payment', call: toCallView(call) }
     : { outcome: 'placed', call: toCallView(call) };
-}
-
-/**
- * Removes a call's link to its batch (the batch was deleted: its calls stay in the call
- * history, unlinked). Only while the call still names that batch; a missing call is fine.
- */
-export async function unlinkBatchCall(callId: string, batchCallId: string): Promise<void> {
-  const call = await findCallItem(callId);
-  if (!call || call.batch_call_id !== batchCallId) return;
-  await transitionCall(callId, { from: CALL_STATUSES, remove: ['batch_call_id'] });
 }

@@ -426,10 +426,6 @@ export async function registerPhoneCall(principal: Principal, input: RegisterPho
 // ---------------------------------------------------------------------------------------
 // Read, list, change
 
-export async function getCall(workspaceId: string, callId: string): Promise<CallView> {
-  return toCallView(await getCallItem(workspaceId, callId));
-}
-
 /** retell-sdk's `call.list` reads a page; everything else gets the spec's array (docs/calls.md). */
 export async function listCalls(workspaceId: string, input: ListCallsInput, options: { page: boolean }) {
   const { items, hasMore, total } = await listCallItems(workspaceId, input);

@@ -3,8 +3,11 @@ import { listCallItems } from './listing.ts';
 import { toCallView } from './view.ts';
 import { CallFilter, type CallView } from './schemas.ts';
 import { getCallItem, queryCallIdsByParty } from './store.ts';
-import { artifactSettings } from './recordings.ts';
-import { getUnscrubbed } from './artifact-store.ts';
+
+/** One call as the API shows it. */
+export async function getCall(workspaceId: string, callId: string): Promise<CallView> {
+  return toCallView(await getCallItem(workspaceId, callId));
+}
 
 /*
  * A workspace's call history page by page, oldest first, for jobs that walk it (the
@@ -50,32 +53,6 @@ export function parseCallFilter(value: unknown, field: string): CallFilter {
 
 /** The IDs of the workspace's phone calls with `e164` as the other party (a privacy erase). */
 export const callIdsWithNumber = (workspaceId: string, e164: string): Promise<string[]> => queryCallIdsByParty(workspaceId, e164);
-
-/** What is stored for one call, for the privacy view (GET /privacy/call/{call_id}). */
-export interface CallStorageFacts {
-  call: CallView;
-  /** When the call was created (epoch ms): what retention counts from. */
-  created_timestamp: number;
-  recording: boolean;
-  scrubbed: boolean;
-  unscrubbed_copy: boolean;
-  data_storage_setting: 'everything' | 'everything_except_pii' | 'basic_attributes_only';
-  data_storage_retention_days: number | null;
-}
-
-export async function callStorageFacts(workspaceId: string, callId: string): Promise<CallStorageFacts> {
-  const item = await getCallItem(workspaceId, callId);
-  const [settings, unscrubbed] = await Promise.all([artifactSettings(item), getUnscrubbed(callId)]);
-  return {
-    call: toCallView(item),
-    created_timestamp: item.created_timestamp,
-    recording: item.recording !== undefined && !item.recording.removed,
-    scrubbed: item.scrubbed_timestamp !== undefined,
-    unscrubbed_copy: unscrubbed !== undefined,
-    data_storage_setting: settings.dataStorage,
-    data_storage_retention_days: settings.retentionDays ?? null,
-  };
-}
 
 /** A page of the workspace's calls, oldest first, as retention judges them (agent, creation time). */
 export async function callRetentionPage(

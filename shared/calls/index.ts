@@ -1,13 +1,15 @@
 /**
  * The calls domain's entry: the API operations (functions/calls.ts), the step handler the
- * call-steps consumer runs, and what other domains (batches, contacts) may use.
+ * call-steps consumer runs, and what other domains may use. A domain that only reads calls,
+ * embeds their schemas or follows their lifecycle imports records.ts instead: this entry
+ * reaches the engine, media (LiveKit), recordings (S3) and the conversation runtime (`ws`),
+ * and esbuild keeps their side-effecting modules in every bundle that imports it.
  */
 export {
   backfillCallAnalysis,
   createPhoneCall,
   createWebCall,
   deleteCall,
-  getCall,
   listCalls,
   registerPhoneCall,
   rerunCallAnalysis,
@@ -21,9 +23,11 @@ export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from '
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { receiveMediaWebhook, receiveWorkerEvent } from './live-events.ts';
 export { retrieveForWorker } from './worker-retrieval.ts';
-export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, callStorageFacts, parseCallFilter, type CallStorageFacts } from './history.ts';
+export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter } from './history.ts';
+export { callStorageFacts, type CallStorageFacts } from './scrubbing.ts';
 export { checkedAgentOverride } from './agent-override.ts';
-export { batchCallIdFor, batchDialKey, newBatchDialMemo, placeBatchCall, releaseUnusedBatchDialSlots, prepareBatchDials, unlinkBatchCall } from './batch-dial.ts';
+export { batchDialKey, newBatchDialMemo, placeBatchCall, releaseUnusedBatchDialSlots, prepareBatchDials } from './batch-dial.ts';
+export { batchCallIdFor, unlinkBatchCall } from './batch-links.ts';
 export type { BatchDialInput, BatchDialMemo, BatchDialResult, BatchTaskInput } from './batch-dial.ts';
 export { onCallLifecycle } from './call-listeners.ts';
 export type { CallLifecycleEvent, CallLifecycleListener } from './call-listeners.ts';

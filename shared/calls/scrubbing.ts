@@ -204,3 +204,29 @@ export async function deleteCallArtifacts(old: Pick<CallItem, 'call_id' | 'recor
     logger.warn('deleting a call\'s artifacts failed; the lifecycle rules remove them', { call_id: old.call_id, error: error as Error }),
   );
 }
+
+/** What is stored for one call, for the privacy view (GET /privacy/call/{call_id}). */
+export interface CallStorageFacts {
+  call: CallView;
+  /** When the call was created (epoch ms): what retention counts from. */
+  created_timestamp: number;
+  recording: boolean;
+  scrubbed: boolean;
+  unscrubbed_copy: boolean;
+  data_storage_setting: 'everything' | 'everything_except_pii' | 'basic_attributes_only';
+  data_storage_retention_days: number | null;
+}
+
+export async function callStorageFacts(workspaceId: string, callId: string): Promise<CallStorageFacts> {
+  const item = await getCallItem(workspaceId, callId);
+  const [settings, unscrubbed] = await Promise.all([artifactSettings(item), getUnscrubbed(callId)]);
+  return {
+    call: toCallView(item),
+    created_timestamp: item.created_timestamp,
+    recording: item.recording !== undefined && !item.recording.removed,
+    scrubbed: item.scrubbed_timestamp !== undefined,
+    unscrubbed_copy: unscrubbed !== undefined,
+    data_storage_setting: settings.dataStorage,
+    data_storage_retention_days: settings.retentionDays ?? null,
+  };
+}

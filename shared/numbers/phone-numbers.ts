@@ -16,7 +16,7 @@ import {
   type NumberItem,
   type ProviderTrunkItem,
 } from './store.ts';
-import { provisioningFailed, telephonyProvider, type HeldNumber, type TelephonyProvider, type Trunk } from '../vendors/telephony/index.ts';
+import { mockTelephonyProvider, provisioningFailed, telephonyProvider, type HeldNumber, type TelephonyProvider, type Trunk } from '../vendors/telephony/index.ts';
 import { canonicalAddress, isTwilioTerminationHost, prettyNumber, sipUriHost } from './validation.ts';
 import { getHead } from '../platform/store/versions.ts';
 
@@ -376,7 +376,7 @@ async function ensureTrunk(workspaceId: string, provider: TelephonyProvider): Pr
 async function providerFor(item: Pick<NumberItem, 'carrier'>): Promise<TelephonyProvider> {
   const provider = await telephonyProvider();
   if (item.carrier && provider.name !== item.carrier) {
-    if (item.carrier === 'mock') return new (await import('../vendors/telephony/mock.ts')).MockProvider();
+    if (item.carrier === 'mock') return mockTelephonyProvider();
     throw provisioningFailed('Twilio is not configured (TWILIO_ACCOUNT_SID is not set); the number cannot be reached at its carrier');
   }
   return provider;
@@ -385,7 +385,7 @@ async function providerFor(item: Pick<NumberItem, 'carrier'>): Promise<Telephony
 /** Twilio numbers use the platform's Twilio account; Telnyx has no adapter yet, so the offline mock answers for it. */
 async function purchaseProvider(numberProvider: 'twilio' | 'telnyx'): Promise<TelephonyProvider> {
   if (numberProvider === 'twilio') return telephonyProvider();
-  return new (await import('../vendors/telephony/mock.ts')).MockProvider();
+  return mockTelephonyProvider();
 }
 
 async function releaseQuietly(provider: TelephonyProvider, workspaceId: string, held: HeldNumber): Promise<void> {

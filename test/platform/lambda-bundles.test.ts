@@ -21,7 +21,7 @@ const bundles: Record<string, { file: string; metafile: Metafile }> = {};
 
 beforeAll(async () => {
   const cdk = readCdkBundling();
-  for (const name of ['account', 'numbers']) {
+  for (const name of ['account', 'numbers', 'contacts']) {
     const file = join(dir, name, 'index.mjs');
     const result = await build({ ...esbuildOptions(cdk, `functions/${name}.ts`, file), logLevel: 'silent' });
     bundles[name] = { file, metafile: result.metafile! };
@@ -62,6 +62,25 @@ const get = (routeKey: string, apiKey: string) =>
   apiGatewayEvent({ routeKey, headers: { authorization: `Bearer ${apiKey}` } });
 
 describe('deployed Lambda bundles', () => {
+  it('load no project module with import(): esbuild would wrap it and all it reaches (config, zod, the logger) in lazy initializers', () => {
+    for (const name of ['account', 'numbers']) {
+      const { inputs } = bundles[name]!.metafile;
+      // An AWS client package loaded on first use (the SQS client) wraps only SDK code.
+      const dynamic = Object.entries(inputs).flatMap(([input, { imports }]) =>
+        imports
+          .filter((entry) => entry.kind === 'dynamic-import' && !input.includes('node_modules/') && (entry.original ?? entry.path).startsWith('.'))
+          .map((entry) => `${input} -> ${entry.path}`),
+      );
+      expect(dynamic).toEqual([]);
+    }
+  });
+
+  it('keep the calls engine, LiveKit and ws out of a function that only reads calls (calls/records.ts)', () => {
+    const inputs = Object.keys(bundles.contacts!.metafile.inputs);
+    expect(inputs).toContain('shared/calls/records.ts');
+    expect(inputs.filter((input) => /^shared\/(calls\/(index|engine|media|recordings)|conversation\/)|node_modules\/(ws|livekit-server-sdk|@livekit)\//.test(input))).toEqual([]);
+  });
+
   it('keep only the AWS commands Parley sends', () => {
     for (const { metafile } of Object.values(bundles)) {
       const inputs = Object.keys(metafile.inputs);

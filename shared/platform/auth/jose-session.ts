@@ -1,6 +1,7 @@
 /*
- * The pieces of jose the session tokens use, from their own entry points. sessions.ts loads
- * this module with import() on the first session request. Importing `jose` itself there made
+ * The pieces of jose the session tokens use, from their own entry points (sessions.ts
+ * imports them statically now; see docs/performance.md, "Dynamic imports"). Importing
+ * `jose` itself through import() made
  * esbuild keep the whole package (JWE, JWK sets, key generation, about 60 KiB minified) in
  * every function's bundle: a dynamically imported module is wrapped, and a wrapped import of a
  * package's index keeps every export (docs/performance.md, "Import time").

@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { decryptSecret, encryptSecret } from '../crypto/envelope.ts';
+import { JOSEError, jwtVerify, SignJWT } from './jose-session.ts';
 import { keys, type ItemKey } from '../store/keys.ts';
 import { ConditionFailed, table } from '../store/table.ts';
 import type { Role } from './roles.ts';
@@ -54,8 +55,6 @@ interface SigningKeyItem extends ItemKey {
 
 const SIGNING_CONTEXT = { workspace_id: 'platform', record: 'session-signing-key' };
 
-/** jose is loaded on the first session, not at import: API-key requests never pay for it. */
-const jose = () => import('./jose-session.ts');
 
 let verifying: Promise<{ kid: string; key: KeyObject }> | undefined;
 let signing: Promise<{ kid: string; key: KeyObject }> | undefined;
@@ -110,7 +109,6 @@ function signingKey(): Promise<{ kid: string; key: KeyObject }> {
 /** A signed session token for the member and session, valid SESSION_TTL_SECONDS. */
 export async function signSessionToken(claims: SessionClaims, nowMs = Date.now()): Promise<string> {
   const { kid, key } = await signingKey();
-  const { SignJWT } = await jose();
   return new SignJWT({ ws: claims.workspaceId, sid: claims.sessionId, csrf: claims.csrf })
     .setProtectedHeader({ alg: ALGORITHM, kid, typ: 'JWT' })
     .setSubject(claims.memberId)
@@ -125,7 +123,6 @@ export async function signSessionToken(claims: SessionClaims, nowMs = Date.now()
 export async function verifySessionToken(token: string, nowMs = Date.now()): Promise<SessionClaims | undefined> {
   const key = await verificationKey();
   if (!key) return undefined;
-  const { jwtVerify, JOSEError } = await jose();
   try {
     const { payload, protectedHeader } = await jwtVerify(token, key.key, {
       algorithms: [ALGORITHM],

@@ -4,8 +4,9 @@ import { tagAwsClient } from '../aws/unavailable.ts';
 import { DecryptionFailed, type DataKey, type EncryptionContext, type KeyManagement } from './kms.ts';
 
 /**
- * AWS KMS behind the KeyManagement adapter. Kept in its own module, loaded on first use
- * by envelope.ts, so functions that never encrypt do not evaluate the KMS client at cold start.
+ * AWS KMS behind the KeyManagement adapter. The client is created on first use by
+ * envelope.ts (only when KMS_KEY_ID is set); the module is imported statically, since a
+ * dynamic import cost more at cold start than it saved (docs/performance.md).
  */
 export class AwsKeyManagement implements KeyManagement {
   private readonly client: KMSClient;

@@ -1,4 +1,5 @@
 import { config } from '../config.ts';
+import { AwsKeyManagement } from './aws-kms.ts';
 import {
   LocalKeyManagement,
   canonicalContext,
@@ -20,11 +21,15 @@ const FORMAT = 'env1';
 
 let keyManagement: Promise<KeyManagement> | undefined;
 
-/** Created once per process on first use (the AWS client module is only loaded then). */
+/**
+ * Created once per process on first use. aws-kms.ts is imported statically: with import()
+ * esbuild wrapped it and all it reaches in lazy initializers, which cost more at cold start
+ * than evaluating the KMS client module (docs/performance.md, "Dynamic imports").
+ */
 function kms(): Promise<KeyManagement> {
   const keyId = config.KMS_KEY_ID;
   keyManagement ??= keyId
-    ? import('./aws-kms.ts').then(({ AwsKeyManagement }) => new AwsKeyManagement(keyId, config.AWS_REGION))
+    ? Promise.resolve(new AwsKeyManagement(keyId, config.AWS_REGION))
     : Promise.resolve(LocalKeyManagement.fromDataDir(config.DATA_DIR));
   return keyManagement;
 }

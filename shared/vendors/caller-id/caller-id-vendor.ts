@@ -1,3 +1,4 @@
+import { vendorSetting } from '../../platform/aws/secrets.ts';
 import { badGateway, badRequest } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { traced } from '../../platform/tracing.ts';
@@ -85,7 +86,6 @@ export async function callerIdVendorOf(kind: CallerIdVendorKind): Promise<Caller
 }
 
 async function configuredHttpVendor(): Promise<HttpCallerIdVendor | undefined> {
-  const { vendorSetting } = await import('../../platform/aws/secrets.ts');
   const baseUrl = await vendorSetting('CALLER_ID_VENDOR_BASE_URL');
   if (!baseUrl) return undefined;
   return new HttpCallerIdVendor({ baseUrl, apiKey: () => vendorSetting('CALLER_ID_VENDOR_API_KEY') });

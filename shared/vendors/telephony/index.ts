@@ -1,4 +1,6 @@
 import { vendorSetting } from '../../platform/aws/secrets.ts';
+import { MockProvider } from './mock.ts';
+import { TwilioProvider } from './twilio.ts';
 import type { TelephonyProvider } from './types.ts';
 
 export * from './types.ts';
@@ -6,14 +8,21 @@ export * from './types.ts';
 /**
  * The platform's telephony provider, picked per call from vendor settings: Twilio when
  * TWILIO_ACCOUNT_SID is set, else the offline mock. The implementations are loaded here,
- * never by the interface (types.ts), so they do not import each other in a cycle.
+ * never by the interface (types.ts), so they do not import each other in a cycle. They are
+ * imported statically: an import() here made esbuild wrap them and everything they reach
+ * (config, zod, the logger, ...) in lazy module initializers, which V8 parses twice; that
+ * cost every function with a telephony path more at cold start than evaluating the two
+ * small adapters (docs/performance.md, "Dynamic imports").
  */
 export async function telephonyProvider(): Promise<TelephonyProvider> {
   const accountSid = await vendorSetting('TWILIO_ACCOUNT_SID');
   if (accountSid) {
-    const { TwilioProvider } = await import('./twilio.ts');
     return TwilioProvider.fromSettings(accountSid);
   }
-  const { MockProvider } = await import('./mock.ts');
+  return new MockProvider();
+}
+
+/** The offline mock, for numbers held at the mock carrier and for carriers without an adapter. */
+export function mockTelephonyProvider(): TelephonyProvider {
   return new MockProvider();
 }
