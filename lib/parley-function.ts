@@ -235,15 +235,7 @@ export class ParleyFunction extends NodejsFunction {
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (inputDir: string, outputDir: string) => [
-            // The tracer beside the bundle, loaded on the first invocation (shared/platform/tracing.ts).
-            tracerSidecarCommand(inputDir, outputDir),
-            ...(props.files ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/${file.split('/').pop()}"`),
-            ...Object.entries(props.directories ?? {}).flatMap(([from, to]) => [
-              `test -f "${inputDir}/${from}/manifest.json" || { echo "${from} is not built: run npm run build:web" >&2; exit 1; }`,
-              `cp -R "${inputDir}/${from}" "${outputDir}/${to}"`,
-            ]),
-          ],
+          afterBundling: (inputDir: string, outputDir: string) => besideBundleCommands(inputDir, outputDir, props),
         },
       },
     });
@@ -479,6 +471,23 @@ export class ParleyFunction extends NodejsFunction {
 export function parleyStage(scope: Construct): string {
   const given = scope.node.tryGetContext('stage') as unknown;
   return typeof given === 'string' && given !== '' ? given : Stack.of(scope).stackName;
+}
+
+/**
+ * The shell commands that put beside a function's bundle what it reads from there (CDK's
+ * afterBundling hook; scripts/measure-functions.ts runs the same to time the real path):
+ * the tracer, the function's files and its built folders.
+ */
+export function besideBundleCommands(inputDir: string, outputDir: string, props: Pick<ParleyFunctionProps, 'files' | 'directories'>): string[] {
+  return [
+    // The tracer beside the bundle, loaded on the first invocation (shared/platform/tracing.ts).
+    tracerSidecarCommand(inputDir, outputDir),
+    ...(props.files ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/${file.split('/').pop()}"`),
+    ...Object.entries(props.directories ?? {}).flatMap(([from, to]) => [
+      `test -f "${inputDir}/${from}/manifest.json" || { echo "${from} is not built: run npm run build:web" >&2; exit 1; }`,
+      `cp -R "${inputDir}/${from}" "${outputDir}/${to}"`,
+    ]),
+  ];
 }
 
 /**

@@ -20,13 +20,13 @@
  * in CI: `npm run measure:functions -- [--rounds 20] [--only agents,calls]`. Needs Java 17+
  * (DynamoDB Local). Uses the machine as it is: say what else was running when you quote it.
  */
-import { spawn } from 'node:child_process';
+import { execSync, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildBundle, bundleName, functionEntries } from '../bench/bundles.ts';
@@ -99,6 +99,20 @@ async function startReceiver(): Promise<{ url: string; server: Server; count: ()
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, server, count: () => count };
 }
 
+/** API Gateway's management API (`@connections`): what the WebSocket monitor posts to and closes. */
+async function startManagementApi(): Promise<{ url: string; server: Server; posts: () => number }> {
+  let posts = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.method === 'POST' && req.url?.startsWith('/@connections/')) posts += 1;
+      res.writeHead(req.method === 'DELETE' ? 204 : 200).end();
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, posts: () => posts };
+}
+
 // ---------------------------------------------------------------------------------------------
 // The child: a cold start of one bundle, then the mix. Built-ins only, so it loads nothing but the bundle.
 
@@ -125,6 +139,7 @@ for (const event of events) {
   try {
     const result = await handler(event, context);
     outcome = result && typeof result === 'object' && 'statusCode' in result ? String(result.statusCode)
+      : result && typeof result === 'object' && result.policyDocument ? String(result.policyDocument.Statement?.[0]?.Effect).toLowerCase()
       : result && typeof result === 'object' && Array.isArray(result.batchItemFailures) ? (result.batchItemFailures.length ? 'item-failed' : 'ok') : 'ok';
   } catch (error) {
     outcome = 'threw: ' + String(error && error.message || error).slice(0, 80);
@@ -179,6 +194,7 @@ const messages: RecordedMessage[] = [];
 const sqs = await startFakeSqs(messages);
 const receiver = await startReceiver();
 const s3 = await startS3Server();
+const managementApi = await startManagementApi();
 const queueUrls = Object.fromEntries(Object.entries(QUEUES).map(([setting, name]) => [setting, `${sqs.url}/000000000000/${name}`]));
 const SETTINGS: Record<string, string> = {
   TABLE_NAME: 'parley-measure',
@@ -205,32 +221,57 @@ Object.assign(process.env, SETTINGS);
 const { startDynamoDbLocal } = await import('../local/dynamodb.ts');
 const dynamoDbLocal = await startDynamoDbLocal();
 process.env.DYNAMODB_ENDPOINT = dynamoDbLocal.endpoint;
+/**
+ * What Lambda sets in a function's environment: with it the bundle takes Lambda's path (the
+ * tracer beside the bundle loaded on the first invocation and its subsegments built, the
+ * metrics written to standard output). The X-Ray daemon's address has no listener: the
+ * segments are UDP datagrams sent and lost, as cheap as in Lambda.
+ */
+const lambdaEnv = (name: string): NodeJS.ProcessEnv => ({
+  AWS_LAMBDA_FUNCTION_NAME: `parley-measure-${name}`,
+  AWS_LAMBDA_FUNCTION_VERSION: '1',
+  AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+  _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+  AWS_XRAY_DAEMON_ADDRESS: '127.0.0.1:2000',
+  AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+  // The WebSocket monitor posts to the management API stand-in (in AWS, the WebSocket API's own endpoint).
+  ...(name === 'live-ws' ? { LIVE_WS_MANAGEMENT_URL: managementApi.url } : {}),
+});
 const childEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, ...SETTINGS, DYNAMODB_ENDPOINT: dynamoDbLocal.endpoint };
 
 const cleanup = async () => {
   await dynamoDbLocal.stop();
   sqs.server.close();
   receiver.server.close();
+  managementApi.server.close();
   await s3.close();
   rmSync(dataDir, { recursive: true, force: true });
 };
 
 try {
-  const [{ ensureTable }, { dynamo, tableName }, { createWorkspace }, { servedRoutes }, { JOBS }, sizes] = await Promise.all([
+  // Imported once the settings are in place (they read them at load), as lib/ does: CDK's lists of what ships beside each bundle.
+  const [{ ensureTable }, { dynamo, tableName }, { createWorkspace }, { servedRoutes }, { JOBS }, sizes, { besideBundleCommands }, stack] = await Promise.all([
     import('../shared/platform/store/create-table.ts'),
     import('../shared/platform/store/db.ts'),
     import('../shared/account/workspaces.ts'),
     import('../shared/route-table.ts'),
     import('../shared/jobs.ts'),
     import('../lib/function-sizes.ts'),
+    import('../lib/parley-function.ts'),
+    import('../lib/parley-stack.ts'),
   ]);
+  const { DOMAIN_DIRECTORIES, DOMAIN_FILES, JOB_FILES, LIVE_MONITOR_FILES } = stack;
   await ensureTable(dynamo, tableName);
   const workspace = await createWorkspace('Measure functions');
   const authorization = `Bearer ${workspace.api_key}`;
   const routes = new Map(servedRoutes().map((route) => [route.key, route]));
 
   /** An API Gateway event for a route of the table (its key must exist and belong to `domain`). */
-  const request = (domain: string, key: string, options: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown } = {}) => {
+  const request = (
+    domain: string,
+    key: string,
+    options: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; authorization?: string } = {},
+  ) => {
     const route = routes.get(key);
     if (!route) throw new Error(`no route ${key} in the route table`);
     if (route.domain !== domain) throw new Error(`${key} belongs to ${route.domain}, not ${domain}`);
@@ -238,7 +279,7 @@ try {
     return apiGatewayEvent({
       routeKey: key,
       path,
-      headers: { authorization, ...(options.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: options.authorization ?? authorization, ...(options.body === undefined ? {} : { 'content-type': 'application/json' }) },
       pathParameters: options.params,
       queryStringParameters: options.query,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
@@ -247,13 +288,29 @@ try {
 
   // Seeding runs the same handlers in this process (queued messages go to the SQS stand-in too).
   const handlers = new Map<string, (event: unknown, context: unknown) => Promise<{ statusCode: number; body: string }>>();
-  const seed = async (domain: string, key: string, options: Parameters<typeof request>[2] = {}) => {
+  const invoke = async (domain: string, event: unknown) => {
     if (!handlers.has(domain)) handlers.set(domain, ((await import(`../functions/${domain}.ts`)) as { handler: never }).handler);
-    const result = await handlers.get(domain)!(request(domain, key, options), lambdaContext());
+    return handlers.get(domain)!(event, lambdaContext());
+  };
+  const seed = async (domain: string, key: string, options: Parameters<typeof request>[2] = {}) => {
+    const result = await invoke(domain, request(domain, key, options));
     if (result.statusCode >= 300) throw new Error(`seeding ${key} answered ${result.statusCode}: ${result.body.slice(0, 300)}`);
     return JSON.parse(result.body || '{}') as Record<string, string>;
   };
 
+  const sqsEvent = (bodies: string[]) => ({
+    Records: bodies.map((body) => ({
+      messageId: randomUUID(),
+      receiptHandle: randomUUID(),
+      body,
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'measure', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+      messageAttributes: {},
+      md5OfBody: createHash('md5').update(body).digest('hex'),
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:measure',
+      awsRegion: 'us-east-1',
+    })),
+  });
   /** A seed that fails leaves its mix's requests to answer 4xx (visible in the Outcomes column), not the run. */
   const failed = (error: Error): Record<string, string> => {
     console.error(`  ${error.message}`);
@@ -286,6 +343,53 @@ try {
   const kb = await seed('knowledge-bases', 'POST /create-knowledge-base', {
     body: { knowledge_base_name: 'Measure', knowledge_base_texts: [{ title: 'Hours', text: 'We open at nine and close at five, Monday to Friday.' }] },
   }).catch(failed);
+
+  /**
+   * The CRM side (integration-jobs): per round a workspace of its own (a sync job runs one
+   * at a time per workspace) with the built-in mock Salesforce connected through the OAuth
+   * routes, 25 contacts, and a sandbox phone call run to its end by the call-steps handler
+   * here, whose analysis queues the call's CRM push; then a sync job started. The job's mix
+   * is each workspace's first sync step (a page of contacts pushed) and its call's push.
+   */
+  const crmWorkspaceIds: string[] = [];
+  const crmWorkspaces = async () => {
+    const callSteps = async (body: string) => invoke('call-steps', sqsEvent([body]));
+    for (let round = 0; round < ROUNDS; round++) {
+      const ws = await createWorkspace(`Measure CRM ${round}`);
+      crmWorkspaceIds.push(ws.workspace_id);
+      const auth = `Bearer ${ws.api_key}`;
+      const wsSeed = (domain: string, key: string, options: Parameters<typeof request>[2] = {}) => seed(domain, key, { ...options, authorization: auth });
+      const started = await wsSeed('integrations', 'POST /oauth/start', { body: { target: 'crm', provider: 'salesforce' } });
+      const authorizeUrl = new URL(started.authorize_url!, 'https://api.parley.test');
+      const page = await invoke('integrations', request('integrations', 'GET /oauth/mock/authorize', { query: Object.fromEntries(authorizeUrl.searchParams) }));
+      const approve = /id="approve" href="([^"]+)"/.exec(page.body)?.[1]?.replaceAll('&amp;', '&');
+      if (!approve) throw new Error(`the mock provider's page has no approve link (${page.statusCode})`);
+      const callback = await invoke('integrations', request('integrations', 'GET /oauth/callback', { query: Object.fromEntries(new URL(approve, 'https://api.parley.test').searchParams) }));
+      if (callback.statusCode !== 302) throw new Error(`the OAuth callback answered ${callback.statusCode}: ${callback.body.slice(0, 200)}`);
+      const contactsCsv = ['phone_number,first_name', ...Array.from({ length: 25 }, (_, i) => `+1415557${String(round * 100 + i).padStart(4, '0')},Lead ${i}`)].join('\n');
+      await wsSeed('contacts', 'POST /import-contacts', { body: { csv: contactsCsv } });
+      const wsLlm = await wsSeed('agents', 'POST /create-retell-llm', { body: { general_prompt: 'You are a measurement.' } });
+      const wsAgent = await wsSeed('agents', 'POST /create-agent', { body: { ...agentBody, response_engine: { type: 'retell-llm', llm_id: wsLlm.llm_id } } });
+      const from = `+1415558${String(round).padStart(4, '0')}`;
+      await wsSeed('numbers', 'POST /import-phone-number', {
+        body: { phone_number: from, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: wsAgent.agent_id, weight: 1 }] },
+      });
+      const mark = messages.length;
+      const dialled = await wsSeed('calls', 'POST /v2/create-phone-call', {
+        body: { from_number: from, to_number: `+1415557${String(round * 100).padStart(4, '0')}`, metadata: { sandbox_call_ms: 0, sandbox_user_says: ['Hello?', 'I want the gold plan'] } },
+      });
+      // The call's steps, run here as SQS would hand them over, until its analysis queued the CRM push.
+      for (let pass = 0; pass < 200 && !messages.slice(mark).some((m) => m.queue === 'integration-jobs' && m.body.includes(dialled.call_id!)); pass++) {
+        const steps = messages.filter((m, index) => index >= mark && m.queue === 'call-steps');
+        for (const step of steps) messages.splice(messages.indexOf(step), 1);
+        if (steps.length === 0) await new Promise((done) => setTimeout(done, 200));
+        for (const step of steps) await callSteps(step.body);
+      }
+      for (const other of messages.filter((m, index) => index >= mark && m.queue !== 'integration-jobs')) messages.splice(messages.indexOf(other), 1);
+      await wsSeed('integrations', 'POST /run-crm-sync-job', { body: {} });
+    }
+  };
+  await crmWorkspaces().catch(failed);
 
   /** Each HTTP function's mix: reads and writes a client typically sends it. */
   const httpMix: Record<string, () => unknown[]> = {
@@ -349,19 +453,6 @@ try {
     public: () => [request('public', 'GET /widget.js')],
   };
 
-  const sqsEvent = (bodies: string[]) => ({
-    Records: bodies.map((body) => ({
-      messageId: randomUUID(),
-      receiptHandle: randomUUID(),
-      body,
-      attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'measure', ApproximateFirstReceiveTimestamp: String(Date.now()) },
-      messageAttributes: {},
-      md5OfBody: createHash('md5').update(body).digest('hex'),
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:measure',
-      awsRegion: 'us-east-1',
-    })),
-  });
   const scheduled = (name: string) => ({
     version: '0',
     id: randomUUID(),
@@ -384,12 +475,52 @@ try {
     'call-steps': (rounds) => [...queued('call-steps', rounds)(), sqsEvent([JSON.stringify({ kind: 'concurrency-sweep', scheduled_at: new Date().toISOString() })])],
     'contact-jobs': (rounds) => queued('contact-jobs', rounds)(),
     'export-jobs': (rounds) => [...queued('export-jobs', rounds)(), sqsEvent([JSON.stringify({ kind: 'retention-sweep', scheduled_at: new Date().toISOString() })])],
-    'integration-jobs': (rounds) => queued('integration-jobs', rounds)(),
+    // Each CRM workspace's first sync step and its call's push (seeded above), in the order queued.
+    'integration-jobs': () => queued('integration-jobs', messages.filter((message) => message.queue === 'integration-jobs').length)(),
     'kb-jobs': (rounds) => queued('kb-jobs', rounds)(),
     'batch-tick': (rounds) => Array.from({ length: rounds }, () => scheduled('batch-tick')),
     'oauth-refresh': (rounds) => Array.from({ length: rounds }, () => scheduled('oauth-refresh')),
     'billing-hourly': (rounds) => Array.from({ length: rounds }, () => scheduled('billing-hourly')),
   };
+
+  /**
+   * The WebSocket monitor's mix, as API Gateway's WebSocket API invokes it: the $connect
+   * route's REQUEST authorizer (the key, a call of its workspace), $connect, a message
+   * (`{"action":"sync"}`: the call's frames posted to the management API stand-in) and
+   * $disconnect, a new connection each round.
+   */
+  const liveWsMix = (rounds: number) =>
+    Array.from({ length: rounds }, () => {
+      const connectionId = `${randomUUID().slice(0, 12)}=`;
+      const callId = call.call_id ?? 'call_missing';
+      const requestContext = (routeKey: string, eventType: string, extra: Record<string, unknown> = {}) => ({
+        routeKey,
+        eventType,
+        connectionId,
+        domainName: 'ws.parley.test',
+        stage: 'live',
+        apiId: 'measure',
+        requestId: randomUUID(),
+        connectedAt: Date.now(),
+        requestTimeEpoch: Date.now(),
+        messageDirection: 'IN',
+        identity: { sourceIp: '198.51.100.7' },
+        ...extra,
+      });
+      const methodArn = 'arn:aws:execute-api:us-east-1:000000000000:measure/live/$connect';
+      return [
+        {
+          type: 'REQUEST',
+          methodArn,
+          headers: { Authorization: authorization },
+          queryStringParameters: { call_id: callId },
+          requestContext: requestContext('$connect', 'CONNECT'),
+        },
+        { requestContext: requestContext('$connect', 'CONNECT', { authorizer: { workspace_id: workspace.workspace_id, principalId: 'measure' } }), queryStringParameters: { call_id: callId } },
+        { requestContext: requestContext('$default', 'MESSAGE'), body: JSON.stringify({ action: 'sync' }), isBase64Encoded: false },
+        { requestContext: requestContext('$disconnect', 'DISCONNECT') },
+      ];
+    }).flat();
 
   // Build every bundle first (esbuild is the slow, CPU-bound part), HTTP functions before jobs so jobs see their messages.
   const cdk = readCdkBundling();
@@ -435,14 +566,21 @@ try {
         events = jobMix[name]!(ROUNDS);
         row.mix = `${events.length} events`;
       } else {
-        throw new Error('the WebSocket monitor (authorizer and $connect/$default routes) has no mix yet');
+        events = liveWsMix(ROUNDS);
+        row.mix = 'authorizer, $connect, $default (sync), $disconnect';
       }
       console.error(`${name}: building…`);
       const bundle = await buildBundle(cdk, name, entry, OUT_DIR);
       if (bundle.error) throw new Error(`build failed: ${bundle.error}`);
       row.bundleKiB = Math.round(bundle.bytes / 1024);
+      // What CDK's afterBundling hook puts beside the bundle (the tracer, the function's files and folders).
+      const besides = besideBundleCommands(process.cwd(), dirname(bundle.file), {
+        files: kind === 'job' ? JOB_FILES[name as keyof typeof JOB_FILES] : kind === 'ws' ? LIVE_MONITOR_FILES : DOMAIN_FILES[name as keyof typeof DOMAIN_FILES],
+        directories: kind === 'http' ? DOMAIN_DIRECTORIES[name as keyof typeof DOMAIN_DIRECTORIES] : undefined,
+      });
+      for (const command of besides) execSync(command, { stdio: ['ignore', 'ignore', 'pipe'], shell: '/bin/sh' });
       console.error(`${name}: ${events.length} invocations…`);
-      row.result = await runChild(bundle.file, events, childEnv, row.timeoutSeconds, work);
+      row.result = await runChild(bundle.file, events, { ...childEnv, ...lambdaEnv(name) }, row.timeoutSeconds, work);
       console.error(`${name}: ${JSON.stringify(row.result.outcomes)}`);
     } catch (error) {
       row.error = error instanceof Error ? error.message : String(error);
@@ -451,9 +589,23 @@ try {
   }
   rmSync(work, { recursive: true, force: true });
 
+  // What the CRM mix did (so a row of no-ops shows): calls logged and contacts pushed by the first sync steps.
+  let crmEffects = '';
+  if (rows.some((row) => row.name === 'integration-jobs' && row.result)) {
+    const { getCrmConfig, listSyncJobs } = await import('../shared/integrations/index.ts');
+    let callsPushed = 0;
+    let contactsPushed = 0;
+    for (const id of crmWorkspaceIds) {
+      const config = await getCrmConfig(id);
+      callsPushed += config.providers.reduce((sum, provider) => sum + (provider.calls_pushed ?? 0), 0);
+      contactsPushed += (await listSyncJobs(id, 1)).reduce((sum, job) => sum + job.succeeded, 0);
+    }
+    crmEffects = ` integration-jobs logged ${callsPushed} calls and pushed ${contactsPushed} contacts to the mock CRM in ${crmWorkspaceIds.length} workspaces.`;
+  }
+
   const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
   const lines = [
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (load ${load} at start), node ${process.version}, DynamoDB Local; ${ROUNDS} rounds of each mix; webhook receiver got ${receiver.count()} requests.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (load ${load} at start), node ${process.version}, DynamoDB Local; ${ROUNDS} rounds of each mix; webhook receiver got ${receiver.count()} requests, the WebSocket management API ${managementApi.posts()} posts.${crmEffects}`,
     '',
     '| Function | Configured | Bundle | Init (cold import) | First invoke | p50 | p99 | Peak RSS | Outcomes |',
     '|---|---|---|---|---|---|---|---|---|',
