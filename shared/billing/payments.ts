@@ -1,5 +1,5 @@
-import { config } from '../platform/config.ts';
-import { conflict, notFound } from '../platform/errors.ts';
+import { config, isProduction } from '../platform/config.ts';
+import { conflict, notFound, unavailable } from '../platform/errors.ts';
 import type { CheckoutInput as ProviderCheckoutInput, PaymentsProvider, SelfSignedEvent } from '../vendors/payments/index.ts';
 import { paymentsProvider } from '../vendors/payments/provider.ts';
 import { ensureAccount } from './entries.ts';
@@ -20,6 +20,19 @@ const baseUrl = () => {
   const base = config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`;
   return base.endsWith('/') ? base.slice(0, -1) : base;
 };
+
+/**
+ * The provider a payment action goes through. The mock pays without money, so a production
+ * deployment without Stripe refuses every action that could move money or save a card
+ * (checkouts, setup intents, the default method, the portal) instead of handing out free credit.
+ */
+async function payingProvider(): Promise<PaymentsProvider> {
+  const provider = await paymentsProvider();
+  if (isProduction && provider.kind === 'mock') {
+    throw unavailable('Payments are not configured on this deployment: set STRIPE_SECRET_KEY (and STRIPE_WEBHOOK_SECRET) in the vendor settings', 3600);
+  }
+  return provider;
+}
 
 /** The workspace's customer at the provider, created once (the provider's idempotency key makes a retry the same customer). */
 async function customerFor(provider: PaymentsProvider, workspaceId: string): Promise<string> {
@@ -43,7 +56,7 @@ async function openCheckout(provider: PaymentsProvider, input: Omit<ProviderChec
 }
 
 export async function createCheckout(workspaceId: string, input: CheckoutInput) {
-  const provider = await paymentsProvider();
+  const provider = await payingProvider();
   const customerId = await customerFor(provider, workspaceId);
   const session = await openCheckout(provider, {
     customerId,
@@ -63,10 +76,10 @@ export async function createCheckout(workspaceId: string, input: CheckoutInput) 
  * by then (stripe-events.ts). A paid invoice is a 409; another workspace's is a 404.
  */
 export async function createInvoiceCheckout(workspaceId: string, invoiceId: string, input: PayInvoiceInput) {
+  const provider = await payingProvider();
   const invoice = await billingStore.invoice(workspaceId, invoiceId);
   if (!invoice) throw notFound(`Invoice ${invoiceId} not found`);
   if (invoice.status !== 'open') throw conflict(`Invoice ${invoiceId} is already paid`);
-  const provider = await paymentsProvider();
   const customerId = await customerFor(provider, workspaceId);
   const amountCents = Math.ceil(invoice.amount_due / 10_000);
   const session = await openCheckout(provider, {
@@ -85,7 +98,7 @@ export async function createInvoiceCheckout(workspaceId: string, invoiceId: stri
 }
 
 export async function createSetupIntent(workspaceId: string) {
-  const provider = await paymentsProvider();
+  const provider = await payingProvider();
   const customerId = await customerFor(provider, workspaceId);
   const intent = await provider.createSetupIntent(customerId, workspaceId);
   await deliverSelfSignedEvents(provider, intent.events);
@@ -111,7 +124,7 @@ async function ownMethod(provider: PaymentsProvider, workspaceId: string, paymen
 }
 
 export async function setDefaultPaymentMethod(workspaceId: string, paymentMethodId: string) {
-  const provider = await paymentsProvider();
+  const provider = await payingProvider();
   const { customerId } = await ownMethod(provider, workspaceId, paymentMethodId);
   await provider.setDefaultPaymentMethod(customerId, paymentMethodId);
   await billingStore.setDefaultPaymentMethod(workspaceId, paymentMethodId);
@@ -127,7 +140,7 @@ export async function deletePaymentMethod(workspaceId: string, paymentMethodId: 
 }
 
 export async function createPortal(workspaceId: string, returnUrl?: string) {
-  const provider = await paymentsProvider();
+  const provider = await payingProvider();
   const customerId = await customerFor(provider, workspaceId);
   return provider.createPortalSession(customerId, returnUrl ?? `${baseUrl()}/billing`);
 }
