@@ -63,15 +63,13 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   calls: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
   // save-call summarises through the language model (its credentials) after reading the call
   // from the table (getCall only: no call is placed here); a backfill is queued.
-  // The recordings grant: the function bundles the calls domain's index (getCall, the
-  // history page), which carries the recordings module (test/cdk/grants-match-code holds
-  // grants to bundles); contacts never writes a recording itself.
-  // The knowledge-base grant likewise: the calls index carries the conversation runtime, which retrieves.
-  contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
-  // Deleting a batch unlinks its calls; creating one reads numbers and agents. It bundles the
-  // calls domain (batch dials live there), hence the calls function's grants (recordings
-  // included: the calls index carries the recordings module, though a batch never writes one).
-  batches: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
+  // It reads calls through the calls domain's narrow entry (shared/calls/records.ts: no engine,
+  // recordings or conversation runtime), so it holds neither bucket (test/cdk/grants-match-code).
+  contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'] },
+  // Deleting a batch unlinks its calls; creating one reads numbers and agents. It reaches the
+  // calls domain through its narrow entry (shared/calls/records.ts): batches are dialled by
+  // batch-tick, not here, so no call-steps queue and neither bucket.
+  batches: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
   // Chats run the agent's engine (language-model credentials), sign custom function requests
   // with the webhook key, and queue chat events.
   // Chats retrieve from their agents' knowledge bases (the indexes in the knowledge-base bucket).
@@ -173,9 +171,9 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // The sandbox's recording is written when a step ends the call (finishCall).
   'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], integrationJobsQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite', knowledgeBases: 'readWrite' },
   // A step reads a page of calls (or an import chunk) and writes contacts; the next is re-queued.
-  // It bundles the calls index (the history pages), hence the calls index's grants (vendor
-  // settings, recordings, knowledge bases), which test/cdk/grants-match-code holds to the bundle.
-  'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'], vendorSecret: 'read', recordings: 'readWrite', knowledgeBases: 'readWrite' },
+  // It reads the history pages through the calls domain's narrow entry (shared/calls/records.ts),
+  // so it holds neither bucket (test/cdk/grants-match-code holds grants to the bundle).
+  'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'], vendorSecret: 'read' },
   // An export streams table pages into its object (multipart); an erase or retention run deletes
   // calls (their recordings too), contacts and exports.
   // The calls index it erases through carries the conversation runtime (vendor settings, knowledge-base store).
@@ -184,10 +182,10 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // vendor credentials) and queues its own next step.
   // It bundles the account-data index (presigned asset uploads) and the purge empties uploads/<ws>/ too.
   'export-jobs': { table: 'readWrite', tableScan: true, exportJobsQueue: ['consume', 'send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite', vendorSecret: 'read', uploads: 'readWrite' },
-  // A CRM sync step reads contacts and ended calls (it bundles both domains' indexes, hence the
-  // recordings grant as for contacts), opens and refreshes the connection's tokens (seals the
-  // new ones), and queues its next step.
-  'integration-jobs': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['consume', 'send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
+  // A CRM sync step reads contacts and ended calls (the calls domain's narrow entry, so neither
+  // bucket), opens and refreshes the connection's tokens (seals the new ones), and queues its
+  // next step.
+  'integration-jobs': { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], integrationJobsQueue: ['consume', 'send'] },
   // Extracts, crawls (through the egress guard), embeds (language-model credentials) and writes the index.
   // Synced sources: a fresh access token of the kb_sync connection (refreshing seals new tokens),
   // the vendors' APIs through the egress guard, and the run's next step (and the sweep's next page) queued.
