@@ -48,9 +48,10 @@ const trunks: TrunkStore = {
 const adapter = () => mediaAdapter({ trunks });
 
 /** The call as the media layer (and the agent worker's dispatch metadata) sees it, with the workspace's fallbacks. */
-async function mediaCall(call: CallItem): Promise<MediaCall> {
-  const reliability = await workspaceReliability(call.workspace_id);
-  const fallbacks = reliability.fallbackVoiceIds.length > 0 || reliability.fallbackLlmModel !== undefined;
+async function mediaCall(call: CallItem, kind: Awaited<ReturnType<typeof adapter>>['kind']): Promise<MediaCall> {
+  // The fallbacks are for the agent worker only: the sandbox's calls (every local call) skip the workspace read.
+  const reliability = kind === 'livekit' ? await workspaceReliability(call.workspace_id) : undefined;
+  const fallbacks = reliability !== undefined && (reliability.fallbackVoiceIds.length > 0 || reliability.fallbackLlmModel !== undefined);
   return {
     call_id: call.call_id,
     workspace_id: call.workspace_id,
@@ -68,7 +69,8 @@ async function mediaCall(call: CallItem): Promise<MediaCall> {
 
 /** The room (named after the call) and the agent worker's dispatch; a no-op in the sandbox. */
 export async function startMedia(call: CallItem): Promise<void> {
-  await (await adapter()).startCall(await mediaCall(call));
+  const media = await adapter();
+  await media.startCall(await mediaCall(call, media.kind));
 }
 
 /** Starts the media server's recording of the call's room; answers the egress ID. */
@@ -90,7 +92,7 @@ async function trunkOf(call: CallItem): Promise<OutboundTrunkConfig> {
 /** Dials the callee over the from-number's trunk (LiveKit), or plays the sandbox's outcome. */
 export async function dialOut(call: CallItem): Promise<DialOutcome> {
   const media = await adapter();
-  if (media.kind === 'livekit') await media.startCall(await mediaCall(call));
+  if (media.kind === 'livekit') await media.startCall(await mediaCall(call, media.kind));
   return media.dialOut({
     call_id: call.call_id,
     from_number: call.from_number ?? '',
@@ -132,7 +134,8 @@ export async function endMedia(room: string): Promise<void> {
 
 /** Dispatches the agent worker into a room that already exists (a SIP caller's, made by LiveKit's dispatch rule). */
 export async function dispatchAgentInto(room: string, call: CallItem): Promise<string> {
-  return (await adapter()).dispatchAgent(room, await mediaCall(call));
+  const media = await adapter();
+  return media.dispatchAgent(room, await mediaCall(call, media.kind));
 }
 
 /** Hands a SIP caller in `room` to another number by SIP REFER (an inbound call forwarded to fallback_number). */
