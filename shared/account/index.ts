@@ -3,7 +3,7 @@
  * files (eslint no-restricted-imports). Keep it small: every name here can pull its module
  * into another domain's bundle.
  */
-export { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem, workspaceLlmTokenLimit, workspaceReliability } from './workspaces.ts';
+export { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem, workspaceReliability } from './workspaces.ts';
 export type { WorkspaceItem, WorkspaceReliability } from './workspaces.ts';
 /** Every workspace's ID (billing's hourly run and the operator's platform usage). */
 export { registeredWorkspaceIds } from './store.ts';

@@ -159,16 +159,6 @@ function withCondition<U extends { ExpressionAttributeValues?: Record<string, un
   };
 }
 
-/**
- * The workspace LLM token limit (`PUT /workspace/reliability`, kept on the workspace item),
- * or undefined when the workspace sets none (the conversation runtime's default applies).
- * Calls and chats read it when a conversation opens.
- */
-export async function workspaceLlmTokenLimit(workspaceId: string): Promise<number | undefined> {
-  const limit = ((await getWorkspaceItem(workspaceId)) as { llm_token_limit?: unknown }).llm_token_limit;
-  return typeof limit === 'number' ? limit : undefined;
-}
-
 /** The workspace's reliability settings as the conversation and media code paths use them (one read of the workspace item). */
 export interface WorkspaceReliability {
   /** Absent: the runtime's default (32,768). */
