@@ -1,6 +1,8 @@
 import { domainHandler, MediaResponse, Redirect } from '../shared/platform/http/handler.ts';
 import { integrationRoutes } from '../shared/integrations/routes.ts';
 import * as integrations from '../shared/integrations/index.ts';
+// What uses an app is the agents domain's to say (its engines' tools); integrations takes it as a function.
+import { appUsages } from '../shared/agents/app-usages.ts';
 
 export const handler = domainHandler(integrationRoutes, {
   oauthProviders: () => integrations.listProviders(),
@@ -17,8 +19,8 @@ export const handler = domainHandler(integrationRoutes, {
   listApps: ({ principal, query }) => integrations.listApps(principal.workspaceId, query),
   getApp: ({ principal, params }) => integrations.getApp(principal.workspaceId, params.app_id),
   updateApp: ({ principal, params, body }) => integrations.updateApp(principal.workspaceId, params.app_id, body),
-  deleteApp: ({ principal, params, query }) => integrations.deleteApp(principal.workspaceId, params.app_id, query.force_delete === 'true'),
-  listAppUsages: ({ principal, params }) => integrations.listAppUsages(principal.workspaceId, params.app_id),
+  deleteApp: ({ principal, params, query }) => integrations.deleteApp(principal.workspaceId, params.app_id, query.force_delete === 'true', appUsages),
+  listAppUsages: ({ principal, params, query }) => integrations.listAppUsages(principal.workspaceId, params.app_id, query, appUsages),
   testAppAuth: ({ principal, params }) => integrations.testAuth(principal.workspaceId, params.app_id),
   getAppToolSchema: ({ principal, query }) =>
     query.app_id ? integrations.toolSchemaForApp(principal.workspaceId, query.app_id) : integrations.getToolSchema(query),

@@ -73,7 +73,8 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // Chats run the agent's engine (language-model credentials), sign custom function requests
   // with the webhook key, and queue chat events.
   // Chats retrieve from their agents' knowledge bases (the indexes in the knowledge-base bucket).
-  chats: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'], knowledgeBases: 'readWrite' },
+  // App tools run through the integrations domain, whose refresh before use seals new tokens (generateDataKey).
+  chats: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], knowledgeBases: 'readWrite' },
   // Stripe's credentials (vendor secret); a charge may queue a budget event. The spend check
   // reads the KYC status through the numbers index (phone metadata, below).
   billing: { table: 'readWrite', vendorSecret: 'read', webhookQueue: ['send'] },
@@ -169,7 +170,8 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // A step runs a turn of the call: the agent's engine (language-model and LiveKit
   // credentials), custom functions signed with the webhook key, and the call's webhooks.
   // The sandbox's recording is written when a step ends the call (finishCall).
-  'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], integrationJobsQueue: ['send'], key: ['decrypt'], vendorSecret: 'read', recordings: 'readWrite', knowledgeBases: 'readWrite' },
+  // App tools run through the integrations domain, whose refresh before use seals new tokens (generateDataKey).
+  'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], integrationJobsQueue: ['send'], key: ['generateDataKey', 'decrypt'], vendorSecret: 'read', recordings: 'readWrite', knowledgeBases: 'readWrite' },
   // A step reads a page of calls (or an import chunk) and writes contacts; the next is re-queued.
   // It reads the history pages through the calls domain's narrow entry (shared/calls/records.ts),
   // so it holds neither bucket (test/cdk/grants-match-code holds grants to the bundle).

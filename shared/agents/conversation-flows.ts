@@ -15,6 +15,8 @@ import {
   type VersionRecord,
 } from '../platform/store/versions.ts';
 import { readReferenced, type VersionReference } from './version-references.ts';
+import { flowAppToolRefs } from './app-tools.ts';
+import { assertAppTools } from './app-usages.ts';
 
 /**
  * Conversation flow response engines, versioned like agents and Retell LLMs
@@ -55,6 +57,7 @@ function withStartNodes(data: FlowData): FlowData {
 /** Stores the flow, complete or not: the graph's problems are answered in `validation`. */
 export async function createFlow(workspaceId: string, input: CreateFlowInput, nowMs = Date.now()): Promise<ConversationFlow> {
   const graph = withStartNodes({ ...FLOW_DEFAULTS, ...definedFields(input) } as FlowData);
+  await assertAppTools(workspaceId, flowAppToolRefs(graph));
   const report = await flowGraph(workspaceId, graph);
   const flowId = newId('conversationFlow');
   const { items, record } = createItems(workspaceId, KIND, flowId, withValidation(graph, report), nowMs);
@@ -88,6 +91,8 @@ export async function updateFlow(
 ): Promise<ConversationFlow> {
   const draft = await draftFor(workspaceId, KIND, flowId, version, nowMs);
   const graph = withStartNodes({ ...graphOf(draft.record.data), ...definedFields(input) } as FlowData);
+  // Only the tools sent are checked (as for Retell LLMs).
+  await assertAppTools(workspaceId, flowAppToolRefs(definedFields(input) as Record<string, unknown>));
   const report = await flowGraph(workspaceId, graph);
   const record: VersionRecord = { ...draft.record, data: withValidation(graph, report) };
   await commit([

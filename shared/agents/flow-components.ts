@@ -5,6 +5,8 @@ import { SINGLE_EDGE_FIELDS, type CreateComponentInput, type FlowComponent, type
 import { queryAll } from '../platform/store/query.ts';
 import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import { listHeads, MAX_DATA_BYTES, type TransactItem } from '../platform/store/versions.ts';
+import { flowAppToolRefs } from './app-tools.ts';
+import { assertAppTools } from './app-usages.ts';
 import { componentLinkOp, flowComponents, flowComponentsOf, type ComponentItem } from './store.ts';
 
 /*
@@ -369,6 +371,7 @@ export async function createComponent(
   nowMs = Date.now(),
 ): Promise<FlowComponent> {
   const graph = withStartNode(definedFields(input) as Record<string, unknown> & Graph);
+  await assertAppTools(workspaceId, flowAppToolRefs(graph));
   const report = await componentGraph(workspaceId, graph);
   const data = withValidation(graph, report);
   assertSize(data);
@@ -430,6 +433,7 @@ export async function updateComponent(
 ): Promise<FlowComponent> {
   const item = await readComponent(workspaceId, componentId);
   const graph = withStartNode({ ...graphOf(item.data), ...definedFields(input) } as Record<string, unknown> & Graph);
+  await assertAppTools(workspaceId, flowAppToolRefs(definedFields(input) as Record<string, unknown>));
   const report = await componentGraph(workspaceId, graph, componentId);
   const data = withValidation(graph, report);
   assertSize(data);

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { epochMs, idOf, queryInt, versionQuery } from '../platform/http/schemas.ts';
 import { llmModel } from './models.ts';
+import { APP_TOOL_DESCRIPTION, refineAppTool } from './app-tools.ts';
 
 /*
  * Conversation flows and shared flow components (scope `agents`). Field sets from the
@@ -136,12 +137,15 @@ const nodes = () => z.array(FlowNode).max(500);
 const tools = () =>
   z
     .array(
-      z.looseObject({
-        type: z.string().min(1).max(64),
-        name: text(64).optional(),
-        tool_id: z.string().max(128).optional(),
-        description: text(10_000).optional(),
-      }),
+      z
+        .looseObject({
+          type: z.string().min(1).max(64),
+          name: text(64).optional(),
+          tool_id: z.string().max(128).optional(),
+          description: text(10_000).optional(),
+        })
+        .describe(APP_TOOL_DESCRIPTION)
+        .superRefine(refineAppTool),
     )
     .max(128);
 const mcps = () => z.array(z.looseObject({ name: text(128).optional(), url: text(2048).optional() })).max(32);

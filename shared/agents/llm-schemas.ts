@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { epochMs, idOf, queryInt, versionQuery as referenceQuery } from '../platform/http/schemas.ts';
 import { llmModel, s2sModel } from './models.ts';
+import { APP_TOOL_DESCRIPTION, refineAppTool } from './app-tools.ts';
 
 /*
  * Response engines: Retell LLMs (wire name `retell-llm`). Field set from the compatible
@@ -9,11 +10,14 @@ import { llmModel, s2sModel } from './models.ts';
  * checked strictly. Schemas are built on first use (z.lazy).
  */
 const toolObject = () =>
-  z.looseObject({
-    type: z.string().min(1).max(64),
-    name: z.string().min(1).max(64).optional(),
-    description: z.string().max(10_000).optional(),
-  });
+  z
+    .looseObject({
+      type: z.string().min(1).max(64),
+      name: z.string().min(1).max(64).optional(),
+      description: z.string().max(10_000).optional(),
+    })
+    .describe(APP_TOOL_DESCRIPTION)
+    .superRefine(refineAppTool);
 
 const stateObject = () =>
   z.looseObject({

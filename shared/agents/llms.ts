@@ -15,6 +15,8 @@ import {
   type VersionRecord,
 } from '../platform/store/versions.ts';
 import { readReferenced, type VersionReference } from './version-references.ts';
+import { llmAppToolRefs } from './app-tools.ts';
+import { assertAppTools } from './app-usages.ts';
 
 /** Retell LLM response engines, versioned like agents (shared/platform/store/versions.ts). */
 const KIND = 'llm' as const;
@@ -45,6 +47,7 @@ export function toLlm(llmId: string, record: VersionRecord): Llm {
 export async function createLlm(workspaceId: string, input: LlmInput, nowMs = Date.now()): Promise<Llm> {
   const llmId = newId('llm');
   const data = checkedLlm({ ...LLM_DEFAULTS, ...definedFields(input) });
+  await assertAppTools(workspaceId, llmAppToolRefs(data));
   const { items, record } = createItems(workspaceId, KIND, llmId, data, nowMs);
   await commit(items);
   return toLlm(llmId, record);
@@ -72,6 +75,9 @@ export async function updateLlm(
 ): Promise<Llm> {
   const draft = await draftFor(workspaceId, KIND, llmId, version, nowMs);
   const record: VersionRecord = { ...draft.record, data: checkedLlm({ ...draft.record.data, ...definedFields(input) }) };
+  // Only the tools sent are checked: an app deleted since (with force_delete) does not block
+  // other edits; agent repair removes its tools.
+  await assertAppTools(workspaceId, llmAppToolRefs(definedFields(input)));
   await commit(writeItems(workspaceId, KIND, llmId, draft.head, record, { isNew: draft.isNew, nowMs }));
   return toLlm(llmId, { ...record, last_modification_timestamp: nowMs });
 }

@@ -1,4 +1,6 @@
+import { ApiError, Unavailable } from '../platform/errors.ts';
 import { wire } from '../platform/naming.ts';
+import { appToolDefinition, executeTool } from '../integrations/index.ts';
 import type { ToolDefinition } from '../vendors/llm/index.ts';
 import { NoSigningKey, webhookSigningSecret } from '../webhooks/index.ts';
 import { fitToTokenLimit, historyMessages, REPLY_MAX_TOKENS } from './context-window.ts';
@@ -61,6 +63,8 @@ export type RuntimeTool =
   | { kind: 'custom'; definition: ToolDefinition; tool: RetellTool }
   | { kind: 'end_call'; definition: ToolDefinition; tool: RetellTool }
   | { kind: 'transfer_call'; definition: ToolDefinition; tool: RetellTool }
+  /** One tool of an integration app (ours: docs/integrations.md, "App tools"). */
+  | { kind: 'app'; definition: ToolDefinition; tool: RetellTool; appId: string; appTool: string }
   /** Moves the conversation: a multi-state LLM's edge, or a flow node's edge. */
   | { kind: 'transition'; definition: ToolDefinition; target: string };
 
@@ -72,8 +76,8 @@ const TRANSFER_WORDS = ['human', 'transfer', 'person', 'representative', 'operat
 const NO_PARAMETERS = { type: 'object', properties: {} };
 
 /**
- * The tools of a Retell LLM (or a flow) the runtime can run: custom functions, end_call
- * and transfer_call. Built-in scheduling, SMS, MCP and the other kinds arrive with their
+ * The tools of a Retell LLM (or a flow) the runtime can run: custom functions, end_call,
+ * transfer_call and app tools (offered with the catalogue tool's parameters). Built-in scheduling, SMS, MCP and the other kinds arrive with their
  * issues; until then they are not offered to the model.
  */
 export function runtimeTools(tools: readonly RetellTool[] | null | undefined): RuntimeTool[] {
@@ -85,6 +89,16 @@ export function runtimeTools(tools: readonly RetellTool[] | null | undefined): R
     if (tool.type === 'custom' && typeof tool.url === 'string') {
       const parameters = (tool.parameters as Record<string, unknown> | undefined) ?? NO_PARAMETERS;
       out.push({ kind: 'custom', tool, definition: { name, ...(description ? { description } : {}), parameters } });
+    } else if (tool.type === 'app' && typeof tool.app_id === 'string' && typeof tool.tool === 'string') {
+      const catalogue = appToolDefinition(tool.tool);
+      if (!catalogue) continue;
+      out.push({
+        kind: 'app',
+        tool,
+        appId: tool.app_id,
+        appTool: tool.tool,
+        definition: { name, description: description ?? catalogue.description, parameters: catalogue.parameters },
+      });
     } else if (tool.type === 'end_call') {
       out.push({
         kind: 'end_call',
@@ -173,7 +187,7 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
       }
       const tool = options.tools.find((candidate) => candidate.definition.name === call.name);
       const args = parseArguments(call.arguments);
-      const mock = tool && (tool.kind === 'custom' || tool.kind === 'transfer_call') ? findToolMock(state.tool_mocks, call.name, args) : undefined;
+      const mock = tool && (tool.kind === 'custom' || tool.kind === 'transfer_call' || tool.kind === 'app') ? findToolMock(state.tool_mocks, call.name, args) : undefined;
       if (tool && mock) {
         // Mocked (the playground): the given output stands in for the function's answer or the
         // transfer's outcome, and nothing runs; a custom function's response variables are read from it.
@@ -203,6 +217,10 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
           result('Error: no number to transfer to', false);
           ranFunction = true;
         }
+      } else if (tool.kind === 'app') {
+        const done = await runAppTool(state, tool.appId, tool.appTool, args);
+        result(done.content, done.successful);
+        ranFunction = true;
       } else {
         const done = await runCustomFunction(state, tool.tool, args);
         result(done.content, done.successful);
@@ -227,6 +245,25 @@ export async function runCustomFunction(state: ConversationState, tool: RetellTo
     throw error;
   }
   return callCustomFunction({ tool: tool as unknown as CustomFunctionTool, args, call: callContext(state), secret });
+}
+
+const APP_RESULT_MAX_CHARS = 8_000;
+
+/**
+ * An app tool call through the integrations domain (the app's vendor API, or the mock
+ * provider's `{mock: true, ...}`): the result the model reads is the tool's JSON answer
+ * (first 8,000 characters). A deleted app, one that needs reconnecting, missing arguments
+ * or a vendor failure are an `Error: …` result, never a failed turn; only an unavailable
+ * store throws, as everywhere in the runtime.
+ */
+export async function runAppTool(state: ConversationState, appId: string, tool: string, args: Record<string, unknown>): Promise<{ content: string; successful: boolean }> {
+  try {
+    const done = await executeTool(state.workspace_id, appId, tool, args);
+    return { content: JSON.stringify(done.result ?? null).slice(0, APP_RESULT_MAX_CHARS), successful: true };
+  } catch (error) {
+    if (error instanceof ApiError && !(error instanceof Unavailable)) return { content: `Error: ${error.message}`, successful: false };
+    throw error;
+  }
 }
 
 /** The `call` of a custom function's body: the call as far as the conversation knows it. */

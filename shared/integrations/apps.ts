@@ -15,25 +15,19 @@ import { isOAuthProvider, isPastedProvider, providerApiBase } from '../vendors/o
 import { appTypes, providerEntry, toolSchemas, TOOLS } from './catalogue.ts';
 import { clientView, sealAppClient, takesOwnClient } from './app-clients.ts';
 import { freshConnection, sealSecrets } from './connections.ts';
-import type { AppView, AuthConfigInput, CreateAppInput, UpdateAppInput } from './schemas.ts';
+import type { AppUsageView, AppView, AuthConfigInput, CreateAppInput, ListAppUsagesInput, UpdateAppInput } from './schemas.ts';
 import {
   appDeleteOp,
   appEntity,
   appPutOp,
-  appUsageKeys,
-  batchDeleteKeys,
   connectionDeleteOp,
   connectionPutOp,
   getConnection,
   queryApps,
-  queryAppUsages,
-  putAppUsage,
-  deleteAppUsage,
   setAppConnectionStatus,
   setConnectionStatus,
   unlinkCrmApp,
   type AppItem,
-  type AppUsageItem,
   type ConnectionItem,
 } from './store.ts';
 
@@ -215,29 +209,49 @@ export async function updateApp(workspaceId: string, appId: string, input: Updat
   return view(next, connection);
 }
 
-function usageView(usage: AppUsageItem) {
-  return {
-    type: usage.kind,
-    ...(usage.kind === 'agent' ? { agent_id: usage.referrer_id, ...(usage.referrer_name ? { agent_name: usage.referrer_name } : {}), agent_versions: usage.agent_versions ?? [] } : {}),
-    ...(usage.kind === 'conversation_flow' ? { conversation_flow_id: usage.referrer_id } : {}),
-    ...(usage.kind === 'knowledge_base' ? { knowledge_base_id: usage.referrer_id } : {}),
-    configured_timestamp: usage.configured_timestamp,
-  };
+/**
+ * What uses an app, as the agents domain computes it (`appUsages` of the agents index,
+ * handed in by the integrations function: integrations does not import agents, whose
+ * engine checks import integrations' narrow entry, app-refs.ts).
+ */
+export type AppUsers = (workspaceId: string, appId: string) => Promise<AppUsageView[]>;
+
+const usageId = (usage: AppUsageView) => usage.agent_id ?? usage.llm_id ?? usage.conversation_flow_id ?? usage.knowledge_base_id ?? '';
+
+/** GET /list-app-usages/{id}: retell-sdk's page, most recently configured first by default. */
+export async function listAppUsages(workspaceId: string, appId: string, query: ListAppUsagesInput, usedBy: AppUsers) {
+  await appEntity.mustGet(workspaceId, appId);
+  const usages = (await usedBy(workspaceId, appId)).sort(
+    (a, b) => a.configured_timestamp - b.configured_timestamp || usageId(a).localeCompare(usageId(b)),
+  );
+  if (query.sort_order === 'descending') usages.reverse();
+  let start = 0;
+  if (query.pagination_key) {
+    const index = usages.findIndex((usage) => usageId(usage) === query.pagination_key);
+    if (index < 0) throw badRequest('Invalid pagination_key');
+    start = index + 1;
+  }
+  const page = usages.slice(start, start + query.limit);
+  const hasMore = start + query.limit < usages.length;
+  return { items: page, has_more: hasMore, ...(hasMore && page.length ? { pagination_key: usageId(page.at(-1)!) } : {}) };
 }
 
-export async function listAppUsages(workspaceId: string, appId: string) {
-  await appEntity.mustGet(workspaceId, appId);
-  const usages = (await queryAppUsages(workspaceId, appId)).sort((a, b) => b.configured_timestamp - a.configured_timestamp);
-  return { items: usages.map(usageView), has_more: false };
-}
+const USAGE_LABEL: Record<AppUsageView['type'], string> = { agent: 'agent', llm: 'Retell LLM', conversation_flow: 'conversation flow', knowledge_base: 'knowledge base' };
 
-/** Deletes an app with its connection and usage records (and the CRM settings' link to it); in use: 409 naming the users, unless forced. */
-export async function deleteApp(workspaceId: string, appId: string, force: boolean): Promise<void> {
+const usageName = (usage: AppUsageView) => `${USAGE_LABEL[usage.type]} ${usageId(usage)}${usage.agent_name ? ` (${usage.agent_name})` : ''}`;
+
+/**
+ * Deletes an app with its connection (and the CRM settings' link to it); in use: 409 naming
+ * the users, unless forced (their app tools then answer the model an error until removed:
+ * POST /repair-agent/{agent_id} drops them).
+ */
+export async function deleteApp(workspaceId: string, appId: string, force: boolean, usedBy: AppUsers): Promise<void> {
   await appEntity.mustGet(workspaceId, appId);
-  const usages = await queryAppUsages(workspaceId, appId);
-  if (usages.length && !force) {
-    const names = usages.map((usage) => `${usage.kind} ${usage.referrer_id}`).join(', ');
-    throw conflict(`App ${appId} is used by ${names}; remove it from them first (or pass force_delete=true)`);
+  if (!force) {
+    const usages = await usedBy(workspaceId, appId);
+    if (usages.length) {
+      throw conflict(`App ${appId} is used by ${usages.map(usageName).join(', ')}; remove it from them first (or pass force_delete=true)`);
+    }
   }
   try {
     await table.transact([appDeleteOp(workspaceId, appId), connectionDeleteOp(workspaceId, appId)]);
@@ -245,26 +259,8 @@ export async function deleteApp(workspaceId: string, appId: string, force: boole
     if (error instanceof TransactionCancelled) throw notFound(`App ${appId} not found`);
     throw error;
   }
-  if (usages.length) await batchDeleteKeys(appUsageKeys(workspaceId, usages));
   // retell-sdk: "If a CRM config is linked to this App, the link is cleared."
   await unlinkCrmApp(workspaceId, appId, Date.now());
-}
-
-/**
- * Records that an agent, flow or knowledge base uses an app (its tools name the app): what
- * list-app-usages answers and what keeps the app from deletion. Other domains call this
- * through the integrations index when they save a configuration naming an app.
- */
-export async function recordAppUsage(
-  workspaceId: string,
-  usage: { app_id: string; kind: AppUsageItem['kind']; referrer_id: string; referrer_name?: string; agent_versions?: number[] },
-): Promise<void> {
-  await appEntity.mustGet(workspaceId, usage.app_id);
-  await putAppUsage(workspaceId, { ...usage, referrer: `${usage.kind}:${usage.referrer_id}`, configured_timestamp: Date.now() });
-}
-
-export async function removeAppUsage(workspaceId: string, appId: string, kind: AppUsageItem['kind'], referrerId: string): Promise<void> {
-  await deleteAppUsage(workspaceId, appId, `${kind}:${referrerId}`);
 }
 
 /** The vendor target of an app: its base URL (tenant or provider default) and a fresh credential. */

@@ -2,11 +2,13 @@
  * The integrations domain's entry (docs/integrations.md): the API operations
  * (functions/integrations.ts), the CRM sync job's step (functions/integration-jobs.ts), the
  * minute refresh (functions/oauth-refresh.ts), and what other domains may use: a fresh
- * access token for a connection (the knowledge bases' kb_sync sources), app usages (agents
- * and flows whose tools name an app), and the CRM push of an analysed call (queueCrmCallPush:
+ * access token for a connection (the knowledge bases' kb_sync sources), running an app's tool
+ * (the conversation runtime's `app` tools: executeTool), and the CRM push of an analysed call (queueCrmCallPush:
  * only a queue message, registered by the call-steps function as a call lifecycle listener).
  */
-export { appTypes, createApp, deleteApp, executeTool, getApp, getToolSchema, listApps, listAppUsages, recordAppUsage, removeAppUsage, testAuth, toolSchemaForApp, updateApp } from './apps.ts';
+export { appTypes, createApp, deleteApp, executeTool, getApp, getToolSchema, listApps, listAppUsages, testAuth, toolSchemaForApp, updateApp } from './apps.ts';
+export type { AppUsers } from './apps.ts';
+export { appToolDefinition, appToolProblems, existingAppIds, type AppToolRef } from './app-refs.ts';
 export { describeConnection, freshAccessToken, freshConnection, refreshConnection, type ConnectionSummary, type UsableConnection } from './connections.ts';
 export {
   crmSchema,

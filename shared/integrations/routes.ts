@@ -15,6 +15,7 @@ import {
   DeleteAppQuery,
   ExecuteBody,
   ListAppsQuery,
+  ListAppUsagesQuery,
   ListSyncJobsQuery,
   MockAuthorizeQuery,
   ProvidersResponse,
@@ -100,8 +101,8 @@ export const integrationRoutes = defineRoutes({ domain: 'integrations', access: 
   },
   listAppUsages: {
     method: 'GET', path: '/list-app-usages/{app_id}', status: 200,
-    summary: 'The agents, flows and knowledge bases whose tools use an app',
-    params: appIdParams, response: AppUsagePage,
+    summary: 'The agents (and the Retell LLMs and flows no agent runs) whose tools use an app, most recently configured first',
+    params: appIdParams, query: ListAppUsagesQuery, response: AppUsagePage,
   },
   testAppAuth: {
     method: 'POST', path: '/test-app-auth/{app_id}', status: 200,

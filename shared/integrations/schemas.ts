@@ -176,21 +176,34 @@ export const ListAppsQuery = z.lazy(() =>
 export const appIdParams = z.lazy(() => z.object({ app_id: appId() }));
 export const DeleteAppQuery = z.lazy(() => z.object({ force_delete: z.enum(['true', 'false']).optional() }));
 
+/** One user of an app (retell-sdk's AgentAppUsage, KnowledgeBaseAppUsage; ours: an LLM or flow no agent runs). */
+export const AppUsage = z.object({
+  type: z.enum(['agent', 'llm', 'conversation_flow', 'knowledge_base']),
+  agent_id: z.string().optional(),
+  agent_name: z.string().optional().describe('The agent\'s current name'),
+  agent_versions: z.array(z.number().int()).optional().describe('The agent versions whose engine version has a tool using the app, largest first'),
+  llm_id: z.string().optional(),
+  conversation_flow_id: z.string().optional(),
+  knowledge_base_id: z.string().optional(),
+  knowledge_base_name: z.string().optional(),
+  configured_timestamp: z.number().int().describe('When the latest of those versions was last modified (ms)'),
+});
+export type AppUsageView = z.infer<typeof AppUsage>;
+
 export const AppUsagePage = z.object({
-  items: z.array(
-    z.object({
-      type: z.enum(['agent', 'conversation_flow', 'knowledge_base']),
-      agent_id: z.string().optional(),
-      agent_name: z.string().optional(),
-      agent_versions: z.array(z.number()).optional(),
-      conversation_flow_id: z.string().optional(),
-      knowledge_base_id: z.string().optional(),
-      configured_timestamp: z.number().int(),
-    }),
-  ),
+  items: z.array(AppUsage),
   has_more: z.boolean(),
   pagination_key: z.string().optional(),
 });
+
+export const ListAppUsagesQuery = z.lazy(() =>
+  z.object({
+    limit: queryInt({ min: 1, max: 1000, default: 100 }),
+    pagination_key: z.string().max(100).optional(),
+    sort_order: z.enum(['ascending', 'descending']).default('descending'),
+  }),
+);
+export type ListAppUsagesInput = z.infer<typeof ListAppUsagesQuery>;
 
 export const ToolSchemaQuery = z.lazy(() => z.object({ provider: z.string().max(50).optional(), type: z.enum(APP_TYPES).optional(), app_id: appId().optional() }));
 

@@ -309,30 +309,11 @@ export async function setAppConnectionStatus(workspaceId: string, appId: string,
   void nowMs;
 }
 
-export interface AppUsageItem {
-  app_id: string;
-  referrer: string;
-  kind: 'agent' | 'conversation_flow' | 'knowledge_base';
-  referrer_id: string;
-  referrer_name?: string;
-  agent_versions?: number[];
-  configured_timestamp: number;
+/** The apps among these IDs that exist in the workspace (strongly consistent batch reads; another workspace's IDs find nothing). */
+export async function getApps(workspaceId: string, appIds: readonly string[]): Promise<AppItem[]> {
+  return appIds.length ? table.batchGet<AppItem>([...new Set(appIds)].map((appId) => keys.integrationApp(workspaceId, appId))) : [];
 }
 
-export async function queryAppUsages(workspaceId: string, appId: string): Promise<AppUsageItem[]> {
-  const partition = keys.integrationAppUsages(workspaceId, appId);
-  return table.queryAll<AppUsageItem>({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
-  });
-}
-
-export const putAppUsage = (workspaceId: string, item: AppUsageItem) =>
-  table.put({ Item: { ...keys.integrationAppUsage(workspaceId, item.app_id, item.referrer), ...item } });
-export const deleteAppUsage = (workspaceId: string, appId: string, referrer: string) => table.delete({ Key: keys.integrationAppUsage(workspaceId, appId, referrer) });
-export const appUsageKeys = (workspaceId: string, usages: readonly AppUsageItem[]): ItemKey[] =>
-  usages.map((usage) => keys.integrationAppUsage(workspaceId, usage.app_id, usage.referrer));
-export const batchDeleteKeys = (itemKeys: readonly ItemKey[]) => table.batchDelete(itemKeys);
 
 // ---------------------------------------------------------------------------------------
 // CRM

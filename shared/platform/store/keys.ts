@@ -653,12 +653,6 @@ export const keys = {
   }),
   integrationApp: (workspaceId: string, appId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, sk: `APP#${appId}` }),
   integrationApps: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, skPrefix: 'APP#' }),
-  /** Something (an agent version, a flow, a knowledge base) whose tools use an app: list-app-usages, and deleting an app in use is 409. */
-  integrationAppUsage: (workspaceId: string, appId: string, referrer: string): ItemKey => ({
-    pk: `${workspacePartition(workspaceId)}#INTEGRATION`,
-    sk: `APPUSE#${appId}#${referrer}`,
-  }),
-  integrationAppUsages: (workspaceId: string, appId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, skPrefix: `APPUSE#${appId}#` }),
   crmProviderConfig: (workspaceId: string, provider: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, sk: `CRMCONFIG#${provider}` }),
   crmProviderConfigs: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, skPrefix: 'CRMCONFIG#' }),
   crmSettings: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#INTEGRATION`, sk: 'CRMSETTINGS' }),

@@ -183,6 +183,11 @@ export function pageBody<T>(
 /** Every version, oldest first. */
 export async function listVersions(workspaceId: string, kind: VersionedKind, id: string): Promise<VersionRecord[]> {
   await getHead(workspaceId, kind, id);
+  return queryVersions(workspaceId, kind, id);
+}
+
+/** Every version, oldest first, of a resource known to exist (one query, no head read; none when it does not). */
+export async function queryVersions(workspaceId: string, kind: VersionedKind, id: string): Promise<VersionRecord[]> {
   return (await queryAll<VersionItem>(keys.resourceVersions(workspaceId, kind, id))).map(recordOf);
 }
 
