@@ -6,6 +6,7 @@ import type { Llm, LlmInput } from '../agents/index.ts';
 import type { ItemKey } from '../platform/store/keys.ts';
 import { table } from '../platform/store/table.ts';
 import { publishedVersion } from '../platform/store/versions.ts';
+import { existingAppIds } from '../integrations/app-refs.ts';
 import { catalogueVoice, DEFAULT_VOICE_ID, DEFAULT_VOICE_MODEL } from '../voices/index.ts';
 import { agentHeadKey, knowledgeBaseKey, workspaceVoiceKey } from './store.ts';
 
@@ -18,7 +19,8 @@ import { agentHeadKey, knowledgeBaseKey, workspaceVoiceKey } from './store.ts';
  *   voice's premium model); unusable `fallback_voice_ids` are dropped;
  * - Retell LLM engine: `knowledge_base_ids` of missing knowledge bases are dropped; tools
  *   (general and per state) are dropped when they name an MCP server the LLM no longer
- *   has (`mcp_id`) or an agent that no longer exists (`agent_swap`).
+ *   has (`mcp_id`), an agent that no longer exists (`agent_swap`) or an integration app
+ *   that no longer exists (`app`: "tools whose app connection has been deleted").
  *
  * `?version=` (a version reference) names the draft to repair; a published version cannot be repaired (400).
  * Without it the latest version is repaired: if it is published, a new draft is branched
@@ -59,7 +61,7 @@ async function agentRepairs(workspaceId: string, agent: Agent): Promise<UpdateAg
   return changes;
 }
 
-type Tool = { type: string; mcp_id?: string; agent_id?: string } & Record<string, unknown>;
+type Tool = { type: string; mcp_id?: string; agent_id?: string; app_id?: string } & Record<string, unknown>;
 type State = { name: string; tools?: Tool[] } & Record<string, unknown>;
 
 /** The engine-level changes a Retell LLM version needs (empty when none). */
@@ -70,6 +72,8 @@ async function llmRepairs(workspaceId: string, llm: Llm): Promise<LlmInput> {
   const allTools = [...generalTools, ...states.flatMap((state) => state.tools ?? [])];
   const swapAgents = [...new Set(allTools.filter((tool) => tool.type === 'agent_swap' && typeof tool.agent_id === 'string').map((tool) => tool.agent_id!))];
 
+  const appIds = [...new Set(allTools.filter((tool) => tool.type === 'app' && typeof tool.app_id === 'string').map((tool) => tool.app_id!))];
+  const apps = await existingAppIds(workspaceId, appIds);
   const found = await existing([
     ...knowledgeBases.map((id) => knowledgeBaseKey(workspaceId, id)),
     ...swapAgents.map((id) => agentHeadKey(workspaceId, id)),
@@ -81,6 +85,7 @@ async function llmRepairs(workspaceId: string, llm: Llm): Promise<LlmInput> {
   );
   const keepTool = (tool: Tool) => {
     if (typeof tool.mcp_id === 'string' && !mcpIds.has(tool.mcp_id)) return false;
+    if (tool.type === 'app' && typeof tool.app_id === 'string') return apps.has(tool.app_id);
     if (tool.type === 'agent_swap' && typeof tool.agent_id === 'string') {
       return found.has(keyText(agentHeadKey(workspaceId, tool.agent_id)));
     }

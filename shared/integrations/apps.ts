@@ -242,13 +242,13 @@ const usageName = (usage: AppUsageView) => `${USAGE_LABEL[usage.type]} ${usageId
 
 /**
  * Deletes an app with its connection (and the CRM settings' link to it); in use: 409 naming
- * the users, unless forced (their app tools then answer the model an error until removed:
+ * the users (most recently configured first, as listed), unless forced (their app tools then answer the model an error until removed:
  * POST /repair-agent/{agent_id} drops them).
  */
 export async function deleteApp(workspaceId: string, appId: string, force: boolean, usedBy: AppUsers): Promise<void> {
   await appEntity.mustGet(workspaceId, appId);
   if (!force) {
-    const usages = await usedBy(workspaceId, appId);
+    const usages = (await usedBy(workspaceId, appId)).sort((a, b) => b.configured_timestamp - a.configured_timestamp || usageId(a).localeCompare(usageId(b)));
     if (usages.length) {
       throw conflict(`App ${appId} is used by ${usages.map(usageName).join(', ')}; remove it from them first (or pass force_delete=true)`);
     }
