@@ -1,5 +1,5 @@
 import { notFound } from '../platform/errors.ts';
-import { keys, type ItemKey } from '../platform/store/keys.ts';
+import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import type { KeptValue, ProviderOptions } from '../vendors/oauth/providers.ts';
 import type { AppType } from './catalogue.ts';
