@@ -44,7 +44,7 @@ export async function measureBatchPasses(log: (line: string) => void): Promise<{
       import('../shared/platform/store/db.ts'),
       import('../local/server.ts'),
       import('../shared/account/workspaces.ts'),
-      import('../shared/batches/index.ts'),
+      import('../shared/batches/scheduler.ts'),
       import('../shared/platform/config.ts'),
     ]);
     await ensureTable(dynamo, tableName);

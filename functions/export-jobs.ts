@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { instrumented } from '../shared/platform/telemetry.ts';
-import { AccountDataJobMessage, runExport, runPrivacyRequest, runRetentionSweep, utcDay } from '../shared/account-data/index.ts';
+import { AccountDataJobMessage, runExport, runPrivacyRequest, runRetentionSweep, utcDay } from '../shared/account-data/jobs.ts';
 import { runPurgeStep, WorkspacePurgeMessage } from '../shared/members/index.ts';
 
 const ExportJobsMessage = z.union([AccountDataJobMessage, WorkspacePurgeMessage]);

@@ -84,7 +84,7 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   // test/cdk/grants-match-code holds to the bundle; nothing here calls a vendor; the calls index
   // carries the knowledge-base store through the conversation's retrieval, hence that grant too).
   // Assets past the request limit are presigned uploads (uploads/*).
-  'account-data': { table: 'readWrite', vendorSecret: 'read', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite', uploads: 'readWrite' },
+  'account-data': { table: 'readWrite', vendorSecret: 'read', exportJobsQueue: ['send'], recordings: 'readWrite', accountObjects: 'readWrite', uploads: 'readWrite' },
   // OAuth clients and pasted credentials (vendor settings), tokens sealed and opened (the
   // envelope's data keys), CRM sync jobs queued.
   // A kb_sync connection's callback starts its first sync on the kb-jobs queue.

@@ -1,7 +1,10 @@
 /**
- * The batches domain's entry: the API operations (functions/batches.ts), the scheduler
- * (functions/batch-tick.ts), the counters' registration with the calls engine, and the
- * dashboard CSV rules for other imports (contacts).
+ * The batches domain's entry: the API operations (functions/batches.ts), the counters'
+ * registration with the calls engine, a privacy erase's work on batch tasks, and the
+ * dashboard CSV rules for other imports (contacts). The scheduler, which dials through the
+ * calls engine, is not exported here: functions/batch-tick.ts imports scheduler.ts itself,
+ * so that importing this entry (account data's privacy erase) never reaches the engine, the
+ * conversation runtime or `ws` (docs/performance.md, 2026-11-24).
  */
 export {
   applyCallLifecycle,
@@ -13,10 +16,8 @@ export {
   startBatchCall,
   stopBatchCall,
 } from './batches.ts';
-export { runBatchPass, runBatchTicks } from './scheduler.ts';
 /** A privacy erase of one number (shared/account-data): its pending tasks skipped, every task to it redacted. */
 export { eraseNumberFromBatchTasks } from './store.ts';
-export type { BatchPassOptions, BatchPassResult, DoNotCallCheck } from './scheduler.ts';
 export { insideWindow, nextOpening } from './windows.ts';
 export { csvPhoneNumber, csvVariableName, parseDashboardCsv } from '../platform/csv.ts';
 export type { CsvRow, CsvSkippedRow, DashboardCsv } from '../platform/csv.ts';

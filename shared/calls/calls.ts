@@ -12,7 +12,7 @@ import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { checkedAgentOverride } from './agent-override.ts';
 import { acquireSlot, releaseSlot, SLOT_RECHECK_MS, sweepDueSlots, sweepSlots, type CallKind, type DueSweepResult, type SlotVerdict } from './concurrency.ts';
 import { DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
-import { batchDialKey, scrubIdempotencyClaim, withIdempotency } from './idempotency.ts';
+import { withIdempotency } from './idempotency.ts';
 import { listCallItems } from './listing.ts';
 import { mediaKind, startMedia, webCallAccess } from './media.ts';
 import {
@@ -25,7 +25,6 @@ import {
   type UpdateCallInput,
 } from './schemas.ts';
 import {
-  deleteCallItem,
   findCallItem,
   getCallItem,
   newCallItem,
@@ -35,7 +34,6 @@ import {
   type EngineState,
 } from './store.ts';
 import { toCallView } from './view.ts';
-import { deleteCallArtifacts } from './scrubbing.ts';
 
 /*
  * The calls API (spec: Calls: detailed shapes). Creating a call checks everything that can
@@ -460,16 +458,6 @@ export async function stopCall(workspaceId: string, callId: string): Promise<Cal
   }
   const ended = await finishCall(call, { status: 'ended', reason: 'manual_stopped' });
   return toCallView(ended ?? (await getCallItem(workspaceId, callId)));
-}
-
-export async function deleteCall(workspaceId: string, callId: string): Promise<void> {
-  const old = await deleteCallItem(workspaceId, callId);
-  await deleteCallArtifacts(old);
-  // A stored idempotent answer with the call (create-phone-call, register-phone-call, a batch dial) keeps only its ID.
-  const claim = old.idempotency_claim ?? (old.engine?.batch ? sha256(batchDialKey(old.engine.batch.batch_call_id, old.engine.batch.task_index)) : undefined);
-  if (claim) await scrubIdempotencyClaim(workspaceId, claim, callId);
-  // A call deleted while still running gives its slot back (the release is once-only).
-  if (old.engine?.slot && (old.call_status === 'registered' || old.call_status === 'ongoing')) await releaseSlot(workspaceId, callId);
 }
 
 export async function rerunCallAnalysis(workspaceId: string, callId: string): Promise<CallView> {

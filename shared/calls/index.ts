@@ -9,13 +9,13 @@ export {
   backfillCallAnalysis,
   createPhoneCall,
   createWebCall,
-  deleteCall,
   listCalls,
   registerPhoneCall,
   rerunCallAnalysis,
   stopCall,
   updateCall,
 } from './calls.ts';
+export { deleteCall } from './deletion.ts';
 export { runCallStep } from './engine.ts';
 export { runCallQueueMessage } from './queue-consumer.ts';
 export { CallQueueMessageSchema, CallStepSchema, type CallQueueMessage, type CallStepMessage } from './schedule.ts';

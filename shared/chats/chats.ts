@@ -15,13 +15,11 @@ import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { chatCost } from './cost.ts';
 import { analyzeChat, sendChatEvent } from './events.ts';
-import { listChatItems, type SmsNumbers } from './listing.ts';
-import { DATA_STORAGE_SETTINGS, type ChatMessage, type ChatType, type ChatView, type CreateChatInput, type ListChatsInput, type UpdateChatInput } from './schemas.ts';
+import { DATA_STORAGE_SETTINGS, type ChatMessage, type ChatType, type ChatView, type CreateChatInput, type UpdateChatInput } from './schemas.ts';
 import {
   chatMessages,
   claimTurn,
   commitTurn,
-  deleteChatItems,
   getChatItem,
   markEnded,
   newChatItem,
@@ -32,6 +30,7 @@ import {
   type ChatItem,
   type MessageItem,
 } from './store.ts';
+import { getChat, onOngoingChatDeleted } from './stored-chats.ts';
 import { toChatView, toMessage } from './view.ts';
 
 /*
@@ -93,6 +92,9 @@ function messagesOf(events: readonly TranscriptEvent[], after: number, nowMs: nu
     } as MessageItem;
   });
 }
+
+// An ongoing chat deleted (its own route, a privacy erase, retention) lets its runtime go in this process.
+onOngoingChatDeleted((chatId) => closeConversation({ call_id: chatId }));
 
 const endFields = (nowMs: number, startMs: number) => ({ chat_status: 'ended' as const, end_timestamp: nowMs, duration_ms: nowMs - startMs });
 
@@ -243,24 +245,6 @@ export async function endChat(workspaceId: string, chatId: string): Promise<Chat
   return toChatView(await getChatItem(workspaceId, chatId));
 }
 
-export async function getChat(workspaceId: string, chatId: string): Promise<ChatView> {
-  const chat = await getChatItem(workspaceId, chatId);
-  return toChatView(chat, await chatMessages(chatId));
-}
-
-/** retell-sdk's `chat.list` (POST /v3/list-chats) reads a page; GET /list-chats answers the array. */
-export async function listChats(workspaceId: string, input: ListChatsInput, options: { page: boolean; smsOnly?: boolean; numbers?: SmsNumbers }) {
-  const { items, hasMore, total } = await listChatItems(workspaceId, input, { smsOnly: options.smsOnly, numbers: options.numbers });
-  const views = items.map((item) => toChatView(item));
-  if (!options.page) return views;
-  return {
-    items: views,
-    has_more: hasMore,
-    ...(hasMore && views.length ? { pagination_key: views.at(-1)!.chat_id } : {}),
-    ...(total !== undefined ? { total } : {}),
-  };
-}
-
 /**
  * update-chat: metadata, custom attributes (merged), the data storage setting (never to a
  * less restrictive one) and `override_dynamic_variables` (merged over the chat's variables
@@ -285,11 +269,6 @@ export async function updateChat(workspaceId: string, chatId: string, input: Upd
   };
   const updated = await updateChatFields(workspaceId, chatId, fields);
   return toChatView(updated, await chatMessages(chatId));
-}
-
-export async function deleteChat(workspaceId: string, chatId: string): Promise<void> {
-  const old = await deleteChatItems(workspaceId, chatId);
-  if (old.chat_status === 'ongoing') closeConversation({ call_id: chatId });
 }
 
 /** Runs the post-chat analysis again (ended chats only) and answers the chat with it. */

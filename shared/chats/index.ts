@@ -2,7 +2,8 @@
  * The chats domain's entry: the API operations (functions/chats.ts) and what other domains
  * (the SMS part: it only adds transport) may use.
  */
-export { completeChat, deleteChat, endChat, getChat, listChats, rerunChatAnalysis, startChat, updateChat } from './chats.ts';
+export { completeChat, endChat, rerunChatAnalysis, startChat, updateChat } from './chats.ts';
+export { deleteChat, getChat, listChats } from './stored-chats.ts';
 export type { StartChatOptions } from './chats.ts';
 export { completionEvents, playgroundCompletion, playgroundSimulation } from './playground.ts';
 export { newestMessages } from './store.ts';

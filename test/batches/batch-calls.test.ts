@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
-import { runBatchPass } from '../../shared/batches/index.ts';
+import { runBatchPass } from '../../shared/batches/scheduler.ts';
 import { csvPhoneNumber, csvVariableName, parseDashboardCsv } from '../../shared/platform/csv.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
-import { insideWindow, nextOpening, runBatchPass } from '../../shared/batches/index.ts';
+import { insideWindow, nextOpening } from '../../shared/batches/index.ts';
+import { runBatchPass } from '../../shared/batches/scheduler.ts';
 import { CLAIM_RETRY_MS } from '../../shared/batches/pass.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { paymentRequired } from '../../shared/platform/errors.ts';

@@ -100,6 +100,8 @@ describe('the layout', () => {
     ['shared/contacts/contacts.ts', "import { getCall } from '../calls/history.ts';"],
     ['shared/contacts/contacts.ts', "import { getAgent } from '../agents/records.ts';"],
     ['shared/agents/llms.ts', "import { executeTool } from '../integrations/apps.ts';"],
+    ['shared/account-data/exports.ts', "import { listChats } from '../chats/stored-chats.ts';"],
+    ['shared/account-data/privacy.ts', "import { deleteCall } from '../calls/deletion.ts';"],
     ['shared/platform/auth/credentials.ts', "import { db } from '../store/db.ts';"],
   ])('refuses %s importing %s', async (filePath, code) => {
     expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toHaveLength(1);
@@ -113,6 +115,8 @@ describe('the layout', () => {
     ['shared/numbers/phone-numbers.ts', "import { takeDialToken } from './cps-limiter.ts';"],
     ['shared/batches/batches.ts', "import { onCallLifecycle } from '../calls/records.ts';"],
     ['shared/agents/app-usages.ts', "import { appToolProblems } from '../integrations/app-refs.ts';"],
+    ['shared/account-data/privacy.ts', "import { deleteCall } from '../calls/erasure.ts';"],
+    ['shared/account-data/exports.ts', "import { listChats } from '../chats/records.ts';"],
     ['shared/vendors/telephony/mock.ts', "import { canonicalE164 } from '../../platform/phone.ts';"],
   ])('allows %s importing %s', async (filePath, code) => {
     expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toEqual([]);

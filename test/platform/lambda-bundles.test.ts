@@ -21,7 +21,7 @@ const bundles: Record<string, { file: string; metafile: Metafile }> = {};
 
 beforeAll(async () => {
   const cdk = readCdkBundling();
-  for (const name of ['account', 'numbers', 'contacts']) {
+  for (const name of ['account', 'numbers', 'contacts', 'export-jobs', 'account-data']) {
     const file = join(dir, name, 'index.mjs');
     const result = await build({ ...esbuildOptions(cdk, `functions/${name}.ts`, file), logLevel: 'silent' });
     bundles[name] = { file, metafile: result.metafile! };
@@ -81,13 +81,35 @@ describe('deployed Lambda bundles', () => {
     expect(inputs.filter((input) => /^shared\/(calls\/(index|engine|media|recordings)|conversation\/)|node_modules\/(ws|livekit-server-sdk|@livekit)\//.test(input))).toEqual([]);
   });
 
+  it('keep the conversation runtime, ws and the calls engine out of export-jobs and account-data (chats/records.ts, calls/erasure.ts)', () => {
+    for (const name of ['export-jobs', 'account-data']) {
+      const inputs = Object.keys(bundles[name]!.metafile.inputs);
+      expect(inputs, name).toContain('shared/chats/records.ts');
+      expect(inputs, name).toContain('shared/calls/erasure.ts');
+      expect(
+        inputs.filter((input) => /^shared\/(calls\/(index|calls|engine)|chats\/(index|chats|sms)|batches\/scheduler|conversation\/[\w-]+)\.ts$|node_modules\/ws\//.test(input)),
+        name,
+      ).toEqual([]);
+      // Recordings name the media adapter, whose LiveKit client is never called here: esbuild drops all but its import stubs.
+      const output = Object.values(bundles[name]!.metafile.outputs).find((candidate) => candidate.entryPoint)!;
+      const liveKitBytes = Object.entries(output.inputs)
+        .filter(([input]) => /node_modules\/(@livekit|livekit-server-sdk)\//.test(input))
+        .reduce((sum, [, { bytesInOutput }]) => sum + bytesInOutput, 0);
+      expect(liveKitBytes, name).toBeLessThan(1024);
+    }
+    // An export job runs no API route: none of the settings, assets or uploads account-data's index holds.
+    const jobInputs = Object.keys(bundles['export-jobs']!.metafile.inputs);
+    expect(jobInputs.filter((input) => /^shared\/account-data\/(index|settings|assets|asset-uploads|audio-length)\.ts$|node_modules\/music-metadata\//.test(input))).toEqual([]);
+  });
+
   it('keep only the AWS commands Parley sends', () => {
-    for (const { metafile } of Object.values(bundles)) {
+    for (const [name, { metafile }] of Object.entries(bundles)) {
       const inputs = Object.keys(metafile.inputs);
       expect(inputs.filter((input) => /@aws-sdk\/client-dynamodb\/dist-es\/(DynamoDB|commands\/ListTablesCommand)\.js$/.test(input))).toEqual([]);
       expect(inputs.filter((input) => /@aws-sdk\/client-kms\/dist-es\/KMS\.js$/.test(input))).toEqual([]);
       expect(inputs.filter((input) => input.includes('lambda-sdk/client-dynamodb.js'))).toHaveLength(1);
       // Sessions take jose's sign and verify entry points, not its index (which kept JWE, JWKS, ...).
+      if (name === 'export-jobs') continue; // no HTTP gate, no sessions
       expect(inputs.filter((input) => /jose\/dist\/webapi\/(index|jwe\/|jwks\/)/.test(input))).toEqual([]);
       expect(inputs.filter((input) => /jose\/dist\/webapi\/jwt\/(sign|verify)\.js$/.test(input))).toHaveLength(2);
     }
