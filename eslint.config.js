@@ -85,8 +85,9 @@ export default tseslint.config(
     },
   },
   ...DOMAINS.map((domain) => ({
-    // A domain reaches another only through its index.ts (or the calls domain's narrow
-    // entry, calls/records.ts: docs/architecture.md), and never the local runtime.
+    // A domain reaches another only through its index.ts (or a narrow entry: the calls
+    // domain's calls/records.ts, the agents domain's agents/bindings.ts; docs/architecture.md),
+    // and never the local runtime.
     files: [`shared/${domain}/**`],
     rules: {
       // Domain code decides by the kind of error it caught, never by its HTTP status.
@@ -106,8 +107,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: `^\\.\\./(?!platform/|vendors/|${domain}/|calls/records\\.ts$)[\\w-]+/(?!index\\.ts$)`,
-              message: `Import another domain through its index.ts, or calls/records.ts (from ${domain}).`,
+              regex: `^\\.\\./(?!platform/|vendors/|${domain}/|calls/records\\.ts$|agents/bindings\\.ts$)[\\w-]+/(?!index\\.ts$)`,
+              message: `Import another domain through its index.ts, or a narrow entry: calls/records.ts, agents/bindings.ts (from ${domain}).`,
             },
             { regex: '^\\.\\./\\.\\./', message: 'A domain never imports outside shared/ (local stand-ins are injected).' },
             { regex: '^\\.\\./(route-table|openapi)\\.ts$', message: 'The route table sits above the domains.' },

@@ -99,6 +99,8 @@ describe('the layout', () => {
     ['shared/numbers/phone-numbers.ts', "import { db } from '../platform/store/db.ts';"],
     ['shared/contacts/contacts.ts', "import { getCall } from '../calls/history.ts';"],
     ['shared/contacts/contacts.ts', "import { getAgent } from '../agents/records.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { assertRunnable } from '../agents/runnable.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { assertRunnable } from '../calls/bindings.ts';"],
     ['shared/platform/auth/credentials.ts', "import { db } from '../store/db.ts';"],
   ])('refuses %s importing %s', async (filePath, code) => {
     expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toHaveLength(1);
@@ -111,6 +113,7 @@ describe('the layout', () => {
     ['shared/numbers/phone-numbers.ts', "import { telephonyProvider } from '../vendors/telephony/index.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { takeDialToken } from './cps-limiter.ts';"],
     ['shared/batches/batches.ts', "import { onCallLifecycle } from '../calls/records.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { assertRunnable } from '../agents/bindings.ts';"],
     ['shared/vendors/telephony/mock.ts', "import { canonicalE164 } from '../../platform/phone.ts';"],
   ])('allows %s importing %s', async (filePath, code) => {
     expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toEqual([]);
