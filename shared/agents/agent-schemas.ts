@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { epochMs, idOf, queryInt, versionQuery } from '../platform/http/schemas.ts';
 import { llmModel } from './models.ts';
 import { config, responseEngine, sharedAgentFields, webhookEvents } from './agent-fields.ts';
+import { tagName } from './tag-name.ts';
 
 export { LANGUAGES, RETELL_LLM_ENGINE, type ResponseEngine } from './agent-fields.ts';
 
@@ -126,13 +127,7 @@ export const AgentVersionSummary = z.lazy(() =>
 );
 export type AgentVersionSummary = z.infer<typeof AgentVersionSummary>;
 
-const TAG_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-export const tagName = () =>
-  z
-    .string()
-    .regex(TAG_NAME, 'Must be 1 to 64 letters, digits, "_", "-" or ".", starting with a letter or digit')
-    .refine((name) => !/^\d+$/.test(name), 'Must not be a number (numbers name versions)')
-    .refine((name) => name !== 'latest' && name !== 'latest_published', 'Must not be "latest" or "latest_published"');
+export { tagName };
 
 const tagVariables = () => z.record(z.string().min(1).max(128), z.string().max(10_000)).refine((v) => Object.keys(v).length <= 100, 'Must have at most 100 variables');
 

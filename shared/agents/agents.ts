@@ -10,7 +10,7 @@ import {
   type ListOptions,
 } from './agent-versions.ts';
 import { badRequest, conflict, invalidPaginationKey, notFound, VersionNotFound } from '../platform/errors.ts';
-import { findAgentTag, readReferenced, resolveReference, toTag, type VersionReference } from './version-references.ts';
+import { findAgentTag, readReferenced, toTag, type VersionReference } from './version-references.ts';
 import { newId } from '../platform/ids.ts';
 import { assertAgentUnreferenced } from './references.ts';
 import { toChatAgent } from './chat-agents.ts';
@@ -287,17 +287,7 @@ function flatten(value: unknown, prefix = '', out = new Map<string, unknown>()):
   return out;
 }
 
-/** `latest`, `latest_published`, a version number or a tag name → one concrete version. */
-export async function resolveAgentVersion(workspaceId: string, agentId: string, reference: VersionReference) {
-  const { record, resolvedFrom, tag } = await resolveReference(workspaceId, KIND, agentId, reference);
-  return {
-    agent_id: agentId,
-    version: record.version,
-    is_published: record.is_published,
-    resolved_from: resolvedFrom,
-    ...(tag ? { tag: tag.name, variables: tag.variables } : {}),
-  };
-}
+export { resolveAgentVersion } from './version-references.ts';
 
 // ---------------------------------------------------------------------------------------
 // Environment tags: a name for a version, with variables for calls that choose it.

@@ -1,7 +1,8 @@
 import { badRequest, conflict, invalidPaginationKey } from '../platform/errors.ts';
 import { idPattern, newId } from '../platform/ids.ts';
 import { definedFields } from '../platform/objects.ts';
-import { SINGLE_EDGE_FIELDS, type CreateComponentInput, type FlowComponent, type UpdateComponentInput } from './flow-schemas.ts';
+import type { CreateComponentInput, FlowComponent, UpdateComponentInput } from './flow-schemas.ts';
+import { SINGLE_EDGE_FIELDS } from './flow-graph-fields.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import { listHeads, MAX_DATA_BYTES, type TransactItem } from '../platform/store/versions.ts';

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { epochMs, idOf, queryInt, versionQuery } from '../platform/http/schemas.ts';
 import { llmModel } from './models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from './app-tools.ts';
+import { SINGLE_EDGE_FIELDS } from './flow-graph-fields.ts';
 
 /*
  * Conversation flows and shared flow components (scope `agents`). Field sets from the
@@ -32,8 +33,7 @@ export const NODE_TYPES = [
   'cancel_transfer',
 ] as const;
 
-/** Node fields that hold one edge; `edges` holds a list of them. */
-export const SINGLE_EDGE_FIELDS = ['always_edge', 'else_edge', 'skip_response_edge', 'edge', 'success_edge', 'failed_edge'] as const;
+export { SINGLE_EDGE_FIELDS };
 
 const config = () => z.looseObject({});
 const nodeId = () => z.string().min(1).max(128);

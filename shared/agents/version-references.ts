@@ -30,6 +30,18 @@ export function resolveReference(workspaceId: string, kind: VersionedKind, id: s
   return resolveVersion(workspaceId, kind, id, reference, tagLookup(workspaceId, kind, id));
 }
 
+/** A voice agent's `latest`, `latest_published`, version number or tag name → one concrete version. */
+export async function resolveAgentVersion(workspaceId: string, agentId: string, reference: VersionReference) {
+  const { record, resolvedFrom, tag } = await resolveReference(workspaceId, 'agent', agentId, reference);
+  return {
+    agent_id: agentId,
+    version: record.version,
+    is_published: record.is_published,
+    resolved_from: resolvedFrom,
+    ...(tag ? { tag: tag.name, variables: tag.variables } : {}),
+  };
+}
+
 /** The record of the version a reference names (absent: the latest). */
 export async function readReferenced(workspaceId: string, kind: VersionedKind, id: string, reference: VersionReference | undefined) {
   return (await resolveReference(workspaceId, kind, id, reference)).record;

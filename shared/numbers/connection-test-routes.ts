@@ -1,4 +1,5 @@
 import { defineRoutes } from '../platform/http/route.ts';
+import { lazySchema } from '../platform/http/schemas.ts';
 import * as z from 'zod';
 import { SipConnectionResult, sipTransport, sipUri } from './connection-test-schemas.ts';
 
@@ -7,7 +8,7 @@ export const connectionTestRoutes = defineRoutes({ domain: 'numbers', access: 'n
     method: 'POST', path: '/test-sip-connection', status: 200,
     throttle: 'outbound',
     summary: 'Send SIP OPTIONS to a termination URI and report whether and how it answered',
-    body: z.lazy(() =>
+    body: lazySchema(() =>
       z.object({
         termination_uri: sipUri(),
         transport: sipTransport().optional().describe('Overrides the URI’s transport; default: the URI’s, else TCP (TLS for sips:)'),

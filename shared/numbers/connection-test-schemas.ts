@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { SIP_URI_MESSAGE, isSipUri } from './sip-options.ts';
 
 /** SIP connection tests (SIP OPTIONS to a termination URI) (scope `numbers`). */
@@ -12,7 +13,7 @@ export const sipTransport = () =>
     .enum(['tcp', 'udp', 'tls', 'TCP', 'UDP', 'TLS'])
     .transform((value) => value.toLowerCase() as 'tcp' | 'udp' | 'tls');
 
-export const SipConnectionResult = z.lazy(() =>
+export const SipConnectionResult = lazySchema(() =>
   z.object({
     reachable: z.boolean().describe('A final SIP response came back (any status: a 403 still proves a SIP server answers)'),
     status_code: z.number().int().nullable(),

@@ -1,6 +1,6 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
-import { queryInt } from '../platform/http/schemas.ts';
+import { lazySchema, queryInt } from '../platform/http/schemas.ts';
 import { e164, isoCountry } from './validation.ts';
 import { SipConnectionResult } from './connection-test-schemas.ts';
 import { AvailableNumber, CreatePhoneNumberBody, ImportPhoneNumberBody, NUMBER_PROVIDERS, numberParams, PhoneNumber, PhoneNumberBinding, PutBindingBody, UpdatePhoneNumberBody } from './phone-number-schemas.ts';
@@ -25,14 +25,14 @@ export const phoneNumberRoutes = defineRoutes({ domain: 'numbers', access: 'numb
     method: 'GET', path: '/v2/list-phone-numbers', aliases: [{ method: 'GET', path: '/list-phone-numbers' }],
     status: 200,
     summary: 'List phone numbers a page at a time (the compatible client’s page), newest first',
-    query: z.lazy(() =>
+    query: lazySchema(() =>
       z.object({
         limit: queryInt({ min: 1, max: 1000, default: 1000 }),
         pagination_key: e164().optional(),
         sort_order: z.enum(['ascending', 'descending']).default('descending'),
       }),
     ),
-    response: z.lazy(() => z.object({ has_more: z.boolean(), items: z.array(PhoneNumber), pagination_key: z.string().optional() })),
+    response: lazySchema(() => z.object({ has_more: z.boolean(), items: z.array(PhoneNumber), pagination_key: z.string().optional() })),
   },
   updatePhoneNumber: {
     method: 'PATCH', path: '/update-phone-number/{phone_number}', status: 200,
@@ -47,7 +47,7 @@ export const phoneNumberRoutes = defineRoutes({ domain: 'numbers', access: 'numb
     method: 'GET', path: '/search-phone-numbers', status: 200,
     throttle: 'vendor',
     summary: 'Search numbers available to buy (country, area code, digits it contains)',
-    query: z.lazy(() =>
+    query: lazySchema(() =>
       z.object({
         country: isoCountry().optional(),
         country_code: isoCountry().optional(),
@@ -58,7 +58,7 @@ export const phoneNumberRoutes = defineRoutes({ domain: 'numbers', access: 'numb
         limit: queryInt({ min: 1, max: 50, default: 20 }),
       }),
     ),
-    response: z.lazy(() => z.array(AvailableNumber)),
+    response: lazySchema(() => z.array(AvailableNumber)),
   },
   provisionPhoneNumber: {
     method: 'POST', path: '/provision-phone-number/{phone_number}', status: 200,
@@ -71,7 +71,7 @@ export const phoneNumberRoutes = defineRoutes({ domain: 'numbers', access: 'numb
     throttle: 'outbound',
     summary: 'Send SIP OPTIONS to an imported number’s termination URI (over its transport) and report whether and how it answered',
     params: numberParams,
-    body: z.lazy(() => z.object({ timeout_ms: z.number().int().min(500).max(10_000).default(5000) })),
+    body: lazySchema(() => z.object({ timeout_ms: z.number().int().min(500).max(10_000).default(5000) })),
     response: SipConnectionResult,
   },
   getPhoneNumberBindings: {

@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { epochMs, httpUrl } from '../platform/http/schemas.ts';
+import { epochMs, httpUrl, lazySchema } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
 import { addressList, countryList, e164, sipUri } from './validation.ts';
-import { tagName } from '../agents/index.ts';
+import { tagName } from '../agents/bindings.ts';
 
 /*
  * Phone numbers: the number (E.164) is its own ID. Field set: the compatible client's
@@ -82,7 +82,7 @@ const numberFields = () => ({
 
 const optionalNumberFields = () => z.object(numberFields()).partial().shape;
 
-export const ImportPhoneNumberBody = z.lazy(() =>
+export const ImportPhoneNumberBody = lazySchema(() =>
   z.object({
     ...optionalNumberFields(),
     phone_number: e164(),
@@ -95,7 +95,7 @@ export const ImportPhoneNumberBody = z.lazy(() =>
 );
 export type ImportPhoneNumberInput = z.infer<typeof ImportPhoneNumberBody>;
 
-export const CreatePhoneNumberBody = z.lazy(() =>
+export const CreatePhoneNumberBody = lazySchema(() =>
   z.object({
     ...optionalNumberFields(),
     phone_number: e164().optional(),
@@ -107,7 +107,7 @@ export const CreatePhoneNumberBody = z.lazy(() =>
 );
 export type CreatePhoneNumberInput = z.infer<typeof CreatePhoneNumberBody>;
 
-export const UpdatePhoneNumberBody = z.lazy(() =>
+export const UpdatePhoneNumberBody = lazySchema(() =>
   z.object({
     ...optionalNumberFields(),
     termination_uri: sipUri().optional(),
@@ -122,7 +122,7 @@ export type UpdatePhoneNumberInput = z.infer<typeof UpdatePhoneNumberBody>;
 const agentEntry = () =>
   z.object({ agent_id: z.string(), weight: z.number(), agent_version: z.union([z.number(), z.string()]).optional() });
 
-export const PhoneNumber = z.lazy(() =>
+export const PhoneNumber = lazySchema(() =>
   z.looseObject({
     phone_number: z.string(),
     phone_number_pretty: z.string(),
@@ -164,7 +164,7 @@ export const PhoneNumber = z.lazy(() =>
 );
 export type PhoneNumber = z.infer<typeof PhoneNumber>;
 
-export const AvailableNumber = z.lazy(() =>
+export const AvailableNumber = lazySchema(() =>
   z.object({
     phone_number: z.string(),
     phone_number_pretty: z.string(),
@@ -186,7 +186,7 @@ const resolvedEntry = () =>
     resolved_version: z.number().int().nullable(),
   });
 
-export const PhoneNumberBinding = z.lazy(() =>
+export const PhoneNumberBinding = lazySchema(() =>
   z.object({
     phone_number: z.string(),
     inbound_agent_version: z.union([z.number(), z.string()]).nullable(),
@@ -197,11 +197,11 @@ export const PhoneNumberBinding = z.lazy(() =>
 );
 export type PhoneNumberBinding = z.infer<typeof PhoneNumberBinding>;
 
-export const PutBindingBody = z.lazy(() =>
+export const PutBindingBody = lazySchema(() =>
   z.object({
     inbound_agent_version: versionReference().nullable().optional(),
     outbound_agent_version: versionReference().nullable().optional(),
   }),
 );
 
-export const numberParams = z.lazy(() => z.object({ phone_number: e164() }));
+export const numberParams = lazySchema(() => z.object({ phone_number: e164() }));

@@ -1,5 +1,5 @@
-import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/index.ts';
-import { assertRunnable, resolveAgentVersion } from '../agents/index.ts';
+import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/bindings.ts';
+import { assertRunnable, resolveAgentVersion } from '../agents/bindings.ts';
 import { checkWithSettings, config } from '../platform/config.ts';
 import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { ApiError, badRequest, conflict, Invalid, invalidPaginationKey, NotFound, VendorFailed } from '../platform/errors.ts';

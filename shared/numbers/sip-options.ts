@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { promises as dns } from 'node:dns';
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import type { Socket as UdpSocket } from 'node:dgram';
 import { isIP, Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { badRequest } from '../platform/errors.ts';
@@ -22,6 +21,11 @@ import { EgressNetworkError, EgressRefused, resolveDestination, type Resolver } 
  * `reachable` is true when the far end answered with any final SIP response: a 403 or 404
  * still proves a SIP server is listening there (what the check is for); the status tells
  * the caller whether it also accepts us.
+ *
+ * node:dns and node:dgram are imported when a probe needs them, not with the module: they
+ * are not among the built-ins every function loads anyway (node:net and node:tls come with
+ * the AWS SDK's node:https), and loading them cost the numbers function's cold import about
+ * 3 ms (docs/performance.md, 2026-11-24, "numbers at 1.6×").
  */
 
 export type SipTransport = 'tcp' | 'udp' | 'tls';
@@ -221,7 +225,8 @@ async function resolveTarget(uri: SipUri, transport: SipTransport, deadline: num
     const service = transport === 'tls' ? '_sips._tcp' : transport === 'udp' ? '_sip._udp' : '_sip._tcp';
     // SRV is optional (most trunks publish only A records): a slow or failing SRV lookup
     // falls back to A/AAAA with time left for it.
-    const resolver = new dns.Resolver({ timeout: Math.max(100, Math.min(2000, Math.floor((deadline - Date.now()) / 3))), tries: 1 });
+    const { Resolver } = (await import('node:dns')).promises;
+    const resolver = new Resolver({ timeout: Math.max(100, Math.min(2000, Math.floor((deadline - Date.now()) / 3))), tries: 1 });
     if (dnsServers) resolver.setServers(dnsServers);
     const records = await resolver.resolveSrv(`${service}.${uri.host}`).catch(() => []);
     const best = records.sort((a, b) => a.priority - b.priority || b.weight - a.weight)[0];
@@ -425,7 +430,8 @@ function exchangeStream(
   });
 }
 
-function exchangeUdp(uri: SipUri, target: Target, deadline: number, timeoutMs: number): Promise<Answer> {
+async function exchangeUdp(uri: SipUri, target: Target, deadline: number, timeoutMs: number): Promise<Answer> {
+  const { createSocket } = await import('node:dgram');
   return new Promise<Answer>((resolve, reject) => {
     let settled = false;
     let sentAt = 0;

@@ -1,6 +1,6 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
-import { queryInt } from '../platform/http/schemas.ts';
+import { lazySchema, queryInt } from '../platform/http/schemas.ts';
 import { BrandedCallerId, brandedCallerIdParams, CreateBrandedCallerIdBody, CreateSipTrunkBody, CreateVerifiedNumberBody, Kyc, PostKycBody, ProviderOperation, SipOrigination, SipTrunk, sipTrunkIdParams, UpdateSipTrunkBody, VerifiedNumber, verifiedNumberParams } from './telephony-schemas.ts';
 
 export const telephonyRoutes = defineRoutes({ domain: 'numbers', access: 'numbers' }, {
@@ -26,7 +26,7 @@ export const telephonyRoutes = defineRoutes({ domain: 'numbers', access: 'number
   },
   listSipTrunks: {
     method: 'GET', path: '/list-sip-trunks', status: 200,
-    summary: 'List SIP trunks, oldest first', response: z.lazy(() => z.array(SipTrunk)),
+    summary: 'List SIP trunks, oldest first', response: lazySchema(() => z.array(SipTrunk)),
   },
   getSipTrunk: {
     method: 'GET', path: '/get-sip-trunk/{id}', status: 200,
@@ -49,7 +49,7 @@ export const telephonyRoutes = defineRoutes({ domain: 'numbers', access: 'number
   },
   listBrandedCallerIds: {
     method: 'GET', path: '/list-branded-caller-ids', status: 200,
-    summary: 'List branded caller IDs, oldest first', response: z.lazy(() => z.array(BrandedCallerId)),
+    summary: 'List branded caller IDs, oldest first', response: lazySchema(() => z.array(BrandedCallerId)),
   },
   refreshBrandedCallerId: {
     method: 'POST', path: '/refresh-branded-caller-id/{id}', status: 200,
@@ -69,7 +69,7 @@ export const telephonyRoutes = defineRoutes({ domain: 'numbers', access: 'number
   },
   listVerifiedNumbers: {
     method: 'GET', path: '/list-verified-numbers', status: 200,
-    summary: 'List verified numbers, oldest first', response: z.lazy(() => z.array(VerifiedNumber)),
+    summary: 'List verified numbers, oldest first', response: lazySchema(() => z.array(VerifiedNumber)),
   },
   refreshVerifiedNumber: {
     method: 'POST', path: '/refresh-verified-number/{id}', status: 200,
@@ -84,7 +84,7 @@ export const telephonyRoutes = defineRoutes({ domain: 'numbers', access: 'number
   listTelephonyOperations: {
     method: 'GET', path: '/telephony/operations', status: 200,
     summary: 'The telephony provider operation log (requests made to carriers), newest first',
-    query: z.lazy(() => z.object({ limit: queryInt({ min: 1, max: 1000, default: 100 }) })),
-    response: z.lazy(() => z.array(ProviderOperation)),
+    query: lazySchema(() => z.object({ limit: queryInt({ min: 1, max: 1000, default: 100 }) })),
+    response: lazySchema(() => z.array(ProviderOperation)),
   },
 });

@@ -1,12 +1,12 @@
 import { MASKED_SECRET } from '../platform/masking.ts';
 import * as z from 'zod';
-import { epochMs, idOf } from '../platform/http/schemas.ts';
+import { epochMs, idOf, lazySchema } from '../platform/http/schemas.ts';
 import { addressList, e164, isoCountry, sipUri } from './validation.ts';
 
 /*
  * Telephony: SIP origination, SIP trunks, branded caller IDs, verified numbers, KYC and
  * the provider operation log (scope `numbers`; KYC is an account matter and needs
- * `admin`). Schemas are built on first use (z.lazy).
+ * `admin`). Schemas are built on first use (lazySchema).
  */
 
 const text = (max: number) => z.string().trim().min(1).max(max);
@@ -32,10 +32,10 @@ const kycSubmissionFields = () => ({
   contact_email: z.string().trim().max(254).pipe(z.email({ error: 'Must be an email address' })),
 });
 
-export const KycSubmissionBody = z.lazy(() => z.object(kycSubmissionFields()));
+export const KycSubmissionBody = lazySchema(() => z.object(kycSubmissionFields()));
 export type KycSubmissionInput = z.infer<typeof KycSubmissionBody>;
 
-export const KycDecisionBody = z.lazy(() =>
+export const KycDecisionBody = lazySchema(() =>
   z.object({
     decision: z.enum(['approved', 'rejected']),
     reason: text(500).optional(),
@@ -47,7 +47,7 @@ export type KycDecisionInput = z.infer<typeof KycDecisionBody>;
  * Either the business details (a submission) or, outside production, a reviewer decision
  * on a pending submission (`{decision, reason?}`); never both.
  */
-export const PostKycBody = z.lazy(() =>
+export const PostKycBody = lazySchema(() =>
   z
     .object({
       decision: z.enum(['approved', 'rejected']).optional().describe('Non-production only: decide a pending submission'),
@@ -68,7 +68,7 @@ export const PostKycBody = z.lazy(() =>
     }),
 );
 
-export const Kyc = z.lazy(() =>
+export const Kyc = lazySchema(() =>
   z.object({
     status: z.enum(KYC_STATUS_VALUES),
     legal_name: z.string().nullable(),
@@ -84,7 +84,7 @@ export const Kyc = z.lazy(() =>
 
 // ── SIP origination ─────────────────────────────────────────────────────────────────
 
-export const SipOrigination = z.lazy(() =>
+export const SipOrigination = lazySchema(() =>
   z.object({
     origination_uri: z.string().describe('Where carrier trunks send calls: sip:<sip_host>;transport=tcp'),
     ip_ranges: z.array(z.string()).describe('CIDR blocks the platform sends SIP from; allow these on your trunk'),
@@ -117,7 +117,7 @@ const sipTrunkFields = () => ({
   transport: sipTransport(),
 });
 
-export const CreateSipTrunkBody = z.lazy(() => {
+export const CreateSipTrunkBody = lazySchema(() => {
   const fields = sipTrunkFields();
   return z
     .object({
@@ -132,7 +132,7 @@ export const CreateSipTrunkBody = z.lazy(() => {
 export type CreateSipTrunkInput = z.infer<typeof CreateSipTrunkBody>;
 
 /** Update: any field; `null` clears the credentials (both together, checked against the stored trunk). */
-export const UpdateSipTrunkBody = z.lazy(() => z.object(sipTrunkFields()).partial());
+export const UpdateSipTrunkBody = lazySchema(() => z.object(sipTrunkFields()).partial());
 export type UpdateSipTrunkInput = z.infer<typeof UpdateSipTrunkBody>;
 
 function credentialPairing(body: { auth_username?: string | null; auth_password?: string | null }, ctx: z.RefinementCtx) {
@@ -142,7 +142,7 @@ function credentialPairing(body: { auth_username?: string | null; auth_password?
   if (hasPassword && !hasUser) ctx.addIssue({ code: 'custom', path: ['auth_username'], message: 'Required when auth_password is set' });
 }
 
-export const SipTrunk = z.lazy(() =>
+export const SipTrunk = lazySchema(() =>
   z.object({
     sip_trunk_id: z.string(),
     name: z.string(),
@@ -157,7 +157,7 @@ export const SipTrunk = z.lazy(() =>
 );
 export type SipTrunk = z.infer<typeof SipTrunk>;
 
-export const sipTrunkIdParams = z.lazy(() => z.object({ id: idOf('sipTrunk', 'a SIP trunk ID') }));
+export const sipTrunkIdParams = lazySchema(() => z.object({ id: idOf('sipTrunk', 'a SIP trunk ID') }));
 
 // ── Branded caller IDs and verified numbers ─────────────────────────────────────────
 
@@ -174,7 +174,7 @@ const httpsUrl = () =>
       }
     }, 'Must be an https:// URL');
 
-export const CreateBrandedCallerIdBody = z.lazy(() =>
+export const CreateBrandedCallerIdBody = lazySchema(() =>
   z.object({
     phone_number: e164(),
     display_name: text(32).describe('Shown on the called phone (at most 32 characters)'),
@@ -184,7 +184,7 @@ export const CreateBrandedCallerIdBody = z.lazy(() =>
 );
 export type CreateBrandedCallerIdInput = z.infer<typeof CreateBrandedCallerIdBody>;
 
-export const BrandedCallerId = z.lazy(() =>
+export const BrandedCallerId = lazySchema(() =>
   z.object({
     branded_caller_id: z.string(),
     phone_number: z.string(),
@@ -200,7 +200,7 @@ export const BrandedCallerId = z.lazy(() =>
 );
 export type BrandedCallerId = z.infer<typeof BrandedCallerId>;
 
-export const CreateVerifiedNumberBody = z.lazy(() =>
+export const CreateVerifiedNumberBody = lazySchema(() =>
   z.object({
     phone_number: e164(),
     friendly_name: text(200).nullable().default(null),
@@ -208,7 +208,7 @@ export const CreateVerifiedNumberBody = z.lazy(() =>
 );
 export type CreateVerifiedNumberInput = z.infer<typeof CreateVerifiedNumberBody>;
 
-export const VerifiedNumber = z.lazy(() =>
+export const VerifiedNumber = lazySchema(() =>
   z.object({
     verified_number_id: z.string(),
     phone_number: z.string(),
@@ -223,12 +223,12 @@ export const VerifiedNumber = z.lazy(() =>
 );
 export type VerifiedNumber = z.infer<typeof VerifiedNumber>;
 
-export const brandedCallerIdParams = z.lazy(() => z.object({ id: idOf('brandedCallerId', 'a branded caller ID') }));
-export const verifiedNumberParams = z.lazy(() => z.object({ id: idOf('verifiedNumber', 'a verified number ID') }));
+export const brandedCallerIdParams = lazySchema(() => z.object({ id: idOf('brandedCallerId', 'a branded caller ID') }));
+export const verifiedNumberParams = lazySchema(() => z.object({ id: idOf('verifiedNumber', 'a verified number ID') }));
 
 // ── Provider operation log ──────────────────────────────────────────────────────────
 
-export const ProviderOperation = z.lazy(() =>
+export const ProviderOperation = lazySchema(() =>
   z.object({
     operation_id: z.string(),
     provider: z.string(),

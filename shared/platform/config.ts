@@ -15,10 +15,12 @@ import * as z from 'zod';
 const positiveInt = (fallback: number, max: number) =>
   z.coerce.number().int().min(1).max(max).default(fallback);
 
-const optionalString = z
-  .string()
-  .optional()
-  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+// The settings' shared schemas are built on first use (onFirstUse, as lazySchema in
+// http/schemas.ts): built here they were a dozen zod objects at every cold import.
+const optionalString = onFirstUse(
+  () => z.string().optional().transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim())),
+  { bindMethods: true },
+);
 
 /**
  * A list of IPv4/IPv6 CIDR blocks (a bare address is its /32 or /128), as a JSON array or
@@ -70,7 +72,7 @@ export const DEFAULT_ICE_SERVERS: IceServer[] = [{ urls: ['stun:stun.l.google.co
  * WEB_CALL_ICE_SERVERS: a JSON array of ICE servers. Parsed here so a typo stops the process
  * at start rather than handing every browser a broken list.
  */
-const iceServers = z
+const iceServers = onFirstUse(() => z
   .string()
   .optional()
   .transform((text, ctx): IceServer[] => {
@@ -92,23 +94,23 @@ const iceServers = z
       return z.NEVER;
     }
     return checked.data;
-  });
+  }), { bindMethods: true });
 
 /** The media server's URL as LiveKit's clients take it: ws(s) for browsers, http(s) also accepted. */
-const mediaServerUrl = optionalString.refine(
+const mediaServerUrl = onFirstUse(() => optionalString.refine(
   (value) => value === undefined || /^(wss?|https?):\/\/[^/]/.test(value),
   'Must be a ws://, wss://, http:// or https:// URL',
-);
+), { bindMethods: true });
 
 /**
  * The SIP URI of the media server's SIP service (LiveKit's inbound SIP endpoint):
  * `sip:` or `sips:`, a host, an optional port and `;parameters`, no user part (the call_id
  * becomes the user: `sip:<call_id>@host`). Checked here so a typo stops the start.
  */
-const sipServiceUri = optionalString.refine(
+const sipServiceUri = onFirstUse(() => optionalString.refine(
   (value) => value === undefined || /^sips?:[A-Za-z0-9.-]+(:[0-9]{1,5})?(;[A-Za-z0-9=._-]+)*$/i.test(value),
   'Must be a SIP URI without a user part, e.g. sip:abc123.sip.livekit.cloud or sip:sip.example.com:5060;transport=tcp',
-);
+), { bindMethods: true });
 
 /** Where the platform's SIP servers send from when SIP_IP_RANGES is not set: the local machine. */
 export const DEFAULT_SIP_IP_RANGES = '127.0.0.1/32';

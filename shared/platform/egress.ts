@@ -1,4 +1,3 @@
-import { promises as dns } from 'node:dns';
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
@@ -222,8 +221,9 @@ export function addressRefusal(address: string, port: number, policy: EgressPoli
 // ---------------------------------------------------------------------------------------
 // Resolution
 
+/** node:dns is imported on the first lookup: a function that never resolves a name does not load it at cold start. */
 const systemResolver: Resolver = async (host) =>
-  (await dns.lookup(host, { all: true, verbatim: true })).map(({ address, family }) => ({
+  (await (await import('node:dns')).promises.lookup(host, { all: true, verbatim: true })).map(({ address, family }) => ({
     address,
     family: family === 6 ? 6 : 4,
   }));

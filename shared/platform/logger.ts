@@ -1,4 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { onFirstUse } from './lazy.ts';
 
 /**
  * Structured JSON logs with the Lambda request id (Powertools). Nothing logs headers or
@@ -6,9 +7,13 @@ import { Logger } from '@aws-lambda-powertools/logger';
  */
 const SECRET_KEYS = /authorization|api_key|public_key|secret|password|token|ciphertext/i;
 
-export const logger = new Logger({
-  serviceName: 'parley',
-  logLevel: (process.env.POWERTOOLS_LOG_LEVEL as 'INFO' | undefined) ?? 'INFO',
-  jsonReplacerFn: (key: string, value: unknown) =>
-    key && SECRET_KEYS.test(key) && typeof value === 'string' ? '[redacted]' : value,
-});
+export const logger: Logger = onFirstUse(
+  () =>
+    new Logger({
+      serviceName: 'parley',
+      logLevel: (process.env.POWERTOOLS_LOG_LEVEL as 'INFO' | undefined) ?? 'INFO',
+      jsonReplacerFn: (key: string, value: unknown) =>
+        key && SECRET_KEYS.test(key) && typeof value === 'string' ? '[redacted]' : value,
+    }),
+  { bindMethods: true },
+);

@@ -102,6 +102,8 @@ describe('the layout', () => {
     ['shared/agents/llms.ts', "import { executeTool } from '../integrations/apps.ts';"],
     ['shared/account-data/exports.ts', "import { listChats } from '../chats/stored-chats.ts';"],
     ['shared/account-data/privacy.ts', "import { deleteCall } from '../calls/deletion.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { assertRunnable } from '../agents/runnable.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { assertRunnable } from '../calls/bindings.ts';"],
     ['shared/platform/auth/credentials.ts', "import { db } from '../store/db.ts';"],
   ])('refuses %s importing %s', async (filePath, code) => {
     expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toHaveLength(1);
@@ -117,6 +119,7 @@ describe('the layout', () => {
     ['shared/agents/app-usages.ts', "import { appToolProblems } from '../integrations/app-refs.ts';"],
     ['shared/account-data/privacy.ts', "import { deleteCall } from '../calls/erasure.ts';"],
     ['shared/account-data/exports.ts', "import { listChats } from '../chats/records.ts';"],
+    ['shared/numbers/phone-numbers.ts', "import { assertRunnable } from '../agents/bindings.ts';"],
     ['shared/vendors/telephony/mock.ts', "import { canonicalE164 } from '../../platform/phone.ts';"],
   ])('allows %s importing %s', async (filePath, code) => {
     expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toEqual([]);

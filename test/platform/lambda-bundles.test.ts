@@ -102,6 +102,18 @@ describe('deployed Lambda bundles', () => {
     expect(jobInputs.filter((input) => /^shared\/account-data\/(index|settings|assets|asset-uploads|audio-length)\.ts$|node_modules\/music-metadata\//.test(input))).toEqual([]);
   });
 
+  it('keep the agent schemas, the voice catalogue and the built-ins loaded on use out of the numbers cold import', () => {
+    const { inputs } = bundles.numbers!.metafile;
+    const files = Object.keys(inputs);
+    // Numbers reaches agents through the narrow entry only (shared/agents/bindings.ts).
+    expect(files).toContain('shared/agents/bindings.ts');
+    expect(files.filter((input) => /^shared\/(agents\/(index|agents|\w+-schemas|chat-agents|conversation-flows|llms)\.ts|voices\/)/.test(input))).toEqual([]);
+    // node:dns and node:dgram load when a probe or a lookup needs them; node:stream/web is a lazy stand-in.
+    const builtins = Object.values(inputs).flatMap(({ imports }) => imports.filter((entry) => /^node:(dns|dgram|stream\/web)$/.test(entry.path)));
+    expect(builtins.filter((entry) => entry.kind !== 'dynamic-import')).toEqual([]);
+    expect(new Set(builtins.map((entry) => entry.path))).toEqual(new Set(['node:dns', 'node:dgram']));
+  });
+
   it('keep only the AWS commands Parley sends', () => {
     for (const [name, { metafile }] of Object.entries(bundles)) {
       const inputs = Object.keys(metafile.inputs);

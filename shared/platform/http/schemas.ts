@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { idPattern, idPrefix, type IdKind } from '../ids.ts';
+import { onFirstUse } from '../lazy.ts';
 
 /**
  * Schema building blocks shared by every route, as factories: they are called inside
@@ -107,3 +108,12 @@ export const llmFallback = () =>
     last_reason: z.string(),
     last_timestamp: epochMs(),
   });
+
+/**
+ * A schema built on its first use, as `z.lazy(build)` is, but without a zod object made at
+ * import: a `z.lazy` is itself a schema whose construction costs about 20 µs of a cold
+ * import (zod binds every method to each instance), and a route module makes dozens. What
+ * this returns stands for the built schema (onFirstUse, shared/platform/lazy.ts): every
+ * read, `instanceof` and method call goes to the schema `build` returns, built once.
+ */
+export const lazySchema = <T extends z.ZodType>(build: () => T): T => onFirstUse(build, { bindMethods: true });
