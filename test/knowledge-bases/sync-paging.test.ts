@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { JOBS } from '../../shared/jobs.ts';
+import { runSyncStep } from '../../shared/knowledge-bases/syncs.ts';
 import { startTestApp } from '../support/app.ts';
 import { fakeDocuments, type FakeFile } from '../support/fake-documents.ts';
 import { fakeOAuth } from '../support/fake-oauth.ts';
@@ -113,6 +114,43 @@ describe('a location of more than one listing page', () => {
       const changed = (second.kb.knowledge_base_sources as any[]).find((source) => source.filename === 'big-0600.txt');
       await settled(() => contentOf(ws.api, kbId, changed.source_id), (text) => text === 'Note 600: the code changed.');
       expect((second.kb.knowledge_base_sources as any[]).some((source) => source.filename === 'big-1200.txt')).toBe(false);
+    } finally {
+      docs.pageSize = undefined;
+    }
+  }, 120_000);
+});
+
+describe('replayed and duplicate step messages', () => {
+  it('applies each step of a run once: a duplicate delivered during the run and replays of every step after it change nothing', async () => {
+    const ws = await app.newWorkspace();
+    const kbId = await newKb(ws.api);
+    docs.pageSize = 10;
+    try {
+      docs.folders.set('replay-folder', Array.from({ length: 30 }, (_, i) => tiny(5000 + i)));
+      const syncId = await connect(ws.api, 'google_drive', kbId, { folder_id: 'replay-folder' });
+      const runId = (await syncsOf(ws.api, kbId)).find((entry) => entry.sync_id === syncId).recent_runs[0].run_id as string;
+      const step = (n: number) => runSyncStep({ kind: 'sync', workspace_id: ws.workspace_id, sync_id: syncId, run_id: runId, step: n });
+      // SQS's rare duplicate: the first step once more, at once, beside the queue's own delivery.
+      await step(0);
+      const first = await settledSync(ws.api, kbId, syncId);
+      expect(first.sync).toMatchObject({ status: 'complete', document_count: 30 });
+      expect(first.sync.recent_runs).toHaveLength(1);
+      expect(first.sync.recent_runs[0]).toMatchObject({ run_id: runId, status: 'complete', listed: 30, added: 30, updated: 0, removed: 0, unchanged: 0, failed: 0 });
+      const sources = first.kb.knowledge_base_sources as any[];
+      expect(sources).toHaveLength(30);
+      expect(new Set(sources.map((source) => source.source_id)).size).toBe(30);
+
+      // Every step of the finished run delivered again (a redrive, a replayed message): no listing, no download, no count moves.
+      const mark = docs.requests.length;
+      for (let n = 0; n < 12; n++) await step(n);
+      expect(docs.requests.slice(mark)).toEqual([]);
+      const after = await settledSync(ws.api, kbId, syncId);
+      expect(after.sync.recent_runs).toEqual(first.sync.recent_runs);
+      expect(after.sync.document_count).toBe(30);
+      expect((after.kb.knowledge_base_sources as any[]).map((source) => source.source_id).sort()).toEqual(sources.map((source) => source.source_id).sort());
+      // A step of a run that never was is dropped too.
+      await runSyncStep({ kind: 'sync', workspace_id: ws.workspace_id, sync_id: syncId, run_id: 'run_not_this_one', step: 0 });
+      expect(docs.requests.slice(mark)).toEqual([]);
     } finally {
       docs.pageSize = undefined;
     }
