@@ -101,7 +101,7 @@ function builtInMediator(
   const events: Record<string, unknown>[] = [
     {
       role: 'agent',
-      content: `Hello, I have a caller on hold who asked to be transferred to you.${lastCallerLine ? ` They said: "${lastCallerLine}".` : ''} Can you take the call?`,
+      content: `Hello, I have a caller on hold who asked to be transferred to you.${lastCallerLine ? ` They said: "${lastCallerLine}"` : ''} Can you take the call?`,
       words: [],
     },
   ];
