@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { epochMs, idOf, queryInt, versionQuery } from '../platform/http/schemas.ts';
 import { llmModel } from './models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from './app-tools.ts';
+import { refineTransferDestination } from './transfer-destination.ts';
 import { SINGLE_EDGE_FIELDS } from './flow-graph-fields.ts';
 
 /*
@@ -130,6 +131,7 @@ export const FlowNode = z.lazy(() => {
     .superRefine((node, ctx) => {
       const result = byType.get(node.type)!.safeParse(node, { reportInput: true });
       if (!result.success) for (const issue of result.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
+      refineTransferDestination(node, ctx);
     });
 });
 
@@ -145,7 +147,8 @@ const tools = () =>
           description: text(10_000).optional(),
         })
         .describe(APP_TOOL_DESCRIPTION)
-        .superRefine(refineAppTool),
+        .superRefine(refineAppTool)
+        .superRefine(refineTransferDestination),
     )
     .max(128);
 const mcps = () => z.array(z.looseObject({ name: text(128).optional(), url: text(2048).optional() })).max(32);

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { epochMs, idOf, queryInt, versionQuery as referenceQuery } from '../platform/http/schemas.ts';
 import { llmModel, s2sModel } from './models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from './app-tools.ts';
+import { refineTransferDestination } from './transfer-destination.ts';
 
 /*
  * Response engines: Retell LLMs (wire name `retell-llm`). Field set from the compatible
@@ -17,7 +18,8 @@ const toolObject = () =>
       description: z.string().max(10_000).optional(),
     })
     .describe(APP_TOOL_DESCRIPTION)
-    .superRefine(refineAppTool);
+    .superRefine(refineAppTool)
+    .superRefine(refineTransferDestination);
 
 const stateObject = () =>
   z.looseObject({

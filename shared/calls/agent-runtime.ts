@@ -3,10 +3,14 @@ import {
   agentTurn as runtimeTurn,
   analyzeConversation,
   closeConversation as runtimeClose,
+  composeMessage as runtimeCompose,
+  transferOptions,
   noteToAgent as runtimeNote,
   openConversation as runtimeOpen,
   type ConfigOverrides,
   type ConversationState,
+  type TransferAsk,
+  type TransferOptions,
   type TranscriptEvent,
   type TurnEvent,
   type TurnResult,
@@ -19,7 +23,8 @@ import {
  * WebSocket). The state is plain JSON kept on the call item between steps.
  */
 
-export type { TranscriptEvent, TurnResult };
+export type { TransferAsk, TransferOptions, TranscriptEvent, TurnResult };
+export { transferOptions };
 
 export async function openConversation(input: {
   workspaceId: string;
@@ -52,6 +57,11 @@ export async function agentTurn(state: unknown, event: TurnEvent): Promise<TurnR
 /** The conversation state with a note the agent's next turns see (a system message); the state unchanged when there is none. */
 export function noteToAgent(state: unknown, content: string): unknown {
   return state ? runtimeNote(state as ConversationState, content) : state;
+}
+
+/** A message the agent's model composes from `instruction` and the conversation so far (a prompt-type handoff). */
+export async function composeMessage(state: unknown, instruction: string): Promise<string> {
+  return runtimeCompose(state as ConversationState, instruction);
 }
 
 export function closeConversation(state: unknown): void {

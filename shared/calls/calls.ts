@@ -97,6 +97,7 @@ export function sandboxScript(metadata: unknown): EngineState['sandbox'] | undef
   const says = meta.sandbox_user_says;
   const callMs = meta.sandbox_call_ms;
   const ringMs = meta.sandbox_transfer_ring_ms;
+  const transferSays = meta.sandbox_transfer_says;
   if (says !== undefined && (!Array.isArray(says) || says.some((line) => typeof line !== 'string') || says.length > 200)) {
     throw badRequest('metadata.sandbox_user_says: Must be an array of at most 200 strings');
   }
@@ -106,11 +107,15 @@ export function sandboxScript(metadata: unknown): EngineState['sandbox'] | undef
   if (ringMs !== undefined && (typeof ringMs !== 'number' || !Number.isInteger(ringMs) || ringMs < 0 || ringMs > MAX_SANDBOX_CALL_MS)) {
     throw badRequest(`metadata.sandbox_transfer_ring_ms: Must be a whole number from 0 to ${MAX_SANDBOX_CALL_MS}`);
   }
-  if (says === undefined && callMs === undefined && ringMs === undefined) return undefined;
+  if (transferSays !== undefined && (!Array.isArray(transferSays) || transferSays.some((line) => typeof line !== 'string') || transferSays.length > 50)) {
+    throw badRequest('metadata.sandbox_transfer_says: Must be an array of at most 50 strings');
+  }
+  if (says === undefined && callMs === undefined && ringMs === undefined && transferSays === undefined) return undefined;
   return {
     user_lines: (says as string[] | undefined) ?? (callMs === undefined ? DEFAULT_CALLEE_LINES : []),
     call_ms: (callMs as number | undefined) ?? config.SANDBOX_CALL_MS,
     ...(ringMs !== undefined ? { transfer_ring_ms: ringMs as number } : {}),
+    ...(transferSays !== undefined ? { transfer_lines: transferSays as string[] } : {}),
   };
 }
 

@@ -3,11 +3,13 @@ import { config } from '../platform/config.ts';
 import { ApiError } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { canonicalE164 } from '../platform/phone.ts';
-import { agentTurn, analyzeCall, closeConversation, noteToAgent, openConversation, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
+import { sipTransportProblem } from '../platform/sip-uri.ts';
+import { agentTurn, analyzeCall, closeConversation, composeMessage, noteToAgent, openConversation, type TransferAsk, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
+import { consultInSandbox, staticHandoff } from './agentic-transfer.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
 import { liveConversation, pendingSays } from './live-state.ts';
-import { dialOut, endMedia, sendLiveControl, transferCall, type TransferOutcome } from './media.ts';
+import { dialOut, endMedia, removeTransferTarget, sendLiveControl, transferCall, type TransferOutcome } from './media.ts';
 import { callCost, type CallCost } from './pricing.ts';
 import { recordSandboxCall, startRoomRecording } from './recordings.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
@@ -69,6 +71,9 @@ export async function runCallStep(message: CallStepMessage): Promise<void> {
       return;
     case 'transfer_end':
       await endTransfer(call, message.seq);
+      return;
+    case 'transfer_timeout':
+      await consultTimedOut(call, message.seq);
       return;
     case 'join_timeout':
       if (call.call_status !== 'registered') return;
@@ -412,7 +417,10 @@ export async function scheduleFirstStep(call: CallItem, step: 'dial' | 'join' | 
 /** The destination as the media layer takes it: an E.164 number or a `sip:` URI; undefined when it is neither. */
 export function transferDestination(raw: string): string | undefined {
   const value = raw.trim();
-  if (/^sips?:[^\s@]+@[^\s]+$/i.test(value) || /^sips?:[^\s]+$/i.test(value)) return value.length <= 512 ? value : undefined;
+  if (/^sips?:[^\s@]+@[^\s]+$/i.test(value) || /^sips?:[^\s]+$/i.test(value)) {
+    // `;transport=` is carried to the REFER's Refer-To and the warm dial: udp, tcp or tls only.
+    return value.length <= 512 && sipTransportProblem(value) === undefined ? value : undefined;
+  }
   // Models write numbers for people: `+1 (415) 555-0142` is the same E.164 number.
   return canonicalE164(value.replace(/^tel:/i, '').replace(/[\s().-]/g, '')) ?? undefined;
 }
@@ -424,7 +432,7 @@ export function transferDestination(raw: string): string | undefined {
  * destination that is neither E.164 nor a SIP URI, a transfer already ringing, a call that
  * ended): the call then goes on as it was.
  */
-export async function startTransfer(call: CallItem, request: { number: string; kind: 'cold' | 'warm' }): Promise<'started' | 'refused'> {
+export async function startTransfer(call: CallItem, request: TransferAsk): Promise<'started' | 'refused'> {
   const fields = transferStart(call, request);
   if (!fields) return 'refused';
   const started = await transitionCall(call.call_id, {
@@ -438,7 +446,7 @@ export async function startTransfer(call: CallItem, request: { number: string; k
 }
 
 /** The fields that start a transfer on this call, or undefined (logged) when it cannot start now. */
-function transferStart(call: CallItem, request: { number: string; kind: 'cold' | 'warm' }): Record<string, unknown> | undefined {
+function transferStart(call: CallItem, request: TransferAsk): Record<string, unknown> | undefined {
   const why = transferRefusal(call, request.number);
   if (why) {
     logger.info('transfer refused; the call goes on', { call_id: call.call_id, reason: why });
@@ -446,15 +454,50 @@ function transferStart(call: CallItem, request: { number: string; kind: 'cold' |
   }
   const destination = transferDestination(request.number)!;
   const seq = (call.transfer_seq ?? 0) + 1;
-  const state: TransferState = { kind: request.kind, destination, status: 'dialing', started_timestamp: Date.now(), started_seq: seq };
+  // An agentic warm transfer is a warm one whose destination is consulted before the bridge.
+  const kind = request.options?.agentic ? 'warm' : request.kind;
+  const state: TransferState = {
+    kind,
+    destination,
+    status: 'dialing',
+    started_timestamp: Date.now(),
+    started_seq: seq,
+    ...(request.options && kind === 'warm' ? { options: request.options } : request.options?.ring_ms !== undefined ? { options: { ring_ms: request.options.ring_ms } } : {}),
+  };
   return { transfer_seq: seq, transfer_state: state, transfer_destination: destination };
 }
 
 /** A transfer was written as started: transfer_started, and the dial queued (after the sandbox's ring). */
 async function transferStarted(call: CallItem): Promise<void> {
   await sendCallEvent(call, 'transfer_started');
-  const ringMs = call.engine.media === 'sandbox' ? (call.engine.sandbox?.transfer_ring_ms ?? SANDBOX_TRANSFER_RING_MS) : 0;
+  const state = call.transfer_state;
+  if (state?.kind === 'warm') {
+    // The caller is on hold while the destination rings (and, agentic, while it is consulted):
+    // the agent worker plays the hold music (the sandbox notes the message).
+    await tellMedia(call, {
+      type: 'transfer_hold',
+      destination: state.destination,
+      on_hold_music: state.options?.on_hold_music ?? 'none',
+      ...(state.options?.custom_on_hold_music_asset_id ? { custom_on_hold_music_asset_id: state.options.custom_on_hold_music_asset_id } : {}),
+      agentic: state.options?.agentic !== undefined,
+    });
+  }
+  const ringMs = call.engine.media === 'sandbox' ? sandboxRingMs(call, state) : 0;
   await scheduleStep(stepFor(call, 'transfer', call.transfer_seq ?? 0), Date.now() + ringMs);
+}
+
+/** How long a sandbox destination rings: the call's sandbox ring time, cut to the option's transfer_ring_duration_ms. */
+function sandboxRingMs(call: CallItem, state: TransferState | undefined): number {
+  const ring = call.engine.sandbox?.transfer_ring_ms ?? SANDBOX_TRANSFER_RING_MS;
+  const limit = state?.options?.ring_ms;
+  return limit !== undefined ? Math.min(ring, limit) : ring;
+}
+
+/** A data message to the call's agent worker on LiveKit (the sandbox notes it): never fails the engine's step. */
+async function tellMedia(call: CallItem, message: Record<string, unknown>): Promise<void> {
+  await sendLiveControl(call, message).catch((error: unknown) =>
+    logger.warn('telling the agent worker about the transfer failed', { call_id: call.call_id, type: message.type, error }),
+  );
 }
 
 /** Why a transfer to `number` cannot start on this call now; undefined when it can. */
@@ -466,29 +509,38 @@ export function transferRefusal(call: CallItem, number: string): string | undefi
         ? `the call is ${call.call_status}`
         : call.transfer_state?.status === 'dialing' || call.transfer_state?.status === 'bridged'
           ? 'a transfer is already in progress'
-          : !destination
-            ? `${number.slice(0, 64)} is neither an E.164 number nor a SIP URI`
-            : undefined;
+          : /^sips?:/i.test(number.trim()) && sipTransportProblem(number)
+            ? `${number.slice(0, 64)}: ${sipTransportProblem(number)}`
+            : !destination
+              ? `${number.slice(0, 64)} is neither an E.164 number nor a SIP URI`
+              : undefined;
 }
 
-const NOT_BRIDGED: Record<Extract<TransferOutcome, { bridged: false }>['reason'], string> = {
+/** Why a transfer did not bridge: the dial's reason, or an agentic transfer's destination declining or not deciding in time. */
+export type NotBridgedReason = Extract<TransferOutcome, { bridged: false }>['reason'] | 'transfer_declined' | 'transfer_timeout';
+
+const NOT_BRIDGED: Record<NotBridgedReason, string> = {
   dial_busy: 'the line was busy',
   dial_no_answer: 'nobody answered',
   dial_failed: 'the call could not be placed',
+  transfer_declined: 'the person you transferred to declined the call',
+  transfer_timeout: 'the person you transferred to did not decide in time',
 };
 
 /** What the agent is told when its transfer did not go through. */
-export function transferCancelledNote(destination: string, reason: Extract<TransferOutcome, { bridged: false }>['reason']): string {
+export function transferCancelledNote(destination: string, reason: NotBridgedReason): string {
   return `The transfer to ${destination} did not go through (${NOT_BRIDGED[reason]}): the caller is still on the line with you. Tell them, and carry on helping them.`;
 }
 
 /** The `transfer` step: the media layer transfers, then the outcome is applied once. */
 async function transferStep(call: CallItem, seq: number): Promise<void> {
   const state = call.transfer_state;
-  if (call.call_status !== 'ongoing' || call.transfer_seq !== seq || state?.status !== 'dialing') return;
+  if (call.call_status !== 'ongoing' || call.transfer_seq !== seq || state?.status !== 'dialing' || state.phase === 'consulting') return;
   let outcome: TransferOutcome;
+  // The sandbox destination rang longer than transfer_ring_duration_ms allows: nobody answered.
+  const ringCut = call.engine.media === 'sandbox' && state.options?.ring_ms !== undefined && (call.engine.sandbox?.transfer_ring_ms ?? SANDBOX_TRANSFER_RING_MS) > state.options.ring_ms;
   try {
-    outcome = await transferCall(call, state);
+    outcome = ringCut ? { bridged: false, reason: 'dial_no_answer' } : await transferCall(call, state);
   } catch (error) {
     // The media server refused or did not answer: the transfer is cancelled, the call is not stuck in it.
     if (!(error instanceof ApiError)) throw error;
@@ -496,48 +548,141 @@ async function transferStep(call: CallItem, seq: number): Promise<void> {
     outcome = { bridged: false, reason: 'dial_failed' };
   }
   if (!outcome.bridged) {
-    // The agent is told (its turn ended on "Transferring…"), in the same write: a sandbox
-    // agent's conversation gets a note its next turn sees; a LiveKit worker a data message.
-    const note = transferCancelledNote(state.destination, outcome.reason);
-    const sandboxConversation = call.engine.media === 'sandbox' && call.engine.conversation !== undefined;
-    const cancelled = await transitionCall(call.call_id, {
-      from: ['ongoing'],
-      guard: { field: 'transfer_seq', equals: seq },
-      set: {
-        transfer_seq: seq + 1,
-        transfer_state: { ...state, status: 'cancelled', reason: outcome.reason } satisfies TransferState,
-        ...(sandboxConversation ? { engine: { ...call.engine, conversation: noteToAgent(call.engine.conversation, note) } } : {}),
-      },
-      // transfer_destination names where a call was transferred (retell-sdk): a cancelled transfer took it nowhere.
-      remove: ['transfer_destination'],
-    });
-    if (!cancelled) return;
-    await sendCallEvent(cancelled, 'transfer_cancelled');
-    if (cancelled.engine.media === 'livekit') {
-      await sendLiveControl(cancelled, { type: 'transfer_cancelled', destination: state.destination, reason: outcome.reason, note }).catch((error: unknown) =>
-        logger.warn('telling the agent worker the transfer was cancelled failed', { call_id: call.call_id, error }),
-      );
-    }
-    // The caller is back with the agent: a sandbox callee goes on with the script.
-    const lines = cancelled.engine.sandbox?.user_lines ?? [];
-    const next = cancelled.engine.step_seq ?? 0;
-    if (cancelled.engine.media === 'sandbox' && next < lines.length) {
-      await scheduleStep(stepFor(cancelled, 'user', next), Date.now() + SANDBOX_LINE_GAP_MS);
-    }
+    await cancelTransfer(call, seq, outcome.reason, []);
     return;
   }
+  if (state.options?.agentic) {
+    await consultDestination(call, seq, outcome.participant_identity);
+    return;
+  }
+  await bridgeTransfer(call, seq, []);
+}
+
+/**
+ * An agentic warm transfer's destination answered: the mediator speaks to it first (the
+ * caller stays on hold). In the sandbox the whole consultation runs here
+ * (agentic-transfer.ts); on LiveKit the worker is told (`transfer_consult`) and reports
+ * its decision (`transfer_decision`), and a `transfer_timeout` step applies
+ * `action_on_timeout` if none came.
+ */
+async function consultDestination(call: CallItem, seq: number, participantIdentity: string): Promise<void> {
+  const state = call.transfer_state!;
+  const config = state.options!.agentic!;
+  if (call.engine.media === 'sandbox') {
+    const consultation = await consultInSandbox(call, state);
+    if (consultation.decision === 'bridge') await bridgeTransfer(call, seq, consultation.events);
+    else await cancelTransfer(call, seq, consultation.timedOut ? 'transfer_timeout' : 'transfer_declined', consultation.events);
+    return;
+  }
+  const consulting = await transitionCall(call.call_id, {
+    from: ['ongoing'],
+    guard: { field: 'transfer_seq', equals: seq },
+    set: { transfer_seq: seq + 1, transfer_state: { ...state, phase: 'consulting' } satisfies TransferState },
+  });
+  if (!consulting) return;
+  await tellMedia(consulting, {
+    type: 'transfer_consult',
+    destination: state.destination,
+    participant_identity: participantIdentity,
+    ...(config.transfer_agent ? { transfer_agent: config.transfer_agent } : {}),
+    action_on_timeout: config.action_on_timeout,
+    transfer_timeout_ms: config.transfer_timeout_ms,
+  });
+  await scheduleStep(stepFor(consulting, 'transfer_timeout', seq + 1), Date.now() + config.transfer_timeout_ms);
+}
+
+/** The `transfer_timeout` step: a consultation still undecided is decided by `action_on_timeout`. */
+async function consultTimedOut(call: CallItem, seq: number): Promise<void> {
+  const state = call.transfer_state;
+  if (call.call_status !== 'ongoing' || call.transfer_seq !== seq || state?.phase !== 'consulting') return;
+  if (state.options?.agentic?.action_on_timeout === 'bridge_transfer') await bridgeTransfer(call, seq, []);
+  else await cancelTransfer(call, seq, 'transfer_timeout', []);
+}
+
+/**
+ * The LiveKit agent worker's decision for a consulted destination (its `transfer_decision`
+ * report): applied once, only while the consultation is open. Answers whether it was.
+ */
+export async function decideTransfer(call: CallItem, decision: 'bridge' | 'cancel'): Promise<boolean> {
+  const state = call.transfer_state;
+  if (call.call_status !== 'ongoing' || state?.status !== 'dialing' || state.phase !== 'consulting') return false;
+  const seq = call.transfer_seq ?? 0;
+  return decision === 'bridge' ? bridgeTransfer(call, seq, []) : cancelTransfer(call, seq, 'transfer_declined', []);
+}
+
+/**
+ * The transfer did not bridge: cancelled once (conditional on its counter), the agent told
+ * (its turn ended on "Transferring…"): a sandbox agent's conversation gets a note its next
+ * turn sees, in the same write; a LiveKit worker a data message. `consultation` are an
+ * agentic transfer's entries for transcript_with_tool_calls.
+ */
+async function cancelTransfer(call: CallItem, seq: number, reason: NotBridgedReason, consultation: Record<string, unknown>[]): Promise<boolean> {
+  const state = call.transfer_state!;
+  const note = transferCancelledNote(state.destination, reason);
+  const sandboxConversation = call.engine.media === 'sandbox' && call.engine.conversation !== undefined;
+  const cancelled = await transitionCall(call.call_id, {
+    from: ['ongoing'],
+    guard: { field: 'transfer_seq', equals: seq },
+    set: {
+      transfer_seq: seq + 1,
+      transfer_state: { ...state, status: 'cancelled', reason } satisfies TransferState,
+      ...(sandboxConversation ? { engine: { ...call.engine, conversation: noteToAgent(call.engine.conversation, note) } } : {}),
+      ...(consultation.length ? { transcript_with_tool_calls: [...(call.transcript_with_tool_calls ?? []), ...consultation] } : {}),
+    },
+    // transfer_destination names where a call was transferred (retell-sdk): a cancelled transfer took it nowhere.
+    remove: ['transfer_destination'],
+  });
+  if (!cancelled) return false;
+  await sendCallEvent(cancelled, 'transfer_cancelled');
+  if (cancelled.engine.media === 'livekit') {
+    // A consulted destination is still in the room: it leaves, the caller comes off hold.
+    if (state.phase === 'consulting') await removeTransferTarget(cancelled, state.destination);
+    await tellMedia(cancelled, { type: 'transfer_cancelled', destination: state.destination, reason, note });
+  }
+  // The caller is back with the agent: a sandbox callee goes on with the script.
+  const lines = cancelled.engine.sandbox?.user_lines ?? [];
+  const next = cancelled.engine.step_seq ?? 0;
+  if (cancelled.engine.media === 'sandbox' && next < lines.length) {
+    await scheduleStep(stepFor(cancelled, 'user', next), Date.now() + SANDBOX_LINE_GAP_MS);
+  }
+  return true;
+}
+
+/**
+ * The destination answered (and, agentic, accepted): bridged once, then the call ends (its
+ * slot is released, its cost stops: the carrier bills the transferred leg). A warm
+ * transfer's room stays up for the two parties, with the bridge cue and the public handoff
+ * message (`transfer_bridge` to the worker; the sandbox records the message as the agent's
+ * line, which both parties hear).
+ */
+async function bridgeTransfer(call: CallItem, seq: number, consultation: Record<string, unknown>[]): Promise<boolean> {
+  const state = call.transfer_state!;
+  const warm = state.kind === 'warm';
+  const handoff = warm ? await publicHandoff(call) : undefined;
+  const handoffLine = handoff !== undefined && call.engine.media === 'sandbox' ? [{ role: 'agent', content: handoff, words: [] }] : [];
+  const withConsultation = consultation.length ? { ...call, transcript_with_tool_calls: [...(call.transcript_with_tool_calls ?? []), ...consultation] as CallItem['transcript_with_tool_calls'] } : call;
+  const { phase: _phase, ...ringing } = state;
   const bridged = await transitionCall(call.call_id, {
     from: ['ongoing'],
     guard: { field: 'transfer_seq', equals: seq },
-    set: { transfer_seq: seq + 1, transfer_state: { ...state, status: 'bridged' } satisfies TransferState },
+    set: {
+      transfer_seq: seq + 1,
+      transfer_state: { ...ringing, status: 'bridged' } satisfies TransferState,
+      ...(consultation.length || handoffLine.length ? appendTranscript(withConsultation, handoffLine) : {}),
+    },
   });
-  if (!bridged) return;
+  if (!bridged) return false;
   await sendCallEvent(bridged, 'transfer_bridged');
-  // The agent's part is over: the call ends now (its slot is released, its cost stops: the
-  // carrier bills the transferred leg). A warm transfer's room stays up for the two parties.
-  const warm = state.kind === 'warm';
+  if (warm) {
+    await tellMedia(bridged, {
+      type: 'transfer_bridge',
+      destination: state.destination,
+      audio_cue: state.options?.enable_bridge_audio_cue !== false,
+      ...(handoff !== undefined ? { public_handoff: handoff } : state.options?.public_handoff?.type === 'prompt' ? { public_handoff_prompt: state.options.public_handoff.prompt } : {}),
+    });
+  }
   const ended = await finishCall(bridged, { status: 'ended', reason: warm ? 'transfer_bridged' : 'call_transfer', keepMedia: warm });
-  if (!ended) return;
+  if (!ended) return true;
   if (!warm) {
     // A cold transfer hands the caller's leg to the carrier with the REFER: Parley sees no more of it.
     await endTransfer(ended, seq + 1);
@@ -545,6 +690,25 @@ async function transferStep(call: CallItem, seq: number): Promise<void> {
     await scheduleStep(stepFor(ended, 'transfer_end', seq + 1), Date.now() + SANDBOX_TRANSFER_LEG_MS);
   }
   // A warm transfer on LiveKit ends when either party leaves the room (live-events.ts).
+  return true;
+}
+
+/**
+ * The public handoff message said once bridged: a static one as written; a prompt-type one
+ * composed by the agent's model in the sandbox (on LiveKit the worker composes it from the
+ * prompt it is sent). Undefined when there is none or it could not be composed.
+ */
+async function publicHandoff(call: CallItem): Promise<string | undefined> {
+  const options = call.transfer_state?.options;
+  const text = staticHandoff(options);
+  if (text !== undefined || options?.public_handoff?.type !== 'prompt') return text || undefined;
+  if (call.engine.media !== 'sandbox' || !call.engine.conversation) return undefined;
+  try {
+    return (await composeMessage(call.engine.conversation, options.public_handoff.prompt)) || undefined;
+  } catch (error) {
+    logger.warn('composing the public handoff failed; bridging without it', { call_id: call.call_id, error: (error as Error).message });
+    return undefined;
+  }
 }
 
 /**

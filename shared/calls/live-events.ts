@@ -1,8 +1,9 @@
 import { notFound, conflict, unprocessable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '../vendors/media/index.ts';
+import { transferOptions } from './agent-runtime.ts';
 import { sendCallEvent } from './call-webhooks.ts';
-import { answer, appendTranscript, endTransfer, finishCall, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from './engine.ts';
+import { answer, appendTranscript, decideTransfer, endTransfer, finishCall, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from './engine.ts';
 import { CALLER_LEFT_BEFORE_ANSWER, isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
 import { dispatchAgentInto, endMedia } from './media.ts';
 import { finishRoomRecording, startRoomRecording } from './recordings.ts';
@@ -93,7 +94,11 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
       }
       if (call.call_status !== 'ongoing') return { applied: 'ignored' };
       // The target of a ringing warm transfer hanging up is the transfer's outcome, not the call's end.
-      if (event.participant?.identity?.startsWith('transfer-')) return { applied: 'ignored' };
+      if (event.participant?.identity?.startsWith('transfer-')) {
+        // A consulted destination (agentic warm transfer) hanging up declines: the caller goes back to the agent.
+        if (call.transfer_state?.phase === 'consulting' && (await decideTransfer(call, 'cancel'))) return { applied: 'transfer_cancelled' };
+        return { applied: 'ignored' };
+      }
       // A caller who hangs up while on hold for a transfer cancels it.
       await finishCall(call, { status: 'ended', reason: call.transfer_state?.status === 'dialing' ? 'transfer_cancelled' : 'user_hangup' });
       return { applied: 'ended' };
@@ -175,7 +180,23 @@ async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boo
       set: { engine: { ...call.engine, report_seq: event.sequence } satisfies EngineState },
     });
     if (!marked) return false;
-    await startTransfer(marked, { number: event.destination, kind: event.kind });
+    const options = event.transfer_option ? transferOptions(event.transfer_option, marked.retell_llm_dynamic_variables ?? {}) : undefined;
+    const kind = event.transfer_option ? (event.transfer_option.type === 'cold_transfer' ? 'cold' : 'warm') : event.kind;
+    await startTransfer(marked, { number: event.destination, kind, ...(options ? { options } : {}) });
+    return true;
+  }
+  if (event.event === 'transfer_decision') {
+    // Only while an agentic transfer's destination is being consulted: 409 otherwise, and nothing changes.
+    if (call.transfer_state?.phase !== 'consulting' || call.transfer_state.status !== 'dialing') {
+      throw conflict(`Call ${callId} has no transfer waiting for a decision`);
+    }
+    const marked = await transitionCall(callId, {
+      from: ['ongoing'],
+      guard: { field: 'report_seq', equals: applied },
+      set: { engine: { ...call.engine, report_seq: event.sequence } satisfies EngineState },
+    });
+    if (!marked) return false;
+    await decideTransfer(marked, event.decision);
     return true;
   }
   const entries: Record<string, unknown>[] =

@@ -1,6 +1,7 @@
 import { workspaceReliability } from '../account/index.ts';
 import { trunkPassword, workspaceNumber } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
+import { logger } from '../platform/logger.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import {
@@ -8,6 +9,7 @@ import {
   LIVE_CONTROL_TOPIC,
   liveAccess,
   mediaAdapter,
+  transferIdentity,
   webCallAccess as mediaWebCallAccess,
   type DialOutcome,
   type MediaCall,
@@ -104,10 +106,12 @@ export async function dialOut(call: CallItem): Promise<DialOutcome> {
 
 /**
  * Transfers the call's phone party to `destination`: cold, a SIP REFER of the callee (an
- * outbound call's `callee`, an inbound caller's SIP identity); warm, the destination dialled
- * into the room over the from number's trunk (identity `transfer-<number>`).
+ * outbound call's `callee`, an inbound caller's SIP identity; a `sip:` URI's `;transport=`
+ * goes with it in the Refer-To); warm, the destination dialled into the room over the from
+ * number's trunk (identity `transfer-<number>`; a `sip:` URI at its own host and transport),
+ * ringing at most the option's `transfer_ring_duration_ms`.
  */
-export async function transferCall(call: CallItem, transfer: { kind: 'cold' | 'warm'; destination: string }): Promise<TransferOutcome> {
+export async function transferCall(call: CallItem, transfer: { kind: 'cold' | 'warm'; destination: string; options?: { ring_ms?: number } }): Promise<TransferOutcome> {
   const media = await adapter();
   if (transfer.kind === 'cold') {
     return media.transfer({
@@ -117,6 +121,7 @@ export async function transferCall(call: CallItem, transfer: { kind: 'cold' | 'w
       to: transfer.destination,
     });
   }
+  const ringMs = transfer.options?.ring_ms;
   return media.transfer({
     kind: 'warm',
     call_id: roomOf(call),
@@ -124,7 +129,15 @@ export async function transferCall(call: CallItem, transfer: { kind: 'cold' | 'w
     from_number: (call.direction === 'inbound' ? call.to_number : call.from_number) ?? '',
     to_number: transfer.destination,
     trunk: await trunkOf(call.direction === 'inbound' ? { ...call, from_number: call.to_number } : call),
+    ...(ringMs !== undefined ? { ringing_timeout_seconds: Math.max(1, Math.ceil(ringMs / 1000)) } : {}),
   });
+}
+
+/** Hangs up a warm transfer's destination (a consulted destination that was not bridged); one already gone is fine. */
+export async function removeTransferTarget(call: CallItem, destination: string): Promise<void> {
+  await (await adapter()).removeParticipant(roomOf(call), transferIdentity(destination)).catch((error: unknown) =>
+    logger.warn('removing the transfer destination from the room failed', { call_id: call.call_id, error }),
+  );
 }
 
 /** Ends a call's media: deletes its room (`roomOf(call)`; a room already gone is fine). */

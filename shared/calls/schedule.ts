@@ -8,7 +8,7 @@ import { sendAt } from '../platform/aws/due-time.ts';
  * local queue, so a restart of `npm start` mid-call loses no step.
  */
 
-export const CALL_STEP_NAMES = ['dial', 'user', 'hangup', 'analyze', 'join_timeout', 'join', 'transfer', 'transfer_end'] as const;
+export const CALL_STEP_NAMES = ['dial', 'user', 'hangup', 'analyze', 'join_timeout', 'join', 'transfer', 'transfer_end', 'transfer_timeout'] as const;
 export type CallStepName = (typeof CALL_STEP_NAMES)[number];
 
 export interface CallStepMessage {

@@ -4,6 +4,7 @@ import { canonicalE164 } from '../platform/phone.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import { setOrRemove } from '../platform/store/update-expression.ts';
+import type { TransferOptions } from '../conversation/index.ts';
 import type { AgentOverride } from './agent-override.ts';
 import type { LiveLogEntry } from './live-frames.ts';
 import { publishCallChange } from './live-push.ts';
@@ -25,7 +26,14 @@ export const shardOf = (callId: string): number =>
 /** What the engine keeps between steps; never answered. */
 export interface EngineState {
   /** The sandbox's script: the callee's lines still to say, and how long the call may last. */
-  sandbox?: { user_lines: string[]; call_ms: number; voicemail?: boolean; transfer_ring_ms?: number };
+  sandbox?: {
+    user_lines: string[];
+    call_ms: number;
+    voicemail?: boolean;
+    transfer_ring_ms?: number;
+    /** What a sandbox transfer's destination says to an agentic warm transfer's mediator (`metadata.sandbox_transfer_says`). */
+    transfer_lines?: string[];
+  };
   /** The response engine's own state (shared/conversation), plain JSON. */
   conversation?: unknown;
   /** Whether this call holds a concurrency slot (released exactly once on its end). */
@@ -91,8 +99,15 @@ export interface TransferState {
   started_timestamp: number;
   /** The transfer_seq its start wrote (the `transfer` step carries it). */
   started_seq?: number;
-  /** Why a cancelled transfer did not bridge (dial_busy, dial_no_answer, dial_failed, or the call ended first). */
+  /** Why a cancelled transfer did not bridge (dial_busy, dial_no_answer, dial_failed, transfer_declined, transfer_timeout, or the call ended first). */
   reason?: string;
+  /** The transfer option's fields the engine acts on (agentic config, hold music, bridge cue, public handoff, ring time). */
+  options?: TransferOptions;
+  /**
+   * An agentic warm transfer whose destination answered: the mediator talks to it while the
+   * caller stays on hold (`status` is still `dialing`). Absent: ringing.
+   */
+  phase?: 'consulting';
 }
 
 /** One `sip.callStatus` the call's SIP participant reached, when, and who said so. */

@@ -1,6 +1,7 @@
-import { getAgent, getChatAgent, getFlow, getLlm, type ResponseEngine } from '../agents/index.ts';
+import { DEFAULT_LLM_MODEL, getAgent, getChatAgent, getFlow, getLlm, type ResponseEngine } from '../agents/index.ts';
 import { badRequest } from '../platform/errors.ts';
-import { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT } from './context-window.ts';
+import { DEFAULT_LLM_TOKEN_LIMIT, fitToTokenLimit, historyMessages, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './context-window.ts';
+import { completeWithFallback } from './fallback.ts';
 import { closeCustomLlm, customLlmTurn } from './custom-llm.ts';
 import { flowTurn } from './flow.ts';
 import { TurnOutput } from './model-turn.ts';
@@ -81,11 +82,24 @@ export async function agentTurn(state: ConversationState, event: TurnEvent): Pro
 /**
  * Tells the agent something between turns (the call engine: a transfer that did not go
  * through): the next state, whose model turns see `content` as a system message after
- * what has been said so far. Not part of the transcript. A custom LLM is not told: the
- * compatible WebSocket protocol has no such message.
+ * what has been said so far. Not part of the transcript. A custom LLM gets it as a
+ * `{role: 'system'}` turn in the next `response_required` transcript (the compatible
+ * WebSocket protocol has no event for it).
  */
 export function noteToAgent(state: ConversationState, content: string): ConversationState {
   return { ...state, agent_notes: [...(state.agent_notes ?? []), { after: state.history.length, content }] };
+}
+
+/**
+ * A message composed by the agent's model from `instruction` and the conversation so far
+ * (a warm transfer's prompt-type handoff): the Retell LLM's model, else the default one
+ * (flows and custom LLMs). Not recorded on the state; the caller says it.
+ */
+export async function composeMessage(state: ConversationState, instruction: string): Promise<string> {
+  const model = state.engine.type === 'retell-llm' ? ((await getLlm(state.workspace_id, state.engine.llm_id, state.engine.version)).model ?? DEFAULT_LLM_MODEL) : DEFAULT_LLM_MODEL;
+  const messages = fitToTokenLimit([{ role: 'system', content: instruction }], historyMessages(state.history), state.token_limit);
+  const answer = await completeWithFallback({ model, messages, maxTokens: REPLY_MAX_TOKENS }, state.fallback_llm_model);
+  return answer.content.trim();
 }
 
 /** The conversation's `transcript_object`: its utterances, in order. */

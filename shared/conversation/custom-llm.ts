@@ -293,9 +293,7 @@ export async function customLlmTurn(out: TurnOutput, event: TurnEvent): Promise<
     connection = await connectionFor(state, url);
     const id = (state.response_id ?? 0) + 1;
     state.response_id = id;
-    const transcript = state.history.flatMap((entry) =>
-      entry.role === 'agent' || entry.role === 'user' ? [{ role: entry.role, content: entry.content }] : [],
-    );
+    const transcript = customLlmTranscript(state);
     connection.send({ interaction_type: 'response_required', response_id: id, transcript });
     reply = await connection.reply(id, CUSTOM_LLM_RESPONSE_TIMEOUT_MS);
     if (!reply) {
@@ -311,6 +309,27 @@ export async function customLlmTurn(out: TurnOutput, event: TurnEvent): Promise<
     state.ended = true;
     connection.close();
   }
+}
+
+/**
+ * The `transcript` of a `response_required`: the utterances so far, with the notes the
+ * caller of the runtime left for the agent (`noteToAgent`: a transfer that did not go
+ * through) as `{role: 'system', content}` turns where they happened. The compatible
+ * protocol has no event for them, and a server that reads only agent and user turns
+ * skips them.
+ */
+export function customLlmTranscript(state: ConversationState): { role: 'agent' | 'user' | 'system'; content: string }[] {
+  const notes = state.agent_notes ?? [];
+  const out: { role: 'agent' | 'user' | 'system'; content: string }[] = [];
+  const noteAt = (index: number) => {
+    for (const note of notes) if (note.after === index) out.push({ role: 'system', content: note.content });
+  };
+  state.history.forEach((entry, index) => {
+    noteAt(index);
+    if (entry.role === 'agent' || entry.role === 'user') out.push({ role: entry.role, content: entry.content });
+  });
+  for (const note of notes) if (note.after >= state.history.length) out.push({ role: 'system', content: note.content });
+  return out;
 }
 
 /** Closes the call's cached custom LLM socket, if this process has one (the call ended). */

@@ -46,6 +46,7 @@ type FlowNode = {
   tool_type?: string;
   transfer_destination?: unknown;
   transfer_option?: unknown;
+  speak_during_execution?: boolean;
 };
 
 /** Words of a condition that do not say what the user wants. */
@@ -195,6 +196,12 @@ class FlowWalker {
         if (transfer) this.out.transfer = transfer;
         return;
       }
+      case 'bridge_transfer':
+      case 'cancel_transfer':
+        // A transfer agent's decision (agentic warm transfer): said, then the turn ends on it.
+        if (node.instruction?.text && node.speak_during_execution !== false) await this.speak(node);
+        this.out.decision = node.type === 'bridge_transfer' ? 'bridge' : 'cancel';
+        return;
       case 'function':
         await this.runFunction(node);
         return this.afterAction(node);

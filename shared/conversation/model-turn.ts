@@ -8,7 +8,7 @@ import { callCustomFunction, responseVariables, type CustomFunctionTool } from '
 import { completeWithFallback, recordFallback } from './fallback.ts';
 import { findToolMock } from './tool-mocks.ts';
 import { fillTemplate, variablesOf } from './variables.ts';
-import type { ConversationState, TranscriptEvent, TurnResult } from './types.ts';
+import type { AgenticTransferConfig, ConversationState, HandoffOption, TransferAsk, TransferOptions, TranscriptEvent, TurnResult } from './types.ts';
 
 /*
  * One turn's output, and the model loop every engine that uses the language model shares
@@ -23,6 +23,7 @@ export class TurnOutput {
   readonly events: TranscriptEvent[] = [];
   end?: TurnResult['end'];
   transfer?: TurnResult['transfer'];
+  decision?: TurnResult['transfer_decision'];
 
   constructor(readonly state: ConversationState) {}
 
@@ -44,7 +45,7 @@ export class TurnOutput {
   }
 
   get done(): boolean {
-    return this.end !== undefined || this.transfer !== undefined;
+    return this.end !== undefined || this.transfer !== undefined || this.decision !== undefined;
   }
 
   result(): TurnResult {
@@ -54,6 +55,7 @@ export class TurnOutput {
       events: this.events,
       ...(this.end ? { end: this.end } : {}),
       ...(this.transfer ? { transfer: this.transfer } : {}),
+      ...(this.decision ? { transfer_decision: this.decision } : {}),
     };
   }
 }
@@ -63,6 +65,8 @@ export type RuntimeTool =
   | { kind: 'custom'; definition: ToolDefinition; tool: RetellTool }
   | { kind: 'end_call'; definition: ToolDefinition; tool: RetellTool }
   | { kind: 'transfer_call'; definition: ToolDefinition; tool: RetellTool }
+  /** A transfer agent's decision in an agentic warm transfer (retell-sdk BridgeTransferTool / CancelTransferTool). */
+  | { kind: 'bridge_transfer' | 'cancel_transfer'; definition: ToolDefinition; tool: RetellTool }
   /** One tool of an integration app (ours: docs/integrations.md, "App tools"). */
   | { kind: 'app'; definition: ToolDefinition; tool: RetellTool; appId: string; appTool: string }
   /** Moves the conversation: a multi-state LLM's edge, or a flow node's edge. */
@@ -74,6 +78,9 @@ export type RetellTool = Record<string, unknown> & { type: string; name?: string
 const END_CALL_WORDS = ['bye', 'goodbye', 'hang up'];
 const TRANSFER_WORDS = ['human', 'transfer', 'person', 'representative', 'operator'];
 const NO_PARAMETERS = { type: 'object', properties: {} };
+/** The offline model's words for a transfer agent's decision (the destination's answer). */
+export const BRIDGE_WORDS = ['yes', 'sure', 'accept', 'okay', 'connect', 'put them through'];
+export const CANCEL_WORDS = ['decline', 'cannot', 'busy', 'unavailable', 'refuse'];
 
 /**
  * The tools of a Retell LLM (or a flow) the runtime can run: custom functions, end_call,
@@ -122,6 +129,19 @@ export function runtimeTools(tools: readonly RetellTool[] | null | undefined): R
             ? { type: 'object', properties: { number: { type: 'string', description: 'The E.164 number to transfer to' } }, required: ['number'] }
             : NO_PARAMETERS,
           offlineKeywords: TRANSFER_WORDS,
+        },
+      });
+    } else if (tool.type === 'bridge_transfer' || tool.type === 'cancel_transfer') {
+      const bridge = tool.type === 'bridge_transfer';
+      out.push({
+        kind: tool.type,
+        tool,
+        definition: {
+          name,
+          description:
+            description ?? (bridge ? 'Connect the waiting caller when the person you are talking to accepts the call.' : 'Cancel the transfer when the person you are talking to declines the call.'),
+          parameters: NO_PARAMETERS,
+          offlineKeywords: bridge ? BRIDGE_WORDS : CANCEL_WORDS,
         },
       });
     }
@@ -217,6 +237,10 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
           result('Error: no number to transfer to', false);
           ranFunction = true;
         }
+      } else if (tool.kind === 'bridge_transfer' || tool.kind === 'cancel_transfer') {
+        const bridge = tool.kind === 'bridge_transfer';
+        result(bridge ? 'Bridging the caller to you.' : 'The transfer was cancelled; the caller goes back to the agent.', true);
+        out.decision = bridge ? 'bridge' : 'cancel';
       } else if (tool.kind === 'app') {
         const done = await runAppTool(state, tool.appId, tool.appTool, args);
         result(done.content, done.successful);
@@ -295,18 +319,57 @@ function speakExecutionMessage(out: TurnOutput, tool: RetellTool): boolean {
   return true;
 }
 
-/** transfer_call's destination and kind: a predefined number (placeholders filled) or the model's `number`; warm for the warm options. */
-export function transferOf(
-  tool: RetellTool,
-  args: Record<string, unknown>,
-  variables: Record<string, string>,
-): { number: string; kind: 'cold' | 'warm' } | undefined {
+/** transfer_call's destination, kind and options: a predefined number (placeholders filled) or the model's `number`; warm for the warm options. */
+export function transferOf(tool: RetellTool, args: Record<string, unknown>, variables: Record<string, string>): TransferAsk | undefined {
   const destination = tool.transfer_destination as { type?: string; number?: unknown } | undefined;
   const raw = destination?.type === 'inferred' ? args.number : destination?.number;
   const number = typeof raw === 'string' ? fillTemplate(raw, variables).trim() : '';
   if (!number) return undefined;
-  const option = (tool.transfer_option as { type?: string } | undefined)?.type;
-  return { number, kind: option === 'warm_transfer' || option === 'agentic_warm_transfer' ? 'warm' : 'cold' };
+  const option = tool.transfer_option as Record<string, unknown> | undefined;
+  const type = option?.type;
+  const warm = type === 'warm_transfer' || type === 'agentic_warm_transfer';
+  const options = option ? transferOptions(option, variables) : undefined;
+  return { number, kind: warm ? 'warm' : 'cold', ...(options ? { options } : {}) };
+}
+
+/** The fields of a transfer option the engine acts on (retell-sdk TransferOption*), placeholders filled; undefined when none is set. */
+export function transferOptions(option: Record<string, unknown>, variables: Record<string, string>): TransferOptions | undefined {
+  const out: TransferOptions = {};
+  if (option.type === 'agentic_warm_transfer') out.agentic = agenticConfig(option.agentic_transfer_config);
+  if (typeof option.on_hold_music === 'string') out.on_hold_music = option.on_hold_music;
+  if (typeof option.custom_on_hold_music_asset_id === 'string') out.custom_on_hold_music_asset_id = option.custom_on_hold_music_asset_id;
+  if (typeof option.enable_bridge_audio_cue === 'boolean') out.enable_bridge_audio_cue = option.enable_bridge_audio_cue;
+  if (typeof option.show_transferee_as_caller === 'boolean') out.show_transferee_as_caller = option.show_transferee_as_caller;
+  if (typeof option.transfer_ring_duration_ms === 'number' && option.transfer_ring_duration_ms >= 0) out.ring_ms = Math.round(option.transfer_ring_duration_ms);
+  const handoff = handoffOption(option.public_handoff_option, variables);
+  if (handoff) out.public_handoff = handoff;
+  return Object.keys(out).length ? out : undefined;
+}
+
+/** Default wait for a transfer agent's decision (retell-sdk: 30 s). */
+export const DEFAULT_TRANSFER_TIMEOUT_MS = 30_000;
+
+function agenticConfig(raw: unknown): AgenticTransferConfig {
+  const config = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  const agent = config.transfer_agent as { agent_id?: unknown; agent_version?: unknown } | undefined;
+  const timeout = config.transfer_timeout_ms;
+  return {
+    ...(agent && typeof agent.agent_id === 'string' && (typeof agent.agent_version === 'string' || typeof agent.agent_version === 'number')
+      ? { transfer_agent: { agent_id: agent.agent_id, agent_version: String(agent.agent_version) } }
+      : {}),
+    action_on_timeout: config.action_on_timeout === 'bridge_transfer' ? 'bridge_transfer' : 'cancel_transfer',
+    transfer_timeout_ms: typeof timeout === 'number' && timeout > 0 ? Math.min(Math.round(timeout), 600_000) : DEFAULT_TRANSFER_TIMEOUT_MS,
+  };
+}
+
+function handoffOption(raw: unknown, variables: Record<string, string>): HandoffOption | undefined {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const option = raw as Record<string, unknown>;
+  if (typeof option.message === 'string' && option.message.trim() && option.type !== 'prompt') {
+    return { type: 'static_message', message: fillTemplate(option.message, variables).trim() };
+  }
+  if (typeof option.prompt === 'string' && option.prompt.trim()) return { type: 'prompt', prompt: fillTemplate(option.prompt, variables).trim() };
+  return undefined;
 }
 
 function parseArguments(text: string): Record<string, unknown> {

@@ -154,6 +154,45 @@ export interface OpenConversationInput {
 
 export type TurnEvent = { type: 'call_started' } | { type: 'user_said'; text: string };
 
+/** A warm transfer's handoff message (retell-sdk WarmTransferPrompt / WarmTransferStaticMessage): said as written, or composed by the model from the prompt. */
+export type HandoffOption = { type: 'prompt'; prompt: string } | { type: 'static_message'; message: string };
+
+/**
+ * How an agentic warm transfer decides (retell-sdk TransferOptionAgenticWarmTransfer's
+ * `agentic_transfer_config`): a transfer agent talks to the destination first and bridges
+ * or cancels (its `bridge_transfer` / `cancel_transfer` tools or nodes); without an answer
+ * in `transfer_timeout_ms`, `action_on_timeout` decides.
+ */
+export interface AgenticTransferConfig {
+  /** The agent that mediates (its version: a number, or a tag / version reference); absent: Parley's built-in mediator. */
+  transfer_agent?: { agent_id: string; agent_version: string };
+  action_on_timeout: 'bridge_transfer' | 'cancel_transfer';
+  transfer_timeout_ms: number;
+}
+
+/** The transfer option's fields the call engine acts on (placeholders already filled). */
+export interface TransferOptions {
+  /** Set for `agentic_warm_transfer`. */
+  agentic?: AgenticTransferConfig;
+  /** Music the caller hears on hold: none, relaxing_sound, uplifting_beats, ringtone, custom. */
+  on_hold_music?: string;
+  custom_on_hold_music_asset_id?: string;
+  /** Whether a cue is played when the parties are bridged (default true). */
+  enable_bridge_audio_cue?: boolean;
+  /** Said to both parties once bridged. */
+  public_handoff?: HandoffOption;
+  /** transfer_ring_duration_ms: how long the destination may ring. */
+  ring_ms?: number;
+  show_transferee_as_caller?: boolean;
+}
+
+/** A transfer the turn asked for. */
+export interface TransferAsk {
+  number: string;
+  kind: 'cold' | 'warm';
+  options?: TransferOptions;
+}
+
 export interface TurnResult {
   state: ConversationState;
   /** What the agent says this turn, in order. */
@@ -161,7 +200,9 @@ export interface TurnResult {
   /** This turn's `transcript_with_tool_calls` entries (the user's line first, when there is one). */
   events: TranscriptEvent[];
   end?: { reason: 'agent_hangup' };
-  transfer?: { number: string; kind: 'cold' | 'warm' };
+  transfer?: TransferAsk;
+  /** A transfer agent's decision (its bridge_transfer / cancel_transfer tool, or node): the turn ends there. */
+  transfer_decision?: 'bridge' | 'cancel';
 }
 
 export interface CallAnalysis {

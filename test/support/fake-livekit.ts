@@ -180,7 +180,8 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
         return [200, { sipTrunkId: trunk.sipTrunkId, name: trunk.name }];
       }
       case 'SIP/CreateSIPParticipant':
-        if (!fake.trunks.has(body.sipTrunkId)) return { status: 404, code: 'not_found', msg: 'trunk not found' };
+        // A request with its own trunk (`trunk: {hostname, transport, …}`) needs no stored one, as in LiveKit.
+        if (!body.trunk?.hostname && !fake.trunks.has(body.sipTrunkId)) return { status: 404, code: 'not_found', msg: 'trunk not found' };
         fake.participants.set(body.roomName, (fake.participants.get(body.roomName) ?? new Set()).add(body.participantIdentity));
         return [
           200,

@@ -19,6 +19,8 @@ import { traced } from '../../platform/tracing.ts';
 import type { LiveKitCredentials } from './credentials.ts';
 import {
   CALLEE_IDENTITY,
+  parseSipUri,
+  type SipUri,
   transferIdentity,
   type ColdTransferRequest,
   type DialFailureReason,
@@ -197,6 +199,11 @@ export class LiveKitMedia implements MediaAdapter {
   }
 
   private async dial(request: DialRequest, identity: string): Promise<DialOutcome> {
+    // A SIP URI destination (a warm transfer to `sip:desk@pbx.example.com;transport=tcp`) is
+    // dialled at its own host with its own transport (LiveKit's per-request trunk), not over
+    // the number's trunk.
+    const uri = parseSipUri(request.to_number);
+    if (uri) return this.dialSipUri(request, identity, uri);
     const trunkId = await this.outboundTrunk(request.from_number, request.trunk);
     const options: CreateSipParticipantOptions = {
       fromNumber: request.from_number,
@@ -207,12 +214,26 @@ export class LiveKitMedia implements MediaAdapter {
       timeout: this.options.requestTimeoutSeconds,
       ...(request.sip_headers ? { headers: request.sip_headers } : {}),
     };
+    return this.placeDial(request, identity, sipHost(request.trunk.address), () => this.sip.createSipParticipant(trunkId, request.to_number, request.call_id, options));
+  }
+
+  private dialSipUri(request: DialRequest, identity: string, uri: SipUri): Promise<DialOutcome> {
+    const options: CreateSipParticipantOptions = {
+      fromNumber: request.from_number,
+      participantIdentity: identity,
+      waitUntilAnswered: true,
+      ringingTimeout: request.ringing_timeout_seconds ?? DEFAULT_RINGING_TIMEOUT_SECONDS,
+      timeout: this.options.requestTimeoutSeconds,
+      ...(request.sip_headers ? { headers: request.sip_headers } : {}),
+    };
+    const trunk = { hostname: uri.host, transport: uri.transport ? SIP_TRANSPORT[uri.transport] : 0 };
+    return this.placeDial(request, identity, uri.host, () => this.sip.createSipParticipant('', uri.user, request.call_id, options, trunk as never));
+  }
+
+  private async placeDial(request: DialRequest, identity: string, host: string, create: () => Promise<{ sipCallId?: string; participantId?: string }>): Promise<DialOutcome> {
     const startedAt = Date.now();
-    const host = sipHost(request.trunk.address);
     try {
-      const answer = await attempt('CreateSIPParticipant', () =>
-        this.sip.createSipParticipant(trunkId, request.to_number, request.call_id, options),
-      );
+      const answer = await attempt('CreateSIPParticipant', create);
       const sip: SipDialReport = {
         started_at: startedAt,
         ended_at: Date.now(),

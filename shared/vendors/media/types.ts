@@ -224,3 +224,31 @@ export const LIVE_CONTROL_TOPIC = 'parley.live';
 export const CALLEE_IDENTITY = 'callee';
 /** The identity a warm transfer's target gets in the room unless the request names one. */
 export const transferIdentity = (number: string) => `transfer-${number}`;
+
+export interface SipUri {
+  user: string;
+  host: string;
+  transport?: 'UDP' | 'TCP' | 'TLS';
+}
+
+/**
+ * A `sip:`/`sips:` destination's parts: the user, the host[:port], and `;transport=`
+ * (udp, tcp or tls, any case). Undefined for anything else (an E.164 number), and for a
+ * transport that is none of those (the call engine refuses such a destination first).
+ */
+export function parseSipUri(value: string): SipUri | undefined {
+  const match = /^sips?:(?:([^@;\s]+)@)?([^;?\s]+)((?:;[^?\s]*)?)/i.exec(value.trim());
+  if (!match) return undefined;
+  const params = new Map(
+    match[3]!
+      .split(';')
+      .filter(Boolean)
+      .map((param) => {
+        const at = param.indexOf('=');
+        return [(at === -1 ? param : param.slice(0, at)).toLowerCase(), at === -1 ? '' : param.slice(at + 1)] as const;
+      }),
+  );
+  const transport = params.get('transport')?.toUpperCase();
+  if (transport !== undefined && transport !== 'UDP' && transport !== 'TCP' && transport !== 'TLS') return undefined;
+  return { user: match[1] ?? '', host: match[2]!, ...(transport ? { transport } : {}) };
+}

@@ -73,6 +73,18 @@ export const workerEventSchema = z.discriminatedUnion('event', [
     destination: z.string().min(1).max(512),
     /** cold: SIP REFER of the caller; warm: the destination is dialled into the room. */
     kind: z.enum(['cold', 'warm']).default('cold'),
+    /**
+     * The tool's (or node's) `transfer_option` as configured (retell-sdk TransferOption*):
+     * an `agentic_warm_transfer` is consulted before the bridge, and its hold music, bridge
+     * cue, public handoff and ring duration are applied (docs/calls.md, Agentic warm transfer).
+     */
+    transfer_option: z.looseObject({ type: z.enum(['cold_transfer', 'warm_transfer', 'agentic_warm_transfer']) }).optional(),
+  }),
+  z.strictObject({
+    /** An agentic warm transfer's mediator decided (its bridge_transfer / cancel_transfer tool) while consulting the destination. */
+    event: z.literal('transfer_decision'),
+    ...base,
+    decision: z.enum(['bridge', 'cancel']),
   }),
   z.strictObject({
     event: z.literal('call_ended'),

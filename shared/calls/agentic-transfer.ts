@@ -1,0 +1,133 @@
+import { resolveAgentVersion } from '../agents/index.ts';
+import { logger } from '../platform/logger.ts';
+import { agentTurn, closeConversation, noteToAgent, openConversation, type TransferOptions, type TranscriptEvent } from './agent-runtime.ts';
+import type { CallItem, TransferState } from './store.ts';
+
+/*
+ * The agentic warm transfer's consultation in the sandbox (docs/calls.md, Agentic warm
+ * transfer): the destination answered and the caller is on hold; a mediator speaks to the
+ * destination first and decides whether the caller is bridged.
+ *
+ * - With `agentic_transfer_config.transfer_agent`, that agent (its Retell LLM or flow)
+ *   runs as a conversation whose "user" is the destination: its opening is the private
+ *   handoff (a begin message as written, or what its model says from its prompt), and it
+ *   decides with its `bridge_transfer` / `cancel_transfer` tools (flow: nodes). It is told
+ *   who is waiting: the caller's conversation so far is a note before its first turn.
+ * - Without one, Parley's built-in mediator says a fixed summary (the caller's last line)
+ *   and reads the destination's answer by its words (accept: yes, sure, accept, okay,
+ *   connect; decline: decline, cannot, busy, unavailable, refuse; a decline word wins).
+ *
+ * The destination's lines are the call's `metadata.sandbox_transfer_says` (default: one
+ * line that accepts). Lines running out without a decision is the sandbox's timeout:
+ * `action_on_timeout` decides. Every line of the consultation goes to
+ * `transcript_with_tool_calls` only (the mediator `agent`, the destination
+ * `transfer_target`), never to the caller's transcript: the caller did not hear it.
+ */
+
+/** What a sandbox destination says when the call's metadata gives nothing. */
+export const DEFAULT_DESTINATION_LINES = ['Yes, I can take the call.'];
+
+const ACCEPT_WORDS = ['yes', 'sure', 'accept', 'okay', 'connect'];
+const DECLINE_WORDS = ['decline', 'cannot', 'busy', 'unavailable', 'refuse'];
+
+export interface Consultation {
+  decision: 'bridge' | 'cancel';
+  /** No decision came: `action_on_timeout` decided. */
+  timedOut: boolean;
+  /** The consultation's transcript_with_tool_calls entries, in order. */
+  events: Record<string, unknown>[];
+}
+
+/** The consultation with the answered destination, start to decision. */
+export async function consultInSandbox(call: CallItem, state: TransferState): Promise<Consultation> {
+  const config = state.options?.agentic;
+  const lines = call.engine.sandbox?.transfer_lines ?? DEFAULT_DESTINATION_LINES;
+  const onTimeout = (events: Record<string, unknown>[]): Consultation => ({
+    decision: config?.action_on_timeout === 'bridge_transfer' ? 'bridge' : 'cancel',
+    timedOut: true,
+    events,
+  });
+  if (!config?.transfer_agent) return builtInMediator(call, state, lines, onTimeout);
+
+  const events: Record<string, unknown>[] = [];
+  let conversation: unknown;
+  try {
+    const version = (await resolveAgentVersion(call.workspace_id, config.transfer_agent.agent_id, config.transfer_agent.agent_version)) as { version: number };
+    conversation = await openConversation({
+      workspaceId: call.workspace_id,
+      agentId: config.transfer_agent.agent_id,
+      agentVersion: version.version,
+      // Its own conversation (a custom LLM transfer agent gets its own socket), named after the call.
+      callId: `${call.call_id}_transfer`,
+      channel: 'voice',
+      dynamicVariables: { ...(call.retell_llm_dynamic_variables ?? {}), transfer_destination: state.destination },
+      fromNumber: call.from_number ?? undefined,
+      toNumber: state.destination,
+      metadata: call.metadata,
+      canTransfer: false,
+    });
+    conversation = noteToAgent(conversation, waitingCallerNote(call, state.destination));
+    let turn = await agentTurn(conversation, { type: 'call_started' });
+    for (let index = 0; ; index++) {
+      conversation = turn.state;
+      events.push(...turn.events.map(asConsultEntry));
+      if (turn.transfer_decision) return { decision: turn.transfer_decision, timedOut: false, events };
+      const line = lines[index];
+      if (line === undefined) return onTimeout(events);
+      turn = await agentTurn(conversation, { type: 'user_said', text: line });
+    }
+  } catch (error) {
+    // The transfer agent could not run (deleted, a model or socket failure): the transfer cannot be decided.
+    logger.warn('the transfer agent failed; cancelling the agentic transfer', { call_id: call.call_id, error: (error as Error).message });
+    return { decision: 'cancel', timedOut: false, events };
+  } finally {
+    if (conversation) closeConversation(conversation);
+  }
+}
+
+/** The note that tells a transfer agent who is waiting. */
+function waitingCallerNote(call: CallItem, destination: string): string {
+  const said = (call.transcript_object ?? []).map((entry) => `${entry.role === 'agent' ? 'Agent' : 'Caller'}: ${entry.content}`).join('\n');
+  return `You are speaking with ${destination}, who is being asked to take a call that is on hold. Tell them who is waiting and why, then bridge the transfer if they accept or cancel it if they decline.${said ? `\nThe caller's conversation so far:\n${said}` : ''}`;
+}
+
+function builtInMediator(
+  call: CallItem,
+  state: TransferState,
+  lines: readonly string[],
+  onTimeout: (events: Record<string, unknown>[]) => Consultation,
+): Consultation {
+  const lastCallerLine = [...(call.transcript_object ?? [])].reverse().find((entry) => entry.role === 'user')?.content;
+  const events: Record<string, unknown>[] = [
+    {
+      role: 'agent',
+      content: `Hello, I have a caller on hold who asked to be transferred to you.${lastCallerLine ? ` They said: "${lastCallerLine}"` : ''} Can you take the call?`,
+      words: [],
+    },
+  ];
+  for (const line of lines) {
+    events.push({ role: 'transfer_target', content: line, words: [] });
+    const words = line.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+    const has = (list: readonly string[]) => list.some((keyword) => words.some((word) => word.startsWith(keyword)));
+    const decision = has(DECLINE_WORDS) ? 'cancel' : has(ACCEPT_WORDS) ? 'bridge' : undefined;
+    if (!decision) continue;
+    const id = `transfer_${state.started_seq ?? 0}_decision`;
+    const name = decision === 'bridge' ? 'bridge_transfer' : 'cancel_transfer';
+    events.push(
+      { role: 'tool_call_invocation', tool_call_id: id, name, arguments: '{}' },
+      { role: 'tool_call_result', tool_call_id: id, content: decision === 'bridge' ? 'Bridging the caller to you.' : 'The transfer was cancelled; the caller goes back to the agent.', successful: true },
+    );
+    return { decision, timedOut: false, events };
+  }
+  return onTimeout(events);
+}
+
+/** A transfer agent's entry as the call records it: the destination is the `transfer_target`. */
+function asConsultEntry(event: TranscriptEvent): Record<string, unknown> {
+  return event.role === 'user' ? { ...event, role: 'transfer_target' } : { ...event };
+}
+
+/** The message said to both parties once bridged: the static one as written (placeholders were filled when the transfer was asked). */
+export function staticHandoff(options: TransferOptions | undefined): string | undefined {
+  return options?.public_handoff?.type === 'static_message' ? options.public_handoff.message : undefined;
+}
