@@ -1,5 +1,6 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { ApiIndex } from './schemas.ts';
 
 /**
@@ -35,13 +36,13 @@ export const metaRoutes = defineRoutes({ domain: 'meta', access: 'public' }, {
   getOrbPage: {
     method: 'GET', path: '/orb/{token}', status: 200,
     summary: "The Voice Orb page of a share link: the agent's name, one button to talk, the transcript (docs/browser.md)",
-    params: z.lazy(() => z.object({ token: z.string().min(1).max(256).describe('The share link token') })),
+    params: lazySchema(() => z.object({ token: z.string().min(1).max(256).describe('The share link token') })),
     produces: 'text/html; charset=utf-8', response: z.string(),
   },
   getWebAsset: {
     method: 'GET', path: '/static/{file}', status: 200,
     summary: 'A built browser file by its content-hashed name (the web SDK, the Voice Orb page), cached immutably; manifest.json names the current ones',
-    params: z.lazy(() => z.object({ file: z.string().min(1).max(128).describe('A hashed file name from manifest.json, or manifest.json') })),
+    params: lazySchema(() => z.object({ file: z.string().min(1).max(128).describe('A hashed file name from manifest.json, or manifest.json') })),
     produces: 'text/javascript; charset=utf-8', response: z.string(),
   },
 });
