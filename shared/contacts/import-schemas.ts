@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { idOf, queryInt } from '../platform/http/schemas.ts';
+import { idOf, lazySchema, queryInt } from '../platform/http/schemas.ts';
 import { isUploadedFile, type UploadedFile } from '../platform/http/multipart.ts';
 import { isSupportedCountry } from '../platform/phone.ts';
 import { FieldMapping, MAX_FIELD_MAPPINGS, MAX_TAG_CHARS, MAX_TAGS } from './schemas.ts';
@@ -92,12 +92,12 @@ const importBody = (maxRows: number) =>
       }
     });
 
-export const ImportContactsBody = z.lazy(() => importBody(MAX_SYNC_IMPORT_ROWS));
-export const CreateImportJobBody = z.lazy(() => importBody(MAX_IMPORT_JOB_ROWS));
+export const ImportContactsBody = lazySchema(() => importBody(MAX_SYNC_IMPORT_ROWS));
+export const CreateImportJobBody = lazySchema(() => importBody(MAX_IMPORT_JOB_ROWS));
 export type ImportInput = z.infer<ReturnType<typeof importBody>>;
 
 /** retell-sdk's createImport: an uploaded file, its column mapping and options. */
-export const CreateImportFromUploadBody = z.lazy(() =>
+export const CreateImportFromUploadBody = lazySchema(() =>
   z.object({
     ...importOptions(),
     upload_id: idOf('contactImportUpload', 'an upload ID from upload-contact-import-file'),
@@ -106,7 +106,7 @@ export const CreateImportFromUploadBody = z.lazy(() =>
 );
 export type CreateImportFromUploadInput = z.infer<typeof CreateImportFromUploadBody>;
 
-export const UploadImportFileBody = z.lazy(() =>
+export const UploadImportFileBody = lazySchema(() =>
   z.object({ file: z.array(csvFile()).length(1, 'Send one file') }),
 );
 
@@ -125,7 +125,7 @@ const counts = {
   failed: z.number().int(),
 };
 
-export const ImportReport = z.lazy(() =>
+export const ImportReport = lazySchema(() =>
   z.object({
     status: z.literal('completed'),
     ...counts,
@@ -151,13 +151,13 @@ const jobFields = () => ({
   end_timestamp: z.number().int().nullable(),
 });
 
-export const ImportJob = z.lazy(() => z.object({ ...jobFields(), errors: z.array(ImportRowError).describe(`The first ${MAX_JOB_ERRORS} rows not imported`) }));
+export const ImportJob = lazySchema(() => z.object({ ...jobFields(), errors: z.array(ImportRowError).describe(`The first ${MAX_JOB_ERRORS} rows not imported`) }));
 export type ImportJob = z.infer<typeof ImportJob>;
 /** In lists, without the row errors. */
-export const ImportJobSummary = z.lazy(() => z.object(jobFields()));
+export const ImportJobSummary = lazySchema(() => z.object(jobFields()));
 
 /** retell-sdk's ContactGetImportResponse / ContactCreateImportResponse, plus the job's own fields. */
-export const RetellImportStatus = z.lazy(() =>
+export const RetellImportStatus = lazySchema(() =>
   z.object({
     status: z.enum(['queued', 'running', 'idle']).describe('idle once the job has completed or failed (and before any)'),
     succeeded: z.number().int().optional(),
@@ -175,9 +175,9 @@ export const RetellImportStatus = z.lazy(() =>
 );
 export type RetellImportStatus = z.infer<typeof RetellImportStatus>;
 
-export const UploadedImportFile = z.lazy(() =>
+export const UploadedImportFile = lazySchema(() =>
   z.object({ upload_id: z.string(), file_name: z.string(), size_bytes: z.number().int(), total_rows: z.number().int() }),
 );
 
-export const importJobParams = z.lazy(() => z.object({ import_job_id: idOf('contactImportJob', 'a contact import job ID') }));
-export const ListImportJobsQuery = z.lazy(() => z.object({ limit: queryInt({ min: 1, max: 1000, default: 100 }) }));
+export const importJobParams = lazySchema(() => z.object({ import_job_id: idOf('contactImportJob', 'a contact import job ID') }));
+export const ListImportJobsQuery = lazySchema(() => z.object({ limit: queryInt({ min: 1, max: 1000, default: 100 }) }));

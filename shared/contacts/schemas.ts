@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { idOf, queryInt } from '../platform/http/schemas.ts';
+import { idOf, lazySchema, queryInt } from '../platform/http/schemas.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 
 /*
@@ -63,11 +63,11 @@ const editableFields = () => ({
   custom_fields: customFieldsInput().optional(),
 });
 
-export const CreateContactBody = z.lazy(() => z.object({ phone_number: contactPhone(), ...editableFields() }));
+export const CreateContactBody = lazySchema(() => z.object({ phone_number: contactPhone(), ...editableFields() }));
 export type CreateContactInput = z.infer<typeof CreateContactBody>;
 
 /** Every field optional; `phone_number` moves the contact's claim to another number. */
-export const UpdateContactBody = z.lazy(() => z.object({ phone_number: contactPhone().optional(), ...editableFields() }));
+export const UpdateContactBody = lazySchema(() => z.object({ phone_number: contactPhone().optional(), ...editableFields() }));
 export type UpdateContactInput = z.infer<typeof UpdateContactBody>;
 
 /** What an import row or a backfill writes: a number and any fields (upsertContactByNumber). */
@@ -76,7 +76,7 @@ export type ContactFieldsInput = CreateContactInput;
 
 export type CustomFieldValue = string | number | boolean;
 
-export const Contact = z.lazy(() =>
+export const Contact = lazySchema(() =>
   z.object({
     contact_id: z.string(),
     org_id: z.string().describe('The workspace ID'),
@@ -94,14 +94,14 @@ export const Contact = z.lazy(() =>
 );
 export type Contact = z.infer<typeof Contact>;
 
-export const contactIdParams = z.lazy(() => z.object({ contact_id: idOf('contact', 'a contact ID') }));
+export const contactIdParams = lazySchema(() => z.object({ contact_id: idOf('contact', 'a contact ID') }));
 /** `/contacts/{id}/...` spells the parameter `id`. */
-export const idParams = z.lazy(() => z.object({ id: idOf('contact', 'a contact ID') }));
-export const phoneParams = z.lazy(() => z.object({ phone_number: contactPhone() }));
+export const idParams = lazySchema(() => z.object({ id: idOf('contact', 'a contact ID') }));
+export const phoneParams = lazySchema(() => z.object({ phone_number: contactPhone() }));
 
 export const LIST_LIMIT = { min: 1, max: 1000, default: 100 };
 
-export const ListContactsQuery = z.lazy(() => z.object({ limit: queryInt(LIST_LIMIT) }));
+export const ListContactsQuery = lazySchema(() => z.object({ limit: queryInt(LIST_LIMIT) }));
 
 // ---------------------------------------------------------------------------------------
 // retell-sdk's POST /list-contacts (ContactListParams)
@@ -130,7 +130,7 @@ export const ContactFilterCriteria = z.object({
 });
 export type ContactFilterCriteria = z.infer<typeof ContactFilterCriteria>;
 
-export const ListContactsBody = z.lazy(() =>
+export const ListContactsBody = lazySchema(() =>
   z.object({
     filter_criteria: ContactFilterCriteria.optional(),
     limit: z.number().int().min(1).max(1000).default(50),
@@ -142,14 +142,14 @@ export const ListContactsBody = z.lazy(() =>
 );
 export type ListContactsInput = z.infer<typeof ListContactsBody>;
 
-export const ContactPage = z.lazy(() =>
+export const ContactPage = lazySchema(() =>
   z.object({ items: z.array(Contact), has_more: z.boolean(), pagination_key: z.string().optional() }),
 );
 
 // ---------------------------------------------------------------------------------------
 // Conversations, fields, mappings
 
-export const ConversationsQuery = z.lazy(() =>
+export const ConversationsQuery = lazySchema(() =>
   z.object({
     limit: queryInt({ min: 1, max: 100, default: 20 }),
     before: z.string().max(200).optional().describe('next_before of the previous page'),
@@ -172,7 +172,7 @@ export const ConversationItem = z.object({
 });
 export type ConversationItem = z.infer<typeof ConversationItem>;
 
-export const ConversationPage = z.lazy(() =>
+export const ConversationPage = lazySchema(() =>
   z.object({
     items: z.array(ConversationItem),
     has_more: z.boolean(),
@@ -181,7 +181,7 @@ export const ConversationPage = z.lazy(() =>
   }),
 );
 
-export const ContactFieldList = z.lazy(() =>
+export const ContactFieldList = lazySchema(() =>
   z.object({
     built_in_fields: z.array(z.string()),
     custom_fields: z.array(z.string()).describe('Custom field names the workspace\'s contacts have used, sorted'),
@@ -205,7 +205,7 @@ export const FieldMapping = z.object({
   field_name: mappingTarget().describe('The contact field it fills'),
 });
 
-export const FieldMappingsBody = z.lazy(() =>
+export const FieldMappingsBody = lazySchema(() =>
   z
     .object({ mappings: z.array(FieldMapping).max(MAX_FIELD_MAPPINGS) })
     .superRefine((body, context) => {
@@ -225,22 +225,22 @@ export const FieldMappingsBody = z.lazy(() =>
 );
 export type FieldMappingsInput = z.infer<typeof FieldMappingsBody>;
 
-export const FieldMappings = z.lazy(() =>
+export const FieldMappings = lazySchema(() =>
   z.object({ mappings: z.array(FieldMapping), user_modified_timestamp: z.number().int().nullable() }),
 );
 
 // ---------------------------------------------------------------------------------------
 // Memory
 
-export const MemoryBody = z.lazy(() => z.object({ memory: z.string().max(MAX_MEMORY_CHARS) }));
-export const Memory = z.lazy(() =>
+export const MemoryBody = lazySchema(() => z.object({ memory: z.string().max(MAX_MEMORY_CHARS) }));
+export const Memory = lazySchema(() =>
   z.object({ contact_id: z.string(), memory: z.string(), user_modified_timestamp: z.number().int().nullable() }),
 );
 export type Memory = z.infer<typeof Memory>;
 
-export const SaveCallBody = z.lazy(() => z.object({ call_id: z.string().regex(/^call_[0-9a-f]{24}$/, 'Must be a call ID') }));
+export const SaveCallBody = lazySchema(() => z.object({ call_id: z.string().regex(/^call_[0-9a-f]{24}$/, 'Must be a call ID') }));
 
-export const MemorySettingsBody = z.lazy(() =>
+export const MemorySettingsBody = lazySchema(() =>
   z.object({
     enabled: z.boolean(),
     include_contact_fields: z.boolean().optional().describe('Contact fields join the variables too (default true)'),
@@ -249,7 +249,7 @@ export const MemorySettingsBody = z.lazy(() =>
 );
 export type MemorySettingsInput = z.infer<typeof MemorySettingsBody>;
 
-export const MemorySettings = z.lazy(() =>
+export const MemorySettings = lazySchema(() =>
   z.object({
     enabled: z.boolean(),
     include_contact_fields: z.boolean(),
@@ -264,7 +264,7 @@ export type MemorySettings = z.infer<typeof MemorySettings>;
 
 const BackfillNumberFilter = z.discriminatedUnion('type', [NumberFilter, RangeFilter]);
 
-export const BackfillBody = z.lazy(() =>
+export const BackfillBody = lazySchema(() =>
   z.object({
     backfill_attributes: z
       .array(customFieldName())
@@ -281,7 +281,7 @@ export const BackfillBody = z.lazy(() =>
 );
 export type BackfillInput = z.infer<typeof BackfillBody>;
 
-export const BackfillStatus = z.lazy(() =>
+export const BackfillStatus = lazySchema(() =>
   z.object({
     status: z.enum(['queued', 'running', 'idle']),
     succeeded: z.number().int().optional().describe('Contacts created or updated'),
