@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { dynamicVariables, versionRef } from '../calls/records.ts';
-import { epochMs } from '../platform/http/schemas.ts';
+import { epochMs, lazySchema } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
 
 /*
@@ -28,7 +28,7 @@ export function isTimeZone(name: string): boolean {
 
 const minuteOfDay = () => z.number().int().min(0).max(1440);
 
-export const CallTimeWindow = z.lazy(() =>
+export const CallTimeWindow = lazySchema(() =>
   z.object({
     windows: z
       .array(
@@ -44,7 +44,7 @@ export const CallTimeWindow = z.lazy(() =>
 );
 export type CallTimeWindowInput = z.infer<typeof CallTimeWindow>;
 
-export const BatchTaskBody = z.lazy(() =>
+export const BatchTaskBody = lazySchema(() =>
   z.object({
     to_number: z.string().min(1).max(32),
     retell_llm_dynamic_variables: dynamicVariables().optional(),
@@ -61,7 +61,7 @@ export const BatchTaskBody = z.lazy(() =>
 );
 export type BatchTaskInput = z.infer<typeof BatchTaskBody>;
 
-export const CreateBatchCallBody = z.lazy(() =>
+export const CreateBatchCallBody = lazySchema(() =>
   z.object({
     name: z.string().max(200).default('Batch call'),
     from_number: z.string().min(1).max(32),
@@ -77,7 +77,7 @@ export const CreateBatchCallBody = z.lazy(() =>
 );
 export type CreateBatchCallInput = z.infer<typeof CreateBatchCallBody>;
 
-export const batchCallIdParams = z.lazy(() =>
+export const batchCallIdParams = lazySchema(() =>
   z.object({ batch_call_id: z.string().regex(idPattern('batchCall'), 'Must be a batch call ID (batch_call_ followed by 24 hex characters)') }),
 );
 
@@ -122,11 +122,11 @@ const BatchSummaryShape = {
   cancelled_count: z.number().int(),
 };
 
-export const BatchCall = z.lazy(() => z.object(BatchSummaryShape));
+export const BatchCall = lazySchema(() => z.object(BatchSummaryShape));
 
-export const BatchCallWithTasks = z.lazy(() => z.object({ ...BatchSummaryShape, tasks: z.array(TaskView) }));
+export const BatchCallWithTasks = lazySchema(() => z.object({ ...BatchSummaryShape, tasks: z.array(TaskView) }));
 
-export const CreatedBatchCall = z.lazy(() =>
+export const CreatedBatchCall = lazySchema(() =>
   z.object({
     ...BatchSummaryShape,
     /** Rows of `tasks_csv` left out by the CSV rules (not E.164), with their line in the file. */
@@ -134,9 +134,9 @@ export const CreatedBatchCall = z.lazy(() =>
   }),
 );
 
-export const BatchCallList = z.lazy(() => z.array(z.object(BatchSummaryShape)));
+export const BatchCallList = lazySchema(() => z.array(z.object(BatchSummaryShape)));
 
-export const StartedBatchCall = z.lazy(() => z.object({ batch_call_id: z.string(), status: z.enum(BATCH_STATUSES) }));
-export const StoppedBatchCall = z.lazy(() =>
+export const StartedBatchCall = lazySchema(() => z.object({ batch_call_id: z.string(), status: z.enum(BATCH_STATUSES) }));
+export const StoppedBatchCall = lazySchema(() =>
   z.object({ batch_call_id: z.string(), status: z.enum(BATCH_STATUSES), cancelled_tasks: z.number().int() }),
 );
