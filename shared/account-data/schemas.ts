@@ -158,25 +158,29 @@ export const DeletePhoneNumberBody = lazySchema(() =>
   z.object({ phone_number: z.string().regex(/^\+[1-9][0-9]{6,14}$/, 'Must be an E.164 number, e.g. +14155550100') }),
 );
 
-export const ErasureReport = z.object({
-  calls_deleted: z.number().int(),
-  recordings_deleted: z.number().int(),
-  chats_deleted: z.number().int(),
-  sms_deleted: z.number().int(),
-  contacts_deleted: z.number().int(),
-  exports_deleted: z.number().int(),
-  batch_tasks_erased: z.number().int().describe('Batch-call tasks to the number: not yet dialled ones skipped, all with the number and variables replaced'),
-  audit_entries_masked: z.number().int().describe('Audit entries whose target was the number, now its last four digits'),
-  log_entries_deleted: z.number().int().describe('Webhook delivery and telephony provider log entries quoting the number'),
-});
+export const ErasureReport = lazySchema(() =>
+  z.object({
+    calls_deleted: z.number().int(),
+    recordings_deleted: z.number().int(),
+    chats_deleted: z.number().int(),
+    sms_deleted: z.number().int(),
+    contacts_deleted: z.number().int(),
+    exports_deleted: z.number().int(),
+    batch_tasks_erased: z.number().int().describe('Batch-call tasks to the number: not yet dialled ones skipped, all with the number and variables replaced'),
+    audit_entries_masked: z.number().int().describe('Audit entries whose target was the number, now its last four digits'),
+    log_entries_deleted: z.number().int().describe('Webhook delivery and telephony provider log entries quoting the number'),
+  }),
+);
 export type ErasureReport = z.infer<typeof ErasureReport>;
 
-export const RetentionReport = z.object({
-  calls_deleted: z.number().int(),
-  chats_deleted: z.number().int(),
-  calls_examined: z.number().int(),
-  chats_examined: z.number().int(),
-});
+export const RetentionReport = lazySchema(() =>
+  z.object({
+    calls_deleted: z.number().int(),
+    chats_deleted: z.number().int(),
+    calls_examined: z.number().int(),
+    chats_examined: z.number().int(),
+  }),
+);
 export type RetentionReport = z.infer<typeof RetentionReport>;
 
 export const PrivacyRequest = lazySchema(() =>
