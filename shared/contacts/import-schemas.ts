@@ -43,22 +43,24 @@ const tagsText = (value: unknown) => {
 };
 
 /** retell-sdk's column_mapping: CSV header → contact field; exactly one targets phone_number. */
-export const ColumnMapping = z
-  .array(FieldMapping)
-  .min(1)
-  .max(MAX_FIELD_MAPPINGS)
-  .superRefine((mappings, context) => {
-    const columns = new Set<string>();
-    const targets = new Set<string>();
-    mappings.forEach((mapping, index) => {
-      const column = mapping.external_field_name.toLowerCase();
-      if (columns.has(column)) context.addIssue({ code: 'custom', path: [index, 'external_field_name'], message: 'Is mapped twice' });
-      if (targets.has(mapping.field_name)) context.addIssue({ code: 'custom', path: [index, 'field_name'], message: 'Is the target of two columns' });
-      columns.add(column);
-      targets.add(mapping.field_name);
-    });
-    if (!targets.has('phone_number')) context.addIssue({ code: 'custom', message: 'Exactly one mapping must target phone_number' });
-  });
+export const ColumnMapping = lazySchema(() =>
+  z
+    .array(FieldMapping)
+    .min(1)
+    .max(MAX_FIELD_MAPPINGS)
+    .superRefine((mappings, context) => {
+      const columns = new Set<string>();
+      const targets = new Set<string>();
+      mappings.forEach((mapping, index) => {
+        const column = mapping.external_field_name.toLowerCase();
+        if (columns.has(column)) context.addIssue({ code: 'custom', path: [index, 'external_field_name'], message: 'Is mapped twice' });
+        if (targets.has(mapping.field_name)) context.addIssue({ code: 'custom', path: [index, 'field_name'], message: 'Is the target of two columns' });
+        columns.add(column);
+        targets.add(mapping.field_name);
+      });
+      if (!targets.has('phone_number')) context.addIssue({ code: 'custom', message: 'Exactly one mapping must target phone_number' });
+    }),
+);
 export type ColumnMapping = z.infer<typeof ColumnMapping>;
 
 const importOptions = () => ({
@@ -110,25 +112,27 @@ export const UploadImportFileBody = lazySchema(() =>
   z.object({ file: z.array(csvFile()).length(1, 'Send one file') }),
 );
 
-export const ImportRowError = z.object({
-  row: z.number().int().describe('CSV: the line in the file (the header is 1); contacts: the position in the array (from 1)'),
-  phone_number: z.string().optional().describe('The number as given'),
-  reason: z.string(),
-});
+export const ImportRowError = lazySchema(() =>
+  z.object({
+    row: z.number().int().describe('CSV: the line in the file (the header is 1); contacts: the position in the array (from 1)'),
+    phone_number: z.string().optional().describe('The number as given'),
+    reason: z.string(),
+  }),
+);
 export type ImportRowError = z.infer<typeof ImportRowError>;
 
-const counts = {
+const counts = () => ({
   total_rows: z.number().int(),
   processed_rows: z.number().int(),
   created: z.number().int(),
   updated: z.number().int(),
   failed: z.number().int(),
-};
+});
 
 export const ImportReport = lazySchema(() =>
   z.object({
     status: z.literal('completed'),
-    ...counts,
+    ...counts(),
     errors: z.array(ImportRowError).describe('Every row not imported, in file order'),
   }),
 );
@@ -139,7 +143,7 @@ const jobFields = () => ({
   status: z.enum(['queued', 'running', 'completed', 'failed']),
   source: z.enum(['csv', 'contacts', 'file', 'upload']),
   file_name: z.string().optional(),
-  ...counts,
+  ...counts(),
   succeeded: z.number().int().describe('created + updated'),
   error_count: z.number().int().describe('Rows not imported (= failed)'),
   errors_truncated: z.boolean().describe(`Whether more rows failed than the first ${MAX_JOB_ERRORS} kept in errors`),

@@ -106,28 +106,30 @@ export const ListContactsQuery = lazySchema(() => z.object({ limit: queryInt(LIS
 // ---------------------------------------------------------------------------------------
 // retell-sdk's POST /list-contacts (ContactListParams)
 
-const stringOp = z.enum(['eq', 'ne', 'sw', 'ew', 'co']);
-const numberOp = z.enum(['eq', 'ne', 'gt', 'ge', 'lt', 'le']);
-const StringFilter = z.object({ type: z.literal('string'), op: stringOp, value: z.string().max(1000) });
-const NumberFilter = z.object({ type: z.literal('number'), op: numberOp, value: z.number() });
-const RangeFilter = z.object({ type: z.literal('range'), op: z.literal('bt'), value: z.array(z.number()).length(2) });
-const BooleanFilter = z.object({ type: z.literal('boolean'), op: z.literal('eq'), value: z.boolean() });
-const EnumFilter = z.object({ type: z.literal('enum'), op: z.literal('in'), value: z.array(z.string().max(1000)).max(100) });
-const PresentFilter = z.object({ type: z.literal('present'), op: z.enum(['pr', 'np']) });
-const key = { key: z.string().max(64) };
+const stringOp = lazySchema(() => z.enum(['eq', 'ne', 'sw', 'ew', 'co']));
+const numberOp = lazySchema(() => z.enum(['eq', 'ne', 'gt', 'ge', 'lt', 'le']));
+const StringFilter = lazySchema(() => z.object({ type: z.literal('string'), op: stringOp, value: z.string().max(1000) }));
+const NumberFilter = lazySchema(() => z.object({ type: z.literal('number'), op: numberOp, value: z.number() }));
+const RangeFilter = lazySchema(() => z.object({ type: z.literal('range'), op: z.literal('bt'), value: z.array(z.number()).length(2) }));
+const BooleanFilter = lazySchema(() => z.object({ type: z.literal('boolean'), op: z.literal('eq'), value: z.boolean() }));
+const EnumFilter = lazySchema(() => z.object({ type: z.literal('enum'), op: z.literal('in'), value: z.array(z.string().max(1000)).max(100) }));
+const PresentFilter = lazySchema(() => z.object({ type: z.literal('present'), op: z.enum(['pr', 'np']) }));
+const key = () => ({ key: z.string().max(64) });
 
-export const ContactFilterCriteria = z.object({
-  contact_id: StringFilter.optional(),
-  phone_number: StringFilter.optional(),
-  do_not_call: BooleanFilter.optional(),
-  external_id: z.discriminatedUnion('type', [StringFilter, PresentFilter]).optional(),
-  last_conversation_timestamp: z.discriminatedUnion('type', [NumberFilter, RangeFilter]).optional(),
-  tags: EnumFilter.optional(),
-  custom_fields: z
-    .array(z.discriminatedUnion('type', [StringFilter.extend(key), NumberFilter.extend(key), BooleanFilter.extend(key), RangeFilter.extend(key), EnumFilter.extend(key), PresentFilter.extend(key)]))
-    .max(20)
-    .optional(),
-});
+export const ContactFilterCriteria = lazySchema(() =>
+  z.object({
+    contact_id: StringFilter.optional(),
+    phone_number: StringFilter.optional(),
+    do_not_call: BooleanFilter.optional(),
+    external_id: z.discriminatedUnion('type', [StringFilter, PresentFilter]).optional(),
+    last_conversation_timestamp: z.discriminatedUnion('type', [NumberFilter, RangeFilter]).optional(),
+    tags: EnumFilter.optional(),
+    custom_fields: z
+      .array(z.discriminatedUnion('type', [StringFilter.extend(key()), NumberFilter.extend(key()), BooleanFilter.extend(key()), RangeFilter.extend(key()), EnumFilter.extend(key()), PresentFilter.extend(key())]))
+      .max(20)
+      .optional(),
+  }),
+);
 export type ContactFilterCriteria = z.infer<typeof ContactFilterCriteria>;
 
 export const ListContactsBody = lazySchema(() =>
@@ -157,19 +159,21 @@ export const ConversationsQuery = lazySchema(() =>
   }),
 );
 
-export const ConversationItem = z.object({
-  type: z.enum(['call', 'chat']),
-  call_id: z.string().optional(),
-  chat_id: z.string().optional(),
-  direction: z.enum(['inbound', 'outbound']).optional(),
-  call_status: z.string().optional(),
-  start_timestamp: z.number().optional(),
-  duration_ms: z.number().optional(),
-  disconnection_reason: z.string().optional(),
-  sentiment: z.string().optional(),
-  successful: z.boolean().optional(),
-  summary: z.string().optional(),
-});
+export const ConversationItem = lazySchema(() =>
+  z.object({
+    type: z.enum(['call', 'chat']),
+    call_id: z.string().optional(),
+    chat_id: z.string().optional(),
+    direction: z.enum(['inbound', 'outbound']).optional(),
+    call_status: z.string().optional(),
+    start_timestamp: z.number().optional(),
+    duration_ms: z.number().optional(),
+    disconnection_reason: z.string().optional(),
+    sentiment: z.string().optional(),
+    successful: z.boolean().optional(),
+    summary: z.string().optional(),
+  }),
+);
 export type ConversationItem = z.infer<typeof ConversationItem>;
 
 export const ConversationPage = lazySchema(() =>
@@ -200,10 +204,12 @@ const mappingTarget = () =>
     `Must be one of ${MAPPABLE_BUILT_IN.join(', ')} or custom_fields.<name>`,
   );
 
-export const FieldMapping = z.object({
-  external_field_name: z.string().trim().min(1).max(200).describe('The CSV header or CRM field'),
-  field_name: mappingTarget().describe('The contact field it fills'),
-});
+export const FieldMapping = lazySchema(() =>
+  z.object({
+    external_field_name: z.string().trim().min(1).max(200).describe('The CSV header or CRM field'),
+    field_name: mappingTarget().describe('The contact field it fills'),
+  }),
+);
 
 export const FieldMappingsBody = lazySchema(() =>
   z
@@ -262,7 +268,7 @@ export type MemorySettings = z.infer<typeof MemorySettings>;
 // ---------------------------------------------------------------------------------------
 // Backfill
 
-const BackfillNumberFilter = z.discriminatedUnion('type', [NumberFilter, RangeFilter]);
+const BackfillNumberFilter = lazySchema(() => z.discriminatedUnion('type', [NumberFilter, RangeFilter]));
 
 export const BackfillBody = lazySchema(() =>
   z.object({
@@ -295,23 +301,27 @@ export const BackfillStatus = lazySchema(() =>
 export type BackfillStatus = z.infer<typeof BackfillStatus>;
 
 /** A backfill step's message on the contact-jobs queue. */
-export const BackfillJobMessage = z.object({
-  kind: z.literal('backfill'),
-  workspace_id: z.string(),
-  job_id: z.string(),
-  after: z.string().optional(),
-});
+export const BackfillJobMessage = lazySchema(() =>
+  z.object({
+    kind: z.literal('backfill'),
+    workspace_id: z.string(),
+    job_id: z.string(),
+    after: z.string().optional(),
+  }),
+);
 export type BackfillJobMessage = z.infer<typeof BackfillJobMessage>;
 
 /** An import step's message: one chunk of an import job's rows (shared/contacts/imports.ts). */
-export const ImportJobMessage = z.object({
-  kind: z.literal('import'),
-  workspace_id: z.string(),
-  job_id: z.string(),
-  chunk: z.number().int().min(0),
-});
+export const ImportJobMessage = lazySchema(() =>
+  z.object({
+    kind: z.literal('import'),
+    workspace_id: z.string(),
+    job_id: z.string(),
+    chunk: z.number().int().min(0),
+  }),
+);
 export type ImportJobMessage = z.infer<typeof ImportJobMessage>;
 
 /** The contact-jobs queue's message. */
-export const ContactJobMessage = z.discriminatedUnion('kind', [BackfillJobMessage, ImportJobMessage]);
+export const ContactJobMessage = lazySchema(() => z.discriminatedUnion('kind', [BackfillJobMessage, ImportJobMessage]));
 export type ContactJobMessage = z.infer<typeof ContactJobMessage>;
