@@ -81,21 +81,23 @@ export const batchCallIdParams = lazySchema(() =>
   z.object({ batch_call_id: z.string().regex(idPattern('batchCall'), 'Must be a batch call ID (batch_call_ followed by 24 hex characters)') }),
 );
 
-export const TaskView = z.object({
-  task_index: z.number().int(),
-  to_number: z.string(),
-  retell_llm_dynamic_variables: z.record(z.string(), z.string()),
-  metadata: z.unknown(),
-  override_agent_id: z.string().optional(),
-  override_agent_version: z.string().optional(),
-  agent_override: z.record(z.string(), z.unknown()).optional(),
-  status: z.enum(TASK_STATUSES),
-  call_id: z.string().nullable(),
-  error: z.string().nullable(),
-});
+export const TaskView = lazySchema(() =>
+  z.object({
+    task_index: z.number().int(),
+    to_number: z.string(),
+    retell_llm_dynamic_variables: z.record(z.string(), z.string()),
+    metadata: z.unknown(),
+    override_agent_id: z.string().optional(),
+    override_agent_version: z.string().optional(),
+    agent_override: z.record(z.string(), z.unknown()).optional(),
+    status: z.enum(TASK_STATUSES),
+    call_id: z.string().nullable(),
+    error: z.string().nullable(),
+  }),
+);
 export type TaskView = z.infer<typeof TaskView>;
 
-const BatchSummaryShape = {
+const BatchSummaryShape = () => ({
   batch_call_id: z.string(),
   name: z.string(),
   from_number: z.string(),
@@ -120,21 +122,21 @@ const BatchSummaryShape = {
   failed_count: z.number().int(),
   skipped_count: z.number().int(),
   cancelled_count: z.number().int(),
-};
+});
 
-export const BatchCall = lazySchema(() => z.object(BatchSummaryShape));
+export const BatchCall = lazySchema(() => z.object(BatchSummaryShape()));
 
-export const BatchCallWithTasks = lazySchema(() => z.object({ ...BatchSummaryShape, tasks: z.array(TaskView) }));
+export const BatchCallWithTasks = lazySchema(() => z.object({ ...BatchSummaryShape(), tasks: z.array(TaskView) }));
 
 export const CreatedBatchCall = lazySchema(() =>
   z.object({
-    ...BatchSummaryShape,
+    ...BatchSummaryShape(),
     /** Rows of `tasks_csv` left out by the CSV rules (not E.164), with their line in the file. */
     skipped_rows: z.array(z.object({ row: z.number().int(), value: z.string(), reason: z.string() })).optional(),
   }),
 );
 
-export const BatchCallList = lazySchema(() => z.array(z.object(BatchSummaryShape)));
+export const BatchCallList = lazySchema(() => z.array(z.object(BatchSummaryShape())));
 
 export const StartedBatchCall = lazySchema(() => z.object({ batch_call_id: z.string(), status: z.enum(BATCH_STATUSES) }));
 export const StoppedBatchCall = lazySchema(() =>
