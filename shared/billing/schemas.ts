@@ -18,32 +18,40 @@ const usdAmount = (min: number, max: number) =>
     .max(max)
     .refine((value) => Math.abs(value * 100 - Math.round(value * 100)) < 1e-6, 'Must have at most 2 decimal places');
 
-export const LedgerEntryView = z.object({
-  entry_id: z.string(),
-  kind: z.enum(ENTRY_KINDS),
-  amount_usd: z.number().describe('Signed: credits positive, charges negative'),
-  lines: z.record(z.string(), z.number()).describe('Charges by product line, USD'),
-  description: z.string(),
-  reference: z.string().nullable(),
-  created_timestamp: epochMs(),
-});
+export const LedgerEntryView = lazySchema(() =>
+  z.object({
+    entry_id: z.string(),
+    kind: z.enum(ENTRY_KINDS),
+    amount_usd: z.number().describe('Signed: credits positive, charges negative'),
+    lines: z.record(z.string(), z.number()).describe('Charges by product line, USD'),
+    description: z.string(),
+    reference: z.string().nullable(),
+    created_timestamp: epochMs(),
+  }),
+);
 export type LedgerEntryView = z.infer<typeof LedgerEntryView>;
 
-export const SpendDecisionView = z.object({
-  allowed: z.boolean(),
-  error_code: z.string().nullable(),
-  message: z.string().nullable(),
-});
+export const SpendDecisionView = lazySchema(() =>
+  z.object({
+    allowed: z.boolean(),
+    error_code: z.string().nullable(),
+    message: z.string().nullable(),
+  }),
+);
 
-export const AutoRecharge = z.object({
-  threshold_usd: usdAmount(0, 100_000),
-  amount_usd: usdAmount(5, 10_000),
-});
+export const AutoRecharge = lazySchema(() =>
+  z.object({
+    threshold_usd: usdAmount(0, 100_000),
+    amount_usd: usdAmount(5, 10_000),
+  }),
+);
 
-export const BillingSettingsView = z.object({
-  monthly_budget_usd: z.number().nullable(),
-  auto_recharge: AutoRecharge.nullable(),
-});
+export const BillingSettingsView = lazySchema(() =>
+  z.object({
+    monthly_budget_usd: z.number().nullable(),
+    auto_recharge: AutoRecharge.nullable(),
+  }),
+);
 export type BillingSettingsView = z.infer<typeof BillingSettingsView>;
 
 export const UpdateBillingSettingsBody = lazySchema(() =>
@@ -107,22 +115,24 @@ export const mockCheckoutParams = lazySchema(() => z.object({ token: z.string().
 export const MockCheckoutActionBody = lazySchema(() => z.object({ action: z.enum(['pay', 'cancel']) }));
 export const PortalBody = lazySchema(() => z.object({ return_url: httpUrl().optional() }));
 
-export const InvoiceView = z.object({
-  invoice_id: z.string(),
-  period: z.string().describe('YYYY-MM (UTC)'),
-  period_start: epochMs(),
-  period_end: epochMs(),
-  status: z.enum(['open', 'paid', 'overdue']),
-  currency: z.literal('usd'),
-  lines: z.array(z.object({ product: z.string(), description: z.string(), amount_usd: z.number() })),
-  total_usd: z.number(),
-  credits_usd: z.number(),
-  amount_due_usd: z.number(),
-  created_timestamp: epochMs(),
-  due_timestamp: epochMs(),
-  paid_timestamp: epochMs().nullable(),
-  html_url: z.string(),
-});
+export const InvoiceView = lazySchema(() =>
+  z.object({
+    invoice_id: z.string(),
+    period: z.string().describe('YYYY-MM (UTC)'),
+    period_start: epochMs(),
+    period_end: epochMs(),
+    status: z.enum(['open', 'paid', 'overdue']),
+    currency: z.literal('usd'),
+    lines: z.array(z.object({ product: z.string(), description: z.string(), amount_usd: z.number() })),
+    total_usd: z.number(),
+    credits_usd: z.number(),
+    amount_due_usd: z.number(),
+    created_timestamp: epochMs(),
+    due_timestamp: epochMs(),
+    paid_timestamp: epochMs().nullable(),
+    html_url: z.string(),
+  }),
+);
 export type InvoiceView = z.infer<typeof InvoiceView>;
 export const InvoiceList = lazySchema(() => z.array(InvoiceView));
 export const IssueInvoiceBody = lazySchema(() => z.object({ month: z.string().optional().describe('YYYY-MM; default the previous month') }));
@@ -154,15 +164,17 @@ export const PlatformUsageView = lazySchema(() =>
   }),
 );
 
-export const PaymentMethodView = z.object({
-  id: z.string(),
-  type: z.string(),
-  brand: z.string().nullable(),
-  last4: z.string().nullable(),
-  exp_month: z.number().nullable(),
-  exp_year: z.number().nullable(),
-  is_default: z.boolean(),
-});
+export const PaymentMethodView = lazySchema(() =>
+  z.object({
+    id: z.string(),
+    type: z.string(),
+    brand: z.string().nullable(),
+    last4: z.string().nullable(),
+    exp_month: z.number().nullable(),
+    exp_year: z.number().nullable(),
+    is_default: z.boolean(),
+  }),
+);
 export const PaymentMethodList = lazySchema(() => z.array(PaymentMethodView));
 export const SetupIntentView = lazySchema(() => z.object({ setup_intent_id: z.string(), client_secret: z.string(), provider: z.enum(['stripe', 'mock']) }));
 export const DefaultPaymentMethodBody = lazySchema(() => z.object({ payment_method_id: z.string().min(1).max(255) }));
@@ -170,14 +182,16 @@ export const paymentMethodIdParams = lazySchema(() => z.object({ id: z.string().
 
 export const StripeWebhookView = lazySchema(() => z.object({ received: z.literal(true), duplicate: z.boolean(), applied: z.string() }));
 
-export const ConcurrencyChargeView = z.object({
-  entry_id: z.string(),
-  month: z.string(),
-  slots: z.number().int(),
-  amount_usd: z.number(),
-  description: z.string(),
-  created_timestamp: epochMs(),
-});
+export const ConcurrencyChargeView = lazySchema(() =>
+  z.object({
+    entry_id: z.string(),
+    month: z.string(),
+    slots: z.number().int(),
+    amount_usd: z.number(),
+    description: z.string(),
+    created_timestamp: epochMs(),
+  }),
+);
 export type ConcurrencyChargeView = z.infer<typeof ConcurrencyChargeView>;
 
 export const ConcurrencyBillingView = lazySchema(() =>
