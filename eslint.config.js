@@ -102,6 +102,18 @@ export default tseslint.config(
           selector: "BinaryExpression > MemberExpression[object.name=/^(error|failure|err|cause)$/][property.name='status']",
           message: 'Catch errors by kind (instanceof NotFound, Conflict, VendorFailed…), not by HTTP status.',
         },
+        // Schemas are built on first use, not at a function's cold import (docs/performance.md,
+        // "every function at 0 zod objects"): a z.lazy is itself a zod object, and so is a schema
+        // declared at module level.
+        {
+          selector: "CallExpression[callee.object.name='z'][callee.property.name='lazy']",
+          message: 'Use lazySchema (shared/platform/http/schemas.ts): a z.lazy is a zod object built at import. Only a schema that refers to itself needs z.lazy (inside a lazySchema).',
+        },
+        {
+          selector:
+            ":matches(Program > VariableDeclaration, Program > ExportNamedDeclaration > VariableDeclaration) > VariableDeclarator:matches([init.callee.object.name='z'], [init.callee.object.callee.object.name='z'], [init.callee.object.callee.object.callee.object.name='z'])",
+          message: 'A schema at module level is built at every cold import: wrap it in lazySchema(() => ...) (shared/platform/http/schemas.ts), or make it a function.',
+        },
       ],
       'no-restricted-imports': [
         'error',

@@ -1,12 +1,13 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
+import { lazySchema } from '../shared/platform/http/schemas.ts';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { instrumented } from '../shared/platform/telemetry.ts';
 import { AccountDataJobMessage, runExport, runPrivacyRequest, runRetentionSweep, utcDay } from '../shared/account-data/jobs.ts';
 import { runPurgeStep, WorkspacePurgeMessage } from '../shared/members/index.ts';
 
-const ExportJobsMessage = z.union([AccountDataJobMessage, WorkspacePurgeMessage]);
+const ExportJobsMessage = lazySchema(() => z.union([AccountDataJobMessage, WorkspacePurgeMessage]));
 
 /**
  * The export-jobs queue's consumer: each message is one whole account-data job (an export,

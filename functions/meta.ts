@@ -28,8 +28,11 @@ function readShipped(name: string, localPath: string): string {
 }
 
 let openApiDocument: Record<string, unknown> | undefined;
-const configuredBase = config.PUBLIC_BASE_URL ?? '';
-const base = configuredBase.endsWith('/') ? configuredBase.slice(0, -1) : configuredBase;
+/** PUBLIC_BASE_URL without a trailing slash, read on use: reading a setting at import validates them all (about 190 zod objects). */
+function publicBase(): string {
+  const configured = config.PUBLIC_BASE_URL ?? '';
+  return configured.endsWith('/') ? configured.slice(0, -1) : configured;
+}
 
 /** Relative links, so the page works under any base path; nothing is fetched from elsewhere. */
 const DOCS_PAGE = `<!doctype html>
@@ -95,8 +98,8 @@ export const handler = domainHandler(metaRoutes, {
   getApiIndex: () => ({
     name: 'Parley' as const,
     version: packageJson.version,
-    docs_url: `${base}/docs`,
-    openapi_url: `${base}/openapi.json`,
+    docs_url: `${publicBase()}/docs`,
+    openapi_url: `${publicBase()}/openapi.json`,
   }),
   getOpenApi: () => (openApiDocument ??= JSON.parse(readShipped('openapi.json', '../openapi.json')) as Record<string, unknown>),
   getDocs: () => DOCS_PAGE,

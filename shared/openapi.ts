@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { RouteDefinition } from './platform/http/route.ts';
 import { servedRoutes } from './route-table.ts';
+import { jsonSchemaOf } from './platform/http/schemas.ts';
 
 /**
  * Generates the OpenAPI 3.1 document from the route table and its zod schemas. The
@@ -94,7 +95,7 @@ function objectParameters(shape: z.ZodType | undefined, where: 'path' | 'query')
 }
 
 function schema(type: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const json = z.toJSONSchema(type, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  const json = jsonSchemaOf(type, { io, unrepresentable: 'any', target: 'draft-2020-12' });
   delete json.$schema;
   return json;
 }

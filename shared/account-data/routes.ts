@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
 import {
   AccountStatus,
@@ -41,7 +42,7 @@ export const accountDataRoutes = defineRoutes({ domain: 'account-data', access: 
   listExports: {
     method: 'GET', path: '/exports', status: 200,
     summary: 'List exports, newest first',
-    query: ListExportsQuery, response: z.lazy(() => z.array(ExportRequest)),
+    query: ListExportsQuery, response: lazySchema(() => z.array(ExportRequest)),
   },
   listExportRequests: {
     method: 'GET', path: '/v2/list-export-requests', status: 200,
@@ -72,7 +73,7 @@ export const accountDataRoutes = defineRoutes({ domain: 'account-data', access: 
   listAssets: {
     method: 'GET', path: '/list-assets', status: 200, access: 'agents',
     summary: 'List assets, newest first',
-    response: z.lazy(() => z.array(Asset)),
+    response: lazySchema(() => z.array(Asset)),
   },
   getAsset: {
     method: 'GET', path: '/get-asset/{asset_id}', status: 200, access: 'agents',

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, idOf, optionalQueryInt } from '../platform/http/schemas.ts';
+import { epochMs, idOf, lazySchema, optionalQueryInt } from '../platform/http/schemas.ts';
 import { isUploadedFile, type UploadedFile } from '../platform/http/multipart.ts';
 import { createUploadBody, PresignedUploadView } from '../platform/http/upload-schemas.ts';
 
@@ -24,7 +24,7 @@ export const EXPORT_RETENTION_DAYS = 7;
 /** How long a download URL works. */
 export const DOWNLOAD_URL_SECONDS = 15 * 60;
 
-export const CreateExportBody = z.lazy(() =>
+export const CreateExportBody = lazySchema(() =>
   z
     .object({
       type: z.enum(EXPORT_TYPES),
@@ -47,7 +47,7 @@ export const CreateExportBody = z.lazy(() =>
 );
 export type CreateExportInput = z.infer<typeof CreateExportBody>;
 
-export const ExportRequest = z.lazy(() =>
+export const ExportRequest = lazySchema(() =>
   z.object({
     export_id: z.string(),
     type: z.enum(EXPORT_TYPES),
@@ -67,18 +67,18 @@ export const ExportRequest = z.lazy(() =>
 );
 export type ExportRequest = z.infer<typeof ExportRequest>;
 
-export const CreatedExport = z.lazy(() => z.object({ export_id: z.string(), status: z.enum(EXPORT_STATUSES) }));
+export const CreatedExport = lazySchema(() => z.object({ export_id: z.string(), status: z.enum(EXPORT_STATUSES) }));
 
-export const exportParams = z.lazy(() => z.object({ id: idOf('export', 'an export ID') }));
+export const exportParams = lazySchema(() => z.object({ id: idOf('export', 'an export ID') }));
 
-export const ListExportsQuery = z.lazy(() => z.object({ limit: optionalQueryInt({ min: 1, max: 1000 }) }));
+export const ListExportsQuery = lazySchema(() => z.object({ limit: optionalQueryInt({ min: 1, max: 1000 }) }));
 
-export const DownloadLink = z.lazy(() =>
+export const DownloadLink = lazySchema(() =>
   z.object({ export_id: z.string(), url: z.string(), expiration_timestamp: epochMs(), size_bytes: z.number().int(), row_count: z.number().int() }),
 );
 
 /** retell-sdk's exportRequest.list (GET /v2/list-export-requests). */
-export const ListExportRequestsQuery = z.lazy(() =>
+export const ListExportRequestsQuery = lazySchema(() =>
   z.object({
     limit: optionalQueryInt({ min: 1, max: 1000 }),
     pagination_key: idOf('export', 'an export ID').optional(),
@@ -86,7 +86,7 @@ export const ListExportRequestsQuery = z.lazy(() =>
   }),
 );
 
-export const ExportRequestPage = z.lazy(() =>
+export const ExportRequestPage = lazySchema(() =>
   z.object({
     has_more: z.boolean(),
     items: z.array(
@@ -115,7 +115,7 @@ export const ASSET_UPLOAD_LIMITS = { maxFileBytes: ASSET_MAX_BYTES, maxFiles: 1 
  * Multipart `file` (retell-sdk's asset.create), or JSON `{upload_id}` naming a presigned
  * upload (POST /create-asset-upload) for files past API Gateway's ~6 MB request limit.
  */
-export const CreateAssetBody = z.lazy(() =>
+export const CreateAssetBody = lazySchema(() =>
   z
     .object({
       file: z
@@ -132,10 +132,10 @@ export const CreateAssetBody = z.lazy(() =>
 export type CreateAssetInput = z.output<typeof CreateAssetBody>;
 
 /** POST /create-asset-upload: a presigned PUT for one asset file (up to 10 MB), then `POST /create-asset {upload_id}`. */
-export const CreateAssetUploadBody = z.lazy(createUploadBody);
-export const AssetUpload = z.lazy(PresignedUploadView);
+export const CreateAssetUploadBody = lazySchema(createUploadBody);
+export const AssetUpload = lazySchema(PresignedUploadView);
 
-export const Asset = z.lazy(() =>
+export const Asset = lazySchema(() =>
   z.object({
     asset_id: z.string(),
     content_type: z.string().describe('Decided from the bytes, not the name'),
@@ -149,37 +149,41 @@ export const Asset = z.lazy(() =>
 );
 export type Asset = z.infer<typeof Asset>;
 
-export const assetParams = z.lazy(() => z.object({ asset_id: idOf('asset', 'an asset ID') }));
+export const assetParams = lazySchema(() => z.object({ asset_id: idOf('asset', 'an asset ID') }));
 
 // ---------------------------------------------------------------------------------------
 // Privacy
 
-export const DeletePhoneNumberBody = z.lazy(() =>
+export const DeletePhoneNumberBody = lazySchema(() =>
   z.object({ phone_number: z.string().regex(/^\+[1-9][0-9]{6,14}$/, 'Must be an E.164 number, e.g. +14155550100') }),
 );
 
-export const ErasureReport = z.object({
-  calls_deleted: z.number().int(),
-  recordings_deleted: z.number().int(),
-  chats_deleted: z.number().int(),
-  sms_deleted: z.number().int(),
-  contacts_deleted: z.number().int(),
-  exports_deleted: z.number().int(),
-  batch_tasks_erased: z.number().int().describe('Batch-call tasks to the number: not yet dialled ones skipped, all with the number and variables replaced'),
-  audit_entries_masked: z.number().int().describe('Audit entries whose target was the number, now its last four digits'),
-  log_entries_deleted: z.number().int().describe('Webhook delivery and telephony provider log entries quoting the number'),
-});
+export const ErasureReport = lazySchema(() =>
+  z.object({
+    calls_deleted: z.number().int(),
+    recordings_deleted: z.number().int(),
+    chats_deleted: z.number().int(),
+    sms_deleted: z.number().int(),
+    contacts_deleted: z.number().int(),
+    exports_deleted: z.number().int(),
+    batch_tasks_erased: z.number().int().describe('Batch-call tasks to the number: not yet dialled ones skipped, all with the number and variables replaced'),
+    audit_entries_masked: z.number().int().describe('Audit entries whose target was the number, now its last four digits'),
+    log_entries_deleted: z.number().int().describe('Webhook delivery and telephony provider log entries quoting the number'),
+  }),
+);
 export type ErasureReport = z.infer<typeof ErasureReport>;
 
-export const RetentionReport = z.object({
-  calls_deleted: z.number().int(),
-  chats_deleted: z.number().int(),
-  calls_examined: z.number().int(),
-  chats_examined: z.number().int(),
-});
+export const RetentionReport = lazySchema(() =>
+  z.object({
+    calls_deleted: z.number().int(),
+    chats_deleted: z.number().int(),
+    calls_examined: z.number().int(),
+    chats_examined: z.number().int(),
+  }),
+);
 export type RetentionReport = z.infer<typeof RetentionReport>;
 
-export const PrivacyRequest = z.lazy(() =>
+export const PrivacyRequest = lazySchema(() =>
   z.object({
     request_id: z.string(),
     kind: z.enum(['delete_phone_number', 'run_retention']),
@@ -193,10 +197,10 @@ export const PrivacyRequest = z.lazy(() =>
 );
 export type PrivacyRequest = z.infer<typeof PrivacyRequest>;
 
-export const privacyRequestParams = z.lazy(() => z.object({ request_id: idOf('privacyRequest', 'a privacy request ID') }));
-export const privacyCallParams = z.lazy(() => z.object({ call_id: idOf('call', 'a call ID') }));
+export const privacyRequestParams = lazySchema(() => z.object({ request_id: idOf('privacyRequest', 'a privacy request ID') }));
+export const privacyCallParams = lazySchema(() => z.object({ call_id: idOf('call', 'a call ID') }));
 
-export const PrivacyCallView = z.lazy(() =>
+export const PrivacyCallView = lazySchema(() =>
   z.object({
     call_id: z.string(),
     data_storage_setting: z.enum(['everything', 'everything_except_pii', 'basic_attributes_only']),
@@ -217,7 +221,7 @@ export const MIN_LLM_TOKEN_LIMIT = 1_024;
 export const MAX_LLM_TOKEN_LIMIT = 131_072;
 export const DEFAULT_LLM_TOKEN_LIMIT = 32_768;
 
-export const ReliabilitySettings = z.lazy(() =>
+export const ReliabilitySettings = lazySchema(() =>
   z.object({
     llm_token_limit: z.number().int(),
     fallback_llm_model: z.string().nullable(),
@@ -226,7 +230,7 @@ export const ReliabilitySettings = z.lazy(() =>
 );
 export type ReliabilitySettings = z.infer<typeof ReliabilitySettings>;
 
-export const PutReliabilityBody = z.lazy(() =>
+export const PutReliabilityBody = lazySchema(() =>
   z.object({
     llm_token_limit: z
       .number()
@@ -240,7 +244,7 @@ export const PutReliabilityBody = z.lazy(() =>
 );
 export type PutReliabilityInput = z.infer<typeof PutReliabilityBody>;
 
-export const AccountStatus = z.lazy(() =>
+export const AccountStatus = lazySchema(() =>
   z.object({
     workspace_id: z.string(),
     status: z.enum(['active', 'suspended']),
@@ -253,7 +257,7 @@ export const AccountStatus = z.lazy(() =>
   }),
 );
 
-export const Egress = z.lazy(() =>
+export const Egress = lazySchema(() =>
   z.object({
     fixed: z.boolean().describe('Whether outbound requests leave from fixed addresses'),
     addresses: z.array(z.string()).describe('IPs/CIDR blocks to allowlist'),

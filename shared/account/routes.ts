@@ -1,13 +1,13 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
-import { queryInt } from '../platform/http/schemas.ts';
+import { lazySchema, queryInt } from '../platform/http/schemas.ts';
 import { ApiKey, apiKeyIdParams, ApiKeyInfo, AuditEntry, CreateApiKeyBody, CreatedApiKey, CreatedPublicKey, CreatePublicKeyBody, PublicKey, publicKeyIdParams, UpdateApiKeyBody, UpdatePublicKeyBody, UpdateWorkspaceBody, UpdateWorkspaceSettingsBody, Workspace, WorkspaceSettings } from './schemas.ts';
 
 export const accountRoutes = defineRoutes({ domain: 'account', access: 'admin' }, {
   listApiKeys: {
     method: 'GET', path: '/api-keys', status: 200, role: 'developer',
     summary: 'List the workspace API keys, masked',
-    response: z.lazy(() => z.array(ApiKey)),
+    response: lazySchema(() => z.array(ApiKey)),
   },
   createApiKey: {
     method: 'POST', path: '/api-keys', status: 201,
@@ -32,7 +32,7 @@ export const accountRoutes = defineRoutes({ domain: 'account', access: 'admin' }
   listPublicKeys: {
     method: 'GET', path: '/public-keys', status: 200, role: 'developer',
     summary: 'List public (browser) keys, masked',
-    response: z.lazy(() => z.array(PublicKey)),
+    response: lazySchema(() => z.array(PublicKey)),
   },
   createPublicKey: {
     method: 'POST', path: '/public-keys', status: 201,
@@ -70,12 +70,12 @@ export const accountRoutes = defineRoutes({ domain: 'account', access: 'admin' }
   listAuditLog: {
     method: 'GET', path: '/audit-log', status: 200, role: 'developer',
     summary: 'Audit log, newest first',
-    query: z.lazy(() =>
+    query: lazySchema(() =>
       z.object({
         limit: queryInt({ min: 1, max: 1000, default: 100 }),
         pagination_key: z.string().max(100).optional(),
       }),
     ),
-    response: z.lazy(() => z.array(AuditEntry)),
+    response: lazySchema(() => z.array(AuditEntry)),
   },
 });

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { canonicalIp } from '../platform/auth/ip.ts';
 import { SCOPES } from '../platform/auth/scopes.ts';
-import { displayName, epochMs, httpUrl, idOf } from '../platform/http/schemas.ts';
+import { displayName, epochMs, httpUrl, idOf, lazySchema } from '../platform/http/schemas.ts';
 
 /*
  * Request and response schemas are built on first use (z.lazy): a cold start builds only
@@ -82,14 +82,14 @@ const apiKeyObject = () =>
     allowed_ips: z.array(z.string()),
     rate_limit_per_minute: z.number().int(),
   });
-export const ApiKey = z.lazy(apiKeyObject);
+export const ApiKey = lazySchema(apiKeyObject);
 export type ApiKey = z.infer<typeof ApiKey>;
 
-export const CreatedApiKey = z.lazy(() =>
+export const CreatedApiKey = lazySchema(() =>
   apiKeyObject().extend({ api_key: z.string().describe('The secret; shown only here') }),
 );
 
-export const ApiKeyInfo = z.lazy(() =>
+export const ApiKeyInfo = lazySchema(() =>
   apiKeyObject().extend({
     workspace_id: z.string(),
     api_key_name: z.string().nullable().describe("The key's name (retell-sdk identity.retrieve)"),
@@ -97,7 +97,7 @@ export const ApiKeyInfo = z.lazy(() =>
   }),
 );
 
-export const CreateApiKeyBody = z.lazy(() =>
+export const CreateApiKeyBody = lazySchema(() =>
   z.object({
     name: displayName(),
     is_webhook_key: z.boolean().default(false),
@@ -108,7 +108,7 @@ export const CreateApiKeyBody = z.lazy(() =>
 );
 export type CreateApiKeyInput = z.infer<typeof CreateApiKeyBody>;
 
-export const UpdateApiKeyBody = z.lazy(() =>
+export const UpdateApiKeyBody = lazySchema(() =>
   z.object({
     name: displayName().optional(),
     is_webhook_key: z
@@ -130,12 +130,12 @@ const publicKeyObject = () =>
     created_timestamp: epochMs(),
     last_used_timestamp: epochMs().nullable(),
   });
-export const PublicKey = z.lazy(publicKeyObject);
+export const PublicKey = lazySchema(publicKeyObject);
 export type PublicKey = z.infer<typeof PublicKey>;
 
-export const CreatedPublicKey = z.lazy(() => publicKeyObject().extend({ public_key: z.string() }));
+export const CreatedPublicKey = lazySchema(() => publicKeyObject().extend({ public_key: z.string() }));
 
-export const CreatePublicKeyBody = z.lazy(() =>
+export const CreatePublicKeyBody = lazySchema(() =>
   z.object({
     name: displayName(),
     allowed_origins: allowedOrigins().default([]),
@@ -143,7 +143,7 @@ export const CreatePublicKeyBody = z.lazy(() =>
 );
 export type CreatePublicKeyInput = z.infer<typeof CreatePublicKeyBody>;
 
-export const UpdatePublicKeyBody = z.lazy(() =>
+export const UpdatePublicKeyBody = lazySchema(() =>
   z.object({
     name: displayName().optional(),
     allowed_origins: allowedOrigins().optional(),
@@ -151,7 +151,7 @@ export const UpdatePublicKeyBody = z.lazy(() =>
 );
 export type UpdatePublicKeyInput = z.infer<typeof UpdatePublicKeyBody>;
 
-export const Workspace = z.lazy(() =>
+export const Workspace = lazySchema(() =>
   z.object({
     workspace_id: z.string(),
     name: z.string(),
@@ -162,7 +162,7 @@ export const Workspace = z.lazy(() =>
 );
 export type Workspace = z.infer<typeof Workspace>;
 
-export const UpdateWorkspaceBody = z.lazy(() =>
+export const UpdateWorkspaceBody = lazySchema(() =>
   z.object({
     name: displayName().optional(),
     webhook_url: httpUrl().nullable().optional().describe('null removes the workspace webhook URL'),
@@ -171,14 +171,14 @@ export const UpdateWorkspaceBody = z.lazy(() =>
 );
 export type UpdateWorkspaceInput = z.infer<typeof UpdateWorkspaceBody>;
 
-export const WorkspaceSettings = z.lazy(() =>
+export const WorkspaceSettings = lazySchema(() =>
   z.object({
     webhook_timeout_ms: z.number().int(),
   }),
 );
 export type WorkspaceSettings = z.infer<typeof WorkspaceSettings>;
 
-export const UpdateWorkspaceSettingsBody = z.lazy(() =>
+export const UpdateWorkspaceSettingsBody = lazySchema(() =>
   z.object({
     webhook_timeout_ms: z.number().int().min(1000).max(60_000).nullable().optional().describe('null restores 10,000'),
   }),
@@ -220,7 +220,7 @@ export const AUDIT_ACTIONS = [
   'billing.dispute_lost',
 ] as const;
 
-export const AuditEntry = z.lazy(() =>
+export const AuditEntry = lazySchema(() =>
   z.object({
     audit_log_id: z.string(),
     action: z.enum(AUDIT_ACTIONS),
@@ -232,5 +232,5 @@ export const AuditEntry = z.lazy(() =>
 );
 export type AuditEntry = z.infer<typeof AuditEntry>;
 
-export const apiKeyIdParams = z.lazy(() => z.object({ id: idOf('apiKey', 'an API key ID') }));
-export const publicKeyIdParams = z.lazy(() => z.object({ id: idOf('publicKey', 'a public key ID') }));
+export const apiKeyIdParams = lazySchema(() => z.object({ id: idOf('apiKey', 'an API key ID') }));
+export const publicKeyIdParams = lazySchema(() => z.object({ id: idOf('publicKey', 'a public key ID') }));

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { createAgent, getAgent } from '../agents/index.ts';
 import { badGateway, NotFound } from '../platform/errors.ts';
 import { formatIssues } from '../platform/http/validation.ts';
@@ -54,12 +55,14 @@ const GENERATION_PROMPT = [
 ].join('\n');
 
 /** What the model must give back; anything more is dropped. */
-const AgentDefinition = z.object({
-  agent_name: z.string().trim().min(1),
-  general_prompt: z.string().trim().min(1),
-  begin_message: z.string().nullable().optional(),
-  language: z.string().optional(),
-});
+const AgentDefinition = lazySchema(() =>
+  z.object({
+    agent_name: z.string().trim().min(1),
+    general_prompt: z.string().trim().min(1),
+    begin_message: z.string().nullable().optional(),
+    language: z.string().optional(),
+  }),
+);
 
 /**
  * `POST /generate-agent`: the model writes a name, prompt, first message and language;
@@ -135,12 +138,14 @@ const COPILOT_PROMPT = [
   'only asks a question. Never claim to have changed anything.',
 ].join('\n');
 
-const CopilotAnswer = z.object({
-  reply: z.string().trim().min(1),
-  suggested_changes: z
-    .object({ agent: z.record(z.string(), z.unknown()).nullish(), llm: z.record(z.string(), z.unknown()).nullish() })
-    .nullish(),
-});
+const CopilotAnswer = lazySchema(() =>
+  z.object({
+    reply: z.string().trim().min(1),
+    suggested_changes: z
+      .object({ agent: z.record(z.string(), z.unknown()).nullish(), llm: z.record(z.string(), z.unknown()).nullish() })
+      .nullish(),
+  }),
+);
 
 /** Fields the copilot may never propose: the engine binding and version bookkeeping. */
 const NOT_SUGGESTED = new Set(['response_engine', 'version_title', 'version_description']);

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, idOf, versionQuery } from '../platform/http/schemas.ts';
+import { epochMs, idOf, lazySchema, versionQuery } from '../platform/http/schemas.ts';
 import { LANGUAGES, LlmBody, llmModel, UpdateAgentBody } from '../agents/index.ts';
 
 /*
@@ -9,17 +9,17 @@ import { LANGUAGES, LlmBody, llmModel, UpdateAgentBody } from '../agents/index.t
  * Schemas are built on first use (z.lazy).
  */
 
-export const agentIdParams = z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID') }));
+export const agentIdParams = lazySchema(() => z.object({ agent_id: idOf('agent', 'an agent ID') }));
 /** A share link's agent: a voice agent (Voice Orb, web calls) or a chat agent (public chats). */
-export const shareAgentParams = z.lazy(() =>
+export const shareAgentParams = lazySchema(() =>
   z.object({ agent_id: z.union([idOf('agent', 'an agent ID'), idOf('chatAgent', 'a chat agent ID')], { error: 'Must be an agent ID (agent_…) or a chat agent ID (chat_agent_…)' }) }),
 );
-export const versionQueryParams = z.lazy(versionQuery);
+export const versionQueryParams = lazySchema(versionQuery);
 
 // ---------------------------------------------------------------------------------------
 // Share links
 
-export const ShareLink = z.lazy(() =>
+export const ShareLink = lazySchema(() =>
   z.object({
     share_link_id: z.string(),
     agent_id: z.string(),
@@ -195,7 +195,7 @@ const llmStep = () =>
     continue_on_error: z.boolean().default(false),
   });
 
-export const WorkflowStep = z.lazy(() =>
+export const WorkflowStep = lazySchema(() =>
   z.discriminatedUnion('type', [httpStep(), llmStep()], {
     error: (issue) => (issue.code === 'invalid_union' ? 'Expected one of "http", "llm"' : undefined),
   }),
@@ -267,7 +267,7 @@ function checkSteps(steps: WorkflowStep[], ctx: z.RefinementCtx): void {
 }
 
 
-export const WorkflowBody = z.lazy(() =>
+export const WorkflowBody = lazySchema(() =>
   z
     .object({
       enabled: z.boolean().default(true),
@@ -277,7 +277,7 @@ export const WorkflowBody = z.lazy(() =>
 );
 export type WorkflowInput = z.output<typeof WorkflowBody>;
 
-export const Workflow = z.lazy(() =>
+export const Workflow = lazySchema(() =>
   z.object({
     agent_id: z.string(),
     stage: z.enum(WORKFLOW_STAGES),
@@ -289,7 +289,7 @@ export const Workflow = z.lazy(() =>
 
 export const variables = () => keyedRecord(z.string().max(10_000), variableNameIssue, 100, 'variables');
 
-export const StepLog = z.lazy(() =>
+export const StepLog = lazySchema(() =>
   z.object({
     name: z.string(),
     type: z.enum(['http', 'llm']),
@@ -305,7 +305,7 @@ export const StepLog = z.lazy(() =>
   }),
 );
 
-export const WorkflowRun = z.lazy(() =>
+export const WorkflowRun = lazySchema(() =>
   z.object({
     run_id: z.string(),
     agent_id: z.string(),
@@ -320,14 +320,14 @@ export const WorkflowRun = z.lazy(() =>
   }),
 );
 
-export const stageParams = z.lazy(() =>
+export const stageParams = lazySchema(() =>
   z.object({ agent_id: idOf('agent', 'an agent ID'), stage: z.enum(WORKFLOW_STAGES) }),
 );
 
 // ---------------------------------------------------------------------------------------
 // Generation and copilot
 
-export const GenerateAgentBody = z.lazy(() =>
+export const GenerateAgentBody = lazySchema(() =>
   z.object({
     description: z.string().trim().min(1).max(5000).describe('What the agent should do, in plain words'),
     agent_name: z.string().max(200).optional(),
@@ -338,7 +338,7 @@ export const GenerateAgentBody = z.lazy(() =>
 );
 export type GenerateAgentInput = z.output<typeof GenerateAgentBody>;
 
-export const CopilotBody = z.lazy(() =>
+export const CopilotBody = lazySchema(() =>
   z.object({
     message: z.string().trim().min(1).max(4000),
     history: z
@@ -350,7 +350,7 @@ export const CopilotBody = z.lazy(() =>
 );
 export type CopilotInput = z.output<typeof CopilotBody>;
 
-export const CopilotReply = z.lazy(() =>
+export const CopilotReply = lazySchema(() =>
   z.object({
     agent_id: z.string(),
     version: z.number().int(),
@@ -371,7 +371,7 @@ export const CopilotReply = z.lazy(() =>
 const costItem = () => z.object({ component: z.string(), description: z.string(), cost_per_minute: z.number() });
 const latencyItem = () => z.object({ component: z.string(), description: z.string(), latency_ms: z.number().int() });
 
-export const AgentEstimate = z.lazy(() =>
+export const AgentEstimate = lazySchema(() =>
   z.object({
     agent_id: z.string(),
     version: z.number().int(),
@@ -387,11 +387,11 @@ export const AgentEstimate = z.lazy(() =>
 // ---------------------------------------------------------------------------------------
 // MCP tools and the custom-LLM connection test
 
-export const McpToolDefinition = z.lazy(() =>
+export const McpToolDefinition = lazySchema(() =>
   z.object({ name: z.string(), description: z.string(), inputSchema: z.unknown() }),
 );
 
-export const CustomLlmConnectionResult = z.lazy(() =>
+export const CustomLlmConnectionResult = lazySchema(() =>
   z.object({
     success: z.boolean(),
     latency_ms: z.number().int().nullable().describe('Time to a completed WebSocket handshake'),

@@ -1,7 +1,7 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
 import { publishVersionBody } from './agent-fields.ts';
-import { requiredQueryInt } from '../platform/http/schemas.ts';
+import { lazySchema, requiredQueryInt } from '../platform/http/schemas.ts';
 import { Agent, agentIdParams, AgentTag, agentTagParams, agentVersionParams, AgentVersionSummary, anyAgentIdParams, CreateAgentBody, CreateAgentTagBody, listQuery, mixedListQuery, UpdateAgentBody, UpdateAgentTagBody, versionListQuery, versionQueryParams } from './agent-schemas.ts';
 
 export const agentRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, {
@@ -17,13 +17,13 @@ export const agentRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, 
     method: 'GET', path: '/v2/list-agents', aliases: [{ method: 'GET', path: '/list-agents' }],
     status: 200,
     summary: 'List agents (latest versions), newest first',
-    query: z.lazy(listQuery), response: z.lazy(() => z.array(Agent)),
+    query: lazySchema(listQuery), response: lazySchema(() => z.array(Agent)),
   },
   listAgentsPaged: {
     method: 'POST', path: '/v2/list-agents', status: 200,
     summary: 'List voice and chat agents a page at a time with filters (the compatible client’s call)',
-    query: z.lazy(mixedListQuery),
-    body: z.lazy(() =>
+    query: lazySchema(mixedListQuery),
+    body: lazySchema(() =>
       z.object({
         filter_criteria: z
           .object({
@@ -49,21 +49,21 @@ export const agentRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, 
     method: 'POST', path: '/publish-agent-version/{agent_id}', status: 200,
     summary: 'Publish a draft version (default: the latest) of a voice or chat agent in place, with its response engine version',
     params: anyAgentIdParams,
-    body: z.lazy(publishVersionBody),
-    response: z.lazy(() => z.looseObject({ agent_id: z.string(), version: z.number().int(), is_published: z.boolean() })),
+    body: lazySchema(publishVersionBody),
+    response: lazySchema(() => z.looseObject({ agent_id: z.string(), version: z.number().int(), is_published: z.boolean() })),
   },
   createAgentVersion: {
     method: 'POST', path: '/create-agent-version/{agent_id}', status: 201,
     summary: 'Create a new draft version of a voice or chat agent from a base version (default: the latest)',
     params: anyAgentIdParams,
-    body: z.lazy(() => z.object({ base_version: z.number().int().min(0).optional() })),
-    response: z.lazy(() => z.looseObject({ agent_id: z.string(), version: z.number().int(), is_published: z.boolean() })),
+    body: lazySchema(() => z.object({ base_version: z.number().int().min(0).optional() })),
+    response: lazySchema(() => z.looseObject({ agent_id: z.string(), version: z.number().int(), is_published: z.boolean() })),
   },
   listAgentVersions: {
     method: 'GET', path: '/list-agent-versions/{agent_id}', status: 200,
     summary: 'List an agent’s versions a page at a time',
     params: agentIdParams, query: versionListQuery,
-    response: z.lazy(() =>
+    response: lazySchema(() =>
       z.object({ has_more: z.boolean(), items: z.array(AgentVersionSummary), pagination_key: z.string().optional() }),
     ),
   },
@@ -71,13 +71,13 @@ export const agentRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, 
     method: 'GET', path: '/agent-versions/{agent_id}', aliases: [{ method: 'GET', path: '/get-agent-versions/{agent_id}' }],
     status: 200,
     summary: 'Every version of an agent, in full, oldest first',
-    params: agentIdParams, response: z.lazy(() => z.array(Agent)),
+    params: agentIdParams, response: lazySchema(() => z.array(Agent)),
   },
   describeAgentVersion: {
     method: 'PATCH', path: '/agent-versions/{agent_id}/{version}', status: 200,
     summary: 'Set a version’s title or description (any version)',
     params: agentVersionParams,
-    body: z.lazy(() =>
+    body: lazySchema(() =>
       z.object({ version_title: z.string().max(200).nullable().optional(), version_description: z.string().max(2000).nullable().optional() }),
     ),
     response: Agent,
@@ -90,19 +90,19 @@ export const agentRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, 
     method: 'DELETE', path: '/delete-agent-version/{agent_id}', status: 204,
     summary: 'Delete a draft version given as ?version= (the compatible client’s call)',
     params: anyAgentIdParams,
-    query: z.lazy(() => z.object({ version: requiredQueryInt({ min: 0, max: 999_999_999 }) })),
+    query: lazySchema(() => z.object({ version: requiredQueryInt({ min: 0, max: 999_999_999 }) })),
   },
   compareAgentVersions: {
     method: 'GET', path: '/compare-agent-versions/{agent_id}', status: 200,
     summary: 'Field-level differences between two versions (?version_a=&version_b=)',
     params: agentIdParams,
-    query: z.lazy(() =>
+    query: lazySchema(() =>
       z.object({
         version_a: requiredQueryInt({ min: 0, max: 999_999_999 }),
         version_b: requiredQueryInt({ min: 0, max: 999_999_999 }),
       }),
     ),
-    response: z.lazy(() =>
+    response: lazySchema(() =>
       z.object({
         agent_id: z.string(),
         version_a: z.number().int(),
@@ -115,8 +115,8 @@ export const agentRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, 
     method: 'GET', path: '/resolve-agent-version/{agent_id}', status: 200,
     summary: 'Resolve a version reference (a number, latest, latest_published or a tag name) to one version',
     params: agentIdParams,
-    query: z.lazy(() => z.object({ version: z.string().min(1).max(64).default('latest') })),
-    response: z.lazy(() =>
+    query: lazySchema(() => z.object({ version: z.string().min(1).max(64).default('latest') })),
+    response: lazySchema(() =>
       z.object({
         agent_id: z.string(),
         version: z.number().int(),
@@ -129,7 +129,7 @@ export const agentRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, 
   },
   listAgentTags: {
     method: 'GET', path: '/agents/{agent_id}/tags', status: 200,
-    summary: 'Environment tags of an agent', params: agentIdParams, response: z.lazy(() => z.array(AgentTag)),
+    summary: 'Environment tags of an agent', params: agentIdParams, response: lazySchema(() => z.array(AgentTag)),
   },
   createAgentTag: {
     method: 'POST', path: '/agents/{agent_id}/tags', status: 201,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, idOf, queryInt, versionQuery } from '../platform/http/schemas.ts';
+import { epochMs, idOf, lazySchema, queryInt, versionQuery } from '../platform/http/schemas.ts';
 import { llmModel } from './models.ts';
 import { config, responseEngine, sharedAgentFields, webhookEvents } from './agent-fields.ts';
 import { tagName } from './tag-name.ts';
@@ -97,13 +97,13 @@ const agentFields = () => {
 /** Every agent field, optional: what an update may send (create requires the engine). */
 const optionalAgentFields = () => z.object(agentFields()).partial().shape;
 
-export const CreateAgentBody = z.lazy(() => z.object({ ...optionalAgentFields(), response_engine: responseEngine() }));
+export const CreateAgentBody = lazySchema(() => z.object({ ...optionalAgentFields(), response_engine: responseEngine() }));
 export type CreateAgentInput = z.infer<typeof CreateAgentBody>;
 
-export const UpdateAgentBody = z.lazy(() => z.object(optionalAgentFields()));
+export const UpdateAgentBody = lazySchema(() => z.object(optionalAgentFields()));
 export type UpdateAgentInput = z.infer<typeof UpdateAgentBody>;
 
-export const Agent = z.lazy(() =>
+export const Agent = lazySchema(() =>
   z.looseObject({
     agent_id: z.string(),
     version: z.number().int(),
@@ -115,7 +115,7 @@ export const Agent = z.lazy(() =>
 );
 export type Agent = z.infer<typeof Agent>;
 
-export const AgentVersionSummary = z.lazy(() =>
+export const AgentVersionSummary = lazySchema(() =>
   z.object({
     version: z.number().int(),
     is_published: z.boolean(),
@@ -131,7 +131,7 @@ export { tagName };
 
 const tagVariables = () => z.record(z.string().min(1).max(128), z.string().max(10_000)).refine((v) => Object.keys(v).length <= 100, 'Must have at most 100 variables');
 
-export const AgentTag = z.lazy(() =>
+export const AgentTag = lazySchema(() =>
   z.object({
     name: z.string(),
     version: z.number().int(),
@@ -142,29 +142,29 @@ export const AgentTag = z.lazy(() =>
 );
 export type AgentTag = z.infer<typeof AgentTag>;
 
-export const CreateAgentTagBody = z.lazy(() =>
+export const CreateAgentTagBody = lazySchema(() =>
   z.object({ name: tagName(), version: z.number().int().min(0), variables: tagVariables().default({}) }),
 );
-export const UpdateAgentTagBody = z.lazy(() =>
+export const UpdateAgentTagBody = lazySchema(() =>
   z.object({ version: z.number().int().min(0).optional(), variables: tagVariables().optional() }),
 );
 
-export const agentIdParams = z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID') }));
+export const agentIdParams = lazySchema(() => z.object({ agent_id: idOf('agent', 'an agent ID') }));
 /** A voice or chat agent ID: the compatible client uses some paths for both. */
 const anyAgentId = () =>
   z
     .string()
     .regex(/^(?:chat_)?agent_[0-9a-f]{24}$/, 'Must be an agent or chat agent ID (agent_ or chat_agent_ followed by 24 hex characters)');
 /** Paths the compatible client uses for voice and chat agents alike. */
-export const anyAgentIdParams = z.lazy(() => z.object({ agent_id: anyAgentId() }));
-export const agentVersionParams = z.lazy(() =>
+export const anyAgentIdParams = lazySchema(() => z.object({ agent_id: anyAgentId() }));
+export const agentVersionParams = lazySchema(() =>
   z.object({
     agent_id: idOf('agent', 'an agent ID'),
     version: z.string().regex(/^[0-9]{1,9}$/, 'Must be a version number').transform(Number),
   }),
 );
-export const agentTagParams = z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID'), name: tagName() }));
-export const versionQueryParams = z.lazy(versionQuery);
+export const agentTagParams = lazySchema(() => z.object({ agent_id: idOf('agent', 'an agent ID'), name: tagName() }));
+export const versionQueryParams = lazySchema(versionQuery);
 export const listQuery = () =>
   z.object({
     limit: queryInt({ min: 1, max: 1000, default: 1000 }),
@@ -178,7 +178,7 @@ export const mixedListQuery = () =>
     pagination_key: anyAgentId().optional(),
     sort_order: z.enum(['ascending', 'descending']).default('descending'),
   });
-export const versionListQuery = z.lazy(() =>
+export const versionListQuery = lazySchema(() =>
   z.object({
     limit: queryInt({ min: 1, max: 1000, default: 100 }),
     pagination_key: z.string().regex(/^[0-9]{1,9}$/, 'Must be a version number').transform(Number).optional(),

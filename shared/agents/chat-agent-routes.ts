@@ -1,6 +1,6 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
-import { idOf, queryInt } from '../platform/http/schemas.ts';
+import { idOf, lazySchema, queryInt } from '../platform/http/schemas.ts';
 import { publishVersionBody } from './agent-fields.ts';
 import { ChatAgent, chatAgentId, chatAgentIdParams, ChatAgentListItem, chatAgentVersionParams, chatAgentVersionReferenceParams, CreateChatAgentBody, UpdateChatAgentBody, versionQueryParams } from './chat-agent-schemas.ts';
 
@@ -17,14 +17,14 @@ export const chatAgentRoutes = defineRoutes({ domain: 'chat-agents', access: 'ag
   listChatAgents: {
     method: 'GET', path: '/list-chat-agents', status: 200,
     summary: 'List chat agents (latest versions) a page at a time, newest first',
-    query: z.lazy(() =>
+    query: lazySchema(() =>
       z.object({
         limit: queryInt({ min: 1, max: 1000, default: 1000 }),
         pagination_key: chatAgentId().optional(),
         sort_order: z.enum(['ascending', 'descending']).default('descending'),
       }),
     ),
-    response: z.lazy(() =>
+    response: lazySchema(() =>
       z.object({ has_more: z.boolean(), items: z.array(ChatAgentListItem), pagination_key: z.string().optional() }),
     ),
   },
@@ -41,13 +41,13 @@ export const chatAgentRoutes = defineRoutes({ domain: 'chat-agents', access: 'ag
     method: 'POST', path: '/publish-chat-agent/{chat_agent_id}', status: 200,
     summary: 'Publish a draft version (default: the latest) in place, with its response engine version',
     params: chatAgentIdParams,
-    body: z.lazy(publishVersionBody),
+    body: lazySchema(publishVersionBody),
     response: ChatAgent,
   },
   getChatAgentVersions: {
     method: 'GET', path: '/get-chat-agent-versions/{chat_agent_id}', status: 200,
     summary: 'Every version of a chat agent, in full, oldest first',
-    params: chatAgentIdParams, response: z.lazy(() => z.array(ChatAgent)),
+    params: chatAgentIdParams, response: lazySchema(() => z.array(ChatAgent)),
   },
   getChatAgentVersion: {
     method: 'GET', path: '/get-chat-agent-version/{chat_agent_id}/{version}', 
@@ -62,7 +62,7 @@ export const chatAgentRoutes = defineRoutes({ domain: 'chat-agents', access: 'ag
   convertAgentToChat: {
     method: 'POST', path: '/convert-agent-to-chat/{agent_id}', status: 201,
     summary: 'Create a chat agent from a voice agent’s latest version (or ?version=), with the same response engine',
-    params: z.lazy(() => z.object({ agent_id: idOf('agent', 'an agent ID') })),
+    params: lazySchema(() => z.object({ agent_id: idOf('agent', 'an agent ID') })),
     query: versionQueryParams, response: ChatAgent,
   },
 });

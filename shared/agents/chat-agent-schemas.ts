@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, idOf, versionQuery, versionReferenceQuery } from '../platform/http/schemas.ts';
+import { epochMs, idOf, lazySchema, versionQuery, versionReferenceQuery } from '../platform/http/schemas.ts';
 import { llmModel } from './models.ts';
 import { responseEngine, sharedAgentFields, webhookEvents } from './agent-fields.ts';
 
@@ -49,13 +49,13 @@ const chatAgentFields = () => {
 /** Every chat agent field, optional: what an update may send (create requires the engine). */
 const optionalChatAgentFields = () => z.object(chatAgentFields()).partial().shape;
 
-export const CreateChatAgentBody = z.lazy(() => z.object({ ...optionalChatAgentFields(), response_engine: responseEngine() }));
+export const CreateChatAgentBody = lazySchema(() => z.object({ ...optionalChatAgentFields(), response_engine: responseEngine() }));
 export type CreateChatAgentInput = z.infer<typeof CreateChatAgentBody>;
 
-export const UpdateChatAgentBody = z.lazy(() => z.object(optionalChatAgentFields()));
+export const UpdateChatAgentBody = lazySchema(() => z.object(optionalChatAgentFields()));
 export type UpdateChatAgentInput = z.infer<typeof UpdateChatAgentBody>;
 
-export const ChatAgent = z.lazy(() =>
+export const ChatAgent = lazySchema(() =>
   z.looseObject({
     agent_id: z.string(),
     version: z.number().int(),
@@ -68,7 +68,7 @@ export const ChatAgent = z.lazy(() =>
 );
 export type ChatAgent = z.infer<typeof ChatAgent>;
 
-export const ChatAgentListItem = z.lazy(() =>
+export const ChatAgentListItem = lazySchema(() =>
   z.object({
     agent_id: z.string(),
     agent_name: z.string(),
@@ -84,10 +84,10 @@ export type ChatAgentListItem = z.infer<typeof ChatAgentListItem>;
 
 export const chatAgentId = () => idOf('chatAgent', 'a chat agent ID');
 const versionNumber = () => z.string().regex(/^[0-9]{1,9}$/, 'Must be a version number').transform(Number);
-export const chatAgentIdParams = z.lazy(() => z.object({ chat_agent_id: chatAgentId() }));
-export const chatAgentVersionParams = z.lazy(() => z.object({ chat_agent_id: chatAgentId(), version: versionNumber() }));
+export const chatAgentIdParams = lazySchema(() => z.object({ chat_agent_id: chatAgentId() }));
+export const chatAgentVersionParams = lazySchema(() => z.object({ chat_agent_id: chatAgentId(), version: versionNumber() }));
 /** A version by reference in the path: a number, `latest` or `latest_published`. */
-export const chatAgentVersionReferenceParams = z.lazy(() =>
+export const chatAgentVersionReferenceParams = lazySchema(() =>
   z.object({ chat_agent_id: chatAgentId(), version: versionReferenceQuery() }),
 );
-export const versionQueryParams = z.lazy(versionQuery);
+export const versionQueryParams = lazySchema(versionQuery);

@@ -1,5 +1,6 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { componentIdParams, componentListQuery, ConversationFlow, CreateComponentBody, CreateFlowBody, FlowComponent, flowIdParams, flowListQuery, page, UpdateComponentBody, UpdateFlowBody, versionQueryParams } from './flow-schemas.ts';
 
 export const flowRoutes = defineRoutes({ domain: 'flows', access: 'agents' }, {
@@ -15,12 +16,12 @@ export const flowRoutes = defineRoutes({ domain: 'flows', access: 'agents' }, {
   listConversationFlows: {
     method: 'GET', path: '/v2/list-conversation-flows', status: 200,
     summary: 'List conversation flows (latest versions) a page at a time, newest first',
-    query: flowListQuery, response: z.lazy(() => page(ConversationFlow)),
+    query: flowListQuery, response: lazySchema(() => page(ConversationFlow)),
   },
   listConversationFlowsArray: {
     method: 'GET', path: '/list-conversation-flows', status: 200,
     summary: 'List conversation flows (latest versions) as one array, newest first (the unversioned path)',
-    query: flowListQuery, response: z.lazy(() => z.array(ConversationFlow)),
+    query: flowListQuery, response: lazySchema(() => z.array(ConversationFlow)),
   },
   updateConversationFlow: {
     method: 'PATCH', path: '/update-conversation-flow/{conversation_flow_id}', status: 200,
@@ -31,7 +32,7 @@ export const flowRoutes = defineRoutes({ domain: 'flows', access: 'agents' }, {
     method: 'DELETE', path: '/delete-conversation-flow/{conversation_flow_id}', status: 204,
     summary: 'Delete a conversation flow with its versions; refused while an agent uses it unless force_delete=true',
     params: flowIdParams,
-    query: z.lazy(() => z.object({ force_delete: z.enum(['true', 'false']).optional() })),
+    query: lazySchema(() => z.object({ force_delete: z.enum(['true', 'false']).optional() })),
   },
 
   createConversationFlowComponent: {
@@ -45,12 +46,12 @@ export const flowRoutes = defineRoutes({ domain: 'flows', access: 'agents' }, {
   listConversationFlowComponents: {
     method: 'GET', path: '/v2/list-conversation-flow-components', status: 200,
     summary: 'List shared conversation flow components a page at a time, newest first (the compatible client’s call)',
-    query: componentListQuery, response: z.lazy(() => page(FlowComponent)),
+    query: componentListQuery, response: lazySchema(() => page(FlowComponent)),
   },
   listConversationFlowComponentsArray: {
     method: 'GET', path: '/list-conversation-flow-components', status: 200,
     summary: 'List shared conversation flow components as one array, newest first',
-    query: componentListQuery, response: z.lazy(() => z.array(FlowComponent)),
+    query: componentListQuery, response: lazySchema(() => z.array(FlowComponent)),
   },
   updateConversationFlowComponent: {
     method: 'PATCH', path: '/update-conversation-flow-component/{component_id}', status: 200,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, idOf, queryInt, versionQuery } from '../platform/http/schemas.ts';
+import { epochMs, idOf, lazySchema, queryInt, versionQuery } from '../platform/http/schemas.ts';
 import { llmModel } from './models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from './app-tools.ts';
 import { refineTransferDestination } from './transfer-destination.ts';
@@ -115,7 +115,7 @@ const requiredByType = (): Record<(typeof NODE_TYPES)[number], z.ZodRawShape> =>
  * checks the single edges and what the node's `type` requires, so the published OpenAPI
  * document carries one small node schema rather than a union of fifteen.
  */
-export const FlowNode = z.lazy(() => {
+export const FlowNode = lazySchema(() => {
   const others = otherEdgeFields();
   const byType = new Map<string, z.ZodType>(
     Object.entries(requiredByType()).map(([type, shape]) => [type, z.object({ ...others, ...shape })]),
@@ -193,13 +193,13 @@ const flowFields = () => ({
 const allOptional = () => z.object(flowFields()).partial().shape;
 
 /** Create: model_choice, nodes and start_speaker are required, as the SDK types say. */
-export const CreateFlowBody = z.lazy(() =>
+export const CreateFlowBody = lazySchema(() =>
   z.object({ ...allOptional(), model_choice: modelChoice(), nodes: nodes(), start_speaker: z.enum(['user', 'agent']) }),
 );
 export type CreateFlowInput = z.infer<typeof CreateFlowBody>;
 
 /** Update: every field optional; is_transfer_cf can only be set at creation, so it is dropped. */
-export const UpdateFlowBody = z.lazy(() => {
+export const UpdateFlowBody = lazySchema(() => {
   const { is_transfer_cf: _ignored, ...fields } = allOptional();
   return z.object(fields);
 });
@@ -214,7 +214,7 @@ const validation = () =>
         'A draft may have them; publishing an agent version that runs it, binding it to a number and starting a call or chat refuse it with 400 until it has none.',
     );
 
-export const ConversationFlow = z.lazy(() =>
+export const ConversationFlow = lazySchema(() =>
   z.looseObject({
     conversation_flow_id: z.string(),
     version: z.number().int(),
@@ -226,17 +226,17 @@ export const ConversationFlow = z.lazy(() =>
 );
 export type ConversationFlow = z.infer<typeof ConversationFlow>;
 
-export const CreateComponentBody = z.lazy(() =>
+export const CreateComponentBody = lazySchema(() =>
   z.object({ name: z.string().min(1).max(200), nodes: nodes(), ...componentExtras() }),
 );
 export type CreateComponentInput = z.infer<typeof CreateComponentBody>;
 
-export const UpdateComponentBody = z.lazy(() =>
+export const UpdateComponentBody = lazySchema(() =>
   z.object({ name: z.string().min(1).max(200).optional(), nodes: nodes().optional(), ...componentExtras() }),
 );
 export type UpdateComponentInput = z.infer<typeof UpdateComponentBody>;
 
-export const FlowComponent = z.lazy(() =>
+export const FlowComponent = lazySchema(() =>
   z.looseObject({
     conversation_flow_component_id: z.string(),
     name: z.string(),
@@ -252,16 +252,16 @@ export type FlowComponent = z.infer<typeof FlowComponent>;
 export const page = <T extends z.ZodType>(item: T) =>
   z.object({ has_more: z.boolean(), items: z.array(item), pagination_key: z.string().optional() });
 
-export const flowIdParams = z.lazy(() => z.object({ conversation_flow_id: idOf('conversationFlow', 'a conversation flow ID') }));
-export const componentIdParams = z.lazy(() =>
+export const flowIdParams = lazySchema(() => z.object({ conversation_flow_id: idOf('conversationFlow', 'a conversation flow ID') }));
+export const componentIdParams = lazySchema(() =>
   z.object({ component_id: idOf('flowComponent', 'a conversation flow component ID') }),
 );
-export const versionQueryParams = z.lazy(versionQuery);
+export const versionQueryParams = lazySchema(versionQuery);
 const listQuery = (kind: 'conversationFlow' | 'flowComponent', label: string) => () =>
   z.object({
     limit: queryInt({ min: 1, max: 1000, default: 1000 }),
     pagination_key: idOf(kind, label).optional(),
     sort_order: z.enum(['ascending', 'descending']).default('descending'),
   });
-export const flowListQuery = z.lazy(listQuery('conversationFlow', 'a conversation flow ID'));
-export const componentListQuery = z.lazy(listQuery('flowComponent', 'a conversation flow component ID'));
+export const flowListQuery = lazySchema(listQuery('conversationFlow', 'a conversation flow ID'));
+export const componentListQuery = lazySchema(listQuery('flowComponent', 'a conversation flow component ID'));

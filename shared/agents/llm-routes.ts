@@ -1,5 +1,6 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { listQuery, Llm, LlmBody, llmIdParams, versionQuery } from './llm-schemas.ts';
 
 export const llmRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, {
@@ -14,14 +15,14 @@ export const llmRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, {
   listRetellLlms: {
     method: 'GET', path: '/v2/list-retell-llms', status: 200,
     summary: 'List Retell LLMs (latest versions) a page at a time, newest first',
-    query: z.lazy(listQuery),
-    response: z.lazy(() => z.object({ has_more: z.boolean(), items: z.array(Llm), pagination_key: z.string().optional() })),
+    query: lazySchema(listQuery),
+    response: lazySchema(() => z.object({ has_more: z.boolean(), items: z.array(Llm), pagination_key: z.string().optional() })),
   },
   listRetellLlmsArray: {
     method: 'GET', path: '/list-retell-llms', status: 200,
     summary: 'List Retell LLMs (latest versions) as one array, newest first (the unversioned path)',
-    query: z.lazy(listQuery),
-    response: z.lazy(() => z.array(Llm)),
+    query: lazySchema(listQuery),
+    response: lazySchema(() => z.array(Llm)),
   },
   updateRetellLlm: {
     method: 'PATCH', path: '/update-retell-llm/{llm_id}', status: 200,
@@ -32,6 +33,6 @@ export const llmRoutes = defineRoutes({ domain: 'agents', access: 'agents' }, {
     method: 'DELETE', path: '/delete-retell-llm/{llm_id}', status: 204,
     summary: 'Delete a Retell LLM; refused while an agent uses it unless force_delete=true',
     params: llmIdParams,
-    query: z.lazy(() => z.object({ force_delete: z.enum(['true', 'false']).optional() })),
+    query: lazySchema(() => z.object({ force_delete: z.enum(['true', 'false']).optional() })),
   },
 });

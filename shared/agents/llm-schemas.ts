@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, idOf, queryInt, versionQuery as referenceQuery } from '../platform/http/schemas.ts';
+import { epochMs, idOf, lazySchema, queryInt, versionQuery as referenceQuery } from '../platform/http/schemas.ts';
 import { llmModel, s2sModel } from './models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from './app-tools.ts';
 import { refineTransferDestination } from './transfer-destination.ts';
@@ -59,10 +59,10 @@ const llmFields = () => ({
   is_transfer_llm: z.boolean().nullable().optional(),
 });
 
-export const LlmBody = z.lazy(() => z.object(llmFields()));
+export const LlmBody = lazySchema(() => z.object(llmFields()));
 export type LlmInput = z.infer<typeof LlmBody>;
 
-export const Llm = z.lazy(() =>
+export const Llm = lazySchema(() =>
   z.looseObject({
     llm_id: z.string(),
     version: z.number().int(),
@@ -80,5 +80,5 @@ export const listQuery = () =>
     sort_order: z.enum(['ascending', 'descending']).default('descending'),
   });
 
-export const llmIdParams = z.lazy(() => z.object({ llm_id: idOf('llm', 'a Retell LLM ID') }));
-export const versionQuery = z.lazy(referenceQuery);
+export const llmIdParams = lazySchema(() => z.object({ llm_id: idOf('llm', 'a Retell LLM ID') }));
+export const versionQuery = lazySchema(referenceQuery);

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { dynamicVariables, versionRef } from '../calls/records.ts';
-import { epochMs } from '../platform/http/schemas.ts';
+import { epochMs, lazySchema } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
 
 /*
@@ -28,7 +28,7 @@ export function isTimeZone(name: string): boolean {
 
 const minuteOfDay = () => z.number().int().min(0).max(1440);
 
-export const CallTimeWindow = z.lazy(() =>
+export const CallTimeWindow = lazySchema(() =>
   z.object({
     windows: z
       .array(
@@ -44,7 +44,7 @@ export const CallTimeWindow = z.lazy(() =>
 );
 export type CallTimeWindowInput = z.infer<typeof CallTimeWindow>;
 
-export const BatchTaskBody = z.lazy(() =>
+export const BatchTaskBody = lazySchema(() =>
   z.object({
     to_number: z.string().min(1).max(32),
     retell_llm_dynamic_variables: dynamicVariables().optional(),
@@ -61,7 +61,7 @@ export const BatchTaskBody = z.lazy(() =>
 );
 export type BatchTaskInput = z.infer<typeof BatchTaskBody>;
 
-export const CreateBatchCallBody = z.lazy(() =>
+export const CreateBatchCallBody = lazySchema(() =>
   z.object({
     name: z.string().max(200).default('Batch call'),
     from_number: z.string().min(1).max(32),
@@ -77,25 +77,27 @@ export const CreateBatchCallBody = z.lazy(() =>
 );
 export type CreateBatchCallInput = z.infer<typeof CreateBatchCallBody>;
 
-export const batchCallIdParams = z.lazy(() =>
+export const batchCallIdParams = lazySchema(() =>
   z.object({ batch_call_id: z.string().regex(idPattern('batchCall'), 'Must be a batch call ID (batch_call_ followed by 24 hex characters)') }),
 );
 
-export const TaskView = z.object({
-  task_index: z.number().int(),
-  to_number: z.string(),
-  retell_llm_dynamic_variables: z.record(z.string(), z.string()),
-  metadata: z.unknown(),
-  override_agent_id: z.string().optional(),
-  override_agent_version: z.string().optional(),
-  agent_override: z.record(z.string(), z.unknown()).optional(),
-  status: z.enum(TASK_STATUSES),
-  call_id: z.string().nullable(),
-  error: z.string().nullable(),
-});
+export const TaskView = lazySchema(() =>
+  z.object({
+    task_index: z.number().int(),
+    to_number: z.string(),
+    retell_llm_dynamic_variables: z.record(z.string(), z.string()),
+    metadata: z.unknown(),
+    override_agent_id: z.string().optional(),
+    override_agent_version: z.string().optional(),
+    agent_override: z.record(z.string(), z.unknown()).optional(),
+    status: z.enum(TASK_STATUSES),
+    call_id: z.string().nullable(),
+    error: z.string().nullable(),
+  }),
+);
 export type TaskView = z.infer<typeof TaskView>;
 
-const BatchSummaryShape = {
+const BatchSummaryShape = () => ({
   batch_call_id: z.string(),
   name: z.string(),
   from_number: z.string(),
@@ -120,23 +122,23 @@ const BatchSummaryShape = {
   failed_count: z.number().int(),
   skipped_count: z.number().int(),
   cancelled_count: z.number().int(),
-};
+});
 
-export const BatchCall = z.lazy(() => z.object(BatchSummaryShape));
+export const BatchCall = lazySchema(() => z.object(BatchSummaryShape()));
 
-export const BatchCallWithTasks = z.lazy(() => z.object({ ...BatchSummaryShape, tasks: z.array(TaskView) }));
+export const BatchCallWithTasks = lazySchema(() => z.object({ ...BatchSummaryShape(), tasks: z.array(TaskView) }));
 
-export const CreatedBatchCall = z.lazy(() =>
+export const CreatedBatchCall = lazySchema(() =>
   z.object({
-    ...BatchSummaryShape,
+    ...BatchSummaryShape(),
     /** Rows of `tasks_csv` left out by the CSV rules (not E.164), with their line in the file. */
     skipped_rows: z.array(z.object({ row: z.number().int(), value: z.string(), reason: z.string() })).optional(),
   }),
 );
 
-export const BatchCallList = z.lazy(() => z.array(z.object(BatchSummaryShape)));
+export const BatchCallList = lazySchema(() => z.array(z.object(BatchSummaryShape())));
 
-export const StartedBatchCall = z.lazy(() => z.object({ batch_call_id: z.string(), status: z.enum(BATCH_STATUSES) }));
-export const StoppedBatchCall = z.lazy(() =>
+export const StartedBatchCall = lazySchema(() => z.object({ batch_call_id: z.string(), status: z.enum(BATCH_STATUSES) }));
+export const StoppedBatchCall = lazySchema(() =>
   z.object({ batch_call_id: z.string(), status: z.enum(BATCH_STATUSES), cancelled_tasks: z.number().int() }),
 );

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
 import {
   AddCreditsBody,
@@ -53,12 +53,12 @@ export const billingRoutes = defineRoutes({ domain: 'billing', access: 'admin' }
   getBillingSettings: {
     method: 'GET', path: '/billing/settings', status: 200, role: 'admin',
     summary: 'Monthly budget and auto-recharge',
-    response: z.lazy(() => BillingSettingsView),
+    response: lazySchema(() => BillingSettingsView),
   },
   updateBillingSettings: {
     method: 'PATCH', path: '/billing/settings', status: 200, role: 'admin',
     summary: 'Set the monthly budget and auto-recharge (null removes either)',
-    body: UpdateBillingSettingsBody, response: z.lazy(() => BillingSettingsView),
+    body: UpdateBillingSettingsBody, response: lazySchema(() => BillingSettingsView),
   },
   checkSpend: {
     method: 'POST', path: '/billing/check', status: 200, role: 'admin',

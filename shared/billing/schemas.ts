@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, httpUrl, queryInt } from '../platform/http/schemas.ts';
+import { epochMs, httpUrl, lazySchema, queryInt } from '../platform/http/schemas.ts';
 
 /*
  * The billing API contract (spec: Billing endpoint group; the spec shows no shapes beyond
@@ -18,35 +18,43 @@ const usdAmount = (min: number, max: number) =>
     .max(max)
     .refine((value) => Math.abs(value * 100 - Math.round(value * 100)) < 1e-6, 'Must have at most 2 decimal places');
 
-export const LedgerEntryView = z.object({
-  entry_id: z.string(),
-  kind: z.enum(ENTRY_KINDS),
-  amount_usd: z.number().describe('Signed: credits positive, charges negative'),
-  lines: z.record(z.string(), z.number()).describe('Charges by product line, USD'),
-  description: z.string(),
-  reference: z.string().nullable(),
-  created_timestamp: epochMs(),
-});
+export const LedgerEntryView = lazySchema(() =>
+  z.object({
+    entry_id: z.string(),
+    kind: z.enum(ENTRY_KINDS),
+    amount_usd: z.number().describe('Signed: credits positive, charges negative'),
+    lines: z.record(z.string(), z.number()).describe('Charges by product line, USD'),
+    description: z.string(),
+    reference: z.string().nullable(),
+    created_timestamp: epochMs(),
+  }),
+);
 export type LedgerEntryView = z.infer<typeof LedgerEntryView>;
 
-export const SpendDecisionView = z.object({
-  allowed: z.boolean(),
-  error_code: z.string().nullable(),
-  message: z.string().nullable(),
-});
+export const SpendDecisionView = lazySchema(() =>
+  z.object({
+    allowed: z.boolean(),
+    error_code: z.string().nullable(),
+    message: z.string().nullable(),
+  }),
+);
 
-export const AutoRecharge = z.object({
-  threshold_usd: usdAmount(0, 100_000),
-  amount_usd: usdAmount(5, 10_000),
-});
+export const AutoRecharge = lazySchema(() =>
+  z.object({
+    threshold_usd: usdAmount(0, 100_000),
+    amount_usd: usdAmount(5, 10_000),
+  }),
+);
 
-export const BillingSettingsView = z.object({
-  monthly_budget_usd: z.number().nullable(),
-  auto_recharge: AutoRecharge.nullable(),
-});
+export const BillingSettingsView = lazySchema(() =>
+  z.object({
+    monthly_budget_usd: z.number().nullable(),
+    auto_recharge: AutoRecharge.nullable(),
+  }),
+);
 export type BillingSettingsView = z.infer<typeof BillingSettingsView>;
 
-export const UpdateBillingSettingsBody = z.lazy(() =>
+export const UpdateBillingSettingsBody = lazySchema(() =>
   z.object({
     monthly_budget_usd: usdAmount(0.01, 10_000_000).nullable().optional(),
     auto_recharge: AutoRecharge.nullable().optional(),
@@ -54,7 +62,7 @@ export const UpdateBillingSettingsBody = z.lazy(() =>
 );
 export type UpdateBillingSettingsInput = z.infer<typeof UpdateBillingSettingsBody>;
 
-export const BillingView = z.lazy(() =>
+export const BillingView = lazySchema(() =>
   z.object({
     workspace_id: z.string(),
     currency: z.literal('usd'),
@@ -72,9 +80,9 @@ export const BillingView = z.lazy(() =>
 );
 export type BillingView = z.infer<typeof BillingView>;
 
-export const BillingQuery = z.lazy(() => z.object({ limit: queryInt({ min: 1, max: 100, default: 20 }) }));
+export const BillingQuery = lazySchema(() => z.object({ limit: queryInt({ min: 1, max: 100, default: 20 }) }));
 
-export const AddCreditsBody = z.lazy(() =>
+export const AddCreditsBody = lazySchema(() =>
   z.object({
     amount_usd: usdAmount(0.01, 100_000),
     description: z.string().trim().min(1).max(200).optional(),
@@ -83,12 +91,12 @@ export const AddCreditsBody = z.lazy(() =>
 );
 export type AddCreditsInput = z.infer<typeof AddCreditsBody>;
 
-export const AddCreditsView = z.lazy(() => z.object({ entry: LedgerEntryView, duplicate: z.boolean(), balance_usd: z.number() }));
+export const AddCreditsView = lazySchema(() => z.object({ entry: LedgerEntryView, duplicate: z.boolean(), balance_usd: z.number() }));
 
-export const CheckSpendBody = z.lazy(() => z.object({ action: z.enum(SPEND_ACTION_NAMES).default('phone_call') }));
-export const CheckSpendView = z.lazy(() => SpendDecisionView.extend({ action: z.enum(SPEND_ACTION_NAMES) }));
+export const CheckSpendBody = lazySchema(() => z.object({ action: z.enum(SPEND_ACTION_NAMES).default('phone_call') }));
+export const CheckSpendView = lazySchema(() => SpendDecisionView.extend({ action: z.enum(SPEND_ACTION_NAMES) }));
 
-export const CheckoutBody = z.lazy(() =>
+export const CheckoutBody = lazySchema(() =>
   z.object({
     amount_usd: usdAmount(5, 10_000),
     success_url: httpUrl().optional(),
@@ -96,44 +104,46 @@ export const CheckoutBody = z.lazy(() =>
   }),
 );
 export type CheckoutInput = z.infer<typeof CheckoutBody>;
-export const CheckoutView = z.lazy(() =>
+export const CheckoutView = lazySchema(() =>
   z.object({ checkout_session_id: z.string(), url: z.string(), amount_usd: z.number(), provider: z.enum(['stripe', 'mock']) }),
 );
-export const PayInvoiceBody = z.lazy(() => z.object({ success_url: httpUrl().optional(), cancel_url: httpUrl().optional() }));
+export const PayInvoiceBody = lazySchema(() => z.object({ success_url: httpUrl().optional(), cancel_url: httpUrl().optional() }));
 export type PayInvoiceInput = z.infer<typeof PayInvoiceBody>;
-export const CheckoutSessionBody = z.lazy(() => z.object({ amount_usd: usdAmount(5, 10_000) }));
-export const UrlView = z.lazy(() => z.object({ url: z.string() }));
-export const mockCheckoutParams = z.lazy(() => z.object({ token: z.string().regex(/^[\w-]{43}$/, 'Must be a checkout token') }));
-export const MockCheckoutActionBody = z.lazy(() => z.object({ action: z.enum(['pay', 'cancel']) }));
-export const PortalBody = z.lazy(() => z.object({ return_url: httpUrl().optional() }));
+export const CheckoutSessionBody = lazySchema(() => z.object({ amount_usd: usdAmount(5, 10_000) }));
+export const UrlView = lazySchema(() => z.object({ url: z.string() }));
+export const mockCheckoutParams = lazySchema(() => z.object({ token: z.string().regex(/^[\w-]{43}$/, 'Must be a checkout token') }));
+export const MockCheckoutActionBody = lazySchema(() => z.object({ action: z.enum(['pay', 'cancel']) }));
+export const PortalBody = lazySchema(() => z.object({ return_url: httpUrl().optional() }));
 
-export const InvoiceView = z.object({
-  invoice_id: z.string(),
-  period: z.string().describe('YYYY-MM (UTC)'),
-  period_start: epochMs(),
-  period_end: epochMs(),
-  status: z.enum(['open', 'paid', 'overdue']),
-  currency: z.literal('usd'),
-  lines: z.array(z.object({ product: z.string(), description: z.string(), amount_usd: z.number() })),
-  total_usd: z.number(),
-  credits_usd: z.number(),
-  amount_due_usd: z.number(),
-  created_timestamp: epochMs(),
-  due_timestamp: epochMs(),
-  paid_timestamp: epochMs().nullable(),
-  html_url: z.string(),
-});
+export const InvoiceView = lazySchema(() =>
+  z.object({
+    invoice_id: z.string(),
+    period: z.string().describe('YYYY-MM (UTC)'),
+    period_start: epochMs(),
+    period_end: epochMs(),
+    status: z.enum(['open', 'paid', 'overdue']),
+    currency: z.literal('usd'),
+    lines: z.array(z.object({ product: z.string(), description: z.string(), amount_usd: z.number() })),
+    total_usd: z.number(),
+    credits_usd: z.number(),
+    amount_due_usd: z.number(),
+    created_timestamp: epochMs(),
+    due_timestamp: epochMs(),
+    paid_timestamp: epochMs().nullable(),
+    html_url: z.string(),
+  }),
+);
 export type InvoiceView = z.infer<typeof InvoiceView>;
-export const InvoiceList = z.lazy(() => z.array(InvoiceView));
-export const IssueInvoiceBody = z.lazy(() => z.object({ month: z.string().optional().describe('YYYY-MM; default the previous month') }));
-export const IssuedInvoiceView = z.lazy(() => z.object({ invoice: InvoiceView, created: z.boolean() }));
-export const invoiceIdParams = z.lazy(() => z.object({ id: z.string().regex(/^invoice_[0-9a-f]{24}$/, 'Must be an invoice ID') }));
+export const InvoiceList = lazySchema(() => z.array(InvoiceView));
+export const IssueInvoiceBody = lazySchema(() => z.object({ month: z.string().optional().describe('YYYY-MM; default the previous month') }));
+export const IssuedInvoiceView = lazySchema(() => z.object({ invoice: InvoiceView, created: z.boolean() }));
+export const invoiceIdParams = lazySchema(() => z.object({ id: z.string().regex(/^invoice_[0-9a-f]{24}$/, 'Must be an invoice ID') }));
 
 const day = () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'Must be a date as YYYY-MM-DD').refine((value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value), 'Must be a real date');
-export const UsageQuery = z.lazy(() => z.object({ start_date: day().optional(), end_date: day().optional() }));
+export const UsageQuery = lazySchema(() => z.object({ start_date: day().optional(), end_date: day().optional() }));
 export type UsageQueryInput = z.infer<typeof UsageQuery>;
 
-export const UsageView = z.lazy(() =>
+export const UsageView = lazySchema(() =>
   z.object({
     start_date: z.string(),
     end_date: z.string(),
@@ -144,7 +154,7 @@ export const UsageView = z.lazy(() =>
 );
 export type UsageView = z.infer<typeof UsageView>;
 
-export const PlatformUsageView = z.lazy(() =>
+export const PlatformUsageView = lazySchema(() =>
   z.object({
     start_date: z.string(),
     end_date: z.string(),
@@ -154,33 +164,37 @@ export const PlatformUsageView = z.lazy(() =>
   }),
 );
 
-export const PaymentMethodView = z.object({
-  id: z.string(),
-  type: z.string(),
-  brand: z.string().nullable(),
-  last4: z.string().nullable(),
-  exp_month: z.number().nullable(),
-  exp_year: z.number().nullable(),
-  is_default: z.boolean(),
-});
-export const PaymentMethodList = z.lazy(() => z.array(PaymentMethodView));
-export const SetupIntentView = z.lazy(() => z.object({ setup_intent_id: z.string(), client_secret: z.string(), provider: z.enum(['stripe', 'mock']) }));
-export const DefaultPaymentMethodBody = z.lazy(() => z.object({ payment_method_id: z.string().min(1).max(255) }));
-export const paymentMethodIdParams = z.lazy(() => z.object({ id: z.string().min(1).max(255) }));
+export const PaymentMethodView = lazySchema(() =>
+  z.object({
+    id: z.string(),
+    type: z.string(),
+    brand: z.string().nullable(),
+    last4: z.string().nullable(),
+    exp_month: z.number().nullable(),
+    exp_year: z.number().nullable(),
+    is_default: z.boolean(),
+  }),
+);
+export const PaymentMethodList = lazySchema(() => z.array(PaymentMethodView));
+export const SetupIntentView = lazySchema(() => z.object({ setup_intent_id: z.string(), client_secret: z.string(), provider: z.enum(['stripe', 'mock']) }));
+export const DefaultPaymentMethodBody = lazySchema(() => z.object({ payment_method_id: z.string().min(1).max(255) }));
+export const paymentMethodIdParams = lazySchema(() => z.object({ id: z.string().min(1).max(255) }));
 
-export const StripeWebhookView = z.lazy(() => z.object({ received: z.literal(true), duplicate: z.boolean(), applied: z.string() }));
+export const StripeWebhookView = lazySchema(() => z.object({ received: z.literal(true), duplicate: z.boolean(), applied: z.string() }));
 
-export const ConcurrencyChargeView = z.object({
-  entry_id: z.string(),
-  month: z.string(),
-  slots: z.number().int(),
-  amount_usd: z.number(),
-  description: z.string(),
-  created_timestamp: epochMs(),
-});
+export const ConcurrencyChargeView = lazySchema(() =>
+  z.object({
+    entry_id: z.string(),
+    month: z.string(),
+    slots: z.number().int(),
+    amount_usd: z.number(),
+    description: z.string(),
+    created_timestamp: epochMs(),
+  }),
+);
 export type ConcurrencyChargeView = z.infer<typeof ConcurrencyChargeView>;
 
-export const ConcurrencyBillingView = z.lazy(() =>
+export const ConcurrencyBillingView = lazySchema(() =>
   z.object({
     concurrency_limit: z.number().int(),
     included_concurrency: z.number().int(),

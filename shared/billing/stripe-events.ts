@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { auditPut, type AuditRecord } from '../account/index.ts';
 import { badRequest } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
@@ -24,11 +25,13 @@ import { billingStore, type EntryKind } from './store.ts';
  * never moves another's money.
  */
 
-const StripeEvent = z.object({
-  id: z.string().min(1).max(255),
-  type: z.string().min(1).max(255),
-  data: z.object({ object: z.looseObject({}) }),
-});
+const StripeEvent = lazySchema(() =>
+  z.object({
+    id: z.string().min(1).max(255),
+    type: z.string().min(1).max(255),
+    data: z.object({ object: z.looseObject({}) }),
+  }),
+);
 type StripeEvent = z.infer<typeof StripeEvent>;
 
 export interface WebhookOutcome {

@@ -1,19 +1,23 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 
 /** Answers of the call artifact routes (artifact-routes.ts): the API contract only. */
 
-export const RecordingUrlView = z.object({
-  call_id: z.string(),
-  recording_url: z.string(),
-  expires_at: z.number().int(),
-  content_type: z.string(),
-  duration_ms: z.number().int(),
-  synthetic: z.boolean(),
-  scrubbed: z.boolean(),
-});
+export const RecordingUrlView = lazySchema(() =>
+  z.object({
+    call_id: z.string(),
+    recording_url: z.string(),
+    expires_at: z.number().int(),
+    content_type: z.string(),
+    duration_ms: z.number().int(),
+    synthetic: z.boolean(),
+    scrubbed: z.boolean(),
+  }),
+);
 export type RecordingUrlView = z.infer<typeof RecordingUrlView>;
 
-export const SipMessage = z.object({
+export const SipMessage = lazySchema(() =>
+z.object({
   timestamp: z.number().int(),
   direction: z.enum(['sent', 'received']),
   src: z.string(),
@@ -26,9 +30,11 @@ export const SipMessage = z.object({
   raw: z.string(),
   /** LiveKit traces: the reported fact the message rests on, or `implied` (required by the protocol around those facts). */
   basis: z.string().optional(),
-});
+}),
+);
 /** What LiveKit reported about the call's SIP participant (LiveKit traces only). */
-export const SipParticipantFacts = z.object({
+export const SipParticipantFacts = lazySchema(() =>
+z.object({
   participant_identity: z.string().nullable(),
   /** `sip.callID`: LiveKit's own SIP call ID. */
   livekit_call_id: z.string().nullable(),
@@ -42,8 +48,10 @@ export const SipParticipantFacts = z.object({
   disconnect_reason: z.string().nullable(),
   failure: z.object({ status_code: z.number().int(), reason: z.string().nullable(), timestamp: z.number().int() }).nullable(),
   status_transitions: z.array(z.object({ status: z.string(), timestamp: z.number().int(), source: z.enum(['webhook', 'dial']) })),
-});
-export const SipTrace = z.object({
+}),
+);
+export const SipTrace = lazySchema(() =>
+z.object({
   call_id: z.string(),
   sip_call_id: z.string(),
   synthetic: z.boolean(),
@@ -52,6 +60,7 @@ export const SipTrace = z.object({
   note: z.string(),
   sip_participant: SipParticipantFacts.optional(),
   messages: z.array(SipMessage),
-});
+}),
+);
 export type SipTrace = z.infer<typeof SipTrace>;
 

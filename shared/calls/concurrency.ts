@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { getWorkspaceItem } from '../account/index.ts';
 import { badRequest, tooManyRequests, unavailable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
@@ -64,7 +65,7 @@ export type CallKind = 'inbound' | 'outbound' | 'web' | 'batch';
 // builds none of these unless it serves one of the three concurrency routes.
 
 /** PATCH /update-concurrency-settings body; `reserved_inbound_concurrency` above the limit is a 400 (checked against the limit). */
-export const UpdateConcurrencySettingsBody = z.lazy(() =>
+export const UpdateConcurrencySettingsBody = lazySchema(() =>
   z.object({
     reserved_inbound_concurrency: z.number().int().min(0).max(MAX_CONCURRENCY_LIMIT).optional(),
     burst_enabled: z.boolean().optional(),
@@ -73,7 +74,7 @@ export const UpdateConcurrencySettingsBody = z.lazy(() =>
 export type UpdateConcurrencySettingsInput = z.infer<typeof UpdateConcurrencySettingsBody>;
 
 /** GET /get-concurrency: the spec's shape, plus retell-sdk's purchase fields. */
-export const ConcurrencyView = z.lazy(() =>
+export const ConcurrencyView = lazySchema(() =>
   z.object({
     current_concurrency: z.number().int(),
     concurrency_limit: z.number().int(),
@@ -90,7 +91,7 @@ export const ConcurrencyView = z.lazy(() =>
 export type Concurrency = z.infer<typeof ConcurrencyView>;
 
 /** GET /get-concurrency-settings and the answer of PATCH /update-concurrency-settings. */
-export const ConcurrencySettingsView = z.lazy(() =>
+export const ConcurrencySettingsView = lazySchema(() =>
   z.object({
     reserved_inbound_concurrency: z.number().int(),
     burst_enabled: z.boolean(),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { conflict, unprocessable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
@@ -31,12 +32,14 @@ import { ConditionFailed, table } from '../platform/store/table.ts';
  */
 
 /** The request field: 1 to 200 printable characters (no control characters). */
-export const IdempotencyKey = z
-  .string()
-  .min(1, 'idempotency_key must be 1 to 200 printable characters')
-  .max(200, 'idempotency_key must be 1 to 200 printable characters')
-  // Control characters (C0, DEL, C1) and lone surrogates are not printable.
-  .regex(/^[^\p{Cc}\p{Cs}]*$/u, 'idempotency_key must be 1 to 200 printable characters');
+export const IdempotencyKey = lazySchema(() =>
+  z
+    .string()
+    .min(1, 'idempotency_key must be 1 to 200 printable characters')
+    .max(200, 'idempotency_key must be 1 to 200 printable characters')
+    // Control characters (C0, DEL, C1) and lone surrogates are not printable.
+    .regex(/^[^\p{Cc}\p{Cs}]*$/u, 'idempotency_key must be 1 to 200 printable characters'),
+);
 
 /** The idempotency key of a batch task's dial (shared/calls/batch-dial.ts): one dial per task, ever. */
 export const batchDialKey = (batchCallId: string, taskIndex: number) => `batch_call:${batchCallId}:task:${taskIndex}`;

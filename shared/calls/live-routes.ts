@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
 import {
   LeaveBody,
@@ -49,7 +50,7 @@ export const liveCallRoutes = defineRoutes({ domain: 'calls', access: 'calls' },
   streamCall: {
     method: 'GET', path: '/v2/calls/{call_id}/stream', status: 200, produces: 'text/event-stream',
     summary: 'Server-sent events of the call\'s status and transcript (resumable with Last-Event-ID; long-poll chunks behind API Gateway)',
-    params: callIdParams, query: StreamQuery, response: z.string(),
+    params: callIdParams, query: StreamQuery, response: lazySchema(() => z.string()),
   },
   callMonitor: {
     method: 'GET', path: '/v2/calls/{call_id}/ws', status: 200,

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { agentOverride, DATA_STORAGE_SETTINGS } from './schemas.ts';
 
 /** The live calls' API contract (docs/calls.md, Live calls): retell-sdk's shapes where it has them. */
@@ -6,7 +7,7 @@ import { agentOverride, DATA_STORAGE_SETTINGS } from './schemas.ts';
 const participantId = () => z.string().regex(/^(listener|supervisor)_[0-9a-f]{24}$/, 'Must be a participant_id answered by listen or take-over');
 
 /** retell-sdk CallUpdateLiveParams, plus agent_override (validated like create's). */
-export const UpdateLiveCallBody = z.lazy(() =>
+export const UpdateLiveCallBody = lazySchema(() =>
   z.object({
     call_control: z
       .object({
@@ -26,14 +27,14 @@ export const UpdateLiveCallBody = z.lazy(() =>
 );
 export type UpdateLiveCallInput = z.infer<typeof UpdateLiveCallBody>;
 
-export const TakeOverBody = z.lazy(() => z.object({ participant_id: participantId().optional() }));
-export const LeaveBody = z.lazy(() => z.object({ participant_id: participantId() }));
-export const SupervisorSayBody = z.lazy(() => z.object({ text: z.string().trim().min(1).max(2000) }));
+export const TakeOverBody = lazySchema(() => z.object({ participant_id: participantId().optional() }));
+export const LeaveBody = lazySchema(() => z.object({ participant_id: participantId() }));
+export const SupervisorSayBody = lazySchema(() => z.object({ text: z.string().trim().min(1).max(2000) }));
 
-export const LiveSuccess = z.lazy(() => z.object({ success: z.boolean() }));
+export const LiveSuccess = lazySchema(() => z.object({ success: z.boolean() }));
 
 /** retell-sdk CallListenLiveResponse (transport `livekit`). */
-export const LiveAccessView = z.lazy(() =>
+export const LiveAccessView = lazySchema(() =>
   z.object({
     access_token: z.string(),
     expires_at: z.number(),
@@ -44,13 +45,13 @@ export const LiveAccessView = z.lazy(() =>
     ice_servers: z.array(z.looseObject({})),
   }),
 );
-export const TakeOverView = z.lazy(() => LiveAccessView.unwrap().extend({ success: z.boolean() }));
+export const TakeOverView = lazySchema(() => LiveAccessView.extend({ success: z.boolean() }));
 
-export const ViewerView = z.lazy(() =>
+export const ViewerView = lazySchema(() =>
   z.array(z.object({ participant_id: z.string(), role: z.enum(['listener', 'supervisor']), joined_timestamp: z.number() })),
 );
 
-export const StreamQuery = z.lazy(() =>
+export const StreamQuery = lazySchema(() =>
   z.object({ last_event_id: z.string().regex(/^\d{1,15}$/, 'Must be a whole number').transform(Number).optional() }),
 );
-export const MonitorInfo = z.lazy(() => z.object({ call_id: z.string(), websocket_url: z.string(), protocol: z.string() }));
+export const MonitorInfo = lazySchema(() => z.object({ call_id: z.string(), websocket_url: z.string(), protocol: z.string() }));

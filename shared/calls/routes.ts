@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
 import { workerEventSchema } from '../vendors/media/index.ts';
 import { ConcurrencySettingsView, ConcurrencyView, UpdateConcurrencySettingsBody } from './concurrency.ts';
@@ -75,31 +76,31 @@ export const callRoutes = defineRoutes({ domain: 'calls', access: 'calls' }, {
   getConcurrency: {
     method: 'GET', path: '/get-concurrency', status: 200,
     summary: 'Calls in progress and the workspace\'s concurrency limits',
-    response: z.lazy(() => ConcurrencyView),
+    response: lazySchema(() => ConcurrencyView),
   },
   getConcurrencySettings: {
     method: 'GET', path: '/get-concurrency-settings', status: 200,
     summary: 'Reserved inbound slots and burst concurrency',
-    response: z.lazy(() => ConcurrencySettingsView),
+    response: lazySchema(() => ConcurrencySettingsView),
   },
   updateConcurrencySettings: {
     method: 'PATCH', path: '/update-concurrency-settings', status: 200,
     summary: 'Set reserved inbound slots (0 to the limit) and burst concurrency',
-    body: z.lazy(() => UpdateConcurrencySettingsBody), response: z.lazy(() => ConcurrencySettingsView),
+    body: lazySchema(() => UpdateConcurrencySettingsBody), response: lazySchema(() => ConcurrencySettingsView),
   },
   livekitWebhook: {
     method: 'POST', path: '/livekit/webhook', status: 200, access: 'public',
     summary: 'LiveKit\'s room and participant webhooks (signed with the LiveKit API key; 401 otherwise)',
-    response: z.lazy(() => z.object({ applied: z.string() })),
+    response: lazySchema(() => z.object({ applied: z.string() })),
   },
   workerReport: {
     method: 'POST', path: '/internal/calls/{call_id}/events', status: 204, access: 'public',
     summary: 'The agent worker reports a call\'s transcript, tool calls and end (Bearer: the call\'s report token)',
-    params: callIdParams, body: z.lazy(() => workerEventSchema),
+    params: callIdParams, body: lazySchema(() => workerEventSchema),
   },
   workerRetrieve: {
     method: 'POST', path: '/internal/calls/{call_id}/kb-retrieve', status: 200, access: 'public',
     summary: 'The agent worker retrieves knowledge-base chunks for the user\'s words, recorded for kb-retrievals (Bearer: the call\'s report token)',
-    params: callIdParams, body: z.lazy(() => WorkerRetrievalBody), response: z.lazy(() => WorkerRetrievalView),
+    params: callIdParams, body: lazySchema(() => WorkerRetrievalBody), response: lazySchema(() => WorkerRetrievalView),
   },
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { sendAt } from '../platform/aws/due-time.ts';
 
 /*
@@ -20,7 +21,7 @@ export interface CallStepMessage {
 }
 
 /** The message as the call-steps consumer checks it before the engine reads it. */
-export const CallStepSchema = z.lazy(() =>
+export const CallStepSchema = lazySchema(() =>
   z.object({
     call_id: z.string().min(1).max(128),
     workspace_id: z.string().min(1).max(128),
@@ -45,7 +46,7 @@ export interface InboundSipMessage {
   joined_at?: number;
 }
 
-export const InboundSipSchema = z.lazy(() =>
+export const InboundSipSchema = lazySchema(() =>
   z.object({
     step: z.literal('inbound_sip'),
     call_id: z.string().min(1).max(128),
@@ -67,7 +68,7 @@ export interface ConcurrencySweepMessage {
   scheduled_at?: string;
 }
 
-export const ConcurrencySweepSchema = z.lazy(() =>
+export const ConcurrencySweepSchema = lazySchema(() =>
   z.object({
     kind: z.literal('concurrency-sweep'),
     scheduled_at: z.string().max(64).optional(),
@@ -77,7 +78,7 @@ export const ConcurrencySweepSchema = z.lazy(() =>
 /** What the call-steps queue carries: a timed step of a call, an inbound SIP caller to admit, or the scheduled concurrency sweep. */
 export type CallQueueMessage = CallStepMessage | InboundSipMessage | ConcurrencySweepMessage;
 
-export const CallQueueMessageSchema = z.lazy(() => z.union([CallStepSchema, InboundSipSchema, ConcurrencySweepSchema]));
+export const CallQueueMessageSchema = lazySchema(() => z.union([CallStepSchema, InboundSipSchema, ConcurrencySweepSchema]));
 
 /** Queues an inbound SIP caller's admission to run now on the call-steps job. */
 export async function queueInboundSipCaller(message: InboundSipMessage): Promise<void> {

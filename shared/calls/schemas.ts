@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { asVariableString, dynamicVariables, epochMs, llmFallback, versionRef } from '../platform/http/schemas.ts';
+import { asVariableString, dynamicVariables, epochMs, lazySchema, llmFallback, versionRef } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
 import { wire } from '../platform/naming.ts';
 import { IdempotencyKey } from './idempotency.ts';
@@ -57,7 +57,7 @@ const sipHeaders = () =>
 
 const callMetadata = () => z.unknown();
 
-export const CreatePhoneCallBody = z.lazy(() =>
+export const CreatePhoneCallBody = lazySchema(() =>
   z.object({
     from_number: z.string().min(1).max(32),
     to_number: z.string().min(1).max(32),
@@ -73,7 +73,7 @@ export const CreatePhoneCallBody = z.lazy(() =>
 );
 export type CreatePhoneCallInput = z.infer<typeof CreatePhoneCallBody>;
 
-export const CreateWebCallBody = z.lazy(() =>
+export const CreateWebCallBody = lazySchema(() =>
   z.object({
     agent_id: z.string().regex(idPattern('agent'), 'Must be an agent ID (agent_ followed by 24 hex characters)'),
     agent_version: versionRef().optional(),
@@ -86,7 +86,7 @@ export const CreateWebCallBody = z.lazy(() =>
 );
 export type CreateWebCallInput = z.infer<typeof CreateWebCallBody>;
 
-export const RegisterPhoneCallBody = z.lazy(() =>
+export const RegisterPhoneCallBody = lazySchema(() =>
   z.object({
     agent_id: z.string().regex(idPattern('agent'), 'Must be an agent ID (agent_ followed by 24 hex characters)'),
     agent_version: versionRef().optional(),
@@ -103,7 +103,7 @@ export const RegisterPhoneCallBody = z.lazy(() =>
 );
 export type RegisterPhoneCallInput = z.infer<typeof RegisterPhoneCallBody>;
 
-export const UpdateCallBody = z.lazy(() =>
+export const UpdateCallBody = lazySchema(() =>
   z.object({
     metadata: callMetadata().optional(),
     data_storage_setting: z.enum(DATA_STORAGE_SETTINGS).optional(),
@@ -238,7 +238,7 @@ export type CallFilter = z.infer<ReturnType<typeof CallFilter>>;
 /** Most calls `skip` may pass over: each is read from the index. */
 export const MAX_LIST_SKIP = 10_000;
 
-export const ListCallsBody = z.lazy(() =>
+export const ListCallsBody = lazySchema(() =>
   z
     .object({
       filter_criteria: CallFilter().optional(),
@@ -254,10 +254,10 @@ export const ListCallsBody = z.lazy(() =>
 export type ListCallsInput = z.infer<typeof ListCallsBody>;
 
 /** Any call ID shape is looked up (a well-formed ID of no call is 404, as retell-sdk's examples expect), within reason. */
-export const callIdParams = z.lazy(() => z.object({ call_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'Must be a call ID') }));
+export const callIdParams = lazySchema(() => z.object({ call_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'Must be a call ID') }));
 
 /** The call object (retell-sdk PhoneCallResponse / WebCallResponse); open-ended parts are described loosely. */
-export const Call = z.lazy(() =>
+export const Call = lazySchema(() =>
   z.looseObject({
     call_id: z.string(),
     call_type: z.enum(['web_call', 'phone_call']),
@@ -291,9 +291,9 @@ export type CallView = z.infer<typeof Call>;
 
 const iceServer = () => z.object({ urls: z.union([z.string(), z.array(z.string())]), username: z.string().optional(), credential: z.string().optional() });
 
-export const WebCall = z.lazy(() =>
+export const WebCall = lazySchema(() =>
   z.looseObject({
-    ...Call.unwrap().shape,
+    ...Call.shape,
     access_token: z.string(),
     livekit_url: z.string(),
     expires_at: epochMs(),
@@ -303,13 +303,13 @@ export const WebCall = z.lazy(() =>
 );
 
 /** retell-sdk's `call.list` page (its User-Agent asks for it; everyone else gets the spec's array). */
-export const CallPage = z.lazy(() =>
+export const CallPage = lazySchema(() =>
   z.object({ items: z.array(Call), has_more: z.boolean(), pagination_key: z.string().optional(), total: z.number().int().optional() }),
 );
 
-export const CallList = z.lazy(() => z.union([z.array(Call), CallPage]));
+export const CallList = lazySchema(() => z.union([z.array(Call), CallPage]));
 
-export const BackfillCallAnalysisBody = z.lazy(() =>
+export const BackfillCallAnalysisBody = lazySchema(() =>
   z
     .object({
       call_ids: z.array(z.string().regex(idPattern('call'), 'Must be a call ID')).min(1).max(1000).optional(),
@@ -320,9 +320,9 @@ export const BackfillCallAnalysisBody = z.lazy(() =>
     .default({}),
 );
 
-export const BackfillAccepted = z.lazy(() => z.object({ status: z.literal('accepted'), queued: z.number().int() }));
+export const BackfillAccepted = lazySchema(() => z.object({ status: z.literal('accepted'), queued: z.number().int() }));
 
-export const SandboxInboundBody = z.lazy(() =>
+export const SandboxInboundBody = lazySchema(() =>
   z.object({
     from_number: z.string().min(1).max(32),
     to_number: z.string().min(1).max(32),
@@ -332,25 +332,29 @@ export const SandboxInboundBody = z.lazy(() =>
 export type SandboxInboundInput = z.infer<typeof SandboxInboundBody>;
 
 /** `POST /internal/calls/{call_id}/kb-retrieve`: the LiveKit worker's retrieval (worker-retrieval.ts). */
-export const WorkerRetrievalBody = z
-  .object({ query: z.string().trim().min(1, 'Must not be empty').max(4000, 'Must be at most 4000 characters') })
-  .strict();
+export const WorkerRetrievalBody = lazySchema(() =>
+  z
+    .object({ query: z.string().trim().min(1, 'Must not be empty').max(4000, 'Must be at most 4000 characters') })
+    .strict(),
+);
 export type WorkerRetrievalBody = z.output<typeof WorkerRetrievalBody>;
 
-export const WorkerRetrievalView = z.object({
-  call_id: z.string(),
-  retrieval_id: z.string().nullable(),
-  knowledge_base_ids: z.array(z.string()),
-  chunks: z.array(
-    z.object({
-      knowledge_base_id: z.string(),
-      source_id: z.string(),
-      chunk_id: z.string(),
-      content: z.string(),
-      score: z.number(),
-      lexical_score: z.number(),
-      vector_score: z.number(),
-    }),
-  ),
-  prompt: z.string(),
-});
+export const WorkerRetrievalView = lazySchema(() =>
+  z.object({
+    call_id: z.string(),
+    retrieval_id: z.string().nullable(),
+    knowledge_base_ids: z.array(z.string()),
+    chunks: z.array(
+      z.object({
+        knowledge_base_id: z.string(),
+        source_id: z.string(),
+        chunk_id: z.string(),
+        content: z.string(),
+        score: z.number(),
+        lexical_score: z.number(),
+        vector_score: z.number(),
+      }),
+    ),
+    prompt: z.string(),
+  }),
+);

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dynamicVariables, epochMs, llmFallback, versionRef } from '../platform/http/schemas.ts';
+import { dynamicVariables, epochMs, lazySchema, llmFallback, versionRef } from '../platform/http/schemas.ts';
 
 /*
  * The chats API contract (spec: Chats and SMS; shapes from retell-sdk resources/chat.d.ts and
@@ -15,13 +15,13 @@ export const DATA_STORAGE_SETTINGS = ['everything', 'everything_except_pii', 'ba
 const SENTIMENTS = ['Negative', 'Positive', 'Neutral', 'Unknown'] as const;
 
 /** A chat ID in a path: a loose pattern, so an unknown or malformed one is the 404 it is (as calls). */
-export const chatIdParams = z.lazy(() => z.object({ chat_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'Must be a chat ID') }));
+export const chatIdParams = lazySchema(() => z.object({ chat_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'Must be a chat ID') }));
 /** The playground takes a voice or a chat agent. */
-export const playgroundAgentParams = z.lazy(() =>
+export const playgroundAgentParams = lazySchema(() =>
   z.object({ agent_id: z.string().regex(/^(agent|chat_agent)_[0-9a-f]{24}$/, 'Must be an agent ID (agent_… or chat_agent_…)') }),
 );
 
-export const CreateChatBody = z.lazy(() =>
+export const CreateChatBody = lazySchema(() =>
   z.object({
     agent_id: z.string().min(1).max(128),
     agent_version: versionRef().optional(),
@@ -31,14 +31,14 @@ export const CreateChatBody = z.lazy(() =>
 );
 export type CreateChatInput = z.infer<typeof CreateChatBody>;
 
-export const CreateChatCompletionBody = z.lazy(() =>
+export const CreateChatCompletionBody = lazySchema(() =>
   z.object({
     chat_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'Must be a chat ID'),
     content: z.string().min(1).max(100_000),
   }),
 );
 
-export const UpdateChatBody = z.lazy(() =>
+export const UpdateChatBody = lazySchema(() =>
   z.object({
     metadata: z.unknown().optional(),
     data_storage_setting: z.enum(DATA_STORAGE_SETTINGS).optional(),
@@ -74,7 +74,7 @@ export const ChatFilter = () =>
   });
 export type ChatFilter = z.infer<ReturnType<typeof ChatFilter>>;
 
-export const ListChatsBody = z.lazy(() =>
+export const ListChatsBody = lazySchema(() =>
   z
     .object({
       filter_criteria: ChatFilter().optional(),
@@ -96,7 +96,7 @@ const strictInt = (min: number, max: number) =>
     .refine((n) => n >= min && n <= max, `Must be from ${min} to ${max}`);
 
 /** GET /list-chats: the same listing from the query string (no filters). */
-export const ListChatsQuery = z.lazy(() =>
+export const ListChatsQuery = lazySchema(() =>
   z.object({
     limit: strictInt(1, 1000).optional(),
     sort_order: z.enum(['ascending', 'descending']).optional(),
@@ -104,35 +104,35 @@ export const ListChatsQuery = z.lazy(() =>
   }),
 );
 
-const messageFields = {
+const messageFields = () => ({
   message_id: z.string().optional(),
   created_timestamp: epochMs().optional(),
-};
+});
 
 /** Twilio's statuses of a sent message, in the order they move (a later report never moves one back: docs/chats.md). */
 export const SMS_STATUSES = ['accepted', 'scheduled', 'queued', 'sending', 'sent', 'delivered', 'undelivered', 'failed', 'canceled', 'read'] as const;
 
 /** An SMS chat's agent messages, once sent: the carrier, its message ID, its latest delivery status. */
-const smsFields = {
+const smsFields = () => ({
   provider: z.enum(['twilio', 'mock']).optional(),
   provider_message_id: z.string().optional(),
   sms_status: z.enum(SMS_STATUSES).optional(),
   sms_error_code: z.string().optional(),
-};
+});
 
 /** A message of a chat (retell-sdk's MessageBase, ToolCall…MessageBase, NodeTransitionMessageBase). */
-export const ChatMessage = z.lazy(() =>
+export const ChatMessage = lazySchema(() =>
   z.union([
-    z.object({ role: z.enum(['agent', 'user']), content: z.string(), ...messageFields, ...smsFields }),
-    z.object({ role: z.literal('tool_call_invocation'), tool_call_id: z.string(), name: z.string(), arguments: z.string(), ...messageFields }),
-    z.object({ role: z.literal('tool_call_result'), tool_call_id: z.string(), content: z.string(), successful: z.boolean().optional(), ...messageFields }),
-    z.looseObject({ role: z.literal('node_transition'), ...messageFields }),
-    z.looseObject({ role: z.literal('state_transition'), ...messageFields }),
+    z.object({ role: z.enum(['agent', 'user']), content: z.string(), ...messageFields(), ...smsFields() }),
+    z.object({ role: z.literal('tool_call_invocation'), tool_call_id: z.string(), name: z.string(), arguments: z.string(), ...messageFields() }),
+    z.object({ role: z.literal('tool_call_result'), tool_call_id: z.string(), content: z.string(), successful: z.boolean().optional(), ...messageFields() }),
+    z.looseObject({ role: z.literal('node_transition'), ...messageFields() }),
+    z.looseObject({ role: z.literal('state_transition'), ...messageFields() }),
   ]),
 );
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
-export const ChatAnalysis = z.lazy(() =>
+export const ChatAnalysis = lazySchema(() =>
   z.object({
     chat_summary: z.string().optional(),
     user_sentiment: z.enum(SENTIMENTS).optional(),
@@ -143,7 +143,7 @@ export const ChatAnalysis = z.lazy(() =>
 export type ChatAnalysis = z.infer<typeof ChatAnalysis>;
 
 /** The chat object (retell-sdk ChatResponse). Lists leave out the transcript fields, as the client's v3 list does. */
-export const Chat = z.lazy(() =>
+export const Chat = lazySchema(() =>
   z.looseObject({
     chat_id: z.string(),
     agent_id: z.string(),
@@ -176,12 +176,12 @@ export const Chat = z.lazy(() =>
 );
 export type ChatView = z.infer<typeof Chat>;
 
-export const ChatPage = z.lazy(() =>
+export const ChatPage = lazySchema(() =>
   z.object({ items: z.array(Chat), has_more: z.boolean(), pagination_key: z.string().optional(), total: z.number().int().optional() }),
 );
-export const ChatList = z.lazy(() => z.array(Chat));
+export const ChatList = lazySchema(() => z.array(Chat));
 
-export const ChatCompletion = z.lazy(() => z.object({ messages: z.array(ChatMessage) }));
+export const ChatCompletion = lazySchema(() => z.object({ messages: z.array(ChatMessage) }));
 
 // ---------------------------------------------------------------------------------------
 // The agent playground
@@ -197,7 +197,7 @@ const playgroundMessage = () =>
     successful: z.boolean().optional(),
   });
 
-export const PlaygroundCompletionBody = z.lazy(() =>
+export const PlaygroundCompletionBody = lazySchema(() =>
   z.object({
     messages: z.array(playgroundMessage()).max(1000),
     current_node_id: z.string().min(1).max(256).optional(),
@@ -222,9 +222,9 @@ export const PlaygroundCompletionBody = z.lazy(() =>
 );
 export type PlaygroundCompletionInput = z.infer<typeof PlaygroundCompletionBody>;
 
-export const PlaygroundQuery = z.lazy(() => z.object({ version: z.string().min(1).max(64).optional() }));
+export const PlaygroundQuery = lazySchema(() => z.object({ version: z.string().min(1).max(64).optional() }));
 
-export const PlaygroundCompletion = z.lazy(() =>
+export const PlaygroundCompletion = lazySchema(() =>
   z.object({
     messages: z.array(ChatMessage),
     call_ended: z.boolean(),
@@ -237,7 +237,7 @@ export const PlaygroundCompletion = z.lazy(() =>
 
 export const MAX_SIMULATION_TURNS = 20;
 
-export const PlaygroundSimulationBody = z.lazy(() =>
+export const PlaygroundSimulationBody = lazySchema(() =>
   z.object({
     user_prompt: z.string().trim().min(1).max(20_000),
     max_turns: z.number().int().min(1).max(MAX_SIMULATION_TURNS).default(5),
@@ -247,7 +247,7 @@ export const PlaygroundSimulationBody = z.lazy(() =>
 );
 export type PlaygroundSimulationInput = z.infer<typeof PlaygroundSimulationBody>;
 
-export const PlaygroundSimulation = z.lazy(() =>
+export const PlaygroundSimulation = lazySchema(() =>
   z.object({
     agent_id: z.string(),
     version: z.number().int(),

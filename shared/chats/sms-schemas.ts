@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dynamicVariables, epochMs, versionRef } from '../platform/http/schemas.ts';
+import { dynamicVariables, epochMs, lazySchema, versionRef } from '../platform/http/schemas.ts';
 import { ChatMessage, ListChatsQuery } from './schemas.ts';
 
 /*
@@ -12,7 +12,7 @@ const phone = () => z.string().min(1).max(32);
 /** One SMS: Twilio takes at most 1,600 characters (ten segments). */
 const smsText = () => z.string().min(1).max(1600);
 
-export const CreateSmsChatBody = z.lazy(() =>
+export const CreateSmsChatBody = lazySchema(() =>
   z.object({
     from_number: phone(),
     to_number: phone(),
@@ -24,10 +24,10 @@ export const CreateSmsChatBody = z.lazy(() =>
 );
 export type CreateSmsChatInput = z.infer<typeof CreateSmsChatBody>;
 
-export const SendSmsBody = z.lazy(() => z.object({ from_number: phone(), to_number: phone(), content: smsText() }));
+export const SendSmsBody = lazySchema(() => z.object({ from_number: phone(), to_number: phone(), content: smsText() }));
 export type SendSmsInput = z.infer<typeof SendSmsBody>;
 
-export const SimulateInboundBody = z.lazy(() => z.object({ content: smsText() }));
+export const SimulateInboundBody = lazySchema(() => z.object({ content: smsText() }));
 
 const strictInt = (min: number, max: number) =>
   z
@@ -37,9 +37,9 @@ const strictInt = (min: number, max: number) =>
     .refine((n) => n >= min && n <= max, `Must be from ${min} to ${max}`);
 
 /** list-sms-chats: the chat listing's query, and the chat's numbers (`from_number`: who sent the first message; E.164, checked in the logic). */
-export const ListSmsChatsQuery = z.lazy(() => ListChatsQuery.unwrap().extend({ from_number: phone().optional(), to_number: phone().optional() }));
+export const ListSmsChatsQuery = lazySchema(() => ListChatsQuery.extend({ from_number: phone().optional(), to_number: phone().optional() }));
 
-export const ListSmsMessagesQuery = z.lazy(() =>
+export const ListSmsMessagesQuery = lazySchema(() =>
   z.object({
     chat_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'Must be a chat ID'),
     limit: strictInt(1, 1000).optional(),
@@ -47,11 +47,11 @@ export const ListSmsMessagesQuery = z.lazy(() =>
   }),
 );
 
-export const SmsMessagePage = z.lazy(() =>
+export const SmsMessagePage = lazySchema(() =>
   z.object({ items: z.array(ChatMessage), has_more: z.boolean(), pagination_key: z.string().optional() }),
 );
 
-export const SentSms = z.lazy(() =>
+export const SentSms = lazySchema(() =>
   z.object({
     message_id: z.string(),
     from_number: z.string(),
@@ -64,7 +64,7 @@ export const SentSms = z.lazy(() =>
   }),
 );
 
-export const SimulatedInbound = z.lazy(() =>
+export const SimulatedInbound = lazySchema(() =>
   z.object({
     chat_id: z.string(),
     chat_status: z.enum(['ongoing', 'ended', 'error']),

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { idOf, queryInt } from '../platform/http/schemas.ts';
+import { idOf, lazySchema, queryInt } from '../platform/http/schemas.ts';
 import { isUploadedFile, type UploadedFile } from '../platform/http/multipart.ts';
 import { isSupportedCountry } from '../platform/phone.ts';
 import { FieldMapping, MAX_FIELD_MAPPINGS, MAX_TAG_CHARS, MAX_TAGS } from './schemas.ts';
@@ -43,22 +43,24 @@ const tagsText = (value: unknown) => {
 };
 
 /** retell-sdk's column_mapping: CSV header → contact field; exactly one targets phone_number. */
-export const ColumnMapping = z
-  .array(FieldMapping)
-  .min(1)
-  .max(MAX_FIELD_MAPPINGS)
-  .superRefine((mappings, context) => {
-    const columns = new Set<string>();
-    const targets = new Set<string>();
-    mappings.forEach((mapping, index) => {
-      const column = mapping.external_field_name.toLowerCase();
-      if (columns.has(column)) context.addIssue({ code: 'custom', path: [index, 'external_field_name'], message: 'Is mapped twice' });
-      if (targets.has(mapping.field_name)) context.addIssue({ code: 'custom', path: [index, 'field_name'], message: 'Is the target of two columns' });
-      columns.add(column);
-      targets.add(mapping.field_name);
-    });
-    if (!targets.has('phone_number')) context.addIssue({ code: 'custom', message: 'Exactly one mapping must target phone_number' });
-  });
+export const ColumnMapping = lazySchema(() =>
+  z
+    .array(FieldMapping)
+    .min(1)
+    .max(MAX_FIELD_MAPPINGS)
+    .superRefine((mappings, context) => {
+      const columns = new Set<string>();
+      const targets = new Set<string>();
+      mappings.forEach((mapping, index) => {
+        const column = mapping.external_field_name.toLowerCase();
+        if (columns.has(column)) context.addIssue({ code: 'custom', path: [index, 'external_field_name'], message: 'Is mapped twice' });
+        if (targets.has(mapping.field_name)) context.addIssue({ code: 'custom', path: [index, 'field_name'], message: 'Is the target of two columns' });
+        columns.add(column);
+        targets.add(mapping.field_name);
+      });
+      if (!targets.has('phone_number')) context.addIssue({ code: 'custom', message: 'Exactly one mapping must target phone_number' });
+    }),
+);
 export type ColumnMapping = z.infer<typeof ColumnMapping>;
 
 const importOptions = () => ({
@@ -92,12 +94,12 @@ const importBody = (maxRows: number) =>
       }
     });
 
-export const ImportContactsBody = z.lazy(() => importBody(MAX_SYNC_IMPORT_ROWS));
-export const CreateImportJobBody = z.lazy(() => importBody(MAX_IMPORT_JOB_ROWS));
+export const ImportContactsBody = lazySchema(() => importBody(MAX_SYNC_IMPORT_ROWS));
+export const CreateImportJobBody = lazySchema(() => importBody(MAX_IMPORT_JOB_ROWS));
 export type ImportInput = z.infer<ReturnType<typeof importBody>>;
 
 /** retell-sdk's createImport: an uploaded file, its column mapping and options. */
-export const CreateImportFromUploadBody = z.lazy(() =>
+export const CreateImportFromUploadBody = lazySchema(() =>
   z.object({
     ...importOptions(),
     upload_id: idOf('contactImportUpload', 'an upload ID from upload-contact-import-file'),
@@ -106,29 +108,31 @@ export const CreateImportFromUploadBody = z.lazy(() =>
 );
 export type CreateImportFromUploadInput = z.infer<typeof CreateImportFromUploadBody>;
 
-export const UploadImportFileBody = z.lazy(() =>
+export const UploadImportFileBody = lazySchema(() =>
   z.object({ file: z.array(csvFile()).length(1, 'Send one file') }),
 );
 
-export const ImportRowError = z.object({
-  row: z.number().int().describe('CSV: the line in the file (the header is 1); contacts: the position in the array (from 1)'),
-  phone_number: z.string().optional().describe('The number as given'),
-  reason: z.string(),
-});
+export const ImportRowError = lazySchema(() =>
+  z.object({
+    row: z.number().int().describe('CSV: the line in the file (the header is 1); contacts: the position in the array (from 1)'),
+    phone_number: z.string().optional().describe('The number as given'),
+    reason: z.string(),
+  }),
+);
 export type ImportRowError = z.infer<typeof ImportRowError>;
 
-const counts = {
+const counts = () => ({
   total_rows: z.number().int(),
   processed_rows: z.number().int(),
   created: z.number().int(),
   updated: z.number().int(),
   failed: z.number().int(),
-};
+});
 
-export const ImportReport = z.lazy(() =>
+export const ImportReport = lazySchema(() =>
   z.object({
     status: z.literal('completed'),
-    ...counts,
+    ...counts(),
     errors: z.array(ImportRowError).describe('Every row not imported, in file order'),
   }),
 );
@@ -139,7 +143,7 @@ const jobFields = () => ({
   status: z.enum(['queued', 'running', 'completed', 'failed']),
   source: z.enum(['csv', 'contacts', 'file', 'upload']),
   file_name: z.string().optional(),
-  ...counts,
+  ...counts(),
   succeeded: z.number().int().describe('created + updated'),
   error_count: z.number().int().describe('Rows not imported (= failed)'),
   errors_truncated: z.boolean().describe(`Whether more rows failed than the first ${MAX_JOB_ERRORS} kept in errors`),
@@ -151,13 +155,13 @@ const jobFields = () => ({
   end_timestamp: z.number().int().nullable(),
 });
 
-export const ImportJob = z.lazy(() => z.object({ ...jobFields(), errors: z.array(ImportRowError).describe(`The first ${MAX_JOB_ERRORS} rows not imported`) }));
+export const ImportJob = lazySchema(() => z.object({ ...jobFields(), errors: z.array(ImportRowError).describe(`The first ${MAX_JOB_ERRORS} rows not imported`) }));
 export type ImportJob = z.infer<typeof ImportJob>;
 /** In lists, without the row errors. */
-export const ImportJobSummary = z.lazy(() => z.object(jobFields()));
+export const ImportJobSummary = lazySchema(() => z.object(jobFields()));
 
 /** retell-sdk's ContactGetImportResponse / ContactCreateImportResponse, plus the job's own fields. */
-export const RetellImportStatus = z.lazy(() =>
+export const RetellImportStatus = lazySchema(() =>
   z.object({
     status: z.enum(['queued', 'running', 'idle']).describe('idle once the job has completed or failed (and before any)'),
     succeeded: z.number().int().optional(),
@@ -175,9 +179,9 @@ export const RetellImportStatus = z.lazy(() =>
 );
 export type RetellImportStatus = z.infer<typeof RetellImportStatus>;
 
-export const UploadedImportFile = z.lazy(() =>
+export const UploadedImportFile = lazySchema(() =>
   z.object({ upload_id: z.string(), file_name: z.string(), size_bytes: z.number().int(), total_rows: z.number().int() }),
 );
 
-export const importJobParams = z.lazy(() => z.object({ import_job_id: idOf('contactImportJob', 'a contact import job ID') }));
-export const ListImportJobsQuery = z.lazy(() => z.object({ limit: queryInt({ min: 1, max: 1000, default: 100 }) }));
+export const importJobParams = lazySchema(() => z.object({ import_job_id: idOf('contactImportJob', 'a contact import job ID') }));
+export const ListImportJobsQuery = lazySchema(() => z.object({ limit: queryInt({ min: 1, max: 1000, default: 100 }) }));

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
 import {
   BackfillBody,
@@ -57,7 +58,7 @@ export const contactRoutes = defineRoutes({ domain: 'contacts', access: 'calls' 
   listContacts: {
     method: 'GET', path: '/list-contacts', status: 200,
     summary: 'List contacts, newest first',
-    query: ListContactsQuery, response: z.lazy(() => z.array(Contact)),
+    query: ListContactsQuery, response: lazySchema(() => z.array(Contact)),
   },
   listContactsPage: {
     method: 'POST', path: '/list-contacts', status: 200,
@@ -153,7 +154,7 @@ export const contactRoutes = defineRoutes({ domain: 'contacts', access: 'calls' 
   listContactImportJobs: {
     method: 'GET', path: '/list-contact-import-jobs', status: 200,
     summary: 'Import jobs, newest first (without their row errors)',
-    query: ListImportJobsQuery, response: z.lazy(() => z.array(ImportJobSummary)),
+    query: ListImportJobsQuery, response: lazySchema(() => z.array(ImportJobSummary)),
   },
   uploadContactImportFile: {
     method: 'POST', path: '/upload-contact-import-file', status: 201,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { idOf, queryInt } from '../platform/http/schemas.ts';
+import { idOf, lazySchema, queryInt } from '../platform/http/schemas.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 
 /*
@@ -63,11 +63,11 @@ const editableFields = () => ({
   custom_fields: customFieldsInput().optional(),
 });
 
-export const CreateContactBody = z.lazy(() => z.object({ phone_number: contactPhone(), ...editableFields() }));
+export const CreateContactBody = lazySchema(() => z.object({ phone_number: contactPhone(), ...editableFields() }));
 export type CreateContactInput = z.infer<typeof CreateContactBody>;
 
 /** Every field optional; `phone_number` moves the contact's claim to another number. */
-export const UpdateContactBody = z.lazy(() => z.object({ phone_number: contactPhone().optional(), ...editableFields() }));
+export const UpdateContactBody = lazySchema(() => z.object({ phone_number: contactPhone().optional(), ...editableFields() }));
 export type UpdateContactInput = z.infer<typeof UpdateContactBody>;
 
 /** What an import row or a backfill writes: a number and any fields (upsertContactByNumber). */
@@ -76,7 +76,7 @@ export type ContactFieldsInput = CreateContactInput;
 
 export type CustomFieldValue = string | number | boolean;
 
-export const Contact = z.lazy(() =>
+export const Contact = lazySchema(() =>
   z.object({
     contact_id: z.string(),
     org_id: z.string().describe('The workspace ID'),
@@ -94,43 +94,45 @@ export const Contact = z.lazy(() =>
 );
 export type Contact = z.infer<typeof Contact>;
 
-export const contactIdParams = z.lazy(() => z.object({ contact_id: idOf('contact', 'a contact ID') }));
+export const contactIdParams = lazySchema(() => z.object({ contact_id: idOf('contact', 'a contact ID') }));
 /** `/contacts/{id}/...` spells the parameter `id`. */
-export const idParams = z.lazy(() => z.object({ id: idOf('contact', 'a contact ID') }));
-export const phoneParams = z.lazy(() => z.object({ phone_number: contactPhone() }));
+export const idParams = lazySchema(() => z.object({ id: idOf('contact', 'a contact ID') }));
+export const phoneParams = lazySchema(() => z.object({ phone_number: contactPhone() }));
 
 export const LIST_LIMIT = { min: 1, max: 1000, default: 100 };
 
-export const ListContactsQuery = z.lazy(() => z.object({ limit: queryInt(LIST_LIMIT) }));
+export const ListContactsQuery = lazySchema(() => z.object({ limit: queryInt(LIST_LIMIT) }));
 
 // ---------------------------------------------------------------------------------------
 // retell-sdk's POST /list-contacts (ContactListParams)
 
-const stringOp = z.enum(['eq', 'ne', 'sw', 'ew', 'co']);
-const numberOp = z.enum(['eq', 'ne', 'gt', 'ge', 'lt', 'le']);
-const StringFilter = z.object({ type: z.literal('string'), op: stringOp, value: z.string().max(1000) });
-const NumberFilter = z.object({ type: z.literal('number'), op: numberOp, value: z.number() });
-const RangeFilter = z.object({ type: z.literal('range'), op: z.literal('bt'), value: z.array(z.number()).length(2) });
-const BooleanFilter = z.object({ type: z.literal('boolean'), op: z.literal('eq'), value: z.boolean() });
-const EnumFilter = z.object({ type: z.literal('enum'), op: z.literal('in'), value: z.array(z.string().max(1000)).max(100) });
-const PresentFilter = z.object({ type: z.literal('present'), op: z.enum(['pr', 'np']) });
-const key = { key: z.string().max(64) };
+const stringOp = lazySchema(() => z.enum(['eq', 'ne', 'sw', 'ew', 'co']));
+const numberOp = lazySchema(() => z.enum(['eq', 'ne', 'gt', 'ge', 'lt', 'le']));
+const StringFilter = lazySchema(() => z.object({ type: z.literal('string'), op: stringOp, value: z.string().max(1000) }));
+const NumberFilter = lazySchema(() => z.object({ type: z.literal('number'), op: numberOp, value: z.number() }));
+const RangeFilter = lazySchema(() => z.object({ type: z.literal('range'), op: z.literal('bt'), value: z.array(z.number()).length(2) }));
+const BooleanFilter = lazySchema(() => z.object({ type: z.literal('boolean'), op: z.literal('eq'), value: z.boolean() }));
+const EnumFilter = lazySchema(() => z.object({ type: z.literal('enum'), op: z.literal('in'), value: z.array(z.string().max(1000)).max(100) }));
+const PresentFilter = lazySchema(() => z.object({ type: z.literal('present'), op: z.enum(['pr', 'np']) }));
+const key = () => ({ key: z.string().max(64) });
 
-export const ContactFilterCriteria = z.object({
-  contact_id: StringFilter.optional(),
-  phone_number: StringFilter.optional(),
-  do_not_call: BooleanFilter.optional(),
-  external_id: z.discriminatedUnion('type', [StringFilter, PresentFilter]).optional(),
-  last_conversation_timestamp: z.discriminatedUnion('type', [NumberFilter, RangeFilter]).optional(),
-  tags: EnumFilter.optional(),
-  custom_fields: z
-    .array(z.discriminatedUnion('type', [StringFilter.extend(key), NumberFilter.extend(key), BooleanFilter.extend(key), RangeFilter.extend(key), EnumFilter.extend(key), PresentFilter.extend(key)]))
-    .max(20)
-    .optional(),
-});
+export const ContactFilterCriteria = lazySchema(() =>
+  z.object({
+    contact_id: StringFilter.optional(),
+    phone_number: StringFilter.optional(),
+    do_not_call: BooleanFilter.optional(),
+    external_id: z.discriminatedUnion('type', [StringFilter, PresentFilter]).optional(),
+    last_conversation_timestamp: z.discriminatedUnion('type', [NumberFilter, RangeFilter]).optional(),
+    tags: EnumFilter.optional(),
+    custom_fields: z
+      .array(z.discriminatedUnion('type', [StringFilter.extend(key()), NumberFilter.extend(key()), BooleanFilter.extend(key()), RangeFilter.extend(key()), EnumFilter.extend(key()), PresentFilter.extend(key())]))
+      .max(20)
+      .optional(),
+  }),
+);
 export type ContactFilterCriteria = z.infer<typeof ContactFilterCriteria>;
 
-export const ListContactsBody = z.lazy(() =>
+export const ListContactsBody = lazySchema(() =>
   z.object({
     filter_criteria: ContactFilterCriteria.optional(),
     limit: z.number().int().min(1).max(1000).default(50),
@@ -142,14 +144,14 @@ export const ListContactsBody = z.lazy(() =>
 );
 export type ListContactsInput = z.infer<typeof ListContactsBody>;
 
-export const ContactPage = z.lazy(() =>
+export const ContactPage = lazySchema(() =>
   z.object({ items: z.array(Contact), has_more: z.boolean(), pagination_key: z.string().optional() }),
 );
 
 // ---------------------------------------------------------------------------------------
 // Conversations, fields, mappings
 
-export const ConversationsQuery = z.lazy(() =>
+export const ConversationsQuery = lazySchema(() =>
   z.object({
     limit: queryInt({ min: 1, max: 100, default: 20 }),
     before: z.string().max(200).optional().describe('next_before of the previous page'),
@@ -157,22 +159,24 @@ export const ConversationsQuery = z.lazy(() =>
   }),
 );
 
-export const ConversationItem = z.object({
-  type: z.enum(['call', 'chat']),
-  call_id: z.string().optional(),
-  chat_id: z.string().optional(),
-  direction: z.enum(['inbound', 'outbound']).optional(),
-  call_status: z.string().optional(),
-  start_timestamp: z.number().optional(),
-  duration_ms: z.number().optional(),
-  disconnection_reason: z.string().optional(),
-  sentiment: z.string().optional(),
-  successful: z.boolean().optional(),
-  summary: z.string().optional(),
-});
+export const ConversationItem = lazySchema(() =>
+  z.object({
+    type: z.enum(['call', 'chat']),
+    call_id: z.string().optional(),
+    chat_id: z.string().optional(),
+    direction: z.enum(['inbound', 'outbound']).optional(),
+    call_status: z.string().optional(),
+    start_timestamp: z.number().optional(),
+    duration_ms: z.number().optional(),
+    disconnection_reason: z.string().optional(),
+    sentiment: z.string().optional(),
+    successful: z.boolean().optional(),
+    summary: z.string().optional(),
+  }),
+);
 export type ConversationItem = z.infer<typeof ConversationItem>;
 
-export const ConversationPage = z.lazy(() =>
+export const ConversationPage = lazySchema(() =>
   z.object({
     items: z.array(ConversationItem),
     has_more: z.boolean(),
@@ -181,7 +185,7 @@ export const ConversationPage = z.lazy(() =>
   }),
 );
 
-export const ContactFieldList = z.lazy(() =>
+export const ContactFieldList = lazySchema(() =>
   z.object({
     built_in_fields: z.array(z.string()),
     custom_fields: z.array(z.string()).describe('Custom field names the workspace\'s contacts have used, sorted'),
@@ -200,12 +204,14 @@ const mappingTarget = () =>
     `Must be one of ${MAPPABLE_BUILT_IN.join(', ')} or custom_fields.<name>`,
   );
 
-export const FieldMapping = z.object({
-  external_field_name: z.string().trim().min(1).max(200).describe('The CSV header or CRM field'),
-  field_name: mappingTarget().describe('The contact field it fills'),
-});
+export const FieldMapping = lazySchema(() =>
+  z.object({
+    external_field_name: z.string().trim().min(1).max(200).describe('The CSV header or CRM field'),
+    field_name: mappingTarget().describe('The contact field it fills'),
+  }),
+);
 
-export const FieldMappingsBody = z.lazy(() =>
+export const FieldMappingsBody = lazySchema(() =>
   z
     .object({ mappings: z.array(FieldMapping).max(MAX_FIELD_MAPPINGS) })
     .superRefine((body, context) => {
@@ -225,22 +231,22 @@ export const FieldMappingsBody = z.lazy(() =>
 );
 export type FieldMappingsInput = z.infer<typeof FieldMappingsBody>;
 
-export const FieldMappings = z.lazy(() =>
+export const FieldMappings = lazySchema(() =>
   z.object({ mappings: z.array(FieldMapping), user_modified_timestamp: z.number().int().nullable() }),
 );
 
 // ---------------------------------------------------------------------------------------
 // Memory
 
-export const MemoryBody = z.lazy(() => z.object({ memory: z.string().max(MAX_MEMORY_CHARS) }));
-export const Memory = z.lazy(() =>
+export const MemoryBody = lazySchema(() => z.object({ memory: z.string().max(MAX_MEMORY_CHARS) }));
+export const Memory = lazySchema(() =>
   z.object({ contact_id: z.string(), memory: z.string(), user_modified_timestamp: z.number().int().nullable() }),
 );
 export type Memory = z.infer<typeof Memory>;
 
-export const SaveCallBody = z.lazy(() => z.object({ call_id: z.string().regex(/^call_[0-9a-f]{24}$/, 'Must be a call ID') }));
+export const SaveCallBody = lazySchema(() => z.object({ call_id: z.string().regex(/^call_[0-9a-f]{24}$/, 'Must be a call ID') }));
 
-export const MemorySettingsBody = z.lazy(() =>
+export const MemorySettingsBody = lazySchema(() =>
   z.object({
     enabled: z.boolean(),
     include_contact_fields: z.boolean().optional().describe('Contact fields join the variables too (default true)'),
@@ -249,7 +255,7 @@ export const MemorySettingsBody = z.lazy(() =>
 );
 export type MemorySettingsInput = z.infer<typeof MemorySettingsBody>;
 
-export const MemorySettings = z.lazy(() =>
+export const MemorySettings = lazySchema(() =>
   z.object({
     enabled: z.boolean(),
     include_contact_fields: z.boolean(),
@@ -262,9 +268,9 @@ export type MemorySettings = z.infer<typeof MemorySettings>;
 // ---------------------------------------------------------------------------------------
 // Backfill
 
-const BackfillNumberFilter = z.discriminatedUnion('type', [NumberFilter, RangeFilter]);
+const BackfillNumberFilter = lazySchema(() => z.discriminatedUnion('type', [NumberFilter, RangeFilter]));
 
-export const BackfillBody = z.lazy(() =>
+export const BackfillBody = lazySchema(() =>
   z.object({
     backfill_attributes: z
       .array(customFieldName())
@@ -281,7 +287,7 @@ export const BackfillBody = z.lazy(() =>
 );
 export type BackfillInput = z.infer<typeof BackfillBody>;
 
-export const BackfillStatus = z.lazy(() =>
+export const BackfillStatus = lazySchema(() =>
   z.object({
     status: z.enum(['queued', 'running', 'idle']),
     succeeded: z.number().int().optional().describe('Contacts created or updated'),
@@ -295,23 +301,27 @@ export const BackfillStatus = z.lazy(() =>
 export type BackfillStatus = z.infer<typeof BackfillStatus>;
 
 /** A backfill step's message on the contact-jobs queue. */
-export const BackfillJobMessage = z.object({
-  kind: z.literal('backfill'),
-  workspace_id: z.string(),
-  job_id: z.string(),
-  after: z.string().optional(),
-});
+export const BackfillJobMessage = lazySchema(() =>
+  z.object({
+    kind: z.literal('backfill'),
+    workspace_id: z.string(),
+    job_id: z.string(),
+    after: z.string().optional(),
+  }),
+);
 export type BackfillJobMessage = z.infer<typeof BackfillJobMessage>;
 
 /** An import step's message: one chunk of an import job's rows (shared/contacts/imports.ts). */
-export const ImportJobMessage = z.object({
-  kind: z.literal('import'),
-  workspace_id: z.string(),
-  job_id: z.string(),
-  chunk: z.number().int().min(0),
-});
+export const ImportJobMessage = lazySchema(() =>
+  z.object({
+    kind: z.literal('import'),
+    workspace_id: z.string(),
+    job_id: z.string(),
+    chunk: z.number().int().min(0),
+  }),
+);
 export type ImportJobMessage = z.infer<typeof ImportJobMessage>;
 
 /** The contact-jobs queue's message. */
-export const ContactJobMessage = z.discriminatedUnion('kind', [BackfillJobMessage, ImportJobMessage]);
+export const ContactJobMessage = lazySchema(() => z.discriminatedUnion('kind', [BackfillJobMessage, ImportJobMessage]));
 export type ContactJobMessage = z.infer<typeof ContactJobMessage>;

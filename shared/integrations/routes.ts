@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
 import {
   App,
@@ -177,6 +178,6 @@ export const integrationRoutes = defineRoutes({ domain: 'integrations', access: 
   listCrmSyncJobs: {
     method: 'GET', path: '/list-crm-sync-jobs', status: 200,
     summary: 'CRM sync jobs, newest first',
-    query: ListSyncJobsQuery, response: z.lazy(() => z.array(SyncJob)),
+    query: ListSyncJobsQuery, response: lazySchema(() => z.array(SyncJob)),
   },
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 import { logger } from '../platform/logger.ts';
 import { queueIngestion } from './ingest.ts';
@@ -26,7 +27,7 @@ import {
  * MAX_SWEEP_PAGES a day; the rest wait for the next day's sweep (oldest due first).
  */
 
-export const RefreshSweepMessage = z.object({ kind: z.literal('refresh-sweep'), page: z.number().int().min(0).optional() });
+export const RefreshSweepMessage = lazySchema(() => z.object({ kind: z.literal('refresh-sweep'), page: z.number().int().min(0).optional() }));
 export type RefreshSweepMessage = z.output<typeof RefreshSweepMessage>;
 
 export const SWEEP_PAGE = 50;

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 import { logger } from '../platform/logger.ts';
 import { embedder, type Embedder } from '../vendors/llm/index.ts';
@@ -34,12 +35,14 @@ import {
  *    indexed nothing because every source failed.
  */
 
-export const IngestJobMessage = z.object({
-  kind: z.literal('ingest'),
-  workspace_id: z.string(),
-  knowledge_base_id: z.string(),
-  generation: z.number().int(),
-});
+export const IngestJobMessage = lazySchema(() =>
+  z.object({
+    kind: z.literal('ingest'),
+    workspace_id: z.string(),
+    knowledge_base_id: z.string(),
+    generation: z.number().int(),
+  }),
+);
 export type IngestJobMessage = z.output<typeof IngestJobMessage>;
 
 /** Sources one message extracts, chunks and embeds at most (then the same generation is queued again), and at once. */

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { RefreshSweepMessage, runRefreshSweep } from './auto-refresh.ts';
 import { IngestJobMessage, ingestionFailed, runIngestion } from './ingest.ts';
 import { ConnectedJobMessage, runConnected, runSyncStep, SyncJobMessage, syncStepFailed } from './syncs.ts';
@@ -9,7 +10,7 @@ import { ConnectedJobMessage, runConnected, runSyncStep, SyncJobMessage, syncSte
  * callback's new kb_sync connection: its sync is created and run) and `refresh-sweep` (the
  * daily auto refresh, put on the queue by an EventBridge rule).
  */
-export const KbJobMessage = z.discriminatedUnion('kind', [IngestJobMessage, SyncJobMessage, ConnectedJobMessage, RefreshSweepMessage]);
+export const KbJobMessage = lazySchema(() => z.discriminatedUnion('kind', [IngestJobMessage, SyncJobMessage, ConnectedJobMessage, RefreshSweepMessage]));
 export type KbJobMessage = z.output<typeof KbJobMessage>;
 
 export async function runKbJob(message: KbJobMessage): Promise<void> {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
 import {
   AddSourcesBody,
@@ -46,7 +47,7 @@ export const knowledgeBaseRoutes = defineRoutes({ domain: 'knowledge-bases', acc
   listKnowledgeBases: {
     method: 'GET', path: '/list-knowledge-bases', status: 200,
     summary: 'List knowledge bases, newest first',
-    response: z.lazy(() => z.array(KnowledgeBase)),
+    response: lazySchema(() => z.array(KnowledgeBase)),
   },
   updateKnowledgeBase: {
     method: 'PATCH', path: '/update-knowledge-base/{knowledge_base_id}', status: 200,
@@ -92,7 +93,7 @@ export const knowledgeBaseRoutes = defineRoutes({ domain: 'knowledge-bases', acc
   listKnowledgeBaseSyncs: {
     method: 'GET', path: '/list-knowledge-base-syncs/{knowledge_base_id}', status: 200,
     summary: 'The synced sources of a knowledge base with their status and recent runs (counts and errors)',
-    params: kbParams, response: z.lazy(() => z.array(KnowledgeBaseSync)),
+    params: kbParams, response: lazySchema(() => z.array(KnowledgeBaseSync)),
   },
   syncKnowledgeBaseSource: {
     method: 'POST', path: '/sync-knowledge-base-source/{sync_id}', status: 202,

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { isUploadedFile, type UploadedFile } from '../platform/http/multipart.ts';
-import { idOf } from '../platform/http/schemas.ts';
+import { idOf, lazySchema } from '../platform/http/schemas.ts';
 
 /*
  * The knowledge bases API contract (spec: the Knowledge bases group, Limits, Errors 413;
@@ -45,10 +45,12 @@ const formBoolean = () => z.preprocess((value) => (value === 'true' ? true : val
 const formInt = (min: number, max: number) =>
   z.preprocess((value) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value), z.number().int().min(min).max(max));
 
-export const KnowledgeBaseText = z.object({
-  title: z.string().trim().min(1).max(200),
-  text: z.string().min(1).max(MAX_TEXT_CHARS),
-});
+export const KnowledgeBaseText = lazySchema(() =>
+  z.object({
+    title: z.string().trim().min(1).max(200),
+    text: z.string().min(1).max(MAX_TEXT_CHARS),
+  }),
+);
 
 const knowledgeBaseUrl = () =>
   z
@@ -67,184 +69,210 @@ const files = () =>
     .array(z.custom<UploadedFile>(isUploadedFile, { message: 'Must be a file sent as multipart/form-data' }))
     .max(MAX_FILES, `Too many files: at most ${MAX_FILES} per request`);
 
-const sourceFields = {
+const sourceFields = () => ({
   knowledge_base_texts: jsonField(z.array(KnowledgeBaseText).max(MAX_TEXTS)).optional(),
   knowledge_base_urls: jsonField(z.array(knowledgeBaseUrl()).max(MAX_URLS)).optional(),
   knowledge_base_files: files().optional(),
   /** Files uploaded to presigned URLs (POST /create-knowledge-base-upload): past API Gateway's ~6 MB request limit. */
   knowledge_base_upload_ids: jsonField(
-    z.array(z.lazy(() => idOf('kbUpload', 'an upload ID from POST /create-knowledge-base-upload'))).max(MAX_FILES, `Too many files: at most ${MAX_FILES} per request`),
+    z.array(lazySchema(() => idOf('kbUpload', 'an upload ID from POST /create-knowledge-base-upload'))).max(MAX_FILES, `Too many files: at most ${MAX_FILES} per request`),
   ).optional(),
-};
+});
 
-export const CreateKnowledgeBaseBody = z
+export const CreateKnowledgeBaseBody = lazySchema(() =>
+z
   .object({
     knowledge_base_name: z.string().trim().min(1).max(MAX_NAME_CHARS, `Must be less than ${MAX_NAME_CHARS + 1} characters`),
     enable_auto_refresh: formBoolean().optional(),
     max_chunk_size: formInt(200, 8000).optional(),
     min_chunk_size: formInt(1, 8000).optional(),
-    ...sourceFields,
+    ...sourceFields(),
   })
   .refine((body) => (body.min_chunk_size ?? DEFAULT_MIN_CHUNK) < (body.max_chunk_size ?? DEFAULT_MAX_CHUNK), {
     message: 'Must be less than max_chunk_size',
     path: ['min_chunk_size'],
-  });
+  }),
+);
 export type CreateKnowledgeBaseInput = z.output<typeof CreateKnowledgeBaseBody>;
 
-export const AddSourcesBody = z.object(sourceFields);
+export const AddSourcesBody = lazySchema(() => z.object(sourceFields()));
 export type AddSourcesInput = z.output<typeof AddSourcesBody>;
 
-export const UpdateKnowledgeBaseBody = z.object({
+export const UpdateKnowledgeBaseBody = lazySchema(() =>
+z.object({
   knowledge_base_name: z.string().trim().min(1).max(MAX_NAME_CHARS, `Must be less than ${MAX_NAME_CHARS + 1} characters`).optional(),
   enable_auto_refresh: z.boolean().optional(),
-});
+}),
+);
 
-export const CrawlPreviewBody = z.object({
-  url: knowledgeBaseUrl(),
-  max_pages: z.number().int().min(1).max(100).optional(),
-  max_depth: z.number().int().min(0).max(3).optional(),
-});
+export const CrawlPreviewBody = lazySchema(() =>
+  z.object({
+    url: knowledgeBaseUrl(),
+    max_pages: z.number().int().min(1).max(100).optional(),
+    max_depth: z.number().int().min(0).max(3).optional(),
+  }),
+);
 
-export const kbParams = z.lazy(() => z.object({ knowledge_base_id: idOf('knowledgeBase', 'a knowledge base ID') }));
-export const sourceParams = z.lazy(() =>
+export const kbParams = lazySchema(() => z.object({ knowledge_base_id: idOf('knowledgeBase', 'a knowledge base ID') }));
+export const sourceParams = lazySchema(() =>
   z.object({ knowledge_base_id: idOf('knowledgeBase', 'a knowledge base ID'), source_id: idOf('knowledgeBaseSource', 'a source ID') }),
 );
-export const callParams = z.lazy(() => z.object({ call_id: z.string().min(1).max(100) }));
-export const deleteQuery = z.lazy(() => z.object({ force: z.enum(['true', 'false']).optional() }));
+export const callParams = lazySchema(() => z.object({ call_id: z.string().min(1).max(100) }));
+export const deleteQuery = lazySchema(() => z.object({ force: z.enum(['true', 'false']).optional() }));
 
-export const SourceStatus = z.enum(['in_progress', 'complete', 'error']);
+export const SourceStatus = lazySchema(() => z.enum(['in_progress', 'complete', 'error']));
 
 /** How long a presigned upload URL works. */
 export const UPLOAD_URL_TTL_MS = 15 * 60_000;
 
-export const CreateUploadBody = z.object({
-  filename: z.string().trim().min(1).max(255),
-  content_type: z.string().trim().min(1).max(200).regex(/^[\w.+-]+\/[\w.+-]+$/, 'Must be a media type such as application/pdf').optional(),
-  content_length: z.number().int().min(1),
-});
+export const CreateUploadBody = lazySchema(() =>
+  z.object({
+    filename: z.string().trim().min(1).max(255),
+    content_type: z.string().trim().min(1).max(200).regex(/^[\w.+-]+\/[\w.+-]+$/, 'Must be a media type such as application/pdf').optional(),
+    content_length: z.number().int().min(1),
+  }),
+);
 
-export const Upload = z.object({
-  upload_id: z.string(),
-  upload_url: z.string(),
-  method: z.literal('PUT'),
-  headers: z.record(z.string(), z.string()),
-  expires_at: z.number(),
-  max_bytes: z.number(),
-});
+export const Upload = lazySchema(() =>
+  z.object({
+    upload_id: z.string(),
+    upload_url: z.string(),
+    method: z.literal('PUT'),
+    headers: z.record(z.string(), z.string()),
+    expires_at: z.number(),
+    max_bytes: z.number(),
+  }),
+);
 
 /** A vendor's folder, drive or page ID: the characters they use, nothing that escapes a path or a query. */
 const vendorId = () => z.string().regex(/^[A-Za-z0-9_!.-]{1,200}$/, 'Must be an ID of the provider (letters, digits, _ ! . -)');
 
-export const AddSyncedSourceBody = z.object({
-  connection_id: z.string().trim().min(1).max(100),
-  folder_id: vendorId().optional(),
-  drive_id: vendorId().optional(),
-  page_id: vendorId().optional(),
-  database_id: vendorId().optional(),
-});
+export const AddSyncedSourceBody = lazySchema(() =>
+  z.object({
+    connection_id: z.string().trim().min(1).max(100),
+    folder_id: vendorId().optional(),
+    drive_id: vendorId().optional(),
+    page_id: vendorId().optional(),
+    database_id: vendorId().optional(),
+  }),
+);
 export type AddSyncedSourceInput = z.output<typeof AddSyncedSourceBody>;
 
-export const syncParams = z.lazy(() => z.object({ sync_id: idOf('syncedSource', 'a sync ID') }));
+export const syncParams = lazySchema(() => z.object({ sync_id: idOf('syncedSource', 'a sync ID') }));
 
-export const SyncRun = z.object({
-  run_id: z.string(),
-  trigger: z.enum(['created', 'connected', 'manual', 'auto_refresh']),
-  status: z.enum(['in_progress', 'complete', 'error']),
-  started_timestamp: z.number(),
-  finished_timestamp: z.number().optional(),
-  listed: z.number(),
-  added: z.number(),
-  updated: z.number(),
-  removed: z.number(),
-  unchanged: z.number(),
-  skipped: z.number(),
-  failed: z.number(),
-  errors: z.array(z.string()),
-  error_message: z.string().optional(),
-});
+export const SyncRun = lazySchema(() =>
+  z.object({
+    run_id: z.string(),
+    trigger: z.enum(['created', 'connected', 'manual', 'auto_refresh']),
+    status: z.enum(['in_progress', 'complete', 'error']),
+    started_timestamp: z.number(),
+    finished_timestamp: z.number().optional(),
+    listed: z.number(),
+    added: z.number(),
+    updated: z.number(),
+    removed: z.number(),
+    unchanged: z.number(),
+    skipped: z.number(),
+    failed: z.number(),
+    errors: z.array(z.string()),
+    error_message: z.string().optional(),
+  }),
+);
 
-export const KnowledgeBaseSync = z.object({
-  sync_id: z.string(),
-  knowledge_base_id: z.string(),
-  provider: z.enum(['google_drive', 'sharepoint', 'notion']),
-  connection_id: z.string(),
-  folder_id: z.string().optional(),
-  drive_id: z.string().optional(),
-  page_id: z.string().optional(),
-  database_id: z.string().optional(),
-  status: z.enum(['in_progress', 'complete', 'error']),
-  last_sync_timestamp: z.number().optional(),
-  error_message: z.string().optional(),
-  document_count: z.number(),
-  created_timestamp: z.number(),
-  recent_runs: z.array(SyncRun),
-});
+export const KnowledgeBaseSync = lazySchema(() =>
+  z.object({
+    sync_id: z.string(),
+    knowledge_base_id: z.string(),
+    provider: z.enum(['google_drive', 'sharepoint', 'notion']),
+    connection_id: z.string(),
+    folder_id: z.string().optional(),
+    drive_id: z.string().optional(),
+    page_id: z.string().optional(),
+    database_id: z.string().optional(),
+    status: z.enum(['in_progress', 'complete', 'error']),
+    last_sync_timestamp: z.number().optional(),
+    error_message: z.string().optional(),
+    document_count: z.number(),
+    created_timestamp: z.number(),
+    recent_runs: z.array(SyncRun),
+  }),
+);
 export type KnowledgeBaseSyncView = z.input<typeof KnowledgeBaseSync>;
 
-export const KnowledgeBaseSource = z.object({
-  source_id: z.string(),
-  type: z.enum(['document', 'text', 'url']),
-  title: z.string().optional(),
-  content_url: z.string().optional(),
-  filename: z.string().optional(),
-  file_size: z.number().optional(),
-  file_url: z.string().optional(),
-  url: z.string().optional(),
-  status: SourceStatus,
-  error_message: z.string().optional(),
-  chunk_count: z.number().optional(),
-  pages: z.array(z.string()).optional(),
-  /** A synced source's document: the sync it came from. */
-  sync_id: z.string().optional(),
-});
+export const KnowledgeBaseSource = lazySchema(() =>
+  z.object({
+    source_id: z.string(),
+    type: z.enum(['document', 'text', 'url']),
+    title: z.string().optional(),
+    content_url: z.string().optional(),
+    filename: z.string().optional(),
+    file_size: z.number().optional(),
+    file_url: z.string().optional(),
+    url: z.string().optional(),
+    status: SourceStatus,
+    error_message: z.string().optional(),
+    chunk_count: z.number().optional(),
+    pages: z.array(z.string()).optional(),
+    /** A synced source's document: the sync it came from. */
+    sync_id: z.string().optional(),
+  }),
+);
 
-export const KnowledgeBase = z.object({
-  knowledge_base_id: z.string(),
-  knowledge_base_name: z.string(),
-  status: z.enum(['in_progress', 'complete', 'error', 'refreshing_in_progress']),
-  enable_auto_refresh: z.boolean(),
-  knowledge_base_sources: z.array(KnowledgeBaseSource),
-  max_chunk_size: z.number(),
-  min_chunk_size: z.number(),
-  last_refreshed_timestamp: z.number().optional(),
-  error_messages: z.array(z.string()),
-  chunk_count: z.number(),
-  created_timestamp: z.number(),
-  user_modified_timestamp: z.number(),
-});
+export const KnowledgeBase = lazySchema(() =>
+  z.object({
+    knowledge_base_id: z.string(),
+    knowledge_base_name: z.string(),
+    status: z.enum(['in_progress', 'complete', 'error', 'refreshing_in_progress']),
+    enable_auto_refresh: z.boolean(),
+    knowledge_base_sources: z.array(KnowledgeBaseSource),
+    max_chunk_size: z.number(),
+    min_chunk_size: z.number(),
+    last_refreshed_timestamp: z.number().optional(),
+    error_messages: z.array(z.string()),
+    chunk_count: z.number(),
+    created_timestamp: z.number(),
+    user_modified_timestamp: z.number(),
+  }),
+);
 export type KnowledgeBaseView = z.input<typeof KnowledgeBase>;
 
-export const SourceContent = z.object({
-  knowledge_base_id: z.string(),
-  source_id: z.string(),
-  type: z.enum(['document', 'text', 'url']),
-  status: SourceStatus,
-  content: z.string(),
-  chunks: z.array(z.object({ chunk_id: z.string(), content: z.string() })),
-});
+export const SourceContent = lazySchema(() =>
+  z.object({
+    knowledge_base_id: z.string(),
+    source_id: z.string(),
+    type: z.enum(['document', 'text', 'url']),
+    status: SourceStatus,
+    content: z.string(),
+    chunks: z.array(z.object({ chunk_id: z.string(), content: z.string() })),
+  }),
+);
 
-export const CrawlPreview = z.object({
-  url: z.string(),
-  pages: z.array(z.object({ url: z.string(), depth: z.number(), title: z.string().optional() })),
-  skipped: z.array(z.object({ url: z.string(), reason: z.string() })),
-});
+export const CrawlPreview = lazySchema(() =>
+  z.object({
+    url: z.string(),
+    pages: z.array(z.object({ url: z.string(), depth: z.number(), title: z.string().optional() })),
+    skipped: z.array(z.object({ url: z.string(), reason: z.string() })),
+  }),
+);
 
-export const Retrieval = z.object({
-  retrieval_id: z.string(),
-  timestamp: z.number(),
-  query: z.string(),
-  knowledge_base_ids: z.array(z.string()),
-  chunks: z.array(
-    z.object({
-      knowledge_base_id: z.string(),
-      source_id: z.string(),
-      chunk_id: z.string(),
-      content: z.string(),
-      score: z.number(),
-      lexical_score: z.number(),
-      vector_score: z.number(),
-    }),
-  ),
-});
+export const Retrieval = lazySchema(() =>
+  z.object({
+    retrieval_id: z.string(),
+    timestamp: z.number(),
+    query: z.string(),
+    knowledge_base_ids: z.array(z.string()),
+    chunks: z.array(
+      z.object({
+        knowledge_base_id: z.string(),
+        source_id: z.string(),
+        chunk_id: z.string(),
+        content: z.string(),
+        score: z.number(),
+        lexical_score: z.number(),
+        vector_score: z.number(),
+      }),
+    ),
+  }),
+);
 export type RetrievalView = z.output<typeof Retrieval>;
-export const Retrievals = z.object({ call_id: z.string(), retrievals: z.array(Retrieval) });
+export const Retrievals = lazySchema(() => z.object({ call_id: z.string(), retrievals: z.array(Retrieval) }));

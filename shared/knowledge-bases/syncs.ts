@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { describeConnection, freshAccessToken } from '../integrations/index.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 import { ApiError, badRequest, conflict, notFound } from '../platform/errors.ts';
@@ -49,17 +50,19 @@ import {
  * through; the run item says which step is next, so a replayed step repeats nothing.
  */
 
-export const SyncJobMessage = z.object({
-  kind: z.literal('sync'),
-  workspace_id: z.string(),
-  sync_id: z.string(),
-  run_id: z.string(),
-  /** The run's step this message runs (0, the first, when absent). */
-  step: z.number().int().nonnegative().optional(),
-});
+export const SyncJobMessage = lazySchema(() =>
+  z.object({
+    kind: z.literal('sync'),
+    workspace_id: z.string(),
+    sync_id: z.string(),
+    run_id: z.string(),
+    /** The run's step this message runs (0, the first, when absent). */
+    step: z.number().int().nonnegative().optional(),
+  }),
+);
 export type SyncJobMessage = z.output<typeof SyncJobMessage>;
 /** Sent by the integrations domain's OAuth callback for a kb_sync connection (shared/integrations/oauth.ts). */
-export const ConnectedJobMessage = z.object({ kind: z.literal('connected'), workspace_id: z.string(), sync_id: z.string() });
+export const ConnectedJobMessage = lazySchema(() => z.object({ kind: z.literal('connected'), workspace_id: z.string(), sync_id: z.string() }));
 export type ConnectedJobMessage = z.output<typeof ConnectedJobMessage>;
 
 /** Documents one step fetches at most (each up to 50 MB; at most 60 s each), FETCH_CONCURRENCY at once: 3 rounds, within the 300 s timeout. */

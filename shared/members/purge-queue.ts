@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 
 /**
@@ -6,11 +7,13 @@ import { queueNamed } from '../platform/aws/queue.ts';
  * apart so the members function, which only starts a purge, does not bundle the numbers
  * domain the runner releases numbers through).
  */
-export const WorkspacePurgeMessage = z.object({
-  kind: z.literal('workspace-purge'),
-  workspace_id: z.string().min(1),
-  step: z.number().int().min(0),
-});
+export const WorkspacePurgeMessage = lazySchema(() =>
+  z.object({
+    kind: z.literal('workspace-purge'),
+    workspace_id: z.string().min(1),
+    step: z.number().int().min(0),
+  }),
+);
 export type WorkspacePurgeMessage = z.infer<typeof WorkspacePurgeMessage>;
 
 export const purgeMessage = (workspaceId: string, step: number): WorkspacePurgeMessage => ({ kind: 'workspace-purge', workspace_id: workspaceId, step });

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
 import {
   AcceptInviteBody,
@@ -41,7 +42,7 @@ export const memberRoutes = defineRoutes({ domain: 'members', access: 'admin' },
   listMembers: {
     method: 'GET', path: '/workspace/members', status: 200,
     summary: 'List the workspace members',
-    response: z.lazy(() => z.array(Member)),
+    response: lazySchema(() => z.array(Member)),
   },
   addMember: {
     method: 'POST', path: '/workspace/members', status: 201, role: 'admin',
@@ -61,7 +62,7 @@ export const memberRoutes = defineRoutes({ domain: 'members', access: 'admin' },
   listInvites: {
     method: 'GET', path: '/workspace/invites', status: 200, role: 'admin',
     summary: 'List pending invites',
-    response: z.lazy(() => z.array(Invite)),
+    response: lazySchema(() => z.array(Invite)),
   },
   createInvite: {
     method: 'POST', path: '/workspace/invites', status: 201, role: 'admin',

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { ROLES } from '../platform/auth/roles.ts';
-import { epochMs, idOf, queryInt } from '../platform/http/schemas.ts';
+import { epochMs, idOf, lazySchema, queryInt } from '../platform/http/schemas.ts';
 
 /*
  * The members domain's API contract. The spec names the routes (Members and access) and
@@ -10,7 +10,7 @@ import { epochMs, idOf, queryInt } from '../platform/http/schemas.ts';
 const email = () => z.email().max(254).transform((value) => value.toLowerCase());
 const role = () => z.enum(ROLES);
 
-export const Member = z.lazy(() =>
+export const Member = lazySchema(() =>
   z.object({
     member_id: z.string(),
     email: z.string(),
@@ -24,18 +24,18 @@ export const Member = z.lazy(() =>
 );
 export type Member = z.infer<typeof Member>;
 
-export const memberIdParams = z.lazy(() => z.object({ id: idOf('member', 'a member ID') }));
-export const inviteIdParams = z.lazy(() => z.object({ id: idOf('invite', 'an invite ID') }));
-export const workspaceIdParams = z.lazy(() => z.object({ workspace_id: idOf('workspace', 'a workspace ID') }));
+export const memberIdParams = lazySchema(() => z.object({ id: idOf('member', 'a member ID') }));
+export const inviteIdParams = lazySchema(() => z.object({ id: idOf('invite', 'an invite ID') }));
+export const workspaceIdParams = lazySchema(() => z.object({ workspace_id: idOf('workspace', 'a workspace ID') }));
 
-export const AddMemberBody = z.lazy(() =>
+export const AddMemberBody = lazySchema(() =>
   z.object({ email: email(), role: role().default('member'), name: z.string().trim().min(1).max(200).optional() }),
 );
-export const UpdateMemberBody = z.lazy(() =>
+export const UpdateMemberBody = lazySchema(() =>
   z.object({ role: role().optional(), name: z.string().trim().min(1).max(200).nullable().optional() }),
 );
 
-export const Invite = z.lazy(() =>
+export const Invite = lazySchema(() =>
   z.object({
     invite_id: z.string(),
     email: z.string(),
@@ -44,16 +44,16 @@ export const Invite = z.lazy(() =>
     expires_timestamp: epochMs(),
   }),
 );
-export const CreatedInvite = z.lazy(() =>
+export const CreatedInvite = lazySchema(() =>
   Invite.and(z.object({ token: z.string().describe('Shown once: the invitee accepts with it (POST /auth/invites/accept)') })),
 );
-export const CreateInviteBody = z.lazy(() => z.object({ email: email(), role: role().default('member') }));
-export const AcceptInviteBody = z.lazy(() => z.object({ token: z.string().min(1).max(300), name: z.string().trim().min(1).max(200).optional() }));
+export const CreateInviteBody = lazySchema(() => z.object({ email: email(), role: role().default('member') }));
+export const AcceptInviteBody = lazySchema(() => z.object({ token: z.string().min(1).max(300), name: z.string().trim().min(1).max(200).optional() }));
 
-export const TransferBody = z.lazy(() => z.object({ member_id: idOf('member', 'a member ID') }));
-export const DeleteWorkspaceBody = z.lazy(() => z.object({ confirm: z.string().describe("The workspace's name, exactly") }));
+export const TransferBody = lazySchema(() => z.object({ member_id: idOf('member', 'a member ID') }));
+export const DeleteWorkspaceBody = lazySchema(() => z.object({ confirm: z.string().describe("The workspace's name, exactly") }));
 
-export const SessionView = z.lazy(() =>
+export const SessionView = lazySchema(() =>
   z.object({
     token_type: z.literal('Bearer'),
     session_token: z.string().describe('Send as Authorization: Bearer, or use the parley_session cookie set with it'),
@@ -64,9 +64,9 @@ export const SessionView = z.lazy(() =>
     member: Member,
   }),
 );
-export const RefreshBody = z.lazy(() => z.object({ refresh_token: z.string().min(1).max(300) }));
+export const RefreshBody = lazySchema(() => z.object({ refresh_token: z.string().min(1).max(300) }));
 
-export const SsoConfig = z.lazy(() =>
+export const SsoConfig = lazySchema(() =>
   z.object({
     enabled: z.boolean(),
     issuer: z.string().nullable(),
@@ -78,7 +78,7 @@ export const SsoConfig = z.lazy(() =>
     updated_timestamp: epochMs().nullable(),
   }),
 );
-export const PutSsoBody = z.lazy(() =>
+export const PutSsoBody = lazySchema(() =>
   z.object({
     issuer: z.url({ protocol: /^https?$/ }).max(500),
     client_id: z.string().min(1).max(500),
@@ -88,7 +88,7 @@ export const PutSsoBody = z.lazy(() =>
   }),
 );
 
-export const SamlConfig = z.lazy(() =>
+export const SamlConfig = lazySchema(() =>
   z.object({
     enabled: z.boolean(),
     idp_entity_id: z.string().nullable(),
@@ -102,7 +102,7 @@ export const SamlConfig = z.lazy(() =>
     updated_timestamp: epochMs().nullable(),
   }),
 );
-export const PutSamlBody = z.lazy(() =>
+export const PutSamlBody = lazySchema(() =>
   z.object({
     idp_entity_id: z.string().min(1).max(500).optional(),
     sso_url: z.url({ protocol: /^https?$/ }).max(1000).optional(),
@@ -113,7 +113,7 @@ export const PutSamlBody = z.lazy(() =>
     allow_idp_initiated: z.boolean().default(true),
   }),
 );
-export const SamlAcsBody = z.lazy(() => z.object({ SAMLResponse: z.string().min(1).max(500_000), RelayState: z.string().max(2000).optional() }));
+export const SamlAcsBody = lazySchema(() => z.object({ SAMLResponse: z.string().min(1).max(500_000), RelayState: z.string().max(2000).optional() }));
 
 /** A path on the dashboard: one leading `/`, no scheme, host, backslash or control character (no open redirect). */
 export const dashboardPath = () =>
@@ -121,19 +121,19 @@ export const dashboardPath = () =>
     .string()
     .max(500)
     .regex(/^\/(?![/\\])[\w\-.~!$&'()*+,;=:@/%?#]*$/, 'Must be a path on the dashboard starting with a single /');
-export const SsoStartQuery = z.lazy(() =>
+export const SsoStartQuery = lazySchema(() =>
   z.object({
     /** `json` answers `{authorization_url}` (and the callback answers the session as JSON) instead of redirecting. */
     format: z.enum(['json', 'redirect']).optional(),
     return_to: dashboardPath().optional(),
   }),
 );
-export const SsoStart = z.lazy(() => z.object({ authorization_url: z.string() }));
-export const SsoCallbackQuery = z.lazy(() =>
+export const SsoStart = lazySchema(() => z.object({ authorization_url: z.string() }));
+export const SsoCallbackQuery = lazySchema(() =>
   z.object({ code: z.string().min(1).max(4000).optional(), state: z.string().min(1).max(200), error: z.string().max(200).optional(), error_description: z.string().max(1000).optional() }),
 );
 
-export const ScimStatus = z.lazy(() =>
+export const ScimStatus = lazySchema(() =>
   z.object({
     enabled: z.boolean(),
     base_url: z.string(),
@@ -141,15 +141,15 @@ export const ScimStatus = z.lazy(() =>
     masked_token: z.string().nullable(),
   }),
 );
-export const CreatedScimToken = z.lazy(() => ScimStatus.and(z.object({ token: z.string().describe('Shown once') })));
+export const CreatedScimToken = lazySchema(() => ScimStatus.and(z.object({ token: z.string().describe('Shown once') })));
 
-export const ScimListQuery = z.lazy(() =>
+export const ScimListQuery = lazySchema(() =>
   z.object({
     filter: z.string().max(500).optional(),
     startIndex: queryInt({ min: 1, max: 1_000_000_000, default: 1 }),
     count: queryInt({ min: 0, max: 1000, default: 100 }),
   }),
 );
-export const scimUserParams = z.lazy(() => z.object({ id: z.string().max(100) }));
+export const scimUserParams = lazySchema(() => z.object({ id: z.string().max(100) }));
 /** SCIM bodies are checked by the SCIM module (errors in SCIM's format); here only "an object". */
-export const ScimBody = z.lazy(() => z.looseObject({}));
+export const ScimBody = lazySchema(() => z.looseObject({}));

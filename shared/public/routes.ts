@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
 import {
   PublicCallLog,
@@ -76,6 +77,6 @@ export const publicRoutes = defineRoutes({ domain: 'public', access: 'public' },
   getWidgetScript: {
     method: 'GET', path: '/widget.js', status: 200,
     summary: 'The chat widget: one <script src=".../widget.js" data-public-key data-agent-id> adds a chat to any page',
-    produces: 'text/javascript; charset=utf-8', response: z.string(),
+    produces: 'text/javascript; charset=utf-8', response: lazySchema(() => z.string()),
   },
 });

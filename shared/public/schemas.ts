@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dynamicVariables, epochMs } from '../platform/http/schemas.ts';
+import { dynamicVariables, epochMs, lazySchema } from '../platform/http/schemas.ts';
 import { Chat, ChatMessage } from '../chats/index.ts';
 
 /*
@@ -10,7 +10,7 @@ import { Chat, ChatMessage } from '../chats/index.ts';
 /** A public chat's secret: 32 random bytes, base64url (43 characters). */
 const chatSecret = () => z.string().min(1).max(200);
 
-export const StartPublicChatBody = z.lazy(() =>
+export const StartPublicChatBody = lazySchema(() =>
   z.object({
     agent_id: z.string().regex(/^chat_agent_[0-9a-f]{24}$/, 'Must be a chat agent ID (chat_agent_ followed by 24 hex characters)'),
     retell_llm_dynamic_variables: dynamicVariables().optional(),
@@ -19,20 +19,20 @@ export const StartPublicChatBody = z.lazy(() =>
 );
 export type StartPublicChatInput = z.infer<typeof StartPublicChatBody>;
 
-export const PublicChatStarted = z.lazy(() => Chat.and(z.object({ chat_secret: z.string() })));
+export const PublicChatStarted = lazySchema(() => Chat.and(z.object({ chat_secret: z.string() })));
 
-export const publicChatParams = z.lazy(() => z.object({ chat_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'Must be a chat ID') }));
+export const publicChatParams = lazySchema(() => z.object({ chat_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'Must be a chat ID') }));
 
-export const PublicChatMessageBody = z.lazy(() =>
+export const PublicChatMessageBody = lazySchema(() =>
   z.object({
     content: z.string().min(1).max(10_000),
     chat_secret: chatSecret(),
   }),
 );
 
-export const PublicChatEndBody = z.lazy(() => z.object({ chat_secret: chatSecret() }));
+export const PublicChatEndBody = lazySchema(() => z.object({ chat_secret: chatSecret() }));
 
-export const PublicChatReply = z.lazy(() =>
+export const PublicChatReply = lazySchema(() =>
   z.object({
     chat_id: z.string(),
     chat_status: z.string(),
@@ -40,11 +40,11 @@ export const PublicChatReply = z.lazy(() =>
   }),
 );
 
-export const PublicChatEnded = z.lazy(() => z.object({ chat_id: z.string(), chat_status: z.string() }));
+export const PublicChatEnded = lazySchema(() => z.object({ chat_id: z.string(), chat_status: z.string() }));
 
-export const shareTokenParams = z.lazy(() => z.object({ token: z.string().min(1).max(200) }));
+export const shareTokenParams = lazySchema(() => z.object({ token: z.string().min(1).max(200) }));
 
-export const PublicShare = z.lazy(() =>
+export const PublicShare = lazySchema(() =>
   z.object({
     agent_id: z.string(),
     agent_name: z.string().nullable(),
@@ -56,9 +56,9 @@ export const PublicShare = z.lazy(() =>
   }),
 );
 
-export const ShareWebCallBody = z.lazy(() => z.object({ retell_llm_dynamic_variables: dynamicVariables().optional() }));
+export const ShareWebCallBody = lazySchema(() => z.object({ retell_llm_dynamic_variables: dynamicVariables().optional() }));
 
-export const ShareWebCall = z.lazy(() =>
+export const ShareWebCall = lazySchema(() =>
   z.object({
     call_id: z.string(),
     agent_id: z.string(),
@@ -71,9 +71,9 @@ export const ShareWebCall = z.lazy(() =>
   }),
 );
 
-export const ShareChatBody = z.lazy(() => z.object({ retell_llm_dynamic_variables: dynamicVariables().optional() }));
+export const ShareChatBody = lazySchema(() => z.object({ retell_llm_dynamic_variables: dynamicVariables().optional() }));
 
-export const ShareChatStarted = z.lazy(() =>
+export const ShareChatStarted = lazySchema(() =>
   z.object({
     chat_id: z.string(),
     chat_secret: z.string(),
@@ -83,11 +83,11 @@ export const ShareChatStarted = z.lazy(() =>
   }),
 );
 
-export const publicCallParams = z.lazy(() => z.object({ call_id: z.string().regex(/^call_[0-9a-f]{24}$/, 'Must be a call ID') }));
+export const publicCallParams = lazySchema(() => z.object({ call_id: z.string().regex(/^call_[0-9a-f]{24}$/, 'Must be a call ID') }));
 /** The call's access token may come as `?access_token=` (an EventSource or an <img> cannot set headers). */
-export const publicCallQuery = z.lazy(() => z.object({ access_token: z.string().max(4096).optional() }));
+export const publicCallQuery = lazySchema(() => z.object({ access_token: z.string().max(4096).optional() }));
 
-export const PublicCallLog = z.lazy(() =>
+export const PublicCallLog = lazySchema(() =>
   z.object({
     call_id: z.string(),
     call_status: z.string(),
@@ -100,4 +100,4 @@ export const PublicCallLog = z.lazy(() =>
   }),
 );
 
-export const PublicKbRetrievals = z.lazy(() => z.object({ call_id: z.string(), retrievals: z.array(z.unknown()) }));
+export const PublicKbRetrievals = lazySchema(() => z.object({ call_id: z.string(), retrievals: z.array(z.unknown()) }));

@@ -1,5 +1,6 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import {
   AddCommunityVoiceBody,
   CLONE_UPLOAD_LIMITS,
@@ -17,7 +18,7 @@ export const voiceRoutes = defineRoutes({ domain: 'voices', access: 'agents' }, 
   listVoices: {
     method: 'GET', path: '/list-voices', status: 200,
     summary: 'List the built-in catalogue voices and the workspace\'s own voices',
-    response: z.lazy(() => z.array(Voice)),
+    response: lazySchema(() => z.array(Voice)),
   },
   getVoice: {
     method: 'GET', path: '/get-voice/{voice_id}', status: 200,
@@ -45,13 +46,13 @@ export const voiceRoutes = defineRoutes({ domain: 'voices', access: 'agents' }, 
     method: 'GET', path: '/search-community-voice', status: 200,
     throttle: 'vendor',
     summary: 'Search a vendor\'s community voice library',
-    query: z.lazy(searchFields), response: CommunityVoiceSearch,
+    query: lazySchema(searchFields), response: CommunityVoiceSearch,
   },
   searchCommunityVoicesByBody: {
     method: 'POST', path: '/search-community-voice', status: 200,
     throttle: 'vendor',
     summary: 'Search a vendor\'s community voice library (JSON body, as retell-sdk sends it)',
-    body: z.lazy(searchFields), response: CommunityVoiceSearch,
+    body: lazySchema(searchFields), response: CommunityVoiceSearch,
   },
   addCommunityVoice: {
     method: 'POST', path: '/add-community-voice', status: 201,

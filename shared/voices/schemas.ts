@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { isUploadedFile, MULTIPART_DEFAULT_LIMITS, type UploadedFile } from '../platform/http/multipart.ts';
-import { displayName, idOf } from '../platform/http/schemas.ts';
+import { displayName, idOf, lazySchema } from '../platform/http/schemas.ts';
 import { createUploadBody, PresignedUploadView } from '../platform/http/upload-schemas.ts';
 import { CLONE_PROVIDERS, COMMUNITY_PROVIDERS, VOICE_PROVIDERS } from '../vendors/voice/voice-vendor.ts';
 
@@ -58,10 +58,10 @@ const voiceObject = () =>
     age: z.string().optional(),
     preview_audio_url: z.string().optional(),
   });
-export const Voice = z.lazy(voiceObject);
+export const Voice = lazySchema(voiceObject);
 export type Voice = z.infer<typeof Voice>;
 
-export const VoicePreview = z.lazy(() =>
+export const VoicePreview = lazySchema(() =>
   z.object({
     voice_id: z.string(),
     preview_audio_url: z
@@ -70,7 +70,7 @@ export const VoicePreview = z.lazy(() =>
   }),
 );
 
-export const CommunityVoiceSearch = z.lazy(() =>
+export const CommunityVoiceSearch = lazySchema(() =>
   z.object({
     voices: z.array(
       z.object({
@@ -112,15 +112,15 @@ const uploadIds = () =>
   );
 
 /** POST /create-voice-clone-upload: a presigned PUT for one voice sample (an audio file up to 10 MB). */
-export const CreateVoiceCloneUploadBody = z.lazy(createUploadBody);
-export const VoiceCloneUpload = z.lazy(PresignedUploadView);
+export const CreateVoiceCloneUploadBody = lazySchema(createUploadBody);
+export const VoiceCloneUpload = lazySchema(PresignedUploadView);
 
 /**
  * Multipart `files` (retell-sdk's voice.clone), or presigned uploads named in `upload_ids`
  * (POST /create-voice-clone-upload) for samples past API Gateway's ~6 MB request limit, in
  * JSON or as a multipart field; both may be mixed.
  */
-export const CloneVoiceBody = z.lazy(() =>
+export const CloneVoiceBody = lazySchema(() =>
   z
   .object({
     voice_name: displayName(),
@@ -152,7 +152,7 @@ export type CloneVoiceInput = z.infer<typeof CloneVoiceBody>;
  * The client marks voice_provider and public_user_id optional: left out, the voice is
  * found in the community libraries by its ID (shared/voices/voices.ts, communitySource).
  */
-export const AddCommunityVoiceBody = z.lazy(() =>
+export const AddCommunityVoiceBody = lazySchema(() =>
   z.object({
     provider_voice_id: z.string().trim().min(1).max(200),
     voice_name: displayName(),
@@ -173,4 +173,4 @@ export const AddCommunityVoiceBody = z.lazy(() =>
 );
 export type AddCommunityVoiceInput = z.infer<typeof AddCommunityVoiceBody>;
 
-export const voiceIdParams = z.lazy(() => z.object({ voice_id: z.string().min(1).max(200) }));
+export const voiceIdParams = lazySchema(() => z.object({ voice_id: z.string().min(1).max(200) }));

@@ -1,14 +1,14 @@
 import { defineRoutes } from '../platform/http/route.ts';
 import * as z from 'zod';
-import { queryInt } from '../platform/http/schemas.ts';
+import { lazySchema, queryInt } from '../platform/http/schemas.ts';
 import { TestWebhookBody, TestWebhookResult, WebhookDeliveryAttempt } from './schemas.ts';
 
 export const webhookRoutes = defineRoutes({ domain: 'account', access: 'admin' }, {
   listWebhookDeliveries: {
     method: 'GET', path: '/webhook-deliveries', status: 200,
     summary: 'Webhook delivery attempts, newest first',
-    query: z.lazy(() => z.object({ limit: queryInt({ min: 1, max: 1000, default: 100 }) })),
-    response: z.lazy(() => z.array(WebhookDeliveryAttempt)),
+    query: lazySchema(() => z.object({ limit: queryInt({ min: 1, max: 1000, default: 100 }) })),
+    response: lazySchema(() => z.array(WebhookDeliveryAttempt)),
   },
   testWorkspaceWebhook: {
     method: 'POST', path: '/workspace/test-webhook', status: 200,

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { epochMs, httpUrl } from '../platform/http/schemas.ts';
+import { epochMs, httpUrl, lazySchema } from '../platform/http/schemas.ts';
 
-export const WebhookDeliveryAttempt = z.lazy(() =>
+export const WebhookDeliveryAttempt = lazySchema(() =>
   z.object({
   webhook_attempt_id: z.string(),
   webhook_delivery_id: z.string().describe('Shared by every attempt at delivering the same webhook'),
@@ -19,13 +19,13 @@ export const WebhookDeliveryAttempt = z.lazy(() =>
 );
 export type WebhookDeliveryAttempt = z.infer<typeof WebhookDeliveryAttempt>;
 
-export const TestWebhookBody = z.lazy(() =>
+export const TestWebhookBody = lazySchema(() =>
   z.object({
     url: httpUrl().optional().describe('Defaults to the workspace webhook_url'),
   }),
 );
 
-export const TestWebhookResult = z.lazy(() =>
+export const TestWebhookResult = lazySchema(() =>
   z.object({
   success: z.boolean().describe('The endpoint replied 2xx'),
   status: z.number().int().nullable().describe('HTTP status; null on timeout or network error'),

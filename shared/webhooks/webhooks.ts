@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod';
+import { lazySchema } from '../platform/http/schemas.ts';
 import { webhookQueue, type MessageQueue } from '../platform/aws/queue.ts';
 import { credentialContext, listCredentials, type CredentialItem } from '../platform/auth/credentials.ts';
 import { decryptSecret } from '../platform/crypto/envelope.ts';
@@ -27,7 +28,7 @@ const RECORD_RESERVE_MS = 5_000;
 const DELIVERY_LOG_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
 /** What travels on the queue: the exact body is fixed at enqueue so every attempt sends the same bytes. */
-export const WebhookMessage = z.lazy(() =>
+export const WebhookMessage = lazySchema(() =>
   z.object({
     delivery_id: z.string().min(1),
     workspace_id: z.string().min(1),

@@ -116,4 +116,62 @@ export const llmFallback = () =>
  * this returns stands for the built schema (onFirstUse, shared/platform/lazy.ts): every
  * read, `instanceof` and method call goes to the schema `build` returns, built once.
  */
-export const lazySchema = <T extends z.ZodType>(build: () => T): T => onFirstUse(build, { bindMethods: true });
+export function lazySchema<T extends z.ZodType>(build: () => T): T {
+  let built: T | undefined;
+  const real = () => (built ??= build());
+  const standIn = onFirstUse(real, { bindMethods: true });
+  builtBy.set(standIn, real);
+  return standIn;
+}
+
+/** Each `lazySchema` stand-in and how to reach the schema it stands for. */
+const builtBy = new WeakMap<object, () => z.ZodType>();
+
+/**
+ * The schema a `lazySchema` stand-in stands for (built now if it was not yet), through
+ * stand-ins of stand-ins; any other schema as it is. Parsing never needs this (every read
+ * goes through); code that keys maps by schema identity does.
+ */
+export function schemaBehind<T extends z.core.$ZodType>(schema: T): T {
+  let current: object = schema;
+  for (let real = builtBy.get(current); real; real = builtBy.get(current)) current = real();
+  return current as T;
+}
+
+/** A Map keyed by schemas that takes a stand-in and the schema behind it for the same key. */
+class SchemaKeyedMap<V> extends Map<z.core.$ZodType, V> {
+  override get(key: z.core.$ZodType) {
+    return super.get(schemaBehind(key));
+  }
+  override set(key: z.core.$ZodType, value: V) {
+    return super.set(schemaBehind(key), value);
+  }
+  override has(key: z.core.$ZodType) {
+    return super.has(schemaBehind(key));
+  }
+  override delete(key: z.core.$ZodType) {
+    return super.delete(schemaBehind(key));
+  }
+}
+
+/**
+ * `z.toJSONSchema` for a schema that may hold `lazySchema` stand-ins: zod's converter keys what it
+ * has seen, and the metadata it reads (`.describe()`, `.meta()`), by schema identity, while the
+ * built schema's own converter looks itself up by the real object; here both find the same entry,
+ * so the document is the one the built schemas give (what `z.lazy` gave before).
+ */
+export function jsonSchemaOf(
+  schema: z.ZodType,
+  params: { io: 'input' | 'output'; unrepresentable: 'any' | 'throw'; target: 'draft-2020-12' },
+): Record<string, unknown> {
+  const ctx = z.core.initializeContext({
+    ...params,
+    // Every classic schema converts itself (`_zod.processJSONSchema`): no processor table needed.
+    processors: {},
+    metadata: { get: (key: z.core.$ZodType) => z.globalRegistry.get(schemaBehind(key)) } as unknown as typeof z.globalRegistry,
+  });
+  ctx.seen = new SchemaKeyedMap(ctx.seen);
+  z.core.processSchema(schema, ctx);
+  z.core.extractDefs(ctx, schema);
+  return z.core.finalize(ctx, schema) as Record<string, unknown>;
+}

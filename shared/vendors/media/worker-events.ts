@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../../platform/http/schemas.ts';
 
 /**
  * What the agent worker posts to `POST /internal/calls/{call_id}/events`
@@ -7,21 +8,23 @@ import * as z from 'zod';
  * the route can drop a retried or late event: the calls domain applies an event only if its
  * sequence is above the last one it applied.
  */
-const base = {
+const base = () => ({
   sequence: z.number().int().min(1),
   /** Epoch ms on the worker's clock when it happened. */
   timestamp: z.number().int().min(0),
-};
+});
 
-const word = z.strictObject({ word: z.string(), start: z.number().min(0), end: z.number().min(0) });
+const word = lazySchema(() => z.strictObject({ word: z.string(), start: z.number().min(0), end: z.number().min(0) }));
 
 /** One finished utterance, as on the call's transcript_object (retell-sdk's shape). */
-export const workerUtteranceSchema = z.strictObject({
-  role: z.enum(['agent', 'user', 'transfer_target']),
-  content: z.string().max(100_000),
-  /** Word timings in seconds from the call's start (may be empty). */
-  words: z.array(word).max(10_000).default([]),
-});
+export const workerUtteranceSchema = lazySchema(() =>
+  z.strictObject({
+    role: z.enum(['agent', 'user', 'transfer_target']),
+    content: z.string().max(100_000),
+    /** Word timings in seconds from the call's start (may be empty). */
+    words: z.array(word).max(10_000).default([]),
+  }),
+);
 
 /** Why the call ended, as the worker saw it (the engine may add its own reasons). */
 export const WORKER_END_REASONS = [
@@ -43,16 +46,17 @@ export const WORKER_END_REASONS = [
   'error_unknown',
 ] as const;
 
-export const workerEventSchema = z.discriminatedUnion('event', [
+export const workerEventSchema = lazySchema(() =>
+z.discriminatedUnion('event', [
   z.strictObject({
     event: z.literal('transcript_updated'),
-    ...base,
+    ...base(),
     /** The utterances finished since the previous transcript_updated, in order. */
     utterances: z.array(workerUtteranceSchema).min(1).max(1000),
   }),
   z.strictObject({
     event: z.literal('tool_call_invoked'),
-    ...base,
+    ...base(),
     tool_call_id: z.string().min(1).max(200),
     name: z.string().min(1).max(200),
     /** The arguments as the model produced them: a JSON object's text. */
@@ -60,7 +64,7 @@ export const workerEventSchema = z.discriminatedUnion('event', [
   }),
   z.strictObject({
     event: z.literal('tool_call_result'),
-    ...base,
+    ...base(),
     tool_call_id: z.string().min(1).max(200),
     content: z.string().max(100_000),
     successful: z.boolean(),
@@ -68,7 +72,7 @@ export const workerEventSchema = z.discriminatedUnion('event', [
   z.strictObject({
     /** The agent transfers the call (its transfer_call tool, a flow transfer node): the engine runs the transfer. */
     event: z.literal('transfer_requested'),
-    ...base,
+    ...base(),
     /** An E.164 number or a `sip:` URI. */
     destination: z.string().min(1).max(512),
     /** cold: SIP REFER of the caller; warm: the destination is dialled into the room. */
@@ -88,10 +92,11 @@ export const workerEventSchema = z.discriminatedUnion('event', [
   }),
   z.strictObject({
     event: z.literal('call_ended'),
-    ...base,
+    ...base(),
     disconnection_reason: z.enum(WORKER_END_REASONS),
   }),
-]);
+]),
+);
 
 export type WorkerEvent = z.infer<typeof workerEventSchema>;
 export type WorkerUtterance = z.infer<typeof workerUtteranceSchema>;
