@@ -87,7 +87,7 @@ z.discriminatedUnion('event', [
   z.strictObject({
     /** An agentic warm transfer's mediator decided (its bridge_transfer / cancel_transfer tool) while consulting the destination. */
     event: z.literal('transfer_decision'),
-    ...base,
+    ...base(),
     decision: z.enum(['bridge', 'cancel']),
   }),
   z.strictObject({
