@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startLiveKitTestApp } from '../support/fake-livekit.ts';
-import { call } from '../support/http.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
-import { retellClient } from '../support/sdk.ts';
-import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
+import { DESK, livePhoneCall } from '../support/transfers.ts';
+import { eventually } from '../support/webhook-receiver.ts';
 
 /*
  * The agentic warm transfer on LiveKit (docs/calls.md, Agentic warm transfer): the worker
@@ -13,38 +11,9 @@ import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
  * to a SIP URI, and a refused transport.
  */
 
-const { livekit, app } = await startLiveKitTestApp();
+const testApp = await startLiveKitTestApp();
+const { livekit } = testApp;
 
-const TRANSFER_EVENTS = ['call_started', 'call_ended', 'transfer_started', 'transfer_bridged', 'transfer_cancelled', 'transfer_ended'];
-const DESK = '+14155550142';
-
-const post = (path: string, rawBody: string, headers: Record<string, string>) =>
-  call(app.url, 'POST', path, { rawBody, headers: { 'content-type': 'application/json', ...headers } });
-
-async function livePhoneCall() {
-  const ws = await app.newWorkspace();
-  const hooks = await webhookReceiver();
-  const { agent } = await newAgent(ws.api, { agent: { webhook_url: hooks.url, webhook_events: TRANSFER_EVENTS } });
-  const number = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
-  expect(imported.status).toBe(201);
-  const client = retellClient(app.url, ws.api_key);
-  const created: any = await client.call.createPhoneCall({ from_number: number, to_number: '+14155550177' });
-  await eventually(() => client.call.retrieve(created.call_id) as Promise<any>, (c) => c.call_status === 'ongoing');
-  const dispatch = livekit.calls('AgentDispatchService/CreateDispatch').find((req) => req.body.room === created.call_id)!;
-  const { report_token: token } = JSON.parse(dispatch.body.metadata);
-  const report = (body: Record<string, unknown>) =>
-    post(`/internal/calls/${created.call_id}/events`, JSON.stringify({ timestamp: Date.now(), ...body }), { authorization: `Bearer ${token}` });
-  const get = () => client.call.retrieve(created.call_id) as Promise<any>;
-  const told = () =>
-    livekit
-      .calls('RoomService/SendData')
-      .filter((req) => req.body.room === created.call_id)
-      .map((req) => JSON.parse(Buffer.from(req.body.data, 'base64').toString('utf8')));
-  return { hooks, callId: created.call_id as string, report, get, told };
-}
 
 const agentic = (config: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   event: 'transfer_requested',
@@ -56,7 +25,7 @@ const agentic = (config: Record<string, unknown>, extra: Record<string, unknown>
 
 describe('an agentic warm transfer on LiveKit', () => {
   it('holds the caller, dials and consults the destination, and bridges on the worker\'s decision, once', async () => {
-    const { hooks, callId, report, get, told } = await livePhoneCall();
+    const { hooks, callId, report, get, told } = await livePhoneCall(testApp);
     expect((await report(agentic({ transfer_timeout_ms: 60_000 }, { on_hold_music: 'ringtone', public_handoff_option: { type: 'prompt', prompt: 'Introduce the caller.' } }))).status).toBe(204);
     await eventually(async () => told(), (list) => list.length >= 2);
     expect(told()).toEqual([
@@ -88,7 +57,7 @@ describe('an agentic warm transfer on LiveKit', () => {
   });
 
   it('a declined consultation hangs up the destination and gives the caller back to the agent', async () => {
-    const { hooks, callId, report, get, told } = await livePhoneCall();
+    const { hooks, callId, report, get, told } = await livePhoneCall(testApp);
     // No consultation yet: a decision is 409 and changes nothing.
     const early = await report({ event: 'transfer_decision', sequence: 1, decision: 'bridge' });
     expect(early.status).toBe(409);
@@ -112,7 +81,7 @@ describe('an agentic warm transfer on LiveKit', () => {
   });
 
   it('no decision within transfer_timeout_ms: action_on_timeout bridge_transfer bridges', async () => {
-    const { callId, report, get } = await livePhoneCall();
+    const { callId, report, get } = await livePhoneCall(testApp);
     expect((await report(agentic({ transfer_timeout_ms: 500, action_on_timeout: 'bridge_transfer' }))).status).toBe(204);
     const final = await eventually(get, (c) => c.call_status === 'ended', 15_000);
     expect(final).toMatchObject({ disconnection_reason: 'transfer_bridged', transfer_destination: DESK });
@@ -124,7 +93,7 @@ describe('an agentic warm transfer on LiveKit', () => {
 
 describe('SIP transport on LiveKit', () => {
   it('a warm transfer to a SIP URI dials its host with its transport; another transport is refused (422)', async () => {
-    const { callId, report, get } = await livePhoneCall();
+    const { callId, report, get } = await livePhoneCall(testApp);
     const refused = await report({ event: 'transfer_requested', sequence: 1, destination: 'sip:desk@pbx.example.com;transport=ws', kind: 'warm' });
     expect(refused.status).toBe(422);
     expect(refused.body.message).toBe('Transfer refused: sip:desk@pbx.example.com;transport=ws: transport must be udp, tcp or tls (got ws)');

@@ -7,7 +7,8 @@ import { sandboxMedia } from '../../shared/vendors/media/index.ts';
 import { startTestApp } from '../support/app.ts';
 import { freshNumber, newAgent } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
-import { eventually, webhookReceiver, type ReceivedWebhook } from '../support/webhook-receiver.ts';
+import { before, DESK, getCall, hitOf, outboundNumberFor, SANDBOX_TRANSFER_EVENTS } from '../support/transfers.ts';
+import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
  * The agentic warm transfer in the sandbox (docs/calls.md, Agentic warm transfer): the
@@ -23,8 +24,7 @@ const app = await startTestApp();
 const background = startBackgroundWork();
 afterAll(() => background.stop());
 
-const ALL_EVENTS = ['call_started', 'call_ended', 'call_analyzed', 'transfer_started', 'transfer_bridged', 'transfer_cancelled', 'transfer_ended'];
-const DESK = '+14155550142';
+const ALL_EVENTS = SANDBOX_TRANSFER_EVENTS;
 
 const agenticTool = (option: Record<string, unknown>) => ({
   type: 'transfer_call',
@@ -41,22 +41,10 @@ async function setup(tools: Record<string, unknown>[] | ((api: Api) => Promise<R
   const hooks = await webhookReceiver();
   const general_tools = typeof tools === 'function' ? await tools(ws.api) : tools;
   const { agent } = await newAgent(ws.api, { agent: { webhook_url: hooks.url, webhook_events: ALL_EVENTS }, llm: { general_tools } });
-  const number = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
-  expect(imported.status).toBe(201);
+  const number = await outboundNumberFor(ws.api, agent.agent_id);
   return { ws, hooks, agent, number, client: retellClient(app.url, ws.api_key) };
 }
 
-const getCall = (client: ReturnType<typeof retellClient>, callId: string) => client.call.retrieve(callId) as Promise<any>;
-const hitOf = (hits: ReceivedWebhook[], callId: string, event: string) => {
-  const found = hits.filter((hit) => hit.json.call?.call_id === callId && hit.json.event === event);
-  expect(found, event).toHaveLength(1);
-  return found[0]!;
-};
-const before = (events: (string | undefined)[], first: string, second: string) =>
-  expect(events.indexOf(first), `${first} before ${second}`).toBeLessThan(events.indexOf(second));
 /** The data messages the engine sent the call's agent worker (the sandbox notes them). */
 const toldMedia = (callId: string) =>
   sandboxMedia()

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { startLiveKitTestApp, signedWebhook } from '../support/fake-livekit.ts';
 import { call } from '../support/http.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgent } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
-import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
+import { livePhoneCall } from '../support/transfers.ts';
+import { eventually } from '../support/webhook-receiver.ts';
 
 /*
  * Transfers on LiveKit: the agent worker reports `transfer_requested`, the engine runs the
@@ -12,9 +13,9 @@ import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
  * CreateSIPParticipant into the room over the number's trunk.
  */
 
-const { livekit, app } = await startLiveKitTestApp();
+const testApp = await startLiveKitTestApp();
+const { livekit, app } = testApp;
 
-const TRANSFER_EVENTS = ['call_started', 'call_ended', 'transfer_started', 'transfer_bridged', 'transfer_cancelled', 'transfer_ended'];
 
 const post = (path: string, rawBody: string, headers: Record<string, string>) =>
   call(app.url, 'POST', path, { rawBody, headers: { 'content-type': 'application/json', ...headers } });
@@ -24,30 +25,9 @@ async function livekitEvent(event: Record<string, unknown>) {
   return post('/livekit/webhook', signed.body, { authorization: signed.authorization });
 }
 
-/** A live phone call (dialled and answered on the fake) and a way to report for its worker. */
-async function livePhoneCall() {
-  const ws = await app.newWorkspace();
-  const hooks = await webhookReceiver();
-  const { agent } = await newAgent(ws.api, { agent: { webhook_url: hooks.url, webhook_events: TRANSFER_EVENTS } });
-  const number = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
-  expect(imported.status).toBe(201);
-  const client = retellClient(app.url, ws.api_key);
-  const created: any = await client.call.createPhoneCall({ from_number: number, to_number: '+14155550177' });
-  await eventually(() => client.call.retrieve(created.call_id) as Promise<any>, (c) => c.call_status === 'ongoing');
-  const dispatch = livekit.calls('AgentDispatchService/CreateDispatch').find((req) => req.body.room === created.call_id)!;
-  const { report_token: token } = JSON.parse(dispatch.body.metadata);
-  const report = (body: Record<string, unknown>) =>
-    post(`/internal/calls/${created.call_id}/events`, JSON.stringify({ timestamp: Date.now(), ...body }), { authorization: `Bearer ${token}` });
-  const get = () => client.call.retrieve(created.call_id) as Promise<any>;
-  return { ws, hooks, number, callId: created.call_id as string, report, get, client };
-}
-
 describe('transfers on LiveKit', () => {
   it('a cold transfer the worker asks for is a SIP REFER of the callee; the call ends call_transfer', async () => {
-    const { hooks, callId, report, get } = await livePhoneCall();
+    const { hooks, callId, report, get } = await livePhoneCall(testApp);
     expect(livekit.participants.get(callId)).toEqual(new Set(['callee']));
     const asked = await report({ event: 'transfer_requested', sequence: 1, destination: '+1 415 555 0142', kind: 'cold' });
     expect(asked.status).toBe(204);
@@ -71,7 +51,7 @@ describe('transfers on LiveKit', () => {
   });
 
   it('a refused REFER (486 Busy Here) cancels the transfer; the call goes on', async () => {
-    const { hooks, callId, report, get } = await livePhoneCall();
+    const { hooks, callId, report, get } = await livePhoneCall(testApp);
     livekit.failNext('SIP/TransferSIPParticipant', { status: 500, code: 'unavailable', msg: 'sip status: 486', meta: { sip_status_code: '486', sip_status: 'Busy Here' } });
     expect((await report({ event: 'transfer_requested', sequence: 1, destination: '+14155550142' })).status).toBe(204);
     const events = await eventually(async () => hooks.events(callId), (list) => list.length >= 3);
@@ -96,7 +76,7 @@ describe('transfers on LiveKit', () => {
   });
 
   it('a warm transfer dials the destination into the room over the number\'s trunk; the leg ends when a party leaves', async () => {
-    const { hooks, callId, report, get } = await livePhoneCall();
+    const { hooks, callId, report, get } = await livePhoneCall(testApp);
     const trunkOfCall = livekit.calls('SIP/CreateSIPParticipant').find((req) => req.body.roomName === callId)!.body.sipTrunkId;
     expect((await report({ event: 'transfer_requested', sequence: 1, destination: '+14155550143', kind: 'warm' })).status).toBe(204);
     const bridged = await eventually(get, (c) => c.call_status === 'ended');
@@ -144,7 +124,7 @@ describe('transfers on LiveKit', () => {
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({ status: 422, message: 'Transfer refused: only phone calls can be transferred' });
 
-    const phone = await livePhoneCall();
+    const phone = await livePhoneCall(testApp);
     const bad = await phone.report({ event: 'transfer_requested', sequence: 1, destination: 'the front desk' });
     expect(bad.status).toBe(422);
     expect(bad.body.message).toBe('Transfer refused: the front desk is neither an E.164 number nor a SIP URI');

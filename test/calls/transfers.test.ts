@@ -4,8 +4,9 @@ import { startBackgroundWork } from '../../local/background.ts';
 import { OfflineModel, useLanguageModel, type CompletionRequest, type LanguageModel } from '../../shared/vendors/llm/index.ts';
 import { sandboxMedia } from '../../shared/vendors/media/index.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgent } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
+import { before, DESK, getCall, hitOf, outboundNumberFor, SANDBOX_TRANSFER_EVENTS } from '../support/transfers.ts';
 import { eventually, webhookReceiver, type ReceivedWebhook } from '../support/webhook-receiver.ts';
 
 /*
@@ -21,8 +22,7 @@ const app = await startTestApp();
 const background = startBackgroundWork();
 afterAll(() => background.stop());
 
-const ALL_EVENTS = ['call_started', 'call_ended', 'call_analyzed', 'transfer_started', 'transfer_bridged', 'transfer_cancelled', 'transfer_ended'];
-const DESK = '+14155550142';
+const ALL_EVENTS = SANDBOX_TRANSFER_EVENTS;
 
 const transferTool = (kind: 'cold_transfer' | 'warm_transfer', number: string) => ({
   type: 'transfer_call',
@@ -39,22 +39,10 @@ async function transferSetup(kind: 'cold_transfer' | 'warm_transfer', destinatio
     agent: { webhook_url: hooks.url, webhook_events: ALL_EVENTS },
     llm: { general_tools: [transferTool(kind, destination)] },
   });
-  const number = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
-  expect(imported.status).toBe(201);
+  const number = await outboundNumberFor(ws.api, agent.agent_id);
   return { ws, hooks, agent, number, client: retellClient(app.url, ws.api_key) };
 }
 
-const getCall = (client: ReturnType<typeof retellClient>, callId: string) => client.call.retrieve(callId) as Promise<any>;
-const hitOf = (hits: ReceivedWebhook[], callId: string, event: string) => {
-  const found = hits.filter((hit) => hit.json.call?.call_id === callId && hit.json.event === event);
-  expect(found, event).toHaveLength(1);
-  return found[0]!;
-};
-const before = (events: (string | undefined)[], first: string, second: string) =>
-  expect(events.indexOf(first), `${first} before ${second}`).toBeLessThan(events.indexOf(second));
 
 async function verifySignatures(hits: ReceivedWebhook[], apiKey: string) {
   for (const hit of hits) expect(await retellVerify(hit.body, apiKey, hit.headers['x-retell-signature'] as string)).toBe(true);
