@@ -128,7 +128,9 @@ describe('replayed and duplicate step messages', () => {
     try {
       docs.folders.set('replay-folder', Array.from({ length: 30 }, (_, i) => tiny(5000 + i)));
       const syncId = await connect(ws.api, 'google_drive', kbId, { folder_id: 'replay-folder' });
-      const runId = (await syncsOf(ws.api, kbId)).find((entry) => entry.sync_id === syncId).recent_runs[0].run_id as string;
+      // The callback hands the connection to kb-jobs, which creates the sync and starts its run: wait for the run to exist.
+      const started = await settled(async () => (await syncsOf(ws.api, kbId)).find((entry) => entry.sync_id === syncId), (entry: any) => entry?.recent_runs?.length >= 1);
+      const runId = started.recent_runs[0].run_id as string;
       const step = (n: number) => runSyncStep({ kind: 'sync', workspace_id: ws.workspace_id, sync_id: syncId, run_id: runId, step: n });
       // SQS's rare duplicate: the first step once more, at once, beside the queue's own delivery.
       await step(0);
