@@ -8,6 +8,7 @@ import { resolveAppClient } from './app-clients.ts';
 import {
   acquireRefreshLease,
   appEntity,
+  deleteKbSyncConnection,
   getConnection,
   markNeedsReconnect,
   releaseRefreshLease,
@@ -217,4 +218,15 @@ export async function describeConnection(workspaceId: string, connectionId: stri
     ...(item.knowledge_base_id ? { knowledge_base_id: item.knowledge_base_id } : {}),
     ...(item.sync_config ? { sync_config: item.sync_config } : {}),
   };
+}
+
+/**
+ * Deletes a knowledge-base sync's connection: the knowledge-bases domain calls it when the
+ * last sync using the connection is deleted, so its tokens are not kept (and refreshed
+ * every minute) for nothing. Only a kb_sync connection is deleted; false when there is none.
+ */
+export async function releaseKbSyncConnection(workspaceId: string, connectionId: string): Promise<boolean> {
+  const released = await deleteKbSyncConnection(workspaceId, connectionId);
+  if (released) logger.info('integrations: kb_sync connection released', { connection_id: connectionId });
+  return released;
 }

@@ -198,6 +198,17 @@ export async function setConnectionStatus(workspaceId: string, connectionId: str
 
 export const connectionDeleteOp = (workspaceId: string, connectionId: string): TransactOp => ({ Delete: { Key: connectionKey(workspaceId, connectionId) } });
 
+/** Deletes a kb_sync connection (its sealed tokens and its expiry index entry go with the item); false when there is no such connection. */
+export async function deleteKbSyncConnection(workspaceId: string, connectionId: string): Promise<boolean> {
+  try {
+    await table.delete({ Key: connectionKey(workspaceId, connectionId), ConditionExpression: 'target = :target', ExpressionAttributeValues: { ':target': 'kb_sync' } });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
 /** Connections whose access token expires before `beforeMs`: one query of the expiry index. */
 export async function queryExpiringConnections(beforeMs: number, limit: number): Promise<{ workspaceId: string; connectionId: string }[]> {
   const page = await table.dueBefore(keys.oauthExpiring(beforeMs), limit);

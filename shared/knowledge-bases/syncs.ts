@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { lazySchema } from '../platform/http/schemas.ts';
-import { describeConnection, freshAccessToken } from '../integrations/index.ts';
+import { describeConnection, freshAccessToken, releaseKbSyncConnection } from '../integrations/index.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 import { ApiError, badRequest, conflict, notFound } from '../platform/errors.ts';
 import { idPrefix, newId, newTimeOrderedId } from '../platform/ids.ts';
@@ -236,6 +236,7 @@ async function removeSyncedDocuments(workspaceId: string, knowledgeBaseId: strin
 export async function deleteSync(workspaceId: string, syncId: string, nowMs = Date.now()): Promise<void> {
   const item = await syncs.mustGet(workspaceId, syncId);
   await syncs.remove(workspaceId, syncId);
+  await releaseUnusedConnections(workspaceId, [item.connection_id]);
   const removed = await removeSyncedDocuments(workspaceId, item.knowledge_base_id, syncId);
   if (removed === 0) return;
   try {
@@ -248,7 +249,22 @@ export async function deleteSync(workspaceId: string, syncId: string, nowMs = Da
 
 /** Deleting a knowledge base deletes its syncs (their documents go with the knowledge base's own sources). */
 export async function removeSyncsOf(workspaceId: string, knowledgeBaseId: string): Promise<void> {
-  for (const item of await listSyncItems(workspaceId, knowledgeBaseId)) await syncs.remove(workspaceId, item.sync_id).catch(() => undefined);
+  const removed = await listSyncItems(workspaceId, knowledgeBaseId);
+  for (const item of removed) await syncs.remove(workspaceId, item.sync_id).catch(() => undefined);
+  await releaseUnusedConnections(workspaceId, removed.map((item) => item.connection_id));
+}
+
+/**
+ * The kb_sync connections of deleted syncs that no remaining sync of the workspace uses are
+ * deleted with their tokens (else the minute job would refresh them for nothing). A sync
+ * added through the connection at the same moment finds it gone and asks for a reconnect.
+ */
+async function releaseUnusedConnections(workspaceId: string, connectionIds: string[]): Promise<void> {
+  if (connectionIds.length === 0) return;
+  const inUse = new Set((await listSyncItems(workspaceId)).map((item) => item.connection_id));
+  for (const connectionId of new Set(connectionIds)) {
+    if (!inUse.has(connectionId)) await releaseKbSyncConnection(workspaceId, connectionId);
+  }
 }
 
 /** Starts a run of every sync of a knowledge base that is not running (the daily refresh); answers how many started. */

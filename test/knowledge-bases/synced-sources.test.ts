@@ -116,12 +116,27 @@ describe('Google Drive', () => {
     expect(after.find((source) => source.filename === 'Handbook.txt').source_id).toBe(handbook.source_id);
     await eventually(() => contentOf(ws.api, kbId, handbook.source_id), (text) => text === 'Refunds are paid within three days.', 30_000);
 
-    // Deleting the sync removes its documents.
+    // A second knowledge base syncs through the same connection.
+    const otherKb = await newKb(ws.api);
+    const added = await ws.api.post(`/add-knowledge-base-synced-source/${otherKb}`, { body: { connection_id: syncId, folder_id: 'drive-folder-2' } });
+    expect(added.status).toBe(201);
+    const otherSyncId = added.body.sync_id as string;
+    await settledSync(ws.api, otherKb, otherSyncId);
+
+    // Deleting the sync removes its documents; the connection stays while another sync uses it.
     const deleted = await ws.api.delete(`/delete-knowledge-base-sync/${syncId}`);
     expect(deleted.status).toBe(204);
     expect(await syncsOf(ws.api, kbId)).toEqual([]);
     expect((await ws.api.get(`/get-knowledge-base/${kbId}`)).body.knowledge_base_sources).toEqual([]);
     expect((await ws.api.post(`/sync-knowledge-base-source/${syncId}`)).status).toBe(404);
+    expect((await ws.api.post(`/sync-knowledge-base-source/${otherSyncId}`)).status).toBe(202);
+    await settledSync(ws.api, otherKb, otherSyncId, 2);
+
+    // The last sync using it goes: so does the connection, with its tokens.
+    expect((await ws.api.delete(`/delete-knowledge-base-sync/${otherSyncId}`)).status).toBe(204);
+    const reuse = await ws.api.post(`/add-knowledge-base-synced-source/${kbId}`, { body: { connection_id: syncId, folder_id: 'drive-folder-1' } });
+    expect(reuse.status).toBe(404);
+    expect(reuse.body.message).toBe(`Connection ${syncId} not found (connect Google Drive, SharePoint or Notion with POST /oauth/start, target kb_sync)`);
   });
 });
 
