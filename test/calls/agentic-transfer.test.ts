@@ -2,12 +2,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { startBackgroundWork } from '../../local/background.ts';
-import { OfflineModel, useLanguageModel, type CompletionRequest, type LanguageModel } from '../../shared/vendors/llm/index.ts';
+import { useLanguageModel } from '../../shared/vendors/llm/index.ts';
 import { sandboxMedia } from '../../shared/vendors/media/index.ts';
 import { startTestApp } from '../support/app.ts';
 import { freshNumber, newAgent } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
 import { before, DESK, getCall, hitOf, outboundNumberFor, SANDBOX_TRANSFER_EVENTS } from '../support/transfers.ts';
+import { RecordingModel } from '../support/recording-model.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
@@ -51,20 +52,6 @@ const toldMedia = (callId: string) =>
     .operations.filter((op) => op.op === 'send_data' && op.room === callId)
     .map((op) => (op as { data: Record<string, unknown> }).data);
 const afterTransferTool = (entries: any[]) => entries.slice(entries.findIndex((entry) => entry.role === 'tool_call_result') + 1);
-
-/** The offline model, recording what each turn asks it. */
-class RecordingModel implements LanguageModel {
-  readonly requests: CompletionRequest[] = [];
-  private readonly inner = new OfflineModel();
-  complete(request: CompletionRequest) {
-    this.requests.push(request);
-    return this.inner.complete(request);
-  }
-  stream(request: CompletionRequest) {
-    this.requests.push(request);
-    return this.inner.stream(request);
-  }
-}
 
 describe('an agentic warm transfer in the sandbox', () => {
   it('consults the destination with the built-in mediator, then bridges with the hold music, no cue and the public handoff', async () => {

@@ -1,12 +1,13 @@
 import { verify as retellVerify } from 'retell-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
-import { OfflineModel, useLanguageModel, type CompletionRequest, type LanguageModel } from '../../shared/vendors/llm/index.ts';
+import { useLanguageModel } from '../../shared/vendors/llm/index.ts';
 import { sandboxMedia } from '../../shared/vendors/media/index.ts';
 import { startTestApp } from '../support/app.ts';
 import { newAgent } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
 import { before, DESK, getCall, hitOf, outboundNumberFor, SANDBOX_TRANSFER_EVENTS } from '../support/transfers.ts';
+import { RecordingModel } from '../support/recording-model.ts';
 import { eventually, webhookReceiver, type ReceivedWebhook } from '../support/webhook-receiver.ts';
 
 /*
@@ -111,20 +112,6 @@ describe('a cold transfer in the sandbox', () => {
     await verifySignatures(hooks.hits, ws.api_key);
   });
 });
-
-/** The offline model, recording what each turn asks it. */
-class RecordingModel implements LanguageModel {
-  readonly requests: CompletionRequest[] = [];
-  private readonly inner = new OfflineModel();
-  complete(request: CompletionRequest) {
-    this.requests.push(request);
-    return this.inner.complete(request);
-  }
-  stream(request: CompletionRequest) {
-    this.requests.push(request);
-    return this.inner.stream(request);
-  }
-}
 
 describe('a cancelled transfer, and the agent', () => {
   it('is told in its conversation: its next turn sees a note after the tool result, the transcript does not', async () => {

@@ -55,6 +55,7 @@ export interface LiveKitMediaOptions extends LiveKitCredentials {
 const DEFAULT_RINGING_TIMEOUT_SECONDS = 30;
 /** LiveKit's SIPTransport enum values (not exported by livekit-server-sdk): AUTO 0, UDP 1, TCP 2, TLS 3. */
 const SIP_TRANSPORT = { UDP: 1, TCP: 2, TLS: 3 } as const;
+type SipOutboundConfig = NonNullable<Parameters<SipClient['createSipParticipant']>[4]>;
 /** What Parley tells a caller to retry after when LiveKit cannot be reached. */
 const RETRY_AFTER_SECONDS = 5;
 
@@ -205,7 +206,22 @@ export class LiveKitMedia implements MediaAdapter {
     const uri = parseSipUri(request.to_number);
     if (uri) return this.dialSipUri(request, identity, uri);
     const trunkId = await this.outboundTrunk(request.from_number, request.trunk);
-    const options: CreateSipParticipantOptions = {
+    const options = this.dialOptions(request, identity);
+    return this.placeDial(request, identity, sipHost(request.trunk.address), () => this.sip.createSipParticipant(trunkId, request.to_number, request.call_id, options));
+  }
+
+  private dialSipUri(request: DialRequest, identity: string, uri: SipUri): Promise<DialOutcome> {
+    const options = this.dialOptions(request, identity);
+    // The request's constructor takes the config's plain fields (protobuf-es PartialMessage);
+    // the SDK types the parameter as the message class, which @livekit/protocol (not a direct
+    // dependency) would be needed to build.
+    const trunk = { hostname: uri.host, transport: uri.transport ? SIP_TRANSPORT[uri.transport] : 0 } as unknown as SipOutboundConfig;
+    return this.placeDial(request, identity, uri.host, () => this.sip.createSipParticipant('', uri.user, request.call_id, options, trunk));
+  }
+
+  /** One dial's options, whichever trunk it goes over. */
+  private dialOptions(request: DialRequest, identity: string): CreateSipParticipantOptions {
+    return {
       fromNumber: request.from_number,
       participantIdentity: identity,
       // Answers once the callee picked up or the dial failed, so the outcome is known here.
@@ -214,20 +230,6 @@ export class LiveKitMedia implements MediaAdapter {
       timeout: this.options.requestTimeoutSeconds,
       ...(request.sip_headers ? { headers: request.sip_headers } : {}),
     };
-    return this.placeDial(request, identity, sipHost(request.trunk.address), () => this.sip.createSipParticipant(trunkId, request.to_number, request.call_id, options));
-  }
-
-  private dialSipUri(request: DialRequest, identity: string, uri: SipUri): Promise<DialOutcome> {
-    const options: CreateSipParticipantOptions = {
-      fromNumber: request.from_number,
-      participantIdentity: identity,
-      waitUntilAnswered: true,
-      ringingTimeout: request.ringing_timeout_seconds ?? DEFAULT_RINGING_TIMEOUT_SECONDS,
-      timeout: this.options.requestTimeoutSeconds,
-      ...(request.sip_headers ? { headers: request.sip_headers } : {}),
-    };
-    const trunk = { hostname: uri.host, transport: uri.transport ? SIP_TRANSPORT[uri.transport] : 0 };
-    return this.placeDial(request, identity, uri.host, () => this.sip.createSipParticipant('', uri.user, request.call_id, options, trunk as never));
   }
 
   private async placeDial(request: DialRequest, identity: string, host: string, create: () => Promise<{ sipCallId?: string; participantId?: string }>): Promise<DialOutcome> {
