@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { analyzeMetafile, build, type Metafile, type Plugin } from 'esbuild';
+import { bundleOutputs, inputsOf, outputBytes } from '../lib/bundling.ts';
 import { esbuildOptions, type CdkBundling } from './cdk-bundling.ts';
 
 /** One bundle written to bench/out, with what went into it. */
@@ -9,7 +10,11 @@ export interface BuiltBundle {
   id: string;
   entry: string;
   file: string;
+  /** What a cold start loads: the entry and the chunks it imports statically (lib/bundling.ts). */
   bytes: number;
+  /** The chunks loaded only through import(), on first use. */
+  lazyBytes: number;
+  /** Source maps of every output. */
   mapBytes: number;
   /** Bytes in the output per package (node_modules) or per project file group. */
   byPackage: { name: string; bytes: number }[];
@@ -42,13 +47,15 @@ export async function buildBundle(
     const metafile = result.metafile!;
     writeFileSync(join(dir, 'meta.json'), JSON.stringify(metafile));
     writeFileSync(join(dir, 'analysis.txt'), await analyzeMetafile(metafile, { verbose: false }));
-    const byPackage = bytesByPackage(metafile, file);
+    const outputs = bundleOutputs(metafile, file);
+    const byPackage = bytesByPackage(metafile, outputs.cold);
     return {
       id,
       entry,
       file,
-      bytes: statSync(file).size,
-      mapBytes: cdk.sourcemap ? statSync(`${file}.map`).size : 0,
+      bytes: outputBytes(metafile, outputs.cold),
+      lazyBytes: outputBytes(metafile, outputs.lazy),
+      mapBytes: cdk.sourcemap ? [...outputs.cold, ...outputs.lazy].reduce((sum, path) => sum + statSync(`${path}.map`).size, 0) : 0,
       byPackage,
       groups: groupBytes(byPackage),
     };
@@ -58,6 +65,7 @@ export async function buildBundle(
       entry,
       file,
       bytes: Number.NaN,
+      lazyBytes: Number.NaN,
       mapBytes: Number.NaN,
       byPackage: [],
       groups: { zod: 0, awsSdk: 0, app: 0, other: 0 },
@@ -74,10 +82,10 @@ export function packageOf(input: string): string {
   return segments[0]!.startsWith('@') ? `${segments[0]}/${segments[1]}` : segments[0]!;
 }
 
-function bytesByPackage(metafile: Metafile, outfile: string): { name: string; bytes: number }[] {
-  const output = Object.entries(metafile.outputs).find(([path]) => resolve(path) === resolve(outfile))?.[1];
+/** Bytes per package (or project file) in the given outputs: the cold start's, for the tables. */
+function bytesByPackage(metafile: Metafile, outputs: readonly string[]): { name: string; bytes: number }[] {
   const totals = new Map<string, number>();
-  for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
+  for (const [input, bytesInOutput] of inputsOf(metafile, outputs)) {
     const name = packageOf(input);
     totals.set(name, (totals.get(name) ?? 0) + bytesInOutput);
   }

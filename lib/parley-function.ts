@@ -1,11 +1,13 @@
-import { Duration, Stack } from 'aws-cdk-lib';
-import { aliasEsbuildArgs } from './bundle-aliases.ts';
+import { execSync } from 'node:child_process';
+import { dirname, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AssetHashType, Duration, Stack } from 'aws-cdk-lib';
+import { bundleFunctionSync, FUNCTION_BUNDLING } from './bundling.ts';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { NagSuppressions } from 'cdk-nag';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -158,7 +160,39 @@ const KEY_USE_ACTIONS: Record<KeyUse, string> = {
   encrypt: 'kms:Encrypt',
 };
 
-export class ParleyFunction extends NodejsFunction {
+/** The project's root, where the bundling runs (as CDK's NodejsFunction ran it). */
+const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * A function's code: its entry bundled by lib/bundling.ts (esbuild in this process, with code
+ * splitting: index.mjs and its chunks), then what ships beside the bundle. CDK's
+ * NodejsFunction cannot split (it writes one --outfile), hence a plain asset with local
+ * bundling; like NodejsFunction's, its hash is the output's, and a stack excluded from
+ * bundling (`aws:cdk:bundling-stacks`, the CDK tests) is not bundled at all.
+ */
+export function functionCode(props: Pick<ParleyFunctionProps, 'entry' | 'files' | 'directories'>): lambda.Code {
+  return lambda.Code.fromAsset(PROJECT_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    // CDK reuses a bundling whose options it has seen in this app; the entry lives in the
+    // closure below, which CDK cannot see, so without this every function would get the
+    // first function's bundle.
+    extraHash: JSON.stringify({ entry: relative(PROJECT_ROOT, props.entry), files: props.files ?? [], directories: props.directories ?? {} }),
+    bundling: {
+      // Required by the type; never used: bundling is local, and a failure stops the synth
+      // rather than falling back to Docker.
+      image: PARLEY_RUNTIME.bundlingImage,
+      local: {
+        tryBundle(outputDir: string) {
+          bundleFunctionSync(props.entry, outputDir);
+          for (const command of besideBundleCommands(PROJECT_ROOT, outputDir, props)) execSync(command, { cwd: PROJECT_ROOT, stdio: 'inherit' });
+          return true;
+        },
+      },
+    },
+  });
+}
+
+export class ParleyFunction extends lambda.Function {
   /**
    * The `live` alias on the function's current version: what every trigger invokes. Each
    * deploy that changes the function publishes a version; CodeDeploy moves this alias to it
@@ -179,8 +213,8 @@ export class ParleyFunction extends NodejsFunction {
 
     const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, exportJobsQueue, integrationJobsQueue, kbJobsQueue, vendorSecret, recordingsBucket, knowledgeBaseBucket } = props.resources;
     super(scope, id, {
-      entry: props.entry,
-      handler: 'handler',
+      code: functionCode(props),
+      handler: 'index.handler',
       description: props.description,
       runtime: PARLEY_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
@@ -216,27 +250,6 @@ export class ParleyFunction extends NodejsFunction {
         PARLEY_ENV: 'production',
         POWERTOOLS_SERVICE_NAME: 'parley',
         NODE_OPTIONS: '--enable-source-maps',
-      },
-      bundling: {
-        forceDockerBundling: false,
-        minify: true,
-        sourceMap: true,
-        // The stack traces need the mappings only; the sources would double the upload.
-        sourcesContent: false,
-        target: esbuildTarget(PARLEY_RUNTIME),
-        format: OutputFormat.ESM,
-        mainFields: ['module', 'main'],
-        // Bundled dependencies written as CommonJS still call require().
-        banner:
-          "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);",
-        // Bundle the AWS SDK too, so production runs the SDK version the tests ran with.
-        externalModules: [],
-        esbuildArgs: aliasEsbuildArgs(),
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (inputDir: string, outputDir: string) => besideBundleCommands(inputDir, outputDir, props),
-        },
       },
     });
 
@@ -497,11 +510,11 @@ export function besideBundleCommands(inputDir: string, outputDir: string, props:
  * nothing to the bundle's size or cold import (docs/performance.md).
  */
 export function tracerSidecarCommand(inputDir: string, outputDir: string): string {
-  const banner = "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);";
+  const banner = FUNCTION_BUNDLING.banner;
   return [
     `"${inputDir}/node_modules/.bin/esbuild"`,
     `"${inputDir}/node_modules/@aws-lambda-powertools/tracer/lib/esm/index.js"`,
-    '--bundle --platform=node --format=esm --target=node22 --minify --main-fields=module,main --log-level=warning',
+    `--bundle --platform=node --format=esm --target=${FUNCTION_BUNDLING.target} --minify --main-fields=module,main --log-level=warning`,
     `--banner:js="${banner}"`,
     `--outfile="${outputDir}/${TRACER_SIDECAR}"`,
   ].join(' ');

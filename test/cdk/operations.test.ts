@@ -12,6 +12,7 @@ import { recordContext } from '../../shared/platform/crypto/envelope.ts';
 import { DOMAIN_SIZES, JOB_MEMORY_MB, LIVE_MONITOR_SIZE } from '../../lib/function-sizes.ts';
 import { ALARM_THRESHOLDS, MAX_METRICS_PER_ALARM, TABLE_OPERATIONS } from '../../lib/monitoring.ts';
 import { KEY_CONTEXT_CONDITIONS, PARLEY_RUNTIME, esbuildTarget, type ParleyFunction } from '../../lib/parley-function.ts';
+import { FUNCTION_BUNDLING } from '../../lib/bundling.ts';
 import { DEFAULT_RESERVED_CONCURRENCY, DOMAIN_ACCESS, JOB_ACCESS, LIVE_MONITOR_ACCESS, LIVE_MONITOR_FUNCTION, type FunctionName, type ParleyStack } from '../../lib/parley-stack.ts';
 import { checkStageName, stageSettings } from '../../lib/stage.ts';
 import { DOMAINS } from '../../shared/platform/http/route.ts';
@@ -372,6 +373,8 @@ describe('right-sized functions', () => {
 
   it('builds for the runtime it runs on', () => {
     expect(esbuildTarget(PARLEY_RUNTIME)).toBe(`node${/^nodejs(\d+)\.x$/.exec(PARLEY_RUNTIME.name)![1]}`);
+    // The bundling (lib/bundling.ts) targets the same Node.js.
+    expect(FUNCTION_BUNDLING.target).toBe(esbuildTarget(PARLEY_RUNTIME));
     expect(esbuildTarget(lambda.Runtime.NODEJS_20_X)).toBe('node20');
     expect(() => esbuildTarget(lambda.Runtime.PYTHON_3_12)).toThrow('is not a Node.js runtime');
   });

@@ -13,6 +13,23 @@ import { ParleyFunction } from '../../lib/parley-function.ts';
 import { DOMAIN_ACCESS, DOMAIN_DIRECTORIES, DOMAIN_FILES } from '../../lib/parley-stack.ts';
 import { buildWeb, WEB_DIST, type WebManifest } from '../../scripts/build-web.ts';
 
+/** The shared resources a ParleyFunction is told about, in a bare stack. */
+function sharedResources(stack: Stack) {
+  return {
+    key: new kms.Key(stack, 'Key'),
+    table: new dynamodb.Table(stack, 'Table', { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING } }),
+    webhookQueue: new sqs.Queue(stack, 'Queue'),
+    callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
+    contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
+    exportJobsQueue: new sqs.Queue(stack, 'ExportJobsQueue'),
+    integrationJobsQueue: new sqs.Queue(stack, 'IntegrationJobsQueue'),
+    kbJobsQueue: new sqs.Queue(stack, 'KbJobsQueue'),
+    vendorSecret: new secretsmanager.Secret(stack, 'Secret'),
+    recordingsBucket: new s3.Bucket(stack, 'Recordings'),
+    knowledgeBaseBucket: new s3.Bucket(stack, 'KnowledgeBases'),
+  };
+}
+
 /**
  * The meta function serves the Voice Orb page and the web SDK from the built browser files
  * shipped beside its bundle: bundled for real (esbuild, as `cdk synth` does), its asset holds
@@ -29,20 +46,7 @@ describe('the meta function bundle', () => {
       const outdir = mkdtempSync(join(tmpdir(), 'parley-cdk-meta-'));
       const app = new App({ outdir });
       const stack = new Stack(app, 'MetaBundle');
-      const key = new kms.Key(stack, 'Key');
-      const resources = {
-        key,
-        table: new dynamodb.Table(stack, 'Table', { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING } }),
-        webhookQueue: new sqs.Queue(stack, 'Queue'),
-        callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
-        contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
-        exportJobsQueue: new sqs.Queue(stack, 'ExportJobsQueue'),
-        integrationJobsQueue: new sqs.Queue(stack, 'IntegrationJobsQueue'),
-        kbJobsQueue: new sqs.Queue(stack, 'KbJobsQueue'),
-        vendorSecret: new secretsmanager.Secret(stack, 'Secret'),
-        recordingsBucket: new s3.Bucket(stack, 'Recordings'),
-        knowledgeBaseBucket: new s3.Bucket(stack, 'KnowledgeBases'),
-      };
+      const resources = sharedResources(stack);
       new ParleyFunction(stack, 'MetaFunction', {
         entry: fileURLToPath(new URL('../../functions/meta.ts', import.meta.url)),
         resources,
@@ -63,5 +67,40 @@ describe('the meta function bundle', () => {
       }
       expect(existsSync(join(bundle, 'openapi.json'))).toBe(true);
     })();
+  }, 120_000);
+});
+
+describe('function bundles (lib/bundling.ts through ParleyFunction)', () => {
+  it('give each function its own bundle, split into index.mjs and the chunks it loads on use', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'parley-cdk-split-'));
+    const app = new App({ outdir });
+    const stack = new Stack(app, 'Split');
+    const resources = sharedResources(stack);
+    const entries = { WebhookDelivery: 'webhook-delivery', Numbers: 'numbers' } as const;
+    for (const [id, name] of Object.entries(entries)) {
+      new ParleyFunction(stack, id, { entry: fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url)), resources, access: {} });
+    }
+    const assembly = app.synth();
+
+    const template = assembly.getStackByName('Split').template as { Resources: Record<string, { Type: string; Properties: { Code?: { S3Key?: string }; Handler?: string } }> };
+    const functions = Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(2);
+    const keys = functions.map(([, resource]) => resource.Properties.Code!.S3Key!);
+    // One asset per function: CDK's bundling cache must not hand the second the first's bundle.
+    expect(new Set(keys).size).toBe(2);
+    for (const [, resource] of functions) expect(resource.Properties.Handler).toBe('index.handler');
+    for (const key of keys) {
+      const bundle = join(outdir, `asset.${key.replace(/\.zip$/, '')}`);
+      const index = readFileSync(join(bundle, 'index.mjs'), 'utf8');
+      // Statically imported chunks sit under chunks/, named from the entry; each has its source map.
+      const chunks = readdirSync(join(bundle, 'chunks')).filter((name) => name.endsWith('.mjs'));
+      expect(chunks.length).toBeGreaterThan(0);
+      for (const chunk of chunks) expect(existsSync(join(bundle, 'chunks', `${chunk}.map`)), chunk).toBe(true);
+      expect(index).toMatch(/from"\.\/chunks\/chunk-[A-Z0-9]+\.mjs"/);
+      expect(existsSync(join(bundle, 'powertools-tracer.mjs'))).toBe(true);
+    }
+    const handlers = keys.map((key) => readFileSync(join(outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs'), 'utf8'));
+    // The numbers bundle routes /v2/list-phone-numbers; the webhook consumer does not.
+    expect(handlers.filter((text) => text.includes('list-phone-numbers'))).toHaveLength(1);
   }, 120_000);
 });

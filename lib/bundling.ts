@@ -1,0 +1,128 @@
+import { basename, dirname, extname, resolve } from 'node:path';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
+import { LAMBDA_BUNDLE_ALIASES } from './bundle-aliases.ts';
+
+/**
+ * How every function is bundled: one definition read by the stack (ParleyFunction's local
+ * bundling), the benchmark, the bundle tests and the measuring scripts, so none of them
+ * mirrors another's options.
+ *
+ * Code splitting (esbuild `splitting`, ES modules): the entry is `index.mjs`; a module the
+ * code reaches only through `import()` (the S3 client, LiveKit's SDK, PDF.js, Stripe, SAML...)
+ * goes to its own file under `chunks/`, which Node loads on the first call that needs it, so a
+ * cold start loads only the entry and the chunks it imports statically ("cold bytes";
+ * docs/performance.md). Code shared by the entry and a lazy chunk goes to a chunk of its own
+ * that both import, so nothing is loaded twice.
+ */
+export interface FunctionBundling {
+  target: string;
+  format: 'esm';
+  minify: boolean;
+  sourcemap: boolean;
+  sourcesContent: boolean;
+  mainFields: string[];
+  banner: string;
+  external: string[];
+  splitting: boolean;
+}
+
+/** Bundled dependencies written as CommonJS still call require(): each chunk gets its own. */
+const REQUIRE_BANNER =
+  "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);";
+
+/** The Node.js major the functions run on (PARLEY_RUNTIME in lib/parley-function.ts; a CDK test holds them together). */
+export const RUNTIME_NODE_MAJOR = 24;
+
+export const FUNCTION_BUNDLING: FunctionBundling = {
+  target: `node${RUNTIME_NODE_MAJOR}`,
+  format: 'esm',
+  minify: true,
+  sourcemap: true,
+  // The stack traces need the mappings only; the sources would double the upload.
+  sourcesContent: false,
+  mainFields: ['module', 'main'],
+  banner: REQUIRE_BANNER,
+  // Bundle the AWS SDK too, so production runs the SDK version the tests ran with.
+  external: [],
+  splitting: true,
+};
+
+/** The folder, under a bundle's directory, of the chunks beside `index.mjs`. */
+export const CHUNKS_DIR = 'chunks';
+
+/**
+ * esbuild options for a function: `entry` bundled to `<outdir>/<name>.mjs` (`index` unless
+ * named), its lazy chunks under `<outdir>/chunks/`, with a metafile.
+ */
+export function bundleOptions(entry: string, outdir: string, bundling: FunctionBundling = FUNCTION_BUNDLING, name = 'index'): BuildOptions {
+  return {
+    entryPoints: [{ in: entry, out: name }],
+    bundle: true,
+    platform: 'node',
+    target: bundling.target,
+    format: bundling.format,
+    outdir,
+    splitting: bundling.splitting,
+    chunkNames: `${CHUNKS_DIR}/[name]-[hash]`,
+    outExtension: { '.js': '.mjs' },
+    minify: bundling.minify,
+    sourcemap: bundling.sourcemap,
+    sourcesContent: bundling.sourcesContent,
+    external: bundling.external,
+    banner: { js: bundling.banner },
+    mainFields: bundling.mainFields,
+    alias: { ...LAMBDA_BUNDLE_ALIASES },
+    metafile: true,
+    logLevel: 'silent',
+  };
+}
+
+/** Options that write the entry to `outfile` exactly (its chunks beside it, under chunks/). */
+export function bundleOptionsFor(entry: string, outfile: string, bundling: FunctionBundling = FUNCTION_BUNDLING): BuildOptions {
+  return bundleOptions(entry, dirname(outfile), bundling, basename(outfile, extname(outfile)));
+}
+
+/** Bundles a function into `outdir` (CDK's local bundling is synchronous). */
+export function bundleFunctionSync(entry: string, outdir: string): Metafile {
+  return buildSync(bundleOptions(entry, outdir)).metafile!;
+}
+
+/** Where an output path of a metafile (relative to the working directory) is. */
+const same = (a: string, b: string) => resolve(a) === resolve(b);
+
+export interface BundleOutputs {
+  /** The entry file and every chunk it imports statically, transitively: what a cold start loads. */
+  cold: string[];
+  /** The chunks loaded only through import(), on first use. */
+  lazy: string[];
+}
+
+/** The outputs of a bundle (source maps left out), split into what a cold start loads and what loads later. */
+export function bundleOutputs(metafile: Metafile, entryFile: string): BundleOutputs {
+  const outputs = metafile.outputs;
+  const paths = Object.keys(outputs).filter((path) => !path.endsWith('.map'));
+  const entry = paths.find((path) => same(path, entryFile));
+  if (!entry) throw new Error(`${entryFile} is not an output of this build`);
+  const cold = new Set<string>();
+  const queue = [entry];
+  while (queue.length) {
+    const path = queue.pop()!;
+    if (cold.has(path)) continue;
+    cold.add(path);
+    for (const { path: imported, kind } of outputs[path]!.imports) if (kind === 'import-statement' && outputs[imported]) queue.push(imported);
+  }
+  return { cold: [...cold], lazy: paths.filter((path) => !cold.has(path)) };
+}
+
+/** Bytes of the given outputs. */
+export const outputBytes = (metafile: Metafile, paths: readonly string[]): number => paths.reduce((sum, path) => sum + metafile.outputs[path]!.bytes, 0);
+
+/** The inputs (project files and package files) in the given outputs, with their bytes there. */
+export function inputsOf(metafile: Metafile, paths: readonly string[]): Map<string, number> {
+  const inputs = new Map<string, number>();
+  for (const path of paths) for (const [input, { bytesInOutput }] of Object.entries(metafile.outputs[path]!.inputs)) inputs.set(input, (inputs.get(input) ?? 0) + bytesInOutput);
+  return inputs;
+}
+
+/** The inputs a cold start of the bundle loads (the entry's static closure). */
+export const coldInputs = (metafile: Metafile, entryFile: string): Map<string, number> => inputsOf(metafile, bundleOutputs(metafile, entryFile).cold);
