@@ -47,6 +47,25 @@ export default tseslint.config(
     },
   },
   {
+    // Heavy vendor packages load on first use: a literal `import('pkg')` is its own chunk
+    // when esbuild splits a bundle, which a cold start does not load; one static value import
+    // anywhere puts the package back into the cold closure (docs/performance.md, "Heavy
+    // vendor packages on first use"). Types stay `import type`. local/ runs no Lambda.
+    files: ['shared/**', 'functions/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['livekit-server-sdk', '@livekit/protocol', 'stripe', '@node-saml/node-saml', 'ws', 'minisearch'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: `Load ${name} on first use: a cached literal import('${name}') (see shared/vendors/media/sdk.ts); import type for its types.`,
+          })),
+        },
+      ],
+    },
+  },
+  {
     // Platform never imports a domain, a vendor adapter, the route table or the local runtime.
     files: ['shared/platform/**'],
     rules: {

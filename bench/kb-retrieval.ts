@@ -35,10 +35,10 @@ const chunks: IndexedChunk[] = Array.from({ length: CHUNKS }, (_, i) => ({
 
 let started = performance.now();
 const vectors = chunks.map((chunk) => offlineEmbedding(chunk.content));
-const serialized = JSON.stringify(buildIndex(chunks, vectors, 'offline-hash-256'));
+const serialized = JSON.stringify(await buildIndex(chunks, vectors, 'offline-hash-256'));
 const buildMs = performance.now() - started;
 started = performance.now();
-const index = new LoadedIndex(JSON.parse(serialized));
+const index = await LoadedIndex.load(JSON.parse(serialized));
 const loadMs = performance.now() - started;
 
 const times: number[] = [];

@@ -29,5 +29,5 @@ export async function deliverSelfSignedEvents(provider: PaymentsProvider, events
 async function receiveWith(provider: PaymentsProvider, rawBody: string, signature: string | undefined): Promise<WebhookOutcome> {
   const secret = await provider.webhookSecret();
   if (!secret) throw badRequest('Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET)');
-  return handleStripeEvent(contextOf(provider), verifyStripeEvent(rawBody, signature, secret));
+  return handleStripeEvent(contextOf(provider), await verifyStripeEvent(rawBody, signature, secret));
 }

@@ -1,4 +1,4 @@
-import WebSocket, { type ClientOptions, type RawData } from 'ws';
+import type { ClientOptions, RawData, WebSocket } from 'ws';
 import { VendorFailed } from '../platform/errors.ts';
 import { EgressRefused, WEBSOCKET_SCHEMES, checkDestination, type Resolver } from '../platform/egress.ts';
 import { logger } from '../platform/logger.ts';
@@ -29,8 +29,13 @@ import type { ConversationState, TranscriptEvent, TurnEvent } from './types.ts';
  *
  * Why `ws`: Node 20 has no WebSocket client without a flag, and the protocol needs the
  * whole of RFC 6455 (framing, masking, fragmentation, ping/pong, close), which the
- * handshake-only test in shared/agent-tools/custom-llm-connection.ts does not.
+ * handshake-only test in shared/agent-tools/custom-llm-connection.ts does not. It is loaded
+ * on the first connection (a literal `import('ws')`: its own chunk when the bundle is split),
+ * not at import, so a cold start of a function that never meets a custom LLM does not load it.
  */
+
+let wsPackage: Promise<typeof WebSocket> | undefined;
+const loadWebSocket = (): Promise<typeof WebSocket> => (wsPackage ??= import('ws').then((module) => module.WebSocket));
 
 /** How long a turn waits for the server's complete response. */
 export const CUSTOM_LLM_RESPONSE_TIMEOUT_MS = 30_000;
@@ -91,7 +96,7 @@ class Connection {
   }
 
   get open(): boolean {
-    return this.socket.readyState === WebSocket.OPEN;
+    return this.socket.readyState === this.socket.OPEN;
   }
 
   send(message: Record<string, unknown>): void {
@@ -126,8 +131,8 @@ class Connection {
     clearTimeout(this.idle);
     this.socket.removeAllListeners();
     this.socket.on('error', () => undefined);
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.close(1000);
-    else if (this.socket.readyState === WebSocket.CONNECTING) this.socket.terminate();
+    if (this.socket.readyState === this.socket.OPEN) this.socket.close(1000);
+    else if (this.socket.readyState === this.socket.CONNECTING) this.socket.terminate();
     if (connections.get(this.callId) === this) connections.delete(this.callId);
   }
 
@@ -250,7 +255,8 @@ async function connect(state: ConversationState, url: string): Promise<Connectio
     perMessageDeflate: false,
     headers: { 'user-agent': `${wire.service}-custom-llm/1` },
   } as ClientOptions;
-  const socket = new WebSocket(target, options);
+  const WebSocketClient = await loadWebSocket();
+  const socket = new WebSocketClient(target, options);
   // Listening from the start: the server's opening messages may arrive with the handshake.
   const connection = new Connection(state.call_id, socket);
   await new Promise<void>((resolve, reject) => {

@@ -200,7 +200,7 @@ export async function runIngestion(message: IngestJobMessage, nowMs: () => numbe
   const firstIngestion = kb.index_generation === undefined;
   const status = firstIngestion && complete.length === 0 && all.some((source) => source.status === 'error') ? 'error' : 'complete';
   const indexKey = kbObjects.indexKey(ws, kbId, `${String(message.generation).padStart(9, '0')}-${randomBytes(6).toString('hex')}`);
-  await kbObjects.putIndex(indexKey, Buffer.from(JSON.stringify(buildIndex(chunks, vectors, embed.id))));
+  await kbObjects.putIndex(indexKey, Buffer.from(JSON.stringify(await buildIndex(chunks, vectors, embed.id))));
   const installed = await installIndex(ws, kbId, {
     generation: message.generation,
     indexKey,

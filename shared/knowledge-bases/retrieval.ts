@@ -32,7 +32,7 @@ async function loadIndex(kb: KnowledgeBaseItem): Promise<LoadedIndex | undefined
   }
   const object = await kbObjects.getIndex(key);
   if (!object) return undefined;
-  const loaded = new LoadedIndex(JSON.parse(object.body.toString('utf8')) as SerializedIndex);
+  const loaded = await LoadedIndex.load(JSON.parse(object.body.toString('utf8')) as SerializedIndex);
   cache.set(key, loaded);
   while (cache.size > INDEX_CACHE_SIZE) cache.delete(cache.keys().next().value!);
   return loaded;

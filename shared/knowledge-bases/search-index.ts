@@ -1,4 +1,4 @@
-import MiniSearch from 'minisearch';
+import type MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
 
 /*
@@ -15,7 +15,13 @@ import { stemmer } from 'stemmer';
  *   score   = 0.5 × lexical + 0.5 × vector
  * When the index's embedder is not the one configured now (settings changed since it was
  * built), vector is 0 and score = lexical until the next ingestion rebuilds the index.
+ *
+ * MiniSearch is loaded on first use (a literal `import('minisearch')`: its own chunk when
+ * the bundle is split), so building or loading an index is async.
  */
+
+let miniSearch: Promise<typeof MiniSearch> | undefined;
+const loadMiniSearch = (): Promise<typeof MiniSearch> => (miniSearch ??= import('minisearch').then((module) => module.default));
 
 export interface IndexedChunk {
   chunk_id: string;
@@ -57,8 +63,9 @@ const searchOptions = {
   searchOptions: { combineWith: 'OR' as const, prefix: (term: string) => term.length >= 4 },
 };
 
-export function buildIndex(chunks: IndexedChunk[], vectors: Float32Array[], embedderId: string): SerializedIndex {
-  const lexical = new MiniSearch<{ id: number; content: string }>(searchOptions);
+export async function buildIndex(chunks: IndexedChunk[], vectors: Float32Array[], embedderId: string): Promise<SerializedIndex> {
+  const MiniSearchIndex = await loadMiniSearch();
+  const lexical = new MiniSearchIndex<{ id: number; content: string }>(searchOptions);
   lexical.addAll(chunks.map((chunk, id) => ({ id, content: chunk.content })));
   const dimensions = vectors[0]?.length ?? 0;
   const flat = new Float32Array(dimensions * vectors.length);
@@ -73,7 +80,7 @@ export function buildIndex(chunks: IndexedChunk[], vectors: Float32Array[], embe
   };
 }
 
-/** A parsed index, ready to search. */
+/** A parsed index, ready to search (`LoadedIndex.load`). */
 export class LoadedIndex {
   private readonly lexical: MiniSearch;
   private readonly vectors: Float32Array;
@@ -81,11 +88,16 @@ export class LoadedIndex {
   readonly embedder: string;
   readonly dimensions: number;
 
-  constructor(serialized: SerializedIndex) {
+  /** Parses a serialised index (MiniSearch is loaded on the first). */
+  static async load(serialized: SerializedIndex): Promise<LoadedIndex> {
+    return new LoadedIndex(serialized, await loadMiniSearch());
+  }
+
+  private constructor(serialized: SerializedIndex, MiniSearchIndex: typeof MiniSearch) {
     this.chunks = serialized.chunks;
     this.embedder = serialized.embedder;
     this.dimensions = serialized.dimensions;
-    this.lexical = MiniSearch.loadJS(serialized.lexical as Parameters<typeof MiniSearch.loadJS>[0], searchOptions);
+    this.lexical = MiniSearchIndex.loadJS(serialized.lexical as Parameters<typeof MiniSearch.loadJS>[0], searchOptions);
     const bytes = Buffer.from(serialized.vectors, 'base64');
     // Copied into an aligned buffer: Float32Array needs a multiple-of-4 offset.
     this.vectors = new Float32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength / 4);

@@ -1,5 +1,6 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import { SAML, ValidateInResponseTo, type CacheProvider } from '@node-saml/node-saml';
+import type * as NodeSaml from '@node-saml/node-saml';
+import type { CacheProvider, SAML } from '@node-saml/node-saml';
 import { sessionCookie } from '../platform/auth/sessions.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { MediaResponse } from '../platform/http/handler.ts';
@@ -18,7 +19,13 @@ import { recordSamlAssertion, recordSamlRequest, samlConfigs, takeSamlRequest, t
  * assertion must be signed by the configured IdP certificate (wantAssertionsSigned), its
  * audience must be our SP entity ID, its recipient our ACS URL, its times within 2 minutes'
  * skew; each assertion ID is accepted once (a conditional Put kept until it expires).
+ * The package (about 650 KiB minified with its XML and crypto dependencies) is loaded on
+ * the first sign-in or AuthnRequest, not at import: a literal `import()` is its own chunk
+ * when the bundle is split, so the members function's cold start does not load it.
  */
+
+let nodeSaml: Promise<typeof NodeSaml> | undefined;
+const loadNodeSaml = (): Promise<typeof NodeSaml> => (nodeSaml ??= import('@node-saml/node-saml'));
 
 const CLOCK_SKEW_MS = 2 * 60 * 1000;
 export const samlSpEntityId = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}`;
@@ -160,7 +167,8 @@ function requestCache(workspaceId: string, pending?: { respond: 'json' | 'redire
   return { cache, taken };
 }
 
-function samlClient(workspaceId: string, item: SamlConfigItem, cacheProvider: CacheProvider): SAML {
+async function samlClient(workspaceId: string, item: SamlConfigItem, cacheProvider: CacheProvider): Promise<SAML> {
+  const { SAML, ValidateInResponseTo } = await loadNodeSaml();
   return new SAML({
     idpCert: item.certificate,
     issuer: samlSpEntityId(workspaceId),
@@ -188,7 +196,7 @@ export async function startSaml(workspaceId: string, options: { respond: 'json' 
   const item = await samlConfigs.get(workspaceId);
   if (!item) throw badRequest('SAML is not configured for this workspace');
   const { cache } = requestCache(workspaceId, { respond: options.respond, returnTo: options.returnTo ?? DEFAULT_RETURN_TO });
-  const url = await samlClient(workspaceId, item, cache).getAuthorizeUrlAsync('', undefined, {});
+  const url = await (await samlClient(workspaceId, item, cache)).getAuthorizeUrlAsync('', undefined, {});
   return { authorization_url: url };
 }
 
@@ -203,7 +211,7 @@ export async function consumeSamlResponse(workspaceId: string, samlResponse: str
   const item = await samlConfigs.get(workspaceId);
   if (!item) throw badRequest('SAML is not configured for this workspace');
   const { cache, taken } = requestCache(workspaceId);
-  const saml = samlClient(workspaceId, item, cache);
+  const saml = await samlClient(workspaceId, item, cache);
   let profile;
   try {
     ({ profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse }));

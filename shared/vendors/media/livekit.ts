@@ -1,22 +1,18 @@
-import {
+import type * as LiveKitSdk from 'livekit-server-sdk';
+import type {
   AgentDispatchClient,
-  DataPacket_Kind,
   EgressClient,
-  EncodedFileOutput,
-  EncodedFileType,
-  S3Upload,
   RoomServiceClient,
-  SipCallError,
   SipClient,
-  TwirpError,
-  type CreateSipOutboundTrunkOptions,
-  type CreateSipParticipantOptions,
+  CreateSipOutboundTrunkOptions,
+  CreateSipParticipantOptions,
 } from 'livekit-server-sdk';
 import { ApiError, Unavailable, VendorFailed } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { wire } from '../../platform/naming.ts';
 import { traced } from '../../platform/tracing.ts';
 import type { LiveKitCredentials } from './credentials.ts';
+import { loadLiveKitSdk } from './sdk.ts';
 import {
   CALLEE_IDENTITY,
   parseSipUri,
@@ -59,6 +55,15 @@ type SipOutboundConfig = NonNullable<Parameters<SipClient['createSipParticipant'
 /** What Parley tells a caller to retry after when LiveKit cannot be reached. */
 const RETRY_AFTER_SECONDS = 5;
 
+/** The SDK's service clients for one LiveKitMedia, made on its first request. */
+interface Clients {
+  sdk: typeof LiveKitSdk;
+  rooms: RoomServiceClient;
+  dispatch: AgentDispatchClient;
+  sip: SipClient;
+  egress: EgressClient;
+}
+
 /**
  * The media layer on a LiveKit server through livekit-server-sdk (Twirp over HTTP, each
  * request signed with a short-lived JWT from the API key and secret):
@@ -74,38 +79,48 @@ const RETRY_AFTER_SECONDS = 5;
  * DialOutcome, not an error. Anything else LiveKit refuses is a 502; LiveKit unreachable,
  * timing out or saying it is overloaded is a 503. LiveKit's own message goes to the logs
  * only, and no message carries the key or secret.
+ *
+ * The SDK is loaded on the first request (sdk.ts), not at import: constructing a
+ * LiveKitMedia loads nothing, and the service clients are made once per instance.
  */
 export class LiveKitMedia implements MediaAdapter {
   readonly kind = 'livekit' as const;
-  private readonly rooms: RoomServiceClient;
-  private readonly dispatch: AgentDispatchClient;
-  private readonly sip: SipClient;
-  private readonly egress: EgressClient;
+  private clientsLoaded?: Promise<Clients>;
   /** Trunk creations in flight in this process, so concurrent first dials of one number create one trunk. */
   private readonly creatingTrunks = new Map<string, Promise<string>>();
 
-  constructor(private readonly options: LiveKitMediaOptions) {
-    // failover is for LiveKit Cloud's regions; it only ever applies to *.livekit.cloud hosts.
-    const clientOptions = { requestTimeout: options.requestTimeoutSeconds ?? 10 };
-    this.rooms = new RoomServiceClient(options.url, options.apiKey, options.apiSecret, clientOptions);
-    this.dispatch = new AgentDispatchClient(options.url, options.apiKey, options.apiSecret, clientOptions);
-    this.sip = new SipClient(options.url, options.apiKey, options.apiSecret, clientOptions);
-    this.egress = new EgressClient(options.url, options.apiKey, options.apiSecret, clientOptions);
+  constructor(private readonly options: LiveKitMediaOptions) {}
+
+  private clients(): Promise<Clients> {
+    return (this.clientsLoaded ??= loadLiveKitSdk().then((sdk) => {
+      const { url, apiKey, apiSecret } = this.options;
+      // failover is for LiveKit Cloud's regions; it only ever applies to *.livekit.cloud hosts.
+      const clientOptions = { requestTimeout: this.options.requestTimeoutSeconds ?? 10 };
+      return {
+        sdk,
+        rooms: new sdk.RoomServiceClient(url, apiKey, apiSecret, clientOptions),
+        dispatch: new sdk.AgentDispatchClient(url, apiKey, apiSecret, clientOptions),
+        sip: new sdk.SipClient(url, apiKey, apiSecret, clientOptions),
+        egress: new sdk.EgressClient(url, apiKey, apiSecret, clientOptions),
+      };
+    }));
   }
 
   async startCall(call: MediaCall): Promise<MediaSession> {
     // Room metadata is visible to every participant (the web caller too): the call's
     // identity only, never the report token.
     const metadata = JSON.stringify({ call_id: call.call_id, call_type: call.call_type, agent_id: call.agent_id });
-    await attempt('CreateRoom', () => this.rooms.createRoom({ name: call.call_id, metadata }));
+    const { rooms } = await this.clients();
+    await attempt('CreateRoom', () => rooms.createRoom({ name: call.call_id, metadata }));
     const dispatchId = await this.dispatchAgent(call.call_id, call);
     return { room: call.call_id, dispatch_id: dispatchId };
   }
 
   async dispatchAgent(room: string, call: MediaCall): Promise<string> {
     const metadata: DispatchMetadata = { ...call, ...(await this.options.reportAccess(call.call_id)) };
+    const clients = await this.clients();
     const dispatch = await attempt('CreateDispatch', () =>
-      this.dispatch.createDispatch(room, this.options.agentName, { metadata: JSON.stringify(metadata) }),
+      clients.dispatch.createDispatch(room, this.options.agentName, { metadata: JSON.stringify(metadata) }),
     );
     return dispatch.id;
   }
@@ -120,8 +135,9 @@ export class LiveKitMedia implements MediaAdapter {
 
   async coldTransfer(request: ColdTransferRequest): Promise<void> {
     const transferTo = request.to.startsWith('sip:') || request.to.startsWith('tel:') ? request.to : `tel:${request.to}`;
+    const { sip } = await this.clients();
     await attempt('TransferSIPParticipant', () =>
-      this.sip.transferSipParticipant(request.call_id, request.participant_identity, transferTo, {
+      sip.transferSipParticipant(request.call_id, request.participant_identity, transferTo, {
         ...(request.sip_headers ? { headers: request.sip_headers } : {}),
       }),
     );
@@ -152,19 +168,22 @@ export class LiveKitMedia implements MediaAdapter {
   }
 
   async recordRoom(room: string, upload: RecordingUpload): Promise<string> {
+    const { sdk, egress } = await this.clients();
+    const { EncodedFileOutput, EncodedFileType, S3Upload } = sdk;
     const file = new EncodedFileOutput({
       fileType: EncodedFileType.OGG,
       filepath: upload.key,
       // No keys travel: LiveKit assumes the operator's role to write into the bucket.
       output: { case: 's3', value: new S3Upload({ bucket: upload.bucket, region: upload.region, assumeRoleArn: upload.role_arn, tagging: upload.tagging ?? '' }) },
     });
-    const info = await attempt('StartRoomCompositeEgress', () => this.egress.startRoomCompositeEgress(room, file, { audioOnly: true }));
+    const info = await attempt('StartRoomCompositeEgress', () => egress.startRoomCompositeEgress(room, file, { audioOnly: true }));
     return info.egressId;
   }
 
   async endCall(room: string): Promise<void> {
+    const { rooms } = await this.clients();
     try {
-      await attempt('DeleteRoom', () => this.rooms.deleteRoom(room));
+      await attempt('DeleteRoom', () => rooms.deleteRoom(room));
     } catch (error) {
       // Ending is idempotent: the room may have closed on its own (everyone left) already.
       if (error instanceof RoomGone) return;
@@ -174,12 +193,14 @@ export class LiveKitMedia implements MediaAdapter {
 
   async sendData(room: string, topic: string, data: unknown): Promise<void> {
     const payload = new TextEncoder().encode(JSON.stringify(data));
-    await attempt('SendData', () => this.rooms.sendData(room, payload, DataPacket_Kind.RELIABLE, { topic }));
+    const { sdk, rooms } = await this.clients();
+    await attempt('SendData', () => rooms.sendData(room, payload, sdk.DataPacket_Kind.RELIABLE, { topic }));
   }
 
   async removeParticipant(room: string, identity: string): Promise<void> {
+    const { rooms } = await this.clients();
     try {
-      await attempt('RemoveParticipant', () => this.rooms.removeParticipant(room, identity));
+      await attempt('RemoveParticipant', () => rooms.removeParticipant(room, identity));
     } catch (error) {
       // A listener who never joined (or already left) is not in the room: nothing to remove.
       if (error instanceof RoomGone) return;
@@ -188,9 +209,10 @@ export class LiveKitMedia implements MediaAdapter {
   }
 
   async allowPublish(room: string, identity: string): Promise<void> {
+    const { rooms } = await this.clients();
     try {
       await attempt('UpdateParticipant', () =>
-        this.rooms.updateParticipant(room, identity, { permission: { canPublish: true, canSubscribe: true, canPublishData: true } }),
+        rooms.updateParticipant(room, identity, { permission: { canPublish: true, canSubscribe: true, canPublishData: true } }),
       );
     } catch (error) {
       // Not in the room yet: the publish token the take-over answered lets it join publishing.
@@ -207,16 +229,18 @@ export class LiveKitMedia implements MediaAdapter {
     if (uri) return this.dialSipUri(request, identity, uri);
     const trunkId = await this.outboundTrunk(request.from_number, request.trunk);
     const options = this.dialOptions(request, identity);
-    return this.placeDial(request, identity, sipHost(request.trunk.address), () => this.sip.createSipParticipant(trunkId, request.to_number, request.call_id, options));
+    const { sip } = await this.clients();
+    return this.placeDial(request, identity, sipHost(request.trunk.address), () => sip.createSipParticipant(trunkId, request.to_number, request.call_id, options));
   }
 
-  private dialSipUri(request: DialRequest, identity: string, uri: SipUri): Promise<DialOutcome> {
+  private async dialSipUri(request: DialRequest, identity: string, uri: SipUri): Promise<DialOutcome> {
     const options = this.dialOptions(request, identity);
     // The request's constructor takes the config's plain fields (protobuf-es PartialMessage);
     // the SDK types the parameter as the message class, which @livekit/protocol (not a direct
     // dependency) would be needed to build.
     const trunk = { hostname: uri.host, transport: uri.transport ? SIP_TRANSPORT[uri.transport] : 0 } as unknown as SipOutboundConfig;
-    return this.placeDial(request, identity, uri.host, () => this.sip.createSipParticipant('', uri.user, request.call_id, options, trunk));
+    const { sip } = await this.clients();
+    return this.placeDial(request, identity, uri.host, () => sip.createSipParticipant('', uri.user, request.call_id, options, trunk));
   }
 
   /** One dial's options, whichever trunk it goes over. */
@@ -283,12 +307,13 @@ export class LiveKitMedia implements MediaAdapter {
       ...(config.auth_username ? { authUsername: config.auth_username } : {}),
       ...(config.auth_password ? { authPassword: config.auth_password } : {}),
     };
+    const { sip } = await this.clients();
     const created = await attempt('CreateSIPOutboundTrunk', () =>
-      this.sip.createSipOutboundTrunk(`${wire.service} ${number}`, sipHost(config.address), [number], options),
+      sip.createSipOutboundTrunk(`${wire.service} ${number}`, sipHost(config.address), [number], options),
     );
     const winner = await this.options.trunks.putIfAbsent(number, created.sipTrunkId);
     if (winner !== created.sipTrunkId) {
-      await attempt('DeleteSIPTrunk', () => this.sip.deleteSipTrunk(created.sipTrunkId)).catch((error: unknown) => {
+      await attempt('DeleteSIPTrunk', () => sip.deleteSipTrunk(created.sipTrunkId)).catch((error: unknown) => {
         // A leftover trunk costs nothing and is never used again; the dial goes on with the winner.
         logger.warn('Could not delete a duplicate LiveKit outbound trunk', {
           trunkId: created.sipTrunkId,
@@ -338,11 +363,12 @@ async function attempt<T>(operation: string, call: () => Promise<T>): Promise<T>
   try {
     return await traced('livekit', call);
   } catch (error) {
-    throw failure(operation, error);
+    // The SDK is loaded (the call used its clients): its error classes, for instanceof.
+    throw failure(operation, error, await loadLiveKitSdk());
   }
 }
 
-function failure(operation: string, error: unknown): Error {
+function failure(operation: string, error: unknown, { SipCallError, TwirpError }: typeof LiveKitSdk): Error {
   if (error instanceof ApiError || error instanceof DialRefused || error instanceof RoomGone) return error;
   if (error instanceof SipCallError && error.sipStatusCode !== undefined) {
     const code = error.sipStatusCode;

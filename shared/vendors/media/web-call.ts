@@ -1,6 +1,6 @@
-import { AccessToken, TokenVerifier } from 'livekit-server-sdk';
 import { config, type IceServer } from '../../platform/config.ts';
 import { readLiveKitCredentials, type CredentialOptions } from './credentials.ts';
+import { loadLiveKitSdk } from './sdk.ts';
 
 /** Where `livekit-server --dev` listens: the URL web calls get when LIVEKIT_URL is unset. */
 export const LOCAL_LIVEKIT_URL = 'ws://127.0.0.1:7880';
@@ -34,7 +34,7 @@ export async function webCallAccess(
   identity: string,
   options: WebCallAccessOptions = {},
 ): Promise<WebCallAccess> {
-  const { apiKey, apiSecret } = await readLiveKitCredentials(options);
+  const [{ apiKey, apiSecret }, { AccessToken }] = await Promise.all([readLiveKitCredentials(options), loadLiveKitSdk()]);
   const token = new AccessToken(apiKey, apiSecret, {
     identity,
     ttl: WEB_CALL_TOKEN_TTL_SECONDS,
@@ -58,7 +58,7 @@ export async function webCallAccess(
  */
 export async function verifyWebCallAccess(callId: string, token: string, options: CredentialOptions = {}): Promise<boolean> {
   if (token.length > 4096) return false;
-  const { apiKey, apiSecret } = await readLiveKitCredentials(options);
+  const [{ apiKey, apiSecret }, { TokenVerifier }] = await Promise.all([readLiveKitCredentials(options), loadLiveKitSdk()]);
   try {
     const claims = await new TokenVerifier(apiKey, apiSecret).verify(token);
     return claims.video?.room === callId && claims.sub === `web_user_${callId}`;
@@ -96,7 +96,7 @@ export async function liveAccess(
   participantId: string,
   options: CredentialOptions & { publish: boolean },
 ): Promise<LiveAccess> {
-  const { apiKey, apiSecret } = await readLiveKitCredentials(options);
+  const [{ apiKey, apiSecret }, { AccessToken }] = await Promise.all([readLiveKitCredentials(options), loadLiveKitSdk()]);
   const token = new AccessToken(apiKey, apiSecret, { identity: participantId, ttl: WEB_CALL_TOKEN_TTL_SECONDS });
   token.addGrant({
     room,

@@ -1,7 +1,8 @@
-import { WebhookReceiver, type WebhookEventNames } from 'livekit-server-sdk';
+import type { WebhookEventNames } from 'livekit-server-sdk';
 import { Unauthorized } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { readLiveKitCredentials, type CredentialOptions } from './credentials.ts';
+import { loadLiveKitSdk } from './sdk.ts';
 
 /**
  * A LiveKit webhook, reduced to what the call engine reads. LiveKit posts JSON (protobuf's
@@ -49,7 +50,7 @@ export async function verifyMediaWebhook(
 ): Promise<MediaWebhookEvent> {
   const token = authorization?.replace(/^Bearer /i, '').trim();
   if (!token) throw new Unauthorized();
-  const { apiKey, apiSecret } = await readLiveKitCredentials(options);
+  const [{ apiKey, apiSecret }, { WebhookReceiver }] = await Promise.all([readLiveKitCredentials(options), loadLiveKitSdk()]);
   let parsed;
   try {
     parsed = await new WebhookReceiver(apiKey, apiSecret).receive(rawBody, token);

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { badGateway, badRequest, paymentRequired } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { chargeOffSessionOverRest } from './stripe-off-session.ts';
@@ -10,7 +10,9 @@ import type { CheckoutInput, OffSessionChargeInput, PaymentMethodInfo, PaymentsP
  * with every retried POST; creates that must be the same object when repeated carry ours).
  * The package is about 240 KiB minified, so only the billing function loads this module
  * (shared/vendors/payments/provider.ts); the charge path in calls, chats and batches never does
- * (docs/billing.md, "Payments: Stripe and the mock").
+ * (docs/billing.md, "Payments: Stripe and the mock"). Even there it is loaded on first use
+ * (`loadStripe`, a literal `import('stripe')`: its own chunk when the bundle is split), so a
+ * cold start of the billing function does not load it.
  *
  * Errors: a card declined (`StripeCardError`, HTTP 402) → 402 `Payment failed: <Stripe's
  * message>` without error_code (spec Errors); a missing object on a read → undefined; anything
@@ -27,15 +29,19 @@ export interface StripeOptions {
   webhookSecret: () => Promise<string | undefined>;
 }
 
+/** The package, loaded once per process on first use. */
+let stripePackage: Promise<typeof Stripe> | undefined;
+const loadStripe = (): Promise<typeof Stripe> => (stripePackage ??= import('stripe').then((module) => module.default));
+
 /** A Stripe client for a key and base URL (one per pair per process: the SDK keeps its agent and settings). */
 const clients = new Map<string, Stripe>();
-function stripeClient(secretKey: string, baseUrl: string): Stripe {
-  const cacheKey = `${baseUrl}\n${secretKey}`;
+async function stripeClient(secretKey: string, url: URL): Promise<Stripe> {
+  const StripeClient = await loadStripe();
+  const cacheKey = `${url.href}\n${secretKey}`;
   let client = clients.get(cacheKey);
   if (!client) {
-    const url = new URL(baseUrl);
     const protocol = url.protocol === 'http:' ? 'http' : 'https';
-    client = new Stripe(secretKey, {
+    client = new StripeClient(secretKey, {
       host: url.hostname,
       port: url.port || (protocol === 'http' ? 80 : 443),
       protocol,
@@ -52,8 +58,8 @@ function stripeClient(secretKey: string, baseUrl: string): Stripe {
 class NotFoundAtStripe extends Error {}
 
 /** Maps the SDK's errors onto Parley's taxonomy (see the header comment). */
-function mapped(error: unknown, operation: string): Error {
-  if (error instanceof Stripe.errors.StripeError) {
+function mapped(error: unknown, operation: string, StripeClient: typeof Stripe): Error {
+  if (error instanceof StripeClient.errors.StripeError) {
     if (error.type === 'StripeCardError' || error.statusCode === 402) return paymentRequired(`Payment failed: ${error.message || 'the card was declined'}`);
     if (error.statusCode === 404 || error.code === 'resource_missing') return new NotFoundAtStripe(operation);
     if (error.type === 'StripeConnectionError') {
@@ -66,13 +72,6 @@ function mapped(error: unknown, operation: string): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-async function call<T>(operation: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    throw mapped(error, operation);
-  }
-}
 
 const idOf = (value: string | { id: string } | null | undefined): string | null => (typeof value === 'string' ? value : (value?.id ?? null));
 
@@ -90,23 +89,34 @@ function toPaymentMethod(method: Stripe.PaymentMethod): PaymentMethodInfo {
 
 export class StripeProvider implements PaymentsProvider {
   readonly kind = 'stripe' as const;
-  private readonly stripe: Stripe;
+  /** STRIPE_API_BASE_URL, parsed here so a bad one fails where the provider is made, as before the package was loaded lazily. */
+  private readonly url: URL;
 
   constructor(private readonly options: StripeOptions) {
-    this.stripe = stripeClient(options.secretKey, options.baseUrl);
+    this.url = new URL(options.baseUrl);
+  }
+
+  /** Runs one request with the (lazily loaded) client, mapping its errors (see the header comment). */
+  private async call<T>(operation: string, run: (stripe: Stripe) => Promise<T>): Promise<T> {
+    const stripe = await stripeClient(this.options.secretKey, this.url);
+    try {
+      return await run(stripe);
+    } catch (error) {
+      throw mapped(error, operation, await loadStripe());
+    }
   }
 
   async createCustomer(input: { workspaceId: string; idempotencyKey: string }): Promise<{ id: string }> {
-    const customer = await call('customers.create', () =>
-      this.stripe.customers.create({ metadata: { workspace_id: input.workspaceId } }, { idempotencyKey: input.idempotencyKey }),
+    const customer = await this.call('customers.create', (stripe) =>
+      stripe.customers.create({ metadata: { workspace_id: input.workspaceId } }, { idempotencyKey: input.idempotencyKey }),
     );
     return { id: customer.id };
   }
 
   async createCheckoutSession(input: CheckoutInput): Promise<{ id: string; url: string }> {
     const metadata = { workspace_id: input.workspaceId, purpose: input.purpose ?? 'credits', ...(input.invoiceId ? { invoice_id: input.invoiceId } : {}) };
-    const session = await call('checkout.sessions.create', () =>
-      this.stripe.checkout.sessions.create(
+    const session = await this.call('checkout.sessions.create', (stripe) =>
+      stripe.checkout.sessions.create(
         {
           mode: 'payment',
           customer: input.customerId,
@@ -125,20 +135,20 @@ export class StripeProvider implements PaymentsProvider {
   }
 
   async createSetupIntent(customerId: string, workspaceId: string): Promise<{ id: string; client_secret: string }> {
-    const intent = await call('setupIntents.create', () =>
-      this.stripe.setupIntents.create({ customer: customerId, usage: 'off_session', allowed_payment_method_types: ['card'], metadata: { workspace_id: workspaceId } }),
+    const intent = await this.call('setupIntents.create', (stripe) =>
+      stripe.setupIntents.create({ customer: customerId, usage: 'off_session', allowed_payment_method_types: ['card'], metadata: { workspace_id: workspaceId } }),
     );
     return { id: intent.id, client_secret: intent.client_secret ?? '' };
   }
 
   async listPaymentMethods(customerId: string): Promise<PaymentMethodInfo[]> {
-    const list = await call('customers.listPaymentMethods', () => this.stripe.customers.listPaymentMethods(customerId, { type: 'card', limit: 100 }));
+    const list = await this.call('customers.listPaymentMethods', (stripe) => stripe.customers.listPaymentMethods(customerId, { type: 'card', limit: 100 }));
     return list.data.map(toPaymentMethod);
   }
 
   async getPaymentMethod(paymentMethodId: string): Promise<PaymentMethodInfo | undefined> {
     try {
-      return toPaymentMethod(await call('paymentMethods.retrieve', () => this.stripe.paymentMethods.retrieve(paymentMethodId)));
+      return toPaymentMethod(await this.call('paymentMethods.retrieve', (stripe) => stripe.paymentMethods.retrieve(paymentMethodId)));
     } catch (error) {
       if (error instanceof NotFoundAtStripe) return undefined;
       throw error;
@@ -146,21 +156,21 @@ export class StripeProvider implements PaymentsProvider {
   }
 
   async defaultPaymentMethod(customerId: string): Promise<string | null> {
-    const customer = await call('customers.retrieve', () => this.stripe.customers.retrieve(customerId));
+    const customer = await this.call('customers.retrieve', (stripe) => stripe.customers.retrieve(customerId));
     if ('deleted' in customer && customer.deleted) return null;
     return idOf((customer as Stripe.Customer).invoice_settings?.default_payment_method as string | { id: string } | null);
   }
 
   async setDefaultPaymentMethod(customerId: string, paymentMethodId: string): Promise<void> {
-    await call('customers.update', () => this.stripe.customers.update(customerId, { invoice_settings: { default_payment_method: paymentMethodId } }));
+    await this.call('customers.update', (stripe) => stripe.customers.update(customerId, { invoice_settings: { default_payment_method: paymentMethodId } }));
   }
 
   async detachPaymentMethod(paymentMethodId: string): Promise<void> {
-    await call('paymentMethods.detach', () => this.stripe.paymentMethods.detach(paymentMethodId));
+    await this.call('paymentMethods.detach', (stripe) => stripe.paymentMethods.detach(paymentMethodId));
   }
 
   async createPortalSession(customerId: string, returnUrl: string): Promise<{ url: string }> {
-    const session = await call('billingPortal.sessions.create', () => this.stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl }));
+    const session = await this.call('billingPortal.sessions.create', (stripe) => stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl }));
     return { url: session.url };
   }
 
@@ -189,12 +199,13 @@ const PROBLEMS: Record<SignatureProblem, string> = {
  * tolerance) and answers the parsed event; a missing, malformed, mismatched or stale signature
  * is a 400 naming which.
  */
-export function verifyStripeEvent(rawBody: string, header: string | undefined, secret: string): unknown {
+export async function verifyStripeEvent(rawBody: string, header: string | undefined, secret: string): Promise<unknown> {
   if (!header) throw badRequest(PROBLEMS.missing);
+  const StripeClient = await loadStripe();
   try {
-    return Stripe.webhooks.constructEvent(rawBody, header, secret, STRIPE_SIGNATURE_TOLERANCE_SECONDS);
+    return StripeClient.webhooks.constructEvent(rawBody, header, secret, STRIPE_SIGNATURE_TOLERANCE_SECONDS);
   } catch (error) {
-    if (!(error instanceof Stripe.errors.StripeSignatureVerificationError)) {
+    if (!(error instanceof StripeClient.errors.StripeSignatureVerificationError)) {
       // The signature matched but the body is not JSON (constructEvent parses it).
       if (error instanceof SyntaxError) throw badRequest('Invalid Stripe event');
       throw error;
