@@ -173,14 +173,14 @@ const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export function functionCode(props: Pick<ParleyFunctionProps, 'entry' | 'files' | 'directories'>): lambda.Code {
   return lambda.Code.fromAsset(PROJECT_ROOT, {
     assetHashType: AssetHashType.OUTPUT,
-    // CDK reuses a bundling whose options it has seen in this app; the entry lives in the
-    // closure below, which CDK cannot see, so without this every function would get the
-    // first function's bundle.
-    extraHash: JSON.stringify({ entry: relative(PROJECT_ROOT, props.entry), files: props.files ?? [], directories: props.directories ?? {} }),
     bundling: {
       // Required by the type; never used: bundling is local, and a failure stops the synth
       // rather than falling back to Docker.
       image: PARLEY_RUNTIME.bundlingImage,
+      // CDK reuses a bundling whose options it has already seen in this app, and the entry
+      // lives in the closure below, which CDK cannot see: named here (the options are the
+      // cache key), or every function would get the first function's bundle.
+      environment: { PARLEY_BUNDLE: JSON.stringify({ entry: relative(PROJECT_ROOT, props.entry), files: props.files ?? [], directories: props.directories ?? {} }) },
       local: {
         tryBundle(outputDir: string) {
           bundleFunctionSync(props.entry, outputDir);
