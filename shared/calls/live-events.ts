@@ -180,7 +180,7 @@ async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boo
       set: { engine: { ...call.engine, report_seq: event.sequence } satisfies EngineState },
     });
     if (!marked) return false;
-    const options = event.transfer_option ? transferOptions(event.transfer_option, marked.retell_llm_dynamic_variables ?? {}) : undefined;
+    const options = transferOptions(event.transfer_option ?? {}, marked.retell_llm_dynamic_variables ?? {}, event.custom_sip_headers);
     const kind = event.transfer_option ? (event.transfer_option.type === 'cold_transfer' ? 'cold' : 'warm') : event.kind;
     await startTransfer(marked, { number: event.destination, kind, ...(options ? { options } : {}) });
     return true;
