@@ -231,7 +231,7 @@ describe('a transfer in the sandbox records what production would send', () => {
     // No hold music or handoff: those are warm transfers'.
     expect(sandboxMedia().operations.filter((op) => op.op === 'send_data' && op.room === created.call_id)).toEqual([]);
     const events = await eventually(async () => hooks.events(created.call_id), (list) => list.includes('transfer_ended'));
-    expect(events.filter((event) => event.startsWith('transfer_')).sort()).toEqual(['transfer_bridged', 'transfer_ended', 'transfer_started']);
+    expect(events.filter((event) => event?.startsWith('transfer_')).sort()).toEqual(['transfer_bridged', 'transfer_ended', 'transfer_started']);
   });
 
   it('a flow\'s warm transfer node on an inbound call shows the caller\'s number, with the node\'s headers', async () => {
