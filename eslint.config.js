@@ -105,8 +105,8 @@ export default tseslint.config(
   },
   ...DOMAINS.map((domain) => ({
     // A domain reaches another only through its index.ts (or a narrow entry: calls/records.ts,
-    // calls/erasure.ts, chats/records.ts, integrations/app-refs.ts, agents/bindings.ts:
-    // docs/architecture.md),
+    // calls/erasure.ts, chats/records.ts, integrations/app-refs.ts, agents/bindings.ts,
+    // account-data/asset-refs.ts: docs/architecture.md),
     // and never the local runtime.
     files: [`shared/${domain}/**`],
     rules: {
@@ -139,8 +139,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: `^\\.\\./(?!platform/|vendors/|${domain}/|calls/(records|erasure)\\.ts$|chats/records\\.ts$|integrations/app-refs\\.ts$|agents/bindings\\.ts$)[\\w-]+/(?!index\\.ts$)`,
-              message: `Import another domain through its index.ts, or a narrow entry (calls/records.ts, calls/erasure.ts, chats/records.ts, integrations/app-refs.ts, agents/bindings.ts) (from ${domain}).`,
+              regex: `^\\.\\./(?!platform/|vendors/|${domain}/|calls/(records|erasure)\\.ts$|chats/records\\.ts$|integrations/app-refs\\.ts$|agents/bindings\\.ts$|account-data/asset-refs\\.ts$)[\\w-]+/(?!index\\.ts$)`,
+              message: `Import another domain through its index.ts, or a narrow entry (calls/records.ts, calls/erasure.ts, chats/records.ts, integrations/app-refs.ts, agents/bindings.ts, account-data/asset-refs.ts) (from ${domain}).`,
             },
             { regex: '^\\.\\./\\.\\./', message: 'A domain never imports outside shared/ (local stand-ins are injected).' },
             { regex: '^\\.\\./(route-table|openapi)\\.ts$', message: 'The route table sits above the domains.' },

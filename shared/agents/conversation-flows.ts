@@ -17,6 +17,7 @@ import {
 import { readReferenced, type VersionReference } from './version-references.ts';
 import { flowAppToolRefs } from './app-tools.ts';
 import { assertAppTools } from './app-usages.ts';
+import { assertTransferRefs, flowTransferRefs } from './transfer-checks.ts';
 
 /**
  * Conversation flow response engines, versioned like agents and Retell LLMs
@@ -58,6 +59,7 @@ function withStartNodes(data: FlowData): FlowData {
 export async function createFlow(workspaceId: string, input: CreateFlowInput, nowMs = Date.now()): Promise<ConversationFlow> {
   const graph = withStartNodes({ ...FLOW_DEFAULTS, ...definedFields(input) } as FlowData);
   await assertAppTools(workspaceId, flowAppToolRefs(graph));
+  await assertTransferRefs(workspaceId, flowTransferRefs(graph));
   const report = await flowGraph(workspaceId, graph);
   const flowId = newId('conversationFlow');
   const { items, record } = createItems(workspaceId, KIND, flowId, withValidation(graph, report), nowMs);
@@ -93,6 +95,7 @@ export async function updateFlow(
   const graph = withStartNodes({ ...graphOf(draft.record.data), ...definedFields(input) } as FlowData);
   // Only the tools sent are checked (as for Retell LLMs).
   await assertAppTools(workspaceId, flowAppToolRefs(definedFields(input) as Record<string, unknown>));
+  await assertTransferRefs(workspaceId, flowTransferRefs(definedFields(input) as Record<string, unknown>));
   const report = await flowGraph(workspaceId, graph);
   const record: VersionRecord = { ...draft.record, data: withValidation(graph, report) };
   await commit([

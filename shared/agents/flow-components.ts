@@ -8,6 +8,7 @@ import { table, TransactionCancelled, type TransactOp } from '../platform/store/
 import { listHeads, MAX_DATA_BYTES, type TransactItem } from '../platform/store/versions.ts';
 import { flowAppToolRefs } from './app-tools.ts';
 import { assertAppTools } from './app-usages.ts';
+import { assertTransferRefs, flowTransferRefs } from './transfer-checks.ts';
 import { componentLinkOp, flowComponents, flowComponentsOf, type ComponentItem } from './store.ts';
 
 /*
@@ -373,6 +374,7 @@ export async function createComponent(
 ): Promise<FlowComponent> {
   const graph = withStartNode(definedFields(input) as Record<string, unknown> & Graph);
   await assertAppTools(workspaceId, flowAppToolRefs(graph));
+  await assertTransferRefs(workspaceId, flowTransferRefs(graph));
   const report = await componentGraph(workspaceId, graph);
   const data = withValidation(graph, report);
   assertSize(data);
@@ -435,6 +437,7 @@ export async function updateComponent(
   const item = await readComponent(workspaceId, componentId);
   const graph = withStartNode({ ...graphOf(item.data), ...definedFields(input) } as Record<string, unknown> & Graph);
   await assertAppTools(workspaceId, flowAppToolRefs(definedFields(input) as Record<string, unknown>));
+  await assertTransferRefs(workspaceId, flowTransferRefs(definedFields(input) as Record<string, unknown>));
   const report = await componentGraph(workspaceId, graph, componentId);
   const data = withValidation(graph, report);
   assertSize(data);

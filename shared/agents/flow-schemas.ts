@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { epochMs, idOf, lazySchema, queryInt, versionQuery } from '../platform/http/schemas.ts';
 import { llmModel } from './models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from './app-tools.ts';
-import { refineTransferDestination } from './transfer-destination.ts';
+import { refineTransferCall } from './transfer-destination.ts';
 import { SINGLE_EDGE_FIELDS } from './flow-graph-fields.ts';
 
 /*
@@ -131,7 +131,7 @@ export const FlowNode = lazySchema(() => {
     .superRefine((node, ctx) => {
       const result = byType.get(node.type)!.safeParse(node, { reportInput: true });
       if (!result.success) for (const issue of result.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
-      refineTransferDestination(node, ctx);
+      refineTransferCall(node, ctx);
     });
 });
 
@@ -148,7 +148,7 @@ const tools = () =>
         })
         .describe(APP_TOOL_DESCRIPTION)
         .superRefine(refineAppTool)
-        .superRefine(refineTransferDestination),
+        .superRefine(refineTransferCall),
     )
     .max(128);
 const mcps = () => z.array(z.looseObject({ name: text(128).optional(), url: text(2048).optional() })).max(32);

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { epochMs, idOf, lazySchema, queryInt, versionQuery as referenceQuery } from '../platform/http/schemas.ts';
 import { llmModel, s2sModel } from './models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from './app-tools.ts';
-import { refineTransferDestination } from './transfer-destination.ts';
+import { refineTransferCall } from './transfer-destination.ts';
 
 /*
  * Response engines: Retell LLMs (wire name `retell-llm`). Field set from the compatible
@@ -19,7 +19,7 @@ const toolObject = () =>
     })
     .describe(APP_TOOL_DESCRIPTION)
     .superRefine(refineAppTool)
-    .superRefine(refineTransferDestination);
+    .superRefine(refineTransferCall);
 
 const stateObject = () =>
   z.looseObject({

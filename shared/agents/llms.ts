@@ -17,6 +17,7 @@ import {
 import { readReferenced, type VersionReference } from './version-references.ts';
 import { llmAppToolRefs } from './app-tools.ts';
 import { assertAppTools } from './app-usages.ts';
+import { assertTransferRefs, llmTransferRefs } from './transfer-checks.ts';
 
 /** Retell LLM response engines, versioned like agents (shared/platform/store/versions.ts). */
 const KIND = 'llm' as const;
@@ -48,6 +49,7 @@ export async function createLlm(workspaceId: string, input: LlmInput, nowMs = Da
   const llmId = newId('llm');
   const data = checkedLlm({ ...LLM_DEFAULTS, ...definedFields(input) });
   await assertAppTools(workspaceId, llmAppToolRefs(data));
+  await assertTransferRefs(workspaceId, llmTransferRefs(data));
   const { items, record } = createItems(workspaceId, KIND, llmId, data, nowMs);
   await commit(items);
   return toLlm(llmId, record);
@@ -78,6 +80,7 @@ export async function updateLlm(
   // Only the tools sent are checked: an app deleted since (with force_delete) does not block
   // other edits; agent repair removes its tools.
   await assertAppTools(workspaceId, llmAppToolRefs(definedFields(input)));
+  await assertTransferRefs(workspaceId, llmTransferRefs(definedFields(input)));
   await commit(writeItems(workspaceId, KIND, llmId, draft.head, record, { isNew: draft.isNew, nowMs }));
   return toLlm(llmId, { ...record, last_modification_timestamp: nowMs });
 }

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { dynamicVariables, versionRef } from '../calls/records.ts';
-import { epochMs, lazySchema } from '../platform/http/schemas.ts';
+import { customSipHeaders, epochMs, lazySchema } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
 
 /*
@@ -53,10 +53,7 @@ export const BatchTaskBody = lazySchema(() =>
     override_agent_version: versionRef().optional(),
     /** This task's call's configuration over its agent's (as create-phone-call's agent_override). */
     agent_override: z.unknown().optional(),
-    custom_sip_headers: z
-      .record(z.string().min(1).max(128), z.string().max(1024))
-      .refine((headers) => Object.keys(headers).length <= 50, 'Must have at most 50 headers')
-      .optional(),
+    custom_sip_headers: customSipHeaders().optional(),
   }),
 );
 export type BatchTaskInput = z.infer<typeof BatchTaskBody>;

@@ -4,12 +4,12 @@ import { ApiError } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import { sipTransportProblem } from '../platform/sip-uri.ts';
-import { agentTurn, analyzeCall, closeConversation, composeMessage, noteToAgent, openConversation, type TransferAsk, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
+import { agentTurn, analyzeCall, closeConversation, composeMessage, noteToAgent, openConversation, type TransferAsk, type TransferOptions, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
 import { consultInSandbox, staticHandoff } from './agentic-transfer.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
 import { liveConversation, pendingSays } from './live-state.ts';
-import { dialOut, endMedia, removeTransferTarget, sendLiveControl, transferCall, type TransferOutcome } from './media.ts';
+import { dialOut, dialsTransferLeg, endMedia, removeTransferTarget, sendLiveControl, transferCall, type TransferOutcome } from './media.ts';
 import { callCost, type CallCost } from './pricing.ts';
 import { recordSandboxCall, startRoomRecording } from './recordings.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
@@ -462,9 +462,23 @@ function transferStart(call: CallItem, request: TransferAsk): Record<string, unk
     status: 'dialing',
     started_timestamp: Date.now(),
     started_seq: seq,
-    ...(request.options && kind === 'warm' ? { options: request.options } : request.options?.ring_ms !== undefined ? { options: { ring_ms: request.options.ring_ms } } : {}),
+    ...(request.options && kind === 'warm' ? { options: request.options } : coldOptions(request.options)),
   };
   return { transfer_seq: seq, transfer_state: state, transfer_destination: destination };
+}
+
+/** What a cold transfer keeps of its option: ring time, mode, caller ID choice, SIP headers (hold music and handoffs are warm only). */
+function coldOptions(options: TransferAsk['options']): { options?: TransferOptions } {
+  if (!options) return {};
+  const { ring_ms, cold_transfer_mode, show_transferee_as_caller, sip_headers } = options;
+  const kept: TransferOptions = {
+    ...(ring_ms !== undefined ? { ring_ms } : {}),
+    ...(cold_transfer_mode ? { cold_transfer_mode } : {}),
+    // Only a new INVITE can carry the user's caller ID; a REFER leaves it to the carrier.
+    ...(show_transferee_as_caller !== undefined && cold_transfer_mode === 'sip_invite' ? { show_transferee_as_caller } : {}),
+    ...(sip_headers ? { sip_headers } : {}),
+  };
+  return Object.keys(kept).length ? { options: kept } : {};
 }
 
 /** A transfer was written as started: transfer_started, and the dial queued (after the sandbox's ring). */
@@ -681,15 +695,17 @@ async function bridgeTransfer(call: CallItem, seq: number, consultation: Record<
       ...(handoff !== undefined ? { public_handoff: handoff } : state.options?.public_handoff?.type === 'prompt' ? { public_handoff_prompt: state.options.public_handoff.prompt } : {}),
     });
   }
-  const ended = await finishCall(bridged, { status: 'ended', reason: warm ? 'transfer_bridged' : 'call_transfer', keepMedia: warm });
+  // A warm transfer's leg, or a cold one dialled with sip_invite, is in the room: the room stays for the two parties.
+  const legInRoom = dialsTransferLeg(state);
+  const ended = await finishCall(bridged, { status: 'ended', reason: warm ? 'transfer_bridged' : 'call_transfer', keepMedia: legInRoom });
   if (!ended) return true;
-  if (!warm) {
+  if (!legInRoom) {
     // A cold transfer hands the caller's leg to the carrier with the REFER: Parley sees no more of it.
     await endTransfer(ended, seq + 1);
   } else if (ended.engine.media === 'sandbox') {
     await scheduleStep(stepFor(ended, 'transfer_end', seq + 1), Date.now() + SANDBOX_TRANSFER_LEG_MS);
   }
-  // A warm transfer on LiveKit ends when either party leaves the room (live-events.ts).
+  // A leg in the room on LiveKit ends when either party leaves it (live-events.ts).
   return true;
 }
 
@@ -726,7 +742,7 @@ export async function endTransfer(call: CallItem, seq: number): Promise<CallItem
   });
   if (!ended) return undefined;
   await sendCallEvent(ended, 'transfer_ended');
-  if (state.kind === 'warm') {
+  if (dialsTransferLeg(state)) {
     await endMedia(call.call_id).catch((error) => logger.warn('ending the transferred leg failed', { error, call_id: call.call_id }));
   }
   return ended;

@@ -180,7 +180,14 @@ async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boo
       set: { engine: { ...call.engine, report_seq: event.sequence } satisfies EngineState },
     });
     if (!marked) return false;
-    const options = event.transfer_option ? transferOptions(event.transfer_option, marked.retell_llm_dynamic_variables ?? {}) : undefined;
+    // Placeholders are filled as in the sandbox: the call's system variables, then its dynamic ones.
+    const variables = {
+      call_id: marked.call_id,
+      ...(marked.from_number ? { from_number: marked.from_number } : {}),
+      ...(marked.to_number ? { to_number: marked.to_number } : {}),
+      ...(marked.retell_llm_dynamic_variables ?? {}),
+    };
+    const options = transferOptions(event.transfer_option ?? {}, variables, event.custom_sip_headers);
     const kind = event.transfer_option ? (event.transfer_option.type === 'cold_transfer' ? 'cold' : 'warm') : event.kind;
     await startTransfer(marked, { number: event.destination, kind, ...(options ? { options } : {}) });
     return true;

@@ -19,6 +19,7 @@ import {
   type TrunkStore,
 } from '../vendors/media/index.ts';
 import { roomOf, type CallItem } from './store.ts';
+import type { TransferOptions } from '../conversation/index.ts';
 
 /*
  * The calls domain's side of the media layer (shared/vendors/media): which one runs, the
@@ -111,26 +112,46 @@ export async function dialOut(call: CallItem): Promise<DialOutcome> {
  * number's trunk (identity `transfer-<number>`; a `sip:` URI at its own host and transport),
  * ringing at most the option's `transfer_ring_duration_ms`.
  */
-export async function transferCall(call: CallItem, transfer: { kind: 'cold' | 'warm'; destination: string; options?: { ring_ms?: number } }): Promise<TransferOutcome> {
+/**
+ * Transfers the call's phone party. A cold transfer REFERs it (`sip_refer`, the default);
+ * a warm one, or a cold one in `sip_invite` mode, dials the destination into the room over
+ * the call's number of the workspace (its trunk), showing that number as the caller ID, or
+ * the user's with `show_transferee_as_caller`. The tool's custom SIP headers go on the
+ * REFER or the INVITE.
+ */
+export async function transferCall(call: CallItem, transfer: { kind: 'cold' | 'warm'; destination: string; options?: TransferOptions }): Promise<TransferOutcome> {
   const media = await adapter();
-  if (transfer.kind === 'cold') {
+  const options = transfer.options;
+  const headers = options?.sip_headers ? { sip_headers: options.sip_headers } : {};
+  if (!dialsTransferLeg(transfer)) {
     return media.transfer({
       kind: 'cold',
       call_id: roomOf(call),
       participant_identity: call.engine.sip_identity ?? CALLEE_IDENTITY,
       to: transfer.destination,
+      ...headers,
     });
   }
-  const ringMs = transfer.options?.ring_ms;
+  const inbound = call.direction === 'inbound';
+  // The user: the caller of an inbound call, the called party of an outbound one.
+  const userNumber = inbound ? call.from_number : call.to_number;
+  const ringMs = options?.ring_ms;
   return media.transfer({
     kind: 'warm',
     call_id: roomOf(call),
-    // The caller ID the destination sees is the call's own number of the workspace.
-    from_number: (call.direction === 'inbound' ? call.to_number : call.from_number) ?? '',
+    // The trunk (and, by default, the caller ID the destination sees) is the call's own number of the workspace.
+    from_number: (inbound ? call.to_number : call.from_number) ?? '',
+    ...(options?.show_transferee_as_caller && userNumber ? { caller_id: userNumber } : {}),
     to_number: transfer.destination,
-    trunk: await trunkOf(call.direction === 'inbound' ? { ...call, from_number: call.to_number } : call),
+    trunk: await trunkOf(inbound ? { ...call, from_number: call.to_number } : call),
+    ...headers,
     ...(ringMs !== undefined ? { ringing_timeout_seconds: Math.max(1, Math.ceil(ringMs / 1000)) } : {}),
   });
+}
+
+/** Whether a transfer dials a new leg into the room (warm, or cold in `sip_invite` mode) rather than REFERring the caller's. */
+export function dialsTransferLeg(transfer: { kind: 'cold' | 'warm'; options?: TransferOptions }): boolean {
+  return transfer.kind === 'warm' || transfer.options?.cold_transfer_mode === 'sip_invite';
 }
 
 /** Hangs up a warm transfer's destination (a consulted destination that was not bridged); one already gone is fine. */

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { asVariableString, dynamicVariables, epochMs, lazySchema, llmFallback, versionRef } from '../platform/http/schemas.ts';
+import { asVariableString, customSipHeaders, dynamicVariables, epochMs, lazySchema, llmFallback, versionRef } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
 import { wire } from '../platform/naming.ts';
 import { IdempotencyKey } from './idempotency.ts';
@@ -52,9 +52,6 @@ export const agentOverride = () =>
     })
     .describe('This call\'s configuration over the agent version\'s; nothing is stored on the agent');
 
-const sipHeaders = () =>
-  z.record(z.string().min(1).max(128), z.string().max(1024)).refine((headers) => Object.keys(headers).length <= 50, 'Must have at most 50 headers');
-
 const callMetadata = () => z.unknown();
 
 export const CreatePhoneCallBody = lazySchema(() =>
@@ -66,7 +63,7 @@ export const CreatePhoneCallBody = lazySchema(() =>
     agent_version: versionRef().optional(),
     retell_llm_dynamic_variables: dynamicVariables().optional(),
     metadata: callMetadata().optional(),
-    custom_sip_headers: sipHeaders().optional(),
+    custom_sip_headers: customSipHeaders().optional(),
     idempotency_key: IdempotencyKey.optional(),
     agent_override: agentOverride().optional(),
   }),

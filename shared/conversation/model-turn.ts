@@ -8,6 +8,7 @@ import { callCustomFunction, responseVariables, type CustomFunctionTool } from '
 import { completeWithFallback, recordFallback } from './fallback.ts';
 import { findToolMock } from './tool-mocks.ts';
 import { fillTemplate, variablesOf } from './variables.ts';
+import { validSipHeaders } from '../platform/sip-headers.ts';
 import type { AgenticTransferConfig, ConversationState, HandoffOption, TransferAsk, TransferOptions, TranscriptEvent, TurnResult } from './types.ts';
 
 /*
@@ -328,14 +329,28 @@ export function transferOf(tool: RetellTool, args: Record<string, unknown>, vari
   const option = tool.transfer_option as Record<string, unknown> | undefined;
   const type = option?.type;
   const warm = type === 'warm_transfer' || type === 'agentic_warm_transfer';
-  const options = option ? transferOptions(option, variables) : undefined;
+  const options = transferOptions(option ?? {}, variables, tool.custom_sip_headers);
   return { number, kind: warm ? 'warm' : 'cold', ...(options ? { options } : {}) };
 }
 
-/** The fields of a transfer option the engine acts on (retell-sdk TransferOption*), placeholders filled; undefined when none is set. */
-export function transferOptions(option: Record<string, unknown>, variables: Record<string, string>): TransferOptions | undefined {
+/**
+ * The fields of a transfer option the engine acts on (retell-sdk TransferOption*), with the
+ * tool's (or node's) `custom_sip_headers`, placeholders filled; undefined when none is set.
+ * A header a filled-in placeholder made invalid (a line break, too long) is left out.
+ */
+export function transferOptions(option: Record<string, unknown>, variables: Record<string, string>, sipHeaders?: unknown): TransferOptions | undefined {
   const out: TransferOptions = {};
   if (option.type === 'agentic_warm_transfer') out.agentic = agenticConfig(option.agentic_transfer_config);
+  if (option.type === 'cold_transfer' && (option.cold_transfer_mode === 'sip_refer' || option.cold_transfer_mode === 'sip_invite')) {
+    out.cold_transfer_mode = option.cold_transfer_mode;
+  }
+  if (sipHeaders && typeof sipHeaders === 'object' && !Array.isArray(sipHeaders)) {
+    const filled = Object.fromEntries(
+      Object.entries(sipHeaders as Record<string, unknown>).flatMap(([name, value]) => (typeof value === 'string' ? [[name, fillTemplate(value, variables)]] : [])),
+    );
+    const headers = validSipHeaders(filled);
+    if (Object.keys(headers).length) out.sip_headers = headers;
+  }
   if (typeof option.on_hold_music === 'string') out.on_hold_music = option.on_hold_music;
   if (typeof option.custom_on_hold_music_asset_id === 'string') out.custom_on_hold_music_asset_id = option.custom_on_hold_music_asset_id;
   if (typeof option.enable_bridge_audio_cue === 'boolean') out.enable_bridge_audio_cue = option.enable_bridge_audio_cue;

@@ -183,7 +183,16 @@ export interface TransferOptions {
   public_handoff?: HandoffOption;
   /** transfer_ring_duration_ms: how long the destination may ring. */
   ring_ms?: number;
+  /**
+   * The transfer leg shows the user's number as its caller ID (the caller of an inbound
+   * call, the called number of an outbound one) rather than the agent's: warm transfers and
+   * cold ones in `sip_invite` mode.
+   */
   show_transferee_as_caller?: boolean;
+  /** A cold transfer's mechanism: `sip_refer` (the default: the caller's leg is REFERred) or `sip_invite` (a new leg is dialled). */
+  cold_transfer_mode?: 'sip_refer' | 'sip_invite';
+  /** The tool's (or node's) `custom_sip_headers`, sent on the REFER or the transfer's INVITE. */
+  sip_headers?: Record<string, string>;
 }
 
 /** A transfer the turn asked for. */

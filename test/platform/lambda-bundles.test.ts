@@ -22,7 +22,7 @@ const bundles: Record<string, { file: string; metafile: Metafile }> = {};
 
 beforeAll(async () => {
   const cdk = readCdkBundling();
-  for (const name of ['account', 'numbers', 'contacts', 'export-jobs', 'account-data']) {
+  for (const name of ['account', 'numbers', 'contacts', 'export-jobs', 'account-data', 'flows']) {
     const file = join(dir, name, 'index.mjs');
     const result = await build({ ...esbuildOptions(cdk, `functions/${name}.ts`, file), logLevel: 'silent' });
     bundles[name] = { file, metafile: result.metafile! };
@@ -105,6 +105,12 @@ describe('deployed Lambda bundles', () => {
     // An export job runs no API route: none of the settings, assets or uploads account-data's index holds.
     const jobInputs = Object.keys(bundles['export-jobs']!.metafile.inputs);
     expect(jobInputs.filter((input) => /^shared\/account-data\/(index|settings|assets|asset-uploads|audio-length)\.ts$|node_modules\/music-metadata\//.test(input))).toEqual([]);
+  });
+
+  it('keep account data\'s S3 client and music-metadata out of flows, which checks hold-music assets (account-data/asset-refs.ts)', () => {
+    const inputs = Object.keys(bundles.flows!.metafile.inputs);
+    expect(inputs).toContain('shared/account-data/asset-refs.ts');
+    expect(inputs.filter((input) => /^shared\/account-data\/(index|assets|asset-uploads|audio-length|exports|privacy)\.ts$|node_modules\/(music-metadata|@aws-sdk\/client-s3)\//.test(input))).toEqual([]);
   });
 
   it('keep the agent schemas, the voice catalogue and the built-ins loaded on use out of the numbers cold import', () => {

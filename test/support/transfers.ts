@@ -60,3 +60,46 @@ export async function livePhoneCall({ app, livekit }: LiveKitTestApp) {
       .map((req) => JSON.parse(Buffer.from(req.body.data, 'base64').toString('utf8')));
   return { ws, hooks, number, callId: created.call_id as string, report, get, told, client };
 }
+
+/** A transfer_call tool to `number` (the front desk by default) with this option and any other tool fields (custom_sip_headers, …). */
+export const deskTool = (option: Record<string, unknown>, extra: Record<string, unknown> = {}, number = DESK) => ({
+  type: 'transfer_call',
+  name: 'transfer_to_desk',
+  description: 'Transfer the caller to the front desk.',
+  transfer_destination: { type: 'predefined', number },
+  transfer_option: option,
+  ...extra,
+});
+
+/** A WAV header claiming `seconds` of 8 kHz mono 16-bit audio (the data itself short): an audio asset for hold music. */
+export function wavBytes(seconds: number): Buffer {
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'latin1');
+  header.writeUInt32LE(36 + seconds * 16000, 4);
+  header.write('WAVE', 8, 'latin1');
+  header.write('fmt ', 12, 'latin1');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(8000, 24);
+  header.writeUInt32LE(16000, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'latin1');
+  header.writeUInt32LE(seconds * 16000, 40);
+  return Buffer.concat([header, Buffer.alloc(1600)]);
+}
+
+/** Uploads an asset (POST /create-asset, multipart); answers its asset_id. */
+export async function uploadAsset(baseUrl: string, key: string, bytes: Buffer, filename: string, type: string): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([bytes], { type }), filename);
+  const request = new Request('http://local/', { method: 'POST', body: form });
+  const created = await call(baseUrl, 'POST', '/create-asset', {
+    key,
+    rawBody: Buffer.from(await request.arrayBuffer()),
+    headers: { 'content-type': request.headers.get('content-type')! },
+  });
+  expect(created.status).toBe(201);
+  return created.body.asset_id as string;
+}

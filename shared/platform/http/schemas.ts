@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { idPattern, idPrefix, type IdKind } from '../ids.ts';
 import { onFirstUse } from '../lazy.ts';
+import { sipHeaderProblems } from '../sip-headers.ts';
 
 /**
  * Schema building blocks shared by every route, as factories: they are called inside
@@ -91,6 +92,20 @@ export function asVariableString(value: unknown): string {
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
+
+/**
+ * Custom SIP headers (`{name: value}`): the rules of shared/platform/sip-headers.ts, one
+ * issue per bad header at `<field>.<name>`. Calls, batch tasks and transfer_call tools share it.
+ */
+export const customSipHeaders = () =>
+  z
+    .record(z.string(), z.string())
+    .superRefine((headers, ctx) => {
+      for (const problem of sipHeaderProblems(headers)) {
+        ctx.addIssue({ code: 'custom', path: problem.name === undefined ? [] : [problem.name], message: problem.message, input: headers });
+      }
+    })
+    .describe("At most 50; names are SIP tokens (1 to 128 letters, digits or !%'*+-._`~), values at most 1024 characters on one line");
 
 /** A version reference as the client sends it: a number, a numeric string, `latest`, `latest_published` or a tag name. */
 export const versionRef = () =>

@@ -246,7 +246,7 @@ export class LiveKitMedia implements MediaAdapter {
   /** One dial's options, whichever trunk it goes over. */
   private dialOptions(request: DialRequest, identity: string): CreateSipParticipantOptions {
     return {
-      fromNumber: request.from_number,
+      fromNumber: request.caller_id ?? request.from_number,
       participantIdentity: identity,
       // Answers once the callee picked up or the dial failed, so the outcome is known here.
       waitUntilAnswered: true,

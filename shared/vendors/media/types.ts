@@ -94,8 +94,13 @@ export interface TrunkStore {
 export interface DialRequest {
   /** The call (and its room) the callee joins. */
   call_id: string;
-  /** The caller ID, a number of the workspace with its trunk. */
+  /** The number of the workspace whose trunk the dial goes over (and, without `caller_id`, the caller ID). */
   from_number: string;
+  /**
+   * The caller ID the callee sees when it is not `from_number`: a transfer with
+   * `show_transferee_as_caller` shows the user's number (the carrier must allow caller ID override).
+   */
+  caller_id?: string;
   to_number: string;
   trunk: OutboundTrunkConfig;
   /** The callee's participant identity in the room (default `callee`). */

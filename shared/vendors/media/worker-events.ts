@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lazySchema } from '../../platform/http/schemas.ts';
+import { customSipHeaders, lazySchema } from '../../platform/http/schemas.ts';
 
 /**
  * What the agent worker posts to `POST /internal/calls/{call_id}/events`
@@ -83,6 +83,8 @@ z.discriminatedUnion('event', [
      * cue, public handoff and ring duration are applied (docs/calls.md, Agentic warm transfer).
      */
     transfer_option: z.looseObject({ type: z.enum(['cold_transfer', 'warm_transfer', 'agentic_warm_transfer']) }).optional(),
+    /** The tool's (or node's) `custom_sip_headers` as configured (placeholders are filled by Parley), sent on the REFER or the INVITE. */
+    custom_sip_headers: customSipHeaders().optional(),
   }),
   z.strictObject({
     /** An agentic warm transfer's mediator decided (its bridge_transfer / cancel_transfer tool) while consulting the destination. */
