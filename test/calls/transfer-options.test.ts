@@ -78,19 +78,8 @@ describe('a transfer_call tool, when saved', () => {
     expect(good.body.general_tools[0].custom_sip_headers).toEqual({ 'X-Team': 'billing {{customer_id}}' });
   });
 
-  it('refuses show_transferee_as_caller with sip_refer (the default) and an unknown cold_transfer_mode', async () => {
+  it('accepts show_transferee_as_caller with sip_refer (the default; no effect, as retell-sdk documents) and refuses an unknown cold_transfer_mode', async () => {
     const ws = await app.newWorkspace();
-    const message =
-      'general_tools.0.transfer_option.show_transferee_as_caller: Not available with cold_transfer_mode sip_refer (the default): ' +
-      'the carrier keeps the caller ID of a REFER; set cold_transfer_mode to sip_invite';
-    for (const option of [
-      { type: 'cold_transfer', show_transferee_as_caller: true },
-      { type: 'cold_transfer', cold_transfer_mode: 'sip_refer', show_transferee_as_caller: true },
-    ]) {
-      const refused = await createLlm(ws.api, deskTool(option));
-      expect(refused.status).toBe(400);
-      expect(refused.body.message).toBe(message);
-    }
     const mode = await createLlm(ws.api, deskTool({ type: 'cold_transfer', cold_transfer_mode: 'sip_bye' }));
     expect(mode.status).toBe(400);
     expect(mode.body.message).toBe('general_tools.0.transfer_option.cold_transfer_mode: Expected one of "sip_refer", "sip_invite"');
@@ -98,6 +87,8 @@ describe('a transfer_call tool, when saved', () => {
     for (const option of [
       { type: 'cold_transfer', cold_transfer_mode: 'sip_invite', show_transferee_as_caller: true },
       { type: 'cold_transfer', cold_transfer_mode: 'sip_refer', show_transferee_as_caller: false },
+      { type: 'cold_transfer', cold_transfer_mode: 'sip_refer', show_transferee_as_caller: true },
+      { type: 'cold_transfer', show_transferee_as_caller: true },
       { type: 'warm_transfer', show_transferee_as_caller: true },
     ]) {
       expect((await createLlm(ws.api, deskTool(option))).status).toBe(201);
