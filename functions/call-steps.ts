@@ -5,12 +5,13 @@ import { instrumented } from '../shared/platform/telemetry.ts';
 import { CallQueueMessageSchema, runCallQueueMessage, type CallQueueMessage } from '../shared/calls/index.ts';
 import { onCallLifecycle } from '../shared/calls/index.ts';
 import { registerBatchCallCounters } from '../shared/batches/index.ts';
-import { queueCrmCallPush } from '../shared/integrations/index.ts';
+import { queueCrmCallPush } from '../shared/integrations/call-push.ts';
 
 // Batch counters hear of the calls this consumer moves (shared/calls/call-listeners.ts).
 registerBatchCallCounters();
 // An analysed call (the analysis step runs here) queues its CRM push: only a message on
-// integration-jobs, when the workspace's CRM config asks for it (docs/integrations.md).
+// integration-jobs, when the workspace's CRM config asks for it (docs/integrations.md). From
+// call-push.ts itself: the integrations index holds the CRM and app clients and their OAuth.
 onCallLifecycle(queueCrmCallPush);
 
 const parseCallStep = (message: unknown): CallQueueMessage | undefined => {

@@ -1,3 +1,4 @@
+import { PRE_CALL_BUDGET_MS } from './pre-call-budget.ts';
 import { ApiError, invalidPaginationKey, notFound } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { defineOfflineShape, languageModel } from '../vendors/llm/index.ts';
@@ -71,8 +72,8 @@ export const MAX_OUTPUT_CHARS = 4000;
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 /** A test run (inside an API request, which API Gateway ends at 30 s) stops starting steps after this. */
 export const TEST_RUN_BUDGET_MS = 25_000;
-/** A pre-call workflow holds up the call's start: it gets this long in all. */
-export const PRE_CALL_BUDGET_MS = 10_000;
+/** A pre-call workflow holds up the call's start: it gets this long in all (pre-call-budget.ts). */
+export { PRE_CALL_BUDGET_MS };
 
 const toWorkflow = ({ pk: _pk, sk: _sk, ...workflow }: WorkflowItem): Workflow => workflow;
 

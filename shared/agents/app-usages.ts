@@ -1,7 +1,8 @@
 import { badRequest } from '../platform/errors.ts';
 import { listHeads, queryVersions, type HeadItem, type VersionRecord } from '../platform/store/versions.ts';
 import type { VersionedKind } from '../platform/store/keys.ts';
-import { appToolProblems, type AppToolRef } from '../integrations/app-refs.ts';
+import type * as AppRefs from '../integrations/app-refs.ts';
+import type { AppToolRef } from '../integrations/app-refs.ts';
 import type { ResponseEngine } from './agent-fields.ts';
 import { flowAppToolRefs, llmAppToolRefs } from './app-tools.ts';
 import { engineOf } from './response-engines.ts';
@@ -15,8 +16,18 @@ import { engineOf } from './response-engines.ts';
  * goes stale when an engine or an agent changes or is deleted.
  */
 
+/**
+ * The integrations' app catalogue and store, loaded by the first save that names an app
+ * tool: every function that reaches the agents entry (calls, chats, public...) would
+ * otherwise load them at its cold start for a check that most saves skip
+ * (docs/performance.md, "Sizes: cold and lazy").
+ */
+let appRefs: Promise<typeof AppRefs> | undefined;
+
 /** 400 naming each app tool whose app is not in this workspace or whose provider has no such tool. */
 export async function assertAppTools(workspaceId: string, refs: readonly AppToolRef[]): Promise<void> {
+  if (!refs.length) return;
+  const { appToolProblems } = await (appRefs ??= import('../integrations/app-refs.ts'));
   const problems = await appToolProblems(workspaceId, refs);
   if (problems.length) throw badRequest(problems.join('; '));
 }

@@ -1,10 +1,10 @@
 import { logger } from '../platform/logger.ts';
 import { PaymentRequired } from '../platform/errors.ts';
-import { offSessionCharger } from '../vendors/payments/index.ts';
 import { billingNow } from './clock.ts';
 import { toMicros } from './prices.ts';
-import { handleOwnEvents } from './stripe-events.ts';
 import { billingStore } from './store.ts';
+import type * as Payments from '../vendors/payments/index.ts';
+import type * as StripeEvents from './stripe-events.ts';
 
 /*
  * Auto-recharge (`settings.auto_recharge: {threshold_usd, amount_usd}`): after a charge
@@ -21,10 +21,19 @@ import { billingStore } from './store.ts';
 
 export const AUTO_RECHARGE_LOCK_MS = 10 * 60 * 1000;
 
+/**
+ * The payment vendor and the handling of its events, loaded when a recharge is due: every
+ * charge (a call's, a chat's) runs this check, and almost none recharges, so the functions
+ * that charge do not load them at a cold start (docs/performance.md, "Sizes: cold and lazy").
+ */
+let charging: Promise<[typeof Payments, typeof StripeEvents]> | undefined;
+const loadCharging = () => (charging ??= Promise.all([import('../vendors/payments/index.ts'), import('./stripe-events.ts')]));
+
 export async function maybeAutoRecharge(workspaceId: string): Promise<boolean> {
   const account = await billingStore.account(workspaceId);
   const rule = account?.settings?.auto_recharge;
   if (!account || !rule || account.balance >= toMicros(rule.threshold_usd) || !account.default_payment_method) return false;
+  const [{ offSessionCharger }, { handleOwnEvents }] = await loadCharging();
   const charger = await offSessionCharger();
   const customer = account[`customer_${charger.kind}`];
   if (!customer) return false;

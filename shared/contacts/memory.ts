@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { badRequest, conflict } from '../platform/errors.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import { TransactionCancelled } from '../platform/store/table.ts';
-import { languageModel } from '../vendors/llm/index.ts';
+import type * as Llm from '../vendors/llm/index.ts';
 import { contactByPhone, contactNotFound } from './contacts.ts';
 import { MAX_MEMORY_CHARS, type Memory, type MemorySettings, type MemorySettingsInput } from './schemas.ts';
 import { getContactItem, getMemoryItem, getMemorySettings, putMemory, putMemorySettings, type ContactItem } from './store.ts';
@@ -14,6 +14,14 @@ import { getContactItem, getMemoryItem, getMemorySettings, putMemory, putMemoryS
  * the memory and the contact's fields join the dynamic variables of every new call with
  * the contact's number (contactVariables), below the call's own variables.
  */
+
+/**
+ * The LLM vendor, loaded by the first summary: the calls and chats functions reach this
+ * module for contactVariables on every new call, and write a summary only on save-call
+ * (docs/performance.md, "Sizes: cold and lazy").
+ */
+let llm: Promise<typeof Llm> | undefined;
+const loadLlm = () => (llm ??= import('../vendors/llm/index.ts'));
 
 const MAX_ATTEMPTS = 10;
 /** The model that writes call summaries (mapped by LLM_MODEL_MAP like every other id). */
@@ -114,6 +122,7 @@ export async function saveCallToMemory(workspaceId: string, contactId: string, c
 async function summarize(call: CallForMemory): Promise<string> {
   const transcript = (call.transcript ?? '').slice(-MAX_TRANSCRIPT_CHARS);
   const analysisSummary = typeof call.call_analysis?.call_summary === 'string' ? call.call_analysis.call_summary : '';
+  const { languageModel } = await loadLlm();
   const answer = await languageModel().complete({
     model: MEMORY_MODEL,
     temperature: 0,

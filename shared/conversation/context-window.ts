@@ -1,4 +1,5 @@
 import { estimateMessageTokens, type ChatMessage } from '../vendors/llm/index.ts';
+import { REPLY_MAX_TOKENS } from './limits.ts';
 import type { AgentNote, TranscriptEvent } from './types.ts';
 
 /*
@@ -8,12 +9,7 @@ import type { AgentNote, TranscriptEvent } from './types.ts';
  * result, is refused by providers); room is kept for the reply, capped at 300 tokens.
  */
 
-/** Spec Limits: default workspace LLM token limit, and its range. */
-export const DEFAULT_LLM_TOKEN_LIMIT = 32_768;
-export const MIN_LLM_TOKEN_LIMIT = 1_024;
-export const MAX_LLM_TOKEN_LIMIT = 131_072;
-/** Spec Limits: replies are capped at 300 completion tokens. */
-export const REPLY_MAX_TOKENS = 300;
+export { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './limits.ts';
 
 /**
  * The conversation as chat messages: utterances, and each run of tool calls as one assistant

@@ -6,7 +6,7 @@ import { closeCustomLlm, customLlmTurn } from './custom-llm.ts';
 import { flowTurn } from './flow.ts';
 import { TurnOutput } from './model-turn.ts';
 import { retellLlmTurn } from './retell-llm.ts';
-import type { ConfigOverrides, ConversationState, EngineRef, OpenConversationInput, TranscriptObject, TurnEvent, TurnResult } from './types.ts';
+import type { ConfigOverrides, ConversationState, EngineRef, OpenConversationInput, TurnEvent, TurnResult } from './types.ts';
 
 /*
  * The text-level conversation runtime: the call engine's sandbox (and later the LiveKit
@@ -80,17 +80,6 @@ export async function agentTurn(state: ConversationState, event: TurnEvent): Pro
 }
 
 /**
- * Tells the agent something between turns (the call engine: a transfer that did not go
- * through): the next state, whose model turns see `content` as a system message after
- * what has been said so far. Not part of the transcript. A custom LLM gets it as a
- * `{role: 'system'}` turn in the next `response_required` transcript (the compatible
- * WebSocket protocol has no event for it).
- */
-export function noteToAgent(state: ConversationState, content: string): ConversationState {
-  return { ...state, agent_notes: [...(state.agent_notes ?? []), { after: state.history.length, content }] };
-}
-
-/**
  * A message composed by the agent's model from `instruction` and the conversation so far
  * (a warm transfer's prompt-type handoff): the Retell LLM's model, else the default one
  * (flows and custom LLMs). Not recorded on the state; the caller says it.
@@ -100,11 +89,6 @@ export async function composeMessage(state: ConversationState, instruction: stri
   const messages = fitToTokenLimit([{ role: 'system', content: instruction }], historyMessages(state.history), state.token_limit);
   const answer = await completeWithFallback({ model, messages, maxTokens: REPLY_MAX_TOKENS }, state.fallback_llm_model);
   return answer.content.trim();
-}
-
-/** The conversation's `transcript_object`: its utterances, in order. */
-export function transcriptObject(state: ConversationState): TranscriptObject[] {
-  return state.history.flatMap((entry) => (entry.role === 'agent' || entry.role === 'user' ? [{ role: entry.role, content: entry.content, words: [] }] : []));
 }
 
 /** Releases what this process holds for the conversation (a custom LLM's socket); call it when the call or chat ends. */

@@ -1,14 +1,72 @@
+import type * as RuntimeModule from './runtime.ts';
+
 /**
- * What other domains may use of the conversation runtime (calls now, chats later): they
- * import it from here, never from its files (eslint no-restricted-imports).
+ * What other domains may use of the conversation runtime (calls, chats): they import it
+ * from here, never from its files (eslint no-restricted-imports).
+ *
+ * The runtime itself (runtime.ts: the engines, the LLM vendors, tool execution with the
+ * integrations' app tools and OAuth client, knowledge retrieval) is loaded with `import()`
+ * by the first call that needs it, once per process: the functions that import this entry
+ * (calls, call-steps, chats, public, batch-tick) serve many requests that never converse,
+ * and esbuild puts a module reached only through `import()` in a chunk their cold start
+ * does not load (docs/performance.md). What is cheap and synchronous (the transfer
+ * options, notes, the transcript object, the limits) comes from light modules here.
  */
-export { agentTurn, closeConversation, composeMessage, noteToAgent, openConversation, transcriptObject } from './conversation.ts';
-export { analyzeConversation } from './analysis.ts';
-export { transferOptions } from './model-turn.ts';
-export { completeWithFallback, type FallbackUse } from './fallback.ts';
-export { retrieveForAgent, type AgentRetrieval } from './knowledge.ts';
-export { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './context-window.ts';
-export { CustomLlmFailed, type CustomLlmFailure } from './custom-llm.ts';
+
+type Runtime = typeof RuntimeModule;
+
+let loading: Promise<Runtime> | undefined;
+let loaded: Runtime | undefined;
+/** The runtime, loaded on first use (the promise cached, so every caller shares one load). */
+const runtime = (): Promise<Runtime> =>
+  (loading ??= import('./runtime.ts').then((module) => (loaded = module)));
+
+/** Loads the agent version and its engine version, and answers the state of a new conversation (conversation.ts). */
+export async function openConversation(...args: Parameters<Runtime['openConversation']>): ReturnType<Runtime['openConversation']> {
+  return (await runtime()).openConversation(...args);
+}
+
+/** The agent's turn: its opening on `call_started`, its reply to the user's line on `user_said` (conversation.ts). */
+export async function agentTurn(...args: Parameters<Runtime['agentTurn']>): ReturnType<Runtime['agentTurn']> {
+  return (await runtime()).agentTurn(...args);
+}
+
+/** A message the agent's model composes from an instruction and the conversation so far (conversation.ts). */
+export async function composeMessage(...args: Parameters<Runtime['composeMessage']>): ReturnType<Runtime['composeMessage']> {
+  return (await runtime()).composeMessage(...args);
+}
+
+/**
+ * Releases what this process holds for the conversation (a custom LLM's socket); call it
+ * when the call or chat ends. A process that never loaded the runtime holds nothing for it;
+ * one still loading it releases once loaded.
+ */
+export function closeConversation(...args: Parameters<Runtime['closeConversation']>): void {
+  if (loaded) loaded.closeConversation(...args);
+  else if (loading) void loading.then((module) => module.closeConversation(...args));
+}
+
+/** Post-call (or post-chat) analysis (analysis.ts). */
+export async function analyzeConversation(...args: Parameters<Runtime['analyzeConversation']>): ReturnType<Runtime['analyzeConversation']> {
+  return (await runtime()).analyzeConversation(...args);
+}
+
+/** One model call with the workspace's fallback model (fallback.ts). */
+export async function completeWithFallback(...args: Parameters<Runtime['completeWithFallback']>): ReturnType<Runtime['completeWithFallback']> {
+  return (await runtime()).completeWithFallback(...args);
+}
+
+/** Knowledge retrieval for a turn someone else drives (knowledge.ts). */
+export async function retrieveForAgent(...args: Parameters<Runtime['retrieveForAgent']>): ReturnType<Runtime['retrieveForAgent']> {
+  return (await runtime()).retrieveForAgent(...args);
+}
+
+export { noteToAgent, transcriptObject } from './state.ts';
+export { transferOptions } from './transfer-options.ts';
+export { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './limits.ts';
+export type { FallbackUse } from './fallback.ts';
+export type { AgentRetrieval } from './knowledge.ts';
+export type { CustomLlmFailure } from './custom-llm.ts';
 export type {
   AgentNote,
   AgenticTransferConfig,

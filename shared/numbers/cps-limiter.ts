@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { config } from '../platform/config.ts';
 import { tooManyRequests } from '../platform/errors.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
-import { cpsBuckets } from './store.ts';
+import { cpsBuckets, type NumberItem } from './store.ts';
 
 /*
  * Calls per second per phone number (spec Limits): a token bucket held in the single
@@ -174,4 +174,10 @@ export async function takeDialTokens(phoneNumber: string, cpsLimit: number, coun
   });
   if (free.length < want) return [];
   return (await attempt(shuffle(free).slice(0, want))) ?? [];
+}
+
+/** Calls per second for the number: its cps_limit, else the default for its kind (spec Limits). */
+export function cpsLimitFor(number: Pick<NumberItem, 'cps_limit' | 'phone_number_type' | 'provider'>): number {
+  if (number.cps_limit !== undefined) return number.cps_limit;
+  return number.phone_number_type !== 'custom' || number.provider === 'twilio' ? config.DEFAULT_CPS_HOSTED : config.DEFAULT_CPS_CUSTOM;
 }

@@ -1,6 +1,8 @@
 import { getKyc } from './kyc.ts';
 import { NotFound } from '../platform/errors.ts';
-import { deletePhoneNumber } from './phone-numbers.ts';
+import type * as PhoneNumbers from './phone-numbers.ts';
+// TWILIO_INBOUND_ALLOWED_ADDRESSES is checked with the settings wherever numbers are reached (checkWithSettings).
+import './inbound-addresses.ts';
 import { listNumberItems, phoneNumberClaims, phoneNumbers, type NumberItem } from './store.ts';
 
 /**
@@ -9,10 +11,18 @@ import { listNumberItems, phoneNumberClaims, phoneNumbers, type NumberItem } fro
  * and the number's calls-per-second limiter.
  */
 export type { NumberItem } from './store.ts';
-export { cpsLimitFor } from './phone-numbers.ts';
-export { AHEAD_TOKEN_USE_MS, takeDialToken, takeDialTokens, type DialToken } from './cps-limiter.ts';
+export { AHEAD_TOKEN_USE_MS, cpsLimitFor, takeDialToken, takeDialTokens, type DialToken } from './cps-limiter.ts';
 /** The workspace's verification status, for account-status (shared/account-data). */
 export { getKyc } from './kyc.ts';
+
+/**
+ * The numbers' API operations (phone-numbers.ts: the carriers, SIP origination, the binding
+ * checks), loaded by the first dial with a trunk password or the workspace purge: the calls
+ * and batch functions reach this entry on every dial and need none of it otherwise
+ * (docs/performance.md, "Sizes: cold and lazy").
+ */
+let phoneNumbers_: Promise<typeof PhoneNumbers> | undefined;
+const phoneNumbersModule = () => (phoneNumbers_ ??= import('./phone-numbers.ts'));
 
 /** The workspace's number, or undefined (another workspace's number is as absent). */
 export async function workspaceNumber(workspaceId: string, phoneNumber: string): Promise<NumberItem | undefined> {
@@ -28,7 +38,7 @@ export async function numberHolder(phoneNumber: string): Promise<NumberItem | un
 /** An imported number's SIP trunk password, opened for a dial (undefined when it has none). */
 export async function trunkPassword(number: NumberItem): Promise<string | undefined> {
   if (!number.auth_password_encrypted) return undefined;
-  const [{ decryptSecret }, { passwordContext }] = await Promise.all([import('../platform/crypto/envelope.ts'), import('./phone-numbers.ts')]);
+  const [{ decryptSecret }, { passwordContext }] = await Promise.all([import('../platform/crypto/envelope.ts'), phoneNumbersModule()]);
   return decryptSecret(number.auth_password_encrypted, passwordContext(number.workspace_id, number.phone_number));
 }
 
@@ -45,6 +55,7 @@ export async function verificationStatus(workspaceId: string): Promise<string> {
  */
 export async function releaseWorkspaceNumbers(workspaceId: string, limit = 20): Promise<{ released: number; more: boolean }> {
   const items = await listNumberItems(workspaceId);
+  const { deletePhoneNumber } = await phoneNumbersModule();
   let released = 0;
   for (const item of items.slice(0, limit)) {
     try {

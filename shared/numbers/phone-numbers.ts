@@ -1,6 +1,5 @@
 import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/bindings.ts';
 import { assertRunnable, resolveAgentVersion } from '../agents/bindings.ts';
-import { checkWithSettings, config } from '../platform/config.ts';
 import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { ApiError, badRequest, conflict, Invalid, invalidPaginationKey, NotFound, VendorFailed } from '../platform/errors.ts';
 import type { AvailableNumber, CreatePhoneNumberInput, ImportPhoneNumberInput, PhoneNumber, PhoneNumberBinding, UpdatePhoneNumberInput, VersionReference } from './phone-number-schemas.ts';
@@ -17,8 +16,10 @@ import {
   type ProviderTrunkItem,
 } from './store.ts';
 import { mockTelephonyProvider, provisioningFailed, telephonyProvider, type HeldNumber, type TelephonyProvider, type Trunk } from '../vendors/telephony/index.ts';
-import { canonicalAddress, isTwilioTerminationHost, prettyNumber, sipUriHost } from './validation.ts';
+import { isTwilioTerminationHost, prettyNumber, sipUriHost } from './validation.ts';
 import { getHead } from '../platform/store/versions.ts';
+import { cpsLimitFor } from './cps-limiter.ts';
+import { inboundAddressesFor, parseInboundAddresses, TWILIO_SIGNALLING_BLOCKS, twilioInboundAddresses } from './inbound-addresses.ts';
 
 /*
  * Phone numbers. A number is its own ID and exists once across all workspaces: the
@@ -35,55 +36,9 @@ const DIRECTIONS: readonly Direction[] = ['inbound', 'outbound'];
 type SmsDirection = 'inbound_sms' | 'outbound_sms';
 const SMS_DIRECTIONS: readonly SmsDirection[] = ['inbound_sms', 'outbound_sms'];
 
-/** Telephony rule 2: Twilio's signalling blocks, where Twilio numbers accept INVITEs from by default. */
-export const TWILIO_SIGNALLING_BLOCKS = [
-  '54.172.60.0/30',
-  '54.244.51.0/30',
-  '54.171.127.192/30',
-  '35.156.191.128/30',
-  '54.65.63.192/30',
-  '54.169.127.128/30',
-  '54.252.254.64/30',
-  '177.71.206.192/30',
-] as const;
+export { inboundAddressesFor, parseInboundAddresses, TWILIO_SIGNALLING_BLOCKS, twilioInboundAddresses };
 
-/** Parses `TWILIO_INBOUND_ALLOWED_ADDRESSES`: IPs or CIDR blocks, comma-separated, canonicalised. */
-export function parseInboundAddresses(setting: string): string[] {
-  return setting.split(',').map((entry) => {
-    const canonical = canonicalAddress(entry.trim());
-    if (!canonical) throw new Error(`Invalid Parley settings: TWILIO_INBOUND_ALLOWED_ADDRESSES: "${entry.trim()}" is not an IP or CIDR block`);
-    return canonical;
-  });
-}
-
-let inboundAddresses: readonly string[] | undefined;
-const readInboundAddresses = () =>
-  (inboundAddresses ??= config.TWILIO_INBOUND_ALLOWED_ADDRESSES
-    ? parseInboundAddresses(config.TWILIO_INBOUND_ALLOWED_ADDRESSES)
-    : TWILIO_SIGNALLING_BLOCKS);
-// Checked with every setting, so a bad value stops the function before its first request does any work, never mid-request.
-checkWithSettings(readInboundAddresses);
-
-/** The inbound blocks of Twilio numbers: `TWILIO_INBOUND_ALLOWED_ADDRESSES` when set, else Twilio's. */
-export function twilioInboundAddresses(): string[] {
-  return [...readInboundAddresses()];
-}
-
-/**
- * Where a number accepts inbound INVITEs from, as configured; null: the addresses its
- * termination URI resolves to when a call arrives (see shared/numbers/inbound-admission.ts).
- */
-export function inboundAddressesFor(number: Pick<NumberItem, 'allowed_inbound_addresses' | 'provider'>): string[] | null {
-  if (number.allowed_inbound_addresses?.length) return number.allowed_inbound_addresses;
-  if (number.provider === 'twilio') return twilioInboundAddresses();
-  return null;
-}
-
-/** Calls per second for the number: its cps_limit, else the default for its kind (spec Limits). */
-export function cpsLimitFor(number: Pick<NumberItem, 'cps_limit' | 'phone_number_type' | 'provider'>): number {
-  if (number.cps_limit !== undefined) return number.cps_limit;
-  return number.phone_number_type !== 'custom' || number.provider === 'twilio' ? config.DEFAULT_CPS_HOSTED : config.DEFAULT_CPS_CUSTOM;
-}
+export { cpsLimitFor };
 
 const onlyAgent = (entries?: AgentEntry[]) => (entries?.length === 1 ? entries[0]!.agent_id : null);
 

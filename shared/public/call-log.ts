@@ -1,5 +1,5 @@
 import { findPublicCallLog } from '../calls/records.ts';
-import { getKbRetrievals } from '../knowledge-bases/index.ts';
+import type * as KnowledgeBases from '../knowledge-bases/index.ts';
 import { countTokenRequest } from '../platform/auth/token-window.ts';
 import { rawBearer } from '../platform/auth/gate.ts';
 import { notFound, unauthorized } from '../platform/errors.ts';
@@ -32,7 +32,15 @@ export async function getPublicCallLog(callId: string, headers: Record<string, s
   return log;
 }
 
+/**
+ * The knowledge-bases entry, loaded by the first request for a call's retrievals: it also
+ * holds retrieval itself (the embedder, the search index), which nothing else the public
+ * function serves needs at its cold start (docs/performance.md, "Sizes: cold and lazy").
+ */
+let knowledgeBases: Promise<typeof KnowledgeBases> | undefined;
+
 export async function getPublicCallKbRetrievals(callId: string, headers: Record<string, string | undefined>, query: { access_token?: string }) {
   const log = await authorizedCall(callId, headers, query);
+  const { getKbRetrievals } = await (knowledgeBases ??= import('../knowledge-bases/index.ts'));
   return getKbRetrievals(log.workspace_id, callId);
 }

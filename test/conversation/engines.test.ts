@@ -13,7 +13,7 @@ import { completion, startFakeOpenAi } from '../support/fake-openai.ts';
 const app = await startTestApp();
 const fake = await startFakeOpenAi();
 const { agentTurn, analyzeConversation, closeConversation, openConversation, CustomLlmFailed } = await import(
-  '../../shared/conversation/index.ts'
+  '../../shared/conversation/runtime.ts'
 );
 const { OfflineModel, OpenAiCompatibleModel, useLanguageModel } = await import('../../shared/vendors/llm/index.ts');
 

@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { decryptSecret, encryptSecret } from '../crypto/envelope.ts';
-import { JOSEError, jwtVerify, SignJWT } from './jose-session.ts';
+import type * as JoseSession from './jose-session.ts';
 import { keys, type ItemKey } from '../store/keys.ts';
 import { ConditionFailed, table } from '../store/table.ts';
 import type { Role } from './roles.ts';
@@ -56,6 +56,14 @@ interface SigningKeyItem extends ItemKey {
 const SIGNING_CONTEXT = { workspace_id: 'platform', record: 'session-signing-key' };
 
 
+/**
+ * jose's sign and verify, loaded by the first token signed or verified: every HTTP function
+ * reaches this module through the gate, and most of their requests carry an API key, not a
+ * session (docs/performance.md, "Sizes: cold and lazy").
+ */
+let jose: Promise<typeof JoseSession> | undefined;
+const loadJose = () => (jose ??= import('./jose-session.ts'));
+
 let verifying: Promise<{ kid: string; key: KeyObject }> | undefined;
 let signing: Promise<{ kid: string; key: KeyObject }> | undefined;
 
@@ -108,7 +116,7 @@ function signingKey(): Promise<{ kid: string; key: KeyObject }> {
 
 /** A signed session token for the member and session, valid SESSION_TTL_SECONDS. */
 export async function signSessionToken(claims: SessionClaims, nowMs = Date.now()): Promise<string> {
-  const { kid, key } = await signingKey();
+  const [{ kid, key }, { SignJWT }] = await Promise.all([signingKey(), loadJose()]);
   return new SignJWT({ ws: claims.workspaceId, sid: claims.sessionId, csrf: claims.csrf })
     .setProtectedHeader({ alg: ALGORITHM, kid, typ: 'JWT' })
     .setSubject(claims.memberId)
@@ -123,6 +131,7 @@ export async function signSessionToken(claims: SessionClaims, nowMs = Date.now()
 export async function verifySessionToken(token: string, nowMs = Date.now()): Promise<SessionClaims | undefined> {
   const key = await verificationKey();
   if (!key) return undefined;
+  const { JOSEError, jwtVerify } = await loadJose();
   try {
     const { payload, protectedHeader } = await jwtVerify(token, key.key, {
       algorithms: [ALGORITHM],

@@ -1,4 +1,5 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type * as SecretsManagerSdk from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config.ts';
 import { awsClientOptions } from './client-options.ts';
 import { tagAwsClient } from './unavailable.ts';
@@ -20,6 +21,14 @@ export interface VendorSettingsOptions {
 }
 
 export const VENDOR_SECRET_TTL_MS = 60_000;
+
+/**
+ * The Secrets Manager client's package, loaded on the first read of a secret (as the SQS
+ * client is, queue.ts): most invocations read no vendor setting, or read them from the
+ * environment, so a cold start does not load it (docs/performance.md, "Sizes: cold and lazy").
+ */
+let secretsSdk: Promise<typeof SecretsManagerSdk> | undefined;
+const loadSecretsSdk = () => (secretsSdk ??= import('@aws-sdk/client-secrets-manager'));
 
 export class VendorSettings {
   private client?: SecretsManagerClient;
@@ -48,6 +57,7 @@ export class VendorSettings {
   }
 
   private async fetch(secretId: string): Promise<Record<string, unknown>> {
+    const { GetSecretValueCommand, SecretsManagerClient } = await loadSecretsSdk();
     this.client ??= tagAwsClient(
       new SecretsManagerClient({
         region: this.options.region ?? config.AWS_REGION,

@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build, type Metafile } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleOptions, bundleOutputs, coldInputs, inputsOf } from '../../lib/bundling.ts';
+
+/**
+ * The cold closure of the four functions over the 700 KiB target that loads what only some
+ * requests need through `import()` (issue 8, "Speed"; docs/performance.md): the conversation
+ * runtime, the pre-call workflows, the SIP trace and live controls, the numbers' API module,
+ * the LLM vendor, the Secrets Manager client, the session tokens' jose, the payment vendor,
+ * the app catalogue and the knowledge-base retrieval. Built as the stack builds them
+ * (lib/bundling.ts), each module must be in a chunk the entry does not import statically
+ * (esbuild decides by reachability: one static import chain from the entry would pull it
+ * back into a cold chunk), and still in the bundle, loaded on first use. Paths are prefixes
+ * from the project root (LiveKit's own copy of jose, under its node_modules, is another
+ * engineer's boundary).
+ */
+const dir = mkdtempSync(join(tmpdir(), 'parley-test-cold-closure-'));
+const bundles: Record<string, { file: string; metafile: Metafile }> = {};
+
+/** Loaded on first use everywhere they are reached. */
+const EVERYWHERE = [
+  'shared/conversation/runtime.ts',
+  'shared/conversation/model-turn.ts',
+  'shared/conversation/conversation.ts',
+  'shared/integrations/index.ts',
+  'node_modules/oauth4webapi/',
+  'shared/vendors/llm/index.ts',
+  'shared/platform/aws/lambda-sdk/client-secrets-manager.js',
+  'shared/billing/stripe-events.ts',
+  'shared/vendors/payments/index.ts',
+  'shared/integrations/app-refs.ts',
+];
+
+const LAZY: Record<string, string[]> = {
+  calls: [
+    ...EVERYWHERE,
+    'shared/platform/auth/jose-session.ts',
+    'node_modules/jose/',
+    'shared/agent-tools/workflows.ts',
+    'shared/calls/sip-trace.ts',
+    'shared/calls/live-control.ts',
+    'shared/numbers/phone-numbers.ts',
+  ],
+  public: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/', 'shared/agent-tools/workflows.ts', 'shared/knowledge-bases/retrieval.ts'],
+  'call-steps': [...EVERYWHERE, 'shared/agent-tools/workflows.ts', 'shared/numbers/phone-numbers.ts'],
+  chats: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/'],
+};
+
+beforeAll(async () => {
+  await Promise.all(
+    Object.keys(LAZY).map(async (name) => {
+      const result = await build({ ...bundleOptions(`functions/${name}.ts`, join(dir, name)), write: true });
+      bundles[name] = { file: join(dir, name, 'index.mjs'), metafile: result.metafile! };
+    }),
+  );
+}, 120_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the cold closure of calls, public, call-steps and chats', () => {
+  for (const [name, modules] of Object.entries(LAZY)) {
+    it(`${name}: loads what few requests need on first use, not at its cold start`, () => {
+      const { metafile, file } = bundles[name]!;
+      const cold = [...coldInputs(metafile, file).keys()];
+      const lazy = [...inputsOf(metafile, bundleOutputs(metafile, file).lazy).keys()];
+      for (const module of modules) {
+        expect(cold.filter((input) => input.startsWith(module)), `${name}: ${module} at cold start`).toEqual([]);
+        expect(lazy.filter((input) => input.startsWith(module)).length, `${name}: ${module} in a lazy chunk`).toBeGreaterThan(0);
+      }
+    });
+  }
+
+  it('keep what the facades answer without the runtime in the cold closure (transfer options, notes, limits)', () => {
+    const { metafile, file } = bundles.calls!;
+    const cold = [...coldInputs(metafile, file).keys()];
+    for (const module of ['shared/conversation/index.ts', 'shared/conversation/transfer-options.ts', 'shared/conversation/state.ts', 'shared/agent-tools/index.ts', 'shared/numbers/index.ts']) {
+      expect(cold, module).toContain(module);
+    }
+  });
+});
