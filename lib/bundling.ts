@@ -1,5 +1,6 @@
 import { basename, dirname, extname, resolve } from 'node:path';
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
+import { CHUNKS_DIR } from '../shared/platform/bundle-files.ts';
 import { LAMBDA_BUNDLE_ALIASES } from './bundle-aliases.ts';
 
 /**
@@ -47,8 +48,8 @@ export const FUNCTION_BUNDLING: FunctionBundling = {
   splitting: true,
 };
 
-/** The folder, under a bundle's directory, of the chunks beside `index.mjs`. */
-export const CHUNKS_DIR = 'chunks';
+/** The folder, under a bundle's directory, of the chunks beside `index.mjs` (the code finds files beside index.mjs through it). */
+export { CHUNKS_DIR };
 
 /**
  * esbuild options for a function: `entry` bundled to `<outdir>/<name>.mjs` (`index` unless

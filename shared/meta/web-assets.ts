@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { besideBundle } from '../platform/bundle-files.ts';
 import { config } from '../platform/config.ts';
 import { notFound, unavailable } from '../platform/errors.ts';
 
@@ -39,9 +40,9 @@ let loaded: Loaded | undefined;
 function assetsDir(): string | undefined {
   const candidates = [
     config.WEB_ASSETS_DIR,
-    fileURLToPath(new URL('./web/', import.meta.url)),
-    fileURLToPath(new URL('../../web/dist/', import.meta.url)),
-  ];
+    besideBundle('web/'),
+    new URL('../../web/dist/', import.meta.url),
+  ].map((dir) => (dir instanceof URL ? fileURLToPath(dir) : dir));
   return candidates.find((dir): dir is string => dir !== undefined && existsSync(join(dir, 'manifest.json')));
 }
 

@@ -6,6 +6,7 @@ import {
   type CountryCode,
   type MetadataJson,
 } from 'libphonenumber-js/core';
+import { besideBundle } from './bundle-files.ts';
 
 /*
  * Phone numbers as every domain reads them (numbers, later calls, contacts, SMS): strict
@@ -26,8 +27,8 @@ let metadata: MetadataJson | undefined;
 
 function phoneMetadata(): MetadataJson {
   if (!metadata) {
-    const beside = new URL(`./${PHONE_METADATA_FILE_NAME}`, import.meta.url);
-    const file = existsSync(beside) ? beside : createRequire(import.meta.url).resolve('libphonenumber-js/metadata.max.json');
+    const beside = besideBundle(PHONE_METADATA_FILE_NAME);
+    const file = beside && existsSync(beside) ? beside : createRequire(import.meta.url).resolve('libphonenumber-js/metadata.max.json');
     metadata = JSON.parse(readFileSync(file, 'utf8')) as MetadataJson;
   }
   return metadata;

@@ -1,5 +1,6 @@
 import type * as PowertoolsTracer from '@aws-lambda-powertools/tracer';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
+import { besideBundle } from './bundle-files.ts';
 import { runsInLambda } from './config.ts';
 import { logger } from './logger.ts';
 
@@ -40,14 +41,17 @@ export const TRACER_SIDECAR = 'powertools-tracer.mjs';
 type TracerModule = typeof PowertoolsTracer;
 
 /**
- * The sidecar beside this module's file (a deployed bundle), else the package itself (a
+ * The sidecar beside the deployed bundle's index.mjs, else the package itself (a
  * process running the sources). Neither specifier is a literal, so esbuild bundles neither.
  */
 async function importTracer(): Promise<TracerModule> {
-  try {
-    return (await import(new URL(`./${TRACER_SIDECAR}`, import.meta.url).href)) as TracerModule;
-  } catch (error) {
-    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+  const beside = besideBundle(TRACER_SIDECAR);
+  if (beside) {
+    try {
+      return (await import(beside.href)) as TracerModule;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    }
   }
   const packageName = ['@aws-lambda-powertools', 'tracer'].join('/');
   return (await import(packageName)) as TracerModule;

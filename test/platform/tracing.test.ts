@@ -114,6 +114,10 @@ describe('tracing in Lambda', () => {
     const built = await build({ ...esbuildOptions(readCdkBundling(), PROBE, bundle), logLevel: 'silent' });
     const inputs = Object.keys(built.metafile!.inputs);
     expect(inputs.filter((input) => /aws-xray-sdk-core|@aws-lambda-powertools\/tracer/.test(input))).toEqual([]);
+    // As in most functions, the tracing module is in a chunk under chunks/, and still finds the sidecar beside index.mjs.
+    const tracingOutputs = Object.entries(built.metafile!.outputs).filter(([, output]) => output.inputs['shared/platform/tracing.ts']).map(([path]) => path);
+    expect(tracingOutputs).toHaveLength(1);
+    expect(tracingOutputs[0]).toMatch(/\/chunks\/chunk-[A-Z0-9]+\.mjs$/);
     // The command CDK runs after bundling each function (lib/parley-function.ts).
     await promisify(exec)(tracerSidecarCommand(ROOT, dir));
     expect(statSync(join(dir, TRACER_SIDECAR)).size).toBeGreaterThan(50_000);
