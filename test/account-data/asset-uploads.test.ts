@@ -4,6 +4,7 @@ import { objectStore } from '../../shared/platform/aws/object-store.ts';
 import { objectKeys } from '../../shared/platform/store/keys.ts';
 import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
+import { wavBytes } from '../support/audio.ts';
 
 /*
  * Assets past API Gateway's ~6 MB request limit (issue 19 point 7): POST /create-asset-upload
@@ -22,24 +23,6 @@ const uploadedObject = (workspaceId: string, uploadId: string) => objectStore().
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-/** A WAV header claiming `seconds` of 8 kHz mono 16-bit audio (the data itself short). */
-function wav(seconds: number): Buffer {
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'latin1');
-  header.writeUInt32LE(36 + seconds * 16000, 4);
-  header.write('WAVE', 8, 'latin1');
-  header.write('fmt ', 12, 'latin1');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(8000, 24);
-  header.writeUInt32LE(16000, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'latin1');
-  header.writeUInt32LE(seconds * 16000, 40);
-  return Buffer.concat([header, Buffer.alloc(1600)]);
-}
 
 describe('presigned asset uploads', () => {
   it('round trip past 6 MB: an upload URL, a PUT, then create-asset ingests it typed by its bytes; a replay is refused', async () => {
@@ -103,7 +86,7 @@ describe('presigned asset uploads', () => {
     const cases: [Buffer, string, number, string][] = [
       [Buffer.from('MZ\x90\x00 an executable'), 'song.mp3', 415, 'file: Not a supported image'],
       [Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), 'logo.png', 400, 'file: This SVG is refused: it contains a script'],
-      [wav(211), 'long.wav', 400, 'file: Audio is 211 s long; at most 210 s'],
+      [wavBytes(211), 'long.wav', 400, 'file: Audio is 211 s long; at most 210 s'],
     ];
     for (const [bytes, filename, status, message] of cases) {
       const created = await ws.api.post('/create-asset-upload', { body: { filename, content_length: bytes.length } });

@@ -3,29 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
 import { retellClient } from '../support/sdk.ts';
+import { wavBytes } from '../support/audio.ts';
 
 const app = await startTestApp();
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('rest of a png')]);
 
-/** A WAV header claiming `seconds` of 8 kHz mono 16-bit audio (the data itself short). */
-function wav(seconds: number): Buffer {
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'latin1');
-  header.writeUInt32LE(36 + seconds * 16000, 4);
-  header.write('WAVE', 8, 'latin1');
-  header.write('fmt ', 12, 'latin1');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(8000, 24);
-  header.writeUInt32LE(16000, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'latin1');
-  header.writeUInt32LE(seconds * 16000, 40);
-  return Buffer.concat([header, Buffer.alloc(1600)]);
-}
 
 async function upload(key: string, bytes: Buffer, filename: string, type: string) {
   const form = new FormData();
@@ -93,9 +76,9 @@ describe('assets', () => {
     const unknown = await upload(ws.api_key, Buffer.from('MZ\x90\x00 an executable'), 'song.mp3', 'audio/mpeg');
     expect(unknown.status).toBe(415);
     expect(unknown.body.message).toMatch(/^file: Not a supported image/);
-    const long = await upload(ws.api_key, wav(211), 'long.wav', 'audio/wav');
+    const long = await upload(ws.api_key, wavBytes(211), 'long.wav', 'audio/wav');
     expect(long.body).toEqual({ status: 400, message: 'file: Audio is 211 s long; at most 210 s' });
-    const ok = await upload(ws.api_key, wav(3), 'short.wav', 'audio/wav');
+    const ok = await upload(ws.api_key, wavBytes(3), 'short.wav', 'audio/wav');
     expect(ok.body).toMatchObject({ content_type: 'audio/wav', kind: 'audio', duration_ms: 3000 });
     const empty = await upload(ws.api_key, Buffer.alloc(0), 'x.png', 'image/png');
     expect(empty.body).toEqual({ status: 400, message: 'file: The file is empty' });

@@ -3,6 +3,7 @@ import { startBackgroundWork } from '../../local/background.ts';
 import { sandboxMedia } from '../../shared/vendors/media/index.ts';
 import { startTestApp } from '../support/app.ts';
 import { newAgent, newAgentOn, newFlow } from '../support/factories.ts';
+import type { ApiClient } from '../support/http.ts';
 import { retellClient } from '../support/sdk.ts';
 import { DESK, deskTool, getCall, outboundNumberFor, SANDBOX_TRANSFER_EVENTS, uploadAsset, wavBytes } from '../support/transfers.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
@@ -27,6 +28,24 @@ const createLlm = (api: Api, tool: Record<string, unknown>) => api.post('/create
 const transferOps = (callId: string) =>
   sandboxMedia().operations.filter((op) => (op.op === 'cold_transfer' || op.op === 'warm_transfer') && op.request.call_id === callId);
 
+/** Saves a conversation flow whose one node is a transfer to the desk, with `node`'s fields. */
+const createTransferFlow = (api: ApiClient, node: Record<string, unknown>) =>
+  api.post('/create-conversation-flow', {
+    body: {
+      model_choice: { model: 'gpt-4.1', type: 'cascading' },
+      start_speaker: 'agent',
+      nodes: [
+        {
+          id: 'xfer',
+          type: 'transfer_call',
+          transfer_destination: { type: 'predefined', number: DESK },
+          edge: { id: 'failed', transition_condition: { type: 'prompt', prompt: 'Transfer failed' } },
+          ...node,
+        },
+      ],
+    },
+  });
+
 describe('a transfer_call tool, when saved', () => {
   it('follows a call\'s custom_sip_headers rules (LLM tools, state tools, flow nodes; and create-phone-call itself)', async () => {
     const ws = await app.newWorkspace();
@@ -47,22 +66,7 @@ describe('a transfer_call tool, when saved', () => {
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.message).toBe('general_tools.0.custom_sip_headers: Must have at most 50 headers');
 
-    const node = await ws.api.post('/create-conversation-flow', {
-      body: {
-        model_choice: { model: 'gpt-4.1', type: 'cascading' },
-        start_speaker: 'agent',
-        nodes: [
-          {
-            id: 'xfer',
-            type: 'transfer_call',
-            transfer_destination: { type: 'predefined', number: DESK },
-            transfer_option: { type: 'cold_transfer' },
-            custom_sip_headers: { 'X-Long': 'x'.repeat(1025) },
-            edge: { id: 'failed', transition_condition: { type: 'prompt', prompt: 'Transfer failed' } },
-          },
-        ],
-      },
-    });
+    const node = await createTransferFlow(ws.api, { transfer_option: { type: 'cold_transfer' }, custom_sip_headers: { 'X-Long': 'x'.repeat(1025) } });
     expect(node.status).toBe(400);
     expect(node.body.message).toBe('nodes.0.custom_sip_headers.X-Long: Must be at most 1024 characters');
 
@@ -143,20 +147,8 @@ describe('a transfer_call tool, when saved', () => {
     expect(updated.body.message).toBe(`${at(0, 'custom_on_hold_music_asset_id')}: Asset ${audio} not found`);
 
     // A flow's transfer node and a shared component's tool are checked too.
-    const flowNode = await ws.api.post('/create-conversation-flow', {
-      body: {
-        model_choice: { model: 'gpt-4.1', type: 'cascading' },
-        start_speaker: 'agent',
-        nodes: [
-          {
-            id: 'xfer',
-            type: 'transfer_call',
-            transfer_destination: { type: 'predefined', number: DESK },
-            transfer_option: { type: 'agentic_warm_transfer', agentic_transfer_config: { transfer_agent: { agent_id: othersAgent.agent_id, agent_version: 'latest' } } },
-            edge: { id: 'failed', transition_condition: { type: 'prompt', prompt: 'Transfer failed' } },
-          },
-        ],
-      },
+    const flowNode = await createTransferFlow(ws.api, {
+      transfer_option: { type: 'agentic_warm_transfer', agentic_transfer_config: { transfer_agent: { agent_id: othersAgent.agent_id, agent_version: 'latest' } } },
     });
     expect(flowNode.status).toBe(400);
     expect(flowNode.body.message).toBe(`nodes.0.transfer_option.agentic_transfer_config.transfer_agent: Agent ${othersAgent.agent_id} not found`);
