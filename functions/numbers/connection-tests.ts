@@ -1,11 +1,13 @@
 import type { Handlers } from '../../shared/platform/http/route.ts';
 import type { connectionTestRoutes } from '../../shared/numbers/connection-test-routes.ts';
 import { withOutboundSlot } from '../../shared/platform/outbound-slots.ts';
-import { probeSipUri } from '../../shared/numbers/sip-options.ts';
+import { onDemand } from './load.ts';
 
 export const connectionTestHandlers: Handlers<typeof connectionTestRoutes> = {
-  testSipConnection: ({ principal, body }) =>
-    withOutboundSlot(principal.workspaceId, () =>
+  testSipConnection: async ({ principal, body }) => {
+    const { probeSipUri } = await onDemand();
+    return withOutboundSlot(principal.workspaceId, () =>
       probeSipUri(body.termination_uri, { timeoutMs: body.timeout_ms, transport: body.transport }),
-    ),
+    );
+  },
 };

@@ -2,7 +2,7 @@ import type { Handlers } from '../../shared/platform/http/route.ts';
 import * as numbers from '../../shared/numbers/phone-numbers.ts';
 import { withOutboundSlot } from '../../shared/platform/outbound-slots.ts';
 import type { phoneNumberRoutes } from '../../shared/numbers/phone-number-routes.ts';
-import { probeSipUri } from '../../shared/numbers/sip-options.ts';
+import { onDemand } from './load.ts';
 
 export const phoneNumberHandlers: Handlers<typeof phoneNumberRoutes> = {
   createPhoneNumber: ({ principal, body }) => numbers.createPhoneNumber(principal.workspaceId, body),
@@ -16,6 +16,7 @@ export const phoneNumberHandlers: Handlers<typeof phoneNumberRoutes> = {
   provisionPhoneNumber: ({ principal, params }) => numbers.provisionPhoneNumber(principal.workspaceId, params.phone_number),
   testPhoneNumberConnection: async ({ principal, params, body }) => {
     const termination = await numbers.terminationOf(principal.workspaceId, params.phone_number);
+    const { probeSipUri } = await onDemand();
     return withOutboundSlot(principal.workspaceId, () =>
       probeSipUri(termination.uri, { timeoutMs: body.timeout_ms, transport: termination.transport }),
     );

@@ -3,7 +3,7 @@ import { canonicalE164 } from '../platform/phone.ts';
 import * as z from 'zod';
 import { canonicalCidr, canonicalIp } from '../platform/auth/ip.ts';
 import { wire } from '../platform/naming.ts';
-import { parseSipUri } from './sip-options.ts';
+import { parseSipUri } from './sip-uri.ts';
 
 /*
  * Strict checks for what numbers carry: E.164 numbers, ISO 3166 alpha-2 countries, inbound
@@ -58,7 +58,7 @@ export const addressList = () =>
 
 /**
  * The host of a termination URI: a SIP URI (`sip:[user@]host[:port][;params]`, or `sips:`,
- * parsed by shared/numbers/sip-options.ts, which the connection tests use too) or a bare
+ * parsed by shared/numbers/sip-uri.ts, which the connection tests use too) or a bare
  * `host[:port]`, the form the compatible client's own example uses
  * (`someuri.pstn.twilio.com`). Undefined when it is neither.
  */

@@ -4,9 +4,8 @@ import { tagAwsClient } from '../aws/unavailable.ts';
 import { DecryptionFailed, type DataKey, type EncryptionContext, type KeyManagement } from './kms.ts';
 
 /**
- * AWS KMS behind the KeyManagement adapter. The client is created on first use by
- * envelope.ts (only when KMS_KEY_ID is set); the module is imported statically, since a
- * dynamic import cost more at cold start than it saved (docs/performance.md).
+ * AWS KMS behind the KeyManagement adapter. envelope.ts loads this module and creates the
+ * client on first use, only when KMS_KEY_ID is set (a chunk of its own in the bundles).
  */
 export class AwsKeyManagement implements KeyManagement {
   private readonly client: KMSClient;

@@ -1,5 +1,5 @@
 import { config } from '../config.ts';
-import { AwsKeyManagement } from './aws-kms.ts';
+import type * as AwsKms from './aws-kms.ts';
 import {
   LocalKeyManagement,
   canonicalContext,
@@ -21,15 +21,19 @@ const FORMAT = 'env1';
 
 let keyManagement: Promise<KeyManagement> | undefined;
 
+const loadAwsKms = (): Promise<typeof AwsKms> => import('./aws-kms.ts');
+
 /**
- * Created once per process on first use. aws-kms.ts is imported statically: with import()
- * esbuild wrapped it and all it reaches in lazy initializers, which cost more at cold start
- * than evaluating the KMS client module (docs/performance.md, "Dynamic imports").
+ * Created once per process on first use. aws-kms.ts (the KMS client, about 30 KiB) loads
+ * then, only with `KMS_KEY_ID`: with code splitting it is a chunk and nothing is wrapped, so
+ * the objection of the single-file bundles ("Dynamic imports", docs/performance.md) no
+ * longer applies, and every function that stores a secret (numbers, webhooks' signing
+ * keys, ...) starts without it (docs/performance.md, 2026-11-24, "numbers under 1.6×").
  */
 function kms(): Promise<KeyManagement> {
   const keyId = config.KMS_KEY_ID;
   keyManagement ??= keyId
-    ? Promise.resolve(new AwsKeyManagement(keyId, config.AWS_REGION))
+    ? loadAwsKms().then(({ AwsKeyManagement }) => new AwsKeyManagement(keyId, config.AWS_REGION))
     : Promise.resolve(LocalKeyManagement.fromDataDir(config.DATA_DIR));
   return keyManagement;
 }

@@ -9,10 +9,9 @@ export * from './types.ts';
  * The platform's telephony provider, picked per call from vendor settings: Twilio when
  * TWILIO_ACCOUNT_SID is set, else the offline mock. The implementations are loaded here,
  * never by the interface (types.ts), so they do not import each other in a cycle. They are
- * imported statically: an import() here made esbuild wrap them and everything they reach
- * (config, zod, the logger, ...) in lazy module initializers, which V8 parses twice; that
- * cost every function with a telephony path more at cold start than evaluating the two
- * small adapters (docs/performance.md, "Dynamic imports").
+ * imported statically: behind an import() of their own (7.7 KiB) they split the numbers
+ * function's cold code into three more chunk files, which cost Node more to load than the
+ * two small adapters cost to compile (docs/performance.md, 2026-11-24 05:00).
  */
 export async function telephonyProvider(): Promise<TelephonyProvider> {
   const accountSid = await vendorSetting('TWILIO_ACCOUNT_SID');
