@@ -17,6 +17,11 @@ export interface ImportTiming {
   runs: number;
   /** Median time of the `await import()` alone, measured inside the child. */
   importMs: number;
+  /**
+   * Median CPU time (user + system, every thread of the child) spent in the import: barely
+   * moved by other work on the machine, where the wall time is (docs/performance.md).
+   */
+  importCpuMs: number;
   /** Median time from process start (performance.timeOrigin) to the end of the import. */
   processToReadyMs: number;
   /** Median wall time of the whole child process as seen by the parent (spawn → exit). */
@@ -32,11 +37,13 @@ export interface ImportTiming {
  * this needs is Node built-in, so the child loads nothing but the bundle.
  */
 const PROBE = `
+const cpuBefore = process.cpuUsage();
 const started = performance.now();
 const module = await import(process.argv[1]);
 const done = performance.now();
+const cpu = process.cpuUsage(cpuBefore);
 if (module[process.argv[2]] === undefined) throw new Error('export ' + process.argv[2] + ' missing');
-process.stdout.write(JSON.stringify({ importMs: done - started, processToReadyMs: done }));
+process.stdout.write(JSON.stringify({ importMs: done - started, importCpuMs: (cpu.user + cpu.system) / 1000, processToReadyMs: done }));
 process.exit(0);
 `;
 
@@ -58,6 +65,7 @@ export function childEnvironment(dataDir: string): NodeJS.ProcessEnv {
 
 interface ProbeResult {
   importMs: number;
+  importCpuMs: number;
   processToReadyMs: number;
   wallMs: number;
 }
@@ -128,6 +136,7 @@ export async function measureImports(
       id: subject.id,
       runs: probes.length,
       importMs: median(probes.map((p) => p.importMs)),
+      importCpuMs: median(probes.map((p) => p.importCpuMs)),
       processToReadyMs: median(probes.map((p) => p.processToReadyMs)),
       wallMs: median(probes.map((p) => p.wallMs)),
       importIqrMs: [percentile(sorted, 25), percentile(sorted, 75)],
