@@ -22,9 +22,8 @@ const FORMAT = 'env1';
 let keyManagement: Promise<KeyManagement> | undefined;
 
 /**
- * Created once per process on first use. aws-kms.ts is imported statically: with import()
- * esbuild wrapped it and all it reaches in lazy initializers, which cost more at cold start
- * than evaluating the KMS client module (docs/performance.md, "Dynamic imports").
+ * Created once per process on first use. aws-kms.ts is imported statically (it is small);
+ * it loads the KMS client's package on its first request.
  */
 function kms(): Promise<KeyManagement> {
   const keyId = config.KMS_KEY_ID;
