@@ -1,4 +1,4 @@
-import { getAgent } from '../agents/index.ts';
+import { getAgent } from '../agents/lookups.ts';
 import { MAX_OVERRIDE_AGENTS, referenceAgents, releaseAgentReferences } from './agent-references.ts';
 import { assertCanSpend } from '../billing/index.ts';
 import { batchCallIdFor, checkedAgentOverride, onCallLifecycle, unlinkBatchCall, type CallLifecycleEvent } from '../calls/records.ts';
