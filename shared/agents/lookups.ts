@@ -1,6 +1,6 @@
 /**
- * The agents domain's narrow entry for what reads agents while running calls and batches
- * (the calls and batches domains, the public share links): an agent version, its tags, a
+ * The agents domain's narrow entry for what reads agents while running calls, chats and
+ * batches (the calls, chats and batches domains, the public share links): an agent version, its tags, a
  * version reference resolved, whether a version can run, and the reference items a batch
  * writes. It reaches the agent and chat agent schemas (an agent's view is built with them)
  * but not the LLM or flow schemas or the agent, LLM and flow writes: esbuild keeps every
@@ -13,5 +13,6 @@
 export { getAgent, resolveAgentVersion, taggedAgentVersions } from './agents.ts';
 export { getChatAgent } from './chat-agents.ts';
 export { assertRunnable } from './runnable.ts';
+export { DEFAULT_LLM_MODEL } from './models.ts';
 export { addAgentReferenceItems, removeAgentReferenceItems } from './references.ts';
 export type { AgentReferrer } from './references.ts';

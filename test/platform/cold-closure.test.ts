@@ -39,8 +39,9 @@ const EVERYWHERE = [
   'node_modules/@aws-sdk/client-kms/',
 ];
 
-/** agent_override's schema with the LLM and flow schemas it alone needs in the calls functions (public's chats still reach the agents index). */
-const OVERRIDE = ['shared/calls/agent-override-schema.ts', 'shared/agents/flow-schemas.ts', 'shared/agents/llm-schemas.ts'];
+/** The LLM and flow schemas: calls, chats and public read agents through agents/lookups.ts; agent_override's schema loads them on first use. */
+const AGENT_SCHEMAS = ['shared/agents/flow-schemas.ts', 'shared/agents/llm-schemas.ts'];
+const OVERRIDE = ['shared/calls/agent-override-schema.ts', ...AGENT_SCHEMAS];
 
 /** Not in the bundle at all any more: contacts' schemas and imports (contacts/lookups.ts), the agents index (agents/lookups.ts), batches' API module. */
 const GONE: Record<string, string[]> = {
@@ -64,9 +65,9 @@ const LAZY: Record<string, string[]> = {
     'shared/calls/scrubbing.ts',
     'shared/calls/deletion.ts',
   ],
-  public: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/', 'shared/agent-tools/workflows.ts', 'shared/knowledge-bases/retrieval.ts', 'shared/calls/agent-override-schema.ts'],
+  public: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/', 'shared/agent-tools/workflows.ts', 'shared/knowledge-bases/retrieval.ts', ...OVERRIDE],
   'call-steps': [...EVERYWHERE, ...OVERRIDE, 'shared/agent-tools/workflows.ts', 'shared/numbers/phone-numbers.ts'],
-  chats: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/'],
+  chats: [...EVERYWHERE, ...AGENT_SCHEMAS, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/'],
 };
 
 beforeAll(async () => {
