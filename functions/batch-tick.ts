@@ -1,5 +1,5 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { registerBatchCallCounters } from '../shared/batches/index.ts';
+import { registerBatchCallCounters } from '../shared/batches/counters.ts';
 import { runBatchTicks, type BatchTickResult } from '../shared/batches/scheduler.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { instrumented } from '../shared/platform/telemetry.ts';

@@ -4,7 +4,7 @@ import { logger } from '../shared/platform/logger.ts';
 import { instrumented } from '../shared/platform/telemetry.ts';
 import { CallQueueMessageSchema, runCallQueueMessage, type CallQueueMessage } from '../shared/calls/index.ts';
 import { onCallLifecycle } from '../shared/calls/index.ts';
-import { registerBatchCallCounters } from '../shared/batches/index.ts';
+import { registerBatchCallCounters } from '../shared/batches/counters.ts';
 import { queueCrmCallPush } from '../shared/integrations/call-push.ts';
 
 // Batch counters hear of the calls this consumer moves (shared/calls/call-listeners.ts).

@@ -1,4 +1,4 @@
-import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/index.ts';
+import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/lookups.ts';
 import type { TransactOp } from '../platform/store/table.ts';
 import type { BatchItem } from './store.ts';
 

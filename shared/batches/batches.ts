@@ -1,7 +1,7 @@
-import { getAgent } from '../agents/index.ts';
+import { getAgent } from '../agents/lookups.ts';
 import { MAX_OVERRIDE_AGENTS, referenceAgents, releaseAgentReferences } from './agent-references.ts';
 import { assertCanSpend } from '../billing/index.ts';
-import { batchCallIdFor, checkedAgentOverride, onCallLifecycle, unlinkBatchCall, type CallLifecycleEvent } from '../calls/records.ts';
+import { batchCallIdFor, checkedAgentOverride, unlinkBatchCall } from '../calls/records.ts';
 import { verificationStatus, workspaceNumber } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { parseDashboardCsv, type CsvSkippedRow } from '../platform/csv.ts';
@@ -15,11 +15,8 @@ import {
   addToCounter,
   countersOf,
   countPending,
-  countPickedUp,
-  countSuccessful,
   deleteBatchPartition,
   deleteBatchRecordAsRead,
-  getTask,
   listBatchItems,
   moveBatch,
   mustGetBatch,
@@ -279,30 +276,4 @@ export async function deleteBatchCall(workspaceId: string, batchCallId: string):
     await Promise.all(callIds.slice(i, i + UNLINK_PARALLELISM).map((callId) => unlinkBatchCall(callId, batchCallId)));
   }
   await deleteBatchPartition(workspaceId, batchCallId);
-}
-
-// ── Counters from call events ──────────────────────────────────────────────────────
-
-/** Keeps picked_up_count and successful_count from the calls' lifecycle (registered by registerBatchCallCounters). */
-export async function applyCallLifecycle(event: CallLifecycleEvent): Promise<void> {
-  if (!event.batch) return;
-  const { batch_call_id: batchCallId, task_index: index } = event.batch;
-  if (event.event === 'call_started') {
-    await countPickedUp(event.workspace_id, batchCallId, index, event.call_id);
-    return;
-  }
-  if (event.event !== 'call_analyzed' || event.call_successful === undefined) return;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const task = await getTask(event.workspace_id, batchCallId, index);
-    if (!task || task.successful === event.call_successful) return;
-    if (await countSuccessful(event.workspace_id, batchCallId, task, event.call_successful)) return;
-  }
-}
-
-/**
- * Registers the counters' listener with the calls engine. Every function whose code moves
- * calls (functions/calls.ts, functions/call-steps.ts, functions/batch-tick.ts) calls it at load.
- */
-export function registerBatchCallCounters(): void {
-  onCallLifecycle(applyCallLifecycle);
 }

@@ -7,15 +7,14 @@
  * conversation runtime or `ws` (docs/performance.md, 2026-11-24).
  */
 export {
-  applyCallLifecycle,
   createBatchCall,
   deleteBatchCall,
   getBatchCall,
   listBatchCalls,
-  registerBatchCallCounters,
   startBatchCall,
   stopBatchCall,
 } from './batches.ts';
+export { applyCallLifecycle, registerBatchCallCounters } from './counters.ts';
 /** A privacy erase of one number (shared/account-data): its pending tasks skipped, every task to it redacted. */
 export { eraseNumberFromBatchTasks } from './store.ts';
 export { insideWindow, nextOpening } from './windows.ts';

@@ -1,10 +1,7 @@
-import * as z from 'zod';
-import { LlmBody, UpdateAgentBody, UpdateFlowBody } from '../agents/index.ts';
 import { Invalid } from '../platform/errors.ts';
-import { parseOrThrow } from '../platform/http/validation.ts';
 import { logger } from '../platform/logger.ts';
-import { wire } from '../platform/naming.ts';
 import { assertVoiceUsable } from '../voices/index.ts';
+import type * as OverrideSchema from './agent-override-schema.ts';
 
 /*
  * agent_override: one call's configuration over its agent version's (retell-sdk
@@ -23,21 +20,14 @@ export interface AgentOverride {
   flow?: Record<string, unknown>;
 }
 
-const LLM_KEY = `${wire.compat}_llm` as const;
-/** Flow fields an override never changes: the graph. */
-const FLOW_GRAPH_FIELDS = ['nodes', 'start_node_id', 'components'];
+/**
+ * The override's schema (the agent, LLM and flow update bodies), loaded by the first request
+ * that carries one: most calls carry none (docs/performance.md, 2026-11-24).
+ */
+let schema: Promise<typeof OverrideSchema> | undefined;
+const loadSchema = () => (schema ??= import('./agent-override-schema.ts'));
 
 const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
-const without = (fields: readonly string[]) => (value: unknown) =>
-  isObject(value) ? Object.fromEntries(Object.entries(value).filter(([name]) => !fields.includes(name))) : value;
-
-/** The full check of the request field (create-phone-call, create-web-call, the inbound answer); the route's contract only names its parts (schemas.ts). */
-export const agentOverrideSchema = () =>
-  z.object({
-    agent: z.preprocess(without(['response_engine']), UpdateAgentBody).optional(),
-    [LLM_KEY]: LlmBody.optional(),
-    conversation_flow: z.preprocess(without(FLOW_GRAPH_FIELDS), UpdateFlowBody).optional(),
-  });
 
 const nonEmpty = (value: unknown): Record<string, unknown> | undefined =>
   isObject(value) && Object.keys(value).length > 0 ? value : undefined;
@@ -49,8 +39,8 @@ const nonEmpty = (value: unknown): Record<string, unknown> | undefined =>
  */
 export async function checkedAgentOverride(workspaceId: string, input: unknown): Promise<AgentOverride | undefined> {
   if (input === undefined) return undefined;
-  const parts = parseOrThrow(z.object({ agent_override: agentOverrideSchema() }), { agent_override: input }, 'agent_override')
-    .agent_override as Record<string, unknown>;
+  const { LLM_KEY, parseAgentOverride } = await loadSchema();
+  const parts = parseAgentOverride(input);
   const override: AgentOverride = {
     ...(nonEmpty(parts.agent) ? { agent: nonEmpty(parts.agent) } : {}),
     ...(nonEmpty(parts[LLM_KEY]) ? { llm: nonEmpty(parts[LLM_KEY]) } : {}),

@@ -1,4 +1,4 @@
-import { resolveAgentVersion } from '../agents/index.ts';
+import { resolveAgentVersion } from '../agents/lookups.ts';
 import { logger } from '../platform/logger.ts';
 import { agentTurn, closeConversation, noteToAgent, openConversation, type TransferOptions, type TranscriptEvent } from './agent-runtime.ts';
 import type { CallItem, TransferState } from './store.ts';

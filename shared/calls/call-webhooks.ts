@@ -1,5 +1,5 @@
 import { getWorkspaceItem } from '../account/index.ts';
-import { getAgent } from '../agents/index.ts';
+import { getAgent } from '../agents/lookups.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { countMetric } from '../platform/metrics.ts';

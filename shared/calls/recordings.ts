@@ -1,4 +1,4 @@
-import { getAgent } from '../agents/index.ts';
+import { getAgent } from '../agents/lookups.ts';
 import { objectStore, retentionTagging } from '../platform/aws/object-store.ts';
 import { config } from '../platform/config.ts';
 import { notFound } from '../platform/errors.ts';

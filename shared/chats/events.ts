@@ -1,4 +1,4 @@
-import { getChatAgent } from '../agents/index.ts';
+import { getChatAgent } from '../agents/lookups.ts';
 import { analyzeConversation, type TranscriptObject } from '../conversation/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';

@@ -23,7 +23,6 @@ import {
   deleteContactItems,
   getContactItem,
   getMappings,
-  getPhoneClaim,
   putMappings,
   putNewContact,
   putNewContacts,
@@ -33,6 +32,7 @@ import {
   type ContactItem,
   type PartyEntry,
 } from './store.ts';
+import { contactByPhone } from './lookups.ts';
 
 /*
  * Contacts (docs/contacts.md): one contact per phone number and workspace, held by a claim
@@ -163,13 +163,6 @@ export async function createContact(workspaceId: string, input: CreateContactInp
 
 export async function getContact(workspaceId: string, contactId: string): Promise<Contact> {
   return toContact(await mustGetContact(workspaceId, contactId));
-}
-
-export async function contactByPhone(workspaceId: string, e164: string): Promise<ContactItem | undefined> {
-  const claim = await getPhoneClaim(workspaceId, e164);
-  if (!claim) return undefined;
-  const item = await getContactItem(workspaceId, claim.contact_id);
-  return item && item.phone_number === e164 ? item : undefined;
 }
 
 export async function getContactByPhone(workspaceId: string, phoneNumber: string): Promise<Contact> {
@@ -455,16 +448,3 @@ export async function putFieldMappings(workspaceId: string, input: FieldMappings
 }
 
 export const isContactPhone = (text: string): boolean => canonicalE164(text) !== undefined;
-
-/**
- * Which of `numbers` belong to a contact of the workspace flagged do-not-call, read now (the
- * batch pass asks at dial time, so a contact flagged after its batch was created is skipped).
- * One claim read and one contact read a number, all in parallel: a pass asks for the few
- * dozen numbers it is about to dial.
- */
-export async function doNotCallNumbers(workspaceId: string, numbers: readonly string[]): Promise<Set<string>> {
-  const flagged = await Promise.all(
-    numbers.map(async (number) => ((await contactByPhone(workspaceId, number))?.do_not_call ? number : undefined)),
-  );
-  return new Set(flagged.filter((number): number is string => number !== undefined));
-}

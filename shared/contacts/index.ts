@@ -1,13 +1,13 @@
 /**
  * The contacts domain's entry: the API operations (functions/contacts.ts), the backfill
  * job's step (functions/contact-jobs.ts), and what other domains may use: the calls domain
- * asks for a new call's contact variables. Imports (imports.ts) write their rows with
+ * asks for a new call's contact variables (through the narrow entry lookups.ts, as batches and SMS
+ * ask for the do-not-call flags). Imports (imports.ts) write their rows with
  * upsertContactByNumber.
  */
 export {
   createContact,
   deleteContact,
-  doNotCallNumbers,
   getContact,
   getContactByPhone,
   getFieldMappings,
@@ -20,7 +20,6 @@ export {
   upsertContactByNumber,
 } from './contacts.ts';
 export {
-  contactVariables,
   getContactMemorySettings,
   getMemory,
   putContactMemory,
@@ -28,6 +27,7 @@ export {
   saveCallToMemory,
   type CallForMemory,
 } from './memory.ts';
+export { contactVariables, doNotCallNumbers } from './lookups.ts';
 export { getBackfillStatus, runBackfillStep, startBackfill, type BackfillCall, type CallPageReader } from './backfill.ts';
 export {
   createImportFromUpload,

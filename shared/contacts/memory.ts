@@ -3,7 +3,7 @@ import { badRequest, conflict } from '../platform/errors.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import { TransactionCancelled } from '../platform/store/table.ts';
 import type * as Llm from '../vendors/llm/index.ts';
-import { contactByPhone, contactNotFound } from './contacts.ts';
+import { contactNotFound } from './contacts.ts';
 import { MAX_MEMORY_CHARS, type Memory, type MemorySettings, type MemorySettingsInput } from './schemas.ts';
 import { getContactItem, getMemoryItem, getMemorySettings, putMemory, putMemorySettings, type ContactItem } from './store.ts';
 
@@ -165,40 +165,4 @@ export async function putContactMemorySettings(workspaceId: string, input: Memor
   };
   await putMemorySettings(workspaceId, item);
   return item;
-}
-
-/**
- * The dynamic variables a new call with `phoneNumber` gets from its contact, when the
- * workspace's memory settings are enabled (else none): `contact_id`, `contact_phone_number`,
- * `contact_first_name`, `contact_last_name`, `contact_email`, `contact_tags` (comma
- * separated), `contact_do_not_call`, `contact_external_id`, `contact_<custom field>` and
- * `contact_memory`. Values are strings, as dynamic variables are. The calls domain merges
- * them below the call's own variables (spec: contact fields are merged below).
- */
-export async function contactVariables(workspaceId: string, phoneNumber: string | undefined): Promise<Record<string, string>> {
-  if (!phoneNumber || !canonicalE164(phoneNumber)) return {};
-  // Settings first: with memory off (the default) a call creation pays one read, not three.
-  const settings = await getMemorySettings(workspaceId);
-  if (!settings?.enabled) return {};
-  const contact = await contactByPhone(workspaceId, phoneNumber);
-  if (!contact) return {};
-  const variables: Record<string, string> = {};
-  if (settings.include_contact_fields ?? true) {
-    for (const [name, value] of Object.entries(contact.custom_fields)) variables[`contact_${name}`] = String(value);
-    Object.assign(variables, {
-      contact_id: contact.contact_id,
-      contact_phone_number: contact.phone_number,
-      ...(contact.first_name !== undefined ? { contact_first_name: contact.first_name } : {}),
-      ...(contact.last_name !== undefined ? { contact_last_name: contact.last_name } : {}),
-      ...(contact.email !== undefined ? { contact_email: contact.email } : {}),
-      ...(contact.tags.length ? { contact_tags: contact.tags.join(', ') } : {}),
-      contact_do_not_call: String(contact.do_not_call),
-      ...(contact.external_id !== undefined ? { contact_external_id: contact.external_id } : {}),
-    });
-  }
-  if (settings.include_memory ?? true) {
-    const memory = await getMemoryItem(workspaceId, contact.contact_id);
-    if (memory?.memory) variables.contact_memory = memory.memory;
-  }
-  return variables;
 }

@@ -99,6 +99,7 @@ describe('the layout', () => {
     ['shared/numbers/phone-numbers.ts', "import { db } from '../platform/store/db.ts';"],
     ['shared/contacts/contacts.ts', "import { getCall } from '../calls/history.ts';"],
     ['shared/contacts/contacts.ts', "import { getAgent } from '../agents/records.ts';"],
+    ['shared/calls/calls.ts', "import { contactVariables } from '../contacts/memory.ts';"],
     ['shared/agents/llms.ts', "import { executeTool } from '../integrations/apps.ts';"],
     ['shared/agents/transfer-checks.ts', "import { createAsset } from '../account-data/assets.ts';"],
     ['shared/account-data/exports.ts', "import { listChats } from '../chats/stored-chats.ts';"],
@@ -123,6 +124,8 @@ describe('the layout', () => {
     ['shared/account-data/exports.ts', "import { listChats } from '../chats/records.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { assertRunnable } from '../agents/bindings.ts';"],
     ['shared/vendors/telephony/mock.ts', "import { canonicalE164 } from '../../platform/phone.ts';"],
+    ['shared/calls/calls.ts', "import { contactVariables } from '../contacts/lookups.ts';"],
+    ['shared/calls/calls.ts', "import { getAgent } from '../agents/lookups.ts';"],
   ])('allows %s importing %s', async (filePath, code) => {
     expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toEqual([]);
   });

@@ -10,7 +10,9 @@ import { bundleOptions, bundleOutputs, coldInputs, inputsOf } from '../../lib/bu
  * requests need through `import()` (issue 8, "Speed"; docs/performance.md): the conversation
  * runtime, the pre-call workflows, the SIP trace and live controls, the numbers' API module,
  * the LLM vendor, the Secrets Manager client, the session tokens' jose, the payment vendor,
- * the app catalogue and the knowledge-base retrieval. Built as the stack builds them
+ * the app catalogue and the knowledge-base retrieval; since 2026-11-24 ("margin under 700 KiB")
+ * also the KMS client, agent_override's LLM and flow schemas, and in calls the media webhook
+ * and worker reports, deleting and scrubbing (shared/calls/on-demand.ts). Built as the stack builds them
  * (lib/bundling.ts), each module must be in a chunk the entry does not import statically
  * (esbuild decides by reachability: one static import chain from the entry would pull it
  * back into a cold chunk), and still in the bundle, loaded on first use. Paths are prefixes
@@ -32,21 +34,41 @@ const EVERYWHERE = [
   'shared/billing/stripe-events.ts',
   'shared/vendors/payments/index.ts',
   'shared/integrations/app-refs.ts',
+  // 2026-11-24, margin under 700 KiB: the KMS client.
+  'shared/platform/crypto/aws-kms.ts',
+  'shared/platform/aws/lambda-sdk/client-kms.js',
+  'node_modules/@aws-sdk/client-kms/',
 ];
+
+/** The LLM and flow schemas: calls, chats and public read agents through agents/lookups.ts; agent_override's schema loads them on first use. */
+const AGENT_SCHEMAS = ['shared/agents/flow-schemas.ts', 'shared/agents/llm-schemas.ts'];
+const OVERRIDE = ['shared/calls/agent-override-schema.ts', ...AGENT_SCHEMAS];
+
+/** Not in the bundle at all any more: contacts' schemas and imports (contacts/lookups.ts), the agents index (agents/lookups.ts), batches' API module. */
+const GONE: Record<string, string[]> = {
+  calls: ['shared/contacts/index.ts', 'shared/contacts/schemas.ts', 'shared/contacts/import-schemas.ts', 'shared/contacts/imports.ts', 'shared/batches/batches.ts', 'shared/batches/schemas.ts'],
+  public: ['shared/contacts/import-schemas.ts', 'shared/contacts/imports.ts'],
+  'call-steps': ['shared/contacts/index.ts', 'shared/contacts/schemas.ts', 'shared/contacts/import-schemas.ts', 'shared/batches/batches.ts', 'shared/batches/schemas.ts'],
+  chats: [],
+};
 
 const LAZY: Record<string, string[]> = {
   calls: [
     ...EVERYWHERE,
+    ...OVERRIDE,
     'shared/platform/auth/jose-session.ts',
     'node_modules/jose/',
     'shared/agent-tools/workflows.ts',
     'shared/calls/sip-trace.ts',
     'shared/calls/live-control.ts',
     'shared/numbers/phone-numbers.ts',
+    'shared/calls/live-events.ts',
+    'shared/calls/scrubbing.ts',
+    'shared/calls/deletion.ts',
   ],
-  public: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/', 'shared/agent-tools/workflows.ts', 'shared/knowledge-bases/retrieval.ts'],
-  'call-steps': [...EVERYWHERE, 'shared/agent-tools/workflows.ts', 'shared/numbers/phone-numbers.ts'],
-  chats: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/'],
+  public: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/', 'shared/agent-tools/workflows.ts', 'shared/knowledge-bases/retrieval.ts', ...OVERRIDE],
+  'call-steps': [...EVERYWHERE, ...OVERRIDE, 'shared/agent-tools/workflows.ts', 'shared/numbers/phone-numbers.ts'],
+  chats: [...EVERYWHERE, ...AGENT_SCHEMAS, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/'],
   // Issue 8's 1.6× target: what only the KYC, SIP trunk, caller ID and SIP probe
   // routes need (functions/numbers/on-demand.ts), and the KMS client (on the first secret sealed or opened).
   numbers: [
@@ -99,10 +121,25 @@ describe('the cold closure of calls, public, call-steps, chats and numbers', () 
     expect(bundleOutputs(metafile, file).cold.length).toBeLessThanOrEqual(8);
   });
 
+  for (const [name, modules] of Object.entries(GONE)) {
+    it(`${name}: bundles no contacts schemas or imports, nor the batch API module, for the lookups it makes`, () => {
+      const inputs = Object.keys(bundles[name]!.metafile.inputs);
+      for (const module of modules) expect(inputs, `${name}: ${module}`).not.toContain(module);
+    });
+  }
+
+  it('loads on-demand.ts only in the calls function, so its targets are no chunks of public or call-steps', () => {
+    expect(Object.keys(bundles.calls!.metafile.inputs)).toContain('shared/calls/on-demand.ts');
+    for (const name of ['public', 'call-steps', 'chats']) {
+      const inputs = Object.keys(bundles[name]!.metafile.inputs);
+      expect(inputs.filter((input) => /^shared\/calls\/(on-demand|sip-trace|live-control|live-events)\.ts$/.test(input)), name).toEqual([]);
+    }
+  });
+
   it('keep what the facades answer without the runtime in the cold closure (transfer options, notes, limits)', () => {
     const { metafile, file } = bundles.calls!;
     const cold = [...coldInputs(metafile, file).keys()];
-    for (const module of ['shared/conversation/index.ts', 'shared/conversation/transfer-options.ts', 'shared/conversation/state.ts', 'shared/agent-tools/index.ts', 'shared/numbers/index.ts']) {
+    for (const module of ['shared/conversation/index.ts', 'shared/conversation/transfer-options.ts', 'shared/conversation/state.ts', 'shared/agent-tools/index.ts', 'shared/numbers/index.ts', 'shared/calls/agent-override.ts', 'shared/agents/lookups.ts', 'shared/contacts/lookups.ts', 'shared/batches/counters.ts', 'shared/platform/crypto/envelope.ts']) {
       expect(cold, module).toContain(module);
     }
   });
