@@ -4,7 +4,7 @@ import { objectStore } from '../../shared/platform/aws/object-store.ts';
 import { objectKeys } from '../../shared/platform/store/keys.ts';
 import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
-import { wavBytes } from '../support/audio.ts';
+import { wav } from '../support/audio-fixtures.ts';
 
 /*
  * Assets past API Gateway's ~6 MB request limit (issue 19 point 7): POST /create-asset-upload
@@ -86,7 +86,7 @@ describe('presigned asset uploads', () => {
     const cases: [Buffer, string, number, string][] = [
       [Buffer.from('MZ\x90\x00 an executable'), 'song.mp3', 415, 'file: Not a supported image'],
       [Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), 'logo.png', 400, 'file: This SVG is refused: it contains a script'],
-      [wavBytes(211), 'long.wav', 400, 'file: Audio is 211 s long; at most 210 s'],
+      [wav(211), 'long.wav', 400, 'file: Audio is 211 s long; at most 210 s'],
     ];
     for (const [bytes, filename, status, message] of cases) {
       const created = await ws.api.post('/create-asset-upload', { body: { filename, content_length: bytes.length } });

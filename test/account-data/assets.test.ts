@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
 import { retellClient } from '../support/sdk.ts';
-import { wavBytes } from '../support/audio.ts';
+import { wav } from '../support/audio-fixtures.ts';
 
 const app = await startTestApp();
 
@@ -76,9 +76,9 @@ describe('assets', () => {
     const unknown = await upload(ws.api_key, Buffer.from('MZ\x90\x00 an executable'), 'song.mp3', 'audio/mpeg');
     expect(unknown.status).toBe(415);
     expect(unknown.body.message).toMatch(/^file: Not a supported image/);
-    const long = await upload(ws.api_key, wavBytes(211), 'long.wav', 'audio/wav');
+    const long = await upload(ws.api_key, wav(211), 'long.wav', 'audio/wav');
     expect(long.body).toEqual({ status: 400, message: 'file: Audio is 211 s long; at most 210 s' });
-    const ok = await upload(ws.api_key, wavBytes(3), 'short.wav', 'audio/wav');
+    const ok = await upload(ws.api_key, wav(3), 'short.wav', 'audio/wav');
     expect(ok.body).toMatchObject({ content_type: 'audio/wav', kind: 'audio', duration_ms: 3000 });
     const empty = await upload(ws.api_key, Buffer.alloc(0), 'x.png', 'image/png');
     expect(empty.body).toEqual({ status: 400, message: 'file: The file is empty' });

@@ -5,7 +5,8 @@ import { startTestApp } from '../support/app.ts';
 import { newAgent, newAgentOn, newFlow } from '../support/factories.ts';
 import type { ApiClient } from '../support/http.ts';
 import { retellClient } from '../support/sdk.ts';
-import { DESK, deskTool, getCall, outboundNumberFor, SANDBOX_TRANSFER_EVENTS, uploadAsset, wavBytes } from '../support/transfers.ts';
+import { DESK, deskTool, getCall, outboundNumberFor, SANDBOX_TRANSFER_EVENTS, uploadAsset } from '../support/transfers.ts';
+import { wav } from '../support/audio-fixtures.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
@@ -102,9 +103,9 @@ describe('a transfer_call tool, when saved', () => {
   it('needs custom hold music to be an audio asset of the workspace, and a transfer agent of the workspace', async () => {
     const ws = await app.newWorkspace();
     const other = await app.newWorkspace();
-    const audio = await uploadAsset(app.url, ws.api_key, wavBytes(2), 'hold.wav', 'audio/wav');
+    const audio = await uploadAsset(app.url, ws.api_key, wav(2), 'hold.wav', 'audio/wav');
     const image = await uploadAsset(app.url, ws.api_key, PNG, 'logo.png', 'image/png');
-    const othersAudio = await uploadAsset(app.url, other.api_key, wavBytes(2), 'hold.wav', 'audio/wav');
+    const othersAudio = await uploadAsset(app.url, other.api_key, wav(2), 'hold.wav', 'audio/wav');
     const { agent: mediator } = await newAgent(ws.api);
     const { agent: othersAgent } = await newAgent(other.api);
     const at = (i: number, field: string) => `general_tools.${i}.transfer_option.${field}`;

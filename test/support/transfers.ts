@@ -71,8 +71,6 @@ export const deskTool = (option: Record<string, unknown>, extra: Record<string, 
   ...extra,
 });
 
-export { wavBytes } from './audio.ts';
-
 /** Uploads an asset (POST /create-asset, multipart); answers its asset_id. */
 export async function uploadAsset(baseUrl: string, key: string, bytes: Buffer, filename: string, type: string): Promise<string> {
   const form = new FormData();
