@@ -3,13 +3,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Aspects, Stack, type CfnResource } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as kms from 'aws-cdk-lib/aws-kms';
-import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it, vi } from 'vitest';
+import { parleyResources } from '../support/cdk.ts';
 import {
   KEY_CONTEXT_CONDITIONS,
   PARLEY_RUNTIME,
@@ -318,24 +314,7 @@ describe('ParleyStack', () => {
   it('grants the options no Parley function uses today the same way', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'Grants');
-    const key = new kms.Key(stack, 'Key');
-    const resources = {
-      key,
-      table: new dynamodb.Table(stack, 'Table', {
-        partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-        encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED,
-        encryptionKey: key,
-      }),
-      webhookQueue: new sqs.Queue(stack, 'Queue'),
-      callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
-      contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
-      exportJobsQueue: new sqs.Queue(stack, 'ExportJobsQueue'),
-      integrationJobsQueue: new sqs.Queue(stack, 'IntegrationJobsQueue'),
-      kbJobsQueue: new sqs.Queue(stack, 'KbJobsQueue'),
-      vendorSecret: new secretsmanager.Secret(stack, 'Secret', { encryptionKey: key }),
-      recordingsBucket: new s3.Bucket(stack, 'Recordings', { encryption: s3.BucketEncryption.KMS, encryptionKey: key }),
-      knowledgeBaseBucket: new s3.Bucket(stack, 'KnowledgeBases', { encryption: s3.BucketEncryption.KMS, encryptionKey: key }),
-    };
+    const resources = parleyResources(stack, { encrypted: true });
     const access: ParleyAccess = {
       table: 'read',
       key: ['encrypt'],

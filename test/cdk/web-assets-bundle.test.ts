@@ -3,32 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as kms from 'aws-cdk-lib/aws-kms';
-import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { describe, expect, it } from 'vitest';
 import { ParleyFunction } from '../../lib/parley-function.ts';
 import { DOMAIN_ACCESS, DOMAIN_DIRECTORIES, DOMAIN_FILES } from '../../lib/parley-stack.ts';
 import { buildWeb, WEB_DIST, type WebManifest } from '../../scripts/build-web.ts';
-
-/** The shared resources a ParleyFunction is told about, in a bare stack. */
-function sharedResources(stack: Stack) {
-  return {
-    key: new kms.Key(stack, 'Key'),
-    table: new dynamodb.Table(stack, 'Table', { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING } }),
-    webhookQueue: new sqs.Queue(stack, 'Queue'),
-    callStepsQueue: new sqs.Queue(stack, 'CallStepsQueue'),
-    contactJobsQueue: new sqs.Queue(stack, 'ContactJobsQueue'),
-    exportJobsQueue: new sqs.Queue(stack, 'ExportJobsQueue'),
-    integrationJobsQueue: new sqs.Queue(stack, 'IntegrationJobsQueue'),
-    kbJobsQueue: new sqs.Queue(stack, 'KbJobsQueue'),
-    vendorSecret: new secretsmanager.Secret(stack, 'Secret'),
-    recordingsBucket: new s3.Bucket(stack, 'Recordings'),
-    knowledgeBaseBucket: new s3.Bucket(stack, 'KnowledgeBases'),
-  };
-}
+import { parleyResources } from '../support/cdk.ts';
 
 /**
  * The meta function serves the Voice Orb page and the web SDK from the built browser files
@@ -46,7 +25,7 @@ describe('the meta function bundle', () => {
       const outdir = mkdtempSync(join(tmpdir(), 'parley-cdk-meta-'));
       const app = new App({ outdir });
       const stack = new Stack(app, 'MetaBundle');
-      const resources = sharedResources(stack);
+      const resources = parleyResources(stack);
       new ParleyFunction(stack, 'MetaFunction', {
         entry: fileURLToPath(new URL('../../functions/meta.ts', import.meta.url)),
         resources,
@@ -75,7 +54,7 @@ describe('function bundles (lib/bundling.ts through ParleyFunction)', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'parley-cdk-split-'));
     const app = new App({ outdir });
     const stack = new Stack(app, 'Split');
-    const resources = sharedResources(stack);
+    const resources = parleyResources(stack);
     const entries = { WebhookDelivery: 'webhook-delivery', Numbers: 'numbers' } as const;
     for (const [id, name] of Object.entries(entries)) {
       new ParleyFunction(stack, id, { entry: fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url)), resources, access: {} });
