@@ -1,4 +1,5 @@
 import type * as Workflows from './workflows.ts';
+import { loadOnce } from '../platform/lazy.ts';
 
 /**
  * The agent tools' entry for other domains: what the calls domain runs on a call (the
@@ -9,11 +10,11 @@ import type * as Workflows from './workflows.ts';
  * entry (calls, call-steps, public) mostly serve requests that run none, and a module
  * reached only through `import()` is not loaded at their cold start (docs/performance.md).
  */
-let workflows: Promise<typeof Workflows> | undefined;
+const workflows = loadOnce((): Promise<typeof Workflows> => import('./workflows.ts'));
 
 /** The agent's pre-call workflow's outputs for a new call (workflows.ts runPreCallWorkflow). */
 export async function runPreCallWorkflow(...args: Parameters<typeof Workflows.runPreCallWorkflow>): ReturnType<typeof Workflows.runPreCallWorkflow> {
-  return (await (workflows ??= import('./workflows.ts'))).runPreCallWorkflow(...args);
+  return (await workflows()).runPreCallWorkflow(...args);
 }
 export { PRE_CALL_BUDGET_MS } from './pre-call-budget.ts';
 /** The public routes' lookups of share links (shared/public): by token, and whether a link still works. */

@@ -6,6 +6,7 @@ import type { AppToolRef } from '../integrations/app-refs.ts';
 import type { ResponseEngine } from './agent-fields.ts';
 import { flowAppToolRefs, llmAppToolRefs } from './app-tools.ts';
 import { engineOf } from './response-engines.ts';
+import { loadOnce } from '../platform/lazy.ts';
 
 /*
  * Agents, Retell LLMs and flows whose tools use an integration app (docs/integrations.md,
@@ -22,12 +23,12 @@ import { engineOf } from './response-engines.ts';
  * otherwise load them at its cold start for a check that most saves skip
  * (docs/performance.md, "Sizes: cold and lazy").
  */
-let appRefs: Promise<typeof AppRefs> | undefined;
+const appRefs = loadOnce((): Promise<typeof AppRefs> => import('../integrations/app-refs.ts'));
 
 /** 400 naming each app tool whose app is not in this workspace or whose provider has no such tool. */
 export async function assertAppTools(workspaceId: string, refs: readonly AppToolRef[]): Promise<void> {
   if (!refs.length) return;
-  const { appToolProblems } = await (appRefs ??= import('../integrations/app-refs.ts'));
+  const { appToolProblems } = await appRefs();
   const problems = await appToolProblems(workspaceId, refs);
   if (problems.length) throw badRequest(problems.join('; '));
 }

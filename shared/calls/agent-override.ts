@@ -2,6 +2,7 @@ import { Invalid } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { assertVoiceUsable } from '../voices/index.ts';
 import type * as OverrideSchema from './agent-override-schema.ts';
+import { loadOnce } from '../platform/lazy.ts';
 
 /*
  * agent_override: one call's configuration over its agent version's (retell-sdk
@@ -24,8 +25,7 @@ export interface AgentOverride {
  * The override's schema (the agent, LLM and flow update bodies), loaded by the first request
  * that carries one: most calls carry none (docs/performance.md, 2026-11-24).
  */
-let schema: Promise<typeof OverrideSchema> | undefined;
-const loadSchema = () => (schema ??= import('./agent-override-schema.ts'));
+const loadSchema = loadOnce((): Promise<typeof OverrideSchema> => import('./agent-override-schema.ts'));
 
 const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
 

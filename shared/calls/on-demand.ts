@@ -14,17 +14,13 @@ import type * as LiveControl from './live-control.ts';
 import type * as LiveEvents from './live-events.ts';
 import type * as Scrubbing from './scrubbing.ts';
 import type * as SipTrace from './sip-trace.ts';
+import { loadOnce } from '../platform/lazy.ts';
 
-let sipTrace: Promise<typeof SipTrace> | undefined;
-const sipTraceModule = () => (sipTrace ??= import('./sip-trace.ts'));
-let liveControl: Promise<typeof LiveControl> | undefined;
-const liveControlModule = () => (liveControl ??= import('./live-control.ts'));
-let liveEvents: Promise<typeof LiveEvents> | undefined;
-const liveEventsModule = () => (liveEvents ??= import('./live-events.ts'));
-let deletion: Promise<typeof Deletion> | undefined;
-const deletionModule = () => (deletion ??= import('./deletion.ts'));
-let scrubbing: Promise<typeof Scrubbing> | undefined;
-const scrubbingModule = () => (scrubbing ??= import('./scrubbing.ts'));
+const sipTraceModule = loadOnce((): Promise<typeof SipTrace> => import('./sip-trace.ts'));
+const liveControlModule = loadOnce((): Promise<typeof LiveControl> => import('./live-control.ts'));
+const liveEventsModule = loadOnce((): Promise<typeof LiveEvents> => import('./live-events.ts'));
+const deletionModule = loadOnce((): Promise<typeof Deletion> => import('./deletion.ts'));
+const scrubbingModule = loadOnce((): Promise<typeof Scrubbing> => import('./scrubbing.ts'));
 
 /** GET /get-call-sip-trace (sip-trace.ts). */
 export async function getCallSipTrace(...args: Parameters<typeof SipTrace.getCallSipTrace>): ReturnType<typeof SipTrace.getCallSipTrace> {

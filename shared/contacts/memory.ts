@@ -6,6 +6,7 @@ import type * as Llm from '../vendors/llm/index.ts';
 import { contactNotFound } from './contacts.ts';
 import { MAX_MEMORY_CHARS, type Memory, type MemorySettings, type MemorySettingsInput } from './schemas.ts';
 import { getContactItem, getMemoryItem, getMemorySettings, putMemory, putMemorySettings, type ContactItem } from './store.ts';
+import { loadOnce } from '../platform/lazy.ts';
 
 /*
  * Contact memory (docs/contacts.md): a text per contact that the agent may read on the next
@@ -20,8 +21,7 @@ import { getContactItem, getMemoryItem, getMemorySettings, putMemory, putMemoryS
  * module for contactVariables on every new call, and write a summary only on save-call
  * (docs/performance.md, "Sizes: cold and lazy").
  */
-let llm: Promise<typeof Llm> | undefined;
-const loadLlm = () => (llm ??= import('../vendors/llm/index.ts'));
+const loadLlm = loadOnce((): Promise<typeof Llm> => import('../vendors/llm/index.ts'));
 
 const MAX_ATTEMPTS = 10;
 /** The model that writes call summaries (mapped by LLM_MODEL_MAP like every other id). */

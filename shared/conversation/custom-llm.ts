@@ -6,6 +6,7 @@ import { wire } from '../platform/naming.ts';
 import { trimTrailing } from '../platform/text.ts';
 import { callContext, type TurnOutput } from './model-turn.ts';
 import type { ConversationState, TranscriptEvent, TurnEvent } from './types.ts';
+import { loadOnce } from '../platform/lazy.ts';
 
 /*
  * A custom LLM, over the compatible API's LLM WebSocket protocol: Parley connects to
@@ -34,8 +35,7 @@ import type { ConversationState, TranscriptEvent, TurnEvent } from './types.ts';
  * not at import, so a cold start of a function that never meets a custom LLM does not load it.
  */
 
-let wsPackage: Promise<typeof WebSocket> | undefined;
-const loadWebSocket = (): Promise<typeof WebSocket> => (wsPackage ??= import('ws').then((module) => module.WebSocket));
+const loadWebSocket = loadOnce((): Promise<typeof WebSocket> => import('ws').then((module) => module.WebSocket));
 
 /** How long a turn waits for the server's complete response. */
 export const CUSTOM_LLM_RESPONSE_TIMEOUT_MS = 30_000;

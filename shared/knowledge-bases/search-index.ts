@@ -1,5 +1,6 @@
 import type MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
+import { loadOnce } from '../platform/lazy.ts';
 
 /*
  * A knowledge base's index: every chunk of its complete sources, a lexical index (BM25+,
@@ -20,8 +21,7 @@ import { stemmer } from 'stemmer';
  * the bundle is split), so building or loading an index is async.
  */
 
-let miniSearch: Promise<typeof MiniSearch> | undefined;
-const loadMiniSearch = (): Promise<typeof MiniSearch> => (miniSearch ??= import('minisearch').then((module) => module.default));
+const loadMiniSearch = loadOnce((): Promise<typeof MiniSearch> => import('minisearch').then((module) => module.default));
 
 export interface IndexedChunk {
   chunk_id: string;

@@ -13,6 +13,7 @@ import { auditOp } from './members.ts';
 import { withCookie, type IssuedSession } from './sessions.ts';
 import { dashboardUrl, DEFAULT_RETURN_TO, publicBase, signInByEmail } from './sso.ts';
 import { recordSamlAssertion, recordSamlRequest, samlConfigs, takeSamlRequest, type SamlConfigItem, type SamlRequestItem } from './store.ts';
+import { loadOnce } from '../platform/lazy.ts';
 
 /*
  * SAML 2.0 sign-in (IdP-initiated, HTTP-POST binding) with @node-saml/node-saml: the
@@ -24,8 +25,7 @@ import { recordSamlAssertion, recordSamlRequest, samlConfigs, takeSamlRequest, t
  * when the bundle is split, so the members function's cold start does not load it.
  */
 
-let nodeSaml: Promise<typeof NodeSaml> | undefined;
-const loadNodeSaml = (): Promise<typeof NodeSaml> => (nodeSaml ??= import('@node-saml/node-saml'));
+const loadNodeSaml = loadOnce((): Promise<typeof NodeSaml> => import('@node-saml/node-saml'));
 
 const CLOCK_SKEW_MS = 2 * 60 * 1000;
 export const samlSpEntityId = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}`;

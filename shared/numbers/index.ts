@@ -4,6 +4,7 @@ import type * as PhoneNumbers from './phone-numbers.ts';
 // TWILIO_INBOUND_ALLOWED_ADDRESSES is checked with the settings wherever numbers are reached (checkWithSettings).
 import './inbound-addresses.ts';
 import { listNumberItems, phoneNumberClaims, phoneNumbers, type NumberItem } from './store.ts';
+import { loadOnce } from '../platform/lazy.ts';
 
 /**
  * What other domains may use of numbers: a workspace's number as stored (calls dial from
@@ -21,8 +22,7 @@ export { getKyc } from './kyc.ts';
  * and batch functions reach this entry on every dial and need none of it otherwise
  * (docs/performance.md, "Sizes: cold and lazy").
  */
-let phoneNumbers_: Promise<typeof PhoneNumbers> | undefined;
-const phoneNumbersModule = () => (phoneNumbers_ ??= import('./phone-numbers.ts'));
+const phoneNumbersModule = loadOnce((): Promise<typeof PhoneNumbers> => import('./phone-numbers.ts'));
 
 /** The workspace's number, or undefined (another workspace's number is as absent). */
 export async function workspaceNumber(workspaceId: string, phoneNumber: string): Promise<NumberItem | undefined> {

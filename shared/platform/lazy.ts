@@ -25,3 +25,19 @@ export function onFirstUse<T extends object>(create: () => T, options: { bindMet
     getPrototypeOf: () => Reflect.getPrototypeOf(target()),
   });
 }
+
+/**
+ * Something loaded on first use, once per process (a module through `import()`, usually): every
+ * caller shares the first load, and a load that fails is forgotten, so the next call tries
+ * again instead of failing for the life of the process. Keep the `import('…')` literal inside
+ * `load`: esbuild puts a module in a chunk that a cold start does not load only when it sees
+ * the literal (lib/bundling.ts).
+ */
+export function loadOnce<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () =>
+    (loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    }));
+}

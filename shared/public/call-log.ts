@@ -4,6 +4,7 @@ import { countTokenRequest } from '../platform/auth/token-window.ts';
 import { rawBearer } from '../platform/auth/gate.ts';
 import { notFound, unauthorized } from '../platform/errors.ts';
 import { verifyWebCallAccess } from '../vendors/media/index.ts';
+import { loadOnce } from '../platform/lazy.ts';
 
 /*
  * A web call's public log and knowledge-base retrievals (docs/browser.md): for the holder of
@@ -37,10 +38,10 @@ export async function getPublicCallLog(callId: string, headers: Record<string, s
  * holds retrieval itself (the embedder, the search index), which nothing else the public
  * function serves needs at its cold start (docs/performance.md, "Sizes: cold and lazy").
  */
-let knowledgeBases: Promise<typeof KnowledgeBases> | undefined;
+const knowledgeBases = loadOnce((): Promise<typeof KnowledgeBases> => import('../knowledge-bases/index.ts'));
 
 export async function getPublicCallKbRetrievals(callId: string, headers: Record<string, string | undefined>, query: { access_token?: string }) {
   const log = await authorizedCall(callId, headers, query);
-  const { getKbRetrievals } = await (knowledgeBases ??= import('../knowledge-bases/index.ts'));
+  const { getKbRetrievals } = await knowledgeBases();
   return getKbRetrievals(log.workspace_id, callId);
 }

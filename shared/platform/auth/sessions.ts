@@ -4,6 +4,7 @@ import type * as JoseSession from './jose-session.ts';
 import { keys, type ItemKey } from '../store/keys.ts';
 import { ConditionFailed, table } from '../store/table.ts';
 import type { Role } from './roles.ts';
+import { loadOnce } from '../lazy.ts';
 
 /*
  * Dashboard sessions (members signed in with SSO, SAML or an invite): a short-lived token
@@ -61,8 +62,7 @@ const SIGNING_CONTEXT = { workspace_id: 'platform', record: 'session-signing-key
  * reaches this module through the gate, and most of their requests carry an API key, not a
  * session (docs/performance.md, "Sizes: cold and lazy").
  */
-let jose: Promise<typeof JoseSession> | undefined;
-const loadJose = () => (jose ??= import('./jose-session.ts'));
+const loadJose = loadOnce((): Promise<typeof JoseSession> => import('./jose-session.ts'));
 
 let verifying: Promise<{ kid: string; key: KeyObject }> | undefined;
 let signing: Promise<{ kid: string; key: KeyObject }> | undefined;

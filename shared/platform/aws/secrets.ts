@@ -3,6 +3,7 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config.ts';
 import { awsClientOptions } from './client-options.ts';
 import { tagAwsClient } from './unavailable.ts';
+import { loadOnce } from '../lazy.ts';
 
 /**
  * Vendor credentials (telephony, model providers, payments). In AWS they live in one
@@ -27,8 +28,7 @@ export const VENDOR_SECRET_TTL_MS = 60_000;
  * client is, queue.ts): most invocations read no vendor setting, or read them from the
  * environment, so a cold start does not load it (docs/performance.md, "Sizes: cold and lazy").
  */
-let secretsSdk: Promise<typeof SecretsManagerSdk> | undefined;
-const loadSecretsSdk = () => (secretsSdk ??= import('@aws-sdk/client-secrets-manager'));
+const loadSecretsSdk = loadOnce((): Promise<typeof SecretsManagerSdk> => import('@aws-sdk/client-secrets-manager'));
 
 export class VendorSettings {
   private client?: SecretsManagerClient;

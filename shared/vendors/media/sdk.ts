@@ -1,4 +1,5 @@
 import type * as LiveKitSdk from 'livekit-server-sdk';
+import { loadOnce } from '../../platform/lazy.ts';
 
 /*
  * livekit-server-sdk (with @livekit/protocol, @bufbuild/protobuf and jose, about 170 KiB
@@ -8,6 +9,4 @@ import type * as LiveKitSdk from 'livekit-server-sdk';
  * from here (a static value import anywhere would pull it back into the cold closure);
  * types come from `import type`.
  */
-let sdk: Promise<typeof LiveKitSdk> | undefined;
-
-export const loadLiveKitSdk = (): Promise<typeof LiveKitSdk> => (sdk ??= import('livekit-server-sdk'));
+export const loadLiveKitSdk = loadOnce((): Promise<typeof LiveKitSdk> => import('livekit-server-sdk'));

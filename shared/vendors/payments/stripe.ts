@@ -3,6 +3,7 @@ import { badGateway, badRequest, paymentRequired } from '../../platform/errors.t
 import { logger } from '../../platform/logger.ts';
 import { chargeOffSessionOverRest } from './stripe-off-session.ts';
 import type { CheckoutInput, OffSessionChargeInput, PaymentMethodInfo, PaymentsProvider } from './types.ts';
+import { loadOnce } from '../../platform/lazy.ts';
 
 /*
  * Stripe through the official `stripe` package, pointed at STRIPE_API_BASE_URL (tests: a fake
@@ -30,8 +31,7 @@ export interface StripeOptions {
 }
 
 /** The package, loaded once per process on first use. */
-let stripePackage: Promise<typeof Stripe> | undefined;
-const loadStripe = (): Promise<typeof Stripe> => (stripePackage ??= import('stripe').then((module) => module.default));
+const loadStripe = loadOnce((): Promise<typeof Stripe> => import('stripe').then((module) => module.default));
 
 /** A Stripe client for a key and base URL (one per pair per process: the SDK keeps its agent and settings). */
 const clients = new Map<string, Stripe>();
