@@ -13,6 +13,9 @@ export { DEFAULT_LLM_MODEL, LLM_MODELS, llmModel } from './models.ts';
 export type { LlmModel, S2S_MODELS } from './models.ts';
 export { addAgentReferenceItems, removeAgentReferenceItems } from './references.ts';
 export { assertRunnable } from './runnable.ts';
+/** A call's agent_override is checked like a saved LLM or flow (shared/calls/agent-override-schema.ts, loaded on demand). */
+export { assertTransferRefs, flowTransferRefs, llmTransferRefs } from './transfer-checks.ts';
+export type { TransferRef } from './transfer-checks.ts';
 export type { AgentReferrer } from './references.ts';
 export type { VersionReference } from './version-references.ts';
 export { getChatAgent } from './chat-agents.ts';

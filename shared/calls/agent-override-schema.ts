@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { LlmBody, UpdateAgentBody, UpdateFlowBody } from '../agents/index.ts';
+import { assertTransferRefs, flowTransferRefs, llmTransferRefs, LlmBody, UpdateAgentBody, UpdateFlowBody, type TransferRef } from '../agents/index.ts';
 import { parseOrThrow } from '../platform/http/validation.ts';
 import { wire } from '../platform/naming.ts';
 
@@ -29,3 +29,21 @@ export const agentOverrideSchema = () =>
 /** The request field parsed (400 naming `agent_override.…` on a bad part), its parts under their wire names. */
 export const parseAgentOverride = (input: unknown): Record<string, unknown> =>
   parseOrThrow(z.object({ agent_override: agentOverrideSchema() }), { agent_override: input }, 'agent_override').agent_override as Record<string, unknown>;
+
+/**
+ * The workspace checks a saved LLM or flow gets (shared/agents/transfer-checks.ts), on the
+ * override's transfer tools: custom hold music must name an audio asset of the workspace, an
+ * agentic transfer's `transfer_agent` an agent (and version) of the workspace; another
+ * workspace's is not found. 400 with the same messages, paths under `agent_override.…`
+ * (`agent_override.retell_llm.general_tools.0.transfer_option.custom_on_hold_music_asset_id:
+ * Asset … not found`). `parts` is parseAgentOverride's answer (a flow part has no graph).
+ */
+export async function assertOverrideTransferRefs(workspaceId: string, parts: Record<string, unknown>): Promise<void> {
+  const under = (prefix: string, refs: TransferRef[]) => refs.map((ref) => ({ ...ref, path: `agent_override.${prefix}.${ref.path}` }));
+  const llm = parts[LLM_KEY];
+  const flow = parts.conversation_flow;
+  await assertTransferRefs(workspaceId, [
+    ...(isObject(llm) ? under(LLM_KEY, llmTransferRefs(llm)) : []),
+    ...(isObject(flow) ? under('conversation_flow', flowTransferRefs(flow)) : []),
+  ]);
+}

@@ -34,13 +34,16 @@ const nonEmpty = (value: unknown): Record<string, unknown> | undefined =>
 
 /**
  * The parsed request field as the call keeps it, after the checks the update routes make
- * beyond the schema (a voice must exist: 400 `agent_override.agent.voice_id: …`).
+ * beyond the schema (a voice must exist: 400 `agent_override.agent.voice_id: …`; a transfer
+ * tool's hold-music asset and transfer agent must be the workspace's, as when an LLM or flow
+ * is saved: agent-override-schema.ts).
  * Undefined when nothing is overridden.
  */
 export async function checkedAgentOverride(workspaceId: string, input: unknown): Promise<AgentOverride | undefined> {
   if (input === undefined) return undefined;
-  const { LLM_KEY, parseAgentOverride } = await loadSchema();
+  const { LLM_KEY, assertOverrideTransferRefs, parseAgentOverride } = await loadSchema();
   const parts = parseAgentOverride(input);
+  await assertOverrideTransferRefs(workspaceId, parts);
   const override: AgentOverride = {
     ...(nonEmpty(parts.agent) ? { agent: nonEmpty(parts.agent) } : {}),
     ...(nonEmpty(parts[LLM_KEY]) ? { llm: nonEmpty(parts[LLM_KEY]) } : {}),

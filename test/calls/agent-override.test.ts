@@ -4,6 +4,8 @@ import { startTestApp } from '../support/app.ts';
 import { freshNumber, newAgent } from '../support/factories.ts';
 import { completion, defaultReply, startFakeOpenAi } from '../support/fake-openai.ts';
 import { retellClient, sdkFailure } from '../support/sdk.ts';
+import { deskTool, uploadAsset } from '../support/transfers.ts';
+import { wav } from '../support/audio-fixtures.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
@@ -118,6 +120,52 @@ describe('agent_override on create-phone-call', () => {
     expect((await ws.api.post('/v3/list-calls', { body: {} })).body).toEqual([]);
   });
 
+  it('checks transfer tools against the workspace as a saved LLM or flow is: hold-music asset and transfer agent', async () => {
+    const { ws, agent, number, client } = await setup();
+    const other = await app.newWorkspace();
+    const audio = await uploadAsset(app.url, ws.api_key, wav(1), 'hold.wav', 'audio/wav');
+    const othersAudio = await uploadAsset(app.url, other.api_key, wav(1), 'hold.wav', 'audio/wav');
+    const { agent: mediator } = await newAgent(ws.api);
+    const { agent: othersAgent } = await newAgent(other.api);
+    const hold = (assetId: string) => deskTool({ type: 'warm_transfer', on_hold_music: 'custom', custom_on_hold_music_asset_id: assetId });
+    const agentic = (agentId: string, version: number | string = 0) =>
+      ({ ...deskTool({ type: 'agentic_warm_transfer', agentic_transfer_config: { transfer_agent: { agent_id: agentId, agent_version: version } } }), name: 'to_mediator' });
+    const phoneCall = (agent_override: Record<string, unknown>) =>
+      ws.api.post('/v2/create-phone-call', { body: { from_number: number, to_number: '+14155555555', metadata: { sandbox_call_ms: 0, sandbox_user_says: [] }, agent_override } });
+    const at = 'transfer_option.custom_on_hold_music_asset_id';
+    const agentAt = 'transfer_option.agentic_transfer_config.transfer_agent';
+
+    const cases: [Record<string, unknown>, string][] = [
+      [{ retell_llm: { general_tools: [hold(othersAudio)] } }, `agent_override.retell_llm.general_tools.0.${at}: Asset ${othersAudio} not found`],
+      [{ retell_llm: { general_tools: [hold('asset_missing')] } }, `agent_override.retell_llm.general_tools.0.${at}: Asset asset_missing not found`],
+      [{ retell_llm: { states: [{ name: 'desk', tools: [agentic(othersAgent.agent_id)] }] } }, `agent_override.retell_llm.states.0.tools.0.${agentAt}: Agent ${othersAgent.agent_id} not found`],
+      [{ conversation_flow: { tools: [agentic(mediator.agent_id, 7)] } }, `agent_override.conversation_flow.tools.0.${agentAt}: Agent ${mediator.agent_id} has no version 7`],
+      // Every problem in one 400, joined by '; ', as on save.
+      [
+        { retell_llm: { general_tools: [hold(othersAudio), agentic(othersAgent.agent_id)] } },
+        `agent_override.retell_llm.general_tools.0.${at}: Asset ${othersAudio} not found; agent_override.retell_llm.general_tools.1.${agentAt}: Agent ${othersAgent.agent_id} not found`,
+      ],
+    ];
+    for (const [override, message] of cases) {
+      const res = await phoneCall(override);
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body).toEqual({ status: 400, message });
+    }
+    // create-web-call the same way.
+    const web = await sdkFailure(client.call.createWebCall({ agent_id: agent.agent_id, agent_override: { retell_llm: { general_tools: [hold(othersAudio)] } } as never }));
+    expect(web.status).toBe(400);
+    expect((web.body as any).message).toBe(`agent_override.retell_llm.general_tools.0.${at}: Asset ${othersAudio} not found`);
+    expect((await ws.api.post('/v3/list-calls', { body: {} })).body).toEqual([]);
+
+    // The workspace's own asset and agent: created.
+    const good = await phoneCall({ retell_llm: { general_tools: [hold(audio), agentic(mediator.agent_id)] }, conversation_flow: { tools: [agentic(mediator.agent_id, 'latest')] } });
+    expect(good.status, JSON.stringify(good.body)).toBe(201);
+    const goodWeb: any = await client.call.createWebCall({ agent_id: agent.agent_id, agent_override: { retell_llm: { general_tools: [hold(audio)] } } as never });
+    expect(goodWeb.call_id).toEqual(expect.any(String));
+    const listed = (await ws.api.post('/v3/list-calls', { body: {} })).body as { call_id: string }[];
+    expect(listed.map((call) => call.call_id).sort()).toEqual([good.body.call_id, goodWeb.call_id].sort());
+  });
+
   it('applies to web calls too (their first line)', async () => {
     const { agent, client } = await setup();
     const web: any = await client.call.createWebCall({
@@ -151,5 +199,10 @@ describe('agent_override in the call_inbound webhook answer', () => {
   it('is dropped when invalid, and the call goes on with the agent as it is', async () => {
     const live = await ringWith({ agent_override: { retell_llm: { begin_message: 'Never said.', model_temperature: 7 } } });
     expect(live.transcript_object[0].content).toBe('Hello from the agent.');
+    // A transfer tool naming an asset the workspace does not have: dropped the same way.
+    const missingAsset = await ringWith({
+      agent_override: { retell_llm: { begin_message: 'Never said.', general_tools: [deskTool({ type: 'warm_transfer', on_hold_music: 'custom', custom_on_hold_music_asset_id: 'asset_missing' })] } },
+    });
+    expect(missingAsset.transcript_object[0].content).toBe('Hello from the agent.');
   });
 });
