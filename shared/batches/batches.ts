@@ -91,7 +91,7 @@ function tasksOf(input: CreateBatchCallInput): { tasks: BatchTaskInput[]; skippe
 }
 
 /**
- * Each task's agent_override, checked as create-phone-call checks one (schema, voice),
+ * Each task's agent_override, checked as create-phone-call checks one (schema, voice, the workspace's transfer assets and agents),
  * the same override once however many tasks carry it. Problems name the task.
  */
 async function checkTaskOverrides(workspaceId: string, tasks: readonly BatchTaskInput[], problems: string[]): Promise<void> {
