@@ -1,5 +1,5 @@
 import { config } from '../config.ts';
-import type * as AwsKms from './aws-kms.ts';
+import { loadOnce } from '../lazy.ts';
 import {
   LocalKeyManagement,
   canonicalContext,
@@ -19,9 +19,8 @@ export { DecryptionFailed, type EncryptionContext };
  */
 const FORMAT = 'env1';
 
-let keyManagement: Promise<KeyManagement> | undefined;
-
-const loadAwsKms = (): Promise<typeof AwsKms> => import('./aws-kms.ts');
+/** A key manager tests and tools put in place (useKeyManagement); otherwise the configured one. */
+let swapped: KeyManagement | undefined;
 
 /**
  * Created once per process on first use. aws-kms.ts (the KMS client, about 30 KiB) loads
@@ -29,18 +28,21 @@ const loadAwsKms = (): Promise<typeof AwsKms> => import('./aws-kms.ts');
  * the objection of the single-file bundles ("Dynamic imports", docs/performance.md) no
  * longer applies, and every function that stores a secret (numbers, webhooks' signing
  * keys, ...) starts without it (docs/performance.md, 2026-11-24, "numbers under 1.6×").
+ * A creation that fails (the chunk unreadable, the local key file missing) is tried again by
+ * the next secret rather than failing every one after it (loadOnce).
  */
-function kms(): Promise<KeyManagement> {
+const configured = loadOnce(async (): Promise<KeyManagement> => {
   const keyId = config.KMS_KEY_ID;
-  keyManagement ??= keyId
-    ? loadAwsKms().then(({ AwsKeyManagement }) => new AwsKeyManagement(keyId, config.AWS_REGION))
-    : Promise.resolve(LocalKeyManagement.fromDataDir(config.DATA_DIR));
-  return keyManagement;
-}
+  if (!keyId) return LocalKeyManagement.fromDataDir(config.DATA_DIR);
+  const { AwsKeyManagement } = await import('./aws-kms.ts');
+  return new AwsKeyManagement(keyId, config.AWS_REGION);
+});
+
+const kms = (): Promise<KeyManagement> => (swapped ? Promise.resolve(swapped) : configured());
 
 /** Tests and tools may swap the key manager (for example to a second local master key). */
 export function useKeyManagement(manager: KeyManagement): void {
-  keyManagement = Promise.resolve(manager);
+  swapped = manager;
 }
 
 export function recordContext(workspaceId: string, record: string): EncryptionContext {
