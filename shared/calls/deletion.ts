@@ -1,17 +1,26 @@
 import { sha256 } from '../platform/crypto/hash.ts';
 import { releaseSlot } from './concurrency.ts';
 import { batchDialKey, scrubIdempotencyClaim } from './idempotency.ts';
+import { deleteLines } from './line-store.ts';
 import { deleteCallArtifacts } from './scrubbing.ts';
-import { deleteCallItem } from './store.ts';
+import { deleteCallItem, getCallItem } from './store.ts';
 
 /*
  * Deleting a call (delete-call, a privacy erase, retention), beside scrubbing: the item,
- * its artifacts (recordings, the unscrubbed copy), its idempotent answer's link to it, and
- * a running call's concurrency slot. Out of calls.ts so that what erases calls (account
- * data, through erasure.ts) never reaches the engine, media or the conversation runtime.
+ * its transcript lines, its artifacts (recordings, the unscrubbed copy), its idempotent
+ * answer's link to it, and a running call's concurrency slot. Out of calls.ts so that what
+ * erases calls (account data, through erasure.ts) never reaches the engine, media or the
+ * conversation runtime.
  */
 export async function deleteCall(workspaceId: string, callId: string): Promise<void> {
+  // The lines go first (the call is checked to be this workspace's), so a delete cut short is
+  // finished by its retry, which still finds the call.
+  const current = await getCallItem(workspaceId, callId);
+  await deleteLines(callId);
   const old = await deleteCallItem(workspaceId, callId);
+  // A running call's worker may have reported in between (every line moves line_count); once
+  // the item is gone no report can write one (the write is conditional on the item).
+  if (old.line_count !== current.line_count) await deleteLines(callId);
   await deleteCallArtifacts(old);
   // A stored idempotent answer with the call (create-phone-call, register-phone-call, a batch dial) keeps only its ID.
   const claim = old.idempotency_claim ?? (old.engine?.batch ? sha256(batchDialKey(old.engine.batch.batch_call_id, old.engine.batch.task_index)) : undefined);

@@ -2,7 +2,9 @@ import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import type { LiveLogEntry } from './live-frames.ts';
+import { readLines, type LineItem } from './line-store.ts';
 import type { CallItem } from './store.ts';
+import { liveEntries, transcriptLength } from './transcript.ts';
 
 /*
  * The live calls' items (docs/calls.md, Live calls; docs/data-model.md):
@@ -26,7 +28,7 @@ export interface ViewerItem {
 }
 
 export interface LiveWrite {
-  /** Appended to live_log (its t_index is the transcript length read, checked in the write). */
+  /** Appended to live_log (its t_index is the transcript length read, checked in the write: the call's line_count). */
   entry: Omit<LiveLogEntry, 't_index' | 'timestamp'>;
   /** Top-level call attributes to set in the same write (never `engine`). */
   set?: Record<string, unknown>;
@@ -46,18 +48,20 @@ export interface LiveWrite {
  * another item's condition failed (a viewer that is gone, or already there).
  */
 export async function writeLiveControl(call: CallItem, write: LiveWrite, nowMs = Date.now()): Promise<'written' | 'changed' | 'refused'> {
-  const length = (call.transcript_with_tool_calls ?? []).length;
+  // Entries on the item (a call stored before lines) never change now: only the lines' count can move.
+  const length = transcriptLength(call);
+  const lineCount = call.line_count ?? 0;
   const names: Record<string, string> = {
     '#status': 'call_status',
     '#ws': 'workspace_id',
     '#log': 'live_log',
-    '#t': 'transcript_with_tool_calls',
+    '#lines': 'line_count',
     ...(write.condition?.names ?? {}),
   };
   const values: Record<string, unknown> = {
     ':ongoing': 'ongoing',
     ':ws': call.workspace_id,
-    ':len': length,
+    ':lines': lineCount,
     ':entry': [{ ...write.entry, timestamp: nowMs, t_index: length }],
     ':empty': [],
     ...(write.condition?.values ?? {}),
@@ -74,7 +78,7 @@ export async function writeLiveControl(call: CallItem, write: LiveWrite, nowMs =
     values[`:a${i}`] = list;
     sets.push(`#a${i} = list_append(if_not_exists(#a${i}, :empty), :a${i})`);
   });
-  const lengthCondition = length === 0 ? '(attribute_not_exists(#t) OR size(#t) = :len)' : 'size(#t) = :len';
+  const lengthCondition = lineCount === 0 ? '(attribute_not_exists(#lines) OR #lines = :lines)' : '#lines = :lines';
   const update: TransactOp = {
     Update: {
       Key: keys.call(call.call_id),
@@ -185,4 +189,15 @@ export async function deleteConnection(callId: string, connectionId: string): Pr
 /** A call by ID (the pushes' own read; store.ts's findCallItem is above this module). */
 export async function readCall(callId: string): Promise<CallItem | undefined> {
   return table.get<CallItem>(keys.call(callId));
+}
+
+/**
+ * The call's transcript as its monitors see it (transcript.ts liveEntries): the item's
+ * entries, then its lines in the order written. `known` are lines read before: they are
+ * read again only when the call's line count moved (an idle poll reads the item alone).
+ */
+export async function liveTranscriptOf(call: CallItem, known?: { count: number; lines: LineItem[] }): Promise<{ entries: Record<string, unknown>[]; lines: { count: number; lines: LineItem[] } }> {
+  const count = call.line_count ?? 0;
+  const lines = known && known.count === count ? known : { count, lines: count ? await readLines(call.call_id) : [] };
+  return { entries: liveEntries(call, lines.lines), lines };
 }
