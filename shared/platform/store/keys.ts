@@ -453,6 +453,12 @@ export const keys = {
   webhookDeliveries: (workspaceId: string): PartitionQuery => ({
     pk: `${workspacePartition(workspaceId)}#DELIVERY`,
   }),
+  /**
+   * The body of a webhook too large for a queue message (a long call's transcript), in
+   * parts, in the delivery's own partition: every attempt reads it, the last deletes it.
+   */
+  webhookBodyPart: (deliveryId: string, index: number): ItemKey => ({ pk: `WEBHOOKBODY#${deliveryId}`, sk: `PART#${String(index).padStart(4, '0')}` }),
+  webhookBodyParts: (deliveryId: string): PartitionQuery => ({ pk: `WEBHOOKBODY#${deliveryId}`, skPrefix: 'PART#' }),
 
   /** A workspace's own voice (cloned, or added from a community library), in its configuration partition. */
   workspaceVoice: (workspaceId: string, voiceId: string): ItemKey => ({
