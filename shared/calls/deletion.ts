@@ -18,9 +18,9 @@ export async function deleteCall(workspaceId: string, callId: string): Promise<v
   const current = await getCallItem(workspaceId, callId);
   await deleteLines(callId);
   const old = await deleteCallItem(workspaceId, callId);
-  // A running call's worker may have reported in between (every line moves line_count); once
-  // the item is gone no report can write one (the write is conditional on the item).
-  if (old.line_count !== current.line_count) await deleteLines(callId);
+  // A running call's worker may have reported in between, or a control been written (each
+  // moves its count); once the item is gone no write can add one (each is conditional on it).
+  if (old.line_count !== current.line_count || old.control_count !== current.control_count) await deleteLines(callId);
   await deleteCallArtifacts(old);
   // A stored idempotent answer with the call (create-phone-call, register-phone-call, a batch dial) keeps only its ID.
   const claim = old.idempotency_claim ?? (old.engine?.batch ? sha256(batchDialKey(old.engine.batch.batch_call_id, old.engine.batch.task_index)) : undefined);

@@ -231,7 +231,7 @@ async function recordTurn(
         ...turn.result.utterances.map((content) => ({ role: 'agent', content }) as TranscriptEvent),
       ];
   // supervisor-say (live-control.ts): the agent says those texts next, after the callee's line.
-  const says = call.live_take_over ? { texts: [], said: call.engine.live_said ?? 0 } : pendingSays(call);
+  const says = call.live_take_over ? { texts: [], said: call.engine.live_said ?? 0 } : await pendingSays(call);
   if (says.texts.length) {
     const at = events[0]?.role === 'user' ? 1 : 0;
     events.splice(at, 0, ...says.texts.map((content) => ({ role: 'agent', content }) as TranscriptEvent));

@@ -1,6 +1,7 @@
 import { keys, type ItemKey } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table, type TransactOp } from '../platform/store/table.ts';
+import type { LiveLogEntry } from './live-frames.ts';
 import type { CallItem } from './store.ts';
 
 /*
@@ -9,8 +10,9 @@ import type { CallItem } from './store.ts';
  * (`LINE#<ordinal>#<index>`), written once, in the same transaction as the call's
  * `line_count`, so the call item stays the same size however long the call runs (DynamoDB
  * refuses items over 400 KB). transcript.ts assembles the call's three transcript fields
- * from them on read. Below store.ts (which writes them in transitionCall) and the live
- * modules, so it imports neither.
+ * from them on read. The call's live controls are items of their own likewise
+ * (`CONTROL#<index>`, written by live-store.ts). Below store.ts (which writes lines in
+ * transitionCall) and the live modules, so it imports neither.
  */
 
 /** One transcript entry as it is stored. */
@@ -56,9 +58,31 @@ export function linePuts(
   }));
 }
 
+/** A live control as stored (live-store.ts). */
+export interface ControlItem {
+  pk: string;
+  sk: string;
+  workspace_id: string;
+  call_id: string;
+  entry: LiveLogEntry;
+}
+
+const isLine = (item: { sk?: unknown }) => typeof item.sk === 'string' && item.sk.startsWith('LINE#');
+const isControl = (item: { sk?: unknown }) => typeof item.sk === 'string' && item.sk.startsWith('CONTROL#');
+
 /** The call's lines in the order they were said (their sort keys), strongly consistent. */
 export async function readLines(callId: string): Promise<LineItem[]> {
   return queryAll<LineItem>(keys.callLines(callId));
+}
+
+/** The call's live controls and lines in one Query (`CONTROL#` to `LINE$`), each in its sort-key order. */
+export async function readEntries(callId: string): Promise<{ controls: ControlItem[]; lines: LineItem[] }> {
+  const range = keys.callEntries(callId);
+  const items = await table.queryAll<Record<string, unknown>>({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': range.pk, ':from': range.skFrom, ':to': range.skTo },
+  });
+  return { controls: items.filter(isControl) as unknown as ControlItem[], lines: items.filter(isLine) as unknown as LineItem[] };
 }
 
 /**
@@ -72,8 +96,7 @@ export async function readCallWithLines(callId: string): Promise<{ call?: CallIt
     ExpressionAttributeValues: { ':pk': range.pk, ':from': range.skFrom, ':to': range.skTo },
   });
   const call = items.find((item) => item.sk === keys.call(callId).sk) as CallItem | undefined;
-  const lines = items.filter((item) => typeof item.sk === 'string' && item.sk.startsWith(keys.callLines(callId).skPrefix!)) as unknown as LineItem[];
-  return { ...(call ? { call } : {}), lines };
+  return { ...(call ? { call } : {}), lines: items.filter(isLine) as unknown as LineItem[] };
 }
 
 /**
@@ -96,13 +119,18 @@ export async function rewriteLines(lines: readonly { key: ItemKey; entry: Record
   });
 }
 
-/** Deletes the call's lines and their unscrubbed copy (delete-call, a privacy erase, retention). */
+/** Deletes the call's lines, their unscrubbed copy and its live controls (delete-call, a privacy erase, retention). */
 export async function deleteLines(callId: string): Promise<void> {
-  const [lines, parts] = await Promise.all([
-    queryAll<ItemKey>(keys.callLines(callId), 'pk, sk'),
+  const range = keys.callEntries(callId);
+  const [entries, parts] = await Promise.all([
+    table.queryAll<ItemKey>({
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': range.pk, ':from': range.skFrom, ':to': range.skTo },
+      ProjectionExpression: 'pk, sk',
+    }),
     queryAll<ItemKey>(keys.callUnscrubbedLinesParts(callId), 'pk, sk'),
   ]);
-  await table.batchDelete([...lines, ...parts].map(({ pk, sk }) => ({ pk, sk })));
+  await table.batchDelete([...entries, ...parts].map(({ pk, sk }) => ({ pk, sk })));
 }
 
 /** Runs `work` on every item, at most `limit` at once. */

@@ -198,8 +198,12 @@ export type CallItem = CallView & {
   /** When remove-call-sensitive-data last scrubbed the call (shared/calls/scrubbing.ts). */
   scrubbed_timestamp?: number;
   /** Live calls (live-store.ts): top-level, so the engine's writes (which replace `engine`) never undo them. Never answered. */
+  /** The controls and supervisor-say texts of a call stored before controls were items of their own (read, never written now). */
   live_log?: LiveLogEntry[];
   live_say?: string[];
+  /** How many live controls the call has (`CONTROL#` items), and how many of them are supervisor-say: moved with each control's item. */
+  control_count?: number;
+  say_count?: number;
   live_patch?: { seq: number; dynamic_variables?: Record<string, string>; agent_override?: AgentOverride };
   live_take_over?: { participant_id: string; timestamp: number };
   live_watched?: boolean;

@@ -162,6 +162,41 @@ describe('a 60-minute call with word timings', () => {
   });
 });
 
+describe('live controls of a long call', () => {
+  it('are items of their own: sixty 10,000-character contexts leave the call item small, and the monitors see each in place', async () => {
+    const { ws, callId, report } = await liveWebCall();
+    const context = (n: number) => `Coaching note ${n}: ${'keep the caller informed about the delivery window. '.repeat(190)}`.slice(0, 10_000);
+    let earlyBytes = 0;
+    for (let n = 0; n < 60; n++) {
+      const updated = await ws.api.patch(`/update-live-call/${callId}`, { body: { call_control: { additional_context: context(n) } } });
+      expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+      if (n % 20 === 0) expect((await report({ event: 'transcript_updated', sequence: n + 1, utterances: [utterance(n)] })).status).toBe(204);
+      if (n === 4) earlyBytes = await rawItemBytes(callId);
+    }
+    expect((await rawItemBytes(callId)) - earlyBytes).toBeLessThan(64);
+    expect(await queryAll(keys.callControls(callId))).toHaveLength(60);
+
+    const { liveEntriesOf } = await import('../../shared/calls/live-store.ts');
+    const { liveFrames } = await import('../../shared/calls/live-frames.ts');
+    const item = (await table.get<Parameters<typeof liveFrames>[0]>(keys.call(callId)))!;
+    const { entries, controls } = await liveEntriesOf(item);
+    const frames = liveFrames(item, entries, controls).slice(2);
+    // Line 0 came after the first control, line 20 after the 21st, line 40 after the 41st.
+    expect(frames.map((frame) => (frame.event === 'transcript' ? `line ${String(frame.data.content).split(' ')[1]}` : 'control')).filter((_, i, all) => all[i] !== 'control' || all[i - 1] !== 'control')).toEqual([
+      'control',
+      'line 0.',
+      'control',
+      'line 20.',
+      'control',
+      'line 40.',
+      'control',
+    ]);
+    expect(frames.filter((frame) => frame.event === 'live_control').map((frame) => frame.data.text)).toEqual(Array.from({ length: 60 }, (_, n) => context(n)));
+    expect((await ws.api.delete(`/v2/delete-call/${callId}`)).status).toBe(204);
+    expect(await queryAll({ pk: `CALL#${callId}` })).toEqual([]);
+  }, 120_000);
+});
+
 describe('a call stored with its transcript on the item', () => {
   it('reads as it was stored, and lines reported after it follow it', async () => {
     const ws = await app.newWorkspace();

@@ -318,15 +318,23 @@ export const keys = {
    * call's partition: the sequence of the report that carried it (the engine's own writes:
    * the line's position), then its place in that report, zero-padded so lines sort in the
    * order they were said however they arrived; a redelivered report finds its keys taken.
-   * `CALL` sorts before `LINE#` and nothing else of the partition sorts between them, so one
-   * Query from `CALL` to `LINE$` (callWithLines) reads the call and its lines.
+   * `CALL` sorts before `CONTROL#` and `LINE#`, and nothing else of the partition sorts
+   * between them, so one Query from `CALL` to `LINE$` (callWithLines) reads the call, its
+   * live controls and its lines, and one from `CONTROL#` to `LINE$` (callEntries) the two lists.
    */
   callLine: (callId: string, ordinal: number, index: number): ItemKey => ({
     pk: `CALL#${callId}`,
     sk: `LINE#${String(ordinal).padStart(16, '0')}#${String(index).padStart(4, '0')}`,
   }),
   callLines: (callId: string): PartitionQuery => ({ pk: `CALL#${callId}`, skPrefix: 'LINE#' }),
+  /**
+   * A live control of a call (listen, take-over, supervisor-say, update-live-call: live-store.ts),
+   * in the call's partition in the order written, each written once with the call's `control_count`.
+   */
+  callControl: (callId: string, index: number): ItemKey => ({ pk: `CALL#${callId}`, sk: `CONTROL#${String(index).padStart(6, '0')}` }),
+  callControls: (callId: string): PartitionQuery => ({ pk: `CALL#${callId}`, skPrefix: 'CONTROL#' }),
   callWithLines: (callId: string): { pk: string; skFrom: string; skTo: string } => ({ pk: `CALL#${callId}`, skFrom: 'CALL', skTo: 'LINE$' }),
+  callEntries: (callId: string): { pk: string; skFrom: string; skTo: string } => ({ pk: `CALL#${callId}`, skFrom: 'CONTROL#', skTo: 'LINE$' }),
   /** gsi1 partition of shard `shard` of a workspace's calls (docs/data-model.md, Hot partitions). */
   callListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CALL#${shard}` }),
   /**
