@@ -5,7 +5,7 @@ import { CallFilter, type CallView } from './schemas.ts';
 import { getCallWithTranscript, queryCallIdsByParty } from './store.ts';
 import { withTranscripts } from './transcript.ts';
 
-/** One call as the API shows it, with its transcript (one Query of the call's partition). */
+/** One call as the API shows it, with its transcript (its item and a Query of its lines). */
 export async function getCall(workspaceId: string, callId: string): Promise<CallView> {
   return toCallView(await getCallWithTranscript(workspaceId, callId));
 }

@@ -86,17 +86,12 @@ export async function readEntries(callId: string): Promise<{ controls: ControlIt
 }
 
 /**
- * The call item and its lines in one Query of the call's partition (`CALL` to `LINE$`,
- * strongly consistent, every page): what a read of one call costs.
+ * The call item and its lines, read side by side (a GetItem and a Query, both strongly
+ * consistent): what a read of one call with its transcript costs.
  */
 export async function readCallWithLines(callId: string): Promise<{ call?: CallItem; lines: LineItem[] }> {
-  const range = keys.callWithLines(callId);
-  const items = await table.queryAll<Record<string, unknown>>({
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': range.pk, ':from': range.skFrom, ':to': range.skTo },
-  });
-  const call = items.find((item) => item.sk === keys.call(callId).sk) as CallItem | undefined;
-  return { ...(call ? { call } : {}), lines: items.filter(isLine) as unknown as LineItem[] };
+  const [call, lines] = await Promise.all([table.get<CallItem>(keys.call(callId)), readLines(callId)]);
+  return { ...(call ? { call } : {}), lines };
 }
 
 /**

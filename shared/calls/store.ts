@@ -231,7 +231,7 @@ export async function findCallItem(callId: string): Promise<CallItem | undefined
   return table.get<CallItem>(keys.call(callId));
 }
 
-/** A call of this workspace with its transcript (one Query of its partition: the item and its lines), or 404. */
+/** A call of this workspace with its transcript (the item and its lines, read side by side), or 404. */
 export async function getCallWithTranscript(workspaceId: string, callId: string): Promise<CallItem> {
   const call = await findCallWithTranscript(callId);
   if (!call || call.workspace_id !== workspaceId) throw callNotFound();

@@ -318,9 +318,8 @@ export const keys = {
    * call's partition: the sequence of the report that carried it (the engine's own writes:
    * the line's position), then its place in that report, zero-padded so lines sort in the
    * order they were said however they arrived; a redelivered report finds its keys taken.
-   * `CALL` sorts before `CONTROL#` and `LINE#`, and nothing else of the partition sorts
-   * between them, so one Query from `CALL` to `LINE$` (callWithLines) reads the call, its
-   * live controls and its lines, and one from `CONTROL#` to `LINE$` (callEntries) the two lists.
+   * `CONTROL#` sorts before `LINE#` and nothing else of the partition sorts between them, so
+   * one Query from `CONTROL#` to `LINE$` (callEntries) reads a call's controls and lines.
    */
   callLine: (callId: string, ordinal: number, index: number): ItemKey => ({
     pk: `CALL#${callId}`,
@@ -333,7 +332,6 @@ export const keys = {
    */
   callControl: (callId: string, index: number): ItemKey => ({ pk: `CALL#${callId}`, sk: `CONTROL#${String(index).padStart(6, '0')}` }),
   callControls: (callId: string): PartitionQuery => ({ pk: `CALL#${callId}`, skPrefix: 'CONTROL#' }),
-  callWithLines: (callId: string): { pk: string; skFrom: string; skTo: string } => ({ pk: `CALL#${callId}`, skFrom: 'CALL', skTo: 'LINE$' }),
   callEntries: (callId: string): { pk: string; skFrom: string; skTo: string } => ({ pk: `CALL#${callId}`, skFrom: 'CONTROL#', skTo: 'LINE$' }),
   /** gsi1 partition of shard `shard` of a workspace's calls (docs/data-model.md, Hot partitions). */
   callListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CALL#${shard}` }),
