@@ -9,10 +9,11 @@ import { eventually } from '../support/webhook-receiver.ts';
 
 /*
  * Issue 18's proof: an export of a few thousand calls in both formats, parsed back and
- * compared with the calls as the API lists them. A handful are real sandbox calls (dialled,
- * run, ended and analysed by the call steps); the rest are copies of the items those left
- * (test/support/factories.ts seedCallsLike: the calls store's own items, written in
- * BatchWrites), so every row has the shape a sandbox call really leaves.
+ * compared with the calls as the API lists them, with their transcripts (which get-call
+ * answers and list-calls leaves out). A handful are real sandbox calls (dialled, run, ended
+ * and analysed by the call steps); the rest are copies of the items those left, transcript
+ * lines included (test/support/factories.ts seedCallsLike: the calls store's own items,
+ * written in BatchWrites), so every row has the shape a sandbox call really leaves.
  */
 const app = await startTestApp();
 const background = startBackgroundWork(JOBS.filter((job) => job.name === 'call-steps' || job.name === 'export-jobs'));
@@ -106,27 +107,33 @@ describe('an export of a few thousand calls', () => {
     const templates = await Promise.all(real.map(async (call) => (await findCallItem(call.call_id))!));
     const seededAt = Date.now();
     const perTemplate = Math.ceil(SEEDED / templates.length);
-    const seeded = (
-      await Promise.all(
-        templates.map((template, t) =>
-          seedCallsLike(template, t === templates.length - 1 ? SEEDED - perTemplate * t : perTemplate, {
-            firstCreatedMs: realStartedAt - 3_600_000 + t,
-            stepMs: templates.length * 1000,
-            vary: (i) => ({
-              to_number: `+1${628 + t}555${String(i).padStart(4, '0')}`,
-              metadata: { row: `${t}-${i}`, note: `say "hi", then\r\nbye, ${'é'.repeat(i % 3)}` },
-            }),
+    const copiesOf = await Promise.all(
+      templates.map((template, t) =>
+        seedCallsLike(template, t === templates.length - 1 ? SEEDED - perTemplate * t : perTemplate, {
+          firstCreatedMs: realStartedAt - 3_600_000 + t,
+          stepMs: templates.length * 1000,
+          vary: (i) => ({
+            to_number: `+1${628 + t}555${String(i).padStart(4, '0')}`,
+            metadata: { row: `${t}-${i}`, note: `say "hi", then\r\nbye, ${'é'.repeat(i % 3)}` },
           }),
-        ),
-      )
-    ).flat();
+        }),
+      ),
+    );
+    const seeded = copiesOf.flat();
     expect(seeded).toHaveLength(SEEDED);
     const seedMs = Date.now() - seededAt;
+    // A copy's transcript is its template's: the real call's as get-call answers it.
+    const TRANSCRIPT = ['transcript', 'transcript_object', 'transcript_with_tool_calls'];
+    const transcriptOf = (call: Record<string, unknown>) => Object.fromEntries(TRANSCRIPT.filter((field) => field in call).map((field) => [field, call[field]]));
+    const transcripts = new Map(real.map((call) => [call.call_id as string, transcriptOf(call)]));
+    copiesOf.forEach((copies, t) => copies.forEach((copy) => transcripts.set(copy.call_id as string, transcriptOf(real[t]))));
 
     const listedAt = Date.now();
-    const calls = await listAll(ws.api);
+    const listed = await listAll(ws.api);
     const listMs = Date.now() - listedAt;
     const exportedAt = Date.now();
+    expect(listed.every((call) => TRANSCRIPT.every((field) => !(field in call)))).toBe(true);
+    const calls = listed.map((call) => ({ ...call, ...transcripts.get(call.call_id) }));
     expect(calls).toHaveLength(SEEDED + REAL.length);
     expect(calls.slice(-REAL.length).map((call) => call.call_id).sort()).toEqual(real.map((call) => call.call_id).sort());
     expect(new Set(calls.map((call) => call.call_id)).size).toBe(calls.length);
