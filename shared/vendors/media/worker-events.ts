@@ -28,7 +28,7 @@ export const MAX_REPORT_UTTERANCES = 50;
 export const MAX_WORKER_REPORT_BYTES = 2 * 1024 * 1024;
 
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
-const utf8Text = (max: number) => z.string().refine((text) => Buffer.byteLength(text, 'utf8') <= max, `Must be at most ${max} bytes as UTF-8`);
+const utf8Text = (max: number) => z.string().max(max).refine((text) => Buffer.byteLength(text, 'utf8') <= max, `Must be at most ${max} bytes as UTF-8`);
 
 /** One finished utterance, as on the call's transcript_object (retell-sdk's shape). */
 export const workerUtteranceSchema = lazySchema(() =>
