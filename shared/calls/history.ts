@@ -2,12 +2,17 @@ import { parseOrThrow } from '../platform/http/validation.ts';
 import { listCallItems } from './listing.ts';
 import { toCallView } from './view.ts';
 import { CallFilter, type CallView } from './schemas.ts';
-import { getCallWithTranscript, queryCallIdsByParty } from './store.ts';
+import { getCallItem, getCallWithTranscript, queryCallIdsByParty } from './store.ts';
 import { withTranscripts } from './transcript.ts';
 
 /** One call as the API shows it, with its transcript (its item and a Query of its lines). */
 export async function getCall(workspaceId: string, callId: string): Promise<CallView> {
   return toCallView(await getCallWithTranscript(workspaceId, callId));
+}
+
+/** 404 unless the call is this workspace's (its item alone: no transcript is read). */
+export async function assertCallOf(workspaceId: string, callId: string): Promise<void> {
+  await getCallItem(workspaceId, callId);
 }
 
 /*
