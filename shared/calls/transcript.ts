@@ -6,11 +6,9 @@ import type { CallItem } from './store.ts';
  * `transcript_with_tool_calls` is every line in the order said (the lines' sort keys: the
  * report's sequence, then the entry's place in it), `transcript_object` the agent's and
  * user's utterances among them (with their word timings), `transcript` those as text. A
- * call stored before lines existed keeps its three fields on the item: they are read as
- * they are, and lines written after them (a call in flight across the change) follow them.
+ * call stored with its three fields on the item (no `line_count`) is read as it is, and
+ * lines written after them (a call in flight while the layout changed) follow them.
  */
-
-export const TRANSCRIPT_FIELDS = ['transcript', 'transcript_object', 'transcript_with_tool_calls'] as const;
 
 /** Marks a call whose transcript is assembled, so assembling it again (a spread copy too) changes nothing. */
 const ASSEMBLED = Symbol('transcript assembled');
@@ -29,7 +27,7 @@ const objectOf = (entry: Entry) => ({ role: entry.role, content: entry.content, 
 const textOf = (entry: { role?: unknown; content?: unknown }) => `${entry.role === 'agent' ? 'Agent' : 'User'}: ${String(entry.content)}\n`;
 
 /** Whether the call keeps (some of) its transcript in lines. */
-export const hasLines = (call: Pick<CallItem, 'line_count'>): boolean => call.line_count !== undefined;
+const hasLines = (call: Pick<CallItem, 'line_count'>): boolean => call.line_count !== undefined;
 
 /** The call with its transcript fields built from its lines (`lines` in sort-key order). */
 export function assembleTranscript<T extends CallItem>(call: T, lines: readonly TranscriptLine[]): T {
