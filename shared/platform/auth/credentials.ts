@@ -27,6 +27,8 @@ export interface CredentialItem extends ItemKey {
   allowed_ips?: string[];
   rate_limit_per_minute?: number;
   allowed_origins?: string[];
+  /** A public key's agents (empty or absent: any agent of the workspace); public-start.ts enforces it. */
+  allowed_agent_ids?: string[];
   /** The member whose dashboard session created the key (absent: an API key or an older record). */
   created_by_member?: string;
   /**
@@ -93,7 +95,7 @@ export type CredentialPut = { Put: { Item: CredentialItem; ConditionExpression: 
 export type CredentialDelete = { Delete: { Key: ItemKey; ConditionExpression: string; ExpressionAttributeValues?: Record<string, unknown> } };
 
 type NewCredential = Pick<CredentialItem, 'kind' | 'name' | 'org_name' | 'org_name_rev'> &
-  Partial<Pick<CredentialItem, 'is_webhook_key' | 'scopes' | 'allowed_ips' | 'rate_limit_per_minute' | 'allowed_origins'>>;
+  Partial<Pick<CredentialItem, 'is_webhook_key' | 'scopes' | 'allowed_ips' | 'rate_limit_per_minute' | 'allowed_origins' | 'allowed_agent_ids'>>;
 
 /** The two Puts that create a credential: the record itself and the workspace's pointer to it. */
 export function credentialPuts(workspaceId: string, secret: IssuedSecret, fields: NewCredential, nowMs: number): [CredentialPut, TransactOp] {

@@ -3,6 +3,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { admit, CSRF_HEADER, type Admission } from '../auth/gate.ts';
 import { sourceAddress } from '../auth/ip.ts';
+import { assertPublicStart } from '../auth/public-start.ts';
 import { validateConfig } from '../config.ts';
 import { invalidUtf8, notJsonContentType, payloadTooLarge, routeNotFound } from '../errors.ts';
 import { logger } from '../logger.ts';
@@ -129,11 +130,18 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
     .handler(async (event, context) => {
       const { entry, admission, info } = stateOf(context);
       const route = entry!.route;
+      const principal = admission?.principal;
+      const params = route.params ? parseOrThrow(route.params, event.pathParameters ?? {}, 'params') : {};
+      const query = route.query ? parseOrThrow(route.query, event.queryStringParameters ?? {}, 'query') : {};
+      const sent = route.body ? await readBody(event, route, options) : undefined;
+      // A browser's key starts the agent as configured: judged on the body as sent, before
+      // the schema drops what it does not know (shared/platform/auth/public-start.ts).
+      if (route.publicKey && principal?.kind === 'public') assertPublicStart(principal.credential ?? {}, sent);
       const input = {
-        params: route.params ? parseOrThrow(route.params, event.pathParameters ?? {}, 'params') : {},
-        query: route.query ? parseOrThrow(route.query, event.queryStringParameters ?? {}, 'query') : {},
-        body: route.body ? parseOrThrow(route.body, await readBody(event, route, options), 'body') : undefined,
-        principal: admission?.principal,
+        params,
+        query,
+        body: route.body ? parseOrThrow(route.body, sent, 'body') : undefined,
+        principal,
         request: info,
       };
       const output = await entry!.handler(input as never);
