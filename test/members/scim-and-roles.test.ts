@@ -23,7 +23,7 @@ const concrete = (path: string) => path.replace(/\{(\w+)\}/g, 'none');
 describe('the role table', () => {
   it('maps every route to one role: reads to member, writes to developer, admin where named', () => {
     const table = Object.fromEntries(routes.map(([id, route]) => [id, requiredRole(route)]));
-    for (const id of ['addMember', 'updateMember', 'removeMember', 'createInvite', 'deleteWorkspace', 'transferWorkspace', 'putSso', 'getSso', 'putSaml', 'createScimToken', 'getBilling']) {
+    for (const id of ['addMember', 'updateMember', 'removeMember', 'createInvite', 'deleteWorkspace', 'transferWorkspace', 'putSso', 'getSso', 'putSaml', 'createScimToken', 'putReliability', 'getCallUnscrubbed', 'getBilling']) {
       expect(table[id], id).toBe('admin');
     }
     for (const id of ['listApiKeys', 'listPublicKeys', 'createApiKey', 'deleteApiKey', 'updateWorkspace']) expect(table[id], id).toBe('developer');
