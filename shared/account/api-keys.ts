@@ -1,6 +1,7 @@
 import { auditPut } from './audit-log.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { assertGrantable, type Scope } from '../platform/auth/scopes.ts';
+import { keyRole } from '../platform/auth/roles.ts';
 import { config } from '../platform/config.ts';
 import {
   credentialDeletes,
@@ -118,7 +119,7 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
     target: { type: 'api_key', id: apiKeyId },
     changes: Object.keys(changes),
   }, Date.now());
-  const losesFullAccess = input.scopes !== undefined && hasFullAccess(credential.scopes) && !hasFullAccess(input.scopes);
+  const losesFullAccess = input.scopes !== undefined && hasFullAccess(credential) && !fullScopes(input.scopes);
   await withWebhookFlagRetry(async () => {
     const move = movesFlag
       ? webhookFlagMove(await getWorkspaceItem(workspaceId), apiKeyId, credential.pk.slice('CREDENTIAL#'.length))
@@ -133,8 +134,9 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
 
 /**
  * Deleting the webhook key leaves the workspace with none (signing falls back to the
- * oldest key). The last key with full access (no scopes, or `admin`) cannot be deleted:
- * nothing else can manage keys, so the workspace would be locked out for good.
+ * oldest key). The last key with full access (no scopes, or `admin`, acting as an admin)
+ * cannot be deleted: no other key can manage keys, so a workspace run by keys alone
+ * would be locked out for good.
  */
 export async function deleteApiKey(principal: Principal, apiKeyId: string): Promise<void> {
   const workspaceId = principal.workspaceId;
@@ -143,7 +145,7 @@ export async function deleteApiKey(principal: Principal, apiKeyId: string): Prom
     const credential = await findCredential(ref);
     if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
     assertMayManage(principal, credential);
-    const fullAccess = hasFullAccess(credential.scopes);
+    const fullAccess = hasFullAccess(credential);
     const [remove, removeRef] = credentialDeletes(credential, ref);
     // The delete holds only for the key as read: one promoted to full access meanwhile is re-read.
     if (!fullAccess) {
@@ -242,9 +244,18 @@ function withActingRoleHeld(ops: TransactOp[], principal: Principal): { ops: Tra
   return { ops: ops.map((op, index) => (index === at ? merged : op)), checkedAt: at };
 }
 
-/** Full access: no scopes, or the `admin` scope (spec Authentication 4). */
-export const hasFullAccess = (scopes: readonly Scope[] | undefined): boolean => !scopes || scopes.length === 0 || scopes.includes('admin');
-const FULL_ACCESS_CONDITION = 'attribute_not_exists(scopes) OR size(scopes) = :noScopes OR contains(scopes, :admin)';
+/** Full scopes: none, or the `admin` scope (spec Authentication 4). */
+const fullScopes = (scopes: readonly Scope[] | undefined): boolean => !scopes || scopes.length === 0 || scopes.includes('admin');
+
+/**
+ * A key with full access: full scopes, acting as an admin (roles.ts `keyRole`), so it can
+ * manage every key. A full-scoped key acting for a developer, or for a removed member, is
+ * not one.
+ */
+const hasFullAccess = (credential: CredentialItem): boolean => fullScopes(credential.scopes) && keyRole(credential) === 'admin';
+const FULL_ACCESS_CONDITION =
+  '(attribute_not_exists(scopes) OR size(scopes) = :noScopes OR contains(scopes, :admin))' +
+  ' AND (creator_role = :admin OR (attribute_not_exists(creator_role) AND attribute_not_exists(created_by_member)))';
 const FULL_ACCESS_VALUES = { ':noScopes': 0, ':admin': 'admin' };
 
 /**
@@ -254,7 +265,7 @@ const FULL_ACCESS_VALUES = { ':noScopes': 0, ':admin': 'admin' };
  */
 async function anotherFullAccessKeyCheck(workspaceId: string, apiKeyId: string, action: string): Promise<TransactOp[]> {
   const other = (await listCredentials(apiKeyRefs(workspaceId))).find(
-    (credential) => credential.credential_id !== apiKeyId && hasFullAccess(credential.scopes),
+    (credential) => credential.credential_id !== apiKeyId && hasFullAccess(credential),
   );
   if (!other) {
     throw conflict(

@@ -201,6 +201,21 @@ describe("a key made by an admin", () => {
     }
   });
 
+  it("counts as the workspace's full access only while it acts as an admin", async () => {
+    const { ws, owner, invite } = await workspace();
+    const admin = await invite('admin@example.com', 'admin');
+    const adminKey = await keyMadeBy(as(admin), {});
+    const first = (await ws.api.get('/api-keys')).body.find((k: { name: string }) => k.name === 'Default key');
+    expect((await ws.api.delete(`/workspace/members/${admin.member.member_id}`)).status).toBe(204);
+
+    // The removed admin's key has full scopes but no role: the first key is the last with full access.
+    expect(answer(await call(app.url, 'DELETE', `/api-keys/${first.api_key_id}`, { headers: as(owner) }))).toEqual({
+      status: 409,
+      message: 'This is the workspace\'s last API key with full access (no scopes, or "admin"): create another such key before deleting it',
+    });
+    expect((await call(app.url, 'DELETE', `/api-keys/${adminKey.id}`, { headers: as(owner) })).status).toBe(204);
+  });
+
   it('is refused when its maker is deactivated through SCIM', async () => {
     const { ws, invite } = await workspace();
     const admin = await invite('admin@example.com', 'admin');
