@@ -17,7 +17,7 @@ import { kbObjects, knowledgeBases, listRetrievals, putRetrieval, type DataStora
 export const DEFAULT_TOP_K = 3;
 const MAX_TOP_K = 10;
 const INDEX_CACHE_SIZE = 32;
-/** Retrievals are kept as long as calls' other records by default: 90 days. */
+/** A retrieval not deleted with its call or chat before then expires after 90 days. */
 const RETRIEVAL_TTL_SECONDS = 90 * 86_400;
 const MAX_RECORDED_CHARS = 4000;
 
