@@ -4,7 +4,8 @@ import { logger } from '../platform/logger.ts';
 import { piiCategoriesOf, redactPii } from '../platform/pii.ts';
 import { embedder } from '../vendors/llm/index.ts';
 import { LoadedIndex, type ScoredChunk, type SerializedIndex } from './search-index.ts';
-import { kbObjects, knowledgeBases, listRetrievals, putRetrieval, type DataStorageSetting, type KnowledgeBaseItem, type RetrievalItem } from './store.ts';
+import { listRetrievals, putRetrieval, type DataStorageSetting, type RetrievalItem } from './retrieval-store.ts';
+import { kbObjects, knowledgeBases, type KnowledgeBaseItem } from './store.ts';
 
 /*
  * Retrieval inside conversations: the top-k chunks of an LLM's or flow's knowledge bases
