@@ -259,14 +259,16 @@ export const Retrieval = lazySchema(() =>
   z.object({
     retrieval_id: z.string(),
     timestamp: z.number(),
-    query: z.string(),
+    /** The user's words as the data storage setting keeps them: redacted under everything_except_pii, null under basic_attributes_only. */
+    query: z.string().nullable(),
     knowledge_base_ids: z.array(z.string()),
     chunks: z.array(
       z.object({
         knowledge_base_id: z.string(),
         source_id: z.string(),
         chunk_id: z.string(),
-        content: z.string(),
+        /** Null under basic_attributes_only (the IDs find the text in the knowledge base). */
+        content: z.string().nullable(),
         score: z.number(),
         lexical_score: z.number(),
         vector_score: z.number(),
