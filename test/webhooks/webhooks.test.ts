@@ -368,7 +368,7 @@ describe('one delivery per event', () => {
   };
 
   it('the same message handled twice at once makes one POST, one log entry and one queued retry; a later copy does nothing', async () => {
-    const { ws, endpoint, message: first } = await fresh(() => 500, 300);
+    const { ws, endpoint, message: first } = await fresh(() => 500, 1000);
     const { sent, queue } = sentTo();
     const results = await Promise.all([deliverWebhook(first, { queue }), deliverWebhook(first, { queue })]);
 
@@ -386,7 +386,7 @@ describe('one delivery per event', () => {
   });
 
   it('the consumer reports the copy whose attempt another consumer holds, so SQS brings it back, and deletes it once the attempt is done', async () => {
-    const { endpoint, message: body } = await fresh(() => 200, 300);
+    const { endpoint, message: body } = await fresh(() => 200, 1000);
     const event = { Records: [record('twice', JSON.stringify(body))] };
     const answers = await Promise.all([
       webhookDelivery(event, localLambdaContext('parley-webhook-delivery', 60_000)),
