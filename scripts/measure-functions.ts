@@ -471,7 +471,15 @@ try {
     return Array.from({ length: limit }, (_, i) => sqsEvent([bodies[i % bodies.length]!]));
   };
   const jobMix: Record<string, (rounds: number) => unknown[]> = {
-    'webhook-delivery': (rounds) => queued('webhooks', rounds)(),
+    // Each round a delivery of its own: a repeated message is a copy the consumer drops unsent.
+    'webhook-delivery': (rounds) => {
+      const bodies = messages.filter((message) => message.queue === 'webhooks').map((message) => message.body);
+      if (bodies.length === 0) throw new Error('nothing was queued on webhooks by the HTTP mixes');
+      return Array.from({ length: rounds }, (_, i) => {
+        const message = JSON.parse(bodies[i % bodies.length]!) as { delivery_id: string };
+        return sqsEvent([JSON.stringify({ ...message, delivery_id: `${message.delivery_id}_${i}` })]);
+      });
+    },
     'call-steps': (rounds) => [...queued('call-steps', rounds)(), sqsEvent([JSON.stringify({ kind: 'concurrency-sweep', scheduled_at: new Date().toISOString() })])],
     'contact-jobs': (rounds) => queued('contact-jobs', rounds)(),
     'export-jobs': (rounds) => [...queued('export-jobs', rounds)(), sqsEvent([JSON.stringify({ kind: 'retention-sweep', scheduled_at: new Date().toISOString() })])],

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { canonicalIp } from '../platform/auth/ip.ts';
 import { SCOPES } from '../platform/auth/scopes.ts';
-import { displayName, epochMs, httpUrl, idOf, lazySchema } from '../platform/http/schemas.ts';
+import { destinationUrl, displayName, epochMs, idOf, lazySchema } from '../platform/http/schemas.ts';
 
 /*
  * Request and response schemas are built on first use (z.lazy): a cold start builds only
@@ -176,7 +176,7 @@ export type Workspace = z.infer<typeof Workspace>;
 export const UpdateWorkspaceBody = lazySchema(() =>
   z.object({
     name: displayName().optional(),
-    webhook_url: httpUrl().nullable().optional().describe('null removes the workspace webhook URL'),
+    webhook_url: destinationUrl().nullable().optional().describe('null removes the workspace webhook URL'),
     concurrency_limit: z.number().int().min(1).max(1000).optional(),
   }),
 );

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { ROLES } from '../platform/auth/roles.ts';
-import { epochMs, idOf, lazySchema, queryInt } from '../platform/http/schemas.ts';
+import { epochMs, idOf, lazySchema, queryInt, refuseDestination } from '../platform/http/schemas.ts';
 
 /*
  * The members domain's API contract. The spec names the routes (Members and access) and
@@ -80,7 +80,8 @@ export const SsoConfig = lazySchema(() =>
 );
 export const PutSsoBody = lazySchema(() =>
   z.object({
-    issuer: z.url({ protocol: /^https?$/ }).max(500),
+    // Parley fetches the issuer's discovery document, keys and tokens.
+    issuer: z.url({ protocol: /^https?$/ }).max(500).superRefine(refuseDestination()),
     client_id: z.string().min(1).max(500),
     client_secret: z.string().min(1).max(2000),
     allowed_domains: z.array(z.string().trim().toLowerCase().regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'Must be a domain name')).min(1).max(50),

@@ -425,6 +425,15 @@ export const keys = {
   webhookDeliveries: (workspaceId: string): PartitionQuery => ({
     pk: `${workspacePartition(workspaceId)}#DELIVERY`,
   }),
+  /**
+   * The claim of one attempt of one webhook delivery (shared/webhooks/webhooks.ts): the
+   * consumer that holds it, until when, and what its POST answered. Each delivery its own
+   * partition; expires by TTL.
+   */
+  webhookAttemptClaim: (workspaceId: string, deliveryId: string, attempt: number): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#WEBHOOKCLAIM#${deliveryId}`,
+    sk: `ATTEMPT#${attempt}`,
+  }),
 
   /** A workspace's own voice (cloned, or added from a community library), in its configuration partition. */
   workspaceVoice: (workspaceId: string, voiceId: string): ItemKey => ({
