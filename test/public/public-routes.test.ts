@@ -245,17 +245,20 @@ describe('what a public key may send', () => {
     const TOO_MANY = { status: 400, message: 'retell_llm_dynamic_variables: Must have at most 100 variables when sent from a browser' };
     const TOO_LONG = { status: 400, message: 'retell_llm_dynamic_variables: Must be at most 16384 bytes as JSON when sent from a browser' };
     const BIG_METADATA = { status: 400, message: 'metadata: Must be at most 16384 bytes as JSON when sent from a browser' };
+    const IDENTITY = { status: 400, message: 'retell_llm_dynamic_variables: from_number is set by the platform and cannot be sent from a browser' };
     for (const [path, agentId] of [['/v3/create-web-call', agent.agent_id], ['/create-chat', chat.agent_id], ['/public/chat/start', chat.agent_id]] as const) {
       const fromPage = (body: Record<string, unknown>) => post(path, { agent_id: agentId, ...body }, { origin: SHOP }, public_key);
       expect((await fromPage({ retell_llm_dynamic_variables: many })).body).toEqual(TOO_MANY);
       expect((await fromPage({ retell_llm_dynamic_variables: long })).body).toEqual(TOO_LONG);
       expect((await fromPage({ metadata: long })).body).toEqual(BIG_METADATA);
+      expect((await fromPage({ retell_llm_dynamic_variables: { from_number: '+14155550100' } })).body).toEqual(IDENTITY);
     }
     const voiceLink = await shareLink(app.api, agent.agent_id);
     const chatLink = await shareLink(app.api, chat.agent_id);
     for (const path of [`/public/share/${voiceLink.token}/web-call`, `/public/share/${chatLink.token}/chat`]) {
       expect((await post(path, { retell_llm_dynamic_variables: many })).body).toEqual(TOO_MANY);
       expect((await post(path, { retell_llm_dynamic_variables: long })).body).toEqual(TOO_LONG);
+      expect((await post(path, { retell_llm_dynamic_variables: { from_number: '+14155550100' } })).body).toEqual(IDENTITY);
     }
     expect((await app.api.post('/v3/create-web-call', { body: { agent_id: agent.agent_id, retell_llm_dynamic_variables: many, metadata: long } })).status).toBe(201);
   });

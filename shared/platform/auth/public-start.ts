@@ -1,6 +1,7 @@
 import { badRequest, forbidden } from '../errors.ts';
 import { wire } from '../naming.ts';
 import type { CredentialItem } from './credentials.ts';
+import { IDENTITY_VARIABLES } from '../system-variables.ts';
 
 /*
  * What a public (browser) key may send when it starts a web call or a chat (docs/security.md,
@@ -71,6 +72,8 @@ export function assertPublicStart(credential: Pick<CredentialItem, 'allowed_agen
 /** What is wrong with dynamic variables a browser sent (public keys, share links), if anything. */
 export function publicVariablesProblem(variables: unknown): string | undefined {
   if (!isObject(variables)) return undefined;
+  const identity = IDENTITY_VARIABLES.find((name) => Object.hasOwn(variables, name));
+  if (identity) return `${identity} is set by the platform and cannot be sent from a browser`;
   if (Object.keys(variables).length > PUBLIC_VARIABLES_MAX_COUNT) return `Must have at most ${PUBLIC_VARIABLES_MAX_COUNT} variables when sent from a browser`;
   if (jsonBytes(variables) > PUBLIC_VARIABLES_MAX_BYTES) return `Must be at most ${PUBLIC_VARIABLES_MAX_BYTES} bytes as JSON when sent from a browser`;
   return undefined;
