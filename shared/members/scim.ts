@@ -8,7 +8,7 @@ import { sha256 } from '../platform/crypto/hash.ts';
 import { Conflict, conflict, notFound, unauthorized } from '../platform/errors.ts';
 import { MediaResponse } from '../platform/http/handler.ts';
 import { keys } from '../platform/store/keys.ts';
-import { table } from '../platform/store/table.ts';
+import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { auditOp, changeMember, createMember, removeMember, type MemberChange } from './members.ts';
 import {
   parseScim,
@@ -79,8 +79,9 @@ export async function createScimToken(principal: Principal) {
     scimTokens.createOp({ workspace_id: workspaceId, created_timestamp: item.created_timestamp }, hash),
     ...(previous ? [{ Delete: { Key: keys.scimToken(previous.token_hash) } }] : []),
     auditOp(workspaceId, principal, { action: 'scim.token_create', target: { type: 'scim', id: workspaceId }, changes: ['token'] }),
-  ]).catch(() => {
-    throw conflict('The SCIM token changed meanwhile; retry');
+  ]).catch((error: unknown) => {
+    // A failed condition (another token written meanwhile) or a lost race is the caller's to retry; anything else is not a 409.
+    throw error instanceof TransactionCancelled ? conflict('The SCIM token changed meanwhile; retry') : error;
   });
   return { ...toStatus(item), token };
 }
