@@ -87,7 +87,7 @@ export function parseScim<S extends z.ZodType>(schema: S, input: unknown, scimTy
   throw new ScimError(400, formatIssues(issues, at ?? 'body'), syntax ? 'invalidSyntax' : scimType);
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * An object of SCIM attributes: names matched without case and given their schema's

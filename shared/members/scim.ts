@@ -11,6 +11,7 @@ import { keys } from '../platform/store/keys.ts';
 import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { auditOp, changeMember, createMember, removeMember, type MemberChange } from './members.ts';
 import {
+  isObject,
   parseScim,
   SCIM_LIST as LIST,
   SCIM_PATCH_PATHS as PATHS,
@@ -218,8 +219,6 @@ export async function replaceUser(workspaceId: string, id: string, body: unknown
   if (fields.externalId === undefined) fields.externalId = null;
   return scimResponse(toUser(await changeMember(workspaceId, scimActor(workspaceId), id, fields)));
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** PATCH with add, replace and remove on the attributes Users support; every operation is checked before anything is written. */
 export async function patchUser(workspaceId: string, id: string, body: unknown) {
