@@ -6,7 +6,7 @@ import { getConcurrency } from '../calls/records.ts';
 import { getKyc } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { config } from '../platform/config.ts';
-import { badRequest } from '../platform/errors.ts';
+import { badRequest, Invalid } from '../platform/errors.ts';
 import { assertVoiceUsable } from '../voices/index.ts';
 import { DEFAULT_LLM_TOKEN_LIMIT, type PutReliabilityInput, type ReliabilitySettings } from './schemas.ts';
 import { transact } from './store.ts';
@@ -40,8 +40,9 @@ export async function putReliability(principal: Principal, input: PutReliability
     throw badRequest(`fallback_llm_model: Unknown model ${input.fallback_llm_model}`);
   }
   for (const [index, voiceId] of (input.fallback_voice_ids ?? []).entries()) {
-    await assertVoiceUsable(workspaceId, voiceId).catch(() => {
-      throw badRequest(`fallback_voice_ids.${index}: Unknown voice ${voiceId}`);
+    await assertVoiceUsable(workspaceId, voiceId).catch((error: unknown) => {
+      // Only "unknown voice" names the field; a store that did not answer stays a 503.
+      throw error instanceof Invalid ? badRequest(`fallback_voice_ids.${index}: Unknown voice ${voiceId}`) : error;
     });
   }
   const changes = Object.entries(input)

@@ -1,4 +1,4 @@
-import { conflict, notFound } from '../platform/errors.ts';
+import { conflict, notFound, NotFound } from '../platform/errors.ts';
 import { knowledgeBaseObjectStore } from '../platform/aws/object-store.ts';
 import { keys, objectKeys } from '../platform/store/keys.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
@@ -308,8 +308,9 @@ export async function removeSourceItem(workspaceId: string, knowledgeBaseId: str
   try {
     await sources.remove(workspaceId, knowledgeBaseId, sourceId);
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    if (error instanceof NotFound) return false;
+    throw error;
   }
 }
 

@@ -6,9 +6,9 @@ import { sha256 } from '../platform/crypto/hash.ts';
 import { MediaResponse } from '../platform/http/handler.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import type { Role } from '../platform/auth/roles.ts';
-import { badRequest, Unauthorized } from '../platform/errors.ts';
+import { badRequest, conflict, Unauthorized } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
-import { table } from '../platform/store/table.ts';
+import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { auditOp } from './members.ts';
 import { withCookie, type IssuedSession } from './sessions.ts';
 import { dashboardUrl, DEFAULT_RETURN_TO, publicBase, signInByEmail } from './sso.ts';
@@ -127,8 +127,11 @@ export async function deleteSaml(principal: Principal): Promise<void> {
   await table.transact([
     samlConfigs.removeOp(principal.workspaceId),
     auditOp(principal.workspaceId, principal, { action: 'saml.delete', target: { type: 'saml', id: principal.workspaceId }, changes: [] }),
-  ]).catch(() => {
-    throw badRequest('SAML is not configured');
+  ]).catch((error: unknown) => {
+    // The config's removal is conditional on it existing: only that condition failing is "not
+    // configured"; a lost race is the caller's to retry; a store that did not answer stays a 503.
+    if (!(error instanceof TransactionCancelled)) throw error;
+    throw error.failedAt.includes(0) ? badRequest('SAML is not configured') : conflict('The SAML settings are being changed by another request; retry');
   });
 }
 

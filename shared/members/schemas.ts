@@ -152,5 +152,10 @@ export const ScimListQuery = lazySchema(() =>
   }),
 );
 export const scimUserParams = lazySchema(() => z.object({ id: z.string().max(100) }));
-/** SCIM bodies are checked by the SCIM module (errors in SCIM's format); here only "an object". */
-export const ScimBody = lazySchema(() => z.looseObject({}));
+/**
+ * A SCIM body is taken as any JSON here and checked by the SCIM module after the token
+ * (ScimUser, ScimPatch in scim-schemas.ts), so that a bad token is 401 whatever the body.
+ */
+export const ScimBody = lazySchema(() =>
+  z.unknown().describe('A SCIM User (POST, PUT) or PatchOp message (PATCH), RFC 7643/7644; checked after the SCIM token, errors in SCIM\'s Error format'),
+);

@@ -5,10 +5,10 @@ import { config } from '../platform/config.ts';
 import { decryptSecret, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { egressFetch, EgressRefused } from '../platform/egress.ts';
-import { ApiError, badRequest, forbidden, unauthorized, VendorFailed } from '../platform/errors.ts';
+import { ApiError, badRequest, conflict, forbidden, unauthorized, VendorFailed } from '../platform/errors.ts';
 import { MASKED_SECRET as MASK } from '../platform/masking.ts';
 import { keys } from '../platform/store/keys.ts';
-import { table } from '../platform/store/table.ts';
+import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { trimTrailing } from '../platform/text.ts';
 import { auditOp, createMember, memberEmails } from './members.ts';
 import { sessionCookie } from '../platform/auth/sessions.ts';
@@ -80,8 +80,11 @@ export async function deleteSso(principal: Principal): Promise<void> {
   await table.transact([
     ssoConfigs.removeOp(principal.workspaceId),
     auditOp(principal.workspaceId, principal, { action: 'sso.delete', target: { type: 'sso', id: principal.workspaceId }, changes: [] }),
-  ]).catch(() => {
-    throw badRequest('SSO is not configured');
+  ]).catch((error: unknown) => {
+    // The config's removal is conditional on it existing: only that condition failing is "not
+    // configured"; a lost race is the caller's to retry; a store that did not answer stays a 503.
+    if (!(error instanceof TransactionCancelled)) throw error;
+    throw error.failedAt.includes(0) ? badRequest('SSO is not configured') : conflict('The SSO settings are being changed by another request; retry');
   });
 }
 

@@ -253,7 +253,7 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
     },
     onError: async (request) => {
       const state = stateOf(request.context) as RequestState | undefined;
-      request.response = errorResponse(request.error, state?.admission?.headers);
+      request.response = errorResponse(request.error, state?.admission?.headers, state?.entry?.route.errorFormat);
       await withCors(request);
       if (state) finish(request);
     },
