@@ -142,7 +142,26 @@ const scimRole = () => attributes({ value: z.enum(ROLES), ...multiValued() });
 const scimEmails = () => z.array(scimEmail()).max(20);
 const scimRoles = () => z.array(scimRole()).max(20);
 
-/** Accepted and ignored: a core User attribute this service does not keep. */
+/**
+ * Core User attributes this service does not keep: accepted and ignored, in a body and as a
+ * PATCH path (Entra ID and Okta send `title`, `phoneNumbers[type eq "work"].value` and the
+ * enterprise extension's `department` by default; refusing them would stop provisioning).
+ */
+const IGNORED_ATTRIBUTES = [
+  'id', 'meta', 'nickName', 'profileUrl', 'title', 'userType', 'preferredLanguage', 'locale', 'timezone', 'password',
+  'phoneNumbers', 'ims', 'photos', 'addresses', 'groups', 'entitlements', 'x509Certificates',
+] as const;
+const IGNORED_PATH_ROOTS = new Set(IGNORED_ATTRIBUTES.map((attribute) => attribute.toLowerCase()));
+const IGNORED_NAME_PARTS = new Set(['middlename', 'honorificprefix', 'honorificsuffix']);
+
+/** A PATCH path that sets nothing this service keeps: an ignored attribute (or a part of one), a name part, or an extension's. */
+export function isIgnoredPatchPath(path: string): boolean {
+  const lower = path.toLowerCase();
+  if (lower.startsWith('urn:')) return true;
+  const [root, sub] = lower.split(/[.[]/, 2);
+  return IGNORED_PATH_ROOTS.has(root!) || (root === 'name' && sub !== undefined && IGNORED_NAME_PARTS.has(sub));
+}
+
 const ignored = () => z.unknown().optional();
 
 /** A User as POST and PUT send it. */
@@ -157,23 +176,7 @@ export const ScimUser = lazySchema(() =>
       active: z.boolean().optional(),
       roles: scimRoles().optional(),
       externalId: text(EXTERNAL_ID_CHARS).nullable().optional(),
-      id: ignored(),
-      meta: ignored(),
-      nickName: ignored(),
-      profileUrl: ignored(),
-      title: ignored(),
-      userType: ignored(),
-      preferredLanguage: ignored(),
-      locale: ignored(),
-      timezone: ignored(),
-      password: ignored(),
-      phoneNumbers: ignored(),
-      ims: ignored(),
-      photos: ignored(),
-      addresses: ignored(),
-      groups: ignored(),
-      entitlements: ignored(),
-      x509Certificates: ignored(),
+      ...Object.fromEntries(IGNORED_ATTRIBUTES.map((attribute) => [attribute, ignored()])),
     },
     { extensions: true },
   ),

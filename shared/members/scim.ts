@@ -15,6 +15,7 @@ import {
   parseScim,
   SCIM_LIST as LIST,
   SCIM_PATCH_PATHS as PATHS,
+  isIgnoredPatchPath,
   SCIM_TYPE,
   SCIM_USER as USER,
   ScimError,
@@ -280,6 +281,7 @@ function applyPath(user: UserFields, path: string, raw: unknown, op: 'add' | 're
       user.emails = [{ value: parse(PATHS['emails[type eq "work"].value']), primary: true }];
       return;
     default:
+      if (isIgnoredPatchPath(path)) return;
       throw new ScimError(400, `Unsupported path: ${path}`, 'invalidPath');
   }
 }

@@ -264,7 +264,7 @@ describe('SCIM bodies', () => {
       ['PATCH', `/Users/${user.id}`, patch(null), scimError('invalidSyntax', 'Operations.0: Expected object, received null')],
       ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', path: 7, value: 'x' }), scimError('invalidSyntax', 'Operations.0.path: Expected string, received number')],
       // Paths to attributes Users do not set.
-      ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', path: 'nickName', value: 'x' }), scimError('invalidPath', 'Unsupported path: nickName')],
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', path: 'favoriteColor', value: 'x' }), scimError('invalidPath', 'Unsupported path: favoriteColor')],
       ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', value: { 'name.middle': 'x' } }), scimError('invalidPath', 'Unsupported path: name.middle')],
       ['PATCH', `/Users/${user.id}`, patch({ op: 'remove' }), scimError('noTarget', 'Operations.0.path: A remove takes a path')],
       // Values of the wrong type.
@@ -323,5 +323,22 @@ describe('SCIM bodies', () => {
     });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ active: false, roles: [{ value: 'admin', primary: true }] });
+
+    // Entra ID's default attribute mappings PATCH these paths; they set nothing kept here and are not refused.
+    const entra = await scimCall('PATCH', `/Users/${user.id}`, {
+      body: {
+        schemas: [PATCH_OP],
+        Operations: [
+          { op: 'Add', path: 'title', value: 'Rear Admiral' },
+          { op: 'Add', path: 'phoneNumbers[type eq "work"].value', value: '+14155550100' },
+          { op: 'Add', path: 'addresses[type eq "work"].formatted', value: '1 Navy Way' },
+          { op: 'Add', path: 'name.middleName', value: 'B' },
+          { op: 'Add', path: 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department', value: 'Navy' },
+          { op: 'Replace', path: 'displayName', value: 'Amazing Grace' },
+        ],
+      },
+    });
+    expect(entra.status).toBe(200);
+    expect(entra.body).toMatchObject({ displayName: 'Amazing Grace', active: false });
   });
 });
