@@ -260,7 +260,7 @@ try {
     import('../lib/parley-function.ts'),
     import('../lib/parley-stack.ts'),
   ]);
-  const { DOMAIN_DIRECTORIES, DOMAIN_FILES, JOB_FILES, LIVE_MONITOR_FILES } = stack;
+  const { DOMAIN_DIRECTORIES, DOMAIN_FILES, DOMAIN_WORKERS, JOB_FILES, JOB_WORKERS, LIVE_MONITOR_FILES } = stack;
   await ensureTable(dynamo, tableName);
   const workspace = await createWorkspace('Measure functions');
   const authorization = `Bearer ${workspace.api_key}`;
@@ -578,7 +578,8 @@ try {
         row.mix = 'authorizer, $connect, $default (sync), $disconnect';
       }
       console.error(`${name}: building…`);
-      const bundle = await buildBundle(cdk, name, entry, OUT_DIR);
+      const workers = kind === 'job' ? JOB_WORKERS[name as keyof typeof JOB_WORKERS] : kind === 'http' ? DOMAIN_WORKERS[name as keyof typeof DOMAIN_WORKERS] : undefined;
+      const bundle = await buildBundle(cdk, name, entry, OUT_DIR, [], workers);
       if (bundle.error) throw new Error(`build failed: ${bundle.error}`);
       row.bundleKiB = Math.round(bundle.bytes / 1024);
       // What CDK's afterBundling hook puts beside the bundle (the tracer, the function's files and folders).

@@ -6,7 +6,7 @@ import { logger } from '../platform/logger.ts';
 import { embedder, type Embedder } from '../vendors/llm/index.ts';
 import { chunkText, type Chunk } from './chunking.ts';
 import { crawl, CrawlFailed } from './crawl.ts';
-import { extractText, fileKind } from './extract.ts';
+import { ExtractionFailed, extractText, fileKind } from './extract.ts';
 import { buildIndex, type IndexedChunk } from './search-index.ts';
 import {
   installIndex,
@@ -103,7 +103,9 @@ async function sourceText(kb: KnowledgeBaseItem, source: SourceItem): Promise<{ 
   try {
     return { text: await extractText(kind, original.body) };
   } catch (error) {
-    return { error: `Could not read ${source.filename}: ${(error as Error).message}` };
+    // The file's own fault fails the source; anything else (the worker could not start) fails the message, which the queue retries.
+    if (error instanceof ExtractionFailed) return { error: `Could not read ${source.filename}: ${error.message}` };
+    throw error;
   }
 }
 
