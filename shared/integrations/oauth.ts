@@ -1,21 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { clearedFlowCookie, flowCookie, startedInThisBrowser, type BrowserFlow } from '../platform/auth/flow-binding.ts';
 import type { Principal } from '../platform/auth/gate.ts';
-import { config } from '../platform/config.ts';
+import { config, isProduction } from '../platform/config.ts';
 import { decryptSecret, encryptSecret } from '../platform/crypto/envelope.ts';
-import { badRequest, conflict, notFound } from '../platform/errors.ts';
+import { badRequest, conflict, notFound, routeNotFound } from '../platform/errors.ts';
 import { MediaResponse, Redirect } from '../platform/http/handler.ts';
 import { newId } from '../platform/ids.ts';
 import { trimTrailing } from '../platform/text.ts';
 import { logger } from '../platform/logger.ts';
 import { TransactionCancelled } from '../platform/store/table.ts';
 import { authorizeUrl, exchangeCode, GrantRevoked, newPkce, ProviderFailed, type TokenSet } from '../vendors/oauth/client.ts';
-import { mockAuthorizePage, mockTokenEndpoint } from '../vendors/oauth/mock.ts';
+import { mockAuthorizePage as mockConsentPage, mockTokenEndpoint } from '../vendors/oauth/mock.ts';
 import {
+  MOCK_AUTHORIZE_PATH,
+  MOCK_TOKEN_PATH,
   OAUTH_PROVIDERS,
   optionsProblem,
   PASTED_PROVIDERS,
   PROVIDER_TABLE,
+  providerMode,
   publicBaseUrl,
   redirectUri,
   resolveProvider,
@@ -84,12 +87,16 @@ interface StatePayload {
   exp: number;
 }
 
-/** GET /oauth/providers: the redirect URI to register, and each provider as configured. */
+/**
+ * GET /oauth/providers: the redirect URI to register, and each provider as configured:
+ * `available` false for one a production deployment has no client for (its start is 503).
+ */
 export async function listProviders() {
   const providers = await Promise.all(
     OAUTH_PROVIDERS.map(async (name) => {
-      const resolved = await resolveProvider(name);
-      return { provider: name, targets: [...PROVIDER_TABLE[name].targets], pkce: resolved.pkce, mock: resolved.mock, scopes: [...PROVIDER_TABLE[name].scopes] };
+      const mode = await providerMode(name);
+      const spec = PROVIDER_TABLE[name];
+      return { provider: name, targets: [...spec.targets], pkce: mode === 'mock' || spec.pkce, mock: mode === 'mock', available: mode !== 'unconfigured', scopes: [...spec.scopes] };
     }),
   );
   return { redirect_uri: redirectUri(), providers, pasted_providers: [...PASTED_PROVIDERS] };
@@ -338,10 +345,20 @@ export async function forceRefresh(workspaceId: string, body: { target: 'crm'; p
   return refreshConnection(workspaceId, connectionId, { force: true });
 }
 
-export { mockAuthorizePage };
+/** The mock provider's routes exist outside production only (a 404 there, as any unknown route). */
+function mockRoute(method: string, path: string): void {
+  if (isProduction) throw routeNotFound(method, path);
+}
+
+/** GET /oauth/mock/authorize: the mock provider's consent page. */
+export async function mockAuthorizePage(query: Record<string, string | undefined>): Promise<string> {
+  mockRoute('GET', MOCK_AUTHORIZE_PATH);
+  return mockConsentPage(query);
+}
 
 /** POST /oauth/mock/token over HTTP: the same endpoint the client reaches in process. */
 export async function mockTokenHttp(rawBody: string): Promise<{ status: number; body: string }> {
+  mockRoute('POST', MOCK_TOKEN_PATH);
   const response = await mockTokenEndpoint(new URLSearchParams(rawBody));
   return { status: response.status, body: await response.text() };
 }
