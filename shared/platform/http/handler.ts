@@ -9,6 +9,7 @@ import { logger } from '../logger.ts';
 import { preflightResponse, responseCorsHeaders, type preflightTable } from './cors.ts';
 import { telemetry } from '../telemetry.ts';
 import { EventStream, eventStreamChunk, streamEvents, streamSinkOf } from './event-stream.ts';
+import { attachmentDisposition } from './download.ts';
 import { parseJsonBody } from './json.ts';
 import type { parseMultipart } from './multipart.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
@@ -156,7 +157,7 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
       if (route.produces && output instanceof Download) {
         return {
           statusCode: route.status,
-          headers: { 'content-type': route.produces, 'content-disposition': `attachment; filename="${output.filename}"`, ...admission?.headers },
+          headers: { 'content-type': route.produces, 'content-disposition': attachmentDisposition(output.filename), ...admission?.headers },
           body: output.body.toString('base64'),
           isBase64Encoded: true,
         };
