@@ -270,7 +270,7 @@ try {
   const request = (
     domain: string,
     key: string,
-    options: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; authorization?: string } = {},
+    options: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; authorization?: string; cookie?: string } = {},
   ) => {
     const route = routes.get(key);
     if (!route) throw new Error(`no route ${key} in the route table`);
@@ -279,7 +279,11 @@ try {
     return apiGatewayEvent({
       routeKey: key,
       path,
-      headers: { authorization: options.authorization ?? authorization, ...(options.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: options.authorization ?? authorization,
+        ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(options.cookie ? { cookie: options.cookie } : {}),
+      },
       pathParameters: options.params,
       queryStringParameters: options.query,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
@@ -287,7 +291,7 @@ try {
   };
 
   // Seeding runs the same handlers in this process (queued messages go to the SQS stand-in too).
-  const handlers = new Map<string, (event: unknown, context: unknown) => Promise<{ statusCode: number; body: string }>>();
+  const handlers = new Map<string, (event: unknown, context: unknown) => Promise<{ statusCode: number; body: string; cookies?: string[] }>>();
   const invoke = async (domain: string, event: unknown) => {
     if (!handlers.has(domain)) handlers.set(domain, ((await import(`../functions/${domain}.ts`)) as { handler: never }).handler);
     return handlers.get(domain)!(event, lambdaContext());
@@ -359,12 +363,16 @@ try {
       crmWorkspaceIds.push(ws.workspace_id);
       const auth = `Bearer ${ws.api_key}`;
       const wsSeed = (domain: string, key: string, options: Parameters<typeof request>[2] = {}) => seed(domain, key, { ...options, authorization: auth });
-      const started = await wsSeed('integrations', 'POST /oauth/start', { body: { target: 'crm', provider: 'salesforce' } });
+      const start = await invoke('integrations', request('integrations', 'POST /oauth/start', { body: { target: 'crm', provider: 'salesforce' }, authorization: auth }));
+      if (start.statusCode !== 200) throw new Error(`seeding POST /oauth/start answered ${start.statusCode}: ${start.body.slice(0, 300)}`);
+      const started = JSON.parse(start.body) as Record<string, string>;
+      // The flow's binding cookie (name=value), which the callback needs as the starting browser's.
+      const flowCookie = start.cookies?.[0]?.split(';', 1)[0];
       const authorizeUrl = new URL(started.authorize_url!, 'https://api.parley.test');
       const page = await invoke('integrations', request('integrations', 'GET /oauth/mock/authorize', { query: Object.fromEntries(authorizeUrl.searchParams) }));
       const approve = /id="approve" href="([^"]+)"/.exec(page.body)?.[1]?.replaceAll('&amp;', '&');
       if (!approve) throw new Error(`the mock provider's page has no approve link (${page.statusCode})`);
-      const callback = await invoke('integrations', request('integrations', 'GET /oauth/callback', { query: Object.fromEntries(new URL(approve, 'https://api.parley.test').searchParams) }));
+      const callback = await invoke('integrations', request('integrations', 'GET /oauth/callback', { query: Object.fromEntries(new URL(approve, 'https://api.parley.test').searchParams), cookie: flowCookie }));
       if (callback.statusCode !== 302) throw new Error(`the OAuth callback answered ${callback.statusCode}: ${callback.body.slice(0, 200)}`);
       const contactsCsv = ['phone_number,first_name', ...Array.from({ length: 25 }, (_, i) => `+1415557${String(round * 100 + i).padStart(4, '0')},Lead ${i}`)].join('\n');
       await wsSeed('contacts', 'POST /import-contacts', { body: { csv: contactsCsv } });

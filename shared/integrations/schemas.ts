@@ -56,6 +56,8 @@ export const ProvidersResponse = lazySchema(() =>
         targets: z.array(z.string()),
         pkce: z.boolean(),
         mock: z.boolean(),
+        /** False in production without the provider's client (its start answers 503). */
+        available: z.boolean(),
         scopes: z.array(z.string()),
       }),
     ),

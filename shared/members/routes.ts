@@ -147,17 +147,17 @@ export const memberRoutes = defineRoutes({ domain: 'members', access: 'admin' },
   },
   startSso: {
     method: 'GET', path: '/auth/sso/{workspace_id}/start', status: 200, access: 'public',
-    summary: "Start OIDC sign-in (PKCE, state, nonce): 302 to the identity provider; {authorization_url} with ?format=json or Accept: application/json",
+    summary: "Start OIDC sign-in (PKCE, state, nonce; the state bound to this browser by a cookie): 302 to the identity provider; {authorization_url} with ?format=json or Accept: application/json",
     params: workspaceIdParams, query: SsoStartQuery, response: SsoStart,
   },
   finishSso: {
     method: 'GET', path: '/auth/sso/callback', status: 200, access: 'public',
-    summary: "The identity provider's redirect: signs the member in; the session cookie and a 302 to the dashboard's return_to (JSON when the start was)",
+    summary: "The identity provider's redirect: refuses a state this browser did not start; signs the member in; the session cookie and a 302 to the dashboard's return_to (JSON when the start was)",
     query: SsoCallbackQuery, response: SessionView,
   },
   startSaml: {
     method: 'GET', path: '/auth/saml/{workspace_id}/start', status: 200, access: 'public',
-    summary: "Start SP-initiated SAML sign-in: 302 to the IdP with an AuthnRequest (HTTP-Redirect binding); {authorization_url} with ?format=json or Accept: application/json",
+    summary: "Start SP-initiated SAML sign-in (the request bound to this browser by a cookie): 302 to the IdP with an AuthnRequest (HTTP-Redirect binding); {authorization_url} with ?format=json or Accept: application/json",
     params: workspaceIdParams, query: SsoStartQuery, response: SsoStart,
   },
   samlAcs: {

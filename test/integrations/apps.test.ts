@@ -3,7 +3,7 @@ import { startBackgroundWork } from '../../local/background.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
 import { fakeOAuth } from '../support/fake-oauth.ts';
-import { call, type ApiClient } from '../support/http.ts';
+import { call, cookiesFrom, type ApiClient } from '../support/http.ts';
 import { retellClient, sdkFailure } from '../support/sdk.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
@@ -40,7 +40,7 @@ async function connectHubspotCrm(api: ApiClient) {
   expect(start.body).toMatchObject({ mock: false, pkce: false });
   expect(new URL(start.body.authorize_url).searchParams.get('code_challenge')).toBeNull();
   const answer = await fetch(start.body.authorize_url, { redirect: 'manual' });
-  const done = await call(app.url, 'GET', localPath(answer.headers.get('location')!));
+  const done = await call(app.url, 'GET', localPath(answer.headers.get('location')!), { headers: { cookie: cookiesFrom(start) } });
   expect(new URL(done.headers.location!).searchParams.get('oauth')).toBe('success');
 }
 
@@ -117,7 +117,7 @@ describe('apps through retell-sdk and over HTTP', () => {
     expect(start.body.mock).toBe(true);
     const page = await call(app.url, 'GET', localPath(start.body.authorize_url));
     const approve = /id="approve" href="([^"]+)"/.exec(page.text)![1]!.replaceAll('&amp;', '&');
-    const done = await call(app.url, 'GET', localPath(approve));
+    const done = await call(app.url, 'GET', localPath(approve), { headers: { cookie: cookiesFrom(start) } });
     const appId = new URL(done.headers.location!).searchParams.get('app_id')!;
     expect((await ws.api.get(`/get-app/${appId}`)).body).toMatchObject({ name: 'Bookings', provider: 'calendly', type: 'calendar', mock: true, connection_status: 'connected' });
     const link = await ws.api.post(`/apps/${appId}/execute`, { body: { tool: 'create_scheduling_link', arguments: { event_type_uri: 'https://api.calendly.com/event_types/1' } } });

@@ -10,6 +10,7 @@ import { logger } from '../logger.ts';
 import { preflightResponse, responseCorsHeaders, type preflightTable } from './cors.ts';
 import { telemetry } from '../telemetry.ts';
 import { EventStream, eventStreamChunk, streamEvents, streamSinkOf } from './event-stream.ts';
+import { attachmentDisposition } from './download.ts';
 import { parseJsonBody } from './json.ts';
 import type { parseMultipart } from './multipart.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
@@ -78,6 +79,8 @@ export class MediaResponse {
     readonly headers: Record<string, string> = {},
     /** Another status than the route's (an OAuth token endpoint's RFC 6749 error is a 400 in its own format; SCIM answers its errors in its own media type). */
     readonly status?: number,
+    /** Set-Cookie values, one cookie each (API Gateway's `cookies`: a header map holds one Set-Cookie only). */
+    readonly cookies: readonly string[] = [],
   ) {}
 }
 
@@ -98,8 +101,15 @@ export class BinaryResponse {
  * the dashboard. The target is built by the domain, never taken from the request as is.
  */
 export class Redirect {
-  constructor(readonly location: string) {}
+  constructor(
+    readonly location: string,
+    /** Set-Cookie values, one cookie each (a browser flow's binding cookie, a session). */
+    readonly cookies: readonly string[] = [],
+  ) {}
 }
+
+/** API Gateway's `cookies` field of a result, when there are any. */
+const withCookies = (cookies: readonly string[]) => (cookies.length ? { cookies: [...cookies] } : {});
 
 /** A file answer of a `produces` route: its bytes and the name a browser saves it under. */
 export class Download {
@@ -155,7 +165,7 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
       if (route.produces && output instanceof Download) {
         return {
           statusCode: route.status,
-          headers: { 'content-type': route.produces, 'content-disposition': `attachment; filename="${output.filename}"`, ...admission?.headers },
+          headers: { 'content-type': route.produces, 'content-disposition': attachmentDisposition(output.filename), ...admission?.headers },
           body: output.body.toString('base64'),
           isBase64Encoded: true,
         };
@@ -173,10 +183,15 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
         };
       }
       if (output instanceof MediaResponse) {
-        return { statusCode: output.status ?? route.status, headers: { 'content-type': output.contentType, ...output.headers, ...admission?.headers }, body: output.body };
+        return {
+          statusCode: output.status ?? route.status,
+          headers: { 'content-type': output.contentType, ...output.headers, ...admission?.headers },
+          body: output.body,
+          ...withCookies(output.cookies),
+        };
       }
       if (output instanceof Redirect) {
-        return { statusCode: 302, headers: { location: output.location, 'cache-control': 'no-store', ...admission?.headers }, body: '' };
+        return { statusCode: 302, headers: { location: output.location, 'cache-control': 'no-store', ...admission?.headers }, body: '', ...withCookies(output.cookies) };
       }
       return jsonResponse(route.status, route.status === 204 ? undefined : output, admission?.headers);
     });
@@ -203,8 +218,7 @@ function gate(byKey: Map<string, Entry>): MiddlewareObj<Event, Result, Error, Co
         sourceIp: state.info.sourceIp,
         authorization: event.headers.authorization,
         origin: event.headers.origin,
-        // Payload v2 moves Cookie headers into `cookies`; the local server leaves them in headers.
-        cookie: event.cookies?.join('; ') ?? event.headers.cookie,
+        cookie: state.info.cookie,
         csrfToken: event.headers[CSRF_HEADER],
       });
       if (!state.entry) throw routeNotFound(event.requestContext.http.method, event.rawPath);
@@ -243,6 +257,8 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
           requestId: event.requestContext.requestId ?? context.awsRequestId,
           sourceIp: sourceAddress(event.requestContext.http.sourceIp),
           headers: event.headers,
+          // Payload v2 moves Cookie headers into `cookies`; the local server leaves them in headers.
+          cookie: event.cookies?.join('; ') ?? event.headers.cookie,
           rawBody: event.body == null ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body,
         },
       };

@@ -136,6 +136,8 @@ export interface RequestInfo {
   requestId: string;
   sourceIp: string;
   headers: Record<string, string | undefined>;
+  /** The Cookie header as sent (API Gateway's `cookies`, joined). */
+  cookie?: string;
   /** The body exactly as sent, for routes that verify a signature over its bytes (LiveKit's webhooks). */
   rawBody: string;
 }
