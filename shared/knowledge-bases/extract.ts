@@ -2,6 +2,7 @@ import { besideBundle } from '../platform/bundle-files.ts';
 import { config } from '../platform/config.ts';
 import { badRequest } from '../platform/errors.ts';
 import { loadOnce } from '../platform/lazy.ts';
+import type { WorkSchedule } from '../platform/capped-worker.ts';
 
 /*
  * Text out of an uploaded document, by its kind: PDF (unpdf, PDF.js built for servers),
@@ -75,6 +76,14 @@ export class ExtractionFailed extends Error {
   }
 }
 
+/** The file was not read: its turn in the extraction worker came after the caller's deadline to start it. */
+export class ExtractionDeferred extends Error {
+  constructor() {
+    super('The file was not read before the step\'s deadline');
+    this.name = 'ExtractionDeferred';
+  }
+}
+
 /** The extraction worker's script: `extract-worker.mjs` beside a deployed bundle (lib/parley-stack.ts builds it). */
 export const EXTRACT_WORKER_NAME = 'extract-worker';
 
@@ -83,12 +92,13 @@ const cappedWorker = loadOnce(() => import('../platform/capped-worker.ts'));
 /**
  * The document's text, in the extraction worker within KB_EXTRACTION_MEMORY_MB and
  * KB_EXTRACTION_TIMEOUT_MS (Markdown and TXT here). Throws ExtractionFailed when the file
- * cannot be read, for its own reasons; any other error is the machine's (the worker could
+ * cannot be read, for its own reasons; ExtractionDeferred when its turn (one document at a
+ * time) came after `schedule.startBy`; any other error is the machine's (the worker could
  * not start) and worth another try.
  */
-export async function extractText(kind: FileKind, data: Buffer): Promise<string> {
+export async function extractText(kind: FileKind, data: Buffer, schedule?: WorkSchedule): Promise<string> {
   if (kind === 'markdown' || kind === 'text') return data.toString('utf8').replace(/^\uFEFF/, '').trim();
-  const { runCapped, WorkFailed, WorkLimitExceeded } = await cappedWorker();
+  const { runCapped, WorkFailed, WorkLimitExceeded, WorkNotStarted } = await cappedWorker();
   // The worker gets its own copy of the bytes, moved to it rather than copied again.
   const bytes = new Uint8Array(data);
   try {
@@ -97,8 +107,10 @@ export async function extractText(kind: FileKind, data: Buffer): Promise<string>
       { kind, data: bytes },
       { memoryMb: config.KB_EXTRACTION_MEMORY_MB, timeoutMs: config.KB_EXTRACTION_TIMEOUT_MS },
       [bytes.buffer],
+      schedule,
     );
   } catch (error) {
+    if (error instanceof WorkNotStarted) throw new ExtractionDeferred();
     if (error instanceof WorkLimitExceeded) throw new ExtractionFailed(`reading it ${error.message}`);
     if (error instanceof WorkFailed) throw new ExtractionFailed(error.message);
     throw error;

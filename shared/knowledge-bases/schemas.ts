@@ -72,7 +72,8 @@ const files = () =>
 const sourceFields = () => ({
   knowledge_base_texts: jsonField(z.array(KnowledgeBaseText).max(MAX_TEXTS)).optional(),
   knowledge_base_urls: jsonField(z.array(knowledgeBaseUrl()).max(MAX_URLS)).optional(),
-  knowledge_base_files: files().optional(),
+  // retell-sdk sends an empty list of files as the text field "[]" (it sends arrays without files as JSON).
+  knowledge_base_files: jsonField(files()).optional(),
   /** Files uploaded to presigned URLs (POST /create-knowledge-base-upload): past API Gateway's ~6 MB request limit. */
   knowledge_base_upload_ids: jsonField(
     z.array(lazySchema(() => idOf('kbUpload', 'an upload ID from POST /create-knowledge-base-upload'))).max(MAX_FILES, `Too many files: at most ${MAX_FILES} per request`),

@@ -57,6 +57,24 @@ export class WorkLimitExceeded extends Error {
   }
 }
 
+/** The work's turn came after the time it had to start by (WorkSchedule): it was never started. */
+export class WorkNotStarted extends Error {
+  constructor() {
+    super('the work was not started: its turn came after the time it had to start by');
+    this.name = 'WorkNotStarted';
+  }
+}
+
+/**
+ * When work waiting its turn may still start: a caller with a deadline of its own (a queue
+ * step within its function's timeout) gives the time by which the work must begin, since
+ * the wait behind other work (one at a time) is not its to know.
+ */
+export interface WorkSchedule {
+  startBy: number;
+  now: () => number;
+}
+
 /** The work threw in the worker (its message, as the worker's code wrote it), or its worker ended while on it. */
 export class WorkFailed extends Error {
   constructor(message: string) {
@@ -98,10 +116,20 @@ let nextId = 0;
 /**
  * Runs `input` through the worker script's handler (serveCappedWork) within `limits`.
  * Rejects with WorkLimitExceeded past a limit, WorkFailed when the work failed (the
- * input's fault), or another Error when the worker could not start (the machine's).
+ * input's fault), WorkNotStarted when its turn came after `schedule.startBy`, or another
+ * Error when the worker could not start (the machine's).
  */
-export function runCapped<O>(script: WorkerScript, input: unknown, limits: WorkLimits, transfer: readonly TransferListItem[] = []): Promise<O> {
-  const result = turn.then(() => runNow<O>(script, input, limits, transfer));
+export function runCapped<O>(
+  script: WorkerScript,
+  input: unknown,
+  limits: WorkLimits,
+  transfer: readonly TransferListItem[] = [],
+  schedule?: WorkSchedule,
+): Promise<O> {
+  const result = turn.then(() => {
+    if (schedule && schedule.now() >= schedule.startBy) throw new WorkNotStarted();
+    return runNow<O>(script, input, limits, transfer);
+  });
   turn = result.catch(() => undefined);
   return result;
 }
