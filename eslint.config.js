@@ -105,7 +105,7 @@ export default tseslint.config(
   },
   ...DOMAINS.map((domain) => ({
     // A domain reaches another only through its index.ts (or a narrow entry: calls/records.ts,
-    // calls/erasure.ts, chats/records.ts, integrations/app-refs.ts, agents/bindings.ts,
+    // calls/erasure.ts, chats/records.ts, knowledge-bases/records.ts, integrations/app-refs.ts, agents/bindings.ts,
     // agents/lookups.ts, account-data/asset-refs.ts, contacts/lookups.ts: docs/architecture.md),
     // and never the local runtime.
     files: [`shared/${domain}/**`],
@@ -139,8 +139,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: `^\\.\\./(?!platform/|vendors/|${domain}/|calls/(records|erasure)\\.ts$|chats/records\\.ts$|integrations/app-refs\\.ts$|agents/(bindings|lookups)\\.ts$|account-data/asset-refs\\.ts$|contacts/lookups\\.ts$)[\\w-]+/(?!index\\.ts$)`,
-              message: `Import another domain through its index.ts, or a narrow entry (calls/records.ts, calls/erasure.ts, chats/records.ts, integrations/app-refs.ts, agents/bindings.ts, agents/lookups.ts, account-data/asset-refs.ts, contacts/lookups.ts) (from ${domain}).`,
+              regex: `^\\.\\./(?!platform/|vendors/|${domain}/|calls/(records|erasure)\\.ts$|chats/records\\.ts$|knowledge-bases/records\\.ts$|integrations/app-refs\\.ts$|agents/(bindings|lookups)\\.ts$|account-data/asset-refs\\.ts$|contacts/lookups\\.ts$)[\\w-]+/(?!index\\.ts$)`,
+              message: `Import another domain through its index.ts, or a narrow entry (calls/records.ts, calls/erasure.ts, chats/records.ts, knowledge-bases/records.ts, integrations/app-refs.ts, agents/bindings.ts, agents/lookups.ts, account-data/asset-refs.ts, contacts/lookups.ts) (from ${domain}).`,
             },
             { regex: '^\\.\\./\\.\\./', message: 'A domain never imports outside shared/ (local stand-ins are injected).' },
             { regex: '^\\.\\./(route-table|openapi)\\.ts$', message: 'The route table sits above the domains.' },

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { analyzeMetafile, build, type Metafile, type Plugin } from 'esbuild';
-import { bundleOutputs, inputsOf, outputBytes } from '../lib/bundling.ts';
+import { bundleOutputs, inputsOf, outputBytes, type WorkerEntries } from '../lib/bundling.ts';
 import { esbuildOptions, type CdkBundling } from './cdk-bundling.ts';
 
 /** One bundle written to bench/out, with what went into it. */
@@ -37,6 +37,8 @@ export async function buildBundle(
   entry: string,
   outDir: string,
   plugins: Plugin[] = [],
+  /** The function's worker scripts (lib/parley-stack.ts), built beside it as the stack does. */
+  workers: WorkerEntries = {},
 ): Promise<BuiltBundle> {
   const dir = join(outDir, id.replace(/[:/]/g, '__'));
   rmSync(dir, { recursive: true, force: true });
@@ -44,6 +46,8 @@ export async function buildBundle(
   const file = join(dir, cdk.format === 'esm' ? 'index.mjs' : 'index.js');
   try {
     const result = await build({ ...esbuildOptions(cdk, entry, file), plugins });
+    // Each worker script is a build of its own beside the entry, as lib/bundling.ts bundles it.
+    for (const [name, source] of Object.entries(workers)) await build({ ...esbuildOptions(cdk, source, join(dir, `${name}.mjs`)), plugins });
     const metafile = result.metafile!;
     writeFileSync(join(dir, 'meta.json'), JSON.stringify(metafile));
     writeFileSync(join(dir, 'analysis.txt'), await analyzeMetafile(metafile, { verbose: false }));

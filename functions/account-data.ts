@@ -1,3 +1,4 @@
+import { SANDBOX_CSP } from '../shared/platform/http/download.ts';
 import { domainHandler, BinaryResponse } from '../shared/platform/http/handler.ts';
 import { parseMultipart } from '../shared/platform/http/multipart.ts';
 import { accountDataRoutes } from '../shared/account-data/routes.ts';
@@ -22,7 +23,7 @@ export const handler = domainHandler(accountDataRoutes, {
       // The bytes of an ID never change (a new upload is a new ID); a deleted one stops within the hour.
       'cache-control': 'public, max-age=3600',
       // An SVG opened directly runs nothing, even if a check were missed.
-      'content-security-policy': "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox",
+      'content-security-policy': SANDBOX_CSP,
       'cross-origin-resource-policy': 'cross-origin',
     });
   },

@@ -1,4 +1,4 @@
-import { domainHandler, MediaResponse, Redirect } from '../shared/platform/http/handler.ts';
+import { domainHandler, MediaResponse } from '../shared/platform/http/handler.ts';
 import { integrationRoutes } from '../shared/integrations/routes.ts';
 import * as integrations from '../shared/integrations/index.ts';
 // What uses an app is the agents domain's to say (its engines' tools); integrations takes it as a function.
@@ -6,8 +6,8 @@ import { appUsages } from '../shared/agents/app-usages.ts';
 
 export const handler = domainHandler(integrationRoutes, {
   oauthProviders: () => integrations.listProviders(),
-  oauthStart: ({ principal, body }) => integrations.startAuthorization(principal, body),
-  oauthCallback: async ({ query }) => new Redirect(await integrations.handleCallback(query)) as never,
+  oauthStart: async ({ principal, body }) => (await integrations.startAuthorization(principal, body)) as never,
+  oauthCallback: async ({ query, request }) => (await integrations.handleCallback(query, request.cookie)) as never,
   oauthRefresh: ({ principal, body }) => integrations.forceRefresh(principal.workspaceId, body),
   oauthMockAuthorize: ({ query }) => integrations.mockAuthorizePage(query),
   oauthMockToken: async ({ request }) => {

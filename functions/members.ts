@@ -1,4 +1,4 @@
-import { domainHandler, Redirect } from '../shared/platform/http/handler.ts';
+import { domainHandler } from '../shared/platform/http/handler.ts';
 import * as invites from '../shared/members/invites.ts';
 import * as members from '../shared/members/members.ts';
 import { memberRoutes } from '../shared/members/routes.ts';
@@ -39,16 +39,14 @@ export const handler = domainHandler(memberRoutes, {
   signOut: ({ principal }) => sessions.signOut(principal),
   startSso: async ({ params, query, request }) => {
     const respond = sso.startResponds(query.format, request.headers.accept);
-    const started = await sso.startSso(params.workspace_id, { respond, returnTo: query.return_to });
-    return respond === 'json' ? started : (new Redirect(started.authorization_url) as never);
+    return sso.startAnswer(respond, await sso.startSso(params.workspace_id, { respond, returnTo: query.return_to })) as never;
   },
-  finishSso: ({ query }) => sso.ssoCallback(query) as never,
+  finishSso: ({ query, request }) => sso.ssoCallback(query, request.cookie) as never,
   startSaml: async ({ params, query, request }) => {
     const respond = sso.startResponds(query.format, request.headers.accept);
-    const started = await saml.startSaml(params.workspace_id, { respond, returnTo: query.return_to });
-    return respond === 'json' ? started : (new Redirect(started.authorization_url) as never);
+    return sso.startAnswer(respond, await saml.startSaml(params.workspace_id, { respond, returnTo: query.return_to })) as never;
   },
-  samlAcs: ({ params, body }) => saml.samlAcs(params.workspace_id, body.SAMLResponse) as never,
+  samlAcs: ({ params, body, request }) => saml.samlAcs(params.workspace_id, body.SAMLResponse, request.cookie) as never,
 
   scimListUsers: ({ request, query }) => scim.scim(request.headers, (ws) => scim.listUsers(ws, query)),
   scimCreateUser: ({ request, body }) => scim.scim(request.headers, (ws) => scim.createUser(ws, body)),

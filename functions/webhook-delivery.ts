@@ -7,7 +7,10 @@ import { deliverWebhook, parseWebhookMessage } from '../shared/webhooks/webhooks
 /**
  * The webhook queue's consumer. A failed delivery is not a failed message: deliverWebhook
  * records it and queues the retry itself. Only a message whose attempt could not be
- * recorded or whose retry could not be queued is reported, so SQS redelivers just that one.
+ * recorded or whose retry could not be queued is reported, so SQS redelivers just that one;
+ * and a copy of a message whose attempt another consumer holds right now, so that it comes
+ * back after the visibility timeout: by then that consumer has finished the attempt (the
+ * copy is dropped) or died before its POST (the copy delivers it).
  */
 export const handler = instrumented(async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   logger.addContext(context);
@@ -21,7 +24,8 @@ export const handler = instrumented(async (event: SQSEvent, context: Context): P
         return;
       }
       try {
-        await deliverWebhook(message, { remainingMs: () => context.getRemainingTimeInMillis() });
+        const result = await deliverWebhook(message, { remainingMs: () => context.getRemainingTimeInMillis() });
+        if (result === 'in_progress') batchItemFailures.push({ itemIdentifier: record.messageId });
       } catch (error) {
         logger.error('webhook attempt not recorded or retry not queued', {
           message_id: record.messageId,

@@ -83,9 +83,21 @@ export function bundleOptionsFor(entry: string, outfile: string, bundling: Funct
   return bundleOptions(entry, dirname(outfile), bundling, basename(outfile, extname(outfile)));
 }
 
-/** Bundles a function into `outdir` (CDK's local bundling is synchronous). */
-export function bundleFunctionSync(entry: string, outdir: string): Metafile {
-  return buildSync(bundleOptions(entry, outdir)).metafile!;
+/**
+ * Worker scripts a function starts (shared/platform/capped-worker.ts), by name: their source
+ * files, each built as `<outdir>/<name>.mjs` beside the function's index.mjs, its own chunks
+ * under chunks/ too (content-hashed names, so a chunk both builds make is the same file).
+ * A build of its own rather than an entry of the function's: a second entry would share
+ * modules with the function's cold closure and split it into more files
+ * (docs/performance.md), and the parsers a worker carries are then in its build alone.
+ */
+export type WorkerEntries = Readonly<Record<string, string>>;
+
+/** Bundles a function, then its worker scripts, into `outdir` (CDK's local bundling is synchronous); the function's metafile. */
+export function bundleFunctionSync(entry: string, outdir: string, workers: WorkerEntries = {}): Metafile {
+  const metafile = buildSync(bundleOptions(entry, outdir)).metafile!;
+  for (const [name, source] of Object.entries(workers)) buildSync(bundleOptions(source, outdir, FUNCTION_BUNDLING, name));
+  return metafile;
 }
 
 /** Where an output path of a metafile (relative to the working directory) is. */

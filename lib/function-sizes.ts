@@ -82,7 +82,8 @@ export const JOB_MEMORY_MB: Record<JobName, number> = {
   'export-jobs': 1024,
   // A page of 50 objects pushed to a CRM.
   'integration-jobs': 512,
-  // Files up to 50 MB through PDF.js or mammoth, embeddings in batches, the BM25 and vector index.
+  // Files up to 50 MB through PDF.js or mammoth in the extraction worker (KB_EXTRACTION_MEMORY_MB,
+  // 1,024 MB, one document at a time), embeddings in batches, the BM25 and vector index.
   'kb-jobs': 2048,
   // The 5-second pass loop: a few queries and a handful of dials a pass.
   'batch-tick': 256,

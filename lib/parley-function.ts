@@ -2,7 +2,7 @@ import { execSync } from 'node:child_process';
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AssetHashType, Duration, Stack } from 'aws-cdk-lib';
-import { bundleFunctionSync, FUNCTION_BUNDLING } from './bundling.ts';
+import { bundleFunctionSync, FUNCTION_BUNDLING, type WorkerEntries } from './bundling.ts';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -126,6 +126,11 @@ export interface ParleyFunctionProps {
    * to run, when a folder has no manifest.json (it was not built).
    */
   directories?: Readonly<Record<string, string>>;
+  /**
+   * Worker scripts the function starts (shared/platform/capped-worker.ts): name → source,
+   * each built as `<name>.mjs` beside index.mjs (lib/bundling.ts).
+   */
+  workers?: WorkerEntries;
   /** Further environment: the deploy settings every function needs (lib/deploy-settings.ts). */
   environment?: Record<string, string>;
   /**
@@ -165,12 +170,12 @@ const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * A function's code: its entry bundled by lib/bundling.ts (esbuild in this process, with code
- * splitting: index.mjs and its chunks), then what ships beside the bundle. CDK's
- * NodejsFunction cannot split (it writes one --outfile), hence a plain asset with local
- * bundling; like NodejsFunction's, its hash is the output's, and a stack excluded from
+ * splitting: index.mjs, its worker scripts and their chunks), then what ships beside the
+ * bundle. CDK's NodejsFunction cannot split (it writes one --outfile), hence a plain asset
+ * with local bundling; like NodejsFunction's, its hash is the output's, and a stack excluded from
  * bundling (`aws:cdk:bundling-stacks`, the CDK tests) is not bundled at all.
  */
-export function functionCode(props: Pick<ParleyFunctionProps, 'entry' | 'files' | 'directories'>): lambda.Code {
+export function functionCode(props: Pick<ParleyFunctionProps, 'entry' | 'files' | 'directories' | 'workers'>): lambda.Code {
   return lambda.Code.fromAsset(PROJECT_ROOT, {
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
@@ -180,10 +185,13 @@ export function functionCode(props: Pick<ParleyFunctionProps, 'entry' | 'files' 
       // CDK reuses a bundling whose options it has already seen in this app, and the entry
       // lives in the closure below, which CDK cannot see: named here (the options are the
       // cache key), or every function would get the first function's bundle.
-      environment: { PARLEY_BUNDLE: JSON.stringify({ entry: relative(PROJECT_ROOT, props.entry), files: props.files ?? [], directories: props.directories ?? {} }) },
+      environment: {
+        PARLEY_BUNDLE: JSON.stringify({ entry: relative(PROJECT_ROOT, props.entry), workers: props.workers ?? {}, files: props.files ?? [], directories: props.directories ?? {} }),
+      },
       local: {
         tryBundle(outputDir: string) {
-          bundleFunctionSync(props.entry, outputDir);
+          const workers = Object.fromEntries(Object.entries(props.workers ?? {}).map(([name, source]) => [name, resolve(PROJECT_ROOT, source)]));
+          bundleFunctionSync(props.entry, outputDir, workers);
           for (const command of besideBundleCommands(PROJECT_ROOT, outputDir, props)) execSync(command, { cwd: PROJECT_ROOT, stdio: 'inherit' });
           return true;
         },

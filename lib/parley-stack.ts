@@ -26,7 +26,9 @@ import { DOMAINS, THROTTLE_CLASSES, type Domain, type ThrottleClass } from '../s
 import { servedRoutes, type ServedRoute } from '../shared/route-table.ts';
 import { tableDefinition } from '../shared/platform/store/keys.ts';
 import { RETENTION_RULE_DAYS } from '../shared/platform/aws/object-store.ts';
+import { EXTRACT_WORKER_NAME } from '../shared/knowledge-bases/extract.ts';
 import { contextValue, functionSettings, settingsEnvironment, type FunctionSettings } from './deploy-settings.ts';
+import type { WorkerEntries } from './bundling.ts';
 import { ParleyFunction, type ParleyAccess, type ParleyResources } from './parley-function.ts';
 import { FixedEgress } from './fixed-egress.ts';
 import { DOMAIN_SIZES, JOB_MEMORY_MB, LIVE_MONITOR_SIZE } from './function-sizes.ts';
@@ -124,7 +126,7 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   chats: [PHONE_METADATA_FILE],
   billing: [PHONE_METADATA_FILE],
   'account-data': [PHONE_METADATA_FILE],
-  // The CSV extractor's module (shared/platform/csv.ts) carries the phone module.
+  // The extraction worker's CSV parser (shared/platform/csv.ts) carries the phone module.
   'knowledge-bases': [PHONE_METADATA_FILE],
   // The chat widget's script (GET /widget.js, read when asked for) and the calls index's phone module.
   public: [PHONE_METADATA_FILE, 'web/widget/dist/widget.js'],
@@ -145,12 +147,22 @@ export const JOB_FILES: Partial<Record<JobName, readonly string[]>> = {
   'batch-tick': [PHONE_METADATA_FILE],
   // Erases and exports go through the calls and contacts indexes, which check numbers (phone.ts).
   'export-jobs': [PHONE_METADATA_FILE],
+  // As for the knowledge-bases domain: the extraction worker's CSV parser.
   'kb-jobs': [PHONE_METADATA_FILE],
   // Inbound admission and dials check numbers (phone.ts), as do the contacts and CRM steps.
   'call-steps': [PHONE_METADATA_FILE],
   'contact-jobs': [PHONE_METADATA_FILE],
   'integration-jobs': [PHONE_METADATA_FILE],
 };
+
+/**
+ * The knowledge-base extraction worker (shared/knowledge-bases/extract.ts starts it), built
+ * beside the bundle of every function that bundles its starter: the ingestion job, and the
+ * knowledge-bases domain, whose bundle holds the ingestion module (test/cdk/grants-match-code checks).
+ */
+export const EXTRACT_WORKER: WorkerEntries = { [EXTRACT_WORKER_NAME]: 'shared/knowledge-bases/extract-worker.ts' };
+export const DOMAIN_WORKERS: Partial<Record<Domain, WorkerEntries>> = { 'knowledge-bases': EXTRACT_WORKER };
+export const JOB_WORKERS: Partial<Record<JobName, WorkerEntries>> = { 'kb-jobs': EXTRACT_WORKER };
 
 export type BackgroundName = JobName;
 
@@ -668,6 +680,7 @@ export class ParleyStack extends Stack {
         logGroupName: this.logGroupName(domain),
         files: DOMAIN_FILES[domain],
         directories: DOMAIN_DIRECTORIES[domain],
+        workers: DOMAIN_WORKERS[domain],
         environment,
         reservedConcurrency: reserved?.[domain],
         network: network(domain),
@@ -684,6 +697,7 @@ export class ParleyStack extends Stack {
         resources,
         access: JOB_ACCESS[job.name],
         files: JOB_FILES[job.name],
+        workers: JOB_WORKERS[job.name],
         environment,
         reservedConcurrency: reserved?.[job.name],
         network: network(job.name),

@@ -4,14 +4,18 @@ import { appendFile, mkdir, readdir, readFile, rename, rm, stat, truncate, write
 import { dirname, join, resolve, sep } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { config } from '../shared/platform/config.ts';
+import { keyFileName, storedFileHeaders } from '../shared/platform/http/download.ts';
 import { setLocalObjectStore, signedPutHeaders, type ObjectStore, type ObjectUpload, type SignedPut, type StoredObject, type UploadCheckpoint } from '../shared/platform/aws/object-store.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
 
 /*
  * The local stand-in for the recordings bucket: one file per object under
  * `DATA_DIR/objects/` (its content type in a `.type` file beside it), and signed URLs the
- * local server answers itself (`GET /local-objects/<key>?expires=<epoch ms>&signature=…`,
- * an HMAC-SHA256 over the key and the expiry with a key kept in `DATA_DIR/object-url.key`).
+ * local server answers itself (`GET /local-objects/<key>?expires=<epoch ms>[&name=…]&signature=…`,
+ * an HMAC-SHA256 over the key, the expiry and the download name with a key kept in
+ * `DATA_DIR/object-url.key`). They are answered on the API's own origin, so as S3's
+ * presigned GETs are (shared/platform/aws/object-store.ts), and more: as an attachment
+ * under the download name, with `nosniff` and a sandbox CSP (shared/platform/http/download.ts).
  * Installed by the local server (injected into shared/platform/aws/object-store.ts, never
  * bundled), so it is the same adapter the domain code sees in AWS.
  */
@@ -126,14 +130,16 @@ export class FolderObjectStore implements ObjectStore {
     return { deleted: files.filter((name) => !name.endsWith('.type')).length, more: false };
   }
 
-  private signature(key: string, expiresAt: number): Buffer {
-    return createHmac('sha256', this.secret).update(`${key}\n${expiresAt}`).digest();
+  private signature(key: string, expiresAt: number, downloadName: string): Buffer {
+    return createHmac('sha256', this.secret).update(`${key}\n${expiresAt}\n${downloadName}`).digest();
   }
 
-  async signedUrl(key: string, expiresAt: number): Promise<string> {
+  async signedUrl(key: string, expiresAt: number, options: { downloadName?: string } = {}): Promise<string> {
     this.pathOf(key);
-    const signature = this.signature(key, expiresAt).toString('base64url');
-    return `${this.baseUrl}${LOCAL_OBJECTS_PATH}${key}?expires=${expiresAt}&signature=${signature}`;
+    const name = options.downloadName ?? '';
+    const signature = this.signature(key, expiresAt, name).toString('base64url');
+    const query = new URLSearchParams({ expires: String(expiresAt), ...(name ? { name } : {}), signature });
+    return `${this.baseUrl}${LOCAL_OBJECTS_PATH}${key}?${query.toString()}`;
   }
 
   private putSignature(key: string, upload: SignedPut): Buffer {
@@ -211,21 +217,31 @@ export class FolderObjectStore implements ObjectStore {
     res.writeHead(200, { 'content-length': '0' }).end();
   }
 
-  /** Answers a signed URL's GET: 403 unless the signature matches and has not expired, 404 without the object. */
+  /**
+   * Answers a signed URL's GET: 403 unless the signature matches and has not expired, 404
+   * without the object; the object as an attachment under its signed download name (else
+   * its key's last segment), never rendered on this origin.
+   */
   async serve(path: string, query: string, res: ServerResponse): Promise<void> {
     const key = path.slice(LOCAL_OBJECTS_PATH.length);
     const params = new URLSearchParams(query);
     const expires = Number(params.get('expires'));
+    const name = params.get('name') ?? '';
     const given = Buffer.from(params.get('signature') ?? '', 'base64url');
     const refuse = (status: number, message: string) =>
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status, message }));
     if (!SAFE_KEY.test(key) || !Number.isSafeInteger(expires)) return void refuse(403, 'Invalid signed URL');
-    const expected = this.signature(key, expires);
+    const expected = this.signature(key, expires, name);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void refuse(403, 'Signature does not match');
     if (Date.now() >= expires) return void refuse(403, 'Signed URL expired');
     const object = await this.get(key);
     if (!object) return void refuse(404, 'Object not found');
-    res.writeHead(200, { 'content-type': object.contentType, 'content-length': String(object.body.length), 'cache-control': 'private, no-store' });
+    res.writeHead(200, {
+      'content-type': object.contentType,
+      'content-length': String(object.body.length),
+      'cache-control': 'private, no-store',
+      ...storedFileHeaders(name || keyFileName(key)),
+    });
     res.end(object.body);
   }
 }

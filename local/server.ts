@@ -347,6 +347,11 @@ function sendRaw(res: ServerResponse, result: APIGatewayProxyStructuredResultV2)
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
   const body = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
   if (body) headers['content-length'] = String(body.length);
+  // API Gateway sends each of `cookies` as a Set-Cookie header of its own.
+  if (result.cookies?.length) {
+    res.setHeader('set-cookie', [...(headers['set-cookie'] ? [headers['set-cookie']] : []), ...result.cookies]);
+    delete headers['set-cookie'];
+  }
   res.writeHead(result.statusCode ?? 200, headers);
   res.end(body);
 }

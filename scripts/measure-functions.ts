@@ -260,7 +260,7 @@ try {
     import('../lib/parley-function.ts'),
     import('../lib/parley-stack.ts'),
   ]);
-  const { DOMAIN_DIRECTORIES, DOMAIN_FILES, JOB_FILES, LIVE_MONITOR_FILES } = stack;
+  const { DOMAIN_DIRECTORIES, DOMAIN_FILES, DOMAIN_WORKERS, JOB_FILES, JOB_WORKERS, LIVE_MONITOR_FILES } = stack;
   await ensureTable(dynamo, tableName);
   const workspace = await createWorkspace('Measure functions');
   const authorization = `Bearer ${workspace.api_key}`;
@@ -270,7 +270,7 @@ try {
   const request = (
     domain: string,
     key: string,
-    options: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; authorization?: string } = {},
+    options: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; authorization?: string; cookie?: string } = {},
   ) => {
     const route = routes.get(key);
     if (!route) throw new Error(`no route ${key} in the route table`);
@@ -279,7 +279,11 @@ try {
     return apiGatewayEvent({
       routeKey: key,
       path,
-      headers: { authorization: options.authorization ?? authorization, ...(options.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: options.authorization ?? authorization,
+        ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(options.cookie ? { cookie: options.cookie } : {}),
+      },
       pathParameters: options.params,
       queryStringParameters: options.query,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
@@ -287,7 +291,7 @@ try {
   };
 
   // Seeding runs the same handlers in this process (queued messages go to the SQS stand-in too).
-  const handlers = new Map<string, (event: unknown, context: unknown) => Promise<{ statusCode: number; body: string }>>();
+  const handlers = new Map<string, (event: unknown, context: unknown) => Promise<{ statusCode: number; body: string; cookies?: string[] }>>();
   const invoke = async (domain: string, event: unknown) => {
     if (!handlers.has(domain)) handlers.set(domain, ((await import(`../functions/${domain}.ts`)) as { handler: never }).handler);
     return handlers.get(domain)!(event, lambdaContext());
@@ -359,12 +363,16 @@ try {
       crmWorkspaceIds.push(ws.workspace_id);
       const auth = `Bearer ${ws.api_key}`;
       const wsSeed = (domain: string, key: string, options: Parameters<typeof request>[2] = {}) => seed(domain, key, { ...options, authorization: auth });
-      const started = await wsSeed('integrations', 'POST /oauth/start', { body: { target: 'crm', provider: 'salesforce' } });
+      const start = await invoke('integrations', request('integrations', 'POST /oauth/start', { body: { target: 'crm', provider: 'salesforce' }, authorization: auth }));
+      if (start.statusCode !== 200) throw new Error(`seeding POST /oauth/start answered ${start.statusCode}: ${start.body.slice(0, 300)}`);
+      const started = JSON.parse(start.body) as Record<string, string>;
+      // The flow's binding cookie (name=value), which the callback needs as the starting browser's.
+      const flowCookie = start.cookies?.[0]?.split(';', 1)[0];
       const authorizeUrl = new URL(started.authorize_url!, 'https://api.parley.test');
       const page = await invoke('integrations', request('integrations', 'GET /oauth/mock/authorize', { query: Object.fromEntries(authorizeUrl.searchParams) }));
       const approve = /id="approve" href="([^"]+)"/.exec(page.body)?.[1]?.replaceAll('&amp;', '&');
       if (!approve) throw new Error(`the mock provider's page has no approve link (${page.statusCode})`);
-      const callback = await invoke('integrations', request('integrations', 'GET /oauth/callback', { query: Object.fromEntries(new URL(approve, 'https://api.parley.test').searchParams) }));
+      const callback = await invoke('integrations', request('integrations', 'GET /oauth/callback', { query: Object.fromEntries(new URL(approve, 'https://api.parley.test').searchParams), cookie: flowCookie }));
       if (callback.statusCode !== 302) throw new Error(`the OAuth callback answered ${callback.statusCode}: ${callback.body.slice(0, 200)}`);
       const contactsCsv = ['phone_number,first_name', ...Array.from({ length: 25 }, (_, i) => `+1415557${String(round * 100 + i).padStart(4, '0')},Lead ${i}`)].join('\n');
       await wsSeed('contacts', 'POST /import-contacts', { body: { csv: contactsCsv } });
@@ -471,7 +479,15 @@ try {
     return Array.from({ length: limit }, (_, i) => sqsEvent([bodies[i % bodies.length]!]));
   };
   const jobMix: Record<string, (rounds: number) => unknown[]> = {
-    'webhook-delivery': (rounds) => queued('webhooks', rounds)(),
+    // Each round a delivery of its own: a repeated message is a copy the consumer drops unsent.
+    'webhook-delivery': (rounds) => {
+      const bodies = messages.filter((message) => message.queue === 'webhooks').map((message) => message.body);
+      if (bodies.length === 0) throw new Error('nothing was queued on webhooks by the HTTP mixes');
+      return Array.from({ length: rounds }, (_, i) => {
+        const message = JSON.parse(bodies[i % bodies.length]!) as { delivery_id: string };
+        return sqsEvent([JSON.stringify({ ...message, delivery_id: `${message.delivery_id}_${i}` })]);
+      });
+    },
     'call-steps': (rounds) => [...queued('call-steps', rounds)(), sqsEvent([JSON.stringify({ kind: 'concurrency-sweep', scheduled_at: new Date().toISOString() })])],
     'contact-jobs': (rounds) => queued('contact-jobs', rounds)(),
     'export-jobs': (rounds) => [...queued('export-jobs', rounds)(), sqsEvent([JSON.stringify({ kind: 'retention-sweep', scheduled_at: new Date().toISOString() })])],
@@ -570,7 +586,8 @@ try {
         row.mix = 'authorizer, $connect, $default (sync), $disconnect';
       }
       console.error(`${name}: building…`);
-      const bundle = await buildBundle(cdk, name, entry, OUT_DIR);
+      const workers = kind === 'job' ? JOB_WORKERS[name as keyof typeof JOB_WORKERS] : kind === 'http' ? DOMAIN_WORKERS[name as keyof typeof DOMAIN_WORKERS] : undefined;
+      const bundle = await buildBundle(cdk, name, entry, OUT_DIR, [], workers);
       if (bundle.error) throw new Error(`build failed: ${bundle.error}`);
       row.bundleKiB = Math.round(bundle.bytes / 1024);
       // What CDK's afterBundling hook puts beside the bundle (the tracer, the function's files and folders).

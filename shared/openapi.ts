@@ -10,8 +10,11 @@ import { jsonSchemaOf } from './platform/http/schemas.ts';
  */
 export function buildOpenApiDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  // Routes that answer errors in their own protocol's format (SCIM): each format's schema once.
+  const errorFormats: Record<string, Record<string, unknown>> = {};
   for (const served of servedRoutes()) {
     const { route } = served;
+    if (route.errorFormat) errorFormats[route.errorFormat.name] ??= schema(route.errorFormat.schema, 'output');
     const alias = served.key !== `${route.method} ${route.path}`;
     (paths[served.path] ??= {})[served.method.toLowerCase()] = operation(served.id, route, alias);
   }
@@ -31,6 +34,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           z.object({ status: z.number().int(), message: z.string(), error_code: z.string().optional() }),
           'output',
         ),
+        ...sortKeys(errorFormats),
       },
     },
     paths: sortKeys(paths),
@@ -78,7 +82,9 @@ function operation(id: string, route: RouteDefinition, alias: boolean) {
               description: 'Success',
               content: { [route.produces ?? 'application/json']: { schema: schema(route.response, 'output') } },
             },
-      default: errorResponse,
+      default: route.errorFormat
+        ? { description: 'Error', content: { [route.errorFormat.mediaType]: { schema: { $ref: `#/components/schemas/${route.errorFormat.name}` } } } }
+        : errorResponse,
     },
   };
 }

@@ -1,10 +1,10 @@
 import type { ExportType } from './schemas.ts';
 
 /*
- * An export's CSV: a header, then one line per record, cells quoted as RFC 4180 says (a
- * cell with a comma, a quote, CR or LF is quoted, its quotes doubled); CRLF line ends.
- * Nested values (tags, custom fields, analysis data) are JSON text in one cell. JSONL
- * exports write each record as the API answers it, one JSON object a line.
+ * An export's CSV: a header, then one line per record, written by the shared CSV writer
+ * (csvLine, shared/platform/csv-write.ts: RFC 4180 quoting, CRLF line ends, formula
+ * escaping). Nested values (tags, custom fields, analysis data) are JSON text in one cell.
+ * JSONL exports write each record as the API answers it, one JSON object a line.
  */
 
 export const EXPORT_COLUMNS: Record<ExportType, readonly string[]> = {
@@ -40,11 +40,3 @@ export function exportRow(type: ExportType, record: Record<string, unknown>): un
   };
   return EXPORT_COLUMNS[type].map((column) => (column in derived ? derived[column] : record[column]));
 }
-
-function cell(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-export const csvLine = (cells: readonly unknown[]): string => `${cells.map(cell).join(',')}\r\n`;

@@ -3,13 +3,14 @@ import { getChat, listChats } from '../chats/records.ts';
 import { listContactsPage } from '../contacts/index.ts';
 import { randomBytes } from 'node:crypto';
 import { objectStore, type ObjectUpload } from '../platform/aws/object-store.ts';
+import { csvLine } from '../platform/csv-write.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 import { conflict, NotFound } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { objectKeys } from '../platform/store/keys.ts';
 import type { AccountDataJobMessage } from './messages.ts';
-import { csvLine, EXPORT_COLUMNS, exportRow } from './export-rows.ts';
+import { EXPORT_COLUMNS, exportRow } from './export-rows.ts';
 import {
   DOWNLOAD_URL_SECONDS,
   EXPORT_RETENTION_DAYS,

@@ -121,7 +121,7 @@ export const accountDataRoutes = defineRoutes({ domain: 'account-data', access: 
     response: ReliabilitySettings,
   },
   putReliability: {
-    method: 'PUT', path: '/workspace/reliability', status: 200,
+    method: 'PUT', path: '/workspace/reliability', status: 200, role: 'admin',
     summary: 'Set the workspace LLM token limit (1,024 to 131,072) and fallbacks (admin)',
     body: PutReliabilityBody, response: ReliabilitySettings,
   },

@@ -5,9 +5,8 @@ import { callStorageFacts } from '../calls/erasure.ts';
 import { getConcurrency } from '../calls/records.ts';
 import { getKyc } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
-import { assertScope } from '../platform/auth/scopes.ts';
 import { config } from '../platform/config.ts';
-import { badRequest } from '../platform/errors.ts';
+import { badRequest, Invalid } from '../platform/errors.ts';
 import { assertVoiceUsable } from '../voices/index.ts';
 import { DEFAULT_LLM_TOKEN_LIMIT, type PutReliabilityInput, type ReliabilitySettings } from './schemas.ts';
 import { transact } from './store.ts';
@@ -29,20 +28,21 @@ export async function getReliability(workspaceId: string): Promise<ReliabilitySe
 }
 
 /**
- * PUT /workspace/reliability: admin only (spec Limits); each field given is checked (the
+ * PUT /workspace/reliability: admin only (spec Limits: the route's scope and role, which
+ * the gate checks for keys and sessions alike); each field given is checked (the
  * model from the model table, each voice usable by the workspace) and written with its
  * audit entry in one transaction. `llm_token_limit` is what the chat and playground code
  * paths read from the workspace item.
  */
 export async function putReliability(principal: Principal, input: PutReliabilityInput): Promise<ReliabilitySettings> {
-  assertScope(principal.scopes, 'admin');
   const workspaceId = principal.workspaceId;
   if (input.fallback_llm_model != null && !(LLM_MODELS as readonly string[]).includes(input.fallback_llm_model)) {
     throw badRequest(`fallback_llm_model: Unknown model ${input.fallback_llm_model}`);
   }
   for (const [index, voiceId] of (input.fallback_voice_ids ?? []).entries()) {
-    await assertVoiceUsable(workspaceId, voiceId).catch(() => {
-      throw badRequest(`fallback_voice_ids.${index}: Unknown voice ${voiceId}`);
+    await assertVoiceUsable(workspaceId, voiceId).catch((error: unknown) => {
+      // Only "unknown voice" names the field; a store that did not answer stays a 503.
+      throw error instanceof Invalid ? badRequest(`fallback_voice_ids.${index}: Unknown voice ${voiceId}`) : error;
     });
   }
   const changes = Object.entries(input)

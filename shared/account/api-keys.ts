@@ -1,6 +1,7 @@
 import { auditPut } from './audit-log.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { assertGrantable, type Scope } from '../platform/auth/scopes.ts';
+import { keyRole } from '../platform/auth/roles.ts';
 import { config } from '../platform/config.ts';
 import {
   credentialDeletes,
@@ -16,7 +17,7 @@ import { badRequest, conflict, forbidden, notFound } from '../platform/errors.ts
 import { definedFields } from '../platform/objects.ts';
 import type { ApiKey, CreateApiKeyInput, UpdateApiKeyInput } from './schemas.ts';
 import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
-import { apiKeyRef, apiKeyRefs, credentialItemKey, credentialKey, workspaces, type WorkspaceItem } from './store.ts';
+import { apiKeyRef, apiKeyRefs, credentialItemKey, credentialKey, memberKey, workspaces, type WorkspaceItem } from './store.ts';
 import { getWorkspaceItem } from './workspaces.ts';
 import { orgNameFields, withUnrenamedWorkspace } from './org-name.ts';
 
@@ -70,8 +71,10 @@ export async function createApiKey(principal: Principal, input: CreateApiKeyInpu
     scopes: input.scopes,
     allowed_ips: input.allowed_ips,
     rate_limit_per_minute: input.rate_limit_per_minute,
-    // A developer may delete the keys they created (spec Authentication 11), so the creator is kept.
-    ...(principal.member ? { created_by_member: principal.member.memberId } : {}),
+    // The key acts for the member its creator acts for, with the creator's role (roles.ts
+    // keyRole); a developer manages the keys they made (spec Authentication 11).
+    ...(principal.actingMemberId ? { created_by_member: principal.actingMemberId } : {}),
+    ...(principal.role ? { creator_role: principal.role } : {}),
   };
   const audit = auditPut(workspaceId, principal, {
     action: 'api_key.create',
@@ -85,7 +88,15 @@ export async function createApiKey(principal: Principal, input: CreateApiKeyInpu
     const workspace = await getWorkspaceItem(workspaceId);
     puts = credentialPuts(workspaceId, secret, { ...fields, ...orgNameFields(workspace) }, nowMs);
     const move = input.is_webhook_key ? webhookFlagMove(workspace, secret.id, secret.hash) : [];
-    await table.transact(withUnrenamedWorkspace([...puts, ...move, audit], workspace));
+    const { ops, checkedAt } = withActingRoleHeld(withUnrenamedWorkspace([...puts, ...move, audit], workspace), principal);
+    try {
+      await table.transact(ops);
+    } catch (error) {
+      if (error instanceof TransactionCancelled && checkedAt !== undefined && error.failedAt.includes(checkedAt)) {
+        throw conflict('The role this request acts with changed meanwhile; retry');
+      }
+      throw error;
+    }
   });
   const created = puts[0]!.Put.Item as CredentialItem;
   return { ...toApiKey(created), api_key: secret.value };
@@ -95,6 +106,7 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
   const workspaceId = principal.workspaceId;
   const credential = await findCredential(apiKeyRef(workspaceId, apiKeyId));
   if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
+  assertMayManage(principal, credential);
   if (input.scopes) assertGrantable(principal, input.scopes);
 
   const changes: Record<string, unknown> = definedFields(input);
@@ -107,7 +119,7 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
     target: { type: 'api_key', id: apiKeyId },
     changes: Object.keys(changes),
   }, Date.now());
-  const losesFullAccess = input.scopes !== undefined && hasFullAccess(credential.scopes) && !hasFullAccess(input.scopes);
+  const losesFullAccess = input.scopes !== undefined && hasFullAccess(credential) && !fullScopes(input.scopes);
   await withWebhookFlagRetry(async () => {
     const move = movesFlag
       ? webhookFlagMove(await getWorkspaceItem(workspaceId), apiKeyId, credential.pk.slice('CREDENTIAL#'.length))
@@ -122,8 +134,9 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
 
 /**
  * Deleting the webhook key leaves the workspace with none (signing falls back to the
- * oldest key). The last key with full access (no scopes, or `admin`) cannot be deleted:
- * nothing else can manage keys, so the workspace would be locked out for good.
+ * oldest key). The last key with full access (no scopes, or `admin`, acting as an admin)
+ * cannot be deleted: no other key can manage keys, so a workspace run by keys alone
+ * would be locked out for good.
  */
 export async function deleteApiKey(principal: Principal, apiKeyId: string): Promise<void> {
   const workspaceId = principal.workspaceId;
@@ -131,11 +144,8 @@ export async function deleteApiKey(principal: Principal, apiKeyId: string): Prom
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const credential = await findCredential(ref);
     if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
-    // Admins delete any key; a developer only the keys their own sessions created.
-    if (principal.member && principal.member.role !== 'admin' && credential.created_by_member !== principal.member.memberId) {
-      throw forbidden('Requires role: admin');
-    }
-    const fullAccess = hasFullAccess(credential.scopes);
+    assertMayManage(principal, credential);
+    const fullAccess = hasFullAccess(credential);
     const [remove, removeRef] = credentialDeletes(credential, ref);
     // The delete holds only for the key as read: one promoted to full access meanwhile is re-read.
     if (!fullAccess) {
@@ -176,9 +186,76 @@ export async function deleteApiKey(principal: Principal, apiKeyId: string): Prom
   throw conflict('The API key is being changed by another request; try again');
 }
 
-/** Full access: no scopes, or the `admin` scope (spec Authentication 4). */
-export const hasFullAccess = (scopes: readonly Scope[] | undefined): boolean => !scopes || scopes.length === 0 || scopes.includes('admin');
-const FULL_ACCESS_CONDITION = 'attribute_not_exists(scopes) OR size(scopes) = :noScopes OR contains(scopes, :admin)';
+/**
+ * An admin (a session, or a key acting as one) changes and deletes any key; anyone else
+ * only the keys made for the member they act for: a developer's own, and those its keys made.
+ */
+function assertMayManage(principal: Principal, credential: CredentialItem): void {
+  if (principal.role === 'admin') return;
+  if (principal.actingMemberId !== undefined && credential.created_by_member === principal.actingMemberId) return;
+  throw forbidden('Requires role: admin');
+}
+
+/**
+ * Adds to a key's creation the condition that the role it records is still the role its
+ * creator acts with, as the gate read it: the signed-in member's (still active, same role),
+ * or the creating key's recorded role. A demotion, removal or deactivation committed in
+ * between fails the creation, so `lowerMemberKeys`, run after such a change, misses no key.
+ * The creating key may already be in the transaction (as the webhook key losing its flag):
+ * the condition then joins that operation. `checkedAt` is the index of the checked operation.
+ */
+function withActingRoleHeld(ops: TransactOp[], principal: Principal): { ops: TransactOp[]; checkedAt?: number } {
+  if (principal.member) {
+    const check: TransactOp = {
+      ConditionCheck: {
+        Key: memberKey(principal.workspaceId, principal.member.memberId),
+        ConditionExpression: '#role = :actingRole AND (attribute_not_exists(active) OR active = :actingActive)',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: { ':actingRole': principal.member.role, ':actingActive': true },
+      },
+    };
+    return { ops: [...ops, check], checkedAt: ops.length };
+  }
+  const credential = principal.credential;
+  if (!credential?.created_by_member) return { ops };
+  const key = credentialItemKey(credential);
+  const condition = credential.creator_role === undefined
+    ? { expression: 'attribute_not_exists(creator_role)', values: {} }
+    : { expression: 'creator_role = :actingRole', values: { ':actingRole': credential.creator_role } };
+  const at = ops.findIndex((op) => 'Update' in op && op.Update && op.Update.Key.pk === key.pk && op.Update.Key.sk === key.sk);
+  if (at === -1) {
+    const check: TransactOp = {
+      ConditionCheck: {
+        Key: key,
+        ConditionExpression: condition.expression,
+        ...(Object.keys(condition.values).length > 0 ? { ExpressionAttributeValues: condition.values } : {}),
+      },
+    };
+    return { ops: [...ops, check], checkedAt: ops.length };
+  }
+  const update = (ops[at] as Extract<TransactOp, { Update: unknown }>).Update;
+  const merged: TransactOp = {
+    Update: {
+      ...update,
+      ConditionExpression: update.ConditionExpression ? `(${update.ConditionExpression}) AND ${condition.expression}` : condition.expression,
+      ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...condition.values },
+    },
+  };
+  return { ops: ops.map((op, index) => (index === at ? merged : op)), checkedAt: at };
+}
+
+/** Full scopes: none, or the `admin` scope (spec Authentication 4). */
+const fullScopes = (scopes: readonly Scope[] | undefined): boolean => !scopes || scopes.length === 0 || scopes.includes('admin');
+
+/**
+ * A key with full access: full scopes, acting as an admin (roles.ts `keyRole`), so it can
+ * manage every key. A full-scoped key acting for a developer, or for a removed member, is
+ * not one.
+ */
+const hasFullAccess = (credential: CredentialItem): boolean => fullScopes(credential.scopes) && keyRole(credential) === 'admin';
+const FULL_ACCESS_CONDITION =
+  '(attribute_not_exists(scopes) OR size(scopes) = :noScopes OR contains(scopes, :admin))' +
+  ' AND (creator_role = :admin OR (attribute_not_exists(creator_role) AND attribute_not_exists(created_by_member)))';
 const FULL_ACCESS_VALUES = { ':noScopes': 0, ':admin': 'admin' };
 
 /**
@@ -188,7 +265,7 @@ const FULL_ACCESS_VALUES = { ':noScopes': 0, ':admin': 'admin' };
  */
 async function anotherFullAccessKeyCheck(workspaceId: string, apiKeyId: string, action: string): Promise<TransactOp[]> {
   const other = (await listCredentials(apiKeyRefs(workspaceId))).find(
-    (credential) => credential.credential_id !== apiKeyId && hasFullAccess(credential.scopes),
+    (credential) => credential.credential_id !== apiKeyId && hasFullAccess(credential),
   );
   if (!other) {
     throw conflict(

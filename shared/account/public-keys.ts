@@ -10,7 +10,9 @@ import {
   readCredential,
   type CredentialItem,
 } from '../platform/auth/credentials.ts';
-import { conflict, notFound } from '../platform/errors.ts';
+import { badRequest, conflict, notFound, NotFound } from '../platform/errors.ts';
+import { idPrefix } from '../platform/ids.ts';
+import { getHead } from '../platform/store/versions.ts';
 import { getWorkspaceItem } from './workspaces.ts';
 import { orgNameFields, withUnrenamedWorkspace } from './org-name.ts';
 import { definedFields } from '../platform/objects.ts';
@@ -28,6 +30,7 @@ export function toPublicKey(item: CredentialItem): PublicKey {
     name: item.name,
     masked_key: item.masked_key,
     allowed_origins: item.allowed_origins ?? [],
+    allowed_agent_ids: item.allowed_agent_ids ?? [],
     created_timestamp: item.created_timestamp,
     last_used_timestamp: item.last_used_timestamp ?? null,
   };
@@ -37,7 +40,23 @@ export async function listPublicKeys(workspaceId: string): Promise<PublicKey[]> 
   return (await listCredentials(publicKeyRefs(workspaceId))).map(toPublicKey);
 }
 
+/**
+ * Every agent a key is limited to must be a voice or chat agent of the workspace: another
+ * workspace's or an unknown ID is 400 naming the entry, as a phone number's agents are.
+ */
+async function checkAllowedAgents(workspaceId: string, agentIds: readonly string[] | undefined): Promise<void> {
+  const found = await Promise.allSettled(
+    (agentIds ?? []).map((id) => getHead(workspaceId, id.startsWith(idPrefix.chatAgent) ? 'chat_agent' : 'agent', id)),
+  );
+  const index = found.findIndex((result) => result.status === 'rejected');
+  if (index < 0) return;
+  const reason = (found[index] as PromiseRejectedResult).reason as unknown;
+  if (reason instanceof NotFound) throw badRequest(`allowed_agent_ids.${index}: ${reason.message}`);
+  throw reason;
+}
+
 export async function createPublicKey(principal: Principal, input: CreatePublicKeyInput) {
+  await checkAllowedAgents(principal.workspaceId, input.allowed_agent_ids);
   const secret = await issueSecret('public', principal.workspaceId);
   const nowMs = Date.now();
   const audit = auditPut(principal.workspaceId, principal, {
@@ -54,6 +73,7 @@ export async function createPublicKey(principal: Principal, input: CreatePublicK
       kind: 'public',
       name: input.name,
       allowed_origins: input.allowed_origins,
+      ...(input.allowed_agent_ids.length ? { allowed_agent_ids: input.allowed_agent_ids } : {}),
       ...orgNameFields(workspace),
     }, nowMs);
     try {
@@ -75,6 +95,7 @@ export async function updatePublicKey(principal: Principal, id: string, input: U
   if (!credential || credential.kind !== 'public') throw publicKeyNotFound();
   const changes: Record<string, unknown> = definedFields(input);
   if (Object.keys(changes).length === 0) return toPublicKey(credential);
+  await checkAllowedAgents(principal.workspaceId, input.allowed_agent_ids);
   const before = credential.allowed_origins ?? [];
   const after = input.allowed_origins ?? before;
   await indexPublicOrigins(id, after.filter((origin) => !before.includes(origin)));

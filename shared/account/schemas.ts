@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { canonicalIp } from '../platform/auth/ip.ts';
 import { SCOPES } from '../platform/auth/scopes.ts';
-import { displayName, epochMs, httpUrl, idOf, lazySchema } from '../platform/http/schemas.ts';
+import { destinationUrl, displayName, epochMs, idOf, lazySchema } from '../platform/http/schemas.ts';
 
 /*
  * Request and response schemas are built on first use (z.lazy): a cold start builds only
@@ -10,6 +10,7 @@ import { displayName, epochMs, httpUrl, idOf, lazySchema } from '../platform/htt
 
 export const MAX_ALLOWED_IPS = 50;
 export const MAX_ALLOWED_ORIGINS = 50;
+export const MAX_ALLOWED_AGENTS = 100;
 
 const scopeList = () =>
   z
@@ -70,6 +71,13 @@ const allowedOrigins = () =>
   .max(MAX_ALLOWED_ORIGINS)
   .transform((origins) => [...new Set(origins)]);
 
+/** The agents a public key may start (voice or chat agents of the workspace), de-duplicated; empty: any. */
+const allowedAgentIds = () =>
+  z
+  .array(z.string().regex(/^(?:agent|chat_agent)_[0-9a-f]{24}$/, 'Must be an agent or chat agent ID (agent_ or chat_agent_ followed by 24 hex characters)'))
+  .max(MAX_ALLOWED_AGENTS)
+  .transform((ids) => [...new Set(ids)]);
+
 const apiKeyObject = () =>
   z.object({
     api_key_id: z.string(),
@@ -127,6 +135,7 @@ const publicKeyObject = () =>
     name: z.string(),
     masked_key: z.string(),
     allowed_origins: z.array(z.string()),
+    allowed_agent_ids: z.array(z.string()).describe('The agents this key may start calls and chats with; empty: any agent of the workspace'),
     created_timestamp: epochMs(),
     last_used_timestamp: epochMs().nullable(),
   });
@@ -139,6 +148,7 @@ export const CreatePublicKeyBody = lazySchema(() =>
   z.object({
     name: displayName(),
     allowed_origins: allowedOrigins().default([]),
+    allowed_agent_ids: allowedAgentIds().default([]),
   }),
 );
 export type CreatePublicKeyInput = z.infer<typeof CreatePublicKeyBody>;
@@ -147,6 +157,7 @@ export const UpdatePublicKeyBody = lazySchema(() =>
   z.object({
     name: displayName().optional(),
     allowed_origins: allowedOrigins().optional(),
+    allowed_agent_ids: allowedAgentIds().optional().describe('[] allows every agent again'),
   }),
 );
 export type UpdatePublicKeyInput = z.infer<typeof UpdatePublicKeyBody>;
@@ -165,7 +176,7 @@ export type Workspace = z.infer<typeof Workspace>;
 export const UpdateWorkspaceBody = lazySchema(() =>
   z.object({
     name: displayName().optional(),
-    webhook_url: httpUrl().nullable().optional().describe('null removes the workspace webhook URL'),
+    webhook_url: destinationUrl().nullable().optional().describe('null removes the workspace webhook URL'),
     concurrency_limit: z.number().int().min(1).max(1000).optional(),
   }),
 );

@@ -70,6 +70,8 @@ export const apiKeyRef = keys.apiKeyRef;
 export const apiKeyRefs = keys.apiKeyRefs;
 export const publicKeyRef = keys.publicKeyRef;
 export const publicKeyRefs = keys.publicKeyRefs;
+/** A member (the members domain's item): a key's creation checks its creator's role on it. */
+export const memberKey = keys.member;
 /** A credential's own key, from the item as read. */
 export const credentialItemKey = (credential: CredentialItem) => ({ pk: credential.pk, sk: credential.sk });
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, idOf, lazySchema, versionQuery } from '../platform/http/schemas.ts';
+import { epochMs, idOf, isTemplatedHttpUrl, lazySchema, refuseDestination, versionQuery } from '../platform/http/schemas.ts';
 import { LANGUAGES, LlmBody, llmModel, UpdateAgentBody } from '../agents/index.ts';
 
 /*
@@ -53,8 +53,6 @@ export const templateName = (inside: string): string => inside.trim();
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
 /** Headers fetch computes itself; a step may not set them. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'keep-alive', 'te', 'trailer']);
-/** The scheme and host of an HTTP step's URL are literal; templates may follow them. */
-const LITERAL_ORIGIN = /^https?:\/\/[^/{}?#\s]+(?:[/?#]|$)/i;
 /** An output path: `$status`, `$body`, or dot-separated keys and array indexes into the JSON response (the first two are such paths too). */
 const OUTPUT_PATH = /^[^.\s]+(?:\.[^.\s]+)*$/;
 
@@ -74,15 +72,6 @@ const template = (max: number) =>
       if (bad) ctx.addIssue({ code: 'custom', message: `Malformed template ${bad.slice(0, 80)}: use {{variable_name}}` });
     });
 
-function isTemplatedHttpUrl(value: string): boolean {
-  if (!LITERAL_ORIGIN.test(value)) return false;
-  try {
-    new URL(value.replace(TEMPLATE_REFERENCE, 'x'));
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const stepName = () =>
   z
@@ -150,7 +139,11 @@ const httpStep = () =>
       type: z.literal('http'),
       name: stepName(),
       method: z.enum(HTTP_STEP_METHODS).default('GET'),
-      url: template(2048).refine(isTemplatedHttpUrl, 'Must be an http:// or https:// URL with a literal host ({{variables}} may follow it)'),
+      // The scheme and host are literal, so the egress guard's rules judge the step when it is saved.
+      url: template(2048).superRefine((url, ctx) => {
+        if (isTemplatedHttpUrl(url)) refuseDestination('templated')(url, ctx);
+        else ctx.addIssue({ code: 'custom', message: 'Must be an http:// or https:// URL with a literal host ({{variables}} may follow it)', input: url });
+      }),
       headers: keyedRecord(
         template(4000).refine((value) => !/[\r\n]/.test(value), 'Must not contain line breaks'),
         (name) =>
@@ -399,11 +392,4 @@ export const CustomLlmConnectionResult = lazySchema(() =>
   }),
 );
 
-export function isWebSocketUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.hostname !== '';
-  } catch {
-    return false;
-  }
-}
+export { isWebSocketUrl } from '../platform/http/schemas.ts';

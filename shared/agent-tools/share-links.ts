@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { badRequest, notFound } from '../platform/errors.ts';
+import { badRequest, notFound, NotFound } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { definedFields } from '../platform/objects.ts';
 import { queryAll } from '../platform/store/query.ts';
@@ -104,8 +104,8 @@ export async function createShareLink(workspaceId: string, agentId: string, nowM
 export async function revokeShareLink(workspaceId: string, shareLinkId: string, nowMs = Date.now()): Promise<ShareLink> {
   const item = await shareLinks.mustGet(workspaceId, shareLinkId);
   // A link of a deleted agent is gone with the agent.
-  await getHead(workspaceId, shareAgentKind(item.agent_id), item.agent_id).catch(() => {
-    throw linkNotFound(shareLinkId);
+  await getHead(workspaceId, shareAgentKind(item.agent_id), item.agent_id).catch((error: unknown) => {
+    throw error instanceof NotFound ? linkNotFound(shareLinkId) : error;
   });
   if (!item.enabled) return toShareLink(item);
   const revoked: ShareLinkItem = { ...item, enabled: false, revoked_timestamp: nowMs };

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { httpUrl, idOf } from '../platform/http/schemas.ts';
+import { destinationUrl, idOf } from '../platform/http/schemas.ts';
 import { wire } from '../platform/naming.ts';
 
 /*
@@ -27,15 +27,6 @@ function isTimeZone(value: string): boolean {
   }
 }
 
-function isWebSocketUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.hostname !== '';
-  } catch {
-    return false;
-  }
-}
-
 const engineVersion = () => z.number().int().min(0).nullable().optional();
 
 export const responseEngine = () =>
@@ -48,7 +39,7 @@ export const responseEngine = () =>
     }),
     z.object({
       type: z.literal('custom-llm'),
-      llm_websocket_url: z.string().max(2048).refine(isWebSocketUrl, 'Must be a ws:// or wss:// URL'),
+      llm_websocket_url: destinationUrl('websocket'),
     }),
   ]);
 export type ResponseEngine = z.infer<ReturnType<typeof responseEngine>>;
@@ -70,7 +61,7 @@ export const sharedAgentFields = () => ({
   agent_name: z.string().max(200).nullable(),
   language: z.union([z.enum(LANGUAGES), z.literal('multi'), z.array(z.enum(LANGUAGES)).min(1).max(10)]),
   timezone: z.string().max(64).refine(isTimeZone, 'Must be an IANA time zone such as Australia/Sydney').nullable(),
-  webhook_url: httpUrl().nullable(),
+  webhook_url: destinationUrl('templated').nullable(),
   data_storage_setting: z.enum(['everything', 'everything_except_pii', 'basic_attributes_only']),
   data_storage_retention_days: z.number().int().min(1).max(3650).nullable(),
   opt_in_signed_url: z.boolean(),

@@ -1,8 +1,9 @@
 import * as z from 'zod';
-import { epochMs, idOf, lazySchema, queryInt, versionQuery } from '../platform/http/schemas.ts';
+import { destinationUrl, epochMs, idOf, lazySchema, queryInt, versionQuery } from '../platform/http/schemas.ts';
 import { llmModel } from './models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from './app-tools.ts';
 import { refineTransferCall } from './transfer-destination.ts';
+import { refineCustomTool } from './custom-tool.ts';
 import { SINGLE_EDGE_FIELDS } from './flow-graph-fields.ts';
 
 /*
@@ -148,10 +149,11 @@ const tools = () =>
         })
         .describe(APP_TOOL_DESCRIPTION)
         .superRefine(refineAppTool)
-        .superRefine(refineTransferCall),
+        .superRefine(refineTransferCall)
+        .superRefine(refineCustomTool),
     )
     .max(128);
-const mcps = () => z.array(z.looseObject({ name: text(128).optional(), url: text(2048).optional() })).max(32);
+const mcps = () => z.array(z.looseObject({ name: text(128).optional(), url: destinationUrl().optional() })).max(32);
 const notes = () => z.array(config()).max(200);
 const position = () => z.object({ x: z.number().optional(), y: z.number().optional() });
 

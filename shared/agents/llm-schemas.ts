@@ -1,8 +1,9 @@
 import * as z from 'zod';
-import { epochMs, idOf, lazySchema, queryInt, versionQuery as referenceQuery } from '../platform/http/schemas.ts';
+import { destinationUrl, epochMs, idOf, lazySchema, queryInt, versionQuery as referenceQuery } from '../platform/http/schemas.ts';
 import { llmModel, s2sModel } from './models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from './app-tools.ts';
 import { refineTransferCall } from './transfer-destination.ts';
+import { refineCustomTool } from './custom-tool.ts';
 
 /*
  * Response engines: Retell LLMs (wire name `retell-llm`). Field set from the compatible
@@ -19,7 +20,8 @@ const toolObject = () =>
     })
     .describe(APP_TOOL_DESCRIPTION)
     .superRefine(refineAppTool)
-    .superRefine(refineTransferCall);
+    .superRefine(refineTransferCall)
+    .superRefine(refineCustomTool);
 
 const stateObject = () =>
   z.looseObject({
@@ -55,7 +57,7 @@ const llmFields = () => ({
   default_dynamic_variables: dynamicVariables().nullable().optional(),
   knowledge_base_ids: z.array(idOf('knowledgeBase', 'a knowledge base ID')).max(100).nullable().optional(),
   kb_config: z.looseObject({}).nullable().optional(),
-  mcps: z.array(z.looseObject({ name: z.string().max(128).optional(), url: z.string().max(2048).optional() })).max(32).nullable().optional(),
+  mcps: z.array(z.looseObject({ name: z.string().max(128).optional(), url: destinationUrl().optional() })).max(32).nullable().optional(),
   is_transfer_llm: z.boolean().nullable().optional(),
 });
 

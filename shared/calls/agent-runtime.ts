@@ -9,6 +9,7 @@ import {
   openConversation as runtimeOpen,
   type ConfigOverrides,
   type ConversationState,
+  type DataStorageSetting,
   type TransferAsk,
   type TransferOptions,
   type TranscriptEvent,
@@ -40,6 +41,10 @@ export async function openConversation(input: {
   overrides?: ConfigOverrides;
   /** False for web calls: there is no phone line to transfer, so transfer_call tells the agent so. */
   canTransfer?: boolean;
+  /** Another call whose records (knowledge-base retrievals) the conversation's are (a transfer agent's consultation: its call). */
+  recordsUnder?: string;
+  /** The data storage setting the conversation's records keep to, over its agent version's. */
+  dataStorageSetting?: DataStorageSetting;
 }): Promise<ConversationState> {
   // The workspace LLM token limit and fallback model (reliability settings), as chats use them.
   const reliability = await workspaceReliability(input.workspaceId);

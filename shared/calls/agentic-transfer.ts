@@ -1,6 +1,7 @@
 import { resolveAgentVersion } from '../agents/lookups.ts';
 import { logger } from '../platform/logger.ts';
 import { agentTurn, closeConversation, noteToAgent, openConversation, type TransferOptions, type TranscriptEvent } from './agent-runtime.ts';
+import { artifactSettings } from './recordings.ts';
 import type { CallItem, TransferState } from './store.ts';
 
 /*
@@ -65,6 +66,9 @@ export async function consultInSandbox(call: CallItem, state: TransferState): Pr
       toNumber: state.destination,
       metadata: call.metadata,
       canTransfer: false,
+      // What it retrieves is the call's record: answered and deleted with the call, kept as the call keeps its data.
+      recordsUnder: call.call_id,
+      dataStorageSetting: (await artifactSettings(call)).dataStorage,
     });
     conversation = noteToAgent(conversation, waitingCallerNote(call, state.destination));
     let turn = await agentTurn(conversation, { type: 'call_started' });

@@ -20,7 +20,7 @@ export const callArtifactRoutes = defineRoutes({ domain: 'calls', access: 'calls
     params: callIdParams, response: Call,
   },
   getCallUnscrubbed: {
-    method: 'GET', path: '/v2/get-call-unscrubbed/{call_id}', status: 200, access: 'admin',
+    method: 'GET', path: '/v2/get-call-unscrubbed/{call_id}', status: 200, access: 'admin', role: 'admin',
     summary: 'The call as it was before scrubbing (scope admin; 404 when its data storage setting keeps no copy)',
     params: callIdParams, response: Call,
   },

@@ -5,7 +5,7 @@ import { contactVariables } from '../contacts/lookups.ts';
 import { cpsLimitFor, takeDialToken, verificationStatus, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { config } from '../platform/config.ts';
-import { badRequest, invalidPaginationKey, notFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
+import { badRequest, invalidPaginationKey, notFound, NotFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
@@ -484,9 +484,16 @@ export async function backfillCallAnalysis(
 ): Promise<{ status: 'accepted'; queued: number }> {
   let calls: CallItem[];
   if (input.call_ids) {
-    calls = (await Promise.all(input.call_ids.map((id) => getCallItem(workspaceId, id).catch(() => undefined)))).filter(
-      (call): call is CallItem => call !== undefined,
+    // An ID that names no call of the workspace is skipped; a store that did not answer fails the request.
+    const found = await Promise.all(
+      input.call_ids.map((id) =>
+        getCallItem(workspaceId, id).catch((error: unknown) => {
+          if (error instanceof NotFound) return undefined;
+          throw error;
+        }),
+      ),
     );
+    calls = found.filter((call): call is CallItem => call !== undefined);
   } else {
     calls = (
       await listCallItems(workspaceId, {

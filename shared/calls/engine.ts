@@ -195,8 +195,10 @@ async function followThrough(call: CallItem, turn: TurnResult): Promise<boolean>
 async function timedTurn(call: CallItem, event: Parameters<typeof agentTurn>[1]): Promise<{ result: TurnResult; ms: number } | undefined> {
   const started = performance.now();
   try {
-    // update-live-call's variables and override take effect from this turn (live-state.ts).
-    const result = await agentTurn(liveConversation(call).state, event);
+    // update-live-call's variables and override take effect from this turn (live-state.ts),
+    // and the call's own data storage setting governs what it records (its retrieval).
+    const state = liveConversation(call).state as Record<string, unknown> | undefined;
+    const result = await agentTurn(call.data_storage_setting && state ? { ...state, data_storage_setting: call.data_storage_setting } : state, event);
     return { result, ms: Math.round(performance.now() - started) };
   } catch (error) {
     const reason = (error as { disconnection_reason?: DisconnectionReason }).disconnection_reason ?? 'error_unknown';

@@ -1,7 +1,7 @@
 import { getAgent } from '../agents/lookups.ts';
 import { objectStore, retentionTagging } from '../platform/aws/object-store.ts';
 import { config } from '../platform/config.ts';
-import { notFound } from '../platform/errors.ts';
+import { notFound, NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { objectKeys } from '../platform/store/keys.ts';
 import type { RecordingUrlView } from './artifact-schemas.ts';
@@ -40,7 +40,11 @@ export interface ArtifactSettings {
 }
 
 export async function artifactSettings(call: Pick<CallItem, 'workspace_id' | 'agent_id' | 'agent_version' | 'data_storage_setting'>): Promise<ArtifactSettings> {
-  const agent = (await getAgent(call.workspace_id, call.agent_id, call.agent_version).catch(() => undefined)) as Record<string, unknown> | undefined;
+  // A deleted agent leaves the defaults; a store that did not answer must not (it would drop the PII settings).
+  const agent = (await getAgent(call.workspace_id, call.agent_id, call.agent_version).catch((error: unknown) => {
+    if (error instanceof NotFound) return undefined;
+    throw error;
+  })) as Record<string, unknown> | undefined;
   const pii = agent?.pii_config as { categories?: unknown } | undefined;
   return {
     signedUrlExpirationMs: (agent?.signed_url_expiration_ms as number | null | undefined) ?? DEFAULT_SIGNED_URL_EXPIRATION_MS,

@@ -2,7 +2,7 @@ import { objectStore } from '../platform/aws/object-store.ts';
 import { decryptSecret, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { badRequest, conflict, notFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
-import { PII_CATEGORIES, redactPii, type PiiCategory } from '../platform/pii.ts';
+import { piiCategoriesOf, redactPii, type PiiCategory } from '../platform/pii.ts';
 import { objectKeys } from '../platform/store/keys.ts';
 import { TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import {
@@ -81,11 +81,6 @@ function scrubTurn(turn: Record<string, unknown>, categories: readonly PiiCatego
   return scrubbed;
 }
 
-function categoriesOf(configured: readonly string[] | undefined): PiiCategory[] {
-  const supported = (configured ?? []).filter((name): name is PiiCategory => (PII_CATEGORIES as readonly string[]).includes(name));
-  return configured && configured.length > 0 ? supported : [...PII_CATEGORIES];
-}
-
 /** `POST /v2/remove-call-sensitive-data/{call_id}`: answers the scrubbed call. */
 export async function removeCallSensitiveData(workspaceId: string, callId: string): Promise<CallView> {
   for (let attempt = 0; ; attempt++) {
@@ -107,7 +102,7 @@ async function scrubOnce(workspaceId: string, callId: string): Promise<CallView>
     throw badRequest(`Sensitive data can only be removed from a call that has ended; this call is ${raw.call_status}`);
   }
   const settings = await artifactSettings(raw);
-  const categories = categoriesOf(settings.piiCategories);
+  const categories = piiCategoriesOf(settings.piiCategories);
   const keepCopy = settings.dataStorage === 'everything';
 
   // The item's own fields (the transcript's only on a call stored with it there).

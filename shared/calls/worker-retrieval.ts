@@ -9,8 +9,8 @@ import { findCallItem } from './store.ts';
  * contract): `POST /internal/calls/{call_id}/kb-retrieve` with the call's report token. The
  * call decides everything but the words: its workspace, its agent version's Retell LLM or
  * conversation flow (and the call's agent_override) name the knowledge bases and kb_config,
- * as in the sandbox's turns; each retrieval is recorded under the call's ID and answered by
- * `GET /kb-retrievals/{call_id}`.
+ * as in the sandbox's turns; each retrieval is recorded under the call's ID, as the call's
+ * data storage setting allows, and answered by `GET /kb-retrievals/{call_id}`.
  */
 
 /** The bearer token of a worker request; 401 unless it is the call's report token. */
@@ -35,6 +35,7 @@ export async function retrieveForWorker(
     callId,
     query: body.query,
     ...(call.engine.agent_override ? { overrides: call.engine.agent_override } : {}),
+    ...(call.data_storage_setting ? { dataStorageSetting: call.data_storage_setting } : {}),
   });
   return {
     call_id: callId,

@@ -63,6 +63,8 @@ function stateOf(chat: ChatItem, messages: readonly MessageItem[]): Conversation
     ...stored,
     dynamic_variables: { ...stored.dynamic_variables, ...(chat.override_dynamic_variables ?? {}) },
     ...(chat.metadata !== undefined ? { metadata: chat.metadata } : {}),
+    // update-chat's setting governs what this turn records (its knowledge-base retrieval).
+    ...(chat.data_storage_setting ? { data_storage_setting: chat.data_storage_setting } : {}),
     history: messages.flatMap((m): TranscriptEvent[] => {
       if (m.role === 'agent' || m.role === 'user') return [{ role: m.role, content: m.content }];
       if (m.role === 'tool_call_invocation') return [{ role: m.role, tool_call_id: m.tool_call_id, name: m.name, arguments: m.arguments }];

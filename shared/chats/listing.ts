@@ -1,4 +1,4 @@
-import { invalidPaginationKey } from '../platform/errors.ts';
+import { invalidPaginationKey, NotFound } from '../platform/errors.ts';
 import type { ChatFilter, ListChatsInput } from './schemas.ts';
 import { batchGetChats, CHAT_LISTING_SHARDS, getChatItem, queryChatListing, type ChatItem, type ListingFilter } from './store.ts';
 
@@ -112,11 +112,13 @@ export async function listChatItems(
 ): Promise<{ items: ChatItem[]; hasMore: boolean; total?: number }> {
   const ascending = input.sort_order === 'ascending';
   if (input.pagination_key) {
-    // The key is a chat ID of this workspace (the last of the previous page).
+    // The key is a chat ID of this workspace (the last of the previous page). Only "no such
+    // chat" makes it invalid: a store that did not answer is a 503, not the caller's fault.
     try {
       await getChatItem(workspaceId, input.pagination_key);
-    } catch {
-      throw invalidPaginationKey();
+    } catch (error) {
+      if (error instanceof NotFound) throw invalidPaginationKey();
+      throw error;
     }
   }
   const filter = options.smsOnly ? smsOnly(listingFilter(input.filter_criteria), options.numbers) : listingFilter(input.filter_criteria);

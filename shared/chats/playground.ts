@@ -40,6 +40,8 @@ async function openFor(workspaceId: string, agentId: string, version: string | u
     dynamicVariables: variables ?? {},
     // Nothing to transfer in a playground: transfer_call tells the agent so.
     canTransfer: false,
+    // Nothing is stored for a playground conversation, its knowledge-base retrievals included.
+    recordsUnder: null,
     ...(reliability.llmTokenLimit !== undefined ? { llmTokenLimit: reliability.llmTokenLimit } : {}),
     ...(reliability.fallbackLlmModel ? { fallbackLlmModel: reliability.fallbackLlmModel } : {}),
   });

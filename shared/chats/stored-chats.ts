@@ -1,3 +1,4 @@
+import { deleteRetrievals } from '../knowledge-bases/records.ts';
 import { listChatItems, type SmsNumbers } from './listing.ts';
 import type { ChatView, ListChatsInput } from './schemas.ts';
 import { chatMessages, deleteChatItems, getChatItem } from './store.ts';
@@ -40,7 +41,17 @@ export async function listChats(workspaceId: string, input: ListChatsInput, opti
   };
 }
 
+/**
+ * Deletes a chat (delete-chat, a privacy erase of an SMS chat's number, retention): its
+ * knowledge-base retrievals (the user's words) first, so a failure leaves the chat to retry
+ * with, then the item and its messages.
+ */
 export async function deleteChat(workspaceId: string, chatId: string): Promise<void> {
+  await deleteRetrievals(workspaceId, chatId);
   const old = await deleteChatItems(workspaceId, chatId);
-  if (old.chat_status === 'ongoing') for (const listener of ongoingDeletedListeners) listener(chatId);
+  if (old.chat_status === 'ongoing') {
+    // A completion running when the chat was deleted may have recorded one since.
+    await deleteRetrievals(workspaceId, chatId);
+    for (const listener of ongoingDeletedListeners) listener(chatId);
+  }
 }

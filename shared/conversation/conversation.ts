@@ -44,6 +44,8 @@ export async function openConversation(input: OpenConversationInput): Promise<Co
     ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
     ...(input.canTransfer === false ? { can_transfer: false } : {}),
     ...(input.fallbackLlmModel ? { fallback_llm_model: input.fallbackLlmModel } : {}),
+    ...(input.recordsUnder !== undefined ? { records_under: input.recordsUnder } : {}),
+    ...(input.dataStorageSetting ? { data_storage_setting: input.dataStorageSetting } : {}),
   };
 }
 

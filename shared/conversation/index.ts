@@ -78,6 +78,7 @@ export type {
   Channel,
   ConfigOverrides,
   ConversationState,
+  DataStorageSetting,
   EngineRef,
   LlmFallbackRecord,
   NodeTransition,

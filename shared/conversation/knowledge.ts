@@ -1,13 +1,49 @@
 import { getAgent, getChatAgent, getFlow, getLlm, type ResponseEngine } from '../agents/index.ts';
-import { knowledgeSection, retrieveAndRecord, retrieveForConversation, type RetrievedChunk } from '../knowledge-bases/index.ts';
-import type { ConfigOverrides, ConversationState } from './types.ts';
+import { knowledgeSection, retrieveAndRecord, retrieveForConversation, type RetrievalStorage, type RetrievedChunk } from '../knowledge-bases/index.ts';
+import { logger } from '../platform/logger.ts';
+import type { ConfigOverrides, ConversationState, DataStorageSetting } from './types.ts';
 
 /*
  * Retrieval before answering: an LLM's or flow's `knowledge_base_ids` make each user turn
  * retrieve the top chunks for the user's words (kb_config `top_k`, default 3, and
- * `filter_score`, none by default), recorded per call or chat by the knowledge-bases domain;
- * the chunks join the system prompt as a "Knowledge base" section for this turn only.
+ * `filter_score`, none by default), recorded per call or chat by the knowledge-bases domain
+ * as the conversation's data storage setting allows (the call's or chat's own, else its
+ * agent version's); the chunks join the system prompt as a "Knowledge base" section for
+ * this turn only.
  */
+
+type AgentStorageFields = { data_storage_setting?: DataStorageSetting | null; pii_config?: { categories?: unknown } | null };
+
+function storageOf(own: DataStorageSetting | undefined, agent: AgentStorageFields | undefined): RetrievalStorage {
+  const categories = agent?.pii_config?.categories;
+  return {
+    setting: own ?? agent?.data_storage_setting ?? 'everything',
+    ...(Array.isArray(categories) ? { piiCategories: categories.filter((c): c is string => typeof c === 'string') } : {}),
+  };
+}
+
+const loadAgent = (workspaceId: string, agentId: string, agentVersion: number) =>
+  agentId.startsWith('chat_agent_') ? getChatAgent(workspaceId, agentId, agentVersion) : getAgent(workspaceId, agentId, agentVersion);
+
+/**
+ * How this conversation's retrievals are kept. The agent version is read only when the
+ * conversation's own setting leaves something to it; when it cannot be read, nothing of the
+ * user's words is kept (the strictest setting), rather than guessing they may be.
+ */
+async function conversationStorage(state: ConversationState): Promise<RetrievalStorage> {
+  if (state.records_under === null) return { record: false };
+  const own = state.data_storage_setting;
+  if (own === 'everything' || own === 'basic_attributes_only') return { setting: own };
+  try {
+    return storageOf(own, (await loadAgent(state.workspace_id, state.agent_id, state.agent_version)) as AgentStorageFields);
+  } catch (error) {
+    logger.warn('The agent version could not be read; its retrieval is recorded with basic attributes only', {
+      call_id: state.call_id,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return { setting: 'basic_attributes_only' };
+  }
+}
 
 interface KnowledgeConfig {
   knowledge_base_ids?: readonly string[] | null;
@@ -21,7 +57,8 @@ export async function knowledgeFor(state: ConversationState, config: KnowledgeCo
   const filterScore = config.kb_config?.filter_score;
   return retrieveForConversation({
     workspaceId: state.workspace_id,
-    callId: state.call_id,
+    callId: state.records_under ?? state.call_id,
+    storage: await conversationStorage(state),
     knowledgeBaseIds: ids,
     query,
     ...(typeof topK === 'number' ? { topK } : {}),
@@ -44,8 +81,9 @@ export interface AgentRetrieval {
  * Retrieval for a turn someone else drives (the LiveKit agent worker): the knowledge bases
  * and kb_config of the agent version's response engine (its Retell LLM or conversation flow
  * version, with the call's agent_override laid over it, as the sandbox's turns read them),
- * recorded under the call's ID like the sandbox's. A custom LLM has no knowledge bases: no
- * chunks, nothing recorded. Throws when the store or the embedder fails.
+ * recorded under the call's ID like the sandbox's, as the call's data storage setting (else
+ * the agent version's) allows. A custom LLM has no knowledge bases: no chunks, nothing
+ * recorded. Throws when the store or the embedder fails.
  */
 export async function retrieveForAgent(input: {
   workspaceId: string;
@@ -54,10 +92,10 @@ export async function retrieveForAgent(input: {
   callId: string;
   query: string;
   overrides?: ConfigOverrides;
+  /** The call's own data storage setting (update-call, update-live-call); absent: the agent version's. */
+  dataStorageSetting?: DataStorageSetting;
 }): Promise<AgentRetrieval> {
-  const agent = input.agentId.startsWith('chat_agent_')
-    ? await getChatAgent(input.workspaceId, input.agentId, input.agentVersion)
-    : await getAgent(input.workspaceId, input.agentId, input.agentVersion);
+  const agent = await loadAgent(input.workspaceId, input.agentId, input.agentVersion);
   const engine = agent.response_engine as ResponseEngine;
   let config: KnowledgeConfig = {};
   if (engine.type === 'retell-llm' && typeof engine.version === 'number') {
@@ -71,6 +109,7 @@ export async function retrieveForAgent(input: {
   const recorded = await retrieveAndRecord({
     workspaceId: input.workspaceId,
     callId: input.callId,
+    storage: storageOf(input.dataStorageSetting, agent as AgentStorageFields),
     knowledgeBaseIds: ids,
     query: input.query,
     ...(typeof topK === 'number' ? { topK } : {}),

@@ -6,6 +6,8 @@
 
 export type Channel = 'voice' | 'chat';
 
+export type DataStorageSetting = 'everything' | 'everything_except_pii' | 'basic_attributes_only';
+
 /** A `transcript_object` entry. */
 export interface TranscriptObject {
   role: 'agent' | 'user';
@@ -93,6 +95,18 @@ export interface ConversationState {
   agent_notes?: AgentNote[];
   /** The workspace's fallback model when the conversation opened (reliability settings); absent: none. */
   fallback_llm_model?: string;
+  /**
+   * The call's or chat's own data storage setting (update-call, update-live-call,
+   * update-chat), laid on by its channel before each turn; absent: the agent version's.
+   * What the conversation records (knowledge-base retrievals) keeps what it allows.
+   */
+  data_storage_setting?: DataStorageSetting;
+  /**
+   * The call or chat whose records (knowledge-base retrievals) this conversation's are, when
+   * not `call_id`: a transfer agent's consultation belongs to its call, so it is answered and
+   * deleted with it. Null: nothing is recorded (the playground stores nothing).
+   */
+  records_under?: string | null;
   /** Set once a model call fell back to it (fallback.ts): what the call, the chat and the playground show. */
   llm_fallback?: LlmFallbackRecord;
 }
@@ -150,6 +164,10 @@ export interface OpenConversationInput {
   overrides?: ConfigOverrides;
   /** False: transfer_call is refused (the agent is told) and flow transfer nodes do not transfer. Default true. */
   canTransfer?: boolean;
+  /** The state's `records_under`: another call's ID, or null to record nothing. Default: `callId`. */
+  recordsUnder?: string | null;
+  /** The state's `data_storage_setting`: the conversation's own, over the agent version's. */
+  dataStorageSetting?: DataStorageSetting;
 }
 
 export type TurnEvent = { type: 'call_started' } | { type: 'user_said'; text: string };

@@ -7,16 +7,16 @@ import type { ConversationState } from './types.ts';
  */
 const PLACEHOLDER = /\{\{\s*([\w.-]{1,128})\s*\}\}/g;
 
-/** The values a conversation fills: system ones, the engine's defaults, the caller's, then collected ones. */
+/** The values a conversation fills: the current time, the caller's, collected ones, then the identity ones (platform/system-variables.ts) over them. */
 export function variablesOf(state: ConversationState, nowMs = Date.now()): Record<string, string> {
   return {
     current_time: new Date(nowMs).toISOString(),
+    ...state.dynamic_variables,
+    ...state.collected_dynamic_variables,
     call_id: state.call_id,
     session_type: state.channel,
     ...(state.from_number ? { from_number: state.from_number } : {}),
     ...(state.to_number ? { to_number: state.to_number } : {}),
-    ...state.dynamic_variables,
-    ...state.collected_dynamic_variables,
   };
 }
 

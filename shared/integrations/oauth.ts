@@ -1,19 +1,24 @@
 import { randomBytes } from 'node:crypto';
+import { clearedFlowCookie, flowCookie, startedInThisBrowser, type BrowserFlow } from '../platform/auth/flow-binding.ts';
 import type { Principal } from '../platform/auth/gate.ts';
-import { config } from '../platform/config.ts';
+import { config, isProduction } from '../platform/config.ts';
 import { decryptSecret, encryptSecret } from '../platform/crypto/envelope.ts';
-import { badRequest, conflict, notFound } from '../platform/errors.ts';
+import { badRequest, conflict, notFound, routeNotFound } from '../platform/errors.ts';
+import { MediaResponse, Redirect } from '../platform/http/handler.ts';
 import { newId } from '../platform/ids.ts';
 import { trimTrailing } from '../platform/text.ts';
 import { logger } from '../platform/logger.ts';
 import { TransactionCancelled } from '../platform/store/table.ts';
 import { authorizeUrl, exchangeCode, GrantRevoked, newPkce, ProviderFailed, type TokenSet } from '../vendors/oauth/client.ts';
-import { mockAuthorizePage, mockTokenEndpoint } from '../vendors/oauth/mock.ts';
+import { mockAuthorizePage as mockConsentPage, mockTokenEndpoint } from '../vendors/oauth/mock.ts';
 import {
+  MOCK_AUTHORIZE_PATH,
+  MOCK_TOKEN_PATH,
   OAUTH_PROVIDERS,
   optionsProblem,
   PASTED_PROVIDERS,
   PROVIDER_TABLE,
+  providerMode,
   publicBaseUrl,
   redirectUri,
   resolveProvider,
@@ -42,13 +47,25 @@ import { queueNamed } from '../platform/aws/queue.ts';
 
 /*
  * The OAuth flow (spec: OAuth, OAuth state parameter, Authentication 12): start builds the
- * vendor's authorize URL with a sealed, single-use, 10-minute state; the callback
- * consumes the state, exchanges the code (with the PKCE verifier) and stores the tokens
- * sealed; refresh forces a refresh.
+ * vendor's authorize URL with a sealed, single-use, 10-minute state and binds it to the
+ * browser that receives the answer (a cookie holding the state's hash, sent to the
+ * callback only: shared/platform/auth/flow-binding.ts); the callback refuses a state that
+ * browser did not start, consumes it, exchanges the code (with the PKCE verifier) and
+ * stores the tokens sealed; refresh forces a refresh.
  */
 
 export const STATE_TTL_MS = 10 * 60_000;
 const STATE_CONTEXT = { record: 'oauth_state' };
+
+/**
+ * The connection flow's binding cookie. Whatever the start's credential (the dashboard's
+ * session, or a key), the cookie rides on its answer: only the browser that made the start
+ * request can finish the flow. A start link that bound whichever browser opened it first
+ * would bind the victim's browser as readily as the attacker's, and the session cookie
+ * (SameSite=Strict) does not come with the vendor's cross-site redirect, so neither could
+ * stand in for it.
+ */
+const connectionFlow = (): BrowserFlow => ({ name: 'parley_oauth_flow', path: new URL(redirectUri()).pathname, sameSite: 'Lax' });
 
 /** What the sealed state carries: everything the callback needs, bound together. */
 interface StatePayload {
@@ -70,19 +87,26 @@ interface StatePayload {
   exp: number;
 }
 
-/** GET /oauth/providers: the redirect URI to register, and each provider as configured. */
+/**
+ * GET /oauth/providers: the redirect URI to register, and each provider as configured:
+ * `available` false for one a production deployment has no client for (its start is 503).
+ */
 export async function listProviders() {
   const providers = await Promise.all(
     OAUTH_PROVIDERS.map(async (name) => {
-      const resolved = await resolveProvider(name);
-      return { provider: name, targets: [...PROVIDER_TABLE[name].targets], pkce: resolved.pkce, mock: resolved.mock, scopes: [...PROVIDER_TABLE[name].scopes] };
+      const mode = await providerMode(name);
+      const spec = PROVIDER_TABLE[name];
+      return { provider: name, targets: [...spec.targets], pkce: mode === 'mock' || spec.pkce, mock: mode === 'mock', available: mode !== 'unconfigured', scopes: [...spec.scopes] };
     }),
   );
   return { redirect_uri: redirectUri(), providers, pasted_providers: [...PASTED_PROVIDERS] };
 }
 
-/** Start needs an admin or developer: a key with admin scope or full access (the route's `admin` access). */
-export async function startAuthorization(principal: Principal, input: StartInput) {
+/**
+ * Start needs an admin or developer: a key with admin scope or full access (the route's
+ * `admin` access). Answered with the flow's binding cookie.
+ */
+export async function startAuthorization(principal: Principal, input: StartInput): Promise<MediaResponse> {
   const workspaceId = principal.workspaceId;
   const spec = PROVIDER_TABLE[input.provider];
   if (!spec.targets.includes(input.target)) {
@@ -137,7 +161,8 @@ export async function startAuthorization(principal: Principal, input: StartInput
     expires_ms: payload.exp,
     expires_at: Math.ceil(payload.exp / 1000) + 60,
   });
-  return { authorize_url: authorizeUrl(resolved, state, pkce?.challenge), mock: resolved.mock, provider: input.provider, pkce: resolved.pkce };
+  const answer = { authorize_url: authorizeUrl(resolved, state, pkce?.challenge), mock: resolved.mock, provider: input.provider, pkce: resolved.pkce };
+  return new MediaResponse('application/json', JSON.stringify(answer), { 'cache-control': 'no-store' }, undefined, [flowCookie(connectionFlow(), state)]);
 }
 
 /** Where the browser goes after the callback: the dashboard, with the spec's query parameters. */
@@ -166,15 +191,25 @@ async function openState(state: string | undefined): Promise<StatePayload> {
   return payload;
 }
 
+export const NOT_THIS_BROWSER = 'This connection was not started in this browser (its cookie is missing or belongs to another connection); start it again here';
+
 /**
  * GET /oauth/callback: answers a redirect either way; nothing is stored unless the state
- * is valid (authentic, this workspace's, unexpired, unused) and the exchange succeeded.
+ * is valid (authentic, started in this browser, this workspace's, unexpired, unused) and
+ * the exchange succeeded. Once the state is taken the binding cookie is cleared; a state
+ * this browser did not start is refused without being taken (it is not this browser's).
  */
-export async function handleCallback(query: { state?: string; code?: string; error?: string; error_description?: string; iss?: string }): Promise<string> {
+export async function handleCallback(
+  query: { state?: string; code?: string; error?: string; error_description?: string; iss?: string },
+  cookieHeader: string | undefined,
+): Promise<Redirect> {
   let payload: StatePayload | undefined;
+  let taken = false;
   try {
     payload = await openState(query.state);
+    if (!startedInThisBrowser(connectionFlow(), cookieHeader, query.state!)) throw new CallbackFailure(NOT_THIS_BROWSER);
     // Single use: the state item is deleted as it is checked, whatever follows.
+    taken = true;
     const stored = await consumeState(payload.n, payload.ws, payload.provider);
     if (!stored) throw new CallbackFailure('This authorization was already used or was not issued here; start again');
     if (payload.exp <= Date.now() || stored.expires_ms <= Date.now()) throw new CallbackFailure('This authorization has expired; start again');
@@ -191,11 +226,12 @@ export async function handleCallback(query: { state?: string; code?: string; err
       throw error;
     }
     const result = await storeConnection(payload, tokens);
-    return dashboardUrl(payload.return_to, { oauth: 'success', provider: payload.provider, ...result });
+    return new Redirect(dashboardUrl(payload.return_to, { oauth: 'success', provider: payload.provider, ...result }), [clearedFlowCookie(connectionFlow())]);
   } catch (error) {
     const message = error instanceof CallbackFailure ? error.message : 'The connection could not be stored';
     if (!(error instanceof CallbackFailure)) logger.error('oauth callback failed', error as Error);
-    return dashboardUrl(payload?.return_to ?? DEFAULT_RETURN, { oauth: 'error', provider: payload?.provider ?? '', message });
+    const location = dashboardUrl(payload?.return_to ?? DEFAULT_RETURN, { oauth: 'error', provider: payload?.provider ?? '', message });
+    return new Redirect(location, taken ? [clearedFlowCookie(connectionFlow())] : []);
   }
 }
 
@@ -309,10 +345,20 @@ export async function forceRefresh(workspaceId: string, body: { target: 'crm'; p
   return refreshConnection(workspaceId, connectionId, { force: true });
 }
 
-export { mockAuthorizePage };
+/** The mock provider's routes exist outside production only (a 404 there, as any unknown route). */
+function mockRoute(method: string, path: string): void {
+  if (isProduction) throw routeNotFound(method, path);
+}
+
+/** GET /oauth/mock/authorize: the mock provider's consent page. */
+export async function mockAuthorizePage(query: Record<string, string | undefined>): Promise<string> {
+  mockRoute('GET', MOCK_AUTHORIZE_PATH);
+  return mockConsentPage(query);
+}
 
 /** POST /oauth/mock/token over HTTP: the same endpoint the client reaches in process. */
 export async function mockTokenHttp(rawBody: string): Promise<{ status: number; body: string }> {
+  mockRoute('POST', MOCK_TOKEN_PATH);
   const response = await mockTokenEndpoint(new URLSearchParams(rawBody));
   return { status: response.status, body: await response.text() };
 }

@@ -39,22 +39,22 @@ import {
  * Integrations (spec: OAuth, the Integrations group, Authentication 12): no scope of the
  * spec's table covers them, so they need `admin` (a key with admin or full access: the
  * spec's admin or developer). The callback and the mock provider's pages are public: a
- * browser reaches them from the vendor.
+ * browser reaches them from the vendor (the callback checks the browser's binding cookie).
  */
 export const integrationRoutes = defineRoutes({ domain: 'integrations', access: 'admin' }, {
   oauthProviders: {
     method: 'GET', path: '/oauth/providers', status: 200,
-    summary: 'The redirect URI to register with each vendor, and each OAuth provider as configured (mock or real, PKCE)',
+    summary: 'The redirect URI to register with each vendor, and each OAuth provider as configured (mock or real, PKCE; unavailable in production without its client)',
     response: ProvidersResponse,
   },
   oauthStart: {
     method: 'POST', path: '/oauth/start', status: 200,
-    summary: 'Start an OAuth connection: the vendor authorize URL with a sealed single-use state (10 minutes) and PKCE where used',
+    summary: 'Start an OAuth connection: the vendor authorize URL with a sealed single-use state (10 minutes) and PKCE where used, bound to this browser by a cookie; 503 in production without the provider\'s client',
     body: StartBody, response: StartResponse,
   },
   oauthCallback: {
     method: 'GET', path: '/oauth/callback', status: 200, access: 'public',
-    summary: 'The vendor redirect target: consumes the state, exchanges the code, stores the tokens sealed, redirects (302) to the dashboard',
+    summary: 'The vendor redirect target: refuses a state this browser did not start, consumes it, exchanges the code, stores the tokens sealed, redirects (302) to the dashboard',
     query: CallbackQuery,
   },
   oauthRefresh: {
@@ -64,12 +64,12 @@ export const integrationRoutes = defineRoutes({ domain: 'integrations', access: 
   },
   oauthMockAuthorize: {
     method: 'GET', path: '/oauth/mock/authorize', status: 200, access: 'public',
-    summary: 'The built-in mock OAuth provider\'s consent page (no real account is used)',
+    summary: 'The built-in mock OAuth provider\'s consent page (no real account is used); not served in production',
     query: MockAuthorizeQuery, produces: 'text/html; charset=utf-8',
   },
   oauthMockToken: {
     method: 'POST', path: '/oauth/mock/token', status: 200, access: 'public',
-    summary: 'The built-in mock OAuth provider\'s token endpoint (form body, RFC 6749 answers)',
+    summary: 'The built-in mock OAuth provider\'s token endpoint (form body, RFC 6749 answers); not served in production',
   },
   listAppTypes: {
     method: 'GET', path: '/list-app-types', status: 200,

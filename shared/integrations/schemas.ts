@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lazySchema, queryInt } from '../platform/http/schemas.ts';
+import { lazySchema, queryInt, refuseDestination } from '../platform/http/schemas.ts';
 import { OAUTH_PROVIDERS } from '../vendors/oauth/providers.ts';
 import { APP_TYPES, CRM_PROVIDERS } from './catalogue.ts';
 
@@ -56,6 +56,8 @@ export const ProvidersResponse = lazySchema(() =>
         targets: z.array(z.string()),
         pkce: z.boolean(),
         mock: z.boolean(),
+        /** False in production without the provider's client (its start answers 503). */
+        available: z.boolean(),
         scopes: z.array(z.string()),
       }),
     ),
@@ -116,7 +118,8 @@ export const AuthConfigBody = lazySchema(() =>
 );
 export type AuthConfigInput = z.infer<typeof AuthConfigBody>;
 
-const tenantUrl = () => z.string().max(500).url('Must be a URL');
+/** The tenant's own API host (a help desk's `https://<company>.zendesk.com`): the app's requests go there. */
+const tenantUrl = () => z.string().max(500).url('Must be a URL').superRefine(refuseDestination());
 
 export const CreateAppBody = lazySchema(() =>
   z.object({

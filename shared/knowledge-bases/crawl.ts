@@ -1,5 +1,5 @@
 import { checkDestination, EgressRefused, egressFetch } from '../platform/egress.ts';
-import { htmlText } from './extract.ts';
+import { htmlText } from './html-text.ts';
 
 /*
  * The polite crawler behind URL sources, refresh and crawl-preview. Every request goes

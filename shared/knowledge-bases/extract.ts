@@ -1,11 +1,17 @@
-import { parseCsvRecords } from '../platform/csv.ts';
+import { besideBundle } from '../platform/bundle-files.ts';
+import { config } from '../platform/config.ts';
 import { badRequest } from '../platform/errors.ts';
+import { loadOnce } from '../platform/lazy.ts';
+import type { WorkSchedule } from '../platform/capped-worker.ts';
 
 /*
  * Text out of an uploaded document, by its kind: PDF (unpdf, PDF.js built for servers),
- * DOCX (mammoth's raw text), HTML (node-html-parser, without scripts, styles and
- * navigation), Markdown, TXT and CSV (as UTF-8 text). Each library is loaded on first use,
- * in the ingestion job, never at the API's cold start.
+ * DOCX (mammoth's raw text, after the container's limits), HTML (node-html-parser, without
+ * scripts, styles and navigation), Markdown, TXT and CSV (as UTF-8 text). Markdown and TXT
+ * are read here; the parsers of the others (document-text.ts) run in the extraction worker
+ * (extract-worker.ts), a worker thread with a memory and a time cap
+ * (shared/platform/capped-worker.ts, loaded on the first such document), so a file that
+ * would take the process down fails alone.
  */
 
 export const FILE_KINDS = ['pdf', 'docx', 'html', 'markdown', 'text', 'csv'] as const;
@@ -59,56 +65,54 @@ export const CONTENT_TYPE: Record<FileKind, string> = {
   csv: 'text/csv',
 };
 
-/** The page's readable text and title; links are the caller's (the crawler) to take. */
-export async function htmlText(html: string): Promise<{ title?: string; text: string }> {
-  const { parse } = await import('node-html-parser');
-  // The doctype and comments are not text (the parser would keep a doctype as a text node).
-  const root = parse(html.replace(/<!doctype[^>]*>/gi, '').replace(/<!--[\s\S]*?-->/g, ''), { blockTextElements: { script: false, style: false, noscript: false, pre: true } });
-  for (const node of root.querySelectorAll('script, style, noscript, nav, header, footer, template, svg')) node.remove();
-  const title = root.querySelector('title')?.text.trim() || undefined;
-  root.querySelector('head')?.remove();
-  const text = root.structuredText
-    .split('\n')
-    .map((line) => line.replace(/\s+/g, ' ').trim())
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
-  return { title, text };
-}
+/** The kinds read by a parser, in the extraction worker. */
+export type ParsedKind = Exclude<FileKind, 'markdown' | 'text'>;
 
-export async function extractText(kind: FileKind, data: Buffer): Promise<string> {
-  switch (kind) {
-    case 'pdf': {
-      const { extractText: pdfText, getDocumentProxy } = await import('unpdf');
-      const document = await getDocumentProxy(new Uint8Array(data));
-      const { text } = await pdfText(document, { mergePages: false });
-      return (text as string[]).map((page) => page.trim()).join('\n\n').trim();
-    }
-    case 'docx': {
-      const mammoth = await import('mammoth');
-      const { value } = await (mammoth.default ?? mammoth).extractRawText({ buffer: data });
-      return value.trim();
-    }
-    case 'html':
-      return (await htmlText(data.toString('utf8'))).text;
-    case 'csv':
-      return csvText(data.toString('utf8'));
-    case 'markdown':
-    case 'text':
-      return data.toString('utf8').replace(/^\uFEFF/, '').trim();
+/** The file cannot be read, for a reason of its own (broken, too large once expanded, too slow): the message says why, for the user. */
+export class ExtractionFailed extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExtractionFailed';
   }
 }
 
-/** A CSV as one paragraph per row, `header: value` per cell, so each row reads whole in a chunk. */
-function csvText(text: string): string {
-  const { header, records } = parseCsvRecords(text, { maxRows: 200_000, field: 'knowledge_base_files' });
-  return records
-    .map(({ cells }) =>
-      cells
-        .map((cell, i) => (cell.trim() ? `${header[i]?.trim() || `column ${i + 1}`}: ${cell.trim()}` : ''))
-        .filter(Boolean)
-        .join('\n'),
-    )
-    .filter(Boolean)
-    .join('\n\n');
+/** The file was not read: its turn in the extraction worker came after the caller's deadline to start it. */
+export class ExtractionDeferred extends Error {
+  constructor() {
+    super('The file was not read before the step\'s deadline');
+    this.name = 'ExtractionDeferred';
+  }
+}
+
+/** The extraction worker's script: `extract-worker.mjs` beside a deployed bundle (lib/parley-stack.ts builds it). */
+export const EXTRACT_WORKER_NAME = 'extract-worker';
+
+const cappedWorker = loadOnce(() => import('../platform/capped-worker.ts'));
+
+/**
+ * The document's text, in the extraction worker within KB_EXTRACTION_MEMORY_MB and
+ * KB_EXTRACTION_TIMEOUT_MS (Markdown and TXT here). Throws ExtractionFailed when the file
+ * cannot be read, for its own reasons; ExtractionDeferred when its turn (one document at a
+ * time) came after `schedule.startBy`; any other error is the machine's (the worker could
+ * not start) and worth another try.
+ */
+export async function extractText(kind: FileKind, data: Buffer, schedule?: WorkSchedule): Promise<string> {
+  if (kind === 'markdown' || kind === 'text') return data.toString('utf8').replace(/^\uFEFF/, '').trim();
+  const { runCapped, WorkFailed, WorkLimitExceeded, WorkNotStarted } = await cappedWorker();
+  // The worker gets its own copy of the bytes, moved to it rather than copied again.
+  const bytes = new Uint8Array(data);
+  try {
+    return await runCapped<string>(
+      { bundled: besideBundle(`${EXTRACT_WORKER_NAME}.mjs`), source: new URL('./extract-worker.ts', import.meta.url) },
+      { kind, data: bytes },
+      { memoryMb: config.KB_EXTRACTION_MEMORY_MB, timeoutMs: config.KB_EXTRACTION_TIMEOUT_MS },
+      [bytes.buffer],
+      schedule,
+    );
+  } catch (error) {
+    if (error instanceof WorkNotStarted) throw new ExtractionDeferred();
+    if (error instanceof WorkLimitExceeded) throw new ExtractionFailed(`reading it ${error.message}`);
+    if (error instanceof WorkFailed) throw new ExtractionFailed(error.message);
+    throw error;
+  }
 }

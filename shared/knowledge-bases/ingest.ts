@@ -6,7 +6,8 @@ import { logger } from '../platform/logger.ts';
 import { embedder, type Embedder } from '../vendors/llm/index.ts';
 import { chunkText, type Chunk } from './chunking.ts';
 import { crawl, CrawlFailed } from './crawl.ts';
-import { extractText, fileKind } from './extract.ts';
+import { ExtractionDeferred, ExtractionFailed, extractText, fileKind } from './extract.ts';
+import type { WorkSchedule } from '../platform/capped-worker.ts';
 import { buildIndex, type IndexedChunk } from './search-index.ts';
 import {
   installIndex,
@@ -48,6 +49,14 @@ export type IngestJobMessage = z.output<typeof IngestJobMessage>;
 /** Sources one message extracts, chunks and embeds at most (then the same generation is queued again), and at once. */
 const SOURCES_PER_MESSAGE = 200;
 const SOURCE_CONCURRENCY = 4;
+/**
+ * How long after a step begins a source may still start (a file's extraction, which waits
+ * its turn behind the others', included); what has not started by then waits for the same
+ * generation's next message. The step then ends within kb-jobs' 300 s: 120 s, plus what
+ * had started (an extraction of at most KB_EXTRACTION_TIMEOUT_MS, 60 s by default, or a
+ * crawl of 10 pages, and the embedding of up to four sources).
+ */
+export const SOURCE_START_BUDGET_MS = 120_000;
 
 /** A URL source: its page and the pages it links to under the same path. */
 export const URL_SOURCE_LIMITS = { maxPages: 10, maxDepth: 1, keepText: true } as const;
@@ -82,8 +91,12 @@ function unpackVectors(stored: StoredChunks): Float32Array[] {
 
 const label = (source: SourceItem) => source.filename ?? source.title ?? source.url ?? source.source_id;
 
-/** The source's text, or an error message for the source. */
-async function sourceText(kb: KnowledgeBaseItem, source: SourceItem): Promise<{ text: string; pages?: string[] } | { error: string }> {
+/** The source's text, an error message for the source, or `deferred` when its turn to be read came after `schedule.startBy`. */
+async function sourceText(
+  kb: KnowledgeBaseItem,
+  source: SourceItem,
+  schedule: WorkSchedule,
+): Promise<{ text: string; pages?: string[] } | { error: string } | { deferred: true }> {
   if (source.type === 'url') {
     try {
       const result = await crawl(source.url!, URL_SOURCE_LIMITS);
@@ -101,15 +114,21 @@ async function sourceText(kb: KnowledgeBaseItem, source: SourceItem): Promise<{ 
   const kind = fileKind(source.filename ?? '', source.content_type ?? '');
   if (!kind) return { error: 'Unsupported document type' };
   try {
-    return { text: await extractText(kind, original.body) };
+    return { text: await extractText(kind, original.body, schedule) };
   } catch (error) {
-    return { error: `Could not read ${source.filename}: ${(error as Error).message}` };
+    if (error instanceof ExtractionDeferred) return { deferred: true };
+    // The file's own fault fails the source; anything else (the worker could not start) fails the message, which the queue retries.
+    if (error instanceof ExtractionFailed) return { error: `Could not read ${source.filename}: ${error.message}` };
+    throw error;
   }
 }
 
-async function processSource(kb: KnowledgeBaseItem, source: SourceItem, embed: Embedder, nowMs: () => number): Promise<void> {
+/** Reads, chunks, embeds and records one source; false when it was deferred (left `in_progress` for the next message). */
+async function processSource(kb: KnowledgeBaseItem, source: SourceItem, embed: Embedder, schedule: WorkSchedule): Promise<boolean> {
   const ws = kb.workspace_id;
-  const got = await sourceText(kb, source);
+  const nowMs = schedule.now;
+  const got = await sourceText(kb, source, schedule);
+  if ('deferred' in got) return false;
   if ('error' in got) {
     // A refreshed URL that cannot be read now keeps what it had.
     if (source.content_hash) {
@@ -117,17 +136,17 @@ async function processSource(kb: KnowledgeBaseItem, source: SourceItem, embed: E
     } else {
       await recordSource(ws, kb.knowledge_base_id, source.source_id, { status: 'error', error_message: got.error }, nowMs());
     }
-    return;
+    return true;
   }
   const text = got.text.trim();
   if (!text) {
     await recordSource(ws, kb.knowledge_base_id, source.source_id, { status: 'error', error_message: `No text found in ${label(source)}` }, nowMs());
-    return;
+    return true;
   }
   const hash = sha256(text);
   if (hash === source.content_hash) {
     await recordSource(ws, kb.knowledge_base_id, source.source_id, { status: 'complete', error_message: undefined, pages: got.pages }, nowMs());
-    return;
+    return true;
   }
   const chunks = chunkText(text, { max: kb.max_chunk_size, min: kb.min_chunk_size, idPrefix: source.source_id });
   const vectors = await embed.embed(chunks.map((chunk) => chunk.content));
@@ -141,6 +160,7 @@ async function processSource(kb: KnowledgeBaseItem, source: SourceItem, embed: E
     { status: 'complete', content_hash: hash, chunk_count: chunks.length, pages: got.pages, error_message: undefined },
     nowMs(),
   );
+  return true;
 }
 
 /** Runs one ingestion message (the kb-jobs consumer). Throws on a store failure, so the queue retries. */
@@ -150,16 +170,21 @@ export async function runIngestion(message: IngestJobMessage, nowMs: () => numbe
   if (!kb || kb.generation > message.generation) return;
   const embed = await embedder();
   const pending = (await listSourceItems(ws, kbId)).filter((source) => source.status === 'in_progress');
-  // A large batch (a sync of many documents) is read in parts, each message well within the
-  // function's timeout: the same generation is queued again and the index waits for the last part.
+  // A large batch (a sync of many documents, slow files) is read in parts, each message well
+  // within the function's timeout: at most SOURCES_PER_MESSAGE sources, each started within
+  // SOURCE_START_BUDGET_MS; the same generation is queued again and the index waits for the last part.
   const part = pending.slice(0, SOURCES_PER_MESSAGE);
+  const schedule: WorkSchedule = { startBy: nowMs() + SOURCE_START_BUDGET_MS, now: nowMs };
   let next = 0;
+  let done = 0;
   await Promise.all(
     Array.from({ length: Math.min(SOURCE_CONCURRENCY, part.length) }, async () => {
-      while (next < part.length) await processSource(kb, part[next++]!, embed, nowMs);
+      while (next < part.length && nowMs() < schedule.startBy) {
+        if (await processSource(kb, part[next++]!, embed, schedule)) done += 1;
+      }
     }),
   );
-  if (pending.length > part.length) {
+  if (done < pending.length) {
     await queueIngestion(ws, kbId, message.generation);
     return;
   }

@@ -72,7 +72,8 @@ const files = () =>
 const sourceFields = () => ({
   knowledge_base_texts: jsonField(z.array(KnowledgeBaseText).max(MAX_TEXTS)).optional(),
   knowledge_base_urls: jsonField(z.array(knowledgeBaseUrl()).max(MAX_URLS)).optional(),
-  knowledge_base_files: files().optional(),
+  // retell-sdk sends an empty list of files as the text field "[]" (it sends arrays without files as JSON).
+  knowledge_base_files: jsonField(files()).optional(),
   /** Files uploaded to presigned URLs (POST /create-knowledge-base-upload): past API Gateway's ~6 MB request limit. */
   knowledge_base_upload_ids: jsonField(
     z.array(lazySchema(() => idOf('kbUpload', 'an upload ID from POST /create-knowledge-base-upload'))).max(MAX_FILES, `Too many files: at most ${MAX_FILES} per request`),
@@ -259,14 +260,16 @@ export const Retrieval = lazySchema(() =>
   z.object({
     retrieval_id: z.string(),
     timestamp: z.number(),
-    query: z.string(),
+    /** The user's words as the data storage setting keeps them: redacted under everything_except_pii, null under basic_attributes_only. */
+    query: z.string().nullable(),
     knowledge_base_ids: z.array(z.string()),
     chunks: z.array(
       z.object({
         knowledge_base_id: z.string(),
         source_id: z.string(),
         chunk_id: z.string(),
-        content: z.string(),
+        /** Null under basic_attributes_only (the IDs find the text in the knowledge base). */
+        content: z.string().nullable(),
         score: z.number(),
         lexical_score: z.number(),
         vector_score: z.number(),

@@ -1,4 +1,4 @@
-import { conflict, notFound } from '../platform/errors.ts';
+import { conflict, notFound, NotFound } from '../platform/errors.ts';
 import { knowledgeBaseObjectStore } from '../platform/aws/object-store.ts';
 import { keys, objectKeys } from '../platform/store/keys.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
@@ -9,8 +9,7 @@ import { ConditionFailed, defineEntity, table, TransactionCancelled, type Transa
  *   status, `generation` (bumped by every change of its sources: each queued ingestion
  *   names the generation it finishes) and the current index's object key;
  * - its sources, `WS#<ws>#KB#<id>` / `SOURCE#<id>`: what each is, its status and error;
- * - retrievals, `WS#<ws>#KBRET#<call_id>` / `R#<time-ordered id>`: one per retrieval in a
- *   call or chat, answered by `GET /kb-retrievals/{call_id}`.
+ * - retrievals, `WS#<ws>#KBRET#<call_id>` / `R#<time-ordered id>`: retrieval-store.ts.
  * Objects (originals, extracted text, chunks, the index) live in the knowledge-base bucket
  * under `knowledge-bases/<ws>/<kb>/` (objectKeys).
  */
@@ -65,17 +64,6 @@ export interface SourceItem {
   external_version?: string;
   created_timestamp: number;
   updated_timestamp: number;
-}
-
-export interface RetrievalItem {
-  retrieval_id: string;
-  workspace_id: string;
-  call_id: string;
-  timestamp: number;
-  query: string;
-  knowledge_base_ids: string[];
-  chunks: { knowledge_base_id: string; source_id: string; chunk_id: string; content: string; score: number; lexical_score: number; vector_score: number }[];
-  expires_at: number;
 }
 
 type Keyed = { pk: string; sk: string };
@@ -320,8 +308,9 @@ export async function removeSourceItem(workspaceId: string, knowledgeBaseId: str
   try {
     await sources.remove(workspaceId, knowledgeBaseId, sourceId);
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    if (error instanceof NotFound) return false;
+    throw error;
   }
 }
 
@@ -331,19 +320,6 @@ export async function removeKnowledgeBaseItems(workspaceId: string, knowledgeBas
   const items = await listSourceItems(workspaceId, knowledgeBaseId);
   await table.batchDelete(items.map((item) => keys.knowledgeBaseSource(workspaceId, knowledgeBaseId, item.source_id)));
   return items;
-}
-
-export async function putRetrieval(item: RetrievalItem): Promise<void> {
-  await table.put({ Item: { ...keys.kbRetrieval(item.workspace_id, item.call_id, item.retrieval_id), ...item } });
-}
-
-export async function listRetrievals(workspaceId: string, callId: string): Promise<RetrievalItem[]> {
-  const partition = keys.kbRetrievals(workspaceId, callId);
-  const items = await table.queryAll<RetrievalItem & Keyed>({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
-  });
-  return items.map((item) => strip(item));
 }
 
 /** The knowledge base's objects: originals, text, chunks, index (the bucket adapter; keys from objectKeys). */

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { lazySchema } from '../platform/http/schemas.ts';
 import { describeConnection, freshAccessToken, releaseKbSyncConnection } from '../integrations/index.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
-import { ApiError, badRequest, conflict, notFound } from '../platform/errors.ts';
+import { ApiError, badRequest, conflict, notFound, NotFound } from '../platform/errors.ts';
 import { idPrefix, newId, newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { DOCUMENT_PROVIDERS, documentStore, DocumentVendorFailed, type DocumentLocation, type DocumentProvider, type RemoteDocument } from '../vendors/documents/index.ts';
@@ -250,7 +250,12 @@ export async function deleteSync(workspaceId: string, syncId: string, nowMs = Da
 /** Deleting a knowledge base deletes its syncs (their documents go with the knowledge base's own sources). */
 export async function removeSyncsOf(workspaceId: string, knowledgeBaseId: string): Promise<void> {
   const removed = await listSyncItems(workspaceId, knowledgeBaseId);
-  for (const item of removed) await syncs.remove(workspaceId, item.sync_id).catch(() => undefined);
+  for (const item of removed) {
+    // Gone meanwhile is fine; a store that did not answer fails the deletion rather than leave the sync behind.
+    await syncs.remove(workspaceId, item.sync_id).catch((error: unknown) => {
+      if (!(error instanceof NotFound)) throw error;
+    });
+  }
   await releaseUnusedConnections(workspaceId, removed.map((item) => item.connection_id));
 }
 

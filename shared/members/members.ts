@@ -1,8 +1,8 @@
 import { auditPut, getWorkspaceItem, type AuditRecord } from '../account/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import type { Role } from '../platform/auth/roles.ts';
-import { credentialDeletes, listCredentials } from '../platform/auth/credentials.ts';
-import { badRequest, conflict, forbidden, notFound } from '../platform/errors.ts';
+import { credentialDeletes, listCredentials, lowerMemberKeys } from '../platform/auth/credentials.ts';
+import { badRequest, conflict, forbidden, NotFound, notFound } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { keys } from '../platform/store/keys.ts';
 import { table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
@@ -177,9 +177,19 @@ export interface MemberChange {
 /**
  * Changes a member in one transaction conditional on the member as read; an active admin
  * who stops being one (demoted or deactivated) moves the roster down, conditional on
- * another active admin remaining and on not being the owner.
+ * another active admin remaining and on not being the owner. The member's keys are then
+ * lowered to the role the member has now (none while deactivated), whenever the change
+ * names the role or the state: repeating a change finishes a lowering cut short.
  */
 export async function changeMember(workspaceId: string, actor: Principal | undefined, memberId: string, change: MemberChange): Promise<MemberItem> {
+  const item = await applyMemberChange(workspaceId, actor, memberId, change);
+  if (change.role !== undefined || change.active !== undefined) {
+    await lowerMemberKeys(workspaceId, memberId, item.active === false ? 'none' : item.role);
+  }
+  return item;
+}
+
+async function applyMemberChange(workspaceId: string, actor: Principal | undefined, memberId: string, change: MemberChange): Promise<MemberItem> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await members.mustGet(workspaceId, memberId);
     const next: MemberItem = { ...current };
@@ -238,9 +248,16 @@ export async function updateMember(principal: Principal, memberId: string, input
   return toMember(item, await getRoster(principal.workspaceId));
 }
 
-/** Removes a member (its sessions die with it: the gate reads the member on every request). */
+/**
+ * Removes a member (its sessions die with it: the gate reads the member on every request)
+ * and refuses its keys from then on (`lowerMemberKeys` to `none`). Removing a member that
+ * is gone finishes that if it was cut short, and answers 404.
+ */
 export async function removeMember(workspaceId: string, actor: Principal | undefined, memberId: string, action: AuditRecord['action'] = 'member.remove'): Promise<void> {
-  const current = await members.mustGet(workspaceId, memberId);
+  const current = await members.mustGet(workspaceId, memberId).catch(async (error: unknown) => {
+    if (error instanceof NotFound) await lowerMemberKeys(workspaceId, memberId, 'none');
+    throw error;
+  });
   const wasAdmin = current.role === 'admin' && current.active !== false;
   try {
     await table.transact([
@@ -254,7 +271,7 @@ export async function removeMember(workspaceId: string, actor: Principal | undef
     if (error instanceof TransactionCancelled && error.failedAt.includes(0)) throw conflict('The member changed meanwhile; retry');
     throw error;
   }
-  await deleteMemberSessions(workspaceId, memberId);
+  await Promise.all([deleteMemberSessions(workspaceId, memberId), lowerMemberKeys(workspaceId, memberId, 'none')]);
 }
 
 export async function deleteMemberSessions(workspaceId: string, memberId?: string): Promise<void> {
@@ -271,12 +288,19 @@ export async function leaveWorkspace(principal: Principal): Promise<void> {
   await removeMember(principal.workspaceId, principal, signedInMember(principal).memberId, 'member.leave');
 }
 
-/** Hands ownership to another active admin; only the owner (or a full-access key) may. */
+/**
+ * Hands ownership to another active admin. Only the owner may, whatever the credential: the
+ * owner's session, or a key acting for the owner (made by the owner, or by such a key; the
+ * gate held it to the admin role). Another admin's session or key, or a key no member
+ * made, is 403, and the transaction holds only while the owner is the one read.
+ */
 export async function transferOwnership(principal: Principal, targetId: string): Promise<Member> {
   const workspaceId = principal.workspaceId;
   const [roster, target] = await Promise.all([getRoster(workspaceId), members.get(workspaceId, targetId)]);
+  if (principal.actingMemberId === undefined || roster?.owner_member_id !== principal.actingMemberId) {
+    throw forbidden('Only the owner can transfer ownership');
+  }
   if (!target) throw notFound('Member not found');
-  if (principal.member && roster?.owner_member_id !== principal.member.memberId) throw forbidden('Only the owner can transfer ownership');
   if (target.role !== 'admin' || target.active === false) throw conflict('Ownership goes to an active admin: make the member an admin first');
   try {
     await table.transact([

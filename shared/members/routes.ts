@@ -30,12 +30,14 @@ import {
   UpdateMemberBody,
   workspaceIdParams,
 } from './schemas.ts';
+import { scimErrorFormat } from './scim-schemas.ts';
 
 /*
  * Members and access (spec: Members and access; issue 17). API keys reach the workspace
  * routes with the `admin` scope; sessions by role (`role` below, shared/platform/auth/roles.ts).
  * Sign-in routes are public (their own proof: an invite, the IdP's answer, a refresh
- * token); the SCIM routes are public to the gate and authenticate their own bearer token.
+ * token); the SCIM routes are public to the gate, authenticate their own bearer token and
+ * answer every error in SCIM's format (errorFormat).
  */
 
 export const memberRoutes = defineRoutes({ domain: 'members', access: 'admin' }, {
@@ -145,17 +147,17 @@ export const memberRoutes = defineRoutes({ domain: 'members', access: 'admin' },
   },
   startSso: {
     method: 'GET', path: '/auth/sso/{workspace_id}/start', status: 200, access: 'public',
-    summary: "Start OIDC sign-in (PKCE, state, nonce): 302 to the identity provider; {authorization_url} with ?format=json or Accept: application/json",
+    summary: "Start OIDC sign-in (PKCE, state, nonce; the state bound to this browser by a cookie): 302 to the identity provider; {authorization_url} with ?format=json or Accept: application/json",
     params: workspaceIdParams, query: SsoStartQuery, response: SsoStart,
   },
   finishSso: {
     method: 'GET', path: '/auth/sso/callback', status: 200, access: 'public',
-    summary: "The identity provider's redirect: signs the member in; the session cookie and a 302 to the dashboard's return_to (JSON when the start was)",
+    summary: "The identity provider's redirect: refuses a state this browser did not start; signs the member in; the session cookie and a 302 to the dashboard's return_to (JSON when the start was)",
     query: SsoCallbackQuery, response: SessionView,
   },
   startSaml: {
     method: 'GET', path: '/auth/saml/{workspace_id}/start', status: 200, access: 'public',
-    summary: "Start SP-initiated SAML sign-in: 302 to the IdP with an AuthnRequest (HTTP-Redirect binding); {authorization_url} with ?format=json or Accept: application/json",
+    summary: "Start SP-initiated SAML sign-in (the request bound to this browser by a cookie): 302 to the IdP with an AuthnRequest (HTTP-Redirect binding); {authorization_url} with ?format=json or Accept: application/json",
     params: workspaceIdParams, query: SsoStartQuery, response: SsoStart,
   },
   samlAcs: {
@@ -166,39 +168,39 @@ export const memberRoutes = defineRoutes({ domain: 'members', access: 'admin' },
 
   // ── SCIM 2.0 (RFC 7644); the SCIM token authenticates ────────────────────────────
   scimListUsers: {
-    method: 'GET', path: '/scim/v2/Users', status: 200, access: 'public',
+    method: 'GET', path: '/scim/v2/Users', status: 200, access: 'public', errorFormat: scimErrorFormat,
     summary: 'SCIM: list Users (filter, startIndex, count)', query: ScimListQuery,
   },
   scimCreateUser: {
-    method: 'POST', path: '/scim/v2/Users', status: 201, access: 'public',
+    method: 'POST', path: '/scim/v2/Users', status: 201, access: 'public', errorFormat: scimErrorFormat,
     summary: 'SCIM: provision a User', body: ScimBody,
   },
   scimGetUser: {
-    method: 'GET', path: '/scim/v2/Users/{id}', status: 200, access: 'public',
+    method: 'GET', path: '/scim/v2/Users/{id}', status: 200, access: 'public', errorFormat: scimErrorFormat,
     summary: 'SCIM: get a User', params: scimUserParams,
   },
   scimReplaceUser: {
-    method: 'PUT', path: '/scim/v2/Users/{id}', status: 200, access: 'public',
+    method: 'PUT', path: '/scim/v2/Users/{id}', status: 200, access: 'public', errorFormat: scimErrorFormat,
     summary: 'SCIM: replace a User', params: scimUserParams, body: ScimBody,
   },
   scimPatchUser: {
-    method: 'PATCH', path: '/scim/v2/Users/{id}', status: 200, access: 'public',
+    method: 'PATCH', path: '/scim/v2/Users/{id}', status: 200, access: 'public', errorFormat: scimErrorFormat,
     summary: 'SCIM: patch a User (add, replace, remove; active false deprovisions)', params: scimUserParams, body: ScimBody,
   },
   scimDeleteUser: {
-    method: 'DELETE', path: '/scim/v2/Users/{id}', status: 204, access: 'public',
+    method: 'DELETE', path: '/scim/v2/Users/{id}', status: 204, access: 'public', errorFormat: scimErrorFormat,
     summary: 'SCIM: delete a User (removes the member)', params: scimUserParams,
   },
   scimServiceProviderConfig: {
-    method: 'GET', path: '/scim/v2/ServiceProviderConfig', status: 200, access: 'public',
+    method: 'GET', path: '/scim/v2/ServiceProviderConfig', status: 200, access: 'public', errorFormat: scimErrorFormat,
     summary: 'SCIM: what this service supports',
   },
   scimResourceTypes: {
-    method: 'GET', path: '/scim/v2/ResourceTypes', status: 200, access: 'public',
+    method: 'GET', path: '/scim/v2/ResourceTypes', status: 200, access: 'public', errorFormat: scimErrorFormat,
     summary: 'SCIM: resource types (User)',
   },
   scimSchemas: {
-    method: 'GET', path: '/scim/v2/Schemas', status: 200, access: 'public',
+    method: 'GET', path: '/scim/v2/Schemas', status: 200, access: 'public', errorFormat: scimErrorFormat,
     summary: 'SCIM: the User schema as supported',
   },
 });

@@ -1,25 +1,30 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import type * as NodeSaml from '@node-saml/node-saml';
 import type { CacheProvider, SAML } from '@node-saml/node-saml';
+import { clearedFlowCookie, flowCookie, startedInThisBrowser, type BrowserFlow } from '../platform/auth/flow-binding.ts';
 import { sessionCookie } from '../platform/auth/sessions.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { MediaResponse } from '../platform/http/handler.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import type { Role } from '../platform/auth/roles.ts';
-import { badRequest, Unauthorized } from '../platform/errors.ts';
+import { badRequest, conflict, Unauthorized } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
-import { table } from '../platform/store/table.ts';
+import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { auditOp } from './members.ts';
 import { withCookie, type IssuedSession } from './sessions.ts';
-import { dashboardUrl, DEFAULT_RETURN_TO, publicBase, signInByEmail } from './sso.ts';
+import { dashboardUrl, DEFAULT_RETURN_TO, publicBase, signInByEmail, type StartedSignIn } from './sso.ts';
 import { recordSamlAssertion, recordSamlRequest, samlConfigs, takeSamlRequest, type SamlConfigItem, type SamlRequestItem } from './store.ts';
 import { loadOnce } from '../platform/lazy.ts';
 
 /*
- * SAML 2.0 sign-in (IdP-initiated, HTTP-POST binding) with @node-saml/node-saml: the
+ * SAML 2.0 sign-in (HTTP-POST binding) with @node-saml/node-saml: the
  * assertion must be signed by the configured IdP certificate (wantAssertionsSigned), its
  * audience must be our SP entity ID, its recipient our ACS URL, its times within 2 minutes'
- * skew; each assertion ID is accepted once (a conditional Put kept until it expires).
+ * skew; each assertion ID is accepted once (a conditional Put kept until it expires). An
+ * answer to our own AuthnRequest (SP-initiated) must come back to the browser that sent
+ * it (a cookie holding the request ID's hash: shared/platform/auth/flow-binding.ts); an
+ * IdP-initiated assertion answers no request and cannot be bound to a browser, which is
+ * why a workspace can turn it off (`allow_idp_initiated`).
  * The package (about 650 KiB minified with its XML and crypto dependencies) is loaded on
  * the first sign-in or AuthnRequest, not at import: a literal `import()` is its own chunk
  * when the bundle is split, so the members function's cold start does not load it.
@@ -30,6 +35,12 @@ const loadNodeSaml = loadOnce((): Promise<typeof NodeSaml> => import('@node-saml
 const CLOCK_SKEW_MS = 2 * 60 * 1000;
 export const samlSpEntityId = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}`;
 export const samlAcsUrl = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}/acs`;
+
+/**
+ * The SP-initiated sign-in's binding cookie. The IdP's page reaches the ACS with a
+ * cross-site POST, which carries no Lax cookie: SameSite=None, limited to the ACS's path.
+ */
+const samlFlow = (workspaceId: string): BrowserFlow => ({ name: 'parley_saml_flow', path: new URL(samlAcsUrl(workspaceId)).pathname, sameSite: 'None' });
 
 class SamlRefused extends Unauthorized {
   constructor(reason: string) {
@@ -127,8 +138,11 @@ export async function deleteSaml(principal: Principal): Promise<void> {
   await table.transact([
     samlConfigs.removeOp(principal.workspaceId),
     auditOp(principal.workspaceId, principal, { action: 'saml.delete', target: { type: 'saml', id: principal.workspaceId }, changes: [] }),
-  ]).catch(() => {
-    throw badRequest('SAML is not configured');
+  ]).catch((error: unknown) => {
+    // The config's removal is conditional on it existing: only that condition failing is "not
+    // configured"; a lost race is the caller's to retry; a store that did not answer stays a 503.
+    if (!(error instanceof TransactionCancelled)) throw error;
+    throw error.failedAt.includes(0) ? badRequest('SAML is not configured') : conflict('The SAML settings are being changed by another request; retry');
   });
 }
 
@@ -144,9 +158,11 @@ const REQUEST_TTL_MS = 10 * 60 * 1000;
  */
 function requestCache(workspaceId: string, pending?: { respond: 'json' | 'redirect'; returnTo: string }) {
   const taken = new Map<string, SamlRequestItem | undefined>();
+  const saved: string[] = [];
   const cache: CacheProvider = {
     async saveAsync(key, value) {
       const nowMs = Date.now();
+      saved.push(key);
       await recordSamlRequest(workspaceId, sha256(key), {
         respond: pending?.respond ?? 'json',
         return_to: pending?.returnTo ?? DEFAULT_RETURN_TO,
@@ -164,7 +180,7 @@ function requestCache(workspaceId: string, pending?: { respond: 'json' | 'redire
       return null;
     },
   };
-  return { cache, taken };
+  return { cache, taken, saved };
 }
 
 async function samlClient(workspaceId: string, item: SamlConfigItem, cacheProvider: CacheProvider): Promise<SAML> {
@@ -192,12 +208,13 @@ async function samlClient(workspaceId: string, item: SamlConfigItem, cacheProvid
  * SP-initiated sign-in: an AuthnRequest (HTTP-Redirect binding, unsigned) to the IdP's SSO
  * URL, its ID recorded for the ACS to take once.
  */
-export async function startSaml(workspaceId: string, options: { respond: 'json' | 'redirect'; returnTo?: string }): Promise<{ authorization_url: string }> {
+export async function startSaml(workspaceId: string, options: { respond: 'json' | 'redirect'; returnTo?: string }): Promise<StartedSignIn> {
   const item = await samlConfigs.get(workspaceId);
   if (!item) throw badRequest('SAML is not configured for this workspace');
-  const { cache } = requestCache(workspaceId, { respond: options.respond, returnTo: options.returnTo ?? DEFAULT_RETURN_TO });
+  const { cache, saved } = requestCache(workspaceId, { respond: options.respond, returnTo: options.returnTo ?? DEFAULT_RETURN_TO });
   const url = await (await samlClient(workspaceId, item, cache)).getAuthorizeUrlAsync('', undefined, {});
-  return { authorization_url: url };
+  if (saved.length !== 1) throw new Error(`node-saml recorded ${saved.length} AuthnRequest IDs for one request`);
+  return { authorization_url: url, binding_cookie: flowCookie(samlFlow(workspaceId), saved[0]!) };
 }
 
 export interface SamlSignIn {
@@ -206,8 +223,11 @@ export interface SamlSignIn {
   request?: SamlRequestItem;
 }
 
-/** The IdP's POST to the ACS: verifies the signed assertion and signs its subject in. */
-export async function consumeSamlResponse(workspaceId: string, samlResponse: string, nowMs = Date.now()): Promise<SamlSignIn> {
+/**
+ * The IdP's POST to the ACS: verifies the signed assertion and signs its subject in. An
+ * answer to an AuthnRequest must come with the cookie of the browser that started it.
+ */
+export async function consumeSamlResponse(workspaceId: string, samlResponse: string, cookieHeader: string | undefined, nowMs = Date.now()): Promise<SamlSignIn> {
   const item = await samlConfigs.get(workspaceId);
   if (!item) throw badRequest('SAML is not configured for this workspace');
   const { cache, taken } = requestCache(workspaceId);
@@ -219,8 +239,12 @@ export async function consumeSamlResponse(workspaceId: string, samlResponse: str
     throw new SamlRefused((error as Error).message);
   }
   if (!profile) throw new SamlRefused('no assertion');
-  const request = [...taken.values()].find((value) => value !== undefined);
+  const answered = [...taken.entries()].find(([, value]) => value !== undefined);
+  const request = answered?.[1];
   if (!request && item.allow_idp_initiated === false) throw new SamlRefused('this workspace accepts only answers to its own sign-in requests (IdP-initiated sign-in is off)');
+  if (answered && !startedInThisBrowser(samlFlow(workspaceId), cookieHeader, answered[0])) {
+    throw new SamlRefused('the sign-in was not started in this browser (its cookie is missing or belongs to another sign-in); start again here');
+  }
   if (profile.issuer !== item.idp_entity_id) throw new SamlRefused('the issuer is not the configured IdP');
   const parsed = profile.getAssertion?.() as Parsed | undefined;
   const assertion = parsed?.Assertion;
@@ -238,9 +262,16 @@ export async function consumeSamlResponse(workspaceId: string, samlResponse: str
   return { session: await signInByEmail(workspaceId, email, item.allowed_domains, item.default_role, 'saml'), request };
 }
 
-/** The ACS's answer: a browser that started with a redirect goes back to the dashboard with the cookie; otherwise the session JSON. */
-export async function samlAcs(workspaceId: string, samlResponse: string): Promise<MediaResponse> {
-  const { session, request } = await consumeSamlResponse(workspaceId, samlResponse);
-  if (request?.respond !== 'redirect') return withCookie(session);
-  return new MediaResponse('text/plain; charset=utf-8', '', { location: dashboardUrl(request.return_to), 'cache-control': 'no-store', 'set-cookie': sessionCookie(session.session_token) }, 302);
+/**
+ * The ACS's answer: a browser that started with a redirect goes back to the dashboard with
+ * the cookie; otherwise the session JSON. An answered request's binding cookie is cleared.
+ */
+export async function samlAcs(workspaceId: string, samlResponse: string, cookieHeader: string | undefined): Promise<MediaResponse> {
+  const { session, request } = await consumeSamlResponse(workspaceId, samlResponse, cookieHeader);
+  const cleared = request ? [clearedFlowCookie(samlFlow(workspaceId))] : [];
+  if (request?.respond !== 'redirect') return withCookie(session, cleared);
+  return new MediaResponse('text/plain; charset=utf-8', '', { location: dashboardUrl(request.return_to), 'cache-control': 'no-store' }, 302, [
+    sessionCookie(session.session_token),
+    ...cleared,
+  ]);
 }

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { ROLES } from '../platform/auth/roles.ts';
-import { epochMs, idOf, lazySchema, queryInt } from '../platform/http/schemas.ts';
+import { epochMs, idOf, lazySchema, queryInt, refuseDestination } from '../platform/http/schemas.ts';
 
 /*
  * The members domain's API contract. The spec names the routes (Members and access) and
@@ -80,7 +80,8 @@ export const SsoConfig = lazySchema(() =>
 );
 export const PutSsoBody = lazySchema(() =>
   z.object({
-    issuer: z.url({ protocol: /^https?$/ }).max(500),
+    // Parley fetches the issuer's discovery document, keys and tokens.
+    issuer: z.url({ protocol: /^https?$/ }).max(500).superRefine(refuseDestination()),
     client_id: z.string().min(1).max(500),
     client_secret: z.string().min(1).max(2000),
     allowed_domains: z.array(z.string().trim().toLowerCase().regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'Must be a domain name')).min(1).max(50),
@@ -151,5 +152,10 @@ export const ScimListQuery = lazySchema(() =>
   }),
 );
 export const scimUserParams = lazySchema(() => z.object({ id: z.string().max(100) }));
-/** SCIM bodies are checked by the SCIM module (errors in SCIM's format); here only "an object". */
-export const ScimBody = lazySchema(() => z.looseObject({}));
+/**
+ * A SCIM body is taken as any JSON here and checked by the SCIM module after the token
+ * (ScimUser, ScimPatch in scim-schemas.ts), so that a bad token is 401 whatever the body.
+ */
+export const ScimBody = lazySchema(() =>
+  z.unknown().describe('A SCIM User (POST, PUT) or PatchOp message (PATCH), RFC 7643/7644; checked after the SCIM token, errors in SCIM\'s Error format'),
+);

@@ -1,14 +1,28 @@
 import { randomBytes } from 'node:crypto';
+import type * as z from 'zod';
 import type { Principal } from '../platform/auth/gate.ts';
 import { rawBearer } from '../platform/auth/gate.ts';
 import { ROLES, type Role } from '../platform/auth/roles.ts';
 import { maskSecret } from '../platform/auth/credentials.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
-import { ApiError, Conflict, conflict, notFound, unauthorized } from '../platform/errors.ts';
+import { Conflict, conflict, notFound, unauthorized } from '../platform/errors.ts';
 import { MediaResponse } from '../platform/http/handler.ts';
 import { keys } from '../platform/store/keys.ts';
-import { table } from '../platform/store/table.ts';
+import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { auditOp, changeMember, createMember, removeMember, type MemberChange } from './members.ts';
+import {
+  isObject,
+  parseScim,
+  SCIM_LIST as LIST,
+  SCIM_PATCH_PATHS as PATHS,
+  isIgnoredPatchPath,
+  SCIM_TYPE,
+  SCIM_USER as USER,
+  ScimError,
+  ScimPatch,
+  ScimUser,
+  type ScimPatchPath,
+} from './scim-schemas.ts';
 import { publicBase } from './sso.ts';
 import { listMemberItems, members, scimConfigs, scimTokens, type MemberItem, type ScimConfigItem } from './store.ts';
 
@@ -16,46 +30,26 @@ import { listMemberItems, members, scimConfigs, scimTokens, type MemberItem, typ
  * SCIM 2.0 (RFC 7643/7644) Users over the workspace's members, for identity providers'
  * provisioning. A bearer token per workspace (`scim_` + 48 hex, shown once, kept as its
  * SHA-256) authenticates; every answer is `application/scim+json`, errors in SCIM's Error
- * schema. Deprovisioning (`active: false`, or DELETE) ends the member's sessions at once:
- * the gate reads the member on every session request.
+ * schema (the routes' errorFormat, scim-schemas.ts, which also holds the bodies' schemas).
+ * Deprovisioning (`active: false`, or DELETE) ends the member's sessions at once: the gate
+ * reads the member on every session request.
  */
 
-const SCIM_TYPE = 'application/scim+json';
-const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
-const LIST = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
-const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 const TOKEN = /^scim_[0-9a-f]{48}$/;
-
-class ScimError extends ApiError {
-  constructor(status: number, detail: string, readonly scimType?: string) {
-    super(status, detail);
-  }
-}
 
 const scimResponse = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
   new MediaResponse(SCIM_TYPE, JSON.stringify(body), headers, status);
 
-/** Any failure as SCIM's Error (status as a string, detail, scimType). */
-function scimFailure(error: unknown): MediaResponse {
-  if (!(error instanceof ApiError)) throw error;
-  return scimResponse(
-    { schemas: [ERROR], status: String(error.status), detail: error.message, ...(error instanceof ScimError && error.scimType ? { scimType: error.scimType } : {}) },
-    error.status,
-  );
-}
-
-/** Runs a SCIM operation for the workspace whose token the request carries. */
+/**
+ * Runs a SCIM operation for the workspace whose token the request carries; the token is
+ * checked before the body is. What it throws is answered in SCIM's Error format.
+ */
 export async function scim(headers: Record<string, string | undefined>, run: (workspaceId: string) => Promise<MediaResponse>): Promise<MediaResponse> {
-  try {
-    const token = rawBearer(headers.authorization);
-    if (!token || !TOKEN.test(token)) throw unauthorized();
-    const record = await scimTokens.get(sha256(token));
-    if (!record) throw unauthorized();
-    return await run(record.workspace_id);
-  } catch (error) {
-    return scimFailure(error);
-  }
+  const token = rawBearer(headers.authorization);
+  if (!token || !TOKEN.test(token)) throw unauthorized();
+  const record = await scimTokens.get(sha256(token));
+  if (!record) throw unauthorized();
+  return run(record.workspace_id);
 }
 
 // ── Token and status (dashboard routes) ──────────────────────────────────────────────
@@ -87,8 +81,9 @@ export async function createScimToken(principal: Principal) {
     scimTokens.createOp({ workspace_id: workspaceId, created_timestamp: item.created_timestamp }, hash),
     ...(previous ? [{ Delete: { Key: keys.scimToken(previous.token_hash) } }] : []),
     auditOp(workspaceId, principal, { action: 'scim.token_create', target: { type: 'scim', id: workspaceId }, changes: ['token'] }),
-  ]).catch(() => {
-    throw conflict('The SCIM token changed meanwhile; retry');
+  ]).catch((error: unknown) => {
+    // A failed condition (another token written meanwhile) or a lost race is the caller's to retry; anything else is not a 409.
+    throw error instanceof TransactionCancelled ? conflict('The SCIM token changed meanwhile; retry') : error;
   });
   return { ...toStatus(item), token };
 }
@@ -164,39 +159,30 @@ export const getUser = async (workspaceId: string, id: string) => scimResponse(t
 
 interface UserFields {
   userName?: string;
-  name?: { givenName?: string; familyName?: string; formatted?: string } | null;
+  name?: { givenName?: string | null; familyName?: string | null; formatted?: string | null } | null;
   displayName?: string | null;
-  emails?: { value?: string; primary?: boolean }[];
+  emails?: { value: string; primary?: boolean }[];
   active?: boolean;
-  roles?: { value?: string; primary?: boolean }[];
+  roles?: { value: Role; primary?: boolean }[];
   externalId?: string | null;
 }
 
 const EMAIL = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/;
 
-/** The member fields a SCIM User (or a part of one) sets; wrong types are 400 invalidValue. */
+/** The member fields a SCIM User (or a part of one) sets, its types already checked (scim-schemas.ts). */
 function memberFields(user: UserFields, whole: boolean): MemberChange & { email?: string } {
   const change: MemberChange & { email?: string } = {};
   const primaryEmail = user.emails?.find((entry) => entry.primary)?.value ?? user.emails?.[0]?.value;
   const email = user.userName ?? primaryEmail;
   if (email !== undefined) {
-    if (typeof email !== 'string' || !EMAIL.test(email)) throw invalidValue('userName: Must be an email address');
+    if (!EMAIL.test(email)) throw invalidValue('userName: Must be an email address');
     change.email = email.toLowerCase();
   } else if (whole) {
     throw invalidValue('userName: Required');
   }
-  if (user.active !== undefined) {
-    if (typeof user.active !== 'boolean') throw invalidValue('active: Must be a boolean');
-    change.active = user.active;
-  }
-  if (user.roles !== undefined) {
-    if (!Array.isArray(user.roles)) throw invalidValue('roles: Must be an array');
-    const value = (user.roles.find((r) => r?.primary) ?? user.roles[0])?.value;
-    if (value !== undefined && !ROLES.includes(value as Role)) throw invalidValue(`roles: Must be one of ${ROLES.join(', ')}`);
-    change.role = (value as Role | undefined) ?? 'member';
-  } else if (whole) {
-    change.role = 'member';
-  }
+  if (user.active !== undefined) change.active = user.active;
+  if (user.roles !== undefined) change.role = (user.roles.find((entry) => entry.primary) ?? user.roles[0])?.value ?? 'member';
+  else if (whole) change.role = 'member';
   if (user.name !== undefined || user.displayName !== undefined) {
     const formatted = user.displayName ?? user.name?.formatted ?? ([user.name?.givenName, user.name?.familyName].filter(Boolean).join(' ') || null);
     change.name = formatted ?? null;
@@ -207,8 +193,8 @@ function memberFields(user: UserFields, whole: boolean): MemberChange & { email?
   return change;
 }
 
-export async function createUser(workspaceId: string, body: Record<string, unknown>) {
-  const fields = memberFields(body as UserFields, true);
+export async function createUser(workspaceId: string, body: unknown) {
+  const fields = memberFields(parseScim(ScimUser, body, 'invalidValue'), true);
   const item = await createMember(workspaceId, scimActor(workspaceId), {
     email: fields.email!,
     role: fields.role ?? 'member',
@@ -226,85 +212,76 @@ export async function createUser(workspaceId: string, body: Record<string, unkno
   return scimResponse(toUser(item), 201, { location: `${scimBaseUrl()}/Users/${item.member_id}` });
 }
 
-export async function replaceUser(workspaceId: string, id: string, body: Record<string, unknown>) {
+export async function replaceUser(workspaceId: string, id: string, body: unknown) {
   await userItem(workspaceId, id);
-  const fields = memberFields(body as UserFields, true);
+  const fields = memberFields(parseScim(ScimUser, body, 'invalidValue'), true);
   if (fields.active === undefined) fields.active = true;
   if (fields.name === undefined) Object.assign(fields, { name: null, givenName: null, familyName: null });
   if (fields.externalId === undefined) fields.externalId = null;
   return scimResponse(toUser(await changeMember(workspaceId, scimActor(workspaceId), id, fields)));
 }
 
-interface PatchOperation {
-  op?: string;
-  path?: string;
-  value?: unknown;
-}
-
-/** PATCH with add, replace and remove on the attributes Users support. */
-export async function patchUser(workspaceId: string, id: string, body: Record<string, unknown>) {
+/** PATCH with add, replace and remove on the attributes Users support; every operation is checked before anything is written. */
+export async function patchUser(workspaceId: string, id: string, body: unknown) {
   const current = await userItem(workspaceId, id);
-  if (!Array.isArray(body.schemas) || !body.schemas.includes(PATCH_OP)) throw invalidValue(`schemas: Must include ${PATCH_OP}`);
-  const operations = body.Operations;
-  if (!Array.isArray(operations) || operations.length === 0) throw invalidValue('Operations: Required');
+  const { Operations: operations } = parseScim(ScimPatch, body, 'invalidSyntax');
   const user: UserFields = { name: { givenName: current.given_name, familyName: current.family_name, formatted: current.name } };
-  let touched = false;
-  for (const raw of operations as PatchOperation[]) {
-    const op = String(raw?.op ?? '').toLowerCase();
-    if (!['add', 'replace', 'remove'].includes(op)) throw invalidValue(`op: Must be add, replace or remove`);
-    const path = raw.path;
-    if (path === undefined) {
-      if (op === 'remove' || typeof raw.value !== 'object' || raw.value === null) throw new ScimError(400, 'A patch without path takes an object value', 'noTarget');
-      for (const [attribute, value] of Object.entries(raw.value as Record<string, unknown>)) applyPath(user, attribute, value, op);
-    } else {
-      applyPath(user, path, raw.value, op);
-    }
-    touched = true;
-  }
-  if (!touched) return scimResponse(toUser(current));
+  operations.forEach(({ op, path, value }, index) => {
+    const at = `Operations.${index}`;
+    if (path !== undefined) return applyPath(user, path, value, op, `${at}.value`);
+    if (op === 'remove') throw new ScimError(400, `${at}.path: A remove takes a path`, 'noTarget');
+    if (!isObject(value)) throw invalidValue(`${at}.value: An operation without a path takes an object of attributes`);
+    for (const [attribute, attributeValue] of Object.entries(value)) applyPath(user, attribute, attributeValue, op, `${at}.value.${attribute}`);
+  });
   const fields = memberFields(user, false);
   return scimResponse(toUser(await changeMember(workspaceId, scimActor(workspaceId), id, fields)));
 }
 
-function applyPath(user: UserFields, path: string, value: unknown, op: string) {
-  const lower = path.toLowerCase();
+/** One operation on one attribute; its value is checked against the path's schema (a wrong type is invalidValue). */
+function applyPath(user: UserFields, path: string, raw: unknown, op: 'add' | 'replace' | 'remove', at: string) {
   const remove = op === 'remove';
+  const parse = <S extends z.ZodType>(schema: S): z.output<S> => parseScim(schema, raw, 'invalidValue', at);
   const name = (user.name ??= {});
-  switch (lower) {
+  switch (path.toLowerCase() as ScimPatchPath) {
     case 'active':
-      // Entra ID sends "False" as a string.
-      user.active = remove ? false : typeof value === 'string' ? value.toLowerCase() === 'true' : (value as boolean);
+      user.active = remove ? false : parse(PATHS.active);
       return;
     case 'username':
       if (remove) throw new ScimError(400, 'userName cannot be removed', 'mutability');
-      user.userName = value as string;
+      user.userName = parse(PATHS.username);
       return;
     case 'displayname':
-    case 'name.formatted':
-      name.formatted = remove ? undefined : (value as string);
-      user.displayName = remove ? null : (value as string);
+    case 'name.formatted': {
+      const formatted = remove ? null : parse(PATHS.displayname);
+      name.formatted = formatted ?? undefined;
+      user.displayName = formatted;
       return;
+    }
     case 'name.givenname':
-      name.givenName = remove ? undefined : (value as string);
+      name.givenName = remove ? undefined : (parse(PATHS['name.givenname']) ?? undefined);
       return;
     case 'name.familyname':
-      name.familyName = remove ? undefined : (value as string);
+      name.familyName = remove ? undefined : (parse(PATHS['name.familyname']) ?? undefined);
       return;
     case 'name':
-      user.name = remove ? null : (value as UserFields['name']);
+      user.name = remove ? null : parse(PATHS.name);
       return;
     case 'externalid':
-      user.externalId = remove ? null : (value as string);
+      user.externalId = remove ? null : parse(PATHS.externalid);
       return;
     case 'roles':
-      user.roles = remove ? [{ value: 'member' }] : Array.isArray(value) ? (value as UserFields['roles']) : [{ value: value as string }];
+      user.roles = remove ? [{ value: 'member' }] : parse(PATHS.roles);
       return;
     case 'emails':
+      if (remove) throw new ScimError(400, 'The email cannot be removed', 'mutability');
+      user.emails = parse(PATHS.emails);
+      return;
     case 'emails[type eq "work"].value':
       if (remove) throw new ScimError(400, 'The email cannot be removed', 'mutability');
-      user.emails = Array.isArray(value) ? (value as UserFields['emails']) : [{ value: value as string, primary: true }];
+      user.emails = [{ value: parse(PATHS['emails[type eq "work"].value']), primary: true }];
       return;
     default:
+      if (isIgnoredPatchPath(path)) return;
       throw new ScimError(400, `Unsupported path: ${path}`, 'invalidPath');
   }
 }

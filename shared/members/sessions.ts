@@ -68,9 +68,9 @@ export async function startSession(member: MemberItem, nowMs = Date.now()): Prom
   return tokensFor(member, sessionId, secret);
 }
 
-/** The session as JSON with its cookie (HttpOnly, Secure, SameSite=Strict). */
-export const withCookie = (issued: IssuedSession) =>
-  new MediaResponse('application/json', JSON.stringify(issued), { 'set-cookie': sessionCookie(issued.session_token), 'cache-control': 'no-store' });
+/** The session as JSON with its cookie (HttpOnly, Secure, SameSite=Strict), and any other cookies to set (a sign-in flow's cleared binding). */
+export const withCookie = (issued: IssuedSession, also: readonly string[] = []) =>
+  new MediaResponse('application/json', JSON.stringify(issued), { 'cache-control': 'no-store' }, undefined, [sessionCookie(issued.session_token), ...also]);
 
 const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 

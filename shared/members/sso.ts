@@ -1,27 +1,30 @@
 import * as oidc from 'openid-client';
+import { clearedFlowCookie, flowCookie, startedInThisBrowser, type BrowserFlow } from '../platform/auth/flow-binding.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import type { Role } from '../platform/auth/roles.ts';
 import { config } from '../platform/config.ts';
 import { decryptSecret, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { egressFetch, EgressRefused } from '../platform/egress.ts';
-import { ApiError, badRequest, forbidden, unauthorized, VendorFailed } from '../platform/errors.ts';
+import { ApiError, badRequest, conflict, forbidden, unauthorized, VendorFailed } from '../platform/errors.ts';
 import { MASKED_SECRET as MASK } from '../platform/masking.ts';
 import { keys } from '../platform/store/keys.ts';
-import { table } from '../platform/store/table.ts';
+import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { trimTrailing } from '../platform/text.ts';
 import { auditOp, createMember, memberEmails } from './members.ts';
 import { sessionCookie } from '../platform/auth/sessions.ts';
-import { MediaResponse } from '../platform/http/handler.ts';
+import { MediaResponse, Redirect } from '../platform/http/handler.ts';
 import { startSession, withCookie, type IssuedSession } from './sessions.ts';
 import { members, ssoConfigs, type MemberItem, type SsoConfigItem, type SsoStateItem } from './store.ts';
 
 /*
  * OIDC single sign-on with openid-client: per-workspace issuer, client and sealed secret;
  * the authorization code flow with PKCE (S256), state and nonce, the state kept in the
- * table (single use, 10 minutes). Every request to the issuer (discovery, JWKS, token)
- * goes through the egress guard. A verified email in an allowed domain signs in as its
- * member, or joins just in time with the default role.
+ * table (single use, 10 minutes) and bound to the browser that started it (a cookie
+ * holding its hash: shared/platform/auth/flow-binding.ts). Every request to the issuer
+ * (discovery, JWKS, token) goes through the egress guard. An email the ID token says is
+ * verified, in an allowed domain, signs in as its member, or joins just in time with the
+ * default role.
  */
 
 const STATE_TTL_MS = 10 * 60 * 1000;
@@ -29,6 +32,12 @@ const secretContext = (workspaceId: string) => recordContext(workspaceId, 'sso/c
 
 export const publicBase = () => trimTrailing(config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`, '/');
 export const ssoRedirectUri = () => `${publicBase()}/auth/sso/callback`;
+
+/** The OIDC sign-in's binding cookie: the callback is the identity provider's top-level redirect (Lax). */
+const ssoFlow = (): BrowserFlow => ({ name: 'parley_sso_flow', path: new URL(ssoRedirectUri()).pathname, sameSite: 'Lax' });
+
+/** The answer to a callback whose state this browser did not start (or whose cookie expired). */
+export const SIGN_IN_NOT_THIS_BROWSER = 'Sign-in was not started in this browser (its cookie is missing or belongs to another sign-in); start again here';
 
 export function toSsoConfig(item: SsoConfigItem | undefined) {
   return {
@@ -80,8 +89,11 @@ export async function deleteSso(principal: Principal): Promise<void> {
   await table.transact([
     ssoConfigs.removeOp(principal.workspaceId),
     auditOp(principal.workspaceId, principal, { action: 'sso.delete', target: { type: 'sso', id: principal.workspaceId }, changes: [] }),
-  ]).catch(() => {
-    throw badRequest('SSO is not configured');
+  ]).catch((error: unknown) => {
+    // The config's removal is conditional on it existing: only that condition failing is "not
+    // configured"; a lost race is the caller's to retry; a store that did not answer stays a 503.
+    if (!(error instanceof TransactionCancelled)) throw error;
+    throw error.failedAt.includes(0) ? badRequest('SSO is not configured') : conflict('The SSO settings are being changed by another request; retry');
   });
 }
 
@@ -137,6 +149,23 @@ export function startResponds(format: string | undefined, accept: string | undef
 
 export const DEFAULT_RETURN_TO = '/';
 
+/** A started sign-in: where the browser goes, and the Set-Cookie that binds the flow to it. */
+export interface StartedSignIn {
+  authorization_url: string;
+  binding_cookie: string;
+}
+
+/**
+ * A start's answer, with the binding cookie either way: a 302 for a browser's navigation,
+ * or `{authorization_url}` for a script running in the browser that will sign in (a
+ * client that is not that browser cannot finish the sign-in: the callback needs the cookie).
+ */
+export function startAnswer(respond: 'json' | 'redirect', started: StartedSignIn): MediaResponse | Redirect {
+  if (respond === 'redirect') return new Redirect(started.authorization_url, [started.binding_cookie]);
+  const body = JSON.stringify({ authorization_url: started.authorization_url });
+  return new MediaResponse('application/json', body, { 'cache-control': 'no-store' }, undefined, [started.binding_cookie]);
+}
+
 /**
  * The dashboard URL of a return path (DASHBOARD_URL, else PUBLIC_BASE_URL). The path was
  * checked at the start (one leading slash, no scheme, host or backslash); the origin is
@@ -150,8 +179,8 @@ export function dashboardUrl(returnTo: string, params: Record<string, string> = 
   return url.toString();
 }
 
-/** Starts a sign-in: the identity provider's authorization URL (PKCE S256, state, nonce). */
-export async function startSso(workspaceId: string, options: SsoStartOptions = { respond: 'json' }, nowMs = Date.now()): Promise<{ authorization_url: string }> {
+/** Starts a sign-in: the identity provider's authorization URL (PKCE S256, state, nonce) and the state's binding cookie. */
+export async function startSso(workspaceId: string, options: SsoStartOptions = { respond: 'json' }, nowMs = Date.now()): Promise<StartedSignIn> {
   const item = await ssoConfigs.get(workspaceId);
   if (!item) throw badRequest('SSO is not configured for this workspace');
   const client = await clientFor(item, workspaceId);
@@ -177,7 +206,7 @@ export async function startSso(workspaceId: string, options: SsoStartOptions = {
     state,
     nonce,
   });
-  return { authorization_url: url.href };
+  return { authorization_url: url.href, binding_cookie: flowCookie(ssoFlow(), state) };
 }
 
 type CallbackQuery = { code?: string; state: string; error?: string; error_description?: string };
@@ -185,27 +214,39 @@ type CallbackQuery = { code?: string; state: string; error?: string; error_descr
 /**
  * The identity provider's redirect back, answered as the start asked: a browser's gets the
  * session cookie and a 302 to the dashboard's return path (a refusal: a 302 there with
- * `sso=error&message=…`, no cookie); an API client's gets the session JSON (and the cookie).
- * An unknown, expired or spent state is a 400 either way (nothing says where to go).
+ * `sso=error&message=…`, no session); an API client's gets the session JSON (and the cookie).
+ * A state this browser did not start is a 400 and is left alone (it is not this browser's
+ * to spend); an unknown, expired or spent state is a 400 either way (nothing says where to
+ * go). Once the state is taken, the binding cookie is cleared whatever follows.
  */
-export async function ssoCallback(query: CallbackQuery, nowMs = Date.now()): Promise<MediaResponse> {
+export async function ssoCallback(query: CallbackQuery, cookieHeader: string | undefined, nowMs = Date.now()): Promise<MediaResponse> {
+  const flow = ssoFlow();
+  if (!startedInThisBrowser(flow, cookieHeader, query.state)) throw badRequest(SIGN_IN_NOT_THIS_BROWSER);
   // The state is taken (deleted) first: single use, whatever follows.
   const taken = await table.delete<SsoStateItem>({ Key: keys.ssoState(sha256(query.state)), ReturnValues: 'ALL_OLD' });
   if (!taken || taken.expires_timestamp <= nowMs) throw badRequest('Sign-in state is invalid, expired or already used');
-  if (taken.respond !== 'redirect') return withCookie(await finishSso(taken, query));
+  const cleared = clearedFlowCookie(flow);
+  if (taken.respond !== 'redirect') {
+    try {
+      return withCookie(await finishSso(taken, query), [cleared]);
+    } catch (error) {
+      if (error instanceof ApiError) error.headers['set-cookie'] = cleared;
+      throw error;
+    }
+  }
   const returnTo = taken.return_to ?? DEFAULT_RETURN_TO;
   let issued: IssuedSession;
   try {
     issued = await finishSso(taken, query);
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
-    return redirectTo(dashboardUrl(returnTo, { sso: 'error', message: error.message }));
+    return redirectTo(dashboardUrl(returnTo, { sso: 'error', message: error.message }), [cleared]);
   }
-  return redirectTo(dashboardUrl(returnTo), { 'set-cookie': sessionCookie(issued.session_token) });
+  return redirectTo(dashboardUrl(returnTo), [sessionCookie(issued.session_token), cleared]);
 }
 
-const redirectTo = (location: string, headers: Record<string, string> = {}) =>
-  new MediaResponse('text/plain; charset=utf-8', '', { location, 'cache-control': 'no-store', ...headers }, 302);
+const redirectTo = (location: string, cookies: string[]) =>
+  new MediaResponse('text/plain; charset=utf-8', '', { location, 'cache-control': 'no-store' }, 302, cookies);
 
 /** Exchanges the code, checks the ID token, signs in (the state already taken). */
 async function finishSso(taken: SsoStateItem, query: CallbackQuery): Promise<IssuedSession> {
@@ -236,7 +277,9 @@ async function finishSso(taken: SsoStateItem, query: CallbackQuery): Promise<Iss
   }
   const email = typeof claims?.email === 'string' ? claims.email.toLowerCase() : undefined;
   if (!email) throw unauthorizedWith('The ID token has no email');
-  if (claims?.email_verified === false) throw unauthorizedWith('The ID token\'s email is not verified');
+  // The email names the member it signs in as: one the provider has not verified (false,
+  // or not said) could be anyone's address, typed into an account at that provider.
+  if (claims?.email_verified !== true) throw unauthorizedWith('The ID token\'s email is not verified (email_verified must be true)');
   return signInByEmail(workspaceId, email, item.allowed_domains, item.default_role, 'sso', typeof claims?.name === 'string' ? claims.name : undefined);
 }
 

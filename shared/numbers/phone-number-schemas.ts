@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, httpUrl, lazySchema } from '../platform/http/schemas.ts';
+import { destinationUrl, epochMs, lazySchema } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
 import { addressList, countryList, e164, sipUri } from './validation.ts';
 import { tagName } from '../agents/bindings.ts';
@@ -72,7 +72,7 @@ const numberFields = () => ({
   /** The number's version binding: the version its agents answer with unless an entry pins its own. */
   inbound_agent_version: versionReference().nullable(),
   outbound_agent_version: versionReference().nullable(),
-  inbound_webhook_url: httpUrl().nullable(),
+  inbound_webhook_url: destinationUrl().nullable(),
   allowed_inbound_country_list: countryList().nullable(),
   allowed_outbound_country_list: countryList().nullable(),
   allowed_inbound_addresses: addressList().nullable(),

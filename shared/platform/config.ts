@@ -148,6 +148,21 @@ const configSchema = () => z.object({
   /** Steps of knowledge-base ingestion (shared/knowledge-bases/ingest.ts); absent locally, as above. */
   KB_JOBS_QUEUE_URL: optionalString,
   /**
+   * What reading one knowledge-base document may use (shared/knowledge-bases/extract-sandbox.ts,
+   * docs/security.md "Input that costs time"): the parser runs in a worker thread whose JS
+   * heap is capped at this many megabytes, and which is terminated when the process's
+   * resident memory grows by more than that (decoded PDF streams live outside the heap).
+   * The source then fails `Could not read <file>: reading it needs more than <n> MB of
+   * memory`. The kb-jobs function has 2,048 MB (lib/function-sizes.ts).
+   */
+  KB_EXTRACTION_MEMORY_MB: z.coerce.number().int().min(32).max(8192).default(1024),
+  /**
+   * How long reading one knowledge-base document may take before its worker is terminated
+   * (`Could not read <file>: reading it takes longer than <n> s`); well within the kb-jobs
+   * function's 300 s, which also embeds and indexes.
+   */
+  KB_EXTRACTION_TIMEOUT_MS: positiveInt(60_000, 240_000),
+  /**
    * The S3 bucket of knowledge-base originals, extracted text and indexes; absent locally,
    * where the same folder under DATA_DIR as recordings stands in (under knowledge-bases/).
    */

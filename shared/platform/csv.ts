@@ -1,4 +1,5 @@
 import { parse } from 'csv-parse/sync';
+import { csvUnescapeCell } from './csv-write.ts';
 import { badRequest } from './errors.ts';
 import { canonicalE164 } from './phone.ts';
 
@@ -15,7 +16,12 @@ import { canonicalE164 } from './phone.ts';
  * - a row whose number is not E.164 after that is skipped, and reported.
  *
  * Parsing is csv-parse's (RFC 4180: quoted fields, embedded commas, quotes and newlines,
- * CRLF or LF, a UTF-8 byte order mark); blank lines are ignored.
+ * CRLF or LF, a UTF-8 byte order mark); blank lines are ignored. Each cell read loses the
+ * `'` our own writer's formula escaping adds (csvUnescapeCell, shared/platform/csv-write.ts),
+ * so a file the product exported reads back as the values it holds: `'+14155550100` is the
+ * number +14155550100 again. Only a cell that begins with `'`s and then `=`, `+`, `-`, `@`,
+ * a tab or a CR loses one, the only cells the writer changes; that holds for every reader
+ * (batch tasks, the contacts import, knowledge-base CSV files).
  */
 
 export interface CsvRow {
@@ -92,7 +98,10 @@ export function parseCsvRecords(
   if (data.length > options.maxRows) {
     throw badRequest(`${options.field}: ${options.tooManyRows ?? `At most ${options.maxRows} rows (the header not counted)`}`);
   }
-  return { header, records: data.map(({ record, info }) => ({ row: info.lines, cells: record })) };
+  return {
+    header: header.map(csvUnescapeCell),
+    records: data.map(({ record, info }) => ({ row: info.lines, cells: record.map(csvUnescapeCell) })),
+  };
 }
 
 /** Parses CSV text by the dashboard's rules; malformed CSV or too many rows is a 400 naming `field`. */

@@ -1,11 +1,24 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { networkInterfaces } from 'node:os';
-import ipaddr from 'ipaddr.js';
-import { config, type Config } from './config.ts';
-import { onFirstUse } from './lazy.ts';
+import { addressRefusal, checkUrl, egressPolicy, EgressRefused, hostRefusal, HTTP_SCHEMES, portOf, type EgressPolicy } from './egress-rules.ts';
 import { traced } from './tracing.ts';
+
+export {
+  addressRange,
+  addressRefusal,
+  checkUrl,
+  destinationUrlRefusal,
+  egressPolicy,
+  egressPolicyFor,
+  EgressRefused,
+  hostRefusal,
+  HTTP_SCHEMES,
+  portOf,
+  protectLocalPort,
+  WEBSOCKET_SCHEMES,
+  type EgressPolicy,
+} from './egress-rules.ts';
 
 /*
  * The egress guard: every request to a destination a user chose (workflow HTTP steps,
@@ -25,12 +38,9 @@ import { traced } from './tracing.ts';
  * 4. The answer: a redirect is returned as it is (never followed); the body is capped
  *    (maxResponseBytes) and the whole exchange, body included, is bounded (timeoutMs).
  *
- * In production nothing but public unicast addresses passes. In development and tests
- * loopback is allowed (local webhook receivers, test fakes on 127.0.0.1) except the local
- * runtime's own DynamoDB Local and API ports, on any loopback address or any address of
- * this machine. Private, link-local, CGNAT and the rest stay refused everywhere: a local
- * receiver listens on loopback, and a developer's LAN (router, NAS, other services) is
- * exactly what a hostile workflow would want to reach.
+ * The rules themselves (schemes, ports, address ranges, names judged without DNS, the
+ * production and development policies) are in egress-rules.ts, which request schemas also
+ * use to refuse such a URL when it is saved.
  */
 
 export interface ResolvedAddress {
@@ -41,27 +51,10 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address it has (tests inject one to play DNS). */
 export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
-export interface EgressPolicy {
-  /** Loopback destinations are allowed (development and tests only). */
-  allowLoopback: boolean;
-  /** Ports of the local runtime's own services (port → what), refused on this machine's addresses. */
-  protectedLocalPorts: ReadonlyMap<number, string>;
-}
-
-export const HTTP_SCHEMES = ['http:', 'https:'] as const;
-export const WEBSOCKET_SCHEMES = ['ws:', 'wss:'] as const;
 /** The whole exchange (DNS, connect, request, the full response body), unless the caller says otherwise. */
 export const DEFAULT_EGRESS_TIMEOUT_MS = 10_000;
 /** The response body is cut off (the request fails) past this, unless the caller says otherwise. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
-
-/** The Fetch standard's bad ports (https://fetch.spec.whatwg.org/#bad-port): fetch() already refused them. */
-const BAD_PORTS = new Set([
-  0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110,
-  111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532,
-  540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061,
-  6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
-]);
 
 /** Request headers the guard sets itself (framing, connection) or derives from the URL (host). */
 const CONTROLLED_HEADERS = new Set([
@@ -79,14 +72,6 @@ const CONTROLLED_HEADERS = new Set([
 
 // ---------------------------------------------------------------------------------------
 // Errors
-
-/** The destination is not allowed; the message says why and is safe to show to the user. */
-export class EgressRefused extends Error {
-  constructor(reason: string) {
-    super(`Destination not allowed: ${reason}`);
-    this.name = 'EgressRefused';
-  }
-}
 
 /** The response body went past the cap. */
 export class EgressResponseTooLarge extends Error {
@@ -109,114 +94,6 @@ export class EgressNetworkError extends Error {
 
 const formatBytes = (bytes: number) =>
   bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MB` : bytes % 1024 === 0 ? `${bytes / 1024} KB` : `${bytes} bytes`;
-
-// ---------------------------------------------------------------------------------------
-// Address policy
-
-/** The policy for a set of settings: production refuses loopback; elsewhere the runtime's own ports are refused. */
-export function egressPolicyFor(settings: Pick<Config, 'PARLEY_ENV' | 'DYNAMODB_ENDPOINT' | 'PORT'>): EgressPolicy {
-  if (settings.PARLEY_ENV === 'production') return { allowLoopback: false, protectedLocalPorts: new Map() };
-  const ports = new Map<number, string>();
-  if (settings.DYNAMODB_ENDPOINT) {
-    try {
-      const endpoint = new URL(settings.DYNAMODB_ENDPOINT);
-      ports.set(Number(endpoint.port || (endpoint.protocol === 'https:' ? 443 : 80)), 'DynamoDB Local');
-    } catch {
-      // Not a URL: the DynamoDB client would fail on it too.
-    }
-  }
-  if (settings.PORT > 0 && !ports.has(settings.PORT)) ports.set(settings.PORT, 'API');
-  return { allowLoopback: true, protectedLocalPorts: ports };
-}
-
-/** This process's policy, from its settings (made on first use, when the settings are read). */
-export const egressPolicy: EgressPolicy = onFirstUse(() => egressPolicyFor(config));
-
-/**
- * Adds a port the local runtime learns only once it listens (the API on `PORT=0`, as tests
- * and `startLocalServer({port: 0})` use) to this process's refused ports. No effect in
- * production, where no local service listens.
- */
-export function protectLocalPort(port: number, name: string): void {
-  if (egressPolicy.allowLoopback && port > 0) (egressPolicy.protectedLocalPorts as Map<number, string>).set(port, name);
-}
-
-const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
-const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
-
-/**
- * The special-purpose range an address falls in, by ipaddr.js's `range()` names, or
- * `unicast` for a public address. IPv4 inside IPv6 is judged as the IPv4 address;
- * IPv6 outside 2000::/3 that ipaddr.js calls unicast is `reserved`. Not an IP: `invalid`.
- */
-export function addressRange(text: string): string {
-  const bare = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
-  if (!isIP(bare)) return 'invalid';
-  let address: ipaddr.IPv4 | ipaddr.IPv6;
-  try {
-    address = ipaddr.parse(bare);
-  } catch {
-    return 'invalid';
-  }
-  if (address.kind() === 'ipv4') return address.range();
-  const v6 = address as ipaddr.IPv6;
-  const range = v6.range();
-  const parts = v6.parts;
-  const embedded = (high: number, low: number) =>
-    new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]).range();
-  switch (range) {
-    case 'ipv4Mapped': // ::ffff:a.b.c.d
-    case 'rfc6145': // ::ffff:0:a.b.c.d
-      return embedded(parts[6]!, parts[7]!);
-    case 'rfc6052': // NAT64: 64:ff9b::a.b.c.d is translated to a.b.c.d; the RFC 8215 local-use block stays reserved
-      return v6.match(NAT64_WELL_KNOWN) ? embedded(parts[6]!, parts[7]!) : 'reserved';
-    case '6to4': // 2002:AABB:CCDD::/48 is routed through a.b.c.d
-      return embedded(parts[1]!, parts[2]!);
-    case 'unicast':
-      return v6.match(GLOBAL_UNICAST_V6) ? 'unicast' : 'reserved';
-    default:
-      return range;
-  }
-}
-
-const RANGE_WORDS: Record<string, string> = {
-  loopback: 'a loopback',
-  private: 'a private',
-  linkLocal: 'a link-local',
-  uniqueLocal: 'a unique-local',
-  carrierGradeNat: 'a carrier-grade NAT (shared)',
-  multicast: 'a multicast',
-  unspecified: 'an unspecified',
-  broadcast: 'a broadcast',
-  invalid: 'an invalid',
-};
-
-function isOwnAddress(address: string): boolean {
-  const canonical = ipaddr.process(address).toString();
-  return Object.values(networkInterfaces()).some((list) =>
-    (list ?? []).some((entry) => {
-      try {
-        return ipaddr.process(entry.address).toString() === canonical;
-      } catch {
-        return false;
-      }
-    }),
-  );
-}
-
-/**
- * Why `address:port` may not be reached under `policy` (e.g. `a private address`), or
- * undefined when it may.
- */
-export function addressRefusal(address: string, port: number, policy: EgressPolicy = egressPolicy): string | undefined {
-  const range = addressRange(address);
-  const own = policy.protectedLocalPorts.get(port);
-  if (range === 'loopback' && policy.allowLoopback) return own ? `the local runtime's own ${own}` : undefined;
-  if (range !== 'unicast') return `${RANGE_WORDS[range] ?? 'a reserved'} address`;
-  // A public address of this machine reaches the local runtime's services as loopback does.
-  if (own && policy.allowLoopback && isOwnAddress(address)) return `the local runtime's own ${own}`;
-  return undefined;
-}
 
 // ---------------------------------------------------------------------------------------
 // Resolution
@@ -280,12 +157,11 @@ function abortable<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
 export async function resolveDestination(host: string, port: number, options: ResolveOptions = {}): Promise<CheckedDestination> {
   const policy = options.policy ?? egressPolicy;
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  // IP literals, localhost and private-network names: judged as a saved URL was.
+  const refusal = hostRefusal(bare, port, policy);
+  if (refusal) throw new EgressRefused(refusal);
   const literal = isIP(bare);
-  if (literal) {
-    const refusal = addressRefusal(bare, port, policy);
-    if (refusal) throw new EgressRefused(`${bare.includes(':') ? `[${bare}]` : bare}${own(refusal) ? `:${port}` : ''} is ${refusal}`);
-    return { host: bare, port, address: bare, family: literal === 6 ? 6 : 4, lookup: pinnedLookup(bare, literal === 6 ? 6 : 4) };
-  }
+  if (literal) return { host: bare, port, address: bare, family: literal === 6 ? 6 : 4, lookup: pinnedLookup(bare, literal === 6 ? 6 : 4) };
   let addresses: ResolvedAddress[];
   try {
     addresses = await abortable((options.resolver ?? systemResolver)(bare), options.signal);
@@ -307,28 +183,6 @@ const own = (refusal: string) => refusal.startsWith('the local runtime');
 export interface UrlCheckOptions extends ResolveOptions {
   /** Allowed schemes (default http: and https:). */
   schemes?: readonly string[];
-}
-
-/** Parses and checks a URL's form: scheme, no credentials, not a bad port. */
-export function checkUrl(input: string | URL, schemes: readonly string[] = HTTP_SCHEMES): URL {
-  let url: URL;
-  try {
-    url = new URL(input);
-  } catch {
-    throw new EgressRefused('not a valid URL');
-  }
-  if (!schemes.includes(url.protocol)) {
-    throw new EgressRefused(`${url.protocol} URLs are not allowed (${schemes.join(' or ')} only)`);
-  }
-  if (url.username || url.password) throw new EgressRefused('URLs with credentials are not allowed; send them in a header');
-  if (BAD_PORTS.has(portOf(url))) throw new EgressRefused(`port ${portOf(url)} is not allowed`);
-  return url;
-}
-
-/** The URL's port, or its scheme's default. */
-export function portOf(url: URL): number {
-  if (url.port) return Number(url.port);
-  return url.protocol === 'https:' || url.protocol === 'wss:' ? 443 : 80;
 }
 
 /** checkUrl, then resolveDestination for its host and port. */

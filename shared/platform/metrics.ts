@@ -32,9 +32,10 @@ export interface MetricDimensions {
   /**
    * One webhook delivery attempt from the queue: `delivered` (2xx), `retried` (failed, the
    * next attempt queued), `dead` (the last attempt failed: given up), `failed` (the attempt's
-   * record or retry could not be written: SQS redelivers the message).
+   * record or retry could not be written: SQS redelivers the message), `duplicate` (another
+   * copy of the message holds or finished the attempt: nothing sent).
    */
-  WebhookAttempt: { result: 'delivered' | 'retried' | 'dead' | 'failed' };
+  WebhookAttempt: { result: 'delivered' | 'retried' | 'dead' | 'failed' | 'duplicate' };
   /** One batch task's dial: placed, refused by the spend check, failed, or deferred (cps or capacity). */
   BatchDial: { result: 'placed' | 'spend_blocked' | 'failed' | 'deferred' };
   ChatStarted: { chat_type: string };

@@ -12,3 +12,6 @@ export const wire = {
 } as const;
 
 export const signatureHeaders = [`x-${wire.service}-signature`, `x-${wire.compat}-signature`] as const;
+
+/** A webhook's event ID (its delivery ID), the same on every attempt at delivering it. */
+export const eventIdHeader = `x-${wire.service}-event-id`;

@@ -9,6 +9,15 @@
 export const PII_CATEGORIES = ['credit_card', 'ssn', 'email', 'phone_number'] as const;
 export type PiiCategory = (typeof PII_CATEGORIES)[number];
 
+/**
+ * The categories an agent's `pii_config.categories` names that are detected here; all of
+ * them when it names none (removing personal data with nothing named removes everything found).
+ */
+export function piiCategoriesOf(configured: readonly string[] | undefined): PiiCategory[] {
+  const supported = (configured ?? []).filter((name): name is PiiCategory => (PII_CATEGORIES as readonly string[]).includes(name));
+  return configured && configured.length > 0 ? supported : [...PII_CATEGORIES];
+}
+
 export interface PiiMatch {
   category: PiiCategory;
   start: number;

@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { findShareLinkByToken, isShareLinkEnabled } from '../agent-tools/index.ts';
 import { completeChat, endChat, startChat } from '../chats/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
+import { assertAgentAllowed } from '../platform/auth/public-start.ts';
 import { countTokenRequest } from '../platform/auth/token-window.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { badRequest, notFound, unauthorized } from '../platform/errors.ts';
@@ -89,7 +90,8 @@ export async function startShareChat(token: string, input: { retell_llm_dynamic_
  * The public chat a request names, if its secret is right and what started it still allows
  * it: the chat's per-token window first (a flood on one chat is 429 whatever it sends), then
  * the secret (404 when wrong), then the starter (a public key: present and allowing the
- * request's Origin, else 401; a share link: still enabled, else 404).
+ * request's Origin, else 401, and still allowing the chat's agent, else 403; a share link:
+ * still enabled, else 404).
  */
 async function authorizedChat(chatId: string, secret: string, origin: string | undefined): Promise<PublicChatItem> {
   await countTokenRequest('chat', chatId);
@@ -100,6 +102,8 @@ async function authorizedChat(chatId: string, secret: string, origin: string | u
     const key = await findPublicKey(item.workspace_id, startedBy.public_key_id);
     const origins = key?.allowed_origins ?? [];
     if (!key || (origins.length > 0 && (origin === undefined || !origins.includes(origin.toLowerCase())))) throw unauthorized();
+    // A key limited to other agents since the chat started no longer reaches it.
+    assertAgentAllowed(key, item.agent_id);
   } else if (startedBy.kind === 'share_link') {
     if (!(await isShareLinkEnabled(item.workspace_id, startedBy.share_link_id))) throw shareLinkNotFound();
   }

@@ -1,11 +1,19 @@
 import * as z from 'zod';
 import { dynamicVariables, epochMs, lazySchema } from '../platform/http/schemas.ts';
 import { Chat, ChatMessage } from '../chats/index.ts';
+import { publicVariablesProblem } from '../platform/auth/public-start.ts';
 
 /*
  * The public routes' contract (spec: Public; docs/browser.md). Shapes the spec does not show
  * are ours; the chats' own shapes are reused where a public route answers a chat.
  */
+
+/** Dynamic variables from a share link's page: bounded as a public key's are (public-start.ts). */
+const browserVariables = () =>
+  dynamicVariables().superRefine((variables, ctx) => {
+    const problem = publicVariablesProblem(variables);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 /** A public chat's secret: 32 random bytes, base64url (43 characters). */
 const chatSecret = () => z.string().min(1).max(200);
@@ -56,7 +64,7 @@ export const PublicShare = lazySchema(() =>
   }),
 );
 
-export const ShareWebCallBody = lazySchema(() => z.object({ retell_llm_dynamic_variables: dynamicVariables().optional() }));
+export const ShareWebCallBody = lazySchema(() => z.object({ retell_llm_dynamic_variables: browserVariables().optional() }));
 
 export const ShareWebCall = lazySchema(() =>
   z.object({
@@ -71,7 +79,7 @@ export const ShareWebCall = lazySchema(() =>
   }),
 );
 
-export const ShareChatBody = lazySchema(() => z.object({ retell_llm_dynamic_variables: dynamicVariables().optional() }));
+export const ShareChatBody = lazySchema(() => z.object({ retell_llm_dynamic_variables: browserVariables().optional() }));
 
 export const ShareChatStarted = lazySchema(() =>
   z.object({

@@ -1,7 +1,7 @@
 import type { CredentialItem } from '../platform/auth/credentials.ts';
 import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
-import { table } from '../platform/store/table.ts';
+import { ConditionFailed, table } from '../platform/store/table.ts';
 
 /*
  * The webhooks domain's items, each declared once with its key (the keys themselves are
@@ -66,6 +66,124 @@ export const webhookBodies = {
 
   async remove(deliveryId: string, count: number): Promise<void> {
     await table.batchDelete(Array.from({ length: count }, (_, index) => keys.webhookBodyPart(deliveryId, index)));
+  },
+};
+
+/** What one POST of an attempt answered, kept on its claim until the attempt is recorded. */
+export interface AttemptOutcomeRecord {
+  success: boolean;
+  status: number | null;
+  error: string | null;
+  latency_ms: number;
+  started_at: number;
+}
+
+/**
+ * The claim of one attempt of a delivery: at most one consumer holds it at a time, so one
+ * queue message handled twice makes one POST. `claimed` (its holder is at work, or died
+ * before its POST was answered), `posted` (the POST's outcome is saved; the log entry or
+ * the retry may not be), `done` (recorded, the retry if any queued). Expires by TTL.
+ */
+export type AttemptClaimItem = Keyed & {
+  workspace_id: string;
+  webhook_delivery_id: string;
+  attempt: number;
+  state: 'claimed' | 'posted' | 'done';
+  /** The consumer holding the claim (a random token per handling). */
+  holder: string;
+  /** Epoch ms: until then no other consumer may take the claim, unless it is done. */
+  lease_until: number;
+  /** The delivery log entry's ID, chosen by the first claim: recording again overwrites the same entry. */
+  webhook_attempt_id: string;
+  outcome?: AttemptOutcomeRecord;
+  expires_at: number;
+};
+
+export interface ClaimRequest {
+  workspaceId: string;
+  deliveryId: string;
+  attempt: number;
+  holder: string;
+  /** The log entry's ID if this claim is the first. */
+  attemptId: string;
+  nowMs: number;
+  leaseUntil: number;
+  expiresAt: number;
+}
+
+const claimNames = { '#state': 'state', '#attempt': 'attempt' };
+
+export const attemptClaims = {
+  key: keys.webhookAttemptClaim,
+
+  /**
+   * Takes the attempt for `holder` when no one has it, or when it is not done and its
+   * holder's lease has ended (that consumer died). The first claim's log entry ID and an
+   * earlier holder's saved outcome are kept. Answers `claim` (the item as it now is) when
+   * taken, else `current` (the item that stands in the way).
+   */
+  async claim(request: ClaimRequest): Promise<{ claim: AttemptClaimItem } | { current: AttemptClaimItem | undefined }> {
+    try {
+      const claim = await table.update<AttemptClaimItem>({
+        Key: keys.webhookAttemptClaim(request.workspaceId, request.deliveryId, request.attempt),
+        UpdateExpression:
+          'SET workspace_id = :ws, webhook_delivery_id = :delivery, #attempt = :attempt, holder = :holder, lease_until = :lease, ' +
+          'expires_at = :expires, #state = if_not_exists(#state, :claimed), webhook_attempt_id = if_not_exists(webhook_attempt_id, :attemptId)',
+        ConditionExpression: 'attribute_not_exists(pk) OR (#state <> :done AND lease_until <= :now)',
+        ExpressionAttributeNames: claimNames,
+        ExpressionAttributeValues: {
+          ':ws': request.workspaceId,
+          ':delivery': request.deliveryId,
+          ':attempt': request.attempt,
+          ':holder': request.holder,
+          ':lease': request.leaseUntil,
+          ':expires': request.expiresAt,
+          ':claimed': 'claimed',
+          ':attemptId': request.attemptId,
+          ':done': 'done',
+          ':now': request.nowMs,
+        },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+      return { claim: claim! };
+    } catch (error) {
+      if (error instanceof ConditionFailed) return { current: error.item as AttemptClaimItem | undefined };
+      throw error;
+    }
+  },
+
+  /** Saves the POST's outcome while `holder` still holds the claim; false when it no longer does. */
+  async savePosted(claim: AttemptClaimItem, holder: string, outcome: AttemptOutcomeRecord): Promise<boolean> {
+    try {
+      await table.update({
+        Key: keys.webhookAttemptClaim(claim.workspace_id, claim.webhook_delivery_id, claim.attempt),
+        UpdateExpression: 'SET #state = :posted, outcome = :outcome',
+        ConditionExpression: 'holder = :holder AND #state = :claimed',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':posted': 'posted', ':outcome': outcome, ':holder': holder, ':claimed': 'claimed' },
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionFailed) return false;
+      throw error;
+    }
+  },
+
+  /** Marks the attempt done (recorded, retry queued): every later copy of its message does nothing. */
+  async finish(claim: AttemptClaimItem, holder: string): Promise<void> {
+    try {
+      await table.update({
+        Key: keys.webhookAttemptClaim(claim.workspace_id, claim.webhook_delivery_id, claim.attempt),
+        UpdateExpression: 'SET #state = :done',
+        ConditionExpression: 'holder = :holder',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':done': 'done', ':holder': holder },
+      });
+    } catch (error) {
+      // Taken over by a consumer that found the lease ended: it finishes the attempt.
+      if (!(error instanceof ConditionFailed)) throw error;
+    }
   },
 };
 

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod';
 import { lazySchema } from '../platform/http/schemas.ts';
 import { webhookQueue, type MessageQueue } from '../platform/aws/queue.ts';
@@ -9,10 +9,10 @@ import { newId, newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { countMetric } from '../platform/metrics.ts';
 import { traced } from '../platform/tracing.ts';
-import { signatureHeaders, wire } from '../platform/naming.ts';
+import { eventIdHeader, signatureHeaders, wire } from '../platform/naming.ts';
 import { EgressRefused, egressFetch } from '../platform/egress.ts';
 import type { TestWebhookResult, WebhookDeliveryAttempt } from './schemas.ts';
-import { apiKeyRefs, credentialByHash, deliveryAttempts, webhookBodies, type DeliveryAttemptItem } from './store.ts';
+import { apiKeyRefs, attemptClaims, credentialByHash, deliveryAttempts, webhookBodies, type AttemptClaimItem, type DeliveryAttemptItem } from './store.ts';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem, type WorkspaceItem } from '../account/index.ts';
 
 /** Spec: 3 retries, waiting 1, 2 and 4 seconds. */
@@ -36,6 +36,13 @@ export const MAX_INLINE_BODY_BYTES = 200 * 1024;
 const BODY_PART_UNITS = 100_000;
 /** Stored bodies outlive the queue's 14-day retention (a redriven message still finds its body). */
 const STORED_BODY_SECONDS = 15 * 24 * 60 * 60;
+/**
+ * An attempt's claim outlives every copy of its message: SQS keeps a message at most 14 days
+ * (a dead letter redriven later is another story: it finds no claim and is delivered).
+ */
+const CLAIM_RETENTION_SECONDS = 14 * 24 * 60 * 60;
+/** Added to a claim's lease for clock differences between consumers. */
+const CLAIM_LEASE_MARGIN_MS = 5_000;
 
 /** What travels on the queue: the exact body is fixed at enqueue so every attempt sends the same bytes. */
 export const WebhookMessage = lazySchema(() =>
@@ -185,6 +192,7 @@ async function postOnce(
   url: string,
   body: string,
   timeoutMs: number,
+  eventId: string,
 ): Promise<AttemptOutcome & { started_at: number }> {
   const startedAt = Date.now();
   let secret: string;
@@ -206,6 +214,8 @@ async function postOnce(
         headers: {
           'content-type': 'application/json',
           'user-agent': `${wire.service}-webhooks/1`,
+          // The same on every attempt of one event, so a receiver can drop a repeat.
+          [eventIdHeader]: eventId,
           ...Object.fromEntries(signatureHeaders.map((name) => [name, signature])),
         },
         body,
@@ -238,6 +248,7 @@ function transportError(error: unknown, timeoutMs: number): string {
 }
 
 interface AttemptRecord {
+  attempt_id: string;
   delivery_id: string;
   event: string;
   url: string;
@@ -247,9 +258,8 @@ interface AttemptRecord {
 }
 
 async function recordAttempt(workspaceId: string, record: AttemptRecord, outcome: AttemptOutcome & { started_at: number }) {
-  const attemptId = newTimeOrderedId('webhookAttempt', outcome.started_at);
   const item: Omit<DeliveryAttemptItem, 'pk' | 'sk'> = {
-    webhook_attempt_id: attemptId,
+    webhook_attempt_id: record.attempt_id,
     webhook_delivery_id: record.delivery_id,
     event: record.event,
     url: record.url,
@@ -271,23 +281,40 @@ function resolveTimeout(workspace: WorkspaceItem, given?: number): number {
 }
 
 /**
- * One delivery attempt from the queue: sign, POST, record. A failed attempt before the
- * last is queued again with the spec's wait; the last failure is recorded as final.
- * Throws only when the attempt could not be made or recorded, or the retry not queued,
- * so the queue redelivers the message.
+ * What became of one queue message: `handled` (the attempt was made and recorded, its retry
+ * queued; or the workspace is gone), `duplicate` (another copy of the message already made
+ * the attempt: nothing done), `in_progress` (another consumer holds the attempt now: nothing
+ * done, and the message must come back, in case that consumer dies before its POST).
+ */
+export type DeliveryResult = 'handled' | 'duplicate' | 'in_progress';
+
+/**
+ * One delivery attempt from the queue: claim, sign, POST, record. A failed attempt before
+ * the last is queued again with the spec's wait; the last failure is recorded as final.
+ *
+ * SQS delivers a message at least once, so the same attempt can arrive twice, even at the
+ * same moment. A conditional claim per attempt (delivery ID + attempt number) lets one copy
+ * POST; the others do nothing and queue nothing. The claim is a lease: a consumer that dies
+ * before its POST was answered leaves an unfinished claim, and the message SQS brings back
+ * after its visibility timeout (longer than any lease) takes it over and delivers. The
+ * POST's outcome is saved on the claim before it is recorded, so a message that comes back
+ * because the record or the retry could not be written records it without posting again.
+ * Throws only when the attempt could not be claimed, made or recorded, or the retry not
+ * queued, so the queue redelivers the message.
  */
 export async function deliverWebhook(
   message: WebhookMessage,
-  options: { queue?: MessageQueue; remainingMs?: () => number } = {},
-): Promise<void> {
+  options: { queue?: MessageQueue; remainingMs?: () => number; now?: () => number } = {},
+): Promise<DeliveryResult> {
   const queue = options.queue ?? webhookQueue();
+  const now = options.now ?? Date.now;
   let workspace: WorkspaceItem;
   try {
     workspace = await getWorkspaceItem(message.workspace_id);
   } catch (error) {
     if (error instanceof NotFound) {
       logger.warn('webhook dropped: workspace gone', { workspace_id: message.workspace_id, delivery_id: message.delivery_id });
-      return;
+      return 'handled';
     }
     throw error;
   }
@@ -295,20 +322,67 @@ export async function deliverWebhook(
   // An attempt cut short by the consumer's deadline counts as a timeout and is retried; a
   // consumer killed mid-attempt would instead lose the record and redeliver the whole batch.
   if (options.remainingMs) timeoutMs = Math.max(1, Math.min(timeoutMs, options.remainingMs() - RECORD_RESERVE_MS));
-  const body = await messageBody(message);
-  if (body === undefined) {
-    logger.warn('webhook dropped: its stored body is gone', { workspace_id: message.workspace_id, delivery_id: message.delivery_id });
-    return;
+
+  const holder = randomBytes(12).toString('base64url');
+  const nowMs = now();
+  // The holder works at most until its invocation's deadline (Lambda ends it there).
+  const workMs = options.remainingMs ? options.remainingMs() : timeoutMs + RECORD_RESERVE_MS;
+  const taken = await attemptClaims.claim({
+    workspaceId: message.workspace_id,
+    deliveryId: message.delivery_id,
+    attempt: message.attempt,
+    holder,
+    attemptId: newTimeOrderedId('webhookAttempt', nowMs),
+    nowMs,
+    leaseUntil: nowMs + workMs + CLAIM_LEASE_MARGIN_MS,
+    expiresAt: Math.floor(nowMs / 1000) + CLAIM_RETENTION_SECONDS,
+  });
+  if (!('claim' in taken)) {
+    const result = taken.current?.state === 'done' ? 'duplicate' : 'in_progress';
+    logger.info('webhook attempt already taken by another copy of its message', {
+      workspace_id: message.workspace_id,
+      delivery_id: message.delivery_id,
+      attempt: message.attempt,
+      result,
+    });
+    countMetric('WebhookAttempt', { result: 'duplicate' });
+    return result;
   }
-  const outcome = await postOnce(workspace, message.url, body, timeoutMs);
+  const claim: AttemptClaimItem = taken.claim;
+
+  let outcome = claim.outcome;
+  if (!outcome) {
+    const body = await messageBody(message);
+    if (body === undefined) {
+      logger.warn('webhook dropped: its stored body is gone', { workspace_id: message.workspace_id, delivery_id: message.delivery_id });
+      await attemptClaims.finish(claim, holder);
+      return 'handled';
+    }
+    outcome = await postOnce(workspace, message.url, body, timeoutMs, message.delivery_id);
+    if (!(await attemptClaims.savePosted(claim, holder, outcome))) {
+      // Only past the lease, which outlasts the invocation: the consumer that took it over records.
+      logger.warn('webhook attempt claim lost before its outcome was saved', { delivery_id: message.delivery_id, attempt: message.attempt });
+      return 'in_progress';
+    }
+  }
   const willRetry = !outcome.success && message.attempt < MAX_ATTEMPTS;
   await recordAttempt(
     message.workspace_id,
-    { delivery_id: message.delivery_id, event: message.event, url: message.url, attempt: message.attempt, will_retry: willRetry, test: false },
+    {
+      attempt_id: claim.webhook_attempt_id,
+      delivery_id: message.delivery_id,
+      event: message.event,
+      url: message.url,
+      attempt: message.attempt,
+      will_retry: willRetry,
+      test: false,
+    },
     outcome,
   );
   if (willRetry) {
     const next: WebhookMessage = { ...message, attempt: message.attempt + 1 };
+    // Queued twice if this message comes back after the send (the claim not yet done): the
+    // next attempt's claim lets one copy through.
     await queue.send(next, { delaySeconds: RETRY_DELAYS_SECONDS[message.attempt - 1] });
   } else if (!outcome.success) {
     logger.warn('webhook delivery gave up', {
@@ -318,6 +392,7 @@ export async function deliverWebhook(
       attempts: message.attempt,
     });
   }
+  await attemptClaims.finish(claim, holder);
   // The last attempt's stored body goes (its TTL removes it otherwise).
   if (!willRetry && message.body_parts) {
     await webhookBodies.remove(message.delivery_id, message.body_parts).catch((error: unknown) =>
@@ -327,6 +402,7 @@ export async function deliverWebhook(
   // Counted once the attempt is recorded and its retry queued; a failure before that is the
   // consumer's `failed` (functions/webhook-delivery.ts), and SQS brings the message back.
   countMetric('WebhookAttempt', { result: outcome.success ? 'delivered' : willRetry ? 'retried' : 'dead' });
+  return 'handled';
 }
 
 /** Parses a queue message body; undefined when it is not a webhook message. */
@@ -347,10 +423,19 @@ export async function sendTestWebhook(workspaceId: string, url?: string): Promis
   const startedAt = Date.now();
   const body = JSON.stringify({ event: 'test', workspace_id: workspaceId, timestamp: startedAt });
   const timeoutMs = Math.min(resolveTimeout(workspace), TEST_WEBHOOK_MAX_TIMEOUT_MS);
-  const outcome = await postOnce(workspace, target, body, timeoutMs);
+  const deliveryId = newId('webhookDelivery');
+  const outcome = await postOnce(workspace, target, body, timeoutMs, deliveryId);
   await recordAttempt(
     workspaceId,
-    { delivery_id: newId('webhookDelivery'), event: 'test', url: target, attempt: 1, will_retry: false, test: true },
+    {
+      attempt_id: newTimeOrderedId('webhookAttempt', outcome.started_at),
+      delivery_id: deliveryId,
+      event: 'test',
+      url: target,
+      attempt: 1,
+      will_retry: false,
+      test: true,
+    },
     outcome,
   );
   return { success: outcome.success, status: outcome.status, latency_ms: outcome.latency_ms, error: outcome.error };

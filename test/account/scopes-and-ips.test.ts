@@ -29,6 +29,17 @@ describe('scopes', () => {
     expect(() => assertGrantable(secretKey(['agents']), [])).toThrow('cannot grant full access');
   });
 
+  it('lets a role other than admin grant only named scopes, never admin or full access', () => {
+    for (const creator of [{ kind: 'session' as const, scopes: [], role: 'developer' as const }, { kind: 'secret' as const, scopes: [], role: 'developer' as const }]) {
+      expect(() => assertGrantable(creator, ['agents', 'calls'])).not.toThrow();
+      expect(() => assertGrantable(creator, [])).toThrow('The developer role cannot grant full access (an empty scope list): name the key\'s scopes, without "admin"');
+      expect(() => assertGrantable(creator, ['calls', 'admin'])).toThrow('The developer role cannot grant the "admin" scope');
+    }
+    expect(() => assertGrantable({ kind: 'session', scopes: [], role: 'admin' }, [])).not.toThrow();
+    // A key acting as an admin still grants only what it holds.
+    expect(() => assertGrantable({ kind: 'secret', scopes: ['agents'], role: 'admin' }, ['calls'])).toThrow('This API key cannot grant the "calls" scope it lacks');
+  });
+
   it('never lets a public key grant anything, though its scope list is empty', () => {
     expect(() => assertGrantable({ kind: 'public', scopes: [] }, ['calls'])).toThrow('A public key cannot grant access');
     expect(() => assertGrantable({ kind: 'public', scopes: [] }, [])).toThrow('A public key cannot grant access');

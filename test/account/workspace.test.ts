@@ -18,9 +18,9 @@ describe('workspace', () => {
 
   it('updates webhook_url and concurrency_limit; null removes the URL', async () => {
     const { api } = await app.newWorkspace();
-    const set = await api.patch('/workspace', { body: { webhook_url: 'http://127.0.0.1:9/hook', concurrency_limit: 1000 } });
+    const set = await api.patch('/workspace', { body: { webhook_url: 'http://127.0.0.1:4009/hook', concurrency_limit: 1000 } });
     expect(set.status).toBe(200);
-    expect(set.body).toMatchObject({ webhook_url: 'http://127.0.0.1:9/hook', concurrency_limit: 1000 });
+    expect(set.body).toMatchObject({ webhook_url: 'http://127.0.0.1:4009/hook', concurrency_limit: 1000 });
     const cleared = await api.patch('/workspace', { body: { webhook_url: null } });
     expect(cleared.body).toMatchObject({ webhook_url: null, concurrency_limit: 1000 });
     expect((await api.get('/workspace')).body.webhook_url).toBeNull();

@@ -6,7 +6,7 @@ import { newAgent } from '../support/factories.ts';
 const app = await startTestApp();
 const newAgentId = async () => (await newAgent(app.api)).agent.agent_id as string;
 
-const step = (extra: Record<string, unknown>) => ({ type: 'http', name: 'lookup', url: 'http://127.0.0.1:9/x', outputs: {}, ...extra });
+const step = (extra: Record<string, unknown>) => ({ type: 'http', name: 'lookup', url: 'http://127.0.0.1:4009/x', outputs: {}, ...extra });
 
 describe('workflow templates', () => {
   it('take a header of "{{" and thousands of spaces as literal text, without stalling the server', async () => {

@@ -2,7 +2,21 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bundledInputs } from '../support/bundle.ts';
-import { DOMAIN_ACCESS, DOMAIN_FILES, JOB_ACCESS, JOB_FILES, LIVE_MONITOR_ACCESS, LIVE_MONITOR_FILES, LIVE_MONITOR_FUNCTION, PHONE_METADATA_FILE, type FunctionName } from '../../lib/parley-stack.ts';
+import type { WorkerEntries } from '../../lib/bundling.ts';
+import {
+  DOMAIN_ACCESS,
+  DOMAIN_FILES,
+  DOMAIN_WORKERS,
+  EXTRACT_WORKER,
+  JOB_ACCESS,
+  JOB_FILES,
+  JOB_WORKERS,
+  LIVE_MONITOR_ACCESS,
+  LIVE_MONITOR_FILES,
+  LIVE_MONITOR_FUNCTION,
+  PHONE_METADATA_FILE,
+  type FunctionName,
+} from '../../lib/parley-stack.ts';
 import type { ParleyAccess } from '../../lib/parley-function.ts';
 import { DOMAINS } from '../../shared/platform/http/route.ts';
 import { JOBS, type JobName } from '../../shared/jobs.ts';
@@ -10,7 +24,7 @@ import type { QueueName } from '../../shared/platform/aws/queue.ts';
 
 /**
  * Grants are declared by hand per function; this derives what the code needs from what
- * each function's bundle contains. Every function (domains, jobs, the WebSocket monitor)
+ * each function's bundle (and its worker scripts', lib/bundling.ts) contains. Every function (domains, jobs, the WebSocket monitor)
  * and every kind of grant is held to least privilege: no grant without bundled code that
  * uses it. Where a module's presence means the function uses it (the store client, the
  * vendor settings, recordings, knowledge bases, the phone module, the queue that triggers
@@ -22,21 +36,28 @@ import type { QueueName } from '../../shared/platform/aws/queue.ts';
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-const FUNCTIONS: [FunctionName, ParleyAccess, readonly string[]][] = [
-  ...DOMAINS.map((domain) => [domain, DOMAIN_ACCESS[domain], DOMAIN_FILES[domain] ?? []] as [FunctionName, ParleyAccess, readonly string[]]),
-  ...JOBS.map((job) => [job.name, JOB_ACCESS[job.name], JOB_FILES[job.name] ?? []] as [FunctionName, ParleyAccess, readonly string[]]),
-  [LIVE_MONITOR_FUNCTION, LIVE_MONITOR_ACCESS, LIVE_MONITOR_FILES],
+type FunctionRow = [FunctionName, ParleyAccess, readonly string[], WorkerEntries];
+const FUNCTIONS: FunctionRow[] = [
+  ...DOMAINS.map((domain): FunctionRow => [domain, DOMAIN_ACCESS[domain], DOMAIN_FILES[domain] ?? [], DOMAIN_WORKERS[domain] ?? {}]),
+  ...JOBS.map((job): FunctionRow => [job.name, JOB_ACCESS[job.name], JOB_FILES[job.name] ?? [], JOB_WORKERS[job.name] ?? {}]),
+  [LIVE_MONITOR_FUNCTION, LIVE_MONITOR_ACCESS, LIVE_MONITOR_FILES, {}],
 ];
+const workersOf = new Map(FUNCTIONS.map(([name, , , workers]) => [name as string, workers]));
 
 const bundles = new Map<string, Promise<string[]>>();
-/** The project files in a function's bundle, built once per function for the whole file. */
-function bundledModules(name: string): Promise<string[]> {
-  let modules = bundles.get(name);
+/** The project files bundled from an entry, built once per entry for the whole file. */
+function inputsOf(entry: string): Promise<string[]> {
+  let modules = bundles.get(entry);
   if (!modules) {
-    modules = bundledInputs(`functions/${name}.ts`);
-    bundles.set(name, modules);
+    modules = bundledInputs(entry);
+    bundles.set(entry, modules);
   }
   return modules;
+}
+/** The project files in a function's asset: its bundle and its worker scripts'. */
+async function bundledModules(name: string): Promise<string[]> {
+  const entries = [`functions/${name}.ts`, ...Object.values(workersOf.get(name) ?? {})];
+  return [...new Set((await Promise.all(entries.map((entry) => inputsOf(entry)))).flat())];
 }
 
 const QUEUE_OPTION: Record<QueueName, keyof ParleyAccess> = {
@@ -126,5 +147,10 @@ describe('function grants match the code they bundle', { timeout: 60_000 }, () =
   it.each(FUNCTIONS)('%s ships the phone metadata file exactly when it bundles the phone module', async (name, _access, files) => {
     const readsPhoneMetadata = (await bundledModules(name)).includes('shared/platform/phone.ts');
     expect(files.includes(PHONE_METADATA_FILE), `${name} bundles shared/platform/phone.ts: ${readsPhoneMetadata}`).toBe(readsPhoneMetadata);
+  });
+
+  it.each(FUNCTIONS)('%s ships the extraction worker exactly when its bundle can start it', async (name, _access, _files, workers) => {
+    const startsExtraction = (await inputsOf(`functions/${name}.ts`)).includes('shared/knowledge-bases/extract.ts');
+    expect(workers, `${name} bundles shared/knowledge-bases/extract.ts: ${startsExtraction}`).toEqual(startsExtraction ? EXTRACT_WORKER : {});
   });
 });

@@ -202,12 +202,19 @@ describe('a custom LLM over its WebSocket', () => {
   });
 
   it('is a CustomLlmFailed naming the open error when the egress guard refuses the server', async () => {
-    const agent = await newAgentOn(app.api, { type: 'custom-llm', llm_websocket_url: 'ws://127.0.0.1:9/llm' });
-    const state = await open(agent, 'call_00000000000000000000cccc');
-    const failure = await agentTurn(state, { type: 'call_started' }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(CustomLlmFailed);
-    expect((failure as InstanceType<typeof CustomLlmFailed>).disconnection_reason).toBe('error_llm_websocket_open');
-    expect((failure as Error).message).toBe('Custom LLM failed: Destination not allowed: port 9 is not allowed');
+    // A host name passes at write (the URL's own address is only known by resolving it); here it resolves to a private address.
+    const { useCustomLlmResolver } = await import('../../shared/conversation/custom-llm.ts');
+    useCustomLlmResolver(async () => [{ address: '10.0.0.9', family: 4 }]);
+    try {
+      const agent = await newAgentOn(app.api, { type: 'custom-llm', llm_websocket_url: 'ws://llm.parley.test/llm' });
+      const state = await open(agent, 'call_00000000000000000000cccc');
+      const failure = await agentTurn(state, { type: 'call_started' }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(CustomLlmFailed);
+      expect((failure as InstanceType<typeof CustomLlmFailed>).disconnection_reason).toBe('error_llm_websocket_open');
+      expect((failure as Error).message).toBe('Custom LLM failed: Destination not allowed: llm.parley.test resolves to a private address');
+    } finally {
+      useCustomLlmResolver(undefined);
+    }
   });
 });
 

@@ -7,7 +7,7 @@ import { keys } from '../../shared/platform/store/keys.ts';
 import { table } from '../../shared/platform/store/table.ts';
 import { startTestApp } from '../support/app.ts';
 import { fakeOAuth } from '../support/fake-oauth.ts';
-import { call, type ApiClient } from '../support/http.ts';
+import { call, cookiesFrom, type ApiClient } from '../support/http.ts';
 import { retellClient } from '../support/sdk.ts';
 
 // retell-sdk's `oauth2` auth_config: an app with the caller's own OAuth client. No
@@ -44,7 +44,7 @@ async function connect(api: ApiClient, appId: string, provider = 'hubspot') {
   expect(start.status).toBe(200);
   const answer = await fetch(start.body.authorize_url, { redirect: 'manual' });
   expect(answer.status).toBe(302);
-  const done = await call(app.url, 'GET', localPath(answer.headers.get('location')!));
+  const done = await call(app.url, 'GET', localPath(answer.headers.get('location')!), { headers: { cookie: cookiesFrom(start) } });
   expect(done.status).toBe(302);
   return { start: start.body, result: Object.fromEntries(new URL(done.headers.location!).searchParams) };
 }
@@ -138,7 +138,7 @@ describe('an app with its own OAuth client (auth_config oauth2)', () => {
     expect(new URL(start.body.authorize_url).searchParams.get('scope')).toBe('oauth crm.objects.contacts.read crm.objects.contacts.write crm.schemas.contacts.read');
     await ws.api.patch(`/update-app/${appId}`, { body: { auth_config: ownClient({ client_id: 'other-client' }) } });
     const answer = await fetch(start.body.authorize_url, { redirect: 'manual' });
-    const done = await call(app.url, 'GET', localPath(answer.headers.get('location')!));
+    const done = await call(app.url, 'GET', localPath(answer.headers.get('location')!), { headers: { cookie: cookiesFrom(start) } });
     expect(Object.fromEntries(new URL(done.headers.location!).searchParams)).toEqual({
       oauth: 'error',
       provider: 'hubspot',

@@ -6,7 +6,7 @@ import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
 import { fakeOAuth } from '../support/fake-oauth.ts';
 import { freshNumber, newAgent } from '../support/factories.ts';
-import { call, type ApiClient } from '../support/http.ts';
+import { call, cookiesFrom, type ApiClient } from '../support/http.ts';
 import { retellClient } from '../support/sdk.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
@@ -47,7 +47,7 @@ async function connectCrm(api: ApiClient, provider: 'hubspot' | 'salesforce') {
   } else {
     callback = (await fetch(start.body.authorize_url, { redirect: 'manual' })).headers.get('location')!;
   }
-  const done = await call(app.url, 'GET', localPath(callback));
+  const done = await call(app.url, 'GET', localPath(callback), { headers: { cookie: cookiesFrom(start) } });
   expect(new URL(done.headers.location!).searchParams.get('oauth')).toBe('success');
 }
 
@@ -233,7 +233,7 @@ describe('the CRM settings that drive it', () => {
       const start = await ws.api.post('/oauth/start', { body: { target: 'app', provider: 'salesforce' } });
       const page = await call(app.url, 'GET', localPath(start.body.authorize_url));
       const approve = /id="approve" href="([^"]+)"/.exec(page.text)![1]!.replaceAll('&amp;', '&');
-      const done = await call(app.url, 'GET', localPath(approve));
+      const done = await call(app.url, 'GET', localPath(approve), { headers: { cookie: cookiesFrom(start) } });
       return new URL(done.headers.location!).searchParams.get('app_id')!;
     };
     const [first, second] = [await linkApp(), await linkApp()];

@@ -7,7 +7,7 @@ import { createSyncJob, getCrmProvider, replaceCrmProvider } from '../../shared/
 import { JOBS } from '../../shared/jobs.ts';
 import { newTimeOrderedId } from '../../shared/platform/ids.ts';
 import { startTestApp } from '../support/app.ts';
-import { call, type ApiClient } from '../support/http.ts';
+import { call, cookiesFrom, type ApiClient } from '../support/http.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 /*
@@ -34,7 +34,7 @@ async function connectMockCrm(api: ApiClient) {
   expect(start.body.mock).toBe(true);
   const page = await call(app.url, 'GET', localPath(start.body.authorize_url));
   const callback = /id="approve" href="([^"]+)"/.exec(page.text)![1]!.replaceAll('&amp;', '&');
-  const done = await call(app.url, 'GET', localPath(callback));
+  const done = await call(app.url, 'GET', localPath(callback), { headers: { cookie: cookiesFrom(start) } });
   expect(new URL(done.headers.location!).searchParams.get('oauth')).toBe('success');
 }
 

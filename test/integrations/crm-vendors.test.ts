@@ -4,7 +4,7 @@ import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
 import { fakeCrmVendors } from '../support/fake-crm-vendors.ts';
 import { fakeOAuth } from '../support/fake-oauth.ts';
-import { call, type ApiClient } from '../support/http.ts';
+import { call, cookiesFrom, type ApiClient } from '../support/http.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 /*
@@ -51,7 +51,7 @@ async function connect(api: ApiClient, body: Record<string, unknown>) {
   expect(start.status).toBe(200);
   expect(start.body.mock).toBe(false);
   const answer = await fetch(start.body.authorize_url, { redirect: 'manual' });
-  const done = await call(app.url, 'GET', localPath(answer.headers.get('location')!));
+  const done = await call(app.url, 'GET', localPath(answer.headers.get('location')!), { headers: { cookie: cookiesFrom(start) } });
   const redirect = new URL(done.headers.location!);
   expect(redirect.searchParams.get('oauth'), redirect.searchParams.get('message') ?? '').toBe('success');
   return { authorize: new URL(start.body.authorize_url), appId: redirect.searchParams.get('app_id') ?? undefined };
@@ -289,7 +289,7 @@ describe('knowledge apps: search_documents', () => {
       expect(start.body.mock).toBe(true);
       const page = await call(app.url, 'GET', localPath(start.body.authorize_url));
       const approve = /id="approve" href="([^"]+)"/.exec(page.text)![1]!.replaceAll('&amp;', '&');
-      const done = await call(app.url, 'GET', localPath(approve));
+      const done = await call(app.url, 'GET', localPath(approve), { headers: { cookie: cookiesFrom(start) } });
       const appId = new URL(done.headers.location!).searchParams.get('app_id')!;
       const mark = vendors.requests.length;
       const found = await ws.api.post(`/apps/${appId}/execute`, { body: { tool: 'search_documents', arguments: { query: 'welcome' } } });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freshAccessToken } from '../../shared/integrations/index.ts';
@@ -7,7 +8,7 @@ import { keys } from '../../shared/platform/store/keys.ts';
 import { table } from '../../shared/platform/store/table.ts';
 import { startTestApp } from '../support/app.ts';
 import { fakeOAuth } from '../support/fake-oauth.ts';
-import { call, type ApiClient } from '../support/http.ts';
+import { call, cookiesFrom, type ApiClient, type ApiResponse } from '../support/http.ts';
 
 // Settings are read as they were when config.ts loaded, so before the imports above.
 const BASE = vi.hoisted(() => (process.env.PUBLIC_BASE_URL = 'https://api.parley.test'));
@@ -38,24 +39,27 @@ const htmlHref = (html: string, id: string) => {
   return match![1]!.replaceAll('&amp;', '&');
 };
 
-/** Follows the mock provider's consent page: Approve (or Deny) → the callback's redirect. */
-async function approveMock(authorizeUrl: string, choice: 'approve' | 'deny' = 'approve') {
-  const page = await call(app.url, 'GET', localPath(authorizeUrl));
+/**
+ * Follows the mock provider's consent page: Approve (or Deny) → the callback's redirect, in
+ * the browser that made the start request (its binding cookie goes with the callback).
+ */
+async function approveMock(start: ApiResponse, choice: 'approve' | 'deny' = 'approve') {
+  const page = await call(app.url, 'GET', localPath(start.body.authorize_url));
   expect(page.status).toBe(200);
   expect(page.headers['content-type']).toContain('text/html');
   expect(page.text).toContain('No real account is used');
   const callback = htmlHref(page.text, choice);
   expect(callback.startsWith(`${BASE}/oauth/callback?`)).toBe(true);
-  return { callbackPath: localPath(callback), response: await call(app.url, 'GET', localPath(callback)) };
+  return { callbackPath: localPath(callback), response: await call(app.url, 'GET', localPath(callback), { headers: { cookie: cookiesFrom(start) } }) };
 }
 
-/** Follows the fake provider's authorize redirect and hands the code to the callback. */
-async function approveFake(authorizeUrl: string) {
-  const answer = await fetch(authorizeUrl, { redirect: 'manual' });
+/** Follows the fake provider's authorize redirect and hands the code to the callback (in the starting browser). */
+async function approveFake(start: ApiResponse) {
+  const answer = await fetch(start.body.authorize_url, { redirect: 'manual' });
   expect(answer.status).toBe(302);
   const callback = answer.headers.get('location')!;
   expect(callback.startsWith(`${BASE}/oauth/callback?`)).toBe(true);
-  return { callbackPath: localPath(callback), response: await call(app.url, 'GET', localPath(callback)) };
+  return { callbackPath: localPath(callback), response: await call(app.url, 'GET', localPath(callback), { headers: { cookie: cookiesFrom(start) } }) };
 }
 
 const redirectOf = (response: { status: number; headers: Record<string, string> }) => {
@@ -66,14 +70,14 @@ const redirectOf = (response: { status: number; headers: Record<string, string> 
 async function connectMockCrm(api: ApiClient, provider = 'hubspot') {
   const start = await api.post('/oauth/start', { body: { target: 'crm', provider } });
   expect(start.status).toBe(200);
-  const { response } = await approveMock(start.body.authorize_url);
+  const { response } = await approveMock(start);
   expect(redirectOf(response).searchParams.get('oauth')).toBe('success');
 }
 
 async function connectFakeApp(api: ApiClient, name = 'Sales') {
   const start = await api.post('/oauth/start', { body: { target: 'app', provider: 'salesforce', name } });
   expect(start.status).toBe(200);
-  const { response } = await approveFake(start.body.authorize_url);
+  const { response } = await approveFake(start);
   const location = redirectOf(response);
   expect(location.searchParams.get('oauth')).toBe('success');
   return location.searchParams.get('app_id')!;
@@ -106,7 +110,7 @@ describe('the OAuth flow with the built-in mock provider', () => {
     });
     expect(authorize.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
-    const { callbackPath, response } = await approveMock(start.body.authorize_url);
+    const { callbackPath, response } = await approveMock(start);
     const location = redirectOf(response);
     expect(`${location.origin}${location.pathname}`).toBe(`${BASE}/settings/integrations`);
     expect(Object.fromEntries(location.searchParams)).toEqual({ oauth: 'success', provider: 'hubspot' });
@@ -117,8 +121,8 @@ describe('the OAuth flow with the built-in mock provider', () => {
     expect(config.body.providers[0].token_expires_at).toBeGreaterThan(Date.now() + 50 * 60_000);
     expect(JSON.stringify(config.body)).not.toMatch(/access_token|refresh_token|mock_at_/);
 
-    // Replayed: refused, nothing changes.
-    const replay = redirectOf(await call(app.url, 'GET', callbackPath));
+    // Replayed with the binding cookie still held (copied before the callback cleared it): refused by the single-use state.
+    const replay = redirectOf(await call(app.url, 'GET', callbackPath, { headers: { cookie: cookiesFrom(start) } }));
     expect(Object.fromEntries(replay.searchParams)).toEqual({
       oauth: 'error',
       provider: 'hubspot',
@@ -135,7 +139,7 @@ describe('the OAuth flow with the built-in mock provider', () => {
   it('a denied consent, a tampered, expired or missing state redirect with an error and store nothing', async () => {
     const ws = await app.newWorkspace();
     const denied = await ws.api.post('/oauth/start', { body: { target: 'crm', provider: 'zoho' } });
-    const deny = redirectOf((await approveMock(denied.body.authorize_url, 'deny')).response);
+    const deny = redirectOf((await approveMock(denied, 'deny')).response);
     expect(deny.searchParams.get('oauth')).toBe('error');
     expect(deny.searchParams.get('message')).toBe('The provider refused the authorization: The user denied access');
 
@@ -144,7 +148,7 @@ describe('the OAuth flow with the built-in mock provider', () => {
     const approve = new URL(htmlHref(page.text, 'approve'));
     const state = approve.searchParams.get('state')!;
     approve.searchParams.set('state', `${state.slice(0, -6)}${state.slice(-6) === 'AAAAAA' ? 'BBBBBB' : 'AAAAAA'}`);
-    const tampered = redirectOf(await call(app.url, 'GET', localPath(approve.toString())));
+    const tampered = redirectOf(await call(app.url, 'GET', localPath(approve.toString()), { headers: { cookie: cookiesFrom(tamperedStart) } }));
     expect(Object.fromEntries(tampered.searchParams)).toEqual({ oauth: 'error', provider: '', message: 'The state parameter is invalid' });
 
     const missing = redirectOf(await call(app.url, 'GET', '/oauth/callback?code=abc'));
@@ -154,7 +158,7 @@ describe('the OAuth flow with the built-in mock provider', () => {
     const expiringPage = await call(app.url, 'GET', localPath(expiring.body.authorize_url));
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(Date.now() + 10 * 60_000 + 1000);
-    const expired = redirectOf(await call(app.url, 'GET', localPath(htmlHref(expiringPage.text, 'approve'))));
+    const expired = redirectOf(await call(app.url, 'GET', localPath(htmlHref(expiringPage.text, 'approve')), { headers: { cookie: cookiesFrom(expiring) } }));
     vi.useRealTimers();
     expect(`${expired.pathname}`).toBe('/crm');
     expect(Object.fromEntries(expired.searchParams)).toEqual({ oauth: 'error', provider: 'gohighlevel', message: 'This authorization has expired; start again' });
@@ -198,7 +202,7 @@ describe('the OAuth flow with the built-in mock provider', () => {
     const ws = await app.newWorkspace();
     const start = await ws.api.post('/oauth/start', { body: { target: 'kb_sync', provider: 'notion', knowledge_base_id: 'knowledge_base_1', sync_config: { page_id: 'p1' } } });
     expect(start.body).toMatchObject({ mock: true, pkce: true });
-    const location = redirectOf((await approveMock(start.body.authorize_url)).response);
+    const location = redirectOf((await approveMock(start)).response);
     expect(location.pathname).toBe('/knowledge-base');
     expect(location.searchParams.get('knowledge_base_id')).toBe('knowledge_base_1');
     const syncId = location.searchParams.get('sync_id')!;
@@ -211,6 +215,47 @@ describe('the OAuth flow with the built-in mock provider', () => {
   });
 });
 
+describe('a connection is finished only in the browser that started it', () => {
+  const NOT_THIS_BROWSER = 'This connection was not started in this browser (its cookie is missing or belongs to another connection); start it again here';
+  const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
+
+  it('the start sets a cookie holding the state\'s hash, sent to the callback only', async () => {
+    const start = await app.api.post('/oauth/start', { body: { target: 'crm', provider: 'hubspot' } });
+    expect(start.status).toBe(200);
+    const state = new URL(start.body.authorize_url).searchParams.get('state')!;
+    expect(start.headers['set-cookie']).toBe(`parley_oauth_flow=${sha256Hex(state)}; Path=/oauth/callback; Max-Age=600; HttpOnly; Secure; SameSite=Lax`);
+  });
+
+  it('an attacker\'s started connection opened in a victim\'s browser is refused and stores nothing; the starting browser still finishes it', async () => {
+    const attacker = await app.newWorkspace();
+    const victim = await app.newWorkspace();
+    // The attacker starts in their workspace and sends the consent link; the victim approves.
+    const start = await attacker.api.post('/oauth/start', { body: { target: 'crm', provider: 'hubspot' } });
+    const page = await call(app.url, 'GET', localPath(start.body.authorize_url));
+    const callbackPath = localPath(htmlHref(page.text, 'approve'));
+
+    // The victim's browser: no binding cookie at all.
+    const bare = await call(app.url, 'GET', callbackPath);
+    expect(Object.fromEntries(redirectOf(bare).searchParams)).toEqual({ oauth: 'error', provider: 'hubspot', message: NOT_THIS_BROWSER });
+    expect(bare.headers['set-cookie']).toBeUndefined();
+
+    // The victim's browser holding the cookie of a connection it started itself.
+    const own = await victim.api.post('/oauth/start', { body: { target: 'crm', provider: 'hubspot' } });
+    const other = await call(app.url, 'GET', callbackPath, { headers: { cookie: cookiesFrom(own) } });
+    expect(Object.fromEntries(redirectOf(other).searchParams)).toEqual({ oauth: 'error', provider: 'hubspot', message: NOT_THIS_BROWSER });
+    // Its own flow's cookie is left alone.
+    expect(other.headers['set-cookie']).toBeUndefined();
+    expect((await attacker.api.get('/get-crm-config')).body.providers).toEqual([]);
+
+    // A refused callback does not take the state: the browser that started it still finishes, and the cookie is cleared.
+    const done = await call(app.url, 'GET', callbackPath, { headers: { cookie: cookiesFrom(start) } });
+    expect(Object.fromEntries(redirectOf(done).searchParams)).toEqual({ oauth: 'success', provider: 'hubspot' });
+    expect(done.headers['set-cookie']).toBe('parley_oauth_flow=; Path=/oauth/callback; Max-Age=0; HttpOnly; Secure; SameSite=Lax');
+    expect((await attacker.api.get('/get-crm-config')).body.providers).toHaveLength(1);
+    expect((await victim.api.get('/get-crm-config')).body.providers).toEqual([]);
+  });
+});
+
 describe('the OAuth flow with a real provider (a fake authorization server on 127.0.0.1)', () => {
   it('exchanges the code with the PKCE verifier, keeps instance_url and stores the tokens sealed', async () => {
     const ws = await app.newWorkspace();
@@ -220,7 +265,7 @@ describe('the OAuth flow with a real provider (a fake authorization server on 12
     expect(`${authorize.origin}${authorize.pathname}`).toBe(`${fake.url}/authorize`);
     expect(authorize.searchParams.get('client_id')).toBe(fake.clientId);
     const before = fake.tokenRequests.length;
-    const { response } = await approveFake(start.body.authorize_url);
+    const { response } = await approveFake(start);
     const location = redirectOf(response);
     const appId = location.searchParams.get('app_id')!;
     expect(Object.fromEntries(location.searchParams)).toEqual({ oauth: 'success', provider: 'salesforce', app_id: appId });
@@ -248,7 +293,8 @@ describe('the OAuth flow with a real provider (a fake authorization server on 12
     const answer = await fetch(first.body.authorize_url, { redirect: 'manual' });
     const callback = new URL(answer.headers.get('location')!);
     callback.searchParams.set('state', new URL(second.body.authorize_url).searchParams.get('state')!);
-    const location = redirectOf(await call(app.url, 'GET', localPath(callback.toString())));
+    // The browser that started both holds the second start's cookie.
+    const location = redirectOf(await call(app.url, 'GET', localPath(callback.toString()), { headers: { cookie: cookiesFrom(second) } }));
     expect(Object.fromEntries(location.searchParams)).toEqual({
       oauth: 'error',
       provider: 'salesforce',

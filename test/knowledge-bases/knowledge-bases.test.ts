@@ -154,6 +154,18 @@ describe('limits and bad input', () => {
     expect((await ws.api.get('/list-knowledge-bases')).body).toEqual([]);
   }, 60_000);
 
+  it("takes retell-sdk's empty list of files (sent as the text field \"[]\") and refuses other text in the files field", async () => {
+    const { ws, client } = await setup();
+    const created = await client.knowledgeBase.create({ knowledge_base_name: 'No files', knowledge_base_texts: [{ title: 'a', text: 'Some text.' }], knowledge_base_files: [] });
+    expect(created.knowledge_base_sources).toEqual([expect.objectContaining({ type: 'text', title: 'a' })]);
+    const form = new FormData();
+    form.append('knowledge_base_name', 'Text files');
+    form.append('knowledge_base_files', 'not a file');
+    const refused = await fetch(`${app.url}/create-knowledge-base`, { method: 'POST', headers: { authorization: `Bearer ${ws.api_key}` }, body: form });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({ status: 400, message: 'knowledge_base_files: Expected array, received string' });
+  });
+
   it('refuses unsupported files, bad names and bad chunk sizes with 400 naming the field', async () => {
     const { ws, client } = await setup();
     const png = await sdkFailure(

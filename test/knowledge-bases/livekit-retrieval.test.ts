@@ -136,6 +136,30 @@ describe('retrieval for the LiveKit worker', () => {
     expect((await other.api.get(`/kb-retrievals/${theirs.callId}`)).status).toBe(404);
   });
 
+  it('answers the worker the chunks in full but records only what the call\'s data storage setting keeps (its own over its agent\'s)', async () => {
+    const ws = await app.newWorkspace();
+    const { kbId, sourceOf } = await helpCentre(ws.api);
+    const { agent } = await newAgent(ws.api, { agent: { data_storage_setting: 'everything_except_pii' }, llm: { knowledge_base_ids: [kbId], kb_config: { top_k: 1 } } });
+    const { callId, token } = await liveWebCall(ws.api_key, { agent_id: agent.agent_id });
+    const asked = 'My SSN is 219-09-9999, where can I park my car?';
+
+    const redacted = await retrieve(callId, { query: asked }, token);
+    expect(redacted.status).toBe(200);
+    expect(redacted.body.chunks[0]).toMatchObject({ source_id: sourceOf.parking, content: FACTS.parking });
+    expect((await ws.api.patch(`/v2/update-call/${callId}`, { body: { data_storage_setting: 'basic_attributes_only' } })).status).toBe(200);
+    const basic = await retrieve(callId, { query: asked }, token);
+    expect(basic.status).toBe(200);
+    // The worker still gets what its prompt needs.
+    expect(basic.body.chunks[0]).toMatchObject({ source_id: sourceOf.parking, content: FACTS.parking });
+    expect(basic.body.prompt).toContain(`[1] ${FACTS.parking}`);
+
+    const recorded = await ws.api.get(`/kb-retrievals/${callId}`);
+    expect(recorded.body.retrievals.map((entry: any) => entry.query)).toEqual(['My SSN is [ssn], where can I park my car?', null]);
+    expect(recorded.body.retrievals.map((entry: any) => entry.chunks[0].content)).toEqual([FACTS.parking, null]);
+    expect(recorded.body.retrievals[1].chunks[0]).toMatchObject({ knowledge_base_id: kbId, source_id: sourceOf.parking, chunk_id: basic.body.chunks[0].chunk_id });
+    expect(JSON.stringify(recorded.body)).not.toContain('219-09-9999');
+  });
+
   it('follows the call\'s agent_override: its Retell LLM fields name the knowledge bases and kb_config', async () => {
     const ws = await app.newWorkspace();
     const { kbId, sourceOf } = await helpCentre(ws.api);

@@ -5,7 +5,7 @@ import { runSyncStep } from '../../shared/knowledge-bases/syncs.ts';
 import { startTestApp } from '../support/app.ts';
 import { fakeDocuments, type FakeFile } from '../support/fake-documents.ts';
 import { fakeOAuth } from '../support/fake-oauth.ts';
-import { call, type ApiClient } from '../support/http.ts';
+import { call, cookiesFrom, type ApiClient } from '../support/http.ts';
 
 /*
  * Synced locations past one listing page: a Drive folder of 1,200 tiny documents listed in
@@ -37,7 +37,7 @@ async function connect(api: ApiClient, provider: string, knowledgeBaseId: string
   expect(start.status).toBe(200);
   const approved = await fetch(start.body.authorize_url, { redirect: 'manual' });
   const callback = new URL(approved.headers.get('location')!);
-  const answer = await call(app.url, 'GET', callback.pathname + callback.search);
+  const answer = await call(app.url, 'GET', callback.pathname + callback.search, { headers: { cookie: cookiesFrom(start) } });
   const location = new URL(answer.headers.location!);
   expect(location.searchParams.get('message') ?? location.searchParams.get('oauth')).toBe('success');
   return location.searchParams.get('sync_id')!;

@@ -5,7 +5,7 @@ import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
 import { fakeDocuments, type FakeFile } from '../support/fake-documents.ts';
 import { fakeOAuth } from '../support/fake-oauth.ts';
-import { call, type ApiClient } from '../support/http.ts';
+import { call, cookiesFrom, type ApiClient } from '../support/http.ts';
 import { html, startSite } from '../support/kb-fixtures.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
@@ -43,7 +43,7 @@ async function connect(api: ApiClient, provider: string, knowledgeBaseId: string
   expect(start.status).toBe(200);
   const approved = await fetch(start.body.authorize_url, { redirect: 'manual' });
   const callback = new URL(approved.headers.get('location')!);
-  const answer = await call(app.url, 'GET', callback.pathname + callback.search);
+  const answer = await call(app.url, 'GET', callback.pathname + callback.search, { headers: { cookie: cookiesFrom(start) } });
   const location = new URL(answer.headers.location!);
   expect(location.searchParams.get('message') ?? location.searchParams.get('oauth')).toBe('success');
   return location.searchParams.get('sync_id')!;
@@ -215,7 +215,7 @@ describe('connections: the mock provider, tenant isolation, the wrong kind, revo
       const page = await call(app.url, 'GET', new URL(start.body.authorize_url).pathname + new URL(start.body.authorize_url).search);
       const approve = /id="approve" href="([^"]+)"/.exec(page.text)![1]!.replaceAll('&amp;', '&');
       const callback = new URL(approve);
-      const answer = await call(app.url, 'GET', callback.pathname + callback.search);
+      const answer = await call(app.url, 'GET', callback.pathname + callback.search, { headers: { cookie: cookiesFrom(start) } });
       syncId = new URL(answer.headers.location!).searchParams.get('sync_id')!;
     } finally {
       process.env.NOTION_OAUTH_CLIENT_ID = saved;
@@ -246,7 +246,7 @@ describe('connections: the mock provider, tenant isolation, the wrong kind, revo
     const crm = await owner.api.post('/oauth/start', { body: { target: 'crm', provider: 'hubspot' } });
     const page = await call(app.url, 'GET', new URL(crm.body.authorize_url).pathname + new URL(crm.body.authorize_url).search);
     const approve = new URL(/id="approve" href="([^"]+)"/.exec(page.text)![1]!.replaceAll('&amp;', '&'));
-    await call(app.url, 'GET', approve.pathname + approve.search);
+    await call(app.url, 'GET', approve.pathname + approve.search, { headers: { cookie: cookiesFrom(crm) } });
     const wrong = await owner.api.post(`/add-knowledge-base-synced-source/${kbId}`, { body: { connection_id: 'crm_hubspot' } });
     expect(wrong.status).toBe(400);
     expect(wrong.body.message).toBe('connection_id: crm_hubspot is a hubspot crm connection; synced sources use kb_sync connections of google_drive, sharepoint or notion');

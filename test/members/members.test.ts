@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createSessionFor } from '../../shared/members/sessions.ts';
 import { startTestApp } from '../support/app.ts';
 import { apiKeyBody } from '../support/factories.ts';
 import { call } from '../support/http.ts';
@@ -29,7 +30,7 @@ async function invite(api: ReturnType<typeof app.api.withKey>, email: string, ro
   return accepted.body as Session;
 }
 
-const as = (session: Session) => ({ authorization: `Bearer ${session.session_token}` });
+const as = (session: Pick<Session, 'session_token'>) => ({ authorization: `Bearer ${session.session_token}` });
 
 describe('members and invites', () => {
   it('adds the first admin by key, lists members, refuses a duplicate email with the spec message', async () => {
@@ -102,7 +103,8 @@ describe('members and invites', () => {
     const a = (await ws.api.post('/workspace/members', { body: { email: 'a@example.com', role: 'admin' } })).body;
     // Move ownership to a, so the first admin is demotable, then race a's demotion with the first's.
     const owner = (await ws.api.get('/workspace/members')).body.find((m: { email: string }) => m.email === 'owner@example.com');
-    expect((await ws.api.post('/workspace/transfer', { body: { member_id: a.member_id } })).status).toBe(200);
+    const ownerSession = await createSessionFor(ws.workspace_id, 'owner@example.com');
+    expect((await call(app.url, 'POST', '/workspace/transfer', { headers: as(ownerSession), body: { member_id: a.member_id } })).status).toBe(200);
     const results = await Promise.all([
       ws.api.patch(`/workspace/members/${owner.member_id}`, { body: { role: 'developer' } }),
       ws.api.delete(`/workspace/members/${a.member_id}`),
@@ -145,15 +147,15 @@ describe('sessions', () => {
     expect((await call(app.url, 'GET', '/workspace', { headers: as(dev) })).status).toBe(200);
     const cookie = { cookie: `parley_session=${dev.session_token}` };
     expect((await call(app.url, 'GET', '/workspace', { headers: cookie })).status).toBe(200);
-    const noCsrf = await call(app.url, 'POST', '/api-keys', { headers: cookie, body: apiKeyBody() });
+    const noCsrf = await call(app.url, 'POST', '/api-keys', { headers: cookie, body: apiKeyBody({ scopes: ['calls'] }) });
     expect(noCsrf.status).toBe(403);
     expect(noCsrf.body.message).toBe("Missing or invalid CSRF token: send the session's csrf_token in x-csrf-token");
-    const wrong = await call(app.url, 'POST', '/api-keys', { headers: { ...cookie, 'x-csrf-token': 'f'.repeat(32) }, body: apiKeyBody() });
+    const wrong = await call(app.url, 'POST', '/api-keys', { headers: { ...cookie, 'x-csrf-token': 'f'.repeat(32) }, body: apiKeyBody({ scopes: ['calls'] }) });
     expect(wrong.status).toBe(403);
-    const ok = await call(app.url, 'POST', '/api-keys', { headers: { ...cookie, 'x-csrf-token': dev.csrf_token }, body: apiKeyBody() });
+    const ok = await call(app.url, 'POST', '/api-keys', { headers: { ...cookie, 'x-csrf-token': dev.csrf_token }, body: apiKeyBody({ scopes: ['calls'] }) });
     expect(ok.status).toBe(201);
     // A bearer write needs no CSRF token (no browser sends it on its own).
-    expect((await call(app.url, 'POST', '/api-keys', { headers: as(dev), body: apiKeyBody() })).status).toBe(201);
+    expect((await call(app.url, 'POST', '/api-keys', { headers: as(dev), body: apiKeyBody({ scopes: ['calls'] }) })).status).toBe(201);
   });
 
   it('refuses forged and tampered tokens', async () => {
@@ -191,9 +193,9 @@ describe('sessions', () => {
     const { ws } = await workspaceWithAdmin();
     const dev = await invite(ws.api, 'dev@example.com', 'developer');
     const other = await invite(ws.api, 'other@example.com', 'developer');
-    expect((await call(app.url, 'POST', '/api-keys', { headers: as(dev), body: apiKeyBody() })).status).toBe(201);
+    expect((await call(app.url, 'POST', '/api-keys', { headers: as(dev), body: apiKeyBody({ scopes: ['calls'] }) })).status).toBe(201);
     expect((await ws.api.patch(`/workspace/members/${dev.member.member_id}`, { body: { role: 'member' } })).status).toBe(200);
-    const demoted = await call(app.url, 'POST', '/api-keys', { headers: as(dev), body: apiKeyBody() });
+    const demoted = await call(app.url, 'POST', '/api-keys', { headers: as(dev), body: apiKeyBody({ scopes: ['calls'] }) });
     expect(demoted.status).toBe(403);
     expect(demoted.body.message).toBe('The member role is read-only');
     expect((await ws.api.delete(`/workspace/members/${dev.member.member_id}`)).status).toBe(204);
@@ -220,7 +222,8 @@ describe('workspace delete and transfer', () => {
   it('transfers ownership only to an admin, then deletes the workspace revoking keys and sessions', async () => {
     const { ws } = await workspaceWithAdmin();
     const dev = await invite(ws.api, 'dev@example.com', 'developer');
-    const toDev = await ws.api.post('/workspace/transfer', { body: { member_id: dev.member.member_id } });
+    const owner = await createSessionFor(ws.workspace_id, 'owner@example.com');
+    const toDev = await call(app.url, 'POST', '/workspace/transfer', { headers: as(owner), body: { member_id: dev.member.member_id } });
     expect(toDev.status).toBe(409);
     const admin = await invite(ws.api, 'admin2@example.com', 'admin');
     const devDelete = await call(app.url, 'POST', '/workspace/delete', { headers: as(dev), body: { confirm: 'x' } });

@@ -23,17 +23,23 @@ const concrete = (path: string) => path.replace(/\{(\w+)\}/g, 'none');
 describe('the role table', () => {
   it('maps every route to one role: reads to member, writes to developer, admin where named', () => {
     const table = Object.fromEntries(routes.map(([id, route]) => [id, requiredRole(route)]));
-    for (const id of ['addMember', 'updateMember', 'removeMember', 'createInvite', 'deleteWorkspace', 'transferWorkspace', 'putSso', 'getSso', 'putSaml', 'createScimToken']) {
+    for (const id of ['addMember', 'updateMember', 'removeMember', 'createInvite', 'deleteWorkspace', 'transferWorkspace', 'putSso', 'getSso', 'putSaml', 'createScimToken', 'putReliability', 'getCallUnscrubbed', 'getBilling']) {
       expect(table[id], id).toBe('admin');
     }
     for (const id of ['listApiKeys', 'listPublicKeys', 'createApiKey', 'deleteApiKey', 'updateWorkspace']) expect(table[id], id).toBe('developer');
     for (const id of ['getWorkspace', 'listMembers', 'signOut', 'leaveWorkspace']) expect(table[id], id).toBe('member');
   });
 
-  it('answers a member 403 read-only on every write route and a developer 403 on every admin route', async () => {
+  it('answers a member 403 read-only on every write route, and a developer and a developer\'s key 403 on every admin route', async () => {
     const member = await session('member@example.com', 'member');
     const developer = await session('developer@example.com', 'developer');
+    // The developer's key, widened to full access by an admin: its scopes pass everywhere, its role does not.
+    const made = await call(app.url, 'POST', '/api-keys', { headers: { authorization: `Bearer ${developer.session_token}` }, body: { name: 'developer key', scopes: ['calls'] } });
+    expect(made.status).toBe(201);
+    expect((await api.patch(`/api-keys/${made.body.api_key_id}`, { body: { scopes: [] } })).status).toBe(200);
+    const developerKey = made.body.api_key as string;
     const checked: string[] = [];
+    const adminRoutes: string[] = [];
     for (const [id, route] of routes) {
       const needed = requiredRole(route);
       for (const key of routeKeys(route)) {
@@ -47,12 +53,16 @@ describe('the role table', () => {
           checked.push(key);
         }
         if (needed === 'admin') {
-          const res = await call(app.url, method, concrete(path), { headers: { authorization: `Bearer ${developer.session_token}` }, body: method === 'GET' ? undefined : {} });
-          expect({ id, key, status: res.status, message: res.body?.message }).toEqual({ id, key, status: 403, message: 'Requires role: admin' });
+          for (const credential of [developer.session_token, developerKey]) {
+            const res = await call(app.url, method, concrete(path), { headers: { authorization: `Bearer ${credential}` }, body: method === 'GET' ? undefined : {} });
+            expect({ id, key, status: res.status, message: res.body?.message }).toEqual({ id, key, status: 403, message: 'Requires role: admin' });
+          }
+          adminRoutes.push(key);
         }
       }
     }
     expect(checked.length).toBeGreaterThan(100);
+    expect(adminRoutes.length).toBeGreaterThan(35);
   }, 120_000);
 
   it('lets a member read and a developer write outside the admin routes; API keys keep their scopes', async () => {
@@ -171,5 +181,164 @@ describe('SCIM 2.0', () => {
     expect((await call(app.url, 'GET', '/scim/v2/Users', { headers: scimHeaders(replaced) })).status).toBe(401);
     const log = (await api.get('/audit-log')).body.map((e: { action: string }) => e.action);
     expect(log).toEqual(expect.arrayContaining(['scim.token_create', 'scim.token_delete', 'member.update', 'member.remove']));
+  });
+});
+
+describe('SCIM bodies', () => {
+  const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
+  const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+  const scimError = (scimType: string, detail: string) => ({ schemas: [ERROR], status: '400', scimType, detail });
+
+  async function provisioned() {
+    const token = (await api.post('/workspace/scim-token')).body.token as string;
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' };
+    const scimCall = (method: string, path: string, options: { body?: unknown; rawBody?: string } = {}) => call(app.url, method, `/scim/v2${path}`, { headers, ...options });
+    const email = `bodies-${Date.now()}-${Math.random().toString(16).slice(2)}@example.com`;
+    const created = await scimCall('POST', '/Users', { body: { userName: email, name: { givenName: 'Ada', familyName: 'Lovelace' }, roles: [{ value: 'developer' }] } });
+    expect(created.status).toBe(201);
+    const user = created.body as { id: string };
+    const members = async () => (await api.get('/workspace/members')).body as { member_id: string; name: string | null; email: string }[];
+    return { token, scimCall, user, email, members };
+  }
+
+  /** Asserts a refusal: 400 in SCIM's format, exactly `expected`. */
+  const refused = (res: { status: number; headers: Record<string, string>; body: unknown }, expected: unknown) => {
+    expect({ status: res.status, type: res.headers['content-type'], body: res.body }).toEqual({ status: 400, type: 'application/scim+json', body: expected });
+  };
+
+  it('answers the reproductions 400 invalidValue in SCIM\'s format and writes nothing', async () => {
+    const { scimCall, user, members } = await provisioned();
+    const before = await members();
+    const asRead = (await scimCall('GET', `/Users/${user.id}`)).body;
+
+    refused(
+      await scimCall('PATCH', `/Users/${user.id}`, { body: { schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'emails', value: [null] }] } }),
+      scimError('invalidValue', 'Operations.0.value.0: Expected object, received null'),
+    );
+    refused(
+      await scimCall('POST', '/Users', { body: { userName: 'nope@example.com', emails: 'nope' } }),
+      scimError('invalidValue', 'emails: Expected array, received string'),
+    );
+    refused(
+      await scimCall('POST', '/Users', { body: { userName: 'object-name@example.com', displayName: { x: 1 } } }),
+      scimError('invalidValue', 'displayName: Expected string, received object'),
+    );
+    refused(
+      await scimCall('PUT', `/Users/${user.id}`, { body: { userName: 'object-name@example.com', displayName: { x: 1 } } }),
+      scimError('invalidValue', 'displayName: Expected string, received object'),
+    );
+    refused(
+      await scimCall('PATCH', `/Users/${user.id}`, { body: { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'displayName', value: { x: 1 } }] } }),
+      scimError('invalidValue', 'Operations.0.value: Expected string, received object'),
+    );
+    // A good operation before a bad one is not applied either.
+    refused(
+      await scimCall('PATCH', `/Users/${user.id}`, {
+        body: { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'name.givenName', value: 'Changed' }, { op: 'replace', value: { displayName: { x: 1 } } }] },
+      }),
+      scimError('invalidValue', 'Operations.1.value.displayName: Expected string, received object'),
+    );
+
+    expect(await members()).toEqual(before);
+    expect((await scimCall('GET', `/Users/${user.id}`)).body).toEqual(asRead);
+    expect(asRead).toMatchObject({ name: { givenName: 'Ada', familyName: 'Lovelace', formatted: 'Ada Lovelace' }, roles: [{ value: 'developer', primary: true }] });
+  });
+
+  it('answers malformed bodies 400 with the scimType that names the fault, never 500, and leaves the member as it was', async () => {
+    const { token, scimCall, user, members } = await provisioned();
+    const before = await members();
+    const patch = (...Operations: unknown[]) => ({ body: { schemas: [PATCH_OP], Operations } });
+    const cases: [string, string, { body?: unknown; rawBody?: string }, unknown][] = [
+      // Not a User or a PatchOp at all.
+      ['POST', '/Users', { rawBody: '[]' }, scimError('invalidSyntax', 'body: Expected object, received array')],
+      ['POST', '/Users', { rawBody: 'null' }, scimError('invalidSyntax', 'body: Expected object, received null')],
+      ['PUT', `/Users/${user.id}`, { rawBody: '"x"' }, scimError('invalidSyntax', 'body: Expected object, received string')],
+      ['PATCH', `/Users/${user.id}`, { rawBody: '42' }, scimError('invalidSyntax', 'body: Expected object, received number')],
+      ['POST', '/Users', { rawBody: '{"userName":' }, scimError('invalidSyntax', expect.stringMatching(/^Invalid JSON body/))],
+      ['POST', '/Users', { body: { userName: 'x@example.com', favourite: 1 } }, scimError('invalidSyntax', 'body: Unknown attribute favourite')],
+      ['POST', '/Users', { body: { userName: 'x@example.com', username: 'y@example.com' } }, scimError('invalidSyntax', 'username: Attribute userName given twice')],
+      ['PATCH', `/Users/${user.id}`, { body: { Operations: [{ op: 'replace', path: 'active', value: false }] } }, scimError('invalidSyntax', 'schemas: Required')],
+      ['PATCH', `/Users/${user.id}`, { body: { schemas: [PATCH_OP] } }, scimError('invalidSyntax', 'Operations: Required')],
+      ['PATCH', `/Users/${user.id}`, { body: { schemas: [PATCH_OP], Operations: 'replace' } }, scimError('invalidSyntax', 'Operations: Expected array, received string')],
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'move', path: 'active', value: false }), scimError('invalidSyntax', 'Operations.0.op: Must be add, replace or remove')],
+      ['PATCH', `/Users/${user.id}`, patch(null), scimError('invalidSyntax', 'Operations.0: Expected object, received null')],
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', path: 7, value: 'x' }), scimError('invalidSyntax', 'Operations.0.path: Expected string, received number')],
+      // Paths to attributes Users do not set.
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', path: 'favoriteColor', value: 'x' }), scimError('invalidPath', 'Unsupported path: favoriteColor')],
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', value: { 'name.middle': 'x' } }), scimError('invalidPath', 'Unsupported path: name.middle')],
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'remove' }), scimError('noTarget', 'Operations.0.path: A remove takes a path')],
+      // Values of the wrong type.
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', path: 'active', value: 'maybe' }), scimError('invalidValue', 'Operations.0.value: Expected boolean, received string')],
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', path: 'active' }), scimError('invalidValue', 'Operations.0.value: Required')],
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'add', path: 'roles', value: [{ value: 'owner' }] }), scimError('invalidValue', 'Operations.0.value.0.value: Expected one of "admin", "developer", "member"')],
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', path: 'name', value: 'Ada' }), scimError('invalidValue', 'Operations.0.value: Expected object, received string')],
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', path: 'userName', value: ['a@example.com'] }), scimError('invalidValue', 'Operations.0.value: Expected string, received array')],
+      ['PATCH', `/Users/${user.id}`, patch({ op: 'replace', value: 'active' }), scimError('invalidValue', 'Operations.0.value: An operation without a path takes an object of attributes')],
+      ['PUT', `/Users/${user.id}`, { body: { userName: 'x@example.com', active: 'yes' } }, scimError('invalidValue', 'active: Expected boolean, received string')],
+      ['PUT', `/Users/${user.id}`, { body: { userName: 'x@example.com', emails: [{ value: 'x@example.com', primary: 'true' }] } }, scimError('invalidValue', 'emails.0.primary: Expected boolean, received string')],
+      ['POST', '/Users', { body: { userName: 42 } }, scimError('invalidValue', 'userName: Expected string, received number')],
+      ['POST', '/Users', { body: { userName: 'x@example.com', name: { givenName: ['A'] } } }, scimError('invalidValue', 'name.givenName: Expected string, received array')],
+      ['POST', '/Users', { body: { userName: 'x@example.com', externalId: 5 } }, scimError('invalidValue', 'externalId: Expected string, received number')],
+      ['POST', '/Users', { body: {} }, scimError('invalidValue', 'userName: Required')],
+    ];
+    for (const [method, path, options, expected] of cases) {
+      const res = await scimCall(method, path, options);
+      expect({ case: `${method} ${JSON.stringify(options)}`, status: res.status, type: res.headers['content-type'], body: res.body }).toEqual({
+        case: `${method} ${JSON.stringify(options)}`,
+        status: 400,
+        type: 'application/scim+json',
+        body: expected,
+      });
+    }
+    expect(await members()).toEqual(before);
+
+    // The token is checked before the body: a bad token is 401 whatever the body.
+    const unauthenticated = await call(app.url, 'POST', '/scim/v2/Users', { headers: { authorization: `Bearer ${token.slice(0, -1)}0` }, rawBody: '[]' });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.body).toEqual({ schemas: [ERROR], status: '401', detail: 'Missing or invalid API key / session' });
+  });
+
+  it('takes what identity providers send: names in any case, ignored core attributes, extensions and Entra ID\'s strings', async () => {
+    const { scimCall, user } = await provisioned();
+    const email = `okta-${Date.now()}@example.com`;
+    const created = await scimCall('POST', '/Users', {
+      body: {
+        schemas: ['urn:ietf:params:scim:schemas:core:2.0:User', 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'],
+        USERNAME: email,
+        Name: { GivenName: 'Grace', familyName: 'Hopper', middleName: 'B' },
+        Emails: [{ primary: true, value: email, type: 'work' }],
+        displayName: 'Grace Hopper',
+        locale: 'en-US',
+        password: 'ignored',
+        phoneNumbers: [{ value: '+14155550100', type: 'work' }],
+        groups: [],
+        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { department: 'Navy' },
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ userName: email, displayName: 'Grace Hopper', name: { givenName: 'Grace', familyName: 'Hopper' } });
+
+    const patched = await scimCall('PATCH', `/Users/${user.id}`, {
+      body: { schemas: [PATCH_OP], Operations: [{ op: 'Replace', path: 'active', value: 'False' }, { op: 'Add', path: 'roles', value: 'admin' }] },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ active: false, roles: [{ value: 'admin', primary: true }] });
+
+    // Entra ID's default attribute mappings PATCH these paths; they set nothing kept here and are not refused.
+    const entra = await scimCall('PATCH', `/Users/${user.id}`, {
+      body: {
+        schemas: [PATCH_OP],
+        Operations: [
+          { op: 'Add', path: 'title', value: 'Rear Admiral' },
+          { op: 'Add', path: 'phoneNumbers[type eq "work"].value', value: '+14155550100' },
+          { op: 'Add', path: 'addresses[type eq "work"].formatted', value: '1 Navy Way' },
+          { op: 'Add', path: 'name.middleName', value: 'B' },
+          { op: 'Add', path: 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department', value: 'Navy' },
+          { op: 'Replace', path: 'displayName', value: 'Amazing Grace' },
+        ],
+      },
+    });
+    expect(entra.status).toBe(200);
+    expect(entra.body).toMatchObject({ displayName: 'Amazing Grace', active: false });
   });
 });

@@ -9,7 +9,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { SignedXml } from 'xml-crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
-import { call } from '../support/http.ts';
+import { call, cookiesFrom, type ApiResponse } from '../support/http.ts';
 
 const DASHBOARD = 'https://dash.example.com';
 const app = await startTestApp({ DASHBOARD_URL: DASHBOARD });
@@ -20,7 +20,9 @@ await api.post('/workspace/members', { body: { email: 'owner@example.com', role:
 
 const { privateKey, publicKey } = await generateKeyPair('RS256');
 const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
-const codes = new Map<string, { challenge: string; nonce: string; email: string }>();
+/** What the provider's ID token says of the email: `email_verified` true, false, or left out. */
+type Verified = boolean | 'absent';
+const codes = new Map<string, { challenge: string; nonce: string; email: string; verified: Verified }>();
 let signingKey = privateKey;
 const provider: Server = createServer((req, res) => {
   const url = new URL(req.url!, issuer);
@@ -47,7 +49,8 @@ const provider: Server = createServer((req, res) => {
       if (!grant || form.get('client_secret') !== 'shh' || createHash('sha256').update(verifier).digest('base64url') !== grant.challenge) {
         return json(400, { error: 'invalid_grant' });
       }
-      const idToken = await new SignJWT({ email: grant.email, email_verified: true, nonce: grant.nonce, name: 'Sso User' })
+      const verified = grant.verified === 'absent' ? {} : { email_verified: grant.verified };
+      const idToken = await new SignJWT({ email: grant.email, ...verified, nonce: grant.nonce, name: 'Sso User' })
         .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
         .setIssuer(issuer).setAudience('parley-client').setSubject(grant.email).setIssuedAt().setExpirationTime('5m')
         .sign(signingKey);
@@ -61,15 +64,23 @@ await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
 const issuer = `http://127.0.0.1:${(provider.address() as { port: number }).port}`;
 afterAll(() => provider.close());
 
-/** The provider "signs the user in": a code bound to the authorization request's PKCE challenge and nonce. */
-function authorize(authorizationUrl: string, email: string) {
-  const url = new URL(authorizationUrl);
+/**
+ * The provider "signs the user in": a code bound to the authorization request's PKCE
+ * challenge and nonce. Given the start's answer (JSON or a 302), it also answers the
+ * Cookie header of the browser that started: the start's binding cookie.
+ */
+function authorize(start: ApiResponse, email: string, verified: Verified = true) {
+  const url = new URL(start.status === 302 ? start.headers.location! : start.body.authorization_url);
   expect(url.origin).toBe(issuer);
   expect(url.searchParams.get('code_challenge_method')).toBe('S256');
   const code = randomBytes(8).toString('hex');
-  codes.set(code, { challenge: url.searchParams.get('code_challenge')!, nonce: url.searchParams.get('nonce')!, email });
-  return { code, state: url.searchParams.get('state')! };
+  codes.set(code, { challenge: url.searchParams.get('code_challenge')!, nonce: url.searchParams.get('nonce')!, email, verified });
+  return { code, state: url.searchParams.get('state')!, cookie: cookiesFrom(start) };
 }
+
+/** The identity provider's redirect back, in the browser holding `cookie`. */
+const callback = (grant: { code: string; state: string }, cookie?: string) =>
+  call(app.url, 'GET', `/auth/sso/callback?code=${grant.code}&state=${grant.state}`, cookie === undefined ? {} : { headers: { cookie } });
 
 describe('OIDC single sign-on', () => {
   it('configures SSO with a sealed secret and signs members in just in time, in allowed domains only', async () => {
@@ -80,20 +91,20 @@ describe('OIDC single sign-on', () => {
 
     const start = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`, { headers: { accept: 'application/json' } });
     expect(start.status).toBe(200);
-    const { code, state } = authorize(start.body.authorization_url, 'Sso.User@Example.com');
-    const signedIn = await call(app.url, 'GET', `/auth/sso/callback?code=${code}&state=${state}`);
+    const grant = authorize(start, 'Sso.User@Example.com');
+    const signedIn = await callback(grant, grant.cookie);
     expect(signedIn.status).toBe(200);
     expect(signedIn.body.member).toMatchObject({ email: 'sso.user@example.com', role: 'developer', source: 'sso' });
     expect((await call(app.url, 'GET', '/workspace', { headers: { authorization: `Bearer ${signedIn.body.session_token}` } })).status).toBe(200);
 
-    // The state is single use.
-    const replay = await call(app.url, 'GET', `/auth/sso/callback?code=${code}&state=${state}`);
+    // The state is single use (even with the binding cookie copied before the callback cleared it).
+    const replay = await callback(grant, grant.cookie);
     expect(replay.status).toBe(400);
     expect(replay.body.message).toBe('Sign-in state is invalid, expired or already used');
 
     // Another domain is refused.
-    const other = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=json`)).body.authorization_url, 'eve@evil.test');
-    const refused = await call(app.url, 'GET', `/auth/sso/callback?code=${other.code}&state=${other.state}`);
+    const other = authorize(await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=json`), 'eve@evil.test');
+    const refused = await callback(other, other.cookie);
     expect(refused.status).toBe(403);
     expect(refused.body.message).toBe('evil.test is not an allowed email domain for this workspace');
   });
@@ -102,22 +113,24 @@ describe('OIDC single sign-on', () => {
     const start = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?return_to=/agents?tab=voice`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
     expect(start.status).toBe(302);
     expect(start.headers['cache-control']).toBe('no-store');
-    const { code, state } = authorize(start.headers.location!, 'browser.user@example.com');
-    const back = await call(app.url, 'GET', `/auth/sso/callback?code=${code}&state=${state}`);
+    const grant = authorize(start, 'browser.user@example.com');
+    const back = await callback(grant, grant.cookie);
     expect(back.status).toBe(302);
     expect(back.headers.location).toBe(`${DASHBOARD}/agents?tab=voice`);
-    const cookie = back.headers['set-cookie']!;
+    // The session cookie, and the sign-in's binding cookie cleared.
+    const [cookie, cleared] = back.headers['set-cookie']!.split(',');
     expect(cookie).toMatch(/^parley_session=[\w-]+\.[\w-]+\.[\w-]+; Path=\/; Max-Age=900; HttpOnly; Secure; SameSite=Strict$/);
-    const token = cookie.slice('parley_session='.length, cookie.indexOf(';'));
+    expect(cleared).toBe('parley_sso_flow=; Path=/auth/sso/callback; Max-Age=0; HttpOnly; Secure; SameSite=Lax');
+    const token = cookie!.slice('parley_session='.length, cookie!.indexOf(';'));
     const me = await call(app.url, 'GET', '/workspace/members', { headers: { cookie: `parley_session=${token}` } });
     expect(me.status).toBe(200);
     expect(me.body.map((m: { email: string }) => m.email)).toContain('browser.user@example.com');
 
     // A refusal after the state goes back to the dashboard too, with the reason and no cookie.
-    const other = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`)).headers.location!, 'eve@evil.test');
-    const refused = await call(app.url, 'GET', `/auth/sso/callback?code=${other.code}&state=${other.state}`);
+    const other = authorize(await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`), 'eve@evil.test');
+    const refused = await callback(other, other.cookie);
     expect(refused.status).toBe(302);
-    expect(refused.headers['set-cookie']).toBeUndefined();
+    expect(refused.headers['set-cookie']).toBe('parley_sso_flow=; Path=/auth/sso/callback; Max-Age=0; HttpOnly; Secure; SameSite=Lax');
     const location = new URL(refused.headers.location!);
     expect(location.origin + location.pathname).toBe(`${DASHBOARD}/`);
     expect(location.searchParams.get('sso')).toBe('error');
@@ -132,10 +145,10 @@ describe('OIDC single sign-on', () => {
   });
 
   it('refuses an ID token signed by another key', async () => {
-    const forged = authorize((await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=json`)).body.authorization_url, 'mallory@example.com');
+    const forged = authorize(await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=json`), 'mallory@example.com');
     signingKey = (await generateKeyPair('RS256')).privateKey;
     try {
-      const res = await call(app.url, 'GET', `/auth/sso/callback?code=${forged.code}&state=${forged.state}`);
+      const res = await callback(forged, forged.cookie);
       expect(res.status).toBe(401);
       expect(res.body.message).toMatch(/^SSO sign-in failed: /);
     } finally {
@@ -143,6 +156,61 @@ describe('OIDC single sign-on', () => {
     }
     const members = (await api.get('/workspace/members')).body.map((m: { email: string }) => m.email);
     expect(members).not.toContain('mallory@example.com');
+  });
+});
+
+describe('OIDC sign-in is bound to the browser that started it', () => {
+  const NOT_THIS_BROWSER = 'Sign-in was not started in this browser (its cookie is missing or belongs to another sign-in); start again here';
+  const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
+  const start = (format = 'redirect') => call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=${format}`);
+
+  it('the start sets a cookie holding the state\'s hash, sent to the callback only, with the 302 and with the JSON answer', async () => {
+    for (const format of ['redirect', 'json']) {
+      const started = await start(format);
+      const { state } = authorize(started, 'any@example.com');
+      expect(started.headers['set-cookie'], format).toBe(`parley_sso_flow=${sha256Hex(state)}; Path=/auth/sso/callback; Max-Age=600; HttpOnly; Secure; SameSite=Lax`);
+    }
+  });
+
+  it('an attacker\'s sign-in opened in a victim\'s browser is refused: no cookie, or another sign-in\'s; the starting browser signs in', async () => {
+    // The attacker starts, signs in at the provider as themselves and sends the victim the callback link.
+    const attacker = authorize(await start(), 'attacker@example.com');
+    const bare = await callback(attacker);
+    expect(bare.status).toBe(400);
+    expect(bare.body).toEqual({ status: 400, message: NOT_THIS_BROWSER });
+    expect(bare.headers['set-cookie']).toBeUndefined();
+
+    // The victim's browser holds the cookie of a sign-in it started itself.
+    const victim = authorize(await start(), 'victim@example.com');
+    const crossed = await callback(attacker, victim.cookie);
+    expect(crossed.status).toBe(400);
+    expect(crossed.body).toEqual({ status: 400, message: NOT_THIS_BROWSER });
+    expect(crossed.headers['set-cookie']).toBeUndefined();
+    const members = (await api.get('/workspace/members')).body.map((m: { email: string }) => m.email);
+    expect(members).not.toContain('attacker@example.com');
+
+    // Neither refusal spent the state: each browser finishes its own sign-in.
+    const own = await callback(attacker, attacker.cookie);
+    expect(own.status).toBe(302);
+    expect(own.headers.location).toBe(`${DASHBOARD}/`);
+    expect(own.headers['set-cookie']).toMatch(/^parley_session=[^;]+; Path=\/; Max-Age=900; HttpOnly; Secure; SameSite=Strict,parley_sso_flow=; Path=\/auth\/sso\/callback; Max-Age=0; HttpOnly; Secure; SameSite=Lax$/);
+    expect((await callback(victim, victim.cookie)).status).toBe(302);
+  });
+
+  it('refuses an ID token whose email is not verified (false, or not said) before matching a member by email', async () => {
+    for (const verified of [false, 'absent'] as const) {
+      // owner@example.com is an existing admin: an unverified claim of that address must not sign in as them.
+      const grant = authorize(await start('json'), 'owner@example.com', verified);
+      const res = await callback(grant, grant.cookie);
+      expect(res.status, String(verified)).toBe(401);
+      expect(res.body, String(verified)).toEqual({ status: 401, message: 'The ID token\'s email is not verified (email_verified must be true)' });
+      expect(res.headers['set-cookie'], String(verified)).toBe('parley_sso_flow=; Path=/auth/sso/callback; Max-Age=0; HttpOnly; Secure; SameSite=Lax');
+    }
+    // Nor joins just in time.
+    const newcomer = authorize(await start('json'), 'unverified.newcomer@example.com', 'absent');
+    expect((await callback(newcomer, newcomer.cookie)).status).toBe(401);
+    const members = (await api.get('/workspace/members')).body.map((m: { email: string }) => m.email);
+    expect(members).not.toContain('unverified.newcomer@example.com');
   });
 });
 
@@ -230,12 +298,12 @@ describe('SAML', () => {
       expect(target.origin + target.pathname).toBe('https://idp.example.com/sso');
       const xml = inflateRawSync(Buffer.from(target.searchParams.get('SAMLRequest')!, 'base64')).toString();
       expect(xml).toContain(`AssertionConsumerServiceURL="${acs}"`);
-      return { status: start.status, id: /ID="([^"]+)"/.exec(xml)![1]! };
+      return { status: start.status, id: /ID="([^"]+)"/.exec(xml)![1]!, cookie: cookiesFrom(start) };
     };
 
     const json = await requestId('?format=json');
     expect(json.status).toBe(200);
-    const answered = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: json.id }) } });
+    const answered = await call(app.url, 'POST', path, { body: { SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: json.id }) }, headers: { cookie: json.cookie } });
     expect(answered.status).toBe(200);
     expect(answered.body.member).toMatchObject({ email: 'sp.user@example.com', source: 'saml' });
     // The request is answered once: another assertion naming it is refused.
@@ -254,11 +322,47 @@ describe('SAML', () => {
     expect(browser.status).toBe(302);
     const posted = await call(app.url, 'POST', path, {
       rawBody: new URLSearchParams({ SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: browser.id }) }).toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: browser.cookie },
     });
     expect(posted.status).toBe(302);
     expect(posted.headers.location).toBe(`${DASHBOARD}/calls`);
     expect(posted.headers['set-cookie']).toMatch(/^parley_session=/);
+    expect((await api.delete('/workspace/saml')).status).toBe(204);
+  });
+
+  it('SP-initiated: the answer is accepted only in the browser that sent the AuthnRequest', async () => {
+    const put = await api.put('/workspace/saml', { body: { idp_entity_id: IDP_ENTITY, sso_url: 'https://idp.example.com/sso', certificate: idp.cert, allowed_domains: ['example.com'] } });
+    const { acs_url: acs, sp_entity_id: audience } = put.body;
+    const path = new URL(acs).pathname;
+    const start = async () => {
+      const res = await call(app.url, 'GET', `/auth/saml/${workspace.workspace_id}/start`);
+      const xml = inflateRawSync(Buffer.from(new URL(res.headers.location!).searchParams.get('SAMLRequest')!, 'base64')).toString();
+      return { id: /ID="([^"]+)"/.exec(xml)![1]!, cookie: cookiesFrom(res), setCookie: res.headers['set-cookie'] };
+    };
+    const post = (inResponseTo: string, cookie?: string) =>
+      call(app.url, 'POST', path, {
+        rawBody: new URLSearchParams({ SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'bound.user@example.com', inResponseTo }) }).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie === undefined ? {} : { cookie }) },
+      });
+    const refusal = { status: 401, message: 'SAML sign-in refused: the sign-in was not started in this browser (its cookie is missing or belongs to another sign-in); start again here' };
+
+    const first = await start();
+    expect(first.setCookie).toBe(`parley_saml_flow=${createHash('sha256').update(first.id).digest('hex')}; Path=${path}; Max-Age=600; HttpOnly; Secure; SameSite=None`);
+    // An answer to the attacker's request, posted from a browser without its cookie.
+    const bare = await post(first.id);
+    expect([bare.status, bare.body]).toEqual([401, refusal]);
+    // ... or holding the cookie of another sign-in it started.
+    const second = await start();
+    const third = await start();
+    const crossed = await post(second.id, third.cookie);
+    expect([crossed.status, crossed.body]).toEqual([401, refusal]);
+    const members = (await api.get('/workspace/members')).body.map((m: { email: string }) => m.email);
+    expect(members).not.toContain('bound.user@example.com');
+
+    // The browser that sent the request signs in; its binding cookie is cleared.
+    const own = await post(third.id, third.cookie);
+    expect(own.status).toBe(302);
+    expect(own.headers['set-cookie']).toMatch(new RegExp(`^parley_session=[^;]+; Path=/; Max-Age=900; HttpOnly; Secure; SameSite=Strict,parley_saml_flow=; Path=${path}; Max-Age=0; HttpOnly; Secure; SameSite=None$`));
     expect((await api.delete('/workspace/saml')).status).toBe(204);
   });
 });

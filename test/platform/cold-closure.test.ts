@@ -12,7 +12,8 @@ import { bundleOptions, bundleOutputs, coldInputs, inputsOf } from '../../lib/bu
  * the LLM vendor, the Secrets Manager client, the session tokens' jose, the payment vendor,
  * the app catalogue and the knowledge-base retrieval; since 2026-11-24 ("margin under 700 KiB")
  * also the KMS client, agent_override's LLM and flow schemas, and in calls the media webhook
- * and worker reports, deleting and scrubbing (shared/calls/on-demand.ts). Built as the stack builds them
+ * and worker reports, deleting and scrubbing (shared/calls/on-demand.ts); in kb-jobs and
+ * knowledge-bases the extraction worker's machinery. Built as the stack builds them
  * (lib/bundling.ts), each module must be in a chunk the entry does not import statically
  * (esbuild decides by reachability: one static import chain from the entry would pull it
  * back into a cold chunk), and still in the bundle, loaded on first use. Paths are prefixes
@@ -66,6 +67,9 @@ const LAZY: Record<string, string[]> = {
     'shared/calls/scrubbing.ts',
     'shared/calls/deletion.ts',
   ],
+  // The extraction worker's starter (shared/knowledge-bases/extract.ts): its machinery loads with the first document.
+  'kb-jobs': ['shared/platform/capped-worker.ts'],
+  'knowledge-bases': ['shared/platform/capped-worker.ts'],
   public: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/', 'shared/agent-tools/workflows.ts', 'shared/knowledge-bases/retrieval.ts', ...OVERRIDE],
   'call-steps': [...EVERYWHERE, ...OVERRIDE, 'shared/agent-tools/workflows.ts', 'shared/numbers/phone-numbers.ts'],
   chats: [...EVERYWHERE, ...AGENT_SCHEMAS, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/'],
@@ -96,7 +100,7 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('the cold closure of calls, public, call-steps, chats and numbers', () => {
+describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs and knowledge-bases', () => {
   for (const [name, modules] of Object.entries(LAZY)) {
     it(`${name}: loads what few requests need on first use, not at its cold start`, () => {
       const { metafile, file } = bundles[name]!;
@@ -133,6 +137,14 @@ describe('the cold closure of calls, public, call-steps, chats and numbers', () 
     for (const name of ['public', 'call-steps', 'chats']) {
       const inputs = Object.keys(bundles[name]!.metafile.inputs);
       expect(inputs.filter((input) => /^shared\/calls\/(on-demand|sip-trace|live-control|live-events)\.ts$/.test(input)), name).toEqual([]);
+    }
+  });
+
+  it('kb-jobs, knowledge-bases: carry no document parser, which the extraction worker\'s own build holds (lib/bundling.ts)', () => {
+    for (const name of ['kb-jobs', 'knowledge-bases']) {
+      const inputs = Object.keys(bundles[name]!.metafile.inputs);
+      const parsers = ['node_modules/unpdf/', 'node_modules/mammoth/', 'node_modules/jszip/', 'node_modules/yauzl/', 'node_modules/csv-parse/', 'shared/knowledge-bases/document-text.ts', 'shared/platform/zip.ts'];
+      expect(inputs.filter((input) => parsers.some((parser) => input.startsWith(parser))), name).toEqual([]);
     }
   });
 

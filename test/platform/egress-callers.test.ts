@@ -66,26 +66,40 @@ const scanStep = (name: string, url: string) => ({
 });
 
 describe('workflow HTTP steps', () => {
-  it('refuse the local DynamoDB Local endpoint (the Scan exploit) under every spelling, and read nothing', async () => {
+  const targets = (): [string, string][] => [
+    [`${dynamo.origin}/`, `Destination not allowed: 127.0.0.1:${dynamo.port} ${OWN_DYNAMO}`],
+    [`http://localhost:${dynamo.port}/`, `Destination not allowed: localhost:${dynamo.port} resolves to the local runtime's own DynamoDB Local`],
+    [`http://[::1]:${dynamo.port}/`, `Destination not allowed: [::1]:${dynamo.port} ${OWN_DYNAMO}`],
+    [`http://[::ffff:127.0.0.1]:${dynamo.port}/`, `Destination not allowed: [::ffff:7f00:1]:${dynamo.port} ${OWN_DYNAMO}`],
+    [`http://2130706433:${dynamo.port}/`, `Destination not allowed: 127.0.0.1:${dynamo.port} ${OWN_DYNAMO}`],
+    [`http://127.0.0.2:${dynamo.port}/`, `Destination not allowed: 127.0.0.2:${dynamo.port} ${OWN_DYNAMO}`],
+    [`http://0.0.0.0:${dynamo.port}/`, 'Destination not allowed: 0.0.0.0 is an unspecified address'],
+    ['http://169.254.169.254/latest/meta-data/', METADATA],
+    ['http://10.0.0.1/', 'Destination not allowed: 10.0.0.1 is a private address'],
+  ];
+
+  it('refuse the local DynamoDB Local endpoint (the Scan exploit) under every spelling when saved or tested: 400 naming each step', async () => {
     const agent = await newAgent();
-    const targets: [string, string][] = [
-      [`${dynamo.origin}/`, `Destination not allowed: 127.0.0.1:${dynamo.port} ${OWN_DYNAMO}`],
-      [`http://localhost:${dynamo.port}/`, `Destination not allowed: localhost:${dynamo.port} resolves to the local runtime's own DynamoDB Local`],
-      [`http://[::1]:${dynamo.port}/`, `Destination not allowed: [::1]:${dynamo.port} ${OWN_DYNAMO}`],
-      [`http://[::ffff:127.0.0.1]:${dynamo.port}/`, `Destination not allowed: [::ffff:7f00:1]:${dynamo.port} ${OWN_DYNAMO}`],
-      [`http://2130706433:${dynamo.port}/`, `Destination not allowed: 127.0.0.1:${dynamo.port} ${OWN_DYNAMO}`],
-      [`http://127.0.0.2:${dynamo.port}/`, `Destination not allowed: 127.0.0.2:${dynamo.port} ${OWN_DYNAMO}`],
-      [`http://0.0.0.0:${dynamo.port}/`, 'Destination not allowed: 0.0.0.0 is an unspecified address'],
-      ['http://169.254.169.254/latest/meta-data/', METADATA],
-      ['http://10.0.0.1/', 'Destination not allowed: 10.0.0.1 is a private address'],
-    ];
-    const res = await app.api.post(`/agents/${agent.agent_id}/workflows/pre_call/test`, {
-      body: { variables: {}, workflow: { steps: targets.map(([url], i) => scanStep(`scan${i}`, url)) } },
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ status: 'failed', outputs: {} });
-    expect(res.body.steps).toEqual(
-      targets.map(([, error], i) => ({
+    const steps = targets().map(([url], i) => scanStep(`scan${i}`, url));
+    const message = targets()
+      .map(([, error], i) => `workflow.steps.${i}.url: ${error}`)
+      .join('; ');
+    const tested = await app.api.post(`/agents/${agent.agent_id}/workflows/pre_call/test`, { body: { variables: {}, workflow: { steps } } });
+    expect(tested.body).toEqual({ status: 400, message });
+    const saved = await app.api.put(`/agents/${agent.agent_id}/workflows/pre_call`, { body: { steps } });
+    expect(saved.body).toEqual({ status: 400, message: message.replaceAll('workflow.steps.', 'steps.') });
+    expect((await app.api.get(`/agents/${agent.agent_id}/workflows`)).body).toEqual([]);
+    const runs = (await app.api.get(`/agents/${agent.agent_id}/workflow-runs`)).body;
+    expect(JSON.stringify(runs)).not.toContain('Items');
+  });
+
+  it('a step that reaches the runner anyway (saved before the rule) fails with the refusal and reads nothing', async () => {
+    const { executeWorkflow } = await import('../../shared/agent-tools/workflows.ts');
+    const steps = targets().map(([url], i) => ({ ...scanStep(`scan${i}`, url), method: 'POST' as const, timeout_ms: 5000 }));
+    const run = await executeWorkflow('agent_000000000000000000000001', 'pre_call', steps as unknown as Parameters<typeof executeWorkflow>[2], {}, { trigger: 'test', budgetMs: 20_000, keepExcerpts: true });
+    expect(run).toMatchObject({ status: 'failed', outputs: {} });
+    expect(run.steps).toEqual(
+      targets().map(([, error], i) => ({
         name: `scan${i}`,
         type: 'http',
         status: 'failed',
@@ -95,10 +109,7 @@ describe('workflow HTTP steps', () => {
         error,
       })),
     );
-    // Nothing from the table reached the run, stored or answered.
-    expect(JSON.stringify(res.body)).not.toContain('Items');
-    const runs = (await app.api.get(`/agents/${agent.agent_id}/workflow-runs`)).body;
-    expect(JSON.stringify(runs)).not.toContain('Items');
+    expect(JSON.stringify(run)).not.toContain('Items');
   });
 });
 
@@ -156,18 +167,29 @@ describe('webhooks', () => {
 });
 
 describe('MCP servers', () => {
-  it('answer 400 naming the server when its url is refused', async () => {
-    const agent = await newAgent(app.api, {
-      mcps: [
-        { name: 'metadata', url: 'http://169.254.169.254/mcp' },
-        { name: 'store', url: `${dynamo.origin}/mcp` },
-      ],
+  it('are refused when the LLM is saved: 400 naming the field', async () => {
+    const res = await app.api.post('/create-retell-llm', {
+      body: {
+        mcps: [
+          { name: 'metadata', url: 'http://169.254.169.254/mcp' },
+          { name: 'store', url: `${dynamo.origin}/mcp` },
+        ],
+      },
     });
-    expect((await app.api.get(`/get-mcp-tools/${agent.agent_id}?mcp_id=metadata`)).body).toEqual({
+    expect(res.body).toEqual({
+      status: 400,
+      message: `mcps.0.url: ${METADATA}; mcps.1.url: Destination not allowed: 127.0.0.1:${dynamo.port} ${OWN_DYNAMO}`,
+    });
+  });
+
+  it('a server that reaches the tool listing anyway (saved before the rule) answers 400 naming it', async () => {
+    const { listServerTools } = await import('../../shared/agent-tools/mcp-tools.ts');
+    const refusal = (server: { name: string; url: string }) => listServerTools(server).then(() => undefined, (error: unknown) => error);
+    expect(await refusal({ name: 'metadata', url: 'http://169.254.169.254/mcp' })).toMatchObject({
       status: 400,
       message: `MCP server "metadata": ${METADATA}`,
     });
-    expect((await app.api.get(`/get-mcp-tools/${agent.agent_id}?mcp_id=store`)).body).toEqual({
+    expect(await refusal({ name: 'store', url: `${dynamo.origin}/mcp` })).toMatchObject({
       status: 400,
       message: `MCP server "store": Destination not allowed: 127.0.0.1:${dynamo.port} ${OWN_DYNAMO}`,
     });

@@ -10,10 +10,13 @@ import {
   addressRefusal,
   checkDestination,
   checkUrl,
+  destinationUrlRefusal,
   egressFetch,
   egressPolicy,
   egressPolicyFor,
+  HTTP_SCHEMES,
   resolveDestination,
+  WEBSOCKET_SCHEMES,
   type Resolver,
 } from '../../shared/platform/egress.ts';
 
@@ -197,6 +200,36 @@ describe('DNS answers', () => {
     await expect(resolveDestination('localhost', 3000, { policy: production, resolver: answers('127.0.0.1') })).rejects.toThrow(
       'Destination not allowed: localhost resolves to a loopback address',
     );
+  });
+
+  it('judges localhost and private-network names without asking DNS, on a request as when a URL is saved', async () => {
+    // A resolver that calls `localhost` public does not make it so (RFC 6761).
+    await expect(resolveDestination('app.localhost', 3000, { policy: production, resolver: answers('8.8.8.8') })).rejects.toThrow(
+      'Destination not allowed: app.localhost resolves to a loopback address',
+    );
+    await expect(resolveDestination('LOCALHOST.', 8080, { policy: development, resolver: neverAsked })).rejects.toThrow(
+      "Destination not allowed: LOCALHOST.:8080 resolves to the local runtime's own API",
+    );
+    for (const policy of [production, development]) {
+      for (const name of ['metadata.google.internal', 'ip-10-0-0-1.ec2.internal', 'nas.local', 'router.home.arpa', 'instance-data']) {
+        await expect(resolveDestination(name, 80, { policy, resolver: neverAsked }), name).rejects.toThrow(
+          `Destination not allowed: ${name} is a private-network name`,
+        );
+      }
+    }
+    // Loopback on another port stays allowed in development, through DNS as before.
+    expect(await resolveDestination('localhost', 3000, { policy: development, resolver: answers('127.0.0.1') })).toMatchObject({ address: '127.0.0.1' });
+  });
+
+  it('destinationUrlRefusal: what a saved URL is refused for, without DNS', () => {
+    expect(destinationUrlRefusal('http://0xa9fea9fe/', HTTP_SCHEMES, production)).toBe('Destination not allowed: 169.254.169.254 is a link-local address');
+    expect(destinationUrlRefusal('http://127.0.0.1:3000/', HTTP_SCHEMES, production)).toBe('Destination not allowed: 127.0.0.1 is a loopback address');
+    expect(destinationUrlRefusal('http://127.0.0.1:3000/', HTTP_SCHEMES, development)).toBeUndefined();
+    expect(destinationUrlRefusal('http://[::1]:8000/', HTTP_SCHEMES, development)).toBe(`Destination not allowed: [::1]:8000 is ${ownDynamo}`);
+    expect(destinationUrlRefusal('wss://10.1.2.3/llm', WEBSOCKET_SCHEMES, production)).toBe('Destination not allowed: 10.1.2.3 is a private address');
+    expect(destinationUrlRefusal('https://x.example:22/', HTTP_SCHEMES, production)).toBe('Destination not allowed: port 22 is not allowed');
+    // A public-looking name is for the guard to resolve on every request.
+    expect(destinationUrlRefusal('https://hooks.example.com/x', HTTP_SCHEMES, production)).toBeUndefined();
   });
 
   it('pins to the first checked address', async () => {

@@ -173,6 +173,165 @@ describe('web calls with a public key', () => {
   });
 });
 
+describe('what a public key may send', () => {
+  const OVERRIDE = { agent: { webhook_url: 'https://attacker.example/hooks', max_call_duration_ms: 3_600_000 } };
+  const refusal = (field: string, why: string) => ({ status: 403, message: `A public key cannot send ${field}: ${why}` });
+  const NO_OVERRIDE = refusal('agent_override', 'a browser starts the agent as configured; override it from your server with a secret key');
+  const NO_VERSION = refusal('agent_version', "a browser starts the agent's default version (latest); choose another from your server with a secret key");
+  const NO_SCRIPT = refusal('metadata.sandbox_user_says', 'sandbox scripts need a secret key');
+
+  it('web calls: no agent_override, agent_version or sandbox script from a public key; a secret key may send each', async () => {
+    const { public_key } = await publicKey(app.api);
+    const { agent } = await newAgent(app.api);
+    const fromPage = (body: Record<string, unknown>) => post('/v2/create-web-call', { agent_id: agent.agent_id, ...body }, { origin: SHOP }, public_key);
+    const cases: [Record<string, unknown>, unknown][] = [
+      [{ agent_override: OVERRIDE }, NO_OVERRIDE],
+      [{ agent_version: 3 }, NO_VERSION],
+      [{ agent_version: '0' }, NO_VERSION],
+      [{ metadata: { sandbox_user_says: ['I want a refund'] } }, NO_SCRIPT],
+      [{ metadata: { sandbox_call_ms: 3_600_000 } }, refusal('metadata.sandbox_call_ms', 'sandbox scripts need a secret key')],
+      [{ metadata: { sandbox_transfer_says: ['hi'] } }, refusal('metadata.sandbox_transfer_says', 'sandbox scripts need a secret key')],
+      [{ current_node_id: 'node_after_checks' }, refusal('current_node_id', 'a browser starts the agent at its beginning')],
+    ];
+    for (const [body, expected] of cases) {
+      const refused = await fromPage(body);
+      expect(refused.status, JSON.stringify(body)).toBe(403);
+      expect(refused.body).toEqual(expected);
+    }
+    // Nothing was created by the refusals.
+    const listed = await app.api.post('/v3/list-calls', { body: { filter_criteria: { agent_id: [agent.agent_id] } } });
+    expect(listed.body).toEqual([]);
+
+    // The agent as configured, with the visitor's context, still starts.
+    const plain = await fromPage({ agent_version: 'latest', metadata: { page: '/pricing' }, retell_llm_dynamic_variables: { name: 'Ada' }, current_node_id: null });
+    expect(plain.status).toBe(201);
+    expect(plain.body).toMatchObject({ agent_version: 0, metadata: { page: '/pricing' }, retell_llm_dynamic_variables: { name: 'Ada' } });
+
+    // A secret key (a server) may still send every one of them.
+    const server = await app.api.post('/v2/create-web-call', {
+      body: { agent_id: agent.agent_id, agent_override: OVERRIDE, agent_version: 0, metadata: { sandbox_user_says: ['hello'], sandbox_call_ms: 1000 } },
+    });
+    expect(server.status).toBe(201);
+  });
+
+  it('chats: create-chat and /public/chat/start refuse the same fields from a public key; a secret key may send them', async () => {
+    const { public_key } = await publicKey(app.api);
+    const agent = await chatAgent();
+    for (const path of ['/create-chat', '/public/chat/start']) {
+      const fromPage = (body: Record<string, unknown>) => post(path, { agent_id: agent.agent_id, ...body }, { origin: SHOP }, public_key);
+      for (const [body, expected] of [
+        [{ agent_override: OVERRIDE }, NO_OVERRIDE],
+        [{ agent_version: 3 }, NO_VERSION],
+        [{ metadata: { sandbox_user_says: ['I want a refund'] } }, NO_SCRIPT],
+      ] as const) {
+        const refused = await fromPage(body);
+        expect(refused.status, `${path} ${JSON.stringify(body)}`).toBe(403);
+        expect(refused.body).toEqual(expected);
+      }
+      expect((await fromPage({ metadata: { page: '/help' } })).status).toBe(201);
+    }
+    const server = await app.api.post('/create-chat', { body: { agent_id: agent.agent_id, agent_override: OVERRIDE, agent_version: 0, metadata: { sandbox_user_says: ['hi'] } } });
+    expect(server.status).toBe(201);
+    const serverWidget = await app.api.post('/public/chat/start', { body: { agent_id: agent.agent_id, agent_version: 0, metadata: { sandbox_user_says: ['hi'] } } });
+    expect(serverWidget.status).toBe(201);
+  });
+
+  it('bounds metadata and dynamic variables from a browser (public keys and share links), not from a secret key', async () => {
+    const { public_key } = await publicKey(app.api);
+    const { agent } = await newAgent(app.api);
+    const chat = await chatAgent();
+    const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`v${i}`, 'x']));
+    const long = { note: 'x'.repeat(17_000) };
+    const TOO_MANY = { status: 400, message: 'retell_llm_dynamic_variables: Must have at most 100 variables when sent from a browser' };
+    const TOO_LONG = { status: 400, message: 'retell_llm_dynamic_variables: Must be at most 16384 bytes as JSON when sent from a browser' };
+    const BIG_METADATA = { status: 400, message: 'metadata: Must be at most 16384 bytes as JSON when sent from a browser' };
+    const IDENTITY = { status: 400, message: 'retell_llm_dynamic_variables: from_number is set by the platform and cannot be sent from a browser' };
+    for (const [path, agentId] of [['/v3/create-web-call', agent.agent_id], ['/create-chat', chat.agent_id], ['/public/chat/start', chat.agent_id]] as const) {
+      const fromPage = (body: Record<string, unknown>) => post(path, { agent_id: agentId, ...body }, { origin: SHOP }, public_key);
+      expect((await fromPage({ retell_llm_dynamic_variables: many })).body).toEqual(TOO_MANY);
+      expect((await fromPage({ retell_llm_dynamic_variables: long })).body).toEqual(TOO_LONG);
+      expect((await fromPage({ metadata: long })).body).toEqual(BIG_METADATA);
+      expect((await fromPage({ retell_llm_dynamic_variables: { from_number: '+14155550100' } })).body).toEqual(IDENTITY);
+    }
+    const voiceLink = await shareLink(app.api, agent.agent_id);
+    const chatLink = await shareLink(app.api, chat.agent_id);
+    for (const path of [`/public/share/${voiceLink.token}/web-call`, `/public/share/${chatLink.token}/chat`]) {
+      expect((await post(path, { retell_llm_dynamic_variables: many })).body).toEqual(TOO_MANY);
+      expect((await post(path, { retell_llm_dynamic_variables: long })).body).toEqual(TOO_LONG);
+      expect((await post(path, { retell_llm_dynamic_variables: { from_number: '+14155550100' } })).body).toEqual(IDENTITY);
+    }
+    expect((await app.api.post('/v3/create-web-call', { body: { agent_id: agent.agent_id, retell_llm_dynamic_variables: many, metadata: long } })).status).toBe(201);
+  });
+});
+
+describe('public keys limited to some agents (allowed_agent_ids)', () => {
+  it('start calls and chats only with the listed agents, on every public route', async () => {
+    const { agent: allowed } = await newAgent(app.api);
+    const { agent: other } = await newAgent(app.api);
+    const allowedChat = await chatAgent();
+    const otherChat = await chatAgent();
+    const created = await app.api.post('/public-keys', {
+      body: publicKeyBody({ allowed_origins: [SHOP], allowed_agent_ids: [allowed.agent_id, allowedChat.agent_id, allowed.agent_id] }),
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.allowed_agent_ids).toEqual([allowed.agent_id, allowedChat.agent_id]);
+    const key = created.body.public_key as string;
+    const notAllowed = (agentId: string) => ({ status: 403, message: `This public key is not allowed for agent ${agentId}` });
+
+    for (const path of ['/v3/create-web-call', '/v2/create-web-call']) {
+      const refused = await post(path, { agent_id: other.agent_id }, { origin: SHOP }, key);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toEqual(notAllowed(other.agent_id));
+      expect((await post(path, { agent_id: allowed.agent_id }, { origin: SHOP }, key)).status).toBe(201);
+    }
+    for (const path of ['/create-chat', '/public/chat/start']) {
+      const refused = await post(path, { agent_id: otherChat.agent_id }, { origin: SHOP }, key);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toEqual(notAllowed(otherChat.agent_id));
+      expect((await post(path, { agent_id: allowedChat.agent_id }, { origin: SHOP }, key)).status).toBe(201);
+    }
+    // A secret key is not limited by any public key's list.
+    expect((await app.api.post('/v3/create-web-call', { body: { agent_id: other.agent_id } })).status).toBe(201);
+
+    // A chat the key started answers only while the key still allows its agent.
+    const started = await startChat(key, allowedChat.agent_id);
+    const message = () => post(`/public/chat/${started.body.chat_id}/message`, { content: 'hi', chat_secret: started.body.chat_secret }, { origin: SHOP });
+    expect((await message()).status).toBe(200);
+    const narrowed = await app.api.patch(`/public-keys/${created.body.public_key_id}`, { body: { allowed_agent_ids: [allowed.agent_id] } });
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.body.allowed_agent_ids).toEqual([allowed.agent_id]);
+    expect((await message()).body).toEqual(notAllowed(allowedChat.agent_id));
+    expect((await post(`/public/chat/${started.body.chat_id}/end`, { chat_secret: started.body.chat_secret }, { origin: SHOP })).body).toEqual(notAllowed(allowedChat.agent_id));
+
+    // [] allows every agent again.
+    const widened = await app.api.patch(`/public-keys/${created.body.public_key_id}`, { body: { allowed_agent_ids: [] } });
+    expect(widened.body.allowed_agent_ids).toEqual([]);
+    expect((await post('/v3/create-web-call', { agent_id: other.agent_id }, { origin: SHOP }, key)).status).toBe(201);
+    expect((await message()).status).toBe(200);
+  });
+
+  it("refuse at create and update an agent that is not the workspace's, and an ID that is no agent's", async () => {
+    const { agent } = await newAgent(app.api);
+    const elsewhere = await app.newWorkspace();
+    const { agent: foreign } = await newAgent(elsewhere.api);
+    const foreignChat = await chatAgent(elsewhere.api);
+
+    const create = (ids: string[]) => app.api.post('/public-keys', { body: publicKeyBody({ allowed_agent_ids: ids }) });
+    expect((await create([agent.agent_id, foreign.agent_id])).body).toEqual({ status: 400, message: `allowed_agent_ids.1: Agent ${foreign.agent_id} not found` });
+    expect((await create([foreignChat.agent_id])).body).toEqual({ status: 400, message: `allowed_agent_ids.0: Chat agent ${foreignChat.agent_id} not found` });
+    expect((await create(['llm_0123456789abcdef01234567'])).body).toEqual({
+      status: 400,
+      message: 'allowed_agent_ids.0: Must be an agent or chat agent ID (agent_ or chat_agent_ followed by 24 hex characters)',
+    });
+
+    const { public_key_id } = await publicKey(app.api);
+    const update = await app.api.patch(`/public-keys/${public_key_id}`, { body: { allowed_agent_ids: [foreign.agent_id] } });
+    expect(update.body).toEqual({ status: 400, message: `allowed_agent_ids.0: Agent ${foreign.agent_id} not found` });
+    const listed = (await app.api.get('/public-keys')).body as { public_key_id: string; allowed_agent_ids: string[] }[];
+    expect(listed.find((key) => key.public_key_id === public_key_id)?.allowed_agent_ids).toEqual([]);
+  });
+});
+
 async function shareLink(api: ApiClient, agentId: string) {
   const created = await api.post(`/agents/${agentId}/share-links`);
   expect(created.status).toBe(201);

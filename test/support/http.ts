@@ -93,3 +93,16 @@ export function apiClient(baseUrl: string, key?: string) {
   };
 }
 export type ApiClient = ReturnType<typeof apiClient>;
+
+/**
+ * The Cookie header a browser would send back after `response`: each cookie it set with a
+ * value, as `name=value` (a cleared one is dropped). The cookies Parley sets carry no
+ * `Expires`, so the joined Set-Cookie headers split at commas.
+ */
+export function cookiesFrom(response: ApiResponse): string {
+  return (response.headers['set-cookie'] ?? '')
+    .split(',')
+    .map((cookie) => cookie.split(';', 1)[0]!.trim())
+    .filter((pair) => /^[^=]+=./.test(pair))
+    .join('; ');
+}

@@ -24,8 +24,11 @@ afterAll(async () => {
 
 type Reply = number | { status: number; body: string };
 
-/** A webhook endpoint on 127.0.0.1 that records every request and answers `reply(n)` (default 200 `ok`). */
-export async function webhookReceiver(reply: (n: number, hit: ReceivedWebhook) => Reply = () => 200) {
+/**
+ * A webhook endpoint on 127.0.0.1 that records every request and answers `reply(n)` (default
+ * 200 `ok`), `delayMs` after the request arrived (so that overlapping deliveries overlap).
+ */
+export async function webhookReceiver(reply: (n: number, hit: ReceivedWebhook) => Reply = () => 200, options: { delayMs?: number } = {}) {
   const hits: ReceivedWebhook[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -43,7 +46,7 @@ export async function webhookReceiver(reply: (n: number, hit: ReceivedWebhook) =
       hits.push(hit);
       const answer = reply(n, hit);
       const { status, body: text } = typeof answer === 'number' ? { status: answer, body: 'ok' } : answer;
-      res.writeHead(status, { 'content-type': 'application/json' }).end(text);
+      setTimeout(() => res.writeHead(status, { 'content-type': 'application/json' }).end(text), options.delayMs ?? 0);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -8,11 +8,14 @@ import { handler as webhookDelivery } from '../../functions/webhook-delivery.ts'
 import { startBackgroundWork } from '../../local/background.ts';
 import { localLambdaContext } from '../../local/local-context.ts';
 import { localWebhookQueue } from '../../local/queues.ts';
+import { newId, newTimeOrderedId } from '../../shared/platform/ids.ts';
 import { keys } from '../../shared/platform/store/keys.ts';
 import { queryAll } from '../../shared/platform/store/query.ts';
-import { enqueueWebhook, signWebhook, type WebhookMessage, verifyWebhookSignature, webhookSigningSecret } from '../../shared/webhooks/webhooks.ts';
+import { attemptClaims } from '../../shared/webhooks/store.ts';
+import { deliverWebhook, enqueueWebhook, signWebhook, type WebhookMessage, verifyWebhookSignature, webhookSigningSecret } from '../../shared/webhooks/webhooks.ts';
 import { startTestApp } from '../support/app.ts';
 import { apiKeyBody } from '../support/factories.ts';
+import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
 const background = startBackgroundWork();
@@ -315,28 +318,28 @@ describe('POST /workspace/test-webhook', () => {
   });
 });
 
-describe('webhook-delivery handler', () => {
-  const record = (messageId: string, body: string): SQSRecord => ({
-    messageId,
-    receiptHandle: `handle-${messageId}`,
-    body,
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test',
-    awsRegion: 'us-east-1',
-  });
-  const message = (overrides: Partial<WebhookMessage>): WebhookMessage => ({
-    delivery_id: 'webhook_delivery_000000000000000000000001',
-    workspace_id: app.workspace.workspace_id,
-    url: 'http://127.0.0.1:1/',
-    event: 'call_started',
-    body: '{"event":"call_started"}',
-    attempt: 1,
-    ...overrides,
-  });
+const record = (messageId: string, body: string): SQSRecord => ({
+  messageId,
+  receiptHandle: `handle-${messageId}`,
+  body,
+  attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
+  messageAttributes: {},
+  md5OfBody: '',
+  eventSource: 'aws:sqs',
+  eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test',
+  awsRegion: 'us-east-1',
+});
+const message = (overrides: Partial<WebhookMessage>): WebhookMessage => ({
+  delivery_id: 'webhook_delivery_000000000000000000000001',
+  workspace_id: app.workspace.workspace_id,
+  url: 'http://127.0.0.1:1/',
+  event: 'call_started',
+  body: '{"event":"call_started"}',
+  attempt: 1,
+  ...overrides,
+});
 
+describe('webhook-delivery handler', () => {
   it('reports only the message whose attempt could not be recorded, not failed deliveries or malformed messages', async () => {
     const ws = await app.newWorkspace();
     const failing = await receiver(() => 500);
@@ -372,6 +375,118 @@ describe('webhook-delivery handler', () => {
     expect(log).toHaveLength(1);
     expect(log[0].success).toBe(false);
     expect(log[0].error).toMatch(/^Timed out after \d+ ms$/);
+  });
+});
+
+describe('one delivery per event', () => {
+  const sentTo = () => {
+    const sent: { message: WebhookMessage; delaySeconds?: number }[] = [];
+    return { sent, queue: { send: async (message: object, options: { delaySeconds?: number } = {}) => void sent.push({ message: message as WebhookMessage, ...options }) } };
+  };
+  const fresh = async (reply: () => number, delayMs = 0) => {
+    const ws = await app.newWorkspace();
+    const endpoint = await webhookReceiver(reply, { delayMs });
+    return { ws, endpoint, message: message({ workspace_id: ws.workspace_id, delivery_id: newId('webhookDelivery'), url: endpoint.url }) };
+  };
+
+  it('the same message handled twice at once makes one POST, one log entry and one queued retry; a later copy does nothing', async () => {
+    const { ws, endpoint, message: first } = await fresh(() => 500, 1000);
+    const { sent, queue } = sentTo();
+    const results = await Promise.all([deliverWebhook(first, { queue }), deliverWebhook(first, { queue })]);
+
+    expect(results.sort()).toEqual(['handled', 'in_progress']);
+    expect(endpoint.hits).toHaveLength(1);
+    const log = (await ws.api.get('/webhook-deliveries')).body;
+    expect(log).toEqual([expect.objectContaining({ webhook_delivery_id: first.delivery_id, attempt: 1, status: 500, will_retry: true })]);
+    expect(sent).toEqual([{ message: { ...first, attempt: 2 }, delaySeconds: 1 }]);
+
+    // The copy that found the attempt in progress comes back after the visibility timeout: nothing left to do.
+    expect(await deliverWebhook(first, { queue })).toBe('duplicate');
+    expect(endpoint.hits).toHaveLength(1);
+    expect((await ws.api.get('/webhook-deliveries')).body).toHaveLength(1);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('the consumer reports the copy whose attempt another consumer holds, so SQS brings it back, and deletes it once the attempt is done', async () => {
+    const { endpoint, message: body } = await fresh(() => 200, 1000);
+    const event = { Records: [record('twice', JSON.stringify(body))] };
+    const answers = await Promise.all([
+      webhookDelivery(event, localLambdaContext('parley-webhook-delivery', 60_000)),
+      webhookDelivery(event, localLambdaContext('parley-webhook-delivery', 60_000)),
+    ]);
+    expect(answers.map((answer) => answer.batchItemFailures).sort((a, b) => a.length - b.length)).toEqual([[], [{ itemIdentifier: 'twice' }]]);
+    expect(endpoint.hits).toHaveLength(1);
+    expect(await webhookDelivery(event, localLambdaContext('parley-webhook-delivery', 60_000))).toEqual({ batchItemFailures: [] });
+    expect(endpoint.hits).toHaveLength(1);
+  });
+
+  it('a consumer that died after claiming, before its POST: the message that comes back after the lease delivers it', async () => {
+    const { ws, endpoint, message: body } = await fresh(() => 200);
+    const t0 = Date.now();
+    // What the dead consumer left: a claim with a lease (its invocation's time), no outcome.
+    const taken = await attemptClaims.claim({
+      workspaceId: ws.workspace_id,
+      deliveryId: body.delivery_id,
+      attempt: 1,
+      holder: 'dead-consumer',
+      attemptId: newTimeOrderedId('webhookAttempt', t0),
+      nowMs: t0,
+      leaseUntil: t0 + 95_000,
+      expiresAt: Math.floor(t0 / 1000) + 3600,
+    });
+    expect('claim' in taken).toBe(true);
+
+    const { sent, queue } = sentTo();
+    expect(await deliverWebhook(body, { queue, now: () => t0 + 60_000 })).toBe('in_progress');
+    expect(endpoint.hits).toHaveLength(0);
+    expect(await deliverWebhook(body, { queue, now: () => t0 + 95_000 })).toBe('handled');
+    expect(endpoint.hits).toHaveLength(1);
+    expect(endpoint.hits[0]!.headers['x-parley-event-id']).toBe(body.delivery_id);
+    expect((await ws.api.get('/webhook-deliveries')).body).toEqual([expect.objectContaining({ webhook_delivery_id: body.delivery_id, attempt: 1, success: true })]);
+    expect(sent).toEqual([]);
+    expect(await deliverWebhook(body, { queue, now: () => t0 + 200_000 })).toBe('duplicate');
+    expect(endpoint.hits).toHaveLength(1);
+  });
+
+  it('a message that comes back because its retry could not be queued records it and queues it without posting again', async () => {
+    const { ws, endpoint, message: body } = await fresh(() => 503);
+    const t0 = Date.now();
+    const broken = { send: async () => Promise.reject(new Error('SQS unavailable')) };
+    await expect(deliverWebhook(body, { queue: broken, now: () => t0 })).rejects.toThrow('SQS unavailable');
+    expect(endpoint.hits).toHaveLength(1);
+
+    const { sent, queue } = sentTo();
+    // Before the failed consumer's lease ends the attempt is still its own; SQS brings the message back later.
+    expect(await deliverWebhook(body, { queue, now: () => t0 + 1_000 })).toBe('in_progress');
+    expect(await deliverWebhook(body, { queue, now: () => t0 + 10 * 60_000 })).toBe('handled');
+    expect(endpoint.hits).toHaveLength(1);
+    expect((await ws.api.get('/webhook-deliveries')).body).toEqual([expect.objectContaining({ attempt: 1, status: 503, will_retry: true })]);
+    expect(sent).toEqual([{ message: { ...body, attempt: 2 }, delaySeconds: 1 }]);
+  });
+
+  it('every attempt of one event carries the same event ID (its delivery ID), with the signature headers as they were', async () => {
+    const ws = await app.newWorkspace();
+    const endpoint = await webhookReceiver((n) => (n < 2 ? 500 : 200));
+    const deliveryId = await enqueueWebhook({ workspaceId: ws.workspace_id, url: endpoint.url, event: 'call_ended', payload: { call: { call_id: 'call_2' } } });
+    await eventually(async () => endpoint.hits.length, (count) => count === 3);
+    await settle();
+    expect(endpoint.hits.map((hit) => hit.headers['x-parley-event-id'])).toEqual([deliveryId, deliveryId, deliveryId]);
+    for (const hit of endpoint.hits) {
+      expect(verifyWebhookSignature(hit.body, ws.api_key, hit.headers['x-parley-signature'] as string)).toBe(true);
+      expect(hit.headers['x-retell-signature']).toBe(hit.headers['x-parley-signature']);
+    }
+    const log = (await ws.api.get('/webhook-deliveries')).body as { webhook_delivery_id: string; attempt: number }[];
+    expect(log.map((entry) => [entry.webhook_delivery_id, entry.attempt])).toEqual([
+      [deliveryId, 3],
+      [deliveryId, 2],
+      [deliveryId, 1],
+    ]);
+
+    const test = await ws.api.post('/workspace/test-webhook', { body: { url: endpoint.url } });
+    expect(test.body).toMatchObject({ success: true });
+    const testEntry = (await ws.api.get('/webhook-deliveries')).body[0];
+    expect(testEntry.test).toBe(true);
+    expect(endpoint.hits.at(-1)!.headers['x-parley-event-id']).toBe(testEntry.webhook_delivery_id);
   });
 });
 

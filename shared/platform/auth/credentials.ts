@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { sha256 } from '../crypto/hash.ts';
 import type { Scope } from './scopes.ts';
+import { keyRole, keyRoleRank, ROLES, type KeyRole } from './roles.ts';
 import { encryptSecret, recordContext } from '../crypto/envelope.ts';
 import { newId } from '../ids.ts';
-import { table, type TransactOp } from '../store/table.ts';
+import { ConditionFailed, table, type TransactOp } from '../store/table.ts';
 import { keys, type ItemKey, type PartitionQuery } from '../store/keys.ts';
 import { queryAll } from '../store/query.ts';
 import { setOrRemove } from '../store/update-expression.ts';
@@ -27,8 +28,15 @@ export interface CredentialItem extends ItemKey {
   allowed_ips?: string[];
   rate_limit_per_minute?: number;
   allowed_origins?: string[];
-  /** The member whose dashboard session created the key (absent: an API key or an older record). */
+  /** A public key's agents (empty or absent: any agent of the workspace); public-start.ts enforces it. */
+  allowed_agent_ids?: string[];
+  /**
+   * The member the key acts for: whose session made it, or the member of the key that made
+   * it (absent: no member stands behind it, such as the workspace's first key).
+   */
   created_by_member?: string;
+  /** The role the key acts with (roles.ts `keyRole`): its creator's, lowered with the member, never raised. */
+  creator_role?: KeyRole;
   /**
    * The workspace's name as of `org_name_rev` (the workspace's `name_rev`), kept here so the
    * gate's one write returns it with the key: `get-api-key-info` needs no second read.
@@ -93,7 +101,7 @@ export type CredentialPut = { Put: { Item: CredentialItem; ConditionExpression: 
 export type CredentialDelete = { Delete: { Key: ItemKey; ConditionExpression: string; ExpressionAttributeValues?: Record<string, unknown> } };
 
 type NewCredential = Pick<CredentialItem, 'kind' | 'name' | 'org_name' | 'org_name_rev'> &
-  Partial<Pick<CredentialItem, 'is_webhook_key' | 'scopes' | 'allowed_ips' | 'rate_limit_per_minute' | 'allowed_origins'>>;
+  Partial<Pick<CredentialItem, 'is_webhook_key' | 'scopes' | 'allowed_ips' | 'rate_limit_per_minute' | 'allowed_origins' | 'allowed_agent_ids' | 'created_by_member' | 'creator_role'>>;
 
 /** The two Puts that create a credential: the record itself and the workspace's pointer to it. */
 export function credentialPuts(workspaceId: string, secret: IssuedSecret, fields: NewCredential, nowMs: number): [CredentialPut, TransactOp] {
@@ -142,3 +150,41 @@ export async function readCredential(credential: CredentialItem): Promise<Creden
   return table.get<CredentialItem>({ pk: credential.pk, sk: credential.sk });
 }
 
+const MAX_LOWERING_PASSES = 10;
+
+/**
+ * Lowers every secret key acting for a member to at most `cap` (the member's new role, or
+ * `none` once removed or deactivated), after that change committed: a key never acts above
+ * its creator's current role. Each update is conditional on the key still acting above the
+ * cap, so a concurrent, lower cap is never raised again. A key made meanwhile is either
+ * committed before the change (a creation checks the member's role, or its creating key's,
+ * in its transaction), and so seen by a strongly consistent listing made after it, or
+ * refused; the listing repeats until a pass finds nothing to lower, for keys a key made
+ * just before that key was lowered. Idempotent: running it again changes nothing.
+ */
+export async function lowerMemberKeys(workspaceId: string, memberId: string, cap: KeyRole): Promise<void> {
+  const above = ROLES.filter((role) => keyRoleRank(role) > keyRoleRank(cap));
+  if (above.length === 0) return;
+  for (let pass = 0; pass < MAX_LOWERING_PASSES; pass++) {
+    const credentials = (await listCredentials(keys.apiKeyRefs(workspaceId))).filter(
+      (credential) => credential.created_by_member === memberId && keyRoleRank(keyRole(credential)) > keyRoleRank(cap),
+    );
+    if (credentials.length === 0) return;
+    const values = Object.fromEntries(above.map((role) => [`:above_${role}`, role]));
+    for (const credential of credentials) {
+      try {
+        await table.update({
+          Key: { pk: credential.pk, sk: credential.sk },
+          UpdateExpression: 'SET creator_role = :cap',
+          // No recorded role with a member: an older record, acting as developer.
+          ConditionExpression: `created_by_member = :member AND (attribute_not_exists(creator_role) OR creator_role IN (${Object.keys(values).join(', ')}))`,
+          ExpressionAttributeValues: { ':cap': cap, ':member': memberId, ...values },
+        });
+      } catch (error) {
+        // Deleted meanwhile, or already lowered as far: nothing to do for this key.
+        if (!(error instanceof ConditionFailed)) throw error;
+      }
+    }
+  }
+  throw new Error(`The keys of member ${memberId} kept changing while being lowered to ${cap}`);
+}

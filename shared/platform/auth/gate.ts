@@ -15,7 +15,7 @@ import { epochMinute } from './rate-window.ts';
 import { rateWindowAttribute } from '../store/keys.ts';
 import { rateHeaders, readWindow } from './rate-window.ts';
 import { assertScope, PUBLIC_KEY_CAPABILITIES, type Access, type PublicCapability, type Scope } from './scopes.ts';
-import { assertRole, type Role } from './roles.ts';
+import { assertKeyRole, assertRole, keyRole, keyRoleCondition, type Role, type RoleRoute } from './roles.ts';
 import { CSRF_HEADER, SESSION_COOKIE, cookieValue, looksLikeSessionToken, readSession, verifySessionToken, type SessionClaims } from './sessions.ts';
 import { forbidden } from '../errors.ts';
 import { timingSafeEqual } from 'node:crypto';
@@ -34,6 +34,13 @@ export interface Principal {
   credential?: CredentialItem;
   /** The signed-in member (sessions only): the role as read on this request. */
   member?: { memberId: string; email: string; role: Role; sessionId: string; viaCookie: boolean };
+  /**
+   * The role the request acts with: a session's member's, or a secret key's creator's
+   * (roles.ts `keyRole`). Absent for a public key, or a principal no credential stands behind.
+   */
+  role?: Role;
+  /** The member the request acts for: the signed-in member, or the member who made the secret key. */
+  actingMemberId?: string;
 }
 
 export interface GateRequest {
@@ -51,7 +58,7 @@ export interface GateRoute {
   access: Access;
   /** The capability a public (browser) key needs here; without it public keys are refused. */
   publicKey?: PublicCapability;
-  /** For sessions' role check (roles.ts); without a method the route counts as a read. */
+  /** For the role check of sessions and secret keys (roles.ts); without a method the route counts as a read. */
   method?: string;
   path?: string;
   role?: Role;
@@ -139,9 +146,11 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
 
   // A public key passed on its capability above; it holds no scope to check.
   const scopes = isPublic ? [] : (credential.scopes ?? []);
-  if (!isPublic && route.access !== 'any-key') {
+  if (!isPublic) {
     try {
-      assertScope(scopes, route.access);
+      if (route.access !== 'any-key') assertScope(scopes, route.access);
+      // A secret key never acts beyond the role of the member who made it.
+      assertKeyRole(credential, roleRoute(route));
     } catch (error) {
       await refuse(error as ApiError);
     }
@@ -159,6 +168,8 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
       scopes,
       capabilities: isPublic ? PUBLIC_KEY_CAPABILITIES : [],
       credential,
+      // assertKeyRole refused a key whose role is `none`.
+      ...(isPublic ? {} : { role: keyRole(credential) as Role, actingMemberId: credential.created_by_member }),
     },
     headers,
   };
@@ -212,7 +223,7 @@ async function admitSession(route: GateRoute, request: GateRequest, presented: {
     throw withHeaders(forbidden('Missing or invalid CSRF token: send the session\'s csrf_token in x-csrf-token'), headers);
   }
   try {
-    assertRole(member.role, { method: route.method ?? 'GET', path: route.path ?? '', role: route.role });
+    assertRole(member.role, roleRoute(route));
   } catch (error) {
     throw withHeaders(error as ApiError, headers);
   }
@@ -224,10 +235,14 @@ async function admitSession(route: GateRoute, request: GateRequest, presented: {
       scopes: [],
       capabilities: [],
       member: { memberId: member.member_id, email: member.email, role: member.role, sessionId: session.session_id, viaCookie: presented.viaCookie },
+      role: member.role,
+      actingMemberId: member.member_id,
     },
     headers,
   };
 }
+
+const roleRoute = (route: GateRoute): RoleRoute => ({ method: route.method ?? 'GET', path: route.path ?? '', role: route.role });
 
 function sameToken(sent: string | undefined, claims: SessionClaims): boolean {
   if (!sent) return false;
@@ -249,7 +264,7 @@ const ipAllowed = (credential: CredentialItem, sourceIp: string) => {
 };
 
 /**
- * The same rules as originAllowed, capabilityAllowed, ipAllowed and the scope check, as
+ * The same rules as originAllowed, capabilityAllowed, ipAllowed, the scope and the role check, as
  * the condition of the key's write (a stored empty list means "any", like a missing one).
  */
 function recordRules(route: GateRoute, request: GateRequest): CredentialCondition {
@@ -270,6 +285,10 @@ function recordRules(route: GateRoute, request: GateRequest): CredentialConditio
     Object.assign(values, { ':public': 'public', ':admin': 'admin', ':scope': route.access });
     clauses.push(`(#kind = :public OR ${any('#scopes')} OR contains(#scopes, :admin) OR contains(#scopes, :scope))`);
   }
+  const role = keyRoleCondition(roleRoute(route));
+  Object.assign(names, role.names);
+  Object.assign(values, role.values, { ':publicKind': 'public' });
+  clauses.push(`(#kind = :publicKind OR ${role.expression})`);
   return { expression: clauses.join(' AND '), names, values };
 }
 

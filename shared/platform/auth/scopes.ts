@@ -1,4 +1,5 @@
 import { forbidden, missingScope } from '../errors.ts';
+import type { Role } from './roles.ts';
 
 /** Scopes from the spec's Authentication section. An empty scope list is full access. */
 export const SCOPES = ['agents', 'calls', 'numbers', 'kb', 'analytics', 'admin'] as const;
@@ -25,13 +26,25 @@ export function assertScope(granted: readonly Scope[], needed: Scope): void {
 }
 
 /**
- * A key can never hand out more than its creator holds: full access (no scopes, or
- * admin) may grant anything, otherwise every requested scope must be held, and a
- * scoped creator cannot mint a full-access key by asking for no scopes.
+ * What a creator may hand out. A role other than `admin` (a developer's session, or a key
+ * acting with a developer's role) grants only named scopes, never `admin` and never full
+ * access (no scopes): a role may hand out only what it may do, and `admin` (full access)
+ * is the scope of the routes only admins may call. A key, besides, can never hand out more
+ * than it holds: full access (no scopes, or admin) may grant anything, otherwise every
+ * requested scope must be held, and a scoped key cannot mint a full-access key by asking
+ * for no scopes. A session's own scopes are empty and mean nothing: its role rules.
  */
-export function assertGrantable(creator: { kind: 'secret' | 'public' | 'session'; scopes: readonly Scope[] }, requested: readonly Scope[]): void {
+export function assertGrantable(
+  creator: { kind: 'secret' | 'public' | 'session'; scopes: readonly Scope[]; role?: Role },
+  requested: readonly Scope[],
+): void {
   if (creator.kind === 'public') throw forbidden('A public key cannot grant access');
-  // A developer's or admin's session (the role check admitted it) manages keys in full.
+  if (creator.role !== undefined && creator.role !== 'admin') {
+    if (requested.length === 0) {
+      throw forbidden(`The ${creator.role} role cannot grant full access (an empty scope list): name the key's scopes, without "admin"`);
+    }
+    if (requested.includes('admin')) throw forbidden(`The ${creator.role} role cannot grant the "admin" scope`);
+  }
   if (creator.kind === 'session') return;
   if (creator.scopes.length === 0 || creator.scopes.includes('admin')) return;
   if (requested.length === 0) {

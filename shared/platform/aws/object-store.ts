@@ -1,6 +1,7 @@
 import type * as S3 from '@aws-sdk/client-s3';
 import type { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { config } from '../config.ts';
+import { attachmentDisposition, keyFileName } from '../http/download.ts';
 import { awsClientOptions } from './client-options.ts';
 import { tagAwsClient } from './unavailable.ts';
 
@@ -95,6 +96,7 @@ export interface ObjectStore {
   /**
    * A URL anyone holding it may GET the object with until `expiresAt` (epoch ms): S3's
    * presigned URL (SigV4 query signing), locally an HMAC-signed URL the local server checks.
+   * Either answers the object as an attachment named `downloadName` (else its key's last segment).
    */
   signedUrl(key: string, expiresAt: number, options?: { downloadName?: string }): Promise<string>;
   /**
@@ -285,10 +287,13 @@ export class S3ObjectStore implements ObjectStore {
   async signedUrl(key: string, expiresAt: number, options: { downloadName?: string } = {}): Promise<string> {
     const { client, sdk, presign } = await this.client();
     const seconds = Math.min(MAX_SIGNED_URL_SECONDS, Math.max(1, Math.ceil((expiresAt - Date.now()) / 1000)));
+    // S3 answers a presigned GET with the object's stored type, inline, unless told
+    // otherwise: every stored file goes as an attachment under its name (or its key's last
+    // segment), as the local stand-in sends it (shared/platform/http/download.ts).
     const command = new sdk.GetObjectCommand({
       Bucket: this.bucket,
       Key: key,
-      ...(options.downloadName ? { ResponseContentDisposition: `attachment; filename="${options.downloadName}"` } : {}),
+      ResponseContentDisposition: attachmentDisposition(options.downloadName ?? keyFileName(key)),
     });
     return presign(client, command, { expiresIn: seconds });
   }

@@ -3,12 +3,14 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { admit, CSRF_HEADER, type Admission } from '../auth/gate.ts';
 import { sourceAddress } from '../auth/ip.ts';
+import { assertPublicStart } from '../auth/public-start.ts';
 import { validateConfig } from '../config.ts';
 import { invalidUtf8, notJsonContentType, payloadTooLarge, routeNotFound } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { preflightResponse, responseCorsHeaders, type preflightTable } from './cors.ts';
 import { telemetry } from '../telemetry.ts';
 import { EventStream, eventStreamChunk, streamEvents, streamSinkOf } from './event-stream.ts';
+import { attachmentDisposition } from './download.ts';
 import { parseJsonBody } from './json.ts';
 import type { parseMultipart } from './multipart.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
@@ -77,6 +79,8 @@ export class MediaResponse {
     readonly headers: Record<string, string> = {},
     /** Another status than the route's (an OAuth token endpoint's RFC 6749 error is a 400 in its own format; SCIM answers its errors in its own media type). */
     readonly status?: number,
+    /** Set-Cookie values, one cookie each (API Gateway's `cookies`: a header map holds one Set-Cookie only). */
+    readonly cookies: readonly string[] = [],
   ) {}
 }
 
@@ -97,8 +101,15 @@ export class BinaryResponse {
  * the dashboard. The target is built by the domain, never taken from the request as is.
  */
 export class Redirect {
-  constructor(readonly location: string) {}
+  constructor(
+    readonly location: string,
+    /** Set-Cookie values, one cookie each (a browser flow's binding cookie, a session). */
+    readonly cookies: readonly string[] = [],
+  ) {}
 }
+
+/** API Gateway's `cookies` field of a result, when there are any. */
+const withCookies = (cookies: readonly string[]) => (cookies.length ? { cookies: [...cookies] } : {});
 
 /** A file answer of a `produces` route: its bytes and the name a browser saves it under. */
 export class Download {
@@ -129,11 +140,18 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
     .handler(async (event, context) => {
       const { entry, admission, info } = stateOf(context);
       const route = entry!.route;
+      const principal = admission?.principal;
+      const params = route.params ? parseOrThrow(route.params, event.pathParameters ?? {}, 'params') : {};
+      const query = route.query ? parseOrThrow(route.query, event.queryStringParameters ?? {}, 'query') : {};
+      const sent = route.body ? await readBody(event, route, options) : undefined;
+      // A browser's key starts the agent as configured: judged on the body as sent, before
+      // the schema drops what it does not know (shared/platform/auth/public-start.ts).
+      if (route.publicKey && principal?.kind === 'public') assertPublicStart(principal.credential ?? {}, sent);
       const input = {
-        params: route.params ? parseOrThrow(route.params, event.pathParameters ?? {}, 'params') : {},
-        query: route.query ? parseOrThrow(route.query, event.queryStringParameters ?? {}, 'query') : {},
-        body: route.body ? parseOrThrow(route.body, await readBody(event, route, options), 'body') : undefined,
-        principal: admission?.principal,
+        params,
+        query,
+        body: route.body ? parseOrThrow(route.body, sent, 'body') : undefined,
+        principal,
         request: info,
       };
       const output = await entry!.handler(input as never);
@@ -147,7 +165,7 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
       if (route.produces && output instanceof Download) {
         return {
           statusCode: route.status,
-          headers: { 'content-type': route.produces, 'content-disposition': `attachment; filename="${output.filename}"`, ...admission?.headers },
+          headers: { 'content-type': route.produces, 'content-disposition': attachmentDisposition(output.filename), ...admission?.headers },
           body: output.body.toString('base64'),
           isBase64Encoded: true,
         };
@@ -165,10 +183,15 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
         };
       }
       if (output instanceof MediaResponse) {
-        return { statusCode: output.status ?? route.status, headers: { 'content-type': output.contentType, ...output.headers, ...admission?.headers }, body: output.body };
+        return {
+          statusCode: output.status ?? route.status,
+          headers: { 'content-type': output.contentType, ...output.headers, ...admission?.headers },
+          body: output.body,
+          ...withCookies(output.cookies),
+        };
       }
       if (output instanceof Redirect) {
-        return { statusCode: 302, headers: { location: output.location, 'cache-control': 'no-store', ...admission?.headers }, body: '' };
+        return { statusCode: 302, headers: { location: output.location, 'cache-control': 'no-store', ...admission?.headers }, body: '', ...withCookies(output.cookies) };
       }
       return jsonResponse(route.status, route.status === 204 ? undefined : output, admission?.headers);
     });
@@ -195,8 +218,7 @@ function gate(byKey: Map<string, Entry>): MiddlewareObj<Event, Result, Error, Co
         sourceIp: state.info.sourceIp,
         authorization: event.headers.authorization,
         origin: event.headers.origin,
-        // Payload v2 moves Cookie headers into `cookies`; the local server leaves them in headers.
-        cookie: event.cookies?.join('; ') ?? event.headers.cookie,
+        cookie: state.info.cookie,
         csrfToken: event.headers[CSRF_HEADER],
       });
       if (!state.entry) throw routeNotFound(event.requestContext.http.method, event.rawPath);
@@ -235,6 +257,8 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
           requestId: event.requestContext.requestId ?? context.awsRequestId,
           sourceIp: sourceAddress(event.requestContext.http.sourceIp),
           headers: event.headers,
+          // Payload v2 moves Cookie headers into `cookies`; the local server leaves them in headers.
+          cookie: event.cookies?.join('; ') ?? event.headers.cookie,
           rawBody: event.body == null ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body,
         },
       };
@@ -245,7 +269,7 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
     },
     onError: async (request) => {
       const state = stateOf(request.context) as RequestState | undefined;
-      request.response = errorResponse(request.error, state?.admission?.headers);
+      request.response = errorResponse(request.error, state?.admission?.headers, state?.entry?.route.errorFormat);
       await withCors(request);
       if (state) finish(request);
     },

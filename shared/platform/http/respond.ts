@@ -3,6 +3,7 @@ import { isProduction } from '../config.ts';
 import { unavailableMessage, unavailableService, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../aws/unavailable.ts';
 import { ApiError, serviceUnavailable } from '../errors.ts';
 import { logger } from '../logger.ts';
+import type { ErrorFormat } from './route.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -16,26 +17,33 @@ export function jsonResponse(
 }
 
 /**
- * The one place errors become HTTP responses: `{status, message[, error_code]}`. An AWS
- * service that did not answer (timeout, refused connection, throttling, server fault,
- * after the SDK's bounded retries) is a 503 with retry-after, never a 500.
+ * The one place errors become HTTP responses: `{status, message[, error_code]}`, or the
+ * route's own format (`errorFormat`, RouteDefinition). An AWS service that did not answer
+ * (timeout, refused connection, throttling, server fault, after the SDK's bounded retries)
+ * is a 503 with retry-after, never a 500.
  */
-export function errorResponse(error: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 {
+export function errorResponse(error: unknown, headers: Record<string, string> = {}, format?: ErrorFormat): APIGatewayProxyStructuredResultV2 {
   const unavailable = unavailableService(error);
   if (unavailable) {
     logger.warn('AWS service unavailable', { service: unavailable, error: error as Error });
     error = serviceUnavailable(unavailableMessage(unavailable), UNAVAILABLE_RETRY_AFTER_SECONDS);
   }
-  if (error instanceof ApiError) {
-    return jsonResponse(
-      error.status,
-      { status: error.status, message: error.message, ...(error.errorCode ? { error_code: error.errorCode } : {}) },
-      { ...headers, ...error.headers },
-    );
+  const failure = error instanceof ApiError ? error : internalError(error);
+  if (format) {
+    return { statusCode: failure.status, headers: { ...headers, ...failure.headers, 'content-type': format.mediaType }, body: JSON.stringify(format.body(failure)) };
   }
+  return jsonResponse(
+    failure.status,
+    { status: failure.status, message: failure.message, ...(failure.errorCode ? { error_code: failure.errorCode } : {}) },
+    { ...headers, ...failure.headers },
+  );
+}
+
+/** Anything else thrown: logged whole, answered 500 (its message only outside production). */
+function internalError(error: unknown): ApiError {
   logger.error('Unhandled error', error as Error);
   const message = isProduction
     ? 'Internal server error'
     : `Internal server error: ${error instanceof Error ? error.message : String(error)}`;
-  return jsonResponse(500, { status: 500, message }, headers);
+  return new ApiError(500, message);
 }

@@ -3,6 +3,7 @@ import type * as z from 'zod';
 import type { Principal } from '../auth/gate.ts';
 import type { Access } from '../auth/scopes.ts';
 import type { Role } from '../auth/roles.ts';
+import type { ApiError } from '../errors.ts';
 
 export const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
 export type Method = (typeof METHODS)[number];
@@ -19,6 +20,17 @@ export type Domain = (typeof DOMAINS)[number];
  */
 export const THROTTLE_CLASSES = ['outbound', 'vendor'] as const;
 export type ThrottleClass = (typeof THROTTLE_CLASSES)[number];
+
+/** Errors as a route of its own protocol answers them (RouteDefinition.errorFormat). */
+export interface ErrorFormat {
+  /** The body's schema name in the OpenAPI document's components. */
+  name: string;
+  mediaType: string;
+  /** The body's shape, for the OpenAPI document. */
+  schema: z.ZodType;
+  /** An error's JSON body (its status and headers are the error's). */
+  body: (error: ApiError) => unknown;
+}
 
 export interface RouteAlias {
   method: Method;
@@ -86,6 +98,13 @@ export interface RouteDefinition {
   spendChecked?: boolean;
   /** Tighter API Gateway throttling than the stage default (see THROTTLE_CLASSES). */
   throttle?: ThrottleClass;
+  /**
+   * Errors in the route's own protocol instead of `{status, message}`, for every failure of
+   * a request to it (the gate's, the body's JSON and validation, the handler's, a 503 or a
+   * 500): the SCIM routes answer RFC 7644's Error in `application/scim+json`, as SCIM
+   * clients read it. The status and headers (retry-after) stay the same.
+   */
+  errorFormat?: ErrorFormat;
 }
 
 export type RouteTable = Record<string, RouteDefinition>;
@@ -117,6 +136,8 @@ export interface RequestInfo {
   requestId: string;
   sourceIp: string;
   headers: Record<string, string | undefined>;
+  /** The Cookie header as sent (API Gateway's `cookies`, joined). */
+  cookie?: string;
   /** The body exactly as sent, for routes that verify a signature over its bytes (LiveKit's webhooks). */
   rawBody: string;
 }

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { destinationUrlRefusal, HTTP_SCHEMES, WEBSOCKET_SCHEMES } from '../egress-rules.ts';
 import { idPattern, idPrefix, type IdKind } from '../ids.ts';
 import { onFirstUse } from '../lazy.ts';
 import { sipHeaderProblems } from '../sip-headers.ts';
@@ -74,7 +75,74 @@ export function isHttpUrl(value: string): boolean {
   }
 }
 
-export const httpUrl = () => z.string().max(2048).refine(isHttpUrl, 'Must be an http:// or https:// URL');
+export function isWebSocketUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+const HTTP_URL_RULE = 'Must be an http:// or https:// URL';
+const WEBSOCKET_URL_RULE = 'Must be a ws:// or wss:// URL';
+const TEMPLATED_URL_RULE = 'Must be an http:// or https:// URL with a literal host ({{variables}} may follow it)';
+/** A `{{name}}` placeholder (linear: no nested braces), as agents' URLs and workflow steps write them. */
+const PLACEHOLDER = /\{\{[^{}]*\}\}/g;
+/** The scheme, host and port, with nothing a placeholder could fill in them. */
+const LITERAL_ORIGIN = /^https?:\/\/[^/{}?#\s]+(?:[/?#]|$)/i;
+
+/** An http(s) URL whose scheme, host and port are literal; `{{placeholders}}` may follow them. */
+export function isTemplatedHttpUrl(value: string): boolean {
+  return LITERAL_ORIGIN.test(value) && isHttpUrl(value.replace(PLACEHOLDER, 'x'));
+}
+
+/**
+ * What a URL Parley calls later may be: `http` (webhooks, custom tools, MCP servers, an
+ * issuer), `websocket` (the custom LLM socket), or `templated`, an http(s) URL whose
+ * `{{placeholders}}` are filled when it is called and so may follow the host, never be in it.
+ */
+export type DestinationKind = 'http' | 'websocket' | 'templated';
+
+/**
+ * Why a URL Parley will call later may not be saved, or undefined: its form, then the egress
+ * guard's own rules as far as they go without DNS (shared/platform/egress-rules.ts: scheme,
+ * credentials, bad ports, IP literals in every spelling, localhost, private-network names,
+ * under this process's production or development policy). A host name is resolved on every
+ * request, where the guard checks its addresses (docs/security.md, "Egress guard").
+ */
+export function destinationUrlProblem(value: string, kind: DestinationKind = 'http'): string | undefined {
+  let url = value;
+  if (kind === 'websocket') {
+    if (!isWebSocketUrl(url)) return WEBSOCKET_URL_RULE;
+  } else if (kind === 'templated' && url.includes('{{')) {
+    if (!isTemplatedHttpUrl(url)) return TEMPLATED_URL_RULE;
+    url = url.replace(PLACEHOLDER, 'x');
+  } else if (!isHttpUrl(url)) return HTTP_URL_RULE;
+  return destinationUrlRefusal(url, kind === 'websocket' ? WEBSOCKET_SCHEMES : HTTP_SCHEMES);
+}
+
+/**
+ * An http(s) URL, its form only: for URLs Parley never calls later (a browser's redirect
+ * after payment) or calls at once and reports on (the test webhook). Anything saved for
+ * Parley to call is a `destinationUrl`.
+ */
+export const httpUrl = () => z.string().max(2048).refine(isHttpUrl, HTTP_URL_RULE);
+
+/** The refinement behind `destinationUrl`, for a schema that checks a URL's form its own way. */
+export const refuseDestination =
+  (kind: DestinationKind = 'http') =>
+  (value: string, ctx: z.RefinementCtx<string>): void => {
+    const problem = destinationUrlProblem(value, kind);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, input: value });
+  };
+
+/**
+ * A URL Parley calls later (webhook URLs, custom tools, MCP servers, the custom LLM socket,
+ * workflow steps, an SSO issuer, an app's tenant): refused at write, as `field: Destination
+ * not allowed: …`, by the egress guard's rules (`destinationUrlProblem`).
+ */
+export const destinationUrl = (kind: DestinationKind = 'http', max = 2048) => z.string().max(max).superRefine(refuseDestination(kind));
 
 /**
  * Dynamic variables: any JSON values, stored and sent as strings (spec: non-string values

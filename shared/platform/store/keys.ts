@@ -465,6 +465,15 @@ export const keys = {
    */
   webhookBodyPart: (deliveryId: string, index: number): ItemKey => ({ pk: `WEBHOOKBODY#${deliveryId}`, sk: `PART#${String(index).padStart(4, '0')}` }),
   webhookBodyParts: (deliveryId: string): PartitionQuery => ({ pk: `WEBHOOKBODY#${deliveryId}`, skPrefix: 'PART#' }),
+  /**
+   * The claim of one attempt of one webhook delivery (shared/webhooks/webhooks.ts): the
+   * consumer that holds it, until when, and what its POST answered. Each delivery its own
+   * partition; expires by TTL.
+   */
+  webhookAttemptClaim: (workspaceId: string, deliveryId: string, attempt: number): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#WEBHOOKCLAIM#${deliveryId}`,
+    sk: `ATTEMPT#${attempt}`,
+  }),
 
   /** A workspace's own voice (cloned, or added from a community library), in its configuration partition. */
   workspaceVoice: (workspaceId: string, voiceId: string): ItemKey => ({

@@ -1,5 +1,6 @@
 import { vendorSetting } from '../../platform/aws/secrets.ts';
-import { config } from '../../platform/config.ts';
+import { config, isProduction } from '../../platform/config.ts';
+import { unavailable } from '../../platform/errors.ts';
 import { trimTrailing } from '../../platform/text.ts';
 
 /*
@@ -214,7 +215,12 @@ export function publicBaseUrl(): string {
 
 export const redirectUri = (): string => `${publicBaseUrl()}/oauth/callback`;
 
-/** The built-in mock provider's endpoints and client (spec: without a client id, a provider uses the mock). */
+/**
+ * The built-in mock provider's endpoints and client (spec: without a client id, a provider
+ * uses the mock). Outside production only: the mock connects anyone to a made-up account,
+ * so a production deployment without a provider's client refuses to start its connections
+ * (providerNotConfigured) and does not serve the mock's pages.
+ */
 export const MOCK_AUTHORIZE_PATH = '/oauth/mock/authorize';
 export const MOCK_TOKEN_PATH = '/oauth/mock/token';
 export const mockClientId = (provider: OAuthProviderName) => `parley-mock-${provider}`;
@@ -232,15 +238,29 @@ export interface ResolvedProvider {
   tokenUrl: string;
 }
 
+/** 503 naming the missing settings: a production deployment has no client for the provider (as payments without Stripe). */
+export const providerNotConfigured = (name: OAuthProviderName) => {
+  const prefix = PROVIDER_TABLE[name].prefix;
+  return unavailable(`OAuth for ${name} is not configured on this deployment: set ${prefix}_OAUTH_CLIENT_ID (and ${prefix}_OAUTH_CLIENT_SECRET) in the vendor settings`, 3600);
+};
+
+/** How this deployment connects the provider: the vendor (a client id is set), the mock (outside production), or not at all. */
+export async function providerMode(name: OAuthProviderName, production = isProduction): Promise<'vendor' | 'mock' | 'unconfigured'> {
+  if (await vendorSetting(`${PROVIDER_TABLE[name].prefix}_OAUTH_CLIENT_ID`)) return 'vendor';
+  return production ? 'unconfigured' : 'mock';
+}
+
 /**
  * The provider's client and endpoints from the vendor settings (Secrets Manager in AWS,
  * the environment locally): `<PREFIX>_OAUTH_CLIENT_ID/SECRET`, and the optional
- * `<PREFIX>_OAUTH_AUTHORIZE_URL/TOKEN_URL` overrides. No client id: the mock, always PKCE.
- * `mock` forces the mock (a connection made in mock mode stays in it).
+ * `<PREFIX>_OAUTH_AUTHORIZE_URL/TOKEN_URL` overrides. No client id: the mock, always PKCE,
+ * outside production; in production a 503 naming the settings. `mock` forces the mock (a
+ * connection made in mock mode stays in it).
  */
 export async function resolveProvider(name: OAuthProviderName, options: ProviderOptions = {}, forceMock = false): Promise<ResolvedProvider> {
   const spec = PROVIDER_TABLE[name];
   const clientId = forceMock ? undefined : await vendorSetting(`${spec.prefix}_OAUTH_CLIENT_ID`);
+  if (!clientId && !forceMock && isProduction) throw providerNotConfigured(name);
   if (!clientId) {
     const base = publicBaseUrl();
     return {
