@@ -60,8 +60,15 @@ async function download(api: Api, exportId: string): Promise<string> {
   return res.text();
 }
 
-/** The CSV cell a value becomes (docs/account-data.md, Formats): empty for absent, JSON text for nested values. */
-const cell = (value: unknown): string => (value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+/**
+ * The CSV cell a value becomes (docs/account-data.md, Formats): empty for absent, JSON text for
+ * nested values, and a leading `'` on text a spreadsheet would run as a formula (phone numbers'
+ * `+` among them; docs/security.md, "Files opened in spreadsheets").
+ */
+const cell = (value: unknown): string => {
+  const text = value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return /^'*[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+};
 
 /** A call's CSV row, derived here from the listed call (not by the export's own code). */
 const expectedRow = (call: any): string[] =>
@@ -167,7 +174,7 @@ describe('an export of a few thousand calls', () => {
     expect(new Set(rows.map((row) => row[0])).size).toBe(calls.length);
     rows.forEach((row, i) => expect(row).toEqual(expectedRow(calls[i])));
     // Spot checks on what the quoting had to carry, and on the real calls' own fields.
-    const quoted = rows.find((row) => row[7] === '+16295550001')!;
+    const quoted = rows.find((row) => row[7] === "'+16295550001")!;
     expect(JSON.parse(quoted[16]!)).toEqual({ row: '1-1', note: 'say "hi", then\r\nbye, é' });
     const conversation = rows.find((row) => row[0] === real[1].call_id)!;
     expect(conversation[17]).toBe(real[1].transcript);
