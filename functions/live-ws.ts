@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult, Context } from 'aws-lambda';
-import { closeLiveConnection, getCall, openLiveConnection, syncLiveConnection } from '../shared/calls/index.ts';
+import { assertCallOf, closeLiveConnection, openLiveConnection, syncLiveConnection } from '../shared/calls/index.ts';
 import { admit } from '../shared/platform/auth/gate.ts';
 import { sourceAddress } from '../shared/platform/auth/ip.ts';
 import { useManagementEndpoint } from '../shared/platform/aws/ws-connections.ts';
@@ -62,7 +62,7 @@ async function authorize(event: APIGatewayRequestAuthorizerEvent): Promise<APIGa
       },
     );
     const workspaceId = admission.principal!.workspaceId;
-    await getCall(workspaceId, event.queryStringParameters?.call_id ?? '');
+    await assertCallOf(workspaceId, event.queryStringParameters?.call_id ?? '');
     return { principalId: admission.principal!.credentialId, policyDocument: policy('Allow', event.methodArn), context: { workspace_id: workspaceId } };
   } catch (error) {
     if (error instanceof ApiError) return deny;

@@ -7,6 +7,7 @@ import { enqueueWebhook, fillUrlPlaceholders } from '../webhooks/index.ts';
 import { withAgentOverride } from './agent-override.ts';
 import { notifyCallLifecycle } from './call-listeners.ts';
 import type { CallItem } from './store.ts';
+import { withTranscript } from './transcript.ts';
 import { toCallView } from './view.ts';
 
 /*
@@ -75,11 +76,12 @@ export async function sendCallEvent(call: CallItem, event: CallEvent): Promise<b
   await notifyCallLifecycle(call, event);
   const route = await routeFor(call, event);
   if (!route) return false;
+  // The payload is the whole call: its transcript is read from its lines only for an event that goes somewhere.
   await enqueueWebhook({
     workspaceId: call.workspace_id,
     url: route.url,
     event,
-    payload: { call: toCallView(call) },
+    payload: { call: toCallView(await withTranscript(call)) },
     timeoutMs: route.timeoutMs,
   });
   logger.debug('call event queued', { call_id: call.call_id, event });

@@ -33,6 +33,7 @@ import {
   type CallItem,
   type EngineState,
 } from './store.ts';
+import { withTranscript } from './transcript.ts';
 import { toCallView } from './view.ts';
 
 /*
@@ -429,10 +430,14 @@ export async function registerPhoneCall(principal: Principal, input: RegisterPho
 // ---------------------------------------------------------------------------------------
 // Read, list, change
 
-/** retell-sdk's `call.list` reads a page; everything else gets the spec's array (docs/calls.md). */
+/**
+ * retell-sdk's `call.list` reads a page; everything else gets the spec's array (docs/calls.md).
+ * The calls come without their transcripts (as the compatible API's v3 list answers them):
+ * a transcript is lines of its own, one Query per call, and get-call answers it.
+ */
 export async function listCalls(workspaceId: string, input: ListCallsInput, options: { page: boolean }) {
   const { items, hasMore, total } = await listCallItems(workspaceId, input);
-  const views = items.map(toCallView);
+  const views = items.map((item) => toCallView(item, { transcript: false }));
   if (!options.page) return views;
   return {
     items: views,
@@ -452,7 +457,7 @@ export async function updateCall(workspaceId: string, callId: string, input: Upd
   if (input.custom_attributes) {
     fields.custom_attributes = { ...((current as { custom_attributes?: Record<string, unknown> }).custom_attributes ?? {}), ...input.custom_attributes };
   }
-  return toCallView(await updateCallFields(workspaceId, callId, fields));
+  return toCallView(await withTranscript(await updateCallFields(workspaceId, callId, fields)));
 }
 
 /** Ends a registered or ongoing call (`manual_stopped`); stopping an ended call is 400. */
@@ -462,14 +467,14 @@ export async function stopCall(workspaceId: string, callId: string): Promise<Cal
     throw badRequest(`Call ${callId} is ${call.call_status}: only a registered or ongoing call can be stopped`);
   }
   const ended = await finishCall(call, { status: 'ended', reason: 'manual_stopped' });
-  return toCallView(ended ?? (await getCallItem(workspaceId, callId)));
+  return toCallView(await withTranscript(ended ?? (await getCallItem(workspaceId, callId))));
 }
 
 export async function rerunCallAnalysis(workspaceId: string, callId: string): Promise<CallView> {
   const call = await getCallItem(workspaceId, callId);
   if (call.call_status !== 'ended') throw badRequest('Call analysis can only be rerun on ended calls');
   await queueAnalysis(call);
-  return toCallView(call);
+  return toCallView(await withTranscript(call));
 }
 
 /** Queues analysis for ended calls (given IDs, else the workspace's ended calls in a time range). */

@@ -16,6 +16,7 @@ import { scheduleStep, type CallStepMessage } from './schedule.ts';
 import { recordSipDial } from './sip-leg.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
 import { findCallItem, mediaRoomEnd, roomOf, transitionCall, type CallItem, type EngineState, type TransferState } from './store.ts';
+import { transcriptLines, withTranscript } from './transcript.ts';
 
 /*
  * The call state machine, one step at a time (docs/calls.md):
@@ -207,28 +208,15 @@ async function timedTurn(call: CallItem, event: Parameters<typeof agentTurn>[1])
   }
 }
 
-type TranscriptFields = Pick<CallItem, 'transcript' | 'transcript_object' | 'transcript_with_tool_calls'>;
-
 /**
- * The call's three transcript fields with `events` appended: every event goes to
- * transcript_with_tool_calls, the agent's and user's lines (with their word timings, when
- * given) to transcript_object and the text transcript. Sandbox turns and LiveKit worker
- * reports both record through it.
+ * What a write appends to the call's transcript (store.ts transitionCall): the events as
+ * lines (transcript.ts), after the lines the step read, keyed by the first one's position
+ * (the engine's writes are ordered by the call's conditions; a LiveKit worker's by its
+ * report sequence). Sandbox turns, transfers' consultations and handoffs record through it.
  */
-export function appendTranscript(call: CallItem, events: readonly (TranscriptEvent | Record<string, unknown>)[]): TranscriptFields {
-  const objects = [...(call.transcript_object ?? [])];
-  const withTools = [...(call.transcript_with_tool_calls ?? [])];
-  for (const event of events as Record<string, unknown>[]) {
-    withTools.push(event as never);
-    if ((event.role === 'agent' || event.role === 'user') && typeof event.content === 'string') {
-      objects.push({ role: event.role, content: event.content, words: (event.words as unknown[] | undefined) ?? [] } as never);
-    }
-  }
-  return {
-    transcript_object: objects,
-    transcript_with_tool_calls: withTools,
-    transcript: objects.map((entry) => `${entry.role === 'agent' ? 'Agent' : 'User'}: ${entry.content}`).join('\n') + (objects.length ? '\n' : ''),
-  };
+function appendTo(call: CallItem, events: readonly (TranscriptEvent | Record<string, unknown>)[], options: { heard?: boolean } = {}) {
+  const after = call.line_count ?? 0;
+  return { workspaceId: call.workspace_id, ordinal: after, after, lines: transcriptLines(events as Record<string, unknown>[], options) };
 }
 
 /** Stores the turn (transcript, the engine's state) if the call is still where the step found it. */
@@ -245,12 +233,11 @@ async function recordTurn(
         ...turn.result.utterances.map((content) => ({ role: 'agent', content }) as TranscriptEvent),
       ];
   // supervisor-say (live-control.ts): the agent says those texts next, after the callee's line.
-  const says = call.live_take_over ? { texts: [], said: call.engine.live_said ?? 0 } : pendingSays(call);
+  const says = call.live_take_over ? { texts: [], said: call.engine.live_said ?? 0 } : await pendingSays(call);
   if (says.texts.length) {
     const at = events[0]?.role === 'user' ? 1 : 0;
     events.splice(at, 0, ...says.texts.map((content) => ({ role: 'agent', content }) as TranscriptEvent));
   }
-  const transcript = appendTranscript(call, events);
   const nowMs = Date.now();
   const sendUpdate = nowMs - (call.engine.transcript_sent_at ?? 0) >= TRANSCRIPT_UPDATE_MS;
   const engine: EngineState = {
@@ -269,8 +256,8 @@ async function recordTurn(
   const updated = await transitionCall(call.call_id, {
     from: ['ongoing'],
     guard: { field: 'step_seq', equals: seq.guard },
+    append: appendTo(call, events),
     set: {
-      ...transcript,
       engine,
       ...(transfer ?? {}),
       // The workspace's fallback model answered (reliability settings): shown on the call.
@@ -374,11 +361,12 @@ async function chargeCall(call: CallItem): Promise<void> {
 export async function analyze(call: CallItem, seq: number): Promise<CallItem | undefined> {
   if (call.call_status !== 'ended' || call.engine.analysis_seq !== seq) return undefined;
   await chargeCall(call);
+  const { transcript_object: said } = await withTranscript(call);
   const analysis = await analyzeCall({
     workspaceId: call.workspace_id,
     agentId: call.agent_id,
     agentVersion: call.agent_version,
-    transcript: (call.transcript_object ?? []).map(({ role, content }) => ({ role, content })),
+    transcript: (said ?? []).map(({ role, content }) => ({ role, content })),
     inVoicemail: call.disconnection_reason === 'voicemail_reached',
     ...(call.engine.agent_override?.agent ? { agentOverride: call.engine.agent_override.agent } : {}),
   });
@@ -585,7 +573,7 @@ async function consultDestination(call: CallItem, seq: number, participantIdenti
   const state = call.transfer_state!;
   const config = state.options!.agentic!;
   if (call.engine.media === 'sandbox') {
-    const consultation = await consultInSandbox(call, state);
+    const consultation = await consultInSandbox(await withTranscript(call), state);
     if (consultation.decision === 'bridge') await bridgeTransfer(call, seq, consultation.events);
     else await cancelTransfer(call, seq, consultation.timedOut ? 'transfer_timeout' : 'transfer_declined', consultation.events);
     return;
@@ -643,8 +631,9 @@ async function cancelTransfer(call: CallItem, seq: number, reason: NotBridgedRea
       transfer_seq: seq + 1,
       transfer_state: { ...state, status: 'cancelled', reason } satisfies TransferState,
       ...(sandboxConversation ? { engine: { ...call.engine, conversation: noteToAgent(call.engine.conversation, note) } } : {}),
-      ...(consultation.length ? { transcript_with_tool_calls: [...(call.transcript_with_tool_calls ?? []), ...consultation] } : {}),
     },
+    // The consultation is in transcript_with_tool_calls only: the caller did not hear it.
+    ...(consultation.length ? { append: appendTo(call, consultation, { heard: false }) } : {}),
     // transfer_destination names where a call was transferred (retell-sdk): a cancelled transfer took it nowhere.
     remove: ['transfer_destination'],
   });
@@ -676,7 +665,8 @@ async function bridgeTransfer(call: CallItem, seq: number, consultation: Record<
   const warm = state.kind === 'warm';
   const handoff = warm ? await publicHandoff(call) : undefined;
   const handoffLine = handoff !== undefined && call.engine.media === 'sandbox' ? [{ role: 'agent', content: handoff, words: [] }] : [];
-  const withConsultation = consultation.length ? { ...call, transcript_with_tool_calls: [...(call.transcript_with_tool_calls ?? []), ...consultation] as CallItem['transcript_with_tool_calls'] } : call;
+  // The consultation in transcript_with_tool_calls only (the caller did not hear it), then the handoff both parties heard.
+  const lines = [...appendTo(call, consultation, { heard: false }).lines, ...appendTo(call, handoffLine).lines];
   const { phase: _phase, ...ringing } = state;
   const bridged = await transitionCall(call.call_id, {
     from: ['ongoing'],
@@ -684,8 +674,8 @@ async function bridgeTransfer(call: CallItem, seq: number, consultation: Record<
     set: {
       transfer_seq: seq + 1,
       transfer_state: { ...ringing, status: 'bridged' } satisfies TransferState,
-      ...(consultation.length || handoffLine.length ? appendTranscript(withConsultation, handoffLine) : {}),
     },
+    ...(lines.length ? { append: { ...appendTo(call, []), lines } } : {}),
   });
   if (!bridged) return false;
   await sendCallEvent(bridged, 'transfer_bridged');

@@ -2,17 +2,24 @@ import { parseOrThrow } from '../platform/http/validation.ts';
 import { listCallItems } from './listing.ts';
 import { toCallView } from './view.ts';
 import { CallFilter, type CallView } from './schemas.ts';
-import { getCallItem, queryCallIdsByParty } from './store.ts';
+import { getCallItem, getCallWithTranscript, queryCallIdsByParty } from './store.ts';
+import { withTranscripts } from './transcript.ts';
 
-/** One call as the API shows it. */
+/** One call as the API shows it, with its transcript (its item and a Query of its lines). */
 export async function getCall(workspaceId: string, callId: string): Promise<CallView> {
-  return toCallView(await getCallItem(workspaceId, callId));
+  return toCallView(await getCallWithTranscript(workspaceId, callId));
+}
+
+/** 404 unless the call is this workspace's (its item alone: no transcript is read). */
+export async function assertCallOf(workspaceId: string, callId: string): Promise<void> {
+  await getCallItem(workspaceId, callId);
 }
 
 /*
  * A workspace's call history page by page, oldest first, for jobs that walk it (the
- * contacts backfill): a query of the listing index (gsi1), never a scan. `after` is the
- * last call ID of the previous page (call IDs sort by time).
+ * contacts backfill, CRM syncs): a query of the listing index (gsi1), never a scan, and the
+ * calls' transcripts (one Query per call with lines, a few at a time). `after` is the last
+ * call ID of the previous page (call IDs sort by time).
  */
 export async function callHistoryPage(
   workspaceId: string,
@@ -23,14 +30,14 @@ export async function callHistoryPage(
     sort_order: 'ascending',
     pagination_key: input.after,
   });
-  const calls = items.map(toCallView);
+  const calls = (await withTranscripts(items)).map((item) => toCallView(item));
   return { calls, ...(hasMore && items.length ? { next: items.at(-1)!.call_id } : {}) };
 }
 
 /**
  * A page of a workspace's calls for an export, oldest first, with the filter of
- * `POST /v3/list-calls` (already checked by parseCallFilter): `after` is the last call ID of
- * the previous page.
+ * `POST /v3/list-calls` (already checked by parseCallFilter) and their transcripts: `after`
+ * is the last call ID of the previous page.
  */
 export async function callExportPage(
   workspaceId: string,
@@ -42,7 +49,7 @@ export async function callExportPage(
     pagination_key: input.after,
     ...(input.filter ? { filter_criteria: input.filter } : {}),
   });
-  const calls = items.map(toCallView);
+  const calls = (await withTranscripts(items)).map((item) => toCallView(item));
   return { calls, ...(hasMore && items.length ? { next: items.at(-1)!.call_id } : {}) };
 }
 

@@ -30,7 +30,7 @@ export { CallQueueMessageSchema, CallStepSchema, type CallQueueMessage, type Cal
 export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { retrieveForWorker } from './worker-retrieval.ts';
-export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter } from './history.ts';
+export { assertCallOf, callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter } from './history.ts';
 export { checkedAgentOverride } from './agent-override.ts';
 export { batchDialKey, newBatchDialMemo, placeBatchCall, releaseUnusedBatchDialSlots, prepareBatchDials } from './batch-dial.ts';
 export { batchCallIdFor, unlinkBatchCall } from './batch-links.ts';

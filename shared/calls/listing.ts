@@ -1,6 +1,7 @@
 import { taggedAgentVersions } from '../agents/lookups.ts';
 import { invalidPaginationKey, NotFound } from '../platform/errors.ts';
 import type { CallFilter, KeyedFilter, ListCallsInput } from './schemas.ts';
+import { withTranscripts } from './transcript.ts';
 import {
   batchGetCalls,
   CALL_LISTING_SHARDS,
@@ -26,7 +27,8 @@ import {
  * - on the index entry after the read, for what an expression cannot say (`ew`, ends with);
  * - on the full item after the BatchGetItem, for open-ended maps (metadata, dynamic
  *   variables, custom analysis data, custom attributes) and tool calls, which no index
- *   projects. Then the listing keeps reading in index order until the page is full.
+ *   projects (tool calls are transcript lines: a Query of each candidate's lines). Then the
+ *   listing keeps reading in index order until the page is full.
  */
 
 /** One condition on one value (retell-sdk's filter ops; `in` for a list of values). */
@@ -45,6 +47,8 @@ export interface ListingPlan {
   index?: ListingFilter;
   entryTests: EntryTest[];
   itemTests: ((item: CallItem) => boolean)[];
+  /** The item tests read the transcript (tool calls): candidates' lines are read with them. */
+  needsTranscript?: boolean;
   /** A filter no call can match (an agent tag no agent has): nothing is read. */
   empty: boolean;
 }
@@ -287,7 +291,10 @@ export async function planListing(workspaceId: string, criteria: CallFilter | un
     const filters = criteria[field];
     if (filters) plan.itemTests.push(keyedTest(source, filters));
   }
-  if (criteria.tool_calls) plan.itemTests.push(toolCallsTest(criteria.tool_calls));
+  if (criteria.tool_calls) {
+    plan.itemTests.push(toolCallsTest(criteria.tool_calls));
+    plan.needsTranscript = true;
+  }
   plan.index = expression.build();
   return plan;
 }
@@ -364,13 +371,14 @@ async function* mergedEntries(cursors: ShardCursor[], ascending: boolean): Async
 /** BatchGetItem reads at most 100 keys; the reads of one chunk run in parallel. */
 const BATCH_GET_MAX = 100;
 
-async function readItems(entries: CallListingEntry[]): Promise<CallItem[]> {
+async function readItems(entries: CallListingEntry[], options: { transcripts?: boolean } = {}): Promise<CallItem[]> {
   const batches: CallListingEntry[][] = [];
   for (let i = 0; i < entries.length; i += BATCH_GET_MAX) batches.push(entries.slice(i, i + BATCH_GET_MAX));
   const items = (await Promise.all(batches.map((batch) => batchGetCalls(batch)))).flat();
   const byId = new Map(items.map((item) => [item.call_id, item]));
   // In index order; a call deleted between the index read and the item read drops out.
-  return entries.flatMap((entry) => byId.get(entry.call_id) ?? []);
+  const ordered = entries.flatMap((entry) => byId.get(entry.call_id) ?? []);
+  return options.transcripts ? withTranscripts(ordered) : ordered;
 }
 
 export async function listCallItems(
@@ -446,12 +454,12 @@ async function readPage(
   for await (const entry of entries) {
     chunk.push(entry);
     if (chunk.length >= Math.min(1000, Math.max(BATCH_GET_MAX, 2 * (want - matched.length)))) {
-      matched.push(...(await readItems(chunk)).filter(test));
+      matched.push(...(await readItems(chunk, { transcripts: plan.needsTranscript })).filter(test));
       chunk = [];
       if (matched.length >= want) break;
     }
   }
-  if (chunk.length && matched.length < want) matched.push(...(await readItems(chunk)).filter(test));
+  if (chunk.length && matched.length < want) matched.push(...(await readItems(chunk, { transcripts: plan.needsTranscript })).filter(test));
   return { items: matched.slice(skip, skip + limit), hasMore: matched.length > skip + limit };
 }
 
@@ -476,5 +484,5 @@ async function countMatching(workspaceId: string, plan: ListingPlan): Promise<nu
     if (candidates.length >= TOTAL_ITEM_CAP) break;
   }
   if (plan.itemTests.length === 0) return candidates.length;
-  return (await readItems(candidates)).filter((item) => plan.itemTests.every((t) => t(item))).length;
+  return (await readItems(candidates, { transcripts: plan.needsTranscript })).filter((item) => plan.itemTests.every((t) => t(item))).length;
 }

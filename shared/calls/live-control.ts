@@ -15,7 +15,7 @@ import { findCallItem, getCallItem, type CallItem } from './store.ts';
  * status), is written as one conditional write (live-store.ts: the call still ongoing, its
  * transcript where it was read, the viewer item with it), reaches the agent (the sandbox's
  * engine at its next turn; on LiveKit the agent worker, by a data message in the room), and
- * shows in the monitors (live_log frames).
+ * shows in the monitors (live_control frames).
  */
 
 /** Most viewers (listeners and supervisors) one call may have. */
@@ -164,7 +164,8 @@ export async function takeOverLive(workspaceId: string, callId: string, input: {
 export async function supervisorSay(workspaceId: string, callId: string, input: { text: string }): Promise<{ success: true }> {
   const call = await control(workspaceId, callId, (current) => {
     if (current.live_take_over) throw conflict(`Call ${callId} was taken over: the agent no longer speaks`);
-    return { entry: { type: 'supervisor_say', text: input.text }, append: { live_say: [input.text] } };
+    // The text is the control's own item; the sandbox agent reads the says it has not said (live-state.ts).
+    return { entry: { type: 'supervisor_say', text: input.text } };
   });
   await tellWorker(call, { type: 'say', text: input.text });
   return { success: true };

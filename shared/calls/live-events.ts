@@ -3,12 +3,13 @@ import { logger } from '../platform/logger.ts';
 import { verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '../vendors/media/index.ts';
 import { transferOptions } from './agent-runtime.ts';
 import { sendCallEvent } from './call-webhooks.ts';
-import { answer, appendTranscript, decideTransfer, endTransfer, finishCall, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from './engine.ts';
+import { answer, decideTransfer, endTransfer, finishCall, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from './engine.ts';
 import { CALLER_LEFT_BEFORE_ANSWER, isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
 import { dispatchAgentInto, endMedia } from './media.ts';
 import { finishRoomRecording, startRoomRecording } from './recordings.ts';
 import { recordSipWebhook, webhookTime } from './sip-leg.ts';
-import { callOfMediaRoom, findCallItem, markMediaRoomEnded, transitionCall, type CallItem, type EngineState } from './store.ts';
+import { callOfMediaRoom, findCallItem, LinesAlreadyWritten, markMediaRoomEnded, transitionCall, type CallItem, type EngineState } from './store.ts';
+import { transcriptLines } from './transcript.ts';
 import { assertWorkerToken } from './worker-retrieval.ts';
 
 /*
@@ -17,8 +18,11 @@ import { assertWorkerToken } from './worker-retrieval.ts';
  *   the callee joining makes the call ongoing; the last human leaving, or the room
  *   finishing, ends it;
  * - the agent worker's reports (`POST /internal/calls/{call_id}/events`, a per-call token):
- *   transcript, tool calls, and the end with its reason. Each report carries a sequence;
- *   only one above the last applied changes anything, so retries and late reports do not.
+ *   transcript, tool calls, and the end with its reason. Each report carries a sequence.
+ *   Transcript and tool-call reports are lines keyed by it (line-store.ts): a retried or
+ *   duplicated report finds its lines written and writes nothing, and a late one takes its
+ *   place in the transcript by its sequence. A report that changes the call's state (an
+ *   end, a transfer, a transfer decision) changes it only above the last one applied.
  */
 
 /** Participants that are the human side of a call (not the agent worker, not a listener). */
@@ -158,6 +162,9 @@ async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boo
   if (!call) throw notFound('Call not found');
   if (call.call_status !== 'ongoing' && call.call_status !== 'registered') throw conflict(`Call ${callId} has ended`);
   const applied = call.engine.report_seq ?? 0;
+  if (event.event === 'transcript_updated' || event.event === 'tool_call_invoked' || event.event === 'tool_call_result') {
+    return appendReport(call, event, applied);
+  }
   if (event.sequence <= applied) return true;
 
   if (event.event === 'call_ended') {
@@ -206,6 +213,20 @@ async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boo
     await decideTransfer(marked, event.decision);
     return true;
   }
+  return true;
+}
+
+/**
+ * A transcript or tool-call report: its entries are written as the call's lines at its
+ * sequence, in one transaction with the call's line count (store.ts transitionCall), so the
+ * call item keeps its size however long the call runs. Answers false when the call changed
+ * under it (read again); a report whose lines are there already changes nothing.
+ */
+async function appendReport(
+  call: CallItem,
+  event: Extract<WorkerEvent, { event: 'transcript_updated' | 'tool_call_invoked' | 'tool_call_result' }>,
+  applied: number,
+): Promise<boolean> {
   const entries: Record<string, unknown>[] =
     event.event === 'transcript_updated'
       ? event.utterances.map((utterance) => ({ ...utterance }))
@@ -214,16 +235,20 @@ async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boo
         : [{ role: 'tool_call_result', tool_call_id: event.tool_call_id, content: event.content, successful: event.successful }];
   const nowMs = Date.now();
   const sendUpdate = event.event === 'transcript_updated' && nowMs - (call.engine.transcript_sent_at ?? 0) >= TRANSCRIPT_UPDATE_MS;
-  const updated = await transitionCall(callId, {
-    from: ['registered', 'ongoing'],
-    guard: { field: 'report_seq', equals: applied },
-    set: {
-      ...appendTranscript(call, entries),
-      engine: { ...call.engine, report_seq: event.sequence, ...(sendUpdate ? { transcript_sent_at: nowMs } : {}) },
-    },
-  });
+  let updated: CallItem | undefined;
+  try {
+    updated = await transitionCall(call.call_id, {
+      from: ['registered', 'ongoing'],
+      append: { workspaceId: call.workspace_id, ordinal: event.sequence, after: call.line_count ?? 0, lines: transcriptLines(entries) },
+      // `engine` is written whole: only while no state-changing report moved it since the read.
+      ...(sendUpdate ? { set: { engine: { ...call.engine, transcript_sent_at: nowMs } satisfies EngineState }, guard: { field: 'report_seq' as const, equals: applied } } : {}),
+    });
+  } catch (error) {
+    if (error instanceof LinesAlreadyWritten) return true;
+    throw error;
+  }
   if (!updated) {
-    logger.info('worker report lost a race; reading the call again', { call_id: callId, sequence: event.sequence });
+    logger.info('worker report lost a race; reading the call again', { call_id: call.call_id, sequence: event.sequence });
     return false;
   }
   if (sendUpdate) await sendCallEvent(updated, 'transcript_updated');

@@ -2,20 +2,25 @@ import type { CallItem } from './store.ts';
 
 /*
  * What a live monitor (the SSE stream, the WebSocket) receives about a call, computed from
- * the call item alone so every reader (any Lambda, any poll) numbers it the same way. The
- * frames, in order, and their IDs (docs/calls.md, Live calls):
+ * the call item, its transcript entries in the order they were written (transcript.ts
+ * liveEntries: the lines by position, only as many as the item's `line_count`) and its
+ * controls (live-store.ts liveEntriesOf: as many as its `control_count`), so every reader
+ * (any Lambda, any poll) numbers it the same way. The frames, in order, and their IDs
+ * (docs/calls.md, Live calls):
  *
  *   1            call_status registered (always)
  *   2            call_status ongoing (when the call got there)
- *   3 … 2+T+L    the transcript's entries (transcript_with_tool_calls, T of them) and the
- *                live controls (live_log, L of them), merged: a control written when the
- *                transcript had k entries comes after entry k-1 and before entry k
+ *   3 … 2+T+L    the transcript's entries (T of them) and the live controls (L of them),
+ *                merged: a control written when the transcript had k entries comes after
+ *                entry k-1 and before entry k
  *   3+T+L        the final call_status (ended, not_connected, error), last
  *
  * Transcript entries and controls are only ever appended (and only while the call is
- * ongoing), and a control's position is checked against the transcript's length in its own
- * write (live-store.ts), so an ID always names the same frame: a client resumes after the
- * last ID it has (Last-Event-ID) and misses nothing.
+ * ongoing), a line's position is taken with the call's line count in one transaction, and a
+ * control's place is checked against that count in its own write (live-store.ts), so an
+ * ID always names the same frame: a client resumes after the last ID it has (Last-Event-ID)
+ * and misses nothing. A worker report that arrives late is written where it arrived (its
+ * place in get-call's transcript is by its sequence).
  */
 
 export interface LiveFrame {
@@ -24,11 +29,11 @@ export interface LiveFrame {
   data: Record<string, unknown>;
 }
 
-/** A live control as kept on the call (`live_log`): who did what, and where in the transcript. */
+/** A live control as kept (its `CONTROL#` item; `live_log` on a call stored before those): who did what, and where in the transcript. */
 export interface LiveLogEntry {
   type: 'listener_joined' | 'listener_left' | 'take_over' | 'supervisor_say' | 'live_update' | 'additional_context';
   timestamp: number;
-  /** transcript_with_tool_calls' length when it was written: its place among the transcript's entries. */
+  /** The transcript's length (entries written) when it was written: its place among the transcript's entries. */
   t_index: number;
   participant_id?: string;
   text?: string;
@@ -37,15 +42,15 @@ export interface LiveLogEntry {
 
 export const isFinal = (status: string | undefined) => status === 'ended' || status === 'not_connected' || status === 'error';
 
-/** Every frame of the call so far, in order. */
-export function liveFrames(call: CallItem): LiveFrame[] {
+/** Every frame of the call so far, in order (`entries` and `controls`: as written, live-store.ts liveEntriesOf). */
+export function liveFrames(call: CallItem, entries: readonly Record<string, unknown>[], controls: readonly LiveLogEntry[]): LiveFrame[] {
   const frames: LiveFrame[] = [{ id: 1, event: 'call_status', data: { call_id: call.call_id, call_status: 'registered' } }];
   const reachedOngoing = call.call_status === 'ongoing' || (isFinal(call.call_status) && call.start_timestamp !== undefined && call.start_timestamp !== null);
   if (reachedOngoing) {
     frames.push({ id: 2, event: 'call_status', data: { call_id: call.call_id, call_status: 'ongoing', start_timestamp: call.start_timestamp } });
   }
-  const transcript = (call.transcript_with_tool_calls ?? []) as unknown as Record<string, unknown>[];
-  const log = ((call as { live_log?: LiveLogEntry[] }).live_log ?? []).slice();
+  const transcript = entries;
+  const log = controls;
   let id = 3;
   let next = 0;
   const controlsAt = (k: number) => {
@@ -77,8 +82,13 @@ export function liveFrames(call: CallItem): LiveFrame[] {
 }
 
 /** The frames after `cursor`, the cursor after them, and whether nothing more will come. */
-export function framesAfter(call: CallItem, cursor: number): { frames: LiveFrame[]; cursor: number; done: boolean } {
-  const all = liveFrames(call);
+export function framesAfter(
+  call: CallItem,
+  entries: readonly Record<string, unknown>[],
+  controls: readonly LiveLogEntry[],
+  cursor: number,
+): { frames: LiveFrame[]; cursor: number; done: boolean } {
+  const all = liveFrames(call, entries, controls);
   const frames = all.filter((frame) => frame.id > cursor);
   const last = all.at(-1)!;
   return { frames, cursor: Math.max(cursor, last.id), done: isFinal(call.call_status) };

@@ -1,8 +1,8 @@
 import { connectionPoster } from '../platform/aws/ws-connections.ts';
 import { notFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
-import { framesAfter } from './live-frames.ts';
-import { advanceConnection, connectionLookup, connectionsOf, deleteConnection, putConnection, readCall } from './live-store.ts';
+import { framesAfter, type LiveLogEntry } from './live-frames.ts';
+import { advanceConnection, connectionLookup, connectionsOf, deleteConnection, liveEntriesOf, putConnection, readCall } from './live-store.ts';
 import type { CallItem } from './store.ts';
 
 /*
@@ -21,16 +21,24 @@ export async function publishCallChange(call: CallItem): Promise<void> {
   if (!(call as { live_watched?: boolean }).live_watched) return;
   try {
     const connections = await connectionsOf(call.call_id);
-    await Promise.all(connections.map((connection) => syncConnection(call, connection.connection_id, connection.cursor)));
+    if (connections.length === 0) return;
+    const { entries, controls } = await liveEntriesOf(call);
+    await Promise.all(connections.map((connection) => syncConnection(call, entries, controls, connection.connection_id, connection.cursor)));
   } catch (error) {
     logger.warn('pushing a call change to its monitors failed', { call_id: call.call_id, error });
   }
 }
 
-async function syncConnection(call: CallItem, connectionId: string, cursor: number): Promise<void> {
+async function syncConnection(
+  call: CallItem,
+  entries: readonly Record<string, unknown>[],
+  controls: readonly LiveLogEntry[],
+  connectionId: string,
+  cursor: number,
+): Promise<void> {
   const poster = await connectionPoster();
   if (!poster) return;
-  const { frames, cursor: next, done } = framesAfter(call, cursor);
+  const { frames, cursor: next, done } = framesAfter(call, entries, controls, cursor);
   if (frames.length) {
     const from = await advanceConnection(call.call_id, connectionId, next);
     if (from !== undefined) {
@@ -65,7 +73,8 @@ export async function syncLiveConnection(connectionId: string): Promise<void> {
   const [call, connection] = await Promise.all([readCall(lookup.call_id), connectionsOf(lookup.call_id)]);
   const mine = connection.find((c) => c.connection_id === connectionId);
   if (!call || !mine) return;
-  await syncConnection(call, connectionId, mine.cursor);
+  const { entries, controls } = await liveEntriesOf(call);
+  await syncConnection(call, entries, controls, connectionId, mine.cursor);
 }
 
 /** A monitor went away ($disconnect, the socket closed). */

@@ -1,11 +1,12 @@
 import type { AgentOverride } from './agent-override.ts';
+import { readEntries } from './line-store.ts';
 import type { CallItem } from './store.ts';
 
 /*
  * How the sandbox agent takes in live controls (live-control.ts) at its next turn, inside
  * the engine's own guarded write, so a control never races a turn: update-live-call's
  * variables and agent_override (`live_patch`) are laid over the conversation, and
- * supervisor-say's texts (`live_say`) are said first.
+ * supervisor-say's texts (its controls' items, counted by `say_count`) are said first.
  */
 
 /** One override over another, part by part (a later update-live-call wins field by field). */
@@ -34,8 +35,15 @@ export function liveConversation(call: CallItem): { state: unknown; engine: Part
   };
 }
 
-/** supervisor-say texts the agent has not said yet, and the count to record once it has. */
-export function pendingSays(call: CallItem): { texts: string[]; said: number } {
-  const all = call.live_say ?? [];
-  return { texts: all.slice(call.engine.live_said ?? 0), said: all.length };
+/**
+ * supervisor-say texts the agent has not said yet, and the count to record once it has: the
+ * call's controls are read only when some are pending (`say_count` past `live_said`).
+ */
+export async function pendingSays(call: CallItem): Promise<{ texts: string[]; said: number }> {
+  const stored = call.live_say ?? [];
+  const said = call.engine.live_said ?? 0;
+  if (stored.length + (call.say_count ?? 0) <= said) return { texts: [], said };
+  const items = call.say_count ? (await readEntries(call.call_id)).controls.map((control) => control.entry).filter((entry) => entry.type === 'supervisor_say') : [];
+  const all = [...stored, ...items.map((entry) => entry.text ?? '')];
+  return { texts: all.slice(said), said: all.length };
 }

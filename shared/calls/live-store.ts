@@ -2,18 +2,22 @@ import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import type { LiveLogEntry } from './live-frames.ts';
+import { readEntries, type ControlItem, type LineItem } from './line-store.ts';
 import type { CallItem } from './store.ts';
+import { liveEntries, transcriptLength } from './transcript.ts';
 
 /*
  * The live calls' items (docs/calls.md, Live calls; docs/data-model.md):
  * - on the call item, top-level attributes the engine's own writes never set, so a control
- *   and an engine step never overwrite each other: `live_log` (the controls, for the
- *   monitors), `live_say` (supervisor-say texts the sandbox agent says next), `live_patch`
- *   (update-live-call's variables and override, applied by the sandbox agent's next turn),
- *   `live_take_over`, `live_watched` (some WebSocket watches it: pushes look for connections);
- * - in the call's partition: `VIEWER#<participant_id>` (listen, take-over) and
- *   `WSCONN#<connection_id>` (WebSocket monitors), with a `WSCONN#<id>` lookup item for
- *   $disconnect. All carry a TTL a day out, past any call.
+ *   and an engine step never overwrite each other: `control_count` and `say_count` (how many
+ *   controls, and supervisor-says among them, the call has), `live_patch` (update-live-call's
+ *   variables and override, applied by the sandbox agent's next turn), `live_take_over`,
+ *   `live_watched` (some WebSocket watches it: pushes look for connections);
+ * - in the call's partition: `CONTROL#<index>` (each control, for the monitors and the
+ *   sandbox agent's supervisor-says: items of their own, so a call's item does not grow with
+ *   its controls), `VIEWER#<participant_id>` (listen, take-over) and `WSCONN#<connection_id>`
+ *   (WebSocket monitors), with a `WSCONN#<id>` lookup item for $disconnect. Viewers and
+ *   connections carry a TTL a day out, past any call; controls go with the call.
  */
 
 const TTL_SECONDS = 86_400;
@@ -26,12 +30,10 @@ export interface ViewerItem {
 }
 
 export interface LiveWrite {
-  /** Appended to live_log (its t_index is the transcript length read, checked in the write). */
+  /** The control's entry (its t_index is the transcript length read, checked in the write: the call's line_count). */
   entry: Omit<LiveLogEntry, 't_index' | 'timestamp'>;
   /** Top-level call attributes to set in the same write (never `engine`). */
   set?: Record<string, unknown>;
-  /** Lists appended to: attribute → values. */
-  append?: Record<string, unknown[]>;
   /** An extra condition on the call (with its names and values). */
   condition?: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
   /** Other items written in the same transaction (a viewer's put or delete). */
@@ -39,59 +41,74 @@ export interface LiveWrite {
 }
 
 /**
- * One live control's write on an ongoing call of the workspace: the log entry (placed after
- * the transcript as read: the write is conditional on its length), the fields, and the other
- * items, in one transaction. Answers 'changed' when the call's condition failed (it moved
- * under the write, or is no longer ongoing: read it again and decide), 'refused' when
- * another item's condition failed (a viewer that is gone, or already there).
+ * One live control's write on an ongoing call of the workspace, in one transaction: the
+ * call (its control count moved, the fields set; conditional on its transcript's length and
+ * control count as read, so the control's place among the transcript's entries is where it
+ * was read), the control's item, and the other items. Answers 'changed' when the call's
+ * condition failed (it moved under the write, or is no longer ongoing: read it again and
+ * decide), 'refused' when another item's condition failed (a viewer that is gone, or
+ * already there).
  */
 export async function writeLiveControl(call: CallItem, write: LiveWrite, nowMs = Date.now()): Promise<'written' | 'changed' | 'refused'> {
-  const length = (call.transcript_with_tool_calls ?? []).length;
+  // Entries on the item (a call stored before lines) never change now: only the lines' count can move.
+  const length = transcriptLength(call);
+  const lineCount = call.line_count ?? 0;
+  const controlCount = call.control_count ?? 0;
   const names: Record<string, string> = {
     '#status': 'call_status',
     '#ws': 'workspace_id',
-    '#log': 'live_log',
-    '#t': 'transcript_with_tool_calls',
+    '#lines': 'line_count',
+    '#controls': 'control_count',
     ...(write.condition?.names ?? {}),
   };
   const values: Record<string, unknown> = {
     ':ongoing': 'ongoing',
     ':ws': call.workspace_id,
-    ':len': length,
-    ':entry': [{ ...write.entry, timestamp: nowMs, t_index: length }],
-    ':empty': [],
+    ':lines': lineCount,
+    ':controls': controlCount,
+    ':nextControls': controlCount + 1,
     ...(write.condition?.values ?? {}),
   };
-  const sets = ['#log = list_append(if_not_exists(#log, :empty), :entry)'];
+  const sets = ['#controls = :nextControls'];
+  if (write.entry.type === 'supervisor_say') {
+    names['#says'] = 'say_count';
+    values[':zero'] = 0;
+    values[':one'] = 1;
+    sets.push('#says = if_not_exists(#says, :zero) + :one');
+  }
   Object.entries(write.set ?? {}).forEach(([field, value], i) => {
     if (value === undefined) return;
     names[`#f${i}`] = field;
     values[`:f${i}`] = value;
     sets.push(`#f${i} = :f${i}`);
   });
-  Object.entries(write.append ?? {}).forEach(([field, list], i) => {
-    names[`#a${i}`] = field;
-    values[`:a${i}`] = list;
-    sets.push(`#a${i} = list_append(if_not_exists(#a${i}, :empty), :a${i})`);
-  });
-  const lengthCondition = length === 0 ? '(attribute_not_exists(#t) OR size(#t) = :len)' : 'size(#t) = :len';
+  const counted = (name: string, value: string, read: number) => (read === 0 ? `(attribute_not_exists(${name}) OR ${name} = ${value})` : `${name} = ${value}`);
   const update: TransactOp = {
     Update: {
       Key: keys.call(call.call_id),
       UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: `#status = :ongoing AND #ws = :ws AND ${lengthCondition}${write.condition ? ` AND ${write.condition.expression}` : ''}`,
+      ConditionExpression: `#status = :ongoing AND #ws = :ws AND ${counted('#lines', ':lines', lineCount)} AND ${counted('#controls', ':controls', controlCount)}${write.condition ? ` AND ${write.condition.expression}` : ''}`,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     },
   };
+  const control: TransactOp = {
+    Put: {
+      Item: {
+        ...keys.callControl(call.call_id, controlCount),
+        workspace_id: call.workspace_id,
+        call_id: call.call_id,
+        entry: { ...write.entry, timestamp: nowMs, t_index: length },
+      } satisfies ControlItem,
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
   try {
-    if (write.with?.length) await table.transact([update, ...write.with]);
-    else await table.update({ ...(update as { Update: Parameters<typeof table.update>[0] }).Update });
+    await table.transact([update, control, ...(write.with ?? [])]);
     return 'written';
   } catch (error) {
-    if (error instanceof ConditionFailed) return 'changed';
-    // The call's own condition (index 0) or a lost race: read again; another item's condition: refused.
-    if (error instanceof TransactionCancelled) return error.conflicted || error.failedAt.includes(0) ? 'changed' : 'refused';
+    // The call's own condition or its control's key (another control got there) or a lost race: read again; another item's condition: refused.
+    if (error instanceof TransactionCancelled) return error.conflicted || error.failedAt.includes(0) || error.failedAt.includes(1) ? 'changed' : 'refused';
     throw error;
   }
 }
@@ -185,4 +202,31 @@ export async function deleteConnection(callId: string, connectionId: string): Pr
 /** A call by ID (the pushes' own read; store.ts's findCallItem is above this module). */
 export async function readCall(callId: string): Promise<CallItem | undefined> {
   return table.get<CallItem>(keys.call(callId));
+}
+
+/** What a monitor has read of a call's partition: its controls and lines as of these counts. */
+export interface LiveEntriesRead {
+  lines: number;
+  controls: number;
+  read: { controls: ControlItem[]; lines: LineItem[] };
+}
+
+/**
+ * The call's transcript and controls as its monitors see them (live-frames.ts): the item's
+ * own entries (a call stored before lines and control items), then the items in the order
+ * written. `known` is what was read before: the partition is read again only when the
+ * call's line or control count moved (an idle poll reads the item alone).
+ */
+export async function liveEntriesOf(
+  call: CallItem,
+  known?: LiveEntriesRead,
+): Promise<{ entries: Record<string, unknown>[]; controls: LiveLogEntry[]; known: LiveEntriesRead }> {
+  const lines = call.line_count ?? 0;
+  const controls = call.control_count ?? 0;
+  const read =
+    known && known.lines === lines && known.controls === controls
+      ? known
+      : { lines, controls, read: lines || controls ? await readEntries(call.call_id) : { controls: [], lines: [] } };
+  const written = read.read.controls.slice(0, controls).map((control) => control.entry);
+  return { entries: liveEntries(call, read.read.lines), controls: [...(call.live_log ?? []), ...written], known: read };
 }

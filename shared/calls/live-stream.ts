@@ -1,13 +1,15 @@
 import { config } from '../platform/config.ts';
 import { EventStream } from '../platform/http/event-stream.ts';
 import { framesAfter } from './live-frames.ts';
+import { liveEntriesOf, type LiveEntriesRead } from './live-store.ts';
 import { findCallItem, getCallItem } from './store.ts';
 
 /*
  * The live transcript stream (`GET /v2/calls/{call_id}/stream`, server-sent events;
  * docs/calls.md Live calls). The frames are live-frames.ts's, each with its ID, so a client
- * resumes with `Last-Event-ID` (or `?last_event_id=`). The stream reads the call every
- * LIVE_STREAM_POLL_MS (250 ms) and ends after the final call_status frame. The local
+ * resumes with `Last-Event-ID` (or `?last_event_id=`). The stream reads the call item every
+ * LIVE_STREAM_POLL_MS (250 ms), and its lines and controls only when their counts moved, and
+ * ends after the final call_status frame. The local
  * runtime streams one response; behind API Gateway each response is a long-poll chunk
  * (shared/platform/http/event-stream.ts).
  */
@@ -17,6 +19,7 @@ export const STREAM_RETRY_MS = 250;
 
 export async function callStream(workspaceId: string, callId: string, lastEventId: number | undefined): Promise<EventStream> {
   await getCallItem(workspaceId, callId);
+  let known: LiveEntriesRead | undefined;
   return new EventStream({
     cursor: lastEventId ?? 0,
     pollMs: config.LIVE_STREAM_POLL_MS,
@@ -25,7 +28,9 @@ export async function callStream(workspaceId: string, callId: string, lastEventI
     poll: async (cursor) => {
       const call = await findCallItem(callId);
       if (!call) return { frames: [], cursor, done: true };
-      return framesAfter(call, cursor);
+      const read = await liveEntriesOf(call, known);
+      known = read.known;
+      return framesAfter(call, read.entries, read.controls, cursor);
     },
   });
 }

@@ -1,4 +1,4 @@
-import { findCallItem } from './store.ts';
+import { findCallWithTranscript } from './store.ts';
 
 /** What the public call routes may show of a web call (shared/public): its progress and transcript, nothing configured. */
 export interface PublicCallLog {
@@ -18,7 +18,7 @@ export interface PublicCallLog {
  * it holds the call's access token). Phone calls and unknown IDs are undefined.
  */
 export async function findPublicCallLog(callId: string): Promise<PublicCallLog | undefined> {
-  const call = await findCallItem(callId);
+  const call = await findCallWithTranscript(callId);
   if (!call || call.call_type !== 'web_call') return undefined;
   const fields = call as unknown as Record<string, unknown>;
   return {

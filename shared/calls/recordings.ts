@@ -8,6 +8,7 @@ import type { RecordingUrlView } from './artifact-schemas.ts';
 import { CALL_STATUSES } from './schemas.ts';
 import { recordRoom } from './media.ts';
 import { findCallItem, getCallItem, transitionCall, type CallItem, type RecordingState } from './store.ts';
+import { withTranscript } from './transcript.ts';
 
 export type { RecordingState };
 
@@ -144,7 +145,7 @@ export async function recordSandboxCall(call: CallItem): Promise<CallItem> {
     const settings = await artifactSettings(call);
     if (settings.dataStorage === 'basic_attributes_only') return call;
     const key = objectKeys.callArtifact(call.workspace_id, call.call_id, 'recording.wav');
-    const wav = syntheticRecording(call.transcript_object ?? [], call.duration_ms);
+    const wav = syntheticRecording((await withTranscript(call)).transcript_object ?? [], call.duration_ms);
     const store = objectStore();
     await store.put(key, wav, 'audio/wav', { retentionDays: settings.retentionDays });
     const recording: RecordingState = {

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
-import { workerEventSchema } from '../vendors/media/index.ts';
+import { MAX_WORKER_REPORT_BYTES, workerEventSchema } from '../vendors/media/index.ts';
 import { ConcurrencySettingsView, ConcurrencyView, UpdateConcurrencySettingsBody } from './concurrency.ts';
 import {
   BackfillAccepted,
@@ -96,7 +96,7 @@ export const callRoutes = defineRoutes({ domain: 'calls', access: 'calls' }, {
   workerReport: {
     method: 'POST', path: '/internal/calls/{call_id}/events', status: 204, access: 'public',
     summary: 'The agent worker reports a call\'s transcript, tool calls and end (Bearer: the call\'s report token)',
-    params: callIdParams, body: lazySchema(() => workerEventSchema),
+    params: callIdParams, body: lazySchema(() => workerEventSchema), maxBodyBytes: MAX_WORKER_REPORT_BYTES,
   },
   workerRetrieve: {
     method: 'POST', path: '/internal/calls/{call_id}/kb-retrieve', status: 200, access: 'public',

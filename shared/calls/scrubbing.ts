@@ -5,10 +5,23 @@ import { logger } from '../platform/logger.ts';
 import { piiCategoriesOf, redactPii, type PiiCategory } from '../platform/pii.ts';
 import { objectKeys } from '../platform/store/keys.ts';
 import { TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
-import { deleteUnscrubbed, deleteUnscrubbedOp, getUnscrubbed, putUnscrubbedOnce, scrubCallOp, transact } from './artifact-store.ts';
+import {
+  deleteUnscrubbed,
+  deleteUnscrubbedLines,
+  deleteUnscrubbedOp,
+  getUnscrubbed,
+  getUnscrubbedLines,
+  putUnscrubbedLinesOnce,
+  putUnscrubbedOnce,
+  readUnscrubbedLinesSealed,
+  scrubCallOp,
+  transact,
+} from './artifact-store.ts';
+import { readCallWithLines, rewriteLines, type LineItem, type TranscriptLine } from './line-store.ts';
 import { artifactSettings, syntheticRecording } from './recordings.ts';
 import type { CallView } from './schemas.ts';
-import { getCallItem, type CallItem, type RecordingState } from './store.ts';
+import { callNotFound, getCallWithTranscript, type CallItem, type RecordingState } from './store.ts';
+import { assembleTranscript } from './transcript.ts';
 import { toCallView } from './view.ts';
 
 /*
@@ -17,13 +30,18 @@ import { toCallView } from './view.ts';
  * Scrubbing replaces the personal data the agent's `pii_config.categories` name (those
  * Parley detects: credit_card with the Luhn check, ssn, email, phone_number; all four when
  * the agent names none) with `[<category>]` in the transcript, transcript_object,
- * transcript_with_tool_calls, both dynamic-variable maps and call_analysis, and silences the
- * scrubbed turns in the sandbox's recording (a media server's recording cannot be edited
+ * transcript_with_tool_calls (the call's lines, line-store.ts, and the fields of a call
+ * stored with them on the item), both dynamic-variable maps and call_analysis, and silences
+ * the scrubbed turns in the sandbox's recording (a media server's recording cannot be edited
  * here, so it is removed). What it replaced is kept as an encrypted copy (envelope
  * encryption, context naming the call) only while the call's data storage setting is
  * `everything`; under `everything_except_pii` or `basic_attributes_only` no copy is kept and
  * an existing one is deleted. Scrubbing again is harmless: the copy is written once, and
  * scrubbed text has nothing left to find.
+ *
+ * Order, so a request cut short at any point leaves the original safe and a retry finishes:
+ * objects (the recording), then the lines' copy (once), then the lines that changed, then
+ * one transaction of the call and its own fields' copy.
  */
 
 /** The call fields scrubbing rewrites, and the copy keeps as they were. */
@@ -37,6 +55,14 @@ const SCRUBBED_FIELDS = [
 ] as const satisfies readonly (keyof CallItem)[];
 
 const copyContext = (call: Pick<CallItem, 'workspace_id' | 'call_id'>) => recordContext(call.workspace_id, `call_unscrubbed:${call.call_id}`);
+const linesCopyContext = (call: Pick<CallItem, 'workspace_id' | 'call_id'>) => recordContext(call.workspace_id, `call_unscrubbed_lines:${call.call_id}`);
+
+/** The call of this workspace as stored, and its lines, or 404. */
+async function callAndLines(workspaceId: string, callId: string): Promise<{ raw: CallItem; lines: LineItem[] }> {
+  const { call, lines } = await readCallWithLines(callId);
+  if (!call || call.workspace_id !== workspaceId) throw callNotFound();
+  return { raw: call, lines };
+}
 
 /** Every string inside `value` redacted; objects and arrays rebuilt, other values kept. */
 function scrubValue(value: unknown, categories: readonly PiiCategory[]): unknown {
@@ -71,18 +97,19 @@ export async function removeCallSensitiveData(workspaceId: string, callId: strin
 }
 
 async function scrubOnce(workspaceId: string, callId: string): Promise<CallView> {
-  const call = await getCallItem(workspaceId, callId);
-  if (call.call_status === 'registered' || call.call_status === 'ongoing') {
-    throw badRequest(`Sensitive data can only be removed from a call that has ended; this call is ${call.call_status}`);
+  const { raw, lines } = await callAndLines(workspaceId, callId);
+  if (raw.call_status === 'registered' || raw.call_status === 'ongoing') {
+    throw badRequest(`Sensitive data can only be removed from a call that has ended; this call is ${raw.call_status}`);
   }
-  const settings = await artifactSettings(call);
+  const settings = await artifactSettings(raw);
   const categories = piiCategoriesOf(settings.piiCategories);
   const keepCopy = settings.dataStorage === 'everything';
 
+  // The item's own fields (the transcript's only on a call stored with it there).
   const set: Record<string, unknown> = { scrubbed_timestamp: Date.now() };
   const original: Record<string, unknown> = {};
   for (const field of SCRUBBED_FIELDS) {
-    const value = call[field];
+    const value = raw[field];
     if (value === undefined) continue;
     original[field] = value;
     set[field] =
@@ -90,38 +117,58 @@ async function scrubOnce(workspaceId: string, callId: string): Promise<CallView>
         ? (value as Record<string, unknown>[]).map((turn) => scrubTurn(turn, categories))
         : scrubValue(value, categories);
   }
+  // The lines: each entry scrubbed; those that changed are rewritten.
+  const scrubbedLines: TranscriptLine[] = lines.map((line) => ({ ...line, entry: scrubTurn(line.entry, categories) }));
+  const changed = lines.flatMap((line, index) =>
+    JSON.stringify(scrubbedLines[index]!.entry) === JSON.stringify(line.entry) ? [] : [{ key: { pk: line.pk, sk: line.sk }, entry: scrubbedLines[index]!.entry }],
+  );
+  const call = assembleTranscript(raw, lines);
+  const scrubbed = assembleTranscript({ ...raw, ...set } as CallItem, scrubbedLines);
   const turns = call.transcript_object ?? [];
-  const scrubbedTurns = (set.transcript_object as { content: string }[] | undefined) ?? [];
+  const scrubbedTurns = scrubbed.transcript_object ?? [];
   const silenced = turns.flatMap((turn, index) => (scrubbedTurns[index]?.content !== turn.content ? [index] : []));
 
   const remove: string[] = [];
   const removeAfter: string[] = [];
-  if (call.recording) {
-    const recording = await scrubRecording(call, call.recording, silenced, keepCopy, settings.retentionDays);
+  if (raw.recording) {
+    const recording = await scrubRecording(call, raw.recording, silenced, keepCopy, settings.retentionDays);
     set.recording = recording;
     if (recording.removed) remove.push('recording_url');
-    if (!keepCopy && call.recording.unscrubbed_key) removeAfter.push(call.recording.unscrubbed_key);
+    if (!keepCopy && raw.recording.unscrubbed_key) removeAfter.push(raw.recording.unscrubbed_key);
   }
+  const expiresAt = (createdMs: number) => (settings.retentionDays ? { expires_at: Math.floor((raw.end_timestamp ?? createdMs) / 1000) + settings.retentionDays * 86_400 } : {});
+
+  // The lines' originals are sealed and kept (once) before any line changes.
+  if (keepCopy && lines.length > 0 && !(await getUnscrubbedLines(callId))) {
+    const createdMs = Date.now();
+    const originals = lines.map(({ entry, in_transcript }) => ({ entry, in_transcript }));
+    await putUnscrubbedLinesOnce(
+      { workspace_id: workspaceId, call_id: callId, created_timestamp: createdMs, ...expiresAt(createdMs) },
+      await encryptSecret(JSON.stringify(originals), linesCopyContext(raw)),
+    );
+  }
+  await rewriteLines(changed);
 
   const existing = await getUnscrubbed(callId);
-  const ops: TransactOp[] = [scrubCallOp(callId, workspaceId, call.engine.analysis_seq, set, remove)];
+  const ops: TransactOp[] = [scrubCallOp(callId, workspaceId, raw.engine.analysis_seq, set, remove)];
   if (keepCopy && !existing) {
     const createdMs = Date.now();
     ops.push(
       putUnscrubbedOnce({
         workspace_id: workspaceId,
         call_id: callId,
-        sealed: await encryptSecret(JSON.stringify(original), copyContext(call)),
+        sealed: await encryptSecret(JSON.stringify(original), copyContext(raw)),
         created_timestamp: createdMs,
-        ...(settings.retentionDays ? { expires_at: Math.floor((call.end_timestamp ?? createdMs) / 1000) + settings.retentionDays * 86_400 } : {}),
+        ...expiresAt(createdMs),
       }),
     );
   } else if (!keepCopy && existing) {
     ops.push(deleteUnscrubbedOp(callId));
   }
   await transact(ops);
+  if (!keepCopy) await deleteUnscrubbedLines(callId);
   await Promise.all(removeAfter.map((key) => objectStore().delete(key)));
-  return toCallView({ ...call, ...set, ...Object.fromEntries(remove.map((field) => [field, undefined])) } as CallItem);
+  return toCallView({ ...scrubbed, ...Object.fromEntries(remove.map((field) => [field, undefined])) } as CallItem);
 }
 
 /**
@@ -169,27 +216,39 @@ async function scrubRecording(
  * setting, or its retention ran out).
  */
 export async function getCallUnscrubbed(workspaceId: string, callId: string): Promise<CallView> {
-  const call = await getCallItem(workspaceId, callId);
-  if (call.scrubbed_timestamp === undefined) return toCallView(call);
+  const { raw, lines } = await callAndLines(workspaceId, callId);
+  if (raw.scrubbed_timestamp === undefined) return toCallView(assembleTranscript(raw, lines));
   const copy = await getUnscrubbed(callId);
   if (!copy || copy.workspace_id !== workspaceId) {
-    const settings = await artifactSettings(call);
+    const settings = await artifactSettings(raw);
     throw notFound(
       settings.dataStorage === 'everything'
         ? `No unscrubbed copy of call ${callId} is kept any more`
         : `No unscrubbed copy of call ${callId} is kept: its data storage setting is ${settings.dataStorage}`,
     );
   }
-  const fields = JSON.parse(await decryptSecret(copy.sealed, copyContext(call))) as Record<string, unknown>;
-  const view = toCallView({ ...call, ...fields } as CallItem);
-  const unscrubbedKey = call.recording?.unscrubbed_key;
+  const fields = JSON.parse(await decryptSecret(copy.sealed, copyContext(raw))) as Record<string, unknown>;
+  const view = toCallView(assembleTranscript({ ...raw, ...fields } as CallItem, (await originalLines(raw)) ?? lines));
+  const unscrubbedKey = raw.recording?.unscrubbed_key;
   if (unscrubbedKey) {
-    const settings = await artifactSettings(call);
+    const settings = await artifactSettings(raw);
     view.recording_url = await objectStore().signedUrl(unscrubbedKey, Date.now() + settings.signedUrlExpirationMs, {
       downloadName: `${callId}.unscrubbed.wav`,
     });
   }
   return view;
+}
+
+/** The call's lines as they were before scrubbing, when their copy is kept. */
+async function originalLines(call: CallItem): Promise<TranscriptLine[] | undefined> {
+  const head = await getUnscrubbedLines(call.call_id);
+  if (!head || head.workspace_id !== call.workspace_id) return undefined;
+  const sealed = await readUnscrubbedLinesSealed(head);
+  if (sealed === undefined) {
+    logger.warn('a part of the unscrubbed lines is missing; answering the scrubbed lines', { call_id: call.call_id });
+    return undefined;
+  }
+  return JSON.parse(await decryptSecret(sealed, linesCopyContext(call))) as TranscriptLine[];
 }
 
 /** delete-call: the call's stored objects and its unscrubbed copy go with it (failures logged, not fatal: the call is gone). */
@@ -213,7 +272,7 @@ export interface CallStorageFacts {
 }
 
 export async function callStorageFacts(workspaceId: string, callId: string): Promise<CallStorageFacts> {
-  const item = await getCallItem(workspaceId, callId);
+  const item = await getCallWithTranscript(workspaceId, callId);
   const [settings, unscrubbed] = await Promise.all([artifactSettings(item), getUnscrubbed(callId)]);
   return {
     call: toCallView(item),

@@ -2,20 +2,25 @@ import { createHash } from 'node:crypto';
 import { notFound } from '../platform/errors.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import { keys } from '../platform/store/keys.ts';
-import { ConditionFailed, table } from '../platform/store/table.ts';
+import { ConditionFailed, table, TransactionCancelled } from '../platform/store/table.ts';
 import { setOrRemove } from '../platform/store/update-expression.ts';
 import type { TransferOptions } from '../conversation/index.ts';
 import type { AgentOverride } from './agent-override.ts';
+import { linePuts, readCallWithLines, type TranscriptLine } from './line-store.ts';
 import type { LiveLogEntry } from './live-frames.ts';
 import { publishCallChange } from './live-push.ts';
 import type { CallStatus, CallView, DisconnectionReason } from './schemas.ts';
+import { assembleTranscript } from './transcript.ts';
 
 /*
  * The calls domain's items. A call is one item in its own partition (`CALL#<id>`), with
  * the wire fields at the top level (so the listing index can project what lists filter
- * on) and the engine's working state beside them under `engine`. The workspace's listing
- * is gsi1, sharded (CALL_LISTING_SHARDS partitions a workspace, chosen by the call ID) so
- * a busy workspace's writes spread.
+ * on) and the engine's working state beside them under `engine`. Its transcript is not on
+ * it: each entry is a line item in the same partition, written once with the call's
+ * `line_count` (line-store.ts), and assembled on read (transcript.ts), so the item stays
+ * small however long the call runs. The workspace's listing is gsi1, sharded
+ * (CALL_LISTING_SHARDS partitions a workspace, chosen by the call ID) so a busy
+ * workspace's writes spread.
  */
 
 export const CALL_LISTING_SHARDS = 4;
@@ -193,13 +198,23 @@ export type CallItem = CallView & {
   /** When remove-call-sensitive-data last scrubbed the call (shared/calls/scrubbing.ts). */
   scrubbed_timestamp?: number;
   /** Live calls (live-store.ts): top-level, so the engine's writes (which replace `engine`) never undo them. Never answered. */
+  /** The controls and supervisor-say texts of a call stored before controls were items of their own (read, never written now). */
   live_log?: LiveLogEntry[];
   live_say?: string[];
+  /** How many live controls the call has (`CONTROL#` items), and how many of them are supervisor-say: moved with each control's item. */
+  control_count?: number;
+  say_count?: number;
   live_patch?: { seq: number; dynamic_variables?: Record<string, string>; agent_override?: AgentOverride };
   live_take_over?: { participant_id: string; timestamp: number };
   live_watched?: boolean;
   /** LiveKit's reports about the call's SIP leg (sip-leg.ts), for the SIP trace. Never answered. */
   sip_leg?: SipLeg;
+  /**
+   * How many transcript lines the call has (line-store.ts): their positions are 0 to
+   * line_count - 1, and every write of lines moves it in the same transaction. Absent on a
+   * call that has none yet, and on calls stored with their transcript on the item. Never answered.
+   */
+  line_count?: number;
 };
 
 export const callNotFound = () => notFound('Call not found');
@@ -214,6 +229,19 @@ export async function getCallItem(workspaceId: string, callId: string): Promise<
 /** A call by ID alone, for the engine's own steps (they carry the workspace and check it). */
 export async function findCallItem(callId: string): Promise<CallItem | undefined> {
   return table.get<CallItem>(keys.call(callId));
+}
+
+/** A call of this workspace with its transcript (the item and its lines, read side by side), or 404. */
+export async function getCallWithTranscript(workspaceId: string, callId: string): Promise<CallItem> {
+  const call = await findCallWithTranscript(callId);
+  if (!call || call.workspace_id !== workspaceId) throw callNotFound();
+  return call;
+}
+
+/** A call by ID alone with its transcript (the public call log names no workspace). */
+export async function findCallWithTranscript(callId: string): Promise<CallItem | undefined> {
+  const { call, lines } = await readCallWithLines(callId);
+  return call ? assembleTranscript(call, lines) : undefined;
 }
 
 /** The call's item from its fields (the keys and the listing entry are derived here). */
@@ -264,6 +292,23 @@ export interface Transition {
   remove?: readonly string[];
   /** Only while this engine counter has this value (a stale or repeated step changes nothing). */
   guard?: { field: 'step_seq' | 'analysis_seq' | 'report_seq' | 'transfer_seq'; equals: number };
+  /**
+   * Transcript lines written with the change, in one transaction (line-store.ts), only while
+   * the call's `line_count` is still `after` (the count read): keyed by `ordinal` (the
+   * worker report's sequence; the engine's own writes use `after`, their first position).
+   */
+  append?: { workspaceId: string; ordinal: number; after: number; lines: readonly TranscriptLine[] };
+}
+
+/**
+ * The lines of an append were written before (a redelivered or duplicated worker report):
+ * nothing was written now.
+ */
+export class LinesAlreadyWritten extends Error {
+  constructor() {
+    super('These transcript lines were written already');
+    this.name = 'LinesAlreadyWritten';
+  }
 }
 
 /**
@@ -309,19 +354,32 @@ export async function transitionCall(callId: string, change: Transition): Promis
     // A counter not written yet reads as 0.
     condition += change.guard.equals === 0 ? ` AND (attribute_not_exists(${path}) OR ${path} = :seq)` : ` AND ${path} = :seq`;
   }
+  const append = change.append;
+  if (append) {
+    names['#lines'] = 'line_count';
+    values[':lines'] = append.after + append.lines.length;
+    values[':linesRead'] = append.after;
+    sets.push('#lines = :lines');
+    condition += append.after === 0 ? ' AND (attribute_not_exists(#lines) OR #lines = :linesRead)' : ' AND #lines = :linesRead';
+  }
   const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim();
+  const update = { Key: keys.call(callId), UpdateExpression: expression, ConditionExpression: condition, ExpressionAttributeNames: names, ExpressionAttributeValues: values };
   let updated: CallItem | undefined;
   try {
-    updated = await table.update<CallItem>({
-      Key: keys.call(callId),
-      UpdateExpression: expression,
-      ConditionExpression: condition,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-      ReturnValues: 'ALL_NEW',
-    });
+    if (append?.lines.length) {
+      // The lines and the call's count together: a line is never there without the count, nor the count without it.
+      await table.transact([{ Update: update }, ...linePuts({ call_id: callId, workspace_id: append.workspaceId }, append.ordinal, append.after, append.lines)]);
+      updated = await table.get<CallItem>(keys.call(callId));
+    } else {
+      updated = await table.update<CallItem>({ ...update, ReturnValues: 'ALL_NEW' });
+    }
   } catch (error) {
     if (error instanceof ConditionFailed) return undefined;
+    if (error instanceof TransactionCancelled) {
+      // Only the lines' keys were taken: the same lines were written before (the call's own condition held).
+      if (!error.conflicted && error.failedAt.length > 0 && !error.failedAt.includes(0)) throw new LinesAlreadyWritten();
+      return undefined;
+    }
     throw error;
   }
   // WebSocket monitors of the call get what changed (live-push.ts; nothing when none watches).

@@ -1,5 +1,6 @@
 import type { CredentialItem } from '../platform/auth/credentials.ts';
 import { keys } from '../platform/store/keys.ts';
+import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 
 /*
@@ -45,6 +46,26 @@ export const deliveryAttempts = {
       Limit: limit,
     });
     return items;
+  },
+};
+
+/**
+ * Bodies too large for a queue message, kept beside it in parts (each well under DynamoDB's
+ * 400 KB item limit) until the delivery's last attempt; `expires_at` outlives the queue's
+ * retention, so a part is never gone while its message may still arrive.
+ */
+export const webhookBodies = {
+  async put(workspaceId: string, deliveryId: string, parts: readonly string[], expiresAt: number): Promise<void> {
+    await table.batchPut(parts.map((part, index) => ({ ...keys.webhookBodyPart(deliveryId, index), workspace_id: workspaceId, part, expires_at: expiresAt })));
+  },
+
+  /** The parts in order; fewer than `count` when some are gone. */
+  async read(deliveryId: string): Promise<string[]> {
+    return (await queryAll<{ part: string }>(keys.webhookBodyParts(deliveryId))).map((item) => item.part);
+  },
+
+  async remove(deliveryId: string, count: number): Promise<void> {
+    await table.batchDelete(Array.from({ length: count }, (_, index) => keys.webhookBodyPart(deliveryId, index)));
   },
 };
 

@@ -12,7 +12,7 @@ import { traced } from '../platform/tracing.ts';
 import { eventIdHeader, signatureHeaders, wire } from '../platform/naming.ts';
 import { EgressRefused, egressFetch } from '../platform/egress.ts';
 import type { TestWebhookResult, WebhookDeliveryAttempt } from './schemas.ts';
-import { apiKeyRefs, attemptClaims, credentialByHash, deliveryAttempts, type AttemptClaimItem, type DeliveryAttemptItem } from './store.ts';
+import { apiKeyRefs, attemptClaims, credentialByHash, deliveryAttempts, webhookBodies, type AttemptClaimItem, type DeliveryAttemptItem } from './store.ts';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem, type WorkspaceItem } from '../account/index.ts';
 
 /** Spec: 3 retries, waiting 1, 2 and 4 seconds. */
@@ -26,6 +26,16 @@ export const TEST_WEBHOOK_MAX_TIMEOUT_MS = 25_000;
 const RECORD_RESERVE_MS = 5_000;
 /** Delivery log entries expire after 30 days (DynamoDB TTL), so the log cannot grow without bound. */
 const DELIVERY_LOG_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+/**
+ * A body larger than this does not travel in the queue message (SQS takes 256 KiB, envelope
+ * included) but beside it, in the table (store.ts webhookBodies): a long call's transcript
+ * makes call events of a megabyte and more.
+ */
+export const MAX_INLINE_BODY_BYTES = 200 * 1024;
+/** UTF-16 units per stored part: at most 3 bytes each as UTF-8, so a part stays under 300 KB. */
+const BODY_PART_UNITS = 100_000;
+/** Stored bodies outlive the queue's 14-day retention (a redriven message still finds its body). */
+const STORED_BODY_SECONDS = 15 * 24 * 60 * 60;
 /**
  * An attempt's claim outlives every copy of its message: SQS keeps a message at most 14 days
  * (a dead letter redriven later is another story: it finds no claim and is delivered).
@@ -42,6 +52,8 @@ export const WebhookMessage = lazySchema(() =>
     url: z.string().min(1),
     event: z.string().min(1),
     body: z.string(),
+    /** The body is stored beside the message in this many parts (`body` is then empty). */
+    body_parts: z.number().int().min(1).optional(),
     timeout_ms: z.number().int().min(1).max(600_000).optional(),
     attempt: z.number().int().min(1).max(MAX_ATTEMPTS),
   }),
@@ -59,17 +71,42 @@ export interface EnqueueWebhookInput {
 
 /** Queues a webhook for delivery; returns its delivery ID (shared by all its attempts). */
 export async function enqueueWebhook(input: EnqueueWebhookInput, queue: MessageQueue = webhookQueue()): Promise<string> {
+  const deliveryId = newId('webhookDelivery');
+  const body = webhookBody(input.event, input.payload);
+  const parts = Buffer.byteLength(body, 'utf8') > MAX_INLINE_BODY_BYTES ? splitBody(body) : undefined;
+  if (parts) await webhookBodies.put(input.workspaceId, deliveryId, parts, Math.floor(Date.now() / 1000) + STORED_BODY_SECONDS);
   const message: WebhookMessage = {
-    delivery_id: newId('webhookDelivery'),
+    delivery_id: deliveryId,
     workspace_id: input.workspaceId,
     url: input.url,
     event: input.event,
-    body: webhookBody(input.event, input.payload),
+    body: parts ? '' : body,
+    ...(parts ? { body_parts: parts.length } : {}),
     timeout_ms: input.timeoutMs,
     attempt: 1,
   };
   await queue.send(message);
   return message.delivery_id;
+}
+
+/** A body cut into parts of at most BODY_PART_UNITS, never inside a surrogate pair. */
+function splitBody(body: string): string[] {
+  const parts: string[] = [];
+  for (let start = 0; start < body.length; ) {
+    let end = Math.min(body.length, start + BODY_PART_UNITS);
+    const last = body.charCodeAt(end - 1);
+    if (end < body.length && last >= 0xd800 && last <= 0xdbff) end--;
+    parts.push(body.slice(start, end));
+    start = end;
+  }
+  return parts;
+}
+
+/** The exact body of a message: its own, or the one stored beside it (undefined when that is gone). */
+async function messageBody(message: WebhookMessage): Promise<string | undefined> {
+  if (!message.body_parts) return message.body;
+  const parts = await webhookBodies.read(message.delivery_id);
+  return parts.length === message.body_parts ? parts.join('') : undefined;
 }
 
 function webhookBody(event: string, payload: Record<string, unknown>): string {
@@ -315,7 +352,13 @@ export async function deliverWebhook(
 
   let outcome = claim.outcome;
   if (!outcome) {
-    outcome = await postOnce(workspace, message.url, message.body, timeoutMs, message.delivery_id);
+    const body = await messageBody(message);
+    if (body === undefined) {
+      logger.warn('webhook dropped: its stored body is gone', { workspace_id: message.workspace_id, delivery_id: message.delivery_id });
+      await attemptClaims.finish(claim, holder);
+      return 'handled';
+    }
+    outcome = await postOnce(workspace, message.url, body, timeoutMs, message.delivery_id);
     if (!(await attemptClaims.savePosted(claim, holder, outcome))) {
       // Only past the lease, which outlasts the invocation: the consumer that took it over records.
       logger.warn('webhook attempt claim lost before its outcome was saved', { delivery_id: message.delivery_id, attempt: message.attempt });
@@ -350,6 +393,12 @@ export async function deliverWebhook(
     });
   }
   await attemptClaims.finish(claim, holder);
+  // The last attempt's stored body goes (its TTL removes it otherwise).
+  if (!willRetry && message.body_parts) {
+    await webhookBodies.remove(message.delivery_id, message.body_parts).catch((error: unknown) =>
+      logger.warn('deleting a stored webhook body failed; its TTL removes it', { delivery_id: message.delivery_id, error }),
+    );
+  }
   // Counted once the attempt is recorded and its retry queued; a failure before that is the
   // consumer's `failed` (functions/webhook-delivery.ts), and SQS brings the message back.
   countMetric('WebhookAttempt', { result: outcome.success ? 'delivered' : willRetry ? 'retried' : 'dead' });

@@ -9,10 +9,11 @@ import { eventually } from '../support/webhook-receiver.ts';
 
 /*
  * Issue 18's proof: an export of a few thousand calls in both formats, parsed back and
- * compared with the calls as the API lists them. A handful are real sandbox calls (dialled,
- * run, ended and analysed by the call steps); the rest are copies of the items those left
- * (test/support/factories.ts seedCallsLike: the calls store's own items, written in
- * BatchWrites), so every row has the shape a sandbox call really leaves.
+ * compared with the calls as the API lists them, with their transcripts (which get-call
+ * answers and list-calls leaves out). A handful are real sandbox calls (dialled, run, ended
+ * and analysed by the call steps); the rest are copies of the items those left, transcript
+ * lines included (test/support/factories.ts seedCallsLike: the calls store's own items,
+ * written in BatchWrites), so every row has the shape a sandbox call really leaves.
  */
 const app = await startTestApp();
 const background = startBackgroundWork(JOBS.filter((job) => job.name === 'call-steps' || job.name === 'export-jobs'));
@@ -59,8 +60,15 @@ async function download(api: Api, exportId: string): Promise<string> {
   return res.text();
 }
 
-/** The CSV cell a value becomes (docs/account-data.md, Formats): empty for absent, JSON text for nested values. */
-const cell = (value: unknown): string => (value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+/**
+ * The CSV cell a value becomes (docs/account-data.md, Formats): empty for absent, JSON text for
+ * nested values, and a leading `'` on text a spreadsheet would run as a formula (phone numbers'
+ * `+` among them; docs/security.md, "Files opened in spreadsheets").
+ */
+const cell = (value: unknown): string => {
+  const text = value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return /^'*[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+};
 
 /** A call's CSV row, derived here from the listed call (not by the export's own code). */
 const expectedRow = (call: any): string[] =>
@@ -106,27 +114,33 @@ describe('an export of a few thousand calls', () => {
     const templates = await Promise.all(real.map(async (call) => (await findCallItem(call.call_id))!));
     const seededAt = Date.now();
     const perTemplate = Math.ceil(SEEDED / templates.length);
-    const seeded = (
-      await Promise.all(
-        templates.map((template, t) =>
-          seedCallsLike(template, t === templates.length - 1 ? SEEDED - perTemplate * t : perTemplate, {
-            firstCreatedMs: realStartedAt - 3_600_000 + t,
-            stepMs: templates.length * 1000,
-            vary: (i) => ({
-              to_number: `+1${628 + t}555${String(i).padStart(4, '0')}`,
-              metadata: { row: `${t}-${i}`, note: `say "hi", then\r\nbye, ${'é'.repeat(i % 3)}` },
-            }),
+    const copiesOf = await Promise.all(
+      templates.map((template, t) =>
+        seedCallsLike(template, t === templates.length - 1 ? SEEDED - perTemplate * t : perTemplate, {
+          firstCreatedMs: realStartedAt - 3_600_000 + t,
+          stepMs: templates.length * 1000,
+          vary: (i) => ({
+            to_number: `+1${628 + t}555${String(i).padStart(4, '0')}`,
+            metadata: { row: `${t}-${i}`, note: `say "hi", then\r\nbye, ${'é'.repeat(i % 3)}` },
           }),
-        ),
-      )
-    ).flat();
+        }),
+      ),
+    );
+    const seeded = copiesOf.flat();
     expect(seeded).toHaveLength(SEEDED);
     const seedMs = Date.now() - seededAt;
+    // A copy's transcript is its template's: the real call's as get-call answers it.
+    const TRANSCRIPT = ['transcript', 'transcript_object', 'transcript_with_tool_calls'];
+    const transcriptOf = (call: Record<string, unknown>) => Object.fromEntries(TRANSCRIPT.filter((field) => field in call).map((field) => [field, call[field]]));
+    const transcripts = new Map(real.map((call) => [call.call_id as string, transcriptOf(call)]));
+    copiesOf.forEach((copies, t) => copies.forEach((copy) => transcripts.set(copy.call_id as string, transcriptOf(real[t]))));
 
     const listedAt = Date.now();
-    const calls = await listAll(ws.api);
+    const listed = await listAll(ws.api);
     const listMs = Date.now() - listedAt;
     const exportedAt = Date.now();
+    expect(listed.every((call) => TRANSCRIPT.every((field) => !(field in call)))).toBe(true);
+    const calls = listed.map((call) => ({ ...call, ...transcripts.get(call.call_id) }));
     expect(calls).toHaveLength(SEEDED + REAL.length);
     expect(calls.slice(-REAL.length).map((call) => call.call_id).sort()).toEqual(real.map((call) => call.call_id).sort());
     expect(new Set(calls.map((call) => call.call_id)).size).toBe(calls.length);
@@ -160,7 +174,7 @@ describe('an export of a few thousand calls', () => {
     expect(new Set(rows.map((row) => row[0])).size).toBe(calls.length);
     rows.forEach((row, i) => expect(row).toEqual(expectedRow(calls[i])));
     // Spot checks on what the quoting had to carry, and on the real calls' own fields.
-    const quoted = rows.find((row) => row[7] === '+16295550001')!;
+    const quoted = rows.find((row) => row[7] === "'+16295550001")!;
     expect(JSON.parse(quoted[16]!)).toEqual({ row: '1-1', note: 'say "hi", then\r\nbye, é' });
     const conversation = rows.find((row) => row[0] === real[1].call_id)!;
     expect(conversation[17]).toBe(real[1].transcript);

@@ -194,21 +194,25 @@ export const newContact = (api: Api, overrides: Record<string, unknown> = {}) =>
  * replaced), `created_timestamp` = `firstCreatedMs + i * stepMs` with its start and end
  * shifted alike, and the fields `vary(i)` returns; the keys and index entries come from the
  * calls store's newCallItem, and the items are written in BatchWrites (putCallItems), four
- * batches of 250 at a time. Answers the items written, in creation order. The calls domain is
- * imported here, not at the top, so that test files that never seed do not load it before
- * their settings are applied.
+ * batches of 250 at a time, each followed by its copies of the template's transcript lines
+ * (in its own partition, as the calls store writes them). Answers the items written, in
+ * creation order. The calls domain is imported here, not at the top, so that test files that
+ * never seed do not load it before their settings are applied.
  */
 export async function seedCallsLike(
   template: Record<string, unknown> & { call_id: string; created_timestamp: number },
   count: number,
   options: { firstCreatedMs: number; stepMs: number; vary?: (i: number) => Record<string, unknown> },
 ): Promise<Record<string, unknown>[]> {
-  const [{ newCallItem, putCallItems }, { newTimeOrderedId }] = await Promise.all([
+  const [{ newCallItem, putCallItems }, { readLines }, { newTimeOrderedId }, { table }] = await Promise.all([
     import('../../shared/calls/store.ts'),
+    import('../../shared/calls/line-store.ts'),
     import('../../shared/platform/ids.ts'),
+    import('../../shared/platform/store/table.ts'),
   ]);
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g1s, gsi2pk: _g2, gsi2sk: _g2s, idempotency_claim: _claim, ...fields } = template;
   const text = JSON.stringify(fields);
+  const lines = JSON.stringify(await readLines(template.call_id));
   const items = Array.from({ length: count }, (_, i) => {
     const created = options.firstCreatedMs + i * options.stepMs;
     const callId = newTimeOrderedId('call', created);
@@ -223,7 +227,11 @@ export async function seedCallsLike(
   let next = 0;
   await Promise.all(
     Array.from({ length: 4 }, async () => {
-      while (next < chunks.length) await putCallItems(chunks[next++]!);
+      while (next < chunks.length) {
+        const chunk = chunks[next++]!;
+        await putCallItems(chunk);
+        await table.batchPut(chunk.flatMap((item) => JSON.parse(lines.replaceAll(template.call_id, item.call_id)) as Record<string, unknown>[]));
+      }
     }),
   );
   return items;

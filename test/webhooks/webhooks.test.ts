@@ -9,6 +9,8 @@ import { startBackgroundWork } from '../../local/background.ts';
 import { localLambdaContext } from '../../local/local-context.ts';
 import { localWebhookQueue } from '../../local/queues.ts';
 import { newId, newTimeOrderedId } from '../../shared/platform/ids.ts';
+import { keys } from '../../shared/platform/store/keys.ts';
+import { queryAll } from '../../shared/platform/store/query.ts';
 import { attemptClaims } from '../../shared/webhooks/store.ts';
 import { deliverWebhook, enqueueWebhook, signWebhook, type WebhookMessage, verifyWebhookSignature, webhookSigningSecret } from '../../shared/webhooks/webhooks.ts';
 import { startTestApp } from '../support/app.ts';
@@ -143,6 +145,26 @@ describe('webhook signing', () => {
 });
 
 describe('webhook retries', () => {
+  it('sends a body past a queue message\'s size whole and alike on every attempt, and drops what it stored after the last', async () => {
+    const ws = await app.newWorkspace();
+    const endpoint = await receiver((n) => (n < 1 ? 503 : 200));
+    // A long call's transcript: 900 KB of JSON, with characters of two, three and four bytes (a part never splits one).
+    const lines = Array.from({ length: 6000 }, (_, n) => ({ role: n % 2 ? 'user' : 'agent', content: `Línea ${n}: ¿qué tal? 你好 🎧 ${'x'.repeat(100)}` }));
+    const deliveryId = await enqueueWebhook({ workspaceId: ws.workspace_id, url: endpoint.url, event: 'call_ended', payload: { call: { call_id: 'call_long', transcript_object: lines } } });
+    await settle();
+
+    const expected = JSON.stringify({ event: 'call_ended', call: { call_id: 'call_long', transcript_object: lines } });
+    expect(Buffer.byteLength(expected)).toBeGreaterThan(900_000);
+    expect(endpoint.hits.map((hit) => hit.body === expected)).toEqual([true, true]);
+    for (const hit of endpoint.hits) expect(verifyWebhookSignature(hit.body, ws.api_key, signatureOf(hit))).toBe(true);
+    expect(await queryAll(keys.webhookBodyParts(deliveryId))).toEqual([]);
+    const log = (await ws.api.get('/webhook-deliveries')).body as Record<string, unknown>[];
+    expect(log.map((entry) => [entry.webhook_delivery_id, entry.attempt, entry.success])).toEqual([
+      [deliveryId, 2, true],
+      [deliveryId, 1, false],
+    ]);
+  });
+
   it('retries a failing endpoint after 1 s and 2 s and logs every attempt', async () => {
     const ws = await app.newWorkspace();
     const endpoint = await receiver((n) => (n < 2 ? 500 : 204));

@@ -299,6 +299,40 @@ export const keys = {
    * scrubbing, sealed with envelope encryption; in the call's own partition, written once.
    */
   callUnscrubbed: (callId: string): ItemKey => ({ pk: `CALL#${callId}`, sk: 'UNSCRUBBED' }),
+  /**
+   * The original transcript lines of a scrubbed call (their sealed text split into parts):
+   * the head names its parts' token, each part `UNSCRUBBED#LINES#<token>#<4-digit index>`.
+   */
+  callUnscrubbedLines: (callId: string): ItemKey => ({ pk: `CALL#${callId}`, sk: 'UNSCRUBBED#LINES' }),
+  callUnscrubbedLinesPart: (callId: string, token: string, index: number): ItemKey => ({
+    pk: `CALL#${callId}`,
+    sk: `UNSCRUBBED#LINES#${token}#${String(index).padStart(4, '0')}`,
+  }),
+  /** The parts of one copy (`token`), or without it the head and every part (what deleting the call removes). */
+  callUnscrubbedLinesParts: (callId: string, token?: string): PartitionQuery => ({
+    pk: `CALL#${callId}`,
+    skPrefix: token === undefined ? 'UNSCRUBBED#LINES' : `UNSCRUBBED#LINES#${token}#`,
+  }),
+  /**
+   * One entry of a call's transcript (docs/data-model.md, A call's transcript lines), in the
+   * call's partition: the sequence of the report that carried it (the engine's own writes:
+   * the line's position), then its place in that report, zero-padded so lines sort in the
+   * order they were said however they arrived; a redelivered report finds its keys taken.
+   * `CONTROL#` sorts before `LINE#` and nothing else of the partition sorts between them, so
+   * one Query from `CONTROL#` to `LINE$` (callEntries) reads a call's controls and lines.
+   */
+  callLine: (callId: string, ordinal: number, index: number): ItemKey => ({
+    pk: `CALL#${callId}`,
+    sk: `LINE#${String(ordinal).padStart(16, '0')}#${String(index).padStart(4, '0')}`,
+  }),
+  callLines: (callId: string): PartitionQuery => ({ pk: `CALL#${callId}`, skPrefix: 'LINE#' }),
+  /**
+   * A live control of a call (listen, take-over, supervisor-say, update-live-call: live-store.ts),
+   * in the call's partition in the order written, each written once with the call's `control_count`.
+   */
+  callControl: (callId: string, index: number): ItemKey => ({ pk: `CALL#${callId}`, sk: `CONTROL#${String(index).padStart(6, '0')}` }),
+  callControls: (callId: string): PartitionQuery => ({ pk: `CALL#${callId}`, skPrefix: 'CONTROL#' }),
+  callEntries: (callId: string): { pk: string; skFrom: string; skTo: string } => ({ pk: `CALL#${callId}`, skFrom: 'CONTROL#', skTo: 'LINE$' }),
   /** gsi1 partition of shard `shard` of a workspace's calls (docs/data-model.md, Hot partitions). */
   callListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CALL#${shard}` }),
   /**
@@ -425,6 +459,12 @@ export const keys = {
   webhookDeliveries: (workspaceId: string): PartitionQuery => ({
     pk: `${workspacePartition(workspaceId)}#DELIVERY`,
   }),
+  /**
+   * The body of a webhook too large for a queue message (a long call's transcript), in
+   * parts, in the delivery's own partition: every attempt reads it, the last deletes it.
+   */
+  webhookBodyPart: (deliveryId: string, index: number): ItemKey => ({ pk: `WEBHOOKBODY#${deliveryId}`, sk: `PART#${String(index).padStart(4, '0')}` }),
+  webhookBodyParts: (deliveryId: string): PartitionQuery => ({ pk: `WEBHOOKBODY#${deliveryId}`, skPrefix: 'PART#' }),
   /**
    * The claim of one attempt of one webhook delivery (shared/webhooks/webhooks.ts): the
    * consumer that holds it, until when, and what its POST answered. Each delivery its own

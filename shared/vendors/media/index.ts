@@ -51,6 +51,7 @@ export function sandboxMedia(): SandboxMedia {
   return sandbox;
 }
 export {
+  MAX_WORKER_REPORT_BYTES,
   workerEventSchema,
   workerUtteranceSchema,
   WORKER_END_REASONS,

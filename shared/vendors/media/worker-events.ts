@@ -16,14 +16,30 @@ const base = () => ({
 
 const word = lazySchema(() => z.strictObject({ word: z.string(), start: z.number().min(0), end: z.number().min(0) }));
 
+/**
+ * Each utterance and tool call is stored as an item of its own (docs/data-model.md, A call's
+ * transcript lines; DynamoDB's item limit is 400 KB): its JSON may be at most this many bytes
+ * (about 2,500 words with their timings; a worker splits a longer turn).
+ */
+export const MAX_WORKER_ENTRY_BYTES = 128 * 1024;
+/** Utterances in one transcript_updated: its lines are written in one transaction with the call (at most 100 items). */
+export const MAX_REPORT_UTTERANCES = 50;
+/** A worker report's body: the lines of one report are written in one transaction (at most 4 MB). */
+export const MAX_WORKER_REPORT_BYTES = 2 * 1024 * 1024;
+
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+const utf8Text = (max: number) => z.string().max(max).refine((text) => Buffer.byteLength(text, 'utf8') <= max, `Must be at most ${max} bytes as UTF-8`);
+
 /** One finished utterance, as on the call's transcript_object (retell-sdk's shape). */
 export const workerUtteranceSchema = lazySchema(() =>
-  z.strictObject({
-    role: z.enum(['agent', 'user', 'transfer_target']),
-    content: z.string().max(100_000),
-    /** Word timings in seconds from the call's start (may be empty). */
-    words: z.array(word).max(10_000).default([]),
-  }),
+  z
+    .strictObject({
+      role: z.enum(['agent', 'user', 'transfer_target']),
+      content: z.string().max(100_000),
+      /** Word timings in seconds from the call's start (may be empty). */
+      words: z.array(word).max(10_000).default([]),
+    })
+    .refine((utterance) => jsonBytes(utterance) <= MAX_WORKER_ENTRY_BYTES, `Must be at most ${MAX_WORKER_ENTRY_BYTES} bytes as JSON (split a longer utterance)`),
 );
 
 /** Why the call ended, as the worker saw it (the engine may add its own reasons). */
@@ -52,7 +68,7 @@ z.discriminatedUnion('event', [
     event: z.literal('transcript_updated'),
     ...base(),
     /** The utterances finished since the previous transcript_updated, in order. */
-    utterances: z.array(workerUtteranceSchema).min(1).max(1000),
+    utterances: z.array(workerUtteranceSchema).min(1).max(MAX_REPORT_UTTERANCES),
   }),
   z.strictObject({
     event: z.literal('tool_call_invoked'),
@@ -60,13 +76,13 @@ z.discriminatedUnion('event', [
     tool_call_id: z.string().min(1).max(200),
     name: z.string().min(1).max(200),
     /** The arguments as the model produced them: a JSON object's text. */
-    arguments: z.string().max(100_000),
+    arguments: utf8Text(100_000),
   }),
   z.strictObject({
     event: z.literal('tool_call_result'),
     ...base(),
     tool_call_id: z.string().min(1).max(200),
-    content: z.string().max(100_000),
+    content: utf8Text(100_000),
     successful: z.boolean(),
   }),
   z.strictObject({
