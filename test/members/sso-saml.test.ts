@@ -12,6 +12,8 @@ import { startTestApp } from '../support/app.ts';
 import { call, cookiesFrom, type ApiResponse } from '../support/http.ts';
 
 const DASHBOARD = 'https://dash.example.com';
+/** A start the user made (the address bar, a bookmark), which no other site sent: no confirmation page. */
+const TYPED = { 'sec-fetch-site': 'none' };
 const app = await startTestApp({ DASHBOARD_URL: DASHBOARD });
 const { api, workspace } = app;
 await api.post('/workspace/members', { body: { email: 'owner@example.com', role: 'admin' } });
@@ -110,7 +112,10 @@ describe('OIDC single sign-on', () => {
   });
 
   it('redirects a browser to the identity provider and back to the dashboard with the cookie; return_to stays on the dashboard', async () => {
-    const start = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?return_to=/agents?tab=voice`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    // From the dashboard (another host of the same site).
+    const start = await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?return_to=/agents?tab=voice`, {
+      headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8', 'sec-fetch-site': 'same-site' },
+    });
     expect(start.status).toBe(302);
     expect(start.headers['cache-control']).toBe('no-store');
     const grant = authorize(start, 'browser.user@example.com');
@@ -127,7 +132,7 @@ describe('OIDC single sign-on', () => {
     expect(me.body.map((m: { email: string }) => m.email)).toContain('browser.user@example.com');
 
     // A refusal after the state goes back to the dashboard too, with the reason and no cookie.
-    const other = authorize(await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`), 'eve@evil.test');
+    const other = authorize(await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start`, { headers: TYPED }), 'eve@evil.test');
     const refused = await callback(other, other.cookie);
     expect(refused.status).toBe(302);
     expect(refused.headers['set-cookie']).toBe('parley_sso_flow=; Path=/auth/sso/callback; Max-Age=0; HttpOnly; Secure; SameSite=Lax');
@@ -162,7 +167,7 @@ describe('OIDC single sign-on', () => {
 describe('OIDC sign-in is bound to the browser that started it', () => {
   const NOT_THIS_BROWSER = 'Sign-in was not started in this browser (its cookie is missing or belongs to another sign-in); start again here';
   const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
-  const start = (format = 'redirect') => call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=${format}`);
+  const start = (format = 'redirect') => call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=${format}`, { headers: TYPED });
 
   it('the start sets a cookie holding the state\'s hash, sent to the callback only, with the 302 and with the JSON answer', async () => {
     for (const format of ['redirect', 'json']) {
@@ -257,8 +262,8 @@ describe('SAML', () => {
     const path = new URL(acs).pathname;
 
     const good = samlResponse({ key: idp.key, acs, audience, email: 'saml.user@example.com' });
-    // The IdP posts the browser's form (application/x-www-form-urlencoded).
-    const signedIn = await call(app.url, 'POST', path, { rawBody: new URLSearchParams({ SAMLResponse: good }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    // Posted as JSON (no browser's form: a browser's IdP-initiated sign-in is asked to confirm, below).
+    const signedIn = await call(app.url, 'POST', path, { body: { SAMLResponse: good } });
     expect(signedIn.status).toBe(200);
     expect(signedIn.body.member).toMatchObject({ email: 'saml.user@example.com', role: 'member', source: 'saml' });
 
@@ -318,7 +323,7 @@ describe('SAML', () => {
     expect(unsolicited.body.message).toBe('SAML sign-in refused: this workspace accepts only answers to its own sign-in requests (IdP-initiated sign-in is off)');
 
     // A browser's start: a 302 to the IdP, and the ACS sends it back to the dashboard with the cookie.
-    const browser = await requestId('?return_to=/calls');
+    const browser = await requestId('?return_to=/calls', TYPED);
     expect(browser.status).toBe(302);
     const posted = await call(app.url, 'POST', path, {
       rawBody: new URLSearchParams({ SAMLResponse: samlResponse({ key: idp.key, acs, audience, email: 'sp.user@example.com', inResponseTo: browser.id }) }).toString(),
@@ -335,7 +340,7 @@ describe('SAML', () => {
     const { acs_url: acs, sp_entity_id: audience } = put.body;
     const path = new URL(acs).pathname;
     const start = async () => {
-      const res = await call(app.url, 'GET', `/auth/saml/${workspace.workspace_id}/start`);
+      const res = await call(app.url, 'GET', `/auth/saml/${workspace.workspace_id}/start`, { headers: TYPED });
       const xml = inflateRawSync(Buffer.from(new URL(res.headers.location!).searchParams.get('SAMLRequest')!, 'base64')).toString();
       return { id: /ID="([^"]+)"/.exec(xml)![1]!, cookie: cookiesFrom(res), setCookie: res.headers['set-cookie'] };
     };
@@ -364,5 +369,187 @@ describe('SAML', () => {
     expect(own.status).toBe(302);
     expect(own.headers['set-cookie']).toMatch(new RegExp(`^parley_session=[^;]+; Path=/; Max-Age=900; HttpOnly; Secure; SameSite=Strict,parley_saml_flow=; Path=${path}; Max-Age=0; HttpOnly; Secure; SameSite=None$`));
     expect((await api.delete('/workspace/saml')).status).toBe(204);
+  });
+});
+
+// ── A sign-in another site sent the browser to ───────────────────────────────────────
+
+/*
+ * Login CSRF through a whole flow: the attacker configures a workspace of their own with an
+ * identity provider that approves at once, and a page of theirs sends the victim's browser
+ * to its start (or posts it an IdP-initiated assertion). The binding cookie is then the
+ * victim's own, so only asking on Parley's origin stops it.
+ */
+const EVIL_NAME = 'Acme <script>alert(1)</script> & "Co"';
+const EVIL_NAME_HTML = 'Acme &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;Co&quot;';
+/** A navigation a page of another site made (a link, or a script setting location). */
+const FROM_ANOTHER_SITE = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' };
+const PAGE_HEADERS = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' };
+const sha256Of = (text: string) => createHash('sha256').update(text).digest('hex');
+
+const evil = await app.newWorkspace();
+expect((await evil.api.patch('/workspace', { body: { name: EVIL_NAME } })).status).toBe(200);
+expect((await evil.api.post('/workspace/members', { body: { email: 'owner@evil.test', role: 'admin' } })).status).toBe(201);
+expect((await evil.api.put('/workspace/sso', { body: { issuer, client_id: 'parley-client', client_secret: 'shh', allowed_domains: ['evil.test', 'example.com'], default_role: 'member' } })).status).toBe(200);
+const evilSaml = (await evil.api.put('/workspace/saml', { body: { idp_entity_id: IDP_ENTITY, sso_url: 'https://idp.example.com/sso', certificate: idp.cert, allowed_domains: ['evil.test', 'example.com'] } })).body;
+const evilMembers = async () => (await evil.api.get('/workspace/members')).body.map((m: { email: string }) => m.email);
+
+const startPath = (method: 'sso' | 'saml', query = '') => `/auth/${method}/${evil.workspace_id}/start${query}`;
+
+/** The confirmation page's Continue link, as the browser resolves it (against the start's path), and its token. */
+function continueOf(page: ApiResponse) {
+  const href = /<a id="continue" href="([^"]+)">Continue<\/a>/.exec(page.text)![1]!.replaceAll('&amp;', '&');
+  return { href, token: new URLSearchParams(href.slice(1)).get('confirm')! };
+}
+
+/** The victim's browser, sent by another site's page to a start: it follows the 302s, the attacker's identity provider approving at once as attacker@evil.test. */
+async function forcedSignIn(method: 'sso' | 'saml') {
+  const start = await call(app.url, 'GET', startPath(method), { headers: FROM_ANOTHER_SITE });
+  if (start.status !== 302) return { start, session: undefined };
+  let back: ApiResponse;
+  if (method === 'sso') {
+    const grant = authorize(start, 'attacker@evil.test');
+    back = await callback(grant, grant.cookie);
+  } else {
+    const xml = inflateRawSync(Buffer.from(new URL(start.headers.location!).searchParams.get('SAMLRequest')!, 'base64')).toString();
+    const assertion = samlResponse({ key: idp.key, acs: evilSaml.acs_url, audience: evilSaml.sp_entity_id, email: 'attacker@evil.test', inResponseTo: /ID="([^"]+)"/.exec(xml)![1]! });
+    back = await call(app.url, 'POST', new URL(evilSaml.acs_url).pathname, {
+      rawBody: new URLSearchParams({ SAMLResponse: assertion }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookiesFrom(start) },
+    });
+  }
+  return { start, session: /parley_session=([^;]+)/.exec(back.headers['set-cookie'] ?? '')?.[1] };
+}
+
+describe('A sign-in another site sent the browser to asks first', () => {
+  it('answers a start from another site with a confirmation page on Parley\'s origin, not a 302 to the identity provider', async () => {
+    for (const method of ['sso', 'saml'] as const) {
+      const page = await call(app.url, 'GET', startPath(method, '?return_to=/agents'), { headers: FROM_ANOTHER_SITE });
+      expect(page.status, method).toBe(200);
+      expect(page.headers, method).toMatchObject(PAGE_HEADERS);
+      expect(page.headers['content-security-policy'], method).toMatch(/^default-src 'none'; style-src 'sha256-[\w+/]{43}='; form-action 'none'; frame-ancestors 'none'; base-uri 'none'$/);
+      expect(page.headers.location, method).toBeUndefined();
+      // The workspace's name (the attacker's to choose) escaped; the identity provider's host.
+      const host = method === 'sso' ? new URL(issuer).host : 'idp.example.com';
+      expect(page.text, method).toContain(`<h1>Sign in to workspace <strong id="workspace">${EVIL_NAME_HTML}</strong> with ${host}?</h1>`);
+      expect(page.text, method).not.toMatch(/<script|<iframe|<img|src=/i);
+      // Continue: this start again, with a token whose hash the page's cookie holds (Strict, this path only).
+      const { href, token } = continueOf(page);
+      expect(href, method).toBe(`?return_to=%2Fagents&confirm=${token}`);
+      expect(token, method).toMatch(/^[\w-]{43}$/);
+      expect(page.headers['set-cookie'], method).toBe(`parley_signin_confirm=${sha256Of(token)}; Path=/auth/${method}/${evil.workspace_id}/start; Max-Age=600; HttpOnly; Secure; SameSite=Strict`);
+    }
+
+    // A browser too old to send Sec-Fetch-Site cannot be told from one another site sent: asked too.
+    const old = await call(app.url, 'GET', startPath('sso'), { headers: { accept: 'text/html' } });
+    expect(old.status).toBe(200);
+    expect(old.text).toContain(EVIL_NAME_HTML);
+
+    // The user's own starts (address bar or bookmark, Parley's pages, the dashboard's site) are not asked.
+    for (const site of ['none', 'same-origin', 'same-site']) {
+      const direct = await call(app.url, 'GET', startPath('sso'), { headers: { accept: 'text/html', 'sec-fetch-site': site } });
+      expect(direct.status, site).toBe(302);
+      expect(new URL(direct.headers.location!).origin, site).toBe(issuer);
+    }
+    // Nor is a script's JSON start: its URL is of no use without the binding cookie, which a
+    // page of another site can set only through a request whose answer it cannot read.
+    const json = await call(app.url, 'GET', startPath('sso', '?format=json'), { headers: { 'sec-fetch-site': 'cross-site' } });
+    expect(json.status).toBe(200);
+    expect(new URL(json.body.authorization_url).origin).toBe(issuer);
+
+    // A workspace without SSO is refused before any page.
+    const bare = await app.newWorkspace();
+    const unconfigured = await call(app.url, 'GET', `/auth/sso/${bare.workspace_id}/start`, { headers: FROM_ANOTHER_SITE });
+    expect([unconfigured.status, unconfigured.body]).toEqual([400, { status: 400, message: 'SSO is not configured for this workspace' }]);
+  });
+
+  it('Continue, pressed on the page, starts the sign-in in that browser and it completes; the token without its cookie is asked again', async () => {
+    const page = await call(app.url, 'GET', startPath('sso', '?return_to=/agents'), { headers: FROM_ANOTHER_SITE });
+    // Pressing Continue: a navigation from Parley's own page, with the page's cookie.
+    const continued = await call(app.url, 'GET', startPath('sso', continueOf(page).href), { headers: { accept: 'text/html', 'sec-fetch-site': 'same-origin', cookie: cookiesFrom(page) } });
+    expect(continued.status).toBe(302);
+    expect(new URL(continued.headers.location!).origin).toBe(issuer);
+    const [binding, cleared] = continued.headers['set-cookie']!.split(',');
+    expect(binding).toMatch(/^parley_sso_flow=[0-9a-f]{64}; Path=\/auth\/sso\/callback; Max-Age=600; HttpOnly; Secure; SameSite=Lax$/);
+    expect(cleared).toBe(`parley_signin_confirm=; Path=/auth/sso/${evil.workspace_id}/start; Max-Age=0; HttpOnly; Secure; SameSite=Strict`);
+    const grant = authorize(continued, 'confirmed.user@example.com');
+    const back = await callback(grant, grant.cookie);
+    expect(back.status).toBe(302);
+    expect(back.headers.location).toBe(`${DASHBOARD}/agents`);
+    expect(back.headers['set-cookie']).toMatch(/^parley_session=[^;]+; Path=\/; Max-Age=900; HttpOnly; Secure; SameSite=Strict,/);
+    expect(await evilMembers()).toContain('confirmed.user@example.com');
+
+    // A browser that sends no Sec-Fetch-Site continues by the token and its cookie.
+    const oldPage = await call(app.url, 'GET', startPath('saml'), { headers: { accept: 'text/html' } });
+    const oldContinued = await call(app.url, 'GET', startPath('saml', continueOf(oldPage).href), { headers: { accept: 'text/html', cookie: cookiesFrom(oldPage) } });
+    expect(oldContinued.status).toBe(302);
+    expect(oldContinued.headers.location).toMatch(/^https:\/\/idp\.example\.com\/sso\?SAMLRequest=/);
+
+    // The attacker's own page's Continue, sent from another site to a browser without its
+    // cookie, or holding another page's: asked again, nothing started.
+    const attackers = await call(app.url, 'GET', startPath('sso'), { headers: FROM_ANOTHER_SITE });
+    const victims = await call(app.url, 'GET', startPath('sso'), { headers: FROM_ANOTHER_SITE });
+    for (const cookie of [undefined, cookiesFrom(victims)]) {
+      const forced = await call(app.url, 'GET', startPath('sso', continueOf(attackers).href), { headers: { ...FROM_ANOTHER_SITE, ...(cookie === undefined ? {} : { cookie }) } });
+      expect(forced.status, String(cookie)).toBe(200);
+      expect(forced.headers.location, String(cookie)).toBeUndefined();
+      expect(forced.headers['set-cookie'], String(cookie)).toMatch(/^parley_signin_confirm=[0-9a-f]{64}; /);
+      expect(forced.text, String(cookie)).toContain('<a id="continue"');
+    }
+  });
+
+  it('a sign-in forced from another site, its identity provider approving at once, signs no one in without Continue', async () => {
+    for (const method of ['sso', 'saml'] as const) {
+      const forced = await forcedSignIn(method);
+      expect(forced.start.status, method).toBe(200);
+      expect(forced.start.text, method).toContain(EVIL_NAME_HTML);
+      expect(forced.session, method).toBeUndefined();
+    }
+    expect(await evilMembers()).not.toContain('attacker@evil.test');
+  });
+
+  it('an IdP-initiated assertion posted by a browser asks before signing in; Continue in that browser signs in once', async () => {
+    const acsPath = new URL(evilSaml.acs_url).pathname;
+    const confirmPath = `/auth/saml/${evil.workspace_id}/confirm`;
+    const unsolicited = () => samlResponse({ key: idp.key, acs: evilSaml.acs_url, audience: evilSaml.sp_entity_id, email: 'attacker@evil.test' });
+    const postForm = (path: string, fields: Record<string, string>, cookie?: string) =>
+      call(app.url, 'POST', path, { rawBody: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie === undefined ? {} : { cookie }) } });
+
+    const page = await postForm(acsPath, { SAMLResponse: unsolicited() });
+    expect(page.status).toBe(200);
+    expect(page.headers).toMatchObject(PAGE_HEADERS);
+    // Its form posts here and is redirected to the dashboard: nowhere else.
+    expect(page.headers['content-security-policy']).toMatch(/^default-src 'none'; style-src 'sha256-[\w+/]{43}='; form-action 'self' https:\/\/dash\.example\.com; frame-ancestors 'none'; base-uri 'none'$/);
+    expect(page.text).toContain(`<h1>Sign in to workspace <strong id="workspace">${EVIL_NAME_HTML}</strong> as attacker@evil.test?</h1>`);
+    const token = /<form method="post" action="confirm"><input type="hidden" name="confirm" value="([\w-]{43})"><button id="continue" type="submit">Continue<\/button><\/form>/.exec(page.text)![1]!;
+    expect(page.headers['set-cookie']).toBe(`parley_saml_confirm=${sha256Of(token)}; Path=${confirmPath}; Max-Age=600; HttpOnly; Secure; SameSite=Strict`);
+    expect(await evilMembers()).not.toContain('attacker@evil.test');
+
+    // Continue posted without the page's cookie (another site's form), or with another page's: refused, the sign-in left waiting.
+    const other = await postForm(acsPath, { SAMLResponse: unsolicited() });
+    const notShown = { status: 401, message: 'SAML sign-in refused: the sign-in was not confirmed in the browser it was shown to (its cookie is missing or belongs to another sign-in); sign in again' };
+    for (const cookie of [undefined, cookiesFrom(other)]) {
+      const refused = await postForm(confirmPath, { confirm: token }, cookie);
+      expect([refused.status, refused.body], String(cookie)).toEqual([401, notShown]);
+    }
+    expect(await evilMembers()).not.toContain('attacker@evil.test');
+
+    // Continue in the browser shown the page: the session cookie and the dashboard.
+    const confirmed = await postForm(confirmPath, { confirm: token }, cookiesFrom(page));
+    expect(confirmed.status).toBe(302);
+    expect(confirmed.headers.location).toBe(`${DASHBOARD}/`);
+    expect(confirmed.headers['set-cookie']).toMatch(new RegExp(`^parley_session=[^;]+; Path=/; Max-Age=900; HttpOnly; Secure; SameSite=Strict,parley_saml_confirm=; Path=${confirmPath}; Max-Age=0; HttpOnly; Secure; SameSite=Strict$`));
+    expect(await evilMembers()).toContain('attacker@evil.test');
+    // Once.
+    const again = await postForm(confirmPath, { confirm: token }, cookiesFrom(page));
+    expect([again.status, again.body]).toEqual([401, { status: 401, message: 'SAML sign-in refused: the confirmation is invalid, expired or already used; sign in again' }]);
+
+    // IdP-initiated sign-in turned off while a page waits: its Continue is refused.
+    const waiting = await postForm(acsPath, { SAMLResponse: unsolicited() });
+    const waitingToken = /name="confirm" value="([\w-]{43})"/.exec(waiting.text)![1]!;
+    expect((await evil.api.put('/workspace/saml', { body: { idp_entity_id: IDP_ENTITY, sso_url: 'https://idp.example.com/sso', certificate: idp.cert, allowed_domains: ['evil.test', 'example.com'], allow_idp_initiated: false } })).status).toBe(200);
+    const off = await postForm(confirmPath, { confirm: waitingToken }, cookiesFrom(waiting));
+    expect([off.status, off.body]).toEqual([401, { status: 401, message: 'SAML sign-in refused: this workspace accepts only answers to its own sign-in requests (IdP-initiated sign-in is off)' }]);
+    expect((await evil.api.put('/workspace/saml', { body: { idp_entity_id: IDP_ENTITY, sso_url: 'https://idp.example.com/sso', certificate: idp.cert, allowed_domains: ['evil.test', 'example.com'] } })).status).toBe(200);
   });
 });
