@@ -1,14 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { SignedXml } from 'xml-crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { generateKeyPair } from 'jose';
+import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
+import { SAML_IDP_ENTITY, samlKeyPair, samlResponse, startFakeOidc, type Verified } from '../support/fake-idp.ts';
 import { call, cookiesFrom, type ApiResponse } from '../support/http.ts';
 
 const DASHBOARD = 'https://dash.example.com';
@@ -20,64 +15,19 @@ await api.post('/workspace/members', { body: { email: 'owner@example.com', role:
 
 // ── A fake OIDC provider on 127.0.0.1 ───────────────────────────────────────────────
 
-const { privateKey, publicKey } = await generateKeyPair('RS256');
-const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
-/** What the provider's ID token says of the email: `email_verified` true, false, or left out. */
-type Verified = boolean | 'absent';
-const codes = new Map<string, { challenge: string; nonce: string; email: string; verified: Verified }>();
-let signingKey = privateKey;
-const provider: Server = createServer((req, res) => {
-  const url = new URL(req.url!, issuer);
-  const json = (status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
-  };
-  if (url.pathname === '/.well-known/openid-configuration') {
-    return json(200, {
-      issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks`,
-      response_types_supported: ['code'], subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'],
-      code_challenge_methods_supported: ['S256'], token_endpoint_auth_methods_supported: ['client_secret_post'],
-    });
-  }
-  if (url.pathname === '/jwks') return json(200, { keys: [jwk] });
-  if (url.pathname === '/token') {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', async () => {
-      const form = new URLSearchParams(body);
-      const grant = codes.get(form.get('code') ?? '');
-      codes.delete(form.get('code') ?? '');
-      const verifier = form.get('code_verifier') ?? '';
-      if (!grant || form.get('client_secret') !== 'shh' || createHash('sha256').update(verifier).digest('base64url') !== grant.challenge) {
-        return json(400, { error: 'invalid_grant' });
-      }
-      const verified = grant.verified === 'absent' ? {} : { email_verified: grant.verified };
-      const idToken = await new SignJWT({ email: grant.email, ...verified, nonce: grant.nonce, name: 'Sso User' })
-        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
-        .setIssuer(issuer).setAudience('parley-client').setSubject(grant.email).setIssuedAt().setExpirationTime('5m')
-        .sign(signingKey);
-      json(200, { access_token: 'at', token_type: 'Bearer', expires_in: 300, id_token: idToken });
-    });
-    return;
-  }
-  json(404, {});
-});
-await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-const issuer = `http://127.0.0.1:${(provider.address() as { port: number }).port}`;
-afterAll(() => provider.close());
+const oidc = await startFakeOidc();
+const { issuer } = oidc;
 
 /**
- * The provider "signs the user in": a code bound to the authorization request's PKCE
- * challenge and nonce. Given the start's answer (JSON or a 302), it also answers the
- * Cookie header of the browser that started: the start's binding cookie.
+ * The provider "signs the user in" (test/support/fake-idp.ts). Given the start's answer
+ * (JSON or a 302), it also answers the Cookie header of the browser that started: the
+ * start's binding cookie.
  */
 function authorize(start: ApiResponse, email: string, verified: Verified = true) {
   const url = new URL(start.status === 302 ? start.headers.location! : start.body.authorization_url);
   expect(url.origin).toBe(issuer);
   expect(url.searchParams.get('code_challenge_method')).toBe('S256');
-  const code = randomBytes(8).toString('hex');
-  codes.set(code, { challenge: url.searchParams.get('code_challenge')!, nonce: url.searchParams.get('nonce')!, email, verified });
-  return { code, state: url.searchParams.get('state')!, cookie: cookiesFrom(start) };
+  return { ...oidc.grant(url, email, verified), cookie: cookiesFrom(start) };
 }
 
 /** The identity provider's redirect back, in the browser holding `cookie`. */
@@ -151,13 +101,13 @@ describe('OIDC single sign-on', () => {
 
   it('refuses an ID token signed by another key', async () => {
     const forged = authorize(await call(app.url, 'GET', `/auth/sso/${workspace.workspace_id}/start?format=json`), 'mallory@example.com');
-    signingKey = (await generateKeyPair('RS256')).privateKey;
+    oidc.useSigningKey((await generateKeyPair('RS256')).privateKey);
     try {
       const res = await callback(forged, forged.cookie);
       expect(res.status).toBe(401);
       expect(res.body.message).toMatch(/^SSO sign-in failed: /);
     } finally {
-      signingKey = privateKey;
+      oidc.useSigningKey();
     }
     const members = (await api.get('/workspace/members')).body.map((m: { email: string }) => m.email);
     expect(members).not.toContain('mallory@example.com');
@@ -221,38 +171,9 @@ describe('OIDC sign-in is bound to the browser that started it', () => {
 
 // ── SAML with a self-signed certificate made here ────────────────────────────────────
 
-const dir = mkdtempSync(join(tmpdir(), 'saml-'));
-function keyPair(name: string) {
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${name}`, '-days', '2', '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.crt`)], { stdio: 'ignore' });
-  return { key: readFileSync(join(dir, `${name}.key`), 'utf8'), cert: readFileSync(join(dir, `${name}.crt`), 'utf8') };
-}
-const idp = keyPair('idp');
-const attacker = keyPair('attacker');
-const IDP_ENTITY = 'https://idp.example.com/metadata';
-
-function samlResponse(options: { key: string; acs: string; audience: string; email: string; id?: string; inResponseTo?: string }) {
-  const now = new Date();
-  const later = new Date(now.getTime() + 5 * 60_000).toISOString();
-  const id = options.id ?? `_a${randomBytes(8).toString('hex')}`;
-  const assertion =
-    `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${now.toISOString()}">` +
-    `<saml:Issuer>${IDP_ENTITY}</saml:Issuer>` +
-    `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${options.email}</saml:NameID>` +
-    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${later}" Recipient="${options.acs}"${options.inResponseTo ? ` InResponseTo="${options.inResponseTo}"` : ''}/></saml:SubjectConfirmation></saml:Subject>` +
-    `<saml:Conditions NotBefore="${new Date(now.getTime() - 60_000).toISOString()}" NotOnOrAfter="${later}"><saml:AudienceRestriction><saml:Audience>${options.audience}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
-    `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${id}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
-    `</saml:Assertion>`;
-  const signer = new SignedXml({ privateKey: options.key, signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256', canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#' });
-  signer.addReference({ xpath: "//*[local-name(.)='Assertion']", transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', 'http://www.w3.org/2001/10/xml-exc-c14n#'], digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256' });
-  signer.computeSignature(assertion, { location: { reference: "//*[local-name(.)='Issuer']", action: 'after' } });
-  const response =
-    `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_r${randomBytes(8).toString('hex')}" Version="2.0" IssueInstant="${now.toISOString()}" Destination="${options.acs}"${options.inResponseTo ? ` InResponseTo="${options.inResponseTo}"` : ''}>` +
-    `<saml:Issuer xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">${IDP_ENTITY}</saml:Issuer>` +
-    `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>` +
-    signer.getSignedXml() +
-    `</samlp:Response>`;
-  return Buffer.from(response).toString('base64');
-}
+const idp = samlKeyPair('idp');
+const attacker = samlKeyPair('attacker');
+const IDP_ENTITY = SAML_IDP_ENTITY;
 
 describe('SAML', () => {
   it('signs in with a signed assertion, and refuses a forged signature, a replay, another audience or recipient', async () => {
