@@ -1,10 +1,11 @@
-import { domainHandler } from '../shared/platform/http/handler.ts';
+import { domainHandler, isFormBody } from '../shared/platform/http/handler.ts';
 import * as invites from '../shared/members/invites.ts';
 import * as members from '../shared/members/members.ts';
 import { memberRoutes } from '../shared/members/routes.ts';
 import * as saml from '../shared/members/saml.ts';
 import * as scim from '../shared/members/scim.ts';
 import * as sessions from '../shared/members/sessions.ts';
+import * as signInStart from '../shared/members/sign-in-start.ts';
 import * as sso from '../shared/members/sso.ts';
 
 /** A session answered with its cookie (a MediaResponse); the route's schema describes its JSON. */
@@ -37,16 +38,11 @@ export const handler = domainHandler(memberRoutes, {
   acceptInvite: ({ body }) => session(invites.acceptInvite(body.token, body.name)),
   refreshSession: ({ body }) => session(sessions.refreshSession(body.refresh_token)),
   signOut: ({ principal }) => sessions.signOut(principal),
-  startSso: async ({ params, query, request }) => {
-    const respond = sso.startResponds(query.format, request.headers.accept);
-    return sso.startAnswer(respond, await sso.startSso(params.workspace_id, { respond, returnTo: query.return_to })) as never;
-  },
+  startSso: ({ params, query, request }) => signInStart.answerStart('sso', params.workspace_id, query, request) as never,
   finishSso: ({ query, request }) => sso.ssoCallback(query, request.cookie) as never,
-  startSaml: async ({ params, query, request }) => {
-    const respond = sso.startResponds(query.format, request.headers.accept);
-    return sso.startAnswer(respond, await saml.startSaml(params.workspace_id, { respond, returnTo: query.return_to })) as never;
-  },
-  samlAcs: ({ params, body, request }) => saml.samlAcs(params.workspace_id, body.SAMLResponse, request.cookie) as never,
+  startSaml: ({ params, query, request }) => signInStart.answerStart('saml', params.workspace_id, query, request) as never,
+  samlAcs: ({ params, body, request }) => saml.samlAcs(params.workspace_id, body.SAMLResponse, request.cookie, isFormBody(request.headers)) as never,
+  confirmSaml: ({ params, body, request }) => saml.confirmIdpInitiated(params.workspace_id, body.confirm, request.cookie),
 
   scimListUsers: ({ request, query }) => scim.scim(request.headers, (ws) => scim.listUsers(ws, query)),
   scimCreateUser: ({ request, body }) => scim.scim(request.headers, (ws) => scim.createUser(ws, body)),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { badRequest, notFound } from '../platform/errors.ts';
+import { escapeHtml } from '../platform/text.ts';
 import { billingNow, monthBounds, monthOf, previousMonth } from './clock.ts';
 import { ensureAccount } from './entries.ts';
 import { INVOICE_OVERDUE_DAYS, toUsd } from './prices.ts';
@@ -103,8 +104,6 @@ export async function listInvoices(workspaceId: string): Promise<InvoiceView[]> 
   return (await billingStore.invoices(workspaceId)).sort((a, b) => b.period.localeCompare(a.period)).map((item) => invoiceView(item, nowMs));
 }
 
-const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 const usd = (value: number) => `$${value.toFixed(2)}`;
 const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 

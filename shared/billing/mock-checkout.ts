@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { conflict, notFound } from '../platform/errors.ts';
 import { MediaResponse } from '../platform/http/handler.ts';
+import { escapeHtml, htmlPage } from '../platform/http/html-page.ts';
 import { mockPaymentsProvider, type CheckoutInput } from '../vendors/payments/index.ts';
 import { billingStore, type MockCheckoutItem } from './store.ts';
 import { deliverSelfSignedEvents } from './stripe-webhook.ts';
@@ -17,7 +18,7 @@ import { deliverSelfSignedEvents } from './stripe-webhook.ts';
  * 409. The token in the URL is the page's only credential (the route is public, as Stripe's
  * page is): 32 random bytes, stored as its SHA-256. A session lives a day.
  * The page loads nothing (no script, no external asset): its one inline style is allowed by
- * its hash in a strict Content-Security-Policy.
+ * its hash in a strict Content-Security-Policy (shared/platform/http/html-page.ts).
  */
 
 export const MOCK_CHECKOUT_TTL_MS = 24 * 60 * 60 * 1000;
@@ -56,9 +57,6 @@ async function sessionOf(token: string): Promise<MockCheckoutItem> {
 
 const expired = (item: MockCheckoutItem) => item.expires_at * 1000 <= Date.now();
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
-
 const usd = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
 const STYLE =
@@ -68,35 +66,22 @@ const STYLE =
   '.note{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5rem .75rem;font-size:.875rem}' +
   'form{display:flex;gap:.75rem}button{font:inherit;padding:.6rem 1.2rem;border-radius:6px;border:1px solid #d0d7de;background:#f6f8fa;cursor:pointer}' +
   'button[value=pay]{background:#1f883d;border-color:#1a7f37;color:#fff}';
-const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
 const originOf = (url: string) => new URL(url).origin;
 
-/** No script, no asset from anywhere; the form may go only here and (by its redirect) to the session's own URLs. */
-function contentSecurityPolicy(item: MockCheckoutItem): string {
-  const targets = [...new Set([originOf(item.success_url), originOf(item.cancel_url)])].join(' ');
-  return `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; form-action 'self' ${targets}; frame-ancestors 'none'; base-uri 'none'`;
-}
-
+/** The form may go only here and (by its redirect) to the session's own URLs. */
 function page(item: MockCheckoutItem, body: string): MediaResponse {
-  const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Test checkout: ${usd(item.amount_cents)}</title><style>${STYLE}</style></head>
-<body><main>
+  return htmlPage({
+    title: `Test checkout: ${usd(item.amount_cents)}`,
+    style: STYLE,
+    formAction: ["'self'", ...new Set([originOf(item.success_url), originOf(item.cancel_url)])],
+    body: `<main>
 <h1>Test checkout</h1>
 <p class="note">Parley's built-in payments mock: no card is charged and no money moves.</p>
 <p>${escapeHtml(item.product_name)}</p>
 <p class="amount">${usd(item.amount_cents)}</p>
 ${body}
-</main></body></html>
-`;
-  return new MediaResponse('text/html; charset=utf-8', html, {
-    'cache-control': 'no-store',
-    'content-security-policy': contentSecurityPolicy(item),
-    'x-content-type-options': 'nosniff',
-    'x-frame-options': 'DENY',
-    // The token is in the page's URL: never sent on to the success or cancel page.
-    'referrer-policy': 'no-referrer',
+</main>`,
   });
 }
 

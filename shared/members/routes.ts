@@ -16,6 +16,7 @@ import {
   PutSsoBody,
   RefreshBody,
   SamlAcsBody,
+  SamlConfirmBody,
   SamlConfig,
   ScimBody,
   ScimListQuery,
@@ -147,7 +148,7 @@ export const memberRoutes = defineRoutes({ domain: 'members', access: 'admin' },
   },
   startSso: {
     method: 'GET', path: '/auth/sso/{workspace_id}/start', status: 200, access: 'public',
-    summary: "Start OIDC sign-in (PKCE, state, nonce; the state bound to this browser by a cookie): 302 to the identity provider; {authorization_url} with ?format=json or Accept: application/json",
+    summary: "Start OIDC sign-in (PKCE, state, nonce; the state bound to this browser by a cookie): 302 to the identity provider; {authorization_url} with ?format=json or Accept: application/json; a browser another site sent here gets a confirmation page first, whose Continue comes back with confirm",
     params: workspaceIdParams, query: SsoStartQuery, response: SsoStart,
   },
   finishSso: {
@@ -157,13 +158,18 @@ export const memberRoutes = defineRoutes({ domain: 'members', access: 'admin' },
   },
   startSaml: {
     method: 'GET', path: '/auth/saml/{workspace_id}/start', status: 200, access: 'public',
-    summary: "Start SP-initiated SAML sign-in (the request bound to this browser by a cookie): 302 to the IdP with an AuthnRequest (HTTP-Redirect binding); {authorization_url} with ?format=json or Accept: application/json",
+    summary: "Start SP-initiated SAML sign-in (the request bound to this browser by a cookie): 302 to the IdP with an AuthnRequest (HTTP-Redirect binding); {authorization_url} with ?format=json or Accept: application/json; a browser another site sent here gets a confirmation page first, whose Continue comes back with confirm",
     params: workspaceIdParams, query: SsoStartQuery, response: SsoStart,
   },
   samlAcs: {
     method: 'POST', path: '/auth/saml/{workspace_id}/acs', status: 200, access: 'public', bodyType: 'json-or-form',
-    summary: "SAML assertion consumer service (HTTP-POST binding): signs the assertion's subject in; an answer to a browser's start 302s to the dashboard with the cookie",
+    summary: "SAML assertion consumer service (HTTP-POST binding): signs the assertion's subject in; an answer to a browser's start 302s to the dashboard with the cookie; an IdP-initiated assertion posted by a form answers a confirmation page",
     params: workspaceIdParams, body: SamlAcsBody, response: SessionView,
+  },
+  confirmSaml: {
+    method: 'POST', path: '/auth/saml/{workspace_id}/confirm', status: 200, access: 'public', bodyType: 'json-or-form',
+    summary: "The IdP-initiated confirmation page's Continue (in the browser shown the page): signs the assertion's subject in; the session cookie and a 302 to the dashboard",
+    params: workspaceIdParams, body: SamlConfirmBody,
   },
 
   // ── SCIM 2.0 (RFC 7644); the SCIM token authenticates ────────────────────────────

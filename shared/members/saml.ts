@@ -1,7 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import type * as NodeSaml from '@node-saml/node-saml';
 import type { CacheProvider, SAML } from '@node-saml/node-saml';
-import { clearedFlowCookie, flowCookie, startedInThisBrowser, type BrowserFlow } from '../platform/auth/flow-binding.ts';
+import { clearedFlowCookie, flowCookie, FLOW_COOKIE_MAX_AGE_SECONDS, startedInThisBrowser, type BrowserFlow } from '../platform/auth/flow-binding.ts';
 import { sessionCookie } from '../platform/auth/sessions.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { MediaResponse } from '../platform/http/handler.ts';
@@ -11,9 +11,19 @@ import { badRequest, conflict, Unauthorized } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
 import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { auditOp } from './members.ts';
-import { withCookie, type IssuedSession } from './sessions.ts';
-import { dashboardUrl, DEFAULT_RETURN_TO, publicBase, signInByEmail, type StartedSignIn } from './sso.ts';
-import { recordSamlAssertion, recordSamlRequest, samlConfigs, takeSamlRequest, type SamlConfigItem, type SamlRequestItem } from './store.ts';
+import { withCookie } from './sessions.ts';
+import { confirmationFlow, confirmationPage, hostOf, newConfirmation } from './sign-in-confirmation.ts';
+import { assertAllowedDomain, dashboardUrl, DEFAULT_RETURN_TO, publicBase, signInByEmail, type StartedSignIn } from './sso.ts';
+import {
+  recordSamlAssertion,
+  recordSamlConfirmation,
+  recordSamlRequest,
+  samlConfigs,
+  takeSamlConfirmation,
+  takeSamlRequest,
+  type SamlConfigItem,
+  type SamlRequestItem,
+} from './store.ts';
 import { loadOnce } from '../platform/lazy.ts';
 
 /*
@@ -22,9 +32,10 @@ import { loadOnce } from '../platform/lazy.ts';
  * audience must be our SP entity ID, its recipient our ACS URL, its times within 2 minutes'
  * skew; each assertion ID is accepted once (a conditional Put kept until it expires). An
  * answer to our own AuthnRequest (SP-initiated) must come back to the browser that sent
- * it (a cookie holding the request ID's hash: shared/platform/auth/flow-binding.ts); an
- * IdP-initiated assertion answers no request and cannot be bound to a browser, which is
- * why a workspace can turn it off (`allow_idp_initiated`).
+ * it (a cookie holding the request ID's hash: shared/platform/auth/flow-binding.ts). An
+ * IdP-initiated assertion answers no request and cannot be bound to a browser: a browser
+ * that posts one is asked to confirm before it is signed in (shared/members/sign-in-confirmation.ts),
+ * and a workspace can turn it off (`allow_idp_initiated`).
  * The package (about 650 KiB minified with its XML and crypto dependencies) is loaded on
  * the first sign-in or AuthnRequest, not at import: a literal `import()` is its own chunk
  * when the bundle is split, so the members function's cold start does not load it.
@@ -217,17 +228,19 @@ export async function startSaml(workspaceId: string, options: { respond: 'json' 
   return { authorization_url: url, binding_cookie: flowCookie(samlFlow(workspaceId), saved[0]!) };
 }
 
-export interface SamlSignIn {
-  session: IssuedSession;
+/** An assertion that passed every check: the email it signs in, and the request it answers. */
+export interface VerifiedAssertion {
+  config: SamlConfigItem;
+  email: string;
   /** The AuthnRequest answered (SP-initiated), or undefined (IdP-initiated). */
   request?: SamlRequestItem;
 }
 
 /**
- * The IdP's POST to the ACS: verifies the signed assertion and signs its subject in. An
+ * The IdP's POST to the ACS: verifies the signed assertion and the email it names. An
  * answer to an AuthnRequest must come with the cookie of the browser that started it.
  */
-export async function consumeSamlResponse(workspaceId: string, samlResponse: string, cookieHeader: string | undefined, nowMs = Date.now()): Promise<SamlSignIn> {
+export async function verifySamlResponse(workspaceId: string, samlResponse: string, cookieHeader: string | undefined, nowMs = Date.now()): Promise<VerifiedAssertion> {
   const item = await samlConfigs.get(workspaceId);
   if (!item) throw badRequest('SAML is not configured for this workspace');
   const { cache, taken } = requestCache(workspaceId);
@@ -241,7 +254,7 @@ export async function consumeSamlResponse(workspaceId: string, samlResponse: str
   if (!profile) throw new SamlRefused('no assertion');
   const answered = [...taken.entries()].find(([, value]) => value !== undefined);
   const request = answered?.[1];
-  if (!request && item.allow_idp_initiated === false) throw new SamlRefused('this workspace accepts only answers to its own sign-in requests (IdP-initiated sign-in is off)');
+  if (!request && item.allow_idp_initiated === false) throw new SamlRefused(IDP_INITIATED_OFF);
   if (answered && !startedInThisBrowser(samlFlow(workspaceId), cookieHeader, answered[0])) {
     throw new SamlRefused('the sign-in was not started in this browser (its cookie is missing or belongs to another sign-in); start again here');
   }
@@ -259,19 +272,77 @@ export async function consumeSamlResponse(workspaceId: string, samlResponse: str
   const emailAttribute = [attributes.email, attributes.mail, attributes['http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress']].find((v) => typeof v === 'string') as string | undefined;
   const email = (emailAttribute ?? profile.nameID ?? '').toLowerCase();
   if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new SamlRefused('the assertion names no email');
-  return { session: await signInByEmail(workspaceId, email, item.allowed_domains, item.default_role, 'saml'), request };
+  return { config: item, email, request };
 }
+
+const signIn = (workspaceId: string, config: SamlConfigItem, email: string) =>
+  signInByEmail(workspaceId, email, config.allowed_domains, config.default_role, 'saml');
+
+/** A browser's sign-in: the session cookie and a 302 to the dashboard's return path. */
+const toDashboard = (returnTo: string, sessionToken: string, more: readonly string[]) =>
+  new MediaResponse('text/plain; charset=utf-8', '', { location: dashboardUrl(returnTo), 'cache-control': 'no-store' }, 302, [sessionCookie(sessionToken), ...more]);
 
 /**
  * The ACS's answer: a browser that started with a redirect goes back to the dashboard with
  * the cookie; otherwise the session JSON. An answered request's binding cookie is cleared.
+ * An IdP-initiated assertion posted by a browser's form (the HTTP-POST binding) signs no
+ * one in yet: it answers the confirmation page, since any site can make a browser post it.
+ * One posted as JSON answers the session: a page of another site can send JSON only
+ * without cookies (the route's CORS is `*`), so neither the session cookie nor the answer
+ * reaches the victim's browser's dashboard.
  */
-export async function samlAcs(workspaceId: string, samlResponse: string, cookieHeader: string | undefined): Promise<MediaResponse> {
-  const { session, request } = await consumeSamlResponse(workspaceId, samlResponse, cookieHeader);
+export async function samlAcs(workspaceId: string, samlResponse: string, cookieHeader: string | undefined, postedByForm: boolean): Promise<MediaResponse> {
+  const { config, email, request } = await verifySamlResponse(workspaceId, samlResponse, cookieHeader);
+  if (!request && postedByForm) return askBeforeIdpInitiated(workspaceId, config, email);
+  const session = await signIn(workspaceId, config, email);
   const cleared = request ? [clearedFlowCookie(samlFlow(workspaceId))] : [];
   if (request?.respond !== 'redirect') return withCookie(session, cleared);
-  return new MediaResponse('text/plain; charset=utf-8', '', { location: dashboardUrl(request.return_to), 'cache-control': 'no-store' }, 302, [
-    sessionCookie(session.session_token),
-    ...cleared,
-  ]);
+  return toDashboard(request.return_to, session.session_token, cleared);
+}
+
+const IDP_INITIATED_OFF = 'this workspace accepts only answers to its own sign-in requests (IdP-initiated sign-in is off)';
+const CONFIRM_COOKIE = 'parley_saml_confirm';
+export const samlConfirmUrl = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}/confirm`;
+/** The cookie of an IdP-initiated sign-in's confirmation, sent to the confirm route only. */
+const idpInitiatedConfirmation = (workspaceId: string) => confirmationFlow(CONFIRM_COOKIE, new URL(samlConfirmUrl(workspaceId)).pathname);
+
+/**
+ * Keeps the verified sign-in (its email; the assertion itself is spent) under a fresh
+ * token's hash for 10 minutes, and asks: "Sign in to workspace <name> as <email>?". The
+ * email's domain is checked now, so a sign-in that would be refused is refused before
+ * anyone is asked; who it signs in as (or creates) is settled at Continue.
+ */
+async function askBeforeIdpInitiated(workspaceId: string, config: SamlConfigItem, email: string, nowMs = Date.now()): Promise<MediaResponse> {
+  assertAllowedDomain(email, config.allowed_domains);
+  const flow = idpInitiatedConfirmation(workspaceId);
+  const { token, cookie } = newConfirmation(flow);
+  const expires = nowMs + FLOW_COOKIE_MAX_AGE_SECONDS * 1000;
+  await recordSamlConfirmation(workspaceId, sha256(token), { workspace_id: workspaceId, email, expires_timestamp: expires, expires_at: Math.ceil(expires / 1000) });
+  return confirmationPage({
+    workspaceId,
+    how: `as ${email}`,
+    why: `Your identity provider (${hostOf(config.idp_entity_id)}) sent this sign-in without one started here, and any site can send one.`,
+    // Relative to the ACS that answers this page: the confirm route beside it.
+    next: { post: 'confirm', token, redirectsTo: dashboardUrl(DEFAULT_RETURN_TO) },
+    cookie,
+  });
+}
+
+/**
+ * `POST /auth/saml/{ws}/confirm`, the confirmation page's Continue: in the browser that was
+ * shown the page (its cookie), takes the waiting sign-in once and signs its email in, as
+ * the workspace's SAML settings now say, then 302s to the dashboard with the session.
+ */
+export async function confirmIdpInitiated(workspaceId: string, token: string, cookieHeader: string | undefined, nowMs = Date.now()): Promise<MediaResponse> {
+  const flow = idpInitiatedConfirmation(workspaceId);
+  if (!startedInThisBrowser(flow, cookieHeader, token)) {
+    throw new SamlRefused('the sign-in was not confirmed in the browser it was shown to (its cookie is missing or belongs to another sign-in); sign in again');
+  }
+  const waiting = await takeSamlConfirmation(workspaceId, sha256(token), nowMs);
+  if (!waiting) throw new SamlRefused('the confirmation is invalid, expired or already used; sign in again');
+  const config = await samlConfigs.get(workspaceId);
+  if (!config) throw badRequest('SAML is not configured for this workspace');
+  if (config.allow_idp_initiated === false) throw new SamlRefused(IDP_INITIATED_OFF);
+  const session = await signIn(workspaceId, config, waiting.email);
+  return toDashboard(DEFAULT_RETURN_TO, session.session_token, [clearedFlowCookie(flow)]);
 }

@@ -115,6 +115,7 @@ export const PutSamlBody = lazySchema(() =>
   }),
 );
 export const SamlAcsBody = lazySchema(() => z.object({ SAMLResponse: z.string().min(1).max(500_000), RelayState: z.string().max(2000).optional() }));
+export const SamlConfirmBody = lazySchema(() => z.object({ confirm: z.string().min(1).max(100) }));
 
 /** A path on the dashboard: one leading `/`, no scheme, host, backslash or control character (no open redirect). */
 export const dashboardPath = () =>
@@ -127,6 +128,8 @@ export const SsoStartQuery = lazySchema(() =>
     /** `json` answers `{authorization_url}` (and the callback answers the session as JSON) instead of redirecting. */
     format: z.enum(['json', 'redirect']).optional(),
     return_to: dashboardPath().optional(),
+    /** The confirmation page's Continue: the token whose hash its cookie holds. */
+    confirm: z.string().min(1).max(100).optional(),
   }),
 );
 export const SsoStart = lazySchema(() => z.object({ authorization_url: z.string() }));

@@ -156,14 +156,16 @@ export interface StartedSignIn {
 }
 
 /**
- * A start's answer, with the binding cookie either way: a 302 for a browser's navigation,
- * or `{authorization_url}` for a script running in the browser that will sign in (a
- * client that is not that browser cannot finish the sign-in: the callback needs the cookie).
+ * A start's answer, with the binding cookie either way (and any `more` cookies): a 302 for
+ * a browser's navigation, or `{authorization_url}` for a script running in the browser that
+ * will sign in (a client that is not that browser cannot finish the sign-in: the callback
+ * needs the cookie).
  */
-export function startAnswer(respond: 'json' | 'redirect', started: StartedSignIn): MediaResponse | Redirect {
-  if (respond === 'redirect') return new Redirect(started.authorization_url, [started.binding_cookie]);
+export function startAnswer(respond: 'json' | 'redirect', started: StartedSignIn, more: readonly string[] = []): MediaResponse | Redirect {
+  const cookies = [started.binding_cookie, ...more];
+  if (respond === 'redirect') return new Redirect(started.authorization_url, cookies);
   const body = JSON.stringify({ authorization_url: started.authorization_url });
-  return new MediaResponse('application/json', body, { 'cache-control': 'no-store' }, undefined, [started.binding_cookie]);
+  return new MediaResponse('application/json', body, { 'cache-control': 'no-store' }, undefined, cookies);
 }
 
 /**
@@ -289,6 +291,12 @@ function unauthorizedWith(message: string) {
   return error;
 }
 
+/** 403 unless the email's domain is one the workspace allows (none listed: any). */
+export function assertAllowedDomain(email: string, allowedDomains: readonly string[]): void {
+  const domain = email.slice(email.lastIndexOf('@') + 1);
+  if (allowedDomains.length > 0 && !allowedDomains.includes(domain)) throw forbidden(`${domain} is not an allowed email domain for this workspace`);
+}
+
 /** A verified email signs in as its member, or joins with the default role (just in time). */
 export async function signInByEmail(
   workspaceId: string,
@@ -298,8 +306,7 @@ export async function signInByEmail(
   source: 'sso' | 'saml',
   name?: string,
 ): Promise<IssuedSession> {
-  const domain = email.slice(email.lastIndexOf('@') + 1);
-  if (allowedDomains.length > 0 && !allowedDomains.includes(domain)) throw forbidden(`${domain} is not an allowed email domain for this workspace`);
+  assertAllowedDomain(email, allowedDomains);
   const claim = await memberEmails.get(workspaceId, email);
   let member: MemberItem | undefined = claim ? await members.get(workspaceId, claim.member_id) : undefined;
   if (!member) member = await createMember(workspaceId, undefined, { email, role: defaultRole, name, source }, [], 'member.join');

@@ -232,3 +232,16 @@ export async function takeSamlRequest(workspaceId: string, requestIdSha256: stri
   const taken = await table.delete<SamlRequestItem>({ Key: keys.samlRequest(workspaceId, requestIdSha256), ReturnValues: 'ALL_OLD' });
   return taken && taken.expires_timestamp > nowMs ? taken : undefined;
 }
+
+/** An IdP-initiated SAML sign-in the assertion verified, waiting for the user's Continue. */
+export type SamlConfirmationItem = Keyed & { workspace_id: string; email: string; expires_timestamp: number; expires_at: number };
+
+export async function recordSamlConfirmation(workspaceId: string, tokenSha256: string, item: Omit<SamlConfirmationItem, 'pk' | 'sk'>): Promise<void> {
+  await table.put({ Item: { ...keys.samlConfirmation(workspaceId, tokenSha256), ...item }, ConditionExpression: 'attribute_not_exists(pk)' });
+}
+
+/** Takes (deletes) the waiting sign-in once; undefined when it is unknown, spent or expired. */
+export async function takeSamlConfirmation(workspaceId: string, tokenSha256: string, nowMs: number): Promise<SamlConfirmationItem | undefined> {
+  const taken = await table.delete<SamlConfirmationItem>({ Key: keys.samlConfirmation(workspaceId, tokenSha256), ReturnValues: 'ALL_OLD' });
+  return taken && taken.expires_timestamp > nowMs ? taken : undefined;
+}

@@ -10,3 +10,7 @@ export function trimTrailing(text: string, characters: string): string {
   while (end > 0 && characters.includes(text[end - 1]!)) end--;
   return end === text.length ? text : text.slice(0, end);
 }
+
+/** Text for HTML: every character that could end an element or an attribute, escaped. */
+export const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);

@@ -131,6 +131,18 @@ describe('create with retell-sdk (multipart)', () => {
     expect(list.body.map((kb: any) => kb.knowledge_base_name)).toEqual(['Empty', 'JSON']);
   });
 
+  it('keeps a file name that is not ASCII as sent (UTF-8), in the answer and once stored', async () => {
+    const { ws, client } = await setup();
+    const created = await client.knowledgeBase.create({
+      knowledge_base_name: 'Accents',
+      knowledge_base_files: [await toFile(Buffer.from('<html><body><p>Les colis partent en été.</p></body></html>'), 'été.html', { type: 'text/html' })],
+    });
+    expect(created.knowledge_base_sources?.map((source: any) => source.filename)).toEqual(['été.html']);
+    const kb = await settled(ws, created.knowledge_base_id);
+    expect(kb.status).toBe('complete');
+    expect(kb.knowledge_base_sources.map((source: any) => source.filename)).toEqual(['été.html']);
+  });
+
   it('marks a knowledge base whose only source failed as error, with the reason', async () => {
     const { ws, client } = await setup();
     const created = await client.knowledgeBase.create({ knowledge_base_name: 'Broken', knowledge_base_urls: [`${site.url}/docs/missing.html`] });

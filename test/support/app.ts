@@ -14,7 +14,10 @@ export interface TestApp {
 
 /**
  * Starts the local HTTP runtime in this test file (same handlers as Lambda) on a free
- * port, after applying `settings` (read once at load, like a Lambda's environment).
+ * port, after applying `settings` (read once at load, like a Lambda's environment). With
+ * `PORT` in the settings it listens there instead, so the links and redirects Parley
+ * builds from its own address (PUBLIC_BASE_URL's default) lead back to it: for a browser
+ * that follows them.
  */
 export async function startTestApp(settings: Record<string, string> = {}): Promise<TestApp> {
   Object.assign(process.env, settings);
@@ -22,7 +25,7 @@ export async function startTestApp(settings: Record<string, string> = {}): Promi
     import('../../local/server.ts'),
     import('../../shared/account/workspaces.ts'),
   ]);
-  const server = await startLocalServer({ port: 0, host: '127.0.0.1' });
+  const server = await startLocalServer({ port: Number(settings.PORT ?? 0), host: '127.0.0.1' });
   afterAll(() => server.close());
   const newWorkspace = async () => {
     const created = await createWorkspace(`Workspace ${randomBytes(3).toString('hex')}`);

@@ -18,6 +18,14 @@ import { cookieValue } from './sessions.ts';
  * not. SameSite=None for the SAML ACS, which the IdP's page reaches with a cross-site POST
  * that carries no Lax cookie; the cookie grants nothing by itself, it only has to match.
  * One browser holds one flow of a kind at a time: a second start replaces the first's cookie.
+ *
+ * The binding does not stop a whole flow run in the victim's browser: a page of another
+ * site can navigate it to a sign-in start of the attacker's workspace, whose identity
+ * provider approves at once, and the cookie is then the victim's own. So a start (and an
+ * IdP-initiated SAML sign-in) that another site sent the browser to asks the user first
+ * (shared/members/sign-in-start.ts): a confirmation page on Parley's origin whose Continue
+ * carries a random token, bound to that browser by the same kind of cookie (SameSite=Strict:
+ * Continue is a request from Parley's own page).
  */
 
 export interface BrowserFlow {
@@ -25,7 +33,7 @@ export interface BrowserFlow {
   name: string;
   /** The callback's path: the only one the cookie is sent to. */
   path: string;
-  sameSite: 'Lax' | 'None';
+  sameSite: 'Strict' | 'Lax' | 'None';
 }
 
 /** As long as the flows' states live (OIDC, OAuth and SAML requests: 10 minutes). */
@@ -51,4 +59,21 @@ export function startedInThisBrowser(flow: BrowserFlow, cookieHeader: string | u
   const expected = Buffer.from(sha256(state));
   const given = Buffer.from(presented);
   return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * `Sec-Fetch-Site` values of a request no page of another site made: Parley's own pages
+ * (`same-origin`), a sibling host such as the dashboard's (`same-site`), or the user
+ * (`none`: the address bar, a bookmark).
+ */
+const OWN_SITE = new Set(['same-origin', 'same-site', 'none']);
+
+/**
+ * Whether a page of another site may have sent this request: `Sec-Fetch-Site: cross-site`,
+ * or no such header (a browser too old to send it, which then cannot be told from one sent
+ * by an attacker's page). Used for browser navigations only: a client that is no browser
+ * sends no such header either.
+ */
+export function sentByAnotherSite(headers: Record<string, string | undefined>): boolean {
+  return !OWN_SITE.has((headers['sec-fetch-site'] ?? '').trim().toLowerCase());
 }

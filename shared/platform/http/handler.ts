@@ -280,9 +280,12 @@ const MULTIPART_MEDIA_TYPE = /^\s*multipart\//i;
 
 const FORM_MEDIA_TYPE = /^\s*application\/x-www-form-urlencoded\s*(?:;|$)/i;
 
+/** Whether a request's body is an HTML form's (`application/x-www-form-urlencoded`): what a browser's page posts. */
+export const isFormBody = (headers: Record<string, string | undefined>) => FORM_MEDIA_TYPE.test(headers['content-type'] ?? headers['Content-Type'] ?? '');
+
 function readBody(event: Event, route: RouteDefinition, options: DomainOptions): unknown {
   const contentType = event.headers['content-type'] ?? event.headers['Content-Type'];
-  if (route.bodyType === 'json-or-form' && FORM_MEDIA_TYPE.test(contentType ?? '')) {
+  if (route.bodyType === 'json-or-form' && isFormBody(event.headers)) {
     // An HTML form post (SAML's HTTP-POST binding): each field once, as text.
     const text = event.body == null ? '' : event.isBase64Encoded ? decodeUtf8(Buffer.from(event.body, 'base64')) : event.body;
     if (Buffer.byteLength(text, 'utf8') > (route.maxBodyBytes ?? MAX_JSON_BODY_BYTES)) throw payloadTooLarge('Form body too large');

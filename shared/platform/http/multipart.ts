@@ -66,6 +66,9 @@ export async function parseMultipart(
   try {
     parser = createParser({
       headers: { 'content-type': contentType },
+      // Browsers, undici's FormData and curl send a file name's UTF-8 bytes as they are in
+      // `filename="…"`; busboy would read them as latin1 ('été' became 'Ã©tÃ©').
+      defParamCharset: 'utf8',
       limits: {
         fileSize: limits.maxFileBytes,
         files: limits.maxFiles,

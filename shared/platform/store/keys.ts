@@ -834,6 +834,11 @@ export const keys = {
    */
   samlRequest: (workspaceId: string, requestIdSha256: string): ItemKey => ({ pk: `SAMLREQUEST#${workspaceId}#${requestIdSha256}`, sk: 'SAMLREQUEST' }),
   /**
+   * An IdP-initiated SAML sign-in waiting for the user's Continue (its verified email), by
+   * its confirmation token's hash: taken once by the confirm route. 10 minutes.
+   */
+  samlConfirmation: (workspaceId: string, tokenSha256: string): ItemKey => ({ pk: `SAMLCONFIRM#${workspaceId}#${tokenSha256}`, sk: 'SAMLCONFIRM' }),
+  /**
    * A deleted workspace's purge (shared/members/purge.ts): its phase, step number and scan
    * cursor. Outside the workspace's partitions (the purge deletes those) though its key names
    * the workspace; kept 90 days after the purge ends as its record.

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { decryptSecret, encryptSecret } from '../../platform/crypto/envelope.ts';
+import { escapeHtml } from '../../platform/text.ts';
 import { isOAuthProvider, mockClientId, PROVIDER_TABLE, redirectUri, type OAuthProviderName } from './providers.ts';
 
 /*
@@ -32,8 +33,6 @@ interface MockRefresh {
   subject: string;
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 
 const providerOfClient = (clientId: string | null): OAuthProviderName | undefined => {
   const name = clientId?.startsWith('parley-mock-') ? clientId.slice('parley-mock-'.length) : undefined;
