@@ -3,6 +3,7 @@ import { canonicalE164 } from '../platform/phone.ts';
 import * as z from 'zod';
 import { canonicalCidr, canonicalIp } from '../platform/auth/ip.ts';
 import { wire } from '../platform/naming.ts';
+import { hostRefusal } from '../platform/egress-rules.ts';
 import { parseSipUri } from './sip-uri.ts';
 
 /*
@@ -68,11 +69,25 @@ export function sipUriHost(text: string): string | undefined {
   return parseSipUri(`sip:${text}`)?.host.toLowerCase();
 }
 
+/**
+ * A termination URI: where the media server sends this workspace's calls. Its host is held to
+ * the egress guard's rules when saved, as a webhook URL is (`hostRefusal`: an internal address
+ * in any spelling, `localhost`, a private-network name), since the SIP service dials it from
+ * inside the deployment; a name is judged as far as it can be without DNS.
+ */
 export const sipUri = () =>
   z
     .string()
     .max(512)
-    .refine((value) => sipUriHost(value) !== undefined, 'Must be a SIP URI (sip:host[:port] or host[:port], e.g. example.pstn.twilio.com)');
+    .superRefine((value, context) => {
+      const uri = /^sips?:/i.test(value) ? parseSipUri(value) : /^[^@;?]+$/.test(value) ? parseSipUri(`sip:${value}`) : undefined;
+      if (!uri) {
+        context.addIssue({ code: 'custom', message: 'Must be a SIP URI (sip:host[:port] or host[:port], e.g. example.pstn.twilio.com)' });
+        return;
+      }
+      const refusal = hostRefusal(uri.host, uri.port ?? (uri.scheme === 'sips' || uri.transport === 'tls' ? 5061 : 5060));
+      if (refusal) context.addIssue({ code: 'custom', message: `Destination not allowed: ${refusal}` });
+    });
 
 /** Telephony rule 1: a termination URI on a `*.pstn.twilio.com` host is a Twilio trunk. */
 export function isTwilioTerminationHost(host: string): boolean {

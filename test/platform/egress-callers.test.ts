@@ -226,6 +226,26 @@ describe('SIP connection tests', () => {
     }
   });
 
+  it('refuse an internal termination URI when a number is imported or updated and when a SIP trunk is saved (400 naming the field)', async () => {
+    const phone = `+1415${randomInt(200, 1000)}${String(randomInt(0, 10_000)).padStart(4, '0')}`;
+    const cases = [
+      ['sip:169.254.169.254', '169.254.169.254 is a link-local address'],
+      ['169.254.169.254:5060', '169.254.169.254 is a link-local address'],
+      ['sips:[::ffff:169.254.169.254]', '[::ffff:169.254.169.254] is a link-local address'],
+      ['sip:10.0.0.7;transport=udp', '10.0.0.7 is a private address'],
+      ['sip:pbx.corp.internal', 'pbx.corp.internal is a private-network name'],
+      [`sip:localhost:${dynamo.port}`, `localhost:${dynamo.port} resolves to the local runtime's own DynamoDB Local`],
+    ] as const;
+    for (const [uri, refusal] of cases) {
+      const expected = { status: 400, message: `termination_uri: Destination not allowed: ${refusal}` };
+      expect((await app.api.post('/import-phone-number', { body: { phone_number: phone, termination_uri: uri } })).body, uri).toEqual(expected);
+      expect((await app.api.post('/create-sip-trunk', { body: { name: 'Inside', termination_uri: uri } })).body, uri).toEqual(expected);
+    }
+    expect((await app.api.post('/import-phone-number', { body: { phone_number: phone, termination_uri: 'sip:trunk.example.com' } })).status).toBe(201);
+    const update = await app.api.patch(`/update-phone-number/${encodeURIComponent(phone)}`, { body: { termination_uri: 'sip:192.168.1.1' } });
+    expect(update.body).toEqual({ status: 400, message: 'termination_uri: Destination not allowed: 192.168.1.1 is a private address' });
+  });
+
   it('check the SRV target and its addresses too', async () => {
     const { server: dns } = await fakeSrvDns({
       '_sip._tcp.store.parley.test': [10, 5, Number(dynamo.port), '127.0.0.1'],
@@ -243,12 +263,23 @@ describe('SIP connection tests', () => {
     expect(inside).toMatchObject({ status: 400, message: 'Destination not allowed: pbx.inside.parley.test resolves to a private address' });
   });
 
-  it('the phone-number connection test answers 400 for a refused termination URI', async () => {
+  it('the phone-number connection test answers 400 for a refused termination URI (a number saved before the URI was checked on save)', async () => {
     const phone = `+1415${randomInt(200, 1000)}${String(randomInt(0, 10_000)).padStart(4, '0')}`;
     const imported = await app.api.post('/import-phone-number', {
-      body: { phone_number: phone, termination_uri: 'sip:169.254.169.254', sip_trunk_auth_username: 'alice', sip_trunk_auth_password: 's3cret-pass' },
+      body: { phone_number: phone, termination_uri: 'sip:trunk.example.com', sip_trunk_auth_username: 'alice', sip_trunk_auth_password: 's3cret-pass' },
     });
     expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { db, tableName } = await import('../../shared/platform/store/db.ts');
+    const { keys } = await import('../../shared/platform/store/keys.ts');
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.phoneNumber(app.workspace.workspace_id, phone),
+        UpdateExpression: 'SET termination_uri = :uri',
+        ExpressionAttributeValues: { ':uri': 'sip:169.254.169.254' },
+      }),
+    );
     const res = await app.api.post(`/test-phone-number-connection/${encodeURIComponent(phone)}`, { body: { timeout_ms: 2000 } });
     expect(res.body).toEqual({ status: 400, message: METADATA });
   });
