@@ -4,11 +4,11 @@ import { admit } from '../../shared/platform/auth/gate.ts';
 import { presentCredential, takeBackCredential } from '../../shared/platform/auth/request-counter.ts';
 import { PUBLIC_KEY_CAPABILITIES } from '../../shared/platform/auth/scopes.ts';
 import { sha256 } from '../../shared/platform/crypto/hash.ts';
-import type { ApiError } from '../../shared/platform/errors.ts';
 import { keys } from '../../shared/platform/store/keys.ts';
 import { startTestApp } from '../support/app.ts';
 import { apiKeyBody, publicKeyBody } from '../support/factories.ts';
 import { call } from '../support/http.ts';
+import { refusal } from '../support/refusal.ts';
 import { awayFromMinuteBoundary } from '../support/time.ts';
 
 const app = await startTestApp();
@@ -23,14 +23,6 @@ async function listedKey(apiKeyId: string) {
   return (await app.api.get('/api-keys')).body.find((key: { api_key_id: string }) => key.api_key_id === apiKeyId);
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as ApiError;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('refused requests change nothing of the key', () => {
   it('leaves last use and the window untouched when the address is not allowed', async () => {

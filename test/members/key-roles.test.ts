@@ -3,12 +3,12 @@ import { createApiKey } from '../../shared/account/api-keys.ts';
 import { createSessionFor } from '../../shared/members/sessions.ts';
 import { admit } from '../../shared/platform/auth/gate.ts';
 import { sha256 } from '../../shared/platform/crypto/hash.ts';
-import type { ApiError } from '../../shared/platform/errors.ts';
 import { keys } from '../../shared/platform/store/keys.ts';
 import { table } from '../../shared/platform/store/table.ts';
 import { startTestApp } from '../support/app.ts';
 import { apiKeyBody } from '../support/factories.ts';
 import { apiClient, call } from '../support/http.ts';
+import { refusal } from '../support/refusal.ts';
 
 /*
  * A key acts within the role of the member who made it: a session grants only what its
@@ -56,14 +56,6 @@ async function keyMadeBy(headers: Record<string, string>, body: Record<string, u
 
 const stored = (value: string) => table.get<Record<string, unknown>>(keys.credential(sha256(value)));
 
-async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as ApiError;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('what a session may grant', () => {
   it("refuses the developer's escalation chain at its first step: no full-access key", async () => {

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../shared/platform/aws/object-store.ts';
+import { useOfflineAwsCredentials } from '../support/offline-aws-credentials.ts';
 
 /*
  * The S3 side of presigned uploads, signed offline (SigV4 query signing needs only
@@ -7,17 +8,7 @@ import { S3ObjectStore } from '../../shared/platform/aws/object-store.ts';
  * S3 refuse a correct body. No real bucket is reached.
  */
 
-const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
-beforeAll(() => {
-  process.env.AWS_ACCESS_KEY_ID = 'AKIDEXAMPLE';
-  process.env.AWS_SECRET_ACCESS_KEY = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
-});
-afterAll(() => {
-  if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
-  else process.env.AWS_ACCESS_KEY_ID = saved.id;
-  if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
-  else process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
-});
+useOfflineAwsCredentials();
 
 describe('S3 presigned PUT', () => {
   it('signs the type, the exact length, the retention tag and the checksum as headers, and carries no checksum of an empty body', async () => {

@@ -1,8 +1,9 @@
 import { toFile } from 'retell-sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { localObjectStore } from '../../local/object-store.ts';
 import { S3ObjectStore } from '../../shared/platform/aws/object-store.ts';
 import { startTestApp } from '../support/app.ts';
+import { useOfflineAwsCredentials } from '../support/offline-aws-credentials.ts';
 import { retellClient } from '../support/sdk.ts';
 
 /*
@@ -67,17 +68,7 @@ describe('stored files on the local object store', () => {
 });
 
 describe('stored files on S3 (presigned offline: no bucket is reached)', () => {
-  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
-  beforeAll(() => {
-    process.env.AWS_ACCESS_KEY_ID = 'AKIDEXAMPLE';
-    process.env.AWS_SECRET_ACCESS_KEY = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
-  });
-  afterAll(() => {
-    if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
-    else process.env.AWS_ACCESS_KEY_ID = saved.id;
-    if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
-    else process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
-  });
+  useOfflineAwsCredentials();
 
   it('a presigned GET makes S3 answer every object as an attachment, under its download name or its key\'s last segment', async () => {
     const store = new S3ObjectStore('parley-test-bucket');
