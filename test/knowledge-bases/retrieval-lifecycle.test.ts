@@ -6,7 +6,7 @@ import { purges } from '../../shared/members/store.ts';
 import { config } from '../../shared/platform/config.ts';
 import { db } from '../../shared/platform/store/db.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent, newChatAgent } from '../support/factories.ts';
+import { freshNumber, importNumber, newAgent, newChatAgent } from '../support/factories.ts';
 import type { ApiClient } from '../support/http.ts';
 import { DESK } from '../support/transfers.ts';
 import { eventually } from '../support/webhook-receiver.ts';
@@ -76,16 +76,10 @@ async function setup(options: { agent?: Record<string, unknown>; chatAgent?: Rec
   const llm = { general_prompt: 'You are the clinic front desk.', begin_message: 'Hello, clinic.', knowledge_base_ids: [kbId], ...options.llm };
   const { agent } = await newAgent(ws.api, { agent: options.agent ?? {}, llm });
   const { chatAgent } = await newChatAgent(ws.api, { chatAgent: options.chatAgent ?? {}, llm });
-  const number = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: {
-      phone_number: number,
-      termination_uri: 'sip:trunk.example.com',
-      outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }],
-      outbound_sms_agents: [{ agent_id: chatAgent.agent_id, weight: 1 }],
-    },
+  const number = await importNumber(ws.api, {
+    outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }],
+    outbound_sms_agents: [{ agent_id: chatAgent.agent_id, weight: 1 }],
   });
-  expect(imported.status).toBe(201);
   return { ws, kbId, agent, chatAgent, number };
 }
 
@@ -208,10 +202,7 @@ describe('retrievals are deleted with their call or chat', () => {
       },
     };
     const { agent } = await newAgent(ws.api, { llm: { general_tools: [transfer] } });
-    const number = freshNumber();
-    expect(
-      (await ws.api.post('/import-phone-number', { body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] } })).status,
-    ).toBe(201);
+    const number = await importNumber(ws.api, { outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] });
     const created = await ws.api.post('/v2/create-phone-call', {
       body: {
         from_number: number,

@@ -24,6 +24,13 @@ async function created(res: Promise<{ status: number; body: any }>, what: string
   return body;
 }
 
+/** A fresh number imported over SIP (a trunk at example.com), with the given fields (its agent bindings). */
+export async function importNumber(api: Api, fields: Record<string, unknown> = {}): Promise<string> {
+  const number = freshNumber();
+  await created(api.post('/import-phone-number', { body: { phone_number: number, termination_uri: 'sip:trunk.example.com', ...fields } }), `the number ${number}`);
+  return number;
+}
+
 /** A Retell LLM through the API (the compatible client's tests create theirs with retell-sdk). */
 export const newLlm = (api: Api, overrides: Record<string, unknown> = {}) =>
   created(api.post('/create-retell-llm', { body: { general_prompt: 'You are helpful.', ...overrides } }), 'a Retell LLM');
