@@ -7,7 +7,11 @@ import type { ApiClient } from '../support/http.ts';
 
 const app = await startTestApp();
 
-
+/*
+ * Termination URIs name public addresses (52.10.0.x): a documentation range is refused as a
+ * destination when the number is saved. No packet is sent to any of them; the INVITEs'
+ * source addresses are only compared.
+ */
 async function importNumber(api: ApiClient, body: Record<string, unknown>): Promise<string> {
   const phone_number = freshNumber();
   const res = await api.post('/import-phone-number', { body: { phone_number, ...body } });
@@ -36,9 +40,9 @@ function answer(decision: InboundDecision, username: string, password: string, c
 
 describe('inbound INVITEs to an imported number', () => {
   it('are admitted from the addresses its termination URI names or resolves to, and refused from elsewhere', async () => {
-    const literal = await importNumber(app.api, { termination_uri: 'sip:198.51.100.20:5060' });
-    expect(await invite(literal, '198.51.100.20')).toMatchObject({ admitted: true, by: 'address', workspaceId: app.workspace.workspace_id });
-    expect(await invite(literal, '198.51.100.21')).toEqual({ admitted: false, status: 403, reason: `198.51.100.21 is not an inbound address of ${literal}` });
+    const literal = await importNumber(app.api, { termination_uri: 'sip:52.10.0.20:5060' });
+    expect(await invite(literal, '52.10.0.20')).toMatchObject({ admitted: true, by: 'address', workspaceId: app.workspace.workspace_id });
+    expect(await invite(literal, '52.10.0.21')).toEqual({ admitted: false, status: 403, reason: `52.10.0.21 is not an inbound address of ${literal}` });
 
     const named = await importNumber(app.api, { termination_uri: 'trunk.example.com' });
     expect(await invite(named, '203.0.113.7')).toMatchObject({ admitted: true, by: 'address' });
@@ -66,7 +70,7 @@ describe('inbound INVITEs to an imported number', () => {
     // The owner's carrier sends from 203.0.113.7 (trunk.example.com); the squatter imports
     // the owner's number pointing at a trunk of its own.
     const squatter = await app.newWorkspace();
-    const stolen = await importNumber(squatter.api, { termination_uri: 'sip:198.51.100.99', sip_trunk_auth_username: 'squat', sip_trunk_auth_password: 'squat-pass' });
+    const stolen = await importNumber(squatter.api, { termination_uri: 'sip:52.10.0.99', sip_trunk_auth_username: 'squat', sip_trunk_auth_password: 'squat-pass' });
     const decision = await invite(stolen, '203.0.113.7');
     expect(decision).toMatchObject({ admitted: false, status: 407, reason: 'Credentials required' });
     // The owner's carrier cannot answer with the squatter's password; a guess fails.
@@ -74,7 +78,7 @@ describe('inbound INVITEs to an imported number', () => {
   });
 
   it('are admitted from anywhere with the trunk credentials, once per nonce', async () => {
-    const number = await importNumber(app.api, { termination_uri: 'sip:198.51.100.30', sip_trunk_auth_username: 'alice', sip_trunk_auth_password: 's3cret-pass' });
+    const number = await importNumber(app.api, { termination_uri: 'sip:52.10.0.30', sip_trunk_auth_username: 'alice', sip_trunk_auth_password: 's3cret-pass' });
     const challenged = await invite(number, '203.0.113.50');
     expect(challenged).toMatchObject({ admitted: false, status: 407 });
     const authorization = answer(challenged, 'alice', 's3cret-pass', number);
@@ -85,13 +89,13 @@ describe('inbound INVITEs to an imported number', () => {
     // Wrong password, wrong user, and a nonce issued for another number are refused.
     expect(await invite(number, '203.0.113.50', answer(await invite(number, '203.0.113.50'), 'alice', 'wrong', number))).toMatchObject({ admitted: false });
     expect(await invite(number, '203.0.113.50', answer(await invite(number, '203.0.113.50'), 'mallory', 's3cret-pass', number))).toMatchObject({ admitted: false });
-    const other = await importNumber(app.api, { termination_uri: 'sip:198.51.100.31', sip_trunk_auth_username: 'alice', sip_trunk_auth_password: 's3cret-pass' });
+    const other = await importNumber(app.api, { termination_uri: 'sip:52.10.0.31', sip_trunk_auth_username: 'alice', sip_trunk_auth_password: 's3cret-pass' });
     const foreignNonce = answer(await invite(other, '203.0.113.50'), 'alice', 's3cret-pass', number);
     expect(await invite(number, '203.0.113.50', foreignNonce)).toMatchObject({ admitted: false });
   });
 
   it('refuse an answer to an expired nonce', async () => {
-    const number = await importNumber(app.api, { termination_uri: 'sip:198.51.100.40', sip_trunk_auth_username: 'bob', sip_trunk_auth_password: 'b0b-pass' });
+    const number = await importNumber(app.api, { termination_uri: 'sip:52.10.0.40', sip_trunk_auth_username: 'bob', sip_trunk_auth_password: 'b0b-pass' });
     const issuedAt = Date.now();
     const challenged = await admitInboundInvite({ calledNumber: number, sourceIp: '203.0.113.60' }, { resolve, nowMs: issuedAt });
     const authorization = answer(challenged, 'bob', 'b0b-pass', number);
