@@ -53,6 +53,10 @@ async function endedCall(agentFields: Record<string, unknown>) {
   });
   expect(created.status).toBe(201);
   const callId = created.body.call_id as string;
+  // A supervisor's controls while it runs: their texts are stored as controls of their own.
+  await eventually(async () => (await ws.api.get(`/v2/get-call/${callId}`)).body, (body) => body.call_status === 'ongoing', 10_000);
+  expect((await ws.api.post(`/v2/calls/${callId}/supervisor-say`, { body: { text: `Your reference is ${SSN}.` } })).status).toBe(200);
+  expect((await ws.api.patch(`/v2/update-live-call/${callId}`, { body: { call_control: { additional_context: `The caller's SSN is ${SSN}.` } } })).status).toBe(200);
   // call_analyzed is sent once the analysis is stored, before the setting is applied.
   const analyzed = await eventually(
     async () => hooks.hits.find((hit) => hit.json.event === 'call_analyzed'),
@@ -170,6 +174,10 @@ describe('everything_except_pii', () => {
     });
     const stored = await partition(callId);
     expect(stored.filter((item) => String(item.sk).startsWith('UNSCRUBBED'))).toEqual([]);
+    expect(stored.filter((item) => String(item.sk).startsWith('CONTROL#')).map((item: any) => item.entry.text)).toEqual([
+      'Your reference is [ssn].',
+      'The caller\'s SSN is [ssn].',
+    ]);
     expect(stored.filter((item) => String(item.sk).startsWith('LINE#')).length).toBeGreaterThanOrEqual(4);
     expect(mentions(stored, SSN)).toEqual([]);
     expect(await tableMentions(SSN, ws.workspace_id)).toEqual([]);
