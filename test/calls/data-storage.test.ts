@@ -2,6 +2,8 @@ import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { runCallStep } from '../../shared/calls/engine.ts';
+import { finishRoomRecording } from '../../shared/calls/recordings.ts';
+import { newCallItem, putNewCall } from '../../shared/calls/store.ts';
 import { objectStore } from '../../shared/platform/aws/object-store.ts';
 import { config } from '../../shared/platform/config.ts';
 import { db } from '../../shared/platform/store/db.ts';
@@ -219,4 +221,35 @@ describe('everything', () => {
     expect(mentions(await partition(callId), SSN)).toEqual([]);
     expect(await tableMentions(SSN, ws.workspace_id)).toEqual([]);
   }, 60_000);
+});
+
+describe('a media server\'s recording removed before its file landed', () => {
+  it('is deleted when LiveKit says the file is written', async () => {
+    const ws = await app.newWorkspace();
+    const callId = `call_${Date.now().toString(16)}removed`;
+    const key = objectKeys.callArtifact(ws.workspace_id, callId, 'recording.ogg');
+    const egressId = `EG_${callId}`;
+    await putNewCall(
+      newCallItem({
+        call_id: callId,
+        workspace_id: ws.workspace_id,
+        call_type: 'web_call',
+        call_status: 'ended',
+        agent_id: 'agent_x',
+        agent_version: 0,
+        created_timestamp: Date.now(),
+        engine: { media: 'livekit' },
+        data_storage_applied: 'basic_attributes_only',
+        // The setting removed it while LiveKit's egress was still writing.
+        recording: { key, content_type: 'audio/ogg', synthetic: false, duration_ms: 0, egress_id: egressId, removed: true },
+      }),
+    );
+    await objectStore().put(key, Buffer.from('OggS'), 'audio/ogg');
+    expect(await finishRoomRecording(callId, { egress_id: egressId, status: 'EGRESS_COMPLETE', duration_ms: 1000 })).toBe('removed: the recording was removed before it was written');
+    expect(await objectStore().get(key)).toBeUndefined();
+    expect((await ws.api.get(`/get-call-recording-url/${callId}`)).body).toEqual({
+      status: 404,
+      message: `Call ${callId} keeps no recording: its data storage setting is basic_attributes_only`,
+    });
+  });
 });
