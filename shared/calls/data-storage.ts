@@ -1,5 +1,6 @@
 import { restrictRetrievals } from '../knowledge-bases/records.ts';
 import { objectStore } from '../platform/aws/object-store.ts';
+import { conflict } from '../platform/errors.ts';
 import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../platform/pii.ts';
 import { deleteUnscrubbed } from './artifact-store.ts';
 import { deleteLines } from './line-store.ts';
@@ -72,7 +73,7 @@ export async function applyDataStorage(workspaceId: string, callId: string): Pro
     const done = setting === 'basic_attributes_only' ? await keepBasicAttributes(call, categories) : await keepWithoutPii(call, settings);
     if (done) return done;
     // The call changed under the last write (an analysis landed): read it again and apply to what it is now.
-    if (attempt >= 2) throw new Error(`The call ${callId} kept changing while its data storage setting was applied`);
+    if (attempt >= 2) throw conflict(`Call ${callId} kept changing while its data storage setting was applied; retry`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { getChatAgent } from '../agents/lookups.ts';
 import { restrictRetrievals } from '../knowledge-bases/records.ts';
-import { NotFound } from '../platform/errors.ts';
+import { conflict, NotFound } from '../platform/errors.ts';
 import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../platform/pii.ts';
 import type { DATA_STORAGE_SETTINGS } from './schemas.ts';
 import { chatMessages, deleteChatMessages, getChatItem, rewriteMessages, writeEndedChat, type ChatItem } from './store.ts';
@@ -58,7 +58,7 @@ export async function applyChatDataStorage(chat: ChatItem): Promise<ChatItem> {
     const done = setting === 'basic_attributes_only' ? await keepBasicAttributes(current, categories) : await keepWithoutPii(current, categories);
     if (done) return done;
     // The chat changed under the last write (an analysis landed): read it again.
-    if (attempt >= 2) throw new Error(`The chat ${chat.chat_id} kept changing while its data storage setting was applied`);
+    if (attempt >= 2) throw conflict(`Chat ${chat.chat_id} kept changing while its data storage setting was applied; retry`);
     current = await getChatItem(chat.workspace_id, chat.chat_id);
   }
 }
