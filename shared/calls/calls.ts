@@ -11,10 +11,11 @@ import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { checkedAgentOverride } from './agent-override.ts';
 import { acquireSlot, releaseSlot, SLOT_RECHECK_MS, sweepDueSlots, sweepSlots, type CallKind, type DueSweepResult, type SlotVerdict } from './concurrency.ts';
-import { DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
+import { applyCallDataStorage, DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
 import { listCallItems } from './listing.ts';
 import { mediaKind, startMedia, webCallAccess } from './media.ts';
+import { assertNotLooser } from './recordings.ts';
 import {
   MAX_SANDBOX_CALL_MS,
   type CallView,
@@ -447,8 +448,14 @@ export async function listCalls(workspaceId: string, input: ListCallsInput, opti
   };
 }
 
+/**
+ * update-call. A data storage setting may only be as strict or stricter than the one the
+ * call has (its own, else its agent version's): what a stricter one removed cannot come
+ * back. On a call that is over (and analysed) the new setting is applied at once.
+ */
 export async function updateCall(workspaceId: string, callId: string, input: UpdateCallInput): Promise<CallView> {
   const current = await getCallItem(workspaceId, callId);
+  if (input.data_storage_setting) await assertNotLooser(current, input.data_storage_setting);
   const fields: Record<string, unknown> = {
     metadata: input.metadata,
     data_storage_setting: input.data_storage_setting,
@@ -457,7 +464,9 @@ export async function updateCall(workspaceId: string, callId: string, input: Upd
   if (input.custom_attributes) {
     fields.custom_attributes = { ...((current as { custom_attributes?: Record<string, unknown> }).custom_attributes ?? {}), ...input.custom_attributes };
   }
-  return toCallView(await withTranscript(await updateCallFields(workspaceId, callId, fields)));
+  const updated = await updateCallFields(workspaceId, callId, fields);
+  const applied = input.data_storage_setting ? await applyCallDataStorage(workspaceId, callId) : undefined;
+  return toCallView(await withTranscript(applied ?? updated));
 }
 
 /** Ends a registered or ongoing call (`manual_stopped`); stopping an ended call is 400. */
@@ -470,9 +479,15 @@ export async function stopCall(workspaceId: string, callId: string): Promise<Cal
   return toCallView(await withTranscript(ended ?? (await getCallItem(workspaceId, callId))));
 }
 
+/** A call that keeps basic attributes only has no transcript left to analyse (data-storage.ts). */
+const transcriptDropped = (call: CallItem) => call.data_storage_applied === 'basic_attributes_only';
+
 export async function rerunCallAnalysis(workspaceId: string, callId: string): Promise<CallView> {
   const call = await getCallItem(workspaceId, callId);
   if (call.call_status !== 'ended') throw badRequest('Call analysis can only be rerun on ended calls');
+  if (transcriptDropped(call)) {
+    throw badRequest(`Call ${callId} keeps no transcript to analyse again: its data storage setting is basic_attributes_only`);
+  }
   await queueAnalysis(call);
   return toCallView(await withTranscript(call));
 }
@@ -509,7 +524,8 @@ export async function backfillCallAnalysis(
       })
     ).items;
   }
-  const ended = calls.filter((call) => call.call_status === 'ended');
+  // A call that keeps basic attributes only has nothing to analyse again: its analysis stays.
+  const ended = calls.filter((call) => call.call_status === 'ended' && !transcriptDropped(call));
   await Promise.all(ended.map((call) => queueAnalysis(call)));
   return { status: 'accepted', queued: ended.length };
 }

@@ -1,11 +1,13 @@
 import { recordCallCharge } from '../billing/index.ts';
 import { config } from '../platform/config.ts';
 import { ApiError } from '../platform/errors.ts';
+import { loadOnce } from '../platform/lazy.ts';
 import { logger } from '../platform/logger.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import { sipTransportProblem } from '../platform/sip-uri.ts';
 import { agentTurn, analyzeCall, closeConversation, composeMessage, noteToAgent, openConversation, type TransferAsk, type TransferOptions, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
 import { consultInSandbox, staticHandoff } from './agentic-transfer.ts';
+import type * as DataStorage from './data-storage.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
 import { liveConversation, pendingSays } from './live-state.ts';
@@ -29,7 +31,9 @@ import { transcriptLines, withTranscript } from './transcript.ts';
  * a late or duplicated step (the queue delivers at least once) changes nothing. Ending a
  * call, whatever ends it, goes through `finishCall`: the one place that stamps the end,
  * prices the call, releases its concurrency slot (exactly once, by the slot record) and
- * sends call_ended; ended calls then get their analysis.
+ * sends call_ended; ended calls then get their analysis. Once the analysis has run (at once
+ * for a call that did not end `ended`), the call's data storage setting is applied to what
+ * it stores (data-storage.ts).
  */
 
 /** The callee's lines when a sandbox call has no `metadata.sandbox_user_says`. */
@@ -44,6 +48,17 @@ export const TRANSCRIPT_UPDATE_MS = 3000;
 export const SANDBOX_TRANSFER_RING_MS = 1000;
 /** A bridged sandbox warm transfer: the caller and the destination talk this long, then transfer_ended. */
 export const SANDBOX_TRANSFER_LEG_MS = 2000;
+
+/**
+ * data-storage.ts on its first use: it reaches scrubbing, which the calls function loads on
+ * demand (on-demand.ts); the steps that need it come after a call's end.
+ */
+const dataStorageModule = loadOnce((): Promise<typeof DataStorage> => import('./data-storage.ts'));
+
+/** Applies the call's data storage setting to what it stores, when it is due (data-storage.ts); answers the call as stored after. */
+export async function applyCallDataStorage(workspaceId: string, callId: string): Promise<CallItem | undefined> {
+  return (await dataStorageModule()).applyDataStorage(workspaceId, callId);
+}
 
 export async function runCallStep(message: CallStepMessage): Promise<void> {
   const call = await findCallItem(message.call_id);
@@ -85,6 +100,11 @@ export async function runCallStep(message: CallStepMessage): Promise<void> {
       return;
     case 'analyze':
       await analyze(call, message.seq);
+      // After the analysis (which reads the transcript), and again on a redelivered step, which finds it applied.
+      await applyCallDataStorage(call.workspace_id, call.call_id);
+      return;
+    case 'data_storage':
+      await applyCallDataStorage(call.workspace_id, call.call_id);
       return;
   }
 }
@@ -340,7 +360,8 @@ export async function finishCall(call: CallItem, input: Finish): Promise<CallIte
   const recorded = await recordSandboxCall(ended);
   if (ringing) await sendCallEvent(recorded, 'transfer_cancelled');
   await sendCallEvent(recorded, 'call_ended');
-  if (finish.status === 'ended') await scheduleStep(stepFor(recorded, 'analyze', 0), Date.now());
+  // The data storage setting applies after the analysis; a call that did not end `ended` has none.
+  await scheduleStep(stepFor(recorded, finish.status === 'ended' ? 'analyze' : 'data_storage', 0), Date.now());
   return recorded;
 }
 
@@ -357,9 +378,12 @@ async function chargeCall(call: CallItem): Promise<void> {
   );
 }
 
-/** Post-call analysis of an ended call; `seq` guards against a repeated step. */
+/**
+ * Post-call analysis of an ended call; `seq` guards against a repeated step. A call that
+ * keeps basic attributes only has no transcript left to analyse: its analysis stays.
+ */
 export async function analyze(call: CallItem, seq: number): Promise<CallItem | undefined> {
-  if (call.call_status !== 'ended' || call.engine.analysis_seq !== seq) return undefined;
+  if (call.call_status !== 'ended' || call.engine.analysis_seq !== seq || call.data_storage_applied === 'basic_attributes_only') return undefined;
   await chargeCall(call);
   const { transcript_object: said } = await withTranscript(call);
   const analysis = await analyzeCall({
@@ -380,6 +404,8 @@ export async function analyze(call: CallItem, seq: number): Promise<CallItem | u
       in_voicemail: analysis.in_voicemail,
       engine: { ...call.engine, analysis_seq: seq + 1 },
     },
+    // A new analysis is stored as said: the data storage setting is applied to it again (runCallStep).
+    remove: ['data_storage_applied'],
   });
   if (updated) await sendCallEvent(updated, 'call_analyzed');
   return updated;

@@ -95,10 +95,10 @@ export async function readCallWithLines(callId: string): Promise<{ call?: CallIt
 }
 
 /**
- * Replaces the entries of lines (scrubbing), each only while the line exists (a call deleted
- * meanwhile gets none back), a few at a time.
+ * Replaces the entries of lines and controls (scrubbing), each only while the item exists (a
+ * call deleted meanwhile gets none back), a few at a time.
  */
-export async function rewriteLines(lines: readonly { key: ItemKey; entry: Record<string, unknown> }[]): Promise<void> {
+export async function rewriteEntries(lines: readonly { key: ItemKey; entry: Record<string, unknown> }[]): Promise<void> {
   await eachLimited(lines, 16, async ({ key, entry }) => {
     try {
       await table.update({

@@ -7,6 +7,7 @@ import type { UpdateLiveCallInput } from './live-schemas.ts';
 import { mergeOverride } from './live-state.ts';
 import { deleteViewerOp, getViewer, listViewerItems, putViewerOp, writeLiveControl, type LiveWrite, type ViewerItem } from './live-store.ts';
 import { allowViewerToPublish, removeViewer, sendLiveControl, viewerAccess } from './media.ts';
+import { assertNotLooser } from './recordings.ts';
 import { findCallItem, getCallItem, type CallItem } from './store.ts';
 
 /*
@@ -77,7 +78,8 @@ export async function updateLiveCall(workspaceId: string, callId: string, input:
     ...(fields.data_storage_setting !== undefined ? ['data_storage_setting'] : []),
     ...(override ? ['agent_override'] : []),
   ];
-  const updated = await control(workspaceId, callId, (call) => {
+  const updated = await control(workspaceId, callId, async (call) => {
+    if (fields.data_storage_setting !== undefined) await assertNotLooser(call, fields.data_storage_setting);
     const patch = call.live_patch ?? { seq: 0 };
     // The variables the call was created with, kept once, so `null` can take every override back.
     const base = (call as { live_base_variables?: Record<string, string> }).live_base_variables ?? call.retell_llm_dynamic_variables ?? {};

@@ -1,11 +1,11 @@
 import { getAgent } from '../agents/lookups.ts';
 import { objectStore, retentionTagging } from '../platform/aws/object-store.ts';
 import { config } from '../platform/config.ts';
-import { notFound, NotFound } from '../platform/errors.ts';
+import { badRequest, notFound, NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { objectKeys } from '../platform/store/keys.ts';
 import type { RecordingUrlView } from './artifact-schemas.ts';
-import { CALL_STATUSES } from './schemas.ts';
+import { CALL_STATUSES, DATA_STORAGE_SETTINGS } from './schemas.ts';
 import { recordRoom } from './media.ts';
 import { findCallItem, getCallItem, transitionCall, type CallItem, type RecordingState } from './store.ts';
 import { withTranscript } from './transcript.ts';
@@ -53,6 +53,18 @@ export async function artifactSettings(call: Pick<CallItem, 'workspace_id' | 'ag
     dataStorage: call.data_storage_setting ?? (agent?.data_storage_setting as ArtifactSettings['dataStorage'] | undefined) ?? 'everything',
     piiCategories: Array.isArray(pii?.categories) ? pii.categories.filter((c): c is string => typeof c === 'string') : undefined,
   };
+}
+
+/**
+ * 400 when `next` would keep more than the call's data storage setting (its own, else its
+ * agent version's) keeps (update-call, update-live-call): what a stricter setting removed
+ * cannot come back, and the call would claim a setting its stored data does not follow.
+ */
+export async function assertNotLooser(call: Pick<CallItem, 'workspace_id' | 'agent_id' | 'agent_version' | 'data_storage_setting'>, next: ArtifactSettings['dataStorage']): Promise<void> {
+  const { dataStorage } = await artifactSettings(call);
+  if (DATA_STORAGE_SETTINGS.indexOf(next) < DATA_STORAGE_SETTINGS.indexOf(dataStorage)) {
+    throw badRequest(`data_storage_setting: Cannot change from ${dataStorage} to the less restrictive ${next}`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -166,7 +178,13 @@ export async function recordSandboxCall(call: CallItem): Promise<CallItem> {
 export async function getCallRecordingUrl(workspaceId: string, callId: string): Promise<RecordingUrlView> {
   const call = await getCallItem(workspaceId, callId);
   const recording = call.recording;
-  if (recording?.removed) throw notFound(`The recording of call ${callId} was removed with its sensitive data`);
+  if (recording?.removed) {
+    throw notFound(
+      call.data_storage_applied === 'basic_attributes_only'
+        ? `Call ${callId} keeps no recording: its data storage setting is basic_attributes_only`
+        : `The recording of call ${callId} was removed with its sensitive data`,
+    );
+  }
   if (!recording || recording.failed || (recording.egress_id && !recording.ready)) {
     throw notFound(
       call.call_status === 'registered' || call.call_status === 'ongoing'
@@ -237,6 +255,11 @@ export async function finishRoomRecording(callId: string, egress: { egress_id: s
   const recording = call?.recording;
   if (!call || !recording || recording.egress_id !== egress.egress_id) return 'ignored: not a call\'s recording';
   if (recording.ready) return 'ignored: already recorded';
+  if (recording.removed) {
+    // Removed (scrubbing, or the data storage setting) before LiveKit wrote the file: the file goes as it lands.
+    if (EGRESS_DONE.has(egress.status)) await objectStore().delete(recording.key);
+    return 'removed: the recording was removed before it was written';
+  }
   if (!EGRESS_DONE.has(egress.status)) {
     logger.warn('the recording of a LiveKit call failed; the call has none', { call_id: call.call_id, status: egress.status, error: egress.error });
     await transitionCall(call.call_id, { from: CALL_STATUSES, set: { recording: { ...recording, failed: true } } });

@@ -3,13 +3,14 @@ import { lazySchema } from '../platform/http/schemas.ts';
 import { sendAt } from '../platform/aws/due-time.ts';
 
 /*
- * A call advances by timed steps (dial, the callee's next line, hang-up, analysis): each
- * is a message due at a time, handled by `runCallStep` (engine.ts) in the call-steps job
- * (functions/call-steps.ts). In AWS they travel through SQS; locally through the durable
- * local queue, so a restart of `npm start` mid-call loses no step.
+ * A call advances by timed steps (dial, the callee's next line, hang-up, analysis, its data
+ * storage setting applied): each is a message due at a time, handled by `runCallStep`
+ * (engine.ts) in the call-steps job (functions/call-steps.ts). In AWS they travel through
+ * SQS; locally through the durable local queue, so a restart of `npm start` mid-call loses
+ * no step.
  */
 
-export const CALL_STEP_NAMES = ['dial', 'user', 'hangup', 'analyze', 'join_timeout', 'join', 'transfer', 'transfer_end', 'transfer_timeout'] as const;
+export const CALL_STEP_NAMES = ['dial', 'user', 'hangup', 'analyze', 'data_storage', 'join_timeout', 'join', 'transfer', 'transfer_end', 'transfer_timeout'] as const;
 export type CallStepName = (typeof CALL_STEP_NAMES)[number];
 
 export interface CallStepMessage {

@@ -1,8 +1,9 @@
 import { objectStore } from '../platform/aws/object-store.ts';
+import { restrictRetrievals } from '../knowledge-bases/records.ts';
 import { decryptSecret, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { badRequest, conflict, notFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
-import { piiCategoriesOf, redactPii, type PiiCategory } from '../platform/pii.ts';
+import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../platform/pii.ts';
 import { objectKeys } from '../platform/store/keys.ts';
 import { TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import {
@@ -17,10 +18,10 @@ import {
   scrubCallOp,
   transact,
 } from './artifact-store.ts';
-import { readCallWithLines, rewriteLines, type LineItem, type TranscriptLine } from './line-store.ts';
+import { readEntries, rewriteEntries, type ControlItem, type LineItem, type TranscriptLine } from './line-store.ts';
 import { artifactSettings, syntheticRecording } from './recordings.ts';
 import type { CallView } from './schemas.ts';
-import { callNotFound, getCallWithTranscript, type CallItem, type RecordingState } from './store.ts';
+import { callNotFound, findCallItem, getCallWithTranscript, type CallItem, type RecordingState } from './store.ts';
 import { assembleTranscript } from './transcript.ts';
 import { toCallView } from './view.ts';
 
@@ -31,17 +32,23 @@ import { toCallView } from './view.ts';
  * Parley detects: credit_card with the Luhn check, ssn, email, phone_number; all four when
  * the agent names none) with `[<category>]` in the transcript, transcript_object,
  * transcript_with_tool_calls (the call's lines, line-store.ts, and the fields of a call
- * stored with them on the item), both dynamic-variable maps and call_analysis, and silences
- * the scrubbed turns in the sandbox's recording (a media server's recording cannot be edited
- * here, so it is removed). What it replaced is kept as an encrypted copy (envelope
- * encryption, context naming the call) only while the call's data storage setting is
- * `everything`; under `everything_except_pii` or `basic_attributes_only` no copy is kept and
- * an existing one is deleted. Scrubbing again is harmless: the copy is written once, and
- * scrubbed text has nothing left to find.
+ * stored with them on the item), both dynamic-variable maps, call_analysis, the texts of
+ * the call's live controls (supervisor-say, additional context) and the queries of its
+ * knowledge-base retrievals, and silences the scrubbed turns in the sandbox's recording (a
+ * media server's recording cannot be edited here, so it is removed). What it replaced is
+ * kept as an encrypted copy (envelope encryption, context naming the call) only while the
+ * call's data storage setting is `everything`; under `everything_except_pii` or
+ * `basic_attributes_only` no copy is kept and an existing one is deleted. Scrubbing again is
+ * harmless: the copy is written once, and scrubbed text has nothing left to find.
  *
  * Order, so a request cut short at any point leaves the original safe and a retry finishes:
- * objects (the recording), then the lines' copy (once), then the lines that changed, then
- * one transaction of the call and its own fields' copy.
+ * objects (the recording), then the lines' copy (once), then the lines and controls that
+ * changed and the retrievals, then one transaction of the call and its own fields' copy.
+ * The controls' texts and the retrievals' queries are not copied: the unscrubbed view
+ * answers neither.
+ *
+ * The data storage setting `everything_except_pii` runs the same scrub by itself once the
+ * call's analysis has run (data-storage.ts).
  */
 
 /** The call fields scrubbing rewrites, and the copy keeps as they were. */
@@ -52,31 +59,24 @@ const SCRUBBED_FIELDS = [
   'retell_llm_dynamic_variables',
   'collected_dynamic_variables',
   'call_analysis',
+  // A call stored before its live controls were items of their own keeps them here.
+  'live_log',
+  'live_say',
 ] as const satisfies readonly (keyof CallItem)[];
 
 const copyContext = (call: Pick<CallItem, 'workspace_id' | 'call_id'>) => recordContext(call.workspace_id, `call_unscrubbed:${call.call_id}`);
 const linesCopyContext = (call: Pick<CallItem, 'workspace_id' | 'call_id'>) => recordContext(call.workspace_id, `call_unscrubbed_lines:${call.call_id}`);
 
-/** The call of this workspace as stored, and its lines, or 404. */
-async function callAndLines(workspaceId: string, callId: string): Promise<{ raw: CallItem; lines: LineItem[] }> {
-  const { call, lines } = await readCallWithLines(callId);
+/** The call of this workspace as stored, its lines and its live controls (read side by side), or 404. */
+async function callAndEntries(workspaceId: string, callId: string): Promise<{ raw: CallItem; lines: LineItem[]; controls: ControlItem[] }> {
+  const [call, { lines, controls }] = await Promise.all([findCallItem(callId), readEntries(callId)]);
   if (!call || call.workspace_id !== workspaceId) throw callNotFound();
-  return { raw: call, lines };
-}
-
-/** Every string inside `value` redacted; objects and arrays rebuilt, other values kept. */
-function scrubValue(value: unknown, categories: readonly PiiCategory[]): unknown {
-  if (typeof value === 'string') return redactPii(value, categories);
-  if (Array.isArray(value)) return value.map((entry) => scrubValue(entry, categories));
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([name, entry]) => [name, scrubValue(entry, categories)]));
-  }
-  return value;
+  return { raw: call, lines, controls };
 }
 
 /** A transcript entry scrubbed; its word timings go when its text changed (they would spell out what was removed). */
 function scrubTurn(turn: Record<string, unknown>, categories: readonly PiiCategory[]): Record<string, unknown> {
-  const scrubbed = scrubValue(turn, categories) as Record<string, unknown>;
+  const scrubbed = redactPiiDeep(turn, categories) as Record<string, unknown>;
   if (scrubbed.content !== turn.content && Array.isArray(turn.words)) scrubbed.words = [];
   return scrubbed;
 }
@@ -97,7 +97,7 @@ export async function removeCallSensitiveData(workspaceId: string, callId: strin
 }
 
 async function scrubOnce(workspaceId: string, callId: string): Promise<CallView> {
-  const { raw, lines } = await callAndLines(workspaceId, callId);
+  const { raw, lines, controls } = await callAndEntries(workspaceId, callId);
   if (raw.call_status === 'registered' || raw.call_status === 'ongoing') {
     throw badRequest(`Sensitive data can only be removed from a call that has ended; this call is ${raw.call_status}`);
   }
@@ -115,13 +115,18 @@ async function scrubOnce(workspaceId: string, callId: string): Promise<CallView>
     set[field] =
       field === 'transcript_object' || field === 'transcript_with_tool_calls'
         ? (value as Record<string, unknown>[]).map((turn) => scrubTurn(turn, categories))
-        : scrubValue(value, categories);
+        : redactPiiDeep(value, categories);
   }
   // The lines: each entry scrubbed; those that changed are rewritten.
   const scrubbedLines: TranscriptLine[] = lines.map((line) => ({ ...line, entry: scrubTurn(line.entry, categories) }));
   const changed = lines.flatMap((line, index) =>
     JSON.stringify(scrubbedLines[index]!.entry) === JSON.stringify(line.entry) ? [] : [{ key: { pk: line.pk, sk: line.sk }, entry: scrubbedLines[index]!.entry }],
   );
+  // The controls' texts (supervisor-say, additional context): those that changed are rewritten, without a copy.
+  const changedControls = controls.flatMap((control) => {
+    const entry = redactPiiDeep(control.entry, categories) as Record<string, unknown>;
+    return JSON.stringify(entry) === JSON.stringify(control.entry) ? [] : [{ key: { pk: control.pk, sk: control.sk }, entry }];
+  });
   const call = assembleTranscript(raw, lines);
   const scrubbed = assembleTranscript({ ...raw, ...set } as CallItem, scrubbedLines);
   const turns = call.transcript_object ?? [];
@@ -147,7 +152,9 @@ async function scrubOnce(workspaceId: string, callId: string): Promise<CallView>
       await encryptSecret(JSON.stringify(originals), linesCopyContext(raw)),
     );
   }
-  await rewriteLines(changed);
+  await rewriteEntries([...changed, ...changedControls]);
+  // The user's words its knowledge-base retrievals recorded, redacted alike (no copy).
+  await restrictRetrievals(workspaceId, callId, { setting: 'everything_except_pii', piiCategories: settings.piiCategories });
 
   const existing = await getUnscrubbed(callId);
   const ops: TransactOp[] = [scrubCallOp(callId, workspaceId, raw.engine.analysis_seq, set, remove)];
@@ -216,7 +223,7 @@ async function scrubRecording(
  * setting, or its retention ran out).
  */
 export async function getCallUnscrubbed(workspaceId: string, callId: string): Promise<CallView> {
-  const { raw, lines } = await callAndLines(workspaceId, callId);
+  const { raw, lines } = await callAndEntries(workspaceId, callId);
   if (raw.scrubbed_timestamp === undefined) return toCallView(assembleTranscript(raw, lines));
   const copy = await getUnscrubbed(callId);
   if (!copy || copy.workspace_id !== workspaceId) {

@@ -86,7 +86,7 @@ export interface RecordingState {
   failed?: boolean;
   /** Turns silenced by remove-call-sensitive-data (indexes into transcript_object). */
   silenced_turns?: number[];
-  /** A media server's recording removed by scrubbing (it cannot be silenced here). */
+  /** A media server's recording removed by scrubbing (it cannot be silenced here), or any recording by the data storage setting basic_attributes_only. */
   removed?: boolean;
   /** The untouched recording, kept while the data storage setting allows (scrubbing.ts). */
   unscrubbed_key?: string;
@@ -197,6 +197,8 @@ export type CallItem = CallView & {
   recording_url?: string;
   /** When remove-call-sensitive-data last scrubbed the call (shared/calls/scrubbing.ts). */
   scrubbed_timestamp?: number;
+  /** The data storage setting last applied to what the call stores once it was over (data-storage.ts); removed by a new analysis. Never answered. */
+  data_storage_applied?: 'everything_except_pii' | 'basic_attributes_only';
   /** Live calls (live-store.ts): top-level, so the engine's writes (which replace `engine`) never undo them. Never answered. */
   /** The controls and supervisor-say texts of a call stored before controls were items of their own (read, never written now). */
   live_log?: LiveLogEntry[];

@@ -14,6 +14,7 @@ import { badRequest } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { chatCost } from './cost.ts';
+import { applyChatDataStorage, chatStorageSettings } from './data-storage.ts';
 import { analyzeChat, sendChatEvent } from './events.ts';
 import { DATA_STORAGE_SETTINGS, type ChatMessage, type ChatType, type ChatView, type CreateChatInput, type UpdateChatInput } from './schemas.ts';
 import {
@@ -159,7 +160,7 @@ export async function startChat(
   }, options.party);
   await putNewChat(chat, messages);
   await sendChatEvent(chat, 'chat_started', messages);
-  if (opening.end) await afterEnd(chat, opening.state);
+  if (opening.end) await afterEnd(chat, opening.state, { storage: !smsRepliesFollow(chat) });
   const agentItems = messages.filter((m) => m.role !== 'user');
   return { chat: toChatView(chat, messages), agentMessages: agentItems.map(toMessage), agentItems };
 }
@@ -195,7 +196,7 @@ export async function completeChat(
     await releaseTurn(chatId, token);
     throw error;
   }
-  if (result.end) await afterEnd(written, result.state);
+  if (result.end) await afterEnd(written, result.state, { storage: !smsRepliesFollow(written) });
   const agentItems = messages.filter((m, i) => !(i === 0 && m.role === 'user'));
   return { messages: agentItems.map(toMessage), agentItems, chat: toChatView(written), ended: written.chat_status === 'ended' };
 }
@@ -219,8 +220,18 @@ export async function settleChatCost(chat: ChatItem, messages?: readonly Message
   return chat;
 }
 
-/** What follows the end, whatever ended the chat: the runtime lets go, its cost and charge, `chat_ended`, then the analysis and `chat_analyzed`. */
-async function afterEnd(ended: ChatItem, state?: Pick<ConversationState, 'call_id'>): Promise<void> {
+/**
+ * An SMS chat that ends on the agent's turn still has that turn's replies to send (sms.ts):
+ * its data storage setting is applied after them (`applyChatStorage`), not at the end.
+ */
+const smsRepliesFollow = (chat: ChatItem) => chat.chat_type === 'sms_chat';
+
+/**
+ * What follows the end, whatever ended the chat: the runtime lets go, its cost and charge,
+ * `chat_ended`, then the analysis and `chat_analyzed`, then (unless `storage` is false: the
+ * caller applies it) the chat's data storage setting.
+ */
+async function afterEnd(ended: ChatItem, state: Pick<ConversationState, 'call_id'> | undefined, options: { storage: boolean }): Promise<void> {
   closeConversation(state ?? { call_id: ended.chat_id });
   const messages = await chatMessages(ended.chat_id);
   const chat = await settleChatCost(ended, messages);
@@ -231,11 +242,28 @@ async function afterEnd(ended: ChatItem, state?: Pick<ConversationState, 'call_i
     messageCount: chargedMessages(messages),
   }).catch((error: unknown) => logger.error('chat charge failed', { chat_id: chat.chat_id, error }));
   await sendChatEvent(chat, 'chat_ended', messages);
+  let analysed: ChatItem | undefined;
   try {
-    await analyzeChat(chat);
+    analysed = await analyzeChat(chat);
   } catch (error) {
     // The chat stays ended without analysis; rerun-chat-analysis can run it again.
     logger.warn('chat analysis failed', { chat_id: chat.chat_id, error: error instanceof Error ? error.message : String(error) });
+  }
+  // (An analysis that lost a race to another is read again by the write's condition.)
+  if (options.storage) await applyChatStorage(analysed ?? chat);
+}
+
+/**
+ * Applies an ended (or failed) chat's data storage setting to what it stores
+ * (data-storage.ts). A failure is logged, as an analysis' is: the chat has ended either way,
+ * and update-chat setting the setting again applies it.
+ */
+export async function applyChatStorage(chat: ChatItem): Promise<ChatItem> {
+  try {
+    return await applyChatDataStorage(chat);
+  } catch (error) {
+    logger.error('applying the chat\'s data storage setting failed', { chat_id: chat.chat_id, error: error instanceof Error ? error.message : String(error) });
+    return chat;
   }
 }
 
@@ -243,21 +271,23 @@ async function afterEnd(ended: ChatItem, state?: Pick<ConversationState, 'call_i
 export async function endChat(workspaceId: string, chatId: string): Promise<ChatView> {
   const ended = await markEnded(workspaceId, chatId, Date.now());
   if (!ended) throw badRequest(`Chat ${chatId} is not ongoing: only an ongoing chat can be ended`);
-  await afterEnd(ended);
+  await afterEnd(ended, undefined, { storage: true });
   return toChatView(await getChatItem(workspaceId, chatId));
 }
 
 /**
  * update-chat: metadata, custom attributes (merged), the data storage setting (never to a
- * less restrictive one) and `override_dynamic_variables` (merged over the chat's variables
- * from the next completion on; null removes them).
+ * less restrictive one than the chat's own, else its agent version's: what a stricter one
+ * removed cannot come back; applied at once to a chat that is over) and
+ * `override_dynamic_variables` (merged over the chat's variables from the next completion
+ * on; null removes them).
  */
 export async function updateChat(workspaceId: string, chatId: string, input: UpdateChatInput): Promise<ChatView> {
   const current = await getChatItem(workspaceId, chatId);
-  if (input.data_storage_setting && current.data_storage_setting) {
-    const from = DATA_STORAGE_SETTINGS.indexOf(current.data_storage_setting);
-    if (DATA_STORAGE_SETTINGS.indexOf(input.data_storage_setting) < from) {
-      throw badRequest(`data_storage_setting: Cannot change from ${current.data_storage_setting} to the less restrictive ${input.data_storage_setting}`);
+  if (input.data_storage_setting) {
+    const { dataStorage } = await chatStorageSettings(current);
+    if (DATA_STORAGE_SETTINGS.indexOf(input.data_storage_setting) < DATA_STORAGE_SETTINGS.indexOf(dataStorage)) {
+      throw badRequest(`data_storage_setting: Cannot change from ${dataStorage} to the less restrictive ${input.data_storage_setting}`);
     }
   }
   const fields: Record<string, unknown> = {
@@ -270,13 +300,19 @@ export async function updateChat(workspaceId: string, chatId: string, input: Upd
       : {}),
   };
   const updated = await updateChatFields(workspaceId, chatId, fields);
-  return toChatView(updated, await chatMessages(chatId));
+  const stored = input.data_storage_setting && updated.chat_status !== 'ongoing' ? await applyChatDataStorage(updated) : updated;
+  return toChatView(stored, await chatMessages(chatId));
 }
 
 /** Runs the post-chat analysis again (ended chats only) and answers the chat with it. */
 export async function rerunChatAnalysis(workspaceId: string, chatId: string): Promise<ChatView> {
   const chat = await getChatItem(workspaceId, chatId);
   if (chat.chat_status !== 'ended') throw badRequest('Chat analysis can only be rerun on ended chats');
-  await analyzeChat(chat);
+  if (chat.data_storage_applied === 'basic_attributes_only') {
+    throw badRequest(`Chat ${chatId} keeps no messages to analyse again: its data storage setting is basic_attributes_only`);
+  }
+  const analysed = await analyzeChat(chat);
+  // The new analysis is stored as said: the setting applies to it as to the first.
+  if (analysed) await applyChatDataStorage(analysed);
   return getChat(workspaceId, chatId);
 }

@@ -9,7 +9,7 @@ import { logger } from '../platform/logger.ts';
 import { canonicalE164 } from '../platform/phone.ts';
 import { trimTrailing } from '../platform/text.ts';
 import { MAX_SMS_BODY, messagingProvider, SmsSendFailed, recordCarrierReport, twilioWebhookToken, verifyTwilioSignature } from '../vendors/messaging/index.ts';
-import { completeChat, endChat, settleChatCost, startChat } from './chats.ts';
+import { applyChatStorage, completeChat, endChat, settleChatCost, startChat } from './chats.ts';
 import { getChat, listChats } from './stored-chats.ts';
 import { SMS_STATUSES, type ChatView, type ListChatsInput } from './schemas.ts';
 import type { CreateSmsChatInput, SendSmsInput } from './sms-schemas.ts';
@@ -85,9 +85,33 @@ const isSmsStatus = (status: string): status is (typeof SMS_STATUSES)[number] =>
  * Sends the agent's messages (their text) from the number to the party, in order, and
  * records each on its chat message (carrier, message ID, status; linked for the delivery
  * reports). When the chat has ended (the agent's last turn ended it), its cost is settled
- * again with these SMS.
+ * again with these SMS, then its data storage setting is applied (chats.ts leaves that to
+ * this, so the messages are there until their SMS are sent and counted), also when a send failed.
  */
 async function sendAgentMessages(
+  workspaceId: string,
+  chat: { chatId: string; ended: boolean },
+  number: string,
+  party: string,
+  messages: readonly MessageItem[],
+) {
+  try {
+    await sendEach(workspaceId, chat, number, party, messages);
+  } finally {
+    if (chat.ended) await applyStorageOf(workspaceId, chat.chatId);
+  }
+}
+
+/** applyChatStorage on the chat as stored now (a chat deleted meanwhile has nothing to apply it to); never throws. */
+async function applyStorageOf(workspaceId: string, chatId: string): Promise<void> {
+  const chat = await getChatItem(workspaceId, chatId).catch((error: unknown) => {
+    logger.warn('the chat could not be read to apply its data storage setting', { chat_id: chatId, error });
+    return undefined;
+  });
+  if (chat) await applyChatStorage(chat);
+}
+
+async function sendEach(
   workspaceId: string,
   chat: { chatId: string; ended: boolean },
   number: string,
@@ -206,7 +230,8 @@ export async function createSmsChat(workspaceId: string, input: CreateSmsChatInp
   try {
     await sendAgentMessages(workspaceId, { chatId, ended: chat.chat_status !== 'ongoing' }, from, to, agentItems);
   } catch (error) {
-    await markChatError(chatId);
+    // The opening never went out: the chat has failed, and keeps what its setting keeps.
+    if (await markChatError(chatId)) await applyStorageOf(workspaceId, chatId);
     throw error;
   }
   return chat;

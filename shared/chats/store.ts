@@ -48,6 +48,8 @@ export interface ChatItem {
   override_dynamic_variables?: Record<string, string>;
   custom_attributes?: Record<string, string | number | boolean>;
   data_storage_setting?: 'everything' | 'everything_except_pii' | 'basic_attributes_only';
+  /** The data storage setting last applied to what the chat stores once it was over (data-storage.ts); removed by a new analysis. Never answered. */
+  data_storage_applied?: 'everything_except_pii' | 'basic_attributes_only';
   created_timestamp: number;
   start_timestamp: number;
   end_timestamp?: number;
@@ -284,7 +286,8 @@ export async function storeAnalysis(chat: ChatItem, analysis: ChatAnalysis): Pro
   try {
     return await table.update<ChatItem>({
       Key: keys.chat(chat.chat_id),
-      UpdateExpression: 'SET chat_analysis = :analysis, user_sentiment = :sentiment, chat_successful = :successful, analysis_seq = :next',
+      // A new analysis is stored as said: the data storage setting is applied to it again (chats.ts).
+      UpdateExpression: 'SET chat_analysis = :analysis, user_sentiment = :sentiment, chat_successful = :successful, analysis_seq = :next REMOVE data_storage_applied',
       ConditionExpression: `attribute_exists(pk) AND ${seq === 0 ? '(attribute_not_exists(analysis_seq) OR analysis_seq = :seq)' : 'analysis_seq = :seq'}`,
       ExpressionAttributeValues: {
         ':analysis': analysis,
@@ -372,6 +375,69 @@ export async function updateChatFields(workspaceId: string, chatId: string, fiel
   }
 }
 
+/**
+ * Sets (and removes) fields of a chat that is over, conditional on its status and analysis
+ * count as read (data-storage.ts: an analysis written in between is not overwritten).
+ * Answers the chat as written, or undefined when it changed under the write.
+ */
+export async function writeEndedChat(chat: ChatItem, set: Record<string, unknown>, remove: readonly string[]): Promise<ChatItem | undefined> {
+  const names: Record<string, string> = { '#status': 'chat_status', '#aseq': 'analysis_seq' };
+  const values: Record<string, unknown> = { ':status': chat.chat_status, ':aseq': chat.analysis_seq ?? 0 };
+  const sets = Object.entries(set).map(([field, value], i) => {
+    names[`#s${i}`] = field;
+    values[`:s${i}`] = value;
+    return `#s${i} = :s${i}`;
+  });
+  const removes = remove.map((field, i) => {
+    names[`#r${i}`] = field;
+    return `#r${i}`;
+  });
+  try {
+    return await table.update<ChatItem>({
+      Key: keys.chat(chat.chat_id),
+      UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim(),
+      ConditionExpression: `attribute_exists(pk) AND #status = :status AND ${chat.analysis_seq ? '#aseq = :aseq' : '(attribute_not_exists(#aseq) OR #aseq = :aseq)'}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}
+
+/** Sets fields of stored messages (scrubbing), each only while the message exists (one deleted meanwhile stays deleted). */
+export async function rewriteMessages(chatId: string, messages: readonly { seq: number; fields: Record<string, unknown> }[]): Promise<void> {
+  for (const { seq, fields } of messages) {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const sets = Object.entries(fields).map(([field, value], i) => {
+      names[`#f${i}`] = field;
+      values[`:f${i}`] = value;
+      return `#f${i} = :f${i}`;
+    });
+    if (!sets.length) continue;
+    try {
+      await table.update({
+        Key: keys.chatMessage(chatId, seq),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      });
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+    }
+  }
+}
+
+/** Deletes a chat's messages (the chat's own item stays): deleteChatItems, and basic_attributes_only once the chat is over. */
+export async function deleteChatMessages(chatId: string): Promise<void> {
+  const messages = await queryAll<{ pk: string; sk: string }>(keys.chatMessages(chatId), 'pk, sk');
+  await table.batchDelete(messages.map(({ pk, sk }) => ({ pk, sk })));
+}
+
 /** Deletes a chat of this workspace, then its messages (the chat disappears for every reader with its item). */
 export async function deleteChatItems(workspaceId: string, chatId: string): Promise<ChatItem> {
   let old: ChatItem | undefined;
@@ -386,8 +452,7 @@ export async function deleteChatItems(workspaceId: string, chatId: string): Prom
     if (error instanceof ConditionFailed) throw chatNotFound();
     throw error;
   }
-  const messages = await queryAll<{ pk: string; sk: string }>(keys.chatMessages(chatId), 'pk, sk');
-  await table.batchDelete(messages.map(({ pk, sk }) => ({ pk, sk })));
+  await deleteChatMessages(chatId);
   return old!;
 }
 

@@ -19,7 +19,7 @@ export function transcriptText(messages: readonly (ChatMessage | TranscriptEvent
 /**
  * The chat object (retell-sdk ChatResponse). With `messages` it carries the transcript
  * fields (get-chat, events); without, it is a list item, which leaves them out as the
- * client's v3 list does.
+ * client's v3 list does. A chat that keeps basic attributes only has none to carry.
  */
 export function toChatView(chat: ChatItem, messages?: readonly MessageItem[]): ChatView {
   const collected = (chat.conversation.collected_dynamic_variables as Record<string, string> | undefined) ?? {};
@@ -43,7 +43,7 @@ export function toChatView(chat: ChatItem, messages?: readonly MessageItem[]): C
     end_timestamp: chat.end_timestamp ?? null,
     ...(chat.duration_ms !== undefined ? { duration_ms: chat.duration_ms } : {}),
     message_count: chat.message_count,
-    ...(messages ? { transcript: transcriptText(messages), message_with_tool_calls: messages.map(toMessage) } : {}),
+    ...(messages && chat.data_storage_applied !== 'basic_attributes_only' ? { transcript: transcriptText(messages), message_with_tool_calls: messages.map(toMessage) } : {}),
     ...(chat.chat_analysis ? { chat_analysis: chat.chat_analysis } : {}),
     ...(chat.chat_cost ? { chat_cost: chat.chat_cost } : {}),
     // The workspace's fallback model answered some of the agent's turns (reliability settings).

@@ -1,9 +1,10 @@
 /*
- * Finding personal data in text, for remove-call-sensitive-data (and later chats): card
- * numbers (13 to 19 digits passing the Luhn check), US social security numbers, email
- * addresses and phone numbers. Hand-written scanners, not regular expressions: each is one
- * pass over the text, so a transcript of any length (or built to be hostile) costs linear
- * time, and the patterns stay readable.
+ * Finding personal data in text, for remove-call-sensitive-data and the data storage setting
+ * `everything_except_pii` (calls, chats, knowledge-base retrievals): card numbers (13 to 19
+ * digits passing the Luhn check), US social security numbers, email addresses and phone
+ * numbers. Hand-written scanners, not regular expressions: each is one pass over the text,
+ * so a transcript of any length (or built to be hostile) costs linear time, and the
+ * patterns stay readable.
  */
 
 export const PII_CATEGORIES = ['credit_card', 'ssn', 'email', 'phone_number'] as const;
@@ -138,4 +139,18 @@ export function redactPii(text: string, categories: readonly PiiCategory[] = PII
     at = match.end;
   }
   return out + text.slice(at);
+}
+
+/**
+ * Every string inside `value` redacted (redactPii); objects and arrays rebuilt, other values
+ * kept: what scrubbing a call's or chat's stored fields (variables, analysis, tool call
+ * arguments) does.
+ */
+export function redactPiiDeep(value: unknown, categories: readonly PiiCategory[] = PII_CATEGORIES): unknown {
+  if (typeof value === 'string') return redactPii(value, categories);
+  if (Array.isArray(value)) return value.map((entry) => redactPiiDeep(entry, categories));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([name, entry]) => [name, redactPiiDeep(entry, categories)]));
+  }
+  return value;
 }

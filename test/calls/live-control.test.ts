@@ -106,6 +106,13 @@ describe('supervisor-say and update-live-call', () => {
     const cleared = await ctx.ws.api.patch(`/update-live-call/${callId}`, { body: { fields_to_override: { override_dynamic_variables: null } } });
     expect(cleared.status).toBe(200);
     expect((await getCall(ctx, callId)).retell_llm_dynamic_variables).not.toHaveProperty('discount');
+
+    // The data storage setting only tightens: what a stricter one removed cannot come back.
+    const strict = await ctx.ws.api.patch(`/update-live-call/${callId}`, { body: { fields_to_override: { data_storage_setting: 'everything_except_pii' } } });
+    expect(strict.status).toBe(200);
+    const looser = await ctx.ws.api.patch(`/update-live-call/${callId}`, { body: { fields_to_override: { data_storage_setting: 'everything' } } });
+    expect(looser.body).toEqual({ status: 400, message: 'data_storage_setting: Cannot change from everything_except_pii to the less restrictive everything' });
+    expect((await getCall(ctx, callId)).data_storage_setting).toBe('everything_except_pii');
     await ctx.ws.api.post(`/v2/stop-call/${callId}`);
   });
 });

@@ -302,6 +302,35 @@ describe('retrievals keep what the data storage setting keeps', () => {
     expect(await retrievalItems({ text: SSN, workspaceId: s.ws.workspace_id })).toEqual([]);
   }, 60_000);
 
+  it('remove-call-sensitive-data redacts the words the call\'s retrievals recorded, as it redacts the transcript', async () => {
+    const s = await setup();
+    const callId = await endedCall(s, [ASKED]);
+    expect((await expectRecorded(s.ws, callId, 1)).retrievals[0].query).toBe(ASKED);
+    expect((await s.ws.api.post(`/v2/remove-call-sensitive-data/${callId}`)).status).toBe(200);
+    const body = await expectRecorded(s.ws, callId, 1);
+    expect(body.retrievals[0].query).toBe('My SSN is [ssn], where can I park my car?');
+    expect(body.retrievals[0].chunks[0].content).toBe(FACTS.parking);
+    expect(await retrievalItems({ text: SSN, workspaceId: s.ws.workspace_id })).toEqual([]);
+  }, 60_000);
+
+  it('a setting tightened after the call or chat ended applies to the retrievals it recorded', async () => {
+    const s = await setup();
+    const chatId = await chatSaying(s, [ASKED]);
+    expect((await s.ws.api.patch(`/end-chat/${chatId}`)).status).toBe(200);
+    const callId = await endedCall(s, [ASKED]);
+    expect((await s.ws.api.patch(`/update-chat/${chatId}`, { body: { data_storage_setting: 'basic_attributes_only' } })).status).toBe(200);
+    expect((await s.ws.api.patch(`/v2/update-call/${callId}`, { body: { data_storage_setting: 'basic_attributes_only' } })).status).toBe(200);
+    for (const id of [chatId, callId]) {
+      const [retrieval] = (await expectRecorded(s.ws, id, 1)).retrievals;
+      expect(retrieval.query).toBeNull();
+      expect(retrieval.chunks.every((chunk: any) => chunk.content === null)).toBe(true);
+      const [item] = await retrievalItems({ id });
+      expect(item).toMatchObject({ data_storage_setting: 'basic_attributes_only' });
+    }
+    expect(await retrievalItems({ text: SSN, workspaceId: s.ws.workspace_id })).toEqual([]);
+    expect(await retrievalItems({ text: FACTS.parking!, workspaceId: s.ws.workspace_id })).toEqual([]);
+  }, 90_000);
+
   it('the playground stores nothing, its retrievals included', async () => {
     const s = await setup();
     const res = await s.ws.api.post(`/agent-playground-completion/${s.chatAgent.agent_id}`, { body: { messages: [{ role: 'user', content: ASKED }] } });
