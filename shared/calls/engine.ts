@@ -380,9 +380,18 @@ async function chargeCall(call: CallItem): Promise<void> {
 
 /**
  * Post-call analysis of an ended call; `seq` guards against a repeated step. A call that
- * keeps basic attributes only has no transcript left to analyse: its analysis stays.
+ * keeps basic attributes only has no transcript left to analyse: its analysis stays. The
+ * analysis is stored with `analyzed_event_pending`, removed once `call_analyzed` is queued:
+ * a step retried because the queueing failed finds the analysis stored and the event still
+ * pending, and queues it then (before the data storage setting is applied, so the event
+ * still carries what the call said). Queued twice only if the marker's removal fails after
+ * the send.
  */
 export async function analyze(call: CallItem, seq: number): Promise<CallItem | undefined> {
+  if (call.call_status === 'ended' && call.engine.analysis_seq === seq + 1 && call.analyzed_event_pending) {
+    await sendAnalyzedEvent(call, seq + 1);
+    return undefined;
+  }
   if (call.call_status !== 'ended' || call.engine.analysis_seq !== seq || call.data_storage_applied === 'basic_attributes_only') return undefined;
   await chargeCall(call);
   const { transcript_object: said } = await withTranscript(call);
@@ -403,12 +412,19 @@ export async function analyze(call: CallItem, seq: number): Promise<CallItem | u
       call_successful: analysis.call_successful,
       in_voicemail: analysis.in_voicemail,
       engine: { ...call.engine, analysis_seq: seq + 1 },
+      analyzed_event_pending: true,
     },
     // A new analysis is stored as said: the data storage setting is applied to it again (runCallStep).
     remove: ['data_storage_applied'],
   });
-  if (updated) await sendCallEvent(updated, 'call_analyzed');
+  if (updated) await sendAnalyzedEvent(updated, seq + 1);
   return updated;
+}
+
+/** Queues `call_analyzed` for the analysis numbered `analysisSeq`, then removes its pending marker (unless a newer analysis came meanwhile). */
+async function sendAnalyzedEvent(call: CallItem, analysisSeq: number): Promise<void> {
+  await sendCallEvent(call, 'call_analyzed');
+  await transitionCall(call.call_id, { from: ['ended'], guard: { field: 'analysis_seq', equals: analysisSeq }, remove: ['analyzed_event_pending'] });
 }
 
 /** Queues a fresh analysis of an ended call (rerun-call-analysis, backfill). */

@@ -199,6 +199,12 @@ export type CallItem = CallView & {
   scrubbed_timestamp?: number;
   /** The data storage setting last applied to what the call stores once it was over (data-storage.ts); removed by a new analysis. Never answered. */
   data_storage_applied?: 'everything_except_pii' | 'basic_attributes_only';
+  /**
+   * Set with a new analysis and removed once its `call_analyzed` is queued: a step that stored
+   * the analysis but failed to queue the event finds it on its retry and queues it then
+   * (engine.ts `analyze`). Never answered.
+   */
+  analyzed_event_pending?: boolean;
   /** Live calls (live-store.ts): top-level, so the engine's writes (which replace `engine`) never undo them. Never answered. */
   /** The controls and supervisor-say texts of a call stored before controls were items of their own (read, never written now). */
   live_log?: LiveLogEntry[];

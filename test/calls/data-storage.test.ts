@@ -1,10 +1,12 @@
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
+import { localWebhookQueue } from '../../local/queues.ts';
 import { runCallStep } from '../../shared/calls/engine.ts';
 import { finishRoomRecording } from '../../shared/calls/recordings.ts';
 import { newCallItem, putNewCall } from '../../shared/calls/store.ts';
 import { objectStore } from '../../shared/platform/aws/object-store.ts';
+import { setLocalQueue } from '../../shared/platform/aws/queue.ts';
 import { config } from '../../shared/platform/config.ts';
 import { db } from '../../shared/platform/store/db.ts';
 import { objectKeys } from '../../shared/platform/store/keys.ts';
@@ -30,7 +32,8 @@ afterAll(() => background.stop());
 const SSN = '219-09-9999';
 const SAYS = [`My SSN is ${SSN}.`, 'Thanks, that is all for now.', `Again, it is ${SSN}.`];
 
-async function endedCall(agentFields: Record<string, unknown>) {
+/** A call that said SAYS and ended; its analysis runs in the background. */
+async function finishedCall(agentFields: Record<string, unknown>) {
   const ws = await app.newWorkspace();
   const hooks = await webhookReceiver();
   const { agent } = await newAgent(ws.api, {
@@ -59,13 +62,19 @@ async function endedCall(agentFields: Record<string, unknown>) {
   await eventually(async () => (await ws.api.get(`/v2/get-call/${callId}`)).body, (body) => body.call_status === 'ongoing', 10_000);
   expect((await ws.api.post(`/v2/calls/${callId}/supervisor-say`, { body: { text: `Your reference is ${SSN}.` } })).status).toBe(200);
   expect((await ws.api.patch(`/v2/update-live-call/${callId}`, { body: { call_control: { additional_context: `The caller's SSN is ${SSN}.` } } })).status).toBe(200);
+  return { ws, agent, callId, hooks };
+}
+
+/** A finished call once its call_analyzed went out. */
+async function endedCall(agentFields: Record<string, unknown>) {
+  const { ws, agent, callId, hooks } = await finishedCall(agentFields);
   // call_analyzed is sent once the analysis is stored, before the setting is applied.
   const analyzed = await eventually(
     async () => hooks.hits.find((hit) => hit.json.event === 'call_analyzed'),
     (hit) => hit !== undefined,
     30_000,
   );
-  return { ws, agent, callId, analyzed: analyzed!.json.call! };
+  return { ws, agent, callId, hooks, analyzed: analyzed!.json.call! };
 }
 
 /** The call's partition as stored, each item without the call item's `metadata` (the caller's own storage). */
@@ -187,6 +196,54 @@ describe('everything_except_pii', () => {
     const before = await partition(callId);
     await runCallStep({ call_id: callId, workspace_id: ws.workspace_id, step: 'analyze', seq: 0 });
     expect(await partition(callId)).toEqual(before);
+  }, 60_000);
+});
+
+describe('an analysis whose call_analyzed could not be queued', () => {
+  it('queues the event on the step\'s retry, with the transcript, before the setting removes it', async () => {
+    // The webhooks queue refuses the first call_analyzed, as SQS may; everything else goes through.
+    let refused = 0;
+    setLocalQueue('webhooks', {
+      send: async (message, sendOptions) => {
+        if ((message as { event?: string }).event === 'call_analyzed' && refused === 0) {
+          refused += 1;
+          throw new Error('SQS did not answer');
+        }
+        await localWebhookQueue().send(message, sendOptions);
+      },
+    });
+    try {
+      const { ws, callId, hooks } = await finishedCall({ data_storage_setting: 'basic_attributes_only' });
+      // The background step stored the analysis, then failed to queue its event: the setting was not applied.
+      const stored = await eventually(
+        async () => (await partition(callId)).find((item) => item.sk === 'CALL') as Record<string, any>,
+        (call) => call?.call_analysis !== undefined && refused === 1,
+        30_000,
+      );
+      expect(stored.analyzed_event_pending).toBe(true);
+      expect(hooks.hits.filter((hit) => hit.json.event === 'call_analyzed')).toEqual([]);
+      expect((await ws.api.get(`/v2/get-call/${callId}`)).body.transcript).toContain(SSN);
+
+      // SQS brings the step back: the event goes out with what the call said, then the setting applies.
+      await runCallStep({ call_id: callId, workspace_id: ws.workspace_id, step: 'analyze', seq: 0 });
+      const analyzed = await eventually(
+        async () => hooks.hits.filter((hit) => hit.json.event === 'call_analyzed'),
+        (hits) => hits.length > 0,
+        10_000,
+      );
+      expect(analyzed).toHaveLength(1);
+      expect(analyzed[0]!.json.call!.transcript).toContain(`My SSN is ${SSN}.`);
+      const after = await partition(callId);
+      expect(after.map((item) => item.sk)).toEqual(['CALL']);
+      expect(after[0]?.analyzed_event_pending).toBeUndefined();
+      expect(mentions(after, SSN)).toEqual([]);
+
+      // Once more: nothing is pending, nothing is sent again.
+      await runCallStep({ call_id: callId, workspace_id: ws.workspace_id, step: 'analyze', seq: 0 });
+      expect(hooks.hits.filter((hit) => hit.json.event === 'call_analyzed')).toHaveLength(1);
+    } finally {
+      setLocalQueue('webhooks', localWebhookQueue());
+    }
   }, 60_000);
 });
 
