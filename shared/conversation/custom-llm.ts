@@ -129,7 +129,8 @@ class Connection {
    */
   listen(id: number, timeoutMs: number, signal?: AbortSignal): { items: AsyncIterable<ReplyItem>; stop: () => void } {
     this.touch();
-    this.listener?.queue.end();
+    // One turn at a time on a socket: a turn still listening is told, not left to wait out its timeout.
+    this.listener?.queue.fail(new Error('Another turn asked the custom LLM for a response while this one was listening'));
     const queue = new EventQueue<ReplyItem>();
     this.listened = Math.max(this.listened, id);
     const early = this.replies.get(id);
@@ -162,6 +163,7 @@ class Connection {
 
   close(): void {
     clearTimeout(this.idle);
+    this.fail(new CustomLlmFailed('error_llm_websocket_lost_connection', 'the connection was closed while a turn was listening'));
     this.socket.removeAllListeners();
     this.socket.on('error', () => undefined);
     if (this.socket.readyState === this.socket.OPEN) this.socket.close(1000);

@@ -255,8 +255,9 @@ export interface StreamingTurn {
   /** After playout, with what the caller actually heard: the TurnResult whose state records only that. */
   commit(spoken: { text: string; interrupted: boolean }): TurnResult;
   /**
-   * The model's time to first token in ms (from asking it to its first text or tool call;
-   * a custom LLM: from `response_required` to its first content), once known; undefined when
+   * The model's time to first token in ms (from asking it to its first words, or to the end
+   * of an answer that only calls tools; a custom LLM: from `response_required` to its first
+   * content), once known; undefined when
    * no model was asked (a begin message, a static text) or the turn stopped first.
    */
   firstTokenMs: Promise<number | undefined>;
