@@ -4,9 +4,20 @@ import { DEFAULT_LLM_TOKEN_LIMIT, fitToTokenLimit, historyMessages, MAX_LLM_TOKE
 import { completeWithFallback } from './fallback.ts';
 import { closeCustomLlm, customLlmTurn } from './custom-llm.ts';
 import { flowTurn } from './flow.ts';
-import { TurnOutput } from './model-turn.ts';
+import { EventQueue } from './event-queue.ts';
+import { TurnDiscarded, TurnOutput, type TurnIo } from './model-turn.ts';
 import { retellLlmTurn } from './retell-llm.ts';
-import type { ConfigOverrides, ConversationState, EngineRef, OpenConversationInput, TurnEvent, TurnResult } from './types.ts';
+import type {
+  ConfigOverrides,
+  ConversationState,
+  EngineRef,
+  OpenConversationInput,
+  StreamingTurn,
+  StreamTurnOptions,
+  TurnEvent,
+  TurnResult,
+  TurnStreamEvent,
+} from './types.ts';
 
 /*
  * The text-level conversation runtime: the call engine's sandbox (and later the LiveKit
@@ -71,14 +82,85 @@ async function engineDefaults(workspaceId: string, engine: EngineRef, overrides:
 /**
  * The agent's turn: its opening on `call_started`, its reply to the user's line on
  * `user_said`. The given state is not changed; the answer carries the next one.
+ *
+ * The streaming turn run to its end and committed as fully heard: one code path, so what
+ * a chat, the sandbox and the voice worker record cannot drift apart. It asks the model for
+ * whole answers (`complete`): nobody is waiting on its first words.
  */
 export async function agentTurn(state: ConversationState, event: TurnEvent): Promise<TurnResult> {
-  const out = new TurnOutput(structuredClone(state));
-  if (out.state.ended) return out.result();
-  if (out.state.engine.type === 'retell-llm') await retellLlmTurn(out, event);
-  else if (out.state.engine.type === 'conversation-flow') await flowTurn(out, event);
-  else await customLlmTurn(out, event);
-  return out.result();
+  const turn = runTurn(state, event, {});
+  for await (const _ of turn.events) {
+    // Only the result matters here.
+  }
+  return turn.commit({ text: '', interrupted: false });
+}
+
+/**
+ * The agent's turn as it happens (the voice worker): its words as the model writes them and
+ * its tool calls and node moves as they run, then `commit` with what the caller heard. See
+ * docs/conversation.md, "Streaming turns".
+ */
+export function streamAgentTurn(state: ConversationState, event: TurnEvent, options: StreamTurnOptions = {}): StreamingTurn {
+  return runTurn(state, event, { ...options, stream: true });
+}
+
+/** Starts the turn at once (a preemptive reply gains the time); its events and outcome wait for the reader. */
+function runTurn(state: ConversationState, event: TurnEvent, io: TurnIo): StreamingTurn {
+  const stopped = new AbortController();
+  const signal = io.signal ? AbortSignal.any([io.signal, stopped.signal]) : stopped.signal;
+  const queue = new EventQueue<TurnStreamEvent>();
+  let tokenMs: (ms: number | undefined) => void = () => undefined;
+  const firstTokenMs = new Promise<number | undefined>((resolve) => (tokenMs = resolve));
+  const out = new TurnOutput(structuredClone(state), {
+    ...io,
+    signal,
+    emit: (item) => queue.push(item),
+    onFirstToken: (ms) => tokenMs(Math.round(ms)),
+  });
+  let outcome: { kind: 'running' } | { kind: 'finished' } | { kind: 'discarded' } | { kind: 'failed'; error: unknown } = { kind: 'running' };
+  const running = (async () => {
+    try {
+      if (!out.state.ended) {
+        if (out.state.engine.type === 'retell-llm') await retellLlmTurn(out, event);
+        else if (out.state.engine.type === 'conversation-flow') await flowTurn(out, event);
+        else await customLlmTurn(out, event);
+      }
+      outcome = { kind: 'finished' };
+    } catch (error) {
+      // Aborted: the turn stops where it stands, and what it said so far is committed as heard.
+      if (signal.aborted) outcome = { kind: 'finished' };
+      else if (error instanceof TurnDiscarded) outcome = { kind: 'discarded' };
+      else outcome = { kind: 'failed', error };
+    }
+    // An answer cut short by the abort keeps what was streamed of it: commit cuts it to what was heard.
+    out.endText();
+    tokenMs(undefined);
+    if (outcome.kind === 'failed') queue.fail(outcome.error);
+    else queue.end();
+  })();
+  let read = false;
+  return {
+    events: {
+      async *[Symbol.asyncIterator]() {
+        if (read) throw new Error("A turn's events can be read once");
+        read = true;
+        try {
+          yield* queue;
+        } finally {
+          // The reader stopped early: the turn stops too (no further model words, no further tool).
+          if (outcome.kind === 'running') stopped.abort(new Error('The reader stopped reading the turn'));
+          await running;
+        }
+      },
+    },
+    commit(spoken) {
+      if (outcome.kind === 'running') throw new Error('The turn is still running: commit it once its events have ended');
+      if (outcome.kind === 'discarded') throw new TurnDiscarded();
+      if (outcome.kind === 'failed') throw outcome.error;
+      return spoken.interrupted ? out.heard(spoken.text) : out.result();
+    },
+    firstTokenMs,
+  };
 }
 
 /**

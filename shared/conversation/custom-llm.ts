@@ -7,6 +7,7 @@ import { trimTrailing } from '../platform/text.ts';
 import { callContext, type TurnOutput } from './model-turn.ts';
 import type { ConversationState, TranscriptEvent, TurnEvent } from './types.ts';
 import { loadOnce } from '../platform/lazy.ts';
+import { EventQueue } from './event-queue.ts';
 
 /*
  * A custom LLM, over the compatible API's LLM WebSocket protocol: Parley connects to
@@ -14,8 +15,11 @@ import { loadOnce } from '../platform/lazy.ts';
  * checked and the socket pinned to the checked one; no redirects), sends `call_details`,
  * and reads the server's opening `response` (response_id 0: the begin message, empty when
  * the user speaks first). Each user line is a `response_required` with the next
- * response_id and the transcript; the server's `response` events for that ID are joined
- * until `content_complete`, and `end_call` / `transfer_number` end or transfer the call.
+ * response_id and the transcript; the server's `response` events for that ID are streamed
+ * to the turn as they arrive (their `content` is the reply's next words) until
+ * `content_complete`, and `end_call` / `transfer_number` end or transfer the call. A
+ * response_id is never asked twice on one socket: a turn that was aborted or discarded
+ * leaves its ID behind, so late words for it are dropped, not joined to the next reply.
  * Server `tool_call_invocation` / `tool_call_result` events go into the transcript;
  * `ping_pong` is answered; `config`, `metadata`, `update_agent` and `agent_interrupt`
  * are read and ignored.
@@ -65,12 +69,20 @@ export class CustomLlmFailed extends VendorFailed {
   }
 }
 
+/** A reply that arrived before its turn listened (the opening one comes with the handshake). */
 interface Reply {
-  content: string;
+  pieces: string[];
   complete: boolean;
   endCall: boolean;
   transferNumber?: string;
 }
+
+/** What a turn hears of its reply: its words, the server's tool events, then its end (or the timeout). */
+type ReplyItem =
+  | { type: 'content'; content: string }
+  | { type: 'event'; event: TranscriptEvent }
+  | { type: 'end'; endCall: boolean; transferNumber?: string }
+  | { type: 'timeout' };
 
 /** Tests: plays DNS for the guard. */
 let resolverForTests: Resolver | undefined;
@@ -80,8 +92,10 @@ export function useCustomLlmResolver(resolver: Resolver | undefined): void {
 
 class Connection {
   private readonly replies = new Map<number, Reply>();
-  private waiter?: { id: number; resolve: (reply: Reply) => void; reject: (error: Error) => void };
-  /** Tool events the server reported, until the turn takes them. */
+  private listener?: { id: number; queue: EventQueue<ReplyItem> };
+  /** The highest response_id a turn listened for on this socket: replies up to it that no turn awaits are dropped. */
+  private listened = -1;
+  /** Tool events the server reported between turns, until the next turn takes them. */
   readonly serverEvents: TranscriptEvent[] = [];
   private idle?: NodeJS.Timeout;
 
@@ -99,36 +113,57 @@ class Connection {
     return this.socket.readyState === this.socket.OPEN;
   }
 
+  /** The response_id for the next user line: past the state's, and past any this socket was asked for. */
+  nextResponseId(stateId: number): number {
+    return Math.max(stateId, this.listened) + 1;
+  }
+
   send(message: Record<string, unknown>): void {
     this.socket.send(JSON.stringify(message));
   }
 
-  /** The complete reply for `id` (already joined, or when it completes). */
-  reply(id: number, timeoutMs: number): Promise<Reply | undefined> {
+  /**
+   * The reply for `id` as it arrives (what came before is replayed first), until its end,
+   * `timeoutMs` (then `timeout`), the signal's abort or the connection's failure (thrown).
+   * `stop()` stops listening.
+   */
+  listen(id: number, timeoutMs: number, signal?: AbortSignal): { items: AsyncIterable<ReplyItem>; stop: () => void } {
     this.touch();
-    const ready = this.replies.get(id);
-    if (ready?.complete) return Promise.resolve(ready);
-    return new Promise<Reply | undefined>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiter = undefined;
-        resolve(undefined);
-      }, timeoutMs);
-      this.waiter = {
-        id,
-        resolve: (reply) => {
-          clearTimeout(timer);
-          resolve(reply);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      };
-    });
+    // One turn at a time on a socket: a turn still listening is told, not left to wait out its timeout.
+    this.listener?.queue.fail(new Error('Another turn asked the custom LLM for a response while this one was listening'));
+    const queue = new EventQueue<ReplyItem>();
+    this.listened = Math.max(this.listened, id);
+    const early = this.replies.get(id);
+    for (const older of this.replies.keys()) if (older <= id) this.replies.delete(older);
+    for (const content of early?.pieces ?? []) queue.push({ type: 'content', content });
+    const stop = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      queue.end();
+      if (this.listener?.queue === queue) this.listener = undefined;
+    };
+    const onAbort = () => {
+      queue.fail(signal!.reason);
+      stop();
+    };
+    const timer = setTimeout(() => {
+      queue.push({ type: 'timeout' });
+      stop();
+    }, timeoutMs);
+    if (early?.complete) {
+      queue.push({ type: 'end', endCall: early.endCall, ...(early.transferNumber ? { transferNumber: early.transferNumber } : {}) });
+      stop();
+    } else if (signal?.aborted) onAbort();
+    else {
+      this.listener = { id, queue };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }
+    return { items: queue, stop };
   }
 
   close(): void {
     clearTimeout(this.idle);
+    this.fail(new CustomLlmFailed('error_llm_websocket_lost_connection', 'the connection was closed while a turn was listening'));
     this.socket.removeAllListeners();
     this.socket.on('error', () => undefined);
     if (this.socket.readyState === this.socket.OPEN) this.socket.close(1000);
@@ -143,9 +178,9 @@ class Connection {
   }
 
   private fail(error: CustomLlmFailed): void {
-    const waiter = this.waiter;
-    this.waiter = undefined;
-    waiter?.reject(error);
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.queue.fail(error);
     if (connections.get(this.callId) === this) connections.delete(this.callId);
     clearTimeout(this.idle);
   }
@@ -164,28 +199,33 @@ class Connection {
     switch (message.response_type) {
       case 'response': {
         const id = typeof message.response_id === 'number' ? message.response_id : -1;
-        const reply = this.replies.get(id) ?? { content: '', complete: false, endCall: false };
-        if (typeof message.content === 'string') reply.content += message.content;
-        if (message.content_complete === true) reply.complete = true;
-        if (message.end_call === true) {
-          reply.endCall = true;
-          reply.complete = true;
+        const content = typeof message.content === 'string' ? message.content : '';
+        const endCall = message.end_call === true;
+        const transferNumber = typeof message.transfer_number === 'string' && message.transfer_number ? message.transfer_number : undefined;
+        const complete = message.content_complete === true || endCall || transferNumber !== undefined;
+        const listener = this.listener?.id === id ? this.listener : undefined;
+        if (listener) {
+          if (content) listener.queue.push({ type: 'content', content });
+          if (complete) {
+            listener.queue.push({ type: 'end', endCall, ...(transferNumber ? { transferNumber } : {}) });
+            listener.queue.end();
+            this.listener = undefined;
+          }
+          return;
         }
-        if (typeof message.transfer_number === 'string' && message.transfer_number) {
-          reply.transferNumber = message.transfer_number;
-          reply.complete = true;
-        }
+        // A reply no turn waits for any more (superseded, or its turn stopped) is dropped.
+        if (id <= this.listened) return;
+        const reply = this.replies.get(id) ?? { pieces: [], complete: false, endCall: false };
+        if (content) reply.pieces.push(content);
+        reply.complete ||= complete;
+        reply.endCall ||= endCall;
+        reply.transferNumber ??= transferNumber;
         this.replies.set(id, reply);
-        if (reply.complete && this.waiter?.id === id) {
-          const waiter = this.waiter;
-          this.waiter = undefined;
-          waiter.resolve(reply);
-        }
         return;
       }
       case 'tool_call_invocation':
         if (typeof message.tool_call_id === 'string' && typeof message.name === 'string') {
-          this.serverEvents.push({
+          this.serverEvent({
             role: 'tool_call_invocation',
             tool_call_id: message.tool_call_id,
             name: message.name,
@@ -195,7 +235,7 @@ class Connection {
         return;
       case 'tool_call_result':
         if (typeof message.tool_call_id === 'string') {
-          this.serverEvents.push({
+          this.serverEvent({
             role: 'tool_call_result',
             tool_call_id: message.tool_call_id,
             content: typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? ''),
@@ -209,6 +249,12 @@ class Connection {
         // config, metadata, update_agent, agent_interrupt: nothing the text runtime acts on.
         return;
     }
+  }
+
+  /** To the listening turn as it happens; between turns, kept for the next one. */
+  private serverEvent(event: TranscriptEvent): void {
+    if (this.listener) this.listener.queue.push({ type: 'event', event });
+    else this.serverEvents.push(event);
   }
 }
 
@@ -288,29 +334,46 @@ export async function customLlmTurn(out: TurnOutput, event: TurnEvent): Promise<
   const state = out.state;
   if (state.engine.type !== 'custom-llm') throw new Error('not a custom LLM conversation');
   const url = state.engine.llm_websocket_url;
-  let reply: Reply | undefined;
   let connection: Connection;
+  let id: number;
   if (event.type === 'call_started') {
     connection = await connectionFor(state, url);
-    state.response_id = 0;
-    reply = await connection.reply(0, CUSTOM_LLM_BEGIN_TIMEOUT_MS);
+    id = 0;
   } else {
     out.user(event.text);
+    // The server runs its own tools as soon as it is asked, and Parley cannot hold them back:
+    // a turn that may yet be discarded (preemptive generation) asks only once it stands.
+    await out.allowTools();
     connection = await connectionFor(state, url);
-    const id = (state.response_id ?? 0) + 1;
-    state.response_id = id;
-    const transcript = customLlmTranscript(state);
-    connection.send({ interaction_type: 'response_required', response_id: id, transcript });
-    reply = await connection.reply(id, CUSTOM_LLM_RESPONSE_TIMEOUT_MS);
-    if (!reply) {
-      throw new CustomLlmFailed('error_llm_websocket_runtime', `no complete response within ${CUSTOM_LLM_RESPONSE_TIMEOUT_MS} ms`);
-    }
+    id = connection.nextResponseId(state.response_id ?? 0);
   }
-  for (const serverEvent of connection.serverEvents.splice(0)) out.record(serverEvent);
-  if (!reply) return;
-  out.say(reply.content);
-  if (reply.transferNumber) out.transfer = { number: reply.transferNumber, kind: 'cold' };
-  if (reply.endCall) {
+  out.signal?.throwIfAborted();
+  state.response_id = id;
+  const timeoutMs = id === 0 ? CUSTOM_LLM_BEGIN_TIMEOUT_MS : CUSTOM_LLM_RESPONSE_TIMEOUT_MS;
+  const started = performance.now();
+  const reply = connection.listen(id, timeoutMs, out.signal);
+  let end: Extract<ReplyItem, { type: 'end' }> | undefined;
+  let timedOut = false;
+  try {
+    if (id !== 0) connection.send({ interaction_type: 'response_required', response_id: id, transcript: customLlmTranscript(state) });
+    for (const serverEvent of connection.serverEvents.splice(0)) out.record(serverEvent);
+    for await (const item of reply.items) {
+      if (item.type === 'content') {
+        out.firstToken(performance.now() - started);
+        out.text(item.content);
+      } else if (item.type === 'event') out.record(item.event);
+      else if (item.type === 'end') end = item;
+      else timedOut = true;
+    }
+  } finally {
+    reply.stop();
+  }
+  // The reply is one utterance, after the server's tool events (as the joined reply always was).
+  out.endText();
+  if (timedOut && id !== 0) throw new CustomLlmFailed('error_llm_websocket_runtime', `no complete response within ${CUSTOM_LLM_RESPONSE_TIMEOUT_MS} ms`);
+  if (!end) return;
+  if (end.transferNumber) out.transfer = { number: end.transferNumber, kind: 'cold' };
+  if (end.endCall) {
     out.end = { reason: 'agent_hangup' };
     state.ended = true;
     connection.close();

@@ -1,5 +1,5 @@
 import { logger } from '../platform/logger.ts';
-import { languageModel, LlmUnavailable, type Completion, type CompletionRequest } from '../vendors/llm/index.ts';
+import { languageModel, LlmUnavailable, type Completion, type CompletionRequest, type StreamEvent } from '../vendors/llm/index.ts';
 import type { ConversationState, LlmFallbackRecord } from './types.ts';
 
 /*
@@ -29,12 +29,41 @@ export async function completeWithFallback(
   try {
     return await languageModel().complete(request);
   } catch (error) {
-    if (!(error instanceof LlmUnavailable) || !fallbackModel || fallbackModel === request.model) throw error;
-    const use = { primary_model: request.model, fallback_model: fallbackModel, reason: error.message };
-    logger.warn('Language model unavailable; retrying with the workspace fallback model', use);
-    onFallback?.(use);
-    return languageModel().complete({ ...request, model: fallbackModel });
+    return languageModel().complete({ ...request, model: fallbackFor(error, request, fallbackModel, onFallback) });
   }
+}
+
+/**
+ * The same, streamed: the fallback is asked only when the primary failed before its first
+ * delta. Once words of the primary's answer are out (a voice may be speaking them), another
+ * model's answer cannot take their place: its failure stands.
+ */
+export async function* streamWithFallback(
+  request: CompletionRequest,
+  fallbackModel: string | undefined,
+  onFallback?: (use: FallbackUse) => void,
+): AsyncGenerator<StreamEvent> {
+  let started = false;
+  try {
+    for await (const event of languageModel().stream(request)) {
+      started = true;
+      yield event;
+    }
+    return;
+  } catch (error) {
+    if (started) throw error;
+    request = { ...request, model: fallbackFor(error, request, fallbackModel, onFallback) };
+  }
+  yield* languageModel().stream(request);
+}
+
+/** The fallback model to ask after `error`, told to `onFallback`; else `error` is thrown again. */
+function fallbackFor(error: unknown, request: CompletionRequest, fallbackModel: string | undefined, onFallback?: (use: FallbackUse) => void): string {
+  if (!(error instanceof LlmUnavailable) || !fallbackModel || fallbackModel === request.model) throw error;
+  const use = { primary_model: request.model, fallback_model: fallbackModel, reason: error.message };
+  logger.warn('Language model unavailable; retrying with the workspace fallback model', use);
+  onFallback?.(use);
+  return fallbackModel;
 }
 
 /** Notes a fallback on the conversation's state (shown as `llm_fallback` on the call, the chat, the playground's answer). */

@@ -81,7 +81,8 @@ export async function flowTurn(out: TurnOutput, event: TurnEvent): Promise<void>
   const current = walker.node(out.state.node_id) ?? start;
   if (!current) return;
   out.state.node_id = current.id;
-  walker.knowledge = await knowledgeFor(out.state, flow, event.text);
+  walker.knowledge = await knowledgeFor(out.state, flow, event.text, out.io.retrieve);
+  out.signal?.throwIfAborted();
   await walker.respond(current);
 }
 

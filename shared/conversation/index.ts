@@ -1,4 +1,5 @@
 import type * as RuntimeModule from './runtime.ts';
+import type { StreamingTurn } from './types.ts';
 
 /**
  * What other domains may use of the conversation runtime (calls, chats): they import it
@@ -29,6 +30,33 @@ export async function openConversation(...args: Parameters<Runtime['openConversa
 /** The agent's turn: its opening on `call_started`, its reply to the user's line on `user_said` (conversation.ts). */
 export async function agentTurn(...args: Parameters<Runtime['agentTurn']>): ReturnType<Runtime['agentTurn']> {
   return (await runtime()).agentTurn(...args);
+}
+
+/**
+ * The agent's turn as it happens (the voice worker): its words as the model writes them, its
+ * tool calls and node moves as they run, then `commit` with what the caller heard
+ * (conversation.ts; docs/conversation.md, "Streaming turns"). Answers at once: the runtime
+ * loads (on a first use) behind `events`.
+ */
+export function streamAgentTurn(...args: Parameters<Runtime['streamAgentTurn']>): StreamingTurn {
+  if (loaded) return loaded.streamAgentTurn(...args);
+  let ready: StreamingTurn | undefined;
+  const turn = runtime().then((module) => (ready = module.streamAgentTurn(...args)));
+  return {
+    events: {
+      async *[Symbol.asyncIterator]() {
+        yield* (await turn).events;
+      },
+    },
+    commit(spoken) {
+      if (!ready) throw new Error('The turn is still running: commit it once its events have ended');
+      return ready.commit(spoken);
+    },
+    firstTokenMs: turn.then(
+      (started) => started.firstTokenMs,
+      () => undefined,
+    ),
+  };
 }
 
 /** A message the agent's model composes from an instruction and the conversation so far (conversation.ts). */
@@ -90,4 +118,7 @@ export type {
   TurnEvent,
   ToolMock,
   TurnResult,
+  StreamingTurn,
+  StreamTurnOptions,
+  TurnStreamEvent,
 } from './types.ts';

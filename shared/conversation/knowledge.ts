@@ -50,9 +50,21 @@ interface KnowledgeConfig {
   kb_config?: Record<string, unknown> | null;
 }
 
-export async function knowledgeFor(state: ConversationState, config: KnowledgeConfig, query: string): Promise<string> {
+/**
+ * This turn's knowledge-base section ('' when the engine has no knowledge bases). `retrieve`,
+ * when given, does the retrieval instead (the agent worker asks Parley's kb-retrieve route,
+ * which reads the same configuration and records the retrieval the same way); it is asked
+ * only when the engine has knowledge bases, so a turn without them waits on nothing.
+ */
+export async function knowledgeFor(
+  state: ConversationState,
+  config: KnowledgeConfig,
+  query: string,
+  retrieve?: (query: string) => Promise<{ prompt: string }>,
+): Promise<string> {
   const ids = config.knowledge_base_ids ?? [];
   if (ids.length === 0) return '';
+  if (retrieve) return (await retrieve(query)).prompt;
   const topK = config.kb_config?.top_k;
   const filterScore = config.kb_config?.filter_score;
   return retrieveForConversation({

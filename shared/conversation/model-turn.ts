@@ -1,15 +1,15 @@
 import { ApiError, Unavailable } from '../platform/errors.ts';
 import { wire } from '../platform/naming.ts';
 import { appToolDefinition, executeTool } from '../integrations/index.ts';
-import type { ToolDefinition } from '../vendors/llm/index.ts';
+import type { Completion, CompletionRequest, ToolDefinition } from '../vendors/llm/index.ts';
 import { NoSigningKey, webhookSigningSecret } from '../webhooks/index.ts';
 import { fitToTokenLimit, historyMessages, REPLY_MAX_TOKENS } from './context-window.ts';
 import { callCustomFunction, responseVariables, type CustomFunctionTool } from './custom-functions.ts';
-import { completeWithFallback, recordFallback } from './fallback.ts';
+import { completeWithFallback, recordFallback, streamWithFallback, type FallbackUse } from './fallback.ts';
 import { findToolMock } from './tool-mocks.ts';
 import { transferOptions } from './transfer-options.ts';
 import { fillTemplate, variablesOf } from './variables.ts';
-import type { ConversationState, TransferAsk, TranscriptEvent, TurnResult } from './types.ts';
+import type { ConversationState, StreamTurnOptions, TransferAsk, TranscriptEvent, TurnResult, TurnStreamEvent } from './types.ts';
 
 /*
  * One turn's output, and the model loop every engine that uses the language model shares
@@ -18,35 +18,114 @@ import type { ConversationState, TransferAsk, TranscriptEvent, TurnResult } from
  * it answers without a tool call (or a tool ends, transfers or moves the conversation).
  */
 
-/** Collects what a turn says and does, and keeps the state's history in step. */
+/** How a turn runs: who hears it as it happens, and the streaming turn's options (types.ts StreamTurnOptions). */
+export interface TurnIo extends StreamTurnOptions {
+  /** Ask the model with `stream()` (a streaming turn), else with `complete()` (agentTurn). */
+  stream?: boolean;
+  /** Hears the turn's words and tool, node events as they happen. */
+  emit?: (event: TurnStreamEvent) => void;
+  /** Hears the model's time to first token, once per turn. */
+  onFirstToken?: (ms: number) => void;
+}
+
+/** Thrown when the turn's tool gate answered false: the turn is dropped where it stands. */
+export class TurnDiscarded extends Error {
+  constructor() {
+    super('The turn was discarded: its tool gate answered false, so it has nothing to commit');
+    this.name = 'TurnDiscarded';
+  }
+}
+
+/**
+ * Collects what a turn says and does, and keeps the state's history in step. What the agent
+ * says arrives as text pieces (`text`, a model's deltas) closed into one utterance
+ * (`endText`), or whole (`say`); each piece is heard by the turn's listener as it comes.
+ */
 export class TurnOutput {
   readonly utterances: string[] = [];
   readonly events: TranscriptEvent[] = [];
   end?: TurnResult['end'];
   transfer?: TurnResult['transfer'];
   decision?: TurnResult['transfer_decision'];
+  /** The utterance being written, as it was streamed. */
+  private open = '';
+  /** The last character streamed this turn ('' before the first). */
+  private lastStreamed = '';
+  /** Each utterance with its history entry and its event, for `heard`. */
+  private readonly said: { content: string; entries: TranscriptEvent[] }[] = [];
+  private toolsAllowed = false;
+  private firstTokenSeen = false;
 
-  constructor(readonly state: ConversationState) {}
+  constructor(
+    readonly state: ConversationState,
+    readonly io: TurnIo = {},
+  ) {}
 
   user(text: string): void {
     this.record({ role: 'user', content: text });
   }
 
+  /** A whole utterance (a begin message, a static text, an execution message). */
   say(text: string): void {
-    const content = text.trim();
+    this.endText();
+    this.text(text);
+    this.endText();
+  }
+
+  /** A piece of the utterance being written, streamed as it comes. */
+  text(piece: string): void {
+    if (piece === '') return;
+    // A new utterance after earlier words (a reply after a tool's result, the next node's
+    // text) is set apart by a space, so a voice does not run the two together.
+    const apart = this.open === '' && this.lastStreamed !== '' && !/\s/.test(this.lastStreamed) && !/^\s/.test(piece);
+    this.open += piece;
+    this.lastStreamed = piece.at(-1)!;
+    this.io.emit?.({ type: 'text', text: apart ? ` ${piece}` : piece });
+  }
+
+  /** Closes the utterance being written: recorded, unless it was only whitespace. */
+  endText(): void {
+    const content = this.open.trim();
+    this.open = '';
     if (!content) return;
     this.utterances.push(content);
-    this.record({ role: 'agent', content });
+    const entry: TranscriptEvent = { role: 'agent', content };
+    const event: TranscriptEvent = { ...entry, words: [] };
+    this.events.push(event);
+    this.state.history.push(entry);
+    this.said.push({ content, entries: [entry, event] });
   }
 
   /** An entry of `transcript_with_tool_calls`; node transitions stay out of the model's history. */
   record(event: TranscriptEvent): void {
     this.events.push(event.role === 'agent' || event.role === 'user' ? { ...event, words: [] } : event);
     if (event.role !== 'node_transition') this.state.history.push(event);
+    if (event.role !== 'agent' && event.role !== 'user') this.io.emit?.({ type: 'event', event });
   }
 
   get done(): boolean {
     return this.end !== undefined || this.transfer !== undefined || this.decision !== undefined;
+  }
+
+  get signal(): AbortSignal | undefined {
+    return this.io.signal;
+  }
+
+  get aborted(): boolean {
+    return this.io.signal?.aborted === true;
+  }
+
+  /** Before the turn's first tool: its gate, once (TurnDiscarded when it answers false). */
+  async allowTools(): Promise<void> {
+    if (this.toolsAllowed) return;
+    if (this.io.toolGate && !(await this.io.toolGate())) throw new TurnDiscarded();
+    this.toolsAllowed = true;
+  }
+
+  firstToken(ms: number): void {
+    if (this.firstTokenSeen) return;
+    this.firstTokenSeen = true;
+    this.io.onFirstToken?.(ms);
   }
 
   result(): TurnResult {
@@ -59,6 +138,75 @@ export class TurnOutput {
       ...(this.decision ? { transfer_decision: this.decision } : {}),
     };
   }
+
+  /**
+   * The result as the caller heard it, when the reply was interrupted: each utterance cut to
+   * what `text` covers of it (heardPrefix), those not reached left out, in the state's
+   * history as in the events. Everything else stands: the user's line, tool calls that ran
+   * and their results, node moves, an end or a transfer the turn decided.
+   */
+  heard(text: string): TurnResult {
+    const kept = heardPrefix(
+      this.said.map((utterance) => utterance.content),
+      text,
+    );
+    const replaced = new Map<TranscriptEvent, string>();
+    this.said.forEach((utterance, i) => utterance.entries.forEach((entry) => replaced.set(entry, kept[i]!)));
+    const rewrite = (entries: TranscriptEvent[]) =>
+      entries.flatMap((entry) => {
+        const content = replaced.get(entry);
+        if (content === undefined) return [entry];
+        return content ? [{ ...entry, content } as TranscriptEvent] : [];
+      });
+    return {
+      ...this.result(),
+      state: { ...this.state, history: rewrite(this.state.history) },
+      utterances: kept.filter((content) => content !== ''),
+      events: rewrite(this.events),
+    };
+  }
+}
+
+/**
+ * What was heard of each utterance, given the text the caller heard (a prefix of what was
+ * streamed): matched character by character with whitespace ignored (a voice pipeline may
+ * space words its own way). An utterance the heard text covers is kept whole; the one where
+ * it stops is cut there; later ones are '' (not heard). Where the heard text departs from
+ * what was streamed (the pipeline changed words), the rest of it is taken as said in that
+ * utterance's place: it is what the caller heard.
+ */
+export function heardPrefix(utterances: readonly string[], heard: string): string[] {
+  let h = 0;
+  const skipSpace = (text: string, at: number) => {
+    while (at < text.length && /\s/.test(text[at]!)) at++;
+    return at;
+  };
+  return utterances.map((content) => {
+    const start = skipSpace(heard, h);
+    if (start >= heard.length) return '';
+    let c = skipSpace(content, 0);
+    let at = start;
+    let cut = 0;
+    for (;;) {
+      if (c >= content.length) {
+        // All of this utterance was heard.
+        h = at;
+        return content;
+      }
+      if (at >= heard.length) {
+        // The heard text stops inside this utterance.
+        h = at;
+        return content.slice(0, cut).trim();
+      }
+      if (heard[at] !== content[c]) {
+        h = heard.length;
+        return heard.slice(start).trim();
+      }
+      cut = c + 1;
+      c = skipSpace(content, c + 1);
+      at = skipSpace(heard, at + 1);
+    }
+  });
 }
 
 /** A tool as the runtime runs it: what the model is shown, and what calling it does. */
@@ -170,20 +318,25 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
   let model = options.model;
   for (let round = 0; round < maxRounds; round++) {
     const messages = fitToTokenLimit([{ role: 'system', content: options.system }], historyMessages(state.history, state.agent_notes), state.token_limit);
-    const answer = await completeWithFallback({
+    const answer = await askModel(out, {
       model,
       messages,
       maxTokens: REPLY_MAX_TOKENS,
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
       ...(definitions.length ? { tools: definitions } : {}),
       ...(round === 0 && options.forceTool ? { toolChoice: { name: options.forceTool } } : {}),
-    }, state.fallback_llm_model, (use) => {
+      ...(out.signal ? { signal: out.signal } : {}),
+    }, (use) => {
       recordFallback(state, use);
       model = use.fallback_model;
     });
     const spoke = answer.content.trim() !== '';
-    out.say(answer.content);
+    out.endText();
     if (!answer.toolCalls?.length) return {};
+    // A turn that may yet be discarded (preemptive generation) runs no tool before its gate
+    // says it stands; an aborted one runs none at all, and records no call it will not run.
+    await out.allowTools();
+    out.signal?.throwIfAborted();
     // A static execution message ("One moment…") is said before the calls, when the model said nothing itself.
     if (!spoke) {
       for (const call of answer.toolCalls) {
@@ -204,6 +357,12 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
       if (outcome || out.done) {
         // A call after one that ended, transferred or moved the conversation is not run.
         result('Not run: the conversation moved on.', false);
+        continue;
+      }
+      if (out.aborted) {
+        // Aborted while an earlier call ran: the rest are answered (the model expects a
+        // result for each call) but not run.
+        result('Not run: the turn was interrupted.', false);
         continue;
       }
       const tool = options.tools.find((candidate) => candidate.definition.name === call.name);
@@ -253,11 +412,35 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
         ranFunction = true;
       }
     }
+    out.signal?.throwIfAborted();
     if (outcome) return outcome;
     if (out.done) return {};
     if (!ranFunction) return {};
   }
   return {};
+}
+
+/**
+ * One model call, with the workspace's fallback model: streamed when the turn streams (its
+ * words reach the turn's listener as the model writes them), else asked whole (the same
+ * words, in one piece). Either way the text goes into the utterance being written; the
+ * caller closes it.
+ */
+async function askModel(out: TurnOutput, request: CompletionRequest, onFallback: (use: FallbackUse) => void): Promise<Completion> {
+  const fallback = out.state.fallback_llm_model;
+  const started = performance.now();
+  if (!out.io.stream) {
+    const answer = await completeWithFallback(request, fallback, onFallback);
+    out.firstToken(performance.now() - started);
+    out.text(answer.content);
+    return answer;
+  }
+  for await (const event of streamWithFallback(request, fallback, onFallback)) {
+    out.firstToken(performance.now() - started);
+    if (event.type === 'done') return event;
+    out.text(event.content);
+  }
+  throw new Error('The language model stream ended without its answer');
 }
 
 /** A custom function call with the conversation's context, signed with the workspace's webhook key. */

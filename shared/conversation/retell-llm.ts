@@ -36,7 +36,8 @@ export async function retellLlmTurn(out: TurnOutput, event: TurnEvent): Promise<
   let knowledge = '';
   if (event.type === 'user_said') {
     out.user(event.text);
-    knowledge = await knowledgeFor(state, llm, event.text);
+    knowledge = await knowledgeFor(state, llm, event.text, out.io.retrieve);
+    out.signal?.throwIfAborted();
   }
   // A state transition hands the turn to the new state, which answers (bounded, in case of a loop).
   for (let hop = 0; hop < 5 && !out.done; hop++) {

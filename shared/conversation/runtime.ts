@@ -6,7 +6,7 @@
  * not converse (a call's read, list or delete; an SMS webhook) does not load it at its cold
  * start (docs/performance.md, "Sizes: cold and lazy"). Tests may import it directly.
  */
-export { agentTurn, closeConversation, composeMessage, openConversation } from './conversation.ts';
+export { agentTurn, closeConversation, composeMessage, openConversation, streamAgentTurn } from './conversation.ts';
 export { analyzeConversation } from './analysis.ts';
 export { completeWithFallback } from './fallback.ts';
 export { retrieveForAgent } from './knowledge.ts';

@@ -232,6 +232,37 @@ export interface TurnResult {
   transfer_decision?: 'bridge' | 'cancel';
 }
 
+/** How a streaming turn runs (`streamAgentTurn`). */
+export interface StreamTurnOptions {
+  /** Abort: stop the model (or stop listening to a custom LLM), run no further tool. */
+  signal?: AbortSignal;
+  /** Awaited before the turn runs its first tool: false discards the turn (preemptive generation). */
+  toolGate?: () => Promise<boolean>;
+  /** Knowledge for the turn (the worker: POST /internal/calls/{id}/kb-retrieve); absent: the runtime's own retrieval. */
+  retrieve?: (query: string) => Promise<{ prompt: string }>;
+}
+
+export type TurnStreamEvent =
+  /** Words to speak, in order, as the model writes them. */
+  | { type: 'text'; text: string }
+  /** tool_call_invocation / tool_call_result / node_transition, as they happen. */
+  | { type: 'event'; event: TranscriptEvent };
+
+/** A turn in progress: what it says and does as it happens, and its result once the caller knows what was heard. */
+export interface StreamingTurn {
+  /** Read once; ends when the turn has finished (or stopped: aborted, discarded). Breaking out of it aborts the turn. */
+  events: AsyncIterable<TurnStreamEvent>;
+  /** After playout, with what the caller actually heard: the TurnResult whose state records only that. */
+  commit(spoken: { text: string; interrupted: boolean }): TurnResult;
+  /**
+   * The model's time to first token in ms (from asking it to its first words, or to the end
+   * of an answer that only calls tools; a custom LLM: from `response_required` to its first
+   * content), once known; undefined when
+   * no model was asked (a begin message, a static text) or the turn stopped first.
+   */
+  firstTokenMs: Promise<number | undefined>;
+}
+
 export interface CallAnalysis {
   call_summary: string;
   user_sentiment: 'Positive' | 'Negative' | 'Neutral' | 'Unknown';

@@ -22,6 +22,9 @@ export interface FakeReply {
   delayMs?: number;
   /** Waits this long before each streamed event. */
   eventDelayMs?: number;
+  /** A stream the test holds open: after `pauseAfter` events, waits for `resume` before the rest. */
+  pauseAfter?: number;
+  resume?: Promise<unknown>;
   /** Drops the connection without an answer. */
   hangUp?: boolean;
 }
@@ -115,6 +118,29 @@ export function streamChunks(
   ];
 }
 
+/**
+ * The chunks of a streamed answer that says `text` (in the given pieces) and then calls
+ * tools, as OpenAI streams them: the call's ID and name first, its arguments in a second
+ * chunk; `finish_reason: tool_calls`.
+ */
+export function streamToolCallChunks(text: string[], calls: { id: string; name: string; arguments: unknown }[]): unknown[] {
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    id: 'chatcmpl-fake',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: 'fake-model',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  return [
+    ...text.map((content) => chunk({ content })),
+    ...calls.flatMap((call, index) => [
+      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+      chunk({ tool_calls: [{ index, function: { arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) } }] }),
+    ]),
+    chunk({}, 'tool_calls'),
+  ];
+}
+
 /** The default reply: `fake reply` (streamed in two pieces when asked to stream), naming the requested model. */
 export const defaultReply = (request: RecordedRequest): FakeReply => {
   const model = typeof request.body?.model === 'string' ? request.body.model : undefined;
@@ -168,7 +194,8 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     if (reply.events) {
       res.writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream', ...reply.headers });
       res.flushHeaders();
-      for (const event of reply.events) {
+      for (const [index, event] of reply.events.entries()) {
+        if (index === reply.pauseAfter && reply.resume) await Promise.race([reply.resume, closed(res)]);
         if (reply.eventDelayMs) await wait(reply.eventDelayMs, res);
         if (gone()) return;
         res.write(`data: ${typeof event === 'string' ? event : JSON.stringify(event)}\n\n`);
@@ -204,6 +231,11 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
   };
   afterAll(() => fake.close());
   return fake;
+}
+
+/** Resolves when the client goes away. */
+function closed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => (res.destroyed ? resolve() : res.once('close', () => resolve())));
 }
 
 /** Resolves after `ms`, or early when the client goes away (an aborted request). */
