@@ -2,7 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // worker/test: the voice worker's own package, run here so one command runs every test. Its
+    // files load @livekit/rtc-node's native FFI library, which needs nothing special in a fork.
+    include: ['test/**/*.test.ts', 'worker/test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/setup.ts'],
     pool: 'forks',

@@ -1,12 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll } from 'vitest';
 
 /**
  * A fake OpenAI-compatible provider on 127.0.0.1 for tests: `POST /v1/chat/completions`
  * (any path, really) is recorded and answered from a script, else by the default reply.
+ * `GET …/models` (the model list the OpenAI SDK's clients fetch to warm up, as the LiveKit
+ * OpenAI plugin does when a session starts) is answered with a list of its own and counted in
+ * `modelLists`, apart from the script and `requests`, so a warm-up never takes a scripted reply.
  *
- *   const llm = await startFakeOpenAi();          // closed after the file's tests
+ *   const llm = await startFakeOpenAi();          // closed after the file's tests (outside vitest: { closeAfterAll: false })
  *   llm.enqueue({ status: 429, headers: { 'retry-after': '1' } }, { body: completion('hi') });
  *   ... point LLM_BASE_URL (or OpenAiCompatibleModel's baseUrl) at llm.url ...
  *   expect(llm.requests[0].body.model).toBe('gpt-4.1');
@@ -46,11 +48,13 @@ export interface FakeOpenAi {
   /** The base URL to configure, ending in `/v1`. */
   url: string;
   requests: RecordedRequest[];
+  /** The `GET …/models` requests, answered with `modelList()`. */
+  modelLists: RecordedRequest[];
   /** Replies for the next requests, in order; after them the default reply answers. */
   enqueue(...replies: Responder[]): void;
   /** Replaces the default reply (initially `defaultReply`). */
   setDefault(reply: Responder): void;
-  /** Forgets recorded requests, queued replies and a replaced default. */
+  /** Forgets recorded requests (model lists included), queued replies and a replaced default. */
   reset(): void;
   close(): Promise<void>;
 }
@@ -149,8 +153,14 @@ export const defaultReply = (request: RecordedRequest): FakeReply => {
     : { body: completion('fake reply', { model }) };
 };
 
-export async function startFakeOpenAi(): Promise<FakeOpenAi> {
+/** The model list OpenAI answers `GET /v1/models` with. */
+export function modelList(ids: string[] = ['gpt-4.1', 'gpt-4.1-mini', 'fake-model']) {
+  return { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'system' })) };
+}
+
+export async function startFakeOpenAi(options: { closeAfterAll?: boolean } = {}): Promise<FakeOpenAi> {
   const requests: RecordedRequest[] = [];
+  const modelLists: RecordedRequest[] = [];
   const queue: Responder[] = [];
   let fallback: Responder = defaultReply;
 
@@ -180,6 +190,12 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       text,
       receivedAt: Date.now(),
     };
+    if (recorded.method === 'GET' && /\/models\/?(\?.*)?$/.test(recorded.path)) {
+      modelLists.push(recorded);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(modelList()));
+      return;
+    }
     requests.push(recorded);
     const responder = queue.shift() ?? fallback;
     const reply = typeof responder === 'function' ? responder(recorded) : responder;
@@ -214,12 +230,14 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
   const fake: FakeOpenAi = {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    modelLists,
     enqueue: (...replies) => void queue.push(...replies),
     setDefault: (reply) => {
       fallback = reply;
     },
     reset: () => {
       requests.length = 0;
+      modelLists.length = 0;
       queue.length = 0;
       fallback = defaultReply;
     },
@@ -229,7 +247,11 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         server.close(() => resolve());
       }),
   };
-  afterAll(() => fake.close());
+  if (options.closeAfterAll ?? true) {
+    // Loaded only here: vitest cannot be imported outside its runner (the benchmark uses this fake).
+    const { afterAll } = await import('vitest');
+    afterAll(() => fake.close());
+  }
   return fake;
 }
 
