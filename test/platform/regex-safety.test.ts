@@ -91,7 +91,10 @@ describe('regular expressions applied to requests', () => {
     const slow: string[] = [];
     for (const { where, regex } of literals) {
       for (const input of attacks(regex)) {
-        const ms = exercise(regex, input);
+        // A pattern that backtracks catastrophically is slow on every run; a run slowed by a
+        // loaded machine (the whole suite on 2 CPUs, a GC pause) is not: the best of three decides.
+        let ms = exercise(regex, input);
+        for (let again = 0; again < 2 && ms > BOUND_MS; again += 1) ms = Math.min(ms, exercise(regex, input));
         if (ms > BOUND_MS) slow.push(`${where} took ${Math.round(ms)} ms on ${JSON.stringify(input.slice(0, 12))}… (${input.length} chars)`);
       }
     }
