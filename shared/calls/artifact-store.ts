@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table, type TransactOp } from '../platform/store/table.ts';
+import { setAndRemove } from '../platform/store/update-expression.ts';
 import type { SipLeg } from './store.ts';
 
 /*
@@ -50,17 +51,9 @@ export function scrubCallOp(
   set: Record<string, unknown>,
   remove: readonly string[],
 ): TransactOp {
-  const names: Record<string, string> = { '#ws': 'workspace_id', '#status': 'call_status', '#engine': 'engine', '#aseq': 'analysis_seq' };
-  const values: Record<string, unknown> = { ':ws': workspaceId, ':ended': 'ended', ':nc': 'not_connected', ':error': 'error' };
-  const sets = Object.entries(set).map(([field, value], i) => {
-    names[`#s${i}`] = field;
-    values[`:s${i}`] = value;
-    return `#s${i} = :s${i}`;
-  });
-  const removes = remove.map((field, i) => {
-    names[`#r${i}`] = field;
-    return `#r${i}`;
-  });
+  const update = setAndRemove(set, remove);
+  const names: Record<string, string> = { ...update.names, '#ws': 'workspace_id', '#status': 'call_status', '#engine': 'engine', '#aseq': 'analysis_seq' };
+  const values: Record<string, unknown> = { ...update.values, ':ws': workspaceId, ':ended': 'ended', ':nc': 'not_connected', ':error': 'error' };
   let condition = 'attribute_exists(pk) AND #ws = :ws AND #status IN (:ended, :nc, :error)';
   if (analysisSeq === undefined) {
     condition += ' AND attribute_not_exists(#engine.#aseq)';
@@ -71,7 +64,7 @@ export function scrubCallOp(
   return {
     Update: {
       Key: keys.call(callId),
-      UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim(),
+      UpdateExpression: update.expression,
       ConditionExpression: condition,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,

@@ -1,5 +1,6 @@
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
+import { setAndRemove } from '../platform/store/update-expression.ts';
 
 /*
  * The SMS part's items (docs/chats.md, SMS; docs/data-model.md):
@@ -102,19 +103,13 @@ export async function claimInboundSms(workspaceId: string, provider: string, mes
 
 /** Records how a claimed message was handled (`answered`, `unanswered`, or a failed reply). */
 export async function finishInboundSms(workspaceId: string, provider: string, messageId: string, fields: Record<string, unknown>): Promise<void> {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets = Object.entries(fields).map(([field, value], i) => {
-    names[`#f${i}`] = field;
-    values[`:f${i}`] = value;
-    return `#f${i} = :f${i}`;
-  });
-  if (!sets.length) return;
+  const update = setAndRemove(fields);
+  if (!update.expression) return;
   await table.update({
     Key: keys.smsInbound(workspaceId, provider, messageId),
-    UpdateExpression: `SET ${sets.join(', ')}`,
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: values,
+    UpdateExpression: update.expression,
+    ExpressionAttributeNames: update.names,
+    ExpressionAttributeValues: update.values,
   });
 }
 

@@ -3,7 +3,7 @@ import { badRequest, conflict, notFound, TooManyRequests } from '../platform/err
 import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
-import { setOrRemove } from '../platform/store/update-expression.ts';
+import { setAndRemove, setOrRemove } from '../platform/store/update-expression.ts';
 import type { ChatCost } from './cost.ts';
 import type { ChatAnalysis, ChatMessage, ChatStatus, ChatType } from './schemas.ts';
 
@@ -381,24 +381,14 @@ export async function updateChatFields(workspaceId: string, chatId: string, fiel
  * Answers the chat as written, or undefined when it changed under the write.
  */
 export async function writeEndedChat(chat: ChatItem, set: Record<string, unknown>, remove: readonly string[]): Promise<ChatItem | undefined> {
-  const names: Record<string, string> = { '#status': 'chat_status', '#aseq': 'analysis_seq' };
-  const values: Record<string, unknown> = { ':status': chat.chat_status, ':aseq': chat.analysis_seq ?? 0 };
-  const sets = Object.entries(set).map(([field, value], i) => {
-    names[`#s${i}`] = field;
-    values[`:s${i}`] = value;
-    return `#s${i} = :s${i}`;
-  });
-  const removes = remove.map((field, i) => {
-    names[`#r${i}`] = field;
-    return `#r${i}`;
-  });
+  const update = setAndRemove(set, remove);
   try {
     return await table.update<ChatItem>({
       Key: keys.chat(chat.chat_id),
-      UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim(),
+      UpdateExpression: update.expression,
       ConditionExpression: `attribute_exists(pk) AND #status = :status AND ${chat.analysis_seq ? '#aseq = :aseq' : '(attribute_not_exists(#aseq) OR #aseq = :aseq)'}`,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
+      ExpressionAttributeNames: { ...update.names, '#status': 'chat_status', '#aseq': 'analysis_seq' },
+      ExpressionAttributeValues: { ...update.values, ':status': chat.chat_status, ':aseq': chat.analysis_seq ?? 0 },
       ReturnValues: 'ALL_NEW',
     });
   } catch (error) {
@@ -410,21 +400,15 @@ export async function writeEndedChat(chat: ChatItem, set: Record<string, unknown
 /** Sets fields of stored messages (scrubbing), each only while the message exists (one deleted meanwhile stays deleted). */
 export async function rewriteMessages(chatId: string, messages: readonly { seq: number; fields: Record<string, unknown> }[]): Promise<void> {
   for (const { seq, fields } of messages) {
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
-    const sets = Object.entries(fields).map(([field, value], i) => {
-      names[`#f${i}`] = field;
-      values[`:f${i}`] = value;
-      return `#f${i} = :f${i}`;
-    });
-    if (!sets.length) continue;
+    const update = setAndRemove(fields);
+    if (!update.expression) continue;
     try {
       await table.update({
         Key: keys.chatMessage(chatId, seq),
-        UpdateExpression: `SET ${sets.join(', ')}`,
+        UpdateExpression: update.expression,
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        ExpressionAttributeNames: update.names,
+        ExpressionAttributeValues: update.values,
       });
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;

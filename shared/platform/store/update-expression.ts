@@ -26,3 +26,24 @@ export function setOrRemove(changes: Record<string, unknown>) {
     ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
   };
 }
+
+/**
+ * SET each field of `set` (its value as given, null included) and REMOVE each of `remove`,
+ * under names `#s0…`, `#r0…` and values `:s0…`, which leave a caller's condition its own
+ * names. `expression` is '' when there is nothing to change.
+ */
+export function setAndRemove(set: Record<string, unknown>, remove: readonly string[] = []) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = Object.entries(set).map(([field, value], i) => {
+    names[`#s${i}`] = field;
+    values[`:s${i}`] = value;
+    return `#s${i} = :s${i}`;
+  });
+  const removes = remove.map((field, i) => {
+    names[`#r${i}`] = field;
+    return `#r${i}`;
+  });
+  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim();
+  return { expression, names, values };
+}
