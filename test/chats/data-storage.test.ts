@@ -1,5 +1,6 @@
-import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
+import { mentions, tableMentions } from '../support/table-mentions.ts';
 import { startBackgroundWork } from '../../local/background.ts';
 import { applyChatDataStorage } from '../../shared/chats/data-storage.ts';
 import { getChatItem } from '../../shared/chats/store.ts';
@@ -59,22 +60,6 @@ async function partition(chatId: string): Promise<Record<string, unknown>[]> {
   return Items ?? [];
 }
 
-/** Every item of the whole table mentioning `text` and the workspace. */
-async function tableMentions(text: string, workspaceId: string): Promise<string[]> {
-  const found: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new ScanCommand({ TableName: config.TABLE_NAME, ExclusiveStartKey: start }));
-    for (const item of page.Items ?? []) {
-      const json = JSON.stringify(item);
-      if (json.includes(text) && json.includes(workspaceId)) found.push(`${String(item.pk)} ${String(item.sk)}`);
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return found;
-}
-
-const mentions = (items: readonly unknown[], text: string) => items.filter((item) => JSON.stringify(item).includes(text));
 
 describe('an API chat', () => {
   it('basic_attributes_only: no messages, variables or summary once ended and analysed; chat_analyzed had them; applying again changes nothing', async () => {
