@@ -3,6 +3,7 @@ import {
   type ConnectionInfo,
   FailureSwitch,
   SerialQueue,
+  type FakeVoiceOptions,
   type VendorFailure,
   parseJson,
   sendJson,
@@ -26,19 +27,8 @@ import { DEFAULT_MS_PER_CHAR, chunkSpeech, pcmBytes, syntheticSpeech } from './s
  *   const cartesia = await startFakeCartesia({ firstByteDelayMs: 150 });
  *   new cartesiaPlugin.TTS({ apiKey: 'test-key', baseUrl: cartesia.url });
  */
-export interface FakeCartesiaOptions {
-  /** The key to require in `X-API-Key`; absent: any key. */
-  apiKey?: string;
-  /** Wait between a transcript's arrival and its first audio (default 0). */
-  firstByteDelayMs?: number;
-  /** Audio per chunk message (default 100 ms). */
-  chunkMs?: number;
-  /** Wait between a generation's chunks (default 0). */
-  chunkIntervalMs?: number;
-  /** The synthetic voice's pace (default 60 ms a character). */
-  msPerChar?: number;
-  failure?: VendorFailure;
-}
+/** `apiKey` is checked in `X-API-Key`. */
+export type FakeCartesiaOptions = FakeVoiceOptions;
 
 export interface CartesiaGeneration {
   transcript: string;

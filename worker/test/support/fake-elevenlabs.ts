@@ -3,6 +3,7 @@ import {
   type ConnectionInfo,
   SerialQueue,
   FailureSwitch,
+  type FakeVoiceOptions,
   type VendorFailure,
   parseJson,
   readBody,
@@ -31,20 +32,8 @@ import { DEFAULT_MS_PER_CHAR, chunkSpeech, pcmBytes, syntheticSpeech } from './s
  *   new elevenlabs.TTS({ apiKey: 'test-key', baseURL: eleven.url, ... });
  *   expect(eleven.contexts[0].spoken).toBe('Hello there. ');
  */
-export interface FakeElevenLabsOptions {
-  /** The key to require in `xi-api-key`; absent: any key. */
-  apiKey?: string;
-  /** Wait between the text that starts a generation and its first audio (default 0). */
-  firstByteDelayMs?: number;
-  /** Audio per message (default 100 ms). */
-  chunkMs?: number;
-  /** Wait between a generation's audio messages (default 0: as fast as the socket takes them). */
-  chunkIntervalMs?: number;
-  /** The synthetic voice's pace (default 60 ms a character). */
-  msPerChar?: number;
-  /** A failure for every request from the start (see `fail`). */
-  failure?: VendorFailure;
-}
+/** `apiKey` is checked in `xi-api-key`. */
+export type FakeElevenLabsOptions = FakeVoiceOptions;
 
 export interface ElevenLabsGeneration {
   text: string;

@@ -1,4 +1,4 @@
-import { FailureSwitch, type VendorFailure, readBody, sleep, startVendorServer, type ConnectionInfo } from './fake-vendor-server.ts';
+import { FailureSwitch, type FakeVoiceOptions, type VendorFailure, readBody, sleep, startVendorServer, type ConnectionInfo } from './fake-vendor-server.ts';
 import { DEFAULT_MS_PER_CHAR, chunkSpeech, pcmBytes, syntheticSpeech } from './synthetic-voice.ts';
 
 /**
@@ -11,17 +11,8 @@ import { DEFAULT_MS_PER_CHAR, chunkSpeech, pcmBytes, syntheticSpeech } from './s
  *   const speech = await startFakeOpenAiTts({ firstByteDelayMs: 150 });
  *   new openai.TTS({ apiKey: 'test-key', baseURL: speech.url });
  */
-export interface FakeOpenAiTtsOptions {
-  apiKey?: string;
-  /** Wait between the request and the first audio (default 0). */
-  firstByteDelayMs?: number;
-  /** Audio per body chunk (default 100 ms). */
-  chunkMs?: number;
-  /** Wait between body chunks (default 0). */
-  chunkIntervalMs?: number;
-  msPerChar?: number;
-  failure?: VendorFailure;
-}
+/** `apiKey` is checked as the bearer token. */
+export type FakeOpenAiTtsOptions = FakeVoiceOptions;
 
 export interface OpenAiSpeechRequest {
   connection: number;

@@ -27,6 +27,22 @@ export type VendorFailure =
   | { mode: 'close'; code?: number; reason?: string }
   | { mode: 'error'; message?: string; status?: number };
 
+/** What every fake voice (text-to-speech) vendor takes: its key, its latencies and its failures. */
+export interface FakeVoiceOptions {
+  /** The key to require in the vendor's auth header; absent: any key. */
+  apiKey?: string;
+  /** Wait between the text that starts a generation and its first audio (default 0). */
+  firstByteDelayMs?: number;
+  /** Audio per message or body chunk (default 100 ms). */
+  chunkMs?: number;
+  /** Wait between a generation's audio chunks (default 0: as fast as the connection takes them). */
+  chunkIntervalMs?: number;
+  /** The synthetic voice's pace (default 60 ms a character). */
+  msPerChar?: number;
+  /** A failure for every request from the start (see `fail`). */
+  failure?: VendorFailure;
+}
+
 /** A failure armed for a number of requests (every request when `times` is absent). */
 export class FailureSwitch {
   #failure: VendorFailure | undefined;
