@@ -105,14 +105,15 @@ export function voiceWorkerSettings(scope: Construct, livekitUrl: string | undef
     throw new Error('voiceWorker needs livekitUrl (the LiveKit server the worker registers with, LIVEKIT_URL): pass -c livekitUrl=wss://<your LiveKit host>');
   }
   if (wanted === false || !livekitUrl) return undefined;
+  // At least one task: CPU target tracking cannot scale up from none (no task, no CPU metric).
   const count = (name: string, fallback: number) => {
     const value = contextValue(scope, name) ?? fallback;
-    if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 1000) throw new Error(`${name} must be a whole number of tasks from 0 to 1000, not ${JSON.stringify(value)}`);
+    if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 1000) throw new Error(`${name} must be a whole number of tasks from 1 to 1000, not ${JSON.stringify(value)}`);
     return value as number;
   };
   const minTasks = count('voiceWorkerMinTasks', DEFAULT_VOICE_WORKER_MIN_TASKS);
   const maxTasks = count('voiceWorkerMaxTasks', DEFAULT_VOICE_WORKER_MAX_TASKS);
-  if (maxTasks < Math.max(minTasks, 1)) throw new Error(`voiceWorkerMaxTasks (${maxTasks}) must be at least 1 and at least voiceWorkerMinTasks (${minTasks})`);
+  if (maxTasks < minTasks) throw new Error(`voiceWorkerMaxTasks (${maxTasks}) must be at least voiceWorkerMinTasks (${minTasks})`);
   const architecture = contextValue(scope, 'voiceWorkerArchitecture') ?? 'arm64';
   if (architecture !== 'arm64' && architecture !== 'x86_64') throw new Error(`voiceWorkerArchitecture must be arm64 or x86_64, not ${JSON.stringify(architecture)}`);
   return { minTasks, maxTasks, architecture };

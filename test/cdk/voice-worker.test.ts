@@ -81,8 +81,10 @@ describe('the voice worker service', () => {
     expect(() => voiceWorkerSettings(new Stack(new App({ context: { voiceWorker: true } })), undefined)).toThrow(
       'voiceWorker needs livekitUrl (the LiveKit server the worker registers with, LIVEKIT_URL): pass -c livekitUrl=wss://<your LiveKit host>',
     );
-    expect(() => voiceWorkerSettings(new Stack(new App({ context: { voiceWorkerMaxTasks: '0' } })), LIVEKIT)).toThrow('voiceWorkerMaxTasks (0) must be at least 1 and at least voiceWorkerMinTasks (1)');
-    expect(() => voiceWorkerSettings(new Stack(new App({ context: { voiceWorkerMinTasks: '2.5' } })), LIVEKIT)).toThrow('voiceWorkerMinTasks must be a whole number of tasks from 0 to 1000, not 2.5');
+    expect(voiceWorkerSettings(new Stack(new App({ context: { voiceWorkerMinTasks: '3', voiceWorkerMaxTasks: 3 } })), LIVEKIT)).toEqual({ minTasks: 3, maxTasks: 3, architecture: 'arm64' });
+    expect(() => voiceWorkerSettings(new Stack(new App({ context: { voiceWorkerMinTasks: '4', voiceWorkerMaxTasks: '3' } })), LIVEKIT)).toThrow('voiceWorkerMaxTasks (3) must be at least voiceWorkerMinTasks (4)');
+    expect(() => voiceWorkerSettings(new Stack(new App({ context: { voiceWorkerMinTasks: '0' } })), LIVEKIT)).toThrow('voiceWorkerMinTasks must be a whole number of tasks from 1 to 1000, not 0');
+    expect(() => voiceWorkerSettings(new Stack(new App({ context: { voiceWorkerMaxTasks: '2.5' } })), LIVEKIT)).toThrow('voiceWorkerMaxTasks must be a whole number of tasks from 1 to 1000, not 2.5');
     expect(() => voiceWorkerSettings(new Stack(new App({ context: { voiceWorkerArchitecture: 'arm' } })), LIVEKIT)).toThrow('voiceWorkerArchitecture must be arm64 or x86_64, not "arm"');
   });
 
