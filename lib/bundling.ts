@@ -27,8 +27,8 @@ export interface FunctionBundling {
   splitting: boolean;
 }
 
-/** Bundled dependencies written as CommonJS still call require(): each chunk gets its own. */
-const REQUIRE_BANNER =
+/** Bundled dependencies written as CommonJS still call require(): each chunk gets its own (the voice worker's bundle too: scripts/bundle-worker.ts). */
+export const REQUIRE_BANNER =
   "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);";
 
 /** The Node.js major the functions run on (PARLEY_RUNTIME in lib/parley-function.ts; a CDK test holds them together). */

@@ -30,6 +30,19 @@ export interface FunctionSettings {
   sipIpRanges: readonly string[];
   /** PUBLIC_BASE_URL (context `publicBaseUrl`); default: the HTTP API's own https:// endpoint. */
   publicBaseUrl?: string;
+  /**
+   * LIVEKIT_URL (context `livekitUrl`): calls run on this LiveKit server (docs/calls-media.md),
+   * and the stack deploys the voice worker that registers with it (lib/voice-worker.ts).
+   * Unset: calls run in the sandbox, and there is no worker.
+   */
+  livekitUrl?: string;
+  /**
+   * LIVEKIT_AGENT_NAME (context `livekitAgentName`), set with livekitUrl on the functions and
+   * the worker alike, so dispatch and registration name the same agent; default the settings'
+   * own default. Stages sharing one LiveKit project need a name each, or one stage's calls may
+   * be dispatched to another stage's workers.
+   */
+  livekitAgentName?: string;
 }
 
 /**
@@ -63,6 +76,11 @@ export function functionSettings(scope: Construct, given: Partial<FunctionSettin
   const sipHost = given.sipHost ?? (contextValue(scope, 'sipHost') as string | undefined);
   const sipIpRanges = given.sipIpRanges ?? list(contextValue(scope, 'sipIpRanges'));
   const publicBaseUrl = given.publicBaseUrl ?? (contextValue(scope, 'publicBaseUrl') as string | undefined);
+  const livekitUrl = given.livekitUrl ?? (contextValue(scope, 'livekitUrl') as string | undefined);
+  const livekitAgentName = given.livekitAgentName ?? (contextValue(scope, 'livekitAgentName') as string | undefined);
+  if (livekitAgentName !== undefined && !livekitUrl) {
+    throw new Error('livekitAgentName goes with livekitUrl: without LiveKit, calls run in the sandbox and nothing is dispatched');
+  }
   const allowExamples = contextValue(scope, 'allowExampleSettings') === true;
 
   const missing = [...(sipHost ? [] : ['sipHost']), ...(sipIpRanges?.length ? [] : ['sipIpRanges'])];
@@ -78,7 +96,10 @@ export function functionSettings(scope: Construct, given: Partial<FunctionSettin
     sipHost: sipHost || EXAMPLE_SETTINGS.sipHost,
     sipIpRanges: sipIpRanges?.length ? sipIpRanges : EXAMPLE_SETTINGS.sipIpRanges,
     ...(publicBaseUrl ? { publicBaseUrl } : {}),
+    ...(livekitUrl ? { livekitUrl: String(livekitUrl), livekitAgentName: String(livekitAgentName ?? loadConfig({}).LIVEKIT_AGENT_NAME).trim() } : {}),
   };
+  // LiveKit's settings are checked whatever the SIP ones are (CI's example synth names an example server).
+  if (settings.livekitUrl) checkLiveKit(settings);
   if (!missing.length) checkAsProduction(settings);
   return settings;
 }
@@ -89,7 +110,17 @@ export function settingsEnvironment(settings: FunctionSettings, apiEndpoint: str
     SIP_HOST: settings.sipHost,
     SIP_IP_RANGES: settings.sipIpRanges.join(','),
     PUBLIC_BASE_URL: settings.publicBaseUrl ?? apiEndpoint,
+    ...(settings.livekitUrl ? { LIVEKIT_URL: settings.livekitUrl, LIVEKIT_AGENT_NAME: settings.livekitAgentName! } : {}),
   };
+}
+
+/** The LiveKit settings through the settings' own schema (a ws(s):// or http(s):// URL, a name of 1 to 128 characters). */
+function checkLiveKit(settings: FunctionSettings): void {
+  try {
+    loadConfig({ LIVEKIT_URL: settings.livekitUrl, LIVEKIT_AGENT_NAME: settings.livekitAgentName });
+  } catch (error) {
+    throw new Error(`Parley deploy settings livekitUrl and livekitAgentName: ${(error as Error).message}`);
+  }
 }
 
 /** Runs the functions' own production settings check on these values. */
@@ -116,7 +147,7 @@ function checkAsProduction(settings: FunctionSettings): void {
     });
   } catch (error) {
     throw new Error(
-      `Parley deploy settings (sipHost, sipIpRanges, publicBaseUrl) would stop every function at start: ${(error as Error).message}`,
+      `Parley deploy settings (sipHost, sipIpRanges, publicBaseUrl, livekitUrl, livekitAgentName) would stop every function at start: ${(error as Error).message}`,
     );
   }
 }

@@ -10,6 +10,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import type { ParleyFunction } from './parley-function.ts';
+import { VOICE_WORKER_ALARM_THRESHOLDS, VOICE_WORKER_CPU_TARGET_PERCENT, type VoiceWorker } from './voice-worker.ts';
 
 /**
  * Every alarm of the stack and the dashboard that shows the same: one SNS topic the
@@ -67,6 +68,8 @@ export interface MonitoringProps {
   accountConcurrency: number;
   alarmTopicArn?: string;
   alarmEmails: readonly string[];
+  /** The voice worker's service, when deployed (lib/voice-worker.ts): its alarms and a dashboard row. */
+  voiceWorker?: VoiceWorker;
 }
 
 export class Monitoring extends Construct {
@@ -261,6 +264,8 @@ export class Monitoring extends Construct {
       evaluationPeriods: 2,
     });
 
+    const worker = props.voiceWorker ? this.voiceWorkerAlarms(props.voiceWorker) : undefined;
+
     // The dashboard: the alarms' states first, then the metrics behind each.
     const fns = props.functions;
     const byFunction = (metric: (fn: ParleyFunction) => cloudwatch.Metric, label: string) =>
@@ -311,6 +316,80 @@ export class Monitoring extends Construct {
       new cloudwatch.GraphWidget({ title: 'DynamoDB throttle events', left: Object.values(throttleMetrics), width: 12 }),
       new cloudwatch.GraphWidget({ title: 'DynamoDB system errors', left: Object.values(systemErrors).map((metric, index) => (metric as cloudwatch.Metric).with({ label: TABLE_OPERATIONS[index] })), width: 12 }),
     );
+    if (worker) this.dashboard.addWidgets(...worker.widgets);
+  }
+
+  /**
+   * The voice worker's alarms (docs/operations.md, The voice worker): no task running, no
+   * worker registered with LiveKit, calls failing, replies slow. The first two treat missing
+   * data as breaching: a service with no task publishes nothing at all.
+   */
+  private voiceWorkerAlarms(worker: VoiceWorker): { widgets: cloudwatch.IWidget[] } {
+    const down = VOICE_WORKER_ALARM_THRESHOLDS.downMinutes;
+    const running = worker.metricRunningTasks({ period: Duration.minutes(1), statistic: 'Minimum' });
+    this.alarm('VoiceWorkerTasksAlarm', {
+      alarmDescription: `No voice worker task has been running for ${down} minutes: calls connect to silence. See the service's events (a task that cannot start says why) and the worker's log`,
+      metric: running,
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: down,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    const registered = worker.metric('WorkerRegistered', { period: Duration.minutes(1), statistic: 'Maximum' });
+    this.alarm('VoiceWorkerRegisteredAlarm', {
+      alarmDescription: `No voice worker has been registered with LiveKit for ${down} minutes: dispatched calls find no agent. Check LIVEKIT_URL, the LiveKit keys in the vendor secret, and LiveKit's status`,
+      metric: registered,
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: down,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    const started = worker.metric('JobStarted', { period: Duration.minutes(5), statistic: 'Sum' });
+    const failed = worker.metric('JobFailed', { period: Duration.minutes(5), statistic: 'Sum' });
+    const { failedJobsMin, failedJobsPercent, voiceToVoiceP90Ms } = VOICE_WORKER_ALARM_THRESHOLDS;
+    // Failed as a share of the calls that started or failed (a job can fail before it counts
+    // as started), judged once at least failedJobsMin failed.
+    const failedShare = new cloudwatch.MathExpression({
+      expression: `IF(FILL(failed, 0) >= ${failedJobsMin}, 100 * FILL(failed, 0) / MAX([FILL(started, 0), FILL(failed, 0)]), 0)`,
+      usingMetrics: { started, failed },
+      label: 'Failed calls (%)',
+      period: Duration.minutes(5),
+    });
+    this.alarm('VoiceWorkerJobsFailingAlarm', {
+      alarmDescription: `Over ${failedJobsPercent}% of calls failed in the worker in 5 minutes (at least ${failedJobsMin}): the JobFailed reason dimension says which vendor or stage, the worker's log says why`,
+      metric: failedShare,
+      threshold: failedJobsPercent,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+    });
+    const p90 = worker.metric('VoiceToVoiceMs', { period: Duration.minutes(5), statistic: 'p90' });
+    this.alarm('VoiceWorkerLatencyAlarm', {
+      alarmDescription: `Voice-to-voice p90 over ${voiceToVoiceP90Ms} ms in 2 of 3 five-minute periods: callers wait for answers. Compare the model's and the voice's first-byte times in the calls' latency`,
+      metric: p90,
+      threshold: voiceToVoiceP90Ms,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+    });
+    const cpu = worker.service.metricCpuUtilization({ period: Duration.minutes(1) });
+    return {
+      widgets: [
+        new cloudwatch.GraphWidget({ title: 'Voice worker tasks', left: [running.with({ label: 'Running tasks' }), registered.with({ label: 'Registered with LiveKit' })], width: 6 }),
+        new cloudwatch.GraphWidget({
+          title: 'Voice worker CPU (%)',
+          left: [cpu.with({ statistic: 'Average', label: 'Average' }), cpu.with({ statistic: 'Maximum', label: 'Maximum' })],
+          leftAnnotations: [{ value: VOICE_WORKER_CPU_TARGET_PERCENT, label: 'scaling target' }],
+          width: 6,
+        }),
+        new cloudwatch.GraphWidget({ title: 'Voice worker calls', left: [started.with({ label: 'Started' }), failed.with({ label: 'Failed' })], right: [failedShare], width: 6 }),
+        new cloudwatch.GraphWidget({
+          title: 'Voice-to-voice (ms)',
+          left: [worker.metric('VoiceToVoiceMs', { period: Duration.minutes(5), statistic: 'p50', label: 'p50' }), p90.with({ label: 'p90' })],
+          leftAnnotations: [{ value: voiceToVoiceP90Ms, label: 'p90 alarm' }],
+          width: 6,
+        }),
+      ],
+    };
   }
 
   private alarm(id: string, props: cloudwatch.AlarmProps): cloudwatch.Alarm {

@@ -219,7 +219,6 @@ export class ParleyFunction extends lambda.Function {
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH, logGroupName: props.logGroupName });
     logGroup.grantWrite(role);
 
-    const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, exportJobsQueue, integrationJobsQueue, kbJobsQueue, vendorSecret, recordingsBucket, knowledgeBaseBucket } = props.resources;
     super(scope, id, {
       code: functionCode(props),
       handler: 'index.handler',
@@ -242,20 +241,7 @@ export class ParleyFunction extends lambda.Function {
         // The `stage` dimension of the business metrics (shared/platform/metrics.ts).
         PARLEY_STAGE: parleyStage(scope),
         ...props.environment,
-        TABLE_NAME: table.tableName,
-        // Always set, even where the role may not use the key: without it the code would fall
-        // back to the local master key instead of failing loudly.
-        KMS_KEY_ID: key.keyArn,
-        WEBHOOK_QUEUE_URL: webhookQueue.queueUrl,
-        CALL_STEPS_QUEUE_URL: callStepsQueue.queueUrl,
-        CONTACT_JOBS_QUEUE_URL: contactJobsQueue.queueUrl,
-        EXPORT_JOBS_QUEUE_URL: exportJobsQueue.queueUrl,
-        INTEGRATION_JOBS_QUEUE_URL: integrationJobsQueue.queueUrl,
-        KB_JOBS_QUEUE_URL: kbJobsQueue.queueUrl,
-        KNOWLEDGE_BASE_BUCKET: knowledgeBaseBucket.bucketName,
-        VENDOR_SECRET_ID: vendorSecret.secretArn,
-        RECORDINGS_BUCKET: recordingsBucket.bucketName,
-        PARLEY_ENV: 'production',
+        ...resourceEnvironment(props.resources),
         POWERTOOLS_SERVICE_NAME: 'parley',
         NODE_OPTIONS: '--enable-source-maps',
       },
@@ -298,190 +284,224 @@ export class ParleyFunction extends lambda.Function {
       },
     ]);
 
-    if (props.access.table) {
-      const write = props.access.table === 'readWrite';
-      // Each index by name (from tableDefinition) rather than index/*.
-      const tableArns = [
-        table.tableArn,
-        ...tableDefinition.globalSecondaryIndexes.map((index) => `${table.tableArn}/index/${index.indexName}`),
-      ];
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: [...TABLE_READ_ACTIONS, ...(write ? TABLE_WRITE_ACTIONS : [])],
-          resources: tableArns,
-        }),
-      );
-      // The table is encrypted with the same key that seals stored secrets; going through
-      // DynamoDB must not also let the function call KMS with it directly.
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: [...TABLE_KEY_READ_ACTIONS, ...(write ? TABLE_KEY_WRITE_ACTIONS : [])],
-          resources: [key.keyArn],
-          conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(this).region}.amazonaws.com` } },
-        }),
-      );
-    }
+    grantParleyAccess(role, props.resources, props.access);
+  }
+}
 
-    if (props.access.tableScan) {
-      this.addToRolePolicy(new iam.PolicyStatement({ actions: ['dynamodb:Scan'], resources: [table.tableArn] }));
-    }
+/**
+ * The settings that name the shared resources, with PARLEY_ENV: what every function (and the
+ * voice worker's task, lib/voice-worker.ts) is told, whatever it may do with them.
+ */
+export function resourceEnvironment(resources: ParleyResources): Record<string, string> {
+  return {
+    TABLE_NAME: resources.table.tableName,
+    // Always set, even where the role may not use the key: without it the code would fall
+    // back to the local master key instead of failing loudly.
+    KMS_KEY_ID: resources.key.keyArn,
+    WEBHOOK_QUEUE_URL: resources.webhookQueue.queueUrl,
+    CALL_STEPS_QUEUE_URL: resources.callStepsQueue.queueUrl,
+    CONTACT_JOBS_QUEUE_URL: resources.contactJobsQueue.queueUrl,
+    EXPORT_JOBS_QUEUE_URL: resources.exportJobsQueue.queueUrl,
+    INTEGRATION_JOBS_QUEUE_URL: resources.integrationJobsQueue.queueUrl,
+    KB_JOBS_QUEUE_URL: resources.kbJobsQueue.queueUrl,
+    KNOWLEDGE_BASE_BUCKET: resources.knowledgeBaseBucket.bucketName,
+    VENDOR_SECRET_ID: resources.vendorSecret.secretArn,
+    RECORDINGS_BUCKET: resources.recordingsBucket.bucketName,
+    PARLEY_ENV: 'production',
+  };
+}
 
-    if (props.access.key?.length) {
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: [...new Set(props.access.key.map((use) => KEY_USE_ACTIONS[use]))],
-          resources: [key.keyArn],
-          conditions: KEY_CONTEXT_CONDITIONS,
-        }),
-      );
-    }
+/**
+ * Grants a role exactly what `access` lists on the shared resources: a function's role
+ * (ParleyFunction) and the voice worker's task role (lib/voice-worker.ts) get the same
+ * statements for the same access. Each wildcard's cdk-nag finding is suppressed on the role
+ * with its reason.
+ */
+export function grantParleyAccess(role: iam.Role, resources: ParleyResources, access: ParleyAccess): void {
+  const { table, key, webhookQueue, callStepsQueue, contactJobsQueue, exportJobsQueue, integrationJobsQueue, kbJobsQueue, vendorSecret, recordingsBucket, knowledgeBaseBucket } = resources;
+  if (access.table) {
+    const write = access.table === 'readWrite';
+    // Each index by name (from tableDefinition) rather than index/*.
+    const tableArns = [
+      table.tableArn,
+      ...tableDefinition.globalSecondaryIndexes.map((index) => `${table.tableArn}/index/${index.indexName}`),
+    ];
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: [...TABLE_READ_ACTIONS, ...(write ? TABLE_WRITE_ACTIONS : [])],
+        resources: tableArns,
+      }),
+    );
+    // The table is encrypted with the same key that seals stored secrets; going through
+    // DynamoDB must not also let the function call KMS with it directly.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: [...TABLE_KEY_READ_ACTIONS, ...(write ? TABLE_KEY_WRITE_ACTIONS : [])],
+        resources: [key.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(role).region}.amazonaws.com` } },
+      }),
+    );
+  }
 
-    for (const [queue, uses] of [
-      [webhookQueue, props.access.webhookQueue],
-      [callStepsQueue, props.access.callStepsQueue],
-      [contactJobsQueue, props.access.contactJobsQueue],
-      [exportJobsQueue, props.access.exportJobsQueue],
-      [integrationJobsQueue, props.access.integrationJobsQueue],
-      [kbJobsQueue, props.access.kbJobsQueue],
-    ] as const) {
-      if (uses?.includes('send')) queue.grantSendMessages(this);
-      if (uses?.includes('consume')) queue.grantConsumeMessages(this);
-    }
+  if (access.tableScan) {
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['dynamodb:Scan'], resources: [table.tableArn] }));
+  }
 
-    if (props.access.vendorSecret === 'read') vendorSecret.grantRead(this);
+  if (access.key?.length) {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: [...new Set(access.key.map((use) => KEY_USE_ACTIONS[use]))],
+        resources: [key.keyArn],
+        conditions: KEY_CONTEXT_CONDITIONS,
+      }),
+    );
+  }
 
-    if (props.access.accountObjects === 'readWrite') {
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject', 's3:AbortMultipartUpload'],
-          resources: [recordingsBucket.arnForObjects('exports/*'), recordingsBucket.arnForObjects('assets/*')],
-        }),
-      );
-      // Listing under those prefixes: the workspace purge empties a workspace's (shared/members/purge.ts).
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['s3:ListBucket'],
-          resources: [recordingsBucket.bucketArn],
-          conditions: { StringLike: { 's3:prefix': ['exports/*', 'assets/*'] } },
-        }),
-      );
-      NagSuppressions.addResourceSuppressions(
-        role,
-        [
-          {
-            id: 'AwsSolutions-IAM5',
-            reason: 'Exports and assets are one object each under exports/<workspace>/ and assets/<workspace>/: the function writes any workspace\'s, and only under those prefixes.',
-            appliesTo: [{ regex: '/^Resource::<RecordingsBucket[A-Za-z0-9]*\\.Arn>\\/(exports|assets)\\/\\*$/' }],
-          },
-        ],
-        true,
-      );
-    }
+  for (const [queue, uses] of [
+    [webhookQueue, access.webhookQueue],
+    [callStepsQueue, access.callStepsQueue],
+    [contactJobsQueue, access.contactJobsQueue],
+    [exportJobsQueue, access.exportJobsQueue],
+    [integrationJobsQueue, access.integrationJobsQueue],
+    [kbJobsQueue, access.kbJobsQueue],
+  ] as const) {
+    if (uses?.includes('send')) queue.grantSendMessages(role);
+    if (uses?.includes('consume')) queue.grantConsumeMessages(role);
+  }
 
-    if (props.access.knowledgeBases === 'readWrite') {
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
-          resources: [knowledgeBaseBucket.arnForObjects('knowledge-bases/*')],
-        }),
-      );
-      NagSuppressions.addResourceSuppressions(
-        role,
-        [
-          {
-            id: 'AwsSolutions-IAM5',
-            reason: 'Knowledge-base objects are many per knowledge base under knowledge-bases/<workspace>/<kb>/: the function reads and writes any knowledge base\'s, and only under that prefix.',
-            appliesTo: [{ regex: '/^Resource::<KnowledgeBaseBucket[A-Za-z0-9]*\\.Arn>\\/knowledge-bases\\/\\*$/' }],
-          },
-        ],
-        true,
-      );
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['s3:ListBucket'],
-          resources: [knowledgeBaseBucket.bucketArn],
-          conditions: { StringLike: { 's3:prefix': ['knowledge-bases/*'] } },
-        }),
-      );
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
-          resources: [key.keyArn],
-          conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
-        }),
-      );
-    }
+  if (access.vendorSecret === 'read') vendorSecret.grantRead(role);
 
-    if (props.access.uploads === 'readWrite') {
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
-          resources: [recordingsBucket.arnForObjects('uploads/*')],
-        }),
-      );
-      NagSuppressions.addResourceSuppressions(
-        role,
-        [
-          {
-            id: 'AwsSolutions-IAM5',
-            reason: 'Presigned uploads are one object each under uploads/<workspace>/<upload_id>: the function signs, reads and deletes any workspace\'s, and only under that prefix.',
-            appliesTo: [{ regex: '/^Resource::<RecordingsBucket[A-Za-z0-9]*\\.Arn>\\/uploads\\/\\*$/' }],
-          },
-        ],
-        true,
-      );
-      // Without ListBucket, S3 answers 403 rather than 404 for an upload never PUT.
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['s3:ListBucket'],
-          resources: [recordingsBucket.bucketArn],
-          conditions: { StringLike: { 's3:prefix': ['uploads/*'] } },
-        }),
-      );
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
-          resources: [key.keyArn],
-          conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
-        }),
-      );
-    }
+  if (access.accountObjects === 'readWrite') {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject', 's3:AbortMultipartUpload'],
+        resources: [recordingsBucket.arnForObjects('exports/*'), recordingsBucket.arnForObjects('assets/*')],
+      }),
+    );
+    // Listing under those prefixes: the workspace purge empties a workspace's (shared/members/purge.ts).
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [recordingsBucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': ['exports/*', 'assets/*'] } },
+      }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason: 'Exports and assets are one object each under exports/<workspace>/ and assets/<workspace>/: the function writes any workspace\'s, and only under those prefixes.',
+          appliesTo: [{ regex: '/^Resource::<RecordingsBucket[A-Za-z0-9]*\\.Arn>\\/(exports|assets)\\/\\*$/' }],
+        },
+      ],
+      true,
+    );
+  }
 
-    if (props.access.recordings === 'readWrite') {
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
-          resources: [recordingsBucket.arnForObjects('recordings/*')],
-        }),
-      );
-      NagSuppressions.addResourceSuppressions(
-        role,
-        [
-          {
-            id: 'AwsSolutions-IAM5',
-            reason: 'Recordings are one object per call under recordings/<workspace>/<call_id>/: the function reads and writes any call\'s, and only under that prefix.',
-            appliesTo: [{ regex: '/^Resource::<RecordingsBucket[A-Za-z0-9]*\\.Arn>\\/recordings\\/\\*$/' }],
-          },
-        ],
-        true,
-      );
-      // Without ListBucket, S3 answers 403 rather than 404 for a missing object.
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['s3:ListBucket'],
-          resources: [recordingsBucket.bucketArn],
-          conditions: { StringLike: { 's3:prefix': ['recordings/*'] } },
-        }),
-      );
-      // The bucket is encrypted with the stack's key: usable through S3 only, as the table's.
-      this.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
-          resources: [key.keyArn],
-          conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
-        }),
-      );
-    }
+  if (access.knowledgeBases === 'readWrite') {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+        resources: [knowledgeBaseBucket.arnForObjects('knowledge-bases/*')],
+      }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason: 'Knowledge-base objects are many per knowledge base under knowledge-bases/<workspace>/<kb>/: the function reads and writes any knowledge base\'s, and only under that prefix.',
+          appliesTo: [{ regex: '/^Resource::<KnowledgeBaseBucket[A-Za-z0-9]*\\.Arn>\\/knowledge-bases\\/\\*$/' }],
+        },
+      ],
+      true,
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [knowledgeBaseBucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': ['knowledge-bases/*'] } },
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        resources: [key.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(role).region}.amazonaws.com` } },
+      }),
+    );
+  }
+
+  if (access.uploads === 'readWrite') {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
+        resources: [recordingsBucket.arnForObjects('uploads/*')],
+      }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason: 'Presigned uploads are one object each under uploads/<workspace>/<upload_id>: the function signs, reads and deletes any workspace\'s, and only under that prefix.',
+          appliesTo: [{ regex: '/^Resource::<RecordingsBucket[A-Za-z0-9]*\\.Arn>\\/uploads\\/\\*$/' }],
+        },
+      ],
+      true,
+    );
+    // Without ListBucket, S3 answers 403 rather than 404 for an upload never PUT.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [recordingsBucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': ['uploads/*'] } },
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        resources: [key.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(role).region}.amazonaws.com` } },
+      }),
+    );
+  }
+
+  if (access.recordings === 'readWrite') {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
+        resources: [recordingsBucket.arnForObjects('recordings/*')],
+      }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason: 'Recordings are one object per call under recordings/<workspace>/<call_id>/: the function reads and writes any call\'s, and only under that prefix.',
+          appliesTo: [{ regex: '/^Resource::<RecordingsBucket[A-Za-z0-9]*\\.Arn>\\/recordings\\/\\*$/' }],
+        },
+      ],
+      true,
+    );
+    // Without ListBucket, S3 answers 403 rather than 404 for a missing object.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [recordingsBucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': ['recordings/*'] } },
+      }),
+    );
+    // The bucket is encrypted with the stack's key: usable through S3 only, as the table's.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        resources: [key.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(role).region}.amazonaws.com` } },
+      }),
+    );
   }
 }
 

@@ -35,6 +35,7 @@ import { DOMAIN_SIZES, JOB_MEMORY_MB, LIVE_MONITOR_SIZE } from './function-sizes
 import { Monitoring, pascal } from './monitoring.ts';
 import { PRODUCTION_STAGE, scopedName, stageSettings, type DeploymentStrategy, type StageProps, type StageSettings } from './stage.ts';
 import { ROUTE_STACK_COUNT, RouteStack, routeStackIndex, type RouteTarget } from './route-stack.ts';
+import { VoiceWorker, voiceWorkerSettings } from './voice-worker.ts';
 
 const FUNCTIONS_DIR = fileURLToPath(new URL('../functions/', import.meta.url));
 
@@ -453,6 +454,8 @@ export class ParleyStack extends Stack {
   readonly routeStacks: RouteStack[] = [];
   /** The VPC, NAT gateways and addresses of fixed egress; undefined unless context `fixedEgress` is true. */
   readonly egress?: FixedEgress;
+  /** The voice agent worker on ECS Fargate; undefined without `livekitUrl` (or with `voiceWorker: false`). */
+  readonly voiceWorker?: VoiceWorker;
 
   constructor(scope: Construct, id: string, props: ParleyStackProps = {}) {
     const settingsOfStage = stageSettings(scope, props);
@@ -704,6 +707,21 @@ export class ParleyStack extends Stack {
       });
     }
 
+    // The voice worker (lib/voice-worker.ts), when calls run on LiveKit: the functions'
+    // settings, and fixed egress's private subnets when that is on (custom functions, custom
+    // LLMs and app tools leave from the same addresses as the functions' requests).
+    const worker = voiceWorkerSettings(this, settings.livekitUrl);
+    if (worker) {
+      this.voiceWorker = new VoiceWorker(this, 'VoiceWorker', {
+        stage,
+        resources,
+        environment,
+        settings: worker,
+        network: this.egress ? { vpc: this.egress.vpc, securityGroup: this.egress.securityGroup } : undefined,
+        logGroupName: `/parley/${stage}/voice-worker`,
+      });
+    }
+
     for (const pusher of [this.domainFunctions.calls, ...Object.values(this.backgroundFunctions)]) {
       this.liveMonitor.grantManageConnections(pusher);
     }
@@ -850,6 +868,7 @@ export class ParleyStack extends Stack {
       accountConcurrency: Number(contextValue(this, 'accountConcurrency') ?? DEFAULT_ACCOUNT_CONCURRENCY),
       alarmTopicArn: this.settings.alarmTopicArn,
       alarmEmails: this.settings.alarmEmails,
+      voiceWorker: this.voiceWorker,
     });
     this.alarms.push(...this.monitoring.alarms);
     this.safeDeploys();
@@ -862,6 +881,10 @@ export class ParleyStack extends Stack {
     new CfnOutput(this, 'KeyArn', { value: this.key.keyArn, description: 'The KMS key (KMS_KEY_ID for the CLI)' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn, description: 'Subscribe to get the alarms (docs/operations.md)' });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName, description: 'The CloudWatch dashboard' });
+    if (this.voiceWorker) {
+      new CfnOutput(this, 'VoiceWorkerCluster', { value: this.voiceWorker.cluster.clusterName, description: 'The voice worker\'s ECS cluster (docs/operations.md, The voice worker)' });
+      new CfnOutput(this, 'VoiceWorkerService', { value: this.voiceWorker.service.serviceName, description: 'The voice worker\'s ECS service' });
+    }
     if (this.domainName) {
       new CfnOutput(this, 'ApiDomainTarget', { value: this.domainName.regionalDomainName, description: 'Where the custom domain\'s DNS record points (done for you with hostedZoneId)' });
     }
