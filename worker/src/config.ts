@@ -31,7 +31,7 @@ const processSchema = () =>
      */
     WORKER_DRAIN_TIMEOUT_MS: positiveInt(3_600_000, 24 * 3_600_000),
     /** Job processes kept warm for the next calls (the framework's production default is min(CPUs, 4)). */
-    WORKER_IDLE_PROCESSES: z.coerce.number().int().min(0).max(64).optional(),
+    WORKER_IDLE_PROCESSES: z.coerce.number().int().min(1).max(64).optional(),
     /** CPU load (0 to 1) above which the worker tells LiveKit it is full (framework default 0.7). */
     WORKER_LOAD_THRESHOLD: z.coerce.number().gt(0).max(1).optional(),
   });

@@ -21,9 +21,8 @@ const metadata = {
 describe('dispatch metadata', () => {
   it('reads the contract\'s example, ignoring fields it does not know', () => {
     expect(parseDispatchMetadata(JSON.stringify({ ...metadata, added_later: true }))).toEqual(metadata);
-    const web = { ...metadata, call_type: 'web_call', direction: null, from_number: null, to_number: null };
-    delete (web as Partial<typeof metadata>).agent_override;
-    delete (web as Partial<typeof metadata>).reliability;
+    const { agent_override: _override, reliability: _reliability, ...call } = metadata;
+    const web = { ...call, call_type: 'web_call', direction: null, from_number: null, to_number: null };
     expect(parseDispatchMetadata(JSON.stringify(web))).toEqual(web);
   });
 
