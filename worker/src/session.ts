@@ -290,7 +290,7 @@ class Call implements CallSession, ReplyHost {
         record.abort?.abort();
         return;
       }
-      const spoken = heard(record, handle);
+      const spoken = heard(record, handle, this.now());
       let result: TurnResult | undefined;
       if (record.turn) {
         try {
@@ -429,10 +429,14 @@ function scheduled(handle: voice.SpeechHandle, signal: AbortSignal): Promise<boo
 
 /**
  * What the caller heard of a speech, with its word timings (seconds from the start of its
- * audio). Played through: the words the framework committed. Cut off: the synchronised
- * transcript the room's output reports, else the aligned words that had started playing.
+ * audio). Played through: all of it (the words the framework committed, else the words the
+ * voice aligned). Cut off: the synchronised transcript the room's output reports, else the
+ * aligned words that had started playing when it stopped (the output's playback position,
+ * else the time since the audio started, when the speech was stopped before the output
+ * reported one).
  */
-function heard(record: SpeechRecord, handle: voice.SpeechHandle): { text: string; words: { text: string; start: number; end: number }[] } {
+function heard(record: SpeechRecord, handle: voice.SpeechHandle, now: number): { text: string; words: { text: string; start: number; end: number }[] } {
+  if (record.playbackStartedAt === undefined) return { text: '', words: [] };
   const timed = record.aligned
     .filter((word): word is { text: string; start: number; end: number } => word.start !== undefined && word.end !== undefined && word.text.trim() !== '')
     .map((word) => ({ ...word, text: word.text.trim() }));
@@ -441,19 +445,17 @@ function heard(record: SpeechRecord, handle: voice.SpeechHandle): { text: string
     .map((item) => item.textContent ?? '')
     .join(' ')
     .trim();
-  if (!handle.interrupted) return { text: committed, words: committed ? timed : [] };
-  if (record.playbackStartedAt === undefined) return { text: '', words: [] };
+  const full = committed || record.aligned.map((word) => word.text).join('').trim() || record.written.trim();
+  if (!handle.interrupted) return { text: full, words: full ? timed : [] };
   const synced = record.playback?.synchronizedTranscript?.trim();
   if (synced !== undefined) {
     const count = synced ? synced.split(/\s+/).length : 0;
     return { text: synced, words: timed.slice(0, count) };
   }
-  const position = record.playback?.playbackPosition;
-  if (timed.length && position !== undefined) {
-    const words = timed.filter((word) => word.start < position);
-    return { text: words.map((word) => word.text).join(' '), words };
-  }
-  return { text: committed, words: [] };
+  if (!timed.length) return { text: full, words: [] };
+  const position = record.playback?.playbackPosition ?? (now - record.playbackStartedAt) / 1000;
+  const words = timed.filter((word) => word.start < position);
+  return { text: words.map((word) => word.text).join(' '), words };
 }
 
 function closeReason(ev: voice.CloseEvent): EndReason {

@@ -25,6 +25,8 @@ export interface EngineCall {
   event: TurnEvent;
   options?: StreamTurnOptions;
   at: number;
+  /** What the turn's tool gate answered, when it had a tool to run. */
+  gate?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -36,10 +38,14 @@ export function scriptedEngine(replies: (ScriptedReply | string)[]) {
   const streamTurn: StreamTurn = (state, event, options) => {
     const next = replies.shift() ?? '';
     const reply = typeof next === 'string' ? { text: next } : next;
-    calls.push({ event, ...(options ? { options } : {}), at: Date.now() });
+    const call: EngineCall = { event, ...(options ? { options } : {}), at: Date.now() };
+    calls.push(call);
     async function* events(): AsyncGenerator<TurnStreamEvent> {
       for (const transcriptEvent of reply.events ?? []) {
-        if (transcriptEvent.role === 'tool_call_invocation' && options?.toolGate && !(await options.toolGate())) return;
+        if (transcriptEvent.role === 'tool_call_invocation' && options?.toolGate && call.gate === undefined) {
+          call.gate = await options.toolGate();
+          if (!call.gate) return;
+        }
         yield { type: 'event', event: transcriptEvent };
       }
       for (const word of reply.text.match(/\S+\s*/g) ?? []) {

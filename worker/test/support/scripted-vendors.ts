@@ -307,7 +307,8 @@ export class CallerSpeaker extends voice.AudioOutput {
   private buffered: AudioFrame[] = [];
   private inSegment = false;
   private flushed = false;
-  private playedMs = 0;
+  /** Milliseconds of the current (or last) segment played so far. */
+  playedMs = 0;
   private ticking: ReturnType<typeof setTimeout> | undefined;
 
   constructor() {
