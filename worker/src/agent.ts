@@ -1,15 +1,16 @@
 import { defineAgent, type JobContext } from '@livekit/agents';
+import { RoomEvent, type RemoteParticipant, type Room } from '@livekit/rtc-node';
 import { getAgent } from '../../shared/agents/index.ts';
 import { openConversation } from '../../shared/conversation/index.ts';
 import { logger } from '../../shared/platform/logger.ts';
-import type { DispatchMetadata } from '../../shared/vendors/media/index.ts';
+import { LIVE_CONTROL_TOPIC, type DispatchMetadata } from '../../shared/vendors/media/index.ts';
 import { workspaceVoiceVendorId } from '../../shared/voices/index.ts';
 import { agentSettings } from './agent-settings.ts';
 import { readSpeechVendorSettings, workerSettings } from './config.ts';
 import { loadStreamTurn } from './conversation.ts';
 import { BadDispatchMetadata, parseDispatchMetadata } from './dispatch.ts';
 import { ReportClient } from './reports.ts';
-import { startCallSession } from './session.ts';
+import { startCallSession, type CallSession } from './session.ts';
 import { createStt, createVoice } from './vendors.ts';
 
 /*
@@ -59,7 +60,22 @@ export default defineAgent({
       const recogniser = createStt(workerSettings().WORKER_STT_VENDOR, access, settings);
 
       await ctx.connect();
-      const call = await startCallSession({ settings, state, streamTurn, reports, stt: recogniser, tts: voice, room: ctx.room });
+      const room = ctx.room;
+      const call = await startCallSession({
+        settings,
+        state,
+        streamTurn,
+        reports,
+        stt: recogniser,
+        tts: voice,
+        room,
+        publish: (topic, message) => {
+          room.localParticipant
+            ?.publishData(new TextEncoder().encode(JSON.stringify(message)), { reliable: true, topic })
+            .catch((error: unknown) => logger.warn('a data message to the room failed', { ...callLog, topic, error }));
+        },
+      });
+      listenToParley(room, call);
       // The room going away (Parley ended the call, the worker is shutting down) ends the session too.
       ctx.addShutdownCallback(async () => {
         await call.end('error_unknown');
@@ -68,6 +84,10 @@ export default defineAgent({
         logger.info('call ended', { ...callLog, reason });
         ctx.shutdown(reason);
       });
+      void call.takenOver.then(() => {
+        logger.info('call taken over; the agent left', callLog);
+        ctx.shutdown('taken over');
+      });
     } catch (error) {
       logger.error('the call could not start', { ...callLog, error });
       await reports.send({ event: 'call_ended', disconnection_reason: 'error_unknown' });
@@ -75,3 +95,19 @@ export default defineAgent({
     }
   },
 });
+
+/**
+ * Parley's live controls (`parley.live`): only the server's messages (sent with
+ * RoomServiceClient.sendData, they have no participant). A participant's message on the
+ * topic (a web caller can publish data) is ignored, or a caller could make the agent say anything.
+ */
+function listenToParley(room: Room, call: CallSession): void {
+  room.on(RoomEvent.DataReceived, (payload: Uint8Array, participant?: RemoteParticipant, _kind?: unknown, topic?: string) => {
+    if (topic !== LIVE_CONTROL_TOPIC || participant) return;
+    try {
+      call.control(JSON.parse(new TextDecoder().decode(payload)));
+    } catch {
+      logger.warn('a live control that is not JSON was ignored', { topic });
+    }
+  });
+}

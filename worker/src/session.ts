@@ -2,7 +2,7 @@ import { llm, voice, type stt, type TimedString, type tts, type VAD } from '@liv
 import type { Room } from '@livekit/rtc-node';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { ReadableStream } from 'node:stream/web';
-import type { ConversationState, TranscriptEvent, TurnEvent, TurnResult } from '../../shared/conversation/index.ts';
+import { noteToAgent, type ConfigOverrides, type ConversationState, type TranscriptEvent, type TurnEvent, type TurnResult } from '../../shared/conversation/index.ts';
 import { logger } from '../../shared/platform/logger.ts';
 import type { WORKER_END_REASONS } from '../../shared/vendors/media/index.ts';
 import { endOfTurnDelayMs, interruption, type AgentSettings } from './agent-settings.ts';
@@ -54,9 +54,16 @@ export interface CallSessionOptions {
   aecWarmupMs?: number | null;
   /** A reminder's words (default: the engine's model, composeMessage). */
   compose?: (state: ConversationState, instruction: string) => Promise<string>;
+  /** Sends a data message to the room (`parley.client`: what the web caller's client shows). */
+  publish?: (topic: string, message: Record<string, unknown>) => void;
   timers?: Timers;
   now?: () => number;
 }
+
+/** The topic of what the web caller's client hears from the worker (docs/calls-media.md). */
+export const CLIENT_TOPIC = 'parley.client';
+/** Transcript lines an `update` message carries (the client shows the last ones). */
+const CLIENT_TRANSCRIPT_LINES = 20;
 
 export interface CallSession {
   readonly session: voice.AgentSession;
@@ -66,6 +73,10 @@ export interface CallSession {
   readonly ended: Promise<EndReason>;
   /** Ends the call: stops speaking, commits and reports what was heard, reports call_ended, closes the session. */
   end(reason: EndReason): Promise<EndReason>;
+  /** A live control from Parley (`parley.live`, sent by the server): say, update, take_over, transfer_cancelled. */
+  control(message: unknown): void;
+  /** Resolves once a take-over stopped the agent: the participant talks to the caller, the call goes on without the worker. */
+  readonly takenOver: Promise<void>;
 }
 
 /** The instruction a reminder's words are composed from (the caller has been silent). */
@@ -88,6 +99,8 @@ interface SpeechRecord {
   playback?: voice.PlaybackFinishedEvent;
   settled: Promise<void>;
   settle: () => void;
+  /** Live updates applied when its turn started (the commit's state is laid under the later ones). */
+  updatesSeen: number;
 }
 
 export async function startCallSession(options: CallSessionOptions): Promise<CallSession> {
@@ -117,6 +130,11 @@ class Call implements CallSession, ReplyHost {
   private reminderTimer: unknown;
   private maxDurationTimer: unknown;
   private beginTimer: unknown;
+  /** Live updates (update-live-call, notes) in order, re-applied over each turn committed from an earlier state. */
+  private readonly updates: ((state: ConversationState) => ConversationState)[] = [];
+  private readonly lines: { role: 'agent' | 'user'; content: string }[] = [];
+  readonly takenOver: Promise<void>;
+  private resolveTakenOver!: () => void;
 
   constructor(private readonly options: CallSessionOptions) {
     this.state = options.state;
@@ -124,6 +142,7 @@ class Call implements CallSession, ReplyHost {
     this.now = options.now ?? Date.now;
     this.startedAt = this.now();
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
+    this.takenOver = new Promise((resolve) => (this.resolveTakenOver = resolve));
     const { settings } = options;
     const minDelay = endOfTurnDelayMs(settings);
     const interrupting = interruption(settings);
@@ -199,7 +218,7 @@ class Call implements CallSession, ReplyHost {
   private track(handle: voice.SpeechHandle, source: SpeechRecord['source']): void {
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
-    const record: SpeechRecord = { handle, source, written: '', aligned: [], settled, settle };
+    const record: SpeechRecord = { handle, source, written: '', aligned: [], settled, settle, updatesSeen: this.updates.length };
     if (source === 'generate_reply' && this.pendingEvent) record.event = this.pendingEvent;
     this.records.set(handle, record);
     handle.addDoneCallback(() => this.finish(record));
@@ -217,6 +236,7 @@ class Call implements CallSession, ReplyHost {
     if (this.ending || handle.done()) return null;
     const abort = new AbortController();
     record.abort = abort;
+    record.updatesSeen = this.updates.length;
     const turn = this.options.streamTurn(this.state, event, {
       signal: abort.signal,
       toolGate: () => scheduled(handle, abort.signal),
@@ -275,6 +295,9 @@ class Call implements CallSession, ReplyHost {
       void reports.send({ event: 'tool_call_invoked', tool_call_id: event.tool_call_id, name: event.name, arguments: event.arguments });
     } else if (event.role === 'tool_call_result') {
       void reports.send({ event: 'tool_call_result', tool_call_id: event.tool_call_id, content: event.content, successful: event.successful ?? true });
+    } else if (event.role === 'node_transition') {
+      const { role: _role, ...transition } = event;
+      this.options.publish?.(CLIENT_TOPIC, { event_type: 'node_transition', ...transition });
     }
   }
 
@@ -295,7 +318,8 @@ class Call implements CallSession, ReplyHost {
       if (record.turn) {
         try {
           result = record.turn.commit({ text: spoken.text, interrupted: handle.interrupted });
-          this.state = result.state;
+          // Updates that arrived while the turn ran lie over what it committed.
+          this.state = this.updates.slice(record.updatesSeen).reduce((state, update) => update(state), result.state);
         } catch (error) {
           logger.error('the agent\'s turn could not be committed', { call_id: this.state.call_id, error });
         }
@@ -306,7 +330,7 @@ class Call implements CallSession, ReplyHost {
       if (spoken.text) {
         const offset = record.playbackStartedAt === undefined ? undefined : (record.playbackStartedAt - this.startedAt) / 1000;
         const words = offset === undefined ? [] : spoken.words.map((word) => ({ word: word.text, start: seconds(offset + word.start), end: seconds(offset + word.end) }));
-        void this.options.reports.transcript([{ role: 'agent', content: spoken.text, words }]);
+        this.reportLine({ role: 'agent', content: spoken.text, words });
       }
       if (result) this.turnResult(result);
     } finally {
@@ -328,7 +352,69 @@ class Call implements CallSession, ReplyHost {
   private itemAdded(item: llm.ChatMessage | llm.AgentHandoffItem): void {
     if (!(item instanceof llm.ChatMessage) || item.role !== 'user') return;
     const content = item.textContent?.trim();
-    if (content) void this.options.reports.transcript([{ role: 'user', content } satisfies Utterance]);
+    if (content) this.reportLine({ role: 'user', content });
+  }
+
+  /** A finished line: reported to Parley, and the transcript so far to the web caller's client. */
+  private reportLine(line: Utterance & { role: 'agent' | 'user' }): void {
+    // Queued in order with every other report (call_ended after it).
+    void this.options.reports.transcript([line]);
+    this.lines.push({ role: line.role, content: line.content });
+    if (this.lines.length > CLIENT_TRANSCRIPT_LINES) this.lines.shift();
+    this.options.publish?.(CLIENT_TOPIC, { event_type: 'update', transcript: [...this.lines] });
+  }
+
+  // ---- live controls ----
+
+  control(message: unknown): void {
+    const control = liveControl(message);
+    if (!control || this.ending) return;
+    const callId = this.state.call_id;
+    switch (control.type) {
+      case 'say':
+        // Queued behind what is being said, as a speech of its own (reported when heard).
+        this.session.say(control.text);
+        return;
+      case 'update': {
+        const { dynamic_variables, agent_override, additional_context } = control;
+        this.update((state) => ({
+          ...state,
+          ...(dynamic_variables ? { dynamic_variables: { ...dynamic_variables } } : {}),
+          ...(agent_override ? { overrides: agent_override } : {}),
+        }));
+        if (additional_context) this.update((state) => noteToAgent(state, additional_context));
+        return;
+      }
+      case 'transfer_cancelled':
+        this.update((state) => noteToAgent(state, control.note));
+        return;
+      case 'take_over':
+        logger.info('a participant took the call over; the agent leaves', { call_id: callId, participant_id: control.participant_id });
+        void this.leave();
+        return;
+    }
+  }
+
+  private update(change: (state: ConversationState) => ConversationState): void {
+    this.updates.push(change);
+    this.state = change(this.state);
+  }
+
+  /** Stops speaking and closes the session without ending the call (a take-over: a person talks to the caller now). */
+  private async leave(): Promise<void> {
+    this.ending ??= (async () => {
+      this.clearTimers();
+      try {
+        await this.session.interrupt({ force: true }).await;
+      } catch {
+        // not running
+      }
+      await Promise.race([Promise.all([...this.records.values()].map((record) => record.settled)), delay(5000)]);
+      await this.options.reports.flush();
+      await this.session.close().catch(() => undefined);
+      this.resolveTakenOver();
+      return 'user_hangup' as EndReason;
+    })();
   }
 
   private userState(state: voice.UserState): void {
@@ -340,6 +426,8 @@ class Call implements CallSession, ReplyHost {
   private agentStateChanged(state: voice.AgentState): void {
     const wasSpeaking = this.agentState === 'speaking';
     this.agentState = state;
+    if (state === 'speaking' && !wasSpeaking) this.options.publish?.(CLIENT_TOPIC, { event_type: 'agent_start_talking' });
+    if (wasSpeaking && state !== 'speaking') this.options.publish?.(CLIENT_TOPIC, { event_type: 'agent_stop_talking' });
     if (state === 'speaking') this.clearReminder();
     if (wasSpeaking && state !== 'speaking') this.armReminder();
     this.armSilence();
@@ -385,10 +473,14 @@ class Call implements CallSession, ReplyHost {
     return this.ending;
   }
 
-  private async finishCall(reason: EndReason): Promise<EndReason> {
+  private clearTimers(): void {
     for (const timer of [this.silenceTimer, this.reminderTimer, this.maxDurationTimer, this.beginTimer]) {
       if (timer !== undefined) this.timers.clearTimeout(timer);
     }
+  }
+
+  private async finishCall(reason: EndReason): Promise<EndReason> {
+    this.clearTimers();
     // Whatever is being said stops; what was heard of it is committed and reported first.
     try {
       await this.session.interrupt({ force: true }).await;
@@ -456,6 +548,45 @@ function heard(record: SpeechRecord, handle: voice.SpeechHandle, now: number): {
   const position = record.playback?.playbackPosition ?? (now - record.playbackStartedAt) / 1000;
   const words = timed.filter((word) => word.start < position);
   return { text: words.map((word) => word.text).join(' '), words };
+}
+
+type LiveControl =
+  | { type: 'say'; text: string }
+  | { type: 'update'; dynamic_variables?: Record<string, string>; agent_override?: ConfigOverrides; additional_context?: string }
+  | { type: 'take_over'; participant_id?: string }
+  | { type: 'transfer_cancelled'; note: string };
+
+/** A `parley.live` message the worker acts on; anything else (or malformed) is ignored. */
+function liveControl(message: unknown): LiveControl | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const m = message as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value : undefined);
+  const object = (value: unknown) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
+  switch (m.type) {
+    case 'say': {
+      const said = text(m.text);
+      return said ? { type: 'say', text: said } : undefined;
+    }
+    case 'update': {
+      const variables = object(m.dynamic_variables);
+      const override = object(m.agent_override);
+      const context = text(m.additional_context);
+      return {
+        type: 'update',
+        ...(variables ? { dynamic_variables: Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, String(value)])) } : {}),
+        ...(override ? { agent_override: override as ConfigOverrides } : {}),
+        ...(context ? { additional_context: context } : {}),
+      };
+    }
+    case 'take_over':
+      return { type: 'take_over', ...(typeof m.participant_id === 'string' ? { participant_id: m.participant_id } : {}) };
+    case 'transfer_cancelled': {
+      const note = text(m.note);
+      return note ? { type: 'transfer_cancelled', note } : undefined;
+    }
+    default:
+      return undefined;
+  }
 }
 
 function closeReason(ev: voice.CloseEvent): EndReason {

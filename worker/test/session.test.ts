@@ -205,4 +205,67 @@ describe('a call\'s voice session', () => {
     expect(engine.commits[1]).toEqual({ event: engine.calls[2]!.event, text: 'Monday at ten is booked.', interrupted: false });
     expect(reports.events.filter((event) => event.event.startsWith('tool_call')).map((event: any) => event.tool_call_id)).toEqual(['tc_final', 'tc_final']);
   });
+
+  it('tells the web caller\'s client when the agent talks and what has been said', async () => {
+    const { published, until, engine } = await scriptedCall({ replies: ['Hello there.'] });
+    await until(() => engine.commits.length === 1 && published.length === 3);
+    expect(published).toEqual([
+      { topic: 'parley.client', message: { event_type: 'agent_start_talking' } },
+      { topic: 'parley.client', message: { event_type: 'agent_stop_talking' } },
+      { topic: 'parley.client', message: { event_type: 'update', transcript: [{ role: 'agent', content: 'Hello there.' }] } },
+    ]);
+  });
+
+  it('acts on Parley\'s live controls: say, update, a cancelled transfer\'s note', async () => {
+    const { call, engine, reports, until, caller } = await scriptedCall({
+      replies: ['Hello.', 'Noted.'],
+      callerLines: ['Is my order ready?'],
+    });
+    await until(() => engine.commits.length === 1);
+    call.control({ type: 'say', call_id: 'call_test', text: 'A colleague will join shortly.' });
+    await until(() => transcripts(reports.events).length === 2);
+    expect(transcripts(reports.events)[1]).toMatchObject({ role: 'agent', content: 'A colleague will join shortly.' });
+
+    call.control({ type: 'update', call_id: 'call_test', dynamic_variables: { customer_name: 'Ada' }, additional_context: 'The order shipped today.' });
+    call.control({ type: 'transfer_cancelled', call_id: 'call_test', destination: '+14155550123', reason: 'dial_busy', note: 'The transfer did not go through: busy.' });
+    call.control({ type: 'say', call_id: 'call_test' });
+    call.control('not a control');
+    await caller.speak(500);
+    await until(() => engine.commits.length === 2);
+    const turn = engine.calls[1]!;
+    expect(turn.event).toEqual({ type: 'user_said', text: 'Is my order ready?' });
+    expect(turn.state.dynamic_variables).toEqual({ customer_name: 'Ada' });
+    expect(turn.state.history).toEqual([
+      { role: 'agent', content: 'Hello.' },
+      { role: 'agent', content: 'A colleague will join shortly.' },
+    ]);
+    expect(turn.state.agent_notes).toEqual([
+      { after: 2, content: 'The order shipped today.' },
+      { after: 2, content: 'The transfer did not go through: busy.' },
+    ]);
+    expect(call.state.dynamic_variables).toEqual({ customer_name: 'Ada' });
+  });
+
+  it('keeps a live update that arrives while a turn is running', async () => {
+    const { call, engine, until } = await scriptedCall({
+      replies: [{ text: 'Let me check that for you, one moment please.', wordMs: 60 }],
+    });
+    await until(() => engine.calls.length === 1);
+    call.control({ type: 'update', call_id: 'call_test', dynamic_variables: { tier: 'gold' } });
+    await until(() => engine.commits.length === 1);
+    expect(engine.calls[0]!.state.dynamic_variables).toEqual({});
+    expect(call.state.dynamic_variables).toEqual({ tier: 'gold' });
+    expect(call.state.history).toEqual([{ role: 'agent', content: 'Let me check that for you, one moment please.' }]);
+  });
+
+  it('stops and leaves on take_over without ending the call', async () => {
+    const reply = 'Our clinic is open from eight in the morning until six in the evening on every weekday.';
+    const { call, reports, until, speaker, engine } = await scriptedCall({ replies: [reply] });
+    await until(() => speaker.playedMs >= 500);
+    call.control({ type: 'take_over', call_id: 'call_test', participant_id: 'listener_1' });
+    await call.takenOver;
+    expect(engine.commits[0]!.interrupted).toBe(true);
+    expect(reports.events.map((event) => event.event)).toEqual(['transcript_updated']);
+    expect(transcripts(reports.events)[0].content).toBe(engine.commits[0]!.text);
+  });
 });

@@ -23,6 +23,8 @@ export interface ScriptedReply {
 
 export interface EngineCall {
   event: TurnEvent;
+  /** The conversation the turn started from. */
+  state: ConversationState;
   options?: StreamTurnOptions;
   at: number;
   /** What the turn's tool gate answered, when it had a tool to run. */
@@ -38,7 +40,7 @@ export function scriptedEngine(replies: (ScriptedReply | string)[]) {
   const streamTurn: StreamTurn = (state, event, options) => {
     const next = replies.shift() ?? '';
     const reply = typeof next === 'string' ? { text: next } : next;
-    const call: EngineCall = { event, ...(options ? { options } : {}), at: Date.now() };
+    const call: EngineCall = { event, state, ...(options ? { options } : {}), at: Date.now() };
     calls.push(call);
     async function* events(): AsyncGenerator<TurnStreamEvent> {
       for (const transcriptEvent of reply.events ?? []) {
@@ -121,7 +123,9 @@ export async function scriptedCall(options: ScriptedCallOptions) {
   const recogniser = new ScriptedSTT(options.callerLines ?? []);
   const voice = new ScriptedTTS();
   const startedAt = Date.now();
+  const published: { topic: string; message: Record<string, unknown> }[] = [];
   const call: CallSession = await startCallSession({
+    publish: (topic, message) => published.push({ topic, message }),
     settings,
     state: conversationState(),
     streamTurn: engine.streamTurn,
@@ -144,5 +148,5 @@ export async function scriptedCall(options: ScriptedCallOptions) {
       await sleep(10);
     }
   };
-  return { call, caller, speaker, engine, reports, recogniser, voice, startedAt, until };
+  return { call, caller, speaker, engine, reports, recogniser, voice, startedAt, until, published };
 }
