@@ -1,6 +1,5 @@
 import { llm, voice, type stt, type TimedString, type tts, type VAD } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { ReadableStream } from 'node:stream/web';
 import { noteToAgent, type ConfigOverrides, type ConversationState, type TranscriptEvent, type TurnEvent, type TurnResult } from '../../shared/conversation/index.ts';
 import { logger } from '../../shared/platform/logger.ts';
@@ -226,7 +225,7 @@ class Call implements CallSession, ReplyHost {
 
   // ---- ReplyHost: the agent's nodes ----
 
-  async reply(handle: voice.SpeechHandle, chatCtx: llm.ChatContext): Promise<NodeReadableStream<string> | null> {
+  async reply(handle: voice.SpeechHandle, chatCtx: llm.ChatContext): Promise<ReadableStream<string> | null> {
     const record = this.records.get(handle);
     if (!record) return null;
     const event = record.event ?? userTurn(chatCtx);
@@ -264,7 +263,7 @@ class Call implements CallSession, ReplyHost {
         }
       },
       cancel: () => abort.abort(),
-    }) as NodeReadableStream<string>;
+    });
   }
 
   voicing(handle: voice.SpeechHandle): void {
@@ -419,7 +418,11 @@ class Call implements CallSession, ReplyHost {
 
   private userState(state: voice.UserState): void {
     this.userSpeaking = state === 'speaking';
-    if (this.userSpeaking) this.clearReminder();
+    if (this.userSpeaking) {
+      // reminder_max_count counts the reminders of one silence: the caller speaking starts afresh.
+      this.remindersSent = 0;
+      this.clearReminder();
+    }
     this.armSilence();
   }
 
