@@ -154,12 +154,12 @@ export default tseslint.config(
     },
   })),
   {
-    files: ['local/**', 'scripts/**', 'bench/**', 'test/**', 'bin/**'],
+    files: ['local/**', 'scripts/**', 'bench/**', 'test/**', 'worker/test/**', 'bin/**'],
     rules: { 'no-console': 'off' },
   },
   {
     // Response bodies in tests are arbitrary JSON read by assertions.
-    files: ['test/**'],
+    files: ['test/**', 'worker/test/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
 );

@@ -151,6 +151,16 @@ export async function getVoice(workspaceId: string, voiceId: string): Promise<Vo
 }
 
 /**
+ * The vendor's own ID of a workspace's voice (cloned, or added from a vendor's library): what
+ * the agent worker asks the vendor to speak with. Undefined for catalogue voices and IDs the
+ * workspace does not have.
+ */
+export async function workspaceVoiceVendorId(workspaceId: string, voiceId: string): Promise<string | undefined> {
+  if (catalogueVoice(voiceId) || voiceId.length > 200) return undefined;
+  return (await workspaceVoices.get(workspaceId, voiceId))?.provider_voice_id;
+}
+
+/**
  * For agents: a voice_id is usable when it is a catalogue voice or one of the workspace's
  * own. Otherwise 400 `voice_id: Unknown voice <id>` (a request field, not a missing resource).
  */

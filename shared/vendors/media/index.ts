@@ -51,6 +51,8 @@ export function sandboxMedia(): SandboxMedia {
   return sandbox;
 }
 export {
+  MAX_REPORT_UTTERANCES,
+  MAX_WORKER_ENTRY_BYTES,
   MAX_WORKER_REPORT_BYTES,
   workerEventSchema,
   workerUtteranceSchema,

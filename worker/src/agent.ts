@@ -1,0 +1,113 @@
+import { defineAgent, type JobContext } from '@livekit/agents';
+import { RoomEvent, type RemoteParticipant, type Room } from '@livekit/rtc-node';
+import { getAgent } from '../../shared/agents/index.ts';
+import { openConversation } from '../../shared/conversation/index.ts';
+import { logger } from '../../shared/platform/logger.ts';
+import { LIVE_CONTROL_TOPIC, type DispatchMetadata } from '../../shared/vendors/media/index.ts';
+import { workspaceVoiceVendorId } from '../../shared/voices/index.ts';
+import { agentSettings } from './agent-settings.ts';
+import { readSpeechVendorSettings, workerSettings } from './config.ts';
+import { loadStreamTurn } from './conversation.ts';
+import { BadDispatchMetadata, parseDispatchMetadata } from './dispatch.ts';
+import { ReportClient } from './reports.ts';
+import { startCallSession, type CallSession } from './session.ts';
+import { createStt, createVoice } from './vendors.ts';
+
+/*
+ * One job per call (a child process of the worker, main.ts): read the dispatch, open the
+ * call's conversation on Parley's response engine, join the room and run the voice session
+ * until the call ends. A job that cannot start reports the call ended (`error_unknown`) so
+ * Parley releases it rather than waiting on a silent room.
+ */
+
+export default defineAgent({
+  entry: async (ctx: JobContext) => {
+    let metadata: DispatchMetadata;
+    try {
+      metadata = parseDispatchMetadata(ctx.job.metadata);
+    } catch (error) {
+      if (!(error instanceof BadDispatchMetadata)) throw error;
+      // Not Parley's dispatch: nothing to report to and no one to answer.
+      logger.error('job refused: its dispatch metadata is not a call\'s', { job_id: ctx.job.id, room: ctx.job.room?.name, reason: error.message });
+      ctx.shutdown('bad dispatch metadata');
+      return;
+    }
+    const reports = new ReportClient({ reportUrl: metadata.report_url, token: metadata.report_token });
+    const callLog = { call_id: metadata.call_id, job_id: ctx.job.id };
+    try {
+      const version = await getAgent(metadata.workspace_id, metadata.agent_id, metadata.agent_version);
+      const { settings, ignored } = agentSettings(version as Record<string, unknown>, metadata.agent_override?.agent);
+      if (ignored.length) logger.warn('agent fields the worker cannot use were left at their defaults', { ...callLog, fields: ignored });
+      const [state, streamTurn, access] = await Promise.all([
+        openConversation({
+          workspaceId: metadata.workspace_id,
+          agentId: metadata.agent_id,
+          agentVersion: metadata.agent_version,
+          callId: metadata.call_id,
+          channel: 'voice',
+          dynamicVariables: metadata.dynamic_variables,
+          ...(metadata.from_number ? { fromNumber: metadata.from_number } : {}),
+          ...(metadata.to_number ? { toNumber: metadata.to_number } : {}),
+          ...(metadata.agent_override ? { overrides: metadata.agent_override } : {}),
+          ...(metadata.reliability?.fallback_llm_model ? { fallbackLlmModel: metadata.reliability.fallback_llm_model } : {}),
+          canTransfer: metadata.call_type === 'phone_call',
+        }),
+        loadStreamTurn(),
+        readSpeechVendorSettings(),
+      ]);
+      const voiceIds = [settings.voice_id, ...(metadata.reliability?.fallback_voice_ids ?? [])];
+      const voice = await createVoice(voiceIds, access, settings, (voiceId) => workspaceVoiceVendorId(metadata.workspace_id, voiceId));
+      const recogniser = createStt(workerSettings().WORKER_STT_VENDOR, access, settings);
+
+      await ctx.connect();
+      const room = ctx.room;
+      const call = await startCallSession({
+        settings,
+        state,
+        streamTurn,
+        reports,
+        stt: recogniser,
+        tts: voice,
+        room,
+        publish: (topic, message) => {
+          room.localParticipant
+            ?.publishData(new TextEncoder().encode(JSON.stringify(message)), { reliable: true, topic })
+            .catch((error: unknown) => logger.warn('a data message to the room failed', { ...callLog, topic, error }));
+        },
+      });
+      listenToParley(room, call);
+      // The room going away (Parley ended the call, the worker is shutting down) ends the session too.
+      ctx.addShutdownCallback(async () => {
+        await call.end('error_unknown');
+      });
+      void call.ended.then((reason) => {
+        logger.info('call ended', { ...callLog, reason });
+        ctx.shutdown(reason);
+      });
+      void call.takenOver.then(() => {
+        logger.info('call taken over; the agent left', callLog);
+        ctx.shutdown('taken over');
+      });
+    } catch (error) {
+      logger.error('the call could not start', { ...callLog, error });
+      await reports.send({ event: 'call_ended', disconnection_reason: 'error_unknown' });
+      ctx.shutdown('the call could not start');
+    }
+  },
+});
+
+/**
+ * Parley's live controls (`parley.live`): only the server's messages (sent with
+ * RoomServiceClient.sendData, they have no participant). A participant's message on the
+ * topic (a web caller can publish data) is ignored, or a caller could make the agent say anything.
+ */
+function listenToParley(room: Room, call: CallSession): void {
+  room.on(RoomEvent.DataReceived, (payload: Uint8Array, participant?: RemoteParticipant, _kind?: unknown, topic?: string) => {
+    if (topic !== LIVE_CONTROL_TOPIC || participant) return;
+    try {
+      call.control(JSON.parse(new TextDecoder().decode(payload)));
+    } catch {
+      logger.warn('a live control that is not JSON was ignored', { topic });
+    }
+  });
+}

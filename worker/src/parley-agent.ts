@@ -1,0 +1,100 @@
+import { llm, voice, type APIConnectOptions, type TimedString } from '@livekit/agents';
+import { AudioFrame } from '@livekit/rtc-node';
+import { ReadableStream } from 'node:stream/web';
+import { currentSpeech } from './framework.ts';
+
+/*
+ * The agent LiveKit Agents runs for a call. Its model is Parley's response engine: the
+ * framework asks `llmNode` for a reply and gets the words the engine streams (the engine
+ * runs the tools, the flow and the custom LLM itself); the framework then speaks them,
+ * stops when the caller barges in, and tells the host what was heard.
+ */
+
+/** What the agent asks of the call it serves (session.ts). */
+export interface ReplyHost {
+  /** The words of the reply for this speech, as they are written; null: nothing to say. */
+  reply(speech: voice.SpeechHandle, chatCtx: llm.ChatContext): Promise<ReadableStream<string> | null>;
+  /** The speech reaches the voice: its audio is what plays next. */
+  voicing(speech: voice.SpeechHandle): void;
+  /** The speech's words as the voice aligned them (seconds from the start of its audio), as they come. */
+  aligned(speech: voice.SpeechHandle, word: TimedString | string): void;
+}
+
+/**
+ * Stands in for the framework's LLM: the session only generates replies when it has one,
+ * and `ParleyAgent.llmNode` never calls it.
+ */
+export class ParleyResponseEngine extends llm.LLM {
+  label(): string {
+    return 'parley.ResponseEngine';
+  }
+
+  override get model(): string {
+    return 'parley';
+  }
+
+  chat(_options: { chatCtx: llm.ChatContext; toolCtx?: llm.ToolContext; connOptions?: APIConnectOptions }): llm.LLMStream {
+    throw new Error('Parley\'s response engine answers through ParleyAgent.llmNode, never LLM.chat');
+  }
+}
+
+export class ParleyAgent extends voice.Agent {
+  constructor(
+    private readonly host: ReplyHost,
+    /** The agent's `volume` (0 to 2): a gain on every sample the voice vendor sends. */
+    private readonly volume = 1,
+  ) {
+    super({ instructions: '' });
+  }
+
+  override async llmNode(chatCtx: llm.ChatContext): Promise<ReadableStream<string> | null> {
+    const speech = currentSpeech();
+    if (!speech) throw new Error('llmNode ran outside a speech: LiveKit Agents changed how replies run');
+    return this.host.reply(speech, chatCtx);
+  }
+
+  override async transcriptionNode(
+    text: ReadableStream<string | TimedString>,
+    modelSettings: voice.ModelSettings,
+  ): Promise<ReadableStream<string | TimedString> | null> {
+    const speech = currentSpeech();
+    const source = await super.transcriptionNode(text, modelSettings);
+    if (!source || !speech) return source;
+    const host = this.host;
+    host.voicing(speech);
+    const reader = source.getReader();
+    return new ReadableStream<string | TimedString>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        host.aligned(speech, value);
+        controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+  }
+
+  override async ttsNode(text: ReadableStream<string>, modelSettings: voice.ModelSettings): Promise<ReadableStream<AudioFrame> | null> {
+    const audio = await super.ttsNode(text, modelSettings);
+    if (!audio || this.volume === 1) return audio;
+    const gain = this.volume;
+    const reader = audio.getReader();
+    return new ReadableStream<AudioFrame>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        controller.enqueue(withGain(value, gain));
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+  }
+}
+
+/** The frame louder or softer (samples clipped to 16 bits); its userdata (aligned words) kept. */
+export function withGain(frame: AudioFrame, gain: number): AudioFrame {
+  const samples = new Int16Array(frame.data.length);
+  for (let i = 0; i < samples.length; i++) {
+    samples[i] = Math.max(-32768, Math.min(32767, Math.round(frame.data[i]! * gain)));
+  }
+  return new AudioFrame(samples, frame.sampleRate, frame.channels, frame.samplesPerChannel, { ...frame.userdata });
+}

@@ -1,0 +1,602 @@
+import { llm, voice, type stt, type TimedString, type tts, type VAD } from '@livekit/agents';
+import type { Room } from '@livekit/rtc-node';
+import { ReadableStream } from 'node:stream/web';
+import { noteToAgent, type ConfigOverrides, type ConversationState, type TranscriptEvent, type TurnEvent, type TurnResult } from '../../shared/conversation/index.ts';
+import { logger } from '../../shared/platform/logger.ts';
+import type { WORKER_END_REASONS } from '../../shared/vendors/media/index.ts';
+import { endOfTurnDelayMs, interruption, type AgentSettings } from './agent-settings.ts';
+import type { StreamingTurn, StreamTurn } from './conversation.ts';
+import { ParleyAgent, ParleyResponseEngine, type ReplyHost } from './parley-agent.ts';
+import type { ReportClient, Utterance } from './reports.ts';
+
+/*
+ * One call's voice session: LiveKit Agents' AgentSession (voice activity and end-of-turn
+ * detection, speech-to-text, text-to-speech, interruptions) around Parley's response
+ * engine. Every agent turn is a streaming turn of the engine; it is committed once its
+ * speech has played out, with the words the caller heard, and reported to Parley.
+ */
+
+export type EndReason = (typeof WORKER_END_REASONS)[number];
+
+/** What the session reports through (ReportClient). */
+export type Reports = Pick<ReportClient, 'transcript' | 'send' | 'kbRetrieve' | 'flush'>;
+
+export interface Timers {
+  setTimeout(run: () => void, ms: number): unknown;
+  clearTimeout(timer: unknown): void;
+}
+
+const realTimers: Timers = {
+  setTimeout: (run, ms) => setTimeout(run, ms),
+  clearTimeout: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
+};
+
+export interface CallSessionOptions {
+  settings: AgentSettings;
+  /** The conversation as opened for the call (openConversation). */
+  state: ConversationState;
+  streamTurn: StreamTurn;
+  reports: Reports;
+  stt: stt.STT;
+  tts: tts.TTS;
+  /** Voice activity detection; undefined: the framework's bundled one (runs offline). */
+  vad?: VAD;
+  /** What ends the caller's turn (default `vad`: the caller's silence, for the agent's responsiveness). */
+  turnDetection?: 'vad' | 'stt';
+  /** The call's room (the worker in production)… */
+  room?: Room;
+  /** …or audio input and output of the caller's own (tests, no media server). */
+  io?: { input: voice.AudioInput; output: voice.AudioOutput };
+  /** Start replies before the caller's turn is certain (the framework's preemptive generation); default true. */
+  preemptiveGeneration?: boolean;
+  /** Echo-cancellation warm-up during which the caller's voice does not interrupt (ms); the framework's default when absent. */
+  aecWarmupMs?: number | null;
+  /** A reminder's words (default: the engine's model, composeMessage). */
+  compose?: (state: ConversationState, instruction: string) => Promise<string>;
+  /** Sends a data message to the room (`parley.client`: what the web caller's client shows). */
+  publish?: (topic: string, message: Record<string, unknown>) => void;
+  timers?: Timers;
+  now?: () => number;
+}
+
+/** The topic of what the web caller's client hears from the worker (docs/calls-media.md). */
+export const CLIENT_TOPIC = 'parley.client';
+/** Transcript lines an `update` message carries (the client shows the last ones). */
+const CLIENT_TRANSCRIPT_LINES = 20;
+
+export interface CallSession {
+  readonly session: voice.AgentSession;
+  /** The conversation as committed so far. */
+  readonly state: ConversationState;
+  /** Resolves with the reason once the call ended and call_ended was reported. */
+  readonly ended: Promise<EndReason>;
+  /** Ends the call: stops speaking, commits and reports what was heard, reports call_ended, closes the session. */
+  end(reason: EndReason): Promise<EndReason>;
+  /** A live control from Parley (`parley.live`, sent by the server): say, update, take_over, transfer_cancelled. */
+  control(message: unknown): void;
+  /** Resolves once a take-over stopped the agent: the participant talks to the caller, the call goes on without the worker. */
+  readonly takenOver: Promise<void>;
+}
+
+/** The instruction a reminder's words are composed from (the caller has been silent). */
+export const REMINDER_INSTRUCTION =
+  'The user has not said anything for a while. In one short sentence, gently check whether they are still there or need anything, in the language of the conversation.';
+
+interface SpeechRecord {
+  handle: voice.SpeechHandle;
+  source: 'say' | 'generate_reply' | 'tool_response';
+  /** The turn event that asked for it (call_started); user turns take theirs from the chat. */
+  event?: TurnEvent;
+  turn?: StreamingTurn;
+  abort?: AbortController;
+  /** Every word the reply produced, heard or not. */
+  written: string;
+  /** The words as the voice aligned them, seconds from the start of the speech's audio. */
+  aligned: { text: string; start?: number; end?: number }[];
+  /** When its audio started playing (epoch ms). */
+  playbackStartedAt?: number;
+  playback?: voice.PlaybackFinishedEvent;
+  settled: Promise<void>;
+  settle: () => void;
+  /** Live updates applied when its turn started (the commit's state is laid under the later ones). */
+  updatesSeen: number;
+}
+
+export async function startCallSession(options: CallSessionOptions): Promise<CallSession> {
+  const call = new Call(options);
+  await call.start();
+  return call;
+}
+
+class Call implements CallSession, ReplyHost {
+  readonly session: voice.AgentSession;
+  state: ConversationState;
+  readonly ended: Promise<EndReason>;
+  private resolveEnded!: (reason: EndReason) => void;
+  private ending: Promise<EndReason> | undefined;
+  private readonly records = new Map<voice.SpeechHandle, SpeechRecord>();
+  /** The explicit event of the next speech generateReply creates (its speech_created comes synchronously). */
+  private pendingEvent: TurnEvent | undefined;
+  /** The speech whose audio is playing now (the last one to reach the voice). */
+  private playing: SpeechRecord | undefined;
+  private readonly timers: Timers;
+  private readonly now: () => number;
+  private readonly startedAt: number;
+  private userSpeaking = false;
+  private agentState: voice.AgentState = 'initializing';
+  private remindersSent = 0;
+  private silenceTimer: unknown;
+  private reminderTimer: unknown;
+  private maxDurationTimer: unknown;
+  private beginTimer: unknown;
+  /** Live updates (update-live-call, notes) in order, re-applied over each turn committed from an earlier state. */
+  private readonly updates: ((state: ConversationState) => ConversationState)[] = [];
+  private readonly lines: { role: 'agent' | 'user'; content: string }[] = [];
+  readonly takenOver: Promise<void>;
+  private resolveTakenOver!: () => void;
+
+  constructor(private readonly options: CallSessionOptions) {
+    this.state = options.state;
+    this.timers = options.timers ?? realTimers;
+    this.now = options.now ?? Date.now;
+    this.startedAt = this.now();
+    this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
+    this.takenOver = new Promise((resolve) => (this.resolveTakenOver = resolve));
+    const { settings } = options;
+    const minDelay = endOfTurnDelayMs(settings);
+    const interrupting = interruption(settings);
+    this.session = new voice.AgentSession({
+      stt: options.stt,
+      tts: options.tts,
+      llm: new ParleyResponseEngine(),
+      ...(options.vad ? { vad: options.vad } : {}),
+      // The worker's own silence timer ends the call (end_call_after_silence_ms).
+      userAwayTimeout: null,
+      ...(options.aecWarmupMs !== undefined ? { aecWarmupDuration: options.aecWarmupMs } : {}),
+      turnHandling: {
+        turnDetection: options.turnDetection ?? 'vad',
+        endpointing: {
+          mode: settings.enable_dynamic_responsiveness ? 'dynamic' : 'fixed',
+          minDelay,
+          maxDelay: Math.max(3000, minDelay * 2),
+        },
+        interruption: interrupting.enabled
+          ? { enabled: true, mode: 'vad', minDuration: interrupting.minDurationMs }
+          : { enabled: false },
+        preemptiveGeneration: { enabled: options.preemptiveGeneration ?? true },
+      },
+    });
+  }
+
+  async start(): Promise<void> {
+    const { session, options } = this;
+    session.on(voice.AgentSessionEventTypes.SpeechCreated, (ev) => this.track(ev.speechHandle, ev.source));
+    session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => this.itemAdded(ev.item));
+    session.on(voice.AgentSessionEventTypes.UserStateChanged, (ev) => this.userState(ev.newState));
+    session.on(voice.AgentSessionEventTypes.AgentStateChanged, (ev) => this.agentStateChanged(ev.newState));
+    session.on(voice.AgentSessionEventTypes.Close, (ev) => void this.end(closeReason(ev)));
+    session.on(voice.AgentSessionEventTypes.Error, (ev) => {
+      logger.warn('voice pipeline error', { call_id: this.state.call_id, source: ev.error.type, recoverable: ev.error.recoverable });
+    });
+
+    const agent = new ParleyAgent(this, options.settings.volume);
+    if (options.io) {
+      session.input.audio = options.io.input;
+      session.output.audio = options.io.output;
+      await session.start({ agent });
+    } else {
+      await session.start({ agent, ...(options.room ? { room: options.room } : {}) });
+    }
+    const output = session.output.audio;
+    output?.on(voice.AudioOutput.EVENT_PLAYBACK_STARTED, (ev: voice.PlaybackStartedEvent) => {
+      if (this.playing && this.playing.playbackStartedAt === undefined) this.playing.playbackStartedAt = ev.createdAt;
+    });
+    output?.on(voice.AudioOutput.EVENT_PLAYBACK_FINISHED, (ev: voice.PlaybackFinishedEvent) => {
+      if (this.playing) this.playing.playback = ev;
+    });
+
+    const { max_call_duration_ms, begin_message_delay_ms } = options.settings;
+    this.maxDurationTimer = this.timers.setTimeout(() => void this.end('max_duration_reached'), max_call_duration_ms);
+    this.armSilence();
+    // The engine decides what opens the call: the begin message (its variables filled), the
+    // model's own opening, or nothing when the user speaks first.
+    this.beginTimer = this.timers.setTimeout(() => this.generate({ type: 'call_started' }), begin_message_delay_ms);
+  }
+
+  /** A reply of the engine to `event`, spoken when the session's turn comes. */
+  private generate(event: TurnEvent): void {
+    if (this.ending) return;
+    this.pendingEvent = event;
+    try {
+      this.session.generateReply();
+    } finally {
+      this.pendingEvent = undefined;
+    }
+  }
+
+  private track(handle: voice.SpeechHandle, source: SpeechRecord['source']): void {
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    const record: SpeechRecord = { handle, source, written: '', aligned: [], settled, settle, updatesSeen: this.updates.length };
+    if (source === 'generate_reply' && this.pendingEvent) record.event = this.pendingEvent;
+    this.records.set(handle, record);
+    handle.addDoneCallback(() => this.finish(record));
+  }
+
+  // ---- ReplyHost: the agent's nodes ----
+
+  async reply(handle: voice.SpeechHandle, chatCtx: llm.ChatContext): Promise<ReadableStream<string> | null> {
+    const record = this.records.get(handle);
+    if (!record) return null;
+    const event = record.event ?? userTurn(chatCtx);
+    if (!event) return null;
+    // A turn starts from the conversation as committed: the speeches before it first finish.
+    await this.before(record);
+    if (this.ending || handle.done()) return null;
+    const abort = new AbortController();
+    record.abort = abort;
+    record.updatesSeen = this.updates.length;
+    const turn = this.options.streamTurn(this.state, event, {
+      signal: abort.signal,
+      toolGate: () => scheduled(handle, abort.signal),
+      retrieve: (query) => this.options.reports.kbRetrieve(query),
+    });
+    record.turn = turn;
+    const callId = this.state.call_id;
+    return new ReadableStream<string>({
+      start: async (controller) => {
+        try {
+          for await (const item of turn.events) {
+            if (abort.signal.aborted) break;
+            if (item.type === 'text') {
+              record.written += item.text;
+              controller.enqueue(item.text);
+            } else this.turnEvent(item.event);
+          }
+        } catch (error) {
+          if (!abort.signal.aborted) logger.error('the agent\'s turn failed', { call_id: callId, error });
+        }
+        try {
+          controller.close();
+        } catch {
+          // cancelled by the framework meanwhile
+        }
+      },
+      cancel: () => abort.abort(),
+    });
+  }
+
+  voicing(handle: voice.SpeechHandle): void {
+    const record = this.records.get(handle);
+    if (record) this.playing = record;
+  }
+
+  aligned(handle: voice.SpeechHandle, word: TimedString | string): void {
+    const record = this.records.get(handle);
+    if (!record) return;
+    if (voice.isTimedString(word)) record.aligned.push({ text: word.text, start: word.startTime, end: word.endTime });
+    else record.aligned.push({ text: word });
+  }
+
+  /** Waits until every speech created before this one has been committed or dropped. */
+  private async before(record: SpeechRecord): Promise<void> {
+    const earlier: Promise<void>[] = [];
+    for (const other of this.records.values()) {
+      if (other === record) break;
+      earlier.push(other.settled);
+    }
+    await Promise.all(earlier);
+  }
+
+  private turnEvent(event: TranscriptEvent): void {
+    const { reports } = this.options;
+    if (event.role === 'tool_call_invocation') {
+      void reports.send({ event: 'tool_call_invoked', tool_call_id: event.tool_call_id, name: event.name, arguments: event.arguments });
+    } else if (event.role === 'tool_call_result') {
+      void reports.send({ event: 'tool_call_result', tool_call_id: event.tool_call_id, content: event.content, successful: event.successful ?? true });
+    } else if (event.role === 'node_transition') {
+      const { role: _role, ...transition } = event;
+      this.options.publish?.(CLIENT_TOPIC, { event_type: 'node_transition', ...transition });
+    }
+  }
+
+  // ---- after playout ----
+
+  private finish(record: SpeechRecord): void {
+    this.records.delete(record.handle);
+    if (this.playing === record) this.playing = undefined;
+    const { handle } = record;
+    try {
+      // A reply started before the caller's turn was certain, then dropped: it never happened.
+      if (record.source === 'generate_reply' && !handle.scheduled) {
+        record.abort?.abort();
+        return;
+      }
+      const spoken = heard(record, handle, this.now());
+      let result: TurnResult | undefined;
+      if (record.turn) {
+        try {
+          result = record.turn.commit({ text: spoken.text, interrupted: handle.interrupted });
+          // Updates that arrived while the turn ran lie over what it committed.
+          this.state = this.updates.slice(record.updatesSeen).reduce((state, update) => update(state), result.state);
+        } catch (error) {
+          logger.error('the agent\'s turn could not be committed', { call_id: this.state.call_id, error });
+        }
+      } else if (spoken.text) {
+        // Said outside a turn (a reminder): the model sees it from the next turn on.
+        this.state = { ...this.state, history: [...this.state.history, { role: 'agent', content: spoken.text }] };
+      }
+      if (spoken.text) {
+        const offset = record.playbackStartedAt === undefined ? undefined : (record.playbackStartedAt - this.startedAt) / 1000;
+        const words = offset === undefined ? [] : spoken.words.map((word) => ({ word: word.text, start: seconds(offset + word.start), end: seconds(offset + word.end) }));
+        this.reportLine({ role: 'agent', content: spoken.text, words });
+      }
+      if (result) this.turnResult(result);
+    } finally {
+      record.settle();
+    }
+  }
+
+  private turnResult(result: TurnResult): void {
+    const { reports } = this.options;
+    if (result.transfer) {
+      void reports.send({ event: 'transfer_requested', destination: result.transfer.number, kind: result.transfer.kind });
+    }
+    if (result.transfer_decision) void reports.send({ event: 'transfer_decision', decision: result.transfer_decision });
+    if (result.end) void this.end('agent_hangup');
+  }
+
+  // ---- the caller ----
+
+  private itemAdded(item: llm.ChatMessage | llm.AgentHandoffItem): void {
+    if (!(item instanceof llm.ChatMessage) || item.role !== 'user') return;
+    const content = item.textContent?.trim();
+    if (content) this.reportLine({ role: 'user', content });
+  }
+
+  /** A finished line: reported to Parley, and the transcript so far to the web caller's client. */
+  private reportLine(line: Utterance & { role: 'agent' | 'user' }): void {
+    // Queued in order with every other report (call_ended after it).
+    void this.options.reports.transcript([line]);
+    this.lines.push({ role: line.role, content: line.content });
+    if (this.lines.length > CLIENT_TRANSCRIPT_LINES) this.lines.shift();
+    this.options.publish?.(CLIENT_TOPIC, { event_type: 'update', transcript: [...this.lines] });
+  }
+
+  // ---- live controls ----
+
+  control(message: unknown): void {
+    const control = liveControl(message);
+    if (!control || this.ending) return;
+    const callId = this.state.call_id;
+    switch (control.type) {
+      case 'say':
+        // Queued behind what is being said, as a speech of its own (reported when heard).
+        this.session.say(control.text);
+        return;
+      case 'update': {
+        const { dynamic_variables, agent_override, additional_context } = control;
+        this.update((state) => ({
+          ...state,
+          ...(dynamic_variables ? { dynamic_variables: { ...dynamic_variables } } : {}),
+          ...(agent_override ? { overrides: agent_override } : {}),
+        }));
+        if (additional_context) this.update((state) => noteToAgent(state, additional_context));
+        return;
+      }
+      case 'transfer_cancelled':
+        this.update((state) => noteToAgent(state, control.note));
+        return;
+      case 'take_over':
+        logger.info('a participant took the call over; the agent leaves', { call_id: callId, participant_id: control.participant_id });
+        void this.leave();
+        return;
+    }
+  }
+
+  private update(change: (state: ConversationState) => ConversationState): void {
+    this.updates.push(change);
+    this.state = change(this.state);
+  }
+
+  /** Stops speaking and closes the session without ending the call (a take-over: a person talks to the caller now). */
+  private async leave(): Promise<void> {
+    this.ending ??= (async () => {
+      this.clearTimers();
+      try {
+        await this.session.interrupt({ force: true }).await;
+      } catch {
+        // not running
+      }
+      await Promise.race([Promise.all([...this.records.values()].map((record) => record.settled)), delay(5000)]);
+      await this.options.reports.flush();
+      await this.session.close().catch(() => undefined);
+      this.resolveTakenOver();
+      return 'user_hangup' as EndReason;
+    })();
+  }
+
+  private userState(state: voice.UserState): void {
+    this.userSpeaking = state === 'speaking';
+    if (this.userSpeaking) {
+      // reminder_max_count counts the reminders of one silence: the caller speaking starts afresh.
+      this.remindersSent = 0;
+      this.clearReminder();
+    }
+    this.armSilence();
+  }
+
+  private agentStateChanged(state: voice.AgentState): void {
+    const wasSpeaking = this.agentState === 'speaking';
+    this.agentState = state;
+    if (state === 'speaking' && !wasSpeaking) this.options.publish?.(CLIENT_TOPIC, { event_type: 'agent_start_talking' });
+    if (wasSpeaking && state !== 'speaking') this.options.publish?.(CLIENT_TOPIC, { event_type: 'agent_stop_talking' });
+    if (state === 'speaking') this.clearReminder();
+    if (wasSpeaking && state !== 'speaking') this.armReminder();
+    this.armSilence();
+  }
+
+  /** The silence timer runs while neither side speaks (nor the agent thinks); any voice restarts it. */
+  private armSilence(): void {
+    if (this.silenceTimer !== undefined) this.timers.clearTimeout(this.silenceTimer);
+    this.silenceTimer = undefined;
+    if (this.ending || this.userSpeaking || this.agentState === 'speaking' || this.agentState === 'thinking') return;
+    this.silenceTimer = this.timers.setTimeout(() => void this.end('inactivity'), this.options.settings.end_call_after_silence_ms);
+  }
+
+  private armReminder(): void {
+    const { reminder_trigger_ms, reminder_max_count } = this.options.settings;
+    this.clearReminder();
+    if (this.ending || this.userSpeaking || reminder_trigger_ms <= 0 || this.remindersSent >= reminder_max_count) return;
+    this.reminderTimer = this.timers.setTimeout(() => void this.remind(), reminder_trigger_ms);
+  }
+
+  private clearReminder(): void {
+    if (this.reminderTimer !== undefined) this.timers.clearTimeout(this.reminderTimer);
+    this.reminderTimer = undefined;
+  }
+
+  private async remind(): Promise<void> {
+    this.reminderTimer = undefined;
+    if (this.ending || this.userSpeaking) return;
+    this.remindersSent++;
+    try {
+      const compose = this.options.compose ?? (await import('../../shared/conversation/index.ts')).composeMessage;
+      const text = (await compose(this.state, REMINDER_INSTRUCTION)).trim();
+      if (text && !this.ending && !this.userSpeaking) this.session.say(text);
+    } catch (error) {
+      logger.warn('a reminder could not be composed', { call_id: this.state.call_id, error });
+    }
+  }
+
+  // ---- the end ----
+
+  end(reason: EndReason): Promise<EndReason> {
+    this.ending ??= this.finishCall(reason);
+    return this.ending;
+  }
+
+  private clearTimers(): void {
+    for (const timer of [this.silenceTimer, this.reminderTimer, this.maxDurationTimer, this.beginTimer]) {
+      if (timer !== undefined) this.timers.clearTimeout(timer);
+    }
+  }
+
+  private async finishCall(reason: EndReason): Promise<EndReason> {
+    this.clearTimers();
+    // Whatever is being said stops; what was heard of it is committed and reported first.
+    try {
+      await this.session.interrupt({ force: true }).await;
+    } catch {
+      // not running (closed already)
+    }
+    await Promise.race([Promise.all([...this.records.values()].map((record) => record.settled)), delay(5000)]);
+    await this.options.reports.send({ event: 'call_ended', disconnection_reason: reason });
+    await this.options.reports.flush();
+    try {
+      await this.session.close();
+    } catch (error) {
+      logger.warn('the voice session did not close cleanly', { call_id: this.state.call_id, error });
+    }
+    this.resolveEnded(reason);
+    return reason;
+  }
+}
+
+/** The caller's words a reply answers: the chat's last message, when it is theirs. */
+function userTurn(chatCtx: llm.ChatContext): TurnEvent | undefined {
+  const last = chatCtx.items.at(-1);
+  if (!(last instanceof llm.ChatMessage) || last.role !== 'user') return undefined;
+  const text = last.textContent?.trim();
+  return text ? { type: 'user_said', text } : undefined;
+}
+
+/** The tool gate of a reply: true once its speech is scheduled (the turn is the caller's), false once it is dropped. */
+function scheduled(handle: voice.SpeechHandle, signal: AbortSignal): Promise<boolean> {
+  if (handle.scheduled) return Promise.resolve(!handle.interrupted);
+  if (handle.done() || handle.interrupted || signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    void handle._waitForScheduled().then(() => resolve(!handle.interrupted));
+    handle.addDoneCallback(() => resolve(handle.scheduled && !handle.interrupted));
+    signal.addEventListener('abort', () => resolve(false), { once: true });
+  });
+}
+
+/**
+ * What the caller heard of a speech, with its word timings (seconds from the start of its
+ * audio). Played through: all of it (the words the framework committed, else the words the
+ * voice aligned). Cut off: the synchronised transcript the room's output reports, else the
+ * aligned words that had started playing when it stopped (the output's playback position,
+ * else the time since the audio started, when the speech was stopped before the output
+ * reported one).
+ */
+function heard(record: SpeechRecord, handle: voice.SpeechHandle, now: number): { text: string; words: { text: string; start: number; end: number }[] } {
+  if (record.playbackStartedAt === undefined) return { text: '', words: [] };
+  const timed = record.aligned
+    .filter((word): word is { text: string; start: number; end: number } => word.start !== undefined && word.end !== undefined && word.text.trim() !== '')
+    .map((word) => ({ ...word, text: word.text.trim() }));
+  const committed = handle.chatItems
+    .filter((item): item is llm.ChatMessage => item instanceof llm.ChatMessage && item.role === 'assistant')
+    .map((item) => item.textContent ?? '')
+    .join(' ')
+    .trim();
+  const full = committed || record.aligned.map((word) => word.text).join('').trim() || record.written.trim();
+  if (!handle.interrupted) return { text: full, words: full ? timed : [] };
+  const synced = record.playback?.synchronizedTranscript?.trim();
+  if (synced !== undefined) {
+    const count = synced ? synced.split(/\s+/).length : 0;
+    return { text: synced, words: timed.slice(0, count) };
+  }
+  if (!timed.length) return { text: full, words: [] };
+  const position = record.playback?.playbackPosition ?? (now - record.playbackStartedAt) / 1000;
+  const words = timed.filter((word) => word.start < position);
+  return { text: words.map((word) => word.text).join(' '), words };
+}
+
+type LiveControl =
+  | { type: 'say'; text: string }
+  | { type: 'update'; dynamic_variables?: Record<string, string>; agent_override?: ConfigOverrides; additional_context?: string }
+  | { type: 'take_over'; participant_id?: string }
+  | { type: 'transfer_cancelled'; note: string };
+
+/** A `parley.live` message the worker acts on; anything else (or malformed) is ignored. */
+function liveControl(message: unknown): LiveControl | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const m = message as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value : undefined);
+  const object = (value: unknown) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
+  switch (m.type) {
+    case 'say': {
+      const said = text(m.text);
+      return said ? { type: 'say', text: said } : undefined;
+    }
+    case 'update': {
+      const variables = object(m.dynamic_variables);
+      const override = object(m.agent_override);
+      const context = text(m.additional_context);
+      return {
+        type: 'update',
+        ...(variables ? { dynamic_variables: Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, String(value)])) } : {}),
+        ...(override ? { agent_override: override as ConfigOverrides } : {}),
+        ...(context ? { additional_context: context } : {}),
+      };
+    }
+    case 'take_over':
+      return { type: 'take_over', ...(typeof m.participant_id === 'string' ? { participant_id: m.participant_id } : {}) };
+    case 'transfer_cancelled': {
+      const note = text(m.note);
+      return note ? { type: 'transfer_cancelled', note } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function closeReason(ev: voice.CloseEvent): EndReason {
+  if (ev.reason === voice.CloseReason.PARTICIPANT_DISCONNECTED) return 'user_hangup';
+  if (ev.error?.type === 'stt_error') return 'error_asr';
+  return 'error_unknown';
+}
+
+const seconds = (value: number) => Math.round(value * 1000) / 1000;
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

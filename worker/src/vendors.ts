@@ -1,0 +1,161 @@
+import { tts, type stt } from '@livekit/agents';
+import * as cartesia from '@livekit/agents-plugin-cartesia';
+import * as deepgram from '@livekit/agents-plugin-deepgram';
+import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
+import * as openai from '@livekit/agents-plugin-openai';
+import { logger } from '../../shared/platform/logger.ts';
+import { recognitionLanguage, type AgentSettings } from './agent-settings.ts';
+import type { SpeechVendorSettings, SttVendor } from './config.ts';
+
+/*
+ * The speech vendors of a call, by settings: the recogniser the worker is set to
+ * (WORKER_STT_VENDOR, Deepgram by default) and the voice the agent's voice_id names by its
+ * prefix, then the workspace's fallback voices in order behind it (the framework's TTS
+ * FallbackAdapter switches when a voice vendor fails). Real vendor plugins; base URLs from
+ * the vendor settings, so tests point them at fakes on 127.0.0.1.
+ */
+
+export type VoiceVendor = 'elevenlabs' | 'cartesia' | 'openai' | 'deepgram';
+
+const VOICE_PREFIXES: readonly (readonly [prefix: string, vendor: VoiceVendor])[] = [
+  ['11labs-', 'elevenlabs'],
+  ['elevenlabs-', 'elevenlabs'],
+  ['cartesia-', 'cartesia'],
+  ['openai-', 'openai'],
+  ['deepgram-', 'deepgram'],
+];
+
+/** The vendor a voice_id names by its prefix, and the rest of the ID; undefined for a vendor the worker has no voice for. */
+export function voiceVendorOf(voiceId: string): { vendor: VoiceVendor; name: string } | undefined {
+  for (const [prefix, vendor] of VOICE_PREFIXES) {
+    if (voiceId.startsWith(prefix) && voiceId.length > prefix.length) return { vendor, name: voiceId.slice(prefix.length) };
+  }
+  return undefined;
+}
+
+/**
+ * The vendor's own ID of a Parley voice: a workspace's cloned or library voice keeps it
+ * (`provider_voice_id`); a catalogue voice is addressed by its name (`11labs-Adrian` →
+ * `Adrian`), which OpenAI's and Deepgram's voices are, unless resolveVoice maps it.
+ */
+export type ResolveVoice = (voiceId: string) => Promise<string | undefined>;
+
+export interface VoiceChoice {
+  voiceId: string;
+  vendor: VoiceVendor;
+  vendorVoiceId: string;
+}
+
+const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
+
+/** One voice's TTS with the agent's voice settings mapped onto what its vendor takes. */
+export function voiceTts(choice: VoiceChoice, access: SpeechVendorSettings, settings: AgentSettings): tts.TTS {
+  const key = access[choice.vendor].apiKey;
+  if (!key) throw new Error(`${choice.vendor.toUpperCase()}_API_KEY is not set`);
+  const baseUrl = access[choice.vendor].baseUrl;
+  const model = settings.voice_model ?? undefined;
+  const language = recognitionLanguage(settings);
+  const spoken = language === 'multi' ? undefined : language;
+  switch (choice.vendor) {
+    case 'elevenlabs':
+      return new elevenlabs.TTS({
+        apiKey: key,
+        baseURL: `${baseUrl}/v1`,
+        voiceId: choice.vendorVoiceId,
+        ...(model ? { model } : {}),
+        ...(spoken ? { language: spoken } : {}),
+        voiceSettings: {
+          // voice_temperature 0 to 2 (1 by default): more is livelier, which ElevenLabs calls less stable.
+          stability: clamp(1 - settings.voice_temperature / 2, 0, 1),
+          similarity_boost: 0.75,
+          speed: clamp(settings.voice_speed, 0.7, 1.2),
+        },
+      });
+    case 'cartesia':
+      return new cartesia.TTS({
+        apiKey: key,
+        baseUrl,
+        voice: choice.vendorVoiceId,
+        ...(model ? { model } : {}),
+        ...(spoken ? { language: spoken } : {}),
+        speed: clamp(settings.voice_speed, 0.6, 1.5),
+        wordTimestamps: true,
+      });
+    case 'openai':
+      return new openai.TTS({
+        apiKey: key,
+        baseURL: baseUrl,
+        voice: choice.vendorVoiceId.toLowerCase() as openai.TTSOptions['voice'],
+        model: model ?? 'gpt-4o-mini-tts',
+        speed: clamp(settings.voice_speed, 0.25, 4),
+      });
+    case 'deepgram':
+      return new deepgram.TTS({
+        apiKey: key,
+        baseUrl,
+        model: choice.vendorVoiceId,
+        speed: clamp(settings.voice_speed, 0.7, 1.5),
+      });
+  }
+}
+
+/**
+ * The call's voice: the agent's, then the workspace's fallback voices, each built if its
+ * vendor is one the worker speaks through and has a key (else skipped, logged). One voice is
+ * used as it is; several go behind the FallbackAdapter in that order.
+ */
+export async function createVoice(
+  voiceIds: string[],
+  access: SpeechVendorSettings,
+  settings: AgentSettings,
+  resolveVoice: ResolveVoice = async () => undefined,
+): Promise<tts.TTS> {
+  const voices: tts.TTS[] = [];
+  const problems: string[] = [];
+  for (const voiceId of [...new Set(voiceIds)]) {
+    const named = voiceVendorOf(voiceId);
+    if (!named) {
+      problems.push(`${voiceId}: no voice vendor the worker speaks through`);
+      continue;
+    }
+    try {
+      const vendorVoiceId = (await resolveVoice(voiceId)) ?? named.name;
+      voices.push(voiceTts({ voiceId, vendor: named.vendor, vendorVoiceId }, access, settings));
+    } catch (error) {
+      problems.push(`${voiceId}: ${(error as Error).message}`);
+    }
+  }
+  if (problems.length) logger.warn('voices skipped', { problems });
+  if (voices.length === 0) throw new Error(`No voice can speak for this call (${problems.join('; ')})`);
+  return voices.length === 1 ? voices[0]! : new tts.FallbackAdapter({ ttsInstances: voices });
+}
+
+/** The recogniser: the vendor the worker is set to, with the agent's language and boosted keywords. */
+export function createStt(vendor: SttVendor, access: SpeechVendorSettings, settings: AgentSettings): stt.STT {
+  const language = recognitionLanguage(settings);
+  const keywords = (settings.boosted_keywords ?? []).map((word) => word.trim()).filter(Boolean);
+  if (vendor === 'openai') {
+    const key = access.openai.apiKey;
+    if (!key) throw new Error('OPENAI_API_KEY is not set');
+    return new openai.STT({
+      apiKey: key,
+      baseURL: access.openai.baseUrl,
+      ...(language === 'multi' ? { detectLanguage: true } : { language: language.split('-')[0]! }),
+      ...(keywords.length ? { keywords } : {}),
+    });
+  }
+  const key = access.deepgram.apiKey;
+  if (!key) throw new Error('DEEPGRAM_API_KEY is not set');
+  return new deepgram.STT({
+    apiKey: key,
+    // The streaming endpoint is a WebSocket on the same host.
+    baseUrl: access.deepgram.baseUrl.replace(/^http/, 'ws'),
+    model: settings.vocab_specialization === 'medical' ? 'nova-3-medical' : 'nova-3',
+    language,
+    // nova-3 takes boosted words as key terms (older models' `keywords` are not accepted by it).
+    keyterm: keywords,
+    interimResults: true,
+    punctuate: true,
+    smartFormat: true,
+  });
+}

@@ -1,0 +1,87 @@
+import { tts } from '@livekit/agents';
+import { describe, expect, it } from 'vitest';
+import { agentSettings, endOfTurnDelayMs, interruption } from '../src/agent-settings.ts';
+import type { SpeechVendorSettings } from '../src/config.ts';
+import { createStt, createVoice, voiceVendorOf } from '../src/vendors.ts';
+import './support/scripted-vendors.ts';
+
+/*
+ * Which vendor plugin a call gets, by settings. What each plugin then sends its vendor is
+ * for the integration tests against the vendor-protocol fakes.
+ */
+
+const access = (keys: Partial<Record<keyof SpeechVendorSettings, string>>): SpeechVendorSettings => ({
+  deepgram: { baseUrl: 'http://127.0.0.1:9', ...(keys.deepgram ? { apiKey: keys.deepgram } : {}) },
+  elevenlabs: { baseUrl: 'http://127.0.0.1:9', ...(keys.elevenlabs ? { apiKey: keys.elevenlabs } : {}) },
+  cartesia: { baseUrl: 'http://127.0.0.1:9', ...(keys.cartesia ? { apiKey: keys.cartesia } : {}) },
+  openai: { baseUrl: 'http://127.0.0.1:9/v1', ...(keys.openai ? { apiKey: keys.openai } : {}) },
+});
+const all = access({ deepgram: 'dg', elevenlabs: 'el', cartesia: 'ca', openai: 'oa' });
+const settings = (fields: Record<string, unknown> = {}) => agentSettings(fields).settings;
+
+describe('speech vendors', () => {
+  it('reads the voice vendor from the voice_id prefix', () => {
+    expect(voiceVendorOf('11labs-Adrian')).toEqual({ vendor: 'elevenlabs', name: 'Adrian' });
+    expect(voiceVendorOf('elevenlabs-pNInz6obpgDQGcFmaJgB')).toEqual({ vendor: 'elevenlabs', name: 'pNInz6obpgDQGcFmaJgB' });
+    expect(voiceVendorOf('cartesia-Cleo')).toEqual({ vendor: 'cartesia', name: 'Cleo' });
+    expect(voiceVendorOf('openai-Alloy')).toEqual({ vendor: 'openai', name: 'Alloy' });
+    expect(voiceVendorOf('deepgram-aura-2-thalia-en')).toEqual({ vendor: 'deepgram', name: 'aura-2-thalia-en' });
+    expect(voiceVendorOf('minimax-Ava')).toBeUndefined();
+    expect(voiceVendorOf('cartesia-')).toBeUndefined();
+  });
+
+  it('builds the agent\'s voice, and the fallback voices behind it in order', async () => {
+    const one = await createVoice(['11labs-Adrian'], all, settings({ voice_model: 'eleven_flash_v2_5' }));
+    expect(one.label).toBe('elevenlabs.TTS');
+    expect(one.model).toBe('eleven_flash_v2_5');
+
+    const chain = await createVoice(['cartesia-Cleo', '11labs-Adrian', 'openai-Alloy', 'deepgram-aura-2-thalia-en', 'cartesia-Cleo'], all, settings());
+    expect(chain).toBeInstanceOf(tts.FallbackAdapter);
+    expect((chain as tts.FallbackAdapter).ttsInstances.map((voice) => [voice.label, voice.model])).toEqual([
+      ['cartesia.TTS', 'sonic-3'],
+      ['elevenlabs.TTS', 'eleven_turbo_v2_5'],
+      ['openai.TTS', 'gpt-4o-mini-tts'],
+      ['deepgram.TTS', 'aura-2-thalia-en'],
+    ]);
+    // Word timings only when every voice in the chain gives them (OpenAI's does not).
+    expect(chain.capabilities.alignedTranscript).toBe(false);
+  });
+
+  it('skips a voice it cannot use, and refuses a call no voice can speak for', async () => {
+    const voice = await createVoice(['minimax-Ava', 'cartesia-Cleo', '11labs-Adrian'], access({ elevenlabs: 'el' }), settings());
+    expect(voice.label).toBe('elevenlabs.TTS');
+    await expect(createVoice(['minimax-Ava', 'cartesia-Cleo'], access({}), settings())).rejects.toThrow(
+      'No voice can speak for this call (minimax-Ava: no voice vendor the worker speaks through; cartesia-Cleo: CARTESIA_API_KEY is not set)',
+    );
+  });
+
+  it('uses the vendor\'s own ID of a workspace voice', async () => {
+    const voice = await createVoice(['deepgram-custom_voice_1'], all, settings(), async (id) => (id === 'deepgram-custom_voice_1' ? 'aura-2-luna-en' : undefined));
+    expect(voice.model).toBe('aura-2-luna-en');
+  });
+
+  it('listens through the recogniser the worker is set to', () => {
+    expect(createStt('deepgram', all, settings({ boosted_keywords: ['Parley'] })).label).toBe('deepgram.STT');
+    expect(createStt('deepgram', all, settings({ vocab_specialization: 'medical' })).model).toBe('nova-3-medical');
+    expect(createStt('openai', all, settings()).label).toBe('openai.STT');
+    expect(() => createStt('deepgram', access({}), settings())).toThrow('DEEPGRAM_API_KEY is not set');
+  });
+});
+
+describe('the agent\'s behaviour settings', () => {
+  it('lays the call\'s override over the version, defaults what is missing, and ignores what it cannot use', () => {
+    const { settings: read, ignored } = agentSettings(
+      { voice_id: '11labs-Adrian', responsiveness: 0.5, interruption_sensitivity: 0.9, volume: 7, language: 'en-GB' },
+      { voice_speed: 1.2, responsiveness: 0.2 },
+    );
+    expect(ignored).toEqual(['volume']);
+    expect(read).toMatchObject({ voice_id: '11labs-Adrian', voice_speed: 1.2, responsiveness: 0.2, volume: 1, language: 'en-GB', end_call_after_silence_ms: 600_000 });
+  });
+
+  it('maps responsiveness to the end-of-turn delay and interruption_sensitivity to barge-in', () => {
+    expect([1, 0.5, 0].map((responsiveness) => endOfTurnDelayMs({ responsiveness }))).toEqual([250, 875, 1500]);
+    expect(interruption({ interruption_sensitivity: 0 })).toEqual({ enabled: false });
+    expect(interruption({ interruption_sensitivity: 1 })).toEqual({ enabled: true, minDurationMs: 300 });
+    expect(interruption({ interruption_sensitivity: 0.9 })).toEqual({ enabled: true, minDurationMs: 420 });
+  });
+});
