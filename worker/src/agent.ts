@@ -7,7 +7,7 @@ import { LIVE_CONTROL_TOPIC, type DispatchMetadata } from '../../shared/vendors/
 import { workspaceVoiceVendorId } from '../../shared/voices/index.ts';
 import { agentSettings } from './agent-settings.ts';
 import { readSpeechVendorSettings, workerSettings } from './config.ts';
-import { loadStreamTurn } from './conversation.ts';
+import { parleyStreamTurn } from './conversation.ts';
 import { BadDispatchMetadata, parseDispatchMetadata } from './dispatch.ts';
 import { ReportClient } from './reports.ts';
 import { startCallSession, type CallSession } from './session.ts';
@@ -38,7 +38,7 @@ export default defineAgent({
       const version = await getAgent(metadata.workspace_id, metadata.agent_id, metadata.agent_version);
       const { settings, ignored } = agentSettings(version as Record<string, unknown>, metadata.agent_override?.agent);
       if (ignored.length) logger.warn('agent fields the worker cannot use were left at their defaults', { ...callLog, fields: ignored });
-      const [state, streamTurn, access] = await Promise.all([
+      const [state, access] = await Promise.all([
         openConversation({
           workspaceId: metadata.workspace_id,
           agentId: metadata.agent_id,
@@ -52,7 +52,6 @@ export default defineAgent({
           ...(metadata.reliability?.fallback_llm_model ? { fallbackLlmModel: metadata.reliability.fallback_llm_model } : {}),
           canTransfer: metadata.call_type === 'phone_call',
         }),
-        loadStreamTurn(),
         readSpeechVendorSettings(),
       ]);
       const voiceIds = [settings.voice_id, ...(metadata.reliability?.fallback_voice_ids ?? [])];
@@ -64,7 +63,7 @@ export default defineAgent({
       const call = await startCallSession({
         settings,
         state,
-        streamTurn,
+        streamTurn: parleyStreamTurn,
         reports,
         stt: recogniser,
         tts: voice,

@@ -58,6 +58,7 @@ export function scriptedEngine(replies: (ScriptedReply | string)[]) {
     }
     return {
       events: events(),
+      firstTokenMs: Promise.resolve(undefined),
       commit(spoken): TurnResult {
         commits.push({ event, ...spoken });
         const history = [...state.history];
