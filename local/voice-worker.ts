@@ -11,7 +11,8 @@ import { freePort } from './dynamodb.ts';
  * repository root, with this process's settings (the table, DATA_DIR, the vendor keys), so it
  * reads the same agents and its reports go to the URL the dispatch names, this server's.
  *
- * - Its output is printed line by line, each prefixed `[worker] `.
+ * - Its output is printed line by line, each prefixed `[worker] ` (less the framework's notice
+ *   that `dev` mode is deprecated in favour of LiveKit's CLI).
  * - `dev` mode: on SIGTERM the worker closes at once rather than waiting for calls to end
  *   (production's drain), so Ctrl+C stops `npm start` promptly; a call in progress ends then.
  * - It runs in a process group of its own: `stop()` sends SIGTERM to the worker, which
@@ -39,6 +40,7 @@ export interface LocalWorkerOptions {
 }
 
 const STOP_GRACE_MS = 10_000;
+const DEV_MODE_NOTICE = /dev mode is deprecated/;
 const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
 
 /** Why the worker cannot start from `workerDir`, in one line; undefined when it can. */
@@ -62,6 +64,8 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
   env.WORKER_HEALTH_HOST ??= '127.0.0.1';
   env.WORKER_HEALTH_PORT ??= String(await freePort());
   const healthUrl = `http://${env.WORKER_HEALTH_HOST}:${env.WORKER_HEALTH_PORT}`;
+  // Its output goes through a pipe, so its logger would drop colours a terminal shows.
+  if (process.stdout.isTTY && env.NO_COLOR === undefined) env.FORCE_COLOR ??= '1';
 
   const child = spawn(process.execPath, ['--import', 'tsx', join(workerDir, 'src', 'main.ts'), 'dev', '--log-level', 'info'], {
     cwd: join(workerDir, '..'),
@@ -76,7 +80,11 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
     return undefined;
   }
   for (const stream of [child.stdout, child.stderr]) {
-    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => log(`[worker] ${line}`));
+    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+      // `dev` is chosen on purpose (no drain, no warm job processes); the framework's advice
+      // to use LiveKit's CLI instead does not apply here.
+      if (!DEV_MODE_NOTICE.test(line)) log(`[worker] ${line}`);
+    });
   }
   const killGroup = () => {
     try {

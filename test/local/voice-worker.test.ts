@@ -105,6 +105,7 @@ describe('npm start with LIVEKIT_URL', () => {
     // The framework's own lines, prefixed.
     expect(output).toMatch(/^\[worker\] .*registered worker/m);
     expect(output).not.toMatch(/^(?!\[worker\] ).*registered worker/m);
+    expect(output).not.toContain('dev mode is deprecated');
 
     // Its own process group: the worker and the inference process it forks.
     expect(group(Number(pid)).length).toBeGreaterThanOrEqual(2);
