@@ -37,6 +37,8 @@ export interface LocalWorkerOptions {
   env?: NodeJS.ProcessEnv;
   /** Where its lines and the start-up notes go; default the console. */
   log?: (line: string) => void;
+  /** How long stop() waits for the worker to exit before killing its process group. */
+  stopGraceMs?: number;
 }
 
 const STOP_GRACE_MS = 10_000;
@@ -68,7 +70,8 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
   if (process.stdout.isTTY && env.NO_COLOR === undefined) env.FORCE_COLOR ??= '1';
 
   const child = spawn(process.execPath, ['--import', 'tsx', join(workerDir, 'src', 'main.ts'), 'dev', '--log-level', 'info'], {
-    cwd: join(workerDir, '..'),
+    // The repository root: `--import tsx` resolves from there, and the worker's paths are relative to it.
+    cwd: repositoryRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -112,7 +115,7 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
       stopping = true;
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
-        const timer = setTimeout(killGroup, STOP_GRACE_MS);
+        const timer = setTimeout(killGroup, options.stopGraceMs ?? STOP_GRACE_MS);
         await exited;
         clearTimeout(timer);
       }

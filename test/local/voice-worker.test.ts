@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServerMessage, WorkerMessage } from '@livekit/protocol';
@@ -120,7 +120,73 @@ describe('npm start with LIVEKIT_URL', () => {
   }, 120_000);
 });
 
+/**
+ * A stand-in worker package: its main prints what it was started with, forks a child of its
+ * own (as the framework forks job processes), and ignores SIGTERM, or exits with FAKE_EXIT.
+ */
+function standInWorker(): string {
+  const workerDir = mkdtempSync(join(tmpdir(), 'parley-fake-worker-'));
+  mkdirSync(join(workerDir, 'node_modules', '@livekit', 'agents'), { recursive: true });
+  writeFileSync(join(workerDir, 'node_modules', '@livekit', 'agents', 'package.json'), '{}');
+  mkdirSync(join(workerDir, 'src'));
+  writeFileSync(
+    join(workerDir, 'src', 'main.ts'),
+    `import { spawn } from 'node:child_process';
+if (process.env.FAKE_EXIT) process.exit(Number(process.env.FAKE_EXIT));
+const child = spawn('sleep', ['300'], { stdio: 'ignore' });
+process.on('SIGTERM', () => console.log('ignoring SIGTERM'));
+console.error('args ' + process.argv.slice(2).join(' '));
+console.log('health ' + process.env.WORKER_HEALTH_HOST + ' ' + process.env.TABLE_NAME);
+console.log('child ' + child.pid);
+setInterval(() => undefined, 1000);
+`,
+  );
+  return workerDir;
+}
+
+async function until(lines: string[], match: RegExp): Promise<RegExpExecArray> {
+  return (await eventually(() => lines.map((line) => match.exec(line)).find(Boolean), Boolean, 30_000, () => lines.join('\n')))!;
+}
+
 describe('startLocalWorker', () => {
+  it('starts the worker with the server\'s settings, prefixes both its outputs, and kills its process group when it does not stop', async () => {
+    const lines: string[] = [];
+    const worker = await startLocalWorker({
+      workerDir: standInWorker(),
+      env: { ...process.env, LIVEKIT_URL: 'ws://127.0.0.1:7880', TABLE_NAME: 'parley-local' },
+      log: (line) => lines.push(line),
+      stopGraceMs: 500,
+    });
+    expect(worker).toBeDefined();
+    const [, childPid] = await until(lines, /^\[worker\] child (\d+)$/);
+    expect(lines).toContain('[worker] args dev --log-level info');
+    expect(lines).toContain('[worker] health 127.0.0.1 parley-local');
+    expect(lines[0]).toBe(`Voice worker starting (pid ${worker!.pid}, health ${worker!.healthUrl}/, LiveKit ws://127.0.0.1:7880)`);
+    // The worker and its child (and tsx's esbuild service) in a group of their own.
+    expect(group(worker!.pid)).toEqual(expect.arrayContaining([worker!.pid, Number(childPid)]));
+
+    const stopping = Date.now();
+    await worker!.stop();
+    expect(Date.now() - stopping).toBeGreaterThanOrEqual(500);
+    expect(lines).toContain('[worker] ignoring SIGTERM');
+    expect(await worker!.exited).toBe('SIGKILL');
+    expect(group(worker!.pid)).toEqual([]);
+    // Stopped on purpose: no note that calls go unanswered.
+    expect(lines.filter((line) => line.includes('exited'))).toEqual([]);
+  });
+
+  it('says so when the worker exits by itself, and stop() then does nothing more', async () => {
+    const lines: string[] = [];
+    const worker = await startLocalWorker({
+      workerDir: standInWorker(),
+      env: { ...process.env, LIVEKIT_URL: 'ws://127.0.0.1:7880', FAKE_EXIT: '3' },
+      log: (line) => lines.push(line),
+    });
+    expect(await worker!.exited).toBe(3);
+    expect(lines.at(-1)).toBe('[worker] exited (3); calls on LiveKit are not answered until `npm start` runs again');
+    await worker!.stop();
+  });
+
   it('starts nothing without LIVEKIT_URL, and says nothing', async () => {
     const lines: string[] = [];
     expect(await startLocalWorker({ env: { PATH: process.env.PATH }, log: (line) => lines.push(line) })).toBeUndefined();
