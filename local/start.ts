@@ -3,10 +3,12 @@ import type { RunningDynamoDb } from './dynamodb.ts';
 import { prepareLocalStore, removeRuntimeFile, runningRuntime, writeRuntimeFile } from './runtime.ts';
 import type { LocalServer } from './server.ts';
 import { startFailureLines } from './start-errors.ts';
+import type { LocalWorker } from './voice-worker.ts';
 
 /**
  * `npm start`: DynamoDB Local + the table, the same Lambda handlers over HTTP on
- * 127.0.0.1:${PORT:-8080}, and the queue consumer and schedules in-process.
+ * 127.0.0.1:${PORT:-8080}, and the queue consumer and schedules in-process. With LIVEKIT_URL
+ * set, the voice agent worker as well (local/voice-worker.ts), once the server listens.
  *
  * Every way out (a start-up error, SIGINT, SIGTERM, SIGHUP) goes through `shutdown`, which
  * stops what has started so far, DynamoDB Local's Java process included; local/dynamodb.ts
@@ -19,13 +21,15 @@ process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 let dynamo: RunningDynamoDb | undefined;
 let server: LocalServer | undefined;
 let background: { stop(): Promise<void> } | undefined;
+let worker: LocalWorker | undefined;
 let registered = false;
 let stopping = false;
 
 async function shutdown(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
-    const steps = [() => background?.stop(), () => server?.close(), () => dynamo?.stop()];
+    // The worker first: a call it ends still reports to the server.
+    const steps = [() => worker?.stop(), () => background?.stop(), () => server?.close(), () => dynamo?.stop()];
     for (const step of steps) await Promise.resolve(step()).catch(() => undefined);
     if (registered) removeRuntimeFile();
     process.exit(code);
@@ -73,6 +77,10 @@ try {
     console.log(`Its Default key (shown once, store it now): ${created.api_key}`);
   }
   console.log(`Parley listening on ${server.url} (data in ${config.DATA_DIR})`);
+  if (config.LIVEKIT_URL) {
+    const { startLocalWorker } = await import('./voice-worker.ts');
+    worker = await startLocalWorker();
+  }
 } catch (error) {
   if (!stopping) {
     for (const line of startFailureLines(error)) console.error(line);

@@ -47,12 +47,19 @@ export interface CatalogueVoice {
   age: string;
   /** Recommended voice_model for this voice: its provider's premium tier. */
   premium_model: VoiceModel | null;
+  /**
+   * The provider's own ID of the voice, what the agent worker asks the provider to speak with
+   * (ElevenLabs and Cartesia address a voice only by its ID). Absent where no ID is known:
+   * the worker then cannot speak with that voice and tries the fallback voices. Never part of
+   * the API's voice shape.
+   */
+  provider_voice_id?: string;
 }
 
-type Entry = [name: string, gender: Gender, accent: string, age: string];
+type Entry = [name: string, gender: Gender, accent: string, age: string, providerVoiceId?: string];
 
 const catalogueOf = (provider: VoiceProvider, entries: Entry[]): CatalogueVoice[] =>
-  entries.map(([name, gender, accent, age]) => ({
+  entries.map(([name, gender, accent, age, providerVoiceId]) => ({
     voice_id: `${VOICE_ID_PREFIX[provider]}-${name}`,
     voice_name: name,
     provider,
@@ -60,20 +67,27 @@ const catalogueOf = (provider: VoiceProvider, entries: Entry[]): CatalogueVoice[
     accent,
     age,
     premium_model: PREMIUM_VOICE_MODEL[provider],
+    ...(providerVoiceId ? { provider_voice_id: providerVoiceId } : {}),
   }));
 
-/** The built-in catalogue, in list order. */
+/**
+ * The built-in catalogue, in list order. Provider voice IDs: Dorothy, Grace, Lily and Paul are
+ * ElevenLabs premade voices (the same IDs in every ElevenLabs account; ElevenLabs labels Lily
+ * British and Grace young, which the catalogue's labels do not say); OpenAI addresses its voices
+ * by their lower-case names. The other ElevenLabs voices and the Cartesia voices have no
+ * published premade ID under these names, so none is recorded for them.
+ */
 export const VOICE_CATALOGUE: readonly CatalogueVoice[] = [
   ...catalogueOf('elevenlabs', [
     ['Adrian', 'male', 'American', 'Young'],
     ['Anthony', 'male', 'British', 'Middle Aged'],
     ['Chloe', 'female', 'Australian', 'Young'],
-    ['Dorothy', 'female', 'British', 'Young'],
-    ['Grace', 'female', 'American', 'Middle Aged'],
-    ['Lily', 'female', 'American', 'Young'],
+    ['Dorothy', 'female', 'British', 'Young', 'ThT5KcBeYPX3keUQqHPh'],
+    ['Grace', 'female', 'American', 'Middle Aged', 'oWAxZDx7w5VEj9dCyTzz'],
+    ['Lily', 'female', 'American', 'Young', 'pFZP5JQG7iQjIQuC4Bku'],
     ['Marissa', 'female', 'American', 'Young'],
     ['Noah', 'male', 'Australian', 'Middle Aged'],
-    ['Paul', 'male', 'American', 'Middle Aged'],
+    ['Paul', 'male', 'American', 'Middle Aged', '5Q0t7uMcjvnagumLfvZi'],
   ]),
   ...catalogueOf('cartesia', [
     ['Cleo', 'female', 'American', 'Young'],
@@ -82,11 +96,11 @@ export const VOICE_CATALOGUE: readonly CatalogueVoice[] = [
     ['Walter', 'male', 'American', 'Old'],
   ]),
   ...catalogueOf('openai', [
-    ['Alloy', 'female', 'American', 'Young'],
-    ['Echo', 'male', 'American', 'Young'],
-    ['Nova', 'female', 'American', 'Young'],
-    ['Onyx', 'male', 'American', 'Middle Aged'],
-    ['Shimmer', 'female', 'American', 'Young'],
+    ['Alloy', 'female', 'American', 'Young', 'alloy'],
+    ['Echo', 'male', 'American', 'Young', 'echo'],
+    ['Nova', 'female', 'American', 'Young', 'nova'],
+    ['Onyx', 'male', 'American', 'Middle Aged', 'onyx'],
+    ['Shimmer', 'female', 'American', 'Young', 'shimmer'],
   ]),
   ...catalogueOf('minimax', [
     ['Ava', 'female', 'American', 'Young'],
@@ -151,12 +165,15 @@ export async function getVoice(workspaceId: string, voiceId: string): Promise<Vo
 }
 
 /**
- * The vendor's own ID of a workspace's voice (cloned, or added from a vendor's library): what
- * the agent worker asks the vendor to speak with. Undefined for catalogue voices and IDs the
- * workspace does not have.
+ * The provider's own ID of a voice the workspace can use: what the agent worker asks the
+ * voice vendor to speak with. A catalogue voice's recorded ID, a workspace voice's (cloned, or
+ * added from a vendor's library) `provider_voice_id`; undefined for a catalogue voice with no
+ * known ID and for an ID the workspace does not have.
  */
-export async function workspaceVoiceVendorId(workspaceId: string, voiceId: string): Promise<string | undefined> {
-  if (catalogueVoice(voiceId) || voiceId.length > 200) return undefined;
+export async function voiceVendorId(workspaceId: string, voiceId: string): Promise<string | undefined> {
+  const builtIn = catalogueVoice(voiceId);
+  if (builtIn) return builtIn.provider_voice_id;
+  if (voiceId.length > 200) return undefined;
   return (await workspaceVoices.get(workspaceId, voiceId))?.provider_voice_id;
 }
 

@@ -4,7 +4,7 @@ import { getAgent } from '../../shared/agents/index.ts';
 import { openConversation } from '../../shared/conversation/index.ts';
 import { logger } from '../../shared/platform/logger.ts';
 import { LIVE_CONTROL_TOPIC, type DispatchMetadata } from '../../shared/vendors/media/index.ts';
-import { workspaceVoiceVendorId } from '../../shared/voices/index.ts';
+import { voiceVendorId } from '../../shared/voices/index.ts';
 import { agentSettings } from './agent-settings.ts';
 import { readSpeechVendorSettings, workerSettings } from './config.ts';
 import { parleyStreamTurn } from './conversation.ts';
@@ -55,7 +55,7 @@ export default defineAgent({
         readSpeechVendorSettings(),
       ]);
       const voiceIds = [settings.voice_id, ...(metadata.reliability?.fallback_voice_ids ?? [])];
-      const voice = await createVoice(voiceIds, access, settings, (voiceId) => workspaceVoiceVendorId(metadata.workspace_id, voiceId));
+      const voice = await createVoice(voiceIds, access, settings, (voiceId) => voiceVendorId(metadata.workspace_id, voiceId));
       const recogniser = createStt(workerSettings().WORKER_STT_VENDOR, access, settings);
 
       await ctx.connect();

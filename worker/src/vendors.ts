@@ -34,11 +34,32 @@ export function voiceVendorOf(voiceId: string): { vendor: VoiceVendor; name: str
 }
 
 /**
- * The vendor's own ID of a Parley voice: a workspace's cloned or library voice keeps it
- * (`provider_voice_id`); a catalogue voice is addressed by its name (`11labs-Adrian` →
- * `Adrian`), which OpenAI's and Deepgram's voices are, unless resolveVoice maps it.
+ * The vendor's own ID of a Parley voice (the voices domain's `voiceVendorId`): a catalogue
+ * voice's recorded ID, a workspace voice's `provider_voice_id`; undefined when none is known.
  */
 export type ResolveVoice = (voiceId: string) => Promise<string | undefined>;
+
+/**
+ * When no vendor ID is known, the rest of the voice_id after its prefix is used as it is only
+ * where the vendor could take it: OpenAI and Deepgram address voices by name, and a name shaped
+ * like an ElevenLabs voice ID (20 letters and digits) or a Cartesia one (a UUID) is taken to be
+ * one (`elevenlabs-pNInz6obpgDQGcFmaJgB`). A catalogue name such as `Adrian` is not an ID either
+ * vendor accepts: such a voice is skipped so the fallback voices are tried, rather than a call
+ * whose every reply the vendor refuses.
+ */
+function nameAsVendorId(vendor: VoiceVendor, name: string): string | undefined {
+  switch (vendor) {
+    case 'openai':
+    case 'deepgram':
+      return name;
+    case 'elevenlabs':
+      return /^[A-Za-z0-9]{20}$/.test(name) ? name : undefined;
+    case 'cartesia':
+      return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(name) ? name : undefined;
+  }
+}
+
+const VENDOR_NAMES: Record<VoiceVendor, string> = { elevenlabs: 'ElevenLabs', cartesia: 'Cartesia', openai: 'OpenAI', deepgram: 'Deepgram' };
 
 export interface VoiceChoice {
   voiceId: string;
@@ -119,7 +140,11 @@ export async function createVoice(
       continue;
     }
     try {
-      const vendorVoiceId = (await resolveVoice(voiceId)) ?? named.name;
+      const vendorVoiceId = (await resolveVoice(voiceId)) ?? nameAsVendorId(named.vendor, named.name);
+      if (!vendorVoiceId) {
+        problems.push(`${voiceId}: no ${VENDOR_NAMES[named.vendor]} voice ID is known for it`);
+        continue;
+      }
       voices.push(voiceTts({ voiceId, vendor: named.vendor, vendorVoiceId }, access, settings));
     } catch (error) {
       problems.push(`${voiceId}: ${(error as Error).message}`);

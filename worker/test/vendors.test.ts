@@ -1,8 +1,10 @@
 import { tts } from '@livekit/agents';
 import { describe, expect, it } from 'vitest';
 import { agentSettings, endOfTurnDelayMs, interruption } from '../src/agent-settings.ts';
+import { catalogueVoice } from '../../shared/voices/index.ts';
 import type { SpeechVendorSettings } from '../src/config.ts';
-import { createStt, createVoice, voiceVendorOf } from '../src/vendors.ts';
+import { createStt, createVoice, voiceVendorOf, type ResolveVoice } from '../src/vendors.ts';
+import { startFakeElevenLabs } from './support/fake-elevenlabs.ts';
 import './support/scripted-vendors.ts';
 
 /*
@@ -18,6 +20,9 @@ const access = (keys: Partial<Record<keyof SpeechVendorSettings, string>>): Spee
 });
 const all = access({ deepgram: 'dg', elevenlabs: 'el', cartesia: 'ca', openai: 'oa' });
 const settings = (fields: Record<string, unknown> = {}) => agentSettings(fields).settings;
+/** The catalogue's provider voice IDs (the voices domain's voiceVendorId, without the workspace's own voices). */
+const catalogueIds: ResolveVoice = async (voiceId) => catalogueVoice(voiceId)?.provider_voice_id;
+const CARTESIA_VOICE = 'cartesia-a0e99841-438c-4a64-b679-ae501e7d6091';
 
 describe('speech vendors', () => {
   it('reads the voice vendor from the voice_id prefix', () => {
@@ -31,11 +36,11 @@ describe('speech vendors', () => {
   });
 
   it('builds the agent\'s voice, and the fallback voices behind it in order', async () => {
-    const one = await createVoice(['11labs-Adrian'], all, settings({ voice_model: 'eleven_flash_v2_5' }));
+    const one = await createVoice(['11labs-Dorothy'], all, settings({ voice_model: 'eleven_flash_v2_5' }), catalogueIds);
     expect(one.label).toBe('elevenlabs.TTS');
     expect(one.model).toBe('eleven_flash_v2_5');
 
-    const chain = await createVoice(['cartesia-Cleo', '11labs-Adrian', 'openai-Alloy', 'deepgram-aura-2-thalia-en', 'cartesia-Cleo'], all, settings());
+    const chain = await createVoice([CARTESIA_VOICE, '11labs-Paul', 'openai-Alloy', 'deepgram-aura-2-thalia-en', CARTESIA_VOICE], all, settings(), catalogueIds);
     expect(chain).toBeInstanceOf(tts.FallbackAdapter);
     expect((chain as tts.FallbackAdapter).ttsInstances.map((voice) => [voice.label, voice.model])).toEqual([
       ['cartesia.TTS', 'sonic-3'],
@@ -48,11 +53,38 @@ describe('speech vendors', () => {
   });
 
   it('skips a voice it cannot use, and refuses a call no voice can speak for', async () => {
-    const voice = await createVoice(['minimax-Ava', 'cartesia-Cleo', '11labs-Adrian'], access({ elevenlabs: 'el' }), settings());
+    const voice = await createVoice(['minimax-Ava', CARTESIA_VOICE, '11labs-Grace'], access({ elevenlabs: 'el' }), settings(), catalogueIds);
     expect(voice.label).toBe('elevenlabs.TTS');
-    await expect(createVoice(['minimax-Ava', 'cartesia-Cleo'], access({}), settings())).rejects.toThrow(
-      'No voice can speak for this call (minimax-Ava: no voice vendor the worker speaks through; cartesia-Cleo: CARTESIA_API_KEY is not set)',
+    await expect(createVoice(['minimax-Ava', CARTESIA_VOICE], access({}), settings(), catalogueIds)).rejects.toThrow(
+      `No voice can speak for this call (minimax-Ava: no voice vendor the worker speaks through; ${CARTESIA_VOICE}: CARTESIA_API_KEY is not set)`,
     );
+  });
+
+  it('skips a catalogue voice whose vendor ID is not known rather than sending the vendor its name', async () => {
+    const voice = await createVoice(['11labs-Adrian', 'cartesia-Cleo', 'openai-Nova'], all, settings(), catalogueIds);
+    expect(voice.label).toBe('openai.TTS');
+    await expect(createVoice(['11labs-Adrian', 'cartesia-Cleo'], all, settings(), catalogueIds)).rejects.toThrow(
+      'No voice can speak for this call (11labs-Adrian: no ElevenLabs voice ID is known for it; cartesia-Cleo: no Cartesia voice ID is known for it)',
+    );
+    // A name shaped like the vendor's own ID is taken as one.
+    expect((await createVoice(['elevenlabs-pNInz6obpgDQGcFmaJgB'], all, settings())).label).toBe('elevenlabs.TTS');
+    expect((await createVoice([CARTESIA_VOICE], all, settings())).label).toBe('cartesia.TTS');
+  });
+
+  it('asks ElevenLabs for a catalogue voice by its premade voice ID', async () => {
+    const fake = await startFakeElevenLabs({ apiKey: 'el' });
+    try {
+      const voice = await createVoice(['11labs-Dorothy'], { ...all, elevenlabs: { apiKey: 'el', baseUrl: fake.origin } }, settings(), catalogueIds);
+      const stream = voice.stream({ connOptions: { maxRetry: 0, retryIntervalMs: 0, timeoutMs: 5_000 } });
+      stream.pushText('Hello there.');
+      stream.endInput();
+      for await (const event of stream) if (event === tts.SynthesizeStream.END_OF_STREAM) break;
+      expect(fake.connections[0]!.path).toBe('/v1/text-to-speech/ThT5KcBeYPX3keUQqHPh/multi-stream-input');
+      expect(fake.contexts.map((context) => context.voiceId)).toEqual(['ThT5KcBeYPX3keUQqHPh']);
+      await voice.close();
+    } finally {
+      await fake.close();
+    }
   });
 
   it('uses the vendor\'s own ID of a workspace voice', async () => {
