@@ -113,6 +113,26 @@ export const VOICE_CATALOGUE: readonly CatalogueVoice[] = [
 const catalogueById = new Map(VOICE_CATALOGUE.map((voice) => [voice.voice_id, voice]));
 
 /**
+ * What a catalogue voice with no known provider ID speaks with, so that an agent on such a
+ * voice (the default voice, `11labs-Chloe`, among them) is heard rather than silent: an
+ * ElevenLabs voice, the premade voice of its gender recorded above (Lily, Paul); a Cartesia
+ * voice, the voice LiveKit's Cartesia plugin ships as its default (present in every Cartesia
+ * account). Other vendors' voices without an ID have
+ * none: the worker tries the fallback voices.
+ */
+const STAND_IN_VOICE_IDS: Partial<Record<VoiceProvider, Record<Gender, string>>> = {
+  elevenlabs: { female: 'pFZP5JQG7iQjIQuC4Bku', male: '5Q0t7uMcjvnagumLfvZi' },
+  cartesia: { female: 'f786b574-daa5-4673-aa0c-cbe3e8534c02', male: 'f786b574-daa5-4673-aa0c-cbe3e8534c02' },
+};
+
+/** The provider ID a catalogue voice speaks with: its own, else its stand-in (STAND_IN_VOICE_IDS). */
+export function catalogueVendorVoice(voice: CatalogueVoice): { id: string; stand_in: boolean } | undefined {
+  if (voice.provider_voice_id) return { id: voice.provider_voice_id, stand_in: false };
+  const standIn = STAND_IN_VOICE_IDS[voice.provider]?.[voice.gender];
+  return standIn ? { id: standIn, stand_in: true } : undefined;
+}
+
+/**
  * The voice of a new agent when none is given (spec: Agent defaults, "built-in voice from
  * a voice-vendor catalogue, premium model tier"): an ElevenLabs voice with an Australian
  * accent, matching the default language en-AU. Its model is DEFAULT_VOICE_MODEL.
@@ -167,12 +187,13 @@ export async function getVoice(workspaceId: string, voiceId: string): Promise<Vo
 /**
  * The provider's own ID of a voice the workspace can use: what the agent worker asks the
  * voice vendor to speak with. A catalogue voice's recorded ID, a workspace voice's (cloned, or
- * added from a vendor's library) `provider_voice_id`; undefined for a catalogue voice with no
- * known ID and for an ID the workspace does not have.
+ * added from a vendor's library) `provider_voice_id`; a catalogue voice with no known ID its
+ * stand-in (catalogueVendorVoice); undefined where there is none and for an ID the workspace
+ * does not have.
  */
 export async function voiceVendorId(workspaceId: string, voiceId: string): Promise<string | undefined> {
   const builtIn = catalogueVoice(voiceId);
-  if (builtIn) return builtIn.provider_voice_id;
+  if (builtIn) return catalogueVendorVoice(builtIn)?.id;
   if (voiceId.length > 200) return undefined;
   return (await workspaceVoices.get(workspaceId, voiceId))?.provider_voice_id;
 }

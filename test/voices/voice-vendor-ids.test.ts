@@ -12,15 +12,18 @@ import { startTestApp } from '../support/app.ts';
 const app = await startTestApp();
 
 describe('voiceVendorId', () => {
-  it('gives a catalogue voice its provider ID, and none where none is known', async () => {
+  it('gives a catalogue voice its provider ID, a stand-in where none is known, and none for other vendors', async () => {
     const ws = app.workspace.workspace_id;
     expect(await voiceVendorId(ws, '11labs-Dorothy')).toBe('ThT5KcBeYPX3keUQqHPh');
     expect(await voiceVendorId(ws, '11labs-Grace')).toBe('oWAxZDx7w5VEj9dCyTzz');
     expect(await voiceVendorId(ws, '11labs-Lily')).toBe('pFZP5JQG7iQjIQuC4Bku');
     expect(await voiceVendorId(ws, '11labs-Paul')).toBe('5Q0t7uMcjvnagumLfvZi');
     expect(await voiceVendorId(ws, 'openai-Shimmer')).toBe('shimmer');
-    expect(await voiceVendorId(ws, '11labs-Adrian')).toBeUndefined();
-    expect(await voiceVendorId(ws, 'cartesia-Cleo')).toBeUndefined();
+    // No known ID: the premade voice of the same gender stands in (the default voice included), or Cartesia's plugin default.
+    expect(await voiceVendorId(ws, '11labs-Chloe')).toBe('pFZP5JQG7iQjIQuC4Bku');
+    expect(await voiceVendorId(ws, '11labs-Adrian')).toBe('5Q0t7uMcjvnagumLfvZi');
+    expect(await voiceVendorId(ws, 'cartesia-Cleo')).toBe('f786b574-daa5-4673-aa0c-cbe3e8534c02');
+    expect(await voiceVendorId(ws, 'minimax-Ava')).toBeUndefined();
     // ElevenLabs voice IDs are 20 letters and digits; every recorded one has that shape.
     const elevenLabs = VOICE_CATALOGUE.filter((voice) => voice.provider === 'elevenlabs' && voice.provider_voice_id);
     expect(elevenLabs.map((voice) => voice.voice_id)).toEqual(['11labs-Dorothy', '11labs-Grace', '11labs-Lily', '11labs-Paul']);
