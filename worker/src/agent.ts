@@ -54,7 +54,8 @@ export default defineAgent({
         }),
         readSpeechVendorSettings(),
       ]);
-      const voiceIds = [settings.voice_id, ...(metadata.reliability?.fallback_voice_ids ?? [])];
+      // The agent's voice, its own fallbacks, then the workspace's, each voice once.
+      const voiceIds = [...new Set([settings.voice_id, ...(settings.fallback_voice_ids ?? []), ...(metadata.reliability?.fallback_voice_ids ?? [])])];
       const voice = await createVoice(voiceIds, access, settings, (voiceId) => voiceVendorId(metadata.workspace_id, voiceId));
       const recogniser = createStt(workerSettings().WORKER_STT_VENDOR, access, settings);
 
