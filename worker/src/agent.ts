@@ -9,6 +9,7 @@ import { agentSettings } from './agent-settings.ts';
 import { readSpeechVendorSettings, workerSettings } from './config.ts';
 import { parleyStreamTurn } from './conversation.ts';
 import { BadDispatchMetadata, parseDispatchMetadata } from './dispatch.ts';
+import { WorkerMetrics } from './metrics.ts';
 import { ReportClient } from './reports.ts';
 import { startCallSession, type CallSession } from './session.ts';
 import { createStt, createVoice } from './vendors.ts';
@@ -33,6 +34,8 @@ export default defineAgent({
       return;
     }
     const reports = new ReportClient({ reportUrl: metadata.report_url, token: metadata.report_token });
+    const metrics = new WorkerMetrics();
+    metrics.jobStarted();
     const callLog = { call_id: metadata.call_id, job_id: ctx.job.id };
     try {
       const version = await getAgent(metadata.workspace_id, metadata.agent_id, metadata.agent_version);
@@ -82,6 +85,7 @@ export default defineAgent({
       });
       void call.ended.then((reason) => {
         logger.info('call ended', { ...callLog, reason });
+        if (reason.startsWith('error')) metrics.jobFailed(reason);
         ctx.shutdown(reason);
       });
       void call.takenOver.then(() => {
@@ -90,6 +94,7 @@ export default defineAgent({
       });
     } catch (error) {
       logger.error('the call could not start', { ...callLog, error });
+      metrics.jobFailed('error_unknown');
       await reports.send({ event: 'call_ended', disconnection_reason: 'error_unknown' });
       ctx.shutdown('the call could not start');
     }

@@ -1,6 +1,8 @@
 import { cli, WorkerOptions } from '@livekit/agents';
 import { fileURLToPath } from 'node:url';
+import { logger } from '../../shared/platform/logger.ts';
 import { liveKitCredentials, workerSettings } from './config.ts';
+import { watchWorker } from './worker-watch.ts';
 
 /*
  * The agent worker process: registers with the LiveKit server under LIVEKIT_AGENT_NAME
@@ -41,3 +43,10 @@ cli.runApp(
     ...(settings.WORKER_LOAD_THRESHOLD !== undefined ? { loadThreshold: settings.WORKER_LOAD_THRESHOLD } : {}),
   }),
 );
+
+// Reads the worker's own health server: scale-in protection while calls run, and the
+// heartbeat behind the "no worker registered" alarm (docs/operations.md, The voice worker).
+watchWorker({
+  baseUrl: `http://127.0.0.1:${settings.WORKER_HEALTH_PORT}`,
+  onError: (message) => logger.warn('worker watch', { message }),
+}).start();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newAgent } from '../../test/support/factories.ts';
+import { clearRecordedWorkerMetrics, recordedWorkerMetrics } from '../src/metrics.ts';
 import { liveWebCall, readCall, startParley } from './support/parley-call.ts';
 
 /*
@@ -30,6 +31,7 @@ describe('a call\'s job', () => {
   });
 
   it('reports the call ended (error_unknown) when it cannot start it, so Parley releases the call', async () => {
+    clearRecordedWorkerMetrics();
     const ws = await parley.app.newWorkspace();
     const { agent: created } = await newAgent(ws.api);
     const metadata = await liveWebCall(parley, ws.api_key, { agent_id: created.agent_id });
@@ -37,6 +39,11 @@ describe('a call\'s job', () => {
     const { ctx, shutdowns } = jobContext(JSON.stringify({ ...metadata, agent_version: 99 }));
     await agent.entry(ctx);
     expect(shutdowns).toEqual(['the call could not start']);
+    // The job's metrics: started, then failed with the reason the alarm counts.
+    expect(recordedWorkerMetrics().map((document) => [document.JobStarted !== undefined ? 'JobStarted' : 'JobFailed', document.reason])).toEqual([
+      ['JobStarted', undefined],
+      ['JobFailed', 'error_unknown'],
+    ]);
     expect(await readCall(parley, ws.api_key, metadata.call_id)).toMatchObject({ call_status: 'ended', disconnection_reason: 'error_unknown' });
   });
 });
