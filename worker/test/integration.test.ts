@@ -122,4 +122,117 @@ describe('a call through the real worker pipeline', () => {
     const ended = await hangUp();
     expect(ended).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
   });
+
+  it('answers the caller\'s turn through the model, both lines in the call\'s transcript with word timings', async () => {
+    answer = (request) => (lastUser(request) === 'I would like an appointment.' ? streamChunks(['Sure, ', 'which day ', 'suits you?']) : undefined);
+    const { read, hangUp, microphone } = await startCall({ llm: { begin_message: 'Hello.' } });
+    await eventually(read, (call: any) => call.transcript_object?.length === 1, 10_000);
+    deepgram.transcripts.push('I would like an appointment.');
+    await microphone.say(speechPcm('I would like an appointment.'));
+    const live = await eventually(read, (call: any) => call.transcript_object?.length === 3, 10_000);
+    expect(lines(live)).toEqual([
+      ['agent', 'Hello.'],
+      ['user', 'I would like an appointment.'],
+      ['agent', 'Sure, which day suits you?'],
+    ]);
+    const [hello, , reply] = live.transcript_object;
+    // The agent's lines carry the voice's word timings, in seconds from the call's start.
+    // (The caller's line has none yet: the framework hands the session the recogniser's text without its words.)
+    expect(reply.words.map((word: any) => word.word)).toEqual(['Sure,', 'which', 'day', 'suits', 'you?']);
+    expect(reply.words[0].start).toBeGreaterThan(hello.words.at(-1).end);
+    for (let i = 1; i < reply.words.length; i++) expect(reply.words[i].start).toBeGreaterThanOrEqual(reply.words[i - 1].end);
+    await hangUp();
+  });
+
+  it('runs a custom tool the model calls mid-turn exactly once, and the call shows it between the lines', async () => {
+    receiver.requests.length = 0;
+    receiver.answer = () => ({ body: '{"free":"10:00"}' });
+    const tool = {
+      type: 'custom',
+      name: 'check_slot',
+      description: 'Finds a free slot on a day',
+      url: `${receiver.url}/slots`,
+      parameters: { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] },
+    };
+    answer = (request) => {
+      const messages = request.body.messages as { role: string }[];
+      if (messages.at(-1)?.role === 'tool') return streamChunks(['Monday at ten ', 'is free.']);
+      if (lastUser(request) === 'Is Monday free?') return streamToolCallChunks(['Let me check. '], [{ id: 'call_T1', name: 'check_slot', arguments: { day: 'monday' } }]);
+      return undefined;
+    };
+    const { read, hangUp, microphone } = await startCall({ llm: { begin_message: 'Hello.', general_tools: [tool] } });
+    await eventually(read, (call: any) => call.transcript_object?.length === 1, 10_000);
+    deepgram.transcripts.push('Is Monday free?');
+    await microphone.say(speechPcm('Is Monday free?'));
+    const live = await eventually(read, (call: any) => call.transcript_object?.length === 3, 10_000);
+    expect(receiver.requests).toHaveLength(1);
+    expect(receiver.requests[0]).toMatchObject({ method: 'POST', path: '/slots' });
+    expect(receiver.requests[0]!.body).toMatchObject({ name: 'check_slot', args: { day: 'monday' } });
+    expect(lines(live)).toEqual([
+      ['agent', 'Hello.'],
+      ['user', 'Is Monday free?'],
+      ['agent', 'Let me check. Monday at ten is free.'],
+    ]);
+    const withTools = live.transcript_with_tool_calls.map((entry: any) => entry.role);
+    expect(withTools).toEqual(['agent', 'user', 'tool_call_invocation', 'tool_call_result', 'agent']);
+    expect(live.transcript_with_tool_calls[2]).toMatchObject({ tool_call_id: 'call_T1', name: 'check_slot', arguments: '{"day":"monday"}' });
+    expect(live.transcript_with_tool_calls[3]).toMatchObject({ tool_call_id: 'call_T1', content: '{"free":"10:00"}' });
+    await hangUp();
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('retrieves from the agent\'s knowledge base through Parley before answering, recorded for kb-retrievals', async () => {
+    const ws = await app.newWorkspace();
+    const parking = 'Parking: free parking is available in the garage under the building.';
+    const created = await ws.api.post('/create-knowledge-base', {
+      body: { knowledge_base_name: 'Clinic', knowledge_base_texts: [{ title: 'parking', text: parking }, { title: 'hours', text: 'Opening hours: 8 am to 6 pm on weekdays.' }] },
+    });
+    expect(created.status).toBe(201);
+    const kbId = created.body.knowledge_base_id as string;
+    await eventually(async () => (await ws.api.get(`/get-knowledge-base/${kbId}`)).body, (body: any) => body.status === 'complete', 30_000);
+    let prompted = '';
+    answer = (request) => {
+      if (lastUser(request) !== 'Where can I park my car?') return undefined;
+      prompted = JSON.stringify(request.body.messages);
+      return streamChunks(['In the garage ', 'under the building.']);
+    };
+    const { agent } = await newAgent(ws.api, { agent: { voice_id: '11labs-Adrian' }, llm: { begin_message: 'Hello.', knowledge_base_ids: [kbId] } });
+    const metadata = await liveWebCall(parley, ws.api_key, { agent_id: agent.agent_id });
+    const { call, microphone } = await workerCall(metadata);
+    const read = () => readCall(parley, ws.api_key, metadata.call_id);
+    await eventually(read, (live: any) => live.transcript_object?.length === 1, 10_000);
+    deepgram.transcripts.push('Where can I park my car?');
+    await microphone.say(speechPcm('Where can I park my car?'));
+    const live = await eventually(read, (value: any) => value.transcript_object?.length === 3, 10_000);
+    expect(lines(live)[2]).toEqual(['agent', 'In the garage under the building.']);
+    expect(prompted).toContain(parking);
+    const recorded = await ws.api.get(`/kb-retrievals/${metadata.call_id}`);
+    expect(recorded.status).toBe(200);
+    expect(recorded.body.call_id).toBe(metadata.call_id);
+    expect(recorded.body.retrievals).toHaveLength(1);
+    expect(recorded.body.retrievals[0]).toMatchObject({ query: expect.stringContaining('Where can I park my car?'), knowledge_base_ids: [kbId] });
+    await call.end('user_hangup');
+  });
+
+  it('switches to the workspace\'s fallback voice when the agent\'s voice vendor fails, and the call goes on', async () => {
+    const ws = await app.newWorkspace();
+    const set = await ws.api.put('/workspace/reliability', { body: { fallback_voice_ids: ['cartesia-Cleo'] } });
+    expect(set.status).toBe(200);
+    const { agent } = await newAgent(ws.api, { agent: { voice_id: '11labs-Adrian' }, llm: { begin_message: 'Hello, this is the clinic.' } });
+    const metadata = await liveWebCall(parley, ws.api_key, { agent_id: agent.agent_id });
+    expect(metadata.reliability?.fallback_voice_ids).toEqual(['cartesia-Cleo']);
+    const cartesiaBefore = cartesia.contexts.length;
+    eleven.fail({ mode: 'http', status: 503 });
+    try {
+      const { call } = await workerCall(metadata);
+      const read = () => readCall(parley, ws.api_key, metadata.call_id);
+      const live = await eventually(read, (value: any) => value.transcript_object?.length === 1, 15_000);
+      expect(lines(live)).toEqual([['agent', 'Hello, this is the clinic.']]);
+      expect(cartesia.contexts.slice(cartesiaBefore).map((context) => context.spoken.trim())).toEqual(['Hello, this is the clinic.']);
+      expect((await read()).call_status).toBe('ongoing');
+      await call.end('user_hangup');
+    } finally {
+      eleven.fail();
+    }
+  });
 });
