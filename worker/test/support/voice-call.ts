@@ -96,3 +96,10 @@ export class TimedSpeaker extends CallerSpeaker {
     this.open = false;
   }
 }
+
+/** Calls `committed` (performance.now()) each time the session commits a turn of the caller's to the chat. */
+export function onUserTurn(session: voice.AgentSession, committed: (at: number) => void): void {
+  session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
+    if (ev.item.type === 'message' && ev.item.role === 'user') committed(performance.now());
+  });
+}
