@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { newAgent } from '../../test/support/factories.ts';
-import { startFakeOpenAi, streamChunks, streamToolCallChunks, type RecordedRequest } from '../../test/support/fake-openai.ts';
+import { newAgent, newAgentOn, newFlow } from '../../test/support/factories.ts';
+import { completion, startFakeOpenAi, streamChunks, streamToolCallChunks, type RecordedRequest } from '../../test/support/fake-openai.ts';
 import { startFunctionReceiver } from '../../test/support/function-receiver.ts';
 import { eventually } from '../../test/support/webhook-receiver.ts';
 import type { DispatchMetadata } from '../../shared/vendors/media/index.ts';
@@ -54,8 +54,8 @@ const { createStt, createVoice } = await import('../src/vendors.ts');
 type Answer = (request: RecordedRequest) => unknown[] | undefined;
 let answer: Answer = () => undefined;
 model.setDefault((request) => {
-  const events = request.body?.stream ? answer(request) : undefined;
-  return { events: events ?? streamChunks(['Okay.']) };
+  if (!request.body?.stream) return { body: completion('Okay.') };
+  return { events: answer(request) ?? streamChunks(['Okay.']) };
 });
 
 const lastUser = (request: RecordedRequest): string | undefined =>
@@ -63,7 +63,16 @@ const lastUser = (request: RecordedRequest): string | undefined =>
 
 /** The job's steps (agent.ts) with the caller's microphone and speaker in place of the room. */
 async function workerCall(metadata: DispatchMetadata) {
-  const reports = new ReportClient({ reportUrl: metadata.report_url, token: metadata.report_token });
+  /** Parley's answer to each report, in order. */
+  const answers: { event: string; status: number; body: any }[] = [];
+  const recordingFetch: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if (!String(input).endsWith('/events')) return response;
+    const text = await response.text();
+    answers.push({ event: JSON.parse(String(init?.body)).event, status: response.status, body: text ? JSON.parse(text) : undefined });
+    return new Response(text || null, { status: response.status, headers: response.headers });
+  };
+  const reports = new ReportClient({ reportUrl: metadata.report_url, token: metadata.report_token, fetch: recordingFetch });
   const version = await getAgent(metadata.workspace_id, metadata.agent_id, metadata.agent_version);
   const { settings } = agentSettings(version as Record<string, unknown>, metadata.agent_override?.agent);
   const [state, access] = await Promise.all([
@@ -93,7 +102,7 @@ async function workerCall(metadata: DispatchMetadata) {
     io: { input: microphone, output: speaker },
     aecWarmupMs: null,
   });
-  return { call, microphone, speaker };
+  return { call, microphone, speaker, answers };
 }
 
 async function startCall(options: { agent?: Record<string, unknown>; llm?: Record<string, unknown> } = {}) {
@@ -123,7 +132,7 @@ describe('a call through the real worker pipeline', () => {
     expect(ended).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
   });
 
-  it('answers the caller\'s turn through the model, both lines in the call\'s transcript with word timings', async () => {
+  it('answers the caller\'s turn through the model, both lines in the call\'s transcript, the agent\'s with word timings', async () => {
     answer = (request) => (lastUser(request) === 'I would like an appointment.' ? streamChunks(['Sure, ', 'which day ', 'suits you?']) : undefined);
     const { read, hangUp, microphone } = await startCall({ llm: { begin_message: 'Hello.' } });
     await eventually(read, (call: any) => call.transcript_object?.length === 1, 10_000);
@@ -234,5 +243,53 @@ describe('a call through the real worker pipeline', () => {
     } finally {
       eleven.fail();
     }
+  });
+
+  it('reports a flow\'s transfer node as transfer_requested, which Parley refuses on a web call, and the call goes on', async () => {
+    const ws = await app.newWorkspace();
+    const when = (prompt: string) => ({ type: 'prompt', prompt });
+    const flow = await newFlow(ws.api, {
+      nodes: [
+        {
+          id: 'greet',
+          name: 'Greeting',
+          type: 'conversation',
+          instruction: { type: 'static_text', text: 'Welcome to the clinic.' },
+          edges: [{ id: 'e0', destination_node_id: 'desk', transition_condition: when('User asks for a human') }],
+        },
+        {
+          id: 'desk',
+          name: 'Front desk',
+          type: 'transfer_call',
+          instruction: { type: 'static_text', text: 'Connecting you now.' },
+          edge: { id: 'failed', transition_condition: when('Transfer failed') },
+          transfer_destination: { type: 'predefined', number: '+14155550177' },
+          transfer_option: { type: 'cold_transfer' },
+        },
+      ],
+    });
+    const agent = await newAgentOn(ws.api, { type: 'conversation-flow', conversation_flow_id: flow.conversation_flow_id }, { voice_id: '11labs-Adrian' });
+    answer = (request) => (lastUser(request) === 'Can I talk to a person?' ? streamToolCallChunks([], [{ id: 'call_E0', name: 'edge_0_to_desk', arguments: {} }]) : undefined);
+    const metadata = await liveWebCall(parley, ws.api_key, { agent_id: agent.agent_id });
+    const { call, microphone, answers } = await workerCall(metadata);
+    const read = () => readCall(parley, ws.api_key, metadata.call_id);
+    await eventually(read, (live: any) => live.transcript_object?.length === 1, 10_000);
+    deepgram.transcripts.push('Can I talk to a person?');
+    await microphone.say(speechPcm('Can I talk to a person?'));
+    const live = await eventually(read, (value: any) => value.transcript_object?.length === 3, 10_000);
+    expect(lines(live)).toEqual([
+      ['agent', 'Welcome to the clinic.'],
+      ['user', 'Can I talk to a person?'],
+      ['agent', 'Connecting you now.'],
+    ]);
+    await eventually(async () => answers, (seen) => seen.some((answer) => answer.event === 'transfer_requested'), 5_000);
+    expect(answers.find((answer) => answer.event === 'transfer_requested')).toEqual({
+      event: 'transfer_requested',
+      status: 422,
+      body: { status: 422, message: 'Transfer refused: only phone calls can be transferred' },
+    });
+    expect((await read()).call_status).toBe('ongoing');
+    await call.end('user_hangup');
+    expect(await read()).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
   });
 });
