@@ -137,7 +137,7 @@ export async function measureVoiceToVoice(options: { turns: number; concurrent: 
         headers: { authorization: `Bearer ${workspace.api_key}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-      const json = (await response.json()) as Record<string, any>;
+      const json = (await response.json()) as { llm_id: string; agent_id: string; version: number };
       if (response.status !== 201) throw new Error(`P6: POST ${path} answered ${response.status}: ${JSON.stringify(json)}`);
       return json;
     };
@@ -186,7 +186,7 @@ export async function measureVoiceToVoice(options: { turns: number; concurrent: 
           started.push({ at: performance.now(), firstTokenMs: turn.firstTokenMs });
           return turn;
         },
-        reports: { transcript: async () => ({ status: 'applied' }), send: async () => ({ status: 'applied' }), kbRetrieve: async () => ({ prompt: '' }), flush: async () => {} },
+        reports: { transcript: async () => {}, send: async () => ({ status: 'applied' as const }), kbRetrieve: async () => ({ prompt: '' }), flush: async () => {} },
         stt: createStt('deepgram', access, settings),
         tts: await createVoice([settings.voice_id], access, settings),
         io: { input: microphone, output: speaker },
