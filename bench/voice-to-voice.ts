@@ -1,7 +1,7 @@
 import '../local/quiet-aws-sdk.ts';
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -72,7 +72,7 @@ export interface P6Result {
   endOfTurnDelayMs: number;
   vendors: P6Split;
   zero: P6Split;
-  concurrency: { calls: number; turnsPerCall: number; wallMs: number; cpuMs: number; cpuPerCallPct: number; callsPerVcpu: number; rssBeforeMiB: number; rssPeakMiB: number; rssPerCallMiB: number; totalP50Ms: number };
+  concurrency: { calls: number; turnsPerCall: number; wallMs: number; cpuMs: number; cpuPerCallPct: number; callsPerVcpu: number; rssBeforeMiB: number; rssPeakMiB: number; rssPerCallMiB: number; fakesCpuMs: number | null; loadAverage: number; totalP50Ms: number };
   met: { total: boolean; overhead: boolean };
 }
 
@@ -92,6 +92,17 @@ function startFakes(latencies: VoiceFakeLatencies): Promise<{ child: ChildProces
     child.once('message', (urls) => resolve({ child, urls: urls as never }));
     child.once('exit', (code) => reject(new Error(`P6: the fake vendors exited (${code})`)));
   });
+}
+
+/** A process's CPU time (user + system, ms) from /proc; undefined where there is none. */
+function processCpuMs(pid: number | undefined): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are the 12th and 13th fields after the command, in clock ticks (100 a second).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 function split(turns: P6Turn[]): P6Split {
@@ -256,6 +267,7 @@ export async function measureVoiceToVoice(options: { turns: number; concurrent: 
     let rssPeak = rssBefore;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 100);
     const cpuStart = process.cpuUsage();
+    const fakesCpuStart = processCpuMs(zero.fakes.child.pid);
     const wallStart = performance.now();
     const concurrentTurns = (
       await Promise.all(Array.from({ length: options.concurrent }, async (_, index) => {
@@ -265,6 +277,7 @@ export async function measureVoiceToVoice(options: { turns: number; concurrent: 
     ).flat();
     const wallMs = performance.now() - wallStart;
     const cpu = process.cpuUsage(cpuStart);
+    const fakesCpuEnd = processCpuMs(zero.fakes.child.pid);
     clearInterval(sampler);
     zero.fakes.child.kill();
     const cpuMs = (cpu.user + cpu.system) / 1000;
@@ -287,6 +300,8 @@ export async function measureVoiceToVoice(options: { turns: number; concurrent: 
         rssBeforeMiB: round(rssBefore / 2 ** 20, 1),
         rssPeakMiB: round(rssPeak / 2 ** 20, 1),
         rssPerCallMiB: round((rssPeak - rssBefore) / 2 ** 20 / options.concurrent, 1),
+        fakesCpuMs: fakesCpuStart === undefined || fakesCpuEnd === undefined ? null : fakesCpuEnd - fakesCpuStart,
+        loadAverage: round(loadavg()[0]!, 2),
         totalP50Ms: round(percentile(concurrentTurns.map((t) => t.totalMs).sort((a, b) => a - b), 50), 1),
       },
       met: { total: vendorSplit.total.p50 <= P6_TARGETS.totalP50Ms, overhead: vendorSplit.overhead.p50 <= P6_TARGETS.overheadP50Ms },
@@ -323,7 +338,8 @@ export function p6Summary(result: P6Result): string {
       `overhead p50 ${result.vendors.overhead.p50} ms (target ≤ ${P6_TARGETS.overheadP50Ms}: ${verdict(result.met.overhead)}); ` +
       `end-of-turn delay setting ${result.endOfTurnDelayMs} ms (responsiveness 1).`,
     `${c.calls} calls at once, ${c.turnsPerCall} turns each: CPU ${c.cpuPerCallPct}% of a vCPU per call (${c.callsPerVcpu} calls per vCPU), ` +
-      `RSS ${c.rssBeforeMiB} → ${c.rssPeakMiB} MiB (${c.rssPerCallMiB} MiB per call), total p50 under that load ${c.totalP50Ms} ms (zero-latency vendors).`,
+      `RSS ${c.rssBeforeMiB} → ${c.rssPeakMiB} MiB (${c.rssPerCallMiB} MiB per call), total p50 under that load ${c.totalP50Ms} ms (zero-latency vendors); ` +
+      `the fakes' process used ${c.fakesCpuMs ?? '?'} ms of CPU meanwhile, load average ${c.loadAverage}.`,
   ].join('\n');
 }
 
