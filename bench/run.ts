@@ -1,6 +1,6 @@
 import '../local/quiet-aws-sdk.ts';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,6 +21,7 @@ import { profileImports, type ImportProfile } from './cpu-profile.ts';
 import { childEnvironment, measureImports, type ImportSubject, type ImportTiming } from './import-time.ts';
 import { measureLatency, type LatencyResult } from './latency.ts';
 import { kib, ms, round, roundSummary, table, times } from './stats.ts';
+import { P6_TARGETS, type P6Result } from './voice-to-voice.ts';
 
 /**
  * `npm run bench`: the request-path latency against a raw DynamoDB read, and each Lambda
@@ -53,6 +54,8 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     'no-calls': { type: 'boolean', default: false },
     strict: { type: 'boolean', default: false },
+    'p6-turns': { type: 'string' },
+    'p6-calls': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -60,7 +63,9 @@ const { values: args } = parseArgs({
 if (args.help) {
   console.log(`npm run bench [-- options]
   --quick               fewer samples and processes (a smoke run, not for the record)
-  --only=latency|bundles|batches
+  --only=latency|bundles|batches|p6
+  --p6-turns=N          P6 voice-to-voice: measured turns per vendor variant (default 20)
+  --p6-calls=K          P6: calls at once for CPU and memory per call (default 10)
   --samples=N           measured requests per latency variant (default 3000)
   --warmup=N            warm-up requests per latency variant, at least (default 2000)
   --warmup-seconds=N    warm-up duration, at least (default 15)
@@ -93,8 +98,8 @@ const settings = {
     ? undefined
     : { listSamples: quick ? 20 : 60, createSamples: quick ? 60 : 200, warmupMs: quick ? 2000 : 4000, budgetMs: quick ? 15_000 : 25_000 },
 };
-const phases = args.only ? [args.only] : ['bundles', 'latency', 'batches'];
-if (phases.some((phase) => !['bundles', 'latency', 'batches'].includes(phase))) throw new Error('--only is latency, bundles or batches');
+const phases = args.only ? [args.only] : ['bundles', 'latency', 'batches', 'p6'];
+if (phases.some((phase) => !['bundles', 'latency', 'batches', 'p6'].includes(phase))) throw new Error('--only is latency, bundles, batches or p6');
 
 const OUT = 'bench/out';
 mkdirSync(OUT, { recursive: true });
@@ -485,6 +490,24 @@ async function latencyPhase() {
 }
 
 // ------------------------------------------------------------------------------------------
+// P6: voice to voice through the worker's session (bench/voice-to-voice.ts)
+
+/** In a process of its own: it starts its own DynamoDB Local and reads Parley's settings once, at load. */
+function voiceToVoicePhase(): P6Result {
+  const out = join(OUT, 'p6.json');
+  rmSync(out, { force: true });
+  const turns = intArg(args['p6-turns'], quick ? 5 : 20);
+  const calls = intArg(args['p6-calls'], quick ? 3 : 10);
+  log(`P6 voice-to-voice: ${turns} turns per vendor variant, then ${calls} calls at once (a few minutes)`);
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/voice-to-voice.ts', `--turns=${turns}`, `--concurrent=${calls}`, `--out=${out}`], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, WORKER_TEST_LOG_LEVEL: 'fatal' },
+  });
+  if (run.status !== 0) throw new Error(`bench/voice-to-voice.ts exited with ${run.status}`);
+  return JSON.parse(readFileSync(out, 'utf8')) as P6Result;
+}
+
+// ------------------------------------------------------------------------------------------
 
 const results: Record<string, unknown> = {
   date: startedAt.toISOString(),
@@ -503,7 +526,8 @@ const results: Record<string, unknown> = {
 let failed = false;
 for (const phase of phases) {
   try {
-    results[phase] = phase === 'bundles' ? await bundlesPhase() : phase === 'batches' ? batchesPhase() : await latencyPhase();
+    results[phase] =
+      phase === 'bundles' ? await bundlesPhase() : phase === 'batches' ? batchesPhase() : phase === 'p6' ? voiceToVoicePhase() : await latencyPhase();
   } catch (error) {
     failed = true;
     console.error(`\n[bench] ${phase} failed:`, error);
@@ -526,6 +550,9 @@ const p3 = (latency as { calls?: { p3Met: boolean; p3RatioP50: number } } | unde
 if (p3?.p3Met === false) missed.push(`P3 list-calls ratio ${p3.p3RatioP50} > ${TARGETS.listCallsRatioP50}`);
 if (bundles?.met?.size === false) missed.push('a bundle is over 700 KiB');
 if (bundles?.met?.importRatio === false) missed.push(`a bundle imports more than ${TARGETS.importRatio}× slower than the baseline`);
+const p6 = results.p6 as P6Result | undefined;
+if (p6?.met?.total === false) missed.push(`P6 voice-to-voice p50 ${p6.vendors.total.p50} ms > ${P6_TARGETS.totalP50Ms} ms`);
+if (p6?.met?.overhead === false) missed.push(`P6 pipeline overhead p50 ${p6.vendors.overhead.p50} ms > ${P6_TARGETS.overheadP50Ms} ms`);
 results.targetsMissed = missed;
 
 writeFileSync(join(OUT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -1,0 +1,295 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { newAgent, newAgentOn, newFlow } from '../../test/support/factories.ts';
+import { completion, startFakeOpenAi, streamChunks, streamToolCallChunks, type RecordedRequest } from '../../test/support/fake-openai.ts';
+import { startFunctionReceiver } from '../../test/support/function-receiver.ts';
+import { eventually } from '../../test/support/webhook-receiver.ts';
+import type { DispatchMetadata } from '../../shared/vendors/media/index.ts';
+import { startFakeCartesia } from './support/fake-cartesia.ts';
+import { startFakeDeepgram } from './support/fake-deepgram.ts';
+import { startFakeElevenLabs } from './support/fake-elevenlabs.ts';
+import { liveWebCall, readCall, startParley } from './support/parley-call.ts';
+import { speechPcm } from './support/speech.ts';
+import { SpeechMicrophone, TimedSpeaker } from './support/voice-call.ts';
+
+/*
+ * The worker's call end to end with nothing scripted but the caller's microphone and
+ * speaker: the job's own steps (agent.ts: read the version, open the conversation, build
+ * the recogniser and the voice by settings) and the real session, the real Deepgram plugin
+ * against the fake Deepgram (its transcripts scripted per voiced segment of espeak-ng
+ * speech), Parley's engine (streamAgentTurn) on a Retell LLM whose model is the fake
+ * OpenAI-compatible provider streaming, the real ElevenLabs and Cartesia plugins against
+ * their fakes, and reports and retrieval to a real local Parley (LiveKit mode).
+ */
+
+const deepgram = await startFakeDeepgram({ apiKey: 'dg-key', finalDelayMs: 100 });
+const eleven = await startFakeElevenLabs({ apiKey: 'el-key' });
+const cartesia = await startFakeCartesia({ apiKey: 'ca-key' });
+const model = await startFakeOpenAi();
+const receiver = await startFunctionReceiver();
+afterAll(async () => {
+  await Promise.all([deepgram.close(), eleven.close(), cartesia.close()]);
+});
+
+const parley = await startParley({
+  LLM_BASE_URL: model.url,
+  LLM_API_KEY: 'llm-key',
+  DEEPGRAM_API_KEY: 'dg-key',
+  DEEPGRAM_BASE_URL: deepgram.url,
+  ELEVENLABS_API_KEY: 'el-key',
+  ELEVENLABS_BASE_URL: eleven.origin,
+  CARTESIA_API_KEY: 'ca-key',
+  CARTESIA_BASE_URL: cartesia.url,
+});
+const { app } = parley;
+const { getAgent } = await import('../../shared/agents/index.ts');
+const { openConversation, streamAgentTurn } = await import('../../shared/conversation/index.ts');
+const { workspaceVoiceVendorId } = await import('../../shared/voices/index.ts');
+const { agentSettings } = await import('../src/agent-settings.ts');
+const { readSpeechVendorSettings } = await import('../src/config.ts');
+const { ReportClient } = await import('../src/reports.ts');
+const { startCallSession } = await import('../src/session.ts');
+const { createStt, createVoice } = await import('../src/vendors.ts');
+
+/** What the fake model answers, by the conversation it is sent (Parley's other model calls get the default). */
+type Answer = (request: RecordedRequest) => unknown[] | undefined;
+let answer: Answer = () => undefined;
+model.setDefault((request) => {
+  if (!request.body?.stream) return { body: completion('Okay.') };
+  return { events: answer(request) ?? streamChunks(['Okay.']) };
+});
+
+const lastUser = (request: RecordedRequest): string | undefined =>
+  [...(request.body?.messages ?? [])].reverse().find((message: any) => message.role === 'user')?.content;
+
+/** The job's steps (agent.ts) with the caller's microphone and speaker in place of the room. */
+async function workerCall(metadata: DispatchMetadata) {
+  /** Parley's answer to each report, in order. */
+  const answers: { event: string; status: number; body: any }[] = [];
+  const recordingFetch: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if (!String(input).endsWith('/events')) return response;
+    const text = await response.text();
+    answers.push({ event: JSON.parse(String(init?.body)).event, status: response.status, body: text ? JSON.parse(text) : undefined });
+    return new Response(text || null, { status: response.status, headers: response.headers });
+  };
+  const reports = new ReportClient({ reportUrl: metadata.report_url, token: metadata.report_token, fetch: recordingFetch });
+  const version = await getAgent(metadata.workspace_id, metadata.agent_id, metadata.agent_version);
+  const { settings } = agentSettings(version as Record<string, unknown>, metadata.agent_override?.agent);
+  const [state, access] = await Promise.all([
+    openConversation({
+      workspaceId: metadata.workspace_id,
+      agentId: metadata.agent_id,
+      agentVersion: metadata.agent_version,
+      callId: metadata.call_id,
+      channel: 'voice',
+      dynamicVariables: metadata.dynamic_variables,
+      ...(metadata.agent_override ? { overrides: metadata.agent_override } : {}),
+      canTransfer: metadata.call_type === 'phone_call',
+    }),
+    readSpeechVendorSettings(),
+  ]);
+  const voiceIds = [settings.voice_id, ...(metadata.reliability?.fallback_voice_ids ?? [])];
+  const voice = await createVoice(voiceIds, access, settings, (voiceId) => workspaceVoiceVendorId(metadata.workspace_id, voiceId));
+  const microphone = new SpeechMicrophone();
+  const speaker = new TimedSpeaker();
+  const call = await startCallSession({
+    settings,
+    state,
+    streamTurn: streamAgentTurn,
+    reports,
+    stt: createStt('deepgram', access, settings),
+    tts: voice,
+    io: { input: microphone, output: speaker },
+    aecWarmupMs: null,
+  });
+  return { call, microphone, speaker, answers };
+}
+
+async function startCall(options: { agent?: Record<string, unknown>; llm?: Record<string, unknown> } = {}) {
+  const ws = await app.newWorkspace();
+  const { agent } = await newAgent(ws.api, { agent: { voice_id: '11labs-Adrian', ...options.agent }, llm: options.llm });
+  const metadata = await liveWebCall(parley, ws.api_key, { agent_id: agent.agent_id });
+  const worker = await workerCall(metadata);
+  const read = () => readCall(parley, ws.api_key, metadata.call_id);
+  const hangUp = async () => {
+    await worker.call.end('user_hangup');
+    return read();
+  };
+  return { ...worker, ws, metadata, read, hangUp };
+}
+
+const lines = (call: any) => (call.transcript_object as { role: string; content: string }[]).map((line) => [line.role, line.content]);
+
+describe('a call through the real worker pipeline', () => {
+  it('speaks the begin message and Parley shows the agent\'s line', async () => {
+    const { read, hangUp, speaker } = await startCall({ llm: { begin_message: 'Hello, this is the clinic.' } });
+    const live = await eventually(read, (call: any) => call.transcript_object?.length === 1, 10_000);
+    expect(lines(live)).toEqual([['agent', 'Hello, this is the clinic.']]);
+    expect(live.transcript_object[0].words.map((word: any) => word.word)).toEqual(['Hello,', 'this', 'is', 'the', 'clinic.']);
+    expect(speaker.firstFrames).toHaveLength(1);
+    expect(eleven.contexts.at(-1)!.spoken.trim()).toBe('Hello, this is the clinic.');
+    const ended = await hangUp();
+    expect(ended).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
+  });
+
+  it('answers the caller\'s turn through the model, both lines in the call\'s transcript, the agent\'s with word timings', async () => {
+    answer = (request) => (lastUser(request) === 'I would like an appointment.' ? streamChunks(['Sure, ', 'which day ', 'suits you?']) : undefined);
+    const { read, hangUp, microphone } = await startCall({ llm: { begin_message: 'Hello.' } });
+    await eventually(read, (call: any) => call.transcript_object?.length === 1, 10_000);
+    deepgram.transcripts.push('I would like an appointment.');
+    await microphone.say(speechPcm('I would like an appointment.'));
+    const live = await eventually(read, (call: any) => call.transcript_object?.length === 3, 10_000);
+    expect(lines(live)).toEqual([
+      ['agent', 'Hello.'],
+      ['user', 'I would like an appointment.'],
+      ['agent', 'Sure, which day suits you?'],
+    ]);
+    const [hello, , reply] = live.transcript_object;
+    // The agent's lines carry the voice's word timings, in seconds from the call's start.
+    // (The caller's line has none yet: the framework hands the session the recogniser's text without its words.)
+    expect(reply.words.map((word: any) => word.word)).toEqual(['Sure,', 'which', 'day', 'suits', 'you?']);
+    expect(reply.words[0].start).toBeGreaterThan(hello.words.at(-1).end);
+    for (let i = 1; i < reply.words.length; i++) expect(reply.words[i].start).toBeGreaterThanOrEqual(reply.words[i - 1].end);
+    await hangUp();
+  });
+
+  it('runs a custom tool the model calls mid-turn exactly once, and the call shows it between the lines', async () => {
+    receiver.requests.length = 0;
+    receiver.answer = () => ({ body: '{"free":"10:00"}' });
+    const tool = {
+      type: 'custom',
+      name: 'check_slot',
+      description: 'Finds a free slot on a day',
+      url: `${receiver.url}/slots`,
+      parameters: { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] },
+    };
+    answer = (request) => {
+      const messages = request.body.messages as { role: string }[];
+      if (messages.at(-1)?.role === 'tool') return streamChunks(['Monday at ten ', 'is free.']);
+      if (lastUser(request) === 'Is Monday free?') return streamToolCallChunks(['Let me check. '], [{ id: 'call_T1', name: 'check_slot', arguments: { day: 'monday' } }]);
+      return undefined;
+    };
+    const { read, hangUp, microphone } = await startCall({ llm: { begin_message: 'Hello.', general_tools: [tool] } });
+    await eventually(read, (call: any) => call.transcript_object?.length === 1, 10_000);
+    deepgram.transcripts.push('Is Monday free?');
+    await microphone.say(speechPcm('Is Monday free?'));
+    const live = await eventually(read, (call: any) => call.transcript_object?.length === 3, 10_000);
+    expect(receiver.requests).toHaveLength(1);
+    expect(receiver.requests[0]).toMatchObject({ method: 'POST', path: '/slots' });
+    expect(receiver.requests[0]!.body).toMatchObject({ name: 'check_slot', args: { day: 'monday' } });
+    expect(lines(live)).toEqual([
+      ['agent', 'Hello.'],
+      ['user', 'Is Monday free?'],
+      ['agent', 'Let me check. Monday at ten is free.'],
+    ]);
+    const withTools = live.transcript_with_tool_calls.map((entry: any) => entry.role);
+    expect(withTools).toEqual(['agent', 'user', 'tool_call_invocation', 'tool_call_result', 'agent']);
+    expect(live.transcript_with_tool_calls[2]).toMatchObject({ tool_call_id: 'call_T1', name: 'check_slot', arguments: '{"day":"monday"}' });
+    expect(live.transcript_with_tool_calls[3]).toMatchObject({ tool_call_id: 'call_T1', content: '{"free":"10:00"}' });
+    await hangUp();
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('retrieves from the agent\'s knowledge base through Parley before answering, recorded for kb-retrievals', async () => {
+    const ws = await app.newWorkspace();
+    const parking = 'Parking: free parking is available in the garage under the building.';
+    const created = await ws.api.post('/create-knowledge-base', {
+      body: { knowledge_base_name: 'Clinic', knowledge_base_texts: [{ title: 'parking', text: parking }, { title: 'hours', text: 'Opening hours: 8 am to 6 pm on weekdays.' }] },
+    });
+    expect(created.status).toBe(201);
+    const kbId = created.body.knowledge_base_id as string;
+    await eventually(async () => (await ws.api.get(`/get-knowledge-base/${kbId}`)).body, (body: any) => body.status === 'complete', 30_000);
+    let prompted = '';
+    answer = (request) => {
+      if (lastUser(request) !== 'Where can I park my car?') return undefined;
+      prompted = JSON.stringify(request.body.messages);
+      return streamChunks(['In the garage ', 'under the building.']);
+    };
+    const { agent } = await newAgent(ws.api, { agent: { voice_id: '11labs-Adrian' }, llm: { begin_message: 'Hello.', knowledge_base_ids: [kbId] } });
+    const metadata = await liveWebCall(parley, ws.api_key, { agent_id: agent.agent_id });
+    const { call, microphone } = await workerCall(metadata);
+    const read = () => readCall(parley, ws.api_key, metadata.call_id);
+    await eventually(read, (live: any) => live.transcript_object?.length === 1, 10_000);
+    deepgram.transcripts.push('Where can I park my car?');
+    await microphone.say(speechPcm('Where can I park my car?'));
+    const live = await eventually(read, (value: any) => value.transcript_object?.length === 3, 10_000);
+    expect(lines(live)[2]).toEqual(['agent', 'In the garage under the building.']);
+    expect(prompted).toContain(parking);
+    const recorded = await ws.api.get(`/kb-retrievals/${metadata.call_id}`);
+    expect(recorded.status).toBe(200);
+    expect(recorded.body.call_id).toBe(metadata.call_id);
+    expect(recorded.body.retrievals).toHaveLength(1);
+    expect(recorded.body.retrievals[0]).toMatchObject({ query: expect.stringContaining('Where can I park my car?'), knowledge_base_ids: [kbId] });
+    await call.end('user_hangup');
+  });
+
+  it('switches to the workspace\'s fallback voice when the agent\'s voice vendor fails, and the call goes on', async () => {
+    const ws = await app.newWorkspace();
+    const set = await ws.api.put('/workspace/reliability', { body: { fallback_voice_ids: ['cartesia-Cleo'] } });
+    expect(set.status).toBe(200);
+    const { agent } = await newAgent(ws.api, { agent: { voice_id: '11labs-Adrian' }, llm: { begin_message: 'Hello, this is the clinic.' } });
+    const metadata = await liveWebCall(parley, ws.api_key, { agent_id: agent.agent_id });
+    expect(metadata.reliability?.fallback_voice_ids).toEqual(['cartesia-Cleo']);
+    const cartesiaBefore = cartesia.contexts.length;
+    eleven.fail({ mode: 'http', status: 503 });
+    try {
+      const { call } = await workerCall(metadata);
+      const read = () => readCall(parley, ws.api_key, metadata.call_id);
+      const live = await eventually(read, (value: any) => value.transcript_object?.length === 1, 15_000);
+      expect(lines(live)).toEqual([['agent', 'Hello, this is the clinic.']]);
+      expect(cartesia.contexts.slice(cartesiaBefore).map((context) => context.spoken.trim())).toEqual(['Hello, this is the clinic.']);
+      expect((await read()).call_status).toBe('ongoing');
+      await call.end('user_hangup');
+    } finally {
+      eleven.fail();
+    }
+  });
+
+  it('reports a flow\'s transfer node as transfer_requested, which Parley refuses on a web call, and the call goes on', async () => {
+    const ws = await app.newWorkspace();
+    const when = (prompt: string) => ({ type: 'prompt', prompt });
+    const flow = await newFlow(ws.api, {
+      nodes: [
+        {
+          id: 'greet',
+          name: 'Greeting',
+          type: 'conversation',
+          instruction: { type: 'static_text', text: 'Welcome to the clinic.' },
+          edges: [{ id: 'e0', destination_node_id: 'desk', transition_condition: when('User asks for a human') }],
+        },
+        {
+          id: 'desk',
+          name: 'Front desk',
+          type: 'transfer_call',
+          instruction: { type: 'static_text', text: 'Connecting you now.' },
+          edge: { id: 'failed', transition_condition: when('Transfer failed') },
+          transfer_destination: { type: 'predefined', number: '+14155550177' },
+          transfer_option: { type: 'cold_transfer' },
+        },
+      ],
+    });
+    const agent = await newAgentOn(ws.api, { type: 'conversation-flow', conversation_flow_id: flow.conversation_flow_id }, { voice_id: '11labs-Adrian' });
+    answer = (request) => (lastUser(request) === 'Can I talk to a person?' ? streamToolCallChunks([], [{ id: 'call_E0', name: 'edge_0_to_desk', arguments: {} }]) : undefined);
+    const metadata = await liveWebCall(parley, ws.api_key, { agent_id: agent.agent_id });
+    const { call, microphone, answers } = await workerCall(metadata);
+    const read = () => readCall(parley, ws.api_key, metadata.call_id);
+    await eventually(read, (live: any) => live.transcript_object?.length === 1, 10_000);
+    deepgram.transcripts.push('Can I talk to a person?');
+    await microphone.say(speechPcm('Can I talk to a person?'));
+    const live = await eventually(read, (value: any) => value.transcript_object?.length === 3, 10_000);
+    expect(lines(live)).toEqual([
+      ['agent', 'Welcome to the clinic.'],
+      ['user', 'Can I talk to a person?'],
+      ['agent', 'Connecting you now.'],
+    ]);
+    await eventually(async () => answers, (seen) => seen.some((answer) => answer.event === 'transfer_requested'), 5_000);
+    expect(answers.find((answer) => answer.event === 'transfer_requested')).toEqual({
+      event: 'transfer_requested',
+      status: 422,
+      body: { status: 422, message: 'Transfer refused: only phone calls can be transferred' },
+    });
+    expect((await read()).call_status).toBe('ongoing');
+    await call.end('user_hangup');
+    expect(await read()).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
+  });
+});
