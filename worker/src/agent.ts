@@ -1,18 +1,14 @@
 import { defineAgent, type JobContext } from '@livekit/agents';
 import { RoomEvent, type RemoteParticipant, type Room } from '@livekit/rtc-node';
-import { getAgent } from '../../shared/agents/index.ts';
-import { openConversation } from '../../shared/conversation/index.ts';
 import { logger } from '../../shared/platform/logger.ts';
 import { LIVE_CONTROL_TOPIC, type DispatchMetadata } from '../../shared/vendors/media/index.ts';
-import { voiceVendorId } from '../../shared/voices/index.ts';
-import { agentSettings } from './agent-settings.ts';
-import { readSpeechVendorSettings, workerSettings } from './config.ts';
+import { prepareCall } from './call-setup.ts';
+import { workerSettings } from './config.ts';
 import { parleyStreamTurn } from './conversation.ts';
 import { BadDispatchMetadata, parseDispatchMetadata } from './dispatch.ts';
 import { WorkerMetrics } from './metrics.ts';
 import { ReportClient } from './reports.ts';
 import { startCallSession, type CallSession } from './session.ts';
-import { createStt, createVoice } from './vendors.ts';
 
 /*
  * One job per call (a child process of the worker, main.ts): read the dispatch, open the
@@ -38,29 +34,8 @@ export default defineAgent({
     metrics.jobStarted();
     const callLog = { call_id: metadata.call_id, job_id: ctx.job.id };
     try {
-      const version = await getAgent(metadata.workspace_id, metadata.agent_id, metadata.agent_version);
-      const { settings, ignored } = agentSettings(version as Record<string, unknown>, metadata.agent_override?.agent);
+      const { settings, ignored, state, stt, tts } = await prepareCall(metadata, workerSettings().WORKER_STT_VENDOR);
       if (ignored.length) logger.warn('agent fields the worker cannot use were left at their defaults', { ...callLog, fields: ignored });
-      const [state, access] = await Promise.all([
-        openConversation({
-          workspaceId: metadata.workspace_id,
-          agentId: metadata.agent_id,
-          agentVersion: metadata.agent_version,
-          callId: metadata.call_id,
-          channel: 'voice',
-          dynamicVariables: metadata.dynamic_variables,
-          ...(metadata.from_number ? { fromNumber: metadata.from_number } : {}),
-          ...(metadata.to_number ? { toNumber: metadata.to_number } : {}),
-          ...(metadata.agent_override ? { overrides: metadata.agent_override } : {}),
-          ...(metadata.reliability?.fallback_llm_model ? { fallbackLlmModel: metadata.reliability.fallback_llm_model } : {}),
-          canTransfer: metadata.call_type === 'phone_call',
-        }),
-        readSpeechVendorSettings(),
-      ]);
-      // The agent's voice, its own fallbacks, then the workspace's, each voice once.
-      const voiceIds = [...new Set([settings.voice_id, ...(settings.fallback_voice_ids ?? []), ...(metadata.reliability?.fallback_voice_ids ?? [])])];
-      const voice = await createVoice(voiceIds, access, settings, (voiceId) => voiceVendorId(metadata.workspace_id, voiceId));
-      const recogniser = createStt(workerSettings().WORKER_STT_VENDOR, access, settings);
 
       await ctx.connect();
       const room = ctx.room;
@@ -69,8 +44,8 @@ export default defineAgent({
         state,
         streamTurn: parleyStreamTurn,
         reports,
-        stt: recogniser,
-        tts: voice,
+        stt,
+        tts,
         room,
         publish: (topic, message) => {
           room.localParticipant

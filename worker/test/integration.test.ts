@@ -41,14 +41,10 @@ const parley = await startParley({
   CARTESIA_BASE_URL: cartesia.url,
 });
 const { app } = parley;
-const { getAgent } = await import('../../shared/agents/index.ts');
-const { openConversation, streamAgentTurn } = await import('../../shared/conversation/index.ts');
-const { workspaceVoiceVendorId } = await import('../../shared/voices/index.ts');
-const { agentSettings } = await import('../src/agent-settings.ts');
-const { readSpeechVendorSettings } = await import('../src/config.ts');
+const { streamAgentTurn } = await import('../../shared/conversation/index.ts');
 const { ReportClient } = await import('../src/reports.ts');
 const { startCallSession } = await import('../src/session.ts');
-const { createStt, createVoice } = await import('../src/vendors.ts');
+const { prepareCall } = await import('../src/call-setup.ts');
 
 /** What the fake model answers, by the conversation it is sent (Parley's other model calls get the default). */
 type Answer = (request: RecordedRequest) => unknown[] | undefined;
@@ -73,23 +69,7 @@ async function workerCall(metadata: DispatchMetadata) {
     return new Response(text || null, { status: response.status, headers: response.headers });
   };
   const reports = new ReportClient({ reportUrl: metadata.report_url, token: metadata.report_token, fetch: recordingFetch });
-  const version = await getAgent(metadata.workspace_id, metadata.agent_id, metadata.agent_version);
-  const { settings } = agentSettings(version as Record<string, unknown>, metadata.agent_override?.agent);
-  const [state, access] = await Promise.all([
-    openConversation({
-      workspaceId: metadata.workspace_id,
-      agentId: metadata.agent_id,
-      agentVersion: metadata.agent_version,
-      callId: metadata.call_id,
-      channel: 'voice',
-      dynamicVariables: metadata.dynamic_variables,
-      ...(metadata.agent_override ? { overrides: metadata.agent_override } : {}),
-      canTransfer: metadata.call_type === 'phone_call',
-    }),
-    readSpeechVendorSettings(),
-  ]);
-  const voiceIds = [settings.voice_id, ...(metadata.reliability?.fallback_voice_ids ?? [])];
-  const voice = await createVoice(voiceIds, access, settings, (voiceId) => workspaceVoiceVendorId(metadata.workspace_id, voiceId));
+  const { settings, state, stt, tts } = await prepareCall(metadata, 'deepgram');
   const microphone = new SpeechMicrophone();
   const speaker = new TimedSpeaker();
   const call = await startCallSession({
@@ -97,8 +77,8 @@ async function workerCall(metadata: DispatchMetadata) {
     state,
     streamTurn: streamAgentTurn,
     reports,
-    stt: createStt('deepgram', access, settings),
-    tts: voice,
+    stt,
+    tts,
     io: { input: microphone, output: speaker },
     aecWarmupMs: null,
   });
