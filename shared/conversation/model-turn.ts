@@ -513,8 +513,18 @@ export function transferOf(tool: RetellTool, args: Record<string, unknown>, vari
   const type = option?.type;
   const warm = type === 'warm_transfer' || type === 'agentic_warm_transfer';
   const options = transferOptions(option ?? {}, variables, tool.custom_sip_headers);
-  return { number, kind: warm ? 'warm' : 'cold', ...(options ? { options } : {}) };
+  const headers = tool.custom_sip_headers;
+  return {
+    number,
+    kind: warm ? 'warm' : 'cold',
+    ...(options ? { options } : {}),
+    ...(option && typeof option.type === 'string' ? { transfer_option: option } : {}),
+    ...(isStringRecord(headers) && Object.keys(headers).length ? { custom_sip_headers: headers } : {}),
+  };
 }
+
+const isStringRecord = (value: unknown): value is Record<string, string> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((entry) => typeof entry === 'string');
 
 function parseArguments(text: string): Record<string, unknown> {
   try {

@@ -218,6 +218,13 @@ export interface TransferAsk {
   number: string;
   kind: 'cold' | 'warm';
   options?: TransferOptions;
+  /**
+   * The tool's (or node's) `transfer_option` and `custom_sip_headers` as configured, placeholders
+   * unfilled: what a LiveKit worker's transfer_requested report carries, for Parley to process
+   * with the call's own variables (`options` is that processing, done here for the sandbox).
+   */
+  transfer_option?: Record<string, unknown>;
+  custom_sip_headers?: Record<string, string>;
 }
 
 export interface TurnResult {
