@@ -237,6 +237,8 @@ export interface TurnResult {
   transfer?: TransferAsk;
   /** A transfer agent's decision (its bridge_transfer / cancel_transfer tool, or node): the turn ends there. */
   transfer_decision?: 'bridge' | 'cancel';
+  /** Keys the agent pressed (its press_digit tool), in order: a voice call sends them as DTMF after the turn's words. */
+  digits?: string;
 }
 
 /** How a streaming turn runs (`streamAgentTurn`). */
