@@ -85,8 +85,8 @@ export default defineAgent({
         ctx.shutdown(reason);
       });
       void call.takenOver.then(() => {
-        logger.info('call taken over; the agent left', callLog);
-        ctx.shutdown('taken over');
+        logger.info('the call goes on without the agent (taken over, or a transfer bridged); the agent left', callLog);
+        ctx.shutdown('agent left');
       });
     } catch (error) {
       logger.error('the call could not start', { ...callLog, error });

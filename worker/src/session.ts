@@ -450,8 +450,7 @@ class Call implements CallSession, ReplyHost {
       await this.end('voicemail_reached');
       return;
     }
-    // The agent stops and waits for the greeting's end (its beep) before it speaks.
-    this.transfer = undefined;
+    // The agent stops; the message is said once the greeting's words are in (the machine then records).
     this.clearReminder();
     this.session.interrupt({ force: true });
     try {

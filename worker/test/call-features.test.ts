@@ -223,3 +223,14 @@ describe('voicemail and phone menus', () => {
 function pick<T extends Record<string, unknown>, K extends keyof T>(value: T, ...keys: K[]): Pick<T, K> {
   return Object.fromEntries(keys.map((key) => [key, value[key]])) as Pick<T, K>;
 }
+
+describe('keys on the room', () => {
+  it('sends each key as its RFC 4733 event, 250 ms apart, skipping what is not a key', async () => {
+    const { pressDigits } = await import('../src/agent.ts');
+    const sent: { code: number; digit: string; at: number }[] = [];
+    const room = { localParticipant: { publishDtmf: async (code: number, digit: string) => void sent.push({ code, digit, at: Date.now() }) } };
+    await pressDigits(room as never, '1*x#0');
+    expect(sent.map(({ code, digit }) => [code, digit])).toEqual([[1, '1'], [10, '*'], [11, '#'], [0, '0']]);
+    expect(sent[1]!.at - sent[0]!.at).toBeGreaterThanOrEqual(240);
+  });
+});
