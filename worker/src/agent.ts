@@ -9,6 +9,7 @@ import { agentSettings } from './agent-settings.ts';
 import { readSpeechVendorSettings, workerSettings } from './config.ts';
 import { parleyStreamTurn } from './conversation.ts';
 import { BadDispatchMetadata, parseDispatchMetadata } from './dispatch.ts';
+import { WorkerMetrics } from './metrics.ts';
 import { ReportClient } from './reports.ts';
 import { startCallSession, type CallSession } from './session.ts';
 import { createStt, createVoice } from './vendors.ts';
@@ -73,6 +74,7 @@ export default defineAgent({
             ?.publishData(new TextEncoder().encode(JSON.stringify(message)), { reliable: true, topic })
             .catch((error: unknown) => logger.warn('a data message to the room failed', { ...callLog, topic, error }));
         },
+        metrics: new WorkerMetrics(),
         ...(metadata.call_type === 'phone_call' ? { pressDigits: (digits: string) => pressDigits(room, digits) } : {}),
       });
       listenToParley(room, call);

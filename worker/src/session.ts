@@ -6,6 +6,7 @@ import { logger } from '../../shared/platform/logger.ts';
 import { MAX_LATENCY_VALUES, type WORKER_END_REASONS, type WorkerLatency } from '../../shared/vendors/media/index.ts';
 import { DEFAULT_DTMF_TIMEOUT_MS, endOfTurnDelayMs, interruption, type AgentSettings } from './agent-settings.ts';
 import { bridgeCue, holdAudio, type HoldMusic } from './hold-audio.ts';
+import type { WorkerMetrics } from './metrics.ts';
 import type { StreamingTurn, StreamTurn } from './conversation.ts';
 import { ParleyAgent, ParleyResponseEngine, type ReplyHost } from './parley-agent.ts';
 import type { ReportClient, Utterance } from './reports.ts';
@@ -59,6 +60,8 @@ export interface CallSessionOptions {
   compose?: (state: ConversationState, instruction: string) => Promise<string>;
   /** Sends a data message to the room (`parley.client`: what the web caller's client shows). */
   publish?: (topic: string, message: Record<string, unknown>) => void;
+  /** Where each reply's voice-to-voice time is also written (the worker's CloudWatch metric, for the latency alarm). */
+  metrics?: Pick<WorkerMetrics, 'voiceToVoice'>;
   /** Presses keys on the call (the room's DTMF: the press_digit tool); absent, a turn's digits are logged and dropped. */
   pressDigits?: (digits: string) => Promise<void>;
   timers?: Timers;
@@ -373,6 +376,7 @@ class Call implements CallSession, ReplyHost {
     if (ms === undefined || !Number.isFinite(ms) || ms < 0) return;
     const values = this.figures[metric];
     values.push(Math.round(ms));
+    if (metric === 'e2e') this.options.metrics?.voiceToVoice(ms);
     // An even longer call keeps its latest figures.
     if (values.length > MAX_LATENCY_VALUES) values.shift();
   }

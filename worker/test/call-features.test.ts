@@ -14,9 +14,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('latency figures', () => {
   it('carries each reply\'s end-to-end, model, voice and recognition figures on call_ended', async () => {
+    const voiceToVoice: number[] = [];
     const { call, engine, caller, until, reports } = await scriptedCall({
       replies: [{ text: 'Hello.', firstTokenMs: 120 }, { text: 'Sure.', firstTokenMs: 340 }],
       callerLines: ['Can you help?'],
+      session: { metrics: { voiceToVoice: (ms) => void voiceToVoice.push(Math.round(ms)) } },
     });
     await until(() => engine.commits.length === 1);
     const speechEnded = Date.now() + 500;
@@ -35,6 +37,8 @@ describe('latency figures', () => {
     expect(ended.latency.tts.every((ms: number) => Number.isInteger(ms) && ms >= 0)).toBe(true);
     expect(ended.latency.asr).toHaveLength(1);
     expect(call.latency).toEqual(ended.latency);
+    // The same figure goes to the worker's VoiceToVoiceMs metric.
+    expect(voiceToVoice).toEqual(ended.latency.e2e);
   });
 
   it('reports no figures when nothing was measured', async () => {
