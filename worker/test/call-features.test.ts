@@ -100,6 +100,18 @@ describe('transfers', () => {
     expect(engine.calls[1]!.state.agent_notes).toEqual([{ after: 1, content: 'The line was busy.' }]);
   });
 
+  it('ends promptly when the caller hangs up on hold, the music cut', async () => {
+    const { call, engine, until, speaker, reports } = await scriptedCall({ replies: [{ text: 'One moment.', transfer }] });
+    await until(() => engine.commits.length === 1);
+    call.control({ type: 'transfer_hold', call_id: 'call_test', destination: '+14155550123', on_hold_music: 'uplifting_beats', agentic: false });
+    await until(() => speaker.playedMs >= 300);
+    const hungUpAt = Date.now();
+    expect(await call.end('transfer_cancelled')).toBe('transfer_cancelled');
+    expect(Date.now() - hungUpAt).toBeLessThan(2000);
+    expect(speaker.segments.at(-1)!.interrupted).toBe(true);
+    expect(reports.events.at(-1)).toMatchObject({ event: 'call_ended', disconnection_reason: 'transfer_cancelled' });
+  });
+
   it('leaves when a cold transfer\'s new leg joins, and not for a warm one', async () => {
     const cold = await scriptedCall({ replies: [{ text: 'Transferring.', transfer: { number: '+14155550123', kind: 'cold' } }] });
     await cold.until(() => cold.reports.events.some((event) => event.event === 'transfer_requested'));
