@@ -18,6 +18,7 @@ import { scheduleStep, type CallStepMessage } from './schedule.ts';
 import { recordSipDial } from './sip-leg.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
 import { findCallItem, mediaRoomEnd, roomOf, transitionCall, type CallItem, type EngineState, type TransferState } from './store.ts';
+import type { WorkerLatency } from '../vendors/media/index.ts';
 import { transcriptLines, withTranscript } from './transcript.ts';
 
 /*
@@ -306,6 +307,27 @@ export interface Finish {
   set?: Record<string, unknown>;
   /** Leave the media up: a bridged warm transfer's caller and destination are still talking (endTransfer ends it). */
   keepMedia?: boolean;
+  /** What the agent worker measured (its call_ended report): `latency` is computed from these rather than the engine's turn times. */
+  latency?: WorkerLatency;
+}
+
+/**
+ * call.latency (retell-sdk's shape: p50, p90, p95, p99, min, max, num, values per metric):
+ * the worker's figures on a LiveKit call; the response engine's measured turn times on a
+ * sandbox call, where the turn is the whole reply (llm and e2e alike).
+ */
+function callLatency(call: CallItem, measured: WorkerLatency | undefined) {
+  if (measured) {
+    const figures = Object.fromEntries(
+      (['e2e', 'llm', 'tts', 'asr'] as const).flatMap((metric) => {
+        const figure = latencyOf(measured[metric] ?? []);
+        return figure ? [[metric, figure]] : [];
+      }),
+    );
+    return Object.keys(figures).length ? figures : undefined;
+  }
+  const llm = latencyOf(call.engine.turn_ms ?? []);
+  return llm ? { llm, e2e: llm } : undefined;
 }
 
 /**
@@ -319,7 +341,7 @@ export async function finishCall(call: CallItem, input: Finish): Promise<CallIte
   const nowMs = Date.now();
   const durationMs = call.start_timestamp ? Math.max(0, nowMs - call.start_timestamp) : 0;
   const cost = callCost({ durationMs, phone: call.call_type === 'phone_call', burst: call.concurrency_burst === true, batchDial: call.engine.batch?.dialled === true });
-  const llm = latencyOf(call.engine.turn_ms ?? []);
+  const latency = callLatency(call, finish.latency);
   const inVoicemail = finish.reason === 'voicemail_reached';
   // A transfer still ringing is cancelled with the call, in the same write (conditional on its counter).
   const ringing = call.transfer_state?.status === 'dialing' ? call.transfer_state : undefined;
@@ -336,7 +358,7 @@ export async function finishCall(call: CallItem, input: Finish): Promise<CallIte
       disconnection_reason: finish.reason,
       call_cost: cost,
       combined_cost: cost.combined_cost,
-      ...(llm ? { latency: { llm, e2e: llm }, e2e_latency_p50: llm.p50 } : {}),
+      ...(latency ? { latency, ...(latency.e2e ? { e2e_latency_p50: latency.e2e.p50 } : {}) } : {}),
       ...(inVoicemail ? { in_voicemail: true } : {}),
       engine: { ...call.engine, analysis_seq: 0 },
     },

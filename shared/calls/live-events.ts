@@ -174,7 +174,7 @@ async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boo
       set: { engine: { ...call.engine, report_seq: event.sequence } satisfies EngineState },
     });
     if (!marked) return false;
-    await finishCall(marked, { status: 'ended', reason: event.disconnection_reason });
+    await finishCall(marked, { status: 'ended', reason: event.disconnection_reason, ...(event.latency ? { latency: event.latency } : {}) });
     return true;
   }
   if (event.event === 'transfer_requested') {

@@ -47,6 +47,8 @@ export class TurnOutput {
   end?: TurnResult['end'];
   transfer?: TurnResult['transfer'];
   decision?: TurnResult['transfer_decision'];
+  /** Keys pressed this turn (press_digit). */
+  digits = '';
   /** The utterance being written, as it was streamed. */
   private open = '';
   /** The last character streamed this turn ('' before the first). */
@@ -136,6 +138,7 @@ export class TurnOutput {
       ...(this.end ? { end: this.end } : {}),
       ...(this.transfer ? { transfer: this.transfer } : {}),
       ...(this.decision ? { transfer_decision: this.decision } : {}),
+      ...(this.digits ? { digits: this.digits } : {}),
     };
   }
 
@@ -216,6 +219,8 @@ export type RuntimeTool =
   | { kind: 'transfer_call'; definition: ToolDefinition; tool: RetellTool }
   /** A transfer agent's decision in an agentic warm transfer (retell-sdk BridgeTransferTool / CancelTransferTool). */
   | { kind: 'bridge_transfer' | 'cancel_transfer'; definition: ToolDefinition; tool: RetellTool }
+  /** Presses keys on the call (retell-sdk PressDigitTool), to find the way through a phone menu. */
+  | { kind: 'press_digit'; definition: ToolDefinition; tool: RetellTool }
   /** One tool of an integration app (ours: docs/integrations.md, "App tools"). */
   | { kind: 'app'; definition: ToolDefinition; tool: RetellTool; appId: string; appTool: string }
   /** Moves the conversation: a multi-state LLM's edge, or a flow node's edge. */
@@ -227,6 +232,7 @@ export type RetellTool = Record<string, unknown> & { type: string; name?: string
 const END_CALL_WORDS = ['bye', 'goodbye', 'hang up'];
 const TRANSFER_WORDS = ['human', 'transfer', 'person', 'representative', 'operator'];
 const NO_PARAMETERS = { type: 'object', properties: {} };
+const PRESS_WORDS = ['press'];
 /** The offline model's words for a transfer agent's decision (the destination's answer). */
 export const BRIDGE_WORDS = ['yes', 'sure', 'accept', 'okay', 'connect', 'put them through'];
 export const CANCEL_WORDS = ['decline', 'cannot', 'busy', 'unavailable', 'refuse'];
@@ -278,6 +284,21 @@ export function runtimeTools(tools: readonly RetellTool[] | null | undefined): R
             ? { type: 'object', properties: { number: { type: 'string', description: 'The E.164 number to transfer to' } }, required: ['number'] }
             : NO_PARAMETERS,
           offlineKeywords: TRANSFER_WORDS,
+        },
+      });
+    } else if (tool.type === 'press_digit') {
+      out.push({
+        kind: 'press_digit',
+        tool,
+        definition: {
+          name,
+          description: description ?? 'Press keys on the phone to navigate a phone menu (IVR).',
+          parameters: {
+            type: 'object',
+            properties: { digit: { type: 'string', description: 'The keys to press, in order: digits 0-9, * and #' } },
+            required: ['digit'],
+          },
+          offlineKeywords: PRESS_WORDS,
         },
       });
     } else if (tool.type === 'bridge_transfer' || tool.type === 'cancel_transfer') {
@@ -397,6 +418,16 @@ export async function modelTurn(out: TurnOutput, options: ModelTurnOptions): Pro
           result('Error: no number to transfer to', false);
           ranFunction = true;
         }
+      } else if (tool.kind === 'press_digit') {
+        // The menu answers the keys: the turn ends with them, and the next turn hears the menu.
+        const keys = typeof args.digit === 'string' ? args.digit.replace(/[^0-9*#]/g, '') : '';
+        if (keys) {
+          out.digits += keys;
+          result(`Pressed ${keys}.`, true);
+        } else {
+          result('Error: no keys to press (digits 0-9, * and #)', false);
+          ranFunction = true;
+        }
       } else if (tool.kind === 'bridge_transfer' || tool.kind === 'cancel_transfer') {
         const bridge = tool.kind === 'bridge_transfer';
         result(bridge ? 'Bridging the caller to you.' : 'The transfer was cancelled; the caller goes back to the agent.', true);
@@ -513,8 +544,18 @@ export function transferOf(tool: RetellTool, args: Record<string, unknown>, vari
   const type = option?.type;
   const warm = type === 'warm_transfer' || type === 'agentic_warm_transfer';
   const options = transferOptions(option ?? {}, variables, tool.custom_sip_headers);
-  return { number, kind: warm ? 'warm' : 'cold', ...(options ? { options } : {}) };
+  const headers = tool.custom_sip_headers;
+  return {
+    number,
+    kind: warm ? 'warm' : 'cold',
+    ...(options ? { options } : {}),
+    ...(option && typeof option.type === 'string' ? { transfer_option: option } : {}),
+    ...(isStringRecord(headers) && Object.keys(headers).length ? { custom_sip_headers: headers } : {}),
+  };
 }
+
+const isStringRecord = (value: unknown): value is Record<string, string> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((entry) => typeof entry === 'string');
 
 function parseArguments(text: string): Record<string, unknown> {
   try {

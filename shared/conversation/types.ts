@@ -218,6 +218,13 @@ export interface TransferAsk {
   number: string;
   kind: 'cold' | 'warm';
   options?: TransferOptions;
+  /**
+   * The tool's (or node's) `transfer_option` and `custom_sip_headers` as configured, placeholders
+   * unfilled: what a LiveKit worker's transfer_requested report carries, for Parley to process
+   * with the call's own variables (`options` is that processing, done here for the sandbox).
+   */
+  transfer_option?: Record<string, unknown>;
+  custom_sip_headers?: Record<string, string>;
 }
 
 export interface TurnResult {
@@ -230,6 +237,8 @@ export interface TurnResult {
   transfer?: TransferAsk;
   /** A transfer agent's decision (its bridge_transfer / cancel_transfer tool, or node): the turn ends there. */
   transfer_decision?: 'bridge' | 'cancel';
+  /** Keys the agent pressed (its press_digit tool), in order: a voice call sends them as DTMF after the turn's words. */
+  digits?: string;
 }
 
 /** How a streaming turn runs (`streamAgentTurn`). */

@@ -119,7 +119,7 @@ describe('a conversation flow', () => {
     expect((await agentTurn(state, { type: 'call_started' })).utterances).toEqual([]);
     const reply = await agentTurn(state, { type: 'user_said', text: 'Hi' });
     expect(reply.utterances).toEqual(['Connecting you to the VIP desk.']);
-    expect(reply.transfer).toEqual({ number: '+14155550177', kind: 'cold' });
+    expect(reply.transfer).toEqual({ number: '+14155550177', kind: 'cold', transfer_option: { type: 'cold_transfer' } });
   });
 });
 

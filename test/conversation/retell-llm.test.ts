@@ -311,7 +311,7 @@ describe('through the offline model', () => {
   it('transfers to the predefined number when the user asks for a human, warm as the option says', async () => {
     const { state } = await open({ general_prompt: 'Book visits.', begin_message: '', general_tools: tools() });
     const reply = await agentTurn(state, { type: 'user_said', text: 'Let me talk to a human please' });
-    expect(reply.transfer).toEqual({ number: '+14155550123', kind: 'warm' });
+    expect(reply.transfer).toEqual({ number: '+14155550123', kind: 'warm', transfer_option: { type: 'warm_transfer' } });
     expect(reply.end).toBeUndefined();
     expect(reply.events.slice(1)).toEqual([
       { role: 'tool_call_invocation', tool_call_id: 'call_offline_2', name: 'transfer_to_desk', arguments: '{}' },

@@ -347,12 +347,12 @@ describe('a conversation flow, streamed', () => {
     const turn = streamAgentTurn(greeted.state, { type: 'user_said', text: 'Can I talk to a human?' });
     expect(await collect(turn.events)).toEqual([...moved('desk', 'Front desk', 'call_offline_3'), { type: 'text', text: 'Connecting you now.' }]);
     const full = turn.commit({ text: 'Connecting you now.', interrupted: false });
-    expect(full.transfer).toEqual({ number: '+14155550177', kind: 'cold' });
+    expect(full.transfer).toEqual({ number: '+14155550177', kind: 'cold', transfer_option: { type: 'cold_transfer' } });
     expect(full.utterances).toEqual(['Connecting you now.']);
     expect(full.state.node_id).toBe('desk');
 
     const cut = turn.commit({ text: '', interrupted: true });
-    expect(cut.transfer).toEqual({ number: '+14155550177', kind: 'cold' });
+    expect(cut.transfer).toEqual({ number: '+14155550177', kind: 'cold', transfer_option: { type: 'cold_transfer' } });
     expect(cut.utterances).toEqual([]);
     expect(cut.events.map((entry) => entry.role)).toEqual(['user', 'tool_call_invocation', 'tool_call_result', 'node_transition']);
   });

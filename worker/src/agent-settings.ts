@@ -28,6 +28,25 @@ const settingsSchema = () =>
     boosted_keywords: z.array(z.string()).nullish(),
     stt_mode: z.enum(['fast', 'accurate', 'custom']).default('fast'),
     vocab_specialization: z.enum(['general', 'medical']).default('general'),
+    allow_user_dtmf: z.boolean().default(true),
+    user_dtmf_options: z
+      .object({
+        digit_limit: z.number().int().min(1).max(50).nullish(),
+        termination_key: z.string().regex(/^[0-9#*]$/).nullish(),
+        timeout_ms: z.number().int().min(1000).max(15_000).optional(),
+      })
+      .nullish(),
+    voicemail_option: z
+      .object({
+        action: z.discriminatedUnion('type', [
+          z.object({ type: z.literal('static_text'), text: z.string() }),
+          z.object({ type: z.literal('prompt'), text: z.string() }),
+          z.object({ type: z.literal('hangup') }),
+          z.object({ type: z.literal('bridge_transfer') }),
+        ]),
+      })
+      .nullish(),
+    ivr_option: z.object({ action: z.object({ type: z.literal('hangup') }) }).nullish(),
   });
 
 export type AgentSettings = z.infer<ReturnType<typeof settingsSchema>>;
@@ -69,3 +88,6 @@ export function interruption(settings: Pick<AgentSettings, 'interruption_sensiti
 export function recognitionLanguage(settings: Pick<AgentSettings, 'language'>): string {
   return Array.isArray(settings.language) || settings.language === 'multi' ? 'multi' : settings.language;
 }
+
+/** How long the caller's digits are gathered after the last one before they make a turn (ms; retell-sdk UserDtmfOptions.timeout_ms). */
+export const DEFAULT_DTMF_TIMEOUT_MS = 2500;

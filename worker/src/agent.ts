@@ -52,6 +52,8 @@ export default defineAgent({
             ?.publishData(new TextEncoder().encode(JSON.stringify(message)), { reliable: true, topic })
             .catch((error: unknown) => logger.warn('a data message to the room failed', { ...callLog, topic, error }));
         },
+        metrics: new WorkerMetrics(),
+        ...(metadata.call_type === 'phone_call' ? { pressDigits: (digits: string) => pressDigits(room, digits) } : {}),
       });
       listenToParley(room, call);
       // The room going away (Parley ended the call, the worker is shutting down) ends the session too.
@@ -64,8 +66,8 @@ export default defineAgent({
         ctx.shutdown(reason);
       });
       void call.takenOver.then(() => {
-        logger.info('call taken over; the agent left', callLog);
-        ctx.shutdown('taken over');
+        logger.info('the call goes on without the agent (taken over, or a transfer bridged); the agent left', callLog);
+        ctx.shutdown('agent left');
       });
     } catch (error) {
       logger.error('the call could not start', { ...callLog, error });
@@ -76,12 +78,32 @@ export default defineAgent({
   },
 });
 
+/** SIP's DTMF event codes (RFC 4733): 0-9 as themselves, * 10, # 11. */
+export const dtmfCode = (digit: string): number => (digit === '*' ? 10 : digit === '#' ? 11 : Number(digit));
+/** Between two keys, so the far end's menu tells them apart. */
+const KEY_GAP_MS = 250;
+
+/** Presses keys on the call: each one a DTMF event to the room's SIP participants. */
+export async function pressDigits(room: Room, digits: string): Promise<void> {
+  for (const [i, digit] of [...digits].entries()) {
+    if (!/^[0-9*#]$/.test(digit)) continue;
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, KEY_GAP_MS));
+    await room.localParticipant!.publishDtmf(dtmfCode(digit), digit);
+  }
+}
+
 /**
  * Parley's live controls (`parley.live`): only the server's messages (sent with
  * RoomServiceClient.sendData, they have no participant). A participant's message on the
  * topic (a web caller can publish data) is ignored, or a caller could make the agent say anything.
  */
 function listenToParley(room: Room, call: CallSession): void {
+  // The caller's keys (a phone call's SIP participant); the worker's own and other agents' are not the caller's.
+  room.on(RoomEvent.DtmfReceived, (_code: number, digit: string, participant: RemoteParticipant) => {
+    if (participant.identity.startsWith('transfer-')) return;
+    call.dtmf(digit);
+  });
+  room.on(RoomEvent.ParticipantConnected, (participant: RemoteParticipant) => call.participantJoined(participant.identity));
   room.on(RoomEvent.DataReceived, (payload: Uint8Array, participant?: RemoteParticipant, _kind?: unknown, topic?: string) => {
     if (topic !== LIVE_CONTROL_TOPIC || participant) return;
     try {

@@ -1,10 +1,12 @@
 import { llm, voice, type stt, type TimedString, type tts, type VAD } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
 import { ReadableStream } from 'node:stream/web';
-import { noteToAgent, type ConfigOverrides, type ConversationState, type TranscriptEvent, type TurnEvent, type TurnResult } from '../../shared/conversation/index.ts';
+import { fillTemplate, noteToAgent, variablesOf, type ConfigOverrides, type ConversationState, type TranscriptEvent, type TurnEvent, type TurnResult } from '../../shared/conversation/index.ts';
 import { logger } from '../../shared/platform/logger.ts';
-import type { WORKER_END_REASONS } from '../../shared/vendors/media/index.ts';
-import { endOfTurnDelayMs, interruption, type AgentSettings } from './agent-settings.ts';
+import { MAX_LATENCY_VALUES, type WORKER_END_REASONS, type WorkerLatency } from '../../shared/vendors/media/index.ts';
+import { DEFAULT_DTMF_TIMEOUT_MS, endOfTurnDelayMs, interruption, type AgentSettings } from './agent-settings.ts';
+import { bridgeCue, holdAudio, type HoldMusic } from './hold-audio.ts';
+import type { WorkerMetrics } from './metrics.ts';
 import type { StreamingTurn, StreamTurn } from './conversation.ts';
 import { ParleyAgent, ParleyResponseEngine, type ReplyHost } from './parley-agent.ts';
 import type { ReportClient, Utterance } from './reports.ts';
@@ -20,6 +22,9 @@ export type EndReason = (typeof WORKER_END_REASONS)[number];
 
 /** What the session reports through (ReportClient). */
 export type Reports = Pick<ReportClient, 'transcript' | 'send' | 'kbRetrieve' | 'flush'>;
+
+/** How long after the call starts the caller's words are checked for a voicemail greeting or a phone menu (retell-sdk: the first 3 minutes). */
+export const MACHINE_DETECTION_MS = 180_000;
 
 export interface Timers {
   setTimeout(run: () => void, ms: number): unknown;
@@ -55,6 +60,10 @@ export interface CallSessionOptions {
   compose?: (state: ConversationState, instruction: string) => Promise<string>;
   /** Sends a data message to the room (`parley.client`: what the web caller's client shows). */
   publish?: (topic: string, message: Record<string, unknown>) => void;
+  /** Where each reply's voice-to-voice time is also written (the worker's CloudWatch metric, for the latency alarm). */
+  metrics?: Pick<WorkerMetrics, 'voiceToVoice'>;
+  /** Presses keys on the call (the room's DTMF: the press_digit tool); absent, a turn's digits are logged and dropped. */
+  pressDigits?: (digits: string) => Promise<void>;
   timers?: Timers;
   now?: () => number;
 }
@@ -74,8 +83,14 @@ export interface CallSession {
   end(reason: EndReason): Promise<EndReason>;
   /** A live control from Parley (`parley.live`, sent by the server): say, update, take_over, transfer_cancelled. */
   control(message: unknown): void;
-  /** Resolves once a take-over stopped the agent: the participant talks to the caller, the call goes on without the worker. */
+  /** Resolves once the agent left a call that goes on without it: a take-over (a person talks to the caller) or a bridged transfer. */
   readonly takenOver: Promise<void>;
+  /** A key the caller pressed (the room's DTMF): gathered by the agent's user_dtmf_options, then a turn. */
+  dtmf(digit: string): void;
+  /** A participant joined the room (its identity): a cold transfer's new leg (`transfer-…`) joining means the agent leaves. */
+  participantJoined(identity: string): void;
+  /** The figures measured so far (what call_ended carries). */
+  readonly latency: WorkerLatency;
 }
 
 /** The instruction a reminder's words are composed from (the caller has been silent). */
@@ -134,6 +149,14 @@ class Call implements CallSession, ReplyHost {
   private readonly lines: { role: 'agent' | 'user'; content: string }[] = [];
   readonly takenOver: Promise<void>;
   private resolveTakenOver!: () => void;
+  /** A transfer the agent asked for (or Parley holds the caller for): the agent says nothing more until it is cancelled. */
+  private transfer: { kind: 'cold' | 'warm'; hold?: voice.SpeechHandle } | undefined;
+  /** Speeches that are audio of the worker's own (hold music, the bridge cue): never a transcript line. */
+  private readonly sounds = new WeakSet<voice.SpeechHandle>();
+  private readonly figures = { e2e: [] as number[], llm: [] as number[], tts: [] as number[], asr: [] as number[] };
+  private digits = '';
+  private digitTimer: unknown;
+  private machineChecked = false;
 
   constructor(private readonly options: CallSessionOptions) {
     this.state = options.state;
@@ -205,7 +228,7 @@ class Call implements CallSession, ReplyHost {
 
   /** A reply of the engine to `event`, spoken when the session's turn comes. */
   private generate(event: TurnEvent): void {
-    if (this.ending) return;
+    if (this.ending || this.transfer) return;
     this.pendingEvent = event;
     try {
       this.session.generateReply();
@@ -232,7 +255,8 @@ class Call implements CallSession, ReplyHost {
     if (!event) return null;
     // A turn starts from the conversation as committed: the speeches before it first finish.
     await this.before(record);
-    if (this.ending || handle.done()) return null;
+    // Once a transfer is asked for the agent stays quiet: the caller's words are still transcribed.
+    if (this.ending || handle.done() || this.transfer) return null;
     const abort = new AbortController();
     record.abort = abort;
     record.updatesSeen = this.updates.length;
@@ -312,7 +336,8 @@ class Call implements CallSession, ReplyHost {
         record.abort?.abort();
         return;
       }
-      const spoken = heard(record, handle, this.now());
+      this.measureReply(record);
+      const spoken = this.sounds.has(handle) ? { text: '', words: [] } : heard(record, handle, this.now());
       let result: TurnResult | undefined;
       if (record.turn) {
         try {
@@ -337,11 +362,51 @@ class Call implements CallSession, ReplyHost {
     }
   }
 
+  /** A reply's figures (the framework's, on its chat message; the engine's time to first token). */
+  private measureReply(record: SpeechRecord): void {
+    for (const item of record.handle.chatItems) {
+      if (!(item instanceof llm.ChatMessage) || item.role !== 'assistant') continue;
+      this.measure('e2e', msOf(item.metrics.e2eLatency));
+      if (!this.sounds.has(record.handle)) this.measure('tts', msOf(item.metrics.ttsNodeTtfb));
+    }
+    void record.turn?.firstTokenMs.then((ms) => this.measure('llm', ms)).catch(() => undefined);
+  }
+
+  private measure(metric: keyof WorkerLatency, ms: number | undefined): void {
+    if (ms === undefined || !Number.isFinite(ms) || ms < 0) return;
+    const values = this.figures[metric];
+    values.push(Math.round(ms));
+    if (metric === 'e2e') this.options.metrics?.voiceToVoice(ms);
+    // An even longer call keeps its latest figures.
+    if (values.length > MAX_LATENCY_VALUES) values.shift();
+  }
+
+  get latency(): WorkerLatency {
+    return Object.fromEntries(Object.entries(this.figures).filter(([, values]) => values.length).map(([metric, values]) => [metric, [...values]]));
+  }
+
   private turnResult(result: TurnResult): void {
     const { reports } = this.options;
     if (result.transfer) {
-      void reports.send({ event: 'transfer_requested', destination: result.transfer.number, kind: result.transfer.kind });
+      const { number, kind, transfer_option, custom_sip_headers } = result.transfer;
+      this.transfer = { kind };
+      this.clearReminder();
+      this.armSilence();
+      void reports
+        .send({
+          event: 'transfer_requested',
+          destination: number,
+          kind,
+          // Parley validates the option (its type decides cold or warm) and fills the headers' placeholders.
+          ...(transfer_option ? { transfer_option: transfer_option as { type: 'cold_transfer' } } : {}),
+          ...(custom_sip_headers ? { custom_sip_headers } : {}),
+        })
+        .then((outcome) => {
+          // Refused (a bad destination, one already in progress): the caller is still with the agent.
+          if (outcome.status === 'refused' && this.transfer && !this.transfer.hold) this.transferOver();
+        });
     }
+    if (result.digits) void this.press(result.digits);
     if (result.transfer_decision) void reports.send({ event: 'transfer_decision', decision: result.transfer_decision });
     if (result.end) void this.end('agent_hangup');
   }
@@ -351,7 +416,159 @@ class Call implements CallSession, ReplyHost {
   private itemAdded(item: llm.ChatMessage | llm.AgentHandoffItem): void {
     if (!(item instanceof llm.ChatMessage) || item.role !== 'user') return;
     const content = item.textContent?.trim();
-    if (content) this.reportLine({ role: 'user', content });
+    this.measure('asr', msOf(item.metrics.transcriptionDelay));
+    if (content) {
+      this.reportLine({ role: 'user', content });
+      this.detectMachine(content);
+    }
+  }
+
+  // ---- voicemail and phone menus ----
+
+  /**
+   * In the call's first three minutes, the caller's words are checked for a voicemail
+   * greeting or a phone menu (a keyword test, machineHeard), when the agent has a
+   * voicemail_option or ivr_option. Voicemail: hang up (`voicemail_reached`), or say the
+   * option's message (static, or composed from its prompt) once the greeting is over, then
+   * hang up. A menu: hang up (`ivr_reached`).
+   */
+  private detectMachine(words: string): void {
+    const { voicemail_option, ivr_option } = this.options.settings;
+    if (this.machineChecked || this.ending || this.transfer || (!voicemail_option && !ivr_option)) return;
+    if (this.now() - this.startedAt > MACHINE_DETECTION_MS) return;
+    const heard = machineHeard(words);
+    if (heard === 'voicemail' && voicemail_option) {
+      this.machineChecked = true;
+      void this.leaveVoicemail(voicemail_option.action);
+    } else if (heard === 'ivr' && ivr_option) {
+      this.machineChecked = true;
+      logger.info('a phone menu answered; hanging up', { call_id: this.state.call_id });
+      void this.end('ivr_reached');
+    }
+  }
+
+  private async leaveVoicemail(action: NonNullable<AgentSettings['voicemail_option']>['action']): Promise<void> {
+    logger.info('voicemail answered', { call_id: this.state.call_id, action: action.type });
+    if (action.type !== 'static_text' && action.type !== 'prompt') {
+      // bridge_transfer needs a transfer destination the option does not name: it hangs up as well.
+      await this.end('voicemail_reached');
+      return;
+    }
+    // The agent stops; the message is said once the greeting's words are in (the machine then records).
+    this.clearReminder();
+    this.session.interrupt({ force: true });
+    try {
+      const text =
+        action.type === 'static_text'
+          ? fillTemplate(action.text, variablesOf(this.state))
+          : (await (this.options.compose ?? (await import('../../shared/conversation/index.ts')).composeMessage)(this.state, action.text)).trim();
+      if (text && !this.ending) await this.session.say(text, { allowInterruptions: false }).waitForPlayout();
+    } catch (error) {
+      logger.warn('the voicemail message could not be left', { call_id: this.state.call_id, error });
+    }
+    await this.end('voicemail_reached');
+  }
+
+  // ---- keys ----
+
+  dtmf(digit: string): void {
+    const { allow_user_dtmf, user_dtmf_options } = this.options.settings;
+    if (!allow_user_dtmf || this.ending || this.transfer || !/^[0-9#*]$/.test(digit)) return;
+    // A key is the caller taking their turn: it stops the reminders and the silence count.
+    this.remindersSent = 0;
+    this.clearReminder();
+    this.armSilence();
+    if (this.digitTimer !== undefined) this.timers.clearTimeout(this.digitTimer);
+    this.digitTimer = undefined;
+    if (user_dtmf_options?.termination_key === digit) return this.digitsDone();
+    this.digits += digit;
+    if (user_dtmf_options?.digit_limit && this.digits.length >= user_dtmf_options.digit_limit) return this.digitsDone();
+    this.digitTimer = this.timers.setTimeout(() => this.digitsDone(), user_dtmf_options?.timeout_ms ?? DEFAULT_DTMF_TIMEOUT_MS);
+  }
+
+  /** The caller's digits are their line: reported, and the engine answers them as it would words. */
+  private digitsDone(): void {
+    this.digitTimer = undefined;
+    const digits = this.digits;
+    this.digits = '';
+    if (!digits || this.ending) return;
+    this.reportLine({ role: 'user', content: digits });
+    this.generate({ type: 'user_said', text: digits });
+  }
+
+  /** The press_digit tool's keys, pressed once what the agent said with them has played. */
+  private async press(digits: string): Promise<void> {
+    if (!this.options.pressDigits) {
+      logger.warn('the agent pressed keys on a call without a phone line; ignored', { call_id: this.state.call_id });
+      return;
+    }
+    try {
+      await this.options.pressDigits(digits);
+    } catch (error) {
+      logger.warn('pressing keys failed', { call_id: this.state.call_id, error });
+    }
+  }
+
+  participantJoined(identity: string): void {
+    // A cold transfer that dials a new leg (sip_invite): the caller talks to it now. A warm one
+    // is left on transfer_bridge, after the handoff.
+    if (identity.startsWith('transfer-') && this.transfer?.kind === 'cold') {
+      logger.info('the transfer\'s destination joined; the agent leaves', { call_id: this.state.call_id });
+      void this.leave();
+    }
+  }
+
+  // ---- transfers ----
+
+  private startHold(music: HoldMusic): void {
+    this.transfer ??= { kind: 'warm' };
+    this.clearReminder();
+    this.armSilence();
+    this.session.interrupt({ force: true });
+    if (music === 'none' || this.transfer.hold) return;
+    this.transfer.hold = this.sound(holdAudio(music));
+  }
+
+  /** Audio of the worker's own as a speech of the session (after what is being said; nothing stops it but the worker). */
+  private sound(audio: ReturnType<typeof bridgeCue>): voice.SpeechHandle {
+    const handle = this.session.say('', { audio, allowInterruptions: false, addToChatCtx: false });
+    this.sounds.add(handle);
+    return handle;
+  }
+
+  private stopHold(): void {
+    const hold = this.transfer?.hold;
+    if (!hold) return;
+    this.transfer!.hold = undefined;
+    hold.interrupt(true);
+  }
+
+  /** The caller is back with the agent. */
+  private transferOver(): void {
+    this.stopHold();
+    this.transfer = undefined;
+    this.armSilence();
+    this.armReminder();
+  }
+
+  private async bridge(control: Extract<LiveControl, { type: 'transfer_bridge' }>): Promise<void> {
+    this.stopHold();
+    this.transfer ??= { kind: 'warm' };
+    const spoken: voice.SpeechHandle[] = [];
+    if (control.audio_cue) spoken.push(this.sound(bridgeCue()));
+    try {
+      const handoff =
+        control.public_handoff ??
+        (control.public_handoff_prompt
+          ? (await (this.options.compose ?? (await import('../../shared/conversation/index.ts')).composeMessage)(this.state, control.public_handoff_prompt)).trim()
+          : undefined);
+      if (handoff) spoken.push(this.session.say(handoff, { allowInterruptions: false }));
+      await Promise.race([Promise.all(spoken.map((handle) => handle.waitForPlayout())), delay(30_000)]);
+    } catch (error) {
+      logger.warn('the transfer\'s handoff could not be said', { call_id: this.state.call_id, error });
+    }
+    logger.info('the transfer is bridged; the agent leaves', { call_id: this.state.call_id });
+    await this.leave();
   }
 
   /** A finished line: reported to Parley, and the transcript so far to the web caller's client. */
@@ -385,7 +602,19 @@ class Call implements CallSession, ReplyHost {
         return;
       }
       case 'transfer_cancelled':
+        this.transferOver();
         this.update((state) => noteToAgent(state, control.note));
+        return;
+      case 'transfer_hold':
+        this.startHold(control.on_hold_music);
+        return;
+      case 'transfer_bridge':
+        void this.bridge(control);
+        return;
+      case 'transfer_consult':
+        // The private consultation needs the caller unsubscribed from the agent's audio, which
+        // rtc-node cannot do: Parley applies the option's action_on_timeout.
+        logger.warn('a transfer consultation was asked for; the worker does not consult (Parley decides on timeout)', { call_id: callId });
         return;
       case 'take_over':
         logger.info('a participant took the call over; the agent leaves', { call_id: callId, participant_id: control.participant_id });
@@ -440,14 +669,15 @@ class Call implements CallSession, ReplyHost {
   private armSilence(): void {
     if (this.silenceTimer !== undefined) this.timers.clearTimeout(this.silenceTimer);
     this.silenceTimer = undefined;
-    if (this.ending || this.userSpeaking || this.agentState === 'speaking' || this.agentState === 'thinking') return;
+    // On hold for a transfer the caller is silent by design: the transfer's own ring time applies.
+    if (this.ending || this.transfer || this.userSpeaking || this.agentState === 'speaking' || this.agentState === 'thinking') return;
     this.silenceTimer = this.timers.setTimeout(() => void this.end('inactivity'), this.options.settings.end_call_after_silence_ms);
   }
 
   private armReminder(): void {
     const { reminder_trigger_ms, reminder_max_count } = this.options.settings;
     this.clearReminder();
-    if (this.ending || this.userSpeaking || reminder_trigger_ms <= 0 || this.remindersSent >= reminder_max_count) return;
+    if (this.ending || this.transfer || this.userSpeaking || reminder_trigger_ms <= 0 || this.remindersSent >= reminder_max_count) return;
     this.reminderTimer = this.timers.setTimeout(() => void this.remind(), reminder_trigger_ms);
   }
 
@@ -477,7 +707,7 @@ class Call implements CallSession, ReplyHost {
   }
 
   private clearTimers(): void {
-    for (const timer of [this.silenceTimer, this.reminderTimer, this.maxDurationTimer, this.beginTimer]) {
+    for (const timer of [this.silenceTimer, this.reminderTimer, this.maxDurationTimer, this.beginTimer, this.digitTimer]) {
       if (timer !== undefined) this.timers.clearTimeout(timer);
     }
   }
@@ -491,7 +721,10 @@ class Call implements CallSession, ReplyHost {
       // not running (closed already)
     }
     await Promise.race([Promise.all([...this.records.values()].map((record) => record.settled)), delay(5000)]);
-    await this.options.reports.send({ event: 'call_ended', disconnection_reason: reason });
+    // The llm figure of the last reply settles with it.
+    await Promise.resolve();
+    const latency = this.latency;
+    await this.options.reports.send({ event: 'call_ended', disconnection_reason: reason, ...(Object.keys(latency).length ? { latency } : {}) });
     await this.options.reports.flush();
     try {
       await this.session.close();
@@ -555,6 +788,9 @@ function heard(record: SpeechRecord, handle: voice.SpeechHandle, now: number): {
 
 type LiveControl =
   | { type: 'say'; text: string }
+  | { type: 'transfer_hold'; on_hold_music: HoldMusic }
+  | { type: 'transfer_bridge'; audio_cue: boolean; public_handoff?: string; public_handoff_prompt?: string }
+  | { type: 'transfer_consult' }
   | { type: 'update'; dynamic_variables?: Record<string, string>; agent_override?: ConfigOverrides; additional_context?: string }
   | { type: 'take_over'; participant_id?: string }
   | { type: 'transfer_cancelled'; note: string };
@@ -587,6 +823,22 @@ function liveControl(message: unknown): LiveControl | undefined {
       const note = text(m.note);
       return note ? { type: 'transfer_cancelled', note } : undefined;
     }
+    case 'transfer_hold': {
+      const music = HOLD_MUSIC.find((name) => name === m.on_hold_music) ?? 'none';
+      return { type: 'transfer_hold', on_hold_music: music };
+    }
+    case 'transfer_bridge': {
+      const handoff = text(m.public_handoff);
+      const prompt = text(m.public_handoff_prompt);
+      return {
+        type: 'transfer_bridge',
+        audio_cue: m.audio_cue !== false,
+        ...(handoff ? { public_handoff: handoff } : {}),
+        ...(prompt ? { public_handoff_prompt: prompt } : {}),
+      };
+    }
+    case 'transfer_consult':
+      return { type: 'transfer_consult' };
     default:
       return undefined;
   }
@@ -598,5 +850,34 @@ function closeReason(ev: voice.CloseEvent): EndReason {
   return 'error_unknown';
 }
 
+const HOLD_MUSIC: HoldMusic[] = ['none', 'relaxing_sound', 'uplifting_beats', 'ringtone', 'custom'];
+
+const VOICEMAIL = [
+  /\b(leave|record) (me |us )?(a |your )?(brief |short )?(message|name and number)\b/i,
+  /\bafter the (tone|beep)\b/i,
+  /\b(voice ?mail|mailbox)\b/i,
+  /\b(is|are) not available\b.*\b(message|call you back|get back to you)\b/i,
+  /\bcan'?t (take|come to) (your|the) (call|phone)\b/i,
+];
+const IVR = [
+  /\bpress (\d|one|two|three|four|five|six|seven|eight|nine|zero|star|pound)\b/i,
+  /\bfor [^.,]{1,60},? press\b/i,
+  /\b(main menu|extension)\b.*\b(press|dial|enter)\b/i,
+  /\bplease (listen carefully|select from the following)\b/i,
+];
+
+/**
+ * Whether the caller's words are a voicemail greeting or a phone menu: a keyword test (the
+ * framework's answering-machine detection asks a model each time; this costs nothing). A
+ * voicemail greeting that offers options ("press 1 to leave a callback number") is voicemail.
+ */
+export function machineHeard(words: string): 'voicemail' | 'ivr' | undefined {
+  if (VOICEMAIL.some((pattern) => pattern.test(words))) return 'voicemail';
+  if (IVR.some((pattern) => pattern.test(words))) return 'ivr';
+  return undefined;
+}
+
 const seconds = (value: number) => Math.round(value * 1000) / 1000;
+/** The framework's figures are seconds. */
+const msOf = (value: number | undefined) => (value === undefined ? undefined : value * 1000);
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

@@ -148,7 +148,7 @@ describe('a call\'s voice session', () => {
       { event: 'tool_call_invoked', tool_call_id: 'tc_1', name: 'book', arguments: '{"day":"monday"}' },
       { event: 'tool_call_result', tool_call_id: 'tc_1', content: 'booked', successful: true },
       { event: 'transcript_updated' },
-      { event: 'call_ended', disconnection_reason: 'agent_hangup' },
+      { event: 'call_ended', disconnection_reason: 'agent_hangup', latency: { tts: [expect.any(Number)] } },
     ]);
   });
 

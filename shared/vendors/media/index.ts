@@ -54,9 +54,11 @@ export {
   MAX_REPORT_UTTERANCES,
   MAX_WORKER_ENTRY_BYTES,
   MAX_WORKER_REPORT_BYTES,
+  MAX_LATENCY_VALUES,
   workerEventSchema,
   workerUtteranceSchema,
   WORKER_END_REASONS,
   type WorkerEvent,
+  type WorkerLatency,
   type WorkerUtterance,
 } from './worker-events.ts';

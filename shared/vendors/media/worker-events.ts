@@ -62,6 +62,23 @@ export const WORKER_END_REASONS = [
   'error_unknown',
 ] as const;
 
+/**
+ * Figures a call_ended carries, per metric at most this many (ms): an hour of replies every
+ * two seconds, and the call item (which stores them as call.latency's `values`) stays small.
+ */
+export const MAX_LATENCY_VALUES = 2000;
+const latencyValues = () => z.array(z.number().int().min(0).max(3_600_000)).max(MAX_LATENCY_VALUES).optional();
+
+/**
+ * What the worker measured (retell-sdk's call `latency` keys): `e2e` the caller's last voiced
+ * frame to the agent's first audio of the reply, `llm` the model's time to its first token,
+ * `tts` the voice's time to its first audio, `asr` the recogniser's final transcript after
+ * the caller stopped.
+ */
+export const workerLatencySchema = lazySchema(() =>
+  z.strictObject({ e2e: latencyValues(), llm: latencyValues(), tts: latencyValues(), asr: latencyValues() }),
+);
+
 export const workerEventSchema = lazySchema(() =>
 z.discriminatedUnion('event', [
   z.strictObject({
@@ -112,9 +129,12 @@ z.discriminatedUnion('event', [
     event: z.literal('call_ended'),
     ...base(),
     disconnection_reason: z.enum(WORKER_END_REASONS),
+    /** The call's latency figures, one value (ms) per agent reply or caller turn; call.latency's percentiles are computed from them. */
+    latency: workerLatencySchema.optional(),
   }),
 ]),
 );
 
 export type WorkerEvent = z.infer<typeof workerEventSchema>;
 export type WorkerUtterance = z.infer<typeof workerUtteranceSchema>;
+export type WorkerLatency = z.infer<typeof workerLatencySchema>;

@@ -1,5 +1,5 @@
 import { onTestFinished } from 'vitest';
-import type { ConversationState, TranscriptEvent, TurnEvent, TurnResult } from '../../../shared/conversation/index.ts';
+import type { ConversationState, TransferAsk, TranscriptEvent, TurnEvent, TurnResult } from '../../../shared/conversation/index.ts';
 import { agentSettings } from '../../src/agent-settings.ts';
 import type { StreamTurn, StreamTurnOptions, TurnStreamEvent } from '../../src/conversation.ts';
 import type { ReportEvent, ReportOutcome, Utterance } from '../../src/reports.ts';
@@ -19,6 +19,12 @@ export interface ScriptedReply {
   /** The model writes a word every this many ms. */
   wordMs?: number;
   end?: boolean;
+  /** A transfer the turn asks for. */
+  transfer?: TransferAsk;
+  /** Keys the turn presses (press_digit). */
+  digits?: string;
+  /** The model's time to first token the turn reports. */
+  firstTokenMs?: number;
 }
 
 export interface EngineCall {
@@ -58,7 +64,7 @@ export function scriptedEngine(replies: (ScriptedReply | string)[]) {
     }
     return {
       events: events(),
-      firstTokenMs: Promise.resolve(undefined),
+      firstTokenMs: Promise.resolve(reply.firstTokenMs),
       commit(spoken): TurnResult {
         commits.push({ event, ...spoken });
         const history = [...state.history];
@@ -69,6 +75,8 @@ export function scriptedEngine(replies: (ScriptedReply | string)[]) {
           utterances: spoken.text ? [spoken.text] : [],
           events: [],
           ...(reply.end ? { end: { reason: 'agent_hangup' as const } } : {}),
+          ...(reply.transfer ? { transfer: reply.transfer } : {}),
+          ...(reply.digits ? { digits: reply.digits } : {}),
         };
       },
     };
