@@ -192,6 +192,12 @@ class FlowWalker {
         this.out.state.ended = true;
         return;
       case 'transfer_call': {
+        if (this.out.state.can_transfer === false) {
+          // A web call (or a chat) has no phone line to hand over: the node's transfer-failed
+          // edge is taken as if the transfer had failed, and the node does not announce it.
+          await this.follow(node, node.edge);
+          return;
+        }
         if (node.instruction?.text) await this.speak(node);
         const transfer = transferOf(node as unknown as RetellTool, {}, this.variables);
         if (transfer) this.out.transfer = transfer;

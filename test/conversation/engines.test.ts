@@ -108,10 +108,11 @@ describe('a conversation flow', () => {
           id: 'desk',
           type: 'transfer_call',
           instruction: { type: 'static_text', text: 'Connecting you to the VIP desk.' },
-          edge: { id: 'failed', transition_condition: prompt('Transfer failed') },
+          edge: { id: 'failed', destination_node_id: 'sorry', transition_condition: prompt('Transfer failed') },
           transfer_destination: { type: 'predefined', number: '+14155550177' },
           transfer_option: { type: 'cold_transfer' },
         },
+        { id: 'sorry', type: 'conversation', instruction: { type: 'static_text', text: 'I cannot transfer you from here.' } },
       ],
     });
     const agent = await newAgentOn(app.api, { type: 'conversation-flow', conversation_flow_id: flow.conversation_flow_id });
@@ -120,6 +121,13 @@ describe('a conversation flow', () => {
     const reply = await agentTurn(state, { type: 'user_said', text: 'Hi' });
     expect(reply.utterances).toEqual(['Connecting you to the VIP desk.']);
     expect(reply.transfer).toEqual({ number: '+14155550177', kind: 'cold', transfer_option: { type: 'cold_transfer' } });
+
+    // A web call cannot be transferred: the node's transfer-failed edge is taken, unannounced.
+    const web = await openConversation({ workspaceId: ws, agentId: agent.agent_id, agentVersion: agent.version, callId: 'call_00000000000000000000bbbb', channel: 'voice', dynamicVariables: {}, canTransfer: false });
+    const refused = await agentTurn(web, { type: 'user_said', text: 'Hi' });
+    expect(refused.utterances).toEqual(['I cannot transfer you from here.']);
+    expect(refused.transfer).toBeUndefined();
+    expect(refused.state.node_id).toBe('sorry');
   });
 });
 

@@ -225,7 +225,7 @@ describe('a call through the real worker pipeline', () => {
     }
   });
 
-  it('reports a flow\'s transfer node as transfer_requested, which Parley refuses on a web call, and the call goes on', async () => {
+  it('takes a flow\'s transfer-failed edge on a web call, which has no line to transfer, and asks Parley for nothing', async () => {
     const ws = await app.newWorkspace();
     const when = (prompt: string) => ({ type: 'prompt', prompt });
     const flow = await newFlow(ws.api, {
@@ -242,10 +242,11 @@ describe('a call through the real worker pipeline', () => {
           name: 'Front desk',
           type: 'transfer_call',
           instruction: { type: 'static_text', text: 'Connecting you now.' },
-          edge: { id: 'failed', transition_condition: when('Transfer failed') },
+          edge: { id: 'failed', destination_node_id: 'sorry', transition_condition: when('Transfer failed') },
           transfer_destination: { type: 'predefined', number: '+14155550177' },
           transfer_option: { type: 'cold_transfer' },
         },
+        { id: 'sorry', name: 'No transfer', type: 'conversation', instruction: { type: 'static_text', text: 'I cannot put you through from here.' } },
       ],
     });
     const agent = await newAgentOn(ws.api, { type: 'conversation-flow', conversation_flow_id: flow.conversation_flow_id }, { voice_id: '11labs-Adrian' });
@@ -260,14 +261,9 @@ describe('a call through the real worker pipeline', () => {
     expect(lines(live)).toEqual([
       ['agent', 'Welcome to the clinic.'],
       ['user', 'Can I talk to a person?'],
-      ['agent', 'Connecting you now.'],
+      ['agent', 'I cannot put you through from here.'],
     ]);
-    await eventually(async () => answers, (seen) => seen.some((answer) => answer.event === 'transfer_requested'), 5_000);
-    expect(answers.find((answer) => answer.event === 'transfer_requested')).toEqual({
-      event: 'transfer_requested',
-      status: 422,
-      body: { status: 422, message: 'Transfer refused: only phone calls can be transferred' },
-    });
+    expect(answers.map((answer) => answer.event)).not.toContain('transfer_requested');
     expect((await read()).call_status).toBe('ongoing');
     await call.end('user_hangup');
     expect(await read()).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
