@@ -400,109 +400,42 @@ export function grantParleyAccess(role: iam.Role, resources: ParleyResources, ac
   }
 
   if (access.knowledgeBases === 'readWrite') {
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
-        resources: [knowledgeBaseBucket.arnForObjects('knowledge-bases/*')],
-      }),
-    );
-    NagSuppressions.addResourceSuppressions(
-      role,
-      [
-        {
-          id: 'AwsSolutions-IAM5',
-          reason: 'Knowledge-base objects are many per knowledge base under knowledge-bases/<workspace>/<kb>/: the function reads and writes any knowledge base\'s, and only under that prefix.',
-          appliesTo: [{ regex: '/^Resource::<KnowledgeBaseBucket[A-Za-z0-9]*\\.Arn>\\/knowledge-bases\\/\\*$/' }],
-        },
-      ],
-      true,
-    );
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:ListBucket'],
-        resources: [knowledgeBaseBucket.bucketArn],
-        conditions: { StringLike: { 's3:prefix': ['knowledge-bases/*'] } },
-      }),
-    );
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
-        resources: [key.keyArn],
-        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(role).region}.amazonaws.com` } },
-      }),
-    );
+    grantObjectsUnder(role, key, knowledgeBaseBucket, 'KnowledgeBaseBucket', 'knowledge-bases', ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+      'Knowledge-base objects are many per knowledge base under knowledge-bases/<workspace>/<kb>/: the function reads and writes any knowledge base\'s, and only under that prefix.');
   }
-
   if (access.uploads === 'readWrite') {
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
-        resources: [recordingsBucket.arnForObjects('uploads/*')],
-      }),
-    );
-    NagSuppressions.addResourceSuppressions(
-      role,
-      [
-        {
-          id: 'AwsSolutions-IAM5',
-          reason: 'Presigned uploads are one object each under uploads/<workspace>/<upload_id>: the function signs, reads and deletes any workspace\'s, and only under that prefix.',
-          appliesTo: [{ regex: '/^Resource::<RecordingsBucket[A-Za-z0-9]*\\.Arn>\\/uploads\\/\\*$/' }],
-        },
-      ],
-      true,
-    );
-    // Without ListBucket, S3 answers 403 rather than 404 for an upload never PUT.
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:ListBucket'],
-        resources: [recordingsBucket.bucketArn],
-        conditions: { StringLike: { 's3:prefix': ['uploads/*'] } },
-      }),
-    );
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
-        resources: [key.keyArn],
-        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(role).region}.amazonaws.com` } },
-      }),
-    );
+    grantObjectsUnder(role, key, recordingsBucket, 'RecordingsBucket', 'uploads', ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
+      'Presigned uploads are one object each under uploads/<workspace>/<upload_id>: the function signs, reads and deletes any workspace\'s, and only under that prefix.');
   }
-
   if (access.recordings === 'readWrite') {
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
-        resources: [recordingsBucket.arnForObjects('recordings/*')],
-      }),
-    );
-    NagSuppressions.addResourceSuppressions(
-      role,
-      [
-        {
-          id: 'AwsSolutions-IAM5',
-          reason: 'Recordings are one object per call under recordings/<workspace>/<call_id>/: the function reads and writes any call\'s, and only under that prefix.',
-          appliesTo: [{ regex: '/^Resource::<RecordingsBucket[A-Za-z0-9]*\\.Arn>\\/recordings\\/\\*$/' }],
-        },
-      ],
-      true,
-    );
-    // Without ListBucket, S3 answers 403 rather than 404 for a missing object.
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:ListBucket'],
-        resources: [recordingsBucket.bucketArn],
-        conditions: { StringLike: { 's3:prefix': ['recordings/*'] } },
-      }),
-    );
-    // The bucket is encrypted with the stack's key: usable through S3 only, as the table's.
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
-        resources: [key.keyArn],
-        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(role).region}.amazonaws.com` } },
-      }),
-    );
+    grantObjectsUnder(role, key, recordingsBucket, 'RecordingsBucket', 'recordings', ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
+      'Recordings are one object per call under recordings/<workspace>/<call_id>/: the function reads and writes any call\'s, and only under that prefix.');
   }
+}
+
+/**
+ * Object access under one prefix of a bucket: the object actions, ListBucket under the
+ * prefix (without it S3 answers 403 rather than 404 for a missing object), and the stack's
+ * key through S3 only (the buckets are encrypted with it), with the nag finding the prefix's
+ * wildcard raises suppressed with its reason.
+ */
+function grantObjectsUnder(role: iam.Role, key: kms.IKey, bucket: s3.IBucket, bucketLogicalName: string, prefix: string, actions: string[], reason: string): void {
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: [bucket.arnForObjects(`${prefix}/*`)] }));
+  NagSuppressions.addResourceSuppressions(
+    role,
+    [{ id: 'AwsSolutions-IAM5', reason, appliesTo: [{ regex: `/^Resource::<${bucketLogicalName}[A-Za-z0-9]*\\.Arn>\\/${prefix}\\/\\*$/` }] }],
+    true,
+  );
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn], conditions: { StringLike: { 's3:prefix': [`${prefix}/*`] } } }),
+  );
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+      resources: [key.keyArn],
+      conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(role).region}.amazonaws.com` } },
+    }),
+  );
 }
 
 /**
