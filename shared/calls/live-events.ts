@@ -31,6 +31,9 @@ const isHuman = (participant: { kind?: string; identity?: string } | undefined) 
 
 const isSipCaller = (participant: { kind?: string } | undefined) => participant?.kind === 'sip';
 
+/** The agent worker (LiveKit Agents joins a room as an `agent` participant). */
+const isAgentWorker = (participant: { kind?: string } | undefined) => participant?.kind === 'agent';
+
 /** A SIP participant LiveKit is still dialling (`sip.callStatus` dialing or ringing): not on the line yet. */
 const isStillDialling = (participant: { attributes?: Record<string, string> } | undefined) =>
   participant?.attributes?.['sip.callStatus'] === 'dialing' || participant?.attributes?.['sip.callStatus'] === 'ringing';
@@ -85,6 +88,7 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
       await answer(call, {});
       return { applied: 'ongoing' };
     case 'participant_left':
+      if (isAgentWorker(event.participant)) return agentLeft(call);
       if (!isHuman(event.participant)) return { applied: 'ignored' };
       // A bridged warm transfer: either party leaving ends the transferred leg (and the room).
       if (call.call_status === 'ended' && call.transfer_state?.status === 'bridged') {
@@ -253,4 +257,18 @@ async function appendReport(
   }
   if (sendUpdate) await sendCallEvent(updated, 'transcript_updated');
   return true;
+}
+
+/**
+ * The agent worker left an ongoing call without reporting its end: its process died (a crash,
+ * a task killed). The caller would otherwise wait in a silent room until they hang up, so the
+ * call ends `error_unknown` (its room deleted, its slot released, `call_ended` sent). A worker
+ * that reported `call_ended` leaves a call already ended; a take-over and a transfer being
+ * dialled or bridged make it leave on purpose, and the call goes on.
+ */
+async function agentLeft(call: CallItem): Promise<{ applied: string }> {
+  if (call.call_status !== 'ongoing' || call.live_take_over) return { applied: 'ignored' };
+  if (call.transfer_state?.status === 'dialing' || call.transfer_state?.status === 'bridged') return { applied: 'ignored' };
+  await finishCall(call, { status: 'ended', reason: 'error_unknown' });
+  return { applied: 'ended: the agent left' };
 }

@@ -59,6 +59,25 @@ describe('a web call on LiveKit', () => {
     expect(hooks.events(web.call_id)).toEqual(['call_started', 'call_ended', 'call_analyzed']);
   });
 
+  it('ends a call whose agent worker left without reporting its end (a killed worker), and nothing else', async () => {
+    const { hooks, agent, client } = await liveSetup();
+    const web: any = await client.call.createWebCall({ agent_id: agent.agent_id });
+    const user = { identity: 'web_user', kind: 'STANDARD' };
+    const worker = { identity: `agent-${web.call_id}`, kind: 'AGENT' };
+    expect((await livekitEvent({ event: 'participant_joined', room: { name: web.call_id }, participant: user })).body).toEqual({ applied: 'ongoing' });
+    expect((await livekitEvent({ event: 'participant_joined', room: { name: web.call_id }, participant: worker })).body).toEqual({ applied: 'ignored' });
+
+    const left = await livekitEvent({ event: 'participant_left', room: { name: web.call_id }, participant: worker });
+    expect(left.body).toEqual({ applied: 'ended: the agent left' });
+    expect(await client.call.retrieve(web.call_id)).toMatchObject({ call_status: 'ended', disconnection_reason: 'error_unknown' });
+    expect(livekit.calls('RoomService/DeleteRoom').map((req) => req.body.room)).toContain(web.call_id);
+    // LiveKit redelivering it, or the caller leaving afterwards, changes nothing.
+    expect((await livekitEvent({ event: 'participant_left', room: { name: web.call_id }, participant: worker })).body).toEqual({ applied: 'ignored' });
+    expect((await livekitEvent({ event: 'participant_left', room: { name: web.call_id }, participant: user })).body).toEqual({ applied: 'ignored' });
+    await eventually(async () => hooks.events(web.call_id), (events) => events.includes('call_ended'));
+    expect(hooks.events(web.call_id).filter((event) => event === 'call_ended')).toHaveLength(1);
+  });
+
   it('refuses a webhook that LiveKit did not sign (401), and ends a web call whose room finished unjoined', async () => {
     const { agent, client } = await liveSetup();
     const web: any = await client.call.createWebCall({ agent_id: agent.agent_id });
