@@ -468,7 +468,10 @@ describe('one delivery per event', () => {
     const ws = await app.newWorkspace();
     const endpoint = await webhookReceiver((n) => (n < 2 ? 500 : 200));
     const deliveryId = await enqueueWebhook({ workspaceId: ws.workspace_id, url: endpoint.url, event: 'call_ended', payload: { call: { call_id: 'call_2' } } });
-    await eventually(async () => endpoint.hits.length, (count) => count === 3);
+    // The retries come 1 s and 2 s apart, behind whatever the file's earlier tests left on the
+    // local queue (a stalled endpoint holds its batch until the attempt's timeout): a loaded
+    // CI machine once took over 10 s.
+    await eventually(async () => endpoint.hits.length, (count) => count === 3, 30_000);
     await settle();
     expect(endpoint.hits.map((hit) => hit.headers['x-parley-event-id'])).toEqual([deliveryId, deliveryId, deliveryId]);
     for (const hit of endpoint.hits) {
