@@ -14,7 +14,7 @@ export default defineConfig({
     // connection timeouts) on 2 CPUs.
     maxWorkers: 2,
     minWorkers: 1,
-    testTimeout: 30_000,
+    testTimeout: 60_000,
     hookTimeout: 90_000,
     // Each file gets its own table and its own module graph (settings are read at load).
     isolate: true,

@@ -2,7 +2,7 @@ import { connectionPoster } from '../platform/aws/ws-connections.ts';
 import { notFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { framesAfter, type LiveLogEntry } from './live-frames.ts';
-import { advanceConnection, connectionLookup, connectionsOf, deleteConnection, liveEntriesOf, putConnection, readCall } from './live-store.ts';
+import { advanceConnection, claimConnectionClose, connectionLookup, connectionsOf, deleteConnection, liveEntriesOf, putConnection, readCall } from './live-store.ts';
 import type { CallItem } from './store.ts';
 
 /*
@@ -12,8 +12,9 @@ import type { CallItem } from './store.ts';
  * text messages `{id, event, data}`, through API Gateway's management API in AWS or the
  * local server's sockets (shared/platform/aws/ws-connections.ts). The cursor is moved
  * before sending (a conditional write), so two writers racing send each frame once; their
- * messages may then arrive out of order, and a client keeps the highest ID it has. Once the
- * final call_status is sent the connection is closed and forgotten.
+ * messages may then arrive out of order, and a client keeps the highest ID it has. The push
+ * that moves the cursor onto the final call_status sends it, then closes the connection and
+ * forgets it; a push that lost the race sends and closes nothing.
  */
 
 /** Sends every watching connection what changed; never fails the write that called it. */
@@ -40,15 +41,17 @@ async function syncConnection(
   if (!poster) return;
   const { frames, cursor: next, done } = framesAfter(call, entries, controls, cursor);
   if (frames.length) {
-    const from = await advanceConnection(call.call_id, connectionId, next);
-    if (from !== undefined) {
-      for (const frame of frames.filter((f) => f.id > from)) {
-        if (!(await poster.post(connectionId, JSON.stringify(frame)))) {
-          await deleteConnection(call.call_id, connectionId);
-          return;
-        }
+    const from = await advanceConnection(call.call_id, connectionId, next, done);
+    // Another push moved the cursor first: it sends these frames and, at the end, closes.
+    if (from === undefined) return;
+    for (const frame of frames.filter((f) => f.id > from)) {
+      if (!(await poster.post(connectionId, JSON.stringify(frame)))) {
+        await deleteConnection(call.call_id, connectionId);
+        return;
       }
     }
+  } else if (!done || !(await claimConnectionClose(call.call_id, connectionId))) {
+    return;
   }
   if (done) {
     await poster.close(connectionId).catch((error: unknown) => logger.warn('closing a monitor failed', { connectionId, error }));

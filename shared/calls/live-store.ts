@@ -176,21 +176,42 @@ export async function connectionLookup(connectionId: string): Promise<{ call_id:
 
 /**
  * Moves a connection's cursor forward to `cursor` and answers the one it had, or undefined
- * when it was already there or past it (another push sent those frames) or is gone.
+ * when it was already there or past it (another push sent those frames) or is gone. `last`
+ * marks the connection as closing in the same write: whoever moves the cursor onto the
+ * call's final frame sends it and closes the socket, so no other push closes it first.
  */
-export async function advanceConnection(callId: string, connectionId: string, cursor: number): Promise<number | undefined> {
+export async function advanceConnection(callId: string, connectionId: string, cursor: number, last = false): Promise<number | undefined> {
   try {
     const old = await table.update<{ cursor: number }>({
       Key: keys.liveConnection(callId, connectionId),
-      UpdateExpression: 'SET #c = :c',
+      UpdateExpression: last ? 'SET #c = :c, closing = :true' : 'SET #c = :c',
       ConditionExpression: 'attribute_exists(pk) AND #c < :c',
       ExpressionAttributeNames: { '#c': 'cursor' },
-      ExpressionAttributeValues: { ':c': cursor },
+      ExpressionAttributeValues: last ? { ':c': cursor, ':true': true } : { ':c': cursor },
       ReturnValues: 'UPDATED_OLD',
     });
     return old?.cursor ?? 0;
   } catch (error) {
     if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Claims the close of a connection that has nothing left to send (it resumed after the final
+ * frame): true for the one claimant, false when a push that sent the final frame owns it.
+ */
+export async function claimConnectionClose(callId: string, connectionId: string): Promise<boolean> {
+  try {
+    await table.update({
+      Key: keys.liveConnection(callId, connectionId),
+      UpdateExpression: 'SET closing = :true',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(closing)',
+      ExpressionAttributeValues: { ':true': true },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
     throw error;
   }
 }

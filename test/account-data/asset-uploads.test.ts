@@ -79,7 +79,7 @@ describe('presigned asset uploads', () => {
     const replay = await ws.api.post('/create-asset', { body: { upload_id: uploadId } });
     expect(replay.body).toEqual({ status: 400, message: `upload_id: Upload ${uploadId} not found (it expired, was already used, or is another workspace's)` });
     expect((await ws.api.get('/list-assets')).body).toHaveLength(1);
-  }, 30_000);
+  });
 
   it('refuses by content, not name: unknown bytes (415), a scriptable SVG and long audio (400), deleting the upload', async () => {
     const ws = await app.newWorkspace();

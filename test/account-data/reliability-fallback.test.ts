@@ -122,7 +122,7 @@ describe('the fallback model', () => {
     ]);
     expect(call.llm_fallback).toMatchObject({ primary_model: PRIMARY, fallback_model: FALLBACK, count: 1 });
     expect(turnModels()).toEqual([PRIMARY, PRIMARY, PRIMARY, FALLBACK]);
-  }, 45_000);
+  });
 
   it('answers the playground’s turn', async () => {
     const ws = await workspaceWithFallback();

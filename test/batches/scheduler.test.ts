@@ -162,7 +162,7 @@ describe('the pass', () => {
     expect(recovered.tasks.map((task: any) => task.call_id).sort()).toEqual(placed.map((call: any) => call.call_id).sort());
     expect(recovered.sent_count).toBe(3);
     expect(await batchCalls(id)).toHaveLength(3);
-  }, 30_000);
+  });
 
   it('honor_internal_dnc skips numbers flagged at dial time (after the batch was created)', async () => {
     const { ws, createBatch, batch } = await setup();

@@ -114,7 +114,7 @@ describe('the ledger', () => {
     expect(after.balance_usd).toBe((3_000_000 - Math.round(cents * 10_000)) / 1_000_000);
     expect(after.month_charges_usd).toBe(-charge.amount_usd);
     // The analysis step asks for the charge again: still one entry.
-    await eventually(async () => (await ws.api.get(`/v2/get-call/${callId}`)).body, (c) => c.call_analysis !== undefined, 20_000);
+    await eventually(async () => (await ws.api.get(`/v2/get-call/${callId}`)).body, (c) => c.call_analysis !== undefined);
     expect((await billing(ws)).entries.filter((entry: any) => entry.kind === 'call_charge')).toHaveLength(1);
 
     const usage = await ws.api.get('/billing/usage');
@@ -129,7 +129,7 @@ describe('the ledger', () => {
     await credit(ws, 1);
     const { number } = await dialSetup(ws);
     const callId = await sandboxCall(ws, number, 60_000);
-    await eventually(async () => (await ws.api.get(`/v2/get-call/${callId}`)).body, (call) => call.call_status === 'ongoing', 20_000);
+    await eventually(async () => (await ws.api.get(`/v2/get-call/${callId}`)).body, (call) => call.call_status === 'ongoing');
     const stops = await Promise.all(Array.from({ length: 6 }, () => ws.api.post(`/v2/stop-call/${callId}`)));
     // Every stop either ended the call or found it ended (400); none failed.
     expect(stops.filter((stop) => stop.status === 200).length).toBeGreaterThanOrEqual(1);

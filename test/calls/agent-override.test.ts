@@ -41,7 +41,7 @@ async function setup() {
 }
 
 const analyzed = (client: ReturnType<typeof retellClient>, callId: string) =>
-  eventually(() => client.call.retrieve(callId) as Promise<any>, (call) => call.call_analysis !== undefined, 20_000);
+  eventually(() => client.call.retrieve(callId) as Promise<any>, (call) => call.call_analysis !== undefined);
 
 describe('agent_override on create-phone-call', () => {
   it('changes the first line, the prompt, the model and the webhook URL for that call only', async () => {

@@ -83,7 +83,7 @@ describe('an agentic warm transfer on LiveKit', () => {
   it('no decision within transfer_timeout_ms: action_on_timeout bridge_transfer bridges', async () => {
     const { callId, report, get } = await livePhoneCall(testApp);
     expect((await report(agentic({ transfer_timeout_ms: 500, action_on_timeout: 'bridge_transfer' }))).status).toBe(204);
-    const final = await eventually(get, (c) => c.call_status === 'ended', 15_000);
+    const final = await eventually(get, (c) => c.call_status === 'ended');
     expect(final).toMatchObject({ disconnection_reason: 'transfer_bridged', transfer_destination: DESK });
     // A late decision after the timeout is refused.
     expect((await report({ event: 'transfer_decision', sequence: 2, decision: 'cancel' })).status).toBe(409);

@@ -68,7 +68,7 @@ describe('an agentic warm transfer in the sandbox', () => {
       retell_llm_dynamic_variables: { customer_name: 'Ada' },
       metadata: { sandbox_call_ms: 60_000, sandbox_user_says: ['Please transfer me to the desk.'], sandbox_transfer_says: ['Hello?', 'Sure, put them through.'] },
     });
-    const final = await eventually(() => getCall(client, created.call_id), (call) => call.transfer_end_timestamp !== undefined && call.call_analysis !== undefined, 20_000);
+    const final = await eventually(() => getCall(client, created.call_id), (call) => call.transfer_end_timestamp !== undefined && call.call_analysis !== undefined);
     expect(final).toMatchObject({ call_status: 'ended', disconnection_reason: 'transfer_bridged', transfer_destination: DESK });
 
     // The consultation is in transcript_with_tool_calls only; the caller hears the public handoff.
@@ -129,7 +129,7 @@ describe('an agentic warm transfer in the sandbox', () => {
           sandbox_transfer_says: ['Sorry, I am busy right now.'],
         },
       });
-      const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_analysis !== undefined, 20_000);
+      const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_analysis !== undefined);
       expect(final).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
       expect(final).not.toHaveProperty('transfer_destination');
       const consult = afterTransferTool(final.transcript_with_tool_calls);
@@ -168,7 +168,7 @@ describe('an agentic warm transfer in the sandbox', () => {
       to_number: '+14155555555',
       metadata: { sandbox_call_ms: 3000, sandbox_user_says: ['Please transfer me to the desk.', 'Alright.'], sandbox_transfer_says: ['Hmm, let me check something.'] },
     });
-    const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_analysis !== undefined, 20_000);
+    const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_analysis !== undefined);
     expect(final).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
     expect(afterTransferTool(final.transcript_with_tool_calls).map((entry: any) => entry.role).slice(0, 2)).toEqual(['agent', 'transfer_target']);
     const events = await eventually(async () => hooks.events(created.call_id), (list) => list.length >= 5);
@@ -198,7 +198,7 @@ describe('SIP transport on a transfer destination', () => {
       to_number: '+14155555555',
       metadata: { sandbox_call_ms: 60_000, sandbox_user_says: ['Please transfer me to the desk.'] },
     });
-    const final = await eventually(() => getCall(client, created.call_id), (call) => call.transfer_end_timestamp !== undefined, 20_000);
+    const final = await eventually(() => getCall(client, created.call_id), (call) => call.transfer_end_timestamp !== undefined);
     expect(final).toMatchObject({ disconnection_reason: 'call_transfer', transfer_destination: uri });
     const refer = sandboxMedia().operations.find((op) => op.op === 'cold_transfer' && op.request.call_id === created.call_id);
     expect(refer).toMatchObject({ request: { to: uri } });
@@ -243,7 +243,7 @@ describe('a custom LLM whose transfer is cancelled', () => {
         to_number: '+14155555555',
         metadata: { sandbox_call_ms: 3000, sandbox_user_says: ['Can I speak to a human?', 'What are your hours?'] },
       });
-      await eventually(() => getCall(client, created.call_id), (call) => call.call_status === 'ended', 20_000);
+      await eventually(() => getCall(client, created.call_id), (call) => call.call_status === 'ended');
       expect(received).toHaveLength(2);
       expect(received[1].transcript).toEqual([
         { role: 'agent', content: 'Hello, how can I help?' },

@@ -60,7 +60,7 @@ async function finishedCall(agentFields: Record<string, unknown>) {
   expect(created.status).toBe(201);
   const callId = created.body.call_id as string;
   // A supervisor's controls while it runs: their texts are stored as controls of their own.
-  await eventually(async () => (await ws.api.get(`/v2/get-call/${callId}`)).body, (body) => body.call_status === 'ongoing', 10_000);
+  await eventually(async () => (await ws.api.get(`/v2/get-call/${callId}`)).body, (body) => body.call_status === 'ongoing');
   expect((await ws.api.post(`/v2/calls/${callId}/supervisor-say`, { body: { text: `Your reference is ${SSN}.` } })).status).toBe(200);
   expect((await ws.api.patch(`/v2/update-live-call/${callId}`, { body: { call_control: { additional_context: `The caller's SSN is ${SSN}.` } } })).status).toBe(200);
   return { ws, agent, callId, hooks };

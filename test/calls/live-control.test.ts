@@ -138,7 +138,7 @@ describe('take-over', () => {
     const unknown = await ctx.ws.api.post(`/v2/calls/${callId}/take-over`, { body: { participant_id: 'listener_000000000000000000000000' } });
     expect(unknown.status).toBe(404);
 
-    const ended = await eventually(() => getCall(ctx, callId), (c) => c.call_status === 'ended', 15_000);
+    const ended = await eventually(() => getCall(ctx, callId), (c) => c.call_status === 'ended');
     expect(ended.disconnection_reason).toBe('call_take_over');
     // After the take-over the callee's lines get no agent answer: the transcript ends with the callee.
     const roles = ended.transcript_object.map((e: any) => e.role);

@@ -101,7 +101,7 @@ describe('an inbound SIP caller on LiveKit', () => {
     });
     // No room of its own: the caller's room is the call's.
     expect(livekit.calls('RoomService/CreateRoom').filter((req) => req.body.name === callId)).toEqual([]);
-    await eventually(() => client.call.retrieve(callId) as Promise<any>, (c) => c.call_status === 'ongoing', 20_000);
+    await eventually(() => client.call.retrieve(callId) as Promise<any>, (c) => c.call_status === 'ongoing');
 
     // A redelivered webhook creates nothing more, nor does a redelivered admission message.
     expect((await caller.joins()).body).toEqual({ applied: 'ignored: room already handled' });
@@ -138,9 +138,9 @@ describe('an inbound SIP caller on LiveKit', () => {
     const { ws, number, client } = await inboundSetup();
     const caller = sipCaller(number);
     expect((await caller.joins()).body).toEqual({ applied: 'queued' });
-    const [created] = await eventually(() => listCalls(ws), (calls) => calls.length === 1, 20_000);
+    const [created] = await eventually(() => listCalls(ws), (calls) => calls.length === 1);
     const callId = created.call_id;
-    await eventually(() => client.call.retrieve(callId) as Promise<any>, (c) => c.call_status === 'ongoing', 20_000);
+    await eventually(() => client.call.retrieve(callId) as Promise<any>, (c) => c.call_status === 'ongoing');
     const dispatch = livekit.calls('AgentDispatchService/CreateDispatch').find((req) => req.body.room === caller.room)!;
     const { report_token: token } = JSON.parse(dispatch.body.metadata);
 
@@ -149,7 +149,7 @@ describe('an inbound SIP caller on LiveKit', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     });
     expect(asked.status).toBe(204);
-    await eventually(() => client.call.retrieve(callId) as Promise<any>, (c) => c.call_status === 'ended', 20_000);
+    await eventually(() => client.call.retrieve(callId) as Promise<any>, (c) => c.call_status === 'ended');
     const refers = livekit.calls('SIP/TransferSIPParticipant').filter((req) => req.body.roomName === caller.room);
     expect(refers.map((req) => req.body)).toEqual([
       { roomName: caller.room, participantIdentity: caller.participant.identity, transferTo: 'tel:+14155550142', ringingTimeout: '30s' },
@@ -160,13 +160,13 @@ describe('an inbound SIP caller on LiveKit', () => {
   it('hangs up a caller of a number no workspace has, and one the inbound webhook rejects, leaving no call', async () => {
     const unknown = sipCaller(freshNumber());
     expect((await unknown.joins()).body).toEqual({ applied: 'queued' });
-    await eventually(async () => livekit.rooms.has(unknown.room), (open) => !open, 20_000);
+    await eventually(async () => livekit.rooms.has(unknown.room), (open) => !open);
 
     const hook = await webhookReceiver(() => ({ status: 200, body: JSON.stringify({ call_inbound: { reject: true } }) }));
     const { ws, number } = await inboundSetup({ inbound_webhook_url: hook.url });
     const rejected = sipCaller(number);
     expect((await rejected.joins()).body).toEqual({ applied: 'queued' });
-    await eventually(async () => livekit.rooms.has(rejected.room), (open) => !open, 20_000);
+    await eventually(async () => livekit.rooms.has(rejected.room), (open) => !open);
     expect(hook.hits).toHaveLength(1);
     expect(hook.hits[0]!.json).toMatchObject({ event: 'call_inbound', call_inbound: { from_number: CALLER, to_number: number } });
     expect(livekit.rooms.has(rejected.room)).toBe(false);
@@ -208,7 +208,7 @@ describe('an inbound SIP caller on LiveKit', () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'no_concurrency_fallback' });
     // The room is deleted right after the call's end is written (not in the same write).
-    await eventually(async () => livekit.rooms.has(dropped.room), (open) => !open, 20_000);
+    await eventually(async () => livekit.rooms.has(dropped.room), (open) => !open);
     await client.call.stop(busy.call_id);
   });
 
@@ -217,10 +217,10 @@ describe('an inbound SIP caller on LiveKit', () => {
     const caller = sipCaller(number);
     livekit.failNext('AgentDispatchService/CreateDispatch', { status: 500, code: 'internal' });
     expect((await caller.joins()).body).toEqual({ applied: 'queued' });
-    const [ended] = await eventually(() => listCalls(ws), (calls) => calls.length === 1 && calls[0].call_status === 'error', 20_000);
+    const [ended] = await eventually(() => listCalls(ws), (calls) => calls.length === 1 && calls[0].call_status === 'error');
     expect(ended).toMatchObject({ call_status: 'error', disconnection_reason: 'error_unknown' });
     // The room is deleted right after the call's end is written (not in the same write).
-    await eventually(async () => livekit.rooms.has(caller.room), (open) => !open, 20_000);
+    await eventually(async () => livekit.rooms.has(caller.room), (open) => !open);
     expect((await ws.api.get('/get-concurrency')).body.current_concurrency).toBe(0);
   });
 });
@@ -250,7 +250,7 @@ describe('an inbound SIP caller who hangs up while admission runs (the room race
     const caller = sipCaller(number);
     expect((await caller.joins()).body).toEqual({ applied: 'queued' });
     // Admission is waiting for the call_inbound webhook's answer: no call exists yet.
-    await eventually(async () => inbound.asked.length, (n) => n === 1, 20_000);
+    await eventually(async () => inbound.asked.length, (n) => n === 1);
     expect(await listCalls(ws)).toEqual([]);
 
     // The caller hangs up now: LiveKit's webhooks find no call, and are recorded, not dropped.
@@ -262,7 +262,7 @@ describe('an inbound SIP caller who hangs up while admission runs (the room race
     });
 
     inbound.release();
-    const [ended] = await eventually(() => listCalls(ws), (calls) => calls.length === 1 && calls[0].call_status !== 'registered', 20_000);
+    const [ended] = await eventually(() => listCalls(ws), (calls) => calls.length === 1 && calls[0].call_status !== 'registered');
     expect(ended).toMatchObject({ direction: 'inbound', call_status: 'not_connected', disconnection_reason: 'user_hangup' });
     expect((await client.concurrency.retrieve()).current_concurrency).toBe(0);
     // The agent was never dispatched to a room nobody is in.
@@ -278,10 +278,10 @@ describe('an inbound SIP caller who hangs up while admission runs (the room race
     const { ws, number, client } = await inboundSetup();
     const caller = sipCaller(number);
     expect((await caller.joins()).body).toEqual({ applied: 'queued' });
-    const [admitted] = await eventually(() => listCalls(ws), (calls) => calls.length === 1, 20_000);
+    const [admitted] = await eventually(() => listCalls(ws), (calls) => calls.length === 1);
     const left = await caller.leaves();
     expect(left.status).toBe(200);
-    const final = await eventually(() => client.call.retrieve(admitted.call_id) as Promise<any>, (c) => c.call_status !== 'registered' && c.call_status !== 'ongoing', 20_000);
+    const final = await eventually(() => client.call.retrieve(admitted.call_id) as Promise<any>, (c) => c.call_status !== 'registered' && c.call_status !== 'ongoing');
     // Whether the join step made it ongoing first or not, the caller leaving ended it, with its slot.
     expect(['ended', 'not_connected']).toContain(final.call_status);
     expect(final.disconnection_reason).toBe('user_hangup');

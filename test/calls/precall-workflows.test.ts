@@ -84,7 +84,7 @@ describe('pre-call workflows on inbound calls', () => {
     expect(run).toMatchObject({ agent_id: agent.agent_id, stage: 'pre_call', trigger: 'call', call_id: callId, status: 'succeeded' });
     expect(run.outputs).toEqual({ customer_name: 'Ada', tier: 'platinum', visits: '3', diversion: 'from the workflow' });
 
-    const live: any = await eventually(() => client.call.retrieve(callId), (call: any) => (call.transcript_object?.length ?? 0) > 0, 20_000);
+    const live: any = await eventually(() => client.call.retrieve(callId), (call: any) => (call.transcript_object?.length ?? 0) > 0);
     expect(live.retell_llm_dynamic_variables).toMatchObject({ customer_name: 'Ada', tier: 'platinum' });
     expect(live.transcript_object[0]).toMatchObject({ role: 'agent', content: 'Hello Ada, your tier is platinum.' });
     await client.call.stop(callId).catch(() => undefined);

@@ -130,7 +130,7 @@ describe('remove-call-sensitive-data', () => {
       body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
     });
     const created = await ws.api.post('/v2/create-phone-call', { body: { from_number: number, to_number: '+14155555555', metadata: { sandbox_call_ms: 60_000 } } });
-    await eventually(async () => (await ws.api.get(`/v2/get-call/${created.body.call_id}`)).body, (c) => c.call_status === 'ongoing', 20_000);
+    await eventually(async () => (await ws.api.get(`/v2/get-call/${created.body.call_id}`)).body, (c) => c.call_status === 'ongoing');
     const refused = await ws.api.post(`/v2/remove-call-sensitive-data/${created.body.call_id}`);
     expect(refused.status).toBe(400);
     expect(refused.body).toEqual({ status: 400, message: 'Sensitive data can only be removed from a call that has ended; this call is ongoing' });

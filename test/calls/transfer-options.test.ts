@@ -178,7 +178,7 @@ describe('a transfer in the sandbox records what production would send', () => {
       retell_llm_dynamic_variables: { customer_id: 'c-42' },
       metadata: { sandbox_call_ms: 60_000, sandbox_user_says: ['Can I speak to a human, please?'] },
     });
-    const final = await eventually(() => getCall(client, created.call_id), (c) => c.transfer_end_timestamp !== undefined, 20_000);
+    const final = await eventually(() => getCall(client, created.call_id), (c) => c.transfer_end_timestamp !== undefined);
     expect(final).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer' });
     expect(transferOps(created.call_id)).toEqual([
       {
@@ -201,7 +201,7 @@ describe('a transfer in the sandbox records what production would send', () => {
       to_number: '+14155550177',
       metadata: { sandbox_call_ms: 60_000, sandbox_user_says: ['Can I speak to a human, please?'] },
     });
-    const final = await eventually(() => getCall(client, created.call_id), (c) => c.transfer_end_timestamp !== undefined, 20_000);
+    const final = await eventually(() => getCall(client, created.call_id), (c) => c.transfer_end_timestamp !== undefined);
     expect(final).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: DESK });
     // The leg was followed (transfer_ended after the sandbox's two-second leg), not ended at the bridge.
     expect(final.transfer_end_timestamp - final.end_timestamp).toBeGreaterThanOrEqual(1500);
@@ -239,7 +239,7 @@ describe('a transfer in the sandbox records what production would send', () => {
     const inbound = await ws.api.post('/sandbox/inbound-call', { body: { from_number: '+14155550123', to_number: number } });
     expect(inbound.status).toBe(201);
     const callId = inbound.body.call_id as string;
-    await eventually(async () => transferOps(callId), (ops) => ops.length === 1, 20_000);
+    await eventually(async () => transferOps(callId), (ops) => ops.length === 1);
     expect(transferOps(callId)).toEqual([
       {
         op: 'warm_transfer',

@@ -57,7 +57,7 @@ describe('a cold transfer in the sandbox', () => {
       to_number: '+14155555555',
       metadata: { sandbox_call_ms: 60_000, sandbox_user_says: ['Can I speak to a human, please?', 'Never mind.'] },
     });
-    const final = await eventually(() => getCall(client, created.call_id), (call) => call.transfer_end_timestamp !== undefined && call.call_analysis !== undefined, 20_000);
+    const final = await eventually(() => getCall(client, created.call_id), (call) => call.transfer_end_timestamp !== undefined && call.call_analysis !== undefined);
     expect(final).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: DESK });
     expect(final.transfer_end_timestamp).toBeGreaterThanOrEqual(final.end_timestamp);
     // The agent's part: its opening, the callee's request, the tool call; the second line was never said.
@@ -97,7 +97,7 @@ describe('a cold transfer in the sandbox', () => {
       to_number: '+14155555555',
       metadata: { sandbox_call_ms: 4000, sandbox_user_says: ['Can I speak to a human, please?', 'Okay, what are your hours?'] },
     });
-    const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_analysis !== undefined, 20_000);
+    const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_analysis !== undefined);
     expect(final).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
     expect(final).not.toHaveProperty('transfer_destination');
     expect(final).not.toHaveProperty('transfer_end_timestamp');
@@ -124,7 +124,7 @@ describe('a cancelled transfer, and the agent', () => {
         to_number: '+14155555555',
         metadata: { sandbox_call_ms: 3000, sandbox_user_says: ['Can I speak to a human, please?', 'Okay, what are your hours?'] },
       });
-      const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_status === 'ended', 20_000);
+      const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_status === 'ended');
       expect(final.disconnection_reason).toBe('user_hangup');
       const note = 'The transfer to +14155550001 did not go through (the line was busy): the caller is still on the line with you. Tell them, and carry on helping them.';
       // The turn answering the callee's next line: the note comes right after the transfer tool's result.
@@ -153,7 +153,7 @@ describe('a warm transfer in the sandbox', () => {
       to_number: '+14155555555',
       metadata: { sandbox_call_ms: 60_000, sandbox_user_says: ['Please transfer me to the desk.'] },
     });
-    const final = await eventually(() => getCall(client, created.call_id), (call) => call.transfer_end_timestamp !== undefined && call.call_analysis !== undefined, 20_000);
+    const final = await eventually(() => getCall(client, created.call_id), (call) => call.transfer_end_timestamp !== undefined && call.call_analysis !== undefined);
     expect(final).toMatchObject({ call_status: 'ended', disconnection_reason: 'transfer_bridged', transfer_destination: DESK });
     // The sandbox's bridged leg lasts SANDBOX_TRANSFER_LEG_MS (2 s) after the agent left.
     expect(final.transfer_end_timestamp - final.end_timestamp).toBeGreaterThanOrEqual(2000);
@@ -193,7 +193,7 @@ describe('a warm transfer in the sandbox', () => {
       to_number: '+14155555555',
       metadata: { sandbox_call_ms: 4000, sandbox_user_says: ['Please transfer me to the desk.', 'Fine, I will stay with you.'] },
     });
-    const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_analysis !== undefined, 20_000);
+    const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_analysis !== undefined);
     expect(final).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
     expect(final).not.toHaveProperty('transfer_destination');
     expect(final.transcript_object.at(-2)).toMatchObject({ role: 'user', content: 'Fine, I will stay with you.' });
@@ -212,7 +212,7 @@ describe('a warm transfer in the sandbox', () => {
       to_number: '+14155555555',
       metadata: { sandbox_call_ms: 0, sandbox_transfer_ring_ms: 60_000, sandbox_user_says: ['Please transfer me to the desk.'] },
     });
-    const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_analysis !== undefined, 20_000);
+    const final = await eventually(() => getCall(client, created.call_id), (call) => call.call_analysis !== undefined);
     expect(final).toMatchObject({ call_status: 'ended', disconnection_reason: 'transfer_cancelled' });
     expect(final).not.toHaveProperty('transfer_destination');
     const events = await eventually(async () => hooks.events(created.call_id), (list) => list.length >= 5);
@@ -245,7 +245,7 @@ describe('a web call cannot transfer', () => {
       agent_id: agent.agent_id,
       metadata: { sandbox_call_ms: 3000, sandbox_user_says: ['Can I speak to a human, please?', 'Alright, thanks.'] },
     });
-    const final = await eventually(() => getCall(client, web.call_id), (call) => call.call_analysis !== undefined, 20_000);
+    const final = await eventually(() => getCall(client, web.call_id), (call) => call.call_analysis !== undefined);
     expect(final).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
     expect(final).not.toHaveProperty('transfer_destination');
     const result = final.transcript_with_tool_calls.find((entry: any) => entry.role === 'tool_call_result');

@@ -103,7 +103,7 @@ describe('a chat from create to chat_analyzed', () => {
     expect(rerun.chat_analysis.chat_summary).toBe(analyzed.chat_analysis.chat_summary);
     const post = await ws.api.post(`/rerun-chat-analysis/${created.chat_id}`);
     expect(post.status).toBe(200);
-    await eventually(async () => hooks.hits.length, (n) => n >= 5, 20_000);
+    await eventually(async () => hooks.hits.length, (n) => n >= 5);
     expect(hooks.hits.slice(3).map((hit) => hit.json.event)).toEqual(['chat_analyzed', 'chat_analyzed']);
   });
 
@@ -118,7 +118,7 @@ describe('a chat from create to chat_analyzed', () => {
     // A second chat's end is queued after everything the first could have queued (the local queue delivers in order).
     const later = await client.chat.create({ agent_id: chatAgent.agent_id });
     await client.chat.end(later.chat_id);
-    await eventually(async () => hooks.hits.length, (n) => n >= 2, 20_000);
+    await eventually(async () => hooks.hits.length, (n) => n >= 2);
     expect(hooks.hits.map((hit) => [hit.json.event, (hit.json as any).chat.chat_id])).toEqual([
       ['chat_ended', chat.chat_id],
       ['chat_ended', later.chat_id],

@@ -66,7 +66,7 @@ describe('an API chat', () => {
     const { ws, hooks, chatId, ended } = await endedChat({ data_storage_setting: 'basic_attributes_only' });
     expect(ended).not.toHaveProperty('transcript');
     expect(ended).not.toHaveProperty('message_with_tool_calls');
-    const analyzed = await eventually(async () => hooks.hits.find((hit) => hit.json.event === 'chat_analyzed'), (hit) => hit !== undefined, 10_000);
+    const analyzed = await eventually(async () => hooks.hits.find((hit) => hit.json.event === 'chat_analyzed'), (hit) => hit !== undefined);
     expect(JSON.stringify(analyzed!.json)).toContain(SAID);
 
     const chat = (await ws.api.get(`/get-chat/${chatId}`)).body;

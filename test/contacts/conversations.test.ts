@@ -30,7 +30,7 @@ async function endedCall(setup: Awaited<ReturnType<typeof callSetup>>, to: strin
     to_number: to,
     metadata: { sandbox_call_ms: 200, sandbox_user_says: says },
   });
-  await eventually(() => setup.client.call.retrieve(created.call_id) as Promise<any>, (call) => call.call_status === 'ended', 20_000);
+  await eventually(() => setup.client.call.retrieve(created.call_id) as Promise<any>, (call) => call.call_status === 'ended');
   return created.call_id as string;
 }
 

@@ -123,7 +123,7 @@ describe('Dynamics 365', () => {
       path: '/api/data/v9.2/phonecalls?$select=activityid',
       body: { subject: 'Call call_1', description: 'Wants a demo', directioncode: true, actualdurationminutes: 2, phonenumber: '+14155550112' },
     });
-  }, 45_000);
+  });
 
   it('maps the vendor\'s 401 and 500 to a failed auth test, 422 and 502', async () => {
     const ws = await app.newWorkspace();
@@ -190,7 +190,7 @@ describe('Zoho CRM', () => {
     expect(logged.body.result).toEqual({ external_id: expect.stringMatching(/^zcall\d+$/), created: true });
     const [record] = vendors.requests.at(-1)!.body.data;
     expect(record).toEqual({ Subject: 'Call call_9', Call_Type: 'Outbound', Call_Start_Time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/), Call_Duration: '01:05', Description: 'Asked for a callback' });
-  }, 45_000);
+  });
 });
 
 describe('HighLevel', () => {
@@ -237,7 +237,7 @@ describe('HighLevel', () => {
     const failed = await ws.api.post(`/apps/${appId}/execute`, { body: { tool: 'upsert_contact', arguments: { phone_number: '+14155550132' } } });
     expect(failed.status).toBe(502);
     expect(failed.body.message).toBe('gohighlevel failed: HTTP 500');
-  }, 45_000);
+  });
 });
 
 describe('knowledge apps: search_documents', () => {
@@ -265,7 +265,7 @@ describe('knowledge apps: search_documents', () => {
     }
     const searches = vendors.requests.filter((request) => /\/files\?|\/search/.test(request.path));
     expect(searches.at(-1)).toMatchObject({ method: 'POST', path: '/notion/v1/search', body: { query: 'refund', filter: { property: 'object', value: 'page' }, page_size: 10 } });
-  }, 45_000);
+  });
 
   it('escapes the query in Drive\'s query language and answers the vendor\'s 401 as 422', async () => {
     const ws = await app.newWorkspace();

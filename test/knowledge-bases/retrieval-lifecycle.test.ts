@@ -218,7 +218,7 @@ describe('retrievals are deleted with their call or chat', () => {
       (res) => (res.body.transcript_with_tool_calls ?? []).some((entry: any) => entry.role === 'transfer_target'),
       30_000,
     );
-    const recorded = await eventually(() => ws.api.get(`/kb-retrievals/${callId}`), (res) => res.status === 200, 10_000);
+    const recorded = await eventually(() => ws.api.get(`/kb-retrievals/${callId}`), (res) => res.status === 200);
     expect(recorded.body.retrievals.map((r: any) => r.query)).toEqual(['Where can the caller park?']);
     expect(await retrievalItems({ id: `${callId}_transfer` })).toEqual([]);
 

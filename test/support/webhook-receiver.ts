@@ -59,8 +59,12 @@ export async function webhookReceiver(reply: (n: number, hit: ReceivedWebhook) =
   };
 }
 
-/** Polls `read` until `done` holds (or fails after `timeoutMs`). */
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+/**
+ * Polls `read` until `done` holds (or fails after `timeoutMs`). The default is generous: a
+ * wait costs its length only when it fails, and a sandbox call on a loaded 2-CPU CI machine
+ * has taken more than 10 s to reach its end.
+ */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();

@@ -42,7 +42,7 @@ describe('presigned voice samples', () => {
 
     const replay = await ws.api.post('/clone-voice', { body: { voice_name: 'Again', upload_ids: [first.upload_id] } });
     expect(replay.body).toEqual({ status: 400, message: `upload_ids.0: Upload ${first.upload_id} not found (it expired, was already used, or is another workspace's)` });
-  }, 30_000);
+  });
 
   it('takes upload_ids as a multipart field beside files', async () => {
     const ws = await app.newWorkspace();

@@ -481,7 +481,7 @@ describe('the ElevenLabs client, against a fake vendor on 127.0.0.1', () => {
     expect(rejected.body).toEqual({ status: 400, message: 'Voice vendor elevenlabs rejected the request: Audio too short' });
     const after = await app.api.post('/clone-voice', { body: { voice_name: 'x', upload_ids: [refusedSample.body.upload_id] } });
     expect(after.body.message).toBe(`upload_ids.0: Upload ${refusedSample.body.upload_id} not found (it expired, was already used, or is another workspace's)`);
-  }, 30_000);
+  });
 
   it('searches the shared library and maps its owner to public_user_id', async () => {
     fake.received.length = 0;

@@ -209,7 +209,7 @@ describe('webhook retries', () => {
 
     const limited = await ws.api.get('/webhook-deliveries?limit=2');
     expect(limited.body.map((entry: { attempt: number }) => entry.attempt)).toEqual([4, 3]);
-  }, 20_000);
+  });
 
   it('counts a timeout (the given per-attempt timeout) as a failed attempt', async () => {
     const ws = await app.newWorkspace();

@@ -103,7 +103,7 @@ const lines = (call: any) => (call.transcript_object as { role: string; content:
 describe('a call through the real worker pipeline', () => {
   it('speaks the begin message and Parley shows the agent\'s line', async () => {
     const { read, hangUp, speaker } = await startCall({ llm: { begin_message: 'Hello, this is the clinic.' } });
-    const live = await eventually(read, (call: any) => call.transcript_object?.length === 1, 10_000);
+    const live = await eventually(read, (call: any) => call.transcript_object?.length === 1);
     expect(lines(live)).toEqual([['agent', 'Hello, this is the clinic.']]);
     expect(live.transcript_object[0].words.map((word: any) => word.word)).toEqual(['Hello,', 'this', 'is', 'the', 'clinic.']);
     expect(speaker.firstFrames).toHaveLength(1);
@@ -115,10 +115,10 @@ describe('a call through the real worker pipeline', () => {
   it('answers the caller\'s turn through the model, both lines in the call\'s transcript, the agent\'s with word timings', async () => {
     answer = (request) => (lastUser(request) === 'I would like an appointment.' ? streamChunks(['Sure, ', 'which day ', 'suits you?']) : undefined);
     const { read, hangUp, microphone } = await startCall({ llm: { begin_message: 'Hello.' } });
-    await eventually(read, (call: any) => call.transcript_object?.length === 1, 10_000);
+    await eventually(read, (call: any) => call.transcript_object?.length === 1);
     deepgram.transcripts.push('I would like an appointment.');
     await microphone.say(speechPcm('I would like an appointment.'));
-    const live = await eventually(read, (call: any) => call.transcript_object?.length === 3, 10_000);
+    const live = await eventually(read, (call: any) => call.transcript_object?.length === 3);
     expect(lines(live)).toEqual([
       ['agent', 'Hello.'],
       ['user', 'I would like an appointment.'],
@@ -150,10 +150,10 @@ describe('a call through the real worker pipeline', () => {
       return undefined;
     };
     const { read, hangUp, microphone } = await startCall({ llm: { begin_message: 'Hello.', general_tools: [tool] } });
-    await eventually(read, (call: any) => call.transcript_object?.length === 1, 10_000);
+    await eventually(read, (call: any) => call.transcript_object?.length === 1);
     deepgram.transcripts.push('Is Monday free?');
     await microphone.say(speechPcm('Is Monday free?'));
-    const live = await eventually(read, (call: any) => call.transcript_object?.length === 3, 10_000);
+    const live = await eventually(read, (call: any) => call.transcript_object?.length === 3);
     expect(receiver.requests).toHaveLength(1);
     expect(receiver.requests[0]).toMatchObject({ method: 'POST', path: '/slots' });
     expect(receiver.requests[0]!.body).toMatchObject({ name: 'check_slot', args: { day: 'monday' } });
@@ -189,10 +189,10 @@ describe('a call through the real worker pipeline', () => {
     const metadata = await liveWebCall(parley, ws.api_key, { agent_id: agent.agent_id });
     const { call, microphone } = await workerCall(metadata);
     const read = () => readCall(parley, ws.api_key, metadata.call_id);
-    await eventually(read, (live: any) => live.transcript_object?.length === 1, 10_000);
+    await eventually(read, (live: any) => live.transcript_object?.length === 1);
     deepgram.transcripts.push('Where can I park my car?');
     await microphone.say(speechPcm('Where can I park my car?'));
-    const live = await eventually(read, (value: any) => value.transcript_object?.length === 3, 10_000);
+    const live = await eventually(read, (value: any) => value.transcript_object?.length === 3);
     expect(lines(live)[2]).toEqual(['agent', 'In the garage under the building.']);
     expect(prompted).toContain(parking);
     const recorded = await ws.api.get(`/kb-retrievals/${metadata.call_id}`);
@@ -215,7 +215,7 @@ describe('a call through the real worker pipeline', () => {
     try {
       const { call } = await workerCall(metadata);
       const read = () => readCall(parley, ws.api_key, metadata.call_id);
-      const live = await eventually(read, (value: any) => value.transcript_object?.length === 1, 15_000);
+      const live = await eventually(read, (value: any) => value.transcript_object?.length === 1);
       expect(lines(live)).toEqual([['agent', 'Hello, this is the clinic.']]);
       expect(cartesia.contexts.slice(cartesiaBefore).map((context) => context.spoken.trim())).toEqual(['Hello, this is the clinic.']);
       expect((await read()).call_status).toBe('ongoing');
@@ -254,10 +254,10 @@ describe('a call through the real worker pipeline', () => {
     const metadata = await liveWebCall(parley, ws.api_key, { agent_id: agent.agent_id });
     const { call, microphone, answers } = await workerCall(metadata);
     const read = () => readCall(parley, ws.api_key, metadata.call_id);
-    await eventually(read, (live: any) => live.transcript_object?.length === 1, 10_000);
+    await eventually(read, (live: any) => live.transcript_object?.length === 1);
     deepgram.transcripts.push('Can I talk to a person?');
     await microphone.say(speechPcm('Can I talk to a person?'));
-    const live = await eventually(read, (value: any) => value.transcript_object?.length === 3, 10_000);
+    const live = await eventually(read, (value: any) => value.transcript_object?.length === 3);
     expect(lines(live)).toEqual([
       ['agent', 'Welcome to the clinic.'],
       ['user', 'Can I talk to a person?'],

@@ -1,0 +1,59 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startBackgroundWork } from '../../local/background.ts';
+import { openLiveConnection, syncLiveConnection } from '../../shared/calls/index.ts';
+import { setLocalConnections } from '../../shared/platform/aws/ws-connections.ts';
+import { startTestApp } from '../support/app.ts';
+import { freshNumber, newAgent } from '../support/factories.ts';
+import { eventually } from '../support/webhook-receiver.ts';
+
+const app = await startTestApp();
+const background = startBackgroundWork();
+afterAll(() => background.stop());
+
+/** What a slow connection was sent, in order: frame IDs, and 'close'. */
+const sent = new Map<string, (number | 'close')[]>();
+setLocalConnections({
+  async post(connectionId, data) {
+    // Each message takes a while to go out, so that concurrent pushes overlap.
+    await sleep(25);
+    sent.get(connectionId)!.push((JSON.parse(data) as { id: number }).id);
+    return true;
+  },
+  async close(connectionId) {
+    sent.get(connectionId)!.push('close');
+  },
+});
+
+async function endedCall() {
+  const ws = await app.newWorkspace();
+  const { agent } = await newAgent(ws.api);
+  const number = freshNumber();
+  await ws.api.post('/import-phone-number', {
+    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
+  });
+  const created = await ws.api.post('/v2/create-phone-call', {
+    body: { from_number: number, to_number: '+14155555555', metadata: { sandbox_call_ms: 300, sandbox_user_says: ['Hello?'] } },
+  });
+  expect(created.status).toBe(201);
+  const ended = await eventually(() => ws.api.get(`/v2/get-call/${created.body.call_id}`), (r) => r.body.call_status === 'ended', 60_000);
+  return { workspaceId: ws.workspace_id, callId: created.body.call_id as string, last: 3 + ended.body.transcript_with_tool_calls.length };
+}
+
+describe('a monitor connection synced by several pushes at once', () => {
+  it('gets every frame once, then one close after them, whichever push sends them', async () => {
+    const { workspaceId, callId, last } = await endedCall();
+    sent.set('conn_race', []);
+    await openLiveConnection(workspaceId, callId, 'conn_race', 2);
+    await Promise.all([syncLiveConnection('conn_race'), syncLiveConnection('conn_race'), syncLiveConnection('conn_race')]);
+    expect(sent.get('conn_race')).toEqual([...Array.from({ length: last - 2 }, (_, i) => i + 3), 'close']);
+  });
+
+  it('that resumed after the final frame is closed once, with nothing sent', async () => {
+    const { workspaceId, callId, last } = await endedCall();
+    sent.set('conn_end', []);
+    await openLiveConnection(workspaceId, callId, 'conn_end', last);
+    await Promise.all([syncLiveConnection('conn_end'), syncLiveConnection('conn_end')]);
+    expect(sent.get('conn_end')).toEqual(['close']);
+  });
+});
