@@ -1190,7 +1190,7 @@ export class ParleyStack extends Stack {
             latencyMs: '$context.responseLatency',
             integrationLatencyMs: '$context.integrationLatency',
             integrationError: '$context.integrationErrorMessage',
-            // The integration's own answer (issue 19): the function's status, the Lambda
+            // The integration's own answer: the function's status, the Lambda
             // service's error, and the time Lambda took, beside API Gateway's view above.
             integrationStatus: '$context.integration.status',
             integrationServiceError: '$context.integration.error',

@@ -1,6 +1,6 @@
 /**
  * Measures every Lambda function of the stack as it would run in AWS, to size its memory and
- * timeout (issue 19 point 5; docs/operations.md, "Function sizes"). For each function:
+ * timeout (docs/operations.md, "Function sizes"). For each function:
  *
  * 1. builds its bundle as CDK does (bench/bundles.ts buildBundle, the esbuild options read
  *    from lib/parley-function.ts);

@@ -5,7 +5,7 @@
  * one per module: esbuild gives each set of entry points reaching a module a chunk of its
  * own, so every extra target sharing code with the entry splits the cold start into more
  * files, and on Node each costs about half a millisecond to load, as much as compiling
- * 7 KiB (docs/performance.md, 2026-11-24, "numbers under 1.6×").
+ * 7 KiB (docs/performance.md, "One import() target for a domain's rare routes").
  */
 export * as callerIds from '../../shared/numbers/caller-ids.ts';
 export * as kyc from '../../shared/numbers/kyc.ts';

@@ -5,7 +5,7 @@ import { createAsset } from './assets.ts';
 import { ASSET_MAX_BYTES, type Asset } from './schemas.ts';
 
 /*
- * Assets past API Gateway's ~6 MB request limit (issue 19 point 7, docs/account-data.md):
+ * Assets past API Gateway's ~6 MB request limit (docs/account-data.md):
  * `POST /create-asset-upload` hands out a presigned PUT (shared/platform/uploads.ts), and
  * `POST /create-asset {upload_id}` reads the object back and stores it through the very
  * checks of the multipart path (createAsset: type from the bytes, SVG refusals, audio length).

@@ -4,7 +4,7 @@
  * index.ts, which also holds the API's settings, assets and uploads: through those it
  * reaches billing, numbers (the telephony vendors), voices and the agents' model list, none
  * of which a job runs, and esbuild keeps a reached module's side effects (docs/performance.md,
- * 2026-11-24).
+ * "Narrow entries").
  */
 export { runExport } from './exports.ts';
 export { runPrivacyRequest } from './privacy.ts';

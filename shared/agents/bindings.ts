@@ -6,7 +6,7 @@
  * the agent writes: esbuild keeps a reached module's side effects (its top-level `z.lazy`
  * schemas) even when none of its exports is used, so importing index.ts for these put
  * about 25 KiB and 37 schema objects into the numbers bundle's cold import
- * (docs/performance.md, 2026-11-24). test/platform/lambda-bundles.test.ts holds the
+ * (docs/performance.md, "Narrow entries"). test/platform/lambda-bundles.test.ts holds the
  * numbers bundle free of them. Everything here is exported by index.ts too.
  */
 export { assertRunnable } from './runnable.ts';

@@ -7,7 +7,7 @@
  * reached module's top-level code, so taking these from index.ts put the flow and LLM
  * schemas into the calls functions' cold start for the one request field that needs them,
  * `agent_override` (shared/calls/agent-override.ts loads them when a request carries one;
- * docs/performance.md, 2026-11-24, "margin under 700 KiB"). Everything here is exported by
+ * docs/performance.md, "Narrow entries"). Everything here is exported by
  * index.ts too.
  */
 export { getAgent, resolveAgentVersion, taggedAgentVersions } from './agents.ts';

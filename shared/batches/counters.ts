@@ -5,7 +5,7 @@ import { countPickedUp, countSuccessful, getTask } from './store.ts';
  * The batch counters (picked_up_count, successful_count) kept from the calls' lifecycle:
  * a module of its own, so the functions that move calls (calls, call-steps, batch-tick)
  * register them without loading the batch API operations and schemas (batches.ts) at cold
- * start (docs/performance.md, 2026-11-24, "margin under 700 KiB"). index.ts exports both.
+ * start (docs/performance.md, "Narrow entries"). index.ts exports both.
  */
 
 /** Keeps picked_up_count and successful_count from the calls' lifecycle (registered by registerBatchCallCounters). */

@@ -4,7 +4,7 @@
  * dashboard CSV rules for other imports (contacts). The scheduler, which dials through the
  * calls engine, is not exported here: functions/batch-tick.ts imports scheduler.ts itself,
  * so that importing this entry (account data's privacy erase) never reaches the engine, the
- * conversation runtime or `ws` (docs/performance.md, 2026-11-24).
+ * conversation runtime or `ws` (docs/performance.md, "Narrow entries").
  */
 export {
   createBatchCall,

@@ -7,7 +7,7 @@ import type { ConcurrencyBillingView, ConcurrencyChargeView } from './schemas.ts
 import { billingStore, slotsAttribute, type LedgerEntryItem } from './store.ts';
 
 /*
- * Purchased concurrency (spec Limits; issue 14 item 6): slots above the 20 included cost
+ * Purchased concurrency (spec Limits): slots above the 20 included cost
  * $12 each a month, charged from credit the first time the hourly job (or
  * `POST /concurrency-billing/charge`) sees the higher limit in a month, and again each month
  * after. The account keeps the slots billed this month (`slots_<YYYYMM>`); a charge moves it

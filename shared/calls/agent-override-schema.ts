@@ -6,8 +6,8 @@ import { wire } from '../platform/naming.ts';
 /*
  * The schema of agent_override (agent-override.ts): the agent, LLM and flow update bodies.
  * Loaded by the first request that carries an override, so the calls functions do not load
- * the LLM and flow schemas at cold start (docs/performance.md, 2026-11-24, "margin under
- * 700 KiB").
+ * the LLM and flow schemas at cold start (docs/performance.md, "Sizes:
+ * cold and lazy").
  */
 
 export const LLM_KEY = `${wire.compat}_llm` as const;

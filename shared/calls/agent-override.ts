@@ -23,7 +23,7 @@ export interface AgentOverride {
 
 /**
  * The override's schema (the agent, LLM and flow update bodies), loaded by the first request
- * that carries one: most calls carry none (docs/performance.md, 2026-11-24).
+ * that carries one: most calls carry none (docs/performance.md, "Sizes: cold and lazy").
  */
 const loadSchema = loadOnce((): Promise<typeof OverrideSchema> => import('./agent-override-schema.ts'));
 

@@ -4,7 +4,7 @@
  * settings): deleting a call, and what a call stores (records.ts has the readers). It reaches
  * scrubbing and recordings (S3, the recordings bucket: its importers need that grant), but
  * not the engine, live media or the conversation runtime (`ws`, the LLM vendors), which
- * index.ts reaches (docs/performance.md, 2026-11-24).
+ * index.ts reaches (docs/performance.md, "Narrow entries").
  */
 export { deleteCall } from './deletion.ts';
 export { callStorageFacts, type CallStorageFacts } from './scrubbing.ts';

@@ -10,8 +10,8 @@
  * loads each with `import()` on its first request: esbuild makes every `import()` target a
  * chunk whether or not the importer's code is used, and the files a lazy chunk shares with
  * the entry are loaded cold whole, so lazy wrappers here cost the other importers of this
- * entry (public, call-steps) cold bytes (docs/performance.md, 2026-11-24, "margin under
- * 700 KiB"). The conversation runtime is loaded on first use by its own entry
+ * entry (public, call-steps) cold bytes (docs/performance.md, "One
+ * import() target for a domain's rare routes"). The conversation runtime is loaded on first use by its own entry
  * (shared/conversation/index.ts).
  */
 export {

@@ -1,7 +1,7 @@
 /**
  * The calls function's operations that few requests need and no other module uses, each
  * loaded with `import()` by its first request, once per process (docs/performance.md,
- * "Sizes: cold and lazy", and 2026-11-24, "margin under 700 KiB"): the SIP trace and PCAP
+ * "One import() target for a domain's rare routes"): the SIP trace and PCAP
  * builders, the supervisor's live controls, the media webhook and the worker's reports
  * (live-events.ts, which reach the engine's media paths), deleting a call and scrubbing
  * (deletion.ts, scrubbing.ts). Only functions/calls.ts imports this module: a lazy

@@ -9,7 +9,7 @@ import { chatMessages, storeAnalysis, type ChatItem, type MessageItem } from './
 import { toChatView } from './view.ts';
 
 /*
- * Chat events and post-chat analysis (spec: Outgoing webhooks; issue 13 point 2).
+ * Chat events and post-chat analysis (spec: Outgoing webhooks).
  * `chat_started`, `chat_ended` and `chat_analyzed` go to the chat agent version's
  * webhook_url (placeholders filled from the chat's variables, chat_id and agent_id), else
  * the workspace's URL, filtered by the agent's webhook_events (default: all three), with

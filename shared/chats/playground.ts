@@ -19,7 +19,7 @@ import type { ChatMessage, PlaygroundCompletionInput, PlaygroundSimulationInput 
 import { transcriptText } from './view.ts';
 
 /*
- * The agent playground (issue 13 point 4): one turn of a voice or chat agent on a
+ * The agent playground: one turn of a voice or chat agent on a
  * conversation the caller holds (`agent-playground-completion`), and a whole conversation
  * against a simulated user (`agent-playground-simulation`). Both run the conversation
  * runtime exactly as calls and chats do, and store nothing: no call, no chat.

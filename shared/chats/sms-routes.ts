@@ -13,7 +13,7 @@ import {
 } from './sms-schemas.ts';
 
 /**
- * SMS chats (issue 13 part 2; docs/chats.md, SMS): served by the chats function. Scope
+ * SMS chats (docs/chats.md, SMS): served by the chats function. Scope
  * `calls` (it covers chats and SMS); the carrier's inbound webhook has no API key and is
  * verified by its request signature instead.
  */

@@ -28,7 +28,7 @@ import { chatNotFound, getChatItem, markChatError, newestMessages, setMessageSms
 import { toMessage } from './view.ts';
 
 /*
- * SMS chats (issue 13 part 2; docs/chats.md, SMS). An SMS chat is a chat (shared/chats/chats.ts:
+ * SMS chats (docs/chats.md, SMS). An SMS chat is a chat (shared/chats/chats.ts:
  * the same runtime, serialised completions, analysis and events) between a workspace number
  * and another party, whose agent messages are sent through the messaging adapter
  * (shared/vendors/messaging: Twilio Messaging, or the offline mock) and whose user messages

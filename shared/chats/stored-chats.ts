@@ -8,7 +8,7 @@ import { toChatView } from './view.ts';
  * A chat as stored: read, listed, deleted, without the conversation runtime (chats.ts), so
  * that what only reads or erases chats (account-data's exports, privacy erases and
  * retention, through records.ts) never bundles the runtime's custom-LLM client (`ws`), the
- * LLM vendors, billing or the agents domain (docs/performance.md, 2026-11-24).
+ * LLM vendors, billing or the agents domain (docs/performance.md, "Narrow entries").
  */
 
 type OngoingChatDeleted = (chatId: string) => void;

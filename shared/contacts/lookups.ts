@@ -7,7 +7,7 @@ import { getContactItem, getMemoryItem, getMemorySettings, getPhoneClaim, type C
  * do-not-call flags): the contact items only, no contacts schemas, imports or backfill.
  * esbuild keeps the top-level schemas of every module a bundle reaches, so the calls
  * functions took the contacts schemas and the import schemas (about 10 KiB) at cold start
- * through index.ts for one function (docs/performance.md, 2026-11-24, "margin under 700 KiB").
+ * through index.ts for one function (docs/performance.md, "Narrow entries").
  */
 
 /** The contact holding `e164`, if any (its claim item names it; a stale claim is no contact). */

@@ -196,7 +196,7 @@ async function dropUploads(workspaceId: string, input: AddSourcesInput): Promise
 }
 
 /**
- * POST /create-knowledge-base-upload: a presigned PUT URL for one file (issue 19 point 7),
+ * POST /create-knowledge-base-upload: a presigned PUT URL for one file,
  * for files past API Gateway's ~6 MB request limit. The object key is under the workspace's
  * own prefix; the URL works for UPLOAD_URL_TTL_MS and only for exactly `content_length`
  * bytes of `content_type`. The file becomes a source when create-knowledge-base or

@@ -34,7 +34,7 @@ import {
 import { scimErrorFormat } from './scim-schemas.ts';
 
 /*
- * Members and access (spec: Members and access; issue 17). API keys reach the workspace
+ * Members and access (spec: Members and access). API keys reach the workspace
  * routes with the `admin` scope; sessions by role (`role` below, shared/platform/auth/roles.ts).
  * Sign-in routes are public (their own proof: an invite, the IdP's answer, a refresh
  * token); the SCIM routes are public to the gate, authenticate their own bearer token and

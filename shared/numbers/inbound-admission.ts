@@ -9,7 +9,7 @@ import { digestNonces, phoneNumberClaims, phoneNumbers, type DigestNonceItem, ty
 import { sipUriHost } from './validation.ts';
 
 /*
- * Who may send a call to a number (issue 7, item 5: number squatting). Any workspace can
+ * Who may send a call to a number (number squatting). Any workspace can
  * import any E.164 number it claims to hold, so the claim alone must not route calls: an
  * INVITE for an imported number is admitted only
  *   - from the number's inbound addresses: its `allowed_inbound_addresses`; else, for a

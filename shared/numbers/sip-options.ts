@@ -28,7 +28,7 @@ export { isSipUri, parseSipUri, SIP_URI_MESSAGE, transportFor, type SipTransport
  * node:dns and node:dgram are imported when a probe needs them, not with the module: they
  * are not among the built-ins every function loads anyway (node:net and node:tls come with
  * the AWS SDK's node:https), and loading them cost the numbers function's cold import about
- * 3 ms (docs/performance.md, 2026-11-24, "numbers at 1.6×").
+ * 3 ms (docs/performance.md, "Bundles and import time").
  */
 
 export type SipProbeErrorCode =

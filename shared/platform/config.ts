@@ -7,7 +7,7 @@ import * as z from 'zod';
 /**
  * Every setting Parley reads, validated once. The schema is built and the environment (as it
  * was when this module loaded) parsed on the first read of `config`, not at import, so a
- * Lambda's cold import pays nothing for it (docs/performance.md, "2026-11-23, import time").
+ * Lambda's cold import pays nothing for it (docs/performance.md, "zod at import").
  * A bad value still stops the process at start with the setting's name: local/start.ts reads
  * `config` before it serves anything, every HTTP function calls validateConfig() before a
  * request does any work, and a job's first read of a setting (or table call) validates them.

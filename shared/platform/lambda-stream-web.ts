@@ -6,7 +6,7 @@ import type * as WebStreamsModule from 'node:stream/web';
  * `ReadableStream` from node:stream/web at its top level only to test `instanceof` on a
  * streamed response; loading the built-in made Node compile its web-streams internals at
  * every cold start, about 2.5 ms of CPU on the bench machine (docs/performance.md,
- * 2026-11-24, "numbers at 1.6×"), used by no Parley route. Each class here is a stand-in
+ * "Bundles and import time"), used by no Parley route. Each class here is a stand-in
  * that behaves as the built-in class (`new`, `instanceof`, `extends`, static members) and
  * reads Node's global of the same name on first use, which is the very same class: Node
  * loads the web streams then, and only then. A name a bundled package imports that is

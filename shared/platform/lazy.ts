@@ -2,7 +2,7 @@
  * An object that stands for the one `create` returns, created on first use (the first read,
  * write, `in` or key listing) and the same object after: what a module exports as a value
  * but need not build at import, so a Lambda's cold import stays cheap (docs/performance.md,
- * "2026-11-23, import time"). With `bindMethods`, functions read from it run bound to the
+ * "zod at import"). With `bindMethods`, functions read from it run bound to the
  * real object (SDK clients, whose methods use `this`).
  */
 export function onFirstUse<T extends object>(create: () => T, options: { bindMethods?: boolean } = {}): T {

@@ -5,7 +5,7 @@ import { onFirstUse } from './lazy.ts';
 import { logger } from './logger.ts';
 
 /**
- * Business metrics (issue 19 point 2) in CloudWatch's embedded metric format (EMF), through
+ * Business metrics in CloudWatch's embedded metric format (EMF), through
  * Powertools Metrics: namespace `Parley`, dimensions `service` (parley) and `stage`
  * (PARLEY_STAGE) on every metric, plus the event's own dimension(s) below. Code counts an
  * event with countMetric() wherever it happens; the counts are buffered and flushed once

@@ -5,7 +5,7 @@ import { runsInLambda } from './config.ts';
 import { logger } from './logger.ts';
 
 /**
- * X-Ray traces through Powertools Tracer (issue 19 point 2). Every function runs with
+ * X-Ray traces through Powertools Tracer. Every function runs with
  * active tracing (lib/parley-function.ts), so Lambda opens a segment per invocation; here
  * each invocation gets a `## <handler>` subsegment (cold start and service annotated), the
  * AWS SDK clients are captured (tagAwsClient calls traceAwsClient for every client), and
@@ -18,7 +18,7 @@ import { logger } from './logger.ts';
  * the X-Ray SDK, about 125 KiB minified) is imported on the first invocation, from its own
  * file beside the function's bundle (TRACER_SIDECAR, built by lib/parley-function.ts), so
  * neither the bundle's size nor its cold import carries it (docs/performance.md, "Metrics
- * and traces: cold-start cost"). Should it fail to load, the function runs untraced.
+ * and traces"). Should it fail to load, the function runs untraced.
  */
 
 type AwsClient = Parameters<Tracer['captureAWSv3Client']>[0];

@@ -8,7 +8,7 @@ import { claimUploads, deleteUploadItems, releaseUploads, uploadItems, type Uplo
 export { consumeUploadOp, type UploadPurpose } from './store/uploads.ts';
 
 /*
- * Presigned uploads past API Gateway's ~6 MB request limit (issue 19 point 7), for assets
+ * Presigned uploads past API Gateway's ~6 MB request limit, for assets
  * and voice samples: the client asks for an upload (the route checks name, type and size
  * for its purpose), PUTs the bytes straight to the object store (S3's presigned PUT; locally
  * the local server's signed PUT), then names the upload in the route that ingests it, which

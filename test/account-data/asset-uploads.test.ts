@@ -7,7 +7,7 @@ import { call } from '../support/http.ts';
 import { wav } from '../support/audio-fixtures.ts';
 
 /*
- * Assets past API Gateway's ~6 MB request limit (issue 19 point 7): POST /create-asset-upload
+ * Assets past API Gateway's ~6 MB request limit: POST /create-asset-upload
  * hands out a presigned PUT (here the local object store's stand-in, which checks the
  * signature, expiry, type, exact length, tagging and checksum as S3 does), the bytes go
  * straight to the store, and POST /create-asset {upload_id} ingests them with the checks of

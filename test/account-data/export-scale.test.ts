@@ -8,7 +8,7 @@ import { freshNumber, newAgent, seedCallsLike } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 /*
- * Issue 18's proof: an export of a few thousand calls in both formats, parsed back and
+ * The proof of scale: an export of a few thousand calls in both formats, parsed back and
  * compared with the calls as the API lists them, with their transcripts (which get-call
  * answers and list-calls leaves out). A handful are real sandbox calls (dialled, run, ended
  * and analysed by the call steps); the rest are copies of the items those left, transcript

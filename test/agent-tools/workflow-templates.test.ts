@@ -10,7 +10,7 @@ const step = (extra: Record<string, unknown>) => ({ type: 'http', name: 'lookup'
 
 describe('workflow templates', () => {
   it('take a header of "{{" and thousands of spaces as literal text, without stalling the server', async () => {
-    // The former pattern spent about 30 s on this value (issue 7, item 1).
+    // The former pattern spent about 30 s on this value.
     const agentId = await newAgentId();
     const value = '{{' + ' '.repeat(3990);
     const res = await app.api.put(`/agents/${agentId}/workflows/pre_call`, { body: { steps: [step({ headers: { 'x-note': value } })] } });

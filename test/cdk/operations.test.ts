@@ -19,7 +19,7 @@ import { DOMAINS } from '../../shared/platform/http/route.ts';
 import { JOBS, jobNamed, type JobName } from '../../shared/jobs.ts';
 
 /**
- * Operating Parley (issue 19, docs/operations.md): two stages synthesized side by side in
+ * Operating Parley (docs/operations.md): two stages synthesized side by side in
  * one app (dev with the defaults; prod with a custom domain, an existing alarm topic and an
  * operator's email), with both cdk-nag packs, once for the whole file.
  */
@@ -424,7 +424,7 @@ describe('cdk-nag', () => {
     expect(reports).toHaveLength(2 * (2 + dev.stack.routeStacks.length));
     const rows = reports.flatMap((file) => readFileSync(join(outdir, file), 'utf8').split('\n').slice(1));
     expect(rows.some((row) => row.startsWith('"Serverless-LambdaDefaultMemorySize","') && row.includes('"Compliant"'))).toBe(true);
-    // X-Ray tracing is issue 19's point 2 (another change); until it lands it is the one open finding (a warning).
+    // Lambda tracing is the one rule the nag may still flag (a warning): tracing is a setting of the stage.
     const open = new Set(rows.filter((row) => row.includes('"Non-Compliant"')).map((row) => row.split(',')[0]));
     expect([...open]).toEqual(open.size ? ['"Serverless-LambdaTracing"'] : []);
     // Reading every annotation of two stages takes 10-30 s on a loaded 2-core machine.

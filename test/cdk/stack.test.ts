@@ -494,7 +494,7 @@ describe('ParleyStack', () => {
       ip: '$context.identity.sourceIp',
       routeKey: '$context.routeKey',
       status: '$context.status',
-      // What the integration itself said (issue 19 point 2), beside API Gateway's status.
+      // What the integration itself said, beside API Gateway's status.
       integrationError: '$context.integrationErrorMessage',
       integrationStatus: '$context.integration.status',
       integrationServiceError: '$context.integration.error',

@@ -5,7 +5,7 @@ import { startTestApp } from '../support/app.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 /*
- * Presigned uploads (issue 19 point 7): a file past API Gateway's ~6 MB request limit is PUT
+ * Presigned uploads: a file past API Gateway's ~6 MB request limit is PUT
  * to a presigned URL (here the local object store's stand-in, which checks the signature,
  * the expiry, the type and the exact length as S3 does), then named in
  * knowledge_base_upload_ids; the API ingests it like a multipart file. Oversize, replays,

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleOptions, bundleOutputs, outputBytes } from '../../lib/bundling.ts';
 
 /**
- * Issue 8's size target as a gate: every function's cold start loads at most 700 KiB (its
+ * The size target as a gate: every function's cold start loads at most 700 KiB (its
  * index.mjs and the chunks it imports statically; lib/bundling.ts, docs/performance.md
  * "Sizes: cold and lazy"). Built exactly as the stack builds them, in memory. A change that
  * pulls a heavy module back into a cold closure (one static import chain is enough) fails

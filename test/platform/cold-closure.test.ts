@@ -7,11 +7,11 @@ import { bundleOptions, bundleOutputs, coldInputs, inputsOf } from '../../lib/bu
 
 /**
  * The cold closure of the four functions over the 700 KiB target that loads what only some
- * requests need through `import()` (issue 8, "Speed"; docs/performance.md): the conversation
+ * requests need through `import()` (docs/performance.md, "Sizes: cold and lazy"): the conversation
  * runtime, the pre-call workflows, the SIP trace and live controls, the numbers' API module,
  * the LLM vendor, the Secrets Manager client, the session tokens' jose, the payment vendor,
- * the app catalogue and the knowledge-base retrieval; since 2026-11-24 ("margin under 700 KiB")
- * also the KMS client, agent_override's LLM and flow schemas, and in calls the media webhook
+ * the app catalogue and the knowledge-base retrieval;
+ * the KMS client, agent_override's LLM and flow schemas, and in calls the media webhook
  * and worker reports, deleting and scrubbing (shared/calls/on-demand.ts); in kb-jobs and
  * knowledge-bases the extraction worker's machinery. Built as the stack builds them
  * (lib/bundling.ts), each module must be in a chunk the entry does not import statically
@@ -35,7 +35,7 @@ const EVERYWHERE = [
   'shared/billing/stripe-events.ts',
   'shared/vendors/payments/index.ts',
   'shared/integrations/app-refs.ts',
-  // 2026-11-24, margin under 700 KiB: the KMS client.
+  // The KMS client, loaded on the first secret sealed or opened.
   'shared/platform/crypto/aws-kms.ts',
   'shared/platform/aws/lambda-sdk/client-kms.js',
   'node_modules/@aws-sdk/client-kms/',
@@ -73,7 +73,7 @@ const LAZY: Record<string, string[]> = {
   public: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/', 'shared/agent-tools/workflows.ts', 'shared/knowledge-bases/retrieval.ts', ...OVERRIDE],
   'call-steps': [...EVERYWHERE, ...OVERRIDE, 'shared/agent-tools/workflows.ts', 'shared/numbers/phone-numbers.ts'],
   chats: [...EVERYWHERE, ...AGENT_SCHEMAS, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/'],
-  // Issue 8's 1.6× target: what only the KYC, SIP trunk, caller ID and SIP probe
+  // The numbers function's 1.6× import target: what only the KYC, SIP trunk, caller ID and SIP probe
   // routes need (functions/numbers/on-demand.ts), and the KMS client (on the first secret sealed or opened).
   numbers: [
     'functions/numbers/on-demand.ts',
@@ -121,7 +121,7 @@ describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs
       expect(cold, module).toContain(module);
     }
     // Each import() target sharing code with the entry may split the cold code into one more file
-    // (esbuild: a chunk per set of entry points reaching a module); 5 before issue 8's numbers work, 8 with it.
+    // (esbuild: a chunk per set of entry points reaching a module); 8 with the one on-demand target and the KMS client's chunk.
     expect(bundleOutputs(metafile, file).cold.length).toBeLessThanOrEqual(8);
   });
 

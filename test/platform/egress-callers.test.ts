@@ -48,7 +48,7 @@ async function httpServer(handler: (req: IncomingMessage, res: ServerResponse) =
 
 const newAgent = async (api: ApiClient = app.api, llm: Record<string, unknown> = {}) => (await newAgentWithLlm(api, { llm })).agent as { agent_id: string };
 
-/** The request that read every workspace's items from DynamoDB Local (issue 7, item 2). */
+/** The request that read every workspace's items from DynamoDB Local. */
 const scanStep = (name: string, url: string) => ({
   type: 'http',
   name,

@@ -3,7 +3,7 @@ import { bearerToken } from '../../shared/platform/auth/gate.ts';
 import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
 
-/** Issue 8, "Hardening": what probing the running server found, through the real HTTP layer. */
+/** What probing the running server found, through the real HTTP layer. */
 const app = await startTestApp();
 const UNAUTHORIZED = { status: 401, message: 'Missing or invalid API key / session' };
 const keyCount = async () => (await app.api.get('/api-keys')).body.length as number;

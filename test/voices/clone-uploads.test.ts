@@ -5,7 +5,7 @@ import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
 
 /*
- * Voice cloning past API Gateway's ~6 MB request limit (issue 19 point 7): each sample is PUT
+ * Voice cloning past API Gateway's ~6 MB request limit: each sample is PUT
  * to a presigned URL from POST /create-voice-clone-upload (checked as a multipart file is:
  * audio, 10 MB), then clone-voice names them in `upload_ids` (JSON, or a multipart field beside
  * files). The built-in voice provider clones; the ElevenLabs client's use of uploads is in

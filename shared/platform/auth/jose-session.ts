@@ -5,7 +5,7 @@
  * `jose` itself through import() made
  * esbuild keep the whole package (JWE, JWK sets, key generation, about 60 KiB minified) in
  * every function's bundle: a dynamically imported module is wrapped, and a wrapped import of a
- * package's index keeps every export (docs/performance.md, "Import time").
+ * package's index keeps every export (docs/performance.md, "Dynamic imports that cost more than they save").
  */
 export { SignJWT } from 'jose/jwt/sign';
 export { jwtVerify } from 'jose/jwt/verify';

@@ -25,9 +25,9 @@ let swapped: KeyManagement | undefined;
 /**
  * Created once per process on first use. aws-kms.ts (the KMS client, about 30 KiB) loads
  * then, only with `KMS_KEY_ID`: with code splitting it is a chunk and nothing is wrapped, so
- * the objection of the single-file bundles ("Dynamic imports", docs/performance.md) no
+ * the objection of the single-file bundles ("Dynamic imports that cost more than they save", docs/performance.md) no
  * longer applies, and every function that stores a secret (numbers, webhooks' signing
- * keys, ...) starts without it (docs/performance.md, 2026-11-24, "numbers under 1.6×").
+ * keys, ...) starts without it (docs/performance.md, "Heavy packages on first use").
  * A creation that fails (the chunk unreadable, the local key file missing) is tried again by
  * the next secret rather than failing every one after it (loadOnce).
  */

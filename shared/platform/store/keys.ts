@@ -879,7 +879,7 @@ export const objectKeys = {
   knowledgeBaseIndex: (workspaceId: string, knowledgeBaseId: string, token: string): string => `knowledge-bases/${workspaceId}/${knowledgeBaseId}/index-${token}.json`,
   /** Everything of one knowledge base shares this prefix (its delete removes what is under it). */
   knowledgeBasePrefix: (workspaceId: string, knowledgeBaseId: string): string => `knowledge-bases/${workspaceId}/${knowledgeBaseId}/`,
-  /** A presigned upload (issue 19 point 7), under the workspace's own prefix, until it is ingested as a source. */
+  /** A presigned upload, under the workspace's own prefix, until it is ingested as a source. */
   knowledgeBaseUpload: (workspaceId: string, uploadId: string): string => `knowledge-bases/${workspaceId}/uploads/${uploadId}`,
   /** A source's original (`original`), its extracted text (`content.txt`) and its chunks (`chunks.json`). */
   knowledgeBaseSource: (workspaceId: string, knowledgeBaseId: string, sourceId: string, name: 'original' | 'content.txt' | 'chunks.json'): string =>

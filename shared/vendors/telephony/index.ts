@@ -11,7 +11,7 @@ export * from './types.ts';
  * never by the interface (types.ts), so they do not import each other in a cycle. They are
  * imported statically: behind an import() of their own (7.7 KiB) they split the numbers
  * function's cold code into three more chunk files, which cost Node more to load than the
- * two small adapters cost to compile (docs/performance.md, 2026-11-24 05:00).
+ * two small adapters cost to compile (docs/performance.md, "One import() target for a domain's rare routes").
  */
 export async function telephonyProvider(): Promise<TelephonyProvider> {
   const accountSid = await vendorSetting('TWILIO_ACCOUNT_SID');
