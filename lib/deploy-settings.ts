@@ -1,6 +1,6 @@
 import { Token } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { loadConfig } from '../shared/platform/config.ts';
+import { loadConfig, PRODUCTION_REQUIRED_SETTINGS } from '../shared/platform/config.ts';
 
 /**
  * Deploy-time settings: each comes from the stack's props, else from CDK context
@@ -130,18 +130,10 @@ function checkAsProduction(settings: FunctionSettings): void {
   const literal = (value: string, stand: string) => (Token.isUnresolved(value) ? stand : value);
   try {
     loadConfig({
+      // Every required setting the stack fills with its own resources: a stand-in, so only
+      // the deploy settings' literal values are judged.
+      ...Object.fromEntries(PRODUCTION_REQUIRED_SETTINGS.map((name) => [name, 'stack-resource'])),
       PARLEY_ENV: 'production',
-      TABLE_NAME: 'table',
-      AWS_REGION: 'region',
-      KMS_KEY_ID: 'key',
-      WEBHOOK_QUEUE_URL: 'queue',
-      CALL_STEPS_QUEUE_URL: 'queue',
-      CONTACT_JOBS_QUEUE_URL: 'queue',
-      EXPORT_JOBS_QUEUE_URL: 'queue',
-      KB_JOBS_QUEUE_URL: 'queue',
-      VENDOR_SECRET_ID: 'secret',
-      RECORDINGS_BUCKET: 'bucket',
-      KNOWLEDGE_BASE_BUCKET: 'bucket',
       ...environment,
       PUBLIC_BASE_URL: literal(environment.PUBLIC_BASE_URL!, 'https://api.example.com'),
     });

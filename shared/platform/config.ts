@@ -295,11 +295,18 @@ const configSchema = () => z.object({
 
 export type Config = z.infer<ReturnType<typeof configSchema>>;
 
+/** The name of every setting the schema reads (its documentation, shared/platform/settings-docs.ts, is checked against it). */
+export function settingNames(): string[] {
+  return Object.keys(configSchema().shape);
+}
+
 /**
  * Settings whose default only makes sense on a developer's machine (a local table name and
  * region, no KMS key, queue or vendor secret, a `.local` SIP host, loopback SIP ranges, a
  * base URL derived from PORT). With PARLEY_ENV=production each must be set, or the process
- * stops at start naming the missing ones; the CDK stack sets all of them on every function.
+ * stops at start naming the missing ones; the CDK stack sets all of them on every function
+ * (lib/deploy-settings.ts checks its values against this list at synth; test/cdk holds the
+ * functions and the voice worker to it).
  */
 export const PRODUCTION_REQUIRED_SETTINGS = [
   'TABLE_NAME',
@@ -309,6 +316,7 @@ export const PRODUCTION_REQUIRED_SETTINGS = [
   'CALL_STEPS_QUEUE_URL',
   'CONTACT_JOBS_QUEUE_URL',
   'EXPORT_JOBS_QUEUE_URL',
+  'INTEGRATION_JOBS_QUEUE_URL',
   'KB_JOBS_QUEUE_URL',
   'VENDOR_SECRET_ID',
   'RECORDINGS_BUCKET',

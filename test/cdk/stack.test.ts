@@ -31,7 +31,7 @@ import {
 } from '../../lib/parley-stack.ts';
 import { DOMAINS, THROTTLE_CLASSES, type Domain, type RouteDefinition } from '../../shared/platform/http/route.ts';
 import { servedRoutes, type ServedRoute } from '../../shared/route-table.ts';
-import { loadConfig } from '../../shared/platform/config.ts';
+import { loadConfig, PRODUCTION_REQUIRED_SETTINGS } from '../../shared/platform/config.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { tableDefinition } from '../../shared/platform/store/keys.ts';
 import { PRODUCTION_TEST_SETTINGS } from '../support/production-settings.ts';
@@ -288,6 +288,9 @@ describe('ParleyStack', () => {
         ].sort(),
       );
       expect(fn.Properties.LoggingConfig.LogGroup).toBeDefined();
+      // Every setting production refuses to start without (Lambda itself sets AWS_REGION).
+      const environment = Object.keys(fn.Properties.Environment.Variables);
+      expect(PRODUCTION_REQUIRED_SETTINGS.filter((name) => name !== 'AWS_REGION' && !environment.includes(name)), id).toEqual([]);
     }
     expect(PARLEY_RUNTIME.name).toMatch(/^nodejs(2[2-9]|[3-9]\d)\.x$/);
   });

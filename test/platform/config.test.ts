@@ -8,7 +8,7 @@ const without = (name: string) =>
 describe('settings in production', () => {
   it('refuses to start on local defaults, naming every missing setting', () => {
     expect(() => loadConfig({ PARLEY_ENV: 'production' })).toThrow(
-      'Invalid Parley settings: TABLE_NAME, AWS_REGION, KMS_KEY_ID, WEBHOOK_QUEUE_URL, CALL_STEPS_QUEUE_URL, CONTACT_JOBS_QUEUE_URL, EXPORT_JOBS_QUEUE_URL, KB_JOBS_QUEUE_URL, VENDOR_SECRET_ID, RECORDINGS_BUCKET, KNOWLEDGE_BASE_BUCKET, SIP_HOST, SIP_IP_RANGES, PUBLIC_BASE_URL: required with PARLEY_ENV=production (the defaults only make sense locally)',
+      'Invalid Parley settings: TABLE_NAME, AWS_REGION, KMS_KEY_ID, WEBHOOK_QUEUE_URL, CALL_STEPS_QUEUE_URL, CONTACT_JOBS_QUEUE_URL, EXPORT_JOBS_QUEUE_URL, INTEGRATION_JOBS_QUEUE_URL, KB_JOBS_QUEUE_URL, VENDOR_SECRET_ID, RECORDINGS_BUCKET, KNOWLEDGE_BASE_BUCKET, SIP_HOST, SIP_IP_RANGES, PUBLIC_BASE_URL: required with PARLEY_ENV=production (the defaults only make sense locally)',
     );
     for (const name of PRODUCTION_REQUIRED_SETTINGS) {
       expect(() => loadConfig(without(name)), name).toThrow(`${name}: required with PARLEY_ENV=production`);

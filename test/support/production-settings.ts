@@ -12,6 +12,7 @@ export const PRODUCTION_TEST_SETTINGS = {
   CALL_STEPS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/parley-call-steps',
   CONTACT_JOBS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/parley-contact-jobs',
   EXPORT_JOBS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/parley-export-jobs',
+  INTEGRATION_JOBS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/parley-integration-jobs',
   VENDOR_SECRET_ID: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:parley-vendor',
   RECORDINGS_BUCKET: 'parley-recordings-111122223333',
   KB_JOBS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/parley-kb-jobs',
