@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import regexp from 'eslint-plugin-regexp';
 import { readdirSync } from 'node:fs';
 
-// The layout (docs/architecture.md, Where things are): platform code at the bottom, vendor
+// The layout (docs/architecture.md, Layers): platform code at the bottom, vendor
 // adapters beside it, one folder per domain above them, the route table on top.
 const LOWER = ['platform', 'vendors'];
 const DOMAINS = readdirSync('shared', { withFileTypes: true })

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { bundledInputs } from '../support/bundle.ts';
 
 /*
- * The layout's rules (docs/architecture.md, Where things are), checked on the code as it
+ * The layout's rules (docs/architecture.md, "The rules"), checked on the code as it
  * is: no import cycles in shared/, the lint rule that keeps platform below the domains and
  * domains behind their index.ts really refuses violations, and no deployed function
  * bundles the local runtime's stand-ins.
