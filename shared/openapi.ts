@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { RouteDefinition } from './platform/http/route.ts';
 import { servedRoutes } from './route-table.ts';
+import type { Domain } from './platform/http/route.ts';
 import { jsonSchemaOf } from './platform/http/schemas.ts';
 
 /**
@@ -16,7 +17,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     const { route } = served;
     if (route.errorFormat) errorFormats[route.errorFormat.name] ??= schema(route.errorFormat.schema, 'output');
     const alias = served.key !== `${route.method} ${route.path}`;
-    (paths[served.path] ??= {})[served.method.toLowerCase()] = operation(served.id, route, alias);
+    (paths[served.path] ??= {})[served.method.toLowerCase()] = { tags: [served.domain], ...operation(served.id, route, alias) };
   }
   return {
     openapi: '3.1.0',
@@ -27,6 +28,8 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         'Voice and chat agent platform. Paths and JSON shapes follow the Retell API; authenticate with `Authorization: Bearer <API key>`.',
     },
     servers: [{ url: '/' }],
+    // One tag per domain function, so /docs groups the operations as the code does.
+    tags: (Object.keys(TAG_DESCRIPTIONS) as Domain[]).map((name) => ({ name, description: TAG_DESCRIPTIONS[name] })),
     components: {
       securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } },
       schemas: {
@@ -40,6 +43,28 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     paths: sortKeys(paths),
   };
 }
+
+/** Each domain's tag on /docs, in the order the page shows them. */
+const TAG_DESCRIPTIONS: Record<Domain, string> = {
+  account: 'API keys, the workspace and its settings, the audit log, webhook deliveries',
+  agents: 'Voice agents, Retell LLM response engines, versions and tags',
+  'chat-agents': 'Chat agents',
+  flows: 'Conversation flows and flow components',
+  'agent-tools': 'Agent generation, copilot, estimates, workflows, share links, MCP tools',
+  voices: 'The voice catalogue, cloning, community voices, previews',
+  numbers: 'Phone numbers, SIP trunks, inbound admission, caller IDs, KYC',
+  calls: 'Phone and web calls, live controls and transcripts, call artifacts, concurrency',
+  chats: 'API chats, SMS chats, the playground',
+  batches: 'Batch calls',
+  contacts: 'Contacts, memory and imports',
+  'knowledge-bases': 'Knowledge bases, sources, syncs and retrievals',
+  billing: 'The ledger, budgets, invoices and payments',
+  integrations: 'OAuth connections, apps and CRM sync',
+  members: 'Members, sessions, SSO, SAML and SCIM',
+  'account-data': 'Exports, assets, privacy requests, reliability settings',
+  public: 'Routes for browsers: public chats, share links, web call logs',
+  meta: 'About the API: its index, this reference, the Voice Orb page',
+};
 
 function operation(id: string, route: RouteDefinition, alias: boolean) {
   const parameters = [
