@@ -1,5 +1,6 @@
 import { voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { besideBundle } from '../../shared/platform/bundle-files.ts';
 import { logger } from '../../shared/platform/logger.ts';
@@ -74,19 +75,26 @@ export async function startAmbientSound(
     return undefined;
   }
   const { path, volume } = ambientSource(sound, settings.ambient_sound_volume);
-  // A file source loops for as long as the player runs.
-  const player = new voice.BackgroundAudioPlayer({ ambientSound: { source: path, volume } });
+  // The framework's loop of a file that gives no audio would spin forever: a missing file is not played.
+  if (!existsSync(path)) {
+    logger.error('the agent\'s ambient sound file is missing; none is played', { ...log, ambient_sound: sound, path });
+    return undefined;
+  }
+  let player: voice.BackgroundAudioPlayer | undefined;
   try {
+    // A file source loops for as long as the player runs.
+    player = new voice.BackgroundAudioPlayer({ ambientSound: { source: path, volume } });
     await player.start({ room: room as Room });
   } catch (error) {
     logger.warn('the agent\'s ambient sound could not start; the call goes on without it', { ...log, ambient_sound: sound, error });
-    await player.close().catch(() => undefined);
+    await player?.close().catch(() => undefined);
     return undefined;
   }
+  const started = player;
   return {
     close: async () => {
       try {
-        await player.close();
+        await started.close();
       } catch (error) {
         logger.warn('the agent\'s ambient sound did not stop cleanly', { ...log, error });
       }

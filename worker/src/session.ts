@@ -167,7 +167,8 @@ class Call implements CallSession, ReplyHost {
   private readonly backchannel: Backchannel;
   /** Speeches that are backchannels: the caller's turn goes on through them. */
   private readonly backchannels = new WeakSet<voice.SpeechHandle>();
-  private ambient: AmbientPlayer | undefined;
+  /** The ambient sound, starting beside the session (publishing its track must not hold up the opening). */
+  private ambient: Promise<AmbientPlayer | undefined> = Promise.resolve(undefined);
 
   constructor(private readonly options: CallSessionOptions) {
     this.state = options.state;
@@ -228,7 +229,7 @@ class Call implements CallSession, ReplyHost {
     } else {
       await session.start({ agent, ...(options.room ? { room: options.room } : {}) });
     }
-    this.ambient = await startAmbientSound(options.settings, options.room ?? options.io?.room, { call_id: this.state.call_id });
+    this.ambient = startAmbientSound(options.settings, options.room ?? options.io?.room, { call_id: this.state.call_id });
     const output = session.output.audio;
     output?.on(voice.AudioOutput.EVENT_PLAYBACK_STARTED, (ev: voice.PlaybackStartedEvent) => {
       if (this.playing && this.playing.playbackStartedAt === undefined) this.playing.playbackStartedAt = ev.createdAt;
@@ -659,7 +660,7 @@ class Call implements CallSession, ReplyHost {
       }
       await Promise.race([Promise.all([...this.records.values()].map((record) => record.settled)), delay(5000)]);
       await this.options.reports.flush();
-      await this.ambient?.close();
+      await (await this.ambient)?.close();
       await this.session.close().catch(() => undefined);
       this.resolveTakenOver();
       return 'user_hangup' as EndReason;
@@ -775,7 +776,7 @@ class Call implements CallSession, ReplyHost {
     const latency = this.latency;
     await this.options.reports.send({ event: 'call_ended', disconnection_reason: reason, ...(Object.keys(latency).length ? { latency } : {}) });
     await this.options.reports.flush();
-    await this.ambient?.close();
+    await (await this.ambient)?.close();
     try {
       await this.session.close();
     } catch (error) {
