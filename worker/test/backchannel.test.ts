@@ -6,7 +6,7 @@ import { scriptedCall } from './support/scripted-call.ts';
 /*
  * Backchannel on the real AgentSession without a media server (worker/test/support/
  * scripted-call.ts: the caller's voice is a tone, each word of the agent 120 ms of tone).
- * The caller talks for about 4.5 s with two 400 ms pauses; responsiveness 0 gives an
+ * The caller talks for about 3.6 s with two 800 ms pauses; responsiveness 0 gives an
  * end-of-turn delay of 1.5 s, so neither pause ends their turn. The random source is a script.
  */
 
@@ -36,9 +36,9 @@ async function longTurn(agent: Record<string, unknown>, numbers: number[]) {
   });
   await call.until(() => call.engine.commits.length === 1);
   await call.caller.speak(2200);
-  await sleep(400);
+  await sleep(800);
   await call.caller.speak(800);
-  await sleep(400);
+  await sleep(800);
   await call.caller.speak(600);
   await call.until(() => call.engine.commits.length === 2);
   await call.until(() => transcripts(call.reports.events).length === 3);
