@@ -125,7 +125,7 @@ describe('the voice worker service', () => {
     const [staged] = readdirSync(outdir).filter((entry) => entry.startsWith('asset.') && existsSync(join(outdir, entry, 'worker', 'Dockerfile')));
     const dir = join(outdir, staged!);
     expect(readdirSync(dir).sort()).toEqual(['.dockerignore', 'lib', 'package-lock.json', 'package.json', 'scripts', 'shared', 'tsconfig.json', 'worker']);
-    expect(readdirSync(join(dir, 'worker')).sort()).toEqual(['Dockerfile', 'package-lock.json', 'package.json', 'src']);
+    expect(readdirSync(join(dir, 'worker')).sort()).toEqual(['Dockerfile', 'assets', 'package-lock.json', 'package.json', 'src']);
     expect(readdirSync(join(dir, 'lib')).sort()).toEqual(['bundle-aliases.ts', 'bundling.ts']);
     expect(readdirSync(join(dir, 'scripts'))).toEqual(['bundle-worker.ts']);
     // Every COPY from the context names something staged.

@@ -5,6 +5,8 @@ import { fillTemplate, noteToAgent, variablesOf, type ConfigOverrides, type Conv
 import { logger } from '../../shared/platform/logger.ts';
 import { MAX_LATENCY_VALUES, type WORKER_END_REASONS, type WorkerLatency } from '../../shared/vendors/media/index.ts';
 import { DEFAULT_DTMF_TIMEOUT_MS, endOfTurnDelayMs, interruption, type AgentSettings } from './agent-settings.ts';
+import { startAmbientSound, type AmbientPlayer, type AmbientRoom } from './ambient-sound.ts';
+import { Backchannel } from './backchannel.ts';
 import { bridgeCue, holdAudio, type HoldMusic } from './hold-audio.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import type { StreamingTurn, StreamTurn } from './conversation.ts';
@@ -50,8 +52,11 @@ export interface CallSessionOptions {
   turnDetection?: 'vad' | 'stt';
   /** The call's room (the worker in production)… */
   room?: Room;
-  /** …or audio input and output of the caller's own (tests, no media server). */
-  io?: { input: voice.AudioInput; output: voice.AudioOutput };
+  /**
+   * …or audio input and output of the caller's own (tests, no media server), with a stand-in
+   * for the room's agent participant where the ambient sound's track is published.
+   */
+  io?: { input: voice.AudioInput; output: voice.AudioOutput; room?: AmbientRoom };
   /** Start replies before the caller's turn is certain (the framework's preemptive generation); default true. */
   preemptiveGeneration?: boolean;
   /** Echo-cancellation warm-up during which the caller's voice does not interrupt (ms); the framework's default when absent. */
@@ -66,6 +71,8 @@ export interface CallSessionOptions {
   pressDigits?: (digits: string) => Promise<void>;
   timers?: Timers;
   now?: () => number;
+  /** A number in [0, 1) (default Math.random): whether a pause of the caller's gets a backchannel, and which word. */
+  random?: () => number;
 }
 
 /** The topic of what the web caller's client hears from the worker (docs/calls-media.md). */
@@ -151,12 +158,17 @@ class Call implements CallSession, ReplyHost {
   private resolveTakenOver!: () => void;
   /** A transfer the agent asked for (or Parley holds the caller for): the agent says nothing more until it is cancelled. */
   private transfer: { kind: 'cold' | 'warm'; hold?: voice.SpeechHandle } | undefined;
-  /** Speeches that are audio of the worker's own (hold music, the bridge cue): never a transcript line. */
+  /** Speeches that are audio of the worker's own (hold music, the bridge cue, backchannels): never a transcript line. */
   private readonly sounds = new WeakSet<voice.SpeechHandle>();
   private readonly figures = { e2e: [] as number[], llm: [] as number[], tts: [] as number[], asr: [] as number[] };
   private digits = '';
   private digitTimer: unknown;
   private machineChecked = false;
+  private readonly backchannel: Backchannel;
+  /** Speeches that are backchannels: the caller's turn goes on through them. */
+  private readonly backchannels = new WeakSet<voice.SpeechHandle>();
+  /** The ambient sound, starting beside the session (publishing its track must not hold up the opening). */
+  private ambient: Promise<AmbientPlayer | undefined> = Promise.resolve(undefined);
 
   constructor(private readonly options: CallSessionOptions) {
     this.state = options.state;
@@ -166,6 +178,13 @@ class Call implements CallSession, ReplyHost {
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
     this.takenOver = new Promise((resolve) => (this.resolveTakenOver = resolve));
     const { settings } = options;
+    this.backchannel = new Backchannel({
+      settings,
+      timers: this.timers,
+      now: this.now,
+      ...(options.random ? { random: options.random } : {}),
+      host: { agentQuiet: () => this.agentQuiet(), say: (word) => this.sayBackchannel(word) },
+    });
     const minDelay = endOfTurnDelayMs(settings);
     const interrupting = interruption(settings);
     this.session = new voice.AgentSession({
@@ -210,6 +229,7 @@ class Call implements CallSession, ReplyHost {
     } else {
       await session.start({ agent, ...(options.room ? { room: options.room } : {}) });
     }
+    this.ambient = startAmbientSound(options.settings, options.room ?? options.io?.room, { call_id: this.state.call_id });
     const output = session.output.audio;
     output?.on(voice.AudioOutput.EVENT_PLAYBACK_STARTED, (ev: voice.PlaybackStartedEvent) => {
       if (this.playing && this.playing.playbackStartedAt === undefined) this.playing.playbackStartedAt = ev.createdAt;
@@ -416,6 +436,7 @@ class Call implements CallSession, ReplyHost {
   private itemAdded(item: llm.ChatMessage | llm.AgentHandoffItem): void {
     if (!(item instanceof llm.ChatMessage) || item.role !== 'user') return;
     const content = item.textContent?.trim();
+    this.backchannel.turnOver();
     this.measure('asr', msOf(item.metrics.transcriptionDelay));
     if (content) {
       this.reportLine({ role: 'user', content });
@@ -639,6 +660,7 @@ class Call implements CallSession, ReplyHost {
       }
       await Promise.race([Promise.all([...this.records.values()].map((record) => record.settled)), delay(5000)]);
       await this.options.reports.flush();
+      await (await this.ambient)?.close();
       await this.session.close().catch(() => undefined);
       this.resolveTakenOver();
       return 'user_hangup' as EndReason;
@@ -646,7 +668,10 @@ class Call implements CallSession, ReplyHost {
   }
 
   private userState(state: voice.UserState): void {
+    const wasSpeaking = this.userSpeaking;
     this.userSpeaking = state === 'speaking';
+    if (this.userSpeaking) this.backchannel.callerSpeaking();
+    else if (wasSpeaking) this.backchannel.callerPaused();
     if (this.userSpeaking) {
       // reminder_max_count counts the reminders of one silence: the caller speaking starts afresh.
       this.remindersSent = 0;
@@ -661,6 +686,8 @@ class Call implements CallSession, ReplyHost {
     if (state === 'speaking' && !wasSpeaking) this.options.publish?.(CLIENT_TOPIC, { event_type: 'agent_start_talking' });
     if (wasSpeaking && state !== 'speaking') this.options.publish?.(CLIENT_TOPIC, { event_type: 'agent_stop_talking' });
     if (state === 'speaking') this.clearReminder();
+    // The agent taking the floor ends the caller's turn; a backchannel of its own does not.
+    if (state === 'speaking' && !(this.playing && this.backchannels.has(this.playing.handle))) this.backchannel.turnOver();
     if (wasSpeaking && state !== 'speaking') this.armReminder();
     this.armSilence();
   }
@@ -699,6 +726,28 @@ class Call implements CallSession, ReplyHost {
     }
   }
 
+  // ---- backchannel ----
+
+  /** Nothing of the agent's is playing or on its way (a reply started before the caller's turn is certain does not count). */
+  private agentQuiet(): boolean {
+    if (this.ending || this.transfer || this.agentState === 'speaking' || this.agentState === 'thinking') return false;
+    for (const record of this.records.values()) {
+      if (!(record.source === 'generate_reply' && !record.handle.scheduled)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * A backchannel word, said as a sound of the agent's own: not in the chat, the engine's
+   * state or the transcript (Retell records none), and cut off by the caller's voice or the
+   * end of their turn like any interruptible speech.
+   */
+  private sayBackchannel(word: string): void {
+    const handle = this.session.say(word, { allowInterruptions: true, addToChatCtx: false });
+    this.sounds.add(handle);
+    this.backchannels.add(handle);
+  }
+
   // ---- the end ----
 
   end(reason: EndReason): Promise<EndReason> {
@@ -707,6 +756,7 @@ class Call implements CallSession, ReplyHost {
   }
 
   private clearTimers(): void {
+    this.backchannel.close();
     for (const timer of [this.silenceTimer, this.reminderTimer, this.maxDurationTimer, this.beginTimer, this.digitTimer]) {
       if (timer !== undefined) this.timers.clearTimeout(timer);
     }
@@ -726,6 +776,7 @@ class Call implements CallSession, ReplyHost {
     const latency = this.latency;
     await this.options.reports.send({ event: 'call_ended', disconnection_reason: reason, ...(Object.keys(latency).length ? { latency } : {}) });
     await this.options.reports.flush();
+    await (await this.ambient)?.close();
     try {
       await this.session.close();
     } catch (error) {

@@ -3,6 +3,7 @@ import type { ConversationState, TransferAsk, TranscriptEvent, TurnEvent, TurnRe
 import { agentSettings } from '../../src/agent-settings.ts';
 import type { StreamTurn, StreamTurnOptions, TurnStreamEvent } from '../../src/conversation.ts';
 import type { ReportEvent, ReportOutcome, Utterance } from '../../src/reports.ts';
+import type { AmbientRoom } from '../../src/ambient-sound.ts';
 import { startCallSession, type CallSession, type CallSessionOptions } from '../../src/session.ts';
 import { CallerAudio, CallerSpeaker, EnergyVAD, ScriptedSTT, ScriptedTTS } from './scripted-vendors.ts';
 
@@ -121,6 +122,8 @@ export interface ScriptedCallOptions {
   /** What the recogniser hears, one line per stretch of the caller's voice. */
   callerLines?: string[];
   session?: Partial<CallSessionOptions>;
+  /** A stand-in for the room's agent participant (the ambient sound's track is published there). */
+  room?: AmbientRoom;
 }
 
 export async function scriptedCall(options: ScriptedCallOptions) {
@@ -142,7 +145,7 @@ export async function scriptedCall(options: ScriptedCallOptions) {
     stt: recogniser,
     tts: voice,
     vad: new EnergyVAD(),
-    io: { input: caller, output: speaker },
+    io: { input: caller, output: speaker, ...(options.room ? { room: options.room } : {}) },
     aecWarmupMs: null,
     ...options.session,
   });
