@@ -20,6 +20,10 @@ process.env.DYNAMODB_ENDPOINT = inject('dynamoEndpoint');
 process.env.TABLE_NAME = `test-${randomBytes(6).toString('hex')}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'parley-test-'));
 process.env.AWS_REGION = 'us-east-1';
+// The production bound (3 s a try) is for DynamoDB in-region; the one DynamoDB Local shared by
+// the run's test files, on CI's 2 CPUs, has taken longer than that to answer a busy moment.
+// Tests of the bound itself set their own.
+process.env.AWS_REQUEST_TIMEOUT_MS ??= '10000';
 
 const client = new DynamoDBClient({
   endpoint: process.env.DYNAMODB_ENDPOINT,
