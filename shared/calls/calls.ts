@@ -115,7 +115,9 @@ export function sandboxScript(metadata: unknown): EngineState['sandbox'] | undef
   }
   if (says === undefined && callMs === undefined && ringMs === undefined && transferSays === undefined) return undefined;
   return {
-    user_lines: (says as string[] | undefined) ?? (callMs === undefined ? DEFAULT_CALLEE_LINES : []),
+    user_lines: (says as string[] | undefined) ?? DEFAULT_CALLEE_LINES,
+    // Ordinary lines fill the length asked for; only a script's lines hold the hang-up.
+    ...(says === undefined ? { unscripted: true } : {}),
     call_ms: (callMs as number | undefined) ?? config.SANDBOX_CALL_MS,
     ...(ringMs !== undefined ? { transfer_ring_ms: ringMs as number } : {}),
     ...(transferSays !== undefined ? { transfer_lines: transferSays as string[] } : {}),

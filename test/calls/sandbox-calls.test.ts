@@ -86,6 +86,25 @@ describe('a sandbox phone call, from dial to analysis', () => {
     expect(call.call_analysis).toBeUndefined();
   });
 
+  it('a callee given a length but no script says three ordinary lines, and hangs up at that length', async () => {
+    const { ws, number, client } = await callSetup();
+    const [talking, brief]: any[] = await Promise.all([
+      client.call.createPhoneCall({ from_number: number, to_number: callee(), metadata: { sandbox_call_ms: 60_000 } }),
+      client.call.createPhoneCall({ from_number: number, to_number: callee('5556'), metadata: { sandbox_call_ms: 0 } }),
+    ]);
+    const ordinary = ['Hi, yes, this is a good time.', 'Can you tell me a bit more?', 'Okay, thank you. That is all for now.'];
+    const userLines = (call: any) => (call.transcript_object ?? []).filter((entry: any) => entry.role === 'user').map((entry: any) => entry.content);
+    const talked = await eventually(() => getCall(client, talking.call_id), (call) => userLines(call).length === 3);
+    expect(userLines(talked)).toEqual(ordinary);
+    expect(talked.call_status).toBe('ongoing');
+    expect((await ws.api.post(`/v2/stop-call/${talking.call_id}`)).status).toBe(200);
+    // The ordinary lines do not hold the hang-up as a script's do: the length asked for wins (the
+    // hang-up was due a second before the first line).
+    const hungUp = await eventually(() => getCall(client, brief.call_id), (call) => call.call_status === 'ended');
+    expect(hungUp.disconnection_reason).toBe('user_hangup');
+    expect(hungUp.transcript_object.map((entry: any) => entry.role)).toEqual(['agent']);
+  });
+
   it('a number ending 0003 reaches voicemail', async () => {
     const { number, client } = await callSetup();
     const created: any = await client.call.createPhoneCall({ from_number: number, to_number: callee('0003') });
