@@ -27,7 +27,7 @@ export const handler = domainHandler({ ...callRoutes, ...callArtifactRoutes, ...
   createPhoneCall: ({ principal, body }) => calls.createPhoneCall(principal, body),
   createWebCall: ({ principal, body }) => calls.createWebCall(principal, body),
   registerPhoneCall: ({ principal, body }) => calls.registerPhoneCall(principal, body),
-  getCall: ({ principal, params }) => calls.getCall(principal.workspaceId, params.call_id),
+  getCall: ({ principal, params }) => calls.getCallWithAccess(principal.workspaceId, params.call_id),
   listCalls: ({ principal, body, request }) =>
     calls.listCalls(principal.workspaceId, body, { page: fromRetellSdk(request.headers['user-agent']) }),
   updateCall: ({ principal, params, body }) => calls.updateCall(principal.workspaceId, params.call_id, body),

@@ -13,24 +13,54 @@ import { dataDir, prepareLocalStore, runningRuntime, runningServers, type Runtim
  *   of this user whatever its folder (more than one: refused, DATA_DIR must pick), else
  *   the `.data` store.
  */
-const usage = 'usage: npm run cli -- create-workspace --name <name> | create-session --workspace <id> --email <email>';
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: { name: { type: 'string' }, workspace: { type: 'string' }, email: { type: 'string' } },
-});
-const command = positionals[0];
-if ((command !== 'create-workspace' && command !== 'create-session') || positionals.length !== 1) {
-  console.error(usage);
+const usages = {
+  'create-workspace': 'npm run cli -- create-workspace --name <name>',
+  'create-session': 'npm run cli -- create-session --workspace <id> --email <email>',
+} as const;
+type Command = keyof typeof usages;
+const isCommand = (word: string | undefined): word is Command => word !== undefined && Object.hasOwn(usages, word);
+const usageOf = (command: string | undefined) =>
+  isCommand(command) ? `usage: ${usages[command]}` : ['usage:', ...Object.values(usages).map((line) => `  ${line}`)].join('\n');
+
+/** A usage error: one line saying what is wrong, then the usage (of the command named, if any), exit 2. */
+function refuse(message: string, command: string | undefined): never {
+  console.error(`${message}\n${usageOf(command)}`);
   process.exit(2);
 }
+
+const args = process.argv.slice(2);
+let parsed;
+try {
+  parsed = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, workspace: { type: 'string' }, email: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+} catch (error) {
+  // parseArgs's own messages run to several sentences; the first says what is wrong.
+  const firstWord = args.find((arg) => !arg.startsWith('-'));
+  const code = (error as { code?: string }).code;
+  const option = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec((error as Error).message)?.[1] : undefined;
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(usageOf(firstWord));
+    process.exit(0);
+  }
+  refuse(option ? `unknown option ${option}` : (error as Error).message.split('. ')[0]!.replace(/\.$/, ''), firstWord);
+}
+const { positionals, values } = parsed;
+const command = positionals[0];
+if (values.help) {
+  console.log(usageOf(command));
+  process.exit(0);
+}
+if (!isCommand(command)) refuse(command === undefined ? 'a command is required' : `unknown command ${command}`, undefined);
+if (positionals.length !== 1) refuse(`unexpected argument ${positionals[1]}`, command);
 const name = values.name?.trim();
 if (command === 'create-workspace' && (!name || name.length > 200)) {
-  console.error('--name is required (1 to 200 characters)');
-  process.exit(2);
+  refuse('--name is required (1 to 200 characters)', command);
 }
 if (command === 'create-session' && (!values.workspace || !values.email)) {
-  console.error('--workspace and --email are required');
-  process.exit(2);
+  refuse('--workspace and --email are required', command);
 }
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';

@@ -13,6 +13,7 @@ import { checkedAgentOverride } from './agent-override.ts';
 import { acquireSlot, releaseSlot, SLOT_RECHECK_MS, sweepDueSlots, sweepSlots, type CallKind, type DueSweepResult, type SlotVerdict } from './concurrency.ts';
 import { applyCallDataStorage, DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
 import { withIdempotency } from './idempotency.ts';
+import { getCall } from './history.ts';
 import { listCallItems } from './listing.ts';
 import { mediaKind, startMedia, webCallAccess } from './media.ts';
 import { assertNotLooser } from './recordings.ts';
@@ -114,7 +115,9 @@ export function sandboxScript(metadata: unknown): EngineState['sandbox'] | undef
   }
   if (says === undefined && callMs === undefined && ringMs === undefined && transferSays === undefined) return undefined;
   return {
-    user_lines: (says as string[] | undefined) ?? (callMs === undefined ? DEFAULT_CALLEE_LINES : []),
+    user_lines: (says as string[] | undefined) ?? DEFAULT_CALLEE_LINES,
+    // Ordinary lines fill the length asked for; only a script's lines hold the hang-up.
+    ...(says === undefined ? { unscripted: true } : {}),
     call_ms: (callMs as number | undefined) ?? config.SANDBOX_CALL_MS,
     ...(ringMs !== undefined ? { transfer_ring_ms: ringMs as number } : {}),
     ...(transferSays !== undefined ? { transfer_lines: transferSays as string[] } : {}),
@@ -466,7 +469,26 @@ export async function updateCall(workspaceId: string, callId: string, input: Upd
   }
   const updated = await updateCallFields(workspaceId, callId, fields);
   const applied = input.data_storage_setting ? await applyCallDataStorage(workspaceId, callId) : undefined;
-  return toCallView(await withTranscript(applied ?? updated));
+  return withWebCallToken(toCallView(await withTranscript(applied ?? updated)));
+}
+
+/**
+ * A web call as the workspace's own key reads it (get-call, update-call, rerun-call-analysis)
+ * carries an access token to its room, as create-web-call's answer did: retell-sdk's
+ * WebCallResponse requires one. Tokens are not stored (a stored one would be a secret to
+ * seal, and would expire): each read mints one like create-web-call's, for the same room and
+ * web user, valid an hour from the read, with its `expires_at`. Listings and other domains'
+ * reads of calls (CRM syncs, exports) carry none.
+ */
+async function withWebCallToken(view: CallView): Promise<CallView> {
+  if (view.call_type !== 'web_call') return view;
+  const { access_token, expires_at } = await webCallAccess(view.call_id);
+  return { ...view, access_token, expires_at };
+}
+
+/** `GET /v2/get-call/{call_id}`: the call, and a web call's access token (withWebCallToken). */
+export async function getCallWithAccess(workspaceId: string, callId: string): Promise<CallView> {
+  return withWebCallToken(await getCall(workspaceId, callId));
 }
 
 /** Ends a registered or ongoing call (`manual_stopped`); stopping an ended call is 400. */
@@ -489,7 +511,7 @@ export async function rerunCallAnalysis(workspaceId: string, callId: string): Pr
     throw badRequest(`Call ${callId} keeps no transcript to analyse again: its data storage setting is basic_attributes_only`);
   }
   await queueAnalysis(call);
-  return toCallView(await withTranscript(call));
+  return withWebCallToken(toCallView(await withTranscript(call)));
 }
 
 /** Queues analysis for ended calls (given IDs, else the workspace's ended calls in a time range). */

@@ -71,9 +71,16 @@ export async function runCallStep(message: CallStepMessage): Promise<void> {
       return answer(call, {});
     case 'user':
       return calleeSpeaks(call, message.seq);
+    case 'say':
+      return sayNext(call);
     case 'hangup':
       // A scripted callee says every line before hanging up, however slow the turns were.
-      if (call.call_status === 'ongoing' && (call.engine.step_seq ?? 0) < (call.engine.sandbox?.user_lines.length ?? 0) && !call.engine.sandbox?.voicemail) {
+      if (
+        call.call_status === 'ongoing' &&
+        (call.engine.step_seq ?? 0) < (call.engine.sandbox?.user_lines.length ?? 0) &&
+        !call.engine.sandbox?.voicemail &&
+        !call.engine.sandbox?.unscripted
+      ) {
         await scheduleStep(stepFor(call, 'hangup', 0), Date.now() + SANDBOX_LINE_GAP_MS);
         return;
       }
@@ -240,20 +247,44 @@ function appendTo(call: CallItem, events: readonly (TranscriptEvent | Record<str
   return { workspaceId: call.workspace_id, ordinal: after, after, lines: transcriptLines(events as Record<string, unknown>[], options) };
 }
 
-/** Stores the turn (transcript, the engine's state) if the call is still where the step found it. */
+/** Writes of a turn or a supervisor-say that lost the call's line count to the other: each is tried again on the fresh call. */
+const LINE_RACE_TRIES = 5;
+
+/**
+ * Stores the turn (transcript, the engine's state) if the call is still where the step found
+ * it. A supervisor-say the sandbox said on its own meanwhile (sayNext) moved only the line
+ * count: the turn is written after it.
+ */
 async function recordTurn(
+  call: CallItem,
+  turn: { result: TurnResult; ms: number },
+  seq: { guard: number; next: number; userLine?: string },
+): Promise<CallItem | undefined> {
+  let current = call;
+  for (let attempt = 1; ; attempt++) {
+    const updated = await writeTurn(current, turn, seq);
+    if (updated || attempt >= LINE_RACE_TRIES) return updated;
+    const fresh = await findCallItem(call.call_id);
+    const movedLinesOnly =
+      fresh?.call_status === 'ongoing' && (fresh.engine.step_seq ?? 0) === seq.guard && (fresh.line_count ?? 0) !== (current.line_count ?? 0);
+    if (!movedLinesOnly) return undefined;
+    current = fresh;
+  }
+}
+
+async function writeTurn(
   call: CallItem,
   turn: { result: TurnResult; ms: number },
   seq: { guard: number; next: number; userLine?: string },
 ): Promise<CallItem | undefined> {
   // The runtime's events hold the user's line first; an engine that reports none gets the plain lines.
   const events: TranscriptEvent[] = turn.result.events.length
-    ? turn.result.events
+    ? [...turn.result.events]
     : [
         ...(seq.userLine !== undefined ? [{ role: 'user', content: seq.userLine } as TranscriptEvent] : []),
         ...turn.result.utterances.map((content) => ({ role: 'agent', content }) as TranscriptEvent),
       ];
-  // supervisor-say (live-control.ts): the agent says those texts next, after the callee's line.
+  // supervisor-say (live-control.ts) not said yet (sayNext said none of them): the agent says them first, after the callee's line.
   const says = call.live_take_over ? { texts: [], said: call.engine.live_said ?? 0 } : await pendingSays(call);
   if (says.texts.length) {
     const at = events[0]?.role === 'user' ? 1 : 0;
@@ -288,6 +319,37 @@ async function recordTurn(
   if (updated && sendUpdate) await sendCallEvent(updated, 'transcript_updated');
   if (updated && transfer) await transferStarted(updated);
   return updated;
+}
+
+/**
+ * supervisor-say in the sandbox (the `say` step live-control.ts schedules): the agent says
+ * the pending texts at once, as the LiveKit worker does, instead of waiting for the callee's
+ * next line (a silent callee has none). Written like a turn, guarded by the step sequence
+ * and the line count, so it never interleaves with one: a turn that got in first said them
+ * itself and leaves nothing here. While a transfer rings or is bridged the agent is not on
+ * the line: the texts wait for its next turn.
+ */
+async function sayNext(first: CallItem): Promise<void> {
+  let call: CallItem | undefined = first;
+  for (let attempt = 1; call && attempt <= LINE_RACE_TRIES; attempt++) {
+    if (call.call_status !== 'ongoing' || call.live_take_over || call.engine.media !== 'sandbox') return;
+    if (call.transfer_state?.status === 'dialing' || call.transfer_state?.status === 'bridged') return;
+    const says = await pendingSays(call);
+    if (!says.texts.length) return;
+    const nowMs = Date.now();
+    const sendUpdate = nowMs - (call.engine.transcript_sent_at ?? 0) >= TRANSCRIPT_UPDATE_MS;
+    const updated = await transitionCall(call.call_id, {
+      from: ['ongoing'],
+      guard: { field: 'step_seq', equals: call.engine.step_seq ?? 0 },
+      append: appendTo(call, says.texts.map((content) => ({ role: 'agent', content }) as TranscriptEvent)),
+      set: { engine: { ...call.engine, live_said: says.said, ...(sendUpdate ? { transcript_sent_at: nowMs } : {}) } },
+    });
+    if (updated) {
+      if (sendUpdate) await sendCallEvent(updated, 'transcript_updated');
+      return;
+    }
+    call = await findCallItem(first.call_id);
+  }
 }
 
 function stepFor(call: CallItem, step: CallStepMessage['step'], seq: number): CallStepMessage {

@@ -9,7 +9,7 @@ import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { signatureHeaders } from '../platform/naming.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
-import { signWebhook, webhookSigningSecret } from '../webhooks/index.ts';
+import { newDeliveryId, recordDirectAttempt, signWebhook, transportError, webhookSigningSecret } from '../webhooks/index.ts';
 import { inboundAgentOverride } from './agent-override.ts';
 import { admitWithSweep, weightedPick } from './calls.ts';
 import { releaseSlot } from './concurrency.ts';
@@ -112,16 +112,26 @@ export function readWebhookAnswer(body: string): WebhookAnswer {
   return result;
 }
 
-/** Sends call_inbound and answers what came back; undefined when every attempt failed. */
+/**
+ * Sends call_inbound and answers what came back; undefined when every attempt failed. Each
+ * attempt goes into the workspace's delivery log (event `call_inbound`, one delivery ID for
+ * its attempts; the log names no call).
+ */
 async function callInboundWebhook(number: NumberItem, payload: Record<string, unknown>): Promise<WebhookAnswer | undefined> {
   const body = JSON.stringify({ event: 'call_inbound', call_inbound: payload });
   const secret = await webhookSigningSecret(number.workspace_id);
+  const url = number.inbound_webhook_url!;
+  const deliveryId = newDeliveryId();
   const waits = [0, ...INBOUND_WEBHOOK_RETRY_WAITS_MS];
   for (const [attempt, wait] of waits.entries()) {
     if (wait) await new Promise((resolve) => setTimeout(resolve, wait));
     const signature = signWebhook(body, secret, Date.now());
+    const startedAt = Date.now();
+    const started = performance.now();
+    let outcome: { success: boolean; status: number | null; error: string | null };
+    let answer: WebhookAnswer | undefined;
     try {
-      const res = await egressFetch(number.inbound_webhook_url!, {
+      const res = await egressFetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...Object.fromEntries(signatureHeaders.map((name) => [name, signature])) },
         body,
@@ -129,11 +139,21 @@ async function callInboundWebhook(number: NumberItem, payload: Record<string, un
         maxResponseBytes: 1024 * 1024,
       });
       const text = await res.text();
-      if (res.status >= 200 && res.status < 300) return readWebhookAnswer(text);
-      logger.info('call_inbound webhook answered non-2xx', { status: res.status, attempt: attempt + 1 });
+      const success = res.status >= 200 && res.status < 300;
+      if (success) answer = readWebhookAnswer(text);
+      else logger.info('call_inbound webhook answered non-2xx', { status: res.status, attempt: attempt + 1 });
+      outcome = { success, status: res.status, error: success ? null : `Endpoint replied ${res.status}` };
     } catch (error) {
       logger.info('call_inbound webhook attempt failed', { error: (error as Error).message, attempt: attempt + 1 });
+      outcome = { success: false, status: null, error: transportError(error, INBOUND_WEBHOOK_TIMEOUT_MS) };
     }
+    const last = attempt === waits.length - 1;
+    await recordDirectAttempt(
+      number.workspace_id,
+      { delivery_id: deliveryId, event: 'call_inbound', url, attempt: attempt + 1, will_retry: !outcome.success && !last },
+      { ...outcome, latency_ms: Math.round(performance.now() - started), started_at: startedAt },
+    ).catch((error: unknown) => logger.warn('call_inbound attempt not recorded in the delivery log', { error: (error as Error).message }));
+    if (answer) return answer;
   }
   return undefined;
 }

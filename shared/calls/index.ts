@@ -18,6 +18,7 @@ export {
   backfillCallAnalysis,
   createPhoneCall,
   createWebCall,
+  getCallWithAccess,
   listCalls,
   registerPhoneCall,
   rerunCallAnalysis,

@@ -8,6 +8,7 @@ import { mergeOverride } from './live-state.ts';
 import { deleteViewerOp, getViewer, listViewerItems, putViewerOp, writeLiveControl, type LiveWrite, type ViewerItem } from './live-store.ts';
 import { allowViewerToPublish, removeViewer, sendLiveControl, viewerAccess } from './media.ts';
 import { assertNotLooser } from './recordings.ts';
+import { scheduleStep } from './schedule.ts';
 import { findCallItem, getCallItem, type CallItem } from './store.ts';
 
 /*
@@ -170,6 +171,8 @@ export async function supervisorSay(workspaceId: string, callId: string, input: 
     return { entry: { type: 'supervisor_say', text: input.text } };
   });
   await tellWorker(call, { type: 'say', text: input.text });
+  // The sandbox agent says it next too, without waiting for the callee's next line (engine.ts, sayNext).
+  if (call.engine.media !== 'livekit') await scheduleStep({ call_id: call.call_id, workspace_id: call.workspace_id, step: 'say', seq: 0 }, Date.now());
   return { success: true };
 }
 

@@ -282,6 +282,9 @@ export const Call = lazySchema(() =>
     concurrency_burst: z.boolean().optional(),
     data_storage_setting: z.enum(DATA_STORAGE_SETTINGS).nullable().optional(),
     batch_call_id: z.string().optional(),
+    // A web call read by get-call, update-call or rerun-call-analysis: a fresh token to its room and its expiry (calls.ts, withWebCallToken).
+    access_token: z.string().optional(),
+    expires_at: epochMs().optional(),
   }),
 );
 export type CallView = z.infer<typeof Call>;

@@ -34,6 +34,8 @@ export interface EngineState {
   sandbox?: {
     user_lines: string[];
     call_ms: number;
+    /** The lines are the ordinary ones (metadata gave sandbox keys but no script): said while the call lasts, they do not hold its hang-up. */
+    unscripted?: boolean;
     voicemail?: boolean;
     transfer_ring_ms?: number;
     /** What a sandbox transfer's destination says to an agentic warm transfer's mediator (`metadata.sandbox_transfer_says`). */

@@ -2,7 +2,16 @@
  * What other domains may use of webhooks: queue a delivery, and sign or verify a body the
  * way every outgoing webhook (and custom function request) is signed.
  */
-export { enqueueWebhook, NoSigningKey, signWebhook, verifyWebhookSignature, webhookSigningSecret } from './webhooks.ts';
+export {
+  enqueueWebhook,
+  newDeliveryId,
+  NoSigningKey,
+  recordDirectAttempt,
+  signWebhook,
+  transportError,
+  verifyWebhookSignature,
+  webhookSigningSecret,
+} from './webhooks.ts';
 export type { EnqueueWebhookInput } from './webhooks.ts';
 export { fillUrlPlaceholders, sendAgentEvent, type AgentEventInput } from './routing.ts';
 /** A privacy erase (shared/account-data) deletes the delivery log entries quoting the number. */

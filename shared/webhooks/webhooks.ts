@@ -237,7 +237,8 @@ async function postOnce(
   }
 }
 
-function transportError(error: unknown, timeoutMs: number): string {
+/** What an attempt that got no answer failed of, as the delivery log says it. */
+export function transportError(error: unknown, timeoutMs: number): string {
   if (error instanceof EgressRefused) return error.message;
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
     return `Timed out after ${timeoutMs} ms`;
@@ -275,6 +276,22 @@ async function recordAttempt(workspaceId: string, record: AttemptRecord, outcome
   };
   await deliveryAttempts.put(workspaceId, item);
 }
+
+/**
+ * One attempt of a webhook sent outside the delivery queue, synchronously by its domain (the
+ * call_inbound webhook, shared/calls/inbound.ts), recorded in the workspace's delivery log
+ * like the queued ones: every attempt of one webhook shares its delivery ID.
+ */
+export async function recordDirectAttempt(
+  workspaceId: string,
+  record: { delivery_id: string; event: string; url: string; attempt: number; will_retry: boolean },
+  outcome: AttemptOutcome & { started_at: number },
+): Promise<void> {
+  await recordAttempt(workspaceId, { ...record, attempt_id: newTimeOrderedId('webhookAttempt', outcome.started_at), test: false }, outcome);
+}
+
+/** A new delivery ID for a webhook sent outside the queue (recordDirectAttempt). */
+export const newDeliveryId = () => newId('webhookDelivery');
 
 function resolveTimeout(workspace: WorkspaceItem, given?: number): number {
   return given ?? workspace.webhook_timeout_ms ?? DEFAULT_WEBHOOK_TIMEOUT_MS;

@@ -77,6 +77,25 @@ describe('POST /sandbox/inbound-call', () => {
     });
     expect(await retellVerify(sent.body, ws.api_key, sent.headers['x-retell-signature'] as string)).toBe(true);
     expect(sent.headers['x-parley-signature']).toBe(sent.headers['x-retell-signature']);
+
+    // The attempt is in the workspace's delivery log, naming no call.
+    const log = await ws.api.get('/webhook-deliveries');
+    expect(log.status).toBe(200);
+    expect(log.body).toHaveLength(1);
+    expect(log.body[0]).toEqual({
+      webhook_attempt_id: expect.stringMatching(/^\S+$/),
+      webhook_delivery_id: expect.stringMatching(/^\S+$/),
+      event: 'call_inbound',
+      url: inbound.url,
+      attempt: 1,
+      success: true,
+      status: 200,
+      error: null,
+      latency_ms: expect.any(Number),
+      will_retry: false,
+      test: false,
+      created_timestamp: expect.any(Number),
+    });
   });
 
   it('retries a failing webhook after 0.5 s and 1 s, then answers with the picked agent', async () => {
@@ -96,6 +115,17 @@ describe('POST /sandbox/inbound-call', () => {
     expect(third! - second!).toBeGreaterThanOrEqual(950);
     // Every attempt carries the same call_id: the call the caller gets if accepted.
     expect(new Set(inbound.hits.map((hit) => hit.json.call_inbound && (hit.json.call_inbound as any).call_id)).size).toBe(1);
+
+    // The delivery log has the three attempts of one delivery, newest first.
+    const log = (await ws.api.get('/webhook-deliveries')).body.filter((entry: any) => entry.event === 'call_inbound');
+    expect(log.map((entry: any) => [entry.attempt, entry.success, entry.status, entry.error, entry.will_retry, entry.url, entry.test])).toEqual([
+      [3, false, 500, 'Endpoint replied 500', false, inbound.url, false],
+      [2, false, 500, 'Endpoint replied 500', true, inbound.url, false],
+      [1, false, 500, 'Endpoint replied 500', true, inbound.url, false],
+    ]);
+    expect(new Set(log.map((entry: any) => entry.webhook_delivery_id)).size).toBe(1);
+    expect(log[0].created_timestamp - log[2].created_timestamp).toBeGreaterThanOrEqual(1450);
+    expect(JSON.stringify(log)).not.toContain(res.body.call_id);
   });
 
   it('creates no call when the webhook rejects, names no agent, or names an agent of another workspace', async () => {

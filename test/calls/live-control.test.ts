@@ -70,17 +70,32 @@ describe('listen, viewers and leave', () => {
 });
 
 describe('supervisor-say and update-live-call', () => {
-  it('makes the agent say the text as its next line, after the callee\'s line', async () => {
+  it('makes the agent say the text once, as its next line, while the scripted callee\'s lines all still come', async () => {
     const ctx = await setup();
-    const callId = await ongoingCall(ctx);
+    const says = ['Hello?', 'Line two', 'Line three', 'Line four'];
+    const callId = await ongoingCall(ctx, says);
     const said = await ctx.ws.api.post(`/v2/calls/${callId}/supervisor-say`, { body: { text: 'Please hold for a moment.' } });
     expect(said.status).toBe(200);
     expect(said.body).toEqual({ success: true });
-    const call = await eventually(() => getCall(ctx, callId), (c) => c.transcript_object.some((e: any) => e.content === 'Please hold for a moment.'));
-    const at = call.transcript_object.findIndex((e: any) => e.content === 'Please hold for a moment.');
-    expect(call.transcript_object[at].role).toBe('agent');
-    expect(call.transcript_object[at - 1].role).toBe('user');
-    expect(call.transcript_object.filter((e: any) => e.content === 'Please hold for a moment.')).toHaveLength(1);
+    // The say and the callee's turns race for the transcript: neither is lost nor doubled.
+    const call = await eventually(() => getCall(ctx, callId), (c) => c.call_status === 'ended');
+    const entries = call.transcript_object.map((e: any) => `${e.role}: ${e.content}`);
+    expect(entries.filter((entry: string) => entry === 'agent: Please hold for a moment.')).toHaveLength(1);
+    expect(call.transcript_object.filter((e: any) => e.role === 'user').map((e: any) => e.content)).toEqual(says);
+  });
+
+  it('makes the agent of a silent sandbox callee say the text at once', async () => {
+    const ctx = await setup();
+    const callId = await ongoingCall(ctx, [], 60_000);
+    const opening = (await getCall(ctx, callId)).transcript_object;
+    expect(opening.map((e: any) => e.role)).toEqual(['agent']);
+    const said = await ctx.ws.api.post(`/v2/calls/${callId}/supervisor-say`, { body: { text: 'A supervisor is joining.' } });
+    expect(said.status).toBe(200);
+    const call = await eventually(() => getCall(ctx, callId), (c) => c.transcript_object.length > 1);
+    expect(call.transcript_object.map((e: any) => [e.role, e.content])).toEqual([
+      ['agent', opening[0].content],
+      ['agent', 'A supervisor is joining.'],
+    ]);
     await ctx.ws.api.post(`/v2/stop-call/${callId}`);
   });
 

@@ -86,6 +86,25 @@ describe('a sandbox phone call, from dial to analysis', () => {
     expect(call.call_analysis).toBeUndefined();
   });
 
+  it('a callee given a length but no script says three ordinary lines, and hangs up at that length', async () => {
+    const { ws, number, client } = await callSetup();
+    const [talking, brief]: any[] = await Promise.all([
+      client.call.createPhoneCall({ from_number: number, to_number: callee(), metadata: { sandbox_call_ms: 60_000 } }),
+      client.call.createPhoneCall({ from_number: number, to_number: callee('5556'), metadata: { sandbox_call_ms: 0 } }),
+    ]);
+    const ordinary = ['Hi, yes, this is a good time.', 'Can you tell me a bit more?', 'Okay, thank you. That is all for now.'];
+    const userLines = (call: any) => (call.transcript_object ?? []).filter((entry: any) => entry.role === 'user').map((entry: any) => entry.content);
+    const talked = await eventually(() => getCall(client, talking.call_id), (call) => userLines(call).length === 3);
+    expect(userLines(talked)).toEqual(ordinary);
+    expect(talked.call_status).toBe('ongoing');
+    expect((await ws.api.post(`/v2/stop-call/${talking.call_id}`)).status).toBe(200);
+    // The ordinary lines do not hold the hang-up as a script's do: the length asked for wins (the
+    // hang-up was due a second before the first line).
+    const hungUp = await eventually(() => getCall(client, brief.call_id), (call) => call.call_status === 'ended');
+    expect(hungUp.disconnection_reason).toBe('user_hangup');
+    expect(hungUp.transcript_object.map((entry: any) => entry.role)).toEqual(['agent']);
+  });
+
   it('a number ending 0003 reaches voicemail', async () => {
     const { number, client } = await callSetup();
     const created: any = await client.call.createPhoneCall({ from_number: number, to_number: callee('0003') });
@@ -187,5 +206,35 @@ describe('web calls', () => {
     const claims = JSON.parse(Buffer.from(web.access_token.split('.')[1], 'base64url').toString());
     expect(claims.video).toMatchObject({ room: web.call_id, roomJoin: true });
     expect(web.ice_servers.length).toBe(1);
+  });
+
+  it('get-call, update-call and rerun-call-analysis answer a web call with a valid token to its room (retell-sdk WebCallResponse)', async () => {
+    const { ws, agent, number, client } = await callSetup();
+    const web = await client.call.createWebCall({ agent_id: agent.agent_id });
+    /** The token as the answers must carry it: for the call's room and its web user, an hour from the read, and accepted by the call's public log. */
+    const expectRoomToken = async (answer: Awaited<ReturnType<typeof client.call.retrieve>>, before: number) => {
+      expect(answer.call_type).toBe('web_call');
+      if (answer.call_type !== 'web_call') return;
+      const claims = JSON.parse(Buffer.from(answer.access_token.split('.')[1]!, 'base64url').toString());
+      expect(claims.sub).toBe(`web_user_${web.call_id}`);
+      expect(claims.video).toEqual({ room: web.call_id, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true });
+      expect((answer as unknown as { expires_at: number }).expires_at).toBe(claims.exp * 1000);
+      expect(claims.exp * 1000).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 3_600_000);
+      const log = await fetch(`${app.url}/public/calls/${web.call_id}/log`, { headers: { authorization: `Bearer ${answer.access_token}` } });
+      expect(log.status).toBe(200);
+    };
+
+    let before = Date.now();
+    await expectRoomToken(await client.call.retrieve(web.call_id), before);
+    before = Date.now();
+    await expectRoomToken(await client.call.update(web.call_id, { metadata: { step: 2 } }), before);
+    expect((await ws.api.post(`/v2/stop-call/${web.call_id}`)).status).toBe(200);
+    before = Date.now();
+    await expectRoomToken(await client.call.rerunAnalysis(web.call_id), before);
+
+    // A phone call has no room token to hand out.
+    const phone = await client.call.createPhoneCall({ from_number: number, to_number: callee(), metadata: { sandbox_call_ms: 60_000 } });
+    expect(await client.call.retrieve(phone.call_id)).not.toHaveProperty('access_token');
+    expect((await ws.api.post(`/v2/stop-call/${phone.call_id}`)).status).toBe(200);
   });
 });

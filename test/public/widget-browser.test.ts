@@ -93,6 +93,36 @@ describe('the chat widget', () => {
     await context.close();
   });
 
+  it('queues a message sent while it is connecting, and sends it once connected', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    // The chat's start is held until the message has been typed and sent.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/public/chat/start', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${pages.url}/shop.html`);
+    await page.getByRole('button', { name: 'Chat with us' }).click();
+    const status = page.getByRole('status');
+    await expect.poll(() => status.textContent()).toBe('Connecting…');
+    const input = page.getByRole('textbox', { name: 'Your message' });
+    await input.fill('Is my parcel late?');
+    await input.press('Enter');
+    expect(await input.inputValue()).toBe('');
+    expect(await status.textContent()).toBe('Connecting… your message will be sent once connected.');
+    release();
+
+    const log = page.getByRole('log', { name: 'Messages' });
+    await expect.poll(() => log.locator('.msg').count(), { timeout: 15_000 }).toBe(3);
+    const texts = await log.locator('.msg').allTextContents();
+    expect(texts.slice(0, 2)).toEqual(['Agent: Hi! Ask me about your order.', 'You: Is my parcel late?']);
+    expect(texts[2]).toMatch(/^Agent: ./);
+    await expect.poll(() => status.textContent()).toBe('');
+    await context.close();
+  });
+
   it('gets no chat on a page whose origin the key does not allow', async () => {
     const before = ((await app.api.get('/list-chats')).body as unknown[]).length;
     const context = await browser.newContext();

@@ -7,7 +7,8 @@
  * in, and the widget's do not leak out), talks to /public/chat/* on the script's own origin,
  * and keeps the chat for the tab's life in sessionStorage (reloads and page changes keep it).
  * Accessible: labelled controls, the messages in a polite live region, focus moved into the
- * panel on open and back to the launcher on close (Escape closes), Enter sends.
+ * panel on open and back to the launcher on close (Escape closes), Enter sends; what is sent
+ * while connecting or while the agent replies is queued and sent in order.
  *
  * Built by scripts/build-widget.ts into web/widget/dist/widget.js (an IIFE for every browser
  * of the last years); this file is browser code only and imports nothing.
@@ -56,7 +57,6 @@ h2 { margin: 0; font-size: 16px; font-weight: 600; }
 form { display: flex; gap: 8px; padding: 10px; border-top: 1px solid #e1e4ea; }
 textarea { flex: 1; resize: none; min-height: 40px; max-height: 120px; padding: 8px 10px; border: 1px solid #8a93a3; border-radius: 8px; font: inherit; color: #1a1a1a; background: #fff; }
 .send { border: 0; border-radius: 8px; padding: 0 14px; background: #1f4fd1; color: #fff; font: inherit; font-weight: 600; cursor: pointer; }
-.send:disabled { background: #6b7280; cursor: default; }
 .status { margin: 0; padding: 0 12px 8px; min-height: 1.4em; font-size: 13px; color: #4a5160; }
 `;
 
@@ -96,7 +96,6 @@ function boot(script: HTMLScriptElement): void {
   const status = $<HTMLParagraphElement>('status');
   const form = $<HTMLFormElement>('form');
   const input = $<HTMLTextAreaElement>('input');
-  const send = $<HTMLButtonElement>('send');
   $<HTMLElement>('title').textContent = title;
   launcher.textContent = title;
 
@@ -119,7 +118,7 @@ function boot(script: HTMLScriptElement): void {
       // Storage full or blocked: the chat still works for this page.
     }
   }
-  function render(message: Message): void {
+  function render(message: Message): HTMLElement {
     const item = document.createElement('p');
     item.className = `msg ${message.role}`;
     const who = document.createElement('span');
@@ -128,6 +127,7 @@ function boot(script: HTMLScriptElement): void {
     item.append(who, document.createTextNode(message.content));
     log.append(item);
     log.scrollTop = log.scrollHeight;
+    return item;
   }
   function say(text: string): void {
     status.textContent = text;
@@ -173,43 +173,79 @@ function boot(script: HTMLScriptElement): void {
   }
   function setBusy(value: boolean): void {
     busy = value;
-    send.disabled = value;
     input.setAttribute('aria-busy', String(value));
   }
-  async function submit(text: string): Promise<void> {
-    if (busy || text.trim() === '') return;
+  /**
+   * Texts sent while the widget is busy (connecting, or waiting for the agent's reply): taken
+   * from the box at once and sent in order as soon as it is free. One that cannot be sent
+   * goes back into the box with those after it, so nothing typed is lost.
+   */
+  const pending: string[] = [];
+  let connecting = false;
+  function submit(text: string): void {
+    if (text.trim() === '') return;
+    pending.push(text);
+    input.value = '';
+    if (!busy) void drain();
+    else say(connecting ? 'Connecting… your message will be sent once connected.' : 'Agent is typing… your message will be sent next.');
+  }
+  async function drain(): Promise<void> {
     setBusy(true);
     try {
-      if ((!state || state.ended) && !(await start())) return;
+      while (pending.length > 0) {
+        if (!(await deliver(pending[0]!))) {
+          input.value = pending.join('\n');
+          pending.length = 0;
+          return;
+        }
+        pending.shift();
+      }
+    } finally {
+      setBusy(false);
+    }
+  }
+  /** Sends one text (starting a chat first when there is none); false when it was not sent. */
+  async function deliver(text: string): Promise<boolean> {
+    let shown: HTMLElement | undefined;
+    try {
+      if ((!state || state.ended) && !(await connect())) return false;
       const chat = state!;
-      const mine: Message = { role: 'user', content: text };
-      chat.messages.push(mine);
-      render(mine);
-      input.value = '';
-      save();
+      shown = render({ role: 'user', content: text });
       say('Agent is typing…');
       const { status: code, json } = await post(`/public/chat/${encodeURIComponent(chat.chat_id)}/message`, { content: text, chat_secret: chat.chat_secret }, false);
       if (code === 404) {
         state = undefined;
         save();
+        shown.remove();
         say('This conversation has ended. Send a message to start a new one.');
-        return;
+        return false;
       }
       if (code !== 200) {
+        shown.remove();
         say(json.message ? `Not sent: ${json.message}` : 'Not sent; try again.');
-        return;
+        return false;
       }
+      chat.messages.push({ role: 'user', content: text });
       for (const message of visible(json.messages)) {
         chat.messages.push(message);
         render(message);
       }
       chat.ended = json.chat_status === 'ended';
       save();
-      say(chat.ended ? 'The conversation has ended.' : '');
+      say(chat.ended ? 'The conversation has ended.' : pending.length > 1 ? 'Agent is typing…' : '');
+      return true;
     } catch {
+      shown?.remove();
       say('Network error; try again.');
+      return false;
+    }
+  }
+  async function connect(): Promise<boolean> {
+    connecting = true;
+    try {
+      return await start();
     } finally {
-      setBusy(false);
+      connecting = false;
     }
   }
   function open(focus = true): void {
@@ -223,7 +259,11 @@ function boot(script: HTMLScriptElement): void {
     if (focus) input.focus();
     if (!state && !busy) {
       setBusy(true);
-      start().finally(() => setBusy(false));
+      connect().finally(() => {
+        setBusy(false);
+        // What was typed while connecting goes now (a failed start is tried once more by the send).
+        if (pending.length > 0) void drain();
+      });
     }
   }
   function close(): void {
@@ -264,12 +304,12 @@ function boot(script: HTMLScriptElement): void {
   input.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
-      void submit(input.value);
+      submit(input.value);
     }
   });
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    void submit(input.value);
+    submit(input.value);
   });
 
   for (const message of state?.messages ?? []) render(message);

@@ -1,0 +1,56 @@
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+// Usage answers and usage errors come before the CLI touches any store: no server or DynamoDB here.
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const cliFile = new URL('../../local/cli.ts', import.meta.url).pathname;
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', tsxLoader, cliFile, ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+const allUsage = [
+  'usage:',
+  '  npm run cli -- create-workspace --name <name>',
+  '  npm run cli -- create-session --workspace <id> --email <email>',
+  '',
+].join('\n');
+const workspaceUsage = 'usage: npm run cli -- create-workspace --name <name>\n';
+const sessionUsage = 'usage: npm run cli -- create-session --workspace <id> --email <email>\n';
+
+describe('npm run cli usage', () => {
+  it('--help and -h answer the usage of every command, or of the command named, with exit 0', async () => {
+    expect(await cli('--help')).toEqual({ code: 0, stdout: allUsage, stderr: '' });
+    expect(await cli('-h')).toEqual({ code: 0, stdout: allUsage, stderr: '' });
+    expect(await cli('create-workspace', '--help')).toEqual({ code: 0, stdout: workspaceUsage, stderr: '' });
+    expect(await cli('create-session', '-h')).toEqual({ code: 0, stdout: sessionUsage, stderr: '' });
+    // --help wins over what else is wrong on the line.
+    expect(await cli('create-workspace', '--bogus', '--help')).toEqual({ code: 0, stdout: workspaceUsage, stderr: '' });
+  });
+
+  it('an unknown option, command or argument is one line and the usage on stderr, exit 2, no stack', async () => {
+    expect(await cli('create-workspace', '--bogus')).toEqual({ code: 2, stdout: '', stderr: `unknown option --bogus\n${workspaceUsage}` });
+    expect(await cli('--bogus')).toEqual({ code: 2, stdout: '', stderr: `unknown option --bogus\n${allUsage}` });
+    expect(await cli('create-session', '-x')).toEqual({ code: 2, stdout: '', stderr: `unknown option -x\n${sessionUsage}` });
+    expect(await cli('drop-table')).toEqual({ code: 2, stdout: '', stderr: `unknown command drop-table\n${allUsage}` });
+    expect(await cli()).toEqual({ code: 2, stdout: '', stderr: `a command is required\n${allUsage}` });
+    expect(await cli('create-workspace', 'extra', '--name', 'Acme')).toEqual({ code: 2, stdout: '', stderr: `unexpected argument extra\n${workspaceUsage}` });
+    expect(await cli('create-session', '--workspace', 'ws_1')).toEqual({ code: 2, stdout: '', stderr: `--workspace and --email are required\n${sessionUsage}` });
+  });
+
+  it('an option missing its value is one line and the usage, exit 2', async () => {
+    const missing = await cli('create-workspace', '--name');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.split('\n')).toHaveLength(3);
+    expect(missing.stderr).toMatch(/^Option '--name <value>' argument missing\nusage: npm run cli -- create-workspace --name <name>\n$/);
+  });
+});
