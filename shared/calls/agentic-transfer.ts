@@ -15,8 +15,9 @@ import type { CallItem, TransferState } from './store.ts';
  *   handoff (a begin message as written, or what its model says from its prompt), and it
  *   decides with its `bridge_transfer` / `cancel_transfer` tools (flow: nodes). It is told
  *   who is waiting: the caller's conversation so far is a note before its first turn.
- * - Without one, Parley's built-in mediator (transfer-mediator.ts) says a fixed summary (the caller's last line)
- *   and reads the destination's answer by its words (accept: yes, sure, accept, okay,
+ * - Without one, Parley's built-in mediator (shared/conversation/transfer-mediator.ts,
+ *   which the voice worker's consultation uses too) says a fixed summary (the caller's last
+ *   line) and reads the destination's answer by its words (accept: yes, sure, accept, okay,
  *   connect; decline: decline, cannot, busy, unavailable, refuse; a decline word wins).
  *
  * The destination's lines are the call's `metadata.sandbox_transfer_says` (default: one
