@@ -1,6 +1,7 @@
 import { resolveAgentVersion } from '../agents/lookups.ts';
 import { logger } from '../platform/logger.ts';
 import { agentTurn, closeConversation, noteToAgent, openConversation, type TransferOptions, type TranscriptEvent } from './agent-runtime.ts';
+import { mediatorDecision, mediatorGreeting } from '../conversation/index.ts';
 import { artifactSettings } from './recordings.ts';
 import type { CallItem, TransferState } from './store.ts';
 
@@ -14,8 +15,9 @@ import type { CallItem, TransferState } from './store.ts';
  *   handoff (a begin message as written, or what its model says from its prompt), and it
  *   decides with its `bridge_transfer` / `cancel_transfer` tools (flow: nodes). It is told
  *   who is waiting: the caller's conversation so far is a note before its first turn.
- * - Without one, Parley's built-in mediator says a fixed summary (the caller's last line)
- *   and reads the destination's answer by its words (accept: yes, sure, accept, okay,
+ * - Without one, Parley's built-in mediator (shared/conversation/transfer-mediator.ts,
+ *   which the voice worker's consultation uses too) says a fixed summary (the caller's last
+ *   line) and reads the destination's answer by its words (accept: yes, sure, accept, okay,
  *   connect; decline: decline, cannot, busy, unavailable, refuse; a decline word wins).
  *
  * The destination's lines are the call's `metadata.sandbox_transfer_says` (default: one
@@ -28,8 +30,6 @@ import type { CallItem, TransferState } from './store.ts';
 /** What a sandbox destination says when the call's metadata gives nothing. */
 export const DEFAULT_DESTINATION_LINES = ['Yes, I can take the call.'];
 
-const ACCEPT_WORDS = ['yes', 'sure', 'accept', 'okay', 'connect'];
-const DECLINE_WORDS = ['decline', 'cannot', 'busy', 'unavailable', 'refuse'];
 
 export interface Consultation {
   decision: 'bridge' | 'cancel';
@@ -105,15 +105,13 @@ function builtInMediator(
   const events: Record<string, unknown>[] = [
     {
       role: 'agent',
-      content: `Hello, I have a caller on hold who asked to be transferred to you.${lastCallerLine ? ` They said: "${lastCallerLine}"` : ''} Can you take the call?`,
+      content: mediatorGreeting(lastCallerLine),
       words: [],
     },
   ];
   for (const line of lines) {
     events.push({ role: 'transfer_target', content: line, words: [] });
-    const words = line.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
-    const has = (list: readonly string[]) => list.some((keyword) => words.some((word) => word.startsWith(keyword)));
-    const decision = has(DECLINE_WORDS) ? 'cancel' : has(ACCEPT_WORDS) ? 'bridge' : undefined;
+    const decision = mediatorDecision(line);
     if (!decision) continue;
     const id = `transfer_${state.started_seq ?? 0}_decision`;
     const name = decision === 'bridge' ? 'bridge_transfer' : 'cancel_transfer';

@@ -11,7 +11,7 @@ import type * as DataStorage from './data-storage.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
 import { liveConversation, pendingSays } from './live-state.ts';
-import { dialOut, dialsTransferLeg, endMedia, removeTransferTarget, sendLiveControl, transferCall, type TransferOutcome } from './media.ts';
+import { dialOut, dialsTransferLeg, endMedia, removeTransferTarget, sendLiveControl, setConsultHearing, transferCall, type TransferOutcome } from './media.ts';
 import { callCost, type CallCost } from './pricing.ts';
 import { recordSandboxCall, startRoomRecording } from './recordings.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
@@ -710,6 +710,15 @@ async function consultDestination(call: CallItem, seq: number, participantIdenti
     set: { transfer_seq: seq + 1, transfer_state: { ...state, phase: 'consulting' } satisfies TransferState },
   });
   if (!consulting) return;
+  // The caller must not hear the consultation, nor the destination the caller, before the worker speaks.
+  try {
+    await setConsultHearing(consulting, state.destination, 'private');
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    logger.warn('the consultation could not be made private; cancelling the transfer', { call_id: call.call_id, error: error.message });
+    await cancelTransfer(consulting, seq + 1, 'dial_failed', []);
+    return;
+  }
   await tellMedia(consulting, {
     type: 'transfer_consult',
     destination: state.destination,
@@ -719,6 +728,25 @@ async function consultDestination(call: CallItem, seq: number, participantIdenti
     transfer_timeout_ms: config.transfer_timeout_ms,
   });
   await scheduleStep(stepFor(consulting, 'transfer_timeout', seq + 1), Date.now() + config.transfer_timeout_ms);
+}
+
+/**
+ * A track was published in the room while its consultation is private (the destination's
+ * audio once its phone line is up, a track the worker added): the consultation's hearing is
+ * applied again, so the new track is heard only by whom it may be. Answers whether it was.
+ */
+export async function keepConsultPrivate(call: CallItem): Promise<boolean> {
+  const state = call.transfer_state;
+  if (call.call_status !== 'ongoing' || state?.status !== 'dialing' || state.phase !== 'consulting') return false;
+  await setConsultHearing(call, state.destination, 'private');
+  return true;
+}
+
+/** After a consultation the caller hears the agent (and, bridged, the destination) again; a failure is logged, the decision stands. */
+async function endConsultHearing(call: CallItem, destination: string): Promise<void> {
+  await setConsultHearing(call, destination, 'open').catch((error: unknown) =>
+    logger.warn('the caller could not be subscribed back after the consultation', { call_id: call.call_id, error }),
+  );
 }
 
 /** The `transfer_timeout` step: a consultation still undecided is decided by `action_on_timeout`. */
@@ -767,7 +795,10 @@ async function cancelTransfer(call: CallItem, seq: number, reason: NotBridgedRea
   await sendCallEvent(cancelled, 'transfer_cancelled');
   if (cancelled.engine.media === 'livekit') {
     // A consulted destination is still in the room: it leaves, the caller comes off hold.
-    if (state.phase === 'consulting') await removeTransferTarget(cancelled, state.destination);
+    if (state.phase === 'consulting') {
+      await removeTransferTarget(cancelled, state.destination);
+      await endConsultHearing(cancelled, state.destination);
+    }
     await tellMedia(cancelled, { type: 'transfer_cancelled', destination: state.destination, reason, note });
   }
   // The caller is back with the agent: a sandbox callee goes on with the script.
@@ -805,6 +836,8 @@ async function bridgeTransfer(call: CallItem, seq: number, consultation: Record<
   });
   if (!bridged) return false;
   await sendCallEvent(bridged, 'transfer_bridged');
+  // A consulted destination and the caller hear each other (and the agent's handoff) from here on.
+  if (state.phase === 'consulting' && bridged.engine.media === 'livekit') await endConsultHearing(bridged, state.destination);
   if (warm) {
     await tellMedia(bridged, {
       type: 'transfer_bridge',

@@ -3,7 +3,7 @@ import { logger } from '../platform/logger.ts';
 import { verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '../vendors/media/index.ts';
 import { transferOptions } from './agent-runtime.ts';
 import { sendCallEvent } from './call-webhooks.ts';
-import { answer, decideTransfer, endTransfer, finishCall, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from './engine.ts';
+import { answer, decideTransfer, endTransfer, finishCall, keepConsultPrivate, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from './engine.ts';
 import { CALLER_LEFT_BEFORE_ANSWER, isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
 import { dispatchAgentInto, endMedia } from './media.ts';
 import { finishRoomRecording, startRoomRecording } from './recordings.ts';
@@ -123,6 +123,9 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
         );
       } else return { applied: 'ignored' };
       return { applied: 'finished' };
+    case 'track_published':
+      // LiveKit subscribes everyone to a new track: during a private consultation it is undone for whom may not hear it.
+      return { applied: (await keepConsultPrivate(call)) ? 'consultation kept private' : 'ignored' };
     default:
       return { applied: 'ignored' };
   }
@@ -243,7 +246,8 @@ async function appendReport(
   try {
     updated = await transitionCall(call.call_id, {
       from: ['registered', 'ongoing'],
-      append: { workspaceId: call.workspace_id, ordinal: event.sequence, after: call.line_count ?? 0, lines: transcriptLines(entries) },
+      // During a private consultation the agent speaks to the destination: its lines are not the caller's transcript.
+      append: { workspaceId: call.workspace_id, ordinal: event.sequence, after: call.line_count ?? 0, lines: transcriptLines(entries, { heard: call.transfer_state?.phase !== 'consulting' }) },
       // `engine` is written whole: only while no state-changing report moved it since the read.
       ...(sendUpdate ? { set: { engine: { ...call.engine, transcript_sent_at: nowMs } satisfies EngineState }, guard: { field: 'report_seq' as const, equals: applied } } : {}),
     });

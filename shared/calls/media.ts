@@ -6,6 +6,7 @@ import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import {
   CALLEE_IDENTITY,
+  HOLD_TRACK_NAME,
   LIVE_CONTROL_TOPIC,
   liveAccess,
   mediaAdapter,
@@ -159,6 +160,35 @@ export async function removeTransferTarget(call: CallItem, destination: string):
   await (await adapter()).removeParticipant(roomOf(call), transferIdentity(destination)).catch((error: unknown) =>
     logger.warn('removing the transfer destination from the room failed', { call_id: call.call_id, error }),
   );
+}
+
+/**
+ * Who hears whom during an agentic warm transfer's consultation (docs/calls-media.md,
+ * Private consultation). `private`: the caller is unsubscribed from the agent's voice and
+ * from the destination's audio (it keeps the agent's hold track, which plays the hold
+ * music), and the destination from the caller's audio and the hold track; the agent hears
+ * everyone. `open`: the caller and the destination are subscribed to each other and to the
+ * agent's voice again (a bridge; after a cancel the destination is gone and only the
+ * caller is). Applied by the media server (LiveKit's UpdateSubscriptions) to the tracks
+ * published when it runs, so it is run again whenever a track is published while the
+ * consultation lasts. Failures are LiveKit's errors (ApiError).
+ */
+export async function setConsultHearing(call: CallItem, destination: string, hearing: 'private' | 'open'): Promise<void> {
+  const destinationIdentity = transferIdentity(destination);
+  const media = await adapter();
+  const room = roomOf(call);
+  const listing = await media.listAudio(room);
+  const callerIdentity = call.engine.sip_identity ?? CALLEE_IDENTITY;
+  const caller = listing.find((participant) => participant.identity === callerIdentity);
+  const target = listing.find((participant) => participant.identity === destinationIdentity);
+  const sids = (tracks: { sid: string; name: string }[]) => tracks.map((track) => track.sid);
+  const agentTracks = listing.filter((participant) => participant.agent).flatMap((participant) => participant.tracks);
+  const voice = sids(agentTracks.filter((track) => track.name !== HOLD_TRACK_NAME));
+  const hold = sids(agentTracks.filter((track) => track.name === HOLD_TRACK_NAME));
+  const subscribe = hearing === 'open';
+  if (caller) await media.setSubscriptions(room, caller.identity, [...voice, ...sids(target?.tracks ?? [])], subscribe);
+  // Opened, the hold track is gone or about to be (the worker stops the music on the bridge): the destination is not given it back.
+  if (target) await media.setSubscriptions(room, target.identity, [...sids(caller?.tracks ?? []), ...(subscribe ? [] : hold)], subscribe);
 }
 
 /** Ends a call's media: deletes its room (`roomOf(call)`; a room already gone is fine). */

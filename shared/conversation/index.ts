@@ -91,6 +91,7 @@ export async function retrieveForAgent(...args: Parameters<Runtime['retrieveForA
 
 export { noteToAgent, transcriptObject } from './state.ts';
 export { transferOptions } from './transfer-options.ts';
+export { mediatorDecision, mediatorGreeting } from './transfer-mediator.ts';
 export { fillTemplate, variablesOf } from './variables.ts';
 export { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './limits.ts';
 export type { FallbackUse } from './fallback.ts';

@@ -10,7 +10,9 @@ import { afterAll } from 'vitest';
  * LiveKit it checks every request's `Authorization: Bearer <JWT>`: signed with the API
  * secret, issued by the API key, not expired, and carrying the grants the method needs
  * (the same ones LiveKit's server demands). It keeps rooms, dispatches, outbound trunks and
- * SIP participants, records every request, and can be told to fail or to wait.
+ * SIP participants, the participants in each room with the audio tracks they publish and the
+ * tracks each is unsubscribed from (UpdateSubscriptions), records every request, and can be
+ * told to fail or to wait.
  *
  *   const livekit = await startFakeLiveKit();     // closed after the file's tests
  *   livekit.failNext('SIP/CreateSIPParticipant', { status: 486, code: 'unavailable', meta: { sip_status_code: '486', sip_status: 'Busy Here' } });
@@ -46,9 +48,18 @@ export interface FakeLiveKit {
   rooms: Map<string, { name: string; metadata: string }>;
   /** SIP participants in each room: added by CreateSIPParticipant, removed by TransferSIPParticipant (the REFER hands them away). */
   participants: Map<string, Set<string>>;
+  /**
+   * Everyone in each room with the audio tracks they publish (ListParticipants): a SIP
+   * participant joins with one track (`TR_<identity>`, CreateSIPParticipant); others with `join`.
+   */
+  members: Map<string, Map<string, FakeMember>>;
   trunks: Map<string, { sipTrunkId: string; name: string; address: string; numbers: string[]; transport: string; authUsername: string; authPassword: string; metadata: string }>;
   /** The recorded requests of one method. */
   calls(method: string): TwirpRequest[];
+  /** A participant joins `room` publishing these audio tracks (the agent worker is kind AGENT). */
+  join(room: string, member: { identity: string; kind?: 'STANDARD' | 'SIP' | 'AGENT'; tracks?: { sid: string; name: string }[] }): void;
+  /** The track SIDs `identity` is subscribed to: every other member's track, less the ones it was unsubscribed from. */
+  hears(room: string, identity: string): string[];
   /** A room LiveKit made by itself, as a SIP dispatch rule does for an inbound caller. */
   openRoom(name: string): void;
   /** The next request to `method` fails this way (queued per method). */
@@ -64,6 +75,14 @@ export interface FakeLiveKit {
   close(): Promise<void>;
 }
 
+export interface FakeMember {
+  identity: string;
+  kind: 'STANDARD' | 'SIP' | 'AGENT';
+  tracks: { sid: string; name: string }[];
+  /** Tracks the server unsubscribed it from (LiveKit subscribes everyone to everything by default). */
+  unsubscribed: Set<string>;
+}
+
 /** The grants each method needs, as LiveKit's server checks them. */
 const REQUIRED: Record<string, (claims: ClaimGrants, body: any) => boolean> = {
   'RoomService/CreateRoom': (c) => c.video?.roomCreate === true,
@@ -72,6 +91,8 @@ const REQUIRED: Record<string, (claims: ClaimGrants, body: any) => boolean> = {
   'RoomService/SendData': (c, body) => c.video?.roomAdmin === true && c.video.room === body.room,
   'RoomService/RemoveParticipant': (c, body) => c.video?.roomAdmin === true && c.video.room === body.room,
   'RoomService/UpdateParticipant': (c, body) => c.video?.roomAdmin === true && c.video.room === body.room,
+  'RoomService/ListParticipants': (c, body) => c.video?.roomAdmin === true && c.video.room === body.room,
+  'RoomService/UpdateSubscriptions': (c, body) => c.video?.roomAdmin === true && c.video.room === body.room,
   'SIP/CreateSIPOutboundTrunk': (c) => c.sip?.admin === true,
   'SIP/ListSIPOutboundTrunk': (c) => c.sip?.admin === true,
   'SIP/DeleteSIPTrunk': (c) => c.sip?.admin === true,
@@ -99,8 +120,20 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
     refused: [],
     rooms: new Map(),
     participants: new Map(),
+    members: new Map(),
     trunks: new Map(),
     calls: (method) => fake.requests.filter((request) => request.method === method),
+    join(room, member) {
+      const members = fake.members.get(room) ?? new Map<string, FakeMember>();
+      members.set(member.identity, { identity: member.identity, kind: member.kind ?? 'STANDARD', tracks: member.tracks ?? [], unsubscribed: new Set() });
+      fake.members.set(room, members);
+    },
+    hears(room, identity) {
+      const members = [...(fake.members.get(room)?.values() ?? [])];
+      const listener = members.find((member) => member.identity === identity);
+      if (!listener) return [];
+      return members.filter((member) => member !== listener).flatMap((member) => member.tracks.map((track) => track.sid)).filter((sid) => !listener.unsubscribed.has(sid));
+    },
     openRoom(name) {
       fake.rooms.set(name, { name, metadata: '' });
     },
@@ -123,6 +156,7 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
       fake.refused.length = 0;
       fake.rooms.clear();
       fake.participants.clear();
+      fake.members.clear();
       fake.trunks.clear();
       counter = 0;
       failures.clear();
@@ -146,7 +180,33 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
       case 'RoomService/SendData':
         if (!fake.rooms.has(body.room)) return { status: 404, code: 'not_found', msg: 'requested room does not exist' };
         return [200, {}];
+      case 'RoomService/ListParticipants': {
+        if (!fake.rooms.has(body.room)) return { status: 404, code: 'not_found', msg: 'requested room does not exist' };
+        const participants = [...(fake.members.get(body.room)?.values() ?? [])].map((member) => ({
+          sid: `PA_${member.identity}`,
+          identity: member.identity,
+          state: 'ACTIVE',
+          kind: member.kind,
+          tracks: member.tracks.map((track) => ({ sid: track.sid, type: 'AUDIO', name: track.name, source: 'MICROPHONE' })),
+        }));
+        return [200, { participants }];
+      }
+      case 'RoomService/UpdateSubscriptions': {
+        const member = fake.members.get(body.room)?.get(body.identity);
+        if (!member) return { status: 404, code: 'not_found', msg: 'participant not found' };
+        for (const sid of body.trackSids ?? []) {
+          if (body.subscribe) member.unsubscribed.delete(sid);
+          else member.unsubscribed.add(sid);
+        }
+        return [200, {}];
+      }
       case 'RoomService/RemoveParticipant':
+        if (fake.members.get(body.room)?.delete(body.identity)) {
+          fake.participants.get(body.room)?.delete(body.identity);
+          return [200, {}];
+        }
+        // Not in the room (a live listener who never joined): as LiveKit says.
+        return { status: 404, code: 'not_found', msg: 'participant not found' };
       case 'RoomService/UpdateParticipant':
         // The fake has no WebRTC participants: a listener never "joined", as LiveKit would say.
         return { status: 404, code: 'not_found', msg: 'participant not found' };
@@ -183,6 +243,7 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
         // A request with its own trunk (`trunk: {hostname, transport, …}`) needs no stored one, as in LiveKit.
         if (!body.trunk?.hostname && !fake.trunks.has(body.sipTrunkId)) return { status: 404, code: 'not_found', msg: 'trunk not found' };
         fake.participants.set(body.roomName, (fake.participants.get(body.roomName) ?? new Set()).add(body.participantIdentity));
+        fake.join(body.roomName, { identity: body.participantIdentity, kind: 'SIP', tracks: [{ sid: `TR_${body.participantIdentity}`, name: 'phone' }] });
         return [
           200,
           {
@@ -195,6 +256,7 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
       case 'SIP/TransferSIPParticipant':
         // The REFER was accepted: the participant's call now belongs to the transfer target, not the room.
         fake.participants.get(body.roomName)?.delete(body.participantIdentity);
+        fake.members.get(body.roomName)?.delete(body.participantIdentity);
         return [200, {}];
       default:
         return { status: 404, code: 'bad_route', msg: `no handler for ${method}` };

@@ -3,6 +3,7 @@ import { RoomEvent, type RemoteParticipant, type Room } from '@livekit/rtc-node'
 import { logger } from '../../shared/platform/logger.ts';
 import { LIVE_CONTROL_TOPIC, type DispatchMetadata } from '../../shared/vendors/media/index.ts';
 import { prepareCall } from './call-setup.ts';
+import { roomHoldTrack, roomListener } from './consult-room.ts';
 import { workerSettings } from './config.ts';
 import { parleyStreamTurn } from './conversation.ts';
 import { BadDispatchMetadata, parseDispatchMetadata } from './dispatch.ts';
@@ -39,6 +40,9 @@ export default defineAgent({
 
       await ctx.connect();
       const room = ctx.room;
+      // The session exists once started; a consultation comes long after.
+      const started: { call?: CallSession } = {};
+      const listenTo = roomListener(room, () => started.call!.session);
       const call = await startCallSession({
         settings,
         state,
@@ -53,8 +57,11 @@ export default defineAgent({
             .catch((error: unknown) => logger.warn('a data message to the room failed', { ...callLog, topic, error }));
         },
         metrics: new WorkerMetrics(),
+        listenTo,
+        holdTrack: roomHoldTrack(room),
         ...(metadata.call_type === 'phone_call' ? { pressDigits: (digits: string) => pressDigits(room, digits) } : {}),
       });
+      started.call = call;
       listenToParley(room, call);
       // The room going away (Parley ended the call, the worker is shutting down) ends the session too.
       ctx.addShutdownCallback(async () => {

@@ -1,7 +1,7 @@
 import { llm, voice, type stt, type TimedString, type tts, type VAD } from '@livekit/agents';
-import type { Room } from '@livekit/rtc-node';
+import type { AudioFrame, Room } from '@livekit/rtc-node';
 import { ReadableStream } from 'node:stream/web';
-import { fillTemplate, noteToAgent, variablesOf, type ConfigOverrides, type ConversationState, type TranscriptEvent, type TurnEvent, type TurnResult } from '../../shared/conversation/index.ts';
+import { fillTemplate, mediatorDecision, mediatorGreeting, noteToAgent, variablesOf, type ConfigOverrides, type ConversationState, type TranscriptEvent, type TurnEvent, type TurnResult } from '../../shared/conversation/index.ts';
 import { logger } from '../../shared/platform/logger.ts';
 import { MAX_LATENCY_VALUES, type WORKER_END_REASONS, type WorkerLatency } from '../../shared/vendors/media/index.ts';
 import { DEFAULT_DTMF_TIMEOUT_MS, endOfTurnDelayMs, interruption, type AgentSettings } from './agent-settings.ts';
@@ -69,6 +69,18 @@ export interface CallSessionOptions {
   metrics?: Pick<WorkerMetrics, 'voiceToVoice'>;
   /** Presses keys on the call (the room's DTMF: the press_digit tool); absent, a turn's digits are logged and dropped. */
   pressDigits?: (digits: string) => Promise<void>;
+  /**
+   * Whose voice the session hears: a transfer's destination (its participant identity)
+   * while the agent consults it, the caller again with undefined (the room's RoomIO). Absent
+   * (no room), an agentic transfer is not consulted: Parley's timeout decides.
+   */
+  listenTo?: (identity: string | undefined) => void;
+  /**
+   * Plays audio on the worker's hold track (a track of its own, HOLD_TRACK_NAME) until
+   * stopped: an agentic transfer's hold music, which the caller hears while unsubscribed
+   * from the agent's voice. Absent, the music plays in the agent's voice.
+   */
+  holdTrack?: (audio: ReadableStream<AudioFrame>) => { stop(): void };
   timers?: Timers;
   now?: () => number;
   /** A number in [0, 1) (default Math.random): whether a pause of the caller's gets a backchannel, and which word. */
@@ -156,9 +168,14 @@ class Call implements CallSession, ReplyHost {
   private readonly lines: { role: 'agent' | 'user'; content: string }[] = [];
   readonly takenOver: Promise<void>;
   private resolveTakenOver!: () => void;
-  /** A transfer the agent asked for (or Parley holds the caller for): the agent says nothing more until it is cancelled. */
-  private transfer: { kind: 'cold' | 'warm'; hold?: voice.SpeechHandle } | undefined;
-  /** Speeches that are audio of the worker's own (hold music, the bridge cue, backchannels): never a transcript line. */
+  /**
+   * A transfer the agent asked for (or Parley holds the caller for): the agent says nothing
+   * more to the caller until it is cancelled. Its hold music plays in the agent's voice
+   * (`hold`) or on the hold track (`holdTrack`); `consulting` is the destination the agent
+   * is speaking with privately (an agentic warm transfer).
+   */
+  private transfer: { kind: 'cold' | 'warm'; hold?: voice.SpeechHandle; holdTrack?: { stop(): void }; consulting?: string; decided?: boolean } | undefined;
+  /** Speeches that are audio of the worker's own (hold music, the bridge cue, backchannels) or said to a consulted destination: never a line of the caller's transcript. */
   private readonly sounds = new WeakSet<voice.SpeechHandle>();
   private readonly figures = { e2e: [] as number[], llm: [] as number[], tts: [] as number[], asr: [] as number[] };
   private digits = '';
@@ -275,7 +292,11 @@ class Call implements CallSession, ReplyHost {
     if (!event) return null;
     // A turn starts from the conversation as committed: the speeches before it first finish.
     await this.before(record);
-    // Once a transfer is asked for the agent stays quiet: the caller's words are still transcribed.
+    // Once a transfer is asked for the agent stays quiet: the caller's words (or a consulted
+    // destination's) are still transcribed. The reply is dropped: a speech with nothing to say
+    // is otherwise never done, and every later turn waits for it.
+    // It is dropped once scheduled: a preemptive one dropped earlier would drop the words' turn with it.
+    if (this.transfer && !handle.done()) void dropOnceScheduled(handle);
     if (this.ending || handle.done() || this.transfer) return null;
     const abort = new AbortController();
     record.abort = abort;
@@ -436,6 +457,10 @@ class Call implements CallSession, ReplyHost {
   private itemAdded(item: llm.ChatMessage | llm.AgentHandoffItem): void {
     if (!(item instanceof llm.ChatMessage) || item.role !== 'user') return;
     const content = item.textContent?.trim();
+    if (this.transfer?.consulting) {
+      if (content) this.destinationSaid(content);
+      return;
+    }
     this.backchannel.turnOver();
     this.measure('asr', msOf(item.metrics.transcriptionDelay));
     if (content) {
@@ -541,13 +566,15 @@ class Call implements CallSession, ReplyHost {
 
   // ---- transfers ----
 
-  private startHold(music: HoldMusic): void {
+  private startHold(music: HoldMusic, agentic: boolean): void {
     this.transfer ??= { kind: 'warm' };
     this.clearReminder();
     this.armSilence();
     this.session.interrupt({ force: true });
-    if (music === 'none' || this.transfer.hold) return;
-    this.transfer.hold = this.sound(holdAudio(music));
+    if (music === 'none' || this.transfer.hold || this.transfer.holdTrack) return;
+    // An agentic transfer's music goes on the hold track: the agent's voice is for the destination.
+    if (agentic && this.options.holdTrack) this.transfer.holdTrack = this.options.holdTrack(holdAudio(music));
+    else this.transfer.hold = this.sound(holdAudio(music));
   }
 
   /** Audio of the worker's own as a speech of the session (after what is being said; nothing stops it but the worker). */
@@ -558,15 +585,67 @@ class Call implements CallSession, ReplyHost {
   }
 
   private stopHold(): void {
-    const hold = this.transfer?.hold;
+    const transfer = this.transfer;
+    transfer?.holdTrack?.stop();
+    if (transfer) transfer.holdTrack = undefined;
+    const hold = transfer?.hold;
     if (!hold) return;
-    this.transfer!.hold = undefined;
+    transfer.hold = undefined;
     hold.interrupt(true);
+  }
+
+  /**
+   * An agentic warm transfer's destination answered and the caller no longer hears the
+   * agent (Parley unsubscribed them): the agent listens to the destination, asks it (Parley's
+   * built-in mediator: who is waiting and what they said last) and reports its decision
+   * (`transfer_decision`) once the destination's words decide. Parley bridges or cancels on
+   * it, or on `action_on_timeout` when the words decide nothing.
+   */
+  private consult(control: Extract<LiveControl, { type: 'transfer_consult' }>): void {
+    const callId = this.state.call_id;
+    if (!this.options.listenTo) {
+      logger.warn('a transfer consultation was asked for on a session without a room; Parley decides on timeout', { call_id: callId });
+      return;
+    }
+    this.transfer ??= { kind: 'warm' };
+    if (this.transfer.consulting) return;
+    if (control.transfer_agent) {
+      logger.warn('the transfer agent is not run by the worker; the built-in mediator consults', { call_id: callId, transfer_agent: control.transfer_agent.agent_id });
+    }
+    // Music in the agent's voice would hold up the consultation: it stops (the caller hears the hold track, if any).
+    const hold = this.transfer.hold;
+    this.transfer.hold = undefined;
+    hold?.interrupt(true);
+    this.transfer.consulting = control.participant_identity;
+    this.options.listenTo(control.participant_identity);
+    const lastCallerLine = [...this.lines].reverse().find((line) => line.role === 'user')?.content;
+    const greeting = mediatorGreeting(lastCallerLine);
+    this.reportConsultation('agent', greeting);
+    const handle = this.session.say(greeting, { addToChatCtx: false });
+    this.sounds.add(handle);
+  }
+
+  /** The consulted destination's words: reported as the transfer target's, and read for a decision (once). */
+  private destinationSaid(content: string): void {
+    const transfer = this.transfer!;
+    this.reportConsultation('transfer_target', content);
+    if (transfer.decided) return;
+    const decision = mediatorDecision(content);
+    if (!decision) return;
+    transfer.decided = true;
+    logger.info('the consulted destination decided', { call_id: this.state.call_id, decision });
+    void this.options.reports.send({ event: 'transfer_decision', decision });
+  }
+
+  /** A consultation's line: in the call's transcript_with_tool_calls only (Parley keeps `transfer_target` lines out of the caller's). */
+  private reportConsultation(role: 'agent' | 'transfer_target', content: string): void {
+    void this.options.reports.transcript([{ role, content, words: [] }]);
   }
 
   /** The caller is back with the agent. */
   private transferOver(): void {
     this.stopHold();
+    if (this.transfer?.consulting) this.options.listenTo?.(undefined);
     this.transfer = undefined;
     this.armSilence();
     this.armReminder();
@@ -627,15 +706,13 @@ class Call implements CallSession, ReplyHost {
         this.update((state) => noteToAgent(state, control.note));
         return;
       case 'transfer_hold':
-        this.startHold(control.on_hold_music);
+        this.startHold(control.on_hold_music, control.agentic);
         return;
       case 'transfer_bridge':
         void this.bridge(control);
         return;
       case 'transfer_consult':
-        // The private consultation needs the caller unsubscribed from the agent's audio, which
-        // rtc-node cannot do: Parley applies the option's action_on_timeout.
-        logger.warn('a transfer consultation was asked for; the worker does not consult (Parley decides on timeout)', { call_id: callId });
+        this.consult(control);
         return;
       case 'take_over':
         logger.info('a participant took the call over; the agent leaves', { call_id: callId, participant_id: control.participant_id });
@@ -795,6 +872,11 @@ function userTurn(chatCtx: llm.ChatContext): TurnEvent | undefined {
   return text ? { type: 'user_said', text } : undefined;
 }
 
+async function dropOnceScheduled(handle: voice.SpeechHandle): Promise<void> {
+  if (!handle.scheduled) await handle._waitForScheduled();
+  if (!handle.done()) handle.interrupt(true);
+}
+
 /** The tool gate of a reply: true once its speech is scheduled (the turn is the caller's), false once it is dropped. */
 function scheduled(handle: voice.SpeechHandle, signal: AbortSignal): Promise<boolean> {
   if (handle.scheduled) return Promise.resolve(!handle.interrupted);
@@ -839,9 +921,9 @@ function heard(record: SpeechRecord, handle: voice.SpeechHandle, now: number): {
 
 type LiveControl =
   | { type: 'say'; text: string }
-  | { type: 'transfer_hold'; on_hold_music: HoldMusic }
+  | { type: 'transfer_hold'; on_hold_music: HoldMusic; agentic: boolean }
   | { type: 'transfer_bridge'; audio_cue: boolean; public_handoff?: string; public_handoff_prompt?: string }
-  | { type: 'transfer_consult' }
+  | { type: 'transfer_consult'; participant_identity: string; transfer_agent?: { agent_id: string } }
   | { type: 'update'; dynamic_variables?: Record<string, string>; agent_override?: ConfigOverrides; additional_context?: string }
   | { type: 'take_over'; participant_id?: string }
   | { type: 'transfer_cancelled'; note: string };
@@ -876,7 +958,7 @@ function liveControl(message: unknown): LiveControl | undefined {
     }
     case 'transfer_hold': {
       const music = HOLD_MUSIC.find((name) => name === m.on_hold_music) ?? 'none';
-      return { type: 'transfer_hold', on_hold_music: music };
+      return { type: 'transfer_hold', on_hold_music: music, agentic: m.agentic === true };
     }
     case 'transfer_bridge': {
       const handoff = text(m.public_handoff);
@@ -888,8 +970,16 @@ function liveControl(message: unknown): LiveControl | undefined {
         ...(prompt ? { public_handoff_prompt: prompt } : {}),
       };
     }
-    case 'transfer_consult':
-      return { type: 'transfer_consult' };
+    case 'transfer_consult': {
+      const identity = text(m.participant_identity);
+      const agent = object(m.transfer_agent);
+      if (!identity) return undefined;
+      return {
+        type: 'transfer_consult',
+        participant_identity: identity,
+        ...(agent && typeof agent.agent_id === 'string' ? { transfer_agent: { agent_id: agent.agent_id } } : {}),
+      };
+    }
     default:
       return undefined;
   }

@@ -28,6 +28,7 @@ import {
   type MediaSession,
   type OutboundTrunkConfig,
   type RecordingUpload,
+  type RoomAudio,
   type SipDialReport,
   type TransferOutcome,
   type TransferRequest,
@@ -51,6 +52,8 @@ export interface LiveKitMediaOptions extends LiveKitCredentials {
 const DEFAULT_RINGING_TIMEOUT_SECONDS = 30;
 /** LiveKit's SIPTransport enum values (not exported by livekit-server-sdk): AUTO 0, UDP 1, TCP 2, TLS 3. */
 const SIP_TRANSPORT = { UDP: 1, TCP: 2, TLS: 3 } as const;
+/** ParticipantInfo.Kind AGENT (the enum is not exported by livekit-server-sdk). */
+const AGENT_KIND = 4;
 type SipOutboundConfig = NonNullable<Parameters<SipClient['createSipParticipant']>[4]>;
 /** What Parley tells a caller to retry after when LiveKit cannot be reached. */
 const RETRY_AFTER_SECONDS = 5;
@@ -219,6 +222,22 @@ export class LiveKitMedia implements MediaAdapter {
       if (error instanceof RoomGone) return;
       throw error;
     }
+  }
+
+  async listAudio(room: string): Promise<RoomAudio[]> {
+    const { sdk, rooms } = await this.clients();
+    const participants = await attempt('ListParticipants', () => rooms.listParticipants(room));
+    return participants.map((participant) => ({
+      identity: participant.identity,
+      agent: participant.kind === AGENT_KIND,
+      tracks: participant.tracks.filter((track) => track.type === sdk.TrackType.AUDIO).map((track) => ({ sid: track.sid, name: track.name })),
+    }));
+  }
+
+  async setSubscriptions(room: string, identity: string, trackSids: string[], subscribe: boolean): Promise<void> {
+    if (!trackSids.length) return;
+    const { rooms } = await this.clients();
+    await attempt('UpdateSubscriptions', () => rooms.updateSubscriptions(room, identity, trackSids, subscribe));
   }
 
   private async dial(request: DialRequest, identity: string): Promise<DialOutcome> {

@@ -11,6 +11,7 @@ import {
   type MediaOperation,
   type MediaSession,
   type RecordingUpload,
+  type RoomAudio,
   type TransferOutcome,
   type TransferRequest,
   type WarmTransferRequest,
@@ -119,6 +120,15 @@ export class SandboxMedia implements MediaAdapter {
 
   async allowPublish(room: string, identity: string): Promise<void> {
     this.note({ op: 'allow_publish', room, identity });
+  }
+
+  /** No participants publish anything here. */
+  async listAudio(_room: string): Promise<RoomAudio[]> {
+    return [];
+  }
+
+  async setSubscriptions(room: string, identity: string, trackSids: string[], subscribe: boolean): Promise<void> {
+    this.note({ op: 'set_subscriptions', room, identity, track_sids: trackSids, subscribe });
   }
 
   private note(operation: MediaOperation): void {

@@ -182,7 +182,16 @@ export type MediaOperation =
   | { op: 'send_data'; room: string; topic: string; data: unknown }
   | { op: 'remove_participant'; room: string; identity: string }
   | { op: 'allow_publish'; room: string; identity: string }
-  | { op: 'record_room'; room: string; upload: RecordingUpload };
+  | { op: 'record_room'; room: string; upload: RecordingUpload }
+  | { op: 'set_subscriptions'; room: string; identity: string; track_sids: string[]; subscribe: boolean };
+
+/** One participant of a room and the audio tracks it publishes, as the media server lists them. */
+export interface RoomAudio {
+  identity: string;
+  /** The agent worker (LiveKit's `agent` participant kind). */
+  agent: boolean;
+  tracks: { sid: string; name: string }[];
+}
 
 export interface MediaAdapter {
   readonly kind: MediaKind;
@@ -214,6 +223,14 @@ export interface MediaAdapter {
   removeParticipant(room: string, identity: string): Promise<void>;
   /** Lets a participant already in the room publish (a listener taking the call over); one not in the room is fine. */
   allowPublish(room: string, identity: string): Promise<void>;
+  /** The room's participants with their published audio tracks (LiveKit's ListParticipants); the sandbox has none. */
+  listAudio(room: string): Promise<RoomAudio[]>;
+  /**
+   * Subscribes `identity` to these tracks, or unsubscribes it from them (LiveKit's
+   * UpdateSubscriptions, applied by the server: the participant's client has no say). What
+   * a participant hears is decided this way because rtc-node has no per-track permissions.
+   */
+  setSubscriptions(room: string, identity: string, trackSids: string[], subscribe: boolean): Promise<void>;
   /**
    * Records the room's audio (all participants mixed) into the bucket until the room ends:
    * LiveKit's room composite Egress, audio only, OGG. Answers the egress ID; its end comes
@@ -224,6 +241,13 @@ export interface MediaAdapter {
 
 /** The data topic of live controls for the agent worker (docs/calls-media.md, Live controls). */
 export const LIVE_CONTROL_TOPIC = 'parley.live';
+
+/**
+ * The name of the agent worker's hold track: the hold music of an agentic warm transfer plays
+ * on a track of its own, so the caller can hear it while unsubscribed from the agent's voice,
+ * which is speaking privately with the transfer's destination.
+ */
+export const HOLD_TRACK_NAME = 'parley-hold';
 
 /** The identity a dialled callee gets in the room unless the request names one. */
 export const CALLEE_IDENTITY = 'callee';

@@ -346,6 +346,33 @@ describe('transfers and ending', () => {
   });
 });
 
+describe('who hears whom', () => {
+  it('lists the participants\' audio tracks, marks the agent, and changes one participant\'s subscriptions server side', async () => {
+    const adapter = media();
+    await adapter.startCall(call);
+    livekit.join(call.call_id, { identity: 'agent-AJ_1', kind: 'AGENT', tracks: [{ sid: 'TR_voice', name: 'roomio_audio' }, { sid: 'TR_hold', name: 'parley-hold' }] });
+    livekit.join(call.call_id, { identity: 'callee', kind: 'SIP', tracks: [{ sid: 'TR_callee', name: 'phone' }] });
+    expect(await adapter.listAudio(call.call_id)).toEqual([
+      { identity: 'agent-AJ_1', agent: true, tracks: [{ sid: 'TR_voice', name: 'roomio_audio' }, { sid: 'TR_hold', name: 'parley-hold' }] },
+      { identity: 'callee', agent: false, tracks: [{ sid: 'TR_callee', name: 'phone' }] },
+    ]);
+    await adapter.setSubscriptions(call.call_id, 'callee', ['TR_voice'], false);
+    expect(livekit.hears(call.call_id, 'callee')).toEqual(['TR_hold']);
+    await adapter.setSubscriptions(call.call_id, 'callee', ['TR_voice'], true);
+    expect(livekit.hears(call.call_id, 'callee')).toEqual(['TR_voice', 'TR_hold']);
+    // No tracks: no request.
+    await adapter.setSubscriptions(call.call_id, 'callee', [], false);
+    const [list] = livekit.calls('RoomService/ListParticipants');
+    expect(list!.claims.video).toEqual({ roomAdmin: true, room: call.call_id });
+    expect(livekit.calls('RoomService/UpdateSubscriptions').map((request) => request.body)).toEqual([
+      { room: call.call_id, identity: 'callee', trackSids: ['TR_voice'] },
+      { room: call.call_id, identity: 'callee', trackSids: ['TR_voice'], subscribe: true },
+    ]);
+    // A participant not in the room: LiveKit's not_found is a 502.
+    expect((await failure(adapter.setSubscriptions(call.call_id, 'nobody', ['TR_voice'], false))).status).toBe(502);
+  });
+});
+
 describe('LiveKit failures', () => {
   it('a refusal is a 502 naming the operation and status, never LiveKit’s message or the secret', async () => {
     livekit.failNext('RoomService/CreateRoom', { status: 500, code: 'internal', msg: 'db down near secret place' });
