@@ -225,6 +225,52 @@ describe('a call through the real worker pipeline', () => {
     }
   });
 
+  describe('the agent\'s pronunciation dictionary', () => {
+    const dictionary = [{ word: 'Parley', alphabet: 'ipa', phoneme: 'ˈpɑːrli' }];
+    const greeting = 'Welcome to parley, not Parleyville.';
+
+    /** The greeting's line as Parley shows it: the words as written, with the voice's timings. */
+    async function greetingLine(read: () => Promise<any>) {
+      const live = await eventually(read, (call: any) => call.transcript_object?.length === 1);
+      expect(lines(live)).toEqual([['agent', greeting]]);
+      const { words } = live.transcript_object[0];
+      expect(words.map((word: any) => word.word)).toEqual(['Welcome', 'to', 'parley,', 'not', 'Parleyville.']);
+      for (const [i, word] of words.entries()) {
+        expect(word.end).toBeGreaterThan(word.start);
+        if (i > 0) expect(word.start).toBeGreaterThanOrEqual(words[i - 1].end);
+      }
+    }
+
+    it('reaches ElevenLabs as a phoneme tag around the word only, on a model that reads it; the transcript keeps the word', async () => {
+      const before = eleven.contexts.length;
+      const { read, hangUp } = await startCall({ agent: { pronunciation_dictionary: dictionary }, llm: { begin_message: greeting } });
+      await greetingLine(read);
+      const [context] = eleven.contexts.slice(before);
+      expect(context!.texts.join('')).toBe(' Welcome to <phoneme alphabet="ipa" ph="ˈpɑːrli">parley</phoneme>, not Parleyville. ');
+      // The agent sets no voice_model: English with a dictionary speaks on eleven_flash_v2, SSML parsed.
+      expect(eleven.connections[context!.connection]!.query).toMatchObject({ model_id: 'eleven_flash_v2', enable_ssml_parsing: 'true' });
+      await hangUp();
+    });
+
+    it('reaches Cartesia as << >> phonemes in place of the word; the transcript keeps the word', async () => {
+      const before = cartesia.contexts.length;
+      const { read, hangUp } = await startCall({ agent: { voice_id: 'cartesia-Cleo', pronunciation_dictionary: dictionary }, llm: { begin_message: greeting } });
+      await greetingLine(read);
+      expect(cartesia.contexts.slice(before).map((context) => context.spoken.trim())).toEqual(['Welcome to <<ˈ|p|ɑː|r|l|i>>, not Parleyville.']);
+      await hangUp();
+    });
+
+    it('is said as written by a model that does not read phoneme tags', async () => {
+      const before = eleven.contexts.length;
+      const { read, hangUp } = await startCall({ agent: { voice_model: 'eleven_turbo_v2_5', pronunciation_dictionary: dictionary }, llm: { begin_message: greeting } });
+      await greetingLine(read);
+      const [context] = eleven.contexts.slice(before);
+      expect(context!.texts.join('')).toBe(` ${greeting} `);
+      expect(eleven.connections[context!.connection]!.query).toMatchObject({ model_id: 'eleven_turbo_v2_5', enable_ssml_parsing: 'false' });
+      await hangUp();
+    });
+  });
+
   it('takes a flow\'s transfer-failed edge on a web call, which has no line to transfer, and asks Parley for nothing', async () => {
     const ws = await app.newWorkspace();
     const when = (prompt: string) => ({ type: 'prompt', prompt });
