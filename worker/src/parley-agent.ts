@@ -1,4 +1,4 @@
-import { llm, voice, type APIConnectOptions, type TimedString } from '@livekit/agents';
+import { llm, stt, voice, type APIConnectOptions, type TimedString } from '@livekit/agents';
 import { AudioFrame } from '@livekit/rtc-node';
 import { ReadableStream } from 'node:stream/web';
 import { currentSpeech } from './framework.ts';
@@ -18,6 +18,17 @@ export interface ReplyHost {
   voicing(speech: voice.SpeechHandle): void;
   /** The speech's words as the voice aligned them (seconds from the start of its audio), as they come. */
   aligned(speech: voice.SpeechHandle, word: TimedString | string): void;
+  /**
+   * The caller's words in a final recognition, timed in seconds on the recogniser's clock:
+   * the audio it was sent, counted from `inputStartedAt` (epoch ms).
+   */
+  recognised(words: RecognisedWord[], inputStartedAt: number): void;
+}
+
+export interface RecognisedWord {
+  word: string;
+  start: number;
+  end: number;
 }
 
 /**
@@ -51,6 +62,37 @@ export class ParleyAgent extends voice.Agent {
     const speech = currentSpeech();
     if (!speech) throw new Error('llmNode ran outside a speech: LiveKit Agents changed how replies run');
     return this.host.reply(speech, chatCtx);
+  }
+
+  override async sttNode(audio: ReadableStream<AudioFrame>, modelSettings: voice.ModelSettings): Promise<ReadableStream<stt.SpeechEvent | string> | null> {
+    // The framework opens the recogniser's stream in this call and times its words from the
+    // audio input's start (each word carries how far into the input the stream began).
+    const openedAt = Date.now();
+    const source = await super.sttNode(audio, modelSettings);
+    if (!source) return source;
+    const host = this.host;
+    let inputStartedAt: number | undefined;
+    const reader = source.getReader();
+    return new ReadableStream<stt.SpeechEvent | string>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        if (typeof value !== 'string' && value.type === stt.SpeechEventType.FINAL_TRANSCRIPT) {
+          const timed = (value.alternatives?.[0]?.words ?? []).filter(
+            (word): word is TimedString & { startTime: number; endTime: number } => word.startTime !== undefined && word.endTime !== undefined && word.text.trim() !== '',
+          );
+          if (timed.length) {
+            inputStartedAt ??= openedAt - (timed[0]!.startTimeOffset ?? 0) * 1000;
+            host.recognised(
+              timed.map((word) => ({ word: word.text.trim(), start: word.startTime, end: word.endTime })),
+              inputStartedAt,
+            );
+          }
+        }
+        controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
   }
 
   override async transcriptionNode(

@@ -8,7 +8,7 @@ import { DEFAULT_DTMF_TIMEOUT_MS, endOfTurnDelayMs, interruption, type AgentSett
 import { bridgeCue, holdAudio, type HoldMusic } from './hold-audio.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import type { StreamingTurn, StreamTurn } from './conversation.ts';
-import { ParleyAgent, ParleyResponseEngine, type ReplyHost } from './parley-agent.ts';
+import { ParleyAgent, ParleyResponseEngine, type RecognisedWord, type ReplyHost } from './parley-agent.ts';
 import type { ReportClient, Utterance } from './reports.ts';
 
 /*
@@ -157,6 +157,9 @@ class Call implements CallSession, ReplyHost {
   private digits = '';
   private digitTimer: unknown;
   private machineChecked = false;
+  /** The recogniser's final words since the caller's last line (seconds on its clock): that line's word timings. */
+  private callerWords: RecognisedWord[] = [];
+  private recogniserStartedAt: number | undefined;
 
   constructor(private readonly options: CallSessionOptions) {
     this.state = options.state;
@@ -302,6 +305,11 @@ class Call implements CallSession, ReplyHost {
     else record.aligned.push({ text: word });
   }
 
+  recognised(words: RecognisedWord[], inputStartedAt: number): void {
+    this.callerWords.push(...words);
+    this.recogniserStartedAt = inputStartedAt;
+  }
+
   /** Waits until every speech created before this one has been committed or dropped. */
   private async before(record: SpeechRecord): Promise<void> {
     const earlier: Promise<void>[] = [];
@@ -417,10 +425,30 @@ class Call implements CallSession, ReplyHost {
     if (!(item instanceof llm.ChatMessage) || item.role !== 'user') return;
     const content = item.textContent?.trim();
     this.measure('asr', msOf(item.metrics.transcriptionDelay));
+    const words = this.callerTimings(item.metrics.stoppedSpeakingAt);
     if (content) {
-      this.reportLine({ role: 'user', content });
+      this.reportLine({ role: 'user', content, words });
       this.detectMachine(content);
     }
+  }
+
+  /**
+   * The caller's turn's word timings, in seconds from the call's start like the agent's: the
+   * turn's text is its final recognitions' joined, and their words are its timings. The
+   * recogniser's clock is the audio it was sent, and the Deepgram plugin sends no audio after
+   * a second of silence, so that clock falls behind the call's with every pause: the words are
+   * placed so the last one ends when the caller stopped speaking (the voice activity
+   * detector's time, on the turn's chat message), else on the recogniser's own clock.
+   */
+  private callerTimings(stoppedSpeakingAt: number | undefined): { word: string; start: number; end: number }[] {
+    const words = this.callerWords;
+    this.callerWords = [];
+    if (!words.length || this.recogniserStartedAt === undefined) return [];
+    const lastEnd = words.at(-1)!.end;
+    // Epoch ms of the recogniser's time 0 for this turn.
+    const zero = stoppedSpeakingAt !== undefined && stoppedSpeakingAt * 1000 > this.startedAt ? stoppedSpeakingAt * 1000 - lastEnd * 1000 : this.recogniserStartedAt;
+    const since = (time: number) => seconds(Math.max(0, zero + time * 1000 - this.startedAt) / 1000);
+    return words.map((word) => ({ word: word.word, start: since(word.start), end: since(word.end) }));
   }
 
   // ---- voicemail and phone menus ----

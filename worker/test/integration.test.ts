@@ -112,24 +112,39 @@ describe('a call through the real worker pipeline', () => {
     expect(ended).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
   });
 
-  it('answers the caller\'s turn through the model, both lines in the call\'s transcript, the agent\'s with word timings', async () => {
+  it('answers the caller\'s turn through the model, both lines in the call\'s transcript with word timings on one clock', async () => {
     answer = (request) => (lastUser(request) === 'I would like an appointment.' ? streamChunks(['Sure, ', 'which day ', 'suits you?']) : undefined);
     const { read, hangUp, microphone } = await startCall({ llm: { begin_message: 'Hello.' } });
     await eventually(read, (call: any) => call.transcript_object?.length === 1);
     deepgram.transcripts.push('I would like an appointment.');
-    await microphone.say(speechPcm('I would like an appointment.'));
+    const spoken = speechPcm('I would like an appointment.');
+    await microphone.say(spoken);
     const live = await eventually(read, (call: any) => call.transcript_object?.length === 3);
     expect(lines(live)).toEqual([
       ['agent', 'Hello.'],
       ['user', 'I would like an appointment.'],
       ['agent', 'Sure, which day suits you?'],
     ]);
-    const [hello, , reply] = live.transcript_object;
-    // The agent's lines carry the voice's word timings, in seconds from the call's start.
-    // (The caller's line has none yet: the framework hands the session the recogniser's text without its words.)
+    const [hello, caller, reply] = live.transcript_object;
+    // The agent's lines carry the voice's word timings, the caller's the recogniser's, all in
+    // seconds from the call's start: the caller spoke after the greeting, the reply came after.
     expect(reply.words.map((word: any) => word.word)).toEqual(['Sure,', 'which', 'day', 'suits', 'you?']);
-    expect(reply.words[0].start).toBeGreaterThan(hello.words.at(-1).end);
-    for (let i = 1; i < reply.words.length; i++) expect(reply.words[i].start).toBeGreaterThanOrEqual(reply.words[i - 1].end);
+    expect(caller.words.map((word: any) => word.word)).toEqual(['I', 'would', 'like', 'an', 'appointment.']);
+    for (const { words } of [caller, reply]) {
+      for (const [i, word] of words.entries()) {
+        expect(word.end).toBeGreaterThan(word.start);
+        if (i > 0) expect(word.start).toBeGreaterThanOrEqual(words[i - 1].end);
+      }
+    }
+    expect(caller.words[0].start).toBeGreaterThanOrEqual(hello.words.at(-1).end);
+    // The reply follows the caller's last word by the end-of-turn delay and the vendors' time,
+    // not by the pauses the recogniser's own clock leaves out.
+    expect(reply.words[0].start).toBeGreaterThan(caller.words.at(-1).end);
+    expect(reply.words[0].start - caller.words.at(-1).end).toBeLessThan(1.5);
+    // The recognised words span the caller's speech (the fake times them over its voiced frames).
+    const speechSeconds = spoken.length / 16_000;
+    expect(caller.words.at(-1).end - caller.words[0].start).toBeGreaterThan(speechSeconds - 0.5);
+    expect(caller.words.at(-1).end - caller.words[0].start).toBeLessThan(speechSeconds + 0.5);
     await hangUp();
   });
 
