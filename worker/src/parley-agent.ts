@@ -2,6 +2,7 @@ import { llm, stt, voice, type APIConnectOptions, type TimedString } from '@live
 import { AudioFrame } from '@livekit/rtc-node';
 import { ReadableStream } from 'node:stream/web';
 import { currentSpeech } from './framework.ts';
+import { RecogniserClock } from './recogniser-clock.ts';
 
 /*
  * The agent LiveKit Agents runs for a call. Its model is Parley's response engine: the
@@ -18,17 +19,14 @@ export interface ReplyHost {
   voicing(speech: voice.SpeechHandle): void;
   /** The speech's words as the voice aligned them (seconds from the start of its audio), as they come. */
   aligned(speech: voice.SpeechHandle, word: TimedString | string): void;
-  /**
-   * The caller's words in a final recognition, timed in seconds on the recogniser's clock:
-   * the audio it was sent, counted from `inputStartedAt` (epoch ms).
-   */
-  recognised(words: RecognisedWord[], inputStartedAt: number): void;
+  /** The caller's words in a final recognition, each with when it was said (epoch ms). */
+  recognised(words: RecognisedWord[]): void;
 }
 
 export interface RecognisedWord {
   word: string;
-  start: number;
-  end: number;
+  startMs: number;
+  endMs: number;
 }
 
 /**
@@ -65,13 +63,25 @@ export class ParleyAgent extends voice.Agent {
   }
 
   override async sttNode(audio: ReadableStream<AudioFrame>, modelSettings: voice.ModelSettings): Promise<ReadableStream<stt.SpeechEvent | string> | null> {
-    // The framework opens the recogniser's stream in this call and times its words from the
-    // audio input's start (each word carries how far into the input the stream began).
+    // The caller's audio passes the recogniser's clock on its way in, so its words can be
+    // placed in time (recogniser-clock.ts).
+    const clock = new RecogniserClock();
+    const frames = audio.getReader();
+    const heard = new ReadableStream<AudioFrame>({
+      async pull(controller) {
+        const { done, value } = await frames.read();
+        if (done) return controller.close();
+        clock.push(value, Date.now());
+        controller.enqueue(value);
+      },
+      cancel: (reason) => frames.cancel(reason),
+    });
     const openedAt = Date.now();
-    const source = await super.sttNode(audio, modelSettings);
+    const source = await super.sttNode(heard, modelSettings);
     if (!source) return source;
     const host = this.host;
-    let inputStartedAt: number | undefined;
+    /** The stream's offset on the framework's input clock (startTimeOffset): it changes only when the plugin reconnects. */
+    let offset: number | undefined;
     const reader = source.getReader();
     return new ReadableStream<stt.SpeechEvent | string>({
       async pull(controller) {
@@ -82,11 +92,15 @@ export class ParleyAgent extends voice.Agent {
             (word): word is TimedString & { startTime: number; endTime: number } => word.startTime !== undefined && word.endTime !== undefined && word.text.trim() !== '',
           );
           if (timed.length) {
-            inputStartedAt ??= openedAt - (timed[0]!.startTimeOffset ?? 0) * 1000;
-            host.recognised(
-              timed.map((word) => ({ word: word.text.trim(), start: word.startTime, end: word.endTime })),
-              inputStartedAt,
-            );
+            offset ??= timed[0]!.startTimeOffset ?? 0;
+            const placed = timed.map((word) => {
+              const shift = word.startTimeOffset ?? 0;
+              // A reconnected stream's clock starts afresh: its words are placed from the input's start only.
+              const at = (time: number) => (shift === offset ? clock.at(time - shift) : undefined) ?? openedAt + (time - offset!) * 1000;
+              return { word: word.text.trim(), startMs: at(word.startTime), endMs: at(word.endTime) };
+            });
+            clock.forget(timed.at(-1)!.endTime - (timed.at(-1)!.startTimeOffset ?? 0));
+            host.recognised(placed);
           }
         }
         controller.enqueue(value);

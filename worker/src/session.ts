@@ -157,9 +157,8 @@ class Call implements CallSession, ReplyHost {
   private digits = '';
   private digitTimer: unknown;
   private machineChecked = false;
-  /** The recogniser's final words since the caller's last line (seconds on its clock): that line's word timings. */
-  private callerWords: RecognisedWord[] = [];
-  private recogniserStartedAt: number | undefined;
+  /** The recogniser's final words since the caller's last line (seconds from the call's start): that line's word timings. */
+  private callerWords: { word: string; start: number; end: number }[] = [];
 
   constructor(private readonly options: CallSessionOptions) {
     this.state = options.state;
@@ -305,9 +304,10 @@ class Call implements CallSession, ReplyHost {
     else record.aligned.push({ text: word });
   }
 
-  recognised(words: RecognisedWord[], inputStartedAt: number): void {
-    this.callerWords.push(...words);
-    this.recogniserStartedAt = inputStartedAt;
+  recognised(words: RecognisedWord[]): void {
+    // The same clock as the agent's words: seconds from the call's start.
+    const since = (ms: number) => seconds(Math.max(0, ms - this.startedAt) / 1000);
+    for (const word of words) this.callerWords.push({ word: word.word, start: since(word.startMs), end: since(word.endMs) });
   }
 
   /** Waits until every speech created before this one has been committed or dropped. */
@@ -425,30 +425,13 @@ class Call implements CallSession, ReplyHost {
     if (!(item instanceof llm.ChatMessage) || item.role !== 'user') return;
     const content = item.textContent?.trim();
     this.measure('asr', msOf(item.metrics.transcriptionDelay));
-    const words = this.callerTimings(item.metrics.stoppedSpeakingAt);
+    // The turn's text is its final recognitions' joined: their words are its timings.
+    const words = this.callerWords;
+    this.callerWords = [];
     if (content) {
       this.reportLine({ role: 'user', content, words });
       this.detectMachine(content);
     }
-  }
-
-  /**
-   * The caller's turn's word timings, in seconds from the call's start like the agent's: the
-   * turn's text is its final recognitions' joined, and their words are its timings. The
-   * recogniser's clock is the audio it was sent, and the Deepgram plugin sends no audio after
-   * a second of silence, so that clock falls behind the call's with every pause: the words are
-   * placed so the last one ends when the caller stopped speaking (the voice activity
-   * detector's time, on the turn's chat message), else on the recogniser's own clock.
-   */
-  private callerTimings(stoppedSpeakingAt: number | undefined): { word: string; start: number; end: number }[] {
-    const words = this.callerWords;
-    this.callerWords = [];
-    if (!words.length || this.recogniserStartedAt === undefined) return [];
-    const lastEnd = words.at(-1)!.end;
-    // Epoch ms of the recogniser's time 0 for this turn.
-    const zero = stoppedSpeakingAt !== undefined && stoppedSpeakingAt * 1000 > this.startedAt ? stoppedSpeakingAt * 1000 - lastEnd * 1000 : this.recogniserStartedAt;
-    const since = (time: number) => seconds(Math.max(0, zero + time * 1000 - this.startedAt) / 1000);
-    return words.map((word) => ({ word: word.word, start: since(word.start), end: since(word.end) }));
   }
 
   // ---- voicemail and phone menus ----
