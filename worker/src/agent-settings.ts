@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { pronunciationEntries } from './pronunciation.ts';
 
 /*
  * The agent fields the worker acts on (retell-sdk's agent type; Parley validates them when
@@ -31,6 +32,8 @@ const settingsSchema = () =>
     reminder_trigger_ms: z.number().int().min(0).default(10_000),
     reminder_max_count: z.number().int().min(0).default(1),
     boosted_keywords: z.array(z.string()).nullish(),
+    // An entry the voices cannot use is left out, the others kept.
+    pronunciation_dictionary: z.array(z.unknown()).nullish().transform(pronunciationEntries),
     stt_mode: z.enum(['fast', 'accurate', 'custom']).default('fast'),
     vocab_specialization: z.enum(['general', 'medical']).default('general'),
     allow_user_dtmf: z.boolean().default(true),

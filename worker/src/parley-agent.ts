@@ -1,7 +1,8 @@
-import { llm, voice, type APIConnectOptions, type TimedString } from '@livekit/agents';
+import { llm, stt, voice, type APIConnectOptions, type TimedString } from '@livekit/agents';
 import { AudioFrame } from '@livekit/rtc-node';
 import { ReadableStream } from 'node:stream/web';
 import { currentSpeech } from './framework.ts';
+import { RecogniserClock } from './recogniser-clock.ts';
 
 /*
  * The agent LiveKit Agents runs for a call. Its model is Parley's response engine: the
@@ -18,6 +19,14 @@ export interface ReplyHost {
   voicing(speech: voice.SpeechHandle): void;
   /** The speech's words as the voice aligned them (seconds from the start of its audio), as they come. */
   aligned(speech: voice.SpeechHandle, word: TimedString | string): void;
+  /** The caller's words in a final recognition, each with when it was said (epoch ms). */
+  recognised(words: RecognisedWord[]): void;
+}
+
+export interface RecognisedWord {
+  word: string;
+  startMs: number;
+  endMs: number;
 }
 
 /**
@@ -51,6 +60,53 @@ export class ParleyAgent extends voice.Agent {
     const speech = currentSpeech();
     if (!speech) throw new Error('llmNode ran outside a speech: LiveKit Agents changed how replies run');
     return this.host.reply(speech, chatCtx);
+  }
+
+  override async sttNode(audio: ReadableStream<AudioFrame>, modelSettings: voice.ModelSettings): Promise<ReadableStream<stt.SpeechEvent | string> | null> {
+    // The caller's audio passes the recogniser's clock on its way in, so its words can be
+    // placed in time (recogniser-clock.ts).
+    const clock = new RecogniserClock();
+    const frames = audio.getReader();
+    const heard = new ReadableStream<AudioFrame>({
+      async pull(controller) {
+        const { done, value } = await frames.read();
+        if (done) return controller.close();
+        clock.push(value, Date.now());
+        controller.enqueue(value);
+      },
+      cancel: (reason) => frames.cancel(reason),
+    });
+    const openedAt = Date.now();
+    const source = await super.sttNode(heard, modelSettings);
+    if (!source) return source;
+    const host = this.host;
+    /** The stream's offset on the framework's input clock (startTimeOffset): it changes only when the plugin reconnects. */
+    let offset: number | undefined;
+    const reader = source.getReader();
+    return new ReadableStream<stt.SpeechEvent | string>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        if (typeof value !== 'string' && value.type === stt.SpeechEventType.FINAL_TRANSCRIPT) {
+          const timed = (value.alternatives?.[0]?.words ?? []).filter(
+            (word): word is TimedString & { startTime: number; endTime: number } => word.startTime !== undefined && word.endTime !== undefined && word.text.trim() !== '',
+          );
+          if (timed.length) {
+            offset ??= timed[0]!.startTimeOffset ?? 0;
+            const placed = timed.map((word) => {
+              const shift = word.startTimeOffset ?? 0;
+              // A reconnected stream's clock starts afresh: its words are placed from the input's start only.
+              const at = (time: number) => (shift === offset ? clock.at(time - shift) : undefined) ?? openedAt + (time - offset!) * 1000;
+              return { word: word.text.trim(), startMs: at(word.startTime), endMs: at(word.endTime) };
+            });
+            clock.forget(timed.at(-1)!.endTime - (timed.at(-1)!.startTimeOffset ?? 0));
+            host.recognised(placed);
+          }
+        }
+        controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
   }
 
   override async transcriptionNode(

@@ -10,7 +10,7 @@ import { Backchannel } from './backchannel.ts';
 import { bridgeCue, holdAudio, type HoldMusic } from './hold-audio.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import type { StreamingTurn, StreamTurn } from './conversation.ts';
-import { ParleyAgent, ParleyResponseEngine, type ReplyHost } from './parley-agent.ts';
+import { ParleyAgent, ParleyResponseEngine, type RecognisedWord, type ReplyHost } from './parley-agent.ts';
 import type { ReportClient, Utterance } from './reports.ts';
 
 /*
@@ -186,6 +186,8 @@ class Call implements CallSession, ReplyHost {
   private readonly backchannels = new WeakSet<voice.SpeechHandle>();
   /** The ambient sound, starting beside the session (publishing its track must not hold up the opening). */
   private ambient: Promise<AmbientPlayer | undefined> = Promise.resolve(undefined);
+  /** The recogniser's final words since the caller's last line (seconds from the call's start): that line's word timings. */
+  private callerWords: { word: string; start: number; end: number }[] = [];
 
   constructor(private readonly options: CallSessionOptions) {
     this.state = options.state;
@@ -343,6 +345,12 @@ class Call implements CallSession, ReplyHost {
     else record.aligned.push({ text: word });
   }
 
+  recognised(words: RecognisedWord[]): void {
+    // The same clock as the agent's words: seconds from the call's start.
+    const since = (ms: number) => seconds(Math.max(0, ms - this.startedAt) / 1000);
+    for (const word of words) this.callerWords.push({ word: word.word, start: since(word.startMs), end: since(word.endMs) });
+  }
+
   /** Waits until every speech created before this one has been committed or dropped. */
   private async before(record: SpeechRecord): Promise<void> {
     const earlier: Promise<void>[] = [];
@@ -458,13 +466,18 @@ class Call implements CallSession, ReplyHost {
     if (!(item instanceof llm.ChatMessage) || item.role !== 'user') return;
     const content = item.textContent?.trim();
     if (this.transfer?.consulting) {
+      // The destination's words: not a caller's line, nor its timings.
+      this.callerWords = [];
       if (content) this.destinationSaid(content);
       return;
     }
     this.backchannel.turnOver();
     this.measure('asr', msOf(item.metrics.transcriptionDelay));
+    // The turn's text is its final recognitions' joined: their words are its timings.
+    const words = this.callerWords;
+    this.callerWords = [];
     if (content) {
-      this.reportLine({ role: 'user', content });
+      this.reportLine({ role: 'user', content, words });
       this.detectMachine(content);
     }
   }

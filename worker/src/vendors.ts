@@ -5,6 +5,7 @@ import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
 import * as openai from '@livekit/agents-plugin-openai';
 import { logger } from '../../shared/platform/logger.ts';
 import { recognitionLanguage, type AgentSettings } from './agent-settings.ts';
+import { ELEVENLABS_PHONEME_MODELS, Pronouncer, withPronunciations, type PronunciationMarkup } from './pronunciation.ts';
 import type { SpeechVendorSettings, SttVendor } from './config.ts';
 
 /*
@@ -69,12 +70,39 @@ export interface VoiceChoice {
 
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
 
-/** One voice's TTS with the agent's voice settings mapped onto what its vendor takes. */
+/**
+ * The model a voice speaks with: the agent's `voice_model`, else the vendor's default. An
+ * English agent with a pronunciation dictionary on ElevenLabs gets eleven_flash_v2 (the
+ * low-latency English model that reads phoneme tags) instead of the plugin's
+ * eleven_turbo_v2_5, which would say its words as written.
+ */
+export function voiceModel(vendor: VoiceVendor, settings: AgentSettings): string | undefined {
+  if (settings.voice_model) return settings.voice_model;
+  if (vendor === 'elevenlabs' && settings.pronunciation_dictionary.length && /^en(-|$)/i.test(recognitionLanguage(settings))) return 'eleven_flash_v2';
+  return undefined;
+}
+
+/** How a voice takes the pronunciation dictionary inline; undefined: it says the words as written. */
+export function pronunciationMarkup(vendor: VoiceVendor, model: string | undefined): PronunciationMarkup | undefined {
+  if (vendor === 'elevenlabs') return model && ELEVENLABS_PHONEME_MODELS.includes(model) ? 'ssml' : undefined;
+  // Every Sonic model takes IPA between << >>.
+  if (vendor === 'cartesia') return 'cartesia';
+  return undefined;
+}
+
+/** One voice's TTS with the agent's voice settings mapped onto what its vendor takes, and its pronunciations. */
 export function voiceTts(choice: VoiceChoice, access: SpeechVendorSettings, settings: AgentSettings): tts.TTS {
+  const model = voiceModel(choice.vendor, settings);
+  const markup = settings.pronunciation_dictionary.length ? pronunciationMarkup(choice.vendor, model) : undefined;
+  const pronouncer = markup ? new Pronouncer(settings.pronunciation_dictionary, markup) : undefined;
+  const voice = vendorTts(choice, access, settings, model, markup === 'ssml' && !pronouncer!.empty);
+  return pronouncer ? withPronunciations(voice, pronouncer) : voice;
+}
+
+function vendorTts(choice: VoiceChoice, access: SpeechVendorSettings, settings: AgentSettings, model: string | undefined, ssml: boolean): tts.TTS {
   const key = access[choice.vendor].apiKey;
   if (!key) throw new Error(`${choice.vendor.toUpperCase()}_API_KEY is not set`);
   const baseUrl = access[choice.vendor].baseUrl;
-  const model = settings.voice_model ?? undefined;
   const language = recognitionLanguage(settings);
   const spoken = language === 'multi' ? undefined : language;
   switch (choice.vendor) {
@@ -85,6 +113,8 @@ export function voiceTts(choice: VoiceChoice, access: SpeechVendorSettings, sett
         voiceId: choice.vendorVoiceId,
         ...(model ? { model } : {}),
         ...(spoken ? { language: spoken } : {}),
+        // ElevenLabs reads phoneme tags only when asked to parse SSML.
+        ...(ssml ? { enableSsmlParsing: true } : {}),
         voiceSettings: {
           // voice_temperature 0 to 2 (1 by default): more is livelier, which ElevenLabs calls less stable.
           stability: clamp(1 - settings.voice_temperature / 2, 0, 1),

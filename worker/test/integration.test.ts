@@ -72,6 +72,8 @@ async function workerCall(metadata: DispatchMetadata) {
   const { settings, state, stt, tts } = await prepareCall(metadata, 'deepgram');
   const microphone = new SpeechMicrophone();
   const speaker = new TimedSpeaker();
+  /** The call's start as the session counts it (word timings are seconds from it). */
+  const startedAt = Date.now();
   const call = await startCallSession({
     settings,
     state,
@@ -82,7 +84,7 @@ async function workerCall(metadata: DispatchMetadata) {
     io: { input: microphone, output: speaker },
     aecWarmupMs: null,
   });
-  return { call, microphone, speaker, answers };
+  return { call, microphone, speaker, answers, startedAt };
 }
 
 async function startCall(options: { agent?: Record<string, unknown>; llm?: Record<string, unknown> } = {}) {
@@ -112,24 +114,42 @@ describe('a call through the real worker pipeline', () => {
     expect(ended).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
   });
 
-  it('answers the caller\'s turn through the model, both lines in the call\'s transcript, the agent\'s with word timings', async () => {
+  it('answers the caller\'s turn through the model, both lines in the call\'s transcript with word timings on one clock', async () => {
     answer = (request) => (lastUser(request) === 'I would like an appointment.' ? streamChunks(['Sure, ', 'which day ', 'suits you?']) : undefined);
-    const { read, hangUp, microphone } = await startCall({ llm: { begin_message: 'Hello.' } });
+    const { read, hangUp, microphone, startedAt } = await startCall({ llm: { begin_message: 'Hello.' } });
     await eventually(read, (call: any) => call.transcript_object?.length === 1);
     deepgram.transcripts.push('I would like an appointment.');
-    await microphone.say(speechPcm('I would like an appointment.'));
+    const spoken = speechPcm('I would like an appointment.');
+    await microphone.say(spoken);
+    /** When the caller's last frame went out, in seconds from the call's start. */
+    const spokeUntil = (Date.now() - startedAt) / 1000;
     const live = await eventually(read, (call: any) => call.transcript_object?.length === 3);
     expect(lines(live)).toEqual([
       ['agent', 'Hello.'],
       ['user', 'I would like an appointment.'],
       ['agent', 'Sure, which day suits you?'],
     ]);
-    const [hello, , reply] = live.transcript_object;
-    // The agent's lines carry the voice's word timings, in seconds from the call's start.
-    // (The caller's line has none yet: the framework hands the session the recogniser's text without its words.)
+    const [hello, caller, reply] = live.transcript_object;
+    // The agent's lines carry the voice's word timings, the caller's the recogniser's, all in
+    // seconds from the call's start: the caller spoke after the greeting, the reply came after.
     expect(reply.words.map((word: any) => word.word)).toEqual(['Sure,', 'which', 'day', 'suits', 'you?']);
-    expect(reply.words[0].start).toBeGreaterThan(hello.words.at(-1).end);
-    for (let i = 1; i < reply.words.length; i++) expect(reply.words[i].start).toBeGreaterThanOrEqual(reply.words[i - 1].end);
+    expect(caller.words.map((word: any) => word.word)).toEqual(['I', 'would', 'like', 'an', 'appointment.']);
+    for (const { words } of [caller, reply]) {
+      for (const [i, word] of words.entries()) {
+        expect(word.end).toBeGreaterThan(word.start);
+        if (i > 0) expect(word.start).toBeGreaterThanOrEqual(words[i - 1].end);
+      }
+    }
+    expect(caller.words[0].start).toBeGreaterThanOrEqual(hello.words.at(-1).end);
+    expect(reply.words[0].start).toBeGreaterThan(caller.words.at(-1).end);
+    // The caller's last word ends when their speech did on the call's clock, not on the
+    // recogniser's own, which leaves out the silences the plugin did not send.
+    // (The recogniser's own clock was more than a second behind here.)
+    expect(Math.abs(caller.words.at(-1).end - spokeUntil)).toBeLessThan(0.15);
+    // The recognised words span the caller's speech (the fake times them over its voiced frames).
+    const speechSeconds = spoken.length / 16_000;
+    expect(caller.words.at(-1).end - caller.words[0].start).toBeGreaterThan(speechSeconds - 0.2);
+    expect(caller.words.at(-1).end - caller.words[0].start).toBeLessThan(speechSeconds + 0.2);
     await hangUp();
   });
 
@@ -223,6 +243,52 @@ describe('a call through the real worker pipeline', () => {
     } finally {
       eleven.fail();
     }
+  });
+
+  describe('the agent\'s pronunciation dictionary', () => {
+    const dictionary = [{ word: 'Parley', alphabet: 'ipa', phoneme: 'ˈpɑːrli' }];
+    const greeting = 'Welcome to parley, not Parleyville.';
+
+    /** The greeting's line as Parley shows it: the words as written, with the voice's timings. */
+    async function greetingLine(read: () => Promise<any>) {
+      const live = await eventually(read, (call: any) => call.transcript_object?.length === 1);
+      expect(lines(live)).toEqual([['agent', greeting]]);
+      const { words } = live.transcript_object[0];
+      expect(words.map((word: any) => word.word)).toEqual(['Welcome', 'to', 'parley,', 'not', 'Parleyville.']);
+      for (const [i, word] of words.entries()) {
+        expect(word.end).toBeGreaterThan(word.start);
+        if (i > 0) expect(word.start).toBeGreaterThanOrEqual(words[i - 1].end);
+      }
+    }
+
+    it('reaches ElevenLabs as a phoneme tag around the word only, on a model that reads it; the transcript keeps the word', async () => {
+      const before = eleven.contexts.length;
+      const { read, hangUp } = await startCall({ agent: { pronunciation_dictionary: dictionary }, llm: { begin_message: greeting } });
+      await greetingLine(read);
+      const [context] = eleven.contexts.slice(before);
+      expect(context!.texts.join('')).toBe(' Welcome to <phoneme alphabet="ipa" ph="ˈpɑːrli">parley</phoneme>, not Parleyville. ');
+      // The agent sets no voice_model: English with a dictionary speaks on eleven_flash_v2, SSML parsed.
+      expect(eleven.connections[context!.connection]!.query).toMatchObject({ model_id: 'eleven_flash_v2', enable_ssml_parsing: 'true' });
+      await hangUp();
+    });
+
+    it('reaches Cartesia as << >> phonemes in place of the word; the transcript keeps the word', async () => {
+      const before = cartesia.contexts.length;
+      const { read, hangUp } = await startCall({ agent: { voice_id: 'cartesia-Cleo', pronunciation_dictionary: dictionary }, llm: { begin_message: greeting } });
+      await greetingLine(read);
+      expect(cartesia.contexts.slice(before).map((context) => context.spoken.trim())).toEqual(['Welcome to <<ˈ|p|ɑː|r|l|i>>, not Parleyville.']);
+      await hangUp();
+    });
+
+    it('is said as written by a model that does not read phoneme tags', async () => {
+      const before = eleven.contexts.length;
+      const { read, hangUp } = await startCall({ agent: { voice_model: 'eleven_turbo_v2_5', pronunciation_dictionary: dictionary }, llm: { begin_message: greeting } });
+      await greetingLine(read);
+      const [context] = eleven.contexts.slice(before);
+      expect(context!.texts.join('')).toBe(` ${greeting} `);
+      expect(eleven.connections[context!.connection]!.query).toMatchObject({ model_id: 'eleven_turbo_v2_5', enable_ssml_parsing: 'false' });
+      await hangUp();
+    });
   });
 
   it('takes a flow\'s transfer-failed edge on a web call, which has no line to transfer, and asks Parley for nothing', async () => {
