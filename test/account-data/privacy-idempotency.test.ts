@@ -6,7 +6,7 @@ import { JOBS } from '../../shared/jobs.ts';
 import { config } from '../../shared/platform/config.ts';
 import { db } from '../../shared/platform/store/db.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { freshNumber, newAgentWithNumber } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 /*
@@ -32,12 +32,7 @@ async function itemsMentioning(text: string): Promise<Record<string, unknown>[]>
 
 async function setup(agentFields: Record<string, unknown> = {}) {
   const ws = await app.newWorkspace();
-  const { agent } = await newAgent(ws.api, { agent: agentFields });
-  const from = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: { phone_number: from, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
-  expect(imported.status).toBe(201);
+  const { agent, number: from } = await newAgentWithNumber(ws.api, { agent: agentFields });
   return { ws, agent, from };
 }
 

@@ -6,7 +6,7 @@ import { JOBS } from '../../shared/jobs.ts';
 import { config } from '../../shared/platform/config.ts';
 import { db } from '../../shared/platform/store/db.ts';
 import { startTestApp } from '../support/app.ts';
-import { apiKeyBody, freshNumber, newAgent, newChatAgent } from '../support/factories.ts';
+import { apiKeyBody, freshNumber, newAgent, newAgentWithNumber, newChatAgent } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
@@ -17,11 +17,7 @@ const DAY = 86_400_000;
 
 async function setup(agentFields: Record<string, unknown> = {}) {
   const ws = await app.newWorkspace();
-  const { agent } = await newAgent(ws.api, { agent: agentFields });
-  const from = freshNumber();
-  await ws.api.post('/import-phone-number', {
-    body: { phone_number: from, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
+  const { number: from } = await newAgentWithNumber(ws.api, { agent: agentFields });
   const dial = async (to: string) => (await ws.api.post('/v2/create-phone-call', { body: { from_number: from, to_number: to } })).body;
   return { ws, dial };
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent, newChatAgent } from '../support/factories.ts';
+import { newAgentWithNumber, newChatAgent } from '../support/factories.ts';
 import { completion, defaultReply, startFakeOpenAi, type RecordedRequest } from '../support/fake-openai.ts';
 import { retellClient } from '../support/sdk.ts';
 import { eventually } from '../support/webhook-receiver.ts';
@@ -100,12 +100,7 @@ describe('the fallback model', () => {
 
   it('answers the sandbox call’s turns, shown on the call', async () => {
     const ws = await workspaceWithFallback();
-    const { agent } = await newAgent(ws.api, { llm: { general_prompt: 'You are the desk.', begin_message: 'Hello from the desk.', model: PRIMARY } });
-    const number = freshNumber();
-    const imported = await ws.api.post('/import-phone-number', {
-      body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-    });
-    expect(imported.status).toBe(201);
+    const { number } = await newAgentWithNumber(ws.api, { llm: { general_prompt: 'You are the desk.', begin_message: 'Hello from the desk.', model: PRIMARY } });
     primaryDown();
     const client = retellClient(app.url, ws.api_key);
     const created: any = await client.call.createPhoneCall({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgentWithNumber } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 // The stack's addresses reach the functions as EGRESS_IP_ADDRESSES (lib/fixed-egress.ts);
@@ -17,11 +17,7 @@ const DAY = 86_400_000;
 /** A workspace whose agent keeps calls `days` (undefined: no setting), with `calls` sandbox calls. */
 async function workspaceWithCalls(days: number | undefined, calls: number) {
   const ws = await app.newWorkspace();
-  const { agent } = await newAgent(ws.api, { agent: days === undefined ? {} : { data_storage_retention_days: days } });
-  const from = freshNumber();
-  await ws.api.post('/import-phone-number', {
-    body: { phone_number: from, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
+  const { number: from } = await newAgentWithNumber(ws.api, { agent: days === undefined ? {} : { data_storage_retention_days: days } });
   const ids: string[] = [];
   for (let i = 0; i < calls; i++) ids.push((await ws.api.post('/v2/create-phone-call', { body: { from_number: from, to_number: '+14155550123' } })).body.call_id);
   const stored = async () => {

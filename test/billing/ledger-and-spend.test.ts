@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent, newChatAgent } from '../support/factories.ts';
+import { newAgentWithNumber, newChatAgent } from '../support/factories.ts';
 import { call, type ApiClient } from '../support/http.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -34,12 +34,7 @@ async function billing(ws: { api: ApiClient }, limit = 50) {
 
 /** A workspace with an agent and an imported number that dials with it. */
 async function dialSetup(ws: Ws) {
-  const { agent } = await newAgent(ws.api);
-  const number = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
-  expect(imported.status).toBe(201);
+  const { agent, number } = await newAgentWithNumber(ws.api);
   return { agent, number };
 }
 

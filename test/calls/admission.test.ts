@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgentWithNumber } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
@@ -12,11 +12,7 @@ afterAll(() => background.stop());
 async function dialSetup(limit?: number) {
   const ws = await app.newWorkspace();
   if (limit) expect((await ws.api.patch('/workspace', { body: { concurrency_limit: limit } })).status).toBe(200);
-  const { agent } = await newAgent(ws.api);
-  const number = freshNumber();
-  await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
+  const { agent, number } = await newAgentWithNumber(ws.api);
   return { ws, agent, number, client: retellClient(app.url, ws.api_key) };
 }
 

@@ -9,7 +9,7 @@ import { newTimeOrderedId } from '../../shared/platform/ids.ts';
 import { keys } from '../../shared/platform/store/keys.ts';
 import { table } from '../../shared/platform/store/table.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgentWithNumber } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
@@ -19,11 +19,7 @@ afterAll(() => background.stop());
 
 async function setup() {
   const ws = await app.newWorkspace();
-  const { agent } = await newAgent(ws.api);
-  const number = freshNumber();
-  await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
+  const { agent, number } = await newAgentWithNumber(ws.api);
   return { ws, agent, number, client: retellClient(app.url, ws.api_key) };
 }
 

@@ -4,7 +4,7 @@ import { startBackgroundWork } from '../../local/background.ts';
 import { openLiveConnection, syncLiveConnection } from '../../shared/calls/index.ts';
 import { setLocalConnections } from '../../shared/platform/aws/ws-connections.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgentWithNumber } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
@@ -27,11 +27,7 @@ setLocalConnections({
 
 async function endedCall() {
   const ws = await app.newWorkspace();
-  const { agent } = await newAgent(ws.api);
-  const number = freshNumber();
-  await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
+  const { number } = await newAgentWithNumber(ws.api);
   const created = await ws.api.post('/v2/create-phone-call', {
     body: { from_number: number, to_number: '+14155555555', metadata: { sandbox_call_ms: 300, sandbox_user_says: ['Hello?'] } },
   });

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startBackgroundWork } from '../../local/background.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgentWithNumber } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
@@ -49,11 +49,7 @@ function parseFrames(raw: string): Frame[] {
 
 async function setup() {
   const ws = await app.newWorkspace();
-  const { agent } = await newAgent(ws.api);
-  const number = freshNumber();
-  await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
+  const { number } = await newAgentWithNumber(ws.api);
   const created = await ws.api.post('/v2/create-phone-call', {
     body: { from_number: number, to_number: '+14155555555', metadata: { sandbox_call_ms: 2500, sandbox_user_says: ['Hello?', 'What are your hours?'] } },
   });

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgentWithNumber } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
@@ -10,12 +10,7 @@ afterAll(() => background.stop());
 
 async function setup(agentFields: Record<string, unknown> = {}) {
   const ws = await app.newWorkspace();
-  const { agent } = await newAgent(ws.api, { agent: agentFields });
-  const number = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
-  expect(imported.status).toBe(201);
+  const { agent, number } = await newAgentWithNumber(ws.api, { agent: agentFields });
   return { ws, agent, number };
 }
 

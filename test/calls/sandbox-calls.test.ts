@@ -2,7 +2,7 @@ import { verify as retellVerify } from 'retell-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgentWithNumber } from '../support/factories.ts';
 import { retellClient, sdkFailure } from '../support/sdk.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -14,12 +14,7 @@ afterAll(() => background.stop());
 async function callSetup(agentFields: Record<string, unknown> = {}) {
   const ws = await app.newWorkspace();
   const hooks = await webhookReceiver();
-  const { agent } = await newAgent(ws.api, { agent: { webhook_url: hooks.url, ...agentFields } });
-  const number = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
-  expect(imported.status).toBe(201);
+  const { agent, number } = await newAgentWithNumber(ws.api, { agent: { webhook_url: hooks.url, ...agentFields } });
   return { ws, hooks, agent, number, client: retellClient(app.url, ws.api_key) };
 }
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { findPii, luhnValid, redactPii } from '../../shared/platform/pii.ts';
 import { startTestApp } from '../support/app.ts';
-import { apiKeyBody, freshNumber, newAgent } from '../support/factories.ts';
+import { apiKeyBody, freshNumber, newAgent, newAgentWithNumber } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
@@ -126,11 +126,7 @@ describe('remove-call-sensitive-data', () => {
 
   it('an ongoing call is refused with 400', async () => {
     const ws = await app.newWorkspace();
-    const { agent } = await newAgent(ws.api);
-    const number = freshNumber();
-    await ws.api.post('/import-phone-number', {
-      body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-    });
+    const { number } = await newAgentWithNumber(ws.api);
     const created = await ws.api.post('/v2/create-phone-call', { body: { from_number: number, to_number: '+14155555555', metadata: { sandbox_call_ms: 60_000 } } });
     await eventually(async () => (await ws.api.get(`/v2/get-call/${created.body.call_id}`)).body, (c) => c.call_status === 'ongoing');
     const refused = await ws.api.post(`/v2/remove-call-sensitive-data/${created.body.call_id}`);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { signedWebhook, startLiveKitTestApp } from '../support/fake-livekit.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgentWithNumber } from '../support/factories.ts';
 import { call as request } from '../support/http.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
@@ -15,11 +15,7 @@ const { livekit, app } = await startLiveKitTestApp();
 const { mergeSipLeg, SIP_LEG_MAX_TRANSITIONS } = await import('../../shared/calls/sip-leg.ts');
 
 const ws = await app.newWorkspace();
-const { agent } = await newAgent(ws.api);
-const number = freshNumber();
-await ws.api.post('/import-phone-number', {
-  body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-});
+const { number } = await newAgentWithNumber(ws.api);
 
 async function livekitEvent(event: Record<string, unknown>) {
   const signed = await signedWebhook(event);

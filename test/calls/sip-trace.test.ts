@@ -8,7 +8,7 @@ import pcapParser from 'pcap-parser';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgentWithNumber } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
@@ -16,11 +16,7 @@ const background = startBackgroundWork();
 afterAll(() => background.stop());
 
 const ws = await app.newWorkspace();
-const { agent } = await newAgent(ws.api);
-const number = freshNumber();
-await ws.api.post('/import-phone-number', {
-  body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-});
+const { agent, number } = await newAgentWithNumber(ws.api);
 
 async function finishedCall(to: string, metadata: Record<string, unknown> = { sandbox_call_ms: 800, sandbox_user_says: [] }) {
   const created = await ws.api.post('/v2/create-phone-call', { body: { from_number: number, to_number: to, metadata } });

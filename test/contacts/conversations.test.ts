@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgentWithNumber } from '../support/factories.ts';
 import { retellClient, sdkFailure } from '../support/sdk.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
@@ -12,12 +12,7 @@ afterAll(() => background.stop());
 /** A workspace with an agent and a number that dials with it. */
 async function callSetup() {
   const ws = await app.newWorkspace();
-  const { agent } = await newAgent(ws.api);
-  const number = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-  });
-  expect(imported.status).toBe(201);
+  const { number } = await newAgentWithNumber(ws.api);
   return { ws, number, client: retellClient(app.url, ws.api_key) };
 }
 

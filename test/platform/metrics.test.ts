@@ -3,7 +3,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
 import { lambdaContext } from '../support/events.ts';
-import { apiKeyBody, freshNumber, newAgent, newChatAgent } from '../support/factories.ts';
+import { apiKeyBody, newAgentWithNumber, newChatAgent } from '../support/factories.ts';
 import { apiClient } from '../support/http.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -65,12 +65,7 @@ describe('business metrics', () => {
     const ws = await creditedWorkspace();
     // The first delivery fails (retried after a second), the others succeed.
     const hooks = await webhookReceiver((n) => (n === 1 ? 500 : 200));
-    const { agent } = await newAgent(ws.api, { agent: { webhook_url: hooks.url } });
-    const number = freshNumber();
-    const imported = await ws.api.post('/import-phone-number', {
-      body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-    });
-    expect(imported.status).toBe(201);
+    const { number } = await newAgentWithNumber(ws.api, { agent: { webhook_url: hooks.url } });
     const created = await ws.api.post('/v2/create-phone-call', {
       body: { from_number: number, to_number: '+14155555555', metadata: { sandbox_call_ms: 300 } },
     });

@@ -45,6 +45,16 @@ export async function newAgent(api: Api, options: { agent?: Record<string, unkno
   return { agent, llm };
 }
 
+/**
+ * A voice agent (newAgent) and a fresh number imported over SIP that places its outbound
+ * calls: what a test of phone calls starts from.
+ */
+export async function newAgentWithNumber(api: Api, options: Parameters<typeof newAgent>[1] = {}) {
+  const { agent, llm } = await newAgent(api, options);
+  const number = await importNumber(api, { outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] });
+  return { agent, llm, number };
+}
+
 /** A chat agent on a fresh Retell LLM, through the API. */
 export async function newChatAgent(api: Api, options: { chatAgent?: Record<string, unknown>; llm?: Record<string, unknown> } = {}) {
   const llm = await newLlm(api, options.llm);
