@@ -8,7 +8,7 @@ import { sourceAddress } from '../shared/platform/auth/ip.ts';
 import { setLocalConnections } from '../shared/platform/aws/ws-connections.ts';
 import { errorResponse } from '../shared/platform/http/respond.ts';
 import { logger } from '../shared/platform/logger.ts';
-import { requestTarget } from './server.ts';
+import { requestTarget } from './request-target.ts';
 
 /*
  * The WebSocket monitor in the local runtime: what API Gateway's WebSocket API, its Lambda

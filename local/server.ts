@@ -15,6 +15,7 @@ import { servedRoutes } from '../shared/route-table.ts';
 import { domainFunctions, type HttpHandler } from './functions.ts';
 import { InvocationSlots, LOCAL_CONCURRENCY } from './invocation-slots.ts';
 import { installLocalObjectStore, LOCAL_OBJECTS_PATH, type FolderObjectStore } from './object-store.ts';
+import { requestTarget, type RequestTarget } from './request-target.ts';
 
 interface Match {
   routeKey: string;
@@ -229,26 +230,6 @@ const STREAM_ROUTES = new Set(
     .filter((served) => served.route.produces === 'text/event-stream')
     .map((served) => served.key),
 );
-
-interface RequestTarget {
-  /** The path exactly as sent (what API Gateway calls rawPath). */
-  path: string;
-  /** Everything after the first `?`, without it. */
-  query: string;
-}
-
-/**
- * Splits the request target at its first `?` without resolving it as a URL: `new URL`
- * would read `//host/x` as a protocol-relative URL (path `/x`) and collapse `/a/../x`,
- * routing a request to a path it did not ask for.
- */
-export function requestTarget(raw: string): RequestTarget {
-  const withoutFragment = raw.split('#', 1)[0]!;
-  const at = withoutFragment.indexOf('?');
-  return at === -1
-    ? { path: withoutFragment, query: '' }
-    : { path: withoutFragment.slice(0, at), query: withoutFragment.slice(at + 1) };
-}
 
 function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer | 'too-large'> {
   return new Promise((resolve, reject) => {

@@ -5,7 +5,7 @@ import { definedFields } from '../platform/objects.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { getHead } from '../platform/store/versions.ts';
-import { shareAgentHeadKey, shareAgentKind, shareLinks, shareLinksOf, shareTokenKey, type ShareLinkItem, type TokenItem } from './store.ts';
+import { shareAgentHeadKey, shareAgentKind, shareLinks, shareLinksOf, shareTokenKey, type ShareLink, type ShareLinkItem, type TokenItem } from './store.ts';
 
 /*
  * Share links (Voice Orb): a public page `/orb/<token>` that talks to one agent, billed to
@@ -18,16 +18,6 @@ import { shareAgentHeadKey, shareAgentKind, shareLinks, shareLinksOf, shareToken
  * (unlike an API key, which is shown once). Its reach is a web call to one agent; it is
  * never logged and never part of a table key.
  */
-
-export interface ShareLink {
-  share_link_id: string;
-  agent_id: string;
-  token: string;
-  enabled: boolean;
-  url_path: string;
-  created_timestamp: number;
-  revoked_timestamp?: number;
-}
 
 /** How many links (enabled or revoked) one agent may have: a listing stays one small query. */
 export const MAX_SHARE_LINKS_PER_AGENT = 100;

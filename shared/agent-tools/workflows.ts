@@ -14,7 +14,10 @@ import {
   workflowRunKey,
   workflowRunsOf,
   workflowsOf,
+  type StepLog,
+  type Workflow,
   type WorkflowItem,
+  type WorkflowRun,
   type WorkflowRunItem,
 } from './store.ts';
 
@@ -28,41 +31,6 @@ import {
  * A workflow belongs to the agent, not to an agent version (like environment tags), and
  * is deleted with the agent. Runs (tests and calls) are recorded for 30 days.
  */
-
-export interface Workflow {
-  agent_id: string;
-  stage: WorkflowStage;
-  enabled: boolean;
-  steps: WorkflowStep[];
-  last_modification_timestamp: number;
-}
-
-export interface StepLog {
-  name: string;
-  type: WorkflowStep['type'];
-  status: 'succeeded' | 'failed' | 'skipped';
-  duration_ms: number;
-  outputs: string[];
-  missing_outputs?: string[];
-  error?: string;
-  request?: { method: string; url: string };
-  response_status?: number;
-  response_excerpt?: string;
-  model?: string;
-}
-
-export interface WorkflowRun {
-  run_id: string;
-  agent_id: string;
-  stage: WorkflowStage;
-  trigger: 'test' | 'call';
-  call_id?: string;
-  status: 'succeeded' | 'failed';
-  outputs: Record<string, string>;
-  steps: StepLog[];
-  started_timestamp: number;
-  duration_ms: number;
-}
 
 /** How long runs are kept. */
 export const RUN_RETENTION_DAYS = 30;

@@ -2,7 +2,7 @@ import { badRequest } from '../platform/errors.ts';
 import { definedFields } from '../platform/objects.ts';
 import { branchEngine, engineOf, pinnedEngine, publishEngineItems } from './response-engines.ts';
 import type { ResponseEngine } from './agent-fields.ts';
-import type { VersionedKind } from '../platform/store/keys.ts';
+import type { AgentKind } from './store.ts';
 import { tagLookup, type VersionReference } from './version-references.ts';
 import { whyEngineCannotRun } from './runnable.ts';
 import {
@@ -27,7 +27,6 @@ import {
  * with it (shared/agents/response-engines.ts); listings order and page the same way. The domain
  * modules (agents.ts, chat-agents.ts) add their own fields and checks around these.
  */
-export type AgentKind = Extract<VersionedKind, 'agent' | 'chat_agent'>;
 
 /** Defaults both kinds apply when a create leaves the field out (spec: Agent defaults, webhook fields). */
 export const SHARED_AGENT_DEFAULTS = {

@@ -6,7 +6,6 @@ import {
   SHARED_AGENT_DEFAULTS,
   storedMetadata,
   versionView,
-  type AgentKind,
   type ListOptions,
 } from './agent-versions.ts';
 import { badRequest, conflict, invalidPaginationKey, notFound, VersionNotFound } from '../platform/errors.ts';
@@ -33,7 +32,7 @@ import {
   type VersionRecord,
 } from '../platform/store/versions.ts';
 import { assertVoiceUsable, DEFAULT_VOICE_ID } from '../voices/index.ts';
-import { agentTags, agentTagsOf, type TagItem } from './store.ts';
+import { agentTags, agentTagsOf, type AgentKind, type TagItem } from './store.ts';
 
 const KIND = 'agent' as const;
 

@@ -1,8 +1,7 @@
-import type { AgentKind } from './agent-versions.ts';
 import { conflict } from '../platform/errors.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { getHead, KIND_LABEL, type TransactItem } from '../platform/store/versions.ts';
-import { addReferenceOps, agentReferencesOf, removeReferenceOps, type AgentReferrer } from './store.ts';
+import { addReferenceOps, agentReferencesOf, removeReferenceOps, type AgentKind, type AgentReferrer } from './store.ts';
 
 /**
  * What uses an agent: phone numbers answer or dial with it, batch calls dial with it.

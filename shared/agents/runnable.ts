@@ -1,7 +1,7 @@
 import { badRequest, NotFound } from '../platform/errors.ts';
 import { KIND_LABEL } from '../platform/store/versions.ts';
 import type { ResponseEngine } from './agent-fields.ts';
-import type { AgentKind } from './agent-versions.ts';
+import type { AgentKind } from './store.ts';
 import { flowProblems } from './flow-components.ts';
 import { engineOf } from './response-engines.ts';
 import { readReferenced, resolveReference, type VersionReference } from './version-references.ts';

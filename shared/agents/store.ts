@@ -1,7 +1,6 @@
 import type { AgentTag } from './agent-schemas.ts';
-import type { AgentKind } from './agent-versions.ts';
 import { conflict, notFound } from '../platform/errors.ts';
-import { keys } from '../platform/store/keys.ts';
+import { keys, type VersionedKind } from '../platform/store/keys.ts';
 import { defineEntity, table, type TransactOp } from '../platform/store/table.ts';
 
 /*
@@ -9,6 +8,9 @@ import { defineEntity, table, type TransactOp } from '../platform/store/table.ts
  * module). Versioned resources (agents, chat agents, LLMs, flows: heads and versions) are
  * the versioned-resource store's (shared/platform/store/versions.ts), not declared here.
  */
+
+/** The two agent kinds (voice and chat), which are versioned alike (agent-versions.ts) and referred to alike. */
+export type AgentKind = Extract<VersionedKind, 'agent' | 'chat_agent'>;
 
 /** An item's key as a type alias (an interface such as ItemKey does not satisfy defineEntity's `Record`). */
 type Keyed = { pk: string; sk: string };

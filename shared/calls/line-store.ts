@@ -1,8 +1,7 @@
 import { keys, type ItemKey } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table, type TransactOp } from '../platform/store/table.ts';
-import type { LiveLogEntry } from './live-frames.ts';
-import type { CallItem } from './store.ts';
+import type { CallItem, LiveLogEntry } from './items.ts';
 
 /*
  * A call's transcript lines (docs/data-model.md, A call's transcript lines): every entry of

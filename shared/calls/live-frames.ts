@@ -1,4 +1,4 @@
-import type { CallItem } from './store.ts';
+import type { CallItem, LiveLogEntry } from './items.ts';
 
 /*
  * What a live monitor (the SSE stream, the WebSocket) receives about a call, computed from
@@ -27,17 +27,6 @@ export interface LiveFrame {
   id: number;
   event: 'call_status' | 'transcript' | 'live_control';
   data: Record<string, unknown>;
-}
-
-/** A live control as kept (its `CONTROL#` item; `live_log` on a call stored before those): who did what, and where in the transcript. */
-export interface LiveLogEntry {
-  type: 'listener_joined' | 'listener_left' | 'take_over' | 'supervisor_say' | 'live_update' | 'additional_context';
-  timestamp: number;
-  /** The transcript's length (entries written) when it was written: its place among the transcript's entries. */
-  t_index: number;
-  participant_id?: string;
-  text?: string;
-  fields?: string[];
 }
 
 export const isFinal = (status: string | undefined) => status === 'ended' || status === 'not_connected' || status === 'error';

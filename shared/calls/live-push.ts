@@ -1,9 +1,9 @@
 import { connectionPoster } from '../platform/aws/ws-connections.ts';
 import { notFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
-import { framesAfter, type LiveLogEntry } from './live-frames.ts';
+import type { CallItem, LiveLogEntry } from './items.ts';
+import { framesAfter } from './live-frames.ts';
 import { advanceConnection, claimConnectionClose, connectionLookup, connectionsOf, deleteConnection, liveEntriesOf, putConnection, readCall } from './live-store.ts';
-import type { CallItem } from './store.ts';
 
 /*
  * The WebSocket monitor (`GET /v2/calls/{call_id}/ws`, docs/calls.md Live calls). Every

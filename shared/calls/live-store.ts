@@ -1,9 +1,8 @@
 import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
-import type { LiveLogEntry } from './live-frames.ts';
+import type { CallItem, LiveLogEntry } from './items.ts';
 import { readEntries, type ControlItem, type LineItem } from './line-store.ts';
-import type { CallItem } from './store.ts';
 import { liveEntries, transcriptLength } from './transcript.ts';
 
 /*

@@ -1,5 +1,5 @@
 import { eachLimited, readLines, type LineItem, type TranscriptLine } from './line-store.ts';
-import type { CallItem } from './store.ts';
+import type { CallItem } from './items.ts';
 
 /*
  * A call's transcript as the API shows it, assembled from its lines (line-store.ts):

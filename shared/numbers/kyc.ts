@@ -1,6 +1,6 @@
 import { isProduction } from '../platform/config.ts';
 import { conflict, forbidden } from '../platform/errors.ts';
-import type { KycDecisionInput, KycSubmissionInput } from './telephony-schemas.ts';
+import type { Kyc, KycDecisionInput, KycSubmissionInput } from './telephony-schemas.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import { kycRecords, type KycItem } from './store.ts';
 
@@ -22,29 +22,6 @@ import { kycRecords, type KycItem } from './store.ts';
  * reach every state. In production that body is refused (403): decisions there are written
  * by the operator (for example with the CLI against the table), never by the workspace itself.
  */
-
-export const KYC_STATUSES = ['not_submitted', 'pending', 'approved', 'rejected'] as const;
-export type KycStatus = (typeof KYC_STATUSES)[number];
-
-export interface KycAddress {
-  line1: string;
-  line2?: string;
-  city: string;
-  region?: string;
-  postal_code?: string;
-}
-
-export interface Kyc {
-  status: KycStatus;
-  legal_name: string | null;
-  registration_number: string | null;
-  country: string | null;
-  address: KycAddress | null;
-  contact_email: string | null;
-  submitted_timestamp: number | null;
-  reviewed_timestamp: number | null;
-  rejection_reason: string | null;
-}
 
 const NOT_SUBMITTED: Kyc = {
   status: 'not_submitted',

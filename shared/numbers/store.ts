@@ -3,9 +3,8 @@ import { cpsTokenAttribute, keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { defineEntity } from '../platform/store/table.ts';
 import type { Trunk } from '../vendors/telephony/index.ts';
-import type { Kyc, KycStatus } from './kyc.ts';
 import type { PhoneNumber, VersionReference } from './phone-number-schemas.ts';
-import type { BrandedCallerId, SipTrunk, VerifiedNumber } from './telephony-schemas.ts';
+import type { BrandedCallerId, Kyc, KycStatus, SipTrunk, VerifiedNumber } from './telephony-schemas.ts';
 
 /*
  * The numbers domain's items, each declared once with its key (the keys themselves are

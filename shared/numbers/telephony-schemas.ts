@@ -81,6 +81,8 @@ export const Kyc = lazySchema(() =>
     rejection_reason: z.string().nullable(),
   }),
 );
+export type Kyc = z.infer<typeof Kyc>;
+export type KycStatus = Kyc['status'];
 
 // ── SIP origination ─────────────────────────────────────────────────────────────────
 

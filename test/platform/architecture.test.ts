@@ -1,15 +1,16 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, normalize, relative } from 'node:path';
 import { ESLint } from 'eslint';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { bundledInputs } from '../support/bundle.ts';
 
 /*
- * The layout's rules (docs/architecture.md, "The rules"), checked on the code as it
- * is: no import cycles in shared/, the lint rule that keeps platform below the domains and
- * domains behind their index.ts really refuses violations, and no deployed function
- * bundles the local runtime's stand-ins.
+ * The layout's rules (docs/architecture.md, "The rules"), checked on the code as it is: no
+ * import cycles in shared/, local/ and functions/ (type imports included), the lint rule
+ * that keeps platform below the domains and domains behind their index.ts really refuses
+ * violations, and no deployed function bundles the local runtime's stand-ins.
  */
 
 function sourceFiles(dir: string): string[] {
@@ -20,23 +21,29 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Runtime imports of each file (type-only imports and re-exports of types are erased). */
-function importGraph(root: string): Map<string, string[]> {
+/**
+ * Every import of each file: runtime and type-only imports and re-exports, `import()`
+ * calls and `import('…')` types. A type-only cycle is erased at run time but still ties
+ * the files together: neither can be read, moved or split without the other.
+ */
+function importGraph(roots: readonly string[]): Map<string, string[]> {
   const graph = new Map<string, string[]>();
-  for (const file of sourceFiles(root)) {
+  for (const file of roots.flatMap(sourceFiles)) {
     const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
     const targets: string[] = [];
     const add = (specifier: string) => {
       if (specifier.startsWith('.')) targets.push(normalize(join(dirname(file), specifier)));
     };
     const visit = (node: ts.Node) => {
-      if (ts.isImportDeclaration(node) && !node.importClause?.isTypeOnly && ts.isStringLiteral(node.moduleSpecifier)) {
+      if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
         add(node.moduleSpecifier.text);
-      } else if (ts.isExportDeclaration(node) && !node.isTypeOnly && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
         add(node.moduleSpecifier.text);
       } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
         const [argument] = node.arguments;
         if (argument && ts.isStringLiteral(argument)) add(argument.text);
+      } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+        add(node.argument.literal.text);
       }
       ts.forEachChild(node, visit);
     };
@@ -66,8 +73,8 @@ function cycles(graph: Map<string, string[]>): string[][] {
 }
 
 describe('the layout', () => {
-  it('has no import cycles in shared/', () => {
-    const graph = importGraph('shared');
+  it('has no import cycles in shared/, local/ and functions/, type imports included', () => {
+    const graph = importGraph(['shared', 'local', 'functions']);
     expect(graph.size).toBeGreaterThan(80);
     expect(cycles(graph).map((cycle) => cycle.join(' -> '))).toEqual([]);
   });
@@ -79,6 +86,23 @@ describe('the layout', () => {
       ['c.ts', ['a.ts']],
     ]);
     expect(cycles(graph)).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
+  });
+
+  it('counts type-only imports, re-exports and import() types as edges (a type-only cycle is found)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-test-cycles-'));
+    try {
+      writeFileSync(join(dir, 'store.ts'), "import type { Kyc } from './kyc.ts';\nexport type KycItem = Kyc & { pk: string };\n");
+      writeFileSync(join(dir, 'kyc.ts'), "export type { KycItem } from './store.ts';\nexport interface Kyc { status: string }\n");
+      writeFileSync(join(dir, 'mock.ts'), "export const vendor: import('./vendor.ts').Vendor = { kind: 'mock' };\n");
+      writeFileSync(join(dir, 'vendor.ts'), "export interface Vendor { kind: string }\nexport const load = () => import('./mock.ts');\n");
+      const found = cycles(importGraph([dir])).map((cycle) => cycle.map((file) => relative(dir, file)));
+      expect(found).toEqual([
+        ['kyc.ts', 'store.ts', 'kyc.ts'],
+        ['mock.ts', 'vendor.ts', 'mock.ts'],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   const eslint = new ESLint();

@@ -3,6 +3,15 @@ import { badGateway, badRequest } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { traced } from '../../platform/tracing.ts';
 import { mockCallerIdVendor } from './mock.ts';
+import {
+  BRANDED_CALLER_ID_STATUSES,
+  VERIFIED_NUMBER_STATUSES,
+  type BrandedCallerIdRequest,
+  type CallerIdVendor,
+  type CallerIdVendorKind,
+  type VendorBrandedCallerId,
+  type VendorVerifiedNumber,
+} from './types.ts';
 
 /*
  * The caller-ID vendor adapter: branded caller ID registrations (display name, reason and
@@ -29,45 +38,7 @@ import { mockCallerIdVendor } from './mock.ts';
  * (shared/vendors/caller-id/mock.ts).
  */
 
-export const BRANDED_CALLER_ID_STATUSES = ['pending', 'approved', 'rejected'] as const;
-export type BrandedCallerIdStatus = (typeof BRANDED_CALLER_ID_STATUSES)[number];
-export const VERIFIED_NUMBER_STATUSES = ['pending', 'verified', 'failed'] as const;
-export type VerifiedNumberStatus = (typeof VERIFIED_NUMBER_STATUSES)[number];
-
-export type CallerIdVendorKind = 'http' | 'mock';
-
-export interface VendorBrandedCallerId {
-  vendor_reference: string;
-  status: BrandedCallerIdStatus;
-  status_reason: string | null;
-}
-
-export interface VendorVerifiedNumber {
-  vendor_reference: string;
-  status: VerifiedNumberStatus;
-  /** The code the number's owner enters when the verification call comes in. */
-  validation_code: string | null;
-  status_reason: string | null;
-}
-
-export interface BrandedCallerIdRequest {
-  phone_number: string;
-  display_name: string;
-  call_reason: string | null;
-  logo_url: string | null;
-  /** The approved business verification the registration is made for. */
-  business: { legal_name: string; registration_number: string; country: string };
-}
-
-export interface CallerIdVendor {
-  readonly kind: CallerIdVendorKind;
-  registerBrandedCallerId(input: BrandedCallerIdRequest): Promise<VendorBrandedCallerId>;
-  getBrandedCallerId(reference: string): Promise<VendorBrandedCallerId>;
-  deleteBrandedCallerId(reference: string): Promise<void>;
-  startNumberVerification(input: { phone_number: string; friendly_name: string | null }): Promise<VendorVerifiedNumber>;
-  getVerifiedNumber(reference: string): Promise<VendorVerifiedNumber>;
-  deleteVerifiedNumber(reference: string): Promise<void>;
-}
+export type { CallerIdVendor } from './types.ts';
 
 const VENDOR_TIMEOUT_MS = 10_000;
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CallerIdVendor, VendorBrandedCallerId, VendorVerifiedNumber } from './caller-id-vendor.ts';
+import type { CallerIdVendor, VendorBrandedCallerId, VendorVerifiedNumber } from './types.ts';
 
 /**
  * The built-in offline caller-ID vendor, used when no HTTP vendor is configured (locally,

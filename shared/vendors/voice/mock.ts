@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { notFound } from '../../platform/errors.ts';
-import type { CommunityProvider, CommunityVoice, Gender, VendorVoice, VoiceVendor } from './voice-vendor.ts';
+import type { CommunityProvider, CommunityVoice, Gender, VendorVoice, VoiceVendor } from './types.ts';
 
 /**
  * The built-in offline voice provider, used for every provider without a configured real
