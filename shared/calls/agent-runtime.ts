@@ -7,9 +7,13 @@ import {
   transferOptions,
   noteToAgent as runtimeNote,
   openConversation as runtimeOpen,
+  openTransferAgent as runtimeOpenTransferAgent,
+  transferAgentTurn as runtimeTransferAgentTurn,
   type ConfigOverrides,
   type ConversationState,
   type DataStorageSetting,
+  type OpenTransferAgentInput,
+  type TransferAgentTurn,
   type TransferAsk,
   type TransferOptions,
   type TranscriptEvent,
@@ -53,6 +57,20 @@ export async function openConversation(input: {
     ...(reliability.llmTokenLimit !== undefined ? { llmTokenLimit: reliability.llmTokenLimit } : {}),
     ...(reliability.fallbackLlmModel ? { fallbackLlmModel: reliability.fallbackLlmModel } : {}),
   });
+}
+
+/** An agentic transfer's transfer agent (shared/conversation/transfer-agent.ts), under the workspace's reliability settings as the call's agent. */
+export async function openTransferAgent(input: Omit<OpenTransferAgentInput, 'llmTokenLimit' | 'fallbackLlmModel'>): Promise<ConversationState> {
+  const reliability = await workspaceReliability(input.workspaceId);
+  return runtimeOpenTransferAgent({
+    ...input,
+    ...(reliability.llmTokenLimit !== undefined ? { llmTokenLimit: reliability.llmTokenLimit } : {}),
+    ...(reliability.fallbackLlmModel ? { fallbackLlmModel: reliability.fallbackLlmModel } : {}),
+  });
+}
+
+export async function transferAgentTurn(state: unknown, event: TurnEvent): Promise<TransferAgentTurn> {
+  return runtimeTransferAgentTurn(state as ConversationState, event);
 }
 
 export async function agentTurn(state: unknown, event: TurnEvent): Promise<TurnResult> {

@@ -1,6 +1,5 @@
-import { resolveAgentVersion } from '../agents/lookups.ts';
 import { logger } from '../platform/logger.ts';
-import { agentTurn, closeConversation, noteToAgent, openConversation, type TransferOptions, type TranscriptEvent } from './agent-runtime.ts';
+import { closeConversation, openTransferAgent, transferAgentTurn, type TransferOptions } from './agent-runtime.ts';
 import { mediatorDecision, mediatorGreeting } from '../conversation/index.ts';
 import { artifactSettings } from './recordings.ts';
 import type { CallItem, TransferState } from './store.ts';
@@ -14,7 +13,8 @@ import type { CallItem, TransferState } from './store.ts';
  *   runs as a conversation whose "user" is the destination: its opening is the private
  *   handoff (a begin message as written, or what its model says from its prompt), and it
  *   decides with its `bridge_transfer` / `cancel_transfer` tools (flow: nodes). It is told
- *   who is waiting: the caller's conversation so far is a note before its first turn.
+ *   who is waiting: the caller's conversation so far is a note before its first turn
+ *   (shared/conversation/transfer-agent.ts, which the voice worker's consultation runs too).
  * - Without one, Parley's built-in mediator (shared/conversation/transfer-mediator.ts,
  *   which the voice worker's consultation uses too) says a fixed summary (the caller's last
  *   line) and reads the destination's answer by its words (accept: yes, sure, accept, okay,
@@ -53,32 +53,25 @@ export async function consultInSandbox(call: CallItem, state: TransferState): Pr
   const events: Record<string, unknown>[] = [];
   let conversation: unknown;
   try {
-    const version = (await resolveAgentVersion(call.workspace_id, config.transfer_agent.agent_id, config.transfer_agent.agent_version)) as { version: number };
-    conversation = await openConversation({
+    conversation = await openTransferAgent({
       workspaceId: call.workspace_id,
-      agentId: config.transfer_agent.agent_id,
-      agentVersion: version.version,
-      // Its own conversation (a custom LLM transfer agent gets its own socket), named after the call.
-      callId: `${call.call_id}_transfer`,
-      channel: 'voice',
-      dynamicVariables: { ...(call.retell_llm_dynamic_variables ?? {}), transfer_destination: state.destination },
-      fromNumber: call.from_number ?? undefined,
-      toNumber: state.destination,
+      callId: call.call_id,
+      transferAgent: config.transfer_agent,
+      destination: state.destination,
+      dynamicVariables: call.retell_llm_dynamic_variables ?? {},
+      ...(call.from_number ? { fromNumber: call.from_number } : {}),
       metadata: call.metadata,
-      canTransfer: false,
-      // What it retrieves is the call's record: answered and deleted with the call, kept as the call keeps its data.
-      recordsUnder: call.call_id,
+      conversation: (call.transcript_object ?? []).map((entry) => ({ role: entry.role === 'agent' ? 'agent' : 'user', content: entry.content })),
       dataStorageSetting: (await artifactSettings(call)).dataStorage,
     });
-    conversation = noteToAgent(conversation, waitingCallerNote(call, state.destination));
-    let turn = await agentTurn(conversation, { type: 'call_started' });
+    let turn = await transferAgentTurn(conversation, { type: 'call_started' });
     for (let index = 0; ; index++) {
       conversation = turn.state;
-      events.push(...turn.events.map(asConsultEntry));
-      if (turn.transfer_decision) return { decision: turn.transfer_decision, timedOut: false, events };
+      events.push(...turn.entries);
+      if (turn.decision) return { decision: turn.decision, timedOut: false, events };
       const line = lines[index];
       if (line === undefined) return onTimeout(events);
-      turn = await agentTurn(conversation, { type: 'user_said', text: line });
+      turn = await transferAgentTurn(conversation, { type: 'user_said', text: line });
     }
   } catch (error) {
     // The transfer agent could not run (deleted, a model or socket failure): the transfer cannot be decided.
@@ -87,12 +80,6 @@ export async function consultInSandbox(call: CallItem, state: TransferState): Pr
   } finally {
     if (conversation) closeConversation(conversation);
   }
-}
-
-/** The note that tells a transfer agent who is waiting. */
-function waitingCallerNote(call: CallItem, destination: string): string {
-  const said = (call.transcript_object ?? []).map((entry) => `${entry.role === 'agent' ? 'Agent' : 'Caller'}: ${entry.content}`).join('\n');
-  return `You are speaking with ${destination}, who is being asked to take a call that is on hold. Tell them who is waiting and why, then bridge the transfer if they accept or cancel it if they decline.${said ? `\nThe caller's conversation so far:\n${said}` : ''}`;
 }
 
 function builtInMediator(
@@ -122,11 +109,6 @@ function builtInMediator(
     return { decision, timedOut: false, events };
   }
   return onTimeout(events);
-}
-
-/** A transfer agent's entry as the call records it: the destination is the `transfer_target`. */
-function asConsultEntry(event: TranscriptEvent): Record<string, unknown> {
-  return event.role === 'user' ? { ...event, role: 'transfer_target' } : { ...event };
 }
 
 /** The message said to both parties once bridged: the static one as written (placeholders were filled when the transfer was asked). */

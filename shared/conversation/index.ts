@@ -89,12 +89,23 @@ export async function retrieveForAgent(...args: Parameters<Runtime['retrieveForA
   return (await runtime()).retrieveForAgent(...args);
 }
 
+/** An agentic transfer's transfer agent, opened and told who is waiting (transfer-agent.ts). */
+export async function openTransferAgent(...args: Parameters<Runtime['openTransferAgent']>): ReturnType<Runtime['openTransferAgent']> {
+  return (await runtime()).openTransferAgent(...args);
+}
+
+/** The transfer agent's turn with the destination: what it says, its entries, its decision (transfer-agent.ts). */
+export async function transferAgentTurn(...args: Parameters<Runtime['transferAgentTurn']>): ReturnType<Runtime['transferAgentTurn']> {
+  return (await runtime()).transferAgentTurn(...args);
+}
+
 export { noteToAgent, transcriptObject } from './state.ts';
 export { transferOptions } from './transfer-options.ts';
 export { mediatorDecision, mediatorGreeting } from './transfer-mediator.ts';
 export { fillTemplate, variablesOf } from './variables.ts';
 export { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './limits.ts';
 export type { FallbackUse } from './fallback.ts';
+export type { OpenTransferAgentInput, TransferAgentTurn } from './transfer-agent.ts';
 export type { AgentRetrieval } from './knowledge.ts';
 export type { CustomLlmFailure } from './custom-llm.ts';
 export type {

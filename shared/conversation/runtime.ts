@@ -10,4 +10,5 @@ export { agentTurn, closeConversation, composeMessage, openConversation, streamA
 export { analyzeConversation } from './analysis.ts';
 export { completeWithFallback } from './fallback.ts';
 export { retrieveForAgent } from './knowledge.ts';
+export { openTransferAgent, transferAgentTurn } from './transfer-agent.ts';
 export { CustomLlmFailed } from './custom-llm.ts';

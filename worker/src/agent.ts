@@ -59,6 +59,7 @@ export default defineAgent({
         metrics: new WorkerMetrics(),
         listenTo,
         holdTrack: roomHoldTrack(room),
+        callVariables: metadata.dynamic_variables,
         ...(metadata.call_type === 'phone_call' ? { pressDigits: (digits: string) => pressDigits(room, digits) } : {}),
       });
       started.call = call;

@@ -1,7 +1,22 @@
 import { llm, voice, type stt, type TimedString, type tts, type VAD } from '@livekit/agents';
 import type { AudioFrame, Room } from '@livekit/rtc-node';
 import { ReadableStream } from 'node:stream/web';
-import { fillTemplate, mediatorDecision, mediatorGreeting, noteToAgent, variablesOf, type ConfigOverrides, type ConversationState, type TranscriptEvent, type TurnEvent, type TurnResult } from '../../shared/conversation/index.ts';
+import {
+  closeConversation,
+  fillTemplate,
+  mediatorDecision,
+  mediatorGreeting,
+  noteToAgent,
+  openTransferAgent,
+  transferAgentTurn,
+  variablesOf,
+  type ConfigOverrides,
+  type ConversationState,
+  type TransferAgentTurn,
+  type TranscriptEvent,
+  type TurnEvent,
+  type TurnResult,
+} from '../../shared/conversation/index.ts';
 import { logger } from '../../shared/platform/logger.ts';
 import { MAX_LATENCY_VALUES, type WORKER_END_REASONS, type WorkerLatency } from '../../shared/vendors/media/index.ts';
 import { DEFAULT_DTMF_TIMEOUT_MS, endOfTurnDelayMs, interruption, type AgentSettings } from './agent-settings.ts';
@@ -81,6 +96,8 @@ export interface CallSessionOptions {
    * from the agent's voice. Absent, the music plays in the agent's voice.
    */
   holdTrack?: (audio: ReadableStream<AudioFrame>) => { stop(): void };
+  /** The call's own dynamic variables (the dispatch's), which an agentic transfer's transfer agent gets; default: the conversation's. */
+  callVariables?: Record<string, string>;
   timers?: Timers;
   now?: () => number;
   /** A number in [0, 1) (default Math.random): whether a pause of the caller's gets a backchannel, and which word. */
@@ -174,7 +191,11 @@ class Call implements CallSession, ReplyHost {
    * (`hold`) or on the hold track (`holdTrack`); `consulting` is the destination the agent
    * is speaking with privately (an agentic warm transfer).
    */
-  private transfer: { kind: 'cold' | 'warm'; hold?: voice.SpeechHandle; holdTrack?: { stop(): void }; consulting?: string; decided?: boolean } | undefined;
+  private transfer:
+    | { kind: 'cold' | 'warm'; hold?: voice.SpeechHandle; holdTrack?: { stop(): void }; consulting?: string; decided?: boolean; consultant?: Consultant }
+    | undefined;
+  /** The call's own dynamic variables (a transfer agent gets them), replaced by a live update's. */
+  private callVariables: Record<string, string>;
   /** Speeches that are audio of the worker's own (hold music, the bridge cue, backchannels) or said to a consulted destination: never a line of the caller's transcript. */
   private readonly sounds = new WeakSet<voice.SpeechHandle>();
   private readonly figures = { e2e: [] as number[], llm: [] as number[], tts: [] as number[], asr: [] as number[] };
@@ -191,6 +212,7 @@ class Call implements CallSession, ReplyHost {
 
   constructor(private readonly options: CallSessionOptions) {
     this.state = options.state;
+    this.callVariables = { ...(options.callVariables ?? options.state.dynamic_variables) };
     this.timers = options.timers ?? realTimers;
     this.now = options.now ?? Date.now;
     this.startedAt = this.now();
@@ -609,10 +631,11 @@ class Call implements CallSession, ReplyHost {
 
   /**
    * An agentic warm transfer's destination answered and the caller no longer hears the
-   * agent (Parley unsubscribed them): the agent listens to the destination, asks it (Parley's
-   * built-in mediator: who is waiting and what they said last) and reports its decision
-   * (`transfer_decision`) once the destination's words decide. Parley bridges or cancels on
-   * it, or on `action_on_timeout` when the words decide nothing.
+   * agent (Parley unsubscribed them): the agent listens to the destination and consults it,
+   * with the option's transfer agent (startTransferAgent) or Parley's built-in mediator (who
+   * is waiting and what they said last; the destination's words decide), and reports the
+   * decision (`transfer_decision`). Parley bridges or cancels on it, or on
+   * `action_on_timeout` when nothing decides.
    */
   private consult(control: Extract<LiveControl, { type: 'transfer_consult' }>): void {
     const callId = this.state.call_id;
@@ -622,15 +645,16 @@ class Call implements CallSession, ReplyHost {
     }
     this.transfer ??= { kind: 'warm' };
     if (this.transfer.consulting) return;
-    if (control.transfer_agent) {
-      logger.warn('the transfer agent is not run by the worker; the built-in mediator consults', { call_id: callId, transfer_agent: control.transfer_agent.agent_id });
-    }
     // Music in the agent's voice would hold up the consultation: it stops (the caller hears the hold track, if any).
     const hold = this.transfer.hold;
     this.transfer.hold = undefined;
     hold?.interrupt(true);
     this.transfer.consulting = control.participant_identity;
     this.options.listenTo(control.participant_identity);
+    if (control.transfer_agent) {
+      this.startTransferAgent(control.transfer_agent, control.destination ?? control.participant_identity.replace(/^transfer-/, ''));
+      return;
+    }
     const lastCallerLine = [...this.lines].reverse().find((line) => line.role === 'user')?.content;
     const greeting = mediatorGreeting(lastCallerLine);
     this.reportConsultation('agent', greeting);
@@ -638,16 +662,110 @@ class Call implements CallSession, ReplyHost {
     this.sounds.add(handle);
   }
 
-  /** The consulted destination's words: reported as the transfer target's, and read for a decision (once). */
+  /**
+   * The consulted destination's words: reported as the transfer target's, then answered by
+   * the transfer agent (one turn after another), or read by the mediator for a decision (once).
+   */
   private destinationSaid(content: string): void {
     const transfer = this.transfer!;
     this.reportConsultation('transfer_target', content);
     if (transfer.decided) return;
+    const { consultant } = transfer;
+    if (consultant) {
+      this.consultantTurn(consultant, (state) => this.transferAgentTurn(state, { type: 'user_said', text: content }));
+      return;
+    }
     const decision = mediatorDecision(content);
-    if (!decision) return;
+    if (decision) this.decide(decision);
+  }
+
+  private decide(decision: 'bridge' | 'cancel'): void {
+    const transfer = this.transfer;
+    if (!transfer || transfer.decided) return;
     transfer.decided = true;
     logger.info('the consulted destination decided', { call_id: this.state.call_id, decision });
     void this.options.reports.send({ event: 'transfer_decision', decision });
+  }
+
+  /**
+   * The option's transfer agent consults (shared/conversation/transfer-agent.ts, as in the
+   * sandbox): its conversation is opened with the call's variables and what was said so far,
+   * its opening is said to the destination, and each of the destination's lines is its next
+   * turn. Its bridge_transfer / cancel_transfer is the decision; a transfer agent that cannot
+   * run (deleted, its model failing) cancels, as in the sandbox.
+   */
+  private startTransferAgent(agent: { agent_id: string; agent_version: string | number }, destination: string): void {
+    const consultant: Consultant = { running: Promise.resolve() };
+    this.transfer!.consultant = consultant;
+    const { state } = this;
+    this.consultantTurn(consultant, async () => {
+      consultant.state = await openTransferAgent({
+        workspaceId: state.workspace_id,
+        callId: state.call_id,
+        transferAgent: agent,
+        destination,
+        dynamicVariables: this.callVariables,
+        ...(state.from_number ? { fromNumber: state.from_number } : {}),
+        ...(state.metadata !== undefined ? { metadata: state.metadata } : {}),
+        conversation: state.history.flatMap((entry) =>
+          (entry.role === 'agent' || entry.role === 'user') && typeof entry.content === 'string' ? [{ role: entry.role, content: entry.content }] : [],
+        ),
+        llmTokenLimit: state.token_limit,
+        ...(state.fallback_llm_model ? { fallbackLlmModel: state.fallback_llm_model } : {}),
+        ...(state.data_storage_setting ? { dataStorageSetting: state.data_storage_setting } : {}),
+      });
+      return this.transferAgentTurn(consultant.state, { type: 'call_started' });
+    });
+  }
+
+  /** A turn of the transfer agent (its retrieval through Parley, as the call's agent's). */
+  private transferAgentTurn(state: ConversationState, event: TurnEvent): Promise<TransferAgentTurn> {
+    return transferAgentTurn(state, event, { retrieve: (query) => this.options.reports.kbRetrieve(query) });
+  }
+
+  /** Runs a transfer agent's turn after the ones before it, while its consultation lasts, and says and reports what it did. */
+  private consultantTurn(consultant: Consultant, run: (state: ConversationState) => Promise<TransferAgentTurn>): void {
+    const current = () => this.transfer?.consultant === consultant && !this.transfer.decided && !this.ending;
+    consultant.running = consultant.running.then(async () => {
+      if (!current()) return;
+      let turn: TransferAgentTurn;
+      try {
+        turn = await run(consultant.state!);
+      } catch (error) {
+        if (!current()) return;
+        logger.warn('the transfer agent failed; cancelling the agentic transfer', { call_id: this.state.call_id, error });
+        this.decide('cancel');
+        return;
+      }
+      if (!current()) return;
+      consultant.state = turn.state;
+      const { reports } = this.options;
+      let said: voice.SpeechHandle | undefined;
+      for (const entry of turn.entries) {
+        // The destination's line was reported when it was heard.
+        if (entry.role === 'agent' && typeof entry.content === 'string' && entry.content) {
+          this.reportConsultation('agent', entry.content);
+          said = this.session.say(entry.content, { addToChatCtx: false });
+          this.sounds.add(said);
+        } else if (entry.role === 'tool_call_invocation') {
+          void reports.send({ event: 'tool_call_invoked', tool_call_id: String(entry.tool_call_id), name: String(entry.name), arguments: String(entry.arguments) });
+        } else if (entry.role === 'tool_call_result') {
+          void reports.send({ event: 'tool_call_result', tool_call_id: String(entry.tool_call_id), content: String(entry.content), successful: entry.successful !== false });
+        }
+      }
+      if (!turn.decision) return;
+      // What it says with its decision reaches the destination before Parley bridges (the caller hears again) or hangs up.
+      if (said) await Promise.race([said.waitForPlayout(), delay(CONSULT_PLAYOUT_MS)]).catch(() => undefined);
+      if (current()) this.decide(turn.decision);
+    });
+  }
+
+  /** The transfer agent's conversation is over (a custom LLM's socket is released). */
+  private closeConsultant(): void {
+    const consultant = this.transfer?.consultant;
+    if (!consultant) return;
+    this.transfer!.consultant = undefined;
+    void consultant.running.then(() => consultant.state && closeConversation(consultant.state));
   }
 
   /** A consultation's line: in the call's transcript_with_tool_calls only (Parley keeps `transfer_target` lines out of the caller's). */
@@ -658,6 +776,7 @@ class Call implements CallSession, ReplyHost {
   /** The caller is back with the agent. */
   private transferOver(): void {
     this.stopHold();
+    this.closeConsultant();
     if (this.transfer?.consulting) this.options.listenTo?.(undefined);
     this.transfer = undefined;
     this.armSilence();
@@ -666,6 +785,7 @@ class Call implements CallSession, ReplyHost {
 
   private async bridge(control: Extract<LiveControl, { type: 'transfer_bridge' }>): Promise<void> {
     this.stopHold();
+    this.closeConsultant();
     this.transfer ??= { kind: 'warm' };
     const spoken: voice.SpeechHandle[] = [];
     if (control.audio_cue) spoken.push(this.sound(bridgeCue()));
@@ -706,6 +826,7 @@ class Call implements CallSession, ReplyHost {
         return;
       case 'update': {
         const { dynamic_variables, agent_override, additional_context } = control;
+        if (dynamic_variables) this.callVariables = { ...dynamic_variables };
         this.update((state) => ({
           ...state,
           ...(dynamic_variables ? { dynamic_variables: { ...dynamic_variables } } : {}),
@@ -743,6 +864,7 @@ class Call implements CallSession, ReplyHost {
   private async leave(): Promise<void> {
     this.ending ??= (async () => {
       this.clearTimers();
+      this.closeConsultant();
       try {
         await this.session.interrupt({ force: true }).await;
       } catch {
@@ -854,6 +976,7 @@ class Call implements CallSession, ReplyHost {
 
   private async finishCall(reason: EndReason): Promise<EndReason> {
     this.clearTimers();
+    this.closeConsultant();
     // Whatever is being said stops; what was heard of it is committed and reported first.
     try {
       await this.session.interrupt({ force: true }).await;
@@ -936,7 +1059,7 @@ type LiveControl =
   | { type: 'say'; text: string }
   | { type: 'transfer_hold'; on_hold_music: HoldMusic; agentic: boolean }
   | { type: 'transfer_bridge'; audio_cue: boolean; public_handoff?: string; public_handoff_prompt?: string }
-  | { type: 'transfer_consult'; participant_identity: string; transfer_agent?: { agent_id: string } }
+  | { type: 'transfer_consult'; participant_identity: string; destination?: string; transfer_agent?: { agent_id: string; agent_version: string | number } }
   | { type: 'update'; dynamic_variables?: Record<string, string>; agent_override?: ConfigOverrides; additional_context?: string }
   | { type: 'take_over'; participant_id?: string }
   | { type: 'transfer_cancelled'; note: string };
@@ -985,12 +1108,15 @@ function liveControl(message: unknown): LiveControl | undefined {
     }
     case 'transfer_consult': {
       const identity = text(m.participant_identity);
+      const destination = text(m.destination);
       const agent = object(m.transfer_agent);
       if (!identity) return undefined;
+      const version = agent && (typeof agent.agent_version === 'number' || typeof agent.agent_version === 'string') ? agent.agent_version : 'latest';
       return {
         type: 'transfer_consult',
         participant_identity: identity,
-        ...(agent && typeof agent.agent_id === 'string' ? { transfer_agent: { agent_id: agent.agent_id } } : {}),
+        ...(destination ? { destination } : {}),
+        ...(agent && text(agent.agent_id) ? { transfer_agent: { agent_id: agent.agent_id as string, agent_version: version } } : {}),
       };
     }
     default:
@@ -1003,6 +1129,15 @@ function closeReason(ev: voice.CloseEvent): EndReason {
   if (ev.error?.type === 'stt_error') return 'error_asr';
   return 'error_unknown';
 }
+
+/** A transfer agent's consultation in progress: its conversation, and the turn running (each turn waits for the one before). */
+interface Consultant {
+  state?: ConversationState;
+  running: Promise<void>;
+}
+
+/** The longest a transfer agent's last words hold up its decision. */
+const CONSULT_PLAYOUT_MS = 15_000;
 
 const HOLD_MUSIC: HoldMusic[] = ['none', 'relaxing_sound', 'uplifting_beats', 'ringtone', 'custom'];
 

@@ -2,8 +2,11 @@ import { RoomEvent } from '@livekit/rtc-node';
 import { EventEmitter } from 'node:events';
 import type { ReadableStream } from 'node:stream/web';
 import { describe, expect, it } from 'vitest';
+import { startTestApp } from '../../test/support/app.ts';
+import { newAgent } from '../../test/support/factories.ts';
+import { startFakeOpenAi, streamChunks, streamToolCallChunks, type RecordedRequest } from '../../test/support/fake-openai.ts';
 import { roomListener } from '../src/consult-room.ts';
-import { scriptedCall } from './support/scripted-call.ts';
+import { conversationState, scriptedCall } from './support/scripted-call.ts';
 
 /*
  * An agentic warm transfer's private consultation in the real AgentSession with scripted
@@ -11,8 +14,13 @@ import { scriptedCall } from './support/scripted-call.ts';
  * side is test/calls/agentic-transfer-livekit.test.ts); the session listens to the
  * destination instead of the caller, asks it with the built-in mediator, reports what was
  * said and the decision, and gives the session back to the caller on a cancel. The room's
- * part (whom RoomIO links, the hold track) is injected and recorded.
+ * part (whom RoomIO links, the hold track) is injected and recorded. A transfer option
+ * naming a transfer agent runs that agent on Parley's real engine (a local Parley's table,
+ * its model the fake OpenAI-compatible provider), as the sandbox does.
  */
+
+const model = await startFakeOpenAi();
+const parley = await startTestApp({ LLM_BASE_URL: model.url, LLM_API_KEY: 'llm-key' });
 
 const transcripts = (events: { event: string }[]) =>
   events.filter((event): event is any => event.event === 'transcript_updated').flatMap((event: any) => event.utterances);
@@ -47,12 +55,12 @@ describe('an agentic warm transfer\'s consultation', () => {
   }
 
   /** The call up to the consultation: the caller asked, the agent transferred, Parley held the caller and said to consult. */
-  async function consulting(destinationSays: string) {
+  async function consulting(destinationSays: string | string[], consult: { transfer_agent?: Record<string, unknown>; session?: Record<string, unknown> } = {}) {
     const room = consultRoom();
     const scripted = await scriptedCall({
       replies: ['Hello, how can I help?', { text: 'Let me connect you.', transfer: agenticTransfer }, 'I am sorry, the desk is busy.'],
-      callerLines: ['I need help with my bill.', destinationSays, 'Are you still there?'],
-      session: room.session as never,
+      callerLines: ['I need help with my bill.', ...[destinationSays].flat(), 'Are you still there?'],
+      session: { ...room.session, ...consult.session } as never,
     });
     const { call, engine, caller, until, reports, speaker } = scripted;
     await until(() => engine.commits.length === 1);
@@ -62,8 +70,17 @@ describe('an agentic warm transfer\'s consultation', () => {
     // The music is on the hold track, not in the agent's voice.
     await until(() => room.hold.frames >= 5);
     const segmentsBefore = speaker.segments.length;
-    call.control({ type: 'transfer_consult', call_id: 'call_test', destination: DESK, participant_identity: `transfer-${DESK}`, action_on_timeout: 'cancel_transfer', transfer_timeout_ms: 30_000 });
-    await until(() => speaker.segments.length === segmentsBefore + 1);
+    call.control({
+      type: 'transfer_consult',
+      call_id: 'call_test',
+      destination: DESK,
+      participant_identity: `transfer-${DESK}`,
+      ...(consult.transfer_agent ? { transfer_agent: consult.transfer_agent } : {}),
+      action_on_timeout: 'cancel_transfer',
+      transfer_timeout_ms: 30_000,
+    });
+    // The opening is said (a transfer agent that cannot run decides at once instead).
+    await until(() => speaker.segments.length === segmentsBefore + 1 || scripted.reports.events.some((event) => event.event === 'transfer_decision'));
     return { ...scripted, room };
   }
 
@@ -106,6 +123,108 @@ describe('an agentic warm transfer\'s consultation', () => {
     expect(engine.calls[2]!.event).toEqual({ type: 'user_said', text: 'Are you still there?' });
     expect(engine.calls[2]!.state.agent_notes).toEqual([{ after: 3, content: 'The desk declined.' }]);
     expect(transcripts(reports.events).at(-2)).toMatchObject({ role: 'user', content: 'Are you still there?' });
+  });
+
+  describe('with a transfer agent', () => {
+    /** The transfer agent's model answers by the destination's last line (its requests recorded afresh). */
+    const answerWith = (answers: Record<string, unknown[]>) => {
+      model.reset();
+      model.setDefault((request: RecordedRequest) => ({ events: answers[lastUser(request) ?? ''] ?? streamChunks(['Okay.']) }));
+    };
+    const lastUser = (request: RecordedRequest): string | undefined =>
+      [...(request.body?.messages ?? [])].reverse().find((message: any) => message.role === 'user')?.content;
+
+    /** A workspace's transfer agent (its begin message is the private handoff; its tools decide), and the call's conversation in that workspace. */
+    async function transferAgent() {
+      const ws = await parley.newWorkspace();
+      const { agent } = await newAgent(ws.api, {
+        llm: {
+          begin_message: 'Hi, I have {{customer_name}} waiting about a bill. Can you take them?',
+          general_tools: [
+            { type: 'bridge_transfer', name: 'bridge_transfer' },
+            { type: 'cancel_transfer', name: 'cancel_transfer' },
+          ],
+        },
+      });
+      return {
+        transfer_agent: { agent_id: agent.agent_id, agent_version: agent.version },
+        session: { state: { ...conversationState(), workspace_id: ws.workspace_id }, callVariables: { customer_name: 'Ada' } },
+      };
+    }
+
+    const handoff = 'Hi, I have Ada waiting about a bill. Can you take them?';
+    const toolReports = (events: { event: string }[]) =>
+      events.filter((event: any) => event.event === 'tool_call_invoked' || event.event === 'tool_call_result').map((event: any) => [event.event, event.name ?? event.content]);
+
+    it('says its opening, answers the destination with its model, and its bridge_transfer is the decision to bridge', async () => {
+      answerWith({
+        'Who is it again?': streamChunks(['It is Ada, ', 'about her bill.']),
+        'Put them through.': streamToolCallChunks([], [{ id: 'call_bridge', name: 'bridge_transfer', arguments: {} }]),
+      });
+      const { caller, until, reports, room, engine } = await consulting(['Who is it again?', 'Put them through.'], await transferAgent());
+      expect(room.listened).toEqual([`transfer-${DESK}`]);
+      await caller.speak(500);
+      await until(() => transcripts(reports.events).some((line: any) => line.content === 'It is Ada, about her bill.'));
+      expect(reports.events.some((event) => event.event === 'transfer_decision')).toBe(false);
+      await caller.speak(500);
+      await until(() => reports.events.some((event) => event.event === 'transfer_decision'));
+      expect(transcripts(reports.events).map((line: any) => [line.role, line.content])).toEqual([
+        ['agent', 'Hello, how can I help?'],
+        ['user', 'I need help with my bill.'],
+        ['agent', 'Let me connect you.'],
+        ['agent', handoff],
+        ['transfer_target', 'Who is it again?'],
+        ['agent', 'It is Ada, about her bill.'],
+        ['transfer_target', 'Put them through.'],
+      ]);
+      expect(toolReports(reports.events)).toEqual([
+        ['tool_call_invoked', 'bridge_transfer'],
+        ['tool_call_result', 'Bridging the caller to you.'],
+      ]);
+      expect(reports.events.filter((event) => event.event === 'transfer_decision')).toEqual([{ event: 'transfer_decision', decision: 'bridge', at: expect.any(Number) }]);
+      // The call's own engine answered nothing of the consultation.
+      expect(engine.calls).toHaveLength(2);
+      // The transfer agent's model was told who waits, and heard the destination as its user.
+      const asked = model.requests.filter((request) => request.body?.stream);
+      expect(asked.map(lastUser)).toEqual(['Who is it again?', 'Put them through.']);
+      expect(asked[0]!.body.messages[1]).toEqual({
+        role: 'system',
+        content:
+          'You are speaking with +14155550142, who is being asked to take a call that is on hold. Tell them who is waiting and why, then bridge the transfer if they accept or cancel it if they decline.' +
+          '\nThe caller\'s conversation so far:\nAgent: Hello, how can I help?\nCaller: I need help with my bill.\nAgent: Let me connect you.',
+      });
+    });
+
+    it('its cancel_transfer is the decision to cancel, after what it says with it; its lines are reported', async () => {
+      answerWith({
+        'Sorry, who is calling?': streamToolCallChunks(['Never mind, thank you.'], [{ id: 'call_cancel', name: 'cancel_transfer', arguments: {} }]),
+      });
+      const { call, caller, until, reports, room, speaker } = await consulting('Sorry, who is calling?', await transferAgent());
+      const segments = speaker.segments.length;
+      await caller.speak(500);
+      await until(() => reports.events.some((event) => event.event === 'transfer_decision'));
+      // Its last words were said to the destination before the decision was reported.
+      expect(speaker.segments.length).toBe(segments + 1);
+      expect(transcripts(reports.events).slice(3).map((line: any) => [line.role, line.content])).toEqual([
+        ['agent', handoff],
+        ['transfer_target', 'Sorry, who is calling?'],
+        ['agent', 'Never mind, thank you.'],
+      ]);
+      expect(toolReports(reports.events)).toEqual([
+        ['tool_call_invoked', 'cancel_transfer'],
+        ['tool_call_result', 'The transfer was cancelled; the caller goes back to the agent.'],
+      ]);
+      expect(reports.events.filter((event) => event.event === 'transfer_decision')).toEqual([{ event: 'transfer_decision', decision: 'cancel', at: expect.any(Number) }]);
+      call.control({ type: 'transfer_cancelled', call_id: 'call_test', destination: DESK, reason: 'transfer_declined', note: 'The desk declined.' });
+      expect(room.listened).toEqual([`transfer-${DESK}`, undefined]);
+    });
+
+    it('a transfer agent that cannot run (not in the workspace) cancels, as in the sandbox', async () => {
+      const { session } = await transferAgent();
+      const { reports } = await consulting('Hello?', { transfer_agent: { agent_id: 'agent_missing', agent_version: 0 }, session });
+      expect(transcripts(reports.events).map((line: any) => line.content)).toEqual(['Hello, how can I help?', 'I need help with my bill.', 'Let me connect you.']);
+      expect(reports.events.filter((event) => event.event === 'transfer_decision')).toEqual([{ event: 'transfer_decision', decision: 'cancel', at: expect.any(Number) }]);
+    });
   });
 
   it('without a room to listen in, consults nobody: Parley\'s timeout decides', async () => {
