@@ -5,6 +5,7 @@ useProductionSettings();
 const { errorResponse } = await import('../../shared/platform/http/respond.ts');
 const errors = await import('../../shared/platform/errors.ts');
 const { ApiError, paymentRequired, badGateway, tooManyRequests } = errors;
+const { TransactionCancelled } = await import('../../shared/platform/store/table.ts');
 
 const parsed = (result: ReturnType<typeof errorResponse>) => ({
   status: result.statusCode,
@@ -17,6 +18,15 @@ describe('error mapping', () => {
     const result = parsed(errorResponse(new Error('connection string postgres://user:pw@db')));
     expect(result.status).toBe(500);
     expect(result.body).toEqual({ status: 500, message: 'Internal server error' });
+  });
+
+  it('answers a transaction another write conflicted with as 503 with retry-after, a failed condition left to the domain as 500', () => {
+    const conflicted = parsed(errorResponse(new TransactionCancelled([], true)));
+    expect(conflicted.status).toBe(503);
+    expect(conflicted.headers?.['retry-after']).toBe('1');
+    expect(conflicted.body).toEqual({ status: 503, message: 'A conflicting write was in progress; retry the request' });
+    // A condition that failed is the domain's to explain (a 409, a 404): unexplained, it is a fault.
+    expect(parsed(errorResponse(new TransactionCancelled([0], false))).status).toBe(500);
   });
 
   it('adds error_code where the spec gives one', () => {
