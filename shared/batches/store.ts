@@ -240,6 +240,23 @@ const MAX_TRANSACTION_BYTES = 3_500_000;
 const WRITE_PARALLELISM = 4;
 
 /** Writes the tasks, each pending (its item and its PENDING marker), in chunked transactions. */
+/**
+ * One chunk of a batch's tasks. Its puts are unconditional, so a chunk DynamoDB cancelled for
+ * a conflicting write (seen when the SDK retries a try that timed out while DynamoDB Local was
+ * still applying it) is simply written again, a little later each time.
+ */
+async function writeChunk(chunk: TransactOp[], attempts = 4): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await table.transact(chunk);
+      return;
+    } catch (error) {
+      if (!(error instanceof TransactionCancelled) || !error.conflicted || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+    }
+  }
+}
+
 export async function writeTasks(workspaceId: string, batchCallId: string, tasks: readonly NewTask[], sizes: readonly number[]): Promise<void> {
   const chunks: TransactOp[][] = [];
   let chunk: TransactOp[] = [];
@@ -260,7 +277,7 @@ export async function writeTasks(workspaceId: string, batchCallId: string, tasks
   if (chunk.length) chunks.push(chunk);
   let next = 0;
   const worker = async () => {
-    while (next < chunks.length) await table.transact(chunks[next++]!);
+    while (next < chunks.length) await writeChunk(chunks[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(WRITE_PARALLELISM, chunks.length) }, worker));
 }
