@@ -14,7 +14,6 @@ import { sha256 } from '../../shared/platform/crypto/hash.ts';
 
 const newWorkspace = () => `workspace_${randomBytes(12).toString('hex')}`;
 const newKey = () => `key-${randomBytes(6).toString('hex')}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A promise settled from outside: a run that lasts as long as the test says. */
 function deferred<T>() {
@@ -72,19 +71,29 @@ describe('withIdempotency', () => {
     const key = newKey();
     const request = { to_number: '+14155550100', metadata: { n: 1 } };
     let runs = 0;
+    // The holder runs until the other 19 have been answered: none of them can find it finished.
+    const othersAnswered = deferred<void>();
+    let refusals = 0;
     const run = async () => {
       runs++;
-      await sleep(300);
+      await othersAnswered.promise;
       return { call_id: `call_${randomBytes(12).toString('hex')}`, call_status: 'registered', metadata: { n: 1 } };
     };
 
-    const outcomes = await Promise.all(Array.from({ length: 20 }, () => outcome(withIdempotency({ workspaceId, key, request, run }))));
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        outcome(withIdempotency({ workspaceId, key, request, run })).then((settled) => {
+          if (!settled.ok && ++refusals === 19) othersAnswered.resolve();
+          return settled;
+        }),
+      ),
+    );
 
     expect(runs).toBe(1);
     const answered = outcomes.flatMap((o) => (o.ok ? [o.value] : []));
     const refused = outcomes.flatMap((o) => (o.ok ? [] : [o.error]));
     expect(answered.length + refused.length).toBe(20);
-    // The holder answers; the 19 others all arrived while it slept, so all were refused.
+    // The holder answers; the 19 others all arrived while it ran, so all were refused.
     expect(answered).toHaveLength(1);
     for (const error of refused) {
       expect(error).toBeInstanceOf(Conflict);
@@ -112,8 +121,10 @@ describe('withIdempotency', () => {
     const workspaceId = newWorkspace();
     const key = newKey();
     const gate = deferred<string>();
-    const first = withIdempotency({ workspaceId, key, request: { to_number: '+14155550100' }, run: () => gate.promise });
-    await sleep(50);
+    const claimed = deferred<void>();
+    // run starts once the claim is written: from then on the key is taken.
+    const first = withIdempotency({ workspaceId, key, request: { to_number: '+14155550100' }, run: () => (claimed.resolve(), gate.promise) });
+    await claimed.promise;
 
     const whileRunning = await outcome(withIdempotency({ workspaceId, key, request: { to_number: '+14155550199' }, run: async () => 'other' }));
     expect(whileRunning.ok).toBe(false);
@@ -140,8 +151,9 @@ describe('withIdempotency', () => {
     let runs = 0;
 
     // The first holder "dies": its run never finishes while the test watches.
-    const dead = withIdempotency({ workspaceId, key, request, run: () => (runs++, stuck.promise) }, options);
-    await sleep(50);
+    const claimed = deferred<void>();
+    const dead = withIdempotency({ workspaceId, key, request, run: () => (runs++, claimed.resolve(), stuck.promise) }, options);
+    await claimed.promise;
     time.advance(29_999);
     await expect(withIdempotency({ workspaceId, key, request, run: async () => (runs++, 'early') }, options)).rejects.toBeInstanceOf(Conflict);
 
