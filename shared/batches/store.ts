@@ -1,7 +1,7 @@
 import { conflict, notFound } from '../platform/errors.ts';
 import { keys, type ItemKey } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
-import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import { defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import type { BatchStatus, CallTimeWindowInput, TaskStatus } from './schemas.ts';
 
 /*
@@ -81,12 +81,14 @@ export type NewTask = Omit<TaskItem, 'pk' | 'sk' | 'status'>;
 
 export const batchNotFound = () => notFound('Batch call not found');
 
+const batches = defineEntity<BatchItem, [workspaceId: string, batchCallId: string]>({ key: keys.batchCall, notFound: batchNotFound });
+
 const dueKeys = (dueMs: number, batchCallId: string) => ({ ...keys.batchDueIndex(), gsi1sk: keys.batchDueSort(dueMs, batchCallId) });
 
 // ── The record and its counters ────────────────────────────────────────────────────
 
 export async function getBatch(workspaceId: string, batchCallId: string): Promise<BatchItem | undefined> {
-  const item = await table.get<BatchItem>(keys.batchCall(workspaceId, batchCallId));
+  const item = await batches.get(workspaceId, batchCallId);
   return item?.workspace_id === workspaceId ? item : undefined;
 }
 
@@ -160,35 +162,30 @@ export async function moveBatch(
     return `:from${i}`;
   });
   const update = {
-    Key: keys.batchCall(workspaceId, batchCallId),
     UpdateExpression: `SET ${sets.join(', ')}${schedulable ? '' : ' REMOVE gsi1pk, gsi1sk'}`,
     ConditionExpression: `attribute_exists(pk) AND #status IN (${from.join(', ')})`,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
+  if (!change.also?.length) return batches.update([workspaceId, batchCallId], update);
   try {
-    if (!change.also?.length) return await table.update<BatchItem>({ ...update, ReturnValues: 'ALL_NEW' });
     // With the agent references released in the same transaction: only the move that wins releases them.
-    await table.transact([{ Update: update }, ...change.also]);
-    return await getBatch(workspaceId, batchCallId);
+    await table.transact([{ Update: { ...update, Key: batches.key(workspaceId, batchCallId) } }, ...change.also]);
   } catch (error) {
-    if (error instanceof ConditionFailed || error instanceof TransactionCancelled) return undefined;
+    if (error instanceof TransactionCancelled) return undefined;
     throw error;
   }
+  return getBatch(workspaceId, batchCallId);
 }
 
 /** Moves a schedulable batch's entry in the due index (it waits for its window). */
 export async function setBatchDue(workspaceId: string, batchCallId: string, dueMs: number): Promise<void> {
-  try {
-    await table.update({
-      Key: keys.batchCall(workspaceId, batchCallId),
-      UpdateExpression: 'SET gsi1sk = :due',
-      ConditionExpression: 'attribute_exists(gsi1pk)',
-      ExpressionAttributeValues: { ':due': keys.batchDueSort(dueMs, batchCallId) },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  // Only while it is in the due index: a batch that left it meanwhile stays out.
+  await batches.update([workspaceId, batchCallId], {
+    UpdateExpression: 'SET gsi1sk = :due',
+    ConditionExpression: 'attribute_exists(gsi1pk)',
+    ExpressionAttributeValues: { ':due': keys.batchDueSort(dueMs, batchCallId) },
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
+import { notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
-import { ConditionFailed, table } from '../platform/store/table.ts';
-import { setAndRemove } from '../platform/store/update-expression.ts';
+import { defineEntity, table } from '../platform/store/table.ts';
 
 /*
  * The SMS part's items (docs/chats.md, SMS; docs/data-model.md):
@@ -24,8 +24,12 @@ export interface SmsThreadItem {
   updated_timestamp: number;
 }
 
-export const getSmsThread = (workspaceId: string, number: string, party: string) =>
-  table.get<SmsThreadItem>(keys.smsThread(workspaceId, number, party));
+const smsThreads = defineEntity<SmsThreadItem, [workspaceId: string, number: string, party: string]>({
+  key: keys.smsThread,
+  notFound: () => notFound('SMS thread not found'),
+});
+
+export const getSmsThread = (workspaceId: string, number: string, party: string) => smsThreads.get(workspaceId, number, party);
 
 /**
  * Points the thread at `chatId`: only if it still names `expected` (undefined: no thread
@@ -39,83 +43,55 @@ export async function pointSmsThread(
   chatId: string,
   options: { expected?: string; force?: boolean } = {},
 ): Promise<boolean> {
-  const item: SmsThreadItem = {
-    ...keys.smsThread(workspaceId, number, party),
-    workspace_id: workspaceId,
-    phone_number: number,
-    party,
-    chat_id: chatId,
-    updated_timestamp: Date.now(),
-  };
-  try {
-    await table.put({
-      Item: item,
-      ...(options.force
-        ? {}
-        : options.expected === undefined
-          ? { ConditionExpression: 'attribute_not_exists(pk)' }
-          : { ConditionExpression: 'chat_id = :expected', ExpressionAttributeValues: { ':expected': options.expected } }),
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  return smsThreads.putIf(
+    { workspace_id: workspaceId, phone_number: number, party, chat_id: chatId, updated_timestamp: Date.now() },
+    [workspaceId, number, party],
+    options.force
+      ? null
+      : options.expected === undefined
+        ? { expression: 'attribute_not_exists(pk)' }
+        : { expression: 'chat_id = :expected', values: { ':expected': options.expected } },
+  );
 }
 
 /** Takes the thread back from a chat that could not be started (only while it still names that chat). */
 export async function releaseSmsThread(workspaceId: string, number: string, party: string, chatId: string): Promise<void> {
-  try {
-    await table.delete({
-      Key: keys.smsThread(workspaceId, number, party),
-      ConditionExpression: 'chat_id = :chat',
-      ExpressionAttributeValues: { ':chat': chatId },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await smsThreads.take([workspaceId, number, party], { expression: 'chat_id = :chat', values: { ':chat': chatId } });
 }
 
 const INBOUND_RETENTION_SECONDS = 7 * 24 * 3600;
 
+const inboundClaims = defineEntity<Record<string, unknown> & { pk: string; sk: string }, [workspaceId: string, provider: string, messageId: string]>({
+  key: keys.smsInbound,
+  notFound: () => notFound('Inbound SMS not found'),
+});
+
 /** Claims a carrier message for handling; false when it was claimed before (a redelivery). */
 export async function claimInboundSms(workspaceId: string, provider: string, messageId: string, fields: Record<string, unknown>): Promise<boolean> {
   const nowMs = Date.now();
-  try {
-    await table.put({
-      Item: {
-        ...keys.smsInbound(workspaceId, provider, messageId),
-        ...fields,
-        workspace_id: workspaceId,
-        provider_message_id: messageId,
-        status: 'processing',
-        received_timestamp: nowMs,
-        expires_at: Math.floor(nowMs / 1000) + INBOUND_RETENTION_SECONDS,
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  return inboundClaims.putIf(
+    {
+      ...fields,
+      workspace_id: workspaceId,
+      provider_message_id: messageId,
+      status: 'processing',
+      received_timestamp: nowMs,
+      expires_at: Math.floor(nowMs / 1000) + INBOUND_RETENTION_SECONDS,
+    },
+    [workspaceId, provider, messageId],
+  );
 }
 
 /** Records how a claimed message was handled (`answered`, `unanswered`, or a failed reply). */
 export async function finishInboundSms(workspaceId: string, provider: string, messageId: string, fields: Record<string, unknown>): Promise<void> {
-  const update = setAndRemove(fields);
-  if (!update.expression) return;
-  await table.update({
-    Key: keys.smsInbound(workspaceId, provider, messageId),
-    UpdateExpression: update.expression,
-    ExpressionAttributeNames: update.names,
-    ExpressionAttributeValues: update.values,
-  });
+  if (Object.keys(fields).length === 0) return;
+  // The claim was written first; one gone (its week is up) is not written again.
+  await inboundClaims.setFields([workspaceId, provider, messageId], { set: fields });
 }
 
 /** Gives a claim back when handling failed before anything was written, so the carrier's retry is handled afresh. */
 export async function releaseInboundSms(workspaceId: string, provider: string, messageId: string): Promise<void> {
-  await table.delete({ Key: keys.smsInbound(workspaceId, provider, messageId) });
+  await inboundClaims.take([workspaceId, provider, messageId]);
 }
 
 /*
@@ -141,10 +117,14 @@ export interface SmsOutboundItem {
 
 const OUTBOUND_RETENTION_SECONDS = 30 * 24 * 3600;
 
+const outboundLinks = defineEntity<SmsOutboundItem, [workspaceId: string, provider: string, messageId: string]>({
+  key: keys.smsOutbound,
+  notFound: () => notFound('Outbound SMS not found'),
+});
+
 /** The sender's half: the chat message this SMS is. Answers the link as it is now (with a report's status if one came first). */
 export async function linkOutboundSms(workspaceId: string, provider: string, messageId: string, chatId: string, seq: number): Promise<SmsOutboundItem> {
-  return (await table.update<SmsOutboundItem>({
-    Key: keys.smsOutbound(workspaceId, provider, messageId),
+  return (await outboundLinks.update([workspaceId, provider, messageId], {
     UpdateExpression: 'SET workspace_id = :ws, provider_message_id = :sid, chat_id = :chat, seq = :seq, expires_at = :expires',
     ExpressionAttributeValues: {
       ':ws': workspaceId,
@@ -153,7 +133,6 @@ export async function linkOutboundSms(workspaceId: string, provider: string, mes
       ':seq': seq,
       ':expires': Math.floor(Date.now() / 1000) + OUTBOUND_RETENTION_SECONDS,
     },
-    ReturnValues: 'ALL_NEW',
   }))!;
 }
 
@@ -168,27 +147,20 @@ export async function reportOutboundSms(
   messageId: string,
   report: { sms_status: string; rank: number; sms_error_code?: string },
 ): Promise<SmsOutboundItem | undefined> {
-  try {
-    return await table.update<SmsOutboundItem>({
-      Key: keys.smsOutbound(workspaceId, provider, messageId),
-      UpdateExpression: `SET workspace_id = :ws, provider_message_id = :sid, sms_status = :status, sms_status_rank = :rank, expires_at = if_not_exists(expires_at, :expires)${
-        report.sms_error_code ? ', sms_error_code = :code' : ''
-      }`,
-      ConditionExpression: 'attribute_not_exists(sms_status_rank) OR sms_status_rank < :rank',
-      ExpressionAttributeValues: {
-        ':ws': workspaceId,
-        ':sid': messageId,
-        ':status': report.sms_status,
-        ':rank': report.rank,
-        ':expires': Math.floor(Date.now() / 1000) + OUTBOUND_RETENTION_SECONDS,
-        ...(report.sms_error_code ? { ':code': report.sms_error_code } : {}),
-      },
-      ReturnValues: 'ALL_NEW',
-    });
-  } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
-    throw error;
-  }
+  return outboundLinks.update([workspaceId, provider, messageId], {
+    UpdateExpression: `SET workspace_id = :ws, provider_message_id = :sid, sms_status = :status, sms_status_rank = :rank, expires_at = if_not_exists(expires_at, :expires)${
+      report.sms_error_code ? ', sms_error_code = :code' : ''
+    }`,
+    ConditionExpression: 'attribute_not_exists(sms_status_rank) OR sms_status_rank < :rank',
+    ExpressionAttributeValues: {
+      ':ws': workspaceId,
+      ':sid': messageId,
+      ':status': report.sms_status,
+      ':rank': report.rank,
+      ':expires': Math.floor(Date.now() / 1000) + OUTBOUND_RETENTION_SECONDS,
+      ...(report.sms_error_code ? { ':code': report.sms_error_code } : {}),
+    },
+  });
 }
 
 // A privacy erase of one number (shared/account-data/privacy.ts, through index.ts).
@@ -205,9 +177,5 @@ export async function smsChatIdsWithParty(workspaceId: string, e164: string): Pr
 
 /** The SMS thread between a workspace number and the party, if it still points at `chatId` (its key holds the party's number). */
 export async function deleteSmsThreadOf(workspaceId: string, number: string, party: string, chatId: string): Promise<void> {
-  try {
-    await table.delete({ Key: keys.smsThread(workspaceId, number, party), ConditionExpression: 'chat_id = :chat', ExpressionAttributeValues: { ':chat': chatId } });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await releaseSmsThread(workspaceId, number, party, chatId);
 }

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { badRequest, conflict, notFound, TooManyRequests } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
-import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
-import { setAndRemove, setOrRemove } from '../platform/store/update-expression.ts';
+import { defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import type { ChatCost } from './cost.ts';
 import type { ChatAnalysis, ChatMessage, ChatStatus, ChatType } from './schemas.ts';
 
@@ -90,6 +89,11 @@ export type MessageItem = ChatMessage & {
 };
 
 export const chatNotFound = () => notFound('Chat not found');
+
+/** The chat item: keyed by its ID alone (webhooks and SMS reports find it without a workspace). */
+const chats = defineEntity<ChatItem, [chatId: string]>({ key: keys.chat, notFound: chatNotFound });
+/** A chat message, by chat ID and its 1-based number. */
+const messages = defineEntity<MessageItem, [chatId: string, seq: number]>({ key: keys.chatMessage, notFound: () => notFound('Message not found') });
 export const chatEnded = (chatId: string) => badRequest(`Chat ${chatId} has ended: no more completions`);
 
 /** A new chat item with its keys; `party` (an SMS chat's other number) files it in the conversations-by-party index. */
@@ -118,7 +122,7 @@ export async function putNewChat(chat: ChatItem, messages: readonly MessageItem[
 
 /** A chat of this workspace, or 404 (another workspace's chat is as absent as an unknown one). */
 export async function getChatItem(workspaceId: string, chatId: string): Promise<ChatItem> {
-  const item = await table.get<ChatItem>(keys.chat(chatId));
+  const item = await chats.get(chatId);
   if (!item || item.workspace_id !== workspaceId) throw chatNotFound();
   return item;
 }
@@ -155,41 +159,37 @@ export async function claimTurn(workspaceId: string, chatId: string, token: stri
   const deadline = Date.now() + TURN_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
     const now = Date.now();
-    try {
-      return (await table.update<ChatItem>({
-        Key: keys.chat(chatId),
+    const claimed = await chats.update(
+      [chatId],
+      {
         UpdateExpression: 'SET turn_token = :token, turn_until = :until',
         ConditionExpression:
           'attribute_exists(pk) AND workspace_id = :ws AND chat_status = :ongoing AND (attribute_not_exists(turn_token) OR turn_until < :now)',
         ExpressionAttributeValues: { ':token': token, ':until': now + TURN_LEASE_MS, ':ws': workspaceId, ':ongoing': 'ongoing', ':now': now },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }))!;
-    } catch (error) {
-      if (!(error instanceof ConditionFailed)) throw error;
-      const old = error.item as ChatItem | undefined;
-      if (!old || old.workspace_id !== workspaceId) throw chatNotFound();
-      if (old.chat_status !== 'ongoing') throw chatEnded(chatId);
-      if (Date.now() > deadline) {
-        throw new TooManyRequests(`Chat ${chatId} is busy with another completion; retry shortly`, 1, 'chat_busy');
-      }
-      await sleep(Math.min(200, 20 + attempt * 10) * (0.5 + Math.random()));
+      },
+      (old) => {
+        if (!old || old.workspace_id !== workspaceId) throw chatNotFound();
+        if (old.chat_status !== 'ongoing') throw chatEnded(chatId);
+        // Another completion holds the lease.
+        return undefined;
+      },
+    );
+    if (claimed) return claimed;
+    if (Date.now() > deadline) {
+      throw new TooManyRequests(`Chat ${chatId} is busy with another completion; retry shortly`, 1, 'chat_busy');
     }
+    await sleep(Math.min(200, 20 + attempt * 10) * (0.5 + Math.random()));
   }
 }
 
 /** Gives the lease back without writing anything else (the turn failed). */
 export async function releaseTurn(chatId: string, token: string): Promise<void> {
-  try {
-    await table.update({
-      Key: keys.chat(chatId),
-      UpdateExpression: 'REMOVE turn_token, turn_until',
-      ConditionExpression: 'turn_token = :token',
-      ExpressionAttributeValues: { ':token': token },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  // Not the holder any more (its lease ran out and another took it): nothing to give back.
+  await chats.update([chatId], {
+    UpdateExpression: 'REMOVE turn_token, turn_until',
+    ConditionExpression: 'turn_token = :token',
+    ExpressionAttributeValues: { ':token': token },
+  });
 }
 
 /**
@@ -231,7 +231,7 @@ export async function commitTurn(
     ]);
   } catch (error) {
     if (!(error instanceof TransactionCancelled)) throw error;
-    const now = await table.get<ChatItem>(keys.chat(chat.chat_id));
+    const now = await chats.get(chat.chat_id);
     if (!now) throw chatNotFound();
     if (now.chat_status !== 'ongoing') throw chatEnded(chat.chat_id);
     throw conflict(`Chat ${chat.chat_id} changed during the completion (its turn lease ran out); retry`);
@@ -244,21 +244,18 @@ export async function commitTurn(
 
 /** Ends an ongoing chat (stamping the end); answers the chat as written, or undefined when it was not ongoing. */
 export async function markEnded(workspaceId: string, chatId: string, nowMs: number): Promise<ChatItem | undefined> {
-  try {
-    return await table.update<ChatItem>({
-      Key: keys.chat(chatId),
+  return chats.update(
+    [chatId],
+    {
       UpdateExpression: 'SET chat_status = :ended, end_timestamp = :now, duration_ms = :now - start_timestamp',
       ConditionExpression: 'attribute_exists(pk) AND workspace_id = :ws AND chat_status = :ongoing',
       ExpressionAttributeValues: { ':ended': 'ended', ':ongoing': 'ongoing', ':now': nowMs, ':ws': workspaceId },
-      ReturnValues: 'ALL_NEW',
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-    const old = error.item as ChatItem | undefined;
-    if (!old || old.workspace_id !== workspaceId) throw chatNotFound();
-    return undefined;
-  }
+    },
+    (old) => {
+      if (!old || old.workspace_id !== workspaceId) throw chatNotFound();
+      return undefined;
+    },
+  );
 }
 
 /**
@@ -266,42 +263,29 @@ export async function markEnded(workspaceId: string, chatId: string, nowMs: numb
  * take): ended, no more completions. Answers whether it was ongoing.
  */
 export async function markChatError(chatId: string, nowMs = Date.now()): Promise<boolean> {
-  try {
-    await table.update({
-      Key: keys.chat(chatId),
-      UpdateExpression: 'SET chat_status = :error, end_timestamp = :now, duration_ms = :now - start_timestamp',
-      ConditionExpression: 'attribute_exists(pk) AND chat_status = :ongoing',
-      ExpressionAttributeValues: { ':error': 'error', ':ongoing': 'ongoing', ':now': nowMs },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const marked = await chats.update([chatId], {
+    UpdateExpression: 'SET chat_status = :error, end_timestamp = :now, duration_ms = :now - start_timestamp',
+    ConditionExpression: 'attribute_exists(pk) AND chat_status = :ongoing',
+    ExpressionAttributeValues: { ':error': 'error', ':ongoing': 'ongoing', ':now': nowMs },
+  });
+  return marked !== undefined;
 }
 
 /** Stores an analysis, conditional on the analysis count read (a concurrent rerun's write is not overwritten by an older one). */
 export async function storeAnalysis(chat: ChatItem, analysis: ChatAnalysis): Promise<ChatItem | undefined> {
   const seq = chat.analysis_seq ?? 0;
-  try {
-    return await table.update<ChatItem>({
-      Key: keys.chat(chat.chat_id),
-      // A new analysis is stored as said: the data storage setting is applied to it again (chats.ts).
-      UpdateExpression: 'SET chat_analysis = :analysis, user_sentiment = :sentiment, chat_successful = :successful, analysis_seq = :next REMOVE data_storage_applied',
-      ConditionExpression: `attribute_exists(pk) AND ${seq === 0 ? '(attribute_not_exists(analysis_seq) OR analysis_seq = :seq)' : 'analysis_seq = :seq'}`,
-      ExpressionAttributeValues: {
-        ':analysis': analysis,
-        ':sentiment': analysis.user_sentiment ?? 'Unknown',
-        ':successful': analysis.chat_successful ?? false,
-        ':seq': seq,
-        ':next': seq + 1,
-      },
-      ReturnValues: 'ALL_NEW',
-    });
-  } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
-    throw error;
-  }
+  return chats.update([chat.chat_id], {
+    // A new analysis is stored as said: the data storage setting is applied to it again (chats.ts).
+    UpdateExpression: 'SET chat_analysis = :analysis, user_sentiment = :sentiment, chat_successful = :successful, analysis_seq = :next REMOVE data_storage_applied',
+    ConditionExpression: `attribute_exists(pk) AND ${seq === 0 ? '(attribute_not_exists(analysis_seq) OR analysis_seq = :seq)' : 'analysis_seq = :seq'}`,
+    ExpressionAttributeValues: {
+      ':analysis': analysis,
+      ':sentiment': analysis.user_sentiment ?? 'Unknown',
+      ':successful': analysis.chat_successful ?? false,
+      ':seq': seq,
+      ':next': seq + 1,
+    },
+  });
 }
 
 /**
@@ -310,18 +294,12 @@ export async function storeAnalysis(chat: ChatItem, analysis: ChatAnalysis): Pro
  * one that read more.
  */
 export async function storeChatCost(chatId: string, cost: ChatCost): Promise<boolean> {
-  try {
-    await table.update({
-      Key: keys.chat(chatId),
-      UpdateExpression: 'SET chat_cost = :cost, combined_cost = :combined',
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(combined_cost) OR combined_cost < :combined)',
-      ExpressionAttributeValues: { ':cost': cost, ':combined': cost.combined_cost },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const stored = await chats.update([chatId], {
+    UpdateExpression: 'SET chat_cost = :cost, combined_cost = :combined',
+    ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(combined_cost) OR combined_cost < :combined)',
+    ExpressionAttributeValues: { ':cost': cost, ':combined': cost.combined_cost },
+  });
+  return stored !== undefined;
 }
 
 /**
@@ -334,45 +312,40 @@ export async function setMessageSmsStatus(
   seq: number,
   fields: { provider: string; provider_message_id: string; sms_status: string; rank: number; sms_error_code?: string },
 ): Promise<boolean> {
-  try {
-    await table.update({
-      Key: keys.chatMessage(chatId, seq),
-      UpdateExpression: `SET provider = :provider, provider_message_id = :sid, sms_status = :status, sms_status_rank = :rank${
-        fields.sms_error_code ? ', sms_error_code = :code' : ''
-      }`,
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(sms_status_rank) OR sms_status_rank < :rank)',
-      ExpressionAttributeValues: {
-        ':provider': fields.provider,
-        ':sid': fields.provider_message_id,
-        ':status': fields.sms_status,
-        ':rank': fields.rank,
-        ...(fields.sms_error_code ? { ':code': fields.sms_error_code } : {}),
-      },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const written = await messages.update([chatId, seq], {
+    UpdateExpression: `SET provider = :provider, provider_message_id = :sid, sms_status = :status, sms_status_rank = :rank${
+      fields.sms_error_code ? ', sms_error_code = :code' : ''
+    }`,
+    ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(sms_status_rank) OR sms_status_rank < :rank)',
+    ExpressionAttributeValues: {
+      ':provider': fields.provider,
+      ':sid': fields.provider_message_id,
+      ':status': fields.sms_status,
+      ':rank': fields.rank,
+      ...(fields.sms_error_code ? { ':code': fields.sms_error_code } : {}),
+    },
+  });
+  return written !== undefined;
 }
 
 /** Sets fields on a chat of this workspace (update-chat): values are set, nulls removed, undefined left alone. */
 export async function updateChatFields(workspaceId: string, chatId: string, fields: Record<string, unknown>): Promise<ChatItem> {
-  const update = setOrRemove(fields);
-  if (!update.UpdateExpression) return getChatItem(workspaceId, chatId);
-  try {
-    return (await table.update<ChatItem>({
-      Key: keys.chat(chatId),
-      UpdateExpression: update.UpdateExpression,
-      ConditionExpression: 'attribute_exists(pk) AND #ws = :ws',
-      ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#ws': 'workspace_id' },
-      ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':ws': workspaceId },
-      ReturnValues: 'ALL_NEW',
-    }))!;
-  } catch (error) {
-    if (error instanceof ConditionFailed) throw chatNotFound();
-    throw error;
-  }
+  const present = Object.entries(fields).filter(([, value]) => value !== undefined);
+  if (present.length === 0) return getChatItem(workspaceId, chatId);
+  const updated = await chats.setFields(
+    [chatId],
+    {
+      set: Object.fromEntries(present.filter(([, value]) => value !== null)),
+      remove: present.filter(([, value]) => value === null).map(([field]) => field),
+      condition: 'attribute_exists(pk) AND #ws = :ws',
+      names: { '#ws': 'workspace_id' },
+      values: { ':ws': workspaceId },
+    },
+    () => {
+      throw chatNotFound();
+    },
+  );
+  return updated!;
 }
 
 /**
@@ -381,38 +354,20 @@ export async function updateChatFields(workspaceId: string, chatId: string, fiel
  * Answers the chat as written, or undefined when it changed under the write.
  */
 export async function writeEndedChat(chat: ChatItem, set: Record<string, unknown>, remove: readonly string[]): Promise<ChatItem | undefined> {
-  const update = setAndRemove(set, remove);
-  try {
-    return await table.update<ChatItem>({
-      Key: keys.chat(chat.chat_id),
-      UpdateExpression: update.expression,
-      ConditionExpression: `attribute_exists(pk) AND #status = :status AND ${chat.analysis_seq ? '#aseq = :aseq' : '(attribute_not_exists(#aseq) OR #aseq = :aseq)'}`,
-      ExpressionAttributeNames: { ...update.names, '#status': 'chat_status', '#aseq': 'analysis_seq' },
-      ExpressionAttributeValues: { ...update.values, ':status': chat.chat_status, ':aseq': chat.analysis_seq ?? 0 },
-      ReturnValues: 'ALL_NEW',
-    });
-  } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
-    throw error;
-  }
+  return chats.setFields([chat.chat_id], {
+    set,
+    remove,
+    condition: `attribute_exists(pk) AND #status = :status AND ${chat.analysis_seq ? '#aseq = :aseq' : '(attribute_not_exists(#aseq) OR #aseq = :aseq)'}`,
+    names: { '#status': 'chat_status', '#aseq': 'analysis_seq' },
+    values: { ':status': chat.chat_status, ':aseq': chat.analysis_seq ?? 0 },
+  });
 }
 
 /** Sets fields of stored messages (scrubbing), each only while the message exists (one deleted meanwhile stays deleted). */
-export async function rewriteMessages(chatId: string, messages: readonly { seq: number; fields: Record<string, unknown> }[]): Promise<void> {
-  for (const { seq, fields } of messages) {
-    const update = setAndRemove(fields);
-    if (!update.expression) continue;
-    try {
-      await table.update({
-        Key: keys.chatMessage(chatId, seq),
-        UpdateExpression: update.expression,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: update.names,
-        ExpressionAttributeValues: update.values,
-      });
-    } catch (error) {
-      if (!(error instanceof ConditionFailed)) throw error;
-    }
+export async function rewriteMessages(chatId: string, rewrites: readonly { seq: number; fields: Record<string, unknown> }[]): Promise<void> {
+  for (const { seq, fields } of rewrites) {
+    if (Object.keys(fields).length === 0) continue;
+    await messages.setFields([chatId, seq], { set: fields });
   }
 }
 
@@ -424,18 +379,9 @@ export async function deleteChatMessages(chatId: string): Promise<void> {
 
 /** Deletes a chat of this workspace, then its messages (the chat disappears for every reader with its item). */
 export async function deleteChatItems(workspaceId: string, chatId: string): Promise<ChatItem> {
-  let old: ChatItem | undefined;
-  try {
-    old = await table.delete<ChatItem>({
-      Key: keys.chat(chatId),
-      ConditionExpression: 'attribute_exists(pk) AND workspace_id = :ws',
-      ExpressionAttributeValues: { ':ws': workspaceId },
-      ReturnValues: 'ALL_OLD',
-    });
-  } catch (error) {
-    if (error instanceof ConditionFailed) throw chatNotFound();
-    throw error;
-  }
+  const old = await chats.take([chatId], { expression: 'attribute_exists(pk) AND workspace_id = :ws', values: { ':ws': workspaceId } }, () => {
+    throw chatNotFound();
+  });
   await deleteChatMessages(chatId);
   return old!;
 }

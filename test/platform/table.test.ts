@@ -77,7 +77,7 @@ describe('table', () => {
 });
 
 describe('defineEntity', () => {
-  const widgets = defineEntity<{ pk: string; sk: string; name: string }, [id: string]>({
+  const widgets = defineEntity<{ pk: string; sk: string; name: string; size?: number; colour?: string }, [id: string]>({
     key: (id) => ({ pk: `WIDGET#${id}`, sk: 'WIDGET' }),
     notFound: (id) => notFound(`Widget ${id} not found`),
     exists: (id) => conflict(`Widget ${id} already exists`),
@@ -102,5 +102,49 @@ describe('defineEntity', () => {
     expect((twice as TransactionCancelled).failedAt).toEqual([0]);
     await table.transact([widgets.removeOp(id)]);
     expect(await widgets.get(id)).toBeUndefined();
+  });
+  it('updates under a condition, answering the item as written, or what `refused` makes of the item as it was', async () => {
+    const id = `u${Date.now()}`;
+    await widgets.create({ name: 'small', size: 1 }, id);
+    const grow = (to: number, refused?: (current: { size?: number } | undefined) => undefined) =>
+      widgets.update(
+        [id],
+        { UpdateExpression: 'SET size = :to', ConditionExpression: 'attribute_exists(pk) AND size < :to', ExpressionAttributeValues: { ':to': to } },
+        refused,
+      );
+    expect(await grow(3)).toEqual({ pk: `WIDGET#${id}`, sk: 'WIDGET', name: 'small', size: 3 });
+    expect(await grow(2)).toBeUndefined();
+    const seen: unknown[] = [];
+    expect(await grow(2, (current) => (seen.push(current), undefined))).toBeUndefined();
+    expect(seen).toEqual([{ pk: `WIDGET#${id}`, sk: 'WIDGET', name: 'small', size: 3 }]);
+    const refusal = await failure(
+      widgets.update([`${id}-absent`], { UpdateExpression: 'SET size = :one', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':one': 1 } }, (current) => {
+        throw notFound(`absent: ${current === undefined}`);
+      }),
+    );
+    expect((refusal as Error).message).toBe('absent: true');
+  });
+
+  it('sets and removes fields beside its own condition names, and answers the item unchanged when there is nothing to set', async () => {
+    const id = `s${Date.now()}`;
+    await widgets.create({ name: 'plain', size: 1 }, id);
+    const painted = await widgets.setFields([id], { set: { colour: 'red', name: 'painted' }, remove: ['size'], condition: '#n = :n', names: { '#n': 'name' }, values: { ':n': 'plain' } });
+    expect(painted).toEqual({ pk: `WIDGET#${id}`, sk: 'WIDGET', name: 'painted', colour: 'red' });
+    expect(await widgets.setFields([id], { set: { colour: 'blue' }, condition: '#n = :n', names: { '#n': 'name' }, values: { ':n': 'plain' } })).toBeUndefined();
+    expect(await widgets.setFields([id], {})).toEqual(painted);
+    // The default condition: only an item that exists is updated (never created by the update).
+    expect(await widgets.setFields([`${id}-absent`], { set: { colour: 'red' } })).toBeUndefined();
+    expect(await widgets.get(`${id}-absent`)).toBeUndefined();
+  });
+
+  it('puts under a condition, answering whether it wrote, and takes (deletes) answering the item it was', async () => {
+    const id = `p${Date.now()}`;
+    expect(await widgets.putIf({ name: 'first' }, [id])).toBe(true);
+    expect(await widgets.putIf({ name: 'second' }, [id])).toBe(false);
+    expect(await widgets.putIf({ name: 'third' }, [id], { expression: '#n = :n', names: { '#n': 'name' }, values: { ':n': 'first' } })).toBe(true);
+    expect(await widgets.putIf({ name: 'fourth' }, [id], null)).toBe(true);
+    expect(await widgets.take([id], { expression: '#n = :n', names: { '#n': 'name' }, values: { ':n': 'third' } })).toBeUndefined();
+    expect(await widgets.take([id])).toEqual({ pk: `WIDGET#${id}`, sk: 'WIDGET', name: 'fourth' });
+    expect(await widgets.take([id])).toBeUndefined();
   });
 });

@@ -18,6 +18,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { db, isConditionFailure, isTransactionConflict, tableName } from './db.ts';
 import type { ItemKey } from './keys.ts';
+import { setAndRemove } from './update-expression.ts';
 
 /*
  * The one way to the table. Domain code builds keys with the keys module and calls these;
@@ -230,7 +231,8 @@ export const table = {
 /**
  * An item type declared once with its key (ElectroDB's Entity, at the size Parley needs):
  * `get`, `mustGet` (its own NotFound), `create` (only if absent: its own Conflict),
- * `remove`, and the transaction operations that create or remove it.
+ * `remove`, conditional `update`/`setFields` and `take` (delete answering the item), each
+ * catching its failed condition once, and the transaction operations that create or remove it.
  */
 export function defineEntity<T extends object, A extends unknown[]>(spec: {
   key: (...args: A) => ItemKey;
@@ -239,7 +241,7 @@ export function defineEntity<T extends object, A extends unknown[]>(spec: {
   /** The error a create of an existing item answers with. */
   exists?: (...args: A) => Error;
 }) {
-  return {
+  const entity = {
     key: spec.key,
     get: (...args: A): Promise<T | undefined> => table.get<T>(spec.key(...args)),
     async mustGet(...args: A): Promise<T> {
@@ -258,6 +260,28 @@ export function defineEntity<T extends object, A extends unknown[]>(spec: {
       }
       return full;
     },
+    /**
+     * Writes `item` (keyed by `args`) under `condition` (by default: that no item has the
+     * key; null: unconditionally) and answers whether it was written.
+     */
+    async putIf(
+      item: Omit<T, 'pk' | 'sk'>,
+      args: A,
+      condition: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> } | null = { expression: 'attribute_not_exists(pk)' },
+    ): Promise<boolean> {
+      try {
+        await table.put({
+          Item: { ...item, ...spec.key(...args) },
+          ...(condition
+            ? { ConditionExpression: condition.expression, ExpressionAttributeNames: condition.names, ExpressionAttributeValues: condition.values }
+            : {}),
+        });
+        return true;
+      } catch (error) {
+        if (error instanceof ConditionFailed) return false;
+        throw error;
+      }
+    },
     /** Deletes the item; a missing one answers `notFound`. */
     async remove(...args: A): Promise<void> {
       try {
@@ -267,9 +291,75 @@ export function defineEntity<T extends object, A extends unknown[]>(spec: {
         throw error;
       }
     },
+    /**
+     * An update of the item, answered as written (ALL_NEW). When its condition fails,
+     * `refused` decides from the item as it was (undefined when absent): it throws the
+     * domain's error, or answers for the update; without it the answer is undefined ("not
+     * applied"). The one place a failed condition of an entity's update is caught.
+     */
+    async update(args: A, input: Omit<UpdateInput, 'Key' | 'ReturnValues' | 'ReturnValuesOnConditionCheckFailure'>, refused?: (current: T | undefined) => T | undefined): Promise<T | undefined> {
+      try {
+        return await table.update<T>({ ...input, Key: spec.key(...args), ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+      } catch (error) {
+        if (!(error instanceof ConditionFailed)) throw error;
+        return refused?.(error.item as T | undefined);
+      }
+    },
+    /**
+     * SETs `set` (values as given, null included) and REMOVEs `remove` under `condition`
+     * (its own names and values; these use `#s…`, `#r…`, `:s…`), as `update` answers. With
+     * nothing to change, answers the item as it is (`refused` when absent).
+     */
+    async setFields(
+      args: A,
+      change: { set?: Record<string, unknown>; remove?: readonly string[]; condition?: string; names?: Record<string, string>; values?: Record<string, unknown> },
+      refused?: (current: T | undefined) => T | undefined,
+    ): Promise<T | undefined> {
+      const update = setAndRemove(change.set ?? {}, change.remove ?? []);
+      if (!update.expression) {
+        const item = await table.get<T>(spec.key(...args));
+        return item ? item : refused?.(undefined);
+      }
+      const names = { ...update.names, ...change.names };
+      const values = { ...update.values, ...change.values };
+      return entity.update(
+        args,
+        {
+          UpdateExpression: update.expression,
+          ConditionExpression: change.condition ?? 'attribute_exists(pk)',
+          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+          ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+        },
+        refused,
+      );
+    },
+    /**
+     * Deletes the item under `condition` (by default: that it exists) and answers it as it
+     * was; `refused` as for `update` when the condition fails.
+     */
+    async take(
+      args: A,
+      condition: { expression?: string; names?: Record<string, string>; values?: Record<string, unknown> } = {},
+      refused?: (current: T | undefined) => T | undefined,
+    ): Promise<T | undefined> {
+      try {
+        return await table.delete<T>({
+          Key: spec.key(...args),
+          ConditionExpression: condition.expression ?? 'attribute_exists(pk)',
+          ExpressionAttributeNames: condition.names,
+          ExpressionAttributeValues: condition.values,
+          ReturnValues: 'ALL_OLD',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        });
+      } catch (error) {
+        if (!(error instanceof ConditionFailed)) throw error;
+        return refused?.(error.item as T | undefined);
+      }
+    },
     createOp: (item: Omit<T, 'pk' | 'sk'>, ...args: A): TransactOp => ({
       Put: { Item: { ...item, ...spec.key(...args) }, ConditionExpression: 'attribute_not_exists(pk)' },
     }),
     removeOp: (...args: A): TransactOp => ({ Delete: { Key: spec.key(...args), ConditionExpression: 'attribute_exists(pk)' } }),
   };
+  return entity;
 }
