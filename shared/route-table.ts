@@ -9,7 +9,7 @@ import { callArtifactRoutes } from './calls/artifact-routes.ts';
 import { callRoutes } from './calls/routes.ts';
 import { chatRoutes } from './chats/routes.ts';
 import { smsRoutes } from './chats/sms-routes.ts';
-import { liveCallRoutes } from './calls/live-routes.ts';
+import { liveCallRoutes } from './calls/live/routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
 import { knowledgeBaseRoutes } from './knowledge-bases/routes.ts';
 import { chatAgentRoutes } from './agents/chat-agent-routes.ts';

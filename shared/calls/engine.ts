@@ -10,7 +10,7 @@ import { consultInSandbox, staticHandoff } from './agentic-transfer.ts';
 import type * as DataStorage from './data-storage.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
-import { liveConversation, pendingSays } from './live-state.ts';
+import { liveConversation, pendingSays } from './live/state.ts';
 import { dialOut, dialsTransferLeg, endMedia, removeTransferTarget, sendLiveControl, setConsultHearing, transferCall, type TransferOutcome } from './media.ts';
 import { callCost, type CallCost } from './pricing.ts';
 import { recordSandboxCall, startRoomRecording } from './recordings.ts';
@@ -134,7 +134,7 @@ export async function answer(call: CallItem, options: { voicemail?: boolean }): 
   if (call.call_status !== 'registered') return;
   const nowMs = Date.now();
   if (call.engine.media === 'livekit') {
-    // An inbound caller who hung up while admission ran (live-events.ts marked the dispatch
+    // An inbound caller who hung up while admission ran (live/events.ts marked the dispatch
     // rule's room before reading the call): the call never starts. The mark is written before
     // the webhook reads the call, and read here before the call goes live, so a caller leaving
     // after this read finds the call ongoing and ends it as a hang-up.
@@ -142,7 +142,7 @@ export async function answer(call: CallItem, options: { voicemail?: boolean }): 
       await finishCall(call, { status: 'not_connected', reason: 'user_hangup' });
       return;
     }
-    // With a media server the agent worker holds the conversation and reports it (live-events.ts).
+    // With a media server the agent worker holds the conversation and reports it (live/events.ts).
     const live = await transitionCall(call.call_id, { from: ['registered'], to: 'ongoing', set: { start_timestamp: nowMs } });
     if (!live) return;
     await sendCallEvent(live, 'call_started');
@@ -192,7 +192,7 @@ async function calleeSpeaks(call: CallItem, seq: number): Promise<void> {
   }
   const line = call.engine.sandbox?.user_lines[seq];
   if (line === undefined) return;
-  // Taken over (live-control.ts): a person talks to the callee now; the agent says nothing.
+  // Taken over (live/control.ts): a person talks to the callee now; the agent says nothing.
   const turn = call.live_take_over
     ? { result: { events: [], utterances: [], state: call.engine.conversation } as unknown as TurnResult, ms: -1 }
     : await timedTurn(call, { type: 'user_said', text: line });
@@ -223,7 +223,7 @@ async function followThrough(call: CallItem, turn: TurnResult): Promise<boolean>
 async function timedTurn(call: CallItem, event: Parameters<typeof agentTurn>[1]): Promise<{ result: TurnResult; ms: number } | undefined> {
   const started = performance.now();
   try {
-    // update-live-call's variables and override take effect from this turn (live-state.ts),
+    // update-live-call's variables and override take effect from this turn (live/state.ts),
     // and the call's own data storage setting governs what it records (its retrieval).
     const state = liveConversation(call).state as Record<string, unknown> | undefined;
     const result = await agentTurn(call.data_storage_setting && state ? { ...state, data_storage_setting: call.data_storage_setting } : state, event);
@@ -284,7 +284,7 @@ async function writeTurn(
         ...(seq.userLine !== undefined ? [{ role: 'user', content: seq.userLine } as TranscriptEvent] : []),
         ...turn.result.utterances.map((content) => ({ role: 'agent', content }) as TranscriptEvent),
       ];
-  // supervisor-say (live-control.ts) not said yet (sayNext said none of them): the agent says them first, after the callee's line.
+  // supervisor-say (live/control.ts) not said yet (sayNext said none of them): the agent says them first, after the callee's line.
   const says = call.live_take_over ? { texts: [], said: call.engine.live_said ?? 0 } : await pendingSays(call);
   if (says.texts.length) {
     const at = events[0]?.role === 'user' ? 1 : 0;
@@ -322,7 +322,7 @@ async function writeTurn(
 }
 
 /**
- * supervisor-say in the sandbox (the `say` step live-control.ts schedules): the agent says
+ * supervisor-say in the sandbox (the `say` step live/control.ts schedules): the agent says
  * the pending texts at once, as the LiveKit worker does, instead of waiting for the callee's
  * next line (a silent callee has none). Written like a turn, guarded by the step sequence
  * and the line count, so it never interleaves with one: a turn that got in first said them
@@ -398,7 +398,7 @@ function callLatency(call: CallItem, measured: WorkerLatency | undefined) {
  * Answers the ended call, or undefined when it had already ended.
  */
 export async function finishCall(call: CallItem, input: Finish): Promise<CallItem | undefined> {
-  // A call a person took over (live-control.ts) ends `call_take_over`, whoever hung up.
+  // A call a person took over (live/control.ts) ends `call_take_over`, whoever hung up.
   const finish: Finish = call.live_take_over && input.status === 'ended' ? { ...input, reason: 'call_take_over' } : input;
   const nowMs = Date.now();
   const durationMs = call.start_timestamp ? Math.max(0, nowMs - call.start_timestamp) : 0;
@@ -856,7 +856,7 @@ async function bridgeTransfer(call: CallItem, seq: number, consultation: Record<
   } else if (ended.engine.media === 'sandbox') {
     await scheduleStep(stepFor(ended, 'transfer_end', seq + 1), Date.now() + SANDBOX_TRANSFER_LEG_MS);
   }
-  // A leg in the room on LiveKit ends when either party leaves it (live-events.ts).
+  // A leg in the room on LiveKit ends when either party leaves it (live/events.ts).
   return true;
 }
 

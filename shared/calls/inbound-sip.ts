@@ -80,7 +80,7 @@ export async function receiveInboundSipCaller(event: MediaWebhookEvent): Promise
 export async function admitInboundSipCaller(message: InboundSipMessage): Promise<{ applied: string }> {
   const { call_id: callId, room, participant } = message;
   if (await findCallItem(callId)) return { applied: 'ignored: already admitted' };
-  // The caller hung up before admission began (live-events.ts recorded it on the room's claim).
+  // The caller hung up before admission began (live/events.ts recorded it on the room's claim).
   if (await mediaRoomEnd(room)) {
     await hangUp(room);
     return { applied: 'ignored: the caller left before admission' };

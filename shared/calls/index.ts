@@ -40,6 +40,5 @@ export { onCallLifecycle } from './call-listeners.ts';
 export type { CallLifecycleEvent, CallLifecycleListener } from './call-listeners.ts';
 export { dynamicVariables, versionRef } from './schemas.ts';
 export { getCallRecordingUrl } from './recordings.ts';
-export { callStream, lastEventId, monitorInfo } from './live-stream.ts';
-export { openLiveConnection, syncLiveConnection, closeLiveConnection } from './live-push.ts';
+export { callStream, closeLiveConnection, lastEventId, monitorInfo, openLiveConnection, syncLiveConnection } from './live/index.ts';
 export { findPublicCallLog, type PublicCallLog } from './public-call.ts';

@@ -48,7 +48,7 @@ export interface EngineState {
   sip_identity?: string;
   /** agent_override of the create request or the inbound webhook's answer, validated (agent-override.ts): this call's configuration only. */
   agent_override?: AgentOverride;
-  /** How many of the call's `live_say` texts the sandbox agent has said (live-control.ts). */
+  /** How many of the call's `live_say` texts the sandbox agent has said (live/control.ts). */
   live_said?: number;
   /** The `live_patch.seq` the sandbox agent's conversation has taken in (update-live-call). */
   live_patch_seq?: number;
@@ -188,7 +188,7 @@ export type CallItem = CallView & {
    * (engine.ts `analyze`). Never answered.
    */
   analyzed_event_pending?: boolean;
-  /** Live calls (live-store.ts): top-level, so the engine's writes (which replace `engine`) never undo them. Never answered. */
+  /** Live calls (live/store.ts): top-level, so the engine's writes (which replace `engine`) never undo them. Never answered. */
   /** The controls and supervisor-say texts of a call stored before controls were items of their own (read, never written now). */
   live_log?: LiveLogEntry[];
   live_say?: string[];

@@ -63,7 +63,7 @@ export async function withTranscripts<T extends CallItem>(calls: readonly T[]): 
 }
 
 /**
- * The transcript entries in the order they were written, for the live monitors (live-frames.ts):
+ * The transcript entries in the order they were written, for the live monitors (live/frames.ts):
  * the item's own entries, then the lines by position, only those the call read counts
  * (`line_count`), so frames computed from this read number every entry as any later read will.
  */

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { lazySchema } from '../platform/http/schemas.ts';
-import { defineRoutes } from '../platform/http/route.ts';
+import { lazySchema } from '../../platform/http/schemas.ts';
+import { defineRoutes } from '../../platform/http/route.ts';
 import {
   LeaveBody,
   LiveAccessView,
@@ -12,8 +12,8 @@ import {
   TakeOverView,
   UpdateLiveCallBody,
   ViewerView,
-} from './live-schemas.ts';
-import { callIdParams } from './schemas.ts';
+} from './schemas.ts';
+import { callIdParams } from '../schemas.ts';
 
 /** Live calls (docs/calls.md, Live calls): control of ongoing calls, and the monitors. */
 export const liveCallRoutes = defineRoutes({ domain: 'calls', access: 'calls' }, {

@@ -1,10 +1,10 @@
-import type { CallItem, LiveLogEntry } from './items.ts';
+import type { CallItem, LiveLogEntry } from '../items.ts';
 
 /*
  * What a live monitor (the SSE stream, the WebSocket) receives about a call, computed from
  * the call item, its transcript entries in the order they were written (transcript.ts
  * liveEntries: the lines by position, only as many as the item's `line_count`) and its
- * controls (live-store.ts liveEntriesOf: as many as its `control_count`), so every reader
+ * controls (live/store.ts liveEntriesOf: as many as its `control_count`), so every reader
  * (any Lambda, any poll) numbers it the same way. The frames, in order, and their IDs
  * (docs/calls.md, Live calls):
  *
@@ -17,7 +17,7 @@ import type { CallItem, LiveLogEntry } from './items.ts';
  *
  * Transcript entries and controls are only ever appended (and only while the call is
  * ongoing), a line's position is taken with the call's line count in one transaction, and a
- * control's place is checked against that count in its own write (live-store.ts), so an
+ * control's place is checked against that count in its own write (live/store.ts), so an
  * ID always names the same frame: a client resumes after the last ID it has (Last-Event-ID)
  * and misses nothing. A worker report that arrives late is written where it arrived (its
  * place in get-call's transcript is by its sequence).
@@ -31,7 +31,7 @@ export interface LiveFrame {
 
 export const isFinal = (status: string | undefined) => status === 'ended' || status === 'not_connected' || status === 'error';
 
-/** Every frame of the call so far, in order (`entries` and `controls`: as written, live-store.ts liveEntriesOf). */
+/** Every frame of the call so far, in order (`entries` and `controls`: as written, live/store.ts liveEntriesOf). */
 export function liveFrames(call: CallItem, entries: readonly Record<string, unknown>[], controls: readonly LiveLogEntry[]): LiveFrame[] {
   const frames: LiveFrame[] = [{ id: 1, event: 'call_status', data: { call_id: call.call_id, call_status: 'registered' } }];
   const reachedOngoing = call.call_status === 'ongoing' || (isFinal(call.call_status) && call.start_timestamp !== undefined && call.start_timestamp !== null);

@@ -1,9 +1,9 @@
-import type { AgentOverride } from './agent-override.ts';
-import { readEntries } from './line-store.ts';
-import type { CallItem } from './store.ts';
+import type { AgentOverride } from '../agent-override.ts';
+import { readEntries } from '../line-store.ts';
+import type { CallItem } from '../store.ts';
 
 /*
- * How the sandbox agent takes in live controls (live-control.ts) at its next turn, inside
+ * How the sandbox agent takes in live controls (live/control.ts) at its next turn, inside
  * the engine's own guarded write, so a control never races a turn: update-live-call's
  * variables and agent_override (`live_patch`) are laid over the conversation, and
  * supervisor-say's texts (its controls' items, counted by `say_count`) are said first.

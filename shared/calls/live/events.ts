@@ -1,16 +1,16 @@
-import { notFound, conflict, unprocessable } from '../platform/errors.ts';
-import { logger } from '../platform/logger.ts';
-import { verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '../vendors/media/index.ts';
-import { transferOptions } from './agent-runtime.ts';
-import { sendCallEvent } from './call-webhooks.ts';
-import { answer, decideTransfer, endTransfer, finishCall, keepConsultPrivate, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from './engine.ts';
-import { CALLER_LEFT_BEFORE_ANSWER, isInboundRoom, receiveInboundSipCaller } from './inbound-sip.ts';
-import { dispatchAgentInto, endMedia } from './media.ts';
-import { finishRoomRecording, startRoomRecording } from './recordings.ts';
-import { recordSipWebhook, webhookTime } from './sip-leg.ts';
-import { callOfMediaRoom, findCallItem, LinesAlreadyWritten, markMediaRoomEnded, transitionCall, type CallItem, type EngineState } from './store.ts';
-import { transcriptLines } from './transcript.ts';
-import { assertWorkerToken } from './worker-retrieval.ts';
+import { notFound, conflict, unprocessable } from '../../platform/errors.ts';
+import { logger } from '../../platform/logger.ts';
+import { verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '../../vendors/media/index.ts';
+import { transferOptions } from '../agent-runtime.ts';
+import { sendCallEvent } from '../call-webhooks.ts';
+import { answer, decideTransfer, endTransfer, finishCall, keepConsultPrivate, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from '../engine.ts';
+import { CALLER_LEFT_BEFORE_ANSWER, isInboundRoom, receiveInboundSipCaller } from '../inbound-sip.ts';
+import { dispatchAgentInto, endMedia } from '../media.ts';
+import { finishRoomRecording, startRoomRecording } from '../recordings.ts';
+import { recordSipWebhook, webhookTime } from '../sip-leg.ts';
+import { callOfMediaRoom, findCallItem, LinesAlreadyWritten, markMediaRoomEnded, transitionCall, type CallItem, type EngineState } from '../store.ts';
+import { transcriptLines } from '../transcript.ts';
+import { assertWorkerToken } from '../worker-retrieval.ts';
 
 /*
  * A call on LiveKit follows two event sources (docs/calls-media.md):

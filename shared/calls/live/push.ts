@@ -1,14 +1,14 @@
-import { connectionPoster } from '../platform/aws/ws-connections.ts';
-import { notFound } from '../platform/errors.ts';
-import { logger } from '../platform/logger.ts';
-import type { CallItem, LiveLogEntry } from './items.ts';
-import { framesAfter } from './live-frames.ts';
-import { advanceConnection, claimConnectionClose, connectionLookup, connectionsOf, deleteConnection, liveEntriesOf, putConnection, readCall } from './live-store.ts';
+import { connectionPoster } from '../../platform/aws/ws-connections.ts';
+import { notFound } from '../../platform/errors.ts';
+import { logger } from '../../platform/logger.ts';
+import type { CallItem, LiveLogEntry } from '../items.ts';
+import { framesAfter } from './frames.ts';
+import { advanceConnection, claimConnectionClose, connectionLookup, connectionsOf, deleteConnection, liveEntriesOf, putConnection, readCall } from './store.ts';
 
 /*
  * The WebSocket monitor (`GET /v2/calls/{call_id}/ws`, docs/calls.md Live calls). Every
  * write of a call (transitionCall, the live controls) calls `publishCallChange`, which sends
- * each connection watching the call the frames after its cursor (live-frames.ts), as JSON
+ * each connection watching the call the frames after its cursor (live/frames.ts), as JSON
  * text messages `{id, event, data}`, through API Gateway's management API in AWS or the
  * local server's sockets (shared/platform/aws/ws-connections.ts). The cursor is moved
  * before sending (a conditional write), so two writers racing send each frame once; their

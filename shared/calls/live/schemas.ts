@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { lazySchema } from '../platform/http/schemas.ts';
-import { agentOverride, DATA_STORAGE_SETTINGS } from './schemas.ts';
+import { lazySchema } from '../../platform/http/schemas.ts';
+import { agentOverride, DATA_STORAGE_SETTINGS } from '../schemas.ts';
 
 /** The live calls' API contract (docs/calls.md, Live calls): retell-sdk's shapes where it has them. */
 

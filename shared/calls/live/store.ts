@@ -1,9 +1,9 @@
-import { keys } from '../platform/store/keys.ts';
-import { queryAll } from '../platform/store/query.ts';
-import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
-import type { CallItem, LiveLogEntry } from './items.ts';
-import { readEntries, type ControlItem, type LineItem } from './line-store.ts';
-import { liveEntries, transcriptLength } from './transcript.ts';
+import { keys } from '../../platform/store/keys.ts';
+import { queryAll } from '../../platform/store/query.ts';
+import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../../platform/store/table.ts';
+import type { CallItem, LiveLogEntry } from '../items.ts';
+import { readEntries, type ControlItem, type LineItem } from '../line-store.ts';
+import { liveEntries, transcriptLength } from '../transcript.ts';
 
 /*
  * The live calls' items (docs/calls.md, Live calls; docs/data-model.md):
@@ -232,7 +232,7 @@ export interface LiveEntriesRead {
 }
 
 /**
- * The call's transcript and controls as its monitors see them (live-frames.ts): the item's
+ * The call's transcript and controls as its monitors see them (live/frames.ts): the item's
  * own entries (a call stored before lines and control items), then the items in the order
  * written. `known` is what was read before: the partition is read again only when the
  * call's line or control count moved (an idle poll reads the item alone).

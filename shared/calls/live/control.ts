@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { badRequest, conflict, notFound, unavailable } from '../platform/errors.ts';
-import { logger } from '../platform/logger.ts';
-import { checkedAgentOverride } from './agent-override.ts';
-import { publishCallChange } from './live-push.ts';
-import type { UpdateLiveCallInput } from './live-schemas.ts';
-import { mergeOverride } from './live-state.ts';
-import { deleteViewerOp, getViewer, listViewerItems, putViewerOp, writeLiveControl, type LiveWrite, type ViewerItem } from './live-store.ts';
-import { allowViewerToPublish, removeViewer, sendLiveControl, viewerAccess } from './media.ts';
-import { assertNotLooser } from './recordings.ts';
-import { scheduleStep } from './schedule.ts';
-import { findCallItem, getCallItem, type CallItem } from './store.ts';
+import { badRequest, conflict, notFound, unavailable } from '../../platform/errors.ts';
+import { logger } from '../../platform/logger.ts';
+import { checkedAgentOverride } from '../agent-override.ts';
+import { publishCallChange } from './push.ts';
+import type { UpdateLiveCallInput } from './schemas.ts';
+import { mergeOverride } from './state.ts';
+import { deleteViewerOp, getViewer, listViewerItems, putViewerOp, writeLiveControl, type LiveWrite, type ViewerItem } from './store.ts';
+import { allowViewerToPublish, removeViewer, sendLiveControl, viewerAccess } from '../media.ts';
+import { assertNotLooser } from '../recordings.ts';
+import { scheduleStep } from '../schedule.ts';
+import { findCallItem, getCallItem, type CallItem } from '../store.ts';
 
 /*
  * Live call control (docs/calls.md, Live calls): update-live-call, listen, take-over,
  * supervisor-say, viewers, leave. Each works on an ongoing call only (400 naming the
- * status), is written as one conditional write (live-store.ts: the call still ongoing, its
+ * status), is written as one conditional write (live/store.ts: the call still ongoing, its
  * transcript where it was read, the viewer item with it), reaches the agent (the sandbox's
  * engine at its next turn; on LiveKit the agent worker, by a data message in the room), and
  * shows in the monitors (live_control frames).
@@ -167,7 +167,7 @@ export async function takeOverLive(workspaceId: string, callId: string, input: {
 export async function supervisorSay(workspaceId: string, callId: string, input: { text: string }): Promise<{ success: true }> {
   const call = await control(workspaceId, callId, (current) => {
     if (current.live_take_over) throw conflict(`Call ${callId} was taken over: the agent no longer speaks`);
-    // The text is the control's own item; the sandbox agent reads the says it has not said (live-state.ts).
+    // The text is the control's own item; the sandbox agent reads the says it has not said (live/state.ts).
     return { entry: { type: 'supervisor_say', text: input.text } };
   });
   await tellWorker(call, { type: 'say', text: input.text });

@@ -1,12 +1,12 @@
-import { config } from '../platform/config.ts';
-import { EventStream } from '../platform/http/event-stream.ts';
-import { framesAfter } from './live-frames.ts';
-import { liveEntriesOf, type LiveEntriesRead } from './live-store.ts';
-import { findCallItem, getCallItem } from './store.ts';
+import { config } from '../../platform/config.ts';
+import { EventStream } from '../../platform/http/event-stream.ts';
+import { framesAfter } from './frames.ts';
+import { liveEntriesOf, type LiveEntriesRead } from './store.ts';
+import { findCallItem, getCallItem } from '../store.ts';
 
 /*
  * The live transcript stream (`GET /v2/calls/{call_id}/stream`, server-sent events;
- * docs/calls.md Live calls). The frames are live-frames.ts's, each with its ID, so a client
+ * docs/calls.md Live calls). The frames are live/frames.ts's, each with its ID, so a client
  * resumes with `Last-Event-ID` (or `?last_event_id=`). The stream reads the call item every
  * LIVE_STREAM_POLL_MS (250 ms), and its lines and controls only when their counts moved, and
  * ends after the final call_status frame. The local
