@@ -5,7 +5,7 @@ import { agentToolRoutes } from './agent-tools/routes.ts';
 import { agentRoutes } from './agents/agent-routes.ts';
 import { batchRoutes } from './batches/routes.ts';
 import { billingRoutes } from './billing/routes.ts';
-import { callArtifactRoutes } from './calls/artifact-routes.ts';
+import { callArtifactRoutes } from './calls/artifacts/routes.ts';
 import { callRoutes } from './calls/routes.ts';
 import { chatRoutes } from './chats/routes.ts';
 import { smsRoutes } from './chats/sms-routes.ts';

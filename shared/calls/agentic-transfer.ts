@@ -1,7 +1,7 @@
 import { logger } from '../platform/logger.ts';
 import { closeConversation, openTransferAgent, transferAgentTurn, type TransferOptions } from './agent-runtime.ts';
 import { mediatorDecision, mediatorGreeting } from '../conversation/index.ts';
-import { artifactSettings } from './recordings.ts';
+import { artifactSettings } from './artifacts/recordings.ts';
 import type { CallItem, TransferState } from './store.ts';
 
 /*

@@ -16,7 +16,7 @@ import { withIdempotency } from './idempotency.ts';
 import { getCall } from './history.ts';
 import { listCallItems } from './listing.ts';
 import { mediaKind, startMedia, webCallAccess } from './media.ts';
-import { assertNotLooser } from './recordings.ts';
+import { assertNotLooser } from './artifacts/recordings.ts';
 import {
   MAX_SANDBOX_CALL_MS,
   type CallView,

@@ -3,7 +3,7 @@ import { sha256 } from '../platform/crypto/hash.ts';
 import { releaseSlot } from './concurrency.ts';
 import { batchDialKey, scrubIdempotencyClaim } from './idempotency.ts';
 import { deleteLines } from './line-store.ts';
-import { deleteCallArtifacts } from './scrubbing.ts';
+import { deleteCallArtifacts } from './artifacts/scrubbing.ts';
 import { deleteCallItem, getCallItem } from './store.ts';
 
 /*

@@ -7,15 +7,15 @@ import { canonicalE164 } from '../platform/phone.ts';
 import { sipTransportProblem } from '../platform/sip-uri.ts';
 import { agentTurn, analyzeCall, closeConversation, composeMessage, noteToAgent, openConversation, type TransferAsk, type TransferOptions, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
 import { consultInSandbox, staticHandoff } from './agentic-transfer.ts';
-import type * as DataStorage from './data-storage.ts';
+import type * as DataStorage from './artifacts/data-storage.ts';
 import { sendCallEvent } from './call-webhooks.ts';
 import { releaseSlot } from './concurrency.ts';
 import { liveConversation, pendingSays } from './live/state.ts';
 import { dialOut, dialsTransferLeg, endMedia, removeTransferTarget, sendLiveControl, setConsultHearing, transferCall, type TransferOutcome } from './media.ts';
 import { callCost, type CallCost } from './pricing.ts';
-import { recordSandboxCall, startRoomRecording } from './recordings.ts';
+import { recordSandboxCall, startRoomRecording } from './artifacts/recordings.ts';
 import { scheduleStep, type CallStepMessage } from './schedule.ts';
-import { recordSipDial } from './sip-leg.ts';
+import { recordSipDial } from './artifacts/sip-leg.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
 import { findCallItem, mediaRoomEnd, roomOf, transitionCall, type CallItem, type EngineState, type TransferState } from './store.ts';
 import type { WorkerLatency } from '../vendors/media/index.ts';
@@ -54,7 +54,7 @@ export const SANDBOX_TRANSFER_LEG_MS = 2000;
  * data-storage.ts on its first use: it reaches scrubbing, which the calls function loads on
  * demand (on-demand.ts); the steps that need it come after a call's end.
  */
-const dataStorageModule = loadOnce((): Promise<typeof DataStorage> => import('./data-storage.ts'));
+const dataStorageModule = loadOnce((): Promise<typeof DataStorage> => import('./artifacts/data-storage.ts'));
 
 /** Applies the call's data storage setting to what it stores, when it is due (data-storage.ts); answers the call as stored after. */
 export async function applyCallDataStorage(workspaceId: string, callId: string): Promise<CallItem | undefined> {

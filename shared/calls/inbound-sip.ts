@@ -5,7 +5,7 @@ import { finishCall } from './engine.ts';
 import { receiveInboundCall } from './inbound.ts';
 import { dispatchAgentInto, endMedia, forwardCaller } from './media.ts';
 import { queueInboundSipCaller, type InboundSipMessage } from './schedule.ts';
-import { mergeSipLeg, reportOfParticipant, webhookTime } from './sip-leg.ts';
+import { mergeSipLeg, reportOfParticipant, webhookTime } from './artifacts/sip-leg.ts';
 import { claimMediaRoom, findCallItem, mediaRoomEnd } from './store.ts';
 
 /*

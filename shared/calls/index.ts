@@ -39,6 +39,6 @@ export type { BatchDialInput, BatchDialMemo, BatchDialResult, BatchTaskInput } f
 export { onCallLifecycle } from './call-listeners.ts';
 export type { CallLifecycleEvent, CallLifecycleListener } from './call-listeners.ts';
 export { dynamicVariables, versionRef } from './schemas.ts';
-export { getCallRecordingUrl } from './recordings.ts';
+export { getCallRecordingUrl } from './artifacts/index.ts';
 export { callStream, closeLiveConnection, lastEventId, monitorInfo, openLiveConnection, syncLiveConnection } from './live/index.ts';
 export { findPublicCallLog, type PublicCallLog } from './public-call.ts';

@@ -111,7 +111,7 @@ export interface SipStatusTransition {
 }
 
 /**
- * What LiveKit reported about a call's SIP leg (shared/calls/sip-leg.ts): the SIP
+ * What LiveKit reported about a call's SIP leg (shared/calls/artifacts/sip-leg.ts): the SIP
  * participant's identifiers (its `sip.*` attributes) and each callStatus it reached, from
  * LiveKit's webhooks and the dial's answer. Top-level (the engine's writes replace
  * `engine`), bounded (SIP_LEG_MAX_TRANSITIONS), written conditionally on `rev`. Never
@@ -175,10 +175,10 @@ export type CallItem = CallView & {
   transfer_seq?: number;
   transfer_destination?: string | null;
   transfer_end_timestamp?: number;
-  /** Where the recording is stored (shared/calls/recordings.ts); `recording_url` is the wire field. */
+  /** Where the recording is stored (shared/calls/artifacts/recordings.ts); `recording_url` is the wire field. */
   recording?: RecordingState;
   recording_url?: string;
-  /** When remove-call-sensitive-data last scrubbed the call (shared/calls/scrubbing.ts). */
+  /** When remove-call-sensitive-data last scrubbed the call (shared/calls/artifacts/scrubbing.ts). */
   scrubbed_timestamp?: number;
   /** The data storage setting last applied to what the call stores once it was over (data-storage.ts); removed by a new analysis. Never answered. */
   data_storage_applied?: 'everything_except_pii' | 'basic_attributes_only';

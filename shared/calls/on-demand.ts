@@ -12,15 +12,15 @@
 import type * as Deletion from './deletion.ts';
 import type * as LiveControl from './live/control.ts';
 import type * as LiveEvents from './live/events.ts';
-import type * as Scrubbing from './scrubbing.ts';
-import type * as SipTrace from './sip-trace.ts';
+import type * as Scrubbing from './artifacts/scrubbing.ts';
+import type * as SipTrace from './artifacts/sip-trace.ts';
 import { loadOnce } from '../platform/lazy.ts';
 
-const sipTraceModule = loadOnce((): Promise<typeof SipTrace> => import('./sip-trace.ts'));
+const sipTraceModule = loadOnce((): Promise<typeof SipTrace> => import('./artifacts/sip-trace.ts'));
 const liveControlModule = loadOnce((): Promise<typeof LiveControl> => import('./live/control.ts'));
 const liveEventsModule = loadOnce((): Promise<typeof LiveEvents> => import('./live/events.ts'));
 const deletionModule = loadOnce((): Promise<typeof Deletion> => import('./deletion.ts'));
-const scrubbingModule = loadOnce((): Promise<typeof Scrubbing> => import('./scrubbing.ts'));
+const scrubbingModule = loadOnce((): Promise<typeof Scrubbing> => import('./artifacts/scrubbing.ts'));
 
 /** GET /get-call-sip-trace (sip-trace.ts). */
 export async function getCallSipTrace(...args: Parameters<typeof SipTrace.getCallSipTrace>): ReturnType<typeof SipTrace.getCallSipTrace> {

@@ -60,11 +60,11 @@ const LAZY: Record<string, string[]> = {
     'shared/platform/auth/jose-session.ts',
     'node_modules/jose/',
     'shared/agent-tools/workflows.ts',
-    'shared/calls/sip-trace.ts',
+    'shared/calls/artifacts/sip-trace.ts',
     'shared/calls/live/control.ts',
     'shared/numbers/phone-numbers.ts',
     'shared/calls/live/events.ts',
-    'shared/calls/scrubbing.ts',
+    'shared/calls/artifacts/scrubbing.ts',
     'shared/calls/deletion.ts',
   ],
   // The extraction worker's starter (shared/knowledge-bases/extract.ts): its machinery loads with the first document.

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { isIPv4 } from 'node:net';
-import { config } from '../platform/config.ts';
-import { badRequest } from '../platform/errors.ts';
-import { Download } from '../platform/http/handler.ts';
-import { pcapFile } from '../platform/pcap.ts';
-import type { SipTrace } from './artifact-schemas.ts';
-import { getCallItem, type CallItem, type SipLeg } from './store.ts';
+import { config } from '../../platform/config.ts';
+import { badRequest } from '../../platform/errors.ts';
+import { Download } from '../../platform/http/handler.ts';
+import { pcapFile } from './pcap.ts';
+import type { SipTrace } from './schemas.ts';
+import { getCallItem, type CallItem, type SipLeg } from '../store.ts';
 
 /*
  * A phone call's SIP dialog (docs/calls.md, SIP trace and pcap), as JSON

@@ -1,7 +1,7 @@
-import { logger } from '../platform/logger.ts';
-import { CALLEE_IDENTITY, type DialOutcome, type MediaWebhookEvent } from '../vendors/media/index.ts';
-import { writeSipLeg } from './artifact-store.ts';
-import { findCallItem, type CallItem, type SipLeg, type SipStatusTransition } from './store.ts';
+import { logger } from '../../platform/logger.ts';
+import { CALLEE_IDENTITY, type DialOutcome, type MediaWebhookEvent } from '../../vendors/media/index.ts';
+import { writeSipLeg } from './store.ts';
+import { findCallItem, type CallItem, type SipLeg, type SipStatusTransition } from '../store.ts';
 
 /*
  * The facts of a LiveKit call's SIP leg (docs/calls.md, SIP trace and pcap), kept on the call

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { lazySchema } from '../platform/http/schemas.ts';
+import { lazySchema } from '../../platform/http/schemas.ts';
 
-/** Answers of the call artifact routes (artifact-routes.ts): the API contract only. */
+/** Answers of the call artifact routes (artifacts/routes.ts): the API contract only. */
 
 export const RecordingUrlView = lazySchema(() =>
   z.object({

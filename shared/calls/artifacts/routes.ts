@@ -1,6 +1,6 @@
-import { defineRoutes } from '../platform/http/route.ts';
-import { RecordingUrlView, SipTrace } from './artifact-schemas.ts';
-import { Call, callIdParams } from './schemas.ts';
+import { defineRoutes } from '../../platform/http/route.ts';
+import { RecordingUrlView, SipTrace } from './schemas.ts';
+import { Call, callIdParams } from '../schemas.ts';
 
 /*
  * A call's artifacts (docs/calls.md, Call artifacts): its recording, sensitive-data

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { keys } from '../platform/store/keys.ts';
-import { queryAll } from '../platform/store/query.ts';
-import { ConditionFailed, table, type TransactOp } from '../platform/store/table.ts';
-import { setAndRemove } from '../platform/store/update-expression.ts';
-import type { SipLeg } from './store.ts';
+import { keys } from '../../platform/store/keys.ts';
+import { queryAll } from '../../platform/store/query.ts';
+import { ConditionFailed, table, type TransactOp } from '../../platform/store/table.ts';
+import { setAndRemove } from '../../platform/store/update-expression.ts';
+import type { SipLeg } from '../store.ts';
 
 /*
  * Items of a call's artifacts beside the call item (docs/data-model.md): the unscrubbed
- * copy that remove-call-sensitive-data keeps, sealed (shared/calls/scrubbing.ts): the call's
+ * copy that remove-call-sensitive-data keeps, sealed (shared/calls/artifacts/scrubbing.ts): the call's
  * own fields in `UNSCRUBBED`, its transcript lines' in `UNSCRUBBED#LINES` and its parts.
  */
 

@@ -1,12 +1,12 @@
-import { restrictRetrievals } from '../knowledge-bases/records.ts';
-import { objectStore } from '../platform/aws/object-store.ts';
-import { conflict } from '../platform/errors.ts';
-import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../platform/pii.ts';
-import { deleteUnscrubbed } from './artifact-store.ts';
-import { deleteLines } from './line-store.ts';
+import { restrictRetrievals } from '../../knowledge-bases/records.ts';
+import { objectStore } from '../../platform/aws/object-store.ts';
+import { conflict } from '../../platform/errors.ts';
+import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../../platform/pii.ts';
+import { deleteUnscrubbed } from './store.ts';
+import { deleteLines } from '../line-store.ts';
 import { artifactSettings, type ArtifactSettings } from './recordings.ts';
 import { removeCallSensitiveData } from './scrubbing.ts';
-import { findCallItem, transitionCall, type CallItem, type EngineState } from './store.ts';
+import { findCallItem, transitionCall, type CallItem, type EngineState } from '../store.ts';
 
 /*
  * What a call keeps once it is over, by its data storage setting (the call's own, else its

@@ -1,11 +1,11 @@
-import { objectStore } from '../platform/aws/object-store.ts';
-import { restrictRetrievals } from '../knowledge-bases/records.ts';
-import { decryptSecret, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
-import { badRequest, conflict, notFound } from '../platform/errors.ts';
-import { logger } from '../platform/logger.ts';
-import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../platform/pii.ts';
-import { objectKeys } from '../platform/store/keys.ts';
-import { TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import { objectStore } from '../../platform/aws/object-store.ts';
+import { restrictRetrievals } from '../../knowledge-bases/records.ts';
+import { decryptSecret, encryptSecret, recordContext } from '../../platform/crypto/envelope.ts';
+import { badRequest, conflict, notFound } from '../../platform/errors.ts';
+import { logger } from '../../platform/logger.ts';
+import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../../platform/pii.ts';
+import { objectKeys } from '../../platform/store/keys.ts';
+import { TransactionCancelled, type TransactOp } from '../../platform/store/table.ts';
 import {
   deleteUnscrubbed,
   deleteUnscrubbedLines,
@@ -17,13 +17,13 @@ import {
   readUnscrubbedLinesSealed,
   scrubCallOp,
   transact,
-} from './artifact-store.ts';
-import { readEntries, rewriteEntries, type ControlItem, type LineItem, type TranscriptLine } from './line-store.ts';
+} from './store.ts';
+import { readEntries, rewriteEntries, type ControlItem, type LineItem, type TranscriptLine } from '../line-store.ts';
 import { artifactSettings, syntheticRecording } from './recordings.ts';
-import type { CallView } from './schemas.ts';
-import { callNotFound, findCallItem, getCallWithTranscript, type CallItem, type RecordingState } from './store.ts';
-import { assembleTranscript } from './transcript.ts';
-import { toCallView } from './view.ts';
+import type { CallView } from '../schemas.ts';
+import { callNotFound, findCallItem, getCallWithTranscript, type CallItem, type RecordingState } from '../store.ts';
+import { assembleTranscript } from '../transcript.ts';
+import { toCallView } from '../view.ts';
 
 /*
  * remove-call-sensitive-data and get-call-unscrubbed (docs/calls.md, Call artifacts).

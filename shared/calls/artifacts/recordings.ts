@@ -1,14 +1,14 @@
-import { getAgent } from '../agents/lookups.ts';
-import { objectStore, retentionTagging } from '../platform/aws/object-store.ts';
-import { config } from '../platform/config.ts';
-import { badRequest, notFound, NotFound } from '../platform/errors.ts';
-import { logger } from '../platform/logger.ts';
-import { objectKeys } from '../platform/store/keys.ts';
-import type { RecordingUrlView } from './artifact-schemas.ts';
-import { CALL_STATUSES, DATA_STORAGE_SETTINGS } from './schemas.ts';
-import { recordRoom } from './media.ts';
-import { findCallItem, getCallItem, transitionCall, type CallItem, type RecordingState } from './store.ts';
-import { withTranscript } from './transcript.ts';
+import { getAgent } from '../../agents/lookups.ts';
+import { objectStore, retentionTagging } from '../../platform/aws/object-store.ts';
+import { config } from '../../platform/config.ts';
+import { badRequest, notFound, NotFound } from '../../platform/errors.ts';
+import { logger } from '../../platform/logger.ts';
+import { objectKeys } from '../../platform/store/keys.ts';
+import type { RecordingUrlView } from './schemas.ts';
+import { CALL_STATUSES, DATA_STORAGE_SETTINGS } from '../schemas.ts';
+import { recordRoom } from '../media.ts';
+import { findCallItem, getCallItem, transitionCall, type CallItem, type RecordingState } from '../store.ts';
+import { withTranscript } from '../transcript.ts';
 
 export type { RecordingState };
 
