@@ -28,7 +28,7 @@ export {
 export { runCallStep } from './engine.ts';
 export { runCallQueueMessage } from './queue-consumer.ts';
 export { CallQueueMessageSchema, CallStepSchema, type CallQueueMessage, type CallStepMessage } from './schedule.ts';
-export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';
+export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound/index.ts';
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { retrieveForWorker } from './worker-retrieval.ts';
 export { assertCallOf, callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter } from './history.ts';

@@ -32,7 +32,7 @@ export const CallStepSchema = lazySchema(() =>
 );
 
 /**
- * A SIP caller waiting in an inbound dispatch rule's room (inbound-sip.ts). Admission (the
+ * A SIP caller waiting in an inbound dispatch rule's room (inbound/sip.ts). Admission (the
  * `call_inbound` webhook with its retries, the pre-call workflow, up to
  * INBOUND_QUEUE_TIMEOUT_MS waiting for a slot) can take longer than an API request may, so
  * the LiveKit webhook only claims the room and queues this message for the call-steps job.

@@ -4,7 +4,7 @@ import { verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '..
 import { transferOptions } from '../agent-runtime.ts';
 import { sendCallEvent } from '../call-webhooks.ts';
 import { answer, decideTransfer, endTransfer, finishCall, keepConsultPrivate, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from '../engine.ts';
-import { CALLER_LEFT_BEFORE_ANSWER, isInboundRoom, receiveInboundSipCaller } from '../inbound-sip.ts';
+import { CALLER_LEFT_BEFORE_ANSWER, isInboundRoom, receiveInboundSipCaller } from '../inbound/sip.ts';
 import { dispatchAgentInto, endMedia } from '../media.ts';
 import { finishRoomRecording, startRoomRecording } from '../artifacts/recordings.ts';
 import { recordSipWebhook, webhookTime } from '../artifacts/sip-leg.ts';
@@ -53,12 +53,12 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
   }
   const room = event.room?.name;
   if (!room) return { applied: 'ignored: no call for this room' };
-  // A caller in an inbound dispatch rule's room: inbound admission (inbound-sip.ts).
+  // A caller in an inbound dispatch rule's room: inbound admission (inbound/sip.ts).
   if (event.event === 'participant_joined' && isSipCaller(event.participant) && isInboundRoom(room)) {
     return receiveInboundSipCaller(event);
   }
   // An inbound caller leaving (or the room finishing) is first recorded on the room's claim,
-  // then the call is read: admission writes the call, then reads the claim (inbound-sip.ts), so
+  // then the call is read: admission writes the call, then reads the claim (inbound/sip.ts), so
   // whichever comes second sees the other, and a caller who hangs up during admission (the
   // call_inbound webhook, the pre-call workflow, the inbound queue) is never lost.
   const callerGone = isInboundRoom(room) && callerLeft(event);

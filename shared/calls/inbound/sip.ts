@@ -1,12 +1,12 @@
-import { newTimeOrderedId } from '../platform/ids.ts';
-import { logger } from '../platform/logger.ts';
-import type { MediaWebhookEvent } from '../vendors/media/index.ts';
-import { finishCall } from './engine.ts';
+import { newTimeOrderedId } from '../../platform/ids.ts';
+import { logger } from '../../platform/logger.ts';
+import type { MediaWebhookEvent } from '../../vendors/media/index.ts';
+import { finishCall } from '../engine.ts';
 import { receiveInboundCall } from './inbound.ts';
-import { dispatchAgentInto, endMedia, forwardCaller } from './media.ts';
-import { queueInboundSipCaller, type InboundSipMessage } from './schedule.ts';
-import { mergeSipLeg, reportOfParticipant, webhookTime } from './artifacts/sip-leg.ts';
-import { claimMediaRoom, findCallItem, mediaRoomEnd } from './store.ts';
+import { dispatchAgentInto, endMedia, forwardCaller } from '../media.ts';
+import { queueInboundSipCaller, type InboundSipMessage } from '../schedule.ts';
+import { mergeSipLeg, reportOfParticipant, webhookTime } from '../artifacts/sip-leg.ts';
+import { claimMediaRoom, findCallItem, mediaRoomEnd } from '../store.ts';
 
 /*
  * An inbound phone call arriving through LiveKit's SIP service (docs/calls-media.md,

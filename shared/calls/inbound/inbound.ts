@@ -1,23 +1,23 @@
-import { runPreCallWorkflow } from '../agent-tools/index.ts';
-import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/lookups.ts';
-import { contactVariables } from '../contacts/lookups.ts';
-import { numberHolder, type NumberItem } from '../numbers/index.ts';
-import { config } from '../platform/config.ts';
-import { egressFetch } from '../platform/egress.ts';
-import { Invalid, NotFound, TooManyRequests } from '../platform/errors.ts';
-import { newTimeOrderedId } from '../platform/ids.ts';
-import { logger } from '../platform/logger.ts';
-import { signatureHeaders } from '../platform/naming.ts';
-import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
-import { newDeliveryId, recordDirectAttempt, signWebhook, transportError, webhookSigningSecret } from '../webhooks/index.ts';
-import { inboundAgentOverride } from './agent-override.ts';
-import { admitWithSweep, weightedPick } from './calls.ts';
-import { releaseSlot } from './concurrency.ts';
-import { finishCall, scheduleFirstStep } from './engine.ts';
-import { mediaKind } from './media.ts';
-import { asVariableString, type CallView } from './schemas.ts';
-import { newCallItem, putNewCall, type CallItem, type SipLeg } from './store.ts';
-import { toCallView } from './view.ts';
+import { runPreCallWorkflow } from '../../agent-tools/index.ts';
+import { assertRunnable, getAgent, resolveAgentVersion } from '../../agents/lookups.ts';
+import { contactVariables } from '../../contacts/lookups.ts';
+import { numberHolder, type NumberItem } from '../../numbers/index.ts';
+import { config } from '../../platform/config.ts';
+import { egressFetch } from '../../platform/egress.ts';
+import { Invalid, NotFound, TooManyRequests } from '../../platform/errors.ts';
+import { newTimeOrderedId } from '../../platform/ids.ts';
+import { logger } from '../../platform/logger.ts';
+import { signatureHeaders } from '../../platform/naming.ts';
+import { canonicalE164, countryOfNumber } from '../../platform/phone.ts';
+import { newDeliveryId, recordDirectAttempt, signWebhook, transportError, webhookSigningSecret } from '../../webhooks/index.ts';
+import { inboundAgentOverride } from '../agent-override.ts';
+import { admitWithSweep, weightedPick } from '../calls.ts';
+import { releaseSlot } from '../concurrency.ts';
+import { finishCall, scheduleFirstStep } from '../engine.ts';
+import { mediaKind } from '../media.ts';
+import { asVariableString, type CallView } from '../schemas.ts';
+import { newCallItem, putNewCall, type CallItem, type SipLeg } from '../store.ts';
+import { toCallView } from '../view.ts';
 
 /*
  * An inbound call, in the spec's order (Inbound call webhook):
