@@ -11,11 +11,12 @@ import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { checkedAgentOverride } from './agent-override.ts';
 import { acquireSlot, releaseSlot, SLOT_RECHECK_MS, sweepDueSlots, sweepSlots, type CallKind, type DueSweepResult, type SlotVerdict } from './concurrency.ts';
-import { applyCallDataStorage, DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
+import { applyCallDataStorage, DEFAULT_CALLEE_LINES } from './engine/engine.ts';
+import { finishCall, queueAnalysis, scheduleFirstStep } from './engine/finish.ts';
 import { withIdempotency } from './idempotency.ts';
 import { getCall } from './history.ts';
 import { listCallItems } from './listing.ts';
-import { mediaKind, startMedia, webCallAccess } from './media.ts';
+import { mediaKind, startMedia, webCallAccess } from './engine/media.ts';
 import { assertNotLooser } from './artifacts/recordings.ts';
 import {
   MAX_SANDBOX_CALL_MS,

@@ -25,9 +25,7 @@ export {
   stopCall,
   updateCall,
 } from './calls.ts';
-export { runCallStep } from './engine.ts';
-export { runCallQueueMessage } from './queue-consumer.ts';
-export { CallQueueMessageSchema, CallStepSchema, type CallQueueMessage, type CallStepMessage } from './schedule.ts';
+export { CallQueueMessageSchema, CallStepSchema, runCallQueueMessage, runCallStep, type CallQueueMessage, type CallStepMessage } from './engine/index.ts';
 export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound/index.ts';
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { retrieveForWorker } from './worker-retrieval.ts';

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mentions, tableMentions } from '../support/table-mentions.ts';
 import { startBackgroundWork } from '../../local/background.ts';
 import { localWebhookQueue } from '../../local/queues.ts';
-import { runCallStep } from '../../shared/calls/engine.ts';
+import { runCallStep } from '../../shared/calls/engine/engine.ts';
 import { finishRoomRecording } from '../../shared/calls/artifacts/recordings.ts';
 import { newCallItem, putNewCall } from '../../shared/calls/store.ts';
 import { objectStore } from '../../shared/platform/aws/object-store.ts';

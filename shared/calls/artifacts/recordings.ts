@@ -6,7 +6,7 @@ import { logger } from '../../platform/logger.ts';
 import { objectKeys } from '../../platform/store/keys.ts';
 import type { RecordingUrlView } from './schemas.ts';
 import { CALL_STATUSES, DATA_STORAGE_SETTINGS } from '../schemas.ts';
-import { recordRoom } from '../media.ts';
+import { recordRoom } from '../engine/media.ts';
 import { findCallItem, getCallItem, transitionCall, type CallItem, type RecordingState } from '../store.ts';
 import { withTranscript } from '../transcript.ts';
 

@@ -13,8 +13,8 @@ import { newDeliveryId, recordDirectAttempt, signWebhook, transportError, webhoo
 import { inboundAgentOverride } from '../agent-override.ts';
 import { admitWithSweep, weightedPick } from '../calls.ts';
 import { releaseSlot } from '../concurrency.ts';
-import { finishCall, scheduleFirstStep } from '../engine.ts';
-import { mediaKind } from '../media.ts';
+import { finishCall, scheduleFirstStep } from '../engine/finish.ts';
+import { mediaKind } from '../engine/media.ts';
 import { asVariableString, type CallView } from '../schemas.ts';
 import { newCallItem, putNewCall, type CallItem, type SipLeg } from '../store.ts';
 import { toCallView } from '../view.ts';

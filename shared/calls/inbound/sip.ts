@@ -1,10 +1,10 @@
 import { newTimeOrderedId } from '../../platform/ids.ts';
 import { logger } from '../../platform/logger.ts';
 import type { MediaWebhookEvent } from '../../vendors/media/index.ts';
-import { finishCall } from '../engine.ts';
+import { finishCall } from '../engine/finish.ts';
 import { receiveInboundCall } from './inbound.ts';
-import { dispatchAgentInto, endMedia, forwardCaller } from '../media.ts';
-import { queueInboundSipCaller, type InboundSipMessage } from '../schedule.ts';
+import { dispatchAgentInto, endMedia, forwardCaller } from '../engine/media.ts';
+import { queueInboundSipCaller, type InboundSipMessage } from '../engine/schedule.ts';
 import { mergeSipLeg, reportOfParticipant, webhookTime } from '../artifacts/sip-leg.ts';
 import { claimMediaRoom, findCallItem, mediaRoomEnd } from '../store.ts';
 

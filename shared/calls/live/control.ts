@@ -6,9 +6,9 @@ import { publishCallChange } from './push.ts';
 import type { UpdateLiveCallInput } from './schemas.ts';
 import { mergeOverride } from './state.ts';
 import { deleteViewerOp, getViewer, listViewerItems, putViewerOp, writeLiveControl, type LiveWrite, type ViewerItem } from './store.ts';
-import { allowViewerToPublish, removeViewer, sendLiveControl, viewerAccess } from '../media.ts';
+import { allowViewerToPublish, removeViewer, sendLiveControl, viewerAccess } from '../engine/media.ts';
 import { assertNotLooser } from '../artifacts/recordings.ts';
-import { scheduleStep } from '../schedule.ts';
+import { scheduleStep } from '../engine/schedule.ts';
 import { findCallItem, getCallItem, type CallItem } from '../store.ts';
 
 /*

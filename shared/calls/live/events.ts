@@ -1,11 +1,13 @@
 import { notFound, conflict, unprocessable } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '../../vendors/media/index.ts';
-import { transferOptions } from '../agent-runtime.ts';
-import { sendCallEvent } from '../call-webhooks.ts';
-import { answer, decideTransfer, endTransfer, finishCall, keepConsultPrivate, startTransfer, TRANSCRIPT_UPDATE_MS, transferRefusal } from '../engine.ts';
+import { transferOptions } from '../engine/agent-runtime.ts';
+import { sendCallEvent } from '../engine/call-webhooks.ts';
+import { answer, TRANSCRIPT_UPDATE_MS } from '../engine/engine.ts';
+import { finishCall } from '../engine/finish.ts';
+import { decideTransfer, endTransfer, keepConsultPrivate, startTransfer, transferRefusal } from '../transfers/index.ts';
 import { CALLER_LEFT_BEFORE_ANSWER, isInboundRoom, receiveInboundSipCaller } from '../inbound/sip.ts';
-import { dispatchAgentInto, endMedia } from '../media.ts';
+import { dispatchAgentInto, endMedia } from '../engine/media.ts';
 import { finishRoomRecording, startRoomRecording } from '../artifacts/recordings.ts';
 import { recordSipWebhook, webhookTime } from '../artifacts/sip-leg.ts';
 import { callOfMediaRoom, findCallItem, LinesAlreadyWritten, markMediaRoomEnded, transitionCall, type CallItem, type EngineState } from '../store.ts';

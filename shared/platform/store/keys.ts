@@ -392,7 +392,7 @@ export const keys = {
   /** Which call a WebSocket connection watches (API Gateway's $disconnect names only the connection). */
   liveConnectionLookup: (connectionId: string): ItemKey => ({ pk: `WSCONN#${connectionId}`, sk: 'WSCONN' }),
 
-  /** The media server's outbound SIP trunk for a number (created once, kept: shared/calls/media.ts). */
+  /** The media server's outbound SIP trunk for a number (created once, kept: shared/calls/engine/media.ts). */
   mediaTrunk: (phoneNumber: string): ItemKey => ({ pk: `MEDIATRUNK#${phoneNumber}`, sk: 'MEDIATRUNK' }),
   /**
    * A media-server room that is not named after its call (an inbound SIP call's room, made by

@@ -1,14 +1,14 @@
-import { getWorkspaceItem } from '../account/index.ts';
-import { getAgent } from '../agents/lookups.ts';
-import { NotFound } from '../platform/errors.ts';
-import { logger } from '../platform/logger.ts';
-import { countMetric } from '../platform/metrics.ts';
-import { enqueueWebhook, fillUrlPlaceholders } from '../webhooks/index.ts';
-import { withAgentOverride } from './agent-override.ts';
-import { notifyCallLifecycle } from './call-listeners.ts';
-import type { CallItem } from './store.ts';
-import { withTranscript } from './transcript.ts';
-import { toCallView } from './view.ts';
+import { getWorkspaceItem } from '../../account/index.ts';
+import { getAgent } from '../../agents/lookups.ts';
+import { NotFound } from '../../platform/errors.ts';
+import { logger } from '../../platform/logger.ts';
+import { countMetric } from '../../platform/metrics.ts';
+import { enqueueWebhook, fillUrlPlaceholders } from '../../webhooks/index.ts';
+import { withAgentOverride } from '../agent-override.ts';
+import { notifyCallLifecycle } from '../call-listeners.ts';
+import type { CallItem } from '../store.ts';
+import { withTranscript } from '../transcript.ts';
+import { toCallView } from '../view.ts';
 
 /*
  * Call events to webhooks (spec: Outgoing webhooks). Routing: the agent version's

@@ -1,8 +1,8 @@
-import { logger } from '../platform/logger.ts';
-import { closeConversation, openTransferAgent, transferAgentTurn, type TransferOptions } from './agent-runtime.ts';
-import { mediatorDecision, mediatorGreeting } from '../conversation/index.ts';
-import { artifactSettings } from './artifacts/recordings.ts';
-import type { CallItem, TransferState } from './store.ts';
+import { logger } from '../../platform/logger.ts';
+import { closeConversation, openTransferAgent, transferAgentTurn, type TransferOptions } from '../engine/agent-runtime.ts';
+import { mediatorDecision, mediatorGreeting } from '../../conversation/index.ts';
+import { artifactSettings } from '../artifacts/recordings.ts';
+import type { CallItem, TransferState } from '../store.ts';
 
 /*
  * The agentic warm transfer's consultation in the sandbox (docs/calls.md, Agentic warm

@@ -1,4 +1,4 @@
-import { BATCH_DIAL_USD, PER_MINUTE_USD } from '../billing/index.ts';
+import { BATCH_DIAL_USD, PER_MINUTE_USD } from '../../billing/index.ts';
 
 /*
  * One price table for call costs (retell-sdk CallCost: cents, unit prices in cents per

@@ -1,9 +1,9 @@
-import { workspaceReliability } from '../account/index.ts';
-import { trunkPassword, workspaceNumber } from '../numbers/index.ts';
-import { config } from '../platform/config.ts';
-import { logger } from '../platform/logger.ts';
-import { keys } from '../platform/store/keys.ts';
-import { ConditionFailed, table } from '../platform/store/table.ts';
+import { workspaceReliability } from '../../account/index.ts';
+import { trunkPassword, workspaceNumber } from '../../numbers/index.ts';
+import { config } from '../../platform/config.ts';
+import { logger } from '../../platform/logger.ts';
+import { keys } from '../../platform/store/keys.ts';
+import { ConditionFailed, table } from '../../platform/store/table.ts';
 import {
   CALLEE_IDENTITY,
   HOLD_TRACK_NAME,
@@ -18,16 +18,16 @@ import {
   type RecordingUpload,
   type TransferOutcome,
   type TrunkStore,
-} from '../vendors/media/index.ts';
-import { roomOf, type CallItem } from './store.ts';
-import type { TransferOptions } from '../conversation/index.ts';
+} from '../../vendors/media/index.ts';
+import { roomOf, type CallItem } from '../store.ts';
+import type { TransferOptions } from '../../conversation/index.ts';
 
 /*
  * The calls domain's side of the media layer (shared/vendors/media): which one runs, the
  * table that keeps each number's outbound trunk, and the call fields the adapter needs.
  */
 
-export type { DialOutcome, TransferOutcome } from '../vendors/media/index.ts';
+export type { DialOutcome, TransferOutcome } from '../../vendors/media/index.ts';
 
 export function mediaKind(): 'sandbox' | 'livekit' {
   return config.LIVEKIT_URL ? 'livekit' : 'sandbox';

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { lazySchema } from '../platform/http/schemas.ts';
-import { sendAt } from '../platform/aws/due-time.ts';
+import { lazySchema } from '../../platform/http/schemas.ts';
+import { sendAt } from '../../platform/aws/due-time.ts';
 
 /*
  * A call advances by timed steps (dial, the callee's next line, hang-up, analysis, its data
@@ -20,6 +20,14 @@ export interface CallStepMessage {
   /** The call's step sequence when scheduled: a step whose sequence is stale does nothing. */
   seq: number;
 }
+
+/** The step `step` of a call, numbered `seq` (its guard against a stale or repeated delivery). */
+export function stepFor(call: { call_id: string; workspace_id: string }, step: CallStepName, seq: number): CallStepMessage {
+  return { call_id: call.call_id, workspace_id: call.workspace_id, step, seq };
+}
+
+/** Pause between the agent finishing and the callee's next line in a sandbox call. */
+export const SANDBOX_LINE_GAP_MS = 1000;
 
 /** The message as the call-steps consumer checks it before the engine reads it. */
 export const CallStepSchema = lazySchema(() =>

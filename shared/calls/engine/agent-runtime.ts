@@ -1,4 +1,4 @@
-import { workspaceReliability } from '../account/index.ts';
+import { workspaceReliability } from '../../account/index.ts';
 import {
   agentTurn as runtimeTurn,
   analyzeConversation,
@@ -19,7 +19,7 @@ import {
   type TranscriptEvent,
   type TurnEvent,
   type TurnResult,
-} from '../conversation/index.ts';
+} from '../../conversation/index.ts';
 
 /*
  * The call engine's side of the conversation runtime (shared/conversation): the agent's

@@ -1,7 +1,7 @@
-import { logger } from '../platform/logger.ts';
-import { sweepHeldSlots } from './calls.ts';
+import { logger } from '../../platform/logger.ts';
+import { sweepHeldSlots } from '../calls.ts';
 import { runCallStep } from './engine.ts';
-import { admitInboundSipCaller } from './inbound/sip.ts';
+import { admitInboundSipCaller } from '../inbound/sip.ts';
 import type { CallQueueMessage } from './schedule.ts';
 
 /** What the call-steps job does with one due message: a call's timed step, an inbound SIP caller's admission, or the scheduled concurrency sweep. */
