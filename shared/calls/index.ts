@@ -1,7 +1,7 @@
 /**
  * The calls domain's entry: the API operations (functions/calls.ts), the step handler the
  * call-steps consumer runs, and what other domains may use. A domain that only reads calls,
- * embeds their schemas or follows their lifecycle imports records.ts instead: this entry
+ * embeds their schemas or follows their lifecycle imports records/index.ts instead: this entry
  * reaches the engine, media (LiveKit), recordings (S3) and the conversation runtime (`ws`),
  * and esbuild keeps their side-effecting modules in every bundle that imports it.
  *

@@ -65,7 +65,7 @@ const LAZY: Record<string, string[]> = {
     'shared/numbers/phone-numbers.ts',
     'shared/calls/live/events.ts',
     'shared/calls/artifacts/scrubbing.ts',
-    'shared/calls/deletion.ts',
+    'shared/calls/erasure/deletion.ts',
   ],
   // The extraction worker's starter (shared/knowledge-bases/extract.ts): its machinery loads with the first document.
   'kb-jobs': ['shared/platform/capped-worker.ts'],

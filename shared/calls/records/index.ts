@@ -8,11 +8,11 @@
  * (docs/performance.md). test/platform/lambda-bundles.test.ts holds the `contacts` bundle
  * free of them. Anything that dials, ends, records or deletes a call stays in index.ts.
  */
-export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter } from './history.ts';
-export { getConcurrency } from './concurrency.ts';
-export { checkedAgentOverride } from './agent-override.ts';
-export { batchCallIdFor, unlinkBatchCall } from './batch-links.ts';
-export { onCallLifecycle } from './call-listeners.ts';
-export type { CallLifecycleEvent, CallLifecycleListener } from './call-listeners.ts';
-export { dynamicVariables, versionRef } from './schemas.ts';
-export { findPublicCallLog, type PublicCallLog } from './public-call.ts';
+export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter } from '../history.ts';
+export { getConcurrency } from '../concurrency.ts';
+export { checkedAgentOverride } from '../agent-override.ts';
+export { batchCallIdFor, unlinkBatchCall } from '../batch-links.ts';
+export { onCallLifecycle } from '../call-listeners.ts';
+export type { CallLifecycleEvent, CallLifecycleListener } from '../call-listeners.ts';
+export { dynamicVariables, versionRef } from '../schemas.ts';
+export { findPublicCallLog, type PublicCallLog } from '../public-call.ts';

@@ -1,17 +1,17 @@
-import { deleteRetrievals } from '../knowledge-bases/records.ts';
-import { sha256 } from '../platform/crypto/hash.ts';
-import { releaseSlot } from './concurrency.ts';
-import { batchDialKey, scrubIdempotencyClaim } from './idempotency.ts';
-import { deleteLines } from './line-store.ts';
-import { deleteCallArtifacts } from './artifacts/scrubbing.ts';
-import { deleteCallItem, getCallItem } from './store.ts';
+import { deleteRetrievals } from '../../knowledge-bases/records.ts';
+import { sha256 } from '../../platform/crypto/hash.ts';
+import { releaseSlot } from '../concurrency.ts';
+import { batchDialKey, scrubIdempotencyClaim } from '../idempotency.ts';
+import { deleteLines } from '../line-store.ts';
+import { deleteCallArtifacts } from '../artifacts/scrubbing.ts';
+import { deleteCallItem, getCallItem } from '../store.ts';
 
 /*
  * Deleting a call (delete-call, a privacy erase, retention), beside scrubbing: the item,
  * its transcript lines and live controls, its knowledge-base retrievals (the user's words),
  * its artifacts (recordings, the unscrubbed copy), its idempotent answer's link to it, and a
  * running call's concurrency slot. Out of calls.ts so that what erases calls (account data,
- * through erasure.ts) never reaches the engine, media or the conversation runtime.
+ * through erasure/index.ts) never reaches the engine, media or the conversation runtime.
  */
 export async function deleteCall(workspaceId: string, callId: string): Promise<void> {
   // What lives beside the call goes first (the call is checked to be this workspace's), so a
