@@ -185,7 +185,7 @@ export type CallItem = CallView & {
   /**
    * Set with a new analysis and removed once its `call_analyzed` is queued: a step that stored
    * the analysis but failed to queue the event finds it on its retry and queues it then
-   * (engine.ts `analyze`). Never answered.
+   * (engine/finish.ts `analyze`). Never answered.
    */
   analyzed_event_pending?: boolean;
   /** Live calls (live/store.ts): top-level, so the engine's writes (which replace `engine`) never undo them. Never answered. */

@@ -171,7 +171,7 @@ export async function supervisorSay(workspaceId: string, callId: string, input: 
     return { entry: { type: 'supervisor_say', text: input.text } };
   });
   await tellWorker(call, { type: 'say', text: input.text });
-  // The sandbox agent says it next too, without waiting for the callee's next line (engine.ts, sayNext).
+  // The sandbox agent says it next too, without waiting for the callee's next line (engine/engine.ts, sayNext).
   if (call.engine.media !== 'livekit') await scheduleStep({ call_id: call.call_id, workspace_id: call.workspace_id, step: 'say', seq: 0 }, Date.now());
   return { success: true };
 }
