@@ -11,6 +11,31 @@ const DOMAINS = readdirSync('shared', { withFileTypes: true })
   .map((entry) => entry.name);
 const domainGroup = DOMAINS.join('|');
 
+/**
+ * What a domain's file may import, `up` being the way from its folder to shared/ (`../`
+ * from shared/<domain>/, `../../` from a sub-folder): another domain only through its
+ * index.ts or a narrow entry, nothing outside shared/, not the route table, not the client.
+ */
+function domainImports(domain, up) {
+  return [
+    'error',
+    {
+      patterns: [
+        {
+          regex: `^${up}(?!platform/|vendors/|${domain}/|calls/(records|erasure)/index\\.ts$|chats/records\\.ts$|knowledge-bases/records\\.ts$|integrations/app-refs\\.ts$|agents/(bindings|lookups)\\.ts$|account-data/asset-refs\\.ts$|contacts/lookups\\.ts$)[\\w-]+/(?!index\\.ts$)`,
+          message: `Import another domain through its index.ts, or a narrow entry (calls/records/index.ts, calls/erasure/index.ts, chats/records.ts, knowledge-bases/records.ts, integrations/app-refs.ts, agents/bindings.ts, agents/lookups.ts, account-data/asset-refs.ts, contacts/lookups.ts) (from ${domain}).`,
+        },
+        { regex: `^${up}\\.\\./`, message: 'A domain never imports outside shared/ (local stand-ins are injected).' },
+        { regex: `^${up}(route-table|openapi)\\.ts$`, message: 'The route table sits above the domains.' },
+        {
+          regex: '(^|/)store/db\\.ts$',
+          message: 'Reach the table through shared/platform/store/table.ts (or an entity), not the client.',
+        },
+      ],
+    },
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', '.data/', 'coverage/', 'bench/out/', 'web/dist/', 'web/widget/dist/'] },
   // Browser code (web/): TypeScript's DOM types check its globals.
@@ -104,8 +129,8 @@ export default tseslint.config(
     },
   },
   ...DOMAINS.map((domain) => ({
-    // A domain reaches another only through its index.ts (or a narrow entry: calls/records.ts,
-    // calls/erasure.ts, chats/records.ts, knowledge-bases/records.ts, integrations/app-refs.ts, agents/bindings.ts,
+    // A domain reaches another only through its index.ts (or a narrow entry: calls/records/index.ts,
+    // calls/erasure/index.ts, chats/records.ts, knowledge-bases/records.ts, integrations/app-refs.ts, agents/bindings.ts,
     // agents/lookups.ts, account-data/asset-refs.ts, contacts/lookups.ts: docs/architecture.md),
     // and never the local runtime.
     files: [`shared/${domain}/**`],
@@ -134,24 +159,13 @@ export default tseslint.config(
           message: 'A schema at module level is built at every cold import: wrap it in lazySchema(() => ...) (shared/platform/http/schemas.ts), or make it a function.',
         },
       ],
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: `^\\.\\./(?!platform/|vendors/|${domain}/|calls/(records|erasure)\\.ts$|chats/records\\.ts$|knowledge-bases/records\\.ts$|integrations/app-refs\\.ts$|agents/(bindings|lookups)\\.ts$|account-data/asset-refs\\.ts$|contacts/lookups\\.ts$)[\\w-]+/(?!index\\.ts$)`,
-              message: `Import another domain through its index.ts, or a narrow entry (calls/records.ts, calls/erasure.ts, chats/records.ts, knowledge-bases/records.ts, integrations/app-refs.ts, agents/bindings.ts, agents/lookups.ts, account-data/asset-refs.ts, contacts/lookups.ts) (from ${domain}).`,
-            },
-            { regex: '^\\.\\./\\.\\./', message: 'A domain never imports outside shared/ (local stand-ins are injected).' },
-            { regex: '^\\.\\./(route-table|openapi)\\.ts$', message: 'The route table sits above the domains.' },
-            {
-              regex: '(^|/)store/db\\.ts$',
-              message: 'Reach the table through shared/platform/store/table.ts (or an entity), not the client.',
-            },
-          ],
-        },
-      ],
+      'no-restricted-imports': domainImports(domain, '\\.\\./'),
     },
+  })),
+  // A domain's sub-folder (shared/calls/live/) stands one level deeper: the same rule, counted from there.
+  ...DOMAINS.map((domain) => ({
+    files: [`shared/${domain}/*/**`],
+    rules: { 'no-restricted-imports': domainImports(domain, '\\.\\./\\.\\./') },
   })),
   {
     files: ['local/**', 'scripts/**', 'bench/**', 'test/**', 'worker/test/**', 'bin/**'],

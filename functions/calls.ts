@@ -1,8 +1,8 @@
 import { domainHandler } from '../shared/platform/http/handler.ts';
 import type { Handlers } from '../shared/platform/http/route.ts';
-import { callArtifactRoutes } from '../shared/calls/artifact-routes.ts';
+import { callArtifactRoutes } from '../shared/calls/artifacts/routes.ts';
 import { callRoutes } from '../shared/calls/routes.ts';
-import { liveCallRoutes } from '../shared/calls/live-routes.ts';
+import { liveCallRoutes } from '../shared/calls/live/routes.ts';
 import * as calls from '../shared/calls/index.ts';
 import * as onDemand from '../shared/calls/on-demand.ts';
 import { registerBatchCallCounters } from '../shared/batches/counters.ts';

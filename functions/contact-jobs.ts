@@ -2,7 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { instrumented } from '../shared/platform/telemetry.ts';
-import { callHistoryPage } from '../shared/calls/records.ts';
+import { callHistoryPage } from '../shared/calls/records/index.ts';
 import { ContactJobMessage, importStepFailed, runBackfillStep, runImportStep, type CallPageReader } from '../shared/contacts/index.ts';
 
 /** The calls domain's history, as the contacts backfill reads it (the job sits above both domains). */

@@ -1,7 +1,7 @@
 import { domainHandler } from '../shared/platform/http/handler.ts';
 import { contactRoutes } from '../shared/contacts/routes.ts';
 import * as contacts from '../shared/contacts/index.ts';
-import { getCall } from '../shared/calls/records.ts';
+import { getCall } from '../shared/calls/records/index.ts';
 import { parseMultipart } from '../shared/platform/http/multipart.ts';
 
 export const handler = domainHandler(contactRoutes, {

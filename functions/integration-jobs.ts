@@ -2,7 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { instrumented } from '../shared/platform/telemetry.ts';
-import { callHistoryPage, getCall } from '../shared/calls/records.ts';
+import { callHistoryPage, getCall } from '../shared/calls/records/index.ts';
 import { ContactFields, getContactByPhone, listContactsPage, updateContact, type Contact } from '../shared/contacts/index.ts';
 import { badRequest, NotFound } from '../shared/platform/errors.ts';
 import { IntegrationJobMessage, runCallPush, runScheduledSync, runSyncStep, syncStepFailed, type CallForCrm, type ParleyContact, type SyncReaders } from '../shared/integrations/index.ts';

@@ -15,7 +15,7 @@ import { instrumented } from '../shared/platform/telemetry.ts';
  * allows the connection only to a call of the key's workspace (`?call_id=`); $connect
  * records the connection (a `WSCONN#` item in the call's partition, `?last_event_id=` its
  * cursor); any message (`{"action":"sync"}`) sends what the connection has not had; pushes
- * come from whichever function writes the call (shared/calls/live-push.ts).
+ * come from whichever function writes the call (shared/calls/live/push.ts).
  */
 
 interface WebSocketEvent {

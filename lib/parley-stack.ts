@@ -66,11 +66,11 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
   calls: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
   // save-call summarises through the language model (its credentials) after reading the call
   // from the table (getCall only: no call is placed here); a backfill is queued.
-  // It reads calls through the calls domain's narrow entry (shared/calls/records.ts: no engine,
+  // It reads calls through the calls domain's narrow entry (shared/calls/records/index.ts: no engine,
   // recordings or conversation runtime), so it holds neither bucket (test/cdk/grants-match-code).
   contacts: { table: 'readWrite', vendorSecret: 'read', contactJobsQueue: ['send'] },
   // Deleting a batch unlinks its calls; creating one reads numbers and agents. It reaches the
-  // calls domain through its narrow entry (shared/calls/records.ts): batches are dialled by
+  // calls domain through its narrow entry (shared/calls/records/index.ts): batches are dialled by
   // batch-tick, not here, so no call-steps queue and neither bucket.
   batches: { table: 'readWrite', vendorSecret: 'read', key: ['decrypt'], webhookQueue: ['send'] },
   // Chats run the agent's engine (language-model credentials), sign custom function requests
@@ -186,7 +186,7 @@ export const JOB_ACCESS: Record<JobName, ParleyAccess> = {
   // App tools run through the integrations domain, whose refresh before use seals new tokens (generateDataKey).
   'call-steps': { table: 'readWrite', callStepsQueue: ['consume', 'send'], webhookQueue: ['send'], integrationJobsQueue: ['send'], key: ['generateDataKey', 'decrypt'], vendorSecret: 'read', recordings: 'readWrite', knowledgeBases: 'readWrite' },
   // A step reads a page of calls (or an import chunk) and writes contacts; the next is re-queued.
-  // It reads the history pages through the calls domain's narrow entry (shared/calls/records.ts),
+  // It reads the history pages through the calls domain's narrow entry (shared/calls/records/index.ts),
   // so it holds neither bucket (test/cdk/grants-match-code holds grants to the bundle).
   'contact-jobs': { table: 'readWrite', contactJobsQueue: ['consume', 'send'], vendorSecret: 'read' },
   // An export streams table pages into its object (multipart); an erase or retention run deletes

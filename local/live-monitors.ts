@@ -15,7 +15,7 @@ import { requestTarget } from './request-target.ts';
  * authorizer and the live-ws function do in AWS. An Upgrade to `/v2/calls/{call_id}/ws`
  * passes the same gate as the API (key, IP and key limits, allowlist, scope `calls`), the
  * call must be the key's workspace's (404), then the socket is registered as a connection
- * (shared/calls/live-push.ts) and sent what it has not had (after `?last_event_id=`).
+ * (shared/calls/live/push.ts) and sent what it has not had (after `?last_event_id=`).
  * Pushes reach it through the stand-in installed here (shared/platform/aws/ws-connections.ts).
  */
 

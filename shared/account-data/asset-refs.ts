@@ -6,7 +6,7 @@ import { assetsEntity } from './store.ts';
  * flow or a component is saved. It reads asset items only (store.ts: no S3 client,
  * music-metadata or exports), so the agents, flows and chat-agents functions bundle it
  * without the rest of the domain (the lint rule allows `../account-data/asset-refs.ts`
- * beside every index.ts, as it allows calls/records.ts).
+ * beside every index.ts, as it allows calls/records/index.ts).
  */
 
 /**

@@ -1,4 +1,4 @@
-import { callExportPage, parseCallFilter } from '../calls/records.ts';
+import { callExportPage, parseCallFilter } from '../calls/records/index.ts';
 import { getChat, listChats } from '../chats/records.ts';
 import { listContactsPage } from '../contacts/index.ts';
 import { randomBytes } from 'node:crypto';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { registeredWorkspaceIds } from '../account/index.ts';
 import { getAgent, getChatAgent, workspaceHasRetentionSetting } from '../agents/index.ts';
-import { deleteCall } from '../calls/erasure.ts';
-import { callRetentionPage } from '../calls/records.ts';
+import { deleteCall } from '../calls/erasure/index.ts';
+import { callRetentionPage } from '../calls/records/index.ts';
 import { deleteChat, listChats } from '../chats/records.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 import { NotFound } from '../platform/errors.ts';

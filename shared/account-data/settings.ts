@@ -1,8 +1,8 @@
 import { checkSpend } from '../billing/index.ts';
 import { auditPut, getWorkspaceItem, reliabilityUpdate } from '../account/index.ts';
 import { LLM_MODELS } from '../agents/index.ts';
-import { callStorageFacts } from '../calls/erasure.ts';
-import { getConcurrency } from '../calls/records.ts';
+import { callStorageFacts } from '../calls/erasure/index.ts';
+import { getConcurrency } from '../calls/records/index.ts';
 import { getKyc } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { config } from '../platform/config.ts';

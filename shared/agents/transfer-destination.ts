@@ -37,7 +37,7 @@ export function refineTransferCall(tool: { type?: unknown; transfer_destination?
   const { type, cold_transfer_mode: mode, on_hold_music: music, custom_on_hold_music_asset_id: assetId } = option as Record<string, unknown>;
   const at = (field: string, message: string, input: unknown) => ctx.addIssue({ code: 'custom', path: ['transfer_option', field], message, input });
   // show_transferee_as_caller with sip_refer (the default) is accepted and has no effect, as
-  // retell-sdk documents it: a REFER keeps the caller's own ID (shared/calls/media.ts).
+  // retell-sdk documents it: a REFER keeps the caller's own ID (shared/calls/engine/media.ts).
   if (type === 'cold_transfer') {
     if (mode !== undefined && !(COLD_TRANSFER_MODES as readonly unknown[]).includes(mode)) {
       at('cold_transfer_mode', `Expected one of ${COLD_TRANSFER_MODES.map((m) => JSON.stringify(m)).join(', ')}`, mode);

@@ -1,7 +1,7 @@
 import { getAgent } from '../agents/lookups.ts';
 import { MAX_OVERRIDE_AGENTS, referenceAgents, releaseAgentReferences } from './agent-references.ts';
 import { assertCanSpend } from '../billing/index.ts';
-import { batchCallIdFor, checkedAgentOverride, unlinkBatchCall } from '../calls/records.ts';
+import { batchCallIdFor, checkedAgentOverride, unlinkBatchCall } from '../calls/records/index.ts';
 import { verificationStatus, workspaceNumber } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { parseDashboardCsv, type CsvSkippedRow } from '../platform/csv.ts';

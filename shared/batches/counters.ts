@@ -1,4 +1,4 @@
-import { onCallLifecycle, type CallLifecycleEvent } from '../calls/records.ts';
+import { onCallLifecycle, type CallLifecycleEvent } from '../calls/records/index.ts';
 import { countPickedUp, countSuccessful, getTask } from './store.ts';
 
 /*

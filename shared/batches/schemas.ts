@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dynamicVariables, versionRef } from '../calls/records.ts';
+import { dynamicVariables, versionRef } from '../calls/records/index.ts';
 import { customSipHeaders, epochMs, lazySchema } from '../platform/http/schemas.ts';
 import { idPattern } from '../platform/ids.ts';
 

@@ -1,6 +1,6 @@
 /*
  * The one price table (docs/billing.md). Calls price themselves from it at their end
- * (shared/calls/pricing.ts: call_cost's product lines), and billing charges those lines;
+ * (shared/calls/engine/pricing.ts: call_cost's product lines), and billing charges those lines;
  * the concurrency charges and the spend limits read the rest. Rates in USD as a price list
  * states them; the ledger keeps integer micro-dollars (µUSD).
  */

@@ -5,7 +5,7 @@ import { findCallItem, transitionCall } from './store.ts';
 
 /*
  * A batch's links to its calls, apart from the dialling (batch-dial.ts) so that the batches
- * API reaches them through the calls domain's narrow entry (records.ts) without the engine.
+ * API reaches them through the calls domain's narrow entry (records/index.ts) without the engine.
  */
 
 /** The call ID a task's dial uses: 12 hex of the claim time, then 12 of a hash of batch and task. */

@@ -11,12 +11,13 @@ import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
 import { checkedAgentOverride } from './agent-override.ts';
 import { acquireSlot, releaseSlot, SLOT_RECHECK_MS, sweepDueSlots, sweepSlots, type CallKind, type DueSweepResult, type SlotVerdict } from './concurrency.ts';
-import { applyCallDataStorage, DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';
+import { applyCallDataStorage, DEFAULT_CALLEE_LINES } from './engine/engine.ts';
+import { finishCall, queueAnalysis, scheduleFirstStep } from './engine/finish.ts';
 import { withIdempotency } from './idempotency.ts';
 import { getCall } from './history.ts';
 import { listCallItems } from './listing.ts';
-import { mediaKind, startMedia, webCallAccess } from './media.ts';
-import { assertNotLooser } from './recordings.ts';
+import { mediaKind, startMedia, webCallAccess } from './engine/media.ts';
+import { assertNotLooser } from './artifacts/recordings.ts';
 import {
   MAX_SANDBOX_CALL_MS,
   type CallView,
@@ -375,7 +376,7 @@ function trackedNumber(field: 'from_number' | 'to_number', value: string | undef
  * register-phone-call: a call for the customer's own SIP stack to bridge to the agent. The
  * call waits in `registered` until the SIP leg arrives at the media server's SIP service
  * (`sip:<call_id>@<LIVEKIT_SIP_URI host>`, answered as `sip_uri`): LiveKit's webhook then
- * makes it ongoing and dispatches the agent (live-events.ts). Nobody arriving within
+ * makes it ongoing and dispatches the agent (live/events.ts). Nobody arriving within
  * CALL_JOIN_TIMEOUT_MS ends it `registered_call_timeout`. Without SIP routing (the sandbox,
  * or LiveKit without LIVEKIT_SIP_URI) it is 422 (spec Errors 422). Spend, admission and
  * idempotency as create-phone-call; an inbound registered call may use reserved inbound slots.

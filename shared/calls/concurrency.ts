@@ -1,11 +1,10 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
-import * as z from 'zod';
-import { lazySchema } from '../platform/http/schemas.ts';
 import { getWorkspaceItem } from '../account/index.ts';
 import { badRequest, tooManyRequests, unavailable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, TransactionCancelled, table, type TransactOp } from '../platform/store/table.ts';
+import { MAX_CONCURRENCY_LIMIT, type Concurrency, type ConcurrencySettings, type UpdateConcurrencySettingsInput } from './schemas.ts';
 
 /*
  * Concurrent calls per workspace (spec Concurrency and Limits).
@@ -40,7 +39,6 @@ import { ConditionFailed, TransactionCancelled, table, type TransactOp } from '.
 
 /** Included in the price (spec Limits); `purchased_concurrency` is the rest of the limit. */
 export const BASE_CONCURRENCY = 20;
-export const MAX_CONCURRENCY_LIMIT = 1000;
 /**
  * How long after a slot was taken the sweep leaves it alone whatever the calls domain says:
  * the call record is written after its slot, so a call being set up is not in progress yet.
@@ -58,47 +56,6 @@ const FULL_RETRY_AFTER_SECONDS = 5;
 const MAX_ATTEMPTS = 25;
 
 export type CallKind = 'inbound' | 'outbound' | 'web' | 'batch';
-
-// ── Wire shapes (the lead mounts GET /get-concurrency, GET /get-concurrency-settings, PATCH /update-concurrency-settings) ──
-
-// Built on first use (z.lazy), like every route schema: a cold start of the calls function
-// builds none of these unless it serves one of the three concurrency routes.
-
-/** PATCH /update-concurrency-settings body; `reserved_inbound_concurrency` above the limit is a 400 (checked against the limit). */
-export const UpdateConcurrencySettingsBody = lazySchema(() =>
-  z.object({
-    reserved_inbound_concurrency: z.number().int().min(0).max(MAX_CONCURRENCY_LIMIT).optional(),
-    burst_enabled: z.boolean().optional(),
-  }),
-);
-export type UpdateConcurrencySettingsInput = z.infer<typeof UpdateConcurrencySettingsBody>;
-
-/** GET /get-concurrency: the spec's shape, plus retell-sdk's purchase fields. */
-export const ConcurrencyView = lazySchema(() =>
-  z.object({
-    current_concurrency: z.number().int(),
-    concurrency_limit: z.number().int(),
-    base_concurrency: z.number().int(),
-    purchased_concurrency: z.number().int(),
-    reserved_inbound_concurrency: z.number().int(),
-    concurrency_burst_enabled: z.boolean(),
-    /** min(3 × limit, limit + 300) with burst on; 0 with burst off (retell-sdk's documented value). */
-    concurrency_burst_limit: z.number().int(),
-    concurrency_purchase_limit: z.number().int(),
-    remaining_purchase_limit: z.number().int(),
-  }),
-);
-export type Concurrency = z.infer<typeof ConcurrencyView>;
-
-/** GET /get-concurrency-settings and the answer of PATCH /update-concurrency-settings. */
-export const ConcurrencySettingsView = lazySchema(() =>
-  z.object({
-    reserved_inbound_concurrency: z.number().int(),
-    burst_enabled: z.boolean(),
-    concurrency_limit: z.number().int(),
-  }),
-);
-export type ConcurrencySettings = z.infer<typeof ConcurrencySettingsView>;
 
 // ── Items ───────────────────────────────────────────────────────────────────────────
 

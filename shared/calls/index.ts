@@ -1,7 +1,7 @@
 /**
  * The calls domain's entry: the API operations (functions/calls.ts), the step handler the
  * call-steps consumer runs, and what other domains may use. A domain that only reads calls,
- * embeds their schemas or follows their lifecycle imports records.ts instead: this entry
+ * embeds their schemas or follows their lifecycle imports records/index.ts instead: this entry
  * reaches the engine, media (LiveKit), recordings (S3) and the conversation runtime (`ws`),
  * and esbuild keeps their side-effecting modules in every bundle that imports it.
  *
@@ -25,10 +25,8 @@ export {
   stopCall,
   updateCall,
 } from './calls.ts';
-export { runCallStep } from './engine.ts';
-export { runCallQueueMessage } from './queue-consumer.ts';
-export { CallQueueMessageSchema, CallStepSchema, type CallQueueMessage, type CallStepMessage } from './schedule.ts';
-export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';
+export { CallQueueMessageSchema, CallStepSchema, runCallQueueMessage, runCallStep, type CallQueueMessage, type CallStepMessage } from './engine/index.ts';
+export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound/index.ts';
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { retrieveForWorker } from './worker-retrieval.ts';
 export { assertCallOf, callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter } from './history.ts';
@@ -39,7 +37,6 @@ export type { BatchDialInput, BatchDialMemo, BatchDialResult, BatchTaskInput } f
 export { onCallLifecycle } from './call-listeners.ts';
 export type { CallLifecycleEvent, CallLifecycleListener } from './call-listeners.ts';
 export { dynamicVariables, versionRef } from './schemas.ts';
-export { getCallRecordingUrl } from './recordings.ts';
-export { callStream, lastEventId, monitorInfo } from './live-stream.ts';
-export { openLiveConnection, syncLiveConnection, closeLiveConnection } from './live-push.ts';
+export { getCallRecordingUrl } from './artifacts/index.ts';
+export { callStream, closeLiveConnection, lastEventId, monitorInfo, openLiveConnection, syncLiveConnection } from './live/index.ts';
 export { findPublicCallLog, type PublicCallLog } from './public-call.ts';

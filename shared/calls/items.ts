@@ -48,7 +48,7 @@ export interface EngineState {
   sip_identity?: string;
   /** agent_override of the create request or the inbound webhook's answer, validated (agent-override.ts): this call's configuration only. */
   agent_override?: AgentOverride;
-  /** How many of the call's `live_say` texts the sandbox agent has said (live-control.ts). */
+  /** How many of the call's `live_say` texts the sandbox agent has said (live/control.ts). */
   live_said?: number;
   /** The `live_patch.seq` the sandbox agent's conversation has taken in (update-live-call). */
   live_patch_seq?: number;
@@ -111,7 +111,7 @@ export interface SipStatusTransition {
 }
 
 /**
- * What LiveKit reported about a call's SIP leg (shared/calls/sip-leg.ts): the SIP
+ * What LiveKit reported about a call's SIP leg (shared/calls/artifacts/sip-leg.ts): the SIP
  * participant's identifiers (its `sip.*` attributes) and each callStatus it reached, from
  * LiveKit's webhooks and the dial's answer. Top-level (the engine's writes replace
  * `engine`), bounded (SIP_LEG_MAX_TRANSITIONS), written conditionally on `rev`. Never
@@ -175,20 +175,20 @@ export type CallItem = CallView & {
   transfer_seq?: number;
   transfer_destination?: string | null;
   transfer_end_timestamp?: number;
-  /** Where the recording is stored (shared/calls/recordings.ts); `recording_url` is the wire field. */
+  /** Where the recording is stored (shared/calls/artifacts/recordings.ts); `recording_url` is the wire field. */
   recording?: RecordingState;
   recording_url?: string;
-  /** When remove-call-sensitive-data last scrubbed the call (shared/calls/scrubbing.ts). */
+  /** When remove-call-sensitive-data last scrubbed the call (shared/calls/artifacts/scrubbing.ts). */
   scrubbed_timestamp?: number;
   /** The data storage setting last applied to what the call stores once it was over (data-storage.ts); removed by a new analysis. Never answered. */
   data_storage_applied?: 'everything_except_pii' | 'basic_attributes_only';
   /**
    * Set with a new analysis and removed once its `call_analyzed` is queued: a step that stored
    * the analysis but failed to queue the event finds it on its retry and queues it then
-   * (engine.ts `analyze`). Never answered.
+   * (engine/finish.ts `analyze`). Never answered.
    */
   analyzed_event_pending?: boolean;
-  /** Live calls (live-store.ts): top-level, so the engine's writes (which replace `engine`) never undo them. Never answered. */
+  /** Live calls (live/store.ts): top-level, so the engine's writes (which replace `engine`) never undo them. Never answered. */
   /** The controls and supervisor-say texts of a call stored before controls were items of their own (read, never written now). */
   live_log?: LiveLogEntry[];
   live_say?: string[];

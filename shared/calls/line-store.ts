@@ -10,7 +10,7 @@ import type { CallItem, LiveLogEntry } from './items.ts';
  * `line_count`, so the call item stays the same size however long the call runs (DynamoDB
  * refuses items over 400 KB). transcript.ts assembles the call's three transcript fields
  * from them on read. The call's live controls are items of their own likewise
- * (`CONTROL#<index>`, written by live-store.ts). Below store.ts (which writes lines in
+ * (`CONTROL#<index>`, written by live/store.ts). Below store.ts (which writes lines in
  * transitionCall) and the live modules, so it imports neither.
  */
 
@@ -57,7 +57,7 @@ export function linePuts(
   }));
 }
 
-/** A live control as stored (live-store.ts). */
+/** A live control as stored (live/store.ts). */
 export interface ControlItem {
   pk: string;
   sk: string;

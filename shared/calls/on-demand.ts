@@ -3,24 +3,24 @@
  * loaded with `import()` by its first request, once per process (docs/performance.md,
  * "One import() target for a domain's rare routes"): the SIP trace and PCAP
  * builders, the supervisor's live controls, the media webhook and the worker's reports
- * (live-events.ts, which reach the engine's media paths), deleting a call and scrubbing
- * (deletion.ts, scrubbing.ts). Only functions/calls.ts imports this module: a lazy
+ * (live/events.ts, which reach the engine's media paths), deleting a call and scrubbing
+ * (erasure/deletion.ts, artifacts/scrubbing.ts). Only functions/calls.ts imports this module: a lazy
  * wrapper in index.ts would make its targets chunks of every function importing the index
  * (public, call-steps), and the files those chunks share with the entry are loaded cold
- * whole. Account data deletes and reads storage facts through erasure.ts.
+ * whole. Account data deletes and reads storage facts through erasure/index.ts.
  */
-import type * as Deletion from './deletion.ts';
-import type * as LiveControl from './live-control.ts';
-import type * as LiveEvents from './live-events.ts';
-import type * as Scrubbing from './scrubbing.ts';
-import type * as SipTrace from './sip-trace.ts';
+import type * as Deletion from './erasure/deletion.ts';
+import type * as LiveControl from './live/control.ts';
+import type * as LiveEvents from './live/events.ts';
+import type * as Scrubbing from './artifacts/scrubbing.ts';
+import type * as SipTrace from './artifacts/sip-trace.ts';
 import { loadOnce } from '../platform/lazy.ts';
 
-const sipTraceModule = loadOnce((): Promise<typeof SipTrace> => import('./sip-trace.ts'));
-const liveControlModule = loadOnce((): Promise<typeof LiveControl> => import('./live-control.ts'));
-const liveEventsModule = loadOnce((): Promise<typeof LiveEvents> => import('./live-events.ts'));
-const deletionModule = loadOnce((): Promise<typeof Deletion> => import('./deletion.ts'));
-const scrubbingModule = loadOnce((): Promise<typeof Scrubbing> => import('./scrubbing.ts'));
+const sipTraceModule = loadOnce((): Promise<typeof SipTrace> => import('./artifacts/sip-trace.ts'));
+const liveControlModule = loadOnce((): Promise<typeof LiveControl> => import('./live/control.ts'));
+const liveEventsModule = loadOnce((): Promise<typeof LiveEvents> => import('./live/events.ts'));
+const deletionModule = loadOnce((): Promise<typeof Deletion> => import('./erasure/deletion.ts'));
+const scrubbingModule = loadOnce((): Promise<typeof Scrubbing> => import('./artifacts/scrubbing.ts'));
 
 /** GET /get-call-sip-trace (sip-trace.ts). */
 export async function getCallSipTrace(...args: Parameters<typeof SipTrace.getCallSipTrace>): ReturnType<typeof SipTrace.getCallSipTrace> {
@@ -31,7 +31,7 @@ export async function getCallPcap(...args: Parameters<typeof SipTrace.getCallPca
   return (await sipTraceModule()).getCallPcap(...args);
 }
 
-/** The supervisor's live controls (live-control.ts). */
+/** The supervisor's live controls (live/control.ts). */
 export async function updateLiveCall(...args: Parameters<typeof LiveControl.updateLiveCall>): ReturnType<typeof LiveControl.updateLiveCall> {
   return (await liveControlModule()).updateLiveCall(...args);
 }
@@ -51,7 +51,7 @@ export async function leaveLive(...args: Parameters<typeof LiveControl.leaveLive
   return (await liveControlModule()).leaveLive(...args);
 }
 
-/** The media server's webhook and the worker's reports (live-events.ts). */
+/** The media server's webhook and the worker's reports (live/events.ts). */
 export async function receiveMediaWebhook(...args: Parameters<typeof LiveEvents.receiveMediaWebhook>): ReturnType<typeof LiveEvents.receiveMediaWebhook> {
   return (await liveEventsModule()).receiveMediaWebhook(...args);
 }
@@ -59,7 +59,7 @@ export async function receiveWorkerEvent(...args: Parameters<typeof LiveEvents.r
   return (await liveEventsModule()).receiveWorkerEvent(...args);
 }
 
-/** DELETE /delete-call (deletion.ts). */
+/** DELETE /delete-call (erasure/deletion.ts). */
 export async function deleteCall(...args: Parameters<typeof Deletion.deleteCall>): ReturnType<typeof Deletion.deleteCall> {
   return (await deletionModule()).deleteCall(...args);
 }

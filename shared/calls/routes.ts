@@ -2,18 +2,20 @@ import * as z from 'zod';
 import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
 import { MAX_WORKER_REPORT_BYTES, workerEventSchema } from '../vendors/media/index.ts';
-import { ConcurrencySettingsView, ConcurrencyView, UpdateConcurrencySettingsBody } from './concurrency.ts';
 import {
   BackfillAccepted,
   BackfillCallAnalysisBody,
   Call,
   CallList,
   callIdParams,
+  ConcurrencySettingsView,
+  ConcurrencyView,
   CreatePhoneCallBody,
   CreateWebCallBody,
   ListCallsBody,
   RegisterPhoneCallBody,
   UpdateCallBody,
+  UpdateConcurrencySettingsBody,
   WebCall,
   WorkerRetrievalBody,
   WorkerRetrievalView,

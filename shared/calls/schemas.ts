@@ -358,3 +358,44 @@ export const WorkerRetrievalView = lazySchema(() =>
     prompt: z.string(),
   }),
 );
+
+// ── Concurrency (GET /get-concurrency, GET /get-concurrency-settings, PATCH /update-concurrency-settings: concurrency.ts) ──
+
+/** The most concurrent calls a workspace may have (spec Limits): included and purchased together. */
+export const MAX_CONCURRENCY_LIMIT = 1000;
+
+/** PATCH /update-concurrency-settings body; `reserved_inbound_concurrency` above the limit is a 400 (checked against the limit). */
+export const UpdateConcurrencySettingsBody = lazySchema(() =>
+  z.object({
+    reserved_inbound_concurrency: z.number().int().min(0).max(MAX_CONCURRENCY_LIMIT).optional(),
+    burst_enabled: z.boolean().optional(),
+  }),
+);
+export type UpdateConcurrencySettingsInput = z.infer<typeof UpdateConcurrencySettingsBody>;
+
+/** GET /get-concurrency: the spec's shape, plus retell-sdk's purchase fields. */
+export const ConcurrencyView = lazySchema(() =>
+  z.object({
+    current_concurrency: z.number().int(),
+    concurrency_limit: z.number().int(),
+    base_concurrency: z.number().int(),
+    purchased_concurrency: z.number().int(),
+    reserved_inbound_concurrency: z.number().int(),
+    concurrency_burst_enabled: z.boolean(),
+    /** min(3 × limit, limit + 300) with burst on; 0 with burst off (retell-sdk's documented value). */
+    concurrency_burst_limit: z.number().int(),
+    concurrency_purchase_limit: z.number().int(),
+    remaining_purchase_limit: z.number().int(),
+  }),
+);
+export type Concurrency = z.infer<typeof ConcurrencyView>;
+
+/** GET /get-concurrency-settings and the answer of PATCH /update-concurrency-settings. */
+export const ConcurrencySettingsView = lazySchema(() =>
+  z.object({
+    reserved_inbound_concurrency: z.number().int(),
+    burst_enabled: z.boolean(),
+    concurrency_limit: z.number().int(),
+  }),
+);
+export type ConcurrencySettings = z.infer<typeof ConcurrencySettingsView>;

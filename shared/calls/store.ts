@@ -6,7 +6,7 @@ import { ConditionFailed, table, TransactionCancelled } from '../platform/store/
 import { setOrRemove } from '../platform/store/update-expression.ts';
 import { linePuts, readCallWithLines, type TranscriptLine } from './line-store.ts';
 import type { CallItem } from './items.ts';
-import { publishCallChange } from './live-push.ts';
+import { publishCallChange } from './live/push.ts';
 import type { CallStatus, DisconnectionReason } from './schemas.ts';
 import { assembleTranscript } from './transcript.ts';
 
@@ -193,7 +193,7 @@ export async function transitionCall(callId: string, change: Transition): Promis
     }
     throw error;
   }
-  // WebSocket monitors of the call get what changed (live-push.ts; nothing when none watches).
+  // WebSocket monitors of the call get what changed (live/push.ts; nothing when none watches).
   if (updated) await publishCallChange(updated);
   return updated;
 }

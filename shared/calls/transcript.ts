@@ -15,6 +15,17 @@ const ASSEMBLED = Symbol('transcript assembled');
 
 type Entry = Record<string, unknown>;
 
+/**
+ * What a write appends to the call's transcript (store.ts transitionCall): the events as
+ * lines, after the lines the step read, keyed by the first one's position (the engine's
+ * writes are ordered by the call's conditions; a LiveKit worker's by its report sequence).
+ * Sandbox turns, transfers' consultations and handoffs record through it.
+ */
+export function transcriptAppend(call: CallItem, events: readonly object[], options: { heard?: boolean } = {}) {
+  const after = call.line_count ?? 0;
+  return { workspaceId: call.workspace_id, ordinal: after, after, lines: transcriptLines(events as Record<string, unknown>[], options) };
+}
+
 /** Turn events as lines: every event is a `transcript_with_tool_calls` entry; the agent's and user's lines are the caller's transcript too. */
 export function transcriptLines(events: readonly Entry[], options: { heard?: boolean } = {}): TranscriptLine[] {
   return events.map((event) => ({
@@ -63,7 +74,7 @@ export async function withTranscripts<T extends CallItem>(calls: readonly T[]): 
 }
 
 /**
- * The transcript entries in the order they were written, for the live monitors (live-frames.ts):
+ * The transcript entries in the order they were written, for the live monitors (live/frames.ts):
  * the item's own entries, then the lines by position, only those the call read counts
  * (`line_count`), so frames computed from this read number every entry as any later read will.
  */

@@ -8,7 +8,7 @@ import { chatMessages, deleteChatMessages, getChatItem, rewriteMessages, writeEn
 /*
  * What a chat keeps once it is over, by its data storage setting (the chat's own, else its
  * chat agent version's; docs/privacy.md, What the data storage setting keeps), as a call
- * does (shared/calls/data-storage.ts). While the chat is ongoing its messages are stored as
+ * does (shared/calls/artifacts/data-storage.ts). While the chat is ongoing its messages are stored as
  * said (each completion is answered from them); once it has ended and its analysis has run
  * (`chat_ended` and `chat_analyzed` go out with the messages), or it failed (`error`):
  *

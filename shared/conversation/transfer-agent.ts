@@ -10,7 +10,7 @@ import type { ConversationState, DataStorageSetting, StreamTurnOptions, Transcri
  * model says from its prompt), each of the destination's lines is answered by its engine,
  * and its `bridge_transfer` / `cancel_transfer` tools (flow: nodes) decide. It is told who is
  * waiting: the caller's conversation so far is a note before its first turn. The sandbox's
- * consultation (shared/calls/agentic-transfer.ts) and the voice worker's both run it, so a
+ * consultation (shared/calls/transfers/agentic.ts) and the voice worker's both run it, so a
  * destination is consulted the same way whichever media runs the call.
  */
 

@@ -7,7 +7,7 @@ import { getApps } from './store.ts';
  * asks, and the tool definitions the conversation runtime offers the model. It reads app items
  * and the catalogue only (no OAuth, vendor clients or settings), so the agents and flows
  * functions bundle it without the rest of the domain (the lint rule allows
- * `../integrations/app-refs.ts` beside every index.ts, as it allows calls/records.ts).
+ * `../integrations/app-refs.ts` beside every index.ts, as it allows calls/records/index.ts).
  */
 
 /** An `app` tool's reference as found in a saved configuration: where it is (`general_tools.0`), its app and tool name. */

@@ -1,4 +1,4 @@
-import { findPublicCallLog } from '../calls/records.ts';
+import { findPublicCallLog } from '../calls/records/index.ts';
 import type * as KnowledgeBases from '../knowledge-bases/index.ts';
 import { countTokenRequest } from '../platform/auth/token-window.ts';
 import { rawBearer } from '../platform/auth/gate.ts';

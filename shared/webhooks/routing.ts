@@ -5,7 +5,7 @@ import { enqueueWebhook } from './webhooks.ts';
  * Where an agent's event goes (spec: Outgoing webhooks, Routing), for the events that follow
  * the plain rule: the agent's webhook_url (placeholders filled) when it has one and its
  * webhook_events include the event (absent: the defaults), else the workspace's URL for
- * the same events. Calls (shared/calls/call-webhooks.ts) add their own twists
+ * the same events. Calls (shared/calls/engine/call-webhooks.ts) add their own twists
  * (transcript_updated, transfer events); chats use this as it is. Delivery is the one path
  * every webhook takes: queued, signed, retried and logged (webhooks.ts).
  */

@@ -279,7 +279,7 @@ async function recordAttempt(workspaceId: string, record: AttemptRecord, outcome
 
 /**
  * One attempt of a webhook sent outside the delivery queue, synchronously by its domain (the
- * call_inbound webhook, shared/calls/inbound.ts), recorded in the workspace's delivery log
+ * call_inbound webhook, shared/calls/inbound/inbound.ts), recorded in the workspace's delivery log
  * like the queued ones: every attempt of one webhook shares its delivery ID.
  */
 export async function recordDirectAttempt(

@@ -17,7 +17,7 @@ import type { CallStepMessage } from '../../shared/calls/index.ts';
  */
 const ran = vi.hoisted(() => ({ steps: [] as { at: number; message: unknown }[], failFor: new Set<string>() }));
 vi.mock('../../shared/calls/index.ts', async () => ({
-  CallQueueMessageSchema: (await import('../../shared/calls/schedule.ts')).CallQueueMessageSchema,
+  CallQueueMessageSchema: (await import('../../shared/calls/engine/schedule.ts')).CallQueueMessageSchema,
   // The consumer registers the batch counters' listener at load (docs/batch-calls.md).
   onCallLifecycle: () => undefined,
   runCallQueueMessage: async (message: { step: string }) => {

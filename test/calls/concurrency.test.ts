@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { Invalid, TooManyRequests } from '../../shared/platform/errors.ts';
+import { ConcurrencySettingsView, ConcurrencyView, UpdateConcurrencySettingsBody } from '../../shared/calls/schemas.ts';
 import {
-  ConcurrencySettingsView,
-  ConcurrencyView,
   SLOT_SETUP_GRACE_MS,
-  UpdateConcurrencySettingsBody,
   acquireSlot,
   acquireSlots,
   burstLimit,

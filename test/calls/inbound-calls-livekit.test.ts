@@ -105,7 +105,7 @@ describe('an inbound SIP caller on LiveKit', () => {
 
     // A redelivered webhook creates nothing more, nor does a redelivered admission message.
     expect((await caller.joins()).body).toEqual({ applied: 'ignored: room already handled' });
-    const { admitInboundSipCaller } = await import('../../shared/calls/inbound-sip.ts');
+    const { admitInboundSipCaller } = await import('../../shared/calls/inbound/sip.ts');
     const redelivered = await admitInboundSipCaller({ step: 'inbound_sip', call_id: callId, room: caller.room, participant: caller.participant });
     expect(redelivered).toEqual({ applied: 'ignored: already admitted' });
     expect(await listCalls(ws)).toHaveLength(1);

@@ -176,8 +176,8 @@ describe('live controls of a long call', () => {
     expect((await rawItemBytes(callId)) - earlyBytes).toBeLessThan(64);
     expect(await queryAll(keys.callControls(callId))).toHaveLength(60);
 
-    const { liveEntriesOf } = await import('../../shared/calls/live-store.ts');
-    const { liveFrames } = await import('../../shared/calls/live-frames.ts');
+    const { liveEntriesOf } = await import('../../shared/calls/live/store.ts');
+    const { liveFrames } = await import('../../shared/calls/live/frames.ts');
     const item = (await table.get<Parameters<typeof liveFrames>[0]>(keys.call(callId)))!;
     const { entries, controls } = await liveEntriesOf(item);
     const frames = liveFrames(item, entries, controls).slice(2);

@@ -12,7 +12,7 @@ import { eventually } from '../support/webhook-receiver.ts';
 // (docs/calls.md, SIP trace and pcap). The media server is the fake LiveKit: it starts first.
 const { livekit, app } = await startLiveKitTestApp();
 // Loaded after the app: settings are read once, on the first import of shared code.
-const { mergeSipLeg, SIP_LEG_MAX_TRANSITIONS } = await import('../../shared/calls/sip-leg.ts');
+const { mergeSipLeg, SIP_LEG_MAX_TRANSITIONS } = await import('../../shared/calls/artifacts/sip-leg.ts');
 
 const ws = await app.newWorkspace();
 const { number } = await newAgentWithNumber(ws.api);

@@ -83,7 +83,7 @@ async function queuesSentTo(name: string): Promise<Set<QueueName>> {
 
 // The modules that call objectStore() for recordings; the object store module itself also
 // serves the knowledge-base bucket (knowledgeBaseObjectStore) and account objects.
-const RECORDINGS_USERS = ['shared/calls/recordings.ts', 'shared/calls/scrubbing.ts'];
+const RECORDINGS_USERS = ['shared/calls/artifacts/recordings.ts', 'shared/calls/artifacts/scrubbing.ts'];
 const ACCOUNT_OBJECT_USERS = ['shared/account-data/assets.ts', 'shared/account-data/exports.ts'];
 
 describe('function grants match the code they bundle', { timeout: 60_000 }, () => {

@@ -127,10 +127,13 @@ describe('the layout', () => {
     ['shared/agents/llms.ts', "import { executeTool } from '../integrations/apps.ts';"],
     ['shared/agents/transfer-checks.ts', "import { createAsset } from '../account-data/assets.ts';"],
     ['shared/account-data/exports.ts', "import { listChats } from '../chats/stored-chats.ts';"],
-    ['shared/account-data/privacy.ts', "import { deleteCall } from '../calls/deletion.ts';"],
+    ['shared/account-data/privacy.ts', "import { deleteCall } from '../calls/erasure/deletion.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { assertRunnable } from '../agents/runnable.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { assertRunnable } from '../calls/bindings.ts';"],
     ['shared/platform/auth/credentials.ts', "import { db } from '../store/db.ts';"],
+    ['shared/calls/live/control.ts', "import { getAgent } from '../../agents/records.ts';"],
+    ['shared/calls/live/control.ts', "import { localWebhookQueue } from '../../../local/queues.ts';"],
+    ['shared/calls/live/control.ts', "import { routeTable } from '../../route-table.ts';"],
   ])('refuses %s importing %s', async (filePath, code) => {
     expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toHaveLength(1);
   });
@@ -141,15 +144,20 @@ describe('the layout', () => {
     ['shared/numbers/phone-numbers.ts', "import { table } from '../platform/store/table.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { telephonyProvider } from '../vendors/telephony/index.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { takeDialToken } from './cps-limiter.ts';"],
-    ['shared/batches/batches.ts', "import { onCallLifecycle } from '../calls/records.ts';"],
+    ['shared/batches/batches.ts', "import { onCallLifecycle } from '../calls/records/index.ts';"],
     ['shared/agents/app-usages.ts', "import { appToolProblems } from '../integrations/app-refs.ts';"],
     ['shared/agents/transfer-checks.ts', "import { audioAssetProblem } from '../account-data/asset-refs.ts';"],
-    ['shared/account-data/privacy.ts', "import { deleteCall } from '../calls/erasure.ts';"],
+    ['shared/account-data/privacy.ts', "import { deleteCall } from '../calls/erasure/index.ts';"],
     ['shared/account-data/exports.ts', "import { listChats } from '../chats/records.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { assertRunnable } from '../agents/bindings.ts';"],
     ['shared/vendors/telephony/mock.ts', "import { canonicalE164 } from '../../platform/phone.ts';"],
     ['shared/calls/calls.ts', "import { contactVariables } from '../contacts/lookups.ts';"],
     ['shared/calls/calls.ts', "import { getAgent } from '../agents/lookups.ts';"],
+    ['shared/calls/live/control.ts', "import { logger } from '../../platform/logger.ts';"],
+    ['shared/calls/live/control.ts', "import { findCallItem } from '../store.ts';"],
+    ['shared/calls/live/control.ts', "import { finishCall } from '../engine/finish.ts';"],
+    ['shared/calls/live/control.ts', "import { resolveAgentVersion } from '../../agents/index.ts';"],
+    ['shared/calls/live/control.ts', "import { getAgent } from '../../agents/lookups.ts';"],
   ])('allows %s importing %s', async (filePath, code) => {
     expect(await lint(filePath, `${code}\nexport const x = 1;\n`)).toEqual([]);
   });

@@ -81,17 +81,17 @@ describe('deployed Lambda bundles', () => {
     expect([...coldInputs(numbers.metafile, numbers.file).keys()].filter((input) => /node_modules\/(bowser|@smithy\/core\/dist-es\/submodules\/event-streams)\//.test(input))).toEqual([]);
   });
 
-  it('keep the calls engine, LiveKit and ws out of a function that only reads calls (calls/records.ts)', () => {
+  it('keep the calls engine, LiveKit and ws out of a function that only reads calls (calls/records/index.ts)', () => {
     const inputs = Object.keys(bundles.contacts!.metafile.inputs);
-    expect(inputs).toContain('shared/calls/records.ts');
+    expect(inputs).toContain('shared/calls/records/index.ts');
     expect(inputs.filter((input) => /^shared\/(calls\/(index|engine|media|recordings)|conversation\/)|node_modules\/(ws|livekit-server-sdk|@livekit)\//.test(input))).toEqual([]);
   });
 
-  it('keep the conversation runtime, ws and the calls engine out of export-jobs and account-data (chats/records.ts, calls/erasure.ts)', () => {
+  it('keep the conversation runtime, ws and the calls engine out of export-jobs and account-data (chats/records.ts, calls/erasure/index.ts)', () => {
     for (const name of ['export-jobs', 'account-data']) {
       const inputs = Object.keys(bundles[name]!.metafile.inputs);
       expect(inputs, name).toContain('shared/chats/records.ts');
-      expect(inputs, name).toContain('shared/calls/erasure.ts');
+      expect(inputs, name).toContain('shared/calls/erasure/index.ts');
       expect(
         inputs.filter((input) => /^shared\/(calls\/(index|calls|engine)|chats\/(index|chats|sms)|batches\/scheduler|conversation\/[\w-]+)\.ts$|node_modules\/ws\//.test(input)),
         name,

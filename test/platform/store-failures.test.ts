@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { artifactSettings } from '../../shared/calls/recordings.ts';
+import { artifactSettings } from '../../shared/calls/artifacts/recordings.ts';
 import { syncs } from '../../shared/knowledge-bases/store.ts';
 import { removeSyncsOf } from '../../shared/knowledge-bases/syncs.ts';
 import { table } from '../../shared/platform/store/table.ts';

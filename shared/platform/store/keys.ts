@@ -327,7 +327,7 @@ export const keys = {
   }),
   callLines: (callId: string): PartitionQuery => ({ pk: `CALL#${callId}`, skPrefix: 'LINE#' }),
   /**
-   * A live control of a call (listen, take-over, supervisor-say, update-live-call: live-store.ts),
+   * A live control of a call (listen, take-over, supervisor-say, update-live-call: live/store.ts),
    * in the call's partition in the order written, each written once with the call's `control_count`.
    */
   callControl: (callId: string, index: number): ItemKey => ({ pk: `CALL#${callId}`, sk: `CONTROL#${String(index).padStart(6, '0')}` }),
@@ -381,18 +381,18 @@ export const keys = {
   partyConversations: (workspaceId: string, e164: string): { gsi2pk: string } => ({ gsi2pk: `${workspacePartition(workspaceId)}#PARTY#${e164}` }),
 
   /**
-   * A live viewer of a call (listen / take-over, shared/calls/live-control.ts): in the call's own
+   * A live viewer of a call (listen / take-over, shared/calls/live/control.ts): in the call's own
    * partition, so the viewers are one query and go with the call.
    */
   callViewer: (callId: string, participantId: string): ItemKey => ({ pk: `CALL#${callId}`, sk: `VIEWER#${participantId}` }),
   callViewers: (callId: string): PartitionQuery => ({ pk: `CALL#${callId}`, skPrefix: 'VIEWER#' }),
-  /** A WebSocket monitor connection of a call (shared/calls/live-push.ts): in the call's partition, for the pushes. */
+  /** A WebSocket monitor connection of a call (shared/calls/live/push.ts): in the call's partition, for the pushes. */
   liveConnection: (callId: string, connectionId: string): ItemKey => ({ pk: `CALL#${callId}`, sk: `WSCONN#${connectionId}` }),
   liveConnections: (callId: string): PartitionQuery => ({ pk: `CALL#${callId}`, skPrefix: 'WSCONN#' }),
   /** Which call a WebSocket connection watches (API Gateway's $disconnect names only the connection). */
   liveConnectionLookup: (connectionId: string): ItemKey => ({ pk: `WSCONN#${connectionId}`, sk: 'WSCONN' }),
 
-  /** The media server's outbound SIP trunk for a number (created once, kept: shared/calls/media.ts). */
+  /** The media server's outbound SIP trunk for a number (created once, kept: shared/calls/engine/media.ts). */
   mediaTrunk: (phoneNumber: string): ItemKey => ({ pk: `MEDIATRUNK#${phoneNumber}`, sk: 'MEDIATRUNK' }),
   /**
    * A media-server room that is not named after its call (an inbound SIP call's room, made by
