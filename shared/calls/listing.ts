@@ -3,15 +3,17 @@ import { invalidPaginationKey, NotFound } from '../platform/errors.ts';
 import type { CallFilter, KeyedFilter, ListCallsInput } from './schemas.ts';
 import { withTranscripts } from './transcript.ts';
 import {
-  batchGetCalls,
-  CALL_LISTING_SHARDS,
-  countCallListing,
-  getCallItem,
-  queryCallListing,
-  type CallItem,
-  type CallListingEntry,
+  countListing,
+  firstEntries,
+  ListingExpression,
+  mergedEntries,
+  readListedItems,
+  shardReadSizes,
+  type EntryTest,
+  type ListingCondition,
   type ListingFilter,
-} from './store.ts';
+} from '../platform/store/sharded-listing.ts';
+import { callListingPartitions, getCallItem, type CallItem, type CallListingEntry } from './store.ts';
 
 /*
  * `POST /v3/list-calls`: a query of the listing index (gsi1), never a scan. A workspace's
@@ -31,16 +33,7 @@ import {
  *   listing keeps reading in index order until the page is full.
  */
 
-/** One condition on one value (retell-sdk's filter ops; `in` for a list of values). */
-type Condition =
-  | { op: 'in'; value: readonly (string | number | boolean)[] }
-  | { op: 'eq' | 'ne'; value: string | number | boolean }
-  | { op: 'sw' | 'ew' | 'co'; value: string }
-  | { op: 'gt' | 'ge' | 'lt' | 'le'; value: number }
-  | { op: 'bt'; value: readonly [number, number] }
-  | { op: 'pr' | 'np' };
-
-type EntryTest = (entry: Record<string, unknown>) => boolean;
+type Condition = ListingCondition;
 
 /** What a filter becomes: an index expression, tests on index entries and on full items. */
 export interface ListingPlan {
@@ -79,64 +72,6 @@ function conditionsOf(value: unknown): Condition[] {
     ];
   }
   return [filter as Condition];
-}
-
-class Expression {
-  readonly names: Record<string, string> = {};
-  readonly values: Record<string, unknown> = {};
-  readonly parts: string[] = [];
-  private n = 0;
-
-  name(attribute: string): string {
-    const placeholder = `#f${Object.keys(this.names).length}`;
-    const existing = Object.entries(this.names).find(([, name]) => name === attribute);
-    if (existing) return existing[0];
-    this.names[placeholder] = attribute;
-    return placeholder;
-  }
-
-  value(value: unknown): string {
-    const placeholder = `:v${this.n++}`;
-    this.values[placeholder] = value;
-    return placeholder;
-  }
-
-  /** The condition as DynamoDB syntax, or undefined when it has none (checked on the entry instead). */
-  condition(attribute: string, condition: Condition, absentMeans?: string): string | undefined {
-    const a = this.name(attribute);
-    const orAbsent = (expression: string, matchesAbsent: boolean) => (matchesAbsent ? `(attribute_not_exists(${a}) OR ${expression})` : expression);
-    switch (condition.op) {
-      case 'in':
-        return orAbsent(`${a} IN (${condition.value.map((v) => this.value(v)).join(', ')})`, absentMeans !== undefined && condition.value.includes(absentMeans));
-      case 'eq':
-        return orAbsent(`${a} = ${this.value(condition.value)}`, absentMeans !== undefined && condition.value === absentMeans);
-      case 'ne':
-        // A call without the attribute is "not equal" (as on the entry); with a default, it is its default.
-        return absentMeans !== undefined && condition.value === absentMeans
-          ? `(attribute_exists(${a}) AND ${a} <> ${this.value(condition.value)})`
-          : `(attribute_not_exists(${a}) OR ${a} <> ${this.value(condition.value)})`;
-      case 'gt':
-        return `${a} > ${this.value(condition.value)}`;
-      case 'ge':
-        return `${a} >= ${this.value(condition.value)}`;
-      case 'lt':
-        return `${a} < ${this.value(condition.value)}`;
-      case 'le':
-        return `${a} <= ${this.value(condition.value)}`;
-      case 'bt':
-        return `${a} BETWEEN ${this.value(condition.value[0])} AND ${this.value(condition.value[1])}`;
-      case 'sw':
-        return `begins_with(${a}, ${this.value(condition.value)})`;
-      case 'co':
-        return `contains(${a}, ${this.value(condition.value)})`;
-      default:
-        return undefined;
-    }
-  }
-
-  build(): ListingFilter | undefined {
-    return this.parts.length ? { expression: this.parts.join(' AND '), names: this.names, values: this.values } : undefined;
-  }
 }
 
 /** Whether a value satisfies a condition, as the index expression would decide it. */
@@ -254,7 +189,7 @@ function toolCallsTest(filters: ToolCallFilter[]) {
 export async function planListing(workspaceId: string, criteria: CallFilter | undefined): Promise<ListingPlan> {
   const plan: ListingPlan = { entryTests: [], itemTests: [], empty: false };
   if (!criteria) return plan;
-  const expression = new Expression();
+  const expression = new ListingExpression();
   const onIndex = (attribute: string, conditions: Condition[], absentMeans?: string) => {
     for (const condition of conditions) {
       const syntax = expression.condition(attribute, condition, absentMeans);
@@ -299,85 +234,9 @@ export async function planListing(workspaceId: string, criteria: CallFilter | un
   return plan;
 }
 
-/**
- * One shard's entries in index order, a page at a time: the first page is about this
- * shard's share of what the listing needs, later ones as large as needed.
- */
-class ShardCursor {
-  private buffer: CallListingEntry[] = [];
-  private position = 0;
-  private lastKey: Record<string, unknown> | undefined;
-  private done = false;
-  private pending: Promise<void> | undefined;
-
-  constructor(
-    private readonly query: (limit: number, startKey: Record<string, unknown> | undefined) => ReturnType<typeof queryCallListing>,
-    private readonly tests: EntryTest[],
-    private pageSize: number,
-    private readonly laterPageSize: number,
-  ) {}
-
-  /** Reads ahead (used to start every shard's first read at once). */
-  fill(): Promise<void> {
-    if (this.position < this.buffer.length || this.done) return Promise.resolve();
-    this.pending ??= this.read().finally(() => (this.pending = undefined));
-    return this.pending;
-  }
-
-  private async read() {
-    while (this.position >= this.buffer.length && !this.done) {
-      const page = await this.query(this.pageSize, this.lastKey);
-      this.pageSize = this.laterPageSize;
-      this.buffer = this.tests.length ? page.items.filter((entry) => this.tests.every((test) => test(entry))) : page.items;
-      this.position = 0;
-      this.lastKey = page.lastKey;
-      this.done = !page.lastKey;
-    }
-  }
-
-  /** Whether the next entry is known without a read (it is buffered, or the shard is done). */
-  get ready(): boolean {
-    return this.position < this.buffer.length || this.done;
-  }
-
-  /** The next entry once `ready`; undefined at the end of the shard. */
-  head(): CallListingEntry | undefined {
-    return this.buffer[this.position];
-  }
-
-  advance() {
-    this.position++;
-  }
-}
-
-/** The shards' entries merged in the listing's order. */
-async function* mergedEntries(cursors: ShardCursor[], ascending: boolean): AsyncGenerator<CallListingEntry> {
-  for (;;) {
-    // Every shard must show its next entry before the next in order is known.
-    const waiting = cursors.filter((cursor) => !cursor.ready);
-    if (waiting.length) await Promise.all(waiting.map((cursor) => cursor.fill()));
-    let best: { cursor: ShardCursor; entry: CallListingEntry } | undefined;
-    for (const cursor of cursors) {
-      const entry = cursor.head();
-      if (!entry) continue;
-      if (!best || (ascending ? entry.call_id < best.entry.call_id : entry.call_id > best.entry.call_id)) best = { cursor, entry };
-    }
-    if (!best) return;
-    best.cursor.advance();
-    yield best.entry;
-  }
-}
-
-/** BatchGetItem reads at most 100 keys; the reads of one chunk run in parallel. */
-const BATCH_GET_MAX = 100;
-
+/** The calls the entries point at, in index order (with their transcripts when item tests read them). */
 async function readItems(entries: CallListingEntry[], options: { transcripts?: boolean } = {}): Promise<CallItem[]> {
-  const batches: CallListingEntry[][] = [];
-  for (let i = 0; i < entries.length; i += BATCH_GET_MAX) batches.push(entries.slice(i, i + BATCH_GET_MAX));
-  const items = (await Promise.all(batches.map((batch) => batchGetCalls(batch)))).flat();
-  const byId = new Map(items.map((item) => [item.call_id, item]));
-  // In index order; a call deleted between the index read and the item read drops out.
-  const ordered = entries.flatMap((entry) => byId.get(entry.call_id) ?? []);
+  const ordered = await readListedItems<CallItem>(entries);
   return options.transcripts ? withTranscripts(ordered) : ordered;
 }
 
@@ -404,17 +263,16 @@ export async function listCallItems(
   return { ...page, ...(total !== undefined ? { total } : {}) };
 }
 
-function shardCursors(workspaceId: string, plan: ListingPlan, ascending: boolean, after: string | undefined, firstPage: number, laterPage: number) {
-  return Array.from(
-    { length: CALL_LISTING_SHARDS },
-    (_, shard) =>
-      new ShardCursor(
-        (limit, exclusiveStartKey) => queryCallListing({ workspaceId, shard, ascending, after, filter: plan.index, limit, exclusiveStartKey }),
-        plan.entryTests,
-        firstPage,
-        laterPage,
-      ),
-  );
+function merged(workspaceId: string, plan: ListingPlan, ascending: boolean, after: string | undefined, reads: { firstPage: number; laterPage: number }) {
+  return mergedEntries<CallListingEntry>({
+    gsi1pks: callListingPartitions(workspaceId),
+    ascending,
+    after,
+    filter: plan.index,
+    entryTests: plan.entryTests,
+    idOf: (entry) => entry.call_id,
+    ...reads,
+  });
 }
 
 /** The page: `limit` matching calls after `skip` more, from the starting point, in order. */
@@ -433,27 +291,19 @@ async function readPage(
   // Each shard holds about a quarter of the page: its first read asks for a little more
   // than that, and a shard that runs out reads on. A filtered read asks for more, since
   // DynamoDB's Limit counts the entries it examined, not those that matched.
-  const share = Math.ceil((want / CALL_LISTING_SHARDS) * 1.25) + 8;
-  const entries = mergedEntries(
-    shardCursors(workspaceId, plan, ascending, after, Math.min(want, filtered ? Math.max(100, share) : share), filtered ? Math.max(100, want) : want),
-    ascending,
-  );
+  const entries = merged(workspaceId, plan, ascending, after, shardReadSizes(want, callListingPartitions(workspaceId).length, filtered));
   if (!fullItemFilters) {
-    const page: CallListingEntry[] = [];
-    for await (const entry of entries) {
-      page.push(entry);
-      if (page.length >= want) break;
-    }
+    const page = await firstEntries(entries, want);
     // The calls `skip` passes over are never read.
     return { items: await readItems(page.slice(skip, skip + limit)), hasMore: page.length > skip + limit };
   }
-  // Filters on full items: read candidates in index order, a chunk at a time, until enough match.
+  // Filters on full items: read candidates in index order, a chunk at a time (at least one BatchGetItem's 100), until enough match.
   const matched: CallItem[] = [];
   const test = (item: CallItem) => plan.itemTests.every((t) => t(item));
   let chunk: CallListingEntry[] = [];
   for await (const entry of entries) {
     chunk.push(entry);
-    if (chunk.length >= Math.min(1000, Math.max(BATCH_GET_MAX, 2 * (want - matched.length)))) {
+    if (chunk.length >= Math.min(1000, Math.max(100, 2 * (want - matched.length)))) {
       matched.push(...(await readItems(chunk, { transcripts: plan.needsTranscript })).filter(test));
       chunk = [];
       if (matched.length >= want) break;
@@ -471,18 +321,9 @@ async function readPage(
  */
 async function countMatching(workspaceId: string, plan: ListingPlan): Promise<number> {
   if (plan.itemTests.length === 0 && plan.entryTests.length === 0) {
-    const counts = await Promise.all(
-      Array.from({ length: CALL_LISTING_SHARDS }, (_, shard) =>
-        countCallListing({ workspaceId, shard, filter: plan.index, cap: TOTAL_COUNT_CAP, examineCap: TOTAL_EXAMINE_CAP / CALL_LISTING_SHARDS }),
-      ),
-    );
-    return Math.min(TOTAL_COUNT_CAP, counts.reduce((sum, { count }) => sum + count, 0));
+    return countListing({ gsi1pks: callListingPartitions(workspaceId), filter: plan.index, cap: TOTAL_COUNT_CAP, examineCap: TOTAL_EXAMINE_CAP });
   }
-  const candidates: CallListingEntry[] = [];
-  for await (const entry of mergedEntries(shardCursors(workspaceId, plan, false, undefined, 1000, 1000), false)) {
-    candidates.push(entry);
-    if (candidates.length >= TOTAL_ITEM_CAP) break;
-  }
+  const candidates = await firstEntries(merged(workspaceId, plan, false, undefined, { firstPage: 1000, laterPage: 1000 }), TOTAL_ITEM_CAP);
   if (plan.itemTests.length === 0) return candidates.length;
   return (await readItems(candidates, { transcripts: plan.needsTranscript })).filter((item) => plan.itemTests.every((t) => t(item))).length;
 }

@@ -232,82 +232,13 @@ export async function deleteCallItem(workspaceId: string, callId: string): Promi
   }
 }
 
-/** A FilterExpression on the listing index's projected attributes. */
-export interface ListingFilter {
-  expression: string;
-  names: Record<string, string>;
-  values: Record<string, unknown>;
-}
-
-/** One shard's listing entries after (or before) a call ID, as gsi1 projects them. */
-export async function queryCallListing(input: {
-  workspaceId: string;
-  shard: number;
-  ascending: boolean;
-  /** Exclusive bound: entries strictly after this call ID in the sort order. */
-  after?: string;
-  filter?: ListingFilter;
-  limit: number;
-  exclusiveStartKey?: Record<string, unknown>;
-}): Promise<{ items: CallListingEntry[]; lastKey?: Record<string, unknown> }> {
-  const names: Record<string, string> = { ...(input.filter?.names ?? {}) };
-  const values: Record<string, unknown> = { ...(input.filter?.values ?? {}), ':gpk': keys.callListing(input.workspaceId, input.shard).gsi1pk };
-  let keyCondition = 'gsi1pk = :gpk';
-  if (input.after) {
-    values[':after'] = input.after;
-    keyCondition += input.ascending ? ' AND gsi1sk > :after' : ' AND gsi1sk < :after';
-  }
-  const page = await table.queryPage<CallListingEntry>({
-    IndexName: 'gsi1',
-    KeyConditionExpression: keyCondition,
-    FilterExpression: input.filter?.expression,
-    ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-    ExpressionAttributeValues: values,
-    ScanIndexForward: input.ascending,
-    Limit: input.limit,
-    ExclusiveStartKey: input.exclusiveStartKey,
-  });
-  return { items: page.items, lastKey: page.lastKey };
-}
-
-/**
- * How many of one shard's listing entries match the filter (Select: COUNT, newest first,
- * pages followed), stopping once `cap` have matched or `examineCap` have been examined.
- */
-export async function countCallListing(input: {
-  workspaceId: string;
-  shard: number;
-  filter?: ListingFilter;
-  cap: number;
-  examineCap: number;
-}): Promise<{ count: number; complete: boolean }> {
-  let count = 0;
-  let scanned = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await table.queryPage({
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :gpk',
-      FilterExpression: input.filter?.expression,
-      ExpressionAttributeNames: input.filter && Object.keys(input.filter.names).length ? input.filter.names : undefined,
-      ExpressionAttributeValues: { ...(input.filter?.values ?? {}), ':gpk': keys.callListing(input.workspaceId, input.shard).gsi1pk },
-      Select: 'COUNT',
-      ScanIndexForward: false,
-      Limit: input.examineCap - scanned,
-      ExclusiveStartKey: startKey,
-    });
-    count += page.count;
-    scanned += page.scanned;
-    startKey = page.lastKey;
-  } while (startKey && count < input.cap && scanned < input.examineCap);
-  return { count, complete: !startKey };
+/** The listing index partitions (gsi1) of a workspace's calls. */
+export function callListingPartitions(workspaceId: string): string[] {
+  return Array.from({ length: CALL_LISTING_SHARDS }, (_, shard) => keys.callListing(workspaceId, shard).gsi1pk);
 }
 
 export type CallListingEntry = Pick<CallItem, 'pk' | 'sk' | 'call_id' | 'gsi1sk'> & Record<string, unknown>;
 
-export async function batchGetCalls(entries: readonly Pick<CallItem, 'pk' | 'sk'>[]): Promise<CallItem[]> {
-  return table.batchGet<CallItem>(entries.map(({ pk, sk }) => ({ pk, sk })));
-}
 
 /** How long a room's claim is kept: far longer than any call, then DynamoDB's TTL removes it. */
 const ROOM_CLAIM_TTL_SECONDS = 7 * 86_400;

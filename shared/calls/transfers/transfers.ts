@@ -7,7 +7,7 @@ import { sendCallEvent } from '../engine/call-webhooks.ts';
 import { finishCall } from '../engine/finish.ts';
 import { dialsTransferLeg, endMedia, removeTransferTarget, sendLiveControl, setConsultHearing, transferCall, type TransferOutcome } from '../engine/media.ts';
 import { SANDBOX_LINE_GAP_MS, scheduleStep, stepFor } from '../engine/schedule.ts';
-import { transitionCall, type CallItem, type TransferState } from '../store.ts';
+import { findCallItem, transitionCall, type CallItem, type TransferState } from '../store.ts';
 import { transcriptAppend, withTranscript } from '../transcript.ts';
 import { consultInSandbox, staticHandoff } from './agentic.ts';
 
@@ -347,7 +347,13 @@ async function bridgeTransfer(call: CallItem, seq: number, consultation: Record<
   // A warm transfer's leg, or a cold one dialled with sip_invite, is in the room: the room stays for the two parties.
   const legInRoom = dialsTransferLeg(state);
   const ended = await finishCall(bridged, { status: 'ended', reason: warm ? 'transfer_bridged' : 'call_transfer', keepMedia: legInRoom });
-  if (!ended) return true;
+  if (!ended) {
+    // Something else ended the call between the bridge and this end (the caller hung up, a
+    // scripted callee's last line): its end closed the room, and the transferred leg with it.
+    const now = await findCallItem(bridged.call_id);
+    if (now) await endTransfer(now, seq + 1);
+    return true;
+  }
   if (!legInRoom) {
     // A cold transfer hands the caller's leg to the carrier with the REFER: Parley sees no more of it.
     await endTransfer(ended, seq + 1);
