@@ -1,5 +1,5 @@
 import { callExportPage, parseCallFilter } from '../calls/records.ts';
-import { getChat, listChats } from '../chats/records.ts';
+import { getChat, listChats } from '../chats/records/index.ts';
 import { listContactsPage } from '../contacts/index.ts';
 import { randomBytes } from 'node:crypto';
 import { objectStore, type ObjectUpload } from '../platform/aws/object-store.ts';

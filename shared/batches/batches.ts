@@ -1,4 +1,4 @@
-import { getAgent } from '../agents/lookups.ts';
+import { getAgent } from '../agents/lookups/index.ts';
 import { MAX_OVERRIDE_AGENTS, referenceAgents, releaseAgentReferences } from './agent-references.ts';
 import { assertCanSpend } from '../billing/index.ts';
 import { batchCallIdFor, checkedAgentOverride, unlinkBatchCall } from '../calls/records.ts';

@@ -1,5 +1,5 @@
 import { getWorkspaceItem } from '../account/index.ts';
-import { getAgent } from '../agents/lookups.ts';
+import { getAgent } from '../agents/lookups/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { countMetric } from '../platform/metrics.ts';

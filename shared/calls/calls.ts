@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
-import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/lookups.ts';
+import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/lookups/index.ts';
 import { assertCanSpend } from '../billing/index.ts';
-import { contactVariables } from '../contacts/lookups.ts';
+import { contactVariables } from '../contacts/lookups/index.ts';
 import { cpsLimitFor, takeDialToken, verificationStatus, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { config } from '../platform/config.ts';

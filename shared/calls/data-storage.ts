@@ -1,4 +1,4 @@
-import { restrictRetrievals } from '../knowledge-bases/records.ts';
+import { restrictRetrievals } from '../knowledge-bases/records/index.ts';
 import { objectStore } from '../platform/aws/object-store.ts';
 import { conflict } from '../platform/errors.ts';
 import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../platform/pii.ts';

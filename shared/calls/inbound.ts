@@ -1,6 +1,6 @@
 import { runPreCallWorkflow } from '../agent-tools/index.ts';
-import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/lookups.ts';
-import { contactVariables } from '../contacts/lookups.ts';
+import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/lookups/index.ts';
+import { contactVariables } from '../contacts/lookups/index.ts';
 import { numberHolder, type NumberItem } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { egressFetch } from '../platform/egress.ts';

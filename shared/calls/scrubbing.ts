@@ -1,5 +1,5 @@
 import { objectStore } from '../platform/aws/object-store.ts';
-import { restrictRetrievals } from '../knowledge-bases/records.ts';
+import { restrictRetrievals } from '../knowledge-bases/records/index.ts';
 import { decryptSecret, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { badRequest, conflict, notFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';

@@ -1,5 +1,5 @@
-import { getChatAgent } from '../agents/lookups.ts';
-import { restrictRetrievals } from '../knowledge-bases/records.ts';
+import { getChatAgent } from '../agents/lookups/index.ts';
+import { restrictRetrievals } from '../knowledge-bases/records/index.ts';
 import { conflict, NotFound } from '../platform/errors.ts';
 import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../platform/pii.ts';
 import type { DATA_STORAGE_SETTINGS } from './schemas.ts';

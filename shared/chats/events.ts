@@ -1,4 +1,4 @@
-import { getChatAgent } from '../agents/lookups.ts';
+import { getChatAgent } from '../agents/lookups/index.ts';
 import { analyzeConversation, type TranscriptObject } from '../conversation/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';

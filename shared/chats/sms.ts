@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { assertCanSpend, recordSmsCharge } from '../billing/index.ts';
-import { doNotCallNumbers } from '../contacts/lookups.ts';
+import { doNotCallNumbers } from '../contacts/lookups/index.ts';
 import { numberHolder, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { badRequest, forbidden, Invalid, notFound, NotFound } from '../platform/errors.ts';

@@ -32,7 +32,7 @@ import {
   type ContactItem,
   type PartyEntry,
 } from './store.ts';
-import { contactByPhone } from './lookups.ts';
+import { contactByPhone } from './lookups/index.ts';
 
 /*
  * Contacts (docs/contacts.md): one contact per phone number and workspace, held by a claim

@@ -34,18 +34,18 @@ const EVERYWHERE = [
   'shared/platform/aws/lambda-sdk/client-secrets-manager.js',
   'shared/billing/stripe-events.ts',
   'shared/vendors/payments/index.ts',
-  'shared/integrations/app-refs.ts',
+  'shared/integrations/app-refs/index.ts',
   // The KMS client, loaded on the first secret sealed or opened.
   'shared/platform/crypto/aws-kms.ts',
   'shared/platform/aws/lambda-sdk/client-kms.js',
   'node_modules/@aws-sdk/client-kms/',
 ];
 
-/** The LLM and flow schemas: calls, chats and public read agents through agents/lookups.ts; agent_override's schema loads them on first use. */
-const AGENT_SCHEMAS = ['shared/agents/flow-schemas.ts', 'shared/agents/llm-schemas.ts'];
+/** The LLM and flow schemas: calls, chats and public read agents through agents/lookups/; agent_override's schema loads them on first use. */
+const AGENT_SCHEMAS = ['shared/agents/flows/flow-schemas.ts', 'shared/agents/llms/llm-schemas.ts'];
 const OVERRIDE = ['shared/calls/agent-override-schema.ts', ...AGENT_SCHEMAS];
 
-/** Not in the bundle at all any more: contacts' schemas and imports (contacts/lookups.ts), the agents index (agents/lookups.ts), batches' API module. */
+/** Not in the bundle at all any more: contacts' schemas and imports (contacts/lookups/), the agents index (agents/lookups/), batches' API module. */
 const GONE: Record<string, string[]> = {
   calls: ['shared/contacts/index.ts', 'shared/contacts/schemas.ts', 'shared/contacts/import-schemas.ts', 'shared/contacts/imports.ts', 'shared/batches/batches.ts', 'shared/batches/schemas.ts'],
   public: ['shared/contacts/import-schemas.ts', 'shared/contacts/imports.ts'],
@@ -151,7 +151,7 @@ describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs
   it('keep what the facades answer without the runtime in the cold closure (transfer options, notes, limits)', () => {
     const { metafile, file } = bundles.calls!;
     const cold = [...coldInputs(metafile, file).keys()];
-    for (const module of ['shared/conversation/index.ts', 'shared/conversation/transfer-options.ts', 'shared/conversation/state.ts', 'shared/agent-tools/index.ts', 'shared/numbers/index.ts', 'shared/calls/agent-override.ts', 'shared/agents/lookups.ts', 'shared/contacts/lookups.ts', 'shared/batches/counters.ts', 'shared/platform/crypto/envelope.ts']) {
+    for (const module of ['shared/conversation/index.ts', 'shared/conversation/transfer-options.ts', 'shared/conversation/state.ts', 'shared/agent-tools/index.ts', 'shared/numbers/index.ts', 'shared/calls/agent-override.ts', 'shared/agents/lookups/index.ts', 'shared/contacts/lookups/index.ts', 'shared/batches/counters.ts', 'shared/platform/crypto/envelope.ts']) {
       expect(cold, module).toContain(module);
     }
   });
