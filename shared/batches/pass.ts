@@ -5,7 +5,7 @@ import { cpsLimitFor, workspaceNumber } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { ApiError, Conflict, TooManyRequests, Unavailable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
-import { countMetric } from '../platform/metrics.ts';
+import { countMetric } from '../platform/observability/metrics.ts';
 import {
   claimTask,
   dueBatchEntries,

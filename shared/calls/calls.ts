@@ -8,7 +8,7 @@ import { config } from '../platform/config.ts';
 import { badRequest, invalidPaginationKey, notFound, NotFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
-import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
+import { canonicalE164, countryOfNumber } from '../platform/telephony/phone.ts';
 import { checkedAgentOverride } from './agent-override.ts';
 import { acquireSlot, releaseSlot, SLOT_RECHECK_MS, sweepDueSlots, sweepSlots, type CallKind, type DueSweepResult, type SlotVerdict } from './concurrency.ts';
 import { applyCallDataStorage, DEFAULT_CALLEE_LINES, finishCall, queueAnalysis, scheduleFirstStep } from './engine.ts';

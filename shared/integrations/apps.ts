@@ -1,6 +1,6 @@
 import { badGateway, badRequest, conflict, notFound, unprocessable } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
-import { trimTrailing } from '../platform/text.ts';
+import { trimTrailing } from '../platform/text/text.ts';
 import { TransactionCancelled, table } from '../platform/store/table.ts';
 import {
   AppAuthRejected,

@@ -3,7 +3,7 @@ import { assertRunnable, resolveAgentVersion } from '../agents/bindings/index.ts
 import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { ApiError, badRequest, conflict, Invalid, invalidPaginationKey, NotFound, VendorFailed } from '../platform/errors.ts';
 import type { AvailableNumber, CreatePhoneNumberInput, ImportPhoneNumberInput, PhoneNumber, PhoneNumberBinding, UpdatePhoneNumberInput, VersionReference } from './phone-number-schemas.ts';
-import { assertNotMasked, unlessMasked } from '../platform/masking.ts';
+import { assertNotMasked, unlessMasked } from '../platform/text/masking.ts';
 import { originationUri } from './sip-origination.ts';
 import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import {

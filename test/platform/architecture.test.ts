@@ -154,7 +154,7 @@ describe('the layout', () => {
     ['shared/account-data/privacy.ts', "import { deleteCall } from '../calls/erasure.ts';"],
     ['shared/account-data/exports.ts', "import { listChats } from '../chats/records/index.ts';"],
     ['shared/numbers/phone-numbers.ts', "import { assertRunnable } from '../agents/bindings/index.ts';"],
-    ['shared/vendors/telephony/mock.ts', "import { canonicalE164 } from '../../platform/phone.ts';"],
+    ['shared/vendors/telephony/mock.ts', "import { canonicalE164 } from '../../platform/telephony/phone.ts';"],
     ['shared/calls/calls.ts', "import { contactVariables } from '../contacts/lookups/index.ts';"],
     ['shared/calls/calls.ts', "import { getAgent } from '../agents/lookups/index.ts';"],
     ['shared/calls/calls.ts', "import { getAgent } from '../agents/voice-agents/index.ts';"],

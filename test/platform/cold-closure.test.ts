@@ -68,8 +68,8 @@ const LAZY: Record<string, string[]> = {
     'shared/calls/deletion.ts',
   ],
   // The extraction worker's starter (shared/knowledge-bases/extract.ts): its machinery loads with the first document.
-  'kb-jobs': ['shared/platform/capped-worker.ts'],
-  'knowledge-bases': ['shared/platform/capped-worker.ts'],
+  'kb-jobs': ['shared/knowledge-bases/capped-worker.ts'],
+  'knowledge-bases': ['shared/knowledge-bases/capped-worker.ts'],
   public: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/', 'shared/agent-tools/workflows.ts', 'shared/knowledge-bases/retrieval.ts', ...OVERRIDE],
   'call-steps': [...EVERYWHERE, ...OVERRIDE, 'shared/agent-tools/workflows.ts', 'shared/numbers/phone-numbers.ts'],
   chats: [...EVERYWHERE, ...AGENT_SCHEMAS, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/'],
@@ -82,7 +82,7 @@ const LAZY: Record<string, string[]> = {
     'shared/numbers/caller-ids.ts',
     'shared/vendors/caller-id/',
     'shared/numbers/sip-options.ts',
-    'shared/platform/egress.ts',
+    'shared/platform/egress/egress.ts',
     'shared/platform/crypto/aws-kms.ts',
     'node_modules/@aws-sdk/client-kms/',
     'shared/platform/aws/lambda-sdk/client-kms.js',
@@ -143,7 +143,7 @@ describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs
   it('kb-jobs, knowledge-bases: carry no document parser, which the extraction worker\'s own build holds (lib/bundling.ts)', () => {
     for (const name of ['kb-jobs', 'knowledge-bases']) {
       const inputs = Object.keys(bundles[name]!.metafile.inputs);
-      const parsers = ['node_modules/unpdf/', 'node_modules/mammoth/', 'node_modules/jszip/', 'node_modules/yauzl/', 'node_modules/csv-parse/', 'shared/knowledge-bases/document-text.ts', 'shared/platform/zip.ts'];
+      const parsers = ['node_modules/unpdf/', 'node_modules/mammoth/', 'node_modules/jszip/', 'node_modules/yauzl/', 'node_modules/csv-parse/', 'shared/knowledge-bases/document-text.ts', 'shared/knowledge-bases/zip.ts'];
       expect(inputs.filter((input) => parsers.some((parser) => input.startsWith(parser))), name).toEqual([]);
     }
   });

@@ -1,13 +1,13 @@
 import type * as z from 'zod';
 import { customSipHeaders } from '../../platform/http/schemas.ts';
-import { sipTransportProblem } from '../../platform/sip-uri.ts';
+import { sipTransportProblem } from '../../platform/telephony/sip-uri.ts';
 
 /*
  * What a transfer_call tool (or a flow's transfer_call node) must get right when the LLM,
  * flow or component is saved (docs/calls.md, Transfers), rather than a transfer refused or
  * quietly changed during a call:
  * - a predefined SIP destination's `;transport=` is udp, tcp or tls;
- * - `custom_sip_headers` follow a call's rules (shared/platform/sip-headers.ts);
+ * - `custom_sip_headers` follow a call's rules (shared/platform/telephony/sip-headers.ts);
  * - a cold transfer's `cold_transfer_mode` is `sip_refer` (the default) or `sip_invite`, and
  *   `show_transferee_as_caller: true` needs `sip_invite`: a REFER hands the caller's own
  *   leg to the carrier, which decides the caller ID (retell-sdk: "not available" with

@@ -1,4 +1,4 @@
-import { canonicalE164 } from '../../platform/phone.ts';
+import { canonicalE164 } from '../../platform/telephony/phone.ts';
 import { getContactItem, getMemoryItem, getMemorySettings, getPhoneClaim, type ContactItem } from '../store.ts';
 
 /*

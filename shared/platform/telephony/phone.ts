@@ -6,7 +6,7 @@ import {
   type CountryCode,
   type MetadataJson,
 } from 'libphonenumber-js/core';
-import { besideBundle } from './bundle-files.ts';
+import { besideBundle } from '../bundle/bundle-files.ts';
 
 /*
  * Phone numbers as every domain reads them (numbers, later calls, contacts, SMS): strict

@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { csvUnescapeCell } from './csv-write.ts';
-import { badRequest } from './errors.ts';
-import { canonicalE164 } from './phone.ts';
+import { badRequest } from '../errors.ts';
+import { canonicalE164 } from '../telephony/phone.ts';
 
 /*
  * The dashboard's CSV import rules (spec: Batch calls, detailed shapes), for any feature
@@ -17,7 +17,7 @@ import { canonicalE164 } from './phone.ts';
  *
  * Parsing is csv-parse's (RFC 4180: quoted fields, embedded commas, quotes and newlines,
  * CRLF or LF, a UTF-8 byte order mark); blank lines are ignored. Each cell read loses the
- * `'` our own writer's formula escaping adds (csvUnescapeCell, shared/platform/csv-write.ts),
+ * `'` our own writer's formula escaping adds (csvUnescapeCell, shared/platform/text/csv-write.ts),
  * so a file the product exported reads back as the values it holds: `'+14155550100` is the
  * number +14155550100 again. Only a cell that begins with `'`s and then `=`, `+`, `-`, `@`,
  * a tab or a CR loses one, the only cells the writer changes; that holds for every reader

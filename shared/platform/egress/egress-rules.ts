@@ -1,15 +1,15 @@
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
-import { config, type Config } from './config.ts';
-import { onFirstUse } from './lazy.ts';
+import { config, type Config } from '../config.ts';
+import { onFirstUse } from '../lazy.ts';
 
 /*
  * The egress guard's rules (docs/security.md, "Egress guard"): which URLs and addresses a
  * destination a user chose may have. Synchronous and without node:http, so that request
  * schemas can judge a URL when it is saved (`destinationUrlRefusal`, through
  * `destinationUrl` in shared/platform/http/schemas.ts) by the very rules the guard applies
- * when it is called (shared/platform/egress.ts, which resolves host names and connects).
+ * when it is called (shared/platform/egress/egress.ts, which resolves host names and connects).
  *
  * In production nothing but public unicast addresses passes. In development and tests
  * loopback is allowed (local webhook receivers, test fakes on 127.0.0.1) except the local

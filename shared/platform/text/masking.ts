@@ -1,4 +1,4 @@
-import { badRequest } from './errors.ts';
+import { badRequest } from '../errors.ts';
 
 /**
  * How a stored secret (a SIP password, and any secret field that comes later) is answered:

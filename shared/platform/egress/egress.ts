@@ -2,7 +2,7 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage, type 
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { addressRefusal, checkUrl, egressPolicy, EgressRefused, hostRefusal, HTTP_SCHEMES, portOf, type EgressPolicy } from './egress-rules.ts';
-import { traced } from './tracing.ts';
+import { traced } from '../observability/tracing.ts';
 
 export {
   addressRange,

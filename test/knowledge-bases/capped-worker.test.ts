@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { runCapped, WorkFailed, WorkLimitExceeded, type WorkerScript } from '../../shared/platform/capped-worker.ts';
+import { runCapped, WorkFailed, WorkLimitExceeded, type WorkerScript } from '../../shared/knowledge-bases/capped-worker.ts';
 
 /*
- * Work in a worker thread under a memory and a time cap (shared/platform/capped-worker.ts),
+ * Work in a worker thread under a memory and a time cap (shared/knowledge-bases/capped-worker.ts),
  * with a script that misbehaves on request (test/fixtures/capped-work.worker.ts): past a cap
  * the worker is terminated and the caller gets WorkLimitExceeded, a failure is WorkFailed,
  * and the next piece of work runs in a fresh worker while this process goes on.

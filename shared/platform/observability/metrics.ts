@@ -1,8 +1,8 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { config, runsInLambda } from './config.ts';
-import type { RateLimitKind } from './errors.ts';
-import { onFirstUse } from './lazy.ts';
-import { logger } from './logger.ts';
+import { config, runsInLambda } from '../config.ts';
+import type { RateLimitKind } from '../errors.ts';
+import { onFirstUse } from '../lazy.ts';
+import { logger } from '../logger.ts';
 
 /**
  * Business metrics in CloudWatch's embedded metric format (EMF), through

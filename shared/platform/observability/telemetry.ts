@@ -1,13 +1,13 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { ApiError, PaymentRequired, TooManyRequests } from './errors.ts';
+import { ApiError, PaymentRequired, TooManyRequests } from '../errors.ts';
 import { countMetric, flushMetrics } from './metrics.ts';
 import { closeInvocation, openInvocation, type OpenedSegment } from './tracing.ts';
 
 /**
  * One invocation's telemetry, for both kinds of handler: the trace's handler subsegment
- * (shared/platform/tracing.ts) around it, and the business metrics it counted flushed once
- * at its end (shared/platform/metrics.ts), whether it succeeded or failed.
+ * (shared/platform/observability/tracing.ts) around it, and the business metrics it counted flushed once
+ * at its end (shared/platform/observability/metrics.ts), whether it succeeded or failed.
  */
 
 /** Counts a refusal the request is answered with: a 429 by its limit, a 402 by its error_code. */

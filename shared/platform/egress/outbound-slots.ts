@@ -1,9 +1,9 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { config } from './config.ts';
-import { tooManyRequests } from './errors.ts';
-import { logger } from './logger.ts';
-import { ConditionFailed, table } from './store/table.ts';
-import { keys, outboundSlotAttribute, outboundSlotOwnerAttribute } from './store/keys.ts';
+import { config } from '../config.ts';
+import { tooManyRequests } from '../errors.ts';
+import { logger } from '../logger.ts';
+import { ConditionFailed, table } from '../store/table.ts';
+import { keys, outboundSlotAttribute, outboundSlotOwnerAttribute } from '../store/keys.ts';
 
 /*
  * Per-workspace cap on slow outbound test requests (test webhook, workflow test, MCP tools,

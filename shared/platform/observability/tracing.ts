@@ -1,8 +1,8 @@
 import type * as PowertoolsTracer from '@aws-lambda-powertools/tracer';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import { besideBundle } from './bundle-files.ts';
-import { runsInLambda } from './config.ts';
-import { logger } from './logger.ts';
+import { besideBundle } from '../bundle/bundle-files.ts';
+import { runsInLambda } from '../config.ts';
+import { logger } from '../logger.ts';
 
 /**
  * X-Ray traces through Powertools Tracer. Every function runs with
