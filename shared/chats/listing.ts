@@ -1,54 +1,31 @@
 import { invalidPaginationKey, NotFound } from '../platform/errors.ts';
 import type { ChatFilter, ListChatsInput } from './schemas.ts';
-import { batchGetChats, CHAT_LISTING_SHARDS, getChatItem, queryChatListing, type ChatItem, type ListingFilter } from './store.ts';
+import {
+  countListing,
+  firstEntries,
+  ListingExpression,
+  mergedEntries,
+  readListedItems,
+  shardReadSizes,
+  type ListingCondition,
+  type ListingFilter,
+} from '../platform/store/sharded-listing.ts';
+import { chatListingPartitions, getChatItem, type ChatItem, type ChatListingEntry } from './store.ts';
 
 /*
- * Listing chats: a query of the listing index gsi1 (`WS#<ws>#CHAT#<shard>`, chat IDs as
- * sort keys, which start with the creation time), never a scan. The shards are read in
- * parallel from the page's starting point (the pagination key, a chat ID) with a
- * FilterExpression on the projected attributes, merged by chat ID, and the page's full
- * items read by key (BatchGetItem). Every filter of ChatFilter is on a projected attribute.
+ * Listing chats: the workspace's sharded listing index (platform/store/sharded-listing.ts),
+ * chat IDs as sort keys, which start with the creation time. Every filter of ChatFilter is
+ * on a projected attribute, so DynamoDB drops what does not match before it answers; the
+ * page's full items are read by key.
  */
 
-class Expression {
-  readonly names: Record<string, string> = {};
-  readonly values: Record<string, unknown> = {};
-  readonly parts: string[] = [];
-  private n = 0;
-
-  name(attribute: string): string {
-    const existing = Object.entries(this.names).find(([, name]) => name === attribute);
-    if (existing) return existing[0];
-    const placeholder = `#f${Object.keys(this.names).length}`;
-    this.names[placeholder] = attribute;
-    return placeholder;
-  }
-
-  value(value: unknown): string {
-    const placeholder = `:v${this.n++}`;
-    this.values[placeholder] = value;
-    return placeholder;
-  }
-
-  number(attribute: string, filter: { op: string; value: number | [number, number] }): void {
-    const a = this.name(attribute);
-    const ops: Record<string, string> = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' };
-    if (filter.op === 'bt') {
-      const [low, high] = filter.value as [number, number];
-      this.parts.push(`${a} BETWEEN ${this.value(low)} AND ${this.value(high)}`);
-    } else {
-      this.parts.push(`${a} ${ops[filter.op]} ${this.value(filter.value)}`);
-    }
-  }
-
-  build(): ListingFilter | undefined {
-    return this.parts.length ? { expression: this.parts.join(' AND '), names: this.names, values: this.values } : undefined;
-  }
-}
+/** A total counts at most this many chats (a total at the cap means "at least"), examining at most TOTAL_EXAMINE_CAP entries. */
+const TOTAL_COUNT_CAP = 10_000;
+const TOTAL_EXAMINE_CAP = 100_000;
 
 export function listingFilter(filter: ChatFilter | undefined): ListingFilter | undefined {
   if (!filter) return undefined;
-  const x = new Expression();
+  const x = new ListingExpression();
   if (filter.agent?.length) {
     const agentId = x.name('agent_id');
     const version = x.name('agent_version');
@@ -62,23 +39,14 @@ export function listingFilter(filter: ChatFilter | undefined): ListingFilter | u
         .join(' OR ')})`,
     );
   }
-  if (filter.chat_id) {
-    const a = x.name('chat_id');
-    const f = filter.chat_id;
-    if (f.op === 'in') x.parts.push(`${a} IN (${f.value.map((v) => x.value(v)).join(', ')})`);
-    else if (f.op === 'eq') x.parts.push(`${a} = ${x.value(f.value)}`);
-    else if (f.op === 'ne') x.parts.push(`${a} <> ${x.value(f.value)}`);
-    else if (f.op === 'sw') x.parts.push(`begins_with(${a}, ${x.value(f.value)})`);
-    else x.parts.push(`contains(${a}, ${x.value(f.value)})`);
+  if (filter.chat_id) x.add('chat_id', filter.chat_id as ListingCondition);
+  if (filter.chat_status) x.add('chat_status', filter.chat_status);
+  if (filter.chat_successful) x.add('chat_successful', filter.chat_successful);
+  if (filter.user_sentiment) x.add('user_sentiment', filter.user_sentiment);
+  for (const attribute of ['start_timestamp', 'end_timestamp', 'duration_ms', 'combined_cost'] as const) {
+    // combined_cost is set with chat_cost when the chat ends: an ongoing chat has none and matches no cost range.
+    if (filter[attribute]) x.add(attribute, filter[attribute] as ListingCondition);
   }
-  if (filter.chat_status) x.parts.push(`${x.name('chat_status')} IN (${filter.chat_status.value.map((v) => x.value(v)).join(', ')})`);
-  if (filter.chat_successful) x.parts.push(`${x.name('chat_successful')} = ${x.value(filter.chat_successful.value)}`);
-  if (filter.user_sentiment) x.parts.push(`${x.name('user_sentiment')} IN (${filter.user_sentiment.value.map((v) => x.value(v)).join(', ')})`);
-  if (filter.start_timestamp) x.number('start_timestamp', filter.start_timestamp);
-  if (filter.end_timestamp) x.number('end_timestamp', filter.end_timestamp);
-  if (filter.duration_ms) x.number('duration_ms', filter.duration_ms);
-  // Set with chat_cost when the chat ends: an ongoing chat has none and matches no cost filter.
-  if (filter.combined_cost) x.number('combined_cost', filter.combined_cost);
   return x.build();
 }
 
@@ -123,26 +91,24 @@ export async function listChatItems(
   }
   const filter = options.smsOnly ? smsOnly(listingFilter(input.filter_criteria), options.numbers) : listingFilter(input.filter_criteria);
   const skip = input.skip ?? 0;
+  // One more than the page tells whether there is a next page.
   const want = skip + input.limit + 1;
-  const shards = await Promise.all(
-    Array.from({ length: CHAT_LISTING_SHARDS }, (_, shard) =>
-      queryChatListing({ workspaceId, shard, ascending, after: input.pagination_key, filter, want }),
+  const gsi1pks = chatListingPartitions(workspaceId);
+  const [entries, total] = await Promise.all([
+    firstEntries(
+      mergedEntries<ChatListingEntry>({
+        gsi1pks,
+        ascending,
+        after: input.pagination_key,
+        filter,
+        idOf: (entry) => entry.chat_id,
+        ...shardReadSizes(want, gsi1pks.length, filter !== undefined),
+      }),
+      want,
     ),
-  );
-  const merged = shards.flat().sort((a, b) => (ascending ? a.chat_id.localeCompare(b.chat_id) : b.chat_id.localeCompare(a.chat_id)));
-  const page = merged.slice(skip, skip + input.limit);
-  const items = await batchGetChats(page);
-  const byId = new Map(items.map((item) => [item.chat_id, item]));
-  let total: number | undefined;
-  if (input.include_total) {
-    const all = await Promise.all(
-      Array.from({ length: CHAT_LISTING_SHARDS }, (_, shard) => queryChatListing({ workspaceId, shard, ascending, filter, want: 10_000 })),
-    );
-    total = all.reduce((sum, entries) => sum + entries.length, 0);
-  }
-  return {
-    items: page.flatMap((entry) => (byId.has(entry.chat_id) ? [byId.get(entry.chat_id)!] : [])),
-    hasMore: merged.length > skip + input.limit,
-    ...(total !== undefined ? { total } : {}),
-  };
+    input.include_total ? countListing({ gsi1pks, filter, cap: TOTAL_COUNT_CAP, examineCap: TOTAL_EXAMINE_CAP }) : undefined,
+  ]);
+  // The chats `skip` passes over are never read.
+  const items = await readListedItems<ChatItem>(entries.slice(skip, skip + input.limit));
+  return { items, hasMore: entries.length > skip + input.limit, ...(total !== undefined ? { total } : {}) };
 }

@@ -440,50 +440,9 @@ export async function deleteChatItems(workspaceId: string, chatId: string): Prom
   return old!;
 }
 
-/** A FilterExpression on the listing index's projected attributes. */
-export interface ListingFilter {
-  expression: string;
-  names: Record<string, string>;
-  values: Record<string, unknown>;
-}
-
 export type ChatListingEntry = Pick<ChatItem, 'pk' | 'sk' | 'chat_id'> & Record<string, unknown>;
 
-/** One shard's listing entries strictly after `after` in the sort order, following pages until `want` matched or the shard ends. */
-export async function queryChatListing(input: {
-  workspaceId: string;
-  shard: number;
-  ascending: boolean;
-  after?: string;
-  filter?: ListingFilter;
-  want: number;
-}): Promise<ChatListingEntry[]> {
-  const names: Record<string, string> = { ...(input.filter?.names ?? {}) };
-  const values: Record<string, unknown> = { ...(input.filter?.values ?? {}), ':gpk': keys.chatListing(input.workspaceId, input.shard).gsi1pk };
-  let keyCondition = 'gsi1pk = :gpk';
-  if (input.after) {
-    values[':after'] = input.after;
-    keyCondition += input.ascending ? ' AND gsi1sk > :after' : ' AND gsi1sk < :after';
-  }
-  const items: ChatListingEntry[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await table.queryPage<ChatListingEntry>({
-      IndexName: 'gsi1',
-      KeyConditionExpression: keyCondition,
-      FilterExpression: input.filter?.expression,
-      ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-      ExpressionAttributeValues: values,
-      ScanIndexForward: input.ascending,
-      Limit: Math.max(input.want, 50),
-      ExclusiveStartKey: startKey,
-    });
-    items.push(...page.items);
-    startKey = page.lastKey;
-  } while (startKey && items.length < input.want);
-  return items.slice(0, input.want);
-}
-
-export async function batchGetChats(entries: readonly Pick<ChatItem, 'pk' | 'sk'>[]): Promise<ChatItem[]> {
-  return table.batchGet<ChatItem>(entries.map(({ pk, sk }) => ({ pk, sk })));
+/** The listing index partitions (gsi1) of a workspace's chats. */
+export function chatListingPartitions(workspaceId: string): string[] {
+  return Array.from({ length: CHAT_LISTING_SHARDS }, (_, shard) => keys.chatListing(workspaceId, shard).gsi1pk);
 }
