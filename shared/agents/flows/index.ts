@@ -5,6 +5,6 @@
  * checks); items: ../store.ts (components) and the version store.
  */
 export { UpdateFlowBody } from './flow-schemas.ts';
-export type { ConversationFlow, FlowComponent } from './flow-schemas.ts';
+export type { ConversationFlow } from './flow-schemas.ts';
 export { createFlow, deleteFlow, getFlow, listFlows, updateFlow } from './conversation-flows.ts';
 export { createComponent, deleteComponent, getComponent, listComponents, updateComponent } from './flow-components.ts';

@@ -5,7 +5,5 @@
  * whether a version can run (runnable.ts).
  */
 export type { ResponseEngine } from './agent-fields.ts';
-export { agentsUsingEngine } from './agent-versions.ts';
 export { assertRunnable } from './runnable.ts';
-export { resolveAgentVersion } from './version-references.ts';
 export type { VersionReference } from './version-references.ts';

@@ -6,7 +6,7 @@
  * that only reads agents never carries route definitions.
  */
 export { Agent, CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody, tagName } from './agent-schemas.ts';
-export type { AgentTag, CreateAgentInput, UpdateAgentInput } from './agent-schemas.ts';
+export type { UpdateAgentInput } from './agent-schemas.ts';
 export {
   agentsUsingEngine,
   agentVersionsPage,
