@@ -2,6 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import regexp from 'eslint-plugin-regexp';
 import { readdirSync } from 'node:fs';
+import { relative, sep } from 'node:path';
 
 // The layout (docs/architecture.md, Layers): platform code at the bottom, vendor
 // adapters beside it, one folder per domain above them, the route table on top.
@@ -10,31 +11,15 @@ const DOMAINS = readdirSync('shared', { withFileTypes: true })
   .filter((entry) => entry.isDirectory() && !LOWER.includes(entry.name))
   .map((entry) => entry.name);
 const domainGroup = DOMAINS.join('|');
-
-/**
- * What a domain's file may import, `up` being the way from its folder to shared/ (`../`
- * from shared/<domain>/, `../../` from a sub-folder): another domain only through its
- * index.ts or a narrow entry, nothing outside shared/, not the route table, not the client.
- */
-function domainImports(domain, up) {
-  return [
-    'error',
-    {
-      patterns: [
-        {
-          regex: `^${up}(?!platform/|vendors/|${domain}/|calls/(records|erasure)/index\\.ts$|chats/records\\.ts$|knowledge-bases/records\\.ts$|integrations/app-refs\\.ts$|agents/(bindings|lookups)\\.ts$|account-data/asset-refs\\.ts$|contacts/lookups\\.ts$)[\\w-]+/(?!index\\.ts$)`,
-          message: `Import another domain through its index.ts, or a narrow entry (calls/records/index.ts, calls/erasure/index.ts, chats/records.ts, knowledge-bases/records.ts, integrations/app-refs.ts, agents/bindings.ts, agents/lookups.ts, account-data/asset-refs.ts, contacts/lookups.ts) (from ${domain}).`,
-        },
-        { regex: `^${up}\\.\\./`, message: 'A domain never imports outside shared/ (local stand-ins are injected).' },
-        { regex: `^${up}(route-table|openapi)\\.ts$`, message: 'The route table sits above the domains.' },
-        {
-          regex: '(^|/)store/db\\.ts$',
-          message: 'Reach the table through shared/platform/store/table.ts (or an entity), not the client.',
-        },
-      ],
-    },
-  ];
-}
+// How deep a domain's files sit below shared/<domain>/: 0 for its own files, 1 for a sub-folder's, and so on.
+const deepest = Math.max(
+  ...DOMAINS.flatMap((domain) =>
+    readdirSync(`shared/${domain}`, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(`shared/${domain}`, entry.parentPath ?? entry.path).split(sep).filter(Boolean).length),
+  ),
+);
+const DOMAIN_DEPTHS = Array.from({ length: deepest + 1 }, (_, depth) => depth);
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', '.data/', 'coverage/', 'bench/out/', 'web/dist/', 'web/widget/dist/'] },
@@ -129,10 +114,6 @@ export default tseslint.config(
     },
   },
   ...DOMAINS.map((domain) => ({
-    // A domain reaches another only through its index.ts (or a narrow entry: calls/records/index.ts,
-    // calls/erasure/index.ts, chats/records.ts, knowledge-bases/records.ts, integrations/app-refs.ts, agents/bindings.ts,
-    // agents/lookups.ts, account-data/asset-refs.ts, contacts/lookups.ts: docs/architecture.md),
-    // and never the local runtime.
     files: [`shared/${domain}/**`],
     rules: {
       // Domain code decides by the kind of error it caught, never by its HTTP status.
@@ -159,14 +140,40 @@ export default tseslint.config(
           message: 'A schema at module level is built at every cold import: wrap it in lazySchema(() => ...) (shared/platform/http/schemas.ts), or make it a function.',
         },
       ],
-      'no-restricted-imports': domainImports(domain, '\\.\\./'),
     },
   })),
-  // A domain's sub-folder (shared/calls/live/) stands one level deeper: the same rule, counted from there.
-  ...DOMAINS.map((domain) => ({
-    files: [`shared/${domain}/*/**`],
-    rules: { 'no-restricted-imports': domainImports(domain, '\\.\\./\\.\\./') },
-  })),
+  // A domain reaches another only through an index.ts: the domain's own
+  // (`../<domain>/index.ts`) or one of its sub-folders' (`../<domain>/<sub-folder>/index.ts`,
+  // the narrow entries such as agents/lookups/ among them: docs/architecture.md), and never the
+  // local runtime or the route table. Import paths are relative, so the patterns depend on how
+  // deep the importing file sits in its domain: one block per depth.
+  ...DOMAINS.flatMap((domain) =>
+    DOMAIN_DEPTHS.map((depth) => {
+      const up = '\\.\\./'.repeat(depth + 1);
+      return {
+        files: [`shared/${domain}/${'*/'.repeat(depth)}*`],
+        rules: {
+          'no-restricted-imports': [
+            'error',
+            {
+              patterns: [
+                {
+                  regex: `^${up}(?!platform/|vendors/|${domain}/)[\\w-]+/(?!index\\.ts$|[\\w-]+/index\\.ts$)`,
+                  message: `Import another domain through its index.ts or a sub-folder's index.ts (../<domain>/index.ts, ../<domain>/<sub-folder>/index.ts) (from ${domain}).`,
+                },
+                { regex: `^${up}\\.\\./`, message: 'A domain never imports outside shared/ (local stand-ins are injected).' },
+                { regex: `^${up}(route-table|openapi)\\.ts$`, message: 'The route table sits above the domains.' },
+                {
+                  regex: '(^|/)store/db\\.ts$',
+                  message: 'Reach the table through shared/platform/store/table.ts (or an entity), not the client.',
+                },
+              ],
+            },
+          ],
+        },
+      };
+    }),
+  ),
   {
     files: ['local/**', 'scripts/**', 'bench/**', 'test/**', 'worker/test/**', 'bin/**'],
     rules: { 'no-console': 'off' },

@@ -1,7 +1,7 @@
 import * as apiKeys from '../shared/account/api-keys.ts';
 import { listAuditLog } from '../shared/account/audit-log.ts';
 import { domainHandler } from '../shared/platform/http/handler.ts';
-import { withOutboundSlot } from '../shared/platform/outbound-slots.ts';
+import { withOutboundSlot } from '../shared/platform/egress/outbound-slots.ts';
 import * as publicKeys from '../shared/account/public-keys.ts';
 import { accountRoutes } from '../shared/account/routes.ts';
 import { webhookRoutes } from '../shared/webhooks/routes.ts';

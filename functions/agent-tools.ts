@@ -5,7 +5,7 @@ import * as workflows from '../shared/agent-tools/workflows.ts';
 import { testCustomLlmConnection } from '../shared/agent-tools/custom-llm-connection.ts';
 import { domainHandler } from '../shared/platform/http/handler.ts';
 import { getMcpTools } from '../shared/agent-tools/mcp-tools.ts';
-import { withOutboundSlot } from '../shared/platform/outbound-slots.ts';
+import { withOutboundSlot } from '../shared/platform/egress/outbound-slots.ts';
 import { agentToolRoutes } from '../shared/agent-tools/routes.ts';
 import * as shareLinks from '../shared/agent-tools/share-links.ts';
 

@@ -1,8 +1,8 @@
-import * as agents from '../shared/agents/agents.ts';
+import * as agents from '../shared/agents/voice-agents/index.ts';
 import { domainHandler } from '../shared/platform/http/handler.ts';
-import * as llms from '../shared/agents/llms.ts';
-import { agentRoutes } from '../shared/agents/agent-routes.ts';
-import { llmRoutes } from '../shared/agents/llm-routes.ts';
+import * as llms from '../shared/agents/llms/index.ts';
+import { agentRoutes } from '../shared/agents/voice-agents/agent-routes.ts';
+import { llmRoutes } from '../shared/agents/llms/llm-routes.ts';
 
 export const handler = domainHandler({ ...agentRoutes, ...llmRoutes }, {
   createAgent: ({ principal, body }) => agents.createAgent(principal.workspaceId, body),

@@ -2,7 +2,7 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import { registerBatchCallCounters } from '../shared/batches/counters.ts';
 import { runBatchTicks, type BatchTickResult } from '../shared/batches/scheduler.ts';
 import { logger } from '../shared/platform/logger.ts';
-import { instrumented } from '../shared/platform/telemetry.ts';
+import { instrumented } from '../shared/platform/observability/telemetry.ts';
 
 // Batch counters hear of the calls the passes end at once (a refused spend check).
 registerBatchCallCounters();
@@ -25,5 +25,5 @@ async function handle(
   return result;
 }
 
-/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+/** Traced, and its business metrics flushed once per invocation (shared/platform/observability/telemetry.ts). */
 export const handler = instrumented(handle);

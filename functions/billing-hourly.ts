@@ -1,7 +1,7 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { runHourlyBilling, type HourlyBillingResult } from '../shared/billing/hourly-job.ts';
 import { logger } from '../shared/platform/logger.ts';
-import { instrumented } from '../shared/platform/telemetry.ts';
+import { instrumented } from '../shared/platform/observability/telemetry.ts';
 
 /** EventBridge invokes this every hour. */
 async function handle(_event: ScheduledEvent, context: Context): Promise<HourlyBillingResult> {
@@ -11,5 +11,5 @@ async function handle(_event: ScheduledEvent, context: Context): Promise<HourlyB
   return result;
 }
 
-/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+/** Traced, and its business metrics flushed once per invocation (shared/platform/observability/telemetry.ts). */
 export const handler = instrumented(handle);

@@ -1,7 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { dueTimeBatch } from '../shared/platform/aws/due-time.ts';
 import { logger } from '../shared/platform/logger.ts';
-import { instrumented } from '../shared/platform/telemetry.ts';
+import { instrumented } from '../shared/platform/observability/telemetry.ts';
 import { CallQueueMessageSchema, runCallQueueMessage, type CallQueueMessage } from '../shared/calls/index.ts';
 import { onCallLifecycle } from '../shared/calls/index.ts';
 import { registerBatchCallCounters } from '../shared/batches/counters.ts';
@@ -29,5 +29,5 @@ async function handle(event: SQSEvent, context: Context): Promise<SQSBatchRespon
   return dueTimeBatch('call-steps', event, { parse: parseCallStep, handle: (message) => runCallQueueMessage(message) });
 }
 
-/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+/** Traced, and its business metrics flushed once per invocation (shared/platform/observability/telemetry.ts). */
 export const handler = instrumented(handle);

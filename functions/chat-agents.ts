@@ -1,6 +1,6 @@
-import * as chatAgents from '../shared/agents/chat-agents.ts';
+import * as chatAgents from '../shared/agents/chat-agents/index.ts';
 import { domainHandler } from '../shared/platform/http/handler.ts';
-import { chatAgentRoutes } from '../shared/agents/chat-agent-routes.ts';
+import { chatAgentRoutes } from '../shared/agents/chat-agents/chat-agent-routes.ts';
 
 export const handler = domainHandler(chatAgentRoutes, {
   createChatAgent: ({ principal, body }) => chatAgents.createChatAgent(principal.workspaceId, body),

@@ -1,7 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
-import { instrumented } from '../shared/platform/telemetry.ts';
+import { instrumented } from '../shared/platform/observability/telemetry.ts';
 import { callHistoryPage } from '../shared/calls/records/index.ts';
 import { ContactJobMessage, importStepFailed, runBackfillStep, runImportStep, type CallPageReader } from '../shared/contacts/index.ts';
 
@@ -26,5 +26,5 @@ async function handle(event: SQSEvent, context: Context): Promise<SQSBatchRespon
   });
 }
 
-/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+/** Traced, and its business metrics flushed once per invocation (shared/platform/observability/telemetry.ts). */
 export const handler = instrumented(handle);

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { lazySchema } from '../shared/platform/http/schemas.ts';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
-import { instrumented } from '../shared/platform/telemetry.ts';
+import { instrumented } from '../shared/platform/observability/telemetry.ts';
 import { AccountDataJobMessage, runExport, runPrivacyRequest, runRetentionSweep, utcDay } from '../shared/account-data/jobs.ts';
 import { runPurgeStep, WorkspacePurgeMessage } from '../shared/members/index.ts';
 
@@ -37,5 +37,5 @@ async function handle(event: SQSEvent, context: Context): Promise<SQSBatchRespon
   });
 }
 
-/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+/** Traced, and its business metrics flushed once per invocation (shared/platform/observability/telemetry.ts). */
 export const handler = instrumented(handle);

@@ -1,8 +1,7 @@
-import { agentsUsingEngine } from '../shared/agents/agents.ts';
-import * as flows from '../shared/agents/conversation-flows.ts';
-import * as components from '../shared/agents/flow-components.ts';
+import { agentsUsingEngine } from '../shared/agents/voice-agents/index.ts';
+import * as flows from '../shared/agents/flows/index.ts';
 import { domainHandler } from '../shared/platform/http/handler.ts';
-import { flowRoutes } from '../shared/agents/flow-routes.ts';
+import { flowRoutes } from '../shared/agents/flows/flow-routes.ts';
 
 export const handler = domainHandler(flowRoutes, {
   createConversationFlow: ({ principal, body }) => flows.createFlow(principal.workspaceId, body),
@@ -18,14 +17,14 @@ export const handler = domainHandler(flowRoutes, {
       usedBy: (flowId) => agentsUsingEngine(principal.workspaceId, flowId),
     }),
 
-  createConversationFlowComponent: ({ principal, body }) => components.createComponent(principal.workspaceId, body),
+  createConversationFlowComponent: ({ principal, body }) => flows.createComponent(principal.workspaceId, body),
   getConversationFlowComponent: ({ principal, params }) =>
-    components.getComponent(principal.workspaceId, params.component_id),
-  listConversationFlowComponents: ({ principal, query }) => components.listComponents(principal.workspaceId, query),
+    flows.getComponent(principal.workspaceId, params.component_id),
+  listConversationFlowComponents: ({ principal, query }) => flows.listComponents(principal.workspaceId, query),
   listConversationFlowComponentsArray: async ({ principal, query }) =>
-    (await components.listComponents(principal.workspaceId, query)).items,
+    (await flows.listComponents(principal.workspaceId, query)).items,
   updateConversationFlowComponent: ({ principal, params, body }) =>
-    components.updateComponent(principal.workspaceId, params.component_id, body),
+    flows.updateComponent(principal.workspaceId, params.component_id, body),
   deleteConversationFlowComponent: ({ principal, params }) =>
-    components.deleteComponent(principal.workspaceId, params.component_id),
+    flows.deleteComponent(principal.workspaceId, params.component_id),
 });

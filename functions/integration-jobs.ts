@@ -1,7 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
-import { instrumented } from '../shared/platform/telemetry.ts';
+import { instrumented } from '../shared/platform/observability/telemetry.ts';
 import { callHistoryPage, getCall } from '../shared/calls/records/index.ts';
 import { ContactFields, getContactByPhone, listContactsPage, updateContact, type Contact } from '../shared/contacts/index.ts';
 import { badRequest, NotFound } from '../shared/platform/errors.ts';
@@ -106,5 +106,5 @@ async function handle(event: SQSEvent, context: Context): Promise<SQSBatchRespon
   });
 }
 
-/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+/** Traced, and its business metrics flushed once per invocation (shared/platform/observability/telemetry.ts). */
 export const handler = instrumented(handle);

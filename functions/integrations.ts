@@ -2,7 +2,8 @@ import { domainHandler, MediaResponse } from '../shared/platform/http/handler.ts
 import { integrationRoutes } from '../shared/integrations/routes.ts';
 import * as integrations from '../shared/integrations/index.ts';
 // What uses an app is the agents domain's to say (its engines' tools); integrations takes it as a function.
-import { appUsages } from '../shared/agents/app-usages.ts';
+// The module itself, not agents/tools/index.ts, which also reaches the transfer checks and account data's assets.
+import { appUsages } from '../shared/agents/tools/app-usages.ts';
 
 export const handler = domainHandler(integrationRoutes, {
   oauthProviders: () => integrations.listProviders(),

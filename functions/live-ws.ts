@@ -5,7 +5,7 @@ import { sourceAddress } from '../shared/platform/auth/ip.ts';
 import { useManagementEndpoint } from '../shared/platform/aws/ws-connections.ts';
 import { ApiError } from '../shared/platform/errors.ts';
 import { logger } from '../shared/platform/logger.ts';
-import { instrumented } from '../shared/platform/telemetry.ts';
+import { instrumented } from '../shared/platform/observability/telemetry.ts';
 
 /*
  * The WebSocket monitor in AWS (docs/calls.md, Live calls): API Gateway's WebSocket API
@@ -75,5 +75,5 @@ const policy = (effect: 'Allow' | 'Deny', resource: string) => ({
   Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resource }],
 });
 
-/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+/** Traced, and its business metrics flushed once per invocation (shared/platform/observability/telemetry.ts). */
 export const handler = instrumented(handle);

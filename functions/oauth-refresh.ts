@@ -1,6 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { logger } from '../shared/platform/logger.ts';
-import { instrumented } from '../shared/platform/telemetry.ts';
+import { instrumented } from '../shared/platform/observability/telemetry.ts';
 import { runOAuthRefresh, type OAuthRefreshRun } from '../shared/integrations/oauth-refresh.ts';
 
 /**
@@ -15,5 +15,5 @@ async function handle(_event: ScheduledEvent, context: Context): Promise<OAuthRe
   return result;
 }
 
-/** Traced, and its business metrics flushed once per invocation (shared/platform/telemetry.ts). */
+/** Traced, and its business metrics flushed once per invocation (shared/platform/observability/telemetry.ts). */
 export const handler = instrumented(handle);

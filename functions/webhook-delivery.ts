@@ -1,7 +1,7 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '../shared/platform/logger.ts';
-import { countMetric } from '../shared/platform/metrics.ts';
-import { instrumented } from '../shared/platform/telemetry.ts';
+import { countMetric } from '../shared/platform/observability/metrics.ts';
+import { instrumented } from '../shared/platform/observability/telemetry.ts';
 import { deliverWebhook, parseWebhookMessage } from '../shared/webhooks/webhooks.ts';
 
 /**

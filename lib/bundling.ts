@@ -1,6 +1,6 @@
 import { basename, dirname, extname, resolve } from 'node:path';
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
-import { CHUNKS_DIR } from '../shared/platform/bundle-files.ts';
+import { CHUNKS_DIR } from '../shared/platform/bundle/bundle-files.ts';
 import { LAMBDA_BUNDLE_ALIASES } from './bundle-aliases.ts';
 
 /**
@@ -84,7 +84,7 @@ export function bundleOptionsFor(entry: string, outfile: string, bundling: Funct
 }
 
 /**
- * Worker scripts a function starts (shared/platform/capped-worker.ts), by name: their source
+ * Worker scripts a function starts (shared/knowledge-bases/capped-worker.ts), by name: their source
  * files, each built as `<outdir>/<name>.mjs` beside the function's index.mjs, its own chunks
  * under chunks/ too (content-hashed names, so a chunk both builds make is the same file).
  * A build of its own rather than an entry of the function's: a second entry would share

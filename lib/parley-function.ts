@@ -15,7 +15,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../shared/platform/store/keys.ts';
-import { TRACER_SIDECAR } from '../shared/platform/tracing.ts';
+import { TRACER_SIDECAR } from '../shared/platform/observability/tracing.ts';
 import { ENCRYPTION_CONTEXT_KEYS } from '../shared/platform/crypto/kms.ts';
 
 /** cdk-nag AwsSolutions-L1 wants the newest Node.js runtime this aws-cdk-lib knows. */
@@ -127,7 +127,7 @@ export interface ParleyFunctionProps {
    */
   directories?: Readonly<Record<string, string>>;
   /**
-   * Worker scripts the function starts (shared/platform/capped-worker.ts): name → source,
+   * Worker scripts the function starts (shared/knowledge-bases/capped-worker.ts): name → source,
    * each built as `<name>.mjs` beside index.mjs (lib/bundling.ts).
    */
   workers?: WorkerEntries;
@@ -234,11 +234,11 @@ export class ParleyFunction extends lambda.Function {
         ? { vpc: props.network.vpc, vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }, securityGroups: [props.network.securityGroup] }
         : {}),
       // X-Ray: Lambda opens a segment per invocation; Powertools Tracer adds the handler,
-      // AWS SDK and vendor subsegments (shared/platform/tracing.ts). CDK grants the role
+      // AWS SDK and vendor subsegments (shared/platform/observability/tracing.ts). CDK grants the role
       // xray:PutTraceSegments and xray:PutTelemetryRecords (suppressed for nag below).
       tracing: lambda.Tracing.ACTIVE,
       environment: {
-        // The `stage` dimension of the business metrics (shared/platform/metrics.ts).
+        // The `stage` dimension of the business metrics (shared/platform/observability/metrics.ts).
         PARLEY_STAGE: parleyStage(scope),
         ...props.environment,
         ...resourceEnvironment(props.resources),
@@ -454,7 +454,7 @@ export function parleyStage(scope: Construct): string {
  */
 export function besideBundleCommands(inputDir: string, outputDir: string, props: Pick<ParleyFunctionProps, 'files' | 'directories'>): string[] {
   return [
-    // The tracer beside the bundle, loaded on the first invocation (shared/platform/tracing.ts).
+    // The tracer beside the bundle, loaded on the first invocation (shared/platform/observability/tracing.ts).
     tracerSidecarCommand(inputDir, outputDir),
     ...(props.files ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/${file.split('/').pop()}"`),
     ...Object.entries(props.directories ?? {}).flatMap(([from, to]) => [

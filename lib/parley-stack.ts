@@ -107,7 +107,7 @@ export const DOMAIN_ACCESS: Record<Domain, ParleyAccess> = {
 };
 
 /**
- * libphonenumber's metadata, read on first use by shared/platform/phone.ts (a JSON file
+ * libphonenumber's metadata, read on first use by shared/platform/telephony/phone.ts (a JSON file
  * rather than 150 KB of bundled JavaScript parsed at every cold start). Every function
  * whose bundle holds phone.ts ships it: test/cdk/grants-match-code checks.
  */
@@ -127,7 +127,7 @@ export const DOMAIN_FILES: Partial<Record<Domain, readonly string[]>> = {
   chats: [PHONE_METADATA_FILE],
   billing: [PHONE_METADATA_FILE],
   'account-data': [PHONE_METADATA_FILE],
-  // The extraction worker's CSV parser (shared/platform/csv.ts) carries the phone module.
+  // The extraction worker's CSV parser (shared/platform/text/csv.ts) carries the phone module.
   'knowledge-bases': [PHONE_METADATA_FILE],
   // The chat widget's script (GET /widget.js, read when asked for) and the calls index's phone module.
   public: [PHONE_METADATA_FILE, 'web/widget/dist/widget.js'],

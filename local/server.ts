@@ -1,6 +1,6 @@
 import { installLocalQueues } from './queues.ts';
 import { config } from '../shared/platform/config.ts';
-import { protectLocalPort } from '../shared/platform/egress.ts';
+import { protectLocalPort } from '../shared/platform/egress/egress.ts';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

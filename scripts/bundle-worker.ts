@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { CHUNKS_DIR, REQUIRE_BANNER } from '../lib/bundling.ts';
-import { PHONE_METADATA_FILE_NAME } from '../shared/platform/phone.ts';
+import { PHONE_METADATA_FILE_NAME } from '../shared/platform/telephony/phone.ts';
 
 /**
  * `npm run build:worker` (and worker/Dockerfile's build stage): the voice worker's two
@@ -21,7 +21,7 @@ import { PHONE_METADATA_FILE_NAME } from '../shared/platform/phone.ts';
  * image's own platform: the job processes LiveKit forks import `@livekit/agents` from
  * node_modules, and the agent module must share that one instance (its job context is
  * module state). Shared code between the entries goes to `chunks/`, the layout
- * shared/platform/bundle-files.ts resolves files beside the bundle from, as for the functions.
+ * shared/platform/bundle/bundle-files.ts resolves files beside the bundle from, as for the functions.
  * No Lambda aliases (lib/bundle-aliases.ts): a task takes its credentials from the container
  * credentials endpoint, which the SDK's full default chain reads.
  */
@@ -68,12 +68,12 @@ export function workerBundleOptions(outdir = WORKER_DIST, entries: Readonly<Reco
 
 /**
  * Bundles the worker into `outdir` (emptied first), with the phone metadata beside it when the
- * bundle holds the phone module (shared/platform/phone.ts reads it from there).
+ * bundle holds the phone module (shared/platform/telephony/phone.ts reads it from there).
  */
 export async function bundleWorker(outdir = WORKER_DIST, entries: Readonly<Record<string, string>> = WORKER_ENTRIES): Promise<Metafile> {
   rmSync(outdir, { recursive: true, force: true });
   const { metafile } = await build(workerBundleOptions(outdir, entries));
-  if (Object.keys(metafile!.inputs).includes('shared/platform/phone.ts')) {
+  if (Object.keys(metafile!.inputs).includes('shared/platform/telephony/phone.ts')) {
     copyFileSync(createRequire(import.meta.url).resolve('libphonenumber-js/metadata.max.json'), join(outdir, PHONE_METADATA_FILE_NAME));
   }
   return metafile!;

@@ -1,6 +1,6 @@
 /**
  * `npx tsx scripts/telemetry-cost.ts [--runs=N] [--functions=a,b]`: what Powertools
- * Metrics and Tracer (shared/platform/metrics.ts, tracing.ts) cost a cold start, measured
+ * Metrics and Tracer (shared/platform/observability/metrics.ts, tracing.ts) cost a cold start, measured
  * the way `npm run bench` measures bundles (bench/bundles.ts, bench/import-time.ts):
  *
  * 1. Each function's bundle built as CDK builds it, and again with both packages replaced
@@ -22,7 +22,7 @@ import { readCdkBundling } from '../bench/cdk-bundling.ts';
 import { childEnvironment, measureImports, type ImportSubject } from '../bench/import-time.ts';
 import { kib, ms, round, table, times } from '../bench/stats.ts';
 import { tracerSidecarCommand } from '../lib/parley-function.ts';
-import { TRACER_SIDECAR } from '../shared/platform/tracing.ts';
+import { TRACER_SIDECAR } from '../shared/platform/observability/tracing.ts';
 
 const { values: args } = parseArgs({
   options: { runs: { type: 'string', default: '11' }, functions: { type: 'string', default: 'account,numbers,webhook-delivery,calls' } },
@@ -60,7 +60,7 @@ const timings = new Map((await measureImports(subjects, runs, env)).map((timing)
 // The tracer's load on the first invocation in Lambda.
 const probeDir = join(outDir, 'tracer-load');
 mkdirSync(probeDir, { recursive: true });
-const tracingModule = resolve('shared/platform/tracing.ts');
+const tracingModule = resolve('shared/platform/observability/tracing.ts');
 writeFileSync(join(probeDir, 'loaded.ts'), `import { startTracing } from ${JSON.stringify(tracingModule)};\nexport const ready = (await startTracing()) !== undefined;\n`);
 writeFileSync(join(probeDir, 'imported.ts'), `import { startTracing } from ${JSON.stringify(tracingModule)};\nexport const ready = typeof startTracing === 'function';\n`);
 const loaded = await buildBundle(cdk, 'tracer-load/loaded-bundle', join(probeDir, 'loaded.ts'), outDir);

@@ -1,6 +1,6 @@
 import type { Handlers } from '../../shared/platform/http/route.ts';
 import type { connectionTestRoutes } from '../../shared/numbers/connection-test-routes.ts';
-import { withOutboundSlot } from '../../shared/platform/outbound-slots.ts';
+import { withOutboundSlot } from '../../shared/platform/egress/outbound-slots.ts';
 import { onDemand } from './load.ts';
 
 export const connectionTestHandlers: Handlers<typeof connectionTestRoutes> = {

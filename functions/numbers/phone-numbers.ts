@@ -1,6 +1,6 @@
 import type { Handlers } from '../../shared/platform/http/route.ts';
 import * as numbers from '../../shared/numbers/phone-numbers.ts';
-import { withOutboundSlot } from '../../shared/platform/outbound-slots.ts';
+import { withOutboundSlot } from '../../shared/platform/egress/outbound-slots.ts';
 import type { phoneNumberRoutes } from '../../shared/numbers/phone-number-routes.ts';
 import { onDemand } from './load.ts';
 

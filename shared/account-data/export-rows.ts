@@ -2,7 +2,7 @@ import type { ExportType } from './schemas.ts';
 
 /*
  * An export's CSV: a header, then one line per record, written by the shared CSV writer
- * (csvLine, shared/platform/csv-write.ts: RFC 4180 quoting, CRLF line ends, formula
+ * (csvLine, shared/platform/text/csv-write.ts: RFC 4180 quoting, CRLF line ends, formula
  * escaping). Nested values (tags, custom fields, analysis data) are JSON text in one cell.
  * JSONL exports write each record as the API answers it, one JSON object a line.
  */

@@ -1,9 +1,9 @@
 import { callExportPage, parseCallFilter } from '../calls/records/index.ts';
-import { getChat, listChats } from '../chats/records.ts';
+import { getChat, listChats } from '../chats/records/index.ts';
 import { listContactsPage } from '../contacts/index.ts';
 import { randomBytes } from 'node:crypto';
 import { objectStore, type ObjectUpload } from '../platform/aws/object-store.ts';
-import { csvLine } from '../platform/csv-write.ts';
+import { csvLine } from '../platform/text/csv-write.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 import { conflict, NotFound } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';

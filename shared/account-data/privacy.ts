@@ -2,7 +2,7 @@ import { auditPut, maskAuditTargets } from '../account/index.ts';
 import { eraseNumberFromBatchTasks } from '../batches/index.ts';
 import { callStorageFacts, deleteCall } from '../calls/erasure/index.ts';
 import { callIdsWithNumber } from '../calls/records/index.ts';
-import { deleteChat, deleteSmsThreadOf, getChat, smsChatIdsWithParty } from '../chats/records.ts';
+import { deleteChat, deleteSmsThreadOf, getChat, smsChatIdsWithParty } from '../chats/records/index.ts';
 import { deleteContact, getContactByPhone } from '../contacts/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { objectStore } from '../platform/aws/object-store.ts';

@@ -3,7 +3,7 @@ import { registeredWorkspaceIds } from '../account/index.ts';
 import { getAgent, getChatAgent, workspaceHasRetentionSetting } from '../agents/index.ts';
 import { deleteCall } from '../calls/erasure/index.ts';
 import { callRetentionPage } from '../calls/records/index.ts';
-import { deleteChat, listChats } from '../chats/records.ts';
+import { deleteChat, listChats } from '../chats/records/index.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';

@@ -3,9 +3,9 @@ import { request as httpRequest, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { newId } from '../platform/ids.ts';
-import { trimTrailing } from '../platform/text.ts';
+import { trimTrailing } from '../platform/text/text.ts';
 import { wire } from '../platform/naming.ts';
-import { EgressRefused, WEBSOCKET_SCHEMES, checkDestination, type CheckedDestination } from '../platform/egress.ts';
+import { EgressRefused, WEBSOCKET_SCHEMES, checkDestination, type CheckedDestination } from '../platform/egress/egress.ts';
 
 /*
  * `POST /test-custom-llm-connection`: does a custom LLM's WebSocket server accept a call?

@@ -2,7 +2,7 @@ import { getAgent } from '../agents/index.ts';
 import { badGateway, badRequest, notFound } from '../platform/errors.ts';
 import { getLlm } from '../agents/index.ts';
 import { wire } from '../platform/naming.ts';
-import { EgressRefused, EgressResponseTooLarge, egressFetch } from '../platform/egress.ts';
+import { EgressRefused, EgressResponseTooLarge, egressFetch } from '../platform/egress/egress.ts';
 import { RETELL_LLM_ENGINE, type VersionReference } from '../agents/index.ts';
 
 /*

@@ -6,7 +6,7 @@ import type { Llm, LlmInput } from '../agents/index.ts';
 import type { ItemKey } from '../platform/store/keys.ts';
 import { table } from '../platform/store/table.ts';
 import { publishedVersion } from '../platform/store/versions.ts';
-import { existingAppIds } from '../integrations/app-refs.ts';
+import { existingAppIds } from '../integrations/app-refs/index.ts';
 import { catalogueVoice, DEFAULT_VOICE_ID, DEFAULT_VOICE_MODEL } from '../voices/index.ts';
 import { agentHeadKey, knowledgeBaseKey, workspaceVoiceKey } from './store.ts';
 

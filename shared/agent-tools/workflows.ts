@@ -3,7 +3,7 @@ import { ApiError, invalidPaginationKey, notFound } from '../platform/errors.ts'
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { defineOfflineShape, languageModel } from '../vendors/llm/index.ts';
 import { logger } from '../platform/logger.ts';
-import { EgressRefused, EgressResponseTooLarge, egressFetch } from '../platform/egress.ts';
+import { EgressRefused, EgressResponseTooLarge, egressFetch } from '../platform/egress/egress.ts';
 import { TEMPLATE_REFERENCE, templateName, WORKFLOW_STAGES, type WorkflowInput, type WorkflowStage, type WorkflowStep } from './schemas.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { table, TransactionCancelled } from '../platform/store/table.ts';

@@ -1,4 +1,4 @@
-import type { AgentTag } from './agent-schemas.ts';
+import type { AgentTag } from './voice-agents/agent-schemas.ts';
 import { conflict, notFound } from '../platform/errors.ts';
 import { keys, type VersionedKind } from '../platform/store/keys.ts';
 import { defineEntity, table, type TransactOp } from '../platform/store/table.ts';

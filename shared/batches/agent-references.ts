@@ -1,4 +1,4 @@
-import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/lookups.ts';
+import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/lookups/index.ts';
 import type { TransactOp } from '../platform/store/table.ts';
 import type { BatchItem } from './store.ts';
 

@@ -1,14 +1,14 @@
-import { getAgent } from '../agents/lookups.ts';
+import { getAgent } from '../agents/lookups/index.ts';
 import { MAX_OVERRIDE_AGENTS, referenceAgents, releaseAgentReferences } from './agent-references.ts';
 import { assertCanSpend } from '../billing/index.ts';
 import { batchCallIdFor, checkedAgentOverride, unlinkBatchCall } from '../calls/records/index.ts';
 import { verificationStatus, workspaceNumber } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
-import { parseDashboardCsv, type CsvSkippedRow } from '../platform/csv.ts';
+import { parseDashboardCsv, type CsvSkippedRow } from '../platform/text/csv.ts';
 import { badRequest, conflict, Invalid, notFound, NotFound } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
-import { canonicalE164 } from '../platform/phone.ts';
+import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { MAX_BATCH_TASKS, type BatchStatus, type BatchTaskInput, type CreateBatchCallInput, type TaskView } from './schemas.ts';
 import {
   allTasks,

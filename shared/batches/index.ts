@@ -18,5 +18,5 @@ export { applyCallLifecycle, registerBatchCallCounters } from './counters.ts';
 /** A privacy erase of one number (shared/account-data): its pending tasks skipped, every task to it redacted. */
 export { eraseNumberFromBatchTasks } from './store.ts';
 export { insideWindow, nextOpening } from './windows.ts';
-export { csvPhoneNumber, csvVariableName, parseDashboardCsv } from '../platform/csv.ts';
-export type { CsvRow, CsvSkippedRow, DashboardCsv } from '../platform/csv.ts';
+export { csvPhoneNumber, csvVariableName, parseDashboardCsv } from '../platform/text/csv.ts';
+export type { CsvRow, CsvSkippedRow, DashboardCsv } from '../platform/text/csv.ts';

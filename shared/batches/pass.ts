@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { getConcurrency, newBatchDialMemo, placeBatchCall, releaseUnusedBatchDialSlots, prepareBatchDials, unlinkBatchCall, type BatchDialMemo } from '../calls/index.ts';
-import { doNotCallNumbers } from '../contacts/lookups.ts';
+import { doNotCallNumbers } from '../contacts/lookups/index.ts';
 import { cpsLimitFor, workspaceNumber } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { ApiError, Conflict, TooManyRequests, Unavailable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
-import { countMetric } from '../platform/metrics.ts';
+import { countMetric } from '../platform/observability/metrics.ts';
 import {
   claimTask,
   dueBatchEntries,

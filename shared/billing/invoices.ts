@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { badRequest, notFound } from '../platform/errors.ts';
-import { escapeHtml } from '../platform/text.ts';
+import { escapeHtml } from '../platform/text/text.ts';
 import { billingNow, monthBounds, monthOf, previousMonth } from './clock.ts';
 import { ensureAccount } from './entries.ts';
 import { INVOICE_OVERDUE_DAYS, toUsd } from './prices.ts';

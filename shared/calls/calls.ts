@@ -1,14 +1,14 @@
 import { randomInt } from 'node:crypto';
-import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/lookups.ts';
+import { assertRunnable, getAgent, resolveAgentVersion } from '../agents/lookups/index.ts';
 import { assertCanSpend } from '../billing/index.ts';
-import { contactVariables } from '../contacts/lookups.ts';
+import { contactVariables } from '../contacts/lookups/index.ts';
 import { cpsLimitFor, takeDialToken, verificationStatus, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { config } from '../platform/config.ts';
 import { badRequest, invalidPaginationKey, notFound, NotFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
-import { canonicalE164, countryOfNumber } from '../platform/phone.ts';
+import { canonicalE164, countryOfNumber } from '../platform/telephony/phone.ts';
 import { checkedAgentOverride } from './agent-override.ts';
 import { acquireSlot, releaseSlot, SLOT_RECHECK_MS, sweepDueSlots, sweepSlots, type CallKind, type DueSweepResult, type SlotVerdict } from './concurrency.ts';
 import { applyCallDataStorage, DEFAULT_CALLEE_LINES } from './engine/engine.ts';

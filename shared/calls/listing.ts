@@ -1,4 +1,4 @@
-import { taggedAgentVersions } from '../agents/lookups.ts';
+import { taggedAgentVersions } from '../agents/lookups/index.ts';
 import { invalidPaginationKey, NotFound } from '../platform/errors.ts';
 import type { CallFilter, KeyedFilter, ListCallsInput } from './schemas.ts';
 import { withTranscripts } from './transcript.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { notFound } from '../platform/errors.ts';
-import { canonicalE164 } from '../platform/phone.ts';
+import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table, TransactionCancelled } from '../platform/store/table.ts';
 import { setOrRemove } from '../platform/store/update-expression.ts';

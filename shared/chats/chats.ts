@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { workspaceReliability } from '../account/index.ts';
-import { assertRunnable } from '../agents/lookups.ts';
+import { assertRunnable } from '../agents/lookups/index.ts';
 import { assertCanSpend, recordChatCharge } from '../billing/index.ts';
 import {
   agentTurn,

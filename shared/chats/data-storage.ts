@@ -1,7 +1,7 @@
-import { getChatAgent } from '../agents/lookups.ts';
-import { restrictRetrievals } from '../knowledge-bases/records.ts';
+import { getChatAgent } from '../agents/lookups/index.ts';
+import { restrictRetrievals } from '../knowledge-bases/records/index.ts';
 import { conflict, NotFound } from '../platform/errors.ts';
-import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../platform/pii.ts';
+import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../platform/text/pii.ts';
 import type { DATA_STORAGE_SETTINGS } from './schemas.ts';
 import { chatMessages, deleteChatMessages, getChatItem, rewriteMessages, writeEndedChat, type ChatItem } from './store.ts';
 

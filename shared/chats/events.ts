@@ -1,8 +1,8 @@
-import { getChatAgent } from '../agents/lookups.ts';
+import { getChatAgent } from '../agents/lookups/index.ts';
 import { analyzeConversation, type TranscriptObject } from '../conversation/index.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
-import { countMetric } from '../platform/metrics.ts';
+import { countMetric } from '../platform/observability/metrics.ts';
 import { sendAgentEvent } from '../webhooks/index.ts';
 import type { ChatAnalysis } from './schemas.ts';
 import { chatMessages, storeAnalysis, type ChatItem, type MessageItem } from './store.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { workspaceReliability } from '../account/index.ts';
-import { assertRunnable, DEFAULT_LLM_MODEL } from '../agents/lookups.ts';
+import { assertRunnable, DEFAULT_LLM_MODEL } from '../agents/lookups/index.ts';
 import {
   agentTurn,
   closeConversation,

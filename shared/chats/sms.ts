@@ -1,13 +1,13 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { assertCanSpend, recordSmsCharge } from '../billing/index.ts';
-import { doNotCallNumbers } from '../contacts/lookups.ts';
+import { doNotCallNumbers } from '../contacts/lookups/index.ts';
 import { numberHolder, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import { config } from '../platform/config.ts';
 import { badRequest, forbidden, Invalid, notFound, NotFound } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
-import { canonicalE164 } from '../platform/phone.ts';
-import { trimTrailing } from '../platform/text.ts';
+import { canonicalE164 } from '../platform/telephony/phone.ts';
+import { trimTrailing } from '../platform/text/text.ts';
 import { MAX_SMS_BODY, messagingProvider, SmsSendFailed, recordCarrierReport, twilioWebhookToken, verifyTwilioSignature } from '../vendors/messaging/index.ts';
 import { applyChatStorage, completeChat, endChat, settleChatCost, startChat } from './chats.ts';
 import { getChat, listChats } from './stored-chats.ts';

@@ -1,4 +1,4 @@
-import { deleteRetrievals } from '../knowledge-bases/records.ts';
+import { deleteRetrievals } from '../knowledge-bases/records/index.ts';
 import { listChatItems, type SmsNumbers } from './listing.ts';
 import type { ChatView, ListChatsInput } from './schemas.ts';
 import { chatMessages, deleteChatItems, getChatItem } from './store.ts';

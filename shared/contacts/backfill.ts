@@ -2,7 +2,7 @@ import { queueNamed } from '../platform/aws/queue.ts';
 import { newId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
 import { upsertContactByNumber } from './contacts.ts';
-import { contactByPhone } from './lookups.ts';
+import { contactByPhone } from './lookups/index.ts';
 import { callParty } from './memory.ts';
 import type { BackfillInput, BackfillJobMessage, BackfillStatus, CustomFieldValue } from './schemas.ts';
 import { getBackfillJob, recordBackfillStep, startBackfillJob, type BackfillJobItem } from './store.ts';

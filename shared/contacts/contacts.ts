@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { badRequest, Conflict, conflict, invalidPaginationKey, NotFound, notFound } from '../platform/errors.ts';
 import { parseOrThrow } from '../platform/http/validation.ts';
 import { idPattern, newTimeOrderedId } from '../platform/ids.ts';
-import { canonicalE164 } from '../platform/phone.ts';
+import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { keys } from '../platform/store/keys.ts';
 import { TransactionCancelled } from '../platform/store/table.ts';
 import {
@@ -32,7 +32,7 @@ import {
   type ContactItem,
   type PartyEntry,
 } from './store.ts';
-import { contactByPhone } from './lookups.ts';
+import { contactByPhone } from './lookups/index.ts';
 
 /*
  * Contacts (docs/contacts.md): one contact per phone number and workspace, held by a claim

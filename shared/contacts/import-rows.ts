@@ -1,7 +1,7 @@
 import { badRequest } from '../platform/errors.ts';
-import { csvPhoneNumber, csvPhoneReason, csvVariableName, parseCsvRecords } from '../platform/csv.ts';
+import { csvPhoneNumber, csvPhoneReason, csvVariableName, parseCsvRecords } from '../platform/text/csv.ts';
 import { formatIssues } from '../platform/http/validation.ts';
-import { nationalToE164 } from '../platform/phone.ts';
+import { nationalToE164 } from '../platform/telephony/phone.ts';
 import type { ColumnMapping } from './import-schemas.ts';
 import { BUILT_IN_FIELDS, ContactFields, CUSTOM_FIELD_NAME, MAPPABLE_BUILT_IN, MAX_CUSTOM_FIELDS, type ContactFieldsInput } from './schemas.ts';
 
@@ -11,7 +11,7 @@ import { BUILT_IN_FIELDS, ContactFields, CUSTOM_FIELD_NAME, MAPPABLE_BUILT_IN, M
  * Everything about a row is decided here, before anything is written, so the sync import and
  * the job apply the same rows the same way.
  *
- * CSV (the spec's dashboard CSV rules, shared/platform/csv.ts): the first row is the header;
+ * CSV (the spec's dashboard CSV rules, shared/platform/text/csv.ts): the first row is the header;
  * numbers are cleaned and normalised by csvPhoneNumber (AU ten-digit rule), rows whose
  * number is not E.164 after that are reported, not imported. Columns become contact fields:
  * - with a `column_mapping` (retell-sdk's createImport), only the mapped columns; one must

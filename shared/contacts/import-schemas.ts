@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { idOf, lazySchema, queryInt } from '../platform/http/schemas.ts';
 import { isUploadedFile, type UploadedFile } from '../platform/http/multipart.ts';
-import { isSupportedCountry } from '../platform/phone.ts';
+import { isSupportedCountry } from '../platform/telephony/phone.ts';
 import { FieldMapping, MAX_FIELD_MAPPINGS, MAX_TAG_CHARS, MAX_TAGS } from './schemas.ts';
 
 /*

@@ -1,4 +1,4 @@
-import { parseCsvRecords } from '../platform/csv.ts';
+import { parseCsvRecords } from '../platform/text/csv.ts';
 import { ApiError, badRequest, notFound } from '../platform/errors.ts';
 import type { UploadedFile } from '../platform/http/multipart.ts';
 import { queueNamed } from '../platform/aws/queue.ts';

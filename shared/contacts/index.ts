@@ -27,7 +27,7 @@ export {
   saveCallToMemory,
   type CallForMemory,
 } from './memory.ts';
-export { contactVariables, doNotCallNumbers } from './lookups.ts';
+export { contactVariables, doNotCallNumbers } from './lookups/index.ts';
 export { getBackfillStatus, runBackfillStep, startBackfill, type BackfillCall, type CallPageReader } from './backfill.ts';
 export {
   createImportFromUpload,

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { badRequest, conflict } from '../platform/errors.ts';
-import { canonicalE164 } from '../platform/phone.ts';
+import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { TransactionCancelled } from '../platform/store/table.ts';
 import type * as Llm from '../vendors/llm/index.ts';
 import { contactNotFound } from './contacts.ts';

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { idOf, lazySchema, queryInt } from '../platform/http/schemas.ts';
-import { canonicalE164 } from '../platform/phone.ts';
+import { canonicalE164 } from '../platform/telephony/phone.ts';
 
 /*
  * The contacts API contract (spec: Other resources, the Contacts group; shapes it does not

@@ -1,5 +1,5 @@
 import { config } from '../platform/config.ts';
-import { EgressRefused, EgressResponseTooLarge, egressFetch, type Resolver } from '../platform/egress.ts';
+import { EgressRefused, EgressResponseTooLarge, egressFetch, type Resolver } from '../platform/egress/egress.ts';
 import { signatureHeaders, wire } from '../platform/naming.ts';
 import { signWebhook } from '../webhooks/index.ts';
 

@@ -1,9 +1,9 @@
 import type { ClientOptions, RawData, WebSocket } from 'ws';
 import { VendorFailed } from '../platform/errors.ts';
-import { EgressRefused, WEBSOCKET_SCHEMES, checkDestination, type Resolver } from '../platform/egress.ts';
+import { EgressRefused, WEBSOCKET_SCHEMES, checkDestination, type Resolver } from '../platform/egress/egress.ts';
 import { logger } from '../platform/logger.ts';
 import { wire } from '../platform/naming.ts';
-import { trimTrailing } from '../platform/text.ts';
+import { trimTrailing } from '../platform/text/text.ts';
 import { callContext, type TurnOutput } from './model-turn.ts';
 import type { ConversationState, TranscriptEvent, TurnEvent } from './types.ts';
 import { loadOnce } from '../platform/lazy.ts';

@@ -1,4 +1,4 @@
-import { validSipHeaders } from '../platform/sip-headers.ts';
+import { validSipHeaders } from '../platform/telephony/sip-headers.ts';
 import { fillTemplate } from './variables.ts';
 import type { AgenticTransferConfig, HandoffOption, TransferOptions } from './types.ts';
 

@@ -1,6 +1,6 @@
 import { isProduction } from '../platform/config.ts';
 import { decryptSecret, DecryptionFailed, encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
-import { checkUrl, EgressRefused, HTTP_SCHEMES, portOf, resolveDestination } from '../platform/egress.ts';
+import { checkUrl, EgressRefused, HTTP_SCHEMES, portOf, resolveDestination } from '../platform/egress/egress.ts';
 import { badRequest, unprocessable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { isOAuthProvider, PROVIDER_TABLE, type OAuthProviderName, type ProviderOptions, type ResolvedProvider } from '../vendors/oauth/providers.ts';

@@ -1,6 +1,6 @@
 import { badGateway, badRequest, conflict, notFound, unprocessable } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
-import { trimTrailing } from '../platform/text.ts';
+import { trimTrailing } from '../platform/text/text.ts';
 import { TransactionCancelled, table } from '../platform/store/table.ts';
 import {
   AppAuthRejected,
@@ -212,7 +212,7 @@ export async function updateApp(workspaceId: string, appId: string, input: Updat
 /**
  * What uses an app, as the agents domain computes it (`appUsages` of the agents index,
  * handed in by the integrations function: integrations does not import agents, whose
- * engine checks import integrations' narrow entry, app-refs.ts).
+ * engine checks import integrations' narrow entry, app-refs/).
  */
 export type AppUsers = (workspaceId: string, appId: string) => Promise<AppUsageView[]>;
 

@@ -8,7 +8,7 @@
  */
 export { appTypes, createApp, deleteApp, executeTool, getApp, getToolSchema, listApps, listAppUsages, testAuth, toolSchemaForApp, updateApp } from './apps.ts';
 export type { AppUsers } from './apps.ts';
-export { appToolDefinition, appToolProblems, existingAppIds, type AppToolRef } from './app-refs.ts';
+export { appToolDefinition, appToolProblems, existingAppIds, type AppToolRef } from './app-refs/index.ts';
 export { describeConnection, freshAccessToken, freshConnection, refreshConnection, releaseKbSyncConnection, type ConnectionSummary, type UsableConnection } from './connections.ts';
 export {
   crmSchema,

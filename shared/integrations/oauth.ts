@@ -6,7 +6,7 @@ import { decryptSecret, encryptSecret } from '../platform/crypto/envelope.ts';
 import { badRequest, conflict, notFound, routeNotFound } from '../platform/errors.ts';
 import { MediaResponse, Redirect } from '../platform/http/handler.ts';
 import { newId } from '../platform/ids.ts';
-import { trimTrailing } from '../platform/text.ts';
+import { trimTrailing } from '../platform/text/text.ts';
 import { logger } from '../platform/logger.ts';
 import { TransactionCancelled } from '../platform/store/table.ts';
 import { authorizeUrl, exchangeCode, GrantRevoked, newPkce, ProviderFailed, type TokenSet } from '../vendors/oauth/client.ts';

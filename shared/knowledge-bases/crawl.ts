@@ -1,4 +1,4 @@
-import { checkDestination, EgressRefused, egressFetch } from '../platform/egress.ts';
+import { checkDestination, EgressRefused, egressFetch } from '../platform/egress/egress.ts';
 import { htmlText } from './html-text.ts';
 
 /*

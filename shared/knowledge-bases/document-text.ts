@@ -1,4 +1,4 @@
-import type { ZipLimits } from '../platform/zip.ts';
+import type { ZipLimits } from './zip.ts';
 import type { ParsedKind } from './extract.ts';
 import { htmlText } from './html-text.ts';
 
@@ -14,7 +14,7 @@ const MB = 1024 * 1024;
 
 /**
  * What a DOCX (a zip of XML parts) may hold, checked before mammoth sees it
- * (shared/platform/zip.ts; docs/security.md, "Input that costs time"): 10,000 entries, its
+ * (shared/knowledge-bases/zip.ts; docs/security.md, "Input that costs time"): 10,000 entries, its
  * XML parts expanding to 32 MB in all, and none of them over 1 MB expanding more than 100
  * times its compressed size. Word's own files compress about 5 to 20 times.
  */
@@ -59,7 +59,7 @@ async function pdfText(data: Buffer): Promise<string> {
  * no difference between how yauzl and JSZip read a crafted zip can get past the limits.
  */
 async function docxText(data: Buffer): Promise<string> {
-  const { readZipEntries } = await import('../platform/zip.ts');
+  const { readZipEntries } = await import('./zip.ts');
   const parts = await readZipEntries(data, DOCX_LIMITS, isTextPart);
   const { default: JSZip } = await import('jszip');
   const zip = new JSZip();
@@ -73,7 +73,7 @@ async function docxText(data: Buffer): Promise<string> {
 
 /** A CSV as one paragraph per row, `header: value` per cell, so each row reads whole in a chunk. */
 async function csvText(text: string): Promise<string> {
-  const { parseCsvRecords } = await import('../platform/csv.ts');
+  const { parseCsvRecords } = await import('../platform/text/csv.ts');
   const { header, records } = parseCsvRecords(text, { maxRows: 200_000, field: 'knowledge_base_files' });
   return records
     .map(({ cells }) =>

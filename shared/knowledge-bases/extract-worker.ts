@@ -1,4 +1,4 @@
-import { serveCappedWork } from '../platform/capped-worker.ts';
+import { serveCappedWork } from './capped-worker.ts';
 import { documentText } from './document-text.ts';
 import type { ParsedKind } from './extract.ts';
 

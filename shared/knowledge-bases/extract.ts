@@ -1,8 +1,8 @@
-import { besideBundle } from '../platform/bundle-files.ts';
+import { besideBundle } from '../platform/bundle/bundle-files.ts';
 import { config } from '../platform/config.ts';
 import { badRequest } from '../platform/errors.ts';
 import { loadOnce } from '../platform/lazy.ts';
-import type { WorkSchedule } from '../platform/capped-worker.ts';
+import type { WorkSchedule } from './capped-worker.ts';
 
 /*
  * Text out of an uploaded document, by its kind: PDF (unpdf, PDF.js built for servers),
@@ -10,7 +10,7 @@ import type { WorkSchedule } from '../platform/capped-worker.ts';
  * scripts, styles and navigation), Markdown, TXT and CSV (as UTF-8 text). Markdown and TXT
  * are read here; the parsers of the others (document-text.ts) run in the extraction worker
  * (extract-worker.ts), a worker thread with a memory and a time cap
- * (shared/platform/capped-worker.ts, loaded on the first such document), so a file that
+ * (shared/knowledge-bases/capped-worker.ts, loaded on the first such document), so a file that
  * would take the process down fails alone.
  */
 
@@ -87,7 +87,7 @@ export class ExtractionDeferred extends Error {
 /** The extraction worker's script: `extract-worker.mjs` beside a deployed bundle (lib/parley-stack.ts builds it). */
 export const EXTRACT_WORKER_NAME = 'extract-worker';
 
-const cappedWorker = loadOnce(() => import('../platform/capped-worker.ts'));
+const cappedWorker = loadOnce(() => import('./capped-worker.ts'));
 
 /**
  * The document's text, in the extraction worker within KB_EXTRACTION_MEMORY_MB and

@@ -7,7 +7,7 @@ import { embedder, type Embedder } from '../vendors/llm/index.ts';
 import { chunkText, type Chunk } from './chunking.ts';
 import { crawl, CrawlFailed } from './crawl.ts';
 import { ExtractionDeferred, ExtractionFailed, extractText, fileKind } from './extract.ts';
-import type { WorkSchedule } from '../platform/capped-worker.ts';
+import type { WorkSchedule } from './capped-worker.ts';
 import { buildIndex, type IndexedChunk } from './search-index.ts';
 import {
   installIndex,

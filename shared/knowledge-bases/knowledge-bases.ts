@@ -1,5 +1,5 @@
 import { knowledgeBaseUsers } from '../agents/index.ts';
-import { checkDestination, EgressRefused } from '../platform/egress.ts';
+import { checkDestination, EgressRefused } from '../platform/egress/egress.ts';
 import { badRequest, conflict, notFound, payloadTooLarge } from '../platform/errors.ts';
 import type { UploadedFile } from '../platform/http/multipart.ts';
 import { newId } from '../platform/ids.ts';

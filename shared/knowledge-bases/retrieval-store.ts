@@ -1,4 +1,4 @@
-import { piiCategoriesOf, redactPii } from '../platform/pii.ts';
+import { piiCategoriesOf, redactPii } from '../platform/text/pii.ts';
 import { keys } from '../platform/store/keys.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 

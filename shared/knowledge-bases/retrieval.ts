@@ -1,7 +1,7 @@
 import { notFound } from '../platform/errors.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { logger } from '../platform/logger.ts';
-import { piiCategoriesOf, redactPii } from '../platform/pii.ts';
+import { piiCategoriesOf, redactPii } from '../platform/text/pii.ts';
 import { embedder } from '../vendors/llm/index.ts';
 import { LoadedIndex, type ScoredChunk, type SerializedIndex } from './search-index.ts';
 import { listRetrievals, putRetrieval, type DataStorageSetting, type RetrievalItem } from './retrieval-store.ts';

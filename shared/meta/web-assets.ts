@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { besideBundle } from '../platform/bundle-files.ts';
+import { besideBundle } from '../platform/bundle/bundle-files.ts';
 import { config } from '../platform/config.ts';
 import { notFound, unavailable } from '../platform/errors.ts';
 

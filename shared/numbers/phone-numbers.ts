@@ -1,9 +1,9 @@
-import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/bindings.ts';
-import { assertRunnable, resolveAgentVersion } from '../agents/bindings.ts';
+import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/bindings/index.ts';
+import { assertRunnable, resolveAgentVersion } from '../agents/bindings/index.ts';
 import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
 import { ApiError, badRequest, conflict, Invalid, invalidPaginationKey, NotFound, VendorFailed } from '../platform/errors.ts';
 import type { AvailableNumber, CreatePhoneNumberInput, ImportPhoneNumberInput, PhoneNumber, PhoneNumberBinding, UpdatePhoneNumberInput, VersionReference } from './phone-number-schemas.ts';
-import { assertNotMasked, unlessMasked } from '../platform/masking.ts';
+import { assertNotMasked, unlessMasked } from '../platform/text/masking.ts';
 import { originationUri } from './sip-origination.ts';
 import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import {
@@ -25,7 +25,7 @@ import { inboundAddressesFor, parseInboundAddresses, TWILIO_SIGNALLING_BLOCKS, t
  * Phone numbers. A number is its own ID and exists once across all workspaces: the
  * number's item (workspace partition) and a global claim item are written in one
  * transaction, each conditional on not existing. Every agent a number uses gets a
- * reference item in the same transaction (shared/agents/references.ts), so an agent in
+ * reference item in the same transaction (shared/agents/bindings/references.ts), so an agent in
  * use cannot be deleted; references follow the number's agents on update and go with it.
  */
 

@@ -3,7 +3,7 @@ import type { Socket as UdpSocket } from 'node:dgram';
 import { isIP, Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { badRequest } from '../platform/errors.ts';
-import { EgressNetworkError, EgressRefused, resolveDestination, type Resolver } from '../platform/egress.ts';
+import { EgressNetworkError, EgressRefused, resolveDestination, type Resolver } from '../platform/egress/egress.ts';
 import { parseSipUri, SIP_URI_MESSAGE, transportFor, type SipTransport, type SipUri } from './sip-uri.ts';
 
 export { isSipUri, parseSipUri, SIP_URI_MESSAGE, transportFor, type SipTransport, type SipUri } from './sip-uri.ts';

@@ -1,4 +1,4 @@
-import { MASKED_SECRET } from '../platform/masking.ts';
+import { MASKED_SECRET } from '../platform/text/masking.ts';
 import * as z from 'zod';
 import { epochMs, idOf, lazySchema } from '../platform/http/schemas.ts';
 import { addressList, e164, isoCountry, sipUri } from './validation.ts';

@@ -1,9 +1,9 @@
-import { isSupportedCountry } from '../platform/phone.ts';
-import { canonicalE164 } from '../platform/phone.ts';
+import { isSupportedCountry } from '../platform/telephony/phone.ts';
+import { canonicalE164 } from '../platform/telephony/phone.ts';
 import * as z from 'zod';
 import { canonicalCidr, canonicalIp } from '../platform/auth/ip.ts';
 import { wire } from '../platform/naming.ts';
-import { hostRefusal } from '../platform/egress-rules.ts';
+import { hostRefusal } from '../platform/egress/egress-rules.ts';
 import { parseSipUri } from './sip-uri.ts';
 
 /*
@@ -12,7 +12,7 @@ import { parseSipUri } from './sip-uri.ts';
  * built at module load.
  */
 
-export { canonicalE164, countryOfNumber, prettyNumber } from '../platform/phone.ts';
+export { canonicalE164, countryOfNumber, prettyNumber } from '../platform/telephony/phone.ts';
 
 export const e164 = () =>
   z

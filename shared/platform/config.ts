@@ -118,7 +118,7 @@ export const DEFAULT_SIP_IP_RANGES = '127.0.0.1/32';
 // Built on first use (configSchema() in loadConfig), like every route schema.
 const configSchema = () => z.object({
   PARLEY_ENV: z.enum(['production', 'development', 'test']).default('development'),
-  /** The deployment's name (`prod`, `staging`, …): the `stage` dimension of every metric (shared/platform/metrics.ts). */
+  /** The deployment's name (`prod`, `staging`, …): the `stage` dimension of every metric (shared/platform/observability/metrics.ts). */
   PARLEY_STAGE: z.string().regex(/^[\w-]{1,128}$/, 'Must be 1 to 128 letters, digits, _ or -').default('local'),
   AWS_REGION: z.string().default('us-east-1'),
   TABLE_NAME: z.string().min(3).max(255).default('parley'),
@@ -202,7 +202,7 @@ const configSchema = () => z.object({
   /**
    * Slow outbound test requests (test webhook, workflow test, MCP tools, custom LLM and SIP
    * connection tests) one workspace may have in flight at once; one more is 429
-   * (shared/platform/outbound-slots.ts).
+   * (shared/platform/egress/outbound-slots.ts).
    */
   OUTBOUND_TEST_CONCURRENCY: positiveInt(5, 100),
   /**

@@ -1,5 +1,5 @@
 import { findShareLinkByToken } from '../agent-tools/index.ts';
-import { getAgent, getChatAgent } from '../agents/lookups.ts';
+import { getAgent, getChatAgent } from '../agents/lookups/index.ts';
 import { createWebCall } from '../calls/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { countTokenRequest } from '../platform/auth/token-window.ts';

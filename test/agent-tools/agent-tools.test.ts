@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import Retell from 'retell-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runPreCallWorkflow } from '../../shared/agent-tools/workflows.ts';
-import { LLM_MODELS } from '../../shared/agents/models.ts';
+import { LLM_MODELS } from '../../shared/agents/llms/models.ts';
 import { findShareLinkByToken } from '../../shared/agent-tools/share-links.ts';
 import { DEFAULT_VOICE_ID, DEFAULT_VOICE_MODEL } from '../../shared/voices/voices.ts';
 import { startTestApp } from '../support/app.ts';

@@ -428,7 +428,7 @@ describe('paging the list of voice and chat agents', () => {
 });
 
 // The modules the phone-number and batch features will use to bind agents.
-const { addAgentReferenceItems, removeAgentReferenceItems } = await import('../../shared/agents/references.ts');
+const { addAgentReferenceItems, removeAgentReferenceItems } = await import('../../shared/agents/bindings/references.ts');
 const { commit } = await import('../../shared/platform/store/versions.ts');
 
 describe('deleting an agent that phone numbers or batch calls use', () => {

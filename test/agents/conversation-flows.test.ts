@@ -1,7 +1,7 @@
 import type Retell from 'retell-sdk';
 import { describe, expect, it } from 'vitest';
-import { LLM_MODELS } from '../../shared/agents/models.ts';
-import { NODE_TYPES } from '../../shared/agents/flow-schemas.ts';
+import { LLM_MODELS } from '../../shared/agents/llms/models.ts';
+import { NODE_TYPES } from '../../shared/agents/flows/flow-schemas.ts';
 import { startTestApp } from '../support/app.ts';
 import { retellClient, sdkFailure } from '../support/sdk.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { runBatchPass } from '../../shared/batches/scheduler.ts';
-import { csvPhoneNumber, csvVariableName, parseDashboardCsv } from '../../shared/platform/csv.ts';
+import { csvPhoneNumber, csvVariableName, parseDashboardCsv } from '../../shared/platform/text/csv.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
 import { freshNumber, newAgent } from '../support/factories.ts';

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
-import { findPii, luhnValid, redactPii } from '../../shared/platform/pii.ts';
+import { findPii, luhnValid, redactPii } from '../../shared/platform/text/pii.ts';
 import { startTestApp } from '../support/app.ts';
 import { apiKeyBody, freshNumber, newAgent, newAgentWithNumber } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';

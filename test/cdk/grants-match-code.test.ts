@@ -145,8 +145,8 @@ describe('function grants match the code they bundle', { timeout: 60_000 }, () =
   });
 
   it.each(FUNCTIONS)('%s ships the phone metadata file exactly when it bundles the phone module', async (name, _access, files) => {
-    const readsPhoneMetadata = (await bundledModules(name)).includes('shared/platform/phone.ts');
-    expect(files.includes(PHONE_METADATA_FILE), `${name} bundles shared/platform/phone.ts: ${readsPhoneMetadata}`).toBe(readsPhoneMetadata);
+    const readsPhoneMetadata = (await bundledModules(name)).includes('shared/platform/telephony/phone.ts');
+    expect(files.includes(PHONE_METADATA_FILE), `${name} bundles shared/platform/telephony/phone.ts: ${readsPhoneMetadata}`).toBe(readsPhoneMetadata);
   });
 
   it.each(FUNCTIONS)('%s ships the extraction worker exactly when its bundle can start it', async (name, _access, _files, workers) => {

@@ -22,7 +22,7 @@ const app = await startTestApp();
 const background = startBackgroundWork();
 afterAll(() => background.stop());
 
-/** A social security number with a valid area (shared/platform/pii.ts finds it). */
+/** A social security number with a valid area (shared/platform/text/pii.ts finds it). */
 const SSN = '219-09-9999';
 const SAID = `My SSN is ${SSN}.`;
 

@@ -26,7 +26,7 @@ const background = startBackgroundWork();
 afterAll(() => background.stop());
 
 const DAY = 86_400_000;
-/** A social security number with a valid area (shared/platform/pii.ts finds it). */
+/** A social security number with a valid area (shared/platform/text/pii.ts finds it). */
 const SSN = '219-09-9999';
 const ASKED = `My SSN is ${SSN}, where can I park my car?`;
 

@@ -7,10 +7,10 @@ import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleOptions } from '../../lib/bundling.ts';
 import { PHONE_METADATA_FILE } from '../../lib/parley-stack.ts';
-import { PHONE_METADATA_FILE_NAME } from '../../shared/platform/phone.ts';
+import { PHONE_METADATA_FILE_NAME } from '../../shared/platform/telephony/phone.ts';
 
 /**
- * Files shipped beside a deployed bundle's index.mjs (shared/platform/bundle-files.ts) are
+ * Files shipped beside a deployed bundle's index.mjs (shared/platform/bundle/bundle-files.ts) are
  * found from a module esbuild put in a chunk under chunks/, as the phone module is in most
  * functions. The bundle runs from a folder outside the project, as in Lambda, so nothing
  * can come from node_modules instead.
@@ -30,7 +30,7 @@ const run = async () => {
 
 describe('a file beside the bundle', () => {
   it('is read by a module in a chunk from beside index.mjs', async () => {
-    const phoneOutputs = Object.entries(metafile.outputs).filter(([, output]) => output.inputs['shared/platform/phone.ts']).map(([path]) => path);
+    const phoneOutputs = Object.entries(metafile.outputs).filter(([, output]) => output.inputs['shared/platform/telephony/phone.ts']).map(([path]) => path);
     expect(phoneOutputs).toHaveLength(1);
     expect(phoneOutputs[0]).toMatch(/\/chunks\/chunk-[A-Z0-9]+\.mjs$/);
 

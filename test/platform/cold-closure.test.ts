@@ -34,18 +34,18 @@ const EVERYWHERE = [
   'shared/platform/aws/lambda-sdk/client-secrets-manager.js',
   'shared/billing/stripe-events.ts',
   'shared/vendors/payments/index.ts',
-  'shared/integrations/app-refs.ts',
+  'shared/integrations/app-refs/index.ts',
   // The KMS client, loaded on the first secret sealed or opened.
   'shared/platform/crypto/aws-kms.ts',
   'shared/platform/aws/lambda-sdk/client-kms.js',
   'node_modules/@aws-sdk/client-kms/',
 ];
 
-/** The LLM and flow schemas: calls, chats and public read agents through agents/lookups.ts; agent_override's schema loads them on first use. */
-const AGENT_SCHEMAS = ['shared/agents/flow-schemas.ts', 'shared/agents/llm-schemas.ts'];
+/** The LLM and flow schemas: calls, chats and public read agents through agents/lookups/; agent_override's schema loads them on first use. */
+const AGENT_SCHEMAS = ['shared/agents/flows/flow-schemas.ts', 'shared/agents/llms/llm-schemas.ts'];
 const OVERRIDE = ['shared/calls/agent-override-schema.ts', ...AGENT_SCHEMAS];
 
-/** Not in the bundle at all any more: contacts' schemas and imports (contacts/lookups.ts), the agents index (agents/lookups.ts), batches' API module. */
+/** Not in the bundle at all any more: contacts' schemas and imports (contacts/lookups/), the agents index (agents/lookups/), batches' API module. */
 const GONE: Record<string, string[]> = {
   calls: ['shared/contacts/index.ts', 'shared/contacts/schemas.ts', 'shared/contacts/import-schemas.ts', 'shared/contacts/imports.ts', 'shared/batches/batches.ts', 'shared/batches/schemas.ts'],
   public: ['shared/contacts/import-schemas.ts', 'shared/contacts/imports.ts'],
@@ -68,8 +68,8 @@ const LAZY: Record<string, string[]> = {
     'shared/calls/erasure/deletion.ts',
   ],
   // The extraction worker's starter (shared/knowledge-bases/extract.ts): its machinery loads with the first document.
-  'kb-jobs': ['shared/platform/capped-worker.ts'],
-  'knowledge-bases': ['shared/platform/capped-worker.ts'],
+  'kb-jobs': ['shared/knowledge-bases/capped-worker.ts'],
+  'knowledge-bases': ['shared/knowledge-bases/capped-worker.ts'],
   public: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/', 'shared/agent-tools/workflows.ts', 'shared/knowledge-bases/retrieval.ts', ...OVERRIDE],
   'call-steps': [...EVERYWHERE, ...OVERRIDE, 'shared/agent-tools/workflows.ts', 'shared/numbers/phone-numbers.ts'],
   chats: [...EVERYWHERE, ...AGENT_SCHEMAS, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/'],
@@ -82,7 +82,7 @@ const LAZY: Record<string, string[]> = {
     'shared/numbers/caller-ids.ts',
     'shared/vendors/caller-id/',
     'shared/numbers/sip-options.ts',
-    'shared/platform/egress.ts',
+    'shared/platform/egress/egress.ts',
     'shared/platform/crypto/aws-kms.ts',
     'node_modules/@aws-sdk/client-kms/',
     'shared/platform/aws/lambda-sdk/client-kms.js',
@@ -143,7 +143,7 @@ describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs
   it('kb-jobs, knowledge-bases: carry no document parser, which the extraction worker\'s own build holds (lib/bundling.ts)', () => {
     for (const name of ['kb-jobs', 'knowledge-bases']) {
       const inputs = Object.keys(bundles[name]!.metafile.inputs);
-      const parsers = ['node_modules/unpdf/', 'node_modules/mammoth/', 'node_modules/jszip/', 'node_modules/yauzl/', 'node_modules/csv-parse/', 'shared/knowledge-bases/document-text.ts', 'shared/platform/zip.ts'];
+      const parsers = ['node_modules/unpdf/', 'node_modules/mammoth/', 'node_modules/jszip/', 'node_modules/yauzl/', 'node_modules/csv-parse/', 'shared/knowledge-bases/document-text.ts', 'shared/knowledge-bases/zip.ts'];
       expect(inputs.filter((input) => parsers.some((parser) => input.startsWith(parser))), name).toEqual([]);
     }
   });
@@ -151,7 +151,7 @@ describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs
   it('keep what the facades answer without the runtime in the cold closure (transfer options, notes, limits)', () => {
     const { metafile, file } = bundles.calls!;
     const cold = [...coldInputs(metafile, file).keys()];
-    for (const module of ['shared/conversation/index.ts', 'shared/conversation/transfer-options.ts', 'shared/conversation/state.ts', 'shared/agent-tools/index.ts', 'shared/numbers/index.ts', 'shared/calls/agent-override.ts', 'shared/agents/lookups.ts', 'shared/contacts/lookups.ts', 'shared/batches/counters.ts', 'shared/platform/crypto/envelope.ts']) {
+    for (const module of ['shared/conversation/index.ts', 'shared/conversation/transfer-options.ts', 'shared/conversation/state.ts', 'shared/agent-tools/index.ts', 'shared/numbers/index.ts', 'shared/calls/agent-override.ts', 'shared/agents/lookups/index.ts', 'shared/contacts/lookups/index.ts', 'shared/batches/counters.ts', 'shared/platform/crypto/envelope.ts']) {
       expect(cold, module).toContain(module);
     }
   });

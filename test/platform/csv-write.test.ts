@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { csvCell, csvLine, csvUnescapeCell } from '../../shared/platform/csv-write.ts';
-import { parseCsvRecords } from '../../shared/platform/csv.ts';
+import { csvCell, csvLine, csvUnescapeCell } from '../../shared/platform/text/csv-write.ts';
+import { parseCsvRecords } from '../../shared/platform/text/csv.ts';
 
 describe('the CSV writer', () => {
   it('prefixes a cell that begins with =, +, -, @, a tab or a CR with a quote', () => {

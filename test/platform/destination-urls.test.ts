@@ -5,7 +5,7 @@ import { useProductionSettings } from '../support/production-settings.ts';
 
 /*
  * Every URL Parley calls later is refused when it is saved, by the egress guard's own rules
- * (shared/platform/egress-rules.ts through `destinationUrl`, shared/platform/http/schemas.ts):
+ * (shared/platform/egress/egress-rules.ts through `destinationUrl`, shared/platform/http/schemas.ts):
  * 400 naming the field, with the message the guard gives when it refuses a request. Each
  * internal spelling against each such field, through the real HTTP layer; the development
  * policy here (loopback allowed but the local runtime's own ports), production's below.

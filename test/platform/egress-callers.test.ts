@@ -18,7 +18,7 @@ const app = await startTestApp({ OUTBOUND_TEST_CONCURRENCY: String(CAP), TWILIO_
 const { deliverWebhook, MAX_ATTEMPTS } = await import('../../shared/webhooks/webhooks.ts');
 const { probeSipUri } = await import('../../shared/numbers/sip-options.ts');
 const { ApiError } = await import('../../shared/platform/errors.ts');
-const { acquireOutboundSlot, OUTBOUND_SLOT_LEASE_MS } = await import('../../shared/platform/outbound-slots.ts');
+const { acquireOutboundSlot, OUTBOUND_SLOT_LEASE_MS } = await import('../../shared/platform/egress/outbound-slots.ts');
 
 const dynamo = new URL(process.env.DYNAMODB_ENDPOINT!);
 const OWN_DYNAMO = "is the local runtime's own DynamoDB Local";

@@ -18,7 +18,7 @@ import {
   resolveDestination,
   WEBSOCKET_SCHEMES,
   type Resolver,
-} from '../../shared/platform/egress.ts';
+} from '../../shared/platform/egress/egress.ts';
 
 /*
  * The egress guard on its own: the address policy in production and development, URL
@@ -126,7 +126,7 @@ describe('address policy', () => {
       vi.stubEnv('DYNAMODB_ENDPOINT', 'http://localhost:8123');
       vi.stubEnv('PORT', '9191');
       vi.resetModules();
-      const fresh = await import('../../shared/platform/egress.ts');
+      const fresh = await import('../../shared/platform/egress/egress.ts');
       expect(fresh.egressPolicy).toEqual({
         allowLoopback: true,
         protectedLocalPorts: new Map([

@@ -87,10 +87,10 @@ describe('deployed Lambda bundles', () => {
     expect(inputs.filter((input) => /^shared\/(calls\/(index|engine|media|recordings)|conversation\/)|node_modules\/(ws|livekit-server-sdk|@livekit)\//.test(input))).toEqual([]);
   });
 
-  it('keep the conversation runtime, ws and the calls engine out of export-jobs and account-data (chats/records.ts, calls/erasure/index.ts)', () => {
+  it('keep the conversation runtime, ws and the calls engine out of export-jobs and account-data (chats/records/index.ts, calls/erasure/index.ts)', () => {
     for (const name of ['export-jobs', 'account-data']) {
       const inputs = Object.keys(bundles[name]!.metafile.inputs);
-      expect(inputs, name).toContain('shared/chats/records.ts');
+      expect(inputs, name).toContain('shared/chats/records/index.ts');
       expect(inputs, name).toContain('shared/calls/erasure/index.ts');
       expect(
         inputs.filter((input) => /^shared\/(calls\/(index|calls|engine)|chats\/(index|chats|sms)|batches\/scheduler|conversation\/[\w-]+)\.ts$|node_modules\/ws\//.test(input)),
@@ -107,18 +107,18 @@ describe('deployed Lambda bundles', () => {
     expect(jobInputs.filter((input) => /^shared\/account-data\/(index|settings|assets|asset-uploads|audio-length)\.ts$|node_modules\/music-metadata\//.test(input))).toEqual([]);
   });
 
-  it('keep account data\'s S3 client and music-metadata out of flows, which checks hold-music assets (account-data/asset-refs.ts)', () => {
+  it('keep account data\'s S3 client and music-metadata out of flows, which checks hold-music assets (account-data/asset-refs/)', () => {
     const inputs = Object.keys(bundles.flows!.metafile.inputs);
-    expect(inputs).toContain('shared/account-data/asset-refs.ts');
+    expect(inputs).toContain('shared/account-data/asset-refs/index.ts');
     expect(inputs.filter((input) => /^shared\/account-data\/(index|assets|asset-uploads|audio-length|exports|privacy)\.ts$|node_modules\/(music-metadata|@aws-sdk\/client-s3)\//.test(input))).toEqual([]);
   });
 
   it('keep the agent schemas, the voice catalogue and the built-ins loaded on use out of the numbers cold import', () => {
     const { inputs } = bundles.numbers!.metafile;
     const files = Object.keys(inputs);
-    // Numbers reaches agents through the narrow entry only (shared/agents/bindings.ts).
-    expect(files).toContain('shared/agents/bindings.ts');
-    expect(files.filter((input) => /^shared\/(agents\/(index|agents|\w+-schemas|chat-agents|conversation-flows|llms)\.ts|voices\/)/.test(input))).toEqual([]);
+    // Numbers reaches agents through the narrow entry only (shared/agents/bindings/index.ts).
+    expect(files).toContain('shared/agents/bindings/index.ts');
+    expect(files.filter((input) => /^shared\/(agents\/(index|[\w-]+\/([\w-]+-schemas|agents|chat-agents|conversation-flows|llms))\.ts|voices\/)/.test(input))).toEqual([]);
     // node:dns and node:dgram load when a probe or a lookup needs them; node:stream/web is a lazy stand-in.
     const builtins = Object.values(inputs).flatMap(({ imports }) => imports.filter((entry) => /^node:(dns|dgram|stream\/web)$/.test(entry.path)));
     expect(builtins.filter((entry) => entry.kind !== 'dynamic-import')).toEqual([]);

@@ -8,7 +8,7 @@ import { apiClient } from '../support/http.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
 /*
- * The business metrics (shared/platform/metrics.ts) through real flows: counted where the
+ * The business metrics (shared/platform/observability/metrics.ts) through real flows: counted where the
  * event happens, flushed once per invocation as EMF documents (namespace Parley,
  * dimensions service and stage plus the event's own), which outside Lambda land in the
  * in-memory sink this file reads. No workspace has free credit here, so a fresh one is
@@ -17,7 +17,7 @@ import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 const app = await startTestApp({ FREE_CREDIT_USD: '0', PARLEY_STAGE: 'ci-stage' });
 const { startBackgroundWork } = await import('../../local/background.ts');
 const { JOBS } = await import('../../shared/jobs.ts');
-const { clearRecordedMetrics, recordedMetrics } = await import('../../shared/platform/metrics.ts');
+const { clearRecordedMetrics, recordedMetrics } = await import('../../shared/platform/observability/metrics.ts');
 const { handler: webhookDelivery } = await import('../../functions/webhook-delivery.ts');
 const background = startBackgroundWork(JOBS.filter((job) => job.name === 'webhook-delivery' || job.name === 'call-steps'));
 afterAll(() => background.stop());

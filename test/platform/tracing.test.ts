@@ -19,10 +19,10 @@ import {
   traced,
   TRACER_SIDECAR,
   tracingWanted,
-} from '../../shared/platform/tracing.ts';
+} from '../../shared/platform/observability/tracing.ts';
 
 /*
- * X-Ray tracing (shared/platform/tracing.ts): nothing at all outside Lambda, and in a
+ * X-Ray tracing (shared/platform/observability/tracing.ts): nothing at all outside Lambda, and in a
  * process set up as Lambda sets one up, the invocation's `## <handler>` subsegment with the
  * vendor calls' subsegments under it, sent to the X-Ray daemon's UDP address, and AWS
  * clients instrumented. The template side (active tracing and the X-Ray grant on every
@@ -115,7 +115,7 @@ describe('tracing in Lambda', () => {
     const inputs = Object.keys(built.metafile!.inputs);
     expect(inputs.filter((input) => /aws-xray-sdk-core|@aws-lambda-powertools\/tracer/.test(input))).toEqual([]);
     // As in most functions, the tracing module is in a chunk under chunks/, and still finds the sidecar beside index.mjs.
-    const tracingOutputs = Object.entries(built.metafile!.outputs).filter(([, output]) => output.inputs['shared/platform/tracing.ts']).map(([path]) => path);
+    const tracingOutputs = Object.entries(built.metafile!.outputs).filter(([, output]) => output.inputs['shared/platform/observability/tracing.ts']).map(([path]) => path);
     expect(tracingOutputs).toHaveLength(1);
     expect(tracingOutputs[0]).toMatch(/\/chunks\/chunk-[A-Z0-9]+\.mjs$/);
     // The command CDK runs after bundling each function (lib/parley-function.ts).

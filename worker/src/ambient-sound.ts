@@ -2,7 +2,7 @@ import { voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { besideBundle } from '../../shared/platform/bundle-files.ts';
+import { besideBundle } from '../../shared/platform/bundle/bundle-files.ts';
 import { logger } from '../../shared/platform/logger.ts';
 import type { AgentSettings } from './agent-settings.ts';
 

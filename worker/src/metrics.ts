@@ -7,7 +7,7 @@
  * write, shorter than a pipe's atomic size, so lines from several processes never interleave).
  *
  * Namespace `Parley` and dimensions `service` (`parley`) and `stage` (PARLEY_STAGE) as the
- * functions' business metrics (shared/platform/metrics.ts; a test holds the names together),
+ * functions' business metrics (shared/platform/observability/metrics.ts; a test holds the names together),
  * so the operations dashboard reads both the same way. The stack's alarms read these metrics
  * under exactly the `service` + `stage` dimension set (lib/voice-worker.ts):
  *

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/platform/metrics.ts';
+import { METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/platform/observability/metrics.ts';
 import {
   WORKER_METRICS_NAMESPACE,
   WORKER_METRICS_SERVICE,

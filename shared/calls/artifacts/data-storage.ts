@@ -1,7 +1,7 @@
-import { restrictRetrievals } from '../../knowledge-bases/records.ts';
+import { restrictRetrievals } from '../../knowledge-bases/records/index.ts';
 import { objectStore } from '../../platform/aws/object-store.ts';
 import { conflict } from '../../platform/errors.ts';
-import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../../platform/pii.ts';
+import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../../platform/text/pii.ts';
 import { deleteUnscrubbed } from './store.ts';
 import { deleteLines } from '../line-store.ts';
 import { artifactSettings, type ArtifactSettings } from './recordings.ts';

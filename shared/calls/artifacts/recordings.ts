@@ -1,4 +1,4 @@
-import { getAgent } from '../../agents/lookups.ts';
+import { getAgent } from '../../agents/lookups/index.ts';
 import { objectStore, retentionTagging } from '../../platform/aws/object-store.ts';
 import { config } from '../../platform/config.ts';
 import { badRequest, notFound, NotFound } from '../../platform/errors.ts';

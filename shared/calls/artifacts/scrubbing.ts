@@ -1,9 +1,9 @@
 import { objectStore } from '../../platform/aws/object-store.ts';
-import { restrictRetrievals } from '../../knowledge-bases/records.ts';
+import { restrictRetrievals } from '../../knowledge-bases/records/index.ts';
 import { decryptSecret, encryptSecret, recordContext } from '../../platform/crypto/envelope.ts';
 import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
-import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../../platform/pii.ts';
+import { piiCategoriesOf, redactPiiDeep, type PiiCategory } from '../../platform/text/pii.ts';
 import { objectKeys } from '../../platform/store/keys.ts';
 import { TransactionCancelled, type TransactOp } from '../../platform/store/table.ts';
 import {

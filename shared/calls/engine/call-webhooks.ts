@@ -1,8 +1,8 @@
 import { getWorkspaceItem } from '../../account/index.ts';
-import { getAgent } from '../../agents/lookups.ts';
+import { getAgent } from '../../agents/lookups/index.ts';
 import { NotFound } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
-import { countMetric } from '../../platform/metrics.ts';
+import { countMetric } from '../../platform/observability/metrics.ts';
 import { enqueueWebhook, fillUrlPlaceholders } from '../../webhooks/index.ts';
 import { withAgentOverride } from '../agent-override.ts';
 import { notifyCallLifecycle } from '../call-listeners.ts';

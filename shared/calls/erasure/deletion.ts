@@ -1,4 +1,4 @@
-import { deleteRetrievals } from '../../knowledge-bases/records.ts';
+import { deleteRetrievals } from '../../knowledge-bases/records/index.ts';
 import { sha256 } from '../../platform/crypto/hash.ts';
 import { releaseSlot } from '../concurrency.ts';
 import { batchDialKey, scrubIdempotencyClaim } from '../idempotency.ts';

@@ -1,14 +1,14 @@
 import { runPreCallWorkflow } from '../../agent-tools/index.ts';
-import { assertRunnable, getAgent, resolveAgentVersion } from '../../agents/lookups.ts';
-import { contactVariables } from '../../contacts/lookups.ts';
+import { assertRunnable, getAgent, resolveAgentVersion } from '../../agents/lookups/index.ts';
+import { contactVariables } from '../../contacts/lookups/index.ts';
 import { numberHolder, type NumberItem } from '../../numbers/index.ts';
 import { config } from '../../platform/config.ts';
-import { egressFetch } from '../../platform/egress.ts';
+import { egressFetch } from '../../platform/egress/egress.ts';
 import { Invalid, NotFound, TooManyRequests } from '../../platform/errors.ts';
 import { newTimeOrderedId } from '../../platform/ids.ts';
 import { logger } from '../../platform/logger.ts';
 import { signatureHeaders } from '../../platform/naming.ts';
-import { canonicalE164, countryOfNumber } from '../../platform/phone.ts';
+import { canonicalE164, countryOfNumber } from '../../platform/telephony/phone.ts';
 import { newDeliveryId, recordDirectAttempt, signWebhook, transportError, webhookSigningSecret } from '../../webhooks/index.ts';
 import { inboundAgentOverride } from '../agent-override.ts';
 import { admitWithSweep, weightedPick } from '../calls.ts';

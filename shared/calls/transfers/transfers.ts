@@ -1,7 +1,7 @@
 import { ApiError } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
-import { canonicalE164 } from '../../platform/phone.ts';
-import { sipTransportProblem } from '../../platform/sip-uri.ts';
+import { canonicalE164 } from '../../platform/telephony/phone.ts';
+import { sipTransportProblem } from '../../platform/telephony/sip-uri.ts';
 import { composeMessage, noteToAgent, type TransferAsk, type TransferOptions } from '../engine/agent-runtime.ts';
 import { sendCallEvent } from '../engine/call-webhooks.ts';
 import { finishCall } from '../engine/finish.ts';

@@ -4,7 +4,7 @@
  * created (tagAwsClient); shared/http/respond.ts turns such an error into a 503 with
  * retry-after. Domain code never looks at these errors.
  */
-import { traceAwsClient } from '../tracing.ts';
+import { traceAwsClient } from '../observability/tracing.ts';
 
 export type AwsService = 'DynamoDB' | 'KMS' | 'SQS' | 'Secrets Manager' | 'S3' | 'API Gateway';
 

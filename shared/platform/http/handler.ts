@@ -8,7 +8,7 @@ import { validateConfig } from '../config.ts';
 import { invalidUtf8, notJsonContentType, payloadTooLarge, routeNotFound } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { preflightResponse, responseCorsHeaders, type preflightTable } from './cors.ts';
-import { telemetry } from '../telemetry.ts';
+import { telemetry } from '../observability/telemetry.ts';
 import { EventStream, eventStreamChunk, streamEvents, streamSinkOf } from './event-stream.ts';
 import { attachmentDisposition } from './download.ts';
 import { parseJsonBody } from './json.ts';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { MediaResponse } from './handler.ts';
 
-export { escapeHtml } from '../text.ts';
+export { escapeHtml } from '../text/text.ts';
 
 /*
  * The small pages Parley serves itself on the API's origin (the payments mock's checkout,

@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { destinationUrlRefusal, HTTP_SCHEMES, WEBSOCKET_SCHEMES } from '../egress-rules.ts';
+import { destinationUrlRefusal, HTTP_SCHEMES, WEBSOCKET_SCHEMES } from '../egress/egress-rules.ts';
 import { idPattern, idPrefix, type IdKind } from '../ids.ts';
 import { onFirstUse } from '../lazy.ts';
-import { sipHeaderProblems } from '../sip-headers.ts';
+import { sipHeaderProblems } from '../telephony/sip-headers.ts';
 
 /**
  * Schema building blocks shared by every route, as factories: they are called inside
@@ -106,7 +106,7 @@ export type DestinationKind = 'http' | 'websocket' | 'templated';
 
 /**
  * Why a URL Parley will call later may not be saved, or undefined: its form, then the egress
- * guard's own rules as far as they go without DNS (shared/platform/egress-rules.ts: scheme,
+ * guard's own rules as far as they go without DNS (shared/platform/egress/egress-rules.ts: scheme,
  * credentials, bad ports, IP literals in every spelling, localhost, private-network names,
  * under this process's production or development policy). A host name is resolved on every
  * request, where the guard checks its addresses (docs/security.md, "Egress guard").
@@ -162,7 +162,7 @@ export function asVariableString(value: unknown): string {
 }
 
 /**
- * Custom SIP headers (`{name: value}`): the rules of shared/platform/sip-headers.ts, one
+ * Custom SIP headers (`{name: value}`): the rules of shared/platform/telephony/sip-headers.ts, one
  * issue per bad header at `<field>.<name>`. Calls, batch tasks and transfer_call tools share it.
  */
 export const customSipHeaders = () =>

@@ -231,7 +231,7 @@ export const keys = {
   cpsBucket: (phoneNumber: string): ItemKey => ({ pk: `CPS#${phoneNumber}`, sk: 'CPS' }),
 
   /**
-   * A workspace's slots for slow outbound test requests (shared/platform/outbound-slots.ts):
+   * A workspace's slots for slow outbound test requests (shared/platform/egress/outbound-slots.ts):
    * one item per workspace, its own partition; slot i is `outboundSlotAttribute(i)`.
    */
   outboundSlots: (workspaceId: string): ItemKey => ({ pk: `OUTBOUND#${workspaceId}`, sk: 'SLOTS' }),

@@ -389,7 +389,7 @@ export async function commit(items: TransactItem[]): Promise<void> {
 /**
  * Removes a resource: the head goes first (conditionally), so the resource is gone for
  * every reader at once; its versions and tags are then removed in batches. The head's
- * `reference_count` (see shared/agents/references.ts) must be zero: a resource something
+ * `reference_count` (see shared/agents/bindings/references.ts) must be zero: a resource something
  * still uses cannot be deleted, even by a delete racing the reference being added.
  */
 export async function deleteResource(workspaceId: string, kind: VersionedKind, id: string): Promise<void> {

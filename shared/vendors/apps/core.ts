@@ -1,5 +1,5 @@
-import { egressFetch, EgressRefused } from '../../platform/egress.ts';
-import { traced } from '../../platform/tracing.ts';
+import { egressFetch, EgressRefused } from '../../platform/egress/egress.ts';
+import { traced } from '../../platform/observability/tracing.ts';
 
 /*
  * What every vendor client of shared/vendors/apps shares: the target (base URL, credentials,

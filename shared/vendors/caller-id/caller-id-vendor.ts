@@ -1,7 +1,7 @@
 import { vendorSetting } from '../../platform/aws/secrets.ts';
 import { badGateway, badRequest } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
-import { traced } from '../../platform/tracing.ts';
+import { traced } from '../../platform/observability/tracing.ts';
 import { mockCallerIdVendor } from './mock.ts';
 import {
   BRANDED_CALLER_ID_STATUSES,

@@ -1,4 +1,4 @@
-import { egressFetch, EgressRefused, EgressResponseTooLarge } from '../../platform/egress.ts';
+import { egressFetch, EgressRefused, EgressResponseTooLarge } from '../../platform/egress/egress.ts';
 
 /*
  * Document stores a knowledge base syncs from (docs/knowledge-bases.md, Synced sources):

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { vendorSetting } from '../../platform/aws/secrets.ts';
-import { trimTrailing } from '../../platform/text.ts';
-import { traced } from '../../platform/tracing.ts';
+import { trimTrailing } from '../../platform/text/text.ts';
+import { traced } from '../../platform/observability/tracing.ts';
 import { providerFailed } from './openai-compatible.ts';
 
 /*

@@ -1,4 +1,4 @@
-import { trimTrailing } from '../../platform/text.ts';
+import { trimTrailing } from '../../platform/text/text.ts';
 import {
   estimatePromptTokens,
   estimateTokens,

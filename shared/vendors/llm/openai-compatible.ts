@@ -1,7 +1,7 @@
-import { trimTrailing } from '../../platform/text.ts';
+import { trimTrailing } from '../../platform/text/text.ts';
 import { ApiError, badGateway, VendorFailed } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
-import { traced } from '../../platform/tracing.ts';
+import { traced } from '../../platform/observability/tracing.ts';
 import {
   estimatePromptTokens,
   estimateTokens,

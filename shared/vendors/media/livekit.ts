@@ -10,7 +10,7 @@ import type {
 import { ApiError, Unavailable, VendorFailed } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { wire } from '../../platform/naming.ts';
-import { traced } from '../../platform/tracing.ts';
+import { traced } from '../../platform/observability/tracing.ts';
 import type { LiveKitCredentials } from './credentials.ts';
 import { loadLiveKitSdk } from './sdk.ts';
 import {

@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { config } from '../../platform/config.ts';
-import { trimTrailing } from '../../platform/text.ts';
+import { trimTrailing } from '../../platform/text/text.ts';
 import { readLiveKitCredentials, type CredentialOptions } from './credentials.ts';
 
 /**

@@ -2,8 +2,8 @@ import { vendorSetting } from '../../platform/aws/secrets.ts';
 import { badGateway, unprocessable } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { wire } from '../../platform/naming.ts';
-import { trimTrailing } from '../../platform/text.ts';
-import { traced } from '../../platform/tracing.ts';
+import { trimTrailing } from '../../platform/text/text.ts';
+import { traced } from '../../platform/observability/tracing.ts';
 import { recordProviderOperation } from '../telephony/operation-log.ts';
 import { SmsSendFailed, type MessagingProvider, type OutgoingSms, type SentSms } from './types.ts';
 

@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { isProduction } from '../../platform/config.ts';
-import { egressFetch, EgressRefused } from '../../platform/egress.ts';
-import { traced } from '../../platform/tracing.ts';
+import { egressFetch, EgressRefused } from '../../platform/egress/egress.ts';
+import { traced } from '../../platform/observability/tracing.ts';
 import { mockTokenEndpoint } from './mock.ts';
 import { MOCK_TOKEN_PATH, redirectUri, type KeptValue, type ResolvedProvider } from './providers.ts';
 

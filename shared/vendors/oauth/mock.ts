@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { decryptSecret, encryptSecret } from '../../platform/crypto/envelope.ts';
-import { escapeHtml } from '../../platform/text.ts';
+import { escapeHtml } from '../../platform/text/text.ts';
 import { isOAuthProvider, mockClientId, PROVIDER_TABLE, redirectUri, type OAuthProviderName } from './providers.ts';
 
 /*

@@ -1,7 +1,7 @@
 import { vendorSetting } from '../../platform/aws/secrets.ts';
 import { config, isProduction } from '../../platform/config.ts';
 import { unavailable } from '../../platform/errors.ts';
-import { trimTrailing } from '../../platform/text.ts';
+import { trimTrailing } from '../../platform/text/text.ts';
 
 /*
  * The OAuth provider table (spec: OAuth connection; wire names in NAMING.md): every

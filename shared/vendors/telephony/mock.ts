@@ -3,7 +3,7 @@ import { unprocessable } from '../../platform/errors.ts';
 import { recordProviderOperation } from './operation-log.ts';
 import type { FoundNumber, HeldNumber, PurchaseRequest, SearchOptions, TelephonyProvider, Trunk } from './types.ts';
 import { wire } from '../../platform/naming.ts';
-import { canonicalE164 } from '../../platform/phone.ts';
+import { canonicalE164 } from '../../platform/telephony/phone.ts';
 
 export { listProviderOperations, type ProviderOperation } from './operation-log.ts';
 

@@ -1,9 +1,9 @@
-import { trimTrailing } from '../../platform/text.ts';
+import { trimTrailing } from '../../platform/text/text.ts';
 import { vendorSetting } from '../../platform/aws/secrets.ts';
 import { unprocessable } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
 import { wire } from '../../platform/naming.ts';
-import { traced } from '../../platform/tracing.ts';
+import { traced } from '../../platform/observability/tracing.ts';
 import { recordProviderOperation } from './operation-log.ts';
 import {
   provisioningFailed,

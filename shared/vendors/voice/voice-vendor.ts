@@ -1,6 +1,6 @@
 import { badGateway, badRequest, notFound } from '../../platform/errors.ts';
 import { logger } from '../../platform/logger.ts';
-import { traced } from '../../platform/tracing.ts';
+import { traced } from '../../platform/observability/tracing.ts';
 import { mockVoiceVendor } from './mock.ts';
 import type { AudioSample, CommunityVoice, VendorVoice, VoiceProvider, VoiceVendor } from './types.ts';
 

@@ -1,0 +1,18 @@
+/**
+ * Chat agents: versioned like voice agents and running the same engines (served by the
+ * chat-agents function). Routes: chat-agent-routes.ts; schemas: chat-agent-schemas.ts;
+ * logic: chat-agents.ts; the version operations both kinds use: ../versions/.
+ */
+export type { ChatAgent } from './chat-agent-schemas.ts';
+export {
+  allChatAgentVersions,
+  convertAgentToChat,
+  createChatAgent,
+  deleteChatAgent,
+  getChatAgent,
+  getChatAgentVersion,
+  listChatAgents,
+  publishChatAgent,
+  restoreChatAgentVersion,
+  updateChatAgent,
+} from './chat-agents.ts';
