@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { CpsClock } from '../../shared/numbers/cps-limiter.ts';
 import { ApiError } from '../../shared/platform/errors.ts';
+import { virtualTime } from '../support/virtual-time.ts';
 
 // Settings are read at load: a short default wait, so the default is observable quickly.
 process.env.CPS_MAX_WAIT_MS = '700';
@@ -19,44 +19,7 @@ const { keys } = await import('../../shared/platform/store/keys.ts');
 /** A fresh number per test, so buckets never carry over. */
 const newNumber = () => `+1415${String(randomInt(10_000_000)).padStart(7, '0')}`;
 
-/**
- * Virtual time for the takers of one test: it starts at the wall clock's (tokens are epoch
- * ms, and the bucket item's expiry is checked against the real time), the table's round
- * trips take none of it, and it moves only once every task under way is asleep, straight
- * to the earliest wake-up. A second's wait costs no real time, and every time a test reads
- * is exact, whatever the machine's load. (Fake timers would also stop the AWS SDK's own.)
- */
-function virtualTime() {
-  let now = Date.now();
-  let running = 0;
-  const sleepers: { at: number; wake: () => void }[] = [];
-  const advance = () => {
-    if (running === 0 || sleepers.length < running) return;
-    sleepers.sort((a, b) => a.at - b.at);
-    now = Math.max(now, sleepers[0]!.at);
-    while (sleepers.length > 0 && sleepers[0]!.at <= now) sleepers.shift()!.wake();
-  };
-  const clock: CpsClock = {
-    now: () => now,
-    sleep: (ms) =>
-      new Promise<void>((wake) => {
-        sleepers.push({ at: now + ms, wake });
-        advance();
-      }),
-  };
-  /** Runs one task on this time: time waits for it until it finishes or sleeps. */
-  async function task<T>(work: () => Promise<T>): Promise<T> {
-    running += 1;
-    try {
-      return await work();
-    } finally {
-      running -= 1;
-      advance();
-    }
-  }
-  return { clock, task };
-}
-
+/** Each test's takers on virtual time of their own (test/support/virtual-time.ts). */
 let time = virtualTime();
 beforeEach(() => {
   time = virtualTime();
