@@ -269,9 +269,11 @@ export class LocalMessageQueue implements MessageQueue {
     if (!this.consumer || !this.loaded) return;
     clearTimeout(this.timer);
     this.timer = undefined;
-    // One reading of the clock for both the receive and the wake-up: read twice, a message that
-    // became visible between the two readings was neither received nor waited for, and with no
-    // batch in flight to pump again it stayed queued for good.
+    // One reading of the clock serves the receive and the wake-up, so each message is either
+    // received now or waited for. With a second, later reading, a message that became visible
+    // between the two would be neither, and with no batch in flight to pump again it would stay
+    // queued (a timer fires by the event loop's clock, and can find the wall clock a millisecond
+    // short of the due time).
     const now = this.clock.now();
     while (this.inFlight.size < this.maxConcurrency) {
       const batch = this.receive(now);
