@@ -77,10 +77,14 @@ describe.each(Object.keys(STORES) as (keyof typeof STORES)[])('LocalMessageQueue
     else expect(waited).toBeGreaterThanOrEqual(ms);
   }
 
+  /**
+   * The default visibility timeout (30 s) unless a test redelivers: with the table on real
+   * time, a busy machine can take over a second to store a batch's receive, and a 1 s timeout
+   * would then deliver the batch again.
+   */
   function newQueue(options: Partial<LocalQueueOptions> = {}) {
     const queue = new LocalMessageQueue({
       name: 'test-queue',
-      visibilityTimeoutSeconds: 1,
       onConsumerError: () => undefined,
       store: STORES[kind](),
       onStoreError: (error) => {
@@ -128,7 +132,7 @@ describe.each(Object.keys(STORES) as (keyof typeof STORES)[])('LocalMessageQueue
   });
 
   it('redelivers only the reported batch item failures, after the visibility timeout, with the receive count incremented', async () => {
-    const queue = newQueue();
+    const queue = newQueue({ visibilityTimeoutSeconds: 1 });
     const { batches, consumer } = recorder((event, call) => {
       if (call > 1) return { batchItemFailures: [] };
       const failed = event.Records.find((r) => JSON.parse(r.body).n === 2)!;
@@ -148,7 +152,7 @@ describe.each(Object.keys(STORES) as (keyof typeof STORES)[])('LocalMessageQueue
   });
 
   it('redelivers the whole batch when the consumer throws', async () => {
-    const queue = newQueue();
+    const queue = newQueue({ visibilityTimeoutSeconds: 1 });
     const { batches, consumer } = recorder((_event, call) => {
       if (call === 1) throw new Error('handler crashed');
     });
@@ -163,7 +167,7 @@ describe.each(Object.keys(STORES) as (keyof typeof STORES)[])('LocalMessageQueue
   });
 
   it('treats a batch response naming a message outside the batch as a whole-batch failure', async () => {
-    const queue = newQueue();
+    const queue = newQueue({ visibilityTimeoutSeconds: 1 });
     const { batches, consumer } = recorder((_event, call) =>
       call === 1 ? { batchItemFailures: [{ itemIdentifier: 'not-in-this-batch' }] } : undefined,
     );
@@ -177,7 +181,7 @@ describe.each(Object.keys(STORES) as (keyof typeof STORES)[])('LocalMessageQueue
   });
 
   it('moves a message to the dead-letter queue after maxReceiveCount receives', async () => {
-    const queue = newQueue({ maxReceiveCount: 2 });
+    const queue = newQueue({ visibilityTimeoutSeconds: 1, maxReceiveCount: 2 });
     const { batches, consumer } = recorder((event) => {
       const poison = event.Records.filter((r) => JSON.parse(r.body).n === 1);
       return { batchItemFailures: poison.map((r) => ({ itemIdentifier: r.messageId })) };
