@@ -28,6 +28,8 @@ export interface LocalQueueOptions {
   store?: LocalQueueStore;
   /** Where a failed write to the store is reported (the queue carries on from memory). */
   onStoreError?: (error: unknown) => void;
+  /** Where delays and visibility timeouts read the time (the wall clock unless a test gives its own). */
+  clock?: { now(): number };
 }
 
 /**
@@ -105,6 +107,7 @@ export class LocalMessageQueue implements MessageQueue {
   private readonly maxConcurrency: number;
   private readonly consumerTimeoutMs: number;
   private readonly onConsumerError: (error: unknown) => void;
+  private readonly clock: { now(): number };
   private readonly messages = new Map<string, StoredMessage>();
   private readonly inFlight = new Set<Promise<void>>();
   private idleWaiters: (() => void)[] = [];
@@ -132,6 +135,7 @@ export class LocalMessageQueue implements MessageQueue {
     this.onConsumerError =
       options.onConsumerError ??
       ((error) => console.error(`${this.name}: consumer failed: ${error instanceof Error ? error.message : String(error)}`));
+    this.clock = options.clock ?? { now: () => Date.now() };
     this.store = options.store;
     this.onStoreError =
       options.onStoreError ??
@@ -143,6 +147,7 @@ export class LocalMessageQueue implements MessageQueue {
         region: this.region,
         store: options.store,
         onStoreError: options.onStoreError,
+        clock: this.clock,
       });
     }
     this.loaded = !this.store;
@@ -203,7 +208,7 @@ export class LocalMessageQueue implements MessageQueue {
     if (Buffer.byteLength(body, 'utf8') > MAX_MESSAGE_BYTES) {
       throw new InvalidParameterValue(`Message body must be at most ${MAX_MESSAGE_BYTES} bytes`);
     }
-    const now = Date.now();
+    const now = this.clock.now();
     const stored: StoredMessage = {
       messageId: randomUUID(),
       body,
@@ -264,12 +269,17 @@ export class LocalMessageQueue implements MessageQueue {
     if (!this.consumer || !this.loaded) return;
     clearTimeout(this.timer);
     this.timer = undefined;
+    // One reading of the clock serves the receive and the wake-up, so each message is either
+    // received now or waited for. With a second, later reading, a message that became visible
+    // between the two would be neither, and with no batch in flight to pump again it would stay
+    // queued (a timer fires by the event loop's clock, and can find the wall clock a millisecond
+    // short of the due time).
+    const now = this.clock.now();
     while (this.inFlight.size < this.maxConcurrency) {
-      const batch = this.receive(Date.now());
+      const batch = this.receive(now);
       if (batch.length === 0) break;
       this.dispatch(batch);
     }
-    const now = Date.now();
     let next: number | undefined;
     for (const message of this.messages.values()) {
       if (message.visibleAt > now && (next === undefined || message.visibleAt < next)) next = message.visibleAt;
@@ -305,7 +315,7 @@ export class LocalMessageQueue implements MessageQueue {
 
   /** A redriven message keeps its ID, body and receive count, as SQS's redrive does. */
   private acceptRedriven(message: StoredMessage): Promise<void> {
-    const redriven = { ...message, receiptHandle: undefined, visibleAt: Date.now() };
+    const redriven = { ...message, receiptHandle: undefined, visibleAt: this.clock.now() };
     this.messages.set(message.messageId, redriven);
     const written = this.save(redriven);
     this.pump();

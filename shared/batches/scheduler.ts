@@ -23,7 +23,11 @@ export interface BatchTickOptions {
   leaseMs?: number;
   /** The lease's job name; each job's slots are independent. */
   job?: string;
+  /** Where slots are timed: the wall clock unless a test gives its own (slots are epoch ms). */
+  clock?: { now(): number; sleep(ms: number, signal?: AbortSignal): Promise<unknown> };
 }
+
+const wallClock = { now: () => Date.now(), sleep: (ms: number, signal?: AbortSignal) => sleep(ms, undefined, { signal }) };
 
 export interface BatchTickResult {
   /** The slots this invocation tried, in order: each pass's scheduled start, epoch ms. */
@@ -42,17 +46,18 @@ export async function runBatchTicks(options: BatchTickOptions = {}): Promise<Bat
   const runPass = options.runPass ?? (() => runBatchPass());
   const leaseMs = options.leaseMs ?? BATCH_PASS_LEASE_MS;
   const job = options.job ?? BATCH_PASS_JOB;
+  const clock = options.clock ?? wallClock;
   const holder = randomUUID();
   // Slots are start times rather than tick counts, so they keep increasing when BATCH_TICK_MS changes.
-  const firstSlot = Math.floor(Date.now() / tickMs) * tickMs;
+  const firstSlot = Math.floor(clock.now() / tickMs) * tickMs;
   const result: BatchTickResult = { slots: [], passes_run: 0, passes_skipped: 0 };
 
   for (let i = 0; i < passes; i++) {
     const slot = firstSlot + i * tickMs;
-    const wait = slot - Date.now();
+    const wait = slot - clock.now();
     if (wait > 0) {
       try {
-        await sleep(wait, undefined, { signal: options.signal });
+        await clock.sleep(wait, options.signal);
       } catch {
         break;
       }

@@ -33,9 +33,22 @@ export const MAX_CPS_LIMIT = 1000;
 /** The bucket item expires this long after its last take (nothing in it matters after 1 s). */
 const IDLE_TTL_SECONDS = 120;
 
+/** Where the limiter reads the time and waits for a token to come back. */
+export interface CpsClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+const wallClock: CpsClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
 export interface TakeOptions {
   /** How long a dial may wait for a token before 429 (default CPS_MAX_WAIT_MS). */
   maxWaitMs?: number;
+  /** The wall clock unless a test gives its own (tokens are epoch ms, so it must read epoch ms). */
+  clock?: CpsClock;
 }
 
 export interface DialToken {
@@ -48,8 +61,6 @@ export interface DialToken {
 export const cpsLimitReached = (cpsLimit: number, phoneNumber: string, retryAfterSeconds: number) =>
   tooManyRequests(`Calls-per-second limit of ${cpsLimit} reached for ${phoneNumber}; retry shortly`, retryAfterSeconds, 'cps');
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Takes one dial token for `phoneNumber`, waiting for one up to `maxWaitMs`. Throws a 429
  * (`Calls-per-second limit of <n> reached for <number>; retry shortly`) when none comes
@@ -60,13 +71,14 @@ export async function takeDialToken(phoneNumber: string, cpsLimit: number, optio
     throw new Error(`cps_limit must be a whole number from 1 to ${MAX_CPS_LIMIT}, not ${cpsLimit}`);
   }
   const maxWaitMs = options.maxWaitMs ?? config.CPS_MAX_WAIT_MS;
+  const clock = options.clock ?? wallClock;
   const key = cpsBuckets.key(phoneNumber);
-  const started = Date.now();
+  const started = clock.now();
   const deadline = started + maxWaitMs;
 
   // A taker only takes a token that is back by its deadline: one that comes back later is one it may not wait for.
   const tryToken = async (index: number): Promise<DialToken | undefined> => {
-    const now = Date.now();
+    const now = clock.now();
     try {
       await table.update({
         Key: key,
@@ -92,7 +104,7 @@ export async function takeDialToken(phoneNumber: string, cpsLimit: number, optio
 
   for (;;) {
     const bucket = await table.get(key);
-    const now = Date.now();
+    const now = clock.now();
     const dueTimes = Array.from({ length: cpsLimit }, (_, i) => {
       const value = bucket?.[cpsBuckets.tokenAttribute(i)];
       return typeof value === 'number' ? value : 0;
@@ -111,7 +123,7 @@ export async function takeDialToken(phoneNumber: string, cpsLimit: number, optio
       throw cpsLimitReached(cpsLimit, phoneNumber, Math.max(1, Math.ceil((nextDue - now) / 1000)));
     }
     // A little jitter spreads the takers that wake for the same token.
-    await sleep(Math.min(...coming) - now + randomInt(0, 6));
+    await clock.sleep(Math.min(...coming) - now + randomInt(0, 6));
   }
 }
 
@@ -138,12 +150,17 @@ export const AHEAD_TOKEN_USE_MS = CPS_TOKEN_MS;
  * one token. Answers the tokens taken: all or none (the caller's dials then take theirs one
  * by one, as takeDialToken does).
  */
-export async function takeDialTokens(phoneNumber: string, cpsLimit: number, count: number): Promise<DialToken[]> {
+export async function takeDialTokens(
+  phoneNumber: string,
+  cpsLimit: number,
+  count: number,
+  { clock = wallClock }: Pick<TakeOptions, 'clock'> = {},
+): Promise<DialToken[]> {
   const want = Math.min(count, cpsLimit, MAX_AHEAD_TOKENS);
   if (want <= 0) return [];
   const key = cpsBuckets.key(phoneNumber);
   const attempt = async (indexes: number[]): Promise<DialToken[] | undefined> => {
-    const now = Date.now();
+    const now = clock.now();
     const names = Object.fromEntries(indexes.map((index, i) => [`#t${i}`, cpsBuckets.tokenAttribute(index)]));
     try {
       await table.update({
@@ -167,7 +184,7 @@ export async function takeDialTokens(phoneNumber: string, cpsLimit: number, coun
   const first = await attempt(shuffle(Array.from({ length: cpsLimit }, (_, i) => i)).slice(0, want));
   if (first) return first;
   const bucket = await table.get(key);
-  const now = Date.now();
+  const now = clock.now();
   const free = Array.from({ length: cpsLimit }, (_, i) => i).filter((i) => {
     const due = bucket?.[cpsBuckets.tokenAttribute(i)];
     return typeof due !== 'number' || due <= now;

@@ -4,8 +4,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../shared/platform/errors.ts';
+import { virtualTime } from '../support/virtual-time.ts';
 
 // Settings are read at load: a short default wait, so the default is observable quickly.
 process.env.CPS_MAX_WAIT_MS = '700';
@@ -18,18 +19,36 @@ const { keys } = await import('../../shared/platform/store/keys.ts');
 /** A fresh number per test, so buckets never carry over. */
 const newNumber = () => `+1415${String(randomInt(10_000_000)).padStart(7, '0')}`;
 
+/** Each test's takers on virtual time of their own (test/support/virtual-time.ts). */
+let time = virtualTime();
+beforeEach(() => {
+  time = virtualTime();
+});
+
 type Outcome = { admitted: true; takenAt: number; waitedMs: number; elapsed: number } | { admitted: false; error: ApiError; elapsed: number };
 
-async function take(number: string, cps: number, maxWaitMs?: number): Promise<Outcome> {
-  const started = Date.now();
-  try {
-    const token = await takeDialToken(number, cps, maxWaitMs === undefined ? {} : { maxWaitMs });
-    return { admitted: true, ...token, elapsed: Date.now() - started };
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    return { admitted: false, error, elapsed: Date.now() - started };
-  }
+/** Real time, for takers that share the table with other processes (which read the wall clock). */
+const wallTime: typeof time = {
+  clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
+  task: (work) => work(),
+};
+
+function take(number: string, cps: number, maxWaitMs?: number, on = time): Promise<Outcome> {
+  const { clock } = on;
+  return on.task(async () => {
+    const started = clock.now();
+    try {
+      const token = await takeDialToken(number, cps, maxWaitMs === undefined ? { clock } : { maxWaitMs, clock });
+      return { admitted: true, ...token, elapsed: clock.now() - started };
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      return { admitted: false, error, elapsed: clock.now() - started };
+    }
+  });
 }
+
+/** A taker that finds the token it waits for taken wakes this much after it is due, at most. */
+const WAKE_JITTER_MS = 5;
 
 const admittedTimes = (outcomes: Outcome[]) =>
   outcomes.flatMap((o) => (o.admitted ? [o.takenAt] : [])).sort((a, b) => a - b);
@@ -46,7 +65,7 @@ describe('calls-per-second token bucket', () => {
 
   it('admits exactly cps_limit of 30 concurrent takers at once, the next cps_limit a second later, and refuses the rest', async () => {
     const number = newNumber();
-    const started = Date.now();
+    const started = time.clock.now();
     // 1,950 ms of patience reaches the tokens that come back after one second, never those after two.
     const outcomes = await Promise.all(Array.from({ length: 30 }, () => take(number, 4, 1950)));
 
@@ -54,13 +73,14 @@ describe('calls-per-second token bucket', () => {
     expect(times).toHaveLength(8);
     expect(outcomes.filter((o) => !o.admitted)).toHaveLength(22);
     // The first four went at once, within the first second; the next four only once their tokens came back.
-    expect(times[3]! - started).toBeLessThan(1000);
+    expect(times[3]! - started).toBe(0);
     expect(times[4]! - times[0]!).toBeGreaterThanOrEqual(1000);
+    expect(times[7]! - times[0]!).toBeLessThanOrEqual(1000 + WAKE_JITTER_MS);
     expectAtMostPerSecond(times, 4);
 
     for (const outcome of outcomes) {
-      // Nobody sleeps beyond the limit; the margin is only for the table's round trips on a loaded machine.
-      expect(outcome.elapsed).toBeLessThan(1950 + 8000);
+      // Nobody waits beyond the limit: those refused gave up once the second four were taken.
+      expect(outcome.elapsed).toBeLessThanOrEqual(1000 + WAKE_JITTER_MS);
       if (outcome.admitted) continue;
       expect(outcome.error.status).toBe(429);
       expect(outcome.error.message).toBe(`Calls-per-second limit of 4 reached for ${number}; retry shortly`);
@@ -72,10 +92,12 @@ describe('calls-per-second token bucket', () => {
   it('never over-admits under a sustained stream of takers over several seconds', async () => {
     const number = newNumber();
     const outcomes: Promise<Outcome>[] = [];
-    for (let wave = 0; wave < 5; wave++) {
-      outcomes.push(...Array.from({ length: 6 }, () => take(number, 3, 5000)));
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    }
+    await time.task(async () => {
+      for (let wave = 0; wave < 5; wave++) {
+        outcomes.push(...Array.from({ length: 6 }, () => take(number, 3, 5000)));
+        await time.clock.sleep(300);
+      }
+    });
     const settled = await Promise.all(outcomes);
     const times = admittedTimes(settled);
     expectAtMostPerSecond(times, 3);
@@ -109,7 +131,7 @@ console.log(JSON.stringify(outcomes));
       );
     const here = (async () => {
       await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
-      return Promise.all(Array.from({ length: 10 }, () => take(number, 4, 1900)));
+      return Promise.all(Array.from({ length: 10 }, () => take(number, 4, 1900, wallTime)));
     })();
     const [first, second, own] = await Promise.all([child(), child(), here]);
 
@@ -123,17 +145,19 @@ console.log(JSON.stringify(outcomes));
 
   it('takes tokens ahead in one write, all or none, and holds them two seconds so their dials never share a second with a reuse', async () => {
     const number = newNumber();
-    const ahead = await takeDialTokens(number, 5, 3);
+    const { clock } = time;
+    const ahead = await takeDialTokens(number, 5, 3, { clock });
     expect(ahead).toHaveLength(3);
     // Two tokens are left; a taker ahead wanting three gets none, one wanting two gets both.
-    expect(await takeDialTokens(number, 5, 3)).toEqual([]);
-    expect(await takeDialTokens(number, 5, 2)).toHaveLength(2);
+    expect(await takeDialTokens(number, 5, 3, { clock })).toEqual([]);
+    expect(await takeDialTokens(number, 5, 2, { clock })).toHaveLength(2);
     // None comes back after one second (a single take's would), only after two.
     const afterOneSecond = await take(number, 5, 1200);
     expect(afterOneSecond.admitted).toBe(false);
     expect(afterOneSecond.admitted || afterOneSecond.error.status).toBe(429);
     const later = await take(number, 5, 2500);
     expect(later.admitted && later.takenAt - ahead[0]!.takenAt).toBeGreaterThanOrEqual(2000);
+    expect(later.admitted && later.takenAt - ahead[0]!.takenAt).toBeLessThanOrEqual(2000 + WAKE_JITTER_MS);
   });
 
   it('keeps each number to itself', async () => {
@@ -158,7 +182,7 @@ console.log(JSON.stringify(outcomes));
     expect(refused.error.status).toBe(429);
     expect(refused.error.message).toBe(`Calls-per-second limit of 1 reached for ${number}; retry shortly`);
     expect(refused.error.headers).toEqual({ 'retry-after': '1' });
-    expect(refused.elapsed).toBeLessThan(1000);
+    expect(refused.elapsed).toBe(0);
   });
 
   it('waits for the next token when it is due within the wait allowed', async () => {
@@ -168,17 +192,18 @@ console.log(JSON.stringify(outcomes));
     expect(first.admitted && second.admitted).toBe(true);
     if (!first.admitted || !second.admitted) return;
     expect(second.takenAt - first.takenAt).toBeGreaterThanOrEqual(1000);
-    expect(second.waitedMs).toBeGreaterThan(0);
-    expect(second.elapsed).toBeLessThan(1000 + 2000);
+    expect(second.takenAt - first.takenAt).toBeLessThanOrEqual(1000 + WAKE_JITTER_MS);
+    expect(second.waitedMs).toBe(second.takenAt - first.takenAt);
+    expect(second.elapsed).toBe(second.waitedMs);
   });
 
   it('uses CPS_MAX_WAIT_MS when no wait is given', async () => {
     const number = newNumber();
     expect((await take(number, 1)).admitted).toBe(true);
-    // The token comes back in ~1,000 ms, after the 700 ms allowed: refused without waiting.
+    // The token comes back in 1,000 ms, after the 700 ms allowed: refused without waiting.
     const refused = await take(number, 1);
     expect(refused.admitted).toBe(false);
-    expect(refused.elapsed).toBeLessThan(700);
+    expect(refused.elapsed).toBe(0);
   });
 
   it('holds the bucket as one item per number in the table, expiring when idle', async () => {
