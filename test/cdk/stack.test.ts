@@ -262,7 +262,7 @@ describe('ParleyStack', () => {
       const liveSettings = id === liveWs ? [] : ['LIVE_WS_MANAGEMENT_URL', 'LIVE_WS_URL'];
       expect(fn.Properties.Runtime).toBe(PARLEY_RUNTIME.name);
       expect(fn.Properties.Architectures).toEqual(['arm64']);
-      // Sized per function (lib/function-sizes.ts; test/cdk/operations.test.ts checks each).
+      // Sized per function (lib/functions.ts; test/cdk/manifest.test.ts checks each).
       expect(fn.Properties.MemorySize).toBeGreaterThanOrEqual(256);
       expect(Object.keys(fn.Properties.Environment.Variables).sort()).toEqual(
         [
