@@ -12,7 +12,7 @@ import type { DeadLetterQueue, WorkQueue } from './monitoring.ts';
 import { pascal } from './monitoring.ts';
 import type { ParleyFunction, QueueResource } from './parley-function.ts';
 
-export const DEAD_LETTERS_HAVE_NO_REDRIVE = {
+const DEAD_LETTERS_HAVE_NO_REDRIVE = {
   id: 'Serverless-SQSRedrivePolicy',
   reason: 'This is a dead-letter queue: nothing consumes it, so there is nothing to redrive to; its depth and age are alarmed and an operator redrives it (docs/operations.md).',
 };
