@@ -81,8 +81,12 @@ export interface JobQueueSpec {
 
 /** What invokes a function. */
 export type FunctionTrigger =
-  /** API Gateway, for every route of the route table whose `domain` is routeGroup. */
-  | { kind: 'routes'; routeGroup: Domain }
+  /**
+   * API Gateway, for every route of the route table whose `domain` is routeGroup; `catchAll`:
+   * also the $default route (requests no route matches); `preflight`: also every path's
+   * CORS preflight (`OPTIONS /{proxy+}`). One function each.
+   */
+  | { kind: 'routes'; routeGroup: Domain; catchAll?: true; preflight?: true }
   /** A queue job (shared/jobs.ts, trigger `queue`): its SQS queue's event source. */
   | { kind: 'queue'; queue: JobQueueSpec }
   /** A scheduled job (shared/jobs.ts, trigger `schedule`): an EventBridge rule at its rate. */
@@ -125,6 +129,8 @@ export interface FunctionSpec {
    * reach only AWS (and Twilio, Stripe, ElevenLabs, which allowlist nothing of ours).
    */
   egress?: true;
+  /** It writes calls, so it pushes their updates to WebSocket monitors (execute-api:ManageConnections on the live API). */
+  pushesLiveUpdates?: true;
 }
 
 /*
@@ -240,6 +246,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     name: 'calls',
     domain: 'calls',
     trigger: routes('calls'),
+    pushesLiveUpdates: true,
     // The largest bundle (the conversation runtime); a dial may wait 5 s for a CPS token, LiveKit and the model.
     ...HEAVY,
     // A dial may wait up to CPS_MAX_WAIT_MS (5 s) for a calls-per-second token.
@@ -331,7 +338,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   {
     name: 'meta',
     domain: 'meta',
-    trigger: routes('meta'),
+    // Unmatched requests: it answers `404 Route <METHOD> <path> not found`.
+    trigger: { kind: 'routes', routeGroup: 'meta', catchAll: true },
     // Root document, /openapi.json (read from a 1 MB file beside the bundle), /docs, 404s.
     ...DATABASE_ONLY,
     // The $default route's 404s (each after a per-IP rate-limit write) land here.
@@ -398,7 +406,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   {
     name: 'public',
     domain: 'public',
-    trigger: routes('public'),
+    // CORS preflights of every path (docs/browser.md).
+    trigger: { kind: 'routes', routeGroup: 'public', preflight: true },
     // Public chats run a model turn per message (as chats do); share links start web calls.
     ...HEAVY,
     // Anonymous browser traffic (widget chats, share links, CORS preflights) in its own pool,
@@ -411,12 +420,14 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     files: [PHONE_METADATA_FILE, 'web/widget/dist/widget.js'],
   },
 
-  // Jobs. Grants follow what each job's code does today; every scheduled job gets the table
+  // Jobs. Every job pushes live updates to WebSocket monitors (any step may write a call).
+  // Grants follow what each job's code does today; every scheduled job gets the table
   // for its job lease. A job that starts placing calls, reading vendor credentials or
   // enqueueing webhooks must add the grant here. (A scheduled job whose failures go to an
   // alarmed queue also gets to send there: lib/parley-jobs.ts.)
   {
     name: 'webhook-delivery',
+    pushesLiveUpdates: true,
     domain: 'webhooks',
     trigger: {
       kind: 'queue',
@@ -446,6 +457,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: 'call-steps',
+    pushesLiveUpdates: true,
     domain: 'calls',
     trigger: {
       kind: 'queue',
@@ -482,6 +494,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: 'contact-jobs',
+    pushesLiveUpdates: true,
     domain: 'contacts',
     trigger: {
       kind: 'queue',
@@ -508,6 +521,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: 'export-jobs',
+    pushesLiveUpdates: true,
     domain: 'account-data',
     trigger: {
       kind: 'queue',
@@ -542,6 +556,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: 'integration-jobs',
+    pushesLiveUpdates: true,
     domain: 'integrations',
     trigger: {
       kind: 'queue',
@@ -569,6 +584,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: 'kb-jobs',
+    pushesLiveUpdates: true,
     domain: 'knowledge-bases',
     trigger: {
       kind: 'queue',
@@ -600,6 +616,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: 'batch-tick',
+    pushesLiveUpdates: true,
     domain: 'batches',
     trigger: SCHEDULE,
     // The 5-second pass loop: a few queries and a handful of dials a pass.
@@ -616,6 +633,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: 'oauth-refresh',
+    pushesLiveUpdates: true,
     domain: 'integrations',
     trigger: SCHEDULE,
     // Tokens about to expire, a few at a time.
@@ -628,6 +646,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: 'billing-hourly',
+    pushesLiveUpdates: true,
     domain: 'billing',
     trigger: SCHEDULE,
     // Concurrency charges and invoices per workspace, one after another.

@@ -129,11 +129,11 @@ export class ParleyApi {
       if (!this.integrations[domain]) throw new Error(`The route group ${domain} has no function: add its entry to lib/functions.ts`);
     }
 
-    // Unmatched requests reach the meta function, which answers `404 Route <METHOD> <path> not found`.
+    // Unmatched requests reach the catch-all function (meta), which answers 404.
     this.defaultRoute = new apigwv2.CfnRoute(this.stack, 'DefaultRoute', {
       apiId: this.api.apiId,
       routeKey: '$default',
-      target: `integrations/${this.integrations.meta.integrationId}`,
+      target: `integrations/${this.integrations[onlyRouteGroup('catchAll')].integrationId}`,
       authorizationType: 'NONE',
     });
     NagSuppressions.addResourceSuppressions(this.defaultRoute, [
@@ -144,11 +144,11 @@ export class ParleyApi {
       },
     ]);
 
-    // CORS preflights for every path, answered by the public function (docs/browser.md).
+    // CORS preflights for every path, answered by the preflight function (public; docs/browser.md).
     const preflightRoute = new apigwv2.CfnRoute(this.stack, 'PreflightRoute', {
       apiId: this.api.apiId,
       routeKey: PREFLIGHT_ROUTE_KEY,
-      target: `integrations/${this.integrations.public.integrationId}`,
+      target: `integrations/${this.integrations[onlyRouteGroup('preflight')].integrationId}`,
       authorizationType: 'NONE',
     });
     NagSuppressions.addResourceSuppressions(preflightRoute, [
@@ -283,6 +283,13 @@ export class ParleyApi {
       );
     }
   }
+}
+
+/** The route group of the one HTTP function whose manifest trigger has `flag`. */
+function onlyRouteGroup(flag: 'catchAll' | 'preflight'): Domain {
+  const groups = FUNCTIONS.flatMap((spec) => (spec.trigger.kind === 'routes' && spec.trigger[flag] ? [spec.trigger.routeGroup] : []));
+  if (groups.length !== 1) throw new Error(`lib/functions.ts must have exactly one HTTP function with ${flag}, not ${groups.length}`);
+  return groups[0]!;
 }
 
 function checkedThrottle(name: string, throttle: Throttle): Throttle {

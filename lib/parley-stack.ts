@@ -17,7 +17,7 @@ import { servedRoutes, type ServedRoute } from '../shared/route-table.ts';
 import { tableDefinition } from '../shared/platform/store/keys.ts';
 import { contextValue, functionSettings, settingsEnvironment, type FunctionSettings } from './deploy-settings.ts';
 import { FixedEgress } from './fixed-egress.ts';
-import { FUNCTIONS, LIVE_MONITOR_FUNCTION, functionNamed, type FunctionName } from './functions.ts';
+import { FUNCTIONS, type FunctionName, type FunctionSpec } from './functions.ts';
 import { LiveMonitorStack } from './live-monitor-stack.ts';
 import { Monitoring } from './monitoring.ts';
 import { ParleyApi, type Throttle } from './parley-api.ts';
@@ -31,6 +31,13 @@ import { VoiceWorker, voiceWorkerSettings } from './voice-worker.ts';
 
 /** NAT gateways (each with its address) fixed egress creates by default (context `fixedEgressNatGateways`): one per zone. */
 export const DEFAULT_EGRESS_NAT_GATEWAYS = 2;
+
+/** The one function the WebSocket monitors' API invokes (trigger `websocket`). */
+function websocketFunction(): FunctionSpec {
+  const [spec, ...more] = FUNCTIONS.filter((entry) => entry.trigger.kind === 'websocket');
+  if (!spec || more.length) throw new Error('lib/functions.ts must have exactly one websocket function');
+  return spec;
+}
 
 export interface ParleyStackProps extends StackProps, StageProps {
   /** The routes to serve; the route table's by default (tests pass more to check growth). */
@@ -103,7 +110,7 @@ export class ParleyStack extends Stack {
     // nested stack; every other function learns where to push from the API's stage.
     const baseEnvironment = settingsEnvironment(settings, this.http.publicUrl ?? this.http.api.apiEndpoint);
     // No LIVE_WS_*: the function is the API's target, and finds its management endpoint in each event.
-    const liveMonitorFunction = this.functions.add(functionNamed(LIVE_MONITOR_FUNCTION), baseEnvironment);
+    const liveMonitorFunction = this.functions.add(websocketFunction(), baseEnvironment);
     this.liveMonitor = new LiveMonitorStack(this, 'LiveMonitor', { handler: liveMonitorFunction.live, apiName: scopedName(stage, 'live') });
     // Fixed egress (opt-in): the addresses are every function's EGRESS_IP_ADDRESSES (GET /workspace/egress).
     if (contextValue(this, 'fixedEgress') === true) {
@@ -161,14 +168,12 @@ export class ParleyStack extends Stack {
   }
 
   /**
-   * The calls function and every job push call updates to WebSocket monitors. The API's own
+   * The functions whose entries say so push call updates to WebSocket monitors. The API's own
    * function cannot name the API (the API names it: a cycle), so its grant names the stage.
    */
   private pushToLiveMonitors(liveMonitorFunction: ParleyFunction): void {
     for (const spec of FUNCTIONS) {
-      if (spec.name === 'calls' || spec.trigger.kind === 'queue' || spec.trigger.kind === 'schedule') {
-        this.liveMonitor.grantManageConnections(this.functions.byName[spec.name]);
-      }
+      if (spec.pushesLiveUpdates) this.liveMonitor.grantManageConnections(this.functions.byName[spec.name]);
     }
     liveMonitorFunction.addToRolePolicy(
       new iam.PolicyStatement({
@@ -236,7 +241,7 @@ export class ParleyStack extends Stack {
   get defaultRoute(): apigwv2.CfnRoute { return this.http.defaultRoute; }
   get routeStacks(): RouteStack[] { return this.http.routeStacks; }
   get deploymentGroups(): Record<FunctionName, codedeploy.LambdaDeploymentGroup> { return this.functions.deploymentGroups; }
-  get liveMonitorFunction(): ParleyFunction { return this.functions.byName[LIVE_MONITOR_FUNCTION]; }
+  get liveMonitorFunction(): ParleyFunction { return this.functions.byName[websocketFunction().name]; }
   /** The HTTP functions by route group. */
   get domainFunctions(): Record<Domain, ParleyFunction> {
     return Object.fromEntries(FUNCTIONS.flatMap((spec) => (spec.trigger.kind === 'routes' ? [[spec.trigger.routeGroup, this.functions.byName[spec.name]]] : []))) as Record<Domain, ParleyFunction>;

@@ -43,6 +43,10 @@ describe('the function manifest', () => {
     for (const spec of FUNCTIONS) {
       if (spec.trigger.kind === 'routes') expect(spec.trigger.routeGroup, spec.name).toBe(spec.name);
     }
+    // The $default route and the CORS preflights each go to one function.
+    const flagged = (flag: 'catchAll' | 'preflight') => FUNCTIONS.filter((spec) => spec.trigger.kind === 'routes' && spec.trigger[flag]).map((spec) => spec.name);
+    expect(flagged('catchAll')).toEqual(['meta']);
+    expect(flagged('preflight')).toEqual(['public']);
   });
 
   it('has an entry for every job of shared/jobs.ts, triggered as the job says, and one WebSocket function', () => {
