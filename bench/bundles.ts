@@ -37,7 +37,7 @@ export async function buildBundle(
   entry: string,
   outDir: string,
   plugins: Plugin[] = [],
-  /** The function's worker scripts (lib/parley-stack.ts), built beside it as the stack does. */
+  /** The function's worker scripts (its manifest entry, lib/functions.ts), built beside it as the stack does. */
   workers: WorkerEntries = {},
 ): Promise<BuiltBundle> {
   const dir = join(outDir, id.replace(/[:/]/g, '__'));

@@ -9,7 +9,7 @@ import { instrumented } from '../shared/platform/observability/telemetry.ts';
 
 /*
  * The WebSocket monitor in AWS (docs/calls.md, Live calls): API Gateway's WebSocket API
- * (lib/parley-stack.ts) invokes this function as the $connect route's Lambda authorizer and
+ * (lib/live-monitor-stack.ts) invokes this function as the $connect route's Lambda authorizer and
  * for its $connect, $disconnect and $default routes. The authorizer runs the same gate as
  * the HTTP API (the key in `Authorization`, IP and key limits, allowlist, scope `calls`) and
  * allows the connection only to a call of the key's workspace (`?call_id=`); $connect

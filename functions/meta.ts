@@ -9,8 +9,8 @@ import { metaRoutes } from '../shared/meta/routes.ts';
  * Serves `GET /`, the checked-in OpenAPI document and the API reference page with its two
  * Swagger UI files, the Voice Orb page and the built browser files (shared/meta/orb-page.ts),
  * and answers API Gateway's $default route with a 404. The document and
- * the Swagger UI files are files beside the deployed bundle (lib/parley-stack.ts ships
- * them) or in the project locally, read on the first request for each rather than bundled:
+ * the Swagger UI files are files beside the deployed bundle (its entry in lib/functions.ts
+ * ships them) or in the project locally, read on the first request for each rather than bundled:
  * they are larger than the rest of the function. The page adds one Swagger UI plugin
  * (EveryOperation, below) so that every operation is rendered, however many there are.
  */

@@ -15,7 +15,7 @@ import * as pub from '../shared/public/index.ts';
 let widgetScript: string | undefined;
 function widget(): string {
   if (widgetScript === undefined) {
-    // Beside the deployed bundle (lib/parley-stack.ts ships it), or in the project locally.
+    // Beside the deployed bundle (its entry in lib/functions.ts ships it), or in the project locally.
     const file = ['./widget.js', '../web/widget/dist/widget.js'].map((path) => new URL(path, import.meta.url)).find((url) => existsSync(url));
     if (!file) throw new Error('widget.js is missing from the deployment');
     widgetScript = readFileSync(file, 'utf8');

@@ -67,6 +67,9 @@ export interface ParleyResources {
 
 export type QueueUse = 'send' | 'consume';
 
+/** The work queues among the shared resources; `access` grants on them by the same names. */
+export type QueueResource = 'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue' | 'exportJobsQueue' | 'integrationJobsQueue' | 'kbJobsQueue';
+
 /** Envelope encryption uses GenerateDataKey to seal and Decrypt to open; nothing calls Encrypt directly. */
 export type KeyUse = 'generateDataKey' | 'decrypt' | 'encrypt';
 
@@ -111,7 +114,7 @@ export interface ParleyFunctionProps {
   access: ParleyAccess;
   /** API Gateway gives up on an integration after 30 s, so HTTP functions stop just before. */
   timeout?: Duration;
-  /** Memory in MB (lib/function-sizes.ts); CPU comes in proportion. */
+  /** Memory in MB (lib/functions.ts); CPU comes in proportion. */
   memorySize?: number;
   /** Log group name, unique per account and region (the stage is in it); generated when absent. */
   logGroupName?: string;
@@ -204,7 +207,7 @@ export class ParleyFunction extends lambda.Function {
   /**
    * The `live` alias on the function's current version: what every trigger invokes. Each
    * deploy that changes the function publishes a version; CodeDeploy moves this alias to it
-   * (lib/parley-stack.ts). Reserved concurrency stays on the function, shared by its versions.
+   * (lib/parley-functions.ts). Reserved concurrency stays on the function, shared by its versions.
    */
   readonly live: lambda.Alias;
 

@@ -250,17 +250,15 @@ const cleanup = async () => {
 
 try {
   // Imported once the settings are in place (they read them at load), as lib/ does: CDK's lists of what ships beside each bundle.
-  const [{ ensureTable }, { dynamo, tableName }, { createWorkspace }, { servedRoutes }, { JOBS }, sizes, { besideBundleCommands }, stack] = await Promise.all([
+  const [{ ensureTable }, { dynamo, tableName }, { createWorkspace }, { servedRoutes }, { JOBS }, { API_TIMEOUT_CEILING_SECONDS, functionNamed }, { besideBundleCommands }] = await Promise.all([
     import('../shared/platform/store/create-table.ts'),
     import('../shared/platform/store/db.ts'),
     import('../shared/account/workspaces.ts'),
     import('../shared/route-table.ts'),
     import('../shared/jobs.ts'),
-    import('../lib/function-sizes.ts'),
+    import('../lib/functions.ts'),
     import('../lib/parley-function.ts'),
-    import('../lib/parley-stack.ts'),
   ]);
-  const { DOMAIN_DIRECTORIES, DOMAIN_FILES, DOMAIN_WORKERS, JOB_FILES, JOB_WORKERS, LIVE_MONITOR_FILES } = stack;
   await ensureTable(dynamo, tableName);
   const workspace = await createWorkspace('Measure functions');
   const authorization = `Bearer ${workspace.api_key}`;
@@ -562,13 +560,9 @@ try {
     const name = bundleName(entry);
     const job = JOBS.find((spec) => spec.name === name);
     const kind: Row['kind'] = job ? 'job' : name === 'live-ws' ? 'ws' : 'http';
-    const size =
-      kind === 'job'
-        ? { memoryMb: sizes.JOB_MEMORY_MB[name as keyof typeof sizes.JOB_MEMORY_MB], timeoutSeconds: job!.timeoutSeconds }
-        : kind === 'ws'
-          ? sizes.LIVE_MONITOR_SIZE
-          : sizes.DOMAIN_SIZES[name as keyof typeof sizes.DOMAIN_SIZES];
-    const row: Row = { name, kind, memoryMb: size.memoryMb, timeoutSeconds: size.timeoutSeconds ?? sizes.API_TIMEOUT_CEILING_SECONDS };
+    // The function's manifest entry (lib/functions.ts): its size and what ships beside its bundle.
+    const spec = functionNamed(name as Parameters<typeof functionNamed>[0]);
+    const row: Row = { name, kind, memoryMb: spec.memoryMb, timeoutSeconds: job?.timeoutSeconds ?? spec.timeoutSeconds ?? API_TIMEOUT_CEILING_SECONDS };
     rows.push(row);
     try {
       let events: unknown[];
@@ -586,15 +580,11 @@ try {
         row.mix = 'authorizer, $connect, $default (sync), $disconnect';
       }
       console.error(`${name}: building…`);
-      const workers = kind === 'job' ? JOB_WORKERS[name as keyof typeof JOB_WORKERS] : kind === 'http' ? DOMAIN_WORKERS[name as keyof typeof DOMAIN_WORKERS] : undefined;
-      const bundle = await buildBundle(cdk, name, entry, OUT_DIR, [], workers);
+      const bundle = await buildBundle(cdk, name, entry, OUT_DIR, [], spec.workers);
       if (bundle.error) throw new Error(`build failed: ${bundle.error}`);
       row.bundleKiB = Math.round(bundle.bytes / 1024);
       // What CDK's afterBundling hook puts beside the bundle (the tracer, the function's files and folders).
-      const besides = besideBundleCommands(process.cwd(), dirname(bundle.file), {
-        files: kind === 'job' ? JOB_FILES[name as keyof typeof JOB_FILES] : kind === 'ws' ? LIVE_MONITOR_FILES : DOMAIN_FILES[name as keyof typeof DOMAIN_FILES],
-        directories: kind === 'http' ? DOMAIN_DIRECTORIES[name as keyof typeof DOMAIN_DIRECTORIES] : undefined,
-      });
+      const besides = besideBundleCommands(process.cwd(), dirname(bundle.file), { files: spec.files, directories: spec.directories });
       for (const command of besides) execSync(command, { stdio: ['ignore', 'ignore', 'pipe'], shell: '/bin/sh' });
       console.error(`${name}: ${events.length} invocations…`);
       row.result = await runChild(bundle.file, events, { ...childEnv, ...lambdaEnv(name) }, row.timeoutSeconds, work);

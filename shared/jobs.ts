@@ -1,9 +1,10 @@
 /**
  * Every background job, once: what triggers it, how long it may run, how its failures are
- * retried, and whether the feature it serves exists yet. CDK (lib/parley-stack.ts) deploys
+ * retried, and whether the feature it serves exists yet. CDK (lib/parley-jobs.ts) deploys
  * and schedules from this list and the local runtime (local/background.ts) runs the same
- * jobs on the same triggers. Each job's handler is `functions/<name>.ts`; what it may touch
- * (its grants) sits beside the domains' in lib/, as a deploy concern.
+ * jobs on the same triggers. Each job's handler is `functions/<name>.ts`; what only a deploy
+ * needs (memory, grants, the queue's redrive and scaling) is its entry in the function
+ * manifest, lib/functions.ts.
  */
 
 import type { QueueName } from './platform/aws/queue.ts';

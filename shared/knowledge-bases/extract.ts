@@ -84,7 +84,7 @@ export class ExtractionDeferred extends Error {
   }
 }
 
-/** The extraction worker's script: `extract-worker.mjs` beside a deployed bundle (lib/parley-stack.ts builds it). */
+/** The extraction worker's script: `extract-worker.mjs` beside a deployed bundle (its functions' entries in lib/functions.ts name it). */
 export const EXTRACT_WORKER_NAME = 'extract-worker';
 
 const cappedWorker = loadOnce(() => import('./capped-worker.ts'));

@@ -153,7 +153,7 @@ const configSchema = () => z.object({
    * heap is capped at this many megabytes, and which is terminated when the process's
    * resident memory grows by more than that (decoded PDF streams live outside the heap).
    * The source then fails `Could not read <file>: reading it needs more than <n> MB of
-   * memory`. The kb-jobs function has 2,048 MB (lib/function-sizes.ts).
+   * memory`. The kb-jobs function has 2,048 MB (lib/functions.ts).
    */
   KB_EXTRACTION_MEMORY_MB: z.coerce.number().int().min(32).max(8192).default(1024),
   /**

@@ -3,7 +3,8 @@ import { App, Aspects, type CfnResource } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import { EGRESS_FUNCTIONS, ParleyStack, type FunctionName } from '../../lib/parley-stack.ts';
+import { EGRESS_FUNCTIONS, type FunctionName } from '../../lib/functions.ts';
+import { ParleyStack } from '../../lib/parley-stack.ts';
 import type { ParleyFunction } from '../../lib/parley-function.ts';
 
 /** Opt-in fixed egress (lib/fixed-egress.ts): the resources appear only with context fixedEgress. */

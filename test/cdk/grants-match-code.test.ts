@@ -3,22 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bundledInputs } from '../support/bundle.ts';
 import type { WorkerEntries } from '../../lib/bundling.ts';
-import {
-  DOMAIN_ACCESS,
-  DOMAIN_FILES,
-  DOMAIN_WORKERS,
-  EXTRACT_WORKER,
-  JOB_ACCESS,
-  JOB_FILES,
-  JOB_WORKERS,
-  LIVE_MONITOR_ACCESS,
-  LIVE_MONITOR_FILES,
-  LIVE_MONITOR_FUNCTION,
-  PHONE_METADATA_FILE,
-  type FunctionName,
-} from '../../lib/parley-stack.ts';
+import { EXTRACT_WORKER, FUNCTIONS as MANIFEST, PHONE_METADATA_FILE, type FunctionName } from '../../lib/functions.ts';
 import type { ParleyAccess } from '../../lib/parley-function.ts';
-import { DOMAINS } from '../../shared/platform/http/route.ts';
 import { JOBS, type JobName } from '../../shared/jobs.ts';
 import type { QueueName } from '../../shared/platform/aws/queue.ts';
 
@@ -37,11 +23,8 @@ import type { QueueName } from '../../shared/platform/aws/queue.ts';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 type FunctionRow = [FunctionName, ParleyAccess, readonly string[], WorkerEntries];
-const FUNCTIONS: FunctionRow[] = [
-  ...DOMAINS.map((domain): FunctionRow => [domain, DOMAIN_ACCESS[domain], DOMAIN_FILES[domain] ?? [], DOMAIN_WORKERS[domain] ?? {}]),
-  ...JOBS.map((job): FunctionRow => [job.name, JOB_ACCESS[job.name], JOB_FILES[job.name] ?? [], JOB_WORKERS[job.name] ?? {}]),
-  [LIVE_MONITOR_FUNCTION, LIVE_MONITOR_ACCESS, LIVE_MONITOR_FILES, {}],
-];
+/** Every function of the manifest (lib/functions.ts): its grants and what ships beside its bundle. */
+const FUNCTIONS: FunctionRow[] = MANIFEST.map((spec): FunctionRow => [spec.name, spec.access, spec.files ?? [], spec.workers ?? {}]);
 const workersOf = new Map(FUNCTIONS.map(([name, , , workers]) => [name as string, workers]));
 
 const bundles = new Map<string, Promise<string[]>>();

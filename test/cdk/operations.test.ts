@@ -9,11 +9,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { addNagPacks, addStage, stackIdOf, stageEnvironment } from '../../lib/parley-app.ts';
 import { ENCRYPTION_CONTEXT_KEYS } from '../../shared/platform/crypto/kms.ts';
 import { recordContext } from '../../shared/platform/crypto/envelope.ts';
-import { DOMAIN_SIZES, JOB_MEMORY_MB, LIVE_MONITOR_SIZE } from '../../lib/function-sizes.ts';
 import { ALARM_THRESHOLDS, MAX_METRICS_PER_ALARM, TABLE_OPERATIONS } from '../../lib/monitoring.ts';
 import { KEY_CONTEXT_CONDITIONS, PARLEY_RUNTIME, esbuildTarget, type ParleyFunction } from '../../lib/parley-function.ts';
 import { FUNCTION_BUNDLING } from '../../lib/bundling.ts';
-import { DEFAULT_RESERVED_CONCURRENCY, DOMAIN_ACCESS, JOB_ACCESS, LIVE_MONITOR_ACCESS, LIVE_MONITOR_FUNCTION, type FunctionName, type ParleyStack } from '../../lib/parley-stack.ts';
+import { DEFAULT_RESERVED_CONCURRENCY, LIVE_MONITOR_FUNCTION, functionNamed, type FunctionName } from '../../lib/functions.ts';
+import type { ParleyStack } from '../../lib/parley-stack.ts';
 import { checkStageName, stageSettings } from '../../lib/stage.ts';
 import { DOMAINS } from '../../shared/platform/http/route.ts';
 import { JOBS, jobNamed, type JobName } from '../../shared/jobs.ts';
@@ -358,17 +358,16 @@ describe('right-sized functions', () => {
     const functions = resourcesOf(dev, 'AWS::Lambda::Function');
     for (const domain of DOMAINS) {
       const fn = functions[idOf(dev, dev.stack.domainFunctions[domain])]!.Properties;
-      expect([fn.MemorySize, fn.Timeout], domain).toEqual([DOMAIN_SIZES[domain].memoryMb, DOMAIN_SIZES[domain].timeoutSeconds]);
       expect(fn.Timeout, domain).toBeLessThanOrEqual(29);
     }
-    for (const job of JOBS) {
-      const fn = functions[idOf(dev, dev.stack.backgroundFunctions[job.name])]!.Properties;
-      expect([fn.MemorySize, fn.Timeout], job.name).toEqual([JOB_MEMORY_MB[job.name as JobName], jobNamed(job.name).timeoutSeconds]);
+    for (const [name, fn] of functionsOf(dev)) {
+      const spec = functionNamed(name);
+      const timeout = spec.timeoutSeconds ?? jobNamed(name as JobName).timeoutSeconds;
+      const properties = functions[idOf(dev, fn)]!.Properties;
+      expect([properties.MemorySize, properties.Timeout], name).toEqual([spec.memoryMb, timeout]);
     }
-    const live = functions[idOf(dev, dev.stack.liveMonitorFunction)]!.Properties;
-    expect([live.MemorySize, live.Timeout]).toEqual([LIVE_MONITOR_SIZE.memoryMb, LIVE_MONITOR_SIZE.timeoutSeconds]);
-    for (const domain of ['agents', 'flows', 'chat-agents', 'meta'] as const) expect(DOMAIN_SIZES[domain]).toEqual({ memoryMb: 512, timeoutSeconds: 10 });
-    expect(JOB_MEMORY_MB['batch-tick']).toBe(256);
+    for (const name of ['agents', 'flows', 'chat-agents', 'meta'] as const) expect(functionNamed(name)).toMatchObject({ memoryMb: 512, timeoutSeconds: 10 });
+    expect(functionNamed('batch-tick').memoryMb).toBe(256);
   });
 
   it('builds for the runtime it runs on', () => {
@@ -388,14 +387,13 @@ describe('least privilege', () => {
   it('conditions direct key use on the envelope\'s encryption context, for every function that seals or opens', () => {
     expect(Object.keys(recordContext('ws_1', 'credential/c')).sort()).toEqual([...ENCRYPTION_CONTEXT_KEYS].sort());
     const policies = resourcesOf(dev, 'AWS::IAM::Policy');
-    const access = { ...DOMAIN_ACCESS, ...JOB_ACCESS, [LIVE_MONITOR_FUNCTION]: LIVE_MONITOR_ACCESS } as Record<FunctionName, { key?: readonly string[] }>;
     let checked = 0;
     for (const [name, fn] of functionsOf(dev)) {
       const policy = policies[dev.stack.getLogicalId(fn.role!.node.tryFindChild('DefaultPolicy')!.node.defaultChild as CfnResource)]!;
       const direct = (policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Condition?: any }[]).filter(
         (statement) => [statement.Action].flat().some((action) => action.startsWith('kms:')) && !statement.Condition?.StringEquals?.['kms:ViaService'],
       );
-      expect(direct.length, name).toBe((access[name].key ?? []).length > 0 ? 1 : 0);
+      expect(direct.length, name).toBe((functionNamed(name).access.key ?? []).length > 0 ? 1 : 0);
       for (const statement of direct) {
         expect(statement.Condition, name).toEqual({
           'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['workspace_id', 'record'] },

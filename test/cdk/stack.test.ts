@@ -14,21 +14,21 @@ import {
   type KeyUse,
   type ParleyAccess,
 } from '../../lib/parley-function.ts';
-import {
-  JOB_ACCESS,
-  DEFAULT_ACCOUNT_CONCURRENCY,
-  DEFAULT_API_THROTTLE,
-  DEFAULT_RESERVED_CONCURRENCY,
-  DEFAULT_ROUTE_THROTTLES,
-  DOMAIN_ACCESS,
-  ParleyStack,
-  UNRESERVED_CONCURRENCY_MINIMUM,
-  WEBHOOK_MAX_CONCURRENCY,
-  CALL_STEPS_MAX_CONCURRENCY,
-  type BackgroundName,
-  type FunctionName,
-  type ParleyStackProps,
-} from '../../lib/parley-stack.ts';
+import { ParleyStack, type ParleyStackProps } from '../../lib/parley-stack.ts';
+import { DEFAULT_RESERVED_CONCURRENCY, FUNCTIONS, functionNamed, type FunctionName, type JobQueueSpec } from '../../lib/functions.ts';
+import { DEFAULT_API_THROTTLE, DEFAULT_ROUTE_THROTTLES } from '../../lib/parley-api.ts';
+import { DEFAULT_ACCOUNT_CONCURRENCY, UNRESERVED_CONCURRENCY_MINIMUM } from '../../lib/parley-functions.ts';
+import type { JobName } from '../../shared/jobs.ts';
+
+type BackgroundName = JobName;
+/** The manifest's queue settings of a queue job (lib/functions.ts). */
+const queueOf = (name: JobName): JobQueueSpec => {
+  const { trigger } = functionNamed(name);
+  if (trigger.kind !== 'queue') throw new Error(`${name} is not a queue job`);
+  return trigger.queue;
+};
+const WEBHOOK_MAX_CONCURRENCY = queueOf('webhook-delivery').maxConcurrency;
+const CALL_STEPS_MAX_CONCURRENCY = queueOf('call-steps').maxConcurrency;
 import { DOMAINS, THROTTLE_CLASSES, type Domain, type RouteDefinition } from '../../shared/platform/http/route.ts';
 import { servedRoutes, type ServedRoute } from '../../shared/route-table.ts';
 import { loadConfig, PRODUCTION_REQUIRED_SETTINGS } from '../../shared/platform/config.ts';
@@ -262,7 +262,7 @@ describe('ParleyStack', () => {
       const liveSettings = id === liveWs ? [] : ['LIVE_WS_MANAGEMENT_URL', 'LIVE_WS_URL'];
       expect(fn.Properties.Runtime).toBe(PARLEY_RUNTIME.name);
       expect(fn.Properties.Architectures).toEqual(['arm64']);
-      // Sized per function (lib/function-sizes.ts; test/cdk/operations.test.ts checks each).
+      // Sized per function (lib/functions.ts; test/cdk/manifest.test.ts checks each).
       expect(fn.Properties.MemorySize).toBeGreaterThanOrEqual(256);
       expect(Object.keys(fn.Properties.Environment.Variables).sort()).toEqual(
         [
@@ -298,9 +298,9 @@ describe('ParleyStack', () => {
   it('grants each function exactly the access its spec declares', () => {
     for (const domain of DOMAINS) {
       const fn = parley.stack.domainFunctions[domain];
-      expectGrantsMatch(statementsOf(parley.stack, parley.template, fn), DOMAIN_ACCESS[domain], domain, queueIdsOf(parley));
+      expectGrantsMatch(statementsOf(parley.stack, parley.template, fn), functionNamed(domain).access, domain, queueIdsOf(parley));
     }
-    for (const [name, access] of Object.entries(JOB_ACCESS) as [BackgroundName, ParleyAccess][]) {
+    for (const { name, access } of FUNCTIONS.filter((spec) => spec.trigger.kind === 'queue' || spec.trigger.kind === 'schedule') as { name: BackgroundName; access: ParleyAccess }[]) {
       const fn = parley.stack.backgroundFunctions[name];
       const statements = statementsOf(parley.stack, parley.template, fn);
       // Billing's on-failure destination: it may send there, and only there besides its access.

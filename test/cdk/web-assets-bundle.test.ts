@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { ParleyFunction } from '../../lib/parley-function.ts';
-import { DOMAIN_ACCESS, DOMAIN_DIRECTORIES, DOMAIN_FILES } from '../../lib/parley-stack.ts';
+import { functionNamed } from '../../lib/functions.ts';
 import { buildWeb, WEB_DIST, type WebManifest } from '../../scripts/build-web.ts';
 import { parleyResources } from '../support/cdk.ts';
 
@@ -20,7 +20,8 @@ describe('the meta function bundle', () => {
       // `npm run build:web` (.ci/run, cdk.json's app) builds web/dist; build it here only when absent.
       if (!existsSync(join(WEB_DIST, 'manifest.json'))) await buildWeb();
       const built = JSON.parse(readFileSync(join(WEB_DIST, 'manifest.json'), 'utf8')) as WebManifest;
-      expect(DOMAIN_DIRECTORIES.meta).toEqual({ 'web/dist': 'web' });
+      const meta = functionNamed('meta');
+      expect(meta.directories).toEqual({ 'web/dist': 'web' });
 
       const outdir = mkdtempSync(join(tmpdir(), 'parley-cdk-meta-'));
       const app = new App({ outdir });
@@ -29,9 +30,9 @@ describe('the meta function bundle', () => {
       new ParleyFunction(stack, 'MetaFunction', {
         entry: fileURLToPath(new URL('../../functions/meta.ts', import.meta.url)),
         resources,
-        access: DOMAIN_ACCESS.meta,
-        files: DOMAIN_FILES.meta,
-        directories: DOMAIN_DIRECTORIES.meta,
+        access: meta.access,
+        files: meta.files,
+        directories: meta.directories,
       });
       app.synth();
 

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleOptions } from '../../lib/bundling.ts';
-import { PHONE_METADATA_FILE } from '../../lib/parley-stack.ts';
+import { PHONE_METADATA_FILE } from '../../lib/functions.ts';
 import { PHONE_METADATA_FILE_NAME } from '../../shared/platform/telephony/phone.ts';
 
 /**

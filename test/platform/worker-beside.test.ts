@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundleFunctionSync } from '../../lib/bundling.ts';
-import { DOMAIN_WORKERS, JOB_WORKERS } from '../../lib/parley-stack.ts';
+import { functionNamed } from '../../lib/functions.ts';
 import { docxOf, pdfOf } from '../support/kb-fixtures.ts';
 
 /**
@@ -27,8 +27,8 @@ const run = async (bundle: string) => {
 
 describe('the extraction worker beside a bundle', () => {
   it('is declared for kb-jobs and knowledge-bases, built beside index.mjs, and reads documents from there', async () => {
-    expect(JOB_WORKERS['kb-jobs']).toEqual({ 'extract-worker': 'shared/knowledge-bases/extract-worker.ts' });
-    expect(DOMAIN_WORKERS['knowledge-bases']).toEqual(JOB_WORKERS['kb-jobs']);
+    expect(functionNamed('kb-jobs').workers).toEqual({ 'extract-worker': 'shared/knowledge-bases/extract-worker.ts' });
+    expect(functionNamed('knowledge-bases').workers).toEqual(functionNamed('kb-jobs').workers);
     writeFileSync(join(dir, 'a.pdf'), pdfOf(['A page from a bundle.']));
     writeFileSync(join(dir, 'a.docx'), await docxOf(['A paragraph from a bundle.']));
 
@@ -37,7 +37,7 @@ describe('the extraction worker beside a bundle', () => {
     await expect(run(without)).rejects.toThrow(/extract-worker\.mjs/);
 
     const deployed = join(dir, 'deployed');
-    bundleFunctionSync('test/fixtures/extract-beside.probe.ts', deployed, JOB_WORKERS['kb-jobs']);
+    bundleFunctionSync('test/fixtures/extract-beside.probe.ts', deployed, functionNamed('kb-jobs').workers);
     expect(readdirSync(deployed).filter((name) => name.endsWith('.mjs')).sort()).toEqual(['extract-worker.mjs', 'index.mjs']);
     expect(await run(deployed)).toEqual({ pdf: 'A page from a bundle.', docx: 'A paragraph from a bundle.' });
   }, 120_000);

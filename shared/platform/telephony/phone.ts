@@ -16,7 +16,7 @@ import { besideBundle } from '../bundle/bundle-files.ts';
  * JavaScript: JSON.parse of it costs about a millisecond once, where the bundled object
  * literal was parsed on every cold start of every function that imports this module,
  * whether or not the request touched a phone number. A deployed function ships the file
- * beside its bundle (PHONE_METADATA_FILE in lib/parley-stack.ts, held to the code by
+ * beside its bundle (PHONE_METADATA_FILE in lib/functions.ts, held to the code by
  * test/cdk/grants-match-code); locally it comes from node_modules.
  */
 
