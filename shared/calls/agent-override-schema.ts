@@ -31,7 +31,7 @@ export const parseAgentOverride = (input: unknown): Record<string, unknown> =>
   parseOrThrow(z.object({ agent_override: agentOverrideSchema() }), { agent_override: input }, 'agent_override').agent_override as Record<string, unknown>;
 
 /**
- * The workspace checks a saved LLM or flow gets (shared/agents/transfer-checks.ts), on the
+ * The workspace checks a saved LLM or flow gets (shared/agents/tools/transfer-checks.ts), on the
  * override's transfer tools: custom hold music must name an audio asset of the workspace, an
  * agentic transfer's `transfer_agent` an agent (and version) of the workspace; another
  * workspace's is not found. 400 with the same messages, paths under `agent_override.…`

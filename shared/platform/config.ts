@@ -148,7 +148,7 @@ const configSchema = () => z.object({
   /** Steps of knowledge-base ingestion (shared/knowledge-bases/ingest.ts); absent locally, as above. */
   KB_JOBS_QUEUE_URL: optionalString,
   /**
-   * What reading one knowledge-base document may use (shared/knowledge-bases/extract-sandbox.ts,
+   * What reading one knowledge-base document may use (shared/knowledge-bases/extract.ts and capped-worker.ts,
    * docs/security.md "Input that costs time"): the parser runs in a worker thread whose JS
    * heap is capped at this many megabytes, and which is terminated when the process's
    * resident memory grows by more than that (decoded PDF streams live outside the heap).

@@ -1,7 +1,7 @@
 /**
  * Which AWS service an error came from, for the errors that mean "not available right
  * now" rather than "this request is wrong". Clients are tagged once where they are
- * created (tagAwsClient); shared/http/respond.ts turns such an error into a 503 with
+ * created (tagAwsClient); shared/platform/http/respond.ts turns such an error into a 503 with
  * retry-after. Domain code never looks at these errors.
  */
 import { traceAwsClient } from '../observability/tracing.ts';
