@@ -69,7 +69,7 @@ const MAX_MESSAGE_BYTES = 256 * 1024;
 const MAX_DELAY_SECONDS = 900;
 const MAX_VISIBILITY_SECONDS = 43_200;
 
-export class InvalidParameterValue extends Error {
+class InvalidParameterValue extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'InvalidParameterValue';

@@ -40,7 +40,7 @@ function localOnlyRoutes(): { key: string; method: string; path: string; domain:
   });
 }
 
-export function createRouter() {
+function createRouter() {
   const exact = new Map<string, Match>();
   const templated: { method: string; segments: string[]; match: Match }[] = [];
   for (const route of [...servedRoutes(), ...localOnlyRoutes()]) {

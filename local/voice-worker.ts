@@ -46,7 +46,7 @@ const DEV_MODE_NOTICE = /dev mode is deprecated/;
 const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
 
 /** Why the worker cannot start from `workerDir`, in one line; undefined when it can. */
-export function workerNotInstalled(workerDir: string): string | undefined {
+function workerNotInstalled(workerDir: string): string | undefined {
   if (existsSync(join(workerDir, 'node_modules', '@livekit', 'agents', 'package.json'))) return undefined;
   return 'The voice worker is not started: its packages are not installed (run `npm ci --prefix worker`, then `npm start` again).';
 }

@@ -57,8 +57,6 @@ export const routeTable = {
   ...publicRoutes,
 } satisfies Record<string, RouteDefinition>;
 
-export type RouteId = keyof typeof routeTable;
-
 export interface ServedRoute {
   id: string;
   key: string;

@@ -23,7 +23,7 @@ function publicBase(): string {
   while (base.endsWith('/')) base = base.slice(0, -1);
   return base;
 }
-export const assetUrl = (assetId: string) => `${publicBase()}/public/assets/${assetId}`;
+const assetUrl = (assetId: string) => `${publicBase()}/public/assets/${assetId}`;
 
 function toAsset(item: AssetItem): Asset {
   return {

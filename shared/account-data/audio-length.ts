@@ -65,7 +65,7 @@ const uintOf = (bytes: Buffer, start: number, end: number) => bytes.subarray(sta
  * Clusters) are walked child by child: a Cluster ends where the next top-level element
  * starts. Undefined without blocks.
  */
-export function webmBlocksMs(bytes: Buffer): number | undefined {
+function webmBlocksMs(bytes: Buffer): number | undefined {
   let scale = 1_000_000;
   let clusterTime = 0;
   let last: number | undefined;

@@ -188,7 +188,7 @@ function pageReader(item: ExportItem, pageSize: number): (after: string | undefi
 }
 
 /** A run's lease: longer than the job's 900 s, so a live run is never taken over. */
-export const EXPORT_LEASE_MS = 960_000;
+const EXPORT_LEASE_MS = 960_000;
 
 export interface ExportRunOptions {
   /** The clock (leases, timestamps); tests pass a fake one. */

@@ -7,11 +7,11 @@ export { createAsset, deleteAsset, getAsset, listAssets, publicAsset } from './a
 export { createAssetFromUpload, createAssetUpload } from './asset-uploads.ts';
 export { applyRetention, runRetentionSweep, utcDay } from './retention.ts';
 export {
-  erasePhoneNumber,
+  
   getPrivacyRequest,
   requestPhoneNumberErase,
   requestRetentionRun,
-  runPrivacyRequest,
+  
 } from './privacy.ts';
 export { accountStatus, getReliability, privacyCallView, putReliability, workspaceEgress } from './settings.ts';
-export { AccountDataJobMessage } from './messages.ts';
+;

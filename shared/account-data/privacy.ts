@@ -87,7 +87,7 @@ async function gone(remove: () => Promise<unknown>): Promise<boolean> {
 }
 
 /** Erases `e164` from the workspace now (the job's work; idempotent). */
-export async function erasePhoneNumber(workspaceId: string, e164: string): Promise<ErasureReport> {
+async function erasePhoneNumber(workspaceId: string, e164: string): Promise<ErasureReport> {
   const report: ErasureReport = {
     calls_deleted: 0,
     recordings_deleted: 0,

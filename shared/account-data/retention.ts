@@ -41,7 +41,7 @@ async function gone(remove: () => Promise<unknown>): Promise<boolean> {
 }
 
 /** One workspace's retention at `nowMs`, a page at a time; agents' settings are read once a pass. */
-export class RetentionPass {
+class RetentionPass {
   readonly report: RetentionReport = { calls_deleted: 0, chats_deleted: 0, calls_examined: 0, chats_examined: 0 };
   private readonly days = new Map<string, Promise<number | undefined>>();
 
@@ -106,14 +106,14 @@ export async function applyRetention(workspaceId: string, nowMs = Date.now()): P
 // ---------------------------------------------------------------------------------------
 // The daily sweep
 
-export interface SweepLimits {
+interface SweepLimits {
   /** Table pages (a workspace's check, or a page of its calls or chats) one message may take. */
   pages: number;
   /** Stop starting pages after this long (well inside the job's 900 s). */
   ms: number;
 }
 
-export const SWEEP_LIMITS: SweepLimits = { pages: 60, ms: 5 * 60_000 };
+const SWEEP_LIMITS: SweepLimits = { pages: 60, ms: 5 * 60_000 };
 /** A run's lease: the job's timeout, so a run that died is taken over by its redelivered message. */
 const SWEEP_LEASE_MS = 900_000;
 

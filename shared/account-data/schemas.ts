@@ -12,9 +12,9 @@ import { createUploadBody, PresignedUploadView } from '../platform/http/upload-s
 // ---------------------------------------------------------------------------------------
 // Exports
 
-export const EXPORT_TYPES = ['calls', 'chats', 'contacts', 'sms'] as const;
-export const EXPORT_FORMATS = ['csv', 'jsonl'] as const;
-export const EXPORT_STATUSES = ['pending', 'running', 'complete', 'failed'] as const;
+const EXPORT_TYPES = ['calls', 'chats', 'contacts', 'sms'] as const;
+const EXPORT_FORMATS = ['csv', 'jsonl'] as const;
+const EXPORT_STATUSES = ['pending', 'running', 'complete', 'failed'] as const;
 export type ExportType = (typeof EXPORT_TYPES)[number];
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export type ExportStatus = (typeof EXPORT_STATUSES)[number];
@@ -129,7 +129,6 @@ export const CreateAssetBody = lazySchema(() =>
       else if (!body.file && !body.upload_id) ctx.addIssue({ code: 'custom', path: ['file'], message: 'Required (or upload_id, a presigned upload)' });
     }),
 );
-export type CreateAssetInput = z.output<typeof CreateAssetBody>;
 
 /** POST /create-asset-upload: a presigned PUT for one asset file (up to 10 MB), then `POST /create-asset {upload_id}`. */
 export const CreateAssetUploadBody = lazySchema(createUploadBody);
@@ -217,8 +216,8 @@ export const PrivacyCallView = lazySchema(() =>
 // ---------------------------------------------------------------------------------------
 // Reliability, account status, egress
 
-export const MIN_LLM_TOKEN_LIMIT = 1_024;
-export const MAX_LLM_TOKEN_LIMIT = 131_072;
+const MIN_LLM_TOKEN_LIMIT = 1_024;
+const MAX_LLM_TOKEN_LIMIT = 131_072;
 export const DEFAULT_LLM_TOKEN_LIMIT = 32_768;
 
 export const ReliabilitySettings = lazySchema(() =>

@@ -43,7 +43,7 @@ function flacDurationMs(bytes: Buffer): number | undefined {
 }
 
 /** The SVG's problem, if it has one: anything that runs code or loads from elsewhere. */
-export function svgProblem(text: string): string | undefined {
+function svgProblem(text: string): string | undefined {
   const lower = text.toLowerCase();
   if (/<script[\s>/]/.test(lower)) return 'it contains a script';
   if (/<foreignobject[\s>/]/.test(lower)) return 'it contains a foreignObject';

@@ -24,7 +24,7 @@ import { orgNameFields, withUnrenamedWorkspace } from './org-name.ts';
 const MAX_ATTEMPTS = 10;
 const apiKeyNotFound = () => notFound('API key not found');
 
-export function toApiKey(item: CredentialItem): ApiKey {
+function toApiKey(item: CredentialItem): ApiKey {
   return {
     api_key_id: item.credential_id,
     name: item.name,

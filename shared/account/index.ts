@@ -4,7 +4,7 @@
  * into another domain's bundle.
  */
 export { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem, workspaceReliability } from './workspaces.ts';
-export type { WorkspaceItem, WorkspaceReliability } from './workspaces.ts';
+export type { WorkspaceItem,  } from './workspaces.ts';
 /** Every workspace's ID (billing's hourly run and the operator's platform usage). */
 export { registeredWorkspaceIds } from './store.ts';
 /** Account data (shared/account-data) records its privacy requests and settings changes in the audit log. */
@@ -12,4 +12,4 @@ export { auditPut } from './audit-log.ts';
 export type { AuditRecord } from './audit-log.ts';
 /** Account data's privacy erase masks audit targets; its reliability settings are attributes of the workspace item. */
 export { maskAuditTargets, reliabilityUpdate } from './store.ts';
-export type { ReliabilityAttributes } from './store.ts';
+;

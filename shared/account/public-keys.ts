@@ -24,7 +24,7 @@ import { publicKeyRef, publicKeyRefs } from './store.ts';
 /** Public keys are browser keys: they may only start web calls and chats, from allowed origins. */
 const publicKeyNotFound = () => notFound('Public key not found');
 
-export function toPublicKey(item: CredentialItem): PublicKey {
+function toPublicKey(item: CredentialItem): PublicKey {
   return {
     public_key_id: item.credential_id,
     name: item.name,

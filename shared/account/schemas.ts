@@ -8,9 +8,9 @@ import { destinationUrl, displayName, epochMs, idOf, lazySchema } from '../platf
  * the schemas of the route it serves, not the whole module's (docs/performance.md).
  */
 
-export const MAX_ALLOWED_IPS = 50;
-export const MAX_ALLOWED_ORIGINS = 50;
-export const MAX_ALLOWED_AGENTS = 100;
+const MAX_ALLOWED_IPS = 50;
+const MAX_ALLOWED_ORIGINS = 50;
+const MAX_ALLOWED_AGENTS = 100;
 
 const scopeList = () =>
   z
@@ -196,7 +196,7 @@ export const UpdateWorkspaceSettingsBody = lazySchema(() =>
 );
 export type UpdateWorkspaceSettingsInput = z.infer<typeof UpdateWorkspaceSettingsBody>;
 
-export const AUDIT_ACTIONS = [
+const AUDIT_ACTIONS = [
   'api_key.create',
   'api_key.update',
   'api_key.delete',

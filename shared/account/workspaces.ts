@@ -11,11 +11,11 @@ import { anyWorkspaceRegistered, workspaceRegistrationOp, workspaces, type Works
 
 export type { WorkspaceItem } from './store.ts';
 
-export const DEFAULT_CONCURRENCY_LIMIT = 20;
+const DEFAULT_CONCURRENCY_LIMIT = 20;
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
-export const DEFAULT_KEY_NAME = 'Default key';
+const DEFAULT_KEY_NAME = 'Default key';
 
-export function toWorkspace(item: WorkspaceItem): Workspace {
+function toWorkspace(item: WorkspaceItem): Workspace {
   return {
     workspace_id: item.workspace_id,
     name: item.name,
@@ -105,7 +105,7 @@ export async function updateWorkspace(principal: Principal, input: UpdateWorkspa
 
 const MAX_RENAME_ATTEMPTS = 10;
 
-export function toSettings(item: WorkspaceItem): WorkspaceSettings {
+function toSettings(item: WorkspaceItem): WorkspaceSettings {
   return { webhook_timeout_ms: item.webhook_timeout_ms ?? DEFAULT_WEBHOOK_TIMEOUT_MS };
 }
 

@@ -37,7 +37,7 @@ function closeFrame(): Buffer {
 }
 
 /** The URL a call would open: the given one with `/<call_id>` appended to its path. */
-export function callUrl(llmWebsocketUrl: string, callId: string): URL {
+function callUrl(llmWebsocketUrl: string, callId: string): URL {
   const url = new URL(llmWebsocketUrl);
   url.pathname = `${trimTrailing(url.pathname, '/')}/${callId}`;
   return url;

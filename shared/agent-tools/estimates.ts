@@ -16,13 +16,13 @@ import type { VoiceProvider } from '../vendors/voice/voice-vendor.ts';
  * measured as time to first token / first audio. Changing a number is a code change: bump
  * PRICE_TABLE_VERSION with it so estimates can be told apart.
  */
-export const PRICE_TABLE_VERSION = '2025-06';
+const PRICE_TABLE_VERSION = '2025-06';
 
 /** Orchestration, speech-to-text and turn-taking: every minute pays this. */
-export const PLATFORM = { cost_per_minute: 0.055, network_latency_ms: 80 } as const;
+const PLATFORM = { cost_per_minute: 0.055, network_latency_ms: 80 } as const;
 
 /** Text models: price per minute of conversation and time to first token. */
-export const LLM_TABLE: Record<LlmModel, { cost_per_minute: number; latency_ms: number }> = {
+const LLM_TABLE: Record<LlmModel, { cost_per_minute: number; latency_ms: number }> = {
   'gpt-4.1': { cost_per_minute: 0.045, latency_ms: 500 },
   'gpt-4.1-mini': { cost_per_minute: 0.016, latency_ms: 400 },
   'gpt-4.1-nano': { cost_per_minute: 0.004, latency_ms: 300 },
@@ -40,19 +40,19 @@ export const LLM_TABLE: Record<LlmModel, { cost_per_minute: number; latency_ms: 
 };
 
 /** Speech-to-speech models replace both the text model and the voice. */
-export const S2S_TABLE: Record<(typeof S2S_MODELS)[number], { cost_per_minute: number; latency_ms: number }> = {
+const S2S_TABLE: Record<(typeof S2S_MODELS)[number], { cost_per_minute: number; latency_ms: number }> = {
   'gpt-realtime': { cost_per_minute: 0.3, latency_ms: 600 },
   'gpt-realtime-mini': { cost_per_minute: 0.1, latency_ms: 500 },
 };
 
 /** A custom LLM runs on the customer's server: no model charge, its latency assumed. */
-export const CUSTOM_LLM = { cost_per_minute: 0, latency_ms: 500 } as const;
+const CUSTOM_LLM = { cost_per_minute: 0, latency_ms: 500 } as const;
 
 /**
  * Voices by provider: the premium tier (the provider's PREMIUM_VOICE_MODEL, also what an
  * agent without `voice_model` gets) and any other, faster and cheaper, model.
  */
-export const VOICE_TABLE: Record<VoiceProvider, Record<'premium' | 'standard', { cost_per_minute: number; latency_ms: number }>> = {
+const VOICE_TABLE: Record<VoiceProvider, Record<'premium' | 'standard', { cost_per_minute: number; latency_ms: number }>> = {
   elevenlabs: { premium: { cost_per_minute: 0.07, latency_ms: 350 }, standard: { cost_per_minute: 0.05, latency_ms: 150 } },
   cartesia: { premium: { cost_per_minute: 0.07, latency_ms: 200 }, standard: { cost_per_minute: 0.05, latency_ms: 120 } },
   openai: { premium: { cost_per_minute: 0.08, latency_ms: 450 }, standard: { cost_per_minute: 0.06, latency_ms: 300 } },
@@ -63,10 +63,10 @@ export const VOICE_TABLE: Record<VoiceProvider, Record<'premium' | 'standard', {
 };
 
 /** Speech-to-text: time until the final transcript of a turn, by stt_mode. */
-export const STT_LATENCY_MS = { fast: 200, accurate: 450, custom: 300 } as const;
+const STT_LATENCY_MS = { fast: 200, accurate: 450, custom: 300 } as const;
 
 /** Features with their own price or delay. */
-export const FEATURE_TABLE = {
+const FEATURE_TABLE = {
   knowledge_base: { cost_per_minute: 0.005, latency_ms: 120 },
   background_speech_cancellation: { cost_per_minute: 0.005, latency_ms: 20 },
   noise_cancellation: { cost_per_minute: 0, latency_ms: 10 },
@@ -74,7 +74,7 @@ export const FEATURE_TABLE = {
 } as const;
 
 /** Waiting for the caller to finish: 300 ms at responsiveness 1, up to 1,000 ms at 0. */
-export const turnDetectionMs = (responsiveness: number) => Math.round(300 + (1 - responsiveness) * 700);
+const turnDetectionMs = (responsiveness: number) => Math.round(300 + (1 - responsiveness) * 700);
 
 const PROVIDER_BY_PREFIX = new Map(
   (Object.entries(VOICE_ID_PREFIX) as [VoiceProvider, string][]).map(([provider, prefix]) => [prefix, provider]),

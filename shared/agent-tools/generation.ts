@@ -21,7 +21,7 @@ import { assertVoiceUsable } from '../voices/index.ts';
  */
 
 /** The model that writes agents and answers copilot questions (LLM_MODEL_MAP maps it to the provider's name). */
-export const AUTHORING_MODEL: LlmModel = 'gpt-4.1';
+const AUTHORING_MODEL: LlmModel = 'gpt-4.1';
 /** API Gateway gives up at 30 s: one model attempt gets at most this long. */
 const MODEL_TIMEOUT_MS = 20_000;
 

@@ -16,6 +16,6 @@ const workflows = loadOnce((): Promise<typeof Workflows> => import('./workflows.
 export async function runPreCallWorkflow(...args: Parameters<typeof Workflows.runPreCallWorkflow>): ReturnType<typeof Workflows.runPreCallWorkflow> {
   return (await workflows()).runPreCallWorkflow(...args);
 }
-export { PRE_CALL_BUDGET_MS } from './pre-call-budget.ts';
+;
 /** The public routes' lookups of share links (shared/public): by token, and whether a link still works. */
-export { findShareLinkByToken, isShareLinkEnabled, type ResolvedShareLink } from './share-links.ts';
+export { findShareLinkByToken, isShareLinkEnabled,  } from './share-links.ts';

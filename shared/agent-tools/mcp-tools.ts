@@ -29,9 +29,9 @@ export interface McpToolDefinition {
 }
 
 /** The protocol revision offered; servers answer with the one they speak. */
-export const MCP_PROTOCOL_VERSION = '2025-06-18';
+const MCP_PROTOCOL_VERSION = '2025-06-18';
 /** Per server, the whole exchange; a server's own `timeout_ms` may only shorten it (API Gateway ends requests at 30 s). */
-export const MCP_TIMEOUT_MS = 10_000;
+const MCP_TIMEOUT_MS = 10_000;
 const MAX_PAGES = 20;
 const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 

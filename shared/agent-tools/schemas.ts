@@ -36,11 +36,11 @@ export const ShareLink = lazySchema(() =>
 
 export const WORKFLOW_STAGES = ['pre_call', 'post_call'] as const;
 export type WorkflowStage = (typeof WORKFLOW_STAGES)[number];
-export const HTTP_STEP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const HTTP_STEP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-export const MAX_WORKFLOW_STEPS = 10;
-export const MAX_WORKFLOW_OUTPUTS = 50;
-export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const MAX_WORKFLOW_STEPS = 10;
+const MAX_WORKFLOW_OUTPUTS = 50;
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /**
  * `{{name}}`, spaces inside the braces allowed: group 1 is the inside, to be trimmed
  * (`templateName`). The inside is one greedy class that cannot meet the closing braces,
@@ -196,11 +196,11 @@ export const WorkflowStep = lazySchema(() =>
 export type WorkflowStep = z.output<typeof WorkflowStep>;
 
 /** Names a step produces. */
-export const outputsOf = (step: WorkflowStep): string[] =>
+const outputsOf = (step: WorkflowStep): string[] =>
   step.type === 'http' ? Object.keys(step.outputs) : step.outputs;
 
 /** Every templated text of a step with its path inside the step. */
-export function templatesOf(step: WorkflowStep): [path: (string | number)[], text: string][] {
+function templatesOf(step: WorkflowStep): [path: (string | number)[], text: string][] {
   if (step.type === 'llm') return [[['prompt'], step.prompt]];
   const found: [(string | number)[], string][] = [[['url'], step.url]];
   for (const [name, value] of Object.entries(step.headers)) found.push([['headers', name], value]);
@@ -282,7 +282,7 @@ export const Workflow = lazySchema(() =>
 
 export const variables = () => keyedRecord(z.string().max(10_000), variableNameIssue, 100, 'variables');
 
-export const StepLog = lazySchema(() =>
+const StepLog = lazySchema(() =>
   z.object({
     name: z.string(),
     type: z.enum(['http', 'llm']),

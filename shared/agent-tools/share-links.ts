@@ -20,10 +20,10 @@ import { shareAgentHeadKey, shareAgentKind, shareLinks, shareLinksOf, shareToken
  */
 
 /** How many links (enabled or revoked) one agent may have: a listing stays one small query. */
-export const MAX_SHARE_LINKS_PER_AGENT = 100;
+const MAX_SHARE_LINKS_PER_AGENT = 100;
 
 /** 32 random bytes, base64url: 43 URL-safe characters. */
-export const SHARE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+const SHARE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 const toShareLink = (item: ShareLinkItem): ShareLink => ({
   share_link_id: item.share_link_id,

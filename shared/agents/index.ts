@@ -7,23 +7,23 @@
  * engine's tools point at), bindings/ (the reference items of what binds an agent), and
  * store.ts (the domain's own items).
  */
-export { Agent, CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody, tagName } from './voice-agents/index.ts';
+export { Agent, CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody,  } from './voice-agents/index.ts';
 export type { UpdateAgentInput } from './voice-agents/index.ts';
-export { createAgent, getAgent, resolveAgentVersion, taggedAgentVersions, updateAgent } from './voice-agents/index.ts';
+export { createAgent, getAgent, resolveAgentVersion,  updateAgent } from './voice-agents/index.ts';
 export { Llm, LlmBody } from './llms/index.ts';
 export type { LlmInput } from './llms/index.ts';
 export { createLlm, deleteLlm, getLlm, updateLlm } from './llms/index.ts';
 export { DEFAULT_LLM_MODEL, LLM_MODELS, llmModel } from './llms/index.ts';
 export type { LlmModel, S2S_MODELS } from './llms/index.ts';
-export { addAgentReferenceItems, removeAgentReferenceItems } from './bindings/index.ts';
+;
 export { assertRunnable } from './versions/index.ts';
 /** A call's agent_override is checked like a saved LLM or flow (shared/calls/agent-override-schema.ts, loaded on demand). */
 export { assertTransferRefs, flowTransferRefs, llmTransferRefs } from './tools/index.ts';
 export type { TransferRef } from './tools/index.ts';
-export type { AgentReferrer } from './bindings/index.ts';
+;
 export type { VersionReference } from './versions/index.ts';
 export { getChatAgent } from './chat-agents/index.ts';
-export type { ChatAgent } from './chat-agents/index.ts';
+;
 export { getFlow } from './flows/index.ts';
 export type { ConversationFlow } from './flows/index.ts';
 export { UpdateFlowBody } from './flows/index.ts';

@@ -35,13 +35,13 @@ import {
  */
 
 /** The largest task accepted, as stored (DynamoDB's item limit is 400 KB). */
-export const MAX_TASK_BYTES = 100_000;
+const MAX_TASK_BYTES = 100_000;
 /** Problems named in one 400 at most. */
 const MAX_PROBLEMS = 20;
 
 const ZERO: Counters = Object.fromEntries(COUNTER_FIELDS.map((field) => [field, 0])) as Counters;
 
-export function toBatchView(item: BatchItem, counters: Counters = ZERO) {
+function toBatchView(item: BatchItem, counters: Counters = ZERO) {
   return {
     batch_call_id: item.batch_call_id,
     name: item.name,

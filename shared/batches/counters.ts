@@ -9,7 +9,7 @@ import { countPickedUp, countSuccessful, getTask } from './store.ts';
  */
 
 /** Keeps picked_up_count and successful_count from the calls' lifecycle (registered by registerBatchCallCounters). */
-export async function applyCallLifecycle(event: CallLifecycleEvent): Promise<void> {
+async function applyCallLifecycle(event: CallLifecycleEvent): Promise<void> {
   if (!event.batch) return;
   const { batch_call_id: batchCallId, task_index: index } = event.batch;
   if (event.event === 'call_started') {

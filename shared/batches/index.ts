@@ -6,17 +6,10 @@
  * so that importing this entry (account data's privacy erase) never reaches the engine, the
  * conversation runtime or `ws` (docs/performance.md, "Narrow entries").
  */
-export {
-  createBatchCall,
-  deleteBatchCall,
-  getBatchCall,
-  listBatchCalls,
-  startBatchCall,
-  stopBatchCall,
-} from './batches.ts';
-export { applyCallLifecycle, registerBatchCallCounters } from './counters.ts';
+;
+;
 /** A privacy erase of one number (shared/account-data): its pending tasks skipped, every task to it redacted. */
 export { eraseNumberFromBatchTasks } from './store.ts';
 export { insideWindow, nextOpening } from './windows.ts';
-export { csvPhoneNumber, csvVariableName, parseDashboardCsv } from '../platform/text/csv.ts';
-export type { CsvRow, CsvSkippedRow, DashboardCsv } from '../platform/text/csv.ts';
+;
+;

@@ -42,7 +42,7 @@ import { insideWindow, nextOpening } from './windows.ts';
  */
 
 /** Which of `numbers` are flagged do-not-call in the workspace's contacts, asked at dial time. */
-export type DoNotCallCheck = (workspaceId: string, numbers: readonly string[]) => Promise<Set<string>>;
+type DoNotCallCheck = (workspaceId: string, numbers: readonly string[]) => Promise<Set<string>>;
 
 /** The contacts domain's: numbers whose contact is flagged do_not_call. */
 const doNotCallCheck: DoNotCallCheck = doNotCallNumbers;

@@ -5,14 +5,14 @@ import { acquireJobLease, releaseJobLease } from '../platform/store/job-lease.ts
 import { logger } from '../platform/logger.ts';
 import { runBatchPass } from './pass.ts';
 
-export type { BatchPassOptions, BatchPassResult, DoNotCallCheck } from './pass.ts';
+;
 export { runBatchPass } from './pass.ts';
 
 export const BATCH_PASS_JOB = 'batch-pass';
 /** Longer than the invocation that takes it can live, so only a crashed holder's lease expires. */
-export const BATCH_PASS_LEASE_MS = 120_000;
+const BATCH_PASS_LEASE_MS = 120_000;
 /** EventBridge's floor: the tick function is invoked once a minute and paces passes within it. */
-export const SCHEDULE_PERIOD_MS = 60_000;
+const SCHEDULE_PERIOD_MS = 60_000;
 
 export interface BatchTickOptions {
   tickMs?: number;

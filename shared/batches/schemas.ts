@@ -9,15 +9,15 @@ import { idPattern } from '../platform/ids.ts';
  */
 
 export const MAX_BATCH_TASKS = 10_000;
-export const BATCH_STATUSES = ['draft', 'planned', 'ongoing', 'sent', 'stopped'] as const;
+const BATCH_STATUSES = ['draft', 'planned', 'ongoing', 'sent', 'stopped'] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
-export const TASK_STATUSES = ['pending', 'dialing', 'called', 'failed', 'skipped', 'cancelled'] as const;
+const TASK_STATUSES = ['pending', 'dialing', 'called', 'failed', 'skipped', 'cancelled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
 export type Day = (typeof DAYS)[number];
-export const DEFAULT_TIMEZONE = 'Australia/Sydney';
+const DEFAULT_TIMEZONE = 'Australia/Sydney';
 
-export function isTimeZone(name: string): boolean {
+function isTimeZone(name: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
     return true;
@@ -28,7 +28,7 @@ export function isTimeZone(name: string): boolean {
 
 const minuteOfDay = () => z.number().int().min(0).max(1440);
 
-export const CallTimeWindow = lazySchema(() =>
+const CallTimeWindow = lazySchema(() =>
   z.object({
     windows: z
       .array(
@@ -44,7 +44,7 @@ export const CallTimeWindow = lazySchema(() =>
 );
 export type CallTimeWindowInput = z.infer<typeof CallTimeWindow>;
 
-export const BatchTaskBody = lazySchema(() =>
+const BatchTaskBody = lazySchema(() =>
   z.object({
     to_number: z.string().min(1).max(32),
     retell_llm_dynamic_variables: dynamicVariables().optional(),
@@ -120,8 +120,6 @@ const BatchSummaryShape = () => ({
   skipped_count: z.number().int(),
   cancelled_count: z.number().int(),
 });
-
-export const BatchCall = lazySchema(() => z.object(BatchSummaryShape()));
 
 export const BatchCallWithTasks = lazySchema(() => z.object({ ...BatchSummaryShape(), tasks: z.array(TaskView) }));
 

@@ -79,7 +79,7 @@ export interface ClaimItem {
 
 export type NewTask = Omit<TaskItem, 'pk' | 'sk' | 'status'>;
 
-export const batchNotFound = () => notFound('Batch call not found');
+const batchNotFound = () => notFound('Batch call not found');
 
 const batches = defineEntity<BatchItem, [workspaceId: string, batchCallId: string]>({ key: keys.batchCall, notFound: batchNotFound });
 

@@ -20,7 +20,7 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 }
 
 /** The local day and minute of the day at `atMs` in `timeZone`. */
-export function localTime(atMs: number, timeZone: string): { day: Day; minute: number } {
+function localTime(atMs: number, timeZone: string): { day: Day; minute: number } {
   const parts = formatter(timeZone).formatToParts(new Date(atMs));
   const part = (type: string) => parts.find((entry) => entry.type === type)?.value ?? '';
   return { day: part('weekday') as Day, minute: Number(part('hour')) * 60 + Number(part('minute')) };

@@ -20,7 +20,7 @@ import { loadOnce } from '../platform/lazy.ts';
  * call without the `stripe` package, and the mock's success event is handled in process.
  */
 
-export const AUTO_RECHARGE_LOCK_MS = 10 * 60 * 1000;
+const AUTO_RECHARGE_LOCK_MS = 10 * 60 * 1000;
 
 /**
  * The payment vendor and the handling of its events, loaded when a recharge is due: every

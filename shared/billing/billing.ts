@@ -12,7 +12,7 @@ import { billingStore, chargesAttribute, type BillingAccountItem, type LedgerEnt
 
 /* The workspace's billing overview, settings and granted credit (routes in routes.ts). */
 
-export function entryView(entry: LedgerEntryItem): LedgerEntryView {
+function entryView(entry: LedgerEntryItem): LedgerEntryView {
   return {
     entry_id: entry.entry_id,
     kind: entry.kind,

@@ -10,7 +10,7 @@ import { billingStore, budgetEventAttribute, chargesAttribute } from './store.ts
  * is claimed before the event is queued, so concurrent charges send it once).
  */
 
-export const BUDGET_EVENTS = ['budget_warning', 'budget_reached'] as const;
+const BUDGET_EVENTS = ['budget_warning', 'budget_reached'] as const;
 
 export async function sendBudgetEvents(workspaceId: string): Promise<string[]> {
   const account = await billingStore.account(workspaceId);

@@ -17,7 +17,7 @@ import { billingStore, CHARGE_KINDS, CREDIT_KINDS, type InvoiceItem, type Invoic
  * blocks spending (402 invoice_overdue).
  */
 
-export const PRODUCT_NAMES: Record<string, string> = {
+const PRODUCT_NAMES: Record<string, string> = {
   voice_engine: 'Voice engine',
   llm: 'Language model',
   telephony: 'Telephony',
@@ -34,7 +34,7 @@ const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 export const invoiceIdFor = (workspaceId: string, period: string) =>
   `invoice_${createHash('sha256').update(`${workspaceId}:${period}`).digest('hex').slice(0, 24)}`;
 
-export function invoiceView(item: InvoiceItem, nowMs = billingNow()): InvoiceView {
+function invoiceView(item: InvoiceItem, nowMs = billingNow()): InvoiceView {
   const dueTimestamp = item.created_timestamp + INVOICE_OVERDUE_DAYS * DAY_MS;
   return {
     invoice_id: item.invoice_id,

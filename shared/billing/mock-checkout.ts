@@ -21,7 +21,7 @@ import { deliverSelfSignedEvents } from './stripe-webhook.ts';
  * its hash in a strict Content-Security-Policy (shared/platform/http/html-page.ts).
  */
 
-export const MOCK_CHECKOUT_TTL_MS = 24 * 60 * 60 * 1000;
+const MOCK_CHECKOUT_TTL_MS = 24 * 60 * 60 * 1000;
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
 

@@ -39,7 +39,7 @@ export const INVOICE_OVERDUE_DAYS = 14;
 /** Budget events: a warning at this share of the monthly budget, then budget_reached. */
 export const BUDGET_WARNING_SHARE = 0.8;
 
-export const MICROS_PER_USD = 1_000_000;
+const MICROS_PER_USD = 1_000_000;
 
 /** USD (any precision) → whole µUSD. */
 export const toMicros = (usd: number): number => Math.round(usd * MICROS_PER_USD);

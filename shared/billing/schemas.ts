@@ -7,8 +7,8 @@ import { epochMs, httpUrl, lazySchema, queryInt } from '../platform/http/schemas
  * Amounts are USD numbers (exact to the micro-dollar); the ledger keeps integer µUSD.
  */
 
-export const SPEND_ACTION_NAMES = ['phone_call', 'web_call', 'register_call', 'batch_call', 'chat', 'sms'] as const;
-export const ENTRY_KINDS = ['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'refund', 'dispute_hold', 'dispute_release', 'invoice_payment'] as const;
+const SPEND_ACTION_NAMES = ['phone_call', 'web_call', 'register_call', 'batch_call', 'chat', 'sms'] as const;
+const ENTRY_KINDS = ['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'refund', 'dispute_hold', 'dispute_release', 'invoice_payment'] as const;
 
 /** USD in whole cents. */
 const usdAmount = (min: number, max: number) =>
@@ -31,7 +31,7 @@ export const LedgerEntryView = lazySchema(() =>
 );
 export type LedgerEntryView = z.infer<typeof LedgerEntryView>;
 
-export const SpendDecisionView = lazySchema(() =>
+const SpendDecisionView = lazySchema(() =>
   z.object({
     allowed: z.boolean(),
     error_code: z.string().nullable(),
@@ -39,7 +39,7 @@ export const SpendDecisionView = lazySchema(() =>
   }),
 );
 
-export const AutoRecharge = lazySchema(() =>
+const AutoRecharge = lazySchema(() =>
   z.object({
     threshold_usd: usdAmount(0, 100_000),
     amount_usd: usdAmount(5, 10_000),
@@ -164,7 +164,7 @@ export const PlatformUsageView = lazySchema(() =>
   }),
 );
 
-export const PaymentMethodView = lazySchema(() =>
+const PaymentMethodView = lazySchema(() =>
   z.object({
     id: z.string(),
     type: z.string(),

@@ -21,7 +21,6 @@ import { billingStore, chargesAttribute } from './store.ts';
  */
 
 export type SpendAction = 'phone_call' | 'web_call' | 'register_call' | 'batch_call' | 'chat' | 'sms';
-export const SPEND_ACTIONS: readonly SpendAction[] = ['phone_call', 'web_call', 'register_call', 'batch_call', 'chat', 'sms'];
 
 /** The actions that dial out: they need approved verification when the setting asks for it. */
 const OUTBOUND_ACTIONS: readonly SpendAction[] = ['phone_call', 'batch_call'];

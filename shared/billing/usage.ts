@@ -60,7 +60,7 @@ export async function workspaceUsage(workspaceId: string, query: UsageQueryInput
   };
 }
 
-export function assertOperator(principal: Principal): void {
+function assertOperator(principal: Principal): void {
   if (!config.OPERATOR_WORKSPACE_IDS.includes(principal.workspaceId)) throw forbidden('Requires an operator key');
 }
 

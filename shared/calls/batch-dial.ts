@@ -32,7 +32,7 @@ import { toCallView } from './view.ts';
  * its cost and lets the batches domain hear of it (call-listeners.ts).
  */
 
-export interface BatchTaskInput {
+interface BatchTaskInput {
   to_number: string;
   override_agent_id?: string;
   override_agent_version?: string;
@@ -137,7 +137,7 @@ export interface BatchDialResult {
   message?: string;
 }
 
-export { batchDialKey };
+;
 
 
 /** Gives back a reserved slot no call was written with; a failure is left to the sweep (its call never exists). */

@@ -12,7 +12,7 @@ import type { CallItem } from './store.ts';
  * notifies nothing). A failing listener is logged and does not fail the call's step.
  */
 
-export type CallLifecycleEventName = 'call_started' | 'call_ended' | 'call_analyzed';
+type CallLifecycleEventName = 'call_started' | 'call_ended' | 'call_analyzed';
 
 export interface CallLifecycleEvent {
   event: CallLifecycleEventName;

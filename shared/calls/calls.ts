@@ -5,7 +5,7 @@ import { contactVariables } from '../contacts/lookups/index.ts';
 import { cpsLimitFor, takeDialToken, verificationStatus, workspaceNumber, type NumberItem } from '../numbers/index.ts';
 import type { Principal } from '../platform/auth/gate.ts';
 import { config } from '../platform/config.ts';
-import { badRequest, invalidPaginationKey, notFound, NotFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
+import { badRequest, notFound, NotFound, TooManyRequests, unprocessable } from '../platform/errors.ts';
 import { sha256 } from '../platform/crypto/hash.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/telephony/phone.ts';
@@ -357,7 +357,7 @@ export async function createWebCall(principal: Principal, input: CreateWebCallIn
  * media server's SIP service (LIVEKIT_SIP_URI, whose parameters are kept), or undefined
  * when SIP routing is not configured (no media server, or no SIP URI for it).
  */
-export function registeredCallSipUri(callId: string): string | undefined {
+function registeredCallSipUri(callId: string): string | undefined {
   const service = config.LIVEKIT_SIP_URI;
   if (!service || mediaKind() !== 'livekit') return undefined;
   const scheme = service.slice(0, service.indexOf(':') + 1).toLowerCase();
@@ -553,4 +553,4 @@ export async function backfillCallAnalysis(
   return { status: 'accepted', queued: ended.length };
 }
 
-export { invalidPaginationKey };
+;

@@ -38,7 +38,7 @@ import { MAX_CONCURRENCY_LIMIT, type Concurrency, type ConcurrencySettings, type
  */
 
 /** Included in the price (spec Limits); `purchased_concurrency` is the rest of the limit. */
-export const BASE_CONCURRENCY = 20;
+const BASE_CONCURRENCY = 20;
 /**
  * How long after a slot was taken the sweep leaves it alone whatever the calls domain says:
  * the call record is written after its slot, so a call being set up is not in progress yet.
@@ -47,7 +47,7 @@ export const SLOT_SETUP_GRACE_MS = 120_000;
 /** How long the scheduled sweep leaves a slot whose call is in progress before it looks again. */
 export const SLOT_RECHECK_MS = 5 * 60_000;
 /** The scheduled sweep's index is spread over this many gsi1 partitions (by call ID). */
-export const SLOT_SWEEP_SHARDS = 4;
+const SLOT_SWEEP_SHARDS = 4;
 const sweepShardOf = (callId: string): number => createHash('sha256').update(callId).digest()[0]! % SLOT_SWEEP_SHARDS;
 /** The slot's entry in the scheduled sweep's index, due at `dueMs`. */
 const sweepEntry = (workspaceId: string, callId: string, dueMs: number) => keys.concurrencySweepDue(sweepShardOf(callId), dueMs, workspaceId, callId);
@@ -110,7 +110,7 @@ function caps(kind: CallKind, limits: Limits): { normal: number; max: number } {
   return { normal: limits.limit - keep, max: top - keep };
 }
 
-export const concurrencyLimitReached = (inUse: number, kind: CallKind, limits: Limits) => {
+const concurrencyLimitReached = (inUse: number, kind: CallKind, limits: Limits) => {
   const notes = [`limit ${limits.limit}`];
   if (kind !== 'inbound' && limits.reserved > 0) notes.push(`${limits.reserved} reserved for inbound calls`);
   if (limits.burstEnabled) notes.push(`burst limit ${burstLimit(limits.limit)}`);

@@ -90,8 +90,8 @@ type ClaimItem = {
   expires_at: number;
 };
 
-export const stillProcessing = (key: string) => conflict(`A request with idempotency_key ${key} is still being processed`);
-export const keyReused = (key: string) =>
+const stillProcessing = (key: string) => conflict(`A request with idempotency_key ${key} is still being processed`);
+const keyReused = (key: string) =>
   unprocessable(`idempotency_key ${key} was already used with a different request`);
 
 /**

@@ -25,18 +25,18 @@ export {
   stopCall,
   updateCall,
 } from './calls.ts';
-export { CallQueueMessageSchema, CallStepSchema, runCallQueueMessage, runCallStep, type CallQueueMessage, type CallStepMessage } from './engine/index.ts';
-export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound/index.ts';
+export { CallQueueMessageSchema,  runCallQueueMessage,  type CallQueueMessage, type CallStepMessage } from './engine/index.ts';
+export { receiveInboundCall,   } from './inbound/index.ts';
 export { getConcurrency, getConcurrencySettings, updateConcurrencySettings } from './concurrency.ts';
 export { retrieveForWorker } from './worker-retrieval.ts';
-export { assertCallOf, callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter } from './history.ts';
-export { checkedAgentOverride } from './agent-override.ts';
-export { batchDialKey, newBatchDialMemo, placeBatchCall, releaseUnusedBatchDialSlots, prepareBatchDials } from './batch-dial.ts';
-export { batchCallIdFor, unlinkBatchCall } from './batch-links.ts';
-export type { BatchDialInput, BatchDialMemo, BatchDialResult, BatchTaskInput } from './batch-dial.ts';
+export { assertCallOf,       } from './history.ts';
+;
+export {  newBatchDialMemo, placeBatchCall, releaseUnusedBatchDialSlots, prepareBatchDials } from './batch-dial.ts';
+export {  unlinkBatchCall } from './batch-links.ts';
+export type {  BatchDialMemo,   } from './batch-dial.ts';
 export { onCallLifecycle } from './call-listeners.ts';
-export type { CallLifecycleEvent, CallLifecycleListener } from './call-listeners.ts';
-export { dynamicVariables, versionRef } from './schemas.ts';
+;
+;
 export { getCallRecordingUrl } from './artifacts/index.ts';
 export { callStream, closeLiveConnection, lastEventId, monitorInfo, openLiveConnection, syncLiveConnection } from './live/index.ts';
-export { findPublicCallLog, type PublicCallLog } from './public-call.ts';
+;

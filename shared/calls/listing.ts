@@ -36,7 +36,7 @@ import { callListingPartitions, getCallItem, type CallItem, type CallListingEntr
 type Condition = ListingCondition;
 
 /** What a filter becomes: an index expression, tests on index entries and on full items. */
-export interface ListingPlan {
+interface ListingPlan {
   index?: ListingFilter;
   entryTests: EntryTest[];
   itemTests: ((item: CallItem) => boolean)[];
@@ -50,10 +50,10 @@ export interface ListingPlan {
  * `include_total` counts on the index (Select: COUNT): at most this many matches (a total
  * at the cap means "at least"), examining at most TOTAL_EXAMINE_CAP entries, newest first.
  */
-export const TOTAL_COUNT_CAP = 10_000;
-export const TOTAL_EXAMINE_CAP = 100_000;
+const TOTAL_COUNT_CAP = 10_000;
+const TOTAL_EXAMINE_CAP = 100_000;
 /** With filters on full items (or `ew`), the most candidate calls read to count them. */
-export const TOTAL_ITEM_CAP = 1_000;
+const TOTAL_ITEM_CAP = 1_000;
 
 const INDEX_FIELDS = [
   'agent_id', 'batch_call_id', 'call_id', 'call_status', 'call_successful', 'call_type', 'combined_cost',
@@ -75,7 +75,7 @@ function conditionsOf(value: unknown): Condition[] {
 }
 
 /** Whether a value satisfies a condition, as the index expression would decide it. */
-export function matches(actual: unknown, condition: Condition): boolean {
+function matches(actual: unknown, condition: Condition): boolean {
   const present = actual !== undefined && actual !== null;
   switch (condition.op) {
     case 'pr':
@@ -186,7 +186,7 @@ function toolCallsTest(filters: ToolCallFilter[]) {
 }
 
 /** Turns filter_criteria into the index expression and the tests the index cannot do. */
-export async function planListing(workspaceId: string, criteria: CallFilter | undefined): Promise<ListingPlan> {
+async function planListing(workspaceId: string, criteria: CallFilter | undefined): Promise<ListingPlan> {
   const plan: ListingPlan = { entryTests: [], itemTests: [], empty: false };
   if (!criteria) return plan;
   const expression = new ListingExpression();

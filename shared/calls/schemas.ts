@@ -15,7 +15,7 @@ export const CALL_STATUSES = ['registered', 'not_connected', 'ongoing', 'ended',
 export type CallStatus = (typeof CALL_STATUSES)[number];
 
 /** retell-sdk's `disconnection_reason` values. */
-export const DISCONNECTION_REASONS = [
+const DISCONNECTION_REASONS = [
   'user_hangup', 'agent_hangup', 'call_transfer', 'voicemail_reached', 'ivr_reached', 'inactivity',
   'max_duration_reached', 'concurrency_limit_reached', 'no_concurrency_fallback', 'no_valid_payment',
   'scam_detected', 'dial_busy', 'dial_failed', 'dial_no_answer', 'invalid_destination',
@@ -233,7 +233,7 @@ export const CallFilter = () =>
 export type CallFilter = z.infer<ReturnType<typeof CallFilter>>;
 
 /** Most calls `skip` may pass over: each is read from the index. */
-export const MAX_LIST_SKIP = 10_000;
+const MAX_LIST_SKIP = 10_000;
 
 export const ListCallsBody = lazySchema(() =>
   z
@@ -303,7 +303,7 @@ export const WebCall = lazySchema(() =>
 );
 
 /** retell-sdk's `call.list` page (its User-Agent asks for it; everyone else gets the spec's array). */
-export const CallPage = lazySchema(() =>
+const CallPage = lazySchema(() =>
   z.object({ items: z.array(Call), has_more: z.boolean(), pagination_key: z.string().optional(), total: z.number().int().optional() }),
 );
 
@@ -329,7 +329,6 @@ export const SandboxInboundBody = lazySchema(() =>
     sip_headers: z.record(z.string().min(1).max(128), z.string().max(1024)).optional(),
   }),
 );
-export type SandboxInboundInput = z.infer<typeof SandboxInboundBody>;
 
 /** `POST /internal/calls/{call_id}/kb-retrieve`: the LiveKit worker's retrieval (worker-retrieval.ts). */
 export const WorkerRetrievalBody = lazySchema(() =>

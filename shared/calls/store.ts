@@ -7,7 +7,7 @@ import { setOrRemove } from '../platform/store/update-expression.ts';
 import { linePuts, readCallWithLines, type TranscriptLine } from './line-store.ts';
 import type { CallItem } from './items.ts';
 import { publishCallChange } from './live/push.ts';
-import type { CallStatus, DisconnectionReason } from './schemas.ts';
+import type { CallStatus } from './schemas.ts';
 import { assembleTranscript } from './transcript.ts';
 
 /*
@@ -23,7 +23,7 @@ import { assembleTranscript } from './transcript.ts';
 
 export const CALL_LISTING_SHARDS = 4;
 
-export const shardOf = (callId: string): number =>
+const shardOf = (callId: string): number =>
   createHash('sha256').update(callId).digest()[0]! % CALL_LISTING_SHARDS;
 
 export type { CallItem, EngineState, RecordingState, SipLeg, SipStatusTransition, TransferState } from './items.ts';
@@ -302,7 +302,7 @@ export async function mediaRoomEnd(room: string): Promise<MediaRoomEnd | undefin
 /** The media room a call lives in: its own name, unless the dispatch rule named it. */
 export const roomOf = (call: Pick<CallItem, 'call_id' | 'engine'>): string => call.engine.room ?? call.call_id;
 
-export type { CallStatus, DisconnectionReason };
+;
 
 /**
  * The IDs of a workspace's calls whose other party is `e164` (gsi2, as the contacts'

@@ -63,7 +63,7 @@ export async function withTranscript<T extends CallItem>(call: T): Promise<T> {
  * Many calls with their transcripts (exports, the contacts and CRM jobs): one Query per call
  * that has lines, at most TRANSCRIPT_READS_IN_FLIGHT at once, in the given order.
  */
-export const TRANSCRIPT_READS_IN_FLIGHT = 16;
+const TRANSCRIPT_READS_IN_FLIGHT = 16;
 
 export async function withTranscripts<T extends CallItem>(calls: readonly T[]): Promise<T[]> {
   const out = [...calls];

@@ -7,7 +7,7 @@ import { CHAT_MESSAGE_USD, SMS_USD } from '../billing/index.ts';
  * took (line `sms`, charged per message when sent). `unit_price` is cents per message.
  */
 
-export interface ChatProductCost {
+interface ChatProductCost {
   product: string;
   unit_price: number;
   cost: number;

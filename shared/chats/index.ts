@@ -4,10 +4,10 @@
  */
 export { completeChat, endChat, rerunChatAnalysis, startChat, updateChat } from './chats.ts';
 export { deleteChat, getChat, listChats } from './stored-chats.ts';
-export type { StartChatOptions } from './chats.ts';
+;
 export { completionEvents, playgroundCompletion, playgroundSimulation } from './playground.ts';
-export { newestMessages } from './store.ts';
-export type { ChatType, ChatView } from './schemas.ts';
+;
+;
 /** The chat and message schemas, for the public chat routes' answers (shared/public). */
 export { Chat, ChatMessage } from './schemas.ts';
 export {
@@ -16,11 +16,11 @@ export {
   getSmsChat,
   listSmsChats,
   listSmsMessages,
-  receiveInboundSms,
+  
   receiveTwilioSms,
   receiveTwilioSmsStatus,
   sendSms,
   simulateInboundSms,
 } from './sms.ts';
 /** A privacy erase of one number (shared/account-data): its SMS chats (the party index) and their thread. */
-export { deleteSmsThreadOf, smsChatIdsWithParty } from './sms-store.ts';
+;

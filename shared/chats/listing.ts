@@ -23,7 +23,7 @@ import { chatListingPartitions, getChatItem, type ChatItem, type ChatListingEntr
 const TOTAL_COUNT_CAP = 10_000;
 const TOTAL_EXAMINE_CAP = 100_000;
 
-export function listingFilter(filter: ChatFilter | undefined): ListingFilter | undefined {
+function listingFilter(filter: ChatFilter | undefined): ListingFilter | undefined {
   if (!filter) return undefined;
   const x = new ListingExpression();
   if (filter.agent?.length) {

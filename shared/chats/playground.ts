@@ -144,7 +144,7 @@ export function completionEvents(result: PlaygroundCompletionResult): string {
 }
 
 /** Simulations stop starting new turns after this long, so the answer comes inside API Gateway's 30 s. */
-export const SIMULATION_BUDGET_MS = 20_000;
+const SIMULATION_BUDGET_MS = 20_000;
 
 /** The simulated user's next line: the model plays the user the prompt describes, seeing the agent's lines as the other side. */
 async function simulatedUserLine(userPrompt: string, history: readonly TranscriptEvent[], fallbackModel: string | undefined): Promise<string> {

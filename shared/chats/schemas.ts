@@ -6,9 +6,9 @@ import { dynamicVariables, epochMs, lazySchema, llmFallback, versionRef } from '
  * playground.d.ts, which the spec does not show). Schemas are built on first use (z.lazy).
  */
 
-export const CHAT_STATUSES = ['ongoing', 'ended', 'error'] as const;
+const CHAT_STATUSES = ['ongoing', 'ended', 'error'] as const;
 export type ChatStatus = (typeof CHAT_STATUSES)[number];
-export const CHAT_TYPES = ['api_chat', 'sms_chat'] as const;
+const CHAT_TYPES = ['api_chat', 'sms_chat'] as const;
 export type ChatType = (typeof CHAT_TYPES)[number];
 /** From least to most restrictive: a chat's setting may only move right (retell-sdk ChatUpdateParams). */
 export const DATA_STORAGE_SETTINGS = ['everything', 'everything_except_pii', 'basic_attributes_only'] as const;
@@ -235,7 +235,7 @@ export const PlaygroundCompletion = lazySchema(() =>
   }),
 );
 
-export const MAX_SIMULATION_TURNS = 20;
+const MAX_SIMULATION_TURNS = 20;
 
 export const PlaygroundSimulationBody = lazySchema(() =>
   z.object({

@@ -14,7 +14,7 @@ import { defineEntity, table } from '../platform/store/table.ts';
  *   the same MessageSid is answered without a second message or reply. Kept a week.
  */
 
-export interface SmsThreadItem {
+interface SmsThreadItem {
   pk: string;
   sk: string;
   workspace_id: string;

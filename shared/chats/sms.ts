@@ -351,7 +351,7 @@ async function converse(number: NumberItem, party: string, text: string): Promis
  * turn that fails gives the claim back (nothing was written, a retry runs it again); a
  * reply the carrier refuses is recorded on the claim and in the operation log.
  */
-export async function receiveInboundSms(
+async function receiveInboundSms(
   number: NumberItem,
   message: { provider: 'twilio' | 'mock'; messageId: string; from: string; body: string },
 ): Promise<{ duplicate: boolean; chat_id?: string; replies: number }> {

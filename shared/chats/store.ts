@@ -22,13 +22,13 @@ import type { ChatAnalysis, ChatMessage, ChatStatus, ChatType } from './schemas.
  * then thrown away.
  */
 
-export const CHAT_LISTING_SHARDS = 4;
-export const shardOf = (chatId: string): number => createHash('sha256').update(chatId).digest()[0]! % CHAT_LISTING_SHARDS;
+const CHAT_LISTING_SHARDS = 4;
+const shardOf = (chatId: string): number => createHash('sha256').update(chatId).digest()[0]! % CHAT_LISTING_SHARDS;
 
 /** How long a completion may hold a chat: longer than the function's 30 s timeout, so a live holder never loses it. */
-export const TURN_LEASE_MS = 35_000;
+const TURN_LEASE_MS = 35_000;
 /** How long a completion waits for another to finish before 429 (inside API Gateway's 30 s). */
-export const TURN_WAIT_MS = 20_000;
+const TURN_WAIT_MS = 20_000;
 
 export interface ChatItem {
   pk: string;
@@ -94,7 +94,7 @@ export const chatNotFound = () => notFound('Chat not found');
 const chats = defineEntity<ChatItem, [chatId: string]>({ key: keys.chat, notFound: chatNotFound });
 /** A chat message, by chat ID and its 1-based number. */
 const messages = defineEntity<MessageItem, [chatId: string, seq: number]>({ key: keys.chatMessage, notFound: () => notFound('Message not found') });
-export const chatEnded = (chatId: string) => badRequest(`Chat ${chatId} has ended: no more completions`);
+const chatEnded = (chatId: string) => badRequest(`Chat ${chatId} has ended: no more completions`);
 
 /** A new chat item with its keys; `party` (an SMS chat's other number) files it in the conversations-by-party index. */
 export function newChatItem(fields: Omit<ChatItem, 'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'type'>, party?: string): ChatItem {

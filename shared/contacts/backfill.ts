@@ -17,9 +17,9 @@ import { getBackfillJob, recordBackfillStep, startBackfillJob, type BackfillJobI
  */
 
 /** Calls read per queue message. */
-export const BACKFILL_PAGE = 200;
+const BACKFILL_PAGE = 200;
 /** A queued or running job whose last step is older than this is taken as dead: a new start replaces it. */
-export const BACKFILL_LEASE_MS = 15 * 60_000;
+const BACKFILL_LEASE_MS = 15 * 60_000;
 
 /** A page of the workspace's calls, oldest first (the calls domain's callHistoryPage, handed in by the job). */
 export type CallPageReader = (
@@ -27,7 +27,7 @@ export type CallPageReader = (
   input: { after?: string; limit: number },
 ) => Promise<{ calls: BackfillCall[]; next?: string }>;
 
-export interface BackfillCall {
+interface BackfillCall {
   call_id: string;
   call_type?: string;
   direction?: string | null;

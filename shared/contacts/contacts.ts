@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { badRequest, Conflict, conflict, invalidPaginationKey, NotFound, notFound } from '../platform/errors.ts';
 import { parseOrThrow } from '../platform/http/validation.ts';
 import { idPattern, newTimeOrderedId } from '../platform/ids.ts';
-import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { keys } from '../platform/store/keys.ts';
 import { TransactionCancelled } from '../platform/store/table.ts';
 import {
@@ -45,12 +44,12 @@ import { contactByPhone } from './lookups/index.ts';
 /** Transactions that lose a race (TransactionConflict) or a revision are tried again, this many times in all. */
 const MAX_ATTEMPTS = 10;
 
-export const contactExists = (e164: string) => conflict(`A contact with ${e164} already exists`);
+const contactExists = (e164: string) => conflict(`A contact with ${e164} already exists`);
 export const contactNotFound = (contactId: string) => notFound(`Contact ${contactId} not found`);
 
 const backoff = (attempt: number) => sleep(5 + Math.floor(Math.random() * 20 * (attempt + 1)));
 
-export function toContact(item: ContactItem): Contact {
+function toContact(item: ContactItem): Contact {
   return {
     contact_id: item.contact_id,
     org_id: item.workspace_id,
@@ -98,7 +97,7 @@ const mustGetContact = async (workspaceId: string, contactId: string): Promise<C
 // Create, read, update, delete
 
 /** A new contact's item, not written yet (createContactItem writes one; imports write many at once). */
-export function newContactItem(workspaceId: string, input: CreateContactInput, nowMs = Date.now()): ContactItem {
+function newContactItem(workspaceId: string, input: CreateContactInput, nowMs = Date.now()): ContactItem {
   const customFields = mergedCustomFields({}, input.custom_fields);
   const contactId = newTimeOrderedId('contact', nowMs);
   const item: ContactItem = {
@@ -122,7 +121,7 @@ export function newContactItem(workspaceId: string, input: CreateContactInput, n
   return Object.assign(item, keys.contact(workspaceId, contactId));
 }
 
-export async function createContactItem(workspaceId: string, input: CreateContactInput, nowMs = Date.now()): Promise<ContactItem> {
+async function createContactItem(workspaceId: string, input: CreateContactInput, nowMs = Date.now()): Promise<ContactItem> {
   const item = newContactItem(workspaceId, input, nowMs);
   for (let attempt = 0; ; attempt++) {
     try {
@@ -172,7 +171,7 @@ export async function getContactByPhone(workspaceId: string, phoneNumber: string
 }
 
 /** Applies `input` to a contact (read, rewrite conditional on its revision; retried on a race). */
-export async function updateContactItem(
+async function updateContactItem(
   workspaceId: string,
   contactId: string,
   input: UpdateContactInput,
@@ -447,4 +446,3 @@ export async function putFieldMappings(workspaceId: string, input: FieldMappings
   return item;
 }
 
-export const isContactPhone = (text: string): boolean => canonicalE164(text) !== undefined;

@@ -14,7 +14,7 @@ import type { ImportRowError } from './import-schemas.ts';
  *   `UPLOADPART#<id>#<index>` holding its bytes (each under 350 KB), expiring after a day.
  */
 
-export type ImportJobStatus = 'queued' | 'running' | 'completed' | 'failed';
+type ImportJobStatus = 'queued' | 'running' | 'completed' | 'failed';
 export type ImportSource = 'csv' | 'contacts' | 'file' | 'upload';
 
 export interface ImportJobItem {

@@ -51,17 +51,17 @@ import { claimedNumbers, getMappings } from './store.ts';
  */
 
 /** Rows per chunk (one queue message's work: about 1,000 small transactions). */
-export const IMPORT_CHUNK_ROWS = 1000;
+const IMPORT_CHUNK_ROWS = 1000;
 /** A chunk item's rows, as JSON text, stay under this many bytes (DynamoDB's item cap is 400 KB). */
-export const IMPORT_CHUNK_BYTES = 300_000;
+const IMPORT_CHUNK_BYTES = 300_000;
 /** Rows applied at once. */
-export const IMPORT_ROW_PARALLELISM = 10;
+const IMPORT_ROW_PARALLELISM = 10;
 /** An upload's part (bytes per item). */
 const UPLOAD_PART_BYTES = 300_000;
 const CHUNK_TTL_SECONDS = 7 * 24 * 3600;
 const UPLOAD_TTL_SECONDS = 24 * 3600;
 /** A step that failed this many receives stops its job (the queue's redrive moves the message aside then). */
-export const IMPORT_STEP_MAX_RECEIVES = 5;
+const IMPORT_STEP_MAX_RECEIVES = 5;
 
 const jobNotFound = (jobId: string) => notFound(`Contact import job ${jobId} not found`);
 
@@ -126,7 +126,7 @@ const rowError = (row: ImportRow, reason: string): ImportRowError => ({
 });
 
 /** New contacts written per transaction (two operations each, within DynamoDB's 100 and 4 MB). */
-export const IMPORT_CONTACTS_PER_TRANSACTION = 25;
+const IMPORT_CONTACTS_PER_TRANSACTION = 25;
 
 /** Runs `tasks` IMPORT_ROW_PARALLELISM at a time. */
 async function inPool(tasks: readonly (() => Promise<void>)[]): Promise<void> {
@@ -230,7 +230,7 @@ const storedRow = (row: ImportRow): StoredRow =>
 const fromStored = (row: StoredRow): ImportRow => ({ row: row.r, ...(row.f ? { fields: row.f } : { error: row.e }), ...(row.p !== undefined ? { phone: row.p } : {}) });
 
 /** Rows as chunks of JSON text: at most IMPORT_CHUNK_ROWS rows and IMPORT_CHUNK_BYTES bytes each. */
-export function chunkRows(rows: readonly ImportRow[]): string[] {
+function chunkRows(rows: readonly ImportRow[]): string[] {
   const chunks: string[] = [];
   let current: string[] = [];
   let bytes = 2;

@@ -17,7 +17,7 @@ export {
   listContactsPage,
   putFieldMappings,
   updateContact,
-  upsertContactByNumber,
+  
 } from './contacts.ts';
 export {
   getContactMemorySettings,
@@ -27,8 +27,8 @@ export {
   saveCallToMemory,
   type CallForMemory,
 } from './memory.ts';
-export { contactVariables, doNotCallNumbers } from './lookups/index.ts';
-export { getBackfillStatus, runBackfillStep, startBackfill, type BackfillCall, type CallPageReader } from './backfill.ts';
+;
+export { getBackfillStatus, runBackfillStep, startBackfill,  type CallPageReader } from './backfill.ts';
 export {
   createImportFromUpload,
   createImportJob,
@@ -40,4 +40,4 @@ export {
   runImportStep,
   uploadImportFile,
 } from './imports.ts';
-export { ContactFields, ContactJobMessage, type Contact, type ContactFieldsInput } from './schemas.ts';
+export { ContactFields, ContactJobMessage, type Contact,  } from './schemas.ts';

@@ -25,7 +25,7 @@ const loadLlm = loadOnce((): Promise<typeof Llm> => import('../vendors/llm/index
 
 const MAX_ATTEMPTS = 10;
 /** The model that writes call summaries (mapped by LLM_MODEL_MAP like every other id). */
-export const MEMORY_MODEL = 'gpt-4.1-mini';
+const MEMORY_MODEL = 'gpt-4.1-mini';
 const SUMMARY_TIMEOUT_MS = 20_000;
 const MAX_TRANSCRIPT_CHARS = 20_000;
 
@@ -66,7 +66,7 @@ async function changeMemory(workspaceId: string, contactId: string, change: (cur
 export const putContactMemory = (workspaceId: string, contactId: string, memory: string) => changeMemory(workspaceId, contactId, () => memory);
 
 /** Appends an entry, dropping the oldest entries (whole lines) when the memory would pass its cap. */
-export function appendEntry(memory: string, entry: string): string {
+function appendEntry(memory: string, entry: string): string {
   const lines = memory ? memory.split('\n') : [];
   lines.push(entry.slice(0, MAX_MEMORY_CHARS));
   while (lines.join('\n').length > MAX_MEMORY_CHARS && lines.length > 1) lines.shift();

@@ -8,13 +8,13 @@ import { canonicalE164 } from '../platform/telephony/phone.ts';
  * a 400 naming the field, never a large item or a 500.
  */
 
-export const MAX_NAME_CHARS = 200;
-export const MAX_EMAIL_CHARS = 254;
-export const MAX_EXTERNAL_ID_CHARS = 256;
+const MAX_NAME_CHARS = 200;
+const MAX_EMAIL_CHARS = 254;
+const MAX_EXTERNAL_ID_CHARS = 256;
 export const MAX_TAGS = 50;
 export const MAX_TAG_CHARS = 64;
 export const MAX_CUSTOM_FIELDS = 50;
-export const MAX_CUSTOM_VALUE_CHARS = 1000;
+const MAX_CUSTOM_VALUE_CHARS = 1000;
 export const MAX_MEMORY_CHARS = 10_000;
 export const MAX_FIELD_MAPPINGS = 100;
 
@@ -24,7 +24,7 @@ export const BUILT_IN_FIELDS = ['contact_id', 'phone_number', 'first_name', 'las
 /** Custom field names: identifiers, so `{{contact_<name>}}` works in prompts. */
 export const CUSTOM_FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
-export const contactPhone = () =>
+const contactPhone = () =>
   z
     .string()
     .max(32)
@@ -99,7 +99,7 @@ export const contactIdParams = lazySchema(() => z.object({ contact_id: idOf('con
 export const idParams = lazySchema(() => z.object({ id: idOf('contact', 'a contact ID') }));
 export const phoneParams = lazySchema(() => z.object({ phone_number: contactPhone() }));
 
-export const LIST_LIMIT = { min: 1, max: 1000, default: 100 };
+const LIST_LIMIT = { min: 1, max: 1000, default: 100 };
 
 export const ListContactsQuery = lazySchema(() => z.object({ limit: queryInt(LIST_LIMIT) }));
 

@@ -123,7 +123,7 @@ const NEGATIVE_WORDS = ['angry', 'terrible', 'awful', 'upset', 'frustrat', 'comp
  *   transcript contains (else its first choice); a boolean whether the user's words
  *   contain a word of 4+ letters of the item's name; a number the count of user turns.
  */
-export function offlineCallAnalysis({ request, system }: OfflineInput): Record<string, unknown> {
+function offlineCallAnalysis({ request, system }: OfflineInput): Record<string, unknown> {
   const transcript = request.messages.find((message) => message.role === 'user')?.content ?? '';
   const lines = transcript.split('\n').slice(1);
   const userLines = lines.filter((line) => line.startsWith('User: ')).map((line) => line.slice(6));

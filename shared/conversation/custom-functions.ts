@@ -18,11 +18,11 @@ import { signWebhook } from '../webhooks/index.ts';
  */
 
 /** The compatible API's default `timeout_ms`. */
-export const CUSTOM_FUNCTION_DEFAULT_TIMEOUT_MS = 120_000;
+const CUSTOM_FUNCTION_DEFAULT_TIMEOUT_MS = 120_000;
 /** What the model reads of a response: the first this many characters. */
-export const CUSTOM_FUNCTION_RESULT_MAX_CHARS = 8_000;
+const CUSTOM_FUNCTION_RESULT_MAX_CHARS = 8_000;
 /** Responses larger than this are not read (the call fails with a result saying so). */
-export const CUSTOM_FUNCTION_MAX_RESPONSE_BYTES = 1024 * 1024;
+const CUSTOM_FUNCTION_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /** The fields of a `custom` tool (retell-sdk llm.d.ts CustomTool) the runtime acts on. */
 export interface CustomFunctionTool {
@@ -56,7 +56,7 @@ export interface CustomFunctionOutcome {
 }
 
 /** The tool's timeout, cut to CUSTOM_FUNCTION_MAX_TIMEOUT_MS. */
-export function customFunctionTimeoutMs(tool: Pick<CustomFunctionTool, 'timeout_ms'>): number {
+function customFunctionTimeoutMs(tool: Pick<CustomFunctionTool, 'timeout_ms'>): number {
   const asked = typeof tool.timeout_ms === 'number' && tool.timeout_ms > 0 ? tool.timeout_ms : CUSTOM_FUNCTION_DEFAULT_TIMEOUT_MS;
   return Math.min(asked, config.CUSTOM_FUNCTION_MAX_TIMEOUT_MS);
 }

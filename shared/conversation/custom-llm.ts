@@ -42,11 +42,11 @@ import { EventQueue } from './event-queue.ts';
 const loadWebSocket = loadOnce((): Promise<typeof WebSocket> => import('ws').then((module) => module.WebSocket));
 
 /** How long a turn waits for the server's complete response. */
-export const CUSTOM_LLM_RESPONSE_TIMEOUT_MS = 30_000;
+const CUSTOM_LLM_RESPONSE_TIMEOUT_MS = 30_000;
 /** How long the call's start waits for the server's opening response before the agent just waits for the user. */
-export const CUSTOM_LLM_BEGIN_TIMEOUT_MS = 5_000;
+const CUSTOM_LLM_BEGIN_TIMEOUT_MS = 5_000;
 /** An idle cached socket is closed after this. */
-export const CUSTOM_LLM_IDLE_MS = 120_000;
+const CUSTOM_LLM_IDLE_MS = 120_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_MESSAGE_BYTES = 1024 * 1024;
 const MAX_CACHED = 1000;
@@ -271,7 +271,7 @@ function codeOf(error: unknown): string {
 }
 
 /** The URL a call opens: the engine's URL with `/<call_id>` appended to its path. */
-export function customLlmCallUrl(llmWebsocketUrl: string, callId: string): URL {
+function customLlmCallUrl(llmWebsocketUrl: string, callId: string): URL {
   const url = new URL(llmWebsocketUrl);
   url.pathname = `${trimTrailing(url.pathname, '/')}/${callId}`;
   return url;
@@ -387,7 +387,7 @@ export async function customLlmTurn(out: TurnOutput, event: TurnEvent): Promise<
  * protocol has no event for them, and a server that reads only agent and user turns
  * skips them.
  */
-export function customLlmTranscript(state: ConversationState): { role: 'agent' | 'user' | 'system'; content: string }[] {
+function customLlmTranscript(state: ConversationState): { role: 'agent' | 'user' | 'system'; content: string }[] {
   const notes = state.agent_notes ?? [];
   const out: { role: 'agent' | 'user' | 'system'; content: string }[] = [];
   const noteAt = (index: number) => {

@@ -58,7 +58,7 @@ const CONDITION_STOP_WORDS = new Set([
 /** Most node moves in one turn: a flow whose edges loop cannot spin forever. */
 const MAX_HOPS = 20;
 
-export async function loadFlow(state: ConversationState): Promise<ConversationFlow> {
+async function loadFlow(state: ConversationState): Promise<ConversationFlow> {
   const engine = state.engine;
   if (engine.type !== 'conversation-flow') throw new Error('not a conversation flow conversation');
   const flow = await getFlow(state.workspace_id, engine.conversation_flow_id, engine.version);

@@ -178,7 +178,7 @@ export class TurnOutput {
  * what was streamed (the pipeline changed words), the rest of it is taken as said in that
  * utterance's place: it is what the caller heard.
  */
-export function heardPrefix(utterances: readonly string[], heard: string): string[] {
+function heardPrefix(utterances: readonly string[], heard: string): string[] {
   let h = 0;
   const skipSpace = (text: string, at: number) => {
     while (at < text.length && /\s/.test(text[at]!)) at++;
@@ -234,8 +234,8 @@ const TRANSFER_WORDS = ['human', 'transfer', 'person', 'representative', 'operat
 const NO_PARAMETERS = { type: 'object', properties: {} };
 const PRESS_WORDS = ['press'];
 /** The offline model's words for a transfer agent's decision (the destination's answer). */
-export const BRIDGE_WORDS = ['yes', 'sure', 'accept', 'okay', 'connect', 'put them through'];
-export const CANCEL_WORDS = ['decline', 'cannot', 'busy', 'unavailable', 'refuse'];
+const BRIDGE_WORDS = ['yes', 'sure', 'accept', 'okay', 'connect', 'put them through'];
+const CANCEL_WORDS = ['decline', 'cannot', 'busy', 'unavailable', 'refuse'];
 
 /**
  * The tools of a Retell LLM (or a flow) the runtime can run: custom functions, end_call,
@@ -475,7 +475,7 @@ async function askModel(out: TurnOutput, request: CompletionRequest, onFallback:
 }
 
 /** A custom function call with the conversation's context, signed with the workspace's webhook key. */
-export async function runCustomFunction(state: ConversationState, tool: RetellTool, args: Record<string, unknown>) {
+async function runCustomFunction(state: ConversationState, tool: RetellTool, args: Record<string, unknown>) {
   let secret: string;
   try {
     secret = await webhookSigningSecret(state.workspace_id);
@@ -495,7 +495,7 @@ const APP_RESULT_MAX_CHARS = 8_000;
  * or a vendor failure are an `Error: …` result, never a failed turn; only an unavailable
  * store throws, as everywhere in the runtime.
  */
-export async function runAppTool(state: ConversationState, appId: string, tool: string, args: Record<string, unknown>): Promise<{ content: string; successful: boolean }> {
+async function runAppTool(state: ConversationState, appId: string, tool: string, args: Record<string, unknown>): Promise<{ content: string; successful: boolean }> {
   try {
     const done = await executeTool(state.workspace_id, appId, tool, args);
     return { content: JSON.stringify(done.result ?? null).slice(0, APP_RESULT_MAX_CHARS), successful: true };

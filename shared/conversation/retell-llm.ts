@@ -13,7 +13,7 @@ import type { ConversationState, TurnEvent } from './types.ts';
 
 type State = { name: string; state_prompt?: string; edges?: { destination_state_name: string; description?: string }[]; tools?: RetellTool[] };
 
-export async function loadLlm(state: ConversationState): Promise<Llm> {
+async function loadLlm(state: ConversationState): Promise<Llm> {
   const engine = state.engine;
   if (engine.type !== 'retell-llm') throw new Error('not a Retell LLM conversation');
   const llm = await getLlm(state.workspace_id, engine.llm_id, engine.version);

@@ -37,7 +37,7 @@ export function transferOptions(option: Record<string, unknown>, variables: Reco
 }
 
 /** Default wait for a transfer agent's decision (retell-sdk: 30 s). */
-export const DEFAULT_TRANSFER_TIMEOUT_MS = 30_000;
+const DEFAULT_TRANSFER_TIMEOUT_MS = 30_000;
 
 function agenticConfig(raw: unknown): AgenticTransferConfig {
   const config = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;

@@ -37,9 +37,9 @@ import {
  * (cal_com, zendesk) take `auth_config`, sealed in the app's connection and never answered.
  */
 
-export const MAX_APPS_PER_PROVIDER = 20;
+const MAX_APPS_PER_PROVIDER = 20;
 
-export { appTypes, toolSchemas };
+export { appTypes,  };
 
 function view(app: AppItem, connection: ConnectionItem | undefined): AppView {
   const status = connection?.status === 'needs_reconnect' ? 'needs_reconnect' : app.connection_status;

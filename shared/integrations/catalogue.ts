@@ -120,7 +120,7 @@ export const TOOLS: Record<string, ToolDefinition> = {
 
 const crm = (provider: string, display: string): ProviderEntry => ({ provider, type: 'crm', display_name: display, auth: 'oauth', tools: ['upsert_contact', 'log_call'] });
 
-export const PROVIDERS: readonly ProviderEntry[] = [
+const PROVIDERS: readonly ProviderEntry[] = [
   crm('hubspot', 'HubSpot'),
   crm('salesforce', 'Salesforce'),
   crm('dynamics', 'Microsoft Dynamics 365'),

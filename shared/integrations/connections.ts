@@ -24,7 +24,7 @@ import {
  */
 
 /** Refresh before any use when fewer than 5 minutes remain (spec: OAuth refresh). */
-export const REFRESH_BEFORE_USE_MS = 5 * 60_000;
+const REFRESH_BEFORE_USE_MS = 5 * 60_000;
 /** The minute job refreshes tokens expiring within 10 minutes. */
 export const REFRESH_AHEAD_MS = 10 * 60_000;
 /** A refresher's lease: longer than a token request may take (10 s). */
@@ -39,13 +39,13 @@ export interface ConnectionSecrets {
   password?: string;
 }
 
-export const connectionContext = (workspaceId: string, connectionId: string) => recordContext(workspaceId, `integration_connection:${connectionId}`);
+const connectionContext = (workspaceId: string, connectionId: string) => recordContext(workspaceId, `integration_connection:${connectionId}`);
 
 export const sealSecrets = (workspaceId: string, connectionId: string, secrets: ConnectionSecrets) =>
   encryptSecret(JSON.stringify(secrets), connectionContext(workspaceId, connectionId));
 
 /** Opens a connection's secrets; a ciphertext that is not this connection's (moved, tampered) is a 422, never used. */
-export async function openSecrets(item: Pick<ConnectionItem, 'workspace_id' | 'connection_id' | 'secret' | 'provider'>): Promise<ConnectionSecrets> {
+async function openSecrets(item: Pick<ConnectionItem, 'workspace_id' | 'connection_id' | 'secret' | 'provider'>): Promise<ConnectionSecrets> {
   try {
     return JSON.parse(await decryptSecret(item.secret, connectionContext(item.workspace_id, item.connection_id))) as ConnectionSecrets;
   } catch (error) {

@@ -293,8 +293,6 @@ export async function startSync(workspaceId: string, input: { provider?: string 
   return jobView(job);
 }
 
-export const runSyncJob = startSync;
-
 /**
  * A scheduled sync's message (the minute job queued it when the config's next sync came
  * due): starts a `cron` job as run-crm-sync-job would. A sync already running, a config

@@ -7,7 +7,7 @@ import { badRequest } from '../platform/errors.ts';
  * field each contact field is pushed to. Pure functions: no table, no vendor.
  */
 
-export type FieldType = 'string' | 'number' | 'boolean' | 'date' | 'datetime' | 'enum';
+type FieldType = 'string' | 'number' | 'boolean' | 'date' | 'datetime' | 'enum';
 export interface CustomFieldSpec {
   name: string;
   type: FieldType;
@@ -90,7 +90,7 @@ export function checkCrmSettings(fields: readonly CustomFieldSpec[], mappings: r
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /** A value as a field of this type holds it, or undefined when it does not fit (skipped, never a failure). */
-export function typedValue(value: unknown, type: FieldType | undefined, options?: readonly string[]): Scalar | undefined {
+function typedValue(value: unknown, type: FieldType | undefined, options?: readonly string[]): Scalar | undefined {
   switch (type) {
     case undefined:
       return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : undefined;

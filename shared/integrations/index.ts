@@ -7,9 +7,9 @@
  * only a queue message, registered by the call-steps function as a call lifecycle listener).
  */
 export { appTypes, createApp, deleteApp, executeTool, getApp, getToolSchema, listApps, listAppUsages, testAuth, toolSchemaForApp, updateApp } from './apps.ts';
-export type { AppUsers } from './apps.ts';
-export { appToolDefinition, appToolProblems, existingAppIds, type AppToolRef } from './app-refs/index.ts';
-export { describeConnection, freshAccessToken, freshConnection, refreshConnection, releaseKbSyncConnection, type ConnectionSummary, type UsableConnection } from './connections.ts';
+;
+export { appToolDefinition,    } from './app-refs/index.ts';
+export { describeConnection, freshAccessToken,   releaseKbSyncConnection,   } from './connections.ts';
 export {
   crmSchema,
   deleteCrmProvider,
@@ -29,7 +29,7 @@ export {
   type CallForCrm,
   type SyncReaders,
 } from './crm.ts';
-export { queueCrmCallPush, type AnalysedCallEvent } from './call-push.ts';
-export type { ContactChange, ParleyContact } from './field-mappings.ts';
+;
+export type {  ParleyContact } from './field-mappings.ts';
 export { forceRefresh, handleCallback, listProviders, mockAuthorizePage, mockTokenHttp, startAuthorization } from './oauth.ts';
 export { IntegrationJobMessage } from './schemas.ts';

@@ -14,7 +14,7 @@ export interface OAuthRefreshResult {
 }
 
 /** The minute's work: refresh expiring tokens, then queue the CRM syncs that came due (one schedule for both). */
-export async function minuteWork(nowMs = Date.now()): Promise<OAuthRefreshResult> {
+async function minuteWork(nowMs = Date.now()): Promise<OAuthRefreshResult> {
   const refreshed = await refreshExpiringConnections(nowMs);
   const syncs = await queueDueCrmSyncs(nowMs);
   return { ...refreshed, ...(syncs.queued.length ? { crm_syncs_queued: syncs.queued.length } : {}) };
@@ -59,7 +59,7 @@ export const OAUTH_REFRESH_PERIOD_MS = 60_000;
  * Longer than the function's 60 s timeout, so only a crashed holder's lease expires on its
  * own; a finished run releases it at once.
  */
-export const OAUTH_REFRESH_LEASE_MS = 120_000;
+const OAUTH_REFRESH_LEASE_MS = 120_000;
 
 export interface OAuthRefreshRun extends OAuthRefreshResult {
   /** The minute this run was for (epoch ms). */

@@ -54,7 +54,7 @@ import { queueNamed } from '../platform/aws/queue.ts';
  * stores the tokens sealed; refresh forces a refresh.
  */
 
-export const STATE_TTL_MS = 10 * 60_000;
+const STATE_TTL_MS = 10 * 60_000;
 const STATE_CONTEXT = { record: 'oauth_state' };
 
 /**
@@ -191,7 +191,7 @@ async function openState(state: string | undefined): Promise<StatePayload> {
   return payload;
 }
 
-export const NOT_THIS_BROWSER = 'This connection was not started in this browser (its cookie is missing or belongs to another connection); start it again here';
+const NOT_THIS_BROWSER = 'This connection was not started in this browser (its cookie is missing or belongs to another connection); start it again here';
 
 /**
  * GET /oauth/callback: answers a redirect either way; nothing is stored unless the state

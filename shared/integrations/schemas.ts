@@ -14,7 +14,7 @@ const appId = () => z.string().regex(/^app_[0-9a-f]{24}$/, 'Must be an app ID (a
 // ---------------------------------------------------------------------------------------
 // OAuth
 
-export const ProviderOptionsBody = lazySchema(() =>
+const ProviderOptionsBody = lazySchema(() =>
   z.object({
     instance_url: z.string().max(500).optional(),
     tenant: z.string().max(128).optional(),
@@ -91,7 +91,7 @@ export const MockAuthorizeQuery = lazySchema(() => z.record(z.string(), z.string
 
 const FieldMapping = lazySchema(() => z.object({ field_name: z.string().min(1).max(100), external_field_name: z.string().min(1).max(200) }));
 
-export const AppCrmConfig = lazySchema(() =>
+const AppCrmConfig = lazySchema(() =>
   z.object({
     inbound_sync_mappings: z.array(FieldMapping).max(100).optional(),
     outbound_sync_mappings: z.array(FieldMapping).max(100).optional(),
@@ -100,7 +100,7 @@ export const AppCrmConfig = lazySchema(() =>
   }),
 );
 
-export const AuthConfigBody = lazySchema(() =>
+const AuthConfigBody = lazySchema(() =>
   z.discriminatedUnion('type', [
     z.object({ type: z.literal('api_key'), api_key: z.string().min(1).max(2000) }),
     z.object({ type: z.literal('basic'), username: z.string().min(1).max(300), password: z.string().min(1).max(2000) }),
@@ -190,7 +190,7 @@ export const appIdParams = lazySchema(() => z.object({ app_id: appId() }));
 export const DeleteAppQuery = lazySchema(() => z.object({ force_delete: z.enum(['true', 'false']).optional() }));
 
 /** One user of an app (retell-sdk's AgentAppUsage, KnowledgeBaseAppUsage; ours: an LLM or flow no agent runs). */
-export const AppUsage = lazySchema(() =>
+const AppUsage = lazySchema(() =>
   z.object({
     type: z.enum(['agent', 'llm', 'conversation_flow', 'knowledge_base']),
     agent_id: z.string().optional(),

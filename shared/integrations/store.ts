@@ -10,7 +10,7 @@ import type { AppType } from './catalogue.ts';
  * partitions (single use, TTL); the expiry index is gsi1 `OAUTHEXPIRY`.
  */
 
-export type ConnectionMode = 'oauth' | 'mock' | 'pasted';
+type ConnectionMode = 'oauth' | 'mock' | 'pasted';
 export type ConnectionStatus = 'connected' | 'needs_reconnect' | 'error';
 export type Target = 'crm' | 'app' | 'kb_sync';
 
@@ -76,10 +76,6 @@ export function connectionPutOp(
         : { ConditionExpression: 'token_version = :v', ExpressionAttributeValues: { ':v': previousVersion } }),
     },
   };
-}
-
-export async function putConnection(item: Omit<ConnectionItem, 'token_version' | 'gsi1pk' | 'gsi1sk'>, previousVersion: number | undefined, refreshable: boolean) {
-  await table.transact([connectionPutOp(item, previousVersion, refreshable)]);
 }
 
 /**
@@ -324,7 +320,6 @@ export async function setAppConnectionStatus(workspaceId: string, appId: string,
 export async function getApps(workspaceId: string, appIds: readonly string[]): Promise<AppItem[]> {
   return appIds.length ? table.batchGet<AppItem>([...new Set(appIds)].map((appId) => keys.integrationApp(workspaceId, appId))) : [];
 }
-
 
 // ---------------------------------------------------------------------------------------
 // CRM

@@ -30,10 +30,10 @@ import {
 export const RefreshSweepMessage = lazySchema(() => z.object({ kind: z.literal('refresh-sweep'), page: z.number().int().min(0).optional() }));
 export type RefreshSweepMessage = z.output<typeof RefreshSweepMessage>;
 
-export const SWEEP_PAGE = 50;
-export const MAX_SWEEP_PAGES = 40;
+const SWEEP_PAGE = 50;
+const MAX_SWEEP_PAGES = 40;
 /** The sweep runs daily: a knowledge base due within the next hour is refreshed now rather than a day late. */
-export const SWEEP_GRACE_MS = 60 * 60_000;
+const SWEEP_GRACE_MS = 60 * 60_000;
 /** A knowledge base still ingesting when its refresh is due is looked at again an hour later. */
 const BUSY_RETRY_MS = 60 * 60_000;
 

@@ -18,10 +18,10 @@ import { htmlText } from './html-text.ts';
  *   anything else is skipped.
  */
 
-export const USER_AGENT = 'ParleyBot/1.0 (+knowledge base crawler)';
-export const PAGE_TIMEOUT_MS = 10_000;
-export const MAX_PAGE_BYTES = 2 * 1024 * 1024;
-export const POLITE_DELAY_MS = 200;
+const USER_AGENT = 'ParleyBot/1.0 (+knowledge base crawler)';
+const PAGE_TIMEOUT_MS = 10_000;
+const MAX_PAGE_BYTES = 2 * 1024 * 1024;
+const POLITE_DELAY_MS = 200;
 const MAX_REDIRECTS = 3;
 const MAX_CRAWL_DELAY_MS = 5_000;
 
@@ -32,7 +32,7 @@ export interface CrawlLimits {
   keepText: boolean;
 }
 
-export interface CrawledPage {
+interface CrawledPage {
   url: string;
   depth: number;
   title?: string;

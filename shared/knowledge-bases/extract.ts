@@ -14,8 +14,7 @@ import type { WorkSchedule } from './capped-worker.ts';
  * would take the process down fails alone.
  */
 
-export const FILE_KINDS = ['pdf', 'docx', 'html', 'markdown', 'text', 'csv'] as const;
-export type FileKind = (typeof FILE_KINDS)[number];
+export type FileKind = 'pdf' | 'docx' | 'html' | 'markdown' | 'text' | 'csv';
 
 const BY_EXTENSION: Record<string, FileKind> = {
   pdf: 'pdf',

@@ -59,7 +59,7 @@ const SOURCE_CONCURRENCY = 4;
 export const SOURCE_START_BUDGET_MS = 120_000;
 
 /** A URL source: its page and the pages it links to under the same path. */
-export const URL_SOURCE_LIMITS = { maxPages: 10, maxDepth: 1, keepText: true } as const;
+const URL_SOURCE_LIMITS = { maxPages: 10, maxDepth: 1, keepText: true } as const;
 
 export async function queueIngestion(workspaceId: string, knowledgeBaseId: string, generation: number): Promise<void> {
   const message: IngestJobMessage = { kind: 'ingest', workspace_id: workspaceId, knowledge_base_id: knowledgeBaseId, generation };

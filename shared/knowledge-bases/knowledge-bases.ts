@@ -40,7 +40,7 @@ import {
 } from './store.ts';
 
 /** Sources one request may add: a knowledge base and its sources are one transaction (at most 100 operations). */
-export const MAX_SOURCES_PER_REQUEST = 99;
+const MAX_SOURCES_PER_REQUEST = 99;
 /** How long the content and file URLs in a knowledge base's view work. */
 const SIGNED_URL_MS = 60 * 60 * 1000;
 
@@ -142,7 +142,7 @@ async function sourceView(kb: KnowledgeBaseItem, source: SourceItem, expiresAt: 
   return { ...common, url: source.url ?? '', ...(source.pages ? { pages: source.pages } : {}) };
 }
 
-export async function knowledgeBaseView(kb: KnowledgeBaseItem, sourceItems?: SourceItem[], nowMs = Date.now()): Promise<KnowledgeBaseView> {
+async function knowledgeBaseView(kb: KnowledgeBaseItem, sourceItems?: SourceItem[], nowMs = Date.now()): Promise<KnowledgeBaseView> {
   const items = sourceItems ?? (await listSourceItems(kb.workspace_id, kb.knowledge_base_id));
   const expiresAt = nowMs + SIGNED_URL_MS;
   return {

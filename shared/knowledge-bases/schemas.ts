@@ -20,10 +20,10 @@ export const KB_UPLOAD_LIMITS = { maxFileBytes: MAX_FILE_BYTES, maxFiles: MAX_FI
  * (docs/knowledge-bases.md, Uploads).
  */
 export const KB_MAX_BODY_BYTES = 110 * 1024 * 1024;
-export const MAX_TEXTS = 100;
+const MAX_TEXTS = 100;
 export const MAX_TEXT_CHARS = 1_000_000;
-export const MAX_URLS = 100;
-export const MAX_NAME_CHARS = 39;
+const MAX_URLS = 100;
+const MAX_NAME_CHARS = 39;
 export const DEFAULT_MAX_CHUNK = 2000;
 export const DEFAULT_MIN_CHUNK = 400;
 /** Sources (texts, files, URLs) a knowledge base may hold, besides synced documents (syncs.ts, MAX_SYNCED_SOURCES). */
@@ -45,7 +45,7 @@ const formBoolean = () => z.preprocess((value) => (value === 'true' ? true : val
 const formInt = (min: number, max: number) =>
   z.preprocess((value) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value), z.number().int().min(min).max(max));
 
-export const KnowledgeBaseText = lazySchema(() =>
+const KnowledgeBaseText = lazySchema(() =>
   z.object({
     title: z.string().trim().min(1).max(200),
     text: z.string().min(1).max(MAX_TEXT_CHARS),
@@ -121,7 +121,7 @@ export const sourceParams = lazySchema(() =>
 export const callParams = lazySchema(() => z.object({ call_id: z.string().min(1).max(100) }));
 export const deleteQuery = lazySchema(() => z.object({ force: z.enum(['true', 'false']).optional() }));
 
-export const SourceStatus = lazySchema(() => z.enum(['in_progress', 'complete', 'error']));
+const SourceStatus = lazySchema(() => z.enum(['in_progress', 'complete', 'error']));
 
 /** How long a presigned upload URL works. */
 export const UPLOAD_URL_TTL_MS = 15 * 60_000;
@@ -161,7 +161,7 @@ export type AddSyncedSourceInput = z.output<typeof AddSyncedSourceBody>;
 
 export const syncParams = lazySchema(() => z.object({ sync_id: idOf('syncedSource', 'a sync ID') }));
 
-export const SyncRun = lazySchema(() =>
+const SyncRun = lazySchema(() =>
   z.object({
     run_id: z.string(),
     trigger: z.enum(['created', 'connected', 'manual', 'auto_refresh']),
@@ -200,7 +200,7 @@ export const KnowledgeBaseSync = lazySchema(() =>
 );
 export type KnowledgeBaseSyncView = z.input<typeof KnowledgeBaseSync>;
 
-export const KnowledgeBaseSource = lazySchema(() =>
+const KnowledgeBaseSource = lazySchema(() =>
   z.object({
     source_id: z.string(),
     type: z.enum(['document', 'text', 'url']),
@@ -256,7 +256,7 @@ export const CrawlPreview = lazySchema(() =>
   }),
 );
 
-export const Retrieval = lazySchema(() =>
+const Retrieval = lazySchema(() =>
   z.object({
     retrieval_id: z.string(),
     timestamp: z.number(),
@@ -277,5 +277,4 @@ export const Retrieval = lazySchema(() =>
     ),
   }),
 );
-export type RetrievalView = z.output<typeof Retrieval>;
 export const Retrievals = lazySchema(() => z.object({ call_id: z.string(), retrievals: z.array(Retrieval) }));

@@ -45,8 +45,8 @@ export interface ScoredChunk extends IndexedChunk {
   vector_score: number;
 }
 
-export const LEXICAL_WEIGHT = 0.5;
-export const VECTOR_WEIGHT = 0.5;
+const LEXICAL_WEIGHT = 0.5;
+const VECTOR_WEIGHT = 0.5;
 
 const STOP_WORDS = new Set(
   'a an and are as at be but by can do does for from has have how i if in is it its me my of on or our so that the their there this to was we what when where which who why will with you your'.split(' '),

@@ -15,8 +15,8 @@ import { ConditionFailed, defineEntity, table, TransactionCancelled, type Transa
  */
 
 export type KbStatus = 'in_progress' | 'complete' | 'error' | 'refreshing_in_progress';
-export type SourceType = 'document' | 'text' | 'url';
-export type SourceStatus = 'in_progress' | 'complete' | 'error';
+type SourceType = 'document' | 'text' | 'url';
+type SourceStatus = 'in_progress' | 'complete' | 'error';
 
 export interface KnowledgeBaseItem {
   type: 'knowledge_base';
@@ -341,7 +341,7 @@ export const kbObjects = {
 // ---------------------------------------------------------------------------------------
 // Synced sources (docs/knowledge-bases.md, Synced sources)
 
-export type SyncStatus = 'in_progress' | 'complete' | 'error';
+type SyncStatus = 'in_progress' | 'complete' | 'error';
 export type SyncTrigger = 'created' | 'connected' | 'manual' | 'auto_refresh';
 
 export interface SyncItem {
@@ -368,7 +368,7 @@ export interface SyncItem {
   updated_timestamp: number;
 }
 
-export interface SyncRunCounts {
+interface SyncRunCounts {
   listed: number;
   added: number;
   updated: number;
@@ -421,7 +421,7 @@ export async function listSyncItems(workspaceId: string, knowledgeBaseId?: strin
 /** Runs are kept 90 days. */
 const SYNC_RUN_TTL_SECONDS = 90 * 86_400;
 /** A run whose step has not finished within this is taken to have died: a new run may start. */
-export const SYNC_RUN_STALE_MS = 15 * 60_000;
+const SYNC_RUN_STALE_MS = 15 * 60_000;
 
 /**
  * Starts a run: the sync becomes `in_progress` with the run's ID, conditional on no other

@@ -66,17 +66,17 @@ export const ConnectedJobMessage = lazySchema(() => z.object({ kind: z.literal('
 export type ConnectedJobMessage = z.output<typeof ConnectedJobMessage>;
 
 /** Documents one step fetches at most (each up to 50 MB; at most 60 s each), FETCH_CONCURRENCY at once: 3 rounds, within the 300 s timeout. */
-export const FETCHES_PER_STEP = 12;
+const FETCHES_PER_STEP = 12;
 /** Documents whose listed size is at most SMALL_DOCUMENT_BYTES: up to this many a step (25 MB at most). */
 const SMALL_FETCHES_PER_STEP = 100;
 const SMALL_DOCUMENT_BYTES = 256 * 1024;
 const FETCH_CONCURRENCY = 4;
 /** Synced documents a knowledge base may hold, across its syncs (besides its MAX_SOURCES own sources). */
-export const MAX_SYNCED_SOURCES = 2000;
+const MAX_SYNCED_SOURCES = 2000;
 /** Files (supported or not) one run may list: a larger location fails the run (sync a smaller folder). */
-export const MAX_LISTED_PER_RUN = 10_000;
+const MAX_LISTED_PER_RUN = 10_000;
 /** Synced sources a knowledge base may have. */
-export const MAX_SYNCS_PER_KB = 20;
+const MAX_SYNCS_PER_KB = 20;
 /** Runs answered with each sync by list-knowledge-base-syncs. */
 const RECENT_RUNS = 5;
 
@@ -328,7 +328,7 @@ interface PendingDocument extends RemoteDocument {
 }
 
 /** A synced document's source ID: derived from the sync and the vendor's ID, so every attempt to add it names the same item. */
-export const syncedSourceId = (syncId: string, externalId: string) =>
+const syncedSourceId = (syncId: string, externalId: string) =>
   `${idPrefix.knowledgeBaseSource}${createHash('sha256').update(`${syncId}\n${externalId}`).digest('hex').slice(0, 24)}`;
 
 /** Runs `work` over `items`, at most `limit` at once. */

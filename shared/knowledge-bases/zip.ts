@@ -30,7 +30,7 @@ export interface ZipLimits {
 }
 
 /** The container breaks a limit or is malformed; the message says which, for the user. */
-export class ZipRefused extends Error {
+class ZipRefused extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ZipRefused';
@@ -40,7 +40,7 @@ export class ZipRefused extends Error {
 const STORED = 0;
 const DEFLATED = 8;
 
-export const formatMb = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
+const formatMb = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 
 /** The contents of the entries `wanted` selects, by name, read within `limits`; throws ZipRefused. */
 export async function readZipEntries(data: Buffer, limits: ZipLimits, wanted: (name: string) => boolean): Promise<Map<string, Buffer>> {

@@ -3,4 +3,4 @@
  * gate (shared/platform/auth), which reads members' items by key; the export-jobs consumer
  * runs the purge of a deleted workspace.
  */
-export { runPurgeStep, purgeStatus, WorkspacePurgeMessage } from './purge.ts';
+export { runPurgeStep,  WorkspacePurgeMessage } from './purge.ts';

@@ -17,7 +17,7 @@ import { invites, listInviteItems, memberEmails, type InviteItem } from './store
  * both succeed.
  */
 
-export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
+const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 const INVITE_TOKEN = /^pinv\.(ws_[0-9a-f]{24})\.(invite_[0-9a-f]{24})\.([0-9a-f]{64})$/;
 const invalidInvite = () => badRequest('This invite is invalid, expired or already used');
 

@@ -52,11 +52,6 @@ export async function listMembers(workspaceId: string): Promise<Member[]> {
   return items.sort((a, b) => a.created_timestamp - b.created_timestamp).map((item) => toMember(item, roster));
 }
 
-export async function getMember(workspaceId: string, memberId: string): Promise<Member> {
-  const [item, roster] = await Promise.all([members.mustGet(workspaceId, memberId), getRoster(workspaceId)]);
-  return toMember(item, roster);
-}
-
 export const auditOp = (workspaceId: string, actor: Principal | undefined, record: AuditRecord) =>
   auditPut(workspaceId, actor, record, Date.now());
 
@@ -274,7 +269,7 @@ export async function removeMember(workspaceId: string, actor: Principal | undef
   await Promise.all([deleteMemberSessions(workspaceId, memberId), lowerMemberKeys(workspaceId, memberId, 'none')]);
 }
 
-export async function deleteMemberSessions(workspaceId: string, memberId?: string): Promise<void> {
+async function deleteMemberSessions(workspaceId: string, memberId?: string): Promise<void> {
   const items = await listSessionItems(workspaceId);
   await table.batchDelete(items.filter((item) => !memberId || item.member_id === memberId).map((item) => ({ pk: item.pk, sk: item.sk })));
 }

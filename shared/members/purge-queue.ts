@@ -16,7 +16,7 @@ export const WorkspacePurgeMessage = lazySchema(() =>
 );
 export type WorkspacePurgeMessage = z.infer<typeof WorkspacePurgeMessage>;
 
-export const purgeMessage = (workspaceId: string, step: number): WorkspacePurgeMessage => ({ kind: 'workspace-purge', workspace_id: workspaceId, step });
+const purgeMessage = (workspaceId: string, step: number): WorkspacePurgeMessage => ({ kind: 'workspace-purge', workspace_id: workspaceId, step });
 
 /** Queues a purge step on the export-jobs queue. */
 export const enqueuePurgeStep = (workspaceId: string, step: number) => queueNamed('export-jobs').send(purgeMessage(workspaceId, step));

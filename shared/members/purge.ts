@@ -119,9 +119,4 @@ export async function runPurgeStep(message: WorkspacePurgeMessage, nowMs = Date.
   await enqueuePurgeStep(item.workspace_id, item.step + 1);
 }
 
-/** The purge's progress (its record), or undefined when the workspace was never deleted. */
-export async function purgeStatus(workspaceId: string): Promise<PurgeItem | undefined> {
-  return purges.get(workspaceId);
-}
-
 export { WorkspacePurgeMessage } from './purge-queue.ts';

@@ -44,8 +44,8 @@ import { loadOnce } from '../platform/lazy.ts';
 const loadNodeSaml = loadOnce((): Promise<typeof NodeSaml> => import('@node-saml/node-saml'));
 
 const CLOCK_SKEW_MS = 2 * 60 * 1000;
-export const samlSpEntityId = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}`;
-export const samlAcsUrl = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}/acs`;
+const samlSpEntityId = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}`;
+const samlAcsUrl = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}/acs`;
 
 /**
  * The SP-initiated sign-in's binding cookie. The IdP's page reaches the ACS with a
@@ -60,7 +60,7 @@ class SamlRefused extends Unauthorized {
   }
 }
 
-export function toSamlConfig(workspaceId: string, item: SamlConfigItem | undefined) {
+function toSamlConfig(workspaceId: string, item: SamlConfigItem | undefined) {
   return {
     enabled: item !== undefined,
     idp_entity_id: item?.idp_entity_id ?? null,
@@ -229,7 +229,7 @@ export async function startSaml(workspaceId: string, options: { respond: 'json' 
 }
 
 /** An assertion that passed every check: the email it signs in, and the request it answers. */
-export interface VerifiedAssertion {
+interface VerifiedAssertion {
   config: SamlConfigItem;
   email: string;
   /** The AuthnRequest answered (SP-initiated), or undefined (IdP-initiated). */
@@ -240,7 +240,7 @@ export interface VerifiedAssertion {
  * The IdP's POST to the ACS: verifies the signed assertion and the email it names. An
  * answer to an AuthnRequest must come with the cookie of the browser that started it.
  */
-export async function verifySamlResponse(workspaceId: string, samlResponse: string, cookieHeader: string | undefined, nowMs = Date.now()): Promise<VerifiedAssertion> {
+async function verifySamlResponse(workspaceId: string, samlResponse: string, cookieHeader: string | undefined, nowMs = Date.now()): Promise<VerifiedAssertion> {
   const item = await samlConfigs.get(workspaceId);
   if (!item) throw badRequest('SAML is not configured for this workspace');
   const { cache, taken } = requestCache(workspaceId);
@@ -302,7 +302,7 @@ export async function samlAcs(workspaceId: string, samlResponse: string, cookieH
 
 const IDP_INITIATED_OFF = 'this workspace accepts only answers to its own sign-in requests (IdP-initiated sign-in is off)';
 const CONFIRM_COOKIE = 'parley_saml_confirm';
-export const samlConfirmUrl = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}/confirm`;
+const samlConfirmUrl = (workspaceId: string) => `${publicBase()}/auth/saml/${workspaceId}/confirm`;
 /** The cookie of an IdP-initiated sign-in's confirmation, sent to the confirm route only. */
 const idpInitiatedConfirmation = (workspaceId: string) => confirmationFlow(CONFIRM_COOKIE, new URL(samlConfirmUrl(workspaceId)).pathname);
 

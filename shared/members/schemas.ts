@@ -118,7 +118,7 @@ export const SamlAcsBody = lazySchema(() => z.object({ SAMLResponse: z.string().
 export const SamlConfirmBody = lazySchema(() => z.object({ confirm: z.string().min(1).max(100) }));
 
 /** A path on the dashboard: one leading `/`, no scheme, host, backslash or control character (no open redirect). */
-export const dashboardPath = () =>
+const dashboardPath = () =>
   z
     .string()
     .max(500)

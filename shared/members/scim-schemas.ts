@@ -28,8 +28,8 @@ import { formatIssues } from '../platform/http/validation.ts';
 export const SCIM_TYPE = 'application/scim+json';
 export const SCIM_USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const SCIM_LIST = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-export const SCIM_ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
-export const SCIM_PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+const SCIM_ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
+const SCIM_PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 
 /** The detail keywords this service answers (RFC 7644 section 3.12). */
 const SCIM_TYPES = ['invalidFilter', 'invalidSyntax', 'invalidValue', 'invalidPath', 'noTarget', 'mutability', 'uniqueness'] as const;

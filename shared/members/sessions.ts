@@ -17,7 +17,7 @@ import { getRoster, memberEmails, members, sessions, type MemberItem, type Sessi
  * copy was taken), which signs the whole session out.
  */
 
-export const REFRESH_TTL_SECONDS = 30 * 24 * 3600;
+const REFRESH_TTL_SECONDS = 30 * 24 * 3600;
 const MAX_USED_HASHES = 50;
 const REFRESH_TOKEN = /^prt\.(ws_[0-9a-f]{24})\.(session_[0-9a-f]{24})\.([0-9a-f]{64})$/;
 

@@ -31,15 +31,15 @@ const STATE_TTL_MS = 10 * 60 * 1000;
 const secretContext = (workspaceId: string) => recordContext(workspaceId, 'sso/client_secret');
 
 export const publicBase = () => trimTrailing(config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`, '/');
-export const ssoRedirectUri = () => `${publicBase()}/auth/sso/callback`;
+const ssoRedirectUri = () => `${publicBase()}/auth/sso/callback`;
 
 /** The OIDC sign-in's binding cookie: the callback is the identity provider's top-level redirect (Lax). */
 const ssoFlow = (): BrowserFlow => ({ name: 'parley_sso_flow', path: new URL(ssoRedirectUri()).pathname, sameSite: 'Lax' });
 
 /** The answer to a callback whose state this browser did not start (or whose cookie expired). */
-export const SIGN_IN_NOT_THIS_BROWSER = 'Sign-in was not started in this browser (its cookie is missing or belongs to another sign-in); start again here';
+const SIGN_IN_NOT_THIS_BROWSER = 'Sign-in was not started in this browser (its cookie is missing or belongs to another sign-in); start again here';
 
-export function toSsoConfig(item: SsoConfigItem | undefined) {
+function toSsoConfig(item: SsoConfigItem | undefined) {
   return {
     enabled: item !== undefined,
     issuer: item?.issuer ?? null,

@@ -123,10 +123,6 @@ export type SsoStateItem = Keyed & {
   expires_timestamp: number;
   expires_at: number;
 };
-export const ssoStates = defineEntity<SsoStateItem, [stateSha256: string]>({
-  key: keys.ssoState,
-  notFound: () => notFound('Sign-in state not found'),
-});
 
 /** Records an assertion ID as used; false when it was already (a replay). */
 export async function recordSamlAssertion(workspaceId: string, assertionId: string, expiresAtSeconds: number): Promise<boolean> {
@@ -145,7 +141,7 @@ export async function recordSamlAssertion(workspaceId: string, assertionId: stri
 export type { TransactOp };
 
 /** A deleted workspace's purge: where it is (shared/members/purge.ts). */
-export type PurgePhase = 'numbers' | 'objects' | 'items' | 'done';
+type PurgePhase = 'numbers' | 'objects' | 'items' | 'done';
 export type PurgeItem = Keyed & {
   workspace_id: string;
   phase: PurgePhase;

@@ -26,7 +26,7 @@ const ASSETS_PATH = '../static/';
  * host). LiveKit Cloud moves a connection to another region's host of the same project on
  * failure, under the same `*.livekit.cloud` domain, so that domain is allowed there.
  */
-export function mediaOrigins(mediaUrl = config.LIVEKIT_URL ?? LOCAL_MEDIA_URL): string[] {
+function mediaOrigins(mediaUrl = config.LIVEKIT_URL ?? LOCAL_MEDIA_URL): string[] {
   const url = new URL(mediaUrl);
   const secure = url.protocol === 'wss:' || url.protocol === 'https:';
   const host = url.host;
@@ -64,7 +64,7 @@ function scriptTag(asset: WebAsset): string {
   return `<script src="${ASSETS_PATH}${escapeAttribute(asset.file)}" integrity="${escapeAttribute(asset.integrity)}" defer></script>`;
 }
 
-export function orbPageHtml(): string {
+function orbPageHtml(): string {
   const { files } = webManifest();
   return `<!doctype html>
 <html lang="en">

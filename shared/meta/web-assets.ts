@@ -23,7 +23,7 @@ export interface WebManifest {
 }
 
 /** The logical names the Orb page needs from the manifest. */
-export const ORB_ASSETS = ['orb.css', 'parley-web-sdk.js', 'orb.js'] as const;
+const ORB_ASSETS = ['orb.css', 'parley-web-sdk.js', 'orb.js'] as const;
 
 /** A year: hashed names change with their content, so a cached copy is never stale. */
 export const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';

@@ -25,7 +25,7 @@ import { sipUriHost } from './validation.ts';
  */
 
 export const DIGEST_NONCE_TTL_SECONDS = 300;
-export const DIGEST_REALM = 'parley';
+const DIGEST_REALM = 'parley';
 
 export type Resolver = (host: string) => Promise<string[]>;
 const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
@@ -46,7 +46,7 @@ export type InboundDecision =
   | { admitted: false; status: 407; reason: string; challenge: string };
 
 /** Where a number accepts INVITEs from, resolved now: CIDR blocks. */
-export async function inboundSources(number: NumberItem, resolve: Resolver = systemResolver): Promise<string[]> {
+async function inboundSources(number: NumberItem, resolve: Resolver = systemResolver): Promise<string[]> {
   const configured = inboundAddressesFor(number);
   if (configured) return configured;
   const host = number.termination_uri ? sipUriHost(number.termination_uri) : undefined;
@@ -59,7 +59,7 @@ export async function inboundSources(number: NumberItem, resolve: Resolver = sys
   });
 }
 
-export function addressInBlocks(address: string, blocks: readonly string[]): boolean {
+function addressInBlocks(address: string, blocks: readonly string[]): boolean {
   const ip = canonicalIp(address);
   if (!ip) return false;
   const parsed = ipaddr.parse(ip);
@@ -165,7 +165,7 @@ const hashFor = (algorithm: string | undefined) => {
 };
 
 /** The expected digest `response` (RFC 7616 §3.4.1, qop=auth or none). */
-export function digestResponse(answer: DigestAnswer, password: string, method: string): string | undefined {
+function digestResponse(answer: DigestAnswer, password: string, method: string): string | undefined {
   const algorithm = hashFor(answer.algorithm);
   if (!algorithm) return undefined;
   const h = (text: string) => createHash(algorithm).update(text).digest('hex');

@@ -10,12 +10,12 @@ import { tagName } from '../agents/bindings/index.ts';
  * cps_limit, provider, number_provider, the version binding). Schemas are built on first use.
  */
 export const NUMBER_PROVIDERS = ['twilio', 'telnyx'] as const;
-export const PROVIDERS = ['twilio', 'telnyx', 'custom'] as const;
-export const TRANSPORTS = ['TCP', 'TLS', 'UDP'] as const;
-export const MAX_AGENTS_PER_LIST = 20;
+const PROVIDERS = ['twilio', 'telnyx', 'custom'] as const;
+const TRANSPORTS = ['TCP', 'TLS', 'UDP'] as const;
+const MAX_AGENTS_PER_LIST = 20;
 
 /** A version reference: a version number, `latest`, `latest_published` or an environment tag name. */
-export const versionReference = () =>
+const versionReference = () =>
   z.union([
     z.number().int().min(0).max(999_999_999),
     z.literal('latest'),

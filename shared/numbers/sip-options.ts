@@ -6,7 +6,7 @@ import { badRequest } from '../platform/errors.ts';
 import { EgressNetworkError, EgressRefused, resolveDestination, type Resolver } from '../platform/egress/egress.ts';
 import { parseSipUri, SIP_URI_MESSAGE, transportFor, type SipTransport, type SipUri } from './sip-uri.ts';
 
-export { isSipUri, parseSipUri, SIP_URI_MESSAGE, transportFor, type SipTransport, type SipUri } from './sip-uri.ts';
+export {  parseSipUri,     } from './sip-uri.ts';
 
 /*
  * SIP OPTIONS probe (RFC 3261 §11): "does this termination URI answer SIP?". Used by
@@ -31,7 +31,7 @@ export { isSipUri, parseSipUri, SIP_URI_MESSAGE, transportFor, type SipTransport
  * 3 ms (docs/performance.md, "Bundles and import time").
  */
 
-export type SipProbeErrorCode =
+type SipProbeErrorCode =
   | 'refused'
   | 'timeout'
   | 'dns_failure'

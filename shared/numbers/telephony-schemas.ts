@@ -13,7 +13,7 @@ const text = (max: number) => z.string().trim().min(1).max(max);
 
 // ── KYC ─────────────────────────────────────────────────────────────────────────────
 
-export const KYC_STATUS_VALUES = ['not_submitted', 'pending', 'approved', 'rejected'] as const;
+const KYC_STATUS_VALUES = ['not_submitted', 'pending', 'approved', 'rejected'] as const;
 
 const kycAddress = () =>
   z.object({
@@ -32,16 +32,13 @@ const kycSubmissionFields = () => ({
   contact_email: z.string().trim().max(254).pipe(z.email({ error: 'Must be an email address' })),
 });
 
-export const KycSubmissionBody = lazySchema(() => z.object(kycSubmissionFields()));
-export type KycSubmissionInput = z.infer<typeof KycSubmissionBody>;
+export type KycSubmissionInput = z.infer<z.ZodObject<ReturnType<typeof kycSubmissionFields>>>;
 
-export const KycDecisionBody = lazySchema(() =>
-  z.object({
-    decision: z.enum(['approved', 'rejected']),
-    reason: text(500).optional(),
-  }),
-);
-export type KycDecisionInput = z.infer<typeof KycDecisionBody>;
+/** A reviewer's decision on a pending submission (outside production). */
+export interface KycDecisionInput {
+  decision: 'approved' | 'rejected';
+  reason?: string;
+}
 
 /**
  * Either the business details (a submission) or, outside production, a reviewer decision
@@ -95,7 +92,7 @@ export const SipOrigination = lazySchema(() =>
 
 // ── SIP trunks ──────────────────────────────────────────────────────────────────────
 
-export const SIP_TRUNK_TRANSPORTS = ['TCP', 'TLS', 'UDP'] as const;
+const SIP_TRUNK_TRANSPORTS = ['TCP', 'TLS', 'UDP'] as const;
 
 /** What a stored password is answered as: its presence, never a character of it (sent back on update: unchanged). */
 export const MASKED_PASSWORD = MASKED_SECRET;

@@ -12,7 +12,7 @@ import { parseSipUri } from './sip-uri.ts';
  * built at module load.
  */
 
-export { canonicalE164, countryOfNumber, prettyNumber } from '../platform/telephony/phone.ts';
+export {   prettyNumber } from '../platform/telephony/phone.ts';
 
 export const e164 = () =>
   z
@@ -37,7 +37,7 @@ export function canonicalAddress(text: string): string | undefined {
   return text.includes('/') ? canonicalCidr(text) : canonicalIp(text);
 }
 
-export const MAX_INBOUND_ADDRESSES = 50;
+const MAX_INBOUND_ADDRESSES = 50;
 
 export const addressList = () =>
   z

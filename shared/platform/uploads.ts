@@ -18,7 +18,7 @@ export { consumeUploadOp, type UploadPurpose } from './store/uploads.ts';
  */
 
 /** How long an upload URL works. */
-export const UPLOAD_URL_TTL_MS = 15 * 60_000;
+const UPLOAD_URL_TTL_MS = 15 * 60_000;
 /** An upload never used is forgotten after this (its item's TTL; its object carries the matching retention tag). */
 const UPLOAD_RETENTION_DAYS = 1;
 /** How long a request may hold uploads it is spending on a vendor call (voice cloning). */

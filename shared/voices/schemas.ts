@@ -14,7 +14,7 @@ import { CLONE_PROVIDERS, COMMUNITY_PROVIDERS, VOICE_PROVIDERS } from '../vendor
 export const CLONE_UPLOAD_LIMITS = MULTIPART_DEFAULT_LIMITS;
 
 /** Per VoiceCloneParams: Cartesia and MiniMax clone from one file, Inworld from up to three. */
-export const CLONE_MAX_FILES: Record<(typeof CLONE_PROVIDERS)[number], number> = {
+const CLONE_MAX_FILES: Record<(typeof CLONE_PROVIDERS)[number], number> = {
   elevenlabs: 25,
   cartesia: 1,
   minimax: 1,

@@ -26,7 +26,7 @@ export type WorkspaceVoiceItem = {
   created_timestamp: number;
 };
 
-export const voiceNotFound = () => notFound('Voice not found');
+const voiceNotFound = () => notFound('Voice not found');
 
 /** Another workspace's voice is simply not found: the key is in the workspace's partition. */
 export const workspaceVoices = defineEntity<WorkspaceVoiceItem, [workspaceId: string, voiceId: string]>({

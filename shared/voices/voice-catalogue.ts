@@ -126,7 +126,7 @@ const STAND_IN_VOICE_IDS: Partial<Record<VoiceProvider, Record<Gender, string>>>
 };
 
 /** The provider ID a catalogue voice speaks with: its own, else its stand-in (STAND_IN_VOICE_IDS). */
-export function catalogueVendorVoice(voice: CatalogueVoice): { id: string; stand_in: boolean } | undefined {
+function catalogueVendorVoice(voice: CatalogueVoice): { id: string; stand_in: boolean } | undefined {
   if (voice.provider_voice_id) return { id: voice.provider_voice_id, stand_in: false };
   const standIn = STAND_IN_VOICE_IDS[voice.provider]?.[voice.gender];
   return standIn ? { id: standIn, stand_in: true } : undefined;

@@ -16,16 +16,16 @@ import {
 
 export {
   assertVoiceUsable,
-  catalogueVoice,
+  
   DEFAULT_VOICE_ID,
   DEFAULT_VOICE_MODEL,
   getVoice,
   listVoices,
-  PREMIUM_VOICE_MODEL,
+  
   VOICE_CATALOGUE,
-  VOICE_ID_PREFIX,
-  type CatalogueVoice,
-  type VoiceModel,
+  
+  
+  
 } from './voice-catalogue.ts';
 import { catalogueVoice, fromItem, toVoice, VOICE_ID_PREFIX } from './voice-catalogue.ts';
 

@@ -12,7 +12,7 @@ export {
   verifyWebhookSignature,
   webhookSigningSecret,
 } from './webhooks.ts';
-export type { EnqueueWebhookInput } from './webhooks.ts';
-export { fillUrlPlaceholders, sendAgentEvent, type AgentEventInput } from './routing.ts';
+;
+export { fillUrlPlaceholders, sendAgentEvent,  } from './routing.ts';
 /** A privacy erase (shared/account-data) deletes the delivery log entries quoting the number. */
 export { deleteDeliveriesMentioning } from './store.ts';

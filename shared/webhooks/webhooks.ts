@@ -16,12 +16,12 @@ import { apiKeyRefs, attemptClaims, credentialByHash, deliveryAttempts, webhookB
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem, type WorkspaceItem } from '../account/index.ts';
 
 /** Spec: 3 retries, waiting 1, 2 and 4 seconds. */
-export const RETRY_DELAYS_SECONDS = [1, 2, 4] as const;
+const RETRY_DELAYS_SECONDS = [1, 2, 4] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
 /** Receivers reject signatures older than this (Retell's SDK uses the same window). */
-export const SIGNATURE_TOLERANCE_MS = 5 * 60 * 1000;
+const SIGNATURE_TOLERANCE_MS = 5 * 60 * 1000;
 /** The test send answers inside an API Gateway request, whose integration limit is 30 s. */
-export const TEST_WEBHOOK_MAX_TIMEOUT_MS = 25_000;
+const TEST_WEBHOOK_MAX_TIMEOUT_MS = 25_000;
 /** Time kept back from the consumer's own deadline to record the attempt and queue the retry. */
 const RECORD_RESERVE_MS = 5_000;
 /** Delivery log entries expire after 30 days (DynamoDB TTL), so the log cannot grow without bound. */
@@ -31,7 +31,7 @@ const DELIVERY_LOG_RETENTION_SECONDS = 30 * 24 * 60 * 60;
  * included) but beside it, in the table (store.ts webhookBodies): a long call's transcript
  * makes call events of a megabyte and more.
  */
-export const MAX_INLINE_BODY_BYTES = 200 * 1024;
+const MAX_INLINE_BODY_BYTES = 200 * 1024;
 /** UTF-16 units per stored part: at most 3 bytes each as UTF-8, so a part stays under 300 KB. */
 const BODY_PART_UNITS = 100_000;
 /** Stored bodies outlive the queue's 14-day retention (a redriven message still finds its body). */

@@ -11,7 +11,7 @@ import { chromium, type Browser, type Locator, type Page } from 'playwright-core
  * another local origin, check a page with axe-core.
  */
 
-export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
 /** A headless Chromium; `--no-sandbox` when running as root (CI containers), which Chromium requires there. */
 export async function launchBrowser(): Promise<Browser> {

@@ -15,7 +15,7 @@ import { afterAll } from 'vitest';
  * `failNext` makes the next API requests answer an error status. Every request is recorded.
  */
 
-export interface VendorRequest {
+interface VendorRequest {
   method: string;
   path: string;
   /** The query string's parameters, decoded. */

@@ -21,7 +21,7 @@ export interface FakeFile {
   content: string;
 }
 
-export interface FakeNotionPage {
+interface FakeNotionPage {
   id: string;
   title: string;
   edited: string;

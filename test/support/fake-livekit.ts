@@ -22,14 +22,14 @@ import { afterAll } from 'vitest';
 export const FAKE_API_KEY = 'APIfake7Qw2';
 export const FAKE_API_SECRET = 'fake-livekit-secret-5b0d7c4e9a1f2e3d8c6b';
 
-export interface TwirpRequest {
+interface TwirpRequest {
   /** `<Service>/<Method>` without the `livekit.` package, e.g. `SIP/CreateSIPOutboundTrunk`. */
   method: string;
   body: any;
   claims: ClaimGrants;
 }
 
-export interface TwirpFailure {
+interface TwirpFailure {
   status: number;
   /** Twirp's error code, e.g. `not_found`, `internal`, `unavailable`. */
   code: string;
@@ -75,7 +75,7 @@ export interface FakeLiveKit {
   close(): Promise<void>;
 }
 
-export interface FakeMember {
+interface FakeMember {
   identity: string;
   kind: 'STANDARD' | 'SIP' | 'AGENT';
   tracks: { sid: string; name: string }[];

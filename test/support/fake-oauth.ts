@@ -14,13 +14,13 @@ import { afterAll } from 'vitest';
  * credentials it issued or was given.
  */
 
-export interface TokenRequest {
+interface TokenRequest {
   grant_type: string;
   form: Record<string, string>;
   authorization?: string;
 }
 
-export interface ApiRequest {
+interface ApiRequest {
   method: string;
   path: string;
   authorization?: string;

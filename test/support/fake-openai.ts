@@ -42,7 +42,7 @@ export interface RecordedRequest {
   receivedAt: number;
 }
 
-export type Responder = FakeReply | ((request: RecordedRequest) => FakeReply);
+type Responder = FakeReply | ((request: RecordedRequest) => FakeReply);
 
 export interface FakeOpenAi {
   /** The base URL to configure, ending in `/v1`. */
@@ -154,7 +154,7 @@ export const defaultReply = (request: RecordedRequest): FakeReply => {
 };
 
 /** The model list OpenAI answers `GET /v1/models` with. */
-export function modelList(ids: string[] = ['gpt-4.1', 'gpt-4.1-mini', 'fake-model']) {
+function modelList(ids: string[] = ['gpt-4.1', 'gpt-4.1-mini', 'fake-model']) {
   return { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'system' })) };
 }
 

@@ -1,7 +1,7 @@
 import { afterAll } from 'vitest';
 import { startS3Server, type FakeS3 } from './s3-server.ts';
 
-export type { FakeS3, S3Op, S3Request } from './s3-server.ts';
+export type { FakeS3,   } from './s3-server.ts';
 
 /**
  * The small S3 of ./s3-server.ts, closed after the file's tests. Scripts outside vitest

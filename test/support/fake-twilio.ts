@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
  * It checks basic auth, records every request with its form fields, keeps the trunks and
  * numbers it has handed out, and answers a scripted failure when one is queued.
  */
-export interface FakeTwilioRequest {
+interface FakeTwilioRequest {
   method: string;
   path: string;
   query: Record<string, string>;

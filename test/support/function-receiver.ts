@@ -7,7 +7,7 @@ import { afterAll } from 'vitest';
  * to a user's URL): records each request, answers from `answer` (default 200 `{"ok":true}`).
  * Closed after the file's tests.
  */
-export interface ReceivedRequest {
+interface ReceivedRequest {
   method: string;
   path: string;
   headers: Record<string, string>;

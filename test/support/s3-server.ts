@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
  *   const s3 = await startFakeS3();          // closed after the file's tests (./fake-s3.ts)
  *   setLocalObjectStore(new S3ObjectStore('bucket', { endpoint: s3.url, credentials: s3.credentials, partBytes: 1024 }));
  */
-export type S3Op =
+type S3Op =
   | 'PutObject'
   | 'GetObject'
   | 'DeleteObject'
@@ -24,7 +24,7 @@ export type S3Op =
   | 'CompleteMultipartUpload'
   | 'AbortMultipartUpload';
 
-export interface S3Request {
+interface S3Request {
   op: S3Op;
   bucket: string;
   key: string;

@@ -8,7 +8,7 @@ import { eventually, webhookReceiver, type ReceivedWebhook } from './webhook-rec
 /** What the transfer tests share: the events they subscribe to, a number bound to the agent, webhook lookups and a live call on the fake LiveKit. */
 
 export const SANDBOX_TRANSFER_EVENTS = ['call_started', 'call_ended', 'call_analyzed', 'transfer_started', 'transfer_bridged', 'transfer_cancelled', 'transfer_ended'];
-export const LIVE_TRANSFER_EVENTS = ['call_started', 'call_ended', 'transfer_started', 'transfer_bridged', 'transfer_cancelled', 'transfer_ended'];
+const LIVE_TRANSFER_EVENTS = ['call_started', 'call_ended', 'transfer_started', 'transfer_bridged', 'transfer_cancelled', 'transfer_ended'];
 /** The front desk's number transfers go to. */
 export const DESK = '+14155550142';
 

@@ -14,12 +14,12 @@ import { buildWeb, type WebManifest } from '../../scripts/build-web.ts';
  * its own. The microphone is Chromium's fake device, allowed without a prompt. Only
  * 127.0.0.1 is ever contacted.
  */
-export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
 let browser: Promise<Browser> | undefined;
 
 /** One browser per test file, closed after it. */
-export function launchBrowser(): Promise<Browser> {
+function launchBrowser(): Promise<Browser> {
   if (!browser) {
     browser = chromium.launch({
       executablePath: CHROMIUM,

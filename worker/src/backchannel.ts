@@ -11,15 +11,15 @@ import type { Timers } from './session.ts';
  */
 
 /** The caller must have been talking this long in the turn before the agent backchannels. */
-export const BACKCHANNEL_AFTER_MS = 2000;
+const BACKCHANNEL_AFTER_MS = 2000;
 /** At most one backchannel in this long. */
-export const BACKCHANNEL_GAP_MS = 4000;
+const BACKCHANNEL_GAP_MS = 4000;
 /**
  * How long a pause must last before a word is said in it: the caller's turn, when the pause
  * ends it, is usually committed by then (the final transcript arrives), and the agent answers
  * instead.
  */
-export const BACKCHANNEL_PAUSE_MS = 120;
+const BACKCHANNEL_PAUSE_MS = 120;
 
 /** The words when the agent lists none, by the language's primary subtag (English otherwise). */
 const DEFAULT_WORDS: Record<string, string[]> = {
@@ -44,7 +44,7 @@ export function backchannelWords(settings: Pick<AgentSettings, 'backchannel_word
   return DEFAULT_WORDS[(language ?? 'en').toLowerCase().split('-')[0]!] ?? DEFAULT_WORDS.en!;
 }
 
-export interface BackchannelHost {
+interface BackchannelHost {
   /** Whether the agent is quiet: not speaking, not preparing a reply it will say. */
   agentQuiet(): boolean;
   /** Says the word as a backchannel. */

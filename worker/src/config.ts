@@ -12,7 +12,7 @@ import { readLiveKitCredentials, type LiveKitCredentials } from '../../shared/ve
  * keys and addresses (per call, so a rotated key is picked up without a restart).
  */
 
-export const STT_VENDORS = ['deepgram', 'openai'] as const;
+const STT_VENDORS = ['deepgram', 'openai'] as const;
 export type SttVendor = (typeof STT_VENDORS)[number];
 
 const positiveInt = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
@@ -46,7 +46,7 @@ export type WorkerProcessSettings = z.infer<ReturnType<typeof processSchema>> & 
  * bad one (and LIVEKIT_URL when it is missing: without a media server there is nothing to
  * join). Parley's shared settings are validated by the same read.
  */
-export function loadWorkerSettings(env: NodeJS.ProcessEnv = process.env): WorkerProcessSettings {
+function loadWorkerSettings(env: NodeJS.ProcessEnv = process.env): WorkerProcessSettings {
   const parsed = processSchema().safeParse(env);
   const problems = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
   const url = config.LIVEKIT_URL;
@@ -71,7 +71,7 @@ export function liveKitCredentials(): Promise<LiveKitCredentials> {
 type ReadSetting = (name: string) => Promise<string | undefined>;
 
 /** One speech vendor's access: its key (absent when not configured) and the root URL of its API. */
-export interface VendorAccess {
+interface VendorAccess {
   apiKey?: string;
   baseUrl: string;
 }
@@ -88,7 +88,7 @@ export interface SpeechVendorSettings {
  * the root of the vendor's API (ELEVENLABS_BASE_URL is the same setting the voices domain
  * reads; the worker adds `/v1` for the plugin).
  */
-export const DEFAULT_BASE_URLS = {
+const DEFAULT_BASE_URLS = {
   deepgram: 'https://api.deepgram.com',
   elevenlabs: 'https://api.elevenlabs.io',
   cartesia: 'https://api.cartesia.ai',

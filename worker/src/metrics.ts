@@ -24,7 +24,7 @@
 export const WORKER_METRICS_NAMESPACE = 'Parley';
 export const WORKER_METRICS_SERVICE = 'parley';
 
-export const WORKER_METRIC_UNITS = {
+const WORKER_METRIC_UNITS = {
   JobStarted: 'Count',
   JobFailed: 'Count',
   VoiceToVoiceMs: 'Milliseconds',

@@ -147,7 +147,7 @@ export class ParleyAgent extends voice.Agent {
 }
 
 /** The frame louder or softer (samples clipped to 16 bits); its userdata (aligned words) kept. */
-export function withGain(frame: AudioFrame, gain: number): AudioFrame {
+function withGain(frame: AudioFrame, gain: number): AudioFrame {
   const samples = new Int16Array(frame.data.length);
   for (let i = 0; i < samples.length; i++) {
     samples[i] = Math.max(-32768, Math.min(32767, Math.round(frame.data[i]! * gain)));

@@ -38,7 +38,7 @@ export interface RetryOptions {
   maxAttempts: number;
 }
 
-export const DEFAULT_RETRY: RetryOptions = { initialDelayMs: 250, maxDelayMs: 5000, maxAttempts: 10 };
+const DEFAULT_RETRY: RetryOptions = { initialDelayMs: 250, maxDelayMs: 5000, maxAttempts: 10 };
 
 export interface ReportClientOptions {
   /** `report_url` of the dispatch metadata. */

@@ -35,13 +35,13 @@ import type { ReportClient, Utterance } from './reports.ts';
  * speech has played out, with the words the caller heard, and reported to Parley.
  */
 
-export type EndReason = (typeof WORKER_END_REASONS)[number];
+type EndReason = (typeof WORKER_END_REASONS)[number];
 
 /** What the session reports through (ReportClient). */
-export type Reports = Pick<ReportClient, 'transcript' | 'send' | 'kbRetrieve' | 'flush'>;
+type Reports = Pick<ReportClient, 'transcript' | 'send' | 'kbRetrieve' | 'flush'>;
 
 /** How long after the call starts the caller's words are checked for a voicemail greeting or a phone menu (retell-sdk: the first 3 minutes). */
-export const MACHINE_DETECTION_MS = 180_000;
+const MACHINE_DETECTION_MS = 180_000;
 
 export interface Timers {
   setTimeout(run: () => void, ms: number): unknown;
@@ -105,7 +105,7 @@ export interface CallSessionOptions {
 }
 
 /** The topic of what the web caller's client hears from the worker (docs/calls-media.md). */
-export const CLIENT_TOPIC = 'parley.client';
+const CLIENT_TOPIC = 'parley.client';
 /** Transcript lines an `update` message carries (the client shows the last ones). */
 const CLIENT_TRANSCRIPT_LINES = 20;
 
@@ -130,7 +130,7 @@ export interface CallSession {
 }
 
 /** The instruction a reminder's words are composed from (the caller has been silent). */
-export const REMINDER_INSTRUCTION =
+const REMINDER_INSTRUCTION =
   'The user has not said anything for a while. In one short sentence, gently check whether they are still there or need anything, in the language of the conversation.';
 
 interface SpeechRecord {

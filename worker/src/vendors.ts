@@ -62,7 +62,7 @@ function nameAsVendorId(vendor: VoiceVendor, name: string): string | undefined {
 
 const VENDOR_NAMES: Record<VoiceVendor, string> = { elevenlabs: 'ElevenLabs', cartesia: 'Cartesia', openai: 'OpenAI', deepgram: 'Deepgram' };
 
-export interface VoiceChoice {
+interface VoiceChoice {
   voiceId: string;
   vendor: VoiceVendor;
   vendorVoiceId: string;
@@ -91,7 +91,7 @@ export function pronunciationMarkup(vendor: VoiceVendor, model: string | undefin
 }
 
 /** One voice's TTS with the agent's voice settings mapped onto what its vendor takes, and its pronunciations. */
-export function voiceTts(choice: VoiceChoice, access: SpeechVendorSettings, settings: AgentSettings): tts.TTS {
+function voiceTts(choice: VoiceChoice, access: SpeechVendorSettings, settings: AgentSettings): tts.TTS {
   const model = voiceModel(choice.vendor, settings);
   const markup = settings.pronunciation_dictionary.length ? pronunciationMarkup(choice.vendor, model) : undefined;
   const pronouncer = markup ? new Pronouncer(settings.pronunciation_dictionary, markup) : undefined;

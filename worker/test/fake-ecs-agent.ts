@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
  * TASK_STOPPING_OR_STOPPED); the task role lacking the grant is 400 `{"error": {"Code":
  * "AccessDeniedException", …}}`. `GET` answers the current state.
  */
-export const TASK_ARN = 'arn:aws:ecs:us-east-1:111122223333:task/parley-dev-voice/0f1e2d3c4b5a69788796a5b4c3d2e1f0';
+const TASK_ARN = 'arn:aws:ecs:us-east-1:111122223333:task/parley-dev-voice/0f1e2d3c4b5a69788796a5b4c3d2e1f0';
 
 export interface FakeEcsAgent {
   /** What ECS_AGENT_URI holds in the task: `http://127.0.0.1:<port>/api/<task id>`. */

@@ -33,7 +33,7 @@ export function removeAgentReferenceItems(
   return removeReferenceOps(workspaceId, kind, agentId, referrer);
 }
 
-export async function agentReferrers(workspaceId: string, kind: AgentKind, agentId: string): Promise<AgentReferrer[]> {
+async function agentReferrers(workspaceId: string, kind: AgentKind, agentId: string): Promise<AgentReferrer[]> {
   return (await queryAll<AgentReferrer>(agentReferencesOf(workspaceId, kind, agentId))).map(({ type, id }) => ({ type, id }));
 }
 

@@ -10,11 +10,11 @@ import { responseEngine, sharedAgentFields, webhookEvents } from '../versions/ag
  * the workspace timeout), so a `webhook_timeout_ms` in a body is dropped like any unknown
  * field. Schemas are built on first use (z.lazy).
  */
-export const CHAT_AGENT_WEBHOOK_EVENTS = ['chat_started', 'chat_ended', 'chat_analyzed'] as const;
+const CHAT_AGENT_WEBHOOK_EVENTS = ['chat_started', 'chat_ended', 'chat_analyzed'] as const;
 export const DEFAULT_CHAT_AGENT_WEBHOOK_EVENTS = CHAT_AGENT_WEBHOOK_EVENTS;
 
 /** Behaviour presets a chat agent can toggle (voice-only presets are not available to chat). */
-export const CHAT_HANDBOOK_PRESETS = ['ai_disclosure', 'default_personality', 'high_empathy', 'scope_boundaries'] as const;
+const CHAT_HANDBOOK_PRESETS = ['ai_disclosure', 'default_personality', 'high_empathy', 'scope_boundaries'] as const;
 
 const handbookConfig = () =>
   z.object(Object.fromEntries(CHAT_HANDBOOK_PRESETS.map((name) => [name, z.boolean().optional()])) as {

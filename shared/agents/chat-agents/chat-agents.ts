@@ -27,7 +27,7 @@ import { readReferenced, type VersionReference } from '../versions/version-refer
 const KIND = 'chat_agent' as const;
 
 /** Applied when a create leaves the field out: the spec's agent language and timezone, its chat webhook defaults, and the compatible API's 1-hour silence limit. */
-export const CHAT_AGENT_DEFAULTS = {
+const CHAT_AGENT_DEFAULTS = {
   ...SHARED_AGENT_DEFAULTS,
   end_chat_after_silence_ms: 3_600_000,
   webhook_events: [...DEFAULT_CHAT_AGENT_WEBHOOK_EVENTS],

@@ -3,7 +3,7 @@
  * chat-agents function). Routes: chat-agent-routes.ts; schemas: chat-agent-schemas.ts;
  * logic: chat-agents.ts; the version operations both kinds use: ../versions/.
  */
-export type { ChatAgent } from './chat-agent-schemas.ts';
+;
 export {
   allChatAgentVersions,
   convertAgentToChat,

@@ -37,7 +37,7 @@ const FLOW_DEFAULTS = {
 
 type FlowData = Record<string, unknown> & Graph & { components?: Graph[] | null };
 
-export function toFlow(flowId: string, record: VersionRecord): ConversationFlow {
+function toFlow(flowId: string, record: VersionRecord): ConversationFlow {
   return {
     conversation_flow_id: flowId,
     version: record.version,

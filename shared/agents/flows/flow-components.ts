@@ -60,7 +60,7 @@ interface InlineComponent extends Graph {
 }
 
 /** Most shared components one flow or component may use (each is one item in its write transaction). */
-export const MAX_SHARED_COMPONENTS = 50;
+const MAX_SHARED_COMPONENTS = 50;
 
 const nodesOf = (graph: Graph) => (graph.nodes ?? []) as GraphNode[];
 
@@ -130,7 +130,7 @@ function checkGraph(graph: Graph, prefix: string, localNames: Set<string> | null
 }
 
 /** Shared component IDs a flow's or component's data uses (its nodes and its inline components' nodes). */
-export function sharedComponentsOf(data: Record<string, unknown>): Set<string> {
+function sharedComponentsOf(data: Record<string, unknown>): Set<string> {
   const graphs = [data as Graph, ...(((data.components as InlineComponent[] | null | undefined) ?? []) as Graph[])];
   const ids = new Set<string>();
   for (const graph of graphs) {

@@ -4,7 +4,6 @@ import { llmModel } from '../llms/models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from '../tools/app-tools.ts';
 import { refineTransferCall } from '../tools/transfer-destination.ts';
 import { refineCustomTool } from '../tools/custom-tool.ts';
-import { SINGLE_EDGE_FIELDS } from './flow-graph-fields.ts';
 
 /*
  * Conversation flows and shared flow components (scope `agents`). Field sets from the
@@ -35,13 +34,13 @@ export const NODE_TYPES = [
   'cancel_transfer',
 ] as const;
 
-export { SINGLE_EDGE_FIELDS };
+;
 
 const config = () => z.looseObject({});
 const nodeId = () => z.string().min(1).max(128);
 const text = (max: number) => z.string().max(max);
 
-export const modelChoice = () =>
+const modelChoice = () =>
   z.object({ model: llmModel(), type: z.literal('cascading'), high_priority: z.boolean().optional() });
 
 const edge = () =>
@@ -116,7 +115,7 @@ const requiredByType = (): Record<(typeof NODE_TYPES)[number], z.ZodRawShape> =>
  * checks the single edges and what the node's `type` requires, so the published OpenAPI
  * document carries one small node schema rather than a union of fifteen.
  */
-export const FlowNode = lazySchema(() => {
+const FlowNode = lazySchema(() => {
   const others = otherEdgeFields();
   const byType = new Map<string, z.ZodType>(
     Object.entries(requiredByType()).map(([type, shape]) => [type, z.object({ ...others, ...shape })]),

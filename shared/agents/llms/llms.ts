@@ -35,7 +35,7 @@ const LLM_DEFAULTS = {
   default_dynamic_variables: null,
 } satisfies Partial<LlmInput>;
 
-export function toLlm(llmId: string, record: VersionRecord): Llm {
+function toLlm(llmId: string, record: VersionRecord): Llm {
   return {
     llm_id: llmId,
     version: record.version,

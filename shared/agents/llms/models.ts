@@ -6,7 +6,7 @@ import * as z from 'zod';
  * API accepts. `model`, `model_choice.model` and `post_call_analysis_model` are checked
  * against it; anything else is a 400 naming the field.
  */
-export const LLM_MODEL_FAMILIES = {
+const LLM_MODEL_FAMILIES = {
   openai: ['gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'gpt-5', 'gpt-5-mini', 'gpt-5-nano'],
   google: ['gemini-3.0-flash', 'gemini-3.1-flash-lite', 'gemini-3.5-flash', 'gemini-3.5-flash-lite', 'gemini-3.6-flash'],
   anthropic: ['claude-4.5-sonnet', 'claude-4.6-sonnet', 'claude-4.5-haiku'],

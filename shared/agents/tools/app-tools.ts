@@ -12,7 +12,7 @@ import type { AppToolRef } from '../../integrations/app-refs/index.ts';
  * parameters and runs it through the app (shared/conversation/model-turn.ts).
  */
 
-export const APP_TOOL_TYPE = 'app';
+const APP_TOOL_TYPE = 'app';
 
 const appTool = () =>
   z.looseObject({

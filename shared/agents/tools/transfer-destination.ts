@@ -17,7 +17,7 @@ import { sipTransportProblem } from '../../platform/telephony/sip-uri.ts';
  * checked by transfer-checks.ts (it reads the table).
  */
 
-export const COLD_TRANSFER_MODES = ['sip_refer', 'sip_invite'] as const;
+const COLD_TRANSFER_MODES = ['sip_refer', 'sip_invite'] as const;
 
 type Issue = Parameters<z.RefinementCtx['addIssue']>[0];
 

@@ -4,7 +4,7 @@ import { llmModel } from '../llms/models.ts';
 import { config, responseEngine, sharedAgentFields, webhookEvents } from '../versions/agent-fields.ts';
 import { tagName } from './tag-name.ts';
 
-export { LANGUAGES, RETELL_LLM_ENGINE, type ResponseEngine } from '../versions/agent-fields.ts';
+export { LANGUAGES, RETELL_LLM_ENGINE,  } from '../versions/agent-fields.ts';
 
 /*
  * Voice agents, their versions and environment tags. The field set is the compatible
@@ -12,7 +12,7 @@ export { LANGUAGES, RETELL_LLM_ENGINE, type ResponseEngine } from '../versions/a
  * nested configuration objects keep what the client sends. Schemas are built on first
  * use (z.lazy).
  */
-export const AGENT_WEBHOOK_EVENTS = [
+const AGENT_WEBHOOK_EVENTS = [
   'call_started',
   'call_ended',
   'call_analyzed',
@@ -127,7 +127,7 @@ export const AgentVersionSummary = lazySchema(() =>
 );
 export type AgentVersionSummary = z.infer<typeof AgentVersionSummary>;
 
-export { tagName };
+;
 
 const tagVariables = () => z.record(z.string().min(1).max(128), z.string().max(10_000)).refine((v) => Object.keys(v).length <= 100, 'Must have at most 100 variables');
 

@@ -37,7 +37,7 @@ import { agentTags, agentTagsOf, type AgentKind, type TagItem } from '../store.t
 const KIND = 'agent' as const;
 
 /** The spec's Agent defaults, applied when a create leaves the field out. */
-export const AGENT_DEFAULTS = {
+const AGENT_DEFAULTS = {
   ...SHARED_AGENT_DEFAULTS,
   responsiveness: 1,
   interruption_sensitivity: 0.9,
@@ -51,7 +51,7 @@ export const AGENT_DEFAULTS = {
 /** Fields of a version record that describe the version rather than configure the agent. */
 const VERSION_METADATA = ['version_title', 'version_description'] as const;
 
-export function toAgent(agentId: string, record: VersionRecord): Agent {
+function toAgent(agentId: string, record: VersionRecord): Agent {
   return { agent_id: agentId, ...versionView<CreateAgentInput>(record) };
 }
 
@@ -83,7 +83,7 @@ export async function listAgents(workspaceId: string, options: ListOptions): Pro
   return (await orderedHeads(workspaceId, KIND, options)).page.map((head) => toAgent(head.id, head.latest));
 }
 
-export { kindOfAgentId };
+;
 const CHANNEL: Record<AgentKind, 'voice' | 'chat'> = { agent: 'voice', chat_agent: 'chat' };
 
 /**

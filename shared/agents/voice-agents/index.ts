@@ -5,7 +5,7 @@
  * The route table and the function take the routes from agent-routes.ts itself, so code
  * that only reads agents never carries route definitions.
  */
-export { Agent, CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody, tagName } from './agent-schemas.ts';
+export { Agent, CreateAgentBody, LANGUAGES, RETELL_LLM_ENGINE, UpdateAgentBody,  } from './agent-schemas.ts';
 export type { UpdateAgentInput } from './agent-schemas.ts';
 export {
   agentsUsingEngine,
@@ -25,7 +25,7 @@ export {
   listAgentTags,
   publishAgentVersion,
   resolveAgentVersion,
-  taggedAgentVersions,
+  
   updateAgent,
   updateAgentTag,
 } from './agents.ts';

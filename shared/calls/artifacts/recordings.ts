@@ -10,7 +10,7 @@ import { recordRoom } from '../engine/media.ts';
 import { findCallItem, getCallItem, transitionCall, type CallItem, type RecordingState } from '../store.ts';
 import { withTranscript } from '../transcript.ts';
 
-export type { RecordingState };
+;
 
 /*
  * Call recordings (docs/calls.md, Call artifacts). The bytes live in the object store (the
@@ -25,11 +25,11 @@ export type { RecordingState };
  * of anything. On LiveKit, Egress records the room into the bucket (media.ts startRecording).
  */
 
-export const RECORDING_SAMPLE_RATE = 8000;
+const RECORDING_SAMPLE_RATE = 8000;
 /** A synthetic recording stops here (about 9.6 MB of PCM): a sandbox call may be scripted to last an hour. */
-export const MAX_SYNTHETIC_RECORDING_MS = 10 * 60_000;
+const MAX_SYNTHETIC_RECORDING_MS = 10 * 60_000;
 /** The agent's `signed_url_expiration_ms` when it sets none (retell-sdk: 24 hours). */
-export const DEFAULT_SIGNED_URL_EXPIRATION_MS = 86_400_000;
+const DEFAULT_SIGNED_URL_EXPIRATION_MS = 86_400_000;
 
 /** What the call's agent says about its artifacts (the version the call ran; defaults when it is gone). */
 export interface ArtifactSettings {
@@ -86,7 +86,7 @@ const GAP_MS = 300;
  * with a gap, squeezed to fit the call's length. Derived from the transcript alone, so a
  * scrubbed recording silences exactly the turns the original toned.
  */
-export function turnSegments(turns: readonly { role: string; content: string }[], durationMs: number): Segment[] {
+function turnSegments(turns: readonly { role: string; content: string }[], durationMs: number): Segment[] {
   const lengths = turns.map((turn) => Math.max(MIN_TURN_MS, turn.content.split(/\s+/).filter(Boolean).length * MS_PER_WORD));
   const natural = lengths.reduce((sum, ms) => sum + ms + GAP_MS, GAP_MS);
   const scale = natural > durationMs && natural > 0 ? durationMs / natural : 1;
@@ -207,7 +207,7 @@ export async function getCallRecordingUrl(workspaceId: string, callId: string): 
 }
 
 /** The setting the media layer's recorder needs; undefined when recordings cannot be made there. */
-export const egressRoleArn = (): string | undefined => (config.RECORDINGS_BUCKET ? config.RECORDINGS_EGRESS_ROLE_ARN : undefined);
+const egressRoleArn = (): string | undefined => (config.RECORDINGS_BUCKET ? config.RECORDINGS_EGRESS_ROLE_ARN : undefined);
 
 // ---------------------------------------------------------------------------------------
 // LiveKit calls: Egress records the room into the bucket

@@ -16,7 +16,7 @@ export const RecordingUrlView = lazySchema(() =>
 );
 export type RecordingUrlView = z.infer<typeof RecordingUrlView>;
 
-export const SipMessage = lazySchema(() =>
+const SipMessage = lazySchema(() =>
 z.object({
   timestamp: z.number().int(),
   direction: z.enum(['sent', 'received']),
@@ -33,7 +33,7 @@ z.object({
 }),
 );
 /** What LiveKit reported about the call's SIP participant (LiveKit traces only). */
-export const SipParticipantFacts = lazySchema(() =>
+const SipParticipantFacts = lazySchema(() =>
 z.object({
   participant_identity: z.string().nullable(),
   /** `sip.callID`: LiveKit's own SIP call ID. */

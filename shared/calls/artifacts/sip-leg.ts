@@ -124,7 +124,7 @@ export function reportOfParticipant(
 }
 
 /** The report of the dial's own answer (CreateSIPParticipant): answered (`active`) or refused with a SIP status. */
-export function reportOfDial(outcome: DialOutcome): SipLegReport | undefined {
+function reportOfDial(outcome: DialOutcome): SipLegReport | undefined {
   const sip = outcome.sip;
   if (!sip) return undefined;
   const report: SipLegReport = {
@@ -145,7 +145,7 @@ export function reportOfDial(outcome: DialOutcome): SipLegReport | undefined {
  * outbound call's `callee`, a registered call's first SIP participant. Never a warm
  * transfer's target or a listener.
  */
-export function isCallsSipParty(call: CallItem, identity: string | undefined): boolean {
+function isCallsSipParty(call: CallItem, identity: string | undefined): boolean {
   if (!identity || identity.startsWith('transfer-') || identity.startsWith('listener')) return false;
   if (call.engine.sip_identity) return identity === call.engine.sip_identity;
   if (call.engine.origin === 'register-phone-call') return !call.sip_leg?.participant_identity || call.sip_leg.participant_identity === identity;
@@ -156,7 +156,7 @@ export function isCallsSipParty(call: CallItem, identity: string | undefined): b
  * Merges a report into the call's leg: read, merge, write conditional on the leg's `rev`,
  * again on a lost race. Answers the leg as written (undefined when nothing changed).
  */
-export async function recordSipLeg(call: CallItem, report: SipLegReport): Promise<SipLeg | undefined> {
+async function recordSipLeg(call: CallItem, report: SipLegReport): Promise<SipLeg | undefined> {
   let current: CallItem | undefined = call;
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS && current; attempt++) {
     const merged = mergeSipLeg(current.sip_leg, report);

@@ -8,6 +8,6 @@
  * these files directly (queue-consumer.ts reaches calls.ts and inbound/, which reach the
  * engine, so they could not go through this index without a cycle).
  */
-export { runCallStep } from './engine.ts';
+;
 export { runCallQueueMessage } from './queue-consumer.ts';
-export { CallQueueMessageSchema, CallStepSchema, type CallQueueMessage, type CallStepMessage } from './schedule.ts';
+export { CallQueueMessageSchema,  type CallQueueMessage, type CallStepMessage } from './schedule.ts';

@@ -8,9 +8,9 @@ import { BATCH_DIAL_USD, PER_MINUTE_USD } from '../../billing/index.ts';
  */
 
 // The price table is billing's, so calls and the ledger charge from one table.
-export { BATCH_DIAL_USD, PER_MINUTE_USD };
+;
 
-export interface ProductCost {
+interface ProductCost {
   product: string;
   unit_price: number;
   cost: number;

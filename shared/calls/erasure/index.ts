@@ -7,4 +7,4 @@
  * index.ts reaches (docs/performance.md, "Narrow entries").
  */
 export { deleteCall } from './deletion.ts';
-export { callStorageFacts, type CallStorageFacts } from '../artifacts/scrubbing.ts';
+export { callStorageFacts,  } from '../artifacts/scrubbing.ts';

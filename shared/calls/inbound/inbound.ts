@@ -33,8 +33,8 @@ import { toCallView } from '../view.ts';
  * `POST /sandbox/inbound-call` both call `receiveInboundCall`.
  */
 
-export const INBOUND_WEBHOOK_TIMEOUT_MS = 10_000;
-export const INBOUND_WEBHOOK_RETRY_WAITS_MS = [500, 1000] as const;
+const INBOUND_WEBHOOK_TIMEOUT_MS = 10_000;
+const INBOUND_WEBHOOK_RETRY_WAITS_MS = [500, 1000] as const;
 /** How often a queued inbound call tries again for a slot. */
 const SLOT_RETRY_MS = 500;
 /** The pass-through SIP headers that become dynamic variables besides every `X-` header. */
@@ -73,12 +73,12 @@ interface WebhookAnswer {
 }
 
 /** A bare 8 to 15 digit caller gets a `+` (spec: call_inbound.from_number). */
-export function normalizeCaller(from: string): string {
+function normalizeCaller(from: string): string {
   return /^[0-9]{8,15}$/.test(from) ? `+${from}` : from;
 }
 
 /** SIP `X-` headers and the pass-through headers, lower-cased, as dynamic variables (lowest precedence). */
-export function sipVariables(headers: Record<string, string> | undefined): Record<string, string> {
+function sipVariables(headers: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
     const lower = name.toLowerCase();
@@ -90,7 +90,7 @@ export function sipVariables(headers: Record<string, string> | undefined): Recor
 const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
 
 /** The webhook's answer as the spec reads it: anything unreadable is "keep the defaults". */
-export function readWebhookAnswer(body: string): WebhookAnswer {
+function readWebhookAnswer(body: string): WebhookAnswer {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);

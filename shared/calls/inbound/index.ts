@@ -5,4 +5,4 @@
  * caller, the call-steps queue admits it). The rest of the calls domain imports these
  * files directly; this is what it offers of them to the others through its index.ts.
  */
-export { receiveInboundCall, type InboundCallInput, type InboundOutcome } from './inbound.ts';
+export { receiveInboundCall,   } from './inbound.ts';

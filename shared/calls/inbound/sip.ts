@@ -25,7 +25,7 @@ import { claimMediaRoom, findCallItem, mediaRoomEnd } from '../store.ts';
  */
 
 /** The room prefix of the inbound dispatch rule: rooms named so carry a caller not yet admitted. */
-export const INBOUND_ROOM_PREFIX = 'inbound-';
+const INBOUND_ROOM_PREFIX = 'inbound-';
 
 /** LiveKit's attribute prefix for the INVITE's headers (`include_headers` on the inbound trunk). */
 const HEADER_ATTRIBUTE = 'sip.h.';
@@ -36,7 +36,7 @@ export const isInboundRoom = (room: string): boolean => room.startsWith(INBOUND_
 export const CALLER_LEFT_BEFORE_ANSWER = { status: 'not_connected', reason: 'user_hangup' } as const;
 
 /** The INVITE's headers as LiveKit exposes them on the participant (`sip.h.x-customer-id` → `x-customer-id`). */
-export function sipHeadersOf(attributes: Record<string, string>): Record<string, string> {
+function sipHeadersOf(attributes: Record<string, string>): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(attributes)) {
     if (name.startsWith(HEADER_ATTRIBUTE) && name.length > HEADER_ATTRIBUTE.length) headers[name.slice(HEADER_ATTRIBUTE.length)] = value;

@@ -29,7 +29,7 @@ export interface LiveFrame {
   data: Record<string, unknown>;
 }
 
-export const isFinal = (status: string | undefined) => status === 'ended' || status === 'not_connected' || status === 'error';
+const isFinal = (status: string | undefined) => status === 'ended' || status === 'not_connected' || status === 'error';
 
 /** Every frame of the call so far, in order (`entries` and `controls`: as written, live/store.ts liveEntriesOf). */
 export function liveFrames(call: CallItem, entries: readonly Record<string, unknown>[], controls: readonly LiveLogEntry[]): LiveFrame[] {

@@ -15,7 +15,7 @@ import { findCallItem, getCallItem } from '../store.ts';
  */
 
 /** Retry delay EventSource is given between chunks. */
-export const STREAM_RETRY_MS = 250;
+const STREAM_RETRY_MS = 250;
 
 export async function callStream(workspaceId: string, callId: string, lastEventId: number | undefined): Promise<EventStream> {
   await getCallItem(workspaceId, callId);

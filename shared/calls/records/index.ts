@@ -13,6 +13,6 @@ export { getConcurrency } from '../concurrency.ts';
 export { checkedAgentOverride } from '../agent-override.ts';
 export { batchCallIdFor, unlinkBatchCall } from '../batch-links.ts';
 export { onCallLifecycle } from '../call-listeners.ts';
-export type { CallLifecycleEvent, CallLifecycleListener } from '../call-listeners.ts';
+export type { CallLifecycleEvent,  } from '../call-listeners.ts';
 export { dynamicVariables, versionRef } from '../schemas.ts';
-export { findPublicCallLog, type PublicCallLog } from '../public-call.ts';
+export { findPublicCallLog,  } from '../public-call.ts';

@@ -28,7 +28,7 @@ import type { CallItem, TransferState } from '../store.ts';
  */
 
 /** What a sandbox destination says when the call's metadata gives nothing. */
-export const DEFAULT_DESTINATION_LINES = ['Yes, I can take the call.'];
+const DEFAULT_DESTINATION_LINES = ['Yes, I can take the call.'];
 
 
 export interface Consultation {

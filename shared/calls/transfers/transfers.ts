@@ -24,12 +24,12 @@ import { consultInSandbox, staticHandoff } from './agentic.ts';
  */
 
 /** A sandbox transfer's destination rings this long before it answers (or the transfer fails). */
-export const SANDBOX_TRANSFER_RING_MS = 1000;
+const SANDBOX_TRANSFER_RING_MS = 1000;
 /** A bridged sandbox warm transfer: the caller and the destination talk this long, then transfer_ended. */
-export const SANDBOX_TRANSFER_LEG_MS = 2000;
+const SANDBOX_TRANSFER_LEG_MS = 2000;
 
 /** The destination as the media layer takes it: an E.164 number or a `sip:` URI; undefined when it is neither. */
-export function transferDestination(raw: string): string | undefined {
+function transferDestination(raw: string): string | undefined {
   const value = raw.trim();
   if (/^sips?:[^\s@]+@[^\s]+$/i.test(value) || /^sips?:[^\s]+$/i.test(value)) {
     // `;transport=` is carried to the REFER's Refer-To and the warm dial: udp, tcp or tls only.
@@ -145,7 +145,7 @@ export function transferRefusal(call: CallItem, number: string): string | undefi
 }
 
 /** Why a transfer did not bridge: the dial's reason, or an agentic transfer's destination declining or not deciding in time. */
-export type NotBridgedReason = Extract<TransferOutcome, { bridged: false }>['reason'] | 'transfer_declined' | 'transfer_timeout';
+type NotBridgedReason = Extract<TransferOutcome, { bridged: false }>['reason'] | 'transfer_declined' | 'transfer_timeout';
 
 const NOT_BRIDGED: Record<NotBridgedReason, string> = {
   dial_busy: 'the line was busy',
@@ -156,7 +156,7 @@ const NOT_BRIDGED: Record<NotBridgedReason, string> = {
 };
 
 /** What the agent is told when its transfer did not go through. */
-export function transferCancelledNote(destination: string, reason: NotBridgedReason): string {
+function transferCancelledNote(destination: string, reason: NotBridgedReason): string {
   return `The transfer to ${destination} did not go through (${NOT_BRIDGED[reason]}): the caller is still on the line with you. Tell them, and carry on helping them.`;
 }
 

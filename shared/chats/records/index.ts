@@ -10,4 +10,4 @@
  */
 export { deleteChat, getChat, listChats } from '../stored-chats.ts';
 export { deleteSmsThreadOf, smsChatIdsWithParty } from '../sms-store.ts';
-export type { ChatType, ChatView } from '../schemas.ts';
+;

@@ -47,7 +47,7 @@ export interface CredentialItem extends ItemKey {
   [rateWindow: `rl_${number}`]: number;
 }
 
-export interface CredentialRef extends ItemKey {
+interface CredentialRef extends ItemKey {
   credential_hash: string;
 }
 

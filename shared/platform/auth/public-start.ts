@@ -15,10 +15,10 @@ import { IDENTITY_VARIABLES } from '../system-variables.ts';
  */
 
 /** The largest `metadata` a public key may attach, as JSON: labels for the customer's webhooks, not a payload store. */
-export const PUBLIC_METADATA_MAX_BYTES = 16 * 1024;
+const PUBLIC_METADATA_MAX_BYTES = 16 * 1024;
 /** Dynamic variables a public key may pass: the visitor's context for the prompt's placeholders. */
-export const PUBLIC_VARIABLES_MAX_COUNT = 100;
-export const PUBLIC_VARIABLES_MAX_BYTES = 16 * 1024;
+const PUBLIC_VARIABLES_MAX_COUNT = 100;
+const PUBLIC_VARIABLES_MAX_BYTES = 16 * 1024;
 
 /** The version reference a public key may name: the default a request without one gets. */
 const DEFAULT_VERSION = 'latest';

@@ -6,7 +6,7 @@ import { RATE_WINDOW_ATTRIBUTE, rateWindowAttribute } from '../store/keys.ts';
  * still lies inside the last 60 seconds. Each request is one atomic ADD, so concurrent
  * requests see distinct counts and exactly `limit` of them are admitted.
  */
-export const WINDOW_MS = 60_000;
+const WINDOW_MS = 60_000;
 
 export interface WindowReading {
   limit: number;

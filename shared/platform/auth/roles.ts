@@ -27,7 +27,7 @@ export interface RoleRoute {
  */
 const READ_POST = /^\/(?:v\d\/)?(?:list|search)-/;
 
-export function isReadRoute(route: Pick<RoleRoute, 'method' | 'path'>): boolean {
+function isReadRoute(route: Pick<RoleRoute, 'method' | 'path'>): boolean {
   return route.method === 'GET' || (route.method === 'POST' && READ_POST.test(route.path));
 }
 
@@ -37,7 +37,7 @@ export function requiredRole(route: RoleRoute): Role {
   return isReadRoute(route) ? 'member' : 'developer';
 }
 
-export const holdsRole = (granted: Role, needed: Role) => RANK[granted] >= RANK[needed];
+const holdsRole = (granted: Role, needed: Role) => RANK[granted] >= RANK[needed];
 
 /**
  * 403 unless `role` may call the route: a member's write is `The member role is
@@ -74,7 +74,7 @@ export function keyRole(record: KeyRoleRecord): KeyRole {
 /** Orders key roles; `none` is below every role. */
 export const keyRoleRank = (role: KeyRole): number => (role === 'none' ? -1 : RANK[role]);
 
-export const creatorGone = () =>
+const creatorGone = () =>
   forbidden('This API key was made by a member who is no longer active in the workspace: it can no longer be used');
 
 /** 403 unless a secret key's role may call the route: `assertRole` for its creator's role. */

@@ -6,7 +6,7 @@ import { config } from '../config.ts';
  * does not answer costs a request at most about twice that (plus a backoff of at most a
  * few hundred ms) before it is a 503, well inside API Gateway's 30 s and Lambda's limit.
  */
-export const AWS_MAX_ATTEMPTS = 2;
+const AWS_MAX_ATTEMPTS = 2;
 
 /**
  * Sockets per AWS endpoint (the SDK's default is 50). Both timeouts below start when a
@@ -19,7 +19,7 @@ export const AWS_MAX_ATTEMPTS = 2;
  * the cap costs Lambda nothing, and 256 stays well inside the 1,024 file descriptors a
  * Lambda (and a default shell) allows next to the server's own sockets.
  */
-export const AWS_MAX_SOCKETS = 256;
+const AWS_MAX_SOCKETS = 256;
 
 /** Connecting takes milliseconds in-region (and locally); a second means the endpoint is unreachable. */
 const CONNECTION_TIMEOUT_MS = 1000;

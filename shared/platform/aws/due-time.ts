@@ -32,7 +32,7 @@ export interface DueTimeOptions {
 }
 
 /** What travels on the queue: the message and when it is due (epoch ms). */
-export interface DueEnvelope<T = unknown> {
+interface DueEnvelope<T = unknown> {
   due_at_ms: number;
   message: T;
 }

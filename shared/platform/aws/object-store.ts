@@ -29,7 +29,7 @@ export const RETENTION_RULE_DAYS: readonly number[] = [
   ...Array.from({ length: 110 }, (_, i) => 390 + i * 30),
 ].filter((days) => days <= 3650);
 
-export function retentionRuleDays(days: number): number {
+function retentionRuleDays(days: number): number {
   let chosen = RETENTION_RULE_DAYS[0]!;
   for (const rule of RETENTION_RULE_DAYS) if (rule <= days) chosen = rule;
   return chosen;
@@ -74,7 +74,7 @@ export interface UploadCheckpoint {
 }
 
 /** S3's smallest part (except the last). */
-export const UPLOAD_PART_BYTES = 5 * 1024 * 1024;
+const UPLOAD_PART_BYTES = 5 * 1024 * 1024;
 
 export interface ObjectStore {
   /**
@@ -133,7 +133,7 @@ export function signedPutHeaders(upload: SignedPut): Record<string, string> {
 }
 
 /** S3 caps a presigned URL at seven days (SigV4 query signing). */
-export const MAX_SIGNED_URL_SECONDS = 7 * 86_400;
+const MAX_SIGNED_URL_SECONDS = 7 * 86_400;
 
 let s3: Promise<{ client: S3.S3Client; sdk: typeof S3; presign: typeof getSignedUrl }> | undefined;
 /** One client per process, loaded on first use so functions that never touch recordings do not load the S3 SDK. */

@@ -47,7 +47,7 @@ export class SqsMessageQueue implements MessageQueue {
  */
 export type QueueName = 'webhooks' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'integration-jobs' | 'kb-jobs';
 
-export const QUEUE_URL_SETTING = {
+const QUEUE_URL_SETTING = {
   webhooks: 'WEBHOOK_QUEUE_URL',
   'call-steps': 'CALL_STEPS_QUEUE_URL',
   'contact-jobs': 'CONTACT_JOBS_QUEUE_URL',
@@ -83,6 +83,4 @@ export function queueNamed(name: QueueName): MessageQueue {
   return queue;
 }
 
-/** The webhook queue, as shared/webhooks has always asked for it. */
-export const setLocalWebhookQueue = (queue: MessageQueue): void => setLocalQueue('webhooks', queue);
 export const webhookQueue = (): MessageQueue => queueNamed('webhooks');

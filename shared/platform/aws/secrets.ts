@@ -21,7 +21,7 @@ export interface VendorSettingsOptions {
   now?: () => number;
 }
 
-export const VENDOR_SECRET_TTL_MS = 60_000;
+const VENDOR_SECRET_TTL_MS = 60_000;
 
 /**
  * The Secrets Manager client's package, loaded on the first read of a secret (as the SQS

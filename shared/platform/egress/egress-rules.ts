@@ -89,7 +89,7 @@ const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
  * `unicast` for a public address. IPv4 inside IPv6 is judged as the IPv4 address;
  * IPv6 outside 2000::/3 that ipaddr.js calls unicast is `reserved`. Not an IP: `invalid`.
  */
-export function addressRange(text: string): string {
+function addressRange(text: string): string {
   const bare = unbracketed(text);
   if (!isIP(bare)) return 'invalid';
   let address: ipaddr.IPv4 | ipaddr.IPv6;

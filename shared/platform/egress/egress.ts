@@ -5,19 +5,19 @@ import { addressRefusal, checkUrl, egressPolicy, EgressRefused, hostRefusal, HTT
 import { traced } from '../observability/tracing.ts';
 
 export {
-  addressRange,
+  
   addressRefusal,
   checkUrl,
   destinationUrlRefusal,
   egressPolicy,
   egressPolicyFor,
   EgressRefused,
-  hostRefusal,
+  
   HTTP_SCHEMES,
   portOf,
   protectLocalPort,
   WEBSOCKET_SCHEMES,
-  type EgressPolicy,
+  
 } from './egress-rules.ts';
 
 /*
@@ -43,7 +43,7 @@ export {
  * use to refuse such a URL when it is saved.
  */
 
-export interface ResolvedAddress {
+interface ResolvedAddress {
   address: string;
   family: 4 | 6;
 }
@@ -52,9 +52,9 @@ export interface ResolvedAddress {
 export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
 /** The whole exchange (DNS, connect, request, the full response body), unless the caller says otherwise. */
-export const DEFAULT_EGRESS_TIMEOUT_MS = 10_000;
+const DEFAULT_EGRESS_TIMEOUT_MS = 10_000;
 /** The response body is cut off (the request fails) past this, unless the caller says otherwise. */
-export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /** Request headers the guard sets itself (framing, connection) or derives from the URL (host). */
 const CONTROLLED_HEADERS = new Set([

@@ -42,7 +42,7 @@ export interface OutboundSlot {
   release(): Promise<void>;
 }
 
-export const outboundLimitReached = (cap: number, retryAfterSeconds: number) =>
+const outboundLimitReached = (cap: number, retryAfterSeconds: number) =>
   tooManyRequests(
     `Outbound test request limit reached: ${cap} at a time per workspace (test webhook, workflow tests, MCP tools, connection tests). Retry in ${retryAfterSeconds}s.`,
     retryAfterSeconds,

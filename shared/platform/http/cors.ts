@@ -16,13 +16,13 @@ import { routeKeys, type RouteDefinition } from './route.ts';
  *   lets a browser send cookies).
  */
 
-export type CorsClass = NonNullable<RouteDefinition['cors']>;
+type CorsClass = NonNullable<RouteDefinition['cors']>;
 
 const ALLOW_HEADERS = 'authorization,content-type';
 const ALLOW_METHODS = 'GET,POST,PATCH,PUT,DELETE,OPTIONS';
 const MAX_AGE_SECONDS = '600';
 
-export const corsClass = (route: Pick<RouteDefinition, 'cors' | 'publicKey'> | undefined): CorsClass =>
+const corsClass = (route: Pick<RouteDefinition, 'cors' | 'publicKey'> | undefined): CorsClass =>
   route?.cors ?? (route?.publicKey ? 'public-key-origins' : 'any');
 
 /** The request's Origin header as a browser sends it (`null` from opaque origins counts as none). */

@@ -15,13 +15,13 @@
  * Either way a frame is sent within one poll interval of `poll` seeing it.
  */
 
-export interface SseFrame {
+interface SseFrame {
   id?: string | number;
   event?: string;
   data: unknown;
 }
 
-export interface PollResult {
+interface PollResult {
   frames: SseFrame[];
   /** The cursor after these frames (the last frame's ID, or the cursor as it was). */
   cursor: number;
@@ -56,14 +56,14 @@ export interface StreamSink {
   readonly signal: AbortSignal;
 }
 
-export const EVENT_STREAM_HEADERS = {
+const EVENT_STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
   'x-accel-buffering': 'no',
 } as const;
 
 /** One frame as SSE text: `id:`, `event:`, one `data:` line of JSON, a blank line. */
-export function formatFrame(frame: SseFrame): string {
+function formatFrame(frame: SseFrame): string {
   const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
   return `${frame.id !== undefined ? `id: ${frame.id}\n` : ''}${frame.event ? `event: ${frame.event}\n` : ''}${data
     .split('\n')

@@ -24,7 +24,7 @@ export interface HtmlPage {
 
 const styleHash = (style: string) => createHash('sha256').update(style).digest('base64');
 
-export function pageContentSecurityPolicy(style: string, formAction: readonly string[] = []): string {
+function pageContentSecurityPolicy(style: string, formAction: readonly string[] = []): string {
   const forms = formAction.length > 0 ? formAction.join(' ') : "'none'";
   return `default-src 'none'; style-src 'sha256-${styleHash(style)}'; form-action ${forms}; frame-ancestors 'none'; base-uri 'none'`;
 }

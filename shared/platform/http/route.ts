@@ -5,8 +5,7 @@ import type { Access } from '../auth/scopes.ts';
 import type { Role } from '../auth/roles.ts';
 import type { ApiError } from '../errors.ts';
 
-export const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
-export type Method = (typeof METHODS)[number];
+type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** One Lambda per domain; CDK and the local server read the domain from each route. */
 export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'calls', 'chats', 'contacts', 'batches', 'billing', 'integrations', 'meta', 'account-data', 'members', 'knowledge-bases', 'public'] as const;
@@ -32,7 +31,7 @@ export interface ErrorFormat {
   body: (error: ApiError) => unknown;
 }
 
-export interface RouteAlias {
+interface RouteAlias {
   method: Method;
   path: string;
 }
@@ -142,7 +141,7 @@ export interface RequestInfo {
   rawBody: string;
 }
 
-export interface HandlerInput<R extends RouteDefinition> {
+interface HandlerInput<R extends RouteDefinition> {
   params: Parsed<R['params']>;
   query: Parsed<R['query']>;
   body: R['body'] extends z.ZodType ? z.output<R['body']> : undefined;
@@ -150,13 +149,13 @@ export interface HandlerInput<R extends RouteDefinition> {
   request: RequestInfo;
 }
 
-export type HandlerOutput<R extends RouteDefinition> = R['status'] extends 204
+type HandlerOutput<R extends RouteDefinition> = R['status'] extends 204
   ? void
   : R['response'] extends z.ZodType
     ? z.input<R['response']>
     : unknown;
 
-export type RouteHandler<R extends RouteDefinition> = (
+type RouteHandler<R extends RouteDefinition> = (
   input: HandlerInput<R>,
 ) => Promise<HandlerOutput<R>> | HandlerOutput<R>;
 

@@ -30,14 +30,11 @@ export function optionalQueryInt(options: { min: number; max: number }) {
   return strictInt(options.min, options.max).optional();
 }
 
-/** Versions are numbers of up to 9 digits (the store's keys). */
-export const MAX_VERSION = 999_999_999;
-
 /**
  * An environment tag's name. Never a number, `latest` or `latest_published` (the
  * agents domain refuses those names), so a version reference is never ambiguous.
  */
-export const TAG_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const TAG_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 const VERSION_REFERENCE_MESSAGE = 'Must be a version number, "latest", "latest_published" or an environment tag name';
 
@@ -66,7 +63,7 @@ export const epochMs = () => z.number().int().nonnegative().describe('Unix epoch
 
 export const displayName = () => z.string().trim().min(1).max(200);
 
-export function isHttpUrl(value: string): boolean {
+function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);
     return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
@@ -215,7 +212,7 @@ const builtBy = new WeakMap<object, () => z.ZodType>();
  * stand-ins of stand-ins; any other schema as it is. Parsing never needs this (every read
  * goes through); code that keys maps by schema identity does.
  */
-export function schemaBehind<T extends z.core.$ZodType>(schema: T): T {
+function schemaBehind<T extends z.core.$ZodType>(schema: T): T {
   let current: object = schema;
   for (let real = builtBy.get(current); real; real = builtBy.get(current)) current = real();
   return current as T;

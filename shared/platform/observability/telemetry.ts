@@ -11,7 +11,7 @@ import { closeInvocation, openInvocation, type OpenedSegment } from './tracing.t
  */
 
 /** Counts a refusal the request is answered with: a 429 by its limit, a 402 by its error_code. */
-export function countRefusal(error: unknown): void {
+function countRefusal(error: unknown): void {
   if (error instanceof TooManyRequests) countMetric('RateLimited', { kind: error.kind });
   else if (error instanceof PaymentRequired) countMetric('SpendBlocked', { error_code: error.errorCode ?? 'none' });
 }

@@ -40,7 +40,7 @@ export const GSI1_LISTING_ATTRIBUTES = [
  * conversation timeline answers (shared/contacts), so a page is one query with no read of
  * the full call items. `call_analysis` is a top-level map (summary, sentiment, success).
  */
-export const GSI2_PARTY_ATTRIBUTES = [
+const GSI2_PARTY_ATTRIBUTES = [
   'workspace_id',
   'type',
   'call_id',

@@ -95,7 +95,7 @@ export class ListingExpression {
 }
 
 /** One shard's entries strictly after (or before, descending) an ID, as gsi1 projects them. */
-export async function queryListingShard<E>(input: {
+async function queryListingShard<E>(input: {
   gsi1pk: string;
   ascending: boolean;
   /** Exclusive bound: entries strictly after this ID in the sort order. */
@@ -128,7 +128,7 @@ export async function queryListingShard<E>(input: {
  * How many of one shard's entries match the filter (Select: COUNT, newest first, pages
  * followed), stopping once `cap` have matched or `examineCap` have been examined.
  */
-export async function countListingShard(input: {
+async function countListingShard(input: {
   gsi1pk: string;
   filter?: ListingFilter;
   cap: number;

@@ -35,7 +35,7 @@ function phoneMetadata(): MetadataJson {
 }
 
 /** `+`, a non-zero digit, at most 15 digits in all, ASCII only, nothing before or after. */
-export const E164_SHAPE = /^\+[1-9][0-9]{1,14}$/;
+const E164_SHAPE = /^\+[1-9][0-9]{1,14}$/;
 
 const parse = (text: string) => parseWith(text, phoneMetadata());
 

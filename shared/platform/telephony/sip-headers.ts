@@ -5,7 +5,7 @@
  * line (CR, LF, other control characters) would let a client write headers of its own
  * into the INVITE or REFER, so it is refused rather than passed to the media server.
  */
-export const MAX_SIP_HEADERS = 50;
+const MAX_SIP_HEADERS = 50;
 const NAME = /^[A-Za-z0-9!%'*+.\-_`~]{1,128}$/;
 /** Horizontal tab (9) is allowed in a header value; no other control character (below 32, and DEL) is. */
 function hasControl(value: string): boolean {

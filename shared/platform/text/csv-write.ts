@@ -21,7 +21,7 @@ const NEEDS_ESCAPE = /^'*[=+\-@\t\r]/;
 const ESCAPED = /^'+[=+\-@\t\r]/;
 
 /** A cell's text with the formula escaping above (before quoting). */
-export const csvEscapeFormula = (text: string): string => (NEEDS_ESCAPE.test(text) ? `'${text}` : text);
+const csvEscapeFormula = (text: string): string => (NEEDS_ESCAPE.test(text) ? `'${text}` : text);
 
 /** The inverse of csvEscapeFormula: a cell as read, without the `'` the escaping added. */
 export const csvUnescapeCell = (text: string): string => (ESCAPED.test(text) ? text.slice(1) : text);

@@ -24,7 +24,7 @@ import { canonicalE164 } from '../telephony/phone.ts';
  * (batch tasks, the contacts import, knowledge-base CSV files).
  */
 
-export interface CsvRow {
+interface CsvRow {
   /** The row's line in the file, the header being line 1 (what a user sees in a spreadsheet). */
   row: number;
   phone_number: string;

@@ -7,7 +7,7 @@
  * patterns stay readable.
  */
 
-export const PII_CATEGORIES = ['credit_card', 'ssn', 'email', 'phone_number'] as const;
+const PII_CATEGORIES = ['credit_card', 'ssn', 'email', 'phone_number'] as const;
 export type PiiCategory = (typeof PII_CATEGORIES)[number];
 
 /**

@@ -9,7 +9,7 @@ import { traced } from '../../platform/observability/tracing.ts';
  * AppVendorFailed.
  */
 
-export type AppCredentials =
+type AppCredentials =
   | { kind: 'bearer'; token: string }
   | { kind: 'api_key'; apiKey: string }
   | { kind: 'basic'; username: string; password: string };

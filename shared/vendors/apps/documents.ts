@@ -10,9 +10,9 @@ import { AppVendorFailed, call, type AppTarget, type Json } from './core.ts';
  * egress guard as every app call.
  */
 
-export const SEARCH_LIMIT = 10;
+const SEARCH_LIMIT = 10;
 
-export interface FoundDocument {
+interface FoundDocument {
   id: string;
   name: string;
   url?: string;

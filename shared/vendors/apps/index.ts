@@ -28,15 +28,15 @@ export {
   AppAuthRejected,
   AppUnsupported,
   AppVendorFailed,
-  type AppCredentials,
+  
   type AppTarget,
   type CrmCall,
   type CrmContact,
   type CrmField,
-  type CrmClient,
+  
   type PushResult,
 } from './core.ts';
-export { SEARCH_LIMIT, type DocumentSearchResult, type FoundDocument } from './documents.ts';
+;
 
 /** The CRMs with a client of their own (HubSpot and Salesforce are written out below). */
 const CRM_CLIENTS: Partial<Record<string, CrmClient>> = { dynamics, zoho, gohighlevel };

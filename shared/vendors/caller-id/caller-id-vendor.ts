@@ -75,7 +75,7 @@ interface WireRecord {
   validation_code?: unknown;
 }
 
-export class HttpCallerIdVendor implements CallerIdVendor {
+class HttpCallerIdVendor implements CallerIdVendor {
   readonly kind = 'http' as const;
 
   constructor(private readonly options: HttpOptions) {}

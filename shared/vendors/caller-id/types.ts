@@ -5,9 +5,9 @@
  */
 
 export const BRANDED_CALLER_ID_STATUSES = ['pending', 'approved', 'rejected'] as const;
-export type BrandedCallerIdStatus = (typeof BRANDED_CALLER_ID_STATUSES)[number];
+type BrandedCallerIdStatus = (typeof BRANDED_CALLER_ID_STATUSES)[number];
 export const VERIFIED_NUMBER_STATUSES = ['pending', 'verified', 'failed'] as const;
-export type VerifiedNumberStatus = (typeof VERIFIED_NUMBER_STATUSES)[number];
+type VerifiedNumberStatus = (typeof VERIFIED_NUMBER_STATUSES)[number];
 
 export type CallerIdVendorKind = 'http' | 'mock';
 

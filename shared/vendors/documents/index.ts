@@ -39,13 +39,13 @@ export interface RemoteDocument {
   preface?: string;
 }
 
-export interface FetchedDocument {
+interface FetchedDocument {
   body: Buffer;
   contentType: string;
 }
 
 /** One page of a listing: its documents, and the cursor of the next page (none after the last). */
-export interface ListedPage {
+interface ListedPage {
   documents: RemoteDocument[];
   next?: string;
 }
@@ -73,9 +73,9 @@ export class DocumentVendorFailed extends Error {
 }
 
 /** Folders (or Notion pages and databases) a listing may still have to walk at once: more fails the listing. */
-export const MAX_PENDING_FOLDERS = 500;
+const MAX_PENDING_FOLDERS = 500;
 /** Folders (Drive, Graph) and child pages (Notion) are walked this deep below the location. */
-export const MAX_DEPTH = 3;
+const MAX_DEPTH = 3;
 const LIST_TIMEOUT_MS = 15_000;
 const FETCH_TIMEOUT_MS = 60_000;
 const LIST_MAX_BYTES = 5 * 1024 * 1024;

@@ -19,7 +19,7 @@ export interface Embedder {
   embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
-export const OFFLINE_DIMENSIONS = 256;
+const OFFLINE_DIMENSIONS = 256;
 const BATCH = 64;
 
 const words = (text: string) => text.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').match(/[\p{L}\p{N}]+/gu) ?? [];
@@ -54,7 +54,7 @@ export function offlineEmbedding(text: string): Float32Array {
   return normalise(vector);
 }
 
-export function normalise(vector: Float32Array): Float32Array {
+function normalise(vector: Float32Array): Float32Array {
   let sum = 0;
   for (const value of vector) sum += value * value;
   const norm = Math.sqrt(sum);

@@ -249,7 +249,7 @@ const title = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
  * `{agent_name, general_prompt, begin_message, language}`. A business name is taken from
  * "for/at <Capitalised Words>", a role from the first role noun ("receptionist", …).
  */
-export function agentDefinition({ user }: OfflineInput): Record<string, unknown> {
+function agentDefinition({ user }: OfflineInput): Record<string, unknown> {
   const description = user || 'A helpful voice assistant that answers questions politely.';
   const business = /\b(?:for|at)\s+((?:[A-Z0-9][\w'’&.-]*)(?:\s+(?:of\s+|&\s+)?[A-Z0-9][\w'’&.-]*)*)/.exec(description)?.[1];
   const words = description

@@ -36,8 +36,8 @@ export interface OpenAiCompatibleOptions {
   fetch?: typeof fetch;
 }
 
-export const LLM_DEFAULT_TIMEOUT_MS = 30_000;
-export const LLM_MAX_RETRIES = 2;
+const LLM_DEFAULT_TIMEOUT_MS = 30_000;
+const LLM_MAX_RETRIES = 2;
 const DEFAULT_RETRY_BASE_MS = 500;
 const DEFAULT_MAX_RETRY_AFTER_MS = 20_000;
 /** Error details from the provider that reach the logs are cut to this. */
@@ -507,7 +507,7 @@ function duration(ms: number): string {
 }
 
 /** The key, and anything shaped like one, never leaves in a message. */
-export function scrub(text: string, key: string | undefined): string {
+function scrub(text: string, key: string | undefined): string {
   let out = key ? text.split(key).join('[redacted]') : text;
   out = out.replace(/\b(?:sk|rk|pk|key)[-_][\w*.-]{6,}/gi, '[redacted]');
   return out;

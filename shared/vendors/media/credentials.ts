@@ -11,15 +11,15 @@ import { VendorFailed } from '../../platform/errors.ts';
  * signed with them (web call tokens, webhook checks, worker report tokens) would be forgeable
  * by anyone. A missing or default value there is a 502 naming the setting, never its value.
  */
-export const DEV_API_KEY = 'devkey';
-export const DEV_API_SECRET = 'secret';
+const DEV_API_KEY = 'devkey';
+const DEV_API_SECRET = 'secret';
 
 export interface LiveKitCredentials {
   apiKey: string;
   apiSecret: string;
 }
 
-export type ReadSetting = (name: string) => Promise<string | undefined>;
+type ReadSetting = (name: string) => Promise<string | undefined>;
 
 export interface CredentialOptions {
   read?: ReadSetting;

@@ -5,9 +5,9 @@ import type { MediaAdapter, TrunkStore } from './types.ts';
 import { workerReportToken, workerReportUrl } from './worker-token.ts';
 
 export * from './types.ts';
-export { readLiveKitCredentials, DEV_API_KEY, DEV_API_SECRET, type LiveKitCredentials, type CredentialOptions } from './credentials.ts';
-export { SandboxMedia, sandboxDialOutcome } from './sandbox.ts';
-export { webCallAccess, verifyWebCallAccess, liveAccess, LOCAL_LIVEKIT_URL, WEB_CALL_TOKEN_TTL_SECONDS, type WebCallAccess, type WebCallAccessOptions, type LiveAccess } from './web-call.ts';
+export { readLiveKitCredentials,   type LiveKitCredentials,  } from './credentials.ts';
+export { SandboxMedia,  } from './sandbox.ts';
+export { webCallAccess, verifyWebCallAccess, liveAccess,      } from './web-call.ts';
 export { verifyMediaWebhook, type MediaWebhookEvent } from './webhook.ts';
 export { workerReportToken, verifyWorkerReportToken, workerReportUrl } from './worker-token.ts';
 
@@ -56,7 +56,7 @@ export {
   MAX_WORKER_REPORT_BYTES,
   MAX_LATENCY_VALUES,
   workerEventSchema,
-  workerUtteranceSchema,
+  
   WORKER_END_REASONS,
   type WorkerEvent,
   type WorkerLatency,

@@ -32,7 +32,7 @@ import {
  *
  * Warm transfers follow the same rule for the transfer target.
  */
-export function sandboxDialOutcome(toNumber: string, identity: string = CALLEE_IDENTITY): DialOutcome {
+function sandboxDialOutcome(toNumber: string, identity: string = CALLEE_IDENTITY): DialOutcome {
   switch (toNumber.slice(-4)) {
     case '0001':
       return { connected: false, status: 'not_connected', disconnection_reason: 'dial_busy' };

@@ -6,9 +6,9 @@
  * layer only acts on the media server and reports what happened.
  */
 
-export type MediaKind = 'livekit' | 'sandbox';
-export type CallType = 'web_call' | 'phone_call';
-export type CallDirection = 'inbound' | 'outbound';
+type MediaKind = 'livekit' | 'sandbox';
+type CallType = 'web_call' | 'phone_call';
+type CallDirection = 'inbound' | 'outbound';
 
 /** What the engine knows about a call when it starts its media: the dispatch metadata minus the report access. */
 export interface MediaCall {

@@ -5,7 +5,7 @@ import { loadLiveKitSdk } from './sdk.ts';
 /** Where `livekit-server --dev` listens: the URL web calls get when LIVEKIT_URL is unset. */
 export const LOCAL_LIVEKIT_URL = 'ws://127.0.0.1:7880';
 /** Spec Limits: a web call token is valid 1 hour. */
-export const WEB_CALL_TOKEN_TTL_SECONDS = 3600;
+const WEB_CALL_TOKEN_TTL_SECONDS = 3600;
 
 /** What create-web-call adds to the call object (spec, "Web call (create response)"). */
 export interface WebCallAccess {

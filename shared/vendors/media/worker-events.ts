@@ -31,7 +31,7 @@ const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), '
 const utf8Text = (max: number) => z.string().max(max).refine((text) => Buffer.byteLength(text, 'utf8') <= max, `Must be at most ${max} bytes as UTF-8`);
 
 /** One finished utterance, as on the call's transcript_object (retell-sdk's shape). */
-export const workerUtteranceSchema = lazySchema(() =>
+const workerUtteranceSchema = lazySchema(() =>
   z
     .strictObject({
       role: z.enum(['agent', 'user', 'transfer_target']),
@@ -75,7 +75,7 @@ const latencyValues = () => z.array(z.number().int().min(0).max(3_600_000)).max(
  * `tts` the voice's time to its first audio, `asr` the recogniser's final transcript after
  * the caller stopped.
  */
-export const workerLatencySchema = lazySchema(() =>
+const workerLatencySchema = lazySchema(() =>
   z.strictObject({ e2e: latencyValues(), llm: latencyValues(), tts: latencyValues(), asr: latencyValues() }),
 );
 

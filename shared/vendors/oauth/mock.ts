@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { decryptSecret, encryptSecret } from '../../platform/crypto/envelope.ts';
 import { escapeHtml } from '../../platform/text/text.ts';
-import { isOAuthProvider, mockClientId, PROVIDER_TABLE, redirectUri, type OAuthProviderName } from './providers.ts';
+import { isOAuthProvider, PROVIDER_TABLE, redirectUri, type OAuthProviderName } from './providers.ts';
 
 /*
  * The built-in mock OAuth provider (spec: without a client id a provider uses it; its
@@ -14,7 +14,7 @@ import { isOAuthProvider, mockClientId, PROVIDER_TABLE, redirectUri, type OAuthP
  * keeps no state; codes live one minute.
  */
 
-export const MOCK_ACCESS_TOKEN_TTL_SECONDS = 3600;
+const MOCK_ACCESS_TOKEN_TTL_SECONDS = 3600;
 const CODE_TTL_MS = 60_000;
 const SEAL_CONTEXT = { record: 'oauth_mock' };
 
@@ -140,4 +140,4 @@ export async function mockTokenEndpoint(form: URLSearchParams): Promise<Response
   return oauthError('unsupported_grant_type', `grant_type ${grant ?? '(none)'} is not supported`);
 }
 
-export { mockClientId };
+;

@@ -27,7 +27,7 @@ export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
 export const PASTED_PROVIDERS = ['cal_com', 'zendesk'] as const;
 export type PastedProviderName = (typeof PASTED_PROVIDERS)[number];
 
-export type OAuthTarget = 'crm' | 'app' | 'kb_sync';
+type OAuthTarget = 'crm' | 'app' | 'kb_sync';
 
 /** What the start request may say about the provider's tenant (spec: POST /oauth/start `options`). */
 export interface ProviderOptions {
@@ -239,7 +239,7 @@ export interface ResolvedProvider {
 }
 
 /** 503 naming the missing settings: a production deployment has no client for the provider (as payments without Stripe). */
-export const providerNotConfigured = (name: OAuthProviderName) => {
+const providerNotConfigured = (name: OAuthProviderName) => {
   const prefix = PROVIDER_TABLE[name].prefix;
   return unavailable(`OAuth for ${name} is not configured on this deployment: set ${prefix}_OAUTH_CLIENT_ID (and ${prefix}_OAUTH_CLIENT_SECRET) in the vendor settings`, 3600);
 };

@@ -8,7 +8,7 @@ import type { PaymentsProvider } from './types.ts';
  * charge path uses index.ts.
  */
 
-export { verifyStripeEvent, STRIPE_SIGNATURE_TOLERANCE_SECONDS } from './stripe.ts';
+export { verifyStripeEvent,  } from './stripe.ts';
 
 export async function paymentsProvider(): Promise<PaymentsProvider> {
   const override = paymentsProviderOverride();

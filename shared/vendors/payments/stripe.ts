@@ -20,9 +20,9 @@ import { loadOnce } from '../../platform/lazy.ts';
  * else → 502 `Payment provider stripe failed: <status> <code>` (Stripe's message to the log only).
  */
 
-export const STRIPE_TIMEOUT_MS = 10_000;
+const STRIPE_TIMEOUT_MS = 10_000;
 /** How old a signed event may be (Stripe's default tolerance). */
-export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300;
+const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300;
 
 export interface StripeOptions {
   baseUrl: string;
@@ -184,7 +184,7 @@ export class StripeProvider implements PaymentsProvider {
   }
 }
 
-export type SignatureProblem = 'missing' | 'malformed' | 'mismatch' | 'too_old';
+type SignatureProblem = 'missing' | 'malformed' | 'mismatch' | 'too_old';
 
 const PROBLEMS: Record<SignatureProblem, string> = {
   missing: 'Missing Stripe-Signature header',

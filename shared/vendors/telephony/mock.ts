@@ -5,7 +5,7 @@ import type { FoundNumber, HeldNumber, PurchaseRequest, SearchOptions, Telephony
 import { wire } from '../../platform/naming.ts';
 import { canonicalE164 } from '../../platform/telephony/phone.ts';
 
-export { listProviderOperations, type ProviderOperation } from './operation-log.ts';
+export { listProviderOperations,  } from './operation-log.ts';
 
 /**
  * The offline provider (no `TWILIO_ACCOUNT_SID`): fake numbers, fake trunk IDs, and every

@@ -17,7 +17,7 @@ interface MockCommunityVoice extends CommunityVoice {
   age: string;
 }
 
-export const MOCK_COMMUNITY_LIBRARY: readonly MockCommunityVoice[] = [
+const MOCK_COMMUNITY_LIBRARY: readonly MockCommunityVoice[] = [
   { provider: 'elevenlabs', provider_voice_id: 'mockEL0001harbour', name: 'Harbour', description: 'Warm, relaxed narrator with an Australian accent', public_user_id: 'mock_owner_01', gender: 'male', accent: 'Australian', age: 'Middle Aged' },
   { provider: 'elevenlabs', provider_voice_id: 'mockEL0002juniper', name: 'Juniper', description: 'Bright and friendly customer support voice', public_user_id: 'mock_owner_02', gender: 'female', accent: 'American', age: 'Young' },
   { provider: 'elevenlabs', provider_voice_id: 'mockEL0003maple', name: 'Maple', description: 'Calm, reassuring voice for healthcare reminders', public_user_id: 'mock_owner_02', gender: 'female', accent: 'Canadian', age: 'Middle Aged' },

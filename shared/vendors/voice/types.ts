@@ -10,7 +10,7 @@ export type VoiceProvider = (typeof VOICE_PROVIDERS)[number];
 
 /** Providers that can clone from audio (VoiceCloneParams.voice_provider). */
 export const CLONE_PROVIDERS = ['elevenlabs', 'cartesia', 'minimax', 'fish_audio', 'platform', 'inworld'] as const;
-export type CloneProvider = (typeof CLONE_PROVIDERS)[number];
+type CloneProvider = (typeof CLONE_PROVIDERS)[number];
 
 /** Providers with a community library (VoiceSearchParams / VoiceAddResourceParams.voice_provider). */
 export const COMMUNITY_PROVIDERS = ['elevenlabs', 'cartesia', 'minimax', 'fish_audio', 'inworld'] as const;

@@ -16,7 +16,7 @@ import type { AudioSample, CommunityVoice, VendorVoice, VoiceProvider, VoiceVend
 export { CLONE_PROVIDERS, COMMUNITY_PROVIDERS, VOICE_PROVIDERS } from './types.ts';
 export type { CommunityProvider, Gender, VendorVoice, VoiceProvider } from './types.ts';
 
-export const ELEVENLABS_DEFAULT_BASE_URL = 'https://api.elevenlabs.io';
+const ELEVENLABS_DEFAULT_BASE_URL = 'https://api.elevenlabs.io';
 const VENDOR_TIMEOUT_MS = 30_000;
 const MAX_SEARCH_RESULTS = 30;
 /** How many of the library's search hits for an ID are checked for that exact ID. */
@@ -57,7 +57,7 @@ interface ElevenLabsVoice {
 }
 
 /** ElevenLabs' REST API (api.elevenlabs.io/v1), authenticated with `xi-api-key`. */
-export class ElevenLabsVoiceVendor implements VoiceVendor {
+class ElevenLabsVoiceVendor implements VoiceVendor {
   readonly kind = 'elevenlabs';
 
   constructor(private readonly options: ElevenLabsOptions) {}

@@ -30,14 +30,14 @@ import { DEFAULT_MS_PER_CHAR, chunkSpeech, pcmBytes, syntheticSpeech } from './s
 /** `apiKey` is checked in `X-API-Key`. */
 export type FakeCartesiaOptions = FakeVoiceOptions;
 
-export interface CartesiaGeneration {
+interface CartesiaGeneration {
   transcript: string;
   requestedAt: number;
   firstAudioAt?: number;
   audioMs: number;
 }
 
-export interface CartesiaContext {
+interface CartesiaContext {
   id: string;
   connection: number;
   /** The first generation request, as received (model, voice, output format, language…). */
@@ -50,7 +50,7 @@ export interface CartesiaContext {
   doneAt?: number;
 }
 
-export interface CartesiaReceived {
+interface CartesiaReceived {
   connection: number;
   at: number;
   message: unknown;

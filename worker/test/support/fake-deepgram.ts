@@ -75,7 +75,7 @@ export interface FakeDeepgramOptions {
   failure?: VendorFailure;
 }
 
-export interface DeepgramWord {
+interface DeepgramWord {
   word: string;
   start: number;
   end: number;
@@ -83,7 +83,7 @@ export interface DeepgramWord {
   punctuated_word: string;
 }
 
-export interface DeepgramSegment {
+interface DeepgramSegment {
   /** Counts from 0 across the fake. */
   index: number;
   connection: number;
@@ -101,7 +101,7 @@ export interface DeepgramSegment {
   interims: number;
 }
 
-export interface DeepgramListen {
+interface DeepgramListen {
   connection: number;
   requestId: string;
   query: ConnectionInfo['query'];
@@ -111,14 +111,14 @@ export interface DeepgramListen {
   closedAt?: number;
 }
 
-export interface DeepgramSpeakGeneration {
+interface DeepgramSpeakGeneration {
   text: string;
   requestedAt: number;
   firstAudioAt?: number;
   audioMs: number;
 }
 
-export interface DeepgramSpeak {
+interface DeepgramSpeak {
   connection: number;
   query: ConnectionInfo['query'];
   texts: string[];
@@ -126,7 +126,7 @@ export interface DeepgramSpeak {
   readonly spoken: string;
 }
 
-export interface DeepgramReceived {
+interface DeepgramReceived {
   connection: number;
   at: number;
   /** The JSON control messages (KeepAlive, Finalize, CloseStream, Speak, Flush…); audio is counted in `listens`. */

@@ -35,7 +35,7 @@ import { DEFAULT_MS_PER_CHAR, chunkSpeech, pcmBytes, syntheticSpeech } from './s
 /** `apiKey` is checked in `xi-api-key`. */
 export type FakeElevenLabsOptions = FakeVoiceOptions;
 
-export interface ElevenLabsGeneration {
+interface ElevenLabsGeneration {
   text: string;
   /** Date.now() when the text that started it arrived, and when its first audio was sent. */
   requestedAt: number;
@@ -43,7 +43,7 @@ export interface ElevenLabsGeneration {
   audioMs: number;
 }
 
-export interface ElevenLabsContext {
+interface ElevenLabsContext {
   id: string;
   /** Index into `connections`. */
   connection: number;
@@ -60,7 +60,7 @@ export interface ElevenLabsContext {
   finalAt?: number;
 }
 
-export interface ElevenLabsReceived {
+interface ElevenLabsReceived {
   connection: number;
   at: number;
   message: unknown;

@@ -14,7 +14,7 @@ import { DEFAULT_MS_PER_CHAR, chunkSpeech, pcmBytes, syntheticSpeech } from './s
 /** `apiKey` is checked as the bearer token. */
 export type FakeOpenAiTtsOptions = FakeVoiceOptions;
 
-export interface OpenAiSpeechRequest {
+interface OpenAiSpeechRequest {
   connection: number;
   body: Record<string, unknown>;
   requestedAt: number;
@@ -34,7 +34,7 @@ export interface FakeOpenAiTts {
   close(): Promise<void>;
 }
 
-export const OPENAI_TTS_SAMPLE_RATE = 24_000;
+const OPENAI_TTS_SAMPLE_RATE = 24_000;
 
 export async function startFakeOpenAiTts(options: FakeOpenAiTtsOptions = {}): Promise<FakeOpenAiTts> {
   const live = { ...options };

@@ -94,7 +94,7 @@ export interface ConnectionInfo {
   at: number;
 }
 
-export interface Route {
+interface Route {
   /** Answers a plain HTTP request; absent: 404. */
   http?: (request: IncomingMessage, response: ServerResponse, info: ConnectionInfo, failure: FailureSwitch) => void | Promise<void>;
   /** Handles an accepted WebSocket; absent: the upgrade is answered 404. */

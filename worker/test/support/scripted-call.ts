@@ -28,7 +28,7 @@ export interface ScriptedReply {
   firstTokenMs?: number;
 }
 
-export interface EngineCall {
+interface EngineCall {
   event: TurnEvent;
   /** The conversation the turn started from. */
   state: ConversationState;
@@ -41,7 +41,7 @@ export interface EngineCall {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A response engine that answers each turn with the next scripted reply, and records the turns and their commits. */
-export function scriptedEngine(replies: (ScriptedReply | string)[]) {
+function scriptedEngine(replies: (ScriptedReply | string)[]) {
   const calls: EngineCall[] = [];
   const commits: { event: TurnEvent; text: string; interrupted: boolean }[] = [];
   const streamTurn: StreamTurn = (state, event, options) => {
@@ -86,7 +86,7 @@ export function scriptedEngine(replies: (ScriptedReply | string)[]) {
 }
 
 /** Reports as the session sends them, in order. */
-export function recordingReports() {
+function recordingReports() {
   const events: (ReportEvent & { at: number })[] = [];
   return {
     events,

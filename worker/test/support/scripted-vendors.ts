@@ -24,7 +24,7 @@ import { ReadableStream } from 'node:stream/web';
 
 initializeLogger({ pretty: false, level: process.env.WORKER_TEST_LOG_LEVEL ?? 'error' });
 
-export const CALLER_RATE = 16_000;
+const CALLER_RATE = 16_000;
 const CALLER_FRAME_MS = 10;
 const VOICE_RATE = 24_000;
 const VOICE_FRAME_MS = 20;
