@@ -3,7 +3,7 @@ import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { instrumented } from '../shared/platform/observability/telemetry.ts';
 import { callHistoryPage, getCall } from '../shared/calls/records/index.ts';
-import { ContactFields, getContactByPhone, listContactsPage, updateContact, type Contact } from '../shared/contacts/index.ts';
+import { CreateContactBody, getContactByPhone, listContactsPage, updateContact, type Contact } from '../shared/contacts/index.ts';
 import { badRequest, NotFound } from '../shared/platform/errors.ts';
 import { IntegrationJobMessage, runCallPush, runScheduledSync, runSyncStep, syncStepFailed, type CallForCrm, type ParleyContact, type SyncReaders } from '../shared/integrations/index.ts';
 
@@ -79,7 +79,7 @@ const readers: SyncReaders = {
   },
   async updateContact(workspaceId, contact, change) {
     // The analysis data is checked as create-contact's fields are (an email that is not one is refused).
-    const checked = ContactFields.safeParse({ phone_number: contact.phone_number, ...change });
+    const checked = CreateContactBody.safeParse({ phone_number: contact.phone_number, ...change });
     if (!checked.success) throw badRequest(checked.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
     return parleyContact(await updateContact(workspaceId, contact.contact_id, change));
   },

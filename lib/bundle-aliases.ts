@@ -19,6 +19,3 @@ export const LAMBDA_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   ),
 };
 
-/** The aliases as CDK's `esbuildArgs` (`--alias:<module>=<path>`). */
-export const aliasEsbuildArgs = (): Record<string, string> =>
-  Object.fromEntries(Object.entries(LAMBDA_BUNDLE_ALIASES).map(([module, path]) => [`--alias:${module}`, path]));

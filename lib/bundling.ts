@@ -32,7 +32,7 @@ export const REQUIRE_BANNER =
   "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);";
 
 /** The Node.js major the functions run on (PARLEY_RUNTIME in lib/parley-function.ts; a CDK test holds them together). */
-export const RUNTIME_NODE_MAJOR = 24;
+const RUNTIME_NODE_MAJOR = 24;
 
 export const FUNCTION_BUNDLING: FunctionBundling = {
   target: `node${RUNTIME_NODE_MAJOR}`,

@@ -51,7 +51,7 @@ export interface FunctionSettings {
  * refuses `.invalid` hosts and documentation address blocks in production, so functions
  * deployed with them stop at cold start naming SIP_HOST and SIP_IP_RANGES.
  */
-export const EXAMPLE_SETTINGS: FunctionSettings = {
+const EXAMPLE_SETTINGS: FunctionSettings = {
   sipHost: 'sip.example.invalid',
   sipIpRanges: ['192.0.2.0/24'],
 };

@@ -23,7 +23,7 @@ export interface FixedEgressProps {
 }
 
 /** The most NAT gateways (and addresses) the setting takes: one per zone of an environment-agnostic stack. */
-export const MAX_EGRESS_NAT_GATEWAYS = 2;
+const MAX_EGRESS_NAT_GATEWAYS = 2;
 
 export class FixedEgress extends Construct {
   readonly vpc: ec2.Vpc;

@@ -80,7 +80,7 @@ export interface JobQueueSpec {
 }
 
 /** What invokes a function. */
-export type FunctionTrigger =
+type FunctionTrigger =
   /**
    * API Gateway, for every route of the route table whose `domain` is routeGroup; `catchAll`:
    * also the $default route (requests no route matches); `preflight`: also every path's

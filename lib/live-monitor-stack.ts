@@ -6,7 +6,7 @@ import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 
 /** Requests a second (and burst) the WebSocket API admits across all monitors. */
-export const LIVE_MONITOR_THROTTLE = { rateLimit: 20, burstLimit: 40 };
+const LIVE_MONITOR_THROTTLE = { rateLimit: 20, burstLimit: 40 };
 
 export interface LiveMonitorStackProps extends NestedStackProps {
   /** functions/live-ws.ts: the authorizer and the three routes. */

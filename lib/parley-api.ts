@@ -17,7 +17,7 @@ import { ROUTE_STACK_COUNT, RouteStack, routeStackIndex, type RouteTarget } from
 import { scopedName, type StageSettings } from './stage.ts';
 
 /** The one route of CORS preflights (the public function answers them; docs/browser.md). */
-export const PREFLIGHT_ROUTE_KEY = 'OPTIONS /{proxy+}';
+const PREFLIGHT_ROUTE_KEY = 'OPTIONS /{proxy+}';
 
 export interface Throttle {
   /** Steady requests per second. */
@@ -49,7 +49,7 @@ export const DEFAULT_ROUTE_THROTTLES: Record<ThrottleClass, Throttle> = {
  * API Gateway's "Routes per API" quota (context `routesPerApiQuota`). Synth fails above it
  * rather than the deploy failing halfway; README, Deploy with CDK, says how to raise it.
  */
-export const DEFAULT_ROUTES_PER_API_QUOTA = 300;
+const DEFAULT_ROUTES_PER_API_QUOTA = 300;
 
 export interface ParleyApiProps {
   settings: StageSettings;

@@ -29,7 +29,7 @@ export function esbuildTarget(runtime: lambda.Runtime): string {
 }
 
 /** The alias the API, the queues' event sources and the schedules invoke; CodeDeploy shifts it between versions. */
-export const LIVE_ALIAS = 'live';
+const LIVE_ALIAS = 'live';
 
 /**
  * The conditions on direct use of the key (envelope encryption, shared/platform/crypto): the
@@ -65,7 +65,7 @@ export interface ParleyResources {
   recordingsBucket: s3.IBucket;
 }
 
-export type QueueUse = 'send' | 'consume';
+type QueueUse = 'send' | 'consume';
 
 /** The work queues among the shared resources; `access` grants on them by the same names. */
 export type QueueResource = 'webhookQueue' | 'callStepsQueue' | 'contactJobsQueue' | 'exportJobsQueue' | 'integrationJobsQueue' | 'kbJobsQueue';
@@ -178,7 +178,7 @@ const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * with local bundling; like NodejsFunction's, its hash is the output's, and a stack excluded from
  * bundling (`aws:cdk:bundling-stacks`, the CDK tests) is not bundled at all.
  */
-export function functionCode(props: Pick<ParleyFunctionProps, 'entry' | 'files' | 'directories' | 'workers'>): lambda.Code {
+function functionCode(props: Pick<ParleyFunctionProps, 'entry' | 'files' | 'directories' | 'workers'>): lambda.Code {
   return lambda.Code.fromAsset(PROJECT_ROOT, {
     assetHashType: AssetHashType.OUTPUT,
     bundling: {

@@ -30,7 +30,7 @@ import { PRODUCTION_STAGE, scopedName, stageSettings, type StageProps, type Stag
 import { VoiceWorker, voiceWorkerSettings } from './voice-worker.ts';
 
 /** NAT gateways (each with its address) fixed egress creates by default (context `fixedEgressNatGateways`): one per zone. */
-export const DEFAULT_EGRESS_NAT_GATEWAYS = 2;
+const DEFAULT_EGRESS_NAT_GATEWAYS = 2;
 
 /** The one function the WebSocket monitors' API invokes (trigger `websocket`). */
 function websocketFunction(): FunctionSpec {

@@ -8,7 +8,7 @@ import { contextValue } from './deploy-settings.ts';
  * (`scopedName`). Settings come from the stack's props, else from the context object
  * `stages.<stage>` (cdk.json can hold one per stage), else from plain context, else a default.
  */
-export const DEFAULT_STAGE = 'dev';
+const DEFAULT_STAGE = 'dev';
 
 /** The production stage: canary deployments and termination protection by default. */
 export const PRODUCTION_STAGE = 'prod';
@@ -21,11 +21,11 @@ const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,19}$/;
  * `linear` (10 % more every minute) or `allAtOnce`. A shift rolls back when the function's
  * error alarm fires while it runs.
  */
-export const DEPLOYMENT_STRATEGIES = ['canary', 'linear', 'allAtOnce'] as const;
+const DEPLOYMENT_STRATEGIES = ['canary', 'linear', 'allAtOnce'] as const;
 export type DeploymentStrategy = (typeof DEPLOYMENT_STRATEGIES)[number];
 
 /** An API custom domain: a regional ACM certificate, and optionally the Route 53 zone to put its alias record in. */
-export interface CustomDomain {
+interface CustomDomain {
   /** e.g. `api.parley.ai`. */
   domainName: string;
   /** ACM certificate covering domainName, in the stack's region. */
@@ -137,7 +137,7 @@ export function stageSettings(scope: Construct, given: StageProps): StageSetting
  * dashboard under development), no wildcard, no path: a presigned URL is a bearer
  * capability, and the rule should name the dashboards that hand it to a browser.
  */
-export function checkUploadOrigins(origins: readonly string[]): string[] {
+function checkUploadOrigins(origins: readonly string[]): string[] {
   const checked = origins.map((origin) => {
     let url: URL | undefined;
     try {

@@ -42,7 +42,7 @@ const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
  * token), so the worker holds no queue and neither bucket; a turn run without the worker's
  * `retrieve` would reach for the knowledge-base bucket and be refused.
  */
-export const WORKER_ACCESS: ParleyAccess = { table: 'readWrite', key: ['generateDataKey', 'decrypt'], vendorSecret: 'read' };
+const WORKER_ACCESS: ParleyAccess = { table: 'readWrite', key: ['generateDataKey', 'decrypt'], vendorSecret: 'read' };
 
 /**
  * One task's size. The per-call assumption: about 0.1 vCPU and 200 MB a call (each call is a
@@ -67,10 +67,10 @@ export const VOICE_WORKER_CPU_TARGET_PERCENT = 50;
  * worker/src/task-protection.ts), so this bounds only other stops (a failed health check, a
  * manual stop, a Fargate retirement).
  */
-export const VOICE_WORKER_STOP_TIMEOUT = Duration.seconds(120);
+const VOICE_WORKER_STOP_TIMEOUT = Duration.seconds(120);
 
-export const DEFAULT_VOICE_WORKER_MIN_TASKS = 1;
-export const DEFAULT_VOICE_WORKER_MAX_TASKS = 10;
+const DEFAULT_VOICE_WORKER_MIN_TASKS = 1;
+const DEFAULT_VOICE_WORKER_MAX_TASKS = 10;
 
 /** Alarm thresholds (docs/operations.md, The voice worker). */
 export const VOICE_WORKER_ALARM_THRESHOLDS = {
@@ -84,7 +84,7 @@ export const VOICE_WORKER_ALARM_THRESHOLDS = {
   downMinutes: 3,
 };
 
-export type VoiceWorkerArchitecture = 'arm64' | 'x86_64';
+type VoiceWorkerArchitecture = 'arm64' | 'x86_64';
 
 export interface VoiceWorkerSettings {
   minTasks: number;

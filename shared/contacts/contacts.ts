@@ -6,9 +6,8 @@ import { keys } from '../platform/store/keys.ts';
 import { TransactionCancelled } from '../platform/store/table.ts';
 import {
   BUILT_IN_FIELDS,
-  ContactFields,
+  CreateContactBody,
   type Contact,
-  type ContactFieldsInput,
   type ContactFilterCriteria,
   type ConversationItem,
   type CreateContactInput,
@@ -230,10 +229,10 @@ export async function deleteContact(workspaceId: string, contactId: string): Pro
  */
 export async function upsertContactByNumber(
   workspaceId: string,
-  fields: ContactFieldsInput | Record<string, unknown>,
+  fields: CreateContactInput | Record<string, unknown>,
   options: { mergeTags?: boolean } = {},
 ): Promise<{ contact: Contact; created: boolean }> {
-  const input = parseOrThrow(ContactFields, fields, 'contact');
+  const input = parseOrThrow(CreateContactBody, fields, 'contact');
   for (let attempt = 0; ; attempt++) {
     const existing = await contactByPhone(workspaceId, input.phone_number);
     try {

@@ -3,7 +3,7 @@ import { csvPhoneNumber, csvPhoneReason, csvVariableName, parseCsvRecords } from
 import { formatIssues } from '../platform/http/validation.ts';
 import { nationalToE164 } from '../platform/telephony/phone.ts';
 import type { ColumnMapping } from './import-schemas.ts';
-import { BUILT_IN_FIELDS, ContactFields, CUSTOM_FIELD_NAME, MAPPABLE_BUILT_IN, MAX_CUSTOM_FIELDS, type ContactFieldsInput } from './schemas.ts';
+import { BUILT_IN_FIELDS, CreateContactBody, CUSTOM_FIELD_NAME, MAPPABLE_BUILT_IN, MAX_CUSTOM_FIELDS, type CreateContactInput } from './schemas.ts';
 
 /*
  * Import rows (docs/contacts.md, Imports): CSV text or a `contacts` array becomes, row by
@@ -27,7 +27,7 @@ import { BUILT_IN_FIELDS, ContactFields, CUSTOM_FIELD_NAME, MAPPABLE_BUILT_IN, M
 export interface ImportRow {
   row: number;
   /** The validated contact fields (absent when the row is not imported). */
-  fields?: ContactFieldsInput;
+  fields?: CreateContactInput;
   /** Why the row is not imported. */
   error?: string;
   /** The number as given, for the report. */
@@ -55,7 +55,7 @@ const FALSE = new Set(['false', 'no', 'n', '0']);
 /** Validates a row's fields as create-contact's body; the reason names the field. */
 function validated(row: number, phone: string | undefined, fields: Record<string, unknown>, tags: string[] | undefined): ImportRow {
   const withTags = tags?.length ? { ...fields, tags: [...((fields.tags as string[] | undefined) ?? []), ...tags] } : fields;
-  const result = ContactFields.safeParse(withTags, { reportInput: true });
+  const result = CreateContactBody.safeParse(withTags, { reportInput: true });
   if (!result.success) return { row, phone, error: formatIssues(result.error.issues, 'contact') };
   return { row, phone, fields: result.data };
 }

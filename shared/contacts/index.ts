@@ -40,4 +40,4 @@ export {
   runImportStep,
   uploadImportFile,
 } from './imports.ts';
-export { ContactFields, ContactJobMessage, type Contact,  } from './schemas.ts';
+export { CreateContactBody, ContactJobMessage, type Contact,  } from './schemas.ts';

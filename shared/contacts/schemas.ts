@@ -63,6 +63,7 @@ const editableFields = () => ({
   custom_fields: customFieldsInput().optional(),
 });
 
+/** A new contact, and what an import row or a backfill writes: a number and any fields (upsertContactByNumber). */
 export const CreateContactBody = lazySchema(() => z.object({ phone_number: contactPhone(), ...editableFields() }));
 export type CreateContactInput = z.infer<typeof CreateContactBody>;
 
@@ -70,9 +71,6 @@ export type CreateContactInput = z.infer<typeof CreateContactBody>;
 export const UpdateContactBody = lazySchema(() => z.object({ phone_number: contactPhone().optional(), ...editableFields() }));
 export type UpdateContactInput = z.infer<typeof UpdateContactBody>;
 
-/** What an import row or a backfill writes: a number and any fields (upsertContactByNumber). */
-export const ContactFields = CreateContactBody;
-export type ContactFieldsInput = CreateContactInput;
 
 export type CustomFieldValue = string | number | boolean;
 

@@ -124,7 +124,6 @@ export const tooManyRequests = (message: string, retryAfterSeconds: number, kind
   new TooManyRequests(message, retryAfterSeconds, kind);
 export const badGateway = (message: string, code?: ErrorCode) => new VendorFailed(message, code);
 export const unavailable = (message: string, retryAfterSeconds: number) => new Unavailable(message, retryAfterSeconds);
-export const serviceUnavailable = unavailable;
 export const unsupportedMediaType = (message: string) => new UnsupportedMediaType(message);
 
 export const missingScope = (scope: string) => forbidden(`This API key lacks the "${scope}" scope`);

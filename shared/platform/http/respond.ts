@@ -1,7 +1,7 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { isProduction } from '../config.ts';
 import { unavailableMessage, unavailableService, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../aws/unavailable.ts';
-import { ApiError, serviceUnavailable } from '../errors.ts';
+import { ApiError, unavailable } from '../errors.ts';
 import { TransactionCancelled } from '../store/table.ts';
 import { logger } from '../logger.ts';
 import type { ErrorFormat } from './route.ts';
@@ -24,15 +24,15 @@ export function jsonResponse(
  * is a 503 with retry-after, never a 500.
  */
 export function errorResponse(error: unknown, headers: Record<string, string> = {}, format?: ErrorFormat): APIGatewayProxyStructuredResultV2 {
-  const unavailable = unavailableService(error);
-  if (unavailable) {
-    logger.warn('AWS service unavailable', { service: unavailable, error: error as Error });
-    error = serviceUnavailable(unavailableMessage(unavailable), UNAVAILABLE_RETRY_AFTER_SECONDS);
+  const service = unavailableService(error);
+  if (service) {
+    logger.warn('AWS service unavailable', { service, error: error as Error });
+    error = unavailable(unavailableMessage(service), UNAVAILABLE_RETRY_AFTER_SECONDS);
   } else if (error instanceof TransactionCancelled && error.conflicted) {
     // Another write held an item this one needed (DynamoDB cancels rather than waits): the
     // same request goes through once it is done, so it is a retry, not a server fault.
     logger.warn('Transaction conflicted with another write', { error });
-    error = serviceUnavailable('A conflicting write was in progress; retry the request', 1);
+    error = unavailable('A conflicting write was in progress; retry the request', 1);
   }
   const failure = error instanceof ApiError ? error : internalError(error);
   if (format) {

@@ -223,7 +223,7 @@ export const redirectUri = (): string => `${publicBaseUrl()}/oauth/callback`;
  */
 export const MOCK_AUTHORIZE_PATH = '/oauth/mock/authorize';
 export const MOCK_TOKEN_PATH = '/oauth/mock/token';
-export const mockClientId = (provider: OAuthProviderName) => `parley-mock-${provider}`;
+const mockClientId = (provider: OAuthProviderName) => `parley-mock-${provider}`;
 
 /** A provider as this deployment uses it: the vendor (with its client) or the mock. */
 export interface ResolvedProvider {
