@@ -1,6 +1,6 @@
 import { domainHandler, MediaResponse } from '../shared/platform/http/handler.ts';
 import { chatRoutes } from '../shared/chats/routes.ts';
-import { smsRoutes } from '../shared/chats/sms-routes.ts';
+import { smsRoutes } from '../shared/chats/sms/routes.ts';
 import * as chats from '../shared/chats/index.ts';
 
 /** Whether the request asks for server-sent events (`Accept: text/event-stream`). */

@@ -1,7 +1,7 @@
 import { domainHandler } from '../shared/platform/http/handler.ts';
-import { connectionTestRoutes } from '../shared/numbers/connection-test-routes.ts';
-import { phoneNumberRoutes } from '../shared/numbers/phone-number-routes.ts';
-import { telephonyRoutes } from '../shared/numbers/telephony-routes.ts';
+import { connectionTestRoutes } from '../shared/numbers/connection-tests/routes.ts';
+import { phoneNumberRoutes } from '../shared/numbers/phone-numbers/routes.ts';
+import { telephonyRoutes } from '../shared/numbers/telephony/routes.ts';
 import { connectionTestHandlers } from './numbers/connection-tests.ts';
 import { phoneNumberHandlers } from './numbers/phone-numbers.ts';
 import { telephonyHandlers } from './numbers/telephony.ts';

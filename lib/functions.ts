@@ -272,7 +272,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // Chats retrieve from their agents' knowledge bases (the indexes in the knowledge-base bucket).
     // App tools run through the integrations domain, whose refresh before use seals new tokens (generateDataKey).
     access: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], knowledgeBases: 'readWrite' },
-    // SMS chats check their numbers (shared/chats/sms.ts, phone.ts).
+    // SMS chats check their numbers (shared/chats/sms/sms.ts, phone.ts).
     files: [PHONE_METADATA_FILE],
     egress: true,
   },

@@ -1,5 +1,5 @@
 import type { Handlers } from '../../shared/platform/http/route.ts';
-import type { connectionTestRoutes } from '../../shared/numbers/connection-test-routes.ts';
+import type { connectionTestRoutes } from '../../shared/numbers/connection-tests/routes.ts';
 import { withOutboundSlot } from '../../shared/platform/egress/outbound-slots.ts';
 import { onDemand } from './load.ts';
 

@@ -7,7 +7,7 @@
  * files, and on Node each costs about half a millisecond to load, as much as compiling
  * 7 KiB (docs/performance.md, "One import() target for a domain's rare routes").
  */
-export * as callerIds from '../../shared/numbers/caller-ids.ts';
-export * as kyc from '../../shared/numbers/kyc.ts';
-export * as sipTrunks from '../../shared/numbers/sip-trunks.ts';
-export { probeSipUri } from '../../shared/numbers/sip-options.ts';
+export * as callerIds from '../../shared/numbers/telephony/caller-ids.ts';
+export * as kyc from '../../shared/numbers/telephony/kyc.ts';
+export * as sipTrunks from '../../shared/numbers/telephony/sip-trunks.ts';
+export { probeSipUri } from '../../shared/numbers/connection-tests/sip-options.ts';

@@ -1,7 +1,7 @@
 import type { Handlers } from '../../shared/platform/http/route.ts';
-import * as numbers from '../../shared/numbers/phone-numbers.ts';
+import * as numbers from '../../shared/numbers/phone-numbers/phone-numbers.ts';
 import { withOutboundSlot } from '../../shared/platform/egress/outbound-slots.ts';
-import type { phoneNumberRoutes } from '../../shared/numbers/phone-number-routes.ts';
+import type { phoneNumberRoutes } from '../../shared/numbers/phone-numbers/routes.ts';
 import { onDemand } from './load.ts';
 
 export const phoneNumberHandlers: Handlers<typeof phoneNumberRoutes> = {

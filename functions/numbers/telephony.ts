@@ -1,7 +1,7 @@
 import type { Handlers } from '../../shared/platform/http/route.ts';
-import type { telephonyRoutes } from '../../shared/numbers/telephony-routes.ts';
-import type { KycSubmissionInput } from '../../shared/numbers/telephony-schemas.ts';
-import { sipOrigination } from '../../shared/numbers/sip-origination.ts';
+import type { telephonyRoutes } from '../../shared/numbers/telephony/routes.ts';
+import type { KycSubmissionInput } from '../../shared/numbers/telephony/schemas.ts';
+import { sipOrigination } from '../../shared/numbers/telephony/sip-origination.ts';
 import { listProviderOperations } from '../../shared/vendors/telephony/operation-log.ts';
 import { onDemand } from './load.ts';
 

@@ -16,11 +16,10 @@ export {
   getSmsChat,
   listSmsChats,
   listSmsMessages,
-  
   receiveTwilioSms,
   receiveTwilioSmsStatus,
   sendSms,
   simulateInboundSms,
-} from './sms.ts';
+} from './sms/index.ts';
 /** A privacy erase of one number (shared/account-data): its SMS chats (the party index) and their thread. */
 ;

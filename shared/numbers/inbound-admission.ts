@@ -3,7 +3,7 @@ import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import { canonicalIp } from '../platform/auth/ip.ts';
 import { decryptSecret } from '../platform/crypto/envelope.ts';
-import { inboundAddressesFor, passwordContext } from './phone-numbers.ts';
+import { inboundAddressesFor, passwordContext } from './phone-numbers/phone-numbers.ts';
 import { ConditionFailed, table } from '../platform/store/table.ts';
 import { digestNonces, phoneNumberClaims, phoneNumbers, type DigestNonceItem, type NumberItem } from './store.ts';
 import { sipUriHost } from './validation.ts';

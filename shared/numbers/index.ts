@@ -1,6 +1,6 @@
-import { getKyc } from './kyc.ts';
+import { getKyc } from './telephony/index.ts';
 import { NotFound } from '../platform/errors.ts';
-import type * as PhoneNumbers from './phone-numbers.ts';
+import type * as PhoneNumbers from './phone-numbers/phone-numbers.ts';
 // TWILIO_INBOUND_ALLOWED_ADDRESSES is checked with the settings wherever numbers are reached (checkWithSettings).
 import './inbound-addresses.ts';
 import { listNumberItems, phoneNumberClaims, phoneNumbers, type NumberItem } from './store.ts';
@@ -14,7 +14,7 @@ import { loadOnce } from '../platform/lazy.ts';
 export type { NumberItem } from './store.ts';
 export { AHEAD_TOKEN_USE_MS, cpsLimitFor, takeDialToken, takeDialTokens, type DialToken } from './cps-limiter.ts';
 /** The workspace's verification status, for account-status (shared/account-data). */
-export { getKyc } from './kyc.ts';
+export { getKyc } from './telephony/index.ts';
 
 /**
  * The numbers' API operations (phone-numbers.ts: the carriers, SIP origination, the binding
@@ -22,7 +22,7 @@ export { getKyc } from './kyc.ts';
  * and batch functions reach this entry on every dial and need none of it otherwise
  * (docs/performance.md, "Sizes: cold and lazy").
  */
-const phoneNumbersModule = loadOnce((): Promise<typeof PhoneNumbers> => import('./phone-numbers.ts'));
+const phoneNumbersModule = loadOnce((): Promise<typeof PhoneNumbers> => import('./phone-numbers/phone-numbers.ts'));
 
 /** The workspace's number, or undefined (another workspace's number is as absent). */
 export async function workspaceNumber(workspaceId: string, phoneNumber: string): Promise<NumberItem | undefined> {

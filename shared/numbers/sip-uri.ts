@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
  * SIP URIs as the numbers' schemas check them (a termination URI, the connection tests'
  * body) and the OPTIONS probe (sip-options.ts) dials them. Apart from the probe so that the
  * schemas, which every numbers request loads, do not load the probe and the egress guard:
- * those load on the first connection test (shared/numbers/sip-options.ts).
+ * those load on the first connection test (shared/numbers/connection-tests/sip-options.ts).
  */
 
 export type SipTransport = 'tcp' | 'udp' | 'tls';

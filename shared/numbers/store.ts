@@ -3,8 +3,8 @@ import { cpsTokenAttribute, keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { defineEntity } from '../platform/store/table.ts';
 import type { Trunk } from '../vendors/telephony/index.ts';
-import type { PhoneNumber, VersionReference } from './phone-number-schemas.ts';
-import type { BrandedCallerId, Kyc, KycStatus, SipTrunk, VerifiedNumber } from './telephony-schemas.ts';
+import type { PhoneNumber, VersionReference } from './phone-numbers/schemas.ts';
+import type { BrandedCallerId, Kyc, KycStatus, SipTrunk, VerifiedNumber } from './telephony/schemas.ts';
 
 /*
  * The numbers domain's items, each declared once with its key (the keys themselves are
@@ -36,7 +36,7 @@ export type NumberItem = Keyed & {
   nickname?: string;
   inbound_agents?: AgentEntry[];
   outbound_agents?: AgentEntry[];
-  /** Chat agents for the number's SMS chats (shared/chats/sms.ts picks one by weight). */
+  /** Chat agents for the number's SMS chats (shared/chats/sms/sms.ts picks one by weight). */
   inbound_sms_agents?: AgentEntry[];
   outbound_sms_agents?: AgentEntry[];
   inbound_agent_version?: VersionReference;

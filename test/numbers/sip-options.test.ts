@@ -4,7 +4,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fakeSrvDns } from '../support/fake-dns.ts';
 import { TEST_TLS } from '../support/tls.ts';
-import { parseSipUri, probeSipUri } from '../../shared/numbers/sip-options.ts';
+import { parseSipUri, probeSipUri } from '../../shared/numbers/connection-tests/sip-options.ts';
 import { startTestApp } from '../support/app.ts';
 
 const app = await startTestApp();

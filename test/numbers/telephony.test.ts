@@ -121,7 +121,7 @@ describe('KYC', () => {
     const restoreSettings = useProductionSettings();
     vi.resetModules();
     try {
-      const { decideKyc } = await import('../../shared/numbers/kyc.ts');
+      const { decideKyc } = await import('../../shared/numbers/telephony/kyc.ts');
       await expect(decideKyc(ws.workspace_id, { decision: 'approved' })).rejects.toMatchObject({
         status: 403,
         message: 'Business verification decisions are made by the reviewer, not through the API',
@@ -134,7 +134,7 @@ describe('KYC', () => {
   });
 
   it('assertKycApproved names the status and the action', async () => {
-    const { assertKycApproved } = await import('../../shared/numbers/kyc.ts');
+    const { assertKycApproved } = await import('../../shared/numbers/telephony/kyc.ts');
     const ws = await app.newWorkspace();
     await expect(assertKycApproved(ws.workspace_id, 'buy a phone number')).rejects.toMatchObject({
       status: 403,

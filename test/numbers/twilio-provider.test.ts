@@ -18,7 +18,7 @@ const app = await startTestApp({
   TWILIO_INBOUND_ALLOWED_ADDRESSES: '198.51.100.7, 203.0.113.0/28',
 });
 const { listProviderOperations } = await import('../../shared/vendors/telephony/operation-log.ts');
-const { parseInboundAddresses } = await import('../../shared/numbers/phone-numbers.ts');
+const { parseInboundAddresses } = await import('../../shared/numbers/phone-numbers/phone-numbers.ts');
 
 const freshNumber = () => `+1415${randomInt(200, 1000)}${String(randomInt(0, 10_000)).padStart(4, '0')}`;
 

@@ -62,7 +62,7 @@ const LAZY: Record<string, string[]> = {
     'shared/agent-tools/workflows.ts',
     'shared/calls/artifacts/sip-trace.ts',
     'shared/calls/live/control.ts',
-    'shared/numbers/phone-numbers.ts',
+    'shared/numbers/phone-numbers/phone-numbers.ts',
     'shared/calls/live/events.ts',
     'shared/calls/artifacts/scrubbing.ts',
     'shared/calls/erasure/deletion.ts',
@@ -71,17 +71,17 @@ const LAZY: Record<string, string[]> = {
   'kb-jobs': ['shared/knowledge-bases/capped-worker.ts'],
   'knowledge-bases': ['shared/knowledge-bases/capped-worker.ts'],
   public: [...EVERYWHERE, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/', 'shared/agent-tools/workflows.ts', 'shared/knowledge-bases/retrieval.ts', ...OVERRIDE],
-  'call-steps': [...EVERYWHERE, ...OVERRIDE, 'shared/agent-tools/workflows.ts', 'shared/numbers/phone-numbers.ts'],
+  'call-steps': [...EVERYWHERE, ...OVERRIDE, 'shared/agent-tools/workflows.ts', 'shared/numbers/phone-numbers/phone-numbers.ts'],
   chats: [...EVERYWHERE, ...AGENT_SCHEMAS, 'shared/platform/auth/jose-session.ts', 'node_modules/jose/'],
   // The numbers function's 1.6× import target: what only the KYC, SIP trunk, caller ID and SIP probe
   // routes need (functions/numbers/on-demand.ts), and the KMS client (on the first secret sealed or opened).
   numbers: [
     'functions/numbers/on-demand.ts',
-    'shared/numbers/kyc.ts',
-    'shared/numbers/sip-trunks.ts',
-    'shared/numbers/caller-ids.ts',
+    'shared/numbers/telephony/kyc.ts',
+    'shared/numbers/telephony/sip-trunks.ts',
+    'shared/numbers/telephony/caller-ids.ts',
     'shared/vendors/caller-id/',
-    'shared/numbers/sip-options.ts',
+    'shared/numbers/connection-tests/sip-options.ts',
     'shared/platform/egress/egress.ts',
     'shared/platform/crypto/aws-kms.ts',
     'node_modules/@aws-sdk/client-kms/',
@@ -117,7 +117,7 @@ describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs
     const { metafile, file } = bundles.numbers!;
     const cold = [...coldInputs(metafile, file).keys()];
     // What the schemas check (SIP URIs) and every route uses stays cold; the probe does not.
-    for (const module of ['shared/numbers/sip-uri.ts', 'shared/numbers/phone-numbers.ts', 'shared/platform/crypto/envelope.ts', 'shared/numbers/inbound-addresses.ts']) {
+    for (const module of ['shared/numbers/sip-uri.ts', 'shared/numbers/phone-numbers/phone-numbers.ts', 'shared/platform/crypto/envelope.ts', 'shared/numbers/inbound-addresses.ts']) {
       expect(cold, module).toContain(module);
     }
     // Each import() target sharing code with the entry may split the cold code into one more file

@@ -16,7 +16,7 @@ import { newAgent as newAgentWithLlm } from '../support/factories.ts';
 const CAP = 2;
 const app = await startTestApp({ OUTBOUND_TEST_CONCURRENCY: String(CAP), TWILIO_ACCOUNT_SID: '' });
 const { deliverWebhook, MAX_ATTEMPTS } = await import('../../shared/webhooks/webhooks.ts');
-const { probeSipUri } = await import('../../shared/numbers/sip-options.ts');
+const { probeSipUri } = await import('../../shared/numbers/connection-tests/sip-options.ts');
 const { ApiError } = await import('../../shared/platform/errors.ts');
 const { acquireOutboundSlot, OUTBOUND_SLOT_LEASE_MS } = await import('../../shared/platform/egress/outbound-slots.ts');
 

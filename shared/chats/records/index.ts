@@ -9,5 +9,5 @@
  * holds the export-jobs bundle free of them. Anything that runs a chat stays in index.ts.
  */
 export { deleteChat, getChat, listChats } from '../stored-chats.ts';
-export { deleteSmsThreadOf, smsChatIdsWithParty } from '../sms-store.ts';
+export { deleteSmsThreadOf, smsChatIdsWithParty } from '../sms/store.ts';
 ;

@@ -1,6 +1,6 @@
-import { defineRoutes } from '../platform/http/route.ts';
-import { wire } from '../platform/naming.ts';
-import { Chat, ChatList, chatIdParams } from './schemas.ts';
+import { defineRoutes } from '../../platform/http/route.ts';
+import { wire } from '../../platform/naming.ts';
+import { Chat, ChatList, chatIdParams } from '../schemas.ts';
 import {
   CreateSmsChatBody,
   ListSmsChatsQuery,
@@ -10,7 +10,7 @@ import {
   SimulateInboundBody,
   SimulatedInbound,
   SmsMessagePage,
-} from './sms-schemas.ts';
+} from './schemas.ts';
 
 /**
  * SMS chats (docs/chats.md, SMS): served by the chats function. Scope

@@ -1,7 +1,7 @@
-import { defineRoutes } from '../platform/http/route.ts';
+import { defineRoutes } from '../../platform/http/route.ts';
 import * as z from 'zod';
-import { lazySchema, queryInt } from '../platform/http/schemas.ts';
-import { BrandedCallerId, brandedCallerIdParams, CreateBrandedCallerIdBody, CreateSipTrunkBody, CreateVerifiedNumberBody, Kyc, PostKycBody, ProviderOperation, SipOrigination, SipTrunk, sipTrunkIdParams, UpdateSipTrunkBody, VerifiedNumber, verifiedNumberParams } from './telephony-schemas.ts';
+import { lazySchema, queryInt } from '../../platform/http/schemas.ts';
+import { BrandedCallerId, brandedCallerIdParams, CreateBrandedCallerIdBody, CreateSipTrunkBody, CreateVerifiedNumberBody, Kyc, PostKycBody, ProviderOperation, SipOrigination, SipTrunk, sipTrunkIdParams, UpdateSipTrunkBody, VerifiedNumber, verifiedNumberParams } from './schemas.ts';
 
 export const telephonyRoutes = defineRoutes({ domain: 'numbers', access: 'numbers' }, {
   getSipOrigination: {

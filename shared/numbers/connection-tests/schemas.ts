@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { lazySchema } from '../platform/http/schemas.ts';
-import { SIP_URI_MESSAGE, isSipUri } from './sip-uri.ts';
+import { lazySchema } from '../../platform/http/schemas.ts';
+import { SIP_URI_MESSAGE, isSipUri } from '../sip-uri.ts';
 
 /** SIP connection tests (SIP OPTIONS to a termination URI) (scope `numbers`). */
 

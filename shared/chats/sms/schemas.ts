@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { dynamicVariables, epochMs, lazySchema, versionRef } from '../platform/http/schemas.ts';
-import { ChatMessage, ListChatsQuery } from './schemas.ts';
+import { dynamicVariables, epochMs, lazySchema, versionRef } from '../../platform/http/schemas.ts';
+import { ChatMessage, ListChatsQuery } from '../schemas.ts';
 
 /*
  * The SMS part of the chats API contract (spec: Chats and SMS lists the routes only;

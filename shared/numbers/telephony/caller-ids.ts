@@ -1,10 +1,10 @@
-import { conflict } from '../platform/errors.ts';
-import { newId } from '../platform/ids.ts';
+import { conflict } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
 import { approvedKyc } from './kyc.ts';
-import { logger } from '../platform/logger.ts';
-import type { BrandedCallerId, CreateBrandedCallerIdInput, CreateVerifiedNumberInput, VerifiedNumber } from './telephony-schemas.ts';
-import type { ItemKey } from '../platform/store/keys.ts';
-import { ConditionFailed, table, TransactionCancelled } from '../platform/store/table.ts';
+import { logger } from '../../platform/logger.ts';
+import type { BrandedCallerId, CreateBrandedCallerIdInput, CreateVerifiedNumberInput, VerifiedNumber } from './schemas.ts';
+import type { ItemKey } from '../../platform/store/keys.ts';
+import { ConditionFailed, table, TransactionCancelled } from '../../platform/store/table.ts';
 import {
   brandedCallerIdLocks,
   brandedCallerIdNotFound,
@@ -17,8 +17,8 @@ import {
   type BrandedItem,
   type CallerIdStored,
   type VerifiedItem,
-} from './store.ts';
-import { callerIdVendor, callerIdVendorOf, type CallerIdVendor } from '../vendors/caller-id/caller-id-vendor.ts';
+} from '../store.ts';
+import { callerIdVendor, callerIdVendorOf, type CallerIdVendor } from '../../vendors/caller-id/caller-id-vendor.ts';
 
 /*
  * Branded caller IDs and verified numbers, through the caller-ID vendor adapter

@@ -1,7 +1,7 @@
-import { MASKED_SECRET } from '../platform/text/masking.ts';
+import { MASKED_SECRET } from '../../platform/text/masking.ts';
 import * as z from 'zod';
-import { epochMs, idOf, lazySchema } from '../platform/http/schemas.ts';
-import { addressList, e164, isoCountry, sipUri } from './validation.ts';
+import { epochMs, idOf, lazySchema } from '../../platform/http/schemas.ts';
+import { addressList, e164, isoCountry, sipUri } from '../validation.ts';
 
 /*
  * Telephony: SIP origination, SIP trunks, branded caller IDs, verified numbers, KYC and

@@ -1,7 +1,7 @@
-import { defineRoutes } from '../platform/http/route.ts';
-import { lazySchema } from '../platform/http/schemas.ts';
+import { defineRoutes } from '../../platform/http/route.ts';
+import { lazySchema } from '../../platform/http/schemas.ts';
 import * as z from 'zod';
-import { SipConnectionResult, sipTransport, sipUri } from './connection-test-schemas.ts';
+import { SipConnectionResult, sipTransport, sipUri } from './schemas.ts';
 
 export const connectionTestRoutes = defineRoutes({ domain: 'numbers', access: 'numbers' }, {
   testSipConnection: {

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Socket as UdpSocket } from 'node:dgram';
 import { isIP, Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { badRequest } from '../platform/errors.ts';
-import { EgressNetworkError, EgressRefused, resolveDestination, type Resolver } from '../platform/egress/egress.ts';
-import { parseSipUri, SIP_URI_MESSAGE, transportFor, type SipTransport, type SipUri } from './sip-uri.ts';
+import { badRequest } from '../../platform/errors.ts';
+import { EgressNetworkError, EgressRefused, resolveDestination, type Resolver } from '../../platform/egress/egress.ts';
+import { parseSipUri, SIP_URI_MESSAGE, transportFor, type SipTransport, type SipUri } from '../sip-uri.ts';
 
-export {  parseSipUri,     } from './sip-uri.ts';
+export {  parseSipUri,     } from '../sip-uri.ts';
 
 /*
  * SIP OPTIONS probe (RFC 3261 §11): "does this termination URI answer SIP?". Used by

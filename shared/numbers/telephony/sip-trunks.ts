@@ -1,10 +1,10 @@
-import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
-import { badRequest, conflict } from '../platform/errors.ts';
-import { newId } from '../platform/ids.ts';
-import { assertNotMasked, unlessMasked } from '../platform/text/masking.ts';
-import { MASKED_PASSWORD, type CreateSipTrunkInput, type SipTrunk, type UpdateSipTrunkInput } from './telephony-schemas.ts';
-import { ConditionFailed, table } from '../platform/store/table.ts';
-import { listSipTrunkItems, sipTrunks, type SipTrunkItem } from './store.ts';
+import { encryptSecret, recordContext } from '../../platform/crypto/envelope.ts';
+import { badRequest, conflict } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { assertNotMasked, unlessMasked } from '../../platform/text/masking.ts';
+import { MASKED_PASSWORD, type CreateSipTrunkInput, type SipTrunk, type UpdateSipTrunkInput } from './schemas.ts';
+import { ConditionFailed, table } from '../../platform/store/table.ts';
+import { listSipTrunkItems, sipTrunks, type SipTrunkItem } from '../store.ts';
 
 /*
  * SIP trunks: a workspace's own carrier trunks (termination URI, digest credentials,

@@ -1,19 +1,19 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { assertCanSpend, recordSmsCharge } from '../billing/index.ts';
-import { doNotCallNumbers } from '../contacts/lookups/index.ts';
-import { numberHolder, workspaceNumber, type NumberItem } from '../numbers/index.ts';
-import { config } from '../platform/config.ts';
-import { badRequest, forbidden, Invalid, notFound, NotFound } from '../platform/errors.ts';
-import { newTimeOrderedId } from '../platform/ids.ts';
-import { logger } from '../platform/logger.ts';
-import { canonicalE164 } from '../platform/telephony/phone.ts';
-import { trimTrailing } from '../platform/text/text.ts';
-import { MAX_SMS_BODY, messagingProvider, SmsSendFailed, recordCarrierReport, twilioWebhookToken, verifyTwilioSignature } from '../vendors/messaging/index.ts';
-import { applyChatStorage, completeChat, endChat, settleChatCost, startChat } from './chats.ts';
-import { getChat, listChats } from './stored-chats.ts';
-import { SMS_STATUSES, type ChatView, type ListChatsInput } from './schemas.ts';
-import type { CreateSmsChatInput, SendSmsInput } from './sms-schemas.ts';
-import { SMS_STATUS_PATH, SMS_WEBHOOK_PATH } from './sms-routes.ts';
+import { assertCanSpend, recordSmsCharge } from '../../billing/index.ts';
+import { doNotCallNumbers } from '../../contacts/lookups/index.ts';
+import { numberHolder, workspaceNumber, type NumberItem } from '../../numbers/index.ts';
+import { config } from '../../platform/config.ts';
+import { badRequest, forbidden, Invalid, notFound, NotFound } from '../../platform/errors.ts';
+import { newTimeOrderedId } from '../../platform/ids.ts';
+import { logger } from '../../platform/logger.ts';
+import { canonicalE164 } from '../../platform/telephony/phone.ts';
+import { trimTrailing } from '../../platform/text/text.ts';
+import { MAX_SMS_BODY, messagingProvider, SmsSendFailed, recordCarrierReport, twilioWebhookToken, verifyTwilioSignature } from '../../vendors/messaging/index.ts';
+import { applyChatStorage, completeChat, endChat, settleChatCost, startChat } from '../chats.ts';
+import { getChat, listChats } from '../stored-chats.ts';
+import { SMS_STATUSES, type ChatView, type ListChatsInput } from '../schemas.ts';
+import type { CreateSmsChatInput, SendSmsInput } from './schemas.ts';
+import { SMS_STATUS_PATH, SMS_WEBHOOK_PATH } from './routes.ts';
 import {
   claimInboundSms,
   finishInboundSms,
@@ -23,9 +23,9 @@ import {
   releaseInboundSms,
   releaseSmsThread,
   reportOutboundSms,
-} from './sms-store.ts';
-import { chatNotFound, getChatItem, markChatError, newestMessages, setMessageSmsStatus, type ChatItem, type MessageItem } from './store.ts';
-import { toMessage } from './view.ts';
+} from './store.ts';
+import { chatNotFound, getChatItem, markChatError, newestMessages, setMessageSmsStatus, type ChatItem, type MessageItem } from '../store.ts';
+import { toMessage } from '../view.ts';
 
 /*
  * SMS chats (docs/chats.md, SMS). An SMS chat is a chat (shared/chats/chats.ts:

@@ -1,6 +1,6 @@
-import { notFound } from '../platform/errors.ts';
-import { keys } from '../platform/store/keys.ts';
-import { defineEntity, table } from '../platform/store/table.ts';
+import { notFound } from '../../platform/errors.ts';
+import { keys } from '../../platform/store/keys.ts';
+import { defineEntity, table } from '../../platform/store/table.ts';
 
 /*
  * The SMS part's items (docs/chats.md, SMS; docs/data-model.md):

@@ -1,11 +1,11 @@
-import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../agents/bindings/index.ts';
-import { assertRunnable, resolveAgentVersion } from '../agents/bindings/index.ts';
-import { encryptSecret, recordContext } from '../platform/crypto/envelope.ts';
-import { ApiError, badRequest, conflict, Invalid, invalidPaginationKey, NotFound, VendorFailed } from '../platform/errors.ts';
-import type { AvailableNumber, CreatePhoneNumberInput, ImportPhoneNumberInput, PhoneNumber, PhoneNumberBinding, UpdatePhoneNumberInput, VersionReference } from './phone-number-schemas.ts';
-import { assertNotMasked, unlessMasked } from '../platform/text/masking.ts';
-import { originationUri } from './sip-origination.ts';
-import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import { addAgentReferenceItems, removeAgentReferenceItems, type AgentReferrer } from '../../agents/bindings/index.ts';
+import { assertRunnable, resolveAgentVersion } from '../../agents/bindings/index.ts';
+import { encryptSecret, recordContext } from '../../platform/crypto/envelope.ts';
+import { ApiError, badRequest, conflict, Invalid, invalidPaginationKey, NotFound, VendorFailed } from '../../platform/errors.ts';
+import type { AvailableNumber, CreatePhoneNumberInput, ImportPhoneNumberInput, PhoneNumber, PhoneNumberBinding, UpdatePhoneNumberInput, VersionReference } from './schemas.ts';
+import { assertNotMasked, unlessMasked } from '../../platform/text/masking.ts';
+import { originationUri } from '../telephony/sip-origination.ts';
+import { ConditionFailed, table, TransactionCancelled, type TransactOp } from '../../platform/store/table.ts';
 import {
   listNumberItems,
   phoneNumberClaims,
@@ -14,12 +14,12 @@ import {
   type AgentEntry,
   type NumberItem,
   type ProviderTrunkItem,
-} from './store.ts';
-import { mockTelephonyProvider, provisioningFailed, telephonyProvider, type HeldNumber, type TelephonyProvider, type Trunk } from '../vendors/telephony/index.ts';
-import { isTwilioTerminationHost, prettyNumber, sipUriHost } from './validation.ts';
-import { getHead } from '../platform/store/versions.ts';
-import { cpsLimitFor } from './cps-limiter.ts';
-import { inboundAddressesFor, parseInboundAddresses, TWILIO_SIGNALLING_BLOCKS, twilioInboundAddresses } from './inbound-addresses.ts';
+} from '../store.ts';
+import { mockTelephonyProvider, provisioningFailed, telephonyProvider, type HeldNumber, type TelephonyProvider, type Trunk } from '../../vendors/telephony/index.ts';
+import { isTwilioTerminationHost, prettyNumber, sipUriHost } from '../validation.ts';
+import { getHead } from '../../platform/store/versions.ts';
+import { cpsLimitFor } from '../cps-limiter.ts';
+import { inboundAddressesFor, parseInboundAddresses, TWILIO_SIGNALLING_BLOCKS, twilioInboundAddresses } from '../inbound-addresses.ts';
 
 /*
  * Phone numbers. A number is its own ID and exists once across all workspaces: the
@@ -29,7 +29,7 @@ import { inboundAddressesFor, parseInboundAddresses, TWILIO_SIGNALLING_BLOCKS, t
  * use cannot be deleted; references follow the number's agents on update and go with it.
  */
 
-export type { AgentEntry, NumberItem } from './store.ts';
+export type { AgentEntry, NumberItem } from '../store.ts';
 
 type Direction = 'inbound' | 'outbound';
 const DIRECTIONS: readonly Direction[] = ['inbound', 'outbound'];

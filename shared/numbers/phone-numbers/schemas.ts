@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { destinationUrl, epochMs, lazySchema } from '../platform/http/schemas.ts';
-import { idPattern } from '../platform/ids.ts';
-import { addressList, countryList, e164, sipUri } from './validation.ts';
-import { tagName } from '../agents/bindings/index.ts';
+import { destinationUrl, epochMs, lazySchema } from '../../platform/http/schemas.ts';
+import { idPattern } from '../../platform/ids.ts';
+import { addressList, countryList, e164, sipUri } from '../validation.ts';
+import { tagName } from '../../agents/bindings/index.ts';
 
 /*
  * Phone numbers: the number (E.164) is its own ID. Field set: the compatible client's

@@ -1,4 +1,4 @@
-import { config } from '../platform/config.ts';
+import { config } from '../../platform/config.ts';
 
 /*
  * Where calls enter the platform: a carrier trunk (Twilio's, or any elastic SIP trunk)

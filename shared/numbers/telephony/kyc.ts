@@ -1,8 +1,8 @@
-import { isProduction } from '../platform/config.ts';
-import { conflict, forbidden } from '../platform/errors.ts';
-import type { Kyc, KycDecisionInput, KycSubmissionInput } from './telephony-schemas.ts';
-import { ConditionFailed, table } from '../platform/store/table.ts';
-import { kycRecords, type KycItem } from './store.ts';
+import { isProduction } from '../../platform/config.ts';
+import { conflict, forbidden } from '../../platform/errors.ts';
+import type { Kyc, KycDecisionInput, KycSubmissionInput } from './schemas.ts';
+import { ConditionFailed, table } from '../../platform/store/table.ts';
+import { kycRecords, type KycItem } from '../store.ts';
 
 /*
  * Business verification (KYC). Some telephony actions (branded caller IDs, and buying
