@@ -4,7 +4,7 @@ import { callArtifactRoutes } from '../shared/calls/artifacts/routes.ts';
 import { callRoutes } from '../shared/calls/routes.ts';
 import { liveCallRoutes } from '../shared/calls/live/routes.ts';
 import * as calls from '../shared/calls/index.ts';
-import * as onDemand from '../shared/calls/on-demand.ts';
+import { onDemand } from './calls/load.ts';
 import { registerBatchCallCounters } from '../shared/batches/counters.ts';
 
 // Batch counters hear of the calls this function moves (stop-call, LiveKit events).
@@ -16,10 +16,10 @@ const fromRetellSdk = (userAgent: string | undefined) => /^Retell\/JS\b/.test(us
 /** The call artifacts' routes (recordings, scrubbing, SIP traces), served by the same function. */
 const artifactHandlers: Handlers<typeof callArtifactRoutes> = {
   getCallRecordingUrl: ({ principal, params }) => calls.getCallRecordingUrl(principal.workspaceId, params.call_id),
-  removeCallSensitiveData: ({ principal, params }) => onDemand.removeCallSensitiveData(principal.workspaceId, params.call_id),
-  getCallUnscrubbed: ({ principal, params }) => onDemand.getCallUnscrubbed(principal.workspaceId, params.call_id),
-  getCallSipTrace: ({ principal, params }) => onDemand.getCallSipTrace(principal.workspaceId, params.call_id),
-  getCallPcap: ({ principal, params }) => onDemand.getCallPcap(principal.workspaceId, params.call_id),
+  removeCallSensitiveData: async ({ principal, params }) => (await onDemand()).scrubbing.removeCallSensitiveData(principal.workspaceId, params.call_id),
+  getCallUnscrubbed: async ({ principal, params }) => (await onDemand()).scrubbing.getCallUnscrubbed(principal.workspaceId, params.call_id),
+  getCallSipTrace: async ({ principal, params }) => (await onDemand()).sipTrace.getCallSipTrace(principal.workspaceId, params.call_id),
+  getCallPcap: async ({ principal, params }) => (await onDemand()).sipTrace.getCallPcap(principal.workspaceId, params.call_id),
 };
 
 export const handler = domainHandler({ ...callRoutes, ...callArtifactRoutes, ...liveCallRoutes }, {
@@ -32,21 +32,21 @@ export const handler = domainHandler({ ...callRoutes, ...callArtifactRoutes, ...
     calls.listCalls(principal.workspaceId, body, { page: fromRetellSdk(request.headers['user-agent']) }),
   updateCall: ({ principal, params, body }) => calls.updateCall(principal.workspaceId, params.call_id, body),
   stopCall: ({ principal, params }) => calls.stopCall(principal.workspaceId, params.call_id),
-  deleteCall: ({ principal, params }) => onDemand.deleteCall(principal.workspaceId, params.call_id),
+  deleteCall: async ({ principal, params }) => (await onDemand()).deleteCall(principal.workspaceId, params.call_id),
   rerunCallAnalysis: ({ principal, params }) => calls.rerunCallAnalysis(principal.workspaceId, params.call_id),
   backfillCallAnalysis: ({ principal, body }) => calls.backfillCallAnalysis(principal.workspaceId, body),
   getConcurrency: ({ principal }) => calls.getConcurrency(principal.workspaceId),
   getConcurrencySettings: ({ principal }) => calls.getConcurrencySettings(principal.workspaceId),
   updateConcurrencySettings: ({ principal, body }) => calls.updateConcurrencySettings(principal.workspaceId, body),
-  livekitWebhook: ({ request }) => onDemand.receiveMediaWebhook(request.rawBody, request.headers.authorization),
-  workerReport: ({ params, request, body }) => onDemand.receiveWorkerEvent(params.call_id, request.headers.authorization, body),
+  livekitWebhook: async ({ request }) => (await onDemand()).liveEvents.receiveMediaWebhook(request.rawBody, request.headers.authorization),
+  workerReport: async ({ params, request, body }) => (await onDemand()).liveEvents.receiveWorkerEvent(params.call_id, request.headers.authorization, body),
   workerRetrieve: ({ params, request, body }) => calls.retrieveForWorker(params.call_id, request.headers.authorization, body),
-  updateLiveCall: ({ principal, params, body }) => onDemand.updateLiveCall(principal.workspaceId, params.call_id, body),
-  listenLiveCall: ({ principal, params }) => onDemand.listenLive(principal.workspaceId, params.call_id),
-  takeOverLiveCall: ({ principal, params, body }) => onDemand.takeOverLive(principal.workspaceId, params.call_id, body),
-  supervisorSay: ({ principal, params, body }) => onDemand.supervisorSay(principal.workspaceId, params.call_id, body),
-  listCallViewers: ({ principal, params }) => onDemand.listViewers(principal.workspaceId, params.call_id),
-  leaveLiveCall: ({ principal, params, body }) => onDemand.leaveLive(principal.workspaceId, params.call_id, body),
+  updateLiveCall: async ({ principal, params, body }) => (await onDemand()).liveControl.updateLiveCall(principal.workspaceId, params.call_id, body),
+  listenLiveCall: async ({ principal, params }) => (await onDemand()).liveControl.listenLive(principal.workspaceId, params.call_id),
+  takeOverLiveCall: async ({ principal, params, body }) => (await onDemand()).liveControl.takeOverLive(principal.workspaceId, params.call_id, body),
+  supervisorSay: async ({ principal, params, body }) => (await onDemand()).liveControl.supervisorSay(principal.workspaceId, params.call_id, body),
+  listCallViewers: async ({ principal, params }) => (await onDemand()).liveControl.listViewers(principal.workspaceId, params.call_id),
+  leaveLiveCall: async ({ principal, params, body }) => (await onDemand()).liveControl.leaveLive(principal.workspaceId, params.call_id, body),
   streamCall: ({ principal, params, query, request }) =>
     calls.callStream(principal.workspaceId, params.call_id, calls.lastEventId(request.headers['last-event-id'], query.last_event_id)) as never,
   callMonitor: ({ principal, params, request }) =>

@@ -1,5 +1,6 @@
 import type * as RuntimeModule from './runtime.ts';
 import type { StreamingTurn } from './types.ts';
+import { loadOnce } from '../platform/lazy.ts';
 
 /**
  * What other domains may use of the conversation runtime (calls, chats): they import it
@@ -16,11 +17,15 @@ import type { StreamingTurn } from './types.ts';
 
 type Runtime = typeof RuntimeModule;
 
-let loading: Promise<Runtime> | undefined;
+/** The runtime once loaded, for what must answer synchronously (streamAgentTurn). */
 let loaded: Runtime | undefined;
-/** The runtime, loaded on first use (the promise cached, so every caller shares one load). */
-const runtime = (): Promise<Runtime> =>
-  (loading ??= import('./runtime.ts').then((module) => (loaded = module)));
+/** Whether anything asked for the runtime yet (closeConversation has nothing to release before). */
+let asked = false;
+/** The runtime, loaded on first use, once per process (a failed load is tried again). */
+const runtime = loadOnce((): Promise<Runtime> => {
+  asked = true;
+  return import('./runtime.ts').then((module) => (loaded = module));
+});
 
 /** Loads the agent version and its engine version, and answers the state of a new conversation (conversation.ts). */
 export async function openConversation(...args: Parameters<Runtime['openConversation']>): ReturnType<Runtime['openConversation']> {
@@ -71,7 +76,7 @@ export async function composeMessage(...args: Parameters<Runtime['composeMessage
  */
 export function closeConversation(...args: Parameters<Runtime['closeConversation']>): void {
   if (loaded) loaded.closeConversation(...args);
-  else if (loading) void loading.then((module) => module.closeConversation(...args));
+  else if (asked) void runtime().then((module) => module.closeConversation(...args), () => undefined);
 }
 
 /** Post-call (or post-chat) analysis (analysis.ts). */

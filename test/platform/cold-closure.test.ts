@@ -12,7 +12,7 @@ import { bundleOptions, bundleOutputs, coldInputs, inputsOf } from '../../lib/bu
  * the LLM vendor, the Secrets Manager client, the session tokens' jose, the payment vendor,
  * the app catalogue and the knowledge-base retrieval;
  * the KMS client, agent_override's LLM and flow schemas, and in calls the media webhook
- * and worker reports, deleting and scrubbing (shared/calls/on-demand.ts); in kb-jobs and
+ * and worker reports, deleting and scrubbing (functions/calls/on-demand.ts); in kb-jobs and
  * knowledge-bases the extraction worker's machinery. Built as the stack builds them
  * (lib/bundling.ts), each module must be in a chunk the entry does not import statically
  * (esbuild decides by reachability: one static import chain from the entry would pull it
@@ -132,11 +132,20 @@ describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs
     });
   }
 
-  it('loads on-demand.ts only in the calls function, so its targets are no chunks of public or call-steps', () => {
-    expect(Object.keys(bundles.calls!.metafile.inputs)).toContain('shared/calls/on-demand.ts');
+  it('loads on-demand.ts only in the calls function, so its modules are no chunks of public or call-steps', () => {
+    const rare = /^(functions\/calls\/on-demand|shared\/calls\/(artifacts\/sip-trace|artifacts\/scrubbing|live\/control|live\/events|erasure\/deletion))\.ts$/;
+    const inCalls = Object.keys(bundles.calls!.metafile.inputs).filter((input) => rare.test(input));
+    expect(inCalls.sort()).toEqual([
+      'functions/calls/on-demand.ts',
+      'shared/calls/artifacts/scrubbing.ts',
+      'shared/calls/artifacts/sip-trace.ts',
+      'shared/calls/erasure/deletion.ts',
+      'shared/calls/live/control.ts',
+      'shared/calls/live/events.ts',
+    ]);
     for (const name of ['public', 'call-steps', 'chats']) {
       const inputs = Object.keys(bundles[name]!.metafile.inputs);
-      expect(inputs.filter((input) => /^shared\/calls\/(on-demand|sip-trace|live-control|live-events)\.ts$/.test(input)), name).toEqual([]);
+      expect(inputs.filter((input) => rare.test(input)), name).toEqual([]);
     }
   });
 
