@@ -1,5 +1,6 @@
 import { keys } from '../platform/store/keys.ts';
-import { ConditionFailed, table, type TransactOp } from '../platform/store/table.ts';
+import { notFound } from '../platform/errors.ts';
+import { defineEntity, table, type TransactOp } from '../platform/store/table.ts';
 import type { CustomFieldValue } from './schemas.ts';
 
 /*
@@ -286,25 +287,23 @@ export interface BackfillJobItem {
   heartbeat_timestamp: number;
 }
 
-export const getBackfillJob = (workspaceId: string) => table.get<BackfillJobItem>(keys.contactBackfillJob(workspaceId));
+const backfillJobs = defineEntity<BackfillJobItem & { pk: string; sk: string }, [workspaceId: string]>({
+  key: keys.contactBackfillJob,
+  notFound: () => notFound('No contact backfill job'),
+});
+
+export const getBackfillJob = (workspaceId: string): Promise<BackfillJobItem | undefined> => backfillJobs.get(workspaceId);
 
 /**
  * Starts a job unless one is queued or running with a recent heartbeat: the write is
  * conditional, so two concurrent starts queue one job. Answers false when one is active.
  */
 export async function startBackfillJob(workspaceId: string, item: BackfillJobItem, staleBeforeMs: number): Promise<boolean> {
-  try {
-    await table.put({
-      Item: { ...keys.contactBackfillJob(workspaceId), ...item },
-      ConditionExpression: 'attribute_not_exists(pk) OR #status = :idle OR heartbeat_timestamp < :stale',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':idle': 'idle', ':stale': staleBeforeMs },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  return backfillJobs.putIf(item, [workspaceId], {
+    expression: 'attribute_not_exists(pk) OR #status = :idle OR heartbeat_timestamp < :stale',
+    names: { '#status': 'status' },
+    values: { ':idle': 'idle', ':stale': staleBeforeMs },
+  });
 }
 
 /** Records a step's counts on the job it belongs to (conditional on its ID: a stale message changes nothing). */
@@ -313,25 +312,19 @@ export async function recordBackfillStep(
   jobId: string,
   change: { succeeded: number; skipped: number; failed: number; done: boolean; nowMs: number },
 ): Promise<boolean> {
-  try {
-    await table.update({
-      Key: keys.contactBackfillJob(workspaceId),
-      UpdateExpression: `SET #status = :status, heartbeat_timestamp = :now${change.done ? ', end_timestamp = :now' : ''} ADD succeeded :s, skipped :k, failed :f`,
-      ConditionExpression: 'job_id = :job AND #status <> :idle',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':status': change.done ? 'idle' : 'running',
-        ':now': change.nowMs,
-        ':s': change.succeeded,
-        ':k': change.skipped,
-        ':f': change.failed,
-        ':job': jobId,
-        ':idle': 'idle',
-      },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const updated = await backfillJobs.update([workspaceId], {
+    UpdateExpression: `SET #status = :status, heartbeat_timestamp = :now${change.done ? ', end_timestamp = :now' : ''} ADD succeeded :s, skipped :k, failed :f`,
+    ConditionExpression: 'job_id = :job AND #status <> :idle',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':status': change.done ? 'idle' : 'running',
+      ':now': change.nowMs,
+      ':s': change.succeeded,
+      ':k': change.skipped,
+      ':f': change.failed,
+      ':job': jobId,
+      ':idle': 'idle',
+    },
+  });
+  return updated !== undefined;
 }
