@@ -1,5 +1,6 @@
 import { keys } from '../platform/store/keys.ts';
-import { ConditionFailed, table } from '../platform/store/table.ts';
+import { notFound } from '../platform/errors.ts';
+import { defineEntity, table } from '../platform/store/table.ts';
 import type { ImportRowError } from './import-schemas.ts';
 
 /*
@@ -69,7 +70,12 @@ export async function putImportJob(item: ImportJobItem, chunks: readonly string[
   });
 }
 
-export const getImportJob = (workspaceId: string, jobId: string) => table.get<ImportJobItem>(keys.contactImportJob(workspaceId, jobId));
+const importJobs = defineEntity<ImportJobItem & { pk: string; sk: string }, [workspaceId: string, jobId: string]>({
+  key: keys.contactImportJob,
+  notFound: (_workspaceId, jobId) => notFound(`Import job ${jobId} not found`),
+});
+
+export const getImportJob = (workspaceId: string, jobId: string): Promise<ImportJobItem | undefined> => importJobs.get(workspaceId, jobId);
 
 /** The workspace's jobs, newest first. */
 export async function queryImportJobs(workspaceId: string, limit: number): Promise<ImportJobItem[]> {
@@ -92,17 +98,12 @@ export const deleteImportChunk = (workspaceId: string, jobId: string, index: num
 
 /** queued → running, when the first chunk starts (a no-op otherwise). */
 export async function markImportRunning(workspaceId: string, jobId: string, nowMs: number): Promise<void> {
-  try {
-    await table.update({
-      Key: keys.contactImportJob(workspaceId, jobId),
-      UpdateExpression: 'SET #status = :running, updated_timestamp = :now',
-      ConditionExpression: '#status = :queued',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':running': 'running', ':queued': 'queued', ':now': nowMs },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await importJobs.update([workspaceId, jobId], {
+    UpdateExpression: 'SET #status = :running, updated_timestamp = :now',
+    ConditionExpression: '#status = :queued',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':running': 'running', ':queued': 'queued', ':now': nowMs },
+  });
 }
 
 /**
@@ -117,60 +118,46 @@ export async function recordImportChunk(
   next: Pick<ImportJobItem, 'processed_rows' | 'created' | 'updated' | 'failed' | 'errors' | 'status'> & { nowMs: number },
 ): Promise<boolean> {
   const done = next.status === 'completed';
-  try {
-    await table.update({
-      Key: keys.contactImportJob(job.workspace_id, job.import_job_id),
-      UpdateExpression:
-        'SET #status = :status, next_chunk = :next, processed_rows = :processed, created = :created, updated = :updated, failed = :failed, #errors = :errors, updated_timestamp = :now' +
-        (done ? ', end_timestamp = :now' : ''),
-      ConditionExpression: 'next_chunk = :chunk AND #status IN (:queued, :running)',
-      ExpressionAttributeNames: { '#status': 'status', '#errors': 'errors' },
-      ExpressionAttributeValues: {
-        ':status': next.status,
-        ':next': chunk + 1,
-        ':processed': next.processed_rows,
-        ':created': next.created,
-        ':updated': next.updated,
-        ':failed': next.failed,
-        ':errors': next.errors,
-        ':now': next.nowMs,
-        ':chunk': chunk,
-        ':queued': 'queued',
-        ':running': 'running',
-      },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const written = await importJobs.update([job.workspace_id, job.import_job_id], {
+    UpdateExpression:
+      'SET #status = :status, next_chunk = :next, processed_rows = :processed, created = :created, updated = :updated, failed = :failed, #errors = :errors, updated_timestamp = :now' +
+      (done ? ', end_timestamp = :now' : ''),
+    ConditionExpression: 'next_chunk = :chunk AND #status IN (:queued, :running)',
+    ExpressionAttributeNames: { '#status': 'status', '#errors': 'errors' },
+    ExpressionAttributeValues: {
+      ':status': next.status,
+      ':next': chunk + 1,
+      ':processed': next.processed_rows,
+      ':created': next.created,
+      ':updated': next.updated,
+      ':failed': next.failed,
+      ':errors': next.errors,
+      ':now': next.nowMs,
+      ':chunk': chunk,
+      ':queued': 'queued',
+      ':running': 'running',
+    },
+  });
+  return written !== undefined;
 }
 
 /** Notes that chunk `chunk`'s message was sent. */
 export async function markNextChunkQueued(workspaceId: string, jobId: string, chunk: number): Promise<void> {
-  await table.update({
-    Key: keys.contactImportJob(workspaceId, jobId),
+  await importJobs.update([workspaceId, jobId], {
     UpdateExpression: 'SET queued_chunk = :chunk',
     ConditionExpression: 'attribute_exists(pk) AND queued_chunk < :chunk',
     ExpressionAttributeValues: { ':chunk': chunk },
-  }).catch((error: unknown) => {
-    if (!(error instanceof ConditionFailed)) throw error;
   });
 }
 
 /** Stops a queued or running job as failed, with the reason. */
 export async function failImportJob(workspaceId: string, jobId: string, reason: string, nowMs: number): Promise<void> {
-  try {
-    await table.update({
-      Key: keys.contactImportJob(workspaceId, jobId),
-      UpdateExpression: 'SET #status = :failed, failure_reason = :reason, end_timestamp = :now, updated_timestamp = :now',
-      ConditionExpression: '#status IN (:queued, :running)',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':failed': 'failed', ':reason': reason, ':now': nowMs, ':queued': 'queued', ':running': 'running' },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await importJobs.update([workspaceId, jobId], {
+    UpdateExpression: 'SET #status = :failed, failure_reason = :reason, end_timestamp = :now, updated_timestamp = :now',
+    ConditionExpression: '#status IN (:queued, :running)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':failed': 'failed', ':reason': reason, ':now': nowMs, ':queued': 'queued', ':running': 'running' },
+  });
 }
 
 // ---------------------------------------------------------------------------------------
