@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { notFound } from '../platform/errors.ts';
 import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { keys } from '../platform/store/keys.ts';
-import { ConditionFailed, table, TransactionCancelled } from '../platform/store/table.ts';
-import { setOrRemove } from '../platform/store/update-expression.ts';
+import { ConditionFailed, defineEntity, table, TransactionCancelled } from '../platform/store/table.ts';
 import { linePuts, readCallWithLines, type TranscriptLine } from './line-store.ts';
 import type { CallItem } from './items.ts';
 import { publishCallChange } from './live/push.ts';
@@ -30,16 +29,24 @@ export type { CallItem, EngineState, RecordingState, SipLeg, SipStatusTransition
 
 export const callNotFound = () => notFound('Call not found');
 
+/** The call item: keyed by its ID alone (the engine's steps and webhooks find it without a workspace). */
+const calls = defineEntity<CallItem, [callId: string]>({ key: keys.call, notFound: callNotFound });
+/** A media room's claim: which call it carries (a caller-joined webhook creates at most one). */
+const mediaRooms = defineEntity<{ pk: string; sk: string; call_id: string; claimed_timestamp: number; expires_at: number } & Partial<MediaRoomEnd>, [room: string]>({
+  key: keys.mediaRoom,
+  notFound: () => notFound('Media room not found'),
+});
+
 /** A call of this workspace, or 404 (another workspace's call is as absent as an unknown one). */
 export async function getCallItem(workspaceId: string, callId: string): Promise<CallItem> {
-  const item = await table.get<CallItem>(keys.call(callId));
+  const item = await calls.get(callId);
   if (!item || item.workspace_id !== workspaceId) throw callNotFound();
   return item;
 }
 
 /** A call by ID alone, for the engine's own steps (they carry the workspace and check it). */
 export async function findCallItem(callId: string): Promise<CallItem | undefined> {
-  return table.get<CallItem>(keys.call(callId));
+  return calls.get(callId);
 }
 
 /** A call of this workspace with its transcript (the item and its lines, read side by side), or 404. */
@@ -200,36 +207,29 @@ export async function transitionCall(callId: string, change: Transition): Promis
 
 /** Sets fields on a call of this workspace without a state change (update-call). */
 export async function updateCallFields(workspaceId: string, callId: string, fields: Record<string, unknown>): Promise<CallItem> {
-  const update = setOrRemove(fields);
-  if (!update.UpdateExpression) return getCallItem(workspaceId, callId);
-  try {
-    return (await table.update<CallItem>({
-      Key: keys.call(callId),
-      UpdateExpression: update.UpdateExpression,
-      ConditionExpression: 'attribute_exists(pk) AND #ws = :ws',
-      ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#ws': 'workspace_id' },
-      ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':ws': workspaceId },
-      ReturnValues: 'ALL_NEW',
-    }))!;
-  } catch (error) {
-    if (error instanceof ConditionFailed) throw callNotFound();
-    throw error;
-  }
+  const present = Object.entries(fields).filter(([, value]) => value !== undefined);
+  if (present.length === 0) return getCallItem(workspaceId, callId);
+  const updated = await calls.setFields(
+    [callId],
+    {
+      set: Object.fromEntries(present.filter(([, value]) => value !== null)),
+      remove: present.filter(([, value]) => value === null).map(([field]) => field),
+      condition: 'attribute_exists(pk) AND #ws = :ws',
+      names: { '#ws': 'workspace_id' },
+      values: { ':ws': workspaceId },
+    },
+    () => {
+      throw callNotFound();
+    },
+  );
+  return updated!;
 }
 
 export async function deleteCallItem(workspaceId: string, callId: string): Promise<CallItem> {
-  try {
-    const old = await table.delete<CallItem>({
-      Key: keys.call(callId),
-      ConditionExpression: 'attribute_exists(pk) AND workspace_id = :ws',
-      ExpressionAttributeValues: { ':ws': workspaceId },
-      ReturnValues: 'ALL_OLD',
-    });
-    return old!;
-  } catch (error) {
-    if (error instanceof ConditionFailed) throw callNotFound();
-    throw error;
-  }
+  const old = await calls.take([callId], { expression: 'attribute_exists(pk) AND workspace_id = :ws', values: { ':ws': workspaceId } }, () => {
+    throw callNotFound();
+  });
+  return old!;
 }
 
 /** The listing index partitions (gsi1) of a workspace's calls. */
@@ -249,21 +249,12 @@ const ROOM_CLAIM_TTL_SECONDS = 7 * 86_400;
  * whether this claim won.
  */
 export async function claimMediaRoom(room: string, callId: string, nowMs = Date.now()): Promise<boolean> {
-  try {
-    await table.put({
-      Item: { ...keys.mediaRoom(room), call_id: callId, claimed_timestamp: nowMs, expires_at: Math.floor(nowMs / 1000) + ROOM_CLAIM_TTL_SECONDS },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  return mediaRooms.putIf({ call_id: callId, claimed_timestamp: nowMs, expires_at: Math.floor(nowMs / 1000) + ROOM_CLAIM_TTL_SECONDS }, [room]);
 }
 
 /** The call a claimed room carries, if any. */
 export async function callOfMediaRoom(room: string): Promise<string | undefined> {
-  return (await table.get<{ call_id: string }>(keys.mediaRoom(room)))?.call_id;
+  return (await mediaRooms.get(room))?.call_id;
 }
 
 /** A claimed room's caller left (or the room finished): when, and by which event. */
@@ -278,19 +269,12 @@ export interface MediaRoomEnd {
  * Answers the claim's call ID; undefined when the room has no claim.
  */
 export async function markMediaRoomEnded(room: string, end: MediaRoomEnd): Promise<string | undefined> {
-  try {
-    const claim = await table.update<{ call_id: string }>({
-      Key: keys.mediaRoom(room),
-      UpdateExpression: 'SET ended_timestamp = if_not_exists(ended_timestamp, :at), ended_by = if_not_exists(ended_by, :by)',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':at': end.ended_timestamp, ':by': end.ended_by },
-      ReturnValues: 'ALL_NEW',
-    });
-    return claim?.call_id;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
-    throw error;
-  }
+  const claim = await mediaRooms.update([room], {
+    UpdateExpression: 'SET ended_timestamp = if_not_exists(ended_timestamp, :at), ended_by = if_not_exists(ended_by, :by)',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':at': end.ended_timestamp, ':by': end.ended_by },
+  });
+  return claim?.call_id;
 }
 
 /** The end recorded on a claimed room (markMediaRoomEnded), if its caller is gone. */
