@@ -49,6 +49,18 @@ export interface ConnectionItem {
 }
 
 const connectionKey = (workspaceId: string, connectionId: string) => keys.integrationConnection(workspaceId, connectionId);
+const connections = defineEntity<ConnectionItem, [workspaceId: string, connectionId: string]>({
+  key: connectionKey,
+  notFound: (_workspaceId, connectionId) => notFound(`Connection ${connectionId} not found`),
+});
+const crmProviderConfigs = defineEntity<CrmProviderItem & { pk: string; sk: string }, [workspaceId: string, provider: string]>({
+  key: keys.crmProviderConfig,
+  notFound: (_workspaceId, provider) => notFound(`CRM ${provider} is not configured`),
+});
+const crmSettingsRecords = defineEntity<CrmSettingsItem & { pk: string; sk: string }, [workspaceId: string]>({
+  key: keys.crmSettings,
+  notFound: () => notFound('CRM settings not found'),
+});
 
 /** The expiry index entry of a refreshable connection (none for tokens that never expire or need a reconnect). */
 function expiryIndex(item: Pick<ConnectionItem, 'workspace_id' | 'connection_id' | 'token_expires_at' | 'mode' | 'status'>, refreshable: boolean) {
@@ -84,18 +96,11 @@ export function connectionPutOp(
  * when someone else holds the lease.
  */
 export async function acquireRefreshLease(workspaceId: string, connectionId: string, holder: string, nowMs: number, leaseMs: number): Promise<ConnectionItem | undefined> {
-  try {
-    return await table.update<ConnectionItem>({
-      Key: connectionKey(workspaceId, connectionId),
-      UpdateExpression: 'SET refresh_lease_until = :until, refresh_lease_holder = :holder',
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(refresh_lease_until) OR refresh_lease_until <= :now)',
-      ExpressionAttributeValues: { ':until': nowMs + leaseMs, ':holder': holder, ':now': nowMs },
-      ReturnValues: 'ALL_NEW',
-    });
-  } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
-    throw error;
-  }
+  return connections.update([workspaceId, connectionId], {
+    UpdateExpression: 'SET refresh_lease_until = :until, refresh_lease_holder = :holder',
+    ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(refresh_lease_until) OR refresh_lease_until <= :now)',
+    ExpressionAttributeValues: { ':until': nowMs + leaseMs, ':holder': holder, ':now': nowMs },
+  });
 }
 
 /**
@@ -133,63 +138,42 @@ export async function writeRefreshedTokens(
     values[':gpk'] = index.gsi1pk;
     values[':gsk'] = index.gsi1sk;
   } else remove.push('gsi1pk', 'gsi1sk');
-  try {
-    await table.update({
-      Key: connectionKey(item.workspace_id, item.connection_id),
-      UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
-      ConditionExpression: 'refresh_lease_holder = :holder AND token_version = :v',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const written = await connections.update([item.workspace_id, item.connection_id], {
+    UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
+    ConditionExpression: 'refresh_lease_holder = :holder AND token_version = :v',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  });
+  return written !== undefined;
 }
 
 /** Ends this holder's lease (a failed refresh); nothing if it no longer holds it. */
 export async function releaseRefreshLease(workspaceId: string, connectionId: string, holder: string): Promise<void> {
-  try {
-    await table.update({
-      Key: connectionKey(workspaceId, connectionId),
-      UpdateExpression: 'REMOVE refresh_lease_until, refresh_lease_holder',
-      ConditionExpression: 'refresh_lease_holder = :holder',
-      ExpressionAttributeValues: { ':holder': holder },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await connections.update([workspaceId, connectionId], {
+    UpdateExpression: 'REMOVE refresh_lease_until, refresh_lease_holder',
+    ConditionExpression: 'refresh_lease_holder = :holder',
+    ExpressionAttributeValues: { ':holder': holder },
+  });
 }
 
 /** The provider revoked the grant: the connection needs a reconnect (and leaves the expiry index). */
 export async function markNeedsReconnect(workspaceId: string, connectionId: string, holder: string, reason: string, nowMs: number): Promise<void> {
-  try {
-    await table.update({
-      Key: connectionKey(workspaceId, connectionId),
-      UpdateExpression: 'SET #status = :status, status_reason = :reason, updated_timestamp = :now REMOVE refresh_lease_until, refresh_lease_holder, gsi1pk, gsi1sk',
-      ConditionExpression: 'refresh_lease_holder = :holder',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':status': 'needs_reconnect', ':reason': reason, ':now': nowMs, ':holder': holder },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await connections.update([workspaceId, connectionId], {
+    UpdateExpression: 'SET #status = :status, status_reason = :reason, updated_timestamp = :now REMOVE refresh_lease_until, refresh_lease_holder, gsi1pk, gsi1sk',
+    ConditionExpression: 'refresh_lease_holder = :holder',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':status': 'needs_reconnect', ':reason': reason, ':now': nowMs, ':holder': holder },
+  });
 }
 
 /** Records a vendor's verdict on pasted credentials (test-auth, a tool call). */
 export async function setConnectionStatus(workspaceId: string, connectionId: string, status: ConnectionStatus, nowMs: number): Promise<void> {
-  try {
-    await table.update({
-      Key: connectionKey(workspaceId, connectionId),
-      UpdateExpression: 'SET #status = :status, updated_timestamp = :now',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':status': status, ':now': nowMs },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await connections.update([workspaceId, connectionId], {
+    UpdateExpression: 'SET #status = :status, updated_timestamp = :now',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':status': status, ':now': nowMs },
+  });
 }
 
 export const connectionDeleteOp = (workspaceId: string, connectionId: string): TransactOp => ({ Delete: { Key: connectionKey(workspaceId, connectionId) } });
@@ -303,16 +287,11 @@ export const appDeleteOp = (workspaceId: string, appId: string): TransactOp => (
 });
 
 export async function setAppConnectionStatus(workspaceId: string, appId: string, status: AppItem['connection_status'], nowMs: number): Promise<void> {
-  try {
-    await table.update({
-      Key: keys.integrationApp(workspaceId, appId),
-      UpdateExpression: 'SET connection_status = :status, revision = revision + :one',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':status': status, ':one': 1 },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await appEntity.update([workspaceId, appId], {
+    UpdateExpression: 'SET connection_status = :status, revision = revision + :one',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':status': status, ':one': 1 },
+  });
   void nowMs;
 }
 
@@ -389,18 +368,12 @@ export async function queryDueCrmSyncs(beforeMs: number, limit: number): Promise
  */
 export async function advanceCrmSync(workspaceId: string, provider: string, dueMs: number, nextMs: number): Promise<boolean> {
   const due = keys.crmSyncDue(nextMs, workspaceId, provider);
-  try {
-    await table.update({
-      Key: keys.crmProviderConfig(workspaceId, provider),
-      UpdateExpression: 'SET next_sync_at = :next, gsi1sk = :sk',
-      ConditionExpression: 'next_sync_at = :due AND enabled = :on AND attribute_exists(sync_interval_minutes)',
-      ExpressionAttributeValues: { ':next': nextMs, ':sk': due.gsi1sk, ':due': dueMs, ':on': true },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const written = await crmProviderConfigs.update([workspaceId, provider], {
+    UpdateExpression: 'SET next_sync_at = :next, gsi1sk = :sk',
+    ConditionExpression: 'next_sync_at = :due AND enabled = :on AND attribute_exists(sync_interval_minutes)',
+    ExpressionAttributeValues: { ':next': nextMs, ':sk': due.gsi1sk, ':due': dueMs, ':on': true },
+  });
+  return written !== undefined;
 }
 export const crmProviderDeleteOp = (workspaceId: string, provider: string): TransactOp => ({
   Delete: { Key: keys.crmProviderConfig(workspaceId, provider), ConditionExpression: 'attribute_exists(pk)' },
@@ -413,30 +386,20 @@ export async function queryCrmProviders(workspaceId: string): Promise<CrmProvide
   });
 }
 export async function setCrmLastSync(workspaceId: string, provider: string, nowMs: number): Promise<void> {
-  try {
-    await table.update({
-      Key: keys.crmProviderConfig(workspaceId, provider),
-      UpdateExpression: 'SET last_sync_timestamp = :now',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':now': nowMs },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await crmProviderConfigs.update([workspaceId, provider], {
+    UpdateExpression: 'SET last_sync_timestamp = :now',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':now': nowMs },
+  });
 }
 
 /** Counts a call logged by the per-call push (nothing if the config was deleted meanwhile). */
 export async function countCallPushed(workspaceId: string, provider: string): Promise<void> {
-  try {
-    await table.update({
-      Key: keys.crmProviderConfig(workspaceId, provider),
-      UpdateExpression: 'ADD calls_pushed :one',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':one': 1 },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await crmProviderConfigs.update([workspaceId, provider], {
+    UpdateExpression: 'ADD calls_pushed :one',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':one': 1 },
+  });
 }
 
 export interface CrmSettingsItem {
@@ -452,16 +415,11 @@ export const putCrmSettings = (workspaceId: string, item: CrmSettingsItem) => ta
 
 /** Clears the CRM settings' link to an app (its app was deleted); nothing when another app is linked. */
 export async function unlinkCrmApp(workspaceId: string, appId: string, nowMs: number): Promise<void> {
-  try {
-    await table.update({
-      Key: keys.crmSettings(workspaceId),
-      UpdateExpression: 'REMOVE app_id SET updated_timestamp = :now',
-      ConditionExpression: 'app_id = :app',
-      ExpressionAttributeValues: { ':app': appId, ':now': nowMs },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await crmSettingsRecords.update([workspaceId], {
+    UpdateExpression: 'REMOVE app_id SET updated_timestamp = :now',
+    ConditionExpression: 'app_id = :app',
+    ExpressionAttributeValues: { ':app': appId, ':now': nowMs },
+  });
 }
 
 export interface SyncJobItem {
