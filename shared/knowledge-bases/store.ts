@@ -161,20 +161,15 @@ export async function addSourceItems(
 
 /** Bumps the generation (a refresh or a deleted source) and sets the status; answers the new generation. */
 export async function nextGeneration(workspaceId: string, knowledgeBaseId: string, status: KbStatus, nowMs: number): Promise<number> {
-  try {
-    const updated = await table.update<KnowledgeBaseItem>({
-      Key: keys.knowledgeBase(workspaceId, knowledgeBaseId),
-      UpdateExpression: 'SET generation = generation + :one, #status = :status, user_modified_timestamp = :now',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':one': 1, ':status': status, ':now': nowMs },
-      ReturnValues: 'ALL_NEW',
-    });
-    return updated!.generation;
-  } catch (error) {
-    if (error instanceof ConditionFailed) throw notFound(`Knowledge base ${knowledgeBaseId} not found`);
-    throw error;
-  }
+  const updated = await knowledgeBases.update([workspaceId, knowledgeBaseId], {
+    UpdateExpression: 'SET generation = generation + :one, #status = :status, user_modified_timestamp = :now',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':one': 1, ':status': status, ':now': nowMs },
+  }, () => {
+    throw notFound(`Knowledge base ${knowledgeBaseId} not found`);
+  });
+  return updated!.generation;
 }
 
 export async function updateKnowledgeBaseFields(
@@ -202,20 +197,15 @@ export async function updateKnowledgeBaseFields(
     values[':gsi1sk'] = due.gsi1sk;
     sets.push('gsi1pk = :gsi1pk', 'gsi1sk = :gsi1sk');
   }
-  try {
-    const updated = await table.update<KnowledgeBaseItem & Keyed>({
-      Key: keys.knowledgeBase(workspaceId, knowledgeBaseId),
-      UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-      ConditionExpression: 'attribute_exists(pk)',
-      ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
-      ExpressionAttributeValues: values,
-      ReturnValues: 'ALL_NEW',
-    });
-    return strip(updated!);
-  } catch (error) {
-    if (error instanceof ConditionFailed) throw notFound(`Knowledge base ${knowledgeBaseId} not found`);
-    throw error;
-  }
+  const updated = await knowledgeBases.update([workspaceId, knowledgeBaseId], {
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    ConditionExpression: 'attribute_exists(pk)',
+    ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+    ExpressionAttributeValues: values,
+  }, () => {
+    throw notFound(`Knowledge base ${knowledgeBaseId} not found`);
+  });
+  return strip(updated!);
 }
 
 /** A source's outcome; false when the source is gone (deleted meanwhile). */
@@ -239,19 +229,13 @@ export async function recordSource(
     values[`:${field}`] = value;
     sets.push(`#${field} = :${field}`);
   }
-  try {
-    await table.update({
-      Key: keys.knowledgeBaseSource(workspaceId, knowledgeBaseId, sourceId),
-      UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const written = await sources.update([workspaceId, knowledgeBaseId, sourceId], {
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  });
+  return written !== undefined;
 }
 
 /**
@@ -264,6 +248,7 @@ export async function installIndex(
   knowledgeBaseId: string,
   input: { generation: number; indexKey: string; chunkCount: number; errors: string[]; status: KbStatus; refreshed?: number },
 ): Promise<{ replaced?: string } | undefined> {
+  // The item as it was (ALL_OLD: which index this one replaces), so not an entity update, which answers it as written.
   try {
     const old = await table.update<KnowledgeBaseItem>({
       Key: keys.knowledgeBase(workspaceId, knowledgeBaseId),
@@ -290,17 +275,12 @@ export async function installIndex(
 
 /** Sets the final status if no later change is waiting for its own ingestion. */
 export async function settleStatus(workspaceId: string, knowledgeBaseId: string, generation: number, status: KbStatus): Promise<void> {
-  try {
-    await table.update({
-      Key: keys.knowledgeBase(workspaceId, knowledgeBaseId),
-      UpdateExpression: 'SET #status = :status',
-      ConditionExpression: 'generation = :gen',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':status': status, ':gen': generation },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await knowledgeBases.update([workspaceId, knowledgeBaseId], {
+    UpdateExpression: 'SET #status = :status',
+    ConditionExpression: 'generation = :gen',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':status': status, ':gen': generation },
+  });
 }
 
 /** Removes a source's item; false when it was not there. */
@@ -628,27 +608,21 @@ export async function updateSyncedSource(
   fields: { filename: string; content_type: string; file_size: number; external_version: string },
   nowMs: number,
 ): Promise<boolean> {
-  try {
-    await table.update({
-      Key: keys.knowledgeBaseSource(workspaceId, knowledgeBaseId, sourceId),
-      UpdateExpression:
-        'SET filename = :filename, content_type = :type, file_size = :size, external_version = :version, #status = :status, updated_timestamp = :now REMOVE error_message',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':filename': fields.filename,
-        ':type': fields.content_type,
-        ':size': fields.file_size,
-        ':version': fields.external_version,
-        ':status': 'in_progress',
-        ':now': nowMs,
-      },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const written = await sources.update([workspaceId, knowledgeBaseId, sourceId], {
+    UpdateExpression:
+      'SET filename = :filename, content_type = :type, file_size = :size, external_version = :version, #status = :status, updated_timestamp = :now REMOVE error_message',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':filename': fields.filename,
+      ':type': fields.content_type,
+      ':size': fields.file_size,
+      ':version': fields.external_version,
+      ':status': 'in_progress',
+      ':now': nowMs,
+    },
+  });
+  return written !== undefined;
 }
 
 /**
@@ -715,16 +689,10 @@ export async function queryDueKnowledgeBases(beforeMs: number, limit: number): P
  */
 export async function claimRefresh(workspaceId: string, knowledgeBaseId: string, readSort: string, nextDueMs: number): Promise<boolean> {
   const next = keys.kbRefreshDue(nextDueMs, workspaceId, knowledgeBaseId);
-  try {
-    await table.update({
-      Key: keys.knowledgeBase(workspaceId, knowledgeBaseId),
-      UpdateExpression: 'SET gsi1sk = :next',
-      ConditionExpression: 'gsi1sk = :read AND enable_auto_refresh = :on',
-      ExpressionAttributeValues: { ':next': next.gsi1sk, ':read': readSort, ':on': true },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const written = await knowledgeBases.update([workspaceId, knowledgeBaseId], {
+    UpdateExpression: 'SET gsi1sk = :next',
+    ConditionExpression: 'gsi1sk = :read AND enable_auto_refresh = :on',
+    ExpressionAttributeValues: { ':next': next.gsi1sk, ':read': readSort, ':on': true },
+  });
+  return written !== undefined;
 }
