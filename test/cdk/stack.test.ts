@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { App, Aspects, Stack, type CfnResource } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { parleyResources } from '../support/cdk.ts';
 import {
   KEY_CONTEXT_CONDITIONS,
@@ -39,6 +39,15 @@ import { PRODUCTION_TEST_SETTINGS } from '../support/production-settings.ts';
 // Several tests synthesize the whole stack more than once (each ~15 s alone, far longer on a
 // loaded 2-core CI machine): the default 30 s was timing out there.
 vi.setConfig({ testTimeout: 300_000 });
+
+/*
+ * A synthesis holds this fork's event loop for seconds (tens on a loaded machine), and vitest's
+ * worker gives up on a report to the main process it cannot hear answered within 60 s. So a
+ * test yields before each synthesis after its first, and before it starts, letting the
+ * answers in: no block of synchronous work spans more than one synthesis.
+ */
+const breathe = () => new Promise<void>((resolve) => setTimeout(resolve, 100));
+beforeEach(breathe);
 
 const RESOURCE_LIMIT = 500;
 const FUNCTION_ENTRY = fileURLToPath(new URL('../../functions/meta.ts', import.meta.url));
@@ -603,7 +612,7 @@ describe('throttling and isolation', () => {
     }
   });
 
-  it('takes the limits from context', () => {
+  it('takes the limits from context', async () => {
     const synthed = synth(undefined, false, {}, {
       apiThrottle: '{"rateLimit":50,"burstLimit":100}',
       routeThrottle: { outbound: { rateLimit: 1, burstLimit: 2 } },
@@ -615,6 +624,7 @@ describe('throttling and isolation', () => {
       ThrottlingRateLimit: DEFAULT_ROUTE_THROTTLES.vendor.rateLimit,
       ThrottlingBurstLimit: DEFAULT_ROUTE_THROTTLES.vendor.burstLimit,
     });
+    await breathe();
     expect(() => synth(undefined, false, {}, { apiThrottle: '{"rateLimit":50}' })).toThrow('apiThrottle must be');
   });
 
@@ -631,21 +641,26 @@ describe('throttling and isolation', () => {
     expect(total).toBeLessThanOrEqual((DEFAULT_ACCOUNT_CONCURRENCY - UNRESERVED_CONCURRENCY_MINIMUM) / 2);
   });
 
-  it('takes reserved concurrency from context, and refuses more than the account can reserve', () => {
+  it('takes reserved concurrency from context, and refuses more than the account can reserve', async () => {
     const raised = synth(undefined, false, {}, { reservedConcurrency: '{"agents":200}' });
     expect(functionResource(raised, raised.stack.domainFunctions.agents).Properties.ReservedConcurrentExecutions).toBe(200);
     expect(functionResource(raised, raised.stack.domainFunctions.flows).Properties.ReservedConcurrentExecutions).toBe(
       DEFAULT_RESERVED_CONCURRENCY.flows,
     );
+    await breathe();
     const none = synth(undefined, false, {}, { reservedConcurrency: 'false' });
     for (const [name, fn] of allFunctions(none)) {
       expect(functionResource(none, fn).Properties.ReservedConcurrentExecutions, name).toBeUndefined();
     }
+    await breathe();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 } })).toThrow(
       /would reserve 1097 concurrent executions, but an account with 1000 .* must keep 100 unreserved/,
     );
+    await breathe();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agents: 700 }, accountConcurrency: '2000' })).not.toThrow();
+    await breathe();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { agentz: 7 } })).toThrow('agentz, which is not a Parley function');
+    await breathe();
     expect(() => synth(undefined, false, {}, { reservedConcurrency: { 'webhook-delivery': 5 } })).toThrow(
       'is below webhookMaxConcurrency',
     );
@@ -884,14 +899,17 @@ describe('deploy settings', () => {
 });
 
 describe('route quota', () => {
-  it('fails the synth past routesPerApiQuota (300 by default), saying how to proceed', () => {
+  it('fails the synth past routesPerApiQuota (300 by default), saying how to proceed', async () => {
     // Without cdk.json's raised value: API Gateway's default quota.
     const bare = { routesPerApiQuota: undefined };
     expect(() => synth(syntheticRoutes(300), false, {}, bare)).toThrow(
       /would have 302 routes \(300 from the route table plus \$default and OPTIONS \/\{proxy\+\}\), more than routesPerApiQuota \(300\).*Service Quotas.*-c routesPerApiQuota=/,
     );
+    await breathe();
     expect(() => synth(syntheticRoutes(298), false, {}, bare)).not.toThrow();
+    await breathe();
     expect(() => synth(syntheticRoutes(300), false, {}, { routesPerApiQuota: '302' })).not.toThrow();
+    await breathe();
     expect(() => synth(syntheticRoutes(350), false, { routesPerApiQuota: 320 })).toThrow('more than routesPerApiQuota (320)');
   });
 
@@ -915,7 +933,7 @@ describe('ParleyStack at the product size', () => {
     expect(errors).toEqual([]);
   });
 
-  it('never moves an existing route to another stack or logical ID when routes are added', () => {
+  it('never moves an existing route to another stack or logical ID when routes are added', async () => {
     // API Gateway refuses a second route with the same key, and CloudFormation deletes the old
     // copy only after creating the new one, so a moved route would fail the deploy.
     const placement = (synthed: Synth) => {
@@ -928,6 +946,7 @@ describe('ParleyStack at the product size', () => {
       return where;
     };
     const before = placement(synth(syntheticRoutes(200), false));
+    await breathe();
     const after = placement(synth(syntheticRoutes(370), false, {}, { routesPerApiQuota: '400' }));
     for (const [key, where] of before) expect(after.get(key), key).toBe(where);
   });
