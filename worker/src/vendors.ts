@@ -182,7 +182,19 @@ export async function createVoice(
   }
   if (problems.length) logger.warn('voices skipped', { problems });
   if (voices.length === 0) throw new Error(`No voice can speak for this call (${problems.join('; ')})`);
-  return voices.length === 1 ? voices[0]! : new tts.FallbackAdapter({ ttsInstances: voices });
+  if (voices.length === 1) return voices[0]!;
+  const voice = new tts.FallbackAdapter({ ttsInstances: voices });
+  // The adapter re-emits each voice's failure as its own 'error' event, also when no session
+  // is listening (between turns, after the call): an EventEmitter's 'error' with no listener
+  // throws, which would take the worker and every call on it down. A failing voice is what
+  // the adapter is for, so it is logged and the adapter goes on to the next voice.
+  voice.on('error', (error) => logger.warn('a voice failed; the next one speaks', { error: describeVoiceError(error) }));
+  return voice;
+}
+
+function describeVoiceError(event: unknown): string {
+  const error = (event as { error?: unknown })?.error ?? event;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** The recogniser: the vendor the worker is set to, with the agent's language and boosted keywords. */

@@ -50,6 +50,10 @@ describe('speech vendors', () => {
     ]);
     // Word timings only when every voice in the chain gives them (OpenAI's does not).
     expect(chain.capabilities.alignedTranscript).toBe(false);
+    // A voice failing while no session listens (between turns, after the call) is re-emitted by
+    // the adapter as its 'error': without a listener of ours that would throw and end the worker.
+    const failure = { type: 'tts_error', timestamp: 0, label: 'cartesia.TTS', error: new Error('injected 503'), recoverable: false };
+    expect(() => (chain as tts.FallbackAdapter).ttsInstances[0]!.emit('error', failure as never)).not.toThrow();
   });
 
   it('skips a voice it cannot use, and refuses a call no voice can speak for', async () => {
