@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { notFound } from '../platform/errors.ts';
 import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { keys } from '../platform/store/keys.ts';
+import { fieldChanges } from '../platform/store/update-expression.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled } from '../platform/store/table.ts';
 import { linePuts, readCallWithLines, type TranscriptLine } from './line-store.ts';
 import type { CallItem } from './items.ts';
@@ -207,13 +208,13 @@ export async function transitionCall(callId: string, change: Transition): Promis
 
 /** Sets fields on a call of this workspace without a state change (update-call). */
 export async function updateCallFields(workspaceId: string, callId: string, fields: Record<string, unknown>): Promise<CallItem> {
-  const present = Object.entries(fields).filter(([, value]) => value !== undefined);
-  if (present.length === 0) return getCallItem(workspaceId, callId);
+  const { set, remove } = fieldChanges(fields);
+  if (Object.keys(set).length === 0 && remove.length === 0) return getCallItem(workspaceId, callId);
   const updated = await calls.setFields(
     [callId],
     {
-      set: Object.fromEntries(present.filter(([, value]) => value !== null)),
-      remove: present.filter(([, value]) => value === null).map(([field]) => field),
+      set,
+      remove,
       condition: 'attribute_exists(pk) AND #ws = :ws',
       names: { '#ws': 'workspace_id' },
       values: { ':ws': workspaceId },

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { badRequest, conflict, notFound, TooManyRequests } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
+import { fieldChanges } from '../platform/store/update-expression.ts';
 import { defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import type { ChatCost } from './cost.ts';
 import type { ChatAnalysis, ChatMessage, ChatStatus, ChatType } from './schemas.ts';
@@ -330,13 +331,13 @@ export async function setMessageSmsStatus(
 
 /** Sets fields on a chat of this workspace (update-chat): values are set, nulls removed, undefined left alone. */
 export async function updateChatFields(workspaceId: string, chatId: string, fields: Record<string, unknown>): Promise<ChatItem> {
-  const present = Object.entries(fields).filter(([, value]) => value !== undefined);
-  if (present.length === 0) return getChatItem(workspaceId, chatId);
+  const { set, remove } = fieldChanges(fields);
+  if (Object.keys(set).length === 0 && remove.length === 0) return getChatItem(workspaceId, chatId);
   const updated = await chats.setFields(
     [chatId],
     {
-      set: Object.fromEntries(present.filter(([, value]) => value !== null)),
-      remove: present.filter(([, value]) => value === null).map(([field]) => field),
+      set,
+      remove,
       condition: 'attribute_exists(pk) AND #ws = :ws',
       names: { '#ws': 'workspace_id' },
       values: { ':ws': workspaceId },

@@ -47,3 +47,15 @@ export function setAndRemove(set: Record<string, unknown>, remove: readonly stri
   const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim();
   return { expression, names, values };
 }
+
+/**
+ * A caller's fields as `set` (values) and `remove` (nulls, restoring a server default),
+ * undefined fields left alone: what an entity's `setFields` takes. Empty when nothing changes.
+ */
+export function fieldChanges(fields: Record<string, unknown>): { set: Record<string, unknown>; remove: string[] } {
+  const present = Object.entries(fields).filter(([, value]) => value !== undefined);
+  return {
+    set: Object.fromEntries(present.filter(([, value]) => value !== null)),
+    remove: present.filter(([, value]) => value === null).map(([field]) => field),
+  };
+}
