@@ -175,7 +175,7 @@ export async function createVoice(
         problems.push(`${voiceId}: no ${VENDOR_NAMES[named.vendor]} voice ID is known for it`);
         continue;
       }
-      voices.push(voiceTts({ voiceId, vendor: named.vendor, vendorVoiceId }, access, settings));
+      voices.push(withSettledSynthesis(voiceTts({ voiceId, vendor: named.vendor, vendorVoiceId }, access, settings)));
     } catch (error) {
       problems.push(`${voiceId}: ${(error as Error).message}`);
     }
@@ -189,6 +189,27 @@ export async function createVoice(
   // throws, which would take the worker and every call on it down. A failing voice is what
   // the adapter is for, so it is logged and the adapter goes on to the next voice.
   voice.on('error', (error) => logger.warn('a voice failed; the next one speaks', { error: describeVoiceError(error) }));
+  return voice;
+}
+
+/**
+ * The framework's ChunkedStream (a one-shot `synthesize`, which the fallback chain uses to
+ * probe whether a failed voice has recovered) starts its synthesis as a task nobody awaits:
+ * when the vendor fails, the failure is emitted as the voice's 'error' and then rethrown
+ * into that task, an unhandled rejection on every failed probe. The job process the
+ * framework runs calls in only logs those; anywhere else (the worker's tests, a future
+ * in-process runner) Node treats one as fatal. Each stream's task is given the handler it
+ * lacks; its failure still reaches the voice's 'error' listeners and ends its audio.
+ */
+function withSettledSynthesis<T extends tts.TTS>(voice: T): T {
+  const synthesize: tts.TTS['synthesize'] = voice.synthesize.bind(voice);
+  voice.synthesize = (...args: Parameters<tts.TTS['synthesize']>) => {
+    const stream = synthesize(...args);
+    const task = stream as unknown as { mainTask?: () => Promise<unknown> };
+    const run = task.mainTask;
+    if (typeof run === 'function') task.mainTask = () => run.call(stream).catch(() => undefined);
+    return stream;
+  };
   return voice;
 }
 

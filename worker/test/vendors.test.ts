@@ -91,6 +91,35 @@ describe('speech vendors', () => {
     }
   });
 
+  it('settles a failed one-shot synthesis (the fallback chain\'s recovery probe) instead of leaving its task rejected', async () => {
+    const fake = await startFakeElevenLabs({ apiKey: 'el' });
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      // A refusal the framework does not retry (the ElevenLabs plugin ignores the probe's
+      // maxRetry: 0, so a 5xx would be retried three times, seconds apart, first).
+      fake.fail({ mode: 'error', status: 401, message: 'key revoked' });
+      const voice = await createVoice(['elevenlabs-pNInz6obpgDQGcFmaJgB'], { ...all, elevenlabs: { apiKey: 'el', baseUrl: fake.origin } }, settings());
+      const failures: string[] = [];
+      voice.on('error', (event) => failures.push((event as { error: Error }).error.message));
+      const probe = voice.synthesize('Hello world, this is a recovery test.', { maxRetry: 0, retryIntervalMs: 0, timeoutMs: 5_000 });
+      const frames: unknown[] = [];
+      for await (const frame of probe) frames.push(frame);
+      // Node reports a rejection left unhandled once the microtasks after it have run.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(frames).toEqual([]);
+      expect(failures).toHaveLength(1);
+      expect(failures[0]).toContain('key revoked');
+      expect(unhandled).toEqual([]);
+      await voice.close();
+    } finally {
+      process.off('unhandledRejection', record);
+      await fake.close();
+    }
+  });
+
   it('uses the vendor\'s own ID of a workspace voice', async () => {
     const voice = await createVoice(['deepgram-custom_voice_1'], all, settings(), async (id) => (id === 'deepgram-custom_voice_1' ? 'aura-2-luna-en' : undefined));
     expect(voice.model).toBe('aura-2-luna-en');
