@@ -1,6 +1,6 @@
 import { notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
-import { ConditionFailed, defineEntity, table, type TransactOp } from '../platform/store/table.ts';
+import { defineEntity, table, type TransactOp } from '../platform/store/table.ts';
 import type { UploadCheckpoint } from '../platform/aws/object-store.ts';
 import type { ErasureReport, ExportFormat, ExportStatus, ExportType, RetentionReport } from './schemas.ts';
 
@@ -64,19 +64,12 @@ export async function putExport(item: ExportItem): Promise<void> {
  * answers the item as leased, or undefined when another run holds it or it has ended.
  */
 export async function takeExportLease(workspaceId: string, exportId: string, token: string, nowMs: number, untilMs: number): Promise<ExportItem | undefined> {
-  try {
-    return await table.update<ExportItem>({
-      Key: keys.exportJob(workspaceId, exportId),
-      UpdateExpression: 'SET #status = :running, lease_token = :token, lease_until = :until, started_timestamp = if_not_exists(started_timestamp, :now)',
-      ConditionExpression: '#status = :pending OR (#status = :running AND (attribute_not_exists(lease_until) OR lease_until < :now))',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':now': nowMs, ':token': token, ':until': untilMs },
-      ReturnValues: 'ALL_NEW',
-    });
-  } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
-    throw error;
-  }
+  return exportsEntity.update([workspaceId, exportId], {
+    UpdateExpression: 'SET #status = :running, lease_token = :token, lease_until = :until, started_timestamp = if_not_exists(started_timestamp, :now)',
+    ConditionExpression: '#status = :pending OR (#status = :running AND (attribute_not_exists(lease_until) OR lease_until < :now))',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':now': nowMs, ':token': token, ':until': untilMs },
+  });
 }
 
 /**
@@ -90,19 +83,13 @@ export async function recordExportProgress(
   rowCount: number,
   checkpoint: ExportCheckpoint | undefined,
 ): Promise<boolean> {
-  try {
-    await table.update({
-      Key: keys.exportJob(workspaceId, exportId),
-      UpdateExpression: checkpoint ? 'SET row_count = :rows, checkpoint = :checkpoint' : 'SET row_count = :rows',
-      ConditionExpression: '#status = :running AND lease_token = :token',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':rows': rowCount, ':running': 'running', ':token': token, ...(checkpoint ? { ':checkpoint': checkpoint } : {}) },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const recorded = await exportsEntity.update([workspaceId, exportId], {
+    UpdateExpression: checkpoint ? 'SET row_count = :rows, checkpoint = :checkpoint' : 'SET row_count = :rows',
+    ConditionExpression: '#status = :running AND lease_token = :token',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':rows': rowCount, ':running': 'running', ':token': token, ...(checkpoint ? { ':checkpoint': checkpoint } : {}) },
+  });
+  return recorded !== undefined;
 }
 
 /** running → complete or failed (conditional: an export ends once). */
@@ -115,29 +102,23 @@ export async function finishExport(
   token?: string,
 ): Promise<boolean> {
   const complete = outcome.status === 'complete';
-  try {
-    await table.update({
-      Key: keys.exportJob(workspaceId, exportId),
-      UpdateExpression: `${
-        complete
-          ? 'SET #status = :status, row_count = :rows, size_bytes = :size, completed_timestamp = :now'
-          : 'SET #status = :status, failure_reason = :reason, completed_timestamp = :now'
-      } REMOVE checkpoint, lease_token, lease_until`,
-      ConditionExpression: token ? '#status = :running AND lease_token = :token' : '#status IN (:pending, :running)',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':status': outcome.status,
-        ':now': nowMs,
-        ':running': 'running',
-        ...(token ? { ':token': token } : { ':pending': 'pending' }),
-        ...(complete ? { ':rows': outcome.rowCount, ':size': outcome.sizeBytes } : { ':reason': outcome.reason }),
-      },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const finished = await exportsEntity.update([workspaceId, exportId], {
+    UpdateExpression: `${
+      complete
+        ? 'SET #status = :status, row_count = :rows, size_bytes = :size, completed_timestamp = :now'
+        : 'SET #status = :status, failure_reason = :reason, completed_timestamp = :now'
+    } REMOVE checkpoint, lease_token, lease_until`,
+    ConditionExpression: token ? '#status = :running AND lease_token = :token' : '#status IN (:pending, :running)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':status': outcome.status,
+      ':now': nowMs,
+      ':running': 'running',
+      ...(token ? { ':token': token } : { ':pending': 'pending' }),
+      ...(complete ? { ':rows': outcome.rowCount, ':size': outcome.sizeBytes } : { ':reason': outcome.reason }),
+    },
+  });
+  return finished !== undefined;
 }
 
 /** A page of a workspace's exports by ID (time-ordered), after `after`. */
@@ -322,34 +303,27 @@ export type SweepProgress = Pick<
   'workspace_after' | 'current' | 'workspaces_examined' | 'workspaces_swept' | 'calls_deleted' | 'chats_deleted'
 >;
 
-export const getRetentionSweep = (day: string) => table.get<RetentionSweepItem>(keys.retentionSweep(day));
+const retentionSweeps = defineEntity<RetentionSweepItem, [day: string]>({
+  key: keys.retentionSweep,
+  notFound: (day) => notFound(`No retention sweep for ${day}`),
+});
+
+export const getRetentionSweep = (day: string) => retentionSweeps.get(day);
 
 /** The day's sweep, created on its first message (a second creation finds the first). */
 export async function createRetentionSweep(item: RetentionSweepItem): Promise<RetentionSweepItem> {
-  try {
-    await table.put({ Item: { ...keys.retentionSweep(item.day), ...item }, ConditionExpression: 'attribute_not_exists(pk)' });
-    return item;
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-    return (await getRetentionSweep(item.day))!;
-  }
+  if (await retentionSweeps.putIf(item, [item.day])) return item;
+  return retentionSweeps.mustGet(item.day);
 }
 
 /** Takes the sweep's lease unless another run holds one that has not expired; answers the item as leased. */
-export async function takeRetentionSweepLease(day: string, token: string, nowMs: number, untilMs: number): Promise<RetentionSweepItem | undefined> {
-  try {
-    return await table.update<RetentionSweepItem>({
-      Key: keys.retentionSweep(day),
-      UpdateExpression: 'SET lease_token = :token, lease_until = :until ADD runs :one',
-      ConditionExpression: '#status = :running AND (attribute_not_exists(lease_until) OR lease_until < :now)',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':token': token, ':until': untilMs, ':now': nowMs, ':running': 'running', ':one': 1 },
-      ReturnValues: 'ALL_NEW',
-    });
-  } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
-    throw error;
-  }
+export function takeRetentionSweepLease(day: string, token: string, nowMs: number, untilMs: number): Promise<RetentionSweepItem | undefined> {
+  return retentionSweeps.update([day], {
+    UpdateExpression: 'SET lease_token = :token, lease_until = :until ADD runs :one',
+    ConditionExpression: '#status = :running AND (attribute_not_exists(lease_until) OR lease_until < :now)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':token': token, ':until': untilMs, ':now': nowMs, ':running': 'running', ':one': 1 },
+  });
 }
 
 const SWEEP_PROGRESS_FIELDS = ['workspace_after', 'current', 'workspaces_examined', 'workspaces_swept', 'calls_deleted', 'chats_deleted'] as const;

@@ -1,6 +1,6 @@
 import { notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
-import { ConditionFailed, defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
+import { defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import type { KeptValue, ProviderOptions } from '../vendors/oauth/providers.ts';
 import type { AppType } from './catalogue.ts';
 
@@ -180,13 +180,8 @@ export const connectionDeleteOp = (workspaceId: string, connectionId: string): T
 
 /** Deletes a kb_sync connection (its sealed tokens and its expiry index entry go with the item); false when there is no such connection. */
 export async function deleteKbSyncConnection(workspaceId: string, connectionId: string): Promise<boolean> {
-  try {
-    await table.delete({ Key: connectionKey(workspaceId, connectionId), ConditionExpression: 'target = :target', ExpressionAttributeValues: { ':target': 'kb_sync' } });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  const taken = await connections.take([workspaceId, connectionId], { expression: 'target = :target', values: { ':target': 'kb_sync' } });
+  return taken !== undefined;
 }
 
 /** Connections whose access token expires before `beforeMs`: one query of the expiry index. */
@@ -210,23 +205,22 @@ export interface StateItem {
   expires_at: number;
 }
 
+const oauthStates = defineEntity<StateItem, [nonce: string]>({
+  key: keys.oauthState,
+  notFound: () => notFound('OAuth state not found'),
+});
+
 export async function putState(nonce: string, item: StateItem): Promise<void> {
-  await table.put({ Item: { ...keys.oauthState(nonce), ...item }, ConditionExpression: 'attribute_not_exists(pk)' });
+  // A nonce is random: an existing item would be a collision, never a retry.
+  if (!(await oauthStates.putIf(item, [nonce]))) throw new Error('OAuth state nonce collision');
 }
 
 /** Consumes a state once (a conditional delete): undefined when it was used, never issued, or issued for another workspace or provider. */
-export async function consumeState(nonce: string, workspaceId: string, provider: string): Promise<StateItem | undefined> {
-  try {
-    return await table.delete<StateItem>({
-      Key: keys.oauthState(nonce),
-      ConditionExpression: 'attribute_exists(pk) AND workspace_id = :ws AND provider = :provider',
-      ExpressionAttributeValues: { ':ws': workspaceId, ':provider': provider },
-      ReturnValues: 'ALL_OLD',
-    });
-  } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
-    throw error;
-  }
+export function consumeState(nonce: string, workspaceId: string, provider: string): Promise<StateItem | undefined> {
+  return oauthStates.take([nonce], {
+    expression: 'attribute_exists(pk) AND workspace_id = :ws AND provider = :provider',
+    values: { ':ws': workspaceId, ':provider': provider },
+  });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -344,13 +338,10 @@ export async function replaceCrmProvider(item: CrmProviderItem, read: CrmProvide
   const condition = read
     ? ['attribute_exists(pk)', ...CARRIED.map((name) => (read[name] === undefined ? `attribute_not_exists(${name})` : ((values[`:${name}`] = read[name]), `${name} = :${name}`)))].join(' AND ')
     : 'attribute_not_exists(pk)';
-  try {
-    await table.put({ Item: crmProviderRecord(item), ConditionExpression: condition, ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}) });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  return crmProviderConfigs.putIf(crmProviderRecord(item), [item.workspace_id, item.provider], {
+    expression: condition,
+    ...(Object.keys(values).length ? { values } : {}),
+  });
 }
 
 /** Provider configs whose scheduled sync is due before `beforeMs`, soonest first (gsi1 `CRMSYNCDUE`, keys only). */
@@ -473,31 +464,20 @@ export async function querySyncJobs(workspaceId: string, limit: number): Promise
 }
 
 /** Records one step's results, conditional on the cursor the step ran from. */
-export async function recordSyncStep(
+export function recordSyncStep(
   job: SyncJobItem,
   next: Pick<SyncJobItem, 'succeeded' | 'failed' | 'skipped' | 'errors' | 'cursor' | 'status'> & { end_timestamp?: number; failure_reason?: string },
 ): Promise<boolean> {
-  try {
-    await table.put({
-      Item: { ...keys.crmSyncJob(job.workspace_id, job.sync_job_id), ...job, ...next },
-      ConditionExpression: '#cursor = :cursor',
-      ExpressionAttributeNames: { '#cursor': 'cursor' },
-      ExpressionAttributeValues: { ':cursor': job.cursor },
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  return syncJobs.putIf({ ...job, ...next }, [job.workspace_id, job.sync_job_id], {
+    expression: '#cursor = :cursor',
+    names: { '#cursor': 'cursor' },
+    values: { ':cursor': job.cursor },
+  });
 }
 
-/** Releases the workspace's sync lock if this job holds it. */
+/** Releases the workspace's sync lock if this job holds it (another job's lock stays). */
 export async function releaseSyncLock(workspaceId: string, jobId: string): Promise<void> {
-  try {
-    await table.delete({ Key: keys.crmSyncLock(workspaceId), ConditionExpression: 'sync_job_id = :job', ExpressionAttributeValues: { ':job': jobId } });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await syncLocks.take([workspaceId], { expression: 'sync_job_id = :job', values: { ':job': jobId } });
 }
 
 export interface SyncedObjectItem {
@@ -513,52 +493,47 @@ interface SyncedClaim {
   claim_until?: number;
 }
 
+const syncJobs = defineEntity<SyncJobItem, [workspaceId: string, jobId: string]>({
+  key: keys.crmSyncJob,
+  notFound: (_workspaceId, jobId) => notFound(`Sync job ${jobId} not found`),
+});
+const syncLocks = defineEntity<{ sync_job_id: string; lock_until: number }, [workspaceId: string]>({
+  key: keys.crmSyncLock,
+  notFound: () => notFound('No sync is running'),
+});
+const syncedClaims = defineEntity<SyncedClaim, [workspaceId: string, provider: string, callId: string]>({
+  key: keys.crmSyncedObject,
+  notFound: (_workspaceId, provider, callId) => notFound(`Call ${callId} was not pushed to ${provider}`),
+});
+const analysisApplications = defineEntity<{ applied_timestamp: number; expires_at: number }, [workspaceId: string, callId: string]>({
+  key: keys.crmCallAnalysisApplied,
+  notFound: (_workspaceId, callId) => notFound(`Analysis of call ${callId} was not applied`),
+});
+
 /**
  * Claims a call's push to one provider: `claimed` when this caller may push it (no record,
  * or an unfinished claim whose holder's time ran out), `done` when it was pushed already,
  * `busy` while another holder pushes it. A call is logged in a CRM once.
  */
 export async function claimSyncedCall(workspaceId: string, provider: string, callId: string, token: string, nowMs: number, leaseMs: number): Promise<'claimed' | 'done' | 'busy'> {
-  const key = keys.crmSyncedObject(workspaceId, provider, callId);
-  try {
-    await table.put({
-      Item: { ...key, claim_token: token, claim_until: nowMs + leaseMs },
-      ConditionExpression: 'attribute_not_exists(pk) OR (attribute_not_exists(external_id) AND claim_until < :now)',
-      ExpressionAttributeValues: { ':now': nowMs },
-    });
-    return 'claimed';
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
-  const existing = await table.get<SyncedClaim>(key);
+  const args: [string, string, string] = [workspaceId, provider, callId];
+  const claimed = await syncedClaims.putIf({ claim_token: token, claim_until: nowMs + leaseMs }, args, {
+    expression: 'attribute_not_exists(pk) OR (attribute_not_exists(external_id) AND claim_until < :now)',
+    values: { ':now': nowMs },
+  });
+  if (claimed) return 'claimed';
+  const existing = await syncedClaims.get(...args);
   return existing?.external_id ? 'done' : existing ? 'busy' : 'claimed';
 }
 
 /** Gives a failed push's claim back (only this holder's), so a retry may push. */
 export async function releaseSyncedClaim(workspaceId: string, provider: string, callId: string, token: string): Promise<void> {
-  try {
-    await table.delete({
-      Key: keys.crmSyncedObject(workspaceId, provider, callId),
-      ConditionExpression: 'claim_token = :token AND attribute_not_exists(external_id)',
-      ExpressionAttributeValues: { ':token': token },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-  }
+  await syncedClaims.take([workspaceId, provider, callId], { expression: 'claim_token = :token AND attribute_not_exists(external_id)', values: { ':token': token } });
 }
 
 /** Claims the one application of a call's analysis data to its contact (false: applied already). */
-export async function claimCallAnalysis(workspaceId: string, callId: string, nowMs: number): Promise<boolean> {
-  try {
-    await table.put({
-      Item: { ...keys.crmCallAnalysisApplied(workspaceId, callId), applied_timestamp: nowMs, expires_at: Math.floor(nowMs / 1000) + 90 * 86_400 },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+export function claimCallAnalysis(workspaceId: string, callId: string, nowMs: number): Promise<boolean> {
+  return analysisApplications.putIf({ applied_timestamp: nowMs, expires_at: Math.floor(nowMs / 1000) + 90 * 86_400 }, [workspaceId, callId]);
 }
 
 /** Undoes a claim whose contact write failed, so the retry applies it. */

@@ -6,7 +6,7 @@ import { Unauthorized, unauthorized } from '../platform/errors.ts';
 import { MediaResponse } from '../platform/http/handler.ts';
 import { newId } from '../platform/ids.ts';
 import { keys } from '../platform/store/keys.ts';
-import { ConditionFailed, table } from '../platform/store/table.ts';
+import { table } from '../platform/store/table.ts';
 import { toMember } from './members.ts';
 import { getRoster, memberEmails, members, sessions, type MemberItem, type SessionItem } from './store.ts';
 
@@ -91,25 +91,20 @@ export async function refreshSession(refreshToken: string, nowMs = Date.now()): 
   const member = await members.get(workspaceId, session.member_id);
   if (!member || member.active === false) throw unauthorized();
   const next = randomBytes(32).toString('hex');
-  try {
-    await table.update({
-      Key: keys.memberSession(workspaceId, sessionId),
-      UpdateExpression: 'SET refresh_hash = :next, used_hashes = :used, refreshed_timestamp = :now',
-      ConditionExpression: 'refresh_hash = :current',
-      ExpressionAttributeValues: {
-        ':next': sha256(next),
-        ':current': hash,
-        ':used': [...session.used_hashes, hash].slice(-MAX_USED_HASHES),
-        ':now': nowMs,
-      },
-    });
-  } catch (error) {
+  const refreshed = await sessions.update([workspaceId, sessionId], {
+    UpdateExpression: 'SET refresh_hash = :next, used_hashes = :used, refreshed_timestamp = :now',
+    ConditionExpression: 'refresh_hash = :current',
+    ExpressionAttributeValues: {
+      ':next': sha256(next),
+      ':current': hash,
+      ':used': [...session.used_hashes, hash].slice(-MAX_USED_HASHES),
+      ':now': nowMs,
+    },
+  });
+  if (!refreshed) {
     // Two refreshes with one token: the loser presented a token already spent.
-    if (error instanceof ConditionFailed) {
-      await table.delete({ Key: keys.memberSession(workspaceId, sessionId) });
-      throw new RefreshReused();
-    }
-    throw error;
+    await table.delete({ Key: keys.memberSession(workspaceId, sessionId) });
+    throw new RefreshReused();
   }
   return tokensFor(member, sessionId, next);
 }

@@ -3,7 +3,7 @@ import type { Role } from '../platform/auth/roles.ts';
 import { notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
-import { ConditionFailed, defineEntity, table, type TransactOp } from '../platform/store/table.ts';
+import { defineEntity, table, type TransactOp } from '../platform/store/table.ts';
 
 /*
  * The members domain's items, declared once (keys from shared/platform/store/keys.ts).
@@ -125,17 +125,13 @@ export type SsoStateItem = Keyed & {
 };
 
 /** Records an assertion ID as used; false when it was already (a replay). */
-export async function recordSamlAssertion(workspaceId: string, assertionId: string, expiresAtSeconds: number): Promise<boolean> {
-  try {
-    await table.put({
-      Item: { ...keys.samlAssertion(workspaceId, assertionId), expires_at: expiresAtSeconds },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+const samlAssertions = defineEntity<{ expires_at: number }, [workspaceId: string, assertionId: string]>({
+  key: keys.samlAssertion,
+  notFound: (_workspaceId, assertionId) => notFound(`Assertion ${assertionId} was not seen`),
+});
+
+export function recordSamlAssertion(workspaceId: string, assertionId: string, expiresAtSeconds: number): Promise<boolean> {
+  return samlAssertions.putIf({ expires_at: expiresAtSeconds }, [workspaceId, assertionId]);
 }
 
 export type { TransactOp };
@@ -183,14 +179,8 @@ export function purgeStartOp(workspaceId: string, nowMs: number): TransactOp {
  * Saves a step's progress if no other run of the same step saved first (`step` as read);
  * false when one did (this run was a redelivery or a duplicate: it must not continue).
  */
-export async function advancePurge(item: PurgeItem, next: PurgeItem): Promise<boolean> {
-  try {
-    await table.put({ Item: { ...next, step: item.step + 1 }, ConditionExpression: 'step = :step', ExpressionAttributeValues: { ':step': item.step } });
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+export function advancePurge(item: PurgeItem, next: PurgeItem): Promise<boolean> {
+  return purges.putIf({ ...next, step: item.step + 1 }, [item.workspace_id], { expression: 'step = :step', values: { ':step': item.step } });
 }
 
 /**

@@ -1,7 +1,8 @@
+import { notFound } from '../platform/errors.ts';
 import type { CredentialItem } from '../platform/auth/credentials.ts';
 import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
-import { ConditionFailed, table } from '../platform/store/table.ts';
+import { ConditionFailed, defineEntity, table } from '../platform/store/table.ts';
 
 /*
  * The webhooks domain's items, each declared once with its key (the keys themselves are
@@ -112,6 +113,10 @@ export interface ClaimRequest {
 }
 
 const claimNames = { '#state': 'state', '#attempt': 'attempt' };
+const claimEntity = defineEntity<AttemptClaimItem, [workspaceId: string, deliveryId: string, attempt: number]>({
+  key: keys.webhookAttemptClaim,
+  notFound: (_workspaceId, deliveryId, attempt) => notFound(`Attempt ${attempt} of delivery ${deliveryId} not found`),
+});
 
 export const attemptClaims = {
   key: keys.webhookAttemptClaim,
@@ -155,35 +160,24 @@ export const attemptClaims = {
 
   /** Saves the POST's outcome while `holder` still holds the claim; false when it no longer does. */
   async savePosted(claim: AttemptClaimItem, holder: string, outcome: AttemptOutcomeRecord): Promise<boolean> {
-    try {
-      await table.update({
-        Key: keys.webhookAttemptClaim(claim.workspace_id, claim.webhook_delivery_id, claim.attempt),
-        UpdateExpression: 'SET #state = :posted, outcome = :outcome',
-        ConditionExpression: 'holder = :holder AND #state = :claimed',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':posted': 'posted', ':outcome': outcome, ':holder': holder, ':claimed': 'claimed' },
-      });
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionFailed) return false;
-      throw error;
-    }
+    const saved = await claimEntity.update([claim.workspace_id, claim.webhook_delivery_id, claim.attempt], {
+      UpdateExpression: 'SET #state = :posted, outcome = :outcome',
+      ConditionExpression: 'holder = :holder AND #state = :claimed',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':posted': 'posted', ':outcome': outcome, ':holder': holder, ':claimed': 'claimed' },
+    });
+    return saved !== undefined;
   },
 
   /** Marks the attempt done (recorded, retry queued): every later copy of its message does nothing. */
   async finish(claim: AttemptClaimItem, holder: string): Promise<void> {
-    try {
-      await table.update({
-        Key: keys.webhookAttemptClaim(claim.workspace_id, claim.webhook_delivery_id, claim.attempt),
-        UpdateExpression: 'SET #state = :done',
-        ConditionExpression: 'holder = :holder',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':done': 'done', ':holder': holder },
-      });
-    } catch (error) {
-      // Taken over by a consumer that found the lease ended: it finishes the attempt.
-      if (!(error instanceof ConditionFailed)) throw error;
-    }
+    // Refused when a consumer that found the lease ended took the attempt over: it finishes it.
+    await claimEntity.update([claim.workspace_id, claim.webhook_delivery_id, claim.attempt], {
+      UpdateExpression: 'SET #state = :done',
+      ConditionExpression: 'holder = :holder',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':done': 'done', ':holder': holder },
+    });
   },
 };
 
