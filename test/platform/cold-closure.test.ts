@@ -26,8 +26,9 @@ const bundles: Record<string, { file: string; metafile: Metafile }> = {};
 /** Loaded on first use everywhere they are reached. */
 const EVERYWHERE = [
   'shared/conversation/runtime.ts',
-  'shared/conversation/model-turn.ts',
+  'shared/conversation/engines/model-turn.ts',
   'shared/conversation/conversation.ts',
+  'shared/conversation/transfers/transfer-agent.ts',
   'shared/integrations/index.ts',
   'node_modules/oauth4webapi/',
   'shared/vendors/llm/index.ts',
@@ -163,7 +164,7 @@ describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs
   it('keep what the facades answer without the runtime in the cold closure (transfer options, notes, limits)', () => {
     const { metafile, file } = bundles.calls!;
     const cold = [...coldInputs(metafile, file).keys()];
-    for (const module of ['shared/conversation/index.ts', 'shared/conversation/transfer-options.ts', 'shared/conversation/state.ts', 'shared/agent-tools/index.ts', 'shared/numbers/index.ts', 'shared/calls/agent-override.ts', 'shared/agents/lookups/index.ts', 'shared/contacts/lookups/index.ts', 'shared/batches/counters.ts', 'shared/platform/crypto/envelope.ts']) {
+    for (const module of ['shared/conversation/index.ts', 'shared/conversation/transfers/index.ts', 'shared/conversation/transfers/transfer-options.ts', 'shared/conversation/state.ts', 'shared/agent-tools/index.ts', 'shared/numbers/index.ts', 'shared/calls/agent-override.ts', 'shared/agents/lookups/index.ts', 'shared/contacts/lookups/index.ts', 'shared/batches/counters.ts', 'shared/platform/crypto/envelope.ts']) {
       expect(cold, module).toContain(module);
     }
   });

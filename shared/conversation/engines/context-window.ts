@@ -1,6 +1,6 @@
-import { estimateMessageTokens, type ChatMessage } from '../vendors/llm/index.ts';
-import { REPLY_MAX_TOKENS } from './limits.ts';
-import type { AgentNote, TranscriptEvent } from './types.ts';
+import { estimateMessageTokens, type ChatMessage } from '../../vendors/llm/index.ts';
+import { REPLY_MAX_TOKENS } from '../limits.ts';
+import type { AgentNote, TranscriptEvent } from '../types.ts';
 
 /*
  * What the model sees of the conversation, within the workspace LLM token limit (spec
@@ -8,8 +8,6 @@ import type { AgentNote, TranscriptEvent } from './types.ts';
  * call and its result go together (a result without its call, or a call without its
  * result, is refused by providers); room is kept for the reply, capped at 300 tokens.
  */
-
-export { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './limits.ts';
 
 /**
  * The conversation as chat messages: utterances, and each run of tool calls as one assistant

@@ -1,7 +1,7 @@
-import { getAgent, getChatAgent, getFlow, getLlm, type ResponseEngine } from '../agents/index.ts';
-import { knowledgeSection, retrieveAndRecord, retrieveForConversation, type RetrievalStorage, type RetrievedChunk } from '../knowledge-bases/index.ts';
-import { logger } from '../platform/logger.ts';
-import type { ConfigOverrides, ConversationState, DataStorageSetting } from './types.ts';
+import { getAgent, getChatAgent, getFlow, getLlm, type ResponseEngine } from '../../agents/index.ts';
+import { knowledgeSection, retrieveAndRecord, retrieveForConversation, type RetrievalStorage, type RetrievedChunk } from '../../knowledge-bases/index.ts';
+import { logger } from '../../platform/logger.ts';
+import type { ConfigOverrides, ConversationState, DataStorageSetting } from '../types.ts';
 
 /*
  * Retrieval before answering: an LLM's or flow's `knowledge_base_ids` make each user turn

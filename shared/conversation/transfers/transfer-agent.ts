@@ -1,7 +1,7 @@
-import { resolveAgentVersion } from '../agents/index.ts';
-import { agentTurn, openConversation, streamAgentTurn } from './conversation.ts';
-import { noteToAgent } from './state.ts';
-import type { ConversationState, DataStorageSetting, StreamTurnOptions, TranscriptEvent, TurnEvent, TurnResult } from './types.ts';
+import { resolveAgentVersion } from '../../agents/index.ts';
+import { agentTurn, openConversation, streamAgentTurn } from '../conversation.ts';
+import { noteToAgent } from '../state.ts';
+import type { ConversationState, DataStorageSetting, StreamTurnOptions, TranscriptEvent, TurnEvent, TurnResult } from '../types.ts';
 
 /*
  * An agentic warm transfer's transfer agent (`agentic_transfer_config.transfer_agent`;

@@ -1,7 +1,7 @@
-import { config } from '../platform/config.ts';
-import { EgressRefused, EgressResponseTooLarge, egressFetch, type Resolver } from '../platform/egress/egress.ts';
-import { signatureHeaders, wire } from '../platform/naming.ts';
-import { signWebhook } from '../webhooks/index.ts';
+import { config } from '../../platform/config.ts';
+import { EgressRefused, EgressResponseTooLarge, egressFetch, type Resolver } from '../../platform/egress/egress.ts';
+import { signatureHeaders, wire } from '../../platform/naming.ts';
+import { signWebhook } from '../../webhooks/index.ts';
 
 /*
  * Custom functions during a conversation, as the compatible API runs them: an HTTP request

@@ -1,6 +1,6 @@
-import { DEFAULT_LLM_MODEL, getAgent, getChatAgent } from '../agents/index.ts';
-import { defineOfflineShape, lineHasKeyword, lineWords, languageModel, type OfflineInput } from '../vendors/llm/index.ts';
-import type { AnalyzeConversationInput, CallAnalysis, TranscriptObject } from './types.ts';
+import { DEFAULT_LLM_MODEL, getAgent, getChatAgent } from '../../agents/index.ts';
+import { defineOfflineShape, lineHasKeyword, lineWords, languageModel, type OfflineInput } from '../../vendors/llm/index.ts';
+import type { AnalyzeConversationInput, CallAnalysis, TranscriptObject } from '../types.ts';
 
 /*
  * Post-call (and post-chat) analysis: one JSON-mode request to the agent version's

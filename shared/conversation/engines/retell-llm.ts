@@ -1,8 +1,8 @@
-import { DEFAULT_LLM_MODEL, getLlm, type Llm } from '../agents/index.ts';
+import { DEFAULT_LLM_MODEL, getLlm, type Llm } from '../../agents/index.ts';
 import { modelTurn, runtimeTools, type RetellTool, type RuntimeTool, type TurnOutput } from './model-turn.ts';
-import { fillTemplate, variablesOf } from './variables.ts';
+import { fillTemplate, variablesOf } from '../variables.ts';
 import { knowledgeFor, withKnowledge } from './knowledge.ts';
-import type { ConversationState, TurnEvent } from './types.ts';
+import type { ConversationState, TurnEvent } from '../types.ts';
 
 /*
  * A Retell LLM engine (single or multi-state prompt). The system prompt is the general

@@ -1,11 +1,11 @@
-import { validSipHeaders } from '../platform/telephony/sip-headers.ts';
-import { fillTemplate } from './variables.ts';
-import type { AgenticTransferConfig, HandoffOption, TransferOptions } from './types.ts';
+import { validSipHeaders } from '../../platform/telephony/sip-headers.ts';
+import { fillTemplate } from '../variables.ts';
+import type { AgenticTransferConfig, HandoffOption, TransferOptions } from '../types.ts';
 
 /*
  * A transfer option's fields as the call engine acts on them. Their own module, apart from
- * model-turn.ts: the engine reads them on a LiveKit transfer event without loading the
- * conversation runtime (index.ts).
+ * ../engines/model-turn.ts: the engine reads them on a LiveKit transfer event without
+ * loading the conversation runtime (../index.ts).
  */
 
 /**

@@ -1,15 +1,15 @@
-import { ApiError, Unavailable } from '../platform/errors.ts';
-import { wire } from '../platform/naming.ts';
-import { appToolDefinition, executeTool } from '../integrations/index.ts';
-import type { Completion, CompletionRequest, ToolDefinition } from '../vendors/llm/index.ts';
-import { NoSigningKey, webhookSigningSecret } from '../webhooks/index.ts';
-import { fitToTokenLimit, historyMessages, REPLY_MAX_TOKENS } from './context-window.ts';
-import { callCustomFunction, responseVariables, type CustomFunctionTool } from './custom-functions.ts';
+import { ApiError, Unavailable } from '../../platform/errors.ts';
+import { wire } from '../../platform/naming.ts';
+import { appToolDefinition, executeTool } from '../../integrations/index.ts';
+import type { Completion, CompletionRequest, ToolDefinition } from '../../vendors/llm/index.ts';
+import { NoSigningKey, webhookSigningSecret } from '../../webhooks/index.ts';
+import { fitToTokenLimit, historyMessages } from './context-window.ts';
+import { REPLY_MAX_TOKENS } from '../limits.ts';
+import { callCustomFunction, findToolMock, responseVariables, type CustomFunctionTool } from '../tools/index.ts';
 import { completeWithFallback, recordFallback, streamWithFallback, type FallbackUse } from './fallback.ts';
-import { findToolMock } from './tool-mocks.ts';
-import { transferOptions } from './transfer-options.ts';
-import { fillTemplate, variablesOf } from './variables.ts';
-import type { ConversationState, StreamTurnOptions, TransferAsk, TranscriptEvent, TurnResult, TurnStreamEvent } from './types.ts';
+import { transferOptions } from '../transfers/index.ts';
+import { fillTemplate, variablesOf } from '../variables.ts';
+import type { ConversationState, StreamTurnOptions, TransferAsk, TranscriptEvent, TurnResult, TurnStreamEvent } from '../types.ts';
 
 /*
  * One turn's output, and the model loop every engine that uses the language model shares
@@ -18,7 +18,7 @@ import type { ConversationState, StreamTurnOptions, TransferAsk, TranscriptEvent
  * it answers without a tool call (or a tool ends, transfers or moves the conversation).
  */
 
-/** How a turn runs: who hears it as it happens, and the streaming turn's options (types.ts StreamTurnOptions). */
+/** How a turn runs: who hears it as it happens, and the streaming turn's options (../types.ts StreamTurnOptions). */
 export interface TurnIo extends StreamTurnOptions {
   /** Ask the model with `stream()` (a streaming turn), else with `complete()` (agentTurn). */
   stream?: boolean;

@@ -1,13 +1,13 @@
 import type { ClientOptions, RawData, WebSocket } from 'ws';
-import { VendorFailed } from '../platform/errors.ts';
-import { EgressRefused, WEBSOCKET_SCHEMES, checkDestination, type Resolver } from '../platform/egress/egress.ts';
-import { logger } from '../platform/logger.ts';
-import { wire } from '../platform/naming.ts';
-import { trimTrailing } from '../platform/text/text.ts';
+import { VendorFailed } from '../../platform/errors.ts';
+import { EgressRefused, WEBSOCKET_SCHEMES, checkDestination, type Resolver } from '../../platform/egress/egress.ts';
+import { logger } from '../../platform/logger.ts';
+import { wire } from '../../platform/naming.ts';
+import { trimTrailing } from '../../platform/text/text.ts';
 import { callContext, type TurnOutput } from './model-turn.ts';
-import type { ConversationState, TranscriptEvent, TurnEvent } from './types.ts';
-import { loadOnce } from '../platform/lazy.ts';
-import { EventQueue } from './event-queue.ts';
+import type { ConversationState, TranscriptEvent, TurnEvent } from '../types.ts';
+import { loadOnce } from '../../platform/lazy.ts';
+import { EventQueue } from '../event-queue.ts';
 
 /*
  * A custom LLM, over the compatible API's LLM WebSocket protocol: Parley connects to

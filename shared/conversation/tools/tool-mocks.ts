@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { ToolMock } from './types.ts';
+import type { ToolMock } from '../types.ts';
 
 /*
  * Tool mocks (the agent playground's `tool_mocks`, retell-sdk PlaygroundCompletionParams.ToolMock):

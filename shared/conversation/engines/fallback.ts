@@ -1,6 +1,6 @@
-import { logger } from '../platform/logger.ts';
-import { languageModel, LlmUnavailable, type Completion, type CompletionRequest, type StreamEvent } from '../vendors/llm/index.ts';
-import type { ConversationState, LlmFallbackRecord } from './types.ts';
+import { logger } from '../../platform/logger.ts';
+import { languageModel, LlmUnavailable, type Completion, type CompletionRequest, type StreamEvent } from '../../vendors/llm/index.ts';
+import type { ConversationState, LlmFallbackRecord } from '../types.ts';
 
 /*
  * The workspace's fallback model (PUT /workspace/reliability, `fallback_llm_model`;

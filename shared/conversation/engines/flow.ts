@@ -1,9 +1,9 @@
-import { DEFAULT_LLM_MODEL, getFlow, type ConversationFlow } from '../agents/index.ts';
-import { lineWords } from '../vendors/llm/index.ts';
+import { DEFAULT_LLM_MODEL, getFlow, type ConversationFlow } from '../../agents/index.ts';
+import { lineWords } from '../../vendors/llm/index.ts';
 import { modelTurn, runtimeTools, transferOf, type RetellTool, type RuntimeTool, type TurnOutput } from './model-turn.ts';
 import { knowledgeFor, withKnowledge } from './knowledge.ts';
-import { fillTemplate, variablesOf } from './variables.ts';
-import type { ConversationState, TurnEvent } from './types.ts';
+import { fillTemplate, variablesOf } from '../variables.ts';
+import type { ConversationState, TurnEvent } from '../types.ts';
 
 /*
  * A conversation flow, walked node by node. The current node's ID is kept in the state.
