@@ -25,8 +25,9 @@ const UPLOAD_RETENTION_DAYS = 1;
 const CLAIM_MS = 120_000;
 
 /**
- * Per purpose: its upload IDs' prefix (knowledge-base uploads keep the `kb_upload_` IDs their
- * API has always answered), what it is in messages, and what using one is called there.
+ * Per purpose: its upload IDs' prefix (knowledge-base uploads are `kb_upload_…`, the format
+ * their API documents, so one purpose's ID never passes another route's schema), what it is in
+ * messages, and what using one is called there.
  */
 const PURPOSES: Record<UploadPurpose, { id: 'upload' | 'kbUpload'; what: string; used: string }> = {
   asset: { id: 'upload', what: 'an asset', used: 'used' },
