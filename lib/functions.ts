@@ -396,8 +396,9 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // Knowledge bases: originals, text, chunks and indexes in their bucket; embeddings through the
     // language-model vendor (its credentials); ingestion queued on kb-jobs.
     // Synced sources read their kb_sync connection (the integrations index: its refresh seals new
-    // tokens, hence the key) and start runs on kb-jobs; presigned uploads are PUT to the bucket.
-    access: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], kbJobsQueue: ['send'], knowledgeBases: 'readWrite' },
+    // tokens, hence the key) and start runs on kb-jobs. Files past the request limit are
+    // presigned uploads (uploads/* in the recordings bucket).
+    access: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], kbJobsQueue: ['send'], knowledgeBases: 'readWrite', uploads: 'readWrite' },
     // The extraction worker's CSV parser (shared/platform/text/csv.ts) carries the phone module.
     files: [PHONE_METADATA_FILE],
     workers: EXTRACT_WORKER,

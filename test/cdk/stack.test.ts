@@ -830,22 +830,23 @@ describe('deploy settings', () => {
       publicBaseUrl: 'https://api.acme.com',
       uploadOrigins: 'https://app.acme.com, http://localhost:3000,https://app.acme.com',
     });
-    // Browser PUTs to presigned uploads (knowledge-base files; assets and voice samples), from the named origins only.
+    // Browser PUTs to presigned uploads (assets, voice samples, knowledge-base files: all in the
+    // recordings bucket), from the named origins only; no other bucket takes browser PUTs.
     const buckets = template.findResources('AWS::S3::Bucket');
-    for (const upload of [stack.knowledgeBaseBucket, stack.recordingsBucket]) {
-      expect(buckets[stack.getLogicalId(upload.node.defaultChild as CfnResource)]!.Properties.CorsConfiguration).toEqual({
-        CorsRules: [
-          {
-            Id: 'presigned-uploads',
-            AllowedMethods: ['PUT'],
-            AllowedOrigins: ['https://app.acme.com', 'http://localhost:3000'],
-            AllowedHeaders: ['content-type', 'content-length', 'x-amz-tagging', 'x-amz-checksum-sha256'],
-            ExposedHeaders: ['etag'],
-            MaxAge: 3000,
-          },
-        ],
-      });
-    }
+    const recordings = stack.getLogicalId(stack.recordingsBucket.node.defaultChild as CfnResource);
+    for (const [id, bucket] of Object.entries(buckets)) if (id !== recordings) expect(bucket.Properties.CorsConfiguration, id).toBeUndefined();
+    expect(buckets[recordings]!.Properties.CorsConfiguration).toEqual({
+      CorsRules: [
+        {
+          Id: 'presigned-uploads',
+          AllowedMethods: ['PUT'],
+          AllowedOrigins: ['https://app.acme.com', 'http://localhost:3000'],
+          AllowedHeaders: ['content-type', 'content-length', 'x-amz-tagging', 'x-amz-checksum-sha256'],
+          ExposedHeaders: ['etag'],
+          MaxAge: 3000,
+        },
+      ],
+    });
     for (const variables of environmentOf(template)) {
       expect(variables).toMatchObject({
         SIP_HOST: 'sip.acme.com',
