@@ -1,0 +1,11 @@
+/**
+ * Charges (docs/billing.md, The ledger): the ledger write with its effects (ledger.ts: an entry
+ * once per source key, then budget events and auto-recharge after a charge, settled invoices
+ * after a credit) and the charges of ended calls, chats and SMS; the budget events
+ * (budget.ts); purchased concurrency slots, charged monthly (concurrency-billing.ts); and the
+ * usage reports read from the day items each charge adds to (usage.ts). The raw ledger write
+ * without effects is ../entries.ts.
+ */
+export { appendEntry, recordCallCharge, recordChatCharge, recordSmsCharge } from './ledger.ts';
+export { chargePurchasedConcurrency, concurrencyBilling } from './concurrency-billing.ts';
+export { platformUsage, workspaceUsage } from './usage.ts';
