@@ -3,7 +3,7 @@ import { billingNow, dayOf, monthBounds, monthOf } from '../clock.ts';
 import { ensureAccount, SlotsMoved } from '../entries.ts';
 import { appendEntry } from './ledger.ts';
 import { INCLUDED_CONCURRENCY, PER_MINUTE_USD, SLOT_PRICE_USD, toMicros, toUsd } from '../prices.ts';
-import type { ConcurrencyBillingView, ConcurrencyChargeView } from '../schemas.ts';
+import type { ConcurrencyBillingView, ConcurrencyChargeView } from './schemas.ts';
 import { billingStore, slotsAttribute, type LedgerEntryItem } from '../store.ts';
 
 /*

@@ -4,7 +4,7 @@ import { config } from '../../platform/config.ts';
 import { badRequest, forbidden } from '../../platform/errors.ts';
 import { billingNow, dayOf, monthBounds, monthOf } from '../clock.ts';
 import { toUsd } from '../prices.ts';
-import type { UsageQueryInput, UsageView } from '../schemas.ts';
+import type { UsageQueryInput, UsageView } from './schemas.ts';
 import { billingStore, type UsageDayItem } from '../store.ts';
 
 /*

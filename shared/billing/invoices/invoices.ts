@@ -4,7 +4,7 @@ import { escapeHtml } from '../../platform/text/text.ts';
 import { billingNow, monthBounds, monthOf, previousMonth } from '../clock.ts';
 import { ensureAccount } from '../entries.ts';
 import { INVOICE_OVERDUE_DAYS, toUsd } from '../prices.ts';
-import type { InvoiceView } from '../schemas.ts';
+import type { InvoiceView } from './schemas.ts';
 import { billingStore, CHARGE_KINDS, CREDIT_KINDS, type InvoiceItem, type InvoiceLine } from '../store.ts';
 
 /*

@@ -7,6 +7,7 @@
  * package's sake: the billing function's operations (../api.ts) and overview (../billing.ts)
  * take payments.ts (checkouts, payment methods, the portal), mock-checkout.ts (the built-in
  * mock's page) and stripe-webhook.ts (the signature check) themselves; stripe-events.ts is
- * what a verified event does, loaded by the webhook and by auto-recharge.
+ * what a verified event does, loaded by the webhook and by auto-recharge. Routes: routes.ts;
+ * schemas: schemas.ts.
  */
 export { maybeAutoRecharge } from './autorecharge.ts';

@@ -3,7 +3,7 @@ import { conflict, notFound, unavailable } from '../../platform/errors.ts';
 import type { CheckoutInput as ProviderCheckoutInput, PaymentsProvider, SelfSignedEvent } from '../../vendors/payments/index.ts';
 import { paymentsProvider } from '../../vendors/payments/provider.ts';
 import { ensureAccount } from '../entries.ts';
-import type { CheckoutInput, PayInvoiceInput } from '../schemas.ts';
+import type { CheckoutInput, PayInvoiceInput } from './schemas.ts';
 import { newMockCheckoutToken, storeMockCheckout } from './mock-checkout.ts';
 import { deliverSelfSignedEvents } from './stripe-webhook.ts';
 import { billingStore } from '../store.ts';
