@@ -5,6 +5,10 @@ import { agentToolRoutes } from './agent-tools/routes.ts';
 import { agentRoutes } from './agents/voice-agents/agent-routes.ts';
 import { batchRoutes } from './batches/routes.ts';
 import { billingRoutes } from './billing/routes.ts';
+import { chargeRoutes } from './billing/charges/routes.ts';
+import { invoiceRoutes } from './billing/invoices/routes.ts';
+import { paymentRoutes } from './billing/payments/routes.ts';
+import { spendRoutes } from './billing/spend/routes.ts';
 import { callArtifactRoutes } from './calls/artifacts/routes.ts';
 import { callRoutes } from './calls/routes.ts';
 import { chatRoutes } from './chats/routes.ts';
@@ -49,6 +53,10 @@ export const routeTable = {
   ...contactRoutes,
   ...batchRoutes,
   ...billingRoutes,
+  ...spendRoutes,
+  ...chargeRoutes,
+  ...invoiceRoutes,
+  ...paymentRoutes,
   ...accountDataRoutes,
   ...integrationRoutes,
   ...metaRoutes,

@@ -33,7 +33,7 @@ const EVERYWHERE = [
   'node_modules/oauth4webapi/',
   'shared/vendors/llm/index.ts',
   'shared/platform/aws/lambda-sdk/client-secrets-manager.js',
-  'shared/billing/stripe-events.ts',
+  'shared/billing/payments/stripe-events.ts',
   'shared/vendors/payments/index.ts',
   'shared/integrations/app-refs/index.ts',
   // The KMS client, loaded on the first secret sealed or opened.

@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { conflict, notFound } from '../platform/errors.ts';
-import { MediaResponse } from '../platform/http/handler.ts';
-import { escapeHtml, htmlPage } from '../platform/http/html-page.ts';
-import { mockPaymentsProvider, type CheckoutInput } from '../vendors/payments/index.ts';
-import { billingStore, type MockCheckoutItem } from './store.ts';
+import { conflict, notFound } from '../../platform/errors.ts';
+import { MediaResponse } from '../../platform/http/handler.ts';
+import { escapeHtml, htmlPage } from '../../platform/http/html-page.ts';
+import { mockPaymentsProvider, type CheckoutInput } from '../../vendors/payments/index.ts';
+import { billingStore, type MockCheckoutItem } from '../store.ts';
 import { deliverSelfSignedEvents } from './stripe-webhook.ts';
 
 /*

@@ -1,18 +1,18 @@
-import { logger } from '../platform/logger.ts';
-import { maybeAutoRecharge } from './autorecharge.ts';
+import { logger } from '../../platform/logger.ts';
+import { writeEntry, type AppendResult, type NewEntry, type WriteOptions } from '../entries.ts';
+import { settleInvoices } from '../invoices/index.ts';
+import { maybeAutoRecharge } from '../payments/index.ts';
+import { centsToMicros, CHAT_MESSAGE_USD, SMS_USD, toMicros } from '../prices.ts';
+import { CHARGE_KINDS } from '../store.ts';
 import { sendBudgetEvents } from './budget.ts';
-import { writeEntry, type AppendResult, type NewEntry, type WriteOptions } from './entries.ts';
-import { centsToMicros, CHAT_MESSAGE_USD, SMS_USD, toMicros } from './prices.ts';
-import { settleInvoices } from './settle.ts';
-import { CHARGE_KINDS } from './store.ts';
 
 /*
  * The ledger as the rest of billing and the other domains use it: an entry written once
- * per source key (entries.ts), then what a new entry sets off: a charge may send a budget
+ * per source key (../entries.ts), then what a new entry sets off: a charge may send a budget
  * event and start an auto-recharge, a credit may settle open invoices.
  */
 
-export type { AppendResult, NewEntry } from './entries.ts';
+export type { AppendResult, NewEntry } from '../entries.ts';
 
 /** Appends an entry (once per source key) and runs its effects; an effect that fails is logged, the entry stands. */
 export async function appendEntry(workspaceId: string, input: NewEntry, options: WriteOptions = {}): Promise<AppendResult> {

@@ -1,11 +1,11 @@
-import { logger } from '../platform/logger.ts';
-import { PaymentRequired } from '../platform/errors.ts';
-import { billingNow } from './clock.ts';
-import { toMicros } from './prices.ts';
-import { billingStore } from './store.ts';
-import type * as Payments from '../vendors/payments/index.ts';
+import { logger } from '../../platform/logger.ts';
+import { PaymentRequired } from '../../platform/errors.ts';
+import { billingNow } from '../clock.ts';
+import { toMicros } from '../prices.ts';
+import { billingStore } from '../store.ts';
+import type * as Payments from '../../vendors/payments/index.ts';
 import type * as StripeEvents from './stripe-events.ts';
-import { loadOnce } from '../platform/lazy.ts';
+import { loadOnce } from '../../platform/lazy.ts';
 
 /*
  * Auto-recharge (`settings.auto_recharge: {threshold_usd, amount_usd}`): after a charge
@@ -27,7 +27,7 @@ const AUTO_RECHARGE_LOCK_MS = 10 * 60 * 1000;
  * charge (a call's, a chat's) runs this check, and almost none recharges, so the functions
  * that charge do not load them at a cold start (docs/performance.md, "Sizes: cold and lazy").
  */
-const loadCharging = loadOnce((): Promise<[typeof Payments, typeof StripeEvents]> => Promise.all([import('../vendors/payments/index.ts'), import('./stripe-events.ts')]));
+const loadCharging = loadOnce((): Promise<[typeof Payments, typeof StripeEvents]> => Promise.all([import('../../vendors/payments/index.ts'), import('./stripe-events.ts')]));
 
 export async function maybeAutoRecharge(workspaceId: string): Promise<boolean> {
   const account = await billingStore.account(workspaceId);

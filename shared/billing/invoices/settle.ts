@@ -1,5 +1,5 @@
-import { billingNow } from './clock.ts';
-import { billingStore } from './store.ts';
+import { billingNow } from '../clock.ts';
+import { billingStore } from '../store.ts';
 
 /*
  * Open invoices are what a balance below zero owed when they were issued (invoices.ts). A

@@ -1,12 +1,12 @@
-import { config, isProduction } from '../platform/config.ts';
-import { conflict, notFound, unavailable } from '../platform/errors.ts';
-import type { CheckoutInput as ProviderCheckoutInput, PaymentsProvider, SelfSignedEvent } from '../vendors/payments/index.ts';
-import { paymentsProvider } from '../vendors/payments/provider.ts';
-import { ensureAccount } from './entries.ts';
+import { config, isProduction } from '../../platform/config.ts';
+import { conflict, notFound, unavailable } from '../../platform/errors.ts';
+import type { CheckoutInput as ProviderCheckoutInput, PaymentsProvider, SelfSignedEvent } from '../../vendors/payments/index.ts';
+import { paymentsProvider } from '../../vendors/payments/provider.ts';
+import { ensureAccount } from '../entries.ts';
 import type { CheckoutInput, PayInvoiceInput } from './schemas.ts';
 import { newMockCheckoutToken, storeMockCheckout } from './mock-checkout.ts';
 import { deliverSelfSignedEvents } from './stripe-webhook.ts';
-import { billingStore } from './store.ts';
+import { billingStore } from '../store.ts';
 
 /*
  * Payments through the provider (Stripe, or the mock): checkout sessions that buy credit,
@@ -145,4 +145,4 @@ export async function createPortal(workspaceId: string, returnUrl?: string) {
   return provider.createPortalSession(customerId, returnUrl ?? `${baseUrl()}/billing`);
 }
 
-export { paymentsProviderKind as paymentProviderKind } from '../vendors/payments/index.ts';
+export { paymentsProviderKind as paymentProviderKind } from '../../vendors/payments/index.ts';

@@ -1,7 +1,7 @@
-import { sendAgentEvent } from '../webhooks/index.ts';
-import { billingNow, monthOf } from './clock.ts';
-import { BUDGET_WARNING_SHARE, toMicros, toUsd } from './prices.ts';
-import { billingStore, budgetEventAttribute, chargesAttribute } from './store.ts';
+import { sendAgentEvent } from '../../webhooks/index.ts';
+import { billingNow, monthOf } from '../clock.ts';
+import { BUDGET_WARNING_SHARE, toMicros, toUsd } from '../prices.ts';
+import { billingStore, budgetEventAttribute, chargesAttribute } from '../store.ts';
 
 /*
  * Budget events (spec: Outgoing webhooks, the workspace URL hears budget events):

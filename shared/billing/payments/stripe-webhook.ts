@@ -1,6 +1,6 @@
-import { paymentsProvider, verifyStripeEvent } from '../vendors/payments/provider.ts';
-import type { PaymentsProvider, SelfSignedEvent } from '../vendors/payments/index.ts';
-import { badRequest } from '../platform/errors.ts';
+import { paymentsProvider, verifyStripeEvent } from '../../vendors/payments/provider.ts';
+import type { PaymentsProvider, SelfSignedEvent } from '../../vendors/payments/index.ts';
+import { badRequest } from '../../platform/errors.ts';
 import { handleStripeEvent, type EventContext, type WebhookOutcome } from './stripe-events.ts';
 
 /*

@@ -1,11 +1,11 @@
-import { registeredWorkspaceIds } from '../account/index.ts';
-import type { Principal } from '../platform/auth/gate.ts';
-import { config } from '../platform/config.ts';
-import { badRequest, forbidden } from '../platform/errors.ts';
-import { billingNow, dayOf, monthBounds, monthOf } from './clock.ts';
-import { toUsd } from './prices.ts';
+import { registeredWorkspaceIds } from '../../account/index.ts';
+import type { Principal } from '../../platform/auth/gate.ts';
+import { config } from '../../platform/config.ts';
+import { badRequest, forbidden } from '../../platform/errors.ts';
+import { billingNow, dayOf, monthBounds, monthOf } from '../clock.ts';
+import { toUsd } from '../prices.ts';
 import type { UsageQueryInput, UsageView } from './schemas.ts';
-import { billingStore, type UsageDayItem } from './store.ts';
+import { billingStore, type UsageDayItem } from '../store.ts';
 
 /*
  * Usage reports from the day items each charge adds to in its own transaction (no scan of

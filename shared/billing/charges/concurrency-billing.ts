@@ -1,10 +1,10 @@
-import { getWorkspaceItem } from '../account/index.ts';
-import { billingNow, dayOf, monthBounds, monthOf } from './clock.ts';
-import { ensureAccount, SlotsMoved } from './entries.ts';
+import { getWorkspaceItem } from '../../account/index.ts';
+import { billingNow, dayOf, monthBounds, monthOf } from '../clock.ts';
+import { ensureAccount, SlotsMoved } from '../entries.ts';
 import { appendEntry } from './ledger.ts';
-import { INCLUDED_CONCURRENCY, PER_MINUTE_USD, SLOT_PRICE_USD, toMicros, toUsd } from './prices.ts';
+import { INCLUDED_CONCURRENCY, PER_MINUTE_USD, SLOT_PRICE_USD, toMicros, toUsd } from '../prices.ts';
 import type { ConcurrencyBillingView, ConcurrencyChargeView } from './schemas.ts';
-import { billingStore, slotsAttribute, type LedgerEntryItem } from './store.ts';
+import { billingStore, slotsAttribute, type LedgerEntryItem } from '../store.ts';
 
 /*
  * Purchased concurrency (spec Limits): slots above the 20 included cost

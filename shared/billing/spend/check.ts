@@ -1,4 +1,4 @@
-import { verificationStatus } from '../numbers/index.ts';
+import { verificationStatus } from '../../numbers/index.ts';
 import { checkSpend, type SpendAction } from './spend.ts';
 
 /** POST /billing/check: the spend check's decision for an action, with the workspace's verification as the dialling routes give it. */

@@ -1,8 +1,8 @@
-import { config } from '../platform/config.ts';
-import { PaymentRequired, type ErrorCode } from '../platform/errors.ts';
-import { billingNow, monthOf } from './clock.ts';
-import { INVOICE_OVERDUE_DAYS, toMicros, toUsd } from './prices.ts';
-import { billingStore, chargesAttribute } from './store.ts';
+import { config } from '../../platform/config.ts';
+import { PaymentRequired, type ErrorCode } from '../../platform/errors.ts';
+import { billingNow, monthOf } from '../clock.ts';
+import { INVOICE_OVERDUE_DAYS, toMicros, toUsd } from '../prices.ts';
+import { billingStore, chargesAttribute } from '../store.ts';
 
 /*
  * The spend check (spec Errors 402, "Routes checked for spend"): every spending route calls

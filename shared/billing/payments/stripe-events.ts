@@ -1,13 +1,13 @@
 import * as z from 'zod';
-import { lazySchema } from '../platform/http/schemas.ts';
-import { auditPut, type AuditRecord } from '../account/index.ts';
-import { badRequest } from '../platform/errors.ts';
-import { logger } from '../platform/logger.ts';
-import type { PaymentsProviderKind, SelfSignedEvent } from '../vendors/payments/index.ts';
-import { billingNow } from './clock.ts';
-import { writeEntry } from './entries.ts';
-import { settleInvoices } from './settle.ts';
-import { billingStore, type EntryKind } from './store.ts';
+import { lazySchema } from '../../platform/http/schemas.ts';
+import { auditPut, type AuditRecord } from '../../account/index.ts';
+import { badRequest } from '../../platform/errors.ts';
+import { logger } from '../../platform/logger.ts';
+import type { PaymentsProviderKind, SelfSignedEvent } from '../../vendors/payments/index.ts';
+import { billingNow } from '../clock.ts';
+import { writeEntry } from '../entries.ts';
+import { settleInvoices } from '../invoices/index.ts';
+import { billingStore, type EntryKind } from '../store.ts';
 
 /*
  * What a Stripe event does, once its signature has been checked (stripe-webhook.ts, with the

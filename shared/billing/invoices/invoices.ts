@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { badRequest, notFound } from '../platform/errors.ts';
-import { escapeHtml } from '../platform/text/text.ts';
-import { billingNow, monthBounds, monthOf, previousMonth } from './clock.ts';
-import { ensureAccount } from './entries.ts';
-import { INVOICE_OVERDUE_DAYS, toUsd } from './prices.ts';
+import { badRequest, notFound } from '../../platform/errors.ts';
+import { escapeHtml } from '../../platform/text/text.ts';
+import { billingNow, monthBounds, monthOf, previousMonth } from '../clock.ts';
+import { ensureAccount } from '../entries.ts';
+import { INVOICE_OVERDUE_DAYS, toUsd } from '../prices.ts';
 import type { InvoiceView } from './schemas.ts';
-import { billingStore, CHARGE_KINDS, CREDIT_KINDS, type InvoiceItem, type InvoiceLine } from './store.ts';
+import { billingStore, CHARGE_KINDS, CREDIT_KINDS, type InvoiceItem, type InvoiceLine } from '../store.ts';
 
 /*
  * Monthly usage invoices: one per workspace and month (its ID derived from both, so the
