@@ -10,7 +10,9 @@ import { deliverWebhook, parseWebhookMessage } from '../shared/webhooks/webhooks
  * recorded or whose retry could not be queued is reported, so SQS redelivers just that one;
  * and a copy of a message whose attempt another consumer holds right now, so that it comes
  * back after the visibility timeout: by then that consumer has finished the attempt (the
- * copy is dropped) or died before its POST (the copy delivers it).
+ * copy is dropped) or died before its POST (the copy delivers it). A delivery whose
+ * workspace holds all its in-flight slots is sent back with a delay by deliverWebhook (a
+ * copy is queued, so this message is done): it never waits here for a slot.
  */
 export const handler = instrumented(async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   logger.addContext(context);

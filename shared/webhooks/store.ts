@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { notFound } from '../platform/errors.ts';
 import type { CredentialItem } from '../platform/auth/credentials.ts';
 import { keys } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
+import { firstEntries, mergedEntries, shardReadSizes } from '../platform/store/sharded-listing.ts';
 import { ConditionFailed, defineEntity, table } from '../platform/store/table.ts';
 
 /*
@@ -13,7 +15,7 @@ import { ConditionFailed, defineEntity, table } from '../platform/store/table.ts
 /** An item's key as a type alias (an interface does not satisfy the table's `Record`). */
 type Keyed = { pk: string; sk: string };
 
-/** One delivery attempt in the workspace's delivery log, sorted by its time-ordered ID; expires by TTL. */
+/** One delivery attempt in a shard of the workspace's delivery log, sorted by its time-ordered ID; expires by TTL. */
 export type DeliveryAttemptItem = Keyed & {
   webhook_attempt_id: string;
   webhook_delivery_id: string;
@@ -30,23 +32,41 @@ export type DeliveryAttemptItem = Keyed & {
   expires_at: number;
 };
 
-export const deliveryAttempts = {
-  key: keys.webhookDelivery,
+/**
+ * A workspace's delivery log is spread over this many partitions, the shard taken from the
+ * attempt ID's hash: a receiver that is down makes four attempts a delivery, so the target
+ * workspace's 350 deliveries a second can write 1,400 entries a second, more than one
+ * partition takes (about 1,000 writes a second); four shards take 350 each.
+ */
+const DELIVERY_LOG_SHARDS = 4;
+const deliveryShardOf = (attemptId: string): number => createHash('sha256').update(attemptId).digest()[0]! % DELIVERY_LOG_SHARDS;
+const deliveryLogPartitions = (workspaceId: string): string[] =>
+  Array.from({ length: DELIVERY_LOG_SHARDS }, (_, shard) => keys.webhookDeliveries(workspaceId, shard).pk);
 
-  /** Records an attempt (no condition: its ID is new). */
+export const deliveryAttempts = {
+  /** Records an attempt (no condition: its ID is new, or the same attempt recorded again). */
   async put(workspaceId: string, attempt: Omit<DeliveryAttemptItem, 'pk' | 'sk'>): Promise<void> {
-    await table.put({ Item: { ...keys.webhookDelivery(workspaceId, attempt.webhook_attempt_id), ...attempt } });
+    const id = attempt.webhook_attempt_id;
+    await table.put({ Item: { ...keys.webhookDelivery(workspaceId, deliveryShardOf(id), id), ...attempt } });
   },
 
-  /** The workspace's latest attempts, newest first (one page of at most `limit`). */
-  async newest(workspaceId: string, limit: number): Promise<DeliveryAttemptItem[]> {
-    const { items } = await table.queryPage<DeliveryAttemptItem>({
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.webhookDeliveries(workspaceId).pk },
-      ScanIndexForward: false,
-      Limit: limit,
-    });
-    return items;
+  /**
+   * The workspace's attempts newest first, strictly older than the attempt `before` (the
+   * previous page's last ID) when given: the shards are read from that point and merged by
+   * ID, which orders by time and never ties, so pages neither skip nor repeat an entry.
+   */
+  async newest(workspaceId: string, limit: number, before?: string): Promise<DeliveryAttemptItem[]> {
+    return firstEntries(
+      mergedEntries<DeliveryAttemptItem>({
+        gsi1pks: deliveryLogPartitions(workspaceId),
+        onTable: true,
+        ascending: false,
+        after: before,
+        idOf: (entry) => entry.webhook_attempt_id,
+        ...shardReadSizes(limit, DELIVERY_LOG_SHARDS, false),
+      }),
+      limit,
+    );
   },
 };
 
@@ -194,20 +214,22 @@ export const apiKeyRefs = keys.apiKeyRefs;
  */
 export async function deleteDeliveriesMentioning(workspaceId: string, text: string): Promise<number> {
   let deleted = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await table.queryPage<DeliveryAttemptItem>({
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.webhookDeliveries(workspaceId).pk },
-      Limit: 500,
-      ...(start ? { ExclusiveStartKey: start } : {}),
-    });
-    for (const entry of page.items) {
-      if (!JSON.stringify(entry).includes(text)) continue;
-      await table.delete({ Key: keys.webhookDelivery(workspaceId, entry.webhook_attempt_id) });
-      deleted++;
-    }
-    start = page.lastKey;
-  } while (start);
+  for (const pk of deliveryLogPartitions(workspaceId)) {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await table.queryPage<DeliveryAttemptItem>({
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        Limit: 500,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      });
+      for (const entry of page.items) {
+        if (!JSON.stringify(entry).includes(text)) continue;
+        await table.delete({ Key: { pk: entry.pk, sk: entry.sk } });
+        deleted++;
+      }
+      start = page.lastKey;
+    } while (start);
+  }
   return deleted;
 }

@@ -14,6 +14,8 @@ import { EgressRefused, egressFetch } from '../platform/egress/egress.ts';
 import type { TestWebhookResult, WebhookDeliveryAttempt } from './schemas.ts';
 import { apiKeyRefs, attemptClaims, credentialByHash, deliveryAttempts, webhookBodies, type AttemptClaimItem, type DeliveryAttemptItem } from './store.ts';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem, type WorkspaceItem } from '../account/index.ts';
+import { TtlCache } from './delivery-cache.ts';
+import { acquireDeliverySlot, deliveryCap } from './delivery-slots.ts';
 
 /** Spec: 3 retries, waiting 1, 2 and 4 seconds. */
 const RETRY_DELAYS_SECONDS = [1, 2, 4] as const;
@@ -56,6 +58,8 @@ export const WebhookMessage = lazySchema(() =>
     body_parts: z.number().int().min(1).optional(),
     timeout_ms: z.number().int().min(1).max(600_000).optional(),
     attempt: z.number().int().min(1).max(MAX_ATTEMPTS),
+    /** How many times this attempt found its workspace's delivery slots all held and was sent back (delivery-slots.ts). */
+    deferred: z.number().int().min(1).optional(),
   }),
 );
 export type WebhookMessage = z.infer<typeof WebhookMessage>;
@@ -158,8 +162,10 @@ export async function webhookSigningSecret(workspaceId: string): Promise<string>
   return signingSecret(await getWorkspaceItem(workspaceId));
 }
 
-async function signingSecret(workspace: WorkspaceItem): Promise<string> {
-  const credential = await signingCredential(workspace);
+type CredentialOf = (workspace: WorkspaceItem) => Promise<CredentialItem | undefined>;
+
+async function signingSecret(workspace: WorkspaceItem, credentialOf: CredentialOf = signingCredential): Promise<string> {
+  const credential = await credentialOf(workspace);
   if (!credential) throw new NoSigningKey();
   const cached = secretCache.get(credential.pk);
   if (cached !== undefined) return cached;
@@ -193,11 +199,12 @@ async function postOnce(
   body: string,
   timeoutMs: number,
   eventId: string,
+  credentialOf?: CredentialOf,
 ): Promise<AttemptOutcome & { started_at: number }> {
   const startedAt = Date.now();
   let secret: string;
   try {
-    secret = await signingSecret(workspace);
+    secret = await signingSecret(workspace, credentialOf);
   } catch (error) {
     if (!(error instanceof NoSigningKey)) throw error;
     return { success: false, status: null, latency_ms: 0, error: error.message, started_at: startedAt };
@@ -303,7 +310,22 @@ function resolveTimeout(workspace: WorkspaceItem, given?: number): number {
  * the attempt: nothing done), `in_progress` (another consumer holds the attempt now: nothing
  * done, and the message must come back, in case that consumer dies before its POST).
  */
-export type DeliveryResult = 'handled' | 'duplicate' | 'in_progress';
+export type DeliveryResult = 'handled' | 'duplicate' | 'in_progress' | 'deferred';
+
+/**
+ * How long a queued delivery may use the workspace record and the signing key it read for an
+ * earlier one (docs/webhooks.md, "Cached reads"). A workspace's timeout setting or webhook
+ * key changed (flag moved, key deleted) reaches deliveries within this; the URL is not read
+ * here (it is fixed in the message when the event is queued). Per process: each Lambda
+ * instance holds its own.
+ */
+const DELIVERY_CACHE_TTL_MS = 15_000;
+const DELIVERY_CACHE_ENTRIES = 2_000;
+const workspaceCache = new TtlCache<WorkspaceItem>(DELIVERY_CACHE_ENTRIES, DELIVERY_CACHE_TTL_MS);
+const credentialCache = new TtlCache<CredentialItem | undefined>(DELIVERY_CACHE_ENTRIES, DELIVERY_CACHE_TTL_MS);
+
+/** The longest a deferred delivery waits before it tries for a slot again (doubling from 1 s). */
+const MAX_DEFER_SECONDS = 30;
 
 /**
  * One delivery attempt from the queue: claim, sign, POST, record. A failed attempt before
@@ -321,13 +343,19 @@ export type DeliveryResult = 'handled' | 'duplicate' | 'in_progress';
  */
 export async function deliverWebhook(
   message: WebhookMessage,
-  options: { queue?: MessageQueue; remainingMs?: () => number; now?: () => number } = {},
+  options: {
+    queue?: MessageQueue;
+    remainingMs?: () => number;
+    now?: () => number;
+    /** The workspace's in-flight cap instead of the one its concurrent-call limit gives (tests). */
+    inFlightCap?: number;
+  } = {},
 ): Promise<DeliveryResult> {
   const queue = options.queue ?? webhookQueue();
   const now = options.now ?? Date.now;
   let workspace: WorkspaceItem;
   try {
-    workspace = await getWorkspaceItem(message.workspace_id);
+    workspace = await workspaceCache.get(message.workspace_id, () => getWorkspaceItem(message.workspace_id), now());
   } catch (error) {
     if (error instanceof NotFound) {
       logger.warn('webhook dropped: workspace gone', { workspace_id: message.workspace_id, delivery_id: message.delivery_id });
@@ -340,10 +368,32 @@ export async function deliverWebhook(
   // consumer killed mid-attempt would instead lose the record and redeliver the whole batch.
   if (options.remainingMs) timeoutMs = Math.max(1, Math.min(timeoutMs, options.remainingMs() - RECORD_RESERVE_MS));
 
-  const holder = randomBytes(12).toString('base64url');
-  const nowMs = now();
   // The holder works at most until its invocation's deadline (Lambda ends it there).
   const workMs = options.remainingMs ? options.remainingMs() : timeoutMs + RECORD_RESERVE_MS;
+  const cap = options.inFlightCap ?? deliveryCap(workspace.concurrency_limit);
+  const slot = await acquireDeliverySlot(message.workspace_id, cap, { leaseMs: workMs + CLAIM_LEASE_MARGIN_MS, now });
+  if (!slot) {
+    // Back to the queue, not waiting here: the function goes on to other workspaces' deliveries.
+    const deferred = (message.deferred ?? 0) + 1;
+    await queue.send({ ...message, deferred } satisfies WebhookMessage, { delaySeconds: Math.min(MAX_DEFER_SECONDS, 2 ** (deferred - 1)) });
+    countMetric('WebhookAttempt', { result: 'deferred' });
+    return 'deferred';
+  }
+  try {
+    return await claimAndDeliver(message, workspace, { queue, now, timeoutMs, workMs });
+  } finally {
+    await slot.release();
+  }
+}
+
+/** The attempt once its workspace slot is held: claim, POST, record, queue the retry. */
+async function claimAndDeliver(
+  message: WebhookMessage,
+  workspace: WorkspaceItem,
+  { queue, now, timeoutMs, workMs }: { queue: MessageQueue; now: () => number; timeoutMs: number; workMs: number },
+): Promise<DeliveryResult> {
+  const holder = randomBytes(12).toString('base64url');
+  const nowMs = now();
   const taken = await attemptClaims.claim({
     workspaceId: message.workspace_id,
     deliveryId: message.delivery_id,
@@ -375,7 +425,9 @@ export async function deliverWebhook(
       await attemptClaims.finish(claim, holder);
       return 'handled';
     }
-    outcome = await postOnce(workspace, message.url, body, timeoutMs, message.delivery_id);
+    const credentialOf: CredentialOf = (ws) =>
+      credentialCache.get(`${ws.workspace_id}\u0000${ws.webhook_key_credential ?? ''}`, () => signingCredential(ws), now());
+    outcome = await postOnce(workspace, message.url, body, timeoutMs, message.delivery_id, credentialOf);
     if (!(await attemptClaims.savePosted(claim, holder, outcome))) {
       // Only past the lease, which outlasts the invocation: the consumer that took it over records.
       logger.warn('webhook attempt claim lost before its outcome was saved', { delivery_id: message.delivery_id, attempt: message.attempt });
@@ -458,8 +510,8 @@ export async function sendTestWebhook(workspaceId: string, url?: string): Promis
   return { success: outcome.success, status: outcome.status, latency_ms: outcome.latency_ms, error: outcome.error };
 }
 
-export async function listWebhookDeliveries(workspaceId: string, options: { limit: number }): Promise<WebhookDeliveryAttempt[]> {
-  return (await deliveryAttempts.newest(workspaceId, options.limit)).map((item) => ({
+export async function listWebhookDeliveries(workspaceId: string, options: { limit: number; pagination_key?: string }): Promise<WebhookDeliveryAttempt[]> {
+  return (await deliveryAttempts.newest(workspaceId, options.limit, options.pagination_key)).map((item) => ({
     webhook_attempt_id: item.webhook_attempt_id,
     webhook_delivery_id: item.webhook_delivery_id,
     event: item.event,

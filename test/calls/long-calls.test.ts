@@ -127,7 +127,7 @@ describe('a 60-minute call with word timings', () => {
     }
     expect(analyzed!.json.call!.call_analysis).toMatchObject({ call_summary: expect.any(String) });
     // Each stored body went with its delivery's last attempt.
-    const deliveries = await eventually(() => queryAll<{ webhook_delivery_id: string }>(keys.webhookDeliveries(ws.workspace_id)), (found) => found.length === 3);
+    const deliveries = await eventually(async () => (await ws.api.get('/webhook-deliveries')).body as { webhook_delivery_id: string }[], (found) => found.length === 3);
     const storedParts = async () => (await Promise.all(deliveries.map(({ webhook_delivery_id: id }) => queryAll(keys.webhookBodyParts(id))))).flat().length;
     expect(await eventually(storedParts, (count) => count === 0)).toBe(0);
     expect(await rawItemBytes(callId)).toBeLessThan(16 * 1024);

@@ -35,7 +35,7 @@ export interface MetricDimensions {
    * record or retry could not be written: SQS redelivers the message), `duplicate` (another
    * copy of the message holds or finished the attempt: nothing sent).
    */
-  WebhookAttempt: { result: 'delivered' | 'retried' | 'dead' | 'failed' | 'duplicate' };
+  WebhookAttempt: { result: 'delivered' | 'retried' | 'dead' | 'failed' | 'duplicate' | 'deferred' };
   /** One batch task's dial: placed, refused by the spend check, failed, or deferred (cps or capacity). */
   BatchDial: { result: 'placed' | 'spend_blocked' | 'failed' | 'deferred' };
   ChatStarted: { chat_type: string };

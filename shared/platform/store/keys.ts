@@ -451,13 +451,26 @@ export const keys = {
     skPrefix: 'CLAIM#',
   }),
 
-  /** Webhook delivery attempts, newest first, per workspace. */
-  webhookDelivery: (workspaceId: string, deliveryId: string): ItemKey => ({
-    pk: `${workspacePartition(workspaceId)}#DELIVERY`,
-    sk: deliveryId,
+  /**
+   * A webhook delivery attempt in shard `shard` of its workspace's delivery log (the shard
+   * from the attempt ID, shared/webhooks/store.ts), sorted by the time-ordered attempt ID:
+   * a busy workspace's log writes spread over the shards, and its listing merges them.
+   */
+  webhookDelivery: (workspaceId: string, shard: number, attemptId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#DELIVERY#${shard}`,
+    sk: attemptId,
   }),
-  webhookDeliveries: (workspaceId: string): PartitionQuery => ({
-    pk: `${workspacePartition(workspaceId)}#DELIVERY`,
+  webhookDeliveries: (workspaceId: string, shard: number): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#DELIVERY#${shard}`,
+  }),
+  /**
+   * One group of a workspace's webhook delivery slots (shared/webhooks/delivery-slots.ts):
+   * its in-flight cap is split over groups of slots, each group one item in its own
+   * partition; slot i of a group is `outboundSlotAttribute(i)`, its holder `outboundSlotOwnerAttribute(i)`.
+   */
+  webhookDeliverySlots: (workspaceId: string, group: number): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#WEBHOOKSLOTS#${group}`,
+    sk: 'SLOTS',
   }),
   /**
    * The body of a webhook too large for a queue message (a long call's transcript), in

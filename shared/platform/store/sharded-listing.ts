@@ -1,7 +1,8 @@
 import { table } from './table.ts';
 
 /*
- * A workspace's listing (calls, chats) is a query of the listing index gsi1, never a scan.
+ * A workspace's listing (calls, chats) is a query of the listing index gsi1, never a scan
+ * (the webhook delivery log, whose shards are table partitions, merges the same way).
  * Its entries are spread over a few index partitions (shards, so one busy workspace does not
  * make one hot partition); every shard is read from the page's starting point (an ID, which
  * sorts by creation time) with a FilterExpression on the projected attributes, and the shards
@@ -94,9 +95,11 @@ export class ListingExpression {
   }
 }
 
-/** One shard's entries strictly after (or before, descending) an ID, as gsi1 projects them. */
+/** One shard's entries strictly after (or before, descending) an ID, as gsi1 projects them (or the table holds them). */
 async function queryListingShard<E>(input: {
   gsi1pk: string;
+  /** The shards are table partitions (`pk`, `sk`) rather than gsi1's. */
+  onTable?: boolean;
   ascending: boolean;
   /** Exclusive bound: entries strictly after this ID in the sort order. */
   after?: string;
@@ -106,13 +109,14 @@ async function queryListingShard<E>(input: {
 }): Promise<{ items: E[]; lastKey?: Record<string, unknown> }> {
   const names: Record<string, string> = { ...(input.filter?.names ?? {}) };
   const values: Record<string, unknown> = { ...(input.filter?.values ?? {}), ':gpk': input.gsi1pk };
-  let keyCondition = 'gsi1pk = :gpk';
+  const [pk, sk] = input.onTable ? ['pk', 'sk'] : ['gsi1pk', 'gsi1sk'];
+  let keyCondition = `${pk} = :gpk`;
   if (input.after) {
     values[':after'] = input.after;
-    keyCondition += input.ascending ? ' AND gsi1sk > :after' : ' AND gsi1sk < :after';
+    keyCondition += input.ascending ? ` AND ${sk} > :after` : ` AND ${sk} < :after`;
   }
   const page = await table.queryPage<E>({
-    IndexName: 'gsi1',
+    IndexName: input.onTable ? undefined : 'gsi1',
     KeyConditionExpression: keyCondition,
     FilterExpression: input.filter?.expression,
     ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
@@ -218,7 +222,9 @@ class ShardCursor<E> {
 }
 
 export interface ShardedListing<E> {
+  /** The shards' partition keys: gsi1's, or the table's with `onTable`. */
   gsi1pks: readonly string[];
+  onTable?: boolean;
   ascending: boolean;
   /** The page's starting point: entries strictly after this ID. */
   after?: string;
@@ -238,7 +244,7 @@ export async function* mergedEntries<E>(listing: ShardedListing<E>): AsyncGenera
   const cursors = listing.gsi1pks.map(
     (gsi1pk) =>
       new ShardCursor<E>(
-        (limit, exclusiveStartKey) => queryListingShard<E>({ gsi1pk, ascending, after: listing.after, filter: listing.filter, limit, exclusiveStartKey }),
+        (limit, exclusiveStartKey) => queryListingShard<E>({ gsi1pk, onTable: listing.onTable, ascending, after: listing.after, filter: listing.filter, limit, exclusiveStartKey }),
         listing.entryTests ?? [],
         listing.firstPage,
         listing.laterPage,

@@ -1,0 +1,193 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LocalMessageQueue } from '../../local/local-queue.ts';
+import { newTimeOrderedId } from '../../shared/platform/ids.ts';
+import { keys } from '../../shared/platform/store/keys.ts';
+import { queryAll } from '../../shared/platform/store/query.ts';
+import { deliveryAttempts } from '../../shared/webhooks/store.ts';
+import { deliverWebhook, enqueueWebhook, parseWebhookMessage, verifyWebhookSignature, type WebhookMessage } from '../../shared/webhooks/webhooks.ts';
+import { startTestApp } from '../support/app.ts';
+import { apiKeyBody } from '../support/factories.ts';
+import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
+
+const app = await startTestApp();
+
+const servers: Server[] = [];
+afterAll(() => {
+  for (const server of servers) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+/** A receiver that holds every request until `open()` (a slow endpoint, with no wall-clock wait). */
+async function gatedReceiver() {
+  const held: (() => void)[] = [];
+  let opened = false;
+  let hits = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      hits++;
+      const answer = () => res.writeHead(200).end('ok');
+      if (opened) answer();
+      else held.push(answer);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push(server);
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`,
+    hits: () => hits,
+    open: () => {
+      opened = true;
+      for (const answer of held.splice(0)) answer();
+    },
+  };
+}
+
+/**
+ * The platform in miniature: a queue whose event source runs two batches of one message at
+ * a time, each through deliverWebhook as the consumer does, on a clock that stands still (a
+ * deferred message stays delayed, so what the test sees is only what went straight through).
+ */
+function miniPlatform(inFlightCap: number) {
+  const clock = { now: () => 1_000_000_000_000 };
+  const queue: LocalMessageQueue = new LocalMessageQueue({ name: 'fairness', batchSize: 1, maxConcurrency: 2, visibilityTimeoutSeconds: 120, clock });
+  queue.start(async (event, context) => {
+    for (const record of event.Records) {
+      await deliverWebhook(parseWebhookMessage(record.body)!, { queue, inFlightCap, remainingMs: () => context.getRemainingTimeInMillis() });
+    }
+  });
+  const enqueue = (workspaceId: string, url: string, count: number) =>
+    Promise.all(Array.from({ length: count }, (_, i) => enqueueWebhook({ workspaceId, url, event: 'call_started', payload: { n: i }, timeoutMs: 60_000 }, queue)));
+  const deferred = () => queue.list().map((m) => JSON.parse(m.body) as WebhookMessage).filter((m) => m.deferred !== undefined);
+  return { queue, enqueue, deferred };
+}
+
+describe('per-workspace fairness of webhook delivery', () => {
+  it("a workspace's slow receiver holds only its cap: the other workspace's deliveries go straight through, the excess waits in the queue", async () => {
+    const [slowWs, fastWs] = [await app.newWorkspace(), await app.newWorkspace()];
+    const slow = await gatedReceiver();
+    const fast = await webhookReceiver();
+    const platform = miniPlatform(1);
+
+    // The slow workspace's events are queued first and would fill both executions.
+    await platform.enqueue(slowWs.workspace_id, slow.url, 4);
+    await platform.enqueue(fastWs.workspace_id, fast.url, 4);
+
+    await eventually(async () => fast.hits.length, (n) => n === 4);
+    // While its one delivery still hangs: the rest were sent back with a delay, not held.
+    expect(slow.hits()).toBe(1);
+    const deferred = platform.deferred();
+    expect(deferred).toHaveLength(3);
+    expect(deferred.every((m) => m.workspace_id === slowWs.workspace_id && m.deferred === 1 && m.attempt === 1)).toBe(true);
+
+    slow.open();
+    await platform.queue.stop();
+  });
+
+  it('without a cap the same slow receiver takes every execution and the other workspace waits behind it', async () => {
+    const [slowWs, fastWs] = [await app.newWorkspace(), await app.newWorkspace()];
+    const slow = await gatedReceiver();
+    const fast = await webhookReceiver();
+    const platform = miniPlatform(100);
+
+    await platform.enqueue(slowWs.workspace_id, slow.url, 4);
+    await platform.enqueue(fastWs.workspace_id, fast.url, 4);
+
+    await eventually(async () => slow.hits(), (n) => n === 2);
+    expect(fast.hits).toHaveLength(0);
+    expect(platform.deferred()).toHaveLength(0);
+
+    slow.open();
+    await eventually(async () => fast.hits.length, (n) => n === 4);
+    await platform.queue.stop();
+  });
+
+  it('never admits more than the cap, however many deliveries of the workspace arrive at once', async () => {
+    const ws = await app.newWorkspace();
+    const slow = await gatedReceiver();
+    const sent: WebhookMessage[] = [];
+    const queue = { send: async (message: object) => void sent.push(message as WebhookMessage) };
+    const messages = Array.from({ length: 12 }, (_, i) => ({
+      delivery_id: newTimeOrderedId('webhookDelivery', Date.now() + i),
+      workspace_id: ws.workspace_id,
+      url: slow.url,
+      event: 'call_started',
+      body: '{}',
+      attempt: 1,
+      timeout_ms: 60_000,
+    }));
+    const results = messages.map((message) => deliverWebhook(message, { queue, inFlightCap: 5 }));
+    await eventually(async () => sent.length + slow.hits(), (n) => n === 12);
+    expect(slow.hits()).toBe(5);
+    expect(sent).toHaveLength(7);
+    slow.open();
+    expect((await Promise.all(results)).filter((result) => result === 'deferred')).toHaveLength(7);
+  });
+});
+
+describe('cached reads per delivery', () => {
+  it('signs with the key read in the last 15 s, and with the new webhook key once that has passed', async () => {
+    const ws = await app.newWorkspace();
+    const endpoint = await webhookReceiver();
+    const queue = { send: async () => undefined };
+    const at = Date.now();
+    const delivery = (n: number, nowMs: number) =>
+      deliverWebhook(
+        { delivery_id: newTimeOrderedId('webhookDelivery', at + n), workspace_id: ws.workspace_id, url: endpoint.url, event: 'call_started', body: '{}', attempt: 1 },
+        { queue, now: () => nowMs },
+      );
+
+    await delivery(1, at);
+    const moved = (await ws.api.post('/api-keys', { body: apiKeyBody({ is_webhook_key: true }) })).body as { api_key: string };
+    await delivery(2, at + 14_000);
+    await delivery(3, at + 15_001);
+
+    const signedWith = endpoint.hits.map((hit) => (verifyWebhookSignature(hit.body, moved.api_key, hit.headers['x-parley-signature'] as string) ? 'new' : verifyWebhookSignature(hit.body, ws.api_key, hit.headers['x-parley-signature'] as string) ? 'old' : 'neither'));
+    expect(signedWith).toEqual(['old', 'old', 'new']);
+  });
+});
+
+describe('the delivery log, sharded', () => {
+  it('spreads a workspace\'s entries over its shards and pages them newest first, each entry once', async () => {
+    const ws = await app.newWorkspace();
+    const start = Date.now() - 60_000;
+    const ids = Array.from({ length: 25 }, (_, i) => newTimeOrderedId('webhookAttempt', start + i * 10));
+    await Promise.all(
+      ids.map((id, i) =>
+        deliveryAttempts.put(ws.workspace_id, {
+          webhook_attempt_id: id,
+          webhook_delivery_id: `webhook_delivery_${String(i).padStart(24, '0')}`,
+          event: 'call_started',
+          url: 'https://example.com/hooks',
+          attempt: 1,
+          success: true,
+          status: 200,
+          error: null,
+          latency_ms: 5,
+          will_retry: false,
+          test: false,
+          created_timestamp: start + i * 10,
+          expires_at: Math.floor(start / 1000) + 3600,
+        }),
+      ),
+    );
+
+    const perShard = await Promise.all([0, 1, 2, 3].map((shard) => queryAll(keys.webhookDeliveries(ws.workspace_id, shard))));
+    expect(perShard.flat()).toHaveLength(25);
+    expect(perShard.filter((entries) => entries.length > 0).length).toBeGreaterThan(1);
+
+    const pages: string[][] = [];
+    let after: string | undefined;
+    do {
+      const page = (await ws.api.get(`/webhook-deliveries?limit=7${after ? `&pagination_key=${after}` : ''}`)).body as { webhook_attempt_id: string }[];
+      pages.push(page.map((entry) => entry.webhook_attempt_id));
+      after = page.length === 7 ? page.at(-1)!.webhook_attempt_id : undefined;
+    } while (after);
+    expect(pages.map((page) => page.length)).toEqual([7, 7, 7, 4]);
+    expect(pages.flat()).toEqual([...ids].reverse());
+  });
+});
