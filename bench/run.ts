@@ -16,6 +16,7 @@ import {
   type BuiltBundle,
 } from './bundles.ts';
 import type { BatchPassMeasurement } from './batch-pass.ts';
+import { WEBHOOK_TARGET_RATIO, type WebhookThroughput } from './webhook-delivery.ts';
 import { readCdkBundling } from './cdk-bundling.ts';
 import { profileImports, type ImportProfile } from './cpu-profile.ts';
 import { childEnvironment, measureImports, type ImportSubject, type ImportTiming } from './import-time.ts';
@@ -63,7 +64,7 @@ const { values: args } = parseArgs({
 if (args.help) {
   console.log(`npm run bench [-- options]
   --quick               fewer samples and processes (a smoke run, not for the record)
-  --only=latency|bundles|batches|p6
+  --only=latency|bundles|batches|webhooks|p6
   --p6-turns=N          P6 voice-to-voice: measured turns per vendor variant (default 20)
   --p6-calls=K          P6: calls at once for CPU and memory per call (default 10)
   --samples=N           measured requests per latency variant (default 3000)
@@ -98,8 +99,8 @@ const settings = {
     ? undefined
     : { listSamples: quick ? 20 : 60, createSamples: quick ? 60 : 200, warmupMs: quick ? 2000 : 4000, budgetMs: quick ? 15_000 : 25_000 },
 };
-const phases = args.only ? [args.only] : ['bundles', 'latency', 'batches', 'p6'];
-if (phases.some((phase) => !['bundles', 'latency', 'batches', 'p6'].includes(phase))) throw new Error('--only is latency, bundles, batches or p6');
+const phases = args.only ? [args.only] : ['bundles', 'latency', 'batches', 'webhooks', 'p6'];
+if (phases.some((phase) => !['bundles', 'latency', 'batches', 'webhooks', 'p6'].includes(phase))) throw new Error('--only is latency, bundles, batches, webhooks or p6');
 
 const OUT = 'bench/out';
 mkdirSync(OUT, { recursive: true });
@@ -387,6 +388,32 @@ function batchesPhase() {
   return result;
 }
 
+/**
+ * Webhook delivery throughput (bench/webhook-delivery.ts), in its own process with its own
+ * DynamoDB Local: deliveries a second through the local queue and the consumer against a raw
+ * fetch loop with as many in flight, both to a receiver that answers in 5 s (a slow receiver,
+ * as webhooks are sized for; docs/scale.md, "Webhook delivery").
+ */
+function webhooksPhase(): WebhookThroughput {
+  const deliveries = quick ? 20 : 50;
+  log(`Webhook delivery: ${deliveries} deliveries through the queue and the consumer, then as many raw fetches, 10 in flight…`);
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/webhook-delivery.ts', `--deliveries=${deliveries}`, '--pollers=1', '--receiver-ms=5000'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-bench-webhooks-')), POWERTOOLS_LOG_LEVEL: 'ERROR' },
+  });
+  if (run.status !== 0) throw new Error(`bench/webhook-delivery.ts exited ${run.status}`);
+  const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as WebhookThroughput;
+  console.log(`\nWebhook delivery: queue ÷ raw fetch at the same concurrency (target ≥ ${WEBHOOK_TARGET_RATIO})\n`);
+  console.log(
+    table(
+      ['deliveries', 'in flight', 'receiver', 'queue /s', 'raw fetch /s', 'ratio'],
+      [[String(result.deliveries), String(result.inFlight), ms(result.receiverMs, 0), String(result.queuePerSecond), String(result.rawPerSecond), String(result.ratio)]],
+    ),
+  );
+  return result;
+}
+
 async function latencyPhase() {
   const result: LatencyResult = await measureLatency({
     samples: settings.samples,
@@ -527,7 +554,15 @@ let failed = false;
 for (const phase of phases) {
   try {
     results[phase] =
-      phase === 'bundles' ? await bundlesPhase() : phase === 'batches' ? batchesPhase() : phase === 'p6' ? voiceToVoicePhase() : await latencyPhase();
+      phase === 'bundles'
+        ? await bundlesPhase()
+        : phase === 'batches'
+          ? batchesPhase()
+          : phase === 'webhooks'
+            ? webhooksPhase()
+            : phase === 'p6'
+              ? voiceToVoicePhase()
+              : await latencyPhase();
   } catch (error) {
     failed = true;
     console.error(`\n[bench] ${phase} failed:`, error);
@@ -545,6 +580,8 @@ const bundles = results.bundles as
 for (const failedBundle of bundles?.failedBundles ?? []) missed.push(`bundle ${failedBundle.name} failed to build`);
 const batches = results.batches as { met?: boolean } | undefined;
 if (batches?.met === false) missed.push('a batch pass dialled other than min(pending, free capacity, CPS × tick)');
+const webhooks = results.webhooks as WebhookThroughput | undefined;
+if (webhooks?.met === false) missed.push(`webhook delivery throughput ratio ${webhooks.ratio} < ${WEBHOOK_TARGET_RATIO}`);
 if (latency?.met === false) missed.push(`latency ratio ${latency.ratioP50} > ${TARGETS.latencyRatioP50}`);
 const p3 = (latency as { calls?: { p3Met: boolean; p3RatioP50: number } } | undefined)?.calls;
 if (p3?.p3Met === false) missed.push(`P3 list-calls ratio ${p3.p3RatioP50} > ${TARGETS.listCallsRatioP50}`);

@@ -436,10 +436,14 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
         resource: 'webhookQueue',
         id: 'Webhook',
         maxReceiveCount: 5,
+        // A batch's deliveries run in parallel and its execution ends with the slowest, so a
+        // larger batch (which needs a batching window, delaying every delivery) would let one
+        // slow receiver hold more other deliveries' room. 10 with no window: 10 in flight an execution.
         batchSize: 10,
-        // A backlog (say, a dead endpoint on a busy workspace) drains at this pace instead of
-        // scaling the worker up to its reservation and beyond.
-        maxConcurrency: 20,
+        // 400 executions × 10 = 4,000 deliveries in flight: 400 a second against 10 s receivers,
+        // the largest workspace's 350 (capped at 3,500 in flight) and the rest beside it
+        // (docs/scale.md, "Webhook delivery"). Per-workspace slots keep a slow receiver to its share.
+        maxConcurrency: 400,
         maxConcurrencyContext: 'webhookMaxConcurrency',
         label: 'webhooks',
         // Deliveries are seconds each; a retry is a new message, so age is a backlog, not a retry.
@@ -450,8 +454,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     },
     // One signed POST at a time, waiting on the customer's endpoint.
     memoryMb: 512,
-    // At least the event source's maximum concurrency, or its own polling would be throttled.
-    reservedConcurrency: 25,
+    // The event source's maximum concurrency, or its own polling would be throttled.
+    reservedConcurrency: 400,
     // Failed attempts are re-sent to the queue with a delay, hence send as well as consume.
     access: { table: 'readWrite', key: ['decrypt'], webhookQueue: ['consume', 'send'] },
     egress: true,

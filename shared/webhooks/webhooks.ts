@@ -379,10 +379,13 @@ export async function deliverWebhook(
     countMetric('WebhookAttempt', { result: 'deferred' });
     return 'deferred';
   }
+  // Released once the POST is answered (beside saving its outcome), or when the attempt ends without one.
+  let released: Promise<void> | undefined;
+  const release = () => (released ??= slot.release());
   try {
-    return await claimAndDeliver(message, workspace, { queue, now, timeoutMs, workMs });
+    return await claimAndDeliver(message, workspace, { queue, now, timeoutMs, workMs, release });
   } finally {
-    await slot.release();
+    await release();
   }
 }
 
@@ -390,7 +393,7 @@ export async function deliverWebhook(
 async function claimAndDeliver(
   message: WebhookMessage,
   workspace: WorkspaceItem,
-  { queue, now, timeoutMs, workMs }: { queue: MessageQueue; now: () => number; timeoutMs: number; workMs: number },
+  { queue, now, timeoutMs, workMs, release }: { queue: MessageQueue; now: () => number; timeoutMs: number; workMs: number; release: () => Promise<void> },
 ): Promise<DeliveryResult> {
   const holder = randomBytes(12).toString('base64url');
   const nowMs = now();
@@ -428,7 +431,8 @@ async function claimAndDeliver(
     const credentialOf: CredentialOf = (ws) =>
       credentialCache.get(`${ws.workspace_id}\u0000${ws.webhook_key_credential ?? ''}`, () => signingCredential(ws), now());
     outcome = await postOnce(workspace, message.url, body, timeoutMs, message.delivery_id, credentialOf);
-    if (!(await attemptClaims.savePosted(claim, holder, outcome))) {
+    const [saved] = await Promise.all([attemptClaims.savePosted(claim, holder, outcome), release()]);
+    if (!saved) {
       // Only past the lease, which outlasts the invocation: the consumer that took it over records.
       logger.warn('webhook attempt claim lost before its outcome was saved', { delivery_id: message.delivery_id, attempt: message.attempt });
       return 'in_progress';
