@@ -308,7 +308,8 @@ function resolveTimeout(workspace: WorkspaceItem, given?: number): number {
  * What became of one queue message: `handled` (the attempt was made and recorded, its retry
  * queued; or the workspace is gone), `duplicate` (another copy of the message already made
  * the attempt: nothing done), `in_progress` (another consumer holds the attempt now: nothing
- * done, and the message must come back, in case that consumer dies before its POST).
+ * done, and the message must come back, in case that consumer dies before its POST),
+ * `deferred` (the workspace's in-flight slots were all held: a copy was queued with a delay).
  */
 export type DeliveryResult = 'handled' | 'duplicate' | 'in_progress' | 'deferred';
 
@@ -328,8 +329,10 @@ const credentialCache = new TtlCache<CredentialItem | undefined>(DELIVERY_CACHE_
 const MAX_DEFER_SECONDS = 30;
 
 /**
- * One delivery attempt from the queue: claim, sign, POST, record. A failed attempt before
- * the last is queued again with the spec's wait; the last failure is recorded as final.
+ * One delivery attempt from the queue: take one of the workspace's in-flight slots (or
+ * queue a copy with a delay when they are all held: delivery-slots.ts), claim, sign, POST,
+ * record. A failed attempt before the last is queued again with the spec's wait; the last
+ * failure is recorded as final.
  *
  * SQS delivers a message at least once, so the same attempt can arrive twice, even at the
  * same moment. A conditional claim per attempt (delivery ID + attempt number) lets one copy
