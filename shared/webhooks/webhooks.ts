@@ -325,8 +325,13 @@ const DELIVERY_CACHE_ENTRIES = 2_000;
 const workspaceCache = new TtlCache<WorkspaceItem>(DELIVERY_CACHE_ENTRIES, DELIVERY_CACHE_TTL_MS);
 const credentialCache = new TtlCache<CredentialItem | undefined>(DELIVERY_CACHE_ENTRIES, DELIVERY_CACHE_TTL_MS);
 
-/** The longest a deferred delivery waits before it tries for a slot again (doubling from 1 s). */
-const MAX_DEFER_SECONDS = 30;
+/**
+ * The longest a deferred delivery waits before it tries for a slot again (doubling from 1 s).
+ * Each try costs a receive, a send and a refused slot write or two, so a workspace whose
+ * backlog outruns its cap for long must not cycle it fast: at 5 minutes a backlog of 100,000
+ * costs about 330 tries a second, and a delivery is at most 5 minutes late once slots free.
+ */
+const MAX_DEFER_SECONDS = 300;
 
 /**
  * One delivery attempt from the queue: take one of the workspace's in-flight slots (or
