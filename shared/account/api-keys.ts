@@ -125,7 +125,7 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
       ? webhookFlagMove(await getWorkspaceItem(workspaceId), apiKeyId, credential.pk.slice('CREDENTIAL#'.length))
       : [];
     const guard = losesFullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'removing its full access') : [];
-    await table.transact([...[credentialUpdate(credential, changes)], ...move, audit, ...guard]);
+    await table.transact([...credentialUpdate(credential, changes), ...move, audit, ...guard]);
   }, apiKeyNotFound);
   const updated = await readCredential(credential);
   if (!updated) throw apiKeyNotFound();
@@ -146,7 +146,7 @@ export async function deleteApiKey(principal: Principal, apiKeyId: string): Prom
     if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
     assertMayManage(principal, credential);
     const fullAccess = hasFullAccess(credential);
-    const [remove, removeRef] = credentialDeletes(credential, ref);
+    const [remove, removeRef, ...shardDeletes] = credentialDeletes(credential, ref);
     // The delete holds only for the key as read: one promoted to full access meanwhile is re-read.
     if (!fullAccess) {
       remove!.Delete.ConditionExpression = `attribute_exists(pk) AND NOT (${FULL_ACCESS_CONDITION})`;
@@ -167,7 +167,7 @@ export async function deleteApiKey(principal: Principal, apiKeyId: string): Prom
     const guard = fullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'deleting it') : [];
     try {
       await table.transact([
-        ...[remove!, removeRef!],
+        ...[remove!, removeRef!, ...shardDeletes],
         ...clearFlag,
         auditPut(workspaceId, principal, {
           action: 'api_key.delete',

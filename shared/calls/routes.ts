@@ -96,12 +96,12 @@ export const callRoutes = defineRoutes({ domain: 'calls', access: 'calls' }, {
     response: lazySchema(() => z.object({ applied: z.string() })),
   },
   workerReport: {
-    method: 'POST', path: '/internal/calls/{call_id}/events', status: 204, access: 'public',
+    method: 'POST', path: '/internal/calls/{call_id}/events', status: 204, access: 'public', ownCredential: true,
     summary: 'The agent worker reports a call\'s transcript, tool calls and end (Bearer: the call\'s report token)',
     params: callIdParams, body: lazySchema(() => workerEventSchema), maxBodyBytes: MAX_WORKER_REPORT_BYTES,
   },
   workerRetrieve: {
-    method: 'POST', path: '/internal/calls/{call_id}/kb-retrieve', status: 200, access: 'public',
+    method: 'POST', path: '/internal/calls/{call_id}/kb-retrieve', status: 200, access: 'public', ownCredential: true,
     summary: 'The agent worker retrieves knowledge-base chunks for the user\'s words, recorded for kb-retrievals (Bearer: the call\'s report token)',
     params: callIdParams, body: lazySchema(() => WorkerRetrievalBody), response: lazySchema(() => WorkerRetrievalView),
   },

@@ -156,8 +156,8 @@ async function registeredCallArrived(call: CallItem, participant: { kind?: strin
 }
 
 /** One report of the agent worker for its call. */
-export async function receiveWorkerEvent(callId: string, authorization: string | undefined, event: WorkerEvent): Promise<void> {
-  await assertWorkerToken(callId, authorization);
+export async function receiveWorkerEvent(callId: string, authorization: string | undefined, sourceIp: string, event: WorkerEvent): Promise<void> {
+  await assertWorkerToken(callId, authorization, sourceIp);
   // A report that loses a race with another write to the call (a webhook, a stop) reads again.
   for (let attempt = 1; attempt <= 3; attempt++) {
     if (await applyWorkerEvent(callId, event)) return;

@@ -10,10 +10,10 @@ import {
 } from '../errors.ts';
 import { keys } from '../store/keys.ts';
 import type { CredentialItem } from './credentials.ts';
-import { countRequest, presentCredential, takeBackCredential, uncountRequest, type CredentialCondition } from './request-counter.ts';
-import { epochMinute } from './rate-window.ts';
+import { countRequest, presentShard, stampLastUse, uncountRequest, type CredentialCondition } from './request-counter.ts';
+import { epochMinute, rateHeaders, readWindow, type WindowReading } from './rate-window.ts';
 import { rateWindowAttribute } from '../store/keys.ts';
-import { rateHeaders, readWindow } from './rate-window.ts';
+import { otherShards, rememberShards, shardHint, shardKey, shardShare } from './key-shards.ts';
 import { assertScope, PUBLIC_KEY_CAPABILITIES, type Access, type PublicCapability, type Scope } from './scopes.ts';
 import { assertKeyRole, assertRole, keyRole, keyRoleCondition, type Role, type RoleRoute } from './roles.ts';
 import { CSRF_HEADER, SESSION_COOKIE, cookieValue, looksLikeSessionToken, readSession, verifySessionToken, type SessionClaims } from './sessions.ts';
@@ -62,6 +62,12 @@ export interface GateRoute {
   method?: string;
   path?: string;
   role?: Role;
+  /**
+   * A public route that checks a credential of its own (a voice worker's per-call token):
+   * the gate counts nothing; the route counts its refusals in the address's window
+   * (countAddress), so a worker's reports never make its address's item hot.
+   */
+  ownCredential?: boolean;
 }
 
 export interface Admission {
@@ -71,38 +77,49 @@ export interface Admission {
 
 const TOKEN = /^(?:key|public_key)_[0-9a-f]{48}$/;
 const IP_WINDOW_TTL_SECONDS = 180;
+/** A key's last use is kept to the minute: its record is stamped only when its stamp is older. */
+const LAST_USE_RESOLUTION_MS = 60_000;
 
 /**
- * Everything that stands between a request and its handler, in one sequential round trip:
- * the per-IP window and the key are written in parallel; the rules are then applied in
- * the spec's order. A refused request changes nothing of its key: the rules its record
- * decides (origin, public-key capability, allowlist, scope) are the condition of the
- * key's write, so a request they refuse writes nothing; one refused by a limit is taken
- * back out of the key's window and its last-use stamp restored. The per-IP window keeps
- * every request but its own 429s: it is what stops guessing and floods before
- * authentication.
+ * Everything that stands between a request and its handler. A key's request is one write:
+ * a conditional UpdateItem on one shard of the key's rate window (key-shards.ts) that
+ * counts it only if the record's rules (origin, public-key capability, allowlist, scope,
+ * role) admit it, and returns the record. A request its shard's share refuses is taken back
+ * out of that shard and tries the others in a random order, so a request is refused only
+ * when every shard is full and exactly the limit is admitted. A refused request changes
+ * nothing of its key.
+ *
+ * The per-IP window counts where nothing else bounds a request: public routes, sessions
+ * (they have no window of their own), and failed authentications (no key, an unknown key,
+ * a key its rules refuse), which is what stops guessing and floods before authentication.
+ * A key's admitted requests are bounded by the key's own window and do not write the
+ * address's, so one busy key never makes its address's item hot. docs/security.md.
  */
 export async function admit(route: GateRoute, request: GateRequest, nowMs = Date.now()): Promise<Admission> {
   if (route.access !== 'public') {
     const session = presentedSession(request);
     if (session) return admitSession(route, request, session, nowMs);
   }
-  const token = route.access === 'public' ? undefined : bearerToken(request.authorization);
-  const ipKey = keys.ipRateWindow(request.sourceIp);
-  const credentialKey = token ? keys.credential(sha256(token)) : undefined;
+  if (route.access === 'public') {
+    if (route.ownCredential) return { headers: {} };
+    return { headers: await countAddress(request.sourceIp, nowMs) };
+  }
+  const token = bearerToken(request.authorization);
+  if (!token) throw withHeaders(unauthorized(), await countAddress(request.sourceIp, nowMs));
+  return admitKey(route, request, sha256(token), nowMs);
+}
 
-  const [ipItem, presented] = await Promise.all([
-    countRequest(ipKey, nowMs, { mustExist: false, ttlSeconds: IP_WINDOW_TTL_SECONDS }),
-    credentialKey ? presentCredential(credentialKey, nowMs, recordRules(route, request)) : undefined,
-  ]);
-  const takeBack = () =>
-    credentialKey && presented?.outcome === 'counted'
-      ? takeBackCredential(credentialKey, nowMs, presented.previousLastUse)
-      : undefined;
-
+/**
+ * Counts a failed authentication (or a request on a route that authenticates itself and
+ * refused its credential) in the source address's window: 429 over the limit, else the
+ * window's headers for the caller's own refusal.
+ */
+export async function countAddress(sourceIp: string, nowMs = Date.now()): Promise<Record<string, string>> {
+  const ipKey = keys.ipRateWindow(sourceIp);
+  const ipItem = await countRequest(ipKey, nowMs, { mustExist: false, ttlSeconds: IP_WINDOW_TTL_SECONDS });
   const ipWindow = readWindow(ipItem ?? {}, nowMs, config.RATE_LIMIT_PER_IP);
   if (!ipWindow.allowed) {
-    await Promise.all([uncountRequest(ipKey, nowMs), takeBack()]);
+    await uncountRequest(ipKey, nowMs);
     throw withHeaders(
       tooManyRequests(
         `Rate limit exceeded for this IP address: ${ipWindow.limit} requests per minute. Retry in ${ipWindow.retryAfterSeconds}s.`,
@@ -112,66 +129,143 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
       rateHeaders(ipWindow),
     );
   }
-  if (route.access === 'public') return { headers: rateHeaders(ipWindow) };
-  if (!presented || presented.outcome === 'unknown') throw withHeaders(unauthorized(), rateHeaders(ipWindow));
+  return rateHeaders(ipWindow);
+}
 
-  // A refused record was not counted: read its window as if this request were in it.
-  const credential = (
-    presented.outcome === 'counted' ? presented.item : withThisRequest(presented.item, nowMs)
-  ) as unknown as CredentialItem;
-  const limit = credential.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
-  const keyWindow = readWindow(credential, nowMs, limit);
-  const headers = rateHeaders(keyWindow);
-  const refuse = async (error: ApiError): Promise<never> => {
-    await takeBack();
-    throw withHeaders(error, headers);
-  };
+interface ShardReading {
+  index: number;
+  item: Record<string, unknown>;
+  reading: WindowReading;
+}
 
-  const isPublic = credential.kind === 'public';
-  if (isPublic) {
-    if (!originAllowed(credential, request.origin)) await refuse(unauthorized());
-    if (!capabilityAllowed(route)) await refuse(publicKeyRestricted());
+async function admitKey(route: GateRoute, request: GateRequest, hash: string, nowMs: number): Promise<Admission> {
+  const rules = recordRules(route, request);
+  // The process's hint of the key's shard count picks where to start; the record always exists.
+  const hinted = Math.floor(Math.random() * shardHint(hash));
+  let first = hinted;
+  let presented = await presentShard(shardKey(hash, first), nowMs, rules);
+  if (presented.outcome === 'unknown' && first !== 0) {
+    first = 0;
+    presented = await presentShard(shardKey(hash, 0), nowMs, rules);
   }
-  if (!ipAllowed(credential, request.sourceIp)) await refuse(ipNotAllowed(request.sourceIp));
+  if (presented.outcome === 'unknown') throw withHeaders(unauthorized(), await countAddress(request.sourceIp, nowMs));
 
-  if (!keyWindow.allowed) {
-    await refuse(
-      tooManyRequests(
-        `Rate limit exceeded for this API key: ${limit} requests per minute. Retry in ${keyWindow.retryAfterSeconds}s.`,
-        keyWindow.retryAfterSeconds,
-        'key',
-      ),
-    );
+  const record = (presented.outcome === 'counted' ? presented.item : withThisRequest(presented.item, nowMs)) as unknown as CredentialItem;
+  const shards = record.rate_shards ?? 1;
+  rememberShards(hash, shards);
+  const limit = record.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
+  const shardReading = (index: number, item: Record<string, unknown>): ShardReading => ({
+    index,
+    item,
+    reading: readWindow(item, nowMs, shardShare(limit, shards, index)),
+  });
+  const tried = shardReading(first, record as unknown as Record<string, unknown>);
+
+  if (presented.outcome === 'refused') {
+    // Refused by the record's rules: nothing of the key was written; the address's window counts it.
+    const reading = keyReading(limit, [tried]);
+    const error = ruleRefusal(route, request, record, tried.reading.allowed ? undefined : keyLimitRefusal(reading));
+    const ipHeaders = await countAddress(request.sourceIp, nowMs);
+    if (!error) throw new Error('The key record was refused by its write condition but passed every rule');
+    throw withHeaders(error, { ...ipHeaders, ...rateHeaders(reading) });
   }
 
-  // A public key passed on its capability above; it holds no scope to check.
-  const scopes = isPublic ? [] : (credential.scopes ?? []);
-  if (!isPublic) {
-    try {
-      if (route.access !== 'any-key') assertScope(scopes, route.access);
-      // A secret key never acts beyond the role of the member who made it.
-      assertKeyRole(credential, roleRoute(route));
-    } catch (error) {
-      await refuse(error as ApiError);
+  let admitted: ShardReading | undefined = tried.reading.allowed ? tried : undefined;
+  const full: ShardReading[] = [];
+  if (!admitted) {
+    full.push(tried);
+    await uncountRequest(shardKey(hash, first), nowMs);
+    // Full here: every other shard in turn, until one has room.
+    for (const index of otherShards(shards, first)) {
+      const next = await presentShard(shardKey(hash, index), nowMs, rules);
+      if (next.outcome !== 'counted') continue;
+      const reading = shardReading(index, next.item);
+      if (reading.reading.allowed) {
+        admitted = reading;
+        break;
+      }
+      full.push(reading);
+      await uncountRequest(shardKey(hash, index), nowMs);
     }
   }
-  if (presented.outcome === 'refused') {
-    // The write's condition and the rules above are the same rules; they cannot disagree.
-    throw new Error('The key record was refused by its write condition but passed every rule');
+  if (!admitted) {
+    const reading = keyReading(limit, full);
+    throw withHeaders(keyLimitRefusal(reading), rateHeaders(reading));
   }
 
+  const credential = { ...(admitted.item as unknown as CredentialItem), ...keys.credential(hash) };
+  const headers = rateHeaders(keyReading(limit, [admitted]));
+  // The write's condition held, so these rules hold too; they cannot disagree.
+  const error = ruleRefusal(route, request, credential);
+  if (error) throw withHeaders(error, headers);
+
+  const lastUse = credential.last_used_timestamp;
+  if (lastUse === undefined || lastUse < nowMs - LAST_USE_RESOLUTION_MS) {
+    const stamped = [keys.credential(hash), ...(admitted.index === 0 ? [] : [shardKey(hash, admitted.index)])];
+    await stampLastUse(stamped, nowMs, LAST_USE_RESOLUTION_MS);
+    credential.last_used_timestamp = nowMs;
+  }
+
+  const isPublic = credential.kind === 'public';
   return {
     principal: {
       kind: credential.kind,
       workspaceId: credential.workspace_id,
       credentialId: credential.credential_id,
-      scopes,
+      // A public key passed on its capability; it holds no scope to check.
+      scopes: isPublic ? [] : (credential.scopes ?? []),
       capabilities: isPublic ? PUBLIC_KEY_CAPABILITIES : [],
       credential,
-      // assertKeyRole refused a key whose role is `none`.
+      // The role check refused a key whose role is `none`.
       ...(isPublic ? {} : { role: keyRole(credential) as Role, actingMemberId: credential.created_by_member }),
     },
     headers,
+  };
+}
+
+/**
+ * The rule that refuses the request, in the spec's order (origin and capability of a
+ * public key, the allowlist, the key's limit, scope and role), or undefined.
+ */
+function ruleRefusal(route: GateRoute, request: GateRequest, credential: CredentialItem, overLimit?: ApiError): ApiError | undefined {
+  const isPublic = credential.kind === 'public';
+  if (isPublic) {
+    if (!originAllowed(credential, request.origin)) return unauthorized();
+    if (!capabilityAllowed(route)) return publicKeyRestricted();
+  }
+  if (!ipAllowed(credential, request.sourceIp)) return ipNotAllowed(request.sourceIp);
+  if (overLimit) return overLimit;
+  if (isPublic) return undefined;
+  try {
+    if (route.access !== 'any-key' && route.access !== 'public') assertScope(credential.scopes ?? [], route.access);
+    // A secret key never acts beyond the role of the member who made it.
+    assertKeyRole(credential, roleRoute(route));
+  } catch (error) {
+    return error as ApiError;
+  }
+  return undefined;
+}
+
+const keyLimitRefusal = (reading: WindowReading) =>
+  tooManyRequests(
+    `Rate limit exceeded for this API key: ${reading.limit} requests per minute. Retry in ${reading.retryAfterSeconds}s.`,
+    reading.retryAfterSeconds,
+    'key',
+  );
+
+/**
+ * The key's window as its headers tell it, from the shards read: the limit is the key's,
+ * the reset the minute's; what remains is scaled from the last shard read to the whole key
+ * (exact with one shard, an estimate with more); the wait is the shortest of the full shards'.
+ */
+function keyReading(limit: number, read: ShardReading[]): WindowReading {
+  const last = read[read.length - 1]!.reading;
+  const remaining = last.limit > 0 ? Math.min(limit, Math.floor((last.remaining * limit) / last.limit)) : 0;
+  return {
+    ...last,
+    limit,
+    remaining: last.allowed ? remaining : 0,
+    retryAfterSeconds: Math.min(...read.map((shard) => shard.reading.retryAfterSeconds)),
   };
 }
 
