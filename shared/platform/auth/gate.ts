@@ -13,7 +13,7 @@ import type { CredentialItem } from './credentials.ts';
 import { countRequest, presentShard, stampLastUse, uncountRequest, type CredentialCondition } from './request-counter.ts';
 import { epochMinute, rateHeaders, readWindow, type WindowReading } from './rate-window.ts';
 import { rateWindowAttribute } from '../store/keys.ts';
-import { otherShards, rememberShards, shardHint, shardKey, shardShare } from './key-shards.ts';
+import { keyHint, otherShards, rememberKey, roomAt, shardCap, shardKey, shardShare } from './key-shards.ts';
 import { assertScope, PUBLIC_KEY_CAPABILITIES, type Access, type PublicCapability, type Scope } from './scopes.ts';
 import { assertKeyRole, assertRole, keyRole, keyRoleCondition, type Role, type RoleRoute } from './roles.ts';
 import { CSRF_HEADER, SESSION_COOKIE, cookieValue, looksLikeSessionToken, readSession, verifySessionToken, type SessionClaims } from './sessions.ts';
@@ -138,54 +138,78 @@ interface ShardReading {
   reading: WindowReading;
 }
 
+type ShardOutcome =
+  | { outcome: 'unknown' }
+  /** The record's rules refuse the request: `record` as read, this request counted in `shard`'s reading. */
+  | { outcome: 'refused'; record: CredentialItem; shard: ShardReading }
+  | { outcome: 'full'; record: CredentialItem; shard: ShardReading }
+  | { outcome: 'admitted'; record: CredentialItem; shard: ShardReading };
+
 async function admitKey(route: GateRoute, request: GateRequest, hash: string, nowMs: number): Promise<Admission> {
   const rules = recordRules(route, request);
-  // The process's hint of the key's shard count picks where to start; the record always exists.
-  const hinted = Math.floor(Math.random() * shardHint(hash));
-  let first = hinted;
-  let presented = await presentShard(shardKey(hash, first), nowMs, rules);
-  if (presented.outcome === 'unknown' && first !== 0) {
-    first = 0;
-    presented = await presentShard(shardKey(hash, 0), nowMs, rules);
-  }
-  if (presented.outcome === 'unknown') throw withHeaders(unauthorized(), await countAddress(request.sourceIp, nowMs));
+  const minute = epochMinute(nowMs);
 
-  const record = (presented.outcome === 'counted' ? presented.item : withThisRequest(presented.item, nowMs)) as unknown as CredentialItem;
-  const shards = record.rate_shards ?? 1;
-  rememberShards(hash, shards);
-  const limit = record.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
-  const shardReading = (index: number, item: Record<string, unknown>): ShardReading => ({
-    index,
-    item,
-    reading: readWindow(item, nowMs, shardShare(limit, shards, index)),
-  });
-  const tried = shardReading(first, record as unknown as Record<string, unknown>);
+  /** One shard: counted if its rules and share admit the request, else why not. Full shards are taken back. */
+  const tryShard = async (index: number, capped = true): Promise<ShardOutcome> => {
+    const hint = keyHint(hash);
+    const cap = capped && hint ? shardCap(hint, index, nowMs) : undefined;
+    const presented = await presentShard(shardKey(hash, index), nowMs, rules, cap);
+    if (presented.outcome === 'unknown') return { outcome: 'unknown' };
+    const counted = presented.outcome === 'counted';
+    const item = counted ? presented.item : withThisRequest(presented.item, nowMs);
+    const record = item as unknown as CredentialItem;
+    const limit = record.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
+    const shards = record.rate_shards ?? 1;
+    const known = rememberKey(hash, shards, limit);
+    const current = Number(item[rateWindowAttribute(minute)] ?? 0);
+    const previous = Number(item[rateWindowAttribute(minute - 1)] ?? 0);
+    known.seen.set(index, { minute, current, previous });
+    const share = shardShare(limit, shards, index);
+    const shard = { index, item, reading: readWindow(item, nowMs, share) };
+    if (counted && shard.reading.allowed) return { outcome: 'admitted', record, shard };
+    if (!counted && ruleRefusal(route, request, record)) return { outcome: 'refused', record, shard };
+    if (counted) {
+      await uncountRequest(shardKey(hash, index), nowMs);
+    } else if (shard.reading.allowed) {
+      // Refused by a cap tighter than the shard (rounding, or an outdated hint): once more, uncapped.
+      return capped ? tryShard(index, false) : { outcome: 'refused', record, shard };
+    }
+    // Full: nothing of this request stays counted. Until it has room, this process's requests skip it.
+    known.fullUntil.set(index, roomAt(share, previous, current - 1, nowMs));
+    return { outcome: 'full', record, shard };
+  };
 
-  if (presented.outcome === 'refused') {
+  // The process's hint of the key's shards picks where to start; the record always exists.
+  const hint = keyHint(hash);
+  const open = (shards: number, except = -1) => otherShards(shards, except).filter((index) => (keyHint(hash)?.fullUntil.get(index) ?? 0) <= nowMs);
+  // With every shard seen full, one capped write still reads the key as it is now (a changed
+  // limit, a deleted key), and refuses with nothing counted.
+  const start = hint ? (open(hint.shards)[0] ?? otherShards(hint.shards, -1)[0]!) : 0;
+  let first = await tryShard(start);
+  if (first.outcome === 'unknown' && start !== 0) first = await tryShard(0);
+  if (first.outcome === 'unknown') throw withHeaders(unauthorized(), await countAddress(request.sourceIp, nowMs));
+
+  const limit = first.record.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
+  if (first.outcome === 'refused') {
     // Refused by the record's rules: nothing of the key was written; the address's window counts it.
-    const reading = keyReading(limit, [tried]);
-    const error = ruleRefusal(route, request, record, tried.reading.allowed ? undefined : keyLimitRefusal(reading));
+    const reading = keyReading(limit, [first.shard]);
+    const error = ruleRefusal(route, request, first.record, first.shard.reading.allowed ? undefined : keyLimitRefusal(reading));
     const ipHeaders = await countAddress(request.sourceIp, nowMs);
     if (!error) throw new Error('The key record was refused by its write condition but passed every rule');
     throw withHeaders(error, { ...ipHeaders, ...rateHeaders(reading) });
   }
 
-  let admitted: ShardReading | undefined = tried.reading.allowed ? tried : undefined;
-  const full: ShardReading[] = [];
+  let admitted = first.outcome === 'admitted' ? first.shard : undefined;
+  const full: ShardReading[] = admitted ? [] : [first.shard];
   if (!admitted) {
-    full.push(tried);
-    await uncountRequest(shardKey(hash, first), nowMs);
-    // Full here: every other shard in turn, until one has room.
-    for (const index of otherShards(shards, first)) {
-      const next = await presentShard(shardKey(hash, index), nowMs, rules);
-      if (next.outcome !== 'counted') continue;
-      const reading = shardReading(index, next.item);
-      if (reading.reading.allowed) {
-        admitted = reading;
+    // Full here: every other shard in turn, until one has room (those seen full this minute without a write).
+    for (const index of open(first.record.rate_shards ?? 1, first.shard.index)) {
+      const next = await tryShard(index);
+      if (next.outcome === 'admitted') {
+        admitted = next.shard;
         break;
       }
-      full.push(reading);
-      await uncountRequest(shardKey(hash, index), nowMs);
+      if (next.outcome === 'full') full.push(next.shard);
     }
   }
   if (!admitted) {

@@ -41,23 +41,68 @@ export function credentialHash(key: ItemKey): string {
 }
 
 /**
- * What this process last read of each key's N, so a request starts at a random shard
- * instead of always the record. A hint only: every share is computed from the N stored on
- * the item the request wrote, and a request whose hint names a shard that does not exist
- * starts again at the record, which always does. Bounded; forgetting costs one request
- * that starts at the record.
+ * What this process last read of each key: its N and limit, so a request starts at a
+ * random shard (instead of always the record); each shard's counts as last read, so the
+ * request's write carries the shard's share as its condition (a full shard refuses it
+ * without a count, so without a take-back); and until when each shard is known full, so a
+ * request refuses there without a write at all. A hint only: every decision is checked
+ * against the item the request read (a stale hint costs a write, never a wrong answer),
+ * and a request whose hint names a shard that does not exist starts again at the record,
+ * which always does. Bounded; forgetting costs one request that starts at the record.
  */
-const hints = new Map<string, number>();
-const MAX_HINTS = 10_000;
-
-export function shardHint(hash: string): number {
-  return hints.get(hash) ?? 1;
+export interface KeyHint {
+  shards: number;
+  limit: number;
+  /** Shard index → its counts as last read: the minute read in, that minute's and the one before's. */
+  seen: Map<number, { minute: number; current: number; previous: number }>;
+  /** Shard index → the epoch ms before which it has no room for one more request. */
+  fullUntil: Map<number, number>;
 }
 
-export function rememberShards(hash: string, shards: number): void {
-  if (hints.get(hash) === shards) return;
+const hints = new Map<string, KeyHint>();
+const MAX_HINTS = 10_000;
+
+export function keyHint(hash: string): KeyHint | undefined {
+  return hints.get(hash);
+}
+
+export function rememberKey(hash: string, shards: number, limit: number): KeyHint {
+  const known = hints.get(hash);
+  if (known && known.shards === shards && known.limit === limit) return known;
   if (hints.size >= MAX_HINTS) hints.clear();
-  hints.set(hash, shards);
+  const hint: KeyHint = { shards, limit, seen: new Map(), fullUntil: new Map() };
+  hints.set(hash, hint);
+  return hint;
+}
+
+const MINUTE_MS = 60_000;
+
+/**
+ * The most requests shard `index` can have counted in minute `minute` (as of `nowMs`) and
+ * still admit one more, from what was last read of it: share − previous·(1 − elapsed),
+ * rounded down. The previous minute as last read is at most what it is now (counts only
+ * grow once a minute is over), so the cap is never below the true one but by rounding: a
+ * request the cap refuses is checked against the item DynamoDB returns.
+ */
+export function shardCap(hint: KeyHint, index: number, nowMs: number): number {
+  const minute = Math.floor(nowMs / MINUTE_MS);
+  const seen = hint.seen.get(index);
+  const previous = !seen ? 0 : seen.minute === minute ? seen.previous : seen.minute === minute - 1 ? seen.current : 0;
+  const elapsed = (nowMs % MINUTE_MS) / MINUTE_MS;
+  return Math.max(0, Math.floor(shardShare(hint.limit, hint.shards, index) - previous * (1 - elapsed) + 1e-9));
+}
+
+/**
+ * When shard `index`, holding `current` admitted requests this minute and `previous` the
+ * minute before, next has room for one: the first ms at which
+ * previous·(1 − elapsed) + current + 1 ≤ share, or the minute's end when none does.
+ */
+export function roomAt(share: number, previous: number, current: number, nowMs: number): number {
+  const minuteStart = nowMs - (nowMs % MINUTE_MS);
+  if (current + 1 > share) return minuteStart + MINUTE_MS;
+  if (previous <= 0) return nowMs;
+  const elapsed = 1 - (share - current - 1) / previous;
+  return Math.max(nowMs, minuteStart + Math.ceil(elapsed * MINUTE_MS));
 }
 
 /** The shards 0…n-1 but `except`, in a random order: where a request goes when its shard is full. */

@@ -55,7 +55,7 @@ export interface CredentialCondition {
 export type PresentedShard =
   /** No such key (never was, or deleted), or no such shard of it. */
   | { outcome: 'unknown' }
-  /** The record's own rules refuse the request: nothing was written, `item` is the shard's copy of the record. */
+  /** The record's own rules refuse the request, or the shard's share is used up this minute: nothing was written, `item` is the shard as it is. */
   | { outcome: 'refused'; item: Record<string, unknown> }
   /** Counted in the shard's window: `item` as it is now. */
   | { outcome: 'counted'; item: Record<string, unknown> };
@@ -64,19 +64,22 @@ export type PresentedShard =
  * Presents a key at one shard of its rate window (key-shards.ts: the record itself, or a
  * copy of it): one conditional UpdateItem that counts the request in the shard's window
  * only if the record's rules (allowlist, origin, public-key capability, scope) admit the
- * request. The rules are checked by DynamoDB, so a refused request writes nothing; on a
+ * request and, given a `cap` (the shard's share), only while the shard's current minute
+ * holds fewer. The rules are checked by DynamoDB, so a refused request writes nothing; on a
  * refusal DynamoDB returns the record (ReturnValuesOnConditionCheckFailure) so the gate can
  * say which rule refused it, without a second read. Last use is not stamped here (see
  * stampLastUse), so an admitted request costs this single write.
  */
-export async function presentShard(key: ItemKey, nowMs: number, rules: CredentialCondition): Promise<PresentedShard> {
+export async function presentShard(key: ItemKey, nowMs: number, rules: CredentialCondition, cap?: number): Promise<PresentedShard> {
+  // The current minute's count alone never passes the shard's share: such a request is refused by the write itself.
+  const capped = cap === undefined ? '' : ' AND (attribute_not_exists(#window) OR #window < :cap)';
   try {
     const out = await table.update({
       Key: key,
       UpdateExpression: 'ADD #window :one',
-      ConditionExpression: `attribute_exists(pk) AND ${rules.expression}`,
+      ConditionExpression: `attribute_exists(pk) AND ${rules.expression}${capped}`,
       ExpressionAttributeNames: { '#window': rateWindowAttribute(epochMinute(nowMs)), ...rules.names },
-      ExpressionAttributeValues: { ':one': 1, ...rules.values },
+      ExpressionAttributeValues: { ':one': 1, ...rules.values, ...(cap === undefined ? {} : { ':cap': cap }) },
       ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
