@@ -13,7 +13,7 @@ import type { CredentialItem } from './credentials.ts';
 import { countRequest, presentShard, stampLastUse, uncountRequest, type CredentialCondition } from './request-counter.ts';
 import { epochMinute, rateHeaders, readWindow, type WindowReading } from './rate-window.ts';
 import { rateWindowAttribute } from '../store/keys.ts';
-import { keyHint, otherShards, rememberKey, roomAt, shardCap, shardKey, shardShare } from './key-shards.ts';
+import { keyHint, otherShards, rememberKey, roomAt, shardCap, shardKey, shardShare, type KeyHint } from './key-shards.ts';
 import { assertScope, PUBLIC_KEY_CAPABILITIES, type Access, type PublicCapability, type Scope } from './scopes.ts';
 import { assertKeyRole, assertRole, keyRole, keyRoleCondition, type Role, type RoleRoute } from './roles.ts';
 import { CSRF_HEADER, SESSION_COOKIE, cookieValue, looksLikeSessionToken, readSession, verifySessionToken, type SessionClaims } from './sessions.ts';
@@ -184,7 +184,7 @@ async function admitKey(route: GateRoute, request: GateRequest, hash: string, no
   const open = (shards: number, except = -1) => otherShards(shards, except).filter((index) => (keyHint(hash)?.fullUntil.get(index) ?? 0) <= nowMs);
   // With every shard seen full, one capped write still reads the key as it is now (a changed
   // limit, a deleted key), and refuses with nothing counted.
-  const start = hint ? (open(hint.shards)[0] ?? otherShards(hint.shards, -1)[0]!) : 0;
+  const start = hint ? (startShard(hint, open(hint.shards), nowMs) ?? otherShards(hint.shards, -1)[0]!) : 0;
   let first = await tryShard(start);
   if (first.outcome === 'unknown' && start !== 0) first = await tryShard(0);
   if (first.outcome === 'unknown') throw withHeaders(unauthorized(), await countAddress(request.sourceIp, nowMs));
@@ -268,6 +268,23 @@ function ruleRefusal(route: GateRoute, request: GateRequest, credential: Credent
     return error as ApiError;
   }
   return undefined;
+}
+
+/**
+ * Where a request starts: the better of two random open shards, by the room this process
+ * last saw in each. Two choices keep the shards filling evenly (so no shard is left alone
+ * with room while the others are full, taking every request) while no shard gets more than
+ * 1 − ((N−1)/N)² of the requests (7/16 with 4 shards: 730 writes a second at the target).
+ */
+function startShard(hint: KeyHint, open: number[], nowMs: number): number | undefined {
+  const room = (index: number) => {
+    const seen = hint.seen.get(index);
+    const used = seen && seen.minute === epochMinute(nowMs) ? seen.current : 0;
+    return shardCap(hint, index, nowMs) - used;
+  };
+  const [a, b] = open;
+  if (a === undefined || b === undefined) return a;
+  return room(b) > room(a) ? b : a;
 }
 
 const keyLimitRefusal = (reading: WindowReading) =>
