@@ -84,10 +84,10 @@ const LAST_USE_RESOLUTION_MS = 60_000;
  * Everything that stands between a request and its handler. A key's request is one write:
  * a conditional UpdateItem on one shard of the key's rate window (key-shards.ts) that
  * counts it only if the record's rules (origin, public-key capability, allowlist, scope,
- * role) admit it, and returns the record. A request its shard's share refuses is taken back
- * out of that shard and tries the others in a random order, so a request is refused only
- * when every shard is full and exactly the limit is admitted. A refused request changes
- * nothing of its key.
+ * role) admit it and its shard's share has room, and returns the record. A request its
+ * shard refuses tries the others, so a request is refused only when every shard is full
+ * and exactly the limit is admitted (docs/scale.md, "Hot items: the request gate"). A
+ * refused request changes nothing of its key.
  *
  * The per-IP window counts where nothing else bounds a request: public routes, sessions
  * (they have no window of their own), and failed authentications (no key, an unknown key,
