@@ -2,8 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { createApiKey } from '../../shared/account/api-keys.ts';
 import { admit } from '../../shared/platform/auth/gate.ts';
 import { PUBLIC_KEY_CAPABILITIES } from '../../shared/platform/auth/scopes.ts';
-import { sha256 } from '../../shared/platform/crypto/hash.ts';
-import { keys } from '../../shared/platform/store/keys.ts';
 import { startTestApp } from '../support/app.ts';
 import { apiKeyBody, publicKeyBody } from '../support/factories.ts';
 import { call } from '../support/http.ts';

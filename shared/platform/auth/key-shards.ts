@@ -10,7 +10,7 @@ import { keys, type ItemKey } from '../store/keys.ts';
  * minute (one item, as ever), 4 for the highest limit a key may have, 100,000 a minute
  * (1,667 a second, 417 a shard). docs/scale.md, "Hot items: the request gate".
  */
-export const SHARD_WRITES_PER_SECOND = 500;
+const SHARD_WRITES_PER_SECOND = 500;
 
 /** How many shards a key with this limit gets; `writesPerSecond` is a shard's budget (scaled down in the load simulation). */
 export function shardsFor(limitPerMinute: number, writesPerSecond = SHARD_WRITES_PER_SECOND): number {
