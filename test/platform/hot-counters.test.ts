@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { credentialPuts, issueSecret } from '../../shared/platform/auth/credentials.ts';
 import { admit } from '../../shared/platform/auth/gate.ts';
 import { shardShare, shardsFor } from '../../shared/platform/auth/key-shards.ts';
-import { table } from '../../shared/platform/store/table.ts';
+import { table, TransactionCancelled } from '../../shared/platform/store/table.ts';
 import { startTestApp } from '../support/app.ts';
 import { emulateItemLimits } from '../support/item-limits.ts';
 
@@ -89,10 +89,29 @@ describe('the request gate at the target load, scaled down 50 times', () => {
     // 34 a second for a minute is 2,040: 40 more than the limit, refused at the minute's end.
     const { counts, limits } = await drive(authorization, start, 60);
     expect(limits.throttled).toBe(0);
+    expect(limits.cancelled).toBe(0);
     expect(counts).toEqual({ admitted: LIMIT, refused: REQUESTS_PER_SECOND * 60 - LIMIT, throttled: 0 });
     expect(limits.busiest.writes).toBeGreaterThan(0);
     expect(limits.busiest.writes).toBeLessThanOrEqual(WRITES_PER_ITEM_SECOND);
   }, 120_000);
+});
+
+describe('the emulation of DynamoDB limits', () => {
+  it('cancels a transaction that writes an item another transaction in flight writes', async () => {
+    const limits = emulateItemLimits({ writesPerSecond: 1_000, nowMs: () => 0 });
+    const key = { pk: `EMULATION#${Date.now()}`, sk: 'CONFLICT' };
+    const write = (n: number) => table.transact([{ Update: { Key: key, UpdateExpression: 'ADD n :n', ExpressionAttributeValues: { ':n': n } } }]);
+    try {
+      const outcomes = await Promise.allSettled([write(1), write(2)]);
+      expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
+      const rejected = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+      expect(rejected.reason).toBeInstanceOf(TransactionCancelled);
+      expect((rejected.reason as TransactionCancelled).conflicted).toBe(true);
+      expect(limits.cancelled).toBe(1);
+    } finally {
+      limits.stop();
+    }
+  });
 });
 
 describe('exact admission across a minute boundary', () => {
