@@ -71,7 +71,7 @@ export type PresentedShard =
  * stampLastUse), so an admitted request costs this single write.
  */
 export async function presentShard(key: ItemKey, nowMs: number, rules: CredentialCondition, cap?: number): Promise<PresentedShard> {
-  // The current minute's count alone never passes the shard's share: such a request is refused by the write itself.
+  // Fewer than `cap` counted this minute: a full shard refuses in the write itself, with nothing to take back.
   const capped = cap === undefined ? '' : ' AND (attribute_not_exists(#window) OR #window < :cap)';
   try {
     const out = await table.update({
