@@ -39,6 +39,18 @@ describe("a key's rate-window shards", () => {
     expect(unknown.status).toBe(401);
   });
 
+  it('lose the webhook flag with the record when it moves to another key', async () => {
+    const holder = await newKey({ rate_limit_per_minute: 100_000, is_webhook_key: true });
+    for (const shard of await shardsOf(holder.api_key)) expect(shard?.is_webhook_key).toBe(true);
+    await newKey({ is_webhook_key: true });
+    for (const shard of await shardsOf(holder.api_key)) expect(shard?.is_webhook_key).toBe(false);
+    // Whichever shard answers, the key describes itself as the record does.
+    for (let i = 0; i < 8; i++) {
+      const info = await app.api.withKey(holder.api_key).get('/get-api-key-info');
+      expect(info.body.is_webhook_key).toBe(false);
+    }
+  });
+
   it('are added when a raised limit needs them, carrying the record as changed', async () => {
     const key = await newKey({ scopes: ['agents', 'calls'] });
     expect(await shardsOf(key.api_key)).toEqual([undefined, undefined, undefined]);
