@@ -84,6 +84,7 @@ export class ParleyStack extends Stack {
     const settings = functionSettings(this, props.settings);
     const routes = props.routes ?? servedRoutes();
     ParleyApi.checkRouteQuota(this, routes, props.routesPerApiQuota);
+    ParleyApi.checkThrottleQuota(this);
     const jobs = props.jobs ?? JOBS;
 
     this.data = new ParleyData(this, settingsOfStage);

@@ -7,6 +7,7 @@ import { batchRoutes } from './batches/routes.ts';
 import { billingRoutes } from './billing/routes.ts';
 import { callArtifactRoutes } from './calls/artifacts/routes.ts';
 import { callRoutes } from './calls/routes.ts';
+import { callMediaRoutes } from './calls/media-routes.ts';
 import { chatRoutes } from './chats/routes.ts';
 import { smsRoutes } from './chats/sms/routes.ts';
 import { liveCallRoutes } from './calls/live/routes.ts';
@@ -42,6 +43,7 @@ export const routeTable = {
   ...telephonyRoutes,
   ...connectionTestRoutes,
   ...callRoutes,
+  ...callMediaRoutes,
   ...chatRoutes,
   ...smsRoutes,
   ...callArtifactRoutes,
