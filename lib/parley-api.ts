@@ -103,8 +103,8 @@ export class ParleyApi {
    * (context `apiThrottleQuota`; lib/scale.ts says when it fails and when it warns). The
    * account's throttle is shared by every API in the region, so it binds before any route's.
    */
-  static checkThrottleQuota(stack: Stack): void {
-    checkAccountQuota(stack, API_THROTTLE_QUOTA, TARGET_API_REQUESTS_PER_SECOND, 'The target load (requests a second through API Gateway, docs/scale.md)');
+  static checkThrottleQuota(stack: Stack, stage: string): void {
+    checkAccountQuota(stack, stage, API_THROTTLE_QUOTA, TARGET_API_REQUESTS_PER_SECOND, 'The target load (requests a second through API Gateway, docs/scale.md)');
   }
 
   /** Fails the synth when the API would exceed API Gateway's "Routes per API" quota (before anything is built). */

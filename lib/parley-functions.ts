@@ -159,6 +159,7 @@ export class ParleyFunctions {
     const total = Object.values(reserved).reduce((sum, value) => sum + value, 0);
     checkAccountQuota(
       this.stack,
+      this.props.stage,
       LAMBDA_CONCURRENCY_QUOTA,
       total + UNRESERVED_CONCURRENCY_MINIMUM,
       `Parley's functions reserve ${total} concurrent executions and AWS keeps ${UNRESERVED_CONCURRENCY_MINIMUM} unreserved, so the account`,

@@ -1,5 +1,5 @@
 import { Annotations, type Stack } from 'aws-cdk-lib';
-import { contextValue } from './deploy-settings.ts';
+import { stageContext } from './stage.ts';
 
 /**
  * The load the platform's shared limits are sized for: the route throttles every tenant
@@ -70,14 +70,15 @@ export const API_THROTTLE_QUOTA: AccountQuota = {
 };
 
 /**
- * Holds what the stack needs to the quota the context states. Stated and too low: the synth
+ * Holds what the stack needs to the quota the context states (`stages.<stage>.<key>`, else
+ * `<key>`: a quota is a fact of the stage's account). Stated and too low: the synth
  * fails, naming the quota to request. Not stated: the account is unknown, so AWS's default is
  * assumed and a shortfall is a warning (the synth of a stack that needs a raise still passes
  * CI; `cdk synth --strict` fails on it); README, Deploy settings, says to state each quota a
  * deployment has. Returns the quota used.
  */
-export function checkAccountQuota(stack: Stack, quota: AccountQuota, needed: number, what: string, otherwise = ''): number {
-  const stated = contextValue(stack, quota.context);
+export function checkAccountQuota(stack: Stack, stage: string, quota: AccountQuota, needed: number, what: string, otherwise = ''): number {
+  const stated = stageContext(stack, stage, quota.context);
   const value = Number(stated ?? quota.awsDefault);
   if (!Number.isInteger(value) || value < 1) throw new Error(`${quota.context} must be a whole number, not ${String(stated)}`);
   if (needed <= value) return value;
