@@ -12,7 +12,7 @@ import { stageContext } from './stage.ts';
 export const SCALE_TARGET = {
   /** Calls in progress at once on the media server, platform-wide. */
   concurrentCalls: 10_000,
-  /** The busiest key: 100,000 requests a minute (RATE_LIMIT_PER_KEY's ceiling for one key). */
+  /** The busiest key: 100,000 requests a minute, the most a key's rate_limit_per_minute may be. */
   keyRequestsPerSecond: 100_000 / 60,
   /**
    * Keyed API traffic of the whole platform, planned (not measured): the busiest key and as
