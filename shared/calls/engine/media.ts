@@ -27,7 +27,7 @@ import type { TransferOptions } from '../../conversation/index.ts';
  * table that keeps each number's outbound trunk, and the call fields the adapter needs.
  */
 
-export type { DialOutcome, TransferOutcome } from '../../vendors/media/index.ts';
+export type { TransferOutcome } from '../../vendors/media/index.ts';
 
 export function mediaKind(): 'sandbox' | 'livekit' {
   return config.LIVEKIT_URL ? 'livekit' : 'sandbox';

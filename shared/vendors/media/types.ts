@@ -175,7 +175,7 @@ export type DialOutcome =
  * answer): the callee's SIP participant is in the room, dialling; whether it answers comes
  * later, as the media server's events (docs/calls-media.md, Dialling).
  */
-export interface DialPlaced {
+interface DialPlaced {
   placed: true;
   participant_identity: string;
   sip?: SipDialReport;
