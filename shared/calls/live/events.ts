@@ -43,15 +43,13 @@ const isStillDialling = (participant: { attributes?: Record<string, string> } | 
   participant?.attributes?.['sip.callStatus'] === 'dialing' || participant?.attributes?.['sip.callStatus'] === 'ringing';
 
 /**
- * The SIP participant an outbound dial placed (engine.ts `dial`): its answer and its failure
- * are the dial's outcome. A registered call's SIP leg and an inbound caller are not dialled.
+ * A call Parley dials (engine.ts `dial`), and the SIP participant that dial placed: its answer
+ * and its failure are the dial's outcome. A registered call's SIP leg and an inbound caller
+ * are not dialled.
  */
+const isDialled = (call: CallItem) => call.call_type === 'phone_call' && call.direction === 'outbound' && call.engine.origin !== 'register-phone-call';
 const isDialledCallee = (call: CallItem, participant: MediaWebhookEvent['participant']) =>
-  call.call_type === 'phone_call' &&
-  call.direction === 'outbound' &&
-  call.engine.origin !== 'register-phone-call' &&
-  participant?.kind === 'sip' &&
-  participant.identity === CALLEE_IDENTITY;
+  isDialled(call) && participant?.kind === 'sip' && participant.identity === CALLEE_IDENTITY;
 
 /** In an inbound room: the caller hung up (the human SIP party leaving, not a transfer target or a listener), or the room is gone. */
 const callerLeft = (event: MediaWebhookEvent) =>
@@ -212,7 +210,7 @@ async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boo
 
   if (event.event === 'callee_answered') {
     // answer's transition is conditional on `registered`: a retried report, or one after the webhook's, changes nothing.
-    if (call.call_status !== 'registered') return true;
+    if (call.call_status !== 'registered' || !isDialled(call)) return true;
     await recordCalleeAnswered(call, Math.min(event.timestamp, Date.now()));
     await answer(call, {});
     return true;
