@@ -47,7 +47,7 @@ export interface LiveKitMediaOptions extends LiveKitCredentials {
   trunks: TrunkStore;
   /** The worker's report access for a call (worker-token.ts); injected so tests can pin it. */
   reportAccess: (callId: string) => Promise<{ report_url: string; report_token: string }>;
-  /** Per-request timeout of LiveKit's API, in seconds (dials wait for the ringing timeout on top). */
+  /** Per-request timeout of LiveKit's API, in seconds (a warm transfer's dial waits for the ringing timeout on top). */
   requestTimeoutSeconds?: number;
 }
 
