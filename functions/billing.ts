@@ -1,8 +1,12 @@
 import { domainHandler } from '../shared/platform/http/handler.ts';
 import { billingRoutes } from '../shared/billing/routes.ts';
+import { chargeRoutes } from '../shared/billing/charges/routes.ts';
+import { invoiceRoutes } from '../shared/billing/invoices/routes.ts';
+import { paymentRoutes } from '../shared/billing/payments/routes.ts';
+import { spendRoutes } from '../shared/billing/spend/routes.ts';
 import * as billing from '../shared/billing/api.ts';
 
-export const handler = domainHandler(billingRoutes, {
+export const handler = domainHandler({ ...billingRoutes, ...spendRoutes, ...chargeRoutes, ...invoiceRoutes, ...paymentRoutes }, {
   getBilling: ({ principal, query }) => billing.getBilling(principal.workspaceId, query.limit),
   addCredits: ({ principal, body }) => billing.addCredits(principal.workspaceId, body),
   getBillingSettings: ({ principal }) => billing.getBillingSettings(principal.workspaceId),

@@ -72,11 +72,10 @@ export class ParleyData {
     // Call recordings (docs/calls.md, Call artifacts): private, KMS-encrypted with the stack's
     // key, TLS only; deleted by tag (`retention_days`, one lifecycle rule per value in
     // RETENTION_RULE_DAYS), kept otherwise.
-    // Browsers PUT files to presigned upload URLs (knowledge-base files to the knowledge-base
-    // bucket; assets and voice samples, with their signed retention tag and optional checksum,
-    // to the recordings bucket's uploads/) from the dashboards named by context uploadOrigins;
-    // the signature still decides what is accepted (key, content type, exact length, expiry).
-    // No origins, no rule.
+    // Browsers PUT files to presigned upload URLs (assets, voice samples and knowledge-base
+    // files, with their signed retention tag and optional checksum, to uploads/) from the
+    // dashboards named by context uploadOrigins; the signature still decides what is accepted
+    // (key, content type, exact length, expiry). No origins, no rule.
     const uploadCors = settings.uploadOrigins.length
       ? {
           cors: [
@@ -126,8 +125,6 @@ export class ParleyData {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       removalPolicy: RemovalPolicy.RETAIN,
       lifecycleRules: [{ id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
-      // Browsers PUT knowledge-base files to presigned upload URLs (create-knowledge-base-upload).
-      ...uploadCors,
     });
     NagSuppressions.addResourceSuppressions(this.knowledgeBaseBucket, [
       {

@@ -45,7 +45,7 @@ export interface StageSettings {
   /** Emails subscribed to the stack's alarm topic at deploy time (each confirms by email). */
   alarmEmails: readonly string[];
   /**
-   * Browser origins allowed to PUT files to presigned upload URLs (knowledge-base files to its bucket; assets and voice samples to the recordings bucket)
+   * Browser origins allowed to PUT files to presigned upload URLs (assets, voice samples and knowledge-base files, to the recordings bucket's uploads/)
    * (context `uploadOrigins`: a JSON array or comma list of `https://host[:port]`); none
    * (the default) means no CORS rule: curl and servers upload, browsers cannot.
    */

@@ -5,8 +5,13 @@ import { agentToolRoutes } from './agent-tools/routes.ts';
 import { agentRoutes } from './agents/voice-agents/agent-routes.ts';
 import { batchRoutes } from './batches/routes.ts';
 import { billingRoutes } from './billing/routes.ts';
+import { chargeRoutes } from './billing/charges/routes.ts';
+import { invoiceRoutes } from './billing/invoices/routes.ts';
+import { paymentRoutes } from './billing/payments/routes.ts';
+import { spendRoutes } from './billing/spend/routes.ts';
 import { callArtifactRoutes } from './calls/artifacts/routes.ts';
 import { callRoutes } from './calls/routes.ts';
+import { callMediaRoutes } from './calls/media-routes.ts';
 import { chatRoutes } from './chats/routes.ts';
 import { smsRoutes } from './chats/sms/routes.ts';
 import { liveCallRoutes } from './calls/live/routes.ts';
@@ -42,6 +47,7 @@ export const routeTable = {
   ...telephonyRoutes,
   ...connectionTestRoutes,
   ...callRoutes,
+  ...callMediaRoutes,
   ...chatRoutes,
   ...smsRoutes,
   ...callArtifactRoutes,
@@ -49,6 +55,10 @@ export const routeTable = {
   ...contactRoutes,
   ...batchRoutes,
   ...billingRoutes,
+  ...spendRoutes,
+  ...chargeRoutes,
+  ...invoiceRoutes,
+  ...paymentRoutes,
   ...accountDataRoutes,
   ...integrationRoutes,
   ...metaRoutes,

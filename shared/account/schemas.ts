@@ -224,7 +224,7 @@ const AUDIT_ACTIONS = [
   'saml.delete',
   'scim.token_create',
   'scim.token_delete',
-  // Money moved back by the payments provider (shared/billing/stripe-events.ts).
+  // Money moved back by the payments provider (shared/billing/payments/stripe-events.ts).
   'billing.refund',
   'billing.dispute_hold',
   'billing.dispute_release',

@@ -3,11 +3,11 @@ import { forbidden } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { billingNow, monthOf } from './clock.ts';
 import { ensureAccount } from './entries.ts';
-import { appendEntry } from './ledger.ts';
-import { paymentProviderKind } from './payments.ts';
+import { appendEntry } from './charges/index.ts';
+import { paymentProviderKind } from './payments/payments.ts';
 import { toMicros, toUsd } from './prices.ts';
 import type { AddCreditsInput, BillingSettingsView, BillingView, LedgerEntryView, UpdateBillingSettingsInput } from './schemas.ts';
-import { checkSpend } from './spend.ts';
+import { checkSpend } from './spend/index.ts';
 import { billingStore, chargesAttribute, type BillingAccountItem, type LedgerEntryItem } from './store.ts';
 
 /* The workspace's billing overview, settings and granted credit (routes in routes.ts). */

@@ -8,8 +8,12 @@ import { billingStore, type BillingAccountItem, type EntryKind, type LedgerEntry
 
 /*
  * The ledger's writes (docs/billing.md): append-only, one entry per source key, the balance
- * kept in the account item by the same transaction. `writeEntry` only writes; ledger.ts
- * adds what follows a new entry (budget events, auto-recharge, settling invoices).
+ * kept in the account item by the same transaction. `writeEntry` only writes; charges/ledger.ts
+ * adds what follows a new entry (budget events, auto-recharge, settling invoices). It sits
+ * beside store.ts, below the sub-folders: payments/ credits and refunds through `writeEntry`
+ * (their effects are its own) and every part opens the account with `ensureAccount`, while
+ * charges/ledger.ts reaches payments/ and invoices/ for those effects, so neither could live
+ * in charges/ without a cycle.
  */
 
 export interface NewEntry {

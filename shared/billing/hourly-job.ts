@@ -1,8 +1,8 @@
 import { getWorkspaceItem, registeredWorkspaceIds } from '../account/index.ts';
 import { logger } from '../platform/logger.ts';
 import { billingNow, monthBounds, monthOf, previousMonth } from './clock.ts';
-import { chargePurchasedConcurrency } from './concurrency-billing.ts';
-import { invoiceIdFor, issueMonthlyInvoice } from './invoices.ts';
+import { chargePurchasedConcurrency } from './charges/index.ts';
+import { invoiceIdFor, issueMonthlyInvoice } from './invoices/index.ts';
 import { INCLUDED_CONCURRENCY } from './prices.ts';
 import { billingStore } from './store.ts';
 

@@ -1,8 +1,9 @@
 /**
  * What other domains may use of billing: the spend check before a spending action, the
- * charge of an ended call, and the price table calls price themselves from. Keep it small:
- * calls, chats and batches bundle everything it reaches.
+ * charge of an ended call, chat or SMS, and the price table calls price themselves from.
+ * Keep it small: calls, chats and batches bundle everything it reaches. It goes through the
+ * parts' indexes, none of which reaches the `stripe` package (payments/index.ts).
  */
-export { assertCanSpend, checkSpend,    } from './spend.ts';
-export { recordCallCharge, recordChatCharge, recordSmsCharge,    } from './ledger.ts';
+export { assertCanSpend, checkSpend } from './spend/index.ts';
+export { recordCallCharge, recordChatCharge, recordSmsCharge } from './charges/index.ts';
 export { BATCH_DIAL_USD, CHAT_MESSAGE_USD, PER_MINUTE_USD, SMS_USD } from './prices.ts';

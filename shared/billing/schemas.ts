@@ -1,17 +1,19 @@
 import * as z from 'zod';
-import { epochMs, httpUrl, lazySchema, queryInt } from '../platform/http/schemas.ts';
+import { epochMs, lazySchema, queryInt } from '../platform/http/schemas.ts';
 
 /*
  * The billing API contract (spec: Billing endpoint group; the spec shows no shapes beyond
  * names, and retell-sdk has no billing resource, so these are ours: docs/billing.md).
- * Amounts are USD numbers (exact to the micro-dollar); the ledger keeps integer µUSD.
+ * Amounts are USD numbers (exact to the micro-dollar); the ledger keeps integer µUSD. This
+ * file holds the shapes of the overview, the settings and granted credit, and what the
+ * parts' own schemas.ts build on (an amount in USD, the spend decision, an invoice's ID);
+ * each part keeps the rest beside its routes.
  */
 
-const SPEND_ACTION_NAMES = ['phone_call', 'web_call', 'register_call', 'batch_call', 'chat', 'sms'] as const;
 const ENTRY_KINDS = ['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'refund', 'dispute_hold', 'dispute_release', 'invoice_payment'] as const;
 
 /** USD in whole cents. */
-const usdAmount = (min: number, max: number) =>
+export const usdAmount = (min: number, max: number) =>
   z
     .number()
     .min(min)
@@ -31,7 +33,10 @@ export const LedgerEntryView = lazySchema(() =>
 );
 export type LedgerEntryView = z.infer<typeof LedgerEntryView>;
 
-const SpendDecisionView = lazySchema(() =>
+/** An invoice's ID in a path: the invoices' routes and paying one (payments/routes.ts). */
+export const invoiceIdParams = lazySchema(() => z.object({ id: z.string().regex(/^invoice_[0-9a-f]{24}$/, 'Must be an invoice ID') }));
+
+export const SpendDecisionView = lazySchema(() =>
   z.object({
     allowed: z.boolean(),
     error_code: z.string().nullable(),
@@ -92,121 +97,3 @@ export const AddCreditsBody = lazySchema(() =>
 export type AddCreditsInput = z.infer<typeof AddCreditsBody>;
 
 export const AddCreditsView = lazySchema(() => z.object({ entry: LedgerEntryView, duplicate: z.boolean(), balance_usd: z.number() }));
-
-export const CheckSpendBody = lazySchema(() => z.object({ action: z.enum(SPEND_ACTION_NAMES).default('phone_call') }));
-export const CheckSpendView = lazySchema(() => SpendDecisionView.extend({ action: z.enum(SPEND_ACTION_NAMES) }));
-
-export const CheckoutBody = lazySchema(() =>
-  z.object({
-    amount_usd: usdAmount(5, 10_000),
-    success_url: httpUrl().optional(),
-    cancel_url: httpUrl().optional(),
-  }),
-);
-export type CheckoutInput = z.infer<typeof CheckoutBody>;
-export const CheckoutView = lazySchema(() =>
-  z.object({ checkout_session_id: z.string(), url: z.string(), amount_usd: z.number(), provider: z.enum(['stripe', 'mock']) }),
-);
-export const PayInvoiceBody = lazySchema(() => z.object({ success_url: httpUrl().optional(), cancel_url: httpUrl().optional() }));
-export type PayInvoiceInput = z.infer<typeof PayInvoiceBody>;
-export const CheckoutSessionBody = lazySchema(() => z.object({ amount_usd: usdAmount(5, 10_000) }));
-export const UrlView = lazySchema(() => z.object({ url: z.string() }));
-export const mockCheckoutParams = lazySchema(() => z.object({ token: z.string().regex(/^[\w-]{43}$/, 'Must be a checkout token') }));
-export const MockCheckoutActionBody = lazySchema(() => z.object({ action: z.enum(['pay', 'cancel']) }));
-export const PortalBody = lazySchema(() => z.object({ return_url: httpUrl().optional() }));
-
-export const InvoiceView = lazySchema(() =>
-  z.object({
-    invoice_id: z.string(),
-    period: z.string().describe('YYYY-MM (UTC)'),
-    period_start: epochMs(),
-    period_end: epochMs(),
-    status: z.enum(['open', 'paid', 'overdue']),
-    currency: z.literal('usd'),
-    lines: z.array(z.object({ product: z.string(), description: z.string(), amount_usd: z.number() })),
-    total_usd: z.number(),
-    credits_usd: z.number(),
-    amount_due_usd: z.number(),
-    created_timestamp: epochMs(),
-    due_timestamp: epochMs(),
-    paid_timestamp: epochMs().nullable(),
-    html_url: z.string(),
-  }),
-);
-export type InvoiceView = z.infer<typeof InvoiceView>;
-export const InvoiceList = lazySchema(() => z.array(InvoiceView));
-export const IssueInvoiceBody = lazySchema(() => z.object({ month: z.string().optional().describe('YYYY-MM; default the previous month') }));
-export const IssuedInvoiceView = lazySchema(() => z.object({ invoice: InvoiceView, created: z.boolean() }));
-export const invoiceIdParams = lazySchema(() => z.object({ id: z.string().regex(/^invoice_[0-9a-f]{24}$/, 'Must be an invoice ID') }));
-
-const day = () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'Must be a date as YYYY-MM-DD').refine((value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value), 'Must be a real date');
-export const UsageQuery = lazySchema(() => z.object({ start_date: day().optional(), end_date: day().optional() }));
-export type UsageQueryInput = z.infer<typeof UsageQuery>;
-
-export const UsageView = lazySchema(() =>
-  z.object({
-    start_date: z.string(),
-    end_date: z.string(),
-    days: z.array(z.object({ date: z.string(), products: z.record(z.string(), z.number()), total_usd: z.number() })),
-    totals: z.record(z.string(), z.number()),
-    total_usd: z.number(),
-  }),
-);
-export type UsageView = z.infer<typeof UsageView>;
-
-export const PlatformUsageView = lazySchema(() =>
-  z.object({
-    start_date: z.string(),
-    end_date: z.string(),
-    workspaces: z.array(z.object({ workspace_id: z.string(), products: z.record(z.string(), z.number()), total_usd: z.number() })),
-    totals: z.record(z.string(), z.number()),
-    total_usd: z.number(),
-  }),
-);
-
-const PaymentMethodView = lazySchema(() =>
-  z.object({
-    id: z.string(),
-    type: z.string(),
-    brand: z.string().nullable(),
-    last4: z.string().nullable(),
-    exp_month: z.number().nullable(),
-    exp_year: z.number().nullable(),
-    is_default: z.boolean(),
-  }),
-);
-export const PaymentMethodList = lazySchema(() => z.array(PaymentMethodView));
-export const SetupIntentView = lazySchema(() => z.object({ setup_intent_id: z.string(), client_secret: z.string(), provider: z.enum(['stripe', 'mock']) }));
-export const DefaultPaymentMethodBody = lazySchema(() => z.object({ payment_method_id: z.string().min(1).max(255) }));
-export const paymentMethodIdParams = lazySchema(() => z.object({ id: z.string().min(1).max(255) }));
-
-export const StripeWebhookView = lazySchema(() => z.object({ received: z.literal(true), duplicate: z.boolean(), applied: z.string() }));
-
-export const ConcurrencyChargeView = lazySchema(() =>
-  z.object({
-    entry_id: z.string(),
-    month: z.string(),
-    slots: z.number().int(),
-    amount_usd: z.number(),
-    description: z.string(),
-    created_timestamp: epochMs(),
-  }),
-);
-export type ConcurrencyChargeView = z.infer<typeof ConcurrencyChargeView>;
-
-export const ConcurrencyBillingView = lazySchema(() =>
-  z.object({
-    concurrency_limit: z.number().int(),
-    included_concurrency: z.number().int(),
-    purchased_concurrency: z.number().int(),
-    slot_price_usd: z.number(),
-    burst_price_per_minute_usd: z.number(),
-    month: z.string(),
-    billed_slots_this_month: z.number().int(),
-    unbilled_slots: z.number().int(),
-    charges: z.array(ConcurrencyChargeView).describe('Purchased-slot charges, newest first'),
-    burst: z.object({ month: z.string(), minutes: z.number(), amount_usd: z.number() }),
-    charged: ConcurrencyChargeView.nullable().optional().describe('POST …/charge: what this run charged (null: nothing was due)'),
-  }),
-);
-export type ConcurrencyBillingView = z.infer<typeof ConcurrencyBillingView>;

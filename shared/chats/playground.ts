@@ -117,7 +117,7 @@ export async function playgroundCompletion(
     history,
     ...(input.current_node_id ? { node_id: input.current_node_id } : {}),
     ...(input.current_state ? { llm_state: input.current_state } : {}),
-    // Mocked tools answer their output instead of running (shared/conversation/tool-mocks.ts).
+    // Mocked tools answer their output instead of running (shared/conversation/tools/tool-mocks.ts).
     ...(input.tool_mocks?.length ? { tool_mocks: input.tool_mocks } : {}),
   };
   let result: TurnResult;

@@ -1,12 +1,19 @@
 import { DEFAULT_LLM_MODEL, getAgent, getChatAgent, getFlow, getLlm, type ResponseEngine } from '../agents/index.ts';
 import { badRequest } from '../platform/errors.ts';
-import { DEFAULT_LLM_TOKEN_LIMIT, fitToTokenLimit, historyMessages, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './context-window.ts';
-import { completeWithFallback } from './fallback.ts';
-import { closeCustomLlm, customLlmTurn } from './custom-llm.ts';
-import { flowTurn } from './flow.ts';
+import { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './limits.ts';
+import {
+  closeCustomLlm,
+  completeWithFallback,
+  customLlmTurn,
+  fitToTokenLimit,
+  flowTurn,
+  historyMessages,
+  retellLlmTurn,
+  TurnDiscarded,
+  TurnOutput,
+  type TurnIo,
+} from './engines/index.ts';
 import { EventQueue } from './event-queue.ts';
-import { TurnDiscarded, TurnOutput, type TurnIo } from './model-turn.ts';
-import { retellLlmTurn } from './retell-llm.ts';
 import type {
   ConfigOverrides,
   ConversationState,

@@ -12,7 +12,8 @@ import { loadOnce } from '../platform/lazy.ts';
  * (calls, call-steps, chats, public, batch-tick) serve many requests that never converse,
  * and esbuild puts a module reached only through `import()` in a chunk their cold start
  * does not load (docs/performance.md). What is cheap and synchronous (the transfer
- * options, notes, the transcript object, the limits) comes from light modules here.
+ * options and the built-in mediator, notes, the transcript object, the variables, the
+ * limits) comes from light modules: state.ts, variables.ts, limits.ts and transfers/index.ts.
  */
 
 type Runtime = typeof RuntimeModule;
@@ -79,40 +80,37 @@ export function closeConversation(...args: Parameters<Runtime['closeConversation
   else if (asked) void runtime().then((module) => module.closeConversation(...args), () => undefined);
 }
 
-/** Post-call (or post-chat) analysis (analysis.ts). */
+/** Post-call (or post-chat) analysis (analysis/analysis.ts). */
 export async function analyzeConversation(...args: Parameters<Runtime['analyzeConversation']>): ReturnType<Runtime['analyzeConversation']> {
   return (await runtime()).analyzeConversation(...args);
 }
 
-/** One model call with the workspace's fallback model (fallback.ts). */
+/** One model call with the workspace's fallback model (engines/fallback.ts). */
 export async function completeWithFallback(...args: Parameters<Runtime['completeWithFallback']>): ReturnType<Runtime['completeWithFallback']> {
   return (await runtime()).completeWithFallback(...args);
 }
 
-/** Knowledge retrieval for a turn someone else drives (knowledge.ts). */
+/** Knowledge retrieval for a turn someone else drives (engines/knowledge.ts). */
 export async function retrieveForAgent(...args: Parameters<Runtime['retrieveForAgent']>): ReturnType<Runtime['retrieveForAgent']> {
   return (await runtime()).retrieveForAgent(...args);
 }
 
-/** An agentic transfer's transfer agent, opened and told who is waiting (transfer-agent.ts). */
+/** An agentic transfer's transfer agent, opened and told who is waiting (transfers/transfer-agent.ts). */
 export async function openTransferAgent(...args: Parameters<Runtime['openTransferAgent']>): ReturnType<Runtime['openTransferAgent']> {
   return (await runtime()).openTransferAgent(...args);
 }
 
-/** The transfer agent's turn with the destination: what it says, its entries, its decision (transfer-agent.ts). */
+/** The transfer agent's turn with the destination: what it says, its entries, its decision (transfers/transfer-agent.ts). */
 export async function transferAgentTurn(...args: Parameters<Runtime['transferAgentTurn']>): ReturnType<Runtime['transferAgentTurn']> {
   return (await runtime()).transferAgentTurn(...args);
 }
 
 export { noteToAgent, transcriptObject } from './state.ts';
-export { transferOptions } from './transfer-options.ts';
-export { mediatorDecision, mediatorGreeting } from './transfer-mediator.ts';
+export { mediatorDecision, mediatorGreeting, transferOptions } from './transfers/index.ts';
 export { fillTemplate, variablesOf } from './variables.ts';
 export { DEFAULT_LLM_TOKEN_LIMIT, MAX_LLM_TOKEN_LIMIT, MIN_LLM_TOKEN_LIMIT, REPLY_MAX_TOKENS } from './limits.ts';
-export type { FallbackUse } from './fallback.ts';
-export type { OpenTransferAgentInput, TransferAgentTurn } from './transfer-agent.ts';
-export type { AgentRetrieval } from './knowledge.ts';
-export type { CustomLlmFailure } from './custom-llm.ts';
+export type { AgentRetrieval, CustomLlmFailure, FallbackUse } from './engines/index.ts';
+export type { OpenTransferAgentInput, TransferAgentTurn } from './transfers/transfer-agent.ts';
 export type {
   AgentNote,
   AgenticTransferConfig,

@@ -85,7 +85,7 @@ export interface ConversationState {
   overrides?: ConfigOverrides;
   /** False when the conversation cannot be transferred (a web call, a chat): transfer_call answers an error and the agent goes on. */
   can_transfer?: boolean;
-  /** Tool calls answered by a given output instead of running (the playground's `tool_mocks`; tool-mocks.ts). */
+  /** Tool calls answered by a given output instead of running (the playground's `tool_mocks`; tools/tool-mocks.ts). */
   tool_mocks?: ToolMock[];
   /**
    * What the caller told the agent between turns (`noteToAgent`: a transfer that did not go
@@ -107,7 +107,7 @@ export interface ConversationState {
    * deleted with it. Null: nothing is recorded (the playground stores nothing).
    */
   records_under?: string | null;
-  /** Set once a model call fell back to it (fallback.ts): what the call, the chat and the playground show. */
+  /** Set once a model call fell back to it (engines/fallback.ts): what the call, the chat and the playground show. */
   llm_fallback?: LlmFallbackRecord;
 }
 

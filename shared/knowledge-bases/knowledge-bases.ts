@@ -4,6 +4,7 @@ import { badRequest, conflict, notFound, payloadTooLarge } from '../platform/err
 import type { UploadedFile } from '../platform/http/multipart.ts';
 import { newId } from '../platform/ids.ts';
 import type { TransactOp } from '../platform/store/table.ts';
+import { consumeUploadOp, createPresignedUpload, deleteUploadObject, readUpload, type PresignedUpload } from '../platform/uploads.ts';
 import { startUrlRefresh } from './auto-refresh.ts';
 import { crawl, CrawlFailed } from './crawl.ts';
 import { assertSupportedFile, CONTENT_TYPE } from './extract.ts';
@@ -15,14 +16,12 @@ import {
   MAX_FILE_BYTES,
   MAX_FILES,
   MAX_SOURCES,
-  UPLOAD_URL_TTL_MS,
   type AddSourcesInput,
   type CreateKnowledgeBaseInput,
   type KnowledgeBaseView,
 } from './schemas.ts';
 import {
   addSourceItems,
-  consumeUploadOp,
   kbObjects,
   knowledgeBases,
   listKnowledgeBaseItems,
@@ -33,8 +32,6 @@ import {
   removeSourceItem,
   sources as sourceEntity,
   updateKnowledgeBaseFields,
-  uploadObjects,
-  uploads,
   type KnowledgeBaseItem,
   type SourceItem,
 } from './store.ts';
@@ -64,18 +61,15 @@ async function checkUrls(urls: readonly string[]): Promise<void> {
   );
 }
 
-/** The uploads a request names, read back from their objects (each this workspace's, uploaded, of the size it announced). */
+/**
+ * The presigned uploads a request names, read back as multipart files would be (each this
+ * workspace's knowledge-base file, uploaded, within the per-file limit); their type is checked
+ * with the multipart files'.
+ */
 async function uploadedFiles(workspaceId: string, uploadIds: readonly string[]): Promise<UploadedFile[]> {
   if (new Set(uploadIds).size !== uploadIds.length) throw badRequest('knowledge_base_upload_ids: Each upload may be named once');
   return Promise.all(
-    uploadIds.map(async (uploadId, index) => {
-      const upload = await uploads.get(workspaceId, uploadId);
-      if (!upload) throw badRequest(`knowledge_base_upload_ids.${index}: Upload ${uploadId} not found (it expired, was already added, or is another workspace's)`);
-      const object = await uploadObjects.get(workspaceId, uploadId);
-      if (!object) throw badRequest(`knowledge_base_upload_ids.${index}: Nothing was uploaded for ${uploadId} yet; PUT the file to its upload_url first`);
-      if (object.body.length > MAX_FILE_BYTES) throw payloadTooLarge(`File "${upload.filename}" exceeds the 50 MB limit per file`);
-      return { fieldName: 'knowledge_base_upload_ids', filename: upload.filename, contentType: upload.content_type, size: object.body.length, data: object.body } as UploadedFile;
-    }),
+    uploadIds.map((uploadId, index) => readUpload(workspaceId, uploadId, 'knowledge_base_file', `knowledge_base_upload_ids.${index}`, MAX_FILE_BYTES)),
   );
 }
 
@@ -191,41 +185,37 @@ export async function createKnowledgeBase(workspaceId: string, input: CreateKnow
 const uploadOps = (workspaceId: string, input: AddSourcesInput): TransactOp[] =>
   (input.knowledge_base_upload_ids ?? []).map((uploadId) => consumeUploadOp(workspaceId, uploadId));
 
+/** The objects of the uploads the transaction consumed (the originals now hold their bytes). */
 async function dropUploads(workspaceId: string, input: AddSourcesInput): Promise<void> {
-  await Promise.all((input.knowledge_base_upload_ids ?? []).map((uploadId) => uploadObjects.delete(workspaceId, uploadId).catch(() => undefined)));
+  await Promise.all((input.knowledge_base_upload_ids ?? []).map((uploadId) => deleteUploadObject(workspaceId, uploadId)));
 }
 
 /**
- * POST /create-knowledge-base-upload: a presigned PUT URL for one file,
- * for files past API Gateway's ~6 MB request limit. The object key is under the workspace's
- * own prefix; the URL works for UPLOAD_URL_TTL_MS and only for exactly `content_length`
- * bytes of `content_type`. The file becomes a source when create-knowledge-base or
+ * POST /create-knowledge-base-upload: a presigned PUT (shared/platform/uploads.ts) for one
+ * file past API Gateway's ~6 MB request limit, refused up front as a multipart file of that
+ * name, type and size would be. The file becomes a source when create-knowledge-base or
  * add-knowledge-base-sources names the upload in `knowledge_base_upload_ids`.
  */
-export async function createUpload(workspaceId: string, input: { filename: string; content_type?: string; content_length: number }, nowMs = Date.now()) {
-  if (input.content_length > MAX_FILE_BYTES) throw payloadTooLarge(`File "${input.filename}" exceeds the 50 MB limit per file`);
+export async function createUpload(
+  workspaceId: string,
+  input: { filename: string; content_type?: string; content_length: number; checksum_sha256?: string },
+  nowMs = Date.now(),
+): Promise<PresignedUpload> {
+  if (input.content_length > MAX_FILE_BYTES) throw payloadTooLarge(`File "${input.filename}" exceeds the ${MAX_FILE_BYTES / (1024 * 1024)} MB limit per file`);
   const kind = assertSupportedFile(input.filename, input.content_type ?? '');
-  const contentType = input.content_type ?? CONTENT_TYPE[kind];
-  const uploadId = newId('kbUpload');
-  const expiresAt = nowMs + UPLOAD_URL_TTL_MS;
-  await uploads.create(
-    {
-      type: 'knowledge_base_upload',
-      upload_id: uploadId,
-      workspace_id: workspaceId,
-      filename: input.filename,
-      content_type: contentType,
-      content_length: input.content_length,
-      upload_expires_at: expiresAt,
-      created_timestamp: nowMs,
-      // An upload never added is forgotten a day later (the bucket's own lifecycle removes stray objects).
-      expires_at: Math.floor(expiresAt / 1000) + 86_400,
-    },
+  return createPresignedUpload(
     workspaceId,
-    uploadId,
+    {
+      purpose: 'knowledge_base_file',
+      filename: input.filename,
+      // Without a declared type, the one its name implies (the type the source is stored with).
+      contentType: input.content_type ?? CONTENT_TYPE[kind],
+      contentLength: input.content_length,
+      ...(input.checksum_sha256 ? { checksumSha256: input.checksum_sha256 } : {}),
+    },
+    MAX_FILE_BYTES,
+    nowMs,
   );
-  const signed = await uploadObjects.signedPut(workspaceId, uploadId, { contentType, contentLength: input.content_length, expiresAt });
-  return { upload_id: uploadId, upload_url: signed.url, method: 'PUT' as const, headers: signed.headers, expires_at: expiresAt, max_bytes: MAX_FILE_BYTES };
 }
 
 export async function getKnowledgeBase(workspaceId: string, knowledgeBaseId: string, nowMs = Date.now()): Promise<KnowledgeBaseView> {

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { isUploadedFile, type UploadedFile } from '../platform/http/multipart.ts';
 import { idOf, lazySchema } from '../platform/http/schemas.ts';
+import { createUploadBody, PresignedUploadView } from '../platform/http/upload-schemas.ts';
 
 /*
  * The knowledge bases API contract (spec: the Knowledge bases group, Limits, Errors 413;
@@ -123,27 +124,9 @@ export const deleteQuery = lazySchema(() => z.object({ force: z.enum(['true', 'f
 
 const SourceStatus = lazySchema(() => z.enum(['in_progress', 'complete', 'error']));
 
-/** How long a presigned upload URL works. */
-export const UPLOAD_URL_TTL_MS = 15 * 60_000;
-
-export const CreateUploadBody = lazySchema(() =>
-  z.object({
-    filename: z.string().trim().min(1).max(255),
-    content_type: z.string().trim().min(1).max(200).regex(/^[\w.+-]+\/[\w.+-]+$/, 'Must be a media type such as application/pdf').optional(),
-    content_length: z.number().int().min(1),
-  }),
-);
-
-export const Upload = lazySchema(() =>
-  z.object({
-    upload_id: z.string(),
-    upload_url: z.string(),
-    method: z.literal('PUT'),
-    headers: z.record(z.string(), z.string()),
-    expires_at: z.number(),
-    max_bytes: z.number(),
-  }),
-);
+/** POST /create-knowledge-base-upload: a presigned PUT for one file (a supported document up to 50 MB). */
+export const CreateUploadBody = lazySchema(() => createUploadBody({ example: 'application/pdf', default: 'the type its filename implies' }));
+export const Upload = lazySchema(PresignedUploadView);
 
 /** A vendor's folder, drive or page ID: the characters they use, nothing that escapes a path or a query. */
 const vendorId = () => z.string().regex(/^[A-Za-z0-9_!.-]{1,200}$/, 'Must be an ID of the provider (letters, digits, _ ! . -)');

@@ -641,37 +641,6 @@ export async function createSyncedSource(item: SourceItem): Promise<boolean> {
 }
 
 // ---------------------------------------------------------------------------------------
-// Presigned uploads (docs/knowledge-bases.md, Limits and uploads)
-
-export interface UploadItem {
-  type: 'knowledge_base_upload';
-  upload_id: string;
-  workspace_id: string;
-  filename: string;
-  content_type: string;
-  content_length: number;
-  upload_expires_at: number;
-  created_timestamp: number;
-  expires_at: number;
-}
-
-export const uploads = defineEntity<UploadItem & Keyed, [workspaceId: string, uploadId: string]>({
-  key: keys.kbUpload,
-  notFound: (_workspaceId, uploadId) => notFound(`Upload ${uploadId} not found`),
-});
-
-/** Consumes an upload in the transaction that creates its source: a second use (a replay) fails the transaction. */
-export const consumeUploadOp = (workspaceId: string, uploadId: string): TransactOp => uploads.removeOp(workspaceId, uploadId);
-
-export const uploadObjects = {
-  key: (ws: string, uploadId: string) => objectKeys.knowledgeBaseUpload(ws, uploadId),
-  signedPut: (ws: string, uploadId: string, upload: { contentType: string; contentLength: number; expiresAt: number }) =>
-    knowledgeBaseObjectStore().signedPutUrl(objectKeys.knowledgeBaseUpload(ws, uploadId), upload),
-  get: (ws: string, uploadId: string) => knowledgeBaseObjectStore().get(objectKeys.knowledgeBaseUpload(ws, uploadId)),
-  delete: (ws: string, uploadId: string) => knowledgeBaseObjectStore().delete(objectKeys.knowledgeBaseUpload(ws, uploadId)),
-};
-
-// ---------------------------------------------------------------------------------------
 // The daily refresh sweep's index (gsi1, keys.kbRefreshDue)
 
 /** Knowledge bases whose daily refresh is due before `beforeMs`, oldest due first. */

@@ -9,7 +9,7 @@ import { canonicalAddress } from './validation.ts';
  */
 
 /** Telephony rule 2: Twilio's signalling blocks, where Twilio numbers accept INVITEs from by default. */
-export const TWILIO_SIGNALLING_BLOCKS = [
+const TWILIO_SIGNALLING_BLOCKS = [
   '54.172.60.0/30',
   '54.244.51.0/30',
   '54.171.127.192/30',
@@ -38,7 +38,7 @@ const readInboundAddresses = () =>
 checkWithSettings(readInboundAddresses);
 
 /** The inbound blocks of Twilio numbers: `TWILIO_INBOUND_ALLOWED_ADDRESSES` when set, else Twilio's. */
-export function twilioInboundAddresses(): string[] {
+function twilioInboundAddresses(): string[] {
   return [...readInboundAddresses()];
 }
 

@@ -1,6 +1,6 @@
 import { getKyc } from './telephony/index.ts';
 import { NotFound } from '../platform/errors.ts';
-import type * as PhoneNumbers from './phone-numbers/phone-numbers.ts';
+import type * as PhoneNumbers from './phone-numbers/index.ts';
 // TWILIO_INBOUND_ALLOWED_ADDRESSES is checked with the settings wherever numbers are reached (checkWithSettings).
 import './inbound-addresses.ts';
 import { listNumberItems, phoneNumberClaims, phoneNumbers, type NumberItem } from './store.ts';
@@ -17,12 +17,12 @@ export { AHEAD_TOKEN_USE_MS, cpsLimitFor, takeDialToken, takeDialTokens, type Di
 export { getKyc } from './telephony/index.ts';
 
 /**
- * The numbers' API operations (phone-numbers.ts: the carriers, SIP origination, the binding
+ * The phone numbers' operations (phone-numbers/index.ts: the carriers, SIP origination, the binding
  * checks), loaded by the first dial with a trunk password or the workspace purge: the calls
  * and batch functions reach this entry on every dial and need none of it otherwise
  * (docs/performance.md, "Sizes: cold and lazy").
  */
-const phoneNumbersModule = loadOnce((): Promise<typeof PhoneNumbers> => import('./phone-numbers/phone-numbers.ts'));
+const phoneNumbersModule = loadOnce((): Promise<typeof PhoneNumbers> => import('./phone-numbers/index.ts'));
 
 /** The workspace's number, or undefined (another workspace's number is as absent). */
 export async function workspaceNumber(workspaceId: string, phoneNumber: string): Promise<NumberItem | undefined> {

@@ -208,7 +208,7 @@ const configSchema = () => z.object({
   /**
    * The longest a custom function may take during a conversation: a tool's `timeout_ms`
    * (Retell's default 120 s) is cut to this, so one slow endpoint cannot hold a call step
-   * (a Lambda invocation) for minutes (shared/conversation/custom-functions.ts).
+   * (a Lambda invocation) for minutes (shared/conversation/tools/custom-functions.ts).
    */
   CUSTOM_FUNCTION_MAX_TIMEOUT_MS: positiveInt(30_000, 600_000),
   /** Calls per second per number: carrier-hosted and Twilio numbers (spec Limits; cps_limit overrides). */

@@ -33,10 +33,10 @@ export const idPrefix = {
   /** CRM sync jobs and OAuth-synced sources: the compatible API shows no ID format, so ours. */
   crmSyncJob: 'crm_sync_',
   syncedSource: 'sync_',
-  /** A knowledge base's synced-source runs (time-ordered) and presigned uploads: ours. */
+  /** A knowledge base's synced-source runs (time-ordered): ours. */
   kbSyncRun: 'sync_run_',
+  /** Presigned uploads (shared/platform/uploads.ts): knowledge-base files', then assets' and voice samples': ours. */
   kbUpload: 'kb_upload_',
-  /** Presigned uploads of assets and voice samples (shared/platform/uploads.ts): ours. */
   upload: 'upload_',
   audit: 'audit_',
   request: 'req_',

@@ -8,13 +8,13 @@ import { claimUploads, deleteUploadItems, releaseUploads, uploadItems, type Uplo
 export { consumeUploadOp, type UploadPurpose } from './store/uploads.ts';
 
 /*
- * Presigned uploads past API Gateway's ~6 MB request limit, for assets
- * and voice samples: the client asks for an upload (the route checks name, type and size
+ * Presigned uploads past API Gateway's ~6 MB request limit, for assets, voice samples and
+ * knowledge-base files: the client asks for an upload (the route checks name, type and size
  * for its purpose), PUTs the bytes straight to the object store (S3's presigned PUT; locally
  * the local server's signed PUT), then names the upload in the route that ingests it, which
  * reads the object back and applies the same checks as a multipart file. The object lives in
  * the recordings bucket under `uploads/<ws>/<upload_id>`: the workspace's own prefix, so a
- * URL reaches nothing else. Knowledge-base files have their own (shared/knowledge-bases).
+ * URL reaches nothing else.
  */
 
 /** How long an upload URL works. */
@@ -24,7 +24,16 @@ const UPLOAD_RETENTION_DAYS = 1;
 /** How long a request may hold uploads it is spending on a vendor call (voice cloning). */
 const CLAIM_MS = 120_000;
 
-const WHAT: Record<UploadPurpose, string> = { asset: 'an asset', voice_sample: 'a voice sample' };
+/**
+ * Per purpose: its upload IDs' prefix (knowledge-base uploads are `kb_upload_…`, the format
+ * their API documents, so one purpose's ID never passes another route's schema), what it is in
+ * messages, and what using one is called there.
+ */
+const PURPOSES: Record<UploadPurpose, { id: 'upload' | 'kbUpload'; what: string; used: string }> = {
+  asset: { id: 'upload', what: 'an asset', used: 'used' },
+  voice_sample: { id: 'upload', what: 'a voice sample', used: 'used' },
+  knowledge_base_file: { id: 'kbUpload', what: 'a knowledge-base file', used: 'added' },
+};
 
 export interface UploadRequest {
   purpose: UploadPurpose;
@@ -46,7 +55,7 @@ export interface PresignedUpload {
 
 /** An upload URL for one object of exactly `contentLength` bytes of `contentType` (the caller checked both for its purpose). */
 export async function createPresignedUpload(workspaceId: string, request: UploadRequest, maxBytes: number, nowMs = Date.now()): Promise<PresignedUpload> {
-  const uploadId = newId('upload');
+  const uploadId = newId(PURPOSES[request.purpose].id);
   const expiresAt = nowMs + UPLOAD_URL_TTL_MS;
   const item: UploadItem = {
     type: 'upload',
@@ -79,10 +88,10 @@ export async function createPresignedUpload(workspaceId: string, request: Upload
  * for another purpose, or nothing was PUT yet; 413 (and the upload deleted) past `maxBytes`.
  */
 export async function readUpload(workspaceId: string, uploadId: string, purpose: UploadPurpose, field: string, maxBytes: number): Promise<UploadedFile> {
-  const missing = () => badRequest(`${field}: Upload ${uploadId} not found (it expired, was already used, or is another workspace's)`);
+  const missing = () => badRequest(`${field}: Upload ${uploadId} not found (it expired, was already ${PURPOSES[purpose].used}, or is another workspace's)`);
   const item = await uploadItems.get(workspaceId, uploadId);
   if (!item) throw missing();
-  if (item.purpose !== purpose) throw badRequest(`${field}: Upload ${uploadId} was made for ${WHAT[item.purpose]}, not ${WHAT[purpose]}`);
+  if (item.purpose !== purpose) throw badRequest(`${field}: Upload ${uploadId} was made for ${PURPOSES[item.purpose].what}, not ${PURPOSES[purpose].what}`);
   const object = await objectStore().get(objectKeys.upload(workspaceId, uploadId));
   if (!object) {
     // A concurrent request may have used it meanwhile (its object goes right after its item).

@@ -15,8 +15,8 @@ describe('the stripe package in bundles', () => {
     expect(billing).toContain('shared/vendors/payments/stripe.ts');
     for (const name of CHARGING) {
       const inputs = await bundledInputs(`functions/${name}.ts`);
-      expect(inputs, name).toContain('shared/billing/ledger.ts');
-      expect(inputs.filter((input) => /vendors\/payments\/(stripe|provider)\.ts$|billing\/stripe-webhook\.ts$/.test(input)), name).toEqual([]);
+      expect(inputs, name).toContain('shared/billing/charges/ledger.ts');
+      expect(inputs.filter((input) => /vendors\/payments\/(stripe|provider)\.ts$|billing\/payments\/stripe-webhook\.ts$/.test(input)), name).toEqual([]);
     }
   }, 60_000);
 });

@@ -9,7 +9,7 @@ import { useProductionSettings } from '../support/production-settings.ts';
  */
 const restore = useProductionSettings();
 vi.resetModules();
-const payments = await import('../../shared/billing/payments.ts');
+const payments = await import('../../shared/billing/payments/payments.ts');
 const vendor = await import('../../shared/vendors/payments/index.ts');
 restore();
 // The deployment has no STRIPE_SECRET_KEY: the provider is the mock (set directly, as reading the vendor secret would reach AWS).

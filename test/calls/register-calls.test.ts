@@ -8,7 +8,7 @@ import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
 
 // A stand-in for billing's spend check, so one test can refuse (test/billing covers the real check).
 const spend = vi.hoisted(() => ({ refuse: new Set<string>() }));
-vi.mock('../../shared/billing/spend.ts', async () => {
+vi.mock('../../shared/billing/spend/spend.ts', async () => {
   const { PaymentRequired } = await import('../../shared/platform/errors.ts');
   return {
     assertCanSpend: async (workspaceId: string) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openConversation } from '../../shared/calls/engine/agent-runtime.ts';
-import { DEFAULT_LLM_TOKEN_LIMIT } from '../../shared/conversation/context-window.ts';
+import { DEFAULT_LLM_TOKEN_LIMIT } from '../../shared/conversation/limits.ts';
 import { startTestApp } from '../support/app.ts';
 import { newAgent } from '../support/factories.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fitToTokenLimit, historyMessages, REPLY_MAX_TOKENS } from '../../shared/conversation/context-window.ts';
-import type { TranscriptEvent } from '../../shared/conversation/index.ts';
+import { fitToTokenLimit, historyMessages } from '../../shared/conversation/engines/context-window.ts';
+import { REPLY_MAX_TOKENS, type TranscriptEvent } from '../../shared/conversation/index.ts';
 import type { ChatMessage } from '../../shared/vendors/llm/index.ts';
 
 /*

@@ -14,10 +14,10 @@ const port = new URL(receiver.url).port;
 const call = { call_id: 'call_0123456789abcdef01234567' };
 const tool = (url: string) => ({ name: 'lookup', url });
 
-const development = await import('../../shared/conversation/custom-functions.ts');
+const development = await import('../../shared/conversation/tools/custom-functions.ts');
 const restore = useProductionSettings();
 vi.resetModules();
-const production = await import('../../shared/conversation/custom-functions.ts');
+const production = await import('../../shared/conversation/tools/custom-functions.ts');
 restore();
 afterAll(() => vi.resetModules());
 

@@ -211,7 +211,7 @@ describe('a custom LLM over its WebSocket', () => {
 
   it('is a CustomLlmFailed naming the open error when the egress guard refuses the server', async () => {
     // A host name passes at write (the URL's own address is only known by resolving it); here it resolves to a private address.
-    const { useCustomLlmResolver } = await import('../../shared/conversation/custom-llm.ts');
+    const { useCustomLlmResolver } = await import('../../shared/conversation/engines/custom-llm.ts');
     useCustomLlmResolver(async () => [{ address: '10.0.0.9', family: 4 }]);
     try {
       const agent = await newAgentOn(app.api, { type: 'custom-llm', llm_websocket_url: 'ws://llm.parley.test/llm' });

@@ -27,7 +27,7 @@ describe('presigned uploads', () => {
     const created = await ws.api.post('/create-knowledge-base-upload', { body: { filename: 'manual.txt', content_length: body.length } });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ upload_id: expect.stringMatching(/^kb_upload_[0-9a-f]{24}$/), method: 'PUT', max_bytes: 50 * 1024 * 1024, headers: { 'content-type': 'text/plain', 'content-length': String(body.length) } });
-    expect(created.body.upload_url).toContain(`/local-objects/knowledge-bases/${ws.workspace_id}/uploads/${created.body.upload_id}?`);
+    expect(created.body.upload_url).toContain(`/local-objects/uploads/${ws.workspace_id}/${created.body.upload_id}?`);
     expect(created.body.expires_at).toBeGreaterThan(Date.now() + 14 * 60_000);
 
     // A body of another length, or another type, is refused and stores nothing.

@@ -11,8 +11,8 @@ import { bundleOptions, bundleOutputs, coldInputs, inputsOf } from '../../lib/bu
  * runtime, the pre-call workflows, the SIP trace and live controls, the numbers' API module,
  * the LLM vendor, the Secrets Manager client, the session tokens' jose, the payment vendor,
  * the app catalogue and the knowledge-base retrieval;
- * the KMS client, agent_override's LLM and flow schemas, and in calls the media webhook
- * and worker reports, deleting and scrubbing (functions/calls/on-demand.ts); in kb-jobs and
+ * the KMS client, agent_override's LLM and flow schemas, and in calls the live controls,
+ * deleting and scrubbing (functions/calls/on-demand.ts); in kb-jobs and
  * knowledge-bases the extraction worker's machinery. Built as the stack builds them
  * (lib/bundling.ts), each module must be in a chunk the entry does not import statically
  * (esbuild decides by reachability: one static import chain from the entry would pull it
@@ -26,13 +26,14 @@ const bundles: Record<string, { file: string; metafile: Metafile }> = {};
 /** Loaded on first use everywhere they are reached. */
 const EVERYWHERE = [
   'shared/conversation/runtime.ts',
-  'shared/conversation/model-turn.ts',
+  'shared/conversation/engines/model-turn.ts',
   'shared/conversation/conversation.ts',
+  'shared/conversation/transfers/transfer-agent.ts',
   'shared/integrations/index.ts',
   'node_modules/oauth4webapi/',
   'shared/vendors/llm/index.ts',
   'shared/platform/aws/lambda-sdk/client-secrets-manager.js',
-  'shared/billing/stripe-events.ts',
+  'shared/billing/payments/stripe-events.ts',
   'shared/vendors/payments/index.ts',
   'shared/integrations/app-refs/index.ts',
   // The KMS client, loaded on the first secret sealed or opened.
@@ -63,7 +64,6 @@ const LAZY: Record<string, string[]> = {
     'shared/calls/artifacts/sip-trace.ts',
     'shared/calls/live/control.ts',
     'shared/numbers/phone-numbers/phone-numbers.ts',
-    'shared/calls/live/events.ts',
     'shared/calls/artifacts/scrubbing.ts',
     'shared/calls/erasure/deletion.ts',
   ],
@@ -141,10 +141,11 @@ describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs
       'shared/calls/artifacts/sip-trace.ts',
       'shared/calls/erasure/deletion.ts',
       'shared/calls/live/control.ts',
-      'shared/calls/live/events.ts',
     ]);
     // Scrubbing and deletion are also reached through the data storage setting (a lazy chunk of
-    // the engine's); the barrel, the traces and the live controls and events only through it.
+    // the engine's); the barrel, the traces and the live controls only through it. The media
+    // webhook and the worker's reports (live/events.ts) are calls-media's, not in calls at all.
+    expect(Object.keys(bundles.calls!.metafile.inputs)).not.toContain('shared/calls/live/events.ts');
     const onlyThroughTheBarrel = /^(functions\/calls\/on-demand|shared\/calls\/(artifacts\/sip-trace|live\/control|live\/events))\.ts$/;
     for (const name of ['public', 'call-steps', 'chats']) {
       const inputs = Object.keys(bundles[name]!.metafile.inputs);
@@ -163,7 +164,7 @@ describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs
   it('keep what the facades answer without the runtime in the cold closure (transfer options, notes, limits)', () => {
     const { metafile, file } = bundles.calls!;
     const cold = [...coldInputs(metafile, file).keys()];
-    for (const module of ['shared/conversation/index.ts', 'shared/conversation/transfer-options.ts', 'shared/conversation/state.ts', 'shared/agent-tools/index.ts', 'shared/numbers/index.ts', 'shared/calls/agent-override.ts', 'shared/agents/lookups/index.ts', 'shared/contacts/lookups/index.ts', 'shared/batches/counters.ts', 'shared/platform/crypto/envelope.ts']) {
+    for (const module of ['shared/conversation/index.ts', 'shared/conversation/transfers/index.ts', 'shared/conversation/transfers/transfer-options.ts', 'shared/conversation/state.ts', 'shared/agent-tools/index.ts', 'shared/numbers/index.ts', 'shared/calls/agent-override.ts', 'shared/agents/lookups/index.ts', 'shared/contacts/lookups/index.ts', 'shared/batches/counters.ts', 'shared/platform/crypto/envelope.ts']) {
       expect(cold, module).toContain(module);
     }
   });

@@ -93,7 +93,7 @@ describe('deployed Lambda bundles', () => {
       expect(inputs, name).toContain('shared/chats/records/index.ts');
       expect(inputs, name).toContain('shared/calls/erasure/index.ts');
       expect(
-        inputs.filter((input) => /^shared\/(calls\/(index|calls|engine)|chats\/(index|chats|sms)|batches\/scheduler|conversation\/[\w-]+)\.ts$|node_modules\/ws\//.test(input)),
+        inputs.filter((input) => /^shared\/(calls\/(index|calls|engine)|chats\/(index|chats|sms)|batches\/scheduler|conversation\/[\w/-]+)\.ts$|node_modules\/ws\//.test(input)),
         name,
       ).toEqual([]);
       // Recordings name the media adapter, whose LiveKit client is never called here: esbuild drops all but its import stubs.

@@ -29,8 +29,8 @@ describe('S3 presigned PUT', () => {
     expect(signed.headers).toEqual({ 'content-type': 'audio/wav', 'content-length': '7000000', 'x-amz-tagging': 'retention_days=1', 'x-amz-checksum-sha256': checksum });
   });
 
-  it('without a checksum signs type and length only (the knowledge-base uploads)', async () => {
-    const signed = await new S3ObjectStore('parley-test-bucket').signedPutUrl('knowledge-bases/ws_1/uploads/kb_upload_1', {
+  it('without a checksum or a retention tag signs type and length only', async () => {
+    const signed = await new S3ObjectStore('parley-test-bucket').signedPutUrl('uploads/ws_1/kb_upload_1', {
       contentType: 'application/pdf',
       contentLength: 12,
       expiresAt: Date.now() + 60_000,

@@ -688,7 +688,7 @@ class Call implements CallSession, ReplyHost {
   }
 
   /**
-   * The option's transfer agent consults (shared/conversation/transfer-agent.ts, as in the
+   * The option's transfer agent consults (shared/conversation/transfers/transfer-agent.ts, as in the
    * sandbox): its conversation is opened with the call's variables and what was said so far,
    * its opening is said to the destination, and each of the destination's lines is its next
    * turn. Its bridge_transfer / cancel_transfer is the decision; a transfer agent that cannot

@@ -9,7 +9,7 @@ import type { AppToolRef } from '../../integrations/app-refs/index.ts';
  * `general_tools` and states' `tools`, and in a flow's (and its components') `tools`
  * (with `tool_id`, which function nodes name). `tool` is one of the app provider's tools
  * (GET /get-app-tool-schema); the runtime offers the model that tool's JSON-schema
- * parameters and runs it through the app (shared/conversation/model-turn.ts).
+ * parameters and runs it through the app (shared/conversation/engines/model-turn.ts).
  */
 
 const APP_TOOL_TYPE = 'app';

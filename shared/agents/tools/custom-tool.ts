@@ -3,7 +3,7 @@ import { destinationUrlProblem } from '../../platform/http/schemas.ts';
 
 /*
  * A `custom` tool (retell-sdk CustomTool) is an HTTP request Parley makes during a
- * conversation (shared/conversation/custom-functions.ts), to the tool's `url` as written (no
+ * conversation (shared/conversation/tools/custom-functions.ts), to the tool's `url` as written (no
  * placeholders are filled in it). The rest of the tool is kept as the client sends it.
  */
 

@@ -59,7 +59,7 @@ export async function openConversation(input: {
   });
 }
 
-/** An agentic transfer's transfer agent (shared/conversation/transfer-agent.ts), under the workspace's reliability settings as the call's agent. */
+/** An agentic transfer's transfer agent (shared/conversation/transfers/transfer-agent.ts), under the workspace's reliability settings as the call's agent. */
 export async function openTransferAgent(input: Omit<OpenTransferAgentInput, 'llmTokenLimit' | 'fallbackLlmModel'>): Promise<ConversationState> {
   const reliability = await workspaceReliability(input.workspaceId);
   return runtimeOpenTransferAgent({

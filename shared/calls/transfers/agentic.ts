@@ -14,8 +14,8 @@ import type { CallItem, TransferState } from '../store.ts';
  *   handoff (a begin message as written, or what its model says from its prompt), and it
  *   decides with its `bridge_transfer` / `cancel_transfer` tools (flow: nodes). It is told
  *   who is waiting: the caller's conversation so far is a note before its first turn
- *   (shared/conversation/transfer-agent.ts, which the voice worker's consultation runs too).
- * - Without one, Parley's built-in mediator (shared/conversation/transfer-mediator.ts,
+ *   (shared/conversation/transfers/transfer-agent.ts, which the voice worker's consultation runs too).
+ * - Without one, Parley's built-in mediator (shared/conversation/transfers/transfer-mediator.ts,
  *   which the voice worker's consultation uses too) says a fixed summary (the caller's last
  *   line) and reads the destination's answer by its words (accept: yes, sure, accept, okay,
  *   connect; decline: decline, cannot, busy, unavailable, refuse; a decline word wins).

@@ -19,7 +19,7 @@ import { mockTelephonyProvider, provisioningFailed, telephonyProvider, type Held
 import { isTwilioTerminationHost, prettyNumber, sipUriHost } from '../validation.ts';
 import { getHead } from '../../platform/store/versions.ts';
 import { cpsLimitFor } from '../cps-limiter.ts';
-import { inboundAddressesFor, parseInboundAddresses, TWILIO_SIGNALLING_BLOCKS, twilioInboundAddresses } from '../inbound-addresses.ts';
+import { inboundAddressesFor, parseInboundAddresses } from '../inbound-addresses.ts';
 
 /*
  * Phone numbers. A number is its own ID and exists once across all workspaces: the
@@ -29,16 +29,12 @@ import { inboundAddressesFor, parseInboundAddresses, TWILIO_SIGNALLING_BLOCKS, t
  * use cannot be deleted; references follow the number's agents on update and go with it.
  */
 
-export type { AgentEntry, NumberItem } from '../store.ts';
-
 type Direction = 'inbound' | 'outbound';
 const DIRECTIONS: readonly Direction[] = ['inbound', 'outbound'];
 type SmsDirection = 'inbound_sms' | 'outbound_sms';
 const SMS_DIRECTIONS: readonly SmsDirection[] = ['inbound_sms', 'outbound_sms'];
 
-export { inboundAddressesFor, parseInboundAddresses, TWILIO_SIGNALLING_BLOCKS, twilioInboundAddresses };
-
-export { cpsLimitFor };
+export { parseInboundAddresses };
 
 const onlyAgent = (entries?: AgentEntry[]) => (entries?.length === 1 ? entries[0]!.agent_id : null);
 
@@ -86,12 +82,6 @@ function toPhoneNumber(item: NumberItem): PhoneNumber {
 
 export async function getPhoneNumber(workspaceId: string, phoneNumber: string): Promise<PhoneNumber> {
   return toPhoneNumber(await phoneNumbers.mustGet(workspaceId, phoneNumber));
-}
-
-/** The stored number with its agents and binding, for the calls feature (inbound routing, dialing). */
-export async function phoneNumberRecord(workspaceId: string, phoneNumber: string) {
-  const item = await phoneNumbers.mustGet(workspaceId, phoneNumber);
-  return { ...toPhoneNumber(item), cps_limit: cpsLimitFor(item), inbound_addresses: inboundAddressesFor(item) };
 }
 
 export async function listPhoneNumbers(

@@ -2,7 +2,7 @@ import { defineRoutes } from '../../platform/http/route.ts';
 import * as z from 'zod';
 import { lazySchema, queryInt } from '../../platform/http/schemas.ts';
 import { e164, isoCountry } from '../validation.ts';
-import { SipConnectionResult } from '../connection-tests/schemas.ts';
+import { SipConnectionResult } from '../connection-tests/index.ts';
 import { AvailableNumber, CreatePhoneNumberBody, ImportPhoneNumberBody, NUMBER_PROVIDERS, numberParams, PhoneNumber, PhoneNumberBinding, PutBindingBody, UpdatePhoneNumberBody } from './schemas.ts';
 
 export const phoneNumberRoutes = defineRoutes({ domain: 'numbers', access: 'numbers' }, {

@@ -1,11 +1,12 @@
 import * as z from 'zod';
 
 /*
- * The request and answer of a presigned upload (shared/platform/uploads.ts): the same shape
- * as the knowledge bases' `POST /create-knowledge-base-upload`.
+ * The request and answer of a presigned upload (shared/platform/uploads.ts), for every route
+ * handing one out. `type` is what the content type is for that purpose: an example of one in
+ * its message, and what the upload gets when the request leaves it out.
  */
 
-export const createUploadBody = () =>
+export const createUploadBody = (type: { example: string; default: string } = { example: 'audio/mpeg', default: 'application/octet-stream' }) =>
   z.object({
     filename: z.string().trim().min(1).max(255),
     content_type: z
@@ -14,9 +15,9 @@ export const createUploadBody = () =>
       .toLowerCase()
       .min(1)
       .max(200)
-      .regex(/^[\w.+-]+\/[\w.+-]+$/, 'Must be a media type such as audio/mpeg')
+      .regex(/^[\w.+-]+\/[\w.+-]+$/, `Must be a media type such as ${type.example}`)
       .optional()
-      .describe('The type the PUT will send (signed); application/octet-stream when left out'),
+      .describe(`The type the PUT will send (signed); ${type.default} when left out`),
     content_length: z.number().int().min(1).describe('The exact size in bytes the PUT will send (signed)'),
     checksum_sha256: z
       .string()

@@ -530,9 +530,7 @@ export const keys = {
     pk: `${workspacePartition(workspaceId)}#KBSYNC#${syncId}`,
     sk: `SEEN#${runId}`,
   }),
-  /** A presigned knowledge-base upload waiting to be ingested (its object is `objectKeys.knowledgeBaseUpload`). */
-  kbUpload: (workspaceId: string, uploadId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: `KBUPLOAD#${uploadId}` }),
-  /** A presigned upload of an asset or voice sample waiting to be used (shared/platform/uploads.ts; its object is `objectKeys.upload`). */
+  /** A presigned upload (an asset, voice sample or knowledge-base file) waiting to be used (shared/platform/uploads.ts; its object is `objectKeys.upload`). */
   upload: (workspaceId: string, uploadId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: `UPLOAD#${uploadId}` }),
   /**
    * gsi1 entry of a knowledge base with `enable_auto_refresh`: one partition sorted by when
@@ -875,7 +873,7 @@ export const objectKeys = {
   exportFile: (workspaceId: string, exportId: string, format: 'csv' | 'jsonl'): string => `exports/${workspaceId}/${exportId}.${format}`,
   /** An uploaded asset's bytes: `assets/<ws>/<asset_id>`. */
   asset: (workspaceId: string, assetId: string): string => `assets/${workspaceId}/${assetId}`,
-  /** A presigned upload's bytes (an asset or voice sample past the request limit) until it is used: `uploads/<ws>/<upload_id>`. */
+  /** A presigned upload's bytes (an asset, voice sample or knowledge-base file past the request limit) until it is used: `uploads/<ws>/<upload_id>`. */
   upload: (workspaceId: string, uploadId: string): string => `uploads/${workspaceId}/${uploadId}`,
   /** Every prefix holding a workspace's objects in the recordings bucket (recordings, exports, assets, presigned uploads): the purge empties them. */
   workspaceRecordingsBucketPrefixes: (workspaceId: string): string[] => [`recordings/${workspaceId}/`, `exports/${workspaceId}/`, `assets/${workspaceId}/`, `uploads/${workspaceId}/`],
@@ -885,8 +883,6 @@ export const objectKeys = {
   knowledgeBaseIndex: (workspaceId: string, knowledgeBaseId: string, token: string): string => `knowledge-bases/${workspaceId}/${knowledgeBaseId}/index-${token}.json`,
   /** Everything of one knowledge base shares this prefix (its delete removes what is under it). */
   knowledgeBasePrefix: (workspaceId: string, knowledgeBaseId: string): string => `knowledge-bases/${workspaceId}/${knowledgeBaseId}/`,
-  /** A presigned upload, under the workspace's own prefix, until it is ingested as a source. */
-  knowledgeBaseUpload: (workspaceId: string, uploadId: string): string => `knowledge-bases/${workspaceId}/uploads/${uploadId}`,
   /** A source's original (`original`), its extracted text (`content.txt`) and its chunks (`chunks.json`). */
   knowledgeBaseSource: (workspaceId: string, knowledgeBaseId: string, sourceId: string, name: 'original' | 'content.txt' | 'chunks.json'): string =>
     `knowledge-bases/${workspaceId}/${knowledgeBaseId}/sources/${sourceId}/${name}`,

@@ -3,14 +3,14 @@ import { keys } from './keys.ts';
 import { defineEntity, table, TransactionCancelled, type TransactOp } from './table.ts';
 
 /*
- * Presigned uploads of assets and voice samples (shared/platform/uploads.ts): one item per
- * upload in the workspace's partition (`WS#<ws>` / `UPLOAD#<id>`), from the moment its URL
- * is handed out until a route uses it (or a day later, by TTL). Knowledge-base uploads keep
- * their own items (shared/knowledge-bases/store.ts).
+ * Presigned uploads of assets, voice samples and knowledge-base files
+ * (shared/platform/uploads.ts): one item per upload in the workspace's partition
+ * (`WS#<ws>` / `UPLOAD#<id>`), from the moment its URL is handed out until a route uses it
+ * (or a day later, by TTL).
  */
 
 /** What an upload is for: an upload made for one use cannot be spent on another. */
-export type UploadPurpose = 'asset' | 'voice_sample';
+export type UploadPurpose = 'asset' | 'voice_sample' | 'knowledge_base_file';
 
 export interface UploadItem {
   type: 'upload';

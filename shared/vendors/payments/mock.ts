@@ -4,8 +4,8 @@ import type { CheckoutInput, MockCheckoutSession, OffSessionChargeInput, Payment
 
 /*
  * The built-in payments mock (no STRIPE_SECRET_KEY): no money moves. A checkout's URL is
- * Parley's own payment page (`mockPageUrl`, served by billing: shared/billing/mock-checkout.ts),
- * whose Pay button completes it (`checkoutCompleted`), a setup intent saves a test card
+ * Parley's own payment page (`mockPageUrl`, served by billing:
+ * shared/billing/payments/mock-checkout.ts), whose Pay button completes it (`checkoutCompleted`), a setup intent saves a test card
  * (Visa 4242), an off-session charge succeeds; each produces the Stripe event a real payment would, signed with this process's own random
  * secret, which billing feeds to the same webhook handler as Stripe's. So the whole flow
  * (signature check, replay guard, ledger) runs offline, and nobody outside the process can

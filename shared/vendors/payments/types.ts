@@ -1,7 +1,7 @@
 /*
  * The payments vendor (Stripe, or the built-in mock without STRIPE_SECRET_KEY): what billing
- * asks of it. Money is confirmed only by signed webhook events (shared/billing/stripe-events.ts);
- * nothing answered here adds credit by itself.
+ * asks of it. Money is confirmed only by signed webhook events
+ * (shared/billing/payments/stripe-events.ts); nothing answered here adds credit by itself.
  */
 
 export type PaymentsProviderKind = 'stripe' | 'mock';
