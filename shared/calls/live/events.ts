@@ -1,4 +1,4 @@
-import { ApiError, notFound, conflict, unprocessable } from '../../platform/errors.ts';
+import { notFound, conflict, unprocessable, Unauthorized } from '../../platform/errors.ts';
 import { countAddress } from '../../platform/auth/gate.ts';
 import { logger } from '../../platform/logger.ts';
 import { CALLEE_IDENTITY, dialFailureOfDisconnect, verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '../../vendors/media/index.ts';
@@ -60,7 +60,7 @@ const callerLeft = (event: MediaWebhookEvent) =>
 export async function receiveMediaWebhook(rawBody: string, authorization: string | undefined, sourceIp: string): Promise<{ applied: string }> {
   const event = await verifyMediaWebhook(rawBody, authorization).catch(async (error: unknown) => {
     // A refused signature is a failed authentication: counted in its address's window (429 over it).
-    if (error instanceof ApiError && error.status === 401) Object.assign(error.headers, await countAddress(sourceIp));
+    if (error instanceof Unauthorized) Object.assign(error.headers, await countAddress(sourceIp));
     throw error;
   });
   // A recording's end (LiveKit Egress names the room, which is the call).
