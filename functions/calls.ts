@@ -7,7 +7,7 @@ import * as calls from '../shared/calls/index.ts';
 import { onDemand } from './calls/load.ts';
 import { registerBatchCallCounters } from '../shared/batches/counters.ts';
 
-// Batch counters hear of the calls this function moves (stop-call, LiveKit events).
+// Batch counters hear of the calls this function moves (stop-call).
 registerBatchCallCounters();
 
 /** retell-sdk's `call.list` reads a page; its requests say so in their User-Agent (`Retell/JS <version>`). */
@@ -38,9 +38,6 @@ export const handler = domainHandler({ ...callRoutes, ...callArtifactRoutes, ...
   getConcurrency: ({ principal }) => calls.getConcurrency(principal.workspaceId),
   getConcurrencySettings: ({ principal }) => calls.getConcurrencySettings(principal.workspaceId),
   updateConcurrencySettings: ({ principal, body }) => calls.updateConcurrencySettings(principal.workspaceId, body),
-  livekitWebhook: async ({ request }) => (await onDemand()).liveEvents.receiveMediaWebhook(request.rawBody, request.headers.authorization),
-  workerReport: async ({ params, request, body }) => (await onDemand()).liveEvents.receiveWorkerEvent(params.call_id, request.headers.authorization, body),
-  workerRetrieve: ({ params, request, body }) => calls.retrieveForWorker(params.call_id, request.headers.authorization, body),
   updateLiveCall: async ({ principal, params, body }) => (await onDemand()).liveControl.updateLiveCall(principal.workspaceId, params.call_id, body),
   listenLiveCall: async ({ principal, params }) => (await onDemand()).liveControl.listenLive(principal.workspaceId, params.call_id),
   takeOverLiveCall: async ({ principal, params, body }) => (await onDemand()).liveControl.takeOverLive(principal.workspaceId, params.call_id, body),

@@ -110,9 +110,10 @@ export interface FunctionSpec {
    * Executions reserved for (and capping) the function (context `reservedConcurrency`
    * overrides by name, or false for none). It guarantees each function its share and caps
    * it, so a flood of one kind of request cannot take the concurrency every other function
-   * needs. The sum (450) leaves more than half of a default account's 1,000 for other
-   * workloads; AWS requires 100 to stay unreserved. Sized for ~100 ms requests: 40
-   * executions serve ~400 requests a second.
+   * needs. Sized for ~100 ms requests (40 executions serve ~400 requests a second); the
+   * functions whose load grows with calls (calls, calls-media) from the platform's target
+   * (lib/scale.ts, docs/scale.md), so the sum needs a raised "Concurrent executions" quota:
+   * synth checks it against context `accountConcurrency` (AWS keeps 100 unreserved).
    */
   reservedConcurrency: number;
   /** What it may touch (least privilege; test/cdk/grants-match-code holds it to the bundle). */
@@ -183,8 +184,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     ...DATABASE_ONLY,
     // 58 (from 100) leaves room for contacts, the live monitor, billing (5), account-data
     // (5, with export-jobs 2), integrations (3, with integration-jobs 2), members (5) and
-    // knowledge bases (5, with kb-jobs 2) within the 450 the stack's tests allow; 53 (from
-    // 58): the public function's 5.
+    // knowledge bases (5, with kb-jobs 2) within the 450 the functions not sized from the
+    // target (all but calls and calls-media) may share; 53 (from 58): the public function's 5.
     reservedConcurrency: 53,
     access: { table: 'readWrite' },
   },
@@ -249,12 +250,34 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     pushesLiveUpdates: true,
     // The largest bundle (the conversation runtime); a dial may wait 5 s for a CPS token, LiveKit and the model.
     ...HEAVY,
-    // A dial may wait up to CPS_MAX_WAIT_MS (5 s) for a calls-per-second token.
-    reservedConcurrency: 40,
+    // Keyed calls traffic (docs/scale.md): the busiest key's 1,667 requests a second at ~100 ms
+    // hold 167 executions; 400 leaves as much again for every other tenant, and room for dials
+    // waiting up to CPS_MAX_WAIT_MS (5 s) for a calls-per-second token (20 a second hold 100).
+    // The media server's and the voice worker's requests run in calls-media, not here.
+    reservedConcurrency: 400,
     // Calls queue their webhooks, read media (LiveKit) and language-model credentials, and
     // open the webhook key to sign custom function requests during a call's turns.
     // Call artifacts: recordings in the bucket, and the sealed unscrubbed copy (generateDataKey).
     // Knowledge bases: conversations retrieve from their indexes (shared/knowledge-bases, read only in practice).
+    access: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
+    files: [PHONE_METADATA_FILE],
+    egress: true,
+  },
+  {
+    name: 'calls-media',
+    // LiveKit's webhooks, the voice worker's reports and retrievals: the calls engine's media paths.
+    domain: 'calls',
+    trigger: routes('calls-media'),
+    pushesLiveUpdates: true,
+    // The calls bundle's media paths: the conversation runtime (retrievals), inbound admission.
+    ...HEAVY,
+    // Sized for the target's 10,000 calls in progress (lib/scale.ts, docs/scale.md): reports
+    // 5,000/s at ~100 ms (500), retrievals 2,000/s at ~200 ms (400), LiveKit webhooks 2,000/s
+    // at ~100 ms (200). Its own pool: keyed API traffic cannot take it, nor it the API's.
+    reservedConcurrency: 1100,
+    // As for calls, whose media paths it runs: a worker's call end or a LiveKit event moves the
+    // call (webhooks and steps queued, recordings and the sealed unscrubbed copy written),
+    // inbound admission reads numbers and LiveKit credentials, retrievals read the indexes.
     access: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
     files: [PHONE_METADATA_FILE],
     egress: true,
@@ -299,7 +322,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     trigger: routes('batches'),
     // Creating a 10,000-task batch (CSV) writes for seconds.
     ...HEAVY,
-    // Batch CRUD at human speed (creating a 10,000-task batch writes for seconds); 3 keeps the total at 450.
+    // Batch CRUD at human speed (creating a 10,000-task batch writes for seconds); 3 keeps those not sized from the target within 450.
     reservedConcurrency: 3,
     // Deleting a batch unlinks its calls; creating one reads numbers and agents. It reaches the
     // calls domain through its narrow entry (shared/calls/records/index.ts): batches are dialled by
@@ -313,7 +336,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     trigger: routes('billing'),
     // Stripe checkout, portal and webhooks.
     ...WAITS_ON_VENDORS,
-    // Billing is read and set at human speed, plus Stripe's webhooks; 5 taken from agents keeps the total at 450.
+    // Billing is read and set at human speed, plus Stripe's webhooks; 5 taken from agents keeps those not sized from the target within 450.
     reservedConcurrency: 5,
     // Stripe's credentials (vendor secret); a charge may queue a budget event. The spend check
     // reads the KYC status through the numbers index (phone metadata, below).

@@ -10,6 +10,7 @@ import { NagSuppressions } from 'cdk-nag';
 import { DOMAINS, THROTTLE_CLASSES, type Domain, type ThrottleClass } from '../shared/platform/http/route.ts';
 import type { ServedRoute } from '../shared/route-table.ts';
 import { contextValue } from './deploy-settings.ts';
+import { API_THROTTLE_QUOTA, atTarget, checkAccountQuota, PER_CALL_REQUESTS_PER_SECOND, SCALE_TARGET, TARGET_API_REQUESTS_PER_SECOND } from './scale.ts';
 import { FUNCTIONS, type FunctionName } from './functions.ts';
 import { pascal } from './monitoring.ts';
 import type { ParleyFunction } from './parley-function.ts';
@@ -26,11 +27,19 @@ export interface Throttle {
   burstLimit: number;
 }
 
+/** API Gateway's burst of a default account (the tokens of its bucket): a route's burst above it is never reached. */
+const ACCOUNT_BURST = 5000;
+
+/** A limit of `rate` requests a second, its burst one second of it (at most the account's). */
+const perSecond = (rate: number): Throttle => ({ rateLimit: rate, burstLimit: Math.min(Math.round(rate), ACCOUNT_BURST) });
+
 /**
  * The stage's default throttle for every route (context `apiThrottle`). API Gateway counts
- * it per route across all callers; per key and per IP limits are the gate's (shared/auth).
+ * it per route across all callers, so it is a platform limit: three times what the busiest
+ * key may send (lib/scale.ts), so one tenant at its own limit (the gate's, per key; the
+ * concurrency counter and CPS buckets per workspace) takes at most a third of any route.
  */
-export const DEFAULT_API_THROTTLE: Throttle = { rateLimit: 500, burstLimit: 1000 };
+export const DEFAULT_API_THROTTLE: Throttle = perSecond(Math.ceil((3 * SCALE_TARGET.keyRequestsPerSecond) / 1000) * 1000);
 
 /**
  * Per-route throttles by the route's `throttle` class (context `routeThrottle`, e.g.
@@ -43,6 +52,11 @@ export const DEFAULT_ROUTE_THROTTLES: Record<ThrottleClass, Throttle> = {
   outbound: { rateLimit: 2, burstLimit: 5 },
   // Paid vendor calls (language model, voices, carrier): seconds each, and money.
   vendor: { rateLimit: 5, burstLimit: 10 },
+  // The voice worker's reports and retrievals, each one route for every call: sized for the
+  // target's calls in progress at the larger of the two per-call rates (docs/scale.md).
+  worker: perSecond(atTarget(Math.max(PER_CALL_REQUESTS_PER_SECOND.workerReports, PER_CALL_REQUESTS_PER_SECOND.workerRetrievals))),
+  // LiveKit's webhooks, one route for every room.
+  media: perSecond(atTarget(PER_CALL_REQUESTS_PER_SECOND.mediaWebhooks)),
 };
 
 /**
@@ -82,6 +96,15 @@ export class ParleyApi {
   ) {
     ({ api: this.api, stage: this.stage } = this.httpApi());
     ({ domainName: this.domainName, url: this.publicUrl } = this.customDomain() ?? {});
+  }
+
+  /**
+   * Holds the target's requests through API Gateway (lib/scale.ts) to the account's throttle
+   * (context `apiThrottleQuota`; lib/scale.ts says when it fails and when it warns). The
+   * account's throttle is shared by every API in the region, so it binds before any route's.
+   */
+  static checkThrottleQuota(stack: Stack, stage: string): void {
+    checkAccountQuota(stack, stage, API_THROTTLE_QUOTA, TARGET_API_REQUESTS_PER_SECOND, 'The target load (requests a second through API Gateway, docs/scale.md)');
   }
 
   /** Fails the synth when the API would exceed API Gateway's "Routes per API" quota (before anything is built). */

@@ -10,12 +10,13 @@ import { contextValue } from './deploy-settings.ts';
 import { DEFAULT_RESERVED_CONCURRENCY, FUNCTIONS, type FunctionName, type FunctionSpec } from './functions.ts';
 import { pascal } from './monitoring.ts';
 import { ParleyFunction, type ParleyResources } from './parley-function.ts';
+import { checkAccountQuota, LAMBDA_CONCURRENCY_QUOTA } from './scale.ts';
 import type { DeploymentStrategy } from './stage.ts';
 
 const FUNCTIONS_DIR = fileURLToPath(new URL('../functions/', import.meta.url));
 
 /** What a default AWS account may run at once, and what AWS keeps unreserved of it. */
-export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
+export const DEFAULT_ACCOUNT_CONCURRENCY = LAMBDA_CONCURRENCY_QUOTA.awsDefault;
 export const UNRESERVED_CONCURRENCY_MINIMUM = 100;
 
 /** CodeDeploy's traffic shifting for each strategy (lib/stage.ts). */
@@ -138,7 +139,7 @@ export class ParleyFunctions {
     return job;
   }
 
-  /** Reservations by function (props, else context `reservedConcurrency`, over the manifest's), checked against the account. */
+  /** Reservations by function (props, else context `reservedConcurrency`, over the manifest's), checked against the account's quota (lib/scale.ts). */
   private reservedConcurrency(given: ParleyFunctionsProps['reservedConcurrency']): Record<FunctionName, number> | undefined {
     const overrides = given ?? contextValue(this.stack, 'reservedConcurrency') ?? {};
     if (overrides === false) return undefined;
@@ -155,15 +156,15 @@ export class ParleyFunctions {
       }
       reserved[name as FunctionName] = value as number;
     }
-    const account = Number(contextValue(this.stack, 'accountConcurrency') ?? DEFAULT_ACCOUNT_CONCURRENCY);
     const total = Object.values(reserved).reduce((sum, value) => sum + value, 0);
-    if (total > account - UNRESERVED_CONCURRENCY_MINIMUM) {
-      throw new Error(
-        `Parley's functions would reserve ${total} concurrent executions, but an account with ${account} (context accountConcurrency) ` +
-          `must keep ${UNRESERVED_CONCURRENCY_MINIMUM} unreserved, so the deploy would fail. Lower reservedConcurrency, ` +
-          'raise the account\'s "Concurrent executions" quota and pass -c accountConcurrency=<new>, or pass -c reservedConcurrency=false.',
-      );
-    }
+    checkAccountQuota(
+      this.stack,
+      this.props.stage,
+      LAMBDA_CONCURRENCY_QUOTA,
+      total + UNRESERVED_CONCURRENCY_MINIMUM,
+      `Parley's functions reserve ${total} concurrent executions and AWS keeps ${UNRESERVED_CONCURRENCY_MINIMUM} unreserved, so the account`,
+      'or lower -c reservedConcurrency, or pass -c reservedConcurrency=false',
+    );
     return reserved;
   }
 }

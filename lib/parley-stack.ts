@@ -26,7 +26,8 @@ import type { ParleyFunction, ParleyResources } from './parley-function.ts';
 import { DEFAULT_ACCOUNT_CONCURRENCY, ParleyFunctions } from './parley-functions.ts';
 import { ParleyJobs } from './parley-jobs.ts';
 import type { RouteStack } from './route-stack.ts';
-import { PRODUCTION_STAGE, scopedName, stageSettings, type StageProps, type StageSettings } from './stage.ts';
+import { LAMBDA_CONCURRENCY_QUOTA } from './scale.ts';
+import { PRODUCTION_STAGE, scopedName, stageContext, stageSettings, type StageProps, type StageSettings } from './stage.ts';
 import { VoiceWorker, voiceWorkerSettings } from './voice-worker.ts';
 
 /** NAT gateways (each with its address) fixed egress creates by default (context `fixedEgressNatGateways`): one per zone. */
@@ -84,6 +85,7 @@ export class ParleyStack extends Stack {
     const settings = functionSettings(this, props.settings);
     const routes = props.routes ?? servedRoutes();
     ParleyApi.checkRouteQuota(this, routes, props.routesPerApiQuota);
+    ParleyApi.checkThrottleQuota(this, stage);
     const jobs = props.jobs ?? JOBS;
 
     this.data = new ParleyData(this, settingsOfStage);
@@ -158,7 +160,7 @@ export class ParleyStack extends Stack {
       table: this.data.table,
       indexNames: tableDefinition.globalSecondaryIndexes.map((index) => index.indexName),
       scheduleRules: this.jobs.scheduleRules,
-      accountConcurrency: Number(contextValue(this, 'accountConcurrency') ?? DEFAULT_ACCOUNT_CONCURRENCY),
+      accountConcurrency: Number(stageContext(this, stage, LAMBDA_CONCURRENCY_QUOTA.context) ?? DEFAULT_ACCOUNT_CONCURRENCY),
       alarmTopicArn: this.settings.alarmTopicArn,
       alarmEmails: this.settings.alarmEmails,
       voiceWorker: this.voiceWorker,

@@ -20,6 +20,7 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   voices: () => import('../functions/voices.ts'),
   numbers: () => import('../functions/numbers.ts'),
   calls: () => import('../functions/calls.ts'),
+  'calls-media': () => import('../functions/calls-media.ts'),
   chats: () => import('../functions/chats.ts'),
   contacts: () => import('../functions/contacts.ts'),
   batches: () => import('../functions/batches.ts'),

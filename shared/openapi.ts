@@ -54,6 +54,7 @@ const TAG_DESCRIPTIONS: Record<Domain, string> = {
   voices: 'The voice catalogue, cloning, community voices, previews',
   numbers: 'Phone numbers, SIP trunks, inbound admission, caller IDs, KYC',
   calls: 'Phone and web calls, live controls and transcripts, call artifacts, concurrency',
+  'calls-media': 'What the media server and the voice worker send about calls in progress: LiveKit webhooks, worker reports and retrievals',
   chats: 'API chats, SMS chats, the playground',
   batches: 'Batch calls',
   contacts: 'Contacts, memory and imports',

@@ -11,6 +11,7 @@ import { paymentRoutes } from './billing/payments/routes.ts';
 import { spendRoutes } from './billing/spend/routes.ts';
 import { callArtifactRoutes } from './calls/artifacts/routes.ts';
 import { callRoutes } from './calls/routes.ts';
+import { callMediaRoutes } from './calls/media-routes.ts';
 import { chatRoutes } from './chats/routes.ts';
 import { smsRoutes } from './chats/sms/routes.ts';
 import { liveCallRoutes } from './calls/live/routes.ts';
@@ -46,6 +47,7 @@ export const routeTable = {
   ...telephonyRoutes,
   ...connectionTestRoutes,
   ...callRoutes,
+  ...callMediaRoutes,
   ...chatRoutes,
   ...smsRoutes,
   ...callArtifactRoutes,

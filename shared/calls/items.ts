@@ -104,8 +104,8 @@ export interface SipStatusTransition {
   status: string;
   /** Epoch ms. */
   at: number;
-  /** A LiveKit webhook carrying the participant's attributes, or the dial's own answer (CreateSIPParticipant). */
-  source: 'webhook' | 'dial';
+  /** A LiveKit webhook carrying the participant's attributes, the dial's own answer (CreateSIPParticipant), or the agent worker's report of the answer. */
+  source: 'webhook' | 'dial' | 'worker';
   /** The webhook event that carried it (participant_joined, participant_left, track_published, …). */
   event?: string;
 }
@@ -198,6 +198,12 @@ export type CallItem = CallView & {
   live_patch?: { seq: number; dynamic_variables?: Record<string, string>; agent_override?: AgentOverride };
   live_take_over?: { participant_id: string; timestamp: number };
   live_watched?: boolean;
+  /**
+   * 1 once the outbound dial was placed (engine.ts `dial`): a redelivered dial step finds it
+   * and dials nothing, and the dial-timeout step carries it. Top-level, so the engine's
+   * writes (which replace `engine`) never undo it. Never answered.
+   */
+  dial_seq?: number;
   /** LiveKit's reports about the call's SIP leg (sip-leg.ts), for the SIP trace. Never answered. */
   sip_leg?: SipLeg;
   /**

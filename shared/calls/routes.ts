@@ -1,7 +1,5 @@
-import * as z from 'zod';
 import { lazySchema } from '../platform/http/schemas.ts';
 import { defineRoutes } from '../platform/http/route.ts';
-import { MAX_WORKER_REPORT_BYTES, workerEventSchema } from '../vendors/media/index.ts';
 import {
   BackfillAccepted,
   BackfillCallAnalysisBody,
@@ -17,15 +15,15 @@ import {
   UpdateCallBody,
   UpdateConcurrencySettingsBody,
   WebCall,
-  WorkerRetrievalBody,
-  WorkerRetrievalView,
 } from './schemas.ts';
 
 export const callRoutes = defineRoutes({ domain: 'calls', access: 'calls' }, {
   createPhoneCall: {
     method: 'POST', path: '/v2/create-phone-call', aliases: [{ method: 'POST', path: '/create-phone-call' }], status: 201,
     summary: 'Place an outbound phone call from a workspace number',
-    spendChecked: true, throttle: 'vendor',
+    // No route throttle of its own: the gate (per key), the concurrency counter and the
+    // numbers' CPS buckets bound a workspace; the stage's default bounds the platform.
+    spendChecked: true,
     body: CreatePhoneCallBody, response: Call,
   },
   createWebCall: {
@@ -89,20 +87,5 @@ export const callRoutes = defineRoutes({ domain: 'calls', access: 'calls' }, {
     method: 'PATCH', path: '/update-concurrency-settings', status: 200,
     summary: 'Set reserved inbound slots (0 to the limit) and burst concurrency',
     body: lazySchema(() => UpdateConcurrencySettingsBody), response: lazySchema(() => ConcurrencySettingsView),
-  },
-  livekitWebhook: {
-    method: 'POST', path: '/livekit/webhook', status: 200, access: 'public',
-    summary: 'LiveKit\'s room and participant webhooks (signed with the LiveKit API key; 401 otherwise)',
-    response: lazySchema(() => z.object({ applied: z.string() })),
-  },
-  workerReport: {
-    method: 'POST', path: '/internal/calls/{call_id}/events', status: 204, access: 'public',
-    summary: 'The agent worker reports a call\'s transcript, tool calls and end (Bearer: the call\'s report token)',
-    params: callIdParams, body: lazySchema(() => workerEventSchema), maxBodyBytes: MAX_WORKER_REPORT_BYTES,
-  },
-  workerRetrieve: {
-    method: 'POST', path: '/internal/calls/{call_id}/kb-retrieve', status: 200, access: 'public',
-    summary: 'The agent worker retrieves knowledge-base chunks for the user\'s words, recorded for kb-retrievals (Bearer: the call\'s report token)',
-    params: callIdParams, body: lazySchema(() => WorkerRetrievalBody), response: lazySchema(() => WorkerRetrievalView),
   },
 });

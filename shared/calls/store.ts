@@ -110,7 +110,7 @@ export interface Transition {
   /** Fields to remove. */
   remove?: readonly string[];
   /** Only while this engine counter has this value (a stale or repeated step changes nothing). */
-  guard?: { field: 'step_seq' | 'analysis_seq' | 'report_seq' | 'transfer_seq'; equals: number };
+  guard?: { field: 'step_seq' | 'analysis_seq' | 'report_seq' | 'transfer_seq' | 'dial_seq'; equals: number };
   /**
    * Transcript lines written with the change, in one transaction (line-store.ts), only while
    * the call's `line_count` is still `after` (the count read): keyed by `ordinal` (the
@@ -164,9 +164,9 @@ export async function transitionCall(callId: string, change: Transition): Promis
   if (change.guard) {
     names['#seq'] = change.guard.field;
     values[':seq'] = change.guard.equals;
-    // transfer_seq is a top-level attribute (TransferState); the others live under engine.
+    // transfer_seq and dial_seq are top-level attributes; the others live under engine.
     let path = '#seq';
-    if (change.guard.field !== 'transfer_seq') {
+    if (change.guard.field !== 'transfer_seq' && change.guard.field !== 'dial_seq') {
       names['#engine'] = 'engine';
       path = '#engine.#seq';
     }

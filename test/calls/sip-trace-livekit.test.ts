@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { signedWebhook, startLiveKitTestApp } from '../support/fake-livekit.ts';
 import { newAgentWithNumber } from '../support/factories.ts';
 import { call as request } from '../support/http.ts';
@@ -49,9 +49,8 @@ const calleeEvent = (id: string, event: string, callId: string, to: string, call
   },
 });
 
-/** Places a phone call whose dial (CreateSIPParticipant) waits until released. */
-async function heldDial(to: string) {
-  const release = livekit.hold('SIP/CreateSIPParticipant');
+/** Places a phone call and waits until its dial reached LiveKit (CreateSIPParticipant). */
+async function placeCall(to: string) {
   const created = await ws.api.post('/v2/create-phone-call', { body: { from_number: number, to_number: to } });
   expect(created.status).toBe(201);
   const callId: string = created.body.call_id;
@@ -60,7 +59,13 @@ async function heldDial(to: string) {
     (count) => count === 1,
     30_000,
   );
-  return { callId, release };
+  return callId;
+}
+
+/** Places a phone call whose CreateSIPParticipant request LiveKit holds until released (its answer then comes after the webhooks sent meanwhile). */
+async function heldDial(to: string) {
+  const release = livekit.hold('SIP/CreateSIPParticipant');
+  return { callId: await placeCall(to), release };
 }
 
 const getCall = async (callId: string) => (await ws.api.get(`/v2/get-call/${callId}`)).body;
@@ -85,9 +90,13 @@ const hasTshark = (() => {
 })();
 
 describe('the SIP trace of a LiveKit phone call', () => {
+  afterEach(() => livekit.ringDials(false));
+
   it('dialing → ringing → active → hangup: the participant\'s Call-ID, numbers, carrier host and times; redeliveries add nothing', async () => {
     const to = '+14155550161';
-    const { callId, release } = await heldDial(to);
+    // The callee rings until the test answers (the agent worker's callee_answered report).
+    livekit.ringDials();
+    const callId = await placeCall(to);
     const joined = calleeEvent(`EV_join_${callId}`, 'participant_joined', callId, to, 'dialing');
     // A dialled callee is in the room while it rings: not live yet.
     expect(await livekitEvent(joined)).toEqual({ applied: 'ignored: not answered yet' });
@@ -95,7 +104,7 @@ describe('the SIP trace of a LiveKit phone call', () => {
     // LiveKit redelivers the join (same event), and reports ringing again on another event.
     await livekitEvent(joined);
     await livekitEvent(calleeEvent(`EV_track2_${callId}`, 'track_published', callId, to, 'ringing'));
-    release(); // the callee answers: CreateSIPParticipant returns
+    expect(await livekit.answer(callId)).toBe(204); // the callee answers: LiveKit sends no webhook, the worker reports it
     await eventually(() => getCall(callId), (c) => c.call_status === 'ongoing', 30_000);
     const left = calleeEvent(`EV_left_${callId}`, 'participant_left', callId, to, 'hangup', { disconnectReason: 'CLIENT_INITIATED' });
     expect(await livekitEvent(left)).toEqual({ applied: 'ended' });
@@ -109,9 +118,11 @@ describe('the SIP trace of a LiveKit phone call', () => {
     const callIdFull = `${callId.slice(-12)}-carrier@trunk.example.com`;
     expect(trace.body).toMatchObject({ call_id: callId, sip_call_id: callIdFull, synthetic: false, source: 'livekit_sip_participant' });
     const facts = trace.body.sip_participant;
+    // LiveKit's SIP call ID as CreateSIPParticipant answered it, which came before the webhooks.
+    const livekitCallId = facts.livekit_call_id;
+    expect(livekitCallId).toMatch(/^SCL_\d{6}$/);
     expect(facts).toMatchObject({
       participant_identity: 'callee',
-      livekit_call_id: `SCL_${callId.slice(-8)}`,
       call_id_full: callIdFull,
       phone_number: to,
       trunk_phone_number: number,
@@ -122,7 +133,7 @@ describe('the SIP trace of a LiveKit phone call', () => {
       failure: null,
     });
     // Each status once, in order, however often it was reported.
-    expect(facts.status_transitions.map((t: any) => `${t.status}/${t.source}`)).toEqual(['dialing/webhook', 'ringing/webhook', 'active/dial', 'hangup/webhook']);
+    expect(facts.status_transitions.map((t: any) => `${t.status}/${t.source}`)).toEqual(['dialing/webhook', 'ringing/webhook', 'active/worker', 'hangup/webhook']);
     const at = Object.fromEntries(facts.status_transitions.map((t: any) => [t.status, t.timestamp]));
     expect(at.dialing < at.ringing && at.ringing < at.active && at.active <= at.hangup).toBe(true);
     expect(ended.start_timestamp).toBeGreaterThanOrEqual(at.active);
@@ -149,7 +160,7 @@ describe('the SIP trace of a LiveKit phone call', () => {
     expect(invite).toContain(`From: <sip:${number}@`);
     expect(invite).toContain(`To: <sip:${to}@trunk.example.com>`);
     expect(invite).toContain(`Call-ID: ${callIdFull}\r\n`);
-    expect(invite).toContain(`X-LiveKit-Call-ID: SCL_${callId.slice(-8)}`);
+    expect(invite).toContain(`X-LiveKit-Call-ID: ${livekitCallId}`);
     for (const message of messages) expect(message.raw).toContain(`Call-ID: ${callIdFull}\r\n`);
 
     const pcap = await pcapOf(callId);
@@ -170,7 +181,7 @@ describe('the SIP trace of a LiveKit phone call', () => {
     }
   });
 
-  it('a dial refused with 486 Busy Here: INVITE, 100, 486, ACK, with the status LiveKit reported', async () => {
+  it('a dial LiveKit refused at once with 486 Busy Here: INVITE, 100, 486, ACK, with the status LiveKit reported', async () => {
     const to = '+14155550162';
     const { callId, release } = await heldDial(to);
     await livekitEvent(calleeEvent(`EV_join_${callId}`, 'participant_joined', callId, to, 'dialing'));

@@ -14,6 +14,15 @@ import { afterAll } from 'vitest';
  * tracks each is unsubscribed from (UpdateSubscriptions), records every request, and can be
  * told to fail or to wait.
  *
+ * Dials: a CreateSIPParticipant that waits for the answer (a warm transfer's) answers once
+ * the callee answered, as LiveKit does. One that does not wait (a call's dial) is placed: the
+ * callee rings, and what happens next is sent to the app it is connected to (`connect`), the
+ * way it reaches Parley from LiveKit: the answer as the agent worker's `callee_answered`
+ * report (LiveKit sends no webhook when `sip.callStatus` becomes `active`; the worker in the
+ * room sees it), a failure as the callee's participant_left webhook with LiveKit's
+ * DisconnectReason. By default every placed dial is answered at once; `ringDials()` leaves
+ * them ringing until the test calls `answer` or `leave`.
+ *
  *   const livekit = await startFakeLiveKit();     // closed after the file's tests
  *   livekit.failNext('SIP/CreateSIPParticipant', { status: 486, code: 'unavailable', meta: { sip_status_code: '486', sip_status: 'Busy Here' } });
  *   ... new LiveKitMedia({ url: livekit.url, apiKey: livekit.apiKey, apiSecret: livekit.apiSecret, ... })
@@ -66,6 +75,14 @@ export interface FakeLiveKit {
   failNext(method: string, failure: TwirpFailure): void;
   /** Every request to `method` waits this long before answering (0 to stop). */
   delay(method: string, ms: number): void;
+  /** Where the fake sends LiveKit's webhooks and the agent worker's reports: the app's base URL (startLiveKitTestApp sets it). */
+  connect(appUrl: string): void;
+  /** Placed dials ring until `answer` or `leave` (true), or are answered as soon as they are placed (false, the default). */
+  ringDials(ringing?: boolean): void;
+  /** The ringing callee of `room` answers: the agent worker's `callee_answered` report (sent as many times as asked: a redelivery). Answers the app's status. */
+  answer(room: string): Promise<number>;
+  /** The ringing callee of `room` leaves before answering: its participant_left webhook with this DisconnectReason (e.g. USER_REJECTED). Answers the app's response body. */
+  leave(room: string, disconnectReason: string): Promise<unknown>;
   /**
    * Requests to `method` wait until the returned release is called (a dial ringing for as
    * long as the test needs, without timing): they then answer as usual (or as failNext says).
@@ -109,6 +126,12 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
   const failures = new Map<string, TwirpFailure[]>();
   const delays = new Map<string, number>();
   const holds = new Map<string, Promise<void>>();
+  /** Each room's dispatch metadata (the report URL's token), for the worker's reports. */
+  const dispatchTokens = new Map<string, string>();
+  /** The sequence of the last report sent for each room (a worker numbers its reports from 1). */
+  const reportSeq = new Map<string, number>();
+  let appUrl = '';
+  let ringing = false;
   let counter = 0;
   const nextId = (prefix: string) => `${prefix}_${String(++counter).padStart(6, '0')}`;
 
@@ -143,6 +166,38 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
     delay(method, ms) {
       delays.set(method, ms);
     },
+    connect(url) {
+      appUrl = url;
+    },
+    ringDials(ring = true) {
+      ringing = ring;
+    },
+    async answer(room) {
+      const token = dispatchTokens.get(room);
+      if (!appUrl || !token) throw new Error(`the fake LiveKit has no app or no dispatch for room ${room}`);
+      const sequence = (reportSeq.get(room) ?? 0) + 1;
+      reportSeq.set(room, sequence);
+      const res = await fetch(`${appUrl}/internal/calls/${encodeURIComponent(room)}/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ event: 'callee_answered', sequence, timestamp: Date.now() }),
+      });
+      return res.status;
+    },
+    async leave(room, disconnectReason) {
+      if (!appUrl) throw new Error('the fake LiveKit is not connected to an app');
+      const signed = await signedWebhook(
+        {
+          id: nextId('EV'),
+          event: 'participant_left',
+          room: { name: room },
+          participant: { identity: 'callee', sid: `PA_callee_${room}`, kind: 'SIP', attributes: { 'sip.callStatus': 'hangup' }, disconnectReason },
+        },
+        { apiKey, apiSecret },
+      );
+      const res = await fetch(`${appUrl}/livekit/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: signed.authorization }, body: signed.body });
+      return res.json();
+    },
     hold(method) {
       let release!: () => void;
       holds.set(method, new Promise<void>((resolve) => (release = resolve)));
@@ -159,6 +214,9 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
       fake.members.clear();
       fake.trunks.clear();
       counter = 0;
+      ringing = false;
+      dispatchTokens.clear();
+      reportSeq.clear();
       failures.clear();
       delays.clear();
       holds.clear();
@@ -215,6 +273,12 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
         // One egress per room here, named after it, so a test can send its egress_ended.
         return [200, { egressId: `EG_${body.roomName}`, roomName: body.roomName, status: 'EGRESS_STARTING' }];
       case 'AgentDispatchService/CreateDispatch':
+        try {
+          const token = JSON.parse(body.metadata ?? '{}').report_token;
+          if (typeof token === 'string') dispatchTokens.set(body.room, token);
+        } catch {
+          // Not a call's metadata: no reports for this room.
+        }
         return [200, { id: nextId('AD'), agentName: body.agentName, room: body.room, metadata: body.metadata }];
       case 'SIP/CreateSIPOutboundTrunk': {
         const trunk = {
@@ -293,6 +357,12 @@ export async function startFakeLiveKit(options: { apiKey?: string; apiSecret?: s
     const result = answer(method, body);
     if (!Array.isArray(result)) return sendError(res, result);
     res.writeHead(result[0], { 'content-type': 'application/json' }).end(JSON.stringify(result[1]));
+    // A placed dial (not waiting for the answer) rings; unless told to keep ringing, the callee answers now.
+    if (method === 'SIP/CreateSIPParticipant' && !body.waitUntilAnswered && !ringing && appUrl && dispatchTokens.has(body.roomName)) {
+      setImmediate(() => {
+        fake.answer(body.roomName).catch(() => undefined);
+      });
+    }
   }
 
   const server = createServer((req, res) => {
@@ -347,6 +417,7 @@ export async function startLiveKitTestApp(settings: Record<string, string> = {})
   const livekit = await startFakeLiveKit();
   const { startTestApp } = await import('./app.ts');
   const app = await startTestApp({ LIVEKIT_URL: livekit.url, LIVEKIT_API_KEY: livekit.apiKey, LIVEKIT_API_SECRET: livekit.apiSecret, ...settings });
+  livekit.connect(app.url);
   const { startBackgroundWork } = await import('../../local/background.ts');
   const background = startBackgroundWork();
   afterAll(async () => {

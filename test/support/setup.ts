@@ -20,6 +20,11 @@ process.env.DYNAMODB_ENDPOINT = inject('dynamoEndpoint');
 process.env.TABLE_NAME = `test-${randomBytes(6).toString('hex')}`;
 process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'parley-test-'));
 process.env.AWS_REGION = 'us-east-1';
+// aws-cdk-lib checks every synthesized template with its built-in CloudFormation validator (a
+// WebAssembly rule engine): about 20 s of one blocking synth on CI's 2 CPUs, enough to hold a
+// test fork past vitest's fixed 60 s report timeout. The CDK tests assert the templates
+// themselves; CI's `npm run synth` of the real app keeps the validator on.
+process.env.CDK_VALIDATION = 'false';
 // The production bound (3 s a try) is for DynamoDB in-region; the one DynamoDB Local shared by
 // the run's test files, on CI's 2 CPUs, has taken longer than that to answer a busy moment.
 // Tests of the bound itself set their own.

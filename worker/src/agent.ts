@@ -2,6 +2,7 @@ import { defineAgent, type JobContext } from '@livekit/agents';
 import { RoomEvent, type RemoteParticipant, type Room } from '@livekit/rtc-node';
 import { logger } from '../../shared/platform/logger.ts';
 import { LIVE_CONTROL_TOPIC, type DispatchMetadata } from '../../shared/vendors/media/index.ts';
+import { reportCalleeAnswer } from './callee-answer.ts';
 import { prepareCall } from './call-setup.ts';
 import { roomHoldTrack, roomListener } from './consult-room.ts';
 import { workerSettings } from './config.ts';
@@ -64,6 +65,8 @@ export default defineAgent({
       });
       started.call = call;
       listenToParley(room, call);
+      // A dialled callee's answer, which only the room shows (Parley's dial does not wait for it).
+      if (metadata.call_type === 'phone_call' && metadata.direction === 'outbound') reportCalleeAnswer(room, reports);
       // The room going away (Parley ended the call, the worker is shutting down) ends the session too.
       ctx.addShutdownCallback(async () => {
         await call.end('error_unknown');

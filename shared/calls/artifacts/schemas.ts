@@ -47,7 +47,7 @@ z.object({
   rule_id: z.string().nullable(),
   disconnect_reason: z.string().nullable(),
   failure: z.object({ status_code: z.number().int(), reason: z.string().nullable(), timestamp: z.number().int() }).nullable(),
-  status_transitions: z.array(z.object({ status: z.string(), timestamp: z.number().int(), source: z.enum(['webhook', 'dial']) })),
+  status_transitions: z.array(z.object({ status: z.string(), timestamp: z.number().int(), source: z.enum(['webhook', 'dial', 'worker']) })),
 }),
 );
 export const SipTrace = lazySchema(() =>

@@ -1,5 +1,5 @@
 import { logger } from '../../platform/logger.ts';
-import { CALLEE_IDENTITY, type DialOutcome, type MediaWebhookEvent } from '../../vendors/media/index.ts';
+import { CALLEE_IDENTITY, type DialStart, type MediaWebhookEvent } from '../../vendors/media/index.ts';
 import { writeSipLeg } from './store.ts';
 import { findCallItem, type CallItem, type SipLeg, type SipStatusTransition } from '../store.ts';
 
@@ -12,8 +12,10 @@ import { findCallItem, type CallItem, type SipLeg, type SipStatusTransition } fr
  *   change): `sip.callID`, `sip.callIDFull`, `sip.phoneNumber`, `sip.trunkPhoneNumber`,
  *   `sip.hostname`, `sip.trunkID`, `sip.ruleID`, `lk.sip.inviteTime`, and each
  *   `sip.callStatus` it reached, with the time;
- * - the dial's own answer (CreateSIPParticipant): LiveKit's SIP call ID and the time the
- *   callee answered (`active`), or the SIP status that refused the call.
+ * - the dial's own answer (CreateSIPParticipant): LiveKit's SIP call ID, and when a dial
+ *   waited for the callee, the time it answered (`active`) or the SIP status that refused it;
+ * - the callee's answer as the agent worker saw it (its `callee_answered` report), when no
+ *   webhook carried `active`.
  *
  * Only the call's own phone party counts (the dialled `callee`, the inbound caller's
  * identity, a registered call's first SIP participant); a warm transfer's `transfer-…`
@@ -123,8 +125,8 @@ export function reportOfParticipant(
   };
 }
 
-/** The report of the dial's own answer (CreateSIPParticipant): answered (`active`) or refused with a SIP status. */
-function reportOfDial(outcome: DialOutcome): SipLegReport | undefined {
+/** The report of the dial's own answer (CreateSIPParticipant): placed, answered (`active`) or refused with a SIP status. */
+function reportOfDial(outcome: DialStart): SipLegReport | undefined {
   const sip = outcome.sip;
   if (!sip) return undefined;
   const report: SipLegReport = {
@@ -133,6 +135,7 @@ function reportOfDial(outcome: DialOutcome): SipLegReport | undefined {
     trunk_host: clip(sip.host),
     dial_started_at: sip.started_at,
   };
+  if ('placed' in outcome) return report;
   if (outcome.connected) report.transition = { status: 'active', at: sip.ended_at, source: 'dial', event: 'CreateSIPParticipant' };
   else if (sip.status_code !== undefined) {
     report.failure = { status_code: sip.status_code, reason: clip(sip.status) ?? '', at: sip.ended_at };
@@ -180,10 +183,21 @@ export async function recordSipWebhook(call: CallItem, event: MediaWebhookEvent,
 }
 
 /**
+ * The callee answered as the agent worker saw it (its `callee_answered` report, stamped on
+ * the worker's clock): the leg's `active`, unless a webhook reported it first. Never fails
+ * the answer (a failed write is logged).
+ */
+export async function recordCalleeAnswered(call: CallItem, at: number): Promise<void> {
+  await recordSipLeg(call, { transition: { status: 'active', at, source: 'worker', event: 'callee_answered' } }).catch((error: unknown) =>
+    logger.warn('could not record the answer on the call\'s SIP leg', { call_id: call.call_id, error }),
+  );
+}
+
+/**
  * The dial's own answer. Never fails the dial: the call's state matters more than its trace
  * (a failed write is logged).
  */
-export async function recordSipDial(call: CallItem, outcome: DialOutcome): Promise<void> {
+export async function recordSipDial(call: CallItem, outcome: DialStart): Promise<void> {
   const report = reportOfDial(outcome);
   if (!report) return;
   await recordSipLeg(call, report).catch((error: unknown) => logger.warn('could not record the dial on the call\'s SIP leg', { call_id: call.call_id, error }));

@@ -222,7 +222,11 @@ function legSteps(call: CallItem, leg: SipLeg, parleyCalls: boolean): Step[] {
   const callee: Step['from'] = parleyCalls ? 'carrier' : 'parley';
   const status = (name: string) => leg.transitions.find((transition) => transition.status === name);
   const label = (transition: { status: string; source: string; event?: string }) =>
-    transition.source === 'dial' ? `CreateSIPParticipant answered (sip.callStatus=${transition.status})` : `sip.callStatus=${transition.status} (${transition.event ?? 'webhook'})`;
+    transition.source === 'dial'
+      ? `CreateSIPParticipant answered (sip.callStatus=${transition.status})`
+      : transition.source === 'worker'
+        ? `sip.callStatus=${transition.status} (the agent worker's report)`
+        : `sip.callStatus=${transition.status} (${transition.event ?? 'webhook'})`;
 
   // The INVITE: when the dial left, or when LiveKit received it (inbound), or the first status LiveKit reported.
   const first = leg.transitions[0];

@@ -1,6 +1,7 @@
 import { config } from '../../platform/config.ts';
 import { loadOnce } from '../../platform/lazy.ts';
 import { logger } from '../../platform/logger.ts';
+import { DEFAULT_RINGING_TIMEOUT_SECONDS, type DialStart } from '../../vendors/media/index.ts';
 import { agentTurn, openConversation, type TranscriptEvent, type TurnResult } from './agent-runtime.ts';
 import type * as DataStorage from '../artifacts/data-storage.ts';
 import { sendCallEvent } from './call-webhooks.ts';
@@ -21,6 +22,11 @@ import { transcriptAppend } from '../transcript.ts';
  *   registered ──dial answered / web user joined──▶ ongoing ──hang-up, agent end, stop──▶ ended
  *        │                                            │
  *        └─ busy, no answer, failed, nobody joined ──▶ not_connected        (error: engine failure)
+ *
+ * An outbound dial does not wait for the callee (docs/calls-media.md, Dialling): the dial
+ * step places it and returns; on LiveKit the callee's answer or failure arrives as events
+ * (live/events.ts), and a dial-timeout step ends a call still ringing. The sandbox knows its
+ * outcome at once and applies it through the same transitions.
  *
  * Every change is a conditional write on the state it leaves (store.ts transitionCall), so
  * a late or duplicated step (the queue delivers at least once) changes nothing. Ending a
@@ -56,6 +62,11 @@ export async function runCallStep(message: CallStepMessage): Promise<void> {
   switch (message.step) {
     case 'dial':
       return dial(call);
+    case 'dial_timeout':
+      // Still ringing well past the ringing timeout: the answer or the failure never came (lost events).
+      if (call.call_status !== 'registered' || call.dial_seq !== message.seq) return;
+      await finishCall(call, { status: 'not_connected', reason: 'dial_no_answer' });
+      return;
     case 'join':
       return answer(call, {});
     case 'user':
@@ -106,16 +117,41 @@ export async function runCallStep(message: CallStepMessage): Promise<void> {
   }
 }
 
+/**
+ * The dial-timeout step comes this long after the ringing timeout: LiveKit's SIP service ends
+ * an unanswered dial itself at the ringing timeout (the callee leaves: `dial_no_answer`), so
+ * the step only ends calls whose events were lost.
+ */
+const DIAL_TIMEOUT_MARGIN_MS = 15_000;
+
+/**
+ * Places the outbound dial and returns: no function waits while the phone rings, so dials
+ * per second are bounded by the numbers' CPS, not by the call-steps job's concurrency.
+ * `dial_seq` is claimed first (a conditional write), so a redelivered step dials nothing.
+ */
 async function dial(call: CallItem): Promise<void> {
-  if (call.call_status !== 'registered') return;
-  const outcome = await dialOut(call);
+  if (call.call_status !== 'registered' || (call.dial_seq ?? 0) > 0) return;
+  const placing = await transitionCall(call.call_id, { from: ['registered'], guard: { field: 'dial_seq', equals: 0 }, set: { dial_seq: 1 } });
+  if (!placing) return;
+  let outcome: DialStart;
+  try {
+    outcome = await dialOut(placing);
+  } catch (error) {
+    // Not placed (LiveKit unreachable, or refusing the request): the claim goes, so the step's retry dials.
+    await transitionCall(call.call_id, { from: ['registered'], guard: { field: 'dial_seq', equals: 1 }, set: { dial_seq: 0 } });
+    throw error;
+  }
   // What LiveKit answered about the SIP leg (its call ID, or the SIP status that refused it), for the trace.
-  await recordSipDial(call, outcome);
-  if (!outcome.connected) {
-    await finishCall(call, { status: 'not_connected', reason: outcome.disconnection_reason });
+  await recordSipDial(placing, outcome);
+  if ('placed' in outcome) {
+    await scheduleStep(stepFor(placing, 'dial_timeout', 1), Date.now() + DEFAULT_RINGING_TIMEOUT_SECONDS * 1000 + DIAL_TIMEOUT_MARGIN_MS);
     return;
   }
-  await answer(call, { voicemail: outcome.voicemail === true });
+  if (!outcome.connected) {
+    await finishCall(placing, { status: 'not_connected', reason: outcome.disconnection_reason });
+    return;
+  }
+  await answer(placing, { voicemail: outcome.voicemail });
 }
 
 /** The callee (or the web user) is on the line: the call is ongoing and the agent speaks first. */

@@ -12,7 +12,7 @@ import {
   mediaAdapter,
   transferIdentity,
   webCallAccess as mediaWebCallAccess,
-  type DialOutcome,
+  type DialStart,
   type MediaCall,
   type OutboundTrunkConfig,
   type RecordingUpload,
@@ -27,7 +27,7 @@ import type { TransferOptions } from '../../conversation/index.ts';
  * table that keeps each number's outbound trunk, and the call fields the adapter needs.
  */
 
-export type { DialOutcome, TransferOutcome } from '../../vendors/media/index.ts';
+export type { TransferOutcome } from '../../vendors/media/index.ts';
 
 export function mediaKind(): 'sandbox' | 'livekit' {
   return config.LIVEKIT_URL ? 'livekit' : 'sandbox';
@@ -93,8 +93,8 @@ async function trunkOf(call: CallItem): Promise<OutboundTrunkConfig> {
   };
 }
 
-/** Dials the callee over the from-number's trunk (LiveKit), or plays the sandbox's outcome. */
-export async function dialOut(call: CallItem): Promise<DialOutcome> {
+/** Places the dial of the callee over the from-number's trunk (LiveKit: placed, not answered), or plays the sandbox's outcome. */
+export async function dialOut(call: CallItem): Promise<DialStart> {
   const media = await adapter();
   if (media.kind === 'livekit') await media.startCall(await mediaCall(call, media.kind));
   return media.dialOut({

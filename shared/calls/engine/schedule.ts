@@ -10,7 +10,7 @@ import { sendAt } from '../../platform/aws/due-time.ts';
  * no step.
  */
 
-export const CALL_STEP_NAMES = ['dial', 'user', 'hangup', 'analyze', 'data_storage', 'join_timeout', 'join', 'transfer', 'transfer_end', 'transfer_timeout', 'say'] as const;
+export const CALL_STEP_NAMES = ['dial', 'dial_timeout', 'user', 'hangup', 'analyze', 'data_storage', 'join_timeout', 'join', 'transfer', 'transfer_end', 'transfer_timeout', 'say'] as const;
 export type CallStepName = (typeof CALL_STEP_NAMES)[number];
 
 export interface CallStepMessage {

@@ -1,6 +1,7 @@
-import { notFound, conflict, unprocessable } from '../../platform/errors.ts';
+import { notFound, conflict, unprocessable, Unauthorized } from '../../platform/errors.ts';
+import { countAddress } from '../../platform/auth/gate.ts';
 import { logger } from '../../platform/logger.ts';
-import { verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '../../vendors/media/index.ts';
+import { CALLEE_IDENTITY, dialFailureOfDisconnect, verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '../../vendors/media/index.ts';
 import { transferOptions } from '../engine/agent-runtime.ts';
 import { sendCallEvent } from '../engine/call-webhooks.ts';
 import { answer, TRANSCRIPT_UPDATE_MS } from '../engine/engine.ts';
@@ -9,18 +10,20 @@ import { decideTransfer, endTransfer, keepConsultPrivate, startTransfer, transfe
 import { CALLER_LEFT_BEFORE_ANSWER, isInboundRoom, receiveInboundSipCaller } from '../inbound/sip.ts';
 import { dispatchAgentInto, endMedia } from '../engine/media.ts';
 import { finishRoomRecording, startRoomRecording } from '../artifacts/recordings.ts';
-import { recordSipWebhook, webhookTime } from '../artifacts/sip-leg.ts';
+import { recordCalleeAnswered, recordSipWebhook, webhookTime } from '../artifacts/sip-leg.ts';
 import { callOfMediaRoom, findCallItem, LinesAlreadyWritten, markMediaRoomEnded, transitionCall, type CallItem, type EngineState } from '../store.ts';
 import { transcriptLines } from '../transcript.ts';
 import { assertWorkerToken } from '../worker-retrieval.ts';
 
 /*
  * A call on LiveKit follows two event sources (docs/calls-media.md):
- * - LiveKit's webhooks (`POST /livekit/webhook`, signed with the API key): the web user or
- *   the callee joining makes the call ongoing; the last human leaving, or the room
- *   finishing, ends it;
+ * - LiveKit's webhooks (`POST /livekit/webhook`, signed with the API key): the web user
+ *   joining, or the dialled callee reported `active`, makes the call ongoing; the callee
+ *   leaving before that is the dial's failure; the last human leaving, or the room finishing,
+ *   ends it;
  * - the agent worker's reports (`POST /internal/calls/{call_id}/events`, a per-call token):
- *   transcript, tool calls, and the end with its reason. Each report carries a sequence.
+ *   the dialled callee's answer (which LiveKit sends no webhook for), transcript, tool
+ *   calls, and the end with its reason. Each report carries a sequence.
  *   Transcript and tool-call reports are lines keyed by it (line-store.ts): a retried or
  *   duplicated report finds its lines written and writes nothing, and a late one takes its
  *   place in the transcript by its sequence. A report that changes the call's state (an
@@ -40,13 +43,26 @@ const isAgentWorker = (participant: { kind?: string } | undefined) => participan
 const isStillDialling = (participant: { attributes?: Record<string, string> } | undefined) =>
   participant?.attributes?.['sip.callStatus'] === 'dialing' || participant?.attributes?.['sip.callStatus'] === 'ringing';
 
+/**
+ * A call Parley dials (engine.ts `dial`), and the SIP participant that dial placed: its answer
+ * and its failure are the dial's outcome. A registered call's SIP leg and an inbound caller
+ * are not dialled.
+ */
+const isDialled = (call: CallItem) => call.call_type === 'phone_call' && call.direction === 'outbound' && call.engine.origin !== 'register-phone-call';
+const isDialledCallee = (call: CallItem, participant: MediaWebhookEvent['participant']) =>
+  isDialled(call) && participant?.kind === 'sip' && participant.identity === CALLEE_IDENTITY;
+
 /** In an inbound room: the caller hung up (the human SIP party leaving, not a transfer target or a listener), or the room is gone. */
 const callerLeft = (event: MediaWebhookEvent) =>
   event.event === 'room_finished' || (event.event === 'participant_left' && isHuman(event.participant) && !event.participant?.identity?.startsWith('transfer-'));
 
 /** Applies one LiveKit webhook; answers what it did (for the log and tests). */
-export async function receiveMediaWebhook(rawBody: string, authorization: string | undefined): Promise<{ applied: string }> {
-  const event = await verifyMediaWebhook(rawBody, authorization);
+export async function receiveMediaWebhook(rawBody: string, authorization: string | undefined, sourceIp: string): Promise<{ applied: string }> {
+  const event = await verifyMediaWebhook(rawBody, authorization).catch(async (error: unknown) => {
+    // A refused signature is a failed authentication: counted in its address's window (429 over it).
+    if (error instanceof Unauthorized) Object.assign(error.headers, await countAddress(sourceIp));
+    throw error;
+  });
   // A recording's end (LiveKit Egress names the room, which is the call).
   if (event.event === 'egress_ended' && event.egress) {
     const egressRoom = event.egress.room_name;
@@ -81,6 +97,10 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
   }
   // The phone party's SIP attributes and callStatus, for the call's SIP trace (sip-leg.ts).
   await recordSipWebhook(call, event);
+  if (call.call_status === 'registered' && isDialledCallee(call, event.participant)) {
+    const dialled = await dialProgressed(call, event);
+    if (dialled) return dialled;
+  }
   switch (event.event) {
     case 'participant_joined':
       if (!isHuman(event.participant) || call.call_status !== 'registered') return { applied: 'ignored' };
@@ -134,6 +154,23 @@ export async function receiveMediaWebhook(rawBody: string, authorization: string
 }
 
 /**
+ * A webhook about the dialled callee while the call still rings. Any of its participant
+ * events carrying `sip.callStatus: active` is the answer (registered → ongoing through
+ * `answer`, a conditional transition, so a redelivery changes nothing); leaving before that
+ * is the dial's failure, its reason from LiveKit's DisconnectReason (the webhook carries no
+ * SIP status). Anything else (dialing, ringing) is not news for the call: undefined.
+ */
+async function dialProgressed(call: CallItem, event: MediaWebhookEvent): Promise<{ applied: string } | undefined> {
+  if (event.event === 'participant_left' || event.event === 'participant_connection_aborted') {
+    const ended = await finishCall(call, { status: 'not_connected', reason: dialFailureOfDisconnect(event.participant?.disconnect_reason) });
+    return { applied: ended ? 'not_connected' : 'ignored' };
+  }
+  if (event.participant?.attributes?.['sip.callStatus'] !== 'active') return undefined;
+  await answer(call, {});
+  return { applied: 'ongoing' };
+}
+
+/**
  * The SIP leg of a registered call (register-phone-call) arrived in its room (`sip:<call_id>@…`,
  * LiveKit's `callee` dispatch rule names the room after the dialled user): the call becomes
  * ongoing, then the agent worker is dispatched. The transition is conditional, so a
@@ -156,8 +193,8 @@ async function registeredCallArrived(call: CallItem, participant: { kind?: strin
 }
 
 /** One report of the agent worker for its call. */
-export async function receiveWorkerEvent(callId: string, authorization: string | undefined, event: WorkerEvent): Promise<void> {
-  await assertWorkerToken(callId, authorization);
+export async function receiveWorkerEvent(callId: string, authorization: string | undefined, sourceIp: string, event: WorkerEvent): Promise<void> {
+  await assertWorkerToken(callId, authorization, sourceIp);
   // A report that loses a race with another write to the call (a webhook, a stop) reads again.
   for (let attempt = 1; attempt <= 3; attempt++) {
     if (await applyWorkerEvent(callId, event)) return;
@@ -176,6 +213,13 @@ async function applyWorkerEvent(callId: string, event: WorkerEvent): Promise<boo
   }
   if (event.sequence <= applied) return true;
 
+  if (event.event === 'callee_answered') {
+    // answer's transition is conditional on `registered`: a retried report, or one after the webhook's, changes nothing.
+    if (call.call_status !== 'registered' || !isDialled(call)) return true;
+    await recordCalleeAnswered(call, Math.min(event.timestamp, Date.now()));
+    await answer(call, {});
+    return true;
+  }
   if (event.event === 'call_ended') {
     const marked = await transitionCall(callId, {
       from: ['registered', 'ongoing'],

@@ -8,16 +8,19 @@ import type { ApiError } from '../errors.ts';
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** One Lambda per domain; CDK and the local server read the domain from each route. */
-export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'calls', 'chats', 'contacts', 'batches', 'billing', 'integrations', 'meta', 'account-data', 'members', 'knowledge-bases', 'public'] as const;
+export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'calls', 'calls-media', 'chats', 'contacts', 'batches', 'billing', 'integrations', 'meta', 'account-data', 'members', 'knowledge-bases', 'public'] as const;
 export type Domain = (typeof DOMAINS)[number];
 
 /**
- * Routes API Gateway throttles tighter than the stage default (lib/ turns each class into
+ * Routes API Gateway throttles apart from the stage default (lib/ turns each class into
  * per-route limits): `outbound` routes wait on an address the caller chose (test webhook,
  * workflow test, MCP tools, connection tests) and can hold a function for seconds;
  * `vendor` routes call a paid vendor (language model, voices, carrier, caller-ID vendor).
+ * `worker` (the voice worker's reports and retrievals) and `media` (the media server's
+ * webhooks) are each one route for every call on the platform, so their limits are sized
+ * from the concurrent calls the platform serves (docs/scale.md), not tighter than the default.
  */
-export const THROTTLE_CLASSES = ['outbound', 'vendor'] as const;
+export const THROTTLE_CLASSES = ['outbound', 'vendor', 'worker', 'media'] as const;
 export type ThrottleClass = (typeof THROTTLE_CLASSES)[number];
 
 /** Errors as a route of its own protocol answers them (RouteDefinition.errorFormat). */
@@ -47,6 +50,8 @@ export interface RouteDefinition {
   aliases?: readonly RouteAlias[];
   domain: Domain;
   access: Access;
+  /** A public route that checks a credential of its own: the gate does not count it (GateRoute). */
+  ownCredential?: boolean;
   summary: string;
   status: 200 | 201 | 202 | 204;
   /** Objects (usually z.lazy of one): path parameters and query are name → value. */

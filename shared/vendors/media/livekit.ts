@@ -19,9 +19,12 @@ import {
   type SipUri,
   transferIdentity,
   type ColdTransferRequest,
+  DEFAULT_RINGING_TIMEOUT_SECONDS,
+  dialFailureOfSipStatus,
   type DialFailureReason,
   type DialOutcome,
   type DialRequest,
+  type DialStart,
   type DispatchMetadata,
   type MediaAdapter,
   type MediaCall,
@@ -44,12 +47,10 @@ export interface LiveKitMediaOptions extends LiveKitCredentials {
   trunks: TrunkStore;
   /** The worker's report access for a call (worker-token.ts); injected so tests can pin it. */
   reportAccess: (callId: string) => Promise<{ report_url: string; report_token: string }>;
-  /** Per-request timeout of LiveKit's API, in seconds (dials wait for the ringing timeout on top). */
+  /** Per-request timeout of LiveKit's API, in seconds (a warm transfer's dial waits for the ringing timeout on top). */
   requestTimeoutSeconds?: number;
 }
 
-/** How long a dialled phone may ring before the dial is `dial_no_answer` (LiveKit's own default). */
-const DEFAULT_RINGING_TIMEOUT_SECONDS = 30;
 /** LiveKit's SIPTransport enum values (not exported by livekit-server-sdk): AUTO 0, UDP 1, TCP 2, TLS 3. */
 const SIP_TRANSPORT = { UDP: 1, TCP: 2, TLS: 3 } as const;
 /** ParticipantInfo.Kind AGENT (the enum is not exported by livekit-server-sdk). */
@@ -75,7 +76,8 @@ interface Clients {
  * - the agent worker is dispatched explicitly (AgentDispatchService) with the call's
  *   DispatchMetadata, never automatically, so a room without a Parley call gets no agent;
  * - outbound dials are SIP participants over the from number's outbound trunk, created on
- *   the number's first dial and kept in the TrunkStore;
+ *   the number's first dial and kept in the TrunkStore; a call's dial is placed without
+ *   waiting for the answer (the callee's events move the call), a warm transfer's waits;
  * - cold transfers are SIP REFERs, warm transfers a second SIP participant.
  *
  * Failures: a dial the phone network refused (busy, no answer, any other SIP status) is a
@@ -128,12 +130,20 @@ export class LiveKitMedia implements MediaAdapter {
     return dispatch.id;
   }
 
-  dialOut(request: DialRequest): Promise<DialOutcome> {
-    return this.dial(request, request.participant_identity ?? CALLEE_IDENTITY);
+  /**
+   * Placed, not answered: CreateSIPParticipant answers as soon as LiveKit's SIP service took
+   * the dial, so no function waits while the phone rings. The callee's answer or failure
+   * reaches the call engine as events (the SIP participant's webhooks, the agent worker's
+   * report).
+   */
+  dialOut(request: DialRequest): Promise<DialStart> {
+    return this.dial(request, request.participant_identity ?? CALLEE_IDENTITY, false);
   }
 
-  warmTransfer(request: WarmTransferRequest): Promise<DialOutcome> {
-    return this.dial(request, request.participant_identity ?? transferIdentity(request.to_number));
+  /** A transfer step decides on the outcome, so this dial waits until the destination answered or failed. */
+  async warmTransfer(request: WarmTransferRequest): Promise<DialOutcome> {
+    const outcome = await this.dial(request, request.participant_identity ?? transferIdentity(request.to_number), true);
+    return 'placed' in outcome ? { connected: true, voicemail: false, participant_identity: outcome.participant_identity, ...(outcome.sip ? { sip: outcome.sip } : {}) } : outcome;
   }
 
   async coldTransfer(request: ColdTransferRequest): Promise<void> {
@@ -240,42 +250,50 @@ export class LiveKitMedia implements MediaAdapter {
     await attempt('UpdateSubscriptions', () => rooms.updateSubscriptions(room, identity, trackSids, subscribe));
   }
 
-  private async dial(request: DialRequest, identity: string): Promise<DialOutcome> {
+  /** One dial: answered (or refused) when `untilAnswered`, else placed as soon as LiveKit took it. */
+  private async dial(request: DialRequest, identity: string, untilAnswered: boolean): Promise<DialStart> {
     // A SIP URI destination (a warm transfer to `sip:desk@pbx.example.com;transport=tcp`) is
     // dialled at its own host with its own transport (LiveKit's per-request trunk), not over
     // the number's trunk.
     const uri = parseSipUri(request.to_number);
-    if (uri) return this.dialSipUri(request, identity, uri);
+    if (uri) return this.dialSipUri(request, identity, uri, untilAnswered);
     const trunkId = await this.outboundTrunk(request.from_number, request.trunk);
-    const options = this.dialOptions(request, identity);
+    const options = this.dialOptions(request, identity, untilAnswered);
     const { sip } = await this.clients();
-    return this.placeDial(request, identity, sipHost(request.trunk.address), () => sip.createSipParticipant(trunkId, request.to_number, request.call_id, options));
+    return this.placeDial(identity, sipHost(request.trunk.address), untilAnswered, () =>
+      sip.createSipParticipant(trunkId, request.to_number, request.call_id, options),
+    );
   }
 
-  private async dialSipUri(request: DialRequest, identity: string, uri: SipUri): Promise<DialOutcome> {
-    const options = this.dialOptions(request, identity);
+  private async dialSipUri(request: DialRequest, identity: string, uri: SipUri, untilAnswered: boolean): Promise<DialStart> {
+    const options = this.dialOptions(request, identity, untilAnswered);
     // The request's constructor takes the config's plain fields (protobuf-es PartialMessage);
     // the SDK types the parameter as the message class, which @livekit/protocol (not a direct
     // dependency) would be needed to build.
     const trunk = { hostname: uri.host, transport: uri.transport ? SIP_TRANSPORT[uri.transport] : 0 } as unknown as SipOutboundConfig;
     const { sip } = await this.clients();
-    return this.placeDial(request, identity, uri.host, () => sip.createSipParticipant('', uri.user, request.call_id, options, trunk));
+    return this.placeDial(identity, uri.host, untilAnswered, () => sip.createSipParticipant('', uri.user, request.call_id, options, trunk));
   }
 
   /** One dial's options, whichever trunk it goes over. */
-  private dialOptions(request: DialRequest, identity: string): CreateSipParticipantOptions {
+  private dialOptions(request: DialRequest, identity: string, untilAnswered: boolean): CreateSipParticipantOptions {
     return {
       fromNumber: request.caller_id ?? request.from_number,
       participantIdentity: identity,
-      // Answers once the callee picked up or the dial failed, so the outcome is known here.
-      waitUntilAnswered: true,
+      // Waiting, LiveKit answers once the callee picked up or the dial failed (SipCallError with the SIP status).
+      waitUntilAnswered: untilAnswered,
       ringingTimeout: request.ringing_timeout_seconds ?? DEFAULT_RINGING_TIMEOUT_SECONDS,
       timeout: this.options.requestTimeoutSeconds,
       ...(request.sip_headers ? { headers: request.sip_headers } : {}),
     };
   }
 
-  private async placeDial(request: DialRequest, identity: string, host: string, create: () => Promise<{ sipCallId?: string; participantId?: string }>): Promise<DialOutcome> {
+  private async placeDial(
+    identity: string,
+    host: string,
+    untilAnswered: boolean,
+    create: () => Promise<{ sipCallId?: string; participantId?: string }>,
+  ): Promise<DialStart> {
     const startedAt = Date.now();
     try {
       const answer = await attempt('CreateSIPParticipant', create);
@@ -287,6 +305,7 @@ export class LiveKitMedia implements MediaAdapter {
         ...(answer?.sipCallId ? { sip_call_id: answer.sipCallId } : {}),
         ...(answer?.participantId ? { participant_id: answer.participantId } : {}),
       };
+      if (!untilAnswered) return { placed: true, participant_identity: identity, sip };
       return { connected: true, voicemail: false, participant_identity: identity, sip };
     } catch (error) {
       if (error instanceof DialRefused) {
@@ -369,11 +388,6 @@ class DialRefused extends Error {
 /** DeleteRoom on a room that is already gone. */
 class RoomGone extends Error {}
 
-/** SIP statuses of a callee who is busy or declined (486 Busy Here, 600 Busy Everywhere, 603 Decline). */
-const BUSY = new Set([486, 600, 603]);
-/** SIP statuses of a phone nobody answered (408 Request Timeout, 480 Temporarily Unavailable, 487 Request Terminated). */
-const NO_ANSWER = new Set([408, 480, 487]);
-
 /** Twirp statuses that mean LiveKit is overloaded or not answering in time: worth a retry. */
 const RETRYABLE_STATUS = new Set([408, 429, 502, 503, 504]);
 
@@ -391,7 +405,7 @@ function failure(operation: string, error: unknown, { SipCallError, TwirpError }
   if (error instanceof ApiError || error instanceof DialRefused || error instanceof RoomGone) return error;
   if (error instanceof SipCallError && error.sipStatusCode !== undefined) {
     const code = error.sipStatusCode;
-    return new DialRefused(BUSY.has(code) ? 'dial_busy' : NO_ANSWER.has(code) ? 'dial_no_answer' : 'dial_failed', code, error.sipStatus);
+    return new DialRefused(dialFailureOfSipStatus(code), code, error.sipStatus);
   }
   if (error instanceof TwirpError) {
     if ((operation === 'DeleteRoom' || operation === 'RemoveParticipant' || operation === 'UpdateParticipant') && error.code === 'not_found') {

@@ -107,12 +107,36 @@ export interface DialRequest {
   participant_identity?: string;
   /** Custom SIP headers on the INVITE (`X-…`). */
   sip_headers?: Record<string, string>;
-  /** How long the phone may ring before the dial is `dial_no_answer` (default 30 s). */
+  /** How long the phone may ring before the dial is `dial_no_answer` (default DEFAULT_RINGING_TIMEOUT_SECONDS). */
   ringing_timeout_seconds?: number;
 }
 
 /** Why a dial did not connect (retell-sdk's disconnection_reason values for dials). */
 export type DialFailureReason = 'dial_busy' | 'dial_no_answer' | 'dial_failed';
+
+/** How long a dialled phone may ring before the dial is `dial_no_answer` unless the request says otherwise (LiveKit's own default). */
+export const DEFAULT_RINGING_TIMEOUT_SECONDS = 30;
+
+/** SIP statuses of a callee who is busy or declined (486 Busy Here, 600 Busy Everywhere, 603 Decline). */
+const BUSY = new Set([486, 600, 603]);
+/** SIP statuses of a phone nobody answered (408 Request Timeout, 480 Temporarily Unavailable, 487 Request Terminated). */
+const NO_ANSWER = new Set([408, 480, 487]);
+
+/** Why a dial the phone network refused with this SIP status did not connect. */
+export function dialFailureOfSipStatus(code: number): DialFailureReason {
+  return BUSY.has(code) ? 'dial_busy' : NO_ANSWER.has(code) ? 'dial_no_answer' : 'dial_failed';
+}
+
+/**
+ * Why a dialled SIP participant that left before answering did not connect, from the
+ * DisconnectReason LiveKit's SIP service gives it (its participant_left webhook carries no
+ * SIP status): USER_REJECTED is what it gives a busy or declining callee (486, 603),
+ * USER_UNAVAILABLE a phone that did not answer (480, 408, the ringing timeout); anything
+ * else (SIP_TRUNK_FAILURE, a room closed under it, …) is a failed dial.
+ */
+export function dialFailureOfDisconnect(disconnectReason: string | undefined): DialFailureReason {
+  return disconnectReason === 'USER_REJECTED' ? 'dial_busy' : disconnectReason === 'USER_UNAVAILABLE' ? 'dial_no_answer' : 'dial_failed';
+}
 
 /**
  * What the media server reported about a dial's SIP leg (LiveKit's CreateSIPParticipant:
@@ -122,7 +146,7 @@ export type DialFailureReason = 'dial_busy' | 'dial_no_answer' | 'dial_failed';
 export interface SipDialReport {
   /** When the dial was sent (epoch ms): the INVITE left then. */
   started_at: number;
-  /** When the media server answered: the callee picked up, or the dial failed (epoch ms). */
+  /** When the media server answered the request: the dial was placed, the callee picked up, or the dial failed (epoch ms). */
   ended_at: number;
   /** LiveKit's SIP call ID (the participant's `sip.callID`), from the answer. */
   sip_call_id?: string;
@@ -145,6 +169,20 @@ export type DialOutcome =
       sip?: SipDialReport;
     }
   | { connected: false; status: 'not_connected'; disconnection_reason: DialFailureReason; sip?: SipDialReport };
+
+/**
+ * A dial the media server is placing (LiveKit's CreateSIPParticipant without waiting for the
+ * answer): the callee's SIP participant is in the room, dialling; whether it answers comes
+ * later, as the media server's events (docs/calls-media.md, Dialling).
+ */
+interface DialPlaced {
+  placed: true;
+  participant_identity: string;
+  sip?: SipDialReport;
+}
+
+/** What starting a dial answers: placed (the outcome comes later), or already its outcome (the sandbox's, or a refusal at once). */
+export type DialStart = DialOutcome | DialPlaced;
 
 /** A cold transfer: the caller's leg is handed to another destination by SIP REFER; the agent leaves. */
 export interface ColdTransferRequest {
@@ -202,8 +240,12 @@ export interface MediaAdapter {
    * LiveKit's dispatch rule created). Answers the dispatch ID.
    */
   dispatchAgent(room: string, call: MediaCall): Promise<string>;
-  /** Dials the callee into the call's room over the from number's outbound trunk; answers once it answered or failed. */
-  dialOut(request: DialRequest): Promise<DialOutcome>;
+  /**
+   * Dials the callee into the call's room over the from number's outbound trunk without
+   * waiting for the answer (LiveKit: placed, the answer or failure comes as events), or with
+   * the outcome at once when it is known already (the sandbox's, a refusal).
+   */
+  dialOut(request: DialRequest): Promise<DialStart>;
   coldTransfer(request: ColdTransferRequest): Promise<void>;
   warmTransfer(request: WarmTransferRequest): Promise<DialOutcome>;
   /**

@@ -126,6 +126,15 @@ z.discriminatedUnion('event', [
     decision: z.enum(['bridge', 'cancel']),
   }),
   z.strictObject({
+    /**
+     * The dialled callee answered: its SIP participant's `sip.callStatus` became `active`, a
+     * change LiveKit sends no webhook for, which the worker sees in the room. An outbound call
+     * that is still ringing goes live.
+     */
+    event: z.literal('callee_answered'),
+    ...base(),
+  }),
+  z.strictObject({
     event: z.literal('call_ended'),
     ...base(),
     disconnection_reason: z.enum(WORKER_END_REASONS),

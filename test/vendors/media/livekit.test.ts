@@ -157,8 +157,7 @@ describe('dialling out over the number’s outbound trunk', () => {
     const outcome = await media(trunks).dialOut(dial());
 
     expect(outcome).toEqual({
-      connected: true,
-      voicemail: false,
+      placed: true,
       participant_identity: 'callee',
       // What LiveKit answered about the SIP leg, for the call's SIP trace.
       sip: {
@@ -193,8 +192,9 @@ describe('dialling out over the number’s outbound trunk', () => {
       roomName: call.call_id,
       participantIdentity: 'callee',
       ringingTimeout: '30s',
-      waitUntilAnswered: true,
     });
+    // Placed, not answered: waitUntilAnswered is false (protobuf's JSON leaves the default out).
+    expect(participant!.body.waitUntilAnswered).toBeUndefined();
     expect(participant!.claims.sip).toEqual({ call: true });
   });
 
@@ -221,7 +221,7 @@ describe('dialling out over the number’s outbound trunk', () => {
       Array.from({ length: 5 }, (_, i) => adapter.dialOut(dial({ to_number: `+1415555018${i}` }))),
     );
 
-    expect(outcomes.every((outcome) => outcome.connected)).toBe(true);
+    expect(outcomes.every((outcome) => 'placed' in outcome)).toBe(true);
     expect(livekit.calls('SIP/CreateSIPOutboundTrunk')).toHaveLength(1);
     expect(livekit.calls('SIP/CreateSIPParticipant').map((request) => request.body.sipTrunkId)).toEqual(
       Array(5).fill('ST_000001'),
@@ -233,7 +233,7 @@ describe('dialling out over the number’s outbound trunk', () => {
     const shared = new MemoryTrunks();
     const [first, second] = await Promise.all([media(shared).dialOut(dial()), media(shared).dialOut(dial())]);
 
-    expect([first.connected, second.connected]).toEqual([true, true]);
+    expect(['placed' in first, 'placed' in second]).toEqual([true, true]);
     expect(livekit.calls('SIP/CreateSIPOutboundTrunk')).toHaveLength(2);
     const winner = shared.items.get('+14155550100')!;
     // The fake numbers every object from one counter: which IDs the two trunks got depends on
@@ -256,7 +256,7 @@ describe('dialling out over the number’s outbound trunk', () => {
       sipTrunkId: 'ST_elsewhere', name: '', address: '', numbers: [], transport: '', authUsername: '', authPassword: '', metadata: '',
     });
 
-    expect(await media(racing).dialOut(dial())).toMatchObject({ connected: true, voicemail: false, participant_identity: 'callee' });
+    expect(await media(racing).dialOut(dial())).toMatchObject({ placed: true, participant_identity: 'callee' });
     expect(livekit.calls('SIP/DeleteSIPTrunk').map((request) => request.body)).toEqual([{ sipTrunkId: 'ST_000001' }]);
     expect(livekit.calls('SIP/CreateSIPParticipant')[0]!.body.sipTrunkId).toBe('ST_elsewhere');
   });
@@ -268,7 +268,7 @@ describe('dialling out over the number’s outbound trunk', () => {
     [408, 'Request Timeout', 'dial_no_answer'],
     [404, 'Not Found', 'dial_failed'],
     [503, 'Service Unavailable', 'dial_failed'],
-  ])('a SIP %i (%s) is a dial outcome: not_connected, %s', async (code, status, reason) => {
+  ])('a SIP %i (%s) LiveKit answers at once is a dial outcome: not_connected, %s', async (code, status, reason) => {
     livekit.failNext('SIP/CreateSIPParticipant', {
       status: 400,
       code: 'failed_precondition',
@@ -325,6 +325,8 @@ describe('transfers and ending', () => {
     const outcome = await media().warmTransfer(dial({ to_number: '+14155550142' }));
     expect(outcome).toMatchObject({ connected: true, voicemail: false, participant_identity: 'transfer-+14155550142' });
     const [participant] = livekit.calls('SIP/CreateSIPParticipant');
+    // The transfer step decides on the outcome: this dial waits for the answer.
+    expect(participant!.body.waitUntilAnswered).toBe(true);
     expect([participant!.body.roomName, participant!.body.sipCallTo, participant!.body.participantIdentity]).toEqual([
       call.call_id,
       '+14155550142',
