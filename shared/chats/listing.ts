@@ -10,7 +10,7 @@ import {
   type ListingCondition,
   type ListingFilter,
 } from '../platform/store/sharded-listing.ts';
-import { chatListingPartitions, getChatItem, type ChatItem, type ChatListingEntry } from './store.ts';
+import { chatListingPartitions, countChats, getChatItem, type ChatItem, type ChatListingEntry } from './store.ts';
 
 /*
  * Listing chats: the workspace's sharded listing index (platform/store/sharded-listing.ts),
@@ -19,9 +19,12 @@ import { chatListingPartitions, getChatItem, type ChatItem, type ChatListingEntr
  * page's full items are read by key.
  */
 
-/** A total counts at most this many chats (a total at the cap means "at least"), examining at most TOTAL_EXAMINE_CAP entries. */
-const TOTAL_COUNT_CAP = 10_000;
-const TOTAL_EXAMINE_CAP = 100_000;
+/**
+ * A total without a filter is the workspace's chat counter (exact, one Query). A filtered
+ * total counts matches among the newest TOTAL_EXAMINE_CAP entries (Select: COUNT): a total
+ * at the cap means "at least".
+ */
+const TOTAL_EXAMINE_CAP = 10_000;
 
 function listingFilter(filter: ChatFilter | undefined): ListingFilter | undefined {
   if (!filter) return undefined;
@@ -72,7 +75,7 @@ export interface SmsNumbers {
   to_number?: string;
 }
 
-/** A page of the workspace's chats (newest first by default), its `has_more`, and a total when asked for (capped at 10,000). */
+/** A page of the workspace's chats (newest first by default), its `has_more`, and a total when asked for (exact without a filter; with one, among the newest 10,000). */
 export async function listChatItems(
   workspaceId: string,
   input: ListChatsInput,
@@ -106,7 +109,11 @@ export async function listChatItems(
       }),
       want,
     ),
-    input.include_total ? countListing({ gsi1pks, filter, cap: TOTAL_COUNT_CAP, examineCap: TOTAL_EXAMINE_CAP }) : undefined,
+    !input.include_total
+      ? undefined
+      : filter === undefined
+        ? countChats(workspaceId)
+        : countListing({ gsi1pks, filter, cap: TOTAL_EXAMINE_CAP, examineCap: TOTAL_EXAMINE_CAP }),
   ]);
   // The chats `skip` passes over are never read.
   const items = await readListedItems<ChatItem>(entries.slice(skip, skip + input.limit));

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { badRequest, conflict, notFound, TooManyRequests } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
+import { countChange, COUNTED, countedTotal, transactCounted, uncount } from '../platform/store/listing-count.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { fieldChanges } from '../platform/store/update-expression.ts';
 import { defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
@@ -113,12 +114,21 @@ const messagePut = (chatId: string, message: MessageItem | (ChatMessage & { seq:
   Put: { Item: { ...message, ...keys.chatMessage(chatId, message.seq) }, ConditionExpression: 'attribute_not_exists(pk)' },
 });
 
-/** A new chat with its first messages, all or nothing. */
+/** The counter of the listing shard a chat is in (platform/store/listing-count.ts). */
+const chatCounter = (workspaceId: string, chatId: string) => keys.listingCount(workspaceId, 'CHAT', shardOf(chatId));
+
+/** A new chat with its first messages, counted in its workspace's total, all or nothing. */
 export async function putNewChat(chat: ChatItem, messages: readonly MessageItem[]): Promise<void> {
-  await table.transact([
-    { Put: { Item: chat, ConditionExpression: 'attribute_not_exists(pk)' } },
+  await transactCounted([
+    { Put: { Item: { ...chat, [COUNTED]: true }, ConditionExpression: 'attribute_not_exists(pk)' } },
     ...messages.map((message) => messagePut(chat.chat_id, message)),
+    countChange(chatCounter(chat.workspace_id, chat.chat_id), 1),
   ]);
+}
+
+/** How many chats the workspace has (its listing counters: one Query, whatever the history's size). */
+export function countChats(workspaceId: string): Promise<number> {
+  return countedTotal(keys.listingCounts(workspaceId, 'CHAT'));
 }
 
 /** A chat of this workspace, or 404 (another workspace's chat is as absent as an unknown one). */
@@ -380,6 +390,8 @@ export async function deleteChatMessages(chatId: string): Promise<void> {
 
 /** Deletes a chat of this workspace, then its messages (the chat disappears for every reader with its item). */
 export async function deleteChatItems(workspaceId: string, chatId: string): Promise<ChatItem> {
+  // Out of the workspace's total first (once, however many deletes race), then the item.
+  await uncount(keys.chat(chatId), chatCounter(workspaceId, chatId), { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } });
   const old = await chats.take([chatId], { expression: 'attribute_exists(pk) AND workspace_id = :ws', values: { ':ws': workspaceId } }, () => {
     throw chatNotFound();
   });

@@ -182,6 +182,8 @@ class ShardCursor<E> {
     private readonly tests: readonly EntryTest[],
     private pageSize: number,
     private readonly laterPageSize: number,
+    /** Entries this shard may still examine (DynamoDB's Limit counts examined entries). */
+    private examineLeft: number,
   ) {}
 
   /** Reads ahead (used to start every shard's first read at once). */
@@ -193,12 +195,14 @@ class ShardCursor<E> {
 
   private async read() {
     while (this.position >= this.buffer.length && !this.done) {
-      const page = await this.query(this.pageSize, this.lastKey);
+      const limit = Math.min(this.pageSize, this.examineLeft);
+      const page = await this.query(limit, this.lastKey);
+      this.examineLeft -= limit;
       this.pageSize = this.laterPageSize;
       this.buffer = this.tests.length ? page.items.filter((entry) => this.tests.every((test) => test(entry as Record<string, unknown>))) : page.items;
       this.position = 0;
       this.lastKey = page.lastKey;
-      this.done = !page.lastKey;
+      this.done = !page.lastKey || this.examineLeft <= 0;
     }
   }
 
@@ -230,6 +234,8 @@ export interface ShardedListing<E> {
   /** The first read of each shard, and every later one. */
   firstPage: number;
   laterPage: number;
+  /** At most this many entries examined over all shards (a count's bound); unbounded without. */
+  examineCap?: number;
 }
 
 /** The shards' entries merged in the listing's order, read as they are needed. */
@@ -242,6 +248,7 @@ export async function* mergedEntries<E>(listing: ShardedListing<E>): AsyncGenera
         listing.entryTests ?? [],
         listing.firstPage,
         listing.laterPage,
+        listing.examineCap === undefined ? Infinity : Math.ceil(listing.examineCap / listing.gsi1pks.length),
       ),
   );
   for (;;) {
