@@ -1,4 +1,5 @@
 import { invalidPaginationKey, NotFound } from '../platform/errors.ts';
+import { timeOrderedIdFloor } from '../platform/ids.ts';
 import type { ChatFilter, ListChatsInput } from './schemas.ts';
 import {
   countListing,
@@ -118,4 +119,38 @@ export async function listChatItems(
   // The chats `skip` passes over are never read.
   const items = await readListedItems<ChatItem>(entries.slice(skip, skip + input.limit));
   return { items, hasMore: entries.length > skip + input.limit, ...(total !== undefined ? { total } : {}) };
+}
+
+/**
+ * A page of the workspace's chats started before `startedBeforeMs`, oldest first, as
+ * retention judges them (chat agent version, start): index entries only (gsi1 projects
+ * them), never the items, and the walk ends at the cutoff (chat IDs start with the time the
+ * chat started) instead of going through the newest chats.
+ */
+export async function chatRetentionPage(
+  workspaceId: string,
+  input: { after?: string; limit: number; startedBeforeMs: number },
+): Promise<{ chats: { chat_id: string; agent_id: string; agent_version: number; start_timestamp: number }[]; next?: string }> {
+  const gsi1pks = chatListingPartitions(workspaceId);
+  const entries = await firstEntries(
+    mergedEntries<ChatListingEntry>({
+      gsi1pks,
+      ascending: true,
+      after: input.after,
+      until: timeOrderedIdFloor('chat', input.startedBeforeMs),
+      idOf: (entry) => entry.chat_id,
+      ...shardReadSizes(input.limit + 1, gsi1pks.length, false),
+    }),
+    input.limit + 1,
+  );
+  const page = entries.slice(0, input.limit);
+  return {
+    chats: page.map((entry) => ({
+      chat_id: entry.chat_id,
+      agent_id: entry.agent_id as string,
+      agent_version: entry.agent_version as number,
+      start_timestamp: entry.start_timestamp as number,
+    })),
+    ...(entries.length > input.limit ? { next: page.at(-1)!.chat_id } : {}),
+  };
 }

@@ -100,6 +100,8 @@ async function queryListingShard<E>(input: {
   ascending: boolean;
   /** Exclusive bound: entries strictly after this ID in the sort order. */
   after?: string;
+  /** Ascending only: entries strictly before this bound (no entry's ID equals it). */
+  until?: string;
   filter?: ListingFilter;
   limit: number;
   exclusiveStartKey?: Record<string, unknown>;
@@ -107,7 +109,13 @@ async function queryListingShard<E>(input: {
   const names: Record<string, string> = { ...(input.filter?.names ?? {}) };
   const values: Record<string, unknown> = { ...(input.filter?.values ?? {}), ':gpk': input.gsi1pk };
   let keyCondition = 'gsi1pk = :gpk';
-  if (input.after) {
+  if (input.ascending && input.until !== undefined) {
+    if (input.after !== undefined && input.after >= input.until) return { items: [] };
+    // One condition on the sort key: BETWEEN is inclusive, so `after` itself is dropped below.
+    values[':until'] = input.until;
+    if (input.after) values[':after'] = input.after;
+    keyCondition += input.after ? ' AND gsi1sk BETWEEN :after AND :until' : ' AND gsi1sk < :until';
+  } else if (input.after) {
     values[':after'] = input.after;
     keyCondition += input.ascending ? ' AND gsi1sk > :after' : ' AND gsi1sk < :after';
   }
@@ -121,7 +129,8 @@ async function queryListingShard<E>(input: {
     Limit: input.limit,
     ExclusiveStartKey: input.exclusiveStartKey,
   });
-  return { items: page.items, lastKey: page.lastKey };
+  const items = input.until !== undefined && input.after ? page.items.filter((item) => (item as { gsi1sk?: string }).gsi1sk !== input.after) : page.items;
+  return { items, lastKey: page.lastKey };
 }
 
 /**
@@ -226,6 +235,8 @@ export interface ShardedListing<E> {
   ascending: boolean;
   /** The page's starting point: entries strictly after this ID. */
   after?: string;
+  /** Ascending only: where the listing stops (entries strictly before this bound: a cutoff). */
+  until?: string;
   filter?: ListingFilter;
   /** Tests an expression cannot say, run on each entry as it is read. */
   entryTests?: readonly EntryTest[];
@@ -244,7 +255,7 @@ export async function* mergedEntries<E>(listing: ShardedListing<E>): AsyncGenera
   const cursors = listing.gsi1pks.map(
     (gsi1pk) =>
       new ShardCursor<E>(
-        (limit, exclusiveStartKey) => queryListingShard<E>({ gsi1pk, ascending, after: listing.after, filter: listing.filter, limit, exclusiveStartKey }),
+        (limit, exclusiveStartKey) => queryListingShard<E>({ gsi1pk, ascending, after: listing.after, until: listing.until, filter: listing.filter, limit, exclusiveStartKey }),
         listing.entryTests ?? [],
         listing.firstPage,
         listing.laterPage,
