@@ -287,6 +287,8 @@ export const keys = {
 
   /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
   jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
+  /** Where a scheduled job's walk stopped (the last index entry it took), so the next pass goes on from there. */
+  jobCursor: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'CURSOR' }),
 
   /**
    * A call: its own partition (spread by the random ID, so a busy workspace's calls never
