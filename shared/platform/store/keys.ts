@@ -248,6 +248,11 @@ export const keys = {
     pk: `${workspacePartition(workspaceId)}#CONCURRENCY`,
     sk: `SLOT#${callId}`,
   }),
+  /**
+   * When the workspace's last on-demand slot sweep (a 429's) ran: `swept_at`, written
+   * conditionally, so at most one runs per interval however many requests find it full.
+   */
+  concurrencySweepClaim: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#CONCURRENCY`, sk: 'SWEPT' }),
   concurrencySlots: (workspaceId: string): PartitionQuery => ({
     pk: `${workspacePartition(workspaceId)}#CONCURRENCY`,
     skPrefix: 'SLOT#',
