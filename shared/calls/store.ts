@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { notFound } from '../platform/errors.ts';
+import { notFound, unavailable } from '../platform/errors.ts';
 import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { keys } from '../platform/store/keys.ts';
-import { countChange, COUNTED, countedTotal, transactCounted, uncount } from '../platform/store/listing-count.ts';
+import { countChange, COUNTED, countedTotal, countExisting, transactCounted, uncount } from '../platform/store/listing-count.ts';
 import { fieldChanges } from '../platform/store/update-expression.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled } from '../platform/store/table.ts';
+import { eachLimited } from '../platform/parallel.ts';
 import { linePuts, readCallWithLines, type TranscriptLine } from './line-store.ts';
 import type { CallItem } from './items.ts';
 import { publishCallChange } from './live/push.ts';
@@ -254,11 +255,47 @@ export async function updateCallFields(workspaceId: string, callId: string, fiel
  * deletes race), then the item, answered as it was.
  */
 export async function deleteCallItem(workspaceId: string, callId: string): Promise<CallItem> {
-  await uncount(keys.call(callId), callCounter(workspaceId, callId), { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } });
-  const old = await calls.take([callId], { expression: 'attribute_exists(pk) AND workspace_id = :ws', values: { ':ws': workspaceId } }, () => {
-    throw callNotFound();
-  });
-  return old!;
+  const owner = { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    await uncount(keys.call(callId), callCounter(workspaceId, callId), owner);
+    // Only while unmarked: an item counted in between (countCallsWrittenBefore) is uncounted again first.
+    const old = await calls.take(
+      [callId],
+      { expression: 'attribute_exists(pk) AND workspace_id = :ws AND attribute_not_exists(#counted)', names: { '#counted': COUNTED }, values: owner.values },
+      (current) => {
+        if (current?.workspace_id === workspaceId) return undefined;
+        throw callNotFound();
+      },
+    );
+    if (old) return old;
+  }
+  throw unavailable('The call is being changed too fast to delete; retry', 1);
+}
+
+/**
+ * Counts the workspace's calls written before the counters existed (each once, exact beside
+ * creates and deletes: countExisting), walking the listing index shard by shard, a few at a
+ * time. Answers how many it counted; a second run counts none.
+ */
+export async function countCallsWrittenBefore(workspaceId: string): Promise<number> {
+  let counted = 0;
+  for (const gsi1pk of callListingPartitions(workspaceId)) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await table.queryPage<{ call_id: string }>({
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :gpk',
+        ExpressionAttributeValues: { ':gpk': gsi1pk },
+        Limit: 500,
+        ExclusiveStartKey: startKey,
+      });
+      await eachLimited(page.items, 16, async ({ call_id }) => {
+        if (await countExisting(keys.call(call_id), callCounter(workspaceId, call_id), { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } })) counted++;
+      });
+      startKey = page.lastKey;
+    } while (startKey);
+  }
+  return counted;
 }
 
 /** The listing index partitions (gsi1) of a workspace's calls. */

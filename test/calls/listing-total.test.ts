@@ -1,11 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { listCallItems } from '../../shared/calls/listing.ts';
 import { deleteCall } from '../../shared/calls/erasure/index.ts';
-import { callListingPartitions, countCalls, deleteCallItem, newCallItem, putNewCall, type CallListingEntry } from '../../shared/calls/store.ts';
+import {
+  callListingPartitions,
+  countCalls,
+  countCallsWrittenBefore,
+  deleteCallItem,
+  newCallItem,
+  putNewCall,
+  type CallListingEntry,
+} from '../../shared/calls/store.ts';
 import { listChatItems } from '../../shared/chats/listing.ts';
-import { countChats, deleteChatItems, newChatItem, putNewChat } from '../../shared/chats/store.ts';
+import { countChats, countChatsWrittenBefore, deleteChatItems, newChatItem, putNewChat } from '../../shared/chats/store.ts';
 import { newId, newTimeOrderedId } from '../../shared/platform/ids.ts';
 import { countListing, firstEntries, mergedEntries } from '../../shared/platform/store/sharded-listing.ts';
+import { table } from '../../shared/platform/store/table.ts';
 
 /*
  * list-calls' and list-chats' unfiltered `include_total` is the workspace's listing counters
@@ -124,5 +133,31 @@ describe('the chat total', () => {
     expect(await countChats(ws)).toBe(35);
     const { total } = await listChatItems(ws, { limit: 1, sort_order: 'descending', include_total: true } as Parameters<typeof listChatItems>[1]);
     expect(total).toBe(35);
+  });
+});
+
+describe('calls and chats written before the counters', () => {
+  it('are counted once by the backfill, exactly, beside concurrent creates and deletes', async () => {
+    const ws = workspace();
+    // Written as a store before the counters held them: no mark, no count.
+    const old = Array.from({ length: 30 }, () => call(ws));
+    await table.batchPut(old as unknown as Record<string, unknown>[]);
+    await table.batchPut(Array.from({ length: 5 }, () => chat(ws) as unknown as Record<string, unknown>));
+    expect(await countCalls(ws)).toBe(0);
+
+    const fresh = Array.from({ length: 10 }, () => call(ws));
+    const [counted] = await Promise.all([
+      countCallsWrittenBefore(ws),
+      ...fresh.map((item) => putNewCall(item)),
+      // Deletes of old calls racing the backfill: each is counted and uncounted, or neither.
+      ...old.slice(0, 10).map((item) => deleteCallItem(ws, item.call_id)),
+    ]);
+    expect(counted).toBeLessThanOrEqual(30);
+    expect(await countCalls(ws)).toBe(30);
+    expect(await indexed(ws)).toBe(30);
+    // A second run counts nothing.
+    expect(await countCallsWrittenBefore(ws)).toBe(0);
+    expect(await countChatsWrittenBefore(ws)).toBe(5);
+    expect(await countChats(ws)).toBe(5);
   });
 });

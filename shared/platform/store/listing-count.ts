@@ -9,8 +9,9 @@ import { table, TransactionCancelled, type TransactOp } from './table.ts';
  * uncounts a listed item, so the sum of the counters is always the number of items marked
  * counted (COUNTED). Deletion is two writes: first the mark is removed with the counter's
  * `ADD -1` (conditional on the mark, so a retried or concurrent delete uncounts once), then
- * the item is deleted. An item the counter never saw (written by a seed without the mark)
- * is never uncounted. Counters are per shard so concurrent creates spread over items.
+ * the item is deleted, only while unmarked (so an item countExisting marked in between is
+ * uncounted first). Items written before the counters are counted once by countExisting
+ * (scripts/count-listings.ts). Counters are per shard so concurrent creates spread over items.
  */
 
 /** The mark on an item the counters include. */
@@ -60,6 +61,34 @@ export async function uncount(item: ItemKey, counter: ItemKey, condition: { expr
         },
       },
       countChange(counter, -1),
+    ]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCancelled && error.failedAt.includes(0)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Counts an item written before the counters (or by a seed without the mark): its mark set
+ * and the counter up by one, in one transaction conditional on the item being there,
+ * unmarked and `condition`'s (its owner). Answers whether it counted it now. Exact beside
+ * creates and deletes: a delete removes an item only while it is unmarked (after uncounting
+ * it), so an item counted here meanwhile is uncounted by that delete's next attempt.
+ */
+export async function countExisting(item: ItemKey, counter: ItemKey, condition: { expression: string; values: Record<string, unknown> }): Promise<boolean> {
+  try {
+    await transactCounted([
+      {
+        Update: {
+          Key: item,
+          UpdateExpression: 'SET #counted = :true',
+          ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(#counted) AND ${condition.expression}`,
+          ExpressionAttributeNames: { '#counted': COUNTED },
+          ExpressionAttributeValues: { ...condition.values, ':true': true },
+        },
+      },
+      countChange(counter, 1),
     ]);
     return true;
   } catch (error) {
