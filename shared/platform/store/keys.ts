@@ -292,7 +292,7 @@ export const keys = {
 
   /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
   jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
-  /** Where a scheduled job's walk stopped (the last index entry it took), so the next pass goes on from there. */
+  /** Where a scheduled job's walk stopped (the last index entry or workspace it took), so the next pass goes on from there. */
   jobCursor: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'CURSOR' }),
 
   /**
