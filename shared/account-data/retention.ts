@@ -75,9 +75,10 @@ class RetentionPass {
   /** Applies one page at `cursor`; answers where the next page starts, or undefined when the workspace is done. */
   async page(cursor: RetentionCursor = { phase: 'calls' }): Promise<RetentionCursor | undefined> {
     const ws = this.workspaceId;
-    const cutoffMs = this.nowMs - MIN_RETENTION_DAYS * DAY_MS;
+    // Due means created (or started) at or before now − days: the walk reads up to and including the cutoff's millisecond.
+    const untilMs = this.nowMs - MIN_RETENTION_DAYS * DAY_MS + 1;
     if (cursor.phase === 'calls') {
-      const page = await callRetentionPage(ws, { after: cursor.after, limit: PAGE, createdBeforeMs: cutoffMs });
+      const page = await callRetentionPage(ws, { after: cursor.after, limit: PAGE, createdBeforeMs: untilMs });
       this.report.calls_examined += page.calls.length;
       await eachLimited(page.calls, DELETES_IN_FLIGHT, async (call) => {
         const keep = await this.retentionOf(`agent:${call.agent_id}:${call.agent_version ?? ''}`, () =>
@@ -89,7 +90,7 @@ class RetentionPass {
       });
       return page.next ? { phase: 'calls', after: page.next } : { phase: 'chats' };
     }
-    const page = await chatRetentionPage(ws, { after: cursor.after, limit: PAGE, startedBeforeMs: cutoffMs });
+    const page = await chatRetentionPage(ws, { after: cursor.after, limit: PAGE, startedBeforeMs: untilMs });
     this.report.chats_examined += page.chats.length;
     await eachLimited(page.chats, DELETES_IN_FLIGHT, async (chat) => {
       const keep = await this.retentionOf(`chat_agent:${chat.agent_id}:${chat.agent_version}`, () =>

@@ -40,14 +40,15 @@ describe('retention up to the cutoff', () => {
   it('examines only calls older than the shortest retention and deletes the due ones, a bounded page at a time', async () => {
     const ws = await app.newWorkspace();
     const { agent } = await newAgent(ws.api, { agent: { data_storage_retention_days: 3 } });
-    // 5 calls 10 days old (due), 4 calls 2 days old (kept: 3 days), 30 of the last day (never read).
+    // 5 calls 10 days old and one exactly 3 days old (due), 4 calls 2 days old (kept: 3 days), 30 of the last day (never read).
     await seed(ws.workspace_id, agent.agent_id, [
       ...Array.from({ length: 5 }, (_, i) => NOW - 10 * DAY + i),
+      NOW - 3 * DAY,
       ...Array.from({ length: 4 }, (_, i) => NOW - 2 * DAY + i),
       ...Array.from({ length: 30 }, (_, i) => NOW - DAY / 2 + i),
     ]);
     const report = await applyRetention(ws.workspace_id, NOW);
-    expect(report).toEqual({ calls_deleted: 5, chats_deleted: 0, calls_examined: 9, chats_examined: 0 });
+    expect(report).toEqual({ calls_deleted: 6, chats_deleted: 0, calls_examined: 10, chats_examined: 0 });
     expect(await countCalls(ws.workspace_id)).toBe(34);
 
     // Pages carry the cursor and end at the cutoff.
