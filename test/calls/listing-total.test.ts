@@ -15,6 +15,8 @@ import { countChats, countChatsWrittenBefore, deleteChatItems, newChatItem, putN
 import { newId, newTimeOrderedId } from '../../shared/platform/ids.ts';
 import { countListing, firstEntries, mergedEntries } from '../../shared/platform/store/sharded-listing.ts';
 import { table } from '../../shared/platform/store/table.ts';
+import { COUNTED } from '../../shared/platform/store/listing-count.ts';
+import { toCallView } from '../../shared/calls/view.ts';
 
 /*
  * list-calls' and list-chats' unfiltered `include_total` is the workspace's listing counters
@@ -73,8 +75,11 @@ describe('the call total', () => {
     expect(settled.filter((result) => result.status === 'rejected')).toHaveLength(40);
     expect(await countCalls(ws)).toBe(50);
     expect(await indexed(ws)).toBe(50);
-    const { total } = await listCallItems(ws, { limit: 1, sort_order: 'descending', include_total: true });
+    const { total, items } = await listCallItems(ws, { limit: 1, sort_order: 'descending', include_total: true });
     expect(total).toBe(50);
+    // The mark is storage, never answered.
+    expect(items[0]).toHaveProperty(COUNTED, true);
+    expect(toCallView(items[0]!)).not.toHaveProperty(COUNTED);
   });
 
   it('counts a duplicate create once (the ID is taken: nothing is written)', async () => {
