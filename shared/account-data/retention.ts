@@ -3,10 +3,11 @@ import { registeredWorkspaceIds } from '../account/index.ts';
 import { getAgent, getChatAgent, workspaceHasRetentionSetting } from '../agents/index.ts';
 import { deleteCall } from '../calls/erasure/index.ts';
 import { callRetentionPage } from '../calls/records/index.ts';
-import { deleteChat, listChats } from '../chats/records/index.ts';
+import { chatRetentionPage, deleteChat } from '../chats/records/index.ts';
 import { queueNamed } from '../platform/aws/queue.ts';
 import { NotFound } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
+import { eachLimited } from '../platform/parallel.ts';
 import type { AccountDataJobMessage } from './messages.ts';
 import type { RetentionReport } from './schemas.ts';
 import {
@@ -24,10 +25,19 @@ import {
  * A workspace's pass goes page by page (RetentionPass.page), so the same steps serve
  * `POST /privacy/run-retention` (one workspace, to the end) and the daily sweep (every
  * workspace with a retention setting, a bounded number of pages per message, resumable).
+ *
+ * A page is index entries only (the listing index projects the agent version and the
+ * times), oldest first, and the walk stops at the cutoff: nothing younger than the shortest
+ * retention the settings allow (a day) can be due, so the newest calls are never read. The
+ * deletes of a page run a few at a time.
  */
 
 const DAY_MS = 86_400_000;
 const PAGE = 500;
+/** The shortest data_storage_retention_days the agent settings accept. */
+const MIN_RETENTION_DAYS = 1;
+/** Deletes of one page in flight at once. */
+const DELETES_IN_FLIGHT = 8;
 
 /** Deletes, counting what was there: a NotFound (deleted meanwhile) counts as nothing. */
 async function gone(remove: () => Promise<unknown>): Promise<boolean> {
@@ -65,33 +75,32 @@ class RetentionPass {
   /** Applies one page at `cursor`; answers where the next page starts, or undefined when the workspace is done. */
   async page(cursor: RetentionCursor = { phase: 'calls' }): Promise<RetentionCursor | undefined> {
     const ws = this.workspaceId;
+    // Due means created (or started) at or before now − days: the walk reads up to and including the cutoff's millisecond.
+    const untilMs = this.nowMs - MIN_RETENTION_DAYS * DAY_MS + 1;
     if (cursor.phase === 'calls') {
-      const page = await callRetentionPage(ws, { after: cursor.after, limit: PAGE });
-      for (const call of page.calls) {
-        this.report.calls_examined++;
+      const page = await callRetentionPage(ws, { after: cursor.after, limit: PAGE, createdBeforeMs: untilMs });
+      this.report.calls_examined += page.calls.length;
+      await eachLimited(page.calls, DELETES_IN_FLIGHT, async (call) => {
         const keep = await this.retentionOf(`agent:${call.agent_id}:${call.agent_version ?? ''}`, () =>
           getAgent(ws, call.agent_id, call.agent_version) as Promise<{ data_storage_retention_days?: number | null }>,
         );
         if (keep !== undefined && call.created_timestamp + keep * DAY_MS <= this.nowMs && (await gone(() => deleteCall(ws, call.call_id)))) {
           this.report.calls_deleted++;
         }
-      }
+      });
       return page.next ? { phase: 'calls', after: page.next } : { phase: 'chats' };
     }
-    const page = (await listChats(ws, { limit: PAGE, sort_order: 'ascending', ...(cursor.after ? { pagination_key: cursor.after } : {}) }, { page: true })) as {
-      items: { chat_id: string; agent_id: string; agent_version: number; start_timestamp: number }[];
-      pagination_key?: string;
-    };
-    for (const chat of page.items) {
-      this.report.chats_examined++;
+    const page = await chatRetentionPage(ws, { after: cursor.after, limit: PAGE, startedBeforeMs: untilMs });
+    this.report.chats_examined += page.chats.length;
+    await eachLimited(page.chats, DELETES_IN_FLIGHT, async (chat) => {
       const keep = await this.retentionOf(`chat_agent:${chat.agent_id}:${chat.agent_version}`, () =>
         getChatAgent(ws, chat.agent_id, chat.agent_version) as Promise<{ data_storage_retention_days?: number | null }>,
       );
       if (keep !== undefined && chat.start_timestamp + keep * DAY_MS <= this.nowMs && (await gone(() => deleteChat(ws, chat.chat_id)))) {
         this.report.chats_deleted++;
       }
-    }
-    return page.pagination_key ? { phase: 'chats', after: page.pagination_key } : undefined;
+    });
+    return page.next ? { phase: 'chats', after: page.next } : undefined;
   }
 }
 

@@ -81,7 +81,13 @@ export interface BillingAccountItem {
   customer_mock?: string;
   default_payment_method?: string;
   auto_recharge_pending_until?: number;
-  [monthly: `charges_${string}` | `slots_${string}` | `budget_${string}`]: number | undefined;
+  /**
+   * The first month (`YYYY-MM`) whose every entry was written with its day's usage and the
+   * month's credits (`credits_<YYYYMM>`): that month's invoice and later ones are summed from
+   * those, not from the ledger. Absent on accounts no entry has touched since they were kept.
+   */
+  usage_days_since?: string;
+  [monthly: `charges_${string}` | `credits_${string}` | `slots_${string}` | `budget_${string}`]: number | undefined;
 }
 
 export interface UsageDayItem {
@@ -143,6 +149,13 @@ export interface MockCheckoutItem {
 const monthSuffix = (month: string) => month.replace('-', '');
 export const chargesAttribute = (month: string) => `charges_${monthSuffix(month)}` as const;
 export const slotsAttribute = (month: string) => `slots_${monthSuffix(month)}` as const;
+/** Credits added in a month (the credit kinds' amounts, µUSD), for its invoice. */
+export const creditsAttribute = (month: string) => `credits_${monthSuffix(month)}` as const;
+/** The month after `YYYY-MM`. */
+const monthAfter = (month: string): string => {
+  const [year, number] = month.split('-').map(Number) as [number, number];
+  return number === 12 ? `${year + 1}-01` : `${year}-${String(number + 1).padStart(2, '0')}`;
+};
 export const budgetEventAttribute = (event: string, month: string) => `budget_${event}_${monthSuffix(month)}` as const;
 
 const mockCheckouts = defineEntity<MockCheckoutItem, [tokenHash: string]>({
@@ -200,6 +213,9 @@ export const billingStore = {
               workspace_id: workspaceId,
               balance: freeCredit.amount,
               created_timestamp: freeCredit.nowMs,
+              // Opened by this code: every entry of its first month is written with its usage day and credits.
+              usage_days_since: new Date(freeCredit.nowMs).toISOString().slice(0, 7),
+              ...(freeCredit.amount !== 0 ? { [creditsAttribute(new Date(freeCredit.nowMs).toISOString().slice(0, 7))]: freeCredit.amount } : {}),
               settings: { monthly_budget_usd: null, auto_recharge: null } satisfies BillingSettingsItem,
               open_invoices: {},
             },
@@ -226,17 +242,19 @@ export const billingStore = {
     options: { month: string; day: string; slots?: { previous: number; next: number }; extra?: readonly TransactOp[] },
   ): Promise<'written' | 'duplicate' | 'no-account' | 'slots-moved'> {
     const charge = CHARGE_KINDS.has(entry.kind) && entry.amount < 0 ? -entry.amount : 0;
-    const names: Record<string, string> = { '#charges': chargesAttribute(options.month) };
-    const values: Record<string, unknown> = { ':amount': entry.amount, ':charge': charge };
+    const credit = CREDIT_KINDS.has(entry.kind) ? entry.amount : 0;
+    const names: Record<string, string> = { '#charges': chargesAttribute(options.month), '#credits': creditsAttribute(options.month), '#since': 'usage_days_since' };
+    // An account kept from before the usage days knew credits is complete from next month on.
+    const values: Record<string, unknown> = { ':amount': entry.amount, ':charge': charge, ':credit': credit, ':since': monthAfter(options.month) };
     let condition = 'attribute_exists(pk)';
-    let set = '';
+    let set = ', #since = if_not_exists(#since, :since)';
     if (options.slots) {
       // The month's billed concurrency slots move in the same write, from the count the charge was computed on.
       names['#slots'] = slotsAttribute(options.month);
       values[':prevSlots'] = options.slots.previous;
       values[':nextSlots'] = options.slots.next;
       condition += options.slots.previous === 0 ? ' AND (attribute_not_exists(#slots) OR #slots = :prevSlots)' : ' AND #slots = :prevSlots';
-      set = ' SET #slots = :nextSlots';
+      set += ', #slots = :nextSlots';
     }
     const ops: TransactOp[] = [
       {
@@ -248,7 +266,7 @@ export const billingStore = {
       {
         Update: {
           Key: keys.billingAccount(entry.workspace_id),
-          UpdateExpression: `ADD balance :amount, #charges :charge${set}`,
+          UpdateExpression: `ADD balance :amount, #charges :charge, #credits :credit SET ${set.slice(2)}`,
           ConditionExpression: condition,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
@@ -256,10 +274,11 @@ export const billingStore = {
       },
       { Put: { Item: entry } },
     ];
-    if (charge > 0 && entry.lines) {
+    if (charge > 0) {
       const productNames: Record<string, string> = {};
       const values: Record<string, unknown> = { ':total': charge, ':ws': entry.workspace_id, ':day': options.day };
-      const adds = Object.entries(entry.lines).map(([product, amount], i) => {
+      // A charge without lines is one line of its kind (as its invoice reads it).
+      const adds = Object.entries(entry.lines ?? { [entry.kind]: charge }).map(([product, amount], i) => {
         productNames[`#p${i}`] = `p_${product}`;
         values[`:p${i}`] = amount;
         return `#p${i} :p${i}`;

@@ -10,7 +10,7 @@ import { sha256 } from '../platform/crypto/hash.ts';
 import { newTimeOrderedId } from '../platform/ids.ts';
 import { canonicalE164, countryOfNumber } from '../platform/telephony/phone.ts';
 import { checkedAgentOverride } from './agent-override.ts';
-import { acquireSlot, releaseSlot, SLOT_RECHECK_MS, sweepDueSlots, sweepSlots, type CallKind, type DueSweepResult, type SlotVerdict } from './concurrency.ts';
+import { acquireSlot, releaseSlot, SLOT_RECHECK_MS, sweepDueSlots, sweepSlotsWhenFull, type CallKind, type DueSweepResult, type SlotVerdict } from './concurrency.ts';
 import { applyCallDataStorage, DEFAULT_CALLEE_LINES } from './engine/engine.ts';
 import { finishCall, queueAnalysis, scheduleFirstStep } from './engine/finish.ts';
 import { withIdempotency } from './idempotency.ts';
@@ -249,7 +249,8 @@ async function admitAndStore(
 /**
  * A slot for the call; when the workspace is full, the slots of calls that are no longer
  * in progress (an instance that crashed before releasing) are swept and the call tries
- * once more, so a lost release never keeps a workspace full.
+ * once more, so a lost release never keeps a workspace full. The sweep is rate-limited and
+ * bounded (sweepSlotsWhenFull); the scheduled sweep reaches every slot within minutes.
  */
 export async function admitWithSweep(workspaceId: string, callId: string, kind: CallKind) {
   try {
@@ -257,10 +258,11 @@ export async function admitWithSweep(workspaceId: string, callId: string, kind: 
   } catch (error) {
     if (!(error instanceof TooManyRequests)) throw error;
     const stranded: CallItem[] = [];
-    const { released } = await sweepSlots(workspaceId, (id) => isCallInProgress(id, stranded));
+    // At most one such sweep per workspace every half minute, over its oldest slots (concurrency.ts).
+    const swept = await sweepSlotsWhenFull(workspaceId, (id) => isCallInProgress(id, stranded));
     // Stranded calls end now (their slots went with the sweep; finishCall's release finds them gone).
     await Promise.all(stranded.map((call) => finishCall(call, { status: 'error', reason: 'error_unknown' })));
-    if (released.length === 0) throw error;
+    if (!swept || swept.released.length === 0) throw error;
     return acquireSlot({ workspaceId, callId, kind });
   }
 }

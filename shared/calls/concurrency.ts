@@ -381,6 +381,8 @@ export interface SweepOptions {
   now?: () => number;
   /** How long a new slot is left alone while its call is set up (default SLOT_SETUP_GRACE_MS). */
   graceMs?: number;
+  /** At most this many slots are read, oldest first (slot keys end with the time-ordered call ID); all without. */
+  limit?: number;
 }
 
 export interface SweepResult {
@@ -407,10 +409,11 @@ export async function sweepSlots(
   const now = options.now ?? Date.now;
   const graceMs = options.graceMs ?? SLOT_SETUP_GRACE_MS;
   const query = keys.concurrencySlots(workspaceId);
-  const slots = await table.queryAll<SlotItem>({
+  const input = {
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': query.pk, ':prefix': query.skPrefix },
-  });
+  };
+  const slots = options.limit === undefined ? await table.queryAll<SlotItem>(input) : (await table.queryPage<SlotItem>({ ...input, Limit: options.limit })).items;
   const released: string[] = [];
   for (let i = 0; i < slots.length; i += SWEEP_PARALLELISM) {
     await Promise.all(
@@ -428,6 +431,40 @@ export async function sweepSlots(
     );
   }
   return { checked: slots.length, released };
+}
+
+/**
+ * How often a workspace's on-demand sweep may run: a full workspace refuses calls many times
+ * a second (a batch dialling at its numbers' CPS), and each refusal sweeping would read every
+ * slot and every call again. The scheduled sweep frees crashed slots within minutes anyway.
+ */
+export const ON_DEMAND_SWEEP_INTERVAL_MS = 30_000;
+/** The slots an on-demand sweep reads at most, oldest first (those most likely left by a crash). */
+const ON_DEMAND_SWEEP_SLOTS = 100;
+
+/**
+ * The sweep a refused admission runs (a 429): at most one per workspace per
+ * ON_DEMAND_SWEEP_INTERVAL_MS (a conditional write of `swept_at` on keys.concurrencySweepClaim,
+ * apart from the hot counter), over the oldest ON_DEMAND_SWEEP_SLOTS slots. Undefined when
+ * another ran within the interval: the refusal stands.
+ */
+export async function sweepSlotsWhenFull(
+  workspaceId: string,
+  isCallInProgress: (callId: string) => Promise<boolean>,
+  options: Omit<SweepOptions, 'limit'> = {},
+): Promise<SweepResult | undefined> {
+  const nowMs = (options.now ?? Date.now)();
+  try {
+    await table.put({
+      Item: { ...keys.concurrencySweepClaim(workspaceId), swept_at: nowMs, expires_at: Math.floor(nowMs / 1000) + 86_400 },
+      ConditionExpression: 'attribute_not_exists(pk) OR swept_at <= :since',
+      ExpressionAttributeValues: { ':since': nowMs - ON_DEMAND_SWEEP_INTERVAL_MS },
+    });
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+  return sweepSlots(workspaceId, isCallInProgress, { ...options, limit: ON_DEMAND_SWEEP_SLOTS });
 }
 
 /**

@@ -2,7 +2,9 @@ import { parseOrThrow } from '../platform/http/validation.ts';
 import { listCallItems } from './listing.ts';
 import { toCallView } from './view.ts';
 import { CallFilter, type CallView } from './schemas.ts';
-import { getCallItem, getCallWithTranscript, queryCallIdsByParty } from './store.ts';
+import { callListingPartitions, getCallItem, getCallWithTranscript, queryCallIdsByParty, type CallListingEntry } from './store.ts';
+import { timeOfOrderedId, timeOrderedIdFloor } from '../platform/ids.ts';
+import { firstEntries, mergedEntries, shardReadSizes } from '../platform/store/sharded-listing.ts';
 import { withTranscripts } from './transcript.ts';
 
 /** One call as the API shows it, with its transcript (its item and a Query of its lines). */
@@ -61,20 +63,35 @@ export function parseCallFilter(value: unknown, field: string): CallFilter {
 /** The IDs of the workspace's phone calls with `e164` as the other party (a privacy erase). */
 export const callIdsWithNumber = (workspaceId: string, e164: string): Promise<string[]> => queryCallIdsByParty(workspaceId, e164);
 
-/** A page of the workspace's calls, oldest first, as retention judges them (agent, creation time). */
+/**
+ * A page of the workspace's calls created before `createdBeforeMs`, oldest first, as
+ * retention judges them (agent version, creation time): index entries only (gsi1 projects
+ * the agent and its version; the creation time is the time-ordered call ID's), never the
+ * items, and the walk ends at the cutoff instead of going through the newest calls.
+ */
 export async function callRetentionPage(
   workspaceId: string,
-  input: { after?: string; limit: number },
-): Promise<{ calls: { call_id: string; agent_id: string; agent_version?: number; created_timestamp: number; data_storage_setting?: string | null }[]; next?: string }> {
-  const { items, hasMore } = await listCallItems(workspaceId, { limit: input.limit, sort_order: 'ascending', pagination_key: input.after });
+  input: { after?: string; limit: number; createdBeforeMs: number },
+): Promise<{ calls: { call_id: string; agent_id: string; agent_version?: number; created_timestamp: number }[]; next?: string }> {
+  const entries = await firstEntries(
+    mergedEntries<CallListingEntry>({
+      gsi1pks: callListingPartitions(workspaceId),
+      ascending: true,
+      after: input.after,
+      until: timeOrderedIdFloor('call', input.createdBeforeMs),
+      idOf: (entry) => entry.call_id,
+      ...shardReadSizes(input.limit + 1, callListingPartitions(workspaceId).length, false),
+    }),
+    input.limit + 1,
+  );
+  const page = entries.slice(0, input.limit);
   return {
-    calls: items.map((item) => ({
-      call_id: item.call_id,
-      agent_id: item.agent_id,
-      agent_version: item.agent_version,
-      created_timestamp: item.created_timestamp,
-      data_storage_setting: item.data_storage_setting,
+    calls: page.map((entry) => ({
+      call_id: entry.call_id,
+      agent_id: entry.agent_id as string,
+      agent_version: entry.agent_version as number | undefined,
+      created_timestamp: timeOfOrderedId('call', entry.call_id),
     })),
-    ...(hasMore && items.length ? { next: items.at(-1)!.call_id } : {}),
+    ...(entries.length > input.limit ? { next: page.at(-1)!.call_id } : {}),
   };
 }

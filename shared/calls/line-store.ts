@@ -1,3 +1,4 @@
+import { eachLimited } from '../platform/parallel.ts';
 import { keys, type ItemKey } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { ConditionFailed, table, type TransactOp } from '../platform/store/table.ts';
@@ -125,16 +126,4 @@ export async function deleteLines(callId: string): Promise<void> {
     queryAll<ItemKey>(keys.callUnscrubbedLinesParts(callId), 'pk, sk'),
   ]);
   await table.batchDelete([...entries, ...parts].map(({ pk, sk }) => ({ pk, sk })));
-}
-
-/** Runs `work` on every item, at most `limit` at once. */
-export async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      await work(items[index]!, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -13,7 +13,7 @@ import {
   type ListingCondition,
   type ListingFilter,
 } from '../platform/store/sharded-listing.ts';
-import { callListingPartitions, getCallItem, type CallItem, type CallListingEntry } from './store.ts';
+import { callListingPartitions, countCalls, getCallItem, type CallItem, type CallListingEntry } from './store.ts';
 
 /*
  * `POST /v3/list-calls`: a query of the listing index (gsi1), never a scan. A workspace's
@@ -47,11 +47,13 @@ interface ListingPlan {
 }
 
 /**
- * `include_total` counts on the index (Select: COUNT): at most this many matches (a total
- * at the cap means "at least"), examining at most TOTAL_EXAMINE_CAP entries, newest first.
+ * `include_total` without a filter is the workspace's call counter (exact, one Query). With
+ * filters it counts on the index (Select: COUNT), newest first, examining at most
+ * TOTAL_EXAMINE_CAP entries: a total at the cap means "at least", and a selective filter
+ * counts among the newest TOTAL_EXAMINE_CAP calls. Each request costs a bounded read
+ * whatever the workspace's history.
  */
-const TOTAL_COUNT_CAP = 10_000;
-const TOTAL_EXAMINE_CAP = 100_000;
+const TOTAL_EXAMINE_CAP = 10_000;
 /** With filters on full items (or `ew`), the most candidate calls read to count them. */
 const TOTAL_ITEM_CAP = 1_000;
 
@@ -263,7 +265,13 @@ export async function listCallItems(
   return { ...page, ...(total !== undefined ? { total } : {}) };
 }
 
-function merged(workspaceId: string, plan: ListingPlan, ascending: boolean, after: string | undefined, reads: { firstPage: number; laterPage: number }) {
+function merged(
+  workspaceId: string,
+  plan: ListingPlan,
+  ascending: boolean,
+  after: string | undefined,
+  reads: { firstPage: number; laterPage: number; examineCap?: number },
+) {
   return mergedEntries<CallListingEntry>({
     gsi1pks: callListingPartitions(workspaceId),
     ascending,
@@ -314,16 +322,21 @@ async function readPage(
 }
 
 /**
- * `include_total`, whatever the page: matching calls counted on the index with Select:
- * COUNT, the shards in parallel, up to TOTAL_COUNT_CAP matches and TOTAL_EXAMINE_CAP
- * entries examined. Tests the index cannot run (full-item filters, `ew`) need the entries
- * or the items: then at most TOTAL_ITEM_CAP candidates, newest first, are read and counted.
+ * `include_total`, whatever the page: with no filter, the workspace's counter. Index
+ * filters: matching calls counted on the index with Select: COUNT, the shards in parallel,
+ * TOTAL_EXAMINE_CAP entries examined at most. Tests the index cannot run (full-item filters,
+ * `ew`) need the entries or the items: then at most TOTAL_ITEM_CAP candidates among the
+ * newest TOTAL_EXAMINE_CAP entries are read and counted.
  */
 async function countMatching(workspaceId: string, plan: ListingPlan): Promise<number> {
   if (plan.itemTests.length === 0 && plan.entryTests.length === 0) {
-    return countListing({ gsi1pks: callListingPartitions(workspaceId), filter: plan.index, cap: TOTAL_COUNT_CAP, examineCap: TOTAL_EXAMINE_CAP });
+    if (plan.index === undefined) return countCalls(workspaceId);
+    return countListing({ gsi1pks: callListingPartitions(workspaceId), filter: plan.index, cap: TOTAL_EXAMINE_CAP, examineCap: TOTAL_EXAMINE_CAP });
   }
-  const candidates = await firstEntries(merged(workspaceId, plan, false, undefined, { firstPage: 1000, laterPage: 1000 }), TOTAL_ITEM_CAP);
+  const candidates = await firstEntries(
+    merged(workspaceId, plan, false, undefined, { firstPage: 1000, laterPage: 1000, examineCap: TOTAL_EXAMINE_CAP }),
+    TOTAL_ITEM_CAP,
+  );
   if (plan.itemTests.length === 0) return candidates.length;
   return (await readItems(candidates, { transcripts: plan.needsTranscript })).filter((item) => plan.itemTests.every((t) => t(item))).length;
 }

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { notFound } from '../platform/errors.ts';
+import { notFound, unavailable } from '../platform/errors.ts';
 import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { keys } from '../platform/store/keys.ts';
+import { countChange, COUNTED, countedTotal, countExisting, transactCounted, uncount } from '../platform/store/listing-count.ts';
 import { fieldChanges } from '../platform/store/update-expression.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled } from '../platform/store/table.ts';
+import { eachLimited } from '../platform/parallel.ts';
 import { linePuts, readCallWithLines, type TranscriptLine } from './line-store.ts';
 import type { CallItem } from './items.ts';
 import { publishCallChange } from './live/push.ts';
@@ -18,7 +20,8 @@ import { assembleTranscript } from './transcript.ts';
  * written once with the call's `line_count` (line-store.ts), and assembled on read
  * (transcript.ts), so the item stays small however long the call runs. The workspace's
  * listing is gsi1, sharded (CALL_LISTING_SHARDS partitions a workspace, chosen by the call
- * ID) so a busy workspace's writes spread.
+ * ID) so a busy workspace's writes spread; each shard has a counter of its calls
+ * (platform/store/listing-count.ts), written in the call's create and delete.
  */
 
 export const CALL_LISTING_SHARDS = 4;
@@ -89,17 +92,38 @@ function otherParty(fields: Partial<CallItem>): string | undefined {
   return typeof number === 'string' && canonicalE164(number) ? number : undefined;
 }
 
+/** The counter of the listing shard a call is in. */
+const callCounter = (workspaceId: string, callId: string) => keys.listingCount(workspaceId, 'CALL', shardOf(callId));
+
+/** A new call, counted in its workspace's total in the same transaction; ConditionFailed when the ID is taken. */
 export async function putNewCall(item: CallItem): Promise<void> {
-  await table.put({ Item: item, ConditionExpression: 'attribute_not_exists(pk)' });
+  try {
+    await transactCounted([
+      { Put: { Item: { ...item, [COUNTED]: true }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      countChange(callCounter(item.workspace_id, item.call_id), 1),
+    ]);
+  } catch (error) {
+    if (error instanceof TransactionCancelled && error.failedAt.includes(0)) throw new ConditionFailed();
+    throw error;
+  }
 }
 
 /**
- * Writes many whole call items at once (BatchWrite, no conditions: an item with the same
- * key is replaced). Only for items built by newCallItem that the caller holds whole: the
- * export-at-scale test seeds thousands of ended calls this way (test/support/factories.ts).
+ * Writes many new whole call items at once (BatchWrite, no conditions), then adds them to
+ * their counters: not atomic, and an item with the same key is replaced but counted again.
+ * Only for new items built by newCallItem that the caller holds whole: the export-at-scale
+ * test seeds thousands of ended calls this way (test/support/factories.ts).
  */
 export async function putCallItems(items: readonly CallItem[]): Promise<void> {
-  await table.batchPut(items);
+  await table.batchPut(items.map((item) => ({ ...item, [COUNTED]: true })));
+  const added = new Map<string, { key: ReturnType<typeof callCounter>; n: number }>();
+  for (const item of items) {
+    const key = callCounter(item.workspace_id, item.call_id);
+    const entry = added.get(`${key.pk}\u0000${key.sk}`) ?? { key, n: 0 };
+    entry.n++;
+    added.set(`${key.pk}\u0000${key.sk}`, entry);
+  }
+  for (const { key, n } of added.values()) await transactCounted([countChange(key, n)]);
 }
 
 export interface Transition {
@@ -226,16 +250,62 @@ export async function updateCallFields(workspaceId: string, callId: string, fiel
   return updated!;
 }
 
+/**
+ * Deletes a call of this workspace: first out of the workspace's total (once, however many
+ * deletes race), then the item, answered as it was.
+ */
 export async function deleteCallItem(workspaceId: string, callId: string): Promise<CallItem> {
-  const old = await calls.take([callId], { expression: 'attribute_exists(pk) AND workspace_id = :ws', values: { ':ws': workspaceId } }, () => {
-    throw callNotFound();
-  });
-  return old!;
+  const owner = { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    await uncount(keys.call(callId), callCounter(workspaceId, callId), owner);
+    // Only while unmarked: an item counted in between (countCallsWrittenBefore) is uncounted again first.
+    const old = await calls.take(
+      [callId],
+      { expression: 'attribute_exists(pk) AND workspace_id = :ws AND attribute_not_exists(#counted)', names: { '#counted': COUNTED }, values: owner.values },
+      (current) => {
+        if (current?.workspace_id === workspaceId) return undefined;
+        throw callNotFound();
+      },
+    );
+    if (old) return old;
+  }
+  throw unavailable('The call is being changed too fast to delete; retry', 1);
+}
+
+/**
+ * Counts the workspace's calls written before the counters existed (each once, exact beside
+ * creates and deletes: countExisting), walking the listing index shard by shard, a few at a
+ * time. Answers how many it counted; a second run counts none.
+ */
+export async function countCallsWrittenBefore(workspaceId: string): Promise<number> {
+  let counted = 0;
+  for (const gsi1pk of callListingPartitions(workspaceId)) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await table.queryPage<{ call_id: string }>({
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :gpk',
+        ExpressionAttributeValues: { ':gpk': gsi1pk },
+        Limit: 500,
+        ExclusiveStartKey: startKey,
+      });
+      await eachLimited(page.items, 16, async ({ call_id }) => {
+        if (await countExisting(keys.call(call_id), callCounter(workspaceId, call_id), { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } })) counted++;
+      });
+      startKey = page.lastKey;
+    } while (startKey);
+  }
+  return counted;
 }
 
 /** The listing index partitions (gsi1) of a workspace's calls. */
 export function callListingPartitions(workspaceId: string): string[] {
   return Array.from({ length: CALL_LISTING_SHARDS }, (_, shard) => keys.callListing(workspaceId, shard).gsi1pk);
+}
+
+/** How many calls the workspace has (its listing counters: one Query, whatever the history's size). */
+export function countCalls(workspaceId: string): Promise<number> {
+  return countedTotal(keys.listingCounts(workspaceId, 'CALL'));
 }
 
 export type CallListingEntry = Pick<CallItem, 'pk' | 'sk' | 'call_id' | 'gsi1sk'> & Record<string, unknown>;

@@ -1,4 +1,5 @@
-import { eachLimited, readLines, type LineItem, type TranscriptLine } from './line-store.ts';
+import { eachLimited } from '../platform/parallel.ts';
+import { readLines, type LineItem, type TranscriptLine } from './line-store.ts';
 import type { CallItem } from './items.ts';
 
 /*

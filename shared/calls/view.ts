@@ -1,3 +1,4 @@
+import { COUNTED } from '../platform/store/listing-count.ts';
 import type { CallView } from './schemas.ts';
 import type { CallItem } from './store.ts';
 
@@ -7,7 +8,7 @@ const INTERNAL = new Set([
   'user_sentiment', 'call_successful', 'in_voicemail', 'combined_cost', 'e2e_latency_p50', 'expires_at',
   'transfer_state', 'transfer_seq', 'recording', 'scrubbed_timestamp', 'data_storage_applied', 'analyzed_event_pending',
   'live_log', 'live_say', 'live_patch', 'live_take_over', 'live_watched', 'live_base_variables',
-  'sip_leg', 'dial_seq', 'idempotency_claim', 'line_count', 'control_count', 'say_count',
+  'sip_leg', 'dial_seq', 'idempotency_claim', 'line_count', 'control_count', 'say_count', COUNTED,
 ]);
 
 /** INTERNAL and the transcript fields (list-calls answers calls without them). */

@@ -1,4 +1,5 @@
 import { invalidPaginationKey, NotFound } from '../platform/errors.ts';
+import { timeOrderedIdFloor } from '../platform/ids.ts';
 import type { ChatFilter, ListChatsInput } from './schemas.ts';
 import {
   countListing,
@@ -10,7 +11,7 @@ import {
   type ListingCondition,
   type ListingFilter,
 } from '../platform/store/sharded-listing.ts';
-import { chatListingPartitions, getChatItem, type ChatItem, type ChatListingEntry } from './store.ts';
+import { chatListingPartitions, countChats, getChatItem, type ChatItem, type ChatListingEntry } from './store.ts';
 
 /*
  * Listing chats: the workspace's sharded listing index (platform/store/sharded-listing.ts),
@@ -19,9 +20,12 @@ import { chatListingPartitions, getChatItem, type ChatItem, type ChatListingEntr
  * page's full items are read by key.
  */
 
-/** A total counts at most this many chats (a total at the cap means "at least"), examining at most TOTAL_EXAMINE_CAP entries. */
-const TOTAL_COUNT_CAP = 10_000;
-const TOTAL_EXAMINE_CAP = 100_000;
+/**
+ * A total without a filter is the workspace's chat counter (exact, one Query). A filtered
+ * total counts matches among the newest TOTAL_EXAMINE_CAP entries (Select: COUNT): a total
+ * at the cap means "at least".
+ */
+const TOTAL_EXAMINE_CAP = 10_000;
 
 function listingFilter(filter: ChatFilter | undefined): ListingFilter | undefined {
   if (!filter) return undefined;
@@ -72,7 +76,7 @@ export interface SmsNumbers {
   to_number?: string;
 }
 
-/** A page of the workspace's chats (newest first by default), its `has_more`, and a total when asked for (capped at 10,000). */
+/** A page of the workspace's chats (newest first by default), its `has_more`, and a total when asked for (exact without a filter; with one, among the newest 10,000). */
 export async function listChatItems(
   workspaceId: string,
   input: ListChatsInput,
@@ -106,9 +110,47 @@ export async function listChatItems(
       }),
       want,
     ),
-    input.include_total ? countListing({ gsi1pks, filter, cap: TOTAL_COUNT_CAP, examineCap: TOTAL_EXAMINE_CAP }) : undefined,
+    !input.include_total
+      ? undefined
+      : filter === undefined
+        ? countChats(workspaceId)
+        : countListing({ gsi1pks, filter, cap: TOTAL_EXAMINE_CAP, examineCap: TOTAL_EXAMINE_CAP }),
   ]);
   // The chats `skip` passes over are never read.
   const items = await readListedItems<ChatItem>(entries.slice(skip, skip + input.limit));
   return { items, hasMore: entries.length > skip + input.limit, ...(total !== undefined ? { total } : {}) };
+}
+
+/**
+ * A page of the workspace's chats started before `startedBeforeMs`, oldest first, as
+ * retention judges them (chat agent version, start): index entries only (gsi1 projects
+ * them), never the items, and the walk ends at the cutoff (chat IDs start with the time the
+ * chat started) instead of going through the newest chats.
+ */
+export async function chatRetentionPage(
+  workspaceId: string,
+  input: { after?: string; limit: number; startedBeforeMs: number },
+): Promise<{ chats: { chat_id: string; agent_id: string; agent_version: number; start_timestamp: number }[]; next?: string }> {
+  const gsi1pks = chatListingPartitions(workspaceId);
+  const entries = await firstEntries(
+    mergedEntries<ChatListingEntry>({
+      gsi1pks,
+      ascending: true,
+      after: input.after,
+      until: timeOrderedIdFloor('chat', input.startedBeforeMs),
+      idOf: (entry) => entry.chat_id,
+      ...shardReadSizes(input.limit + 1, gsi1pks.length, false),
+    }),
+    input.limit + 1,
+  );
+  const page = entries.slice(0, input.limit);
+  return {
+    chats: page.map((entry) => ({
+      chat_id: entry.chat_id,
+      agent_id: entry.agent_id as string,
+      agent_version: entry.agent_version as number,
+      start_timestamp: entry.start_timestamp as number,
+    })),
+    ...(entries.length > input.limit ? { next: page.at(-1)!.chat_id } : {}),
+  };
 }

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
-import { badRequest, conflict, notFound, TooManyRequests } from '../platform/errors.ts';
+import { badRequest, conflict, notFound, TooManyRequests, unavailable } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
+import { countChange, COUNTED, countedTotal, countExisting, transactCounted, uncount } from '../platform/store/listing-count.ts';
+import { eachLimited } from '../platform/parallel.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { fieldChanges } from '../platform/store/update-expression.ts';
 import { defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
@@ -113,12 +115,21 @@ const messagePut = (chatId: string, message: MessageItem | (ChatMessage & { seq:
   Put: { Item: { ...message, ...keys.chatMessage(chatId, message.seq) }, ConditionExpression: 'attribute_not_exists(pk)' },
 });
 
-/** A new chat with its first messages, all or nothing. */
+/** The counter of the listing shard a chat is in (platform/store/listing-count.ts). */
+const chatCounter = (workspaceId: string, chatId: string) => keys.listingCount(workspaceId, 'CHAT', shardOf(chatId));
+
+/** A new chat with its first messages, counted in its workspace's total, all or nothing. */
 export async function putNewChat(chat: ChatItem, messages: readonly MessageItem[]): Promise<void> {
-  await table.transact([
-    { Put: { Item: chat, ConditionExpression: 'attribute_not_exists(pk)' } },
+  await transactCounted([
+    { Put: { Item: { ...chat, [COUNTED]: true }, ConditionExpression: 'attribute_not_exists(pk)' } },
     ...messages.map((message) => messagePut(chat.chat_id, message)),
+    countChange(chatCounter(chat.workspace_id, chat.chat_id), 1),
   ]);
+}
+
+/** How many chats the workspace has (its listing counters: one Query, whatever the history's size). */
+export function countChats(workspaceId: string): Promise<number> {
+  return countedTotal(keys.listingCounts(workspaceId, 'CHAT'));
 }
 
 /** A chat of this workspace, or 404 (another workspace's chat is as absent as an unknown one). */
@@ -380,11 +391,47 @@ export async function deleteChatMessages(chatId: string): Promise<void> {
 
 /** Deletes a chat of this workspace, then its messages (the chat disappears for every reader with its item). */
 export async function deleteChatItems(workspaceId: string, chatId: string): Promise<ChatItem> {
-  const old = await chats.take([chatId], { expression: 'attribute_exists(pk) AND workspace_id = :ws', values: { ':ws': workspaceId } }, () => {
-    throw chatNotFound();
-  });
-  await deleteChatMessages(chatId);
-  return old!;
+  const owner = { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    // Out of the workspace's total first (once, however many deletes race), then the item,
+    // only while unmarked: one counted in between (countChatsWrittenBefore) is uncounted again first.
+    await uncount(keys.chat(chatId), chatCounter(workspaceId, chatId), owner);
+    const old = await chats.take(
+      [chatId],
+      { expression: 'attribute_exists(pk) AND workspace_id = :ws AND attribute_not_exists(#counted)', names: { '#counted': COUNTED }, values: owner.values },
+      (current) => {
+        if (current?.workspace_id === workspaceId) return undefined;
+        throw chatNotFound();
+      },
+    );
+    if (old) {
+      await deleteChatMessages(chatId);
+      return old;
+    }
+  }
+  throw unavailable('The chat is being changed too fast to delete; retry', 1);
+}
+
+/** Counts the workspace's chats written before the counters existed, each once (as countCallsWrittenBefore does for calls). */
+export async function countChatsWrittenBefore(workspaceId: string): Promise<number> {
+  let counted = 0;
+  for (const gsi1pk of chatListingPartitions(workspaceId)) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await table.queryPage<{ chat_id: string }>({
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :gpk',
+        ExpressionAttributeValues: { ':gpk': gsi1pk },
+        Limit: 500,
+        ExclusiveStartKey: startKey,
+      });
+      await eachLimited(page.items, 16, async ({ chat_id }) => {
+        if (await countExisting(keys.chat(chat_id), chatCounter(workspaceId, chat_id), { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } })) counted++;
+      });
+      startKey = page.lastKey;
+    } while (startKey);
+  }
+  return counted;
 }
 
 export type ChatListingEntry = Pick<ChatItem, 'pk' | 'sk' | 'chat_id'> & Record<string, unknown>;

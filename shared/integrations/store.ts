@@ -184,13 +184,31 @@ export async function deleteKbSyncConnection(workspaceId: string, connectionId: 
   return taken !== undefined;
 }
 
-/** Connections whose access token expires before `beforeMs`: one query of the expiry index. */
-export async function queryExpiringConnections(beforeMs: number, limit: number): Promise<{ workspaceId: string; connectionId: string }[]> {
-  const page = await table.dueBefore(keys.oauthExpiring(beforeMs), limit);
-  return page.items.map((item) => {
-    const [, workspaceId, connectionId] = item.gsi1sk.split('#') as [string, string, string];
-    return { workspaceId, connectionId };
-  });
+/** An expiring connection as the expiry index names it, with its index key (a walk's cursor). */
+export interface ExpiringConnection {
+  workspaceId: string;
+  connectionId: string;
+  /** The entry's key in the expiry index: an ExclusiveStartKey to go on after it. */
+  position: Record<string, unknown>;
+}
+
+/**
+ * A page of the connections whose access token expires before `beforeMs`, soonest first,
+ * after `startKey` (a position): one query of the expiry index. `next` is undefined at the end.
+ */
+export async function queryExpiringConnections(
+  beforeMs: number,
+  limit: number,
+  startKey?: Record<string, unknown>,
+): Promise<{ connections: ExpiringConnection[]; next?: Record<string, unknown> }> {
+  const page = await table.dueBefore<{ pk: string; sk: string; gsi1pk: string; gsi1sk: string }>(keys.oauthExpiring(beforeMs), limit, startKey);
+  return {
+    connections: page.items.map((item) => {
+      const [, workspaceId, connectionId] = item.gsi1sk.split('#') as [string, string, string];
+      return { workspaceId, connectionId, position: { pk: item.pk, sk: item.sk, gsi1pk: item.gsi1pk, gsi1sk: item.gsi1sk } };
+    }),
+    ...(page.lastKey ? { next: page.lastKey } : {}),
+  };
 }
 
 // ---------------------------------------------------------------------------------------

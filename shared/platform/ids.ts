@@ -76,6 +76,16 @@ export function newTimeOrderedId(kind: IdKind, nowMs: number): string {
   return idPrefix[kind] + nowMs.toString(16).padStart(12, '0') + randomBytes(6).toString('hex');
 }
 
+/** The bound below every time-ordered ID of `kind` made at or after `atMs` (and above every earlier one). */
+export function timeOrderedIdFloor(kind: IdKind, atMs: number): string {
+  return idPrefix[kind] + atMs.toString(16).padStart(12, '0');
+}
+
+/** The epoch ms a time-ordered ID of `kind` was made at (its first 12 hex after the prefix). */
+export function timeOfOrderedId(kind: IdKind, id: string): number {
+  return parseInt(id.slice(idPrefix[kind].length, idPrefix[kind].length + 12), 16);
+}
+
 export function idPattern(kind: IdKind): RegExp {
   return new RegExp(`^${idPrefix[kind]}[0-9a-f]{24}$`);
 }

@@ -10,7 +10,9 @@ import {
   getConcurrency,
   getConcurrencySettings,
   releaseSlot,
+  ON_DEMAND_SWEEP_INTERVAL_MS,
   sweepSlots,
+  sweepSlotsWhenFull,
   updateConcurrencySettings,
   type CallKind,
 } from '../../shared/calls/concurrency.ts';
@@ -367,5 +369,32 @@ describe('concurrency settings and GET /get-concurrency', () => {
     for (const body of [{ reserved_inbound_concurrency: -1 }, { reserved_inbound_concurrency: 1.5 }, { reserved_inbound_concurrency: 1001 }, { burst_enabled: 'yes' }]) {
       expect(UpdateConcurrencySettingsBody.safeParse(body).success).toBe(false);
     }
+  });
+
+  it('a full workspace sweeps on demand at most once an interval, over its oldest slots only', async () => {
+    const workspaceId = await workspaceWithLimit(150);
+    let at = Date.now();
+    const now = () => at;
+    // Time-ordered call IDs, so the slots' keys sort oldest first.
+    const ids = Array.from({ length: 140 }, (_, i) => `call_${(at + i).toString(16).padStart(12, '0')}${randomBytes(6).toString('hex')}`);
+    await acquireSlots({ workspaceId, callIds: ids, kind: 'outbound', now });
+    at += SLOT_SETUP_GRACE_MS;
+    const asked: string[] = [];
+    const crashed = async (callId: string) => (asked.push(callId), false);
+
+    const first = await sweepSlotsWhenFull(workspaceId, crashed, { now });
+    expect(first!.checked).toBe(100);
+    expect(first!.released.sort()).toEqual(ids.slice(0, 100).sort());
+    // Every refusal within the interval leaves the sweep alone: nothing read, nothing asked.
+    asked.length = 0;
+    at += ON_DEMAND_SWEEP_INTERVAL_MS - 1;
+    expect(await Promise.all([1, 2, 3].map(() => sweepSlotsWhenFull(workspaceId, crashed, { now })))).toEqual([undefined, undefined, undefined]);
+    expect(asked).toEqual([]);
+    // Once the interval has passed, one (of several at once) sweeps the rest.
+    at += 1;
+    const racing = await Promise.all([1, 2, 3].map(() => sweepSlotsWhenFull(workspaceId, crashed, { now })));
+    expect(racing.filter((result) => result !== undefined)).toHaveLength(1);
+    expect(racing.find((result) => result !== undefined)!.released.sort()).toEqual(ids.slice(100).sort());
+    expect(await inUse(workspaceId)).toBe(0);
   });
 });

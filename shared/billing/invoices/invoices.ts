@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { badRequest, notFound } from '../../platform/errors.ts';
 import { escapeHtml } from '../../platform/text/text.ts';
-import { billingNow, monthBounds, monthOf, previousMonth } from '../clock.ts';
+import { billingNow, dayOf, monthBounds, monthOf, previousMonth } from '../clock.ts';
 import { ensureAccount } from '../entries.ts';
 import { INVOICE_OVERDUE_DAYS, toUsd } from '../prices.ts';
 import type { InvoiceView } from './schemas.ts';
-import { billingStore, CHARGE_KINDS, CREDIT_KINDS, type InvoiceItem, type InvoiceLine } from '../store.ts';
+import { billingStore, CHARGE_KINDS, creditsAttribute, CREDIT_KINDS, type BillingAccountItem, type InvoiceItem, type InvoiceLine } from '../store.ts';
 
 /*
  * Monthly usage invoices: one per workspace and month (its ID derived from both, so the
@@ -54,6 +54,35 @@ function invoiceView(item: InvoiceItem, nowMs = billingNow()): InvoiceView {
   };
 }
 
+type MonthSums = { byProduct: Map<string, number>; credits: number };
+
+/**
+ * A month's charges by product and its credits from its usage days (at most 31 items) and
+ * the account's `credits_<YYYYMM>`: each written in the transaction of every entry, so they
+ * sum what the ledger holds, at a cost that does not grow with the month's calls.
+ */
+async function monthFromUsageDays(workspaceId: string, month: string, account: BillingAccountItem): Promise<MonthSums> {
+  const { start, end } = monthBounds(month);
+  const byProduct = new Map<string, number>();
+  for (const day of await billingStore.usageDays(workspaceId, dayOf(start), dayOf(end - 1))) {
+    for (const [name, amount] of Object.entries(day)) if (name.startsWith('p_')) byProduct.set(name.slice(2), (byProduct.get(name.slice(2)) ?? 0) + (amount as number));
+  }
+  return { byProduct, credits: account[creditsAttribute(month)] ?? 0 };
+}
+
+/** The same from the ledger's entries, for months before the account's usage days were complete. */
+async function monthFromLedger(workspaceId: string, start: number, end: number): Promise<MonthSums> {
+  const byProduct = new Map<string, number>();
+  let credits = 0;
+  for (const entry of await billingStore.entries(workspaceId, { fromMs: start, toMs: end })) {
+    if (CREDIT_KINDS.has(entry.kind)) credits += entry.amount;
+    if (!CHARGE_KINDS.has(entry.kind) || entry.amount >= 0) continue;
+    const lines = entry.lines ?? { [entry.kind]: -entry.amount };
+    for (const [product, amount] of Object.entries(lines)) byProduct.set(product, (byProduct.get(product) ?? 0) + amount);
+  }
+  return { byProduct, credits };
+}
+
 /** The month's invoice, issued now if it was not yet (the month must have ended). */
 export async function issueMonthlyInvoice(workspaceId: string, period?: string): Promise<{ invoice: InvoiceView; created: boolean }> {
   const nowMs = billingNow();
@@ -66,15 +95,10 @@ export async function issueMonthlyInvoice(workspaceId: string, period?: string):
   if (existing) return { invoice: invoiceView(existing, nowMs), created: false };
 
   const account = await ensureAccount(workspaceId);
-  const entries = await billingStore.entries(workspaceId, { fromMs: start, toMs: end });
-  const byProduct = new Map<string, number>();
-  let credits = 0;
-  for (const entry of entries) {
-    if (CREDIT_KINDS.has(entry.kind)) credits += entry.amount;
-    if (!CHARGE_KINDS.has(entry.kind) || entry.amount >= 0) continue;
-    const lines = entry.lines ?? { [entry.kind]: -entry.amount };
-    for (const [product, amount] of Object.entries(lines)) byProduct.set(product, (byProduct.get(product) ?? 0) + amount);
-  }
+  const { byProduct, credits } =
+    account.usage_days_since !== undefined && account.usage_days_since <= month
+      ? await monthFromUsageDays(workspaceId, month, account)
+      : await monthFromLedger(workspaceId, start, end);
   const lines: InvoiceLine[] = [...byProduct.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([product, amount]) => ({ product, description: PRODUCT_NAMES[product] ?? product, amount }));

@@ -1,6 +1,7 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, isConditionFailure, tableName } from './db.ts';
 import { keys } from './keys.ts';
+import { table } from './table.ts';
 
 /**
  * One lease item per scheduled job. A pass is named by its slot (its scheduled start,
@@ -45,4 +46,19 @@ export async function releaseJobLease(job: string, slot: number, holder: string)
     // Already expired and taken by a later slot: nothing left to release.
     if (!isConditionFailure(error)) throw error;
   }
+}
+
+/**
+ * Where the job's last pass stopped in its index (an ExclusiveStartKey), or undefined: start
+ * from the front. Written only by the lease's holder.
+ */
+export async function readJobCursor(job: string): Promise<Record<string, unknown> | undefined> {
+  const item = await table.get<{ cursor?: Record<string, unknown> }>(keys.jobCursor(job));
+  return item?.cursor;
+}
+
+/** Records where the pass stopped (undefined: it reached the end, the next starts from the front). */
+export async function saveJobCursor(job: string, cursor: Record<string, unknown> | undefined, nowMs = Date.now()): Promise<void> {
+  if (cursor) await table.put({ Item: { ...keys.jobCursor(job), cursor, updated_timestamp: nowMs } });
+  else await table.delete({ Key: keys.jobCursor(job) });
 }

@@ -254,6 +254,11 @@ export const keys = {
     pk: `${workspacePartition(workspaceId)}#CONCURRENCY`,
     sk: `SLOT#${callId}`,
   }),
+  /**
+   * When the workspace's last on-demand slot sweep (a 429's) ran: `swept_at`, written
+   * conditionally, so at most one runs per interval however many requests find it full.
+   */
+  concurrencySweepClaim: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#CONCURRENCY`, sk: 'SWEPT' }),
   concurrencySlots: (workspaceId: string): PartitionQuery => ({
     pk: `${workspacePartition(workspaceId)}#CONCURRENCY`,
     skPrefix: 'SLOT#',
@@ -293,6 +298,8 @@ export const keys = {
 
   /** Exclusive lease for a scheduled job pass, so overlapping invocations never double-run it. */
   jobLease: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'LEASE' }),
+  /** Where a scheduled job's walk stopped (the last index entry or workspace it took), so the next pass goes on from there. */
+  jobCursor: (job: string): ItemKey => ({ pk: `LEASE#${job}`, sk: 'CURSOR' }),
 
   /**
    * A call: its own partition (spread by the random ID, so a busy workspace's calls never
@@ -339,6 +346,14 @@ export const keys = {
   callControl: (callId: string, index: number): ItemKey => ({ pk: `CALL#${callId}`, sk: `CONTROL#${String(index).padStart(6, '0')}` }),
   callControls: (callId: string): PartitionQuery => ({ pk: `CALL#${callId}`, skPrefix: 'CONTROL#' }),
   callEntries: (callId: string): { pk: string; skFrom: string; skTo: string } => ({ pk: `CALL#${callId}`, skFrom: 'CONTROL#', skTo: 'LINE$' }),
+  /**
+   * How many of a workspace's calls or chats (`kind`) listing shard `shard` holds, in
+   * attribute `n`: ADDed in the transaction that creates an item or uncounts it on deletion
+   * (shared/platform/store/listing-count.ts), so list-calls' and list-chats' unfiltered
+   * `include_total` is one Query of `listingCounts` whatever the history's size.
+   */
+  listingCount: (workspaceId: string, kind: 'CALL' | 'CHAT', shard: number): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#COUNT`, sk: `${kind}#${shard}` }),
+  listingCounts: (workspaceId: string, kind: 'CALL' | 'CHAT'): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#COUNT`, skPrefix: `${kind}#` }),
   /** gsi1 partition of shard `shard` of a workspace's calls (docs/data-model.md, Hot partitions). */
   callListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CALL#${shard}` }),
   /**

@@ -103,6 +103,8 @@ async function queryListingShard<E>(input: {
   ascending: boolean;
   /** Exclusive bound: entries strictly after this ID in the sort order. */
   after?: string;
+  /** Ascending only: entries strictly before this bound (no entry's ID equals it). */
+  until?: string;
   filter?: ListingFilter;
   limit: number;
   exclusiveStartKey?: Record<string, unknown>;
@@ -111,7 +113,13 @@ async function queryListingShard<E>(input: {
   const values: Record<string, unknown> = { ...(input.filter?.values ?? {}), ':gpk': input.gsi1pk };
   const [pk, sk] = input.onTable ? ['pk', 'sk'] : ['gsi1pk', 'gsi1sk'];
   let keyCondition = `${pk} = :gpk`;
-  if (input.after) {
+  if (input.ascending && input.until !== undefined) {
+    if (input.after !== undefined && input.after >= input.until) return { items: [] };
+    // One condition on the sort key: BETWEEN is inclusive, so `after` itself is dropped below.
+    values[':until'] = input.until;
+    if (input.after) values[':after'] = input.after;
+    keyCondition += input.after ? ` AND ${sk} BETWEEN :after AND :until` : ` AND ${sk} < :until`;
+  } else if (input.after) {
     values[':after'] = input.after;
     keyCondition += input.ascending ? ` AND ${sk} > :after` : ` AND ${sk} < :after`;
   }
@@ -125,7 +133,8 @@ async function queryListingShard<E>(input: {
     Limit: input.limit,
     ExclusiveStartKey: input.exclusiveStartKey,
   });
-  return { items: page.items, lastKey: page.lastKey };
+  const items = input.until !== undefined && input.after ? page.items.filter((item) => (item as { gsi1sk?: string }).gsi1sk !== input.after) : page.items;
+  return { items, lastKey: page.lastKey };
 }
 
 /**
@@ -186,6 +195,8 @@ class ShardCursor<E> {
     private readonly tests: readonly EntryTest[],
     private pageSize: number,
     private readonly laterPageSize: number,
+    /** Entries this shard may still examine (DynamoDB's Limit counts examined entries). */
+    private examineLeft: number,
   ) {}
 
   /** Reads ahead (used to start every shard's first read at once). */
@@ -197,12 +208,14 @@ class ShardCursor<E> {
 
   private async read() {
     while (this.position >= this.buffer.length && !this.done) {
-      const page = await this.query(this.pageSize, this.lastKey);
+      const limit = Math.min(this.pageSize, this.examineLeft);
+      const page = await this.query(limit, this.lastKey);
+      this.examineLeft -= limit;
       this.pageSize = this.laterPageSize;
       this.buffer = this.tests.length ? page.items.filter((entry) => this.tests.every((test) => test(entry as Record<string, unknown>))) : page.items;
       this.position = 0;
       this.lastKey = page.lastKey;
-      this.done = !page.lastKey;
+      this.done = !page.lastKey || this.examineLeft <= 0;
     }
   }
 
@@ -228,6 +241,8 @@ export interface ShardedListing<E> {
   ascending: boolean;
   /** The page's starting point: entries strictly after this ID. */
   after?: string;
+  /** Ascending only: where the listing stops (entries strictly before this bound: a cutoff). */
+  until?: string;
   filter?: ListingFilter;
   /** Tests an expression cannot say, run on each entry as it is read. */
   entryTests?: readonly EntryTest[];
@@ -236,6 +251,8 @@ export interface ShardedListing<E> {
   /** The first read of each shard, and every later one. */
   firstPage: number;
   laterPage: number;
+  /** At most this many entries examined over all shards (a count's bound); unbounded without. */
+  examineCap?: number;
 }
 
 /** The shards' entries merged in the listing's order, read as they are needed. */
@@ -244,10 +261,12 @@ export async function* mergedEntries<E>(listing: ShardedListing<E>): AsyncGenera
   const cursors = listing.gsi1pks.map(
     (gsi1pk) =>
       new ShardCursor<E>(
-        (limit, exclusiveStartKey) => queryListingShard<E>({ gsi1pk, onTable: listing.onTable, ascending, after: listing.after, filter: listing.filter, limit, exclusiveStartKey }),
+        (limit, exclusiveStartKey) =>
+          queryListingShard<E>({ gsi1pk, onTable: listing.onTable, ascending, after: listing.after, until: listing.until, filter: listing.filter, limit, exclusiveStartKey }),
         listing.entryTests ?? [],
         listing.firstPage,
         listing.laterPage,
+        listing.examineCap === undefined ? Infinity : Math.ceil(listing.examineCap / listing.gsi1pks.length),
       ),
   );
   for (;;) {

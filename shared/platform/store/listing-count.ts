@@ -1,0 +1,104 @@
+import { randomInt } from 'node:crypto';
+import type { ItemKey, PartitionQuery } from './keys.ts';
+import { queryAll } from './query.ts';
+import { table, TransactionCancelled, type TransactOp } from './table.ts';
+
+/*
+ * Exact totals of a workspace's listing (calls, chats) without reading it: one counter item
+ * per listing shard (keys.listingCount), ADDed in the same transaction that writes or
+ * uncounts a listed item, so the sum of the counters is always the number of items marked
+ * counted (COUNTED). Deletion is two writes: first the mark is removed with the counter's
+ * `ADD -1` (conditional on the mark, so a retried or concurrent delete uncounts once), then
+ * the item is deleted, only while unmarked (so an item countExisting marked in between is
+ * uncounted first). Items written before the counters are counted once by countExisting
+ * (scripts/count-listings.ts). Counters are per shard so concurrent creates spread over items.
+ */
+
+/** The mark on an item the counters include. */
+export const COUNTED = 'listing_counted';
+
+/** Transactions that lost a race with another one on the same counter are tried again this many times. */
+const ATTEMPTS = 8;
+
+/** The counter change that goes in the transaction writing (1) or uncounting (-1) an item. */
+export function countChange(counter: ItemKey, by: number): TransactOp {
+  return { Update: { Key: counter, UpdateExpression: 'ADD #n :by', ExpressionAttributeNames: { '#n': 'n' }, ExpressionAttributeValues: { ':by': by } } };
+}
+
+/**
+ * Runs a counted transaction, again when it only lost a race with another transaction (its
+ * conditions held, nothing was written): concurrent creates of one workspace meet on the
+ * counters. A failed condition is the caller's (TransactionCancelled with `failedAt`).
+ */
+export async function transactCounted(ops: readonly TransactOp[]): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await table.transact(ops);
+      return;
+    } catch (error) {
+      if (!(error instanceof TransactionCancelled) || !error.conflicted || error.failedAt.length > 0 || attempt >= ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, randomInt(1, Math.min(100, 4 * 2 ** attempt) + 1)));
+    }
+  }
+}
+
+/**
+ * Takes an item out of its counter before it is deleted: its mark removed and the counter
+ * down by one, in one transaction conditional on the mark and on `condition` (the item's
+ * owner). Answers false when there was nothing to uncount (no item, another owner's, or
+ * uncounted already by an earlier or concurrent delete).
+ */
+export async function uncount(item: ItemKey, counter: ItemKey, condition: { expression: string; values: Record<string, unknown> }): Promise<boolean> {
+  try {
+    await transactCounted([
+      {
+        Update: {
+          Key: item,
+          UpdateExpression: 'REMOVE #counted',
+          ConditionExpression: `attribute_exists(#counted) AND ${condition.expression}`,
+          ExpressionAttributeNames: { '#counted': COUNTED },
+          ExpressionAttributeValues: condition.values,
+        },
+      },
+      countChange(counter, -1),
+    ]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCancelled && error.failedAt.includes(0)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Counts an item written before the counters (or by a seed without the mark): its mark set
+ * and the counter up by one, in one transaction conditional on the item being there,
+ * unmarked and `condition`'s (its owner). Answers whether it counted it now. Exact beside
+ * creates and deletes: a delete removes an item only while it is unmarked (after uncounting
+ * it), so an item counted here meanwhile is uncounted by that delete's next attempt.
+ */
+export async function countExisting(item: ItemKey, counter: ItemKey, condition: { expression: string; values: Record<string, unknown> }): Promise<boolean> {
+  try {
+    await transactCounted([
+      {
+        Update: {
+          Key: item,
+          UpdateExpression: 'SET #counted = :true',
+          ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(#counted) AND ${condition.expression}`,
+          ExpressionAttributeNames: { '#counted': COUNTED },
+          ExpressionAttributeValues: { ...condition.values, ':true': true },
+        },
+      },
+      countChange(counter, 1),
+    ]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCancelled && error.failedAt.includes(0)) return false;
+    throw error;
+  }
+}
+
+/** The sum of a listing's counters (one strongly consistent Query of their partition). */
+export async function countedTotal(counters: PartitionQuery): Promise<number> {
+  const items = await queryAll<{ n?: number }>(counters);
+  return items.reduce((sum, item) => sum + (item.n ?? 0), 0);
+}
