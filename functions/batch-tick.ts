@@ -9,7 +9,8 @@ registerBatchCallCounters();
 
 /**
  * EventBridge invokes this once a minute (its floor); it runs 60000 / BATCH_TICK_MS passes
- * spaced BATCH_TICK_MS apart, each under the job lease. The optional third argument is
+ * spaced BATCH_TICK_MS apart for each shard of the due-batch index, each under its shard's
+ * lease (shared/batches/scheduler.ts). The optional third argument is
  * for the local scheduler, so stopping need not wait out the minute; it has a default, so
  * the handler still declares two parameters and Lambda treats it as an async handler.
  */

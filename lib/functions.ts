@@ -643,9 +643,11 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     pushesLiveUpdates: true,
     domain: 'batches',
     trigger: SCHEDULE,
-    // The 5-second pass loop: a few queries and a handful of dials a pass.
-    memoryMb: 256,
-    // One invocation a minute that runs ~70 s, so at most two overlap; the lease does the rest.
+    // Every shard's one-second pass loop side by side, up to a few hundred dials a second at
+    // the target (docs/scale.md, Batch calls): CPU-bound marshalling of the dials' writes, so
+    // 1,024 MB (about 0.6 vCPU) rather than the 256 MB of an idle loop.
+    memoryMb: 1024,
+    // One invocation a minute that runs ~70 s, so at most two overlap; each shard's lease does the rest.
     reservedConcurrency: 3,
     // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
     // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.

@@ -58,6 +58,14 @@ export interface BatchDialMemo {
   tokens: Map<string, DialToken[]>;
   /** The pass's spend check: one per pass, its answer shared by the dials (they would all read the same balance). */
   spend?: Promise<void>;
+  /**
+   * How long a dial without a token taken ahead may wait for one (takeDialToken's maxWaitMs).
+   * A scheduler that takes its tokens ahead gives 0: such a dial is refused (429) and its task
+   * waits for a later pass, so nothing sleeps inside the pass.
+   */
+  tokenWaitMs?: number;
+  /** Where the tokens' freshness is timed and taken (the limiter's clock; tests give a virtual one). */
+  clock?: { now(): number; sleep(ms: number): Promise<void> };
 }
 
 export const newBatchDialMemo = (): BatchDialMemo => ({ numbers: new Map(), agents: new Map(), slots: new Map(), tokens: new Map() });
@@ -101,10 +109,11 @@ export async function prepareBatchDials(
 /** A token the pass took ahead for this number, still fresh enough to dial on, or a new one. */
 async function dialToken(memo: BatchDialMemo | undefined, number: NumberItem): Promise<void> {
   const ahead = memo?.tokens.get(number.phone_number);
+  const now = memo?.clock?.now() ?? Date.now();
   for (let token = ahead?.pop(); token; token = ahead?.pop()) {
-    if (Date.now() - token.takenAt < AHEAD_TOKEN_USE_MS) return;
+    if (now - token.takenAt < AHEAD_TOKEN_USE_MS) return;
   }
-  await takeDialToken(number.phone_number, cpsLimitFor(number));
+  await takeDialToken(number.phone_number, cpsLimitFor(number), { maxWaitMs: memo?.tokenWaitMs, clock: memo?.clock });
 }
 
 function memoized<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {

@@ -193,6 +193,64 @@ export async function takeDialTokens(
   return (await attempt(shuffle(free).slice(0, want))) ?? [];
 }
 
+/** What takeAvailableDialTokens took, and when the next token of the number comes back. */
+export interface AvailableTokens {
+  tokens: DialToken[];
+  /** The earliest time (epoch ms) a token not taken now is free again: when to come back for more. */
+  nextAt: number;
+}
+
+/**
+ * Takes up to `count` tokens (at most the limit) of those free right now, never waiting:
+ * for a scheduler that dials what it may this second and comes back at `nextAt` for the rest,
+ * instead of sleeping for tokens. Each token is taken as takeDialToken takes it (held for
+ * CPS_TOKEN_MS from the take, so the limit holds against every other taker), all of one
+ * round in one conditional UpdateItem; a round that lost a token to another taker reads again.
+ */
+export async function takeAvailableDialTokens(
+  phoneNumber: string,
+  cpsLimit: number,
+  count: number,
+  { clock = wallClock }: Pick<TakeOptions, 'clock'> = {},
+): Promise<AvailableTokens> {
+  const key = cpsBuckets.key(phoneNumber);
+  const want = Math.min(count, cpsLimit);
+  const tokens: DialToken[] = [];
+  let nextAt = clock.now();
+  // A round takes at most MAX_AHEAD_TOKENS (the update expression stays small); a few rounds
+  // cover the largest limit, and a round that lost a token to another taker reads again.
+  for (let round = 0; round < 8 && tokens.length < want; round++) {
+    const bucket = await table.get(key);
+    const now = clock.now();
+    const dueTimes = Array.from({ length: cpsLimit }, (_, i) => {
+      const value = bucket?.[cpsBuckets.tokenAttribute(i)];
+      return typeof value === 'number' ? value : 0;
+    });
+    const taking = shuffle(dueTimes.flatMap((due, i) => (due <= now ? [i] : []))).slice(0, Math.min(want - tokens.length, MAX_AHEAD_TOKENS));
+    // A free token left untaken is free now; otherwise the first to come back.
+    nextAt = Math.max(now, Math.min(...dueTimes.map((due, i) => (taking.includes(i) ? now + CPS_TOKEN_MS : due))));
+    if (taking.length === 0) break;
+    const names = Object.fromEntries(taking.map((index, i) => [`#t${i}`, cpsBuckets.tokenAttribute(index)]));
+    try {
+      await table.update({
+        Key: key,
+        UpdateExpression: `SET ${taking.map((_, i) => `#t${i} = :until`).join(', ')}, expires_at = :expires`,
+        ConditionExpression: taking.map((_, i) => `(attribute_not_exists(#t${i}) OR #t${i} <= :now)`).join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: {
+          ':now': now,
+          ':until': now + CPS_TOKEN_MS,
+          ':expires': Math.ceil((now + CPS_TOKEN_MS) / 1000) + IDLE_TTL_SECONDS,
+        },
+      });
+      tokens.push(...taking.map(() => ({ takenAt: now, waitedMs: 0 })));
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+    }
+  }
+  return { tokens, nextAt };
+}
+
 /** Calls per second for the number: its cps_limit, else the default for its kind (spec Limits). */
 export function cpsLimitFor(number: Pick<NumberItem, 'cps_limit' | 'phone_number_type' | 'provider'>): number {
   if (number.cps_limit !== undefined) return number.cps_limit;
