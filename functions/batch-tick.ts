@@ -22,7 +22,7 @@ async function handle(
   logger.addContext(context);
   const signal = options.signal instanceof AbortSignal ? options.signal : undefined;
   const result = await runBatchTicks({ signal });
-  logger.info('batch tick', { passes_run: result.passes_run, passes_skipped: result.passes_skipped });
+  logger.info('batch tick', { passes_run: result.passes_run, passes_skipped: result.passes_skipped, passes_idle: result.passes_idle });
   return result;
 }
 

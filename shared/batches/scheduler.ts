@@ -4,11 +4,11 @@ import { config } from '../platform/config.ts';
 import { acquireJobLease, releaseJobLease } from '../platform/store/job-lease.ts';
 import { logger } from '../platform/logger.ts';
 import { runBatchPass } from './pass.ts';
-import { BATCH_DUE_SHARDS } from './store.ts';
+import { anyBatchDue, BATCH_DUE_SHARDS } from './store.ts';
 
 export { runBatchPass } from './pass.ts';
 
-export const BATCH_PASS_JOB = 'batch-pass';
+const BATCH_PASS_JOB = 'batch-pass';
 /** The job lease of one shard's passes: shards never wait for each other. */
 export const batchPassLease = (shard: number, job = BATCH_PASS_JOB) => `${job}#${shard}`;
 /** Longer than the invocation that takes it can live (70 s), so only a crashed holder's lease expires. */
@@ -24,6 +24,12 @@ export interface BatchTickOptions {
   /** Aborting stops before the next pass; the pass under way finishes. */
   signal?: AbortSignal;
   runPass?: (slot: number, shard: number) => Promise<unknown>;
+  /**
+   * Whether the shard has work at the slot: an idle shard's pass takes no lease (its one
+   * read instead of the lease's two writes, each second, for every shard). Given a runPass
+   * and no hasWork, every pass runs.
+   */
+  hasWork?: (slot: number, shard: number) => Promise<boolean>;
   leaseMs?: number;
   /** The lease's job name; each job's slots are independent, and each shard's within it. */
   job?: string;
@@ -36,9 +42,10 @@ const wallClock = { now: () => Date.now(), sleep: (ms: number, signal?: AbortSig
 export interface BatchTickResult {
   /** The slots this invocation tried, in order: each pass's scheduled start, epoch ms (the same for every shard). */
   slots: number[];
-  /** Passes run and skipped (another invocation held the slot), summed over the shards. */
+  /** Passes run, skipped (another invocation held the slot) and idle (nothing due), summed over the shards. */
   passes_run: number;
   passes_skipped: number;
+  passes_idle: number;
 }
 
 /**
@@ -52,13 +59,14 @@ export async function runBatchTicks(options: BatchTickOptions = {}): Promise<Bat
   const passes = options.passes ?? Math.max(1, Math.floor(SCHEDULE_PERIOD_MS / tickMs));
   const shards = options.shards ?? BATCH_DUE_SHARDS;
   const runPass = options.runPass ?? ((_slot: number, shard: number) => runBatchPass({ shard }));
+  const hasWork = options.hasWork ?? (options.runPass ? async () => true : (_slot: number, shard: number) => anyBatchDue(shard, clock.now()));
   const leaseMs = options.leaseMs ?? BATCH_PASS_LEASE_MS;
   const job = options.job ?? BATCH_PASS_JOB;
   const clock = options.clock ?? wallClock;
   const holder = randomUUID();
   // Slots are start times rather than tick counts, so they keep increasing when BATCH_TICK_MS changes.
   const firstSlot = Math.floor(clock.now() / tickMs) * tickMs;
-  const result: BatchTickResult = { slots: [], passes_run: 0, passes_skipped: 0 };
+  const result: BatchTickResult = { slots: [], passes_run: 0, passes_skipped: 0, passes_idle: 0 };
 
   const shardLoop = async (shard: number) => {
     const lease = batchPassLease(shard, job);
@@ -74,6 +82,15 @@ export async function runBatchTicks(options: BatchTickOptions = {}): Promise<Bat
       }
       if (options.signal?.aborted) break;
       if (shard === 0) result.slots.push(slot);
+      try {
+        if (!(await hasWork(slot, shard))) {
+          result.passes_idle += 1;
+          continue;
+        }
+      } catch (error) {
+        // Unread is not idle: the pass runs, and its own read fails or finds the work.
+        logger.warn('could not read a due-batch shard', { slot, shard, error: error instanceof Error ? error.message : String(error) });
+      }
       if (!(await acquireJobLease(lease, slot, holder, leaseMs))) {
         result.passes_skipped += 1;
         continue;

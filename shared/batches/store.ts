@@ -249,6 +249,18 @@ export async function dueBatchEntries(shard: number, nowMs: number): Promise<{ w
   });
 }
 
+/** Whether one shard of the due-batch index has a batch due at or before `nowMs` (one read of one entry). */
+export async function anyBatchDue(shard: number, nowMs: number): Promise<boolean> {
+  const page = await table.queryPage({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :upto',
+    ExpressionAttributeValues: { ':pk': keys.batchDueIndex(shard).gsi1pk, ':upto': keys.batchDueSort(nowMs + 1, '') },
+    ProjectionExpression: 'batch_call_id',
+    Limit: 1,
+  });
+  return page.items.length > 0;
+}
+
 // ── Tasks ──────────────────────────────────────────────────────────────────────────
 
 /** DynamoDB's transaction limits: 100 operations and 4 MB; the chunks stay under both. */

@@ -53,9 +53,12 @@ describe('the sharded batch scheduler', () => {
     const workspaces = await Promise.all(Array.from({ length: 24 }, () => setup({ cps: 1 })));
     const batches = await Promise.all(workspaces.map(async (w) => ({ ...w, id: await w.createBatch(3) })));
     // The workspaces land in several shards, each passed under its own lease.
-    expect(new Set(workspaces.map((w) => batchDueShard(w.ws.workspace_id))).size).toBeGreaterThan(1);
+    const shards = new Set(workspaces.map((w) => batchDueShard(w.ws.workspace_id)));
+    expect(shards.size).toBeGreaterThan(1);
     const round = await runBatchTicks({ passes: 1, job: 'many-workspaces-test' });
-    expect(round.passes_run).toBe(BATCH_DUE_SHARDS);
+    // Each shard with a batch due ran its pass; the others read their index and took no lease.
+    expect(round.passes_run).toBeGreaterThanOrEqual(shards.size);
+    expect(round.passes_run + round.passes_idle).toBe(BATCH_DUE_SHARDS);
     // Every batch got its number's second, and no pass waited for the next.
     const states = await Promise.all(batches.map((b) => b.batch(b.id)));
     expect(states.map((state) => [state.status, state.sent_count])).toEqual(batches.map(() => ['ongoing', 1]));
