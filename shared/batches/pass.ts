@@ -49,7 +49,7 @@ import { insideWindow, nextOpening } from './windows.ts';
 /** Which of `numbers` are flagged do-not-call in the workspace's contacts, asked at dial time. */
 type DoNotCallCheck = (workspaceId: string, numbers: readonly string[]) => Promise<Set<string>>;
 
-/** The contacts domain's: numbers whose contact is flagged do-not-call. */
+/** The contacts domain's: numbers whose contact is flagged do_not_call. */
 const doNotCallCheck: DoNotCallCheck = doNotCallNumbers;
 
 /** A claim this old whose pass has not resolved it is taken to be a dead pass's (dials take seconds). */
@@ -70,7 +70,7 @@ interface PassClock {
 const wallClock: PassClock = { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 
 export interface BatchPassOptions {
-  /** The shard of the due-batch index to pass; all of them, one after another, unless given. */
+  /** The shard of the due-batch index to pass; every shard at once unless given (tests). */
   shard?: number;
   /** The clock for due times, windows, claim ages and tokens (epoch ms; tests). */
   clock?: PassClock;
