@@ -13,7 +13,7 @@ registerBatchCallCounters();
  * function whose load grows with concurrent calls (docs/scale.md).
  */
 export const handler = domainHandler(callMediaRoutes, {
-  livekitWebhook: ({ request }) => receiveMediaWebhook(request.rawBody, request.headers.authorization),
-  workerReport: ({ params, request, body }) => receiveWorkerEvent(params.call_id, request.headers.authorization, body),
-  workerRetrieve: ({ params, request, body }) => retrieveForWorker(params.call_id, request.headers.authorization, body),
+  livekitWebhook: ({ request }) => receiveMediaWebhook(request.rawBody, request.headers.authorization, request.sourceIp),
+  workerReport: ({ params, request, body }) => receiveWorkerEvent(params.call_id, request.headers.authorization, request.sourceIp, body),
+  workerRetrieve: ({ params, request, body }) => retrieveForWorker(params.call_id, request.headers.authorization, request.sourceIp, body),
 });

@@ -20,6 +20,7 @@ import { table, TransactionCancelled, type TransactOp } from '../platform/store/
 import { apiKeyRef, apiKeyRefs, credentialItemKey, credentialKey, memberKey, workspaces, type WorkspaceItem } from './store.ts';
 import { getWorkspaceItem } from './workspaces.ts';
 import { orgNameFields, withUnrenamedWorkspace } from './org-name.ts';
+import { extraShardKeys } from '../platform/auth/key-shards.ts';
 
 const MAX_ATTEMPTS = 10;
 const apiKeyNotFound = () => notFound('API key not found');
@@ -87,7 +88,7 @@ export async function createApiKey(principal: Principal, input: CreateApiKeyInpu
     // The key carries the workspace's name as read; the transaction holds only if no rename came between.
     const workspace = await getWorkspaceItem(workspaceId);
     puts = credentialPuts(workspaceId, secret, { ...fields, ...orgNameFields(workspace) }, nowMs);
-    const move = input.is_webhook_key ? webhookFlagMove(workspace, secret.id, secret.hash) : [];
+    const move = input.is_webhook_key ? await webhookFlagMove(workspace, secret.id, secret.hash) : [];
     const { ops, checkedAt } = withActingRoleHeld(withUnrenamedWorkspace([...puts, ...move, audit], workspace), principal);
     try {
       await table.transact(ops);
@@ -122,10 +123,10 @@ export async function updateApiKey(principal: Principal, apiKeyId: string, input
   const losesFullAccess = input.scopes !== undefined && hasFullAccess(credential) && !fullScopes(input.scopes);
   await withWebhookFlagRetry(async () => {
     const move = movesFlag
-      ? webhookFlagMove(await getWorkspaceItem(workspaceId), apiKeyId, credential.pk.slice('CREDENTIAL#'.length))
+      ? await webhookFlagMove(await getWorkspaceItem(workspaceId), apiKeyId, credential.pk.slice('CREDENTIAL#'.length))
       : [];
     const guard = losesFullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'removing its full access') : [];
-    await table.transact([...[credentialUpdate(credential, changes)], ...move, audit, ...guard]);
+    await table.transact([...credentialUpdate(credential, changes), ...move, audit, ...guard]);
   }, apiKeyNotFound);
   const updated = await readCredential(credential);
   if (!updated) throw apiKeyNotFound();
@@ -146,7 +147,7 @@ export async function deleteApiKey(principal: Principal, apiKeyId: string): Prom
     if (!credential || credential.kind !== 'secret') throw apiKeyNotFound();
     assertMayManage(principal, credential);
     const fullAccess = hasFullAccess(credential);
-    const [remove, removeRef] = credentialDeletes(credential, ref);
+    const [remove, removeRef, ...shardDeletes] = credentialDeletes(credential, ref);
     // The delete holds only for the key as read: one promoted to full access meanwhile is re-read.
     if (!fullAccess) {
       remove!.Delete.ConditionExpression = `attribute_exists(pk) AND NOT (${FULL_ACCESS_CONDITION})`;
@@ -167,7 +168,7 @@ export async function deleteApiKey(principal: Principal, apiKeyId: string): Prom
     const guard = fullAccess ? await anotherFullAccessKeyCheck(workspaceId, apiKeyId, 'deleting it') : [];
     try {
       await table.transact([
-        ...[remove!, removeRef!],
+        ...[remove!, removeRef!, ...shardDeletes],
         ...clearFlag,
         auditPut(workspaceId, principal, {
           action: 'api_key.delete',
@@ -288,7 +289,7 @@ async function anotherFullAccessKeyCheck(workspaceId: string, apiKeyId: string, 
  * holder it read is still current, and the previous holder's flag is cleared in the same
  * transaction, so exactly one key holds it even under concurrent moves.
  */
-function webhookFlagMove(workspace: WorkspaceItem, apiKeyId: string, credentialHash: string): TransactOp[] {
+async function webhookFlagMove(workspace: WorkspaceItem, apiKeyId: string, credentialHash: string): Promise<TransactOp[]> {
   const previousHash = workspace.webhook_key_credential;
   const items: TransactOp[] = [
     {
@@ -307,14 +308,19 @@ function webhookFlagMove(workspace: WorkspaceItem, apiKeyId: string, credentialH
     },
   ];
   if (previousHash && previousHash !== credentialHash) {
-    items.push({
-      Update: {
-        Key: credentialKey(previousHash),
-        UpdateExpression: 'SET is_webhook_key = :false',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':false': false },
-      },
-    });
+    // The previous holder's record and its rate-window shards (copies the gate answers from).
+    const previous = await table.get<Pick<CredentialItem, 'rate_shards'>>(credentialKey(previousHash));
+    for (const key of [credentialKey(previousHash), ...extraShardKeys(previousHash, previous?.rate_shards ?? 1)]) {
+      items.push({
+        Update: {
+          Key: key,
+          UpdateExpression: 'SET is_webhook_key = :false ADD #rev :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#rev': 'rev' },
+          ExpressionAttributeValues: { ':false': false, ':one': 1 },
+        },
+      });
+    }
   }
   return items;
 }

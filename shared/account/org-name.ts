@@ -2,6 +2,8 @@ import type { CredentialItem } from '../platform/auth/credentials.ts';
 import { ConditionFailed, table, type TransactOp } from '../platform/store/table.ts';
 import { apiKeyRefs, credentialKey, publicKeyRefs, workspaces, type WorkspaceItem } from './store.ts';
 import { queryAll } from '../platform/store/query.ts';
+import { extraShardKeys } from '../platform/auth/key-shards.ts';
+import type { ItemKey } from '../platform/store/keys.ts';
 
 /*
  * Each credential keeps a copy of its workspace's name (`org_name`) so that the gate's one
@@ -84,17 +86,25 @@ export async function copyOrgName(workspaceId: string, name: string, rev: number
   const worker = async () => {
     while (next < refs.length) {
       const hash = refs[next++]!.credential_hash;
-      try {
-        await table.update({
-          Key: credentialKey(hash),
-          UpdateExpression: 'SET org_name = :name, org_name_rev = :rev',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(org_name_rev) OR org_name_rev < :rev)',
-          ExpressionAttributeValues: { ':name': name, ':rev': rev },
-        });
-      } catch (error) {
-        // Deleted meanwhile, or a newer rename already copied: nothing to do for this key.
-        if (!(error instanceof ConditionFailed)) throw error;
-      }
+      const copy = async (key: ItemKey) => {
+        try {
+          return await table.update({
+            Key: key,
+            UpdateExpression: 'SET org_name = :name, org_name_rev = :rev ADD #changes :one',
+            ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(org_name_rev) OR org_name_rev < :rev)',
+            ExpressionAttributeNames: { '#changes': 'rev' },
+            ExpressionAttributeValues: { ':name': name, ':rev': rev, ':one': 1 },
+            ReturnValues: 'ALL_NEW',
+          });
+        } catch (error) {
+          // Deleted meanwhile, or a newer rename already copied: nothing to do for this key.
+          if (!(error instanceof ConditionFailed)) throw error;
+          return undefined;
+        }
+      };
+      // The record first: its shard count names the copies (the gate reads whichever it counts on).
+      const record = (await copy(credentialKey(hash))) as Pick<CredentialItem, 'rate_shards'> | undefined;
+      if (record) await Promise.all(extraShardKeys(hash, record.rate_shards ?? 1).map(copy));
     }
   };
   await Promise.all(Array.from({ length: Math.min(COPY_CONCURRENCY, refs.length) }, worker));

@@ -101,7 +101,7 @@ export async function updatePublicKey(principal: Principal, id: string, input: U
   await indexPublicOrigins(id, after.filter((origin) => !before.includes(origin)));
   try {
     await table.transact([
-      credentialUpdate(credential, changes),
+      ...credentialUpdate(credential, changes),
       auditPut(principal.workspaceId, principal, {
         action: 'public_key.update',
         target: { type: 'public_key', id },

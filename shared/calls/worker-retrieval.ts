@@ -1,5 +1,6 @@
 import { conflict, notFound, unauthorized } from '../platform/errors.ts';
 import { verifyWorkerReportToken } from '../vendors/media/index.ts';
+import { countAddress } from '../platform/auth/gate.ts';
 import { retrieveForAgent, type AgentRetrieval } from '../conversation/index.ts';
 import type { WorkerRetrievalBody } from './schemas.ts';
 import { findCallItem } from './store.ts';
@@ -13,18 +14,27 @@ import { findCallItem } from './store.ts';
  * data storage setting allows, and answered by `GET /kb-retrievals/{call_id}`.
  */
 
-/** The bearer token of a worker request; 401 unless it is the call's report token. */
-export async function assertWorkerToken(callId: string, authorization: string | undefined): Promise<void> {
+/**
+ * The bearer token of a worker request; 401 unless it is the call's report token. The
+ * worker routes authenticate themselves (the gate counts nothing for them): only a refused
+ * token is counted in its address's window, so guessing is bounded while the workers'
+ * reports, all from a few addresses, never write that window.
+ */
+export async function assertWorkerToken(callId: string, authorization: string | undefined, sourceIp: string): Promise<void> {
   const token = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : undefined;
-  if (!token || !(await verifyWorkerReportToken(callId, token))) throw unauthorized();
+  if (token && (await verifyWorkerReportToken(callId, token))) return;
+  const error = unauthorized();
+  Object.assign(error.headers, await countAddress(sourceIp));
+  throw error;
 }
 
 export async function retrieveForWorker(
   callId: string,
   authorization: string | undefined,
+  sourceIp: string,
   body: WorkerRetrievalBody,
 ): Promise<{ call_id: string } & AgentRetrieval> {
-  await assertWorkerToken(callId, authorization);
+  await assertWorkerToken(callId, authorization, sourceIp);
   const call = await findCallItem(callId);
   if (!call) throw notFound('Call not found');
   if (call.call_status !== 'ongoing' && call.call_status !== 'registered') throw conflict(`Call ${callId} has ended`);

@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApiKey } from '../../shared/account/api-keys.ts';
 import { admit } from '../../shared/platform/auth/gate.ts';
-import { presentCredential, takeBackCredential } from '../../shared/platform/auth/request-counter.ts';
 import { PUBLIC_KEY_CAPABILITIES } from '../../shared/platform/auth/scopes.ts';
-import { sha256 } from '../../shared/platform/crypto/hash.ts';
-import { keys } from '../../shared/platform/store/keys.ts';
 import { startTestApp } from '../support/app.ts';
 import { apiKeyBody, publicKeyBody } from '../support/factories.ts';
 import { call } from '../support/http.ts';
@@ -73,17 +70,19 @@ describe('refused requests change nothing of the key', () => {
     expect((await listedKey(key.api_key_id)).last_used_timestamp).toBe(stamped);
   });
 
-  it('puts back a first-ever stamp too, leaving last use null', async () => {
-    await awayFromMinuteBoundary();
+  it('stamps last use at most once a minute', async () => {
     const key = await newKey();
-    const credentialKey = keys.credential(sha256(key.api_key));
-    const nowMs = Date.now();
-    // Counted and stamped, then refused by a limit: as if it never happened.
-    const presented = await presentCredential(credentialKey, nowMs, { expression: 'attribute_exists(sk)', names: {}, values: {} });
-    expect(presented.outcome).toBe('counted');
-    expect((await listedKey(key.api_key_id)).last_used_timestamp).toBe(nowMs);
-    await takeBackCredential(credentialKey, nowMs, undefined);
-    expect((await listedKey(key.api_key_id)).last_used_timestamp).toBeNull();
+    const request = { sourceIp: '127.0.0.1', authorization: `Bearer ${key.api_key}` };
+    const stamped = async () => (await listedKey(key.api_key_id)).last_used_timestamp;
+    const start = Date.now();
+    await admit({ access: 'any-key' }, request, start);
+    expect(await stamped()).toBe(start);
+    // Fresh: the record is not written for its last use again within the minute.
+    const fresh = await admit({ access: 'any-key' }, request, start + 59_000);
+    expect(fresh.principal?.credential?.last_used_timestamp).toBe(start);
+    expect(await stamped()).toBe(start);
+    await admit({ access: 'any-key' }, request, start + 61_000);
+    expect(await stamped()).toBe(start + 61_000);
   });
 });
 

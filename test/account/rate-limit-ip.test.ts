@@ -7,7 +7,7 @@ import { awayFromMinuteBoundary } from '../support/time.ts';
 const app = await startTestApp({ RATE_LIMIT_PER_IP: '20', RATE_LIMIT_PER_KEY: '7' });
 
 describe('per-IP rate limit', () => {
-  it('applies before authentication, with exact counts under a concurrent burst', async () => {
+  it('applies to failed authentications, with exact counts under a concurrent burst', async () => {
     await awayFromMinuteBoundary();
     const responses = await Promise.all(
       Array.from({ length: 35 }, () => call(app.url, 'GET', '/workspace', { localAddress: '127.0.0.5' })),
@@ -21,9 +21,13 @@ describe('per-IP rate limit', () => {
         `Rate limit exceeded for this IP address: 20 requests per minute. Retry in ${res.headers['retry-after']}s.`,
       );
     }
-    // A valid key does not get past a limited address.
+    // An unknown key is a failed authentication: the address's window refuses it.
+    const guessed = await call(app.url, 'GET', '/workspace', { localAddress: '127.0.0.5', key: `key_${'0'.repeat(48)}` });
+    expect(guessed.status).toBe(429);
+    // A valid key is bounded by its own window, not its address's (which it does not write).
     const keyed = await call(app.url, 'GET', '/workspace', { localAddress: '127.0.0.5', key: app.workspace.api_key });
-    expect(keyed.status).toBe(429);
+    expect(keyed.status).toBe(200);
+    expect(keyed.headers['x-ratelimit-limit']).toBe('7');
     // Other addresses are unaffected.
     const other = await call(app.url, 'GET', '/workspace', { localAddress: '127.0.0.6', key: app.workspace.api_key });
     expect(other.status).toBe(200);

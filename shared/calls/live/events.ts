@@ -1,4 +1,5 @@
-import { notFound, conflict, unprocessable } from '../../platform/errors.ts';
+import { notFound, conflict, unprocessable, Unauthorized } from '../../platform/errors.ts';
+import { countAddress } from '../../platform/auth/gate.ts';
 import { logger } from '../../platform/logger.ts';
 import { CALLEE_IDENTITY, dialFailureOfDisconnect, verifyMediaWebhook, type MediaWebhookEvent, type WorkerEvent } from '../../vendors/media/index.ts';
 import { transferOptions } from '../engine/agent-runtime.ts';
@@ -56,8 +57,12 @@ const callerLeft = (event: MediaWebhookEvent) =>
   event.event === 'room_finished' || (event.event === 'participant_left' && isHuman(event.participant) && !event.participant?.identity?.startsWith('transfer-'));
 
 /** Applies one LiveKit webhook; answers what it did (for the log and tests). */
-export async function receiveMediaWebhook(rawBody: string, authorization: string | undefined): Promise<{ applied: string }> {
-  const event = await verifyMediaWebhook(rawBody, authorization);
+export async function receiveMediaWebhook(rawBody: string, authorization: string | undefined, sourceIp: string): Promise<{ applied: string }> {
+  const event = await verifyMediaWebhook(rawBody, authorization).catch(async (error: unknown) => {
+    // A refused signature is a failed authentication: counted in its address's window (429 over it).
+    if (error instanceof Unauthorized) Object.assign(error.headers, await countAddress(sourceIp));
+    throw error;
+  });
   // A recording's end (LiveKit Egress names the room, which is the call).
   if (event.event === 'egress_ended' && event.egress) {
     const egressRoom = event.egress.room_name;
@@ -188,8 +193,8 @@ async function registeredCallArrived(call: CallItem, participant: { kind?: strin
 }
 
 /** One report of the agent worker for its call. */
-export async function receiveWorkerEvent(callId: string, authorization: string | undefined, event: WorkerEvent): Promise<void> {
-  await assertWorkerToken(callId, authorization);
+export async function receiveWorkerEvent(callId: string, authorization: string | undefined, sourceIp: string, event: WorkerEvent): Promise<void> {
+  await assertWorkerToken(callId, authorization, sourceIp);
   // A report that loses a race with another write to the call (a webhook, a stop) reads again.
   for (let attempt = 1; attempt <= 3; attempt++) {
     if (await applyWorkerEvent(callId, event)) return;

@@ -4,15 +4,20 @@ import type { Scope } from './scopes.ts';
 import { keyRole, keyRoleRank, ROLES, type KeyRole } from './roles.ts';
 import { encryptSecret, recordContext } from '../crypto/envelope.ts';
 import { newId } from '../ids.ts';
-import { ConditionFailed, table, type TransactOp } from '../store/table.ts';
+import { TransactionCancelled, table, type TransactOp } from '../store/table.ts';
 import { keys, type ItemKey, type PartitionQuery } from '../store/keys.ts';
 import { queryAll } from '../store/query.ts';
 import { setOrRemove } from '../store/update-expression.ts';
+import { config } from '../config.ts';
+import { credentialHash, extraShardKeys, shardsFor } from './key-shards.ts';
 
 /**
  * The stored form shared by secret API keys and public (browser) keys. It is addressed
  * by the SHA-256 of the key's value; a workspace-owned pointer maps the key's ID to it.
- * The value itself is kept only as an envelope-encrypted copy.
+ * The value itself is kept only as an envelope-encrypted copy. A key whose limit one item
+ * cannot count has copies of the record (its rate-window shards, key-shards.ts): every
+ * write of the record below writes them too, in the same transaction where the record's
+ * rules change, so the gate may read the rules from whichever shard it counts on.
  */
 export interface CredentialItem extends ItemKey {
   kind: 'secret' | 'public';
@@ -44,6 +49,13 @@ export interface CredentialItem extends ItemKey {
    */
   org_name?: string;
   org_name_rev?: number;
+  /**
+   * How many items count the key's rate window (key-shards.ts); absent on records written
+   * before shards existed: 1. Shards 1…N-1 are copies of this record, written with it.
+   */
+  rate_shards?: number;
+  /** Bumped by every change of the record, so a new shard copied from a read is known to copy the latest. */
+  rev?: number;
   [rateWindow: `rl_${number}`]: number;
 }
 
@@ -103,8 +115,20 @@ export type CredentialDelete = { Delete: { Key: ItemKey; ConditionExpression: st
 type NewCredential = Pick<CredentialItem, 'kind' | 'name' | 'org_name' | 'org_name_rev'> &
   Partial<Pick<CredentialItem, 'is_webhook_key' | 'scopes' | 'allowed_ips' | 'rate_limit_per_minute' | 'allowed_origins' | 'allowed_agent_ids' | 'created_by_member' | 'creator_role'>>;
 
-/** The two Puts that create a credential: the record itself and the workspace's pointer to it. */
-export function credentialPuts(workspaceId: string, secret: IssuedSecret, fields: NewCredential, nowMs: number): [CredentialPut, TransactOp] {
+/** The limit a record counts: its own, else the server's default. */
+const limitOf = (fields: { rate_limit_per_minute?: number | null }) => fields.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
+
+/**
+ * The Puts that create a credential: the record itself, the workspace's pointer to it, and
+ * the record's shard copies (`shards`, from the limit unless given).
+ */
+export function credentialPuts(
+  workspaceId: string,
+  secret: IssuedSecret,
+  fields: NewCredential,
+  nowMs: number,
+  shards = shardsFor(limitOf(fields)),
+): [CredentialPut, TransactOp, ...TransactOp[]] {
   const item: CredentialItem = {
     ...keys.credential(secret.hash),
     ...fields,
@@ -113,6 +137,7 @@ export function credentialPuts(workspaceId: string, secret: IssuedSecret, fields
     masked_key: secret.masked,
     secret_ciphertext: secret.ciphertext,
     created_timestamp: nowMs,
+    rate_shards: shards,
   };
   const ref: CredentialRef = {
     ...(fields.kind === 'secret' ? keys.apiKeyRef(workspaceId, secret.id) : keys.publicKeyRef(workspaceId, secret.id)),
@@ -121,28 +146,63 @@ export function credentialPuts(workspaceId: string, secret: IssuedSecret, fields
   return [
     { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
     { Put: { Item: ref, ConditionExpression: 'attribute_not_exists(pk)' } },
+    ...extraShardKeys(secret.hash, shards).map((key) => ({ Put: { Item: { ...item, ...key }, ConditionExpression: 'attribute_not_exists(pk)' } })),
   ];
 }
 
+const shardsOf = (credential: CredentialItem) => credential.rate_shards ?? 1;
+
 /**
- * The Update that applies a change to a credential: given fields are SET, fields given as
- * null are REMOVEd (restoring a server default). Conditional on the credential existing.
+ * The writes that apply a change to a credential, its shards included: given fields are
+ * SET, fields given as null are REMOVEd (restoring a server default). Conditional on the
+ * credential existing. A raised limit that needs more shards adds them as copies of the
+ * record as read with the change applied, on the condition that the record was not changed
+ * since it was read (its `rev`): a copy never carries rules older than the record's.
+ * A lowered limit keeps its shards (their shares still add up to the limit).
  */
-export function credentialUpdate(credential: CredentialItem, changes: Record<string, unknown>): TransactOp {
-  return {
+export function credentialUpdate(credential: CredentialItem, changes: Record<string, unknown>): TransactOp[] {
+  const hash = credentialHash(credential);
+  const before = shardsOf(credential);
+  const limitChanged = 'rate_limit_per_minute' in changes && changes.rate_limit_per_minute !== undefined;
+  const after = limitChanged ? Math.max(before, shardsFor(limitOf(changes as { rate_limit_per_minute?: number | null }))) : before;
+  const fields = after === before ? changes : { ...changes, rate_shards: after };
+  const update = setOrRemove(fields);
+  const rev = credential.rev ?? 0;
+  const unchanged = after === before ? '' : credential.rev === undefined ? ' AND attribute_not_exists(#rev)' : ' AND #rev = :rev';
+  const write = (key: ItemKey, condition: string): TransactOp => ({
     Update: {
-      Key: { pk: credential.pk, sk: credential.sk },
-      ConditionExpression: 'attribute_exists(pk)',
-      ...setOrRemove(changes),
+      Key: key,
+      ConditionExpression: condition,
+      UpdateExpression: `${update.UpdateExpression} ADD #rev :one`,
+      ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#rev': 'rev' },
+      ExpressionAttributeValues: {
+        ...update.ExpressionAttributeValues,
+        ':one': 1,
+        ...(condition.includes(':rev') ? { ':rev': rev } : {}),
+      },
     },
+  });
+  const copy = () => {
+    const item: Record<string, unknown> = { ...credential, ...fields, rev: rev + 1 };
+    for (const [field, value] of Object.entries(fields)) if (value === null) delete item[field];
+    for (const name of Object.keys(item)) if (/^rl_\d+$/.test(name) || name === 'last_used_timestamp') delete item[name];
+    return item;
   };
+  return [
+    write({ pk: credential.pk, sk: credential.sk }, `attribute_exists(pk)${unchanged}`),
+    ...extraShardKeys(hash, before).map((key) => write(key, 'attribute_exists(pk)')),
+    ...extraShardKeys(hash, after)
+      .slice(before - 1)
+      .map((key): TransactOp => ({ Put: { Item: { ...copy(), ...key }, ConditionExpression: 'attribute_not_exists(pk)' } })),
+  ];
 }
 
-/** The Deletes that remove a credential and its pointer; the first fails if already gone. */
-export function credentialDeletes(credential: CredentialItem, ref: ItemKey): [CredentialDelete, TransactOp] {
+/** The Deletes that remove a credential, its pointer and its shards; the first fails if already gone. */
+export function credentialDeletes(credential: CredentialItem, ref: ItemKey): [CredentialDelete, TransactOp, ...TransactOp[]] {
   return [
     { Delete: { Key: { pk: credential.pk, sk: credential.sk }, ConditionExpression: 'attribute_exists(pk)' } },
     { Delete: { Key: ref } },
+    ...extraShardKeys(credentialHash(credential), shardsOf(credential)).map((key) => ({ Delete: { Key: key } })),
   ];
 }
 
@@ -172,17 +232,22 @@ export async function lowerMemberKeys(workspaceId: string, memberId: string, cap
     if (credentials.length === 0) return;
     const values = Object.fromEntries(above.map((role) => [`:above_${role}`, role]));
     for (const credential of credentials) {
-      try {
-        await table.update({
-          Key: { pk: credential.pk, sk: credential.sk },
-          UpdateExpression: 'SET creator_role = :cap',
+      // The record and its shards in one transaction: no shard admits a role the record lost.
+      const lower = (key: ItemKey): TransactOp => ({
+        Update: {
+          Key: key,
+          UpdateExpression: 'SET creator_role = :cap ADD #rev :one',
           // No recorded role with a member: an older record, acting as developer.
           ConditionExpression: `created_by_member = :member AND (attribute_not_exists(creator_role) OR creator_role IN (${Object.keys(values).join(', ')}))`,
-          ExpressionAttributeValues: { ':cap': cap, ':member': memberId, ...values },
-        });
+          ExpressionAttributeNames: { '#rev': 'rev' },
+          ExpressionAttributeValues: { ':cap': cap, ':member': memberId, ':one': 1, ...values },
+        },
+      });
+      try {
+        await table.transact([{ pk: credential.pk, sk: credential.sk }, ...extraShardKeys(credentialHash(credential), shardsOf(credential))].map(lower));
       } catch (error) {
-        // Deleted meanwhile, or already lowered as far: nothing to do for this key.
-        if (!(error instanceof ConditionFailed)) throw error;
+        // Deleted meanwhile, or already lowered as far (the next pass reads it again).
+        if (!(error instanceof TransactionCancelled)) throw error;
       }
     }
   }

@@ -10,10 +10,10 @@ import {
 } from '../errors.ts';
 import { keys } from '../store/keys.ts';
 import type { CredentialItem } from './credentials.ts';
-import { countRequest, presentCredential, takeBackCredential, uncountRequest, type CredentialCondition } from './request-counter.ts';
-import { epochMinute } from './rate-window.ts';
+import { countRequest, presentShard, stampLastUse, uncountRequest, type CredentialCondition } from './request-counter.ts';
+import { epochMinute, rateHeaders, readWindow, type WindowReading } from './rate-window.ts';
 import { rateWindowAttribute } from '../store/keys.ts';
-import { rateHeaders, readWindow } from './rate-window.ts';
+import { keyHint, otherShards, rememberKey, roomAt, shardCap, shardKey, shardShare, type KeyHint } from './key-shards.ts';
 import { assertScope, PUBLIC_KEY_CAPABILITIES, type Access, type PublicCapability, type Scope } from './scopes.ts';
 import { assertKeyRole, assertRole, keyRole, keyRoleCondition, type Role, type RoleRoute } from './roles.ts';
 import { CSRF_HEADER, SESSION_COOKIE, cookieValue, looksLikeSessionToken, readSession, verifySessionToken, type SessionClaims } from './sessions.ts';
@@ -62,6 +62,12 @@ export interface GateRoute {
   method?: string;
   path?: string;
   role?: Role;
+  /**
+   * A public route that checks a credential of its own (a voice worker's per-call token):
+   * the gate counts nothing; the route counts its refusals in the address's window
+   * (countAddress), so a worker's reports never make its address's item hot.
+   */
+  ownCredential?: boolean;
 }
 
 export interface Admission {
@@ -71,38 +77,49 @@ export interface Admission {
 
 const TOKEN = /^(?:key|public_key)_[0-9a-f]{48}$/;
 const IP_WINDOW_TTL_SECONDS = 180;
+/** A key's last use is kept to the minute: its record is stamped only when its stamp is older. */
+const LAST_USE_RESOLUTION_MS = 60_000;
 
 /**
- * Everything that stands between a request and its handler, in one sequential round trip:
- * the per-IP window and the key are written in parallel; the rules are then applied in
- * the spec's order. A refused request changes nothing of its key: the rules its record
- * decides (origin, public-key capability, allowlist, scope) are the condition of the
- * key's write, so a request they refuse writes nothing; one refused by a limit is taken
- * back out of the key's window and its last-use stamp restored. The per-IP window keeps
- * every request but its own 429s: it is what stops guessing and floods before
- * authentication.
+ * Everything that stands between a request and its handler. A key's request is one write:
+ * a conditional UpdateItem on one shard of the key's rate window (key-shards.ts) that
+ * counts it only if the record's rules (origin, public-key capability, allowlist, scope,
+ * role) admit it and its shard's share has room, and returns the record. A request its
+ * shard refuses tries the others, so a request is refused only when every shard is full
+ * and exactly the limit is admitted (docs/scale.md, "Hot items: the request gate"). A
+ * refused request changes nothing of its key.
+ *
+ * The per-IP window counts where nothing else bounds a request: public routes, sessions
+ * (they have no window of their own), and failed authentications (no key, an unknown key,
+ * a key its rules refuse), which is what stops guessing and floods before authentication.
+ * A key's admitted requests are bounded by the key's own window and do not write the
+ * address's, so one busy key never makes its address's item hot. docs/security.md.
  */
 export async function admit(route: GateRoute, request: GateRequest, nowMs = Date.now()): Promise<Admission> {
   if (route.access !== 'public') {
     const session = presentedSession(request);
     if (session) return admitSession(route, request, session, nowMs);
   }
-  const token = route.access === 'public' ? undefined : bearerToken(request.authorization);
-  const ipKey = keys.ipRateWindow(request.sourceIp);
-  const credentialKey = token ? keys.credential(sha256(token)) : undefined;
+  if (route.access === 'public') {
+    if (route.ownCredential) return { headers: {} };
+    return { headers: await countAddress(request.sourceIp, nowMs) };
+  }
+  const token = bearerToken(request.authorization);
+  if (!token) throw withHeaders(unauthorized(), await countAddress(request.sourceIp, nowMs));
+  return admitKey(route, request, sha256(token), nowMs);
+}
 
-  const [ipItem, presented] = await Promise.all([
-    countRequest(ipKey, nowMs, { mustExist: false, ttlSeconds: IP_WINDOW_TTL_SECONDS }),
-    credentialKey ? presentCredential(credentialKey, nowMs, recordRules(route, request)) : undefined,
-  ]);
-  const takeBack = () =>
-    credentialKey && presented?.outcome === 'counted'
-      ? takeBackCredential(credentialKey, nowMs, presented.previousLastUse)
-      : undefined;
-
+/**
+ * Counts a failed authentication (or a request on a route that authenticates itself and
+ * refused its credential) in the source address's window: 429 over the limit, else the
+ * window's headers for the caller's own refusal.
+ */
+export async function countAddress(sourceIp: string, nowMs = Date.now()): Promise<Record<string, string>> {
+  const ipKey = keys.ipRateWindow(sourceIp);
+  const ipItem = await countRequest(ipKey, nowMs, { mustExist: false, ttlSeconds: IP_WINDOW_TTL_SECONDS });
   const ipWindow = readWindow(ipItem ?? {}, nowMs, config.RATE_LIMIT_PER_IP);
   if (!ipWindow.allowed) {
-    await Promise.all([uncountRequest(ipKey, nowMs), takeBack()]);
+    await uncountRequest(ipKey, nowMs);
     throw withHeaders(
       tooManyRequests(
         `Rate limit exceeded for this IP address: ${ipWindow.limit} requests per minute. Retry in ${ipWindow.retryAfterSeconds}s.`,
@@ -112,66 +129,184 @@ export async function admit(route: GateRoute, request: GateRequest, nowMs = Date
       rateHeaders(ipWindow),
     );
   }
-  if (route.access === 'public') return { headers: rateHeaders(ipWindow) };
-  if (!presented || presented.outcome === 'unknown') throw withHeaders(unauthorized(), rateHeaders(ipWindow));
+  return rateHeaders(ipWindow);
+}
 
-  // A refused record was not counted: read its window as if this request were in it.
-  const credential = (
-    presented.outcome === 'counted' ? presented.item : withThisRequest(presented.item, nowMs)
-  ) as unknown as CredentialItem;
-  const limit = credential.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
-  const keyWindow = readWindow(credential, nowMs, limit);
-  const headers = rateHeaders(keyWindow);
-  const refuse = async (error: ApiError): Promise<never> => {
-    await takeBack();
-    throw withHeaders(error, headers);
+interface ShardReading {
+  index: number;
+  item: Record<string, unknown>;
+  reading: WindowReading;
+}
+
+type ShardOutcome =
+  | { outcome: 'unknown' }
+  /** The record's rules refuse the request: `record` as read, this request counted in `shard`'s reading. */
+  | { outcome: 'refused'; record: CredentialItem; shard: ShardReading }
+  | { outcome: 'full'; record: CredentialItem; shard: ShardReading }
+  | { outcome: 'admitted'; record: CredentialItem; shard: ShardReading };
+
+async function admitKey(route: GateRoute, request: GateRequest, hash: string, nowMs: number): Promise<Admission> {
+  const rules = recordRules(route, request);
+  const minute = epochMinute(nowMs);
+
+  /** One shard: counted if its rules and share admit the request, else why not. Full shards are taken back. */
+  const tryShard = async (index: number, capped = true): Promise<ShardOutcome> => {
+    const hint = keyHint(hash);
+    const cap = capped && hint ? shardCap(hint, index, nowMs) : undefined;
+    const presented = await presentShard(shardKey(hash, index), nowMs, rules, cap);
+    if (presented.outcome === 'unknown') return { outcome: 'unknown' };
+    const counted = presented.outcome === 'counted';
+    const item = counted ? presented.item : withThisRequest(presented.item, nowMs);
+    const record = item as unknown as CredentialItem;
+    const limit = record.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
+    const shards = record.rate_shards ?? 1;
+    const known = rememberKey(hash, shards, limit);
+    const current = Number(item[rateWindowAttribute(minute)] ?? 0);
+    const previous = Number(item[rateWindowAttribute(minute - 1)] ?? 0);
+    known.seen.set(index, { minute, current, previous });
+    const share = shardShare(limit, shards, index);
+    const shard = { index, item, reading: readWindow(item, nowMs, share) };
+    if (counted && shard.reading.allowed) return { outcome: 'admitted', record, shard };
+    if (!counted && ruleRefusal(route, request, record)) return { outcome: 'refused', record, shard };
+    if (counted) {
+      await uncountRequest(shardKey(hash, index), nowMs);
+    } else if (shard.reading.allowed) {
+      // Refused by a cap tighter than the shard (rounding, or an outdated hint): once more, uncapped.
+      return capped ? tryShard(index, false) : { outcome: 'refused', record, shard };
+    }
+    // Full: nothing of this request stays counted. Until it has room, this process's requests skip it.
+    known.fullUntil.set(index, roomAt(share, previous, current - 1, nowMs));
+    return { outcome: 'full', record, shard };
   };
 
-  const isPublic = credential.kind === 'public';
-  if (isPublic) {
-    if (!originAllowed(credential, request.origin)) await refuse(unauthorized());
-    if (!capabilityAllowed(route)) await refuse(publicKeyRestricted());
-  }
-  if (!ipAllowed(credential, request.sourceIp)) await refuse(ipNotAllowed(request.sourceIp));
+  // The process's hint of the key's shards picks where to start; the record always exists.
+  const hint = keyHint(hash);
+  const open = (shards: number, except = -1) => otherShards(shards, except).filter((index) => (keyHint(hash)?.fullUntil.get(index) ?? 0) <= nowMs);
+  // With every shard seen full, one capped write still reads the key as it is now (a changed
+  // limit, a deleted key), and refuses with nothing counted.
+  const start = hint ? (startShard(hint, open(hint.shards), nowMs) ?? otherShards(hint.shards, -1)[0]!) : 0;
+  let first = await tryShard(start);
+  if (first.outcome === 'unknown' && start !== 0) first = await tryShard(0);
+  if (first.outcome === 'unknown') throw withHeaders(unauthorized(), await countAddress(request.sourceIp, nowMs));
 
-  if (!keyWindow.allowed) {
-    await refuse(
-      tooManyRequests(
-        `Rate limit exceeded for this API key: ${limit} requests per minute. Retry in ${keyWindow.retryAfterSeconds}s.`,
-        keyWindow.retryAfterSeconds,
-        'key',
-      ),
-    );
+  const limit = first.record.rate_limit_per_minute ?? config.RATE_LIMIT_PER_KEY;
+  if (first.outcome === 'refused') {
+    // Refused by the record's rules: nothing of the key was written; the address's window counts it.
+    const reading = keyReading(limit, [first.shard]);
+    const error = ruleRefusal(route, request, first.record, first.shard.reading.allowed ? undefined : keyLimitRefusal(reading));
+    const ipHeaders = await countAddress(request.sourceIp, nowMs);
+    if (!error) throw new Error('The key record was refused by its write condition but passed every rule');
+    throw withHeaders(error, { ...ipHeaders, ...rateHeaders(reading) });
   }
 
-  // A public key passed on its capability above; it holds no scope to check.
-  const scopes = isPublic ? [] : (credential.scopes ?? []);
-  if (!isPublic) {
-    try {
-      if (route.access !== 'any-key') assertScope(scopes, route.access);
-      // A secret key never acts beyond the role of the member who made it.
-      assertKeyRole(credential, roleRoute(route));
-    } catch (error) {
-      await refuse(error as ApiError);
+  let admitted = first.outcome === 'admitted' ? first.shard : undefined;
+  const full: ShardReading[] = admitted ? [] : [first.shard];
+  if (!admitted) {
+    // Full here: every other shard in turn, until one has room (those seen full this minute without a write).
+    for (const index of open(first.record.rate_shards ?? 1, first.shard.index)) {
+      const next = await tryShard(index);
+      if (next.outcome === 'admitted') {
+        admitted = next.shard;
+        break;
+      }
+      if (next.outcome === 'full') full.push(next.shard);
     }
   }
-  if (presented.outcome === 'refused') {
-    // The write's condition and the rules above are the same rules; they cannot disagree.
-    throw new Error('The key record was refused by its write condition but passed every rule');
+  if (!admitted) {
+    const reading = keyReading(limit, full);
+    throw withHeaders(keyLimitRefusal(reading), rateHeaders(reading));
   }
 
+  const credential = { ...(admitted.item as unknown as CredentialItem), ...keys.credential(hash) };
+  const headers = rateHeaders(keyReading(limit, [admitted]));
+  // The write's condition held, so these rules hold too; they cannot disagree.
+  const error = ruleRefusal(route, request, credential);
+  if (error) throw withHeaders(error, headers);
+
+  const lastUse = credential.last_used_timestamp;
+  if (lastUse === undefined || lastUse < nowMs - LAST_USE_RESOLUTION_MS) {
+    const stamped = [keys.credential(hash), ...(admitted.index === 0 ? [] : [shardKey(hash, admitted.index)])];
+    await stampLastUse(stamped, nowMs, LAST_USE_RESOLUTION_MS);
+    credential.last_used_timestamp = nowMs;
+  }
+
+  const isPublic = credential.kind === 'public';
   return {
     principal: {
       kind: credential.kind,
       workspaceId: credential.workspace_id,
       credentialId: credential.credential_id,
-      scopes,
+      // A public key passed on its capability; it holds no scope to check.
+      scopes: isPublic ? [] : (credential.scopes ?? []),
       capabilities: isPublic ? PUBLIC_KEY_CAPABILITIES : [],
       credential,
-      // assertKeyRole refused a key whose role is `none`.
+      // The role check refused a key whose role is `none`.
       ...(isPublic ? {} : { role: keyRole(credential) as Role, actingMemberId: credential.created_by_member }),
     },
     headers,
+  };
+}
+
+/**
+ * The rule that refuses the request, in the spec's order (origin and capability of a
+ * public key, the allowlist, the key's limit, scope and role), or undefined.
+ */
+function ruleRefusal(route: GateRoute, request: GateRequest, credential: CredentialItem, overLimit?: ApiError): ApiError | undefined {
+  const isPublic = credential.kind === 'public';
+  if (isPublic) {
+    if (!originAllowed(credential, request.origin)) return unauthorized();
+    if (!capabilityAllowed(route)) return publicKeyRestricted();
+  }
+  if (!ipAllowed(credential, request.sourceIp)) return ipNotAllowed(request.sourceIp);
+  if (overLimit) return overLimit;
+  if (isPublic) return undefined;
+  try {
+    if (route.access !== 'any-key' && route.access !== 'public') assertScope(credential.scopes ?? [], route.access);
+    // A secret key never acts beyond the role of the member who made it.
+    assertKeyRole(credential, roleRoute(route));
+  } catch (error) {
+    return error as ApiError;
+  }
+  return undefined;
+}
+
+/**
+ * Where a request starts: the better of two random open shards, by the room this process
+ * last saw in each. Two choices keep the shards filling evenly (so no shard is left alone
+ * with room while the others are full, taking every request) while no shard gets more than
+ * 1 − ((N−1)/N)² of the requests (7/16 with 4 shards: 730 writes a second at the target).
+ */
+function startShard(hint: KeyHint, open: number[], nowMs: number): number | undefined {
+  const room = (index: number) => {
+    const seen = hint.seen.get(index);
+    const used = seen && seen.minute === epochMinute(nowMs) ? seen.current : 0;
+    return shardCap(hint, index, nowMs) - used;
+  };
+  const [a, b] = open;
+  if (a === undefined || b === undefined) return a;
+  return room(b) > room(a) ? b : a;
+}
+
+const keyLimitRefusal = (reading: WindowReading) =>
+  tooManyRequests(
+    `Rate limit exceeded for this API key: ${reading.limit} requests per minute. Retry in ${reading.retryAfterSeconds}s.`,
+    reading.retryAfterSeconds,
+    'key',
+  );
+
+/**
+ * The key's window as its headers tell it, from the shards read: the limit is the key's,
+ * the reset the minute's; what remains is scaled from the last shard read to the whole key
+ * (exact with one shard, an estimate with more); the wait is the shortest of the full shards'.
+ */
+function keyReading(limit: number, read: ShardReading[]): WindowReading {
+  const last = read[read.length - 1]!.reading;
+  const remaining = last.limit > 0 ? Math.min(limit, Math.floor((last.remaining * limit) / last.limit)) : 0;
+  return {
+    ...last,
+    limit,
+    remaining: last.allowed ? remaining : 0,
+    retryAfterSeconds: Math.min(...read.map((shard) => shard.reading.retryAfterSeconds)),
   };
 }
 

@@ -11,8 +11,8 @@ interface CountOptions {
 
 /**
  * Adds one request to the item's current-minute counter and returns the whole item as it
- * is after the write, in a single round trip (per-IP windows; credentials use
- * presentCredential). Returns undefined when `mustExist` and
+ * is after the write, in a single round trip (per-IP and per-token windows; keys use
+ * presentShard). Returns undefined when `mustExist` and
  * the item is absent (an unknown or deleted key).
  */
 export async function countRequest(
@@ -52,41 +52,41 @@ export interface CredentialCondition {
   values: Record<string, unknown>;
 }
 
-export type PresentedCredential =
-  /** No such key (never was, or deleted). */
+export type PresentedShard =
+  /** No such key (never was, or deleted), or no such shard of it. */
   | { outcome: 'unknown' }
-  /** The record's own rules refuse the request: nothing was written, `item` is the record. */
+  /** The record's own rules refuse the request, or the shard's share is used up this minute: nothing was written, `item` is the shard as it is. */
   | { outcome: 'refused'; item: Record<string, unknown> }
-  /** Counted in the key's window and stamped: `item` as it is now, `previousLastUse` to undo the stamp. */
-  | { outcome: 'counted'; item: Record<string, unknown>; previousLastUse: number | undefined };
+  /** Counted in the shard's window: `item` as it is now. */
+  | { outcome: 'counted'; item: Record<string, unknown> };
 
 /**
- * Presents a key: one conditional UpdateItem that counts the request in the key's window
- * and stamps its last use only if the record's rules (allowlist, origin, public-key
- * capability, scope) admit the request. The rules a record decides are checked by
- * DynamoDB, so a refused request writes nothing, and an admitted one costs this single
- * round trip. On a refusal DynamoDB returns the record (ReturnValuesOnConditionCheckFailure)
- * so the gate can say which rule refused it, without a second read.
+ * Presents a key at one shard of its rate window (key-shards.ts: the record itself, or a
+ * copy of it): one conditional UpdateItem that counts the request in the shard's window
+ * only if the record's rules (allowlist, origin, public-key capability, scope) admit the
+ * request and, given a `cap` (the shard's share), only while the shard's current minute
+ * holds fewer. The rules are checked by DynamoDB, so a refused request writes nothing; on a
+ * refusal DynamoDB returns the record (ReturnValuesOnConditionCheckFailure) so the gate can
+ * say which rule refused it, without a second read. Last use is not stamped here (see
+ * stampLastUse), so an admitted request costs this single write.
  */
-export async function presentCredential(key: ItemKey, nowMs: number, rules: CredentialCondition): Promise<PresentedCredential> {
-  const window = rateWindowAttribute(epochMinute(nowMs));
+export async function presentShard(key: ItemKey, nowMs: number, rules: CredentialCondition, cap?: number): Promise<PresentedShard> {
+  // Fewer than `cap` counted this minute: a full shard refuses in the write itself, with nothing to take back.
+  const capped = cap === undefined ? '' : ' AND (attribute_not_exists(#window) OR #window < :cap)';
   try {
     const out = await table.update({
       Key: key,
-      UpdateExpression: 'SET last_used_timestamp = :now ADD #window :one',
-      ConditionExpression: `attribute_exists(pk) AND ${rules.expression}`,
-      ExpressionAttributeNames: { '#window': window, ...rules.names },
-      ExpressionAttributeValues: { ':one': 1, ':now': nowMs, ...rules.values },
-      // The record before this write: the stamp it replaced can be put back if a later rule refuses.
-      ReturnValues: 'ALL_OLD',
+      UpdateExpression: 'ADD #window :one',
+      ConditionExpression: `attribute_exists(pk) AND ${rules.expression}${capped}`,
+      ExpressionAttributeNames: { '#window': rateWindowAttribute(epochMinute(nowMs)), ...rules.names },
+      ExpressionAttributeValues: { ':one': 1, ...rules.values, ...(cap === undefined ? {} : { ':cap': cap }) },
+      ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
-    const before = out ?? {};
-    const item = { ...before, [window]: Number(before[window] ?? 0) + 1, last_used_timestamp: nowMs };
+    const item = out ?? {};
     const stale = staleWindowAttributes(item, nowMs);
     if (stale.length) await dropWindows(key, stale);
-    const previous = before.last_used_timestamp;
-    return { outcome: 'counted', item, previousLastUse: typeof previous === 'number' ? previous : undefined };
+    return { outcome: 'counted', item };
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     return error.item ? { outcome: 'refused', item: error.item } : { outcome: 'unknown' };
@@ -94,28 +94,28 @@ export async function presentCredential(key: ItemKey, nowMs: number, rules: Cred
 }
 
 /**
- * Takes back a counted key request that a later rule refused (its key limit, or the IP
- * limit): out of the window, and its last-use stamp back to what it was, unless another
- * request has stamped the key since.
+ * Stamps a key's last use on the given items (the record, and the shard the request was
+ * counted on, whose copy of the stamp tells the next request there that it is fresh), each
+ * only if its stamp is older than `nowMs - staleMs`. The gate calls it only when the shard
+ * it read showed a stamp that old, so a key's record is written for its last use at most
+ * once a minute per shard, however many requests it serves.
  */
-export async function takeBackCredential(key: ItemKey, nowMs: number, previousLastUse: number | undefined): Promise<void> {
-  try {
-    await table.update({
-      Key: key,
-      UpdateExpression: `${previousLastUse === undefined ? 'REMOVE last_used_timestamp' : 'SET last_used_timestamp = :previous'} ADD #window :minusOne`,
-      ConditionExpression: 'last_used_timestamp = :now',
-      ExpressionAttributeNames: { '#window': rateWindowAttribute(epochMinute(nowMs)) },
-      ExpressionAttributeValues: {
-        ':minusOne': -1,
-        ':now': nowMs,
-        ...(previousLastUse === undefined ? {} : { ':previous': previousLastUse }),
-      },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-    // Stamped by a later request (or deleted): leave the stamp, take back the count.
-    await uncountRequest(key, nowMs);
-  }
+export async function stampLastUse(items: ItemKey[], nowMs: number, staleMs: number): Promise<void> {
+  await Promise.all(
+    items.map(async (key) => {
+      try {
+        await table.update({
+          Key: key,
+          UpdateExpression: 'SET last_used_timestamp = :now',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(last_used_timestamp) OR last_used_timestamp < :fresh)',
+          ExpressionAttributeValues: { ':now': nowMs, ':fresh': nowMs - staleMs },
+        });
+      } catch (error) {
+        // Deleted meanwhile, or stamped by another request since: nothing to do.
+        if (!(error instanceof ConditionFailed)) throw error;
+      }
+    }),
+  );
 }
 
 /**

@@ -50,6 +50,8 @@ export interface RouteDefinition {
   aliases?: readonly RouteAlias[];
   domain: Domain;
   access: Access;
+  /** A public route that checks a credential of its own: the gate does not count it (GateRoute). */
+  ownCredential?: boolean;
   summary: string;
   status: 200 | 201 | 202 | 204;
   /** Objects (usually z.lazy of one): path parameters and query are name → value. */

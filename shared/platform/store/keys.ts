@@ -120,10 +120,16 @@ export const keys = {
 
   /**
    * A secret or public key's record, addressed by the SHA-256 of its value so the request
-   * path finds it in one keyed write. It also carries the key's rate-limit windows and
-   * last use, so authentication, rate limiting and last-use are one UpdateItem.
+   * path finds it in one keyed write. It is also shard 0 of the key's rate window (its
+   * counters and last use), so authentication and rate limiting are one UpdateItem.
    */
   credential: (secretSha256: string): ItemKey => ({ pk: `CREDENTIAL#${secretSha256}`, sk: 'CREDENTIAL' }),
+  /**
+   * Shard `shard` (1…N-1) of a key whose limit one item cannot count (shared/platform/auth/
+   * key-shards.ts): a copy of the record, kept with it in every write of it, holding its
+   * own share of the rate window. Its own partition, so the shards' writes never meet.
+   */
+  credentialShard: (secretSha256: string, shard: number): ItemKey => ({ pk: `CREDENTIAL#${secretSha256}#SHARD#${shard}`, sk: 'CREDENTIAL' }),
 
   /** Workspace-owned pointer from a key's ID to its credential (strongly consistent lookups). */
   apiKeyRef: (workspaceId: string, apiKeyId: string): ItemKey => ({
