@@ -214,7 +214,6 @@ async function runBatch(
     memo,
     workspaceId,
     batchCallId,
-    undefined,
     toDial.map((task) => ({ taskIndex: task.task_index, claimedAt: task.claimed_at ?? claimedAt })),
   );
   if (number && available) memo.tokens.set(number.phone_number, [...available.tokens]);

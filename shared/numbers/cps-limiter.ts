@@ -135,63 +135,11 @@ function shuffle<T>(items: T[]): T[] {
   return items;
 }
 
-/** Tokens one takeDialTokens takes at most (the update expression stays small). */
+/** Tokens one conditional update of takeAvailableDialTokens takes at most (the update expression stays small). */
 const MAX_AHEAD_TOKENS = 50;
 
-/** How long a token taken ahead (takeDialTokens) may wait for its dial. */
+/** How long a token taken ahead (takeAvailableDialTokens) may wait for its dial: within the second it is held. */
 export const AHEAD_TOKEN_USE_MS = CPS_TOKEN_MS;
-
-/**
- * Takes up to `count` tokens at once (at most the limit), for dials that start within
- * AHEAD_TOKEN_USE_MS: one conditional UpdateItem over `count` tokens instead of one write
- * per dial, which a batch pass's dials would otherwise queue behind on the same item. Each
- * token taken ahead is held for 2 × CPS_TOKEN_MS, so its dial, made at most a second after
- * the take, still starts in a second of its own: no one-second window holds two dials of
- * one token. Answers the tokens taken: all or none (the caller's dials then take theirs one
- * by one, as takeDialToken does).
- */
-export async function takeDialTokens(
-  phoneNumber: string,
-  cpsLimit: number,
-  count: number,
-  { clock = wallClock }: Pick<TakeOptions, 'clock'> = {},
-): Promise<DialToken[]> {
-  const want = Math.min(count, cpsLimit, MAX_AHEAD_TOKENS);
-  if (want <= 0) return [];
-  const key = cpsBuckets.key(phoneNumber);
-  const attempt = async (indexes: number[]): Promise<DialToken[] | undefined> => {
-    const now = clock.now();
-    const names = Object.fromEntries(indexes.map((index, i) => [`#t${i}`, cpsBuckets.tokenAttribute(index)]));
-    try {
-      await table.update({
-        Key: key,
-        UpdateExpression: `SET ${indexes.map((_, i) => `#t${i} = :until`).join(', ')}, expires_at = :expires`,
-        ConditionExpression: indexes.map((_, i) => `(attribute_not_exists(#t${i}) OR #t${i} <= :now)`).join(' AND '),
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: {
-          ':now': now,
-          ':until': now + 2 * CPS_TOKEN_MS,
-          ':expires': Math.ceil((now + 2 * CPS_TOKEN_MS) / 1000) + IDLE_TTL_SECONDS,
-        },
-      });
-      return indexes.map(() => ({ takenAt: now, waitedMs: 0 }));
-    } catch (error) {
-      if (error instanceof ConditionFailed) return undefined;
-      throw error;
-    }
-  };
-  // Not busy is the common case: tokens picked at random, no read.
-  const first = await attempt(shuffle(Array.from({ length: cpsLimit }, (_, i) => i)).slice(0, want));
-  if (first) return first;
-  const bucket = await table.get(key);
-  const now = clock.now();
-  const free = Array.from({ length: cpsLimit }, (_, i) => i).filter((i) => {
-    const due = bucket?.[cpsBuckets.tokenAttribute(i)];
-    return typeof due !== 'number' || due <= now;
-  });
-  if (free.length < want) return [];
-  return (await attempt(shuffle(free).slice(0, want))) ?? [];
-}
 
 /** What takeAvailableDialTokens took, and when the next token of the number comes back. */
 export interface AvailableTokens {

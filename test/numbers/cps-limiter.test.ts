@@ -11,7 +11,7 @@ import { virtualTime } from '../support/virtual-time.ts';
 // Settings are read at load: a short default wait, so the default is observable quickly.
 process.env.CPS_MAX_WAIT_MS = '700';
 const { config } = await import('../../shared/platform/config.ts');
-const { takeAvailableDialTokens, takeDialToken, takeDialTokens } = await import('../../shared/numbers/cps-limiter.ts');
+const { takeAvailableDialTokens, takeDialToken } = await import('../../shared/numbers/cps-limiter.ts');
 const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
 const { db, tableName } = await import('../../shared/platform/store/db.ts');
 const { keys } = await import('../../shared/platform/store/keys.ts');
@@ -141,23 +141,6 @@ console.log(JSON.stringify(outcomes));
     // How many get through depends on when each process really started (a slow start is a
     // later deadline); that no second ever holds more than four does not.
     expect(times.length).toBeGreaterThanOrEqual(4);
-  });
-
-  it('takes tokens ahead in one write, all or none, and holds them two seconds so their dials never share a second with a reuse', async () => {
-    const number = newNumber();
-    const { clock } = time;
-    const ahead = await takeDialTokens(number, 5, 3, { clock });
-    expect(ahead).toHaveLength(3);
-    // Two tokens are left; a taker ahead wanting three gets none, one wanting two gets both.
-    expect(await takeDialTokens(number, 5, 3, { clock })).toEqual([]);
-    expect(await takeDialTokens(number, 5, 2, { clock })).toHaveLength(2);
-    // None comes back after one second (a single take's would), only after two.
-    const afterOneSecond = await take(number, 5, 1200);
-    expect(afterOneSecond.admitted).toBe(false);
-    expect(afterOneSecond.admitted || afterOneSecond.error.status).toBe(429);
-    const later = await take(number, 5, 2500);
-    expect(later.admitted && later.takenAt - ahead[0]!.takenAt).toBeGreaterThanOrEqual(2000);
-    expect(later.admitted && later.takenAt - ahead[0]!.takenAt).toBeLessThanOrEqual(2000 + WAKE_JITTER_MS);
   });
 
   it('takes the tokens free now without waiting, and says when the next comes back', async () => {
