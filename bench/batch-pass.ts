@@ -23,7 +23,7 @@ export interface BatchPassMeasurement extends BatchPassScenario {
 
 /**
  * The first scenario warms the process (module init, JIT, connections, the first dial's
- * lazy settings) and is not recorded: the scheduler runs in a warm Lambda every 5 s, so a
+ * lazy settings) and is not recorded: the scheduler runs in a warm Lambda every second, so a
  * cold first pass is not what a pass costs.
  */
 const WARM_UP: BatchPassScenario = { pending: 5, limit: 20, cps: 1000 };

@@ -9,7 +9,8 @@ registerBatchCallCounters();
 
 /**
  * EventBridge invokes this once a minute (its floor); it runs 60000 / BATCH_TICK_MS passes
- * spaced BATCH_TICK_MS apart, each under the job lease. The optional third argument is
+ * spaced BATCH_TICK_MS apart for each shard of the due-batch index, each under its shard's
+ * lease (shared/batches/scheduler.ts). The optional third argument is
  * for the local scheduler, so stopping need not wait out the minute; it has a default, so
  * the handler still declares two parameters and Lambda treats it as an async handler.
  */
@@ -21,7 +22,7 @@ async function handle(
   logger.addContext(context);
   const signal = options.signal instanceof AbortSignal ? options.signal : undefined;
   const result = await runBatchTicks({ signal });
-  logger.info('batch tick', { passes_run: result.passes_run, passes_skipped: result.passes_skipped });
+  logger.info('batch tick', { passes_run: result.passes_run, passes_skipped: result.passes_skipped, passes_idle: result.passes_idle });
   return result;
 }
 

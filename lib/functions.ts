@@ -147,8 +147,9 @@ export interface FunctionSpec {
  *   to 5 s): 29 s, just under API Gateway's 30 s; 512 MB when they only wait, 1,024 MB
  *   when they also parse or hold much (the conversation runtime, CSV and file uploads).
  * - Jobs: the timeout is the job's own (shared/jobs.ts); memory from what one message holds:
- *   the 5-second batch loop and the token refresh are small (256 MB), ingestion of up to
- *   50 MB files (PDF.js) and the index build take 2,048 MB.
+ *   the token refresh is small (256 MB); the batch loop runs every shard's passes in one
+ *   invocation and marshals their dials' writes (1,024 MB); ingestion of up to 50 MB files
+ *   (PDF.js) and the index build take 2,048 MB.
  *
  * Checked against one measured run (`npm run measure:functions`, docs/operations.md
  * "Function sizes"): every peak RSS was 63–174 MB, so none is too small; live-ws and
@@ -647,9 +648,11 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     pushesLiveUpdates: true,
     domain: 'batches',
     trigger: SCHEDULE,
-    // The 5-second pass loop: a few queries and a handful of dials a pass.
-    memoryMb: 256,
-    // One invocation a minute that runs ~70 s, so at most two overlap; the lease does the rest.
+    // Every shard's one-second pass loop side by side, up to a few hundred dials a second at
+    // the target (docs/scale.md, Batch calls): CPU-bound marshalling of the dials' writes, so
+    // 1,024 MB (about 0.6 vCPU) rather than the 256 MB of an idle loop.
+    memoryMb: 1024,
+    // One invocation a minute that runs ~70 s, so at most two overlap; each shard's lease does the rest.
     reservedConcurrency: 3,
     // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
     // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.

@@ -24,7 +24,7 @@ export type JobTrigger =
   | { kind: 'queue'; queue: QueueName }
   | {
       kind: 'schedule';
-      /** EventBridge's rate; its floor is one minute (the batch tick paces 5-second passes inside it). */
+      /** EventBridge's rate; its floor is one minute (the batch tick paces one-second passes inside it). */
       every: 'minute' | 'hour';
       retries: JobRetries;
     };
@@ -144,10 +144,11 @@ export const JOBS: readonly JobSpec[] = [
   },
   {
     name: 'batch-tick',
-    description: 'Runs the 5-second batch-call passes for one minute per invocation',
-    // Each invocation loops through the 5-second passes (BATCH_TICK_MS) for about a minute;
-    // 70 s leaves room to finish the last pass. The next minute's invocation may start while
-    // this one drains, and the job lease in the table keeps passes from running twice.
+    description: 'Runs the one-second batch-call passes of every due-index shard for one minute per invocation',
+    // Each invocation loops through the passes (BATCH_TICK_MS, a second: the calls-per-second
+    // tokens come back each second) of every shard for about a minute; 70 s leaves room to
+    // finish the last pass. The next minute's invocation may start while this one drains, and
+    // each shard's lease in the table keeps its passes from running twice.
     trigger: { kind: 'schedule', every: 'minute', retries: MINUTE_JOB_RETRIES },
     timeoutSeconds: 70,
     live: true,

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { getConcurrency, newBatchDialMemo, placeBatchCall, releaseUnusedBatchDialSlots, prepareBatchDials, unlinkBatchCall, type BatchDialMemo } from '../calls/index.ts';
 import { doNotCallNumbers } from '../contacts/lookups/index.ts';
-import { cpsLimitFor, workspaceNumber } from '../numbers/index.ts';
-import { config } from '../platform/config.ts';
+import { cpsLimitFor, takeAvailableDialTokens, workspaceNumber } from '../numbers/index.ts';
 import { ApiError, Conflict, TooManyRequests, Unavailable } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { countMetric } from '../platform/observability/metrics.ts';
@@ -19,6 +18,7 @@ import {
   resolveTask,
   setBatchDue,
   SCHEDULABLE,
+  BATCH_DUE_SHARDS,
   type BatchItem,
   type TaskItem,
 } from './store.ts';
@@ -26,19 +26,24 @@ import { releaseAgentReferences } from './agent-references.ts';
 import { insideWindow, nextOpening } from './windows.ts';
 
 /*
- * One scheduler pass (spec: Batch calls, Scheduler; docs/batch-calls.md). For each batch in
- * the due-batch index whose due time has passed, planned or ongoing:
+ * One scheduler pass over one shard of the due-batch index (spec: Batch calls, Scheduler;
+ * docs/batch-calls.md). For each batch in the shard whose due time has passed, planned or
+ * ongoing, the batches of a workspace side by side and the workspaces side by side:
  *
  * 1. outside its call_time_window it waits (its due time moves to the window's next opening);
  * 2. free capacity = the workspace's concurrency limit − the batch's reserved_concurrency −
- *    calls in progress, and at most the number's calls per second × the tick;
- * 3. that many pending tasks are claimed (conditional writes) and dialled in order through
- *    placeBatchCall, create-phone-call's path, with an idempotency key of batch and task;
- * 4. no pending task and no open claim left: the batch is `sent`.
+ *    calls in progress, shared evenly between the workspace's batches due in this pass;
+ * 3. of that, as many of the from-number's calls-per-second tokens as are free right now are
+ *    taken (never waited for: the batch comes due again when the next one returns);
+ * 4. that many pending tasks are claimed (conditional writes) and dialled through
+ *    placeBatchCall, create-phone-call's path, with an idempotency key of batch and task:
+ *    each dial writes its call and queues its first step, the asynchronous dial;
+ * 5. no pending task and no open claim left: the batch is `sent`.
  *
  * A claim older than CLAIM_RETRY_MS whose pass died before resolving it is dialled again
  * with the same key: the idempotency claim answers the call already placed, so the task is
- * resolved with it and nothing is dialled twice.
+ * resolved with it and nothing is dialled twice. Two passes over the same batch at once
+ * (a redelivered invocation, an expired lease) are as safe: each task is won by one claim.
  */
 
 /** Which of `numbers` are flagged do-not-call in the workspace's contacts, asked at dial time. */
@@ -49,16 +54,28 @@ const doNotCallCheck: DoNotCallCheck = doNotCallNumbers;
 
 /** A claim this old whose pass has not resolved it is taken to be a dead pass's (dials take seconds). */
 export const CLAIM_RETRY_MS = 30_000;
-/** Dials one batch runs at once (each may wait on its number's calls-per-second token). */
+/** Dials one batch runs at once (a dial writes its call and queues its first step; it never waits on the callee). */
 const DIAL_PARALLELISM = 32;
-/** Workspaces served at once in a pass; a workspace's batches go one after another (they share its capacity). */
-const WORKSPACE_PARALLELISM = 8;
+/** Workspaces served at once in a pass over one shard. */
+const WORKSPACE_PARALLELISM = 16;
+/** A workspace's batches served at once (they split its free capacity evenly). */
+const BATCH_PARALLELISM = 8;
+
+/** Where the pass reads the time; the calls-per-second tokens are timed by it too (tests: virtual time). */
+interface PassClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+const wallClock: PassClock = { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 
 export interface BatchPassOptions {
-  /** The clock for due times, windows and claim ages (epoch ms; tests). */
+  /** The shard of the due-batch index to pass; every shard at once unless given (tests). */
+  shard?: number;
+  /** The clock for due times, windows, claim ages and tokens (epoch ms; tests). */
+  clock?: PassClock;
+  /** The time of the pass, if not the clock's (tests). */
   now?: number;
-  /** The pass's spacing; with the number's cps it bounds the dials per batch per pass. */
-  tickMs?: number;
   doNotCall?: DoNotCallCheck;
   /** The spend check (billing's unless given): throws PaymentRequired to refuse. */
   canSpend?: (workspaceId: string) => Promise<void>;
@@ -76,31 +93,54 @@ export interface BatchPassResult {
   released: number;
 }
 
+/** Runs `work` over `items`, `parallelism` at a time. */
+async function pool<T>(items: readonly T[], parallelism: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      await work(items[index]!, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallelism, items.length) }, worker));
+}
+
 export async function runBatchPass(options: BatchPassOptions = {}): Promise<BatchPassResult> {
-  const now = options.now ?? Date.now();
-  const entries = await dueBatchEntries(now);
+  const clock = options.clock ?? wallClock;
+  const now = options.now ?? clock.now();
+  const shards = options.shard === undefined ? Array.from({ length: BATCH_DUE_SHARDS }, (_, i) => i) : [options.shard];
+  const entries = (await Promise.all(shards.map((shard) => dueBatchEntries(shard, now)))).flat();
   const result: BatchPassResult = { batches: entries.length, dialled: 0, failed: 0, skipped: 0, released: 0 };
   const byWorkspace = new Map<string, string[]>();
   for (const entry of entries) byWorkspace.set(entry.workspace_id, [...(byWorkspace.get(entry.workspace_id) ?? []), entry.batch_call_id]);
-  const workspaces = [...byWorkspace];
-  let next = 0;
-  const worker = async () => {
-    while (next < workspaces.length) {
-      const [workspaceId, batchIds] = workspaces[next++]!;
-      for (const batchCallId of batchIds) {
-        try {
-          await runBatch(workspaceId, batchCallId, now, options, result);
-        } catch (error) {
-          logger.error('batch pass failed for a batch', { batch_call_id: batchCallId, error: error instanceof Error ? error.message : String(error) });
-        }
+  // Which batch gets the odd slot of a workspace's capacity turns with the second, so none is always last.
+  const turn = Math.floor(now / 1000);
+  await pool([...byWorkspace], WORKSPACE_PARALLELISM, async ([workspaceId, batchIds]) => {
+    await pool(batchIds, BATCH_PARALLELISM, async (batchCallId, index) => {
+      const share = { of: batchIds.length, index: (index + turn) % batchIds.length };
+      try {
+        await runBatch(workspaceId, batchCallId, now, share, clock, options, result);
+      } catch (error) {
+        logger.error('batch pass failed for a batch', { batch_call_id: batchCallId, error: error instanceof Error ? error.message : String(error) });
       }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(WORKSPACE_PARALLELISM, workspaces.length) }, worker));
+    });
+  });
   return result;
 }
 
-async function runBatch(workspaceId: string, batchCallId: string, now: number, options: BatchPassOptions, result: BatchPassResult): Promise<void> {
+/** This batch's part of `free`: an even split between the workspace's batches in the pass, the remainder taking turns. */
+const shareOf = (free: number, share: { of: number; index: number }) =>
+  Math.max(0, Math.floor(free / share.of) + (share.index < free % share.of ? 1 : 0));
+
+async function runBatch(
+  workspaceId: string,
+  batchCallId: string,
+  now: number,
+  share: { of: number; index: number },
+  clock: PassClock,
+  options: BatchPassOptions,
+  result: BatchPassResult,
+): Promise<void> {
   const batch = await getBatch(workspaceId, batchCallId);
   // The index is eventually consistent: the record decides.
   if (!batch || !SCHEDULABLE.includes(batch.status)) return;
@@ -120,12 +160,9 @@ async function runBatch(workspaceId: string, batchCallId: string, now: number, o
   ]);
   const stale = claims.filter((claim) => now - claim.claimed_at >= CLAIM_RETRY_MS);
   const free = concurrency.concurrency_limit - batch.reserved_concurrency - concurrency.current_concurrency;
-  const tickMs = options.tickMs ?? config.BATCH_TICK_MS;
-  // A missing number fails each task it is asked for (placeBatchCall's 404), at capacity's pace.
-  const cpsBudget = number ? Math.max(1, Math.floor((cpsLimitFor(number) * tickMs) / 1000)) : Number.POSITIVE_INFINITY;
-  const budget = Math.max(0, Math.min(free, cpsBudget) - stale.length);
+  const capacity = Math.max(0, shareOf(free, share) - stale.length);
   // At least one, to tell "nothing pending" apart from "no capacity".
-  const queryLimit = Math.max(1, budget);
+  const queryLimit = Math.max(1, capacity);
   const pending = await pendingTaskIndexes(workspaceId, batchCallId, queryLimit);
 
   if (pending.length === 0 && claims.length === 0) {
@@ -133,10 +170,17 @@ async function runBatch(workspaceId: string, batchCallId: string, now: number, o
     return;
   }
 
+  // The number's tokens free now, never waited for; a missing number fails each task it is
+  // asked for (placeBatchCall's 404), at capacity's pace.
+  const wanted = Math.min(capacity, pending.length);
+  const available = number && wanted > 0 ? await takeAvailableDialTokens(number.phone_number, cpsLimitFor(number), wanted, { clock }) : undefined;
+  const budget = available ? available.tokens.length : wanted;
+
   // Claim up to the budget, in order; a task another pass claimed first is simply not ours.
-  const claimedAt = Date.now();
-  const wanted = pending.slice(0, budget);
-  const won = await Promise.all(wanted.map(async (index) => ((await claimTask(workspaceId, batchCallId, index, claimedAt, randomUUID())) ? index : undefined)));
+  const claimedAt = clock.now();
+  const won = await Promise.all(
+    pending.slice(0, budget).map(async (index) => ((await claimTask(workspaceId, batchCallId, index, claimedAt, randomUUID())) ? index : undefined)),
+  );
   const claimed = won.filter((index): index is number => index !== undefined);
   const [fresh, retried] = await Promise.all([getTasks(workspaceId, batchCallId, claimed), getTasks(workspaceId, batchCallId, stale.map((claim) => claim.task_index))]);
   fresh.sort((a, b) => a.task_index - b.task_index);
@@ -160,15 +204,19 @@ async function runBatch(workspaceId: string, batchCallId: string, now: number, o
 
   const memo = newBatchDialMemo();
   memo.numbers.set(batch.from_number, Promise.resolve(number));
-  // The fresh claims' concurrency slots and calls-per-second tokens in one write each; a
-  // retried claim's dial (its call may exist already, holding its slot) takes its own.
+  // The dials use the tokens taken above; one without (a retried claim) takes one only if
+  // it is free now, else its task goes back to pending: nothing waits for a token.
+  memo.tokenWaitMs = 0;
+  memo.clock = clock;
+  // The fresh claims' concurrency slots in one write; a retried claim's dial (its call may
+  // exist already, holding its slot) takes its own.
   await prepareBatchDials(
     memo,
     workspaceId,
     batchCallId,
-    number,
     toDial.map((task) => ({ taskIndex: task.task_index, claimedAt: task.claimed_at ?? claimedAt })),
   );
+  if (number && available) memo.tokens.set(number.phone_number, [...available.tokens]);
   let placed: number;
   try {
     placed = await dialTasks(batch, [...retried.filter((task) => task.status === 'dialing'), ...toDial], memo, options, result);
@@ -177,12 +225,14 @@ async function runBatch(workspaceId: string, batchCallId: string, now: number, o
   }
 
   // Fewer pending than asked for: this pass took the last ones, so the batch may be done.
-  const drained = pending.length < queryLimit;
+  const drained = pending.length < queryLimit && claimed.length === pending.length;
   if (drained && (await openClaims(workspaceId, batchCallId)).length === 0 && (await pendingTaskIndexes(workspaceId, batchCallId, 1)).length === 0) {
     await moveBatch(workspaceId, batchCallId, { from: SCHEDULABLE, to: 'sent', also: releaseAgentReferences(batch) });
-  } else if (placed > 0 && batch.status === 'planned') {
-    await moveBatch(workspaceId, batchCallId, { from: ['planned'], to: 'ongoing' });
+    return;
   }
+  if (placed > 0 && batch.status === 'planned') await moveBatch(workspaceId, batchCallId, { from: ['planned'], to: 'ongoing' });
+  // The number's second is spent: the batch is due again when its next token comes back.
+  if (available && available.tokens.length < wanted && available.nextAt > now) await setBatchDue(workspaceId, batchCallId, available.nextAt);
 }
 
 /** Dials the claimed tasks, DIAL_PARALLELISM at once; answers how many calls were placed. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { conflict, notFound } from '../platform/errors.ts';
 import { keys, type ItemKey } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
@@ -7,8 +8,9 @@ import type { BatchStatus, CallTimeWindowInput, TaskStatus } from './schemas.ts'
 /*
  * The batches domain's items (docs/batch-calls.md, docs/data-model.md):
  *
- * - the batch record, `WS#<ws>` / `BATCHCALL#<id>`, with `gsi1pk = BATCHDUE` and
- *   `gsi1sk = <due>#<id>` while it is planned or ongoing (the due-batch index);
+ * - the batch record, `WS#<ws>` / `BATCHCALL#<id>`, with `gsi1pk = BATCHDUE#<shard>` and
+ *   `gsi1sk = <due>#<id>` while it is planned or ongoing (the due-batch index, sharded by
+ *   workspace so that each shard is passed on its own and no one partition holds them all);
  * - its partition `WS#<ws>#BATCH#<id>`: `COUNTERS`, `TASK#<index>`, `PENDING#<index>` for
  *   each task not yet claimed, `CLAIM#<index>` for each task claimed and not yet resolved.
  */
@@ -83,7 +85,23 @@ const batchNotFound = () => notFound('Batch call not found');
 
 const batches = defineEntity<BatchItem, [workspaceId: string, batchCallId: string]>({ key: keys.batchCall, notFound: batchNotFound });
 
-const dueKeys = (dueMs: number, batchCallId: string) => ({ ...keys.batchDueIndex(), gsi1sk: keys.batchDueSort(dueMs, batchCallId) });
+/**
+ * Shards of the due-batch index. Each is queried and passed under its own lease, so passes
+ * grow with shards instead of queueing behind one; a workspace's batches stay in one shard,
+ * where its capacity is shared between them. Changing it moves batches between shards only
+ * as they are rescheduled (setBatchDue rewrites the shard), so raise it, then wait a minute.
+ */
+export const BATCH_DUE_SHARDS = 8;
+
+/** The due-index shard of a workspace: a stable hash, so a workspace's batches share one. */
+export function batchDueShard(workspaceId: string): number {
+  return createHash('sha256').update(workspaceId).digest().readUInt32BE(0) % BATCH_DUE_SHARDS;
+}
+
+const dueKeys = (workspaceId: string, dueMs: number, batchCallId: string) => ({
+  ...keys.batchDueIndex(batchDueShard(workspaceId)),
+  gsi1sk: keys.batchDueSort(dueMs, batchCallId),
+});
 
 // ── The record and its counters ────────────────────────────────────────────────────
 
@@ -113,7 +131,7 @@ export async function putBatch(batch: Omit<BatchItem, 'pk' | 'sk' | 'gsi1pk' | '
   const item: BatchItem = {
     ...batch,
     ...keys.batchCall(batch.workspace_id, batch.batch_call_id),
-    ...(dueMs !== undefined ? dueKeys(dueMs, batch.batch_call_id) : {}),
+    ...(dueMs !== undefined ? dueKeys(batch.workspace_id, dueMs, batch.batch_call_id) : {}),
   };
   await table.transact([
     { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
@@ -150,7 +168,7 @@ export async function moveBatch(
   const sets = ['#status = :to'];
   const fields: Record<string, unknown> = {
     ...(change.set ?? {}),
-    ...(schedulable && change.dueMs !== undefined ? dueKeys(change.dueMs, batchCallId) : {}),
+    ...(schedulable && change.dueMs !== undefined ? dueKeys(workspaceId, change.dueMs, batchCallId) : {}),
   };
   Object.entries(fields).forEach(([field, value], i) => {
     names[`#f${i}`] = field;
@@ -180,11 +198,13 @@ export async function moveBatch(
 
 /** Moves a schedulable batch's entry in the due index (it waits for its window). */
 export async function setBatchDue(workspaceId: string, batchCallId: string, dueMs: number): Promise<void> {
-  // Only while it is in the due index: a batch that left it meanwhile stays out.
+  // Only while it is in the due index: a batch that left it meanwhile stays out. The shard is
+  // written too, so a batch indexed before a change of BATCH_DUE_SHARDS moves to its new one.
+  const due = dueKeys(workspaceId, dueMs, batchCallId);
   await batches.update([workspaceId, batchCallId], {
-    UpdateExpression: 'SET gsi1sk = :due',
+    UpdateExpression: 'SET gsi1pk = :shard, gsi1sk = :due',
     ConditionExpression: 'attribute_exists(gsi1pk)',
-    ExpressionAttributeValues: { ':due': keys.batchDueSort(dueMs, batchCallId) },
+    ExpressionAttributeValues: { ':shard': due.gsi1pk, ':due': due.gsi1sk },
   });
 }
 
@@ -219,14 +239,26 @@ export async function deleteBatchPartition(workspaceId: string, batchCallId: str
   await table.batchDelete(items.map(({ pk, sk }) => ({ pk, sk })));
 }
 
-/** The due-batch index: every schedulable batch whose due time is at or before `nowMs` (all pages). */
-export async function dueBatchEntries(nowMs: number): Promise<{ workspace_id: string; batch_call_id: string }[]> {
+/** One shard of the due-batch index: every schedulable batch in it due at or before `nowMs` (all pages). */
+export async function dueBatchEntries(shard: number, nowMs: number): Promise<{ workspace_id: string; batch_call_id: string }[]> {
   return table.queryAll<{ workspace_id: string; batch_call_id: string }>({
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :upto',
-    ExpressionAttributeValues: { ':pk': keys.batchDueIndex().gsi1pk, ':upto': keys.batchDueSort(nowMs + 1, '') },
+    ExpressionAttributeValues: { ':pk': keys.batchDueIndex(shard).gsi1pk, ':upto': keys.batchDueSort(nowMs + 1, '') },
     ProjectionExpression: 'workspace_id, batch_call_id',
   });
+}
+
+/** Whether one shard of the due-batch index has a batch due at or before `nowMs` (one read of one entry). */
+export async function anyBatchDue(shard: number, nowMs: number): Promise<boolean> {
+  const page = await table.queryPage({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :upto',
+    ExpressionAttributeValues: { ':pk': keys.batchDueIndex(shard).gsi1pk, ':upto': keys.batchDueSort(nowMs + 1, '') },
+    ProjectionExpression: 'batch_call_id',
+    Limit: 1,
+  });
+  return page.items.length > 0;
 }
 
 // ── Tasks ──────────────────────────────────────────────────────────────────────────

@@ -1,5 +1,5 @@
 import { assertCanSpend } from '../billing/index.ts';
-import { AHEAD_TOKEN_USE_MS, cpsLimitFor, takeDialToken, takeDialTokens, verificationStatus, workspaceNumber, type DialToken, type NumberItem } from '../numbers/index.ts';
+import { AHEAD_TOKEN_USE_MS, cpsLimitFor, takeDialToken, verificationStatus, workspaceNumber, type DialToken, type NumberItem } from '../numbers/index.ts';
 import { PaymentRequired } from '../platform/errors.ts';
 import { logger } from '../platform/logger.ts';
 import { checkedAgentOverride } from './agent-override.ts';
@@ -54,57 +54,56 @@ export interface BatchDialMemo {
   agents: Map<string, Promise<ChosenAgent>>;
   /** Concurrency slots the pass took for its dials at once (prepareBatchDials), by call ID. */
   slots: Map<string, { burst: boolean }>;
-  /** Calls-per-second tokens the pass took ahead for its dials (prepareBatchDials), by from-number. */
+  /** Calls-per-second tokens the pass took ahead for its dials (takeAvailableDialTokens), by from-number. */
   tokens: Map<string, DialToken[]>;
   /** The pass's spend check: one per pass, its answer shared by the dials (they would all read the same balance). */
   spend?: Promise<void>;
+  /**
+   * How long a dial without a token taken ahead may wait for one (takeDialToken's maxWaitMs).
+   * A scheduler that takes its tokens ahead gives 0: such a dial is refused (429) and its task
+   * waits for a later pass, so nothing sleeps inside the pass.
+   */
+  tokenWaitMs?: number;
+  /** Where the tokens' freshness is timed and taken (the limiter's clock; tests give a virtual one). */
+  clock?: { now(): number; sleep(ms: number): Promise<void> };
 }
 
 export const newBatchDialMemo = (): BatchDialMemo => ({ numbers: new Map(), agents: new Map(), slots: new Map(), tokens: new Map() });
 
 /**
- * Takes what a pass's dials would each take from one shared item, in one write each: their
- * concurrency slots (acquireSlots, in task order, as many as the caps allow) and their
- * from-number's calls-per-second tokens (takeDialTokens). Twenty dials taking these one by
- * one queue behind each other on the workspace's counter and the number's bucket. A dial
- * left without a reserved slot or token takes its own (and is refused as before when none is
- * left); a reserved slot no dial used is released (by the dial, or releaseUnusedBatchDialSlots).
- * Answers how many slots were reserved.
+ * Takes the concurrency slots of a pass's dials from the workspace's counter in one write
+ * (acquireSlots, in task order, as many as the caps allow): twenty dials taking theirs one by
+ * one queue behind each other on that one item. The pass takes its calls-per-second tokens
+ * itself (memo.tokens). A dial left without a reserved slot takes its own (and is refused as
+ * before when none is left); a reserved slot no dial used is released (by the dial, or
+ * releaseUnusedBatchDialSlots). Answers how many slots were reserved.
  */
 export async function prepareBatchDials(
   memo: BatchDialMemo,
   workspaceId: string,
   batchCallId: string,
-  fromNumber: NumberItem | undefined,
   tasks: readonly { taskIndex: number; claimedAt: number }[],
 ): Promise<number> {
   if (tasks.length === 0) return 0;
   const callIds = tasks.map((task) => batchCallIdFor(batchCallId, task.taskIndex, task.claimedAt));
-  const [admitted, tokens] = await Promise.all([
-    // Taking them at once is an optimisation: when it fails (acquireSlots gave back what it
-    // took), each dial takes its own as it would have.
-    acquireSlots({ workspaceId, callIds, kind: 'batch' }).catch((error: unknown) => {
-      logger.warn('could not reserve a pass\'s concurrency slots at once; its dials take their own', { workspace_id: workspaceId, error });
-      return new Map<string, { burst: boolean }>();
-    }),
-    // Only when the number's second holds every dial: a slower number's dials wait for their
-    // tokens anyway, and holding tokens ahead for two seconds would slow them further.
-    fromNumber && tasks.length <= cpsLimitFor(fromNumber)
-      ? takeDialTokens(fromNumber.phone_number, cpsLimitFor(fromNumber), tasks.length).catch(() => [])
-      : [],
-  ]);
+  // Taking them at once is an optimisation: when it fails (acquireSlots gave back what it
+  // took), each dial takes its own as it would have.
+  const admitted = await acquireSlots({ workspaceId, callIds, kind: 'batch' }).catch((error: unknown) => {
+    logger.warn('could not reserve a pass\'s concurrency slots at once; its dials take their own', { workspace_id: workspaceId, error });
+    return new Map<string, { burst: boolean }>();
+  });
   for (const [callId, slot] of admitted) memo.slots.set(callId, slot);
-  if (fromNumber) memo.tokens.set(fromNumber.phone_number, tokens);
   return admitted.size;
 }
 
 /** A token the pass took ahead for this number, still fresh enough to dial on, or a new one. */
 async function dialToken(memo: BatchDialMemo | undefined, number: NumberItem): Promise<void> {
   const ahead = memo?.tokens.get(number.phone_number);
+  const now = memo?.clock?.now() ?? Date.now();
   for (let token = ahead?.pop(); token; token = ahead?.pop()) {
-    if (Date.now() - token.takenAt < AHEAD_TOKEN_USE_MS) return;
+    if (now - token.takenAt < AHEAD_TOKEN_USE_MS) return;
   }
-  await takeDialToken(number.phone_number, cpsLimitFor(number));
+  await takeDialToken(number.phone_number, cpsLimitFor(number), { maxWaitMs: memo?.tokenWaitMs, clock: memo?.clock });
 }
 
 function memoized<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {

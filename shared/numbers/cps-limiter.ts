@@ -135,62 +135,68 @@ function shuffle<T>(items: T[]): T[] {
   return items;
 }
 
-/** Tokens one takeDialTokens takes at most (the update expression stays small). */
+/** Tokens one conditional update of takeAvailableDialTokens takes at most (the update expression stays small). */
 const MAX_AHEAD_TOKENS = 50;
 
-/** How long a token taken ahead (takeDialTokens) may wait for its dial. */
+/** How long a token taken ahead (takeAvailableDialTokens) may wait for its dial: within the second it is held. */
 export const AHEAD_TOKEN_USE_MS = CPS_TOKEN_MS;
 
+/** What takeAvailableDialTokens took, and when the next token of the number comes back. */
+export interface AvailableTokens {
+  tokens: DialToken[];
+  /** The earliest time (epoch ms) a token not taken now is free again: when to come back for more. */
+  nextAt: number;
+}
+
 /**
- * Takes up to `count` tokens at once (at most the limit), for dials that start within
- * AHEAD_TOKEN_USE_MS: one conditional UpdateItem over `count` tokens instead of one write
- * per dial, which a batch pass's dials would otherwise queue behind on the same item. Each
- * token taken ahead is held for 2 × CPS_TOKEN_MS, so its dial, made at most a second after
- * the take, still starts in a second of its own: no one-second window holds two dials of
- * one token. Answers the tokens taken: all or none (the caller's dials then take theirs one
- * by one, as takeDialToken does).
+ * Takes up to `count` tokens (at most the limit) of those free right now, never waiting:
+ * for a scheduler that dials what it may this second and comes back at `nextAt` for the rest,
+ * instead of sleeping for tokens. Each token is taken as takeDialToken takes it (held for
+ * CPS_TOKEN_MS from the take, so the limit holds against every other taker), all of one
+ * round in one conditional UpdateItem; a round that lost a token to another taker reads again.
  */
-export async function takeDialTokens(
+export async function takeAvailableDialTokens(
   phoneNumber: string,
   cpsLimit: number,
   count: number,
   { clock = wallClock }: Pick<TakeOptions, 'clock'> = {},
-): Promise<DialToken[]> {
-  const want = Math.min(count, cpsLimit, MAX_AHEAD_TOKENS);
-  if (want <= 0) return [];
+): Promise<AvailableTokens> {
   const key = cpsBuckets.key(phoneNumber);
-  const attempt = async (indexes: number[]): Promise<DialToken[] | undefined> => {
+  const want = Math.min(count, cpsLimit);
+  const tokens: DialToken[] = [];
+  let nextAt = clock.now();
+  // A round takes at most MAX_AHEAD_TOKENS (the update expression stays small); a few rounds
+  // cover the largest limit, and a round that lost a token to another taker reads again.
+  for (let round = 0; round < 8 && tokens.length < want; round++) {
+    const bucket = await table.get(key);
     const now = clock.now();
-    const names = Object.fromEntries(indexes.map((index, i) => [`#t${i}`, cpsBuckets.tokenAttribute(index)]));
+    const dueTimes = Array.from({ length: cpsLimit }, (_, i) => {
+      const value = bucket?.[cpsBuckets.tokenAttribute(i)];
+      return typeof value === 'number' ? value : 0;
+    });
+    const taking = shuffle(dueTimes.flatMap((due, i) => (due <= now ? [i] : []))).slice(0, Math.min(want - tokens.length, MAX_AHEAD_TOKENS));
+    // A free token left untaken is free now; otherwise the first to come back.
+    nextAt = Math.max(now, Math.min(...dueTimes.map((due, i) => (taking.includes(i) ? now + CPS_TOKEN_MS : due))));
+    if (taking.length === 0) break;
+    const names = Object.fromEntries(taking.map((index, i) => [`#t${i}`, cpsBuckets.tokenAttribute(index)]));
     try {
       await table.update({
         Key: key,
-        UpdateExpression: `SET ${indexes.map((_, i) => `#t${i} = :until`).join(', ')}, expires_at = :expires`,
-        ConditionExpression: indexes.map((_, i) => `(attribute_not_exists(#t${i}) OR #t${i} <= :now)`).join(' AND '),
+        UpdateExpression: `SET ${taking.map((_, i) => `#t${i} = :until`).join(', ')}, expires_at = :expires`,
+        ConditionExpression: taking.map((_, i) => `(attribute_not_exists(#t${i}) OR #t${i} <= :now)`).join(' AND '),
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: {
           ':now': now,
-          ':until': now + 2 * CPS_TOKEN_MS,
-          ':expires': Math.ceil((now + 2 * CPS_TOKEN_MS) / 1000) + IDLE_TTL_SECONDS,
+          ':until': now + CPS_TOKEN_MS,
+          ':expires': Math.ceil((now + CPS_TOKEN_MS) / 1000) + IDLE_TTL_SECONDS,
         },
       });
-      return indexes.map(() => ({ takenAt: now, waitedMs: 0 }));
+      tokens.push(...taking.map(() => ({ takenAt: now, waitedMs: 0 })));
     } catch (error) {
-      if (error instanceof ConditionFailed) return undefined;
-      throw error;
+      if (!(error instanceof ConditionFailed)) throw error;
     }
-  };
-  // Not busy is the common case: tokens picked at random, no read.
-  const first = await attempt(shuffle(Array.from({ length: cpsLimit }, (_, i) => i)).slice(0, want));
-  if (first) return first;
-  const bucket = await table.get(key);
-  const now = clock.now();
-  const free = Array.from({ length: cpsLimit }, (_, i) => i).filter((i) => {
-    const due = bucket?.[cpsBuckets.tokenAttribute(i)];
-    return typeof due !== 'number' || due <= now;
-  });
-  if (free.length < want) return [];
-  return (await attempt(shuffle(free).slice(0, want))) ?? [];
+  }
+  return { tokens, nextAt };
 }
 
 /** Calls per second for the number: its cps_limit, else the default for its kind (spec Limits). */

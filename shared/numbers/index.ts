@@ -12,7 +12,7 @@ import { loadOnce } from '../platform/lazy.ts';
  * and the number's calls-per-second limiter.
  */
 export type { NumberItem } from './store.ts';
-export { AHEAD_TOKEN_USE_MS, cpsLimitFor, takeDialToken, takeDialTokens, type DialToken } from './cps-limiter.ts';
+export { AHEAD_TOKEN_USE_MS, cpsLimitFor, takeAvailableDialTokens, takeDialToken, type DialToken } from './cps-limiter.ts';
 /** The workspace's verification status, for account-status (shared/account-data). */
 export { getKyc } from './telephony/index.ts';
 

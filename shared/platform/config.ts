@@ -183,7 +183,8 @@ const configSchema = () => z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   RATE_LIMIT_PER_KEY: positiveInt(600, 100_000),
   RATE_LIMIT_PER_IP: positiveInt(3000, 10_000_000),
-  BATCH_TICK_MS: positiveInt(5000, 60_000),
+  /** The batch scheduler's pass spacing: a second, as the numbers' calls-per-second tokens come back (docs/batch-calls.md). */
+  BATCH_TICK_MS: positiveInt(1000, 60_000),
   /**
    * How long one try of an AWS call (DynamoDB, KMS, SQS, Secrets Manager) may take, from
    * waiting for a socket to the last byte of the answer; a call gets two tries

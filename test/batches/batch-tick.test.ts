@@ -1,10 +1,11 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
 import { handler as batchTick } from '../../functions/batch-tick.ts';
 import { startBackgroundWork } from '../../local/background.ts';
 import { localLambdaContext } from '../../local/local-context.ts';
 import { JOBS } from '../../shared/jobs.ts';
-import { BATCH_PASS_JOB, runBatchPass, runBatchTicks } from '../../shared/batches/scheduler.ts';
+import { batchPassLease, runBatchPass, runBatchTicks } from '../../shared/batches/scheduler.ts';
+import { BATCH_DUE_SHARDS, batchDueShard } from '../../shared/batches/store.ts';
 import { acquireJobLease, releaseJobLease } from '../../shared/platform/store/job-lease.ts';
 import { db, tableName } from '../../shared/platform/store/db.ts';
 import { keys } from '../../shared/platform/store/keys.ts';
@@ -36,8 +37,8 @@ describe('batch tick', () => {
     const { clock, task } = virtualTime();
     const { ran, runPass, overlapped } = passRecorder(clock);
     const [a, b] = await Promise.all([
-      task(() => runBatchTicks({ tickMs, passes, runPass, job: 'concurrent-test', clock })),
-      task(() => runBatchTicks({ tickMs, passes, runPass, job: 'concurrent-test', clock })),
+      task(() => runBatchTicks({ tickMs, passes, shards: 1, runPass, job: 'concurrent-test', clock })),
+      task(() => runBatchTicks({ tickMs, passes, shards: 1, runPass, job: 'concurrent-test', clock })),
     ]);
 
     expect(a.slots).toEqual(range(a.slots[0]!, passes, tickMs));
@@ -51,14 +52,52 @@ describe('batch tick', () => {
     expect(overlapped()).toBe(false);
   });
 
+  it('each shard runs its own passes under its own lease: side by side, each slot of each shard once', async () => {
+    // On the wall clock: a pass below waits for the others, which virtual time would not wait for.
+    const tickMs = 300;
+    const passes = 3;
+    const shards = 3;
+    const job = `sharded-test-${Date.now()}`;
+    const ran: string[] = [];
+    // Each pass waits until every shard's pass of its
+    // slot has started: under one lease for all shards they would never all start.
+    const started = new Map<number, { count: number; all: Promise<void>; open: () => void }>();
+    let together = 0;
+    const runPass = async (slot: number, shard: number) => {
+      ran.push(`${slot}#${shard}`);
+      let gate = started.get(slot);
+      if (!gate) {
+        let open = () => {};
+        const all = new Promise<void>((resolve) => (open = resolve));
+        gate = { count: 0, all, open };
+        started.set(slot, gate);
+      }
+      gate.count += 1;
+      if (gate.count === shards) gate.open();
+      const met = await Promise.race([gate.all.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000))]);
+      if (met) together += 1;
+    };
+    const [a, b] = await Promise.all([
+      runBatchTicks({ tickMs, passes, shards, runPass, job }),
+      runBatchTicks({ tickMs, passes, shards, runPass, job }),
+    ]);
+    // Every (slot, shard) exactly once between the two invocations.
+    expect(ran.length).toBe(passes * shards);
+    expect(new Set(ran).size).toBe(passes * shards);
+    expect(a.passes_run + b.passes_run).toBe(passes * shards);
+    expect(a.passes_run + a.passes_skipped).toBe(passes * shards);
+    // Every shard's pass of a slot ran at the same time as the others: no one lease serialises them.
+    expect(together).toBe(passes * shards);
+  });
+
   it('a slot already run cannot be taken again, even by a late duplicate invocation', async () => {
     const tickMs = 200;
     const { clock, task } = virtualTime();
     const { ran, runPass } = passRecorder(clock);
-    const first = await task(() => runBatchTicks({ tickMs, passes: 2, runPass, job: 'duplicate-test', clock }));
+    const first = await task(() => runBatchTicks({ tickMs, passes: 2, shards: 1, runPass, job: 'duplicate-test', clock }));
     // The same slots again (a duplicate EventBridge delivery arriving late).
     const lastSlot = first.slots.at(-1)!;
-    const acquired = await acquireJobLease('duplicate-test', lastSlot, 'late-duplicate', 60_000);
+    const acquired = await acquireJobLease(batchPassLease(0, 'duplicate-test'), lastSlot, 'late-duplicate', 60_000);
     expect(acquired).toBe(false);
     expect(ran).toEqual(first.slots);
   });
@@ -88,10 +127,10 @@ describe('batch tick', () => {
   });
 
   it('the Lambda handler runs a pass at once and stops before the next when aborted', async () => {
-    // Start well inside a 5 s slot: near its end, the next slot would come due before the abort.
-    const tickMs = 250;
+    // Start well inside a slot: near its end, the next slot would come due before the abort.
+    const tickMs = 1000;
     const intoSlot = Date.now() % tickMs;
-    if (intoSlot > tickMs - 1500) await new Promise((resolve) => setTimeout(resolve, tickMs - intoSlot + 50));
+    if (intoSlot > tickMs - 400) await new Promise((resolve) => setTimeout(resolve, tickMs - intoSlot + 50));
     const controller = new AbortController();
     const invocation = batchTick(
       {
@@ -110,20 +149,29 @@ describe('batch tick', () => {
     );
     setTimeout(() => controller.abort(), 200);
     const result = await invocation;
-    expect(result.passes_run + result.passes_skipped).toBe(1);
-    expect(result.passes_run).toBe(1);
-    const lease = await db.send(new GetCommand({ TableName: tableName, Key: keys.jobLease(BATCH_PASS_JOB), ConsistentRead: true }));
-    expect(lease.Item?.slot).toBe(result.slots[0]);
+    // One pass for each shard of the due-batch index: run where a batch was due, idle elsewhere.
+    expect(result.slots).toHaveLength(1);
+    expect(result.passes_run + result.passes_skipped + result.passes_idle).toBe(BATCH_DUE_SHARDS);
+    expect(result.passes_skipped).toBe(0);
   });
 });
 
 describe('local schedules', () => {
+  // A batch due in the index (its record already sent, so the pass leaves it be): its shard's pass takes the lease.
+  const workspaceId = `ws_local_schedules_${Date.now()}`;
+  const record = { ...keys.batchCall(workspaceId, 'batch_local'), workspace_id: workspaceId, batch_call_id: 'batch_local', status: 'sent' };
   const leaseSlot = async () =>
-    (await db.send(new GetCommand({ TableName: tableName, Key: keys.jobLease(BATCH_PASS_JOB), ConsistentRead: true }))).Item?.slot as
-      | number
-      | undefined;
+    (await db.send(new GetCommand({ TableName: tableName, Key: keys.jobLease(batchPassLease(batchDueShard(workspaceId))), ConsistentRead: true }))).Item
+      ?.slot as number | undefined;
+  afterAll(() => db.send(new DeleteCommand({ TableName: tableName, Key: keys.batchCall(workspaceId, 'batch_local') })));
 
   it('run the jobs of shared/jobs.ts that are live, and leave placeholders unscheduled', async () => {
+    await db.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...record, ...keys.batchDueIndex(batchDueShard(workspaceId)), gsi1sk: keys.batchDueSort(0, 'batch_local') },
+      }),
+    );
     const before = await leaseSlot();
     // The batch tick is live: with it marked a placeholder, nothing schedules it.
     const placeholders = startBackgroundWork(JOBS.map((job) => (job.name === 'batch-tick' ? { ...job, live: false } : job)));
@@ -135,6 +183,6 @@ describe('local schedules', () => {
     const live = startBackgroundWork(JOBS.map((job) => ({ ...job, live: true })));
     await new Promise((resolve) => setTimeout(resolve, 300));
     await live.stop();
-    expect(await leaseSlot()).toBeGreaterThanOrEqual(Math.floor(startedAt / 5000) * 5000);
+    expect(await leaseSlot()).toBeGreaterThanOrEqual(Math.floor(startedAt / 1000) * 1000);
   });
 });

@@ -367,7 +367,7 @@ describe('right-sized functions', () => {
       expect([properties.MemorySize, properties.Timeout], name).toEqual([spec.memoryMb, timeout]);
     }
     for (const name of ['agents', 'flows', 'chat-agents', 'meta'] as const) expect(functionNamed(name)).toMatchObject({ memoryMb: 512, timeoutSeconds: 10 });
-    expect(functionNamed('batch-tick').memoryMb).toBe(256);
+    expect(functionNamed('batch-tick').memoryMb).toBe(1024);
   });
 
   it('builds for the runtime it runs on', () => {

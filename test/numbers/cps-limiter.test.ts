@@ -11,7 +11,7 @@ import { virtualTime } from '../support/virtual-time.ts';
 // Settings are read at load: a short default wait, so the default is observable quickly.
 process.env.CPS_MAX_WAIT_MS = '700';
 const { config } = await import('../../shared/platform/config.ts');
-const { takeDialToken, takeDialTokens } = await import('../../shared/numbers/cps-limiter.ts');
+const { takeAvailableDialTokens, takeDialToken } = await import('../../shared/numbers/cps-limiter.ts');
 const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
 const { db, tableName } = await import('../../shared/platform/store/db.ts');
 const { keys } = await import('../../shared/platform/store/keys.ts');
@@ -143,21 +143,26 @@ console.log(JSON.stringify(outcomes));
     expect(times.length).toBeGreaterThanOrEqual(4);
   });
 
-  it('takes tokens ahead in one write, all or none, and holds them two seconds so their dials never share a second with a reuse', async () => {
+  it('takes the tokens free now without waiting, and says when the next comes back', async () => {
     const number = newNumber();
     const { clock } = time;
-    const ahead = await takeDialTokens(number, 5, 3, { clock });
-    expect(ahead).toHaveLength(3);
-    // Two tokens are left; a taker ahead wanting three gets none, one wanting two gets both.
-    expect(await takeDialTokens(number, 5, 3, { clock })).toEqual([]);
-    expect(await takeDialTokens(number, 5, 2, { clock })).toHaveLength(2);
-    // None comes back after one second (a single take's would), only after two.
-    const afterOneSecond = await take(number, 5, 1200);
-    expect(afterOneSecond.admitted).toBe(false);
-    expect(afterOneSecond.admitted || afterOneSecond.error.status).toBe(429);
-    const later = await take(number, 5, 2500);
-    expect(later.admitted && later.takenAt - ahead[0]!.takenAt).toBeGreaterThanOrEqual(2000);
-    expect(later.admitted && later.takenAt - ahead[0]!.takenAt).toBeLessThanOrEqual(2000 + WAKE_JITTER_MS);
+    const start = clock.now();
+    const first = await takeAvailableDialTokens(number, 3, 5, { clock });
+    expect(first.tokens).toHaveLength(3);
+    expect(first.nextAt).toBe(start + 1000);
+    // Nothing free: none taken, no wait, and the time the first returns.
+    const none = await takeAvailableDialTokens(number, 3, 2, { clock });
+    expect(none).toEqual({ tokens: [], nextAt: start + 1000 });
+    expect(clock.now()).toBe(start);
+    // Several schedulers at once a second later: the three tokens between them, no more.
+    await time.task(() => clock.sleep(1000));
+    const concurrent = await Promise.all(Array.from({ length: 4 }, () => takeAvailableDialTokens(number, 3, 2, { clock })));
+    expect(concurrent.reduce((sum, taken) => sum + taken.tokens.length, 0)).toBeLessThanOrEqual(3);
+    // And a single take then finds none left before the second is out.
+    expect((await take(number, 3, 0)).admitted).toBe(false);
+    // Less wanted than free: the rest stay free, so more may be taken now.
+    const other = newNumber();
+    expect((await takeAvailableDialTokens(other, 4, 1, { clock })).nextAt).toBe(clock.now());
   });
 
   it('keeps each number to itself', async () => {

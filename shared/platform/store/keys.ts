@@ -424,7 +424,7 @@ export const keys = {
   /**
    * A batch call's record, in its workspace's configuration partition (listed by prefix).
    * While the batch is `planned` or `ongoing` it is also in the due-batch index: gsi1 with
-   * `batchDueIndex()` and `batchDueSort(due, id)` (a sparse entry: removed when the batch
+   * `batchDueIndex(shard)` and `batchDueSort(due, id)` (a sparse entry: removed when the batch
    * leaves those states), so a scheduler pass queries only the batches that are due.
    */
   batchCall: (workspaceId: string, batchCallId: string): ItemKey => ({
@@ -432,8 +432,11 @@ export const keys = {
     sk: `BATCHCALL#${batchCallId}`,
   }),
   batchCalls: (workspaceId: string): PartitionQuery => ({ pk: workspacePartition(workspaceId), skPrefix: 'BATCHCALL#' }),
-  /** gsi1 partition of the due-batch index (docs/batch-calls.md): every schedulable batch of every workspace. */
-  batchDueIndex: (): { gsi1pk: string } => ({ gsi1pk: 'BATCHDUE' }),
+  /**
+   * gsi1 partition of one shard of the due-batch index (docs/batch-calls.md): the schedulable
+   * batches of the workspaces that hash to the shard, each shard passed on its own.
+   */
+  batchDueIndex: (shard: number): { gsi1pk: string } => ({ gsi1pk: `BATCHDUE#${shard}` }),
   /** gsi1 sort key of a schedulable batch: its due time (epoch ms, zero-padded) then its ID. */
   batchDueSort: (dueMs: number, batchCallId: string): string => `${String(Math.max(0, Math.floor(dueMs))).padStart(15, '0')}#${batchCallId}`,
   /**
