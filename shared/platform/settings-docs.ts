@@ -39,7 +39,7 @@ export const SETTING_DOCS: Record<keyof Config, SettingDoc> = {
   KB_EXTRACTION_MEMORY_MB: { does: 'Memory reading one knowledge-base document may use (32–8,192): its parser\'s worker thread\'s heap, and the process\'s growth while it reads; past it the source fails (docs/knowledge-bases.md)' },
   KB_EXTRACTION_TIMEOUT_MS: { does: 'How long reading one knowledge-base document may take (1–240,000); past it the worker is terminated and the source fails' },
   RATE_LIMIT_PER_KEY: { does: 'Requests per minute per API key without its own limit (1–100,000)' },
-  RATE_LIMIT_PER_IP: { does: 'Requests per minute per source IP, applied before authentication' },
+  RATE_LIMIT_PER_IP: { does: "Requests per minute per source IP: public routes, sessions and failed authentications (a key's admitted requests count in the key's window only)" },
   PUBLIC_RATE_LIMIT_PER_TOKEN: { does: 'Requests per minute per share token, public chat and web call log on the public routes (docs/browser.md)' },
   OUTBOUND_TEST_CONCURRENCY: { does: 'Slow outbound test requests (test-webhook, workflow test, MCP tools, custom LLM and SIP connection tests) one workspace may have in flight at once (1–100); one more gets 429 with `retry-after` (docs/security.md)' },
   AWS_REQUEST_TIMEOUT_MS: { does: 'How long one try of a DynamoDB, KMS, SQS or Secrets Manager call may take, waiting for a socket included (1–10,000); each call gets two tries, then the request is a 503 with `retry-after` (see "When AWS does not answer")' },
