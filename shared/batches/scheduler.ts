@@ -4,7 +4,7 @@ import { config } from '../platform/config.ts';
 import { acquireJobLease, releaseJobLease } from '../platform/store/job-lease.ts';
 import { logger } from '../platform/logger.ts';
 import { runBatchPass } from './pass.ts';
-import { anyBatchDue, BATCH_DUE_SHARDS } from './store.ts';
+import { anyBatchDue, BATCH_DUE_SHARDS, rehomeUnshardedDueBatches } from './store.ts';
 
 export { runBatchPass } from './pass.ts';
 
@@ -67,6 +67,15 @@ export async function runBatchTicks(options: BatchTickOptions = {}): Promise<Bat
   // Slots are start times rather than tick counts, so they keep increasing when BATCH_TICK_MS changes.
   const firstSlot = Math.floor(clock.now() / tickMs) * tickMs;
   const result: BatchTickResult = { slots: [], passes_run: 0, passes_skipped: 0, passes_idle: 0 };
+  if (!options.runPass) {
+    try {
+      const moved = await rehomeUnshardedDueBatches();
+      if (moved) logger.info('moved batches from the unsharded due index to their shards', { moved });
+    } catch (error) {
+      // The passes go on; the next invocation tries again.
+      logger.warn('could not read the unsharded due index', { error: error instanceof Error ? error.message : String(error) });
+    }
+  }
 
   const shardLoop = async (shard: number) => {
     const lease = batchPassLease(shard, job);

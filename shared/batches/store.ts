@@ -239,6 +239,22 @@ export async function deleteBatchPartition(workspaceId: string, batchCallId: str
   await table.batchDelete(items.map(({ pk, sk }) => ({ pk, sk })));
 }
 
+/**
+ * Batches indexed before the due index had shards sit in its old single partition, which no
+ * pass reads: this moves up to `limit` of them to their workspace's shard (the entry keeps
+ * its due time), so a deploy strands no planned or ongoing batch. Answers how many it moved.
+ */
+export async function rehomeUnshardedDueBatches(limit = 100): Promise<number> {
+  const page = await table.queryPage<{ workspace_id: string; batch_call_id: string; gsi1sk: string }>({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.batchDueUnsharded().gsi1pk },
+    Limit: limit,
+  });
+  await Promise.all(page.items.map((entry) => setBatchDue(entry.workspace_id, entry.batch_call_id, Number(entry.gsi1sk.split('#')[0]))));
+  return page.items.length;
+}
+
 /** One shard of the due-batch index: every schedulable batch in it due at or before `nowMs` (all pages). */
 export async function dueBatchEntries(shard: number, nowMs: number): Promise<{ workspace_id: string; batch_call_id: string }[]> {
   return table.queryAll<{ workspace_id: string; batch_call_id: string }>({

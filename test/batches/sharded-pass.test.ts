@@ -2,7 +2,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { CLAIM_RETRY_MS } from '../../shared/batches/pass.ts';
 import { runBatchPass, runBatchTicks } from '../../shared/batches/scheduler.ts';
-import { BATCH_DUE_SHARDS, batchDueShard } from '../../shared/batches/store.ts';
+import { BATCH_DUE_SHARDS, batchDueShard, dueBatchEntries, rehomeUnshardedDueBatches } from '../../shared/batches/store.ts';
+import { keys } from '../../shared/platform/store/keys.ts';
+import { table } from '../../shared/platform/store/table.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
 import { freshNumber, newAgent } from '../support/factories.ts';
@@ -123,5 +125,28 @@ describe('the sharded batch scheduler', () => {
     const calls = await batchCalls(id);
     expect(calls).toHaveLength(12);
     expect(new Set(calls.map((call) => call.to_number)).size).toBe(12);
+  });
+});
+
+describe('batches indexed before the due index had shards', () => {
+  it('are moved to their shard by the next tick, keeping their due time, and then dialled', async () => {
+    const { ws, createBatch, batch } = await setup({ cps: 5 });
+    const id = await createBatch(2);
+    // As an older deploy indexed it: one partition for every batch, which no shard's pass reads.
+    const record = keys.batchCall(ws.workspace_id, id);
+    const before = await table.get<{ gsi1sk: string }>(record);
+    await table.update({ Key: record, UpdateExpression: 'SET gsi1pk = :old', ExpressionAttributeValues: { ':old': 'BATCHDUE' } });
+    const shard = batchDueShard(ws.workspace_id);
+    expect(await dueBatchEntries(shard, Date.now() + 60_000)).not.toContainEqual(expect.objectContaining({ batch_call_id: id }));
+
+    expect(await rehomeUnshardedDueBatches()).toBe(1);
+    const after = await table.get<{ gsi1pk: string; gsi1sk: string }>(record);
+    expect(after).toMatchObject({ gsi1pk: `BATCHDUE#${shard}`, gsi1sk: before!.gsi1sk });
+    expect(await rehomeUnshardedDueBatches()).toBe(0);
+
+    // A tick finds it where its shard's pass reads, and dials it.
+    await table.update({ Key: record, UpdateExpression: 'SET gsi1pk = :old', ExpressionAttributeValues: { ':old': 'BATCHDUE' } });
+    await runBatchTicks({ passes: 1, job: 'unsharded-test' });
+    expect((await batch(id)).sent_count).toBe(2);
   });
 });

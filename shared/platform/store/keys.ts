@@ -437,6 +437,11 @@ export const keys = {
    * batches of the workspaces that hash to the shard, each shard passed on its own.
    */
   batchDueIndex: (shard: number): { gsi1pk: string } => ({ gsi1pk: `BATCHDUE#${shard}` }),
+  /**
+   * The due index as it was before it had shards: one gsi1 partition, read only to move
+   * what a deploy found there into its shard (shared/batches/store.ts).
+   */
+  batchDueUnsharded: (): { gsi1pk: string } => ({ gsi1pk: 'BATCHDUE' }),
   /** gsi1 sort key of a schedulable batch: its due time (epoch ms, zero-padded) then its ID. */
   batchDueSort: (dueMs: number, batchCallId: string): string => `${String(Math.max(0, Math.floor(dueMs))).padStart(15, '0')}#${batchCallId}`,
   /**
