@@ -1,6 +1,7 @@
 import type { CredentialItem } from '../platform/auth/credentials.ts';
 import { notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
+import { listingCountsCompleteOp } from '../platform/store/listing-count.ts';
 import { defineEntity, table, type TransactOp } from '../platform/store/table.ts';
 import type { AuditEntry } from './schemas.ts';
 
@@ -42,6 +43,9 @@ export const workspaces = defineEntity<WorkspaceItem, [workspaceId: string]>({
 export const workspaceRegistrationOp = (workspaceId: string, createdTimestamp: number): TransactOp => ({
   Put: { Item: { ...keys.workspaceRegistration(workspaceId), created_timestamp: createdTimestamp } },
 });
+
+/** The mark that a new workspace's calls and chats are counted from its start (listing totals need no backfill). */
+export const countedFromStartOp = (workspaceId: string, nowMs: number): TransactOp => listingCountsCompleteOp(keys.listingCountsComplete(workspaceId), nowMs);
 
 /** Whether the registry holds any workspace (one item of one page). */
 export async function anyWorkspaceRegistered(): Promise<boolean> {

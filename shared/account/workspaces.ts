@@ -7,7 +7,7 @@ import { table, TransactionCancelled } from '../platform/store/table.ts';
 import { setOrRemove } from '../platform/store/update-expression.ts';
 import { conflict, notFound } from '../platform/errors.ts';
 import { copyOrgName, nameRev, unrenamedCondition } from './org-name.ts';
-import { anyWorkspaceRegistered, workspaceRegistrationOp, workspaces, type WorkspaceItem } from './store.ts';
+import { anyWorkspaceRegistered, countedFromStartOp, workspaceRegistrationOp, workspaces, type WorkspaceItem } from './store.ts';
 
 export type { WorkspaceItem } from './store.ts';
 
@@ -53,6 +53,8 @@ export async function createWorkspace(name: string, nowMs = Date.now()): Promise
   await table.transact([
     workspaces.createOp(workspace, workspaceId),
     workspaceRegistrationOp(workspaceId, nowMs),
+    // Its calls and chats are counted from the start: its totals need no backfill.
+    countedFromStartOp(workspaceId, nowMs),
     ...credentialPuts(workspaceId, secret, {
       kind: 'secret',
       name: DEFAULT_KEY_NAME,

@@ -13,7 +13,7 @@ import {
   type ListingCondition,
   type ListingFilter,
 } from '../platform/store/sharded-listing.ts';
-import { callListingPartitions, countCalls, getCallItem, type CallItem, type CallListingEntry } from './store.ts';
+import { callListingPartitions, countCallsIfComplete, getCallItem, type CallItem, type CallListingEntry } from './store.ts';
 
 /*
  * `POST /v3/list-calls`: a query of the listing index (gsi1), never a scan. A workspace's
@@ -330,7 +330,8 @@ async function readPage(
  */
 async function countMatching(workspaceId: string, plan: ListingPlan): Promise<number> {
   if (plan.itemTests.length === 0 && plan.entryTests.length === 0) {
-    if (plan.index === undefined) return countCalls(workspaceId);
+    // A workspace whose counters are not backfilled yet is counted on the index ("at least" past the cap).
+    if (plan.index === undefined) return (await countCallsIfComplete(workspaceId)) ?? countListing({ gsi1pks: callListingPartitions(workspaceId), cap: TOTAL_EXAMINE_CAP, examineCap: TOTAL_EXAMINE_CAP });
     return countListing({ gsi1pks: callListingPartitions(workspaceId), filter: plan.index, cap: TOTAL_EXAMINE_CAP, examineCap: TOTAL_EXAMINE_CAP });
   }
   const candidates = await firstEntries(

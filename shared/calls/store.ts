@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { notFound, unavailable } from '../platform/errors.ts';
 import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { keys } from '../platform/store/keys.ts';
-import { countChange, COUNTED, countedTotal, countExisting, transactCounted, uncount } from '../platform/store/listing-count.ts';
+import { completeCountedTotal, countChange, COUNTED, countedTotal, countExisting, transactCounted, uncount } from '../platform/store/listing-count.ts';
 import { fieldChanges } from '../platform/store/update-expression.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled } from '../platform/store/table.ts';
 import { eachLimited } from '../platform/parallel.ts';
@@ -306,6 +306,11 @@ export function callListingPartitions(workspaceId: string): string[] {
 /** How many calls the workspace has (its listing counters: one Query, whatever the history's size). */
 export function countCalls(workspaceId: string): Promise<number> {
   return countedTotal(keys.listingCounts(workspaceId, 'CALL'));
+}
+
+/** countCalls once the counters hold every call of the workspace; undefined before its backfill. */
+export function countCallsIfComplete(workspaceId: string): Promise<number | undefined> {
+  return completeCountedTotal(keys.listingCounts(workspaceId, 'CALL'), keys.listingCountsComplete(workspaceId));
 }
 
 export type CallListingEntry = Pick<CallItem, 'pk' | 'sk' | 'call_id' | 'gsi1sk'> & Record<string, unknown>;

@@ -11,7 +11,7 @@ import {
   type ListingCondition,
   type ListingFilter,
 } from '../platform/store/sharded-listing.ts';
-import { chatListingPartitions, countChats, getChatItem, type ChatItem, type ChatListingEntry } from './store.ts';
+import { chatListingPartitions, countChatsIfComplete, getChatItem, type ChatItem, type ChatListingEntry } from './store.ts';
 
 /*
  * Listing chats: the workspace's sharded listing index (platform/store/sharded-listing.ts),
@@ -113,7 +113,8 @@ export async function listChatItems(
     !input.include_total
       ? undefined
       : filter === undefined
-        ? countChats(workspaceId)
+        ? // A workspace whose counters are not backfilled yet is counted on the index ("at least" past the cap).
+          countChatsIfComplete(workspaceId).then((total) => total ?? countListing({ gsi1pks, cap: TOTAL_EXAMINE_CAP, examineCap: TOTAL_EXAMINE_CAP }))
         : countListing({ gsi1pks, filter, cap: TOTAL_EXAMINE_CAP, examineCap: TOTAL_EXAMINE_CAP }),
   ]);
   // The chats `skip` passes over are never read.

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { badRequest, conflict, notFound, TooManyRequests, unavailable } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
-import { countChange, COUNTED, countedTotal, countExisting, transactCounted, uncount } from '../platform/store/listing-count.ts';
+import { completeCountedTotal, countChange, COUNTED, countedTotal, countExisting, transactCounted, uncount } from '../platform/store/listing-count.ts';
 import { eachLimited } from '../platform/parallel.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { fieldChanges } from '../platform/store/update-expression.ts';
@@ -130,6 +130,11 @@ export async function putNewChat(chat: ChatItem, messages: readonly MessageItem[
 /** How many chats the workspace has (its listing counters: one Query, whatever the history's size). */
 export function countChats(workspaceId: string): Promise<number> {
   return countedTotal(keys.listingCounts(workspaceId, 'CHAT'));
+}
+
+/** countChats once the counters hold every chat of the workspace; undefined before its backfill. */
+export function countChatsIfComplete(workspaceId: string): Promise<number | undefined> {
+  return completeCountedTotal(keys.listingCounts(workspaceId, 'CHAT'), keys.listingCountsComplete(workspaceId));
 }
 
 /** A chat of this workspace, or 404 (another workspace's chat is as absent as an unknown one). */

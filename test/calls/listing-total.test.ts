@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createWorkspace } from '../../shared/account/workspaces.ts';
 import { listCallItems } from '../../shared/calls/listing.ts';
 import { deleteCall } from '../../shared/calls/erasure/index.ts';
 import {
@@ -15,7 +16,8 @@ import { countChats, countChatsWrittenBefore, deleteChatItems, newChatItem, putN
 import { newId, newTimeOrderedId } from '../../shared/platform/ids.ts';
 import { countListing, firstEntries, mergedEntries } from '../../shared/platform/store/sharded-listing.ts';
 import { table } from '../../shared/platform/store/table.ts';
-import { COUNTED } from '../../shared/platform/store/listing-count.ts';
+import { COUNTED, markListingCountsComplete } from '../../shared/platform/store/listing-count.ts';
+import { keys } from '../../shared/platform/store/keys.ts';
 import { toCallView } from '../../shared/calls/view.ts';
 
 /*
@@ -24,7 +26,12 @@ import { toCallView } from '../../shared/calls/view.ts';
  * delete: exact however creates and deletes interleave, and one Query whatever the history.
  */
 
-const workspace = () => newId('workspace');
+/** A workspace counted from its start, as one created through the API is (its counters complete). */
+async function workspace(): Promise<string> {
+  const id = newId('workspace');
+  await markListingCountsComplete(keys.listingCountsComplete(id));
+  return id;
+}
 
 function call(workspaceId: string, at = Date.now()) {
   return newCallItem({
@@ -60,7 +67,7 @@ const indexed = (workspaceId: string) => countListing({ gsi1pks: callListingPart
 
 describe('the call total', () => {
   it('stays exact under concurrent creates and deletes, each delete counted once however many race', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     const existing = Array.from({ length: 30 }, () => call(ws));
     await Promise.all(existing.map((item) => putNewCall(item)));
     expect(await countCalls(ws)).toBe(30);
@@ -83,7 +90,7 @@ describe('the call total', () => {
   });
 
   it('counts a duplicate create once (the ID is taken: nothing is written)', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     const item = call(ws);
     await putNewCall(item);
     await expect(putNewCall(item)).rejects.toThrow();
@@ -91,27 +98,27 @@ describe('the call total', () => {
   });
 
   it('goes down with the deletes of delete-call, privacy erases and retention (deleteCall)', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     const items = Array.from({ length: 6 }, () => call(ws));
     await Promise.all(items.map((item) => putNewCall(item)));
     await Promise.all(items.slice(0, 4).map((item) => deleteCall(ws, item.call_id)));
     expect(await countCalls(ws)).toBe(2);
     // Another workspace's delete of the same ID changes neither total.
-    const other = workspace();
+    const other = await workspace();
     await expect(deleteCallItem(other, items[5]!.call_id)).rejects.toThrow();
     expect(await countCalls(ws)).toBe(2);
     expect(await countCalls(other)).toBe(0);
   });
 
   it('counts filtered totals on the index, newest first', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     await Promise.all([call(ws), call(ws), { ...call(ws), call_type: 'phone_call' as const }].map((item) => putNewCall(item)));
     const { total } = await listCallItems(ws, { limit: 1, sort_order: 'descending', include_total: true, filter_criteria: { call_type: ['phone_call'] } });
     expect(total).toBe(1);
   });
 
   it('reads at most the examine cap of index entries for a count the index cannot filter', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     await Promise.all(Array.from({ length: 30 }, () => putNewCall(call(ws))));
     const gsi1pks = callListingPartitions(ws);
     const read = await firstEntries(
@@ -126,7 +133,7 @@ describe('the call total', () => {
 
 describe('the chat total', () => {
   it('stays exact under concurrent creates and deletes', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     const existing = Array.from({ length: 20 }, () => chat(ws));
     await Promise.all(existing.map((item) => putNewChat(item, [])));
     const created = Array.from({ length: 25 }, () => chat(ws));
@@ -143,7 +150,8 @@ describe('the chat total', () => {
 
 describe('calls and chats written before the counters', () => {
   it('are counted once by the backfill, exactly, beside concurrent creates and deletes', async () => {
-    const ws = workspace();
+    // A workspace from before the counters: no mark that they are complete.
+    const ws = newId('workspace');
     // Written as a store before the counters held them: no mark, no count.
     const old = Array.from({ length: 30 }, () => call(ws));
     await table.batchPut(old as unknown as Record<string, unknown>[]);
@@ -164,5 +172,36 @@ describe('calls and chats written before the counters', () => {
     expect(await countCallsWrittenBefore(ws)).toBe(0);
     expect(await countChatsWrittenBefore(ws)).toBe(5);
     expect(await countChats(ws)).toBe(5);
+  });
+
+  it('are totalled on the index until the backfill marks the counters complete, never answered short', async () => {
+    const ws = newId('workspace');
+    await table.batchPut(Array.from({ length: 12 }, () => call(ws)) as unknown as Record<string, unknown>[]);
+    await table.batchPut(Array.from({ length: 3 }, () => chat(ws) as unknown as Record<string, unknown>));
+    await putNewCall(call(ws));
+    // The counters hold only the one call created since; the total is the index's.
+    expect(await countCalls(ws)).toBe(1);
+    expect((await listCallItems(ws, { limit: 1, sort_order: 'descending', include_total: true })).total).toBe(13);
+    expect((await listChatItems(ws, { limit: 1, sort_order: 'descending', include_total: true } as Parameters<typeof listChatItems>[1])).total).toBe(3);
+
+    // What scripts/count-listings.ts does for each workspace.
+    expect(await countCallsWrittenBefore(ws)).toBe(12);
+    expect(await countChatsWrittenBefore(ws)).toBe(3);
+    await markListingCountsComplete(keys.listingCountsComplete(ws));
+    // The index is no longer read: an entry the counters do not hold would not be counted.
+    await table.batchPut([call(ws) as unknown as Record<string, unknown>]);
+    expect((await listCallItems(ws, { limit: 1, sort_order: 'descending', include_total: true })).total).toBe(13);
+    expect((await listChatItems(ws, { limit: 1, sort_order: 'descending', include_total: true } as Parameters<typeof listChatItems>[1])).total).toBe(3);
+  });
+});
+
+describe('a workspace created through Parley', () => {
+  it('has its counters complete from its creation, in the same transaction', async () => {
+    const { workspace_id } = await createWorkspace('Counted from the start');
+    expect(await table.get(keys.listingCountsComplete(workspace_id))).toMatchObject({ complete_timestamp: expect.any(Number) });
+    await putNewCall(call(workspace_id));
+    // Created calls are counted: the total comes from the counters, not the index.
+    await table.batchPut([call(workspace_id) as unknown as Record<string, unknown>]);
+    expect((await listCallItems(workspace_id, { limit: 1, sort_order: 'descending', include_total: true })).total).toBe(1);
   });
 });

@@ -354,6 +354,12 @@ export const keys = {
    */
   listingCount: (workspaceId: string, kind: 'CALL' | 'CHAT', shard: number): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#COUNT`, sk: `${kind}#${shard}` }),
   listingCounts: (workspaceId: string, kind: 'CALL' | 'CHAT'): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#COUNT`, skPrefix: `${kind}#` }),
+  /**
+   * Present once the counters hold every listed item of the workspace: written when the
+   * workspace is created (with them from its start), or by scripts/count-listings.ts once it
+   * has counted what was stored before them. Until then a total is counted on the index.
+   */
+  listingCountsComplete: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#COUNT`, sk: 'COMPLETE' }),
   /** gsi1 partition of shard `shard` of a workspace's calls (docs/data-model.md, Hot partitions). */
   callListing: (workspaceId: string, shard: number): { gsi1pk: string } => ({ gsi1pk: `${workspacePartition(workspaceId)}#CALL#${shard}` }),
   /**

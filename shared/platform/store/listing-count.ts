@@ -97,6 +97,23 @@ export async function countExisting(item: ItemKey, counter: ItemKey, condition: 
   }
 }
 
+/** Records that the counters hold every listed item of a workspace (in its creation, or after a backfill). */
+export const listingCountsCompleteOp = (marker: ItemKey, nowMs: number): TransactOp => ({ Put: { Item: { ...marker, complete_timestamp: nowMs } } });
+
+export async function markListingCountsComplete(marker: ItemKey, nowMs = Date.now()): Promise<void> {
+  await table.put({ Item: { ...marker, complete_timestamp: nowMs } });
+}
+
+/**
+ * The sum of a listing's counters when they hold every item (`marker` present), else
+ * undefined: a workspace from before the counters, not yet backfilled, whose total must be
+ * counted on the index instead of answered short.
+ */
+export async function completeCountedTotal(counters: PartitionQuery, marker: ItemKey): Promise<number | undefined> {
+  const [complete, total] = await Promise.all([table.get(marker), countedTotal(counters)]);
+  return complete ? total : undefined;
+}
+
 /** The sum of a listing's counters (one strongly consistent Query of their partition). */
 export async function countedTotal(counters: PartitionQuery): Promise<number> {
   const items = await queryAll<{ n?: number }>(counters);
