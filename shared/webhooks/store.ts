@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { notFound } from '../platform/errors.ts';
 import type { CredentialItem } from '../platform/auth/credentials.ts';
 import { keys } from '../platform/store/keys.ts';
-import { queryAll } from '../platform/store/query.ts';
+import { deleteItemsMentioning, queryAll } from '../platform/store/query.ts';
 import { firstEntries, mergedEntries, shardReadSizes } from '../platform/store/sharded-listing.ts';
 import { ConditionFailed, defineEntity, table } from '../platform/store/table.ts';
 
@@ -214,22 +214,6 @@ export const apiKeyRefs = keys.apiKeyRefs;
  */
 export async function deleteDeliveriesMentioning(workspaceId: string, text: string): Promise<number> {
   let deleted = 0;
-  for (const pk of deliveryLogPartitions(workspaceId)) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await table.queryPage<DeliveryAttemptItem>({
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        Limit: 500,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      });
-      for (const entry of page.items) {
-        if (!JSON.stringify(entry).includes(text)) continue;
-        await table.delete({ Key: { pk: entry.pk, sk: entry.sk } });
-        deleted++;
-      }
-      start = page.lastKey;
-    } while (start);
-  }
+  for (const pk of deliveryLogPartitions(workspaceId)) deleted += await deleteItemsMentioning(pk, text);
   return deleted;
 }

@@ -6,7 +6,7 @@ import { CLAIM_RETRY_MS } from '../../shared/batches/pass.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { paymentRequired } from '../../shared/platform/errors.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgent, newAgentWithNumber } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
@@ -20,17 +20,7 @@ const quick = { sandbox_call_ms: 200, sandbox_user_says: [] as string[] };
 async function setup(options: { limit?: number; cps?: number } = {}) {
   const ws = await app.newWorkspace();
   if (options.limit) expect((await ws.api.patch('/workspace', { body: { concurrency_limit: options.limit } })).status).toBe(200);
-  const { agent } = await newAgent(ws.api);
-  const number = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: {
-      phone_number: number,
-      termination_uri: 'sip:trunk.example.com',
-      outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }],
-      ...(options.cps ? { cps_limit: options.cps } : {}),
-    },
-  });
-  expect(imported.status).toBe(201);
+  const { number } = await newAgentWithNumber(ws.api, { number: options.cps ? { cps_limit: options.cps } : {} });
   const createBatch = async (body: Record<string, unknown>) => {
     const created = await ws.api.post('/create-batch-call', { body: { from_number: number, ...body } });
     expect(created.status).toBe(201);

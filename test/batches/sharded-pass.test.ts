@@ -7,7 +7,7 @@ import { keys } from '../../shared/platform/store/keys.ts';
 import { table } from '../../shared/platform/store/table.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
-import { freshNumber, newAgent } from '../support/factories.ts';
+import { newAgentWithNumber } from '../support/factories.ts';
 import { virtualTime } from '../support/virtual-time.ts';
 
 /*
@@ -27,17 +27,7 @@ const unanswered = (i: number) => `+1415${200 + i}0002`;
 async function setup(options: { limit?: number; cps?: number } = {}) {
   const ws = await app.newWorkspace();
   if (options.limit) expect((await ws.api.patch('/workspace', { body: { concurrency_limit: options.limit } })).status).toBe(200);
-  const { agent } = await newAgent(ws.api);
-  const number = freshNumber();
-  const imported = await ws.api.post('/import-phone-number', {
-    body: {
-      phone_number: number,
-      termination_uri: 'sip:trunk.example.com',
-      outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }],
-      ...(options.cps ? { cps_limit: options.cps } : {}),
-    },
-  });
-  expect(imported.status).toBe(201);
+  const { number } = await newAgentWithNumber(ws.api, { number: options.cps ? { cps_limit: options.cps } : {} });
   const createBatch = async (tasks: number) => {
     const created = await ws.api.post('/create-batch-call', { body: { from_number: number, tasks: Array.from({ length: tasks }, (_, i) => ({ to_number: unanswered(i) })) } });
     expect(created.status).toBe(201);

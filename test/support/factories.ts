@@ -47,11 +47,11 @@ export async function newAgent(api: Api, options: { agent?: Record<string, unkno
 
 /**
  * A voice agent (newAgent) and a fresh number imported over SIP that places its outbound
- * calls: what a test of phone calls starts from.
+ * calls: what a test of phone calls starts from. `number`: more of the number's fields (its cps_limit).
  */
-export async function newAgentWithNumber(api: Api, options: Parameters<typeof newAgent>[1] = {}) {
+export async function newAgentWithNumber(api: Api, options: Parameters<typeof newAgent>[1] & { number?: Record<string, unknown> } = {}) {
   const { agent, llm } = await newAgent(api, options);
-  const number = await importNumber(api, { outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] });
+  const number = await importNumber(api, { outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }], ...options.number });
   return { agent, llm, number };
 }
 

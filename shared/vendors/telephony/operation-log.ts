@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { table } from '../../platform/store/table.ts';
 import { keys } from '../../platform/store/keys.ts';
+import { deleteItemsMentioning } from '../../platform/store/query.ts';
 
 /**
  * The provider operation log: one item per request Parley makes to a telephony provider
@@ -62,23 +63,6 @@ export async function listProviderOperations(
  * outcome or error quotes `text` anywhere (requests carry numbers and SMS bodies), page by
  * page. Answers how many.
  */
-export async function deleteProviderOperationsMentioning(workspaceId: string, text: string): Promise<number> {
-  const { pk } = keys.providerOperations(workspaceId);
-  let deleted = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await table.queryPage<ProviderOperation>({
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
-      Limit: 500,
-      ...(start ? { ExclusiveStartKey: start } : {}),
-    });
-    for (const entry of page.items) {
-      if (!JSON.stringify(entry).includes(text)) continue;
-      await table.delete({ Key: keys.providerOperation(workspaceId, entry.operation_id) });
-      deleted++;
-    }
-    start = page.lastKey;
-  } while (start);
-  return deleted;
+export function deleteProviderOperationsMentioning(workspaceId: string, text: string): Promise<number> {
+  return deleteItemsMentioning(keys.providerOperations(workspaceId).pk, text);
 }
