@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { eachLimited } from '../platform/parallel.ts';
 import { getConcurrency, newBatchDialMemo, placeBatchCall, releaseUnusedBatchDialSlots, prepareBatchDials, unlinkBatchCall, type BatchDialMemo } from '../calls/index.ts';
 import { doNotCallNumbers } from '../contacts/lookups/index.ts';
 import { cpsLimitFor, takeAvailableDialTokens, workspaceNumber } from '../numbers/index.ts';
@@ -93,18 +94,6 @@ export interface BatchPassResult {
   released: number;
 }
 
-/** Runs `work` over `items`, `parallelism` at a time. */
-async function pool<T>(items: readonly T[], parallelism: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      await work(items[index]!, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(parallelism, items.length) }, worker));
-}
-
 export async function runBatchPass(options: BatchPassOptions = {}): Promise<BatchPassResult> {
   const clock = options.clock ?? wallClock;
   const now = options.now ?? clock.now();
@@ -115,8 +104,8 @@ export async function runBatchPass(options: BatchPassOptions = {}): Promise<Batc
   for (const entry of entries) byWorkspace.set(entry.workspace_id, [...(byWorkspace.get(entry.workspace_id) ?? []), entry.batch_call_id]);
   // Which batch gets the odd slot of a workspace's capacity turns with the second, so none is always last.
   const turn = Math.floor(now / 1000);
-  await pool([...byWorkspace], WORKSPACE_PARALLELISM, async ([workspaceId, batchIds]) => {
-    await pool(batchIds, BATCH_PARALLELISM, async (batchCallId, index) => {
+  await eachLimited([...byWorkspace], WORKSPACE_PARALLELISM, async ([workspaceId, batchIds]) => {
+    await eachLimited(batchIds, BATCH_PARALLELISM, async (batchCallId, index) => {
       const share = { of: batchIds.length, index: (index + turn) % batchIds.length };
       try {
         await runBatch(workspaceId, batchCallId, now, share, clock, options, result);

@@ -1,4 +1,5 @@
 import { badRequest } from '../../platform/errors.ts';
+import { eachLimited } from '../../platform/parallel.ts';
 import { listHeads, queryVersions, type HeadItem, type VersionRecord } from '../../platform/store/versions.ts';
 import type { VersionedKind } from '../../platform/store/keys.ts';
 import type * as AppRefs from '../../integrations/app-refs/index.ts';
@@ -43,14 +44,9 @@ const PARALLEL_QUERIES = 16;
 
 async function mapLimited<T, R>(items: readonly T[], run: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      out[index] = await run(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL_QUERIES, items.length) }, worker));
+  await eachLimited(items, PARALLEL_QUERIES, async (item, index) => {
+    out[index] = await run(item);
+  });
   return out;
 }
 
