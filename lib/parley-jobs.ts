@@ -259,7 +259,9 @@ export class ParleyJobs {
           schedule:
             scheduled.every === 'minute'
               ? events.Schedule.rate(Duration.minutes(1))
-              : events.Schedule.cron({ minute: '0', hour: String(scheduled.atHourUtc) }),
+              : scheduled.every === 'hour'
+                ? events.Schedule.rate(Duration.hours(1))
+                : events.Schedule.cron({ minute: '0', hour: String(scheduled.atHourUtc) }),
           targets: [
             new targets.SqsQueue(queue, {
               message: events.RuleTargetInput.fromObject({ ...scheduled.message, scheduled_at: events.EventField.time }),

@@ -152,7 +152,7 @@ export function startBackgroundWork(jobs: readonly JobSpec[] = JOBS): { stop(): 
       }),
     );
   }
-  // Messages a schedule sends to a queue job (the daily retention sweep at its UTC hour, the concurrency sweep every minute).
+  // Messages a schedule sends to a queue job (the daily retention sweep at its UTC hour, the listing backfill every hour, the concurrency sweep every minute).
   for (const job of jobs) {
     if (job.trigger.kind !== 'queue' || !job.live) continue;
     const queue = localQueue(job.trigger.queue);
@@ -160,10 +160,11 @@ export function startBackgroundWork(jobs: readonly JobSpec[] = JOBS): { stop(): 
       schedules.push(
         new LocalSchedule({
           name: `${job.name}-${scheduled.name}`,
-          periodMs: scheduled.every === 'minute' ? MINUTE : DAY,
+          periodMs: scheduled.every === 'minute' ? MINUTE : scheduled.every === 'hour' ? HOUR : DAY,
           firstAt: (now) => {
             // A rate rule's first firing comes a period after it is created.
             if (scheduled.every === 'minute') return now + MINUTE;
+            if (scheduled.every === 'hour') return now + HOUR;
             const at = Math.floor(now / DAY) * DAY + scheduled.atHourUtc * HOUR;
             return at > now ? at : at + DAY;
           },

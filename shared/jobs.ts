@@ -49,6 +49,10 @@ export type ScheduledMessage = {
       /** EventBridge's rate(1 minute); locally the first one a minute after start. */
       every: 'minute';
     }
+  | {
+      /** EventBridge's rate(1 hour); locally the first one an hour after start. */
+      every: 'hour';
+    }
 );
 
 export interface JobSpec {
@@ -116,6 +120,9 @@ export const JOBS: readonly JobSpec[] = [
     // (shared/account-data/retention.ts), at a quiet hour.
     scheduledMessages: [
       { name: 'retention-sweep', description: 'The daily retention sweep of every workspace', every: 'day', atHourUtc: 3, message: { kind: 'retention-sweep' } },
+      // Counts what was stored before the listing counters, then is one read an hour
+      // (shared/account-data/listing-backfill.ts).
+      { name: 'listing-backfill', description: 'Counts calls and chats stored before the listing counters, until every workspace is counted', every: 'hour', message: { kind: 'listing-backfill' } },
     ],
   },
   {

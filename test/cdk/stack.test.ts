@@ -707,6 +707,17 @@ describe('scheduled jobs', () => {
     expect(target.InputTransformer.InputTemplate).toContain('"kind":"concurrency-sweep"');
   });
 
+  it('sends the listing backfill to the export-jobs queue every hour, retried for up to its hour', () => {
+    const rules = Object.values(parley.template.findResources('AWS::Events::Rule')).filter((rule) =>
+      String(rule.Properties.Targets[0].InputTransformer?.InputTemplate ?? '').includes('"kind":"listing-backfill"'),
+    );
+    expect(rules).toHaveLength(1);
+    expect(rules[0]!.Properties.ScheduleExpression).toBe('rate(1 hour)');
+    const target = rules[0]!.Properties.Targets[0];
+    expect(target.Arn['Fn::GetAtt'][0]).toBe(logicalId(parley, parley.stack.exportJobsQueue));
+    expect(target.RetryPolicy).toEqual({ MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 3 });
+  });
+
   const invokeConfigOf = (name: BackgroundName) => {
     const fnId = logicalId(parley, parley.stack.backgroundFunctions[name]);
     const configs = Object.values(parley.template.findResources('AWS::Lambda::EventInvokeConfig')).filter(
@@ -749,18 +760,19 @@ describe('scheduled jobs', () => {
   it('gives every schedule target a dead-letter queue, with an alarm, and the minute jobs no EventBridge retries', () => {
     const deadLetters = logicalId(parley, parley.stack.scheduleDeadLetters);
     const rules = Object.values(parley.template.findResources('AWS::Events::Rule'));
-    // Three functions' schedules, the daily retention sweep, the kb-jobs queue's daily refresh sweep
-    // and the call-steps queue's concurrency sweep every minute.
-    expect(rules).toHaveLength(6);
+    // Three functions' schedules, the daily retention sweep, the hourly listing backfill, the
+    // kb-jobs queue's daily refresh sweep and the call-steps queue's concurrency sweep every minute.
+    expect(rules).toHaveLength(7);
     for (const rule of rules) {
       const [target] = rule.Properties.Targets;
       expect(target.DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [deadLetters, 'Arn'] } });
       const minute = rule.Properties.ScheduleExpression === 'rate(1 minute)';
-      const daily = rule.Properties.ScheduleExpression.startsWith('cron(');
+      // A queue message (an input template) that is not a minute's is retried by EventBridge.
+      const queueMessage = target.InputTransformer !== undefined;
       expect(target.RetryPolicy).toEqual(
         minute
           ? { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 }
-          : daily
+          : queueMessage
             ? { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 }
             : { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
       );

@@ -11,4 +11,5 @@
 export { deleteChat, getChat, listChats } from '../stored-chats.ts';
 export { deleteSmsThreadOf, smsChatIdsWithParty } from '../sms/store.ts';
 export { chatRetentionPage } from '../listing.ts';
+export { countedChatListing } from '../store.ts';
 ;

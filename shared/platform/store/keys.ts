@@ -356,7 +356,7 @@ export const keys = {
   listingCounts: (workspaceId: string, kind: 'CALL' | 'CHAT'): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#COUNT`, skPrefix: `${kind}#` }),
   /**
    * Present once the counters hold every listed item of the workspace: written when the
-   * workspace is created (with them from its start), or by scripts/count-listings.ts once it
+   * workspace is created (with them from its start), or by the listing backfill job once it
    * has counted what was stored before them. Until then a total is counted on the index.
    */
   listingCountsComplete: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#COUNT`, sk: 'COMPLETE' }),
