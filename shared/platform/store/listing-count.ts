@@ -162,8 +162,11 @@ export async function markListingCountsComplete(marker: ItemKey, nowMs = Date.no
  * counted on the index instead of answered short.
  */
 export async function completeCountedTotal(counters: PartitionQuery, marker: ItemKey): Promise<number | undefined> {
-  const [complete, total] = await Promise.all([table.get(marker), countedTotal(counters)]);
-  return complete ? total : undefined;
+  // The marker shares the counters' partition: one Query of it (nine small items) reads both.
+  if (marker.pk !== counters.pk) throw new Error('The listing marker must share its counters\' partition');
+  const items = await queryAll<{ sk: string; n?: number }>({ pk: counters.pk });
+  if (!items.some((item) => item.sk === marker.sk)) return undefined;
+  return items.filter((item) => item.sk.startsWith(counters.skPrefix ?? '')).reduce((sum, item) => sum + (item.n ?? 0), 0);
 }
 
 /** The sum of a listing's counters (one strongly consistent Query of their partition). */
