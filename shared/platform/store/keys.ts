@@ -508,6 +508,11 @@ export const keys = {
     sk: 'SLOTS',
   }),
   /**
+   * Until when a workspace's webhook receiver counts as slow (shared/webhooks/delivery-slots.ts):
+   * while it does, the workspace's in-flight cap is the slow receivers' cap.
+   */
+  webhookSlowReceiver: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#WEBHOOKSLOW`, sk: 'SLOW' }),
+  /**
    * The body of a webhook too large for a queue message (a long call's transcript), in
    * parts, in the delivery's own partition: every attempt reads it, the last deletes it.
    */
