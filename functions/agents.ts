@@ -3,8 +3,10 @@ import { domainHandler } from '../shared/platform/http/handler.ts';
 import * as llms from '../shared/agents/llms/index.ts';
 import { agentRoutes } from '../shared/agents/voice-agents/agent-routes.ts';
 import { llmRoutes } from '../shared/agents/llms/llm-routes.ts';
+import * as testing from '../shared/testing/index.ts';
+import { testCaseRoutes } from '../shared/testing/definitions/routes.ts';
 
-export const handler = domainHandler({ ...agentRoutes, ...llmRoutes }, {
+export const handler = domainHandler({ ...agentRoutes, ...llmRoutes, ...testCaseRoutes }, {
   createAgent: ({ principal, body }) => agents.createAgent(principal.workspaceId, body),
   getAgent: ({ principal, params, query }) => agents.getAgent(principal.workspaceId, params.agent_id, query.version),
   listAgents: ({ principal, query }) => agents.listAgents(principal.workspaceId, query),
@@ -46,4 +48,11 @@ export const handler = domainHandler({ ...agentRoutes, ...llmRoutes }, {
       force: query.force_delete === 'true',
       usedBy: (llmId) => agents.agentsUsingEngine(principal.workspaceId, llmId),
     }),
+
+  createTestCaseDefinition: ({ principal, body }) => testing.createTestCaseDefinition(principal.workspaceId, body),
+  listTestCaseDefinitions: ({ principal, query }) => testing.listTestCaseDefinitions(principal.workspaceId, query),
+  getTestCaseDefinition: ({ principal, params }) => testing.getTestCaseDefinition(principal.workspaceId, params.test_case_definition_id),
+  updateTestCaseDefinition: ({ principal, params, body }) =>
+    testing.updateTestCaseDefinition(principal.workspaceId, params.test_case_definition_id, body),
+  deleteTestCaseDefinition: ({ principal, params }) => testing.deleteTestCaseDefinition(principal.workspaceId, params.test_case_definition_id),
 });

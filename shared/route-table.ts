@@ -26,6 +26,7 @@ import { metaRoutes } from './meta/routes.ts';
 import { connectionTestRoutes } from './numbers/connection-tests/routes.ts';
 import { phoneNumberRoutes } from './numbers/phone-numbers/routes.ts';
 import { publicRoutes } from './public/routes.ts';
+import { testCaseRoutes } from './testing/definitions/routes.ts';
 import { telephonyRoutes } from './numbers/telephony/routes.ts';
 import { voiceRoutes } from './voices/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
@@ -39,6 +40,7 @@ export const routeTable = {
   ...webhookRoutes,
   ...agentRoutes,
   ...llmRoutes,
+  ...testCaseRoutes,
   ...agentToolRoutes,
   ...flowRoutes,
   ...chatAgentRoutes,

@@ -725,6 +725,13 @@ export const keys = {
   }),
 
   /**
+   * Testing (shared/testing): a test case definition, in the workspace's test cases
+   * partition. IDs are time-ordered: the list is newest first.
+   */
+  testCase: (workspaceId: string, testCaseId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTCASE`, sk: `CASE#${testCaseId}` }),
+  testCases: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#TESTCASE`, skPrefix: 'CASE#' }),
+
+  /**
    * Account data (shared/account-data): an export request, in the workspace's exports
    * partition (time-ordered IDs: the list is newest first).
    */

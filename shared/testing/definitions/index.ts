@@ -1,0 +1,5 @@
+/**
+ * Test case definitions: routes.ts (served by the agents function), schemas.ts, the logic in
+ * definitions.ts, the items in store.ts, the response engine check in engine.ts.
+ */
+export { createTestCaseDefinition, deleteTestCaseDefinition, getTestCaseDefinition, listTestCaseDefinitions, updateTestCaseDefinition } from './definitions.ts';
