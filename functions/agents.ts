@@ -5,8 +5,9 @@ import { agentRoutes } from '../shared/agents/voice-agents/agent-routes.ts';
 import { llmRoutes } from '../shared/agents/llms/llm-routes.ts';
 import * as testing from '../shared/testing/index.ts';
 import { testCaseRoutes } from '../shared/testing/definitions/routes.ts';
+import { batchTestRoutes } from '../shared/testing/runs/routes.ts';
 
-export const handler = domainHandler({ ...agentRoutes, ...llmRoutes, ...testCaseRoutes }, {
+export const handler = domainHandler({ ...agentRoutes, ...llmRoutes, ...testCaseRoutes, ...batchTestRoutes }, {
   createAgent: ({ principal, body }) => agents.createAgent(principal.workspaceId, body),
   getAgent: ({ principal, params, query }) => agents.getAgent(principal.workspaceId, params.agent_id, query.version),
   listAgents: ({ principal, query }) => agents.listAgents(principal.workspaceId, query),
@@ -55,4 +56,10 @@ export const handler = domainHandler({ ...agentRoutes, ...llmRoutes, ...testCase
   updateTestCaseDefinition: ({ principal, params, body }) =>
     testing.updateTestCaseDefinition(principal.workspaceId, params.test_case_definition_id, body),
   deleteTestCaseDefinition: ({ principal, params }) => testing.deleteTestCaseDefinition(principal.workspaceId, params.test_case_definition_id),
+  createBatchTest: ({ principal, body }) => testing.createBatchTest(principal.workspaceId, body),
+  listBatchTests: ({ principal, query }) => testing.listBatchTests(principal.workspaceId, query),
+  getBatchTest: ({ principal, params }) => testing.getBatchTestView(principal.workspaceId, params.test_case_batch_job_id),
+  listTestRuns: ({ principal, params, query }) => testing.listTestRuns(principal.workspaceId, params.test_case_batch_job_id, query),
+  listTestRunsByQuery: ({ principal, query }) => testing.listTestRuns(principal.workspaceId, query.test_case_batch_job_id, query),
+  getTestRun: ({ principal, params }) => testing.getTestRunView(principal.workspaceId, params.test_case_job_id),
 });

@@ -6,6 +6,12 @@ import { CallQueueMessageSchema, runCallQueueMessage, type CallQueueMessage } fr
 import { onCallLifecycle } from '../shared/calls/index.ts';
 import { registerBatchCallCounters } from '../shared/batches/counters.ts';
 import { queueCrmCallPush } from '../shared/integrations/call-push.ts';
+import { loadOnce } from '../shared/platform/lazy.ts';
+// The message straight from its module (the testing index is the API's: functions/agents.ts);
+// the runner, which loads the language-model adapter, only when a batch test's message comes.
+import { TestBatchMessageSchema, type TestBatchMessage } from '../shared/testing/runs/message.ts';
+
+const testRunner = loadOnce(() => import('../shared/testing/runs/runner.ts'));
 
 // Batch counters hear of the calls this consumer moves (shared/calls/call-listeners.ts).
 registerBatchCallCounters();
@@ -14,19 +20,28 @@ registerBatchCallCounters();
 // call-push.ts itself: the integrations index holds the CRM and app clients and their OAuth.
 onCallLifecycle(queueCrmCallPush);
 
-const parseCallStep = (message: unknown): CallQueueMessage | undefined => {
+/** A call's step, or a batch test's next runs (shared/testing/runs/runner.ts): both run the conversation runtime. */
+const parseCallStep = (message: unknown): CallQueueMessage | TestBatchMessage | undefined => {
   const parsed = CallQueueMessageSchema.safeParse(message);
-  return parsed.success ? parsed.data : undefined;
+  if (parsed.success) return parsed.data;
+  const test = TestBatchMessageSchema.safeParse(message);
+  return test.success ? test.data : undefined;
 };
 
 /**
- * The call-steps queue's consumer (call steps and queued inbound SIP callers): a step not yet due is re-sent for its next hop, a due one
- * goes to the call engine. Only a step whose re-send or run failed is reported, so SQS
+ * The call-steps queue's consumer (call steps, queued inbound SIP callers and batch tests' runs): a step not yet due is re-sent for its next hop, a due one
+ * goes to the call engine (a batch test's message to its runner). Only a step whose re-send or run failed is reported, so SQS
  * redelivers just that one (shared/platform/aws/due-time.ts).
  */
 async function handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.addContext(context);
-  return dueTimeBatch('call-steps', event, { parse: parseCallStep, handle: (message) => runCallQueueMessage(message) });
+  return dueTimeBatch('call-steps', event, {
+    parse: parseCallStep,
+    handle: (message) =>
+      'kind' in message && message.kind === 'test-batch'
+        ? testRunner().then((runner) => runner.runTestBatchStep(message))
+        : runCallQueueMessage(message as CallQueueMessage),
+  });
 }
 
 /** Traced, and its business metrics flushed once per invocation (shared/platform/observability/telemetry.ts). */

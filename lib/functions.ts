@@ -188,7 +188,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // knowledge bases (5, with kb-jobs 2) within the 450 the functions not sized from the
     // target (all but calls and calls-media) may share; 53 (from 58): the public function's 5.
     reservedConcurrency: 53,
-    access: { table: 'readWrite' },
+    // A batch test's runs go to the call-steps queue (shared/testing: the conversation engine's consumer runs them).
+    access: { table: 'readWrite', callStepsQueue: ['send'] },
   },
   {
     name: 'agent-tools',

@@ -27,6 +27,7 @@ import { connectionTestRoutes } from './numbers/connection-tests/routes.ts';
 import { phoneNumberRoutes } from './numbers/phone-numbers/routes.ts';
 import { publicRoutes } from './public/routes.ts';
 import { testCaseRoutes } from './testing/definitions/routes.ts';
+import { batchTestRoutes } from './testing/runs/routes.ts';
 import { telephonyRoutes } from './numbers/telephony/routes.ts';
 import { voiceRoutes } from './voices/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
@@ -41,6 +42,7 @@ export const routeTable = {
   ...agentRoutes,
   ...llmRoutes,
   ...testCaseRoutes,
+  ...batchTestRoutes,
   ...agentToolRoutes,
   ...flowRoutes,
   ...chatAgentRoutes,

@@ -35,10 +35,7 @@ import type {
 
 /** Loads the agent version and its engine version, and answers the state of a new conversation. */
 export async function openConversation(input: OpenConversationInput): Promise<ConversationState> {
-  const agent = input.agentId.startsWith('chat_agent_')
-    ? await getChatAgent(input.workspaceId, input.agentId, input.agentVersion)
-    : await getAgent(input.workspaceId, input.agentId, input.agentVersion);
-  const engine = engineRef(agent.response_engine as ResponseEngine);
+  const engine = input.engine ?? engineRef((await agentOf(input)).response_engine as ResponseEngine);
   const defaults = await engineDefaults(input.workspaceId, engine, input.overrides);
   const limit = input.llmTokenLimit ?? DEFAULT_LLM_TOKEN_LIMIT;
   if (!Number.isInteger(limit) || limit < MIN_LLM_TOKEN_LIMIT || limit > MAX_LLM_TOKEN_LIMIT) {
@@ -66,6 +63,11 @@ export async function openConversation(input: OpenConversationInput): Promise<Co
     ...(input.dataStorageSetting ? { data_storage_setting: input.dataStorageSetting } : {}),
   };
 }
+
+const agentOf = (input: OpenConversationInput) =>
+  input.agentId.startsWith('chat_agent_')
+    ? getChatAgent(input.workspaceId, input.agentId, input.agentVersion)
+    : getAgent(input.workspaceId, input.agentId, input.agentVersion);
 
 function engineRef(engine: ResponseEngine): EngineRef {
   if (engine.type === 'custom-llm') return { type: 'custom-llm', llm_websocket_url: engine.llm_websocket_url };

@@ -148,8 +148,14 @@ export interface ConfigOverrides {
 
 export interface OpenConversationInput {
   workspaceId: string;
+  /** The agent whose version is run; a test run names its batch test here and gives `engine`. */
   agentId: string;
   agentVersion: number;
+  /**
+   * The response engine version to run without an agent (a test run: test cases target an
+   * engine, not an agent); the agent is then not read.
+   */
+  engine?: EngineRef;
   callId: string;
   channel: Channel;
   dynamicVariables: Record<string, string>;

@@ -730,6 +730,17 @@ export const keys = {
    */
   testCase: (workspaceId: string, testCaseId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTCASE`, sk: `CASE#${testCaseId}` }),
   testCases: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#TESTCASE`, skPrefix: 'CASE#' }),
+  /** A batch test with its counts, in the workspace's batch tests partition (time-ordered IDs: newest first). */
+  batchTest: (workspaceId: string, batchTestId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTBATCH`, sk: `BATCH#${batchTestId}` }),
+  batchTests: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#TESTBATCH`, skPrefix: 'BATCH#' }),
+  /** A test run, in its batch's partition: a batch lists its runs with one Query. */
+  testRun: (workspaceId: string, batchTestId: string, testRunId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#TESTBATCH#${batchTestId}`,
+    sk: `RUN#${testRunId}`,
+  }),
+  testRuns: (workspaceId: string, batchTestId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#TESTBATCH#${batchTestId}`, skPrefix: 'RUN#' }),
+  /** Which batch a test run belongs to: get-test-run names only the run. */
+  testRunBatch: (workspaceId: string, testRunId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUN`, sk: `RUN#${testRunId}` }),
 
   /**
    * Account data (shared/account-data): an export request, in the workspace's exports

@@ -6,7 +6,7 @@ import { deleteTestCase, engineFilter, getTestCase, pageByEngine, putTestCase, r
 import type { CreateTestCaseInput, TestCaseDefinition, UpdateTestCaseInput } from './schemas.ts';
 
 /** A definition as the API answers it (the item without its workspace and keys). */
-function toDefinition(item: TestCaseItem): TestCaseDefinition {
+export function toDefinition(item: TestCaseItem): TestCaseDefinition {
   return {
     test_case_definition_id: item.test_case_definition_id,
     type: 'simulation',

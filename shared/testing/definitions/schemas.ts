@@ -9,7 +9,7 @@ import { llmModel } from '../../agents/llms/index.ts';
  */
 
 /** Where a case or a batch runs: a Retell LLM or a conversation flow (custom LLMs are not simulated), a version or the latest. */
-const testResponseEngine = () =>
+export const testResponseEngine = () =>
   z.discriminatedUnion(
     'type',
     [
@@ -82,14 +82,14 @@ export type TestCaseDefinition = z.infer<typeof TestCaseDefinition>;
 export const testCaseIdParams = lazySchema(() => z.object({ test_case_definition_id: idOf('testCase', 'a test case definition ID') }));
 
 /** The list's filter: one response engine (retell-sdk requires `type` and the engine's ID). */
-const engineListQuery = () => ({
+export const engineListQuery = () => ({
   type: z.enum(['retell-llm', 'conversation-flow']),
   llm_id: idOf('llm', 'a Retell LLM ID').optional(),
   conversation_flow_id: idOf('conversationFlow', 'a conversation flow ID').optional(),
   limit: queryInt({ min: 1, max: 1000, default: 50 }),
 });
 
-const engineNamed = (query: { type: string; llm_id?: string; conversation_flow_id?: string }, context: z.RefinementCtx) => {
+export const engineNamed = (query: { type: string; llm_id?: string; conversation_flow_id?: string }, context: z.RefinementCtx) => {
   const field = query.type === 'retell-llm' ? 'llm_id' : 'conversation_flow_id';
   if (!query[field]) context.addIssue({ code: 'custom', path: [field], message: `Required when type is ${query.type}` });
 };

@@ -20,6 +20,10 @@ export const putTestCase = (item: TestCaseItem): Promise<unknown> => testCases.c
 
 export const getTestCase = (workspaceId: string, testCaseId: string): Promise<TestCaseItem> => testCases.mustGet(workspaceId, testCaseId);
 
+/** The workspace's definitions of `ids` that exist (a missing one is simply absent). */
+export const getTestCases = (workspaceId: string, ids: readonly string[]): Promise<TestCaseItem[]> =>
+  table.batchGet<TestCaseItem>(ids.map((id) => keys.testCase(workspaceId, id)));
+
 /** Replaces a definition that still exists (an edit racing a delete answers 404). */
 export async function replaceTestCase(item: TestCaseItem): Promise<void> {
   const written = await testCases.putIf(item, [item.workspace_id, item.test_case_definition_id], { expression: 'attribute_exists(pk)' });

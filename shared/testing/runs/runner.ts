@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { logger } from '../../platform/logger.ts';
+import { queueTestBatch, type TestBatchMessage } from './message.ts';
+import { judge } from './judge.ts';
+import { simulate } from './simulate.ts';
+import { allTestRuns, claimTestRun, endTestRun, getBatchTest, type BatchTestItem, type TestRunItem } from './store.ts';
+
+/*
+ * The batch's background work, one message at a time on the call-steps queue: a message
+ * takes up to RUNS_AT_ONCE of the batch's open runs, runs them side by side, records each
+ * verdict, and queues the next message while runs remain. A batch therefore holds at most
+ * RUNS_AT_ONCE conversations at once, whatever its size, and each message's work fits the
+ * consumer's 120 s (runs stop starting turns after RUN_BUDGET_MS).
+ */
+
+const RUNS_AT_ONCE = 3;
+/** An attempt that has held a run this long died (the consumer's timeout is 120 s): another may take the run over. */
+const STALE_MS = 150_000;
+/** A batch whose open runs are all held by another attempt looks again after this. */
+const RECHECK_MS = 30_000;
+
+async function execute(batch: BatchTestItem, run: TestRunItem, claim: string): Promise<void> {
+  const nowMs = Date.now();
+  const held = await claimTestRun(run, claim, nowMs, nowMs - STALE_MS);
+  if (!held) return;
+  const definition = held.test_case_definition_snapshot;
+  const engine = batch.response_engine;
+  let verdict: Parameters<typeof endTestRun>[2];
+  try {
+    const simulation = await simulate(
+      batch.workspace_id,
+      held,
+      engine.type === 'retell-llm'
+        ? { type: 'retell-llm', llm_id: engine.llm_id, version: engine.version! }
+        : { type: 'conversation-flow', conversation_flow_id: engine.conversation_flow_id, version: engine.version! },
+      definition,
+    );
+    const judged = await judge(definition, simulation);
+    verdict = { ...judged, transcript: simulation };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    logger.warn('A test run could not finish', { test_case_job_id: held.test_case_job_id, error: reason });
+    verdict = { status: 'error', explanation: `The run could not finish: ${reason}`, transcript: null };
+  }
+  await endTestRun(held, claim, verdict, Date.now());
+}
+
+export async function runTestBatchStep(message: TestBatchMessage): Promise<void> {
+  const batch = await getBatchTest(message.workspace_id, message.batch_test_id);
+  if (batch.status === 'complete') return;
+  const nowMs = Date.now();
+  const runs = await allTestRuns(message.workspace_id, message.batch_test_id);
+  const open = runs.filter((run) => run.status === 'pending' || (run.status === 'in_progress' && run.user_modified_timestamp < nowMs - STALE_MS));
+  const wave = open.slice(0, RUNS_AT_ONCE);
+  const claim = randomUUID();
+  await Promise.all(wave.map((run) => execute(batch, run, claim)));
+  const held = runs.some((run) => run.status === 'in_progress' && !wave.includes(run));
+  if (open.length > wave.length) await queueTestBatch(message.workspace_id, message.batch_test_id);
+  else if (held) await queueTestBatch(message.workspace_id, message.batch_test_id, Date.now() + RECHECK_MS);
+}
