@@ -3,6 +3,9 @@ import { parseArgs } from 'node:util';
 import { dataDir, prepareLocalStore, runningRuntime, runningServers, type RuntimeFile } from './runtime.ts';
 
 /**
+ * `npm run cli -- test …` runs a batch test against any Parley by its base URL and an API
+ * key (`PARLEY_BASE_URL`, `PARLEY_API_KEY` when not given) and exits 1 when a run did not
+ * pass (local/agent-test.ts; docs/testing.md). The other commands write to a store:
  * `npm run cli -- create-workspace --name <name>` prints `{workspace_id, name, api_key}` on
  * stdout, and on stderr which store it wrote to. `npm run cli -- create-session --workspace
  * <id> --email <email>` prints `{session_token, role}` for an existing member, so a developer
@@ -16,6 +19,7 @@ import { dataDir, prepareLocalStore, runningRuntime, runningServers, type Runtim
 const usages = {
   'create-workspace': 'npm run cli -- create-workspace --name <name>',
   'create-session': 'npm run cli -- create-session --workspace <id> --email <email>',
+  test: 'npm run cli -- test --base-url <url> --api-key <key> (--llm <llm_id> | --flow <conversation_flow_id>) [--version <n>] [--case <test_case_id>]... [--timeout <seconds>]',
 } as const;
 type Command = keyof typeof usages;
 const isCommand = (word: string | undefined): word is Command => word !== undefined && Object.hasOwn(usages, word);
@@ -34,7 +38,19 @@ try {
   parsed = parseArgs({
     args,
     allowPositionals: true,
-    options: { name: { type: 'string' }, workspace: { type: 'string' }, email: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      name: { type: 'string' },
+      workspace: { type: 'string' },
+      email: { type: 'string' },
+      'base-url': { type: 'string' },
+      'api-key': { type: 'string' },
+      llm: { type: 'string' },
+      flow: { type: 'string' },
+      version: { type: 'string' },
+      case: { type: 'string', multiple: true },
+      timeout: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
 } catch (error) {
   // parseArgs's own messages run to several sentences; the first says what is wrong.
@@ -63,53 +79,82 @@ if (command === 'create-session' && (!values.workspace || !values.email)) {
   refuse('--workspace and --email are required', command);
 }
 
-process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-
-function localTarget(): RuntimeFile | 'store' {
-  const own = runningRuntime();
-  if (own || process.env.DATA_DIR !== undefined) return own ?? 'store';
-  const servers = runningServers();
-  if (servers.length > 1) {
-    console.error(
-      [
-        `${servers.length} Parley servers are running and none uses ${dataDir()}; name the one to use with DATA_DIR:`,
-        ...servers.map((server) => `  DATA_DIR=${server.data_dir} npm run cli -- create-workspace --name ...   (${server.url ?? 'no URL'})`),
-      ].join('\n'),
-    );
-    process.exit(1);
-  }
-  return servers[0] ?? 'store';
+const baseUrl = values['base-url'] ?? process.env.PARLEY_BASE_URL;
+const apiKey = values['api-key'] ?? process.env.PARLEY_API_KEY;
+const version = values.version === undefined ? undefined : Number(values.version);
+const timeoutSeconds = values.timeout === undefined ? 600 : Number(values.timeout);
+if (command === 'test') {
+  if (!baseUrl || !/^https?:\/\//.test(baseUrl)) refuse('--base-url (or PARLEY_BASE_URL) is required: the http(s) URL of a Parley API', command);
+  if (!apiKey) refuse('--api-key (or PARLEY_API_KEY) is required', command);
+  if (Boolean(values.llm) === Boolean(values.flow)) refuse('one of --llm and --flow is required', command);
+  if (version !== undefined && !(Number.isInteger(version) && version >= 0)) refuse('--version must be a version number', command);
+  if (!(Number.isInteger(timeoutSeconds) && timeoutSeconds > 0)) refuse('--timeout must be a whole number of seconds', command);
 }
 
-const deployed = Boolean(process.env.TABLE_NAME && process.env.KMS_KEY_ID && !process.env.DYNAMODB_ENDPOINT);
-let stopStore: (() => Promise<void>) | undefined;
-let wroteTo = deployed ? `the deployed table ${process.env.TABLE_NAME}` : `the store in ${dataDir()}`;
-try {
-  if (!deployed) {
-    const target = localTarget();
-    if (target === 'store') {
-      const dynamo = await prepareLocalStore();
-      stopStore = () => dynamo.stop();
-      wroteTo = `the store in ${dataDir()} (no server is running on it; \`DATA_DIR=${dataDir()} npm start\` serves it)`;
-    } else {
-      // The server's own folder too: its master key seals the new workspace's secrets.
-      process.env.DATA_DIR = target.data_dir ?? dataDir();
-      process.env.DYNAMODB_ENDPOINT = target.dynamodb_endpoint;
-      process.env.TABLE_NAME = target.table_name;
-      wroteTo = `the running server ${target.url ?? `pid ${target.pid}`} (data in ${process.env.DATA_DIR})`;
+if (command === 'test') {
+  const { runAgentTest } = await import('./agent-test.ts');
+  process.exitCode = await runAgentTest({
+    baseUrl: baseUrl!,
+    apiKey: apiKey!,
+    engine: values.llm ? { type: 'retell-llm', llm_id: values.llm } : { type: 'conversation-flow', conversation_flow_id: values.flow! },
+    ...(version !== undefined ? { version } : {}),
+    caseIds: values.case ?? [],
+    timeoutMs: timeoutSeconds * 1000,
+  });
+} else {
+  await storeCommand();
+}
+
+/** create-workspace and create-session: they write to a store (the targets above). */
+async function storeCommand(): Promise<void> {
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+
+  function localTarget(): RuntimeFile | 'store' {
+    const own = runningRuntime();
+    if (own || process.env.DATA_DIR !== undefined) return own ?? 'store';
+    const servers = runningServers();
+    if (servers.length > 1) {
+      console.error(
+        [
+          `${servers.length} Parley servers are running and none uses ${dataDir()}; name the one to use with DATA_DIR:`,
+          ...servers.map((server) => `  DATA_DIR=${server.data_dir} npm run cli -- create-workspace --name ...   (${server.url ?? 'no URL'})`),
+        ].join('\n'),
+      );
+      process.exit(1);
     }
+    return servers[0] ?? 'store';
   }
-  if (command === 'create-session') {
-    const { createSessionFor } = await import('../shared/members/sessions.ts');
-    console.log(JSON.stringify(await createSessionFor(values.workspace!, values.email!)));
-  } else {
-    const { createWorkspace } = await import('../shared/account/workspaces.ts');
-    console.log(JSON.stringify(await createWorkspace(name!)));
+
+  const deployed = Boolean(process.env.TABLE_NAME && process.env.KMS_KEY_ID && !process.env.DYNAMODB_ENDPOINT);
+  let stopStore: (() => Promise<void>) | undefined;
+  let wroteTo = deployed ? `the deployed table ${process.env.TABLE_NAME}` : `the store in ${dataDir()}`;
+  try {
+    if (!deployed) {
+      const target = localTarget();
+      if (target === 'store') {
+        const dynamo = await prepareLocalStore();
+        stopStore = () => dynamo.stop();
+        wroteTo = `the store in ${dataDir()} (no server is running on it; \`DATA_DIR=${dataDir()} npm start\` serves it)`;
+      } else {
+        // The server's own folder too: its master key seals the new workspace's secrets.
+        process.env.DATA_DIR = target.data_dir ?? dataDir();
+        process.env.DYNAMODB_ENDPOINT = target.dynamodb_endpoint;
+        process.env.TABLE_NAME = target.table_name;
+        wroteTo = `the running server ${target.url ?? `pid ${target.pid}`} (data in ${process.env.DATA_DIR})`;
+      }
+    }
+    if (command === 'create-session') {
+      const { createSessionFor } = await import('../shared/members/sessions.ts');
+      console.log(JSON.stringify(await createSessionFor(values.workspace!, values.email!)));
+    } else {
+      const { createWorkspace } = await import('../shared/account/workspaces.ts');
+      console.log(JSON.stringify(await createWorkspace(name!)));
+    }
+    console.error(`Created in ${wroteTo}.`);
+  } catch (error) {
+    console.error(`${command} failed (${wroteTo}): ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  } finally {
+    await stopStore?.();
   }
-  console.error(`Created in ${wroteTo}.`);
-} catch (error) {
-  console.error(`${command} failed (${wroteTo}): ${error instanceof Error ? error.message : String(error)}`);
-  process.exitCode = 1;
-} finally {
-  await stopStore?.();
 }

@@ -22,6 +22,7 @@ const allUsage = [
   'usage:',
   '  npm run cli -- create-workspace --name <name>',
   '  npm run cli -- create-session --workspace <id> --email <email>',
+  '  npm run cli -- test --base-url <url> --api-key <key> (--llm <llm_id> | --flow <conversation_flow_id>) [--version <n>] [--case <test_case_id>]... [--timeout <seconds>]',
   '',
 ].join('\n');
 const workspaceUsage = 'usage: npm run cli -- create-workspace --name <name>\n';
