@@ -9,4 +9,4 @@ export { invoiceHtml, issueMonthlyInvoice, listInvoices } from './invoices/index
 export { mockCheckoutAction, mockCheckoutPage } from './payments/mock-checkout.ts';
 export { createCheckout, createInvoiceCheckout, createPortal, createSetupIntent, deletePaymentMethod, listPaymentMethods, setDefaultPaymentMethod } from './payments/payments.ts';
 export { receiveStripeWebhook } from './payments/stripe-webhook.ts';
-export { checkSpendFor } from './spend/index.ts';
+export { checkSpendFor } from './spend/check.ts';

@@ -1,6 +1,7 @@
 import type Retell from 'retell-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
+import { recordSmsCharge } from '../../shared/billing/index.ts';
 import { jobNamed } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
 import { newFlow, newLlm } from '../support/factories.ts';
@@ -203,5 +204,18 @@ describe('batch tests', () => {
     ]) {
       expect((await sdkFailure(request())).status).toBe(403);
     }
+  });
+
+  it('refuses a batch with 402 when the workspace may not spend, writing nothing', async () => {
+    const ws = await app.newWorkspace();
+    const client = retellClient(app.url, ws.api_key);
+    const llm = await restaurantLlm(ws.api);
+    const testCase = await client.tests.createTestCaseDefinition({ name: 'Hi', user_prompt: 'Say "Hi"', metrics: [], response_engine: { type: 'retell-llm', llm_id: llm.llm_id } });
+    expect((await ws.api.patch('/billing/settings', { body: { monthly_budget_usd: 0.01 } })).status).toBe(200);
+    for (const n of [0, 1]) await recordSmsCharge({ workspaceId: ws.workspace_id, messageId: `message_budget_spender_00000${n}` });
+    const refused = await ws.api.post('/create-batch-test', { body: { response_engine: { type: 'retell-llm', llm_id: llm.llm_id }, test_case_definition_ids: [testCase.test_case_definition_id] } });
+    expect(refused.status).toBe(402);
+    expect(refused.body).toMatchObject({ error_code: 'budget_reached' });
+    expect((await client.tests.listBatchTests({ type: 'retell-llm', llm_id: llm.llm_id })).items).toEqual([]);
   });
 });

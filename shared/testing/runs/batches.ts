@@ -1,3 +1,4 @@
+import { assertCanSpend } from '../../billing/spend/index.ts';
 import { badRequest } from '../../platform/errors.ts';
 import { newTimeOrderedId } from '../../platform/ids.ts';
 import { keys } from '../../platform/store/keys.ts';
@@ -43,10 +44,12 @@ function toTestRun(item: TestRunItem): TestRun {
 
 /**
  * Creates the batch and one pending run per case (with the case as it is now), then queues
- * it. The engine must be the workspace's, its version given or the latest (kept as a
+ * it. The workspace must be able to spend, the engine must be the workspace's, its version given or the latest (kept as a
  * number: the batch runs that version even if the engine changes meanwhile).
  */
 export async function createBatchTest(workspaceId: string, body: CreateBatchTestInput, nowMs = Date.now()): Promise<BatchTest> {
+  // Simulations are model conversations like chats: a workspace that may not chat may not run them (402).
+  await assertCanSpend(workspaceId, 'chat');
   const version = await assertWorkspaceEngine(workspaceId, body.response_engine);
   const found = new Map((await getTestCases(workspaceId, body.test_case_definition_ids)).map((item) => [item.test_case_definition_id, item]));
   body.test_case_definition_ids.forEach((id, index) => {

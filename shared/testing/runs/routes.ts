@@ -20,6 +20,7 @@ export const batchTestRoutes = defineRoutes({ domain: 'agents', access: 'agents'
   createBatchTest: {
     method: 'POST', path: '/create-batch-test', status: 201,
     summary: 'Create a batch test: every test case run against one response engine version as a simulated conversation, in the background',
+    spendChecked: true,
     body: CreateBatchTestBody, response: BatchTest,
   },
   listBatchTests: {
