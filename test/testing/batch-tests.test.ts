@@ -218,4 +218,20 @@ describe('batch tests', () => {
     expect(refused.body).toMatchObject({ error_code: 'budget_reached' });
     expect((await client.tests.listBatchTests({ type: 'retell-llm', llm_id: llm.llm_id })).items).toEqual([]);
   });
+
+  it('charges each run like a chat of the same length, on a line of its own, once', async () => {
+    const ws = await app.newWorkspace();
+    const client = retellClient(app.url, ws.api_key);
+    const llm = await restaurantLlm(ws.api);
+    const testCase = await client.tests.createTestCaseDefinition({ name: 'Hi', user_prompt: 'Say "Hi"', metrics: [], response_engine: { type: 'retell-llm', llm_id: llm.llm_id } });
+    const created = await client.tests.createBatchTest({ response_engine: { type: 'retell-llm', llm_id: llm.llm_id }, test_case_definition_ids: [testCase.test_case_definition_id] });
+    await finished(created.test_case_batch_job_id, client);
+    const [run] = (await client.tests.listTestRuns(created.test_case_batch_job_id)).items;
+    // The opening, "Hi", the agent's answer, "Goodbye." (then the agent ends the call): 4 messages × $0.002.
+    const billing = (await ws.api.get('/billing?limit=100')).body;
+    expect(billing.entries.filter((entry: { kind: string }) => entry.kind === 'simulation_charge')).toEqual([
+      expect.objectContaining({ amount_usd: -0.008, lines: { simulation: 0.008 }, reference: run!.test_case_job_id, description: `Test run ${run!.test_case_job_id} (4 messages)` }),
+    ]);
+    expect((await ws.api.get('/billing/usage')).body.totals).toEqual({ simulation: 0.008 });
+  });
 });

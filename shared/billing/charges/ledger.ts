@@ -81,6 +81,32 @@ export async function recordChatCharge(input: ChatChargeInput): Promise<AppendRe
   });
 }
 
+export interface SimulationChargeInput {
+  workspaceId: string;
+  /** The test run (shared/testing): one charge per run. */
+  testRunId: string;
+  /** The simulated conversation's lines that count: the caller's and the agent's. */
+  messageCount: number;
+}
+
+/**
+ * Charges a test run's simulated conversation like a chat of the same length:
+ * CHAT_MESSAGE_USD per message, on a line of its own (`simulation`), one entry per run
+ * (source `simulation:<run id>`). A run without messages writes nothing.
+ */
+export async function recordSimulationCharge(input: SimulationChargeInput): Promise<AppendResult | undefined> {
+  const micros = toMicros(CHAT_MESSAGE_USD) * Math.max(0, Math.floor(input.messageCount));
+  if (micros === 0) return undefined;
+  return appendEntry(input.workspaceId, {
+    kind: 'simulation_charge',
+    amount: -micros,
+    lines: { simulation: micros },
+    description: `Test run ${input.testRunId} (${input.messageCount} messages)`,
+    sourceKey: `simulation:${input.testRunId}`,
+    reference: input.testRunId,
+  });
+}
+
 export interface SmsChargeInput {
   workspaceId: string;
   /** The message's ID (a chat message's, or send-sms's): one charge per message. */

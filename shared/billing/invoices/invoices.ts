@@ -26,6 +26,7 @@ const PRODUCT_NAMES: Record<string, string> = {
   purchased_concurrency: 'Purchased concurrency slots',
   chat: 'Chat messages',
   sms: 'SMS sent',
+  simulation: 'Test simulations',
 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;

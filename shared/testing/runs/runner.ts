@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { recordSimulationCharge } from '../../billing/index.ts';
 import { logger } from '../../platform/logger.ts';
 import { queueTestBatch, type TestBatchMessage } from './message.ts';
 import { judge } from './judge.ts';
@@ -26,8 +27,9 @@ async function execute(batch: BatchTestItem, run: TestRunItem, claim: string): P
   const definition = held.test_case_definition_snapshot;
   const engine = batch.response_engine;
   let verdict: Parameters<typeof endTestRun>[2];
+  let simulation: Awaited<ReturnType<typeof simulate>> | undefined;
   try {
-    const simulation = await simulate(
+    simulation = await simulate(
       batch.workspace_id,
       held,
       engine.type === 'retell-llm'
@@ -41,6 +43,12 @@ async function execute(batch: BatchTestItem, run: TestRunItem, claim: string): P
     const reason = error instanceof Error ? error.message : String(error);
     logger.warn('A test run could not finish', { test_case_job_id: held.test_case_job_id, error: reason });
     verdict = { status: 'error', explanation: `The run could not finish: ${reason}`, transcript: null };
+  }
+  // Charged before the run ends, once per run (its source key): a charge that fails fails the
+  // message, whose redelivery runs the conversation again and charges it at most once.
+  if (simulation) {
+    const messageCount = simulation.messages.filter((entry) => entry.role === 'agent' || entry.role === 'user').length;
+    await recordSimulationCharge({ workspaceId: batch.workspace_id, testRunId: held.test_case_job_id, messageCount });
   }
   await endTestRun(held, claim, verdict, Date.now());
 }
