@@ -98,6 +98,9 @@ describe('test case definitions', () => {
       [{ response_engine: { type: 'custom-llm', llm_websocket_url: 'wss://example.com' } }, 'response_engine'],
       [{ response_engine: { type: 'retell-llm', llm_id: foreignLlm.llm_id } }, 'response_engine.llm_id'],
       [{ response_engine: { type: 'retell-llm', llm_id: llm.llm_id, version: 7 } }, 'response_engine.version'],
+      [{ dynamic_variables: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`v${i}`, 'x'])) }, 'dynamic_variables'],
+      // Every run stores its definition again, beside its transcript, in one item.
+      [{ tool_mocks: Array.from({ length: 6 }, () => ({ tool_name: 'book_table', input_match_rule: { type: 'any' }, output: 'x'.repeat(19_000) })) }, 'at most 100 KB'],
     ];
     for (const [overrides, field] of cases) {
       const response = await app.api.post('/create-test-case-definition', { body: definitionBody(llm.llm_id, overrides) });

@@ -1,9 +1,10 @@
 import { newTimeOrderedId } from '../../platform/ids.ts';
 import { DEFAULT_LLM_MODEL } from '../../agents/llms/index.ts';
 import { keys } from '../../platform/store/keys.ts';
+import { badRequest } from '../../platform/errors.ts';
 import { assertWorkspaceEngine } from './engine.ts';
 import { deleteTestCase, engineFilter, getTestCase, pageByEngine, putTestCase, replaceTestCase, type TestCaseItem } from './store.ts';
-import type { CreateTestCaseInput, TestCaseDefinition, UpdateTestCaseInput } from './schemas.ts';
+import { MAX_DEFINITION_BYTES, type CreateTestCaseInput, type TestCaseDefinition, type UpdateTestCaseInput } from './schemas.ts';
 
 /** A definition as the API answers it (the item without its workspace and keys). */
 export function toDefinition(item: TestCaseItem): TestCaseDefinition {
@@ -22,6 +23,14 @@ export function toDefinition(item: TestCaseItem): TestCaseDefinition {
   };
 }
 
+/** A definition too large to store with every run of it is refused, naming its size. */
+function assertStorable(definition: TestCaseDefinition): void {
+  const bytes = Buffer.byteLength(JSON.stringify(definition));
+  if (bytes > MAX_DEFINITION_BYTES) {
+    throw badRequest(`The test case definition is ${Math.ceil(bytes / 1000)} KB as JSON; at most ${MAX_DEFINITION_BYTES / 1000} KB (user_prompt, metrics, dynamic_variables and tool_mocks together)`);
+  }
+}
+
 export async function createTestCaseDefinition(workspaceId: string, body: CreateTestCaseInput, nowMs = Date.now()): Promise<TestCaseDefinition> {
   await assertWorkspaceEngine(workspaceId, body.response_engine);
   const item: TestCaseItem = {
@@ -38,6 +47,7 @@ export async function createTestCaseDefinition(workspaceId: string, body: Create
     creation_timestamp: nowMs,
     user_modified_timestamp: nowMs,
   };
+  assertStorable(toDefinition(item));
   await putTestCase(item);
   return toDefinition(item);
 }
@@ -66,6 +76,7 @@ export async function updateTestCaseDefinition(workspaceId: string, testCaseId: 
   if (body.response_engine) await assertWorkspaceEngine(workspaceId, body.response_engine);
   const defined = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
   const next: TestCaseItem = { ...current, ...defined, user_modified_timestamp: Math.max(nowMs, current.user_modified_timestamp) };
+  assertStorable(toDefinition(next));
   await replaceTestCase(next);
   return toDefinition(next);
 }

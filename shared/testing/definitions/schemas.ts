@@ -31,6 +31,12 @@ export type TestResponseEngine = z.infer<ReturnType<typeof testResponseEngine>>;
 /** The most tool mocks and criteria one case holds: a case is one conversation, not a suite. */
 const MAX_TOOL_MOCKS = 32;
 const MAX_METRICS = 20;
+const MAX_DYNAMIC_VARIABLES = 100;
+/**
+ * The most a definition may hold, as JSON: each run stores it again beside its transcript,
+ * and a DynamoDB item holds 400 KB.
+ */
+export const MAX_DEFINITION_BYTES = 100_000;
 
 const toolMock = () =>
   z.object({
@@ -40,7 +46,7 @@ const toolMock = () =>
       [z.object({ type: z.literal('any') }), z.object({ type: z.literal('partial_match'), args: z.record(z.string(), z.unknown()) })],
       { error: 'Must be `{type: "any"}` or `{type: "partial_match", args: {...}}`' },
     ),
-    output: z.string().max(100_000),
+    output: z.string().max(20_000),
     result: z.boolean().nullable().optional(),
   });
 
@@ -49,7 +55,9 @@ const definitionFields = () => ({
   user_prompt: z.string().trim().min(1).max(20_000),
   metrics: z.array(z.string().trim().min(1).max(2_000)).max(MAX_METRICS),
   response_engine: testResponseEngine(),
-  dynamic_variables: z.record(z.string().max(128), z.string().max(10_000)),
+  dynamic_variables: z
+    .record(z.string().max(128), z.string().max(10_000))
+    .refine((variables) => Object.keys(variables).length <= MAX_DYNAMIC_VARIABLES, `At most ${MAX_DYNAMIC_VARIABLES} variables`),
   llm_model: llmModel(),
   tool_mocks: z.array(toolMock()).max(MAX_TOOL_MOCKS),
 });

@@ -3,7 +3,7 @@ import { recordSimulationCharge } from '../../billing/index.ts';
 import { logger } from '../../platform/logger.ts';
 import { queueTestBatch, type TestBatchMessage } from './message.ts';
 import { judge } from './judge.ts';
-import { simulate } from './simulate.ts';
+import { simulate, type Simulation } from './simulate.ts';
 import { allTestRuns, claimTestRun, endTestRun, getBatchTest, type BatchTestItem, type TestRunItem } from './store.ts';
 
 /*
@@ -19,6 +19,22 @@ const RUNS_AT_ONCE = 3;
 const STALE_MS = 150_000;
 /** A batch whose open runs are all held by another attempt looks again after this. */
 const RECHECK_MS = 30_000;
+
+/** The longest text of one transcript line a run keeps: a run is one item of at most 400 KB, its definition included. */
+const MAX_STORED_LINE = 4_000;
+
+/** The transcript as the run stores it: each line's text and arguments cut to MAX_STORED_LINE characters. */
+function storable(simulation: Simulation): Simulation {
+  const cut = (text: string) => (text.length > MAX_STORED_LINE ? `${text.slice(0, MAX_STORED_LINE)}…` : text);
+  return {
+    ...simulation,
+    messages: simulation.messages.map((entry) => ({
+      ...entry,
+      ...('content' in entry && typeof entry.content === 'string' ? { content: cut(entry.content) } : {}),
+      ...('arguments' in entry && typeof entry.arguments === 'string' ? { arguments: cut(entry.arguments) } : {}),
+    })),
+  };
+}
 
 async function execute(batch: BatchTestItem, run: TestRunItem, claim: string): Promise<void> {
   const nowMs = Date.now();
@@ -38,7 +54,7 @@ async function execute(batch: BatchTestItem, run: TestRunItem, claim: string): P
       definition,
     );
     const judged = await judge(definition, simulation);
-    verdict = { ...judged, transcript: simulation };
+    verdict = { ...judged, transcript: storable(simulation) };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     logger.warn('A test run could not finish', { test_case_job_id: held.test_case_job_id, error: reason });
