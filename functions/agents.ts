@@ -15,8 +15,11 @@ export const handler = domainHandler({ ...agentRoutes, ...llmRoutes, ...testCase
   updateAgent: ({ principal, params, query, body }) =>
     agents.updateAgent(principal.workspaceId, params.agent_id, query.version, body),
   deleteAgent: ({ principal, params }) => agents.deleteAgent(principal.workspaceId, params.agent_id),
-  publishAgentVersion: ({ principal, params, body }) =>
-    agents.publishAgentVersion(principal.workspaceId, params.agent_id, body),
+  // The workspace's publish gate (shared/testing) asks first: the agents domain knows nothing of tests.
+  publishAgentVersion: async ({ principal, params, body }) => {
+    await testing.assertPublishable(principal.workspaceId, params.agent_id, body.version);
+    return agents.publishAgentVersion(principal.workspaceId, params.agent_id, body);
+  },
   createAgentVersion: ({ principal, params, body }) =>
     agents.createAgentVersion(principal.workspaceId, params.agent_id, body.base_version),
   listAgentVersions: ({ principal, params, query }) =>
@@ -62,4 +65,6 @@ export const handler = domainHandler({ ...agentRoutes, ...llmRoutes, ...testCase
   listTestRuns: ({ principal, params, query }) => testing.listTestRuns(principal.workspaceId, params.test_case_batch_job_id, query),
   listTestRunsByQuery: ({ principal, query }) => testing.listTestRuns(principal.workspaceId, query.test_case_batch_job_id, query),
   getTestRun: ({ principal, params }) => testing.getTestRunView(principal.workspaceId, params.test_case_job_id),
+  getTestingSettings: ({ principal }) => testing.getTestingSettings(principal.workspaceId),
+  updateTestingSettings: ({ principal, body }) => testing.updateTestingSettings(principal.workspaceId, body),
 });

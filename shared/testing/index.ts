@@ -6,4 +6,4 @@
  * function, which serves the routes, never bundles the conversation runtime.
  */
 export { createTestCaseDefinition, deleteTestCaseDefinition, getTestCaseDefinition, listTestCaseDefinitions, updateTestCaseDefinition } from './definitions/index.ts';
-export { createBatchTest, getBatchTestView, getTestRunView, listBatchTests, listTestRuns } from './runs/index.ts';
+export { assertPublishable, createBatchTest, getBatchTestView, getTestRunView, getTestingSettings, listBatchTests, listTestRuns, updateTestingSettings } from './runs/index.ts';

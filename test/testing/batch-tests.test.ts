@@ -235,3 +235,37 @@ describe('batch tests', () => {
     expect((await ws.api.get('/billing/usage')).body.totals).toEqual({ simulation: 0.008 });
   });
 });
+
+describe('the publish gate', () => {
+  it('when on, publishing needs the newest complete batch test on the version\'s engine version to have passed, else 409 naming the runs', async () => {
+    const ws = await app.newWorkspace();
+    const client = retellClient(app.url, ws.api_key);
+    const llm = await restaurantLlm(ws.api);
+    const agent = await client.agent.create({ response_engine: { type: 'retell-llm', llm_id: llm.llm_id }, voice_id: '11labs-Adrian' });
+    const engine = { type: 'retell-llm' as const, llm_id: llm.llm_id, version: (agent.response_engine as { version: number }).version };
+    expect((await ws.api.get('/testing/settings')).body).toEqual({ require_passing_batch_test_to_publish: false });
+    expect((await ws.api.patch('/testing/settings', { body: { require_passing_batch_test_to_publish: true } })).body).toEqual({ require_passing_batch_test_to_publish: true });
+
+    const untested = await ws.api.post(`/publish-agent-version/${agent.agent_id}`, { body: {} });
+    expect(untested.status).toBe(409);
+    expect(untested.body.message).toBe(`Publishing requires a passing batch test on Retell LLM ${llm.llm_id} version ${engine.version}; none has completed`);
+
+    const greets = await client.tests.createTestCaseDefinition({ name: 'Greets', user_prompt: 'Say "Hi"', metrics: ['The agent says "Luigi"'], response_engine: engine });
+    const cake = await client.tests.createTestCaseDefinition({ name: 'Cake', user_prompt: 'Say "Hi"', metrics: ['The agent says "free cake"'], response_engine: engine });
+    const failed = await client.tests.createBatchTest({ response_engine: engine, test_case_definition_ids: [greets.test_case_definition_id, cake.test_case_definition_id] });
+    await finished(failed.test_case_batch_job_id, client);
+    const cakeRun = (await client.tests.listTestRuns(failed.test_case_batch_job_id)).items.find((run) => run.test_case_definition_id === cake.test_case_definition_id)!;
+    const refused = await ws.api.post(`/publish-agent-version/${agent.agent_id}`, { body: {} });
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toBe(
+      `Publishing requires a passing batch test on Retell LLM ${llm.llm_id} version ${engine.version}; batch test ${failed.test_case_batch_job_id} has runs that did not pass: ${cakeRun.test_case_job_id} (fail: Cake)`,
+    );
+    expect((await client.agent.retrieve(agent.agent_id)).is_published).toBe(false);
+
+    const passed = await client.tests.createBatchTest({ response_engine: engine, test_case_definition_ids: [greets.test_case_definition_id] });
+    await finished(passed.test_case_batch_job_id, client);
+    const published = await ws.api.post(`/publish-agent-version/${agent.agent_id}`, { body: {} });
+    expect(published.status).toBe(200);
+    expect(published.body).toMatchObject({ agent_id: agent.agent_id, is_published: true });
+  });
+});

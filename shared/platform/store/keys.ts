@@ -739,6 +739,8 @@ export const keys = {
     sk: `RUN#${testRunId}`,
   }),
   testRuns: (workspaceId: string, batchTestId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#TESTBATCH#${batchTestId}`, skPrefix: 'RUN#' }),
+  /** Whether publishing an agent version needs a passing batch test on its engine version. */
+  testingSettings: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'TESTINGSETTINGS' }),
   /** Which batch a test run belongs to: get-test-run names only the run. */
   testRunBatch: (workspaceId: string, testRunId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUN`, sk: `RUN#${testRunId}` }),
 

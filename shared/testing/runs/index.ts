@@ -4,3 +4,4 @@
  * simulated conversation in simulate.ts and its judging in judge.ts, the items in store.ts.
  */
 export { createBatchTest, getBatchTestView, getTestRunView, listBatchTests, listTestRuns } from './batches.ts';
+export { assertPublishable, getTestingSettings, updateTestingSettings } from './gate.ts';

@@ -10,6 +10,8 @@ import {
   TestRunListByQuery,
   TestRunListQuery,
   TestRunPage,
+  TestingSettings,
+  UpdateTestingSettingsBody,
 } from './schemas.ts';
 
 /**
@@ -47,5 +49,15 @@ export const batchTestRoutes = defineRoutes({ domain: 'agents', access: 'agents'
     method: 'GET', path: '/get-test-run/{test_case_job_id}', status: 200,
     summary: 'Get a test run: its status, the explanation of its verdict, its transcript and the definition as run',
     params: testRunIdParams, response: TestRun,
+  },
+  getTestingSettings: {
+    method: 'GET', path: '/testing/settings', status: 200,
+    summary: 'Whether publishing an agent version needs a passing batch test on its engine version',
+    response: TestingSettings,
+  },
+  updateTestingSettings: {
+    method: 'PATCH', path: '/testing/settings', status: 200, role: 'admin',
+    summary: 'Turn the publish gate on or off: publishing then needs the newest complete batch test on the engine version to have passed (409 otherwise)',
+    body: UpdateTestingSettingsBody, response: TestingSettings,
   },
 });

@@ -78,3 +78,6 @@ export const TestRunListByQuery = lazySchema(() => z.object({ ...runPageFields()
 
 export const BatchTestPage = lazySchema(() => z.object({ has_more: z.boolean(), items: z.array(BatchTest), pagination_key: z.string().optional() }));
 export const TestRunPage = lazySchema(() => z.object({ has_more: z.boolean(), items: z.array(TestRun), pagination_key: z.string().optional() }));
+
+export const TestingSettings = lazySchema(() => z.object({ require_passing_batch_test_to_publish: z.boolean() }));
+export const UpdateTestingSettingsBody = lazySchema(() => z.object({ require_passing_batch_test_to_publish: z.boolean().optional() }));
