@@ -3,6 +3,7 @@ import type { JobName } from '../shared/jobs.ts';
 import type { Domain } from '../shared/platform/http/route.ts';
 import { EXTRACT_WORKER_NAME } from '../shared/knowledge-bases/extract.ts';
 import type { WorkerEntries } from './bundling.ts';
+import { chatExecutions, SCALE_TARGET } from './scale.ts';
 import type { ParleyAccess, QueueResource } from './parley-function.ts';
 
 /**
@@ -183,10 +184,10 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     domain: 'agents',
     trigger: routes('agents'),
     ...DATABASE_ONLY,
-    // 58 (from 100) leaves room for contacts, the live monitor, billing (5), account-data
-    // (5, with export-jobs 2), integrations (3, with integration-jobs 2), members (5) and
-    // knowledge bases (5, with kb-jobs 2) within the 450 the functions not sized from the
-    // target (all but calls and calls-media) may share; 53 (from 58): the public function's 5.
+    // Configuration at human speed: 53 leaves room for contacts, the live monitor, billing (5),
+    // account-data (5, with export-jobs 2), integrations (3, with integration-jobs 2), members
+    // (5) and knowledge bases (5, with kb-jobs 2) within the 450 the functions not sized from
+    // the target (all but calls, calls-media, chats, public and webhook-delivery) may share.
     reservedConcurrency: 53,
     access: { table: 'readWrite' },
   },
@@ -217,7 +218,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     domain: 'agents',
     trigger: routes('chat-agents'),
     ...DATABASE_ONLY,
-    // 20 (from 40): chat agents are configuration, written at human speed; the 20 went to chats.
+    // Chat agents are configuration, written at human speed.
     reservedConcurrency: 20,
     access: { table: 'readWrite' },
   },
@@ -289,8 +290,9 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     trigger: routes('chats'),
     // A completion is a model turn (seconds), streamed.
     ...HEAVY,
-    // Each completion holds an execution for a model turn (seconds with a real model).
-    reservedConcurrency: 20,
+    // Each turn holds an execution for the model's answer (lib/scale.ts, docs/scale.md): the
+    // keyed share of the target's chat turns, 450 a second × 3 s = 1,350.
+    reservedConcurrency: chatExecutions(SCALE_TARGET.chatTurnsPerSecond - SCALE_TARGET.publicChatTurnsPerSecond),
     // Chats run the agent's engine (language-model credentials), sign custom function requests
     // with the webhook key, and queue chat events.
     // Chats retrieve from their agents' knowledge bases (the indexes in the knowledge-base bucket).
@@ -436,8 +438,10 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // Public chats run a model turn per message (as chats do); share links start web calls.
     ...HEAVY,
     // Anonymous browser traffic (widget chats, share links, CORS preflights) in its own pool,
-    // so it can never take the executions of keyed API calls; 5 taken from agents.
-    reservedConcurrency: 5,
+    // so it can never take the executions of keyed API calls: the widget's share of the
+    // target's chat turns, 50 a second × 3 s = 150 (lib/scale.ts, docs/scale.md), and 5 for
+    // the short requests (preflights, share links, the widget's script).
+    reservedConcurrency: chatExecutions(SCALE_TARGET.publicChatTurnsPerSecond) + 5,
     // Public routes (docs/browser.md): share links start web calls (the calls index: its
     // grants, as batches have them) and public chats run the chat runtime (chats' grants).
     access: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },

@@ -19,7 +19,25 @@ export const SCALE_TARGET = {
    * much again twice over for every other tenant.
    */
   apiRequestsPerSecond: 5000,
+  /**
+   * Chat turns a second, platform-wide, planned (not measured): as many chats in progress as
+   * calls (10,000), a user message every 20 s each. A tenth of the keyed API traffic above,
+   * and within it (public keys are keys too).
+   */
+  chatTurnsPerSecond: 500,
+  /** Of those, the browser widget's public chats (the public function), planned at a tenth; the rest are keyed (the chats function). */
+  publicChatTurnsPerSecond: 50,
 } as const;
+
+/**
+ * A chat turn's execution, in seconds: the function waits for the language model's whole
+ * answer (streamed), a planning figure between a short answer (about 2 s) and one with a
+ * tool call (5 s or more).
+ */
+export const CHAT_TURN_SECONDS = 3;
+
+/** Executions a function running `turnsPerSecond` chat turns holds: rate × duration. */
+export const chatExecutions = (turnsPerSecond: number): number => Math.ceil(turnsPerSecond * CHAT_TURN_SECONDS);
 
 /**
  * Requests a second one call in progress sends to each calls-media route, planned above the
