@@ -1,4 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
+import { BATCH_DUE_SHARDS } from '../shared/batches/shards.ts';
 import type { JobName } from '../shared/jobs.ts';
 import type { Domain } from '../shared/platform/http/route.ts';
 import { EXTRACT_WORKER_NAME } from '../shared/knowledge-bases/extract.ts';
@@ -148,7 +149,7 @@ export interface FunctionSpec {
  *   to 5 s): 29 s, just under API Gateway's 30 s; 512 MB when they only wait, 1,024 MB
  *   when they also parse or hold much (the conversation runtime, CSV and file uploads).
  * - Jobs: the timeout is the job's own (shared/jobs.ts); memory from what one message holds:
- *   the token refresh is small (256 MB); the batch loop runs every shard's passes in one
+ *   the token refresh is small (256 MB); the batch loop runs one shard's passes an
  *   invocation and marshals their dials' writes (1,024 MB); ingestion of up to 50 MB files
  *   (PDF.js) and the index build take 2,048 MB.
  *
@@ -652,12 +653,14 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     pushesLiveUpdates: true,
     domain: 'batches',
     trigger: SCHEDULE,
-    // Every shard's one-second pass loop side by side, up to a few hundred dials a second at
-    // the target (docs/scale.md, Batch calls): CPU-bound marshalling of the dials' writes, so
-    // 1,024 MB (about 0.6 vCPU) rather than the 256 MB of an idle loop.
+    // One shard's one-second pass loop an invocation, up to a few hundred dials a second
+    // (docs/scale.md, Batch calls): CPU-bound marshalling of the dials' writes, so 1,024 MB
+    // (about 0.6 vCPU) rather than the 256 MB of an idle loop; the largest workspace (100
+    // dials a second at its numbers' CPS) sits in one shard.
     memoryMb: 1024,
-    // One invocation a minute that runs ~70 s, so at most two overlap; each shard's lease does the rest.
-    reservedConcurrency: 3,
+    // One invocation a minute per shard, each running ~70 s, so at most two per shard overlap;
+    // each shard's lease does the rest.
+    reservedConcurrency: 2 * BATCH_DUE_SHARDS,
     // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
     // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
     // It bundles the calls domain (dials), hence recordings and knowledge bases as for the batches function.
