@@ -31,8 +31,8 @@ export const SCALE_TARGET = {
 
 /**
  * A chat turn's execution, in seconds: the function waits for the language model's whole
- * answer (streamed), a planning figure between a short answer (about 2 s) and one with a
- * tool call (5 s or more).
+ * answer (a turn is answered as a whole, docs/chats.md), a planning figure between a short
+ * answer (about 2 s) and one with a tool call (5 s or more).
  */
 export const CHAT_TURN_SECONDS = 3;
 

@@ -203,4 +203,26 @@ describe('local schedules', () => {
     await live.stop();
     expect(await leaseSlot()).toBeGreaterThanOrEqual(Math.floor(startedAt / 1000) * 1000);
   });
+
+  it('invoke batch-tick once per input of its schedule, each passing its own shard alone', async () => {
+    const shard = batchDueShard(workspaceId);
+    // The batch tick's schedule alone, with the inputs given: as EventBridge's targets would.
+    const tickWith = (inputs: { shard: number }[]) =>
+      JOBS.filter((job) => job.name === 'batch-tick').map((job) => (job.trigger.kind === 'schedule' ? { ...job, trigger: { ...job.trigger, inputs } } : job));
+    expect(tickWith([{ shard }])[0]!.trigger).toMatchObject({ kind: 'schedule', inputs: [{ shard }] });
+    const before = await leaseSlot();
+
+    // Another shard's invocation leaves this shard's batch (and lease) alone.
+    const elsewhere = startBackgroundWork(tickWith([{ shard: (shard + 1) % BATCH_DUE_SHARDS }]));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await elsewhere.stop();
+    expect(await leaseSlot()).toBe(before);
+
+    // Its own shard's takes the lease, in a second no earlier run had.
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
+    const own = startBackgroundWork(tickWith([{ shard: (shard + 1) % BATCH_DUE_SHARDS }, { shard }]));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await own.stop();
+    expect(await leaseSlot()).toBeGreaterThan(before ?? 0);
+  });
 });
