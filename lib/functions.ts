@@ -113,8 +113,8 @@ export interface FunctionSpec {
    * overrides by name, or false for none). It guarantees each function its share and caps
    * it, so a flood of one kind of request cannot take the concurrency every other function
    * needs. Sized for ~100 ms requests (40 executions serve ~400 requests a second); the
-   * functions whose load grows with calls (calls, calls-media) from the platform's target
-   * (lib/scale.ts, docs/scale.md), so the sum needs a raised "Concurrent executions" quota:
+   * functions whose load grows with calls and chats (calls, calls-media, webhook-delivery,
+   * chats, public) from the platform's target (lib/scale.ts, docs/scale.md), so the sum needs a raised "Concurrent executions" quota:
    * synth checks it against context `accountConcurrency` (AWS keeps 100 unreserved).
    */
   reservedConcurrency: number;

@@ -3,11 +3,12 @@ import { stageContext } from './stage.ts';
 
 /**
  * The load the platform's shared limits are sized for: the route throttles every tenant
- * shares, the reservations of the functions whose load grows with calls, and the account
- * quotas a deployment needs (docs/scale.md has the arithmetic). Per-tenant limits are not
- * here: the gate (per key), the concurrency counter and the numbers' CPS buckets bound a
+ * shares, the reservations of the functions whose load grows with calls and chats, and the
+ * account quotas a deployment needs (docs/scale.md has the arithmetic). Per-tenant limits are
+ * not here: the gate (per key), the concurrency counter and the numbers' CPS buckets bound a
  * workspace, and every shared limit sits above what one key may send, so one tenant at its
- * own limit leaves room for the rest.
+ * own limit leaves room for the rest; the chat routes excepted, whose turns hold an
+ * execution for seconds each and are sized for the platform's planned turns instead.
  */
 export const SCALE_TARGET = {
   /** Calls in progress at once on the media server, platform-wide. */
