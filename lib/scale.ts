@@ -3,11 +3,12 @@ import { stageContext } from './stage.ts';
 
 /**
  * The load the platform's shared limits are sized for: the route throttles every tenant
- * shares, the reservations of the functions whose load grows with calls, and the account
- * quotas a deployment needs (docs/scale.md has the arithmetic). Per-tenant limits are not
- * here: the gate (per key), the concurrency counter and the numbers' CPS buckets bound a
+ * shares, the reservations of the functions whose load grows with calls and chats, and the
+ * account quotas a deployment needs (docs/scale.md has the arithmetic). Per-tenant limits are
+ * not here: the gate (per key), the concurrency counter and the numbers' CPS buckets bound a
  * workspace, and every shared limit sits above what one key may send, so one tenant at its
- * own limit leaves room for the rest.
+ * own limit leaves room for the rest; the chat routes excepted, whose turns hold an
+ * execution for seconds each and are sized for the platform's planned turns instead.
  */
 export const SCALE_TARGET = {
   /** Calls in progress at once on the media server, platform-wide. */
@@ -19,7 +20,25 @@ export const SCALE_TARGET = {
    * much again twice over for every other tenant.
    */
   apiRequestsPerSecond: 5000,
+  /**
+   * Chat turns a second, platform-wide, planned (not measured): as many chats in progress as
+   * calls (10,000), a user message every 20 s each. A tenth of the keyed API traffic above,
+   * and within it (public keys are keys too).
+   */
+  chatTurnsPerSecond: 500,
+  /** Of those, the browser widget's public chats (the public function), planned at a tenth; the rest are keyed (the chats function). */
+  publicChatTurnsPerSecond: 50,
 } as const;
+
+/**
+ * A chat turn's execution, in seconds: the function waits for the language model's whole
+ * answer (a turn is answered as a whole, docs/chats.md), a planning figure between a short
+ * answer (about 2 s) and one with a tool call (5 s or more).
+ */
+export const CHAT_TURN_SECONDS = 3;
+
+/** Executions a function running `turnsPerSecond` chat turns holds: rate × duration. */
+export const chatExecutions = (turnsPerSecond: number): number => Math.ceil(turnsPerSecond * CHAT_TURN_SECONDS);
 
 /**
  * Requests a second one call in progress sends to each calls-media route, planned above the
