@@ -47,7 +47,7 @@ const WORKER_ACCESS: ParleyAccess = { table: 'readWrite', key: ['generateDataKey
 
 /**
  * One task's size. Per call, measured: 7.0 % of a vCPU (VOICE_WORKER_CALLS_PER_VCPU in
- * lib/scale.ts) and a job process of its own of about 150 MiB (the bundled agent loaded)
+ * lib/scale.ts) and a job process of its own of at most about 150 MiB (the bundled agent loaded)
  * plus 7 MiB while the call runs; speech, model and voice run at the vendors, the local work
  * is voice activity and end-of-turn detection, resampling and the conversation runtime.
  * LiveKit marks a worker full at a CPU load of 0.7 (its production `loadThreshold`): 2 vCPU
