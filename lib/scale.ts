@@ -54,6 +54,23 @@ export const PER_CALL_REQUESTS_PER_SECOND = {
   mediaWebhooks: 0.2,
 } as const;
 
+/**
+ * Concurrent calls one vCPU of the voice worker carries: each call's job process takes
+ * 7.0 % of a vCPU (measured: docs/performance.md, "Voice worker: CPU and memory per
+ * concurrent call"; speech, model and voice run at the vendors).
+ */
+export const VOICE_WORKER_CALLS_PER_VCPU = 14.3;
+
+/**
+ * Voice worker tasks that carry the target's calls with the service at its CPU scaling
+ * target (docs/scale.md, "Voice worker"): calls ÷ (calls a vCPU × vCPUs a task × the target
+ * share). At LiveKit's load threshold (0.7) the same tasks carry 40 % more, so the target
+ * holds before any task refuses a job.
+ */
+export function voiceWorkerTasksFor(calls: number, vcpusPerTask: number, cpuTargetPercent: number): number {
+  return Math.ceil(calls / (VOICE_WORKER_CALLS_PER_VCPU * vcpusPerTask * (cpuTargetPercent / 100)));
+}
+
 /** Requests a second at the target of one calls-media route. */
 export const atTarget = (perCall: number): number => Math.round(perCall * SCALE_TARGET.concurrentCalls);
 
