@@ -16,3 +16,5 @@ export { onCallLifecycle } from '../call-listeners.ts';
 export type { CallLifecycleEvent,  } from '../call-listeners.ts';
 export { dynamicVariables, versionRef } from '../schemas.ts';
 export { findPublicCallLog,  } from '../public-call.ts';
+/** The listing index partitions of a workspace's calls: where the workspace purge finds them. */
+export { callListingPartitions } from '../store.ts';

@@ -11,4 +11,6 @@
 export { deleteChat, getChat, listChats } from '../stored-chats.ts';
 export { deleteSmsThreadOf, smsChatIdsWithParty } from '../sms/store.ts';
 export { chatRetentionPage } from '../listing.ts';
+/** The listing index partitions of a workspace's chats: where the workspace purge finds them. */
+export { chatListingPartitions } from '../store.ts';
 ;
