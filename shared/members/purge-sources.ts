@@ -52,7 +52,11 @@ export interface PurgeSource {
   keep?: boolean;
   /** Other items the walked ones name, deleted before them. */
   related?(items: FoundItem[], workspaceId: string): ItemKey[] | Promise<ItemKey[]>;
-  /** Partitions a walked item heads, each emptied (newest key first) before the walk goes on. */
+  /**
+   * Partitions a walked item heads, each emptied (newest key first) before the walk goes on.
+   * The page's first partitions of every item go before their second ones, and so on: a call's
+   * own partition, which its listing entry is, goes after its retrievals'.
+   */
   children?(item: FoundItem, workspaceId: string): string[];
   /** Attributes read of each child item. */
   childRead?: readonly string[];
@@ -355,12 +359,16 @@ export const NOT_PURGED: Readonly<Partial<Record<KeyBuilder, string>>> = {
   mockCheckout: 'a checkout page of the built-in payments mock, keyed by its token\'s hash: expires after a day',
 };
 
-/** Where the items phase is: the source, its place, the walk's position, and the partitions being emptied. */
+/**
+ * Where the items phase is: the source, its place, the walk's position, and the partitions a
+ * page's items head still being emptied (`ends`: where each wave of them ends; `key`: the
+ * position in `pks[at]`).
+ */
 export interface PurgeCursor {
   source: number;
   place: number;
   key?: Record<string, unknown>;
-  children?: { pks: string[]; at: number; key?: Record<string, unknown> };
+  children?: { pks: string[]; ends: number[]; at: number; key?: Record<string, unknown> };
 }
 
 export interface PurgeItemsLimits {
@@ -370,6 +378,8 @@ export interface PurgeItemsLimits {
   pages: number;
   /** No page is started after this time (epoch ms). */
   until: number;
+  /** Headed partitions emptied at once (most are a call's or a chat's: one page each). */
+  parallel: number;
 }
 
 const keyOf = ({ pk, sk }: ItemKey): ItemKey => ({ pk, sk });
@@ -429,14 +439,23 @@ export async function purgeItemsStep(
     const source = sources[at.source];
     if (!source) return { read, deleted };
     if (at.children) {
-      const { pks, at: index, key } = at.children;
-      const found = await readPage({ pk: pks[index]! }, key, limits.pageSize, source.childRead, true);
+      // The next partitions of the current wave side by side, one page each; the first that
+      // has more holds the cursor (those after it that finished are read again, empty).
+      const { pks, ends, at: first, key } = at.children;
+      const end = Math.min(first + limits.parallel, ends.find((waveEnd) => waveEnd > first) ?? pks.length);
+      const pages = await Promise.all(
+        pks.slice(first, end).map(async (pk, offset) => {
+          const found = await readPage({ pk }, offset === 0 ? key : undefined, limits.pageSize, source.childRead, true);
+          await remove(source.childRelated?.(found.items, workspaceId) ?? []);
+          await remove(found.items.map(keyOf));
+          return found;
+        }),
+      );
       page++;
-      read += found.items.length;
-      await remove(source.childRelated?.(found.items, workspaceId) ?? []);
-      await remove(found.items.map(keyOf));
-      if (found.lastKey) at = { ...at, children: { pks, at: index, key: found.lastKey } };
-      else if (index + 1 < pks.length) at = { ...at, children: { pks, at: index + 1 } };
+      for (const found of pages) read += found.items.length;
+      const unfinished = pages.findIndex((found) => found.lastKey);
+      if (unfinished >= 0) at = { ...at, children: { pks, ends, at: first + unfinished, key: pages[unfinished]!.lastKey } };
+      else if (end < pks.length) at = { ...at, children: { pks, ends, at: end } };
       else {
         const { children: _done, ...rest } = at;
         at = rest;
@@ -453,9 +472,17 @@ export async function purgeItemsStep(
     read += found.items.length;
     await remove((await source.related?.(found.items, workspaceId)) ?? []);
     if (!source.keep) await remove(found.items.map(keyOf));
-    const children = [...new Set(found.items.flatMap((item) => source.children?.(item, workspaceId) ?? []))];
+    const headed = found.items.map((item) => source.children?.(item, workspaceId) ?? []);
+    const waves: string[][] = [];
+    for (const partitions of headed) partitions.forEach((pk, wave) => (waves[wave] ??= []).push(pk));
+    const pks: string[] = [];
+    const ends: number[] = [];
+    for (const wave of waves) {
+      pks.push(...new Set(wave));
+      ends.push(pks.length);
+    }
     at = found.lastKey ? { source: at.source, place: at.place, key: found.lastKey } : { source: at.source, place: at.place + 1 };
-    if (children.length) at.children = { pks: children, at: 0 };
+    if (pks.length) at.children = { pks, ends, at: 0 };
   }
   // Past the last place of the last source: done now, not one empty step later.
   while (!at.children && sources[at.source] && !sources[at.source]!.places(workspaceId)[at.place]) at = { source: at.source + 1, place: 0 };

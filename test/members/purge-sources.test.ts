@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { NOT_PURGED, PURGE_SOURCES, type KeyBuilder } from '../../shared/members/purge-sources.ts';
+import { NOT_PURGED, PURGE_SOURCES, purgeItemsStep, type KeyBuilder, type PurgeCursor, type PurgeSource } from '../../shared/members/purge-sources.ts';
 import { keys } from '../../shared/platform/store/keys.ts';
+import { table } from '../../shared/platform/store/table.ts';
 
 /*
  * The workspace purge reaches a workspace's items from the workspace, never by a scan, so an
@@ -43,5 +45,92 @@ describe('the workspace purge sources', () => {
     }
     // The workspace partition holds the heads the others walk: it goes last.
     expect(PURGE_SOURCES.at(-1)!.places('w')).toEqual([{ pk: keys.workspace('w').pk }]);
+  });
+});
+
+describe('purgeItemsStep', () => {
+  /**
+   * Two synthetic sources: heads in one partition, each heading an `OWN` partition (its
+   * anchor: listed by the heads) and a `SIDE` partition, each of 7 items; then the heads'
+   * partition itself. Pages of 3 and 2 partitions at once make every path run: partitions
+   * over several pages, the cursor inside one, and waves.
+   */
+  async function seeded() {
+    const prefix = `PURGETEST#${randomBytes(6).toString('hex')}`;
+    const heads = Array.from({ length: 5 }, (_, n) => ({ pk: `${prefix}#HEADS`, sk: `H#${n}`, id: String(n) }));
+    const headed = heads.flatMap(({ id }) =>
+      ['OWN', 'SIDE'].flatMap((kind) => Array.from({ length: 7 }, (_, i) => ({ pk: `${prefix}#${kind}#${id}`, sk: `I#${i}`, other: `${prefix}#OTHER#${id}#${i}` }))),
+    );
+    const others = headed.filter((item) => item.pk.includes('#SIDE#')).map((item) => ({ pk: item.other, sk: 'OTHER' }));
+    await table.batchPut([...heads, ...headed, ...others]);
+    const order: string[] = [];
+    const sources: PurgeSource[] = [
+      {
+        name: 'heads',
+        covers: [],
+        places: () => [{ pk: `${prefix}#HEADS` }],
+        read: ['id'],
+        keep: true,
+        children: (item) => [`${prefix}#SIDE#${item.id as string}`, `${prefix}#OWN#${item.id as string}`],
+        childRead: ['other'],
+        childRelated: (items) => {
+          order.push(...items.map((item) => item.pk));
+          return items.flatMap((item) => (item.pk.includes('#SIDE#') ? [{ pk: item.other as string, sk: 'OTHER' }] : []));
+        },
+      },
+      { name: 'the heads partition', covers: [], places: () => [{ pk: `${prefix}#HEADS` }] },
+    ];
+    const left = async () =>
+      (
+        await Promise.all(
+          [`${prefix}#HEADS`, ...heads.flatMap(({ id }) => [`${prefix}#OWN#${id}`, `${prefix}#SIDE#${id}`, ...Array.from({ length: 7 }, (_, i) => `${prefix}#OTHER#${id}#${i}`)])].map(
+            async (pk) => (await table.queryPage({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } })).items.length,
+          ),
+        )
+      ).reduce((sum, n) => sum + n, 0);
+    return { sources, order, left, total: heads.length + headed.length + others.length };
+  }
+
+  const limits = { pageSize: 3, pages: 2, until: Number.MAX_SAFE_INTEGER, parallel: 2 };
+
+  it('walks every source to the end in bounded steps: each headed partition emptied before its heads go, side partitions before their anchors', async () => {
+    const { sources, order, left, total } = await seeded();
+    expect(await left()).toBe(total);
+    let cursor: PurgeCursor | undefined;
+    let steps = 0;
+    let read = 0;
+    do {
+      const step = await purgeItemsStep('ws_unused', cursor, limits, sources);
+      cursor = step.cursor;
+      read += step.read;
+      steps++;
+      expect(JSON.parse(JSON.stringify(cursor ?? null))).toEqual(cursor ?? null);
+    } while (cursor && steps < 200);
+    expect(cursor).toBeUndefined();
+    expect(steps).toBeGreaterThan(10);
+    expect(await left()).toBe(0);
+    // Every item read about once: the heads twice (walked, then deleted), a partition's last page again when it filled a page.
+    expect(read).toBeLessThan(total * 2);
+    // No head's anchor partition was read before every side partition of its page.
+    for (const id of ['0', '1', '2', '3', '4']) {
+      const lastSide = order.findLastIndex((pk) => pk.endsWith(`#SIDE#${id}`));
+      const firstOwn = order.findIndex((pk) => pk.endsWith(`#OWN#${id}`));
+      expect(firstOwn, id).toBeGreaterThan(lastSide);
+    }
+  });
+
+  it('ends with the same items gone when a step is redone from the cursor before it (a crash before its progress was saved)', async () => {
+    const { sources, left } = await seeded();
+    let cursor: PurgeCursor | undefined;
+    let done = false;
+    for (let steps = 0; !done && steps < 300; steps++) {
+      const step = await purgeItemsStep('ws_unused', cursor, limits, sources);
+      // Every third step's progress is lost: the next runs from where that one started.
+      if (steps % 3 === 2) continue;
+      cursor = step.cursor;
+      done = !cursor;
+    }
+    expect(done).toBe(true);
+    expect(await left()).toBe(0);
   });
 });
