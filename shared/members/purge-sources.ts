@@ -225,13 +225,20 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
     name: 'provider operation log',
     covers: ['providerOperation', 'smsInbound'],
     places: (ws) => [{ pk: keys.providerOperations(ws).pk }],
-    read: ['provider', 'request.message_sid'],
-    // A message the carrier delivered (its inbound claim) or a delivery report of one sent (its outbound link).
+    read: ['provider', 'operation', 'request.message_sid', 'request.from', 'request.to'],
+    // A message the carrier delivered (its inbound claim), one sent or a delivery report of
+    // one (its outbound link), and an SMS's thread: also the threads of chats deleted since.
     related: (items, ws) =>
       items.flatMap((item) => {
         const provider = text(item.provider);
-        const sid = text((item.request as { message_sid?: unknown } | undefined)?.message_sid);
-        return provider && sid ? [keys.smsInbound(ws, provider, sid), keys.smsOutbound(ws, provider, sid)] : [];
+        const request = (item.request ?? {}) as { message_sid?: unknown; from?: unknown; to?: unknown };
+        const sid = text(request.message_sid);
+        const [from, to] = [text(request.from), text(request.to)];
+        const sms = typeof item.operation === 'string' && item.operation.endsWith('_sms');
+        return [
+          ...(provider && sid ? [keys.smsInbound(ws, provider, sid), keys.smsOutbound(ws, provider, sid)] : []),
+          ...(sms && from && to ? [keys.smsThread(ws, from, to), keys.smsThread(ws, to, from)] : []),
+        ];
       }),
   },
   {
@@ -374,8 +381,12 @@ export interface PurgeCursor {
 export interface PurgeItemsLimits {
   /** Items per page read (DynamoDB also stops a page at 1 MB). */
   pageSize: number;
-  /** Pages read per step. */
+  /** Items per page of a source whose items head partitions: the partitions a page names are saved in the cursor. */
+  headsPerPage: number;
+  /** Pages of the sources' own partitions read per step. */
   pages: number;
+  /** Rounds of headed partitions emptied per step (`parallel` at a time, one page each). */
+  rounds: number;
   /** No page is started after this time (epoch ms). */
   until: number;
   /** Headed partitions emptied at once (most are a call's or a chat's: one page each). */
@@ -417,7 +428,8 @@ async function readPage(place: PurgePlace, startKey: Record<string, unknown> | u
 
 /**
  * One bounded step of the items phase from `cursor` (absent: the start): at most
- * `limits.pages` pages read, each page's deletions done before the next. Answers where the
+ * `limits.pages` pages and `limits.rounds` rounds of headed partitions, none started after
+ * `limits.until`, each page's deletions done before the next. Answers where the
  * next step goes on (absent once every source is done), and what it read and deleted.
  */
 export async function purgeItemsStep(
@@ -435,10 +447,13 @@ export async function purgeItemsStep(
     await table.batchDelete(unique);
     deleted += unique.length;
   };
-  for (let page = 0; page < limits.pages && Date.now() < limits.until; ) {
+  let page = 0;
+  let round = 0;
+  while (Date.now() < limits.until) {
     const source = sources[at.source];
     if (!source) return { read, deleted };
     if (at.children) {
+      if (round >= limits.rounds) break;
       // The next partitions of the current wave side by side, one page each; the first that
       // has more holds the cursor (those after it that finished are read again, empty).
       const { pks, ends, at: first, key } = at.children;
@@ -451,7 +466,7 @@ export async function purgeItemsStep(
           return found;
         }),
       );
-      page++;
+      round++;
       for (const found of pages) read += found.items.length;
       const unfinished = pages.findIndex((found) => found.lastKey);
       if (unfinished >= 0) at = { ...at, children: { pks, ends, at: first + unfinished, key: pages[unfinished]!.lastKey } };
@@ -467,7 +482,8 @@ export async function purgeItemsStep(
       at = { source: at.source + 1, place: 0 };
       continue;
     }
-    const found = await readPage(place, at.key, limits.pageSize, source.read);
+    if (page >= limits.pages) break;
+    const found = await readPage(place, at.key, source.children ? Math.min(limits.headsPerPage, limits.pageSize) : limits.pageSize, source.read);
     page++;
     read += found.items.length;
     await remove((await source.related?.(found.items, workspaceId)) ?? []);

@@ -34,8 +34,11 @@ export const PURGE_LIMITS = {
   /** Items per page read of a purge source (DynamoDB also stops a page at 1 MB), and pages per step. */
   pageSize: 1000,
   pagesPerStep: 25,
-  /** Partitions a page's items head (a call's, a chat's) emptied at once. */
-  partitionsAtOnce: 16,
+  /** Records per page of a source whose records head partitions (a page's partitions are kept in the cursor: about 10 KB). */
+  headsPerPage: 100,
+  /** Headed partitions (a call's, a chat's: one page each) emptied at once, and rounds of them per step. */
+  partitionsAtOnce: 32,
+  partitionRoundsPerStep: 400,
   /** A step stops taking new pages after this long (the job's timeout is 900 s). */
   stepBudgetMs: 60_000,
 };
@@ -97,7 +100,9 @@ export async function runPurgeStep(message: WorkspacePurgeMessage, nowMs = Date.
   } else {
     const step = await purgeItemsStep(item.workspace_id, savedCursor(item.cursor), {
       pageSize: PURGE_LIMITS.pageSize,
+      headsPerPage: PURGE_LIMITS.headsPerPage,
       pages: PURGE_LIMITS.pagesPerStep,
+      rounds: PURGE_LIMITS.partitionRoundsPerStep,
       until: started + PURGE_LIMITS.stepBudgetMs,
       parallel: PURGE_LIMITS.partitionsAtOnce,
     });

@@ -19,7 +19,7 @@ const { objectStore } = await import('../../shared/platform/aws/object-store.ts'
 
 // Small steps, so the purge of even a small workspace takes many resumed steps, and a
 // partition a record heads (a call's, a batch's) is emptied over several pages and steps.
-Object.assign(PURGE_LIMITS, { pageSize: 4, pagesPerStep: 3, partitionsAtOnce: 2, numbersPerStep: 1 });
+Object.assign(PURGE_LIMITS, { pageSize: 4, headsPerPage: 3, pagesPerStep: 3, partitionsAtOnce: 2, partitionRoundsPerStep: 3, numbersPerStep: 1 });
 
 const UNAUTHORIZED = { status: 401, message: 'Missing or invalid API key / session' };
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('a png')]);
