@@ -64,9 +64,9 @@ async function uploadAsset(key: string) {
 
 /**
  * One of (nearly) everything: agents with webhooks, two numbers (one bought, one imported),
- * an ended call and its webhook deliveries, a contact, a chat, an SMS chat (threads,
- * inbound claim, outbound links), an asset, a member, a public key allowing an origin, a
- * share link, a batch call with its tasks and a knowledge base with its sources.
+ * an ended call and its webhook deliveries, a contact, a chat, an SMS chat (its thread and
+ * outbound links), an asset, a member, a public key allowing an origin and a chat started
+ * through it, a share link, a batch call with its tasks and a knowledge base with its sources.
  */
 async function populated() {
   const ws = await app.newWorkspace();
@@ -104,7 +104,10 @@ async function populated() {
   const admin = await api.post('/workspace/members', { body: { email: 'owner@example.com', role: 'admin' } });
   expect(admin.status).toBe(201);
   const origin = `https://${ws.workspace_id}.example`;
-  expect((await api.post('/public-keys', { body: publicKeyBody({ allowed_origins: [origin] }) })).status).toBe(201);
+  const publicKey = await api.post('/public-keys', { body: publicKeyBody({ allowed_origins: [origin] }) });
+  expect(publicKey.status).toBe(201);
+  const widgetChat = await call(app.url, 'POST', '/public/chat/start', { body: { agent_id: chatAgent.agent_id }, headers: { origin }, key: publicKey.body.public_key });
+  expect(widgetChat.status).toBe(201);
   expect((await api.post(`/agents/${agent.agent_id}/share-links`)).status).toBe(201);
   const batch = await api.post('/create-batch-call', { body: { from_number: imported, draft: true, tasks: [{ to_number: freshNumber() }, { to_number: freshNumber() }] } });
   expect(batch.status).toBe(201);
@@ -121,7 +124,7 @@ describe('POST /workspace/delete purges the workspace in the background', () => 
     const keptItems = await itemsOf(kept.ws.workspace_id);
     const doomedBefore = await itemsOf(doomed.ws.workspace_id);
     expect(doomedBefore.length).toBeGreaterThan(30);
-    for (const family of [`CALL#${doomed.callId} LINE#`, `CHAT#`, `WS#${doomed.ws.workspace_id}#BATCH#`, `WS#${doomed.ws.workspace_id}#KB#`, `WS#${doomed.ws.workspace_id}#SMSTHREAD#`,
+    for (const family of [`CALL#${doomed.callId} LINE#`, `CHAT#`, 'PUBLICCHAT#', `WS#${doomed.ws.workspace_id}#BATCH#`, `WS#${doomed.ws.workspace_id}#KB#`, `WS#${doomed.ws.workspace_id}#SMSTHREAD#`,
       `WS#${doomed.ws.workspace_id}#SMSOUT#`, `WS#${doomed.ws.workspace_id}#WEBHOOKCLAIM#`, `WS#${doomed.ws.workspace_id}#DELIVERY#`, 'SHARETOKEN#', 'ASSETPUB#', 'PHONECLAIM#', `CONTACTPHONE#`]) {
       expect(doomedBefore.some((key) => key.startsWith(family)), family).toBe(true);
     }
