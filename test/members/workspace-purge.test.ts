@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { startTestApp } from '../support/app.ts';
@@ -178,4 +179,32 @@ describe('POST /workspace/delete purges the workspace in the background', () => 
     expect(await purges.get(doomed.ws.workspace_id)).toEqual(done);
     release.mockRestore();
   }, 90_000);
+
+  it("goes on with a purge whose items phase saved a scan's cursor (a purge under way when the walk replaced the scan): the walk starts over", async () => {
+    const workspaceId = `ws_${randomBytes(12).toString('hex')}`;
+    const nowMs = Date.now();
+    await table.batchPut([
+      { ...keys.workspace(workspaceId), workspace_id: workspaceId, deleted_timestamp: nowMs },
+      { ...keys.auditEntry(workspaceId, 'audit_01'), workspace_id: workspaceId },
+      { ...keys.contact(workspaceId, 'contact_01'), workspace_id: workspaceId },
+      {
+        ...keys.workspacePurge(workspaceId),
+        workspace_id: workspaceId,
+        phase: 'items',
+        step: 7,
+        cursor: JSON.stringify({ pk: 'CALL#call_01', sk: 'CALL' }),
+        numbers_released: 0,
+        objects_deleted: 0,
+        items_deleted: 0,
+        items_scanned: 0,
+        started_timestamp: nowMs,
+        updated_timestamp: nowMs,
+      },
+    ]);
+    expect(await itemsOf(workspaceId)).toHaveLength(3);
+    await runPurgeStep({ kind: 'workspace-purge', workspace_id: workspaceId, step: 7 });
+    const done = await eventually(() => purges.get(workspaceId), (item) => item?.phase === 'done', 30_000);
+    expect(done!.step).toBeGreaterThan(7);
+    expect(await itemsOf(workspaceId)).toEqual([]);
+  }, 60_000);
 });
