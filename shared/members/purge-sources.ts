@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
-import { callListingPartitions } from '../calls/records/index.ts';
+import { batchDialKey, callListingPartitions } from '../calls/records/index.ts';
 import { chatListingPartitions } from '../chats/records/index.ts';
 import { CRM_PROVIDERS } from '../integrations/app-refs/index.ts';
 import type { CredentialItem } from '../platform/auth/credentials.ts';
 import { extraShardKeys } from '../platform/auth/key-shards.ts';
+import { sha256 } from '../platform/crypto/hash.ts';
 import { keys, type ItemKey, type VersionedKind } from '../platform/store/keys.ts';
 import { table } from '../platform/store/table.ts';
 import { deliveryLogPartitions, deliverySlotPartitions } from '../webhooks/index.ts';
@@ -64,7 +64,6 @@ export interface PurgeSource {
   childRelated?(items: FoundItem[], workspaceId: string): ItemKey[];
 }
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 /** The ID a head's sort key carries after its prefix (`AGENT#<id>` → `<id>`). */
 const idAfter = (sk: string, prefix: string) => (sk.startsWith(prefix) ? sk.slice(prefix.length) : undefined);
@@ -131,6 +130,13 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
       const batch = idAfter(item.sk, keys.batchCalls(ws).skPrefix!);
       return batch !== undefined ? [keys.batchPartition(ws, batch).pk] : [];
     },
+    // Each task's dial claimed its idempotency key (an hour's claim holding the dial's answer).
+    childRelated: (items, ws) =>
+      items.flatMap((item) => {
+        const batch = idAfter(item.pk, keys.batchPartition(ws, '').pk);
+        const index = idAfter(item.sk, keys.batchTasks(ws, '').skPrefix!);
+        return batch && index !== undefined ? [keys.idempotencyClaim(ws, sha256(batchDialKey(batch, Number(index))))] : [];
+      }),
   },
   {
     name: 'share links',
@@ -357,7 +363,8 @@ export const NOT_PURGED: Readonly<Partial<Record<KeyBuilder, string>>> = {
   sipDigestNonce: 'an inbound SIP challenge: the called number only, single use, expires after 5 minutes',
   stripeEvent: "a Stripe event's ID, across workspaces, so a replay changes nothing: no workspace data",
   workspacePurge: "the purge's own record, kept 90 days after it ends",
-  idempotencyClaim: 'keyed by the hash of a caller-chosen key nothing else records: expires by TTL when its window (an hour) ends',
+  idempotencyClaim:
+    "a create request's claim, keyed by the hash of the caller's key nothing else records: expires by TTL when its window (an hour) ends (a batch task's dial claim, whose key is the task's, is deleted with the task)",
   ssoState: 'a pending OIDC sign-in, keyed by its state\'s hash: single use, expires after 10 minutes',
   oauthState: "a pending OAuth authorization, keyed by its nonce: single use, expires by TTL",
   samlRequest: 'a pending SAML sign-in, keyed by its request ID\'s hash: single use, expires after 10 minutes',

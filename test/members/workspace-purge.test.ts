@@ -67,7 +67,8 @@ async function uploadAsset(key: string) {
  * One of (nearly) everything: agents with webhooks, two numbers (one bought, one imported),
  * an ended call and its webhook deliveries, a contact, a chat, an SMS chat (its thread and
  * outbound links), an asset, a member, a public key allowing an origin and a chat started
- * through it, a share link, a batch call with its tasks and a knowledge base with its sources.
+ * through it, a share link, a draft batch call and one that dialled (its task's idempotency
+ * claim), and a knowledge base with its sources.
  */
 async function populated() {
   const ws = await app.newWorkspace();
@@ -112,6 +113,19 @@ async function populated() {
   expect((await api.post(`/agents/${agent.agent_id}/share-links`)).status).toBe(201);
   const batch = await api.post('/create-batch-call', { body: { from_number: imported, draft: true, tasks: [{ to_number: freshNumber() }, { to_number: freshNumber() }] } });
   expect(batch.status).toBe(201);
+  // A batch that dialled: each task's dial holds an idempotency claim.
+  const dialled = await api.post('/create-batch-call', { body: { from_number: imported, tasks: [{ to_number: freshNumber(), metadata: { sandbox_call_ms: 0 } }] } });
+  expect(dialled.status).toBe(201);
+  const dialledTask = await eventually(
+    async () => (await api.get(`/get-batch-call/${dialled.body.batch_call_id}`)).body.tasks[0],
+    (task: any) => task.status === 'called',
+    20_000,
+  );
+  await eventually(
+    () => api.get(`/v2/get-call/${dialledTask.call_id}`),
+    (res) => ['ended', 'error', 'not_connected'].includes(res.body.call_status) && res.body.call_analysis !== undefined,
+    20_000,
+  );
   const kb = await api.post('/create-knowledge-base', { body: { knowledge_base_name: 'Clinic', knowledge_base_texts: [{ title: 'Hours', text: 'Open 9 to 5.' }] } });
   expect(kb.status).toBe(201);
   await eventually(async () => (await api.get(`/get-knowledge-base/${kb.body.knowledge_base_id}`)).body, (body: any) => body.status === 'complete', 20_000);
@@ -126,7 +140,7 @@ describe('POST /workspace/delete purges the workspace in the background', () => 
     const doomedBefore = await itemsOf(doomed.ws.workspace_id);
     expect(doomedBefore.length).toBeGreaterThan(30);
     for (const family of [`CALL#${doomed.callId} LINE#`, `CHAT#`, 'PUBLICCHAT#', `WS#${doomed.ws.workspace_id}#BATCH#`, `WS#${doomed.ws.workspace_id}#KB#`, `WS#${doomed.ws.workspace_id}#SMSTHREAD#`,
-      `WS#${doomed.ws.workspace_id}#SMSOUT#`, `WS#${doomed.ws.workspace_id}#WEBHOOKCLAIM#`, `WS#${doomed.ws.workspace_id}#DELIVERY#`, 'SHARETOKEN#', 'ASSETPUB#', 'PHONECLAIM#', `CONTACTPHONE#`]) {
+      `WS#${doomed.ws.workspace_id}#SMSOUT#`, `WS#${doomed.ws.workspace_id}#WEBHOOKCLAIM#`, `WS#${doomed.ws.workspace_id}#DELIVERY#`, 'SHARETOKEN#', 'ASSETPUB#', 'PHONECLAIM#', `CONTACTPHONE#`, `IDEMPOTENCY#${doomed.ws.workspace_id}#`]) {
       expect(doomedBefore.some((key) => key.startsWith(family)), family).toBe(true);
     }
     expect(await originEntries(doomed.origin)).toHaveLength(1);
