@@ -4,14 +4,14 @@ import { lazySchema } from '../shared/platform/http/schemas.ts';
 import { runQueueSteps } from '../shared/platform/aws/queue-steps.ts';
 import { logger } from '../shared/platform/logger.ts';
 import { instrumented } from '../shared/platform/observability/telemetry.ts';
-import { AccountDataJobMessage, runExport, runPrivacyRequest, runRetentionSweep, utcDay } from '../shared/account-data/jobs.ts';
+import { AccountDataJobMessage, runExport, runListingBackfill, runPrivacyRequest, runRetentionSweep, utcDay } from '../shared/account-data/jobs.ts';
 import { runPurgeStep, WorkspacePurgeMessage } from '../shared/members/index.ts';
 
 const ExportJobsMessage = lazySchema(() => z.union([AccountDataJobMessage, WorkspacePurgeMessage]));
 
 /**
  * The export-jobs queue's consumer: each message is one whole account-data job (an export,
- * a privacy erase, a retention run, a run of the daily retention sweep) or one bounded step
+ * a privacy erase, a retention run, a run of the daily retention sweep or of the listing counters' backfill) or one bounded step
  * of a deleted workspace's purge (shared/members/purge.ts, which queues its own next step).
  * A job records its own failure (failed, with a reason); what throws past that (the table
  * unreachable) is reported alone, so SQS redelivers only it; a malformed message is logged
@@ -29,6 +29,10 @@ async function handle(event: SQSEvent, context: Context): Promise<SQSBatchRespon
       if (message.kind === 'retention-sweep') {
         const scheduled = message.scheduled_at ? Date.parse(message.scheduled_at) : NaN;
         await runRetentionSweep(message.day ?? utcDay(Number.isNaN(scheduled) ? Date.now() : scheduled));
+        return;
+      }
+      if (message.kind === 'listing-backfill') {
+        await runListingBackfill();
         return;
       }
       return runPrivacyRequest(message.workspace_id, message.request_id);

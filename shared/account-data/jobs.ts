@@ -9,4 +9,5 @@
 export { runExport } from './exports.ts';
 export { runPrivacyRequest } from './privacy.ts';
 export { runRetentionSweep, utcDay } from './retention.ts';
+export { runListingBackfill } from './listing-backfill.ts';
 export { AccountDataJobMessage } from './messages.ts';

@@ -12,6 +12,8 @@ z.discriminatedUnion('kind', [
    * the `day` it continues (shared/account-data/retention.ts).
    */
   z.object({ kind: z.literal('retention-sweep'), day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional(), scheduled_at: z.string().optional() }),
+  /** A run of the listing counters' backfill (shared/account-data/listing-backfill.ts): from the schedule, or a run's continuation. */
+  z.object({ kind: z.literal('listing-backfill'), scheduled_at: z.string().optional() }),
 ]),
 );
 export type AccountDataJobMessage = z.infer<typeof AccountDataJobMessage>;

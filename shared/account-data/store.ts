@@ -1,5 +1,7 @@
 import { notFound } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
+import { acquireJobLease, readJobCursor, releaseJobLease, saveJobCursor } from '../platform/store/job-lease.ts';
+import { listingCountsComplete, markListingCountsComplete, type ListingBackfillPosition } from '../platform/store/listing-count.ts';
 import { defineEntity, table, type TransactOp } from '../platform/store/table.ts';
 import type { UploadCheckpoint } from '../platform/aws/object-store.ts';
 import type { ErasureReport, ExportFormat, ExportStatus, ExportType, RetentionReport } from './schemas.ts';
@@ -10,7 +12,9 @@ import type { ErasureReport, ExportFormat, ExportStatus, ExportType, RetentionRe
  * - assets, `WS#<ws>#ASSET` / `ASSET#<id>`, and their public pointer `ASSETPUB#<id>` (the
  *   public route has no workspace), written and deleted together;
  * - privacy requests, `WS#<ws>#PRIVACY` / `REQ#<id>`;
- * - the day's retention sweep, `RETENTIONSWEEP#<day>`.
+ * - the day's retention sweep, `RETENTIONSWEEP#<day>`;
+ * - the listing counters' backfill: its lease and cursor (`LEASE#listing-backfill`), and each
+ *   workspace's marker once its history is counted (`WS#<ws>#COUNT` / `COMPLETE`).
  * Items of other domains (the workspace item's reliability settings, batch tasks, SMS chats
  * and threads, audit entries, log entries, agent heads) are reached through those domains'
  * index.ts only (privacy.ts, retention.ts, settings.ts), never through keys here.
@@ -368,3 +372,32 @@ export async function saveRetentionSweep(
   });
 }
 
+
+// ── The listing counters' backfill ─────────────────────────────────────────────────────
+
+/** Where the backfill stands: the workspace it counts and its position, or that it is done. */
+export interface ListingBackfillCursor {
+  done?: true;
+  /** When the job first ran: it counts nothing until the deploy's traffic shift is surely over. */
+  first_run_timestamp?: number;
+  workspace_after?: string;
+  /** Whether this round marked a workspace (a round that marks none ends the backfill). */
+  marked_this_round?: boolean;
+  current?: { workspace_id: string; listing: 'calls' | 'chats'; position: ListingBackfillPosition };
+}
+
+/** The backfill job's lease and cursor (one item each, shared by every run). */
+export function listingBackfillState(job: string) {
+  return {
+    cursor: async () => (await readJobCursor(job)) as ListingBackfillCursor | undefined,
+    save: (cursor: ListingBackfillCursor) => saveJobCursor(job, { ...cursor }),
+    lease: (slot: number, holder: string, leaseMs: number) => acquireJobLease(job, slot, holder, leaseMs),
+    release: (slot: number, holder: string) => releaseJobLease(job, slot, holder),
+  };
+}
+
+/** Whether the workspace's listing counters hold its whole history. */
+export const workspaceListingsCounted = (workspaceId: string) => listingCountsComplete(keys.listingCountsComplete(workspaceId));
+
+/** Records that they do, once the backfill has counted what was stored before them. */
+export const markWorkspaceListingsCounted = (workspaceId: string, nowMs: number) => markListingCountsComplete(keys.listingCountsComplete(workspaceId), nowMs);

@@ -2,10 +2,9 @@ import { createHash } from 'node:crypto';
 import { notFound, unavailable } from '../platform/errors.ts';
 import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { keys } from '../platform/store/keys.ts';
-import { completeCountedTotal, countChange, COUNTED, countedTotal, countExisting, transactCounted, uncount } from '../platform/store/listing-count.ts';
+import { completeCountedTotal, countChange, COUNTED, countedTotal, transactCounted, uncount, type CountedListing } from '../platform/store/listing-count.ts';
 import { fieldChanges } from '../platform/store/update-expression.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled } from '../platform/store/table.ts';
-import { eachLimited } from '../platform/parallel.ts';
 import { linePuts, readCallWithLines, type TranscriptLine } from './line-store.ts';
 import type { CallItem } from './items.ts';
 import { publishCallChange } from './live/push.ts';
@@ -272,30 +271,15 @@ export async function deleteCallItem(workspaceId: string, callId: string): Promi
   throw unavailable('The call is being changed too fast to delete; retry', 1);
 }
 
-/**
- * Counts the workspace's calls written before the counters existed (each once, exact beside
- * creates and deletes: countExisting), walking the listing index shard by shard, a few at a
- * time. Answers how many it counted; a second run counts none.
- */
-export async function countCallsWrittenBefore(workspaceId: string): Promise<number> {
-  let counted = 0;
-  for (const gsi1pk of callListingPartitions(workspaceId)) {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await table.queryPage<{ call_id: string }>({
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :gpk',
-        ExpressionAttributeValues: { ':gpk': gsi1pk },
-        Limit: 500,
-        ExclusiveStartKey: startKey,
-      });
-      await eachLimited(page.items, 16, async ({ call_id }) => {
-        if (await countExisting(keys.call(call_id), callCounter(workspaceId, call_id), { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } })) counted++;
-      });
-      startKey = page.lastKey;
-    } while (startKey);
-  }
-  return counted;
+/** The workspace's call listing as the listing backfill counts it (shared/platform/store/listing-count.ts). */
+export function countedCallListing(workspaceId: string): CountedListing {
+  return {
+    partitions: callListingPartitions(workspaceId),
+    idAttribute: 'call_id',
+    item: keys.call,
+    counter: (callId) => callCounter(workspaceId, callId),
+    owner: { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } },
+  };
 }
 
 /** The listing index partitions (gsi1) of a workspace's calls. */

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { badRequest, conflict, notFound, TooManyRequests, unavailable } from '../platform/errors.ts';
 import { keys } from '../platform/store/keys.ts';
-import { completeCountedTotal, countChange, COUNTED, countedTotal, countExisting, transactCounted, uncount } from '../platform/store/listing-count.ts';
-import { eachLimited } from '../platform/parallel.ts';
+import { completeCountedTotal, countChange, COUNTED, countedTotal, transactCounted, uncount, type CountedListing } from '../platform/store/listing-count.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { fieldChanges } from '../platform/store/update-expression.ts';
 import { defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
@@ -399,7 +398,7 @@ export async function deleteChatItems(workspaceId: string, chatId: string): Prom
   const owner = { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } };
   for (let attempt = 0; attempt < 5; attempt++) {
     // Out of the workspace's total first (once, however many deletes race), then the item,
-    // only while unmarked: one counted in between (countChatsWrittenBefore) is uncounted again first.
+    // only while unmarked: one counted in between (the listing backfill) is uncounted again first.
     await uncount(keys.chat(chatId), chatCounter(workspaceId, chatId), owner);
     const old = await chats.take(
       [chatId],
@@ -417,26 +416,15 @@ export async function deleteChatItems(workspaceId: string, chatId: string): Prom
   throw unavailable('The chat is being changed too fast to delete; retry', 1);
 }
 
-/** Counts the workspace's chats written before the counters existed, each once (as countCallsWrittenBefore does for calls). */
-export async function countChatsWrittenBefore(workspaceId: string): Promise<number> {
-  let counted = 0;
-  for (const gsi1pk of chatListingPartitions(workspaceId)) {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await table.queryPage<{ chat_id: string }>({
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :gpk',
-        ExpressionAttributeValues: { ':gpk': gsi1pk },
-        Limit: 500,
-        ExclusiveStartKey: startKey,
-      });
-      await eachLimited(page.items, 16, async ({ chat_id }) => {
-        if (await countExisting(keys.chat(chat_id), chatCounter(workspaceId, chat_id), { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } })) counted++;
-      });
-      startKey = page.lastKey;
-    } while (startKey);
-  }
-  return counted;
+/** The workspace's chat listing as the listing backfill counts it (shared/platform/store/listing-count.ts). */
+export function countedChatListing(workspaceId: string): CountedListing {
+  return {
+    partitions: chatListingPartitions(workspaceId),
+    idAttribute: 'chat_id',
+    item: keys.chat,
+    counter: (chatId) => chatCounter(workspaceId, chatId),
+    owner: { expression: 'workspace_id = :ws', values: { ':ws': workspaceId } },
+  };
 }
 
 export type ChatListingEntry = Pick<ChatItem, 'pk' | 'sk' | 'chat_id'> & Record<string, unknown>;

@@ -191,6 +191,11 @@ const configSchema = () => z.object({
    * (shared/platform/aws/client-options.ts). Past it the request is a 503 with retry-after.
    */
   AWS_REQUEST_TIMEOUT_MS: positiveInt(3000, 10_000),
+  /**
+   * How long opening a connection to an AWS endpoint may take, within a try's
+   * AWS_REQUEST_TIMEOUT_MS: milliseconds in-region, so a second means the endpoint is unreachable.
+   */
+  AWS_CONNECTION_TIMEOUT_MS: positiveInt(1000, 10_000),
   /** How long a dial waits for a calls-per-second token before 429 (spec Limits; shared/numbers/cps-limiter.ts). */
   CPS_MAX_WAIT_MS: positiveInt(5000, 60_000),
   /** How long an answered sandbox call lasts unless its metadata.sandbox_call_ms says otherwise (docs/calls.md). */

@@ -25,4 +25,11 @@ export class TtlCache<V> {
     });
     return value;
   }
+
+  /** Answers `value` for the key from now on, as if just loaded (a change this process made itself). */
+  set(key: string, value: V, nowMs: number): void {
+    this.entries.delete(key);
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { value: Promise.resolve(value), until: nowMs + this.ttlMs });
+  }
 }

@@ -42,6 +42,21 @@ const PER_CONCURRENT_CALL = 4;
 const MIN_IN_FLIGHT = 100;
 const MAX_IN_FLIGHT = 3_500;
 
+/**
+ * The cap of a workspace whose receiver is slower than the sizing assumes (an attempt that
+ * timed out, or took SLOW_ATTEMPT_MS or more): a batch's execution ends with its slowest
+ * delivery, so a workspace holds up to its cap in *executions*, and the 400 the consumer has
+ * are shared by everyone. At 25, one such workspace holds at most 25 of them (the largest
+ * workspace's 3,500 would hold all), and it takes 16 slow at once to fill them.
+ */
+const SLOW_RECEIVER_CAP = 25;
+/** An attempt this slow (or one that timed out) marks its workspace's receiver slow: 10 s is what the sizing assumes. */
+export const SLOW_ATTEMPT_MS = 10_000;
+/** How long the mark lasts after the last slow attempt that renewed it. */
+const SLOW_FOR_MS = 5 * 60_000;
+/** A process renews the mark at most this often per workspace (its slow attempts come in waves). */
+const SLOW_RENEW_MS = 60_000;
+
 export function deliveryCap(concurrencyLimit: number): number {
   return Math.min(MAX_IN_FLIGHT, Math.max(MIN_IN_FLIGHT, PER_CONCURRENT_CALL * concurrencyLimit));
 }
@@ -49,6 +64,32 @@ export function deliveryCap(concurrencyLimit: number): number {
 /** Every partition the workspace's slot groups may be in, whatever its cap was (the purge empties them). */
 export function deliverySlotPartitions(workspaceId: string): string[] {
   return Array.from({ length: Math.ceil(MAX_IN_FLIGHT / SLOTS_PER_GROUP) }, (_, group) => keys.webhookDeliverySlots(workspaceId, group).pk);
+}
+
+/** The cap while the workspace's receiver is slow. */
+export const slowReceiverCap = (cap: number): number => Math.min(cap, SLOW_RECEIVER_CAP);
+
+/** Until when the workspace's receiver counts as slow (epoch ms; 0 when it does not). */
+export async function receiverSlowUntil(workspaceId: string): Promise<number> {
+  const item = await table.get<{ slow_until?: number }>(keys.webhookSlowReceiver(workspaceId));
+  return item?.slow_until ?? 0;
+}
+
+const renewedAt = new Map<string, number>();
+
+/**
+ * Marks the workspace's receiver slow for SLOW_FOR_MS from `nowMs` (one Put, at most once a
+ * minute per workspace from a process); answers the new mark's end, or undefined when this
+ * process renewed it within the minute.
+ */
+export async function markReceiverSlow(workspaceId: string, nowMs: number): Promise<number | undefined> {
+  const last = renewedAt.get(workspaceId);
+  if (last !== undefined && nowMs - last < SLOW_RENEW_MS) return undefined;
+  renewedAt.set(workspaceId, nowMs);
+  if (renewedAt.size > 10_000) renewedAt.delete(renewedAt.keys().next().value!);
+  const until = nowMs + SLOW_FOR_MS;
+  await table.put({ Item: { ...keys.webhookSlowReceiver(workspaceId), slow_until: until, expires_at: Math.ceil(until / 1000) + IDLE_TTL_SECONDS } });
+  return until;
 }
 
 export interface DeliverySlot {

@@ -15,7 +15,7 @@ import type { TestWebhookResult, WebhookDeliveryAttempt } from './schemas.ts';
 import { apiKeyRefs, attemptClaims, credentialByHash, deliveryAttempts, webhookBodies, type AttemptClaimItem, type DeliveryAttemptItem } from './store.ts';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, getWorkspaceItem, type WorkspaceItem } from '../account/index.ts';
 import { TtlCache } from './delivery-cache.ts';
-import { acquireDeliverySlot, deliveryCap } from './delivery-slots.ts';
+import { acquireDeliverySlot, deliveryCap, markReceiverSlow, receiverSlowUntil, SLOW_ATTEMPT_MS, slowReceiverCap } from './delivery-slots.ts';
 
 /** Spec: 3 retries, waiting 1, 2 and 4 seconds. */
 const RETRY_DELAYS_SECONDS = [1, 2, 4] as const;
@@ -255,6 +255,24 @@ export function transportError(error: unknown, timeoutMs: number): string {
   return `Request failed: ${error instanceof Error ? error.message : 'unknown error'}`;
 }
 
+/** Whether an attempt got no answer within its timeout (transportError's wording). */
+function timedOut(outcome: AttemptOutcome, timeoutMs: number): boolean {
+  return outcome.status === null && outcome.error === `Timed out after ${timeoutMs} ms`;
+}
+
+/** A slow attempt lowers its workspace's cap (delivery-slots.ts) here at once, and everywhere within the cache's 15 s. */
+async function noteSlowReceiver(workspaceId: string, nowMs: number): Promise<void> {
+  try {
+    const until = await markReceiverSlow(workspaceId, nowMs);
+    if (until === undefined) return;
+    slowReceiverCache.set(workspaceId, until, nowMs);
+    logger.info('webhook receiver marked slow: its workspace\'s in-flight cap is lowered', { workspace_id: workspaceId, slow_until: until });
+  } catch (error) {
+    // The mark only narrows the workspace's share; the attempt itself is recorded regardless.
+    logger.warn('could not mark a webhook receiver slow', { workspace_id: workspaceId, error });
+  }
+}
+
 interface AttemptRecord {
   attempt_id: string;
   delivery_id: string;
@@ -324,6 +342,8 @@ const DELIVERY_CACHE_TTL_MS = 15_000;
 const DELIVERY_CACHE_ENTRIES = 2_000;
 const workspaceCache = new TtlCache<WorkspaceItem>(DELIVERY_CACHE_ENTRIES, DELIVERY_CACHE_TTL_MS);
 const credentialCache = new TtlCache<CredentialItem | undefined>(DELIVERY_CACHE_ENTRIES, DELIVERY_CACHE_TTL_MS);
+/** Until when each workspace's receiver counts as slow (delivery-slots.ts), read as the workspace is. */
+const slowReceiverCache = new TtlCache<number>(DELIVERY_CACHE_ENTRIES, DELIVERY_CACHE_TTL_MS);
 
 /**
  * The longest a deferred delivery waits before it tries for a slot again (doubling from 1 s).
@@ -361,6 +381,9 @@ export async function deliverWebhook(
 ): Promise<DeliveryResult> {
   const queue = options.queue ?? webhookQueue();
   const now = options.now ?? Date.now;
+  // Read beside the workspace (both cached), so a cold cache costs one round trip, not two.
+  const slowUntil = slowReceiverCache.get(message.workspace_id, () => receiverSlowUntil(message.workspace_id), now());
+  slowUntil.catch(() => undefined);
   let workspace: WorkspaceItem;
   try {
     workspace = await workspaceCache.get(message.workspace_id, () => getWorkspaceItem(message.workspace_id), now());
@@ -379,7 +402,8 @@ export async function deliverWebhook(
   // The holder works at most until its invocation's deadline (Lambda ends it there).
   const workMs = options.remainingMs ? options.remainingMs() : timeoutMs + RECORD_RESERVE_MS;
   const cap = options.inFlightCap ?? deliveryCap(workspace.concurrency_limit);
-  const slot = await acquireDeliverySlot(message.workspace_id, cap, { leaseMs: workMs + CLAIM_LEASE_MARGIN_MS, now });
+  const effectiveCap = (await slowUntil) > now() ? slowReceiverCap(cap) : cap;
+  const slot = await acquireDeliverySlot(message.workspace_id, effectiveCap, { leaseMs: workMs + CLAIM_LEASE_MARGIN_MS, now });
   if (!slot) {
     // Back to the queue, not waiting here: the function goes on to other workspaces' deliveries.
     const deferred = (message.deferred ?? 0) + 1;
@@ -439,6 +463,7 @@ async function claimAndDeliver(
     const credentialOf: CredentialOf = (ws) =>
       credentialCache.get(`${ws.workspace_id}\u0000${ws.webhook_key_credential ?? ''}`, () => signingCredential(ws), now());
     outcome = await postOnce(workspace, message.url, body, timeoutMs, message.delivery_id, credentialOf);
+    if (outcome.latency_ms >= SLOW_ATTEMPT_MS || timedOut(outcome, timeoutMs)) await noteSlowReceiver(message.workspace_id, now());
     const [saved] = await Promise.all([attemptClaims.savePosted(claim, holder, outcome), release()]);
     if (!saved) {
       // Only past the lease, which outlasts the invocation: the consumer that took it over records.

@@ -32,6 +32,7 @@ describe('the daily retention sweep', () => {
   it('is a daily message on the export-jobs queue (EventBridge in AWS, the local schedule here)', () => {
     expect(jobNamed('export-jobs').scheduledMessages).toEqual([
       expect.objectContaining({ name: 'retention-sweep', every: 'day', atHourUtc: 3, message: { kind: 'retention-sweep' } }),
+      expect.objectContaining({ name: 'listing-backfill', every: 'hour', message: { kind: 'listing-backfill' } }),
     ]);
   });
 

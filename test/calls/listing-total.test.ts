@@ -5,18 +5,20 @@ import { deleteCall } from '../../shared/calls/erasure/index.ts';
 import {
   callListingPartitions,
   countCalls,
-  countCallsWrittenBefore,
+  countedCallListing,
   deleteCallItem,
   newCallItem,
   putNewCall,
   type CallListingEntry,
 } from '../../shared/calls/store.ts';
 import { listChatItems } from '../../shared/chats/listing.ts';
-import { countChats, countChatsWrittenBefore, deleteChatItems, newChatItem, putNewChat } from '../../shared/chats/store.ts';
+import { countChats, countedChatListing, deleteChatItems, newChatItem, putNewChat } from '../../shared/chats/store.ts';
 import { newId, newTimeOrderedId } from '../../shared/platform/ids.ts';
 import { countListing, firstEntries, mergedEntries } from '../../shared/platform/store/sharded-listing.ts';
 import { table } from '../../shared/platform/store/table.ts';
-import { COUNTED, markListingCountsComplete } from '../../shared/platform/store/listing-count.ts';
+import { COUNTED, countListingPage, markListingCountsComplete, type CountedListing, type ListingBackfillPosition } from '../../shared/platform/store/listing-count.ts';
+import { runListingBackfill } from '../../shared/account-data/jobs.ts';
+import { localQueue } from '../../local/queues.ts';
 import { keys } from '../../shared/platform/store/keys.ts';
 import { toCallView } from '../../shared/calls/view.ts';
 
@@ -60,6 +62,18 @@ function chat(workspaceId: string, at = Date.now()) {
     message_count: 0,
     conversation: {},
   });
+}
+
+/** Counts a listing's uncounted items page by page to its end, as the backfill job does for one workspace. */
+async function countAll(listing: CountedListing): Promise<number> {
+  let counted = 0;
+  let position: ListingBackfillPosition | undefined = { shard: 0 };
+  while (position) {
+    const page = await countListingPage(listing, position);
+    counted += page.counted;
+    position = page.next;
+  }
+  return counted;
 }
 
 /** What the index holds (every shard counted, no cap reached at these sizes). */
@@ -160,7 +174,7 @@ describe('calls and chats written before the counters', () => {
 
     const fresh = Array.from({ length: 10 }, () => call(ws));
     const [counted] = await Promise.all([
-      countCallsWrittenBefore(ws),
+      countAll(countedCallListing(ws)),
       ...fresh.map((item) => putNewCall(item)),
       // Deletes of old calls racing the backfill: each is counted and uncounted, or neither.
       ...old.slice(0, 10).map((item) => deleteCallItem(ws, item.call_id)),
@@ -169,8 +183,8 @@ describe('calls and chats written before the counters', () => {
     expect(await countCalls(ws)).toBe(30);
     expect(await indexed(ws)).toBe(30);
     // A second run counts nothing.
-    expect(await countCallsWrittenBefore(ws)).toBe(0);
-    expect(await countChatsWrittenBefore(ws)).toBe(5);
+    expect(await countAll(countedCallListing(ws))).toBe(0);
+    expect(await countAll(countedChatListing(ws))).toBe(5);
     expect(await countChats(ws)).toBe(5);
   });
 
@@ -184,9 +198,9 @@ describe('calls and chats written before the counters', () => {
     expect((await listCallItems(ws, { limit: 1, sort_order: 'descending', include_total: true })).total).toBe(13);
     expect((await listChatItems(ws, { limit: 1, sort_order: 'descending', include_total: true } as Parameters<typeof listChatItems>[1])).total).toBe(3);
 
-    // What scripts/count-listings.ts does for each workspace.
-    expect(await countCallsWrittenBefore(ws)).toBe(12);
-    expect(await countChatsWrittenBefore(ws)).toBe(3);
+    // What the backfill job does for each workspace.
+    expect(await countAll(countedCallListing(ws))).toBe(12);
+    expect(await countAll(countedChatListing(ws))).toBe(3);
     await markListingCountsComplete(keys.listingCountsComplete(ws));
     // The index is no longer read: an entry the counters do not hold would not be counted.
     await table.batchPut([call(ws) as unknown as Record<string, unknown>]);
@@ -204,4 +218,67 @@ describe('a workspace created through Parley', () => {
     await table.batchPut([call(workspace_id) as unknown as Record<string, unknown>]);
     expect((await listCallItems(workspace_id, { limit: 1, sort_order: 'descending', include_total: true })).total).toBe(1);
   });
+});
+
+describe('the listing backfill job', () => {
+  // Where a run out of budget queues its continuation (no consumer runs here: the test runs each one).
+  const queue = localQueue('export-jobs');
+  const continuations = () => queue.list().filter((message) => JSON.parse(message.body).kind === 'listing-backfill').length;
+
+  /** A workspace from before the counters: registered, its calls and chats stored unmarked, no marker. */
+  async function workspaceFromBefore(calls: number, chats: number): Promise<string> {
+    const { workspace_id } = await createWorkspace('From before the counters');
+    await table.delete({ Key: keys.listingCountsComplete(workspace_id) });
+    await table.batchPut(Array.from({ length: calls }, () => call(workspace_id)) as unknown as Record<string, unknown>[]);
+    await table.batchPut(Array.from({ length: chats }, () => chat(workspace_id)) as unknown as Record<string, unknown>[]);
+    return workspace_id;
+  }
+
+  it('counts every unmarked workspace in budgeted runs from its cursor, marks each, then ends and costs one read a run', async () => {
+    const first = await workspaceFromBefore(3, 2);
+    const second = await workspaceFromBefore(4, 0);
+    // The first run and those within half an hour of it count nothing: the deploy may still be
+    // shifting traffic from a release that writes calls without counting them.
+    const firstRun = Date.now();
+    expect(await runListingBackfill({ clock: () => firstRun })).toMatchObject({ outcome: 'skipped', calls_counted: 0 });
+    expect(await runListingBackfill({ clock: () => firstRun + 29 * 60_000 })).toMatchObject({ outcome: 'skipped', calls_counted: 0 });
+    expect(await countCalls(first)).toBe(0);
+    const later = () => firstRun + 30 * 60_000;
+    // Each old workspace is 8 index pages (4 call shards, 4 chat shards); 4 pages a run.
+    const outcomes: string[] = [];
+    const totals = { workspaces_marked: 0, calls_counted: 0, chats_counted: 0 };
+    for (let run = 0; run < 10 && outcomes.at(-1) !== 'complete'; run++) {
+      const result = await runListingBackfill({ limits: { pages: 4, ms: 60_000, rolloutMs: 30 * 60_000 }, clock: later });
+      outcomes.push(result.outcome);
+      totals.workspaces_marked += result.workspaces_marked;
+      totals.calls_counted += result.calls_counted;
+      totals.chats_counted += result.chats_counted;
+    }
+    // Two runs a workspace, then one whose rounds find every workspace marked; each run out
+    // of budget queued the next.
+    expect(outcomes).toEqual(['continued', 'continued', 'continued', 'continued', 'complete']);
+    expect(continuations()).toBe(4);
+    expect(totals).toEqual({ workspaces_marked: 2, calls_counted: 7, chats_counted: 2 });
+    expect([await countCalls(first), await countChats(first), await countCalls(second)]).toEqual([3, 2, 4]);
+    expect(await table.get(keys.listingCountsComplete(first))).toBeDefined();
+    expect(await table.get(keys.listingCountsComplete(second))).toBeDefined();
+    // Totals now come from the counters.
+    expect((await listCallItems(first, { limit: 1, sort_order: 'descending', include_total: true })).total).toBe(3);
+
+    // Done: a workspace unmarked after the end is no longer looked for (new ones are marked at creation).
+    const late = await workspaceFromBefore(1, 0);
+    expect(await runListingBackfill()).toEqual({ outcome: 'skipped', workspaces_marked: 0, calls_counted: 0, chats_counted: 0 });
+    expect(await countCalls(late)).toBe(0);
+  }, 60_000);
+
+  it('lets one run at a time hold the job: a run started beside another does nothing', async () => {
+    // Started again (the cursor gone): the workspace the last test left unmarked (1 call) and this one.
+    await table.delete({ Key: keys.jobCursor('listing-backfill') });
+    await workspaceFromBefore(2, 1);
+    const now = { limits: { pages: 400, ms: 60_000, rolloutMs: 0 } };
+    const results = await Promise.all([runListingBackfill(now), runListingBackfill(now)]);
+    expect(results.map((result) => result.outcome).sort()).toEqual(['complete', 'skipped']);
+    expect(continuations()).toBe(4);
+    expect(results.reduce((sum, result) => sum + result.calls_counted, 0)).toBe(3);
+  }, 60_000);
 });

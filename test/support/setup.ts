@@ -29,6 +29,9 @@ process.env.CDK_VALIDATION = 'false';
 // the run's test files, on CI's 2 CPUs, has taken longer than that to answer a busy moment.
 // Tests of the bound itself set their own.
 process.env.AWS_REQUEST_TIMEOUT_MS ??= '10000';
+// Likewise connecting: DynamoDB Local accepting a connection has taken past the production
+// second when the run's forks all wait on it at once.
+process.env.AWS_CONNECTION_TIMEOUT_MS ??= '5000';
 
 const client = new DynamoDBClient({
   endpoint: process.env.DYNAMODB_ENDPOINT,

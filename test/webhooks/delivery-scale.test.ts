@@ -6,7 +6,7 @@ import { newTimeOrderedId } from '../../shared/platform/ids.ts';
 import { keys } from '../../shared/platform/store/keys.ts';
 import { queryAll } from '../../shared/platform/store/query.ts';
 import { TtlCache } from '../../shared/webhooks/delivery-cache.ts';
-import { acquireDeliverySlot } from '../../shared/webhooks/delivery-slots.ts';
+import { acquireDeliverySlot, receiverSlowUntil } from '../../shared/webhooks/delivery-slots.ts';
 import { deliveryAttempts } from '../../shared/webhooks/store.ts';
 import { deliverWebhook, enqueueWebhook, parseWebhookMessage, verifyWebhookSignature, type WebhookMessage } from '../../shared/webhooks/webhooks.ts';
 import { startTestApp } from '../support/app.ts';
@@ -132,6 +132,49 @@ describe('per-workspace fairness of webhook delivery', () => {
     expect(sent.every((message) => message.deferred === 1)).toBe(true);
     slow.open();
     expect((await Promise.all(results)).filter((result) => result === 'deferred')).toHaveLength(12 - posted);
+  });
+});
+
+describe('a slow receiver', () => {
+  it("an attempt that times out lowers its workspace to the slow receivers' cap of 25 for five minutes; other workspaces keep theirs", async () => {
+    const [slowWs, otherWs] = [await app.newWorkspace(), await app.newWorkspace()];
+    const hanging = await gatedReceiver();
+    const fast = await webhookReceiver();
+    const sent: WebhookMessage[] = [];
+    const queue = { send: async (message: object) => void sent.push(message as WebhookMessage) };
+    const at = Date.now();
+    const message = (workspaceId: string, url: string, n: number, timeoutMs?: number): WebhookMessage => ({
+      delivery_id: newTimeOrderedId('webhookDelivery', at + n),
+      workspace_id: workspaceId,
+      url,
+      event: 'call_started',
+      body: '{}',
+      attempt: 1,
+      ...(timeoutMs ? { timeout_ms: timeoutMs } : {}),
+    });
+    /** Holds `count` slots of the workspace's first group for ten minutes, as other consumers' deliveries would. */
+    const holdSlots = async (workspaceId: string, count: number) => {
+      // One at a time: taken at once, a few would lose their tries to each other and be refused.
+      for (let i = 0; i < count; i++) expect(await acquireDeliverySlot(workspaceId, count, { leaseMs: 600_000, now: () => at })).toBeDefined();
+    };
+
+    // Its receiver never answers: the attempt times out (100 ms here), is recorded and retried, and marks the receiver.
+    expect(await deliverWebhook(message(slowWs.workspace_id, hanging.url, 1, 100), { queue, now: () => at })).toBe('handled');
+    expect(sent.map((queued) => queued.attempt)).toEqual([2]);
+    expect(await receiverSlowUntil(slowWs.workspace_id)).toBe(at + 5 * 60_000);
+
+    // 25 of its deliveries in flight: the next is deferred, though its own cap (100) has room.
+    await holdSlots(slowWs.workspace_id, 25);
+    expect(await deliverWebhook(message(slowWs.workspace_id, fast.url, 2), { queue, now: () => at + 1_000 })).toBe('deferred');
+    // Another workspace with as many in flight is admitted: only the slow one is narrowed.
+    await holdSlots(otherWs.workspace_id, 25);
+    expect(await deliverWebhook(message(otherWs.workspace_id, fast.url, 3), { queue, now: () => at + 1_000 })).toBe('handled');
+    expect(fast.hits).toHaveLength(1);
+
+    // Five minutes on with no slow attempt since (and past the 15 s cache): its full cap again.
+    expect(await deliverWebhook(message(slowWs.workspace_id, fast.url, 4), { queue, now: () => at + 5 * 60_000 + 15_001 })).toBe('handled');
+    expect(fast.hits).toHaveLength(2);
+    hanging.open();
   });
 });
 

@@ -10,6 +10,7 @@
  */
 export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter } from '../history.ts';
 export { getConcurrency } from '../concurrency.ts';
+export { countedCallListing } from '../store.ts';
 export { checkedAgentOverride } from '../agent-override.ts';
 export { batchCallIdFor, unlinkBatchCall } from '../batch-links.ts';
 export { onCallLifecycle } from '../call-listeners.ts';

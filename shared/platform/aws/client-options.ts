@@ -21,9 +21,6 @@ const AWS_MAX_ATTEMPTS = 2;
  */
 const AWS_MAX_SOCKETS = 256;
 
-/** Connecting takes milliseconds in-region (and locally); a second means the endpoint is unreachable. */
-const CONNECTION_TIMEOUT_MS = 1000;
-
 /**
  * The options every AWS client (DynamoDB, KMS, SQS, Secrets Manager) is created with:
  * bounded tries, each with a connection timeout and a whole-request timeout (including
@@ -36,7 +33,7 @@ export function awsClientOptions() {
   return {
     maxAttempts: AWS_MAX_ATTEMPTS,
     requestHandler: {
-      connectionTimeout: Math.min(CONNECTION_TIMEOUT_MS, requestTimeout),
+      connectionTimeout: Math.min(config.AWS_CONNECTION_TIMEOUT_MS, requestTimeout),
       requestTimeout,
       // Without it the SDK only logs a warning when requestTimeout passes.
       throwOnRequestTimeout: true,

@@ -358,7 +358,7 @@ export const keys = {
   listingCounts: (workspaceId: string, kind: 'CALL' | 'CHAT'): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#COUNT`, skPrefix: `${kind}#` }),
   /**
    * Present once the counters hold every listed item of the workspace: written when the
-   * workspace is created (with them from its start), or by scripts/count-listings.ts once it
+   * workspace is created (with them from its start), or by the listing backfill job once it
    * has counted what was stored before them. Until then a total is counted on the index.
    */
   listingCountsComplete: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#COUNT`, sk: 'COMPLETE' }),
@@ -509,6 +509,11 @@ export const keys = {
     pk: `${workspacePartition(workspaceId)}#WEBHOOKSLOTS#${group}`,
     sk: 'SLOTS',
   }),
+  /**
+   * Until when a workspace's webhook receiver counts as slow (shared/webhooks/delivery-slots.ts):
+   * while it does, the workspace's in-flight cap is the slow receivers' cap.
+   */
+  webhookSlowReceiver: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#WEBHOOKSLOW`, sk: 'SLOW' }),
   /**
    * The body of a webhook too large for a queue message (a long call's transcript), in
    * parts, in the delivery's own partition: every attempt reads it, the last deletes it.

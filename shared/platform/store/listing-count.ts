@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { ItemKey, PartitionQuery } from './keys.ts';
+import { eachLimited } from '../parallel.ts';
 import { queryAll } from './query.ts';
 import { table, TransactionCancelled, type TransactOp } from './table.ts';
 
@@ -11,7 +12,7 @@ import { table, TransactionCancelled, type TransactOp } from './table.ts';
  * `ADD -1` (conditional on the mark, so a retried or concurrent delete uncounts once), then
  * the item is deleted, only while unmarked (so an item countExisting marked in between is
  * uncounted first). Items written before the counters are counted once by countExisting
- * (scripts/count-listings.ts). Counters are per shard so concurrent creates spread over items.
+ * (the listing backfill job, shared/account-data/listing-backfill.ts). Counters are per shard so concurrent creates spread over items.
  */
 
 /** The mark on an item the counters include. */
@@ -76,7 +77,7 @@ export async function uncount(item: ItemKey, counter: ItemKey, condition: { expr
  * creates and deletes: a delete removes an item only while it is unmarked (after uncounting
  * it), so an item counted here meanwhile is uncounted by that delete's next attempt.
  */
-export async function countExisting(item: ItemKey, counter: ItemKey, condition: { expression: string; values: Record<string, unknown> }): Promise<boolean> {
+async function countExisting(item: ItemKey, counter: ItemKey, condition: { expression: string; values: Record<string, unknown> }): Promise<boolean> {
   try {
     await transactCounted([
       {
@@ -97,6 +98,57 @@ export async function countExisting(item: ItemKey, counter: ItemKey, condition: 
   }
 }
 
+/** Where a backfill of one workspace's listing stands: the listing shard and the index page within it. */
+export interface ListingBackfillPosition {
+  shard: number;
+  start_key?: Record<string, unknown>;
+}
+
+/** What one listing (calls or chats) gives countListingPage: its index partitions and how an entry is counted. */
+export interface CountedListing {
+  /** The listing index partitions (gsi1pk), one per listing shard. */
+  partitions: string[];
+  /** The entry's ID attribute in the index projection. */
+  idAttribute: string;
+  item: (id: string) => ItemKey;
+  counter: (id: string) => ItemKey;
+  /** The owner's condition on the item (its `workspace_id`). */
+  owner: { expression: string; values: Record<string, unknown> };
+}
+
+/** Entries read per index page, and counted at once. */
+const BACKFILL_PAGE = 500;
+const BACKFILL_PARALLEL = 16;
+
+/**
+ * Counts one index page of a listing's items written before the counters (each once:
+ * countExisting), from `position`; answers how many it counted now and where the next page
+ * starts (undefined: the listing is done). A page replayed after a crash counts nothing twice.
+ */
+export async function countListingPage(listing: CountedListing, position: ListingBackfillPosition = { shard: 0 }): Promise<{ counted: number; next?: ListingBackfillPosition }> {
+  const partition = listing.partitions[position.shard];
+  if (partition === undefined) return { counted: 0 };
+  const page = await table.queryPage<Record<string, unknown>>({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :gpk',
+    ExpressionAttributeValues: { ':gpk': partition },
+    Limit: BACKFILL_PAGE,
+    ExclusiveStartKey: position.start_key,
+  });
+  let counted = 0;
+  await eachLimited(page.items, BACKFILL_PARALLEL, async (entry) => {
+    const id = String(entry[listing.idAttribute]);
+    if (await countExisting(listing.item(id), listing.counter(id), listing.owner)) counted++;
+  });
+  if (page.lastKey) return { counted, next: { shard: position.shard, start_key: page.lastKey } };
+  return { counted, next: position.shard + 1 < listing.partitions.length ? { shard: position.shard + 1 } : undefined };
+}
+
+/** Whether the workspace's counters hold all its listed items (`keys.listingCountsComplete`). */
+export async function listingCountsComplete(marker: ItemKey): Promise<boolean> {
+  return (await table.get(marker)) !== undefined;
+}
+
 /** Records that the counters hold every listed item of a workspace (in its creation, or after a backfill). */
 export const listingCountsCompleteOp = (marker: ItemKey, nowMs: number): TransactOp => ({ Put: { Item: { ...marker, complete_timestamp: nowMs } } });
 
@@ -110,8 +162,11 @@ export async function markListingCountsComplete(marker: ItemKey, nowMs = Date.no
  * counted on the index instead of answered short.
  */
 export async function completeCountedTotal(counters: PartitionQuery, marker: ItemKey): Promise<number | undefined> {
-  const [complete, total] = await Promise.all([table.get(marker), countedTotal(counters)]);
-  return complete ? total : undefined;
+  // The marker shares the counters' partition: one Query of it (nine small items) reads both.
+  if (marker.pk !== counters.pk) throw new Error('The listing marker must share its counters\' partition');
+  const items = await queryAll<{ sk: string; n?: number }>({ pk: counters.pk });
+  if (!items.some((item) => item.sk === marker.sk)) return undefined;
+  return items.filter((item) => item.sk.startsWith(counters.skPrefix ?? '')).reduce((sum, item) => sum + (item.n ?? 0), 0);
 }
 
 /** The sum of a listing's counters (one strongly consistent Query of their partition). */
