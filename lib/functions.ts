@@ -584,7 +584,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // empties the workspace's prefixes in both buckets, releases its numbers at the carrier (the
     // vendor credentials) and queues its own next step.
     // It bundles the account-data index (presigned asset uploads) and the purge empties uploads/<ws>/ too.
-    access: { table: 'readWrite', tableScan: true, exportJobsQueue: ['consume', 'send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite', vendorSecret: 'read', uploads: 'readWrite' },
+    access: { table: 'readWrite', exportJobsQueue: ['consume', 'send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite', vendorSecret: 'read', uploads: 'readWrite' },
     // Erases and exports go through the calls and contacts indexes, which check numbers (phone.ts).
     files: [PHONE_METADATA_FILE],
   },
