@@ -1,8 +1,10 @@
 import { Duration } from 'aws-cdk-lib';
+import { BATCH_DUE_SHARDS } from '../shared/batches/shards.ts';
 import type { JobName } from '../shared/jobs.ts';
 import type { Domain } from '../shared/platform/http/route.ts';
 import { EXTRACT_WORKER_NAME } from '../shared/knowledge-bases/extract.ts';
 import type { WorkerEntries } from './bundling.ts';
+import { chatExecutions, SCALE_TARGET } from './scale.ts';
 import type { ParleyAccess, QueueResource } from './parley-function.ts';
 
 /**
@@ -111,8 +113,8 @@ export interface FunctionSpec {
    * overrides by name, or false for none). It guarantees each function its share and caps
    * it, so a flood of one kind of request cannot take the concurrency every other function
    * needs. Sized for ~100 ms requests (40 executions serve ~400 requests a second); the
-   * functions whose load grows with calls (calls, calls-media) from the platform's target
-   * (lib/scale.ts, docs/scale.md), so the sum needs a raised "Concurrent executions" quota:
+   * functions whose load grows with calls and chats (calls, calls-media, webhook-delivery,
+   * chats, public) from the platform's target (lib/scale.ts, docs/scale.md), so the sum needs a raised "Concurrent executions" quota:
    * synth checks it against context `accountConcurrency` (AWS keeps 100 unreserved).
    */
   reservedConcurrency: number;
@@ -147,7 +149,7 @@ export interface FunctionSpec {
  *   to 5 s): 29 s, just under API Gateway's 30 s; 512 MB when they only wait, 1,024 MB
  *   when they also parse or hold much (the conversation runtime, CSV and file uploads).
  * - Jobs: the timeout is the job's own (shared/jobs.ts); memory from what one message holds:
- *   the token refresh is small (256 MB); the batch loop runs every shard's passes in one
+ *   the token refresh is small (256 MB); the batch loop runs one shard's passes an
  *   invocation and marshals their dials' writes (1,024 MB); ingestion of up to 50 MB files
  *   (PDF.js) and the index build take 2,048 MB.
  *
@@ -183,10 +185,10 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     domain: 'agents',
     trigger: routes('agents'),
     ...DATABASE_ONLY,
-    // 58 (from 100) leaves room for contacts, the live monitor, billing (5), account-data
-    // (5, with export-jobs 2), integrations (3, with integration-jobs 2), members (5) and
-    // knowledge bases (5, with kb-jobs 2) within the 450 the functions not sized from the
-    // target (all but calls and calls-media) may share; 53 (from 58): the public function's 5.
+    // Configuration at human speed: 53 leaves room for contacts, the live monitor, billing (5),
+    // account-data (5, with export-jobs 2), integrations (3, with integration-jobs 2), members
+    // (5) and knowledge bases (5, with kb-jobs 2) within the 450 the functions not sized from
+    // the target (all but calls, calls-media, chats, public and webhook-delivery) may share.
     reservedConcurrency: 53,
     // A batch test's runs go to the call-steps queue (shared/testing: the conversation engine's consumer runs them).
     access: { table: 'readWrite', callStepsQueue: ['send'] },
@@ -218,7 +220,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     domain: 'agents',
     trigger: routes('chat-agents'),
     ...DATABASE_ONLY,
-    // 20 (from 40): chat agents are configuration, written at human speed; the 20 went to chats.
+    // Chat agents are configuration, written at human speed.
     reservedConcurrency: 20,
     access: { table: 'readWrite' },
   },
@@ -290,8 +292,9 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     trigger: routes('chats'),
     // A completion is a model turn (seconds), streamed.
     ...HEAVY,
-    // Each completion holds an execution for a model turn (seconds with a real model).
-    reservedConcurrency: 20,
+    // Each turn holds an execution for the model's answer (lib/scale.ts, docs/scale.md): the
+    // keyed share of the target's chat turns, 450 a second × 3 s = 1,350.
+    reservedConcurrency: chatExecutions(SCALE_TARGET.chatTurnsPerSecond - SCALE_TARGET.publicChatTurnsPerSecond),
     // Chats run the agent's engine (language-model credentials), sign custom function requests
     // with the webhook key, and queue chat events.
     // Chats retrieve from their agents' knowledge bases (the indexes in the knowledge-base bucket).
@@ -437,8 +440,10 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // Public chats run a model turn per message (as chats do); share links start web calls.
     ...HEAVY,
     // Anonymous browser traffic (widget chats, share links, CORS preflights) in its own pool,
-    // so it can never take the executions of keyed API calls; 5 taken from agents.
-    reservedConcurrency: 5,
+    // so it can never take the executions of keyed API calls: the widget's share of the
+    // target's chat turns, 50 a second × 3 s = 150 (lib/scale.ts, docs/scale.md), and 5 for
+    // the short requests (preflights, share links, the widget's script).
+    reservedConcurrency: chatExecutions(SCALE_TARGET.publicChatTurnsPerSecond) + 5,
     // Public routes (docs/browser.md): share links start web calls (the calls index: its
     // grants, as batches have them) and public chats run the chat runtime (chats' grants).
     access: { table: 'readWrite', vendorSecret: 'read', key: ['generateDataKey', 'decrypt'], webhookQueue: ['send'], callStepsQueue: ['send'], recordings: 'readWrite', knowledgeBases: 'readWrite' },
@@ -580,7 +585,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // empties the workspace's prefixes in both buckets, releases its numbers at the carrier (the
     // vendor credentials) and queues its own next step.
     // It bundles the account-data index (presigned asset uploads) and the purge empties uploads/<ws>/ too.
-    access: { table: 'readWrite', tableScan: true, exportJobsQueue: ['consume', 'send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite', vendorSecret: 'read', uploads: 'readWrite' },
+    access: { table: 'readWrite', exportJobsQueue: ['consume', 'send'], recordings: 'readWrite', accountObjects: 'readWrite', knowledgeBases: 'readWrite', vendorSecret: 'read', uploads: 'readWrite' },
     // Erases and exports go through the calls and contacts indexes, which check numbers (phone.ts).
     files: [PHONE_METADATA_FILE],
   },
@@ -649,12 +654,14 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     pushesLiveUpdates: true,
     domain: 'batches',
     trigger: SCHEDULE,
-    // Every shard's one-second pass loop side by side, up to a few hundred dials a second at
-    // the target (docs/scale.md, Batch calls): CPU-bound marshalling of the dials' writes, so
-    // 1,024 MB (about 0.6 vCPU) rather than the 256 MB of an idle loop.
+    // One shard's one-second pass loop an invocation, up to a few hundred dials a second
+    // (docs/scale.md, Batch calls): CPU-bound marshalling of the dials' writes, so 1,024 MB
+    // (about 0.6 vCPU) rather than the 256 MB of an idle loop; the largest workspace (100
+    // dials a second at its numbers' CPS) sits in one shard.
     memoryMb: 1024,
-    // One invocation a minute that runs ~70 s, so at most two overlap; each shard's lease does the rest.
-    reservedConcurrency: 3,
+    // One invocation a minute per shard, each running ~70 s, so at most two per shard overlap;
+    // each shard's lease does the rest.
+    reservedConcurrency: 2 * BATCH_DUE_SHARDS,
     // Passes place calls (create-phone-call's path: the first step on the call-steps queue; a
     // refused spend ends a call at once, sending call_ended) with LiveKit media when configured.
     // It bundles the calls domain (dials), hence recordings and knowledge bases as for the batches function.

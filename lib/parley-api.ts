@@ -50,8 +50,12 @@ export const DEFAULT_API_THROTTLE: Throttle = perSecond(Math.ceil((3 * SCALE_TAR
 export const DEFAULT_ROUTE_THROTTLES: Record<ThrottleClass, Throttle> = {
   // Can wait up to 10 s on an address the caller chose: 2/s holds ~20 executions at worst.
   outbound: { rateLimit: 2, burstLimit: 5 },
-  // Paid vendor calls (language model, voices, carrier): seconds each, and money.
+  // Paid vendor calls that are slow and rare (voice cloning, agent generation, buying numbers,
+  // payments): seconds each, and money.
   vendor: { rateLimit: 5, burstLimit: 10 },
+  // Chat turns and SMS, conversation traffic: the chat turns the target plans for
+  // (lib/scale.ts); the chats and public functions' reservations hold them at a turn's duration.
+  conversation: perSecond(SCALE_TARGET.chatTurnsPerSecond),
   // The voice worker's reports and retrievals, each one route for every call: sized for the
   // target's calls in progress at the larger of the two per-call rates (docs/scale.md).
   worker: perSecond(atTarget(Math.max(PER_CALL_REQUESTS_PER_SECOND.workerReports, PER_CALL_REQUESTS_PER_SECOND.workerRetrievals))),

@@ -75,8 +75,6 @@ export type KeyUse = 'generateDataKey' | 'decrypt' | 'encrypt';
 
 export interface ParleyAccess {
   table?: 'read' | 'readWrite';
-  /** Scan the whole table (the base table only): the workspace purge alone (shared/members/purge.ts). */
-  tableScan?: true;
   /** Direct use of the KMS key (envelope encryption of stored secrets). */
   key?: readonly KeyUse[];
   webhookQueue?: readonly QueueUse[];
@@ -344,10 +342,6 @@ export function grantParleyAccess(role: iam.Role, resources: ParleyResources, ac
         conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(role).region}.amazonaws.com` } },
       }),
     );
-  }
-
-  if (access.tableScan) {
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['dynamodb:Scan'], resources: [table.tableArn] }));
   }
 
   if (access.key?.length) {

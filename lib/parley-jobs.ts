@@ -5,12 +5,15 @@ import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
-import type { JobName, JobSpec } from '../shared/jobs.ts';
+import type { JobName, JobSpec, ScheduledInput } from '../shared/jobs.ts';
 import { contextValue } from './deploy-settings.ts';
 import { FUNCTIONS, type FunctionName, type JobQueueSpec } from './functions.ts';
 import type { DeadLetterQueue, WorkQueue } from './monitoring.ts';
 import { pascal } from './monitoring.ts';
 import type { ParleyFunction, QueueResource } from './parley-function.ts';
+
+/** EventBridge's targets per rule: a job whose firings split into more inputs gets a rule per this many. */
+const TARGETS_PER_RULE = 5;
 
 const DEAD_LETTERS_HAVE_NO_REDRIVE = {
   id: 'Serverless-SQSRedrivePolicy',
@@ -114,12 +117,12 @@ export class ParleyJobs {
       const job = this.jobSpec(spec.name);
       if (job.trigger.kind !== 'schedule') throw new Error(`${spec.name} is a scheduled job in lib/functions.ts but a ${job.trigger.kind} job in shared/jobs.ts`);
       if (!job.live) continue;
-      const { retries } = job.trigger;
+      const { retries, inputs } = job.trigger;
       this.schedule(`${pascal(job.name)}Schedule`, functions[job.name]!, job.trigger.every === 'minute' ? Duration.minutes(1) : Duration.hours(1), {
         retryAttempts: retries.attempts,
         maxEventAge: Duration.seconds(retries.maxEventAgeSeconds),
         onFailure: retries.onFailure === 'alarmed-queue' ? this.billingFailures : undefined,
-      });
+      }, inputs);
     }
   }
 
@@ -204,13 +207,16 @@ export class ParleyJobs {
   /**
    * An EventBridge rule invoking a background function, with the function's asynchronous
    * invocation settings. The rule's own retries and dead-letter queue cover only failing to
-   * hand the event to Lambda; once handed over, `retries` decides.
+   * hand the event to Lambda; once handed over, `retries` decides. With `inputs`, each firing
+   * invokes the function once per input, the input as its event: a target each, in rules of
+   * at most EventBridge's five targets (`<id>`, then `<id>2`, …).
    */
   private schedule(
     id: string,
     fn: ParleyFunction,
     every: Duration,
     retries: { retryAttempts: number; maxEventAge: Duration; onFailure?: sqs.IQueue },
+    inputs?: readonly ScheduledInput[],
   ): void {
     const alias = fn.live;
     alias.configureAsyncInvoke({
@@ -230,17 +236,23 @@ export class ParleyJobs {
         true,
       );
     }
-    const rule = new events.Rule(this.stack, id, {
-      schedule: events.Schedule.rate(every),
-      targets: [
-        new targets.LambdaFunction(alias, {
-          retryAttempts: retries.retryAttempts,
-          maxEventAge: retries.maxEventAge,
-          deadLetterQueue: this.scheduleDeadLetters,
-        }),
-      ],
+    const target = (input?: ScheduledInput) =>
+      new targets.LambdaFunction(alias, {
+        event: input ? events.RuleTargetInput.fromObject(input) : undefined,
+        retryAttempts: retries.retryAttempts,
+        maxEventAge: retries.maxEventAge,
+        deadLetterQueue: this.scheduleDeadLetters,
+      });
+    const groups: (ScheduledInput | undefined)[][] = [];
+    if (!inputs) groups.push([undefined]);
+    else for (let start = 0; start < inputs.length; start += TARGETS_PER_RULE) groups.push(inputs.slice(start, start + TARGETS_PER_RULE));
+    groups.forEach((group, index) => {
+      const rule = new events.Rule(this.stack, index === 0 ? id : `${id}${index + 1}`, {
+        schedule: events.Schedule.rate(every),
+        targets: group.map(target),
+      });
+      this.scheduleRules.push(rule);
     });
-    this.scheduleRules.push(rule);
   }
 
   /**

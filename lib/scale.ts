@@ -3,11 +3,12 @@ import { stageContext } from './stage.ts';
 
 /**
  * The load the platform's shared limits are sized for: the route throttles every tenant
- * shares, the reservations of the functions whose load grows with calls, and the account
- * quotas a deployment needs (docs/scale.md has the arithmetic). Per-tenant limits are not
- * here: the gate (per key), the concurrency counter and the numbers' CPS buckets bound a
+ * shares, the reservations of the functions whose load grows with calls and chats, and the
+ * account quotas a deployment needs (docs/scale.md has the arithmetic). Per-tenant limits are
+ * not here: the gate (per key), the concurrency counter and the numbers' CPS buckets bound a
  * workspace, and every shared limit sits above what one key may send, so one tenant at its
- * own limit leaves room for the rest.
+ * own limit leaves room for the rest; the chat routes excepted, whose turns hold an
+ * execution for seconds each and are sized for the platform's planned turns instead.
  */
 export const SCALE_TARGET = {
   /** Calls in progress at once on the media server, platform-wide. */
@@ -19,7 +20,25 @@ export const SCALE_TARGET = {
    * much again twice over for every other tenant.
    */
   apiRequestsPerSecond: 5000,
+  /**
+   * Chat turns a second, platform-wide, planned (not measured): as many chats in progress as
+   * calls (10,000), a user message every 20 s each. A tenth of the keyed API traffic above,
+   * and within it (public keys are keys too).
+   */
+  chatTurnsPerSecond: 500,
+  /** Of those, the browser widget's public chats (the public function), planned at a tenth; the rest are keyed (the chats function). */
+  publicChatTurnsPerSecond: 50,
 } as const;
+
+/**
+ * A chat turn's execution, in seconds: the function waits for the language model's whole
+ * answer (a turn is answered as a whole, docs/chats.md), a planning figure between a short
+ * answer (about 2 s) and one with a tool call (5 s or more).
+ */
+export const CHAT_TURN_SECONDS = 3;
+
+/** Executions a function running `turnsPerSecond` chat turns holds: rate × duration. */
+export const chatExecutions = (turnsPerSecond: number): number => Math.ceil(turnsPerSecond * CHAT_TURN_SECONDS);
 
 /**
  * Requests a second one call in progress sends to each calls-media route, planned above the
@@ -34,6 +53,23 @@ export const PER_CALL_REQUESTS_PER_SECOND = {
   workerRetrievals: 0.2,
   mediaWebhooks: 0.2,
 } as const;
+
+/**
+ * Concurrent calls one vCPU of the voice worker carries: each call's job process takes
+ * 7.0 % of a vCPU (measured: docs/performance.md, "Voice worker: CPU and memory per
+ * concurrent call"; speech, model and voice run at the vendors).
+ */
+export const VOICE_WORKER_CALLS_PER_VCPU = 14.3;
+
+/**
+ * Voice worker tasks that carry the target's calls with the service at its CPU scaling
+ * target (docs/scale.md, "Voice worker"): calls ÷ (calls a vCPU × vCPUs a task × the target
+ * share). At LiveKit's load threshold (0.7) the same tasks carry 40 % more, so the target
+ * holds before any task refuses a job.
+ */
+export function voiceWorkerTasksFor(calls: number, vcpusPerTask: number, cpuTargetPercent: number): number {
+  return Math.ceil(calls / (VOICE_WORKER_CALLS_PER_VCPU * vcpusPerTask * (cpuTargetPercent / 100)));
+}
 
 /** Requests a second at the target of one calls-media route. */
 export const atTarget = (perCall: number): number => Math.round(perCall * SCALE_TARGET.concurrentCalls);

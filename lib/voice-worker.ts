@@ -12,6 +12,7 @@ import { HEALTH_CHECK_SCRIPT } from '../worker/src/health.ts';
 import { WORKER_METRICS_NAMESPACE, WORKER_METRICS_SERVICE } from '../worker/src/metrics.ts';
 import { contextValue } from './deploy-settings.ts';
 import { grantParleyAccess, parleyStage, resourceEnvironment, type ParleyAccess, type ParleyResources } from './parley-function.ts';
+import { SCALE_TARGET, voiceWorkerTasksFor } from './scale.ts';
 import { scopedName } from './stage.ts';
 
 /*
@@ -45,12 +46,12 @@ const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const WORKER_ACCESS: ParleyAccess = { table: 'readWrite', key: ['generateDataKey', 'decrypt'], vendorSecret: 'read' };
 
 /**
- * One task's size. The per-call assumption: about 0.1 vCPU and 200 MB a call (each call is a
- * job process of its own; speech, model and voice run at the vendors; local work is voice
- * activity and end-of-turn detection, resampling and the conversation runtime), after
- * LiveKit's published load test of about 30 concurrent voice sessions on 4 cores and 8 GB.
- * LiveKit marks a worker full at a CPU load of 0.7 (its production `loadThreshold`), so 2
- * vCPU carries about 12 to 14 calls; docs/performance.md records the measured figure.
+ * One task's size. Per call, measured: 7.0 % of a vCPU (VOICE_WORKER_CALLS_PER_VCPU in
+ * lib/scale.ts) and a job process of its own of at most about 150 MiB (the bundled agent loaded)
+ * plus 7 MiB while the call runs; speech, model and voice run at the vendors, the local work
+ * is voice activity and end-of-turn detection, resampling and the conversation runtime.
+ * LiveKit marks a worker full at a CPU load of 0.7 (its production `loadThreshold`): 2 vCPU
+ * take about 20 calls, 14 at the 50 % scaling target (docs/scale.md, "Voice worker").
  */
 export const VOICE_WORKER_SIZE = { cpu: 2048, memoryMiB: 4096 } as const;
 
@@ -70,7 +71,12 @@ export const VOICE_WORKER_CPU_TARGET_PERCENT = 50;
 const VOICE_WORKER_STOP_TIMEOUT = Duration.seconds(120);
 
 const DEFAULT_VOICE_WORKER_MIN_TASKS = 1;
-const DEFAULT_VOICE_WORKER_MAX_TASKS = 10;
+/**
+ * Enough tasks for the target's calls at the scaling target (700: 10,000 calls at 14.3 a
+ * task). A ceiling, not a cost: the service runs what its CPU asks for. It needs the
+ * account's Fargate vCPU quota (docs/scale.md, "Quotas a deployment needs").
+ */
+export const DEFAULT_VOICE_WORKER_MAX_TASKS = voiceWorkerTasksFor(SCALE_TARGET.concurrentCalls, VOICE_WORKER_SIZE.cpu / 1024, VOICE_WORKER_CPU_TARGET_PERCENT);
 
 /** Alarm thresholds (docs/operations.md, The voice worker). */
 export const VOICE_WORKER_ALARM_THRESHOLDS = {
@@ -96,7 +102,7 @@ export interface VoiceWorkerSettings {
 /**
  * Whether to deploy the worker, and how: context `voiceWorker` (default: on exactly when
  * `livekitUrl` is set: without LiveKit, calls run in the sandbox and nothing would dispatch
- * the worker), `voiceWorkerMinTasks` (1), `voiceWorkerMaxTasks` (10), `voiceWorkerArchitecture`.
+ * the worker), `voiceWorkerMinTasks` (1), `voiceWorkerMaxTasks` (700, the target's), `voiceWorkerArchitecture`.
  */
 export function voiceWorkerSettings(scope: Construct, livekitUrl: string | undefined): VoiceWorkerSettings | undefined {
   const wanted = contextValue(scope, 'voiceWorker');

@@ -12,10 +12,12 @@ import { handler as webhookDelivery } from '../functions/webhook-delivery.ts';
 import { localLambdaContext } from './local-context.ts';
 import { localQueue } from './queues.ts';
 import { config } from '../shared/platform/config.ts';
-import { JOBS, type JobName, type JobSpec } from '../shared/jobs.ts';
+import { JOBS, type JobName, type JobSpec, type ScheduledInput } from '../shared/jobs.ts';
 import type { LocalMessageQueue, SqsConsumer } from './local-queue.ts';
 
 type ScheduledHandler = (event: ScheduledEvent, context: Context, options: { signal?: AbortSignal }) => Promise<unknown>;
+/** A job whose firings are split (shared/jobs.ts `inputs`): its handler is given one input. */
+type SplitHandler = (event: ScheduledInput, context: Context, options: { signal?: AbortSignal }) => Promise<unknown>;
 
 interface ScheduleSpec {
   name: string;
@@ -23,7 +25,8 @@ interface ScheduleSpec {
   /** When the first invocation fires, given the start time. */
   firstAt: (nowMs: number) => number;
   timeoutMs: number;
-  handler: ScheduledHandler;
+  /** One invocation: the event it gets is built from the firing's time `at`. */
+  invoke: (at: number, context: Context, options: { signal?: AbortSignal }) => Promise<unknown>;
 }
 
 const MINUTE = 60_000;
@@ -73,9 +76,7 @@ class LocalSchedule {
 
   private invoke(at: number): void {
     const run = this.spec
-      .handler(scheduledEvent(this.spec.name, at), localLambdaContext(`parley-${this.spec.name}`, this.spec.timeoutMs), {
-        signal: this.abort.signal,
-      })
+      .invoke(at, localLambdaContext(`parley-${this.spec.name}`, this.spec.timeoutMs), { signal: this.abort.signal })
       .then(
         () => undefined,
         (error: unknown) => console.error(`${this.spec.name} failed: ${error instanceof Error ? error.message : String(error)}`),
@@ -90,6 +91,9 @@ class LocalSchedule {
   }
 }
 
+/** A firing's time as EventBridge writes it (whole seconds, UTC). */
+const firingTime = (atMs: number) => new Date(atMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
 function scheduledEvent(name: string, atMs: number): ScheduledEvent {
   return {
     version: '0',
@@ -97,7 +101,7 @@ function scheduledEvent(name: string, atMs: number): ScheduledEvent {
     'detail-type': 'Scheduled Event',
     source: 'aws.events',
     account: '000000000000',
-    time: new Date(atMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    time: firingTime(atMs),
     region: config.AWS_REGION,
     resources: [`arn:aws:events:${config.AWS_REGION}:000000000000:rule/parley-${name}`],
     detail: {},
@@ -122,6 +126,11 @@ const SCHEDULED_HANDLERS: Record<Exclude<JobName, QueueJob>, ScheduledHandler> =
   'billing-hourly': billingHourly,
 };
 
+/** The handlers of the scheduled jobs whose firings are split, each invocation given its input. */
+const SPLIT_HANDLERS: Partial<Record<Exclude<JobName, QueueJob>, SplitHandler>> = {
+  'batch-tick': batchTick,
+};
+
 /** When a job's first local run fires: minute jobs at start, hourly ones on the hour (as a rate rule would). */
 const firstRun = (every: 'minute' | 'hour') => (every === 'minute' ? (now: number) => now : (now: number) => Math.ceil(now / HOUR) * HOUR);
 
@@ -142,15 +151,20 @@ export function startBackgroundWork(jobs: readonly JobSpec[] = JOBS): { stop(): 
   const schedules: LocalSchedule[] = [];
   for (const job of jobs) {
     if (job.trigger.kind !== 'schedule' || !job.live) continue;
-    schedules.push(
-      new LocalSchedule({
-        name: job.name,
-        periodMs: job.trigger.every === 'minute' ? MINUTE : HOUR,
-        firstAt: firstRun(job.trigger.every),
-        timeoutMs: job.timeoutSeconds * 1000,
-        handler: SCHEDULED_HANDLERS[job.name as Exclude<JobName, QueueJob>],
-      }),
-    );
+    const name = job.name as Exclude<JobName, QueueJob>;
+    const timing = { periodMs: job.trigger.every === 'minute' ? MINUTE : HOUR, firstAt: firstRun(job.trigger.every), timeoutMs: job.timeoutSeconds * 1000 };
+    if (!job.trigger.inputs) {
+      const handler = SCHEDULED_HANDLERS[name];
+      schedules.push(new LocalSchedule({ name, ...timing, invoke: (at, context, options) => handler(scheduledEvent(name, at), context, options) }));
+      continue;
+    }
+    // As EventBridge does with a target per input: each firing invokes the handler once per
+    // input, side by side (a schedule each, so one slow invocation delays no other).
+    const handler = SPLIT_HANDLERS[name];
+    if (!handler) throw new Error(`${name} splits its firings (inputs in shared/jobs.ts) but local/background.ts has no SPLIT_HANDLERS entry for it`);
+    job.trigger.inputs.forEach((input, index) => {
+      schedules.push(new LocalSchedule({ name: `${name}-${index}`, ...timing, invoke: (_at, context, options) => handler(input, context, options) }));
+    });
   }
   // Messages a schedule sends to a queue job (the daily retention sweep at its UTC hour, the listing backfill every hour, the concurrency sweep every minute).
   for (const job of jobs) {
@@ -169,8 +183,8 @@ export function startBackgroundWork(jobs: readonly JobSpec[] = JOBS): { stop(): 
             return at > now ? at : at + DAY;
           },
           timeoutMs: 60_000,
-          handler: async (event) => {
-            await queue.send({ ...scheduled.message, scheduled_at: event.time });
+          invoke: async (at) => {
+            await queue.send({ ...scheduled.message, scheduled_at: firingTime(at) });
           },
         }),
       );

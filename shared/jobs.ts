@@ -7,6 +7,7 @@
  * manifest, lib/functions.ts.
  */
 
+import { BATCH_DUE_SHARDS } from './batches/shards.ts';
 import type { QueueName } from './platform/aws/queue.ts';
 
 export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'integration-jobs' | 'kb-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
@@ -27,7 +28,20 @@ export type JobTrigger =
       /** EventBridge's rate; its floor is one minute (the batch tick paces one-second passes inside it). */
       every: 'minute' | 'hour';
       retries: JobRetries;
+      /**
+       * Each firing invokes the function once per input, with the input as its event
+       * (EventBridge's constant input of one target each; locally one schedule each), so the
+       * work splits over invocations that run side by side. Without: one invocation, given
+       * the scheduled event.
+       */
+      inputs?: readonly ScheduledInput[];
     };
+
+/** A scheduled invocation's event when the job's firings are split (JobTrigger `inputs`). */
+export interface ScheduledInput {
+  /** The due-batch index's shard whose passes the invocation runs (batch-tick). */
+  shard: number;
+}
 
 /**
  * A message a schedule puts on a queue job's queue (an EventBridge rule with the queue as its
@@ -151,12 +165,18 @@ export const JOBS: readonly JobSpec[] = [
   },
   {
     name: 'batch-tick',
-    description: 'Runs the one-second batch-call passes of every due-index shard for one minute per invocation',
+    description: 'Runs the one-second batch-call passes of one due-index shard (its event\'s) for one minute per invocation',
     // Each invocation loops through the passes (BATCH_TICK_MS, a second: the calls-per-second
-    // tokens come back each second) of every shard for about a minute; 70 s leaves room to
+    // tokens come back each second) of its shard for about a minute; 70 s leaves room to
     // finish the last pass. The next minute's invocation may start while this one drains, and
-    // each shard's lease in the table keeps its passes from running twice.
-    trigger: { kind: 'schedule', every: 'minute', retries: MINUTE_JOB_RETRIES },
+    // each shard's lease in the table keeps its passes from running twice. One invocation per
+    // shard, so the shards' dials are marshalled on as many CPUs (docs/scale.md, Batch calls).
+    trigger: {
+      kind: 'schedule',
+      every: 'minute',
+      retries: MINUTE_JOB_RETRIES,
+      inputs: Array.from({ length: BATCH_DUE_SHARDS }, (_, shard) => ({ shard })),
+    },
     timeoutSeconds: 70,
     live: true,
   },

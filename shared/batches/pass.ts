@@ -19,11 +19,11 @@ import {
   resolveTask,
   setBatchDue,
   SCHEDULABLE,
-  BATCH_DUE_SHARDS,
   type BatchItem,
   type TaskItem,
 } from './store.ts';
 import { releaseAgentReferences } from './agent-references.ts';
+import { BATCH_DUE_SHARDS } from './shards.ts';
 import { insideWindow, nextOpening } from './windows.ts';
 
 /*

@@ -4,7 +4,8 @@ import { config } from '../platform/config.ts';
 import { acquireJobLease, releaseJobLease } from '../platform/store/job-lease.ts';
 import { logger } from '../platform/logger.ts';
 import { runBatchPass } from './pass.ts';
-import { anyBatchDue, BATCH_DUE_SHARDS, rehomeUnshardedDueBatches } from './store.ts';
+import { BATCH_DUE_SHARDS } from './shards.ts';
+import { anyBatchDue, rehomeUnshardedDueBatches } from './store.ts';
 
 export { runBatchPass } from './pass.ts';
 
@@ -19,8 +20,11 @@ const SCHEDULE_PERIOD_MS = 60_000;
 export interface BatchTickOptions {
   tickMs?: number;
   passes?: number;
-  /** How many shards of the due-batch index to pass (each its own loop and lease). */
-  shards?: number;
+  /**
+   * The shards of the due-batch index to pass, each its own loop and lease: every shard
+   * unless told (a deployed invocation is given its one shard, shared/jobs.ts).
+   */
+  shards?: readonly number[];
   /** Aborting stops before the next pass; the pass under way finishes. */
   signal?: AbortSignal;
   runPass?: (slot: number, shard: number) => Promise<unknown>;
@@ -40,7 +44,7 @@ export interface BatchTickOptions {
 const wallClock = { now: () => Date.now(), sleep: (ms: number, signal?: AbortSignal) => sleep(ms, undefined, { signal }) };
 
 export interface BatchTickResult {
-  /** The slots this invocation tried, in order: each pass's scheduled start, epoch ms (the same for every shard). */
+  /** The slots this invocation tried, in order: each pass's scheduled start, epoch ms (the same for each of its shards). */
   slots: number[];
   /** Passes run, skipped (another invocation held the slot) and idle (nothing due), summed over the shards. */
   passes_run: number;
@@ -49,15 +53,16 @@ export interface BatchTickResult {
 }
 
 /**
- * The tick function's body: for each shard of the due-batch index, its own loop of passes at
- * each tick boundary for about a minute, each pass under the shard's lease, so overlapping
- * or duplicate invocations never run a shard's slot twice, and a slow shard (a workspace
- * with thousands of dials due) delays no other.
+ * The tick function's body: for each shard of the due-batch index it is given (in the
+ * deployed stack, one per invocation), its own loop of passes at each tick boundary for about
+ * a minute, each pass under the shard's lease, so overlapping or duplicate invocations never
+ * run a shard's slot twice, and a slow shard (a workspace with thousands of dials due) delays
+ * no other.
  */
 export async function runBatchTicks(options: BatchTickOptions = {}): Promise<BatchTickResult> {
   const tickMs = options.tickMs ?? config.BATCH_TICK_MS;
   const passes = options.passes ?? Math.max(1, Math.floor(SCHEDULE_PERIOD_MS / tickMs));
-  const shards = options.shards ?? BATCH_DUE_SHARDS;
+  const shards = options.shards ?? Array.from({ length: BATCH_DUE_SHARDS }, (_, shard) => shard);
   const runPass = options.runPass ?? ((_slot: number, shard: number) => runBatchPass({ shard }));
   const hasWork = options.hasWork ?? (options.runPass ? async () => true : (_slot: number, shard: number) => anyBatchDue(shard, clock.now()));
   const leaseMs = options.leaseMs ?? BATCH_PASS_LEASE_MS;
@@ -67,7 +72,9 @@ export async function runBatchTicks(options: BatchTickOptions = {}): Promise<Bat
   // Slots are start times rather than tick counts, so they keep increasing when BATCH_TICK_MS changes.
   const firstSlot = Math.floor(clock.now() / tickMs) * tickMs;
   const result: BatchTickResult = { slots: [], passes_run: 0, passes_skipped: 0, passes_idle: 0 };
-  if (!options.runPass) {
+  // Shard 0's invocation alone moves what an upgrade left in the unsharded partition: one
+  // mover is enough, and the others would race it for the same batches.
+  if (!options.runPass && shards.includes(0)) {
     try {
       const moved = await rehomeUnshardedDueBatches();
       if (moved) logger.info('moved batches from the unsharded due index to their shards', { moved });
@@ -90,7 +97,7 @@ export async function runBatchTicks(options: BatchTickOptions = {}): Promise<Bat
         }
       }
       if (options.signal?.aborted) break;
-      if (shard === 0) result.slots.push(slot);
+      if (shard === shards[0]) result.slots.push(slot);
       try {
         if (!(await hasWork(slot, shard))) {
           result.passes_idle += 1;
@@ -115,6 +122,6 @@ export async function runBatchTicks(options: BatchTickOptions = {}): Promise<Bat
       }
     }
   };
-  await Promise.all(Array.from({ length: shards }, (_, shard) => shardLoop(shard)));
+  await Promise.all(shards.map((shard) => shardLoop(shard)));
   return result;
 }

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { conflict, notFound } from '../platform/errors.ts';
 import { keys, type ItemKey } from '../platform/store/keys.ts';
 import { queryAll } from '../platform/store/query.ts';
 import { defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import type { BatchStatus, CallTimeWindowInput, TaskStatus } from './schemas.ts';
+import { batchDueShard } from './shards.ts';
 
 /*
  * The batches domain's items (docs/batch-calls.md, docs/data-model.md):
@@ -85,18 +85,6 @@ const batchNotFound = () => notFound('Batch call not found');
 
 const batches = defineEntity<BatchItem, [workspaceId: string, batchCallId: string]>({ key: keys.batchCall, notFound: batchNotFound });
 
-/**
- * Shards of the due-batch index. Each is queried and passed under its own lease, so passes
- * grow with shards instead of queueing behind one; a workspace's batches stay in one shard,
- * where its capacity is shared between them. Changing it moves batches between shards only
- * as they are rescheduled (setBatchDue rewrites the shard), so raise it, then wait a minute.
- */
-export const BATCH_DUE_SHARDS = 8;
-
-/** The due-index shard of a workspace: a stable hash, so a workspace's batches share one. */
-export function batchDueShard(workspaceId: string): number {
-  return createHash('sha256').update(workspaceId).digest().readUInt32BE(0) % BATCH_DUE_SHARDS;
-}
 
 const dueKeys = (workspaceId: string, dueMs: number, batchCallId: string) => ({
   ...keys.batchDueIndex(batchDueShard(workspaceId)),

@@ -24,6 +24,7 @@ export interface NewEntry {
   description: string;
   sourceKey: string;
   reference?: string;
+  paymentIntent?: string;
 }
 
 export interface AppendResult {
@@ -72,6 +73,7 @@ export async function writeEntry(workspaceId: string, input: NewEntry, options: 
       description: input.description,
       source_key: input.sourceKey,
       ...(input.reference ? { reference: input.reference } : {}),
+      ...(input.paymentIntent ? { payment_intent: input.paymentIntent } : {}),
       created_timestamp: nowMs,
     };
     let outcome: Awaited<ReturnType<typeof billingStore.appendEntry>>;

@@ -60,6 +60,8 @@ export interface LedgerEntryItem {
   source_key: string;
   /** What the entry is about: a call ID, a checkout session, a month. */
   reference?: string;
+  /** The Stripe payment that credited it: the workspace purge finds the payment's record (`STRIPEPAYMENT#`) through it. */
+  payment_intent?: string;
   created_timestamp: number;
 }
 

@@ -23,13 +23,13 @@ export const chatRoutes = defineRoutes({ domain: 'chats', access: 'calls' }, {
   createChat: {
     method: 'POST', path: '/create-chat', status: 201,
     summary: 'Start a chat with a chat agent (the agent\'s opening messages included)',
-    spendChecked: true, publicKey: 'start_chat', throttle: 'vendor',
+    spendChecked: true, publicKey: 'start_chat', throttle: 'conversation',
     body: CreateChatBody, response: Chat,
   },
   createChatCompletion: {
     method: 'POST', path: '/create-chat-completion', status: 200,
     summary: 'Send the user\'s message and answer the agent\'s new messages (completions of one chat run one at a time)',
-    spendChecked: true, throttle: 'vendor',
+    spendChecked: true, throttle: 'conversation',
     body: CreateChatCompletionBody, response: ChatCompletion,
   },
   getChat: {

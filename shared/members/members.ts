@@ -2,6 +2,7 @@ import { auditPut, getWorkspaceItem, type AuditRecord } from '../account/index.t
 import type { Principal } from '../platform/auth/gate.ts';
 import type { Role } from '../platform/auth/roles.ts';
 import { credentialDeletes, listCredentials, lowerMemberKeys } from '../platform/auth/credentials.ts';
+import { unindexPublicOrigins } from '../platform/auth/public-origins.ts';
 import { badRequest, conflict, forbidden, NotFound, notFound } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
 import { keys } from '../platform/store/keys.ts';
@@ -347,6 +348,8 @@ export async function deleteWorkspace(principal: Principal, confirm: string): Pr
   const credentialKeys = credentials.flatMap(([credential, ref]) => credentialDeletes(credential, ref).map((op) => ('Delete' in op ? op.Delete.Key : undefined)));
   const memberItems = await listMemberItems(workspaceId);
   const scim = await table.get<{ token_hash: string }>(keys.scimConfig(workspaceId));
+  // Before the keys: a delete that stops in between leaves keys, which the purge follows to their origins (purge-sources.ts).
+  await Promise.all(credentials.map(([credential]) => unindexPublicOrigins(credential.credential_id, credential.allowed_origins ?? [])));
   await table.batchDelete([
     ...credentialKeys.filter((key) => key !== undefined),
     ...memberItems.flatMap((item) => [keys.member(workspaceId, item.member_id), keys.memberEmail(workspaceId, item.email)]),

@@ -3,7 +3,8 @@ import { knowledgeBaseObjectStore, objectStore, type ObjectStore } from '../plat
 import { logger } from '../platform/logger.ts';
 import { objectKeys } from '../platform/store/keys.ts';
 import { enqueuePurgeStep, type WorkspacePurgeMessage } from './purge-queue.ts';
-import { advancePurge, deleteItems, purges, workspaceItemsPage, workspacePartitionItems, type PurgeItem } from './store.ts';
+import { purgeItemsStep, type PurgeCursor } from './purge-sources.ts';
+import { advancePurge, purges, type PurgeItem } from './store.ts';
 
 /*
  * The background purge of a deleted workspace (POST /workspace/delete marks it and revokes
@@ -14,9 +15,10 @@ import { advancePurge, deleteItems, purges, workspaceItemsPage, workspacePartiti
  *   numbers  release the workspace's numbers at their carriers (through the numbers index)
  *   objects  empty its prefixes in the recordings bucket (recordings, exports, assets) and
  *            the knowledge-base bucket
- *   items    scan the table a few pages at a time from the saved cursor, deleting every item
- *            that is the workspace's (its ID in the key, or its `workspace_id`), then sweep
- *            the workspace partition once more
+ *   items    walk the workspace's purge sources (purge-sources.ts: its partitions, its calls
+ *            and chats through their listing index, the partitions and global items its
+ *            records name) a few pages at a time from the saved cursor, deleting as it goes:
+ *            the work is the workspace's items, never the table's
  *
  * Idempotent and safe on redelivery: every deletion may run twice; a step whose record has
  * moved on (a duplicate, or a redelivery after the progress was saved) does nothing; a step
@@ -29,9 +31,14 @@ export const PURGE_LIMITS = {
   /** Objects listed and deleted per request, and requests per step. */
   objectsPerRequest: 1000,
   objectRequestsPerStep: 20,
-  /** Items examined per scan page (DynamoDB also stops a page at 1 MB), and pages per step. */
-  scanPageSize: 1000,
-  scanPagesPerStep: 25,
+  /** Items per page read of a purge source (DynamoDB also stops a page at 1 MB), and pages per step. */
+  pageSize: 1000,
+  pagesPerStep: 25,
+  /** Records per page of a source whose records head partitions (a page's partitions are kept in the cursor: about 10 KB). */
+  headsPerPage: 100,
+  /** Headed partitions (a call's, a chat's: one page each) emptied at once, and rounds of them per step. */
+  partitionsAtOnce: 32,
+  partitionRoundsPerStep: 400,
   /** A step stops taking new pages after this long (the job's timeout is 900 s). */
   stepBudgetMs: 60_000,
 };
@@ -46,6 +53,15 @@ function objectPrefixes(workspaceId: string): { store: () => ObjectStore; prefix
     ...objectKeys.workspaceRecordingsBucketPrefixes(workspaceId).map((prefix) => ({ store: objectStore, prefix })),
     { store: knowledgeBaseObjectStore, prefix: objectKeys.workspaceKnowledgeBasePrefix(workspaceId) },
   ];
+}
+
+/**
+ * The items phase's saved position. A record saved by the scan this replaced holds a Scan's
+ * LastEvaluatedKey instead: the walk then starts over (every deletion may run twice).
+ */
+function savedCursor(saved: string | undefined): PurgeCursor | undefined {
+  const parsed = saved ? (JSON.parse(saved) as Partial<PurgeCursor>) : undefined;
+  return typeof parsed?.source === 'number' && typeof parsed.place === 'number' ? (parsed as PurgeCursor) : undefined;
 }
 
 /** Runs one step of a workspace's purge (the export-jobs consumer calls it). */
@@ -82,30 +98,23 @@ export async function runPurgeStep(message: WorkspacePurgeMessage, nowMs = Date.
       delete next.prefix_index;
     }
   } else {
-    let cursor = item.cursor ? (JSON.parse(item.cursor) as Record<string, unknown>) : undefined;
-    let finished = false;
-    for (let page = 0; page < PURGE_LIMITS.scanPagesPerStep && Date.now() - started < PURGE_LIMITS.stepBudgetMs; page++) {
-      const found = await workspaceItemsPage(item.workspace_id, cursor, PURGE_LIMITS.scanPageSize);
-      await deleteItems(found.items);
-      next.items_deleted += found.items.length;
-      next.items_scanned += found.scanned;
-      cursor = found.lastKey;
-      if (!cursor) {
-        finished = true;
-        break;
-      }
-    }
-    if (finished) {
-      // Whatever landed in the workspace partition behind the scan (a write in flight at the delete).
-      const late = await workspacePartitionItems(item.workspace_id);
-      await deleteItems(late);
-      next.items_deleted += late.length;
+    const step = await purgeItemsStep(item.workspace_id, savedCursor(item.cursor), {
+      pageSize: PURGE_LIMITS.pageSize,
+      headsPerPage: PURGE_LIMITS.headsPerPage,
+      pages: PURGE_LIMITS.pagesPerStep,
+      rounds: PURGE_LIMITS.partitionRoundsPerStep,
+      until: started + PURGE_LIMITS.stepBudgetMs,
+      parallel: PURGE_LIMITS.partitionsAtOnce,
+    });
+    next.items_deleted += step.deleted;
+    next.items_scanned += step.read;
+    if (step.cursor) {
+      next.cursor = JSON.stringify(step.cursor);
+    } else {
       delete next.cursor;
       next.phase = 'done';
       next.completed_timestamp = nowMs;
       next.expires_at = Math.floor(nowMs / 1000) + KEEP_RECORD_SECONDS;
-    } else {
-      next.cursor = JSON.stringify(cursor);
     }
   }
   if (!(await advancePurge(item, next))) {

@@ -145,11 +145,13 @@ export type PurgeItem = Keyed & {
   step: number;
   /** The objects phase: the index of the prefix being emptied. */
   prefix_index?: number;
-  /** The items phase: the scan's LastEvaluatedKey as JSON (absent: from the start). */
+  /** The items phase: where its walk of the purge sources is (purge-sources.ts `PurgeCursor`) as JSON; absent: from the start. */
   cursor?: string;
   numbers_released: number;
   objects_deleted: number;
+  /** Deletions sent (a key named by a record may already be gone). */
   items_deleted: number;
+  /** Items read by the walk (its work: the workspace's items, not the table's). */
   items_scanned: number;
   started_timestamp: number;
   updated_timestamp: number;
@@ -182,29 +184,6 @@ export function purgeStartOp(workspaceId: string, nowMs: number): TransactOp {
 export function advancePurge(item: PurgeItem, next: PurgeItem): Promise<boolean> {
   return purges.putIf({ ...next, step: item.step + 1 }, [item.workspace_id], { expression: 'step = :step', values: { ':step': item.step } });
 }
-
-/**
- * One page of the table's items that belong to a workspace: its ID in the partition key
- * (`WS#<ws>…`, `CONTACTPHONE#<ws>#…`, `IDEMPOTENCY#<ws>#…`, …), or its `workspace_id` on the
- * item (calls, chats, credentials, number claims, public pointers, …), or the registry's
- * entry; never the purge's own record. IDs are 24 random hex digits, so no other
- * workspace's key contains this one's.
- */
-export async function workspaceItemsPage(workspaceId: string, startKey: Record<string, unknown> | undefined, limit: number) {
-  return table.scanPage<Keyed>({
-    ExclusiveStartKey: startKey,
-    Limit: limit,
-    ProjectionExpression: 'pk, sk',
-    FilterExpression: '(contains(pk, :ws) OR workspace_id = :ws OR sk = :ws) AND pk <> :purge',
-    ExpressionAttributeValues: { ':ws': workspaceId, ':purge': keys.workspacePurge(workspaceId).pk },
-  });
-}
-
-/** What is left in the workspace's own partition (`WS#<ws>`), for the purge's last sweep. */
-export const workspacePartitionItems = (workspaceId: string) =>
-  table.queryAll<Keyed>({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.workspace(workspaceId).pk }, ProjectionExpression: 'pk, sk' });
-
-export const deleteItems = (itemKeys: readonly Keyed[]) => table.batchDelete(itemKeys.map(({ pk, sk }) => ({ pk, sk })));
 
 /** An AuthnRequest we sent (SP-initiated SAML): the ACS takes it once when a response names it. */
 export type SamlRequestItem = Keyed & { respond: 'json' | 'redirect'; return_to: string; issue_instant: string; expires_timestamp: number; expires_at: number };

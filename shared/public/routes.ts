@@ -31,13 +31,13 @@ export const publicRoutes = defineRoutes({ domain: 'public', access: 'public' },
   startPublicChat: {
     method: 'POST', path: '/public/chat/start', status: 201, access: 'calls',
     summary: 'Start a chat with a chat agent from a browser (a public key from an allowed origin); answers the chat and its secret',
-    publicKey: 'start_chat', spendChecked: true, throttle: 'vendor',
+    publicKey: 'start_chat', spendChecked: true, throttle: 'conversation',
     body: StartPublicChatBody, response: PublicChatStarted,
   },
   publicChatMessage: {
     method: 'POST', path: '/public/chat/{chat_id}/message', status: 200,
     summary: 'Send the user\'s message in a public chat (its chat_secret) and answer the agent\'s new messages',
-    cors: 'public-key-origins', spendChecked: true, throttle: 'vendor',
+    cors: 'public-key-origins', spendChecked: true, throttle: 'conversation',
     params: publicChatParams, body: PublicChatMessageBody, response: PublicChatReply,
   },
   endPublicChat: {

@@ -61,6 +61,11 @@ export function deliveryCap(concurrencyLimit: number): number {
   return Math.min(MAX_IN_FLIGHT, Math.max(MIN_IN_FLIGHT, PER_CONCURRENT_CALL * concurrencyLimit));
 }
 
+/** Every partition the workspace's slot groups may be in, whatever its cap was (the purge empties them). */
+export function deliverySlotPartitions(workspaceId: string): string[] {
+  return Array.from({ length: Math.ceil(MAX_IN_FLIGHT / SLOTS_PER_GROUP) }, (_, group) => keys.webhookDeliverySlots(workspaceId, group).pk);
+}
+
 /** The cap while the workspace's receiver is slow. */
 export const slowReceiverCap = (cap: number): number => Math.min(cap, SLOW_RECEIVER_CAP);
 

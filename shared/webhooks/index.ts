@@ -16,3 +16,6 @@ export {
 export { fillUrlPlaceholders, sendAgentEvent,  } from './routing.ts';
 /** A privacy erase (shared/account-data) deletes the delivery log entries quoting the number. */
 export { deleteDeliveriesMentioning } from './store.ts';
+/** Where a workspace's delivery log and delivery slots are: the workspace purge empties them. */
+export { deliveryLogPartitions } from './store.ts';
+export { deliverySlotPartitions } from './delivery-slots.ts';

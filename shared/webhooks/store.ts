@@ -40,7 +40,7 @@ export type DeliveryAttemptItem = Keyed & {
  */
 const DELIVERY_LOG_SHARDS = 4;
 const deliveryShardOf = (attemptId: string): number => createHash('sha256').update(attemptId).digest()[0]! % DELIVERY_LOG_SHARDS;
-const deliveryLogPartitions = (workspaceId: string): string[] =>
+export const deliveryLogPartitions = (workspaceId: string): string[] =>
   Array.from({ length: DELIVERY_LOG_SHARDS }, (_, shard) => keys.webhookDeliveries(workspaceId, shard).pk);
 
 export const deliveryAttempts = {

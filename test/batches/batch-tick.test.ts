@@ -5,7 +5,7 @@ import { startBackgroundWork } from '../../local/background.ts';
 import { localLambdaContext } from '../../local/local-context.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { batchPassLease, runBatchPass, runBatchTicks } from '../../shared/batches/scheduler.ts';
-import { BATCH_DUE_SHARDS, batchDueShard } from '../../shared/batches/store.ts';
+import { BATCH_DUE_SHARDS, batchDueShard } from '../../shared/batches/shards.ts';
 import { acquireJobLease, releaseJobLease } from '../../shared/platform/store/job-lease.ts';
 import { db, tableName } from '../../shared/platform/store/db.ts';
 import { keys } from '../../shared/platform/store/keys.ts';
@@ -37,8 +37,8 @@ describe('batch tick', () => {
     const { clock, task } = virtualTime();
     const { ran, runPass, overlapped } = passRecorder(clock);
     const [a, b] = await Promise.all([
-      task(() => runBatchTicks({ tickMs, passes, shards: 1, runPass, job: 'concurrent-test', clock })),
-      task(() => runBatchTicks({ tickMs, passes, shards: 1, runPass, job: 'concurrent-test', clock })),
+      task(() => runBatchTicks({ tickMs, passes, shards: [0], runPass, job: 'concurrent-test', clock })),
+      task(() => runBatchTicks({ tickMs, passes, shards: [0], runPass, job: 'concurrent-test', clock })),
     ]);
 
     expect(a.slots).toEqual(range(a.slots[0]!, passes, tickMs));
@@ -56,7 +56,7 @@ describe('batch tick', () => {
     // On the wall clock: a pass below waits for the others, which virtual time would not wait for.
     const tickMs = 300;
     const passes = 3;
-    const shards = 3;
+    const shards = [0, 1, 2];
     const job = `sharded-test-${Date.now()}`;
     const ran: string[] = [];
     // Each pass waits until every shard's pass of its
@@ -73,7 +73,7 @@ describe('batch tick', () => {
         started.set(slot, gate);
       }
       gate.count += 1;
-      if (gate.count === shards) gate.open();
+      if (gate.count === shards.length) gate.open();
       const met = await Promise.race([gate.all.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000))]);
       if (met) together += 1;
     };
@@ -82,19 +82,19 @@ describe('batch tick', () => {
       runBatchTicks({ tickMs, passes, shards, runPass, job }),
     ]);
     // Every (slot, shard) exactly once between the two invocations.
-    expect(ran.length).toBe(passes * shards);
-    expect(new Set(ran).size).toBe(passes * shards);
-    expect(a.passes_run + b.passes_run).toBe(passes * shards);
-    expect(a.passes_run + a.passes_skipped).toBe(passes * shards);
+    expect(ran.length).toBe(passes * shards.length);
+    expect(new Set(ran).size).toBe(passes * shards.length);
+    expect(a.passes_run + b.passes_run).toBe(passes * shards.length);
+    expect(a.passes_run + a.passes_skipped).toBe(passes * shards.length);
     // Every shard's pass of a slot ran at the same time as the others: no one lease serialises them.
-    expect(together).toBe(passes * shards);
+    expect(together).toBe(passes * shards.length);
   });
 
   it('a slot already run cannot be taken again, even by a late duplicate invocation', async () => {
     const tickMs = 200;
     const { clock, task } = virtualTime();
     const { ran, runPass } = passRecorder(clock);
-    const first = await task(() => runBatchTicks({ tickMs, passes: 2, shards: 1, runPass, job: 'duplicate-test', clock }));
+    const first = await task(() => runBatchTicks({ tickMs, passes: 2, shards: [0], runPass, job: 'duplicate-test', clock }));
     // The same slots again (a duplicate EventBridge delivery arriving late).
     const lastSlot = first.slots.at(-1)!;
     const acquired = await acquireJobLease(batchPassLease(0, 'duplicate-test'), lastSlot, 'late-duplicate', 60_000);
@@ -154,6 +154,24 @@ describe('batch tick', () => {
     expect(result.passes_run + result.passes_skipped + result.passes_idle).toBe(BATCH_DUE_SHARDS);
     expect(result.passes_skipped).toBe(0);
   });
+
+  it('given a shard (the deployed schedule invokes it once per shard), the handler passes that shard alone', async () => {
+    const tickMs = 1000;
+    const intoSlot = Date.now() % tickMs;
+    if (intoSlot > tickMs - 400) await new Promise((resolve) => setTimeout(resolve, tickMs - intoSlot + 50));
+    const controller = new AbortController();
+    const invocation = batchTick({ shard: BATCH_DUE_SHARDS - 1 }, localLambdaContext('parley-batch-tick', 90_000), { signal: controller.signal });
+    setTimeout(() => controller.abort(), 200);
+    const result = await invocation;
+    expect(result.slots).toHaveLength(1);
+    expect(result.passes_run + result.passes_skipped + result.passes_idle).toBe(1);
+  });
+
+  it('refuses a shard the due-batch index does not have, rather than pass nothing', async () => {
+    for (const shard of [BATCH_DUE_SHARDS, -1, 1.5]) {
+      await expect(batchTick({ shard }, localLambdaContext('parley-batch-tick', 90_000), {})).rejects.toThrow(`invoked for shard ${shard}`);
+    }
+  });
 });
 
 describe('local schedules', () => {
@@ -184,5 +202,27 @@ describe('local schedules', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     await live.stop();
     expect(await leaseSlot()).toBeGreaterThanOrEqual(Math.floor(startedAt / 1000) * 1000);
+  });
+
+  it('invoke batch-tick once per input of its schedule, each passing its own shard alone', async () => {
+    const shard = batchDueShard(workspaceId);
+    // The batch tick's schedule alone, with the inputs given: as EventBridge's targets would.
+    const tickWith = (inputs: { shard: number }[]) =>
+      JOBS.filter((job) => job.name === 'batch-tick').map((job) => (job.trigger.kind === 'schedule' ? { ...job, trigger: { ...job.trigger, inputs } } : job));
+    expect(tickWith([{ shard }])[0]!.trigger).toMatchObject({ kind: 'schedule', inputs: [{ shard }] });
+    const before = await leaseSlot();
+
+    // Another shard's invocation leaves this shard's batch (and lease) alone.
+    const elsewhere = startBackgroundWork(tickWith([{ shard: (shard + 1) % BATCH_DUE_SHARDS }]));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await elsewhere.stop();
+    expect(await leaseSlot()).toBe(before);
+
+    // Its own shard's takes the lease, in a second no earlier run had.
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
+    const own = startBackgroundWork(tickWith([{ shard: (shard + 1) % BATCH_DUE_SHARDS }, { shard }]));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await own.stop();
+    expect(await leaseSlot()).toBeGreaterThan(before ?? 0);
   });
 });

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { functionNamed } from '../../lib/functions.ts';
 import { DEFAULT_API_THROTTLE, DEFAULT_ROUTE_THROTTLES } from '../../lib/parley-api.ts';
 import { ParleyStack } from '../../lib/parley-stack.ts';
-import { PER_CALL_REQUESTS_PER_SECOND, SCALE_TARGET, TARGET_API_REQUESTS_PER_SECOND } from '../../lib/scale.ts';
+import { CHAT_TURN_SECONDS, PER_CALL_REQUESTS_PER_SECOND, SCALE_TARGET, TARGET_API_REQUESTS_PER_SECOND } from '../../lib/scale.ts';
 import { servedRoutes } from '../../shared/route-table.ts';
 
 /**
@@ -41,7 +41,7 @@ const stage = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'))[
   DefaultRouteSettings: Record<string, number>;
   RouteSettings: Record<string, Record<string, number>>;
 };
-const reservationOf = (name: 'calls' | 'calls-media') => {
+const reservationOf = (name: 'calls' | 'calls-media' | 'chats' | 'public') => {
   const fn = stack.functions.byName[name];
   return template.toJSON().Resources[stack.getLogicalId(fn.node.defaultChild as CfnResource)].Properties.ReservedConcurrentExecutions as number;
 };
@@ -92,6 +92,39 @@ describe('shared route limits', () => {
     for (const key of ['POST /v2/create-phone-call', 'POST /create-phone-call']) expect(stage.RouteSettings[key], key).toBeUndefined();
     expect(stage.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: DEFAULT_API_THROTTLE.rateLimit, ThrottlingBurstLimit: DEFAULT_API_THROTTLE.burstLimit });
     expect(DEFAULT_API_THROTTLE.rateLimit).toBeGreaterThanOrEqual(3 * SCALE_TARGET.keyRequestsPerSecond);
+  });
+});
+
+describe('conversation traffic', () => {
+  // Chat turns and SMS: conversation traffic at scale, apart from the slow and rare vendor routes.
+  const CONVERSATION_ROUTES = [
+    'POST /create-chat',
+    'POST /create-chat-completion',
+    'POST /create-sms-chat',
+    'POST /send-sms',
+    'POST /public/chat/start',
+    'POST /public/chat/{chat_id}/message',
+  ];
+  const SLOW_AND_RARE = ['POST /clone-voice', 'POST /billing/checkout', 'POST /generate-agent', 'POST /create-phone-number', 'POST /sms-chats/{chat_id}/simulate-inbound'];
+
+  it('limits each chat and SMS route at the target\'s chat turns, and keeps the slow and rare vendor routes low', () => {
+    const classed = servedRoutes().filter((route) => route.route.throttle === 'conversation').map((route) => route.key);
+    expect(classed.sort()).toEqual([...CONVERSATION_ROUTES].sort());
+    expect(SCALE_TARGET.chatTurnsPerSecond).toBe(500);
+    for (const key of CONVERSATION_ROUTES) expect(stage.RouteSettings[key], key).toEqual({ ThrottlingRateLimit: 500, ThrottlingBurstLimit: 500 });
+    for (const key of SLOW_AND_RARE) expect(stage.RouteSettings[key], key).toEqual({ ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 });
+    expect(DEFAULT_ROUTE_THROTTLES.conversation.rateLimit).toBeGreaterThanOrEqual(100 * DEFAULT_ROUTE_THROTTLES.vendor.rateLimit);
+  });
+
+  it('reserves the executions the chat turns hold while they wait on the model: rate × duration', () => {
+    expect(CHAT_TURN_SECONDS).toBe(3);
+    const publicTurns = SCALE_TARGET.publicChatTurnsPerSecond;
+    expect(reservationOf('chats')).toBe((SCALE_TARGET.chatTurnsPerSecond - publicTurns) * CHAT_TURN_SECONDS);
+    expect(reservationOf('chats')).toBe(1350);
+    // The public function's short requests (preflights, share links, the widget's script) keep their 5.
+    expect(reservationOf('public')).toBe(publicTurns * CHAT_TURN_SECONDS + 5);
+    // The chat turns are within the keyed API traffic the account's throttle is checked against.
+    expect(SCALE_TARGET.chatTurnsPerSecond).toBeLessThanOrEqual(SCALE_TARGET.apiRequestsPerSecond / 10);
   });
 });
 

@@ -33,6 +33,7 @@ import { DOMAINS, THROTTLE_CLASSES, type Domain, type RouteDefinition } from '..
 import { servedRoutes, type ServedRoute } from '../../shared/route-table.ts';
 import { loadConfig, PRODUCTION_REQUIRED_SETTINGS } from '../../shared/platform/config.ts';
 import { JOBS } from '../../shared/jobs.ts';
+import { BATCH_DUE_SHARDS } from '../../shared/batches/shards.ts';
 import { tableDefinition } from '../../shared/platform/store/keys.ts';
 import { PRODUCTION_TEST_SETTINGS } from '../support/production-settings.ts';
 
@@ -164,12 +165,8 @@ function expectGrantsMatch(
   expect([...all].filter((action) => action.includes('*')), label).toEqual([]);
   expect(all.has('dynamodb:GetItem'), label).toBe(access.table !== undefined);
   expect(all.has('dynamodb:PutItem'), label).toBe(access.table === 'readWrite');
-  // Only the workspace purge scans (export-jobs, `tableScan`), and only the base table.
-  expect(all.has('dynamodb:Scan'), label).toBe(access.tableScan === true);
-  for (const statement of statements.filter((s) => [s.Action].flat().includes('dynamodb:Scan'))) {
-    expect([statement.Action].flat(), label).toEqual(['dynamodb:Scan']);
-    expect(JSON.stringify(statement.Resource), label).not.toContain('/index/');
-  }
+  // Nothing scans the table: every read knows its partition (the workspace purge too: shared/members/purge-sources.ts).
+  expect(all.has('dynamodb:Scan'), label).toBe(false);
   expect(actionsOf(statements, (s) => direct(s) && [s.Action].flat().some((a) => a.startsWith('kms:'))), label).toEqual(
     new Set((access.key ?? []).map((use) => KEY_USE_ACTION[use])),
   );
@@ -448,13 +445,14 @@ describe('ParleyStack', () => {
 
   it('schedules the three periodic functions', () => {
     const schedules: [BackgroundName, string][] = [
-      ['batch-tick', 'rate(1 minute)'],
       ['oauth-refresh', 'rate(1 minute)'],
       ['billing-hourly', 'rate(1 hour)'],
     ];
-    // The three periodic functions, plus the scheduled queue messages (the daily retention sweep
-    // to export-jobs, the daily refresh sweep to kb-jobs, the concurrency sweep to call-steps; tested below).
-    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(6);
+    // The three periodic functions (batch-tick's 8 shards in two rules of EventBridge's at most
+    // five targets), plus the scheduled queue messages (the daily retention sweep and the hourly
+    // listing backfill to export-jobs, the daily refresh sweep to kb-jobs, the concurrency sweep
+    // to call-steps; tested below).
+    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(8);
     for (const [name, rate] of schedules) {
       parley.template.hasResourceProperties('AWS::Events::Rule', {
         ScheduleExpression: rate,
@@ -470,6 +468,22 @@ describe('ParleyStack', () => {
       logicalId(parley, parley.stack.backgroundFunctions['batch-tick'])
     ]!;
     expect(batchTick.Properties.Timeout).toBe(70);
+  });
+
+  it('invokes batch-tick once a minute for each shard of the due-batch index, the shard as its event', () => {
+    const alias = { Ref: aliasId(parley, parley.stack.backgroundFunctions['batch-tick']) };
+    const rules = Object.values(parley.template.findResources('AWS::Events::Rule')).filter((rule) =>
+      (rule.Properties.Targets as { Arn: unknown }[]).some((target) => JSON.stringify(target.Arn) === JSON.stringify(alias)),
+    );
+    expect(rules.map((rule) => rule.Properties.Targets.length)).toEqual([5, BATCH_DUE_SHARDS - 5]);
+    const targets = rules.flatMap((rule) => {
+      expect(rule.Properties.ScheduleExpression).toBe('rate(1 minute)');
+      return rule.Properties.Targets as { Arn: unknown; Input: string }[];
+    });
+    for (const target of targets) expect(target.Arn).toEqual(alias);
+    expect(targets.map((target) => JSON.parse(target.Input))).toEqual(Array.from({ length: BATCH_DUE_SHARDS }, (_, shard) => ({ shard })));
+    // Each shard's invocation runs about 70 s a minute, so two of each may overlap.
+    expect(functionResource(parley, parley.stack.backgroundFunctions['batch-tick']).Properties.ReservedConcurrentExecutions).toBe(2 * BATCH_DUE_SHARDS);
   });
 
   it('sends the daily retention sweep to the export-jobs queue at 03:00 UTC, with its time and the schedules\' dead letters', () => {
@@ -584,8 +598,8 @@ describe('throttling and isolation', () => {
       const limit = DEFAULT_ROUTE_THROTTLES[route.route.throttle!];
       expect(settings[route.key], route.key).toEqual({ ThrottlingRateLimit: limit.rateLimit, ThrottlingBurstLimit: limit.burstLimit });
     }
-    // worker and media are sized from the calls in progress instead (test/cdk/scale.test.ts).
-    expect(THROTTLE_CLASSES).toEqual(['outbound', 'vendor', 'worker', 'media']);
+    // conversation, worker and media are sized from the target instead (test/cdk/scale.test.ts).
+    expect(THROTTLE_CLASSES).toEqual(['outbound', 'vendor', 'conversation', 'worker', 'media']);
     for (const throttleClass of ['outbound', 'vendor'] as const) {
       expect(DEFAULT_ROUTE_THROTTLES[throttleClass].rateLimit).toBeLessThan(DEFAULT_API_THROTTLE.rateLimit / 10);
       expect(DEFAULT_ROUTE_THROTTLES[throttleClass].burstLimit).toBeLessThan(DEFAULT_API_THROTTLE.burstLimit / 10);
@@ -640,9 +654,9 @@ describe('throttling and isolation', () => {
     }
     expect(Object.keys(DEFAULT_RESERVED_CONCURRENCY).sort()).toEqual(allFunctions(parley).map(([name]) => name).sort());
     // AWS keeps 100 unreserved; the functions whose load does not grow with calls take at most
-    // half of what is left of a default account. calls, calls-media and webhook-delivery are sized from
-    // the target (lib/scale.ts, docs/scale.md), which needs a raised quota (test/cdk/scale.test.ts).
-    const fromTarget = DEFAULT_RESERVED_CONCURRENCY.calls + DEFAULT_RESERVED_CONCURRENCY['calls-media'] + DEFAULT_RESERVED_CONCURRENCY['webhook-delivery'];
+    // half of what is left of a default account. calls, calls-media, chats, public and webhook-delivery
+    // are sized from the target (lib/scale.ts, docs/scale.md), which needs a raised quota (test/cdk/scale.test.ts).
+    const fromTarget = (['calls', 'calls-media', 'chats', 'public', 'webhook-delivery'] as const).reduce((sum, name) => sum + DEFAULT_RESERVED_CONCURRENCY[name], 0);
     expect(total - fromTarget).toBeLessThanOrEqual((DEFAULT_ACCOUNT_CONCURRENCY - UNRESERVED_CONCURRENCY_MINIMUM) / 2);
   });
 
@@ -689,7 +703,9 @@ describe('scheduled jobs', () => {
     const deployed = synth(undefined, false);
     const live = JOBS.filter((job) => job.live && job.trigger.kind === 'schedule');
     const queueMessages = JOBS.filter((job) => job.live).flatMap((job) => job.scheduledMessages ?? []);
-    expect(Object.keys(deployed.template.findResources('AWS::Events::Rule'))).toHaveLength(live.length + queueMessages.length);
+    // A job whose firings split into inputs has a rule per five of them (EventBridge's targets per rule).
+    const scheduleRules = live.reduce((sum, job) => sum + (job.trigger.kind === 'schedule' && job.trigger.inputs ? Math.ceil(job.trigger.inputs.length / 5) : 1), 0);
+    expect(Object.keys(deployed.template.findResources('AWS::Events::Rule'))).toHaveLength(scheduleRules + queueMessages.length);
     expect(Object.keys(deployed.template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(live.length);
     for (const job of JOBS) expect(deployed.stack.backgroundFunctions[job.name], job.name).toBeDefined();
     // Batch calls, OAuth connections and billing exist, so their schedules run.
@@ -760,22 +776,24 @@ describe('scheduled jobs', () => {
   it('gives every schedule target a dead-letter queue, with an alarm, and the minute jobs no EventBridge retries', () => {
     const deadLetters = logicalId(parley, parley.stack.scheduleDeadLetters);
     const rules = Object.values(parley.template.findResources('AWS::Events::Rule'));
-    // Three functions' schedules, the daily retention sweep, the hourly listing backfill, the
-    // kb-jobs queue's daily refresh sweep and the call-steps queue's concurrency sweep every minute.
-    expect(rules).toHaveLength(7);
+    // Three functions' schedules (batch-tick's in two rules), the daily retention sweep, the hourly
+    // listing backfill, the kb-jobs queue's daily refresh sweep and the call-steps queue's
+    // concurrency sweep every minute.
+    expect(rules).toHaveLength(8);
     for (const rule of rules) {
-      const [target] = rule.Properties.Targets;
-      expect(target.DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [deadLetters, 'Arn'] } });
       const minute = rule.Properties.ScheduleExpression === 'rate(1 minute)';
-      // A queue message (an input template) that is not a minute's is retried by EventBridge.
-      const queueMessage = target.InputTransformer !== undefined;
-      expect(target.RetryPolicy).toEqual(
-        minute
-          ? { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 }
-          : queueMessage
-            ? { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 }
-            : { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
-      );
+      for (const target of rule.Properties.Targets) {
+        expect(target.DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [deadLetters, 'Arn'] } });
+        // A queue message (an input template) that is not a minute's is retried by EventBridge.
+        const queueMessage = target.InputTransformer !== undefined;
+        expect(target.RetryPolicy).toEqual(
+          minute
+            ? { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 }
+            : queueMessage
+              ? { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 }
+              : { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+        );
+      }
     }
     parley.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetters, 'QueueName'] } }],

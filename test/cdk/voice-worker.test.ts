@@ -7,7 +7,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parleyResources } from '../support/cdk.ts';
 import { KEY_CONTEXT_CONDITIONS } from '../../lib/parley-function.ts';
 import { ParleyStack } from '../../lib/parley-stack.ts';
+import { SCALE_TARGET, VOICE_WORKER_CALLS_PER_VCPU } from '../../lib/scale.ts';
 import {
+  DEFAULT_VOICE_WORKER_MAX_TASKS,
   VOICE_WORKER_ALARM_THRESHOLDS,
   VOICE_WORKER_CPU_TARGET_PERCENT,
   VOICE_WORKER_SIZE,
@@ -77,7 +79,7 @@ describe('the voice worker service', () => {
   it('is deployed only when calls run on LiveKit, and can be left out', () => {
     expect(voiceWorkerSettings(new Stack(new App()), undefined)).toBeUndefined();
     expect(voiceWorkerSettings(new Stack(new App({ context: { voiceWorker: 'false' } })), LIVEKIT)).toBeUndefined();
-    expect(voiceWorkerSettings(new Stack(new App()), LIVEKIT)).toEqual({ minTasks: 1, maxTasks: 10, architecture: 'arm64' });
+    expect(voiceWorkerSettings(new Stack(new App()), LIVEKIT)).toEqual({ minTasks: 1, maxTasks: 700, architecture: 'arm64' });
     expect(() => voiceWorkerSettings(new Stack(new App({ context: { voiceWorker: true } })), undefined)).toThrow(
       'voiceWorker needs livekitUrl (the LiveKit server the worker registers with, LIVEKIT_URL): pass -c livekitUrl=wss://<your LiveKit host>',
     );
@@ -219,9 +221,16 @@ describe('the voice worker service', () => {
     expect(viaSecrets.Principal.AWS).toEqual(expect.arrayContaining([getAtt(on.id(on.worker.taskRole)), getAtt(on.id(executionRole))]));
   });
 
+  it('may scale to the tasks that carry the target\'s calls at the CPU target, by default (docs/scale.md, Voice worker)', () => {
+    const callsAtTarget = (tasks: number) => tasks * (VOICE_WORKER_SIZE.cpu / 1024) * VOICE_WORKER_CALLS_PER_VCPU * (VOICE_WORKER_CPU_TARGET_PERCENT / 100);
+    expect(DEFAULT_VOICE_WORKER_MAX_TASKS).toBe(700);
+    expect(callsAtTarget(DEFAULT_VOICE_WORKER_MAX_TASKS)).toBeGreaterThanOrEqual(SCALE_TARGET.concurrentCalls);
+    expect(callsAtTarget(DEFAULT_VOICE_WORKER_MAX_TASKS - 1)).toBeLessThan(SCALE_TARGET.concurrentCalls);
+  });
+
   it('scales on CPU from the minimum to the maximum tasks, and leaves the count to autoscaling', () => {
     expect(ofType(on, 'AWS::ApplicationAutoScaling::ScalableTarget').map(([, target]) => target.Properties)).toEqual([
-      expect.objectContaining({ MinCapacity: 1, MaxCapacity: 10, ScalableDimension: 'ecs:service:DesiredCount', ServiceNamespace: 'ecs' }),
+      expect.objectContaining({ MinCapacity: 1, MaxCapacity: DEFAULT_VOICE_WORKER_MAX_TASKS, ScalableDimension: 'ecs:service:DesiredCount', ServiceNamespace: 'ecs' }),
     ]);
     expect(ofType(on, 'AWS::ApplicationAutoScaling::ScalingPolicy').map(([, policy]) => policy.Properties.TargetTrackingScalingPolicyConfiguration)).toEqual([
       { PredefinedMetricSpecification: { PredefinedMetricType: 'ECSServiceAverageCPUUtilization' }, TargetValue: VOICE_WORKER_CPU_TARGET_PERCENT, ScaleOutCooldown: 60, ScaleInCooldown: 300 },

@@ -117,6 +117,7 @@ async function credit(workspaceId: string, input: CreditInput): Promise<{ applie
     description: input.description,
     sourceKey: input.sourceKey,
     reference: input.reference,
+    ...(input.paymentIntent ? { paymentIntent: input.paymentIntent } : {}),
   });
   // Written also for a duplicate: a retry after this failed must still record it.
   if (input.paymentIntent) {

@@ -17,3 +17,7 @@ export { onCallLifecycle } from '../call-listeners.ts';
 export type { CallLifecycleEvent,  } from '../call-listeners.ts';
 export { dynamicVariables, versionRef } from '../schemas.ts';
 export { findPublicCallLog,  } from '../public-call.ts';
+/** The listing index partitions of a workspace's calls: where the workspace purge finds them. */
+export { callListingPartitions } from '../store.ts';
+/** A batch task's dial's idempotency key: the workspace purge deletes each task's claim with the task. */
+export { batchDialKey } from '../idempotency.ts';

@@ -12,4 +12,6 @@ export { deleteChat, getChat, listChats } from '../stored-chats.ts';
 export { deleteSmsThreadOf, smsChatIdsWithParty } from '../sms/store.ts';
 export { chatRetentionPage } from '../listing.ts';
 export { countedChatListing } from '../store.ts';
+/** The listing index partitions of a workspace's chats: where the workspace purge finds them. */
+export { chatListingPartitions } from '../store.ts';
 ;

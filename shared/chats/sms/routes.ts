@@ -25,7 +25,7 @@ export const smsRoutes = defineRoutes({ domain: 'chats', access: 'calls' }, {
   createSmsChat: {
     method: 'POST', path: '/create-sms-chat', status: 201,
     summary: 'Start an SMS chat from a workspace number to a recipient (the agent\'s opening is sent by SMS)',
-    spendChecked: true, throttle: 'vendor',
+    spendChecked: true, throttle: 'conversation',
     body: CreateSmsChatBody, response: Chat,
   },
   getSmsChat: {
@@ -51,7 +51,7 @@ export const smsRoutes = defineRoutes({ domain: 'chats', access: 'calls' }, {
   sendSms: {
     method: 'POST', path: '/send-sms', status: 200,
     summary: 'Send one SMS from a workspace number (not part of a chat)',
-    spendChecked: true, throttle: 'vendor',
+    spendChecked: true, throttle: 'conversation',
     body: SendSmsBody, response: SentSms,
   },
   simulateInboundSms: {

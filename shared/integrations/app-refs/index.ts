@@ -10,6 +10,9 @@ import { getApps } from '../store.ts';
  * `./index.ts` beside every index.ts, as it allows calls/records/index.ts).
  */
 
+/** The CRM providers, each of which may have a partition of synced-object records in a workspace (the workspace purge empties them). */
+export { CRM_PROVIDERS } from '../catalogue.ts';
+
 /** An `app` tool's reference as found in a saved configuration: where it is (`general_tools.0`), its app and tool name. */
 export interface AppToolRef {
   path: string;

@@ -15,12 +15,15 @@ export type Domain = (typeof DOMAINS)[number];
  * Routes API Gateway throttles apart from the stage default (lib/ turns each class into
  * per-route limits): `outbound` routes wait on an address the caller chose (test webhook,
  * workflow test, MCP tools, connection tests) and can hold a function for seconds;
- * `vendor` routes call a paid vendor (language model, voices, carrier, caller-ID vendor).
+ * `vendor` routes call a paid vendor (language model, voices, carrier, caller-ID vendor,
+ * payments) and are slow and rare; `conversation` routes also wait on a vendor (a chat's
+ * model turn, an SMS to the carrier) but carry conversation traffic at scale, so their
+ * limit is sized from the chat turns the platform serves (docs/scale.md).
  * `worker` (the voice worker's reports and retrievals) and `media` (the media server's
  * webhooks) are each one route for every call on the platform, so their limits are sized
  * from the concurrent calls the platform serves (docs/scale.md), not tighter than the default.
  */
-export const THROTTLE_CLASSES = ['outbound', 'vendor', 'worker', 'media'] as const;
+export const THROTTLE_CLASSES = ['outbound', 'vendor', 'conversation', 'worker', 'media'] as const;
 export type ThrottleClass = (typeof THROTTLE_CLASSES)[number];
 
 /** Errors as a route of its own protocol answers them (RouteDefinition.errorFormat). */

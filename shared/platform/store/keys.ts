@@ -62,7 +62,9 @@ export const MAX_PROJECTED_ATTRIBUTES = 100;
 /**
  * The single table's layout: every key string and index is built here and nowhere else.
  * CDK creates the table from `tableDefinition`, DynamoDB Local gets the same one, and
- * docs/data-model.md lists the access pattern each builder serves.
+ * docs/data-model.md lists the access pattern each builder serves. The workspace purge
+ * reaches every item from its workspace: a new item key builder needs a purge source or
+ * an entry in NOT_PURGED (shared/members/purge-sources.ts; test/members/purge-sources.test.ts).
  */
 export const tableDefinition = {
   partitionKey: 'pk',
@@ -910,9 +912,9 @@ export const keys = {
    */
   samlConfirmation: (workspaceId: string, tokenSha256: string): ItemKey => ({ pk: `SAMLCONFIRM#${workspaceId}#${tokenSha256}`, sk: 'SAMLCONFIRM' }),
   /**
-   * A deleted workspace's purge (shared/members/purge.ts): its phase, step number and scan
-   * cursor. Outside the workspace's partitions (the purge deletes those) though its key names
-   * the workspace; kept 90 days after the purge ends as its record.
+   * A deleted workspace's purge (shared/members/purge.ts): its phase, step number and the
+   * items phase's cursor. Outside the workspace's partitions (the purge deletes those)
+   * though its key names the workspace; kept 90 days after the purge ends as its record.
    */
   workspacePurge: (workspaceId: string): ItemKey => ({ pk: `PURGE#${workspaceId}`, sk: 'PURGE' }),
 } as const;

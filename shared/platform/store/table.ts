@@ -124,8 +124,9 @@ export const table = {
   },
 
   /**
-   * One page of a scan of the whole table (strongly consistent). Only the workspace purge
-   * scans (shared/members/purge.ts): every other read knows its partition.
+   * One page of a scan of the whole table (strongly consistent), for tests that check what
+   * no partition-keyed read can (test/members/workspace-purge.test.ts: nothing of a purged
+   * workspace is left). No function scans, and none is allowed `dynamodb:Scan`.
    */
   async scanPage<T = Item>(input: ScanInput): Promise<{ items: T[]; lastKey?: Item; scanned: number }> {
     const out = await db.send(new ScanCommand({ ConsistentRead: true, ...input, TableName: tableName }));
