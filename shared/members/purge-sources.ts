@@ -261,6 +261,17 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
     places: (ws) => CRM_PROVIDERS.map((provider) => ({ pk: keys.crmSyncedObject(ws, provider, '').pk })),
   },
   {
+    name: 'batch tests',
+    covers: ['testRun'],
+    places: (ws) => [{ pk: keys.batchTests(ws).pk, skPrefix: keys.batchTests(ws).skPrefix }],
+    // The batches themselves go with the workspace's other partitions below.
+    keep: true,
+    children(item, ws) {
+      const batch = idAfter(item.sk, keys.batchTests(ws).skPrefix!);
+      return batch !== undefined ? [keys.testRuns(ws, batch).pk] : [];
+    },
+  },
+  {
     name: "the workspace's other partitions",
     covers: [
       'auditEntry',
@@ -287,6 +298,9 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
       'webhookDeliverySlots',
       'webhookSlowReceiver',
       'outboundSlots',
+      'testCase',
+      'batchTest',
+      'testRunBatch',
       'workspaceRegistration',
     ],
     places: (ws) => [
@@ -304,6 +318,9 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
         ...deliverySlotPartitions(ws),
         keys.webhookSlowReceiver(ws).pk,
         keys.outboundSlots(ws).pk,
+        keys.testCases(ws).pk,
+        keys.batchTests(ws).pk,
+        keys.testRunBatch(ws, '').pk,
       ].map((pk) => ({ pk })),
       { pk: keys.workspaceRegistry().pk, skPrefix: keys.workspaceRegistration(ws).sk },
     ],
@@ -334,6 +351,7 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
       'contactFieldMappings',
       'contactMemorySettings',
       'contactBackfillJob',
+      'testingSettings',
       'member',
       'memberEmail',
       'memberRoster',

@@ -74,7 +74,7 @@ async function populated() {
   const ws = await app.newWorkspace();
   const api: ApiClient = ws.api;
   const receiver = await webhookReceiver();
-  const { agent } = await newAgent(api, { agent: { webhook_url: receiver.url } });
+  const { agent, llm } = await newAgent(api, { agent: { webhook_url: receiver.url } });
   const { chatAgent } = await newChatAgent(api);
   const bought = await api.post('/create-phone-number', { body: { phone_number: freshNumber() } });
   expect(bought.status).toBe(201);
@@ -129,6 +129,15 @@ async function populated() {
   const kb = await api.post('/create-knowledge-base', { body: { knowledge_base_name: 'Clinic', knowledge_base_texts: [{ title: 'Hours', text: 'Open 9 to 5.' }] } });
   expect(kb.status).toBe(201);
   await eventually(async () => (await api.get(`/get-knowledge-base/${kb.body.knowledge_base_id}`)).body, (body: any) => body.status === 'complete', 20_000);
+  // A test case, a batch test run to its end (its runs and their pointers) and the publish gate's setting.
+  const testCase = await api.post('/create-test-case-definition', {
+    body: { name: 'Greets', user_prompt: 'Say "Hi"', metrics: ['The agent says "Hi"'], response_engine: { type: 'retell-llm', llm_id: llm.llm_id } },
+  });
+  expect(testCase.status).toBe(201);
+  const batchTest = await api.post('/create-batch-test', { body: { response_engine: { type: 'retell-llm', llm_id: llm.llm_id }, test_case_definition_ids: [testCase.body.test_case_definition_id] } });
+  expect(batchTest.status).toBe(201);
+  await eventually(async () => (await api.get(`/get-batch-test/${batchTest.body.test_case_batch_job_id}`)).body, (body: any) => body.status === 'complete', 20_000);
+  expect((await api.patch('/testing/settings', { body: { require_passing_batch_test_to_publish: true } })).status).toBe(200);
   return { ws, boughtNumber: bought.body.phone_number as string, callId: placed.body.call_id as string, assetId, origin };
 }
 
