@@ -301,6 +301,7 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
       'testCase',
       'batchTest',
       'testRunBatch',
+      'testRunSlots',
       'workspaceRegistration',
     ],
     places: (ws) => [
@@ -321,6 +322,7 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
         keys.testCases(ws).pk,
         keys.batchTests(ws).pk,
         keys.testRunBatch(ws, '').pk,
+        keys.testRunSlots(ws).pk,
       ].map((pk) => ({ pk })),
       { pk: keys.workspaceRegistry().pk, skPrefix: keys.workspaceRegistration(ws).sk },
     ],

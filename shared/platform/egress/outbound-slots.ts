@@ -3,7 +3,7 @@ import { config } from '../config.ts';
 import { tooManyRequests } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { ConditionFailed, table } from '../store/table.ts';
-import { keys, outboundSlotAttribute, outboundSlotOwnerAttribute } from '../store/keys.ts';
+import { keys, outboundSlotAttribute, outboundSlotOwnerAttribute, type ItemKey } from '../store/keys.ts';
 
 /*
  * Per-workspace cap on slow outbound test requests (test webhook, workflow test, MCP tools,
@@ -35,6 +35,12 @@ export interface SlotOptions {
   cap?: number;
   /** The clock (tests). */
   now?: () => number;
+  /**
+   * Another of the workspace's semaphores with the same mechanics: its slot item, its lease
+   * (longer than its holders may run) and the refusal when every slot is held. Without it,
+   * the outbound test slots.
+   */
+  semaphore?: { key: ItemKey; leaseMs: number; refused: (cap: number, retryAfterSeconds: number) => Error };
 }
 
 export interface OutboundSlot {
@@ -53,7 +59,9 @@ const outboundLimitReached = (cap: number, retryAfterSeconds: number) =>
 export async function acquireOutboundSlot(workspaceId: string, options: SlotOptions = {}): Promise<OutboundSlot> {
   const cap = options.cap ?? config.OUTBOUND_TEST_CONCURRENCY;
   const now = options.now ?? Date.now;
-  const key = keys.outboundSlots(workspaceId);
+  const key = options.semaphore?.key ?? keys.outboundSlots(workspaceId);
+  const leaseMs = options.semaphore?.leaseMs ?? OUTBOUND_SLOT_LEASE_MS;
+  const refused = options.semaphore?.refused ?? outboundLimitReached;
   const owner = randomBytes(9).toString('base64url');
 
   const tryTake = async (index: number): Promise<OutboundSlot | undefined> => {
@@ -66,16 +74,16 @@ export async function acquireOutboundSlot(workspaceId: string, options: SlotOpti
         ExpressionAttributeNames: { '#slot': outboundSlotAttribute(index), '#owner': outboundSlotOwnerAttribute(index) },
         ExpressionAttributeValues: {
           ':now': at,
-          ':until': at + OUTBOUND_SLOT_LEASE_MS,
+          ':until': at + leaseMs,
           ':owner': owner,
-          ':expires': Math.ceil((at + OUTBOUND_SLOT_LEASE_MS) / 1000) + IDLE_TTL_SECONDS,
+          ':expires': Math.ceil((at + leaseMs) / 1000) + IDLE_TTL_SECONDS,
         },
       });
     } catch (error) {
       if (error instanceof ConditionFailed) return undefined;
       throw error;
     }
-    return { index, release: () => releaseSlot(workspaceId, index, owner) };
+    return { index, release: () => releaseSlot(workspaceId, key, index, owner) };
   };
 
   // Not busy is the common case: one write, no read.
@@ -92,20 +100,20 @@ export async function acquireOutboundSlot(workspaceId: string, options: SlotOpti
     const free = leases.flatMap((until, i) => (until <= at ? [i] : []));
     if (free.length === 0) {
       const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil((Math.min(...leases) - at) / 1000)));
-      throw outboundLimitReached(cap, retryAfter);
+      throw refused(cap, retryAfter);
     }
     for (const index of free) {
       const slot = await tryTake(index);
       if (slot) return slot;
     }
   }
-  throw outboundLimitReached(cap, 1);
+  throw refused(cap, 1);
 }
 
-async function releaseSlot(workspaceId: string, index: number, owner: string): Promise<void> {
+async function releaseSlot(workspaceId: string, key: ItemKey, index: number, owner: string): Promise<void> {
   try {
     await table.update({
-      Key: keys.outboundSlots(workspaceId),
+      Key: key,
       UpdateExpression: 'REMOVE #slot, #owner',
       // A lease that ended and was taken by another request is theirs now.
       ConditionExpression: '#owner = :owner',
@@ -114,7 +122,7 @@ async function releaseSlot(workspaceId: string, index: number, owner: string): P
     });
   } catch (error) {
     // The lease ends by itself; a failed release only keeps the slot until then.
-    if (!(error instanceof ConditionFailed)) logger.warn('could not release an outbound test slot', { workspace_id: workspaceId, error });
+    if (!(error instanceof ConditionFailed)) logger.warn('could not release a workspace slot', { workspace_id: workspaceId, pk: key.pk, error });
   }
 }
 

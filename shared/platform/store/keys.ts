@@ -743,6 +743,11 @@ export const keys = {
   testRuns: (workspaceId: string, batchTestId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#TESTBATCH#${batchTestId}`, skPrefix: 'RUN#' }),
   /** Whether publishing an agent version needs a passing batch test on its engine version. */
   testingSettings: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'TESTINGSETTINGS' }),
+  /**
+   * The workspace's test-run slots (shared/testing/runs/runner.ts): how many simulated
+   * conversations it runs at once over all its batches, a semaphore of leased slots.
+   */
+  testRunSlots: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUNSLOTS`, sk: 'SLOTS' }),
   /** Which batch a test run belongs to: get-test-run names only the run. */
   testRunBatch: (workspaceId: string, testRunId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUN`, sk: `RUN#${testRunId}` }),
 

@@ -4,7 +4,7 @@ import { logger } from '../../platform/logger.ts';
 import { queueTestBatch, type TestBatchMessage } from './message.ts';
 import { judge } from './judge.ts';
 import { simulate, type Simulation } from './simulate.ts';
-import { allTestRuns, claimTestRun, endTestRun, getBatchTest, type BatchTestItem, type TestRunItem } from './store.ts';
+import { allTestRuns, claimTestRun, endTestRun, getBatchTest, takeTestRunSlot, type BatchTestItem, type TestRunItem } from './store.ts';
 
 /*
  * The batch's background work, one message at a time on the call-steps queue: a message
@@ -12,9 +12,18 @@ import { allTestRuns, claimTestRun, endTestRun, getBatchTest, type BatchTestItem
  * verdict, and queues the next message while runs remain. A batch therefore holds at most
  * RUNS_AT_ONCE conversations at once, whatever its size, and each message's work fits the
  * consumer's 120 s (runs stop starting turns after RUN_BUDGET_MS).
+ *
+ * Over all its batches a workspace runs at most WORKSPACE_RUNS_AT_ONCE: each run first takes
+ * one of the workspace's test-run slots (a leased semaphore in the table, exact across
+ * consumers). A run that finds them all held stays pending, and its batch looks again after
+ * SLOT_RECHECK_MS, so one workspace's suites never fill the call-steps consumer that every
+ * workspace's calls share.
  */
 
 const RUNS_AT_ONCE = 3;
+const WORKSPACE_RUNS_AT_ONCE = 6;
+/** A run that found every slot held: its batch tries again this much later. */
+const SLOT_RECHECK_MS = 5_000;
 /** An attempt that has held a run this long died (the consumer's timeout is 120 s): another may take the run over. */
 const STALE_MS = 150_000;
 /** A batch whose open runs are all held by another attempt looks again after this. */
@@ -34,6 +43,19 @@ function storable(simulation: Simulation): Simulation {
       ...('arguments' in entry && typeof entry.arguments === 'string' ? { arguments: cut(entry.arguments) } : {}),
     })),
   };
+}
+
+/** Runs one run in one of the workspace's slots; false when every slot was held (the run stays pending). */
+async function executeInSlot(batch: BatchTestItem, run: TestRunItem, claim: string): Promise<boolean> {
+  // The slot's lease outlasts a run's claim: a consumer that died frees both.
+  const slot = await takeTestRunSlot(batch.workspace_id, WORKSPACE_RUNS_AT_ONCE, STALE_MS);
+  if (!slot) return false;
+  try {
+    await execute(batch, run, claim);
+  } finally {
+    await slot.release();
+  }
+  return true;
 }
 
 async function execute(batch: BatchTestItem, run: TestRunItem, claim: string): Promise<void> {
@@ -77,8 +99,9 @@ export async function runTestBatchStep(message: TestBatchMessage): Promise<void>
   const open = runs.filter((run) => run.status === 'pending' || (run.status === 'in_progress' && run.user_modified_timestamp < nowMs - STALE_MS));
   const wave = open.slice(0, RUNS_AT_ONCE);
   const claim = randomUUID();
-  await Promise.all(wave.map((run) => execute(batch, run, claim)));
+  const ran = await Promise.all(wave.map((run) => executeInSlot(batch, run, claim)));
   const held = runs.some((run) => run.status === 'in_progress' && !wave.includes(run));
-  if (open.length > wave.length) await queueTestBatch(message.workspace_id, message.batch_test_id);
+  if (ran.includes(false)) await queueTestBatch(message.workspace_id, message.batch_test_id, Date.now() + SLOT_RECHECK_MS);
+  else if (open.length > wave.length) await queueTestBatch(message.workspace_id, message.batch_test_id);
   else if (held) await queueTestBatch(message.workspace_id, message.batch_test_id, Date.now() + RECHECK_MS);
 }

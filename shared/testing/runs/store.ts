@@ -1,5 +1,6 @@
 import { keys } from '../../platform/store/keys.ts';
-import { notFound } from '../../platform/errors.ts';
+import { notFound, tooManyRequests } from '../../platform/errors.ts';
+import { acquireOutboundSlot, type OutboundSlot } from '../../platform/egress/outbound-slots.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled } from '../../platform/store/table.ts';
 import type { BatchTest, TestRun, TestRunStatus } from './schemas.ts';
 
@@ -140,3 +141,21 @@ export async function endTestRun(
   });
   return true;
 }
+
+/**
+ * Takes one of the workspace's test-run slots for `leaseMs` (longer than a run may hold
+ * it), or undefined when all `cap` are held: a semaphore item like the outbound test slots'.
+ */
+export async function takeTestRunSlot(workspaceId: string, cap: number, leaseMs: number): Promise<OutboundSlot | undefined> {
+  try {
+    return await acquireOutboundSlot(workspaceId, {
+      cap,
+      semaphore: { key: keys.testRunSlots(workspaceId), leaseMs, refused: () => allSlotsHeld },
+    });
+  } catch (error) {
+    if (error === allSlotsHeld) return undefined;
+    throw error;
+  }
+}
+
+const allSlotsHeld = tooManyRequests('Every test-run slot of the workspace is held', 1);
