@@ -2,9 +2,10 @@
  * `npm run cli -- test`: runs a batch test against any Parley (local or deployed: its base
  * URL and an API key with the `agents` scope), prints each run's verdict and explanation,
  * and exits non-zero when a run did not pass, so an agent's regressions block a merge in
- * any CI (docs/testing.md, "In CI"). It is a plain client of the public API: nothing here
- * touches a store.
+ * any CI (docs/testing.md, "In CI"). It is a plain client of the public API, retell-sdk,
+ * the client Parley serves unchanged: nothing here touches a store.
  */
+import Retell from 'retell-sdk';
 
 export interface AgentTestOptions {
   baseUrl: string;
@@ -22,77 +23,46 @@ interface Output {
   error(line: string): void;
 }
 
-interface Run {
-  test_case_job_id: string;
-  status: string;
-  result_explanation?: string | null;
-  test_case_definition_snapshot: { name: string };
-}
-
-interface Page<T> {
-  items: T[];
-  has_more: boolean;
-  pagination_key?: string;
-}
-
-interface Batch {
-  test_case_batch_job_id: string;
-  status: 'in_progress' | 'complete';
-  response_engine: { version?: number | null };
-  total_count: number;
-  pass_count: number;
-  fail_count: number;
-  error_count: number;
-}
-
-class RequestFailed extends Error {}
-
-async function request<T>(options: AgentTestOptions, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const response = await fetch(new URL(path, options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`), {
-    method,
-    headers: { authorization: `Bearer ${options.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) {
-    let message = text.slice(0, 500);
-    try {
-      message = (JSON.parse(text) as { message?: string }).message ?? message;
-    } catch {
-      // not JSON: the text as it came
-    }
-    throw new RequestFailed(`${method} ${path}: ${response.status} ${message}`);
-  }
-  return JSON.parse(text) as T;
-}
-
-const engineQuery = (options: AgentTestOptions) =>
-  options.engine.type === 'retell-llm' ? `type=retell-llm&llm_id=${encodeURIComponent(options.engine.llm_id)}` : `type=conversation-flow&conversation_flow_id=${encodeURIComponent(options.engine.conversation_flow_id)}`;
-
-async function everyCase(options: AgentTestOptions): Promise<string[]> {
-  const ids: string[] = [];
+/** Every item of a list the API pages with `{items, has_more, pagination_key}`. */
+async function everyItem<T>(page: (paginationKey?: string) => Promise<{ items: T[]; has_more: boolean; pagination_key?: string | null }>): Promise<T[]> {
+  const items: T[] = [];
   let key: string | undefined;
   do {
-    const page = await request<Page<{ test_case_definition_id: string }>>(options, 'GET', `v2/list-test-case-definitions?${engineQuery(options)}&limit=1000${key ? `&pagination_key=${key}` : ''}`);
-    ids.push(...page.items.map((item) => item.test_case_definition_id));
-    key = page.has_more ? page.pagination_key : undefined;
+    const answer = await page(key);
+    items.push(...answer.items);
+    key = answer.has_more ? (answer.pagination_key ?? undefined) : undefined;
   } while (key);
-  return ids;
+  return items;
+}
+
+/** The API's refusal as the user reads it: the operation, the status and the API's own message. */
+function refusal(operation: string, error: InstanceType<typeof Retell.APIError>): string {
+  const message = (error.error as { message?: string } | undefined)?.message ?? error.message;
+  return `${operation}: ${error.status ?? 'no answer'} ${message}`;
 }
 
 /** Runs the batch and answers the exit code: 0 every run passed, 1 otherwise (or on a failure to run it). */
 export async function runAgentTest(options: AgentTestOptions, out: Output = { log: console.log, error: console.error }): Promise<number> {
+  const retell = new Retell({ apiKey: options.apiKey, baseURL: options.baseUrl.replace(/\/$/, '') });
+  let operation = 'listTestCaseDefinitions';
   try {
-    const caseIds = options.caseIds.length ? options.caseIds : await everyCase(options);
+    const caseIds = options.caseIds.length
+      ? options.caseIds
+      : (await everyItem((key) => retell.tests.listTestCaseDefinitions({ ...options.engine, limit: 1000, ...(key ? { pagination_key: key } : {}) }))).map((item) => item.test_case_definition_id);
     if (!caseIds.length) {
       out.error('No test case definitions for this engine: nothing to run');
       return 1;
     }
-    const engine = { ...options.engine, ...(options.version !== undefined ? { version: options.version } : {}) };
-    const created = await request<Batch>(options, 'POST', 'create-batch-test', { response_engine: engine, test_case_definition_ids: caseIds });
+    operation = 'createBatchTest';
+    const created = await retell.tests.createBatchTest({
+      response_engine: { ...options.engine, ...(options.version !== undefined ? { version: options.version } : {}) },
+      test_case_definition_ids: caseIds,
+    });
     const batchId = created.test_case_batch_job_id;
-    out.log(`Batch test ${batchId}: ${caseIds.length} case${caseIds.length === 1 ? '' : 's'} against version ${created.response_engine.version}`);
+    const engine = created.response_engine;
+    out.log(`Batch test ${batchId}: ${caseIds.length} case${caseIds.length === 1 ? '' : 's'} against version ${'version' in engine ? engine.version : 'latest'}`);
     const deadline = Date.now() + options.timeoutMs;
+    operation = 'getBatchTest';
     let batch = created;
     while (batch.status !== 'complete') {
       if (Date.now() > deadline) {
@@ -100,15 +70,10 @@ export async function runAgentTest(options: AgentTestOptions, out: Output = { lo
         return 1;
       }
       await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 2000));
-      batch = await request<Batch>(options, 'GET', `get-batch-test/${batchId}`);
+      batch = await retell.tests.getBatchTest(batchId);
     }
-    const runs: Run[] = [];
-    let key: string | undefined;
-    do {
-      const page = await request<Page<Run>>(options, 'GET', `v2/list-test-runs/${batchId}?limit=1000${key ? `&pagination_key=${key}` : ''}`);
-      runs.push(...page.items);
-      key = page.has_more ? page.pagination_key : undefined;
-    } while (key);
+    operation = 'listTestRuns';
+    const runs = await everyItem((key) => retell.tests.listTestRuns(batchId, { limit: 1000, ...(key ? { pagination_key: key } : {}) }));
     for (const run of runs) {
       out.log(`${run.status.toUpperCase()} ${run.test_case_definition_snapshot.name} (${run.test_case_job_id})`);
       for (const line of (run.result_explanation ?? '').split('\n').filter(Boolean)) out.log(`  ${line}`);
@@ -116,7 +81,7 @@ export async function runAgentTest(options: AgentTestOptions, out: Output = { lo
     out.log(`${batch.pass_count} passed, ${batch.fail_count} failed, ${batch.error_count} errors`);
     return batch.pass_count === batch.total_count ? 0 : 1;
   } catch (error) {
-    out.error(error instanceof RequestFailed ? error.message : `The batch test could not run: ${error instanceof Error ? error.message : String(error)}`);
+    out.error(error instanceof Retell.APIError ? refusal(operation, error) : `The batch test could not run: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
 }

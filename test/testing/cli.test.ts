@@ -56,7 +56,7 @@ describe('npm run cli -- test', () => {
     expect(none).toMatchObject({ code: 1, stderr: 'No test case definitions for this engine: nothing to run\n' });
     const badKey = await cli(['--base-url', app.url, '--api-key', 'key_wrong', '--llm', llm.llm_id]);
     expect(badKey.code).toBe(1);
-    expect(badKey.stderr).toMatch(/^GET v2\/list-test-case-definitions\?type=retell-llm&llm_id=llm_[0-9a-f]{24}&limit=1000: 401 /);
+    expect(badKey.stderr).toBe('listTestCaseDefinitions: 401 Missing or invalid API key / session\n');
     const usage = await cli(['--base-url', app.url, '--api-key', 'k']);
     expect(usage.code).toBe(2);
     expect(usage.stderr.split('\n')[0]).toBe('one of --llm and --flow is required');

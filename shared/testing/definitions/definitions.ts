@@ -1,9 +1,8 @@
 import { newTimeOrderedId } from '../../platform/ids.ts';
 import { DEFAULT_LLM_MODEL } from '../../agents/llms/index.ts';
-import { keys } from '../../platform/store/keys.ts';
 import { badRequest } from '../../platform/errors.ts';
 import { assertWorkspaceEngine } from './engine.ts';
-import { deleteTestCase, engineFilter, getTestCase, pageByEngine, putTestCase, replaceTestCase, type TestCaseItem } from './store.ts';
+import { deleteTestCase, getTestCase, pageTestCasesByEngine, putTestCase, replaceTestCase, type TestCaseItem } from './store.ts';
 import { MAX_DEFINITION_BYTES, type CreateTestCaseInput, type TestCaseDefinition, type UpdateTestCaseInput } from './schemas.ts';
 
 /** A definition as the API answers it (the item without its workspace and keys). */
@@ -61,11 +60,7 @@ export async function listTestCaseDefinitions(
   query: { type: 'retell-llm' | 'conversation-flow'; llm_id?: string; conversation_flow_id?: string; limit: number; pagination_key?: string },
 ): Promise<{ has_more: boolean; items: TestCaseDefinition[]; pagination_key?: string }> {
   const id = (query.type === 'retell-llm' ? query.llm_id : query.conversation_flow_id)!;
-  const partition = keys.testCases(workspaceId);
-  const page = await pageByEngine<TestCaseItem>(partition, (after) => keys.testCase(workspaceId, after).sk, engineFilter({ type: query.type, id }), {
-    limit: query.limit,
-    after: query.pagination_key,
-  });
+  const page = await pageTestCasesByEngine(workspaceId, { type: query.type, id }, { limit: query.limit, after: query.pagination_key });
   const last = page.items.at(-1);
   return { has_more: page.hasMore, items: page.items.map(toDefinition), ...(page.hasMore && last ? { pagination_key: last.test_case_definition_id } : {}) };
 }

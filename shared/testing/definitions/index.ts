@@ -5,4 +5,4 @@
 export { createTestCaseDefinition, deleteTestCaseDefinition, getTestCaseDefinition, listTestCaseDefinitions, toDefinition, updateTestCaseDefinition } from './definitions.ts';
 export { assertWorkspaceEngine } from './engine.ts';
 export { engineListQuery, engineNamed, TestCaseDefinition, testResponseEngine } from './schemas.ts';
-export { engineFilter, getTestCases, pageByEngine } from './store.ts';
+export { getTestCases, pageByEngine, type EngineQuery } from './store.ts';

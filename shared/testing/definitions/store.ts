@@ -24,6 +24,10 @@ export const getTestCase = (workspaceId: string, testCaseId: string): Promise<Te
 export const getTestCases = (workspaceId: string, ids: readonly string[]): Promise<TestCaseItem[]> =>
   table.batchGet<TestCaseItem>(ids.map((id) => keys.testCase(workspaceId, id)));
 
+/** A page of the workspace's definitions on `engine`, newest first. */
+export const pageTestCasesByEngine = (workspaceId: string, engine: EngineQuery, options: { limit: number; after?: string }) =>
+  pageByEngine<TestCaseItem>(keys.testCases(workspaceId), (id) => keys.testCase(workspaceId, id).sk, engine, options);
+
 /** Replaces a definition that still exists (an edit racing a delete answers 404). */
 export async function replaceTestCase(item: TestCaseItem): Promise<void> {
   const written = await testCases.putIf(item, [item.workspace_id, item.test_case_definition_id], { expression: 'attribute_exists(pk)' });
@@ -32,13 +36,16 @@ export async function replaceTestCase(item: TestCaseItem): Promise<void> {
 
 export const deleteTestCase = (workspaceId: string, testCaseId: string): Promise<void> => testCases.remove(workspaceId, testCaseId);
 
-/** The fields a list filters on: one response engine. */
-export function engineFilter(engine: Pick<TestResponseEngine, 'type'> & { id: string }, version?: number) {
-  const idField = engine.type === 'retell-llm' ? 'llm_id' : 'conversation_flow_id';
+/** An engine a list filters on: its type and ID, and a version or any. */
+export type EngineQuery = Pick<TestResponseEngine, 'type'> & { id: string; version?: number };
+
+/** The filter on one response engine. */
+function engineFilter({ type, id, version }: EngineQuery) {
+  const idField = type === 'retell-llm' ? 'llm_id' : 'conversation_flow_id';
   return {
     FilterExpression: `response_engine.#type = :type AND response_engine.#id = :id${version === undefined ? '' : ' AND response_engine.#version = :version'}`,
     ExpressionAttributeNames: { '#type': 'type', '#id': idField, ...(version === undefined ? {} : { '#version': 'version' }) },
-    values: { ':type': engine.type, ':id': engine.id, ...(version === undefined ? {} : { ':version': version }) },
+    values: { ':type': type, ':id': id, ...(version === undefined ? {} : { ':version': version }) },
   };
 }
 
@@ -51,9 +58,10 @@ export function engineFilter(engine: Pick<TestResponseEngine, 'type'> & { id: st
 export async function pageByEngine<T>(
   partition: { pk: string; skPrefix?: string },
   skOf: (id: string) => string,
-  filter: ReturnType<typeof engineFilter>,
+  engine: EngineQuery,
   options: { limit: number; after?: string },
 ): Promise<{ items: T[]; hasMore: boolean }> {
+  const filter = engineFilter(engine);
   const items: T[] = [];
   let startKey: Record<string, unknown> | undefined = options.after ? { pk: partition.pk, sk: skOf(options.after) } : undefined;
   do {

@@ -1,11 +1,10 @@
 import { assertCanSpend } from '../../billing/spend/index.ts';
 import { badRequest } from '../../platform/errors.ts';
 import { newTimeOrderedId } from '../../platform/ids.ts';
-import { keys } from '../../platform/store/keys.ts';
-import { assertWorkspaceEngine, engineFilter, getTestCases, pageByEngine, toDefinition } from '../definitions/index.ts';
+import { assertWorkspaceEngine, getTestCases, toDefinition } from '../definitions/index.ts';
 import { queueTestBatch } from './message.ts';
 import type { BatchTest, CreateBatchTestInput, TestRun } from './schemas.ts';
-import { getBatchTest, getTestRun, pageTestRuns, putBatchTest, type BatchTestItem, type TestRunItem } from './store.ts';
+import { getBatchTest, getTestRun, pageBatchTestsByEngine, pageTestRuns, putBatchTest, type BatchTestItem, type TestRunItem } from './store.ts';
 
 /*
  * Batch tests: every case of the batch runs against one response engine version, in the
@@ -94,10 +93,7 @@ export async function listBatchTests(
   query: { type: 'retell-llm' | 'conversation-flow'; llm_id?: string; conversation_flow_id?: string; version?: number; limit: number; pagination_key?: string },
 ): Promise<{ has_more: boolean; items: BatchTest[]; pagination_key?: string }> {
   const id = (query.type === 'retell-llm' ? query.llm_id : query.conversation_flow_id)!;
-  const page = await pageByEngine<BatchTestItem>(keys.batchTests(workspaceId), (after) => keys.batchTest(workspaceId, after).sk, engineFilter({ type: query.type, id }, query.version), {
-    limit: query.limit,
-    after: query.pagination_key,
-  });
+  const page = await pageBatchTestsByEngine(workspaceId, { type: query.type, id, version: query.version }, { limit: query.limit, after: query.pagination_key });
   const last = page.items.at(-1);
   return { has_more: page.hasMore, items: page.items.map(toBatchTest), ...(page.hasMore && last ? { pagination_key: last.test_case_batch_job_id } : {}) };
 }

@@ -1,9 +1,6 @@
 import { getAgent, getChatAgent } from '../../agents/index.ts';
 import { conflict } from '../../platform/errors.ts';
-import { keys } from '../../platform/store/keys.ts';
-import { table } from '../../platform/store/table.ts';
-import { engineFilter, pageByEngine } from '../definitions/index.ts';
-import { allTestRuns, type BatchTestItem } from './store.ts';
+import { allTestRuns, pageBatchTestsByEngine, readTestingSettings, writeTestingSettings, type TestingSettings } from './store.ts';
 
 /*
  * The publish gate (a workspace setting, off by default): publishing an agent version needs
@@ -12,18 +9,14 @@ import { allTestRuns, type BatchTestItem } from './store.ts';
  * before it publishes (functions/agents.ts), so the agents domain knows nothing of tests.
  */
 
-export interface TestingSettings {
-  require_passing_batch_test_to_publish: boolean;
-}
-
 export async function getTestingSettings(workspaceId: string): Promise<TestingSettings> {
-  const item = await table.get<Partial<TestingSettings>>(keys.testingSettings(workspaceId));
+  const item = await readTestingSettings(workspaceId);
   return { require_passing_batch_test_to_publish: item?.require_passing_batch_test_to_publish === true };
 }
 
 export async function updateTestingSettings(workspaceId: string, input: Partial<TestingSettings>): Promise<TestingSettings> {
   const next = { ...(await getTestingSettings(workspaceId)), ...Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) };
-  await table.put({ Item: { ...keys.testingSettings(workspaceId), ...next } });
+  await writeTestingSettings(workspaceId, next);
   return next;
 }
 
@@ -44,9 +37,7 @@ export async function assertPublishable(workspaceId: string, agentId: string, ve
   }
   const id = (engine.type === 'retell-llm' ? engine.llm_id : engine.conversation_flow_id)!;
   const label = `${engine.type === 'retell-llm' ? 'Retell LLM' : 'conversation flow'} ${id} version ${engine.version}`;
-  const page = await pageByEngine<BatchTestItem>(keys.batchTests(workspaceId), (after) => keys.batchTest(workspaceId, after).sk, engineFilter({ type: engine.type, id }, engine.version), {
-    limit: BATCHES_LOOKED_AT,
-  });
+  const page = await pageBatchTestsByEngine(workspaceId, { type: engine.type, id, version: engine.version }, { limit: BATCHES_LOOKED_AT });
   const batch = page.items.find((item) => item.status === 'complete');
   if (!batch) throw conflict(`Publishing requires a passing batch test on ${label}; none has completed`);
   if (batch.pass_count === batch.total_count) return;

@@ -1,7 +1,9 @@
 import { keys } from '../../platform/store/keys.ts';
 import { notFound, tooManyRequests } from '../../platform/errors.ts';
 import { acquireOutboundSlot, type OutboundSlot } from '../../platform/egress/outbound-slots.ts';
+import { queryAll } from '../../platform/store/query.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled } from '../../platform/store/table.ts';
+import { pageByEngine, type EngineQuery } from '../definitions/index.ts';
 import type { BatchTest, TestRun, TestRunStatus } from './schemas.ts';
 
 /*
@@ -12,7 +14,8 @@ import type { BatchTest, TestRun, TestRunStatus } from './schemas.ts';
  * - its runs, in the batch's own partition `WS#<ws>#TESTBATCH#<batch id>`, `RUN#<run id>`
  *   (the list of a batch is one Query), each with the definition as it was when the batch
  *   was made: a run stays readable after its definition is edited or deleted;
- * - `WS#<ws>#TESTRUN`, `RUN#<run id>` → the batch, for get-test-run, which names only the run.
+ * - `WS#<ws>#TESTRUN`, `RUN#<run id>` → the batch, for get-test-run, which names only the run;
+ * - the workspace's testing settings (the publish gate), `WS#<ws>`, `TESTINGSETTINGS`.
  */
 
 export type BatchTestItem = BatchTest & {
@@ -65,13 +68,11 @@ export async function pageTestRuns(workspaceId: string, batchTestId: string, opt
 }
 
 /** Every run of a batch (at most MAX_CASES_PER_BATCH). */
-export function allTestRuns(workspaceId: string, batchTestId: string): Promise<TestRunItem[]> {
-  const partition = keys.testRuns(workspaceId, batchTestId);
-  return table.queryAll<TestRunItem>({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
-  });
-}
+export const allTestRuns = (workspaceId: string, batchTestId: string): Promise<TestRunItem[]> => queryAll<TestRunItem>(keys.testRuns(workspaceId, batchTestId));
+
+/** A page of the workspace's batch tests on `engine` (a version, or any), newest first. */
+export const pageBatchTestsByEngine = (workspaceId: string, engine: EngineQuery, options: { limit: number; after?: string }) =>
+  pageByEngine<BatchTestItem>(keys.batchTests(workspaceId), (id) => keys.batchTest(workspaceId, id).sk, engine, options);
 
 /**
  * Takes a run for this attempt: pending, or in progress under an attempt older than
@@ -159,3 +160,12 @@ export async function takeTestRunSlot(workspaceId: string, cap: number, leaseMs:
 }
 
 const allSlotsHeld = tooManyRequests('Every test-run slot of the workspace is held', 1);
+
+/** The workspace's testing settings (the publish gate). */
+export interface TestingSettings {
+  require_passing_batch_test_to_publish: boolean;
+}
+
+export const readTestingSettings = (workspaceId: string) => table.get<Partial<TestingSettings>>(keys.testingSettings(workspaceId));
+
+export const writeTestingSettings = (workspaceId: string, settings: TestingSettings) => table.put({ Item: { ...keys.testingSettings(workspaceId), ...settings } });
