@@ -8,6 +8,8 @@ export const LAMBDA_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': './shared/platform/aws/lambda-credentials.ts',
   // @middy/core's one use of it is an instanceof test: the built-in loads on first use (see the module).
   'node:stream/web': './shared/platform/bundle/lambda-stream-web.ts',
+  // DDSketch's serialization, never called (see the module).
+  'protobufjs/minimal': './shared/platform/bundle/no-protobuf.ts',
   // The AWS clients Parley uses, from their own files rather than their `export *` indexes,
   // so a module loaded with import() does not keep every command and schema of the service
   // (shared/platform/aws/lambda-sdk/; about 100 KiB of the calls bundle).

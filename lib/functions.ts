@@ -414,6 +414,17 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     access: { table: 'readWrite', key: ['generateDataKey', 'decrypt'], exportJobsQueue: ['send'] },
   },
   {
+    name: 'analytics',
+    domain: 'analytics',
+    trigger: routes('analytics'),
+    // Summaries, queries over the rollups, dashboards and alert rules: reads of pre-aggregated
+    // items, at human and dashboard speed. A 90-day query reads and merges about two thousand
+    // rollup items: the larger size buys the CPU to merge their sketches.
+    ...HEAVY,
+    reservedConcurrency: 20,
+    access: { table: 'readWrite' },
+  },
+  {
     name: 'knowledge-bases',
     domain: 'knowledge-bases',
     trigger: routes('knowledge-bases'),

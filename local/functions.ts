@@ -31,4 +31,5 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   members: () => import('../functions/members.ts'),
   'knowledge-bases': () => import('../functions/knowledge-bases.ts'),
   public: () => import('../functions/public.ts'),
+  analytics: () => import('../functions/analytics.ts'),
 };

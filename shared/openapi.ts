@@ -65,6 +65,7 @@ const TAG_DESCRIPTIONS: Record<Domain, string> = {
   'account-data': 'Exports, assets, privacy requests, reliability settings',
   public: 'Routes for browsers: public chats, share links, web call logs',
   meta: 'About the API: its index, this reference, the Voice Orb page',
+  analytics: 'Analytics summaries and queries over rollups, dashboards, alert rules and their events',
 };
 
 function operation(id: string, route: RouteDefinition, alias: boolean) {

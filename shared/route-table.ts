@@ -31,6 +31,9 @@ import { batchTestRoutes } from './testing/runs/routes.ts';
 import { telephonyRoutes } from './numbers/telephony/routes.ts';
 import { voiceRoutes } from './voices/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
+import { queryRoutes } from './analytics/query/routes.ts';
+import { dashboardsRoutes } from './analytics/dashboards/routes.ts';
+import { alertsRoutes } from './analytics/alerts/routes.ts';
 
 /**
  * The whole route table. CDK, the local server, `npm run routes`, the OpenAPI generator and
@@ -69,6 +72,9 @@ export const routeTable = {
   ...memberRoutes,
   ...knowledgeBaseRoutes,
   ...publicRoutes,
+  ...queryRoutes,
+  ...dashboardsRoutes,
+  ...alertsRoutes,
 } satisfies Record<string, RouteDefinition>;
 
 export interface ServedRoute {

@@ -1,3 +1,4 @@
+import { allCellPartitions } from '../analytics/rollups/index.ts';
 import { batchDialKey, callListingPartitions } from '../calls/records/index.ts';
 import { chatListingPartitions } from '../chats/records/index.ts';
 import { CRM_PROVIDERS } from '../integrations/app-refs/index.ts';
@@ -302,6 +303,8 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
       'batchTest',
       'testRunBatch',
       'testRunSlots',
+      'rollupCell',
+      'rollupFact',
       'workspaceRegistration',
     ],
     places: (ws) => [
@@ -323,6 +326,8 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
         keys.batchTests(ws).pk,
         keys.testRunBatch(ws, '').pk,
         keys.testRunSlots(ws).pk,
+        keys.rollupFacts(ws).pk,
+        ...allCellPartitions().map((partition) => keys.rollupCells(ws, partition).pk),
       ].map((pk) => ({ pk })),
       { pk: keys.workspaceRegistry().pk, skPrefix: keys.workspaceRegistration(ws).sk },
     ],

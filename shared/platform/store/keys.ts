@@ -747,6 +747,26 @@ export const keys = {
    * The workspace's test-run slots (shared/testing/runs/runner.ts): how many simulated
    * conversations it runs at once over all its batches, a semaphore of leased slots.
    */
+  /**
+   * One rollup cell (shared/analytics/rollups): a workspace's figures for one table (calls or
+   * chats), one bucket level (minute, hour, day), one view (the dimensions it groups by), one
+   * bucket and one value of the view, in one of its shards. A view's cells share a partition
+   * and sort by bucket, so a time range of one view is one query whatever the shard count.
+   */
+  rollupCell: (workspaceId: string, partition: string, bucket: string, value: string, shard: number): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#ROLLUP#${partition}`,
+    sk: `${bucket}#${value}#${shard}`,
+  }),
+  rollupCells: (workspaceId: string, partition: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#ROLLUP#${partition}` }),
+  /**
+   * That a conversation's phase (ended, analyzed) was added to the rollups: written in the
+   * same transaction as the cells, on condition it is new, so a repeated step counts once.
+   */
+  rollupFact: (workspaceId: string, table: string, id: string, phase: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#ROLLUPFACT`,
+    sk: `${table}#${id}#${phase}`,
+  }),
+  rollupFacts: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#ROLLUPFACT` }),
   testRunSlots: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUNSLOTS`, sk: 'SLOTS' }),
   /** Which batch a test run belongs to: get-test-run names only the run. */
   testRunBatch: (workspaceId: string, testRunId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUN`, sk: `RUN#${testRunId}` }),

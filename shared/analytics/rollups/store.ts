@@ -1,0 +1,202 @@
+import { keys } from '../../platform/store/keys.ts';
+import { table, TransactionCancelled, type TransactOp } from '../../platform/store/table.ts';
+import {
+  binName,
+  bucketKey,
+  bucketStart,
+  cellPartition,
+  COLUMNS,
+  COUNTERS,
+  emptyTotals,
+  LEVEL_RETENTION_MS,
+  mergeTotals,
+  type Counter,
+  type RollupLevel,
+  type RollupTable,
+  type RollupTotals,
+  type RollupView,
+} from './model.ts';
+
+/*
+ * The rollup items: cells (figures of one bucket, view value and shard) and facts (that a
+ * conversation's phase was counted). A cell's attributes are flat so that every write is
+ * DynamoDB's atomic ADD, which needs top-level attributes: `n` (conversations), per column
+ * `c_<column>` (how many had it), `s_<column>` (its sum) and `k_<column>_<bin>` (the
+ * sketch's bin counts), `x_<counter>`; plus `bucket` and `value` for reading.
+ */
+
+/** What one phase adds to one cell. */
+export interface CellDelta {
+  partition: string;
+  bucket: string;
+  /** The view's values joined (encoded by cellValue). */
+  value: string;
+  shard: number;
+  level: RollupLevel;
+  count: number;
+  columns: Partial<Record<(typeof COLUMNS)[number], number>>;
+  counters: Partial<Record<Counter, number>>;
+}
+
+/** A cell's sort-key value: the view's values, `|`-joined, with `#`, `|` and `%` escaped. */
+export function cellValue(values: readonly string[]): string {
+  return values.length === 0 ? '-' : values.map((value) => value.replace(/%/g, '%25').replace(/#/g, '%23').replace(/\|/g, '%7C')).join('|');
+}
+
+function decodeCellValue(value: string): string[] {
+  return value === '-' ? [] : value.split('|').map((part) => decodeURIComponent(part));
+}
+
+function cellUpdate(workspaceId: string, delta: CellDelta): TransactOp {
+  const names: Record<string, string> = { '#bucket': 'bucket', '#value': 'value' };
+  const values: Record<string, unknown> = { ':bucket': delta.bucket, ':value': delta.value };
+  const adds: string[] = [];
+  let index = 0;
+  const add = (attribute: string, amount: number) => {
+    const name = `#a${index}`;
+    const placeholder = `:a${index}`;
+    index++;
+    names[name] = attribute;
+    values[placeholder] = amount;
+    adds.push(`${name} ${placeholder}`);
+  };
+  if (delta.count) add('n', delta.count);
+  for (const column of COLUMNS) {
+    const figure = delta.columns[column];
+    if (figure === undefined) continue;
+    add(`c_${column}`, delta.count);
+    add(`s_${column}`, figure * delta.count);
+    add(`k_${column}_${binName(figure)}`, delta.count);
+  }
+  for (const counter of COUNTERS) {
+    const amount = delta.counters[counter];
+    if (amount) add(`x_${counter}`, amount);
+  }
+  const sets = ['#bucket = :bucket', '#value = :value'];
+  const retention = LEVEL_RETENTION_MS[delta.level];
+  if (retention !== undefined) {
+    names['#expires'] = 'expires_at';
+    values[':expires'] = Math.floor((bucketStart(delta.bucket) + retention) / 1000);
+    sets.push('#expires = :expires');
+  }
+  return {
+    Update: {
+      Key: keys.rollupCell(workspaceId, delta.partition, delta.bucket, delta.value, delta.shard),
+      UpdateExpression: `SET ${sets.join(', ')}${adds.length ? ` ADD ${adds.join(', ')}` : ''}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+const CONFLICT_RETRIES = 6;
+
+/**
+ * Adds one phase of one conversation to its cells and writes its fact, in one transaction
+ * on condition the fact is new: answers false when it was already counted (a repeated step,
+ * a backfill meeting a live count). A transaction that meets another on a hot cell is
+ * cancelled by DynamoDB and retried here after a short random wait.
+ */
+export async function applyCellDeltas(
+  workspaceId: string,
+  fact: { table: RollupTable; id: string; phase: string; timestamp: number },
+  deltas: readonly CellDelta[],
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): Promise<boolean> {
+  const ops: TransactOp[] = [
+    {
+      Put: {
+        Item: { ...keys.rollupFact(workspaceId, fact.table, fact.id, fact.phase), counted_at: fact.timestamp },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    ...deltas.map((delta) => cellUpdate(workspaceId, delta)),
+  ];
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await table.transact(ops);
+      return true;
+    } catch (error) {
+      if (!(error instanceof TransactionCancelled)) throw error;
+      if (error.failedAt.includes(0)) return false;
+      if (!error.conflicted || attempt >= CONFLICT_RETRIES) throw error;
+      await sleep(10 + Math.random() * 40 * 2 ** attempt);
+    }
+  }
+}
+
+/** Whether a conversation's phase was counted (the backfill asks before building its deltas). */
+export async function factCounted(workspaceId: string, tableName: RollupTable, id: string, phase: string): Promise<boolean> {
+  return (await table.get(keys.rollupFact(workspaceId, tableName, id, phase), { projection: 'pk' })) !== undefined;
+}
+
+interface CellItem {
+  bucket: string;
+  value: string;
+  n?: number;
+  [attribute: string]: unknown;
+}
+
+function totalsOf(item: CellItem): RollupTotals {
+  const totals = emptyTotals();
+  totals.count = item.n ?? 0;
+  for (const [attribute, raw] of Object.entries(item)) {
+    if (typeof raw !== 'number') continue;
+    if (attribute.startsWith('x_')) {
+      const counter = attribute.slice(2) as Counter;
+      if (counter in totals.counters) totals.counters[counter] += raw;
+      continue;
+    }
+    for (const column of COLUMNS) {
+      if (attribute === `c_${column}`) totals.columns[column].count += raw;
+      else if (attribute === `s_${column}`) totals.columns[column].sum += raw;
+      else if (attribute.startsWith(`k_${column}_`)) {
+        const bin = attribute.slice(column.length + 3);
+        totals.columns[column].bins[bin] = (totals.columns[column].bins[bin] ?? 0) + raw;
+      }
+    }
+  }
+  return totals;
+}
+
+/** One bucket and view value's figures, its shards merged. */
+export interface RollupCell {
+  /** The bucket's key (`2026-12-02T19`) and its UTC start in epoch ms. */
+  bucket: string;
+  bucketStart: number;
+  /** The view's dimension values, in the view's order (empty for the totals view). */
+  values: string[];
+  totals: RollupTotals;
+}
+
+/**
+ * The cells of one view at one level whose buckets start in [start, end): one query over the
+ * view's partition (every shard of every bucket in the range), merged by bucket and value.
+ */
+export async function readCells(input: {
+  workspaceId: string;
+  table: RollupTable;
+  level: RollupLevel;
+  view: RollupView;
+  start: number;
+  end: number;
+}): Promise<RollupCell[]> {
+  if (input.end <= input.start) return [];
+  const partition = cellPartition(input.table, input.level, input.view);
+  const items = await table.queryAll<CellItem>({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: {
+      ':pk': keys.rollupCells(input.workspaceId, partition).pk,
+      ':from': bucketKey(input.level, input.start),
+      ':to': `${bucketKey(input.level, input.end - 1)}#\uffff`,
+    },
+  });
+  const cells = new Map<string, RollupCell>();
+  for (const item of items) {
+    const id = `${item.bucket}#${item.value}`;
+    const cell = cells.get(id);
+    if (cell) mergeTotals(cell.totals, totalsOf(item));
+    else cells.set(id, { bucket: item.bucket, bucketStart: bucketStart(item.bucket), values: decodeCellValue(item.value), totals: totalsOf(item) });
+  }
+  return [...cells.values()].filter((cell) => cell.bucketStart >= input.start && cell.bucketStart < input.end);
+}
