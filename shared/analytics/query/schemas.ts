@@ -1,0 +1,85 @@
+import * as z from 'zod';
+import { epochMs } from '../../platform/http/schemas.ts';
+import { COLUMNS, COUNTERS, DIMENSIONS } from '../rollups/index.ts';
+
+/*
+ * The analytics query language (docs/analytics.md, "Queries"): close to Vapi's analytics
+ * queries, in snake_case. A query names a table, a time range with its step and timezone,
+ * the dimensions it groups by, equality filters, and the operations to answer per bucket
+ * and group. Dashboards keep queries in this shape and check them with the same schema.
+ */
+
+export const QUERY_STEPS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+export type QueryStep = (typeof QUERY_STEPS)[number];
+
+export const QUERY_OPERATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p90', 'p99'] as const;
+export type QueryOperation = (typeof QUERY_OPERATIONS)[number];
+
+/**
+ * What an operation reads: a figure column (`duration_ms`, `cost` in cents, `latency_ms`),
+ * or a counter (`successful`, `sentiment_negative`, …), whose `avg` is its rate among the
+ * conversations. `count` without a column counts conversations.
+ */
+export const QUERY_COLUMNS = [...COLUMNS, ...COUNTERS] as const;
+export type QueryColumn = (typeof QUERY_COLUMNS)[number];
+
+const ALL_DIMENSIONS = [...new Set<string>([...DIMENSIONS.calls, ...DIMENSIONS.chats])] as [string, ...string[]];
+
+const isTimezone = (name: string): boolean => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export const QueryTimeRange = z
+  .object({
+    start_timestamp: epochMs(),
+    end_timestamp: epochMs(),
+    step: z.enum(QUERY_STEPS).optional(),
+    timezone: z.string().max(64).refine(isTimezone, { message: 'Must be an IANA time zone name, such as America/New_York' }).optional(),
+  })
+  .strict()
+  .refine((range) => range.end_timestamp > range.start_timestamp, { message: 'end_timestamp must be after start_timestamp', path: ['end_timestamp'] });
+
+const filterValue = z.union([z.string().max(200), z.boolean(), z.number(), z.array(z.union([z.string().max(200), z.boolean(), z.number()])).min(1).max(100)]);
+
+export const QueryOperationSpec = z
+  .object({
+    operation: z.enum(QUERY_OPERATIONS),
+    column: z.enum(QUERY_COLUMNS).optional(),
+    alias: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'Must be 1 to 64 lower-case letters, digits and underscores, starting with a letter').optional(),
+  })
+  .strict();
+
+export const AnalyticsQuery = z
+  .object({
+    /** A label answered with the query's result (dashboards name their widgets' queries). */
+    name: z.string().min(1).max(100).optional(),
+    table: z.enum(['calls', 'chats']),
+    time_range: QueryTimeRange,
+    group_by: z.array(z.enum(ALL_DIMENSIONS)).max(2).optional(),
+    filters: z.record(z.enum(ALL_DIMENSIONS), filterValue).optional(),
+    operations: z.array(QueryOperationSpec).min(1).max(20),
+  })
+  .strict();
+export type AnalyticsQuery = z.infer<typeof AnalyticsQuery>;
+
+/** POST /analytics/query: up to 10 queries answered together. */
+export const AnalyticsQueryBody = z.object({ queries: z.array(AnalyticsQuery).min(1).max(10) }).strict();
+
+/**
+ * One query's answer: a row per bucket and group, in bucket order, each with the bucket's
+ * start (epoch ms and the local date-time in the query's timezone), the group's dimension
+ * values, and one field per operation (its alias, else `<operation>_<column>`, or
+ * `count` for a count of conversations), null when the bucket has no value for it.
+ */
+export const AnalyticsQueryResult = z.object({
+  name: z.string().optional(),
+  table: z.enum(['calls', 'chats']),
+  time_range: z.object({ start_timestamp: z.number(), end_timestamp: z.number(), step: z.enum(QUERY_STEPS).optional(), timezone: z.string() }),
+  result: z.array(z.record(z.string(), z.union([z.string(), z.number(), z.null()]))),
+});
+export const AnalyticsQueryResponse = z.object({ results: z.array(AnalyticsQueryResult) });
