@@ -1,5 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { registerBatchCallCounters } from '../shared/batches/counters.ts';
+import { registerRollupRecording } from '../shared/analytics/recording/index.ts';
 import { runBatchTicks, type BatchTickResult } from '../shared/batches/scheduler.ts';
 import { BATCH_DUE_SHARDS } from '../shared/batches/shards.ts';
 import type { ScheduledInput } from '../shared/jobs.ts';
@@ -8,6 +9,8 @@ import { instrumented } from '../shared/platform/observability/telemetry.ts';
 
 // Batch counters hear of the calls the passes end at once (a refused spend check).
 registerBatchCallCounters();
+// The analytics rollups count every call this function ends or analyses (docs/analytics.md, Recording).
+registerRollupRecording();
 
 /**
  * The shards an invocation passes: its event's one shard (the deployed schedule invokes the

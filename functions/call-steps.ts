@@ -5,6 +5,7 @@ import { instrumented } from '../shared/platform/observability/telemetry.ts';
 import { CallQueueMessageSchema, runCallQueueMessage, type CallQueueMessage } from '../shared/calls/index.ts';
 import { onCallLifecycle } from '../shared/calls/index.ts';
 import { registerBatchCallCounters } from '../shared/batches/counters.ts';
+import { registerRollupRecording } from '../shared/analytics/recording/index.ts';
 import { queueCrmCallPush } from '../shared/integrations/call-push.ts';
 import { loadOnce } from '../shared/platform/lazy.ts';
 // The message straight from its module (the testing index is the API's: functions/agents.ts);
@@ -15,6 +16,8 @@ const testRunner = loadOnce(() => import('../shared/testing/runs/runner.ts'));
 
 // Batch counters hear of the calls this consumer moves (shared/calls/call-listeners.ts).
 registerBatchCallCounters();
+// The analytics rollups count every call this function ends or analyses (docs/analytics.md, Recording).
+registerRollupRecording();
 // An analysed call (the analysis step runs here) queues its CRM push: only a message on
 // integration-jobs, when the workspace's CRM config asks for it (docs/integrations.md). From
 // call-push.ts itself: the integrations index holds the CRM and app clients and their OAuth.

@@ -3,9 +3,12 @@ import { callMediaRoutes } from '../shared/calls/media-routes.ts';
 import { retrieveForWorker } from '../shared/calls/index.ts';
 import { receiveMediaWebhook, receiveWorkerEvent } from '../shared/calls/live/events.ts';
 import { registerBatchCallCounters } from '../shared/batches/counters.ts';
+import { registerRollupRecording } from '../shared/analytics/recording/index.ts';
 
 // Batch counters hear of the calls this function moves (LiveKit events, the worker's call ends).
 registerBatchCallCounters();
+// The analytics rollups count every call this function ends or analyses (docs/analytics.md, Recording).
+registerRollupRecording();
 
 /**
  * The calls in progress, as the media server and the voice worker report them

@@ -6,9 +6,12 @@ import { liveCallRoutes } from '../shared/calls/live/routes.ts';
 import * as calls from '../shared/calls/index.ts';
 import { onDemand } from './calls/load.ts';
 import { registerBatchCallCounters } from '../shared/batches/counters.ts';
+import { registerRollupRecording } from '../shared/analytics/recording/index.ts';
 
 // Batch counters hear of the calls this function moves (stop-call).
 registerBatchCallCounters();
+// The analytics rollups count every call this function ends or analyses (docs/analytics.md, Recording).
+registerRollupRecording();
 
 /** retell-sdk's `call.list` reads a page; its requests say so in their User-Agent (`Retell/JS <version>`). */
 const fromRetellSdk = (userAgent: string | undefined) => /^Retell\/JS\b/.test(userAgent ?? '');

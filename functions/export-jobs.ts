@@ -6,12 +6,13 @@ import { logger } from '../shared/platform/logger.ts';
 import { instrumented } from '../shared/platform/observability/telemetry.ts';
 import { AccountDataJobMessage, runExport, runListingBackfill, runPrivacyRequest, runRetentionSweep, utcDay } from '../shared/account-data/jobs.ts';
 import { runPurgeStep, WorkspacePurgeMessage } from '../shared/members/index.ts';
+import { RollupBackfillMessage, runRollupBackfill } from '../shared/analytics/backfill/index.ts';
 
-const ExportJobsMessage = lazySchema(() => z.union([AccountDataJobMessage, WorkspacePurgeMessage]));
+const ExportJobsMessage = lazySchema(() => z.union([AccountDataJobMessage, WorkspacePurgeMessage, RollupBackfillMessage]));
 
 /**
  * The export-jobs queue's consumer: each message is one whole account-data job (an export,
- * a privacy erase, a retention run, a run of the daily retention sweep or of the listing counters' backfill) or one bounded step
+ * a privacy erase, a retention run, a run of the daily retention sweep, of the listing counters' backfill or of the analytics rollups' backfill) or one bounded step
  * of a deleted workspace's purge (shared/members/purge.ts, which queues its own next step).
  * A job records its own failure (failed, with a reason); what throws past that (the table
  * unreachable) is reported alone, so SQS redelivers only it; a malformed message is logged
@@ -29,6 +30,12 @@ async function handle(event: SQSEvent, context: Context): Promise<SQSBatchRespon
       if (message.kind === 'retention-sweep') {
         const scheduled = message.scheduled_at ? Date.parse(message.scheduled_at) : NaN;
         await runRetentionSweep(message.day ?? utcDay(Number.isNaN(scheduled) ? Date.now() : scheduled));
+        return;
+      }
+      if (message.kind === 'rollup-backfill') {
+        // A message naming a workspace walks it alone, from where its previous run stopped.
+        const { workspace_id: workspaceId, table, after } = message;
+        await runRollupBackfill(workspaceId ? { workspaceId, position: { table: table ?? 'calls', ...(after ? { after } : {}) } } : {});
         return;
       }
       if (message.kind === 'listing-backfill') {

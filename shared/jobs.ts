@@ -137,6 +137,9 @@ export const JOBS: readonly JobSpec[] = [
       // Counts what was stored before the listing counters, then is one read an hour
       // (shared/account-data/listing-backfill.ts).
       { name: 'listing-backfill', description: 'Counts calls and chats stored before the listing counters, until every workspace is counted', every: 'hour', message: { kind: 'listing-backfill' } },
+      // Adds what ended before the analytics rollups to them, then repairs failed recordings
+      // (shared/analytics/backfill).
+      { name: 'rollup-backfill', description: 'Adds calls and chats that ended before the analytics rollups to them, and repairs recordings that failed', every: 'hour', message: { kind: 'rollup-backfill' } },
     ],
   },
   {

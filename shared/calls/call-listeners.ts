@@ -3,9 +3,9 @@ import type { CallItem } from './store.ts';
 
 /*
  * Other domains hearing of a call's life (the batches domain keeps its counters from
- * these). Calls may not import those domains (they import calls), so they register here:
+ * these, analytics its rollups). Calls may not import those domains (they import calls), so they register here:
  * each function whose code moves calls registers the listeners it needs at load
- * (functions/calls.ts, functions/call-steps.ts, functions/batch-tick.ts).
+ * (functions/calls.ts, functions/call-steps.ts, functions/calls-media.ts, functions/batch-tick.ts).
  *
  * A listener runs after the transition it hears of was written, once per successful
  * transition (the transitions are conditional writes: a repeated step writes nothing and
@@ -23,6 +23,8 @@ export interface CallLifecycleEvent {
   call_successful?: boolean;
   /** Set when a batch task placed the call. */
   batch?: { batch_call_id: string; task_index: number };
+  /** The call as written by the transition (the analytics rollups take its figures). */
+  call: CallItem;
 }
 
 export type CallLifecycleListener = (event: CallLifecycleEvent) => Promise<void>;
@@ -46,6 +48,7 @@ export async function notifyCallLifecycle(call: CallItem, event: string): Promis
     call_status: call.call_status,
     ...(call.call_analysis ? { call_successful: (call.call_analysis as { call_successful?: boolean }).call_successful === true } : {}),
     ...(batch && call.batch_call_id ? { batch: { batch_call_id: batch.batch_call_id, task_index: batch.task_index } } : {}),
+    call,
   };
   await Promise.all(
     listeners.map((listener) =>

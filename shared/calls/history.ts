@@ -1,10 +1,11 @@
+import { NotFound } from '../platform/errors.ts';
 import { parseOrThrow } from '../platform/http/validation.ts';
 import { listCallItems } from './listing.ts';
 import { toCallView } from './view.ts';
 import { CallFilter, type CallView } from './schemas.ts';
-import { callListingPartitions, getCallItem, getCallWithTranscript, queryCallIdsByParty, type CallListingEntry } from './store.ts';
+import { callListingPartitions, getCallItem, getCallWithTranscript, queryCallIdsByParty, type CallItem, type CallListingEntry } from './store.ts';
 import { timeOfOrderedId, timeOrderedIdFloor } from '../platform/ids.ts';
-import { firstEntries, mergedEntries, shardReadSizes } from '../platform/store/sharded-listing.ts';
+import { firstEntries, mergedEntries, readListedItems, shardReadSizes } from '../platform/store/sharded-listing.ts';
 import { withTranscripts } from './transcript.ts';
 
 /** One call as the API shows it, with its transcript (its item and a Query of its lines). */
@@ -94,4 +95,29 @@ export async function callRetentionPage(
     })),
     ...(entries.length > input.limit ? { next: page.at(-1)!.call_id } : {}),
   };
+}
+
+/**
+ * A page of the workspace's calls, oldest first, as stored (items without their transcript
+ * lines): what the analytics backfill adds to the rollups. `after` is the last call ID of
+ * the previous page; a call deleted since is no obstacle (the index is read from the ID).
+ */
+export async function storedCallPage(workspaceId: string, input: { after?: string; limit: number }): Promise<{ calls: CallItem[]; next?: string }> {
+  const gsi1pks = callListingPartitions(workspaceId);
+  const entries = await firstEntries(
+    mergedEntries<CallListingEntry>({ gsi1pks, ascending: true, after: input.after, idOf: (entry) => entry.call_id, ...shardReadSizes(input.limit + 1, gsi1pks.length, false) }),
+    input.limit + 1,
+  );
+  const page = entries.slice(0, input.limit);
+  return { calls: await readListedItems<CallItem>(page), ...(entries.length > input.limit ? { next: page.at(-1)!.call_id } : {}) };
+}
+
+/** One call of the workspace as stored (no transcript lines), or undefined when it is gone. */
+export async function storedCall(workspaceId: string, callId: string): Promise<CallItem | undefined> {
+  try {
+    return await getCallItem(workspaceId, callId);
+  } catch (error) {
+    if (error instanceof NotFound) return undefined;
+    throw error;
+  }
 }

@@ -175,6 +175,8 @@ export type CallItem = CallView & {
   transfer_seq?: number;
   transfer_destination?: string | null;
   transfer_end_timestamp?: number;
+  /** How many of the call's transfers were cancelled without bridging (each cancel adds 1 under the transfer counter's condition): the rollups' transfer_failed. Never answered. */
+  transfers_failed?: number;
   /** Where the recording is stored (shared/calls/artifacts/recordings.ts); `recording_url` is the wire field. */
   recording?: RecordingState;
   recording_url?: string;

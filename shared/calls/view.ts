@@ -6,7 +6,7 @@ import type { CallItem } from './store.ts';
 const INTERNAL = new Set([
   'pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'type', 'workspace_id', 'created_timestamp', 'engine',
   'user_sentiment', 'call_successful', 'in_voicemail', 'combined_cost', 'e2e_latency_p50', 'expires_at',
-  'transfer_state', 'transfer_seq', 'recording', 'scrubbed_timestamp', 'data_storage_applied', 'analyzed_event_pending',
+  'transfer_state', 'transfer_seq', 'transfers_failed', 'recording', 'scrubbed_timestamp', 'data_storage_applied', 'analyzed_event_pending',
   'live_log', 'live_say', 'live_patch', 'live_take_over', 'live_watched', 'live_base_variables',
   'sip_leg', 'dial_seq', 'idempotency_claim', 'line_count', 'control_count', 'say_count', COUNTED,
 ]);

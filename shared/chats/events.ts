@@ -5,6 +5,7 @@ import { logger } from '../platform/logger.ts';
 import { countMetric } from '../platform/observability/metrics.ts';
 import { sendAgentEvent } from '../webhooks/index.ts';
 import type { ChatAnalysis } from './schemas.ts';
+import { recordChatRollup } from './rollups.ts';
 import { chatMessages, storeAnalysis, type ChatItem, type MessageItem } from './store.ts';
 import { toChatView } from './view.ts';
 
@@ -23,6 +24,9 @@ const DEFAULT_EVENTS: readonly ChatEvent[] = ['chat_started', 'chat_ended', 'cha
 export async function sendChatEvent(chat: ChatItem, event: ChatEvent, messages?: readonly MessageItem[]): Promise<boolean> {
   if (event === 'chat_started') countMetric('ChatStarted', { chat_type: chat.chat_type });
   if (event === 'chat_ended') countMetric('ChatEnded', { chat_type: chat.chat_type });
+  // Sent once per end and per stored analysis: the rollups count each phase once anyway.
+  if (event === 'chat_ended') await recordChatRollup(chat, 'ended');
+  if (event === 'chat_analyzed') await recordChatRollup(chat, 'analyzed');
   let agent: Awaited<ReturnType<typeof getChatAgent>> | undefined;
   try {
     agent = await getChatAgent(chat.workspace_id, chat.agent_id, chat.agent_version);

@@ -155,3 +155,28 @@ export async function chatRetentionPage(
     ...(entries.length > input.limit ? { next: page.at(-1)!.chat_id } : {}),
   };
 }
+
+/**
+ * A page of the workspace's chats, oldest first, as stored (items without their messages):
+ * what the analytics backfill adds to the rollups. `after` is the last chat ID of the
+ * previous page; a chat deleted since is no obstacle (the index is read from the ID).
+ */
+export async function storedChatPage(workspaceId: string, input: { after?: string; limit: number }): Promise<{ chats: ChatItem[]; next?: string }> {
+  const gsi1pks = chatListingPartitions(workspaceId);
+  const entries = await firstEntries(
+    mergedEntries<ChatListingEntry>({ gsi1pks, ascending: true, after: input.after, idOf: (entry) => entry.chat_id, ...shardReadSizes(input.limit + 1, gsi1pks.length, false) }),
+    input.limit + 1,
+  );
+  const page = entries.slice(0, input.limit);
+  return { chats: await readListedItems<ChatItem>(page), ...(entries.length > input.limit ? { next: page.at(-1)!.chat_id } : {}) };
+}
+
+/** One chat of the workspace as stored (no messages), or undefined when it is gone. */
+export async function storedChat(workspaceId: string, chatId: string): Promise<ChatItem | undefined> {
+  try {
+    return await getChatItem(workspaceId, chatId);
+  } catch (error) {
+    if (error instanceof NotFound) return undefined;
+    throw error;
+  }
+}

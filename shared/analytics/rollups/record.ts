@@ -9,7 +9,8 @@ import {
   type Counter,
   type Dimension,
 } from './model.ts';
-import { applyCellDeltas, cellValue, type CellDelta } from './store.ts';
+import { logger } from '../../platform/logger.ts';
+import { applyCellDeltas, cellValue, requestRollupRepair, type CellDelta } from './store.ts';
 
 /** What the analysis said: the counters it adds, and the analysis dimensions' values. */
 export interface AnalysisFacts {
@@ -75,5 +76,13 @@ export function phaseDeltas(facts: ConversationFacts, phase: RollupPhase, analys
  * the backfill for what existed before.
  */
 export async function recordConversation(facts: ConversationFacts, phase: RollupPhase, analysis?: AnalysisFacts, now = Date.now()): Promise<boolean> {
-  return applyCellDeltas(facts.workspace_id, { table: facts.table, id: facts.id, phase, timestamp: now }, phaseDeltas(facts, phase, analysis));
+  try {
+    return await applyCellDeltas(facts.workspace_id, { table: facts.table, id: facts.id, phase, timestamp: now }, phaseDeltas(facts, phase, analysis));
+  } catch (error) {
+    // Nothing of the phase was written (one transaction): the backfill is asked to count it.
+    await requestRollupRepair(facts.workspace_id, facts.table, facts.id, now).catch((repairError: unknown) =>
+      logger.error('asking the rollup backfill for a repair failed', { id: facts.id, error: repairError instanceof Error ? repairError.message : String(repairError) }),
+    );
+    throw error;
+  }
 }

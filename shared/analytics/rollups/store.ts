@@ -130,6 +130,14 @@ export async function factCounted(workspaceId: string, tableName: RollupTable, i
   return (await table.get(keys.rollupFact(workspaceId, tableName, id, phase), { projection: 'pk' })) !== undefined;
 }
 
+/**
+ * Asks the rollup backfill to look at a conversation again: written when a phase's
+ * recording failed (docs/analytics.md, "Recording"), so the backfill's next run counts it.
+ */
+export async function requestRollupRepair(workspaceId: string, tableName: RollupTable, id: string, nowMs: number): Promise<void> {
+  await table.put({ Item: { ...keys.rollupRepair(workspaceId, tableName, id), workspace_id: workspaceId, table: tableName, id, requested_at: nowMs } });
+}
+
 interface CellItem {
   bucket: string;
   value: string;

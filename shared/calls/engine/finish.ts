@@ -76,7 +76,9 @@ export async function finishCall(call: CallItem, input: Finish): Promise<CallIte
     to: finish.status,
     ...(ringing ? { guard: { field: 'transfer_seq' as const, equals: seq }, remove: ['transfer_destination'] } : {}),
     set: {
-      ...(ringing ? { transfer_seq: seq + 1, transfer_state: { ...ringing, status: 'cancelled', reason: finish.reason } satisfies TransferState } : {}),
+      ...(ringing
+        ? { transfer_seq: seq + 1, transfer_state: { ...ringing, status: 'cancelled', reason: finish.reason } satisfies TransferState, transfers_failed: (call.transfers_failed ?? 0) + 1 }
+        : {}),
       ...finish.set,
       end_timestamp: nowMs,
       duration_ms: durationMs,

@@ -8,7 +8,8 @@
  * (docs/performance.md). test/platform/lambda-bundles.test.ts holds the `contacts` bundle
  * free of them. Anything that dials, ends, records or deletes a call stays in index.ts.
  */
-export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter } from '../history.ts';
+export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter, storedCall, storedCallPage } from '../history.ts';
+export type { CallItem } from '../store.ts';
 export { getConcurrency } from '../concurrency.ts';
 export { countedCallListing } from '../store.ts';
 export { checkedAgentOverride } from '../agent-override.ts';

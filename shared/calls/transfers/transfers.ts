@@ -282,6 +282,8 @@ async function cancelTransfer(call: CallItem, seq: number, reason: NotBridgedRea
     set: {
       transfer_seq: seq + 1,
       transfer_state: { ...state, status: 'cancelled', reason } satisfies TransferState,
+      // Written under the transfer counter's condition, so the count read is the count stored.
+      transfers_failed: (call.transfers_failed ?? 0) + 1,
       ...(sandboxConversation ? { engine: { ...call.engine, conversation: noteToAgent(call.engine.conversation, note) } } : {}),
     },
     // The consultation is in transcript_with_tool_calls only: the caller did not hear it.

@@ -10,7 +10,9 @@
  */
 export { deleteChat, getChat, listChats } from '../stored-chats.ts';
 export { deleteSmsThreadOf, smsChatIdsWithParty } from '../sms/store.ts';
-export { chatRetentionPage } from '../listing.ts';
+export { chatRetentionPage, storedChat, storedChatPage } from '../listing.ts';
+export { chatAnalysisFacts, chatFacts } from '../rollups.ts';
+export type { ChatItem } from '../store.ts';
 export { countedChatListing } from '../store.ts';
 /** The listing index partitions of a workspace's chats: where the workspace purge finds them. */
 export { chatListingPartitions } from '../store.ts';

@@ -24,6 +24,7 @@ import {
   releaseSmsThread,
   reportOutboundSms,
 } from './store.ts';
+import { recordChatRollup } from '../rollups.ts';
 import { chatNotFound, getChatItem, markChatError, newestMessages, setMessageSmsStatus, type ChatItem, type MessageItem } from '../store.ts';
 import { toMessage } from '../view.ts';
 
@@ -231,7 +232,11 @@ export async function createSmsChat(workspaceId: string, input: CreateSmsChatInp
     await sendAgentMessages(workspaceId, { chatId, ended: chat.chat_status !== 'ongoing' }, from, to, agentItems);
   } catch (error) {
     // The opening never went out: the chat has failed, and keeps what its setting keeps.
-    if (await markChatError(chatId)) await applyStorageOf(workspaceId, chatId);
+    if (await markChatError(chatId)) {
+      // It ended (no chat_ended is sent for a chat that never opened): the rollups count it.
+      await recordChatRollup(await getChatItem(workspaceId, chatId), 'ended');
+      await applyStorageOf(workspaceId, chatId);
+    }
     throw error;
   }
   return chat;

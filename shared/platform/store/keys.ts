@@ -767,6 +767,13 @@ export const keys = {
     sk: `${table}#${id}#${phase}`,
   }),
   rollupFacts: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#ROLLUPFACT` }),
+  /**
+   * A conversation whose phase failed to reach the rollups, for the rollup backfill to add:
+   * in the backfill job's lease partition, so its hourly run reads its cursor and every
+   * pending repair in one Query.
+   */
+  rollupRepair: (workspaceId: string, table: string, id: string): ItemKey => ({ pk: 'LEASE#rollup-backfill', sk: `REPAIR#${workspaceId}#${table}#${id}` }),
+  rollupBackfillPartition: (): PartitionQuery => ({ pk: 'LEASE#rollup-backfill' }),
   testRunSlots: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUNSLOTS`, sk: 'SLOTS' }),
   /** Which batch a test run belongs to: get-test-run names only the run. */
   testRunBatch: (workspaceId: string, testRunId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUN`, sk: `RUN#${testRunId}` }),

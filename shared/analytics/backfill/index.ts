@@ -1,0 +1,2 @@
+/** The rollup backfill, for the export-jobs consumer (docs/analytics.md, "Backfill"). */
+export { RollupBackfillMessage, runRollupBackfill } from './backfill.ts';
