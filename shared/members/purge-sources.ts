@@ -386,7 +386,6 @@ export const NOT_PURGED: Readonly<Partial<Record<KeyBuilder, string>>> = {
   jobLease: "a scheduled job's lease: the platform's",
   jobCursor: "a scheduled job's cursor: the platform's",
   rollupRepair: "a conversation the rollup backfill is to count again: the call or chat ID only, deleted once the backfill has looked (a purged workspace's conversation is gone, so nothing is counted)",
-  rollupBackfillPartition: "the rollup backfill's lease partition (its lease, cursor and repair requests): the platform's",
   retentionSweep: "a day's retention sweep over every workspace: the platform's",
   sessionSigningKey: "the platform's session signing key",
   sipDigestNonce: 'an inbound SIP challenge: the called number only, single use, expires after 5 minutes',
