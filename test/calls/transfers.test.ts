@@ -1,6 +1,8 @@
 import { verify as retellVerify } from 'retell-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
+import { readCells } from '../../shared/analytics/rollups/index.ts';
+import { findCallItem } from '../../shared/calls/store.ts';
 import { useLanguageModel } from '../../shared/vendors/llm/index.ts';
 import { sandboxMedia } from '../../shared/vendors/media/index.ts';
 import { startTestApp } from '../support/app.ts';
@@ -9,6 +11,13 @@ import { retellClient } from '../support/sdk.ts';
 import { before, DESK, getCall, hitOf, outboundNumberFor, SANDBOX_TRANSFER_EVENTS } from '../support/transfers.ts';
 import { RecordingModel } from '../support/recording-model.ts';
 import { eventually, webhookReceiver, type ReceivedWebhook } from '../support/webhook-receiver.ts';
+
+/** The workspace's calls' failed transfers in the rollups (the day cell of `startMs`). */
+async function transfersFailed(workspaceId: string, startMs: number): Promise<number> {
+  const day = Math.floor(startMs / 86_400_000) * 86_400_000;
+  const cells = await readCells({ workspaceId, table: 'calls', level: 'day', view: [], start: day, end: day + 86_400_000 });
+  return cells.reduce((sum, cell) => sum + cell.totals.counters.transfer_failed, 0);
+}
 
 /*
  * Transfers in the sandbox (docs/calls.md, Transfers): the agent's transfer_call tool (the
@@ -110,6 +119,9 @@ describe('a cold transfer in the sandbox', () => {
     expect([...events.slice(3)].sort()).toEqual(['call_analyzed', 'call_ended']);
     expect(hitOf(hooks.hits, created.call_id, 'transfer_cancelled').json.call).toMatchObject({ call_status: 'ongoing' });
     await verifySignatures(hooks.hits, ws.api_key);
+    // The item keeps the failed transfer (never answered), and the rollups count it.
+    expect((await findCallItem(created.call_id))!.transfers_failed).toBe(1);
+    expect(await transfersFailed(ws.workspace_id, final.start_timestamp)).toBe(1);
   });
 });
 
@@ -205,7 +217,7 @@ describe('a warm transfer in the sandbox', () => {
   });
 
   it('a callee who hangs up while the destination rings cancels the transfer with the call (transfer_cancelled)', async () => {
-    const { hooks, number, client } = await transferSetup('warm_transfer', DESK);
+    const { ws, hooks, number, client } = await transferSetup('warm_transfer', DESK);
     // The hang-up is due at 0 ms: it comes as soon as the callee's line has been said, while the destination rings (a minute).
     const created: any = await client.call.createPhoneCall({
       from_number: number,
@@ -219,6 +231,9 @@ describe('a warm transfer in the sandbox', () => {
     expect(events.slice(0, 2)).toEqual(['call_started', 'transfer_started']);
     expect([...events.slice(2)].sort()).toEqual(['call_analyzed', 'call_ended', 'transfer_cancelled']);
     expect(hitOf(hooks.hits, created.call_id, 'transfer_cancelled').json.call).toMatchObject({ call_status: 'ended', disconnection_reason: 'transfer_cancelled' });
+    // Cancelled in the end's own write: counted on the item and in the rollups as well.
+    expect((await findCallItem(created.call_id))!.transfers_failed).toBe(1);
+    expect(await transfersFailed(ws.workspace_id, final.start_timestamp)).toBe(1);
   });
 
   it('stop-call while the destination rings cancels the transfer (manual_stopped), once', async () => {
