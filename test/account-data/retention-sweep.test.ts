@@ -33,6 +33,7 @@ describe('the daily retention sweep', () => {
     expect(jobNamed('export-jobs').scheduledMessages).toEqual([
       expect.objectContaining({ name: 'retention-sweep', every: 'day', atHourUtc: 3, message: { kind: 'retention-sweep' } }),
       expect.objectContaining({ name: 'listing-backfill', every: 'hour', message: { kind: 'listing-backfill' } }),
+      expect.objectContaining({ name: 'rollup-backfill', every: 'hour', message: { kind: 'rollup-backfill' } }),
     ]);
   });
 

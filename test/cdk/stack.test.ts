@@ -450,9 +450,9 @@ describe('ParleyStack', () => {
     ];
     // The three periodic functions (batch-tick's 8 shards in two rules of EventBridge's at most
     // five targets), plus the scheduled queue messages (the daily retention sweep and the hourly
-    // listing backfill to export-jobs, the daily refresh sweep to kb-jobs, the concurrency sweep
-    // to call-steps; tested below).
-    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(8);
+    // listing and rollup backfills to export-jobs, the daily refresh sweep to kb-jobs, the
+    // concurrency sweep to call-steps; tested below).
+    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(9);
     for (const [name, rate] of schedules) {
       parley.template.hasResourceProperties('AWS::Events::Rule', {
         ScheduleExpression: rate,
@@ -723,9 +723,9 @@ describe('scheduled jobs', () => {
     expect(target.InputTransformer.InputTemplate).toContain('"kind":"concurrency-sweep"');
   });
 
-  it('sends the listing backfill to the export-jobs queue every hour, retried for up to its hour', () => {
+  it.each(['listing-backfill', 'rollup-backfill'])('sends the %s to the export-jobs queue every hour, retried for up to its hour', (kind) => {
     const rules = Object.values(parley.template.findResources('AWS::Events::Rule')).filter((rule) =>
-      String(rule.Properties.Targets[0].InputTransformer?.InputTemplate ?? '').includes('"kind":"listing-backfill"'),
+      String(rule.Properties.Targets[0].InputTransformer?.InputTemplate ?? '').includes(`"kind":"${kind}"`),
     );
     expect(rules).toHaveLength(1);
     expect(rules[0]!.Properties.ScheduleExpression).toBe('rate(1 hour)');
@@ -777,9 +777,9 @@ describe('scheduled jobs', () => {
     const deadLetters = logicalId(parley, parley.stack.scheduleDeadLetters);
     const rules = Object.values(parley.template.findResources('AWS::Events::Rule'));
     // Three functions' schedules (batch-tick's in two rules), the daily retention sweep, the hourly
-    // listing backfill, the kb-jobs queue's daily refresh sweep and the call-steps queue's
-    // concurrency sweep every minute.
-    expect(rules).toHaveLength(8);
+    // listing and rollup backfills, the kb-jobs queue's daily refresh sweep and the call-steps
+    // queue's concurrency sweep every minute.
+    expect(rules).toHaveLength(9);
     for (const rule of rules) {
       const minute = rule.Properties.ScheduleExpression === 'rate(1 minute)';
       for (const target of rule.Properties.Targets) {
