@@ -9,7 +9,7 @@ import type { RollupTable } from '../rollups/index.ts';
  * Query reads the cursor and every pending repair, so a finished backfill costs one read a run.
  */
 
-export const JOB = 'rollup-backfill';
+const JOB = 'rollup-backfill';
 
 /** Where a walk stands: a workspace, its table and the last conversation ID done. */
 export interface BackfillPosition {
