@@ -196,6 +196,23 @@ describe('the rollup backfill', () => {
     expect(await dayCells(ws.workspace_id, 'calls', [])).toEqual(expected(calls, () => []));
   }, 120_000);
 
+  it('walks every workspace under the job\'s lease from its saved cursor, a page at a time, and saves where it stopped', async () => {
+    const { ws, calls } = await twoAgentsCalls();
+    await eventually(
+      () => dayCells(ws.workspace_id, 'calls', ['user_sentiment']),
+      (cells) => Object.values(cells).reduce((sum, cell) => sum + cell.count, 0) === 4,
+    );
+    await forgetRollups(ws.workspace_id);
+    // A round under way (its first run long ago), at this workspace's calls.
+    await table.put({ Item: { ...keys.jobCursor('rollup-backfill'), cursor: { first_run_timestamp: 1, current: { workspace_id: ws.workspace_id, table: 'calls' } } } });
+    const queued = () => localQueue('export-jobs').list().filter((message) => JSON.parse(message.body).kind === 'rollup-backfill' && !JSON.parse(message.body).workspace_id).length;
+    const before = queued();
+    expect(await runRollupBackfill({ limits: { pages: 1, ms: 60_000, rolloutMs: 30 * 60_000 } })).toEqual({ outcome: 'continued', calls_recorded: 9, chats_recorded: 0, repairs: 0 });
+    expect(queued()).toBe(before + 1);
+    expect(await table.get(keys.jobCursor('rollup-backfill'))).toMatchObject({ cursor: { first_run_timestamp: 1, current: { workspace_id: ws.workspace_id, table: 'chats' } } });
+    expect(await dayCells(ws.workspace_id, 'calls', ['agent_id'])).toEqual(expected(calls, (call) => [call.agent_id]));
+  }, 120_000);
+
   it('repairs a recording that failed: the failure asks for it, the finished backfill\'s hourly run counts it, then is one read', async () => {
     const { ws, calls } = await twoAgentsCalls();
     await eventually(
@@ -224,7 +241,10 @@ describe('the rollup backfill', () => {
     const queries = vi.spyOn(table, 'queryAll');
     try {
       expect(await runRollupBackfill()).toEqual({ outcome: 'skipped', calls_recorded: 0, chats_recorded: 0, repairs: 0 });
-      expect(queries).toHaveBeenCalledTimes(1);
+      // (Filtered by partition: the call-steps consumer's own sweeps may query meanwhile.)
+      const partitions = queries.mock.calls.map(([input]) => String(input.ExpressionAttributeValues?.[':pk']));
+      expect(partitions.filter((pk) => pk === keys.rollupBackfillPartition().pk)).toHaveLength(1);
+      expect(partitions.filter((pk) => pk === keys.workspaceRegistry().pk)).toHaveLength(0);
     } finally {
       queries.mockRestore();
     }
