@@ -153,13 +153,15 @@ export async function runRollupBackfill(options: RollupBackfillOptions = {}): Pr
   }
 
   // One read when there is nothing to do: the cursor and the repair requests in one Query.
-  const state = await readBackfillState();
+  const seen = await readBackfillState();
   const waiting = (first: number | undefined) => first === undefined || started - first < limits.rolloutMs;
-  const firstRun = state.cursor?.first_run_timestamp;
-  if ((state.cursor?.done || (firstRun !== undefined && waiting(firstRun))) && state.repairs.length === 0) return result;
+  const firstRun = seen.cursor?.first_run_timestamp;
+  if ((seen.cursor?.done || (firstRun !== undefined && waiting(firstRun))) && seen.repairs.length === 0) return result;
   const holder = randomBytes(12).toString('hex');
   const slot = Date.now();
   if (!(await leaseBackfill(slot, holder, LEASE_MS))) return result;
+  // Read again under the lease: a run that held it meanwhile moved the cursor and took the repairs.
+  const state = await readBackfillState();
   let cursor: RollupBackfillCursor = state.cursor ?? {};
   try {
     for (const request of state.repairs) {
