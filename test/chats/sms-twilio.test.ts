@@ -320,6 +320,12 @@ describe('outbound SMS through Twilio Messaging', () => {
       body: { status: 422, message: `Twilio refused the SMS to ${to}: HTTP 400 (Twilio error 21610)` },
     });
     expect((await ws.api.get('/list-sms-chats')).body.map((c: any) => c.chat_status)).toEqual(['error']);
+    // It ended (no chat_ended: it never opened): the analytics rollups count it, as an error chat.
+    // Imported here: the settings are applied by startTestApp before anything reads them.
+    const { readCells } = await import('../../shared/analytics/rollups/index.ts');
+    const now = Date.now();
+    const cells = await readCells({ workspaceId: ws.workspace_id, table: 'chats', level: 'day', view: ['chat_status'], start: now - 86_400_000, end: now + 86_400_000 });
+    expect(cells.map((cell) => [cell.values, cell.totals.count])).toEqual([[['error'], 1]]);
     const ops = (await ws.api.get('/telephony/operations')).body.filter((op: any) => op.operation === 'send_sms');
     expect(ops.map((op: any) => [op.outcome, op.error])).toEqual([
       ['error', 'HTTP 400 (Twilio error 21610)'],
