@@ -51,7 +51,9 @@ function bucketIndex(bounds: readonly number[], at: number): number {
 }
 
 async function runPlan(workspaceId: string, plan: QueryPlan, at: string): Promise<AnalyticsQueryResult['result']> {
-  const cells = await readCells({ workspaceId, table: plan.table, level: plan.level, view: plan.view, start: plan.readStart, end: plan.readEnd });
+  // Only percentiles, min and max read the sketch items (the figure columns' DDSketch bins).
+  const sketches = plan.operations.some(({ operation, column }) => column?.kind === 'figure' && operation !== 'count' && operation !== 'sum' && operation !== 'avg');
+  const cells = await readCells({ workspaceId, table: plan.table, level: plan.level, view: plan.view, start: plan.readStart, end: plan.readEnd, sketches });
   const groupPositions = plan.groupBy.map((dimension) => plan.view.indexOf(dimension));
   const filterPositions = [...plan.filters].map(([dimension, values]) => ({ position: plan.view.indexOf(dimension), values }));
   const groups = new Map<string, string[]>();

@@ -27,8 +27,9 @@ const merged = (cells: { totals: RollupTotals }[]) => cells.reduce((totals, cell
 
 async function period(workspaceId: string, start: number, end: number, now: number): Promise<SummaryPeriod> {
   const plan = periodPlan(start, end, now);
-  const read = (table: RollupTable, view: Dimension[]) => readCells({ workspaceId, table, level: plan.level, view, start: plan.readStart, end: plan.readEnd });
-  const [calls, reasons, chats] = await Promise.all([read('calls', []), read('calls', ['disconnection_reason']), read('chats', [])]);
+  const read = (table: RollupTable, view: Dimension[], sketches: boolean) =>
+    readCells({ workspaceId, table, level: plan.level, view, start: plan.readStart, end: plan.readEnd, sketches });
+  const [calls, reasons, chats] = await Promise.all([read('calls', [], true), read('calls', ['disconnection_reason'], false), read('chats', [], false)]);
   const call = merged(calls);
   const chat = merged(chats);
   const disconnection: Record<string, number> = {};
