@@ -21,7 +21,7 @@ interface Seeded {
  * Two agents' calls over two weeks with known figures, and one chat (docs/analytics.md's
  * examples). `c3` starts at 03:00 UTC on 1 December: 30 November in New York.
  */
-export const CONVERSATIONS: Seeded[] = [
+const CONVERSATIONS: Seeded[] = [
   { id: 'a1', at: '2026-12-01T10:00:00Z', agent: 'agent_a', duration: 60_000, cost: 10, latency: 800, analysis: { successful: true, sentiment: 'Positive' } },
   { id: 'a2', at: '2026-12-01T15:30:00Z', agent: 'agent_a', duration: 120_000, cost: 20, latency: 1000, direction: 'outbound', reason: 'agent_hangup', analysis: { successful: false, sentiment: 'Negative' } },
   { id: 'a3', at: '2026-12-01T03:00:00Z', agent: 'agent_a', duration: 180_000, cost: 30, latency: 1200 },

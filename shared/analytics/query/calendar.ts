@@ -39,7 +39,7 @@ function localParts(atMs: number, timeZone: string): LocalParts {
 }
 
 /** The zone's offset from UTC at `atMs`, in ms (New York in winter: -18,000,000). */
-export function offsetAt(atMs: number, timeZone: string): number {
+function offsetAt(atMs: number, timeZone: string): number {
   const p = localParts(atMs, timeZone);
   return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - Math.floor(atMs / 1000) * 1000;
 }

@@ -24,7 +24,7 @@ import type { AnalyticsQuery, QueryOperation, QueryStep } from './schemas.ts';
  */
 
 /** Buckets a step may answer (its longest range): a day of minutes, 31 days of hours, 400 days, 3 years of weeks, 5 years of months. */
-export const MAX_BUCKETS: Record<QueryStep, number> = { minute: 1440, hour: 744, day: 400, week: 157, month: 60 };
+const MAX_BUCKETS: Record<QueryStep, number> = { minute: 1440, hour: 744, day: 400, week: 157, month: 60 };
 /** The longest range without a step (one bucket). */
 export const MAX_SINGLE_RANGE_MS = 400 * 86_400_000;
 /** Rows one query may answer: buckets × groups. */
