@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { startTestApp } from '../support/app.ts';
 import { apiKeyBody } from '../support/factories.ts';
 import { call } from '../support/http.ts';
+import { recordConversation } from '../../shared/analytics/rollups/index.ts';
 import { NOW, seedConversations } from './fixtures.ts';
 
 vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
@@ -61,6 +62,31 @@ describe('POST /analytics/query', () => {
       { date: '2026-12-02T00:00:00-05:00', bucket_start_timestamp: ms('2026-12-02T05:00:00Z'), count: 1 },
       { date: '2026-12-03T00:00:00-05:00', bucket_start_timestamp: ms('2026-12-03T05:00:00Z'), count: 1 },
     ]);
+  });
+
+  it('answers local days in a zone with a half-hour offset, buckets starting at local midnight', async () => {
+    const result = await rows({
+      table: 'calls',
+      time_range: range('2026-11-30T18:30:00Z', '2026-12-02T18:30:00Z', { step: 'day', timezone: 'Asia/Kolkata' }),
+      operations: [{ operation: 'count' }],
+    });
+    expect(result.result).toEqual([
+      { date: '2026-12-01T00:00:00+05:30', bucket_start_timestamp: ms('2026-11-30T18:30:00Z'), count: 3 },
+      { date: '2026-12-02T00:00:00+05:30', bucket_start_timestamp: ms('2026-12-01T18:30:00Z'), count: 1 },
+    ]);
+  });
+
+  it('refuses an answer of more than 10,000 rows, naming group_by', async () => {
+    const ws = await app.newWorkspace();
+    for (let agent = 0; agent < 14; agent++) {
+      await recordConversation({
+        table: 'calls', workspace_id: ws.workspace_id, id: `many_${agent}`, start_timestamp: ms('2026-12-01T10:00:00Z'),
+        dimensions: { agent_id: `agent_${String(agent).padStart(2, '0')}` }, figures: { duration_ms: 1000 },
+      }, 'ended', undefined, NOW);
+    }
+    const res = await query([{ table: 'calls', time_range: range('2026-11-09T00:00:00Z', '2026-12-10T00:00:00Z', { step: 'hour' }), group_by: ['agent_id'], operations: [{ operation: 'count' }] }], ws.api);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ status: 400, message: 'queries.0.group_by: the answer would hold 10416 rows (744 buckets × 14 groups), more than 10000: filter, shorten the range or use a larger step' });
   });
 
   it('answers weeks from Monday and months, in UTC and in New York, several queries at once', async () => {
