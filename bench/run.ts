@@ -23,6 +23,7 @@ import { childEnvironment, measureImports, type ImportSubject, type ImportTiming
 import { measureLatency, type LatencyResult } from './latency.ts';
 import { kib, ms, round, roundSummary, table, times } from './stats.ts';
 import { P6_TARGETS, type P6Result } from './voice-to-voice.ts';
+import { P7_TARGETS, type P7Result } from './analytics-query.ts';
 
 /**
  * `npm run bench`: the request-path latency against a raw DynamoDB read, and each Lambda
@@ -64,7 +65,7 @@ const { values: args } = parseArgs({
 if (args.help) {
   console.log(`npm run bench [-- options]
   --quick               fewer samples and processes (a smoke run, not for the record)
-  --only=latency|bundles|batches|webhooks|p6
+  --only=latency|bundles|batches|webhooks|p6|p7
   --p6-turns=N          P6 voice-to-voice: measured turns per vendor variant (default 20)
   --p6-calls=K          P6: calls at once for CPU and memory per call (default 10)
   --samples=N           measured requests per latency variant (default 3000)
@@ -99,8 +100,8 @@ const settings = {
     ? undefined
     : { listSamples: quick ? 20 : 60, createSamples: quick ? 60 : 200, warmupMs: quick ? 2000 : 4000, budgetMs: quick ? 15_000 : 25_000 },
 };
-const phases = args.only ? [args.only] : ['bundles', 'latency', 'batches', 'webhooks', 'p6'];
-if (phases.some((phase) => !['bundles', 'latency', 'batches', 'webhooks', 'p6'].includes(phase))) throw new Error('--only is latency, bundles, batches, webhooks or p6');
+const phases = args.only ? [args.only] : ['bundles', 'latency', 'batches', 'webhooks', 'p6', 'p7'];
+if (phases.some((phase) => !['bundles', 'latency', 'batches', 'webhooks', 'p6', 'p7'].includes(phase))) throw new Error('--only is latency, bundles, batches, webhooks, p6 or p7');
 
 const OUT = 'bench/out';
 mkdirSync(OUT, { recursive: true });
@@ -416,6 +417,31 @@ function webhooksPhase(): WebhookThroughput {
   return result;
 }
 
+/**
+ * P7, the analytics query half (bench/analytics-query.ts), in its own process with its own
+ * DynamoDB Local: a 90-day query by agent and day over rollups synthesised for 10,000 and
+ * 1,000,000 calls.
+ */
+function analyticsPhase(): P7Result {
+  log('Analytics queries (P7): rollups of 10,000 and 1,000,000 calls, a 90-day query by agent and day…');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/analytics-query.ts', `--samples=${quick ? 5 : 15}`], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-bench-p7-')), POWERTOOLS_LOG_LEVEL: 'ERROR' },
+  });
+  if (run.status !== 0) throw new Error(`bench/analytics-query.ts exited ${run.status}`);
+  const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as P7Result;
+  console.log(`\nP7 queries: p50 < ${P7_TARGETS.p50Ms} ms, and p50 at 1,000,000 calls ≤ ${P7_TARGETS.ratio}× p50 at 10,000\n`);
+  console.log(
+    table(
+      ['calls', 'cells', 'attributes a cell', 'p50', 'p95', 'with p50/p90 latency'],
+      result.volumes.map((v) => [v.calls.toLocaleString('en-US'), String(v.cells), String(v.attributesPerCell), ms(v.query.p50, 1), ms(v.query.p95, 1), 'error' in v.percentiles ? v.percentiles.error : ms(v.percentiles.p50, 1)]),
+    ),
+  );
+  console.log(`\nRatio p50(1,000,000)/p50(10,000) = ${result.ratio}`);
+  return result;
+}
+
 async function latencyPhase() {
   const result: LatencyResult = await measureLatency({
     samples: settings.samples,
@@ -564,7 +590,9 @@ for (const phase of phases) {
             ? webhooksPhase()
             : phase === 'p6'
               ? voiceToVoicePhase()
-              : await latencyPhase();
+              : phase === 'p7'
+                ? analyticsPhase()
+                : await latencyPhase();
   } catch (error) {
     failed = true;
     console.error(`\n[bench] ${phase} failed:`, error);
@@ -592,6 +620,9 @@ if (bundles?.met?.importRatio === false) missed.push(`a bundle imports more than
 const p6 = results.p6 as P6Result | undefined;
 if (p6?.met?.total === false) missed.push(`P6 voice-to-voice p50 ${p6.vendors.total.p50} ms > ${P6_TARGETS.totalP50Ms} ms`);
 if (p6?.met?.overhead === false) missed.push(`P6 pipeline overhead p50 ${p6.vendors.overhead.p50} ms > ${P6_TARGETS.overheadP50Ms} ms`);
+const p7 = results.p7 as P7Result | undefined;
+if (p7?.met?.underOneSecond === false) missed.push(`P7 analytics query p50 ${p7.volumes.at(-1)?.query.p50} ms ≥ ${P7_TARGETS.p50Ms} ms`);
+if (p7?.met?.ratio === false) missed.push(`P7 analytics query ratio ${p7.ratio} > ${P7_TARGETS.ratio}`);
 results.targetsMissed = missed;
 
 writeFileSync(join(OUT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -74,7 +74,8 @@ export const callRoutes = defineRoutes({ domain: 'calls', access: 'calls' }, {
     body: BackfillCallAnalysisBody, response: BackfillAccepted,
   },
   getConcurrency: {
-    method: 'GET', path: '/get-concurrency', status: 200,
+    // The spec's scope table puts get-concurrency under analytics; a route takes one scope.
+    method: 'GET', path: '/get-concurrency', status: 200, access: 'analytics',
     summary: 'Calls in progress and the workspace\'s concurrency limits',
     response: lazySchema(() => ConcurrencyView),
   },

@@ -30,6 +30,11 @@ describe('rollup cells', () => {
     expect(all!.totals.columns.cost.sum).toBe(12);
     const p50 = quantile(all!.totals, 'latency_ms', 0.5)!;
     expect(Math.abs(p50 - 600) / 600).toBeLessThanOrEqual(0.01);
+    // The sketch bins live in the cells' sketch items: a read without them has the counts and sums, no bins.
+    const [counted] = await readCells({ workspaceId: ws, table: 'calls', level: 'day', view: [], start: DAY, end: DAY + 86_400_000, sketches: false });
+    expect(counted!.totals.count).toBe(12);
+    expect(counted!.totals.columns.latency_ms).toMatchObject({ count: 12, sum: 7800, bins: {} });
+    expect(quantile(counted!.totals, 'latency_ms', 0.5)).toBeUndefined();
     const minutes = await readCells({ workspaceId: ws, table: 'calls', level: 'minute', view: ['agent_id'], start: DAY, end: DAY + 86_400_000 });
     expect(minutes.map((cell) => [cell.bucket, cell.values, cell.totals.count])).toEqual([['2026-11-30T10:05', ['agent_a'], 12]]);
   });

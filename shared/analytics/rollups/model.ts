@@ -54,9 +54,19 @@ export const viewName = (view: RollupView): string => (view.length === 0 ? 'all'
 /** The cells' partition name of a view: `<table>#<level>#<view>`. */
 export const cellPartition = (table: RollupTable, level: RollupLevel, view: RollupView): string => `${table}#${level}#${viewName(view)}`;
 
-/** Every cell partition there is: what the workspace purge walks. */
+/**
+ * The partition of a view's sketch items: a cell's DDSketch bins live apart from its counts,
+ * sums and counters, so a read that answers no percentile, min or max never reads them (the
+ * bins grow with the spread of the values, to the sketch's bound, and would make every
+ * read's cost grow with the volume of calls: docs/analytics.md, "Sketch items").
+ */
+export const sketchPartition = (partition: string): string => `${partition}#sketch`;
+
+/** Every cell partition there is, the sketch items' included: what the workspace purge walks. */
 export function allCellPartitions(): string[] {
-  return ROLLUP_TABLES.flatMap((table) => ROLLUP_LEVELS.flatMap((level) => viewsOf(table, level).map((view) => cellPartition(table, level, view))));
+  return ROLLUP_TABLES.flatMap((table) =>
+    ROLLUP_LEVELS.flatMap((level) => viewsOf(table, level).flatMap((view) => [cellPartition(table, level, view), sketchPartition(cellPartition(table, level, view))])),
+  );
 }
 
 /** How long a level's cells are kept (TTL): minutes for alert windows, hours for hourly charts, days for good. */

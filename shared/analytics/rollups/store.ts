@@ -10,6 +10,7 @@ import {
   emptyTotals,
   LEVEL_RETENTION_MS,
   mergeTotals,
+  sketchPartition,
   type Counter,
   type RollupLevel,
   type RollupTable,
@@ -47,7 +48,28 @@ function decodeCellValue(value: string): string[] {
   return value === '-' ? [] : value.split('|').map((part) => decodeURIComponent(part));
 }
 
-function cellUpdate(workspaceId: string, delta: CellDelta): TransactOp {
+/** A cell's updates: its counts, sums and counters; and its sketch item's bins when the delta has figures. */
+function cellUpdates(workspaceId: string, delta: CellDelta): TransactOp[] {
+  const figures = COLUMNS.filter((column) => delta.columns[column] !== undefined);
+  const counts = cellUpdate(workspaceId, delta, delta.partition, (add) => {
+    if (delta.count) add('n', delta.count);
+    for (const column of figures) {
+      add(`c_${column}`, delta.count);
+      add(`s_${column}`, delta.columns[column]! * delta.count);
+    }
+    for (const counter of COUNTERS) {
+      const amount = delta.counters[counter];
+      if (amount) add(`x_${counter}`, amount);
+    }
+  });
+  if (figures.length === 0 || !delta.count) return [counts];
+  const bins = cellUpdate(workspaceId, delta, sketchPartition(delta.partition), (add) => {
+    for (const column of figures) add(`k_${column}_${binName(delta.columns[column]!)}`, delta.count);
+  });
+  return [counts, bins];
+}
+
+function cellUpdate(workspaceId: string, delta: CellDelta, partition: string, addAll: (add: (attribute: string, amount: number) => void) => void): TransactOp {
   const names: Record<string, string> = { '#bucket': 'bucket', '#value': 'value' };
   const values: Record<string, unknown> = { ':bucket': delta.bucket, ':value': delta.value };
   const adds: string[] = [];
@@ -60,18 +82,7 @@ function cellUpdate(workspaceId: string, delta: CellDelta): TransactOp {
     values[placeholder] = amount;
     adds.push(`${name} ${placeholder}`);
   };
-  if (delta.count) add('n', delta.count);
-  for (const column of COLUMNS) {
-    const figure = delta.columns[column];
-    if (figure === undefined) continue;
-    add(`c_${column}`, delta.count);
-    add(`s_${column}`, figure * delta.count);
-    add(`k_${column}_${binName(figure)}`, delta.count);
-  }
-  for (const counter of COUNTERS) {
-    const amount = delta.counters[counter];
-    if (amount) add(`x_${counter}`, amount);
-  }
+  addAll(add);
   const sets = ['#bucket = :bucket', '#value = :value'];
   const retention = LEVEL_RETENTION_MS[delta.level];
   if (retention !== undefined) {
@@ -81,7 +92,7 @@ function cellUpdate(workspaceId: string, delta: CellDelta): TransactOp {
   }
   return {
     Update: {
-      Key: keys.rollupCell(workspaceId, delta.partition, delta.bucket, delta.value, delta.shard),
+      Key: keys.rollupCell(workspaceId, partition, delta.bucket, delta.value, delta.shard),
       UpdateExpression: `SET ${sets.join(', ')}${adds.length ? ` ADD ${adds.join(', ')}` : ''}`,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
@@ -110,7 +121,7 @@ export async function applyCellDeltas(
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
-    ...deltas.map((delta) => cellUpdate(workspaceId, delta)),
+    ...deltas.flatMap((delta) => cellUpdates(workspaceId, delta)),
   ];
   for (let attempt = 0; ; attempt++) {
     try {
@@ -179,7 +190,8 @@ export interface RollupCell {
 
 /**
  * The cells of one view at one level whose buckets start in [start, end): one query over the
- * view's partition (every shard of every bucket in the range), merged by bucket and value.
+ * view's partition (every shard of every bucket in the range), merged by bucket and value;
+ * with `sketches` (the default), a second over its sketch items, for percentiles, min and max.
  */
 export async function readCells(input: {
   workspaceId: string;
@@ -188,17 +200,23 @@ export async function readCells(input: {
   view: RollupView;
   start: number;
   end: number;
+  sketches?: boolean;
 }): Promise<RollupCell[]> {
   if (input.end <= input.start) return [];
   const partition = cellPartition(input.table, input.level, input.view);
-  const items = await table.queryAll<CellItem>({
+  const range = (pk: string) => table.queryAll<CellItem>({
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
     ExpressionAttributeValues: {
-      ':pk': keys.rollupCells(input.workspaceId, partition).pk,
+      ':pk': pk,
       ':from': bucketKey(input.level, input.start),
       ':to': `${bucketKey(input.level, input.end - 1)}#\uffff`,
     },
   });
+  const [counted, binned] = await Promise.all([
+    range(keys.rollupCells(input.workspaceId, partition).pk),
+    input.sketches === false ? [] : range(keys.rollupCells(input.workspaceId, sketchPartition(partition)).pk),
+  ]);
+  const items = [...counted, ...binned];
   const cells = new Map<string, RollupCell>();
   for (const item of items) {
     const id = `${item.bucket}#${item.value}`;
@@ -207,4 +225,32 @@ export async function readCells(input: {
     else cells.set(id, { bucket: item.bucket, bucketStart: bucketStart(item.bucket), values: decodeCellValue(item.value), totals: totalsOf(item) });
   }
   return [...cells.values()].filter((cell) => cell.bucketStart >= input.start && cell.bucketStart < input.end);
+}
+
+/**
+ * Writes cells with the figures given, replacing what they held: for measurements (the P7
+ * bench synthesises a volume's rollups directly instead of recording its conversations).
+ * Never used on a live workspace: recordConversation is the one writer that counts once.
+ */
+export async function putCells(
+  workspaceId: string,
+  cells: readonly { table: RollupTable; level: RollupLevel; view: RollupView; bucket: string; values: readonly string[]; shard: number; totals: RollupTotals }[],
+): Promise<void> {
+  await table.batchPut(
+    cells.flatMap((cell) => {
+      const value = cellValue(cell.values);
+      const partition = cellPartition(cell.table, cell.level, cell.view);
+      const item: Record<string, unknown> = { ...keys.rollupCell(workspaceId, partition, cell.bucket, value, cell.shard), bucket: cell.bucket, value, n: cell.totals.count };
+      const sketch: Record<string, unknown> = { ...keys.rollupCell(workspaceId, sketchPartition(partition), cell.bucket, value, cell.shard), bucket: cell.bucket, value };
+      for (const column of COLUMNS) {
+        const figures = cell.totals.columns[column];
+        if (figures.count === 0) continue;
+        item[`c_${column}`] = figures.count;
+        item[`s_${column}`] = figures.sum;
+        for (const [bin, count] of Object.entries(figures.bins)) sketch[`k_${column}_${bin}`] = count;
+      }
+      for (const counter of COUNTERS) if (cell.totals.counters[counter]) item[`x_${counter}`] = cell.totals.counters[counter];
+      return [item, sketch];
+    }),
+  );
 }
