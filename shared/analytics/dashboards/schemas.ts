@@ -9,10 +9,10 @@ import { AnalyticsQuery } from '../query/index.ts';
  * needs that no data is needed to check (below). Schemas are built on first use.
  */
 
-export const WIDGET_TYPES = ['number', 'line', 'bar', 'pie', 'table'] as const;
+const WIDGET_TYPES = ['number', 'line', 'bar', 'pie', 'table'] as const;
 
 /** The most widgets one dashboard holds: each runs a query when the page opens (10 per request). */
-export const MAX_WIDGETS = 24;
+const MAX_WIDGETS = 24;
 /** The most dashboards a workspace keeps: the list is one read, never paged. */
 export const MAX_DASHBOARDS = 100;
 /** The most a dashboard may hold as JSON: well inside a DynamoDB item (400 KB). */
