@@ -423,6 +423,9 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     ...HEAVY,
     reservedConcurrency: 20,
     access: { table: 'readWrite' },
+    // The dashboard page names the built browser files from their manifest (the files
+    // themselves are served by the meta function at /static/).
+    directories: { 'web/dist': 'web' },
   },
   {
     name: 'knowledge-bases',

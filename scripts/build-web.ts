@@ -11,6 +11,7 @@ import { build, type BuildOptions } from 'esbuild';
  * - `parley-web-sdk.<hash>.mjs`: `@parley/web-sdk` as an ES module (livekit-client bundled in)
  * - `parley-web-sdk.<hash>.js`: the same as an IIFE that sets `window.ParleyWebSDK`
  * - `orb.<hash>.js`, `orb.<hash>.css`: the Voice Orb page's script (which uses the IIFE) and styles
+ * - `dashboard.<hash>.js`, `dashboard.<hash>.css`: the dashboard page's script (Chart.js bundled in) and styles
  *
  * The meta function serves them at `/static/<hashed name>` with an immutable cache
  * header (shared/meta/web-assets.ts) and ships web/dist beside its bundle (lib/). The SDK's
@@ -61,6 +62,8 @@ function entries(livekitUrl: string | undefined): Entry[] {
     { name: 'parley-web-sdk.js', options: { ...common, entryPoints: [sdk], format: 'iife', globalName: 'ParleyWebSDK' } },
     { name: 'orb.js', options: { ...common, entryPoints: [join(ROOT, 'web', 'orb', 'orb.ts')], format: 'iife' } },
     { name: 'orb.css', options: { ...common, entryPoints: [join(ROOT, 'web', 'orb', 'orb.css')], loader: { '.css': 'css' } } },
+    { name: 'dashboard.js', options: { ...common, entryPoints: [join(ROOT, 'web', 'dashboard', 'dashboard.ts')], format: 'iife' } },
+    { name: 'dashboard.css', options: { ...common, entryPoints: [join(ROOT, 'web', 'dashboard', 'dashboard.css')], loader: { '.css': 'css' } } },
   ];
 }
 

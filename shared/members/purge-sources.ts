@@ -305,6 +305,8 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
       'testRunSlots',
       'rollupCell',
       'rollupFact',
+      'dashboard',
+      'dashboardCount',
       'workspaceRegistration',
     ],
     places: (ws) => [
@@ -328,6 +330,7 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
         keys.testRunSlots(ws).pk,
         keys.rollupFacts(ws).pk,
         ...allCellPartitions().map((partition) => keys.rollupCells(ws, partition).pk),
+        keys.dashboards(ws).pk,
       ].map((pk) => ({ pk })),
       { pk: keys.workspaceRegistry().pk, skPrefix: keys.workspaceRegistration(ws).sk },
     ],

@@ -6,9 +6,9 @@ import { config } from '../platform/config.ts';
 import { notFound, unavailable } from '../platform/errors.ts';
 
 /**
- * The built browser files (`npm run build:web`, scripts/build-web.ts): the web SDK and the
- * Voice Orb page's script and styles, each under a content-hashed name listed in
- * manifest.json. Found in WEB_ASSETS_DIR, else beside the deployed bundle (lib/ copies
+ * The built browser files (`npm run build:web`, scripts/build-web.ts): the web SDK, the
+ * Voice Orb page's and the dashboard page's scripts and styles, each under a content-hashed
+ * name listed in manifest.json. Found in WEB_ASSETS_DIR, else beside the deployed bundle (lib/ copies
  * web/dist there as `web/`), else in the project's web/dist. Read once per process: a
  * hashed file never changes, and a new build is a new deployment (or a restart locally).
  */
@@ -22,8 +22,8 @@ export interface WebManifest {
   files: Record<string, WebAsset>;
 }
 
-/** The logical names the Orb page needs from the manifest. */
-const ORB_ASSETS = ['orb.css', 'parley-web-sdk.js', 'orb.js'] as const;
+/** The logical names the pages need from the manifest: the Orb page's, the dashboard page's (shared/analytics/dashboards/page.ts). */
+const PAGE_ASSETS = ['orb.css', 'parley-web-sdk.js', 'orb.js', 'dashboard.css', 'dashboard.js'] as const;
 
 /** A year: hashed names change with their content, so a cached copy is never stale. */
 export const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
@@ -51,7 +51,7 @@ function load(): Loaded {
   const dir = assetsDir();
   if (!dir) throw unavailable('The browser files are not built (npm run build:web)', 60);
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as WebManifest;
-  for (const name of ORB_ASSETS) {
+  for (const name of PAGE_ASSETS) {
     if (!manifest.files[name]) throw unavailable(`The browser files are incomplete: ${name} is missing (npm run build:web)`, 60);
   }
   loaded = { dir, manifest, byFile: new Map(Object.values(manifest.files).map((asset) => [asset.file, asset])), contents: new Map() };

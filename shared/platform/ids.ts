@@ -24,6 +24,8 @@ export const idPrefix = {
   batchTest: 'batch_test_',
   testRun: 'test_run_',
   alert: 'alert_',
+  /** Saved analytics dashboards: ours. */
+  dashboard: 'dashboard_',
   qaCohort: 'qa_cohort_',
   apiKey: 'key_',
   publicKey: 'public_key_',

@@ -22,6 +22,8 @@ describe('the meta function bundle', () => {
       const built = JSON.parse(readFileSync(join(WEB_DIST, 'manifest.json'), 'utf8')) as WebManifest;
       const meta = functionNamed('meta');
       expect(meta.directories).toEqual({ 'web/dist': 'web' });
+      // The analytics function names the dashboard page's files from the same manifest.
+      expect(functionNamed('analytics').directories).toEqual({ 'web/dist': 'web' });
 
       const outdir = mkdtempSync(join(tmpdir(), 'parley-cdk-meta-'));
       const app = new App({ outdir });

@@ -85,7 +85,7 @@ describe('GET /orb/{token}', () => {
     const manifest = await app.api.get('/static/manifest.json');
     expect(manifest.status).toBe(200);
     expect(manifest.headers['cache-control']).toBe('no-cache');
-    expect(Object.keys(manifest.body.files).sort()).toEqual(['orb.css', 'orb.js', 'parley-web-sdk.js', 'parley-web-sdk.mjs']);
+    expect(Object.keys(manifest.body.files).sort()).toEqual(['dashboard.css', 'dashboard.js', 'orb.css', 'orb.js', 'parley-web-sdk.js', 'parley-web-sdk.mjs']);
     expect((await app.api.get('/static/orb.js')).body).toEqual({ status: 404, message: 'Asset orb.js not found' });
     expect((await app.api.get('/static/..%2F..%2Fpackage.json')).status).toBe(404);
   });
