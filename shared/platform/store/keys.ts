@@ -774,6 +774,7 @@ export const keys = {
    */
   rollupRepair: (workspaceId: string, table: string, id: string): ItemKey => ({ pk: 'LEASE#rollup-backfill', sk: `REPAIR#${workspaceId}#${table}#${id}` }),
   rollupBackfillPartition: (): PartitionQuery => ({ pk: 'LEASE#rollup-backfill' }),
+  /**
    * Analytics dashboards (shared/analytics/dashboards): a saved dashboard, in the workspace's
    * dashboards partition (time-ordered IDs: the list is newest first), beside the counter
    * that holds the workspace to its most dashboards.
@@ -781,6 +782,7 @@ export const keys = {
   dashboard: (workspaceId: string, dashboardId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#DASHBOARD`, sk: `DASHBOARD#${dashboardId}` }),
   dashboards: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#DASHBOARD`, skPrefix: 'DASHBOARD#' }),
   dashboardCount: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#DASHBOARD`, sk: 'COUNT' }),
+  /** A workspace's leased test-run slots: at most 6 simulated conversations at once. */
   testRunSlots: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUNSLOTS`, sk: 'SLOTS' }),
   /** Which batch a test run belongs to: get-test-run names only the run. */
   testRunBatch: (workspaceId: string, testRunId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUN`, sk: `RUN#${testRunId}` }),
