@@ -9,10 +9,10 @@ import { COLUMNS, COUNTERS, DIMENSIONS } from '../rollups/index.ts';
  * and group. Dashboards keep queries in this shape and check them with the same schema.
  */
 
-export const QUERY_STEPS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+const QUERY_STEPS = ['minute', 'hour', 'day', 'week', 'month'] as const;
 export type QueryStep = (typeof QUERY_STEPS)[number];
 
-export const QUERY_OPERATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p90', 'p99'] as const;
+const QUERY_OPERATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p90', 'p99'] as const;
 export type QueryOperation = (typeof QUERY_OPERATIONS)[number];
 
 /**
@@ -20,8 +20,8 @@ export type QueryOperation = (typeof QUERY_OPERATIONS)[number];
  * or a counter (`successful`, `sentiment_negative`, …), whose `avg` is its rate among the
  * conversations. `count` without a column counts conversations.
  */
-export const QUERY_COLUMNS = [...COLUMNS, ...COUNTERS] as const;
-export type QueryColumn = (typeof QUERY_COLUMNS)[number];
+const QUERY_COLUMNS = [...COLUMNS, ...COUNTERS] as const;
+type QueryColumn = (typeof QUERY_COLUMNS)[number];
 
 const ALL_DIMENSIONS = [...new Set<string>([...DIMENSIONS.calls, ...DIMENSIONS.chats])] as [string, ...string[]];
 
@@ -34,7 +34,7 @@ const isTimezone = (name: string): boolean => {
   }
 };
 
-export const QueryTimeRange = lazySchema(() =>
+const QueryTimeRange = lazySchema(() =>
   z
     .object({
       start_timestamp: epochMs(),
@@ -48,7 +48,7 @@ export const QueryTimeRange = lazySchema(() =>
 
 const filterValue = lazySchema(() => z.union([z.string().max(200), z.boolean(), z.number(), z.array(z.union([z.string().max(200), z.boolean(), z.number()])).min(1).max(100)]));
 
-export const QueryOperationSpec = lazySchema(() =>
+const QueryOperationSpec = lazySchema(() =>
   z
     .object({
       operation: z.enum(QUERY_OPERATIONS),

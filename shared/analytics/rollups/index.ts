@@ -7,9 +7,6 @@ export { recordConversation, type AnalysisFacts, type RollupPhase } from './reco
 export { factCounted, readCells, type RollupCell } from './store.ts';
 export {
   allCellPartitions,
-  ANALYSIS_DIMENSIONS,
-  bucketKey,
-  bucketStart,
   COLUMNS,
   COUNTERS,
   DIMENSIONS,

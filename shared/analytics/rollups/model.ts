@@ -6,7 +6,7 @@ import { DDSketch } from '@datadog/sketches-js';
  * of buckets and values, never the number of calls (docs/analytics.md, "Rollups").
  */
 
-export const ROLLUP_TABLES = ['calls', 'chats'] as const;
+const ROLLUP_TABLES = ['calls', 'chats'] as const;
 export type RollupTable = (typeof ROLLUP_TABLES)[number];
 
 export const ROLLUP_LEVELS = ['minute', 'hour', 'day'] as const;
@@ -17,8 +17,8 @@ export const DIMENSIONS = {
   calls: ['agent_id', 'agent_version', 'call_type', 'direction', 'call_status', 'disconnection_reason', 'user_sentiment', 'call_successful', 'batch_call_id', 'from_number'],
   chats: ['agent_id', 'agent_version', 'chat_type', 'chat_status', 'user_sentiment', 'chat_successful'],
 } as const satisfies Record<RollupTable, readonly string[]>;
-export type CallDimension = (typeof DIMENSIONS.calls)[number];
-export type ChatDimension = (typeof DIMENSIONS.chats)[number];
+type CallDimension = (typeof DIMENSIONS.calls)[number];
+type ChatDimension = (typeof DIMENSIONS.chats)[number];
 export type Dimension = CallDimension | ChatDimension;
 
 /**
@@ -49,7 +49,7 @@ export function viewsOf(table: RollupTable, level: RollupLevel): RollupView[] {
   return [[], ...singles, ...pairs];
 }
 
-export const viewName = (view: RollupView): string => (view.length === 0 ? 'all' : view.join('+'));
+const viewName = (view: RollupView): string => (view.length === 0 ? 'all' : view.join('+'));
 
 /** The cells' partition name of a view: `<table>#<level>#<view>`. */
 export const cellPartition = (table: RollupTable, level: RollupLevel, view: RollupView): string => `${table}#${level}#${viewName(view)}`;
@@ -96,7 +96,7 @@ export function bucketStart(key: string): number {
  * (a transaction that meets another on an item is cancelled and retried). Readers query a
  * view's bucket range and merge whatever shards they find, so the count can change freely.
  */
-export const ROLLUP_SHARDS = 4;
+const ROLLUP_SHARDS = 4;
 
 export function shardOf(id: string): number {
   let hash = 0;
@@ -129,7 +129,7 @@ export type Counter = (typeof COUNTERS)[number];
  * logarithmic mapping; a cell keeps one counter per bin it has seen, which DynamoDB adds
  * to atomically, so cells merge by adding bins (docs/analytics.md, "Percentiles").
  */
-export const SKETCH_RELATIVE_ACCURACY = 0.01;
+const SKETCH_RELATIVE_ACCURACY = 0.01;
 const sketchMapping = new DDSketch({ relativeAccuracy: SKETCH_RELATIVE_ACCURACY }).mapping;
 
 /** A bin's attribute suffix: its index (`m` for a negative one), `z` for zero. */

@@ -46,7 +46,7 @@ function analysisCounters(analysis: AnalysisFacts): Partial<Record<Counter, numb
  * analysis' counters to those views, and the whole conversation, analysis counters
  * included, to the views that do (their value is known only now).
  */
-export function phaseDeltas(facts: ConversationFacts, phase: RollupPhase, analysis?: AnalysisFacts): CellDelta[] {
+function phaseDeltas(facts: ConversationFacts, phase: RollupPhase, analysis?: AnalysisFacts): CellDelta[] {
   const shard = shardOf(facts.id);
   const figures = Object.fromEntries(Object.entries(facts.figures).filter(([, value]) => typeof value === 'number' && Number.isFinite(value))) as CellDelta['columns'];
   const endCounters = facts.counters ?? {};
