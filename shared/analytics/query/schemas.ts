@@ -21,7 +21,6 @@ export type QueryOperation = (typeof QUERY_OPERATIONS)[number];
  * conversations. `count` without a column counts conversations.
  */
 const QUERY_COLUMNS = [...COLUMNS, ...COUNTERS] as const;
-type QueryColumn = (typeof QUERY_COLUMNS)[number];
 
 const ALL_DIMENSIONS = [...new Set<string>([...DIMENSIONS.calls, ...DIMENSIONS.chats])] as [string, ...string[]];
 
