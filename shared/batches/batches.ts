@@ -125,7 +125,6 @@ export async function createBatchCall(principal: Principal, input: CreateBatchCa
   const numberHasAgents = (number.outbound_agents?.length ?? 0) > 0;
 
   const problems: string[] = [];
-  const sizes: number[] = [];
   const overrides = new Map<string, number>();
   const stored: NewTask[] = tasks.map((task, i) => {
     const toNumber = canonicalE164(task.to_number);
@@ -146,7 +145,6 @@ export async function createBatchCall(principal: Principal, input: CreateBatchCa
     };
     const size = Buffer.byteLength(JSON.stringify(item));
     if (size > MAX_TASK_BYTES) problems.push(`tasks.${i}: Too large (${size} bytes; at most ${MAX_TASK_BYTES})`);
-    sizes.push(size);
     return item;
   });
   if (overrides.size > MAX_OVERRIDE_AGENTS) {
@@ -178,7 +176,7 @@ export async function createBatchCall(principal: Principal, input: CreateBatchCa
   // The tasks first, the record last: until the record exists nothing reads the tasks, so a
   // create that fails halfway leaves no batch (and removes what it wrote).
   try {
-    await writeTasks(workspaceId, batchCallId, stored, sizes);
+    await writeTasks(workspaceId, batchCallId, stored);
     const item = await putBatch(
       {
         type: 'batch_call',

@@ -267,52 +267,23 @@ export async function anyBatchDue(shard: number, nowMs: number): Promise<boolean
 
 // ── Tasks ──────────────────────────────────────────────────────────────────────────
 
-/** DynamoDB's transaction limits: 100 operations and 4 MB; the chunks stay under both. */
-const MAX_TRANSACTION_OPS = 100;
-const MAX_TRANSACTION_BYTES = 3_500_000;
+/** Batch writes in flight at once while a batch's tasks are written. */
 const WRITE_PARALLELISM = 4;
 
-/** Writes the tasks, each pending (its item and its PENDING marker), in chunked transactions. */
 /**
- * One chunk of a batch's tasks. Its puts are unconditional, so a chunk DynamoDB cancelled for
- * a conflicting write (seen when the SDK retries a try that timed out while DynamoDB Local was
- * still applying it) is simply written again, a little later each time.
+ * Writes the tasks, each pending (its item and its PENDING marker), with batch writes of 25:
+ * the puts are unconditional (a new batch's IDs), so a transaction would buy nothing the
+ * caller relies on (createBatch writes the record last and removes the tasks if a write
+ * fails) and would cost twice the write units and several times the time.
  */
-async function writeChunk(chunk: TransactOp[], attempts = 4): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await table.transact(chunk);
-      return;
-    } catch (error) {
-      if (!(error instanceof TransactionCancelled) || !error.conflicted || attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
-    }
-  }
-}
-
-export async function writeTasks(workspaceId: string, batchCallId: string, tasks: readonly NewTask[], sizes: readonly number[]): Promise<void> {
-  const chunks: TransactOp[][] = [];
-  let chunk: TransactOp[] = [];
-  let bytes = 0;
-  tasks.forEach((task, i) => {
-    const size = sizes[i]! + 200;
-    if (chunk.length + 2 > MAX_TRANSACTION_OPS || bytes + size > MAX_TRANSACTION_BYTES) {
-      chunks.push(chunk);
-      chunk = [];
-      bytes = 0;
-    }
-    chunk.push(
-      { Put: { Item: { ...task, ...keys.batchTask(workspaceId, batchCallId, task.task_index), status: 'pending' } } },
-      { Put: { Item: { ...keys.batchPendingTask(workspaceId, batchCallId, task.task_index), task_index: task.task_index } } },
-    );
-    bytes += size;
-  });
-  if (chunk.length) chunks.push(chunk);
-  let next = 0;
-  const worker = async () => {
-    while (next < chunks.length) await writeChunk(chunks[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(WRITE_PARALLELISM, chunks.length) }, worker));
+export async function writeTasks(workspaceId: string, batchCallId: string, tasks: readonly NewTask[]): Promise<void> {
+  const items = tasks.flatMap((task) => [
+    { ...task, ...keys.batchTask(workspaceId, batchCallId, task.task_index), status: 'pending' },
+    { ...keys.batchPendingTask(workspaceId, batchCallId, task.task_index), task_index: task.task_index },
+  ]);
+  const slice = Math.ceil(items.length / WRITE_PARALLELISM / 25) * 25;
+  const slices = Array.from({ length: Math.ceil(items.length / slice) }, (_, i) => items.slice(i * slice, (i + 1) * slice));
+  await Promise.all(slices.map((part) => table.batchPut(part)));
 }
 
 export const allTasks = (workspaceId: string, batchCallId: string) => queryAll<TaskItem>(keys.batchTasks(workspaceId, batchCallId));

@@ -166,7 +166,7 @@ describe('create-batch-call', () => {
     const { ws, number } = await setup();
     const tasks = Array.from({ length: 10_000 }, (_, i) => ({ to_number: `+1415555${String(i % 9000 + 1000).padStart(4, '0')}`, retell_llm_dynamic_variables: { row: String(i) } }));
     const created = await ws.api.post('/create-batch-call', { body: { from_number: number, draft: true, tasks } });
-    expect(created.status).toBe(201);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body.total_task_count).toBe(10_000);
     const got = await ws.api.get(`/get-batch-call/${created.body.batch_call_id}`);
     expect(got.body.tasks).toHaveLength(10_000);

@@ -1,8 +1,8 @@
-import { describe, expect, it, vi } from 'vitest';
-import { allTasks, writeTasks, type NewTask } from '../../shared/batches/store.ts';
-import { table, TransactionCancelled } from '../../shared/platform/store/table.ts';
+import { describe, expect, it } from 'vitest';
+import { allTasks, pendingTaskIndexes, writeTasks, type NewTask } from '../../shared/batches/store.ts';
+import { dynamo } from '../../shared/platform/store/db.ts';
 
-const tasks: NewTask[] = Array.from({ length: 30 }, (_, task_index) => ({
+const tasks: NewTask[] = Array.from({ length: 130 }, (_, task_index) => ({
   task_index,
   to_number: `+1415555${String(1000 + task_index)}`,
   retell_llm_dynamic_variables: { row: String(task_index) },
@@ -10,30 +10,30 @@ const tasks: NewTask[] = Array.from({ length: 30 }, (_, task_index) => ({
 }));
 
 describe("a batch's task writes", () => {
-  it('write a chunk again when DynamoDB cancelled it for a conflicting write, and every task once', async () => {
-    const transact = table.transact.bind(table);
-    const spy = vi.spyOn(table, 'transact').mockImplementationOnce(async () => {
-      throw new TransactionCancelled([], true);
-    });
-    spy.mockImplementation(transact);
+  it('write every task and its pending marker once, asking again for what DynamoDB left unprocessed', async () => {
+    let writes = 0;
+    let leftOnce = 0;
+    // Below the document client's (un)marshalling: DynamoDB's own wire shapes.
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'BatchWriteItemCommand') return next(args);
+        writes++;
+        // The first write of each slice comes back whole as unprocessed, as under throttling.
+        if (leftOnce++ < 4) return { output: { UnprocessedItems: (args.input as { RequestItems: unknown }).RequestItems, $metadata: {} }, response: {} } as never;
+        return next(args);
+      },
+      { step: 'initialize', name: 'leaveUnprocessed' },
+    );
     try {
-      await writeTasks('ws_conflict', 'batch_conflict', tasks, tasks.map(() => 100));
-      // One chunk (30 tasks, two items each) cancelled once, then written.
-      expect(spy).toHaveBeenCalledTimes(2);
-      const stored = await allTasks('ws_conflict', 'batch_conflict');
-      expect(stored.map((task) => task.task_index)).toEqual(tasks.map((task) => task.task_index));
+      await writeTasks('ws_writes', 'batch_writes', tasks);
     } finally {
-      spy.mockRestore();
+      dynamo.middlewareStack.remove('leaveUnprocessed');
     }
-  });
-
-  it('give up on a condition that failed: it is not a conflict', async () => {
-    const spy = vi.spyOn(table, 'transact').mockRejectedValue(new TransactionCancelled([0], false));
-    try {
-      await expect(writeTasks('ws_conflict', 'batch_refused', tasks, tasks.map(() => 100))).rejects.toThrow('Conditions failed at 0');
-      expect(spy).toHaveBeenCalledTimes(1);
-    } finally {
-      spy.mockRestore();
-    }
+    // 260 items: 4 slices of up to 75 (3 writes of 25) written in parallel, 11 writes; 4 asked twice.
+    expect(writes).toBe(15);
+    const stored = await allTasks('ws_writes', 'batch_writes');
+    expect(stored.map((task) => task.task_index)).toEqual(tasks.map((task) => task.task_index));
+    expect(stored.every((task) => task.status === 'pending')).toBe(true);
+    expect(await pendingTaskIndexes('ws_writes', 'batch_writes', 200)).toEqual(tasks.map((task) => task.task_index));
   });
 });

@@ -83,6 +83,14 @@ export type TransactOp =
       };
     };
 
+/**
+ * The wait before asking again for what a batch read or write left unprocessed (DynamoDB
+ * leaves items when a partition is throttled): exponential from 50 ms, capped at 2 s, with
+ * full jitter, as AWS advises, so a throttled partition is not hammered by immediate retries.
+ */
+const unprocessedBackoff = (round: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2000, 50 * 2 ** round)));
+
 const withTable = (op: TransactOp) => {
   const [kind, input] = Object.entries(op)[0]! as [string, Item];
   return { [kind]: { ...input, TableName: tableName } };
@@ -173,7 +181,8 @@ export const table = {
       let request: Record<string, { Keys: Item[]; ConsistentRead: boolean }> | undefined = {
         [tableName]: { Keys: keys.slice(i, i + 100) as unknown as Item[], ConsistentRead: true },
       };
-      while (request && Object.keys(request).length > 0) {
+      for (let round = 0; request && Object.keys(request).length > 0; round++) {
+        if (round > 0) await unprocessedBackoff(round);
         const out = await db.send(new BatchGetCommand({ RequestItems: request }));
         items.push(...((out.Responses?.[tableName] ?? []) as T[]));
         request = out.UnprocessedKeys as typeof request;
@@ -192,7 +201,8 @@ export const table = {
       let request: Record<string, { PutRequest: { Item: Item } }[]> | undefined = {
         [tableName]: items.slice(i, i + 25).map((item) => ({ PutRequest: { Item: item } })),
       };
-      while (request && Object.keys(request).length > 0) {
+      for (let round = 0; request && Object.keys(request).length > 0; round++) {
+        if (round > 0) await unprocessedBackoff(round);
         const out = await db.send(new BatchWriteCommand({ RequestItems: request }));
         request = out.UnprocessedItems as typeof request;
       }
@@ -205,7 +215,8 @@ export const table = {
       let request: Record<string, { DeleteRequest: { Key: Item } }[]> | undefined = {
         [tableName]: keys.slice(i, i + 25).map((key) => ({ DeleteRequest: { Key: key as unknown as Item } })),
       };
-      while (request && Object.keys(request).length > 0) {
+      for (let round = 0; request && Object.keys(request).length > 0; round++) {
+        if (round > 0) await unprocessedBackoff(round);
         const out = await db.send(new BatchWriteCommand({ RequestItems: request }));
         request = out.UnprocessedItems as typeof request;
       }
