@@ -111,6 +111,13 @@ export class Unavailable extends ApiError {
   }
 }
 
+/** 504: the request ran out of the function's time before it was done. */
+export class TimedOut extends ApiError {
+  constructor(message: string) {
+    super(504, message);
+  }
+}
+
 export const badRequest = (message: string) => new Invalid(message);
 export const unauthorized = () => new Unauthorized();
 export const paymentRequired = (message: string, code?: ErrorCode) => new PaymentRequired(message, code);

@@ -29,6 +29,16 @@ describe('error mapping', () => {
     expect(parsed(errorResponse(new TransactionCancelled([0], false))).status).toBe(500);
   });
 
+  it("answers middy's early timeout as 504, not as a fault of its own", () => {
+    const timeout = Object.assign(new Error('[AbortError]: The operation was aborted.', { cause: { package: '@middy/core' } }), { name: 'TimeoutError' });
+    expect(parsed(errorResponse(timeout))).toMatchObject({
+      status: 504,
+      body: { status: 504, message: 'The request did not finish within the time allowed; retry it, or split the work' },
+    });
+    // An SDK's own TimeoutError is not middy's: untagged by a client, it stays a fault.
+    expect(parsed(errorResponse(Object.assign(new Error('socket'), { name: 'TimeoutError' }))).status).toBe(500);
+  });
+
   it('adds error_code where the spec gives one', () => {
     expect(parsed(errorResponse(paymentRequired('Credit exhausted', 'credit_exhausted'))).body).toEqual({
       status: 402,

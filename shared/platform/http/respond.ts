@@ -1,7 +1,7 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { isProduction } from '../config.ts';
 import { unavailableMessage, unavailableService, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../aws/unavailable.ts';
-import { ApiError, unavailable } from '../errors.ts';
+import { ApiError, TimedOut, unavailable } from '../errors.ts';
 import { TransactionCancelled } from '../store/table.ts';
 import { logger } from '../logger.ts';
 import type { ErrorFormat } from './route.ts';
@@ -28,6 +28,11 @@ export function errorResponse(error: unknown, headers: Record<string, string> = 
   if (service) {
     logger.warn('AWS service unavailable', { service, error: error as Error });
     error = unavailable(unavailableMessage(service), UNAVAILABLE_RETRY_AFTER_SECONDS);
+  } else if (isMiddyTimeout(error)) {
+    // middy answers just before Lambda would kill the invocation: the work may be partly done
+    // (each step is written to be safe to repeat), and the client learns it timed out.
+    logger.warn('Request ran out of time', { error: error as Error });
+    error = new TimedOut('The request did not finish within the time allowed; retry it, or split the work');
   } else if (error instanceof TransactionCancelled && error.conflicted) {
     // Another write held an item this one needed (DynamoDB cancels rather than waits): the
     // same request goes through once it is done, so it is a retry, not a server fault.
@@ -44,6 +49,10 @@ export function errorResponse(error: unknown, headers: Record<string, string> = 
     { ...headers, ...failure.headers },
   );
 }
+
+/** What middy throws when the function's remaining time runs out (its timeoutEarly). */
+const isMiddyTimeout = (error: unknown) =>
+  error instanceof Error && error.name === 'TimeoutError' && (error.cause as { package?: string } | undefined)?.package === '@middy/core';
 
 /** Anything else thrown: logged whole, answered 500 (its message only outside production). */
 function internalError(error: unknown): ApiError {
