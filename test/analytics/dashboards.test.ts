@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createDashboard } from '../../shared/analytics/dashboards/index.ts';
 import { createSessionFor } from '../../shared/members/sessions.ts';
 import { Invalid } from '../../shared/platform/errors.ts';
@@ -6,6 +6,7 @@ import { keys } from '../../shared/platform/store/keys.ts';
 import { table } from '../../shared/platform/store/table.ts';
 import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
+import { NOW } from './fixtures.ts';
 
 /*
  * Dashboards: saved layouts of analytics queries (docs/analytics.md, "Dashboards"). Create,
@@ -13,6 +14,10 @@ import { call } from '../support/http.ts';
  * field; the workspace's limit; members read, developers write; the analytics scope;
  * another workspace's IDs are not found.
  */
+// Saving plans each query against the clock (the cells it needs must still be kept): a fixed one.
+vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+vi.setSystemTime(NOW);
+
 const app = await startTestApp();
 
 const RANGE = { start_timestamp: Date.UTC(2026, 10, 1), end_timestamp: Date.UTC(2026, 11, 1) };
@@ -103,6 +108,25 @@ describe('dashboards', () => {
       [[{ ...widgets()[0], widget_id: 'a' }, { ...widgets()[2], widget_id: 'a' }], 'widgets.1.widget_id: Duplicate widget_id a'],
       [[{ ...widgets()[0], widget_id: 'has space' }], 'widgets.0.widget_id: Must be 1 to 64 letters, digits, `_` or `-`'],
       [Array.from({ length: 25 }, () => widgets()[0]), 'widgets: Must have at most 24 items'],
+      // What the query planner refuses, as POST /analytics/query would when the page runs it.
+      [[{ ...widgets()[0], query: { ...widgets()[0]!.query, operations: [{ operation: 'sum' }] } }], 'widgets.0.query.operations.0.column: sum needs a column (duration_ms, cost, latency_ms, or a counter)'],
+      [
+        [widgets()[0], { ...widgets()[3], query: { ...widgets()[3]!.query, operations: [{ operation: 'p90', column: 'successful' }] } }],
+        'widgets.1.query.operations.0.column: p90 takes a figure column (duration_ms, cost, latency_ms); successful is a counter (count, sum or avg it)',
+      ],
+      [
+        [{ ...widgets()[3], query: { ...widgets()[3]!.query, group_by: ['chat_type'] } }],
+        'widgets.0.query.group_by.0: chat_type is not a dimension of calls; its dimensions: agent_id, agent_version, call_type, direction, call_status, disconnection_reason, user_sentiment, call_successful, batch_call_id, from_number',
+      ],
+      [
+        [{ ...widgets()[3], query: { ...widgets()[3]!.query, group_by: ['direction'], filters: { call_type: 'web_call' } } }],
+        'widgets.0.query.group_by: no view holds direction with call_type: group and filter by at most one dimension, or by agent_id with one of call_type, direction, call_status, disconnection_reason, user_sentiment, call_successful',
+      ],
+      [[widgets()[0], { ...widgets()[1], query: { ...widgets()[1]!.query, time_range: { ...RANGE, step: 'minute' } } }], 'widgets.1.query.time_range: a step of minute answers at most 1440 buckets: shorten the range or use a larger step'],
+      [
+        [widgets()[0], widgets()[1], widgets()[2], { ...widgets()[3], query: { ...widgets()[3]!.query, time_range: { start_timestamp: Date.UTC(2026, 5, 1), end_timestamp: Date.UTC(2026, 5, 2), step: 'hour' } } }],
+        'widgets.3.query.time_range.start_timestamp: a step of hour reads hour cells, kept 100 days: start at 2026-09-01T13:00:00.000Z or later',
+      ],
     ];
     for (const [given, message] of cases) {
       const res = await app.api.post('/dashboards', { body: body({ widgets: given }) });
@@ -120,6 +144,16 @@ describe('dashboards', () => {
     const large = await createDashboard(app.workspace.workspace_id, { name: 'Large', widgets: Array.from({ length: 24 }, () => heavy) as never }).catch((error: unknown) => error);
     expect(large).toBeInstanceOf(Invalid);
     expect((large as Invalid).message).toMatch(/^widgets: The dashboard is \d+ KB as JSON; at most 100 KB$/);
+    // A replace is planned the same way, and an invalid one changes nothing.
+    const saved = (await app.api.post('/dashboards', { body: body() })).body;
+    const unplannable = await app.api.put(`/dashboards/${saved.dashboard_id}`, {
+      body: body({ widgets: [{ ...widgets()[0], query: { ...widgets()[0]!.query, table: 'chats', filters: { call_type: 'web_call' } } }] }),
+    });
+    expect(unplannable.body).toEqual({
+      status: 400,
+      message: 'widgets.0.query.filters.call_type: call_type is not a dimension of chats; its dimensions: agent_id, agent_version, chat_type, chat_status, user_sentiment, chat_successful',
+    });
+    expect((await app.api.get(`/dashboards/${saved.dashboard_id}`)).body).toEqual(saved);
     const badId = await app.api.get('/dashboards/dash_1');
     expect(badId.body).toEqual({ status: 400, message: 'dashboard_id: Must be a dashboard ID (dashboard_ followed by 24 hex characters)' });
   });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { badRequest } from '../../platform/errors.ts';
 import { newTimeOrderedId } from '../../platform/ids.ts';
+import { planQuery } from '../query/index.ts';
 import { MAX_DASHBOARD_BYTES, MAX_DASHBOARDS, type Dashboard, type DashboardInput, type ReplaceDashboardInput } from './schemas.ts';
 import { createDashboardItem, deleteDashboardItem, getDashboardItem, listDashboardItems, replaceDashboardItem, type DashboardItem } from './store.ts';
 
@@ -29,7 +30,19 @@ function assertStorable(dashboard: Dashboard): void {
   }
 }
 
+/**
+ * Plans every widget's query as POST /analytics/query would when the page opens, so a
+ * dashboard never keeps a query the planner refuses (a dimension of the other table, a
+ * group and filter no view holds together, a range too long for its step or older than the
+ * cells it needs are kept): the 400 names the widget's field, `widgets.<i>.query.<field>`.
+ * Only the answer's row count depends on the data; the run checks it.
+ */
+function assertPlannable(widgets: DashboardInput['widgets'], nowMs: number): void {
+  widgets.forEach((widget, index) => planQuery(widget.query, nowMs, `widgets.${index}.query`));
+}
+
 export async function createDashboard(workspaceId: string, body: DashboardInput, nowMs = Date.now()): Promise<Dashboard> {
+  assertPlannable(body.widgets, nowMs);
   const item: DashboardItem = {
     workspace_id: workspaceId,
     dashboard_id: newTimeOrderedId('dashboard', nowMs),
@@ -55,6 +68,7 @@ export const listDashboards = async (workspaceId: string): Promise<Dashboard[]> 
  * conditional on it (409 when another write came first).
  */
 export async function replaceDashboard(workspaceId: string, dashboardId: string, body: ReplaceDashboardInput, nowMs = Date.now()): Promise<Dashboard> {
+  assertPlannable(body.widgets, nowMs);
   const fields = { name: body.name, description: body.description, widgets: storedWidgets(body.widgets), last_modification_timestamp: nowMs };
   assertStorable({ dashboard_id: dashboardId, revision: 1, created_timestamp: nowMs, ...fields });
   return toDashboard(await replaceDashboardItem(workspaceId, dashboardId, fields, body.revision));
