@@ -1,6 +1,7 @@
 import { config } from '../platform/config.ts';
 import { MediaResponse } from '../platform/http/handler.ts';
-import { IMMUTABLE_CACHE, readWebAsset, webManifest, type WebAsset } from './web-assets.ts';
+import { APP_PAGE_HEAD, appPage, appPageContentSecurityPolicy, scriptTag, stylesheetTag } from '../platform/http/html-page.ts';
+import { IMMUTABLE_CACHE, readWebAsset, webManifest } from './web-assets.ts';
 
 /**
  * The Voice Orb page, `GET /orb/{token}` (docs/browser.md, "The Voice Orb page"): static
@@ -35,33 +36,9 @@ function mediaOrigins(mediaUrl = config.LIVEKIT_URL ?? LOCAL_MEDIA_URL): string[
   return origins;
 }
 
-/**
- * Only the page's own origin and the media server: no inline script or style, no other
- * host, no framing, no forms, no plugins. `media-src blob:` for the agent's audio element.
- */
+/** The app page policy (html-page.ts) with the media server: `media-src blob:` for the agent's audio element. */
 export function orbContentSecurityPolicy(mediaUrl?: string): string {
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "media-src 'self' blob:",
-    `connect-src 'self' ${mediaOrigins(mediaUrl).join(' ')}`,
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-}
-
-const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-
-function assetAttributes(asset: WebAsset): string {
-  return `href="${ASSETS_PATH}${escapeAttribute(asset.file)}" integrity="${escapeAttribute(asset.integrity)}"`;
-}
-
-function scriptTag(asset: WebAsset): string {
-  return `<script src="${ASSETS_PATH}${escapeAttribute(asset.file)}" integrity="${escapeAttribute(asset.integrity)}" defer></script>`;
+  return appPageContentSecurityPolicy({ media: ['blob:'], connect: mediaOrigins(mediaUrl) });
 }
 
 function orbPageHtml(): string {
@@ -69,14 +46,11 @@ function orbPageHtml(): string {
   return `<!doctype html>
 <html lang="en">
 <head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex">
+${APP_PAGE_HEAD}
 <title>Voice agent</title>
-<link rel="stylesheet" ${assetAttributes(files['orb.css']!)}>
-${scriptTag(files['parley-web-sdk.js']!)}
-${scriptTag(files['orb.js']!)}
+${stylesheetTag(ASSETS_PATH, files['orb.css']!)}
+${scriptTag(ASSETS_PATH, files['parley-web-sdk.js']!)}
+${scriptTag(ASSETS_PATH, files['orb.js']!)}
 </head>
 <body>
 <main id="orb" data-state="loading" aria-labelledby="agent-name">
@@ -98,12 +72,10 @@ ${scriptTag(files['orb.js']!)}
 
 /** Headers every page answer carries: the policy, no caching without revalidation, no token in referrers. */
 export function orbPage(): MediaResponse {
-  return new MediaResponse('text/html; charset=utf-8', orbPageHtml(), {
-    'cache-control': 'no-cache',
-    'content-security-policy': orbContentSecurityPolicy(),
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
-    'permissions-policy': 'microphone=(self), camera=(), geolocation=()',
+  return appPage(orbPageHtml(), {
+    cacheControl: 'no-cache',
+    contentSecurityPolicy: orbContentSecurityPolicy(),
+    permissionsPolicy: 'microphone=(self), camera=(), geolocation=()',
   });
 }
 

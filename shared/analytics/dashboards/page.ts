@@ -1,8 +1,9 @@
 import type { Principal } from '../../platform/auth/gate.ts';
 import { cookieValue, SESSION_COOKIE, verifySessionToken } from '../../platform/auth/sessions.ts';
-import { MediaResponse } from '../../platform/http/handler.ts';
+import type { MediaResponse } from '../../platform/http/handler.ts';
+import { APP_PAGE_HEAD, appPage, appPageContentSecurityPolicy, escapeAttribute, scriptTag, stylesheetTag } from '../../platform/http/html-page.ts';
 import type { RequestInfo } from '../../platform/http/route.ts';
-import { webManifest, type WebAsset } from '../../meta/index.ts';
+import { webManifest } from '../../meta/index.ts';
 import { getDashboardItem } from './store.ts';
 
 /**
@@ -19,22 +20,8 @@ import { getDashboardItem } from './store.ts';
 /** Where the page's files are, relative to `/dashboards/{id}/page` (so any base path works). */
 const ASSETS_PATH = '../../static/';
 
-/** Only the page's own origin: no inline script or style, no other host, no framing, forms or plugins. */
-const DASHBOARD_CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-
-const assetUrl = (asset: WebAsset) => `${ASSETS_PATH}${escapeAttribute(asset.file)}`;
+/** The app page policy (html-page.ts): only the page's own origin, which the queries are posted to. */
+const DASHBOARD_CONTENT_SECURITY_POLICY = appPageContentSecurityPolicy();
 
 function pageHtml(csrfToken: string | undefined): string {
   const { files } = webManifest();
@@ -43,13 +30,10 @@ function pageHtml(csrfToken: string | undefined): string {
   return `<!doctype html>
 <html lang="en">
 <head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex">
+${APP_PAGE_HEAD}
 ${csrfToken ? `<meta name="parley-csrf-token" content="${escapeAttribute(csrfToken)}">\n` : ''}<title>Dashboard</title>
-<link rel="stylesheet" href="${assetUrl(css)}" integrity="${escapeAttribute(css.integrity)}">
-<script src="${assetUrl(js)}" integrity="${escapeAttribute(js.integrity)}" defer></script>
+${stylesheetTag(ASSETS_PATH, css)}
+${scriptTag(ASSETS_PATH, js)}
 </head>
 <body>
 <main id="dashboard" data-state="loading" aria-labelledby="dashboard-name">
@@ -76,11 +60,9 @@ async function cookieCsrfToken(principal: Principal, request: RequestInfo): Prom
 /** The page, once the dashboard is found in the caller's workspace; never stored by caches (it carries the CSRF token). */
 export async function dashboardPage(principal: Principal, dashboardId: string, request: RequestInfo): Promise<MediaResponse> {
   await getDashboardItem(principal.workspaceId, dashboardId);
-  return new MediaResponse('text/html; charset=utf-8', pageHtml(await cookieCsrfToken(principal, request)), {
-    'cache-control': 'no-store',
-    'content-security-policy': DASHBOARD_CONTENT_SECURITY_POLICY,
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
-    'permissions-policy': 'camera=(), microphone=(), geolocation=()',
+  return appPage(pageHtml(await cookieCsrfToken(principal, request)), {
+    cacheControl: 'no-store',
+    contentSecurityPolicy: DASHBOARD_CONTENT_SECURITY_POLICY,
+    permissionsPolicy: 'camera=(), microphone=(), geolocation=()',
   });
 }
