@@ -6,7 +6,7 @@ import { JOBS } from '../../shared/jobs.ts';
 import { config } from '../../shared/platform/config.ts';
 import { db } from '../../shared/platform/store/db.ts';
 import { startTestApp } from '../support/app.ts';
-import { apiKeyBody, freshNumber, newAgent, newAgentWithNumber, newChatAgent } from '../support/factories.ts';
+import { apiKeyBody, freshNumber, importNumber, newAgent, newAgentWithNumber, newChatAgent } from '../support/factories.ts';
 import { eventually } from '../support/webhook-receiver.ts';
 
 const app = await startTestApp();
@@ -45,6 +45,14 @@ describe('privacy', () => {
     const kept = await dial('+14155550199');
     for (let i = 0; i < 3; i++) await dial(person);
     expect((await ws.api.post('/create-contact', { body: { phone_number: person, first_name: 'Ada' } })).status).toBe(201);
+    // A call from the number, ended: the analytics rollups count it (docs/analytics.md, "Recording").
+    const { agent } = await newAgent(ws.api);
+    const ours = await importNumber(ws.api, { inbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] });
+    const inbound = await ws.api.post('/sandbox/inbound-call', { body: { from_number: person, to_number: ours } });
+    expect(inbound.status).toBe(201);
+    expect((await ws.api.post(`/v2/stop-call/${inbound.body.call_id}`)).status).toBe(200);
+    const stopped = await eventually(async () => (await ws.api.get(`/v2/get-call/${inbound.body.call_id}`)).body, (call) => call.call_status !== 'registered');
+    expect(stopped).toMatchObject({ direction: 'inbound', from_number: person });
     const exported = await ws.api.post('/exports', { body: { type: 'calls', format: 'csv' } });
     await eventually(async () => (await ws.api.get(`/exports/${exported.body.export_id}`)).body, (e) => e.status === 'complete', 30_000);
     expect((await itemsMentioning(person)).length).toBeGreaterThan(0);
@@ -56,10 +64,11 @@ describe('privacy', () => {
     expect(done).toMatchObject({
       status: 'complete',
       report: {
-        calls_deleted: 3, recordings_deleted: 0, chats_deleted: 0, sms_deleted: 0, contacts_deleted: 1, exports_deleted: 1,
+        calls_deleted: 4, recordings_deleted: 0, chats_deleted: 0, sms_deleted: 0, contacts_deleted: 1, exports_deleted: 1,
         batch_tasks_erased: 0, audit_entries_masked: 0, log_entries_deleted: 0,
       },
     });
+    // Nothing holds the number, the rollups included: an inbound caller's number is no rollup value.
     expect(await itemsMentioning(person)).toEqual([]);
     expect((await ws.api.get(`/v2/get-call/${kept.call_id}`)).status).toBe(200);
     expect((await ws.api.get(`/exports/${exported.body.export_id}`)).status).toBe(404);

@@ -189,6 +189,13 @@ describe('analytics over sandbox calls, end to end', () => {
             operations,
           },
           {
+            name: 'by_number',
+            table: 'calls',
+            time_range: { start_timestamp: MIDNIGHT_NY - DAY, end_timestamp: MIDNIGHT_NY + DAY },
+            group_by: ['from_number'],
+            operations: [{ operation: 'count' }],
+          },
+          {
             name: 'utc',
             table: 'calls',
             time_range: { start_timestamp: Date.parse('2026-12-08T00:00:00Z'), end_timestamp: Date.parse('2026-12-10T00:00:00Z'), step: 'day' },
@@ -199,7 +206,11 @@ describe('analytics over sandbox calls, end to end', () => {
       },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const [newYork, utc] = res.body.results;
+    const [newYork, byNumber, utc] = res.body.results;
+    // The workspace's numbers that placed the calls (docs/analytics.md, "Recording"): three calls each.
+    expect(byNumber.result).toEqual(
+      [a.number, b.number].sort().map((number) => ({ date: '2026-12-08T05:00:00+00:00', bucket_start_timestamp: MIDNIGHT_NY - DAY, from_number: number, count: 3 })),
+    );
     expect(newYork.result).toEqual(
       expectedRows(calls, [
         { start: MIDNIGHT_NY - DAY, date: '2026-12-08T00:00:00-05:00' },

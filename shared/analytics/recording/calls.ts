@@ -28,7 +28,10 @@ export function callFacts(call: CallItem): ConversationFacts {
       call_status: call.call_status,
       disconnection_reason: reason,
       batch_call_id: call.batch_call_id,
-      from_number: 'from_number' in call ? call.from_number : undefined,
+      // The workspace's own number that placed the call. An inbound call's from_number is
+      // the caller's: personal data a privacy erase must remove, and one value per caller,
+      // so it is not kept (docs/analytics.md, "Recording").
+      from_number: 'from_number' in call && call.direction === 'outbound' ? call.from_number : undefined,
     },
     figures: {
       duration_ms: call.duration_ms,
