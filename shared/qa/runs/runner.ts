@@ -75,7 +75,8 @@ async function scoreOne(cohort: CohortItem, rubric: Rubric, call: ScoredCall, ru
     if ('held' in claimed) return 'held';
     if ('capped' in claimed) return 'capped';
     const scored = await scoreCall(cohort.workspace_id, call, rubric);
-    const { claim: _claim, claimed_at: _at, ...held } = claimed.claimed;
+    // A failed result taken over keeps nothing of its failure: the outcome replaces it whole.
+    const { claim: _claim, claimed_at: _at, failure_reason: _reason, machine: _machine, note: _note, scored_timestamp: _scored, ...held } = claimed.claimed as ResultItem & { failure_reason?: string };
     const outcome: ResultItem = {
       ...held,
       ...(scored.status === 'scored'

@@ -39,9 +39,10 @@ export async function advanceRun(run: RunItem, next: string | undefined, counts:
     await table.update({
       Key: keys.qaRun(run.workspace_id, run.cohort_id, run.run_id),
       UpdateExpression:
-        `SET last_modification_timestamp = :now${next ? ', cursor = :next' : ', #status = :complete'} ` + `ADD ${adds.map(([name], index) => `${name} :c${index}`).join(', ')}`,
-      ConditionExpression: run.cursor === undefined ? 'attribute_not_exists(cursor) AND #status = :running' : 'cursor = :read AND #status = :running',
-      ExpressionAttributeNames: { '#status': 'status' },
+        `SET last_modification_timestamp = :now${next ? ', #cursor = :next' : ', #status = :complete'} ` + `ADD ${adds.map(([name], index) => `${name} :c${index}`).join(', ')}`,
+      ConditionExpression: run.cursor === undefined ? 'attribute_not_exists(#cursor) AND #status = :running' : '#cursor = :read AND #status = :running',
+      // CURSOR is one of DynamoDB's reserved words.
+      ExpressionAttributeNames: { '#status': 'status', '#cursor': 'cursor' },
       ExpressionAttributeValues: {
         ':now': nowMs,
         ':running': 'running',
