@@ -18,8 +18,7 @@ const MAX_CRITERIA = 20;
  * rules, or `custom` (quoted phrases in its description). `latency` is measured, never
  * judged, online or offline.
  */
-export const CRITERION_TYPES = ['resolution', 'hallucination', 'tone', 'instruction_following', 'latency', 'custom'] as const;
-export type CriterionType = (typeof CRITERION_TYPES)[number];
+const CRITERION_TYPES = ['resolution', 'hallucination', 'tone', 'instruction_following', 'latency', 'custom'] as const;
 
 /** The latency criterion's bound when none is given: a median response at or under it scores 100. */
 export const DEFAULT_LATENCY_BOUND_MS = 2_000;
@@ -66,7 +65,7 @@ const CALL_STATUS_VALUES = ['registered', 'not_connected', 'ongoing', 'ended', '
  * `call_status` defaults to `ended` (a call that never connected has nothing to score).
  * The filter values are checked as list-calls checks its filter (400 naming the field).
  */
-export const SelectionInput = () =>
+const SelectionInput = () =>
   z
     .object({
       agent_ids: z.array(idOf('agent', 'an agent ID')).min(1).max(100).optional(),

@@ -31,7 +31,7 @@ const cohorts = defineEntity<CohortItem & { pk: string; sk: string }, [workspace
   notFound: (_workspaceId, cohortId) => cohortNotFound(cohortId),
 });
 
-export const cohortNotFound = (cohortId: string) => notFound(`QA cohort ${cohortId} not found`);
+const cohortNotFound = (cohortId: string) => notFound(`QA cohort ${cohortId} not found`);
 
 export const getCohortItem = (workspaceId: string, cohortId: string): Promise<CohortItem> => cohorts.mustGet(workspaceId, cohortId);
 

@@ -45,7 +45,7 @@ const resultKey = (item: Pick<ResultItem, 'workspace_id' | 'cohort_id' | 'rubric
   keys.qaResult(item.workspace_id, item.cohort_id, item.rubric_version, item.call_id);
 
 /** An overall score (0 to 100, two decimals) as the score copy's sort key part. */
-export const hundredths = (score: number): number => Math.round(score * 100);
+const hundredths = (score: number): number => Math.round(score * 100);
 
 export type ClaimOutcome = { claimed: ResultItem } | { done: ResultItem } | { held: true } | { capped: true };
 

@@ -10,7 +10,7 @@ import { findCohortItem, type CohortItem } from '../cohorts/store.ts';
 import { claimResult, CLAIM_STALE_MS, finishResult, resultIdOf, resultsOfCalls, type ResultItem } from '../results/store.ts';
 import { scoreCall, type ScoredCall } from '../scoring/scorer.ts';
 import { queueQaMessage, type QaMessage } from './message.ts';
-import { advanceRun, getRunItem, takeScoringSlot, touchRun, type RunCounts, type RunItem } from './store.ts';
+import { advanceRun, getRunItem, takeScoringSlot, touchRun, type RunCounts } from './store.ts';
 
 /*
  * QA's background work on the call-steps queue (docs/qa.md, "Runs"), one message at a

@@ -15,7 +15,7 @@ import { getRunItem, putRunItem, type RunItem } from './store.ts';
 /** A running run that has not moved for this long died (its message went to the dead letters): a new one may start. */
 const RUN_ALIVE_MS = 10 * 60_000;
 
-export function toRun(item: RunItem): QaRun {
+function toRun(item: RunItem): QaRun {
   return {
     run_id: item.run_id,
     cohort_id: item.cohort_id,

@@ -36,7 +36,7 @@ export interface CriterionAnswer {
 const QUOTE_LIMIT = 160;
 
 /** A line as a reason quotes it: in double quotes, cut to QUOTE_LIMIT characters. */
-export const quote = (text: string): string => `"${text.length > QUOTE_LIMIT ? `${text.slice(0, QUOTE_LIMIT - 1)}…` : text}"`;
+const quote = (text: string): string => `"${text.length > QUOTE_LIMIT ? `${text.slice(0, QUOTE_LIMIT - 1)}…` : text}"`;
 
 const KEPT_NONE = 'The call kept no transcript (its data storage setting is basic_attributes_only)';
 const NO_TRANSCRIPT = `${KEPT_NONE}: not assessed`;
@@ -128,7 +128,7 @@ function hallucination(input: ScoringInput): Omit<CriterionAnswer, 'name'> {
 }
 
 /** The phrases a text quotes ("…" or “…”), in order. */
-export function quotedPhrases(text: string): string[] {
+function quotedPhrases(text: string): string[] {
   return [...text.matchAll(/"([^"]+)"|“([^“”]+)”/g)].map((match) => (match[1] ?? match[2]!).trim()).filter(Boolean);
 }
 
