@@ -438,6 +438,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // Runs and cohort deletions queue their steps on call-steps; it reads calls through the
     // calls domain's narrow entry (shared/calls/records/index.ts) to check selections.
     access: { table: 'readWrite', callStepsQueue: ['send'] },
+    // The calls domain's narrow entry (list-calls' filter, which checks numbers) carries the phone module.
+    files: [PHONE_METADATA_FILE],
   },
   {
     name: 'knowledge-bases',
