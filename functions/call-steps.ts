@@ -11,8 +11,12 @@ import { loadOnce } from '../shared/platform/lazy.ts';
 // The message straight from its module (the testing index is the API's: functions/agents.ts);
 // the runner, which loads the language-model adapter, only when a batch test's message comes.
 import { TestBatchMessageSchema, type TestBatchMessage } from '../shared/testing/runs/message.ts';
+// QA's messages likewise: the scorer only when a QA message comes (the qa index is the API's: functions/qa.ts).
+import { QaMessageSchema, type QaMessage } from '../shared/qa/runs/message.ts';
+import { registerQaAutoScoring } from '../shared/qa/runs/auto-score.ts';
 
 const testRunner = loadOnce(() => import('../shared/testing/runs/runner.ts'));
+const qaRunner = loadOnce(() => import('../shared/qa/runs/runner.ts'));
 
 // Batch counters hear of the calls this consumer moves (shared/calls/call-listeners.ts).
 registerBatchCallCounters();
@@ -22,14 +26,21 @@ registerRollupRecording();
 // integration-jobs, when the workspace's CRM config asks for it (docs/integrations.md). From
 // call-push.ts itself: the integrations index holds the CRM and app clients and their OAuth.
 onCallLifecycle(queueCrmCallPush);
+// An analysed call is queued for scoring by each QA cohort with auto_score that holds it (docs/qa.md, Auto-scoring).
+registerQaAutoScoring();
 
-/** A call's step, or a batch test's next runs (shared/testing/runs/runner.ts): both run the conversation runtime. */
-const parseCallStep = (message: unknown): CallQueueMessage | TestBatchMessage | undefined => {
+/** A call's step, a batch test's next runs (shared/testing/runs/runner.ts), or a QA step (shared/qa/runs/runner.ts): all use the conversation runtime or its model. */
+const parseCallStep = (message: unknown): CallQueueMessage | TestBatchMessage | QaMessage | undefined => {
   const parsed = CallQueueMessageSchema.safeParse(message);
   if (parsed.success) return parsed.data;
   const test = TestBatchMessageSchema.safeParse(message);
-  return test.success ? test.data : undefined;
+  if (test.success) return test.data;
+  const qa = QaMessageSchema.safeParse(message);
+  return qa.success ? qa.data : undefined;
 };
+
+const isQaMessage = (message: CallQueueMessage | TestBatchMessage | QaMessage): message is QaMessage =>
+  'kind' in message && typeof message.kind === 'string' && message.kind.startsWith('qa-');
 
 /**
  * The call-steps queue's consumer (call steps, queued inbound SIP callers and batch tests' runs): a step not yet due is re-sent for its next hop, a due one
@@ -41,9 +52,11 @@ async function handle(event: SQSEvent, context: Context): Promise<SQSBatchRespon
   return dueTimeBatch('call-steps', event, {
     parse: parseCallStep,
     handle: (message) =>
-      'kind' in message && message.kind === 'test-batch'
-        ? testRunner().then((runner) => runner.runTestBatchStep(message))
-        : runCallQueueMessage(message as CallQueueMessage),
+      isQaMessage(message)
+        ? qaRunner().then((runner) => runner.runQaMessage(message))
+        : 'kind' in message && message.kind === 'test-batch'
+          ? testRunner().then((runner) => runner.runTestBatchStep(message))
+          : runCallQueueMessage(message as CallQueueMessage),
   });
 }
 

@@ -428,6 +428,20 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     directories: { 'web/dist': 'web' },
   },
   {
+    name: 'qa',
+    domain: 'qa',
+    trigger: routes('qa'),
+    // Cohorts and results: reads and writes at human and dashboard speed; scoring itself runs
+    // on the call-steps queue (a run's start only queues its first page).
+    ...DATABASE_ONLY,
+    reservedConcurrency: 5,
+    // Runs and cohort deletions queue their steps on call-steps; it reads calls through the
+    // calls domain's narrow entry (shared/calls/records/index.ts) to check selections.
+    access: { table: 'readWrite', callStepsQueue: ['send'] },
+    // The calls domain's narrow entry (list-calls' filter, which checks numbers) carries the phone module.
+    files: [PHONE_METADATA_FILE],
+  },
+  {
     name: 'knowledge-bases',
     domain: 'knowledge-bases',
     trigger: routes('knowledge-bases'),

@@ -32,4 +32,5 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   'knowledge-bases': () => import('../functions/knowledge-bases.ts'),
   public: () => import('../functions/public.ts'),
   analytics: () => import('../functions/analytics.ts'),
+  qa: () => import('../functions/qa.ts'),
 };

@@ -66,6 +66,7 @@ const TAG_DESCRIPTIONS: Record<Domain, string> = {
   public: 'Routes for browsers: public chats, share links, web call logs',
   meta: 'About the API: its index, this reference, the Voice Orb page',
   analytics: 'Analytics summaries and queries over rollups, dashboards, alert rules and their events',
+  qa: 'QA: cohorts of real calls scored against a rubric, their runs and results',
 };
 
 function operation(id: string, route: RouteDefinition, alias: boolean) {

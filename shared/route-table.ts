@@ -34,6 +34,9 @@ import { webhookRoutes } from './webhooks/routes.ts';
 import { queryRoutes } from './analytics/query/routes.ts';
 import { dashboardsRoutes } from './analytics/dashboards/routes.ts';
 import { alertsRoutes } from './analytics/alerts/routes.ts';
+import { cohortRoutes } from './qa/cohorts/routes.ts';
+import { runRoutes } from './qa/runs/routes.ts';
+import { resultRoutes } from './qa/results/routes.ts';
 
 /**
  * The whole route table. CDK, the local server, `npm run routes`, the OpenAPI generator and
@@ -75,6 +78,9 @@ export const routeTable = {
   ...queryRoutes,
   ...dashboardsRoutes,
   ...alertsRoutes,
+  ...cohortRoutes,
+  ...runRoutes,
+  ...resultRoutes,
 } satisfies Record<string, RouteDefinition>;
 
 export interface ServedRoute {

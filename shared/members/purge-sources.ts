@@ -273,6 +273,17 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
     },
   },
   {
+    name: 'QA cohorts',
+    covers: ['qaResult', 'qaScore', 'qaDayCount', 'qaRun'],
+    places: (ws) => [{ pk: keys.qaCohorts(ws).pk, skPrefix: keys.qaCohorts(ws).skPrefix }],
+    // The cohorts themselves go with the workspace's other partitions below.
+    keep: true,
+    children(item, ws) {
+      const cohort = idAfter(item.sk, keys.qaCohorts(ws).skPrefix!);
+      return cohort !== undefined ? [keys.qaCohortItems(ws, cohort).pk] : [];
+    },
+  },
+  {
     name: "the workspace's other partitions",
     covers: [
       'auditEntry',
@@ -307,6 +318,10 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
       'rollupFact',
       'dashboard',
       'dashboardCount',
+      'qaCohort',
+      'qaCohortCount',
+      'qaResultRef',
+      'qaSlots',
       'workspaceRegistration',
     ],
     places: (ws) => [
@@ -331,6 +346,9 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
         keys.rollupFacts(ws).pk,
         ...allCellPartitions().map((partition) => keys.rollupCells(ws, partition).pk),
         keys.dashboards(ws).pk,
+        keys.qaCohorts(ws).pk,
+        keys.qaResultRef(ws, '').pk,
+        keys.qaSlots(ws).pk,
       ].map((pk) => ({ pk })),
       { pk: keys.workspaceRegistry().pk, skPrefix: keys.workspaceRegistration(ws).sk },
     ],

@@ -27,6 +27,9 @@ export const idPrefix = {
   /** Saved analytics dashboards: ours. */
   dashboard: 'dashboard_',
   qaCohort: 'qa_cohort_',
+  /** QA results (deterministic from cohort, call and rubric version) and runs (time-ordered): ours. */
+  qaResult: 'qa_result_',
+  qaRun: 'qa_run_',
   apiKey: 'key_',
   publicKey: 'public_key_',
   workspace: 'ws_',

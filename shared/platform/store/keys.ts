@@ -782,6 +782,45 @@ export const keys = {
   dashboard: (workspaceId: string, dashboardId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#DASHBOARD`, sk: `DASHBOARD#${dashboardId}` }),
   dashboards: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#DASHBOARD`, skPrefix: 'DASHBOARD#' }),
   dashboardCount: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#DASHBOARD`, sk: 'COUNT' }),
+  /**
+   * QA (shared/qa): a cohort, in the workspace's cohorts partition (time-ordered IDs: the
+   * list is newest first), beside the counter that holds the workspace to its most cohorts.
+   */
+  qaCohort: (workspaceId: string, cohortId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#QACOHORT`, sk: `COHORT#${cohortId}` }),
+  qaCohorts: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#QACOHORT`, skPrefix: 'COHORT#' }),
+  qaCohortCount: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#QACOHORT`, sk: 'COUNT' }),
+  /**
+   * A cohort's own partition: one result per call and rubric version (its key is the claim
+   * that scores the call once; call IDs sort by time, so a version's results list by time),
+   * a slim copy of each scored result ordered by its overall score (worst first), each
+   * version's per-day counters (max_per_day) and the cohort's runs.
+   */
+  qaResult: (workspaceId: string, cohortId: string, rubricVersion: number, callId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#QACOHORT#${cohortId}`,
+    sk: `RESULT#V#${String(rubricVersion).padStart(9, '0')}#${callId}`,
+  }),
+  qaResults: (workspaceId: string, cohortId: string, rubricVersion: number): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#QACOHORT#${cohortId}`,
+    skPrefix: `RESULT#V#${String(rubricVersion).padStart(9, '0')}#`,
+  }),
+  qaScore: (workspaceId: string, cohortId: string, rubricVersion: number, hundredths: number, callId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#QACOHORT#${cohortId}`,
+    sk: `SCORE#V#${String(rubricVersion).padStart(9, '0')}#${String(hundredths).padStart(5, '0')}#${callId}`,
+  }),
+  qaScores: (workspaceId: string, cohortId: string, rubricVersion: number): PartitionQuery => ({
+    pk: `${workspacePartition(workspaceId)}#QACOHORT#${cohortId}`,
+    skPrefix: `SCORE#V#${String(rubricVersion).padStart(9, '0')}#`,
+  }),
+  qaDayCount: (workspaceId: string, cohortId: string, rubricVersion: number, day: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#QACOHORT#${cohortId}`,
+    sk: `DAY#V#${String(rubricVersion).padStart(9, '0')}#${day}`,
+  }),
+  qaRun: (workspaceId: string, cohortId: string, runId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#QACOHORT#${cohortId}`, sk: `RUN#${runId}` }),
+  qaCohortItems: (workspaceId: string, cohortId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#QACOHORT#${cohortId}` }),
+  /** Which cohort, call and rubric version a QA result is: `GET /qa/results/{id}` names only the result. */
+  qaResultRef: (workspaceId: string, resultId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#QARESULT`, sk: `RESULT#${resultId}` }),
+  /** A workspace's leased QA scoring slots: at most a few calls scored at once. */
+  qaSlots: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#QASLOTS`, sk: 'SLOTS' }),
   /** A workspace's leased test-run slots: at most 6 simulated conversations at once. */
   testRunSlots: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUNSLOTS`, sk: 'SLOTS' }),
   /** Which batch a test run belongs to: get-test-run names only the run. */
