@@ -1,4 +1,4 @@
-import { recordConversation, type AnalysisFacts, type ConversationFacts, type RollupPhase } from '../analytics/rollups/index.ts';
+import type { AnalysisFacts, ConversationFacts, RollupPhase } from '../analytics/rollups/index.ts';
 import { logger } from '../platform/logger.ts';
 import type { ChatItem } from './store.ts';
 
@@ -40,6 +40,9 @@ export async function recordChatRollup(chat: ChatItem, phase: RollupPhase): Prom
   const analysis = phase === 'analyzed' ? chatAnalysisFacts(chat) : undefined;
   if (phase === 'analyzed' && !analysis) return;
   try {
+    // Loaded on the first end or analysis: the writer and its sketch library stay out of the
+    // chat functions' cold start (docs/performance.md, "Sizes: cold and lazy").
+    const { recordConversation } = await import('../analytics/rollups/index.ts');
     await recordConversation(chatFacts(chat), phase, analysis);
   } catch (error) {
     logger.error('recording a chat in the rollups failed', { chat_id: chat.chat_id, phase, error: error instanceof Error ? error.message : String(error) });

@@ -34,7 +34,7 @@ beforeAll(async () => {
     }
   };
   await Promise.all([worker(), worker()]);
-}, 120_000);
+}, 300_000);
 
 describe('function bundles', () => {
   it('are built for every function', () => {

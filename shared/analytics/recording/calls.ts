@@ -1,5 +1,5 @@
 import { onCallLifecycle, type CallItem, type CallLifecycleEvent } from '../../calls/records/index.ts';
-import { recordConversation, type AnalysisFacts, type ConversationFacts } from '../rollups/index.ts';
+import type { AnalysisFacts, ConversationFacts } from '../rollups/index.ts';
 
 /*
  * A call's figures in the rollups (docs/analytics.md, "Recording"): added when it ends
@@ -53,13 +53,21 @@ export function callAnalysisFacts(call: CallItem): AnalysisFacts | undefined {
   return { successful: analysis.call_successful ?? null, sentiment: analysis.user_sentiment ?? null };
 }
 
+/**
+ * The rollups' writer (and its sketch library), loaded on a function's first call end: the
+ * functions that move calls carry it in a lazy chunk, not in their cold start (they sit near
+ * the 700 KiB budget; docs/performance.md, "Sizes: cold and lazy").
+ */
+const rollups = () => import('../rollups/index.ts');
+
 /** The listener: an end adds the call, an analysis its verdicts. A failure throws to the listener mechanism, which logs it. */
 async function recordCallLifecycle(event: CallLifecycleEvent): Promise<void> {
+  if (event.event !== 'call_ended' && event.event !== 'call_analyzed') return;
+  const { recordConversation } = await rollups();
   if (event.event === 'call_ended') {
     await recordConversation(callFacts(event.call), 'ended');
     return;
   }
-  if (event.event !== 'call_analyzed') return;
   const analysis = callAnalysisFacts(event.call);
   if (analysis) await recordConversation(callFacts(event.call), 'analyzed', analysis);
 }
