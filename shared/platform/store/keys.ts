@@ -782,6 +782,26 @@ export const keys = {
   dashboard: (workspaceId: string, dashboardId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#DASHBOARD`, sk: `DASHBOARD#${dashboardId}` }),
   dashboards: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#DASHBOARD`, skPrefix: 'DASHBOARD#' }),
   dashboardCount: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#DASHBOARD`, sk: 'COUNT' }),
+  /**
+   * Alert rules (shared/analytics/alerts): a rule, in the workspace's alerts partition
+   * (time-ordered IDs), beside the counter that holds the workspace to its most rules.
+   */
+  alert: (workspaceId: string, alertId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#ALERT`, sk: `ALERT#${alertId}` }),
+  alerts: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#ALERT`, skPrefix: 'ALERT#' }),
+  alertCount: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#ALERT`, sk: 'COUNT' }),
+  /**
+   * An enabled rule's next evaluation in the due index the alert tick reads: one of a few
+   * partitions (picked by the rule's ID), sorted by due time, so a tick reads what is due
+   * with one Query a partition whatever the number of rules.
+   */
+  alertDue: (partition: number, dueMs: number, workspaceId: string, alertId: string): ItemKey => ({
+    pk: `ALERTDUE#${partition}`,
+    sk: `${String(dueMs).padStart(15, '0')}#${workspaceId}#${alertId}`,
+  }),
+  alertDuePartition: (partition: number): PartitionQuery => ({ pk: `ALERTDUE#${partition}` }),
+  /** What a rule's change of state recorded, in the workspace's alert events partition (time-ordered IDs: newest first). */
+  alertEvent: (workspaceId: string, alertEventId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#ALERTEVENT`, sk: `EVENT#${alertEventId}` }),
+  alertEvents: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#ALERTEVENT`, skPrefix: 'EVENT#' }),
   /** A workspace's leased test-run slots: at most 6 simulated conversations at once. */
   testRunSlots: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUNSLOTS`, sk: 'SLOTS' }),
   /** Which batch a test run belongs to: get-test-run names only the run. */
