@@ -1,5 +1,5 @@
 import { conflict, notFound } from '../../platform/errors.ts';
-import { keys } from '../../platform/store/keys.ts';
+import { ALERT_DUE_PARTITIONS, keys } from '../../platform/store/keys.ts';
 import { transactCounted } from '../../platform/store/listing-count.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled } from '../../platform/store/table.ts';
 import type { Alert, AlertEvent, AlertState } from './schemas.ts';
@@ -30,7 +30,6 @@ export type AlertItem = Omit<Alert, 'filters'> & {
 
 export type AlertEventItem = AlertEvent & { workspace_id: string; expires_at: number };
 
-const DUE_PARTITIONS = 4;
 const EVENT_RETENTION_SECONDS = 90 * 86_400;
 
 const rules = defineEntity<AlertItem & { pk: string; sk: string }, [workspaceId: string, alertId: string]>({
@@ -40,14 +39,7 @@ const rules = defineEntity<AlertItem & { pk: string; sk: string }, [workspaceId:
 
 export const alertNotFound = (alertId: string) => notFound(`Alert ${alertId} not found`);
 
-/** The due partition of a rule: picked by its ID, so rules spread evenly and a rule's entries stay in one. */
-function duePartitionOf(alertId: string): number {
-  let hash = 0;
-  for (let index = 0; index < alertId.length; index++) hash = (hash * 31 + alertId.charCodeAt(index)) >>> 0;
-  return hash % DUE_PARTITIONS;
-}
-
-const dueKey = (workspaceId: string, alertId: string, dueMs: number) => keys.alertDue(duePartitionOf(alertId), dueMs, workspaceId, alertId);
+const dueKey = (workspaceId: string, alertId: string, dueMs: number) => keys.alertDue(workspaceId, alertId, dueMs);
 const dueItem = (workspaceId: string, alertId: string, dueMs: number) => ({ ...dueKey(workspaceId, alertId, dueMs), workspace_id: workspaceId, alert_id: alertId, due_at: dueMs });
 
 export const getAlertItem = (workspaceId: string, alertId: string): Promise<AlertItem> => rules.mustGet(workspaceId, alertId);
@@ -157,7 +149,7 @@ export function dueEntries(partition: number, now: number): Promise<DueEntry[]> 
   });
 }
 
-export const DUE_PARTITION_COUNT = DUE_PARTITIONS;
+export const DUE_PARTITION_COUNT = ALERT_DUE_PARTITIONS;
 
 /**
  * Takes a due rule for evaluation: moves its next evaluation from `entry.due_at` to `base`

@@ -112,6 +112,15 @@ const RESOURCE_PREFIX: Record<VersionedKind, string> = {
   chat_agent: 'CHATAGENT',
 };
 
+/** The alert due index's partitions: a rule's is picked by its ID, so rules spread evenly over them. */
+export const ALERT_DUE_PARTITIONS = 4;
+
+function alertDuePartitionOf(alertId: string): number {
+  let hash = 0;
+  for (let index = 0; index < alertId.length; index++) hash = (hash * 31 + alertId.charCodeAt(index)) >>> 0;
+  return hash % ALERT_DUE_PARTITIONS;
+}
+
 export const keys = {
   /** The workspace record: name, webhook URL, limits, settings, current webhook key. */
   workspace: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'WORKSPACE' }),
@@ -794,8 +803,8 @@ export const keys = {
    * partitions (picked by the rule's ID), sorted by due time, so a tick reads what is due
    * with one Query a partition whatever the number of rules.
    */
-  alertDue: (partition: number, dueMs: number, workspaceId: string, alertId: string): ItemKey => ({
-    pk: `ALERTDUE#${partition}`,
+  alertDue: (workspaceId: string, alertId: string, dueMs: number): ItemKey => ({
+    pk: `ALERTDUE#${alertDuePartitionOf(alertId)}`,
     sk: `${String(dueMs).padStart(15, '0')}#${workspaceId}#${alertId}`,
   }),
   alertDuePartition: (partition: number): PartitionQuery => ({ pk: `ALERTDUE#${partition}` }),
