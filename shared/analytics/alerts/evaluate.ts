@@ -35,14 +35,14 @@ import {
 const MINUTE = 60_000;
 
 /** The rule's window ending at the last whole minute before `now`, and the window before it. */
-export function windowsAt(rule: Pick<AlertItem, 'window_minutes'>, now: number): { current: Window; previous: Window } {
+function windowsAt(rule: Pick<AlertItem, 'window_minutes'>, now: number): { current: Window; previous: Window } {
   const end = Math.floor(now / MINUTE) * MINUTE;
   const length = rule.window_minutes * MINUTE;
   return { current: { start: end - length, end }, previous: { start: end - 2 * length, end: end - length } };
 }
 
 /** What the value is compared with: the absolute value, or the previous window's moved by the percentage (null without one). */
-export function thresholdValue(rule: Pick<AlertItem, 'threshold' | 'comparator'>, previous: number | null | undefined): number | null {
+function thresholdValue(rule: Pick<AlertItem, 'threshold' | 'comparator'>, previous: number | null | undefined): number | null {
   if (rule.threshold.type === 'absolute') return rule.threshold.value;
   if (previous === null || previous === undefined) return null;
   const factor = rule.comparator === 'gt' || rule.comparator === 'gte' ? 1 + rule.threshold.percent / 100 : 1 - rule.threshold.percent / 100;
@@ -50,7 +50,7 @@ export function thresholdValue(rule: Pick<AlertItem, 'threshold' | 'comparator'>
 }
 
 /** Whether the value crosses the threshold; nothing to compare (null on either side) is not crossing. */
-export function crosses(value: number | null, comparator: Comparator, bound: number | null): boolean {
+function crosses(value: number | null, comparator: Comparator, bound: number | null): boolean {
   if (value === null || bound === null) return false;
   switch (comparator) {
     case 'gt':
@@ -64,7 +64,7 @@ export function crosses(value: number | null, comparator: Comparator, bound: num
   }
 }
 
-export function nextState(state: AlertState, crossed: boolean): AlertState {
+function nextState(state: AlertState, crossed: boolean): AlertState {
   if (crossed) return 'triggered';
   return state === 'triggered' ? 'resolved' : 'ok';
 }

@@ -11,11 +11,11 @@ import { ALERT_METRIC_NAMES, ALERT_METRICS } from './metrics.ts';
 
 const COMPARATORS = ['gt', 'gte', 'lt', 'lte'] as const;
 export type Comparator = (typeof COMPARATORS)[number];
-export const ALERT_STATES = ['ok', 'triggered', 'resolved'] as const;
+const ALERT_STATES = ['ok', 'triggered', 'resolved'] as const;
 export type AlertState = (typeof ALERT_STATES)[number];
 
 /** A window reads minute cells of at most a day; the previous window's reaches two days back, inside their 3 days. */
-export const MAX_WINDOW_MINUTES = 1440;
+const MAX_WINDOW_MINUTES = 1440;
 /** The most rules a workspace keeps: each costs a few reads every time it is evaluated. */
 export const MAX_ALERTS = 500;
 

@@ -37,7 +37,7 @@ const rules = defineEntity<AlertItem & { pk: string; sk: string }, [workspaceId:
   notFound: (_workspaceId, alertId) => alertNotFound(alertId),
 });
 
-export const alertNotFound = (alertId: string) => notFound(`Alert ${alertId} not found`);
+const alertNotFound = (alertId: string) => notFound(`Alert ${alertId} not found`);
 
 const dueKey = (workspaceId: string, alertId: string, dueMs: number) => keys.alertDue(workspaceId, alertId, dueMs);
 const dueItem = (workspaceId: string, alertId: string, dueMs: number) => ({ ...dueKey(workspaceId, alertId, dueMs), workspace_id: workspaceId, alert_id: alertId, due_at: dueMs });
