@@ -424,6 +424,9 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     reservedConcurrency: 20,
     // An alert's evaluation or test queues its webhook.
     access: { table: 'readWrite', webhookQueue: ['send'] },
+    // The concurrency_used metric reads the calls domain's concurrency through its narrow
+    // entry (calls/records), which reaches the phone module.
+    files: [PHONE_METADATA_FILE],
     // The dashboard page names the built browser files from their manifest (the files
     // themselves are served by the meta function at /static/).
     directories: { 'web/dist': 'web' },
@@ -719,6 +722,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     reservedConcurrency: 2,
     // Reads rules and rollups, writes states and events; a change queues its webhook.
     access: { table: 'readWrite', webhookQueue: ['send'] },
+    // concurrency_used reads calls/records, which reaches the phone module (as the analytics function).
+    files: [PHONE_METADATA_FILE],
   },
   {
     name: LIVE_MONITOR_FUNCTION,
