@@ -446,7 +446,7 @@ function analyticsPhase(): P7Result & { alerts: P7AlertResult } {
 /** P7, the alert half (bench/alert-pass.ts), in its own process: one tick's pass over 100 and over 10,000 due rules. */
 function alertPassPhase(): P7AlertResult {
   log('Alert passes (P7): one alert tick over 100 and over 10,000 due rules…');
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/alert-pass.ts', `--passes=${quick ? 2 : 3}`], {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/alert-pass.ts', `--passes=${quick ? 1 : 2}`], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-bench-p7-alerts-')), POWERTOOLS_LOG_LEVEL: 'ERROR' },

@@ -238,7 +238,7 @@ const PASS_BUDGET_MS = 50_000;
  * frequency from this minute) and evaluated. Reads are shared within the pass: rules of a
  * workspace watching the same metric, filter and window read it once.
  */
-export async function runAlertTick(options: { now?: number; clock?: () => number; concurrency?: number } = {}): Promise<AlertTickResult> {
+export async function runAlertTick(options: { now?: number; clock?: () => number; concurrency?: number; budgetMs?: number } = {}): Promise<AlertTickResult> {
   const clock = options.clock ?? Date.now;
   const now = options.now ?? clock();
   const started = clock();
@@ -249,7 +249,7 @@ export async function runAlertTick(options: { now?: number; clock?: () => number
   const cache: ReadCache = new Map();
   let next = 0;
   const worker = async () => {
-    while (next < entries.length && clock() - started < PASS_BUDGET_MS) {
+    while (next < entries.length && clock() - started < (options.budgetMs ?? PASS_BUDGET_MS)) {
       const entry = entries[next++]!;
       try {
         const rule = await claimDueAlert(entry, minute);
