@@ -24,6 +24,7 @@ import { measureLatency, type LatencyResult } from './latency.ts';
 import { kib, ms, round, roundSummary, table, times } from './stats.ts';
 import { P6_TARGETS, type P6Result } from './voice-to-voice.ts';
 import { P7_TARGETS, type P7Result } from './analytics-query.ts';
+import { P7_ALERT_TARGETS, type P7AlertResult } from './alert-pass.ts';
 
 /**
  * `npm run bench`: the request-path latency against a raw DynamoDB read, and each Lambda
@@ -422,7 +423,7 @@ function webhooksPhase(): WebhookThroughput {
  * DynamoDB Local: a 90-day query by agent and day over rollups synthesised for 10,000 and
  * 1,000,000 calls.
  */
-function analyticsPhase(): P7Result {
+function analyticsPhase(): P7Result & { alerts: P7AlertResult } {
   log('Analytics queries (P7): rollups of 10,000 and 1,000,000 calls, a 90-day query by agent and day…');
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/analytics-query.ts', `--samples=${quick ? 5 : 15}`], {
     encoding: 'utf8',
@@ -439,6 +440,22 @@ function analyticsPhase(): P7Result {
     ),
   );
   console.log(`\nRatio p50(1,000,000)/p50(10,000) = ${result.ratio}`);
+  return { ...result, alerts: alertPassPhase() };
+}
+
+/** P7, the alert half (bench/alert-pass.ts), in its own process: one tick's pass over 100 and over 10,000 due rules. */
+function alertPassPhase(): P7AlertResult {
+  log('Alert passes (P7): one alert tick over 100 and over 10,000 due rules…');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/alert-pass.ts', `--passes=${quick ? 1 : 2}`], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-bench-p7-alerts-')), POWERTOOLS_LOG_LEVEL: 'ERROR' },
+  });
+  if (run.status !== 0) throw new Error(`bench/alert-pass.ts exited ${run.status}`);
+  const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as P7AlertResult;
+  console.log(`\nP7 alerts: a pass's time a rule at 10,000 rules ≤ ${P7_ALERT_TARGETS.ratio}× at 100\n`);
+  console.log(table(['rules', 'workspaces', 'pass p50', 'a rule'], result.volumes.map((v) => [v.rules.toLocaleString('en-US'), String(v.workspaces), ms(v.pass.p50, 0), ms(v.perRuleMs, 2)])));
+  console.log(`\nRatio per rule (10,000)/(100) = ${result.ratio}`);
   return result;
 }
 
@@ -623,6 +640,8 @@ if (p6?.met?.overhead === false) missed.push(`P6 pipeline overhead p50 ${p6.vend
 const p7 = results.p7 as P7Result | undefined;
 if (p7?.met?.underOneSecond === false) missed.push(`P7 analytics query p50 ${p7.volumes.at(-1)?.query.p50} ms ≥ ${P7_TARGETS.p50Ms} ms`);
 if (p7?.met?.ratio === false) missed.push(`P7 analytics query ratio ${p7.ratio} > ${P7_TARGETS.ratio}`);
+const p7Alerts = (results.p7 as { alerts?: P7AlertResult } | undefined)?.alerts;
+if (p7Alerts?.met?.ratio === false) missed.push(`P7 alert pass ratio a rule ${p7Alerts.ratio} > ${P7_ALERT_TARGETS.ratio}`);
 results.targetsMissed = missed;
 
 writeFileSync(join(OUT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -422,7 +422,11 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // rollup items: the larger size buys the CPU to merge their sketches.
     ...HEAVY,
     reservedConcurrency: 20,
-    access: { table: 'readWrite' },
+    // An alert's evaluation or test queues its webhook.
+    access: { table: 'readWrite', webhookQueue: ['send'] },
+    // The concurrency_used metric reads the calls domain's concurrency through its narrow
+    // entry (calls/records), which reaches the phone module.
+    files: [PHONE_METADATA_FILE],
     // The dashboard page names the built browser files from their manifest (the files
     // themselves are served by the meta function at /static/).
     directories: { 'web/dist': 'web' },
@@ -721,6 +725,19 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     reservedConcurrency: 2,
     // Concurrency charges go through the ledger: a budget event may be queued, an auto-recharge reads Stripe's key.
     access: { table: 'readWrite', webhookQueue: ['send'], vendorSecret: 'read' },
+  },
+  {
+    name: 'alert-tick',
+    domain: 'analytics',
+    trigger: SCHEDULE,
+    // Rules due this minute, 32 evaluations at a time, each a few small reads of rollup cells
+    // (percentiles merge sketch bins: some CPU), so 512 MB.
+    memoryMb: 512,
+    reservedConcurrency: 2,
+    // Reads rules and rollups, writes states and events; a change queues its webhook.
+    access: { table: 'readWrite', webhookQueue: ['send'] },
+    // concurrency_used reads calls/records, which reaches the phone module (as the analytics function).
+    files: [PHONE_METADATA_FILE],
   },
   {
     name: LIVE_MONITOR_FUNCTION,

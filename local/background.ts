@@ -8,6 +8,7 @@ import { handler as integrationJobs } from '../functions/integration-jobs.ts';
 import { handler as kbJobs } from '../functions/kb-jobs.ts';
 import { handler as billingHourly } from '../functions/billing-hourly.ts';
 import { handler as oauthRefresh } from '../functions/oauth-refresh.ts';
+import { handler as alertTick } from '../functions/alert-tick.ts';
 import { handler as webhookDelivery } from '../functions/webhook-delivery.ts';
 import { localLambdaContext } from './local-context.ts';
 import { localQueue } from './queues.ts';
@@ -124,6 +125,7 @@ const SCHEDULED_HANDLERS: Record<Exclude<JobName, QueueJob>, ScheduledHandler> =
   'batch-tick': batchTick,
   'oauth-refresh': oauthRefresh,
   'billing-hourly': billingHourly,
+  'alert-tick': alertTick,
 };
 
 /** The handlers of the scheduled jobs whose firings are split, each invocation given its input. */

@@ -10,7 +10,7 @@
 import { BATCH_DUE_SHARDS } from './batches/shards.ts';
 import type { QueueName } from './platform/aws/queue.ts';
 
-export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'integration-jobs' | 'kb-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly';
+export type JobName = 'webhook-delivery' | 'call-steps' | 'contact-jobs' | 'export-jobs' | 'integration-jobs' | 'kb-jobs' | 'batch-tick' | 'oauth-refresh' | 'billing-hourly' | 'alert-tick';
 
 export interface JobRetries {
   /** Lambda's retries of a failed asynchronous invocation (it retries twice unless told). */
@@ -196,6 +196,16 @@ export const JOBS: readonly JobSpec[] = [
     // A missed hour is not made up by the next run: Lambda's two retries, then an alarmed queue.
     trigger: { kind: 'schedule', every: 'hour', retries: { attempts: 2, maxEventAgeSeconds: 3600, onFailure: 'alarmed-queue' } },
     timeoutSeconds: 300,
+    live: true,
+  },
+  {
+    name: 'alert-tick',
+    description: 'Evaluates the alert rules that are due, from the rollups, and sends alert_triggered and alert_resolved',
+    // A pass stops taking rules after 50 s (shared/analytics/alerts/evaluate.ts); the rest stay
+    // due for the next minute's, and each rule is taken by a conditional write, so two
+    // overlapping passes never evaluate one rule twice.
+    trigger: { kind: 'schedule', every: 'minute', retries: MINUTE_JOB_RETRIES },
+    timeoutSeconds: 60,
     live: true,
   },
 ];

@@ -148,6 +148,16 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
     related: (items) => items.flatMap((item) => (text(item.token) ? [keys.shareLinkToken(sha256(item.token as string))] : [])),
   },
   {
+    name: 'alert rules',
+    covers: ['alertDue'],
+    // An enabled rule's entry in the platform's due index, named by the rule (its ID and next evaluation).
+    places: (ws) => [{ pk: keys.alerts(ws).pk, skPrefix: keys.alerts(ws).skPrefix }],
+    read: ['alert_id', 'next_evaluation_timestamp'],
+    keep: true,
+    related: (items, ws) =>
+      items.flatMap((item) => (text(item.alert_id) && typeof item.next_evaluation_timestamp === 'number' ? [keys.alertDue(ws, item.alert_id as string, item.next_evaluation_timestamp)] : [])),
+  },
+  {
     name: 'phone numbers',
     covers: ['phoneNumberClaim'],
     // Normally released already (the numbers phase); a claim is deleted only while it is still this workspace's.
@@ -322,6 +332,9 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
       'qaCohortCount',
       'qaResultRef',
       'qaSlots',
+      'alert',
+      'alertCount',
+      'alertEvent',
       'workspaceRegistration',
     ],
     places: (ws) => [
@@ -349,6 +362,8 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
         keys.qaCohorts(ws).pk,
         keys.qaResultRef(ws, '').pk,
         keys.qaSlots(ws).pk,
+        keys.alerts(ws).pk,
+        keys.alertEvents(ws).pk,
       ].map((pk) => ({ pk })),
       { pk: keys.workspaceRegistry().pk, skPrefix: keys.workspaceRegistration(ws).sk },
     ],

@@ -24,6 +24,8 @@ export const idPrefix = {
   batchTest: 'batch_test_',
   testRun: 'test_run_',
   alert: 'alert_',
+  /** What an alert rule's change of state recorded (time-ordered: the list is newest first): ours. */
+  alertEvent: 'alert_event_',
   /** Saved analytics dashboards: ours. */
   dashboard: 'dashboard_',
   qaCohort: 'qa_cohort_',

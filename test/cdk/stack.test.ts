@@ -443,16 +443,17 @@ describe('ParleyStack', () => {
     }
   });
 
-  it('schedules the three periodic functions', () => {
+  it('schedules the four periodic functions', () => {
     const schedules: [BackgroundName, string][] = [
       ['oauth-refresh', 'rate(1 minute)'],
       ['billing-hourly', 'rate(1 hour)'],
+      ['alert-tick', 'rate(1 minute)'],
     ];
-    // The three periodic functions (batch-tick's 8 shards in two rules of EventBridge's at most
+    // The four periodic functions (batch-tick's 8 shards in two rules of EventBridge's at most
     // five targets), plus the scheduled queue messages (the daily retention sweep and the hourly
     // listing and rollup backfills to export-jobs, the daily refresh sweep to kb-jobs, the
     // concurrency sweep to call-steps; tested below).
-    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(9);
+    expect(Object.keys(parley.template.findResources('AWS::Events::Rule'))).toHaveLength(10);
     for (const [name, rate] of schedules) {
       parley.template.hasResourceProperties('AWS::Events::Rule', {
         ScheduleExpression: rate,
@@ -708,8 +709,8 @@ describe('scheduled jobs', () => {
     expect(Object.keys(deployed.template.findResources('AWS::Events::Rule'))).toHaveLength(scheduleRules + queueMessages.length);
     expect(Object.keys(deployed.template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(live.length);
     for (const job of JOBS) expect(deployed.stack.backgroundFunctions[job.name], job.name).toBeDefined();
-    // Batch calls, OAuth connections and billing exist, so their schedules run.
-    expect(live.map((job) => job.name)).toEqual(['batch-tick', 'oauth-refresh', 'billing-hourly']);
+    // Batch calls, OAuth connections, billing and alerts exist, so their schedules run.
+    expect(live.map((job) => job.name)).toEqual(['batch-tick', 'oauth-refresh', 'billing-hourly', 'alert-tick']);
   });
 
   it('sends the concurrency sweep to the call-steps queue every minute, dropped rather than sent late', () => {
@@ -744,7 +745,7 @@ describe('scheduled jobs', () => {
   };
 
   it('does not let Lambda retry the minute jobs, and drops an invocation older than its minute', () => {
-    for (const name of ['batch-tick', 'oauth-refresh'] as const) {
+    for (const name of ['batch-tick', 'oauth-refresh', 'alert-tick'] as const) {
       expect(invokeConfigOf(name)).toEqual({
         FunctionName: { Ref: logicalId(parley, parley.stack.backgroundFunctions[name]) },
         // The alias's name, from its ARN: schedules invoke the live alias.
@@ -770,16 +771,16 @@ describe('scheduled jobs', () => {
     });
     expect(invokeConfigOf('batch-tick').DestinationConfig).toBeUndefined();
     // No Lambda function is invoked asynchronously without settings (API routes and SQS are synchronous).
-    expect(Object.keys(parley.template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(3);
+    expect(Object.keys(parley.template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(4);
   });
 
   it('gives every schedule target a dead-letter queue, with an alarm, and the minute jobs no EventBridge retries', () => {
     const deadLetters = logicalId(parley, parley.stack.scheduleDeadLetters);
     const rules = Object.values(parley.template.findResources('AWS::Events::Rule'));
-    // Three functions' schedules (batch-tick's in two rules), the daily retention sweep, the hourly
+    // Four functions' schedules (batch-tick's in two rules), the daily retention sweep, the hourly
     // listing and rollup backfills, the kb-jobs queue's daily refresh sweep and the call-steps
     // queue's concurrency sweep every minute.
-    expect(rules).toHaveLength(9);
+    expect(rules).toHaveLength(10);
     for (const rule of rules) {
       const minute = rule.Properties.ScheduleExpression === 'rate(1 minute)';
       for (const target of rule.Properties.Targets) {

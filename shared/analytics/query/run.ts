@@ -87,7 +87,7 @@ async function runPlan(workspaceId: string, plan: QueryPlan, at: string): Promis
 }
 
 /** Answers one query (dashboards and alerts run theirs through here). */
-async function runQuery(workspaceId: string, query: AnalyticsQuery, now: number, at = 'query'): Promise<AnalyticsQueryResult> {
+export async function runQuery(workspaceId: string, query: AnalyticsQuery, now: number, at = 'query'): Promise<AnalyticsQueryResult> {
   const plan = planQuery(query, now, at);
   const result = await runPlan(workspaceId, plan, at);
   return {

@@ -4,10 +4,11 @@
  * (summaries, queries, alerts). It reaches the table and the sketch library only.
  */
 export { recordConversation, type AnalysisFacts, type RollupPhase } from './record.ts';
-export { factCounted, readCells, type RollupCell } from './store.ts';
+export { addFunctionCall, factCounted, readCells, readCounters, type RollupCell } from './store.ts';
 export {
   allCellPartitions,
   COLUMNS,
+  COUNTER_PARTITIONS,
   COUNTERS,
   DIMENSIONS,
   emptyTotals,

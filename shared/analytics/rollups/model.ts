@@ -1,4 +1,5 @@
 import { DDSketch } from '@datadog/sketches-js';
+import { API_ERROR_PARTITION } from '../../platform/http/error-counts.ts';
 
 /*
  * The rollup model: what a conversation adds to the rollups, and where. Every figure a
@@ -62,11 +63,25 @@ export const cellPartition = (table: RollupTable, level: RollupLevel, view: Roll
  */
 export const sketchPartition = (partition: string): string => `${partition}#sketch`;
 
+/**
+ * Minute cells of what alerts watch that no conversation carries: custom-function requests
+ * (all, and by agent) and the API's error answers (written by the HTTP layer,
+ * shared/platform/http/error-counts.ts). Counters only, each write one ADD.
+ */
+export const COUNTER_PARTITIONS = {
+  functions: 'functions#minute#all',
+  functionsByAgent: 'functions#minute#agent_id',
+  api: API_ERROR_PARTITION,
+} as const;
+
 /** Every cell partition there is, the sketch items' included: what the workspace purge walks. */
 export function allCellPartitions(): string[] {
-  return ROLLUP_TABLES.flatMap((table) =>
-    ROLLUP_LEVELS.flatMap((level) => viewsOf(table, level).flatMap((view) => [cellPartition(table, level, view), sketchPartition(cellPartition(table, level, view))])),
-  );
+  return [
+    ...ROLLUP_TABLES.flatMap((table) =>
+      ROLLUP_LEVELS.flatMap((level) => viewsOf(table, level).flatMap((view) => [cellPartition(table, level, view), sketchPartition(cellPartition(table, level, view))])),
+    ),
+    ...Object.values(COUNTER_PARTITIONS),
+  ];
 }
 
 /** How long a level's cells are kept (TTL): minutes for alert windows, hours for hourly charts, days for good. */

@@ -6,6 +6,7 @@ import {
   bucketStart,
   cellPartition,
   COLUMNS,
+  COUNTER_PARTITIONS,
   COUNTERS,
   emptyTotals,
   LEVEL_RETENTION_MS,
@@ -253,4 +254,55 @@ export async function putCells(
       return [item, sketch];
     }),
   );
+}
+
+/**
+ * A custom function's request, counted for alerts in the minute it was answered: one ADD
+ * into the workspace's cell and one into its agent's (`n` requests, `x_failed`, the latency's
+ * count and sum), on a shard picked at random. No fact item: a request is counted where it
+ * was made, once, and a lost count is one request short in one minute.
+ */
+export async function addFunctionCall(input: { workspaceId: string; agentId: string | undefined; latencyMs: number; failed: boolean; at: number }): Promise<void> {
+  const bucket = bucketKey('minute', input.at);
+  const shard = Math.floor(Math.random() * 4);
+  const expires = Math.floor((bucketStart(bucket) + LEVEL_RETENTION_MS.minute!) / 1000);
+  const cells: { partition: string; value: string }[] = [{ partition: COUNTER_PARTITIONS.functions, value: cellValue([]) }];
+  if (input.agentId) cells.push({ partition: COUNTER_PARTITIONS.functionsByAgent, value: cellValue([input.agentId]) });
+  await Promise.all(
+    cells.map(({ partition, value }) =>
+      table.update({
+        Key: keys.rollupCell(input.workspaceId, partition, bucket, value, shard),
+        UpdateExpression: 'SET #bucket = :bucket, #value = :value, expires_at = :expires ADD n :one, x_failed :failed, c_latency_ms :one, s_latency_ms :latency',
+        ExpressionAttributeNames: { '#bucket': 'bucket', '#value': 'value' },
+        ExpressionAttributeValues: { ':bucket': bucket, ':value': value, ':expires': expires, ':one': 1, ':failed': input.failed ? 1 : 0, ':latency': Math.max(0, Math.round(input.latencyMs)) },
+      }),
+    ),
+  );
+}
+
+/**
+ * The counters of a counter partition's minute cells in [start, end) (COUNTER_PARTITIONS),
+ * summed over buckets and shards: of one view value when given (an agent), else of all.
+ */
+export async function readCounters(input: { workspaceId: string; partition: string; start: number; end: number; value?: readonly string[] }): Promise<Record<string, number>> {
+  if (input.end <= input.start) return {};
+  const items = await table.queryAll<CellItem>({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: {
+      ':pk': keys.rollupCells(input.workspaceId, input.partition).pk,
+      ':from': bucketKey('minute', input.start),
+      ':to': `${bucketKey('minute', input.end - 1)}#\uffff`,
+    },
+  });
+  const wanted = input.value ? cellValue(input.value) : undefined;
+  const sums: Record<string, number> = {};
+  for (const item of items) {
+    if (wanted !== undefined && item.value !== wanted) continue;
+    const start = bucketStart(item.bucket);
+    if (start < input.start || start >= input.end) continue;
+    for (const [attribute, raw] of Object.entries(item)) {
+      if (typeof raw === 'number' && attribute !== 'expires_at') sums[attribute] = (sums[attribute] ?? 0) + raw;
+    }
+  }
+  return sums;
 }

@@ -1,3 +1,5 @@
+import { addFunctionCall } from '../../analytics/rollups/index.ts';
+import { logger } from '../../platform/logger.ts';
 import { ApiError, Unavailable } from '../../platform/errors.ts';
 import { wire } from '../../platform/naming.ts';
 import { appToolDefinition, executeTool } from '../../integrations/index.ts';
@@ -483,7 +485,13 @@ async function runCustomFunction(state: ConversationState, tool: RetellTool, arg
     if (error instanceof NoSigningKey) return { content: `Error: ${error.message}`, successful: false, variables: {} };
     throw error;
   }
-  return callCustomFunction({ tool: tool as unknown as CustomFunctionTool, args, call: callContext(state), secret });
+  const started = performance.now();
+  const done = await callCustomFunction({ tool: tool as unknown as CustomFunctionTool, args, call: callContext(state), secret });
+  // The request's latency and outcome feed the workspace's alerts; a lost count never fails the turn.
+  await addFunctionCall({ workspaceId: state.workspace_id, agentId: state.agent_id, latencyMs: performance.now() - started, failed: !done.successful, at: Date.now() }).catch(
+    (error: unknown) => logger.warn('counting a custom function call for alerts failed', { error: error instanceof Error ? error.message : String(error) }),
+  );
+  return done;
 }
 
 const APP_RESULT_MAX_CHARS = 8_000;

@@ -13,6 +13,7 @@ import { EventStream, eventStreamChunk, streamEvents, streamSinkOf } from './eve
 import { attachmentDisposition } from './download.ts';
 import { parseJsonBody } from './json.ts';
 import type { parseMultipart } from './multipart.ts';
+import { countApiError } from './error-counts.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
 import { routeKeys, type Handlers, type RequestInfo, type RouteDefinition, type RouteTable } from './route.ts';
 import { parseOrThrow } from './validation.ts';
@@ -272,6 +273,9 @@ function accessLog(): MiddlewareObj<Event, Result, Error, Context> {
       request.response = errorResponse(request.error, state?.admission?.headers, state?.entry?.route.errorFormat);
       await withCors(request);
       if (state) finish(request);
+      // A workspace's error answers feed its alerts (api_errors); the count never fails the answer.
+      const workspaceId = state?.admission?.principal?.workspaceId;
+      if (workspaceId && request.response.statusCode !== undefined) await countApiError(workspaceId, request.response.statusCode);
     },
   };
 }

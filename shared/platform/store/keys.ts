@@ -112,6 +112,15 @@ const RESOURCE_PREFIX: Record<VersionedKind, string> = {
   chat_agent: 'CHATAGENT',
 };
 
+/** The alert due index's partitions: a rule's is picked by its ID, so rules spread evenly over them. */
+export const ALERT_DUE_PARTITIONS = 4;
+
+function alertDuePartitionOf(alertId: string): number {
+  let hash = 0;
+  for (let index = 0; index < alertId.length; index++) hash = (hash * 31 + alertId.charCodeAt(index)) >>> 0;
+  return hash % ALERT_DUE_PARTITIONS;
+}
+
 export const keys = {
   /** The workspace record: name, webhook URL, limits, settings, current webhook key. */
   workspace: (workspaceId: string): ItemKey => ({ pk: workspacePartition(workspaceId), sk: 'WORKSPACE' }),
@@ -821,6 +830,26 @@ export const keys = {
   qaResultRef: (workspaceId: string, resultId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#QARESULT`, sk: `RESULT#${resultId}` }),
   /** A workspace's leased QA scoring slots: at most a few calls scored at once. */
   qaSlots: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#QASLOTS`, sk: 'SLOTS' }),
+  /**
+   * Alert rules (shared/analytics/alerts): a rule, in the workspace's alerts partition
+   * (time-ordered IDs), beside the counter that holds the workspace to its most rules.
+   */
+  alert: (workspaceId: string, alertId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#ALERT`, sk: `ALERT#${alertId}` }),
+  alerts: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#ALERT`, skPrefix: 'ALERT#' }),
+  alertCount: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#ALERT`, sk: 'COUNT' }),
+  /**
+   * An enabled rule's next evaluation in the due index the alert tick reads: one of a few
+   * partitions (picked by the rule's ID), sorted by due time, so a tick reads what is due
+   * with one Query a partition whatever the number of rules.
+   */
+  alertDue: (workspaceId: string, alertId: string, dueMs: number): ItemKey => ({
+    pk: `ALERTDUE#${alertDuePartitionOf(alertId)}`,
+    sk: `${String(dueMs).padStart(15, '0')}#${workspaceId}#${alertId}`,
+  }),
+  alertDuePartition: (partition: number): PartitionQuery => ({ pk: `ALERTDUE#${partition}` }),
+  /** What a rule's change of state recorded, in the workspace's alert events partition (time-ordered IDs: newest first). */
+  alertEvent: (workspaceId: string, alertEventId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#ALERTEVENT`, sk: `EVENT#${alertEventId}` }),
+  alertEvents: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#ALERTEVENT`, skPrefix: 'EVENT#' }),
   /** A workspace's leased test-run slots: at most 6 simulated conversations at once. */
   testRunSlots: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#TESTRUNSLOTS`, sk: 'SLOTS' }),
   /** Which batch a test run belongs to: get-test-run names only the run. */
