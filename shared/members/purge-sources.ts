@@ -322,6 +322,7 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
       'qaCohortCount',
       'qaResultRef',
       'qaSlots',
+      'qaCallResult',
       'workspaceRegistration',
     ],
     places: (ws) => [
@@ -349,6 +350,7 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
         keys.qaCohorts(ws).pk,
         keys.qaResultRef(ws, '').pk,
         keys.qaSlots(ws).pk,
+        keys.qaCallResults(ws, '').pk,
       ].map((pk) => ({ pk })),
       { pk: keys.workspaceRegistry().pk, skPrefix: keys.workspaceRegistration(ws).sk },
     ],
