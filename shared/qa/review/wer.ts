@@ -39,6 +39,11 @@ export interface WerFigures {
 export function wordErrorRate(reference: readonly string[], hypothesis: readonly string[]): WerFigures {
   const n = reference.length;
   const m = hypothesis.length;
+  // Words as small integers: comparing numbers in the n·m loop is several times faster than strings.
+  const ids = new Map<string, number>();
+  const idOf = (word: string) => ids.get(word) ?? ids.set(word, ids.size).get(word)!;
+  const ref = Int32Array.from(reference, idOf);
+  const hyp = Int32Array.from(hypothesis, idOf);
   // Row i, column j: reference[0..i) aligned to hypothesis[0..j).
   let cost = new Int32Array(m + 1);
   let subs = new Int32Array(m + 1);
@@ -57,9 +62,9 @@ export function wordErrorRate(reference: readonly string[], hypothesis: readonly
     nextSubs[0] = 0;
     nextDels[0] = i;
     nextIns[0] = 0;
-    const word = reference[i - 1];
+    const word = ref[i - 1];
     for (let j = 1; j <= m; j++) {
-      const same = word === hypothesis[j - 1] ? 0 : 1;
+      const same = word === hyp[j - 1] ? 0 : 1;
       const diagonal = cost[j - 1]! + same;
       const deletion = cost[j]! + 1;
       const insertion = nextCost[j - 1]! + 1;
