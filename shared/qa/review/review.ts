@@ -15,7 +15,7 @@ import { normalisedWords, wordErrorRate, type WerFigures } from './wer.ts';
  */
 
 /** Who is acting, as a review records it: the signed-in member, or the API key. */
-export const reviewerOf = (principal: Principal): Reviewer =>
+const reviewerOf = (principal: Principal): Reviewer =>
   principal.kind === 'session' ? { type: 'member', id: principal.credentialId } : { type: 'api_key', id: principal.credentialId };
 
 async function scoredResult(workspaceId: string, resultId: string): Promise<ResultItem> {
