@@ -37,6 +37,7 @@ import { alertsRoutes } from './analytics/alerts/routes.ts';
 import { cohortRoutes } from './qa/cohorts/routes.ts';
 import { runRoutes } from './qa/runs/routes.ts';
 import { resultRoutes } from './qa/results/routes.ts';
+import { reviewRoutes } from './qa/review/routes.ts';
 
 /**
  * The whole route table. CDK, the local server, `npm run routes`, the OpenAPI generator and
@@ -81,6 +82,7 @@ export const routeTable = {
   ...cohortRoutes,
   ...runRoutes,
   ...resultRoutes,
+  ...reviewRoutes,
 } satisfies Record<string, RouteDefinition>;
 
 export interface ServedRoute {

@@ -4,7 +4,7 @@ import { canonicalE164 } from '../platform/telephony/phone.ts';
 import { keys } from '../platform/store/keys.ts';
 import { completeCountedTotal, countChange, COUNTED, countedTotal, transactCounted, uncount, type CountedListing } from '../platform/store/listing-count.ts';
 import { fieldChanges } from '../platform/store/update-expression.ts';
-import { ConditionFailed, defineEntity, table, TransactionCancelled } from '../platform/store/table.ts';
+import { ConditionFailed, defineEntity, table, TransactionCancelled, type TransactOp } from '../platform/store/table.ts';
 import { linePuts, readCallWithLines, type TranscriptLine } from './line-store.ts';
 import type { CallItem } from './items.ts';
 import { publishCallChange } from './live/push.ts';
@@ -269,6 +269,15 @@ export async function deleteCallItem(workspaceId: string, callId: string): Promi
     if (old) return old;
   }
   throw unavailable('The call is being changed too fast to delete; retry', 1);
+}
+
+/**
+ * A transaction's check that the call is still the workspace's: what another domain writes
+ * about a call (a QA result) is then never written once the call is deleted, so deleting
+ * what quotes it after the call's item is gone leaves nothing behind.
+ */
+export function callExistsCheck(workspaceId: string, callId: string): TransactOp {
+  return { ConditionCheck: { Key: keys.call(callId), ConditionExpression: 'attribute_exists(pk) AND workspace_id = :ws', ExpressionAttributeValues: { ':ws': workspaceId } } };
 }
 
 /** The workspace's call listing as the listing backfill counts it (shared/platform/store/listing-count.ts). */

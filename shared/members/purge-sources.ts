@@ -335,6 +335,7 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
       'alert',
       'alertCount',
       'alertEvent',
+      'qaCallResult',
       'workspaceRegistration',
     ],
     places: (ws) => [
@@ -364,6 +365,7 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
         keys.qaSlots(ws).pk,
         keys.alerts(ws).pk,
         keys.alertEvents(ws).pk,
+        keys.qaCallResults(ws, '').pk,
       ].map((pk) => ({ pk })),
       { pk: keys.workspaceRegistry().pk, skPrefix: keys.workspaceRegistration(ws).sk },
     ],

@@ -11,7 +11,7 @@
 export { callExportPage, callHistoryPage, callIdsWithNumber, callRetentionPage, getCall, parseCallFilter, storedCall, storedCallPage } from '../history.ts';
 export type { CallItem } from '../store.ts';
 export { getConcurrency } from '../concurrency.ts';
-export { countedCallListing } from '../store.ts';
+export { callExistsCheck, countedCallListing } from '../store.ts';
 export { checkedAgentOverride } from '../agent-override.ts';
 export { batchCallIdFor, unlinkBatchCall } from '../batch-links.ts';
 export { onCallLifecycle } from '../call-listeners.ts';

@@ -828,6 +828,13 @@ export const keys = {
   qaCohortItems: (workspaceId: string, cohortId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#QACOHORT#${cohortId}` }),
   /** Which cohort, call and rubric version a QA result is: `GET /qa/results/{id}` names only the result. */
   qaResultRef: (workspaceId: string, resultId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#QARESULT`, sk: `RESULT#${resultId}` }),
+  /**
+   * A call's QA results, in the workspace's one partition of them (`CALL#<call>#<result id>`
+   * → cohort and rubric version), written in the claim's transaction: deleting a call (its
+   * delete, a privacy erase, retention) finds its results in every cohort and version here.
+   */
+  qaCallResult: (workspaceId: string, callId: string, resultId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#QACALL`, sk: `CALL#${callId}#${resultId}` }),
+  qaCallResults: (workspaceId: string, callId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#QACALL`, skPrefix: `CALL#${callId}#` }),
   /** A workspace's leased QA scoring slots: at most a few calls scored at once. */
   qaSlots: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#QASLOTS`, sk: 'SLOTS' }),
   /**

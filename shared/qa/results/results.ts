@@ -1,11 +1,17 @@
 import { invalidPaginationKey, notFound } from '../../platform/errors.ts';
 import { findCohortItem, getCohortItem } from '../cohorts/store.ts';
 import type { QaResult, ResultListInput } from './schemas.ts';
-import { findResultById, pageResults, type ResultItem } from './store.ts';
+import { findResultById, pageResults, type ResultItem, type WerCorrectionItem } from './store.ts';
 
 /* Reading results (docs/qa.md, "Results"): a cohort's, paged and filtered, or one by its ID. */
 
-function toResult(item: ResultItem): QaResult {
+/** A correction's figures, as the API answers them (the corrected lines stay in the table). */
+export function werFigures(correction: WerCorrectionItem): NonNullable<QaResult['wer_correction']> {
+  const { transcript_object: _lines, corrected_by: _by, ...figures } = correction;
+  return figures;
+}
+
+export function toResult(item: ResultItem): QaResult {
   return {
     result_id: item.result_id,
     cohort_id: item.cohort_id,
@@ -16,6 +22,8 @@ function toResult(item: ResultItem): QaResult {
     status: item.status as QaResult['status'],
     ...(item.failure_reason === undefined ? {} : { failure_reason: item.failure_reason }),
     ...(item.machine === undefined ? {} : { machine: item.machine }),
+    ...(item.review === undefined ? {} : { review: item.review }),
+    ...(item.wer_correction === undefined ? {} : { wer_correction: werFigures(item.wer_correction) }),
     transcript_available: item.transcript_available,
     ...(item.note === undefined ? {} : { note: item.note }),
     call: item.call,
@@ -27,7 +35,7 @@ function toResult(item: ResultItem): QaResult {
 const resultNotFound = (resultId: string) => notFound(`QA result ${resultId} not found`);
 
 /** A result of the workspace; one still being scored, or of a deleted cohort, is not found. */
-async function findResult(workspaceId: string, resultId: string): Promise<ResultItem> {
+export async function findResult(workspaceId: string, resultId: string): Promise<ResultItem> {
   const item = await findResultById(workspaceId, resultId);
   if (!item || item.status === 'scoring' || !(await findCohortItem(workspaceId, item.cohort_id))) throw resultNotFound(resultId);
   return item;

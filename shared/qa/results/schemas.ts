@@ -38,6 +38,37 @@ export const QaResult = lazySchema(() =>
         pass_threshold: z.number(),
       })
       .optional(),
+    review: z
+      .object({
+        reviewer: z.object({ type: z.enum(['member', 'api_key']), id: z.string() }).describe('Who reviewed: the signed-in member, or the API key'),
+        criteria: z.array(
+          z.object({
+            name: z.string(),
+            weight: z.number(),
+            score: z.number().nullable(),
+            source: z.enum(['reviewer', 'machine']).describe("`machine`: the reviewer left it out, so the machine's score stands"),
+          }),
+        ),
+        overall_score: z.number().nullable().describe("The weighted mean of the review's assessed criteria (the rubric's weights), 0 to 100"),
+        passed: z.boolean().nullable(),
+        pass_threshold: z.number(),
+        notes: z.string().optional(),
+        reviewed_timestamp: epochMs(),
+      })
+      .optional()
+      .describe("A reviewer's scores beside the machine's (PATCH /qa/results/{result_id}); a new review replaces it"),
+    wer_correction: z
+      .object({
+        wer: z.number(),
+        substitutions: z.number().int(),
+        deletions: z.number().int(),
+        insertions: z.number().int(),
+        reference_words: z.number().int(),
+        hypothesis_words: z.number().int(),
+        corrected_timestamp: epochMs(),
+      })
+      .optional()
+      .describe('The word error rate of the recognised transcript against the corrected one (PUT /qa/results/{result_id}/wer-corrections)'),
     transcript_available: z.boolean().describe('False when the call kept no transcript (data storage setting): scored on its metadata and analysis'),
     note: z.string().optional(),
     call: z.object({

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { callExistsCheck } from '../../calls/records/index.ts';
 import { idPrefix } from '../../platform/ids.ts';
 import { keys, type ItemKey } from '../../platform/store/keys.ts';
 import { transactCounted } from '../../platform/store/listing-count.ts';
@@ -20,6 +21,10 @@ import type { QaResult } from './schemas.ts';
  *   claim's transaction when the cohort has max_per_day: a claim over the cap is refused.
  * - `WS#<ws>#QARESULT`, `RESULT#<result id>` → which cohort, version and call, for
  *   `GET /qa/results/{id}`, which names only the result.
+ * - `WS#<ws>#QACALL`, `CALL#<call id>#<result id>` → result, cohort and version: a call's results
+ *   in every cohort and version, for deleting them with the call (deleteCallResults).
+ *   Written in the claim's transaction with a check that the call still exists, so no
+ *   result of a deleted call is claimed after its results were deleted.
  * Result IDs are the SHA-256 of workspace, cohort, version and call (24 hex): the same
  * call scored under the same rubric version is always the same result.
  */
@@ -27,7 +32,20 @@ import type { QaResult } from './schemas.ts';
 /** A scorer that has held a claim this long died (the consumer's timeout is 120 s): another may take the call over. */
 export const CLAIM_STALE_MS = 150_000;
 
-export type ResultItem = Omit<QaResult, 'status'> & {
+/** Who reviewed or corrected a result. */
+export interface Reviewer {
+  type: 'member' | 'api_key';
+  id: string;
+}
+
+/** A transcript correction as kept: its figures (the API's), the corrected caller lines and who gave them. */
+export type WerCorrectionItem = NonNullable<QaResult['wer_correction']> & {
+  transcript_object: { role: 'user'; content: string }[];
+  corrected_by: Reviewer;
+};
+
+export type ResultItem = Omit<QaResult, 'status' | 'wer_correction'> & {
+  wer_correction?: WerCorrectionItem;
   workspace_id: string;
   status: QaResult['status'] | 'scoring';
   /** Which attempt holds the result while it is `scoring`. */
@@ -47,6 +65,9 @@ const resultKey = (item: Pick<ResultItem, 'workspace_id' | 'cohort_id' | 'rubric
 /** An overall score (0 to 100, two decimals) as the score copy's sort key part. */
 const hundredths = (score: number): number => Math.round(score * 100);
 
+/** The claim transaction's check that the call exists (its index in the operations). */
+const CALL_CHECK = 3;
+
 export type ClaimOutcome = { claimed: ResultItem } | { done: ResultItem } | { held: true } | { capped: true };
 
 /**
@@ -59,6 +80,8 @@ export async function claimResult(fresh: ResultItem, claim: string, nowMs: numbe
   const ops: TransactOp[] = [
     { Put: { Item: { ...item, ...resultKey(item) }, ConditionExpression: 'attribute_not_exists(pk)' } },
     { Put: { Item: { ...keys.qaResultRef(item.workspace_id, item.result_id), cohort_id: item.cohort_id, rubric_version: item.rubric_version, call_id: item.call_id } } },
+    { Put: { Item: { ...keys.qaCallResult(item.workspace_id, item.call_id, item.result_id), result_id: item.result_id, cohort_id: item.cohort_id, rubric_version: item.rubric_version } } },
+    callExistsCheck(item.workspace_id, item.call_id),
   ];
   if (cap) {
     ops.push({
@@ -75,7 +98,8 @@ export async function claimResult(fresh: ResultItem, claim: string, nowMs: numbe
     return { claimed: item };
   } catch (error) {
     if (!(error instanceof TransactionCancelled)) throw error;
-    if (error.conflicted) return { held: true };
+    // The call was deleted meanwhile: nothing is written; its page, read again, no longer lists it.
+    if (error.conflicted || error.failedAt.includes(CALL_CHECK)) return { held: true };
     if (!error.failedAt.includes(0)) return { capped: true };
   }
   return takeOver(item, claim, nowMs);
@@ -247,4 +271,66 @@ async function readInOrder(resultKeys: ItemKey[]): Promise<ResultItem[]> {
   const found = await table.batchGet<ResultItem & ItemKey>(resultKeys);
   const bySk = new Map(found.map((item) => [item.sk, item]));
   return resultKeys.flatMap((key) => bySk.get(key.sk) ?? []);
+}
+
+/** The items beside a result that name it: its pointer and its call's entry (a deleted cohort's cleanup deletes them with it). */
+export function resultSideKeys(workspaceId: string, item: { result_id: string; call_id: string }): ItemKey[] {
+  return [keys.qaResultRef(workspaceId, item.result_id), keys.qaCallResult(workspaceId, item.call_id, item.result_id)];
+}
+
+/**
+ * Sets one field of a scored result beside the machine's scores (a review, a transcript
+ * correction), replacing what it held; false when the result is gone or is not scored.
+ */
+export async function setScoredResultField(item: ResultItem, field: 'review' | 'wer_correction', value: object): Promise<boolean> {
+  try {
+    await table.update({
+      Key: resultKey(item),
+      UpdateExpression: 'SET #field = :value',
+      ConditionExpression: '#status = :scored',
+      ExpressionAttributeNames: { '#field': field, '#status': 'status' },
+      ExpressionAttributeValues: { ':value': value, ':scored': 'scored' },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** Every reviewed result of a version (scored results with a review), oldest call first. */
+export function reviewedResults(workspaceId: string, cohortId: string, rubricVersion: number): Promise<ResultItem[]> {
+  const partition = keys.qaResults(workspaceId, cohortId, rubricVersion);
+  return table.queryAll<ResultItem>({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    FilterExpression: '#status = :scored AND attribute_exists(review)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix, ':scored': 'scored' },
+  });
+}
+
+/**
+ * Deletes a call's QA results in every cohort and rubric version (a call's delete, a
+ * privacy erase, retention): each result with its review and correction, its score copy
+ * and its pointer, then the call's entries, last, so a delete cut short is finished by its
+ * retry. Answers how many results there were.
+ */
+export async function deleteCallResults(workspaceId: string, callId: string): Promise<number> {
+  const partition = keys.qaCallResults(workspaceId, callId);
+  const entries = await table.queryAll<{ pk: string; sk: string; result_id: string; cohort_id: string; rubric_version: number }>({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': partition.pk, ':prefix': partition.skPrefix },
+  });
+  if (!entries.length) return 0;
+  const resultKeys = entries.map((entry) => keys.qaResult(workspaceId, entry.cohort_id, entry.rubric_version, callId));
+  const found = await table.batchGet<ResultItem>(resultKeys);
+  const scoreCopies = found.flatMap((item) =>
+    item.machine && typeof item.machine.overall_score === 'number'
+      ? [keys.qaScore(workspaceId, item.cohort_id, item.rubric_version, hundredths(item.machine.overall_score), callId)]
+      : [],
+  );
+  const pointers = entries.map((entry) => keys.qaResultRef(workspaceId, entry.result_id));
+  await table.batchDelete([...resultKeys, ...scoreCopies, ...pointers]);
+  await table.batchDelete(entries.map(({ pk, sk }) => ({ pk, sk })));
+  return entries.length;
 }

@@ -7,7 +7,7 @@ import { table } from '../../platform/store/table.ts';
 import type { Rubric } from '../cohorts/schemas.ts';
 import { callFilterOf, inSample, matchesSelection } from '../cohorts/selection.ts';
 import { findCohortItem, type CohortItem } from '../cohorts/store.ts';
-import { claimResult, CLAIM_STALE_MS, finishResult, resultIdOf, resultsOfCalls, type ResultItem } from '../results/store.ts';
+import { claimResult, CLAIM_STALE_MS, finishResult, resultIdOf, resultsOfCalls, resultSideKeys, type ResultItem } from '../results/store.ts';
 import { scoreCall, type ScoredCall } from '../scoring/scorer.ts';
 import { queueQaMessage, type QaMessage } from './message.ts';
 import { advanceRun, getRunItem, takeScoringSlot, touchRun, type RunCounts } from './store.ts';
@@ -165,17 +165,19 @@ async function scoreStep(message: Extract<QaMessage, { kind: 'qa-score' }>): Pro
   else if (outcome === 'held') await queueQaMessage(message, Date.now() + HELD_RECHECK_MS);
 }
 
-/** Empties a deleted cohort's partition (results, score copies, counters, runs) and its results' pointers, a page a message. */
+/** Empties a deleted cohort's partition (results, score copies, counters, runs) and its results' pointers and call entries, a page a message. */
 async function cleanupStep(message: Extract<QaMessage, { kind: 'qa-cleanup' }>): Promise<void> {
   if (await findCohortItem(message.workspace_id, message.cohort_id)) return;
   const partition = keys.qaCohortItems(message.workspace_id, message.cohort_id);
-  const page = await table.queryPage<{ pk: string; sk: string; result_id?: string }>({
+  const page = await table.queryPage<{ pk: string; sk: string; result_id?: string; call_id?: string }>({
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': partition.pk },
-    ProjectionExpression: 'pk, sk, result_id',
+    ProjectionExpression: 'pk, sk, result_id, call_id',
     Limit: CLEANUP_PAGE,
   });
-  const refs = page.items.filter((item) => item.sk.startsWith('RESULT#') && item.result_id).map((item) => keys.qaResultRef(message.workspace_id, item.result_id!));
+  const refs = page.items.flatMap((item) =>
+    item.sk.startsWith('RESULT#') && item.result_id && item.call_id ? resultSideKeys(message.workspace_id, { result_id: item.result_id, call_id: item.call_id }) : [],
+  );
   await table.batchDelete([...refs, ...page.items.map(({ pk, sk }) => ({ pk, sk }))]);
   if (page.lastKey) await queueQaMessage(message);
 }
