@@ -2,9 +2,16 @@ import { domainHandler } from '../shared/platform/http/handler.ts';
 import { cohortRoutes } from '../shared/qa/cohorts/routes.ts';
 import { resultRoutes } from '../shared/qa/results/routes.ts';
 import { runRoutes } from '../shared/qa/runs/routes.ts';
+import { insightRoutes } from '../shared/qa/insights/routes.ts';
+import { usageRoutes } from '../shared/qa/usage/routes.ts';
 import { cohortHandlers } from './qa/cohorts.ts';
 import { resultHandlers } from './qa/results.ts';
 import { runHandlers } from './qa/runs.ts';
+import { insightHandlers } from './qa/insights.ts';
+import { usageHandlers } from './qa/usage.ts';
 
 /** One Lambda for QA (scope `analytics`); its handler maps live beside it, one per route module. */
-export const handler = domainHandler({ ...cohortRoutes, ...runRoutes, ...resultRoutes }, { ...cohortHandlers, ...runHandlers, ...resultHandlers });
+export const handler = domainHandler(
+  { ...cohortRoutes, ...runRoutes, ...resultRoutes, ...insightRoutes, ...usageRoutes },
+  { ...cohortHandlers, ...runHandlers, ...resultHandlers, ...insightHandlers, ...usageHandlers },
+);

@@ -37,6 +37,8 @@ import { alertsRoutes } from './analytics/alerts/routes.ts';
 import { cohortRoutes } from './qa/cohorts/routes.ts';
 import { runRoutes } from './qa/runs/routes.ts';
 import { resultRoutes } from './qa/results/routes.ts';
+import { insightRoutes } from './qa/insights/routes.ts';
+import { usageRoutes } from './qa/usage/routes.ts';
 
 /**
  * The whole route table. CDK, the local server, `npm run routes`, the OpenAPI generator and
@@ -81,6 +83,8 @@ export const routeTable = {
   ...cohortRoutes,
   ...runRoutes,
   ...resultRoutes,
+  ...insightRoutes,
+  ...usageRoutes,
 } satisfies Record<string, RouteDefinition>;
 
 export interface ServedRoute {

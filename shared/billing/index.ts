@@ -5,5 +5,5 @@
  * parts' indexes, none of which reaches the `stripe` package (payments/index.ts).
  */
 export { assertCanSpend, checkSpend } from './spend/index.ts';
-export { recordCallCharge, recordChatCharge, recordSimulationCharge, recordSmsCharge } from './charges/index.ts';
+export { recordCallCharge, recordChatCharge, recordQaCharge, recordSimulationCharge, recordSmsCharge } from './charges/index.ts';
 export { BATCH_DIAL_USD, CHAT_MESSAGE_USD, PER_MINUTE_USD, SMS_USD } from './prices.ts';

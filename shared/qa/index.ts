@@ -9,3 +9,5 @@
 export { createCohort, deleteCohort, getCohort, listCohorts, updateCohort } from './cohorts/index.ts';
 export { getResult, listResults } from './results/index.ts';
 export { startRun } from './runs/index.ts';
+export { cohortOverview, topQuestions, workspaceMetrics } from './insights/index.ts';
+export { qaUsage } from './usage/index.ts';
