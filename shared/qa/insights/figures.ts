@@ -11,10 +11,10 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** A call starts this long after its ID was made at most, as far as a range's key bounds go (a web call joined late). */
 const START_AFTER_CREATE_MS = DAY_MS;
 
-export const round2 = (value: number) => Math.round(value * 100) / 100;
+const round2 = (value: number) => Math.round(value * 100) / 100;
 const round4 = (value: number) => Math.round(value * 10_000) / 10_000;
 
-export const resultTime = (result: InsightResult): number => result.call.start_timestamp ?? timeOfOrderedId('call', result.call_id);
+const resultTime = (result: InsightResult): number => result.call.start_timestamp ?? timeOfOrderedId('call', result.call_id);
 
 /** The call-ID bounds of the results whose calls started within [start, end]. */
 export function callIdBounds(start: number, end: number): { fromCallId: string; toCallId: string } {

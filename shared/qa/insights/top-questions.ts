@@ -48,7 +48,7 @@ const FUNCTION_WORDS = new Set([
 const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
 
 /** The questions in one caller line (see above). */
-export function questionsIn(line: string): string[] {
+function questionsIn(line: string): string[] {
   return line
     .split(/(?<=[.!?])\s+/)
     .map((sentence) => sentence.trim())

@@ -1,5 +1,4 @@
-import { recordQaCharge } from '../../billing/index.ts';
-import { billingNow, monthOf } from '../../billing/clock.ts';
+import { billingNow, monthOf, recordQaCharge } from '../../billing/index.ts';
 import { checkSpend } from '../../billing/spend/index.ts';
 import { config } from '../../platform/config.ts';
 import { countResultMinutes } from './store.ts';

@@ -1,5 +1,4 @@
-import { billingNow, monthOf } from '../../billing/clock.ts';
-import { QA_MINUTE_USD, toMicros, toUsd } from '../../billing/prices.ts';
+import { billingNow, monthOf, QA_MINUTE_USD } from '../../billing/index.ts';
 import { config } from '../../platform/config.ts';
 import type { QaUsage, UsageInput } from './schemas.ts';
 import { usageMonth } from './store.ts';
@@ -18,6 +17,7 @@ export async function qaUsage(workspaceId: string, query: UsageInput): Promise<Q
     free_minutes_left: Math.max(0, free - used.minutes),
     billable_minutes: used.billable_minutes,
     price_per_minute_usd: QA_MINUTE_USD,
-    charges_usd: toUsd(toMicros(QA_MINUTE_USD) * used.billable_minutes),
+    // In whole micro-dollars, as the ledger charges them.
+    charges_usd: (Math.round(QA_MINUTE_USD * 1_000_000) * used.billable_minutes) / 1_000_000,
   };
 }
