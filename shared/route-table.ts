@@ -38,6 +38,8 @@ import { cohortRoutes } from './qa/cohorts/routes.ts';
 import { runRoutes } from './qa/runs/routes.ts';
 import { resultRoutes } from './qa/results/routes.ts';
 import { reviewRoutes } from './qa/review/routes.ts';
+import { insightRoutes } from './qa/insights/routes.ts';
+import { usageRoutes } from './qa/usage/routes.ts';
 
 /**
  * The whole route table. CDK, the local server, `npm run routes`, the OpenAPI generator and
@@ -83,6 +85,8 @@ export const routeTable = {
   ...runRoutes,
   ...resultRoutes,
   ...reviewRoutes,
+  ...insightRoutes,
+  ...usageRoutes,
 } satisfies Record<string, RouteDefinition>;
 
 export interface ServedRoute {

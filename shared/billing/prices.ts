@@ -29,6 +29,13 @@ export const BATCH_DIAL_USD = 0.01;
 export const CHAT_MESSAGE_USD = 0.002;
 export const SMS_USD = 0.0075;
 
+/**
+ * QA scoring (line `qa_scoring`, Parley's price: the spec gives none): each minute of a
+ * scored call beyond the month's free QA minutes (QA_FREE_MINUTES_PER_MONTH), a call's
+ * duration rounded up to the minute. Charged once per result (docs/qa.md, "Usage and billing").
+ */
+export const QA_MINUTE_USD = 0.01;
+
 /** Concurrency slots included in the price; each slot above costs SLOT_PRICE_USD a month. */
 export const INCLUDED_CONCURRENCY = 20;
 export const SLOT_PRICE_USD = 12;

@@ -10,7 +10,7 @@ import { epochMs, lazySchema, queryInt } from '../platform/http/schemas.ts';
  * each part keeps the rest beside its routes.
  */
 
-const ENTRY_KINDS = ['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'simulation_charge', 'refund', 'dispute_hold', 'dispute_release', 'invoice_payment'] as const;
+const ENTRY_KINDS = ['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'simulation_charge', 'qa_charge', 'refund', 'dispute_hold', 'dispute_release', 'invoice_payment'] as const;
 
 /** USD in whole cents. */
 export const usdAmount = (min: number, max: number) =>

@@ -32,6 +32,7 @@ export type EntryKind =
   | 'chat_charge'
   | 'sms_charge'
   | 'simulation_charge'
+  | 'qa_charge'
   | 'refund'
   | 'dispute_hold'
   | 'dispute_release'
@@ -42,7 +43,7 @@ export type EntryKind =
  * check, invoices) and the usage reports. Refunds and dispute holds also take credit away, but
  * are money moving back, not usage.
  */
-export const CHARGE_KINDS: ReadonlySet<EntryKind> = new Set(['call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'simulation_charge']);
+export const CHARGE_KINDS: ReadonlySet<EntryKind> = new Set(['call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'simulation_charge', 'qa_charge']);
 /** The kinds that add credit bought or granted (an invoice's "credits added in the period"). */
 export const CREDIT_KINDS: ReadonlySet<EntryKind> = new Set(['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'invoice_payment']);
 

@@ -284,6 +284,8 @@ const configSchema = () => z.object({
   PUBLIC_RATE_LIMIT_PER_TOKEN: z.coerce.number().int().min(1).max(100_000).default(60),
   /** Credit every new workspace starts with, in USD (shared/billing: granted on its first billing read or write). */
   FREE_CREDIT_USD: z.coerce.number().min(0).max(1_000_000).default(10),
+  /** QA minutes scored free each month before QA_MINUTE_USD a minute is charged (shared/qa/usage, docs/qa.md). */
+  QA_FREE_MINUTES_PER_MONTH: z.coerce.number().int().min(0).max(100_000_000).default(100),
   /** Outbound calls and batches need approved business verification (KYC) first: 402 verification_needed. */
   REQUIRE_VERIFICATION_FOR_OUTBOUND: z
     .enum(['true', 'false', '1', '0', ''])

@@ -68,6 +68,7 @@ export const SETTING_DOCS: Record<keyof Config, SettingDoc> = {
   LIVE_WS_URL: { does: 'The WebSocket monitor API\'s client URL (`wss://…/live`) that `GET /v2/calls/{call_id}/ws` answers; set by CDK, unset locally (the local server serves the ws route itself)' },
   WEB_ASSETS_DIR: { does: 'Where the built browser files are (`npm run build:web`\'s `manifest.json` and hashed files); unset, beside the deployed meta bundle (`web/`), else the project\'s `web/dist`' },
   FREE_CREDIT_USD: { does: 'Credit every new workspace starts with, in USD (docs/billing.md)' },
+  QA_FREE_MINUTES_PER_MONTH: { does: 'QA minutes a workspace has scored free each month; each minute beyond is charged (docs/qa.md, "Usage and billing")' },
   REQUIRE_VERIFICATION_FOR_OUTBOUND: { does: '`true`: outbound calls and batches need approved business verification (KYC) first, else 402 `verification_needed`' },
   OPERATOR_WORKSPACE_IDS: { does: 'Workspaces whose admin keys are operator keys (`GET /billing/platform-usage`): a JSON array or comma list of workspace IDs; empty, no operator' },
 };

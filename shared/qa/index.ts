@@ -10,3 +10,5 @@ export { createCohort, deleteCohort, getCohort, listCohorts, updateCohort } from
 export { getResult, listResults } from './results/index.ts';
 export { startRun } from './runs/index.ts';
 export { calibrateCohort, correctTranscript, reviewResult } from './review/index.ts';
+export { cohortOverview, topQuestions, workspaceMetrics } from './insights/index.ts';
+export { qaUsage } from './usage/index.ts';

@@ -2,7 +2,7 @@ import { logger } from '../../platform/logger.ts';
 import { writeEntry, type AppendResult, type NewEntry, type WriteOptions } from '../entries.ts';
 import { settleInvoices } from '../invoices/index.ts';
 import { maybeAutoRecharge } from '../payments/index.ts';
-import { centsToMicros, CHAT_MESSAGE_USD, SMS_USD, toMicros } from '../prices.ts';
+import { centsToMicros, CHAT_MESSAGE_USD, QA_MINUTE_USD, SMS_USD, toMicros } from '../prices.ts';
 import { CHARGE_KINDS } from '../store.ts';
 import { sendBudgetEvents } from './budget.ts';
 
@@ -125,5 +125,32 @@ export async function recordSmsCharge(input: SmsChargeInput): Promise<AppendResu
     description: input.chatId ? `SMS in chat ${input.chatId}` : 'SMS sent',
     sourceKey: `sms:${input.messageId}`,
     reference: input.chatId ?? input.messageId,
+  });
+}
+
+export interface QaChargeInput {
+  workspaceId: string;
+  /** The QA result scored (shared/qa): one charge per result. */
+  resultId: string;
+  callId: string;
+  /** The result's minutes beyond the month's free QA minutes. */
+  billableMinutes: number;
+}
+
+/**
+ * Charges a scored QA result's minutes beyond the free allowance: QA_MINUTE_USD a minute,
+ * on a line of its own (`qa_scoring`), one entry per result (source `qa:<result id>`)
+ * however often its scoring is retried. No billable minute writes nothing.
+ */
+export async function recordQaCharge(input: QaChargeInput): Promise<AppendResult | undefined> {
+  const micros = toMicros(QA_MINUTE_USD) * Math.max(0, Math.floor(input.billableMinutes));
+  if (micros === 0) return undefined;
+  return appendEntry(input.workspaceId, {
+    kind: 'qa_charge',
+    amount: -micros,
+    lines: { qa_scoring: micros },
+    description: `QA scoring of call ${input.callId} (${input.billableMinutes} min)`,
+    sourceKey: `qa:${input.resultId}`,
+    reference: input.resultId,
   });
 }

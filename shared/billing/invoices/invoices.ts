@@ -27,6 +27,7 @@ const PRODUCT_NAMES: Record<string, string> = {
   chat: 'Chat messages',
   sms: 'SMS sent',
   simulation: 'Test simulations',
+  qa_scoring: 'QA scoring minutes',
 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;

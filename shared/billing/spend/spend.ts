@@ -20,7 +20,7 @@ import { billingStore, chargesAttribute } from '../store.ts';
  * take the balance below zero, and the next spend is refused.
  */
 
-export type SpendAction = 'phone_call' | 'web_call' | 'register_call' | 'batch_call' | 'chat' | 'sms';
+export type SpendAction = 'phone_call' | 'web_call' | 'register_call' | 'batch_call' | 'chat' | 'sms' | 'qa_scoring';
 
 /** The actions that dial out: they need approved verification when the setting asks for it. */
 const OUTBOUND_ACTIONS: readonly SpendAction[] = ['phone_call', 'batch_call'];

@@ -979,6 +979,10 @@ export const keys = {
   billingUsageDay: (workspaceId: string, day: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `USAGE#${day}` }),
   billingUsageDays: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, skPrefix: 'USAGE#' }),
   billingUsageBound: (day: string): string => `USAGE#${day}`,
+  /** QA minutes scored in a month (YYYY-MM) and how many of them were beyond the free allowance (shared/qa/usage). */
+  qaUsageMonth: (workspaceId: string, month: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `QAUSAGE#${month}` }),
+  /** A scored QA result's place in its month's QA minutes: counted once, however often its scoring is retried. */
+  qaUsageCharge: (workspaceId: string, resultId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `QACHARGE#${resultId}` }),
   /** An invoice of the workspace (its ID derived from the workspace and period, so one per month). */
   invoice: (workspaceId: string, invoiceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `INVOICE#${invoiceId}` }),
   invoices: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, skPrefix: 'INVOICE#' }),

@@ -334,3 +334,37 @@ export async function deleteCallResults(workspaceId: string, callId: string): Pr
   await table.batchDelete(entries.map(({ pk, sk }) => ({ pk, sk })));
   return entries.length;
 }
+
+/** What the insights (overview, top questions, metrics) read of a result. */
+export type InsightResult = Pick<ResultItem, 'result_id' | 'call_id' | 'agent_id' | 'status' | 'machine' | 'transcript_available' | 'call' | 'scored_timestamp'>;
+
+/**
+ * A version's results of calls created from `fromCallId` to `toCallId` (time-ordered call
+ * ID bounds), newest call first, at most `cap` (truncated: more were left unread), with
+ * only the fields the insights read. Results being scored are left out.
+ */
+export async function recentResults(
+  workspaceId: string,
+  cohortId: string,
+  rubricVersion: number,
+  options: { fromCallId: string; toCallId: string; cap: number },
+): Promise<{ items: InsightResult[]; truncated: boolean }> {
+  const partition = keys.qaResults(workspaceId, cohortId, rubricVersion);
+  const items: InsightResult[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await table.queryPage<InsightResult>({
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      FilterExpression: '#status <> :scoring',
+      ProjectionExpression: 'result_id, call_id, agent_id, #status, machine, transcript_available, #call, scored_timestamp',
+      ExpressionAttributeNames: { '#status': 'status', '#call': 'call' },
+      ExpressionAttributeValues: { ':pk': partition.pk, ':from': partition.skPrefix + options.fromCallId, ':to': partition.skPrefix + options.toCallId, ':scoring': 'scoring' },
+      ScanIndexForward: false,
+      Limit: Math.min(500, options.cap + 1 - items.length),
+      ...(start ? { ExclusiveStartKey: start } : {}),
+    });
+    items.push(...page.items);
+    start = page.lastKey;
+  } while (start && items.length <= options.cap);
+  return { items: items.slice(0, options.cap), truncated: items.length > options.cap };
+}

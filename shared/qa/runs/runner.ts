@@ -8,7 +8,8 @@ import type { Rubric } from '../cohorts/schemas.ts';
 import { callFilterOf, inSample, matchesSelection } from '../cohorts/selection.ts';
 import { findCohortItem, type CohortItem } from '../cohorts/store.ts';
 import { claimResult, CLAIM_STALE_MS, finishResult, resultIdOf, resultsOfCalls, resultSideKeys, type ResultItem } from '../results/store.ts';
-import { scoreCall, type ScoredCall } from '../scoring/scorer.ts';
+import { scoreCall, type Scored, type ScoredCall } from '../scoring/scorer.ts';
+import { chargeScoredResult, spendRefusal } from '../usage/charge.ts';
 import { queueQaMessage, type QaMessage } from './message.ts';
 import { advanceRun, getRunItem, takeScoringSlot, touchRun, type RunCounts } from './store.ts';
 
@@ -74,9 +75,15 @@ async function scoreOne(cohort: CohortItem, rubric: Rubric, call: ScoredCall, ru
     if ('done' in claimed) return claimed.done.run_id === runId ? 'scored' : 'already';
     if ('held' in claimed) return 'held';
     if ('capped' in claimed) return 'capped';
-    const scored = await scoreCall(cohort.workspace_id, call, rubric);
     // A failed result taken over keeps nothing of its failure: the outcome replaces it whole.
     const { claim: _claim, claimed_at: _at, failure_reason: _reason, machine: _machine, note: _note, scored_timestamp: _scored, ...held } = claimed.claimed as ResultItem & { failure_reason?: string };
+    // Scoring spends (QA minutes): a workspace the spend check refuses gets a failed result, scored by a later run.
+    const refusal = await spendRefusal(cohort.workspace_id);
+    const scored: Scored = refusal
+      ? { status: 'failed', failure_reason: `Not scored: the spend check refused (${refusal})`, transcript_available: held.transcript_available, call: held.call }
+      : await scoreCall(cohort.workspace_id, call, rubric);
+    // Charged before the result is written (once per result ID), so a scored result is never left unbilled.
+    if (scored.status === 'scored') await chargeScoredResult(cohort.workspace_id, { result_id: held.result_id, call_id: held.call_id, ...(scored.call.duration_ms === undefined ? {} : { duration_ms: scored.call.duration_ms }) });
     const outcome: ResultItem = {
       ...held,
       ...(scored.status === 'scored'

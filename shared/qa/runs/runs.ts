@@ -1,3 +1,4 @@
+import { assertCanSpend } from '../../billing/spend/index.ts';
 import { newTimeOrderedId } from '../../platform/ids.ts';
 import { setLastRun, getCohortItem, type CohortItem } from '../cohorts/store.ts';
 import { queueQaMessage } from './message.ts';
@@ -43,6 +44,8 @@ export async function startRun(workspaceId: string, cohortId: string, nowMs = Da
   const cohort = await getCohortItem(workspaceId, cohortId);
   const last = cohort.last_run_id ? await getRunItem(workspaceId, cohortId, cohort.last_run_id) : undefined;
   if (last && last.status === 'running' && last.last_modification_timestamp > nowMs - RUN_ALIVE_MS) return toRun(last);
+  // Scoring spends QA minutes: a workspace the spend check refuses starts no run (402).
+  await assertCanSpend(workspaceId, 'qa_scoring');
   const run: RunItem = {
     workspace_id: workspaceId,
     run_id: newTimeOrderedId('qaRun', nowMs),
