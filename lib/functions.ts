@@ -436,14 +436,17 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     domain: 'qa',
     trigger: routes('qa'),
     // Cohorts and results: reads and writes at human and dashboard speed; scoring itself runs
-    // on the call-steps queue (a run's start only queues its first page).
-    ...DATABASE_ONLY,
+    // on the call-steps queue (a run's start only queues its first page). Top questions embed
+    // callers' questions with the workspace's embedder: a vendor call, hence its timeout.
+    ...WAITS_ON_VENDORS,
     reservedConcurrency: 5,
     // Runs and cohort deletions queue their steps on call-steps; it reads calls through the
-    // calls domain's narrow entry (shared/calls/records/index.ts) to check selections.
-    access: { table: 'readWrite', callStepsQueue: ['send'] },
+    // calls domain's narrow entry (shared/calls/records/index.ts) to check selections; the
+    // embedder's key is a vendor secret.
+    access: { table: 'readWrite', callStepsQueue: ['send'], vendorSecret: 'read' },
     // The calls domain's narrow entry (list-calls' filter, which checks numbers) carries the phone module.
     files: [PHONE_METADATA_FILE],
+    egress: true,
   },
   {
     name: 'knowledge-bases',
