@@ -331,9 +331,12 @@ describe('evaluation', () => {
     await addFunctionCall({ workspaceId: ws.workspace_id, agentId: AGENT_A, latencyMs: 120, failed: false, at });
     await addFunctionCall({ workspaceId: ws.workspace_id, agentId: AGENT_A, latencyMs: 380, failed: true, at: at + 10 });
     await addFunctionCall({ workspaceId: ws.workspace_id, agentId: AGENT_B, latencyMs: 1000, failed: true, at: at + 20 });
-    await countApiError(ws.workspace_id, 503, at);
+    await countApiError(ws.workspace_id, 502, at);
     await countApiError(ws.workspace_id, 500, at + 1);
     await countApiError(ws.workspace_id, 404, at + 2);
+    // Not counted: load shedding and an unavailable table (error-counts.ts).
+    await countApiError(ws.workspace_id, 429, at + 3);
+    await countApiError(ws.workspace_id, 503, at + 4);
     const value = async (metric: string, filters?: Record<string, string>) => {
       const id = (await ws.api.post('/alerts', { body: rule({ metric, enabled: false, ...(filters ? { filters } : {}) }) })).body.alert_id;
       return (await evaluateAlert(ws.workspace_id, id, base + 1_000)).value;

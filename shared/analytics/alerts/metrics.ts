@@ -45,8 +45,8 @@ export const ALERT_METRICS: Record<AlertMetricName, MetricSpec> = {
   custom_function_failures: { description: 'Custom function requests in the window that failed (no 2xx answer, a timeout, a refused address)', unit: 'requests', filters: ['agent_id'], windowed: true },
   transfer_failures: { description: 'Transfers cancelled without bridging, of the calls started in the window', unit: 'calls', filters: ['agent_id'], windowed: true },
   total_cost: { description: 'Combined cost of the calls started in the window that have ended', unit: 'cents', filters: ['agent_id'], windowed: true },
-  api_errors: { description: "The API's 5xx answers to the workspace's requests in the window", unit: 'requests', filters: [], windowed: true },
-  api_client_errors: { description: "The API's 4xx answers to the workspace's requests in the window (refused input, unknown IDs, limits)", unit: 'requests', filters: [], windowed: true },
+  api_errors: { description: "The API's 5xx answers to the workspace's requests in the window (503s, an AWS service not answering, are not counted)", unit: 'requests', filters: [], windowed: true },
+  api_client_errors: { description: "The API's 4xx answers to the workspace's requests in the window (refused input, unknown IDs, spend limits; 429 rate limits are not counted)", unit: 'requests', filters: [], windowed: true },
   latency_p50: { description: "The median of the calls' end-to-end latency (each call's p50), calls started in the window", unit: 'ms', filters: ['agent_id'], windowed: true },
   latency_p90: { description: "The 90th percentile of the calls' end-to-end latency (each call's p50), calls started in the window", unit: 'ms', filters: ['agent_id'], windowed: true },
 };

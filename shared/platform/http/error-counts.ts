@@ -19,11 +19,20 @@ const SHARDS = 4;
 const RETENTION_MS = 3 * 86_400_000;
 
 /**
- * Counts one error answer (status 400 to 599) of a workspace's request: `x_4xx` or `x_5xx`
- * of the minute's cell. Never throws: a failed count is logged, the answer goes out as it is.
+ * Answers not counted. A 429 is the platform shedding load: a write per refusal would turn
+ * a flood into table writes. A 503 says an AWS service (usually the table) did not answer:
+ * the count would wait out the same timeouts before the answer could go. Both are seen by
+ * the operator's alarms (docs/operations.md), not by a workspace's alerts.
+ */
+const NOT_COUNTED: ReadonlySet<number> = new Set([429, 503]);
+
+/**
+ * Counts one error answer (status 400 to 599, but 429 and 503) of a workspace's request:
+ * `x_4xx` or `x_5xx` of the minute's cell. Never throws: a failed count is logged, the
+ * answer goes out as it is.
  */
 export async function countApiError(workspaceId: string, status: number, nowMs = Date.now()): Promise<void> {
-  if (status < 400 || status > 599) return;
+  if (status < 400 || status > 599 || NOT_COUNTED.has(status)) return;
   const bucket = new Date(nowMs).toISOString().slice(0, 16);
   const minuteStart = Math.floor(nowMs / 60_000) * 60_000;
   try {
