@@ -1,6 +1,6 @@
 import { conflict, notFound } from '../../platform/errors.ts';
 import { ALERT_DUE_PARTITIONS, keys } from '../../platform/store/keys.ts';
-import { transactCounted } from '../../platform/store/listing-count.ts';
+import { createWithinLimit, transactCounted } from '../../platform/store/listing-count.ts';
 import { ConditionFailed, defineEntity, table, TransactionCancelled } from '../../platform/store/table.ts';
 import type { Alert, AlertEvent, AlertState } from './schemas.ts';
 
@@ -56,25 +56,13 @@ export function listAlertItems(workspaceId: string): Promise<AlertItem[]> {
 
 /** Writes a new rule (and its due entry when enabled) and counts it: 409 past `limit`. */
 export async function createAlertItem(item: AlertItem, limit: number): Promise<void> {
-  try {
-    await transactCounted([
-      rules.createOp(item, item.workspace_id, item.alert_id),
-      {
-        Update: {
-          Key: keys.alertCount(item.workspace_id),
-          UpdateExpression: 'ADD n :one',
-          ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
-          ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-        },
-      },
-      ...(item.next_evaluation_timestamp === null ? [] : [{ Put: { Item: dueItem(item.workspace_id, item.alert_id, item.next_evaluation_timestamp) } }]),
-    ]);
-  } catch (error) {
-    if (error instanceof TransactionCancelled && error.failedAt.includes(1)) {
-      throw conflict(`A workspace can have at most ${limit} alert rules; delete one to make another`);
-    }
-    throw error;
-  }
+  await createWithinLimit({
+    create: rules.createOp(item, item.workspace_id, item.alert_id),
+    counter: keys.alertCount(item.workspace_id),
+    limit,
+    also: item.next_evaluation_timestamp === null ? [] : [{ Put: { Item: dueItem(item.workspace_id, item.alert_id, item.next_evaluation_timestamp) } }],
+    overLimit: () => conflict(`A workspace can have at most ${limit} alert rules; delete one to make another`),
+  });
 }
 
 /**

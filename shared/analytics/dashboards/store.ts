@@ -1,6 +1,6 @@
 import { conflict, notFound } from '../../platform/errors.ts';
 import { keys } from '../../platform/store/keys.ts';
-import { transactCounted } from '../../platform/store/listing-count.ts';
+import { createWithinLimit, transactCounted } from '../../platform/store/listing-count.ts';
 import { defineEntity, table, TransactionCancelled } from '../../platform/store/table.ts';
 import type { Dashboard } from './schemas.ts';
 
@@ -35,24 +35,12 @@ export const listDashboardItems = (workspaceId: string): Promise<DashboardItem[]
 
 /** Writes a new dashboard and counts it, refused with 409 when the workspace already has `limit`. */
 export async function createDashboardItem(item: DashboardItem, limit: number): Promise<void> {
-  try {
-    await transactCounted([
-      dashboards.createOp(item, item.workspace_id, item.dashboard_id),
-      {
-        Update: {
-          Key: keys.dashboardCount(item.workspace_id),
-          UpdateExpression: 'ADD n :one',
-          ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
-          ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-        },
-      },
-    ]);
-  } catch (error) {
-    if (error instanceof TransactionCancelled && error.failedAt.includes(1)) {
-      throw conflict(`A workspace can have at most ${limit} dashboards; delete one to make another`);
-    }
-    throw error;
-  }
+  await createWithinLimit({
+    create: dashboards.createOp(item, item.workspace_id, item.dashboard_id),
+    counter: keys.dashboardCount(item.workspace_id),
+    limit,
+    overLimit: () => conflict(`A workspace can have at most ${limit} dashboards; delete one to make another`),
+  });
 }
 
 /**

@@ -174,3 +174,29 @@ export async function countedTotal(counters: PartitionQuery): Promise<number> {
   const items = await queryAll<{ n?: number }>(counters);
   return items.reduce((sum, item) => sum + (item.n ?? 0), 0);
 }
+
+/**
+ * Writes a new item (`create`, its condition at index 0) and counts it on `counter`, in one
+ * transaction with `also`, refused with `overLimit()` when the counter is already at `limit`:
+ * the per-workspace caps on dashboards, alert rules and QA cohorts, whose delete takes the
+ * count back (`ADD n -1`) in its own transaction.
+ */
+export async function createWithinLimit(input: { create: TransactOp; counter: ItemKey; limit: number; also?: readonly TransactOp[]; overLimit: () => Error }): Promise<void> {
+  try {
+    await transactCounted([
+      input.create,
+      {
+        Update: {
+          Key: input.counter,
+          UpdateExpression: 'ADD n :one',
+          ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
+          ExpressionAttributeValues: { ':one': 1, ':limit': input.limit },
+        },
+      },
+      ...(input.also ?? []),
+    ]);
+  } catch (error) {
+    if (error instanceof TransactionCancelled && error.failedAt.includes(1)) throw input.overLimit();
+    throw error;
+  }
+}

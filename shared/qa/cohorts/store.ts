@@ -1,6 +1,6 @@
 import { conflict, notFound } from '../../platform/errors.ts';
 import { keys } from '../../platform/store/keys.ts';
-import { transactCounted } from '../../platform/store/listing-count.ts';
+import { createWithinLimit, transactCounted } from '../../platform/store/listing-count.ts';
 import { defineEntity, table, TransactionCancelled } from '../../platform/store/table.ts';
 import type { Rubric, Selection } from './schemas.ts';
 
@@ -63,24 +63,12 @@ export async function autoScoringCohorts(workspaceId: string): Promise<CohortIte
 
 /** Writes a new cohort and counts it, refused with 409 when the workspace already has `limit`. */
 export async function createCohortItem(item: CohortItem, limit: number): Promise<void> {
-  try {
-    await transactCounted([
-      cohorts.createOp(item, item.workspace_id, item.cohort_id),
-      {
-        Update: {
-          Key: keys.qaCohortCount(item.workspace_id),
-          UpdateExpression: 'ADD n :one',
-          ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
-          ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-        },
-      },
-    ]);
-  } catch (error) {
-    if (error instanceof TransactionCancelled && error.failedAt.includes(1)) {
-      throw conflict(`A workspace can have at most ${limit} QA cohorts; delete one to make another`);
-    }
-    throw error;
-  }
+  await createWithinLimit({
+    create: cohorts.createOp(item, item.workspace_id, item.cohort_id),
+    counter: keys.qaCohortCount(item.workspace_id),
+    limit,
+    overLimit: () => conflict(`A workspace can have at most ${limit} QA cohorts; delete one to make another`),
+  });
 }
 
 /**
