@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
+import { LAMBDA_BUNDLE_ALIASES } from '../lib/bundle-aliases.ts';
 import { CHUNKS_DIR, REQUIRE_BANNER } from '../lib/bundling.ts';
 import { PHONE_METADATA_FILE_NAME } from '../shared/platform/telephony/phone.ts';
 
@@ -22,8 +23,11 @@ import { PHONE_METADATA_FILE_NAME } from '../shared/platform/telephony/phone.ts'
  * node_modules, and the agent module must share that one instance (its job context is
  * module state). Shared code between the entries goes to `chunks/`, the layout
  * shared/platform/bundle/bundle-files.ts resolves files beside the bundle from, as for the functions.
- * No Lambda aliases (lib/bundle-aliases.ts): a task takes its credentials from the container
- * credentials endpoint, which the SDK's full default chain reads.
+ * Of the Lambda aliases (lib/bundle-aliases.ts) only DDSketch's protobuf stand-in: the
+ * conversation runtime counts custom-function calls in the analytics rollups, whose sketch
+ * library imports a serializer it never calls and that is not installed. The others stay
+ * out: a task takes its credentials from the container credentials endpoint, which the
+ * SDK's full default chain reads.
  */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -59,6 +63,7 @@ export function workerBundleOptions(outdir = WORKER_DIST, entries: Readonly<Reco
     sourcemap: true,
     sourcesContent: false,
     external: workerExternals(),
+    alias: { 'protobufjs/minimal': LAMBDA_BUNDLE_ALIASES['protobufjs/minimal']! },
     banner: { js: REQUIRE_BANNER },
     mainFields: ['module', 'main'],
     metafile: true,
