@@ -1,10 +1,7 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { createSessionFor } from '../../shared/members/sessions.ts';
 import { jobNamed } from '../../shared/jobs.ts';
-import { config } from '../../shared/platform/config.ts';
-import { db } from '../../shared/platform/store/db.ts';
 import { normalisedWords, wordErrorRate } from '../../shared/qa/review/wer.ts';
 import { OfflineModel, useLanguageModel, type LanguageModel } from '../../shared/vendors/llm/index.ts';
 import type { CompletionRequest } from '../../shared/vendors/llm/types.ts';
@@ -12,6 +9,7 @@ import { startTestApp } from '../support/app.ts';
 import { newAgentWithNumber } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { retellClient } from '../support/sdk.ts';
+import { tableMentions } from '../support/table-mentions.ts';
 
 /*
  * Human review of QA results (docs/qa.md, "Review", "WER", "Calibration", "Privacy"): a
@@ -45,18 +43,6 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value).slice(0, 2000)}`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-}
-
-/** Every item of the table holding the text anywhere (a full scan). */
-async function itemsMentioning(text: string): Promise<Record<string, unknown>[]> {
-  const found: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new ScanCommand({ TableName: config.TABLE_NAME, ExclusiveStartKey: start }));
-    for (const item of page.Items ?? []) if (JSON.stringify(item).includes(text)) found.push(item);
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return found;
 }
 
 const PROMPT = 'You answer calls for Parley Parking. Always say "thank you for calling".';
@@ -273,7 +259,8 @@ describe('privacy', () => {
     const reviewedResult = v1.find((result) => result.call_id === deleted.call_id);
     expect((await ws.api.patch(`/qa/results/${reviewedResult.result_id}`, { body: { scores: { tone: 10 }, notes: 'Plate QX-7731 read back' } })).status).toBe(200);
     expect((await ws.api.put(`/qa/results/${reviewedResult.result_id}/wer-corrections`, { body: { transcript_object: [{ role: 'user', content: 'My plate is QX-7731, where can I park?' }] } })).status).toBe(200);
-    const qaItems = async (callId: string) => (await itemsMentioning(callId)).filter((item) => String(item.pk).includes('#QA'));
+    const itemsMentioning = (text: string) => tableMentions(text, ws.workspace_id);
+    const qaItems = async (callId: string) => (await itemsMentioning(callId)).filter((key) => key.split(' ')[0]!.includes('#QA'));
     // Per call: a result in each of three cohort versions, its pointer and its call entry, and a score copy.
     expect(await qaItems(deleted.call_id)).toHaveLength(12);
     expect((await itemsMentioning('QX-7731')).length).toBeGreaterThan(0);
