@@ -132,7 +132,7 @@ async function storeCommand(): Promise<void> {
     if (!deployed) {
       const target = localTarget();
       if (target === 'store') {
-        const dynamo = await prepareLocalStore();
+        const { dynamo } = await prepareLocalStore();
         stopStore = () => dynamo.stop();
         wroteTo = `the store in ${dataDir()} (no server is running on it; \`DATA_DIR=${dataDir()} npm start\` serves it)`;
       } else {

@@ -1,4 +1,4 @@
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
@@ -26,10 +26,6 @@ export async function freePort(): Promise<number> {
  * persisting in `dbPath` or in memory, and resolves once it answers requests.
  */
 export async function startDynamoDbLocal(options: { dbPath?: string; port?: number } = {}): Promise<RunningDynamoDb> {
-  const java = spawnSync('java', ['-version'], { encoding: 'utf8' });
-  if (java.error) {
-    throw new Error('DynamoDB Local needs Java 17 or newer on PATH (apt-get install openjdk-17-jre-headless)');
-  }
   const port = options.port ?? (await freePort());
   const path = options.dbPath ? resolve(options.dbPath) : null;
   if (path) ensurePrivateDir(path);
@@ -38,6 +34,13 @@ export async function startDynamoDbLocal(options: { dbPath?: string; port?: numb
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // No Java on PATH shows as the spawn's error event, not an exit; asking `java -version`
+  // first would cost a JVM start of its own on every start.
+  let spawnFailure: Error | undefined;
+  child.once('error', (error: NodeJS.ErrnoException) => {
+    spawnFailure =
+      error.code === 'ENOENT' ? new Error('DynamoDB Local needs Java 17 or newer on PATH (apt-get install openjdk-17-jre-headless)') : error;
+  });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   // Whatever way this process ends (an error, process.exit, a handled signal), Java goes too.
   const killOnExit = () => child.kill('SIGKILL');
@@ -51,6 +54,7 @@ export async function startDynamoDbLocal(options: { dbPath?: string; port?: numb
   });
   const deadline = Date.now() + 60_000;
   for (;;) {
+    if (spawnFailure) throw spawnFailure;
     if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}): ${output.slice(-2000)}`);
     try {
       await client.send(new ListTablesCommand({ Limit: 1 }));

@@ -6,7 +6,8 @@ import { ensurePrivateDir, PRIVATE_FILE_MODE } from './private-files.ts';
 
 /**
  * The embedded default: DynamoDB Local persisting under DATA_DIR, with the settings the
- * shared modules read at load. Callers import shared modules only after `prepare()`.
+ * shared modules read at load. Callers import shared modules only once `prepareLocalStore` has
+ * set them (its `alongside` runs then).
  */
 export interface RuntimeFile {
   pid: number;
@@ -27,7 +28,15 @@ const runtimeFile = (dir = dataDir()) => join(dir, 'runtime.json');
 const serversDir = () => join(tmpdir(), `parley-servers-${userInfo().uid}`);
 const serverEntry = (pid: number) => join(serversDir(), `${pid}.json`);
 
-export async function prepareLocalStore(): Promise<RunningDynamoDb> {
+/**
+ * Sets the store's settings, checks every setting, starts DynamoDB Local in DATA_DIR and
+ * makes the table. `alongside`, if given, runs once the settings are in place and while Java
+ * starts (the server's modules load in the seconds a start otherwise spends waiting for the
+ * JVM); its result is answered with the store, and the store is stopped if it fails.
+ */
+export async function prepareLocalStore<Loaded = undefined>(
+  alongside?: () => Promise<Loaded>,
+): Promise<{ dynamo: RunningDynamoDb; loaded: Loaded }> {
   process.env.DATA_DIR = dataDir();
   process.env.TABLE_NAME ??= 'parley';
   const port = await freePort();
@@ -36,6 +45,9 @@ export async function prepareLocalStore(): Promise<RunningDynamoDb> {
   // value leaves no Java process behind.
   await import('../shared/platform/config.ts');
   ensurePrivateDir(dataDir());
+  const loading = alongside?.();
+  // Java failing to start is the error to report; a load failing meanwhile is then moot.
+  loading?.catch(() => undefined);
   const dynamo = await startDynamoDbLocal({ dbPath: join(dataDir(), 'dynamodb'), port });
   try {
     const [{ ensureTable }, { dynamo: client }] = await Promise.all([
@@ -43,11 +55,11 @@ export async function prepareLocalStore(): Promise<RunningDynamoDb> {
       import('../shared/platform/store/db.ts'),
     ]);
     await ensureTable(client, process.env.TABLE_NAME);
+    return { dynamo, loaded: (await loading) as Loaded };
   } catch (error) {
     await dynamo.stop();
     throw error;
   }
-  return dynamo;
 }
 
 export function writeRuntimeFile(contents: RuntimeFile): void {

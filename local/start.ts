@@ -56,11 +56,16 @@ try {
   if (already) {
     throw new Error(`Parley is already running from this data folder (pid ${already.pid}, ${already.url ?? ''}).`);
   }
-  dynamo = await prepareLocalStore();
-  const { config } = await import('../shared/platform/config.ts');
-  const { createWorkspace, hasAnyWorkspace } = await import('../shared/account/workspaces.ts');
-  const { startLocalServer } = await import('./server.ts');
-  const { startBackgroundWork } = await import('./background.ts');
+  const prepared = await prepareLocalStore(() =>
+    Promise.all([
+      import('../shared/platform/config.ts'),
+      import('../shared/account/workspaces.ts'),
+      import('./server.ts'),
+      import('./background.ts'),
+    ]),
+  );
+  dynamo = prepared.dynamo;
+  const [{ config }, { createWorkspace, hasAnyWorkspace }, { startLocalServer }, { startBackgroundWork }] = prepared.loaded;
 
   server = await startLocalServer({ port: config.PORT, host: '127.0.0.1' });
   const created = (await hasAnyWorkspace()) ? undefined : await createWorkspace('Default workspace');

@@ -1,5 +1,5 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -112,12 +112,60 @@ function cli(cliEnv: NodeJS.ProcessEnv, cwd: string, args = ['create-workspace',
 }
 
 describe('npm start and the CLI', () => {
-  it('creates a workspace on first start, serves it, takes CLI workspaces, and keeps data across restarts', async () => {
+  // Each start is a JVM and the whole server's modules (seconds of CPU): the scenarios share
+  // starts where one start can show several things.
+  it('refuses a busy port without a trace, then creates a workspace on first start, keeps its folder private, takes CLI workspaces, and keeps data and a call in progress across restarts', async () => {
+    // A folder an earlier version left open: the first start closes it.
+    chmodSync(dataDir, 0o755);
+    mkdirSync(join(dataDir, 'dynamodb'), { mode: 0o755 });
+    writeFileSync(join(dataDir, 'dynamodb', 'left-by-an-older-version.db'), '', { mode: 0o644 });
+
+    // A start on a busy port stops its Java, says so in one line, and shows no key.
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const failed = await failedStart({ PORT: String(port) });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr.trim()).toBe(
+        `Parley did not start: port ${port} on 127.0.0.1 is already in use; stop what listens there or set PORT to another port.`,
+      );
+      expect(failed.stdout).not.toContain('key_');
+      expect(javaFor(dataDir)).toEqual([]);
+      expect(existsSync(join(dataDir, 'runtime.json'))).toBe(false);
+    } finally {
+      busy.close();
+    }
+
+    // Nothing was created, so the first start that succeeds shows the Default key.
     const first = await start();
     const defaultKey = /Default key \(shown once, store it now\): (key_[0-9a-f]{48})/.exec(first.output())?.[1];
     expect(defaultKey).toBeDefined();
     expect((await call(first.url, 'GET', '/get-api-key-info', { key: defaultKey })).body.name).toBe('Default key');
     expect(existsSync(join(dataDir, 'master.key'))).toBe(true);
+
+    // Folders 0700 and files 0600, the older version's file included.
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    const existsMode = (path: string) => {
+      try {
+        return mode(path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw error;
+      }
+    };
+    expect(mode(dataDir)).toBe(0o700);
+    expect(mode(join(dataDir, 'dynamodb'))).toBe(0o700);
+    expect(mode(join(dataDir, 'master.key'))).toBe(0o600);
+    expect(mode(join(dataDir, 'runtime.json'))).toBe(0o600);
+    expect(mode(join(dataDir, 'dynamodb', 'left-by-an-older-version.db'))).toBe(0o600);
+    const files = readdirSync(join(dataDir, 'dynamodb'));
+    expect(files.length).toBeGreaterThan(1);
+    for (const file of files) {
+      // SQLite's journal comes and goes with each write: a file gone since the listing is skipped.
+      const fileMode = existsMode(join(dataDir, 'dynamodb', file));
+      if (fileMode !== undefined) expect([file, fileMode]).toEqual([file, 0o600]);
+    }
 
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'local/cli.ts', 'create-workspace', '--name', 'Acme'], { env });
     const created = JSON.parse(stdout.trim());
@@ -133,113 +181,51 @@ describe('npm start and the CLI', () => {
     expect(second.output()).not.toContain('Created workspace');
     expect((await call(second.url, 'GET', '/get-api-key-info', { key: defaultKey })).status).toBe(200);
     expect((await call(second.url, 'GET', '/workspace', { key: created.api_key })).body.name).toBe('Acme');
+
+    // A restart mid-call loses no call step and no webhook: the sandbox call ends and is analysed once.
+    const key = defaultKey!;
+    const hooks = await webhookReceiver();
+    const { agent } = await newAgent(apiClient(second.url, key), { agent: { webhook_url: hooks.url } });
+    const number = freshNumber();
+    const imported = await call(second.url, 'POST', '/import-phone-number', {
+      key,
+      body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
+    });
+    expect(imported.status).toBe(201);
+    // A call long enough to be in progress across the restart; its hang-up is a queued step.
+    const placed = await call(second.url, 'POST', '/v2/create-phone-call', {
+      key,
+      body: { from_number: number, to_number: '+14155550177', metadata: { sandbox_call_ms: 8000, sandbox_user_says: [] } },
+    });
+    expect(placed.status).toBe(201);
+    const callId: string = placed.body.call_id;
+    const get = (url: string) => async () => (await call(url, 'GET', `/v2/get-call/${callId}`, { key })).body;
+    await eventually(get(second.url), (c) => c.call_status === 'ongoing', 30_000);
+
     await stop(second.child);
-  }, 180_000);
+    const third = await start();
+    const ended = await eventually(get(third.url), (c) => c.call_analysis !== undefined, 60_000);
+    expect(ended).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
+    expect(ended.duration_ms).toBeGreaterThanOrEqual(8000);
+    const events = await eventually(async () => hooks.events(callId), (list) => list.includes('call_analyzed'), 30_000);
+    // Each event once, whichever process sent it.
+    expect([...events].sort()).toEqual(['call_analyzed', 'call_ended', 'call_started']);
+    await stop(third.child);
+  }, 300_000);
 
-  it('a restart mid-call loses no call step and no webhook: the sandbox call ends and is analysed once', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
-    try {
-      const first = await start({ DATA_DIR: folder });
-      const key = /Default key \(shown once, store it now\): (key_[0-9a-f]{48})/.exec(first.output())![1]!;
-      const hooks = await webhookReceiver();
-      const { agent } = await newAgent(apiClient(first.url, key), { agent: { webhook_url: hooks.url } });
-      const number = freshNumber();
-      const imported = await call(first.url, 'POST', '/import-phone-number', {
-        key,
-        body: { phone_number: number, termination_uri: 'sip:trunk.example.com', outbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] },
-      });
-      expect(imported.status).toBe(201);
-      // A call long enough to be in progress across the restart; its hang-up is a queued step.
-      const created = await call(first.url, 'POST', '/v2/create-phone-call', {
-        key,
-        body: { from_number: number, to_number: '+14155550177', metadata: { sandbox_call_ms: 8000, sandbox_user_says: [] } },
-      });
-      expect(created.status).toBe(201);
-      const callId: string = created.body.call_id;
-      const get = (url: string) => async () => (await call(url, 'GET', `/v2/get-call/${callId}`, { key })).body;
-      await eventually(get(first.url), (c) => c.call_status === 'ongoing', 30_000);
-
-      await stop(first.child, folder);
-      const second = await start({ DATA_DIR: folder });
-      const ended = await eventually(get(second.url), (c) => c.call_analysis !== undefined, 60_000);
-      expect(ended).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
-      expect(ended.duration_ms).toBeGreaterThanOrEqual(8000);
-      const events = await eventually(async () => hooks.events(callId), (list) => list.includes('call_analyzed'), 30_000);
-      // Each event once, whichever process sent it.
-      expect([...events].sort()).toEqual(['call_analyzed', 'call_ended', 'call_started']);
-      await stop(second.child, folder);
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
-  }, 240_000);
-
-  it('writes straight to the data folder when nothing is running, and start then serves that workspace', async () => {
-    const otherDir = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
-    const otherEnv = { ...env, DATA_DIR: otherDir };
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', 'local/cli.ts', 'create-workspace', '--name', 'Offline'],
-      { env: otherEnv },
-    );
-    const created = JSON.parse(stdout.trim());
-    expect(stderr).toContain(`Created in the store in ${otherDir} (no server is running on it;`);
-    const previous = env.DATA_DIR;
-    env.DATA_DIR = otherDir;
-    try {
-      const server = await start();
-      expect(server.output()).not.toContain('Created workspace');
-      expect((await call(server.url, 'GET', '/workspace', { key: created.api_key })).body.name).toBe('Offline');
-      await stop(server.child);
-    } finally {
-      env.DATA_DIR = previous;
-    }
-  }, 180_000);
-
-  it('keeps the data folder private: folders 0700, files 0600, even ones an earlier version left open', async () => {
-    const privateDir = mkdtempSync(join(tmpdir(), 'parley-private-'));
-    chmodSync(privateDir, 0o755);
-    mkdirSync(join(privateDir, 'dynamodb'), { mode: 0o755 });
-    writeFileSync(join(privateDir, 'dynamodb', 'left-by-an-older-version.db'), '', { mode: 0o644 });
-    const previous = env.DATA_DIR;
-    env.DATA_DIR = privateDir;
-    try {
-      const started = await start();
-      // A write, so DynamoDB Local has created or touched its files.
-      expect(started.output()).toContain('Created workspace');
-      const mode = (path: string) => statSync(path).mode & 0o777;
-      const existsMode = (path: string) => {
-        try {
-          return mode(path);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-          throw error;
-        }
-      };
-      expect(mode(privateDir)).toBe(0o700);
-      expect(mode(join(privateDir, 'dynamodb'))).toBe(0o700);
-      expect(mode(join(privateDir, 'master.key'))).toBe(0o600);
-      expect(mode(join(privateDir, 'runtime.json'))).toBe(0o600);
-      expect(mode(join(privateDir, 'dynamodb', 'left-by-an-older-version.db'))).toBe(0o600);
-      const files = readdirSync(join(privateDir, 'dynamodb'));
-      expect(files.length).toBeGreaterThan(1);
-      for (const file of files) {
-        // SQLite's journal comes and goes with each write: a file gone since the listing is skipped.
-        const fileMode = existsMode(join(privateDir, 'dynamodb', file));
-        if (fileMode !== undefined) expect([file, fileMode]).toEqual([file, 0o600]);
-      }
-      await stop(started.child);
-    } finally {
-      env.DATA_DIR = previous;
-      rmSync(privateDir, { recursive: true, force: true });
-    }
-  }, 120_000);
-
-  it('the CLI without DATA_DIR finds the server started with another folder, and refuses to guess between two', async () => {
+  it('the CLI writes to a folder nothing serves, start then serves it; without DATA_DIR the CLI finds the server started with another folder and refuses to guess between two; SIGTERM to `npm start` stops node and Java', async () => {
     const elsewhere = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
     const emptyFolder = mkdtempSync(join(tmpdir(), 'parley-runtime-cwd-'));
     const noDataDir = { ...env };
     delete noDataDir.DATA_DIR;
+
+    // Nothing runs on `elsewhere`: the CLI writes straight to its store and says so.
+    const offline = await cli({ ...env, DATA_DIR: elsewhere }, emptyFolder, ['create-workspace', '--name', 'Offline']);
+    expect(offline.stderr).toContain(`Created in the store in ${elsewhere} (no server is running on it;`);
+    const offlineKey = JSON.parse(offline.stdout.trim()).api_key;
     const first = await start({ DATA_DIR: elsewhere });
+    expect(first.output()).not.toContain('Created workspace');
+    expect((await call(first.url, 'GET', '/workspace', { key: offlineKey })).body.name).toBe('Offline');
 
     // From a folder without .data, as from a clone whose server was started with DATA_DIR.
     const { stdout, stderr } = await cli(noDataDir, emptyFolder);
@@ -248,8 +234,9 @@ describe('npm start and the CLI', () => {
     expect((await call(first.url, 'GET', '/workspace', { key: created.api_key })).body).toMatchObject({ name: 'Acme' });
     expect(existsSync(join(emptyFolder, '.data'))).toBe(false);
 
+    // The second server is `npm start` itself, as a user runs it.
     const secondFolder = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
-    const second = await start({ DATA_DIR: secondFolder });
+    const second = await start({ DATA_DIR: secondFolder }, ['npm', ['start']]);
     const refused = await cli(noDataDir, emptyFolder).catch((error) => error);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe('');
@@ -261,12 +248,22 @@ describe('npm start and the CLI', () => {
     const pickedKey = JSON.parse(picked.stdout.trim()).api_key;
     expect((await call(second.url, 'GET', '/workspace', { key: pickedKey })).body).toMatchObject({ name: 'Picked' });
 
-    await stop(second.child, secondFolder);
+    // SIGTERM to npm (not to the node it started) stops node and Java, frees the port and unregisters.
+    const java = javaFor(secondFolder);
+    expect(java).toHaveLength(1);
+    expect(await answers(second.url)).toBe(true);
+    const exited = new Promise((resolve) => second.child.once('exit', resolve));
+    second.child.kill('SIGTERM');
+    await exited;
+    expect(await survivors(java)).toEqual([]);
+    expect(await answers(second.url)).toBe(false);
+    expect(existsSync(join(secondFolder, 'runtime.json'))).toBe(false);
+
     await stop(first.child, elsewhere);
     // Both unregistered: with no server left the CLI writes to ./.data and says so.
-    const offline = await cli(noDataDir, emptyFolder, ['create-workspace', '--name', 'Offline']);
-    expect(offline.stderr).toContain(`Created in the store in ${join(emptyFolder, '.data')} (no server is running on it;`);
-  }, 240_000);
+    const last = await cli(noDataDir, emptyFolder, ['create-workspace', '--name', 'Offline']);
+    expect(last.stderr).toContain(`Created in the store in ${join(emptyFolder, '.data')} (no server is running on it;`);
+  }, 300_000);
 
   it('a start with a bad setting prints one line per problem, no stack trace, and starts no Java', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
@@ -279,43 +276,6 @@ describe('npm start and the CLI', () => {
     expect(failed.stdout).toBe('');
     expect(javaFor(folder)).toEqual([]);
   }, 60_000);
-
-  it('a start on a busy port stops its Java, says so in one line, and has shown no key', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
-    const busy = createServer();
-    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
-    const port = (busy.address() as { port: number }).port;
-    try {
-      const failed = await failedStart({ DATA_DIR: folder, PORT: String(port) });
-      expect(failed.code).toBe(1);
-      expect(failed.stderr.trim()).toBe(
-        `Parley did not start: port ${port} on 127.0.0.1 is already in use; stop what listens there or set PORT to another port.`,
-      );
-      expect(failed.stdout).not.toContain('key_');
-      expect(javaFor(folder)).toEqual([]);
-      expect(existsSync(join(folder, 'runtime.json'))).toBe(false);
-    } finally {
-      busy.close();
-    }
-    // Nothing was created, so the first start that succeeds shows the Default key.
-    const started = await start({ DATA_DIR: folder });
-    expect(started.output()).toMatch(/Default key \(shown once, store it now\): key_/);
-    await stop(started.child, folder);
-  }, 120_000);
-
-  it('SIGTERM to `npm start` itself stops node and Java and frees the port', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'parley-runtime-'));
-    const npm = await start({ DATA_DIR: folder }, ['npm', ['start']]);
-    const java = javaFor(folder);
-    expect(java).toHaveLength(1);
-    expect(await answers(npm.url)).toBe(true);
-    const exited = new Promise((resolve) => npm.child.once('exit', resolve));
-    npm.child.kill('SIGTERM');
-    await exited;
-    expect(await survivors(java)).toEqual([]);
-    expect(await answers(npm.url)).toBe(false);
-    expect(existsSync(join(folder, 'runtime.json'))).toBe(false);
-  }, 120_000);
 
   it('refuses a CLI call without a name', async () => {
     const failure = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'local/cli.ts', 'create-workspace'], { env }).catch((e) => e);
