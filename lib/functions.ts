@@ -449,6 +449,18 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     egress: true,
   },
   {
+    name: 'conductor',
+    domain: 'conductor',
+    trigger: routes('conductor'),
+    // The assistant's routes. Its credits: counters and a ledger in the billing partition, read
+    // and written at human speed.
+    ...DATABASE_ONLY,
+    reservedConcurrency: 5,
+    // Pay-as-you-go credits are charged in the billing ledger, whose effects send budget events
+    // (the webhook queue) and may start an auto-recharge (the payments vendor's secret).
+    access: { table: 'readWrite', vendorSecret: 'read', webhookQueue: ['send'] },
+  },
+  {
     name: 'knowledge-bases',
     domain: 'knowledge-bases',
     trigger: routes('knowledge-bases'),

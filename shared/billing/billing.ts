@@ -27,6 +27,8 @@ function entryView(entry: LedgerEntryItem): LedgerEntryView {
 const settingsView = (account: BillingAccountItem): BillingSettingsView => ({
   monthly_budget_usd: account.settings?.monthly_budget_usd ?? null,
   auto_recharge: account.settings?.auto_recharge ?? null,
+  conductor_pay_as_you_go: account.settings?.conductor_pay_as_you_go ?? false,
+  conductor_monthly_limit: account.settings?.conductor_monthly_limit ?? null,
 });
 
 export async function getBilling(workspaceId: string, limit: number): Promise<BillingView> {

@@ -36,6 +36,13 @@ export const SMS_USD = 0.0075;
  */
 export const QA_MINUTE_USD = 0.01;
 
+/**
+ * The assistant (line `conductor`, Parley's price: the spec gives none): each credit a
+ * message uses beyond the workspace's free daily credits, with pay-as-you-go on. Charged
+ * once per message (docs/assistant.md, "Credits").
+ */
+export const CONDUCTOR_CREDIT_USD = 0.01;
+
 /** Concurrency slots included in the price; each slot above costs SLOT_PRICE_USD a month. */
 export const INCLUDED_CONCURRENCY = 20;
 export const SLOT_PRICE_USD = 12;

@@ -10,7 +10,7 @@ import { epochMs, lazySchema, queryInt } from '../platform/http/schemas.ts';
  * each part keeps the rest beside its routes.
  */
 
-const ENTRY_KINDS = ['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'simulation_charge', 'qa_charge', 'refund', 'dispute_hold', 'dispute_release', 'invoice_payment'] as const;
+const ENTRY_KINDS = ['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'simulation_charge', 'qa_charge', 'conductor_charge', 'refund', 'dispute_hold', 'dispute_release', 'invoice_payment'] as const;
 
 /** USD in whole cents. */
 export const usdAmount = (min: number, max: number) =>
@@ -51,10 +51,15 @@ const AutoRecharge = lazySchema(() =>
   }),
 );
 
+const CONDUCTOR_PAY_AS_YOU_GO = 'The assistant may use credits beyond its free daily credits, each charged at the assistant credit price (docs/assistant.md, "Credits"); off: 402 conductor_credits_exhausted once they are used';
+const CONDUCTOR_MONTHLY_LIMIT = 'The assistant credits a month (UTC) may use, free ones included; reached: 402 conductor_limit_reached whatever pay-as-you-go says. null: no limit';
+
 export const BillingSettingsView = lazySchema(() =>
   z.object({
     monthly_budget_usd: z.number().nullable(),
     auto_recharge: AutoRecharge.nullable(),
+    conductor_pay_as_you_go: z.boolean().describe(CONDUCTOR_PAY_AS_YOU_GO),
+    conductor_monthly_limit: z.number().int().nullable().describe(CONDUCTOR_MONTHLY_LIMIT),
   }),
 );
 export type BillingSettingsView = z.infer<typeof BillingSettingsView>;
@@ -63,6 +68,8 @@ export const UpdateBillingSettingsBody = lazySchema(() =>
   z.object({
     monthly_budget_usd: usdAmount(0.01, 10_000_000).nullable().optional(),
     auto_recharge: AutoRecharge.nullable().optional(),
+    conductor_pay_as_you_go: z.boolean().optional().describe(CONDUCTOR_PAY_AS_YOU_GO),
+    conductor_monthly_limit: z.number().int().min(0).max(100_000_000).nullable().optional().describe(CONDUCTOR_MONTHLY_LIMIT),
   }),
 );
 export type UpdateBillingSettingsInput = z.infer<typeof UpdateBillingSettingsBody>;

@@ -33,6 +33,7 @@ export type EntryKind =
   | 'sms_charge'
   | 'simulation_charge'
   | 'qa_charge'
+  | 'conductor_charge'
   | 'refund'
   | 'dispute_hold'
   | 'dispute_release'
@@ -43,7 +44,7 @@ export type EntryKind =
  * check, invoices) and the usage reports. Refunds and dispute holds also take credit away, but
  * are money moving back, not usage.
  */
-export const CHARGE_KINDS: ReadonlySet<EntryKind> = new Set(['call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'simulation_charge', 'qa_charge']);
+export const CHARGE_KINDS: ReadonlySet<EntryKind> = new Set(['call_charge', 'batch_dial', 'purchased_concurrency', 'chat_charge', 'sms_charge', 'simulation_charge', 'qa_charge', 'conductor_charge']);
 /** The kinds that add credit bought or granted (an invoice's "credits added in the period"). */
 export const CREDIT_KINDS: ReadonlySet<EntryKind> = new Set(['free_credit', 'credit_grant', 'credit_purchase', 'auto_recharge', 'invoice_payment']);
 
@@ -69,6 +70,10 @@ export interface LedgerEntryItem {
 export interface BillingSettingsItem {
   monthly_budget_usd: number | null;
   auto_recharge: { threshold_usd: number; amount_usd: number } | null;
+  /** The assistant's credits beyond the free daily ones are charged (shared/conductor/credits); absent: off. */
+  conductor_pay_as_you_go?: boolean;
+  /** The assistant's credits a month may use, free ones included; absent or null: no limit. */
+  conductor_monthly_limit?: number | null;
 }
 
 export interface BillingAccountItem {

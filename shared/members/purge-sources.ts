@@ -260,7 +260,7 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
   },
   {
     name: 'billing',
-    covers: ['billingAccount', 'ledgerEntry', 'ledgerSource', 'billingUsageDay', 'invoice', 'stripePayment', 'qaUsageMonth', 'qaUsageCharge'],
+    covers: ['billingAccount', 'ledgerEntry', 'ledgerSource', 'billingUsageDay', 'invoice', 'stripePayment', 'qaUsageMonth', 'qaUsageCharge', 'conductorCreditDay', 'conductorCreditMonth', 'conductorCharge', 'conductorLedgerEntry'],
     places: (ws) => [{ pk: keys.billingAccount(ws).pk }],
     read: ['payment_intent'],
     related: (items) => items.flatMap((item) => (text(item.payment_intent) ? [keys.stripePayment(item.payment_intent as string)] : [])),

@@ -286,6 +286,11 @@ const configSchema = () => z.object({
   FREE_CREDIT_USD: z.coerce.number().min(0).max(1_000_000).default(10),
   /** QA minutes scored free each month before QA_MINUTE_USD a minute is charged (shared/qa/usage, docs/qa.md). */
   QA_FREE_MINUTES_PER_MONTH: z.coerce.number().int().min(0).max(100_000_000).default(100),
+  /**
+   * The assistant's free credits per workspace and UTC day (shared/conductor/credits, docs/assistant.md):
+   * beyond them a message needs pay-as-you-go (charged at CONDUCTOR_CREDIT_USD a credit).
+   */
+  CONDUCTOR_FREE_CREDITS_PER_DAY: z.coerce.number().int().min(0).max(100_000_000).default(100),
   /** Outbound calls and batches need approved business verification (KYC) first: 402 verification_needed. */
   REQUIRE_VERIFICATION_FOR_OUTBOUND: z
     .enum(['true', 'false', '1', '0', ''])

@@ -66,6 +66,8 @@ export const idPrefix = {
   member: 'member_',
   invite: 'invite_',
   session: 'session_',
+  /** An entry of the assistant's credit ledger (shared/conductor/credits; time-ordered: the ledger is newest first): ours. */
+  conductorCharge: 'conductor_charge_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

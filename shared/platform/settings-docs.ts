@@ -69,6 +69,7 @@ export const SETTING_DOCS: Record<keyof Config, SettingDoc> = {
   WEB_ASSETS_DIR: { does: 'Where the built browser files are (`npm run build:web`\'s `manifest.json` and hashed files); unset, beside the deployed meta bundle (`web/`), else the project\'s `web/dist`' },
   FREE_CREDIT_USD: { does: 'Credit every new workspace starts with, in USD (docs/billing.md)' },
   QA_FREE_MINUTES_PER_MONTH: { does: 'QA minutes a workspace has scored free each month; each minute beyond is charged (docs/qa.md, "Usage and billing")' },
+  CONDUCTOR_FREE_CREDITS_PER_DAY: { does: 'The assistant\'s free credits per workspace each UTC day; beyond them a message needs pay-as-you-go (docs/assistant.md, "Credits")' },
   REQUIRE_VERIFICATION_FOR_OUTBOUND: { does: '`true`: outbound calls and batches need approved business verification (KYC) first, else 402 `verification_needed`' },
   OPERATOR_WORKSPACE_IDS: { does: 'Workspaces whose admin keys are operator keys (`GET /billing/platform-usage`): a JSON array or comma list of workspace IDs; empty, no operator' },
 };

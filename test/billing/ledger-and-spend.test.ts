@@ -208,7 +208,7 @@ describe('the spend check (402)', () => {
     const { agent } = await dialSetup(ws);
     const set = await ws.api.patch('/billing/settings', { body: { monthly_budget_usd: 1 } });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ monthly_budget_usd: 1, auto_recharge: null });
+    expect(set.body).toEqual({ monthly_budget_usd: 1, auto_recharge: null, conductor_pay_as_you_go: false, conductor_monthly_limit: null });
     const charge = (callId: string, cents: number) =>
       recordCallCharge({ workspaceId: ws.workspace_id, callId, callCost: { product_costs: [{ product: 'voice_engine', cost: cents }] } });
 

@@ -17,6 +17,7 @@ const { table } = await import('../../shared/platform/store/table.ts');
 const { keys } = await import('../../shared/platform/store/keys.ts');
 const { MockProvider } = await import('../../shared/vendors/telephony/mock.ts');
 const { objectStore } = await import('../../shared/platform/aws/object-store.ts');
+const { chargeAssistantMessage } = await import('../../shared/conductor/credits/index.ts');
 
 // Small steps, so the purge of even a small workspace takes many resumed steps, and a
 // partition a record heads (a call's, a batch's) is emptied over several pages and steps.
@@ -68,7 +69,8 @@ async function uploadAsset(key: string) {
  * an ended call and its webhook deliveries, a contact, a chat, an SMS chat (its thread and
  * outbound links), an asset, a member, a public key allowing an origin and a chat started
  * through it, a share link, a draft batch call and one that dialled (its task's idempotency
- * claim), and a knowledge base with its sources.
+ * claim), a knowledge base with its sources, and an assistant message charged beyond the
+ * free credits (its counters, charge, ledger entry and billing entry).
  */
 async function populated() {
   const ws = await app.newWorkspace();
@@ -138,6 +140,8 @@ async function populated() {
   expect(batchTest.status).toBe(201);
   await eventually(async () => (await api.get(`/get-batch-test/${batchTest.body.test_case_batch_job_id}`)).body, (body: any) => body.status === 'complete', 20_000);
   expect((await api.patch('/testing/settings', { body: { require_passing_batch_test_to_publish: true } })).status).toBe(200);
+  expect((await api.patch('/billing/settings', { body: { conductor_pay_as_you_go: true } })).status).toBe(200);
+  await chargeAssistantMessage({ workspaceId: ws.workspace_id, sessionId: 'conductor_session_purge', messageId: `message_${randomBytes(12).toString('hex')}`, inputTokens: 500_000, outputTokens: 0, nowMs: Date.now() });
   return { ws, boughtNumber: bought.body.phone_number as string, callId: placed.body.call_id as string, assetId, origin };
 }
 
@@ -149,7 +153,8 @@ describe('POST /workspace/delete purges the workspace in the background', () => 
     const doomedBefore = await itemsOf(doomed.ws.workspace_id);
     expect(doomedBefore.length).toBeGreaterThan(30);
     for (const family of [`CALL#${doomed.callId} LINE#`, `CHAT#`, 'PUBLICCHAT#', `WS#${doomed.ws.workspace_id}#BATCH#`, `WS#${doomed.ws.workspace_id}#KB#`, `WS#${doomed.ws.workspace_id}#SMSTHREAD#`,
-      `WS#${doomed.ws.workspace_id}#SMSOUT#`, `WS#${doomed.ws.workspace_id}#WEBHOOKCLAIM#`, `WS#${doomed.ws.workspace_id}#DELIVERY#`, 'SHARETOKEN#', 'ASSETPUB#', 'PHONECLAIM#', `CONTACTPHONE#`, `IDEMPOTENCY#${doomed.ws.workspace_id}#`]) {
+      `WS#${doomed.ws.workspace_id}#SMSOUT#`, `WS#${doomed.ws.workspace_id}#WEBHOOKCLAIM#`, `WS#${doomed.ws.workspace_id}#DELIVERY#`, 'SHARETOKEN#', 'ASSETPUB#', 'PHONECLAIM#', `CONTACTPHONE#`, `IDEMPOTENCY#${doomed.ws.workspace_id}#`,
+      ...['CONDUCTORDAY#', 'CONDUCTORMONTH#', 'CONDUCTORCHARGE#', 'CONDUCTORENTRY#', 'SOURCE#conductor:'].map((sk) => `WS#${doomed.ws.workspace_id}#BILLING ${sk}`)]) {
       expect(doomedBefore.some((key) => key.startsWith(family)), family).toBe(true);
     }
     expect(await originEntries(doomed.origin)).toHaveLength(1);

@@ -7,6 +7,6 @@
  * without effects is ../entries.ts. Routes: routes.ts (usage, concurrency billing); schemas:
  * schemas.ts; the route table and the billing function take the routes from there.
  */
-export { appendEntry, recordCallCharge, recordChatCharge, recordQaCharge, recordSimulationCharge, recordSmsCharge } from './ledger.ts';
+export { appendEntry, recordCallCharge, recordChatCharge, recordConductorCharge, recordQaCharge, recordSimulationCharge, recordSmsCharge } from './ledger.ts';
 export { chargePurchasedConcurrency, concurrencyBilling } from './concurrency-billing.ts';
 export { platformUsage, workspaceUsage } from './usage.ts';

@@ -2,7 +2,7 @@ import { logger } from '../../platform/logger.ts';
 import { writeEntry, type AppendResult, type NewEntry, type WriteOptions } from '../entries.ts';
 import { settleInvoices } from '../invoices/index.ts';
 import { maybeAutoRecharge } from '../payments/index.ts';
-import { centsToMicros, CHAT_MESSAGE_USD, QA_MINUTE_USD, SMS_USD, toMicros } from '../prices.ts';
+import { centsToMicros, CHAT_MESSAGE_USD, CONDUCTOR_CREDIT_USD, QA_MINUTE_USD, SMS_USD, toMicros } from '../prices.ts';
 import { CHARGE_KINDS } from '../store.ts';
 import { sendBudgetEvents } from './budget.ts';
 
@@ -152,5 +152,32 @@ export async function recordQaCharge(input: QaChargeInput): Promise<AppendResult
     description: `QA scoring of call ${input.callId} (${input.billableMinutes} min)`,
     sourceKey: `qa:${input.resultId}`,
     reference: input.resultId,
+  });
+}
+
+export interface ConductorChargeInput {
+  workspaceId: string;
+  /** The assistant's message (shared/conductor): one charge per message. */
+  messageId: string;
+  sessionId: string;
+  /** The message's credits beyond the day's free credits. */
+  paidCredits: number;
+}
+
+/**
+ * Charges an assistant message's credits beyond the free daily ones (pay-as-you-go):
+ * CONDUCTOR_CREDIT_USD a credit, on a line of its own (`conductor`), one entry per message
+ * (source `conductor:<message id>`) however often its charge is retried. No paid credit writes nothing.
+ */
+export async function recordConductorCharge(input: ConductorChargeInput): Promise<AppendResult | undefined> {
+  const micros = toMicros(CONDUCTOR_CREDIT_USD) * Math.max(0, Math.floor(input.paidCredits));
+  if (micros === 0) return undefined;
+  return appendEntry(input.workspaceId, {
+    kind: 'conductor_charge',
+    amount: -micros,
+    lines: { conductor: micros },
+    description: `Assistant message ${input.messageId} in session ${input.sessionId} (${input.paidCredits} credits)`,
+    sourceKey: `conductor:${input.messageId}`,
+    reference: input.messageId,
   });
 }

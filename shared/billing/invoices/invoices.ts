@@ -28,6 +28,7 @@ const PRODUCT_NAMES: Record<string, string> = {
   sms: 'SMS sent',
   simulation: 'Test simulations',
   qa_scoring: 'QA scoring minutes',
+  conductor: 'Assistant credits',
 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;

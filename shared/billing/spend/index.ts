@@ -6,4 +6,4 @@
  * workspace's verification from the numbers domain, is check.ts (billing's api.ts uses it).
  * Route: routes.ts; schemas: schemas.ts.
  */
-export { assertCanSpend, checkSpend } from './spend.ts';
+export { assertCanSpend, checkSpend, conductorSpendSettings, type ConductorSpendSettings } from './spend.ts';

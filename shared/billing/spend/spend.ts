@@ -20,7 +20,7 @@ import { billingStore, chargesAttribute } from '../store.ts';
  * take the balance below zero, and the next spend is refused.
  */
 
-export type SpendAction = 'phone_call' | 'web_call' | 'register_call' | 'batch_call' | 'chat' | 'sms' | 'qa_scoring';
+export type SpendAction = 'phone_call' | 'web_call' | 'register_call' | 'batch_call' | 'chat' | 'sms' | 'qa_scoring' | 'conductor';
 
 /** The actions that dial out: they need approved verification when the setting asks for it. */
 const OUTBOUND_ACTIONS: readonly SpendAction[] = ['phone_call', 'batch_call'];
@@ -73,4 +73,17 @@ export async function checkSpend(workspaceId: string, action: SpendAction, optio
 export async function assertCanSpend(workspaceId: string, action: SpendAction, options: SpendOptions = {}): Promise<void> {
   const decision = await checkSpend(workspaceId, action, options);
   if (!decision.allowed) throw new PaymentRequired(decision.message!, decision.error_code!);
+}
+
+/** The assistant's spend settings (docs/assistant.md, "Credits"), as PATCH /billing/settings sets them. */
+export interface ConductorSpendSettings {
+  pay_as_you_go: boolean;
+  /** Credits a month may use, free ones included; null: no limit. */
+  monthly_limit: number | null;
+}
+
+/** The assistant's spend settings: a workspace without a billing account yet has the defaults (off, no limit). */
+export async function conductorSpendSettings(workspaceId: string): Promise<ConductorSpendSettings> {
+  const settings = (await billingStore.account(workspaceId))?.settings;
+  return { pay_as_you_go: settings?.conductor_pay_as_you_go ?? false, monthly_limit: settings?.conductor_monthly_limit ?? null };
 }

@@ -983,6 +983,15 @@ export const keys = {
   qaUsageMonth: (workspaceId: string, month: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `QAUSAGE#${month}` }),
   /** A scored QA result's place in its month's QA minutes: counted once, however often its scoring is retried. */
   qaUsageCharge: (workspaceId: string, resultId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `QACHARGE#${resultId}` }),
+  /** The assistant's credits used on one UTC day (YYYY-MM-DD) and how many of them were paid (shared/conductor/credits). */
+  conductorCreditDay: (workspaceId: string, day: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `CONDUCTORDAY#${day}` }),
+  /** The assistant's credits used in one month (YYYY-MM): what its monthly limit counts. */
+  conductorCreditMonth: (workspaceId: string, month: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `CONDUCTORMONTH#${month}` }),
+  /** An assistant message's charge, by its message ID: counted once, however often the charge is retried. */
+  conductorCharge: (workspaceId: string, messageId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `CONDUCTORCHARGE#${messageId}` }),
+  /** An entry of the assistant's ledger, by its time-ordered ID, so the ledger lists newest first. */
+  conductorLedgerEntry: (workspaceId: string, entryId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `CONDUCTORENTRY#${entryId}` }),
+  conductorLedgerEntries: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, skPrefix: 'CONDUCTORENTRY#' }),
   /** An invoice of the workspace (its ID derived from the workspace and period, so one per month). */
   invoice: (workspaceId: string, invoiceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, sk: `INVOICE#${invoiceId}` }),
   invoices: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#BILLING`, skPrefix: 'INVOICE#' }),
