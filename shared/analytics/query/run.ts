@@ -97,8 +97,8 @@ export function answerPlan(plan: QueryPlan, cells: readonly RollupCell[], at: st
   );
 }
 
-/** Answers one query (dashboards and alerts run theirs through here). */
-export async function runQuery(workspaceId: string, query: AnalyticsQuery, now: number, at = 'query'): Promise<AnalyticsQueryResult> {
+/** Answers one query. */
+async function runQuery(workspaceId: string, query: AnalyticsQuery, now: number, at = 'query'): Promise<AnalyticsQueryResult> {
   const plan = planQuery(query, now, at);
   const result = await runPlan(workspaceId, plan, at);
   return {
