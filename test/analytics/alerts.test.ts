@@ -501,8 +501,11 @@ describe('evaluation', () => {
     };
     expect(await entriesOf()).toEqual([created]);
     // A pass at base + 1 min claims the rule and stops there: its due entry is never moved.
-    const claimed = await claimDueAlert({ workspace_id: ws.workspace_id, alert_id: id, due_at: created }, base + MINUTE, base + MINUTE + 1_000, new DueMoves());
+    const claimed = await claimDueAlert({ workspace_id: ws.workspace_id, alert_id: id, due_at: created }, base + MINUTE, base + MINUTE + 1_000, new DueMoves(), 'stopped pass');
     expect(claimed).toMatchObject({ alert_id: id, next_evaluation_timestamp: base + 2 * MINUTE, last_evaluation_timestamp: base + MINUTE + 1_000 });
+    // The same claim sent again (the SDK's retry of a write whose answer was lost) is its pass's own; another pass's is refused.
+    expect(await claimDueAlert({ workspace_id: ws.workspace_id, alert_id: id, due_at: created }, base + MINUTE, base + MINUTE + 1_000, new DueMoves(), 'stopped pass')).toMatchObject({ alert_id: id, next_evaluation_timestamp: base + 2 * MINUTE });
+    expect(await claimDueAlert({ workspace_id: ws.workspace_id, alert_id: id, due_at: created }, base + MINUTE, base + MINUTE + 1_000, new DueMoves(), 'overlapping pass')).toBeUndefined();
     expect(await entriesOf()).toEqual([created]);
     const hooks = await webhookReceiver();
     await ws.api.patch('/workspace', { body: { webhook_url: hooks.url } });
@@ -510,7 +513,7 @@ describe('evaluation', () => {
     expect(await runAlertTick({ now: base + MINUTE + 2_000 })).toEqual({ due: 1, evaluated: 0, triggered: 0, resolved: 0, failed: 0 });
     expect(await entriesOf()).toEqual([base + 2 * MINUTE]);
     // A pass that stopped between its puts and its deletes: the old entry and the new both due at base + 3 min.
-    expect(await claimDueAlert({ workspace_id: ws.workspace_id, alert_id: id, due_at: base + 2 * MINUTE }, base + 2 * MINUTE, base + 2 * MINUTE, new DueMoves())).toBeDefined();
+    expect(await claimDueAlert({ workspace_id: ws.workspace_id, alert_id: id, due_at: base + 2 * MINUTE }, base + 2 * MINUTE, base + 2 * MINUTE, new DueMoves(), 'another stopped pass')).toBeDefined();
     await table.put({ Item: { ...keys.alertDue(ws.workspace_id, id, base + 3 * MINUTE), workspace_id: ws.workspace_id, alert_id: id, due_at: base + 3 * MINUTE } });
     expect(await entriesOf()).toEqual([base + 2 * MINUTE, base + 3 * MINUTE]);
     // In one pass (one claim at a time, oldest first): the stale entry asks to put the new one, whose claim then asks

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { getWorkspaceItem } from '../../account/index.ts';
 import { badRequest } from '../../platform/errors.ts';
 import { newTimeOrderedId } from '../../platform/ids.ts';
@@ -281,12 +282,13 @@ export async function runAlertTick(options: { now?: number; clock?: () => number
     logger.error('evaluating an alert rule failed', { workspace_id: entry.workspace_id, alert_id: entry.alert_id, error: error instanceof Error ? error.message : String(error) });
   };
   const moves = new DueMoves();
+  const pass = randomUUID();
   for (let offset = 0; offset < entries.length && inBudget(); offset += PASS_GROUP) {
     const rules: AlertItem[] = [];
     await eachLimited(entries.slice(offset, offset + PASS_GROUP), concurrency, async (entry) => {
       if (!inBudget()) return;
       try {
-        const rule = await claimDueAlert(entry, minute, now, moves);
+        const rule = await claimDueAlert(entry, minute, now, moves, pass);
         if (rule) rules.push(rule);
       } catch (error) {
         failed(entry, error);

@@ -26,6 +26,8 @@ export type AlertItem = Omit<Alert, 'filters'> & {
   revision: number;
   /** frequency_minutes in ms: the claim adds it to the pass's minute in its update expression. */
   frequency_ms: number;
+  /** The pass that last took the rule (claimDueAlert): its own claim, retried, is told from another's. */
+  claimed_by?: string;
 };
 
 export type AlertEventItem = AlertEvent & { workspace_id: string; expires_at: number };
@@ -185,22 +187,26 @@ const DUE_BATCH = 100;
  * taker among overlapping ticks), and records `now` as its last evaluation, answering the rule
  * as written; the due entry's move is asked of `moves`. Answers undefined when the entry was
  * stale (the rule deleted, disabled, or due at another time), after asking to set the index right.
+ * The claim names its pass (`pass`): when the SDK retries a claim whose first attempt was
+ * written but whose answer was lost (a timeout), the retry's condition fails on the pass's own
+ * write, which is the rule as claimed, not a stale entry.
  */
-export async function claimDueAlert(entry: DueEntry, base: number, now: number, moves: DueMoves): Promise<AlertItem | undefined> {
+export async function claimDueAlert(entry: DueEntry, base: number, now: number, moves: DueMoves, pass: string): Promise<AlertItem | undefined> {
   let claimed: AlertItem | undefined;
   let current: AlertItem | undefined;
   try {
     claimed = await table.update<AlertItem>({
       Key: keys.alert(entry.workspace_id, entry.alert_id),
-      UpdateExpression: 'SET next_evaluation_timestamp = :base + frequency_ms, last_evaluation_timestamp = :now',
+      UpdateExpression: 'SET next_evaluation_timestamp = :base + frequency_ms, last_evaluation_timestamp = :now, claimed_by = :pass',
       ConditionExpression: 'next_evaluation_timestamp = :due AND enabled = :true',
-      ExpressionAttributeValues: { ':base': base, ':now': now, ':due': entry.due_at, ':true': true },
+      ExpressionAttributeValues: { ':base': base, ':now': now, ':pass': pass, ':due': entry.due_at, ':true': true },
       ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     current = error.item as AlertItem | undefined;
+    if (current?.claimed_by === pass && current.enabled && current.next_evaluation_timestamp === base + current.frequency_ms) claimed = current;
   }
   const due = claimed ? claimed.next_evaluation_timestamp : current?.enabled ? current.next_evaluation_timestamp : null;
   if (due !== null && due !== undefined) moves.put(entry.workspace_id, entry.alert_id, due);
