@@ -8,7 +8,9 @@ import { round, roundSummary, summarize, type Summary } from './stats.ts';
  * rates, p90 latency, custom-function and API-error counters), agent filters, windows of 1 to
  * 60 minutes and relative thresholds, and none is crossed, so a pass measures evaluation
  * (no webhook). Goal: a pass's time per rule at 10,000 rules within 1.5× its time at 100:
- * the due index is read by due time and each rule costs its own reads, never the others'.
+ * the due index is read by due time, each rule costs its own claim, and its reads are shared
+ * with its workspace's rules, never with the whole table's. The first pass writes every
+ * rule's value (none held one); later passes write only the values that changed (none here).
  */
 export interface P7AlertVolume {
   rules: number;

@@ -2,10 +2,13 @@ import { verify as retellVerify } from 'retell-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { evaluateAlert, runAlertTick } from '../../shared/analytics/alerts/index.ts';
+import { claimDueAlert, DUE_PARTITION_COUNT, dueEntries, DueMoves } from '../../shared/analytics/alerts/store.ts';
 import { addFunctionCall, recordConversation } from '../../shared/analytics/rollups/index.ts';
 import { jobNamed } from '../../shared/jobs.ts';
 import { createSessionFor } from '../../shared/members/sessions.ts';
 import { countApiError } from '../../shared/platform/http/error-counts.ts';
+import { keys } from '../../shared/platform/store/keys.ts';
+import { table } from '../../shared/platform/store/table.ts';
 import { startTestApp } from '../support/app.ts';
 import { call } from '../support/http.ts';
 import { eventually, webhookReceiver } from '../support/webhook-receiver.ts';
@@ -276,7 +279,8 @@ describe('evaluation', () => {
     // Not due before its next evaluation; then still triggered: nothing sent.
     expect(await runAlertTick({ now: base + MINUTE + 50_000 })).toMatchObject({ due: 0, evaluated: 0 });
     expect(await runAlertTick({ now: base + 2 * MINUTE + 5_000 })).toEqual({ due: 1, evaluated: 1, triggered: 0, resolved: 0, failed: 0 });
-    expect((await ws.api.get(`/alerts/${id}`)).body).toMatchObject({ state: 'triggered', last_value: 3 });
+    // The same value: only the claim wrote, and it recorded the evaluation's time.
+    expect((await ws.api.get(`/alerts/${id}`)).body).toMatchObject({ state: 'triggered', last_value: 3, last_evaluation_timestamp: base + 2 * MINUTE + 5_000 });
 
     // The calls leave the window: resolved, once.
     expect(await runAlertTick({ now: base + 5 * MINUTE + 5_000 })).toEqual({ due: 1, evaluated: 1, triggered: 0, resolved: 1, failed: 0 });
@@ -450,5 +454,74 @@ describe('evaluation', () => {
     const rest = (await ws.api.get(`/alert-events?limit=2&pagination_key=${first[1].alert_event_id}`)).body;
     expect(rest).toEqual(all.slice(2));
     expect((await ws.api.get('/alert-events?limit=0')).body.message).toMatch(/^limit: /);
+  });
+
+  it('answers every rule of a pass as its own read would, from one read a source', async () => {
+    const ws = await app.newWorkspace();
+    const metrics = ['call_count', 'success_rate', 'negative_sentiment_rate', 'total_cost', 'latency_p50', 'latency_p90', 'custom_function_latency', 'custom_function_failures', 'api_errors', 'concurrency_used'];
+    const ids: string[] = [];
+    for (const [index, metric] of metrics.entries()) {
+      for (const window of [1, 4, 9]) {
+        const filters = metric !== 'api_errors' && metric !== 'concurrency_used' && window === 4 ? { filters: { agent_id: index % 2 ? AGENT_A : AGENT_B } } : {};
+        const threshold = metric !== 'concurrency_used' && window === 9 ? { type: 'relative', percent: 10_000 } : { type: 'absolute', value: 1e9 };
+        ids.push((await ws.api.post('/alerts', { body: rule({ name: `${metric} ${window}`, metric, comparator: 'gt', threshold, window_minutes: window, ...filters }) })).body.alert_id);
+      }
+    }
+    // Due from their creation: the pass is now.
+    const now = Date.now();
+    const base = Math.floor(now / MINUTE) * MINUTE;
+    // Calls over the last 20 minutes by two agents, analysed, with latencies and costs; function calls and API errors.
+    for (let minutes = 1; minutes <= 20; minutes++) {
+      const at = base - minutes * MINUTE + 1_000;
+      await recordCall(ws.workspace_id, at, { agent: minutes % 3 === 0 ? AGENT_B : AGENT_A, latency: 500 + minutes * 37, cost: minutes * 1.25, analysis: { successful: minutes % 4 !== 0, sentiment: minutes % 5 === 0 ? 'Negative' : 'Positive' } });
+      if (minutes % 2 === 0) await addFunctionCall({ workspaceId: ws.workspace_id, agentId: minutes % 4 === 0 ? AGENT_B : AGENT_A, latencyMs: 100 + minutes, failed: minutes % 6 === 0, at });
+      if (minutes % 7 === 0) await countApiError(ws.workspace_id, 500, at);
+    }
+    expect(await runAlertTick({ now })).toEqual({ due: 30, evaluated: 30, triggered: 0, resolved: 0, failed: 0 });
+    const values: unknown[] = [];
+    for (const id of ids) values.push((await ws.api.get(`/alerts/${id}`)).body.last_value);
+    // Read alone (POST /alerts/{id}/evaluate's way), at the same time.
+    const alone: unknown[] = [];
+    for (const id of ids) alone.push((await evaluateAlert(ws.workspace_id, id, now)).value);
+    expect(values).toEqual(alone);
+    // By metric, windows 1, 4 (one agent) and 9 minutes (relative).
+    expect(values).toEqual([1, 1, 9, 100, 66.6667, 77.7778, 0, 0, 11.1111, 1.25, 8.75, 56.25, 539.2394, 607.9932, 685.5131, 539.2394, 572.5853, 788.5315, null, 104, 105, 0, 0, 1, 0, 0, 1, 0, 0, 0]);
+    for (const id of ids) expect((await ws.api.delete(`/alerts/${id}`)).status).toBe(204);
+  });
+
+  it('sets right the due entries of a pass that stopped before moving them, and evaluates the rule once', async () => {
+    const ws = await app.newWorkspace();
+    const base = thisMinute();
+    const id = (await ws.api.post('/alerts', { body: rule({ threshold: { type: 'absolute', value: 1 } }) })).body.alert_id as string;
+    const created = (await ws.api.get(`/alerts/${id}`)).body.next_evaluation_timestamp as number;
+    await recordCall(ws.workspace_id, base);
+    const entriesOf = async () => {
+      const all = (await Promise.all(Array.from({ length: DUE_PARTITION_COUNT }, (_, partition) => dueEntries(partition, base + 100 * MINUTE)))).flat();
+      return all.filter((entry) => entry.alert_id === id).map((entry) => entry.due_at);
+    };
+    expect(await entriesOf()).toEqual([created]);
+    // A pass at base + 1 min claims the rule and stops there: its due entry is never moved.
+    const claimed = await claimDueAlert({ workspace_id: ws.workspace_id, alert_id: id, due_at: created }, base + MINUTE, base + MINUTE + 1_000, new DueMoves(), 'stopped pass');
+    expect(claimed).toMatchObject({ alert_id: id, next_evaluation_timestamp: base + 2 * MINUTE, last_evaluation_timestamp: base + MINUTE + 1_000 });
+    // The same claim sent again (the SDK's retry of a write whose answer was lost) is its pass's own; another pass's is refused.
+    expect(await claimDueAlert({ workspace_id: ws.workspace_id, alert_id: id, due_at: created }, base + MINUTE, base + MINUTE + 1_000, new DueMoves(), 'stopped pass')).toMatchObject({ alert_id: id, next_evaluation_timestamp: base + 2 * MINUTE });
+    expect(await claimDueAlert({ workspace_id: ws.workspace_id, alert_id: id, due_at: created }, base + MINUTE, base + MINUTE + 1_000, new DueMoves(), 'overlapping pass')).toBeUndefined();
+    expect(await entriesOf()).toEqual([created]);
+    const hooks = await webhookReceiver();
+    await ws.api.patch('/workspace', { body: { webhook_url: hooks.url } });
+    // The next pass finds the stale entry: it puts the rule's own and deletes the stale one, evaluating nothing.
+    expect(await runAlertTick({ now: base + MINUTE + 2_000 })).toEqual({ due: 1, evaluated: 0, triggered: 0, resolved: 0, failed: 0 });
+    expect(await entriesOf()).toEqual([base + 2 * MINUTE]);
+    // A pass that stopped between its puts and its deletes: the old entry and the new both due at base + 3 min.
+    expect(await claimDueAlert({ workspace_id: ws.workspace_id, alert_id: id, due_at: base + 2 * MINUTE }, base + 2 * MINUTE, base + 2 * MINUTE, new DueMoves(), 'another stopped pass')).toBeDefined();
+    await table.put({ Item: { ...keys.alertDue(ws.workspace_id, id, base + 3 * MINUTE), workspace_id: ws.workspace_id, alert_id: id, due_at: base + 3 * MINUTE } });
+    expect(await entriesOf()).toEqual([base + 2 * MINUTE, base + 3 * MINUTE]);
+    // In one pass (one claim at a time, oldest first): the stale entry asks to put the new one, whose claim then asks
+    // to delete it; the last asked wins, so one batch holds one write a key. The rule is evaluated once: one event.
+    expect(await runAlertTick({ now: base + 3 * MINUTE + 1_000, concurrency: 1 })).toEqual({ due: 2, evaluated: 1, triggered: 1, resolved: 0, failed: 0 });
+    expect(await entriesOf()).toEqual([base + 4 * MINUTE]);
+    expect((await ws.api.get('/alert-events')).body).toHaveLength(1);
+    await eventually(async () => hooks.hits, (hits) => hits.length === 1);
+    expect((await ws.api.delete(`/alerts/${id}`)).status).toBe(204);
   });
 });

@@ -1,13 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import { getWorkspaceItem } from '../../account/index.ts';
 import { badRequest } from '../../platform/errors.ts';
 import { newTimeOrderedId } from '../../platform/ids.ts';
 import { logger } from '../../platform/logger.ts';
 import { enqueueWebhook } from '../../webhooks/index.ts';
-import { metricValue, type ReadCache, type Window } from './metrics.ts';
+import { eachLimited } from '../../platform/parallel.ts';
+import { metricValue, metricValues, type MetricRequest, type Window } from './metrics.ts';
 import type { Alert, AlertEvent, AlertState, Comparator } from './schemas.ts';
 import {
   claimDueAlert,
   DUE_PARTITION_COUNT,
+  DueMoves,
   dueEntries,
   eventExpiry,
   getAlertItem,
@@ -121,18 +124,35 @@ const webhookPayload = (rule: AlertItem, event: AlertEvent, test = false) => ({
   alert_event: event,
 });
 
+/** What a rule reads at `now`: its window's value, and the previous window's for a relative threshold. */
+function ruleRequests(rule: AlertItem, now: number): { current: MetricRequest; previous?: MetricRequest } {
+  const windows = windowsAt(rule, now);
+  const request = (window: Window): MetricRequest => ({ workspaceId: rule.workspace_id, metric: rule.metric, filters: rule.filters ?? {}, window });
+  return { current: request(windows.current), ...(rule.threshold.type === 'relative' ? { previous: request(windows.previous) } : {}) };
+}
+
+/** A rule's values, read or being read: the window's, and the previous window's for a relative threshold. */
+interface Readings {
+  value: Promise<number | null>;
+  previous?: Promise<number | null>;
+}
+
+/** Reads a rule's values on its own (POST /alerts/{id}/evaluate). */
+function readAlone(rule: AlertItem, now: number): Readings {
+  const { current, previous } = ruleRequests(rule, now);
+  const read = (request: MetricRequest) => metricValue(request.workspaceId, request.metric, request.filters, request.window, now);
+  return { value: read(current), ...(previous ? { previous: read(previous) } : {}) };
+}
+
 /**
- * Evaluates a rule at `now` and moves its state: reads its value (and the previous
- * window's for a relative threshold), writes the change or the observation, and queues the
- * event's webhook once the change is written.
+ * Evaluates a rule at `now` from its readings and moves its state: writes the change (with
+ * its event) or the observation, and queues the event's webhook once the change is written.
+ * `claimed`: the tick took the rule, which recorded `now` as its last evaluation, so an
+ * observation of the value it already holds writes nothing.
  */
-async function evaluateRule(rule: AlertItem, now: number, cache?: ReadCache): Promise<Evaluation> {
-  const { current, previous } = windowsAt(rule, now);
-  const filters = rule.filters ?? {};
-  const [value, previousValue] = await Promise.all([
-    metricValue(rule.workspace_id, rule.metric, filters, current, now, cache),
-    rule.threshold.type === 'relative' ? metricValue(rule.workspace_id, rule.metric, filters, previous, now, cache) : undefined,
-  ]);
+async function evaluateRule(rule: AlertItem, now: number, readings: Readings, claimed = false): Promise<Evaluation> {
+  const { current } = windowsAt(rule, now);
+  const [value, previousValue] = await Promise.all([readings.value, readings.previous]);
   const bound = thresholdValue(rule, previousValue);
   const triggered = crosses(value, rule.comparator, bound);
   const state = nextState(rule.state, triggered);
@@ -147,7 +167,7 @@ async function evaluateRule(rule: AlertItem, now: number, cache?: ReadCache): Pr
     window_end_timestamp: current.end,
   });
   if (state === rule.state) {
-    await writeObservation(rule, observation);
+    if (!(claimed && value === (rule.last_value ?? null))) await writeObservation(rule, observation);
     return answer(state);
   }
   const kind = state === 'triggered' ? 'alert_triggered' : rule.state === 'triggered' ? 'alert_resolved' : undefined;
@@ -192,7 +212,8 @@ async function sendEvent(rule: AlertItem, event: AlertEventItem): Promise<void> 
 
 /** POST /alerts/{alert_id}/evaluate: evaluates the rule now, moving its state as the tick would. */
 export async function evaluateAlert(workspaceId: string, alertId: string, now = Date.now()): Promise<Evaluation> {
-  return evaluateRule(await getAlertItem(workspaceId, alertId), now);
+  const rule = await getAlertItem(workspaceId, alertId);
+  return evaluateRule(rule, now, readAlone(rule, now));
 }
 
 /** POST /alerts/{alert_id}/test: a signed sample `alert_triggered` (marked `test: true`) to where the rule's events go. */
@@ -227,44 +248,72 @@ export interface AlertTickResult {
   failed: number;
 }
 
-/** Evaluations run side by side in a pass: each is a few small reads and a write. */
+/** Claims, reads and evaluations run side by side in a pass: each is a small read or write. */
 const PASS_CONCURRENCY = 32;
 /** A pass stops taking rules this long after it began: what is left stays due for the next minute's. */
 const PASS_BUDGET_MS = 50_000;
+/**
+ * Due entries a pass takes together: claimed, their due entries moved in batch writes, their
+ * metrics read (once per workspace and source among them), then evaluated. Larger shares more
+ * reads; smaller keeps the last group's work after the budget short.
+ */
+const PASS_GROUP = 500;
 
 /**
- * The alert tick (every minute): every due entry of every due partition, each rule taken
- * (claimDueAlert: one taker among overlapping ticks, its next evaluation moved on by its
- * frequency from this minute) and evaluated. Reads are shared within the pass: rules of a
- * workspace watching the same metric, filter and window read it once.
+ * The alert tick (every minute): every due entry of every due partition, oldest first (a
+ * workspace's together), in groups of PASS_GROUP: each rule taken (claimDueAlert: one
+ * taker among overlapping ticks, its next evaluation moved on by its frequency from this
+ * minute), the group's due entries moved in batch writes, the metrics the group's rules watch
+ * read once per source (metricValues), and each rule evaluated.
  */
 export async function runAlertTick(options: { now?: number; clock?: () => number; concurrency?: number; budgetMs?: number } = {}): Promise<AlertTickResult> {
   const clock = options.clock ?? Date.now;
   const now = options.now ?? clock();
   const started = clock();
+  const inBudget = () => clock() - started < (options.budgetMs ?? PASS_BUDGET_MS);
+  const concurrency = options.concurrency ?? PASS_CONCURRENCY;
   const minute = Math.floor(now / MINUTE) * MINUTE;
   const entries: DueEntry[] = (await Promise.all(Array.from({ length: DUE_PARTITION_COUNT }, (_, partition) => dueEntries(partition, now)))).flat();
-  entries.sort((a, b) => a.due_at - b.due_at);
+  // Oldest due first; a workspace's rules side by side, so a group shares their reads.
+  entries.sort((a, b) => a.due_at - b.due_at || (a.workspace_id < b.workspace_id ? -1 : a.workspace_id > b.workspace_id ? 1 : 0));
   const result: AlertTickResult = { due: entries.length, evaluated: 0, triggered: 0, resolved: 0, failed: 0 };
-  const cache: ReadCache = new Map();
-  let next = 0;
-  const worker = async () => {
-    while (next < entries.length && clock() - started < (options.budgetMs ?? PASS_BUDGET_MS)) {
-      const entry = entries[next++]!;
-      try {
-        const rule = await claimDueAlert(entry, minute);
-        if (!rule) continue;
-        const before = rule.state;
-        const evaluation = await evaluateRule(rule, now, cache);
-        result.evaluated++;
-        if (evaluation.state !== before && evaluation.state === 'triggered') result.triggered++;
-        if (evaluation.state !== before && evaluation.state === 'resolved') result.resolved++;
-      } catch (error) {
-        result.failed++;
-        logger.error('evaluating an alert rule failed', { workspace_id: entry.workspace_id, alert_id: entry.alert_id, error: error instanceof Error ? error.message : String(error) });
-      }
-    }
+  const failed = (entry: Pick<DueEntry, 'workspace_id' | 'alert_id'>, error: unknown) => {
+    result.failed++;
+    logger.error('evaluating an alert rule failed', { workspace_id: entry.workspace_id, alert_id: entry.alert_id, error: error instanceof Error ? error.message : String(error) });
   };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? PASS_CONCURRENCY, Math.max(1, entries.length)) }, worker));
+  const moves = new DueMoves();
+  const pass = randomUUID();
+  for (let offset = 0; offset < entries.length && inBudget(); offset += PASS_GROUP) {
+    const rules: AlertItem[] = [];
+    await eachLimited(entries.slice(offset, offset + PASS_GROUP), concurrency, async (entry) => {
+      if (!inBudget()) return;
+      try {
+        const rule = await claimDueAlert(entry, minute, now, moves, pass);
+        if (rule) rules.push(rule);
+      } catch (error) {
+        failed(entry, error);
+      }
+    });
+    const moved = moves.send().catch((error: unknown) => {
+      // The old entries stay (stale, set right by the next pass); the claimed rules are still evaluated.
+      logger.error('moving alert due entries failed', { error: error instanceof Error ? error.message : String(error) });
+    });
+    const requests = rules.map((rule) => ruleRequests(rule, now));
+    const values = metricValues(requests.flatMap(({ current, previous }) => (previous ? [current, previous] : [current])), now, concurrency);
+    let next = 0;
+    const readings = requests.map(({ previous }): Readings => ({ value: values[next++]!, ...(previous ? { previous: values[next++]! } : {}) }));
+    // The entries are moved before the rules are evaluated, as one rule at a time would.
+    await moved;
+    await eachLimited(rules, concurrency, async (rule, index) => {
+      try {
+        const evaluation = await evaluateRule(rule, now, readings[index]!, true);
+        result.evaluated++;
+        if (evaluation.state !== rule.state && evaluation.state === 'triggered') result.triggered++;
+        if (evaluation.state !== rule.state && evaluation.state === 'resolved') result.resolved++;
+      } catch (error) {
+        failed(rule, error);
+      }
+    });
+  }
   return result;
 }

@@ -1,6 +1,6 @@
 import { getConcurrency } from '../../calls/records/index.ts';
-import { runQuery, type AnalyticsQuery } from '../query/index.ts';
-import { COUNTER_PARTITIONS, readCounters } from '../rollups/index.ts';
+import { answerPlan, planNeedsSketches, planQuery, type AnalyticsQuery } from '../query/index.ts';
+import { COUNTER_PARTITIONS, readCells, readCounterCells, sumCounters, type CounterCells, type RollupCell } from '../rollups/index.ts';
 
 /*
  * What an alert rule can watch (docs/analytics.md, "Alerts"), and how each metric's value
@@ -65,9 +65,6 @@ export interface Window {
   end: number;
 }
 
-/** Reads that a pass shares: rules of one workspace watching the same thing over the same window read it once. */
-export type ReadCache = Map<string, Promise<number | null>>;
-
 const round = (value: number) => Math.round(value * 10_000) / 10_000;
 const percent = (part: number, whole: number) => (whole === 0 ? null : round((part / whole) * 100));
 
@@ -88,7 +85,21 @@ const CALL_METRICS: Partial<Record<AlertMetricName, { operations: AnalyticsQuery
   latency_p90: { operations: [{ operation: 'p90', column: 'latency_ms' }], value: (row) => (row.p90_latency_ms === null || row.p90_latency_ms === undefined ? null : round(Number(row.p90_latency_ms))) },
 };
 
-async function readMetric(workspaceId: string, metric: AlertMetricName, filters: MetricFilters, window: Window, now: number): Promise<number | null> {
+/**
+ * How one metric's value over one window is read: from which source (`key`: a workspace's
+ * cells of one view and level, with or without their sketch items; a counter partition; the
+ * concurrency counter), over which range, and how the value comes from what was read.
+ * `answer` is given what `fetch` read over this range or any wider one.
+ */
+interface MetricRead<T = unknown> {
+  key: string;
+  start: number;
+  end: number;
+  fetch: (start: number, end: number) => Promise<T>;
+  answer: (read: T) => number | null;
+}
+
+function metricRead(workspaceId: string, metric: AlertMetricName, filters: MetricFilters, window: Window, now: number): MetricRead {
   const calls = CALL_METRICS[metric];
   if (calls) {
     const query: AnalyticsQuery = {
@@ -97,29 +108,48 @@ async function readMetric(workspaceId: string, metric: AlertMetricName, filters:
       ...(filters.agent_id ? { filters: { agent_id: filters.agent_id } } : {}),
       operations: calls.operations,
     };
-    const answered = await runQuery(workspaceId, query, now);
-    return calls.value(answered.result[0] ?? {});
+    const plan = planQuery(query, now, 'query');
+    const sketches = planNeedsSketches(plan);
+    const read: MetricRead<RollupCell[]> = {
+      key: `cells|${workspaceId}|${plan.table}|${plan.level}|${plan.view.join(',')}|${sketches}`,
+      start: plan.readStart,
+      end: plan.readEnd,
+      fetch: (start, end) => readCells({ workspaceId, table: plan.table, level: plan.level, view: plan.view, start, end, sketches }),
+      answer: (cells) => calls.value(answerPlan(plan, cells.filter((cell) => cell.bucketStart >= plan.readStart && cell.bucketStart < plan.readEnd), 'query')[0] ?? {}),
+    };
+    return read as MetricRead;
   }
+  const counters = (partition: string, value: (sums: Record<string, number>) => number | null, agent?: string): MetricRead => {
+    const read: MetricRead<CounterCells> = {
+      key: `counters|${workspaceId}|${partition}`,
+      start: window.start,
+      end: window.end,
+      fetch: (start, end) => readCounterCells({ workspaceId, partition, start, end }),
+      answer: (cells) => value(sumCounters(cells, { start: window.start, end: window.end, ...(agent ? { value: [agent] } : {}) })),
+    };
+    return read as MetricRead;
+  };
   switch (metric) {
-    case 'concurrency_used':
-      return (await getConcurrency(workspaceId)).current_concurrency;
-    case 'custom_function_latency':
-    case 'custom_function_failures': {
-      const counters = await readCounters({
-        workspaceId,
-        partition: filters.agent_id ? COUNTER_PARTITIONS.functionsByAgent : COUNTER_PARTITIONS.functions,
+    case 'concurrency_used': {
+      const read: MetricRead<number> = {
+        key: `concurrency|${workspaceId}`,
         start: window.start,
         end: window.end,
-        ...(filters.agent_id ? { value: [filters.agent_id] } : {}),
-      });
-      if (metric === 'custom_function_failures') return counters.x_failed ?? 0;
-      return counters.c_latency_ms ? round(counters.s_latency_ms! / counters.c_latency_ms) : null;
+        fetch: async () => (await getConcurrency(workspaceId)).current_concurrency,
+        answer: (current) => current,
+      };
+      return read as MetricRead;
     }
+    case 'custom_function_latency':
+    case 'custom_function_failures':
+      return counters(
+        filters.agent_id ? COUNTER_PARTITIONS.functionsByAgent : COUNTER_PARTITIONS.functions,
+        metric === 'custom_function_failures' ? (sums) => sums.x_failed ?? 0 : (sums) => (sums.c_latency_ms ? round(sums.s_latency_ms! / sums.c_latency_ms) : null),
+        filters.agent_id,
+      );
     case 'api_errors':
-    case 'api_client_errors': {
-      const counters = await readCounters({ workspaceId, partition: COUNTER_PARTITIONS.api, start: window.start, end: window.end });
-      return (metric === 'api_errors' ? counters.x_5xx : counters.x_4xx) ?? 0;
-    }
+    case 'api_client_errors':
+      return counters(COUNTER_PARTITIONS.api, (sums) => (metric === 'api_errors' ? sums.x_5xx : sums.x_4xx) ?? 0);
     default:
       throw new Error(`No reader for alert metric ${metric}`);
   }
@@ -127,16 +157,68 @@ async function readMetric(workspaceId: string, metric: AlertMetricName, filters:
 
 /**
  * A metric's value over a window (null when there is nothing to answer from: a rate without
- * analysed calls, a latency without requests). With `cache`, one pass reads each distinct
- * workspace, metric, filter and window once.
+ * analysed calls, a latency without requests).
  */
-export function metricValue(workspaceId: string, metric: AlertMetricName, filters: MetricFilters, window: Window, now: number, cache?: ReadCache): Promise<number | null> {
-  if (!cache) return readMetric(workspaceId, metric, filters, window, now);
-  const key = `${workspaceId}|${metric}|${filters.agent_id ?? ''}|${ALERT_METRICS[metric].windowed ? `${window.start}|${window.end}` : ''}`;
-  let value = cache.get(key);
-  if (!value) {
-    value = readMetric(workspaceId, metric, filters, window, now);
-    cache.set(key, value);
+export async function metricValue(workspaceId: string, metric: AlertMetricName, filters: MetricFilters, window: Window, now: number): Promise<number | null> {
+  const read = metricRead(workspaceId, metric, filters, window, now);
+  return read.answer(await read.fetch(read.start, read.end));
+}
+
+export interface MetricRequest {
+  workspaceId: string;
+  metric: AlertMetricName;
+  filters: MetricFilters;
+  window: Window;
+}
+
+/**
+ * Many metric values at once, as a pass of the alert tick needs them: each source (a
+ * workspace's cells of one view and level, a counter partition, the concurrency counter) is
+ * read once, over the span of every window that needs it, at most `concurrency` reads at a
+ * time, and each value is answered from that read. The windows of a pass all end at the same
+ * minute (or where the current one starts, for a previous window), so the span is the longest
+ * window: never more items than the rules' own reads, and usually one read where there were
+ * dozens. A failed read fails the values that needed it (each promise on its own).
+ */
+export function metricValues(requests: readonly MetricRequest[], now: number, concurrency: number): Promise<number | null>[] {
+  const reads = requests.map((request): MetricRead | Error => {
+    try {
+      return metricRead(request.workspaceId, request.metric, request.filters, request.window, now);
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  });
+  const spans = new Map<string, { fetch: MetricRead['fetch']; start: number; end: number }>();
+  for (const read of reads) {
+    if (read instanceof Error) continue;
+    const span = spans.get(read.key);
+    if (!span) spans.set(read.key, { fetch: read.fetch, start: read.start, end: read.end });
+    else {
+      span.start = Math.min(span.start, read.start);
+      span.end = Math.max(span.end, read.end);
+    }
   }
-  return value;
+  const fetched = new Map<string, Promise<unknown>>();
+  const waiting: (() => void)[] = [];
+  let running = 0;
+  for (const [key, span] of spans) {
+    fetched.set(key, (async () => {
+      // At most `concurrency` reads at once; the rest wait their turn, in order.
+      if (running >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+      running++;
+      try {
+        return await span.fetch(span.start, span.end);
+      } finally {
+        running--;
+        waiting.shift()?.();
+      }
+    })());
+  }
+  const values = reads.map(async (read) => {
+    if (read instanceof Error) throw read;
+    return read.answer(await fetched.get(read.key)!);
+  });
+  // Each value is awaited by its rule's evaluation, perhaps later: a failure is not unhandled meanwhile.
+  for (const value of values) value.catch(() => undefined);
+  return values;
 }

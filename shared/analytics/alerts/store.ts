@@ -26,6 +26,8 @@ export type AlertItem = Omit<Alert, 'filters'> & {
   revision: number;
   /** frequency_minutes in ms: the claim adds it to the pass's minute in its update expression. */
   frequency_ms: number;
+  /** The pass that last took the rule (claimDueAlert): its own claim, retried, is told from another's. */
+  claimed_by?: string;
 };
 
 export type AlertEventItem = AlertEvent & { workspace_id: string; expires_at: number };
@@ -140,30 +142,75 @@ export function dueEntries(partition: number, now: number): Promise<DueEntry[]> 
 export const DUE_PARTITION_COUNT = ALERT_DUE_PARTITIONS;
 
 /**
- * Takes a due rule for evaluation: moves its next evaluation from `entry.due_at` to `base`
- * (the pass's minute) plus the rule's frequency, on condition it is still `entry.due_at` (one taker among overlapping ticks), answering
- * the rule as written; then moves the due entry. Answers undefined when the entry was
- * stale (the rule deleted, disabled, or due at another time), after setting the index right.
+ * The due-index writes of a pass, sent together in batch writes (25 an item-set request)
+ * instead of a put and a delete per rule. Per key the last write asked wins, as if each had
+ * been sent in order: a rule whose stale entry and own entry are both in the pass puts its
+ * next entry once. A pass that stops before sending them leaves each claimed rule's old
+ * entry, which is stale (its time is no longer the rule's): the next pass that reads it puts
+ * the rule's own entry then (claimDueAlert), so nothing is lost, only an evaluation is late.
  */
-export async function claimDueAlert(entry: DueEntry, base: number): Promise<AlertItem | undefined> {
+export class DueMoves {
+  private readonly writes = new Map<string, { put: boolean; item: ReturnType<typeof dueItem> }>();
+
+  put(workspaceId: string, alertId: string, dueMs: number): void {
+    const item = dueItem(workspaceId, alertId, dueMs);
+    this.writes.set(`${item.pk}\u0000${item.sk}`, { put: true, item });
+  }
+
+  delete(workspaceId: string, alertId: string, dueMs: number): void {
+    const item = dueItem(workspaceId, alertId, dueMs);
+    this.writes.set(`${item.pk}\u0000${item.sk}`, { put: false, item });
+  }
+
+  /**
+   * Sends what was asked since the last send: the puts, then the deletes (each key has one
+   * write left, so the order among keys does not matter, but a delete never goes before a put
+   * has: puts that fail leave every old entry, stale and so set right by the next pass, never a
+   * rule without one).
+   */
+  async send(): Promise<void> {
+    const writes = [...this.writes.values()];
+    this.writes.clear();
+    // A few batch requests of 25 at once rather than one after another.
+    const sliced = <T>(list: T[]) => Array.from({ length: Math.ceil(list.length / DUE_BATCH) }, (_, index) => list.slice(index * DUE_BATCH, (index + 1) * DUE_BATCH));
+    await Promise.all(sliced(writes.filter((write) => write.put).map((write) => write.item)).map((slice) => table.batchPut(slice)));
+    await Promise.all(sliced(writes.filter((write) => !write.put).map(({ item }) => ({ pk: item.pk, sk: item.sk }))).map((slice) => table.batchDelete(slice)));
+  }
+}
+
+/** Due-index writes per concurrent batch call (4 requests of 25, one after another). */
+const DUE_BATCH = 100;
+
+/**
+ * Takes a due rule for evaluation: moves its next evaluation from `entry.due_at` to `base`
+ * (the pass's minute) plus the rule's frequency, on condition it is still `entry.due_at` (one
+ * taker among overlapping ticks), and records `now` as its last evaluation, answering the rule
+ * as written; the due entry's move is asked of `moves`. Answers undefined when the entry was
+ * stale (the rule deleted, disabled, or due at another time), after asking to set the index right.
+ * The claim names its pass (`pass`): when the SDK retries a claim whose first attempt was
+ * written but whose answer was lost (a timeout), the retry's condition fails on the pass's own
+ * write, which is the rule as claimed, not a stale entry.
+ */
+export async function claimDueAlert(entry: DueEntry, base: number, now: number, moves: DueMoves, pass: string): Promise<AlertItem | undefined> {
   let claimed: AlertItem | undefined;
   let current: AlertItem | undefined;
   try {
     claimed = await table.update<AlertItem>({
       Key: keys.alert(entry.workspace_id, entry.alert_id),
-      UpdateExpression: 'SET next_evaluation_timestamp = :base + frequency_ms',
+      UpdateExpression: 'SET next_evaluation_timestamp = :base + frequency_ms, last_evaluation_timestamp = :now, claimed_by = :pass',
       ConditionExpression: 'next_evaluation_timestamp = :due AND enabled = :true',
-      ExpressionAttributeValues: { ':base': base, ':due': entry.due_at, ':true': true },
+      ExpressionAttributeValues: { ':base': base, ':now': now, ':pass': pass, ':due': entry.due_at, ':true': true },
       ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
     current = error.item as AlertItem | undefined;
+    if (current?.claimed_by === pass && current.enabled && current.next_evaluation_timestamp === base + current.frequency_ms) claimed = current;
   }
   const due = claimed ? claimed.next_evaluation_timestamp : current?.enabled ? current.next_evaluation_timestamp : null;
-  if (due !== null && due !== undefined) await table.put({ Item: dueItem(entry.workspace_id, entry.alert_id, due) });
-  if (due !== entry.due_at) await table.delete({ Key: dueKey(entry.workspace_id, entry.alert_id, entry.due_at) });
+  if (due !== null && due !== undefined) moves.put(entry.workspace_id, entry.alert_id, due);
+  if (due !== entry.due_at) moves.delete(entry.workspace_id, entry.alert_id, entry.due_at);
   return claimed;
 }
 

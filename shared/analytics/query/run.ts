@@ -1,5 +1,5 @@
 import { badRequest } from '../../platform/errors.ts';
-import { emptyTotals, extreme, mergeTotals, quantile, readCells, type RollupTotals } from '../rollups/index.ts';
+import { emptyTotals, extreme, mergeTotals, quantile, readCells, type RollupCell, type RollupTotals } from '../rollups/index.ts';
 import { localIso } from './calendar.ts';
 import { MAX_ROWS, planQuery, type PlannedOperation, type QueryPlan } from './planner.ts';
 import type { AnalyticsQuery, AnalyticsQueryBody, AnalyticsQueryResult } from './schemas.ts';
@@ -50,10 +50,21 @@ function bucketIndex(bounds: readonly number[], at: number): number {
   return low;
 }
 
+/** Whether a plan reads the sketch items: only percentiles, min and max do (the figure columns' DDSketch bins). */
+export const planNeedsSketches = (plan: QueryPlan): boolean =>
+  plan.operations.some(({ operation, column }) => column?.kind === 'figure' && operation !== 'count' && operation !== 'sum' && operation !== 'avg');
+
 async function runPlan(workspaceId: string, plan: QueryPlan, at: string): Promise<AnalyticsQueryResult['result']> {
-  // Only percentiles, min and max read the sketch items (the figure columns' DDSketch bins).
-  const sketches = plan.operations.some(({ operation, column }) => column?.kind === 'figure' && operation !== 'count' && operation !== 'sum' && operation !== 'avg');
-  const cells = await readCells({ workspaceId, table: plan.table, level: plan.level, view: plan.view, start: plan.readStart, end: plan.readEnd, sketches });
+  const cells = await readCells({ workspaceId, table: plan.table, level: plan.level, view: plan.view, start: plan.readStart, end: plan.readEnd, sketches: planNeedsSketches(plan) });
+  return answerPlan(plan, cells, at);
+}
+
+/**
+ * A plan's rows from its cells: those readCells answers for the plan's view, level and
+ * [readStart, readEnd), in its order (a read of a wider range, filtered to this one, answers
+ * the same; the alert tick shares one read among rules this way). The cells are not changed.
+ */
+export function answerPlan(plan: QueryPlan, cells: readonly RollupCell[], at: string): AnalyticsQueryResult['result'] {
   const groupPositions = plan.groupBy.map((dimension) => plan.view.indexOf(dimension));
   const filterPositions = [...plan.filters].map(([dimension, values]) => ({ position: plan.view.indexOf(dimension), values }));
   const groups = new Map<string, string[]>();
@@ -86,8 +97,8 @@ async function runPlan(workspaceId: string, plan: QueryPlan, at: string): Promis
   );
 }
 
-/** Answers one query (dashboards and alerts run theirs through here). */
-export async function runQuery(workspaceId: string, query: AnalyticsQuery, now: number, at = 'query'): Promise<AnalyticsQueryResult> {
+/** Answers one query. */
+async function runQuery(workspaceId: string, query: AnalyticsQuery, now: number, at = 'query'): Promise<AnalyticsQueryResult> {
   const plan = planQuery(query, now, at);
   const result = await runPlan(workspaceId, plan, at);
   return {

@@ -4,7 +4,7 @@
  * (summaries, queries, alerts). It reaches the table and the sketch library only.
  */
 export { recordConversation, type AnalysisFacts, type RollupPhase } from './record.ts';
-export { addFunctionCall, factCounted, readCells, readCounters, type RollupCell } from './store.ts';
+export { addFunctionCall, factCounted, readCells, readCounterCells, sumCounters, type CounterCells, type RollupCell } from './store.ts';
 export {
   allCellPartitions,
   COLUMNS,

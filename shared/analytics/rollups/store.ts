@@ -280,13 +280,16 @@ export async function addFunctionCall(input: { workspaceId: string; agentId: str
   );
 }
 
+/** A counter partition's minute cells, every value and shard (readCounterCells). */
+export type CounterCells = readonly CellItem[];
+
 /**
- * The counters of a counter partition's minute cells in [start, end) (COUNTER_PARTITIONS),
- * summed over buckets and shards: of one view value when given (an agent), else of all.
+ * The minute cells of a counter partition (COUNTER_PARTITIONS) whose buckets fall in
+ * [start, end): one query, every value and shard; sumCounters adds up those wanted.
  */
-export async function readCounters(input: { workspaceId: string; partition: string; start: number; end: number; value?: readonly string[] }): Promise<Record<string, number>> {
-  if (input.end <= input.start) return {};
-  const items = await table.queryAll<CellItem>({
+export async function readCounterCells(input: { workspaceId: string; partition: string; start: number; end: number }): Promise<CounterCells> {
+  if (input.end <= input.start) return [];
+  return table.queryAll<CellItem>({
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
     ExpressionAttributeValues: {
       ':pk': keys.rollupCells(input.workspaceId, input.partition).pk,
@@ -294,9 +297,17 @@ export async function readCounters(input: { workspaceId: string; partition: stri
       ':to': `${bucketKey('minute', input.end - 1)}#\uffff`,
     },
   });
+}
+
+/**
+ * The counters of counter cells whose buckets start in [start, end), summed over buckets and
+ * shards: of one view value when given (an agent), else of all. Cells read over a wider
+ * range sum the same (the alert tick shares one read among rules this way).
+ */
+export function sumCounters(cells: CounterCells, input: { start: number; end: number; value?: readonly string[] }): Record<string, number> {
   const wanted = input.value ? cellValue(input.value) : undefined;
   const sums: Record<string, number> = {};
-  for (const item of items) {
+  for (const item of cells) {
     if (wanted !== undefined && item.value !== wanted) continue;
     const start = bucketStart(item.bucket);
     if (start < input.start || start >= input.end) continue;
