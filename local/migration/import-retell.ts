@@ -276,7 +276,10 @@ export async function importRetell(options: ImportOptions): Promise<ImportResult
       ...(files.length ? { knowledge_base_files: files } : {}),
     };
     if (!existing) {
-      if (dryRun) return planned(row, `create knowledge base "${kb.knowledge_base_name}" with ${sources.length} sources`);
+      if (dryRun) {
+        ids.set(sourceId, '(new knowledge base)');
+        return planned(row, `create knowledge base "${kb.knowledge_base_name}" with ${sources.length} sources`);
+      }
       const created = (await write(`create knowledge base ${sourceId}`, () =>
         target.knowledgeBase.create({
           knowledge_base_name: kb.knowledge_base_name,
@@ -371,7 +374,10 @@ export async function importRetell(options: ImportOptions): Promise<ImportResult
   }): Promise<Row> {
     const row: Row = { kind: spec.kind, name: spec.name, source_id: spec.sourceId, status: 'moved' };
     if (!spec.existing) {
-      if (dryRun) return planned(row, `create ${spec.kind} ${spec.name}`);
+      if (dryRun) {
+        ids.set(spec.sourceId, `(new ${spec.kind})`);
+        return planned(row, `create ${spec.kind} ${spec.name}`);
+      }
       const created = (await write(`create ${spec.kind} ${spec.sourceId}`, spec.create)) as Json;
       row.parley_id = spec.idOf(created);
     } else {
@@ -508,7 +514,10 @@ export async function importRetell(options: ImportOptions): Promise<ImportResult
     }
 
     if (dryRun) {
-      if (!existing) return planned(row, `create ${row.kind} ${row.name} (${plannedSteps.join(', ')}${tagNote(agent)})`);
+      if (!existing) {
+        ids.set(agent.id, `(new ${row.kind})`);
+        return planned(row, `create ${row.kind} ${row.name} (${plannedSteps.join(', ')}${tagNote(agent)})`);
+      }
       row.parley_id = existing.agent_id;
       return planned({ ...row, status: 'updated' }, `check ${row.kind} ${row.name} for changes (${sequence.length} versions${tagNote(agent)})`);
     }
@@ -666,9 +675,9 @@ export async function importRetell(options: ImportOptions): Promise<ImportResult
   const add = (kind: Kind, id: string, name: string, object: unknown, run: () => Promise<Row | Row[]>) =>
     items.push({ kind, id, name, deps: new Set(), run: run as () => Promise<Row>, ...{ object } });
   for (const kb of snapshot.kbs) add('knowledge-bases', kb.knowledge_base_id, kb.knowledge_base_name, kb, () => importKnowledgeBase(kb));
-  for (const c of snapshot.components) add('components', c.conversation_flow_component_id, c.name, c, () => importComponent(c));
-  for (const llm of snapshot.llms) add('llms', llm.llm_id, engineName(llm.llm_id, snapshot), llm, () => importEngine('llms', llm));
-  for (const flow of snapshot.flows) add('flows', flow.conversation_flow_id, engineName(flow.conversation_flow_id, snapshot), flow, () => importEngine('flows', flow));
+  for (const c of snapshot.components) add('components', c.conversation_flow_component_id, c.name, without(c, READ_ONLY.component), () => importComponent(c));
+  for (const llm of snapshot.llms) add('llms', llm.llm_id, engineName(llm.llm_id, snapshot), without(llm, READ_ONLY.llm), () => importEngine('llms', llm));
+  for (const flow of snapshot.flows) add('flows', flow.conversation_flow_id, engineName(flow.conversation_flow_id, snapshot), without(flow, READ_ONLY.flow), () => importEngine('flows', flow));
   for (const agent of snapshot.agents) add(agent.kind, agent.id, String(agent.versions.at(-1)?.agent_name ?? agent.id), agent.versions, () => importAgent(agent));
   for (const number of snapshot.numbers) add('numbers', number.phone_number, number.nickname ?? number.phone_number, number, () => importNumber(number));
   for (const test of snapshot.tests) add('tests', test.test_case_definition_id, test.name, test, () => importTest(test));
@@ -829,7 +838,7 @@ async function readTarget(target: Retell, call: Caller): Promise<TargetIndex> {
       return Array.isArray(answer) ? { items: answer as Json[] } : (answer as { items: Json[]; has_more?: boolean; pagination_key?: string });
     });
   const page = (key?: string) => ({ limit: 1000, ...(key ? { pagination_key: key } : {}) });
-  const [kbs, components, llms, flows, agents, chatAgents, numbers] = await Promise.all([
+  const [kbs, components, llms, flows, agents, chatSummaries, numbers] = await Promise.all([
     listed(() => target.knowledgeBase.list()),
     listed((key) => target.conversationFlowComponent.list(page(key))),
     listed((key) => target.llm.list(page(key))),
@@ -838,6 +847,8 @@ async function readTarget(target: Retell, call: Caller): Promise<TargetIndex> {
     listed((key) => target.get('/list-chat-agents', { query: page(key) })),
     listed((key) => target.phoneNumber.list(page(key) as never)),
   ]);
+  // The chat agent list holds summaries; the source ID is on each chat agent itself.
+  const chatAgents = await Promise.all(chatSummaries.map((summary) => call('target', () => target.chatAgent.retrieve(summary.agent_id)) as Promise<Json>));
   const tests: Json[] = [];
   for (const engine of [
     ...llms.map((llm) => ({ type: 'retell-llm', llm_id: llm.llm_id })),
