@@ -54,7 +54,7 @@ export function caller(options: { sleep: Sleep; now: () => number; urls: { sourc
           continue;
         }
         if (error instanceof APIConnectionError) {
-          throw new FatalError(`cannot reach the ${end} at ${options.urls[end]}: ${error.cause instanceof Error ? error.cause.message : error.message}`);
+          throw new FatalError(`cannot reach the ${end} at ${options.urls[end]}: ${rootCause(error)}`);
         }
         if (error instanceof APIError && (error.status === 401 || error.status === 403)) {
           throw new FatalError(`the ${end} (${options.urls[end]}) refused the key: ${error.status} ${messageOf(error)}`);
@@ -64,6 +64,13 @@ export function caller(options: { sleep: Sleep; now: () => number; urls: { sourc
     }
   };
   return Object.assign(call, { waitedMs: () => waited });
+}
+
+/** The innermost reason of a failed connection (`connect ECONNREFUSED …` rather than `fetch failed`). */
+function rootCause(error: Error): string {
+  let reason: unknown = error;
+  while (reason instanceof Error && reason.cause instanceof Error) reason = reason.cause;
+  return reason instanceof Error ? reason.message : String(reason);
 }
 
 /** The server's own message of a failed request (Parley and Retell answer `{status, message}`). */

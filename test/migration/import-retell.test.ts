@@ -219,7 +219,7 @@ describe('import into a fresh workspace', () => {
     for (const [i, from] of fromVersions.entries()) {
       const to = toVersions[i]!;
       expect(comparable(to as Json, ids)).toEqual(comparable(from as Json, ids));
-      expect(to.response_engine).toEqual({ type: 'retell-llm', llm_id: ids.get(s.salesLlm.llm_id), version: from.response_engine.version });
+      expect(to.response_engine).toEqual({ type: 'retell-llm', llm_id: ids.get(s.salesLlm.llm_id), version: (from.response_engine as Json).version });
       const [fromLlm, toLlm] = [
         await source.llm.retrieve(s.salesLlm.llm_id, { version: (from.response_engine as Json).version as number }),
         await t.llm.retrieve(ids.get(s.salesLlm.llm_id)!, { version: (to.response_engine as Json).version }),
