@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type Retell from 'retell-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { startLocalServer } from '../../local/server.ts';
@@ -341,4 +342,94 @@ describe('bad input', () => {
   });
 });
 
-export type { Retell };
+/**
+ * A Retell account as Retell's API answers it (shapes from retell-sdk's response types,
+ * fields Parley does not have included): an agent on a cloned voice, a number bought on
+ * Retell's carrier, an LLM Parley refuses, and a first answer of 429.
+ */
+async function fakeRetell() {
+  const llm = (id: string, extra: Json = {}): Json => ({
+    llm_id: id, version: 0, is_published: true, last_modification_timestamp: 1_700_000_000_000,
+    model: 'gpt-4.1', model_temperature: 0, general_prompt: 'You book tables.', begin_message: null,
+    general_tools: [{ type: 'end_call', name: 'end_call', description: 'End the call.' }],
+    knowledge_base_ids: [], start_speaker: 'agent', model_high_priority: false, tool_call_strict_mode: true, ...extra,
+  });
+  const agent: Json = {
+    agent_id: 'agent_0a1b2c3d4e5f60718293a4b5', version: 0, is_published: true, last_modification_timestamp: 1_700_000_000_000,
+    agent_name: 'Bookings', channel: 'voice', response_engine: { type: 'retell-llm', llm_id: 'llm_aaaaaaaaaaaaaaaaaaaaaaaa', version: 0 },
+    voice_id: 'custom_voice_5f1e2d', voice_model: null, language: 'en-GB', responsiveness: 1, interruption_sensitivity: 1,
+    enable_backchannel: true, webhook_url: null, is_public: false, user_modified_timestamp: 1_700_000_000_000,
+  };
+  let llmLists = 0;
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    const url = new URL(req.url!, 'http://x');
+    requests.push(`${req.method} ${url.pathname}`);
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify(body));
+    };
+    if (req.headers.authorization !== 'Bearer key_retell') return send(401, { status: 401, message: 'Invalid API key' });
+    const page = (items: unknown[]) => send(200, { has_more: false, items });
+    switch (url.pathname) {
+      case '/v2/list-retell-llms':
+        if (++llmLists === 1) return send(429, { status: 429, message: 'Too many requests' }, { 'retry-after': '3' });
+        return page([llm('llm_aaaaaaaaaaaaaaaaaaaaaaaa'), llm('llm_bbbbbbbbbbbbbbbbbbbbbbbb', { model_temperature: 7 })]);
+      case '/get-retell-llm/llm_aaaaaaaaaaaaaaaaaaaaaaaa':
+        return send(200, llm('llm_aaaaaaaaaaaaaaaaaaaaaaaa'));
+      case '/v2/list-agents':
+        return page([{ agent_id: agent.agent_id, agent_name: 'Bookings', channel: 'voice', tags: {}, user_modified_timestamp: 1 }]);
+      case `/get-agent-versions/${agent.agent_id}`:
+        return send(200, [agent]);
+      case '/get-voice/custom_voice_5f1e2d':
+        return send(200, { voice_id: 'custom_voice_5f1e2d', voice_name: 'My clone', provider: 'elevenlabs', gender: 'female', accent: 'British', age: 'Young' });
+      case '/v2/list-phone-numbers':
+        return page([{ phone_number: '+14155550123', phone_number_type: 'retell-twilio', nickname: 'Main line', last_modification_timestamp: 1, inbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] }]);
+      case '/list-knowledge-bases':
+        return send(200, []);
+      default:
+        return page([]);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+}
+
+describe('from Retell', () => {
+  it('waits out a 429, reports what cannot move with the manual step, and reports a refusal by name while the run goes on', async () => {
+    const retell = await fakeRetell();
+    const { ws, client } = await newTarget();
+    const waits: number[] = [];
+    const result = await importRetell({
+      from: { url: retell.url, key: 'key_retell' },
+      to: { url: targetServer.url, key: ws.api_key },
+      mappingPrefix: nextPrefix(),
+      sleep: async (ms) => { waits.push(ms); },
+    });
+    expect(waits).toEqual([3000]);
+    expect(retell.requests.filter((r) => r === 'GET /v2/list-retell-llms')).toHaveLength(3);
+    const llmId = result.mapping.find((entry) => entry.source_id === 'llm_aaaaaaaaaaaaaaaaaaaaaaaa')!.parley_id;
+    const agentId = result.mapping.find((entry) => entry.source_id === 'agent_0a1b2c3d4e5f60718293a4b5')!.parley_id;
+    expect(result.rows.map(({ kind, source_id, status }) => [kind, source_id, status])).toEqual([
+      ['llm', 'llm_aaaaaaaaaaaaaaaaaaaaaaaa', 'moved'],
+      ['llm', 'llm_bbbbbbbbbbbbbbbbbbbbbbbb', 'failed'],
+      ['voice', 'custom_voice_5f1e2d', 'not movable'],
+      ['agent', 'agent_0a1b2c3d4e5f60718293a4b5', 'moved'],
+      ['number', '+14155550123', 'not movable'],
+    ]);
+    expect(result.rows[1]!.detail).toBe('Parley refused it: 400 model_temperature: Must be at most 1');
+    expect(result.rows[2]).toMatchObject({ name: 'My clone', parley_id: expect.stringMatching(/^11labs-/), detail: expect.stringContaining('re-clone it (POST /clone-voice)') });
+    expect(result.rows[4]!.detail).toContain('port it to a carrier of yours and import it over SIP');
+    expect(result.exitCode).toBe(1);
+
+    const moved = await client.agent.retrieve(agentId);
+    expect(moved).toMatchObject({
+      agent_name: 'Bookings', language: 'en-GB', enable_backchannel: true, is_published: true, imported_from: 'agent_0a1b2c3d4e5f60718293a4b5',
+      voice_id: result.rows[2]!.parley_id, response_engine: { type: 'retell-llm', llm_id: llmId, version: 0 },
+    });
+    const voice = await client.voice.retrieve(moved.voice_id);
+    expect([voice.gender, voice.accent]).toEqual(['female', 'British']);
+    expect(await client.llm.retrieve(llmId)).toMatchObject({ general_prompt: 'You book tables.', tool_call_strict_mode: true, imported_from: 'llm_aaaaaaaaaaaaaaaaaaaaaaaa' });
+  });
+});
