@@ -24,7 +24,7 @@ export function clientFor(baseUrl: string, apiKey: string): Retell {
 }
 
 /** Retry-After as seconds or an HTTP date (RFC 9110), in milliseconds from `nowMs`. */
-export function retryAfterMs(header: string | null | undefined, nowMs: number): number {
+function retryAfterMs(header: string | null | undefined, nowMs: number): number {
   if (!header) return DEFAULT_WAIT_MS;
   const seconds = Number(header);
   const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - nowMs;

@@ -22,6 +22,8 @@ export interface ImportCommand {
   mapping: string;
 }
 
+const trimSlash = (url: string) => (url.endsWith('/') ? url.slice(0, -1) : url);
+
 export async function runImport(command: ImportCommand): Promise<number> {
   let target: { url: string; key: string };
   try {
@@ -32,8 +34,8 @@ export async function runImport(command: ImportCommand): Promise<number> {
   }
   try {
     const result = await importRetell({
-      from: { url: command.fromUrl.replace(/\/+$/, ''), key: command.fromKey },
-      to: { url: target.url.replace(/\/+$/, ''), key: target.key },
+      from: { url: trimSlash(command.fromUrl), key: command.fromKey },
+      to: { url: trimSlash(target.url), key: target.key },
       only: command.only as Kind[],
       dryRun: command.dryRun,
       mappingPrefix: command.mapping,

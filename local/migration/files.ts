@@ -31,7 +31,7 @@ export interface StateFile {
   mapping: MappingEntry[];
 }
 
-export const mappingPaths = (prefix: string) => ({
+const mappingPaths = (prefix: string) => ({
   json: `${prefix}.json`,
   csv: `${prefix}.csv`,
   state: `${prefix}.state.json`,

@@ -50,6 +50,7 @@ export interface ImportResult {
   exitCode: 0 | 1;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- objects of either API are read as plain JSON
 type Json = Record<string, any>;
 
 /** Row kinds, as the table and the mapping name them. */

@@ -4,8 +4,8 @@
  * what happened to it and why.
  */
 
-export type Status = 'moved' | 'updated' | 'skipped' | 'not movable' | 'failed';
-export const STATUSES: readonly Status[] = ['moved', 'updated', 'skipped', 'not movable', 'failed'];
+type Status = 'moved' | 'updated' | 'skipped' | 'not movable' | 'failed';
+const STATUSES: readonly Status[] = ['moved', 'updated', 'skipped', 'not movable', 'failed'];
 
 export interface Row {
   kind: string;
@@ -65,6 +65,6 @@ export function summaryTable(rows: readonly Row[]): string {
   return [format(header), ...cells.map(format), '', countsLine(rows)].join('\n');
 }
 
-export function countsLine(rows: readonly Row[]): string {
+function countsLine(rows: readonly Row[]): string {
   return STATUSES.map((status) => `${rows.filter((row) => row.status === status).length} ${status}`).join(', ');
 }
