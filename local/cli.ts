@@ -9,7 +9,11 @@ import { dataDir, prepareLocalStore, runningRuntime, runningServers, type Runtim
  * `npm run cli -- create-workspace --name <name>` prints `{workspace_id, name, api_key}` on
  * stdout, and on stderr which store it wrote to. `npm run cli -- create-session --workspace
  * <id> --email <email>` prints `{session_token, role}` for an existing member, so a developer
- * can act as any role without an identity provider. Targets, in order:
+ * can act as any role without an identity provider. `npm run cli -- import-retell …` moves a
+ * Retell account (or another Parley's workspace) into a Parley through both public APIs
+ * (local/migration/, docs/migration.md); with `--workspace` instead of `--to-url`/`--to-key`
+ * it mints an API key of that workspace in the local store and writes to the running
+ * `npm start`. Targets of the store commands, in order:
  * - a deployed table (TABLE_NAME and KMS_KEY_ID set, AWS credentials in the environment);
  * - with DATA_DIR set: the running `npm start` of that folder, else that folder's store;
  * - without DATA_DIR: the running `npm start` of `.data`, else the one running `npm start`
@@ -20,6 +24,8 @@ const usages = {
   'create-workspace': 'npm run cli -- create-workspace --name <name>',
   'create-session': 'npm run cli -- create-session --workspace <id> --email <email>',
   test: 'npm run cli -- test --base-url <url> --api-key <key> (--llm <llm_id> | --flow <conversation_flow_id>) [--version <n>] [--case <test_case_id>]... [--timeout <seconds>]',
+  'import-retell':
+    'npm run cli -- import-retell --from-key <key> [--from-url <url>] (--to-url <url> --to-key <key> | --workspace <id>) [--only llms,flows,...] [--dry-run] [--mapping <file prefix>]',
 } as const;
 type Command = keyof typeof usages;
 const isCommand = (word: string | undefined): word is Command => word !== undefined && Object.hasOwn(usages, word);
@@ -49,6 +55,13 @@ try {
       version: { type: 'string' },
       case: { type: 'string', multiple: true },
       timeout: { type: 'string' },
+      'from-key': { type: 'string' },
+      'from-url': { type: 'string' },
+      'to-url': { type: 'string' },
+      'to-key': { type: 'string' },
+      only: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      mapping: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -91,7 +104,29 @@ if (command === 'test') {
   if (!(Number.isInteger(timeoutSeconds) && timeoutSeconds > 0)) refuse('--timeout must be a whole number of seconds', command);
 }
 
-if (command === 'test') {
+if (command === 'import-retell') {
+  const { KINDS } = await import('./migration/import-retell.ts');
+  const only = values.only === undefined ? [] : values.only.split(',').map((kind) => kind.trim()).filter(Boolean);
+  const unknown = only.filter((kind) => !(KINDS as readonly string[]).includes(kind));
+  if (!values['from-key']) refuse('--from-key is required: an API key of the account to move', command);
+  if (values['from-url'] !== undefined && !/^https?:\/\//.test(values['from-url'])) refuse('--from-url must be an http(s) URL', command);
+  if (values.workspace === undefined && !(values['to-url'] && values['to-key'])) refuse('--to-url and --to-key are required (or --workspace on the local runtime)', command);
+  if (values.workspace !== undefined && (values['to-url'] || values['to-key'])) refuse('give either --workspace or --to-url with --to-key, not both', command);
+  if (values['to-url'] !== undefined && !/^https?:\/\//.test(values['to-url'])) refuse('--to-url must be an http(s) URL', command);
+  if (unknown.length) refuse(`--only: unknown kind ${unknown.join(', ')} (kinds: ${KINDS.join(', ')})`, command);
+}
+
+if (command === 'import-retell') {
+  const { runImport } = await import('./migration/command.ts');
+  process.exitCode = await runImport({
+    fromKey: values['from-key']!,
+    fromUrl: values['from-url'] ?? 'https://api.retellai.com',
+    ...(values.workspace !== undefined ? { workspace: values.workspace } : { toUrl: values['to-url']!, toKey: values['to-key']! }),
+    only: (values.only ?? '').split(',').map((kind) => kind.trim()).filter(Boolean),
+    dryRun: values['dry-run'] ?? false,
+    mapping: values.mapping ?? 'retell-import',
+  });
+} else if (command === 'test') {
   const { runAgentTest } = await import('./agent-test.ts');
   process.exitCode = await runAgentTest({
     baseUrl: baseUrl!,

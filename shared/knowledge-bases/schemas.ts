@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { isUploadedFile, type UploadedFile } from '../platform/http/multipart.ts';
-import { idOf, lazySchema } from '../platform/http/schemas.ts';
+import { idOf, importedFrom, lazySchema } from '../platform/http/schemas.ts';
 import { createUploadBody, PresignedUploadView } from '../platform/http/upload-schemas.ts';
 
 /*
@@ -88,6 +88,7 @@ z
     enable_auto_refresh: formBoolean().optional(),
     max_chunk_size: formInt(200, 8000).optional(),
     min_chunk_size: formInt(1, 8000).optional(),
+    imported_from: importedFrom().optional(),
     ...sourceFields(),
   })
   .refine((body) => (body.min_chunk_size ?? DEFAULT_MIN_CHUNK) < (body.max_chunk_size ?? DEFAULT_MAX_CHUNK), {
@@ -211,6 +212,7 @@ export const KnowledgeBase = lazySchema(() =>
     knowledge_base_sources: z.array(KnowledgeBaseSource),
     max_chunk_size: z.number(),
     min_chunk_size: z.number(),
+    imported_from: z.string().optional(),
     last_refreshed_timestamp: z.number().optional(),
     error_messages: z.array(z.string()),
     chunk_count: z.number(),

@@ -26,6 +26,8 @@ export interface KnowledgeBaseItem {
   enable_auto_refresh: boolean;
   max_chunk_size: number;
   min_chunk_size: number;
+  /** The ID it had in the account it was imported from (schemas.ts importedFrom). */
+  imported_from?: string;
   status: KbStatus;
   /** Bumped by every change of the sources; an ingestion finishes only the generation it was queued for. */
   generation: number;

@@ -43,6 +43,7 @@ const chatAgentFields = () => {
     version_title: shared.version_title,
     webhook_url: shared.webhook_url,
     webhook_events: webhookEvents(CHAT_AGENT_WEBHOOK_EVENTS),
+    imported_from: shared.imported_from,
   };
 };
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { destinationUrl, epochMs, idOf, lazySchema, queryInt, versionQuery } from '../../platform/http/schemas.ts';
+import { destinationUrl, epochMs, idOf, importedFrom, lazySchema, queryInt, versionQuery } from '../../platform/http/schemas.ts';
 import { llmModel } from '../llms/models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from '../tools/app-tools.ts';
 import { refineTransferCall } from '../tools/transfer-destination.ts';
@@ -164,6 +164,7 @@ const componentExtras = () => ({
   notes: notes().nullable().optional(),
   flex_mode: z.boolean().nullable().optional(),
   begin_tag_display_position: position().nullable().optional(),
+  imported_from: importedFrom().optional(),
 });
 
 /** A local component, inline in a flow's `components`; component nodes name it by `name`. */
@@ -188,6 +189,7 @@ const flowFields = () => ({
   default_dynamic_variables: z.record(z.string().max(128), z.string().max(10_000)).nullable(),
   knowledge_base_ids: z.array(idOf('knowledgeBase', 'a knowledge base ID')).max(100).nullable(),
   kb_config: config(),
+  imported_from: importedFrom(),
 });
 
 /** Every flow field, optional: what an update may send. */

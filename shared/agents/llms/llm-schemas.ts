@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { destinationUrl, epochMs, idOf, lazySchema, queryInt, versionQuery as referenceQuery } from '../../platform/http/schemas.ts';
+import { destinationUrl, epochMs, idOf, importedFrom, lazySchema, queryInt, versionQuery as referenceQuery } from '../../platform/http/schemas.ts';
 import { llmModel, s2sModel } from './models.ts';
 import { APP_TOOL_DESCRIPTION, refineAppTool } from '../tools/app-tools.ts';
 import { refineTransferCall } from '../tools/transfer-destination.ts';
@@ -59,6 +59,7 @@ const llmFields = () => ({
   kb_config: z.looseObject({}).nullable().optional(),
   mcps: z.array(z.looseObject({ name: z.string().max(128).optional(), url: destinationUrl().optional() })).max(32).nullable().optional(),
   is_transfer_llm: z.boolean().nullable().optional(),
+  imported_from: importedFrom().optional(),
 });
 
 export const LlmBody = lazySchema(() => z.object(llmFields()));

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { destinationUrl, idOf } from '../../platform/http/schemas.ts';
+import { destinationUrl, idOf, importedFrom } from '../../platform/http/schemas.ts';
 import { wire } from '../../platform/naming.ts';
 
 /*
@@ -69,6 +69,7 @@ export const sharedAgentFields = () => ({
   pii_config: config(),
   guardrail_config: config(),
   version_title: z.string().max(200).nullable(),
+  imported_from: importedFrom(),
 });
 
 /** Body of publishing a voice or chat agent version: which draft, and how to describe it. */

@@ -31,7 +31,7 @@ const agentFields = () => {
   // The fields chat agents share, in this table's order (which the OpenAPI document keeps).
   const {
     response_engine, agent_name, language, timezone, webhook_url, data_storage_setting, data_storage_retention_days,
-    opt_in_signed_url, signed_url_expiration_ms, pii_config, guardrail_config, version_title,
+    opt_in_signed_url, signed_url_expiration_ms, pii_config, guardrail_config, version_title, imported_from,
   } = sharedAgentFields();
   return {
     response_engine,
@@ -91,6 +91,7 @@ const agentFields = () => {
     custom_stt_config: config().nullable(),
     version_title,
     version_description: z.string().max(2000).nullable(),
+    imported_from,
   };
 };
 

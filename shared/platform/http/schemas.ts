@@ -63,6 +63,19 @@ export const epochMs = () => z.number().int().nonnegative().describe('Unix epoch
 
 export const displayName = () => z.string().trim().min(1).max(200);
 
+/**
+ * Parley's own field on resources an import can create (local/migration/): the ID the object
+ * had in the account it came from, kept so a rerun updates it rather than creating another
+ * and so customer code can find it by its old ID (docs/migration.md).
+ */
+export const importedFrom = () =>
+  z
+    .string()
+    .min(1)
+    .max(200)
+    .nullable()
+    .describe('The ID this object had in the account it was imported from (npm run cli -- import-retell); null or absent otherwise');
+
 function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);

@@ -17,6 +17,7 @@ export function toDefinition(item: TestCaseItem): TestCaseDefinition {
     dynamic_variables: item.dynamic_variables,
     llm_model: item.llm_model,
     tool_mocks: item.tool_mocks,
+    ...(item.imported_from != null ? { imported_from: item.imported_from } : {}),
     creation_timestamp: item.creation_timestamp,
     user_modified_timestamp: item.user_modified_timestamp,
   };
@@ -43,6 +44,7 @@ export async function createTestCaseDefinition(workspaceId: string, body: Create
     dynamic_variables: body.dynamic_variables ?? {},
     llm_model: body.llm_model ?? DEFAULT_LLM_MODEL,
     tool_mocks: body.tool_mocks ?? [],
+    ...(body.imported_from != null ? { imported_from: body.imported_from } : {}),
     creation_timestamp: nowMs,
     user_modified_timestamp: nowMs,
   };

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { epochMs, idOf, lazySchema, queryInt } from '../../platform/http/schemas.ts';
+import { epochMs, idOf, importedFrom, lazySchema, queryInt } from '../../platform/http/schemas.ts';
 import { llmModel } from '../../agents/llms/index.ts';
 
 /*
@@ -60,6 +60,7 @@ const definitionFields = () => ({
     .refine((variables) => Object.keys(variables).length <= MAX_DYNAMIC_VARIABLES, `At most ${MAX_DYNAMIC_VARIABLES} variables`),
   llm_model: llmModel(),
   tool_mocks: z.array(toolMock()).max(MAX_TOOL_MOCKS),
+  imported_from: importedFrom().optional(),
 });
 
 export const CreateTestCaseBody = lazySchema(() => {
