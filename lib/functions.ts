@@ -3,6 +3,7 @@ import { BATCH_DUE_SHARDS } from '../shared/batches/shards.ts';
 import type { JobName } from '../shared/jobs.ts';
 import type { Domain } from '../shared/platform/http/route.ts';
 import { EXTRACT_WORKER_NAME } from '../shared/knowledge-bases/extract.ts';
+import { invokedRouteGroups } from '../shared/conductor/tools/catalog.ts';
 import type { WorkerEntries } from './bundling.ts';
 import { chatExecutions, SCALE_TARGET } from './scale.ts';
 import type { ParleyAccess, QueueResource } from './parley-function.ts';
@@ -134,6 +135,12 @@ export interface FunctionSpec {
   egress?: true;
   /** It writes calls, so it pushes their updates to WebSocket monitors (execute-api:ManageConnections on the live API). */
   pushesLiveUpdates?: true;
+  /**
+   * It runs API requests as their caller through these route groups' functions (the
+   * assistant's tools, shared/platform/aws/route-invoke.ts): lambda:InvokeFunction on exactly
+   * their `live` aliases, and ROUTE_FUNCTION_NAMES naming them (lib/parley-stack.ts).
+   */
+  invokesRoutes?: readonly Domain[];
 }
 
 /*
@@ -446,6 +453,21 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     access: { table: 'readWrite', callStepsQueue: ['send'], vendorSecret: 'read' },
     // The calls domain's narrow entry (list-calls' filter, which checks numbers) carries the phone module.
     files: [PHONE_METADATA_FILE],
+    egress: true,
+  },
+  {
+    name: 'conductor',
+    domain: 'conductor',
+    trigger: routes('conductor'),
+    // A turn waits on the language model and on the tools' own functions (each within its
+    // timeout), so the ceiling; it holds little.
+    ...WAITS_ON_VENDORS,
+    // Conversations with the assistant at human speed (each turn holds an execution for seconds).
+    reservedConcurrency: 5,
+    // Sessions and messages in the table; the language model's credentials (vendor secret).
+    // Everything a tool changes is changed by the tool's own function, invoked as the caller.
+    access: { table: 'readWrite', vendorSecret: 'read' },
+    invokesRoutes: invokedRouteGroups(),
     egress: true,
   },
   {

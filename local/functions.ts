@@ -33,4 +33,5 @@ export const domainFunctions: Record<Domain, () => Promise<{ handler: HttpHandle
   public: () => import('../functions/public.ts'),
   analytics: () => import('../functions/analytics.ts'),
   qa: () => import('../functions/qa.ts'),
+  conductor: () => import('../functions/conductor.ts'),
 };

@@ -40,6 +40,7 @@ import { resultRoutes } from './qa/results/routes.ts';
 import { reviewRoutes } from './qa/review/routes.ts';
 import { insightRoutes } from './qa/insights/routes.ts';
 import { usageRoutes } from './qa/usage/routes.ts';
+import { conductorRoutes } from './conductor/sessions/routes.ts';
 
 /**
  * The whole route table. CDK, the local server, `npm run routes`, the OpenAPI generator and
@@ -87,6 +88,7 @@ export const routeTable = {
   ...reviewRoutes,
   ...insightRoutes,
   ...usageRoutes,
+  ...conductorRoutes,
 } satisfies Record<string, RouteDefinition>;
 
 export interface ServedRoute {

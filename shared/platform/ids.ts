@@ -66,6 +66,10 @@ export const idPrefix = {
   member: 'member_',
   invite: 'invite_',
   session: 'session_',
+  /** The assistant (shared/conductor): sessions, their messages and proposed actions (time-ordered): ours. */
+  conductorSession: 'conductor_session_',
+  conductorMessage: 'conductor_message_',
+  conductorAction: 'conductor_action_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

@@ -8,7 +8,7 @@ import type { ApiError } from '../errors.ts';
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** One Lambda per domain; CDK and the local server read the domain from each route. */
-export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'calls', 'calls-media', 'chats', 'contacts', 'batches', 'billing', 'integrations', 'meta', 'account-data', 'members', 'knowledge-bases', 'public', 'analytics', 'qa'] as const;
+export const DOMAINS = ['account', 'agents', 'agent-tools', 'flows', 'chat-agents', 'voices', 'numbers', 'calls', 'calls-media', 'chats', 'contacts', 'batches', 'billing', 'integrations', 'meta', 'account-data', 'members', 'knowledge-bases', 'public', 'analytics', 'qa', 'conductor'] as const;
 export type Domain = (typeof DOMAINS)[number];
 
 /**
