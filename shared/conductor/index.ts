@@ -5,5 +5,4 @@
  */
 export { createSession, deleteSession, getSession, listSessions, postMessage, putAttachments, turnEvents } from './sessions/index.ts';
 export { capabilities } from './tools/index.ts';
-export type { Caller } from './tools/index.ts';
 export { walkthrough } from './walkthrough/index.ts';

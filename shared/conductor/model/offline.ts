@@ -40,7 +40,16 @@ export interface TurnResult {
 
 const CONFIRM_HINT = 'Reply "yes" (or send confirm_action_id) to go ahead; anything else cancels it.';
 
-const unquote = (text: string) => text.trim().replace(/^["'“‘]+/, '').replace(/["'”’.]+$/, '').trim();
+const QUOTES = new Set(['"', "'", '“', '”', '‘', '’']);
+
+/** The text without the quotes around it (and a closing full stop). */
+function unquote(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && (QUOTES.has(text[start]!) || /\s/.test(text[start]!))) start++;
+  while (end > start && (QUOTES.has(text[end - 1]!) || text[end - 1] === '.' || /\s/.test(text[end - 1]!))) end--;
+  return text.slice(start, end);
+}
 
 /** The text after the first of `markers` found in `lower` (and its index in the original), or undefined. */
 function after(content: string, markers: readonly string[]): { index: number; text: string } | undefined {
@@ -135,10 +144,10 @@ export async function offlineTurn(input: OfflineTurnInput): Promise<TurnResult> 
 
   if ((/\bwhy\b/.test(lower) && /\bfail/.test(lower)) || /\bexplain\b/.test(lower)) return explainFailures(input);
 
-  const invite = /\binvite\s+(\S+@\S+?)(?:\s+as\s+(?:an?\s+)?(admin|developer|member))?[\s.]*$/i.exec(content);
+  const invite = inviteRequest(content);
   if (invite) {
-    const invited = await input.runner.run('invite_member', { email: invite[1], role: (invite[2] ?? 'member').toLowerCase() });
-    return { text: invited.status === 'ok' ? `Invited ${invite[1]} as ${(invite[2] ?? 'member').toLowerCase()}; the invitation's token is shown only to the dashboard's invite screen, not kept here.` : outcomeText(invited) };
+    const invited = await input.runner.run('invite_member', { email: invite.email, role: invite.role });
+    return { text: invited.status === 'ok' ? `Invited ${invite.email} as ${invite.role}; the invitation's token is not kept in this session.` : outcomeText(invited) };
   }
 
   return {
@@ -146,6 +155,24 @@ export async function offlineTurn(input: OfflineTurnInput): Promise<TurnResult> 
       'I build and fix agents through the API as you. Try "create an agent named Front Desk with prompt You answer calls for a dental clinic", ' +
       '"list my agents", "rename agent <name> to <new name>", "publish agent <name>", or attach a QA result and ask "why did it fail?". Say "help" for everything I can do.',
   };
+}
+
+/** `invite <email> [as [a|an] <role>]` anywhere in the message. */
+function inviteRequest(content: string): { email: string; role: string } | undefined {
+  const words = content.split(/\s+/).map((word) => {
+    let end = word.length;
+    while (end > 0 && '.,!'.includes(word[end - 1]!)) end--;
+    return word.slice(0, end);
+  });
+  const at = words.findIndex((word) => word.toLowerCase() === 'invite');
+  const email = at >= 0 ? words[at + 1] : undefined;
+  if (!email || !/^[^\s@]+@[^\s@]+$/.test(email)) return undefined;
+  let next = at + 2;
+  if (words[next]?.toLowerCase() !== 'as') return { email, role: 'member' };
+  next++;
+  if (['a', 'an'].includes(words[next]?.toLowerCase() ?? '')) next++;
+  const role = words[next]?.toLowerCase();
+  return { email, role: role === 'admin' || role === 'developer' ? role : 'member' };
 }
 
 function createAgentRequest(content: string): { name: string; prompt: string } | undefined {

@@ -11,7 +11,7 @@ import { capabilitiesText, outcomeText } from './offline.ts';
  */
 
 /** The model the assistant asks; on LlmUnavailable, the workspace's fallback model once (PUT /workspace/reliability). */
-export const ASSISTANT_MODEL = 'gpt-4.1';
+const ASSISTANT_MODEL = 'gpt-4.1';
 const MAX_ROUNDS = 6;
 const MAX_TOOL_RESULT_CHARS = 8_000;
 const HISTORY_MESSAGES = 20;

@@ -9,14 +9,13 @@ import { epochMs, idOf, lazySchema, queryInt } from '../../platform/http/schemas
  */
 
 /** The most objects a session works on at once: each is checked (a read as the caller) when attached. */
-export const MAX_ATTACHMENTS = 10;
+const MAX_ATTACHMENTS = 10;
 /** The most messages a session keeps (a turn writes two): a longer conversation starts a new session. */
 export const MAX_SESSION_MESSAGES = 200;
 /** The longest message a user sends. */
-export const MAX_MESSAGE_CHARS = 8_000;
+const MAX_MESSAGE_CHARS = 8_000;
 
-export const ATTACHMENT_TYPES = ['agent', 'chat_agent', 'llm', 'conversation_flow', 'knowledge_base', 'call', 'chat', 'qa_cohort', 'qa_result'] as const;
-export type AttachmentType = (typeof ATTACHMENT_TYPES)[number];
+const ATTACHMENT_TYPES = ['agent', 'chat_agent', 'llm', 'conversation_flow', 'knowledge_base', 'call', 'chat', 'qa_cohort', 'qa_result'] as const;
 
 export const Attachment = lazySchema(() =>
   z.object({

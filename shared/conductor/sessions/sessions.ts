@@ -6,7 +6,7 @@ import { createSessionItem, deleteSessionItem, getSessionItem, listMessageItems,
 
 /* The assistant's sessions (docs/assistant.md, "Sessions"); a turn is in turn.ts. */
 
-export function toSession(item: SessionItem): Session {
+function toSession(item: SessionItem): Session {
   return {
     session_id: item.session_id,
     title: item.title ?? null,

@@ -42,7 +42,7 @@ function credentialHeader(request: RequestInfo): string | undefined {
 let sequence = 0;
 
 export async function dispatch(caller: Caller, sessionId: string | undefined, tool: Pick<Tool, 'method' | 'path' | 'domain'>, input: ToolRequest): Promise<Dispatched> {
-  const rawPath = tool.path.replace(/\{([^}]+)\}/g, (_match, name: string) => encodeURIComponent(input.params[name] ?? ''));
+  const rawPath = tool.path.replace(/\{([^{}]+)\}/g, (_match, name: string) => encodeURIComponent(input.params[name] ?? ''));
   const query = input.query && Object.keys(input.query).length ? input.query : undefined;
   const body = input.body === undefined ? undefined : JSON.stringify(input.body);
   const authorization = credentialHeader(caller.request);

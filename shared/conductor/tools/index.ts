@@ -3,6 +3,4 @@
  * caller through the route's own function), run.ts (a turn's tool calls and audit records),
  * capabilities.ts (GET /conductor/capabilities).
  */
-export { TOOLS, ATTACHMENT_READS, WALKTHROUGH_READS } from './catalog.ts';
-export { capabilities, Capabilities } from './capabilities.ts';
-export type { Caller } from './dispatch.ts';
+export { capabilities } from './capabilities.ts';

@@ -10,10 +10,10 @@ import { dispatch, type Caller } from './dispatch.ts';
  */
 
 /** A tool's route input from its arguments: the path's `{params}`, then the query (reads) or the body (writes). */
-export function toolRequest(tool: Tool, args: Record<string, unknown>): ToolRequest | { missing: string } {
+function toolRequest(tool: Tool, args: Record<string, unknown>): ToolRequest | { missing: string } {
   const params: Record<string, string> = {};
   const rest: Record<string, unknown> = { ...args };
-  for (const [, name] of tool.path.matchAll(/\{([^}]+)\}/g)) {
+  for (const [, name] of tool.path.matchAll(/\{([^{}]+)\}/g)) {
     const value = args[name!];
     if (typeof value !== 'string' || value === '') return { missing: name! };
     params[name!] = value;
