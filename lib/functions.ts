@@ -3,6 +3,7 @@ import { BATCH_DUE_SHARDS } from '../shared/batches/shards.ts';
 import type { JobName } from '../shared/jobs.ts';
 import type { Domain } from '../shared/platform/http/route.ts';
 import { EXTRACT_WORKER_NAME } from '../shared/knowledge-bases/extract.ts';
+import { invokedRouteGroups } from '../shared/conductor/tools/catalog.ts';
 import type { WorkerEntries } from './bundling.ts';
 import { chatExecutions, SCALE_TARGET } from './scale.ts';
 import type { ParleyAccess, QueueResource } from './parley-function.ts';
@@ -134,6 +135,12 @@ export interface FunctionSpec {
   egress?: true;
   /** It writes calls, so it pushes their updates to WebSocket monitors (execute-api:ManageConnections on the live API). */
   pushesLiveUpdates?: true;
+  /**
+   * It runs API requests as their caller through these route groups' functions (the
+   * assistant's tools, shared/platform/aws/route-invoke.ts): lambda:InvokeFunction on exactly
+   * their `live` aliases, and ROUTE_FUNCTION_NAMES naming them (lib/parley-stack.ts).
+   */
+  invokesRoutes?: readonly Domain[];
 }
 
 /*
@@ -452,13 +459,18 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     name: 'conductor',
     domain: 'conductor',
     trigger: routes('conductor'),
-    // The assistant's routes. Its credits: counters and a ledger in the billing partition, read
-    // and written at human speed.
-    ...DATABASE_ONLY,
+    // A turn waits on the language model and on the tools' own functions (each within its
+    // timeout), so the ceiling; it holds little.
+    ...WAITS_ON_VENDORS,
+    // Conversations with the assistant at human speed (each turn holds an execution for seconds).
     reservedConcurrency: 5,
-    // Pay-as-you-go credits are charged in the billing ledger, whose effects send budget events
-    // (the webhook queue) and may start an auto-recharge (the payments vendor's secret).
+    // Sessions, messages and credits in the table; the language model's credentials and the
+    // payments vendor's (vendor secret: pay-as-you-go credits charged in the billing ledger may
+    // start an auto-recharge, and its budget events go to the webhook queue). Everything a tool
+    // changes is changed by the tool's own function, invoked as the caller.
     access: { table: 'readWrite', vendorSecret: 'read', webhookQueue: ['send'] },
+    invokesRoutes: invokedRouteGroups(),
+    egress: true,
   },
   {
     name: 'knowledge-bases',

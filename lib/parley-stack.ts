@@ -131,6 +131,7 @@ export class ParleyStack extends Stack {
       if (spec.trigger.kind === 'websocket') continue;
       this.functions.add(spec, environment, spec.egress ? network : undefined);
     }
+    this.connectRouteInvokers();
 
     // The voice worker (lib/voice-worker.ts), when calls run on LiveKit: the functions'
     // settings, and fixed egress's private subnets when that is on (custom functions, custom
@@ -167,6 +168,21 @@ export class ParleyStack extends Stack {
     });
     this.functions.safeDeploys(this.settings.deployment, this.monitoring.errorAlarms);
     this.outputs();
+  }
+
+  /**
+   * The functions whose entries name route groups they invoke (the assistant's tools): each
+   * may invoke exactly those groups' `live` aliases, and finds them in ROUTE_FUNCTION_NAMES
+   * (`<function name>:live`, the qualifier shared/platform/aws/lambda-invoke.ts sends).
+   */
+  private connectRouteInvokers(): void {
+    for (const spec of FUNCTIONS) {
+      if (!spec.invokesRoutes?.length) continue;
+      const fn = this.functions.byName[spec.name];
+      const targets = spec.invokesRoutes.map((group) => [group, this.functions.byName[group]] as const);
+      fn.addEnvironment('ROUTE_FUNCTION_NAMES', this.toJsonString(Object.fromEntries(targets.map(([group, target]) => [group, `${target.functionName}:${target.live.aliasName}`]))));
+      fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: targets.map(([, target]) => target.live.functionArn) }));
+    }
   }
 
   /**

@@ -1,4 +1,5 @@
 import { installLocalQueues } from './queues.ts';
+import { installLocalRouteInvoker } from './route-invoker.ts';
 import { config } from '../shared/platform/config.ts';
 import { protectLocalPort } from '../shared/platform/egress/egress.ts';
 import { isUtf8 } from 'node:buffer';
@@ -153,6 +154,8 @@ export async function startLocalServer(options: { port: number; host?: string })
   // port never begins reading the stored messages back), yet before the first request can
   // queue anything: this runs in the listen callback's continuation, ahead of any request event.
   installLocalQueues();
+  // The assistant's tools run the domain handlers in process here (Lambda invocations in AWS).
+  installLocalRouteInvoker();
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // Recordings go to a folder under DATA_DIR unless a bucket is named (then S3, as in AWS).

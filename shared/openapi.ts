@@ -67,7 +67,7 @@ const TAG_DESCRIPTIONS: Record<Domain, string> = {
   meta: 'About the API: its index, this reference, the Voice Orb page',
   analytics: 'Analytics summaries and queries over rollups, dashboards, alert rules and their events',
   qa: 'QA: cohorts of real calls scored against a rubric, their runs and results',
-  conductor: 'The assistant: sessions that build and fix agents through the API, its capabilities, walkthrough and credits',
+  conductor: 'The assistant: sessions that build and fix agents through the API as the caller, its tools, the walkthrough and its credits',
 };
 
 function operation(id: string, route: RouteDefinition, alias: boolean) {

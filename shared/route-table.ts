@@ -40,6 +40,7 @@ import { resultRoutes } from './qa/results/routes.ts';
 import { reviewRoutes } from './qa/review/routes.ts';
 import { insightRoutes } from './qa/insights/routes.ts';
 import { usageRoutes } from './qa/usage/routes.ts';
+import { conductorRoutes } from './conductor/sessions/routes.ts';
 import { creditRoutes } from './conductor/credits/routes.ts';
 
 /**
@@ -88,6 +89,7 @@ export const routeTable = {
   ...reviewRoutes,
   ...insightRoutes,
   ...usageRoutes,
+  ...conductorRoutes,
   ...creditRoutes,
 } satisfies Record<string, RouteDefinition>;
 

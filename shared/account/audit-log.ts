@@ -9,6 +9,20 @@ export interface AuditRecord {
   action: AuditEntry['action'];
   target: AuditEntry['target'];
   changes: string[];
+  /** The assistant's tool that made the change (action `conductor.tool_call`). */
+  tool?: string;
+}
+
+/** Who acted: the credential, and the assistant's session when its tool made the request. */
+function actorOf(actor: Principal | undefined): AuditEntry['actor'] {
+  const who: AuditEntry['actor'] = !actor
+    ? { type: 'system', id: null }
+    : actor.kind === 'session'
+      ? { type: 'member', id: actor.credentialId }
+      : actor.credentialId === 'scim'
+        ? { type: 'scim', id: null }
+        : { type: 'api_key', id: actor.credentialId };
+  return actor?.conductorSessionId ? { ...who, via: 'conductor', conductor_session_id: actor.conductorSessionId } : who;
 }
 
 /**
@@ -20,15 +34,10 @@ export function auditPut(workspaceId: string, actor: Principal | undefined, reco
   const entry: AuditEntry = {
     audit_log_id: auditLogId,
     action: record.action,
-    actor: !actor
-      ? { type: 'system', id: null }
-      : actor.kind === 'session'
-        ? { type: 'member', id: actor.credentialId }
-        : actor.credentialId === 'scim'
-          ? { type: 'scim', id: null }
-          : { type: 'api_key', id: actor.credentialId },
+    actor: actorOf(actor),
     target: record.target,
     changes: record.changes,
+    ...(record.tool ? { tool: record.tool } : {}),
     created_timestamp: nowMs,
   };
   return auditEntryOp(workspaceId, entry);
@@ -48,6 +57,7 @@ export async function listAuditLog(
     actor: item.actor,
     target: item.target,
     changes: item.changes,
+    ...(item.tool ? { tool: item.tool } : {}),
     created_timestamp: item.created_timestamp,
   }));
 }

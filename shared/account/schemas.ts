@@ -229,15 +229,23 @@ const AUDIT_ACTIONS = [
   'billing.dispute_hold',
   'billing.dispute_release',
   'billing.dispute_lost',
+  // A change the assistant's tool made through the API (shared/conductor; `tool` names it).
+  'conductor.tool_call',
 ] as const;
 
 export const AuditEntry = lazySchema(() =>
   z.object({
     audit_log_id: z.string(),
     action: z.enum(AUDIT_ACTIONS),
-    actor: z.object({ type: z.enum(['api_key', 'member', 'scim', 'system']), id: z.string().nullable() }),
+    actor: z.object({
+      type: z.enum(['api_key', 'member', 'scim', 'system']),
+      id: z.string().nullable(),
+      via: z.literal('conductor').optional().describe('Present when the assistant made the request, acting as this credential'),
+      conductor_session_id: z.string().optional().describe("The assistant's session whose tool made the request"),
+    }),
     target: z.object({ type: z.string(), id: z.string() }),
     changes: z.array(z.string()).describe('Names of the fields the action set'),
+    tool: z.string().optional().describe('action conductor.tool_call: the assistant tool that made the change'),
     created_timestamp: epochMs(),
   }),
 );

@@ -294,6 +294,17 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
     },
   },
   {
+    name: 'assistant sessions',
+    covers: ['conductorMessage'],
+    places: (ws) => [{ pk: keys.conductorSessions(ws).pk, skPrefix: keys.conductorSessions(ws).skPrefix }],
+    // The sessions themselves go with the workspace's other partitions below.
+    keep: true,
+    children(item, ws) {
+      const session = idAfter(item.sk, keys.conductorSessions(ws).skPrefix!);
+      return session !== undefined ? [keys.conductorMessages(ws, session).pk] : [];
+    },
+  },
+  {
     name: "the workspace's other partitions",
     covers: [
       'auditEntry',
@@ -332,6 +343,8 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
       'qaCohortCount',
       'qaResultRef',
       'qaSlots',
+      'conductorSession',
+      'conductorProgress',
       'alert',
       'alertCount',
       'alertEvent',
@@ -363,6 +376,7 @@ export const PURGE_SOURCES: readonly PurgeSource[] = [
         keys.qaCohorts(ws).pk,
         keys.qaResultRef(ws, '').pk,
         keys.qaSlots(ws).pk,
+        keys.conductorSessions(ws).pk,
         keys.alerts(ws).pk,
         keys.alertEvents(ws).pk,
         keys.qaCallResults(ws, '').pk,

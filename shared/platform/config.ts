@@ -148,6 +148,28 @@ const configSchema = () => z.object({
   /** Steps of knowledge-base ingestion (shared/knowledge-bases/ingest.ts); absent locally, as above. */
   KB_JOBS_QUEUE_URL: optionalString,
   /**
+   * The functions the assistant's tools invoke (shared/platform/aws/route-invoke.ts): a JSON
+   * object from a route group (shared/platform/http/route.ts DOMAINS) to its Lambda's name,
+   * set by CDK on the conductor function only. Absent locally, where the handlers run in process.
+   */
+  ROUTE_FUNCTION_NAMES: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined || text.trim() === '') return undefined;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Object.values(parsed).every((name) => typeof name === 'string' && name !== '')) {
+        ctx.addIssue({ code: 'custom', message: 'Must be a JSON object from route group to function name' });
+        return z.NEVER;
+      }
+      return parsed as Record<string, string>;
+    }),
+  /**
    * What reading one knowledge-base document may use (shared/knowledge-bases/extract.ts and capped-worker.ts,
    * docs/security.md "Input that costs time"): the parser runs in a worker thread whose JS
    * heap is capped at this many megabytes, and which is terminated when the process's

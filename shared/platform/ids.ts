@@ -68,6 +68,10 @@ export const idPrefix = {
   session: 'session_',
   /** An entry of the assistant's credit ledger (shared/conductor/credits; time-ordered: the ledger is newest first): ours. */
   conductorCharge: 'conductor_charge_',
+  /** The assistant (shared/conductor): sessions, their messages and proposed actions (time-ordered): ours. */
+  conductorSession: 'conductor_session_',
+  conductorMessage: 'conductor_message_',
+  conductorAction: 'conductor_action_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

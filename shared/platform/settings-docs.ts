@@ -33,6 +33,7 @@ export const SETTING_DOCS: Record<keyof Config, SettingDoc> = {
   EXPORT_JOBS_QUEUE_URL: { does: 'SQS queue of account-data jobs (exports, privacy erases, retention runs); unset locally, where an in-process queue stands in' },
   INTEGRATION_JOBS_QUEUE_URL: { does: 'SQS queue of integrations jobs (CRM syncs); unset locally, where an in-process queue stands in' },
   KB_JOBS_QUEUE_URL: { does: 'SQS queue of knowledge-base ingestions; unset locally, where an in-process queue stands in' },
+  ROUTE_FUNCTION_NAMES: { does: "JSON object from route group to Lambda name: the functions the assistant's tools invoke as the caller (docs/assistant.md); CDK sets it on the conductor function; unset locally, where the handlers run in process" },
   RECORDINGS_BUCKET: { does: 'S3 bucket of call recordings, uploads and exports; unset locally, where `DATA_DIR/objects/` stands in and the local server answers its signed URLs (`/local-objects/…`)' },
   KNOWLEDGE_BASE_BUCKET: { does: 'S3 bucket of knowledge-base originals, text, chunks and indexes; unset locally, where `DATA_DIR/objects/` stands in' },
   RECORDINGS_EGRESS_ROLE_ARN: { does: 'The IAM role LiveKit Egress assumes to write recordings into `RECORDINGS_BUCKET`; unset, LiveKit calls are not recorded (docs/calls.md, Call artifacts)' },

@@ -6,6 +6,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { parleyResources } from '../support/cdk.ts';
+import { invokedRouteGroups } from '../../shared/conductor/tools/catalog.ts';
 import {
   KEY_CONTEXT_CONDITIONS,
   PARLEY_RUNTIME,
@@ -266,6 +267,8 @@ describe('ParleyStack', () => {
     for (const [id, fn] of Object.entries(resources)) {
       // The WebSocket API's own function finds its endpoint in each event (it cannot name the API that names it).
       const liveSettings = id === liveWs ? [] : ['LIVE_WS_MANAGEMENT_URL', 'LIVE_WS_URL'];
+      // The functions that run requests through other functions (the assistant's tools) name them.
+      const invoked = id === logicalId(parley, parley.stack.domainFunctions.conductor) ? ['ROUTE_FUNCTION_NAMES'] : [];
       expect(fn.Properties.Runtime).toBe(PARLEY_RUNTIME.name);
       expect(fn.Properties.Architectures).toEqual(['arm64']);
       // Sized per function (lib/functions.ts; test/cdk/manifest.test.ts checks each).
@@ -291,6 +294,7 @@ describe('ParleyStack', () => {
           'KB_JOBS_QUEUE_URL',
           'KNOWLEDGE_BASE_BUCKET',
           ...liveSettings,
+          ...invoked,
         ].sort(),
       );
       expect(fn.Properties.LoggingConfig.LogGroup).toBeDefined();
@@ -299,6 +303,21 @@ describe('ParleyStack', () => {
       expect(PRODUCTION_REQUIRED_SETTINGS.filter((name) => name !== 'AWS_REGION' && !environment.includes(name)), id).toEqual([]);
     }
     expect(PARLEY_RUNTIME.name).toMatch(/^nodejs(2[2-9]|[3-9]\d)\.x$/);
+  });
+
+  it("lets the conductor invoke exactly its tools' functions, by their live aliases, and names them", () => {
+    const variables = functionResource(parley, parley.stack.domainFunctions.conductor).Properties.Environment.Variables;
+    const names = JSON.stringify(variables.ROUTE_FUNCTION_NAMES);
+    const invokeStatements = Object.values(parley.template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
+      (policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]).filter((statement) => [statement.Action].flat().includes('lambda:InvokeFunction')),
+    );
+    expect(invokeStatements).toHaveLength(1);
+    const resources = JSON.stringify(invokeStatements[0]!.Resource);
+    for (const domain of DOMAINS) {
+      const invoked = invokedRouteGroups().includes(domain);
+      expect(resources.includes(`"${aliasId(parley, parley.stack.domainFunctions[domain])}"`), domain).toBe(invoked);
+      expect(names.includes(`"${logicalId(parley, parley.stack.domainFunctions[domain])}"`), domain).toBe(invoked);
+    }
   });
 
   it('grants each function exactly the access its spec declares', () => {

@@ -140,6 +140,12 @@ async function populated() {
   expect(batchTest.status).toBe(201);
   await eventually(async () => (await api.get(`/get-batch-test/${batchTest.body.test_case_batch_job_id}`)).body, (body: any) => body.status === 'complete', 20_000);
   expect((await api.patch('/testing/settings', { body: { require_passing_batch_test_to_publish: true } })).status).toBe(200);
+  // An assistant session with its messages (their own partition) and the walkthrough's marker.
+  const conductorSession = await api.post('/conductor/sessions', { body: { title: 'Help', attachments: [{ type: 'llm', id: llm.llm_id }] } });
+  expect(conductorSession.status).toBe(201);
+  expect((await api.post(`/conductor/sessions/${conductorSession.body.session_id}/messages`, { body: { content: 'help' } })).status).toBe(200);
+  const { markPlaygroundTurn } = await import('../../shared/conductor/sessions/store.ts');
+  await markPlaygroundTurn(ws.workspace_id, Date.now());
   expect((await api.patch('/billing/settings', { body: { conductor_pay_as_you_go: true } })).status).toBe(200);
   await chargeAssistantMessage({ workspaceId: ws.workspace_id, sessionId: 'conductor_session_purge', messageId: `message_${randomBytes(12).toString('hex')}`, inputTokens: 500_000, outputTokens: 0, nowMs: Date.now() });
   return { ws, boughtNumber: bought.body.phone_number as string, callId: placed.body.call_id as string, assetId, origin };

@@ -41,6 +41,12 @@ export interface Principal {
   role?: Role;
   /** The member the request acts for: the signed-in member, or the member who made the secret key. */
   actingMemberId?: string;
+  /**
+   * The assistant's session whose tool made this request (shared/conductor/tools/dispatch.ts):
+   * set by the handler from the invocation's request context, which only a direct invocation
+   * can carry (API Gateway builds it; no client header reaches it). The audit log marks it.
+   */
+  conductorSessionId?: string;
 }
 
 export interface GateRequest {

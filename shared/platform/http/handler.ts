@@ -208,6 +208,14 @@ export function domainHandler<T extends RouteTable>(routes: T, handlers: Handler
   return Object.assign(served, { routeIds: Object.freeze(Object.keys(routes)) });
 }
 
+/**
+ * The request-context field naming the assistant's session a dispatched request comes from
+ * (shared/conductor/tools/dispatch.ts). API Gateway builds `requestContext` itself, so no
+ * client can set it; only a direct invocation (the conductor function, which alone may
+ * invoke the domain functions) or the local runtime's in-process stand-in can.
+ */
+export const CONDUCTOR_CONTEXT_FIELD = 'parleyConductorSessionId';
+
 function gate(byKey: Map<string, Entry>): MiddlewareObj<Event, Result, Error, Context> {
   return {
     before: async (request) => {
@@ -223,6 +231,8 @@ function gate(byKey: Map<string, Entry>): MiddlewareObj<Event, Result, Error, Co
         csrfToken: event.headers[CSRF_HEADER],
       });
       if (!state.entry) throw routeNotFound(event.requestContext.http.method, event.rawPath);
+      const marked = (event.requestContext as { [CONDUCTOR_CONTEXT_FIELD]?: unknown })[CONDUCTOR_CONTEXT_FIELD];
+      if (typeof marked === 'string' && state.admission.principal) state.admission.principal.conductorSessionId = marked;
     },
   };
 }

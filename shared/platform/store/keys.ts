@@ -1046,6 +1046,21 @@ export const keys = {
    * though its key names the workspace; kept 90 days after the purge ends as its record.
    */
   workspacePurge: (workspaceId: string): ItemKey => ({ pk: `PURGE#${workspaceId}`, sk: 'PURGE' }),
+  /**
+   * The assistant (shared/conductor, docs/assistant.md): a workspace's sessions in one
+   * partition (time-ordered IDs: the list is newest first) beside the walkthrough's progress
+   * marker (what the assistant did that leaves no item of its own: a playground turn); each
+   * session's messages in a partition of their own (time-ordered IDs: oldest first), emptied
+   * when the session is deleted.
+   */
+  conductorSession: (workspaceId: string, sessionId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#CONDUCTOR`, sk: `SESSION#${sessionId}` }),
+  conductorSessions: (workspaceId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#CONDUCTOR`, skPrefix: 'SESSION#' }),
+  conductorProgress: (workspaceId: string): ItemKey => ({ pk: `${workspacePartition(workspaceId)}#CONDUCTOR`, sk: 'PROGRESS' }),
+  conductorMessage: (workspaceId: string, sessionId: string, messageId: string): ItemKey => ({
+    pk: `${workspacePartition(workspaceId)}#CONDUCTOR#${sessionId}`,
+    sk: `MESSAGE#${messageId}`,
+  }),
+  conductorMessages: (workspaceId: string, sessionId: string): PartitionQuery => ({ pk: `${workspacePartition(workspaceId)}#CONDUCTOR#${sessionId}`, skPrefix: 'MESSAGE#' }),
 } as const;
 
 /** Rate-window counter attribute for one epoch minute (see shared/platform/auth/rate-window.ts). */

@@ -1,0 +1,1 @@
+export { walkthrough, Walkthrough } from './walkthrough.ts';
