@@ -1,7 +1,7 @@
 import { workspaceReliability } from '../../account/index.ts';
 import { languageModel, LlmUnavailable, type ChatMessage, type Completion, type CompletionRequest } from '../../vendors/llm/index.ts';
 import { TOOLS, toolNamed } from '../tools/catalog.ts';
-import type { RespondInput, Response } from './index.ts';
+import type { RespondInput, Response } from './turn-types.ts';
 import { capabilitiesText, outcomeText } from './offline.ts';
 
 /*
