@@ -4,7 +4,7 @@ import { logger } from '../platform/logger.ts';
 import { objectKeys } from '../platform/store/keys.ts';
 import { enqueuePurgeStep, type WorkspacePurgeMessage } from './purge-queue.ts';
 import { purgeItemsStep, type PurgeCursor } from './purge-sources.ts';
-import { advancePurge, purges, type PurgeItem } from './store.ts';
+import { advancePurge, claimPurgeStep, purges, type PurgeItem } from './store.ts';
 
 /*
  * The background purge of a deleted workspace (POST /workspace/delete marks it and revokes
@@ -47,6 +47,13 @@ const KEEP_RECORD_SECONDS = 90 * 86_400;
 /** A live chain saves progress every step (at most a minute or two apart). */
 const STALLED_AFTER_MS = 5 * 60_000;
 
+/**
+ * How long a run holds its step: the export-jobs function's timeout (shared/jobs.ts), past
+ * which the run is surely gone; SQS redelivers its message no sooner (the queue's visibility
+ * timeout is at least the function's).
+ */
+const STEP_LEASE_MS = 900_000;
+
 /** The prefixes the objects phase empties, in order, each with its bucket. */
 function objectPrefixes(workspaceId: string): { store: () => ObjectStore; prefix: string }[] {
   return [
@@ -77,7 +84,13 @@ export async function runPurgeStep(message: WorkspacePurgeMessage, nowMs = Date.
     logger.info('Workspace purge step skipped (already done or superseded)', { workspace_id: message.workspace_id, step: message.step, at_step: item?.step });
     return;
   }
+  if (!(await claimPurgeStep(item, nowMs, STEP_LEASE_MS))) {
+    logger.info('Workspace purge step already taken by a concurrent run of it', { workspace_id: item.workspace_id, step: item.step });
+    return;
+  }
   const next: PurgeItem = { ...item, updated_timestamp: nowMs };
+  delete next.claimed_step;
+  delete next.claimed_until;
   const started = Date.now();
   if (item.phase === 'numbers') {
     const { released, more } = await releaseWorkspaceNumbers(item.workspace_id, PURGE_LIMITS.numbersPerStep);

@@ -157,6 +157,9 @@ export type PurgeItem = Keyed & {
   updated_timestamp: number;
   completed_timestamp?: number;
   expires_at?: number;
+  /** The step a run has taken (claimPurgeStep), and until when; gone with the step's advance. */
+  claimed_step?: number;
+  claimed_until?: number;
 };
 export const purges = defineEntity<PurgeItem, [workspaceId: string]>({
   key: keys.workspacePurge,
@@ -175,6 +178,23 @@ export function purgeStartOp(workspaceId: string, nowMs: number): TransactOp {
       ExpressionAttributeValues: { ':ws': workspaceId, ':phase': 'numbers', ':zero': 0, ':now': nowMs },
     },
   };
+}
+
+/**
+ * Takes the run of `item`'s step until `nowMs + leaseMs`; false when another run of the same
+ * step holds it. A step's work has effects outside the table (a number released at its
+ * carrier) and counts that only the run saving the step keeps, so a duplicate delivery must
+ * not do it at all. A run that died keeps the step until its lease ends; the step's
+ * redelivery, which comes later, then takes it.
+ */
+export async function claimPurgeStep(item: PurgeItem, nowMs: number, leaseMs: number): Promise<boolean> {
+  const claimed = await purges.setFields([item.workspace_id], {
+    set: { claimed_step: item.step, claimed_until: nowMs + leaseMs },
+    condition: '#step = :step AND (attribute_not_exists(#claimedStep) OR #claimedStep <> :step OR #claimedUntil < :now)',
+    names: { '#step': 'step', '#claimedStep': 'claimed_step', '#claimedUntil': 'claimed_until' },
+    values: { ':step': item.step, ':now': nowMs },
+  });
+  return claimed !== undefined;
 }
 
 /**
