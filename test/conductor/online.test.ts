@@ -140,7 +140,7 @@ describe('the assistant with a language model', () => {
     expect(fake.requests).toHaveLength(1);
   });
 
-  it("answers with the workspace's fallback model when the primary is unavailable, for the rest of the turn", async () => {
+  it("answers with the workspace's fallback model when the primary is unavailable, for the rest of the turn; without one, fails unless a tool already ran", async () => {
     const ws = await app.newWorkspace();
     expect((await ws.api.put('/workspace/reliability', { body: { fallback_llm_model: FALLBACK } })).status).toBe(200);
     const id = await newSession(ws);
@@ -167,5 +167,23 @@ describe('the assistant with a language model', () => {
     expect(fake.requests.map((request) => request.body.model)).toEqual([PRIMARY, PRIMARY, PRIMARY]);
     expect((await none.api.get(`/conductor/sessions/${other}`)).body).toMatchObject({ message_count: 0, messages: [] });
     expect((await none.api.get('/conductor/credits')).body.used_credits).toBe(0);
+
+    // Failing after a tool made a change, the turn ends there and is kept: the change, its audit entry, the tokens so far.
+    fake.reset();
+    fake.enqueue({ body: withUsage(toolCallCompletion([{ id: 'call_llm', name: 'create_llm', arguments: { general_prompt: PROMPT } }]), 1500, 600) });
+    fake.setDefault({ status: 500, body: { error: { message: 'overloaded', type: 'server_error' } } });
+    const cut = await none.api.post(`/conductor/sessions/${other}/messages`, { body: { content: 'Make an LLM for a dental clinic' } });
+    expect(cut.status).toBe(200);
+    expect(cut.body.reply).toMatchObject({
+      content: 'I stopped here: the language model did not answer (Language model provider failed: HTTP 500 after 3 attempts). The tool calls above were made; tell me how to go on.',
+      tool_calls: [{ tool: 'create_llm', status: 'ok', http_status: 201 }],
+      usage: { input_tokens: 1500, output_tokens: 600 },
+    });
+    const llmId = cut.body.reply.tool_calls[0].result.llm_id as string;
+    expect((await none.api.get(`/get-retell-llm/${llmId}`)).body.general_prompt).toBe(PROMPT);
+    const audit = ((await none.api.get('/audit-log')).body as { action: string; tool?: string; target: unknown }[]).filter((entry) => entry.action === 'conductor.tool_call');
+    expect(audit.map(({ tool, target }) => ({ tool, target }))).toEqual([{ tool: 'create_llm', target: { type: 'llm', id: llmId } }]);
+    expect((await none.api.get('/conductor/credits')).body.used_credits).toBe(3);
+    expect((await none.api.get(`/conductor/sessions/${other}`)).body.message_count).toBe(2);
   });
 });

@@ -54,7 +54,17 @@ export async function onlineTurn(input: RespondInput): Promise<Response> {
   const usage = { input_tokens: 0, output_tokens: 0 };
   const model = { current: ASSISTANT_MODEL };
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const answer = await complete({ messages, tools, temperature: 0.2, maxTokens: 1_500 }, model, reliability.fallbackLlmModel);
+    let answer: Completion;
+    try {
+      answer = await complete({ messages, tools, temperature: 0.2, maxTokens: 1_500 }, model, reliability.fallbackLlmModel);
+    } catch (error) {
+      // Before any tool ran, the message fails as the provider did and nothing is kept. After,
+      // the tools' changes are made: the turn ends here so they are recorded (the session's
+      // tool calls, the audit entries) and the tokens so far are charged.
+      if (input.runner.calls.length === 0) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      return { text: `I stopped here: the language model did not answer (${reason}). The tool calls above were made; tell me how to go on.`, usage };
+    }
     usage.input_tokens += answer.usage.prompt_tokens;
     usage.output_tokens += answer.usage.completion_tokens;
     if (!answer.toolCalls?.length) return { text: answer.content.trim() || '…', usage };
