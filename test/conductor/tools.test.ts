@@ -37,10 +37,15 @@ describe('the tool catalog', () => {
   });
 
   it('proposes prompt changes as unified diffs', () => {
-    expect(appendDiff('general_prompt', 'a\nb\nc\nd', 'a\nb\nc\nd\n- Be brief.')).toBe(
-      ['--- a/general_prompt', '+++ b/general_prompt', '@@ -2,3 +2,4 @@', ' b', ' c', ' d', '+- Be brief.'].join('\n'),
+    // A last line without a newline is its own line to a patch tool: extended, it is removed and added back with one.
+    const noNewline = '\\ No newline at end of file';
+    expect(appendDiff('general_prompt', 'a\nb\nc\nd\ne', 'a\nb\nc\nd\ne\n- Be brief.')).toBe(
+      ['--- a/general_prompt', '+++ b/general_prompt', '@@ -2,4 +2,5 @@', ' b', ' c', ' d', '-e', noNewline, '+e', '+- Be brief.', noNewline].join('\n'),
     );
-    expect(appendDiff('general_prompt', '', '- Be brief.')).toBe(['--- a/general_prompt', '+++ b/general_prompt', '@@ -0,0 +1,1 @@', '+- Be brief.'].join('\n'));
+    expect(appendDiff('general_prompt', 'a\nb\n', 'a\nb\n- Be brief.')).toBe(
+      ['--- a/general_prompt', '+++ b/general_prompt', '@@ -1,2 +1,3 @@', ' a', ' b', '+- Be brief.', noNewline].join('\n'),
+    );
+    expect(appendDiff('general_prompt', '', '- Be brief.')).toBe(['--- a/general_prompt', '+++ b/general_prompt', '@@ -0,0 +1,1 @@', '+- Be brief.', noNewline].join('\n'));
   });
 });
 

@@ -10,17 +10,24 @@ import { capabilitiesText, outcomeText } from './offline.ts';
  * the first such call becomes the turn's proposed action and the turn ends.
  */
 
-/** The model the assistant asks; on LlmUnavailable, the workspace's fallback model once (PUT /workspace/reliability). */
+/** The model the assistant asks; on LlmUnavailable, the workspace's fallback model (PUT /workspace/reliability). */
 const ASSISTANT_MODEL = 'gpt-4.1';
 const MAX_ROUNDS = 6;
 const MAX_TOOL_RESULT_CHARS = 8_000;
 const HISTORY_MESSAGES = 20;
 
-async function complete(request: CompletionRequest, fallbackModel: string | undefined): Promise<Completion> {
+/**
+ * Asks `model.current`; when it is unavailable, asks the fallback once and keeps it for the
+ * rest of the turn: a primary that just failed all its retries would most likely fail the
+ * next round too, and each failure costs the retries' back-off. The next turn tries the
+ * primary first again.
+ */
+async function complete(request: Omit<CompletionRequest, 'model'>, model: { current: string }, fallbackModel: string | undefined): Promise<Completion> {
   try {
-    return await languageModel().complete(request);
+    return await languageModel().complete({ ...request, model: model.current });
   } catch (error) {
-    if (!(error instanceof LlmUnavailable) || !fallbackModel || fallbackModel === request.model) throw error;
+    if (!(error instanceof LlmUnavailable) || !fallbackModel || fallbackModel === model.current) throw error;
+    model.current = fallbackModel;
     return languageModel().complete({ ...request, model: fallbackModel });
   }
 }
@@ -45,8 +52,19 @@ export async function onlineTurn(input: RespondInput): Promise<Response> {
   ];
   const tools = TOOLS.map((tool) => ({ name: tool.name, description: `${tool.description}${tool.confirm ? ' (asks the user to confirm first)' : ''}`, parameters: tool.parameters }));
   const usage = { input_tokens: 0, output_tokens: 0 };
+  const model = { current: ASSISTANT_MODEL };
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const answer = await complete({ model: ASSISTANT_MODEL, messages, tools, temperature: 0.2, maxTokens: 1_500 }, reliability.fallbackLlmModel);
+    let answer: Completion;
+    try {
+      answer = await complete({ messages, tools, temperature: 0.2, maxTokens: 1_500 }, model, reliability.fallbackLlmModel);
+    } catch (error) {
+      // Before any tool ran, the message fails as the provider did and nothing is kept. After,
+      // the tools' changes are made: the turn ends here so they are recorded (the session's
+      // tool calls, the audit entries) and the tokens so far are charged.
+      if (input.runner.calls.length === 0) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      return { text: `I stopped here: the language model did not answer (${reason}). The tool calls above were made; tell me how to go on.`, usage };
+    }
     usage.input_tokens += answer.usage.prompt_tokens;
     usage.output_tokens += answer.usage.completion_tokens;
     if (!answer.toolCalls?.length) return { text: answer.content.trim() || '…', usage };
