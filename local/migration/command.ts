@@ -75,15 +75,24 @@ async function localTarget(workspaceId: string): Promise<{ url: string; key: str
   process.env.DATA_DIR = server.data_dir ?? dataDir();
   process.env.DYNAMODB_ENDPOINT = server.dynamodb_endpoint;
   process.env.TABLE_NAME = server.table_name;
+  const created = await mintImportKey(workspaceId);
+  console.error(`Minted API key ${created.api_key_id} ("import-retell") of workspace ${workspaceId}; delete it when the import is done.`);
+  return { url: server.url, key: created.api_key };
+}
+
+/**
+ * A full-access API key of `workspaceId` named `import-retell`, written to the store the
+ * environment names (the running server's, set by localTarget). Loaded late: the store's
+ * modules read their settings when first imported.
+ */
+export async function mintImportKey(workspaceId: string): Promise<{ api_key_id: string; api_key: string }> {
   const [{ createApiKey }, { CreateApiKeyBody }] = await Promise.all([
     import('../../shared/account/api-keys.ts'),
     import('../../shared/account/schemas.ts'),
   ]);
-  const created = await createApiKey(
+  return createApiKey(
     { kind: 'secret', workspaceId, credentialId: 'import-retell', scopes: [], capabilities: [] },
     CreateApiKeyBody.parse({ name: 'import-retell' }),
   );
-  console.error(`Minted API key ${created.api_key_id} ("import-retell") of workspace ${workspaceId}; delete it when the import is done.`);
-  return { url: server.url, key: created.api_key };
 }
 

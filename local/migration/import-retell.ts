@@ -93,6 +93,8 @@ interface Snapshot {
   agents: AgentSource[];
   numbers: Json[];
   tests: Json[];
+  /** `--only`: IDs of the source's objects of kinds this run does not move, with their row kind. */
+  leftOut: Map<string, string>;
 }
 
 interface Item {
@@ -238,7 +240,7 @@ export async function importRetell(options: ImportOptions): Promise<ImportResult
   // Handlers, one per kind. Each answers the row of its object; a refusal of the target
   // becomes a failed row (the run goes on), a fatal problem stops the run.
 
-  async function importKnowledgeBase(kb: Json): Promise<Row> {
+  async function importKnowledgeBase(kb: Json): Promise<Row[]> {
     const sourceId = kb.knowledge_base_id as string;
     const row: Row = { kind: LABEL['knowledge-bases'], name: kb.knowledge_base_name, source_id: sourceId, status: 'moved' };
     const sources = (kb.knowledge_base_sources ?? []) as Json[];
@@ -249,25 +251,33 @@ export async function importRetell(options: ImportOptions): Promise<ImportResult
         : s.type === 'url' ? !have.some((h) => h.type === 'url' && h.url === s.url)
           : !have.some((h) => h.type === 'document' && h.filename === s.filename),
     );
+    // A file the source offers no download for needs a person, not a rerun: a row of its own, not a failure.
+    const undownloadable = missing.filter((s) => s.type !== 'text' && s.type !== 'url' && typeof s.file_url !== 'string');
+    const notMovable: Row[] = undownloadable.map((s) => ({
+      kind: 'file',
+      name: String(s.filename ?? s.source_id),
+      source_id: sourceId,
+      status: 'not movable',
+      detail: `file of knowledge base "${kb.knowledge_base_name}": the source offers no download; add it with add-knowledge-base-sources`,
+    }));
+    const movable = missing.filter((s) => !undownloadable.includes(s));
     const skippedNotes: string[] = [];
     const texts: { title: string; text: string }[] = [];
     const urls: string[] = [];
     const files: File[] = [];
     if (!dryRun) {
-      for (const s of missing) {
+      for (const s of movable) {
         if (s.type === 'url') urls.push(s.url);
         else if (s.type === 'text') {
           const text = await sourceText(kb, s);
           if (text === undefined) skippedNotes.push(`text "${s.title}" could not be read from the source`);
           else texts.push({ title: s.title, text });
-        } else if (s.file_url) {
+        } else {
           try {
             files.push(await toFile(await download(s.file_url), s.filename));
           } catch (error) {
             skippedNotes.push(`file "${s.filename}" could not be downloaded (${messageOf(error)}): add it by hand`);
           }
-        } else {
-          skippedNotes.push(`file "${s.filename}": the source offers no download; add it by hand`);
         }
       }
     }
@@ -279,7 +289,7 @@ export async function importRetell(options: ImportOptions): Promise<ImportResult
     if (!existing) {
       if (dryRun) {
         ids.set(sourceId, '(new knowledge base)');
-        return planned(row, `create knowledge base "${kb.knowledge_base_name}" with ${sources.length} sources`);
+        return [planned(row, `create knowledge base "${kb.knowledge_base_name}" with ${sources.length - undownloadable.length} sources`), ...notMovable];
       }
       const created = (await write(`create knowledge base ${sourceId}`, () =>
         target.knowledgeBase.create({
@@ -294,8 +304,8 @@ export async function importRetell(options: ImportOptions): Promise<ImportResult
       row.parley_id = created.knowledge_base_id;
     } else {
       row.parley_id = existing.knowledge_base_id;
-      if (!missing.length) return { ...row, status: 'skipped', detail: 'unchanged' };
-      if (dryRun) return planned({ ...row, status: 'updated' }, `add ${missing.length} sources to knowledge base "${kb.knowledge_base_name}"`);
+      if (!movable.length) return [{ ...row, status: 'skipped', detail: 'unchanged' }, ...notMovable];
+      if (dryRun) return [planned({ ...row, status: 'updated' }, `add ${movable.length} sources to knowledge base "${kb.knowledge_base_name}"`), ...notMovable];
       if (Object.keys(sourcesBody).length) {
         await write(`add sources to ${row.parley_id}`, () => target.knowledgeBase.addSources(row.parley_id!, sourcesBody as never));
       }
@@ -303,8 +313,8 @@ export async function importRetell(options: ImportOptions): Promise<ImportResult
       row.detail = `added ${Object.keys(sourcesBody).length ? texts.length + urls.length + files.length : 0} sources`;
     }
     remember({ kind: row.kind, name: row.name, source_id: sourceId, parley_id: row.parley_id! });
-    if (skippedNotes.length) return { ...row, status: 'failed', detail: [row.detail, ...skippedNotes].filter(Boolean).join('; ') };
-    return row;
+    if (skippedNotes.length) return [{ ...row, status: 'failed', detail: [row.detail, ...skippedNotes].filter(Boolean).join('; ') }, ...notMovable];
+    return [row, ...notMovable];
   }
 
   /** A text source's text: its content_url (Retell), else Parley's source-content endpoint. */
@@ -683,6 +693,7 @@ export async function importRetell(options: ImportOptions): Promise<ImportResult
   for (const number of snapshot.numbers) add('numbers', number.phone_number, number.nickname ?? number.phone_number, number, () => importNumber(number));
   for (const test of snapshot.tests) add('tests', test.test_case_definition_id, test.name, test, () => importTest(test));
   const inRun = new Set(items.map((item) => item.id));
+  const leftOutIds = new Set([...snapshot.leftOut.keys()].filter((id) => !inRun.has(id)));
   for (const item of items) {
     for (const id of referencedIds((item as unknown as { object: unknown }).object, inRun)) if (id !== item.id) item.deps.add(id);
   }
@@ -711,9 +722,20 @@ export async function importRetell(options: ImportOptions): Promise<ImportResult
       progress.step(done, `${LABEL[item.kind]} ${item.name}`);
       const key = `${item.kind}:${item.id}`;
       const blockedBy = [...item.deps].filter((id) => failed.has(id));
+      // A reference to an object this run leaves out (--only) that no earlier run moved would
+      // dangle in the target: the object is not written, and the row says what to move first.
+      const leftOut = [...referencedIds((item as unknown as { object: unknown }).object, leftOutIds)].filter((id) => !ids.has(id));
       let produced: Row[];
       if (state.done[key]) {
         produced = [state.done[key]!];
+      } else if (leftOut.length) {
+        produced = [{
+          kind: LABEL[item.kind],
+          name: item.name,
+          source_id: item.id,
+          status: 'failed',
+          detail: `references ${leftOut.map((id) => `${snapshot.leftOut.get(id)} ${id}`).join(', ')}, which this run leaves out (--only) and no earlier run moved: move ${leftOut.length === 1 ? 'it' : 'them'} first (or in the same run)`,
+        }];
       } else if (blockedBy.length) {
         produced = [{ kind: LABEL[item.kind], name: item.name, source_id: item.id, status: 'failed', detail: `references ${blockedBy.join(', ')}, which failed` }];
       } else {
@@ -785,18 +807,29 @@ async function readSource(source: Retell, call: Caller, selected: Set<Kind>): Pr
       const answer = await call('source', () => request(key));
       return Array.isArray(answer) ? { items: answer as T[] } : (answer as { items: T[]; has_more?: boolean; pagination_key?: string });
     });
-  const wants = (...kinds: Kind[]) => kinds.some((kind) => selected.has(kind));
+  // Kinds left out (--only) are listed too, for their IDs alone: a moved object referencing one
+  // of them is then recognised (docs/migration.md, --only), where a dangling ID would be written.
+  // (Numbers and test cases are referenced by nothing, so they are listed only when they move.)
+  const leftOut = new Map<string, string>();
   const [kbs, components, llms, flows, agentItems, numbers] = await Promise.all([
-    wants('knowledge-bases') ? listed<Json>(() => source.knowledgeBase.list()) : [],
-    wants('components') ? listed<Json>((key) => source.conversationFlowComponent.list({ limit: 1000, ...(key ? { pagination_key: key } : {}) })) : [],
-    wants('llms', 'tests') ? listed<Json>((key) => source.llm.list({ limit: 1000, ...(key ? { pagination_key: key } : {}) })) : [],
-    wants('flows', 'tests') ? listed<Json>((key) => source.conversationFlow.list({ limit: 1000, ...(key ? { pagination_key: key } : {}) })) : [],
-    wants('agents', 'chat-agents') ? listed<Json>((key) => source.agent.list({ limit: 1000, ...(key ? { pagination_key: key } : {}) })) : [],
-    wants('numbers') ? listed<Json>((key) => source.phoneNumber.list({ limit: 1000, ...(key ? { pagination_key: key } : {}) } as never)) : [],
+    listed<Json>(() => source.knowledgeBase.list()),
+    listed<Json>((key) => source.conversationFlowComponent.list({ limit: 1000, ...(key ? { pagination_key: key } : {}) })),
+    listed<Json>((key) => source.llm.list({ limit: 1000, ...(key ? { pagination_key: key } : {}) })),
+    listed<Json>((key) => source.conversationFlow.list({ limit: 1000, ...(key ? { pagination_key: key } : {}) })),
+    listed<Json>((key) => source.agent.list({ limit: 1000, ...(key ? { pagination_key: key } : {}) })),
+    selected.has('numbers') ? listed<Json>((key) => source.phoneNumber.list({ limit: 1000, ...(key ? { pagination_key: key } : {}) } as never)) : [],
   ]);
+  const keepLeftOut = (kind: Kind, objects: Json[], idField: string) => {
+    if (!selected.has(kind)) for (const object of objects) if (typeof object[idField] === 'string') leftOut.set(object[idField], LABEL[kind]);
+  };
+  keepLeftOut('knowledge-bases', kbs, 'knowledge_base_id');
+  keepLeftOut('components', components, 'conversation_flow_component_id');
+  keepLeftOut('llms', llms, 'llm_id');
+  keepLeftOut('flows', flows, 'conversation_flow_id');
   const agents: AgentSource[] = [];
   for (const item of agentItems) {
     const kind = item.channel === 'chat' || String(item.agent_id).startsWith('chat_') ? 'chat-agents' : 'agents';
+    keepLeftOut(kind, [item], 'agent_id');
     if (!selected.has(kind)) continue;
     const versions = (await call('source', () =>
       kind === 'agents' ? source.agent.getVersions(item.agent_id) : source.chatAgent.getVersions(item.agent_id),
@@ -815,13 +848,14 @@ async function readSource(source: Retell, call: Caller, selected: Set<Kind>): Pr
     }
   }
   return {
-    kbs,
-    components,
+    kbs: selected.has('knowledge-bases') ? kbs : [],
+    components: selected.has('components') ? components : [],
     llms: selected.has('llms') ? llms : [],
     flows: selected.has('flows') ? flows : [],
     agents,
     numbers,
     tests,
+    leftOut,
   };
 }
 

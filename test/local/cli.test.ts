@@ -23,6 +23,7 @@ const allUsage = [
   '  npm run cli -- create-workspace --name <name>',
   '  npm run cli -- create-session --workspace <id> --email <email>',
   '  npm run cli -- test --base-url <url> --api-key <key> (--llm <llm_id> | --flow <conversation_flow_id>) [--version <n>] [--case <test_case_id>]... [--timeout <seconds>]',
+  '  npm run cli -- import-retell --from-key <key> [--from-url <url>] (--to-url <url> --to-key <key> | --workspace <id>) [--only llms,flows,...] [--dry-run] [--mapping <file prefix>]',
   '',
 ].join('\n');
 const workspaceUsage = 'usage: npm run cli -- create-workspace --name <name>\n';

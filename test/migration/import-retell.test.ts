@@ -1,13 +1,19 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { toFile } from 'retell-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { startLocalServer } from '../../local/server.ts';
 import { importRetell, type ImportOptions } from '../../local/migration/import-retell.ts';
 import { FatalError } from '../../local/migration/client.ts';
+import { mintImportKey } from '../../local/migration/command.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
 import { freshNumber } from '../support/factories.ts';
@@ -28,7 +34,11 @@ const targetServer = await startLocalServer({ port: 0, host: '127.0.0.1' });
 afterAll(() => targetServer.close());
 const background = startBackgroundWork(JOBS.filter((job) => job.name === 'kb-jobs'));
 afterAll(() => background.stop());
-const site = await startSite({ '/faq.html': ['text/html', html('FAQ', '<p>Parcels ship every Tuesday.</p>')] });
+const site = await startSite({
+  '/faq.html': ['text/html', html('FAQ', '<p>Parcels ship every Tuesday.</p>')],
+  // A text source's content as Retell serves it at its content_url.
+  '/returns.txt': ['text/plain', 'Returns within 30 days.'],
+});
 
 const dir = mkdtempSync(join(tmpdir(), 'import-retell-'));
 let prefixes = 0;
@@ -386,7 +396,14 @@ async function fakeRetell() {
       case '/v2/list-phone-numbers':
         return page([{ phone_number: '+14155550123', phone_number_type: 'retell-twilio', nickname: 'Main line', last_modification_timestamp: 1, inbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] }]);
       case '/list-knowledge-bases':
-        return send(200, []);
+        return send(200, [{
+          knowledge_base_id: 'knowledge_base_9f8e7d6c5b4a3921', knowledge_base_name: 'Policies', status: 'complete', user_modified_timestamp: 1,
+          knowledge_base_sources: [
+            { type: 'text', source_id: 'source_1', title: 'Returns', content_url: `${site.url}/returns.txt` },
+            // Retell's document sources carry file_url; one without it offers nothing to download.
+            { type: 'document', source_id: 'source_2', filename: 'terms.pdf' },
+          ],
+        }]);
       default:
         return page([]);
     }
@@ -412,24 +429,160 @@ describe('from Retell', () => {
     const llmId = result.mapping.find((entry) => entry.source_id === 'llm_aaaaaaaaaaaaaaaaaaaaaaaa')!.parley_id;
     const agentId = result.mapping.find((entry) => entry.source_id === 'agent_0a1b2c3d4e5f60718293a4b5')!.parley_id;
     expect(result.rows.map(({ kind, source_id, status }) => [kind, source_id, status])).toEqual([
+      ['knowledge base', 'knowledge_base_9f8e7d6c5b4a3921', 'moved'],
+      ['file', 'knowledge_base_9f8e7d6c5b4a3921', 'not movable'],
       ['llm', 'llm_aaaaaaaaaaaaaaaaaaaaaaaa', 'moved'],
       ['llm', 'llm_bbbbbbbbbbbbbbbbbbbbbbbb', 'failed'],
       ['voice', 'custom_voice_5f1e2d', 'not movable'],
       ['agent', 'agent_0a1b2c3d4e5f60718293a4b5', 'moved'],
       ['number', '+14155550123', 'not movable'],
     ]);
-    expect(result.rows[1]!.detail).toBe('Parley refused it: 400 model_temperature: Must be at most 1');
-    expect(result.rows[2]).toMatchObject({ name: 'My clone', parley_id: expect.stringMatching(/^11labs-/), detail: expect.stringContaining('re-clone it (POST /clone-voice)') });
-    expect(result.rows[4]!.detail).toContain('port it to a carrier of yours and import it over SIP');
+    expect(result.rows[1]).toEqual({
+      kind: 'file', name: 'terms.pdf', source_id: 'knowledge_base_9f8e7d6c5b4a3921', status: 'not movable',
+      detail: 'file of knowledge base "Policies": the source offers no download; add it with add-knowledge-base-sources',
+    });
+    expect(result.rows[3]!.detail).toBe('Parley refused it: 400 model_temperature: Must be at most 1');
+    expect(result.rows[4]).toMatchObject({ name: 'My clone', parley_id: expect.stringMatching(/^11labs-/), detail: expect.stringContaining('re-clone it (POST /clone-voice)') });
+    expect(result.rows[6]!.detail).toContain('port it to a carrier of yours and import it over SIP');
     expect(result.exitCode).toBe(1);
+    // The text source, read from its content_url; the file left for a person.
+    const kbId = result.mapping.find((entry) => entry.source_id === 'knowledge_base_9f8e7d6c5b4a3921')!.parley_id;
+    const kb = await eventually(() => client.knowledgeBase.retrieve(kbId), (k) => k.status === 'complete', 15_000);
+    expect(kb.knowledge_base_sources!.map((x: Json) => [x.type, x.title])).toEqual([['text', 'Returns']]);
+    const text = kb.knowledge_base_sources![0] as Json;
+    expect((await ws.api.get(`/get-knowledge-base-source-content/${kbId}/${text.source_id}`)).body.content).toBe('Returns within 30 days.');
 
     const moved = await client.agent.retrieve(agentId);
     expect(moved).toMatchObject({
       agent_name: 'Bookings', language: 'en-GB', enable_backchannel: true, is_published: true, imported_from: 'agent_0a1b2c3d4e5f60718293a4b5',
-      voice_id: result.rows[2]!.parley_id, response_engine: { type: 'retell-llm', llm_id: llmId, version: 0 },
+      voice_id: result.rows[4]!.parley_id, response_engine: { type: 'retell-llm', llm_id: llmId, version: 0 },
     });
     const voice = await client.voice.retrieve(moved.voice_id);
     expect([voice.gender, voice.accent]).toEqual(['female', 'British']);
     expect(await client.llm.retrieve(llmId)).toMatchObject({ general_prompt: 'You book tables.', tool_call_strict_mode: true, imported_from: 'llm_aaaaaaaaaaaaaaaaaaaaaaaa' });
   });
+});
+
+describe('--only', () => {
+  it('moves only the kinds named; an object referencing a kind left out is not written and its row names what to move first', async () => {
+    const { ws, client } = await newTarget();
+    const only = ['llms', 'agents'] as const;
+    const first = await importRetell(options(ws.api_key, { only }));
+    const row = (result: typeof first, id: string) => result.rows.find((r) => r.source_id === id);
+    expect([...new Set(first.rows.map((r) => r.kind))]).toEqual(['llm', 'agent']);
+    expect(row(first, s.salesLlm.llm_id)).toEqual({
+      kind: 'llm', name: 'engine of Sales desk', source_id: s.salesLlm.llm_id, status: 'failed',
+      detail: `references knowledge base ${s.kb.knowledge_base_id}, which this run leaves out (--only) and no earlier run moved: move it first (or in the same run)`,
+    });
+    expect(row(first, s.sales.agent_id)).toMatchObject({ status: 'failed', detail: `references ${s.salesLlm.llm_id}, which failed` });
+    expect(row(first, s.router.agent_id)).toMatchObject({
+      status: 'failed',
+      detail: `references flow ${s.flow.conversation_flow_id}, which this run leaves out (--only) and no earlier run moved: move it first (or in the same run)`,
+    });
+    for (const id of [s.supportLlm.llm_id, s.chatLlm.llm_id, s.support.agent_id]) expect(row(first, id)?.status).toBe('moved');
+    expect(first.rows).toHaveLength(6);
+    expect(first.exitCode).toBe(1);
+
+    // Nothing in the target names an object of the source.
+    const llms = (await client.llm.list()).items;
+    const agents = (await ws.api.get('/list-agents')).body as Json[];
+    expect(llms.map((llm) => (llm as Json).imported_from).sort()).toEqual([s.chatLlm.llm_id, s.supportLlm.llm_id].sort());
+    expect(agents.map((agent) => agent.imported_from)).toEqual([s.support.agent_id]);
+    expect(await client.knowledgeBase.list()).toEqual([]);
+    expect((await client.conversationFlow.list()).items).toEqual([]);
+    const written = JSON.stringify([...llms, ...agents].map((object) => ({ ...object, imported_from: undefined })));
+    for (const id of [s.kb.knowledge_base_id, s.flow.conversation_flow_id, s.salesLlm.llm_id, s.sales.agent_id, s.supportLlm.llm_id]) expect(written).not.toContain(id);
+
+    // Once the knowledge bases are moved, the same --only resolves the reference to them.
+    expect((await importRetell(options(ws.api_key, { only: ['knowledge-bases'] }))).exitCode).toBe(0);
+    const kbId = (await client.knowledgeBase.list())[0]!.knowledge_base_id;
+    const second = await importRetell(options(ws.api_key, { only }));
+    expect(row(second, s.salesLlm.llm_id)?.status).toBe('moved');
+    expect(row(second, s.sales.agent_id)?.status).toBe('moved');
+    expect(row(second, s.router.agent_id)?.status).toBe('failed');
+    const salesLlm = (await client.llm.list()).items.find((llm) => (llm as Json).imported_from === s.salesLlm.llm_id)!;
+    expect(salesLlm.knowledge_base_ids).toEqual([kbId]);
+  }, 30_000);
+});
+
+// The command as a user runs it (test/local/cli.test.ts spawns it the same way), against this file's servers.
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const cliFile = new URL('../../local/cli.ts', import.meta.url).pathname;
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', tsxLoader, cliFile, ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+const importUsage =
+  'usage: npm run cli -- import-retell --from-key <key> [--from-url <url>] (--to-url <url> --to-key <key> | --workspace <id>) [--only llms,flows,...] [--dry-run] [--mapping <file prefix>]\n';
+
+describe('npm run cli -- import-retell', () => {
+  it('prints the summary table on stdout and exits 0, exits 1 when an object failed, and 2 on a usage mistake', async () => {
+    const { ws } = await newTarget();
+    const ends = ['--from-url', app.url, '--from-key', sourceWs.api_key, '--to-url', targetServer.url, '--to-key', ws.api_key];
+    const [ok, failing, missingTarget, badKind] = await Promise.all([
+      cli('import-retell', ...ends, '--only', 'components', '--mapping', join(dir, 'cli-ok')),
+      cli('import-retell', ...ends, '--only', 'tests', '--mapping', join(dir, 'cli-failing')),
+      cli('import-retell', '--from-key', 'key_x'),
+      cli('import-retell', '--from-key', 'key_x', '--workspace', 'ws_1', '--only', 'llms,voices'),
+    ]);
+
+    expect(ok.code).toBe(0);
+    const table = ok.stdout.split('\n');
+    expect(table[0]).toMatch(/^KIND +NAME +SOURCE ID +PARLEY ID +RESULT +DETAIL$/);
+    expect(table[1]).toMatch(new RegExp(`^component +Collect name +${s.component.conversation_flow_component_id} +component_\\w+ +moved$`));
+    expect(table.slice(2)).toEqual(['', '1 moved, 0 updated, 0 skipped, 0 not movable, 0 failed', '']);
+    expect(ok.stderr).toBe(`Mapping written to ${join(dir, 'cli-ok')}.json and ${join(dir, 'cli-ok')}.csv\n`);
+    expect(readFileSync(join(dir, 'cli-ok.csv'), 'utf8').split('\n')[1]).toMatch(new RegExp(`^component,${s.component.conversation_flow_component_id},component_\\w+,Collect name$`));
+
+    // A test case whose engine this run leaves out fails, by name; the exit code says so.
+    expect(failing.code).toBe(1);
+    expect(failing.stdout).toMatch(new RegExp(`^test case +Asks for a size +${s.test.test_case_definition_id} +- +failed +references llm ${s.salesLlm.llm_id}, which this run leaves out`, 'm'));
+    expect(failing.stdout.trimEnd().split('\n').at(-1)).toBe('0 moved, 0 updated, 0 skipped, 0 not movable, 1 failed');
+
+    expect(missingTarget).toEqual({ code: 2, stdout: '', stderr: `--to-url and --to-key are required (or --workspace on the local runtime)\n${importUsage}` });
+    expect(badKind).toEqual({
+      code: 2, stdout: '',
+      stderr: `--only: unknown kind voices (kinds: knowledge-bases, components, llms, flows, agents, chat-agents, numbers, tests)\n${importUsage}`,
+    });
+  }, 60_000);
+});
+
+describe('--workspace on the local runtime', () => {
+  it('mints a full-access key named import-retell in the workspace, with which the import writes', async () => {
+    const { ws, client } = await newTarget();
+    const minted = await mintImportKey(ws.workspace_id);
+    expect(((await ws.api.get('/api-keys')).body as Json[]).find((key) => key.api_key_id === minted.api_key_id)).toMatchObject({ name: 'import-retell' });
+    const result = await importRetell(options(minted.api_key, { only: ['components'] }));
+    expect(result.rows.map((r) => [r.kind, r.status])).toEqual([['component', 'moved']]);
+    expect((await client.conversationFlowComponent.list()).items.map((c) => (c as Json).imported_from)).toEqual([s.component.conversation_flow_component_id]);
+  });
+});
+
+describe('knowledge-base files', () => {
+  it('downloads a file the source serves and uploads it to the moved knowledge base', async () => {
+    const kb = await source.knowledgeBase.create({
+      knowledge_base_name: 'Size charts',
+      knowledge_base_files: [await toFile(Buffer.from(html('Sizes', '<p>EU 42 is UK 8.</p>')), 'sizes.html', { type: 'text/html' })],
+    });
+    await eventually(() => source.knowledgeBase.retrieve(kb.knowledge_base_id), (k) => k.status === 'complete', 15_000);
+    const { ws, client } = await newTarget();
+    const result = await importRetell(options(ws.api_key, { only: ['knowledge-bases'] }));
+    expect(result.rows.find((r) => r.source_id === kb.knowledge_base_id)).toMatchObject({ kind: 'knowledge base', status: 'moved' });
+    expect(result.exitCode).toBe(0);
+    const movedId = result.mapping.find((entry) => entry.source_id === kb.knowledge_base_id)!.parley_id;
+    const moved = await eventually(() => client.knowledgeBase.retrieve(movedId), (k) => k.status === 'complete', 15_000);
+    const file = moved.knowledge_base_sources!.find((x: Json) => x.type === 'document') as Json;
+    expect(moved.knowledge_base_sources!.map((x: Json) => [x.type, x.filename, x.status])).toEqual([['document', 'sizes.html', 'complete']]);
+    const [from, to] = await Promise.all([
+      source.knowledgeBase.retrieve(kb.knowledge_base_id).then((k) => fetch((k.knowledge_base_sources![0] as Json).file_url).then((r) => r.text())),
+      fetch(file.file_url).then((r) => r.text()),
+    ]);
+    expect(to).toBe(from);
+    expect((await ws.api.get(`/get-knowledge-base-source-content/${movedId}/${file.source_id}`)).body.content).toContain('EU 42 is UK 8.');
+  }, 30_000);
 });
