@@ -305,7 +305,7 @@ async function explainTestRun(input: OfflineTurnInput, runId: string): Promise<E
     }
     const why = line.slice(prefix.length);
     lines.push(`- ${criterion}: ${why}`);
-    failing.push({ key: `test:${criterion}`, instruction: `- Make sure of this: ${withoutFullStop(criterion)}. Last time, ${withoutFullStop(why)}.` });
+    failing.push({ key: `test:${criterion}`, instruction: `- Make sure of this: ${withoutFullStop(criterion)}. Last time: ${withoutFullStop(why)}.` });
   }
   const engine = async (): Promise<Engine | { problem: string }> => {
     const batch = await input.runner.run('get_batch_test', { test_case_batch_job_id: run.test_case_batch_job_id });
