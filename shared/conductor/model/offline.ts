@@ -15,9 +15,9 @@ import { appendDiff } from './diff.ts';
  * 4. `rename agent <X> to <Y>`: renames it at once (a draft edit needs no confirmation).
  * 5. `publish agent <X>`: proposes publishing it.
  * 6. `delete agent <X>`: proposes deleting it.
- * 7. `why did … fail` / `explain`: explains the attached QA results from their failing
- *    criteria and proposes the prompt change (appended instructions) as a unified diff,
- *    applied to the agent's LLM once confirmed.
+ * 7. `why did … fail` / `explain`: explains the attached QA results and test runs from their
+ *    failing criteria and proposes the prompt change (appended instructions) as a unified
+ *    diff, applied to the LLM they ran on once confirmed.
  * 8. `invite <email> [as <role>]`: invites them (the route admits admins only).
  * Otherwise: what it can do, and `help`.
  *
@@ -153,7 +153,7 @@ export async function offlineTurn(input: OfflineTurnInput): Promise<TurnResult> 
   return {
     text:
       'I build and fix agents through the API as you. Try "create an agent named Front Desk with prompt You answer calls for a dental clinic", ' +
-      '"list my agents", "rename agent <name> to <new name>", "publish agent <name>", or attach a QA result and ask "why did it fail?". Say "help" for everything I can do.',
+      '"list my agents", "rename agent <name> to <new name>", "publish agent <name>", or attach a QA result or test run and ask "why did it fail?". Say "help" for everything I can do.',
   };
 }
 
@@ -194,45 +194,123 @@ interface QaResultView {
   machine?: { criteria: { name: string; score: number | null; reason: string }[]; overall_score: number | null; passed: boolean | null; pass_threshold: number };
 }
 
-/** Rule 7: the attached QA results' failing criteria, and an instruction for each appended to the agent's prompt. */
+interface TestRunView {
+  test_case_job_id: string;
+  test_case_batch_job_id: string;
+  status: string;
+  test_case_definition_snapshot: { name: string; metrics: string[] };
+  result_explanation?: string | null;
+}
+
+type Engine = { type?: string; llm_id?: string };
+
+/** A failing criterion, the instruction appended to the prompt for it, and where its engine is found. */
+interface Failing {
+  key: string;
+  instruction: string;
+}
+
+/** What explaining one attachment came to: lines for the reply, its failing criteria and how to find its engine. */
+interface Explained {
+  lines: string[];
+  failing: Failing[];
+  engine?: () => Promise<Engine | { problem: string }>;
+}
+
+const EXPLAINED_TYPES = new Set(['qa_result', 'test_run']);
+
+/**
+ * Rule 7: the attached QA results' criteria scored below the threshold and the attached test
+ * runs' criteria not met, and an instruction for each appended to the prompt of the LLM the
+ * first explained attachment ran on (a QA result's agent's, a test run's batch's).
+ */
 async function explainFailures(input: OfflineTurnInput): Promise<TurnResult> {
-  const attached = input.attachments.filter((attachment) => attachment.type === 'qa_result');
-  if (attached.length === 0) return { text: 'Attach the QA results to explain (PUT /conductor/sessions/{id}/attachments with type qa_result), then ask again.' };
+  const attached = input.attachments.filter((attachment) => EXPLAINED_TYPES.has(attachment.type));
+  if (attached.length === 0) {
+    return { text: 'Attach the QA results or test runs to explain (PUT /conductor/sessions/{id}/attachments with type qa_result or test_run), then ask again.' };
+  }
   const lines: string[] = [];
-  const failing: { name: string; reason: string }[] = [];
-  let agentId: string | undefined;
+  const failing: Failing[] = [];
+  let engineOf: Explained['engine'];
   for (const attachment of attached) {
-    const fetched = await input.runner.run('get_qa_result', { result_id: attachment.id });
-    if (fetched.status !== 'ok') {
-      lines.push(outcomeText(fetched));
-      continue;
-    }
-    const result = fetched.result as QaResultView;
-    agentId ??= result.agent_id;
-    if (result.status !== 'scored' || !result.machine) {
-      lines.push(`${result.result_id} was not scored: ${result.failure_reason ?? 'no scores'}.`);
-      continue;
-    }
-    const { machine } = result;
-    const below = machine.criteria.filter((criterion) => criterion.score !== null && criterion.score < machine.pass_threshold);
-    lines.push(`${result.result_id} scored ${machine.overall_score ?? 'n/a'} against a pass threshold of ${machine.pass_threshold} (${machine.passed ? 'passed' : 'failed'}).`);
-    for (const criterion of below) {
-      lines.push(`- ${criterion.name}: ${criterion.score}. ${criterion.reason}`);
-      if (!failing.some((seen) => seen.name === criterion.name)) failing.push({ name: criterion.name, reason: criterion.reason });
-    }
+    const explained = attachment.type === 'qa_result' ? await explainQaResult(input, attachment.id) : await explainTestRun(input, attachment.id);
+    lines.push(...explained.lines);
+    for (const item of explained.failing) if (!failing.some((seen) => seen.key === item.key)) failing.push(item);
+    engineOf ??= explained.engine;
   }
-  if (failing.length === 0 || !agentId) return { text: [...lines, 'No criterion scored below the threshold: nothing to change in the prompt.'].join('\n') };
-  const agent = await input.runner.run('get_agent', { agent_id: agentId });
-  const engine = (agent.result as { response_engine?: { type?: string; llm_id?: string } } | undefined)?.response_engine;
-  if (agent.status !== 'ok' || engine?.type !== 'retell-llm' || !engine.llm_id) {
-    return { text: [...lines, agent.status === 'ok' ? "The agent's response engine is not an LLM: change its flow's nodes instead." : outcomeText(agent)].join('\n') };
-  }
+  if (failing.length === 0 || !engineOf) return { text: [...lines, 'No criterion failed: nothing to change in the prompt.'].join('\n') };
+  const engine = await engineOf();
+  if ('problem' in engine) return { text: [...lines, engine.problem].join('\n') };
+  if (engine.type !== 'retell-llm' || !engine.llm_id) return { text: [...lines, "The response engine is not an LLM: change its flow's nodes instead."].join('\n') };
   const llm = await input.runner.run('get_llm', { llm_id: engine.llm_id });
   if (llm.status !== 'ok') return { text: [...lines, outcomeText(llm)].join('\n') };
   const prompt = String((llm.result as { general_prompt?: string | null }).general_prompt ?? '');
-  const added = failing.map((criterion) => `- Make sure the conversation meets "${criterion.name.replaceAll('_', ' ')}": last time, ${criterion.reason.replace(/\.$/, '')}.`);
-  const next = `${prompt}${prompt === '' || prompt.endsWith('\n') ? '' : '\n'}${added.join('\n')}`;
+  const next = `${prompt}${prompt === '' || prompt.endsWith('\n') ? '' : '\n'}${failing.map((item) => item.instruction).join('\n')}`;
   const diff = appendDiff('general_prompt', prompt, next);
   const pending = proposal(input, `apply this change to the prompt of ${engine.llm_id}`, [{ tool: 'update_llm', arguments: { llm_id: engine.llm_id, general_prompt: next } }]);
   return { text: [...lines, '', 'Proposed prompt change:', '```diff', diff, '```', pending.text].join('\n'), pending: pending.pending };
+}
+
+const withoutFullStop = (text: string) => text.replace(/\.$/, '');
+
+async function explainQaResult(input: OfflineTurnInput, resultId: string): Promise<Explained> {
+  const fetched = await input.runner.run('get_qa_result', { result_id: resultId });
+  if (fetched.status !== 'ok') return { lines: [outcomeText(fetched)], failing: [] };
+  const result = fetched.result as QaResultView;
+  const engine = async (): Promise<Engine | { problem: string }> => {
+    const agent = await input.runner.run('get_agent', { agent_id: result.agent_id });
+    if (agent.status !== 'ok') return { problem: outcomeText(agent) };
+    return (agent.result as { response_engine?: Engine }).response_engine ?? {};
+  };
+  if (result.status !== 'scored' || !result.machine) return { lines: [`${result.result_id} was not scored: ${result.failure_reason ?? 'no scores'}.`], failing: [], engine };
+  const { machine } = result;
+  const below = machine.criteria.filter((criterion) => criterion.score !== null && criterion.score < machine.pass_threshold);
+  return {
+    lines: [
+      `${result.result_id} scored ${machine.overall_score ?? 'n/a'} against a pass threshold of ${machine.pass_threshold} (${machine.passed ? 'passed' : 'failed'}).`,
+      ...below.map((criterion) => `- ${criterion.name}: ${criterion.score}. ${criterion.reason}`),
+    ],
+    failing: below.map((criterion) => ({
+      key: `qa:${criterion.name}`,
+      instruction: `- Make sure the conversation meets "${criterion.name.replaceAll('_', ' ')}": last time, ${withoutFullStop(criterion.reason)}.`,
+    })),
+    engine,
+  };
+}
+
+/**
+ * A test run's verdict and the judge's explanation as GET /get-test-run answers them: a
+ * failing run's explanation has one line per criterion not met, `Criterion <n> not met:
+ * "<criterion>": <why>`, the criterion being the definition's n-th as run.
+ */
+async function explainTestRun(input: OfflineTurnInput, runId: string): Promise<Explained> {
+  const fetched = await input.runner.run('get_test_run', { test_case_job_id: runId });
+  if (fetched.status !== 'ok') return { lines: [outcomeText(fetched)], failing: [] };
+  const run = fetched.result as TestRunView;
+  const definition = run.test_case_definition_snapshot;
+  const explanation = run.result_explanation ?? '';
+  const head = `${run.test_case_job_id} (test case "${definition.name}")`;
+  if (run.status === 'pending' || run.status === 'in_progress') return { lines: [`${head} has not finished yet: ask again once it has.`], failing: [] };
+  if (run.status === 'error') return { lines: [`${head} could not run: ${explanation || 'no reason given'}.`], failing: [] };
+  if (run.status !== 'fail') return { lines: [`${head} passed.`], failing: [] };
+  const failing: Failing[] = [];
+  const lines = [`${head} failed.`];
+  for (const line of explanation.split('\n')) {
+    const index = Number(/^Criterion (\d+) not met: /.exec(line)?.[1]);
+    const criterion = definition.metrics[index - 1];
+    const prefix = `Criterion ${index} not met: "${criterion}": `;
+    if (criterion === undefined || !line.startsWith(prefix)) {
+      if (line.trim() !== '') lines.push(`- ${line}`);
+      continue;
+    }
+    const why = line.slice(prefix.length);
+    lines.push(`- ${criterion}: ${why}`);
+    failing.push({ key: `test:${criterion}`, instruction: `- Make sure of this: ${withoutFullStop(criterion)}. Last time: ${withoutFullStop(why)}.` });
+  }
+  const engine = async (): Promise<Engine | { problem: string }> => {
+    const batch = await input.runner.run('get_batch_test', { test_case_batch_job_id: run.test_case_batch_job_id });
+    if (batch.status !== 'ok') return { problem: outcomeText(batch) };
+    return (batch.result as { response_engine?: Engine }).response_engine ?? {};
+  };
+  return { lines, failing, engine };
 }

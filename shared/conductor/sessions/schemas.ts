@@ -15,7 +15,7 @@ export const MAX_SESSION_MESSAGES = 200;
 /** The longest message a user sends. */
 const MAX_MESSAGE_CHARS = 8_000;
 
-const ATTACHMENT_TYPES = ['agent', 'chat_agent', 'llm', 'conversation_flow', 'knowledge_base', 'call', 'chat', 'qa_cohort', 'qa_result'] as const;
+const ATTACHMENT_TYPES = ['agent', 'chat_agent', 'llm', 'conversation_flow', 'knowledge_base', 'call', 'chat', 'qa_cohort', 'qa_result', 'test_run'] as const;
 
 export const Attachment = lazySchema(() =>
   z.object({

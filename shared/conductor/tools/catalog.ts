@@ -156,6 +156,11 @@ export const TOOLS: readonly Tool[] = [
     method: 'GET', path: '/get-test-run/{test_case_job_id}', domain: 'agents', scope: 'agents', confirm: false, writes: false,
     parameters: obj({ test_case_job_id: str('The test run ID') }, ['test_case_job_id']),
   }),
+  tool('getBatchTest', {
+    name: 'get_batch_test', description: 'Get a batch test: the response engine version its runs ran against, and its counts',
+    method: 'GET', path: '/get-batch-test/{test_case_batch_job_id}', domain: 'agents', scope: 'agents', confirm: false, writes: false,
+    parameters: obj({ test_case_batch_job_id: str('The batch test ID') }, ['test_case_batch_job_id']),
+  }),
   tool('createWebCall', {
     name: 'create_web_call', description: 'Start a web call with an agent (places a call: spends)',
     method: 'POST', path: '/v3/create-web-call', domain: 'calls', scope: 'calls', confirm: true, writes: true,
@@ -227,6 +232,7 @@ export const ATTACHMENT_READS: Readonly<Record<string, RouteRead & { param: stri
   chat: { route: 'getChat', method: 'GET', path: '/get-chat/{chat_id}', domain: 'chats', scope: 'calls', param: 'chat_id' },
   qa_cohort: { route: 'getQaCohort', method: 'GET', path: '/qa/cohorts/{cohort_id}', domain: 'qa', scope: 'analytics', param: 'cohort_id' },
   qa_result: { route: 'getQaResult', method: 'GET', path: '/qa/results/{result_id}', domain: 'qa', scope: 'analytics', param: 'result_id' },
+  test_run: { route: 'getTestRun', method: 'GET', path: '/get-test-run/{test_case_job_id}', domain: 'agents', scope: 'agents', param: 'test_case_job_id' },
 };
 
 /** The walkthrough's reads (shared/conductor/walkthrough). */
