@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import type { Context } from 'aws-lambda';
 import { setLocalRouteInvoker } from '../shared/platform/aws/route-invoke.ts';
-import type { Domain } from '../shared/platform/http/route.ts';
 import { domainFunctions } from './functions.ts';
+import { HTTP_FUNCTION_TIMEOUT_MS, localLambdaContext } from './local-context.ts';
 
 /**
  * The local stand-in for invoking a domain's Lambda (shared/platform/aws/route-invoke.ts):
@@ -12,24 +10,6 @@ import { domainFunctions } from './functions.ts';
 export function installLocalRouteInvoker(): void {
   setLocalRouteInvoker(async (domain, event) => {
     const { handler } = await domainFunctions[domain]();
-    return handler(event, invocationContext(domain), { signal: new AbortController().signal });
+    return handler(event, localLambdaContext(`parley-${domain}`, HTTP_FUNCTION_TIMEOUT_MS), { signal: new AbortController().signal });
   });
-}
-
-function invocationContext(domain: Domain): Context {
-  const deadline = Date.now() + 29_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: `parley-${domain}`,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:parley-${domain}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/parley-${domain}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 }

@@ -6,7 +6,8 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { HTTP_FUNCTION_TIMEOUT_MS, localLambdaContext } from './local-context.ts';
 import { badRequest, payloadTooLarge } from '../shared/platform/errors.ts';
 import { MAX_JSON_BODY_BYTES } from '../shared/platform/http/handler.ts';
 import { preflightResponse, preflightTable } from '../shared/platform/http/cors.ts';
@@ -203,7 +204,7 @@ async function handle(
   }
   const event = buildEvent(req, method, target, route, body);
   const handler = LOCAL_ONLY_KEYS.has(route.routeKey) ? ((await import('./sandbox-routes.ts')).sandboxHandler as HttpHandler) : await handlerFor(route.domain);
-  const context = lambdaContext(route.domain);
+  const context = localLambdaContext(`parley-${route.domain}`, HTTP_FUNCTION_TIMEOUT_MS);
   if (STREAM_ROUTES.has(route.routeKey)) {
     // Server-sent events stream for real here (shared/platform/http/event-stream.ts): no 29 s deadline, a sink on the socket.
     const gone = new AbortController();
@@ -299,24 +300,6 @@ function buildEvent(req: IncomingMessage, method: string, target: RequestTarget,
         userAgent: headers['user-agent'] ?? '',
       },
     },
-  };
-}
-
-function lambdaContext(domain: Domain): Context {
-  const deadline = Date.now() + 29_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: `parley-${domain}`,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:parley-${domain}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/parley-${domain}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
   };
 }
 
