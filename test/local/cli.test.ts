@@ -1,22 +1,8 @@
-import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.ts';
 
 // Usage answers and usage errors come before the CLI touches any store: no server or DynamoDB here.
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const cliFile = new URL('../../local/cli.ts', import.meta.url).pathname;
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', tsxLoader, cliFile, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const cli = (...args: string[]) => runCli(args);
 
 const allUsage = [
   'usage:',

@@ -1,12 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { toFile } from 'retell-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
@@ -16,6 +12,7 @@ import { FatalError } from '../../local/migration/client.ts';
 import { mintImportKey } from '../../local/migration/command.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
+import { runCli } from '../support/cli.ts';
 import { freshNumber } from '../support/factories.ts';
 import { html, startSite } from '../support/kb-fixtures.ts';
 import { retellClient } from '../support/sdk.ts';
@@ -505,18 +502,8 @@ describe('--only', () => {
   }, 30_000);
 });
 
-// The command as a user runs it (test/local/cli.test.ts spawns it the same way), against this file's servers.
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const cliFile = new URL('../../local/cli.ts', import.meta.url).pathname;
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', tsxLoader, cliFile, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+// The command as a user runs it, against this file's servers.
+const cli = (...args: string[]) => runCli(args);
 const importUsage =
   'usage: npm run cli -- import-retell --from-key <key> [--from-url <url>] (--to-url <url> --to-key <key> | --workspace <id>) [--only llms,flows,...] [--dry-run] [--mapping <file prefix>]\n';
 

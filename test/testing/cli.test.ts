@@ -1,11 +1,8 @@
-import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { jobNamed } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
+import { runCli } from '../support/cli.ts';
 import { newLlm } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
 
@@ -15,19 +12,8 @@ const app = await startTestApp();
 const background = startBackgroundWork([jobNamed('call-steps')]);
 afterAll(() => background.stop());
 const retell = retellClient(app.url, app.workspace.api_key);
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(['test', ...args], env);
 
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const cliFile = new URL('../../local/cli.ts', import.meta.url).pathname;
-
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', tsxLoader, cliFile, 'test', ...args], { env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 describe('npm run cli -- test', () => {
   it('exits 0 when every run passes and 1 when one fails, printing each verdict and explanation', async () => {
