@@ -1,11 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { jobNamed } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
+import { gitApply } from '../support/git-apply.ts';
 import { newLlm } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
 import { eventually } from '../support/webhook-receiver.ts';
@@ -25,19 +22,6 @@ afterAll(() => background.stop());
 /** Two lines, the last without a newline, as prompts are usually stored. */
 const PROMPT = "You take bookings for Luigi's.\nBe brief.";
 const CRITERION = 'The agent says "we have a vegan lasagne"';
-
-/** `diff` applied by `git apply` to a file holding `text`: the file's new content. */
-function gitApply(text: string, diff: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'conductor-diff-'));
-  try {
-    writeFileSync(join(dir, 'general_prompt'), text);
-    writeFileSync(join(dir, 'change.diff'), `${diff}\n`);
-    execFileSync('git', ['apply', 'change.diff'], { cwd: dir, stdio: 'pipe' });
-    return readFileSync(join(dir, 'general_prompt'), 'utf8');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe('why a test run failed', () => {
   it("quotes the attached run's verdict and failed criterion and proposes a diff against its LLM's prompt, applied once confirmed; another workspace's run is refused", async () => {

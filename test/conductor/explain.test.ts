@@ -1,13 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { jobNamed } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
+import { gitApply } from '../support/git-apply.ts';
 import { newAgentWithNumber } from '../support/factories.ts';
 import { retellClient } from '../support/sdk.ts';
+import { eventually } from '../support/webhook-receiver.ts';
 
 /*
  * "Why did it fail?" over an attached QA result (docs/assistant.md, offline rule 7), end to
@@ -20,16 +18,6 @@ const app = await startTestApp();
 const background = startBackgroundWork([jobNamed('call-steps')]);
 afterAll(() => background.stop());
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value).slice(0, 2000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 /** Two lines, the last without a newline, as prompts are usually stored. */
 const PROMPT = 'You answer calls for Parley Parking.\nAlways say "thank you for calling".';
 const GREETING = 'Thank you for calling Parley Parking.';
@@ -41,19 +29,6 @@ const RUBRIC = {
   ],
   pass_threshold: 70,
 };
-
-/** `diff` applied by `git apply` to a file holding `text`: the file's new content. */
-function gitApply(text: string, diff: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'conductor-diff-'));
-  try {
-    writeFileSync(join(dir, 'general_prompt'), text);
-    writeFileSync(join(dir, 'change.diff'), `${diff}\n`);
-    execFileSync('git', ['apply', 'change.diff'], { cwd: dir, stdio: 'pipe' });
-    return readFileSync(join(dir, 'general_prompt'), 'utf8');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe('why a QA result failed', () => {
   it("quotes the attached result's failing criteria and proposes a diff against the agent's actual prompt, applied once confirmed", async () => {
