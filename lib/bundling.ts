@@ -1,4 +1,4 @@
-import { basename, dirname, extname, resolve } from 'node:path';
+import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 import { CHUNKS_DIR } from '../shared/platform/bundle/bundle-files.ts';
 import { LAMBDA_BUNDLE_ALIASES } from './bundle-aliases.ts';
@@ -93,11 +93,37 @@ export function bundleOptionsFor(entry: string, outfile: string, bundling: Funct
  */
 export type WorkerEntries = Readonly<Record<string, string>>;
 
-/** Bundles a function, then its worker scripts, into `outdir` (CDK's local bundling is synchronous); the function's metafile. */
+/**
+ * Bundles a function, then its worker scripts, into `outdir` (CDK's local bundling is
+ * synchronous); the function's metafile. A bundle whose cold start loads more than
+ * COLD_BUDGET_BYTES throws: the synth, and so every deploy, stops there.
+ */
 export function bundleFunctionSync(entry: string, outdir: string, workers: WorkerEntries = {}): Metafile {
   const metafile = buildSync(bundleOptions(entry, outdir)).metafile!;
+  checkColdBudget(relative(process.cwd(), resolve(entry)), metafile, join(outdir, 'index.mjs'));
   for (const [name, source] of Object.entries(workers)) buildSync(bundleOptions(source, outdir, FUNCTION_BUNDLING, name));
   return metafile;
+}
+
+/**
+ * The size target as a gate: what a function's cold start loads (its index.mjs and the chunks
+ * it imports statically) is at most 700 KiB (docs/performance.md, "Sizes: cold and lazy").
+ * Checked where the stack bundles each function, so a change that pulls a heavy module back
+ * into a cold closure (one static import chain is enough) fails `cdk synth` and `cdk deploy`,
+ * naming the function, rather than in a benchmark nobody runs.
+ */
+export const COLD_BUDGET_BYTES = 700 * 1024;
+
+/** The bundle's cold bytes; throws, naming `name` and the size, past `budget`. */
+export function checkColdBudget(name: string, metafile: Metafile, entryFile: string, budget = COLD_BUDGET_BYTES): number {
+  const cold = outputBytes(metafile, bundleOutputs(metafile, entryFile).cold);
+  if (cold > budget) {
+    throw new Error(
+      `${name}: a cold start would load ${(cold / 1024).toFixed(1)} KiB, over the ${(budget / 1024).toFixed(0)} KiB budget. ` +
+        'A static import chain pulls a heavy module into the cold closure: reach it through import() (docs/performance.md, "Sizes: cold and lazy").',
+    );
+  }
+  return cold;
 }
 
 /** Where an output path of a metafile (relative to the working directory) is. */

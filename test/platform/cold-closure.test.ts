@@ -11,7 +11,8 @@ import { bundleOptions, bundleOutputs, coldInputs, inputsOf } from '../../lib/bu
  * runtime, the pre-call workflows, the SIP trace and live controls, the numbers' API module,
  * the LLM vendor, the Secrets Manager client, the session tokens' jose, the payment vendor,
  * the app catalogue and the knowledge-base retrieval;
- * the KMS client, agent_override's LLM and flow schemas, and in calls the live controls,
+ * the KMS client, agent_override's LLM and flow schemas, SAML (members), Stripe (billing)
+ * and LiveKit's server SDK (calls), and in calls the live controls,
  * deleting and scrubbing (functions/calls/on-demand.ts); in kb-jobs and
  * knowledge-bases the extraction worker's machinery. Built as the stack builds them
  * (lib/bundling.ts), each module must be in a chunk the entry does not import statically
@@ -66,7 +67,12 @@ const LAZY: Record<string, string[]> = {
     'shared/numbers/phone-numbers/phone-numbers.ts',
     'shared/calls/artifacts/scrubbing.ts',
     'shared/calls/erasure/deletion.ts',
+    // LiveKit's server SDK, for the calls that reach a room.
+    'node_modules/livekit-server-sdk/',
   ],
+  // SAML and the payment vendor's SDK load only with the routes that use them.
+  members: ['node_modules/@node-saml/'],
+  billing: ['node_modules/stripe/'],
   // The extraction worker's starter (shared/knowledge-bases/extract.ts): its machinery loads with the first document.
   'kb-jobs': ['shared/knowledge-bases/capped-worker.ts'],
   'knowledge-bases': ['shared/knowledge-bases/capped-worker.ts'],
@@ -100,7 +106,7 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('the cold closure of calls, public, call-steps, chats, numbers, kb-jobs and knowledge-bases', () => {
+describe('the cold closure of calls, public, call-steps, chats, numbers, members, billing, kb-jobs and knowledge-bases', () => {
   for (const [name, modules] of Object.entries(LAZY)) {
     it(`${name}: loads what few requests need on first use, not at its cold start`, () => {
       const { metafile, file } = bundles[name]!;
