@@ -33,7 +33,9 @@ export class Progress {
 
   step(done: number, label: string): void {
     if (!this.stream.isTTY) return;
-    const width = Math.max(20, (this.stream.columns ?? 80) - 1);
+    // A terminal that reports no width (0 columns: a pseudo-terminal given no window size) is
+    // taken as 80 wide, not cut to the 20-column floor.
+    const width = Math.max(20, (this.stream.columns || 80) - 1);
     const bar = this.total ? Math.round((done / this.total) * 20) : 20;
     const line = `[${'#'.repeat(bar)}${'.'.repeat(20 - bar)}] ${done}/${this.total} ${label}`;
     this.stream.write(`\r\x1b[K${line.slice(0, width)}`);

@@ -1,18 +1,23 @@
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { toFile } from 'retell-sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentListResponse, AgentResponse } from 'retell-sdk/resources/agent';
+import type { KnowledgeBaseResponse } from 'retell-sdk/resources/knowledge-base';
+import type { LlmResponse } from 'retell-sdk/resources/llm';
+import type { PhoneNumberResponse } from 'retell-sdk/resources/phone-number';
+import type { VoiceResponse } from 'retell-sdk/resources/voice';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startBackgroundWork } from '../../local/background.ts';
 import { startLocalServer } from '../../local/server.ts';
 import { importRetell, type ImportOptions } from '../../local/migration/import-retell.ts';
 import { FatalError } from '../../local/migration/client.ts';
-import { mintImportKey } from '../../local/migration/command.ts';
+import { mintImportKey, runImport } from '../../local/migration/command.ts';
 import { JOBS } from '../../shared/jobs.ts';
 import { startTestApp } from '../support/app.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, runCliOnTerminal } from '../support/cli.ts';
 import { freshNumber } from '../support/factories.ts';
 import { html, startSite } from '../support/kb-fixtures.ts';
 import { retellClient } from '../support/sdk.ts';
@@ -350,22 +355,22 @@ describe('bad input', () => {
 });
 
 /**
- * A Retell account as Retell's API answers it (shapes from retell-sdk's response types,
- * fields Parley does not have included): an agent on a cloned voice, a number bought on
- * Retell's carrier, an LLM Parley refuses, and a first answer of 429.
+ * A Retell account as Retell's API answers it: each answer is checked against retell-sdk's
+ * response type (fields Parley does not have included). An agent on a cloned voice, a number
+ * bought on Retell's carrier, an LLM Parley refuses, and a first answer of 429.
  */
 async function fakeRetell() {
-  const llm = (id: string, extra: Json = {}): Json => ({
+  const llm = (id: string, extra: Partial<LlmResponse> = {}): LlmResponse => ({
     llm_id: id, version: 0, is_published: true, last_modification_timestamp: 1_700_000_000_000,
     model: 'gpt-4.1', model_temperature: 0, general_prompt: 'You book tables.', begin_message: null,
     general_tools: [{ type: 'end_call', name: 'end_call', description: 'End the call.' }],
     knowledge_base_ids: [], start_speaker: 'agent', model_high_priority: false, tool_call_strict_mode: true, ...extra,
   });
-  const agent: Json = {
+  const agent: AgentResponse = {
     agent_id: 'agent_0a1b2c3d4e5f60718293a4b5', version: 0, is_published: true, last_modification_timestamp: 1_700_000_000_000,
-    agent_name: 'Bookings', channel: 'voice', response_engine: { type: 'retell-llm', llm_id: 'llm_aaaaaaaaaaaaaaaaaaaaaaaa', version: 0 },
+    agent_name: 'Bookings', response_engine: { type: 'retell-llm', llm_id: 'llm_aaaaaaaaaaaaaaaaaaaaaaaa', version: 0 },
     voice_id: 'custom_voice_5f1e2d', voice_model: null, language: 'en-GB', responsiveness: 1, interruption_sensitivity: 1,
-    enable_backchannel: true, webhook_url: null, is_public: false, user_modified_timestamp: 1_700_000_000_000,
+    enable_backchannel: true, webhook_url: null,
   };
   let llmLists = 0;
   const requests: string[] = [];
@@ -385,22 +390,25 @@ async function fakeRetell() {
       case '/get-retell-llm/llm_aaaaaaaaaaaaaaaaaaaaaaaa':
         return send(200, llm('llm_aaaaaaaaaaaaaaaaaaaaaaaa'));
       case '/v2/list-agents':
-        return page([{ agent_id: agent.agent_id, agent_name: 'Bookings', channel: 'voice', tags: {}, user_modified_timestamp: 1 }]);
+        return page([{ agent_id: agent.agent_id, agent_name: 'Bookings', channel: 'voice', tags: {}, user_modified_timestamp: 1 } satisfies AgentListResponse.Item]);
       case `/get-agent-versions/${agent.agent_id}`:
         return send(200, [agent]);
       case '/get-voice/custom_voice_5f1e2d':
-        return send(200, { voice_id: 'custom_voice_5f1e2d', voice_name: 'My clone', provider: 'elevenlabs', gender: 'female', accent: 'British', age: 'Young' });
+        return send(200, { voice_id: 'custom_voice_5f1e2d', voice_name: 'My clone', provider: 'elevenlabs', gender: 'female', accent: 'British', age: 'Young' } satisfies VoiceResponse);
       case '/v2/list-phone-numbers':
-        return page([{ phone_number: '+14155550123', phone_number_type: 'retell-twilio', nickname: 'Main line', last_modification_timestamp: 1, inbound_agents: [{ agent_id: agent.agent_id, weight: 1 }] }]);
+        return page([{
+          phone_number: '+14155550123', phone_number_type: 'retell-twilio', nickname: 'Main line', last_modification_timestamp: 1,
+          inbound_agents: [{ agent_id: agent.agent_id, weight: 1 }],
+        } satisfies PhoneNumberResponse]);
       case '/list-knowledge-bases':
         return send(200, [{
-          knowledge_base_id: 'knowledge_base_9f8e7d6c5b4a3921', knowledge_base_name: 'Policies', status: 'complete', user_modified_timestamp: 1,
+          knowledge_base_id: 'knowledge_base_9f8e7d6c5b4a3921', knowledge_base_name: 'Policies', status: 'complete',
           knowledge_base_sources: [
-            { type: 'text', source_id: 'source_1', title: 'Returns', content_url: `${site.url}/returns.txt` },
-            // Retell's document sources carry file_url; one without it offers nothing to download.
-            { type: 'document', source_id: 'source_2', filename: 'terms.pdf' },
+            { type: 'text', source_id: 'source_1', title: 'Returns', content_url: `${site.url}/returns.txt` } satisfies KnowledgeBaseResponse.KnowledgeBaseSourceText,
+            // Retell's type gives every document a file_url; one without it (as a source may answer) offers nothing to download.
+            { type: 'document', source_id: 'source_2', filename: 'terms.pdf' } satisfies Omit<KnowledgeBaseResponse.KnowledgeBaseSourceDocument, 'file_url' | 'file_size'>,
           ],
-        }]);
+        } satisfies Omit<KnowledgeBaseResponse, 'knowledge_base_sources'> & { knowledge_base_sources: unknown[] }]);
       default:
         return page([]);
     }
@@ -537,9 +545,96 @@ describe('npm run cli -- import-retell', () => {
       stderr: `--only: unknown kind voices (kinds: knowledge-bases, components, llms, flows, agents, chat-agents, numbers, tests)\n${importUsage}`,
     });
   }, 60_000);
+
+  it('redraws one progress line in place on a terminal, and clears it before the table', async () => {
+    const { ws } = await newTarget();
+    const run = await runCliOnTerminal([
+      'import-retell', '--from-url', app.url, '--from-key', sourceWs.api_key, '--to-url', targetServer.url, '--to-key', ws.api_key,
+      '--only', 'components', '--mapping', nextPrefix(),
+    ]);
+    expect(run.code, run.terminal).toBe(0);
+    // The terminal reports no width: the line is not cut to the 20-column floor.
+    const progress = '\r\x1b[K[....................] 0/1 component Collect name\r\x1b[K';
+    expect(run.terminal.slice(0, progress.length)).toBe(progress);
+    expect(run.terminal.slice(progress.length)).toMatch(/^KIND +NAME +SOURCE ID +PARLEY ID +RESULT +DETAIL\r\n/);
+    expect(run.terminal).toContain('\r\n1 moved, 0 updated, 0 skipped, 0 not movable, 0 failed\r\n');
+  }, 60_000);
 });
 
+/**
+ * A temporary folder standing in for this user's temp folder, where every running `npm start`
+ * leaves an entry (local/runtime.ts): the run's own is shared with other test files' servers.
+ * tsx's compile cache stays the run's, so a CLI started with it set is not compiled cold.
+ */
+function userTemp(): string {
+  const tmp = mkdtempSync(join(dir, 'tmp-'));
+  const tsxCache = `tsx-${userInfo().uid}`;
+  if (existsSync(join(tmpdir(), tsxCache))) symlinkSync(join(tmpdir(), tsxCache), join(tmp, tsxCache));
+  return tmp;
+}
+
+/** A running `npm start` as the CLI finds it: its data folder's runtime file, and its entry in the user's temp folder. */
+function registerServer(tmp: string, dataDir: string, server: { pid: number; url: string }) {
+  const runtime = { pid: server.pid, dynamodb_endpoint: process.env.DYNAMODB_ENDPOINT, table_name: process.env.TABLE_NAME, url: server.url, data_dir: dataDir };
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(join(dataDir, 'runtime.json'), JSON.stringify(runtime));
+  mkdirSync(join(tmp, `parley-servers-${userInfo().uid}`), { recursive: true });
+  writeFileSync(join(tmp, `parley-servers-${userInfo().uid}`, `${server.pid}.json`), JSON.stringify(runtime));
+}
+
+/** runImport in this process with TMPDIR and DATA_DIR set as given: its exit code and what it wrote to stderr. */
+async function runImportWith(env: { TMPDIR: string; DATA_DIR: string }, workspace: string): Promise<{ code: number; stderr: string }> {
+  const saved = { TMPDIR: process.env.TMPDIR, DATA_DIR: process.env.DATA_DIR };
+  const stderr = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+  const stdout = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+  Object.assign(process.env, env);
+  try {
+    const code = await runImport({ fromKey: sourceWs.api_key, fromUrl: app.url, workspace, only: ['components'], dryRun: false, mapping: nextPrefix() });
+    return { code, stderr: stderr.mock.calls.map((args) => `${args.join(' ')}\n`).join('') };
+  } finally {
+    Object.assign(process.env, saved);
+    stderr.mockRestore();
+    stdout.mockRestore();
+  }
+}
+
 describe('--workspace on the local runtime', () => {
+  it('finds the one running `npm start` whatever DATA_DIR says, mints a key in its store and imports into the workspace', async () => {
+    const { ws, client } = await newTarget();
+    const tmp = userTemp();
+    registerServer(tmp, join(tmp, 'served'), { pid: process.pid, url: targetServer.url });
+    // The store's settings come from the server's runtime file, not from the environment.
+    const run = await runCli(
+      ['import-retell', '--from-url', app.url, '--from-key', sourceWs.api_key, '--workspace', ws.workspace_id, '--only', 'components', '--mapping', nextPrefix()],
+      { TMPDIR: tmp, DATA_DIR: join(tmp, 'unserved'), DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', TABLE_NAME: 'not-the-servers-table' },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const minted = /^Minted API key (\S+) \("import-retell"\) of workspace (\S+); delete it when the import is done\.$/m.exec(run.stderr);
+    expect(minted?.[2]).toBe(ws.workspace_id);
+    expect(((await ws.api.get('/api-keys')).body as Json[]).find((key) => key.api_key_id === minted?.[1])).toMatchObject({ name: 'import-retell' });
+    expect(run.stdout).toMatch(new RegExp(`^component +Collect name +${s.component.conversation_flow_component_id} +component_\\w+ +moved$`, 'm'));
+    expect((await client.conversationFlowComponent.list()).items.map((c) => (c as Json).imported_from)).toEqual([s.component.conversation_flow_component_id]);
+  }, 60_000);
+
+  it('takes the server of DATA_DIR among several, refuses to guess when DATA_DIR names none, and says how to start one when none runs', async () => {
+    const { ws, client } = await newTarget();
+    const tmp = userTemp();
+    // Two live servers (two live processes): this one, and one at an address that answers nothing.
+    registerServer(tmp, join(tmp, 'a'), { pid: process.pid, url: targetServer.url });
+    registerServer(tmp, join(tmp, 'b'), { pid: process.ppid, url: 'http://127.0.0.1:9' });
+
+    const unnamed = await runImportWith({ TMPDIR: tmp, DATA_DIR: join(tmp, 'c') }, ws.workspace_id);
+    expect(unnamed).toEqual({ code: 1, stderr: `import-retell: 2 Parley servers are running and none uses ${join(tmp, 'c')}; name the one to use with DATA_DIR\n` });
+
+    const none = await runImportWith({ TMPDIR: userTemp(), DATA_DIR: join(tmp, 'c') }, ws.workspace_id);
+    expect(none).toEqual({ code: 1, stderr: 'import-retell: no Parley server is running: start one with `npm start`, or give --to-url and --to-key\n' });
+    expect((await client.conversationFlowComponent.list()).items).toEqual([]);
+
+    const named = await runImportWith({ TMPDIR: tmp, DATA_DIR: join(tmp, 'a') }, ws.workspace_id);
+    expect(named.code, named.stderr).toBe(0);
+    expect((await client.conversationFlowComponent.list()).items.map((c) => (c as Json).imported_from)).toEqual([s.component.conversation_flow_component_id]);
+  });
+
   it('mints a full-access key named import-retell in the workspace, with which the import writes', async () => {
     const { ws, client } = await newTarget();
     const minted = await mintImportKey(ws.workspace_id);
