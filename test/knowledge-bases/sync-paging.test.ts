@@ -8,8 +8,9 @@ import { fakeOAuth } from '../support/fake-oauth.ts';
 import { call, cookiesFrom, type ApiClient } from '../support/http.ts';
 
 /*
- * Synced locations past one listing page: a Drive folder of 1,200 tiny documents listed in
- * three pages of 400, each page read by its own job step (the cursor kept on the run), every
+ * Synced locations past one listing page: a Drive folder of 600 tiny documents (more than 500,
+ * and six steps' fetches) listed in three pages of 200, each
+ * page read by its own job step (the cursor kept on the run), every
  * document imported, a second run fetching only what changed; and Notion databases, as the
  * location and inside a synced page, queried page by page.
  */
@@ -51,7 +52,7 @@ async function newKb(api: ApiClient) {
 
 const syncsOf = async (api: ApiClient, kbId: string) => (await api.get(`/list-knowledge-base-syncs/${kbId}`)).body as any[];
 
-/** Polls every half second (a knowledge base of 1,200 sources is a large answer: polling it faster slows the sync it waits for). */
+/** Polls every half second (a knowledge base of 600 sources is a large answer: polling it faster slows the sync it waits for). */
 async function settled<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -79,41 +80,41 @@ const tiny = (n: number): FakeFile => {
 };
 
 describe('a location of more than one listing page', () => {
-  it('syncs 1,200 documents listed in three pages, one page a step, and a second run fetches only what changed', async () => {
+  it('syncs 600 documents listed in three pages, one page a step, and a second run fetches only what changed', async () => {
     const ws = await app.newWorkspace();
     const kbId = await newKb(ws.api);
-    docs.pageSize = 400;
+    docs.pageSize = 200;
     try {
-      const files = Array.from({ length: 1200 }, (_, i) => tiny(i + 1));
+      const files = Array.from({ length: 600 }, (_, i) => tiny(i + 1));
       docs.folders.set('big-folder', files);
       const mark = docs.requests.length;
       const syncId = await connect(ws.api, 'google_drive', kbId, { folder_id: 'big-folder' });
       const first = await settledSync(ws.api, kbId, syncId);
-      expect(first.sync).toMatchObject({ status: 'complete', document_count: 1200 });
-      expect(first.sync.recent_runs[0]).toMatchObject({ status: 'complete', listed: 1200, added: 1200, updated: 0, removed: 0, unchanged: 0, skipped: 0, failed: 0, errors: [] });
+      expect(first.sync).toMatchObject({ status: 'complete', document_count: 600 });
+      expect(first.sync.recent_runs[0]).toMatchObject({ status: 'complete', listed: 600, added: 600, updated: 0, removed: 0, unchanged: 0, skipped: 0, failed: 0, errors: [] });
       const listings = docs.requests.slice(mark).filter((request) => request.path.startsWith('/drive/v3/files?'));
-      expect(listings.map((request) => new URL(request.path, 'http://x').searchParams.get('pageToken'))).toEqual([null, '400', '800']);
-      expect(docs.fetchedSince(mark)).toHaveLength(1200);
-      expect(first.kb).toMatchObject({ status: 'complete', chunk_count: 1200 });
+      expect(listings.map((request) => new URL(request.path, 'http://x').searchParams.get('pageToken'))).toEqual([null, '200', '400']);
+      expect(docs.fetchedSince(mark)).toHaveLength(600);
+      expect(first.kb).toMatchObject({ status: 'complete', chunk_count: 600 });
       const sources = first.kb.knowledge_base_sources as any[];
-      expect(sources).toHaveLength(1200);
-      expect(new Set(sources.map((source) => source.source_id)).size).toBe(1200);
-      const last = sources.find((source) => source.filename === 'big-1200.txt');
-      expect(await contentOf(ws.api, kbId, last.source_id)).toBe('Note 1200: the code is 8400.');
+      expect(sources).toHaveLength(600);
+      expect(new Set(sources.map((source) => source.source_id)).size).toBe(600);
+      const last = sources.find((source) => source.filename === 'big-0600.txt');
+      expect(await contentOf(ws.api, kbId, last.source_id)).toBe('Note 600: the code is 4200.');
 
       // One document changes, one goes: three listing pages again, one download.
-      Object.assign(files[599]!, { content: 'Note 600: the code changed.', modified: '2026-02-01T00:00:00Z' });
-      docs.folders.set('big-folder', files.slice(0, 1199));
+      Object.assign(files[299]!, { content: 'Note 300: the code changed.', modified: '2026-02-01T00:00:00Z' });
+      docs.folders.set('big-folder', files.slice(0, 599));
       const again = docs.requests.length;
       expect((await ws.api.post(`/sync-knowledge-base-source/${syncId}`)).status).toBe(202);
       const second = await settledSync(ws.api, kbId, syncId, 2);
-      expect(second.sync.recent_runs[0]).toMatchObject({ trigger: 'manual', status: 'complete', listed: 1199, added: 0, updated: 1, removed: 1, unchanged: 1198, failed: 0 });
-      expect(second.sync.document_count).toBe(1199);
-      expect(docs.fetchedSince(again)).toEqual(['/drive/v3/files/big-0600?alt=media&supportsAllDrives=true']);
+      expect(second.sync.recent_runs[0]).toMatchObject({ trigger: 'manual', status: 'complete', listed: 599, added: 0, updated: 1, removed: 1, unchanged: 598, failed: 0 });
+      expect(second.sync.document_count).toBe(599);
+      expect(docs.fetchedSince(again)).toEqual(['/drive/v3/files/big-0300?alt=media&supportsAllDrives=true']);
       expect(docs.requests.slice(again).filter((request) => request.path.startsWith('/drive/v3/files?'))).toHaveLength(3);
-      const changed = (second.kb.knowledge_base_sources as any[]).find((source) => source.filename === 'big-0600.txt');
-      await settled(() => contentOf(ws.api, kbId, changed.source_id), (text) => text === 'Note 600: the code changed.');
-      expect((second.kb.knowledge_base_sources as any[]).some((source) => source.filename === 'big-1200.txt')).toBe(false);
+      const changed = (second.kb.knowledge_base_sources as any[]).find((source) => source.filename === 'big-0300.txt');
+      await settled(() => contentOf(ws.api, kbId, changed.source_id), (text) => text === 'Note 300: the code changed.');
+      expect((second.kb.knowledge_base_sources as any[]).some((source) => source.filename === 'big-0600.txt')).toBe(false);
     } finally {
       docs.pageSize = undefined;
     }
