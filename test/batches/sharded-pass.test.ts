@@ -55,6 +55,9 @@ describe('the sharded batch scheduler', () => {
     // Every batch got its number's second, and no pass waited for the next.
     const states = await Promise.all(batches.map((b) => b.batch(b.id)));
     expect(states.map((state) => [state.status, state.sent_count])).toEqual(batches.map(() => ['ongoing', 1]));
+    // Stopped, so the passes of the tests below dial only their own batches.
+    const stopped = await Promise.all(batches.map((b) => b.ws.api.post(`/stop-batch-call/${b.id}`)));
+    expect(stopped.map((res) => res.status)).toEqual(batches.map(() => 200));
   }, 120_000);
 
   it("a workspace's two batches progress side by side, splitting its free capacity", async () => {
