@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 
-/** An HTTP function's time: API Gateway's ceiling (lib/functions.ts API_TIMEOUT_CEILING_SECONDS). */
-export const HTTP_FUNCTION_TIMEOUT_MS = 29_000;
-
 /** A Lambda context for handlers the local runtime invokes in-process, with a real deadline. */
 export function localLambdaContext(functionName: string, timeoutMs: number): Context {
   const deadline = Date.now() + timeoutMs;

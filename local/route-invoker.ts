@@ -1,6 +1,7 @@
 import { setLocalRouteInvoker } from '../shared/platform/aws/route-invoke.ts';
+import { config } from '../shared/platform/config.ts';
 import { domainFunctions } from './functions.ts';
-import { HTTP_FUNCTION_TIMEOUT_MS, localLambdaContext } from './local-context.ts';
+import { localLambdaContext } from './local-context.ts';
 
 /**
  * The local stand-in for invoking a domain's Lambda (shared/platform/aws/route-invoke.ts):
@@ -10,6 +11,6 @@ import { HTTP_FUNCTION_TIMEOUT_MS, localLambdaContext } from './local-context.ts
 export function installLocalRouteInvoker(): void {
   setLocalRouteInvoker(async (domain, event) => {
     const { handler } = await domainFunctions[domain]();
-    return handler(event, localLambdaContext(`parley-${domain}`, HTTP_FUNCTION_TIMEOUT_MS), { signal: new AbortController().signal });
+    return handler(event, localLambdaContext(`parley-${domain}`, config.LOCAL_REQUEST_TIMEOUT_MS), { signal: new AbortController().signal });
   });
 }

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { HTTP_FUNCTION_TIMEOUT_MS, localLambdaContext } from './local-context.ts';
+import { localLambdaContext } from './local-context.ts';
 import { badRequest, payloadTooLarge } from '../shared/platform/errors.ts';
 import { MAX_JSON_BODY_BYTES } from '../shared/platform/http/handler.ts';
 import { preflightResponse, preflightTable } from '../shared/platform/http/cors.ts';
@@ -204,7 +204,7 @@ async function handle(
   }
   const event = buildEvent(req, method, target, route, body);
   const handler = LOCAL_ONLY_KEYS.has(route.routeKey) ? ((await import('./sandbox-routes.ts')).sandboxHandler as HttpHandler) : await handlerFor(route.domain);
-  const context = localLambdaContext(`parley-${route.domain}`, HTTP_FUNCTION_TIMEOUT_MS);
+  const context = localLambdaContext(`parley-${route.domain}`, config.LOCAL_REQUEST_TIMEOUT_MS);
   if (STREAM_ROUTES.has(route.routeKey)) {
     // Server-sent events stream for real here (shared/platform/http/event-stream.ts): no 29 s deadline, a sink on the socket.
     const gone = new AbortController();

@@ -218,6 +218,11 @@ const configSchema = () => z.object({
    * AWS_REQUEST_TIMEOUT_MS: milliseconds in-region, so a second means the endpoint is unreachable.
    */
   AWS_CONNECTION_TIMEOUT_MS: positiveInt(1000, 10_000),
+  /**
+   * The local runtime's deadline for one API request: API Gateway's 29 s by default. DynamoDB
+   * Local is slower than DynamoDB, so a large request that fits in production may need more.
+   */
+  LOCAL_REQUEST_TIMEOUT_MS: positiveInt(29_000, 900_000),
   /** How long a dial waits for a calls-per-second token before 429 (spec Limits; shared/numbers/cps-limiter.ts). */
   CPS_MAX_WAIT_MS: positiveInt(5000, 60_000),
   /** How long an answered sandbox call lasts unless its metadata.sandbox_call_ms says otherwise (docs/calls.md). */

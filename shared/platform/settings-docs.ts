@@ -46,6 +46,7 @@ export const SETTING_DOCS: Record<keyof Config, SettingDoc> = {
   AWS_REQUEST_TIMEOUT_MS: { does: 'How long one try of a DynamoDB, KMS, SQS or Secrets Manager call may take, waiting for a socket included (1–10,000); each call gets two tries, then the request is a 503 with `retry-after` (see "When AWS does not answer")' },
   AWS_CONNECTION_TIMEOUT_MS: { does: 'How long opening a connection to DynamoDB, KMS, SQS or Secrets Manager may take within a try (1–10,000, never more than `AWS_REQUEST_TIMEOUT_MS`): in-region a connection takes milliseconds, so past a second the endpoint counts as unreachable and the try fails fast' },
   BATCH_TICK_MS: { does: 'Spacing of batch scheduler passes' },
+  LOCAL_REQUEST_TIMEOUT_MS: { does: 'The local runtime only (`npm start`): how long one API request may run before its function answers 504, as API Gateway\'s 29 s does when deployed (1–900,000). DynamoDB Local is slower than DynamoDB: a large request (a 10,000-task batch) may need more' },
   CPS_MAX_WAIT_MS: { does: 'How long a dial waits for its number\'s calls-per-second token before 429 (1–60,000)' },
   CUSTOM_FUNCTION_MAX_TIMEOUT_MS: { does: 'The longest a custom function may run during a conversation; a tool\'s `timeout_ms` (default 120,000) is cut to this (1–600,000)' },
   SANDBOX_CALL_MS: { does: 'How long an answered sandbox call lasts unless its `metadata.sandbox_call_ms` says otherwise (docs/calls.md)' },

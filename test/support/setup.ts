@@ -32,6 +32,9 @@ process.env.AWS_REQUEST_TIMEOUT_MS ??= '10000';
 // Likewise connecting: DynamoDB Local accepting a connection has taken past the production
 // second when the run's forks all wait on it at once.
 process.env.AWS_CONNECTION_TIMEOUT_MS ??= '5000';
+// And a request's deadline: writing a 10,000-task batch (20,000 items) to the shared DynamoDB
+// Local has taken past API Gateway's 29 s on CI's 2 busy CPUs; DynamoDB takes a few seconds.
+process.env.LOCAL_REQUEST_TIMEOUT_MS ??= '60000';
 
 const client = new DynamoDBClient({
   endpoint: process.env.DYNAMODB_ENDPOINT,
